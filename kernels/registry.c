@@ -1,0 +1,22 @@
+/* lowp_registry -- the kernels lowp can measure: name -> CPU twin, GPU kernel */
+
+#include "registry.h"
+
+#include <string.h>
+
+/* Filled as kernels land; unfilled GPU slots fall back to the CPU twin. */
+static const lowp_kernel_t table[] = {
+    {NULL, NULL, NULL, NULL} /* sentinel */
+};
+
+const lowp_kernel_t *lowp_kernel_at(size_t i) {
+  size_t n = sizeof table / sizeof table[0] - 1;
+  return i < n ? &table[i] : NULL;
+}
+
+const lowp_kernel_t *lowp_kernel_find(const char *name) {
+  size_t i;
+  for (i = 0; table[i].name; i++)
+    if (!strcmp(table[i].name, name)) return &table[i];
+  return NULL;
+}

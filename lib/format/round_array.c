@@ -1,0 +1,101 @@
+/* lowp_round_array_f32 -- round and encode arrays of binary32 values */
+
+/*
+ * The reference array path: one call of the scalar core per element, so the
+ * array and scalar results agree by construction. lowp_encode_array_f32 is
+ * the hot path of `lowp bench round`; a branch-free fast path for the common
+ * case (see round_fast.c) is selected when it applies, and the tests hold it
+ * to these reference results bit for bit.
+ */
+
+#include "format/format.h"
+#include "format/round_fast.h"
+#include "status.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------ private helpers */
+
+/* Every result of rounding a binary32 to f is a binary32 value when f's
+   values are a subset of binary32's, or when f contains binary32 (then the
+   rounding is the identity on finite inputs). */
+static int results_fit_f32(const lowp_format_t *f) {
+  int subset = f->precision <= 24 && f->emax <= 127 &&
+               (f->subnormals ? f->emin - f->precision + 1 : f->emin) >= -149;
+  int superset = f->precision >= 24 && f->emax >= 127 && f->emin <= -126 &&
+                 f->subnormals && f->emin - f->precision + 1 <= -149;
+  return subset || superset;
+}
+
+static void store_bits(void *out, size_t i, uint64_t b, int width) {
+  if (width <= 8) ((uint8_t *)out)[i] = (uint8_t)b;
+  else if (width <= 16) ((uint16_t *)out)[i] = (uint16_t)b;
+  else if (width <= 32) ((uint32_t *)out)[i] = (uint32_t)b;
+  else ((uint64_t *)out)[i] = b;
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_round_array_f32(float *y, const float *x, size_t n,
+                         const lowp_format_t *f, const lowp_policy_t *pol,
+                         lowp_rounding_t rnd) {
+  static const lowp_policy_t dflt;
+  lowp_policy_t p = pol ? *pol : dflt;
+  uint64_t base = p.sr_offset;
+  size_t i;
+  if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
+  if (lowp_format_validate(f, NULL, 0) || !results_fit_f32(f)) return LOWP_EFORMAT;
+  for (i = 0; i < n; i++) {
+    double r;
+    p.sr_offset = base + i;
+    (void)lowp_round_f32(&r, x[i], f, &p, rnd);
+    y[i] = (float)r; /* exact: r is a binary32 value (results_fit_f32) */
+  }
+  return LOWP_OK;
+}
+
+int lowp_encode_array_f32(void *bits, const float *x, size_t n,
+                          const lowp_format_t *f, const lowp_policy_t *pol,
+                          lowp_rounding_t rnd) {
+  static const lowp_policy_t dflt;
+  lowp_policy_t p = pol ? *pol : dflt;
+  uint64_t base = p.sr_offset;
+  int width;
+  size_t i;
+  if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
+  if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
+  if (lowp_round_fast_applies(f, &p, rnd))
+    return lowp_round_fast_encode_f32(bits, x, n, f, &p, rnd);
+  width = lowp_format_width(f);
+  for (i = 0; i < n; i++) {
+    double r;
+    uint64_t b = 0;
+    p.sr_offset = base + i;
+    (void)lowp_round_f32(&r, x[i], f, &p, rnd);
+    (void)lowp_encode(&b, r, f); /* r is a value of f by construction */
+    store_bits(bits, i, b, width);
+  }
+  return LOWP_OK;
+}
+
+int lowp_encode_array_f32_ref(void *bits, const float *x, size_t n,
+                              const lowp_format_t *f, const lowp_policy_t *pol,
+                              lowp_rounding_t rnd) {
+  static const lowp_policy_t dflt;
+  lowp_policy_t p = pol ? *pol : dflt;
+  uint64_t base = p.sr_offset;
+  int width;
+  size_t i;
+  if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
+  if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
+  width = lowp_format_width(f);
+  for (i = 0; i < n; i++) {
+    double r;
+    uint64_t b = 0;
+    p.sr_offset = base + i;
+    (void)lowp_round_f32(&r, x[i], f, &p, rnd);
+    (void)lowp_encode(&b, r, f);
+    store_bits(bits, i, b, width);
+  }
+  return LOWP_OK;
+}

@@ -1,0 +1,93 @@
+/* lowp_cli -- shared helpers of the lowp command line (tools/ only) */
+
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void lowp_cli_die(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "lowp %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  exit(LOWP_EXIT_USAGE);
+}
+
+lowp_format_t lowp_cli_format(const char *cmd, const char *text) {
+  lowp_format_t f;
+  char err[320];
+  if (lowp_format_parse(&f, text, err, sizeof err) != 0)
+    lowp_cli_die(cmd, "%s", err);
+  return f;
+}
+
+size_t lowp_cli_format_list(const char *cmd, const char *text,
+                            lowp_format_t *out, size_t max) {
+  size_t n = 0;
+  const char *s = text;
+  if (!strcmp(text, "all")) {
+    for (n = 0; n < lowp_format_count() && n < max; n++) out[n] = *lowp_format_at(n);
+    return n;
+  }
+  /* items are separated by ';' or ',' -- but a spec "p=5,emin=.." uses ','
+     itself, so a custom spec must be the only item or be separated by ';' */
+  if (strchr(text, '=')) {
+    if (max) out[0] = lowp_cli_format(cmd, text);
+    return 1;
+  }
+  while (*s && n < max) {
+    char name[64];
+    size_t len = strcspn(s, ",;");
+    if (len == 0 || len >= sizeof name) lowp_cli_die(cmd, "empty or overlong format name in '%s'", text);
+    memcpy(name, s, len);
+    name[len] = '\0';
+    out[n++] = lowp_cli_format(cmd, name);
+    s += len;
+    if (*s) s++;
+  }
+  return n;
+}
+
+lowp_rounding_t lowp_cli_rounding(const char *cmd, const char *text) {
+  lowp_rounding_t r;
+  if (lowp_rounding_parse(&r, text) != 0)
+    lowp_cli_die(cmd, "unknown rounding mode '%s'; accepted: rne rna rtz rup rdn rto sr", text);
+  return r;
+}
+
+double lowp_cli_number(const char *cmd, const char *what, const char *text) {
+  char *end;
+  double v;
+  const char *t = text;
+  int neg = 0;
+  if (*t == '+' || *t == '-') { neg = *t == '-'; t++; }
+  if (!strcasecmp(t, "inf") || !strcasecmp(t, "infinity")) return neg ? -INFINITY : INFINITY;
+  if (!strcasecmp(t, "nan")) return neg ? -NAN : NAN;
+  errno = 0;
+  /* strtod rounds decimal input to binary64 correctly (glibc); values that
+     need more than binary64 go through MPFR in the convert command. */
+  v = strtod(text, &end);
+  if (end == text || *end != '\0' || isnan(v) || isinf(v))
+    lowp_cli_die(cmd, "malformed %s '%s': expected a decimal (1e-6), a hex float "
+                 "(0x1.8p-3), inf or nan", what, text);
+  return v;
+}
+
+long long lowp_cli_int(const char *cmd, const char *what, const char *text,
+                       long long lo, long long hi) {
+  char *end;
+  long long v;
+  errno = 0;
+  v = strtoll(text, &end, 0);
+  if (end == text || *end != '\0' || errno)
+    lowp_cli_die(cmd, "malformed %s '%s': expected an integer", what, text);
+  if (v < lo || v > hi)
+    lowp_cli_die(cmd, "%s %lld out of range [%lld, %lld]", what, v, lo, hi);
+  return v;
+}

@@ -1,0 +1,37 @@
+/* lowp_cli -- shared helpers of the lowp command line (tools/ only) */
+#ifndef LOWP_CLI_H
+#define LOWP_CLI_H
+
+#include <stdio.h>
+
+#include "format/format.h"
+
+/** Exit statuses of every lowp command (DESIGN.md). */
+enum { LOWP_EXIT_OK = 0, LOWP_EXIT_CHECK = 1, LOWP_EXIT_USAGE = 2 };
+
+/** @brief Print "lowp CMD: message" on stderr and exit with status 2. */
+void lowp_cli_die(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3), noreturn))
+#endif
+    ;
+
+/** @brief Parse a format name or spec, or die with the parser's message. */
+lowp_format_t lowp_cli_format(const char *cmd, const char *text);
+/** @brief Parse a comma-separated list of formats ("all" = every built-in).
+    Returns the count; fills out[0..max). Dies on an unknown name. */
+size_t lowp_cli_format_list(const char *cmd, const char *text,
+                            lowp_format_t *out, size_t max);
+/** @brief Parse a rounding mode or die naming the accepted ones. */
+lowp_rounding_t lowp_cli_rounding(const char *cmd, const char *text);
+/** @brief Parse a real number: decimal, hex float, inf, nan; or die. */
+double lowp_cli_number(const char *cmd, const char *what, const char *text);
+/** @brief Parse an integer in [lo, hi] (decimal or 0x hex) or die. */
+long long lowp_cli_int(const char *cmd, const char *what, const char *text,
+                       long long lo, long long hi);
+
+/* commands: int lowp_cmd_NAME(int argc, char **argv), argv[0] = "NAME" */
+int lowp_cmd_formats(int argc, char **argv);
+int lowp_cmd_convert(int argc, char **argv);
+
+#endif

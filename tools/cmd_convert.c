@@ -1,0 +1,294 @@
+/* lowp convert -- round values to formats and show bits, class and error */
+
+/*
+ * Each VALUE is parsed exactly (MPFR, rounded to odd at 128 bits, which
+ * keeps one-step correct rounding to every format), optionally passed
+ * through a source format (--from), and rounded to each target format.
+ * Errors are measured against the exact input with MPFR.
+ *
+ * Run: lowp convert 0.1 1e-6 65520 --to all
+ *      lowp convert --bits 0x3c00 --from fp16 --to e4m3 --json
+ */
+
+#include "cli.h"
+#include "format/round_mpfr.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FORMATS 64
+#define PARSE_PREC 128
+
+typedef struct {
+  lowp_format_t to[MAX_FORMATS];
+  size_t nto;
+  int have_from;
+  lowp_format_t from;
+  lowp_rounding_t rnd;
+  lowp_policy_t pol;
+  int json, bits;
+} opts_t;
+
+/* ------------------------------------------------------ private helpers */
+
+static void usage(FILE *out) {
+  fprintf(out,
+    "usage: lowp convert VALUE... --to F[,F..]|all [options]\n"
+    "       lowp convert --bits PATTERN... --from F --to F[,F..]|all [options]\n"
+    "  VALUE     decimal (0.1, 1e-6), hex float (0x1.8p-3), inf, nan; exact\n"
+    "  --to      target formats (names or one spec p=..,emin=..,emax=..)\n"
+    "  --from F  first round each VALUE to F (rne), or with --bits decode F\n"
+    "  --bits    the values are bit patterns of --from (0x3c00)\n"
+    "  --round   rne|rna|rtz|rup|rdn|rto|sr (default rne)\n"
+    "  --sat     saturate overflow and inf to +-max (satfinite)\n"
+    "  --overflow ieee|sat|sat-keepinf|nan  overflow policy (default ieee)\n"
+    "  --nan-sign keep|positive   sign of NaN results (default keep)\n"
+    "  --nan-map max|zero         NaN into formats without NaN (default max)\n"
+    "  --ftz     flush subnormal results to zero\n"
+    "  --daz     treat subnormal inputs of --from's format as zero\n"
+    "  --sr-bits K  random bits for sr (1..32, default 32)\n"
+    "  --seed S  stochastic rounding seed (default 0; index = value position)\n"
+    "  --json    machine-readable output with stable keys\n");
+}
+
+static const char *need_arg(int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) lowp_cli_die("convert", "option %s needs an argument", argv[*i]);
+  return argv[++*i];
+}
+
+static void fields_text(char *buf, size_t len, uint64_t b, const lowp_format_t *f) {
+  int w = lowp_format_width(f), i, pos = 0;
+  int sbits = f->has_sign ? 1 : 0;
+  for (i = w - 1; i >= 0 && pos + 3 < (int)len; i--) {
+    buf[pos++] = (char)('0' + (int)((b >> i) & 1));
+    if ((sbits && i == w - 1) || (i == f->precision - 1 && i > 0)) buf[pos++] = '.';
+  }
+  buf[pos] = '\0';
+}
+
+/* What the value is, from the format's point of view. */
+static const char *class_text(double y, int saturated, const lowp_format_t *f) {
+  if (saturated) return "saturated";
+  return lowp_class_name(lowp_classify(y, f));
+}
+
+/* abs, rel and ulp error of y against the exact x (MPFR, 64-bit result) */
+static void errors(double *ea, double *er, double *eu, double y, mpfr_srcptr x,
+                   const lowp_format_t *f) {
+  mpfr_t d;
+  if (isnan(y) || mpfr_nan_p(x)) { *ea = *er = *eu = NAN; return; }
+  if (isinf(y) || mpfr_inf_p(x)) {
+    int same = isinf(y) && mpfr_inf_p(x) && (y > 0) == (mpfr_sgn(x) > 0);
+    *ea = *er = *eu = same ? 0.0 : INFINITY;
+    return;
+  }
+  mpfr_init2(d, 64);
+  mpfr_sub_d(d, x, y, MPFR_RNDN);
+  mpfr_abs(d, d, MPFR_RNDN);
+  *ea = mpfr_get_d(d, MPFR_RNDN);
+  if (mpfr_zero_p(x)) *er = (*ea == 0.0) ? 0.0 : INFINITY;
+  else {
+    mpfr_t r;
+    mpfr_init2(r, 64);
+    mpfr_div(r, d, x, MPFR_RNDN);
+    mpfr_abs(r, r, MPFR_RNDN);
+    *er = mpfr_get_d(r, MPFR_RNDN);
+    mpfr_clear(r);
+  }
+  {
+    /* in ulps of f at the exact value: ulp(x) = 2^(max(e,emin)-p+1) */
+    long e = mpfr_zero_p(x) ? f->emin : (long)mpfr_get_exp(x) - 1;
+    if (e < f->emin) e = f->emin;
+    mpfr_mul_2si(d, d, -(e - f->precision + 1), MPFR_RNDN);
+    *eu = mpfr_get_d(d, MPFR_RNDN);
+  }
+  mpfr_clear(d);
+}
+
+static cJSON *one_result(const opts_t *o, const char *input, mpfr_srcptr x,
+                         const lowp_format_t *f, uint64_t index) {
+  lowp_policy_t pol = o->pol;
+  double y, ea, er, eu;
+  uint64_t b = 0;
+  int tern, sat;
+  char fields[96], hex[32], vhex[64];
+  cJSON *r = cJSON_CreateObject();
+
+  pol.sr_offset = index;
+  tern = lowp_round_mpfr(&y, x, f, &pol, o->rnd);
+  (void)lowp_encode(&b, y, f);
+  /* saturated: the result is +-max only because the policy clamped an
+     overflow, i.e. rounding with an unbounded exponent would exceed xmax */
+  sat = 0;
+  if (isfinite(y) && fabs(y) == lowp_format_xmax(f) && !mpfr_nan_p(x)) {
+    lowp_format_t g = *f;
+    double yu;
+    lowp_policy_t up = pol;
+    g.emax = 1023; g.inf = LOWP_INF_IEEE; g.nan = LOWP_NAN_IEEE; g.ebits = 11;
+    up.overflow = LOWP_OVF_IEEE;
+    (void)lowp_round_mpfr(&yu, x, &g, &up, o->rnd);
+    sat = !(fabs(yu) <= lowp_format_xmax(f));
+  }
+  errors(&ea, &er, &eu, y, x, f);
+  fields_text(fields, sizeof fields, b, f);
+  snprintf(hex, sizeof hex, "0x%0*llx", (lowp_format_width(f) + 3) / 4,
+           (unsigned long long)b);
+  snprintf(vhex, sizeof vhex, "%a", y);
+  cJSON_AddStringToObject(r, "input", input);
+  cJSON_AddStringToObject(r, "format", f->name);
+  cJSON_AddStringToObject(r, "round", lowp_rounding_name(o->rnd));
+  cJSON_AddStringToObject(r, "bits", hex);
+  cJSON_AddStringToObject(r, "fields", fields);
+  if (isnan(y)) cJSON_AddStringToObject(r, "value", signbit(y) ? "-nan" : "nan");
+  else if (isinf(y)) cJSON_AddStringToObject(r, "value", y > 0 ? "inf" : "-inf");
+  else cJSON_AddNumberToObject(r, "value", y);
+  cJSON_AddStringToObject(r, "value_hex", vhex);
+  cJSON_AddStringToObject(r, "class", class_text(y, sat, f));
+  cJSON_AddNumberToObject(r, "ternary", tern > 0 ? 1 : tern < 0 ? -1 : 0);
+  if (isfinite(ea)) cJSON_AddNumberToObject(r, "abs_error", ea);
+  else cJSON_AddStringToObject(r, "abs_error", isnan(ea) ? "nan" : "inf");
+  if (isfinite(er)) cJSON_AddNumberToObject(r, "rel_error", er);
+  else cJSON_AddStringToObject(r, "rel_error", isnan(er) ? "nan" : "inf");
+  if (isfinite(eu)) cJSON_AddNumberToObject(r, "ulp_error", eu);
+  else cJSON_AddStringToObject(r, "ulp_error", isnan(eu) ? "nan" : "inf");
+  return r;
+}
+
+static void print_text(cJSON *res) {
+  cJSON *it;
+  const char *last = "";
+  cJSON_ArrayForEach(it, res) {
+    const char *in = cJSON_GetObjectItem(it, "input")->valuestring;
+    cJSON *v = cJSON_GetObjectItem(it, "value");
+    cJSON *ea = cJSON_GetObjectItem(it, "abs_error");
+    cJSON *er = cJSON_GetObjectItem(it, "rel_error");
+    cJSON *eu = cJSON_GetObjectItem(it, "ulp_error");
+    char vb[48], eab[24], erb[24], eub[24];
+    if (strcmp(in, last)) {
+      printf("%s%s\n", *last ? "\n" : "", in);
+      printf("  %-9s %-5s %-12s %-22s %-15s %-24s %-10s %-10s %-10s %-9s\n",
+             "format", "round", "bits", "fields s.e.m", "value", "hex",
+             "class", "abs_err", "rel_err", "ulp_err");
+      last = in;
+    }
+    if (cJSON_IsNumber(v)) snprintf(vb, sizeof vb, "%.9g", v->valuedouble);
+    else snprintf(vb, sizeof vb, "%s", v->valuestring);
+#define ERRTXT(b, j) (cJSON_IsNumber(j) ? (snprintf(b, sizeof b, "%.3g", (j)->valuedouble), b) : (j)->valuestring)
+    printf("  %-9s %-5s %-12s %-22s %-15s %-24s %-10s %-10s %-10s %-9s\n",
+           cJSON_GetObjectItem(it, "format")->valuestring,
+           cJSON_GetObjectItem(it, "round")->valuestring,
+           cJSON_GetObjectItem(it, "bits")->valuestring,
+           cJSON_GetObjectItem(it, "fields")->valuestring, vb,
+           cJSON_GetObjectItem(it, "value_hex")->valuestring,
+           cJSON_GetObjectItem(it, "class")->valuestring,
+           ERRTXT(eab, ea), ERRTXT(erb, er), ERRTXT(eub, eu));
+#undef ERRTXT
+  }
+}
+
+/* ----------------------------------------------------------------- main */
+
+int lowp_cmd_convert(int argc, char **argv) {
+  opts_t o;
+  const char **vals = calloc((size_t)argc, sizeof *vals);
+  size_t nv = 0, k, j;
+  int i, have_to = 0;
+  cJSON *root, *res;
+  mpfr_t x;
+
+  memset(&o, 0, sizeof o);
+  o.rnd = LOWP_RND_NE;
+  if (!vals) lowp_cli_die("convert", "out of memory");
+  for (i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--help")) { usage(stdout); free(vals); return LOWP_EXIT_OK; }
+    else if (!strcmp(a, "--to")) {
+      o.nto = lowp_cli_format_list("convert", need_arg(argc, argv, &i), o.to, MAX_FORMATS);
+      have_to = 1;
+    } else if (!strcmp(a, "--from")) {
+      o.from = lowp_cli_format("convert", need_arg(argc, argv, &i));
+      o.have_from = 1;
+    } else if (!strcmp(a, "--round")) o.rnd = lowp_cli_rounding("convert", need_arg(argc, argv, &i));
+    else if (!strcmp(a, "--sat")) o.pol.overflow = LOWP_OVF_SAT;
+    else if (!strcmp(a, "--overflow")) {
+      const char *v = need_arg(argc, argv, &i);
+      if (!strcmp(v, "ieee")) o.pol.overflow = LOWP_OVF_IEEE;
+      else if (!strcmp(v, "sat")) o.pol.overflow = LOWP_OVF_SAT;
+      else if (!strcmp(v, "sat-keepinf")) o.pol.overflow = LOWP_OVF_SAT_KEEPINF;
+      else if (!strcmp(v, "nan")) o.pol.overflow = LOWP_OVF_NAN;
+      else lowp_cli_die("convert", "unknown overflow policy '%s'; accepted: ieee sat sat-keepinf nan", v);
+    } else if (!strcmp(a, "--nan-sign")) {
+      const char *v = need_arg(argc, argv, &i);
+      if (!strcmp(v, "keep")) o.pol.nan_sign = LOWP_NANSIGN_KEEP;
+      else if (!strcmp(v, "positive")) o.pol.nan_sign = LOWP_NANSIGN_POSITIVE;
+      else lowp_cli_die("convert", "unknown --nan-sign '%s'; accepted: keep positive", v);
+    } else if (!strcmp(a, "--nan-map")) {
+      const char *v = need_arg(argc, argv, &i);
+      if (!strcmp(v, "max")) o.pol.nan_map = LOWP_NANMAP_MAXPOS;
+      else if (!strcmp(v, "zero")) o.pol.nan_map = LOWP_NANMAP_ZERO;
+      else lowp_cli_die("convert", "unknown --nan-map '%s'; accepted: max zero", v);
+    } else if (!strcmp(a, "--ftz")) o.pol.ftz = 1;
+    else if (!strcmp(a, "--daz")) o.pol.daz = 1;
+    else if (!strcmp(a, "--json")) o.json = 1;
+    else if (!strcmp(a, "--bits")) o.bits = 1;
+    else if (!strcmp(a, "--sr-bits"))
+      o.pol.sr_bits = (int)lowp_cli_int("convert", "--sr-bits", need_arg(argc, argv, &i), 1, 32);
+    else if (!strcmp(a, "--seed"))
+      o.pol.sr_seed = (uint64_t)lowp_cli_int("convert", "--seed", need_arg(argc, argv, &i), 0, INT64_MAX);
+    else if (a[0] == '-' && a[1] == '-') {
+      usage(stderr);
+      lowp_cli_die("convert", "unknown option '%s'", a);
+    } else vals[nv++] = a;
+  }
+  if (!have_to) { free(vals); lowp_cli_die("convert", "missing --to FORMAT[,FORMAT..]|all"); }
+  if (nv == 0) { free(vals); lowp_cli_die("convert", "no values given"); }
+  if (o.bits && !o.have_from) { free(vals); lowp_cli_die("convert", "--bits needs --from FORMAT"); }
+  if (o.pol.daz && !o.have_from) {
+    free(vals);
+    lowp_cli_die("convert", "--daz needs --from FORMAT (it treats that format's subnormal inputs as zero)");
+  }
+
+  /* parse every value before printing anything: bad input leaves no output */
+  mpfr_init2(x, PARSE_PREC);
+  root = cJSON_CreateObject();
+  res = cJSON_AddArrayToObject(root, "results");
+  for (k = 0; k < nv; k++) {
+    if (o.bits) {
+      double v;
+      uint64_t b = (uint64_t)lowp_cli_int("convert", "bit pattern", vals[k], 0, INT64_MAX);
+      if (lowp_decode(&v, b, &o.from) != 0)
+        lowp_cli_die("convert", "bit pattern %s is wider than %s's %d bits", vals[k],
+                     o.from.name, lowp_format_width(&o.from));
+      if (o.pol.daz && v != 0 && fabs(v) < lowp_format_xmin(&o.from)) v = signbit(v) ? -0.0 : 0.0;
+      mpfr_set_d(x, v, MPFR_RNDN);
+    } else {
+      if (lowp_mpfr_parse(x, vals[k]) != 0)
+        lowp_cli_die("convert", "malformed number '%s': expected a decimal (1e-6), "
+                     "a hex float (0x1.8p-3), inf or nan", vals[k]);
+      if (o.have_from) {
+        double v;
+        (void)lowp_round_mpfr(&v, x, &o.from, NULL, LOWP_RND_NE);
+        if (o.pol.daz && v != 0 && fabs(v) < lowp_format_xmin(&o.from)) v = signbit(v) ? -0.0 : 0.0;
+        mpfr_set_d(x, v, MPFR_RNDN);
+      }
+    }
+    for (j = 0; j < o.nto; j++)
+      cJSON_AddItemToArray(res, one_result(&o, vals[k], x, &o.to[j], k));
+  }
+  mpfr_clear(x);
+  if (o.json) {
+    char *s;
+    cJSON_AddStringToObject(root, "round", lowp_rounding_name(o.rnd));
+    if (o.have_from) cJSON_AddStringToObject(root, "from", o.from.name);
+    s = cJSON_Print(root);
+    puts(s);
+    free(s);
+  } else {
+    print_text(res);
+  }
+  cJSON_Delete(root);
+  free(vals);
+  return LOWP_EXIT_OK;
+}

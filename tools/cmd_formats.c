@@ -1,0 +1,107 @@
+/* lowp formats -- the table of formats, every number computed from the descriptors */
+
+#include "cli.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------ private helpers */
+
+static const char *inf_text(const lowp_format_t *f) {
+  return f->inf == LOWP_INF_IEEE ? "ieee" : "none";
+}
+
+static const char *nan_text(const lowp_format_t *f) {
+  switch (f->nan) {
+  case LOWP_NAN_IEEE: return "ieee";
+  case LOWP_NAN_ALLONES: return "allones";
+  case LOWP_NAN_NEGZERO: return "negzero";
+  default: return "none";
+  }
+}
+
+static void hexbits(char *buf, size_t len, double v, const lowp_format_t *f) {
+  uint64_t b = 0;
+  int w = lowp_format_width(f);
+  if (lowp_encode(&b, v, f) != 0) { snprintf(buf, len, "-"); return; }
+  snprintf(buf, len, "0x%0*llx", (w + 3) / 4, (unsigned long long)b);
+}
+
+static cJSON *format_json(const lowp_format_t *f) {
+  cJSON *o = cJSON_CreateObject();
+  char buf[64];
+  cJSON_AddStringToObject(o, "name", f->name);
+  cJSON_AddNumberToObject(o, "precision", f->precision);
+  cJSON_AddNumberToObject(o, "emin", f->emin);
+  cJSON_AddNumberToObject(o, "emax", f->emax);
+  cJSON_AddNumberToObject(o, "width", lowp_format_width(f));
+  cJSON_AddNumberToObject(o, "exponent_bits", f->ebits);
+  cJSON_AddNumberToObject(o, "bias", lowp_format_bias(f));
+  cJSON_AddBoolToObject(o, "subnormals", f->subnormals);
+  cJSON_AddBoolToObject(o, "signed", f->has_sign);
+  cJSON_AddStringToObject(o, "inf", inf_text(f));
+  cJSON_AddStringToObject(o, "nan", nan_text(f));
+  cJSON_AddNumberToObject(o, "unit_roundoff", lowp_format_u(f));
+  cJSON_AddNumberToObject(o, "machine_epsilon", lowp_format_eps(f));
+  cJSON_AddNumberToObject(o, "min_subnormal", lowp_format_xmins(f));
+  cJSON_AddNumberToObject(o, "min_normal", lowp_format_xmin(f));
+  cJSON_AddNumberToObject(o, "max_finite", lowp_format_xmax(f));
+  hexbits(buf, sizeof buf, lowp_format_xmax(f), f);
+  cJSON_AddStringToObject(o, "max_finite_bits", buf);
+  cJSON_AddNumberToObject(o, "finite_values", lowp_format_count_finite(f));
+  cJSON_AddNumberToObject(o, "range_decades", lowp_format_range_decades(f));
+  if (f->doc) cJSON_AddStringToObject(o, "source", f->doc);
+  return o;
+}
+
+static void print_table(const lowp_format_t *fs, size_t n) {
+  size_t i;
+  printf("%-9s %3s %6s %5s %4s %5s %4s %4s %-7s %-10s %-10s %-10s %-10s %-11s %14s %7s\n",
+         "format", "p", "emin", "emax", "bits", "bias", "sub", "inf", "nan",
+         "u", "eps", "min_subn", "min_norm", "max_finite", "finite_values", "decades");
+  for (i = 0; i < n; i++) {
+    const lowp_format_t *f = &fs[i];
+    printf("%-9s %3d %6d %5d %4d %5d %4s %4s %-7s %-10.4g %-10.4g %-10.4g %-10.4g %-11.6g %14.0f %7.2f\n",
+           f->name, f->precision, f->emin, f->emax, lowp_format_width(f),
+           lowp_format_bias(f), f->subnormals ? "yes" : "no", inf_text(f),
+           nan_text(f), lowp_format_u(f), lowp_format_eps(f),
+           lowp_format_xmins(f), lowp_format_xmin(f), lowp_format_xmax(f),
+           lowp_format_count_finite(f), lowp_format_range_decades(f));
+  }
+  printf("\nu = 2^-p (unit roundoff), eps = 2^(1-p); max_finite excludes NaN "
+         "encodings; decades = log10(max_finite / min_subn).\n");
+}
+
+/* ----------------------------------------------------------------- main */
+
+int lowp_cmd_formats(int argc, char **argv) {
+  int json = 0, i;
+  lowp_format_t fs[64];
+  size_t n = 0;
+  for (i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--json")) json = 1;
+    else if (!strcmp(argv[i], "--help")) {
+      printf("usage: lowp formats [--json] [FORMAT...]\n"
+             "  Prints every built-in format (or the named ones, including specs\n"
+             "  such as p=5,emin=-6,emax=7,nosub) with its computed properties.\n");
+      return LOWP_EXIT_OK;
+    } else if (argv[i][0] == '-') lowp_cli_die("formats", "unknown option '%s'; accepted: --json, --help", argv[i]);
+    else if (n < 64) fs[n++] = lowp_cli_format("formats", argv[i]);
+  }
+  if (n == 0)
+    for (n = 0; n < lowp_format_count(); n++) fs[n] = *lowp_format_at(n);
+  if (json) {
+    cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "formats");
+    char *s;
+    size_t k;
+    for (k = 0; k < n; k++) cJSON_AddItemToArray(arr, format_json(&fs[k]));
+    s = cJSON_Print(root);
+    puts(s);
+    free(s);
+    cJSON_Delete(root);
+  } else {
+    print_table(fs, n);
+  }
+  return LOWP_EXIT_OK;
+}
