@@ -33,5 +33,7 @@ long long lowp_cli_int(const char *cmd, const char *what, const char *text,
 /* commands: int lowp_cmd_NAME(int argc, char **argv), argv[0] = "NAME" */
 int lowp_cmd_formats(int argc, char **argv);
 int lowp_cmd_convert(int argc, char **argv);
+int lowp_cmd_list(int argc, char **argv);
+int lowp_cmd_run(int argc, char **argv);
 
 #endif

@@ -14,6 +14,8 @@ typedef struct {
 static const command_t commands[] = {
     {"formats", lowp_cmd_formats, "the format table, computed from the descriptors"},
     {"convert", lowp_cmd_convert, "round values to formats; show bits, class, error"},
+    {"list", lowp_cmd_list, "experiments with their questions"},
+    {"run", lowp_cmd_run, "run one experiment: results JSON + CSV, plots, summary"},
 };
 
 static void usage(FILE *out) {

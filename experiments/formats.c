@@ -1,0 +1,235 @@
+/* lowp_exp_formats -- every format's values on one log axis: range, subnormals, density */
+
+/*
+ * Question: what values can each low-precision format represent, and how
+ *   are they spread over the real line?
+ * Method: every positive finite value of each format up to 16 bits is
+ *   enumerated by decoding every bit pattern (lib/format), classified
+ *   normal/subnormal, and drawn on a log axis; the number of values per
+ *   decade is counted. fp32's and fp64's grids are drawn from the same
+ *   formulas per binade (2^(p-1) values per binade) rather than enumerated.
+ *   The table of derived constants is computed from the descriptors.
+ * Run: lowp run formats [--formats=fp16,bf16,e4m3,e5m2,...]
+ * Expected / acceptance: fp16 spans about 12 decades and bf16 about 79;
+ *   e4m3 tops out at 448 and e5m2 at 57344 with 4x coarser spacing; every
+ *   count of finite values equals 2 * (values per sign) + zeros; the plots
+ *   render.
+ */
+
+#include "registry.h"
+
+#include "format/format.h"
+#include "io/plot.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const lowp_param_t params[] = {
+    {"formats", "fp32,tf32,bf16,fp16,e5m2,e4m3,e4m3fnuz,e5m2fnuz,e3m2,e2m3,e2m1,e8m0", NULL,
+     "formats to draw, bottom to top (built-in names)"},
+    {NULL, NULL, NULL, NULL}};
+
+/* ------------------------------------------------------ private helpers */
+
+/* Positive finite values of f per decade [10^d, 10^(d+1)), counted from the
+   binade structure: binade e holds 2^(p-1) normals spaced 2^(e-p+1). Exact
+   for every format, cheap even for fp64. */
+static double count_in(const lowp_format_t *f, double lo, double hi) {
+  /* number of positive values v of f with lo <= v < hi */
+  int e, p = f->precision;
+  double n = 0.0, q, a, b;
+  if (f->subnormals) {
+    q = ldexp(1.0, f->emin - p + 1);
+    a = fmax(lo, q);
+    b = fmin(hi, lowp_format_xmin(f));
+    if (b > a) n += ceil(b / q) - ceil(a / q);
+  }
+  for (e = f->emin; e <= f->emax; e++) {
+    double bl = ldexp(1.0, e), bh = ldexp(1.0, e + 1);
+    if (bh <= lo || bl >= hi) continue;
+    q = ldexp(1.0, e - p + 1);
+    a = fmax(lo, bl);
+    b = fmin(hi, fmin(bh, lowp_format_xmax(f) + q / 2));
+    if (b > a) n += ceil(b / q) - ceil(a / q);
+  }
+  return n;
+}
+
+static int write_grid(lowp_run_t *r, const lowp_format_t *fs, size_t nf) {
+  FILE *f = fopen(lowp_run_path(r, "values.csv"), "w");
+  size_t i;
+  if (!f) return -1;
+  fprintf(f, "row,format,value,class\n");
+  for (i = 0; i < nf; i++) {
+    const lowp_format_t *fm = &fs[i];
+    int w = lowp_format_width(fm);
+    if (w <= 19) {
+      /* enumerate: every pattern with the sign bit clear */
+      uint64_t b, nb = UINT64_C(1) << (w - (fm->has_sign ? 1 : 0));
+      for (b = 0; b < nb; b++) {
+        double v;
+        if (lowp_decode(&v, b, fm) != 0 || !(v > 0) || isinf(v)) continue;
+        fprintf(f, "%zu,%s,%.17g,%s\n", i + 1, fm->name, v,
+                v < lowp_format_xmin(fm) ? "subnormal" : "normal");
+      }
+    } else {
+      /* wide formats: 64 evenly spaced significands per binade stand in for
+         the 2^(p-1) values there, plus the subnormal binades' edges */
+      int e, k;
+      for (e = fm->emin - fm->precision + 1; e <= fm->emax; e++)
+        for (k = 0; k < 64; k++) {
+          double v = ldexp(1.0 + k / 64.0, e);
+          if (v > lowp_format_xmax(fm)) break;
+          fprintf(f, "%zu,%s,%.17g,%s\n", i + 1, fm->name, v,
+                  e < fm->emin ? "subnormal" : "normal");
+        }
+    }
+  }
+  return fclose(f);
+}
+
+static int write_density(lowp_run_t *r, const lowp_format_t *fs, size_t nf,
+                         cJSON *table) {
+  FILE *f = fopen(lowp_run_path(r, "density.csv"), "w");
+  size_t i;
+  int d;
+  if (!f) return -1;
+  fprintf(f, "format,decade,values_per_decade\n");
+  for (i = 0; i < nf; i++) {
+    const lowp_format_t *fm = &fs[i];
+    int dlo = (int)floor(log10(lowp_format_xmins(fm)));
+    int dhi = (int)floor(log10(lowp_format_xmax(fm)));
+    cJSON *row = cJSON_CreateArray();
+    for (d = dlo; d <= dhi; d++) {
+      double n = count_in(fm, pow(10.0, d), pow(10.0, d + 1));
+      if (n > 0) fprintf(f, "%s,%.17g,%.0f\n", fm->name, pow(10.0, d + 0.5), n);
+    }
+    cJSON_AddItemToArray(row, cJSON_CreateString(fm->name));
+    cJSON_AddItemToArray(row, cJSON_CreateNumber(fm->precision));
+    cJSON_AddItemToArray(row, cJSON_CreateNumber(fm->emin));
+    cJSON_AddItemToArray(row, cJSON_CreateNumber(fm->emax));
+    cJSON_AddItemToArray(row, cJSON_CreateNumber(lowp_format_u(fm)));
+    cJSON_AddItemToArray(row, cJSON_CreateNumber(lowp_format_xmins(fm)));
+    cJSON_AddItemToArray(row, cJSON_CreateNumber(lowp_format_xmin(fm)));
+    cJSON_AddItemToArray(row, cJSON_CreateNumber(lowp_format_xmax(fm)));
+    cJSON_AddItemToArray(row, cJSON_CreateNumber(lowp_format_count_finite(fm)));
+    cJSON_AddItemToArray(row, cJSON_CreateNumber(round(lowp_format_range_decades(fm) * 100) / 100));
+    cJSON_AddItemToArray(table, row);
+  }
+  return fclose(f);
+}
+
+/* --------------------------------------------------------------- run */
+
+static int run(lowp_run_t *r) {
+  lowp_format_t fs[32];
+  size_t nf = 0, i;
+  const char *s = lowp_run_param(r, "formats");
+  char ytics[2048] = "set ytics (", extra[2600];
+  cJSON *tables, *t, *cols, *rows, *plots, *pl;
+  int st;
+
+  while (*s) {
+    char name[64];
+    size_t len = strcspn(s, ",");
+    const lowp_format_t *f;
+    if (len == 0 || len >= sizeof name || nf == 32) lowp_run_bad_param(r, "formats", "expected a comma-separated list of format names");
+    memcpy(name, s, len);
+    name[len] = '\0';
+    f = lowp_format_by_name(name);
+    if (!f) lowp_run_bad_param(r, "formats", "unknown format name (see lowp formats)");
+    fs[nf++] = *f;
+    s += len;
+    if (*s) s++;
+  }
+
+  tables = cJSON_AddArrayToObject(r->results, "tables");
+  t = cJSON_CreateObject();
+  cJSON_AddStringToObject(t, "title", "Formats, computed from their descriptors");
+  cols = cJSON_AddArrayToObject(t, "columns");
+  {
+    static const char *const c[] = {"format", "p", "emin", "emax", "u", "min subnormal",
+                                    "min normal", "max finite", "finite values", "decades"};
+    for (i = 0; i < sizeof c / sizeof c[0]; i++) cJSON_AddItemToArray(cols, cJSON_CreateString(c[i]));
+  }
+  rows = cJSON_AddArrayToObject(t, "rows");
+  cJSON_AddItemToArray(tables, t);
+
+  if (write_grid(r, fs, nf) != 0 || write_density(r, fs, nf, rows) != 0) {
+    fprintf(stderr, "lowp run formats: cannot write CSV files\n");
+    return 2;
+  }
+
+  for (i = 0; i < nf; i++) {
+    char item[64];
+    snprintf(item, sizeof item, "%s\"%s\" %zu", i ? ", " : "", fs[i].name, i + 1);
+    strncat(ytics, item, sizeof ytics - strlen(ytics) - 2);
+  }
+  strncat(ytics, ")", sizeof ytics - strlen(ytics) - 1);
+  snprintf(extra, sizeof extra, "%s\nset yrange [0.3:%zu.7]\nset key outside bottom center horizontal\n"
+           "set xrange [1e-45:1e39]\nunset mytics\nset grid noytics", ytics, nf);
+  {
+    lowp_plot_t p = {"Positive values of each format (log axis)",
+                     "value (log scale; each mark is one representable value)",
+                     "format", 1, 0, extra};
+    lowp_series_t sr[2] = {
+        {"values.csv", 3, 1, "normal values", "points pt 7 ps 0.35 lc rgb '#1f4e9e'", "normal", 4, 0},
+        {"values.csv", 3, 1, "subnormal values", "points pt 7 ps 0.35 lc rgb '#d62728'", "subnormal", 4, 0}};
+    st = lowp_plot(r->outdir, "values", &p, sr, 2);
+  }
+  if (st == 0) {
+    lowp_series_t sr[32];
+    lowp_plot_t p = {"How many values each format has per decade",
+                     "magnitude (log scale, centre of each decade)",
+                     "representable values per decade (log scale)", 1, 1,
+                     "set key outside right\nset xrange [1e-45:1e39]"};
+    for (i = 0; i < nf; i++) {
+      lowp_series_t x = {"density.csv", 2, 3, fs[i].name, "linespoints", fs[i].name, 1, 0};
+      sr[i] = x;
+    }
+    st = lowp_plot(r->outdir, "density", &p, sr, nf);
+  }
+  plots = cJSON_AddArrayToObject(r->results, "plots");
+  pl = cJSON_CreateObject();
+  cJSON_AddStringToObject(pl, "file", "values.png");
+  cJSON_AddStringToObject(pl, "caption", "Every positive value of each format on a log axis "
+                          "(red: subnormals). Width = dynamic range; gaps between marks = spacing.");
+  cJSON_AddItemToArray(plots, pl);
+  pl = cJSON_CreateObject();
+  cJSON_AddStringToObject(pl, "file", "density.png");
+  cJSON_AddStringToObject(pl, "caption", "Representable values per decade: the height is "
+                          "precision (about 2^(p-1) * 3.32 per decade), the width is range.");
+  cJSON_AddItemToArray(plots, pl);
+  if (st != 0) {
+    fprintf(stderr, "lowp run formats: gnuplot failed (%d); CSV files are written, see the .gnuplot.log files\n", st);
+    return 2;
+  }
+  {
+    char ans[512];
+    snprintf(ans, sizeof ans,
+             "fp16 spans %.1f decades with p=%d; bf16 keeps fp32's %.1f decades with p=%d; "
+             "e4m3 (max %g) and e5m2 (max %g) trade one bit of precision for %.1f more decades.",
+             lowp_format_range_decades(&LOWP_FMT_FP16), LOWP_FMT_FP16.precision,
+             lowp_format_range_decades(&LOWP_FMT_BF16), LOWP_FMT_BF16.precision,
+             lowp_format_xmax(&LOWP_FMT_E4M3), lowp_format_xmax(&LOWP_FMT_E5M2),
+             lowp_format_range_decades(&LOWP_FMT_E5M2) - lowp_format_range_decades(&LOWP_FMT_E4M3));
+    cJSON_AddStringToObject(r->results, "answer", ans);
+    fprintf(r->summary, "**Answer.** %s\n\n", ans);
+  }
+  fprintf(r->summary, "Plots: values.png, density.png.\n\n| format | p | emin | emax | max finite | decades |\n|---|---|---|---|---|---|\n");
+  for (i = 0; i < nf; i++)
+    fprintf(r->summary, "| %s | %d | %d | %d | %.6g | %.2f |\n", fs[i].name, fs[i].precision,
+            fs[i].emin, fs[i].emax, lowp_format_xmax(&fs[i]), lowp_format_range_decades(&fs[i]));
+  return 0;
+}
+
+const lowp_experiment_t lowp_exp_formats = {
+    "formats",
+    "What values can each low-precision format represent, and how are they spread over the real line?",
+    "Decode every bit pattern of each format (up to 19 bits; binade formulas for wider ones), "
+    "classify normal/subnormal, draw them on one log axis; count values per decade; table of "
+    "constants computed from the descriptors.",
+    "fp16 about 12 decades, bf16 about 79; e4m3 max 448, e5m2 max 57344; plots render.",
+    params, run};

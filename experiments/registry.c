@@ -1,0 +1,93 @@
+/* lowp_experiment -- the registry: every experiment described once */
+
+#include "registry.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --------------------------------------------------------------- table */
+
+/* One line per experiment; `lowp list`, `lowp run` and `lowp report` all
+   read this table, in this order. */
+extern const lowp_experiment_t lowp_exp_formats;
+
+static const lowp_experiment_t *const table[] = {
+    &lowp_exp_formats,
+};
+
+/* ----------------------------------------------------------- public API */
+
+size_t lowp_experiment_count(void) { return sizeof table / sizeof table[0]; }
+
+const lowp_experiment_t *lowp_experiment_at(size_t i) {
+  return i < lowp_experiment_count() ? table[i] : NULL;
+}
+
+const lowp_experiment_t *lowp_experiment_find(const char *name) {
+  size_t i;
+  for (i = 0; i < lowp_experiment_count(); i++)
+    if (!strcmp(table[i]->name, name)) return table[i];
+  return NULL;
+}
+
+const char *lowp_run_param(const lowp_run_t *r, const char *key) {
+  size_t i;
+  for (i = 0; r->keys[i]; i++)
+    if (!strcmp(r->keys[i], key)) return r->values[i];
+  fprintf(stderr, "lowp run %s: internal error: undeclared parameter '%s'\n",
+          r->exp->name, key);
+  exit(2);
+}
+
+void lowp_run_bad_param(const lowp_run_t *r, const char *key, const char *why) {
+  fprintf(stderr, "lowp run %s: bad value '%s' for %s: %s\n", r->exp->name,
+          lowp_run_param(r, key), key, why);
+  exit(2);
+}
+
+double lowp_run_param_num(const lowp_run_t *r, const char *key) {
+  const char *v = lowp_run_param(r, key);
+  char *end;
+  double d = strtod(v, &end);
+  if (end == v || *end != '\0' || d != d) lowp_run_bad_param(r, key, "expected a number");
+  return d;
+}
+
+long long lowp_run_param_int(const lowp_run_t *r, const char *key, long long lo,
+                             long long hi) {
+  const char *v = lowp_run_param(r, key);
+  char *end, why[128];
+  long long d = strtoll(v, &end, 0);
+  if (end == v || *end != '\0') lowp_run_bad_param(r, key, "expected an integer");
+  if (d < lo || d > hi) {
+    snprintf(why, sizeof why, "must be in [%lld, %lld]", lo, hi);
+    lowp_run_bad_param(r, key, why);
+  }
+  return d;
+}
+
+void lowp_run_progress(const lowp_run_t *r, const char *fmt, ...) {
+  va_list ap;
+  if (!r->progress) return;
+  fprintf(stderr, "\r%s: ", r->exp->name);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\033[K");
+  fflush(stderr);
+}
+
+/* lowp__g_path: four rotating buffers so that up to four paths can be used
+   in one expression (fopen(path a), rename(path b, path c)); a program runs
+   one experiment at a time, single-threaded, so sharing them is safe. */
+static char lowp__g_path[4][4096];
+static int lowp__g_path_k;
+
+const char *lowp_run_path(const lowp_run_t *r, const char *file) {
+  lowp__g_path_k = (lowp__g_path_k + 1) & 3;
+  snprintf(lowp__g_path[lowp__g_path_k], sizeof lowp__g_path[0], "%s/%s",
+           r->outdir, file);
+  return lowp__g_path[lowp__g_path_k];
+}

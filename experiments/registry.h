@@ -1,0 +1,68 @@
+/* lowp_experiment -- the registry: every experiment described once */
+#ifndef LOWP_EXPERIMENT_H
+#define LOWP_EXPERIMENT_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/** @brief One parameter with its default (a string, parsed by the experiment). */
+typedef struct {
+  const char *key;
+  const char *def;   /**< default value */
+  const char *quick; /**< value under --quick, or NULL = same as def */
+  const char *help;
+} lowp_param_t;
+
+/**
+ * @brief What an experiment gets when it runs. The framework creates
+ * outdir, fills args (defaults, then --quick values, then --key=value
+ * overrides; unknown keys were already rejected), prints and records the run
+ * header, and after run() returns writes results.json (header + the
+ * "results" object the experiment filled) atomically. The experiment writes
+ * its CSVs and plots into outdir and its Markdown summary to summary.
+ */
+typedef struct lowp_run {
+  const struct lowp_experiment *exp;
+  const char *outdir;   /**< existing folder for this run's files */
+  uint64_t seed;        /**< from --seed=, default 20261122; printed */
+  int quick;            /**< 1 under --quick */
+  cJSON *results;       /**< object to fill: answers, tables, verdicts */
+  FILE *summary;        /**< Markdown summary (summary.md), header written */
+  int progress;         /**< 1 if stderr is a terminal: show progress there */
+  const char *const *keys;   /**< parameter keys (same order as exp->params) */
+  const char *const *values; /**< their effective values */
+} lowp_run_t;
+
+/** @brief An experiment (STYLE B14: question, method, expected). */
+typedef struct lowp_experiment {
+  const char *name;      /**< "error-growth" */
+  const char *question;  /**< one sentence ending in '?' */
+  const char *method;    /**< formats, modes, sizes, reference used */
+  const char *expected;  /**< what would confirm or refute the expectation */
+  const lowp_param_t *params; /**< terminated by {NULL} */
+  /** Runs; returns 0 ok, 1 a verdict failed (still writes results), 2 bad
+      parameter value (message already printed by lowp_run_bad_param). */
+  int (*run)(lowp_run_t *run);
+} lowp_experiment_t;
+
+/** @brief Number of experiments; the i-th (registry order); by name or NULL. */
+size_t lowp_experiment_count(void);
+const lowp_experiment_t *lowp_experiment_at(size_t i);
+const lowp_experiment_t *lowp_experiment_find(const char *name);
+
+/** @brief The effective value of parameter key (never NULL for declared keys). */
+const char *lowp_run_param(const lowp_run_t *r, const char *key);
+/** @brief Parameter as a double / integer in [lo, hi]; on a malformed value
+    prints "lowp run NAME: bad value for KEY: ..." and exits 2. */
+double lowp_run_param_num(const lowp_run_t *r, const char *key);
+long long lowp_run_param_int(const lowp_run_t *r, const char *key, long long lo, long long hi);
+/** @brief Report a bad parameter value and exit 2. */
+void lowp_run_bad_param(const lowp_run_t *r, const char *key, const char *why);
+/** @brief Progress on stderr (only when it is a terminal): "name: msg". */
+void lowp_run_progress(const lowp_run_t *r, const char *fmt, ...);
+/** @brief Path of a file in the output folder (static buffer per call site:
+    copy it before the next call). */
+const char *lowp_run_path(const lowp_run_t *r, const char *file);
+
+#endif

@@ -1,0 +1,41 @@
+/* lowp_plot -- the gnuplot driver every experiment uses: CSV in, PNG + SVG out */
+#ifndef LOWP_PLOT_H
+#define LOWP_PLOT_H
+
+#include <stddef.h>
+
+/** @brief One curve: columns of a CSV file in the output folder. */
+typedef struct {
+  const char *csv;   /**< file name, relative to the output folder */
+  int xcol, ycol;    /**< 1-based CSV columns */
+  const char *title; /**< legend entry (escaped for gnuplot by the driver) */
+  const char *style; /**< "lines", "points", "linespoints", "steps"; NULL = linespoints */
+  const char *filter;/**< optional: keep rows whose column FILTER_COL equals this text */
+  int filter_col;    /**< 1-based column for filter, 0 = none */
+  int dashed;        /**< draw dashed (bounds, references) */
+} lowp_series_t;
+
+/** @brief The axes of one plot. */
+typedef struct {
+  const char *title;  /**< plot title */
+  const char *xlabel; /**< with units, e.g. "n (number of terms)" */
+  const char *ylabel; /**< with units, e.g. "relative error" */
+  int logx, logy;     /**< log scales (base 10 tics) */
+  const char *extra;  /**< raw gnuplot commands inserted before `plot`, or NULL */
+} lowp_plot_t;
+
+/**
+ * @brief Write OUTDIR/BASE.gp (kept, so the plot can be re-made by hand) and
+ * run gnuplot on it to produce OUTDIR/BASE.png and OUTDIR/BASE.svg. The
+ * images are written under temporary names and renamed, so a failed run
+ * leaves no half-written image.
+ * @return LOWP_OK; LOWP_EIO if the script cannot be written or gnuplot
+ *         fails; LOWP_EUNSUPPORTED if gnuplot is not installed.
+ */
+int lowp_plot(const char *outdir, const char *base, const lowp_plot_t *p,
+              const lowp_series_t *s, size_t ns);
+
+/** @brief 1 if a gnuplot executable can be run, else 0. */
+int lowp_plot_available(void);
+
+#endif

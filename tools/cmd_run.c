@@ -1,0 +1,268 @@
+/* lowp run / lowp list -- run one registered experiment into its own folder */
+
+/*
+ * A run is atomic: everything is written into DIR.tmp.PID and renamed to DIR
+ * at the end, so an interrupted or failed run never leaves half a folder
+ * (and a bad parameter leaves nothing at all).
+ *
+ * Run: lowp run formats --out reports/formats
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+#include "fsutil.h"
+#include "registry.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DEFAULT_SEED 20261122ULL
+
+/* lowp__g_tmpdir: the half-built output folder, removed by an exit handler
+   if the run ends early (lowp_run_bad_param exits with status 2). */
+static char lowp__g_tmpdir[4096];
+
+static void cleanup_tmp(void) {
+  if (lowp__g_tmpdir[0]) lowp_rmtree(lowp__g_tmpdir);
+}
+
+/* ------------------------------------------------------ private helpers */
+
+static void git_revision(char *buf, size_t len) {
+  char cmd[4200];
+  FILE *p;
+  snprintf(buf, len, "unknown");
+  snprintf(cmd, sizeof cmd,
+           "git -C '%s' describe --always --dirty --abbrev=12 2>/dev/null", LOWP_SOURCE_DIR);
+  p = popen(cmd, "r");
+  if (!p) return;
+  if (fgets(buf, (int)len, p)) buf[strcspn(buf, "\n")] = '\0';
+  else snprintf(buf, len, "unknown");
+  pclose(p);
+}
+
+static cJSON *format_descriptor(const lowp_format_t *f) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "name", f->name);
+  cJSON_AddNumberToObject(o, "p", f->precision);
+  cJSON_AddNumberToObject(o, "emin", f->emin);
+  cJSON_AddNumberToObject(o, "emax", f->emax);
+  cJSON_AddBoolToObject(o, "subnormals", f->subnormals);
+  cJSON_AddNumberToObject(o, "inf", f->inf);
+  cJSON_AddNumberToObject(o, "nan", f->nan);
+  cJSON_AddBoolToObject(o, "signed", f->has_sign);
+  cJSON_AddNumberToObject(o, "ebits", f->ebits);
+  return o;
+}
+
+/* The run header (STYLE B14): printed first and embedded in results.json.
+   It holds nothing that changes between identical runs (no clock). */
+static cJSON *run_header(const lowp_run_t *r) {
+  cJSON *h = cJSON_CreateObject(), *params, *fmts;
+  char rev[128];
+  size_t i;
+  git_revision(rev, sizeof rev);
+  cJSON_AddStringToObject(h, "experiment", r->exp->name);
+  cJSON_AddStringToObject(h, "git_revision", rev);
+  cJSON_AddStringToObject(h, "build_type", LOWP_BUILD_TYPE);
+#ifdef __VERSION__
+  cJSON_AddStringToObject(h, "compiler", "gcc " __VERSION__);
+#endif
+  cJSON_AddStringToObject(h, "device", "cpu-only (CPU models; no GPU used)");
+  cJSON_AddNumberToObject(h, "seed", (double)r->seed);
+  cJSON_AddBoolToObject(h, "quick", r->quick);
+  params = cJSON_AddObjectToObject(h, "params");
+  for (i = 0; r->keys[i]; i++) cJSON_AddStringToObject(params, r->keys[i], r->values[i]);
+  fmts = cJSON_AddArrayToObject(h, "formats");
+  for (i = 0; i < lowp_format_count(); i++)
+    cJSON_AddItemToArray(fmts, format_descriptor(lowp_format_at(i)));
+  return h;
+}
+
+static void print_header(const cJSON *h, const lowp_run_t *r) {
+  const cJSON *it;
+  printf("# lowp run %s\n", r->exp->name);
+  printf("#   question: %s\n", r->exp->question);
+  printf("#   git %s, build %s, %s\n",
+         cJSON_GetObjectItem(h, "git_revision")->valuestring, LOWP_BUILD_TYPE,
+         cJSON_GetObjectItem(h, "device")->valuestring);
+  printf("#   seed %llu%s\n", (unsigned long long)r->seed, r->quick ? " (quick)" : "");
+  cJSON_ArrayForEach(it, cJSON_GetObjectItem(h, "params"))
+    printf("#   %s = %s\n", it->string, it->valuestring);
+  printf("#   formats:");
+  cJSON_ArrayForEach(it, cJSON_GetObjectItem(h, "formats"))
+    printf(" %s(p=%d,emin=%d,emax=%d)", cJSON_GetObjectItem(it, "name")->valuestring,
+           cJSON_GetObjectItem(it, "p")->valueint, cJSON_GetObjectItem(it, "emin")->valueint,
+           cJSON_GetObjectItem(it, "emax")->valueint);
+  printf("\n");
+  fflush(stdout);
+}
+
+static int write_json(const char *path, const cJSON *root) {
+  char *s = cJSON_Print(root);
+  FILE *f;
+  int ok;
+  if (!s) return 0;
+  f = fopen(path, "w");
+  if (!f) { free(s); return 0; }
+  ok = fputs(s, f) >= 0 && fputc('\n', f) != EOF;
+  ok = (fclose(f) == 0) && ok;
+  free(s);
+  return ok;
+}
+
+static void run_usage(FILE *out) {
+  size_t i;
+  fprintf(out, "usage: lowp run EXPERIMENT [--key=value ...] [--quick] [--seed=S] [--out DIR]\n"
+               "experiments (lowp list shows their questions):\n");
+  for (i = 0; i < lowp_experiment_count(); i++)
+    fprintf(out, "  %s\n", lowp_experiment_at(i)->name);
+}
+
+/* ----------------------------------------------------------------- main */
+
+int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
+                        const char *default_out) {
+  const char *keys[64], *values[64], *out = NULL;
+  size_t np = 0, i;
+  int quick = 0, a, rc;
+  uint64_t seed = DEFAULT_SEED;
+  char outdir[3000];
+  lowp_run_t r;
+  cJSON *root, *header;
+  FILE *summary;
+
+  for (np = 0; e->params && e->params[np].key; np++) {
+    if (np >= 63) lowp_cli_die("run", "too many parameters in %s", e->name);
+    keys[np] = e->params[np].key;
+    values[np] = e->params[np].def;
+  }
+  keys[np] = NULL;
+  values[np] = NULL;
+  for (a = 0; a < argc; a++)
+    if (!strcmp(argv[a], "--quick")) quick = 1;
+  if (quick)
+    for (i = 0; i < np; i++)
+      if (e->params[i].quick) values[i] = e->params[i].quick;
+  for (a = 0; a < argc; a++) {
+    const char *arg = argv[a], *eq;
+    if (!strcmp(arg, "--quick")) continue;
+    if (!strcmp(arg, "--out")) {
+      if (a + 1 >= argc) lowp_cli_die("run", "--out needs a folder");
+      out = argv[++a];
+      continue;
+    }
+    if (!strncmp(arg, "--out=", 6)) { out = arg + 6; continue; }
+    if (!strcmp(arg, "--seed")) {
+      if (a + 1 >= argc) lowp_cli_die("run", "--seed needs a number");
+      seed = (uint64_t)lowp_cli_int("run", "--seed", argv[++a], 0, INT64_MAX);
+      continue;
+    }
+    if (!strncmp(arg, "--seed=", 7)) {
+      seed = (uint64_t)lowp_cli_int("run", "--seed", arg + 7, 0, INT64_MAX);
+      continue;
+    }
+    if (strncmp(arg, "--", 2) || !(eq = strchr(arg, '='))) {
+      run_usage(stderr);
+      lowp_cli_die("run", "unexpected argument '%s' (parameters are --key=value)", arg);
+    }
+    for (i = 0; i < np; i++)
+      if (strlen(keys[i]) == (size_t)(eq - arg - 2) && !strncmp(keys[i], arg + 2, (size_t)(eq - arg - 2)))
+        break;
+    if (i == np) {
+      char acc[1024] = "";
+      size_t j;
+      for (j = 0; j < np; j++) {
+        strncat(acc, " ", sizeof acc - strlen(acc) - 1);
+        strncat(acc, keys[j], sizeof acc - strlen(acc) - 1);
+      }
+      lowp_cli_die("run", "unknown parameter '%.*s' for %s; accepted:%s", (int)(eq - arg - 2),
+                   arg + 2, e->name, np ? acc : " (none)");
+    }
+    values[i] = eq + 1;
+  }
+  if ((size_t)snprintf(outdir, sizeof outdir, "%s%s%s", out ? out : default_out,
+                       out ? "" : "/", out ? "" : e->name) >= sizeof outdir)
+    lowp_cli_die("run", "output folder name too long");
+  if (lowp_mkdir_parent(outdir) != 0)
+    lowp_cli_die("run", "cannot create the folder that holds '%s'", outdir);
+  snprintf(lowp__g_tmpdir, sizeof lowp__g_tmpdir, "%s.tmp.%ld", outdir, (long)getpid());
+  if (mkdir(lowp__g_tmpdir, 0777) != 0) {
+    lowp__g_tmpdir[0] = '\0';
+    lowp_cli_die("run", "cannot write output folder '%s'", outdir);
+  }
+  atexit(cleanup_tmp);
+
+  memset(&r, 0, sizeof r);
+  r.exp = e;
+  r.outdir = lowp__g_tmpdir;
+  r.seed = seed;
+  r.quick = quick;
+  r.keys = keys;
+  r.values = values;
+  r.progress = isatty(2);
+  root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "generated_by", "lowp run (do not edit: re-run to update)");
+  header = run_header(&r);
+  cJSON_AddItemToObject(root, "header", header);
+  cJSON_AddStringToObject(root, "question", e->question);
+  cJSON_AddStringToObject(root, "method", e->method);
+  cJSON_AddStringToObject(root, "expected", e->expected);
+  r.results = cJSON_AddObjectToObject(root, "results");
+  print_header(header, &r);
+
+  summary = fopen(lowp_run_path(&r, "summary.md"), "w");
+  if (!summary) lowp_cli_die("run", "cannot write into '%s'", lowp__g_tmpdir);
+  fprintf(summary, "<!-- generated by lowp run %s, do not edit -->\n# %s\n\n**Question.** %s\n\n"
+          "**Method.** %s\n\n**Expected.** %s\n\n**Seed** %llu%s.\n\n",
+          e->name, e->name, e->question, e->method, e->expected,
+          (unsigned long long)seed, quick ? " (quick settings)" : "");
+  r.summary = summary;
+
+  rc = e->run(&r);
+  if (r.progress) fprintf(stderr, "\r\033[K");
+  if (fclose(summary) != 0 || !write_json(lowp_run_path(&r, "results.json"), root))
+    lowp_cli_die("run", "cannot write results into '%s'", lowp__g_tmpdir);
+  cJSON_Delete(root);
+  if (lowp_replace_dir(lowp__g_tmpdir, outdir) != 0)
+    lowp_cli_die("run", "cannot move results into '%s'", outdir);
+  lowp__g_tmpdir[0] = '\0';
+  printf("results: %s/ (results.json, summary.md, CSV, plots)%s\n", outdir,
+         rc == 1 ? "  -- a verdict FAILED" : "");
+  return rc;
+}
+
+int lowp_cmd_run(int argc, char **argv) {
+  const lowp_experiment_t *e;
+  if (argc < 2 || !strcmp(argv[1], "--help")) {
+    run_usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? LOWP_EXIT_USAGE : LOWP_EXIT_OK;
+  }
+  e = lowp_experiment_find(argv[1]);
+  if (!e) {
+    run_usage(stderr);
+    lowp_cli_die("run", "unknown experiment '%s'", argv[1]);
+  }
+  return lowp_run_experiment(e, argc - 2, argv + 2, "reports");
+}
+
+int lowp_cmd_list(int argc, char **argv) {
+  size_t i;
+  int verbose = argc > 1 && !strcmp(argv[1], "-v");
+  if (argc > 1 && !verbose) lowp_cli_die("list", "unknown option '%s'; accepted: -v", argv[1]);
+  for (i = 0; i < lowp_experiment_count(); i++) {
+    const lowp_experiment_t *e = lowp_experiment_at(i);
+    const lowp_param_t *p;
+    printf("%-22s %s\n", e->name, e->question);
+    if (!verbose) continue;
+    printf("%-22s method: %s\n", "", e->method);
+    for (p = e->params; p && p->key; p++)
+      printf("%-22s   --%s=%s%s%s  %s\n", "", p->key, p->def, p->quick ? " (quick: " : "",
+             p->quick ? p->quick : "", p->help);
+  }
+  return LOWP_EXIT_OK;
+}
