@@ -35,5 +35,6 @@ int lowp_cmd_formats(int argc, char **argv);
 int lowp_cmd_convert(int argc, char **argv);
 int lowp_cmd_list(int argc, char **argv);
 int lowp_cmd_run(int argc, char **argv);
+int lowp_cmd_report(int argc, char **argv);
 
 #endif

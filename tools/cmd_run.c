@@ -25,6 +25,7 @@
 /* lowp__g_tmpdir: the half-built output folder, removed by an exit handler
    if the run ends early (lowp_run_bad_param exits with status 2). */
 static char lowp__g_tmpdir[4096];
+static int lowp__g_atexit; /* the exit handler is registered once */
 
 static void cleanup_tmp(void) {
   if (lowp__g_tmpdir[0]) lowp_rmtree(lowp__g_tmpdir);
@@ -195,7 +196,7 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
     lowp__g_tmpdir[0] = '\0';
     lowp_cli_die("run", "cannot write output folder '%s'", outdir);
   }
-  atexit(cleanup_tmp);
+  if (!lowp__g_atexit) lowp__g_atexit = atexit(cleanup_tmp) == 0;
 
   memset(&r, 0, sizeof r);
   r.exp = e;

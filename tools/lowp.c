@@ -16,6 +16,7 @@ static const command_t commands[] = {
     {"convert", lowp_cmd_convert, "round values to formats; show bits, class, error"},
     {"list", lowp_cmd_list, "experiments with their questions"},
     {"run", lowp_cmd_run, "run one experiment: results JSON + CSV, plots, summary"},
+    {"report", lowp_cmd_report, "run every experiment and build one HTML report"},
 };
 
 static void usage(FILE *out) {

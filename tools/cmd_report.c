@@ -1,0 +1,214 @@
+/* lowp report -- run every experiment and build one static HTML page */
+
+/*
+ * Each experiment runs into DIR/<name>/ exactly as `lowp run` would; then
+ * DIR/index.html is generated from the results.json files: question, method,
+ * answer, verdicts, tables and plots of every experiment, plain HTML and
+ * CSS, no JavaScript, all text escaped. The page is written under a
+ * temporary name and renamed.
+ *
+ * Run: lowp report --out reports/latest [--quick]
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+#include "fsutil.h"
+#include "registry.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
+                        const char *default_out);
+
+/* ------------------------------------------------------ private helpers */
+
+static void esc(FILE *f, const char *s) {
+  for (; s && *s; s++) {
+    switch (*s) {
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&#39;", f); break;
+    default: fputc(*s, f);
+    }
+  }
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  long n;
+  char *buf;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    fclose(f);
+    return NULL;
+  }
+  buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+  if (buf) buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static void cell(FILE *f, const cJSON *c) {
+  char buf[64];
+  if (cJSON_IsNumber(c)) {
+    snprintf(buf, sizeof buf, "%.6g", c->valuedouble);
+    esc(f, buf);
+  } else if (cJSON_IsString(c)) esc(f, c->valuestring);
+  else if (cJSON_IsBool(c)) fputs(cJSON_IsTrue(c) ? "yes" : "no", f);
+  else {
+    char *s = cJSON_PrintUnformatted(c);
+    esc(f, s);
+    free(s);
+  }
+}
+
+static void html_tables(FILE *f, const cJSON *res) {
+  const cJSON *t, *c, *row;
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(res, "tables")) {
+    const cJSON *title = cJSON_GetObjectItem(t, "title");
+    fputs("<table>\n", f);
+    if (cJSON_IsString(title)) { fputs("<caption>", f); esc(f, title->valuestring); fputs("</caption>\n", f); }
+    fputs("<tr>", f);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(t, "columns")) {
+      fputs("<th>", f); cell(f, c); fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(t, "rows")) {
+      fputs("<tr>", f);
+      cJSON_ArrayForEach(c, row) { fputs("<td>", f); cell(f, c); fputs("</td>", f); }
+      fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+  }
+}
+
+static void html_verdicts(FILE *f, const cJSON *res) {
+  const cJSON *v, *list = cJSON_GetObjectItem(res, "verdicts");
+  if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) return;
+  fputs("<table class=\"verdicts\">\n<tr><th>claim</th><th>source</th><th>measured</th><th>verdict</th></tr>\n", f);
+  cJSON_ArrayForEach(v, list) {
+    const cJSON *verdict = cJSON_GetObjectItem(v, "verdict");
+    const char *vs = cJSON_IsString(verdict) ? verdict->valuestring : "";
+    fputs("<tr><td>", f); cell(f, cJSON_GetObjectItem(v, "claim"));
+    fputs("</td><td>", f); cell(f, cJSON_GetObjectItem(v, "source"));
+    fputs("</td><td>", f); cell(f, cJSON_GetObjectItem(v, "measured"));
+    fprintf(f, "</td><td class=\"%s\">", !strncmp(vs, "holds", 5) ? "ok" : !strcmp(vs, "wrong") ? "bad" : "mid");
+    esc(f, vs);
+    fputs("</td></tr>\n", f);
+  }
+  fputs("</table>\n", f);
+}
+
+static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e, int rc) {
+  char path[4200];
+  char *text;
+  cJSON *root, *res, *p;
+  snprintf(path, sizeof path, "%s/%s/results.json", dir, e->name);
+  fprintf(f, "<section id=\"%s\">\n<h2>", e->name);
+  esc(f, e->name);
+  fputs("</h2>\n<p class=\"q\">", f);
+  esc(f, e->question);
+  fputs("</p>\n<p><b>Method.</b> ", f);
+  esc(f, e->method);
+  fputs("</p>\n<p><b>Expected.</b> ", f);
+  esc(f, e->expected);
+  fputs("</p>\n", f);
+  text = slurp(path);
+  root = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  if (!root) {
+    fputs("<p class=\"bad\">This experiment did not produce results (see the run's messages).</p>\n</section>\n", f);
+    return;
+  }
+  res = cJSON_GetObjectItem(root, "results");
+  p = cJSON_GetObjectItem(res, "answer");
+  if (cJSON_IsString(p)) { fputs("<p class=\"answer\"><b>Answer.</b> ", f); esc(f, p->valuestring); fputs("</p>\n", f); }
+  if (rc == 1) fputs("<p class=\"bad\">A verdict of this experiment failed.</p>\n", f);
+  html_verdicts(f, res);
+  html_tables(f, res);
+  cJSON_ArrayForEach(p, cJSON_GetObjectItem(res, "plots")) {
+    const cJSON *file = cJSON_GetObjectItem(p, "file"), *cap = cJSON_GetObjectItem(p, "caption");
+    if (!cJSON_IsString(file)) continue;
+    fputs("<figure><img src=\"", f);
+    esc(f, e->name); fputc('/', f); esc(f, file->valuestring);
+    fputs("\" alt=\"", f);
+    if (cJSON_IsString(cap)) esc(f, cap->valuestring);
+    fputs("\"><figcaption>", f);
+    if (cJSON_IsString(cap)) esc(f, cap->valuestring);
+    fputs("</figcaption></figure>\n", f);
+  }
+  fprintf(f, "<p class=\"files\">Files: <a href=\"%s/results.json\">results.json</a>, "
+          "<a href=\"%s/summary.md\">summary.md</a> (CSV and gnuplot scripts beside them).</p>\n",
+          e->name, e->name);
+  fputs("</section>\n", f);
+  cJSON_Delete(root);
+}
+
+/* ----------------------------------------------------------------- main */
+
+int lowp_cmd_report(int argc, char **argv) {
+  const char *out = "reports/latest";
+  char *qargv[1] = {"--quick"};
+  int quick = 0, i, worst = 0, *rcs;
+  size_t k, n = lowp_experiment_count();
+  char tmp[4200], fin[4200];
+  FILE *f;
+  for (i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+    else if (!strncmp(argv[i], "--out=", 6)) out = argv[i] + 6;
+    else if (!strcmp(argv[i], "--help")) {
+      printf("usage: lowp report [--out DIR] [--quick]\n  runs every experiment into DIR/<name>/ and writes DIR/index.html\n");
+      return LOWP_EXIT_OK;
+    } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick", argv[i]);
+  }
+  if (lowp_mkdir_p(out) != 0) lowp_cli_die("report", "cannot create output folder '%s'", out);
+  rcs = calloc(n ? n : 1, sizeof *rcs);
+  if (!rcs) lowp_cli_die("report", "out of memory");
+  for (k = 0; k < n; k++) {
+    const lowp_experiment_t *e = lowp_experiment_at(k);
+    fprintf(stderr, "lowp report: [%zu/%zu] %s\n", k + 1, n, e->name);
+    rcs[k] = lowp_run_experiment(e, quick ? 1 : 0, qargv, out);
+    if (rcs[k] > worst) worst = rcs[k];
+  }
+  snprintf(tmp, sizeof tmp, "%s/index.html.tmp", out);
+  snprintf(fin, sizeof fin, "%s/index.html", out);
+  f = fopen(tmp, "w");
+  if (!f) lowp_cli_die("report", "cannot write '%s'", tmp);
+  fputs("<!DOCTYPE html>\n<!-- generated by lowp report, do not edit -->\n<html lang=\"en\"><head>"
+        "<meta charset=\"utf-8\"><title>lowp report</title>\n<style>\n"
+        "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\n"
+        "table{border-collapse:collapse;margin:1em 0;font-size:90%}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}\n"
+        "th{background:#eee}caption{font-weight:bold;text-align:left;padding:4px 0}\n"
+        "img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0}figcaption{font-size:90%;color:#555}\n"
+        ".q{font-size:110%;font-style:italic}.answer{background:#eef6ee;padding:.6em;border-left:4px solid #4a4}\n"
+        ".ok{color:#161}.bad{color:#a11;font-weight:bold}.mid{color:#a60}section{border-top:2px solid #ccc;margin-top:2em}\n"
+        "</style></head><body>\n<h1>lowp report</h1>\n", f);
+  fprintf(f, "<p>What low precision costs, measured against exact MPFR references. %s run; "
+          "every number below was computed by the experiments listed, from the seed in each "
+          "results.json header.</p>\n<ul>\n", quick ? "Quick-settings" : "Default-settings");
+  for (k = 0; k < n; k++) {
+    const lowp_experiment_t *e = lowp_experiment_at(k);
+    fprintf(f, "<li><a href=\"#%s\">", e->name);
+    esc(f, e->name);
+    fputs("</a>: ", f);
+    esc(f, e->question);
+    fputs("</li>\n", f);
+  }
+  fputs("</ul>\n", f);
+  for (k = 0; k < n; k++) html_experiment(f, out, lowp_experiment_at(k), rcs[k]);
+  fputs("</body></html>\n", f);
+  free(rcs);
+  if (fclose(f) != 0 || rename(tmp, fin) != 0) {
+    remove(tmp);
+    lowp_cli_die("report", "cannot write '%s'", fin);
+  }
+  printf("report: %s\n", fin);
+  return worst > 1 ? LOWP_EXIT_USAGE : worst;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# lowp setup -- install the Debian packages lowp needs (only the missing ones), then build.
+# Run: bash tools/setup.sh [build-dir]    (root, or sudo available)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD="${1:-build}"
+
+# What lowp uses (DESIGN.md, "Dependencies"): compiler and build, MPFR/GMP
+# (exact arithmetic), Random123 (counter-based RNG), cJSON, gnuplot (plots)
+# with a font, OpenBLAS (benchmark comparison only).
+PKGS="build-essential cmake pkg-config libmpfr-dev libgmp-dev librandom123-dev
+      libcjson-dev gnuplot-nox fonts-dejavu-core libopenblas-dev git"
+
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "lowp setup: installing:$missing" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >&2
+fi
+
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >&2
+cmake --build "$BUILD" -j"$(nproc)" >&2
