@@ -22,6 +22,20 @@ typedef struct {
  * "results" object the experiment filled) atomically. The experiment writes
  * its CSVs and plots into outdir and its Markdown summary to summary.
  */
+/*
+ * What an experiment puts into run->results (the report renders these keys
+ * generically; anything else is kept in results.json for machines):
+ *   "answer":   string, the answer to the question in one or two sentences,
+ *               built from computed numbers (never typed by hand);
+ *   "verdicts": array of {"claim", "source" (document and section),
+ *               "measured" (string or number), "verdict": "holds" | "wrong" |
+ *               "holds with a qualification: ..."};
+ *   "tables":   array of {"title", "columns": [..], "rows": [[..], ..]};
+ *   "plots":    array of {"file": "x.png" (relative to outdir), "caption"}.
+ * Add an experiment: write experiments/<slug>.c defining
+ * `const lowp_experiment_t lowp_exp_<slug>` and add its extern and one line
+ * to the table in experiments/registry.c.
+ */
 typedef struct lowp_run {
   const struct lowp_experiment *exp;
   const char *outdir;   /**< existing folder for this run's files */
