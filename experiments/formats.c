@@ -121,29 +121,43 @@ static int write_density(lowp_run_t *r, const lowp_format_t *fs, size_t nf,
   return fclose(f);
 }
 
-/* --------------------------------------------------------------- run */
-
-static int run(lowp_run_t *r) {
-  lowp_format_t fs[32];
-  size_t nf = 0, i;
+/* The formats parameter: a comma-separated list of built-in names. */
+static size_t parse_formats(const lowp_run_t *r, lowp_format_t *fs, size_t max) {
   const char *s = lowp_run_param(r, "formats");
-  char ytics[2048] = "set ytics (", extra[2600];
-  cJSON *tables, *t, *cols, *rows, *plots, *pl;
-  int st;
-
+  size_t nf = 0;
   while (*s) {
     char name[64];
     size_t len = strcspn(s, ",");
     const lowp_format_t *f;
-    if (len == 0 || len >= sizeof name || nf == 32) lowp_run_bad_param(r, "formats", "expected a comma-separated list of format names");
+    if (len == 0 || len >= sizeof name || nf == max) lowp_run_bad_param(r, "formats", "expected a comma-separated list of format names");
     memcpy(name, s, len);
     name[len] = '\0';
     f = lowp_format_by_name(name);
-    if (!f) lowp_run_bad_param(r, "formats", "unknown format name (see lowp formats)");
+    if (!f) {
+      char why[128];
+      snprintf(why, sizeof why, "unknown format name '%s' (lowp formats lists them)", name);
+      lowp_run_bad_param(r, "formats", why);
+    }
     fs[nf++] = *f;
     s += len;
     if (*s) s++;
   }
+  return nf;
+}
+
+static void check(const lowp_run_t *r) {
+  lowp_format_t fs[32];
+  (void)parse_formats(r, fs, 32);
+}
+
+/* --------------------------------------------------------------- run */
+
+static int run(lowp_run_t *r) {
+  lowp_format_t fs[32];
+  size_t nf = parse_formats(r, fs, 32), i;
+  char ytics[2048] = "set ytics (", extra[2600];
+  cJSON *tables, *t, *cols, *rows, *plots, *pl;
+  int st;
 
   tables = cJSON_AddArrayToObject(r->results, "tables");
   t = cJSON_CreateObject();
@@ -232,4 +246,4 @@ const lowp_experiment_t lowp_exp_formats = {
     "classify normal/subnormal, draw them on one log axis; count values per decade; table of "
     "constants computed from the descriptors.",
     "fp16 about 12 decades, bf16 about 79; e4m3 max 448, e5m2 max 57344; plots render.",
-    params, run};
+    params, run, check};

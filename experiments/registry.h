@@ -58,6 +58,10 @@ typedef struct lowp_experiment {
   /** Runs; returns 0 ok, 1 a verdict failed (still writes results), 2 bad
       parameter value (message already printed by lowp_run_bad_param). */
   int (*run)(lowp_run_t *run);
+  /** Optional (NULL = none): parse and check every parameter value before
+      anything is printed or written, calling lowp_run_bad_param on a bad
+      one; r->outdir and r->results are not set yet. */
+  void (*check)(const lowp_run_t *r);
 } lowp_experiment_t;
 
 /** @brief Number of experiments; the i-th (registry order); by name or NULL. */

@@ -186,6 +186,15 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
     }
     values[i] = eq + 1;
   }
+  /* check parameter values before anything is printed or created */
+  memset(&r, 0, sizeof r);
+  r.exp = e;
+  r.seed = seed;
+  r.quick = quick;
+  r.keys = keys;
+  r.values = values;
+  if (e->check) e->check(&r);
+
   if ((size_t)snprintf(outdir, sizeof outdir, "%s%s%s", out ? out : default_out,
                        out ? "" : "/", out ? "" : e->name) >= sizeof outdir)
     lowp_cli_die("run", "output folder name too long");
@@ -198,13 +207,7 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   }
   if (!lowp__g_atexit) lowp__g_atexit = atexit(cleanup_tmp) == 0;
 
-  memset(&r, 0, sizeof r);
-  r.exp = e;
   r.outdir = lowp__g_tmpdir;
-  r.seed = seed;
-  r.quick = quick;
-  r.keys = keys;
-  r.values = values;
   r.progress = isatty(2);
   root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "generated_by", "lowp run (do not edit: re-run to update)");

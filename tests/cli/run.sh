@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# cli_run -- lowp run / list / report: outputs, atomic folders, and every bad-usage exit.
+# Run: bash tests/cli/run.sh build/lowp
+set -u
+LOWP="$1"
+T="$(mktemp -d)"
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect_exit2 NAME CMD...: exit status 2, one message on stderr naming the problem, nothing on stdout
+expect_exit2() {
+  local name="$1" pattern="$2"; shift 2
+  "$@" >"$T/out" 2>"$T/err"; local rc=$?
+  if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2"; return; fi
+  if [ -s "$T/out" ]; then bad "$name: printed on stdout"; return; fi
+  grep -q -- "$pattern" "$T/err" || { bad "$name: stderr lacks '$pattern': $(cat "$T/err")"; return; }
+  ok
+}
+
+# list shows every experiment with a question
+"$LOWP" list >"$T/list" && grep -q '^formats .*?$' "$T/list" && ok || bad "list"
+
+# a run writes results.json (with header, seed), summary.md, CSV and plots, and no temporary folder
+"$LOWP" run formats --out "$T/f" >"$T/runout" 2>&1 || bad "run formats exit"
+for f in results.json summary.md values.csv density.csv values.png values.svg density.png; do
+  [ -s "$T/f/$f" ] && ok || bad "run formats: missing $f"
+done
+grep -q '"seed"' "$T/f/results.json" && grep -q '"git_revision"' "$T/f/results.json" && ok || bad "header in results.json"
+head -1 "$T/runout" | grep -q '^# lowp run formats' && ok || bad "run header printed first"
+ls -d "$T"/f.tmp.* >/dev/null 2>&1 && bad "temporary folder left behind" || ok
+
+# same seed, same bytes
+"$LOWP" run formats --out "$T/g" >/dev/null 2>&1
+cmp -s "$T/f/results.json" "$T/g/results.json" && cmp -s "$T/f/values.csv" "$T/g/values.csv" && ok || bad "rerun differs"
+
+# bad usage: exit 2, one message, and no output folder or temporary left behind
+expect_exit2 "unknown experiment" "unknown experiment 'nosuch'" "$LOWP" run nosuch
+expect_exit2 "unknown parameter" "unknown parameter 'bogus'" "$LOWP" run formats --bogus=1 --out "$T/h"
+[ -e "$T/h" ] && bad "folder created for a bad parameter" || ok
+expect_exit2 "bad parameter value" "unknown format name 'fp99'" "$LOWP" run formats --formats=fp16,fp99 --out "$T/i"
+ls -d "$T"/i* >/dev/null 2>&1 && bad "output left after a bad value" || ok
+expect_exit2 "not key=value" "unexpected argument" "$LOWP" run formats positional
+expect_exit2 "bad seed" "malformed --seed" "$LOWP" run formats --seed=abc
+mkdir -p "$T/ro" && chmod 555 "$T/ro"
+if [ "$(id -u)" -ne 0 ]; then
+  expect_exit2 "unwritable output" "cannot" "$LOWP" run formats --out "$T/ro/x"
+fi
+touch "$T/file"
+expect_exit2 "output under a file" "cannot" "$LOWP" run formats --out "$T/file/x"
+expect_exit2 "unknown command" "unknown command" "$LOWP" nosuchcommand
+expect_exit2 "report bad option" "unknown option" "$LOWP" report --bogus
+expect_exit2 "list bad option" "unknown option" "$LOWP" list --bogus
+
+echo "cli_run: $pass passed, $fail failed"
+[ $fail -eq 0 ]
