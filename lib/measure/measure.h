@@ -1,0 +1,117 @@
+/* lowp_measure -- error metrics, summary statistics and rounding-error bounds */
+#ifndef LOWP_MEASURE_H
+#define LOWP_MEASURE_H
+
+#include <stddef.h>
+
+#include "format/format.h"
+
+/* ------------------------------------------------------------------ types */
+
+/**
+ * @brief Errors of a computed array against the exact one.
+ *
+ * Per element, with c computed and x exact (both binary64):
+ *  abs = |c - x|; rel = abs / |x| (0 if c == x, +inf if x == 0 != c);
+ *  ulp = abs / ulp_f(x), ulp of f at x (lowp_ulp: 2^(max(e, emin) - p + 1));
+ *  bwd = abs / r with r = (|A||B|)_ij given by the caller, the componentwise
+ *  backward error of a product (0 if c == x, +inf if r == 0 != abs).
+ * |c - x| is evaluated in binary64: relative error at most 2^-53 in the
+ * reported error, which does not matter for a measurement.
+ * Elements where both are NaN, or both the same infinity, agree (error 0).
+ * Elements where exactly one is NaN, or infinities differ, or one is
+ * infinite, are counted in n_special and left out of max and mean.
+ */
+typedef struct {
+  size_t n;            /**< elements compared */
+  size_t n_special;    /**< NaN/inf disagreements (left out of the rest) */
+  size_t n_exact;      /**< elements with c == x (bitwise or both NaN) */
+  double max_abs, mean_abs;
+  size_t argmax_abs;   /**< index of the first element attaining max_abs */
+  double max_rel, mean_rel;
+  size_t argmax_rel;
+  double max_ulp, mean_ulp;
+  size_t argmax_ulp;
+  double max_bwd;      /**< NaN when no r was given */
+  size_t argmax_bwd;
+} lowp_errors_t;
+
+/** @brief Summary statistics of an array (NaNs counted and left out). */
+typedef struct {
+  size_t n;        /**< values used (non-NaN) */
+  size_t n_nan;
+  double min, max; /**< NaN when n == 0 */
+  size_t argmax;   /**< index (in the input) of the first maximum */
+  double mean;
+  double median;   /**< middle value, or the mean of the two middle ones */
+  double p99;      /**< nearest-rank 99th percentile: sorted[ceil(0.99 n) - 1] */
+} lowp_stats_t;
+
+/* ------------------------------------------------------------- public API */
+
+/**
+ * @brief Compare computed c[0..n) with exact x[0..n).
+ * @param[in] r  (|A||B|) per element for the backward error, or NULL
+ * @param[in] f  the format whose ulps are counted (the output format)
+ * @return LOWP_OK; LOWP_EINVAL (NULL e, c or x with n > 0); LOWP_EFORMAT.
+ */
+int lowp_measure_errors(lowp_errors_t *e, const double *c, const double *x,
+                        const double *r, size_t n, const lowp_format_t *f);
+
+/**
+ * @brief Statistics of x[0..n) (x is not modified; a sorted copy is made).
+ * @return LOWP_OK, LOWP_EINVAL, LOWP_ENOMEM.
+ */
+int lowp_measure_stats(lowp_stats_t *s, const double *x, size_t n);
+
+/* ---------------------------------------------------------------- bounds */
+
+/**
+ * @brief gamma_n = n u / (1 - n u) (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 2nd ed., SIAM 2002, Lemma 3.1). For a dot product
+ * of length n by recursive summation, |fl(x'y) - x'y| <= gamma_n |x|'|y|
+ * (ibid. eq. (3.5)). +inf when n u >= 1 (no bound).
+ */
+double lowp_bound_gamma(double n, double u);
+
+/**
+ * @brief The probabilistic constant of Higham & Mary, "A new approach to
+ * probabilistic rounding error analysis", SIAM J. Sci. Comput. 41(5),
+ * A2815-A2835, 2019, Thm 2.4: gamma~_n(lambda) = exp(lambda sqrt(n) u +
+ * n u^2 / (1 - u)) - 1 = lambda sqrt(n) u + O(u^2).
+ */
+double lowp_bound_gamma_prob(double n, double u, double lambda);
+
+/**
+ * @brief Probability with which the inner-product bound
+ * |fl(x'y) - x'y| <= gamma~_n(lambda) |x|'|y| holds when the rounding
+ * errors are independent, mean-zero random variables (Higham & Mary 2019,
+ * Thm 3.1): Q(lambda, n) = 1 - n (1 - P(lambda)) with
+ * P(lambda) = 1 - 2 exp(-lambda^2 (1 - u)^2 / 2), i.e.
+ * 1 - 2 n exp(-lambda^2 (1-u)^2 / 2), clipped below at 0.
+ */
+double lowp_bound_prob_probability(double n, double u, double lambda);
+
+/** @brief The lambda for which lowp_bound_prob_probability is prob
+    (0 < prob < 1): lambda = sqrt(2 log(2 n / (1 - prob))) / (1 - u). */
+double lowp_bound_prob_lambda(double n, double u, double prob);
+
+/**
+ * @brief Blocked summation with block size b: each block is summed
+ * recursively (b - 1 additions), then the ceil(n/b) block sums are
+ * (ceil(n/b) - 1 additions), so no term sees more than
+ * b + ceil(n/b) - 2 roundings and the bound is gamma_{b + ceil(n/b) - 2}
+ * = (b + n/b - 2) u + O(u^2) (Higham 2002, Sec. 4.2; Blanchard, Higham &
+ * Mary, "A class of fast and accurate summation algorithms", SIAM J. Sci.
+ * Comput. 42(3), A1541-A1557, 2020, who quote it to first order as
+ * (b + n/b) u, the same up to O(u)).
+ */
+double lowp_bound_blocked(double n, double b, double u);
+
+/**
+ * @brief Pairwise (cascade) summation: gamma_{ceil(log2 n)} (Higham 2002,
+ * Sec. 4.2, eq. (4.6)). 0 for n <= 1.
+ */
+double lowp_bound_pairwise(double n, double u);
+
+#endif
