@@ -4,8 +4,15 @@
 
 #include <string.h>
 
+#include "cpu/gemm_acc.h"
+#include "cpu/gemm_tc.h"
+
 /* Filled as kernels land; unfilled GPU slots fall back to the CPU twin. */
 static const lowp_kernel_t table[] = {
+    {"gemm_acc", lowp_gemm_acc_ref, NULL,
+     "GEMM accumulating in a lowp format, recursive order (cfg: lowp_gemm_acc_cfg_t, kernels/cpu/gemm_acc.h)"},
+    {"gemm_tc", lowp_gemm_tc_ref, NULL,
+     "GEMM on a tensor-core block-FMA model (cfg: lowp_gemm_tc_cfg_t, kernels/cpu/gemm_tc.h)"},
     {NULL, NULL, NULL, NULL} /* sentinel */
 };
 

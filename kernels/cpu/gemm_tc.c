@@ -1,0 +1,91 @@
+/* lowp_gemm_tc -- GEMM on a tensor-core model (CPU twin, reference variant) */
+
+/*
+ * Variant ref: one lowp_tc_dot per output element (row of A, column of B
+ * with stride n), OpenMP over rows. Inputs are checked to be values of their
+ * formats first: the model's integer unpacking assumes it.
+ */
+
+#include "cpu/gemm_tc.h"
+#include "status.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------ private helpers */
+
+/* 1 if every x[i] is a value of f (NaN and inf pass: the model's rules). */
+static int all_in_format(const double *x, size_t n, const lowp_format_t *f) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double y;
+    if (!isfinite(x[i])) continue;
+    lowp_round_f64(&y, x[i], f, NULL, LOWP_RND_NE);
+    if (y != x[i]) return 0;
+  }
+  return 1;
+}
+
+/* ------------------------------------------------------ private helpers */
+
+static int same_values(const lowp_format_t *x, const lowp_format_t *y) {
+  return x->precision == y->precision && x->emin == y->emin && x->emax == y->emax &&
+         x->subnormals == y->subnormals;
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_gemm_tc_config(lowp_gemm_tc_cfg_t *cfg, const char *model_spec, long promote,
+                        const lowp_format_t *in, const lowp_format_t *out,
+                        char *err, size_t errlen) {
+  int st;
+  if (!cfg || !model_spec || !in || !out) return LOWP_EINVAL;
+  /* tensor cores write fp32 or fp16 (D in mma/wgmma); nothing else */
+  if (!same_values(out, &LOWP_FMT_FP32) && !same_values(out, &LOWP_FMT_FP16)) {
+    if (err && errlen)
+      snprintf(err, errlen, "tensor cores output fp32 or fp16, not %s", out->name);
+    return LOWP_EUNSUPPORTED;
+  }
+  st = lowp_tc_model_get(&cfg->model, model_spec, in, out, err, errlen);
+  if (st != LOWP_OK) return st;
+  if (promote >= 0) {
+    if (promote > 0 && (size_t)promote % (size_t)cfg->model.bfma.b) {
+      if (err && errlen)
+        snprintf(err, errlen, "--promote %ld is not a multiple of the block size %d of model %s",
+                 promote, cfg->model.bfma.b, model_spec);
+      return LOWP_EINVAL;
+    }
+    cfg->model.promote = (size_t)promote;
+  }
+  cfg->in = in;
+  cfg->out = out;
+  return LOWP_OK;
+}
+
+int lowp_gemm_tc_ref(double *c, const double *a, const double *b, size_t m,
+                     size_t n, size_t k, const void *cfgv) {
+  const lowp_gemm_tc_cfg_t *cfg = (const lowp_gemm_tc_cfg_t *)cfgv;
+  long i;
+  int status = LOWP_OK;
+  if (!cfg || !cfg->in || !cfg->out || (m * n != 0 && !c) || (m * k != 0 && !a) ||
+      (k * n != 0 && !b))
+    return LOWP_EINVAL;
+  if (!all_in_format(a, m * k, cfg->in) || !all_in_format(b, k * n, cfg->in) ||
+      !all_in_format(c, m * n, cfg->out))
+    return LOWP_ERANGE;
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < (long)m; i++) {
+    size_t j;
+    for (j = 0; j < n; j++) {
+      double d;
+      int st = lowp_tc_dot(&d, a + (size_t)i * k, 1, b + j, n, k, c[(size_t)i * n + j],
+                           &cfg->model, cfg->in, cfg->out);
+      if (st != LOWP_OK) {
+#pragma omp critical(lowp_gemm_tc_status)
+        status = st;
+      }
+      c[(size_t)i * n + j] = d;
+    }
+  }
+  return status;
+}

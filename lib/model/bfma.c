@@ -1,0 +1,212 @@
+/* lowp_bfma -- one tensor-core block FMA, computed exactly with integers */
+
+/*
+ * The model is described in model/tc.h. Here every value is unpacked into
+ * an integer significand and a power of two; products are exact 64-bit
+ * integer products; alignment is a shift of those integers with the cut
+ * (truncation, or rounding) done on the bits shifted out; the block sum is
+ * one signed 64-bit integer. Nothing is approximated in floating point: the
+ * only rounding of the result is lowp_round_sig, from the exact sum.
+ *
+ * Range of the integers (why int64 is enough): a product's significand at
+ * 2^x is below 4, so a cut term is below 2^(F+2); c is below 2^(F+1); the sum
+ * of n products and c is below (n+1) 2^(F+2). lowp_bfma_validate keeps
+ * F + 2 + log2(b+1) <= 62, and lowp_bfma refuses longer blocks.
+ */
+
+#include "model/tc.h"
+#include "status.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------ private helpers */
+
+/* |v| = M 2^E with M odd (or v = 0: M = 0); x = max(floor(log2|v|), emin).
+   Returns 0, or -1 if M needs more than 32 bits (not a narrow-format value). */
+static int unpack(uint64_t *M, int *E, int *x, double v, int emin) {
+  int ex;
+  double f = frexp(fabs(v), &ex); /* |v| = f 2^ex, f in [0.5, 1) */
+  uint64_t m;
+  int e;
+  if (f == 0) { *M = 0; *E = 0; *x = emin; return 0; }
+  m = (uint64_t)ldexp(f, 53); /* exact: f has at most 53 bits */
+  e = ex - 53;
+#if defined(__GNUC__)
+  {
+    int tz = __builtin_ctzll(m);
+    m >>= tz;
+    e += tz;
+  }
+#else
+  while (!(m & 1)) { m >>= 1; e++; }
+#endif
+  if (m >> 32) return -1;
+  *M = m;
+  *E = e;
+  *x = (ex - 1 > emin) ? ex - 1 : emin;
+  return 0;
+}
+
+static int bitlen(uint64_t v) {
+#if defined(__GNUC__)
+  return v ? 64 - __builtin_clzll(v) : 0;
+#else
+  int n = 0;
+  while (v) { v >>= 1; n++; }
+  return n;
+#endif
+}
+
+/* floor, or a rounding, of M 2^E in units of 2^L (M 2^E < 2^(L+62)). */
+static uint64_t cut(uint64_t M, int E, int L, lowp_rounding_t rnd) {
+  int s = L - E;
+  uint64_t q, rem, half;
+  if (s <= 0) return M << (-s); /* exact; in range by the header's bound */
+  if (s >= 64) { /* q = 0; only s == 64 can reach half a unit */
+    if (rnd == LOWP_RND_TO) return M != 0;
+    if (rnd == LOWP_RND_NE) return s == 64 && M > (UINT64_C(1) << 63);
+    return 0;
+  }
+  q = M >> s;
+  rem = M & ((UINT64_C(1) << s) - 1);
+  half = UINT64_C(1) << (s - 1);
+  switch (rnd) {
+  case LOWP_RND_NE: return q + (rem > half || (rem == half && (q & 1)));
+  case LOWP_RND_TO: return q | (rem != 0);
+  default: return q; /* LOWP_RND_TZ: truncation, the hardware's cut */
+  }
+}
+
+/* A term with a sticky bit: F bits plus one bit that ORs everything below. */
+static uint64_t cut_sticky(uint64_t M, int E, int L) {
+  int s = L - E; /* L is already one below the F-bit quantum */
+  if (s <= 0) return M << (-s);
+  if (s >= 64) return M != 0;
+  return (M >> s) | ((M & ((UINT64_C(1) << s) - 1)) != 0);
+}
+
+/* Round sign * S 2^L to format f (S > 0). ovf_inf: beyond emax -> inf. */
+static void round_out(double *y, int neg, uint64_t S, int L,
+                      const lowp_format_t *f, lowp_rounding_t rnd, int ovf_inf) {
+  int nb = bitlen(S);
+  int64_t e = (int64_t)L + nb - 1; /* value in [2^e, 2^(e+1)) */
+  uint64_t sig = S << (64 - nb);
+  if (ovf_inf && e > f->emax) { *y = neg ? -INFINITY : INFINITY; return; }
+  lowp_round_sig(y, neg, e, sig, 0, f, NULL, rnd, 0); /* a carry past xmax gives
+                                                        inf (IEEE) in the modes that round up */
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_bfma_validate(const lowp_bfma_t *p, char *err, size_t errlen) {
+  const char *why = NULL;
+  int lb = bitlen((uint64_t)(p->b > 0 ? p->b : 1));
+  if (p->b < 1 || p->b > 1024) why = "b must be in [1, 1024]";
+  else if (p->F < 1 || p->F + p->sticky + 2 + lb > 62)
+    why = "F too large for the exact 64-bit block sum (F + 2 + log2(b+1) <= 62)";
+  else if (p->align != LOWP_RND_TZ && p->align != LOWP_RND_NE && p->align != LOWP_RND_TO)
+    why = "align must be rtz, rne or rto";
+  else if (p->sticky && p->align != LOWP_RND_TZ)
+    why = "sticky needs align=rtz";
+  else if ((unsigned)p->out_rnd >= LOWP_RND_COUNT || p->out_rnd == LOWP_RND_SR ||
+           (unsigned)p->out16_rnd >= LOWP_RND_COUNT || p->out16_rnd == LOWP_RND_SR)
+    why = "output rounding must be one of rne, rna, rtz, rup, rdn, rto";
+  else if (p->out_frac < 0 || p->out_frac > 52) why = "outfrac must be in [0, 52]";
+  if (why && err && errlen) snprintf(err, errlen, "%s", why);
+  return why ? LOWP_EINVAL : LOWP_OK;
+}
+
+/*
+ * The block: see model/tc.h. Special values first (NaN, inf), then the
+ * all-zero block, then the exact integer path.
+ */
+int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
+              const lowp_bfma_t *p, const lowp_format_t *in,
+              const lowp_format_t *out) {
+  uint64_t Mi[1025], Mc = 0;
+  int Ei[1025], xi[1025], negi[1025];
+  int Ec = 0, xc = 0, X = INT32_MIN, L, cnt = 0, k, allneg = 1, anynz = 0;
+  int pinf = 0, ninf = 0, nan = 0;
+  int64_t S = 0;
+  size_t i;
+  lowp_format_t mid;
+
+  if (lowp_bfma_validate(p, NULL, 0) != LOWP_OK || n > 1024) return LOWP_EINVAL;
+
+  /* (1) special values */
+  for (i = 0; i < n; i++) {
+    double ai = a[i], bi = b[i];
+    if (isnan(ai) || isnan(bi)) nan = 1;
+    else if (isinf(ai) || isinf(bi)) {
+      if (ai == 0 || bi == 0) nan = 1;
+      else if ((ai < 0) != (bi < 0)) ninf = 1;
+      else pinf = 1;
+    }
+  }
+  if (isnan(c)) nan = 1;
+  else if (isinf(c)) { if (c < 0) ninf = 1; else pinf = 1; }
+  if (nan || (pinf && ninf)) { *d = NAN; return LOWP_OK; }
+  if (pinf || ninf) { *d = pinf ? INFINITY : -INFINITY; return LOWP_OK; }
+
+  /* (2) unpack: products exact, exponents per the hardware's convention */
+  for (i = 0; i < n; i++) {
+    uint64_t ma, mb;
+    int ea, eb, xa, xb;
+    int neg = signbit(a[i]) != signbit(b[i]);
+    if (a[i] == 0 || b[i] == 0) { allneg &= neg; continue; }
+    if (unpack(&ma, &ea, &xa, a[i], in->emin) || unpack(&mb, &eb, &xb, b[i], in->emin))
+      return LOWP_EINVAL;
+    Mi[cnt] = ma * mb; /* < 2^64: both below 2^32 */
+    Ei[cnt] = ea + eb;
+    xi[cnt] = xa + xb;
+    negi[cnt] = neg;
+    if (xi[cnt] > X) X = xi[cnt];
+    cnt++;
+    anynz = 1;
+  }
+  if (c != 0) {
+    if (unpack(&Mc, &Ec, &xc, c, out->emin)) return LOWP_EINVAL;
+    if (xc > X) X = xc;
+    anynz = 1;
+  } else {
+    allneg &= signbit(c) != 0;
+  }
+  if (!anynz) { /* exact zero: -0 only if every addend is -0 (IEEE 754 6.3) */
+    *d = allneg ? -0.0 : 0.0;
+    return LOWP_OK;
+  }
+
+  /* (3) align to 2^(X-F), cut, and add exactly */
+  L = X - p->F - (p->sticky ? 1 : 0);
+  for (k = 0; k < cnt; k++) {
+    uint64_t t = p->sticky ? cut_sticky(Mi[k], Ei[k], L)
+                           : cut(Mi[k], Ei[k], L, p->align);
+    S += negi[k] ? -(int64_t)t : (int64_t)t;
+  }
+  if (c != 0) {
+    uint64_t t = p->sticky ? cut_sticky(Mc, Ec, L) : cut(Mc, Ec, L, p->align);
+    S += signbit(c) ? -(int64_t)t : (int64_t)t;
+  }
+  if (S == 0) { *d = 0.0; return LOWP_OK; } /* exact cancellation: +0 */
+
+  /* (4) normalise once and round once (twice only for the fp8 accumulator:
+     first to out_frac bits, then to a narrower output) */
+  {
+    int neg = S < 0;
+    uint64_t U = neg ? (uint64_t)(-(S + 1)) + 1 : (uint64_t)S;
+    int narrow = out->precision < LOWP_FMT_FP32.precision;
+    lowp_rounding_t rnd = narrow ? p->out16_rnd : p->out_rnd;
+    if (p->out_frac > 0 && !narrow) {
+      mid = *out;
+      mid.name = "tc-accumulator";
+      if (p->out_frac + 1 < mid.precision) mid.precision = p->out_frac + 1;
+      round_out(d, neg, U, L, &mid, p->out_rnd, p->ovf_inf);
+      return LOWP_OK;
+    }
+    round_out(d, neg, U, L, out, rnd, p->ovf_inf);
+  }
+  return LOWP_OK;
+}

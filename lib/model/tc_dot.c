@@ -1,0 +1,85 @@
+/* lowp_tc_dot -- a dot product on a tensor-core model: chained blocks, fp32 promotion */
+
+/*
+ * Chaining (Fasi et al. 2021, sec. 4; Khattak & Mikaitis 2025): a dot
+ * product of length k > b is ceil(k/b) block FMAs, the rounded output of one
+ * being the c of the next (the accumulator stays in the tensor core, in the
+ * output format; for Ada/Hopper fp8, with 13 fraction bits).
+ *
+ * Promotion (DeepSeek-V3 technical report, arXiv:2412.19437, sec. 3.3.2):
+ * every N_C products the tensor-core partial sum, started from zero, is
+ * added to an fp32 total held in CUDA-core registers, by an ordinary fp32
+ * addition (round to nearest even); the total starts at c.
+ */
+
+#include "model/accum.h"
+#include "model/tc.h"
+#include "status.h"
+
+#include <math.h>
+#include <string.h>
+
+/*
+ * A chain over products [lo, hi), starting from *acc. One "instruction"
+ * takes b products, or 2b with interleave P (two blocks: first the offsets
+ * whose (offset / P) is even, then the others). With late_c the blocks of an
+ * instruction start from zero and the running value is added after them by
+ * one rounded addition in the output format.
+ */
+static int chain(double *acc, const double *a, size_t sa, const double *b,
+                 size_t sb, size_t lo, size_t hi, const lowp_bfma_t *p,
+                 const lowp_format_t *in, const lowp_format_t *out) {
+  double ab[1024], bb[1024];
+  size_t i, j, w = (size_t)p->b, P = (size_t)p->interleave;
+  size_t g = P ? 2 * w : w;
+  int st, half, narrow = out->precision < LOWP_FMT_FP32.precision;
+  for (i = lo; i < hi; i += g) {
+    size_t n = hi - i < g ? hi - i : g;
+    double x = p->late_c ? 0.0 : *acc;
+    for (half = 0; half < (P ? 2 : 1); half++) {
+      size_t cnt = 0;
+      for (j = 0; j < n; j++)
+        if (!P || (int)((j / P) % 2) == half) {
+          ab[cnt] = a[(i + j) * sa];
+          bb[cnt] = b[(i + j) * sb];
+          cnt++;
+        }
+      if (cnt == 0) continue;
+      if ((st = lowp_bfma(&x, ab, bb, cnt, x, p, in, out)) != LOWP_OK) return st;
+    }
+    if (p->late_c) lowp_accum_add(acc, x, *acc, out, narrow ? p->out16_rnd : p->out_rnd);
+    else *acc = x;
+  }
+  return LOWP_OK;
+}
+
+int lowp_tc_dot(double *d, const double *a, size_t sa, const double *b,
+                size_t sb, size_t k, double c, const lowp_tc_model_t *m,
+                const lowp_format_t *in, const lowp_format_t *out) {
+  const lowp_bfma_t *p = &m->bfma;
+  double total, part;
+  size_t lo;
+  int st;
+
+  if (lowp_bfma_validate(p, NULL, 0) != LOWP_OK) return LOWP_EINVAL;
+  if (m->promote == 0 || k == 0) {
+    double acc = c;
+    if (k == 0) { /* no block runs: c as the output format holds it */
+      lowp_round_f64(d, c, out, NULL, LOWP_RND_NE);
+      return LOWP_OK;
+    }
+    st = chain(&acc, a, sa, b, sb, 0, k, p, in, out);
+    *d = acc;
+    return st;
+  }
+  if (m->promote % (size_t)p->b) return LOWP_EINVAL;
+  total = c;
+  for (lo = 0; lo < k; lo += m->promote) {
+    size_t hi = lo + m->promote < k ? lo + m->promote : k;
+    part = 0.0;
+    if ((st = chain(&part, a, sa, b, sb, lo, hi, p, in, out)) != LOWP_OK) return st;
+    lowp_accum_add(&total, total, part, &LOWP_FMT_FP32, LOWP_RND_NE);
+  }
+  lowp_round_f64(d, total, out, NULL, LOWP_RND_NE);
+  return LOWP_OK;
+}

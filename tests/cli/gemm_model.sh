@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# cli_gemm_model -- lowp gemm/dot with --model, --promote and --order: effects and bad usage.
+# Run: bash tests/cli/gemm_model.sh build/lowp
+set -u
+LOWP="$1"
+T="$(mktemp -d)"
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_exit2() {
+  local name="$1" pattern="$2"; shift 2
+  "$@" >"$T/out" 2>"$T/err"; local rc=$?
+  [ $rc -eq 2 ] || { bad "$name: exit $rc, want 2"; return; }
+  [ -s "$T/out" ] && { bad "$name: printed on stdout"; return; }
+  grep -q -- "$pattern" "$T/err" && ok || bad "$name: stderr lacks '$pattern': $(cat "$T/err")"
+}
+maxabs() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["errors"]["max_abs"])' "$1"; }
+
+# the H100 fp8 model at K=4096 on [0,1] data: promotion every 128 must cut the
+# error by more than 10x (DeepSeek-V3 report, sec. 3.3.2, reports ~2% -> small)
+"$LOWP" gemm --m 8 --n 8 --k 4096 --in e4m3 --acc fp32 --dist uniform01 --model h100 --json > "$T/np.json" || bad "h100 fp8 run"
+"$LOWP" gemm --m 8 --n 8 --k 4096 --in e4m3 --acc fp32 --dist uniform01 --model h100 --promote 128 --json > "$T/p.json" || bad "h100 fp8 promote run"
+python3 - "$T/np.json" "$T/p.json" <<'PY' && ok || bad "promotion does not reduce the error 10x"
+import json, sys
+a = json.load(open(sys.argv[1]))["errors"]["max_rel"]; b = json.load(open(sys.argv[2]))["errors"]["max_rel"]
+sys.exit(0 if a > 10 * b else 1)
+PY
+# a parameter string equal to a preset gives the same numbers as the preset
+"$LOWP" gemm --m 8 --n 8 --k 512 --in fp16 --acc fp32 --dist uniform01 --model h100 --json > "$T/a.json"
+"$LOWP" gemm --m 8 --n 8 --k 512 --in fp16 --acc fp32 --dist uniform01 --model "b=16,F=25,align=rtz,out=rtz" --json > "$T/b.json"
+[ "$(maxabs "$T/a.json")" = "$(maxabs "$T/b.json")" ] && ok || bad "preset vs parameters differ"
+grep -q '"model":.*"h100"' "$T/a.json" && ok || bad "json lacks the model"
+# an order other than recursive changes the fp16 sum of 2^16 uniform terms, and pairwise is better
+"$LOWP" dot --n 65536 --in fp16 --acc fp16 --dist uniform01 --json > "$T/r.json"
+"$LOWP" dot --n 65536 --in fp16 --acc fp16 --dist uniform01 --order pairwise --json > "$T/pw.json"
+python3 - "$T/r.json" "$T/pw.json" <<'PY' && ok || bad "pairwise fp16 not more accurate than recursive"
+import json, sys
+r = json.load(open(sys.argv[1]))["errors"]["max_rel"]; p = json.load(open(sys.argv[2]))["errors"]["max_rel"]
+sys.exit(0 if p < r / 10 else 1)
+PY
+
+expect_exit2 "unknown model" "--model h999" "$LOWP" gemm --m 2 --n 2 --k 2 --model h999
+expect_exit2 "promote without model" "--promote needs --model" "$LOWP" gemm --m 2 --n 2 --k 2 --promote 128
+expect_exit2 "bad promote" "--promote" "$LOWP" gemm --m 2 --n 2 --k 2 --model h100 --promote x
+expect_exit2 "model with prod" "do not combine" "$LOWP" gemm --m 2 --n 2 --k 2 --model h100 --prod fp16
+expect_exit2 "model with order" "do not combine" "$LOWP" gemm --m 2 --n 2 --k 2 --model h100 --order pairwise
+expect_exit2 "model with round" "do not combine" "$LOWP" gemm --m 2 --n 2 --k 2 --model h100 --round rtz
+expect_exit2 "model with bf16 output" "--model h100" "$LOWP" gemm --m 2 --n 2 --k 2 --model h100 --acc bf16
+expect_exit2 "bad order" "--order" "$LOWP" dot --n 4 --order sideways
+expect_exit2 "order with other prod" "--prod" "$LOWP" dot --n 4 --acc fp32 --order pairwise --prod fp16
+
+echo "cli_gemm_model: $pass passed, $fail failed"
+[ $fail -eq 0 ]

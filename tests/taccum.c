@@ -1,0 +1,167 @@
+/* taccum -- summation orders: the rounded addition against lib/exact, and known sums */
+
+/*
+ * Build: cmake --build build --target taccum; run from the source root.
+ *
+ * Oracles: lowp_exact_add2 (lib/exact, an independent implementation of a
+ * correctly rounded two-operand sum) for lowp_accum_add; closed forms for
+ * the orders (Higham, "Accuracy and Stability of Numerical Algorithms",
+ * 2nd ed., ch. 4: stagnation of recursive summation, exactness of pairwise
+ * sums of equal terms, Kahan's compensation).
+ */
+
+#include "exact/exact.h"
+#include "model/accum.h"
+#include "rng/rng.h"
+#include "status.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------- helpers */
+
+static lowp_accum_t model(const char *spec) {
+  lowp_accum_t m;
+  char err[256];
+  int st = lowp_accum_parse(&m, spec, err, sizeof err);
+  if (st != LOWP_OK) {
+    lowp_test_check(0, "parse %s: %s", spec, err);
+    memset(&m, 0, sizeof m);
+    m.acc = LOWP_FMT_FP32;
+  }
+  return m;
+}
+
+static void check_sum(const char *spec, const double *x, size_t n, double want, const char *why) {
+  lowp_accum_t m = model(spec);
+  double s = NAN;
+  char h1[64], h2[64];
+  lowp_accum_sum(&s, x, n, &m);
+  lowp_test_check(s == want, "%s [%s]: got %s want %s", why, spec, lowp_test_hex(s, h1, sizeof h1),
+                  lowp_test_hex(want, h2, sizeof h2));
+}
+
+/* -------------------------------------------------------- special values */
+
+static void special_values(void) {
+  double z;
+  lowp_accum_add(&z, INFINITY, -INFINITY, &LOWP_FMT_FP16, LOWP_RND_NE);
+  lowp_test_check(isnan(z), "inf - inf is NaN");
+  lowp_accum_add(&z, 1.0, -1.0, &LOWP_FMT_FP16, LOWP_RND_DN);
+  lowp_test_check(z == 0 && signbit(z), "1 - 1 rounded down is -0");
+  lowp_accum_add(&z, 1.0, -1.0, &LOWP_FMT_FP16, LOWP_RND_NE);
+  lowp_test_check(z == 0 && !signbit(z), "1 - 1 to nearest is +0");
+  lowp_accum_add(&z, 65504.0, 8.0, &LOWP_FMT_FP16, LOWP_RND_NE);
+  lowp_test_check(z == 65504.0, "65504 + 8 rounds back to 65504 (below the overflow midpoint)");
+  lowp_accum_add(&z, 65504.0, 16.0, &LOWP_FMT_FP16, LOWP_RND_NE);
+  lowp_test_check(isinf(z), "65504 + 16 = 65520, the midpoint: to even is 2^16, overflow");
+  lowp_accum_add(&z, 65504.0, 16.0, &LOWP_FMT_FP16, LOWP_RND_UP);
+  lowp_test_check(isinf(z), "65504 + 16 rounded up overflows");
+}
+
+/* ------------------------------------------------------------ hand-picked */
+
+static void hand_picked(void) {
+  static double ones[4096], tiny[1025];
+  size_t i;
+  double z;
+  for (i = 0; i < 4096; i++) ones[i] = 1.0;
+  /* fp16 recursive summation of ones stagnates at 2048 = 2^11: 2048 + 1 is a
+     tie between 2048 and 2050, to even gives 2048 (Higham 2002, sec. 4.2). */
+  check_sum("recursive,acc=fp16", ones, 4096, 2048.0, "fp16 stagnation");
+  check_sum("recursive,acc=fp16,rnd=rtz", ones, 4096, 2048.0, "fp16 rtz stagnation");
+  check_sum("pairwise,acc=fp16", ones, 4096, 4096.0, "pairwise of equal terms is exact");
+  check_sum("blocked:64,acc=fp16", ones, 4096, 4096.0, "blocked 64 x 64");
+  check_sum("splitk:2,acc=fp16", ones, 4096, 4096.0, "splitk 2 x 2048");
+  check_sum("splitk:1,acc=fp16", ones, 4096, 2048.0, "splitk 1 is recursive");
+  check_sum("kahan,acc=fp16", ones, 4096, 4096.0, "Kahan in fp16 recovers");
+  check_sum("recursive,acc=fp32", ones, 4096, 4096.0, "fp32 exact");
+  /* 1 + 1024 * 2^-11 in fp16: each 2^-11 is half an ulp of 1, a tie that
+     goes to even (1): recursive stays 1; pairwise adds the small terms first */
+  tiny[0] = 1.0;
+  for (i = 1; i < 1025; i++) tiny[i] = 0x1p-11;
+  check_sum("recursive,acc=fp16", tiny, 1025, 1.0, "1 + ties stays 1");
+  check_sum("kahan,acc=fp16", tiny, 1025, 1.5, "Kahan: 1 + 1024 * 2^-11 = 1.5");
+  /* fma vs rounded products: 3 products (1 + 2^-11)^2 in fp16 accumulation */
+  {
+    double a[3] = {1 + 0x1p-10, 1 + 0x1p-10, 1 + 0x1p-10}, s;
+    lowp_accum_t m1 = model("recursive,acc=fp16"), m2 = model("fma,acc=fp16");
+    lowp_accum_dot(&s, a, 1, a, 1, 1, &m1);
+    /* (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20 -> fp16: 1 + 2^-9 */
+    lowp_test_check(s == 1 + 0x1p-9, "rounded product: %.17g", s);
+    lowp_accum_dot(&s, a, 1, a, 1, 1, &m2);
+    lowp_test_check(s == 1 + 0x1p-9, "fma single product: %.17g", s);
+  }
+  lowp_accum_add(&z, 1.0, 0x1p-30, &LOWP_FMT_FP32, LOWP_RND_UP);
+  lowp_test_check(z == 1 + 0x1p-23, "1 + 2^-30 rounded up in fp32");
+  lowp_accum_add(&z, 1.0, -0x1p-60, &LOWP_FMT_FP32, LOWP_RND_DN);
+  lowp_test_check(z == 1 - 0x1p-24, "1 - 2^-60 rounded down in fp32 (lo below hi)");
+}
+
+/* ----------------------------------------------- against lib/exact */
+
+/* Random pairs with exponents close and far, all formats of <= 52 bits and
+   every deterministic mode: lowp_accum_add must equal lowp_exact_add2. */
+static void random_vs_exact(void) {
+  static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_NA, LOWP_RND_TZ,
+                                          LOWP_RND_UP, LOWP_RND_DN, LOWP_RND_TO};
+  lowp_rng_t r;
+  size_t fi, bad = 0, total = 0;
+  lowp_rng_init(&r, lowp_test_seed(), 7);
+  for (fi = 0; lowp_format_at(fi); fi++) {
+    const lowp_format_t *f = lowp_format_at(fi);
+    size_t mi, t;
+    if (f->precision > 52 || !f->has_sign || !f->has_zero) continue;
+    for (mi = 0; mi < sizeof modes / sizeof modes[0]; mi++)
+      for (t = 0; t < 3000; t++) {
+        double x = ldexp(lowp_rng_uniform(&r) + 0.5, (int)(lowp_rng_next(&r) % 40) - 20);
+        double y = ldexp(lowp_rng_uniform(&r) + 0.5, (int)(lowp_rng_next(&r) % 80) - 40);
+        double z1, z2;
+        char h1[64], h2[64];
+        if (lowp_rng_next(&r) & 1) y = -y;
+        if ((lowp_rng_next(&r) & 3) == 0) y = -x * (1 + ldexp(lowp_rng_uniform(&r), -30));
+        if ((lowp_rng_next(&r) & 15) == 0) x = (lowp_rng_next(&r) & 1) ? -0.0 : 0.0;
+        if ((lowp_rng_next(&r) & 15) == 0) y = (lowp_rng_next(&r) & 1) ? -0.0 : 0.0;
+        /* inputs in the format, as accumulations see them */
+        lowp_round_f64(&x, x, f, NULL, LOWP_RND_NE);
+        lowp_round_f64(&y, y, f, NULL, LOWP_RND_NE);
+        if (!isfinite(x) || !isfinite(y)) continue;
+        lowp_accum_add(&z1, x, y, f, modes[mi]);
+        lowp_exact_add2(&z2, x, y, f, NULL, modes[mi], 0);
+        total++;
+        if (memcmp(&z1, &z2, sizeof z1) && !(isnan(z1) && isnan(z2))) {
+          if (bad++ < 5)
+            lowp_test_check(0, "%s %s: %a + %a: got %s want %s", f->name, lowp_rounding_name(modes[mi]),
+                            x, y, lowp_test_hex(z1, h1, sizeof h1), lowp_test_hex(z2, h2, sizeof h2));
+        }
+      }
+  }
+  lowp_test_check(bad == 0, "lowp_accum_add vs lowp_exact_add2: %zu of %zu differ", bad, total);
+}
+
+static void parser(void) {
+  lowp_accum_t m;
+  char err[256];
+  lowp_test_check(lowp_accum_parse(&m, "blocked:32,acc=fp16", err, sizeof err) == LOWP_OK &&
+                      m.order == LOWP_ACC_BLOCKED && m.block == 32 && m.acc.precision == 11,
+                  "blocked:32,acc=fp16");
+  lowp_test_check(lowp_accum_parse(&m, "fma,acc=bf16,rnd=rtz", err, sizeof err) == LOWP_OK && m.fma == 1 &&
+                      m.rnd == LOWP_RND_TZ,
+                  "fma,acc=bf16,rnd=rtz");
+  lowp_test_check(lowp_accum_parse(&m, "zigzag", err, sizeof err) == LOWP_EINVAL, "unknown order");
+  lowp_test_check(lowp_accum_parse(&m, "blocked:0", err, sizeof err) == LOWP_EINVAL, "block 0");
+  lowp_test_check(lowp_accum_parse(&m, "recursive,acc=fp16,rnd=sr", err, sizeof err) == LOWP_EINVAL,
+                  "stochastic rounding is not an accumulation mode here");
+}
+
+int main(void) {
+  lowp_test_start("taccum");
+  special_values();
+  hand_picked();
+  parser();
+  random_vs_exact();
+  return lowp_test_end();
+}
