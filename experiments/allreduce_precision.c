@@ -1,0 +1,378 @@
+/* lowp_exp_allreduce_precision -- gradient all-reduce in fp32/fp16/bf16: ring vs tree, error feedback */
+
+/*
+ * Question: how much error does summing gradients over 2 to 1024 workers in
+ *   fp32, fp16 and bf16 add, in ring and tree order, and how much does
+ *   error feedback recover over many steps?
+ * Method: worker w's gradient element i is m_i + noise * xi_wi (a shared
+ *   signal m_i ~ N(0, signal^2) plus per-worker noise; Philox, lib/rng),
+ *   an fp32 value. lib/amp/allreduce casts each worker's vector to the
+ *   communication format and sums with every partial sum rounded to the
+ *   accumulation format (correctly rounded additions), in NCCL's ring
+ *   reduce-scatter order or a binary tree. Reference: the exact sum of the
+ *   fp32 gradients (lib/exact, exact accumulator, rounded once to fp64).
+ *   Error: ||s^ - s||_2 / ||s||_2 over the n elements; bounds gamma_{W-1}
+ *   (ring) and gamma_{ceil log2 W} (tree) times ||sum_w |g_w|||_2/||s||_2
+ *   (Higham 2002, section 4.2), plus u for the input cast.
+ *   Error feedback: T steps of fresh gradients on ef_workers workers; each
+ *   worker keeps the residual of its cast (lib/amp/allreduce); the error
+ *   of the running total sum_t s^_t against the exact sum_t s_t.
+ * Run: lowp run allreduce-precision [--workers=2,4,...,1024 --n=4096]
+ * Expected / acceptance: fp32 errors ~1e-7 regardless of W; fp16 and bf16
+ *   dominated by the cast (u = 2^-11, 2^-8) for small W and growing like
+ *   W (ring) or log2 W (tree) when the sum is accumulated in them; error
+ *   feedback keeps the running total's error bounded while without it the
+ *   cast error accumulates.
+ */
+
+#include "registry.h"
+
+#include "amp/allreduce.h"
+#include "exact/exact.h"
+#include "format/format.h"
+#include "io/plot.h"
+#include "rng/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const lowp_param_t params[] = {
+    {"workers", "2,4,8,16,32,64,128,256,512,1024", "2,8,32,128", "worker counts"},
+    {"n", "4096", "512", "gradient elements"},
+    {"signal", "1e-3", NULL, "standard deviation of the shared gradient signal"},
+    {"noise", "1e-2", NULL, "standard deviation of each worker's noise"},
+    {"ef_workers", "64", "16", "error feedback: workers"},
+    {"ef_n", "1024", "256", "error feedback: elements"},
+    {"ef_steps", "200", "40", "error feedback: steps"},
+    {NULL, NULL, NULL, NULL}};
+
+/* ------------------------------------------------------ private helpers */
+
+typedef struct {
+  size_t W[32], nW;
+  long long n, efW, efn, efT;
+  double signal, noise;
+} cfg_t;
+
+static void get_cfg(const lowp_run_t *r, cfg_t *c) {
+  const char *s = lowp_run_param(r, "workers");
+  c->nW = 0;
+  while (*s) {
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || v < 1 || v > 65536 || c->nW == 32)
+      lowp_run_bad_param(r, "workers", "expected a comma-separated list of integers in [1, 65536]");
+    c->W[c->nW++] = (size_t)v;
+    s = end;
+    if (*s == ',') s++;
+    else if (*s) lowp_run_bad_param(r, "workers", "expected a comma-separated list of integers");
+  }
+  if (c->nW == 0) lowp_run_bad_param(r, "workers", "empty list");
+  c->n = lowp_run_param_int(r, "n", 1, 1 << 22);
+  c->signal = lowp_run_param_num(r, "signal");
+  c->noise = lowp_run_param_num(r, "noise");
+  if (!(c->signal >= 0 && c->signal < 1e3)) lowp_run_bad_param(r, "signal", "must be in [0, 1000)");
+  if (!(c->noise >= 0 && c->noise < 1e3)) lowp_run_bad_param(r, "noise", "must be in [0, 1000)");
+  if (c->signal == 0 && c->noise == 0) lowp_run_bad_param(r, "noise", "signal and noise cannot both be 0");
+  c->efW = lowp_run_param_int(r, "ef_workers", 1, 65536);
+  c->efn = lowp_run_param_int(r, "ef_n", 1, 1 << 20);
+  c->efT = lowp_run_param_int(r, "ef_steps", 1, 1000000);
+}
+
+static void check(const lowp_run_t *r) {
+  cfg_t c;
+  get_cfg(r, &c);
+}
+
+static cJSON *row_of(int n, const char *const *cells) {
+  cJSON *a = cJSON_CreateArray();
+  int i;
+  for (i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cells[i]));
+  return a;
+}
+
+static void add_verdict(cJSON *v, const char *claim, const char *source, const char *measured,
+                        const char *verdict) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "claim", claim);
+  cJSON_AddStringToObject(o, "source", source);
+  cJSON_AddStringToObject(o, "measured", measured);
+  cJSON_AddStringToObject(o, "verdict", verdict);
+  cJSON_AddItemToArray(v, o);
+}
+
+static void add_plot(cJSON *plots, const char *file, const char *caption) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "file", file);
+  cJSON_AddStringToObject(o, "caption", caption);
+  cJSON_AddItemToArray(plots, o);
+}
+
+static void gen(float *g, size_t W, size_t n, const cfg_t *c, lowp_rng_t *r) {
+  size_t w, i;
+  double *m = malloc(n * sizeof *m);
+  for (i = 0; i < n; i++) m[i] = c->signal * lowp_rng_normal(r);
+  for (w = 0; w < W; w++)
+    for (i = 0; i < n; i++) g[w * n + i] = (float)(m[i] + c->noise * lowp_rng_normal(r));
+  free(m);
+}
+
+/* exact column sums (to fp64) and the column sums of |g| */
+static void exact_sums(double *s, double *a, const float *g, size_t W, size_t n) {
+  double *col = malloc(W * sizeof *col);
+  size_t w, i;
+  for (i = 0; i < n; i++) {
+    double aa = 0;
+    for (w = 0; w < W; w++) { col[w] = (double)g[w * n + i]; aa += fabs(col[w]); }
+    lowp_exact_sum(&s[i], col, W, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    a[i] = aa;
+  }
+  free(col);
+}
+
+static double rel_err(const float *o, const double *s, size_t n) {
+  double e = 0, t = 0;
+  size_t i;
+  for (i = 0; i < n; i++) { e += ((double)o[i] - s[i]) * ((double)o[i] - s[i]); t += s[i] * s[i]; }
+  return t > 0 ? sqrt(e / t) : 0;
+}
+
+static double norm_ratio(const double *a, const double *s, size_t n) {
+  double x = 0, t = 0;
+  size_t i;
+  for (i = 0; i < n; i++) { x += a[i] * a[i]; t += s[i] * s[i]; }
+  return t > 0 ? sqrt(x / t) : 0;
+}
+
+/* --------------------------------------------------------------- run */
+
+typedef struct { const char *name; const lowp_format_t *comm, *acc; } variant_t;
+
+static int run(lowp_run_t *r) {
+  cfg_t c;
+  static const variant_t V[4] = {{"fp32", &LOWP_FMT_FP32, &LOWP_FMT_FP32},
+                                 {"fp16", &LOWP_FMT_FP16, &LOWP_FMT_FP16},
+                                 {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_BF16},
+                                 {"fp16 send + fp32 sum", &LOWP_FMT_FP16, &LOWP_FMT_FP32}};
+  size_t q, maxW = 0;
+  int v, o, st;
+  float *g, *out;
+  double *s, *a, err[32][4][2], ratio[32];
+  FILE *f;
+  lowp_rng_t rng;
+  cJSON *tables, *tab, *rows, *verdicts, *plots;
+  char buf[1600];
+
+  get_cfg(r, &c);
+  for (q = 0; q < c.nW; q++) if (c.W[q] > maxW) maxW = c.W[q];
+  g = malloc(maxW * (size_t)c.n * sizeof *g);
+  out = malloc((size_t)c.n * sizeof *out);
+  s = malloc((size_t)c.n * sizeof *s);
+  a = malloc((size_t)c.n * sizeof *a);
+  f = fopen(lowp_run_path(r, "allreduce.csv"), "w");
+  if (!g || !out || !s || !a || !f) {
+    fprintf(stderr, "lowp run allreduce-precision: out of memory or cannot write allreduce.csv\n");
+    return 2;
+  }
+  lowp_rng_init(&rng, r->seed, 0x6172u);
+  fprintf(f, "series,W,rel_err\n");
+  for (q = 0; q < c.nW; q++) {
+    size_t W = c.W[q];
+    gen(g, W, (size_t)c.n, &c, &rng);
+    exact_sums(s, a, g, W, (size_t)c.n);
+    ratio[q] = norm_ratio(a, s, (size_t)c.n);
+    for (v = 0; v < 4; v++)
+      for (o = 0; o < 2; o++) {
+        lowp_allreduce(out, g, W, (size_t)c.n, (lowp_ar_order_t)o, V[v].comm, V[v].acc, NULL);
+        err[q][v][o] = rel_err(out, s, (size_t)c.n);
+      }
+    lowp_run_progress(r, "W = %zu", W);
+  }
+  /* rows grouped per series so that gnuplot draws contiguous lines */
+  for (v = 0; v < 4; v++)
+    for (o = 0; o < 2; o++)
+      for (q = 0; q < c.nW; q++)
+        fprintf(f, "%s %s,%zu,%.6g\n", V[v].name, lowp_ar_order_name((lowp_ar_order_t)o), c.W[q], err[q][v][o]);
+  for (o = 0; o < 2; o++)
+    for (q = 0; q < c.nW; q++) /* fp16 bound: cast (u) + accumulation */
+      fprintf(f, "fp16 bound %s,%zu,%.6g\n", lowp_ar_order_name((lowp_ar_order_t)o), c.W[q],
+              lowp_format_u(&LOWP_FMT_FP16) * (1 + lowp_allreduce_bound(c.W[q], (lowp_ar_order_t)o, lowp_format_u(&LOWP_FMT_FP16)) / lowp_format_u(&LOWP_FMT_FP16) * ratio[q]));
+  if (fclose(f) != 0) return 2;
+
+  tables = cJSON_AddArrayToObject(r->results, "tables");
+  tab = cJSON_CreateObject();
+  cJSON_AddStringToObject(tab, "title", "Relative error ||s^ - s|| / ||s|| of the all-reduced gradient (ring / tree)");
+  {
+    static const char *const cols[] = {"workers", "fp32", "fp16", "bf16", "fp16 send + fp32 sum",
+                                        "||sum|g| || / ||sum g||"};
+    cJSON_AddItemToObject(tab, "columns", row_of(6, cols));
+  }
+  rows = cJSON_AddArrayToObject(tab, "rows");
+  fprintf(r->summary, "| workers | fp32 ring / tree | fp16 | bf16 | fp16 send + fp32 sum | ratio |\n|---|---|---|---|---|---|\n");
+  for (q = 0; q < c.nW; q++) {
+    char cell[6][64];
+    const char *cp[6];
+    int k;
+    snprintf(cell[0], 64, "%zu", c.W[q]);
+    for (v = 0; v < 4; v++) snprintf(cell[1 + v], 64, "%.3e / %.3e", err[q][v][0], err[q][v][1]);
+    snprintf(cell[5], 64, "%.2f", ratio[q]);
+    for (k = 0; k < 6; k++) cp[k] = cell[k];
+    cJSON_AddItemToArray(rows, row_of(6, cp));
+    fprintf(r->summary, "| %s | %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3], cp[4], cp[5]);
+  }
+  cJSON_AddItemToArray(tables, tab);
+
+  /* error feedback */
+  {
+    size_t W = (size_t)c.efW, n = (size_t)c.efn, t, i;
+    static const variant_t E[3] = {{"fp16 send + fp32 sum", &LOWP_FMT_FP16, &LOWP_FMT_FP32},
+                                   {"bf16 send + fp32 sum", &LOWP_FMT_BF16, &LOWP_FMT_FP32},
+                                   {"fp16 send + fp16 sum", &LOWP_FMT_FP16, &LOWP_FMT_FP16}};
+    float *ge = malloc(W * n * sizeof *ge), *res[3], *oe = malloc(n * sizeof *oe);
+    double *tot[6], *ex = calloc(n, sizeof *ex), *se = malloc(n * sizeof *se), *ae = malloc(n * sizeof *ae);
+    double fin[6];
+    FILE *fe = fopen(lowp_run_path(r, "feedback.csv"), "w");
+    int e, k;
+    double *eft = malloc((size_t)c.efT * 6 * sizeof *eft);
+    if (!ge || !oe || !ex || !se || !ae || !fe || !eft) return 2;
+    for (e = 0; e < 3; e++) res[e] = calloc(W * n, sizeof(float));
+    for (k = 0; k < 6; k++) tot[k] = calloc(n, sizeof(double));
+    for (t = 0; t < (size_t)c.efT; t++) {
+      gen(ge, W, n, &c, &rng);
+      exact_sums(se, ae, ge, W, n);
+      for (i = 0; i < n; i++) ex[i] += se[i]; /* exact enough: T fp64 roundings of sums near 1e-2 */
+      for (e = 0; e < 3; e++) {
+        lowp_allreduce(oe, ge, W, n, LOWP_AR_RING, E[e].comm, E[e].acc, NULL);
+        for (i = 0; i < n; i++) tot[2 * e][i] += oe[i];
+        lowp_allreduce(oe, ge, W, n, LOWP_AR_RING, E[e].comm, E[e].acc, res[e]);
+        for (i = 0; i < n; i++) tot[2 * e + 1][i] += oe[i];
+      }
+      for (k = 0; k < 6; k++) {
+        double x = 0, y = 0;
+        for (i = 0; i < n; i++) { x += (tot[k][i] - ex[i]) * (tot[k][i] - ex[i]); y += ex[i] * ex[i]; }
+        eft[t * 6 + k] = sqrt(x / y);
+      }
+    }
+    fprintf(fe, "series,step,rel_err\n");
+    for (k = 0; k < 6; k++) {
+      for (t = 0; t < (size_t)c.efT; t++)
+        fprintf(fe, "%s%s,%zu,%.6g\n", E[k / 2].name, k % 2 ? " with EF" : "", t + 1, eft[t * 6 + k]);
+      fin[k] = eft[((size_t)c.efT - 1) * 6 + k];
+    }
+    if (fclose(fe) != 0) return 2;
+    tab = cJSON_CreateObject();
+    snprintf(buf, sizeof buf, "Error feedback: relative error of the running sum over %lld steps (%lld workers, ring)",
+             c.efT, c.efW);
+    cJSON_AddStringToObject(tab, "title", buf);
+    {
+      static const char *const cols[] = {"communication", "without EF", "with EF"};
+      cJSON_AddItemToObject(tab, "columns", row_of(3, cols));
+    }
+    rows = cJSON_AddArrayToObject(tab, "rows");
+    fprintf(r->summary, "\n| communication | running-sum error without EF | with EF |\n|---|---|---|\n");
+    for (e = 0; e < 3; e++) {
+      char c1[64], c2[64];
+      const char *cp[3];
+      snprintf(c1, 64, "%.3e", fin[2 * e]);
+      snprintf(c2, 64, "%.3e", fin[2 * e + 1]);
+      cp[0] = E[e].name; cp[1] = c1; cp[2] = c2;
+      cJSON_AddItemToArray(rows, row_of(3, cp));
+      fprintf(r->summary, "| %s | %s | %s |\n", cp[0], cp[1], cp[2]);
+    }
+    cJSON_AddItemToArray(tables, tab);
+
+    plots = cJSON_AddArrayToObject(r->results, "plots");
+    {
+      lowp_plot_t pl = {"All-reduce error against the exact sum", "workers W", "relative error ||s^ - s|| / ||s||",
+                        1, 1, "set key outside right\nset format y '10^{%L}'\nset logscale x 2\nset format x '%g'"};
+      lowp_series_t sr[10] = {
+          {"allreduce.csv", 2, 3, "fp32 ring", "linespoints pt 7 lc rgb '#000000'", "fp32 ring", 1, 0},
+          {"allreduce.csv", 2, 3, "fp32 tree", "linespoints pt 6 lc rgb '#000000'", "fp32 tree", 1, 1},
+          {"allreduce.csv", 2, 3, "fp16 ring", "linespoints pt 7 lc rgb '#1f4e9e'", "fp16 ring", 1, 0},
+          {"allreduce.csv", 2, 3, "fp16 tree", "linespoints pt 6 lc rgb '#1f4e9e'", "fp16 tree", 1, 1},
+          {"allreduce.csv", 2, 3, "bf16 ring", "linespoints pt 7 lc rgb '#d62728'", "bf16 ring", 1, 0},
+          {"allreduce.csv", 2, 3, "bf16 tree", "linespoints pt 6 lc rgb '#d62728'", "bf16 tree", 1, 1},
+          {"allreduce.csv", 2, 3, "fp16 send + fp32 sum (ring)", "linespoints pt 5 lc rgb '#2ca02c'", "fp16 send + fp32 sum ring", 1, 0},
+          {"allreduce.csv", 2, 3, "fp16 send + fp32 sum (tree)", "linespoints pt 4 lc rgb '#2ca02c'", "fp16 send + fp32 sum tree", 1, 1},
+          {"allreduce.csv", 2, 3, "fp16 ring: worst-case bound", "lines lc rgb '#7f9fdf'", "fp16 bound ring", 1, 1},
+          {"allreduce.csv", 2, 3, "fp16 tree: worst-case bound", "lines lc rgb '#aabfef'", "fp16 bound tree", 1, 1}};
+      st = lowp_plot(r->outdir, "allreduce", &pl, sr, 10);
+    }
+    if (st == 0) {
+      lowp_plot_t pl = {NULL, "step", "relative error of the running sum of all-reduced gradients", 0, 1,
+                        "set key outside right\nset format y '10^{%L}'"};
+      char title[160];
+      lowp_series_t sr[6];
+      static const char *const col[3] = {"#1f4e9e", "#d62728", "#2ca02c"};
+      static char names[6][64], styles[6][64];
+      for (k = 0; k < 6; k++) {
+        lowp_series_t x = {"feedback.csv", 2, 3, NULL, NULL, NULL, 1, 0};
+        snprintf(names[k], 64, "%s%s", E[k / 2].name, k % 2 ? " with EF" : "");
+        snprintf(styles[k], 64, "lines lc rgb '%s'", col[k / 2]);
+        x.title = names[k];
+        x.filter = names[k];
+        x.style = styles[k];
+        x.dashed = k % 2 == 0;
+        sr[k] = x;
+      }
+      snprintf(title, sizeof title, "Error feedback over %lld steps, %lld workers (dashed: without EF)", c.efT, c.efW);
+      pl.title = title;
+      st = lowp_plot(r->outdir, "feedback", &pl, sr, 6);
+    }
+    add_plot(plots, "allreduce.png", "Relative error of the all-reduced gradient vs worker count (filled: ring, "
+             "open/dashed: tree); light lines: the worst-case bound for fp16 (cast u plus gamma_{W-1} or "
+             "gamma_{log2 W} times the cancellation ratio).");
+    add_plot(plots, "feedback.png", "Running sum of the all-reduced gradients over training steps: without error "
+             "feedback (dashed) the cast errors accumulate; with it each worker resends what its cast dropped.");
+    if (st != 0) {
+      fprintf(stderr, "lowp run allreduce-precision: gnuplot failed (%d); CSV files are written\n", st);
+      return 2;
+    }
+    /* answer and verdicts */
+    {
+      size_t qi = c.nW - 1;
+      snprintf(buf, sizeof buf,
+               "At W = %zu workers (ring / tree): fp32 %.2e / %.2e, fp16 %.2e / %.2e, bf16 %.2e / %.2e, fp16 sent "
+               "but summed in fp32 %.2e / %.2e. Over %lld steps, error feedback cut the running sum's error from "
+               "%.2e to %.2e (fp16 send + fp32 sum) and from %.2e to %.2e (bf16 send); with fp16 sums it went "
+               "from %.2e to %.2e.",
+               c.W[qi], err[qi][0][0], err[qi][0][1], err[qi][1][0], err[qi][1][1], err[qi][2][0],
+               err[qi][2][1], err[qi][3][0], err[qi][3][1], c.efT, fin[0], fin[1], fin[2], fin[3], fin[4], fin[5]);
+      cJSON_AddStringToObject(r->results, "answer", buf);
+      fprintf(r->summary, "\n**Answer.** %s\n", buf);
+      verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
+      snprintf(buf, sizeof buf, "W = %zu: fp32 %.2e, fp16 %.2e, bf16 %.2e (ring)", c.W[qi], err[qi][0][0],
+               err[qi][1][0], err[qi][2][0]);
+      add_verdict(verdicts, "FP32 AllReduce: best accuracy; FP16 and BF16 AllReduce: good accuracy",
+                  "document 004, \"Precision-Communication Trade-off\" table", buf,
+                  "holds with a qualification: bf16's error is 8x fp16's (u = 2^-8 vs 2^-11) and both grow with "
+                  "the number of workers when the sum itself is accumulated in them; sending fp16 and summing "
+                  "in fp32 keeps the error at the cast's level");
+      snprintf(buf, sizeof buf, "running-sum error after %lld steps: %.2e without, %.2e with error feedback",
+               c.efT, fin[0], fin[1]);
+      add_verdict(verdicts, "FP16 + error feedback: better accuracy than FP16 AllReduce",
+                  "document 004, \"Precision-Communication Trade-off\" table", buf,
+                  fin[1] < fin[0] ? "holds for the accumulated update over steps (one step's error is unchanged; "
+                                    "the gain is in the sum over steps)"
+                                  : "not confirmed on this run");
+    }
+    free(ge); free(oe); free(ex); free(se); free(ae); free(eft);
+    for (e = 0; e < 3; e++) free(res[e]);
+    for (k = 0; k < 6; k++) free(tot[k]);
+  }
+  free(g); free(out); free(s); free(a);
+  return 0;
+}
+
+const lowp_experiment_t lowp_exp_allreduce_precision = {
+    "allreduce-precision",
+    "How much error does summing gradients over 2 to 1024 workers in fp32, fp16 and bf16 add, in ring and tree "
+    "order, and how much does error feedback recover?",
+    "Seeded gradients (shared signal + per-worker noise); lib/amp/allreduce casts to the communication format and "
+    "sums with each partial sum rounded (NCCL ring order or binary tree); exact sums from lib/exact; error "
+    "feedback over many steps.",
+    "fp32 ~1e-7; fp16/bf16 at their u for few workers, growing with W (ring ~W, tree ~log W) when summed in "
+    "them; error feedback bounds the running sum's error.",
+    params, run, check};

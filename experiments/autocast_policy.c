@@ -1,0 +1,669 @@
+/* lowp_exp_autocast_policy -- which op in which precision: a transformer block under autocast policies, measured */
+
+/*
+ * Question: in a small transformer block (layer norm, attention with
+ *   softmax, MLP with GELU, residual adds, output projection,
+ *   cross-entropy), how much error does each op add under the documents'
+ *   precision policies (autocast fp16/bf16 op lists, document 004's
+ *   select_precision rule, everything in fp16/bf16), and how large is the
+ *   error of the output; and how do one-pass, two-pass and Welford variance
+ *   fare under cancellation?
+ * Method: a policy is data: for each op class (matmul, softmax, layer norm,
+ *   cross-entropy, GELU, add) the format it runs in ("input" = the input's
+ *   format, "widest" = the wider input format, "size:F" = F if the tensor
+ *   has more than 1024 elements else fp32, document 004's rule). Emulation:
+ *   matmul rounds its inputs to F, accumulates with correctly rounded fp32
+ *   additions of exact products (an FMA chain), rounds the output to F;
+ *   every other op rounds every elementary operation's result to F (exp,
+ *   log, erf from libm in fp64, then rounded). Per-op error: the relative
+ *   norm error of the op's output against the exact op on the same inputs
+ *   (lib/exact: exact dot products, softmax, mean/variance, GELU,
+ *   cross-entropy, each correctly rounded to fp64). Output error: the loss
+ *   and the logits against an fp64 evaluation of the whole block with the
+ *   same fp32 weights. Variance: n values mean + std * N(0,1), ratio
+ *   mean/std swept; one-pass (E[x^2] - E[x]^2), two-pass and Welford, with
+ *   all arithmetic in fp16, bf16, fp32; exact variance from lib/exact.
+ * Run: lowp run autocast-policy [--tokens=32 --d=64 --vocab=64]
+ * Expected / acceptance: matmuls in fp16 add ~u16 relative error per op;
+ *   softmax/LN/CE kept in fp32 add ~1e-7; pure fp16/bf16 raise them to
+ *   their u; one-pass variance loses all digits once (mean/std)^2 u ~ 1,
+ *   and overflows in fp16 when n mean^2 > 65504; two-pass and Welford stay
+ *   near u.
+ */
+
+#include "registry.h"
+
+#include "amp/allreduce.h"
+#include "exact/exact.h"
+#include "format/format.h"
+#include "io/plot.h"
+#include "rng/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const lowp_param_t params[] = {
+    {"tokens", "32", "16", "sequence length T"},
+    {"d", "64", "32", "model width"},
+    {"vocab", "64", "32", "output classes"},
+    {"input_scale", "1", NULL, "standard deviation of the input activations"},
+    {"var_n", "256", "128", "variance study: values per row (a layer's width)"},
+    {"var_rows", "64", "16", "variance study: rows averaged per point"},
+    {NULL, NULL, NULL, NULL}};
+
+/* ------------------------------------------------------ private helpers */
+
+enum { OP_MM, OP_SM, OP_LN, OP_CE, OP_GELU, OP_ADD, NOPC };
+
+typedef struct {
+  const char *name;
+  const char *fmt[NOPC]; /* per op class: "fp32", "fp16", "bf16", "input", "widest", "size:fp16" */
+} policy_t;
+
+/* The policies, as data. autocast: document 000 section 1 "Autocast
+   Operation Rules" (matmul/linear fp16; softmax, cross_entropy, layer_norm
+   fp32; add promote to widest; GELU is on no list: it runs in its input's
+   type). document 004 "Precision Selection Rules": select_precision(). */
+static const policy_t POL[] = {
+    {"fp32", {"fp32", "fp32", "fp32", "fp32", "fp32", "fp32"}},
+    {"autocast fp16", {"fp16", "fp32", "fp32", "fp32", "input", "widest"}},
+    {"autocast bf16", {"bf16", "fp32", "fp32", "fp32", "input", "widest"}},
+    {"doc 004 select_precision (fp16)", {"fp16", "fp32", "fp32", "fp32", "size:fp16", "size:fp16"}},
+    {"pure fp16", {"fp16", "fp16", "fp16", "fp16", "fp16", "fp16"}},
+    {"pure bf16", {"bf16", "bf16", "bf16", "bf16", "bf16", "bf16"}},
+};
+#define NPOL (sizeof POL / sizeof POL[0])
+
+/* the ops of the block, in order */
+static const char *const OPS[] = {"ln1", "q,k,v = ln1 W", "scores = q k^T/sqrt(d)", "softmax",
+                                  "p v", "attn out W_o", "h = x + attn", "ln2", "u = ln2 W_1",
+                                  "gelu", "m = gelu W_2", "y = h + m", "logits = y W_out", "cross-entropy"};
+#define NOPS (sizeof OPS / sizeof OPS[0])
+
+typedef struct { double *v; size_t r, c; const lowp_format_t *f; } tensor_t;
+
+typedef struct {
+  long long T, d, V, vn, vrows;
+  double in_scale;
+} cfg_t;
+
+static void get_cfg(const lowp_run_t *r, cfg_t *c) {
+  c->T = lowp_run_param_int(r, "tokens", 2, 1024);
+  c->d = lowp_run_param_int(r, "d", 4, 1024);
+  c->V = lowp_run_param_int(r, "vocab", 2, 4096);
+  c->in_scale = lowp_run_param_num(r, "input_scale");
+  if (!(c->in_scale > 0 && c->in_scale < 1e4)) lowp_run_bad_param(r, "input_scale", "must be in (0, 1e4)");
+  c->vn = lowp_run_param_int(r, "var_n", 2, 1 << 16);
+  c->vrows = lowp_run_param_int(r, "var_rows", 1, 4096);
+}
+
+static void check(const lowp_run_t *r) {
+  cfg_t c;
+  get_cfg(r, &c);
+}
+
+static double rf(double x, const lowp_format_t *f) {
+  double y;
+  if (f == &LOWP_FMT_FP64) return x;
+  lowp_round_f64(&y, x, f, NULL, LOWP_RND_NE);
+  return y;
+}
+
+static const lowp_format_t *wider(const lowp_format_t *a, const lowp_format_t *b) {
+  return a->precision >= b->precision ? a : b;
+}
+
+/* the format op class k runs in for an input of format in (and numel) */
+static const lowp_format_t *fmt_for(const policy_t *p, int k, const lowp_format_t *in,
+                                    const lowp_format_t *in2, size_t numel, int ref) {
+  const char *s = p->fmt[k];
+  if (ref) return &LOWP_FMT_FP64;
+  if (!strcmp(s, "input")) return in;
+  if (!strcmp(s, "widest")) return wider(in, in2 ? in2 : in);
+  if (!strncmp(s, "size:", 5)) return numel > 1024 ? lowp_format_by_name(s + 5) : &LOWP_FMT_FP32;
+  return lowp_format_by_name(s);
+}
+
+static tensor_t tnew(size_t r, size_t c) {
+  tensor_t t;
+  t.v = calloc(r * c, sizeof(double));
+  t.r = r; t.c = c; t.f = &LOWP_FMT_FP32;
+  return t;
+}
+
+static double rel_norm(const double *a, const double *b, size_t n) {
+  double e = 0, t = 0;
+  size_t i;
+  for (i = 0; i < n; i++) { e += (a[i] - b[i]) * (a[i] - b[i]); t += b[i] * b[i]; }
+  if (!isfinite(e)) return INFINITY;
+  return t > 0 ? sqrt(e / t) : sqrt(e);
+}
+
+/* ---------------------------------------------------------------- ops */
+
+/* C = A B (A r x k, B k x c) in format F, fp32 (or fp64) accumulation;
+   err = relative error vs the exact product of the rounded inputs */
+static double op_matmul(tensor_t *C, const tensor_t *A, const tensor_t *B, int transB,
+                        const lowp_format_t *F, const lowp_format_t *acc) {
+  size_t i, j, l, K = A->c, n = transB ? B->r : B->c;
+  double *a = malloc(A->r * K * sizeof *a), *b = malloc(K * n * sizeof *b), *ex = malloc(A->r * n * sizeof *ex), e;
+  for (i = 0; i < A->r * K; i++) a[i] = rf(A->v[i], F);
+  for (l = 0; l < K; l++)
+    for (j = 0; j < n; j++) b[l * n + j] = rf(transB ? B->v[j * B->c + l] : B->v[l * B->c + j], F);
+  for (i = 0; i < A->r; i++)
+    for (j = 0; j < n; j++) {
+      double s = 0;
+      for (l = 0; l < K; l++) s = lowp_add_rounded(s, a[i * K + l] * b[l * n + j], acc);
+      C->v[i * n + j] = rf(s, F);
+      lowp_exact_dot(&ex[i * n + j], a + i * K, 1, b + j, n, K, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    }
+  C->r = A->r; C->c = n; C->f = F;
+  e = rel_norm(C->v, ex, A->r * n);
+  free(a); free(b); free(ex);
+  return e;
+}
+
+static double op_softmax(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
+  size_t i, j, n = X->c;
+  double *x = malloc(n * sizeof *x), *ex = malloc(X->r * n * sizeof *ex), e;
+  for (i = 0; i < X->r; i++) {
+    double m = -INFINITY, s = 0;
+    for (j = 0; j < n; j++) { x[j] = rf(X->v[i * n + j], F); if (x[j] > m) m = x[j]; }
+    for (j = 0; j < n; j++) { Y->v[i * n + j] = rf(exp(rf(x[j] - m, F)), F); s = rf(s + Y->v[i * n + j], F); }
+    for (j = 0; j < n; j++) Y->v[i * n + j] = rf(Y->v[i * n + j] / s, F);
+    lowp_exact_softmax(ex + i * n, x, n, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+  }
+  Y->r = X->r; Y->c = n; Y->f = F;
+  e = rel_norm(Y->v, ex, X->r * n);
+  free(x); free(ex);
+  return e;
+}
+
+#define LN_EPS 1e-5
+static double op_layernorm(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
+  size_t i, j, n = X->c;
+  double *x = malloc(n * sizeof *x), *ex = malloc(X->r * n * sizeof *ex), e;
+  for (i = 0; i < X->r; i++) {
+    double s = 0, mean, acc = 0, var, inv, em, ev;
+    for (j = 0; j < n; j++) { x[j] = rf(X->v[i * n + j], F); s = rf(s + x[j], F); }
+    mean = rf(s / (double)n, F);
+    for (j = 0; j < n; j++) { double dv = rf(x[j] - mean, F); acc = rf(acc + rf(dv * dv, F), F); }
+    var = rf(acc / (double)n, F);
+    inv = rf(1.0 / sqrt(rf(var + LN_EPS, F)), F);
+    for (j = 0; j < n; j++) Y->v[i * n + j] = rf(rf(x[j] - mean, F) * inv, F);
+    lowp_exact_meanvar(&em, &ev, x, n, 0, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    for (j = 0; j < n; j++) ex[i * n + j] = (x[j] - em) / sqrt(ev + LN_EPS);
+  }
+  Y->r = X->r; Y->c = n; Y->f = F;
+  e = rel_norm(Y->v, ex, X->r * n);
+  free(x); free(ex);
+  return e;
+}
+
+static double gelu64(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+static double op_gelu(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
+  size_t i, n = X->r * X->c;
+  double *x = malloc(n * sizeof *x), *ex = malloc(n * sizeof *ex), e;
+  for (i = 0; i < n; i++) { x[i] = rf(X->v[i], F); Y->v[i] = rf(gelu64(x[i]), F); }
+  lowp_exact_fn(ex, x, n, LOWP_FN_GELU, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+  Y->r = X->r; Y->c = X->c; Y->f = F;
+  e = rel_norm(Y->v, ex, n);
+  free(x); free(ex);
+  return e;
+}
+
+static double op_add(tensor_t *Y, const tensor_t *A, const tensor_t *B, const lowp_format_t *F) {
+  size_t i, n = A->r * A->c;
+  double *ex = malloc(n * sizeof *ex), e;
+  for (i = 0; i < n; i++) {
+    double a = rf(A->v[i], F), b = rf(B->v[i], F);
+    ex[i] = a + b; /* exact: two values of formats with p <= 24 */
+    Y->v[i] = rf(a + b, F);
+  }
+  Y->r = A->r; Y->c = A->c; Y->f = F;
+  e = rel_norm(Y->v, ex, n);
+  free(ex);
+  return e;
+}
+
+/* mean cross-entropy; returns the loss, *err its relative error vs exact */
+static double op_xent(const tensor_t *L, const int *tgt, const lowp_format_t *F, double *err) {
+  size_t i, j, n = L->c;
+  double *x = malloc(n * sizeof *x), tot = 0, extot = 0;
+  for (i = 0; i < L->r; i++) {
+    double m = -INFINITY, s = 0, lse, li, ex;
+    for (j = 0; j < n; j++) { x[j] = rf(L->v[i * n + j], F); if (x[j] > m) m = x[j]; }
+    for (j = 0; j < n; j++) s = rf(s + rf(exp(rf(x[j] - m, F)), F), F);
+    lse = rf(m + rf(log(s), F), F);
+    li = rf(lse - x[tgt[i]], F);
+    tot = rf(tot + li, F);
+    lowp_exact_xent(&ex, x, n, (size_t)tgt[i], &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    extot += ex;
+  }
+  tot = rf(tot / (double)L->r, F);
+  extot /= (double)L->r;
+  *err = fabs(tot - extot) / fabs(extot);
+  free(x);
+  return tot;
+}
+
+/* ------------------------------------------------------------ the block */
+
+typedef struct { tensor_t Wqkv, Wo, W1, W2, Wout; } weights_t;
+
+/* One forward pass under policy p (ref: everything in fp64). Fills
+   err[NOPS] (relative error of each op vs the exact op on its inputs),
+   fmt[NOPS] (the format each op ran in), logits (T x V) and the loss. */
+static double forward(const policy_t *p, int ref, const cfg_t *c, const tensor_t *x, const weights_t *w,
+                      const int *tgt, double *err, const char **fmt, double *logits) {
+  size_t T = (size_t)c->T, d = (size_t)c->d, V = (size_t)c->V, i, j;
+  const lowp_format_t *acc = ref ? &LOWP_FMT_FP64 : &LOWP_FMT_FP32, *F;
+  tensor_t ln1 = tnew(T, d), qkv = tnew(T, 3 * d), q = tnew(T, d), k = tnew(T, d), v = tnew(T, d),
+           sc = tnew(T, T), pr = tnew(T, T), av = tnew(T, d), o = tnew(T, d), h = tnew(T, d),
+           ln2 = tnew(T, d), u = tnew(T, 4 * d), g = tnew(T, 4 * d), m = tnew(T, d), y = tnew(T, d),
+           lg = tnew(T, V);
+  double loss, inv = 1.0 / sqrt((double)d);
+  int n = 0;
+
+#define RUN(expr, fm) do { err[n] = (expr); fmt[n] = (fm)->name; n++; } while (0)
+  F = fmt_for(p, OP_LN, x->f, NULL, T * d, ref);
+  RUN(op_layernorm(&ln1, x, F), F);
+  F = fmt_for(p, OP_MM, ln1.f, NULL, 0, ref);
+  RUN(op_matmul(&qkv, &ln1, &w->Wqkv, 0, F, acc), F);
+  for (i = 0; i < T; i++)
+    for (j = 0; j < d; j++) {
+      q.v[i * d + j] = rf(qkv.v[i * 3 * d + j] * inv, qkv.f); /* exact when d is a power of 4 */
+      k.v[i * d + j] = qkv.v[i * 3 * d + d + j];
+      v.v[i * d + j] = qkv.v[i * 3 * d + 2 * d + j];
+    }
+  q.f = k.f = v.f = qkv.f;
+  F = fmt_for(p, OP_MM, q.f, NULL, 0, ref);
+  RUN(op_matmul(&sc, &q, &k, 1, F, acc), F);
+  F = fmt_for(p, OP_SM, sc.f, NULL, T * T, ref);
+  RUN(op_softmax(&pr, &sc, F), F);
+  F = fmt_for(p, OP_MM, pr.f, NULL, 0, ref);
+  RUN(op_matmul(&av, &pr, &v, 0, F, acc), F);
+  RUN(op_matmul(&o, &av, &w->Wo, 0, F, acc), F);
+  F = fmt_for(p, OP_ADD, x->f, o.f, T * d, ref);
+  RUN(op_add(&h, x, &o, F), F);
+  F = fmt_for(p, OP_LN, h.f, NULL, T * d, ref);
+  RUN(op_layernorm(&ln2, &h, F), F);
+  F = fmt_for(p, OP_MM, ln2.f, NULL, 0, ref);
+  RUN(op_matmul(&u, &ln2, &w->W1, 0, F, acc), F);
+  F = fmt_for(p, OP_GELU, u.f, NULL, T * 4 * d, ref);
+  RUN(op_gelu(&g, &u, F), F);
+  F = fmt_for(p, OP_MM, g.f, NULL, 0, ref);
+  RUN(op_matmul(&m, &g, &w->W2, 0, F, acc), F);
+  F = fmt_for(p, OP_ADD, h.f, m.f, T * d, ref);
+  RUN(op_add(&y, &h, &m, F), F);
+  F = fmt_for(p, OP_MM, y.f, NULL, 0, ref);
+  RUN(op_matmul(&lg, &y, &w->Wout, 0, F, acc), F);
+  F = fmt_for(p, OP_CE, lg.f, NULL, T * V, ref);
+  loss = op_xent(&lg, tgt, F, &err[n]);
+  fmt[n++] = F->name;
+#undef RUN
+  memcpy(logits, lg.v, T * V * sizeof(double));
+  free(ln1.v); free(qkv.v); free(q.v); free(k.v); free(v.v); free(sc.v); free(pr.v); free(av.v);
+  free(o.v); free(h.v); free(ln2.v); free(u.v); free(g.v); free(m.v); free(y.v); free(lg.v);
+  return loss;
+}
+
+/* ------------------------------------------------------- variance study */
+
+enum { V_ONEPASS, V_TWOPASS, V_WELFORD, NVM };
+static const char *const VM_NAME[NVM] = {"one-pass", "two-pass", "Welford"};
+
+/* population variance of x[0..n) with every operation rounded to F */
+static double var_in(const double *x, size_t n, int method, const lowp_format_t *F) {
+  size_t i;
+  if (method == V_ONEPASS) {
+    double s = 0, q = 0, mean;
+    for (i = 0; i < n; i++) { s = rf(s + x[i], F); q = rf(q + rf(x[i] * x[i], F), F); }
+    mean = rf(s / (double)n, F);
+    return rf(rf(q / (double)n, F) - rf(mean * mean, F), F);
+  } else if (method == V_TWOPASS) {
+    double s = 0, mean, a = 0;
+    for (i = 0; i < n; i++) s = rf(s + x[i], F);
+    mean = rf(s / (double)n, F);
+    for (i = 0; i < n; i++) { double dv = rf(x[i] - mean, F); a = rf(a + rf(dv * dv, F), F); }
+    return rf(a / (double)n, F);
+  } else { /* Welford (1962) */
+    double mean = 0, M2 = 0;
+    for (i = 0; i < n; i++) {
+      double dv = rf(x[i] - mean, F);
+      mean = rf(mean + rf(dv / (double)(i + 1), F), F);
+      M2 = rf(M2 + rf(dv * rf(x[i] - mean, F), F), F);
+    }
+    return rf(M2 / (double)n, F);
+  }
+}
+
+/* ---------------------------------------------------------- run helpers */
+
+static cJSON *row_of(int n, const char *const *cells) {
+  cJSON *a = cJSON_CreateArray();
+  int i;
+  for (i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cells[i]));
+  return a;
+}
+
+static void add_verdict(cJSON *v, const char *claim, const char *source, const char *measured,
+                        const char *verdict) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "claim", claim);
+  cJSON_AddStringToObject(o, "source", source);
+  cJSON_AddStringToObject(o, "measured", measured);
+  cJSON_AddStringToObject(o, "verdict", verdict);
+  cJSON_AddItemToArray(v, o);
+}
+
+static void add_plot(cJSON *plots, const char *file, const char *caption) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "file", file);
+  cJSON_AddStringToObject(o, "caption", caption);
+  cJSON_AddItemToArray(plots, o);
+}
+
+static tensor_t weight(size_t r, size_t c, lowp_rng_t *g) {
+  tensor_t t = tnew(r, c);
+  size_t i;
+  for (i = 0; i < r * c; i++) t.v[i] = (double)(float)(lowp_rng_normal(g) / sqrt((double)r));
+  return t;
+}
+
+#define NRATIO 9
+
+/* --------------------------------------------------------------- run */
+
+static int run(lowp_run_t *r) {
+  cfg_t c;
+  size_t T, d, V, i, p, o;
+  weights_t w;
+  tensor_t x;
+  int *tgt;
+  double err[NPOL][NOPS], loss[NPOL], lerr[NPOL], gerr[NPOL], *lg, *lgref, loss_ref, eref[NOPS];
+  const char *fmt[NPOL][NOPS], *fref[NOPS];
+  lowp_rng_t g;
+  FILE *f;
+  cJSON *tables, *tab, *rows, *verdicts, *plots;
+  char buf[2000];
+  int st;
+  double verr[3][NVM][NRATIO];
+  static const lowp_format_t *const VF[3] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_FP32};
+
+  get_cfg(r, &c);
+  T = (size_t)c.T; d = (size_t)c.d; V = (size_t)c.V;
+  lowp_rng_init(&g, r->seed, 0x6163u);
+  w.Wqkv = weight(d, 3 * d, &g);
+  w.Wo = weight(d, d, &g);
+  w.W1 = weight(d, 4 * d, &g);
+  w.W2 = weight(4 * d, d, &g);
+  w.Wout = weight(d, V, &g);
+  x = tnew(T, d);
+  for (i = 0; i < T * d; i++) x.v[i] = (double)(float)(c.in_scale * lowp_rng_normal(&g));
+  tgt = malloc(T * sizeof *tgt);
+  lg = malloc(T * V * sizeof *lg);
+  lgref = malloc(T * V * sizeof *lgref);
+  if (!tgt || !lg || !lgref) return 2;
+  for (i = 0; i < T; i++) tgt[i] = (int)(lowp_rng_next(&g) % (uint64_t)V);
+
+  loss_ref = forward(&POL[0], 1, &c, &x, &w, tgt, eref, fref, lgref);
+  f = fopen(lowp_run_path(r, "ops.csv"), "w");
+  if (!f) return 2;
+  fprintf(f, "op_index,policy,rel_err,format\n");
+  for (p = 0; p < NPOL; p++) {
+    loss[p] = forward(&POL[p], 0, &c, &x, &w, tgt, err[p], fmt[p], lg);
+    lerr[p] = fabs(loss[p] - loss_ref) / fabs(loss_ref);
+    gerr[p] = rel_norm(lg, lgref, T * V);
+    for (o = 0; o < NOPS; o++) /* errors of exactly 0 are drawn at 1e-12 (log axis) */
+      fprintf(f, "%zu,%s,%.6g,%s\n", o, POL[p].name, err[p][o] > 1e-12 ? err[p][o] : 1e-12, fmt[p][o]);
+    lowp_run_progress(r, "policy %s", POL[p].name);
+  }
+  if (fclose(f) != 0) return 2;
+
+  /* variance study */
+  {
+    size_t n = (size_t)c.vn, k, q, m, row;
+    double *xv = malloc(n * sizeof *xv);
+    FILE *fv = fopen(lowp_run_path(r, "variance.csv"), "w");
+    if (!xv || !fv) return 2;
+    fprintf(fv, "series,ratio,rel_err\n");
+    for (k = 0; k < NRATIO; k++) {
+      double ratio = pow(10.0, 0.5 * (double)k);
+      size_t used[3] = {0, 0, 0};
+      for (q = 0; q < 3; q++) for (m = 0; m < NVM; m++) verr[q][m][k] = 0;
+      for (row = 0; row < (size_t)c.vrows; row++) {
+        double ev;
+        for (i = 0; i < n; i++) xv[i] = (double)(float)(ratio + lowp_rng_normal(&g));
+        for (q = 0; q < 3; q++) {
+          /* the data are values of the format being tested */
+          double *xq = malloc(n * sizeof *xq);
+          for (i = 0; i < n; i++) xq[i] = rf(xv[i], VF[q]);
+          lowp_exact_meanvar(NULL, &ev, xq, n, 0, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+          /* rows whose rounded data are all equal (variance 0) have no
+             relative error: skipped (bf16 at mean 10^4, ulp 64) */
+          if (ev > 0) {
+            used[q]++;
+            for (m = 0; m < NVM; m++) {
+              double vv = var_in(xq, n, (int)m, VF[q]);
+              verr[q][m][k] += isfinite(vv) ? fabs(vv - ev) / ev : INFINITY;
+            }
+          }
+          free(xq);
+        }
+      }
+      for (q = 0; q < 3; q++)
+        for (m = 0; m < NVM; m++) verr[q][m][k] = used[q] ? verr[q][m][k] / (double)used[q] : NAN;
+    }
+    for (q = 0; q < 3; q++)
+      for (m = 0; m < NVM; m++)
+        for (k = 0; k < NRATIO; k++) {
+          double e = verr[q][m][k];
+          if (e != e) continue; /* no usable row */
+          fprintf(fv, "%s %s,%.6g,%.6g\n", VF[q]->name, VM_NAME[m], pow(10.0, 0.5 * (double)k),
+                  isfinite(e) ? (e > 1e-12 ? (e < 1e3 ? e : 1e3) : 1e-12) : 1e3);
+        }
+    for (q = 0; q < 3; q += 2) /* document 004's estimate |a|/|a-b| u for one-pass */
+      for (k = 0; k < NRATIO; k++) {
+        double rt = pow(10.0, 0.5 * (double)k);
+        fprintf(fv, "%s estimate,%.6g,%.6g\n", VF[q]->name, rt, (rt * rt + 1) * lowp_format_u(VF[q]));
+      }
+    free(xv);
+    if (fclose(fv) != 0) return 2;
+  }
+
+  /* ---- tables */
+  tables = cJSON_AddArrayToObject(r->results, "tables");
+  tab = cJSON_CreateObject();
+  cJSON_AddStringToObject(tab, "title", "Per-op relative error against the exact op on the same inputs (format the op ran in)");
+  {
+    const char *cols[NPOL + 1];
+    cols[0] = "op";
+    for (p = 0; p < NPOL; p++) cols[p + 1] = POL[p].name;
+    cJSON_AddItemToObject(tab, "columns", row_of((int)NPOL + 1, cols));
+  }
+  rows = cJSON_AddArrayToObject(tab, "rows");
+  fprintf(r->summary, "| op |");
+  for (p = 0; p < NPOL; p++) fprintf(r->summary, " %s |", POL[p].name);
+  fprintf(r->summary, "\n|---|");
+  for (p = 0; p < NPOL; p++) fprintf(r->summary, "---|");
+  fprintf(r->summary, "\n");
+  for (o = 0; o < NOPS; o++) {
+    char cell[NPOL + 1][48];
+    const char *cp[NPOL + 1];
+    snprintf(cell[0], 48, "%s", OPS[o]);
+    for (p = 0; p < NPOL; p++) snprintf(cell[p + 1], 48, "%.2e (%s)", err[p][o], fmt[p][o]);
+    for (p = 0; p <= NPOL; p++) cp[p] = cell[p];
+    cJSON_AddItemToArray(rows, row_of((int)NPOL + 1, cp));
+    fprintf(r->summary, "|");
+    for (p = 0; p <= NPOL; p++) fprintf(r->summary, " %s |", cp[p]);
+    fprintf(r->summary, "\n");
+  }
+  cJSON_AddItemToArray(tables, tab);
+  tab = cJSON_CreateObject();
+  cJSON_AddStringToObject(tab, "title", "Output error against an fp64 evaluation of the block (same fp32 weights)");
+  {
+    static const char *const cols[] = {"policy", "loss", "loss rel. error", "logits rel. error"};
+    cJSON_AddItemToObject(tab, "columns", row_of(4, cols));
+  }
+  rows = cJSON_AddArrayToObject(tab, "rows");
+  fprintf(r->summary, "\n| policy | loss (fp64: %.10g) | loss rel. error | logits rel. error |\n|---|---|---|---|\n", loss_ref);
+  for (p = 0; p < NPOL; p++) {
+    char c1[48], c2[48], c3[48];
+    const char *cp[4];
+    snprintf(c1, 48, "%.8g", loss[p]);
+    snprintf(c2, 48, "%.2e", lerr[p]);
+    snprintf(c3, 48, "%.2e", gerr[p]);
+    cp[0] = POL[p].name; cp[1] = c1; cp[2] = c2; cp[3] = c3;
+    cJSON_AddItemToArray(rows, row_of(4, cp));
+    fprintf(r->summary, "| %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3]);
+  }
+  cJSON_AddItemToArray(tables, tab);
+  tab = cJSON_CreateObject();
+  snprintf(buf, sizeof buf, "Variance of %lld values mean + N(0,1): mean relative error over %lld rows "
+           "(inf: overflow; rows whose rounded data are constant skipped)", c.vn, c.vrows);
+  cJSON_AddStringToObject(tab, "title", buf);
+  {
+    const char *cols[NRATIO + 1];
+    static char hdr[NRATIO][24];
+    size_t k;
+    cols[0] = "format, method \\ mean/std";
+    for (k = 0; k < NRATIO; k++) { snprintf(hdr[k], 24, "%g", pow(10.0, 0.5 * (double)k)); cols[k + 1] = hdr[k]; }
+    cJSON_AddItemToObject(tab, "columns", row_of(NRATIO + 1, cols));
+    rows = cJSON_AddArrayToObject(tab, "rows");
+    for (p = 0; p < 3; p++)
+      for (o = 0; o < NVM; o++) {
+        char cell[NRATIO + 1][40];
+        const char *cp[NRATIO + 1];
+        snprintf(cell[0], 40, "%s %s", VF[p]->name, VM_NAME[o]);
+        for (k = 0; k < NRATIO; k++)
+          if (verr[p][o][k] != verr[p][o][k]) snprintf(cell[k + 1], 40, "n/a (data constant)");
+          else snprintf(cell[k + 1], 40, "%.2e", verr[p][o][k]);
+        for (k = 0; k <= NRATIO; k++) cp[k] = cell[k];
+        cJSON_AddItemToArray(rows, row_of(NRATIO + 1, cp));
+      }
+  }
+  cJSON_AddItemToArray(tables, tab);
+
+  /* ---- plots */
+  plots = cJSON_AddArrayToObject(r->results, "plots");
+  {
+    char extra[1400];
+    size_t len;
+    lowp_plot_t pl = {"Error each op adds, by precision policy (vs the exact op on its own inputs)", NULL,
+                      "relative error of the op's output", 0, 1, NULL};
+    lowp_series_t s[NPOL];
+    static const char *const sty[NPOL] = {"linespoints pt 7 lc rgb '#000000'", "linespoints pt 5 lc rgb '#1f4e9e'",
+                                          "linespoints pt 9 lc rgb '#d62728'", "linespoints pt 11 lc rgb '#2ca02c'",
+                                          "linespoints pt 6 lc rgb '#7f9fdf'", "linespoints pt 4 lc rgb '#f08080'"};
+    len = (size_t)snprintf(extra, sizeof extra, "set key outside bottom center horizontal maxrows 2\nset format y '10^{%%L}'\nset yrange [1e-9:1]\n"
+                           "set xrange [-0.5:%zu.5]\nset xtics rotate by -40 (", NOPS - 1);
+    for (o = 0; o < NOPS && len < sizeof extra - 80; o++)
+      len += (size_t)snprintf(extra + len, sizeof extra - len, "%s'%s' %zu", o ? ", " : "", OPS[o], o);
+    snprintf(extra + len, sizeof extra - len, ")");
+    pl.extra = extra;
+    for (p = 0; p < NPOL; p++) {
+      lowp_series_t x1 = {"ops.csv", 1, 3, POL[p].name, sty[p], POL[p].name, 2, p >= 4};
+      s[p] = x1;
+    }
+    st = lowp_plot(r->outdir, "ops", &pl, s, NPOL);
+  }
+  if (st == 0) {
+    lowp_plot_t pl = {"Variance under cancellation: one-pass vs two-pass vs Welford", "mean / standard deviation",
+                      "relative error of the variance (clipped at 1e3; 1e3 = overflow)", 1, 1,
+                      "set key outside bottom center horizontal maxrows 4\nset format y '10^{%L}'\nset format x '10^{%L}'\nset yrange [1e-9:2e3]"};
+    lowp_series_t s[11];
+    static char nm[9][40];
+    static const char *const col[3] = {"#1f4e9e", "#d62728", "#000000"};
+    static const char *const pt[3] = {"linespoints pt 7 lc rgb '%s'", "linespoints pt 5 lc rgb '%s'", "linespoints pt 9 lc rgb '%s'"};
+    static char sty[9][64];
+    size_t q, m, k2 = 0;
+    for (q = 0; q < 3; q++)
+      for (m = 0; m < NVM; m++, k2++) {
+        lowp_series_t x1 = {"variance.csv", 2, 3, NULL, NULL, NULL, 1, 0};
+        snprintf(nm[k2], 40, "%s %s", VF[q]->name, VM_NAME[m]);
+        snprintf(sty[k2], 64, pt[m], col[q]);
+        x1.title = nm[k2]; x1.filter = nm[k2]; x1.style = sty[k2]; x1.dashed = m > 0;
+        s[k2] = x1;
+      }
+    {
+      lowp_series_t e1 = {"variance.csv", 2, 3, "fp16 one-pass estimate ((m/s)^2+1) u (doc 004)", "lines lc rgb '#7f9fdf'", "fp16 estimate", 1, 1};
+      lowp_series_t e2 = {"variance.csv", 2, 3, "fp32 one-pass estimate ((m/s)^2+1) u", "lines lc rgb '#888888'", "fp32 estimate", 1, 1};
+      s[9] = e1; s[10] = e2;
+    }
+    st = lowp_plot(r->outdir, "variance", &pl, s, 11);
+  }
+  add_plot(plots, "ops.png", "Relative error each op adds, given its actual inputs, per policy (log axis; "
+           "exact results drawn at 1e-12, below the axis). Dashed: pure fp16/bf16.");
+  add_plot(plots, "variance.png", "Layer-norm statistics under cancellation: the one-pass formula loses all digits "
+           "when (mean/std)^2 u reaches 1 and overflows fp16; two-pass and Welford stay near u.");
+  if (st != 0) {
+    fprintf(stderr, "lowp run autocast-policy: gnuplot failed (%d); CSV files are written\n", st);
+    return 2;
+  }
+
+  /* ---- answer and verdicts (op indices: 3 softmax, 0 ln1, 13 cross-entropy, 1 qkv matmul) */
+  snprintf(buf, sizeof buf,
+           "Loss relative error vs fp64: fp32 %.1e, autocast fp16 %.1e, autocast bf16 %.1e, doc 004 rule %.1e, "
+           "pure fp16 %.1e, pure bf16 %.1e. Softmax adds %.1e in fp32 (autocast) vs %.1e in pure fp16; layer "
+           "norm %.1e vs %.1e; cross-entropy %.1e vs %.1e; an fp16 matmul %.1e. One-pass variance at mean/std = "
+           "100: fp32 %.1e, fp16 %s; two-pass fp16 %.1e, Welford fp16 %.1e.",
+           lerr[0], lerr[1], lerr[2], lerr[3], lerr[4], lerr[5], err[1][3], err[4][3], err[1][0], err[4][0],
+           err[1][13], err[4][13], err[1][1], verr[2][V_ONEPASS][4],
+           isfinite(verr[0][V_ONEPASS][4]) ? "finite" : "overflow (inf)", verr[0][V_TWOPASS][4], verr[0][V_WELFORD][4]);
+  cJSON_AddStringToObject(r->results, "answer", buf);
+  fprintf(r->summary, "\n**Answer.** %s\n", buf);
+  verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
+  snprintf(buf, sizeof buf, "softmax error: %.1e in fp32, %.1e in fp16, %.1e in bf16 (max-subtracted; no overflow)",
+           err[1][3], err[4][3], err[5][3]);
+  add_verdict(verdicts, "Softmax must run in FP32: exponentials overflow", "document 004, \"FP32 for Sensitive "
+              "Operations\"; document 000, \"Autocast Operation Rules\"", buf,
+              "holds with a qualification: with the max subtracted fp16 softmax does not overflow; it costs "
+              "about u16 of accuracy, which fp32 removes");
+  snprintf(buf, sizeof buf, "layer norm error: %.1e (fp32) vs %.1e (pure fp16); variance at mean/std=100, "
+           "one-pass / two-pass / Welford: fp32 %.1e / %.1e / %.1e, fp16 %s / %.1e / %.1e", err[1][0], err[4][0],
+           verr[2][V_ONEPASS][4], verr[2][V_TWOPASS][4], verr[2][V_WELFORD][4],
+           isfinite(verr[0][V_ONEPASS][4]) ? "finite" : "inf (sum of squares overflows)",
+           verr[0][V_TWOPASS][4], verr[0][V_WELFORD][4]);
+  add_verdict(verdicts, "LayerNorm in FP32: variance computation is sensitive to cancellation", "document 004, "
+              "\"Normalization Layers\"", buf,
+              "holds: the one-pass formula loses digits even in fp32; in fp16/bf16 the two-pass formula fails too "
+              "once the running sum for the mean is coarser than the standard deviation, and Welford degrades "
+              "more slowly; only fp32 statistics (which PyTorch's layer_norm computes for fp16 inputs) with "
+              "two passes stay near u across the range");
+  snprintf(buf, sizeof buf, "one-pass relative error at mean/std = 10, 100: fp32 %.1e, %.1e; estimate ((m/s)^2+1)u = %.1e, %.1e",
+           verr[2][V_ONEPASS][2], verr[2][V_ONEPASS][4], 101 * lowp_format_u(&LOWP_FMT_FP32),
+           10001 * lowp_format_u(&LOWP_FMT_FP32));
+  add_verdict(verdicts, "Catastrophic cancellation: relative error of fl(a - b) ~ |a|/|a - b| u", "document 004, "
+              "\"Catastrophic Cancellation\"", buf,
+              "holds as an order of magnitude (the measured error sits at or below the estimate)");
+  snprintf(buf, sizeof buf, "cross-entropy error %.1e (fp32) vs %.1e (pure fp16); loss error autocast fp16 %.1e vs pure fp16 %.1e",
+           err[1][13], err[4][13], lerr[1], lerr[4]);
+  add_verdict(verdicts, "Cross-entropy loss requires FP32", "document 004, \"Loss Functions\"", buf,
+              err[4][13] > 10 * err[1][13] ? "holds: fp16 makes the loss itself one to several u16 off"
+                                           : "not visible at this size");
+  snprintf(buf, sizeof buf, "h = x + attn ran in %s under the doc 004 rule (numel %zu > 1024) vs %s under autocast; "
+           "its error %.1e vs %.1e", fmt[3][6], T * d, fmt[1][6], err[3][6], err[1][6]);
+  add_verdict(verdicts, "Element-wise ops (add, gelu): fp16 if the tensor has more than 1024 elements", "document 004, "
+              "\"Precision Selection Rules\" select_precision()", buf,
+              "holds as stated, but it rounds the fp32 residual stream to fp16 at every add, which autocast's "
+              "promote-to-widest rule avoids");
+  for (i = 0; i < 5; i++) free(((tensor_t *)&w)[i].v);
+  free(x.v); free(tgt); free(lg); free(lgref);
+  return 0;
+}
+
+const lowp_experiment_t lowp_exp_autocast_policy = {
+    "autocast-policy",
+    "In a small transformer block, how much error does each op add under the documents' precision policies, "
+    "and how do one-pass, two-pass and Welford variance fare under cancellation?",
+    "Policies as data (autocast op lists of document 000, document 004's select_precision, pure fp16/bf16); "
+    "ops emulated with every result rounded to the op's format (matmul: fp32 FMA accumulation); per-op error "
+    "vs the exact op on the same inputs (lib/exact), output vs an fp64 evaluation; variance of mean + N(0,1) "
+    "in fp16/bf16/fp32 by three algorithms vs lib/exact.",
+    "fp16 matmuls ~u16 per op, fp32 ops ~1e-7, pure fp16/bf16 ops ~u; one-pass variance fails at "
+    "(mean/std)^2 u ~ 1 and overflows fp16; two-pass/Welford near u.",
+    params, run, check};
