@@ -54,6 +54,9 @@ static char *slurp(const char *path) {
   return buf;
 }
 
+/* Numbers right-aligned, text left-aligned (class "t"). */
+static const char *cell_class(const cJSON *c) { return cJSON_IsNumber(c) ? "" : " class=\"t\""; }
+
 static void cell(FILE *f, const cJSON *c) {
   char buf[64];
   if (cJSON_IsNumber(c)) {
@@ -81,7 +84,11 @@ static void html_tables(FILE *f, const cJSON *res) {
     fputs("</tr>\n", f);
     cJSON_ArrayForEach(row, cJSON_GetObjectItem(t, "rows")) {
       fputs("<tr>", f);
-      cJSON_ArrayForEach(c, row) { fputs("<td>", f); cell(f, c); fputs("</td>", f); }
+      cJSON_ArrayForEach(c, row) {
+        fprintf(f, "<td%s>", cell_class(c));
+        cell(f, c);
+        fputs("</td>", f);
+      }
       fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -95,10 +102,12 @@ static void html_verdicts(FILE *f, const cJSON *res) {
   cJSON_ArrayForEach(v, list) {
     const cJSON *verdict = cJSON_GetObjectItem(v, "verdict");
     const char *vs = cJSON_IsString(verdict) ? verdict->valuestring : "";
-    fputs("<tr><td>", f); cell(f, cJSON_GetObjectItem(v, "claim"));
-    fputs("</td><td>", f); cell(f, cJSON_GetObjectItem(v, "source"));
-    fputs("</td><td>", f); cell(f, cJSON_GetObjectItem(v, "measured"));
-    fprintf(f, "</td><td class=\"%s\">", !strncmp(vs, "holds", 5) ? "ok" : !strcmp(vs, "wrong") ? "bad" : "mid");
+    fputs("<tr><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(v, "claim"));
+    fputs("</td><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(v, "source"));
+    fputs("</td><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(v, "measured"));
+    fprintf(f, "</td><td class=\"%s\">",
+            !strncmp(vs, "wrong", 5) ? "bad"
+            : (!strncmp(vs, "holds", 5) && !strstr(vs, "qualif")) ? "ok" : "mid");
     esc(f, vs);
     fputs("</td></tr>\n", f);
   }
@@ -185,7 +194,7 @@ int lowp_cmd_report(int argc, char **argv) {
         "<meta charset=\"utf-8\"><title>lowp report</title>\n<style>\n"
         "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\n"
         "table{border-collapse:collapse;margin:1em 0;font-size:90%}td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}\n"
-        "th{background:#eee}caption{font-weight:bold;text-align:left;padding:4px 0}\n"
+        "td.t{text-align:left}th{background:#eee}caption{font-weight:bold;text-align:left;padding:4px 0}\n"
         "img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0}figcaption{font-size:90%;color:#555}\n"
         ".q{font-size:110%;font-style:italic}.answer{background:#eef6ee;padding:.6em;border-left:4px solid #4a4}\n"
         ".ok{color:#161}.bad{color:#a11;font-weight:bold}.mid{color:#a60}section{border-top:2px solid #ccc;margin-top:2em}\n"

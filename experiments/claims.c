@@ -1,0 +1,1167 @@
+/* lowp_exp_claims -- every numeric claim of the five documents, measured, with a verdict */
+
+/*
+ * Question: which numeric statements of the documents hold, which hold only
+ *   with a qualification, and which are wrong?
+ * Method: the claims are data (experiments/claims.json: id, the claim in
+ *   lowp's words, document and section, the document's words, and the name
+ *   of the lowp computation that checks it with its arguments). This file
+ *   dispatches on that name; each check computes the measured value from the
+ *   format descriptors, lowp's rounding (lowp_round_f64/f32/mpfr, lowp_
+ *   exact_add2/mul2), MPFR, the grad-scaler model (lib/amp) or the
+ *   tensor-core presets (lib/model), and derives the verdict from it.
+ *   Verdicts: "holds", "holds with a qualification: ...", "wrong" (the reason
+ *   is in the measured text), or "not checkable here: ..." (a GPU
+ *   measurement). Exhaustive where cheap: all 2^32 fp32 inputs of the
+ *   documents' bf16 conversion code (by equivalence classes of the low 16
+ *   bits, see bf16_classes), all 2^23 fp32 significands for the reciprocal,
+ *   all 65536 bf16 and fp16 patterns for widening and the IEEE formula.
+ * Run: lowp run claims [--file=experiments/claims.json]
+ * Expected / acceptance: every claim gets a measured value and a verdict;
+ *   the exercise-2 premise, the fp16 underflow statement of document 001,
+ *   the bf16 "+0x8000" code and document 002's format bits are wrong.
+ */
+
+#include "registry.h"
+
+#include "amp/scaler.h"
+#include "exact/exact.h"
+#include "format/format.h"
+#include "format/round_mpfr.h"
+#include "model/tc.h"
+#include "rng/rng.h"
+#include "status.h"
+
+#include <gmp.h>
+#include <math.h>
+#include <mpfr.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef LOWP_SOURCE_DIR
+#define LOWP_SOURCE_DIR "."
+#endif
+
+static const lowp_param_t params[] = {
+    {"file", LOWP_SOURCE_DIR "/experiments/claims.json", NULL, "the claims data file"},
+    {NULL, NULL, NULL, NULL}};
+
+#define ML 1200 /* measured text */
+#define VL 600  /* verdict text */
+
+/* ------------------------------------------------------ private helpers */
+
+static double num(const cJSON *a, const char *k, double def) {
+  const cJSON *v = cJSON_GetObjectItem(a, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+static const char *str(const cJSON *a, const char *k, const char *def) {
+  const cJSON *v = cJSON_GetObjectItem(a, k);
+  return cJSON_IsString(v) ? v->valuestring : def;
+}
+static const lowp_format_t *fmt(const cJSON *a, const char *k) {
+  const char *n = str(a, k, NULL);
+  return n ? lowp_format_by_name(n) : NULL;
+}
+
+static int is_ovf(double y) { return isinf(y) || isnan(y); }
+
+static double rnd(double x, const lowp_format_t *f) {
+  double y;
+  lowp_round_f64(&y, x, f, NULL, LOWP_RND_NE);
+  return y;
+}
+static double add(double a, double b, const lowp_format_t *f) {
+  double y;
+  lowp_exact_add2(&y, a, b, f, NULL, LOWP_RND_NE, 0);
+  return y;
+}
+static double mul(double a, double b, const lowp_format_t *f) {
+  double y;
+  lowp_exact_mul2(&y, a, b, f, NULL, LOWP_RND_NE, 0);
+  return y;
+}
+
+static void make_odd(mpfr_ptr x, int tern) {
+  mpz_t z;
+  if (tern == 0 || !mpfr_number_p(x) || mpfr_zero_p(x)) return;
+  mpz_init(z);
+  (void)mpfr_get_z_2exp(z, x);
+  if (mpz_even_p(z)) {
+    if (mpfr_sgn(x) > 0) mpfr_nextabove(x);
+    else mpfr_nextbelow(x);
+  }
+  mpz_clear(z);
+}
+/* exp(x) correctly rounded to f (MPFR at 128 bits to odd, then once to f) */
+static double exp_to(double x, const lowp_format_t *f) {
+  mpfr_t t;
+  double y;
+  mpfr_init2(t, 128);
+  mpfr_set_d(t, x, MPFR_RNDN);
+  make_odd(t, mpfr_exp(t, t, MPFR_RNDZ));
+  lowp_round_mpfr(&y, t, f, NULL, LOWP_RND_NE);
+  mpfr_clear(t);
+  return y;
+}
+
+/* the overflow threshold T = xmax + ulp/2 and whether T itself overflows */
+static double ovf_t(const lowp_format_t *f, int *incl) {
+  double xM = lowp_format_xmax(f), t = xM + lowp_ulp(xM, f) / 2;
+  if (incl) *incl = is_ovf(rnd(t, f));
+  return t;
+}
+
+/* the smallest value of f whose exp overflows f */
+static double exp_overflow_input(const lowp_format_t *f) {
+  mpfr_t l;
+  double x;
+  int incl;
+  mpfr_init2(l, 256);
+  mpfr_set_d(l, ovf_t(f, &incl), MPFR_RNDN);
+  mpfr_log(l, l, MPFR_RNDN);
+  lowp_round_mpfr(&x, l, f, NULL, LOWP_RND_UP);
+  mpfr_clear(l);
+  return x;
+}
+
+/* v rounded to d significant digits agrees with c within one unit of c's last digit */
+static int approx(double c, double v, int digits) {
+  double unit;
+  if (digits <= 0) return c == v;
+  unit = pow(10.0, floor(log10(fabs(c))) - digits + 1);
+  return fabs(c - v) <= unit * (1 + 1e-12);
+}
+
+static double decimal_digits(const lowp_format_t *f) { return f->precision * log10(2.0); }
+
+static const char *class_of(double y, const lowp_format_t *f) {
+  return is_ovf(y) ? "overflow" : lowp_class_name(lowp_classify(y, f));
+}
+
+/* ---------------------------------------------------------------- checks */
+
+typedef int (*check_fn)(const cJSON *a, char *m, char *v);
+
+static int c_needs_gpu(const cJSON *a, char *m, char *v) {
+  const char *note = str(a, "note", NULL);
+  snprintf(m, ML, "%s was not measured: it needs a GPU (%s)%s%s", str(a, "what", "this"),
+           str(a, "experiment", "a GPU experiment"), note ? "; " : "", note ? note : "");
+  snprintf(v, VL, "not checkable here: needs a GPU");
+  return 0;
+}
+
+static int c_format_bits(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format"), *o = fmt(a, "other");
+  int ok = 1, n;
+  if (!f) return -1;
+  n = snprintf(m, ML, "%s: %d exponent bits, %d fraction bits, %d in total", f->name, f->ebits,
+               f->precision - 1, lowp_format_width(f));
+  if (cJSON_GetObjectItem(a, "exp")) ok &= (int)num(a, "exp", 0) == f->ebits;
+  if (cJSON_GetObjectItem(a, "mant")) ok &= (int)num(a, "mant", 0) == f->precision - 1;
+  if (cJSON_GetObjectItem(a, "total")) ok &= (int)num(a, "total", 0) == lowp_format_width(f);
+  if (o) {
+    snprintf(m + n, ML - (size_t)n, "; %s: %d and %d", o->name, o->ebits, o->precision - 1);
+    if (cJSON_GetObjectItem(a, "other_exp")) ok &= (int)num(a, "other_exp", 0) == o->ebits;
+    if (cJSON_GetObjectItem(a, "other_mant")) ok &= (int)num(a, "other_mant", 0) == o->precision - 1;
+  }
+  snprintf(v, VL, ok ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_format_value(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format"), *o = fmt(a, "same_as");
+  const char *what = str(a, "what", "xmax");
+  double x, c = num(a, "claimed", NAN), xo = 0;
+  int ok, n, qual = 0;
+  if (!f) return -1;
+  if (!strcmp(what, "xmax")) x = lowp_format_xmax(f);
+  else if (!strcmp(what, "xmin")) x = lowp_format_xmin(f);
+  else if (!strcmp(what, "xmins")) x = lowp_format_xmins(f);
+  else return -1;
+  ok = approx(c, x, (int)num(a, "digits", 0));
+  n = snprintf(m, ML, "%s %s = %.9g (%a)", f->name, !strcmp(what, "xmax") ? "largest finite" :
+               !strcmp(what, "xmin") ? "smallest normal" : "smallest subnormal", x, x);
+  if (cJSON_GetObjectItem(a, "claimed_exp")) {
+    ok &= ldexp(1, (int)num(a, "claimed_exp", 0)) == x;
+    n += snprintf(m + n, ML - (size_t)n, "; 2^%d = %.9g", (int)num(a, "claimed_exp", 0), ldexp(1, (int)num(a, "claimed_exp", 0)));
+  }
+  if (o) {
+    xo = !strcmp(what, "xmax") ? lowp_format_xmax(o) : lowp_format_xmin(o);
+    n += snprintf(m + n, ML - (size_t)n, "; %s: %.9g (%s's is %.3g%% %s)", o->name, xo, f->name,
+                  100 * fabs(x - xo) / xo, x < xo ? "smaller" : "larger");
+    qual = x != xo;
+  }
+  if (num(a, "note_rounding", 0) != 0) {
+    n += snprintf(m + n, ML - (size_t)n, "; values above xmins/2 = %.6g (not included) round up to it, so "
+                  "values down to %.6g survive", lowp_format_xmins(f) / 2, lowp_format_xmins(f) / 2);
+    qual = 1;
+  }
+  if (!ok) snprintf(v, VL, "wrong");
+  else if (qual) snprintf(v, VL, "holds with a qualification: %s", o ? "close, not the same (see measured)" :
+                          "the values lost are those at or below half of it");
+  else snprintf(v, VL, "holds");
+  return 0;
+}
+
+static int c_format_range_pow2(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format"), *o = fmt(a, "same_as");
+  int lo = (int)num(a, "lo_exp", 0), hi = (int)num(a, "hi_exp", 0), ok, n;
+  double la = num(a, "lo_approx", 0), ha = num(a, "hi_approx", 0);
+  if (!f) return -1;
+  ok = lo == f->emin && hi == f->emax;
+  n = snprintf(m, ML, "%s: normal binades 2^%d .. 2^%d; smallest normal %.6g, largest finite %.6g "
+               "(just under 2^%d); subnormals down to %.6g (2^%d)", f->name, f->emin, f->emax,
+               lowp_format_xmin(f), lowp_format_xmax(f), f->emax + 1, lowp_format_xmins(f),
+               f->emin - f->precision + 1);
+  if (ha > 0) {
+    n += snprintf(m + n, ML - (size_t)n, "; 2^%d = %g, so the upper %g describes the largest value, not 2^%d",
+                  hi, ldexp(1, hi), ha, hi);
+    ok &= approx(la, lowp_format_xmin(f), 1) && approx(ha, lowp_format_xmax(f), 1);
+  }
+  if (o) {
+    n += snprintf(m + n, ML - (size_t)n, "; %s: 2^%d .. 2^%d, subnormals to 2^%d", o->name, o->emin, o->emax,
+                  o->emin - o->precision + 1);
+    ok &= o->emin == f->emin && o->emax == f->emax;
+  }
+  snprintf(v, VL, ok ? "holds with a qualification: these are the exponents of the normal binades; the "
+           "values reach from the subnormal minimum to almost 2^(emax+1)" : "wrong");
+  return 0;
+}
+
+static int c_format_row(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  double d, lo = num(a, "digits_lo", 0), hi = num(a, "digits_hi", 0), xM;
+  int ok, dok;
+  if (!f) return -1;
+  d = decimal_digits(f);
+  xM = lowp_format_xmax(f);
+  ok = (int)num(a, "exp", -1) == f->ebits && (int)num(a, "mant", -1) == f->precision - 1 &&
+       (int)num(a, "total", -1) == lowp_format_width(f) && approx(num(a, "max", 0), xM, (int)num(a, "max_digits", 0));
+  dok = hi < 1 ? d < 1 : (floor(d + 0.5) >= lo && floor(d + 0.5) <= hi);
+  snprintf(m, ML, "%s: 1 sign + %d exponent + %d fraction = %d bits; largest finite %.9g; p log10 2 = %.3g "
+           "decimal digits (p = %d)", f->name, f->ebits, f->precision - 1, lowp_format_width(f), xM, d, f->precision);
+  snprintf(v, VL, ok && dok ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_decimal_digits(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  double d, lo = num(a, "lo", 0), hi = num(a, "hi", 0);
+  if (!f) return -1;
+  d = decimal_digits(f);
+  snprintf(m, ML, "%s: p = %d bits = %.3g decimal digits (u = 2^-%d = %.3g)", f->name, f->precision, d,
+           f->precision, lowp_format_u(f));
+  snprintf(v, VL, d >= lo - 0.5 && d <= hi + 0.5 ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_rel_precision(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format"), *g = fmt(a, "also");
+  double c = num(a, "claimed", 0), c2 = num(a, "also_claimed", 0);
+  int st = 0, n; /* 0 holds, 1 eps (qualified), 2 wrong */
+  const lowp_format_t *fl[2];
+  double cl[2];
+  int i;
+  if (!f) return -1;
+  fl[0] = f; cl[0] = c; fl[1] = g; cl[1] = c2;
+  n = 0;
+  for (i = 0; i < 2 && fl[i]; i++) {
+    double u = lowp_format_u(fl[i]), e = lowp_format_eps(fl[i]);
+    n += snprintf(m + n, ML - (size_t)n, "%s%s: unit roundoff u = 2^-%d = %.4g%% (the largest relative error of one "
+                  "rounding in the normal range), spacing at 1 eps = 2^-%d = %.4g%%", i ? "; " : "", fl[i]->name,
+                  fl[i]->precision, 100 * u, fl[i]->precision - 1, 100 * e);
+    if (fabs(cl[i] - u) <= 0.15 * u) continue;
+    if (fabs(cl[i] - e) <= 0.15 * e) { if (st < 1) st = 1; }
+    else st = 2;
+  }
+  snprintf(v, VL, st == 0 ? "holds" : st == 1 ? "holds with a qualification: the figure is the spacing eps; a "
+           "rounding errs by at most half of it, u (and by more for subnormals)" : "wrong");
+  return 0;
+}
+
+static int c_width_ratio(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *x = fmt(a, "a"), *y = fmt(a, "b"), *x2 = fmt(a, "a2");
+  double r, r2 = 0;
+  int ok;
+  if (!x || !y) return -1;
+  r = (double)lowp_format_width(x) / lowp_format_width(y);
+  ok = fabs(r - num(a, "claimed", 0)) < 1e-12;
+  if (x2) {
+    r2 = (double)lowp_format_width(x2) / lowp_format_width(y);
+    ok &= fabs(r2 - num(a, "claimed2", 0)) < 1e-12;
+    snprintf(m, ML, "%s: %d/%d bits = %.0f%%; %s: %d/%d bits = %.0f%%", x->name, lowp_format_width(x),
+             lowp_format_width(y), 100 * r, x2->name, lowp_format_width(x2), lowp_format_width(y), 100 * r2);
+  } else
+    snprintf(m, ML, "%s: %d/%d bits = %.1f%%", x->name, lowp_format_width(x), lowp_format_width(y), 100 * r);
+  snprintf(v, VL, ok ? "holds" : "wrong");
+  return 0;
+}
+
+/* Bytes per parameter: weights + gradients + Adam's two moments; AMP keeps
+   fp32 master weights beside the low-precision copy (Micikevicius et al.). */
+static int c_amp_memory(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *lo = fmt(a, "low"), *hi = fmt(a, "high");
+  double bl, bh, full, amp;
+  if (!lo || !hi) return -1;
+  bl = lowp_format_width(lo) / 8.0;
+  bh = lowp_format_width(hi) / 8.0;
+  full = bh + bh + 2 * bh;          /* fp32 weights, grads, Adam m and v */
+  amp = bl + bl + bh + 2 * bh;      /* fp16 weights and grads, fp32 master, Adam */
+  snprintf(m, ML, "per stored value %g vs %g bytes = %.0f%%; per parameter with Adam: %s training %g bytes, "
+           "mixed precision %g bytes (%s copy + %s master weights) = %.0f%% saved; activations %.0f%% saved",
+           bl, bh, 100 * bl / bh, hi->name, full, amp, lo->name, hi->name, 100 * (1 - amp / full), 100 * (1 - bl / bh));
+  snprintf(v, VL, fabs(bl / bh - num(a, "claimed", 0)) < 1e-12 ?
+           "holds with a qualification: for tensors stored in the low format (activations); the parameter "
+           "and optimizer state does not shrink, so the total saving is below 50%%" : "wrong");
+  return 0;
+}
+
+static int c_memory_table(const cJSON *a, char *m, char *v) {
+  double p = num(a, "params", 0), act = num(a, "act_fp32_gb", 0) * 1e9, w32, t32, t16, t16m;
+  int ok;
+  w32 = p * lowp_format_width(&LOWP_FMT_FP32) / 8;
+  t32 = w32 + act + w32;
+  t16 = w32 / 2 + act / 2 + w32 / 2;
+  t16m = t16 + w32; /* plus the fp32 master weights AMP keeps */
+  ok = approx(num(a, "claimed_total_fp32_gb", 0), t32 / 1e9, 2) && approx(num(a, "claimed_total_fp16_gb", 0), t16 / 1e9, 2);
+  snprintf(m, ML, "%.3g parameters x 4 bytes = %.0f MB; totals %.3g GB (fp32) and %.3g GB (fp16) = %.1f%% saved; "
+           "with the fp32 master weights mixed precision keeps: %.3g GB = %.1f%% saved", p, w32 / 1e6,
+           t32 / 1e9, t16 / 1e9, 100 * (1 - t16 / t32), t16m / 1e9, 100 * (1 - t16m / t32));
+  snprintf(v, VL, ok ? "holds with a qualification: the arithmetic is right, but the fp16 column leaves out "
+           "the fp32 master weights (and optimizer state) that AMP keeps" : "wrong");
+  return 0;
+}
+
+static int c_ratios(const cJSON *a, char *m, char *v) {
+  const cJSON *p;
+  int n = 0, ok = 1;
+  cJSON_ArrayForEach(p, cJSON_GetObjectItem(a, "pairs")) {
+    double x = cJSON_GetArrayItem(p, 0)->valuedouble, y = cJSON_GetArrayItem(p, 1)->valuedouble;
+    double c = cJSON_GetArrayItem(p, 2)->valuedouble;
+    ok &= fabs(x / y - c) <= 0.01 * c;
+    n += snprintf(m + n, ML - (size_t)n, "%s%g / %g = %.4g (claimed %g)", n ? "; " : "", x, y, x / y, c);
+  }
+  snprintf(m + n, ML - (size_t)n, "; %s not measured (needs a GPU)", str(a, "measured_on_gpu", "the figures"));
+  snprintf(v, VL, ok ? "holds with a qualification: the ratios follow from the figures; the figures were not measured here" : "wrong");
+  return 0;
+}
+
+static int c_range_vs_value(const cJSON *a, char *m, char *v) {
+  double lo = num(a, "lo", 0), hi = num(a, "hi", 0), x = num(a, "value_num", 0) / num(a, "value_den", 1);
+  snprintf(m, ML, "%s gives %g / %g = %.3gx, %s the claimed %g-%gx", str(a, "value_what", "the value"),
+           num(a, "value_num", 0), num(a, "value_den", 1), x, x >= lo && x <= hi ? "inside" : "outside", lo, hi);
+  snprintf(v, VL, x >= lo && x <= hi ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_differences(const cJSON *a, char *m, char *v) {
+  const cJSON *p;
+  int n = 0, ok = 1;
+  cJSON_ArrayForEach(p, cJSON_GetObjectItem(a, "rows")) {
+    double x = cJSON_GetArrayItem(p, 0)->valuedouble, y = cJSON_GetArrayItem(p, 1)->valuedouble;
+    double c = cJSON_GetArrayItem(p, 2)->valuedouble;
+    ok &= fabs((y - x) - c) < 1e-9;
+    n += snprintf(m + n, ML - (size_t)n, "%s%g - %g = %+.4g", n ? "; " : "", y, x, y - x);
+  }
+  snprintf(v, VL, ok ? "holds with a qualification: the differences follow from the figures; the accuracies were not measured here" : "wrong");
+  return 0;
+}
+
+static int c_relative_changes(const cJSON *a, char *m, char *v) {
+  const cJSON *p;
+  int n = 0, over = 0, rows = 0;
+  double c = num(a, "claimed", 0);
+  cJSON_ArrayForEach(p, cJSON_GetObjectItem(a, "rows")) {
+    double x = cJSON_GetArrayItem(p, 0)->valuedouble, y = cJSON_GetArrayItem(p, 1)->valuedouble;
+    double r = fabs(y - x) / x;
+    rows++;
+    over += r >= c;
+    n += snprintf(m + n, ML - (size_t)n, "%s%s %g -> %g: %.3g%% relative", n ? "; " : "",
+                  cJSON_GetArrayItem(p, 2)->valuestring, x, y, 100 * r);
+  }
+  snprintf(m + n, ML - (size_t)n, "; %d of the document's own %d rows are at or above %g%%", over, rows, 100 * c);
+  snprintf(v, VL, over == 0 ? "holds" : over * 2 < rows ? "holds with a qualification: not for every row" : "wrong");
+  return 0;
+}
+
+/* peak fp16 / fp32 tensor-core ratios from document 004's own table */
+static int c_peak_ratios(const cJSON *a, char *m, char *v, const cJSON *data) {
+  const cJSON *g, *tab = cJSON_GetObjectItem(data, "peak_tflops_doc004");
+  double lo = num(a, "claimed_lo", 0), hi = num(a, "claimed_hi", 0), mem = num(a, "memory", 0);
+  int n = 0, near = 0;
+  n += snprintf(m, ML, "peak fp16 tensor-core / fp32 TFLOPS in document 004's table:");
+  cJSON_ArrayForEach(g, tab) {
+    double r;
+    if (!cJSON_IsObject(g)) continue; /* "_source" */
+    r = num(g, "fp16", 0) / num(g, "fp32", 1);
+    near += fabs(r - lo) <= 0.05 * lo;
+    n += snprintf(m + n, ML - (size_t)n, " %s %g/%g = %.3gx;", g->string, num(g, "fp16", 0), num(g, "fp32", 1), r);
+  }
+  if (mem > 0)
+    n += snprintf(m + n, ML - (size_t)n, " memory: fp32/fp16 widths %d/%d = %gx;", lowp_format_width(&LOWP_FMT_FP32),
+                  lowp_format_width(&LOWP_FMT_FP16), (double)lowp_format_width(&LOWP_FMT_FP32) / lowp_format_width(&LOWP_FMT_FP16));
+  snprintf(m + n, ML - (size_t)n, " realised speedups need a GPU");
+  if (lo != hi) snprintf(v, VL, "not checkable here: needs a GPU (the peak ratios bound it from above)");
+  else snprintf(v, VL, near ? "holds with a qualification: 8x is V100's peak ratio only; A100 and H100 peak "
+                "ratios are about twice that, and realised speedups are lower" : "wrong");
+  return 0;
+}
+
+static int c_tc_table(const cJSON *a, char *m, char *v) {
+  const cJSON *row;
+  int n = 0, ok = 1;
+  cJSON_ArrayForEach(row, cJSON_GetObjectItem(a, "rows")) {
+    const char *gpu = cJSON_GetArrayItem(row, 0)->valuestring;
+    double f16 = cJSON_GetArrayItem(row, 1)->valuedouble, t32 = cJSON_GetArrayItem(row, 2)->valuedouble;
+    double f8 = cJSON_GetArrayItem(row, 3)->valuedouble;
+    const lowp_tc_preset_t *p = lowp_tc_preset_find(gpu);
+    if (!p) return -1;
+    n += snprintf(m + n, ML - (size_t)n, "%s%s: block sizes fp16 %d, tf32 %d, fp8 %d", n ? "; " : "", gpu, p->fp16.b,
+                  p->tf32.b, p->fp8.b);
+    if (t32 > 0) {
+      ok &= p->tf32.b > 0 && fabs(f16 / t32 - (double)p->fp16.b / p->tf32.b) < 0.02 * f16 / t32;
+      n += snprintf(m + n, ML - (size_t)n, ", fp16/tf32 TFLOPS %.4g vs blocks %.4g", f16 / t32,
+                    p->tf32.b ? (double)p->fp16.b / p->tf32.b : 0.0);
+    } else ok &= p->tf32.b == 0;
+    if (f8 > 0) {
+      ok &= p->fp8.b > 0 && fabs(f8 / f16 - (double)p->fp8.b / p->fp16.b) < 0.02 * f8 / f16;
+      n += snprintf(m + n, ML - (size_t)n, ", fp8/fp16 TFLOPS %.4g vs blocks %.4g", f8 / f16,
+                    p->fp16.b ? (double)p->fp8.b / p->fp16.b : 0.0);
+    } else ok &= p->fp8.b == 0;
+  }
+  snprintf(m + n, ML - (size_t)n, " (lib/model presets; absolute TFLOPS need a GPU)");
+  snprintf(v, VL, ok ? "holds with a qualification: the ratios between formats match the tensor-core models' "
+           "block sizes (products per block FMA); the absolute figures were not measured" : "wrong");
+  return 0;
+}
+
+static int c_pow2_value(const cJSON *a, char *m, char *v) {
+  int e = (int)num(a, "exp", 0);
+  double c = num(a, "claimed", 0), x = ldexp(1, e), rel = num(a, "rel", 0);
+  snprintf(m, ML, "2^%d = %.17g (claimed %g, %.3g%% off); as a loss scale it is exact in fp32", e, x, c, 100 * fabs(x - c) / c);
+  snprintf(v, VL, fabs(x - c) <= rel * c ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_product(const cJSON *a, char *m, char *v) {
+  double x = num(a, "a", 0), y = num(a, "b", 0), c = num(a, "claimed", 0);
+  snprintf(m, ML, "%g x %g = %.17g", x, y, x * y);
+  snprintf(v, VL, fabs(x * y - c) <= 1e-12 * fabs(c) ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_range_compare(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *x = fmt(a, "a"), *y = fmt(a, "b");
+  if (!x || !y) return -1;
+  snprintf(m, ML, "%s spans %.1f decades (%.3g .. %.3g), %s %.1f (%.3g .. %.3g)", x->name, lowp_format_range_decades(x),
+           lowp_format_xmins(x), lowp_format_xmax(x), y->name, lowp_format_range_decades(y), lowp_format_xmins(y),
+           lowp_format_xmax(y));
+  snprintf(v, VL, lowp_format_range_decades(x) > lowp_format_range_decades(y) ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_missing_bits(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *x = fmt(a, "a"), *y = fmt(a, "b");
+  int d;
+  if (!x || !y) return -1;
+  d = x->precision - y->precision;
+  snprintf(m, ML, "%s p = %d, %s p = %d: %d bits fewer; fp16: %d fewer", x->name, x->precision, y->name,
+           y->precision, d, x->precision - LOWP_FMT_FP16.precision);
+  snprintf(v, VL, d == (int)num(a, "claimed", 0) ? "holds with a qualification: 16 for bf16; fp16 keeps 3 more (13 missing)" : "wrong");
+  return 0;
+}
+
+static int c_spacing_at(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  double x = num(a, "x", 1), up, dn;
+  int e = (int)num(a, "claimed_exp", 0);
+  if (!f) return -1;
+  up = lowp_ulp(x, f);
+  dn = x - (lowp_round_f64(&dn, nextafter(x, 0), f, NULL, LOWP_RND_DN), dn);
+  snprintf(m, ML, "%s spacing above %g: %a = %.4g; below it: %a = %.4g; a change survives rounding only if "
+           "larger than half the spacing", f->name, x, up, up, dn, dn);
+  snprintf(v, VL, up == ldexp(1, e) ? "holds with a qualification: that is the spacing above 1; below 1 it is "
+           "half as large" : "wrong");
+  return 0;
+}
+
+/* smallest power of two w at which fl(w + d) == w in f, searched upward */
+static double lost_from(double d, const lowp_format_t *f) {
+  int k;
+  for (k = f->emin - f->precision; k <= f->emax; k++)
+    if (add(ldexp(1, k), d, f) == ldexp(1, k) && add(ldexp(1, k + 1), d, f) == ldexp(1, k + 1)) return ldexp(1, k);
+  return INFINITY;
+}
+
+static int c_stagnation(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  double w0 = num(a, "w", 1), d = num(a, "update", 1e-7), w, ex, dq, lf;
+  long steps = (long)num(a, "steps", 1000), k;
+  int lost, claimed_lost = (int)num(a, "claimed_lost", 1);
+  char prog[128];
+  if (!f) return -1;
+  w = rnd(w0, f);
+  for (k = 0; k < steps; k++) w = add(w, d, f);
+  ex = w0 + steps * d;
+  dq = rnd(d, f);
+  lost = w == rnd(w0, f);
+  lf = lost_from(d, f);
+  if (lost) snprintf(prog, sizeof prog, "no progress at all");
+  else snprintf(prog, sizeof prog, "progress off by %+.3g%%", 100 * ((w - w0) - steps * d) / (steps * d));
+  snprintf(m, ML, "%s: w = %g plus %g, %ld times: %.9g (exact %.9g, %s); the update alone rounds to %.4g (%s); "
+           "updates of %g are lost for every |w| >= %a = %.4g", f->name, w0, d, steps, w, ex, prog, dq,
+           class_of(dq, f), d, lf, lf);
+  if (claimed_lost)
+    snprintf(v, VL, lost ? "holds with a qualification: it is w + update that rounds back to w (for |w| >= the "
+             "bound in measured); the update itself is not zero in the format" : "wrong");
+  else
+    snprintf(v, VL, !lost ? "holds with a qualification: near 1 the updates are rounded to the spacing (see the "
+             "error), and from the bound in measured on they are lost in this format too" : "wrong");
+  return 0;
+}
+
+static int c_underflow_threshold(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format"), *o = fmt(a, "compare");
+  double c = num(a, "claimed_below", 0), z, x, ex;
+  int n;
+  if (!f) return -1;
+  z = lowp_format_xmins(f) / 2;
+  x = lowp_format_xmin(f);
+  ex = pow(10.0, floor(log10(x)) - 1); /* a round decimal in the subnormal range */
+  n = snprintf(m, ML, "%s (round to nearest even): 0 only for |g| <= %a = %.4g; (%.4g, %.4g) become subnormals "
+               "(fewer bits; e.g. %s(%g) = %.6g)", f->name, z, z, z, x, f->name, ex, rnd(ex, f));
+  if (o)
+    n += snprintf(m + n, ML - (size_t)n, "; %s: 0 only for |g| <= %.4g", o->name, lowp_format_xmins(o) / 2);
+  snprintf(m + n, ML - (size_t)n, "; with flush-to-zero everything below %.4g is lost", x - z);
+  if (c > 0) snprintf(v, VL, fabs(c - z) <= 0.02 * z ? "holds" : "wrong");
+  else snprintf(v, VL, "holds with a qualification: only below half the smallest subnormal; between that and the "
+                "smallest normal, values survive with reduced precision");
+  return 0;
+}
+
+static int c_overflow_threshold(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  double t, c = num(a, "claimed", 0);
+  int incl;
+  if (!f) return -1;
+  t = ovf_t(f, &incl);
+  snprintf(m, ML, "%s: values up to %.9g round to the largest finite %.9g; from %.9g on (%s) they become %s",
+           f->name, nextafter(t, 0), lowp_format_xmax(f), t, incl ? "inclusive: the tie rounds to even, upward" :
+           "exclusive", f->inf == LOWP_INF_IEEE ? "inf" : "NaN");
+  snprintf(v, VL, c == lowp_format_xmax(f) ? "holds with a qualification: overflow starts at xmax + ulp/2, not just above xmax" : "wrong");
+  return 0;
+}
+
+static int c_underflow_values(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  const cJSON *x;
+  int n = 0, zeros = 0, cnt = 0, claimed_zero = cJSON_GetObjectItem(a, "claimed_zero") != NULL;
+  if (!f) return -1;
+  cJSON_ArrayForEach(x, cJSON_GetObjectItem(a, "values")) {
+    double y = rnd(x->valuedouble, f);
+    uint64_t bits = 0;
+    lowp_encode(&bits, y, f);
+    cnt++;
+    zeros += y == 0;
+    n += snprintf(m + n, ML - (size_t)n, "%s%s(%g) = %.6g (0x%04llx, %s%s)", n ? "; " : "", f->name, x->valuedouble, y,
+                  (unsigned long long)bits, class_of(y, f), y == 0 ? "" : "");
+  }
+  {
+    lowp_policy_t pol;
+    int fz = 0;
+    memset(&pol, 0, sizeof pol);
+    pol.ftz = 1;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItem(a, "values")) {
+      double y;
+      lowp_round_f64(&y, x->valuedouble, f, &pol, LOWP_RND_NE);
+      fz += y == 0;
+    }
+    snprintf(m + n, ML - (size_t)n, "; with flush-to-zero %d of these %d become 0", fz, cnt);
+  }
+  if (claimed_zero) snprintf(v, VL, zeros == cnt ? "holds" : "wrong");
+  else snprintf(v, VL, zeros == cnt ? "holds" : zeros ? "holds with a qualification: only some become zero (see "
+                "measured); the others become subnormals" : "wrong");
+  return 0;
+}
+
+/* fp32 -> bf16 over all 2^32 inputs by classes: the results of truncation,
+   of x + 0x8000, and of RNE depend on the upper 16 bits and only on whether
+   the lower 16 bits are 0, in [1, 0x7fff], 0x8000 or in [0x8001, 0xffff]
+   (whether a NaN stays NaN depends on the same split). One representative
+   per class, weighted by its size, gives exact counts over all inputs. */
+static const uint32_t rep_low[4] = {0x0000, 0x0001, 0x8000, 0x8001};
+static const uint32_t rep_w[4] = {1, 0x7fff, 1, 0x7fff};
+
+static uint16_t bf16_rne(uint32_t x) {
+  float f;
+  double y;
+  uint64_t b = 0;
+  memcpy(&f, &x, 4);
+  lowp_round_f32(&y, f, &LOWP_FMT_BF16, NULL, LOWP_RND_NE);
+  lowp_encode(&b, y, &LOWP_FMT_BF16);
+  return (uint16_t)b;
+}
+static int bf16_is_nan(uint16_t b) { return (b & 0x7f80) == 0x7f80 && (b & 0x7f); }
+static int same_bf16(uint16_t a, uint16_t b) { return a == b || (bf16_is_nan(a) && bf16_is_nan(b)); }
+
+static void bf16_classes(uint16_t (*code)(uint32_t), double *wrong, double *tie_wrong, double *nan_wrong,
+                         uint32_t *ex_tie, uint32_t *ex_nan) {
+  uint32_t hi, k;
+  *wrong = *tie_wrong = *nan_wrong = 0;
+  *ex_tie = *ex_nan = 0;
+  for (hi = 0; hi < 65536; hi++)
+    for (k = 0; k < 4; k++) {
+      uint32_t x = hi << 16 | rep_low[k];
+      uint16_t want = bf16_rne(x), got = code(x);
+      if (same_bf16(want, got)) continue;
+      *wrong += rep_w[k];
+      if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffff)) {
+        *nan_wrong += rep_w[k];
+        if (!*ex_nan || (x == 0x7fff8000u)) *ex_nan = x;
+      } else if (k == 2) {
+        *tie_wrong += rep_w[k];
+        if (!*ex_tie || x == 0x3f808000u) *ex_tie = x;
+      }
+    }
+}
+static uint16_t code_plus8000(uint32_t x) { return (uint16_t)(((x + 0x8000u) & 0xffff0000u) >> 16); }
+static uint16_t code_trunc(uint32_t x) { return (uint16_t)(x >> 16); }
+
+static int c_bf16_plus_8000(const cJSON *a, char *m, char *v) {
+  double wrong, tw, nw;
+  uint32_t et, en, nan2 = 0x7f800001u;
+  float fx;
+  double dx;
+  (void)a;
+  bf16_classes(code_plus8000, &wrong, &tw, &nw, &et, &en);
+  memcpy(&fx, &et, 4);
+  dx = fx;
+  snprintf(m, ML, "against round-to-nearest-even (lowp_round_f32) on all 2^32 fp32 inputs: %.0f differ: %.0f ties "
+           "(e.g. 0x%08x = %.9g: code gives 0x%04x, RNE 0x%04x, ties go to even) and %.0f NaNs that become numbers "
+           "(0x%08x -> 0x%04x, i.e. %s; 0x%08x -> 0x%04x, i.e. %s)", wrong, tw, (unsigned)et, dx,
+           code_plus8000(et), bf16_rne(et), nw, (unsigned)en, code_plus8000(en),
+           code_plus8000(en) == 0x8000 ? "-0" : "a number", (unsigned)nan2, code_plus8000(nan2),
+           code_plus8000(nan2) == 0x7f80 ? "+inf" : "a number");
+  snprintf(v, VL, wrong > 0 ? "wrong" : "holds");
+  return 0;
+}
+
+static int c_bf16_truncate(const cJSON *a, char *m, char *v) {
+  double wrong, tw, nw;
+  uint32_t et, en;
+  (void)a;
+  bf16_classes(code_trunc, &wrong, &tw, &nw, &et, &en);
+  snprintf(m, ML, "truncation is round-toward-zero: it differs from round-to-nearest-even on %.0f of 2^32 fp32 "
+           "inputs (%.2f%%), %.0f of them NaNs that truncate to inf; its relative error reaches 2^-7 instead of 2^-8",
+           wrong, 100 * wrong / 4294967296.0, nw);
+  snprintf(v, VL, "holds with a qualification: it is simple, but it rounds toward zero; frameworks and hardware "
+           "round to nearest even");
+  return 0;
+}
+
+static int c_bf16_widen_shift(const cJSON *a, char *m, char *v) {
+  uint32_t b, bad = 0, f16_same = 0;
+  (void)a;
+  for (b = 0; b < 65536; b++) {
+    double x, h;
+    uint32_t w = b << 16;
+    float f;
+    memcpy(&f, &w, 4);
+    lowp_decode(&x, b, &LOWP_FMT_BF16);
+    if (!((double)f == x || (isnan(f) && isnan(x)))) bad++;
+    lowp_decode(&h, b, &LOWP_FMT_FP16);
+    if ((double)f == h || (isnan(f) && isnan(h))) f16_same++;
+  }
+  snprintf(m, ML, "all 65536 bf16 patterns shifted left by 16 are their fp32 values (%u mismatches); the same "
+           "shift gives the right fp32 value for only %u of the 65536 fp16 patterns", bad, f16_same);
+  snprintf(v, VL, bad == 0 ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_reciprocal_fp64(const cJSON *a, char *m, char *v) {
+  uint32_t k, diff = 0, wrong_mpfr = 0;
+  mpfr_t q;
+  (void)a;
+  mpfr_init2(q, 24);
+  for (k = 0; k < (1u << 23); k++) {
+    float s = 1.0f + (float)k * 0x1p-23f;
+    float via64 = (float)(1.0 / (double)s), via32 = 1.0f / s;
+    if (via64 != via32) diff++;
+    if ((k & 1023) == 0) { /* MPFR oracle on every 1024th */
+      mpfr_set_flt(q, s, MPFR_RNDN);
+      mpfr_ui_div(q, 1, q, MPFR_RNDN);
+      if (mpfr_get_flt(q, MPFR_RNDN) != via64) wrong_mpfr++;
+    }
+  }
+  mpfr_clear(q);
+  snprintf(m, ML, "fp32(1/fp64(s)) equals the correctly rounded fp32 division 1.0f/s for all 2^23 significands s "
+           "in [1, 2) (%u differ; %u of 8192 differ from MPFR): rounding a quotient twice, 53 then 24 bits, is "
+           "innocuous since 53 >= 2*24 + 2; the power-of-two scales GradScaler produces make it exact either way",
+           diff, wrong_mpfr);
+  snprintf(v, VL, diff == 0 && wrong_mpfr == 0 ? "holds with a qualification: it only gains over a fp32 reciprocal "
+           "that is not correctly rounded (fast GPU reciprocal); against a correctly rounded fp32 division it "
+           "changes nothing" : "wrong");
+  return 0;
+}
+
+static int c_scaler_growth_after_overflow(const cJSON *a, char *m, char *v) {
+  lowp_scaler_policy_t ps[LOWP_SCALER_POLICY_COUNT] = {LOWP_SCALER_PYTORCH, LOWP_SCALER_MLX, LOWP_SCALER_MLX_PY, LOWP_SCALER_GENESIS};
+  long clean[LOWP_SCALER_POLICY_COUNT];
+  int i, n = 0;
+  (void)a;
+  for (i = 0; i < LOWP_SCALER_POLICY_COUNT; i++) {
+    lowp_scaler_t s;
+    double after;
+    long k = 0;
+    if (lowp_scaler_init_default(&s, ps[i]) != LOWP_OK) return -1;
+    lowp_scaler_update(&s, 1, NULL);
+    after = s.scale;
+    while (s.scale <= after && k < 100000) { lowp_scaler_update(&s, 0, NULL); k++; }
+    clean[i] = k;
+    n += snprintf(m + n, ML - (size_t)n, "%s%s: grows after %ld clean steps", n ? "; " : "", lowp_scaler_policy_name(ps[i]), k);
+  }
+  snprintf(m + n, ML - (size_t)n, " (one overflow step, then clean steps; lib/amp scaler models)");
+  snprintf(v, VL, clean[1] == clean[0] ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_grow_every_step(const cJSON *a, char *m, char *v) {
+  lowp_scaler_t s;
+  double x = 65536;
+  long k = 0, steps = 0;
+  (void)a;
+  while (!isinf(x)) { x = rnd(2 * x, &LOWP_FMT_FP32); k++; }
+  lowp_scaler_init_default(&s, LOWP_SCALER_PYTORCH);
+  while (s.scale == 65536 && steps < 100000) { lowp_scaler_update(&s, 0, NULL); steps++; }
+  snprintf(m, ML, "PyTorch's rule (lib/amp scaler): the scale first grows after %ld consecutive clean steps (to %g); "
+           "doubling on every clean step would make the fp32 scale inf after %ld steps", steps, s.scale, k);
+  snprintf(v, VL, steps == 1 ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_gemm_intensity(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  double n = num(a, "n", 1024), bytes, ai, ridge, nstar;
+  if (!f) return -1;
+  bytes = lowp_format_width(f) / 8.0;
+  ai = 2 * n * n * n / (3 * n * n * bytes); /* flops / bytes for reading A, B and writing C once */
+  ridge = num(a, "peak_tflops", 1) / num(a, "bandwidth_tbs", 1);
+  nstar = ceil(1.5 * bytes * ridge);
+  snprintf(m, ML, "square %s GEMM, n = %g: 2n^3 flops over 3n^2 x %g bytes = %.0f flop/byte; %s ridge point %.0f "
+           "flop/byte: compute-bound for every n >= %.0f", f->name, n, bytes, ai, str(a, "gpu", "GPU"), ridge, nstar);
+  snprintf(v, VL, ai > ridge ? "wrong" : "holds");
+  return 0;
+}
+
+static int c_square_overflow(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  double x, lo, c;
+  long nfeat = 256, k;
+  if (!f) return -1;
+  /* smallest x of f whose square overflows: start at sqrt(T) rounded down, go up */
+  x = rnd(sqrt(ovf_t(f, NULL)), f);
+  lowp_round_f64(&lo, nextafter(x, 0), f, NULL, LOWP_RND_DN);
+  while (!is_ovf(mul(x, x, f))) { lowp_round_f64(&x, nextafter(x, INFINITY), f, NULL, LOWP_RND_UP); }
+  while (1) {
+    lowp_round_f64(&lo, nextafter(x, 0), f, NULL, LOWP_RND_DN);
+    if (is_ovf(mul(lo, lo, f))) x = lo; else break;
+  }
+  /* smallest c of f for which a sum of 256 squares c^2, in f, overflows */
+  c = x;
+  for (;;) {
+    double y, s = 0, q;
+    int ovf = 0;
+    lowp_round_f64(&y, nextafter(c, 0), f, NULL, LOWP_RND_DN);
+    q = mul(y, y, f);
+    for (k = 0; k < nfeat && !ovf; k++) { s = add(s, q, f); ovf = is_ovf(s); }
+    if (!ovf) break;
+    c = y;
+  }
+  snprintf(m, ML, "in %s, x*x overflows from |x| = %g (%g^2 = %g rounds to %g); a sum of %ld squares, as a one-pass "
+           "variance over %ld features, overflows from |x| = %g", f->name, x, lo, lo * lo, mul(lo, lo, f), nfeat,
+           nfeat, c);
+  snprintf(v, VL, "holds with a qualification: only with the statistics accumulated in fp32; documents 000 and 004 "
+           "themselves list layer_norm among the fp32 operations");
+  return 0;
+}
+
+static int c_normal_formula(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  uint64_t b, nb;
+  long match = 0, miss = 0, finite = 0;
+  int w, mb, bias;
+  if (!f) return -1;
+  w = lowp_format_width(f);
+  mb = f->precision - 1;
+  bias = lowp_format_bias(f);
+  nb = UINT64_C(1) << w;
+  for (b = 0; b < nb; b++) {
+    double x, y;
+    int s = (int)(b >> (w - 1)), e = (int)((b >> mb) & ((1u << f->ebits) - 1));
+    uint64_t mm = b & ((UINT64_C(1) << mb) - 1);
+    lowp_decode(&x, b, f);
+    if (!isfinite(x)) continue;
+    finite++;
+    y = (s ? -1 : 1) * ldexp(1.0 + ldexp((double)mm, -mb), e - bias);
+    if (y == x) match++; else miss++;
+  }
+  snprintf(m, ML, "%s: the formula gives the right value for %ld of its %ld finite bit patterns; it fails on the "
+           "%ld with exponent field 0 (zeros and subnormals, which are (-1)^s 2^(1-bias) (0 + m))", f->name, match,
+           finite, miss);
+  snprintf(v, VL, "holds with a qualification: for normal numbers only");
+  return 0;
+}
+
+static int c_fp8_variant(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  double xM;
+  int per, top = 0, k;
+  if (!f) return -1;
+  xM = lowp_format_xmax(f);
+  per = 1 << (f->precision - 1);
+  for (k = 0; k < per; k++) top += ldexp(1.0 + (double)k / per, f->emax) <= xM;
+  snprintf(m, ML, "%s: largest finite %g; %d values per binade (2^(p-1)), the top binade [2^%d, 2^%d) holds %d of them",
+           f->name, xM, per, f->emax, f->emax + 1, top);
+  snprintf(v, VL, xM == num(a, "max", 0) && per == (int)num(a, "per_binade", 0) ?
+           (top < per ? "holds with a qualification: the top binade is short (the NaN encoding takes its last value)" : "holds")
+           : "wrong");
+  return 0;
+}
+
+static int c_peak(const cJSON *a, char *m, char *v, const cJSON *data) { return c_peak_ratios(a, m, v, data); }
+
+static int c_exp_overflow_inputs(const cJSON *a, char *m, char *v) {
+  const cJSON *x;
+  int n = 0;
+  cJSON_ArrayForEach(x, cJSON_GetObjectItem(a, "formats")) {
+    const lowp_format_t *f = lowp_format_by_name(x->valuestring);
+    double t;
+    if (!f) return -1;
+    t = exp_overflow_input(f);
+    n += snprintf(m + n, ML - (size_t)n, "%sexp(x) overflows %s from x = %.9g", n ? "; " : "", f->name, t);
+  }
+  snprintf(v, VL, "holds with a qualification: fp32 moves the limit (from 11.1 to 88.7) but does not remove it; "
+           "subtracting the maximum does");
+  return 0;
+}
+
+static int c_dot_bound(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  long n = (long)num(a, "n", 1000), trials = (long)num(a, "trials", 100), t, i;
+  double u, worst = 0, *x, *w, gam;
+  lowp_rng_t g;
+  if (!f || n < 1) return -1;
+  u = lowp_format_u(f);
+  x = malloc((size_t)n * sizeof *x);
+  w = malloc((size_t)n * sizeof *w);
+  if (!x || !w) { free(x); free(w); return -1; }
+  lowp_rng_init(&g, 20261122, 7);
+  for (t = 0; t < trials; t++) {
+    double s = 0, ex, ab = 0;
+    for (i = 0; i < n; i++) {
+      x[i] = rnd(2 * lowp_rng_uniform(&g) - 1, f);
+      w[i] = rnd(2 * lowp_rng_uniform(&g) - 1, f);
+      s = add(s, mul(w[i], x[i], f), f);
+      ab += fabs(w[i] * x[i]);
+    }
+    lowp_exact_dot(&ex, x, 1, w, 1, (size_t)n, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    if (fabs(s - ex) / ab > worst) worst = fabs(s - ex) / ab;
+  }
+  free(x);
+  free(w);
+  gam = n * u / (1 - n * u);
+  snprintf(m, ML, "u(%s) = 2^-%d = %.4g; %ld dot products of length %ld (products and sums rounded to %s): "
+           "worst |error| / sum|w x| = %.3g = %.2f%% of n u = %.3g; the rigorous bound gamma_n = nu/(1-nu) = %.3g "
+           "exists only while n u < 1, i.e. n < %.0f", f->name, f->precision, u, trials, n, f->name, worst,
+           100 * worst / (n * u), n * u, gam, 1 / u);
+  snprintf(v, VL, lowp_format_u(f) == ldexp(1, -11) && worst <= gam ? "holds with a qualification: a first-order "
+           "bound (gamma_n to be exact), far above typical errors, and void for n >= 1/u" : "wrong");
+  return 0;
+}
+
+static int c_sterbenz(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  long n = (long)num(a, "pairs", 100000), k, inexact = 0, tested = 0;
+  lowp_rng_t g;
+  if (!f) return -1;
+  lowp_rng_init(&g, 20261122, 11);
+  for (k = 0; k < n; k++) {
+    double x = rnd(ldexp(1.0 + lowp_rng_uniform(&g), (int)(lowp_rng_uniform(&g) * (f->emax - f->emin)) + f->emin), f);
+    double y = rnd(x * (0.5 + 1.5 * lowp_rng_uniform(&g)), f);
+    if (!(y >= x / 2 && y <= 2 * x) || is_ovf(x) || is_ovf(y)) continue;
+    tested++;
+    if (add(x, -y, f) != x - y) inexact++;
+  }
+  snprintf(m, ML, "%ld random pairs of %s values with y/2 <= x <= 2y: %ld subtractions inexact (Sterbenz: x - y "
+           "is exact); the error |a|/|a-b| u comes from errors already in a and b", tested, f->name, inexact);
+  snprintf(v, VL, inexact == 0 ? "holds with a qualification: the subtraction itself is exact; it magnifies "
+           "earlier errors, it does not add one" : "wrong");
+  return 0;
+}
+
+static int c_softmax_e12(const cJSON *a, char *m, char *v) {
+  double x = num(a, "x", 12), c = num(a, "claimed", 0), e = exp_to(x, &LOWP_FMT_FP64), t = exp_overflow_input(&LOWP_FMT_FP16);
+  snprintf(m, ML, "e^%g = %.8g; fp16(e^%g) = %g; the smallest fp16 input whose exp overflows is %.9g (ln 65520 = %.9g)",
+           x, e, x, exp_to(x, &LOWP_FMT_FP16), t, log(65520.0));
+  snprintf(v, VL, approx(c, e, 3) && is_ovf(exp_to(x, &LOWP_FMT_FP16)) ? "holds with a qualification: overflow "
+           "already starts at 11.09375" : "wrong");
+  return 0;
+}
+
+static int c_mask_value(const cJSON *a, char *m, char *v) {
+  double mk = num(a, "mask", -1e4), h = rnd(mk, &LOWP_FMT_FP16), b = rnd(mk, &LOWP_FMT_BF16), e8, e8s;
+  double w32 = exp_to(h - 3, &LOWP_FMT_FP32);
+  lowp_policy_t sat;
+  memset(&sat, 0, sizeof sat);
+  sat.overflow = LOWP_OVF_SAT;
+  e8 = rnd(mk, &LOWP_FMT_E4M3);
+  lowp_round_f64(&e8s, mk, &LOWP_FMT_E4M3, &sat, LOWP_RND_NE);
+  snprintf(m, ML, "fp16(%g) = %g (%s); exp(mask - 3) in fp32 = %g, so the masked weight is exactly 0 as with -inf, and "
+           "a fully masked row gives 1/n instead of NaN (0/0); bf16 stores %g; e4m3 gives %s (saturating: %g); see "
+           "the softmax-overflow experiment", mk, h, h == mk ? "exact" : "rounded", w32, b, isnan(e8) ? "NaN" : "a number", e8s);
+  snprintf(v, VL, h == mk && w32 == 0 ? "holds with a qualification: right for fp16 and bf16; the mask must be "
+           "applied before any conversion to e4m3, which cannot hold it" : "wrong");
+  return 0;
+}
+
+static int c_scaler_defaults(const cJSON *a, char *m, char *v) {
+  lowp_scaler_t s;
+  int ok;
+  if (lowp_scaler_init_default(&s, LOWP_SCALER_PYTORCH) != LOWP_OK) return -1;
+  ok = s.scale == num(a, "init", 0) && s.growth == num(a, "growth", 0) && s.backoff == num(a, "backoff", 0) &&
+       s.interval == (long long)num(a, "interval", 0);
+  snprintf(m, ML, "lib/amp's model of torch.amp.GradScaler: init_scale %g (2^%d), growth_factor %g, backoff_factor %g, "
+           "growth_interval %lld", s.scale, (int)log2(s.scale), s.growth, s.backoff, s.interval);
+  snprintf(v, VL, ok ? "holds" : "wrong");
+  return 0;
+}
+
+static int c_fp8_presets(const cJSON *a, char *m, char *v) {
+  size_t i;
+  int n = 0, pre_hopper = 0;
+  (void)a;
+  n += snprintf(m, ML, "lib/model presets with an fp8 tensor-core datapath:");
+  for (i = 0; i < lowp_tc_preset_count(); i++) {
+    const lowp_tc_preset_t *p = lowp_tc_preset_at(i);
+    if (p->fp8.b > 0) {
+      n += snprintf(m + n, ML - (size_t)n, " %s (b = %d);", p->name, p->fp8.b);
+      if (!strcmp(p->name, "ada") || !strcmp(p->name, "l40s")) pre_hopper = 1;
+    }
+  }
+  snprintf(v, VL, pre_hopper ? "holds with a qualification: Ada (L40S, RTX 4000) tensor cores also have fp8 "
+           "(for inference and training kernels alike)" : "holds");
+  return 0;
+}
+
+/* ------------------------------------------------------------- dispatch */
+
+typedef struct {
+  const char *name;
+  check_fn fn;
+  int (*fnd)(const cJSON *a, char *m, char *v, const cJSON *data);
+} check_t;
+
+static const check_t checks[] = {
+    {"needs_gpu", c_needs_gpu, NULL},
+    {"format_bits", c_format_bits, NULL},
+    {"format_value", c_format_value, NULL},
+    {"format_range_pow2", c_format_range_pow2, NULL},
+    {"format_row", c_format_row, NULL},
+    {"decimal_digits", c_decimal_digits, NULL},
+    {"rel_precision", c_rel_precision, NULL},
+    {"width_ratio", c_width_ratio, NULL},
+    {"amp_memory", c_amp_memory, NULL},
+    {"memory_table", c_memory_table, NULL},
+    {"ratios", c_ratios, NULL},
+    {"range_vs_value", c_range_vs_value, NULL},
+    {"differences", c_differences, NULL},
+    {"relative_changes", c_relative_changes, NULL},
+    {"peak_ratios", NULL, c_peak},
+    {"tc_table", c_tc_table, NULL},
+    {"pow2_value", c_pow2_value, NULL},
+    {"product", c_product, NULL},
+    {"range_compare", c_range_compare, NULL},
+    {"missing_bits", c_missing_bits, NULL},
+    {"spacing_at", c_spacing_at, NULL},
+    {"stagnation", c_stagnation, NULL},
+    {"underflow_threshold", c_underflow_threshold, NULL},
+    {"overflow_threshold", c_overflow_threshold, NULL},
+    {"underflow_values", c_underflow_values, NULL},
+    {"bf16_plus_8000", c_bf16_plus_8000, NULL},
+    {"bf16_truncate", c_bf16_truncate, NULL},
+    {"bf16_widen_shift", c_bf16_widen_shift, NULL},
+    {"reciprocal_fp64", c_reciprocal_fp64, NULL},
+    {"scaler_growth_after_overflow", c_scaler_growth_after_overflow, NULL},
+    {"grow_every_step", c_grow_every_step, NULL},
+    {"gemm_intensity", c_gemm_intensity, NULL},
+    {"square_overflow", c_square_overflow, NULL},
+    {"normal_formula", c_normal_formula, NULL},
+    {"fp8_variant", c_fp8_variant, NULL},
+    {"exp_overflow_inputs", c_exp_overflow_inputs, NULL},
+    {"dot_bound", c_dot_bound, NULL},
+    {"sterbenz", c_sterbenz, NULL},
+    {"softmax_e12", c_softmax_e12, NULL},
+    {"mask_value", c_mask_value, NULL},
+    {"scaler_defaults", c_scaler_defaults, NULL},
+    {"fp8_presets", c_fp8_presets, NULL},
+};
+
+static const check_t *find_check(const char *name) {
+  size_t i;
+  for (i = 0; i < sizeof checks / sizeof checks[0]; i++)
+    if (!strcmp(checks[i].name, name)) return &checks[i];
+  return NULL;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  long n;
+  char *buf;
+  if (!f) return NULL;
+  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NULL; }
+  buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+  if (buf) buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* The claims file parsed and validated: every entry has the fields and a
+   known check. Returns the root (caller deletes) or exits 2 with a message. */
+static cJSON *load(const lowp_run_t *r) {
+  const char *path = lowp_run_param(r, "file");
+  char *text = slurp(path), why[512];
+  cJSON *root, *c;
+  if (!text) lowp_run_bad_param(r, "file", "cannot read the file");
+  root = cJSON_Parse(text);
+  free(text);
+  if (!root || !cJSON_IsArray(cJSON_GetObjectItem(root, "claims")))
+    lowp_run_bad_param(r, "file", "not a JSON object with a \"claims\" array");
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "claims")) {
+    static const char *const keys[] = {"id", "claim", "source", "quote", "check"};
+    size_t k;
+    for (k = 0; k < sizeof keys / sizeof keys[0]; k++)
+      if (!cJSON_IsString(cJSON_GetObjectItem(c, keys[k]))) {
+        snprintf(why, sizeof why, "a claim lacks the string field \"%s\"", keys[k]);
+        lowp_run_bad_param(r, "file", why);
+      }
+    if (!find_check(cJSON_GetObjectItem(c, "check")->valuestring)) {
+      snprintf(why, sizeof why, "claim %s names an unknown check \"%s\"", cJSON_GetObjectItem(c, "id")->valuestring,
+               cJSON_GetObjectItem(c, "check")->valuestring);
+      lowp_run_bad_param(r, "file", why);
+    }
+  }
+  return root;
+}
+
+static void check(const lowp_run_t *r) { cJSON_Delete(load(r)); }
+
+static void csv_field(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* --------------------------------------------------------------- run */
+
+static int run(lowp_run_t *r) {
+  cJSON *root = load(r), *c, *verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
+  cJSON *tables = cJSON_AddArrayToObject(r->results, "tables"), *t, *cols, *rows;
+  const cJSON *data = cJSON_GetObjectItem(root, "data");
+  int nh = 0, nq = 0, nw = 0, nu = 0, nclaims = 0, bad = 0, i;
+  char m[ML], v[VL], ans[4096], wrongs[3000] = "";
+  FILE *csv = fopen(lowp_run_path(r, "claims.csv"), "w");
+  if (!csv) { fprintf(stderr, "lowp run claims: cannot write claims.csv\n"); cJSON_Delete(root); return 2; }
+  fprintf(csv, "id,source,claim,check,measured,verdict\n");
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "claims")) {
+    const char *id = cJSON_GetObjectItem(c, "id")->valuestring;
+    const check_t *ck = find_check(cJSON_GetObjectItem(c, "check")->valuestring);
+    const cJSON *args = cJSON_GetObjectItem(c, "args");
+    cJSON *o;
+    char claim[1024];
+    int st;
+    nclaims++;
+    lowp_run_progress(r, "claim %d: %s", nclaims, id);
+    m[0] = v[0] = '\0';
+    st = ck->fn ? ck->fn(args, m, v) : ck->fnd(args, m, v, data);
+    if (st != 0) {
+      bad++;
+      snprintf(m, ML, "the check could not run: bad arguments in the claims file");
+      snprintf(v, VL, "not checked: bad arguments");
+    }
+    if (!strncmp(v, "holds with", 10)) nq++;
+    else if (!strncmp(v, "holds", 5)) nh++;
+    else if (!strncmp(v, "wrong", 5)) {
+      nw++;
+      if (wrongs[0]) strncat(wrongs, "; ", sizeof wrongs - strlen(wrongs) - 1);
+      strncat(wrongs, cJSON_GetObjectItem(c, "claim")->valuestring, sizeof wrongs - strlen(wrongs) - 1);
+      strncat(wrongs, " (", sizeof wrongs - strlen(wrongs) - 1);
+      strncat(wrongs, id, sizeof wrongs - strlen(wrongs) - 1);
+      strncat(wrongs, ")", sizeof wrongs - strlen(wrongs) - 1);
+    }
+    else nu++;
+    snprintf(claim, sizeof claim, "%s [%s]", cJSON_GetObjectItem(c, "claim")->valuestring, id);
+    o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "claim", claim);
+    cJSON_AddStringToObject(o, "source", cJSON_GetObjectItem(c, "source")->valuestring);
+    cJSON_AddStringToObject(o, "measured", m);
+    cJSON_AddStringToObject(o, "verdict", v);
+    cJSON_AddStringToObject(o, "id", id);
+    cJSON_AddStringToObject(o, "check", ck->name);
+    cJSON_AddStringToObject(o, "quote", cJSON_GetObjectItem(c, "quote")->valuestring);
+    cJSON_AddItemToArray(verdicts, o);
+    csv_field(csv, id); fputc(',', csv);
+    csv_field(csv, cJSON_GetObjectItem(c, "source")->valuestring); fputc(',', csv);
+    csv_field(csv, cJSON_GetObjectItem(c, "claim")->valuestring); fputc(',', csv);
+    csv_field(csv, ck->name); fputc(',', csv);
+    csv_field(csv, m); fputc(',', csv);
+    csv_field(csv, v); fputc('\n', csv);
+  }
+  fclose(csv);
+  t = cJSON_CreateObject();
+  cJSON_AddStringToObject(t, "title", "Verdicts, counted");
+  cols = cJSON_AddArrayToObject(t, "columns");
+  rows = cJSON_AddArrayToObject(t, "rows");
+  {
+    static const char *const cn[] = {"claims", "hold", "hold with a qualification", "wrong", "not checkable here (GPU)"};
+    int counts[5];
+    cJSON *row = cJSON_CreateArray();
+    counts[0] = nclaims; counts[1] = nh; counts[2] = nq; counts[3] = nw; counts[4] = nu;
+    for (i = 0; i < 5; i++) {
+      cJSON_AddItemToArray(cols, cJSON_CreateString(cn[i]));
+      cJSON_AddItemToArray(row, cJSON_CreateNumber(counts[i]));
+    }
+    cJSON_AddItemToArray(rows, row);
+  }
+  cJSON_AddItemToArray(tables, t);
+  snprintf(ans, sizeof ans, "Of %d numeric claims in the five documents, %d hold, %d hold only with a qualification, "
+           "%d are wrong, and %d need a GPU measurement (not checkable here). Wrong: %s.", nclaims, nh, nq, nw, nu,
+           nw ? wrongs : "none");
+  cJSON_AddStringToObject(r->results, "answer", ans);
+  fprintf(r->summary, "**Answer.** %s\n\nEvery claim with its measured value and verdict: results.json "
+          "(\"verdicts\") and claims.csv.\n", ans);
+  cJSON_Delete(root);
+  if (bad) {
+    fprintf(stderr, "lowp run claims: %d claims could not be checked (bad arguments)\n", bad);
+    return 1;
+  }
+  return 0;
+}
+
+const lowp_experiment_t lowp_exp_claims = {
+    "claims",
+    "Which numeric claims of the five documents hold, which hold only with a qualification, and which are wrong?",
+    "Claims as data (experiments/claims.json: id, claim, document and section, quote, and the lowp computation "
+    "that checks it); each check computes the measured value from the format descriptors, lowp's correctly "
+    "rounded arithmetic, MPFR, the grad-scaler and tensor-core models, exhaustively where cheap (all 2^32 "
+    "fp32 inputs of the bf16 conversion code, all 2^23 reciprocal significands, all 16-bit patterns), and "
+    "derives the verdict.",
+    "Every claim measured; the format tables hold; the exercise-2 premise, document 001's fp16 underflow "
+    "threshold, the +0x8000 bf16 code and document 002's fp16 bits are wrong.",
+    params, run, check};

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# experiments.sh -- the exercise experiments' quick runs: files written, same seed -> same bytes, bad values -> 2
+# Run: ctest --test-dir build -R cli_experiments   (or: bash tests/cli/experiments.sh build/lowp)
+set -u
+LOWP=${1:?usage: experiments.sh PATH_TO_LOWP}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+pass=0
+check() { # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then pass=$((pass + 1)); else echo "FAIL: $what"; fail=$((fail + 1)); fi
+}
+
+# name and the files its quick run must write (plots as PNG and SVG)
+declare -A files=(
+  [loss-scaling]="thresholds.csv heatmap.csv heatmap.png heatmap.svg slice.png slice.svg"
+  [dynamic-range]="fractions.csv thresholds.csv uniform.png uniform.svg loguniform.png loguniform.svg"
+  [softmax-overflow]="threshold_vs_n.csv threshold_vs_n.png threshold_vs_n.svg"
+  [claims]="claims.csv"
+)
+if "$LOWP" list | grep -q '^matmul-precision '; then
+  files[matmul-precision]="errors.csv growth.csv growth.png growth.svg growth_tc.png"
+fi
+
+for e in "${!files[@]}"; do
+  check "$e: quick run exits 0" "$LOWP" run "$e" --quick --seed=7 --out "$tmp/$e.1" > "$tmp/$e.log" 2>&1
+  for f in results.json summary.md ${files[$e]}; do
+    check "$e: wrote $f" test -s "$tmp/$e.1/$f"
+  done
+  check "$e: results.json has an answer" grep -q '"answer"' "$tmp/$e.1/results.json"
+  # determinism: the same seed gives the same bytes (results and data; images are gnuplot's)
+  "$LOWP" run "$e" --quick --seed=7 --out "$tmp/$e.2" > /dev/null 2>&1
+  for f in results.json $(cd "$tmp/$e.1" && ls *.csv); do
+    check "$e: $f identical for the same seed" cmp -s "$tmp/$e.1/$f" "$tmp/$e.2/$f"
+  done
+  # an unknown parameter is rejected with status 2 and nothing is written
+  "$LOWP" run "$e" --nosuchkey=1 --out "$tmp/$e.bad" > /dev/null 2>&1
+  check "$e: unknown parameter exits 2" test $? -eq 2
+  check "$e: no folder after a bad run" test ! -e "$tmp/$e.bad"
+done
+
+echo "experiments.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

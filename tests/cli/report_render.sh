@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# report_render.sh -- `lowp report --quick` builds index.html, every image it names exists, and headless Chromium renders it
+# Skips (77) when chromium is not installed (Debian package `chromium`).
+# Run: ctest --test-dir build -R cli_report_render   (or: bash tests/cli/report_render.sh build/lowp)
+set -u
+LOWP=${1:?usage: report_render.sh PATH_TO_LOWP}
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+  echo "report_render.sh: skipped: chromium is not installed (apt-get install chromium)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+pass=0
+check() {
+  local what=$1; shift
+  if "$@"; then pass=$((pass + 1)); else echo "FAIL: $what"; fail=$((fail + 1)); fi
+}
+
+"$LOWP" report --quick --out "$tmp/r" > "$tmp/report.log" 2>&1
+rc=$?
+check "lowp report --quick exits 0 or 1 (got $rc; see the log below)" test "$rc" -le 1
+[ "$rc" -le 1 ] || tail -20 "$tmp/report.log"
+check "index.html written" test -s "$tmp/r/index.html"
+
+# every experiment has its section, and every image the page names exists
+while read -r name _; do
+  [ -n "$name" ] || continue
+  check "section for $name" grep -q "<section id=\"$name\">" "$tmp/r/index.html"
+done < <("$LOWP" list)
+for img in $(grep -o '<img src="[^"]*"' "$tmp/r/index.html" | sed 's/<img src="//; s/"$//'); do
+  check "image $img exists and is non-empty" test -s "$tmp/r/$img"
+done
+
+# headless render: a 1200 x 3000 screenshot of the top of the page
+shot="$tmp/shot.png"
+timeout 180 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
+  --disable-component-update --disable-sync --no-first-run --user-data-dir="$tmp/profile" \
+  --hide-scrollbars --screenshot="$shot" --window-size=1200,3000 "file://$tmp/r/index.html" \
+  > "$tmp/chromium.log" 2>&1
+check "chromium wrote a screenshot" test -s "$shot"
+if [ -s "$shot" ]; then
+  sig=$(head -c 8 "$shot" | od -An -tx1 | tr -d ' \n')
+  check "the screenshot is a PNG" test "$sig" = "89504e470d0a1a0a"
+  w=$(od -An -tu1 -j16 -N4 "$shot" | awk '{print $1*16777216+$2*65536+$3*256+$4}')
+  h=$(od -An -tu1 -j20 -N4 "$shot" | awk '{print $1*16777216+$2*65536+$3*256+$4}')
+  check "the screenshot is 1200 x 3000 (got ${w} x ${h})" test "$w" -eq 1200 -a "$h" -eq 3000
+  # a blank page compresses to a few KB; text, tables and plots do not
+  size=$(stat -c %s "$shot")
+  check "the screenshot is not blank ($size bytes)" test "$size" -gt 60000
+  [ -n "${LOWP_KEEP_SCREENSHOT:-}" ] && cp "$shot" "$LOWP_KEEP_SCREENSHOT"
+fi
+
+echo "report_render.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,191 @@
+/* texp_claims -- the claims experiment: complete, and its key measurements recomputed independently */
+
+/*
+ * Checks that every claim of experiments/claims.json gets exactly one
+ * verdict from the allowed set, and recomputes some measured values with
+ * code that shares nothing with the experiment:
+ *  - the documents' fp32 -> bf16 code ((x + 0x8000) & 0xffff0000) against a
+ *    bit-level round-to-nearest-even, over all 2^32 inputs one by one (the
+ *    experiment counts by equivalence classes through lowp_round_f32);
+ *  - the MLX C++ GradScaler's steps to growth after an overflow, by running
+ *    the document's own logic written out here;
+ *  - 10^4 updates of 1e-7 to an fp32 weight of 1, with MPFR at 24 bits.
+ *
+ * Run: ctest --test-dir build -R texp_claims
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <mpfr.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef LOWP_SOURCE_DIR
+#define LOWP_SOURCE_DIR "."
+#endif
+
+static void lowp_bin(char *buf, size_t len) {
+  ssize_t n = readlink("/proc/self/exe", buf, len - 16);
+  char *slash;
+  if (n < 0) { snprintf(buf, len, "./lowp"); return; }
+  buf[n] = '\0';
+  slash = strrchr(buf, '/');
+  if (slash) strcpy(slash + 1, "lowp");
+}
+static int run(const char *args) {
+  char bin[4096], cmd[8192];
+  int st;
+  lowp_bin(bin, sizeof bin);
+  snprintf(cmd, sizeof cmd, "'%s' %s > /dev/null 2>&1", bin, args);
+  st = system(cmd);
+  return st == -1 ? -1 : (st >> 8) & 0xff;
+}
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  long n;
+  char *buf;
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+  if (buf) buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* bit-level RNE fp32 -> bf16 (NaN stays NaN); the oracle */
+static int rne_equal(uint32_t x, uint32_t code) {
+  uint32_t want;
+  if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu)) /* NaN: any NaN result is right */
+    return (code & 0x7f80u) == 0x7f80u && (code & 0x7fu);
+  want = (uint32_t)(((uint64_t)x + 0x7fffu + ((x >> 16) & 1u)) >> 16) & 0xffffu;
+  return want == code;
+}
+
+static const cJSON *find(const cJSON *verdicts, const char *id) {
+  const cJSON *v;
+  cJSON_ArrayForEach(v, verdicts) {
+    const cJSON *i = cJSON_GetObjectItem(v, "id");
+    if (cJSON_IsString(i) && !strcmp(i->valuestring, id)) return v;
+  }
+  return NULL;
+}
+static const char *field(const cJSON *v, const char *k) {
+  const cJSON *s = cJSON_GetObjectItem(v, k);
+  return cJSON_IsString(s) ? s->valuestring : "";
+}
+
+int main(void) {
+  char dir[] = "/tmp/texp_claims.XXXXXX", cmd[4400], path[4300], want[256];
+  char *text;
+  cJSON *claims = NULL, *res = NULL;
+  const cJSON *c, *verdicts, *v;
+  uint64_t x, wrong = 0, ties = 0, nans = 0;
+  long ncl = 0;
+  lowp_test_start("texp_claims");
+
+  /* the oracle counts for the +0x8000 code, every input */
+  for (x = 0; x < (UINT64_C(1) << 32); x++) {
+    uint32_t u = (uint32_t)x, code = ((u + 0x8000u) & 0xffff0000u) >> 16;
+    if (rne_equal(u, code)) continue;
+    wrong++;
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) nans++;
+    else if ((u & 0xffffu) == 0x8000u) ties++;
+  }
+  lowp_test_check(wrong == ties + nans, "every wrong input is a tie or a NaN (%llu, %llu, %llu)",
+                  (unsigned long long)wrong, (unsigned long long)ties, (unsigned long long)nans);
+
+  text = slurp(LOWP_SOURCE_DIR "/experiments/claims.json");
+  claims = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  lowp_test_check(claims != NULL, "experiments/claims.json parses");
+  if (!mkdtemp(dir)) { printf("cannot make a temporary folder\n"); return 1; }
+  snprintf(cmd, sizeof cmd, "run claims --quick --out %s/cl", dir);
+  lowp_test_check(run(cmd) == 0, "lowp run claims exits 0 (every check ran)");
+  snprintf(path, sizeof path, "%s/cl/results.json", dir);
+  text = slurp(path);
+  res = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  lowp_test_check(res != NULL, "results.json parses");
+  snprintf(path, sizeof path, "%s/cl/claims.csv", dir);
+  lowp_test_check(access(path, R_OK) == 0, "claims.csv written");
+  if (!claims || !res) return lowp_test_end();
+  verdicts = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "results"), "verdicts");
+
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(claims, "claims")) {
+    const char *id = cJSON_GetObjectItem(c, "id")->valuestring, *vd;
+    ncl++;
+    v = find(verdicts, id);
+    lowp_test_check(v != NULL, "claim %s has a verdict", id);
+    if (!v) continue;
+    vd = field(v, "verdict");
+    lowp_test_check(!strcmp(vd, "holds") || !strcmp(vd, "wrong") || !strncmp(vd, "holds with a qualification: ", 28) ||
+                    !strncmp(vd, "not checkable here: ", 20), "claim %s: verdict '%s' is one of the allowed", id, vd);
+    lowp_test_check(strlen(field(v, "measured")) > 10, "claim %s has a measured value", id);
+  }
+  lowp_test_check(cJSON_GetArraySize(verdicts) == ncl, "%d verdicts for %ld claims", cJSON_GetArraySize(verdicts), ncl);
+  lowp_test_check(ncl >= 60, "at least 60 claims (%ld)", ncl);
+
+  v = find(verdicts, "004-bf16-code");
+  snprintf(want, sizeof want, "%llu differ: %llu ties", (unsigned long long)wrong, (unsigned long long)ties);
+  lowp_test_check(v && strstr(field(v, "measured"), want) && !strcmp(field(v, "verdict"), "wrong"),
+                  "bf16 +0x8000: '%s' in the measured text", want);
+  snprintf(want, sizeof want, "%llu NaNs", (unsigned long long)nans);
+  lowp_test_check(v && strstr(field(v, "measured"), want), "bf16 +0x8000: '%s'", want);
+
+  /* the MLX C++ scaler, as document 000 writes it: step() then update() each iteration */
+  {
+    long tracker = 0, interval = 2000, k = 0;
+    double scale = 65536;
+    int found_inf = 1, grew = 0;
+    /* overflow step */
+    if (found_inf) { scale *= 0.5; tracker = 0; found_inf = 0; }
+    if (!found_inf) { tracker++; if (tracker >= interval) { scale *= 2; tracker = 0; } }
+    while (!grew) {
+      k++;
+      if (!found_inf) { tracker++; if (tracker >= interval) { scale *= 2; tracker = 0; grew = 1; } }
+    }
+    snprintf(want, sizeof want, "mlx: grows after %ld clean steps", k);
+    v = find(verdicts, "000-growth-interval-mlx");
+    lowp_test_check(v && strstr(field(v, "measured"), want) && !strcmp(field(v, "verdict"), "wrong"), "MLX C++: '%s'", want);
+    (void)scale;
+  }
+  /* 10^4 fp32 updates of 1e-7 from 1 */
+  {
+    mpfr_t w, d;
+    int k;
+    mpfr_init2(w, 24);
+    mpfr_init2(d, 64);
+    mpfr_set_ui(w, 1, MPFR_RNDN);
+    mpfr_set_d(d, 1e-7, MPFR_RNDN);
+    for (k = 0; k < 10000; k++) mpfr_add(w, w, d, MPFR_RNDN);
+    snprintf(want, sizeof want, "10000 times: %.9g", mpfr_get_d(w, MPFR_RNDN));
+    mpfr_clears(w, d, (mpfr_ptr)0);
+    v = find(verdicts, "004-stagnation-fp32");
+    lowp_test_check(v && strstr(field(v, "measured"), want), "fp32 stagnation: '%s'", want);
+  }
+  v = find(verdicts, "004-exercise-2");
+  lowp_test_check(v && !strcmp(field(v, "verdict"), "wrong") && strstr(field(v, "measured"), "0x0011"),
+                  "exercise 2: 1e-6 is the subnormal 0x0011, the premise is wrong");
+  v = find(verdicts, "002-fp16-bits");
+  lowp_test_check(v && !strcmp(field(v, "verdict"), "wrong"), "document 002's fp16 bits are wrong");
+
+  snprintf(cmd, sizeof cmd, "run claims --file=/nonexistent.json --out %s/bad", dir);
+  lowp_test_check(run(cmd) == 2, "a missing claims file exits 2");
+  snprintf(path, sizeof path, "%s/bad", dir);
+  lowp_test_check(access(path, F_OK) != 0, "a bad run leaves no folder");
+  cJSON_Delete(claims);
+  cJSON_Delete(res);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+  return lowp_test_end();
+}

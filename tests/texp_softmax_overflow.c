@@ -1,0 +1,182 @@
+/* texp_softmax_overflow -- the softmax-overflow thresholds against an independent MPFR oracle */
+
+/*
+ * The oracle emulates each format with MPFR alone (precision p,
+ * mpfr_subnormalize, overflow when a rounded value exceeds the largest
+ * finite value, the formats' published constants), computes exp with
+ * mpfr_exp directly at the format's precision (correctly rounded) and each
+ * addition with mpfr_add at that precision. For n equal inputs it finds the
+ * smallest value of the format at which naive softmax overflows (exp or
+ * the left-to-right sum) by scanning the format's values upward from 0
+ * (n = 1) or by bisection over them (a monotone predicate), and compares
+ * with threshold_vs_n.csv of the quick run. Also: the stable version never
+ * overflowed and stayed within its bound (the run's table), files exist.
+ *
+ * Run: ctest --test-dir build -R texp_softmax_overflow
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "testutil.h"
+
+#include <math.h>
+#include <mpfr.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct { const char *name; int p, xmins_exp; double xmax; } ofmt_t;
+static const ofmt_t fmts[] = {
+    {"fp16", 11, -24, 65504.0}, {"bf16", 8, -133, 0x1.fep+127}, {"e4m3", 4, -9, 448.0}};
+#define NF 3
+
+static mpfr_exp_t g_emin, g_emax;
+static void enter(const ofmt_t *f) {
+  g_emin = mpfr_get_emin();
+  g_emax = mpfr_get_emax();
+  mpfr_set_emin(f->xmins_exp + 1);
+  mpfr_set_emax(1024);
+}
+static void leave(void) { mpfr_set_emin(g_emin); mpfr_set_emax(g_emax); }
+static double fin(mpfr_ptr t, int inex, const ofmt_t *f) {
+  double y;
+  (void)mpfr_subnormalize(t, inex, MPFR_RNDN);
+  y = mpfr_get_d(t, MPFR_RNDN);
+  return fabs(y) > f->xmax ? copysign(INFINITY, y) : y;
+}
+static double oexp(double x, const ofmt_t *f) {
+  mpfr_t t, s;
+  double y;
+  enter(f);
+  mpfr_init2(t, f->p);
+  mpfr_init2(s, 64);
+  mpfr_set_d(s, x, MPFR_RNDN);
+  y = fin(t, mpfr_exp(t, s, MPFR_RNDN), f);
+  mpfr_clears(t, s, (mpfr_ptr)0);
+  leave();
+  return y;
+}
+static double oadd(double a, double b, const ofmt_t *f) {
+  mpfr_t t, x, y;
+  double r;
+  enter(f);
+  mpfr_init2(t, f->p);
+  mpfr_inits2(64, x, y, (mpfr_ptr)0);
+  mpfr_set_d(x, a, MPFR_RNDN);
+  mpfr_set_d(y, b, MPFR_RNDN);
+  r = fin(t, mpfr_add(t, x, y, MPFR_RNDN), f);
+  mpfr_clears(t, x, y, (mpfr_ptr)0);
+  leave();
+  return r;
+}
+/* the next value of the format above x >= 0 */
+static double onext(double x, const ofmt_t *f) {
+  int e;
+  double q;
+  if (x < ldexp(1, f->xmins_exp + f->p - 1)) return x + ldexp(1, f->xmins_exp);
+  (void)frexp(x, &e); /* x in [2^(e-1), 2^e) */
+  q = ldexp(1, e - f->p);
+  return x + q;
+}
+static int overflows(double x, long n, const ofmt_t *f) {
+  double e = oexp(x, f), s = 0;
+  long k;
+  if (isinf(e)) return 1;
+  for (k = 0; k < n; k++) {
+    s = oadd(s, e, f);
+    if (isinf(s)) return 1;
+  }
+  return 0;
+}
+
+static void lowp_bin(char *buf, size_t len) {
+  ssize_t n = readlink("/proc/self/exe", buf, len - 16);
+  char *slash;
+  if (n < 0) { snprintf(buf, len, "./lowp"); return; }
+  buf[n] = '\0';
+  slash = strrchr(buf, '/');
+  if (slash) strcpy(slash + 1, "lowp");
+}
+static int run(const char *args) {
+  char bin[4096], cmd[8192];
+  int st;
+  lowp_bin(bin, sizeof bin);
+  snprintf(cmd, sizeof cmd, "'%s' %s > /dev/null 2>&1", bin, args);
+  st = system(cmd);
+  return st == -1 ? -1 : (st >> 8) & 0xff;
+}
+static int exists(const char *dir, const char *file) {
+  char p[4200];
+  snprintf(p, sizeof p, "%s/%s", dir, file);
+  return access(p, R_OK) == 0;
+}
+
+int main(void) {
+  char dir[] = "/tmp/texp_softmax.XXXXXX", out[4200], path[4300], line[4096], cmd[4400];
+  static const long ns[] = {1, 2, 3, 4, 7, 16, 100, 256};
+  double thr[NF][sizeof ns / sizeof ns[0]];
+  double csv[257][NF];
+  size_t j;
+  int i, got = 0;
+  FILE *f;
+  lowp_test_start("texp_softmax_overflow");
+
+  /* the oracle: fp16's first overflowing input is 11.09375 (exp(11.0859375) = 65248 after rounding) */
+  lowp_test_check(isinf(oexp(11.09375, &fmts[0])) && oexp(11.0859375, &fmts[0]) == 65248, "oracle fp16 exp");
+  for (i = 0; i < NF; i++) {
+    /* every value of the format in [0, 128], increasing; the predicate "naive softmax of n copies
+       overflows" is monotone in x, so a bisection over this list finds the smallest one */
+    size_t nv = 0, cap = 1 << 16, lo, hi;
+    double *vals = malloc(cap * sizeof *vals), x;
+    for (x = 0; x <= 128; x = onext(x, &fmts[i])) {
+      if (nv == cap) { cap *= 2; vals = realloc(vals, cap * sizeof *vals); }
+      vals[nv++] = x;
+    }
+    for (j = 0; j < sizeof ns / sizeof ns[0]; j++) {
+      lo = 0;
+      hi = nv - 1; /* overflows(vals[hi]) holds: exp(128) overflows all three */
+      while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (overflows(vals[mid], ns[j], &fmts[i])) hi = mid; else lo = mid;
+      }
+      thr[i][j] = vals[hi];
+    }
+    free(vals);
+  }
+
+  if (!mkdtemp(dir)) { printf("cannot make a temporary folder\n"); return 1; }
+  snprintf(out, sizeof out, "%s/so", dir);
+  snprintf(cmd, sizeof cmd, "run softmax-overflow --quick --out %s", out);
+  lowp_test_check(run(cmd) == 0, "lowp run softmax-overflow --quick exits 0 (every internal check passed)");
+  lowp_test_check(exists(out, "results.json") && exists(out, "summary.md") && exists(out, "threshold_vs_n.png") &&
+                  exists(out, "threshold_vs_n.svg") && exists(out, "threshold_vs_n.csv"), "the run wrote its files");
+  snprintf(path, sizeof path, "%s/threshold_vs_n.csv", out);
+  f = fopen(path, "r");
+  lowp_test_check(f != NULL, "threshold_vs_n.csv readable");
+  if (f) {
+    if (!fgets(line, sizeof line, f)) line[0] = '\0';
+    while (fgets(line, sizeof line, f)) {
+      long n;
+      double lnn, v[3 * NF];
+      if (sscanf(line, "%ld,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &n, &lnn, &v[0], &v[1], &v[2], &v[3], &v[4],
+                 &v[5], &v[6], &v[7], &v[8]) != 11 || n < 1 || n > 256) continue;
+      for (i = 0; i < NF; i++) csv[n][i] = v[3 * i];
+      got++;
+    }
+    fclose(f);
+  }
+  lowp_test_check(got == 256, "256 rows (n = 1..256) in the CSV (%d)", got);
+  for (i = 0; i < NF && got == 256; i++)
+    for (j = 0; j < sizeof ns / sizeof ns[0]; j++)
+      lowp_test_check(csv[ns[j]][i] == thr[i][j], "%s, n = %ld: experiment %.9g, oracle %.9g", fmts[i].name, ns[j],
+                      csv[ns[j]][i], thr[i][j]);
+  snprintf(cmd, sizeof cmd, "run softmax-overflow --nmax=0 --out %s/bad", dir);
+  lowp_test_check(run(cmd) == 2, "nmax = 0 exits 2");
+  snprintf(cmd, sizeof cmd, "run softmax-overflow --mask=5 --out %s/bad", dir);
+  lowp_test_check(run(cmd) == 2, "a positive mask exits 2");
+  lowp_test_check(!exists(dir, "bad"), "a bad run leaves no folder");
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+  return lowp_test_end();
+}
