@@ -18,12 +18,20 @@
 
 /* Every result of rounding a binary32 to f is a binary32 value when f's
    values are a subset of binary32's, or when f contains binary32 (then the
-   rounding is the identity on finite inputs). */
-static int results_fit_f32(const lowp_format_t *f) {
+   rounding is the identity on finite inputs) -- unless an infinite input
+   becomes f's +-max (satfinite, or a format with neither inf nor NaN),
+   which for a wider f such as fp64 is no binary32 value (found by
+   tests/tround_array.c: fp64, LOWP_OVF_SAT, x = inf gave inf). */
+static int results_fit_f32(const lowp_format_t *f, const lowp_policy_t *pol) {
   int subset = f->precision <= 24 && f->emax <= 127 &&
                (f->subnormals ? f->emin - f->precision + 1 : f->emin) >= -149;
   int superset = f->precision >= 24 && f->emax >= 127 && f->emin <= -126 &&
                  f->subnormals && f->emin - f->precision + 1 <= -149;
+  int inf_to_max = pol->overflow == LOWP_OVF_SAT ||
+                   (f->nan == LOWP_NAN_NONE &&
+                    (f->inf != LOWP_INF_IEEE || pol->overflow == LOWP_OVF_NAN));
+  if (superset && inf_to_max && lowp_format_xmax(f) > 0x1.fffffep127)
+    superset = 0;
   return subset || superset;
 }
 
@@ -44,7 +52,7 @@ int lowp_round_array_f32(float *y, const float *x, size_t n,
   uint64_t base = p.sr_offset;
   size_t i;
   if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
-  if (lowp_format_validate(f, NULL, 0) || !results_fit_f32(f)) return LOWP_EFORMAT;
+  if (lowp_format_validate(f, NULL, 0) || !results_fit_f32(f, &p)) return LOWP_EFORMAT;
   for (i = 0; i < n; i++) {
     double r;
     p.sr_offset = base + i;

@@ -4,15 +4,44 @@
 
 #include "format/format.h"
 
-/** @brief 1 if the fast path gives the same bits as the reference for
-    (f, pol, rnd); 0 otherwise (the caller then uses the reference loop). */
+/**
+ * @brief 1 if the fast path gives the same bits as the reference for
+ * (f, pol, rnd); 0 otherwise (the caller then uses the reference loop).
+ *
+ * It applies to formats whose values are all binary32 values and whose
+ * binary32 subnormals lie below xmin (p <= 23, emin >= -126, emax <= 127),
+ * with subnormals, a sign and a zero, and an encoding of at most 32 bits:
+ * tf32, fp16, bf16, e4m3, e5m2, e4m3fnuz, e5m2fnuz, e3m2, e2m3, e2m1 and
+ * specs like them; in modes rne, rna, rtz, rup, rdn, rto (rne and rto not
+ * for p = 1); under every policy (overflow, NaN sign, NaN map, FTZ, DAZ).
+ * Not: stochastic rounding, fp32, fp64, e8m0, formats without subnormals.
+ */
 int lowp_round_fast_applies(const lowp_format_t *f, const lowp_policy_t *pol,
                             lowp_rounding_t rnd);
 
-/** @brief Fast path of lowp_encode_array_f32; call only where it applies. */
+/**
+ * @brief Fast path of lowp_encode_array_f32 (same arguments, same bits).
+ * Where it does not apply it runs the reference loop instead.
+ * @return LOWP_OK, or the reference loop's status where it does not apply.
+ */
 int lowp_round_fast_encode_f32(void *bits, const float *x, size_t n,
                                const lowp_format_t *f, const lowp_policy_t *pol,
                                lowp_rounding_t rnd);
+
+/**
+ * @brief As lowp_round_fast_encode_f32, with the compiled copy named:
+ * isa = "generic", "avx2", "avx512", or NULL for the best this CPU runs.
+ * For tests and benchmarks, which hold every copy to the reference.
+ * @return LOWP_OK; LOWP_EINVAL (unknown isa name); LOWP_EUNSUPPORTED (this
+ *         CPU cannot run that copy; nothing written).
+ */
+int lowp_round_fast_encode_f32_isa(void *bits, const float *x, size_t n,
+                                   const lowp_format_t *f, const lowp_policy_t *pol,
+                                   lowp_rounding_t rnd, const char *isa);
+
+/** @brief Which compiled copy of the fast path this CPU runs: "avx512",
+    "avx2" or "generic" (static storage). Chosen at run time, per call. */
+const char *lowp_round_fast_isa(void);
 
 /** @brief The reference loop (scalar core per element) behind
     lowp_encode_array_f32, exported for tests and benchmarks. */

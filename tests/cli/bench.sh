@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# cli_bench -- lowp bench: bad usage exits 2 with a message; a tiny `bench round` runs and validates.
+# Run: bash tests/cli/bench.sh build/lowp   (the full-size benchmark is not run here)
+set -u
+LOWP="$1"
+T="$(mktemp -d)"
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect_exit2 NAME PATTERN CMD...: exit 2, nothing on stdout, stderr names the problem
+expect_exit2() {
+  local name="$1" pattern="$2"; shift 2
+  "$@" >"$T/out" 2>"$T/err"; local rc=$?
+  if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2"; return; fi
+  if [ -s "$T/out" ]; then bad "$name: printed on stdout"; return; fi
+  grep -q -- "$pattern" "$T/err" || { bad "$name: stderr lacks '$pattern': $(cat "$T/err")"; return; }
+  ok
+}
+
+# bad usage
+expect_exit2 "unknown benchmark" "unknown benchmark 'nosuch'" "$LOWP" bench nosuch
+expect_exit2 "option before a name" "unknown option '--n'" "$LOWP" bench --n 16
+expect_exit2 "unknown option" "unknown option '--bogus'" "$LOWP" bench round --bogus
+expect_exit2 "--n without value" "--n needs a value" "$LOWP" bench round --n
+expect_exit2 "--n zero" "out of range" "$LOWP" bench round --n 0
+expect_exit2 "--n too large" "out of range" "$LOWP" bench round --n 0x20000000
+expect_exit2 "--n not a number" "malformed --n" "$LOWP" bench round --n 12x
+expect_exit2 "--reps zero" "out of range" "$LOWP" bench round --reps 0
+expect_exit2 "--seed negative" "out of range" "$LOWP" bench round --seed -1
+
+# help lists the benchmarks and exits 0
+"$LOWP" bench --help >"$T/help" 2>&1 && grep -q '^  round ' "$T/help" && ok || bad "bench --help"
+"$LOWP" bench round --help >"$T/help" 2>&1 && grep -q -- '--reps' "$T/help" && ok || bad "bench round --help"
+
+# a tiny run (odd size: vector tails) validates every case and prints the table
+"$LOWP" bench round --n 1003 --reps 1 >"$T/run" 2>"$T/err"; rc=$?
+[ $rc -eq 0 ] && ok || bad "bench round --n 1003: exit $rc: $(cat "$T/err")"
+for f in fp16 bf16 e4m3 e5m2; do
+  grep -q "^validate: lowp $f rne, .* == reference loop on all 1003: ok" "$T/run" && ok || bad "validation line for $f"
+  grep -q "^lowp $f rne (" "$T/run" && ok || bad "table row for $f"
+done
+if grep -q "f16c yes" "$T/run"; then
+  grep -q "^validate: F16C vcvtps2ph == lowp fp16 rne on all 1003: ok" "$T/run" && ok || bad "F16C validation"
+  grep -q "^hw fp16: F16C" "$T/run" && ok || bad "F16C row"
+fi
+grep -q "avx512_bf16 yes" "$T/run" || { grep -q "^bf16 hardware: not available on this CPU (no AVX512_BF16)" "$T/run" && ok || bad "bf16 hardware line"; }
+if grep -q "^validate: .*FAIL" "$T/run"; then bad "a validation failed: $(grep FAIL "$T/run")"; else ok; fi
+
+echo "cli_bench: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,20 @@
+/* lowp_bench -- the named benchmarks behind `lowp bench NAME` (tools/ only) */
+#ifndef LOWP_BENCH_H
+#define LOWP_BENCH_H
+
+/*
+ * Each benchmark is int fn(int argc, char **argv) with argv[0] = its name
+ * and its own options after it. It validates before it times (STYLE B8),
+ * prints a one-line-per-case table, and returns an exit status:
+ * LOWP_EXIT_OK, LOWP_EXIT_CHECK (validation failed, or --strict and a
+ * target missed) or LOWP_EXIT_USAGE (bad option; message on stderr).
+ */
+
+/** @brief `lowp bench round`: binary32 arrays to fp16, bf16, e4m3, e5m2 (rne),
+    lowp's fast path vs the reference loop vs the CPU's own instructions. */
+int lowp_bench_round(int argc, char **argv);
+
+/** @brief `lowp bench exact`: exact accumulators (tools/bench_exact.c). */
+int lowp_bench_exact(int argc, char **argv);
+
+#endif

@@ -1,0 +1,542 @@
+/* lowp bench -- named performance benchmarks; `lowp bench round` lives here */
+
+/*
+ * `lowp bench [NAME [options]]` runs one benchmark from the table below, or
+ * every one when no NAME is given. Each benchmark validates before it times
+ * (STYLE B8) and prints one line per case.
+ *
+ * `lowp bench round` (the Performance section of issue 2): N binary32
+ * values, |x| log-uniform over 2^-40 .. 2^42 with random signs (Philox,
+ * seeded), so fp16 and the fp8 formats see subnormals, underflow and
+ * overflow, plus a few special values at the front (+-0, +-inf, NaNs with
+ * payloads, binary32 subnormals). Single thread. It first checks
+ *   - lowp's fast path == the reference loop, on all N, for each format and
+ *     each compiled copy it times;
+ *   - the CPU's F16C vcvtps2ph == lowp fp16 rne, on all N (NaN results
+ *     compare as equal when both are NaN of the same sign: the instruction
+ *     keeps the input's payload, lowp writes the canonical NaN; the number
+ *     of such NaNs is printed);
+ *   - AVX512_BF16 vcvtneps2bf16, where the CPU has it, == lowp bf16 rne with
+ *     DAZ (the instruction reads binary32 subnormals as zero), NaN as above;
+ * then times each case `--reps` times, round robin over the cases, and
+ * keeps each one's minimum.
+ *
+ * Run: lowp bench round [--n N] [--reps R] [--seed S] [--strict]
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "bench.h"
+#include "cli.h"
+#include "format/round_fast.h"
+#include "rng/rng.h"
+#include "status.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define LOWP_BENCH_X86 1
+#include <immintrin.h>
+#if defined(__clang__) || __GNUC__ >= 10
+#define LOWP_BENCH_AVX512BF16 1 /* the compiler knows the instruction */
+#endif
+#endif
+
+/* ---------------------------------------------------------------- types */
+
+typedef struct {
+  const char *name;
+  int (*fn)(int argc, char **argv);
+  const char *help;
+} bench_t;
+
+/* The table of named benchmarks. */
+static const bench_t benches[] = {
+    {"round", lowp_bench_round,
+     "binary32 arrays to fp16/bf16/e4m3/e5m2 (rne): lowp vs the CPU's own instructions"},
+    {"exact", lowp_bench_exact,
+     "exact GEMM reference (m=n=k=512, fp16/fp32) vs a plain MPFR loop and OpenBLAS SGEMM"},
+};
+#define NBENCH (sizeof benches / sizeof benches[0])
+
+/* One timed case of `bench round`. */
+typedef enum { C_LOWP, C_REF, C_HW_FP16, C_HW_BF16 } case_kind;
+
+typedef struct {
+  case_kind kind;
+  const lowp_format_t *f; /* C_LOWP, C_REF */
+  const char *isa;        /* C_LOWP: compiled copy, NULL = dispatch */
+  size_t n;               /* elements timed */
+  int reps;
+  double ns;              /* result: minimum ns per element */
+} round_case;
+
+/* ------------------------------------------------------ private helpers */
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void progress(const char *what) {
+  if (isatty(2)) { fprintf(stderr, "bench round: %s...\r", what); fflush(stderr); }
+}
+
+static void *xmalloc(size_t bytes) {
+  void *p = malloc(bytes ? bytes : 1);
+  if (!p) lowp_cli_die("bench", "out of memory (%zu bytes); try a smaller --n", bytes);
+  memset(p, 0, bytes); /* touch every page before anything is timed */
+  return p;
+}
+
+#ifdef LOWP_BENCH_X86
+/* The CPU's binary32 -> fp16 conversion, 8 lanes a time (F16C, round to
+   nearest even by the immediate, not by MXCSR). */
+__attribute__((target("avx,f16c"))) static void
+hw_fp16(uint16_t *y, const float *x, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i *)(void *)(y + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+  if (i < n) { /* tail: through a padded block */
+    float t[8] = {0};
+    uint16_t o[8];
+    memcpy(t, x + i, (n - i) * sizeof *t);
+    _mm_storeu_si128((__m128i *)(void *)o,
+                     _mm256_cvtps_ph(_mm256_loadu_ps(t), _MM_FROUND_TO_NEAREST_INT));
+    memcpy(y + i, o, (n - i) * sizeof *o);
+  }
+}
+#endif
+
+#ifdef LOWP_BENCH_AVX512BF16
+/* The CPU's binary32 -> bf16 conversion (AVX512_BF16 vcvtneps2bf16, 16 lanes:
+   round to nearest even, binary32 subnormals read as zero). */
+__attribute__((target("avx512f,avx512bf16"))) static void
+hw_bf16(uint16_t *y, const float *x, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256bh r = _mm512_cvtneps_pbh(_mm512_loadu_ps(x + i));
+    memcpy(y + i, &r, sizeof r);
+  }
+  if (i < n) {
+    float t[16] = {0};
+    __m256bh r;
+    uint16_t o[16];
+    memcpy(t, x + i, (n - i) * sizeof *t);
+    r = _mm512_cvtneps_pbh(_mm512_loadu_ps(t));
+    memcpy(o, &r, sizeof o);
+    memcpy(y + i, o, (n - i) * sizeof *o);
+  }
+}
+#endif
+
+static int have_f16c(void) {
+#ifdef LOWP_BENCH_X86
+  return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#else
+  return 0;
+#endif
+}
+
+static int have_avx512bf16(void) {
+#ifdef LOWP_BENCH_AVX512BF16
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+#else
+  return 0;
+#endif
+}
+
+/* Run one case once over x[0..c->n) into out. */
+static int run_case(const round_case *c, void *out, const float *x) {
+  switch (c->kind) {
+  case C_LOWP:
+    if (c->isa) return lowp_round_fast_encode_f32_isa(out, x, c->n, c->f, NULL, LOWP_RND_NE, c->isa);
+    return lowp_encode_array_f32(out, x, c->n, c->f, NULL, LOWP_RND_NE);
+  case C_REF: return lowp_encode_array_f32_ref(out, x, c->n, c->f, NULL, LOWP_RND_NE);
+#ifdef LOWP_BENCH_X86
+  case C_HW_FP16: hw_fp16(out, x, c->n); return LOWP_OK;
+#endif
+#ifdef LOWP_BENCH_AVX512BF16
+  case C_HW_BF16: hw_bf16(out, x, c->n); return LOWP_OK;
+#endif
+  default: return LOWP_EUNSUPPORTED;
+  }
+}
+
+/* One timed run of c, in ns per element. */
+static double time_once(const round_case *c, void *out, const float *x) {
+  double t0 = now_s();
+  (void)run_case(c, out, x);
+  return (now_s() - t0) * 1e9 / (double)(c->n ? c->n : 1);
+}
+
+/* 16-bit codes with IEEE layout (fp16: 5 exponent bits, bf16: 8): NaN? */
+static int is_nan16(uint16_t b, int ebits) {
+  uint16_t emask = (uint16_t)(((1u << ebits) - 1) << (15 - ebits));
+  uint16_t fmask = (uint16_t)((1u << (15 - ebits)) - 1);
+  return (b & emask) == emask && (b & fmask) != 0;
+}
+
+/*
+ * Compare the hardware's 16-bit codes to lowp's; NaNs of the same sign
+ * count as equal (payloads differ: the hardware keeps the input's). Prints
+ * the first mismatches; returns their number; *nan_payload counts the NaN
+ * pairs whose bits differ.
+ */
+static size_t compare_hw16(const char *what, const uint16_t *hw, const uint16_t *lw,
+                           const float *x, size_t n, int ebits, size_t *nan_payload) {
+  size_t i, bad = 0;
+  *nan_payload = 0;
+  for (i = 0; i < n; i++) {
+    if (hw[i] == lw[i]) continue;
+    if (is_nan16(hw[i], ebits) && is_nan16(lw[i], ebits) &&
+        (hw[i] & 0x8000) == (lw[i] & 0x8000)) {
+      (*nan_payload)++;
+      continue;
+    }
+    if (bad++ < 5) {
+      uint32_t u;
+      memcpy(&u, &x[i], sizeof u);
+      printf("  %s: x[%zu] = 0x%08lx (%a): hardware 0x%04x, lowp 0x%04x\n", what, i,
+             (unsigned long)u, (double)x[i], hw[i], lw[i]);
+    }
+  }
+  return bad;
+}
+
+/* Element i of an encoded array of width w. */
+static uint32_t code_at(const void *p, size_t i, int w) {
+  if (w <= 8) return ((const uint8_t *)p)[i];
+  if (w <= 16) return ((const uint16_t *)p)[i];
+  return ((const uint32_t *)p)[i];
+}
+
+/* Special values at the front of the inputs: +-0, +-inf, NaNs with
+   payloads and both signs, binary32 subnormals, fp16 ties and extremes. */
+static const uint32_t specials[] = {
+    0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+    0xffc00000u, 0x7f800001u, 0xff812345u, 0x7fffffffu, 0x7fa00000u,
+    0x00000001u, 0x807fffffu, 0x33000000u, 0x33000001u, 0x477ff000u,
+    0x477fefffu, 0x7f7fffffu, 0xff7fffffu, 0x387fc000u, 0x38800000u};
+#define NSPECIAL (sizeof specials / sizeof specials[0])
+
+/* The inputs: specials first, then log-uniform magnitudes, random signs. */
+static void make_inputs(float *x, size_t n, uint64_t seed) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint32_t u;
+    if (i < NSPECIAL) {
+      u = specials[i];
+    } else {
+      uint64_t r = lowp_rng_u64(seed, i, 0);
+      uint32_t e = 127u - 40u + (uint32_t)((r >> 32) % 82u); /* 2^-40 .. 2^41 */
+      u = ((uint32_t)(r >> 63) << 31) | (e << 23) | ((uint32_t)r & 0x7fffffu);
+    }
+    memcpy(&x[i], &u, sizeof u);
+  }
+}
+
+static void round_usage(FILE *out) {
+  fprintf(out,
+    "usage: lowp bench round [--n N] [--reps R] [--seed S] [--strict]\n"
+    "  Rounds N binary32 values (|x| log-uniform over 2^-40..2^42, random signs,\n"
+    "  plus special values) to fp16, bf16, e4m3 and e5m2 with rne, single thread:\n"
+    "  lowp's fast path, its reference loop, and the CPU's own conversion\n"
+    "  instructions (F16C vcvtps2ph; AVX512_BF16 vcvtneps2bf16 where present).\n"
+    "  Validates every case bit for bit first, then times R runs, keeps the minimum.\n"
+    "  --n N      elements (default 16777216 = 2^24; 1 .. 2^28)\n"
+    "  --reps R   repetitions per case (default 7)\n"
+    "  --seed S   Philox key of the inputs (default 0x2143FEDC)\n"
+    "  --strict   exit 1 when a speed target is missed (default: report only)\n"
+    "  Targets (issue 2): fp16 and bf16 within 2x of the hardware instruction\n"
+    "  where it exists; every format under 1 ns per element.\n"
+    "  Exit: 0 ok; 1 validation failed (or --strict and a target missed); 2 bad usage.\n");
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_bench_round(int argc, char **argv) {
+  static const char *const fmt_names[] = {"fp16", "bf16", "e4m3", "e5m2"};
+  enum { NF = 4 };
+  size_t n = (size_t)1 << 24;
+  int reps = 7, strict = 0, i, k;
+  uint64_t seed = 0x2143FEDC;
+  const lowp_format_t *fmts[NF];
+  const int f16c = have_f16c(), bf16hw = have_avx512bf16();
+  const char *best_isa = lowp_round_fast_isa();
+  static const char *const isas[] = {"avx512", "avx2", "generic"};
+  void *ref[NF], *out;
+  uint16_t *hw;
+  float *x;
+  round_case cases[32];
+  int ncases = 0, failed = 0, missed = 0;
+  size_t nref;
+  double hw16_ns = 0, hwbf_ns = 0;
+
+  for (i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { round_usage(stdout); return LOWP_EXIT_OK; }
+    else if (!strcmp(argv[i], "--strict")) strict = 1;
+    else if (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--reps") || !strcmp(argv[i], "--seed")) {
+      if (i + 1 >= argc) lowp_cli_die("bench round", "%s needs a value", argv[i]);
+      if (!strcmp(argv[i], "--n"))
+        n = (size_t)lowp_cli_int("bench round", "--n", argv[i + 1], 1, (long long)1 << 28);
+      else if (!strcmp(argv[i], "--reps"))
+        reps = (int)lowp_cli_int("bench round", "--reps", argv[i + 1], 1, 1000);
+      else
+        seed = (uint64_t)lowp_cli_int("bench round", "--seed", argv[i + 1], 0, INT64_MAX);
+      i++;
+    } else {
+      lowp_cli_die("bench round", "unknown option '%s'; accepted: --n N, --reps R, "
+                   "--seed S, --strict, --help", argv[i]);
+    }
+  }
+  for (k = 0; k < NF; k++) fmts[k] = lowp_format_by_name(fmt_names[k]);
+
+  printf("lowp bench round: N = %zu binary32 values, |x| log-uniform over 2^-40..2^42, "
+         "random signs, %d special values first; seed 0x%llx; single thread; "
+         "minimum of %d runs per case, round robin\n", n, (int)NSPECIAL, (unsigned long long)seed, reps);
+#ifdef __VERSION__
+  printf("build: %s, gcc %s; lowp fast path: %s copy (run-time dispatch)\n",
+#ifdef LOWP_BUILD_TYPE
+         LOWP_BUILD_TYPE,
+#else
+         "?",
+#endif
+         __VERSION__, best_isa);
+#endif
+  {
+    char model[160] = "unknown";
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    if (fp) {
+      char line[256];
+      while (fgets(line, sizeof line, fp))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+          snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
+          model[strcspn(model, "\n")] = '\0';
+          break;
+        }
+      fclose(fp);
+    }
+    printf("cpu: %s; f16c %s, avx512_bf16 %s\n", model, f16c ? "yes" : "no",
+           bf16hw ? "yes" : "no");
+  }
+
+  x = xmalloc(n * sizeof *x);
+  out = xmalloc(n * sizeof(uint32_t));
+  hw = xmalloc(n * sizeof *hw);
+  make_inputs(x, n, seed);
+
+  /* ---- validate: reference loop once per format; every timed copy of
+     the fast path against it; the hardware against lowp */
+  for (k = 0; k < NF; k++) {
+    int w = lowp_format_width(fmts[k]);
+    ref[k] = xmalloc(n * (w <= 8 ? 1 : 2));
+    progress("reference loop");
+    lowp_encode_array_f32_ref(ref[k], x, n, fmts[k], NULL, LOWP_RND_NE);
+  }
+  for (k = 0; k < NF; k++) {
+    int w = lowp_format_width(fmts[k]), j;
+    for (j = -1; j < 3; j++) {
+      const char *isa = j < 0 ? NULL : isas[j];
+      size_t e, bad = 0;
+      int st;
+      if (isa && !strcmp(isa, best_isa)) continue; /* the dispatched one, done at j = -1 */
+      if (j >= 0 && k != 0) continue;              /* other copies: fp16 only */
+      st = isa ? lowp_round_fast_encode_f32_isa(out, x, n, fmts[k], NULL, LOWP_RND_NE, isa)
+               : lowp_encode_array_f32(out, x, n, fmts[k], NULL, LOWP_RND_NE);
+      if (st == LOWP_EUNSUPPORTED) continue;
+      for (e = 0; e < n; e++)
+        if (code_at(out, e, w) != code_at(ref[k], e, w)) {
+          if (bad++ < 5) {
+            uint32_t u;
+            memcpy(&u, &x[e], sizeof u);
+            printf("  x[%zu] = 0x%08lx (%a): fast 0x%lx, reference 0x%lx\n", e,
+                   (unsigned long)u, (double)x[e], (unsigned long)code_at(out, e, w),
+                   (unsigned long)code_at(ref[k], e, w));
+          }
+        }
+      printf("validate: lowp %s rne, %s copy == reference loop on all %zu: %s\n",
+             fmts[k]->name, isa ? isa : best_isa, n, bad ? "FAIL" : "ok");
+      if (bad) failed = 1;
+      if (st == LOWP_OK && ncases < 32) {
+        round_case c = {C_LOWP, fmts[k], isa, n, reps, 0};
+        cases[ncases++] = c;
+      }
+    }
+  }
+  if (f16c) {
+    size_t np, bad;
+    round_case c = {C_HW_FP16, NULL, NULL, n, reps, 0};
+    run_case(&c, hw, x);
+    bad = compare_hw16("F16C vs lowp fp16", hw, ref[0], x, n, 5, &np);
+    printf("validate: F16C vcvtps2ph == lowp fp16 rne on all %zu: %s", n, bad ? "FAIL" : "ok");
+    if (np) printf(" (%zu NaN results differ only in payload: the instruction keeps the "
+                   "input's payload, lowp writes the canonical NaN; counted as equal)", np);
+    printf("\n");
+    if (bad) failed = 1;
+    cases[ncases++] = c;
+  } else {
+    printf("fp16 hardware: not available on this CPU (no F16C)\n");
+  }
+  if (bf16hw) {
+    size_t np, bad;
+    lowp_policy_t daz;
+    uint16_t *lw = xmalloc(n * sizeof *lw);
+    round_case c = {C_HW_BF16, NULL, NULL, n, reps, 0};
+    memset(&daz, 0, sizeof daz);
+    daz.daz = 1;
+    run_case(&c, hw, x);
+    lowp_encode_array_f32(lw, x, n, fmts[1], &daz, LOWP_RND_NE);
+    bad = compare_hw16("AVX512_BF16 vs lowp bf16 daz", hw, lw, x, n, 8, &np);
+    printf("validate: AVX512_BF16 vcvtneps2bf16 == lowp bf16 rne with DAZ on all %zu: %s",
+           n, bad ? "FAIL" : "ok");
+    if (np) printf(" (%zu NaN results differ only in payload; counted as equal)", np);
+    printf("\n");
+    if (bad) failed = 1;
+    free(lw);
+    cases[ncases++] = c;
+  } else {
+    printf("bf16 hardware: not available on this CPU (no AVX512_BF16)\n");
+    printf("bf16 software stand-in: none (gcc %d has no __bf16 conversions in C)\n",
+#ifdef __GNUC__
+           __GNUC__
+#else
+           0
+#endif
+           );
+  }
+  if (failed) {
+    printf("bench round: validation FAILED: nothing timed\n");
+    for (k = 0; k < NF; k++) free(ref[k]);
+    free(x); free(out); free(hw);
+    return LOWP_EXIT_CHECK;
+  }
+
+  /* ---- time: the reference loop on a prefix (it is ~100x slower) */
+  nref = n < ((size_t)1 << 20) ? n : (size_t)1 << 20;
+  {
+    round_case c = {C_REF, fmts[0], NULL, nref, reps < 3 ? reps : 3, 0};
+    cases[ncases++] = c;
+  }
+  /* round robin: repetition r of every case before r + 1 of any, so load
+     from other processes and clock changes spread over all cases alike;
+     each case's minimum is kept */
+  for (i = 0; i < ncases; i++) cases[i].ns = 1e300;
+  for (k = 0; k < reps; k++) {
+    progress("timing");
+    for (i = 0; i < ncases; i++) {
+      double t;
+      if (k >= cases[i].reps) continue;
+      t = time_once(&cases[i], cases[i].kind == C_HW_FP16 || cases[i].kind == C_HW_BF16
+                                   ? (void *)hw : out, x);
+      if (t < cases[i].ns) cases[i].ns = t;
+    }
+  }
+  for (i = 0; i < ncases; i++) {
+    if (cases[i].kind == C_HW_FP16) hw16_ns = cases[i].ns;
+    if (cases[i].kind == C_HW_BF16) hwbf_ns = cases[i].ns;
+  }
+  if (isatty(2)) fprintf(stderr, "%40s\r", "");
+
+  printf("\n%-42s %9s %10s  %-28s %s\n", "case", "ns/elem", "x hw fp16", "target", "result");
+  for (i = 0; i < ncases; i++) {
+    const round_case *c = &cases[i];
+    char name[96], target[64], ratio[32];
+    const char *res = "-";
+    target[0] = '\0';
+    switch (c->kind) {
+    case C_LOWP:
+      snprintf(name, sizeof name, "lowp %s rne (%s copy%s)", c->f->name,
+               c->isa ? c->isa : best_isa, c->isa ? "" : ", dispatched");
+      if (c->isa) { snprintf(target, sizeof target, "- (information)"); break; }
+      {
+        int ok = c->ns < 1.0;
+        double hwns = !strcmp(c->f->name, "fp16") ? hw16_ns
+                    : !strcmp(c->f->name, "bf16") ? hwbf_ns : 0;
+        if (hwns > 0) {
+          ok = ok && c->ns <= 2.0 * hwns;
+          snprintf(target, sizeof target, "<= 2x hw %s, < 1 ns", c->f->name);
+        } else if (!strcmp(c->f->name, "bf16")) {
+          snprintf(target, sizeof target, "< 1 ns (no bf16 hw here)");
+        } else {
+          snprintf(target, sizeof target, "< 1 ns");
+        }
+        res = ok ? "PASS" : "FAIL";
+        if (!ok) missed = 1;
+      }
+      break;
+    case C_REF:
+      snprintf(name, sizeof name, "lowp %s rne reference loop (first %zu)", c->f->name, c->n);
+      snprintf(target, sizeof target, "- (information)");
+      break;
+    case C_HW_FP16:
+      snprintf(name, sizeof name, "hw fp16: F16C vcvtps2ph (ymm)");
+      snprintf(target, sizeof target, "- (baseline)");
+      break;
+    case C_HW_BF16:
+      snprintf(name, sizeof name, "hw bf16: AVX512_BF16 vcvtneps2bf16 (zmm)");
+      snprintf(target, sizeof target, "- (baseline)");
+      break;
+    }
+    if (hw16_ns > 0) snprintf(ratio, sizeof ratio, "%.2f", c->ns / hw16_ns);
+    else snprintf(ratio, sizeof ratio, "-");
+    printf("%-42s %9.3f %10s  %-28s %s\n", name, c->ns, ratio, target, res);
+  }
+  if (bf16hw) {
+    for (i = 0; i < ncases; i++)
+      if (cases[i].kind == C_LOWP && !cases[i].isa && !strcmp(cases[i].f->name, "bf16"))
+        printf("lowp bf16 / hw bf16 = %.2f\n", cases[i].ns / hwbf_ns);
+  }
+  printf("targets: %s\n", missed ? "some MISSED (timings on a shared machine vary; "
+                                   "rerun, or see the ratios)" : "all met");
+
+  for (k = 0; k < NF; k++) free(ref[k]);
+  free(x); free(out); free(hw);
+  return (strict && missed) ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
+}
+
+static void usage(FILE *out) {
+  size_t i;
+  fprintf(out, "usage: lowp bench [NAME [options]]\n"
+               "  Runs the named benchmark, or every one when no NAME is given.\n"
+               "  'lowp bench NAME --help' describes its options.\n\nbenchmarks:\n");
+  for (i = 0; i < NBENCH; i++) fprintf(out, "  %-8s %s\n", benches[i].name, benches[i].help);
+}
+
+int lowp_cmd_bench(int argc, char **argv) {
+  size_t i;
+  if (argc < 2) {
+    int worst = LOWP_EXIT_OK;
+    for (i = 0; i < NBENCH; i++) {
+      char *one[2];
+      int st;
+      one[0] = (char *)benches[i].name;
+      one[1] = NULL;
+      st = benches[i].fn(1, one);
+      if (st > worst) worst = st;
+    }
+    return worst;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { usage(stdout); return LOWP_EXIT_OK; }
+  for (i = 0; i < NBENCH; i++)
+    if (!strcmp(argv[1], benches[i].name)) return benches[i].fn(argc - 1, argv + 1);
+  if (argv[1][0] == '-')
+    lowp_cli_die("bench", "unknown option '%s': options follow a benchmark name "
+                 "(lowp bench --help lists the benchmarks)", argv[1]);
+  {
+    char names[256] = "";
+    for (i = 0; i < NBENCH; i++) {
+      strncat(names, " ", sizeof names - strlen(names) - 1);
+      strncat(names, benches[i].name, sizeof names - strlen(names) - 1);
+    }
+    lowp_cli_die("bench", "unknown benchmark '%s'; known:%s", argv[1], names);
+  }
+  return LOWP_EXIT_USAGE;
+}
