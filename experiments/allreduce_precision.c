@@ -26,6 +26,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "amp/allreduce.h"
 #include "exact/exact.h"
@@ -86,30 +87,6 @@ static void check(const lowp_run_t *r) {
   get_cfg(r, &c);
 }
 
-static cJSON *row_of(int n, const char *const *cells) {
-  cJSON *a = cJSON_CreateArray();
-  int i;
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cells[i]));
-  return a;
-}
-
-static void add_verdict(cJSON *v, const char *claim, const char *source, const char *measured,
-                        const char *verdict) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "claim", claim);
-  cJSON_AddStringToObject(o, "source", source);
-  cJSON_AddStringToObject(o, "measured", measured);
-  cJSON_AddStringToObject(o, "verdict", verdict);
-  cJSON_AddItemToArray(v, o);
-}
-
-static void add_plot(cJSON *plots, const char *file, const char *caption) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "file", file);
-  cJSON_AddStringToObject(o, "caption", caption);
-  cJSON_AddItemToArray(plots, o);
-}
-
 static void gen(float *g, size_t W, size_t n, const cfg_t *c, lowp_rng_t *r) {
   size_t w, i;
   double *m = malloc(n * sizeof *m);
@@ -162,7 +139,7 @@ static int run(lowp_run_t *r) {
   double *s, *a, err[32][4][2], ratio[32];
   FILE *f;
   lowp_rng_t rng;
-  cJSON *tables, *tab, *rows, *verdicts, *plots;
+  cJSON *tables, *rows, *verdicts, *plots;
   char buf[1600];
 
   get_cfg(r, &c);
@@ -202,14 +179,11 @@ static int run(lowp_run_t *r) {
   if (fclose(f) != 0) return 2;
 
   tables = cJSON_AddArrayToObject(r->results, "tables");
-  tab = cJSON_CreateObject();
-  cJSON_AddStringToObject(tab, "title", "Relative error ||s^ - s|| / ||s|| of the all-reduced gradient (ring / tree)");
   {
     static const char *const cols[] = {"workers", "fp32", "fp16", "bf16", "fp16 send + fp32 sum",
                                         "||sum|g| || / ||sum g||"};
-    cJSON_AddItemToObject(tab, "columns", row_of(6, cols));
+    rows = lowp_result_table(tables, "Relative error ||s^ - s|| / ||s|| of the all-reduced gradient (ring / tree)", cols, 6);
   }
-  rows = cJSON_AddArrayToObject(tab, "rows");
   fprintf(r->summary, "| workers | fp32 ring / tree | fp16 | bf16 | fp16 send + fp32 sum | ratio |\n|---|---|---|---|---|---|\n");
   for (q = 0; q < c.nW; q++) {
     char cell[6][64];
@@ -219,10 +193,9 @@ static int run(lowp_run_t *r) {
     for (v = 0; v < 4; v++) snprintf(cell[1 + v], 64, "%.3e / %.3e", err[q][v][0], err[q][v][1]);
     snprintf(cell[5], 64, "%.2f", ratio[q]);
     for (k = 0; k < 6; k++) cp[k] = cell[k];
-    cJSON_AddItemToArray(rows, row_of(6, cp));
+    lowp_result_add_row(rows, cp, 6);
     fprintf(r->summary, "| %s | %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3], cp[4], cp[5]);
   }
-  cJSON_AddItemToArray(tables, tab);
 
   /* error feedback */
   {
@@ -262,15 +235,12 @@ static int run(lowp_run_t *r) {
       fin[k] = eft[((size_t)c.efT - 1) * 6 + k];
     }
     if (fclose(fe) != 0) return 2;
-    tab = cJSON_CreateObject();
     snprintf(buf, sizeof buf, "Error feedback: relative error of the running sum over %lld steps (%lld workers, ring)",
              c.efT, c.efW);
-    cJSON_AddStringToObject(tab, "title", buf);
     {
       static const char *const cols[] = {"communication", "without EF", "with EF"};
-      cJSON_AddItemToObject(tab, "columns", row_of(3, cols));
+      rows = lowp_result_table(tables, buf, cols, 3);
     }
-    rows = cJSON_AddArrayToObject(tab, "rows");
     fprintf(r->summary, "\n| communication | running-sum error without EF | with EF |\n|---|---|---|\n");
     for (e = 0; e < 3; e++) {
       char c1[64], c2[64];
@@ -278,10 +248,9 @@ static int run(lowp_run_t *r) {
       snprintf(c1, 64, "%.3e", fin[2 * e]);
       snprintf(c2, 64, "%.3e", fin[2 * e + 1]);
       cp[0] = E[e].name; cp[1] = c1; cp[2] = c2;
-      cJSON_AddItemToArray(rows, row_of(3, cp));
+      lowp_result_add_row(rows, cp, 3);
       fprintf(r->summary, "| %s | %s | %s |\n", cp[0], cp[1], cp[2]);
     }
-    cJSON_AddItemToArray(tables, tab);
 
     plots = cJSON_AddArrayToObject(r->results, "plots");
     {
@@ -321,15 +290,12 @@ static int run(lowp_run_t *r) {
       pl.title = title;
       st = lowp_plot(r->outdir, "feedback", &pl, sr, 6);
     }
-    add_plot(plots, "allreduce.png", "Relative error of the all-reduced gradient vs worker count (filled: ring, "
-             "open/dashed: tree); light lines: the worst-case bound for fp16 (cast u plus gamma_{W-1} or "
-             "gamma_{log2 W} times the cancellation ratio).");
-    add_plot(plots, "feedback.png", "Running sum of the all-reduced gradients over training steps: without error "
-             "feedback (dashed) the cast errors accumulate; with it each worker resends what its cast dropped.");
-    if (st != 0) {
-      fprintf(stderr, "lowp run allreduce-precision: gnuplot failed (%d); CSV files are written\n", st);
-      return 2;
-    }
+    lowp_result_plot(plots, "allreduce.png", "Relative error of the all-reduced gradient vs worker count (filled: ring, "
+                     "open/dashed: tree); light lines: the worst-case bound for fp16 (cast u plus gamma_{W-1} or "
+                     "gamma_{log2 W} times the cancellation ratio).");
+    lowp_result_plot(plots, "feedback.png", "Running sum of the all-reduced gradients over training steps: without error "
+                     "feedback (dashed) the cast errors accumulate; with it each worker resends what its cast dropped.");
+    if (st != 0) return lowp_run_plot_failed(r, st);
     /* answer and verdicts */
     {
       size_t qi = c.nW - 1;
@@ -345,18 +311,18 @@ static int run(lowp_run_t *r) {
       verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
       snprintf(buf, sizeof buf, "W = %zu: fp32 %.2e, fp16 %.2e, bf16 %.2e (ring)", c.W[qi], err[qi][0][0],
                err[qi][1][0], err[qi][2][0]);
-      add_verdict(verdicts, "FP32 AllReduce: best accuracy; FP16 and BF16 AllReduce: good accuracy",
-                  "document 004, \"Precision-Communication Trade-off\" table", buf,
-                  "holds with a qualification: bf16's error is 8x fp16's (u = 2^-8 vs 2^-11) and both grow with "
-                  "the number of workers when the sum itself is accumulated in them; sending fp16 and summing "
-                  "in fp32 keeps the error at the cast's level");
+      lowp_result_verdict(verdicts, "FP32 AllReduce: best accuracy; FP16 and BF16 AllReduce: good accuracy",
+                          "document 004, \"Precision-Communication Trade-off\" table", buf,
+                          "holds with a qualification: bf16's error is 8x fp16's (u = 2^-8 vs 2^-11) and both grow with "
+                          "the number of workers when the sum itself is accumulated in them; sending fp16 and summing "
+                          "in fp32 keeps the error at the cast's level");
       snprintf(buf, sizeof buf, "running-sum error after %lld steps: %.2e without, %.2e with error feedback",
                c.efT, fin[0], fin[1]);
-      add_verdict(verdicts, "FP16 + error feedback: better accuracy than FP16 AllReduce",
-                  "document 004, \"Precision-Communication Trade-off\" table", buf,
-                  fin[1] < fin[0] ? "holds for the accumulated update over steps (one step's error is unchanged; "
-                                    "the gain is in the sum over steps)"
-                                  : "not confirmed on this run");
+      lowp_result_verdict(verdicts, "FP16 + error feedback: better accuracy than FP16 AllReduce",
+                          "document 004, \"Precision-Communication Trade-off\" table", buf,
+                          fin[1] < fin[0] ? "holds for the accumulated update over steps (one step's error is unchanged; "
+                                            "the gain is in the sum over steps)"
+                                          : "not confirmed on this run");
     }
     free(ge); free(oe); free(ex); free(se); free(ae); free(eft);
     for (e = 0; e < 3; e++) free(res[e]);

@@ -32,6 +32,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "amp/allreduce.h"
 #include "exact/exact.h"
@@ -343,30 +344,6 @@ static double var_in(const double *x, size_t n, int method, const lowp_format_t 
 
 /* ---------------------------------------------------------- run helpers */
 
-static cJSON *row_of(int n, const char *const *cells) {
-  cJSON *a = cJSON_CreateArray();
-  int i;
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cells[i]));
-  return a;
-}
-
-static void add_verdict(cJSON *v, const char *claim, const char *source, const char *measured,
-                        const char *verdict) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "claim", claim);
-  cJSON_AddStringToObject(o, "source", source);
-  cJSON_AddStringToObject(o, "measured", measured);
-  cJSON_AddStringToObject(o, "verdict", verdict);
-  cJSON_AddItemToArray(v, o);
-}
-
-static void add_plot(cJSON *plots, const char *file, const char *caption) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "file", file);
-  cJSON_AddStringToObject(o, "caption", caption);
-  cJSON_AddItemToArray(plots, o);
-}
-
 static tensor_t weight(size_t r, size_t c, lowp_rng_t *g) {
   tensor_t t = tnew(r, c);
   size_t i;
@@ -388,7 +365,7 @@ static int run(lowp_run_t *r) {
   const char *fmt[NPOL][NOPS], *fref[NOPS];
   lowp_rng_t g;
   FILE *f;
-  cJSON *tables, *tab, *rows, *verdicts, *plots;
+  cJSON *tables, *rows, *verdicts, *plots;
   char buf[2000];
   int st;
   double verr[3][NVM][NRATIO];
@@ -477,15 +454,12 @@ static int run(lowp_run_t *r) {
 
   /* ---- tables */
   tables = cJSON_AddArrayToObject(r->results, "tables");
-  tab = cJSON_CreateObject();
-  cJSON_AddStringToObject(tab, "title", "Per-op relative error against the exact op on the same inputs (format the op ran in)");
   {
     const char *cols[NPOL + 1];
     cols[0] = "op";
     for (p = 0; p < NPOL; p++) cols[p + 1] = POL[p].name;
-    cJSON_AddItemToObject(tab, "columns", row_of((int)NPOL + 1, cols));
+    rows = lowp_result_table(tables, "Per-op relative error against the exact op on the same inputs (format the op ran in)", cols, NPOL + 1);
   }
-  rows = cJSON_AddArrayToObject(tab, "rows");
   fprintf(r->summary, "| op |");
   for (p = 0; p < NPOL; p++) fprintf(r->summary, " %s |", POL[p].name);
   fprintf(r->summary, "\n|---|");
@@ -497,19 +471,15 @@ static int run(lowp_run_t *r) {
     snprintf(cell[0], 48, "%s", OPS[o]);
     for (p = 0; p < NPOL; p++) snprintf(cell[p + 1], 48, "%.2e (%s)", err[p][o], fmt[p][o]);
     for (p = 0; p <= NPOL; p++) cp[p] = cell[p];
-    cJSON_AddItemToArray(rows, row_of((int)NPOL + 1, cp));
+    lowp_result_add_row(rows, cp, (int)NPOL + 1);
     fprintf(r->summary, "|");
     for (p = 0; p <= NPOL; p++) fprintf(r->summary, " %s |", cp[p]);
     fprintf(r->summary, "\n");
   }
-  cJSON_AddItemToArray(tables, tab);
-  tab = cJSON_CreateObject();
-  cJSON_AddStringToObject(tab, "title", "Output error against an fp64 evaluation of the block (same fp32 weights)");
   {
     static const char *const cols[] = {"policy", "loss", "loss rel. error", "logits rel. error"};
-    cJSON_AddItemToObject(tab, "columns", row_of(4, cols));
+    rows = lowp_result_table(tables, "Output error against an fp64 evaluation of the block (same fp32 weights)", cols, 4);
   }
-  rows = cJSON_AddArrayToObject(tab, "rows");
   fprintf(r->summary, "\n| policy | loss (fp64: %.10g) | loss rel. error | logits rel. error |\n|---|---|---|---|\n", loss_ref);
   for (p = 0; p < NPOL; p++) {
     char c1[48], c2[48], c3[48];
@@ -518,22 +488,18 @@ static int run(lowp_run_t *r) {
     snprintf(c2, 48, "%.2e", lerr[p]);
     snprintf(c3, 48, "%.2e", gerr[p]);
     cp[0] = POL[p].name; cp[1] = c1; cp[2] = c2; cp[3] = c3;
-    cJSON_AddItemToArray(rows, row_of(4, cp));
+    lowp_result_add_row(rows, cp, 4);
     fprintf(r->summary, "| %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3]);
   }
-  cJSON_AddItemToArray(tables, tab);
-  tab = cJSON_CreateObject();
   snprintf(buf, sizeof buf, "Variance of %lld values mean + N(0,1): mean relative error over %lld rows "
            "(inf: overflow; rows whose rounded data are constant skipped)", c.vn, c.vrows);
-  cJSON_AddStringToObject(tab, "title", buf);
   {
     const char *cols[NRATIO + 1];
     static char hdr[NRATIO][24];
     size_t k;
     cols[0] = "format, method \\ mean/std";
     for (k = 0; k < NRATIO; k++) { snprintf(hdr[k], 24, "%g", pow(10.0, 0.5 * (double)k)); cols[k + 1] = hdr[k]; }
-    cJSON_AddItemToObject(tab, "columns", row_of(NRATIO + 1, cols));
-    rows = cJSON_AddArrayToObject(tab, "rows");
+    rows = lowp_result_table(tables, buf, cols, NRATIO + 1);
     for (p = 0; p < 3; p++)
       for (o = 0; o < NVM; o++) {
         char cell[NRATIO + 1][40];
@@ -543,10 +509,9 @@ static int run(lowp_run_t *r) {
           if (verr[p][o][k] != verr[p][o][k]) snprintf(cell[k + 1], 40, "n/a (data constant)");
           else snprintf(cell[k + 1], 40, "%.2e", verr[p][o][k]);
         for (k = 0; k <= NRATIO; k++) cp[k] = cell[k];
-        cJSON_AddItemToArray(rows, row_of(NRATIO + 1, cp));
+        lowp_result_add_row(rows, cp, NRATIO + 1);
       }
   }
-  cJSON_AddItemToArray(tables, tab);
 
   /* ---- plots */
   plots = cJSON_AddArrayToObject(r->results, "plots");
@@ -596,14 +561,11 @@ static int run(lowp_run_t *r) {
     }
     st = lowp_plot(r->outdir, "variance", &pl, s, 11);
   }
-  add_plot(plots, "ops.png", "Relative error each op adds, given its actual inputs, per policy (log axis; "
-           "exact results drawn at 1e-12, below the axis). Dashed: pure fp16/bf16.");
-  add_plot(plots, "variance.png", "Layer-norm statistics under cancellation: the one-pass formula loses all digits "
-           "when (mean/std)^2 u reaches 1 and overflows fp16; two-pass and Welford stay near u.");
-  if (st != 0) {
-    fprintf(stderr, "lowp run autocast-policy: gnuplot failed (%d); CSV files are written\n", st);
-    return 2;
-  }
+  lowp_result_plot(plots, "ops.png", "Relative error each op adds, given its actual inputs, per policy (log axis; "
+                   "exact results drawn at 1e-12, below the axis). Dashed: pure fp16/bf16.");
+  lowp_result_plot(plots, "variance.png", "Layer-norm statistics under cancellation: the one-pass formula loses all digits "
+                   "when (mean/std)^2 u reaches 1 and overflows fp16; two-pass and Welford stay near u.");
+  if (st != 0) return lowp_run_plot_failed(r, st);
 
   /* ---- answer and verdicts (op indices: 3 softmax, 0 ln1, 13 cross-entropy, 1 qkv matmul) */
   snprintf(buf, sizeof buf,
@@ -619,38 +581,38 @@ static int run(lowp_run_t *r) {
   verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
   snprintf(buf, sizeof buf, "softmax error: %.1e in fp32, %.1e in fp16, %.1e in bf16 (max-subtracted; no overflow)",
            err[1][3], err[4][3], err[5][3]);
-  add_verdict(verdicts, "Softmax must run in FP32: exponentials overflow", "document 004, \"FP32 for Sensitive "
-              "Operations\"; document 000, \"Autocast Operation Rules\"", buf,
-              "holds with a qualification: with the max subtracted fp16 softmax does not overflow; it costs "
-              "about u16 of accuracy, which fp32 removes");
+  lowp_result_verdict(verdicts, "Softmax must run in FP32: exponentials overflow", "document 004, \"FP32 for Sensitive "
+                      "Operations\"; document 000, \"Autocast Operation Rules\"", buf,
+                      "holds with a qualification: with the max subtracted fp16 softmax does not overflow; it costs "
+                      "about u16 of accuracy, which fp32 removes");
   snprintf(buf, sizeof buf, "layer norm error: %.1e (fp32) vs %.1e (pure fp16); variance at mean/std=100, "
            "one-pass / two-pass / Welford: fp32 %.1e / %.1e / %.1e, fp16 %s / %.1e / %.1e", err[1][0], err[4][0],
            verr[2][V_ONEPASS][4], verr[2][V_TWOPASS][4], verr[2][V_WELFORD][4],
            isfinite(verr[0][V_ONEPASS][4]) ? "finite" : "inf (sum of squares overflows)",
            verr[0][V_TWOPASS][4], verr[0][V_WELFORD][4]);
-  add_verdict(verdicts, "LayerNorm in FP32: variance computation is sensitive to cancellation", "document 004, "
-              "\"Normalization Layers\"", buf,
-              "holds: the one-pass formula loses digits even in fp32; in fp16/bf16 the two-pass formula fails too "
-              "once the running sum for the mean is coarser than the standard deviation, and Welford degrades "
-              "more slowly; only fp32 statistics (which PyTorch's layer_norm computes for fp16 inputs) with "
-              "two passes stay near u across the range");
+  lowp_result_verdict(verdicts, "LayerNorm in FP32: variance computation is sensitive to cancellation", "document 004, "
+                      "\"Normalization Layers\"", buf,
+                      "holds: the one-pass formula loses digits even in fp32; in fp16/bf16 the two-pass formula fails too "
+                      "once the running sum for the mean is coarser than the standard deviation, and Welford degrades "
+                      "more slowly; only fp32 statistics (which PyTorch's layer_norm computes for fp16 inputs) with "
+                      "two passes stay near u across the range");
   snprintf(buf, sizeof buf, "one-pass relative error at mean/std = 10, 100: fp32 %.1e, %.1e; estimate ((m/s)^2+1)u = %.1e, %.1e",
            verr[2][V_ONEPASS][2], verr[2][V_ONEPASS][4], 101 * lowp_format_u(&LOWP_FMT_FP32),
            10001 * lowp_format_u(&LOWP_FMT_FP32));
-  add_verdict(verdicts, "Catastrophic cancellation: relative error of fl(a - b) ~ |a|/|a - b| u", "document 004, "
-              "\"Catastrophic Cancellation\"", buf,
-              "holds as an order of magnitude (the measured error sits at or below the estimate)");
+  lowp_result_verdict(verdicts, "Catastrophic cancellation: relative error of fl(a - b) ~ |a|/|a - b| u", "document 004, "
+                      "\"Catastrophic Cancellation\"", buf,
+                      "holds as an order of magnitude (the measured error sits at or below the estimate)");
   snprintf(buf, sizeof buf, "cross-entropy error %.1e (fp32) vs %.1e (pure fp16); loss error autocast fp16 %.1e vs pure fp16 %.1e",
            err[1][13], err[4][13], lerr[1], lerr[4]);
-  add_verdict(verdicts, "Cross-entropy loss requires FP32", "document 004, \"Loss Functions\"", buf,
-              err[4][13] > 10 * err[1][13] ? "holds: fp16 makes the loss itself one to several u16 off"
-                                           : "not visible at this size");
+  lowp_result_verdict(verdicts, "Cross-entropy loss requires FP32", "document 004, \"Loss Functions\"", buf,
+                      err[4][13] > 10 * err[1][13] ? "holds: fp16 makes the loss itself one to several u16 off"
+                                                   : "not visible at this size");
   snprintf(buf, sizeof buf, "h = x + attn ran in %s under the doc 004 rule (numel %zu > 1024) vs %s under autocast; "
            "its error %.1e vs %.1e", fmt[3][6], T * d, fmt[1][6], err[3][6], err[1][6]);
-  add_verdict(verdicts, "Element-wise ops (add, gelu): fp16 if the tensor has more than 1024 elements", "document 004, "
-              "\"Precision Selection Rules\" select_precision()", buf,
-              "holds as stated, but it rounds the fp32 residual stream to fp16 at every add, which autocast's "
-              "promote-to-widest rule avoids");
+  lowp_result_verdict(verdicts, "Element-wise ops (add, gelu): fp16 if the tensor has more than 1024 elements", "document 004, "
+                      "\"Precision Selection Rules\" select_precision()", buf,
+                      "holds as stated, but it rounds the fp32 residual stream to fp16 at every add, which autocast's "
+                      "promote-to-widest rule avoids");
   for (i = 0; i < 5; i++) free(((tensor_t *)&w)[i].v);
   free(x.v); free(tgt); free(lg); free(lgref);
   return 0;

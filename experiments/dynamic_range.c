@@ -23,6 +23,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "format/format.h"
 #include "format/round_mpfr.h"
@@ -93,45 +94,18 @@ static double bernstein(double n, double p) {
   return L / 3 + sqrt(L * L / 9 + 2 * n * p * (1 - p) * L);
 }
 
-static cJSON *new_table(cJSON *tables, const char *title, const char *const *cols, size_t n) {
-  cJSON *t = cJSON_CreateObject(), *c;
-  size_t i;
-  cJSON_AddStringToObject(t, "title", title);
-  c = cJSON_AddArrayToObject(t, "columns");
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(c, cJSON_CreateString(cols[i]));
-  cJSON_AddItemToArray(tables, t);
-  return cJSON_AddArrayToObject(t, "rows");
-}
-
-static void add_plot(cJSON *plots, const char *file, const char *caption) {
-  cJSON *p = cJSON_CreateObject();
-  cJSON_AddStringToObject(p, "file", file);
-  cJSON_AddStringToObject(p, "caption", caption);
-  cJSON_AddItemToArray(plots, p);
-}
-
 /* --------------------------------------------------------------- run */
+
+/* lowp_run_param_formats check: the classes need a subnormal range and a zero */
+static const char *need_subnormals(const lowp_format_t *f) {
+  return !f->subnormals || !f->has_zero ? "formats need subnormals and zero" : NULL;
+}
 
 /* Every parameter parsed and checked (lowp_run_bad_param exits 2); a, b initialised by the caller. */
 static int parse(const lowp_run_t *r, lowp_format_t *fs, long long *ns, mpfr_ptr a, mpfr_ptr b) {
-  int nf = 0;
-  const char *s = lowp_run_param(r, "formats");
+  int nf;
   *ns = lowp_run_param_int(r, "samples", 1000, 1000000000LL);
-  while (*s) {
-    char name[64];
-    size_t len = strcspn(s, ",");
-    const lowp_format_t *f;
-    if (len == 0 || len >= sizeof name || nf == MAXF) lowp_run_bad_param(r, "formats", "expected a comma-separated list of format names");
-    memcpy(name, s, len);
-    name[len] = '\0';
-    f = lowp_format_by_name(name);
-    if (!f) lowp_run_bad_param(r, "formats", "unknown format name (see lowp formats)");
-    if (!f->subnormals || !f->has_zero) lowp_run_bad_param(r, "formats", "formats need subnormals and zero");
-    fs[nf++] = *f;
-    s += len;
-    if (*s) s++;
-  }
-  if (nf == 0) lowp_run_bad_param(r, "formats", "expected at least one format");
+  nf = (int)lowp_run_param_formats(r, "formats", fs, MAXF, need_subnormals);
   if (lowp_mpfr_parse(a, lowp_run_param(r, "lo")) != LOWP_OK || !(mpfr_sgn(a) > 0) || !mpfr_number_p(a))
     lowp_run_bad_param(r, "lo", "expected a positive number");
   if (lowp_mpfr_parse(b, lowp_run_param(r, "hi")) != LOWP_OK || mpfr_cmp(b, a) <= 0 || !mpfr_number_p(b) ||
@@ -224,7 +198,7 @@ static int run(lowp_run_t *r) {
     cJSON *rows;
     snprintf(title, sizeof title, "%s on [%s, %s]: exact fraction (MPFR) / sampled fraction (N = %lld)",
              dist_names[law], lowp_run_param(r, "lo"), lowp_run_param(r, "hi"), ns);
-    rows = new_table(tables, title, cols, 7);
+    rows = lowp_result_table(tables, title, cols, 7);
     if (!lcsv) return 2;
     fprintf(lcsv, "distribution,format,class,position,exact,sampled\n");
     for (i = 0; i < nf; i++) {
@@ -337,16 +311,13 @@ static int run(lowp_run_t *r) {
       snprintf(base, sizeof base, "%s", law ? "loguniform" : "uniform");
       st = lowp_plot(r->outdir, base, &p, sr, 2 * NCLASS);
     }
-    add_plot(plots, "uniform.png", "Uniform law: exact fraction per class (bars, log scale) and the sampled "
-             "fraction (crosses). fp16, e4m3 and e5m2 overflow on almost everything above their maximum.");
-    add_plot(plots, "loguniform.png", "Log-uniform law: each decade weighs the same, so the fractions show "
-             "how many of the 16 decades each format covers, and how many of them only as subnormals.");
+    lowp_result_plot(plots, "uniform.png", "Uniform law: exact fraction per class (bars, log scale) and the sampled "
+                     "fraction (crosses). fp16, e4m3 and e5m2 overflow on almost everything above their maximum.");
+    lowp_result_plot(plots, "loguniform.png", "Log-uniform law: each decade weighs the same, so the fractions show "
+                     "how many of the 16 decades each format covers, and how many of them only as subnormals.");
   }
   mpfr_clears(a, b, p, (mpfr_ptr)0);
-  if (st != 0) {
-    fprintf(stderr, "lowp run dynamic-range: gnuplot failed (%s); CSV files are written\n", lowp_status_str(st));
-    return 2;
-  }
+  if (st != 0) return lowp_run_plot_failed(r, st);
   fprintf(r->summary, "Files: fractions.csv (exact, sampled, Bernstein bound), thresholds.csv, uniform.png, "
           "loguniform.png.\n");
   if (bad) {

@@ -39,6 +39,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "cpu/gemm_tc.h"
 #include "exact/exact.h"
@@ -174,18 +175,9 @@ static void parse_series(series_list_t *L, const lowp_run_t *r, const char *key,
   }
 }
 
-static size_t parse_formats(lowp_format_t *out, const lowp_run_t *r, const char *key) {
-  char buf[512], *tok[MAXFMT + 1], err[256];
-  size_t n, i;
-  snprintf(buf, sizeof buf, "%s", lowp_run_param(r, key));
-  n = split(buf, tok, MAXFMT + 1, ',');
-  if (n == 0 || n > MAXFMT) lowp_run_bad_param(r, key, "expected 1 to 8 formats");
-  for (i = 0; i < n; i++) {
-    if (lowp_format_parse(&out[i], tok[i], err, sizeof err) != LOWP_OK) lowp_run_bad_param(r, key, err);
-    if (out[i].precision > 26) lowp_run_bad_param(r, key, "input formats need <= 26 significand bits");
-    if (!lowp_format_by_name(tok[i])) lowp_run_bad_param(r, key, "use built-in format names");
-  }
-  return n;
+/* lowp_run_param_formats check: the input formats need <= 26 significand bits */
+static const char *input_format(const lowp_format_t *f) {
+  return f->precision > 26 ? "input formats need <= 26 significand bits" : NULL;
 }
 
 static size_t parse_dists(lowp_dist_t *out, char names[][32], const lowp_run_t *r) {
@@ -227,7 +219,7 @@ static void check(const lowp_run_t *r) {
   lowp_run_param_int(r, "gemm_m", 1, 256);
   lowp_run_param_int(r, "trials", 1, 1000);
   if (nmax < nmin) lowp_run_bad_param(r, "nmax", "must be >= nmin");
-  parse_formats(f, r, "formats");
+  lowp_run_param_formats(r, "formats", f, MAXFMT, input_format);
   parse_dists(d, dn, r);
   parse_series(&L, r, "models", 1);
   parse_series(&L, r, "sum_models", 0);
@@ -359,13 +351,6 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
            "set format y '10^%%L'\nset mxtics 1\nset yrange [*:2]\nset xrange [%zu:%zu]", xmin, xmax);
   p.extra = extra;
   return lowp_plot(r->outdir, base, &p, s, c);
-}
-
-static void add_plot(cJSON *plots, const char *file, const char *caption) {
-  cJSON *pl = cJSON_CreateObject();
-  cJSON_AddStringToObject(pl, "file", file);
-  cJSON_AddStringToObject(pl, "caption", caption);
-  cJSON_AddItemToArray(plots, pl);
 }
 
 /* ----------------------------------------------------------------- run */
@@ -549,7 +534,7 @@ static int run(lowp_run_t *r) {
   lowp_format_t fmts[MAXFMT];
   lowp_dist_t dists[MAXDIST];
   char dnames[MAXDIST][32], err[256];
-  size_t nf = parse_formats(fmts, r, "formats"), nd = parse_dists(dists, dnames, r);
+  size_t nf = lowp_run_param_formats(r, "formats", fmts, MAXFMT, input_format), nd = parse_dists(dists, dnames, r);
   size_t nmin = (size_t)lowp_run_param_int(r, "nmin", 2, 1 << 20);
   size_t nmax = (size_t)lowp_run_param_int(r, "nmax", 2, 1 << 24);
   size_t nstep = (size_t)lowp_run_param_int(r, "nstep", 2, 1024);
@@ -612,8 +597,8 @@ static int run(lowp_run_t *r) {
                  &sums, g.used, 1, nv[0], nv[ns - 1]))
       plot_failed = 1;
     snprintf(base, sizeof base, "sum_%s.png", dnames[di]);
-    add_plot(plots, base, "Sums: backward error against n per summation model, with gamma_n and the "
-             "probabilistic bound for fp32 and fp16 (dashed). Zero errors are not drawn (log axis).");
+    lowp_result_plot(plots, base, "Sums: backward error against n per summation model, with gamma_n and the "
+                     "probabilistic bound for fp32 and fp16 (dashed). Zero errors are not drawn (log axis).");
   }
 
   /* ---- dot products and GEMMs, per input format and distribution */
@@ -642,8 +627,8 @@ static int run(lowp_run_t *r) {
                    nv[0], nv[ns - 1]))
         plot_failed = 1;
       snprintf(base, sizeof base, "dot_%s_%s.png", f->name, dnames[di]);
-      add_plot(plots, base, "Dot products: backward error against n per accumulation model, with the "
-               "deterministic and probabilistic bounds (dashed). Zero errors are not drawn (log axis).");
+      lowp_result_plot(plots, base, "Dot products: backward error against n per accumulation model, with the "
+                       "deterministic and probabilistic bounds (dashed). Zero errors are not drawn (log axis).");
       for (i = 0; i < dots.n; i++) {
         double sl;
         char key[256];
@@ -681,7 +666,7 @@ static int run(lowp_run_t *r) {
                    &dots, g.used, uses_fp16_acc(&dots, g.used), kv[0], kv[nk - 1]))
         plot_failed = 1;
       snprintf(base, sizeof base, "gemm_%s_%s.png", f->name, dnames[di]);
-      add_plot(plots, base, "GEMMs: worst element's backward error against k, per model.");
+      lowp_result_plot(plots, base, "GEMMs: worst element's backward error against k, per model.");
       for (i = 0; i < dots.n; i++) {
         cJSON *row;
         if (!g.used[i]) continue;

@@ -17,6 +17,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "format/format.h"
 #include "io/plot.h"
@@ -122,54 +123,26 @@ static int write_density(lowp_run_t *r, const lowp_format_t *fs, size_t nf,
 }
 
 /* The formats parameter: a comma-separated list of built-in names. */
-static size_t parse_formats(const lowp_run_t *r, lowp_format_t *fs, size_t max) {
-  const char *s = lowp_run_param(r, "formats");
-  size_t nf = 0;
-  while (*s) {
-    char name[64];
-    size_t len = strcspn(s, ",");
-    const lowp_format_t *f;
-    if (len == 0 || len >= sizeof name || nf == max) lowp_run_bad_param(r, "formats", "expected a comma-separated list of format names");
-    memcpy(name, s, len);
-    name[len] = '\0';
-    f = lowp_format_by_name(name);
-    if (!f) {
-      char why[128];
-      snprintf(why, sizeof why, "unknown format name '%s' (lowp formats lists them)", name);
-      lowp_run_bad_param(r, "formats", why);
-    }
-    fs[nf++] = *f;
-    s += len;
-    if (*s) s++;
-  }
-  return nf;
-}
-
 static void check(const lowp_run_t *r) {
   lowp_format_t fs[32];
-  (void)parse_formats(r, fs, 32);
+  (void)lowp_run_param_formats(r, "formats", fs, 32, NULL);
 }
 
 /* --------------------------------------------------------------- run */
 
 static int run(lowp_run_t *r) {
   lowp_format_t fs[32];
-  size_t nf = parse_formats(r, fs, 32), i;
+  size_t nf = lowp_run_param_formats(r, "formats", fs, 32, NULL), i;
   char ytics[2048] = "set ytics (", extra[2600];
-  cJSON *tables, *t, *cols, *rows, *plots, *pl;
+  cJSON *tables, *rows, *plots;
   int st;
 
   tables = cJSON_AddArrayToObject(r->results, "tables");
-  t = cJSON_CreateObject();
-  cJSON_AddStringToObject(t, "title", "Formats, computed from their descriptors");
-  cols = cJSON_AddArrayToObject(t, "columns");
   {
     static const char *const c[] = {"format", "p", "emin", "emax", "u", "min subnormal",
                                     "min normal", "max finite", "finite values", "decades"};
-    for (i = 0; i < sizeof c / sizeof c[0]; i++) cJSON_AddItemToArray(cols, cJSON_CreateString(c[i]));
+    rows = lowp_result_table(tables, "Formats, computed from their descriptors", c, sizeof c / sizeof c[0]);
   }
-  rows = cJSON_AddArrayToObject(t, "rows");
-  cJSON_AddItemToArray(tables, t);
 
   if (write_grid(r, fs, nf) != 0 || write_density(r, fs, nf, rows) != 0) {
     fprintf(stderr, "lowp run formats: cannot write CSV files\n");
@@ -206,20 +179,11 @@ static int run(lowp_run_t *r) {
     st = lowp_plot(r->outdir, "density", &p, sr, nf);
   }
   plots = cJSON_AddArrayToObject(r->results, "plots");
-  pl = cJSON_CreateObject();
-  cJSON_AddStringToObject(pl, "file", "values.png");
-  cJSON_AddStringToObject(pl, "caption", "Every positive value of each format on a log axis "
-                          "(red: subnormals). Width = dynamic range; gaps between marks = spacing.");
-  cJSON_AddItemToArray(plots, pl);
-  pl = cJSON_CreateObject();
-  cJSON_AddStringToObject(pl, "file", "density.png");
-  cJSON_AddStringToObject(pl, "caption", "Representable values per decade: the height is "
-                          "precision (about 2^(p-1) * 3.32 per decade), the width is range.");
-  cJSON_AddItemToArray(plots, pl);
-  if (st != 0) {
-    fprintf(stderr, "lowp run formats: gnuplot failed (%d); CSV files are written, see the .gnuplot.log files\n", st);
-    return 2;
-  }
+  lowp_result_plot(plots, "values.png", "Every positive value of each format on a log axis "
+                   "(red: subnormals). Width = dynamic range; gaps between marks = spacing.");
+  lowp_result_plot(plots, "density.png", "Representable values per decade: the height is "
+                   "precision (about 2^(p-1) * 3.32 per decade), the width is range.");
+  if (st != 0) return lowp_run_plot_failed(r, st);
   {
     char ans[512];
     snprintf(ans, sizeof ans,

@@ -34,6 +34,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "cpu/mlp.h"
 #include "cpu/qdq.h"
@@ -407,12 +408,7 @@ static void add_num(cJSON *a, double v) { cJSON_AddItemToArray(a, cJSON_CreateNu
 
 static void add_verdict(cJSON *arr, FILE *md, const char *claim, const char *source,
                         const char *measured, const char *verdict) {
-  cJSON *v = cJSON_CreateObject();
-  cJSON_AddStringToObject(v, "claim", claim);
-  cJSON_AddStringToObject(v, "source", source);
-  cJSON_AddStringToObject(v, "measured", measured);
-  cJSON_AddStringToObject(v, "verdict", verdict);
-  cJSON_AddItemToArray(arr, v);
+  lowp_result_verdict(arr, claim, source, measured, verdict);
   fprintf(md, "- **%s** (%s): %s -- *%s*\n", claim, source, measured, verdict);
 }
 
@@ -448,7 +444,7 @@ static int run(lowp_run_t *r) {
   size_t nc = 0, i, ntest;
   int st, k, rescale_exact = 0;
   FILE *csv;
-  cJSON *tables, *t, *cols, *rows, *plots, *pl, *verdicts;
+  cJSON *tables, *rows, *plots, *verdicts;
   char ans[2048];
 
   parse_settings(r, &s);
@@ -575,23 +571,17 @@ static int run(lowp_run_t *r) {
 
   /* ---- table */
   tables = cJSON_AddArrayToObject(r->results, "tables");
-  t = cJSON_CreateObject();
   {
     char title[512];
-    snprintf(title, sizeof title,
-             "Test set (%zu images): each configuration against the FP32 network "
-             "(W = weights quantized, A = layer inputs too; %% of nonzero elements)", ntest);
-    cJSON_AddStringToObject(t, "title", title);
-  }
-  cols = cJSON_AddArrayToObject(t, "columns");
-  {
     static const char *const c[] = {"configuration", "scaling", "test accuracy %", "change vs FP32 (points)",
                                     "same prediction as FP32 %", "max |logit error|", "RMS logit error",
                                     "W saturated %", "W flushed to 0 %", "W subnormal %",
                                     "A saturated %", "A flushed to 0 %", "A subnormal %"};
-    for (i = 0; i < sizeof c / sizeof c[0]; i++) add_col(cols, c[i]);
+    snprintf(title, sizeof title,
+             "Test set (%zu images): each configuration against the FP32 network "
+             "(W = weights quantized, A = layer inputs too; %% of nonzero elements)", ntest);
+    rows = lowp_result_table(tables, title, c, sizeof c / sizeof c[0]);
   }
-  rows = cJSON_AddArrayToObject(t, "rows");
   for (i = 0; i < nc; i++) {
     const outcome_t *o = &out[i];
     cJSON *row = cJSON_CreateArray();
@@ -618,12 +608,10 @@ static int run(lowp_run_t *r) {
     }
     cJSON_AddItemToArray(rows, row);
   }
-  cJSON_AddItemToArray(tables, t);
-  t = cJSON_CreateObject();
-  cJSON_AddStringToObject(t, "title", "Training (FP32, SGD with momentum): mean loss and test accuracy per epoch");
-  cols = cJSON_AddArrayToObject(t, "columns");
-  add_col(cols, "epoch"); add_col(cols, "mean training loss"); add_col(cols, "FP32 test accuracy %");
-  rows = cJSON_AddArrayToObject(t, "rows");
+  {
+    static const char *const c[] = {"epoch", "mean training loss", "FP32 test accuracy %"};
+    rows = lowp_result_table(tables, "Training (FP32, SGD with momentum): mean loss and test accuracy per epoch", c, 3);
+  }
   for (k = 0; k < s.epochs; k++) {
     cJSON *row = cJSON_CreateArray();
     add_num(row, k + 1);
@@ -631,7 +619,6 @@ static int run(lowp_run_t *r) {
     add_num(row, sig(100 * ep[k].test_acc, 6));
     cJSON_AddItemToArray(rows, row);
   }
-  cJSON_AddItemToArray(tables, t);
 
   /* ---- plots: accuracy change (bars) and RMS logit error (log bars) */
   {
@@ -699,22 +686,12 @@ static int run(lowp_run_t *r) {
       pst = lowp_plot(r->outdir, "logit_error", &p, sr, 4);
     }
     plots = cJSON_AddArrayToObject(r->results, "plots");
-    pl = cJSON_CreateObject();
-    cJSON_AddStringToObject(pl, "file", "accuracy.png");
-    cJSON_AddStringToObject(pl, "caption", "Change of test accuracy against the FP32 network, per "
-                            "configuration (bars below zero: accuracy lost; dashed: the test set's paired noise). "
-                            "The re-parametrized stress rows are in the table and the logit-error plot.");
-    cJSON_AddItemToArray(plots, pl);
-    pl = cJSON_CreateObject();
-    cJSON_AddStringToObject(pl, "file", "logit_error.png");
-    cJSON_AddStringToObject(pl, "caption", "RMS difference between each configuration's logits "
-                            "and the FP32 logits (log scale): a finer measure than accuracy.");
-    cJSON_AddItemToArray(plots, pl);
-    if (pst != LOWP_OK) {
-      fprintf(stderr, "lowp run fp8-quantization: gnuplot failed (%s); CSV files are written\n",
-              lowp_status_str(pst));
-      return 2;
-    }
+    lowp_result_plot(plots, "accuracy.png", "Change of test accuracy against the FP32 network, per "
+                     "configuration (bars below zero: accuracy lost; dashed: the test set's paired noise). "
+                     "The re-parametrized stress rows are in the table and the logit-error plot.");
+    lowp_result_plot(plots, "logit_error.png", "RMS difference between each configuration's logits "
+                     "and the FP32 logits (log scale): a finer measure than accuracy.");
+    if (pst != LOWP_OK) return lowp_run_plot_failed(r, pst);
   }
 
   /* ---- answer and verdicts (indices: 0 fp32, 1 bf16, 2 fp16, then per

@@ -25,6 +25,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "amp/fp8scale.h"
 #include "format/format.h"
@@ -81,30 +82,6 @@ static void check(const lowp_run_t *r) {
   get_cfg(r, &c);
 }
 
-static cJSON *row_of(int n, const char *const *cells) {
-  cJSON *a = cJSON_CreateArray();
-  int i;
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cells[i]));
-  return a;
-}
-
-static void add_verdict(cJSON *v, const char *claim, const char *source, const char *measured,
-                        const char *verdict) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "claim", claim);
-  cJSON_AddStringToObject(o, "source", source);
-  cJSON_AddStringToObject(o, "measured", measured);
-  cJSON_AddStringToObject(o, "verdict", verdict);
-  cJSON_AddItemToArray(v, o);
-}
-
-static void add_plot(cJSON *plots, const char *file, const char *caption) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "file", file);
-  cJSON_AddStringToObject(o, "caption", caption);
-  cJSON_AddItemToArray(plots, o);
-}
-
 /* a batch of synthetic inputs: class means + noise, outlier channels scaled */
 static void make_batch(double *X, int *y, const cfg_t *c, const double *means, lowp_rng_t *rg,
                        double factor) {
@@ -137,7 +114,7 @@ static int run(lowp_run_t *r) {
   lowp_rng_t rg, rd;
   lowp_fp8_delayed_t d1, dh;
   FILE *fd;
-  cJSON *tables, *tab, *rows, *verdicts, *plots;
+  cJSON *tables, *rows, *verdicts, *plots;
   char buf[1600];
   double sat_spike_delayed = 0, sat_spike_cur = 0, err_spike_delayed = 0, err_spike_cur = 0;
   double after_del = 0, after_cur = 0; /* mean error over the steps after the spike while it is in the history */
@@ -258,15 +235,12 @@ static int run(lowp_run_t *r) {
   /* the last batch's X, H and dW1, and W1, are the tensors measured */
 
   tables = cJSON_AddArrayToObject(r->results, "tables");
-  tab = cJSON_CreateObject();
-  cJSON_AddStringToObject(tab, "title", "Quantization error of the MLP's tensors by recipe (relative Frobenius "
-                          "error against fp64; saturated = clamped to max; flushed = nonzero to 0)");
   {
     static const char *const cols[] = {"tensor", "shape", "recipe", "element", "rel. error (norm)",
                                        "mean elementwise rel. error", "saturated", "flushed", "subnormal", "scales"};
-    cJSON_AddItemToObject(tab, "columns", row_of(10, cols));
+    rows = lowp_result_table(tables, "Quantization error of the MLP's tensors by recipe (relative Frobenius "
+                             "error against fp64; saturated = clamped to max; flushed = nonzero to 0)", cols, 10);
   }
-  rows = cJSON_AddArrayToObject(tab, "rows");
   {
     FILE *fe = fopen(lowp_run_path(r, "recipes.csv"), "w");
     struct { const char *name; const double *x; long long rows, cols; int chan_is_col, grad; } T[4] = {
@@ -314,7 +288,7 @@ static int run(lowp_run_t *r) {
         snprintf(cell[8], 80, "%.4f%%", 100.0 * (double)qs.subnormal / (double)qs.n);
         snprintf(cell[9], 80, "%zu", qs.nblocks);
         for (m = 0; m < 10; m++) cp[m] = cell[m];
-        cJSON_AddItemToArray(rows, row_of(10, cp));
+        lowp_result_add_row(rows, cp, 10);
         fprintf(r->summary, "| %s | %s | %s | %s | %s | %s | %s |\n", cp[0], cp[2], cp[3], cp[4], cp[5], cp[6], cp[7]);
         fprintf(fe, "%d,%s,%d,%s %s,%s,%.6g,%.6g,%.6g,%.6g\n", t, T[t].name, q, R[q].name, R[q].elem->name,
                 R[q].elem->name, lowp_quant_rel_err(&qs), (double)qs.saturated / (double)qs.n,
@@ -323,7 +297,6 @@ static int run(lowp_run_t *r) {
     }
     if (fclose(fe) != 0) return 2;
   }
-  cJSON_AddItemToArray(tables, tab);
 
   plots = cJSON_AddArrayToObject(r->results, "plots");
   {
@@ -353,17 +326,14 @@ static int run(lowp_run_t *r) {
     pl.title = title;
     st = lowp_plot(r->outdir, "delayed", &pl, s3, 3);
   }
-  add_plot(plots, "recipes.png", "Mean elementwise relative error of each recipe on each tensor of the trained MLP "
-           "(log axis); the norm-wise errors are in the table.");
-  add_plot(plots, "delayed.png", "Per-tensor e4m3 error of each step's input batch (mean elementwise): delayed "
-           "scaling casts with the scale from earlier steps' amax: step 0 (TE's initial scale 1) and the spike step "
-           "clip their largest elements (saturated fractions in delayed.csv, column 4; few elements, so the mean "
-           "barely moves); afterwards the max over the history keeps a scale 1/spike too small, pushing small "
-           "values into e4m3's subnormals, until the spike leaves the history.");
-  if (st != 0) {
-    fprintf(stderr, "lowp run fp8-scaling: gnuplot failed (%d); CSV files are written\n", st);
-    return 2;
-  }
+  lowp_result_plot(plots, "recipes.png", "Mean elementwise relative error of each recipe on each tensor of the trained MLP "
+                   "(log axis); the norm-wise errors are in the table.");
+  lowp_result_plot(plots, "delayed.png", "Per-tensor e4m3 error of each step's input batch (mean elementwise): delayed "
+                   "scaling casts with the scale from earlier steps' amax: step 0 (TE's initial scale 1) and the spike step "
+                   "clip their largest elements (saturated fractions in delayed.csv, column 4; few elements, so the mean "
+                   "barely moves); afterwards the max over the history keeps a scale 1/spike too small, pushing small "
+                   "values into e4m3's subnormals, until the spike leaves the history.");
+  if (st != 0) return lowp_run_plot_failed(r, st);
 
   /* answer and verdicts from recipes.csv's numbers: recompute two headline pairs */
   {
@@ -393,25 +363,25 @@ static int run(lowp_run_t *r) {
     snprintf(buf, sizeof buf, "mean elementwise relative error on X: per tensor %.3g, per channel %.3g "
              "(norm-wise %.3g, %.3g)", lowp_quant_mean_rel_err(&a), lowp_quant_mean_rel_err(&bq),
              lowp_quant_rel_err(&a), lowp_quant_rel_err(&bq));
-    add_verdict(verdicts, "Per-channel scaling provides better accuracy but requires tracking more scale factors",
-                "document 004, \"Per-Tensor vs Per-Channel Scaling\"", buf,
-                lowp_quant_mean_rel_err(&bq) < lowp_quant_mean_rel_err(&a)
-                    ? "holds when the per-tensor scale pushes the small channels into e4m3's subnormal range; a "
-                      "float format's relative rounding error does not depend on the scale otherwise (compare W1 "
-                      "and H rows)"
-                    : "wrong on these tensors: with no channel pushed into the subnormal range, a float format's "
-                      "relative error is the same at any scale");
+    lowp_result_verdict(verdicts, "Per-channel scaling provides better accuracy but requires tracking more scale factors",
+                        "document 004, \"Per-Tensor vs Per-Channel Scaling\"", buf,
+                        lowp_quant_mean_rel_err(&bq) < lowp_quant_mean_rel_err(&a)
+                            ? "holds when the per-tensor scale pushes the small channels into e4m3's subnormal range; a "
+                              "float format's relative rounding error does not depend on the scale otherwise (compare W1 "
+                              "and H rows)"
+                            : "wrong on these tensors: with no channel pushed into the subnormal range, a float format's "
+                              "relative error is the same at any scale");
     snprintf(buf, sizeof buf, "e4m3 max finite computed from the descriptor: %g; e5m2: %g",
              lowp_format_xmax(&LOWP_FMT_E4M3), lowp_format_xmax(&LOWP_FMT_E5M2));
-    add_verdict(verdicts, "E4M3 range +-448, E5M2 range +-57344", "document 004, \"Two FP8 Variants\"", buf,
-                lowp_format_xmax(&LOWP_FMT_E4M3) == 448 && lowp_format_xmax(&LOWP_FMT_E5M2) == 57344 ? "holds" : "wrong");
+    lowp_result_verdict(verdicts, "E4M3 range +-448, E5M2 range +-57344", "document 004, \"Two FP8 Variants\"", buf,
+                        lowp_format_xmax(&LOWP_FMT_E4M3) == 448 && lowp_format_xmax(&LOWP_FMT_E5M2) == 57344 ? "holds" : "wrong");
     snprintf(buf, sizeof buf, "at the spike: delayed saturated %.2f%%, current %.2f%%", 100 * sat_spike_delayed,
              100 * sat_spike_cur);
-    add_verdict(verdicts, "FP8 requires per-tensor scaling: limited range needs careful scale management",
-                "document 004, \"Key Takeaways\" 7", buf,
-                "holds with a qualification: a per-tensor scale from history (delayed scaling) clips at "
-                "distribution shifts, and per-tensor is the coarsest option; finer scales (per channel, "
-                "1x128/128x128 blocks, MX) cut the error further on tensors with outliers");
+    lowp_result_verdict(verdicts, "FP8 requires per-tensor scaling: limited range needs careful scale management",
+                        "document 004, \"Key Takeaways\" 7", buf,
+                        "holds with a qualification: a per-tensor scale from history (delayed scaling) clips at "
+                        "distribution shifts, and per-tensor is the coarsest option; finer scales (per channel, "
+                        "1x128/128x128 blocks, MX) cut the error further on tensors with outliers");
   }
   free(means); free(W1); free(W2); free(X); free(Z1); free(H); free(P); free(dZ2); free(dH);
   free(dW1); free(dW2); free(deq); free(y);

@@ -27,6 +27,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "amp/scaler.h"
 #include "format/format.h"
@@ -89,30 +90,6 @@ static void check(const lowp_run_t *r) {
   get_cfg(r, &c);
 }
 
-static cJSON *row_of(int n, const char *const *cells) {
-  cJSON *a = cJSON_CreateArray();
-  int i;
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cells[i]));
-  return a;
-}
-
-static void add_verdict(cJSON *v, const char *claim, const char *source, const char *measured,
-                        const char *verdict) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "claim", claim);
-  cJSON_AddStringToObject(o, "source", source);
-  cJSON_AddStringToObject(o, "measured", measured);
-  cJSON_AddStringToObject(o, "verdict", verdict);
-  cJSON_AddItemToArray(v, o);
-}
-
-static void add_plot(cJSON *plots, const char *file, const char *caption) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "file", file);
-  cJSON_AddStringToObject(o, "caption", caption);
-  cJSON_AddItemToArray(plots, o);
-}
-
 /* --------------------------------------------------------------- run */
 
 typedef struct {
@@ -139,7 +116,7 @@ static int run(lowp_run_t *r) {
   FILE *fs, *fu;
   lowp_rng_t rng;
   const lowp_format_t *f16 = &LOWP_FMT_FP16;
-  cJSON *tables, *tab, *rows, *verdicts, *plots;
+  cJSON *tables, *rows, *verdicts, *plots;
   char buf[1024], b2[256];
 
   get_cfg(r, &c);
@@ -237,15 +214,12 @@ static int run(lowp_run_t *r) {
 
   /* ---- results */
   tables = cJSON_AddArrayToObject(r->results, "tables");
-  tab = cJSON_CreateObject();
-  cJSON_AddStringToObject(tab, "title", "Per policy: skipped steps, gradient elements lost (fp16 zero) and subnormal, over unskipped steps");
   {
     static const char *const cols[] = {"policy", "skipped steps", "lost before the burst", "lost to underflow", "subnormal",
                                        "min scale", "max scale", "scale after burst",
                                        "steps to recover", "final scale"};
-    cJSON_AddItemToObject(tab, "columns", row_of(10, cols));
+    rows = lowp_result_table(tables, "Per policy: skipped steps, gradient elements lost (fp16 zero) and subnormal, over unskipped steps", cols, 10);
   }
-  rows = cJSON_AddArrayToObject(tab, "rows");
   fprintf(r->summary, "| policy | skipped | lost before burst | lost | subnormal | min scale | max scale | after burst | recover | final |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (k = 0; k < NPOL; k++) {
     char cell[10][48];
@@ -266,11 +240,10 @@ static int run(lowp_run_t *r) {
     else snprintf(cell[8], 48, "%lld", p[k].recover);
     snprintf(cell[9], 48, "%.6g", k ? p[k].s.scale : 1.0);
     for (j = 0; j < 10; j++) cp[j] = cell[j];
-    cJSON_AddItemToArray(rows, row_of(10, cp));
+    lowp_result_add_row(rows, cp, 10);
     fprintf(r->summary, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3],
             cp[4], cp[5], cp[6], cp[7], cp[8], cp[9]);
   }
-  cJSON_AddItemToArray(tables, tab);
 
   /* ---- plots */
   plots = cJSON_AddArrayToObject(r->results, "plots");
@@ -301,15 +274,12 @@ static int run(lowp_run_t *r) {
         {"underflow.csv", 1, 3, "Genesis", "lines lc rgb '#d62728'", "genesis", 2, 1}};
     st = lowp_plot(r->outdir, "underflow", &pl, s, 3);
   }
-  add_plot(plots, "scale.png", "The loss scale of each policy over the run (the documents' \"Loss Scale over "
-           "Training\" sketch, measured): growth every interval, halving at spikes, the NaN burst (shaded).");
-  add_plot(plots, "underflow.png", "Share of the step's gradient elements that fp16 rounds to zero, with and "
-           "without loss scaling (window means over unskipped steps). PyTorch's line sits at 0 until the NaN burst "
-           "leaves its scale below 1.");
-  if (st != 0) {
-    fprintf(stderr, "lowp run gradscaler-dynamics: gnuplot failed (%d); CSV files are written\n", st);
-    return 2;
-  }
+  lowp_result_plot(plots, "scale.png", "The loss scale of each policy over the run (the documents' \"Loss Scale over "
+                   "Training\" sketch, measured): growth every interval, halving at spikes, the NaN burst (shaded).");
+  lowp_result_plot(plots, "underflow.png", "Share of the step's gradient elements that fp16 rounds to zero, with and "
+                   "without loss scaling (window means over unskipped steps). PyTorch's line sits at 0 until the NaN burst "
+                   "leaves its scale below 1.");
+  if (st != 0) return lowp_run_plot_failed(r, st);
 
   /* ---- answer and verdicts */
   {
@@ -336,29 +306,29 @@ static int run(lowp_run_t *r) {
     snprintf(buf, sizeof buf, "fp16(%.4g) = %g but fp16(next double above) = %.4g: only |g| <= 2^%d = %.3g "
              "becomes 0; 6.1e-5 is the smallest normal, below it values are subnormal (fewer bits), not zero",
              h, y1, y2, (int)log2(h), h);
-    add_verdict(verdicts, "If the gradient is below 6.10e-5, its fp16 value is 0 (flush to zero)",
-                "document 001, section 1.A \"The Underflow Problem\"", buf,
-                "wrong: fp16 has subnormals; gradients between 2^-25 and 2^-14 survive with reduced precision");
+    lowp_result_verdict(verdicts, "If the gradient is below 6.10e-5, its fp16 value is 0 (flush to zero)",
+                        "document 001, section 1.A \"The Underflow Problem\"", buf,
+                        "wrong: fp16 has subnormals; gradients between 2^-25 and 2^-14 survive with reduced precision");
     snprintf(buf, sizeof buf, "PyTorch: min scale %.3g, max %.3g, %lld skipped steps of %lld; see scale.png",
              p[1].min_scale, p[1].max_scale, p[1].skipped, c.steps);
-    add_verdict(verdicts, "Loss scale over training: grows in warmup, drops at spikes, stabilises late",
-                "document 004, \"Loss Scale Dynamics\"", buf,
-                "holds with a qualification: with growth every 2000 steps the scale is a staircase that only "
-                "'stabilises' when the growth attempts overflow; its level tracks the gradients' largest "
-                "element, not their median");
+    lowp_result_verdict(verdicts, "Loss scale over training: grows in warmup, drops at spikes, stabilises late",
+                        "document 004, \"Loss Scale Dynamics\"", buf,
+                        "holds with a qualification: with growth every 2000 steps the scale is a staircase that only "
+                        "'stabilises' when the growth attempts overflow; its level tracks the gradients' largest "
+                        "element, not their median");
     snprintf(buf, sizeof buf, "scale after the %lld-step NaN burst: PyTorch %.3g, Genesis %.3g; recovery to the "
              "pre-burst scale: PyTorch %lld, Genesis %lld steps (-1 = not within the run)",
              c.burst_len, p[1].post_burst, p[2].post_burst, p[1].recover, p[2].recover);
-    add_verdict(verdicts, "Genesis's GradScaler: scale = max(scale * backoff, 1.0)",
-                "document 003, \"Advanced Mixed Precision with Loss Scaling\"", buf,
-                "holds (reproduced): the clamp bounds the damage of a NaN burst, but a scale of 1 cannot "
-                "cure a true fp16 overflow, which PyTorch's unclamped scale can");
+    lowp_result_verdict(verdicts, "Genesis's GradScaler: scale = max(scale * backoff, 1.0)",
+                        "document 003, \"Advanced Mixed Precision with Loss Scaling\"", buf,
+                        "holds (reproduced): the clamp bounds the damage of a NaN burst, but a scale of 1 cannot "
+                        "cure a true fp16 overflow, which PyTorch's unclamped scale can");
     snprintf(buf, sizeof buf, "MLX C++ sketch: %lld skipped, final scale %.6g; PyTorch: %lld skipped, final %.6g",
              p[3].skipped, p[3].s.scale, p[1].skipped, p[1].s.scale);
-    add_verdict(verdicts, "MLX GradScaler sketch (C++): step() resets found_inf_ before update()",
-                "document 000, \"MLX C++ API\"", buf,
-                "holds with a qualification: it behaves like PyTorch except that a skipped step counts "
-                "toward growth (tracker 1 after an overflow; with growth_interval 1 the backoff is undone)");
+    lowp_result_verdict(verdicts, "MLX GradScaler sketch (C++): step() resets found_inf_ before update()",
+                        "document 000, \"MLX C++ API\"", buf,
+                        "holds with a qualification: it behaves like PyTorch except that a skipped step counts "
+                        "toward growth (tracker 1 after an overflow; with growth_interval 1 the backoff is undone)");
   }
   return 0;
 }

@@ -23,6 +23,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "format/format.h"
 #include "format/round_mpfr.h"
@@ -179,40 +180,6 @@ static void describe(char *buf, size_t len, double y, const lowp_format_t *f) {
            (unsigned long long)bits, lowp_class_name(lowp_classify(y, f)));
 }
 
-static void add_str_row(cJSON *rows, const char *const *cells, size_t n) {
-  cJSON *row = cJSON_CreateArray();
-  size_t i;
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(row, cJSON_CreateString(cells[i]));
-  cJSON_AddItemToArray(rows, row);
-}
-
-static cJSON *new_table(cJSON *tables, const char *title, const char *const *cols, size_t n) {
-  cJSON *t = cJSON_CreateObject(), *c;
-  size_t i;
-  cJSON_AddStringToObject(t, "title", title);
-  c = cJSON_AddArrayToObject(t, "columns");
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(c, cJSON_CreateString(cols[i]));
-  cJSON_AddItemToArray(tables, t);
-  return cJSON_AddArrayToObject(t, "rows");
-}
-
-static void add_verdict(cJSON *v, const char *claim, const char *source,
-                        const char *measured, const char *verdict) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "claim", claim);
-  cJSON_AddStringToObject(o, "source", source);
-  cJSON_AddStringToObject(o, "measured", measured);
-  cJSON_AddStringToObject(o, "verdict", verdict);
-  cJSON_AddItemToArray(v, o);
-}
-
-static void add_plot(cJSON *plots, const char *file, const char *caption) {
-  cJSON *p = cJSON_CreateObject();
-  cJSON_AddStringToObject(p, "file", file);
-  cJSON_AddStringToObject(p, "caption", caption);
-  cJSON_AddItemToArray(plots, p);
-}
-
 static int parse_list(double *v, int max, const char *s) {
   int n = 0;
   while (*s) {
@@ -275,27 +242,27 @@ static int run(lowp_run_t *r) {
   {
     static const char *const cols[] = {"event", "condition on |x| (x = S g)", "value", "checked with lowp_round_f64"};
     const char *cells[4];
-    rows = new_table(tables, "Where the format loses, keeps and overflows a value (round to nearest even)", cols, 4);
+    rows = lowp_result_table(tables, "Where the format loses, keeps and overflows a value (round to nearest even)", cols, 4);
     snprintf(a, sizeof a, "%.17g (= %a = xmins/2)", t.zero_t, t.zero_t);
     cells[0] = "becomes 0"; cells[1] = "|x| <= xmins/2 (the tie goes to the even 0)"; cells[2] = a;
     cells[3] = bad ? "FAILED" : "yes, at and next to it";
-    add_str_row(rows, cells, 4);
+    lowp_result_add_row(rows, cells, 4);
     snprintf(a, sizeof a, "%.17g (= %a)", t.ftz_t, t.ftz_t);
     cells[0] = "becomes 0 with flush-to-zero"; cells[1] = "|x| < xmin - xmins/2 (flushed after rounding)"; cells[2] = a;
     cells[3] = "bisection over binary64";
-    add_str_row(rows, cells, 4);
+    lowp_result_add_row(rows, cells, 4);
     snprintf(a, sizeof a, "%.17g (= %a = xmin - xmins/2)", t.norm_t, t.norm_t);
     cells[0] = "normal result"; cells[1] = "|x| >= xmin - xmins/2 (the tie goes to the even xmin)"; cells[2] = a;
     cells[3] = bad ? "FAILED" : "yes";
-    add_str_row(rows, cells, 4);
+    lowp_result_add_row(rows, cells, 4);
     mpfr_snprintf(a, sizeof a, "%.17Rg (= xmin/(1+u))", t.u_t);
     cells[0] = "relative error <= u from here on"; cells[1] = "|x| >= xmin/(1+u)"; cells[2] = a;
     cells[3] = "MPFR";
-    add_str_row(rows, cells, 4);
+    lowp_result_add_row(rows, cells, 4);
     snprintf(a, sizeof a, "%.17g (= xmax + ulp/2)", t.ovf_t);
     cells[0] = "overflow"; cells[1] = t.ovf_incl ? "|x| >= xmax + ulp(xmax)/2" : "|x| > xmax + ulp(xmax)/2";
     cells[2] = a; cells[3] = bad ? "FAILED" : "yes";
-    add_str_row(rows, cells, 4);
+    lowp_result_add_row(rows, cells, 4);
   }
 
   /* ---- the sweep of gradients */
@@ -307,7 +274,7 @@ static int run(lowp_run_t *r) {
     FILE *tc = fopen(lowp_run_path(r, "thresholds.csv"), "w");
     if (!tc) { fprintf(stderr, "lowp run loss-scaling: cannot write CSV\n"); return 2; }
     fprintf(tc, "gradient,value,class,ftz_value,s_nonzero,k_nonzero,s_normal,k_normal,s_within_u,k_within_u,s_overflow,k_max\n");
-    rows = new_table(tables, "Smallest loss scales per gradient (real threshold, and the smallest power of two)", cols, 7);
+    rows = lowp_result_table(tables, "Smallest loss scales per gradient (real threshold, and the smallest power of two)", cols, 7);
     for (i = 0; i < ng + 1; i++) {
       double g = i < ng ? grads[i] : ex, y = rnd(g, f, 0), yf = rnd(g, f, 1);
       int kz = min_pow2(g, t.zero_t, 1), kn = min_pow2(g, t.norm_t, 0);
@@ -332,7 +299,7 @@ static int run(lowp_run_t *r) {
       snprintf(h, sizeof h, "%s (2^%d)", su, ku);
       snprintf(meas, sizeof meas, "%s (2^%d)", so, ko);
       cells[0] = a; cells[1] = b; cells[2] = c; cells[3] = d; cells[4] = e; cells[5] = h; cells[6] = meas;
-      add_str_row(rows, cells, 7);
+      lowp_result_add_row(rows, cells, 7);
       fprintf(tc, "%.17g,%.17g,%s,%.17g,%s,%d,%s,%d,%s,%d,%s,%d\n", g, y,
               lowp_class_name(lowp_classify(y, f)), yf, sz, kz, sn, kn, su, ku, so, ko);
     }
@@ -366,20 +333,20 @@ static int run(lowp_run_t *r) {
 
     snprintf(meas, sizeof meas, "%s(%g) = %s: %s; with flush-to-zero: %g", f->name, ex, b,
              y == 0.0 ? "zero" : "nonzero, it becomes 0 only when subnormals are flushed to zero", yf);
-    add_verdict(verdicts, "A gradient of 1e-6 underflows to zero in fp16 without loss scaling",
-                "004_57bea4ceb5c470d1 (Reduced Precision Training), Exercises, 2", meas,
-                (y == 0.0) ? "holds" : "wrong");
+    lowp_result_verdict(verdicts, "A gradient of 1e-6 underflows to zero in fp16 without loss scaling",
+                        "004_57bea4ceb5c470d1 (Reduced Precision Training), Exercises, 2", meas,
+                        (y == 0.0) ? "holds" : "wrong");
     snprintf(meas, sizeof meas, "nonzero for S > %s (S = 1 suffices); normal from S >= %s, smallest power of two 2^%d = %g",
              sz, sn, kn, ldexp(1, kn));
     snprintf(e, sizeof e, "holds with a qualification: %g needs %s to stay nonzero; a scale of at least "
              "2^%d = %g makes it normal (full precision)", ex, kz <= 0 ? "no scaling" : "scaling", kn, ldexp(1, kn));
-    add_verdict(verdicts, "There is a minimum loss scale that preserves a 1e-6 gradient",
-                "004_57bea4ceb5c470d1, Exercises, 2", meas, e);
+    lowp_result_verdict(verdicts, "There is a minimum loss scale that preserves a 1e-6 gradient",
+                        "004_57bea4ceb5c470d1, Exercises, 2", meas, e);
     snprintf(meas, sizeof meas, "values in (%.6g, %.6g) become subnormals, not 0; e.g. %s(3e-5) = %.6g; only "
              "|g| <= %a = %.6g becomes 0 (everything below %.6g only with flush-to-zero, not the IEEE default)",
              t.zero_t, t.xmin, f->name, rnd(3e-5, f, 0), t.zero_t, t.zero_t, t.ftz_t);
-    add_verdict(verdicts, "A gradient below the smallest normal 6.10e-5 is flushed to zero in fp16",
-                "001_f0391e47365751f2 (Elaborated AMP), 1.A", meas, rnd(3e-5, f, 0) == 0 ? "holds" : "wrong");
+    lowp_result_verdict(verdicts, "A gradient below the smallest normal 6.10e-5 is flushed to zero in fp16",
+                        "001_f0391e47365751f2 (Elaborated AMP), 1.A", meas, rnd(3e-5, f, 0) == 0 ? "holds" : "wrong");
   }
 
   /* ---- heat map and a slice through it */
@@ -462,17 +429,14 @@ static int run(lowp_run_t *r) {
       q.title = title;
       st = lowp_plot(r->outdir, "slice", &q, s2, 2);
     }
-    add_plot(plots, "heatmap.png",
-             "Relative error of the scaled gradient S*g after rounding, over gradients (x) and power-of-two-spaced "
-             "scales (y). Dark red: lost (rounds to 0); grey: overflow; the white line is where the result "
-             "becomes normal, above which the error is at most u.");
-    add_plot(plots, "slice.png",
-             "The exercise's 1e-6 as a function of the scale: the error falls as more of its bits survive in the "
-             "subnormal range, and stays below u once S*g is normal.");
-    if (st != 0) {
-      fprintf(stderr, "lowp run loss-scaling: gnuplot failed (%s); CSV files are written\n", lowp_status_str(st));
-      return 2;
-    }
+    lowp_result_plot(plots, "heatmap.png",
+                     "Relative error of the scaled gradient S*g after rounding, over gradients (x) and power-of-two-spaced "
+                     "scales (y). Dark red: lost (rounds to 0); grey: overflow; the white line is where the result "
+                     "becomes normal, above which the error is at most u.");
+    lowp_result_plot(plots, "slice.png",
+                     "The exercise's 1e-6 as a function of the scale: the error falls as more of its bits survive in the "
+                     "subnormal range, and stays below u once S*g is normal.");
+    if (st != 0) return lowp_run_plot_failed(r, st);
   }
   fprintf(r->summary, "Thresholds checked against lowp_round_f64: %s.\n\nFiles: thresholds.csv, heatmap.csv, "
           "heatmap.png, slice.png.\n", bad ? "FAILED" : "all agree");

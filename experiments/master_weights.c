@@ -29,6 +29,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "amp/master.h"
 #include "format/format.h"
@@ -59,30 +60,6 @@ static const lowp_param_t params[] = {
 /* ------------------------------------------------------ private helpers */
 
 enum { M_FP16_RN, M_BF16_RN, M_BF16_SR_LLMC, M_BF16_SR_EXACT, M_MASTER, M_MASTER_BF16, NMODE };
-
-static cJSON *row_of(int n, const char *const *cells) {
-  cJSON *a = cJSON_CreateArray();
-  int i;
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(a, cJSON_CreateString(cells[i]));
-  return a;
-}
-
-static void add_verdict(cJSON *v, const char *claim, const char *source, const char *measured,
-                        const char *verdict) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "claim", claim);
-  cJSON_AddStringToObject(o, "source", source);
-  cJSON_AddStringToObject(o, "measured", measured);
-  cJSON_AddStringToObject(o, "verdict", verdict);
-  cJSON_AddItemToArray(v, o);
-}
-
-static void add_plot(cJSON *plots, const char *file, const char *caption) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "file", file);
-  cJSON_AddStringToObject(o, "caption", caption);
-  cJSON_AddItemToArray(plots, o);
-}
 
 static size_t parse_list(const lowp_run_t *r, const char *key, double *out, size_t max) {
   const char *s = lowp_run_param(r, key);
@@ -328,7 +305,7 @@ static int run(lowp_run_t *r) {
   size_t q;
   int m, st;
   FILE *f;
-  cJSON *tables, *tab, *rows, *verdicts, *plots;
+  cJSON *tables, *rows, *verdicts, *plots;
   char buf[1400], cell[10][64];
   const char *cp[10], *fp32stall;
 
@@ -342,15 +319,12 @@ static int run(lowp_run_t *r) {
   lowp_run_progress(r, "stagnation done");
 
   tables = cJSON_AddArrayToObject(r->results, "tables");
-  tab = cJSON_CreateObject();
-  cJSON_AddStringToObject(tab, "title", "Share of the exact total increment N*fp32(delta) that each mode keeps, "
-                          "w = 1 + N updates (SR: mean +- standard deviation over the replicas)");
   {
     static const char *const cols[] = {"delta", "N", "exact N*d", "fp16-rn", "bf16-rn", "bf16-sr-llmc",
                                        "bf16-sr-exact", "fp32 master", "fp32 master, bf16 copy"};
-    cJSON_AddItemToObject(tab, "columns", row_of(9, cols));
+    rows = lowp_result_table(tables, "Share of the exact total increment N*fp32(delta) that each mode keeps, "
+                             "w = 1 + N updates (SR: mean +- standard deviation over the replicas)", cols, 9);
   }
-  rows = cJSON_AddArrayToObject(tab, "rows");
   fprintf(r->summary, "| delta | N | exact | fp16-rn | bf16-rn | bf16-sr-llmc | bf16-sr-exact | fp32 master | bf16 copy |\n|---|---|---|---|---|---|---|---|---|\n");
   for (q = 0; q <= c.ndeltas; q++) {
     double rr[NMODE], ss[NMODE], e;
@@ -369,24 +343,20 @@ static int run(lowp_run_t *r) {
     snprintf(cell[7], 64, "%.4f", rr[M_MASTER] / e);
     snprintf(cell[8], 64, "%.4f", rr[M_MASTER_BF16] / e);
     for (j = 0; j < 9; j++) cp[j] = cell[j];
-    cJSON_AddItemToArray(rows, row_of(9, cp));
+    lowp_result_add_row(rows, cp, 9);
     fprintf(r->summary, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3], cp[4],
             cp[5], cp[6], cp[7], cp[8]);
   }
-  cJSON_AddItemToArray(tables, tab);
 
   /* (b) */
   if (harmonic(r, c.K, stall, hfin, &hK) != 0) {
     fprintf(stderr, "lowp run master-weights: cannot write harmonic.csv\n");
     return 2;
   }
-  tab = cJSON_CreateObject();
-  cJSON_AddStringToObject(tab, "title", "Harmonic series sum_{k<=K} fp32(1/k): where each accumulator stalls");
   {
     static const char *const cols[] = {"accumulator", "stalls at k", "final sum", "exact H_K", "relative error"};
-    cJSON_AddItemToObject(tab, "columns", row_of(5, cols));
+    rows = lowp_result_table(tables, "Harmonic series sum_{k<=K} fp32(1/k): where each accumulator stalls", cols, 5);
   }
-  rows = cJSON_AddArrayToObject(tab, "rows");
   fprintf(r->summary, "\n| accumulator | stalls at k | sum at K=%lld | exact H_K | rel. error |\n|---|---|---|---|---|\n", c.K);
   for (m = 0; m < NH; m++) {
     int j;
@@ -398,33 +368,28 @@ static int run(lowp_run_t *r) {
     snprintf(cell[3], 64, "%.12g", hK);
     snprintf(cell[4], 64, "%.3e", fabs(hfin[m] - hK) / hK);
     for (j = 0; j < 5; j++) cp[j] = cell[j];
-    cJSON_AddItemToArray(rows, row_of(5, cp));
+    lowp_result_add_row(rows, cp, 5);
     fprintf(r->summary, "| %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3], cp[4]);
   }
-  cJSON_AddItemToArray(tables, tab);
 
   /* (c) */
   if (train(r, &c, tfin, &floor_loss) != 0) {
     fprintf(stderr, "lowp run master-weights: training failed (memory or training.csv)\n");
     return 2;
   }
-  tab = cJSON_CreateObject();
-  cJSON_AddStringToObject(tab, "title", "Linear regression, SGD: final loss of the weights the forward pass uses");
   {
     static const char *const cols[] = {"mode", "final loss", "loss at w* (noise floor)"};
-    cJSON_AddItemToObject(tab, "columns", row_of(3, cols));
+    rows = lowp_result_table(tables, "Linear regression, SGD: final loss of the weights the forward pass uses", cols, 3);
   }
-  rows = cJSON_AddArrayToObject(tab, "rows");
   fprintf(r->summary, "\n| training mode | final loss | noise floor |\n|---|---|---|\n");
   for (m = 0; m < NT; m++) {
     snprintf(cell[0], 64, "%s", t_name[m]);
     snprintf(cell[1], 64, "%.4e", tfin[m]);
     snprintf(cell[2], 64, "%.4e", floor_loss);
     cp[0] = cell[0]; cp[1] = cell[1]; cp[2] = cell[2];
-    cJSON_AddItemToArray(rows, row_of(3, cp));
+    lowp_result_add_row(rows, cp, 3);
     fprintf(r->summary, "| %s | %s | %s |\n", cp[0], cp[1], cp[2]);
   }
-  cJSON_AddItemToArray(tables, tab);
 
   /* plots */
   plots = cJSON_AddArrayToObject(r->results, "plots");
@@ -472,16 +437,13 @@ static int run(lowp_run_t *r) {
     }
     st = lowp_plot(r->outdir, "training", &pl, s, NT);
   }
-  add_plot(plots, "stagnation.png", "w = 1 plus N updates: round-to-nearest fp16/bf16 never move; the fp32 master "
-           "moves 2^-23 per update (above the exact line); stochastic rounding follows its fp32 or exact sum on average.");
-  add_plot(plots, "harmonic.png", "Harmonic series in each accumulator: round-to-nearest stalls where 1/k drops "
-           "below half an ulp of the sum; the dashed line is the exact H_k.");
-  add_plot(plots, "training.png", "SGD on linear regression (weights near 1): loss of the weights used by the "
-           "forward pass; the dotted line is the loss at the true weights (noise floor).");
-  if (st != 0) {
-    fprintf(stderr, "lowp run master-weights: gnuplot failed (%d); CSV files are written\n", st);
-    return 2;
-  }
+  lowp_result_plot(plots, "stagnation.png", "w = 1 plus N updates: round-to-nearest fp16/bf16 never move; the fp32 master "
+                   "moves 2^-23 per update (above the exact line); stochastic rounding follows its fp32 or exact sum on average.");
+  lowp_result_plot(plots, "harmonic.png", "Harmonic series in each accumulator: round-to-nearest stalls where 1/k drops "
+                   "below half an ulp of the sum; the dashed line is the exact H_k.");
+  lowp_result_plot(plots, "training.png", "SGD on linear regression (weights near 1): loss of the weights used by the "
+                   "forward pass; the dotted line is the loss at the true weights (noise floor).");
+  if (st != 0) return lowp_run_plot_failed(r, st);
 
   /* answer and verdicts */
   {
@@ -512,27 +474,27 @@ static int run(lowp_run_t *r) {
              "is 2^-10 = %.4g, an update is lost below half of it, %.4g",
              c.delta, y, c.N, 1 + res[M_FP16_RN], 1 + res[M_BF16_RN], lowp_format_eps(&LOWP_FMT_FP16),
              lowp_format_u(&LOWP_FMT_FP16));
-    add_verdict(verdicts, "In FP16 with weights ~1 an update of 1e-7 rounds to zero (smallest difference 2^-10)",
-                "document 004, \"The Three-Part Strategy\", Why FP32 master weights?", buf,
-                res[M_FP16_RN] == 0 ? "holds (the update is lost whenever it is below 2^-11, half the spacing)"
-                                    : "wrong: the weight moved");
+    lowp_result_verdict(verdicts, "In FP16 with weights ~1 an update of 1e-7 rounds to zero (smallest difference 2^-10)",
+                        "document 004, \"The Three-Part Strategy\", Why FP32 master weights?", buf,
+                        res[M_FP16_RN] == 0 ? "holds (the update is lost whenever it is below 2^-11, half the spacing)"
+                                            : "wrong: the weight moved");
     snprintf(buf, sizeof buf, "fp32 master after %lld updates: %.9g vs exact %.9g (%.2f%%); each update becomes %.6g",
              c.N, res[M_MASTER], ex, 100 * res[M_MASTER] / ex, (double)(1.0f + (float)c.delta) - 1.0);
-    add_verdict(verdicts, "FP32 accumulates these tiny updates until they become significant",
-                "document 004, \"The Three-Part Strategy\"", buf,
-                fabs(res[M_MASTER] / ex - 1) < 0.01 ? "holds"
-                : "holds with a qualification: fp32 keeps the updates but rounds each one at the weight's ulp, "
-                  "so near 1 every 1e-7 counts as 2^-23 = 1.19e-7 (19% too much); below 2^-24 (half an ulp) fp32 "
-                  "loses them too (see the 1e-8 and 3e-8 rows)");
+    lowp_result_verdict(verdicts, "FP32 accumulates these tiny updates until they become significant",
+                        "document 004, \"The Three-Part Strategy\"", buf,
+                        fabs(res[M_MASTER] / ex - 1) < 0.01 ? "holds"
+                        : "holds with a qualification: fp32 keeps the updates but rounds each one at the weight's ulp, "
+                          "so near 1 every 1e-7 counts as 2^-23 = 1.19e-7 (19% too much); below 2^-24 (half an ulp) fp32 "
+                          "loses them too (see the 1e-8 and 3e-8 rows)");
     snprintf(buf, sizeof buf, "final training loss: fp16-rn %.3g, bf16-rn %.3g, bf16 SR %.3g, fp32 master with "
              "fp16 copy %.3g, with bf16 copy %.3g, fp32 %.3g",
              tfin[T_FP16], tfin[T_BF16], tfin[T_SR], tfin[T_MASTER16], tfin[T_MASTER], tfin[T_FP32]);
-    add_verdict(verdicts, "Master weights essential: small updates vanish in FP16; accumulate in FP32",
-                "document 004, \"Key Takeaways\" 3", buf,
-                "holds with a qualification: round-to-nearest low-precision weights stall (bf16 far above fp16); "
-                "an fp32 master removes the stall, but the loss of the low-precision copy the forward pass "
-                "uses is then limited by that copy's own rounding; bf16 with stochastic rounding (llm.c) also "
-                "keeps training, with more noise");
+    lowp_result_verdict(verdicts, "Master weights essential: small updates vanish in FP16; accumulate in FP32",
+                        "document 004, \"Key Takeaways\" 3", buf,
+                        "holds with a qualification: round-to-nearest low-precision weights stall (bf16 far above fp16); "
+                        "an fp32 master removes the stall, but the loss of the low-precision copy the forward pass "
+                        "uses is then limited by that copy's own rounding; bf16 with stochastic rounding (llm.c) also "
+                        "keeps training, with more noise");
   }
   return 0;
 }

@@ -28,6 +28,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
@@ -66,6 +67,11 @@ typedef struct {
   long rows, full;
 } cfg_t;
 
+/* lowp_run_param_formats check: the inputs are fp32 data rounded to the format */
+static const char *up_to_fp32(const lowp_format_t *f) {
+  return f->precision > 24 ? "input formats up to fp32 (the data are fp32)" : NULL;
+}
+
 static void parse(const lowp_run_t *r, cfg_t *c) {
   const char *s = lowp_run_param(r, "sizes");
   c->ns = 0;
@@ -79,23 +85,7 @@ static void parse(const lowp_run_t *r, cfg_t *c) {
     else if (*s) lowp_run_bad_param(r, "sizes", "expected a comma-separated list of sizes");
   }
   if (c->ns == 0) lowp_run_bad_param(r, "sizes", "expected at least one size");
-  s = lowp_run_param(r, "formats");
-  c->nf = 0;
-  while (*s) {
-    char name[64];
-    size_t len = strcspn(s, ",");
-    const lowp_format_t *f;
-    if (len == 0 || len >= sizeof name || c->nf == MAXF) lowp_run_bad_param(r, "formats", "expected a comma-separated list of format names");
-    memcpy(name, s, len);
-    name[len] = '\0';
-    f = lowp_format_by_name(name);
-    if (!f) lowp_run_bad_param(r, "formats", "unknown format name (see lowp formats)");
-    if (f->precision > 24) lowp_run_bad_param(r, "formats", "input formats up to fp32 (the data are fp32)");
-    c->fs[c->nf++] = *f;
-    s += len;
-    if (*s) s++;
-  }
-  if (c->nf == 0) lowp_run_bad_param(r, "formats", "expected at least one format");
+  c->nf = (int)lowp_run_param_formats(r, "formats", c->fs, MAXF, up_to_fp32);
   c->model = lowp_run_param(r, "model");
   if (!strcmp(c->model, "none")) c->model = NULL;
   else {
@@ -120,13 +110,6 @@ typedef struct {
   lowp_gemm_acc_cfg_t acc;
   lowp_gemm_tc_cfg_t tcc;
 } kernel_t;
-
-static void add_plot(cJSON *plots, const char *file, const char *caption) {
-  cJSON *p = cJSON_CreateObject();
-  cJSON_AddStringToObject(p, "file", file);
-  cJSON_AddStringToObject(p, "caption", caption);
-  cJSON_AddItemToArray(plots, p);
-}
 
 static double max_abs_diff(const double *x, const double *y, size_t n, size_t *nspecial) {
   double m = 0;
@@ -420,17 +403,14 @@ static int run(lowp_run_t *r) {
       if (ns == 0) continue;
       st = lowp_plot(r->outdir, pass ? "growth_tc" : "growth", &p, sr, (size_t)ns);
     }
-    add_plot(plots, "growth.png", "Largest elementwise error against the exact product of the fp32 data, by size, for "
-             "kernels that round every product and sum to the input format (above the 'full' size: over sampled rows).");
+    lowp_result_plot(plots, "growth.png", "Largest elementwise error against the exact product of the fp32 data, by size, for "
+                     "kernels that round every product and sum to the input format (above the 'full' size: over sampled rows).");
     if (c.model)
-      add_plot(plots, "growth_tc.png", "The same for the tensor-core model (products exact, fp32 accumulation per "
-               "block): the error is dominated by the rounding of the inputs.");
+      lowp_result_plot(plots, "growth_tc.png", "The same for the tensor-core model (products exact, fp32 accumulation per "
+                       "block): the error is dominated by the rounding of the inputs.");
   }
   free(A0); free(B0); free(Ain); free(Bin); free(Arow); free(X0); free(XF); free(C); free(C32); free(R); free(rowidx);
-  if (st != 0) {
-    fprintf(stderr, "lowp run matmul-precision: gnuplot failed (%s); CSV files are written\n", lowp_status_str(st));
-    return 2;
-  }
+  if (st != 0) return lowp_run_plot_failed(r, st);
   if (bad) {
     fprintf(stderr, "lowp run matmul-precision: %d bound checks failed\n", bad);
     return 1;

@@ -12,9 +12,35 @@
 /* One line per experiment; `lowp list`, `lowp run` and `lowp report` all
    read this table, in this order. */
 extern const lowp_experiment_t lowp_exp_formats;
+extern const lowp_experiment_t lowp_exp_loss_scaling;
+extern const lowp_experiment_t lowp_exp_dynamic_range;
+extern const lowp_experiment_t lowp_exp_softmax_overflow;
+extern const lowp_experiment_t lowp_exp_claims;
+extern const lowp_experiment_t lowp_exp_matmul_precision;
+extern const lowp_experiment_t lowp_exp_fp8_quantization;
+extern const lowp_experiment_t lowp_exp_tensor_core_models;
+extern const lowp_experiment_t lowp_exp_error_growth;
+extern const lowp_experiment_t lowp_exp_gradscaler_dynamics;
+extern const lowp_experiment_t lowp_exp_master_weights;
+extern const lowp_experiment_t lowp_exp_fp8_scaling;
+extern const lowp_experiment_t lowp_exp_allreduce_precision;
+extern const lowp_experiment_t lowp_exp_autocast_policy;
 
 static const lowp_experiment_t *const table[] = {
     &lowp_exp_formats,
+    &lowp_exp_loss_scaling,
+    &lowp_exp_dynamic_range,
+    &lowp_exp_softmax_overflow,
+    &lowp_exp_claims,
+    &lowp_exp_matmul_precision,
+    &lowp_exp_fp8_quantization,
+    &lowp_exp_tensor_core_models,
+    &lowp_exp_error_growth,
+    &lowp_exp_gradscaler_dynamics,
+    &lowp_exp_master_weights,
+    &lowp_exp_fp8_scaling,
+    &lowp_exp_allreduce_precision,
+    &lowp_exp_autocast_policy,
 };
 
 /* ----------------------------------------------------------- public API */

@@ -32,6 +32,9 @@ typedef struct {
  *               "holds with a qualification: ..."};
  *   "tables":   array of {"title", "columns": [..], "rows": [[..], ..]};
  *   "plots":    array of {"file": "x.png" (relative to outdir), "caption"}.
+ * experiments/results.h builds them (lowp_result_verdict, lowp_result_table,
+ * lowp_result_add_row, lowp_result_plot) and parses a list of formats
+ * (lowp_run_param_formats).
  * Add an experiment: write experiments/<slug>.c defining
  * `const lowp_experiment_t lowp_exp_<slug>` and add its extern and one line
  * to the table in experiments/registry.c.

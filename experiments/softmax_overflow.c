@@ -31,6 +31,7 @@
  */
 
 #include "registry.h"
+#include "results.h"
 
 #include "exact/exact.h"
 #include "format/format.h"
@@ -185,57 +186,20 @@ static void describe(char *buf, size_t len, double y, const lowp_format_t *f) {
   snprintf(buf, len, "%.9g (bits 0x%0*llx)", y, (lowp_format_width(f) + 3) / 4, (unsigned long long)bits);
 }
 
-static cJSON *new_table(cJSON *tables, const char *title, const char *const *cols, size_t n) {
-  cJSON *t = cJSON_CreateObject(), *c;
-  size_t i;
-  cJSON_AddStringToObject(t, "title", title);
-  c = cJSON_AddArrayToObject(t, "columns");
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(c, cJSON_CreateString(cols[i]));
-  cJSON_AddItemToArray(tables, t);
-  return cJSON_AddArrayToObject(t, "rows");
-}
-
-static void add_row(cJSON *rows, const char *const *cells, size_t n) {
-  cJSON *row = cJSON_CreateArray();
-  size_t i;
-  for (i = 0; i < n; i++) cJSON_AddItemToArray(row, cJSON_CreateString(cells[i]));
-  cJSON_AddItemToArray(rows, row);
-}
-
-static void add_verdict(cJSON *v, const char *claim, const char *source, const char *measured, const char *verdict) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "claim", claim);
-  cJSON_AddStringToObject(o, "source", source);
-  cJSON_AddStringToObject(o, "measured", measured);
-  cJSON_AddStringToObject(o, "verdict", verdict);
-  cJSON_AddItemToArray(v, o);
+/* lowp_run_param_formats check: overflow to Inf/NaN needs a sign, a zero and a NaN;
+   the reference is binary64 */
+static const char *need_nan(const lowp_format_t *f) {
+  return !f->has_sign || !f->has_zero || f->nan == LOWP_NAN_NONE || f->precision > 53
+             ? "formats need a sign, zero and NaN" : NULL;
 }
 
 static int parse(const lowp_run_t *r, lowp_format_t *fs, long *nmax, long *n, long *trials, double *mask) {
-  int nf = 0;
-  const char *s = lowp_run_param(r, "formats");
   *nmax = (long)lowp_run_param_int(r, "nmax", 1, 1 << 20);
   *n = (long)lowp_run_param_int(r, "n", 2, 1 << 16);
   *trials = (long)lowp_run_param_int(r, "trials", 1, 100000);
   *mask = lowp_run_param_num(r, "mask");
   if (!(*mask < 0) || !isfinite(*mask)) lowp_run_bad_param(r, "mask", "expected a finite negative number");
-  while (*s) {
-    char name[64];
-    size_t len = strcspn(s, ",");
-    const lowp_format_t *f;
-    if (len == 0 || len >= sizeof name || nf == MAXF) lowp_run_bad_param(r, "formats", "expected a comma-separated list of format names");
-    memcpy(name, s, len);
-    name[len] = '\0';
-    f = lowp_format_by_name(name);
-    if (!f) lowp_run_bad_param(r, "formats", "unknown format name (see lowp formats)");
-    if (!f->has_sign || !f->has_zero || f->nan == LOWP_NAN_NONE || f->precision > 53)
-      lowp_run_bad_param(r, "formats", "formats need a sign, zero and NaN");
-    fs[nf++] = *f;
-    s += len;
-    if (*s) s++;
-  }
-  if (nf == 0) lowp_run_bad_param(r, "formats", "expected at least one format");
-  return nf;
+  return (int)lowp_run_param_formats(r, "formats", fs, MAXF, need_nan);
 }
 
 static void check(const lowp_run_t *r) {
@@ -272,7 +236,7 @@ static int run(lowp_run_t *r) {
                                        "the value below it", "exp of that, rounded"};
     const char *cells[7];
     char c0[64], c1[128], c2[64];
-    rows = new_table(tables, "n = 1: the smallest input whose exp overflows the format", cols, 7);
+    rows = lowp_result_table(tables, "n = 1: the smallest input whose exp overflows the format", cols, 7);
     for (i = 0; i < nf; i++) {
       const lowp_format_t *f = &fs[i];
       double xM = lowp_format_xmax(f), t = xM + lowp_ulp(xM, f) / 2, up, dn, eu, ed;
@@ -293,7 +257,7 @@ static int run(lowp_run_t *r) {
       describe(c, sizeof c, dn, f);
       snprintf(d, sizeof d, "%.9g", ed);
       cells[0] = c0; cells[1] = c1; cells[2] = c2; cells[3] = a; cells[4] = b; cells[5] = c; cells[6] = d;
-      add_row(rows, cells, 7);
+      lowp_result_add_row(rows, cells, 7);
     }
   }
 
@@ -385,7 +349,7 @@ static int run(lowp_run_t *r) {
     double *ye = malloc((size_t)nvec * sizeof *ye), *dd = malloc((size_t)nvec * sizeof *dd);
     double *ye2 = malloc((size_t)nvec * sizeof *ye2);
     if (!x || !y || !ye || !dd || !ye2) return 2;
-    rows = new_table(tables, "Stable softmax in the format (max subtracted) against the exact softmax (MPFR)", cols, 8);
+    rows = lowp_result_table(tables, "Stable softmax in the format (max subtracted) against the exact softmax (MPFR)", cols, 8);
     for (i = 0; i < nf; i++) {
       const lowp_format_t *f = &fs[i];
       double R = 2 * x1[i], u = lowp_format_u(f), worst = 0, worst_bound = 0, used = 0;
@@ -437,7 +401,7 @@ static int run(lowp_run_t *r) {
       if (same != total) bad++;
       cells[0] = f->name; cells[1] = a; cells[2] = b; cells[3] = c; cells[4] = d; cells[5] = e; cells[6] = part;
       cells[7] = agree;
-      add_row(rows, cells, 8);
+      lowp_result_add_row(rows, cells, 8);
     }
     free(x); free(y); free(ye); free(dd); free(ye2);
   }
@@ -452,7 +416,7 @@ static int run(lowp_run_t *r) {
     int na = 0, j;
     all[na++] = LOWP_FMT_FP32;
     for (i = 0; i < nf; i++) all[na++] = fs[i];
-    rows = new_table(tables, "The \"-1e4 instead of -inf\" masking advice, stable softmax computed in each format", cols, 6);
+    rows = lowp_result_table(tables, "The \"-1e4 instead of -inf\" masking advice, stable softmax computed in each format", cols, 6);
     for (j = 0; j < na; j++) {
       const lowp_format_t *f = &all[j];
       int pass;
@@ -478,7 +442,7 @@ static int run(lowp_run_t *r) {
         snprintf(d, sizeof d, "%.9g each%s", yi[0], f->inf == LOWP_INF_NONE ? " (no -inf in the format: NaN)" : "");
         snprintf(e, sizeof e, "%.9g", exp_to(add_to(mv, -3, f), f));
         cells[0] = name; cells[1] = a; cells[2] = b; cells[3] = c; cells[4] = d; cells[5] = e;
-        add_row(rows, cells, 6);
+        lowp_result_add_row(rows, cells, 6);
       }
     }
   }
@@ -507,8 +471,8 @@ static int run(lowp_run_t *r) {
       snprintf(part, sizeof part, "e^12 = %.8g; fp16(e^12) = %g; the first overflowing fp16 input is %s", e12,
                exp_to(12, &fs[i]), a);
       snprintf(b, sizeof b, "holds with a qualification: overflow starts below 12, at %.9g", x1[i]);
-      add_verdict(verdicts, "In fp16, exp(12) = 163000 > 65504 overflows", "004_57bea4ceb5c470d1, Numerical Stability "
-                  "Analysis: Overflow in Softmax", part, is_ovf(exp_to(12, &fs[i])) && fabs(e12 - 163000) < 500 ? b : "wrong");
+      lowp_result_verdict(verdicts, "In fp16, exp(12) = 163000 > 65504 overflows", "004_57bea4ceb5c470d1, Numerical Stability "
+                          "Analysis: Overflow in Softmax", part, is_ovf(exp_to(12, &fs[i])) && fabs(e12 - 163000) < 500 ? b : "wrong");
     }
   }
   {
@@ -519,10 +483,10 @@ static int run(lowp_run_t *r) {
     snprintf(part, sizeof part, "fp16(%g) = %g (exact: %s); its softmax weight in fp32 is %g, the same as with -inf; "
              "a fully masked row gives 1/n instead of NaN; bf16 stores it as %g; e4m3 cannot store it (NaN, or -448 "
              "saturated)", mask, m16, m16 == mask ? "yes" : "no", w, round_to(mask, &LOWP_FMT_BF16, NULL));
-    add_verdict(verdicts, "Masking scores with -1e4 instead of -inf is safe for fp16", "004_57bea4ceb5c470d1, "
-                "Layer-Specific Considerations: Attention Layers", part,
-                (m16 == mask && w == 0) ? "holds with a qualification: exact in fp16 and gives weight 0; not "
-                "representable in e4m3 (mask before converting to fp8)" : "wrong");
+    lowp_result_verdict(verdicts, "Masking scores with -1e4 instead of -inf is safe for fp16", "004_57bea4ceb5c470d1, "
+                        "Layer-Specific Considerations: Attention Layers", part,
+                        (m16 == mask && w == 0) ? "holds with a qualification: exact in fp16 and gives weight 0; not "
+                        "representable in e4m3 (mask before converting to fp8)" : "wrong");
   }
 
   /* ---- plot */
@@ -557,10 +521,7 @@ static int run(lowp_run_t *r) {
   for (i = 0; i < nf; i++) free(thr[i]);
   free(thr);
   mpfr_clears(T, lnT, (mpfr_ptr)0);
-  if (st != 0) {
-    fprintf(stderr, "lowp run softmax-overflow: gnuplot failed (%s); CSV files are written\n", lowp_status_str(st));
-    return 2;
-  }
+  if (st != 0) return lowp_run_plot_failed(r, st);
   fprintf(r->summary, "Files: threshold_vs_n.csv (every n), threshold_vs_n.png, results.json (tables).\n");
   if (bad) {
     fprintf(stderr, "lowp run softmax-overflow: %d checks failed\n", bad);

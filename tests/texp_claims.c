@@ -31,22 +31,6 @@
 #define LOWP_SOURCE_DIR "."
 #endif
 
-static void lowp_bin(char *buf, size_t len) {
-  ssize_t n = readlink("/proc/self/exe", buf, len - 16);
-  char *slash;
-  if (n < 0) { snprintf(buf, len, "./lowp"); return; }
-  buf[n] = '\0';
-  slash = strrchr(buf, '/');
-  if (slash) strcpy(slash + 1, "lowp");
-}
-static int run(const char *args) {
-  char bin[4096], cmd[8192];
-  int st;
-  lowp_bin(bin, sizeof bin);
-  snprintf(cmd, sizeof cmd, "'%s' %s > /dev/null 2>&1", bin, args);
-  st = system(cmd);
-  return st == -1 ? -1 : (st >> 8) & 0xff;
-}
 static char *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
   long n;
@@ -108,9 +92,9 @@ int main(void) {
   claims = text ? cJSON_Parse(text) : NULL;
   free(text);
   lowp_test_check(claims != NULL, "experiments/claims.json parses");
-  if (!mkdtemp(dir)) { printf("cannot make a temporary folder\n"); return 1; }
+  lowp_test_make_tmpdir(dir);
   snprintf(cmd, sizeof cmd, "run claims --quick --out %s/cl", dir);
-  lowp_test_check(run(cmd) == 0, "lowp run claims exits 0 (every check ran)");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "lowp run claims exits 0 (every check ran)");
   snprintf(path, sizeof path, "%s/cl/results.json", dir);
   text = slurp(path);
   res = text ? cJSON_Parse(text) : NULL;
@@ -180,12 +164,11 @@ int main(void) {
   lowp_test_check(v && !strcmp(field(v, "verdict"), "wrong"), "document 002's fp16 bits are wrong");
 
   snprintf(cmd, sizeof cmd, "run claims --file=/nonexistent.json --out %s/bad", dir);
-  lowp_test_check(run(cmd) == 2, "a missing claims file exits 2");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "a missing claims file exits 2");
   snprintf(path, sizeof path, "%s/bad", dir);
   lowp_test_check(access(path, F_OK) != 0, "a bad run leaves no folder");
   cJSON_Delete(claims);
   cJSON_Delete(res);
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+  lowp_test_remove_dir(dir);
   return lowp_test_end();
 }

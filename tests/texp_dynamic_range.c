@@ -98,28 +98,6 @@ static double frac(double lo, double hi, int law) {
   return out;
 }
 
-static void lowp_bin(char *buf, size_t len) {
-  ssize_t n = readlink("/proc/self/exe", buf, len - 16);
-  char *slash;
-  if (n < 0) { snprintf(buf, len, "./lowp"); return; }
-  buf[n] = '\0';
-  slash = strrchr(buf, '/');
-  if (slash) strcpy(slash + 1, "lowp");
-}
-static int run(const char *args) {
-  char bin[4096], cmd[8192];
-  int st;
-  lowp_bin(bin, sizeof bin);
-  snprintf(cmd, sizeof cmd, "'%s' %s > /dev/null 2>&1", bin, args);
-  st = system(cmd);
-  return st == -1 ? -1 : (st >> 8) & 0xff;
-}
-static int exists(const char *dir, const char *file) {
-  char p[4200];
-  snprintf(p, sizeof p, "%s/%s", dir, file);
-  return access(p, R_OK) == 0;
-}
-
 int main(void) {
   char dir[] = "/tmp/texp_dynamic_range.XXXXXX", out[4200], path[4300], line[1024], cmd[4400];
   static const char *const cn[4] = {"overflow", "zero", "subnormal", "normal"};
@@ -139,13 +117,12 @@ int main(void) {
   /* a closed-form spot check of the oracle itself: log-uniform fp16 overflow = ln(1e8/65520)/ln(1e16) */
   lowp_test_check(fabs(want[1][0][0] - log(1e8 / 65520.0) / log(1e16)) < 1e-12, "oracle: fp16 log-uniform overflow");
 
-  if (!mkdtemp(dir)) { printf("cannot make a temporary folder\n"); return 1; }
+  lowp_test_make_tmpdir(dir);
   snprintf(out, sizeof out, "%s/dr", dir);
   snprintf(cmd, sizeof cmd, "run dynamic-range --quick --out %s", out);
-  lowp_test_check(run(cmd) == 0, "lowp run dynamic-range --quick exits 0");
-  lowp_test_check(exists(out, "results.json") && exists(out, "summary.md") && exists(out, "uniform.png") &&
-                  exists(out, "loguniform.png") && exists(out, "uniform.svg") && exists(out, "fractions.csv") &&
-                  exists(out, "thresholds.csv"), "the run wrote its files");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "lowp run dynamic-range --quick exits 0");
+  lowp_test_check(lowp_test_files_exist(out, (const char *const[]){"results.json", "summary.md", "uniform.png", "loguniform.png", "uniform.svg", "fractions.csv", "thresholds.csv", NULL}),
+                  "the run wrote its files");
   snprintf(path, sizeof path, "%s/fractions.csv", out);
   f = fopen(path, "r");
   lowp_test_check(f != NULL, "fractions.csv readable");
@@ -170,11 +147,10 @@ int main(void) {
   }
   lowp_test_check(rows == 2 * NF * 4, "all %d rows present (%d)", 2 * NF * 4, rows);
   snprintf(cmd, sizeof cmd, "run dynamic-range --formats=fp16,nosuch --out %s/bad", dir);
-  lowp_test_check(run(cmd) == 2, "unknown format exits 2");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "unknown format exits 2");
   snprintf(cmd, sizeof cmd, "run dynamic-range --hi=1e-9 --out %s/bad", dir);
-  lowp_test_check(run(cmd) == 2, "hi below lo exits 2");
-  lowp_test_check(!exists(dir, "bad"), "a bad run leaves no folder");
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "hi below lo exits 2");
+  lowp_test_check(!lowp_test_file_exists(dir, "bad"), "a bad run leaves no folder");
+  lowp_test_remove_dir(dir);
   return lowp_test_end();
 }

@@ -51,32 +51,6 @@ static double f16(double x) {
   return fabs(y) > XMAX16 ? copysign(INFINITY, y) : y;
 }
 
-/* ------------------------------------------------------------ helpers */
-
-static void lowp_bin(char *buf, size_t len) {
-  ssize_t n = readlink("/proc/self/exe", buf, len - 16);
-  char *slash;
-  if (n < 0) { snprintf(buf, len, "./lowp"); return; }
-  buf[n] = '\0';
-  slash = strrchr(buf, '/');
-  if (slash) strcpy(slash + 1, "lowp");
-}
-
-static int run(const char *args) {
-  char bin[4096], cmd[8192];
-  int st;
-  lowp_bin(bin, sizeof bin);
-  snprintf(cmd, sizeof cmd, "'%s' %s > /dev/null 2>&1", bin, args);
-  st = system(cmd);
-  return st == -1 ? -1 : (st >> 8) & 0xff;
-}
-
-static int exists(const char *dir, const char *file) {
-  char p[4200];
-  snprintf(p, sizeof p, "%s/%s", dir, file);
-  return access(p, R_OK) == 0;
-}
-
 /* ---------------------------------------------------------------- main */
 
 int main(void) {
@@ -92,13 +66,12 @@ int main(void) {
   lowp_test_check(f16(ldexp(1, -14) - ldexp(1, -25)) == ldexp(1, -14), "the tie below xmin goes up to xmin");
   lowp_test_check(isinf(f16(65520)) && f16(nextafter(65520, 0)) == 65504, "overflow from 65520");
 
-  if (!mkdtemp(dir)) { printf("cannot make a temporary folder\n"); return 1; }
+  lowp_test_make_tmpdir(dir);
   snprintf(out, sizeof out, "%s/ls", dir);
   snprintf(cmd, sizeof cmd, "run loss-scaling --quick --out %s", out);
-  lowp_test_check(run(cmd) == 0, "lowp run loss-scaling --quick exits 0");
-  lowp_test_check(exists(out, "results.json") && exists(out, "summary.md") && exists(out, "heatmap.png") &&
-                  exists(out, "heatmap.svg") && exists(out, "slice.png") && exists(out, "thresholds.csv") &&
-                  exists(out, "heatmap.csv"), "the run wrote its files");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "lowp run loss-scaling --quick exits 0");
+  lowp_test_check(lowp_test_files_exist(out, (const char *const[]){"results.json", "summary.md", "heatmap.png", "heatmap.svg", "slice.png", "thresholds.csv", "heatmap.csv", NULL}),
+                  "the run wrote its files");
 
   snprintf(path, sizeof path, "%s/thresholds.csv", out);
   f = fopen(path, "r");
@@ -151,12 +124,11 @@ int main(void) {
 
   /* bad parameter values: exit 2, nothing written */
   snprintf(cmd, sizeof cmd, "run loss-scaling --format=nosuch --out %s/bad", dir);
-  lowp_test_check(run(cmd) == 2, "unknown format exits 2");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "unknown format exits 2");
   snprintf(cmd, sizeof cmd, "run loss-scaling --grads=-1 --out %s/bad", dir);
-  lowp_test_check(run(cmd) == 2, "a negative gradient exits 2");
-  lowp_test_check(!exists(dir, "bad"), "a bad run leaves no folder");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "a negative gradient exits 2");
+  lowp_test_check(!lowp_test_file_exists(dir, "bad"), "a bad run leaves no folder");
 
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+  lowp_test_remove_dir(dir);
   return lowp_test_end();
 }

@@ -53,23 +53,6 @@ static double f16d(double x) {
   return y;
 }
 
-static void lowp_bin(char *buf, size_t len) {
-  ssize_t n = readlink("/proc/self/exe", buf, len - 16);
-  char *slash;
-  if (n < 0) { snprintf(buf, len, "./lowp"); return; }
-  buf[n] = '\0';
-  slash = strrchr(buf, '/');
-  if (slash) strcpy(slash + 1, "lowp");
-}
-static int run(const char *args) {
-  char bin[4096], cmd[8192];
-  int st;
-  lowp_bin(bin, sizeof bin);
-  snprintf(cmd, sizeof cmd, "'%s' %s > /dev/null 2>&1", bin, args);
-  st = system(cmd);
-  return st == -1 ? -1 : (st >> 8) & 0xff;
-}
-
 int main(void) {
   char dir[] = "/tmp/texp_matmul.XXXXXX", cmd[4400], path[4300], line[1024];
   float a[N * N], b[N * N];
@@ -109,9 +92,9 @@ int main(void) {
     }
   mpfr_clears(x, p, s, (mpfr_ptr)0);
 
-  if (!mkdtemp(dir)) { printf("cannot make a temporary folder\n"); return 1; }
+  lowp_test_make_tmpdir(dir);
   snprintf(cmd, sizeof cmd, "run matmul-precision --quick --seed=99 --out %s/mm", dir);
-  lowp_test_check(run(cmd) == 0, "lowp run matmul-precision --quick exits 0 (bounds hold)");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "lowp run matmul-precision --quick exits 0 (bounds hold)");
   snprintf(path, sizeof path, "%s/mm/errors.csv", dir);
   f = fopen(path, "r");
   lowp_test_check(f != NULL, "errors.csv written");
@@ -129,10 +112,9 @@ int main(void) {
   snprintf(path, sizeof path, "%s/mm/growth.png", dir);
   lowp_test_check(access(path, R_OK) == 0, "growth.png written");
   snprintf(cmd, sizeof cmd, "run matmul-precision --sizes=0 --out %s/bad", dir);
-  lowp_test_check(run(cmd) == 2, "a size of 0 exits 2");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "a size of 0 exits 2");
   snprintf(cmd, sizeof cmd, "run matmul-precision --model=nosuch --out %s/bad", dir);
-  lowp_test_check(run(cmd) == 2, "an unknown model exits 2");
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "an unknown model exits 2");
+  lowp_test_remove_dir(dir);
   return lowp_test_end();
 }

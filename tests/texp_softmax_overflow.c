@@ -90,28 +90,6 @@ static int overflows(double x, long n, const ofmt_t *f) {
   return 0;
 }
 
-static void lowp_bin(char *buf, size_t len) {
-  ssize_t n = readlink("/proc/self/exe", buf, len - 16);
-  char *slash;
-  if (n < 0) { snprintf(buf, len, "./lowp"); return; }
-  buf[n] = '\0';
-  slash = strrchr(buf, '/');
-  if (slash) strcpy(slash + 1, "lowp");
-}
-static int run(const char *args) {
-  char bin[4096], cmd[8192];
-  int st;
-  lowp_bin(bin, sizeof bin);
-  snprintf(cmd, sizeof cmd, "'%s' %s > /dev/null 2>&1", bin, args);
-  st = system(cmd);
-  return st == -1 ? -1 : (st >> 8) & 0xff;
-}
-static int exists(const char *dir, const char *file) {
-  char p[4200];
-  snprintf(p, sizeof p, "%s/%s", dir, file);
-  return access(p, R_OK) == 0;
-}
-
 int main(void) {
   char dir[] = "/tmp/texp_softmax.XXXXXX", out[4200], path[4300], line[4096], cmd[4400];
   static const long ns[] = {1, 2, 3, 4, 7, 16, 100, 256};
@@ -145,12 +123,12 @@ int main(void) {
     free(vals);
   }
 
-  if (!mkdtemp(dir)) { printf("cannot make a temporary folder\n"); return 1; }
+  lowp_test_make_tmpdir(dir);
   snprintf(out, sizeof out, "%s/so", dir);
   snprintf(cmd, sizeof cmd, "run softmax-overflow --quick --out %s", out);
-  lowp_test_check(run(cmd) == 0, "lowp run softmax-overflow --quick exits 0 (every internal check passed)");
-  lowp_test_check(exists(out, "results.json") && exists(out, "summary.md") && exists(out, "threshold_vs_n.png") &&
-                  exists(out, "threshold_vs_n.svg") && exists(out, "threshold_vs_n.csv"), "the run wrote its files");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "lowp run softmax-overflow --quick exits 0 (every internal check passed)");
+  lowp_test_check(lowp_test_files_exist(out, (const char *const[]){"results.json", "summary.md", "threshold_vs_n.png", "threshold_vs_n.svg", "threshold_vs_n.csv", NULL}),
+                  "the run wrote its files");
   snprintf(path, sizeof path, "%s/threshold_vs_n.csv", out);
   f = fopen(path, "r");
   lowp_test_check(f != NULL, "threshold_vs_n.csv readable");
@@ -172,11 +150,10 @@ int main(void) {
       lowp_test_check(csv[ns[j]][i] == thr[i][j], "%s, n = %ld: experiment %.9g, oracle %.9g", fmts[i].name, ns[j],
                       csv[ns[j]][i], thr[i][j]);
   snprintf(cmd, sizeof cmd, "run softmax-overflow --nmax=0 --out %s/bad", dir);
-  lowp_test_check(run(cmd) == 2, "nmax = 0 exits 2");
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "nmax = 0 exits 2");
   snprintf(cmd, sizeof cmd, "run softmax-overflow --mask=5 --out %s/bad", dir);
-  lowp_test_check(run(cmd) == 2, "a positive mask exits 2");
-  lowp_test_check(!exists(dir, "bad"), "a bad run leaves no folder");
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  if (system(cmd) != 0) printf("note: could not remove %s\n", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "a positive mask exits 2");
+  lowp_test_check(!lowp_test_file_exists(dir, "bad"), "a bad run leaves no folder");
+  lowp_test_remove_dir(dir);
   return lowp_test_end();
 }

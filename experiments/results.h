@@ -1,0 +1,81 @@
+/* lowp_result -- builders for the "results" keys the report renders (registry.h) */
+#ifndef LOWP_RESULT_H
+#define LOWP_RESULT_H
+
+#include "format/format.h"
+#include "registry.h"
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+/**
+ * @brief Append one verdict {"claim", "source", "measured", "verdict"} (keys
+ * in that order) to the "verdicts" array.
+ * @param[in,out] verdicts the array (owned by run->results)
+ * @param[in] claim    the claim as the document states it
+ * @param[in] source   document and section
+ * @param[in] measured what the experiment computed, as text
+ * @param[in] verdict  "holds" | "wrong" | "holds with a qualification: ..."
+ */
+void lowp_result_verdict(cJSON *verdicts, const char *claim, const char *source,
+                         const char *measured, const char *verdict);
+
+/**
+ * @brief Append one plot {"file", "caption"} to the "plots" array.
+ * @param[in,out] plots the array (owned by run->results)
+ * @param[in] file    file name relative to the run's output folder
+ * @param[in] caption one-line caption
+ */
+void lowp_result_plot(cJSON *plots, const char *file, const char *caption);
+
+/**
+ * @brief Report that lowp_plot failed: prints "lowp run NAME: gnuplot failed
+ * (STATUS TEXT); CSV files are written, see the .gnuplot.log files" on stderr.
+ * @param[in] st the status lowp_plot returned (LOWP_EIO, LOWP_EUNSUPPORTED)
+ * @return 2, for run() to return (the CSVs and results.json are still kept)
+ */
+int lowp_run_plot_failed(const lowp_run_t *r, int st);
+
+/**
+ * @brief A new JSON array of n strings (a table row or a column list).
+ * @return the array; the caller owns it until it adds it to a tree.
+ */
+cJSON *lowp_result_row(const char *const *cells, size_t n);
+
+/** @brief Append lowp_result_row(cells, n) to the array rows. */
+void lowp_result_add_row(cJSON *rows, const char *const *cells, size_t n);
+
+/**
+ * @brief Append a table {"title", "columns": cols[0..n), "rows": []} to the
+ * "tables" array.
+ * @return its (empty) "rows" array, owned by the table; fill it with
+ *   lowp_result_add_row.
+ */
+cJSON *lowp_result_table(cJSON *tables, const char *title, const char *const *cols, size_t n);
+
+/**
+ * @brief Why a format may not be used, or NULL if it may (an experiment's
+ * own requirement, e.g. "formats need subnormals and zero").
+ */
+typedef const char *(*lowp_format_check_t)(const lowp_format_t *f);
+
+/**
+ * @brief Parse parameter key as a comma-separated list of built-in format
+ * names ("fp16,bf16,e4m3") into out[0..max).
+ *
+ * On a bad value prints "lowp run NAME: bad value 'V' for KEY: WHY" and
+ * exits 2 (lowp_run_bad_param), where WHY is one of
+ *   "expected a comma-separated list of format names" (an empty name, a
+ *     name of 64 characters or more, or more than max names),
+ *   "unknown format name 'X' (lowp formats lists them)",
+ *   "expected at least one format" (an empty list),
+ *   the text that check (if not NULL) returns for a format it rejects.
+ * @param[out] out copies of the descriptors, in the list's order
+ * @param[in] max  capacity of out
+ * @param[in] check the experiment's requirement, or NULL for none
+ * @return the number of formats, in [1, max]
+ */
+size_t lowp_run_param_formats(const lowp_run_t *r, const char *key, lowp_format_t *out, size_t max,
+                              lowp_format_check_t check);
+
+#endif
