@@ -36,5 +36,10 @@ int lowp_cmd_convert(int argc, char **argv);
 int lowp_cmd_list(int argc, char **argv);
 int lowp_cmd_run(int argc, char **argv);
 int lowp_cmd_report(int argc, char **argv);
+int lowp_cmd_bench(int argc, char **argv);
+int lowp_cmd_scaler(int argc, char **argv);
+
+int lowp_cmd_gemm(int argc, char **argv);
+int lowp_cmd_dot(int argc, char **argv);
 
 #endif

@@ -16,7 +16,11 @@ static const command_t commands[] = {
     {"convert", lowp_cmd_convert, "round values to formats; show bits, class, error"},
     {"list", lowp_cmd_list, "experiments with their questions"},
     {"run", lowp_cmd_run, "run one experiment: results JSON + CSV, plots, summary"},
+    {"scaler", lowp_cmd_scaler, "replay ok/inf steps through a grad scaler (PyTorch rules)"},
     {"report", lowp_cmd_report, "run every experiment and build one HTML report"},
+    {"bench", lowp_cmd_bench, "performance benchmarks (lowp bench --help lists them)"},
+    {"gemm", lowp_cmd_gemm, "measure one GEMM (CPU accumulation twin) against its exact value"},
+    {"dot", lowp_cmd_dot, "measure one dot product against its exact value"},
 };
 
 static void usage(FILE *out) {
