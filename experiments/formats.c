@@ -3,11 +3,11 @@
 /*
  * Question: what values can each low-precision format represent, and how
  *   are they spread over the real line?
- * Method: every positive finite value of each format up to 16 bits is
+ * Method: every positive finite value of each format up to 13 bits is
  *   enumerated by decoding every bit pattern (lib/format), classified
  *   normal/subnormal, and drawn on a log axis; the number of values per
- *   decade is counted. fp32's and fp64's grids are drawn from the same
- *   formulas per binade (2^(p-1) values per binade) rather than enumerated.
+ *   decade is counted (from the binade structure, exact for every format).
+ *   Wider formats are drawn with 32 evenly spaced values per binade.
  *   The table of derived constants is computed from the descriptors.
  * Run: lowp run formats [--formats=fp16,bf16,e4m3,e5m2,...]
  * Expected / acceptance: fp16 spans about 12 decades and bf16 about 79;
@@ -58,6 +58,11 @@ static double count_in(const lowp_format_t *f, double lo, double hi) {
   return n;
 }
 
+/* Formats up to ENUM_BITS wide are drawn value by value; wider ones with
+   SAMPLES values per binade (keeps values.svg small enough to open). */
+#define ENUM_BITS 13
+#define SAMPLES 32
+
 static int write_grid(lowp_run_t *r, const lowp_format_t *fs, size_t nf) {
   FILE *f = fopen(lowp_run_path(r, "values.csv"), "w");
   size_t i;
@@ -66,7 +71,7 @@ static int write_grid(lowp_run_t *r, const lowp_format_t *fs, size_t nf) {
   for (i = 0; i < nf; i++) {
     const lowp_format_t *fm = &fs[i];
     int w = lowp_format_width(fm);
-    if (w <= 19) {
+    if (w <= ENUM_BITS) {
       /* enumerate: every pattern with the sign bit clear */
       uint64_t b, nb = UINT64_C(1) << (w - (fm->has_sign ? 1 : 0));
       for (b = 0; b < nb; b++) {
@@ -76,16 +81,23 @@ static int write_grid(lowp_run_t *r, const lowp_format_t *fs, size_t nf) {
                 v < lowp_format_xmin(fm) ? "subnormal" : "normal");
       }
     } else {
-      /* wide formats: 64 evenly spaced significands per binade stand in for
-         the 2^(p-1) values there, plus the subnormal binades' edges */
-      int e, k;
-      for (e = fm->emin - fm->precision + 1; e <= fm->emax; e++)
-        for (k = 0; k < 64; k++) {
-          double v = ldexp(1.0 + k / 64.0, e);
+      /* wide formats: in each binade, up to SAMPLES evenly spaced values of
+         the format stand in for all of its values (the marks would merge
+         anyway); every mark is still a representable value */
+      int e, p = fm->precision;
+      double q = lowp_format_xmins(fm); /* spacing of the subnormals */
+      for (e = fm->subnormals ? fm->emin - p + 1 : fm->emin; e <= fm->emax; e++) {
+        /* binade [2^e, 2^(e+1)): values m * step, m in [lo, 2 lo) */
+        double step = e < fm->emin ? q : ldexp(1.0, e - p + 1);
+        double lo = ldexp(1.0, e) / step, k;
+        double stride = lo > SAMPLES ? lo / SAMPLES : 1.0;
+        for (k = 0; k < lo; k += stride) {
+          double v = (lo + k) * step;
           if (v > lowp_format_xmax(fm)) break;
           fprintf(f, "%zu,%s,%.17g,%s\n", i + 1, fm->name, v,
                   e < fm->emin ? "subnormal" : "normal");
         }
+      }
     }
   }
   return fclose(f);
@@ -165,6 +177,16 @@ static int run(lowp_run_t *r) {
         {"values.csv", 3, 1, "normal values", "points pt 7 ps 0.35 lc rgb '#1f4e9e'", "normal", 4, 0},
         {"values.csv", 3, 1, "subnormal values", "points pt 7 ps 0.35 lc rgb '#d62728'", "subnormal", 4, 0}};
     st = lowp_plot(r->outdir, "values", &p, sr, 2);
+    if (st == 0) {
+      /* the same marks, zoomed on the 8-bit and smaller formats' range,
+         where their spacing can be seen mark by mark */
+      char zoom[2700];
+      lowp_plot_t z = {"Positive values, zoomed on the range of the 8-, 6- and 4-bit formats",
+                       "value (log scale; each mark is one representable value)",
+                       "format", 1, 0, zoom};
+      snprintf(zoom, sizeof zoom, "%s\nset xrange [1e-6:1e5]", extra);
+      st = lowp_plot(r->outdir, "values_zoom", &z, sr, 2);
+    }
   }
   if (st == 0) {
     lowp_series_t sr[32];
@@ -179,8 +201,11 @@ static int run(lowp_run_t *r) {
     st = lowp_plot(r->outdir, "density", &p, sr, nf);
   }
   plots = cJSON_AddArrayToObject(r->results, "plots");
-  lowp_result_plot(plots, "values.png", "Every positive value of each format on a log axis "
+  lowp_result_plot(plots, "values.png", "Every positive value of each format up to 13 bits, "
+                   "and 32 evenly spaced values per binade of wider ones, on a log axis "
                    "(red: subnormals). Width = dynamic range; gaps between marks = spacing.");
+  lowp_result_plot(plots, "values_zoom.png", "The same, from 1e-6 to 1e5: e4m3 has 8 values per "
+                   "binade, e5m2 4, e2m1 2; fp16 and wider look solid.");
   lowp_result_plot(plots, "density.png", "Representable values per decade: the height is "
                    "precision (about 2^(p-1) * 3.32 per decade), the width is range.");
   if (st != 0) return lowp_run_plot_failed(r, st);
@@ -206,7 +231,7 @@ static int run(lowp_run_t *r) {
 const lowp_experiment_t lowp_exp_formats = {
     "formats",
     "What values can each low-precision format represent, and how are they spread over the real line?",
-    "Decode every bit pattern of each format (up to 19 bits; binade formulas for wider ones), "
+    "Decode every bit pattern of each format up to 13 bits (32 values per binade of wider ones), "
     "classify normal/subnormal, draw them on one log axis; count values per decade; table of "
     "constants computed from the descriptors.",
     "fp16 about 12 decades, bf16 about 79; e4m3 max 448, e5m2 max 57344; plots render.",
