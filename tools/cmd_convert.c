@@ -237,10 +237,9 @@ int lowp_cmd_convert(int argc, char **argv) {
       o.pol.sr_bits = (int)lowp_cli_int("convert", "--sr-bits", need_arg(argc, argv, &i), 1, 32);
     else if (!strcmp(a, "--seed"))
       o.pol.sr_seed = (uint64_t)lowp_cli_int("convert", "--seed", need_arg(argc, argv, &i), 0, INT64_MAX);
-    else if (a[0] == '-' && a[1] == '-') {
-      usage(stderr);
-      lowp_cli_die("convert", "unknown option '%s'", a);
-    } else vals[nv++] = a;
+    else if (a[0] == '-' && a[1] == '-')
+      lowp_cli_die("convert", "unknown option '%s'; see lowp convert --help", a);
+    else vals[nv++] = a;
   }
   if (!have_to) { free(vals); lowp_cli_die("convert", "missing --to FORMAT[,FORMAT..]|all"); }
   if (nv == 0) { free(vals); lowp_cli_die("convert", "no values given"); }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 /* ------------------------------------------------------ private helpers */
 
@@ -47,21 +48,30 @@ int lowp_encode(uint64_t *bits, double v, const lowp_format_t *f) {
     *bits = sign;
     return LOWP_OK;
   }
-  if (a > lowp_format_xmax(f)) return LOWP_ERANGE;
-  (void)frexp(a, &e);
-  e -= 1; /* a in [2^e, 2^(e+1)) */
-  if (e < f->emin) {
-    double m;
-    if (!f->subnormals) return LOWP_ERANGE;
-    m = ldexp(a, -(f->emin - p + 1)); /* exact: a is a binary64 */
-    if (m != floor(m)) return LOWP_ERANGE;
-    *bits = sign | (uint64_t)m;
-    return LOWP_OK;
-  }
+  if (!(a <= lowp_format_xmax(f))) return LOWP_ERANGE;
   {
-    double m = ldexp(a, -(e - p + 1)); /* in [2^(p-1), 2^p) */
-    if (m != floor(m)) return LOWP_ERANGE;
-    fr = (uint64_t)m & fmask;
+    /* read a = sig * 2^(e - 52), sig in [2^52, 2^53), from its bits (no
+       libm: this is on the scalar conversion path) */
+    uint64_t u, sig, m;
+    int64_t q, sh;
+    memcpy(&u, &a, sizeof u);
+    e = (int)(u >> 52);
+    sig = u & ((UINT64_C(1) << 52) - 1);
+    if (e == 0) { /* binary64 subnormal: normalise */
+      e = -1022;
+      while (!(sig & (UINT64_C(1) << 52))) { sig <<= 1; e--; }
+    } else {
+      sig |= UINT64_C(1) << 52;
+      e -= 1023;
+    }
+    if (e < f->emin && !f->subnormals) return LOWP_ERANGE;
+    /* quantum 2^q of f at a; a is a value of f iff a / 2^q is an integer */
+    q = (e < f->emin ? f->emin : e) - p + 1;
+    sh = q - (e - 52); /* bits of sig below the quantum, >= 53 - p >= 0 */
+    if (sh < 0 || sh >= 64 || (sig & ((UINT64_C(1) << sh) - 1)) != 0) return LOWP_ERANGE;
+    m = sig >> sh;
+    if (e < f->emin) { *bits = sign | m; return LOWP_OK; } /* field 0 */
+    fr = m & fmask;
   }
   field = (uint64_t)(e + bias);
   *bits = sign | (field << (p - 1)) | fr;

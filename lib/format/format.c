@@ -1,6 +1,7 @@
 /* lowp_format -- the table of built-in formats and their derived constants */
 
 #include "format/format.h"
+#include "format/pow2.h"
 #include "status.h"
 
 #include <ctype.h>
@@ -154,6 +155,13 @@ int lowp_format_validate(const lowp_format_t *f, char *err, size_t errlen) {
             "binade: lower emax");
     return LOWP_EFORMAT;
   }
+  if (f->nan == LOWP_NAN_IEEE && f->precision < 2) {
+    /* an IEEE NaN is the top field with a nonzero fraction: p=1 has no
+       fraction bit, so NaN would encode as infinity */
+    set_err(err, errlen, "nan=ieee needs p >= 2 (a fraction bit to tell NaN "
+            "from inf): with p=1 use nan=allones or nan=none");
+    return LOWP_EFORMAT;
+  }
   if (f->nan == LOWP_NAN_NEGZERO && !f->has_sign) {
     set_err(err, errlen, "nan=negzero needs a sign bit");
     return LOWP_EFORMAT;
@@ -167,7 +175,9 @@ double lowp_format_eps(const lowp_format_t *f) {
   return ldexp(1.0, 1 - f->precision);
 }
 
-double lowp_format_xmin(const lowp_format_t *f) { return ldexp(1.0, f->emin); }
+double lowp_format_xmin(const lowp_format_t *f) {
+  return (f->emin >= -1022 && f->emin <= 1023) ? lowp__pow2(f->emin) : ldexp(1.0, f->emin);
+}
 
 double lowp_format_xmins(const lowp_format_t *f) {
   return f->subnormals ? ldexp(1.0, f->emin - f->precision + 1)
@@ -184,8 +194,16 @@ static int top_significand_is_nan(const lowp_format_t *f) {
 double lowp_format_xmax(const lowp_format_t *f) {
   int p = f->precision;
   /* largest significand (2^p - 1), or 2^p - 2 when its pattern is NaN */
-  double m = ldexp(1.0, p) - (top_significand_is_nan(f) ? 2.0 : 1.0);
-  return ldexp(m, f->emax - p + 1);
+  double m;
+  if (p < 1 || p > 53 || f->emax < -1022 || f->emax > 1023) {
+    /* not a valid format: still return something finite-or-inf, slowly */
+    m = ldexp(1.0, p) - (top_significand_is_nan(f) ? 2.0 : 1.0);
+    return ldexp(m, f->emax - p + 1);
+  }
+  /* exact integer significand, then one exact scaling (this is on the
+     scalar rounding path, where ldexp's cost showed) */
+  m = (double)((UINT64_C(1) << p) - (top_significand_is_nan(f) ? 2u : 1u));
+  return lowp__scale2(m, f->emax - p + 1);
 }
 
 double lowp_format_count_finite(const lowp_format_t *f) {
@@ -251,7 +269,10 @@ int lowp_format_parse(lowp_format_t *out, const char *text, char *err,
       } else {
         if (vlen == 0 || vlen > 12) goto bad_item;
         v = strtol(vs, &end, 10);
-        if (end != vs + vlen) goto bad_item;
+        /* |v| <= 100000: far beyond any valid p, emin, emax or ebits, and
+           the cast to int below cannot wrap ("emax=4294967297" was read
+           as emax=1 before this check) */
+        if (end != vs + vlen || v < -100000 || v > 100000) goto bad_item;
         if (!strcmp(key, "p")) { f.precision = (int)v; have_p = 1; }
         else if (!strcmp(key, "emin")) { f.emin = (int)v; have_emin = 1; }
         else if (!strcmp(key, "emax")) { f.emax = (int)v; have_emax = 1; }
@@ -266,7 +287,7 @@ int lowp_format_parse(lowp_format_t *out, const char *text, char *err,
     else if (!strcmp(key, "nozero")) { f.has_zero = 0; f.subnormals = 0; }
     else goto bad_item;
     s += len;
-    if (*s == ',') s++;
+    if (*s == ',' && *++s == '\0') { len = 0; goto bad_item; } /* "p=5,...," */
     continue;
   bad_item:
     snprintf(buf, sizeof buf, "bad item '%.*s' in format spec; accepted: p=N, "

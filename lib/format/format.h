@@ -73,10 +73,14 @@ typedef enum {
   LOWP_OVF_NAN = 3
 } lowp_overflow_t;
 
-/** @brief The sign of a NaN result (the ecosystems disagree). */
+/** @brief The sign of the NaN that a NaN input becomes (the ecosystems
+    disagree). A NaN that stands for an overflowed or infinite number (e4m3
+    without saturation) always keeps that number's sign, as CUDA's
+    __nv_cvt_float_to_fp8(-1e9, __NV_NOSAT, __NV_E4M3) = 0xff does. */
 typedef enum {
   LOWP_NANSIGN_KEEP = 0,    /**< copy the input's sign (IEEE 754 6.3, x86 cvtps2ph) */
-  LOWP_NANSIGN_POSITIVE = 1 /**< always the positive canonical NaN (CUDA cvt) */
+  LOWP_NANSIGN_POSITIVE = 1 /**< the positive canonical NaN (CUDA's fp16, bf16
+                                 and fp8 conversions from binary32) */
 } lowp_nansign_t;
 
 /** @brief What NaN becomes in a format that has no NaN (fp6, fp4). */
@@ -190,10 +194,10 @@ int lowp_round_f32(double *y, float x, const lowp_format_t *f,
 /**
  * @brief Round an exact significand to f: the common core.
  *
- * The value is (-1)^neg * sig * 2^(e-63) with sig's top bit set (bit 63),
- * plus "sticky" meaning nonzero bits exist below sig's last bit. sig == 0
- * means zero. This is how rounding from MPFR (or any wider source) enters
- * in one step: no double rounding.
+ * The value is (-1)^neg * sig * 2^(e-63) with sig's top bit set (bit 63;
+ * a sig without it is normalised first), plus "sticky" meaning nonzero bits
+ * exist below sig's last bit. sig == 0 means zero. This is how rounding
+ * from MPFR (or any wider source) enters in one step: no double rounding.
  * @param[in] index  stochastic-rounding element index (ignored otherwise)
  */
 int lowp_round_sig(double *y, int neg, int64_t e, uint64_t sig, int sticky,

@@ -15,6 +15,7 @@
  */
 
 #include "format/format.h"
+#include "format/pow2.h"
 #include "rng/rng.h"
 #include "status.h"
 
@@ -29,14 +30,17 @@ static const lowp_policy_t default_policy; /* all zero: the IEEE defaults */
 static double signed_val(int neg, double mag) { return neg ? -mag : mag; }
 
 /* The NaN result of a conversion into f, as a binary64 NaN whose sign bit
-   lowp_encode reads; or what the NaN maps to in a format without NaN. */
+   lowp_encode reads; or what the NaN maps to in a format without NaN.
+   from_nan: the input was a NaN, so pol->nan_sign decides the sign; a NaN
+   that stands for an overflowed or infinite number keeps that number's
+   sign (CUDA's e4m3 __NV_NOSAT: -1e9 -> 0xff, but NaN -> 0x7f). */
 static int nan_result(double *y, int neg, const lowp_format_t *f,
-                      const lowp_policy_t *pol) {
+                      const lowp_policy_t *pol, int from_nan) {
   if (f->nan == LOWP_NAN_NONE) {
     *y = (pol->nan_map == LOWP_NANMAP_ZERO) ? 0.0 : lowp_format_xmax(f);
     return 0;
   }
-  if (pol->nan_sign == LOWP_NANSIGN_POSITIVE || !f->has_sign ||
+  if ((from_nan && pol->nan_sign == LOWP_NANSIGN_POSITIVE) || !f->has_sign ||
       f->nan == LOWP_NAN_NEGZERO)
     neg = 0;
   *y = signed_val(neg, NAN);
@@ -58,14 +62,14 @@ static int inf_result(double *y, int neg, const lowp_format_t *f,
     *y = signed_val(neg, lowp_format_xmax(f));
     return neg ? 1 : -1;
   case LOWP_OVF_NAN:
-    if (f->nan != LOWP_NAN_NONE) return nan_result(y, neg, f, pol);
+    if (f->nan != LOWP_NAN_NONE) return nan_result(y, neg, f, pol, 0);
     *y = signed_val(neg, lowp_format_xmax(f));
     return neg ? 1 : -1;
   case LOWP_OVF_SAT_KEEPINF:
   case LOWP_OVF_IEEE:
   default:
     if (f->inf == LOWP_INF_IEEE) { *y = signed_val(neg, INFINITY); return 0; }
-    if (f->nan != LOWP_NAN_NONE) return nan_result(y, neg, f, pol);
+    if (f->nan != LOWP_NAN_NONE) return nan_result(y, neg, f, pol, 0);
     *y = signed_val(neg, lowp_format_xmax(f));
     return neg ? 1 : -1;
   }
@@ -84,14 +88,14 @@ static int overflow_result(double *y, int neg, int away, const lowp_format_t *f,
     *y = signed_val(neg, xmax);
     return -big;
   case LOWP_OVF_NAN:
-    if (f->nan != LOWP_NAN_NONE) return nan_result(y, neg, f, pol);
+    if (f->nan != LOWP_NAN_NONE) return nan_result(y, neg, f, pol, 0);
     *y = signed_val(neg, xmax);
     return -big;
   case LOWP_OVF_IEEE:
   default:
     if (!away) { *y = signed_val(neg, xmax); return -big; }
     if (f->inf == LOWP_INF_IEEE) { *y = signed_val(neg, INFINITY); return big; }
-    if (f->nan != LOWP_NAN_NONE) return nan_result(y, neg, f, pol);
+    if (f->nan != LOWP_NAN_NONE) return nan_result(y, neg, f, pol, 0);
     *y = signed_val(neg, xmax);
     return -big;
   }
@@ -127,6 +131,10 @@ int lowp_round_sig(double *y, int neg, int64_t e, uint64_t sig, int sticky,
     *y = zero_of(neg, f);
     return 0;
   }
+
+  /* the contract asks for sig's top bit set; normalise if a caller did not
+     (value = sig * 2^(e-63) is unchanged) rather than misround */
+  while (!(sig >> 63)) { sig <<= 1; e--; }
 
   /* beyond the top binade: overflow whatever the mode (and keeps q small) */
   if (e > f->emax)
@@ -184,7 +192,8 @@ int lowp_round_sig(double *y, int neg, int64_t e, uint64_t sig, int sticky,
   else cmp = 1;
 
   /* m <= 2^p <= 2^53 and q is within binary64's range, so this is exact */
-  mag = ldexp((double)m, (int)q);
+  mag = (q >= -1074 && q <= 1023) ? lowp__scale2((double)m, (int)q)
+                                  : ldexp((double)m, (int)q); /* invalid f */
 
   /* (5) overflow */
   if (mag > lowp_format_xmax(f))
@@ -206,12 +215,14 @@ int lowp_round_f64(double *y, double x, const lowp_format_t *f,
   uint64_t u, frac;
   int neg, bexp;
   if (!pol) pol = &default_policy;
+  /* an invalid mode is reported for every input, NaN and inf included */
+  if ((unsigned)rnd >= LOWP_RND_COUNT) { *y = NAN; return INT32_MIN; }
   memcpy(&u, &x, sizeof u);
   neg = (int)(u >> 63);
   bexp = (int)((u >> 52) & 0x7ff);
   frac = u & ((UINT64_C(1) << 52) - 1);
   if (bexp == 0x7ff) {
-    if (frac) return nan_result(y, neg, f, pol);
+    if (frac) return nan_result(y, neg, f, pol, 1);
     return inf_result(y, neg, f, pol);
   }
   if (bexp == 0) {
