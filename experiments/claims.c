@@ -84,24 +84,13 @@ static double mul(double a, double b, const lowp_format_t *f) {
   return y;
 }
 
-static void make_odd(mpfr_ptr x, int tern) {
-  mpz_t z;
-  if (tern == 0 || !mpfr_number_p(x) || mpfr_zero_p(x)) return;
-  mpz_init(z);
-  (void)mpfr_get_z_2exp(z, x);
-  if (mpz_even_p(z)) {
-    if (mpfr_sgn(x) > 0) mpfr_nextabove(x);
-    else mpfr_nextbelow(x);
-  }
-  mpz_clear(z);
-}
 /* exp(x) correctly rounded to f (MPFR at 128 bits to odd, then once to f) */
 static double exp_to(double x, const lowp_format_t *f) {
   mpfr_t t;
   double y;
   mpfr_init2(t, 128);
   mpfr_set_d(t, x, MPFR_RNDN);
-  make_odd(t, mpfr_exp(t, t, MPFR_RNDZ));
+  lowp_mpfr_make_odd(t, mpfr_exp(t, t, MPFR_RNDZ));
   lowp_round_mpfr(&y, t, f, NULL, LOWP_RND_NE);
   mpfr_clear(t);
   return y;

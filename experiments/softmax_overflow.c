@@ -60,18 +60,6 @@ static const lowp_param_t params[] = {
 
 /* ------------------------------------------------------ private helpers */
 
-/* x rounded to odd at its precision, from a result truncated with ternary tern */
-static void make_odd(mpfr_ptr x, int tern) {
-  mpz_t z;
-  if (tern == 0 || !mpfr_number_p(x) || mpfr_zero_p(x)) return;
-  mpz_init(z);
-  (void)mpfr_get_z_2exp(z, x);
-  if (mpz_even_p(z)) {
-    if (mpfr_sgn(x) > 0) mpfr_nextabove(x);
-    else mpfr_nextbelow(x);
-  }
-  mpz_clear(z);
-}
 
 static int is_ovf(double y) { return isinf(y) || isnan(y); }
 
@@ -84,7 +72,7 @@ static double exp_to(double x, const lowp_format_t *f) {
   mpfr_init2(t, WPREC);
   mpfr_set_d(t, x, MPFR_RNDN);
   tern = mpfr_exp(t, t, MPFR_RNDZ);
-  make_odd(t, tern);
+  lowp_mpfr_make_odd(t, tern);
   lowp_round_mpfr(&y, t, f, NULL, LOWP_RND_NE);
   mpfr_clear(t);
   return y;
@@ -99,7 +87,7 @@ static double div_to(double a, double b, const lowp_format_t *f) {
   mpfr_set_d(t, a, MPFR_RNDN);
   mpfr_set_d(d, b, MPFR_RNDN);
   tern = mpfr_div(t, t, d, MPFR_RNDZ);
-  make_odd(t, tern);
+  lowp_mpfr_make_odd(t, tern);
   lowp_round_mpfr(&y, t, f, NULL, LOWP_RND_NE);
   mpfr_clears(t, d, (mpfr_ptr)0);
   return y;

@@ -64,19 +64,20 @@ int lowp_mpfr_parse(mpfr_ptr x, const char *text) {
   tern = mpfr_strtofr(x, text, &end, 0, MPFR_RNDZ);
   if (end == text || *end != '\0' || mpfr_nan_p(x) || mpfr_inf_p(x))
     return LOWP_EPARSE;
-  if (tern != 0 && !mpfr_zero_p(x)) {
-    /* round to odd: truncation, then force the last bit to 1 */
-    mpz_t z;
-    mpz_init(z);
-    (void)mpfr_get_z_2exp(z, x);
-    if (mpz_even_p(z)) {
-      if (mpfr_sgn(x) > 0) mpfr_nextabove(x);
-      else mpfr_nextbelow(x);
-    }
-    mpz_clear(z);
-  } else if (tern != 0) {
-    /* truncated to zero: the exponent range of MPFR was exceeded */
-    return LOWP_EPARSE;
-  }
+  /* truncated to zero from a nonzero number: MPFR's exponent range was exceeded */
+  if (tern != 0 && mpfr_zero_p(x)) return LOWP_EPARSE;
+  lowp_mpfr_make_odd(x, tern);
   return LOWP_OK;
+}
+
+void lowp_mpfr_make_odd(mpfr_ptr x, int tern) {
+  mpz_t z;
+  if (tern == 0 || !mpfr_number_p(x) || mpfr_zero_p(x)) return;
+  mpz_init(z);
+  (void)mpfr_get_z_2exp(z, x); /* x = z * 2^k with z of exactly prec(x) bits */
+  if (mpz_even_p(z)) {
+    if (mpfr_sgn(x) > 0) mpfr_nextabove(x);
+    else mpfr_nextbelow(x);
+  }
+  mpz_clear(z);
 }

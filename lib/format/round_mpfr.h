@@ -17,6 +17,14 @@ int lowp_round_mpfr(double *y, mpfr_srcptr x, const lowp_format_t *f,
                     const lowp_policy_t *pol, lowp_rounding_t rnd);
 
 /**
+ * @brief Turn a result truncated toward zero (ternary tern from an MPFR_RNDZ
+ * operation) into the result rounded to odd at x's precision: if inexact and
+ * the last bit is 0, step one ulp away from zero. Exact results, zeros,
+ * infinities and NaN are left alone.
+ */
+void lowp_mpfr_make_odd(mpfr_ptr x, int tern);
+
+/**
  * @brief Parse a real number (decimal "1e-6", hex float "0x1.8p-3", "inf",
  * "nan", optional sign) into x, rounded to odd at x's precision.
  *
