@@ -1,0 +1,125 @@
+/* lowp_subject -- what computes an operation: a lowp kernel, a user's plugin, or saved tensors */
+#ifndef LOWP_SUBJECT_H
+#define LOWP_SUBJECT_H
+
+/*
+ * A subject is an interface (a function pointer and its context), so the
+ * pipeline (lib/check/pipeline.h) never knows which kind it measures:
+ *
+ *   kind "kernel"   a registry kernel (kernels/registry.h): every CPU twin,
+ *                   and the GPU kernel when built and a device exists.
+ *                   Made by lowp_kernel_subject_open (kernels/).
+ *   kind "plugin"   a kernel in a user's shared library, loaded with dlopen
+ *                   through the versioned C ABI of include/lowp_plugin.h.
+ *                   Made by lowp_plugin_subject_open (lib/check/plugin.c).
+ *   kind "tensors"  outputs a framework saved (.npy or .safetensors) for
+ *                   inputs it also saved. Made by lowp_tensor_subject_open
+ *                   (lib/check/tensors.c); the inputs come from the same
+ *                   files (lowp_tensor_subject_inputs).
+ *
+ * A subject is deterministic: the same problem and inputs give the same
+ * bytes (the pipeline relies on it for reproducible verdicts).
+ */
+
+#include <stddef.h>
+
+#include "check/op.h"
+
+typedef struct lowp_subject lowp_subject_t;
+
+/**
+ * @brief Compute the problem's outputs from its inputs.
+ * @param[out] out  n_out arrays, each of lowp_op_shape's count, to receive
+ *                  values of p->out (a subject that returns values outside
+ *                  the format is reported by the pipeline, not rounded)
+ * @param[in]  in   n_in arrays, values of p->in[i] (index inputs: integers)
+ * @param[out] err  on failure, one line naming what went wrong (may be NULL)
+ * @return LOWP_OK; LOWP_EUNSUPPORTED (the subject does not implement this
+ *         operation or these formats); LOWP_ESHAPE (saved tensors of other
+ *         shapes); LOWP_EIO; any other status with err set. A plugin that
+ *         crashes returns LOWP_EIO with err saying which signal.
+ */
+typedef int (*lowp_subject_run_fn)(const lowp_subject_t *s, double *const *out,
+                                   const double *const *in, const lowp_problem_t *p,
+                                   char *err, size_t errlen);
+
+struct lowp_subject {
+  char name[256];          /**< for messages: "kernel sum_acc[acc=fp16,order=pairwise]" */
+  const char *kind;        /**< "kernel", "plugin", "tensors" */
+  lowp_subject_run_fn run;
+  void *ctx;               /**< owned by the subject */
+  void (*release)(lowp_subject_t *s); /**< frees ctx; may be NULL */
+  /** How it accumulates, when the subject knows (registry kernels do): lets
+      the pipeline pick the bound that fits the method. has_accum 0 = unknown. */
+  int has_accum;
+  lowp_accum_t accum;
+  const lowp_format_t *prod;     /**< products rounded first (NULL: exact) */
+  int has_model;                 /**< a tensor-core model computes it */
+  lowp_tc_model_t model;
+};
+
+/** @brief Release a subject (calls s->release; safe on a zeroed s). */
+void lowp_subject_close(lowp_subject_t *s);
+
+/* ------------------------------------------- constructors (one per kind) */
+
+/**
+ * @brief A registry kernel as a subject (kernels/subject.c).
+ * @param name    registry name, e.g. "gemm_acc", "softmax_naive"
+ * @param params  the kernel's parameters, "key=value,..." (e.g.
+ *                "acc=fp32,order=pairwise" or "model=h100,promote=128");
+ *                NULL or "" for its defaults
+ * @param err     on failure: "unknown kernel 'x' (known: ...)" or the
+ *                parameter problem
+ * @return LOWP_OK; LOWP_EINVAL (unknown name or bad parameters);
+ *         LOWP_EUNSUPPORTED (GPU kernel asked for without a device).
+ */
+int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *params,
+                             char *err, size_t errlen);
+
+/**
+ * @brief A kernel of a plugin library as a subject (lib/check/plugin.c).
+ * Loads path with dlopen (RTLD_NOW | RTLD_LOCAL), checks the ABI version
+ * symbol and the kernel table, and finds the entry named kernel (or, if
+ * kernel is NULL, the only entry for the problem's operation). Every call
+ * runs in a forked child so a crashing plugin is reported, not fatal.
+ * @return LOWP_OK; LOWP_EIO (cannot load: dlerror's text in err);
+ *         LOWP_EUNSUPPORTED (no ABI version symbol, another ABI version, or
+ *         no such kernel / operation / formats: err says which);
+ *         LOWP_EFILE (a malformed table).
+ */
+int lowp_plugin_subject_open(lowp_subject_t *s, const char *path, const char *kernel,
+                             const lowp_problem_t *p, char *err, size_t errlen);
+
+/** @brief A tensor file reference: path and, for .safetensors, the tensor
+    name (NULL for .npy). */
+typedef struct {
+  const char *path;
+  const char *tensor;
+  const char *format; /**< lowp format of raw bit patterns (<u2 bf16, |u1 e4m3/e5m2),
+                           or NULL to follow the dtype */
+} lowp_tensor_ref_t;
+
+/**
+ * @brief Saved tensors as a subject (lib/check/tensors.c): reads the inputs
+ * and outputs named (n_in and n_out references), checks dtypes and shapes
+ * against the operation, and fills p->dims, p->in[] and p->out from them
+ * where the caller left them unset (p->dims.m == 0; formats with a NULL
+ * name): an fp32 file is fp32 data unless told otherwise.
+ * .npy: <f2 <f4 <f8; <u2 and |u1 raw bits with ref.format; <i8 <i4 for
+ * index inputs. .safetensors: BF16 F16 F32 F64 F8_E4M3 F8_E5M2 (I64 I32
+ * for index inputs).
+ * @return LOWP_OK; LOWP_EIO; LOWP_EFILE (corrupt file); LOWP_EUNSUPPORTED
+ *         (dtype); LOWP_ESHAPE (shapes disagree); err names file and tensor.
+ */
+int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
+                             const lowp_tensor_ref_t *outputs, lowp_problem_t *p,
+                             char *err, size_t errlen);
+
+/**
+ * @brief The inputs a tensor subject read (borrowed; valid until close).
+ * in[i] has lowp_op_shape's count of input i.
+ */
+const double *const *lowp_tensor_subject_inputs(const lowp_subject_t *s);
+
+#endif
