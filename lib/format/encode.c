@@ -36,7 +36,7 @@ int lowp_encode(uint64_t *bits, double v, const lowp_format_t *f) {
     }
   }
   if (isinf(v)) {
-    if (f->inf != LOWP_INF_IEEE) return LOWP_ERANGE;
+    if (f->inf != LOWP_INF_IEEE || (!f->has_sign && v < 0)) return LOWP_ERANGE;
     *bits = sign | (topfield << (p - 1));
     return LOWP_OK;
   }
@@ -108,9 +108,17 @@ int lowp_decode(double *v, uint64_t bits, const lowp_format_t *f) {
     *v = neg ? -INFINITY : INFINITY;
     return LOWP_OK;
   }
+  if (field > (uint64_t)((int64_t)f->emax + bias)) {
+    /* above the top binade: a pattern the format does not use (a reserved
+       field's non-inf, non-NaN patterns, or spare fields of a wide ebits) */
+    *v = NAN;
+    return LOWP_ERANGE;
+  }
   if (field == 0 && f->has_zero) {
-    /* zero or subnormal; formats without subnormals read these as zero */
+    /* zero or subnormal; formats without subnormals read these as zero,
+       and a format without -0 (fnuz) reads them as +0 */
     r = f->subnormals ? ldexp((double)fr, f->emin - p + 1) : 0.0;
+    if (r == 0.0 && f->nan == LOWP_NAN_NEGZERO) neg = 0;
   } else {
     r = ldexp((double)((UINT64_C(1) << (p - 1)) | fr),
               (int)field - bias - p + 1);

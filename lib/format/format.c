@@ -105,68 +105,159 @@ int lowp_format_width(const lowp_format_t *f) {
   return (f->has_sign ? 1 : 0) + f->ebits + f->precision - 1;
 }
 
-int lowp_format_validate(const lowp_format_t *f, char *err, size_t errlen) {
-  int bias, topfield;
-  char buf[160];
-  if (!f) { set_err(err, errlen, "no format"); return LOWP_EFORMAT; }
+/* The top exponent field that holds a finite binade (emax + bias) may be at
+   most this: one below the all-ones field when that field is reserved (IEEE
+   inf or NaN, or an all-ones NaN that would otherwise be a whole binade when
+   p = 1), else the all-ones field itself. */
+static int top_finite_field_limit(const lowp_format_t *f) {
+  int ones = (1 << f->ebits) - 1;
+  if (f->inf == LOWP_INF_IEEE || f->nan == LOWP_NAN_IEEE) return ones - 1;
+  if (f->nan == LOWP_NAN_ALLONES && f->precision == 1) return ones - 1;
+  return ones;
+}
+
+/* The rules, in order. Each returns 0 or writes its reason into buf and
+   returns a rule number, which advise() uses to propose a fix. Every rule
+   exists because breaking it makes two classes share a bit pattern or makes
+   a value impossible to encode (tests/tformat_spec.c proves the converse on
+   every small spec: what passes round-trips through lowp_encode and
+   lowp_decode). */
+enum { R_OK = 0, R_P, R_ORDER, R_RANGE, R_EBITS, R_WIDTH, R_ZEROSUB, R_NEGZERO_SIGN,
+       R_NEGZERO_ZERO, R_IEEENAN_P1, R_INF_ALLONES_P1, R_FIELDS };
+
+static int check_rules(const lowp_format_t *f, char *buf, size_t len) {
   if (f->precision < 1 || f->precision > 53) {
-    snprintf(buf, sizeof buf, "precision p=%d out of range: need 1 <= p <= 53 "
-             "(lowp's values are binary64 values)", f->precision);
-    set_err(err, errlen, buf);
-    return LOWP_EFORMAT;
+    snprintf(buf, len, "precision p=%d out of range: need 1 <= p <= 53 (lowp's "
+             "values are binary64 values)", f->precision);
+    return R_P;
   }
   if (f->emin > f->emax) {
-    snprintf(buf, sizeof buf, "emin=%d > emax=%d", f->emin, f->emax);
-    set_err(err, errlen, buf);
-    return LOWP_EFORMAT;
+    snprintf(buf, len, "emin=%d > emax=%d", f->emin, f->emax);
+    return R_ORDER;
   }
   if (f->emin < -1022 || f->emax > 1023 ||
       (f->subnormals && f->emin - f->precision + 1 < -1074)) {
-    set_err(err, errlen, "exponent range exceeds binary64 (need emin >= -1022, "
-            "emax <= 1023, emin-p+1 >= -1074)");
-    return LOWP_EFORMAT;
+    snprintf(buf, len, "exponent range exceeds binary64 (need emin >= -1022, "
+             "emax <= 1023, emin-p+1 >= -1074)");
+    return R_RANGE;
   }
-  if (f->ebits < 1 || f->ebits > 11 || lowp_format_width(f) > 64) {
-    set_err(err, errlen, "exponent field width ebits must be 1..11");
-    return LOWP_EFORMAT;
+  if (f->ebits < 1 || f->ebits > 11) {
+    snprintf(buf, len, "exponent field width ebits=%d out of range: need 1..11",
+             f->ebits);
+    return R_EBITS;
+  }
+  if (lowp_format_width(f) > 64) {
+    snprintf(buf, len, "the encoding needs %d bits (sign, %d exponent bits, %d "
+             "fraction bits): at most 64", lowp_format_width(f), f->ebits,
+             f->precision - 1);
+    return R_WIDTH;
   }
   if (!f->has_zero && f->subnormals) {
-    set_err(err, errlen, "a format without zero cannot have subnormals");
-    return LOWP_EFORMAT;
+    snprintf(buf, len, "a format without zero cannot have subnormals");
+    return R_ZEROSUB;
   }
-  bias = lowp_format_bias(f);
-  topfield = f->emax + bias;
-  if (f->inf == LOWP_INF_IEEE || f->nan == LOWP_NAN_IEEE) {
-    if (topfield > (1 << f->ebits) - 2) {
-      snprintf(buf, sizeof buf, "emax=%d needs more than %d exponent bits "
-               "when the top field is reserved for inf/NaN", f->emax, f->ebits);
-      set_err(err, errlen, buf);
-      return LOWP_EFORMAT;
-    }
-  } else if (topfield > (1 << f->ebits) - 1) {
-    snprintf(buf, sizeof buf, "emax=%d does not fit in %d exponent bits",
-             f->emax, f->ebits);
-    set_err(err, errlen, buf);
-    return LOWP_EFORMAT;
+  if (f->nan == LOWP_NAN_NEGZERO && !f->has_sign) {
+    snprintf(buf, len, "nan=negzero needs a sign bit");
+    return R_NEGZERO_SIGN;
   }
-  if (f->nan == LOWP_NAN_ALLONES && f->precision == 1 &&
-      topfield == (1 << f->ebits) - 1) {
-    set_err(err, errlen, "with p=1 the all-ones NaN would take the whole top "
-            "binade: lower emax");
-    return LOWP_EFORMAT;
+  if (f->nan == LOWP_NAN_NEGZERO && !f->has_zero) {
+    /* field 0 is emin when there is no zero: 1.0..0.0..0 is -2^emin */
+    snprintf(buf, len, "nan=negzero uses the pattern of -0, which a format "
+             "without zero gives to -2^emin");
+    return R_NEGZERO_ZERO;
   }
   if (f->nan == LOWP_NAN_IEEE && f->precision < 2) {
     /* an IEEE NaN is the top field with a nonzero fraction: p=1 has no
        fraction bit, so NaN would encode as infinity */
-    set_err(err, errlen, "nan=ieee needs p >= 2 (a fraction bit to tell NaN "
-            "from inf): with p=1 use nan=allones or nan=none");
-    return LOWP_EFORMAT;
+    snprintf(buf, len, "nan=ieee needs p >= 2 (a fraction bit to tell NaN "
+             "from inf)");
+    return R_IEEENAN_P1;
   }
-  if (f->nan == LOWP_NAN_NEGZERO && !f->has_sign) {
-    set_err(err, errlen, "nan=negzero needs a sign bit");
-    return LOWP_EFORMAT;
+  if (f->nan == LOWP_NAN_ALLONES && f->inf == LOWP_INF_IEEE && f->precision == 1) {
+    /* all ones is the top field with fraction 1..1; with no fraction bit
+       that is also infinity's pattern */
+    snprintf(buf, len, "with p=1 the all-ones NaN is infinity's pattern");
+    return R_INF_ALLONES_P1;
   }
-  return LOWP_OK;
+  if (f->emax + lowp_format_bias(f) > top_finite_field_limit(f)) {
+    snprintf(buf, len, "emax=%d does not fit in %d exponent bits%s", f->emax,
+             f->ebits, top_finite_field_limit(f) < (1 << f->ebits) - 1
+                           ? " (the all-ones field is reserved for inf/NaN)" : "");
+    return R_FIELDS;
+  }
+  return R_OK;
+}
+
+/* Candidate fixes for a broken rule, in order of preference; the first that
+   passes every rule is advised (so the advice is never itself rejected).
+   Returns 1 and fills *fix, or 0 when no candidate passes. */
+static int advise(lowp_format_t *fix, const lowp_format_t *f, int rule) {
+  char tmp[200];
+  lowp_format_t c[16];
+  int n = 0, i, eb;
+  switch (rule) {
+  case R_ZEROSUB:
+    c[n] = *f; c[n].subnormals = 0; n++;
+    break;
+  case R_NEGZERO_ZERO:
+    c[n] = *f; c[n].has_zero = 1; n++;
+    c[n] = *f; c[n].nan = LOWP_NAN_ALLONES; n++;
+    c[n] = *f; c[n].nan = LOWP_NAN_NONE; n++;
+    break;
+  case R_IEEENAN_P1:
+  case R_INF_ALLONES_P1:
+    c[n] = *f; c[n].nan = LOWP_NAN_NONE; n++;
+    c[n] = *f; c[n].nan = LOWP_NAN_ALLONES; c[n].inf = LOWP_INF_NONE; n++;
+    break;
+  case R_FIELDS:
+  case R_EBITS:
+    for (eb = 1; eb <= 11 && n < 16; eb++) {
+      c[n] = *f; c[n].ebits = eb;
+      if (check_rules(&c[n], tmp, sizeof tmp) == R_OK) { n++; break; }
+    }
+    break;
+  default:
+    break;
+  }
+  /* a fix may break a later rule (ebits): give it the smallest ebits that
+     holds its range */
+  for (i = 0; i < n; i++) {
+    if (check_rules(&c[i], tmp, sizeof tmp) == R_FIELDS)
+      for (eb = 1; eb <= 11; eb++) {
+        c[i].ebits = eb;
+        if (check_rules(&c[i], tmp, sizeof tmp) == R_OK) break;
+      }
+    if (check_rules(&c[i], tmp, sizeof tmp) == R_OK) { *fix = c[i]; return 1; }
+  }
+  return 0;
+}
+
+int lowp_format_validate(const lowp_format_t *f, char *err, size_t errlen) {
+  char buf[200], spec[128];
+  lowp_format_t fix;
+  int rule;
+  if (!f) { set_err(err, errlen, "no format"); return LOWP_EFORMAT; }
+  rule = check_rules(f, buf, sizeof buf);
+  if (rule == R_OK) return LOWP_OK;
+  if (err && errlen) {
+    if (advise(&fix, f, rule) && lowp_format_spec_str(spec, sizeof spec, &fix) == LOWP_OK)
+      snprintf(err, errlen, "%s; try '%s'", buf, spec);
+    else
+      snprintf(err, errlen, "%s", buf);
+  }
+  return LOWP_EFORMAT;
+}
+
+int lowp_format_spec_str(char *buf, size_t len, const lowp_format_t *f) {
+  static const char *const nan_names[] = {"none", "ieee", "allones", "negzero"};
+  int n;
+  if (!buf || !f || (unsigned)f->nan > 3u) return LOWP_EINVAL;
+  n = snprintf(buf, len, "p=%d,emin=%d,emax=%d,ebits=%d%s%s,nan=%s%s%s",
+               f->precision, f->emin, f->emax, f->ebits,
+               f->subnormals ? "" : ",nosub",
+               f->inf == LOWP_INF_IEEE ? "" : ",noinf", nan_names[f->nan],
+               f->has_sign ? "" : ",unsigned", f->has_zero ? "" : ",nozero");
+  return (n < 0 || (size_t)n >= len) ? LOWP_ERANGE : LOWP_OK;
 }
 
 double lowp_format_u(const lowp_format_t *f) { return ldexp(1.0, -f->precision); }
@@ -222,14 +313,19 @@ double lowp_format_range_decades(const lowp_format_t *f) {
   return log10(lowp_format_xmax(f)) - log10(lowp_format_xmins(f));
 }
 
-/* Parse "p=5,emin=-6,emax=7,nosub". Defaults: subnormals, IEEE inf and NaN,
-   signed, with zero, and the smallest ebits that holds the range. */
+/* Parse "p=5,emin=-6,emax=7,nosub". Defaults: subnormals (none without
+   zero), IEEE inf and NaN, signed, with zero, and the smallest ebits that
+   holds the range. Each property may be given once: "p=3,p=4" or
+   "sub,nosub" is an error, not "the last one wins". */
+enum { K_P = 1, K_EMIN = 2, K_EMAX = 4, K_EBITS = 8, K_SUB = 16, K_INF = 32,
+       K_NAN = 64, K_SIGN = 128, K_ZERO = 256 };
+
 int lowp_format_parse(lowp_format_t *out, const char *text, char *err,
                       size_t errlen) {
   const lowp_format_t *b;
   lowp_format_t f;
-  int have_p = 0, have_emin = 0, have_emax = 0, have_ebits = 0;
-  char buf[256];
+  unsigned seen = 0, k;
+  char buf[320];
   const char *s;
 
   if (!text || !*text) {
@@ -261,31 +357,46 @@ int lowp_format_parse(lowp_format_t *out, const char *text, char *err,
       const char *vs = eq + 1;
       size_t vlen = len - klen - 1;
       if (!strcmp(key, "nan")) {
+        k = K_NAN;
         if (vlen == 4 && !strncmp(vs, "ieee", 4)) f.nan = LOWP_NAN_IEEE;
         else if (vlen == 7 && !strncmp(vs, "allones", 7)) f.nan = LOWP_NAN_ALLONES;
         else if (vlen == 7 && !strncmp(vs, "negzero", 7)) f.nan = LOWP_NAN_NEGZERO;
         else if (vlen == 4 && !strncmp(vs, "none", 4)) f.nan = LOWP_NAN_NONE;
         else goto bad_item;
       } else {
-        if (vlen == 0 || vlen > 12) goto bad_item;
+        /* an optional '-' and decimal digits only: strtol would also take
+           blanks, '+' and "0x" */
+        size_t d = (vlen && vs[0] == '-') ? 1 : 0;
+        if (vlen == d || vlen > 12) goto bad_item;
+        for (; d < vlen; d++)
+          if (vs[d] < '0' || vs[d] > '9') goto bad_item;
         v = strtol(vs, &end, 10);
         /* |v| <= 100000: far beyond any valid p, emin, emax or ebits, and
            the cast to int below cannot wrap ("emax=4294967297" was read
            as emax=1 before this check) */
         if (end != vs + vlen || v < -100000 || v > 100000) goto bad_item;
-        if (!strcmp(key, "p")) { f.precision = (int)v; have_p = 1; }
-        else if (!strcmp(key, "emin")) { f.emin = (int)v; have_emin = 1; }
-        else if (!strcmp(key, "emax")) { f.emax = (int)v; have_emax = 1; }
-        else if (!strcmp(key, "ebits")) { f.ebits = (int)v; have_ebits = 1; }
+        if (!strcmp(key, "p")) { f.precision = (int)v; k = K_P; }
+        else if (!strcmp(key, "emin")) { f.emin = (int)v; k = K_EMIN; }
+        else if (!strcmp(key, "emax")) { f.emax = (int)v; k = K_EMAX; }
+        else if (!strcmp(key, "ebits")) { f.ebits = (int)v; k = K_EBITS; }
         else goto bad_item;
       }
-    } else if (!strcmp(key, "sub")) f.subnormals = 1;
-    else if (!strcmp(key, "nosub")) f.subnormals = 0;
-    else if (!strcmp(key, "inf")) f.inf = LOWP_INF_IEEE;
-    else if (!strcmp(key, "noinf")) f.inf = LOWP_INF_NONE;
-    else if (!strcmp(key, "unsigned")) f.has_sign = 0;
-    else if (!strcmp(key, "nozero")) { f.has_zero = 0; f.subnormals = 0; }
+    } else if (!strcmp(key, "sub")) { f.subnormals = 1; k = K_SUB; }
+    else if (!strcmp(key, "nosub")) { f.subnormals = 0; k = K_SUB; }
+    else if (!strcmp(key, "inf")) { f.inf = LOWP_INF_IEEE; k = K_INF; }
+    else if (!strcmp(key, "noinf")) { f.inf = LOWP_INF_NONE; k = K_INF; }
+    else if (!strcmp(key, "unsigned")) { f.has_sign = 0; k = K_SIGN; }
+    else if (!strcmp(key, "nozero")) { f.has_zero = 0; k = K_ZERO; }
     else goto bad_item;
+    if (seen & k) {
+      snprintf(buf, sizeof buf, "'%.*s' repeats a property already given in "
+               "format spec '%.64s': give each of p, emin, emax, ebits, "
+               "sub/nosub, inf/noinf, nan, unsigned, nozero at most once",
+               (int)len, s, text);
+      set_err(err, errlen, buf);
+      return LOWP_EFORMAT;
+    }
+    seen |= k;
     s += len;
     if (*s == ',' && *++s == '\0') { len = 0; goto bad_item; } /* "p=5,...," */
     continue;
@@ -296,18 +407,23 @@ int lowp_format_parse(lowp_format_t *out, const char *text, char *err,
     set_err(err, errlen, buf);
     return LOWP_EFORMAT;
   }
-  if (!have_p || !have_emin || !have_emax) {
+  if ((seen & (K_P | K_EMIN | K_EMAX)) != (K_P | K_EMIN | K_EMAX)) {
     set_err(err, errlen, "a format spec needs p=, emin= and emax=");
     return LOWP_EFORMAT;
   }
+  /* a format without zero has no subnormals unless "sub" says otherwise
+     (which validation then rejects, rather than ignoring it) */
+  if (!f.has_zero && !(seen & K_SUB)) f.subnormals = 0;
   if (f.emin > f.emax) {
     snprintf(buf, sizeof buf, "emin=%d > emax=%d", f.emin, f.emax);
     set_err(err, errlen, buf);
     return LOWP_EFORMAT;
   }
-  if (!have_ebits) {
-    /* smallest field that holds every binade plus the reserved ones */
-    int reserve = (f.inf == LOWP_INF_IEEE || f.nan == LOWP_NAN_IEEE) ? 1 : 0;
+  if (!(seen & K_EBITS)) {
+    /* smallest field that holds every binade plus the reserved all-ones
+       field (top_finite_field_limit's rule) */
+    int reserve = (f.inf == LOWP_INF_IEEE || f.nan == LOWP_NAN_IEEE ||
+                   (f.nan == LOWP_NAN_ALLONES && f.precision == 1)) ? 1 : 0;
     long fields = (long)f.emax - f.emin + 1 + (f.has_zero ? 1 : 0) + reserve;
     f.ebits = 1;
     while (f.ebits < 11 && (1L << f.ebits) < fields) f.ebits++;

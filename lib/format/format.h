@@ -31,7 +31,9 @@ typedef enum {
  */
 typedef struct {
   const char *name;  /**< "fp16", "bf16", "e4m3", ...; user formats: "custom" */
-  int precision;     /**< p: significand bits including the hidden bit, 1..64 */
+  int precision;     /**< p: significand bits including the hidden bit, 1..53
+                          (every value of a lowp format is a binary64 value,
+                          which has 53; the validator enforces it) */
   int emin;          /**< exponent of the smallest normal number */
   int emax;          /**< exponent of the largest finite binade */
   int subnormals;    /**< 1: gradual underflow; 0: none (below xmin is 0) */
@@ -130,7 +132,12 @@ const lowp_format_t *lowp_format_by_name(const char *name);
 /**
  * @brief Parse a format: a built-in name, or a spec such as
  * "p=5,emin=-6,emax=7,nosub" (keys: p, emin, emax, sub|nosub, inf|noinf,
- * nan=ieee|allones|negzero|none, unsigned, nozero, ebits).
+ * nan=ieee|allones|negzero|none, unsigned, nozero, ebits; numbers are
+ * decimal integers with an optional '-'). Each property may appear once
+ * ("p=3,p=4" and "sub,nosub" are errors). Defaults: sub (nosub with nozero),
+ * inf, nan=ieee, signed, with zero, and the smallest ebits that holds
+ * emin..emax plus zero and the reserved all-ones field. The result is
+ * checked by lowp_format_validate.
  * @param[out] out  filled on success (name points to a static "custom")
  * @param[out] err  if non-NULL and an error occurs, a message (<= errlen chars)
  * @return LOWP_OK, or LOWP_EFORMAT with err naming what was wrong.
@@ -139,11 +146,31 @@ int lowp_format_parse(lowp_format_t *out, const char *text, char *err, size_t er
 
 /**
  * @brief Check a descriptor for consistency.
- * @return 0 if usable; LOWP_EFORMAT if not (p < 1 or > 64, emin > emax, an
- *         exponent range that does not fit in ebits, ...). If err is non-NULL
- *         it receives the reason.
+ *
+ * A format passes only if its encoding is unambiguous: no two of zero,
+ * finite values, infinity and NaN share a bit pattern, and every value
+ * (finite, inf if any, NaN if any) encodes to a pattern that lowp_decode
+ * reads back as that value. tests/tformat_spec.c checks this exhaustively
+ * on every small spec. Rejected, each with its reason: p outside 1..53,
+ * emin > emax, a range beyond binary64, ebits outside 1..11, a width over
+ * 64 bits, subnormals without zero, nan=negzero without a sign or without
+ * zero (its pattern is then -2^emin), nan=ieee with p=1 or nan=allones with
+ * inf and p=1 (NaN's pattern is then infinity's), and emax beyond the top
+ * exponent field (which is reserved when the format has IEEE inf or NaN).
+ * @param[out] err  if non-NULL, the reason; where a small change fixes the
+ *         spec, the message ends with "; try 'SPEC'", a spec that passes.
+ * @return LOWP_OK if usable, LOWP_EFORMAT if not.
  */
 int lowp_format_validate(const lowp_format_t *f, char *err, size_t errlen);
+
+/**
+ * @brief Write f as a spec that lowp_format_parse reads back to the same
+ * descriptor (name aside): "p=..,emin=..,emax=..,ebits=..[,nosub][,noinf],
+ * nan=..[,unsigned][,nozero]".
+ * @return LOWP_OK; LOWP_ERANGE if len is too small (buf then holds a
+ *         truncated string); LOWP_EINVAL if buf or f is NULL.
+ */
+int lowp_format_spec_str(char *buf, size_t len, const lowp_format_t *f);
 
 /* ----------------------------------------------------- derived constants */
 
@@ -240,7 +267,15 @@ int lowp_encode(uint64_t *bits, double v, const lowp_format_t *f);
 
 /**
  * @brief Decode a bit pattern of f.
- * @return LOWP_OK, or LOWP_ERANGE if bits has bits set beyond the width.
+ *
+ * Patterns that a valid format does not use (an exponent field above
+ * emax's, e.g. the top field's non-NaN patterns of a spec with inf and
+ * nan=none, or the spare fields of a spec with a wide ebits) are not
+ * values: they are reported, never read as numbers beyond xmax. In a format
+ * without subnormals, field 0 with a nonzero fraction reads as zero (of the
+ * pattern's sign, or +0 where the format has no -0).
+ * @return LOWP_OK, or LOWP_ERANGE if bits has bits set beyond the width or
+ *         is a pattern the format does not use (*v is then NaN).
  */
 int lowp_decode(double *v, uint64_t bits, const lowp_format_t *f);
 
