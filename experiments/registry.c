@@ -2,6 +2,10 @@
 
 #include "registry.h"
 
+#include "format/number.h"
+#include "status.h"
+
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,20 +78,22 @@ void lowp_run_bad_param(const lowp_run_t *r, const char *key, const char *why) {
 }
 
 double lowp_run_param_num(const lowp_run_t *r, const char *key) {
-  const char *v = lowp_run_param(r, key);
-  char *end;
-  double d = strtod(v, &end);
-  if (end == v || *end != '\0' || d != d) lowp_run_bad_param(r, key, "expected a number");
+  double d;
+  /* format/number.h's grammar; parameters are finite (1e999 reads as inf
+     by the IEEE rule, and is then refused here like "inf") */
+  if (lowp_parse_f64(&d, lowp_run_param(r, key)) != 0)
+    lowp_run_bad_param(r, key, "expected a number (decimal such as 1e-6, or hex float)");
+  if (!isfinite(d)) lowp_run_bad_param(r, key, "expected a finite number");
   return d;
 }
 
 long long lowp_run_param_int(const lowp_run_t *r, const char *key, long long lo,
                              long long hi) {
-  const char *v = lowp_run_param(r, key);
-  char *end, why[128];
-  long long d = strtoll(v, &end, 0);
-  if (end == v || *end != '\0') lowp_run_bad_param(r, key, "expected an integer");
-  if (d < lo || d > hi) {
+  char why[128];
+  long long d;
+  int s = lowp_parse_int(&d, lowp_run_param(r, key), lo, hi);
+  if (s == LOWP_EPARSE) lowp_run_bad_param(r, key, "expected an integer (decimal or 0x hex)");
+  if (s != 0) {
     snprintf(why, sizeof why, "must be in [%lld, %lld]", lo, hi);
     lowp_run_bad_param(r, key, why);
   }

@@ -1,6 +1,8 @@
 /* lowp_cli -- shared helpers of the lowp command line (tools/ only) */
 
 #include "cli.h"
+#include "format/number.h"
+#include "status.h"
 
 #include <errno.h>
 #include <math.h>
@@ -62,18 +64,10 @@ lowp_rounding_t lowp_cli_rounding(const char *cmd, const char *text) {
 }
 
 double lowp_cli_number(const char *cmd, const char *what, const char *text) {
-  char *end;
   double v;
-  const char *t = text;
-  int neg = 0;
-  if (*t == '+' || *t == '-') { neg = *t == '-'; t++; }
-  if (!strcasecmp(t, "inf") || !strcasecmp(t, "infinity")) return neg ? -INFINITY : INFINITY;
-  if (!strcasecmp(t, "nan")) return neg ? -NAN : NAN;
-  errno = 0;
-  /* strtod rounds decimal input to binary64 correctly (glibc); values that
-     need more than binary64 go through MPFR in the convert command. */
-  v = strtod(text, &end);
-  if (end == text || *end != '\0' || isnan(v) || isinf(v))
+  /* format/number.h's grammar; out-of-range decimals round to nearest
+     (1e999 is inf, 1e-999 is 0), as IEEE 754 says */
+  if (lowp_parse_f64(&v, text) != 0)
     lowp_cli_die(cmd, "malformed %s '%s': expected a decimal (1e-6), a hex float "
                  "(0x1.8p-3), inf or nan", what, text);
   return v;
@@ -81,13 +75,11 @@ double lowp_cli_number(const char *cmd, const char *what, const char *text) {
 
 long long lowp_cli_int(const char *cmd, const char *what, const char *text,
                        long long lo, long long hi) {
-  char *end;
   long long v;
-  errno = 0;
-  v = strtoll(text, &end, 0);
-  if (end == text || *end != '\0' || errno)
-    lowp_cli_die(cmd, "malformed %s '%s': expected an integer", what, text);
-  if (v < lo || v > hi)
-    lowp_cli_die(cmd, "%s %lld out of range [%lld, %lld]", what, v, lo, hi);
+  int s = lowp_parse_int(&v, text, lo, hi);
+  if (s == LOWP_EPARSE)
+    lowp_cli_die(cmd, "malformed %s '%s': expected an integer (decimal or 0x hex)", what, text);
+  if (s != 0)
+    lowp_cli_die(cmd, "%s %s out of range [%lld, %lld]", what, text, lo, hi);
   return v;
 }

@@ -257,9 +257,12 @@ int lowp_cmd_convert(int argc, char **argv) {
     if (o.bits) {
       double v;
       uint64_t b = (uint64_t)lowp_cli_int("convert", "bit pattern", vals[k], 0, INT64_MAX);
-      if (lowp_decode(&v, b, &o.from) != 0)
+      if (lowp_format_width(&o.from) < 64 && (b >> lowp_format_width(&o.from)) != 0)
         lowp_cli_die("convert", "bit pattern %s is wider than %s's %d bits", vals[k],
                      o.from.name, lowp_format_width(&o.from));
+      if (lowp_decode(&v, b, &o.from) != 0)
+        lowp_cli_die("convert", "bit pattern %s encodes no value of %s (an exponent "
+                     "field above emax's)", vals[k], o.from.name);
       if (o.pol.daz && v != 0 && fabs(v) < lowp_format_xmin(&o.from)) v = signbit(v) ? -0.0 : 0.0;
       mpfr_set_d(x, v, MPFR_RNDN);
     } else {

@@ -12,6 +12,7 @@
 #include "cli.h"
 
 #include "amp/scaler.h"
+#include "format/number.h"
 #include "io/atomic.h"
 #include "status.h"
 
@@ -73,11 +74,8 @@ static unsigned char *parse_events(const char *text, long long *count) {
     word[len] = '\0';
     star = strchr(word, '*');
     if (star) {
-      char *end;
       *star = '\0';
-      errno = 0;
-      rep = strtoll(star + 1, &end, 10);
-      if (end == star + 1 || *end || errno || rep < 1 || rep > MAX_EVENTS)
+      if (lowp_parse_int(&rep, star + 1, 1, MAX_EVENTS) != 0)
         lowp_cli_die(CMD, "bad repeat count in event '%s*%s': expected an integer in [1, %lld]",
                      word, star + 1, MAX_EVENTS);
     }

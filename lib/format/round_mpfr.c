@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "format/number.h"
 #include "status.h"
 
 /* ----------------------------------------------------------- public API */
@@ -47,7 +48,9 @@ int lowp_mpfr_parse(mpfr_ptr x, const char *text) {
   const char *t = text;
   char *end;
   int neg = 0, tern;
-  if (!text || !*text) return LOWP_EPARSE;
+  /* lowp's grammar only (format/number.h): mpfr_strtofr alone would also
+     take "0b101", "1@3", "nan(...)", "@inf@" and leading blanks */
+  if (lowp_number_syntax(text) != LOWP_OK) return LOWP_EPARSE;
   if (*t == '+' || *t == '-') { neg = *t == '-'; t++; }
   if (!strcasecmp(t, "inf") || !strcasecmp(t, "infinity")) {
     mpfr_set_inf(x, neg ? -1 : 1);
@@ -58,14 +61,24 @@ int lowp_mpfr_parse(mpfr_ptr x, const char *text) {
     mpfr_setsign(x, x, neg, MPFR_RNDN); /* MPFR leaves a NaN's sign unspecified */
     return LOWP_OK;
   }
-  /* only digits, '.', exponent, hex prefix: mpfr_strtofr alone would also
-     take "nan(...)", "@inf@" and leading blanks */
-  if (!strchr("0123456789.", *t)) return LOWP_EPARSE;
+  mpfr_clear_flags();
   tern = mpfr_strtofr(x, text, &end, 0, MPFR_RNDZ);
-  if (end == text || *end != '\0' || mpfr_nan_p(x) || mpfr_inf_p(x))
-    return LOWP_EPARSE;
-  /* truncated to zero from a nonzero number: MPFR's exponent range was exceeded */
-  if (tern != 0 && mpfr_zero_p(x)) return LOWP_EPARSE;
+  if (end == text || *end != '\0' || mpfr_nan_p(x)) return LOWP_EPARSE;
+  if (mpfr_overflow_p() || mpfr_inf_p(x)) {
+    /* beyond MPFR's exponent range (|x| >= 2^(2^30) by default): the
+       largest MPFR number of the sign stands in; it is beyond every lowp
+       format, so it rounds as the exact value would (format/number.h) */
+    mpfr_set_inf(x, neg ? -1 : 1);
+    if (neg) mpfr_nextabove(x); else mpfr_nextbelow(x);
+    return LOWP_OK;
+  }
+  if (tern != 0 && mpfr_zero_p(x)) {
+    /* below MPFR's range: the smallest MPFR number of the sign stands in,
+       below half of every lowp format's smallest subnormal */
+    mpfr_set_zero(x, neg ? -1 : 1);
+    if (neg) mpfr_nextbelow(x); else mpfr_nextabove(x);
+    return LOWP_OK;
+  }
   lowp_mpfr_make_odd(x, tern);
   return LOWP_OK;
 }

@@ -33,6 +33,8 @@ void lowp_mpfr_make_odd(mpfr_ptr x, int tern);
  * Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms
  * using rounding to odd", IEEE TC 2008), so with P = 128 every lowp format
  * (p <= 53) and every mode rounds the decimal correctly in one step.
+ * The syntax, and what happens beyond MPFR's exponent range (the number
+ * rounds as its exact value would: no error), are format/number.h's.
  * @return LOWP_OK, or LOWP_EPARSE if the text is not entirely a number.
  */
 int lowp_mpfr_parse(mpfr_ptr x, const char *text);
