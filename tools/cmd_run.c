@@ -116,6 +116,20 @@ static int write_json(const char *path, const cJSON *root) {
   return ok;
 }
 
+/* `lowp run NAME --help`: the experiment's question and parameters */
+static void experiment_help(const lowp_experiment_t *e) {
+  const lowp_param_t *p;
+  printf("usage: lowp run %s [--key=value ...] [--quick] [--seed=S] [--out DIR]\n"
+         "question: %s\nmethod: %s\nparameters (default; quick):\n", e->name, e->question,
+         e->method);
+  for (p = e->params; p && p->key; p++)
+    printf("  --%s=%s%s%s%s  %s\n", p->key, p->def, p->quick ? " (quick: " : "",
+           p->quick ? p->quick : "", p->quick ? ")" : "", p->help);
+  printf("Output: results.json, CSV, plots and summary.md in --out DIR "
+         "(default reports/%s). Exit status: 0 ok, 1 a verdict failed, 2 bad input.\n",
+         e->name);
+}
+
 static void run_usage(FILE *out) {
   size_t i;
   fprintf(out, "usage: lowp run EXPERIMENT [--key=value ...] [--quick] [--seed=S] [--out DIR]\n"
@@ -145,6 +159,11 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   keys[np] = NULL;
   values[np] = NULL;
   for (a = 0; a < argc; a++)
+    if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+      experiment_help(e);
+      return LOWP_EXIT_OK;
+    }
+  for (a = 0; a < argc; a++)
     if (!strcmp(argv[a], "--quick")) quick = 1;
   if (quick)
     for (i = 0; i < np; i++)
@@ -167,10 +186,9 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
       seed = (uint64_t)lowp_cli_int("run", "--seed", arg + 7, 0, INT64_MAX);
       continue;
     }
-    if (strncmp(arg, "--", 2) || !(eq = strchr(arg, '='))) {
-      run_usage(stderr);
-      lowp_cli_die("run", "unexpected argument '%s' (parameters are --key=value)", arg);
-    }
+    if (strncmp(arg, "--", 2) || !(eq = strchr(arg, '=')))
+      lowp_cli_die("run", "unexpected argument '%s' (parameters are --key=value; see "
+                   "lowp run %s --help)", arg, e->name);
     for (i = 0; i < np; i++)
       if (strlen(keys[i]) == (size_t)(eq - arg - 2) && !strncmp(keys[i], arg + 2, (size_t)(eq - arg - 2)))
         break;
@@ -242,22 +260,27 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
 
 int lowp_cmd_run(int argc, char **argv) {
   const lowp_experiment_t *e;
-  if (argc < 2 || !strcmp(argv[1], "--help")) {
-    run_usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? LOWP_EXIT_USAGE : LOWP_EXIT_OK;
+  if (argc < 2) lowp_cli_die("run", "missing experiment name (see lowp run --help)");
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    run_usage(stdout);
+    return LOWP_EXIT_OK;
   }
   e = lowp_experiment_find(argv[1]);
-  if (!e) {
-    run_usage(stderr);
-    lowp_cli_die("run", "unknown experiment '%s'", argv[1]);
-  }
+  if (!e) lowp_cli_die("run", "unknown experiment '%s' (lowp list shows them)", argv[1]);
   return lowp_run_experiment(e, argc - 2, argv + 2, "reports");
 }
 
 int lowp_cmd_list(int argc, char **argv) {
   size_t i;
   int verbose = argc > 1 && !strcmp(argv[1], "-v");
-  if (argc > 1 && !verbose) lowp_cli_die("list", "unknown option '%s'; accepted: -v", argv[1]);
+  if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    printf("usage: lowp list [-v]\n  the experiments and their questions; -v adds each "
+           "one's method and parameters (lowp run NAME --help shows one)\n");
+    return LOWP_EXIT_OK;
+  }
+  if (argc > 2) lowp_cli_die("list", "unexpected argument '%s' (see lowp list --help)", argv[2]);
+  if (argc > 1 && !verbose)
+    lowp_cli_die("list", "unknown option '%s'; accepted: -v (see lowp list --help)", argv[1]);
   for (i = 0; i < lowp_experiment_count(); i++) {
     const lowp_experiment_t *e = lowp_experiment_at(i);
     const lowp_param_t *p;

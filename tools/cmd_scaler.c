@@ -190,9 +190,9 @@ int lowp_cmd_scaler(int argc, char **argv) {
     else if (!strcmp(a, "--state-in")) state_in = need_arg(argc, argv, &i);
     else if (!strcmp(a, "--state-out")) state_out = need_arg(argc, argv, &i);
     else if (!strcmp(a, "--json")) json = 1;
-    else { usage(stderr); lowp_cli_die(CMD, "unknown option '%s'", a); }
+    else lowp_cli_die(CMD, "unknown option '%s' (see lowp scaler --help)", a);
   }
-  if (!events) { usage(stderr); lowp_cli_die(CMD, "--events is required"); }
+  if (!events) lowp_cli_die(CMD, "--events is required (see lowp scaler --help)");
   if (a_policy && lowp_scaler_policy_parse(&pol, a_policy) != LOWP_OK)
     lowp_cli_die(CMD, "unknown policy '%s': expected pytorch, genesis, mlx or mlx-py", a_policy);
   if (a_init) {

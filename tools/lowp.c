@@ -34,14 +34,18 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
   size_t i;
-  if (argc < 2) { usage(stderr); return LOWP_EXIT_USAGE; }
+  /* usage errors: one line and a pointer to --help (the contract of every
+     command), not the whole command table */
+  if (argc < 2) {
+    fprintf(stderr, "lowp: missing command (see lowp --help)\n");
+    return LOWP_EXIT_USAGE;
+  }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
     return LOWP_EXIT_OK;
   }
   for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-  fprintf(stderr, "lowp: unknown command '%s'\n", argv[1]);
-  usage(stderr);
+  fprintf(stderr, "lowp: unknown command '%s' (see lowp --help)\n", argv[1]);
   return LOWP_EXIT_USAGE;
 }
