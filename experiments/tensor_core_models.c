@@ -123,11 +123,124 @@ static int in_list(const char *list, const char *item) {
   return 0;
 }
 
+/* A model spec is usable if it resolves for at least one datapath (fp16,
+   bf16, tf32, fp8 inputs; fp32 or fp16 output): "zzz" resolves for none. */
+static int spec_usable(const char *spec, char *err, size_t errlen) {
+  static const lowp_format_t *const ins[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_TF32,
+                                             &LOWP_FMT_E4M3};
+  size_t i, o;
+  int st = LOWP_EINVAL;
+  for (i = 0; i < 4; i++)
+    for (o = 0; o < 2; o++) {
+      lowp_tc_model_t m;
+      st = lowp_tc_model_get(&m, spec, ins[i], o ? &LOWP_FMT_FP16 : &LOWP_FMT_FP32, err, errlen);
+      if (st == LOWP_OK) return 1;
+      if (st == LOWP_EINVAL) return 0; /* unknown preset or key: no datapath will do */
+    }
+  return 0;
+}
+
+/* Every parameter is checked here, before any output exists: a malformed
+   --map or --czero item, a model spec that does not resolve, or a corrupt
+   vectors file is bad input (exit 2), not a failed check (exit 1). */
 static void check(const lowp_run_t *r) {
   const char *dir = lowp_run_param(r, "vectors");
-  char names[MAXN][64];
-  if (list_dirs(names, dir) == 0)
-    lowp_run_bad_param(r, "vectors", "not a folder with GPU subfolders");
+  const char *map = lowp_run_param(r, "map");
+  const char *czero = lowp_run_param(r, "czero");
+  char names[MAXN][64], fmts[MAXN][64], why[512], err[256];
+  const char *s;
+  size_t ng, gi;
+
+  /* --map: GPU=SPEC items separated by ';', each GPU once */
+  if (strlen(map) >= 1024) lowp_run_bad_param(r, "map", "longer than 1023 characters");
+  for (s = map; *map && s;) {
+    size_t len = strcspn(s, ";");
+    const char *eq = memchr(s, '=', len);
+    char item[1024], gpu[64];
+    snprintf(item, sizeof item, "%.*s", (int)len, s);
+    if (!eq || eq == s || (size_t)(eq - s) + 1 == len || (size_t)(eq - s) >= sizeof gpu) {
+      snprintf(why, sizeof why, "item '%.200s' is not GPU=SPEC (items are separated by ';')", item);
+      lowp_run_bad_param(r, "map", why);
+    }
+    snprintf(gpu, sizeof gpu, "%.*s", (int)(eq - s), s);
+    if (strpbrk(gpu, "/,; ")) {
+      snprintf(why, sizeof why, "'%s' is not a GPU folder name", gpu);
+      lowp_run_bad_param(r, "map", why);
+    }
+    if (!spec_usable(item + (eq - s) + 1, err, sizeof err)) {
+      snprintf(why, sizeof why, "model '%.200s' for %s: %.200s", item + (eq - s) + 1, gpu, err);
+      lowp_run_bad_param(r, "map", why);
+    }
+    {
+      /* the same GPU again later in the list */
+      const char *t;
+      size_t gl = strlen(gpu);
+      for (t = s + len; *t == ';' && t[1];) {
+        size_t l2 = strcspn(t + 1, ";");
+        if (l2 > gl && !strncmp(t + 1, gpu, gl) && t[1 + gl] == '=') {
+          snprintf(why, sizeof why, "GPU '%s' is given twice", gpu);
+          lowp_run_bad_param(r, "map", why);
+        }
+        t += 1 + l2;
+      }
+    }
+    s += len;
+    if (*s == ';') {
+      s++;
+      if (!*s) lowp_run_bad_param(r, "map", "empty item after the last ';'");
+    } else {
+      s = NULL;
+    }
+  }
+
+  /* --czero: GPU/FORMAT/OUTPUT items separated by ';' */
+  for (s = czero; *czero && s;) {
+    size_t len = strcspn(s, ";");
+    char item[256], g[64], f[64], o[64], extra;
+    snprintf(item, sizeof item, "%.*s", (int)(len < 255 ? len : 255), s);
+    if (len >= 255 || sscanf(item, "%63[^/]/%63[^/]/%63[^/]%c", g, f, o, &extra) != 3 ||
+        !lowp_tc_vectors_format(f) || (strcmp(o, "fp32") && strcmp(o, "fp16"))) {
+      snprintf(why, sizeof why, "item '%s' is not GPU/FORMAT/OUTPUT (FORMAT fp16, bf16, tf32, "
+               "E4M3 or E5M2; OUTPUT fp32 or fp16; items separated by ';')", item);
+      lowp_run_bad_param(r, "czero", why);
+    }
+    s += len;
+    if (*s == ';') {
+      s++;
+      if (!*s) lowp_run_bad_param(r, "czero", "empty item after the last ';'");
+    } else {
+      s = NULL;
+    }
+  }
+
+  /* the vectors: every file readable and well formed */
+  ng = list_dirs(names, dir);
+  if (ng == 0) lowp_run_bad_param(r, "vectors", "not a folder with GPU subfolders");
+  for (gi = 0; gi < ng; gi++) {
+    char gdir[2048];
+    size_t nf, fi, oi;
+    snprintf(gdir, sizeof gdir, "%s/%s", dir, names[gi]);
+    nf = list_dirs(fmts, gdir);
+    for (fi = 0; fi < nf; fi++) {
+      if (!lowp_tc_vectors_format(fmts[fi])) continue;
+      for (oi = 0; oi < 2; oi++) {
+        char path[4096];
+        lowp_tc_replay_t rep;
+        int st;
+        const char *out = oi ? "fp16" : "fp32";
+        snprintf(path, sizeof path, "%s/%s/d_%s_%s.txt", gdir, fmts[fi], names[gi], out);
+        if (!file_exists(path)) continue;
+        st = lowp_tc_replay(&rep, dir, names[gi], fmts[fi], oi ? &LOWP_FMT_FP16 : &LOWP_FMT_FP32,
+                            0, NULL);
+        if (st != LOWP_OK) {
+          snprintf(why, sizeof why, "%s/%s, %s output: %s (each of a_, b_, c_ and d_ files "
+                   "needed, same number of rows, hex and binary words only)", names[gi],
+                   fmts[fi], out, lowp_status_str(st));
+          lowp_run_bad_param(r, "vectors", why);
+        }
+      }
+    }
+  }
   lowp_run_param_int(r, "k", 32, 1 << 20);
   lowp_run_param_int(r, "trials", 1, 100000);
 }

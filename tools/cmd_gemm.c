@@ -279,6 +279,10 @@ static int run(const char *cmd, int argc, char **argv) {
   memset(&o, 0, sizeof o);
   o.cmd = cmd;
   parse(&o, argc, argv);
+  if (lowp_accum_format_check(&o.acc, err, sizeof err) != 0)
+    lowp_cli_die(cmd, "--acc %s: %s", o.acc.name, err);
+  if (o.have_prod && lowp_accum_format_check(&o.prod, err, sizeof err) != 0)
+    lowp_cli_die(cmd, "--prod %s: %s", o.prod.name, err);
   if (o.threads) omp_set_num_threads(o.threads);
 
   /* the subject's configuration is checked before any work */
@@ -293,6 +297,9 @@ static int run(const char *cmd, int argc, char **argv) {
     char as[160];
     if (lowp_accum_parse(&acm, o.order, err, sizeof err) != 0)
       lowp_cli_die(cmd, "--order %s: %s", o.order, err);
+    if (strchr(o.order, ','))
+      lowp_cli_die(cmd, "--order %s: give only the order (ORDER or ORDER:N); the format, "
+                   "rounding and products come from --acc, --round and --prod", o.order);
     if (o.have_prod && !same_format(&o.prod, &o.acc))
       lowp_cli_die(cmd, "with --order, products are exact or rounded to --acc (%s); "
                    "--prod %s is neither", o.acc.name, o.prod.name);

@@ -15,6 +15,7 @@
  */
 
 #include "model/accum.h"
+#include "format/number.h"
 #include "status.h"
 
 #include <math.h>
@@ -70,7 +71,19 @@ int lowp_accum_add(double *z, double x, double y, const lowp_format_t *f,
   return lowp_round_sig(z, neg, e, sig, 1, f, NULL, rnd, 0);
 }
 
+int lowp_accum_format_check(const lowp_format_t *f, char *err, size_t errlen) {
+  const char *why = NULL;
+  if (!f || lowp_format_validate(f, NULL, 0) != 0) why = "invalid format";
+  else if (!f->has_zero)
+    why = "a format without zero cannot hold a sum (x + (-x) has nowhere to go)";
+  else if (!f->has_sign)
+    why = "an unsigned format cannot hold a sum of signed terms or a difference";
+  if (why && err && errlen) snprintf(err, errlen, "%s", why);
+  return why ? LOWP_EINVAL : LOWP_OK;
+}
+
 int lowp_accum_validate(const lowp_accum_t *m, char *err, size_t errlen) {
+  char fmt_err[160];
   const char *why = NULL;
   if ((unsigned)m->order > LOWP_ACC_KAHAN) why = "unknown order";
   else if ((m->order == LOWP_ACC_BLOCKED || m->order == LOWP_ACC_SPLITK) && m->block == 0)
@@ -79,8 +92,8 @@ int lowp_accum_validate(const lowp_accum_t *m, char *err, size_t errlen) {
     why = "rounding must be rne, rna, rtz, rup, rdn or rto";
   else if (m->acc.precision >= 53 && (m->acc.precision > 53 || m->rnd != LOWP_RND_NE))
     why = "an accumulation format of 53 bits needs rnd=rne; wider ones are not modelled";
-  else if (lowp_format_validate(&m->acc, NULL, 0) != 0)
-    why = "invalid accumulation format";
+  else if (lowp_accum_format_check(&m->acc, fmt_err, sizeof fmt_err) != 0)
+    why = fmt_err;
   if (why && err && errlen) snprintf(err, errlen, "%s", why);
   return why ? LOWP_EINVAL : LOWP_OK;
 }
@@ -88,6 +101,7 @@ int lowp_accum_validate(const lowp_accum_t *m, char *err, size_t errlen) {
 int lowp_accum_parse(lowp_accum_t *m, const char *spec, char *err, size_t errlen) {
   char buf[256], *tok, *next, *colon;
   int first = 1;
+  unsigned seen = 0;
   if (!spec || strlen(spec) >= sizeof buf) {
     if (err && errlen) snprintf(err, errlen, "accumulation spec missing or too long");
     return LOWP_EINVAL;
@@ -102,14 +116,19 @@ int lowp_accum_parse(lowp_accum_t *m, const char *spec, char *err, size_t errlen
     if (next) *next++ = '\0';
     eq = strchr(tok, '=');
     if (first) {
-      char *end;
-      long v = 0;
+      long long v = 0;
       colon = strchr(tok, ':');
       if (colon) {
         *colon++ = '\0';
-        v = strtol(colon, &end, 10);
-        if (end == colon || *end || v < 1) {
-          if (err && errlen) snprintf(err, errlen, "'%s': expected a positive count after ':'", colon);
+        /* format/number.h's integers; a count beyond 2^40 is refused, not
+           clamped (strtol turned 99999999999999999999 into LONG_MAX) */
+        if (lowp_parse_int(&v, colon, 1, LOWP_ACC_MAX_COUNT) != LOWP_OK) {
+          if (err && errlen)
+            snprintf(err, errlen, "'%s': expected a count in [1, 2^40] after ':'", colon);
+          return LOWP_EINVAL;
+        }
+        if (strcmp(tok, "blocked") && strcmp(tok, "splitk")) {
+          if (err && errlen) snprintf(err, errlen, "'%s' takes no ':' count (only blocked:B and splitk:S)", tok);
           return LOWP_EINVAL;
         }
       }
@@ -131,6 +150,14 @@ int lowp_accum_parse(lowp_accum_t *m, const char *spec, char *err, size_t errlen
       return LOWP_EINVAL;
     }
     *eq = '\0';
+    {
+      unsigned k = !strcmp(tok, "acc") ? 1u : !strcmp(tok, "rnd") ? 2u : !strcmp(tok, "fma") ? 4u : 0u;
+      if (k & seen) {
+        if (err && errlen) snprintf(err, errlen, "'%s' is given twice", tok);
+        return LOWP_EINVAL;
+      }
+      seen |= k;
+    }
     if (!strcmp(tok, "acc")) {
       if (lowp_format_parse(&m->acc, eq + 1, err, errlen) != LOWP_OK) return LOWP_EINVAL;
     } else if (!strcmp(tok, "rnd")) {

@@ -64,15 +64,27 @@ int lowp_accum_add(double *z, double x, double y, const lowp_format_t *f,
 /**
  * @brief Parse an accumulation model: ORDER[:ARG][,key=value]...
  * ORDER: recursive | pairwise | blocked:B | splitk:S | kahan | fma
- * ("fma" = recursive with fma=1). Keys: acc=FORMAT (default fp32),
- * rnd=MODE (default rne), fma=0|1.  Example: "blocked:32,acc=fp16".
+ * ("fma" = recursive with fma=1); B and S are integers in [1, 2^40], and
+ * the other orders take no ':'. Keys: acc=FORMAT (default fp32; it must
+ * pass lowp_accum_format_check), rnd=MODE (default rne), fma=0|1, each at
+ * most once.  Example: "blocked:32,acc=fp16".
  * @return LOWP_OK; LOWP_EINVAL with err set.
  */
 int lowp_accum_parse(lowp_accum_t *m, const char *spec, char *err, size_t errlen);
 
 /** @brief Check a model: LOWP_OK, LOWP_EINVAL (block 0 for blocked/splitk,
-    a format too wide, stochastic rounding), LOWP_EFORMAT. */
+    a format too wide or unable to hold a sum, stochastic rounding). */
 int lowp_accum_validate(const lowp_accum_t *m, char *err, size_t errlen);
+
+/** @brief Largest count of blocked:B and splitk:S (2^40). */
+#define LOWP_ACC_MAX_COUNT 1099511627776LL
+
+/**
+ * @brief Can f hold a running sum? It must be valid, have a zero (x + (-x))
+ * and a sign (differences). e8m0 (no zero, unsigned) cannot.
+ * @return LOWP_OK or LOWP_EINVAL (err says why).
+ */
+int lowp_accum_format_check(const lowp_format_t *f, char *err, size_t errlen);
 
 /**
  * @brief s = sum of x[0..n) in the model (x values need not be in acc:

@@ -183,8 +183,13 @@ typedef struct {
  * @param[in] c_zero  1: treat c as 0 (the H100 fp8 rows with fp32 output were
  *                    captured that way, wgmma D = A.B + D from zero; the
  *                    fp16-output rows do carry c)
- * @return LOWP_OK; LOWP_EIO (a file is missing); LOWP_EFILE (malformed
- *         line, row counts differ); LOWP_EUNSUPPORTED (model has no datapath).
+ * @param[in] m       the model; NULL checks the files only (r->rows counted,
+ *                    nothing computed), so that a program can refuse corrupt
+ *                    vectors before it writes anything
+ * @return LOWP_OK; LOWP_EIO (a file is missing); LOWP_EFILE (a malformed
+ *         line: not 1..8-digit hex words or a 32-character binary string, a
+ *         NUL byte, an empty file, row counts that differ, a truncated file);
+ *         LOWP_EUNSUPPORTED (model has no datapath).
  */
 int lowp_tc_replay(lowp_tc_replay_t *r, const char *dir, const char *gpu,
                    const char *fmt, const lowp_format_t *out, int c_zero,

@@ -11,6 +11,8 @@
  * so the replay does the same.
  */
 
+#define _POSIX_C_SOURCE 200809L /* getline */
+
 #include "model/tc.h"
 #include "status.h"
 
@@ -37,21 +39,37 @@ static uint32_t bits_of_f32(double v) {
   return u;
 }
 
-/* One row of hex words; returns the count or -1. */
+/* One row of hex words (1 to 8 hex digits each, blank-separated); returns
+   the count (>= 1) or -1. strtoul alone would take "-1", "0x" and blanks
+   inside a word. */
 static int parse_hex_row(double *v, const char *line) {
   int n = 0;
   const char *s = line;
   while (*s) {
-    char *end;
-    unsigned long u;
+    uint32_t u = 0;
+    int d = 0;
     while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') s++;
     if (!*s) break;
-    u = strtoul(s, &end, 16);
-    if (end == s || u > 0xffffffffUL || n >= MAXK) return -1;
-    v[n++] = f32_of_bits((uint32_t)u);
-    s = end;
+    for (; d < 9; d++, s++) {
+      int h = (*s >= '0' && *s <= '9') ? *s - '0'
+              : (*s >= 'a' && *s <= 'f') ? *s - 'a' + 10
+              : (*s >= 'A' && *s <= 'F') ? *s - 'A' + 10 : -1;
+      if (h < 0) break;
+      u = (u << 4) | (uint32_t)h;
+    }
+    if (d == 0 || d > 8 || n >= MAXK) return -1;
+    if (*s && *s != ' ' && *s != '\t' && *s != '\r' && *s != '\n') return -1;
+    v[n++] = f32_of_bits(u);
   }
-  return n;
+  return n > 0 ? n : -1;
+}
+
+/* Read one line; 1 if got, 0 at end of file, -1 if it holds a NUL byte
+   (a corrupt file: fgets would silently cut the line there). */
+static int read_line(char **buf, size_t *cap, FILE *f) {
+  ssize_t n = getline(buf, cap, f);
+  if (n < 0) return 0;
+  return strlen(*buf) == (size_t)n ? 1 : -1;
 }
 
 /* A 32-character binary string. Returns 0 or -1. */
@@ -91,7 +109,8 @@ int lowp_tc_replay(lowp_tc_replay_t *r, const char *dir, const char *gpu,
                    const lowp_tc_model_t *m) {
   const lowp_format_t *in = lowp_tc_vectors_format(fmt);
   FILE *fa, *fb, *fc, *fd;
-  char la[16384], lb[16384], lc[256], ld[256];
+  char *la = NULL, *lb = NULL, *lc = NULL, *ld = NULL;
+  size_t ca = 0, cb = 0, cc = 0, cd = 0;
   double va[MAXK], vb[MAXK];
   int st = LOWP_OK;
 
@@ -106,19 +125,22 @@ int lowp_tc_replay(lowp_tc_replay_t *r, const char *dir, const char *gpu,
   if (!fa || !fb || !fc || !fd) { st = LOWP_EIO; goto done; }
 
   for (;;) {
-    int ga = fgets(la, sizeof la, fa) != NULL, gb = fgets(lb, sizeof lb, fb) != NULL;
-    int gc = fgets(lc, sizeof lc, fc) != NULL, gd = fgets(ld, sizeof ld, fd) != NULL;
+    int ga = read_line(&la, &ca, fa), gb = read_line(&lb, &cb, fb);
+    int gc = read_line(&lc, &cc, fc), gd = read_line(&ld, &cd, fd);
     int na, nb;
     uint32_t cu, du, got;
     double c, dval;
+    if (ga < 0 || gb < 0 || gc < 0 || gd < 0) { st = LOWP_EFILE; goto done; }
     if (!ga && !gb && !gc && !gd) break;
-    if (!(ga && gb && gc && gd)) { st = LOWP_EFILE; goto done; }
+    if (!(ga && gb && gc && gd)) { st = LOWP_EFILE; goto done; } /* truncated */
     na = parse_hex_row(va, la);
     nb = parse_hex_row(vb, lb);
     if (na < 0 || na != nb || parse_bin(&cu, lc) || parse_bin(&du, ld)) {
       st = LOWP_EFILE;
       goto done;
     }
+    r->rows++;
+    if (!m) continue; /* checking the files only */
     c = c_zero ? 0.0 : f32_of_bits(cu);
     lowp_round_f64(&c, c, out, NULL, LOWP_RND_NE); /* the capture's __float2half */
     st = lowp_tc_dot(&dval, va, 1, vb, 1, (size_t)na, c, m, in, out);
@@ -127,13 +149,17 @@ int lowp_tc_replay(lowp_tc_replay_t *r, const char *dir, const char *gpu,
     if (got == du || (isnan(dval) && isnan(f32_of_bits(du)))) {
       r->match++;
     } else if (r->first_bad < 0) {
-      r->first_bad = (long)r->rows;
+      r->first_bad = (long)r->rows - 1;
       r->got = got;
       r->want = du;
     }
-    r->rows++;
   }
+  if (r->rows == 0) st = LOWP_EFILE; /* empty files */
 done:
+  free(la);
+  free(lb);
+  free(lc);
+  free(ld);
   if (fa) fclose(fa);
   if (fb) fclose(fb);
   if (fc) fclose(fc);
