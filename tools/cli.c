@@ -32,26 +32,33 @@ lowp_format_t lowp_cli_format(const char *cmd, const char *text) {
 size_t lowp_cli_format_list(const char *cmd, const char *text,
                             lowp_format_t *out, size_t max) {
   size_t n = 0;
-  const char *s = text;
+  const char *s = text, *seps;
+  if (!*text) lowp_cli_die(cmd, "empty format list: give names such as fp16,bf16, or all");
   if (!strcmp(text, "all")) {
     for (n = 0; n < lowp_format_count() && n < max; n++) out[n] = *lowp_format_at(n);
     return n;
   }
-  /* items are separated by ';' or ',' -- but a spec "p=5,emin=.." uses ','
-     itself, so a custom spec must be the only item or be separated by ';' */
-  if (strchr(text, '=')) {
+  /* items are separated by ',' -- but a spec "p=5,emin=.." uses ',' itself,
+     so with a spec in the list the separator is ';' ("fp16;p=5,emin=-6,emax=7") */
+  seps = strchr(text, ';') ? ";" : strchr(text, '=') ? "" : ",";
+  if (!*seps) {
     if (max) out[0] = lowp_cli_format(cmd, text);
     return 1;
   }
-  while (*s && n < max) {
-    char name[64];
-    size_t len = strcspn(s, ",;");
-    if (len == 0 || len >= sizeof name) lowp_cli_die(cmd, "empty or overlong format name in '%s'", text);
+  for (;;) {
+    char name[256];
+    size_t len = strcspn(s, seps);
+    if (len == 0)
+      lowp_cli_die(cmd, "empty format name in '%s' (a separator at the start, the end, or twice)",
+                   text);
+    if (len >= sizeof name) lowp_cli_die(cmd, "overlong format name in '%s'", text);
+    if (n >= max) lowp_cli_die(cmd, "too many formats in '%s' (at most %zu)", text, max);
     memcpy(name, s, len);
     name[len] = '\0';
     out[n++] = lowp_cli_format(cmd, name);
     s += len;
-    if (*s) s++;
+    if (!*s) break;
+    s++;
   }
   return n;
 }

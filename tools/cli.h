@@ -18,8 +18,10 @@ void lowp_cli_die(const char *cmd, const char *fmt, ...)
 
 /** @brief Parse a format name or spec, or die with the parser's message. */
 lowp_format_t lowp_cli_format(const char *cmd, const char *text);
-/** @brief Parse a comma-separated list of formats ("all" = every built-in).
-    Returns the count; fills out[0..max). Dies on an unknown name. */
+/** @brief Parse a list of formats: names separated by ',', or by ';' when an
+    item is a spec ("fp16;p=5,emin=-6,emax=7"); "all" = every built-in.
+    Returns the count (>= 1); fills out[0..max). Dies on an unknown name, an
+    empty item ("", "fp16,", "a,,b") or more than max items. */
 size_t lowp_cli_format_list(const char *cmd, const char *text,
                             lowp_format_t *out, size_t max);
 /** @brief Parse a rounding mode or die naming the accepted ones. */
