@@ -102,23 +102,24 @@ static unsigned char *parse_events(const char *text, long long *count) {
   return ev;
 }
 
+/* The state file ("-": standard input), at most 16 MiB, as a string; a NUL
+   byte inside would hide the rest from the JSON parser, so it is refused. */
 static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
+  int is_stdin = !strcmp(path, "-");
+  FILE *f = is_stdin ? stdin : fopen(path, "rb");
   char *buf;
-  long len;
+  size_t len = 0, cap = 1 << 24, got;
   if (!f) lowp_cli_die(CMD, "cannot read state file '%s': %s", path, strerror(errno));
-  if (fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 0 || len > (1L << 24) ||
-      fseek(f, 0, SEEK_SET) != 0) {
-    fclose(f);
-    lowp_cli_die(CMD, "cannot read state file '%s' (not a regular file, or over 16 MiB)", path);
+  buf = malloc(cap + 1);
+  if (!buf) lowp_cli_die(CMD, "out of memory");
+  while ((got = fread(buf + len, 1, cap + 1 - len, f)) > 0) {
+    len += got;
+    if (len > cap) lowp_cli_die(CMD, "state file '%s' is over 16 MiB", path);
   }
-  buf = malloc((size_t)len + 1);
-  if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
-    fclose(f);
-    lowp_cli_die(CMD, "cannot read state file '%s'", path);
-  }
+  if (ferror(f)) lowp_cli_die(CMD, "cannot read state file '%s' (not a regular file?)", path);
+  if (!is_stdin) fclose(f);
   buf[len] = '\0';
-  fclose(f);
+  if (strlen(buf) != len) lowp_cli_die(CMD, "state file '%s' contains a NUL byte", path);
   return buf;
 }
 

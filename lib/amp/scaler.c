@@ -256,9 +256,40 @@ int lowp_scaler_load_json(lowp_scaler_t *s, const char *text, char *err, size_t 
   int r, st = LOWP_OK;
   if (!s || !text) return LOWP_EINVAL;
   t = *s;
-  o = cJSON_Parse(text);
-  if (!o) { set_err(err, errlen, "%snot valid JSON", ""); return LOWP_EPARSE; }
+  /* one JSON value and nothing after it but blanks */
+  o = cJSON_ParseWithOpts(text, NULL, 1);
+  if (!o) {
+    cJSON *head = cJSON_ParseWithOpts(text, NULL, 0);
+    set_err(err, errlen, "%s", head ? "text after the JSON object" : "not valid JSON");
+    cJSON_Delete(head);
+    return LOWP_EPARSE;
+  }
   if (!cJSON_IsObject(o)) { set_err(err, errlen, "%sexpected a JSON object", ""); st = LOWP_EPARSE; goto done; }
+  /* cJSON keeps every member of a repeated key and reads the first:
+     a repeated key is an error, not a silent choice */
+  for (it = o->child; it; it = it->next) {
+    static const char *const known[] = {"scale", "growth_factor", "backoff_factor",
+                                        "growth_interval", "_growth_tracker", "policy",
+                                        "steps", "skipped"};
+    const cJSON *prev;
+    size_t q;
+    for (q = 0; q < sizeof known / sizeof known[0]; q++)
+      if (it->string && !strcmp(it->string, known[q])) break;
+    if (q == sizeof known / sizeof known[0]) {
+      /* a misspelt optional key would otherwise be ignored in silence */
+      set_err(err, errlen, "unknown key \"%.64s\" (known: scale, growth_factor, backoff_factor, "
+              "growth_interval, _growth_tracker, policy, steps, skipped)",
+              it->string ? it->string : "");
+      st = LOWP_EPARSE;
+      goto done;
+    }
+    for (prev = o->child; prev != it; prev = prev->next)
+      if (it->string && prev->string && !strcmp(it->string, prev->string)) {
+        set_err(err, errlen, "key \"%s\" appears twice", it->string);
+        st = LOWP_EPARSE;
+        goto done;
+      }
+  }
   it = cJSON_GetObjectItemCaseSensitive(o, "policy");
   if (it) {
     if (!cJSON_IsString(it) || lowp_scaler_policy_parse(&t.policy, it->valuestring) != LOWP_OK) {

@@ -130,8 +130,10 @@ int lowp_scaler_save_json(const lowp_scaler_t *s, char **text);
  * PyTorch's load_state_dict requires them all but lowp is lenient only for
  * "policy", "steps" and "skipped"). On error s is unchanged.
  * @param[out] err  a message (<= errlen chars) on error, if non-NULL
- * @return LOWP_OK; LOWP_EPARSE (not JSON, not an object, a key of the wrong
- *         type, or a required key missing); LOWP_EINVAL (values out of range).
+ * @return LOWP_OK; LOWP_EPARSE (not JSON, text after the object, not an
+ *         object, a key given twice, an unknown key, a key of the wrong
+ *         type, or a required
+ *         key missing); LOWP_EINVAL (values out of range).
  */
 int lowp_scaler_load_json(lowp_scaler_t *s, const char *text, char *err, size_t errlen);
 
