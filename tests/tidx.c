@@ -177,6 +177,17 @@ static void test_bad(void) {
       w("huge", huge, sizeof huge);
       expect("huge", LOWP_ENOMEM, "bytes");
     }
+    {
+      /* issue 14: an 8-byte file whose header claims 2^32 - 1 bytes (one
+         dimension of 0xFFFFFFFF uint8) was allocated before it was read;
+         the claim is now checked against the file size first */
+      static const unsigned char lie[] = {0, 0, 0x08, 1, 0xFF, 0xFF, 0xFF, 0xFF};
+      static const unsigned char lie2[] = {0, 0, 0x08, 2, 0, 1, 0, 0, 0, 0, 0x40, 0, 7};
+      w("lie", lie, sizeof lie);
+      expect("lie", LOWP_EFILE, "cannot hold");
+      w("lie2", lie2, sizeof lie2);
+      expect("lie2", LOWP_EFILE, "cannot hold");
+    }
   }
   write_raw("good", good, sizeof good);
   expect("good", LOWP_OK, NULL);
@@ -185,6 +196,8 @@ static void test_bad(void) {
     lowp_idx_t t;
     int st = lowp_idx_read(&t, lowp__g_dir, NULL, 0); /* a directory; NULL err is allowed */
     lowp_test_check(st == LOWP_EIO || st == LOWP_EFILE, "a directory: status %d", st);
+    st = lowp_idx_read(&t, "/dev/zero", NULL, 0); /* a device: never read as data */
+    lowp_test_check(st == LOWP_EFILE, "/dev/zero: status %d", st);
   }
 }
 

@@ -9,6 +9,8 @@
  * it reaches the end, and reports a stream cut short as Z_BUF_ERROR).
  */
 
+#define _POSIX_C_SOURCE 200809L /* fileno, fstat */
+
 #include "io/idx.h"
 #include "status.h"
 
@@ -17,7 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
+
+/* deflate's largest expansion, output bytes per input byte (see below) */
+#define LOWP_IDX_MAX_RATIO 1032u
 
 /* ------------------------------------------------------ private helpers */
 
@@ -100,7 +106,8 @@ int lowp_idx_read(lowp_idx_t *out, const char *path, char *err, size_t errlen) {
   gzFile gz;
   uint64_t count = 1, bytes;
   long long got;
-  int zerr, d, st;
+  uint64_t file_size = 0;
+  int zerr, d, st, gzipped = 0;
   const char *what;
 
   memset(out, 0, sizeof *out);
@@ -108,6 +115,18 @@ int lowp_idx_read(lowp_idx_t *out, const char *path, char *err, size_t errlen) {
   /* fopen first: its errno names a missing or unreadable file precisely */
   probe = fopen(path, "rb");
   if (!probe) return fail(out, LOWP_EIO, err, errlen, "%s: %s", path, strerror(errno));
+  /* the file's size bounds what its header may claim (checked before any
+     allocation: an 8-byte file once made lowp allocate 4 GiB) */
+  {
+    struct stat sb;
+    unsigned char m[2] = {0, 0};
+    if (fstat(fileno(probe), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+      fclose(probe);
+      return fail(out, LOWP_EFILE, err, errlen, "%s: not a regular file", path);
+    }
+    file_size = (uint64_t)sb.st_size;
+    gzipped = fread(m, 1, 2, probe) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+  }
   fclose(probe);
   gz = gzopen(path, "rb");
   if (!gz) return fail(out, LOWP_EIO, err, errlen, "%s: cannot open", path);
@@ -147,6 +166,21 @@ int lowp_idx_read(lowp_idx_t *out, const char *path, char *err, size_t errlen) {
       }
     }
   bytes = count * out->elem_size;
+  /* plain: the file is exactly header + data; gzip: deflate expands at most
+     1032:1 (RFC 1951: a 258-byte match per 2 bits at best; zlib's zlib.h
+     "technical details" give the same bound), so a claim beyond that is a
+     lie whatever the stream holds */
+  {
+    uint64_t need = 4 + 4 * (uint64_t)out->ndims + bytes;
+    if (gzipped ? need / LOWP_IDX_MAX_RATIO > file_size : need != file_size) {
+      gzclose(gz);
+      return fail(out, LOWP_EFILE, err, errlen,
+                  "%s: %s: the header claims %llu data bytes, which a %s file of %llu bytes "
+                  "cannot hold", path, need > file_size ? "truncated" : "trailing bytes after the data",
+                  (unsigned long long)bytes, gzipped ? "gzip" : "plain",
+                  (unsigned long long)file_size);
+    }
+  }
   if ((uint64_t)(size_t)bytes != bytes) {
     gzclose(gz);
     return fail(out, LOWP_ENOMEM, err, errlen, "%s: too large for this machine", path);

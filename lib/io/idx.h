@@ -51,9 +51,13 @@ typedef struct {
  * @param[in]  path  the file
  * @param[out] err   if non-NULL, on failure a one-line reason (<= errlen chars)
  * @return LOWP_OK; LOWP_EIO if the file cannot be opened or read;
- *         LOWP_EFILE if it is not a well-formed IDX file: bad magic, unknown
- *         type, zero or too many dimensions, truncated, trailing bytes, or a
- *         corrupt gzip stream; LOWP_ENOMEM if the data exceeds
+ *         LOWP_EFILE if it is not a well-formed IDX file: not a regular
+ *         file, bad magic, unknown type, zero or too many dimensions, a
+ *         header that claims more data than the file's size can hold
+ *         (checked before anything is allocated: plain files must be exactly
+ *         header + data, gzip files at most 1032 times their size, deflate's
+ *         limit), truncated, trailing bytes, or a corrupt gzip stream;
+ *         LOWP_ENOMEM if the data exceeds
  *         LOWP_IDX_MAXBYTES or cannot be allocated.
  */
 int lowp_idx_read(lowp_idx_t *out, const char *path, char *err, size_t errlen);
