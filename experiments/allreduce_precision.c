@@ -58,18 +58,10 @@ typedef struct {
 } cfg_t;
 
 static void get_cfg(const lowp_run_t *r, cfg_t *c) {
-  const char *s = lowp_run_param(r, "workers");
-  c->nW = 0;
-  while (*s) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || v < 1 || v > 65536 || c->nW == 32)
-      lowp_run_bad_param(r, "workers", "expected a comma-separated list of integers in [1, 65536]");
-    c->W[c->nW++] = (size_t)v;
-    s = end;
-    if (*s == ',') s++;
-    else if (*s) lowp_run_bad_param(r, "workers", "expected a comma-separated list of integers");
-  }
+  long long w[32];
+  size_t i;
+  c->nW = lowp_run_param_list_int(r, "workers", w, 32, 1, 65536);
+  for (i = 0; i < c->nW; i++) c->W[i] = (size_t)w[i];
   if (c->nW == 0) lowp_run_bad_param(r, "workers", "empty list");
   c->n = lowp_run_param_int(r, "n", 1, 1 << 22);
   c->signal = lowp_run_param_num(r, "signal");

@@ -98,13 +98,17 @@ typedef struct {
 
 /* ------------------------------------------------------ private helpers */
 
+/* Split buf at sep into at most max items; an empty item ("a,,b", or a
+   separator at either end) makes the whole list invalid: 0 is returned,
+   which every caller reports as a bad parameter. */
 static size_t split(char *buf, char **tok, size_t max, char sep) {
   size_t n = 0;
   char *p = buf;
-  while (p && *p && n < max) {
+  while (p && n < max) {
     char *q = strchr(p, sep);
     if (q) *q++ = '\0';
-    if (*p) tok[n++] = p;
+    if (!*p) return 0;
+    tok[n++] = p;
     p = q;
   }
   return n;
@@ -160,7 +164,17 @@ static void parse_series(series_list_t *L, const lowp_run_t *r, const char *key,
       else lowp_run_bad_param(r, key, "each model starts with acc: or tc:");
     }
     at = strchr(t, '@');
-    if (at) { *at = '\0'; snprintf(s->only, sizeof s->only, "%s", at + 1); }
+    if (at) {
+      char ob[96], *ot[16];
+      size_t on, oi;
+      *at = '\0';
+      snprintf(s->only, sizeof s->only, "%s", at + 1);
+      snprintf(ob, sizeof ob, "%s", at + 1);
+      on = strlen(at + 1) < sizeof ob ? split(ob, ot, 16, ',') : 0;
+      if (on == 0) lowp_run_bad_param(r, key, "after '@': expected input format names separated by ','");
+      for (oi = 0; oi < on; oi++)
+        if (!lowp_format_by_name(ot[oi])) lowp_run_bad_param(r, key, "after '@': unknown format name");
+    }
     snprintf(s->spec, sizeof s->spec, "%s", t);
     if (s->tc) {
       lowp_tc_model_t m;

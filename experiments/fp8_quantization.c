@@ -93,7 +93,6 @@ static int data_path(char *out, size_t len, const char *dir, const char *name) {
 }
 
 static void parse_settings(const lowp_run_t *r, settings_t *s) {
-  const char *h = lowp_run_param(r, "hidden");
   char path[4096];
   int i;
   memset(s, 0, sizeof *s);
@@ -110,14 +109,11 @@ static void parse_settings(const lowp_run_t *r, settings_t *s) {
   if (!(s->lr > 0.0 && s->lr < 10.0)) lowp_run_bad_param(r, "lr", "must be in (0, 10)");
   if (!(s->momentum >= 0.0 && s->momentum < 1.0)) lowp_run_bad_param(r, "momentum", "must be in [0, 1)");
   s->width[0] = 28 * 28;
-  s->nlayers = 1;
-  while (*h) {
-    char *end;
-    long v = strtol(h, &end, 10);
-    if (end == h || (*end && *end != ',') || v < 1 || v > 4096 || s->nlayers > 6)
-      lowp_run_bad_param(r, "hidden", "expected 1 to 6 comma-separated widths in [1, 4096]");
-    s->width[s->nlayers++] = (int)v;
-    h = *end ? end + 1 : end;
+  {
+    long long w[6];
+    size_t k, nh = lowp_run_param_list_int(r, "hidden", w, 6, 1, 4096);
+    for (k = 0; k < nh; k++) s->width[1 + k] = (int)w[k];
+    s->nlayers = 1 + (int)nh;
   }
   s->width[s->nlayers] = NCLASS;
   if (s->nlayers < 2) lowp_run_bad_param(r, "hidden", "at least one hidden layer is needed");

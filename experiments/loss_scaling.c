@@ -30,6 +30,7 @@
 #include "io/plot.h"
 #include "status.h"
 
+#include <float.h>
 #include <math.h>
 #include <mpfr.h>
 #include <stdio.h>
@@ -180,20 +181,6 @@ static void describe(char *buf, size_t len, double y, const lowp_format_t *f) {
            (unsigned long long)bits, lowp_class_name(lowp_classify(y, f)));
 }
 
-static int parse_list(double *v, int max, const char *s) {
-  int n = 0;
-  while (*s) {
-    char *end;
-    double d = strtod(s, &end);
-    if (end == s || !(d > 0) || !isfinite(d) || n == max) return -1;
-    v[n++] = d;
-    s = end;
-    if (*s == ',') s++;
-    else if (*s) return -1;
-  }
-  return n;
-}
-
 /* --------------------------------------------------------------- run */
 
 /* Every parameter parsed and checked (lowp_run_bad_param exits 2). */
@@ -203,8 +190,7 @@ static const lowp_format_t *parse(const lowp_run_t *r, double *grads, int *ng, d
   if (!f) lowp_run_bad_param(r, "format", "unknown format name (see lowp formats)");
   if (!f->subnormals || !f->has_zero)
     lowp_run_bad_param(r, "format", "needs a format with subnormals and zero");
-  *ng = parse_list(grads, 64, lowp_run_param(r, "grads"));
-  if (*ng <= 0) lowp_run_bad_param(r, "grads", "expected a comma-separated list of positive numbers");
+  *ng = (int)lowp_run_param_list_num(r, "grads", grads, 64, 0x1p-1074, DBL_MAX);
   *ex = lowp_run_param_num(r, "example");
   *loss = lowp_run_param_num(r, "loss");
   *gmin = lowp_run_param_num(r, "gmin");

@@ -37,6 +37,7 @@
 #include "io/plot.h"
 #include "rng/rng.h"
 
+#include <float.h>
 #include <math.h>
 #include <mpfr.h>
 #include <stdio.h>
@@ -61,22 +62,6 @@ static const lowp_param_t params[] = {
 
 enum { M_FP16_RN, M_BF16_RN, M_BF16_SR_LLMC, M_BF16_SR_EXACT, M_MASTER, M_MASTER_BF16, NMODE };
 
-static size_t parse_list(const lowp_run_t *r, const char *key, double *out, size_t max) {
-  const char *s = lowp_run_param(r, key);
-  size_t n = 0;
-  while (*s) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || n == max || !(v > 0) || isinf(v)) lowp_run_bad_param(r, key, "expected a comma-separated list of positive numbers");
-    out[n++] = v;
-    s = end;
-    if (*s == ',') s++;
-    else if (*s) lowp_run_bad_param(r, key, "expected a comma-separated list of positive numbers");
-  }
-  if (n == 0) lowp_run_bad_param(r, key, "empty list");
-  return n;
-}
-
 typedef struct {
   double delta;
   long long N, K, dim, samples, batch, steps;
@@ -89,7 +74,7 @@ static void get_cfg(const lowp_run_t *r, cfg_t *c) {
   c->delta = lowp_run_param_num(r, "delta");
   if (!(c->delta > 0) || c->delta > 1) lowp_run_bad_param(r, "delta", "must be in (0, 1]");
   c->N = lowp_run_param_int(r, "N", 1, 100000000);
-  c->ndeltas = parse_list(r, "deltas", c->deltas, 32);
+  c->ndeltas = lowp_run_param_list_num(r, "deltas", c->deltas, 32, 0x1p-1074, DBL_MAX);
   c->replicas = (int)lowp_run_param_int(r, "replicas", 1, 4096);
   c->K = lowp_run_param_int(r, "K", 2, 1LL << 28);
   c->dim = lowp_run_param_int(r, "dim", 1, 4096);

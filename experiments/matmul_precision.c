@@ -73,17 +73,10 @@ static const char *up_to_fp32(const lowp_format_t *f) {
 }
 
 static void parse(const lowp_run_t *r, cfg_t *c) {
-  const char *s = lowp_run_param(r, "sizes");
-  c->ns = 0;
-  while (*s) {
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || v < 1 || v > 4096 || c->ns == MAXS) lowp_run_bad_param(r, "sizes", "expected a list of sizes 1..4096");
-    c->sizes[c->ns++] = v;
-    s = end;
-    if (*s == ',') s++;
-    else if (*s) lowp_run_bad_param(r, "sizes", "expected a comma-separated list of sizes");
-  }
+  long long sz[MAXS];
+  size_t i;
+  c->ns = (int)lowp_run_param_list_int(r, "sizes", sz, MAXS, 1, 4096);
+  for (i = 0; i < (size_t)c->ns; i++) c->sizes[i] = (long)sz[i];
   if (c->ns == 0) lowp_run_bad_param(r, "sizes", "expected at least one size");
   c->nf = (int)lowp_run_param_formats(r, "formats", c->fs, MAXF, up_to_fp32);
   c->model = lowp_run_param(r, "model");

@@ -100,6 +100,55 @@ long long lowp_run_param_int(const lowp_run_t *r, const char *key, long long lo,
   return d;
 }
 
+/* The next item of a comma-separated list into buf; 0 if it is empty or
+   too long. *s moves past the item and its comma; *last says whether the
+   list ended (a trailing comma leaves an empty last item). */
+static int list_item(const char **s, char *buf, size_t len, int *last) {
+  size_t n = strcspn(*s, ",");
+  if (n == 0 || n >= len) return 0;
+  memcpy(buf, *s, n);
+  buf[n] = '\0';
+  *s += n;
+  *last = **s == '\0';
+  if (!*last) (*s)++;
+  return 1;
+}
+
+size_t lowp_run_param_list_num(const lowp_run_t *r, const char *key, double *out, size_t max,
+                               double lo, double hi) {
+  const char *s = lowp_run_param(r, key);
+  char item[128], why[160];
+  size_t n = 0;
+  int last = 0;
+  snprintf(why, sizeof why, "expected 1 to %zu comma-separated numbers in [%g, %g]", max, lo, hi);
+  while (!last) {
+    double v;
+    if (n == max || !list_item(&s, item, sizeof item, &last) || lowp_parse_f64(&v, item) != 0 ||
+        !(v >= lo && v <= hi))
+      lowp_run_bad_param(r, key, why);
+    out[n++] = v;
+  }
+  return n;
+}
+
+size_t lowp_run_param_list_int(const lowp_run_t *r, const char *key, long long *out,
+                               size_t max, long long lo, long long hi) {
+  const char *s = lowp_run_param(r, key);
+  char item[128], why[160];
+  size_t n = 0;
+  int last = 0;
+  snprintf(why, sizeof why, "expected 1 to %zu comma-separated integers in [%lld, %lld]", max, lo,
+           hi);
+  while (!last) {
+    long long v;
+    if (n == max || !list_item(&s, item, sizeof item, &last) ||
+        lowp_parse_int(&v, item, lo, hi) != 0)
+      lowp_run_bad_param(r, key, why);
+    out[n++] = v;
+  }
+  return n;
+}
+
 void lowp_run_progress(const lowp_run_t *r, const char *fmt, ...) {
   va_list ap;
   if (!r->progress) return;

@@ -78,6 +78,14 @@ const char *lowp_run_param(const lowp_run_t *r, const char *key);
     prints "lowp run NAME: bad value for KEY: ..." and exits 2. */
 double lowp_run_param_num(const lowp_run_t *r, const char *key);
 long long lowp_run_param_int(const lowp_run_t *r, const char *key, long long lo, long long hi);
+/** @brief A comma-separated list parameter: each item in format/number.h's
+    grammar, finite and in [lo, hi] (integers: whole numbers in [lo, hi]);
+    1 to max items, none empty ("1,,2", "1," and "" are bad values). Fills
+    out and returns the count, or reports the bad value and exits 2. */
+size_t lowp_run_param_list_num(const lowp_run_t *r, const char *key, double *out, size_t max,
+                               double lo, double hi);
+size_t lowp_run_param_list_int(const lowp_run_t *r, const char *key, long long *out,
+                               size_t max, long long lo, long long hi);
 /** @brief Report a bad parameter value and exit 2. */
 void lowp_run_bad_param(const lowp_run_t *r, const char *key, const char *why);
 /** @brief Progress on stderr (only when it is a terminal): "name: msg". */

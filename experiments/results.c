@@ -73,7 +73,7 @@ size_t lowp_run_param_formats(const lowp_run_t *r, const char *key, lowp_format_
     if (check && (why = check(f)) != NULL) lowp_run_bad_param(r, key, why);
     out[nf++] = *f;
     s += len;
-    if (*s) s++;
+    if (*s && !*++s) lowp_run_bad_param(r, key, "a ',' ends the list (an empty format name)");
   }
   if (nf == 0) lowp_run_bad_param(r, key, "expected at least one format");
   return nf;

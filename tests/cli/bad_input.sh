@@ -1,0 +1,351 @@
+#!/usr/bin/env bash
+# bad_input.sh -- bad command lines of every command: exit 2, one line on stderr, nothing else
+#
+# The contract (README "Exit status"; issue 14): bad usage or bad input gets
+# exit status 2 and ONE line on stderr, prints no results on stdout, and
+# creates or changes no file. Each case below is one command line, run in a
+# scratch folder that holds fixtures (corrupt vectors, bad state files, a
+# user's file); the folder is snapshotted (names, types, modes, sizes, mtimes,
+# checksums) before and after every case. The table keeps growing: add a line
+# for every bad input found. Then every command's --help must exit 0 with
+# its text on stdout and nothing on stderr.
+#
+# Run: bash tests/cli/bad_input.sh build/lowp
+set -u
+LOWP=${1:?usage: bad_input.sh PATH/TO/lowp}
+case $LOWP in /*) ;; *) LOWP=$PWD/$LOWP ;; esac
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+W=$(mktemp -d)
+trap 'chmod -R u+w "$W" 2>/dev/null; rm -rf "$W"' EXIT
+S=$W/scratch # the folder the cases run in; nothing in it may change
+mkdir -p "$S"
+pass=0 fail=0
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# ------------------------------------------------------------------ fixtures
+echo "a user's notes" >"$S/notes.txt"
+mkdir -p "$S/userdir" && echo keep >"$S/userdir/file"
+# tensor-core vectors: a good copy of one GPU, and corrupt ones
+V=$SRC/tests/data/tensor-core-vectors/V100
+mkdir -p "$S/vec_ok"
+cp -r "$V" "$S/vec_ok/V100"
+mk_vec() { rm -rf "$S/$1"; mkdir -p "$S/$1"; cp -r "$V" "$S/$1/V100"; }
+F=$(ls "$V" | head -n 1) # a format folder, e.g. fp16
+A=$(ls "$V/$F"/a_* | head -n 1 | xargs basename)
+D=$(ls "$V/$F"/d_* | head -n 1 | xargs basename)
+mk_vec vec_nonhex && sed -i '1s/^./z/' "$S/vec_nonhex/V100/$F/$A"
+mk_vec vec_trunc && sed -i '$d' "$S/vec_trunc/V100/$F/$D"
+mk_vec vec_nul && printf '3f800000\0003f800000\n' >>"$S/vec_nul/V100/$F/$A"
+mk_vec vec_empty && : >"$S/vec_empty/V100/$F/$A"
+mk_vec vec_noa && rm "$S/vec_noa/V100/$F/$A"
+mk_vec vec_bin && sed -i '1s/^./2/' "$S/vec_bin/V100/$F/$D"
+mk_vec vec_long && sed -i '1s/ .*//; 1s/$/ 1234567890/' "$S/vec_long/V100/$F/$A"
+mkdir -p "$S/vec_none"
+# scaler states
+GOOD='{"scale": 65536, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 2000, "_growth_tracker": 0}'
+echo "$GOOD" >"$S/good.json"
+echo '{"scale": 1, "scale": 2, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 2000, "_growth_tracker": 0}' >"$S/dup.json"
+{ echo "$GOOD"; echo garbage; } >"$S/trail.json"
+{ echo "$GOOD"; echo "$GOOD"; } >"$S/twice.json"
+printf '{"scale": 2\000, "growth_factor": 2}' >"$S/nul.json"
+echo 'not json' >"$S/notjson.json"
+echo '[1, 2]' >"$S/array.json"
+echo '{"scale": 65536, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 2000, "_growth_tracker": 0, "stpes": 3}' >"$S/unknown.json"
+echo '{"scale": -1, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 2000, "_growth_tracker": 0}' >"$S/negscale.json"
+echo '{"scale": 1, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 1e20, "_growth_tracker": 0}' >"$S/bigint.json"
+echo '{"growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 2000, "_growth_tracker": 0}' >"$S/noscale.json"
+: >"$S/empty.json"
+# .npy inputs
+echo 'not an npy file' >"$S/text.npy"
+: >"$S/empty.npy"
+printf '\223NUMPY\001\000v\000{' >"$S/cut.npy"
+# a claims file that is not JSON
+echo '{ "claims": [' >"$S/claims_cut.json"
+# a Fashion-MNIST folder without its files
+mkdir -p "$S/nomnist"
+chmod -R a-w "$S/userdir"
+
+# (a folder's own mtime is left out: a command may probe that it can create
+# a file there, and remove the probe, before it does any work)
+snapshot() {
+  (cd "$S" && find . \( -type d -printf '%p %y %m\n' \) -o -printf '%p %y %m %s %T@\n' |
+     LC_ALL=C sort &&
+     find . -type f -exec md5sum {} + | LC_ALL=C sort)
+}
+
+# ------------------------------------------------------------------- cases
+# One command line per line (shell words; run with eval in $S, stdin from
+# /dev/null unless the line redirects it). Lines starting with # are comments.
+CASES=$(cat <<'EOF'
+# --- lowp itself
+nosuchcommand
+--bogus
+# --- formats
+formats --bogus
+formats fp17
+formats --json fp17
+formats 'p=0,emin=-2,emax=3'
+formats 'p=1,emin=-2,emax=1,nan=allones'
+formats 'p=3,emin=-2,emax=3,nozero,noinf,nan=negzero'
+formats 'p=3,p=4,emin=-2,emax=3'
+formats 'p=3,emin=-2,emax=3,sub,nosub'
+formats 'p=54,emin=-2,emax=3'
+formats 'p=3,emin=-2,emax=3,ebits=12'
+formats 'p=3,emin=-2,emax=3,'
+formats 'p=0x3,emin=-2,emax=3'
+formats 'p=3,emin=-2,emax=3,sub,nozero'
+# --- convert
+convert 1
+convert 1 --to fp17
+convert 1 --to ''
+convert 1 --to fp16,
+convert 1 --to ,fp16
+convert 1 --to fp16,,bf16
+convert 1 --to 'fp16;'
+convert 1 --to 'p=3,emin=-2,emax=3,nan=none,nan=ieee'
+convert 1 --to 'p=1,emin=-4,emax=4'
+convert 0b101 --to fp16
+convert 1@3 --to fp16
+convert ' 1' --to fp16
+convert 'nan(1)' --to fp16
+convert 1e --to fp16
+convert 0x --to fp16
+convert 1.2.3 --to fp16
+convert '' --to fp16
+convert 1 --to fp16 --round rnx
+convert 1 --to fp16 --round
+convert 1 --to fp16 --overflow maybe
+convert 1 --to fp16 --bogus
+convert 1 --to fp16 --sr-bits 0x
+convert 1 --to fp16 --round sr --sr-bits 99
+convert --bits 0x3c00 --to fp16
+convert --bits 0x10000 --from fp16 --to fp32
+convert --bits zz --from fp16 --to fp32
+convert --bits 0x1c --from 'p=3,emin=-2,emax=3,noinf,nan=none,ebits=3' --to fp32
+convert --bits -1 --from fp16 --to fp32
+convert 1 --from fp17 --to fp16
+# --- list
+list --bogus
+list -v extra
+list extra
+# --- run (the command)
+run
+run nosuchexperiment
+run formats bogus
+run formats --nosuchparam=1
+run formats --seed
+run formats --seed=x
+run formats --seed=-1
+run formats --seed=99999999999999999999
+run formats --out
+# --- run: each experiment's parameters
+run formats --formats=fp17
+run formats --formats=
+run formats --formats=fp16,
+run loss-scaling --grads=
+run loss-scaling --grads=1e-3,,1e-4
+run loss-scaling --grads=x
+run loss-scaling --grads=1e-3,
+run loss-scaling --grads=,1e-3
+run loss-scaling --example=0b101
+run loss-scaling --example=1@3
+run loss-scaling --loss=1e999999999
+run loss-scaling --format=fp17
+run loss-scaling --gmin=abc
+run loss-scaling --kmax=99999999999999999999
+run loss-scaling --res=0
+run dynamic-range --formats=fp17
+run dynamic-range --lo=x
+run dynamic-range --hi=1@3
+run dynamic-range --samples=-5
+run dynamic-range --samples=1e3
+run softmax-overflow --formats=fp16,
+run softmax-overflow --nmax=0
+run softmax-overflow --n=abc
+run softmax-overflow --trials=99999999999999999999
+run softmax-overflow --mask=zz
+run claims --file=nosuchfile.json
+run claims --file=claims_cut.json
+run matmul-precision --sizes=
+run matmul-precision --sizes=32,,64
+run matmul-precision --sizes=-1
+run matmul-precision --sizes=32,
+run matmul-precision --formats=fp17
+run matmul-precision --model=zzz
+run matmul-precision --rows=0
+run fp8-quantization --data=nomnist
+run fp8-quantization --epochs=-1
+run fp8-quantization --hidden=256,,128
+run fp8-quantization --lr=0
+run fp8-quantization --hidden=256,
+run fp8-quantization --hidden=' 256'
+run fp8-quantization --momentum=1
+run fp8-quantization --block=0
+run tensor-core-models --czero=bogus
+run tensor-core-models --czero='H100/E4M3/fp32;'
+run tensor-core-models --czero=H100/E9M9/fp32
+run tensor-core-models --map='H100=zzz'
+run tensor-core-models --map='x,,y'
+run tensor-core-models --map='x;;y'
+run tensor-core-models --map='H100=h100;H100=a100'
+run tensor-core-models --map='H100=h100,F=99'
+run tensor-core-models --map='=h100'
+run tensor-core-models --vectors=vec_nonhex
+run tensor-core-models --vectors=vec_trunc
+run tensor-core-models --vectors=vec_nul
+run tensor-core-models --vectors=vec_empty
+run tensor-core-models --vectors=vec_noa
+run tensor-core-models --vectors=vec_bin
+run tensor-core-models --vectors=vec_long
+run tensor-core-models --vectors=vec_none
+run tensor-core-models --vectors=nosuchdir
+run tensor-core-models --k=1
+run tensor-core-models --trials=0x
+run error-growth --formats=fp17
+run error-growth --dists=nosuchdist
+run error-growth --dists=normal,
+run error-growth --formats=fp16,
+run error-growth --models='tc:h100@e4m3,zzz'
+run error-growth --models='acc:fma;'
+run error-growth --models='acc:blocked:99999999999999999999'
+run error-growth --models='acc:recursive,acc=e8m0'
+run error-growth --models='tc:zzz'
+run error-growth --models='acc:fma;;tc:h100'
+run error-growth --sum_models='blocked:0,acc=fp32'
+run error-growth --sum_models='recursive,acc=fp16,acc=fp32'
+run error-growth --sum_format=fp17
+run error-growth --nmin=0
+run error-growth --nstep=1
+run gradscaler-dynamics --steps=0
+run gradscaler-dynamics --init=-1
+run gradscaler-dynamics --sigma=x
+run gradscaler-dynamics --spike_prob=2
+run master-weights --delta=zz
+run master-weights --deltas=1e-3,,1e-4
+run master-weights --N=0
+run master-weights --deltas=1e-3,
+run fp8-scaling --in=0
+run fp8-scaling --lr=x
+run allreduce-precision --nosuch=1
+run allreduce-precision --workers=4,
+run allreduce-precision --workers=0x
+run autocast-policy --nosuch=1
+# --- report
+report --bogus
+report --out
+# --- bench
+bench nosuchbench
+bench --bogus
+bench round --n 0
+bench round --n x
+bench round --bogus
+bench exact --bogus
+# --- scaler
+scaler
+scaler --bogus
+scaler --events ''
+scaler --events ok,,inf
+scaler --events ok,
+scaler --events maybe
+scaler --events 'ok*0'
+scaler --events 'ok*99999999999999999999'
+scaler --events 'ok* 3'
+scaler --events ok --init 0
+scaler --events ok --init inf
+scaler --events ok --init 1e999999999
+scaler --events ok --growth x
+scaler --events ok --interval 0
+scaler --events ok --policy zzz
+scaler --events ok --state-in nosuch.json
+scaler --events ok --state-in dup.json
+scaler --events ok --state-in trail.json
+scaler --events ok --state-in twice.json
+scaler --events ok --state-in nul.json
+scaler --events ok --state-in notjson.json
+scaler --events ok --state-in array.json
+scaler --events ok --state-in unknown.json
+scaler --events ok --state-in negscale.json
+scaler --events ok --state-in bigint.json
+scaler --events ok --state-in noscale.json
+scaler --events ok --state-in empty.json
+scaler --events ok --state-in - < trail.json
+scaler --events ok --state-in userdir
+scaler --events ok --state-in good.json --init 2
+scaler --events ok --state-out nosuchdir/s.json
+# --- gemm
+gemm --bogus
+gemm --m 0 --n 2 --k 2
+gemm --m x --n 2 --k 2
+gemm --m 99999999999999999999 --n 2 --k 2
+gemm --m 2 --n 2 --k 2 --in fp17
+gemm --m 2 --n 2 --k 2 --acc e8m0
+gemm --m 2 --n 2 --k 2 --prod e8m0
+gemm --m 2 --n 2 --k 2 --acc 'p=3,emin=-2,emax=3,unsigned'
+gemm --m 2 --n 2 --k 2 --order blocked:99999999999999999999
+gemm --m 2 --n 2 --k 2 --order recursive:5
+gemm --m 2 --n 2 --k 2 --order blocked:0
+gemm --m 2 --n 2 --k 2 --order pairwise,acc=fp16
+gemm --m 2 --n 2 --k 2 --order nosuchorder
+gemm --m 2 --n 2 --k 2 --model zzz
+gemm --m 2 --n 2 --k 2 --model 'h100,F=99'
+gemm --m 2 --n 2 --k 2 --dist nosuchdist
+gemm --m 2 --n 2 --k 2 --prob 1
+gemm --m 2 --n 2 --k 2 --prob 0b1
+gemm --m 2 --n 2 --k 2 --threads 0
+gemm --m 2 --n 2 --k 2 --round rnx
+gemm --a text.npy --b text.npy
+gemm --a empty.npy --b empty.npy
+gemm --a cut.npy --b cut.npy
+gemm --a nosuch.npy --b nosuch.npy
+gemm --a userdir --b userdir
+gemm --m 2 --n 2 --k 2 --out-exact userdir
+gemm --m 2 --n 2 --k 2 --out-exact nosuchdir/c.npy
+# --- dot
+dot --bogus
+dot --n 0
+dot --n -4
+dot --n 8 --acc e8m0
+dot --n 8 --in fp17
+dot --n 8 --order blocked:99999999999999999999
+dot --n 8 --order 'splitk:4,rnd=rup'
+dot --n 8 --seed x
+EOF
+)
+
+n=0
+while IFS= read -r line; do
+  case $line in '' | '#'*) continue ;; esac
+  n=$((n + 1))
+  before=$(snapshot)
+  (cd "$S" && eval "\"\$LOWP\" $line" </dev/null >"$W/out" 2>"$W/err"); rc=$?
+  after=$(snapshot)
+  nerr=$(wc -l <"$W/err")
+  why=
+  [ $rc -eq 2 ] || why="exit $rc, want 2"
+  [ -z "$why" ] && [ "$nerr" -ne 1 ] && why="$nerr lines on stderr, want 1"
+  [ -z "$why" ] && [ -s "$W/out" ] && why="output on stdout: $(head -c 200 "$W/out")"
+  [ -z "$why" ] && ! grep -q '^lowp' "$W/err" && why="message does not start with 'lowp'"
+  [ -z "$why" ] && [ "$before" != "$after" ] &&
+    why="files changed: $(diff <(echo "$before") <(echo "$after") | head -n 6 | tr '\n' ' ')"
+  if [ -z "$why" ]; then pass=$((pass + 1))
+  else bad "lowp $line: $why; stderr: $(head -c 300 "$W/err" | tr '\n' '|')"; fi
+done <<<"$CASES"
+[ $n -ge 100 ] || bad "only $n cases (the table must hold at least 100)"
+
+# ------------------------------------------------ --help: exit 0, on stdout
+helps=("--help" "formats --help" "convert --help" "list --help" "run --help" "report --help"
+       "bench --help" "bench round --help" "bench exact --help" "scaler --help" "gemm --help"
+       "dot --help")
+for e in $("$LOWP" list | awk '{print $1}'); do helps+=("run $e --help"); done
+for h in "${helps[@]}"; do
+  before=$(snapshot)
+  # shellcheck disable=SC2086
+  (cd "$S" && "$LOWP" $h </dev/null >"$W/out" 2>"$W/err"); rc=$?
+  after=$(snapshot)
+  if [ $rc -eq 0 ] && [ -s "$W/out" ] && [ ! -s "$W/err" ] && [ "$before" = "$after" ]; then
+    pass=$((pass + 1))
+  else bad "lowp $h: exit $rc, stdout $(wc -c <"$W/out") bytes, stderr '$(head -c 200 "$W/err")'"; fi
+done
+
+echo "bad_input: $n bad command lines and ${#helps[@]} --help lines; $pass passed, $fail failed"
+[ $fail -eq 0 ]
