@@ -153,6 +153,24 @@ static void parser(void) {
                   "fma,acc=bf16,rnd=rtz");
   lowp_test_check(lowp_accum_parse(&m, "zigzag", err, sizeof err) == LOWP_EINVAL, "unknown order");
   lowp_test_check(lowp_accum_parse(&m, "blocked:0", err, sizeof err) == LOWP_EINVAL, "block 0");
+  /* issue 14: counts beyond long were clamped, stray counts and repeated
+     keys ignored, and a format without zero or sign taken as accumulator */
+  lowp_test_check(lowp_accum_parse(&m, "blocked:99999999999999999999", err, sizeof err) ==
+                      LOWP_EINVAL, "blocked:1e20 clamped");
+  lowp_test_check(lowp_accum_parse(&m, "blocked:1099511627776", err, sizeof err) == LOWP_OK &&
+                      m.block == 1099511627776u, "blocked:2^40");
+  lowp_test_check(lowp_accum_parse(&m, "blocked:1099511627777", err, sizeof err) == LOWP_EINVAL,
+                  "blocked:2^40+1");
+  lowp_test_check(lowp_accum_parse(&m, "recursive:5", err, sizeof err) == LOWP_EINVAL, "recursive:5");
+  lowp_test_check(lowp_accum_parse(&m, "blocked: 5", err, sizeof err) == LOWP_EINVAL, "blocked: 5");
+  lowp_test_check(lowp_accum_parse(&m, "pairwise,acc=fp16,acc=fp32", err, sizeof err) ==
+                      LOWP_EINVAL && strstr(err, "twice"), "acc twice: %s", err);
+  lowp_test_check(lowp_accum_parse(&m, "pairwise,acc=e8m0", err, sizeof err) == LOWP_EINVAL &&
+                      strstr(err, "zero"), "acc=e8m0: %s", err);
+  lowp_test_check(lowp_accum_format_check(&LOWP_FMT_E8M0, NULL, 0) == LOWP_EINVAL &&
+                      lowp_accum_format_check(&LOWP_FMT_E4M3FNUZ, NULL, 0) == LOWP_OK &&
+                      lowp_accum_format_check(&LOWP_FMT_E2M1, NULL, 0) == LOWP_OK,
+                  "lowp_accum_format_check");
   lowp_test_check(lowp_accum_parse(&m, "recursive,acc=fp16,rnd=sr", err, sizeof err) == LOWP_EINVAL,
                   "stochastic rounding is not an accumulation mode here");
 }

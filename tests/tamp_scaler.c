@@ -335,6 +335,11 @@ static void bad_input(void) {
       {"{\"scale\": 1, \"growth_factor\": 2, \"backoff_factor\": 0.5, \"growth_interval\": 1.5, \"_growth_tracker\": 0}", LOWP_EINVAL},
       {"{\"scale\": 1, \"growth_factor\": 2, \"backoff_factor\": 0.5, \"growth_interval\": 1, \"_growth_tracker\": 1e12}", LOWP_EINVAL},
       {"{\"scale\": 1, \"growth_factor\": 2, \"backoff_factor\": 0.5, \"growth_interval\": 1, \"_growth_tracker\": 0, \"policy\": \"tf\"}", LOWP_EPARSE},
+      /* issue 14: a repeated key, text after the object, a misspelt key */
+      {"{\"scale\": 1, \"scale\": 2, \"growth_factor\": 2, \"backoff_factor\": 0.5, \"growth_interval\": 1, \"_growth_tracker\": 0}", LOWP_EPARSE},
+      {"{\"scale\": 1, \"growth_factor\": 2, \"backoff_factor\": 0.5, \"growth_interval\": 1, \"_growth_tracker\": 0} x", LOWP_EPARSE},
+      {"{\"scale\": 1, \"growth_factor\": 2, \"backoff_factor\": 0.5, \"growth_interval\": 1, \"_growth_tracker\": 0} {}", LOWP_EPARSE},
+      {"{\"scale\": 1, \"growth_factor\": 2, \"backoff_factor\": 0.5, \"growth_interval\": 1, \"_growth_tracker\": 0, \"stpes\": 1}", LOWP_EPARSE},
   };
   size_t i;
   lowp_scaler_t s, keep;
