@@ -16,6 +16,7 @@
  */
 
 #include "model/tc.h"
+#include "format/number.h"
 #include "status.h"
 
 #include <ctype.h>
@@ -111,11 +112,12 @@ static const lowp_bfma_t *datapath(const lowp_tc_preset_t *p, const lowp_format_
   return NULL;
 }
 
+/* format/number.h's integers (no blanks, no '+' inside words, no overflow) */
 static int parse_int(long *v, const char *s, long lo, long hi) {
-  char *end;
-  errno = 0;
-  *v = strtol(s, &end, 10);
-  return !(end == s || *end || errno || *v < lo || *v > hi);
+  long long w;
+  if (lowp_parse_int(&w, s, lo, hi) != LOWP_OK) return 0;
+  *v = (long)w;
+  return 1;
 }
 
 static int eq_nocase(const char *a, const char *b) {
@@ -148,6 +150,7 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
                       char *err, size_t errlen) {
   char buf[256], *tok, *next;
   const lowp_tc_preset_t *pre = NULL;
+  unsigned seen = 0;
   int first = 1, st;
 
   if (!m || !spec || !in || !out) return fail(err, errlen, LOWP_EINVAL, "%s", "no model given");
@@ -163,7 +166,9 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
     lowp_rounding_t r;
     next = strchr(tok, ',');
     if (next) *next++ = '\0';
-    if (!*tok) continue;
+    if (!*tok)
+      return fail(err, errlen, LOWP_EINVAL, "empty item in model spec '%s' (',' at an end, or twice)",
+                  spec);
     eq = strchr(tok, '=');
     if (!eq) {
       const lowp_bfma_t *dp;
@@ -186,6 +191,17 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
     *eq = '\0';
     key = tok;
     val = eq + 1;
+    {
+      /* each key once: "F=25,F=26" is an error, not "the last wins" */
+      static const char *const keys[] = {"b", "F", "align", "sticky", "out", "out16", "outfrac",
+                                         "ovf", "latec", "interleave", "promote"};
+      unsigned q;
+      for (q = 0; q < sizeof keys / sizeof keys[0]; q++)
+        if (!strcmp(key, keys[q])) {
+          if (seen & (1u << q)) return fail(err, errlen, LOWP_EINVAL, "'%s' is given twice", key);
+          seen |= 1u << q;
+        }
+    }
     if (!strcmp(key, "b")) {
       if (!parse_int(&v, val, 1, 1024)) return fail(err, errlen, LOWP_EINVAL, "b=%s: expected 1..1024", val);
       m->bfma.b = (int)v;

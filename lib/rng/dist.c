@@ -1,6 +1,7 @@
 /* lowp_dist -- seeded input generators, rounded to the input format */
 
 #include "rng/dist.h"
+#include "format/number.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -94,16 +95,18 @@ int lowp_dist_parse(lowp_dist_t *d, const char *text) {
   for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
     if (!strcasecmp(text, lowp_dist_name(kinds[i]))) { d->kind = kinds[i]; return LOWP_OK; }
   if (!strncasecmp(text, "loguniform", 10)) {
-    const char *s = text + 10;
-    char *end;
+    const char *s = text + 10, *colon;
+    char lo[64];
     d->kind = LOWP_DIST_LOGUNIFORM;
     if (*s == '\0') return LOWP_OK;
     if (*s != ':') return LOWP_EPARSE;
-    d->lo = strtod(s + 1, &end);
-    if (end == s + 1 || *end != ':') return LOWP_EPARSE;
-    s = end;
-    d->hi = strtod(s + 1, &end);
-    if (end == s + 1 || *end != '\0') return LOWP_EPARSE;
+    /* loguniform:LO:HI, each in format/number.h's grammar */
+    colon = strchr(s + 1, ':');
+    if (!colon || (size_t)(colon - s - 1) >= sizeof lo) return LOWP_EPARSE;
+    memcpy(lo, s + 1, (size_t)(colon - s - 1));
+    lo[colon - s - 1] = '\0';
+    if (lowp_parse_f64(&d->lo, lo) != LOWP_OK || lowp_parse_f64(&d->hi, colon + 1) != LOWP_OK)
+      return LOWP_EPARSE;
     if (!(d->lo > 0) || !(d->hi >= d->lo) || isinf(d->hi)) return LOWP_EINVAL;
     return LOWP_OK;
   }

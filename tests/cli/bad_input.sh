@@ -309,6 +309,14 @@ dot --n 8 --in fp17
 dot --n 8 --order blocked:99999999999999999999
 dot --n 8 --order 'splitk:4,rnd=rup'
 dot --n 8 --seed x
+dot --n 8 --model h100,,F=25
+dot --n 8 --model h100,
+dot --n 8 --model h100,F=25,F=26
+dot --n 8 --model 'h100,F= 25'
+dot --n 8 --dist loguniform:0b1:1e3
+dot --n 8 --dist loguniform:1e-3:1e3x
+dot --n 8 --dist loguniform:1e-3
+dot --n 8 --dist loguniform:1e3:1e-3
 EOF
 )
 
