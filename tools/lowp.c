@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -32,6 +33,38 @@ static void usage(FILE *out) {
           "1 a check failed, 2 bad usage or input.\n");
 }
 
+/* "--key=value" means "--key value" for every command but run (which reads
+   its --key=value parameters itself): split once, here, so each command's
+   parser sees one spelling. A flag that takes no value ("--json=1") is left
+   whole, so that its command refuses it instead of reading "1" as an
+   operand; so is everything after "--". Returns a new argv (argv[0..argc),
+   NULL-terminated) that the caller frees, or NULL when out of memory. */
+static char **split_eq(int argc, char **argv, int *nargc) {
+  static const char *const flags[] = {"--help", "--json", "--sat", "--ftz", "--daz",
+                                      "--bits", "--quick", "--strict", "--big"};
+  char **out = malloc(2 * (size_t)argc * sizeof *out + sizeof *out);
+  int i, n = 0, ended = 0;
+  if (!out) return NULL;
+  for (i = 0; i < argc; i++) {
+    const char *a = argv[i], *eq = strchr(a, '=');
+    size_t k, f, nf = sizeof flags / sizeof flags[0];
+    if (!strcmp(a, "--")) ended = 1;
+    if (ended || i < 2 || strncmp(a, "--", 2) || !eq || eq == a + 2) { out[n++] = argv[i]; continue; }
+    k = (size_t)(eq - a);
+    for (f = 0; f < nf; f++)
+      if (strlen(flags[f]) == k && !strncmp(a, flags[f], k)) break;
+    if (f < nf) { out[n++] = argv[i]; continue; }
+    /* the key is argv[i] cut at '=': write the NUL into argv's own string,
+       which is ours to change (C11 5.1.2.2.1) */
+    argv[i][k] = '\0';
+    out[n++] = argv[i];
+    out[n++] = argv[i] + k + 1;
+  }
+  out[n] = NULL;
+  *nargc = n;
+  return out;
+}
+
 int main(int argc, char **argv) {
   size_t i;
   /* usage errors: one line and a pointer to --help (the contract of every
@@ -45,7 +78,19 @@ int main(int argc, char **argv) {
     return LOWP_EXIT_OK;
   }
   for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    if (!strcmp(argv[1], commands[i].name)) {
+      char **args;
+      int nargs, rc;
+      if (!strcmp(argv[1], "run")) return commands[i].fn(argc - 1, argv + 1);
+      args = split_eq(argc, argv, &nargs);
+      if (!args) {
+        fprintf(stderr, "lowp: out of memory\n");
+        return LOWP_EXIT_USAGE;
+      }
+      rc = commands[i].fn(nargs - 1, args + 1);
+      free(args);
+      return rc;
+    }
   fprintf(stderr, "lowp: unknown command '%s' (see lowp --help)\n", argv[1]);
   return LOWP_EXIT_USAGE;
 }

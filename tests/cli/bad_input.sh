@@ -84,6 +84,8 @@ nosuchcommand
 formats --bogus
 formats fp17
 formats --json fp17
+formats --json=1
+convert 1 --to=fp16 --sat=yes
 formats 'p=0,emin=-2,emax=3'
 formats 'p=1,emin=-2,emax=1,nan=allones'
 formats 'p=3,emin=-2,emax=3,nozero,noinf,nan=negzero'
@@ -353,6 +355,21 @@ for h in "${helps[@]}"; do
   if [ $rc -eq 0 ] && [ -s "$W/out" ] && [ ! -s "$W/err" ] && [ "$before" = "$after" ]; then
     pass=$((pass + 1))
   else bad "lowp $h: exit $rc, stdout $(wc -c <"$W/out") bytes, stderr '$(head -c 200 "$W/err")'"; fi
+done
+
+# ------------------------- --key value and --key=value are the same thing
+same=("convert 0.1 --to|fp16,e4m3 --round|rtz" "scaler --events|ok,inf --init|1024"
+      "dot --n|64 --in|bf16 --seed|3" "gemm --m|3 --n|2 --k|16 --acc|fp16" "formats --json fp16")
+for c in "${same[@]}"; do
+  spaced=${c//|/ } joined=${c//|/=}
+  # shellcheck disable=SC2086
+  # (lines with timings are left out: they differ from run to run)
+  a=$(cd "$S" && "$LOWP" $spaced 2>&1); ra=$?
+  # shellcheck disable=SC2086
+  b=$(cd "$S" && "$LOWP" $joined 2>&1); rb=$?
+  a=$(grep -v -i 'time' <<<"$a") b=$(grep -v -i 'time' <<<"$b")
+  if [ $ra -eq 0 ] && [ $rb -eq 0 ] && [ "$a" = "$b" ]; then pass=$((pass + 1))
+  else bad "'lowp $spaced' (exit $ra) and 'lowp $joined' (exit $rb) differ"; fi
 done
 
 echo "bad_input: $n bad command lines and ${#helps[@]} --help lines; $pass passed, $fail failed"
