@@ -143,7 +143,8 @@ static void run_usage(FILE *out) {
 int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
                         const char *default_out) {
   const char *keys[64], *values[64], *out = NULL;
-  size_t np = 0, i;
+  char given[64] = {0};
+  size_t np = 0, i, klen;
   int quick = 0, a, rc;
   uint64_t seed = DEFAULT_SEED;
   char outdir[3000];
@@ -186,12 +187,13 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
       seed = (uint64_t)lowp_cli_int("run", "--seed", arg + 7, 0, INT64_MAX);
       continue;
     }
-    if (strncmp(arg, "--", 2) || !(eq = strchr(arg, '=')))
-      lowp_cli_die("run", "unexpected argument '%s' (parameters are --key=value; see "
-                   "lowp run %s --help)", arg, e->name);
+    if (strncmp(arg, "--", 2) || arg[2] == '\0' || arg[2] == '=')
+      lowp_cli_die("run", "unexpected argument '%s' (parameters are --key=value or --key value; "
+                   "see lowp run %s --help)", arg, e->name);
+    eq = strchr(arg, '=');
+    klen = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
     for (i = 0; i < np; i++)
-      if (strlen(keys[i]) == (size_t)(eq - arg - 2) && !strncmp(keys[i], arg + 2, (size_t)(eq - arg - 2)))
-        break;
+      if (strlen(keys[i]) == klen && !strncmp(keys[i], arg + 2, klen)) break;
     if (i == np) {
       char acc[1024] = "";
       size_t j;
@@ -199,10 +201,14 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
         strncat(acc, " ", sizeof acc - strlen(acc) - 1);
         strncat(acc, keys[j], sizeof acc - strlen(acc) - 1);
       }
-      lowp_cli_die("run", "unknown parameter '%.*s' for %s; accepted:%s", (int)(eq - arg - 2),
+      lowp_cli_die("run", "unknown parameter '%.*s' for %s; accepted:%s", (int)klen,
                    arg + 2, e->name, np ? acc : " (none)");
     }
-    values[i] = eq + 1;
+    if (given[i]) lowp_cli_die("run", "parameter --%s is given twice", keys[i]);
+    given[i] = 1;
+    if (eq) values[i] = eq + 1;
+    else if (a + 1 < argc) values[i] = argv[++a];
+    else lowp_cli_die("run", "parameter --%s needs a value", keys[i]);
   }
   /* check parameter values before anything is printed or created */
   memset(&r, 0, sizeof r);

@@ -140,6 +140,10 @@ run formats --seed=x
 run formats --seed=-1
 run formats --seed=99999999999999999999
 run formats --out
+run formats --formats=fp16 --formats=bf16
+run formats --formats
+run formats --=x
+run formats --
 # --- run: each experiment's parameters
 run formats --formats=fp17
 run formats --formats=
@@ -359,7 +363,8 @@ done
 
 # ------------------------- --key value and --key=value are the same thing
 same=("convert 0.1 --to|fp16,e4m3 --round|rtz" "scaler --events|ok,inf --init|1024"
-      "dot --n|64 --in|bf16 --seed|3" "gemm --m|3 --n|2 --k|16 --acc|fp16" "formats --json fp16")
+      "dot --n|64 --in|bf16 --seed|3" "gemm --m|3 --n|2 --k|16 --acc|fp16" "formats --json fp16"
+      "run claims --quick --out|o1")
 for c in "${same[@]}"; do
   spaced=${c//|/ } joined=${c//|/=}
   # shellcheck disable=SC2086
