@@ -61,8 +61,13 @@ echo 'not an npy file' >"$S/text.npy"
 printf '\223NUMPY\001\000v\000{' >"$S/cut.npy"
 # a claims file that is not JSON
 echo '{ "claims": [' >"$S/claims_cut.json"
-# a Fashion-MNIST folder without its files
-mkdir -p "$S/nomnist"
+# a Fashion-MNIST folder without its files, and ones with bad IDX files
+mkdir -p "$S/nomnist" "$S/mnist_lie" "$S/mnist_trunc" "$S/mnist_gz"
+for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+  printf '\0\0\10\1\377\377\377\377' >"$S/mnist_lie/$f"      # claims 4 GiB in 8 bytes
+  printf '\0\0\10\3\0\0\0\1\0\0\0\34\0\0\0\34\1\2' >"$S/mnist_trunc/$f"
+  printf '\37\213garbage' >"$S/mnist_gz/$f.gz"                   # gzip magic, then nonsense
+done
 chmod -R a-w "$S/userdir"
 
 # (a folder's own mtime is left out: a command may probe that it can create
@@ -180,6 +185,9 @@ run matmul-precision --formats=fp17
 run matmul-precision --model=zzz
 run matmul-precision --rows=0
 run fp8-quantization --data=nomnist
+run fp8-quantization --data=mnist_lie
+run fp8-quantization --data=mnist_trunc
+run fp8-quantization --data=mnist_gz
 run fp8-quantization --epochs=-1
 run fp8-quantization --hidden=256,,128
 run fp8-quantization --lr=0
