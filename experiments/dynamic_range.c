@@ -106,8 +106,11 @@ static int parse(const lowp_run_t *r, lowp_format_t *fs, long long *ns, mpfr_ptr
   int nf;
   *ns = lowp_run_param_int(r, "samples", 1000, 1000000000LL);
   nf = (int)lowp_run_param_formats(r, "formats", fs, MAXF, need_subnormals);
-  if (lowp_mpfr_parse(a, lowp_run_param(r, "lo")) != LOWP_OK || !(mpfr_sgn(a) > 0) || !mpfr_number_p(a))
-    lowp_run_bad_param(r, "lo", "expected a positive number");
+  /* [1e-300, 1e300]: the sampled values are binary64 values, so a range
+     beyond them is bad input, not 20 failed checks */
+  if (lowp_mpfr_parse(a, lowp_run_param(r, "lo")) != LOWP_OK || !(mpfr_sgn(a) > 0) ||
+      !mpfr_number_p(a) || mpfr_get_d(a, MPFR_RNDN) < 1e-300)
+    lowp_run_bad_param(r, "lo", "expected a positive number (at least 1e-300)");
   if (lowp_mpfr_parse(b, lowp_run_param(r, "hi")) != LOWP_OK || mpfr_cmp(b, a) <= 0 || !mpfr_number_p(b) ||
       mpfr_get_d(b, MPFR_RNDN) > 1e300)
     lowp_run_bad_param(r, "hi", "expected a number above lo (at most 1e300)");
