@@ -20,6 +20,8 @@
  *     a pattern; their number is lowp_format_count_finite; the largest is
  *     lowp_format_xmax; +-inf and NaN encode iff the format has them and
  *     decode to themselves;
+ *   - what lowp_round_f64 returns (five modes, values from tiny to huge,
+ *     +-0, +-inf, NaN) is a value of the format: it encodes;
  * For every REJECTED spec: the message is non-empty, and where it advises
  * "try 'SPEC'", SPEC is accepted and passes every check above.
  *
@@ -173,6 +175,22 @@ static int check_format(const lowp_format_t *f, const char *spec) {
                                 "not only NaN", spec, s, (unsigned long long)bits);
   } else if (s == LOWP_OK) {
     fails += !lowp_test_check(0, "'%s': NaN encodes in a format without NaN", spec);
+  }
+  /* whatever rounding returns is a value of the format: it encodes */
+  {
+    static const double xs[] = {0.1, -0.3, 1.0, -1.0, 3.0, 1e30, -1e30, 1e-30, -1e-30, 0.0, -0.0,
+                                INFINITY, -INFINITY, NAN};
+    static const lowp_rounding_t rs[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN,
+                                         LOWP_RND_TO};
+    size_t xi, ri;
+    for (xi = 0; xi < sizeof xs / sizeof xs[0] && fails <= 5; xi++)
+      for (ri = 0; ri < sizeof rs / sizeof rs[0]; ri++) {
+        double y;
+        (void)lowp_round_f64(&y, xs[xi], f, NULL, rs[ri]);
+        if (lowp_encode(&bits, y, f) != LOWP_OK)
+          fails += !lowp_test_check(0, "'%s': %a rounded (%s) to %a, which does not encode", spec,
+                                    xs[xi], lowp_rounding_name(rs[ri]), y);
+      }
   }
   free(hit);
   return fails == 0;
