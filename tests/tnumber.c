@@ -128,5 +128,18 @@ int main(void) {
   int_is("-", 0, 10, LOWP_EPARSE, 0);
   int_is("0x", 0, 10, LOWP_EPARSE, 0);
   int_is("--1", -10, 10, LOWP_EPARSE, 0);
+  /* unsigned 64-bit patterns (fp64's sign bit set) */
+  {
+    uint64_t u = 7;
+    lowp_test_check(lowp_parse_u64(&u, "0xfff0000000000000") == LOWP_OK &&
+                        u == UINT64_C(0xfff0000000000000), "u64 0xfff0...");
+    lowp_test_check(lowp_parse_u64(&u, "18446744073709551615") == LOWP_OK && u == UINT64_MAX,
+                    "u64 2^64-1");
+    lowp_test_check(lowp_parse_u64(&u, "0x10000000000000000") == LOWP_ERANGE, "u64 2^64");
+    lowp_test_check(lowp_parse_u64(&u, "-1") == LOWP_EPARSE, "u64 -1");
+    lowp_test_check(lowp_parse_u64(&u, "+1") == LOWP_EPARSE, "u64 +1");
+    lowp_test_check(lowp_parse_u64(&u, "0x") == LOWP_EPARSE, "u64 0x");
+    lowp_test_check(lowp_parse_u64(&u, " 1") == LOWP_EPARSE, "u64 ' 1'");
+  }
   return lowp_test_end();
 }

@@ -11,7 +11,9 @@
  */
 
 #include "cli.h"
+#include "format/number.h"
 #include "format/round_mpfr.h"
+#include "status.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -256,7 +258,12 @@ int lowp_cmd_convert(int argc, char **argv) {
   for (k = 0; k < nv; k++) {
     if (o.bits) {
       double v;
-      uint64_t b = (uint64_t)lowp_cli_int("convert", "bit pattern", vals[k], 0, INT64_MAX);
+      uint64_t b;
+      int bs = lowp_parse_u64(&b, vals[k]);
+      if (bs == LOWP_EPARSE)
+        lowp_cli_die("convert", "malformed bit pattern '%s': expected 0x hex or a decimal integer",
+                     vals[k]);
+      if (bs != LOWP_OK) lowp_cli_die("convert", "bit pattern %s is wider than 64 bits", vals[k]);
       if (lowp_format_width(&o.from) < 64 && (b >> lowp_format_width(&o.from)) != 0)
         lowp_cli_die("convert", "bit pattern %s is wider than %s's %d bits", vals[k],
                      o.from.name, lowp_format_width(&o.from));

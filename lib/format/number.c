@@ -93,3 +93,20 @@ int lowp_parse_int(long long *v, const char *text, long long lo, long long hi) {
   }
   return LOWP_OK;
 }
+
+int lowp_parse_u64(uint64_t *v, const char *text) {
+  const char *t = text;
+  unsigned long long u;
+  char *end;
+  int hex;
+  if (!t || !*t) return LOWP_EPARSE;
+  hex = t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+  if (hex) t += 2;
+  if (span(t, hex ? isxdigit : isdigit) == 0 || t[span(t, hex ? isxdigit : isdigit)] != '\0')
+    return LOWP_EPARSE;
+  errno = 0;
+  u = strtoull(t, &end, hex ? 16 : 10);
+  if (errno == ERANGE || u > UINT64_MAX) return LOWP_ERANGE;
+  *v = (uint64_t)u;
+  return LOWP_OK;
+}

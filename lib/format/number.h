@@ -2,6 +2,8 @@
 #ifndef LOWP_NUMBER_H
 #define LOWP_NUMBER_H
 
+#include <stdint.h>
+
 /*
  * Every number lowp reads from a command line, a parameter or a spec follows
  * this grammar (nothing else: no blanks, no "0b101", no MPFR "1@3", no
@@ -46,5 +48,12 @@ int lowp_parse_f64(double *x, const char *text);
  *         LOWP_ERANGE if the integer is outside [lo, hi] (however many digits).
  */
 int lowp_parse_int(long long *v, const char *text, long long lo, long long hi);
+
+/**
+ * @brief Parse an unsigned 64-bit integer (decimal, or 0x hex; no sign), for
+ * bit patterns that fill all 64 bits (fp64's 0xfff0000000000000).
+ * @return LOWP_OK; LOWP_EPARSE (not the grammar, or a sign); LOWP_ERANGE (>= 2^64).
+ */
+int lowp_parse_u64(uint64_t *v, const char *text);
 
 #endif

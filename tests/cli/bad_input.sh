@@ -130,6 +130,8 @@ convert --bits 0x10000 --from fp16 --to fp32
 convert --bits zz --from fp16 --to fp32
 convert --bits 0x1c --from 'p=3,emin=-2,emax=3,noinf,nan=none,ebits=3' --to fp32
 convert --bits -1 --from fp16 --to fp32
+convert --bits 0x1ffffffffffffffff --from fp64 --to fp32
+convert --bits +0x3c00 --from fp16 --to fp32
 convert 1 --from fp17 --to fp16
 # --- list
 list --bogus
