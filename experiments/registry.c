@@ -3,6 +3,7 @@
 #include "registry.h"
 
 #include "format/number.h"
+#include "io/escape.h"
 #include "status.h"
 
 #include <math.h>
@@ -72,8 +73,11 @@ const char *lowp_run_param(const lowp_run_t *r, const char *key) {
 }
 
 void lowp_run_bad_param(const lowp_run_t *r, const char *key, const char *why) {
-  fprintf(stderr, "lowp run %s: bad value '%s' for %s: %s\n", r->exp->name,
-          lowp_run_param(r, key), key, why);
+  char msg[8192], safe[8192];
+  /* one line whatever the value holds (lowp_escape_ctl) */
+  snprintf(msg, sizeof msg, "bad value '%s' for %s: %s", lowp_run_param(r, key), key, why);
+  lowp_escape_ctl(safe, sizeof safe, msg);
+  fprintf(stderr, "lowp run %s: %s\n", r->exp->name, safe);
   exit(2);
 }
 

@@ -2,6 +2,7 @@
 
 #include "cli.h"
 #include "format/number.h"
+#include "io/escape.h"
 #include "status.h"
 
 #include <errno.h>
@@ -12,12 +13,15 @@
 #include <strings.h>
 
 void lowp_cli_die(const char *cmd, const char *fmt, ...) {
+  char msg[4096], safe[4096];
   va_list ap;
-  fprintf(stderr, "lowp %s: ", cmd);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  /* the message quotes what the user typed: a newline in it must not make
+     two lines, nor an escape sequence reach the terminal */
+  lowp_escape_ctl(safe, sizeof safe, msg);
+  fprintf(stderr, "lowp %s: %s\n", cmd, safe);
   exit(LOWP_EXIT_USAGE);
 }
 

@@ -1,6 +1,7 @@
 /* lowp -- the command line: one subcommand per tools/cmd_*.c */
 
 #include "cli.h"
+#include "io/escape.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,10 @@ int main(int argc, char **argv) {
       free(args);
       return rc;
     }
-  fprintf(stderr, "lowp: unknown command '%s' (see lowp --help)\n", argv[1]);
+  {
+    char safe[512];
+    lowp_escape_ctl(safe, sizeof safe, argv[1]);
+    fprintf(stderr, "lowp: unknown command '%s' (see lowp --help)\n", safe);
+  }
   return LOWP_EXIT_USAGE;
 }

@@ -84,6 +84,14 @@ snapshot() {
 CASES=$(cat <<'EOF'
 # --- lowp itself
 nosuchcommand
+$'no\nsuch'
+# --- values with control characters: still one line
+convert $'1\n2' --to fp16
+convert 1 --to $'fp\n16'
+convert $'\e[31mred' --to fp16
+run formats --formats=$'fp16\nx'
+scaler --events $'ok\nx'
+gemm --m $'2\n' --n 2 --k 2
 --bogus
 # --- formats
 formats --bogus
