@@ -1,5 +1,6 @@
 /* lowp -- the command line: one subcommand per tools/cmd_*.c */
 
+#include "cleanup.h"
 #include "cli.h"
 
 #include <stdio.h>
@@ -34,6 +35,8 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
   size_t i;
+  /* temporaries and children are removed and stopped on any exit or signal */
+  lowp_cleanup_install();
   if (argc < 2) { usage(stderr); return LOWP_EXIT_USAGE; }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
