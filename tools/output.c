@@ -150,7 +150,11 @@ static int check_dest(const char *final, const char *opt, char *msg, size_t len)
   size_t i;
   if (lstat(final, &st) != 0) {
     if (errno == ENOENT) return DEST_ABSENT;
-    snprintf(msg, len, "%s '%s': %s", opt, final, strerror(errno));
+    if (errno == ENOTDIR)
+      snprintf(msg, len, "%s '%s': cannot create it: a part of its path is not a folder", opt,
+               final);
+    else
+      snprintf(msg, len, "%s '%s': cannot use it (%s)", opt, final, strerror(errno));
     return -1;
   }
   if (S_ISLNK(st.st_mode)) {

@@ -104,7 +104,7 @@ for which in run report; do
   refuse "$which FIFO" "is a FIFO" "${CMD[@]}" --out "$W/fifo"
   refuse "$which user folder" "lowp did not make" "${CMD[@]}" --out "$W/user"
   refuse "$which user folder, slash" "lowp did not make" "${CMD[@]}" --out "$W/user/"
-  refuse "$which under a file" "Not a directory" "${CMD[@]}" --out "$W/target/x"
+  refuse "$which under a file" "path is not a folder" "${CMD[@]}" --out "$W/target/x"
   refuse "$which root" "not '/'" "${CMD[@]}" --out /
   refuse "$which dot" "not '/'" "${CMD[@]}" --out "$W/dir/."
   refuse "$which empty" "empty folder name" "${CMD[@]}" --out=
