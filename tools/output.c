@@ -139,15 +139,52 @@ static int read_marker(list_t *l, const char *dir) {
 
 enum { DEST_ABSENT = 0, DEST_EMPTY = 1, DEST_LOWP = 2 };
 
+/* Is root a lowp folder holding nothing lowp did not write? -1: no valid
+   marker; -2: unreadable; 1: the first stray entry (its path relative to
+   root, after prefix) is in out; 0: all lowp's. A subfolder with a valid
+   marker of its own is checked against that marker instead (`lowp run NAME
+   --out DIR/NAME` rewrote one experiment of a report's folder). */
+static int find_stray(const char *root, const char *prefix, char *out, size_t len) {
+  list_t mine = {NULL, 0, 0}, there = {NULL, 0, 0};
+  size_t i, j;
+  int r = 0;
+  if (!read_marker(&mine, root)) { list_free(&mine); return -1; }
+  if (walk(&there, root, "") != 0) { list_free(&mine); list_free(&there); return -2; }
+  for (i = 0; i < there.n && r == 0; i++) {
+    const char *e = there.v[i];
+    size_t n = strlen(e);
+    int listed = bsearch(&there.v[i], mine.v, mine.n, sizeof *mine.v, cmp_str) != NULL;
+    if (listed && e[n - 1] != '/') continue;
+    if (e[n - 1] == '/') {
+      char sub[8400], pre[8400];
+      snprintf(sub, sizeof sub, "%s/%.*s", root, (int)(n - 1), e);
+      snprintf(pre, sizeof pre, "%s%s", prefix, e);
+      r = find_stray(sub, pre, out, len);
+      if (r == 0) { /* a lowp folder of its own: skip what it holds */
+        for (j = i + 1; j < there.n && !strncmp(there.v[j], e, n); j++) {}
+        i = j - 1;
+        continue;
+      }
+      if (r == 1) break;
+      r = 0;
+      if (listed) continue; /* no marker of its own: its entries are on this list */
+    }
+    snprintf(out, len, "%s%s", prefix, e);
+    r = 1;
+  }
+  list_free(&mine);
+  list_free(&there);
+  return r;
+}
+
 /* Classify the destination folder; on a refusal write the message into
    msg and return -1. */
 static int check_dest(const char *final, const char *opt, char *msg, size_t len) {
   struct stat st;
   DIR *d;
   struct dirent *e;
-  int empty = 1;
-  list_t mine = {NULL, 0, 0}, there = {NULL, 0, 0};
-  size_t i;
+  int empty = 1, r;
+  char stray[4300];
   if (lstat(final, &st) != 0) {
     if (errno == ENOENT) return DEST_ABSENT;
     if (errno == ENOTDIR)
@@ -175,31 +212,17 @@ static int check_dest(const char *final, const char *opt, char *msg, size_t len)
     if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
   closedir(d);
   if (empty) return DEST_EMPTY;
-  if (!read_marker(&mine, final)) {
-    list_free(&mine);
+  r = find_stray(final, "", stray, sizeof stray);
+  if (r == -1)
     snprintf(msg, len, "%s '%s' is a folder that is not empty and that lowp did not make "
              "(no %s marker); lowp never deletes what it did not write: give a new or an "
              "empty folder", opt, final, LOWP_OUTPUT_MARKER);
-    return -1;
-  }
-  if (walk(&there, final, "") != 0) {
-    list_free(&mine);
-    list_free(&there);
+  else if (r == -2)
     snprintf(msg, len, "%s '%s': cannot read the folder", opt, final);
-    return -1;
-  }
-  for (i = 0; i < there.n; i++)
-    if (!bsearch(&there.v[i], mine.v, mine.n, sizeof *mine.v, cmp_str)) {
-      snprintf(msg, len, "%s '%s' holds '%s', which lowp did not write; lowp never deletes "
-               "what it did not write: move it away, or give another folder", opt, final,
-               there.v[i]);
-      list_free(&mine);
-      list_free(&there);
-      return -1;
-    }
-  list_free(&mine);
-  list_free(&there);
-  return DEST_LOWP;
+  else if (r == 1)
+    snprintf(msg, len, "%s '%s' holds '%s', which lowp did not write; lowp never deletes "
+             "what it did not write: move it away, or give another folder", opt, final, stray);
+  return r == 0 ? DEST_LOWP : -1;
 }
 
 static int write_marker(const char *tmp, const char *what) {
