@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,31 @@ static const char *kind_of(mode_t m) {
   if (S_ISFIFO(m)) return "a FIFO";
   if (S_ISSOCK(m)) return "a socket";
   return "not a regular file";
+}
+
+/* lowp_cli_die with control characters of the text (a newline in a folder
+   name) shown as \n, \t or \xHH: the message stays one line. */
+static void die_out(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3), noreturn))
+#endif
+    ;
+static void die_out(const char *cmd, const char *fmt, ...) {
+  char raw[9000], shown[9000 * 4 + 1];
+  size_t i, k = 0;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(raw, sizeof raw, fmt, ap);
+  va_end(ap);
+  for (i = 0; raw[i] && k + 5 < sizeof shown; i++) {
+    unsigned char c = (unsigned char)raw[i];
+    if (c == '\n') { shown[k++] = '\\'; shown[k++] = 'n'; }
+    else if (c == '\t') { shown[k++] = '\\'; shown[k++] = 't'; }
+    else if (c < 0x20 || c == 0x7f) k += (size_t)snprintf(shown + k, 5, "\\x%02x", c);
+    else shown[k++] = (char)c;
+  }
+  shown[k] = '\0';
+  lowp_cli_die(cmd, "%s", shown);
 }
 
 /* The folder part of path ("." when there is none). */
@@ -261,11 +287,11 @@ static void make_parents(lowp_outdir_t *o, const char *cmd, const char *opt, con
       if (id < 0 || mkdir(buf, 0777) != 0) {
         int e = errno;
         lowp_temp_drop(id);
-        lowp_cli_die(cmd, "%s '%s': cannot create folder '%s' (%s)", opt, final, buf, strerror(e));
+        die_out(cmd, "%s '%s': cannot create folder '%s' (%s)", opt, final, buf, strerror(e));
       }
       o->parents[o->nparents++] = id;
     } else if (!S_ISDIR(st.st_mode)) {
-      lowp_cli_die(cmd, "%s '%s': '%s' is not a folder", opt, final, buf);
+      die_out(cmd, "%s '%s': '%s' is not a folder", opt, final, buf);
     }
     buf[i] = c;
   }
@@ -282,16 +308,16 @@ void lowp_output_check_file(const char *cmd, const char *opt, const char *path) 
   struct stat st;
   char dir[4096];
   int s = lowp_atomic_check(path);
-  if (!path || !*path) lowp_cli_die(cmd, "%s: empty file name", opt);
-  if (s == LOWP_EINVAL) lowp_cli_die(cmd, "%s '%s': a file name cannot end in '/'", opt, path);
+  if (!path || !*path) die_out(cmd, "%s: empty file name", opt);
+  if (s == LOWP_EINVAL) die_out(cmd, "%s '%s': a file name cannot end in '/'", opt, path);
   if (s == LOWP_EFILE && lstat(path, &st) == 0)
-    lowp_cli_die(cmd, "%s '%s' is %s; lowp writes only to a new or a regular file", opt, path,
+    die_out(cmd, "%s '%s' is %s; lowp writes only to a new or a regular file", opt, path,
                  kind_of(st.st_mode));
-  if (strlen(path) >= sizeof dir) lowp_cli_die(cmd, "%s: file name too long", opt);
+  if (strlen(path) >= sizeof dir) die_out(cmd, "%s: file name too long", opt);
   /* the folder must take a new file: create the temporary and remove it */
   if (lowp_atomic_open(&probe, path) != LOWP_OK) {
     parent_of(dir, sizeof dir, path);
-    lowp_cli_die(cmd, "%s '%s': cannot create a file in folder '%s' (%s)", opt, path, dir,
+    die_out(cmd, "%s '%s': cannot create a file in folder '%s' (%s)", opt, path, dir,
                  why_not_writable(dir));
   }
   lowp_atomic_abort(&probe);
@@ -301,21 +327,21 @@ void lowp_outdir_begin(lowp_outdir_t *o, const char *cmd, const char *opt, const
   char msg[8800];
   size_t n;
   unsigned k;
-  if (!path || !*path) lowp_cli_die(cmd, "%s: empty folder name", opt);
+  if (!path || !*path) die_out(cmd, "%s: empty folder name", opt);
   n = strlen(path);
-  if (n >= sizeof o->final) lowp_cli_die(cmd, "%s: folder name too long", opt);
+  if (n >= sizeof o->final) die_out(cmd, "%s: folder name too long", opt);
   memcpy(o->final, path, n + 1);
   while (n > 1 && o->final[n - 1] == '/') o->final[--n] = '\0';
   if (!strcmp(o->final, "/") || !strcmp(o->final, ".") || !strcmp(o->final, "..") ||
       (n >= 2 && !strcmp(o->final + n - 2, "/.")) || (n >= 3 && !strcmp(o->final + n - 3, "/..")))
-    lowp_cli_die(cmd, "%s '%s': give a folder by its name (not '/', '.' or '..')", opt, path);
-  if (check_dest(o->final, opt, msg, sizeof msg) < 0) lowp_cli_die(cmd, "%s", msg);
+    die_out(cmd, "%s '%s': give a folder by its name (not '/', '.' or '..')", opt, path);
+  if (check_dest(o->final, opt, msg, sizeof msg) < 0) die_out(cmd, "%s", msg);
   o->nparents = 0;
   make_parents(o, cmd, opt, o->final);
   for (k = 0;; k++) {
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%u", o->final, (long)getpid(), k);
     o->tmp_id = lowp_temp_add(o->tmp, LOWP_TEMP_TREE);
-    if (o->tmp_id < 0) lowp_cli_die(cmd, "%s '%s': too many temporary folders", opt, path);
+    if (o->tmp_id < 0) die_out(cmd, "%s '%s': too many temporary folders", opt, path);
     if (mkdir(o->tmp, 0777) == 0) break; /* umask applies, as for mkdir(1) */
     {
       int e = errno;
@@ -323,7 +349,7 @@ void lowp_outdir_begin(lowp_outdir_t *o, const char *cmd, const char *opt, const
       if (e != EEXIST || k > 100) {
         char dir[4096];
         parent_of(dir, sizeof dir, o->final);
-        lowp_cli_die(cmd, "%s '%s': cannot create a folder in '%s' (%s)", opt, o->final, dir,
+        die_out(cmd, "%s '%s': cannot create a folder in '%s' (%s)", opt, o->final, dir,
                      strerror(e));
       }
     }
@@ -334,19 +360,19 @@ void lowp_outdir_publish(lowp_outdir_t *o, const char *cmd, const char *what) {
   char msg[8800], old[4300];
   int dest, r, e;
   if (write_marker(o->tmp, what) != 0)
-    lowp_cli_die(cmd, "cannot write into '%s'", o->tmp);
+    die_out(cmd, "cannot write into '%s'", o->tmp);
   lowp_cleanup_commit_begin();
   dest = check_dest(o->final, "--out", msg, sizeof msg); /* changed during the run? */
   if (dest < 0) {
     lowp_cleanup_commit_end();
-    lowp_cli_die(cmd, "%s (it changed during the run; nothing was published)", msg);
+    die_out(cmd, "%s (it changed during the run; nothing was published)", msg);
   }
   if (dest != DEST_LOWP) {
     r = rename(o->tmp, o->final); /* over an absent or empty folder: atomic */
     e = errno;
     if (r == 0) { lowp_temp_drop(o->tmp_id); drop_parents(o); }
     lowp_cleanup_commit_end();
-    if (r != 0) lowp_cli_die(cmd, "cannot move results into '%s' (%s)", o->final, strerror(e));
+    if (r != 0) die_out(cmd, "cannot move results into '%s' (%s)", o->final, strerror(e));
     return;
   }
   /* swap with the old lowp folder in one step; tmp then holds the old one */
@@ -368,13 +394,13 @@ void lowp_outdir_publish(lowp_outdir_t *o, const char *cmd, const char *what) {
       (void)rename(old, o->final);
       lowp_temp_drop(old_id);
       lowp_cleanup_commit_end();
-      lowp_cli_die(cmd, "cannot move results into '%s' (%s)", o->final, strerror(e));
+      die_out(cmd, "cannot move results into '%s' (%s)", o->final, strerror(e));
     }
     if (r != 0) {
       e = errno;
       lowp_temp_drop(old_id);
       lowp_cleanup_commit_end();
-      lowp_cli_die(cmd, "cannot replace '%s' (%s)", o->final, strerror(e));
+      die_out(cmd, "cannot replace '%s' (%s)", o->final, strerror(e));
     }
     lowp_temp_drop(o->tmp_id);
     drop_parents(o);

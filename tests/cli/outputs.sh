@@ -191,6 +191,13 @@ R="$W/h/R e'p\"o\$(touch INJECTED3) \`touch INJECTED4\`;|&
 [ $rc -eq 0 ] && [ -s "$R/index.html" ] && [ -s "$R/formats/values.png" ] && [ -s "$R/error-growth/results.json" ] && ok ||
   bad "report --out hostile: exit $rc, $(tail -3 "$S/err")"
 [ "$(grep -c 'lowp run .*gnuplot' "$S/err")" -eq 0 ] && ok || bad "report printed gnuplot failures"
+# one experiment of a report re-run into it: the report folder stays lowp's
+"${RUN[@]}" --out "$R/formats" >/dev/null 2>"$S/err" && ok || bad "run into a report's subfolder: $(cat "$S/err")"
+echo "my notes" >"$R/formats/notes.txt"
+refuse "run over a report holding a user file" "holds 'formats/notes.txt'" "${RUN[@]}" --out "$R"
+rm "$R/formats/notes.txt"
+"${RUN[@]}" --out "$R" >/dev/null 2>"$S/err" && [ ! -e "$R/index.html" ] && [ -s "$R/values.png" ] && ok ||
+  bad "replace a report folder: $(cat "$S/err")"
 [ -z "$(find "$T" / -maxdepth 1 -name 'INJECTED*' 2>/dev/null)" ] && ok || bad "a name injected a command"
 no_temps "hostile names"
 cd - >/dev/null || exit 1
