@@ -227,6 +227,8 @@ int lowp_cleanup_rmtree(const char *path) {
 
 void lowp_cleanup_commit_begin(void) { lowp__g_committing = 1; }
 
+int lowp_cleanup_held(void) { return lowp__g_held != 0; }
+
 void lowp_cleanup_commit_end(void) {
   lowp__g_committing = 0;
   if (lowp__g_held) die_by_signal(lowp__g_held);

@@ -17,7 +17,9 @@
  * is forwarded to the main thread, which is stopped where it is, so nothing
  * creates files while the handler removes them. The only flag: during
  * lowp_cleanup_commit_begin/end (the final renames of a publication, a few
- * system calls) a signal is held and acted on right after them.
+ * system calls) a signal is held: if it came before the rename, nothing is
+ * published; if it came during it, the output is complete and lowp then
+ * exits 128 + N all the same.
  *
  * Register from the main thread only.
  */
@@ -54,5 +56,8 @@ int lowp_cleanup_rmtree(const char *path);
     what is still registered). */
 void lowp_cleanup_commit_begin(void);
 void lowp_cleanup_commit_end(void);
+/** @brief 1 if a signal is being held (between commit_begin and _end):
+    the caller should not publish, and call commit_end at once. */
+int lowp_cleanup_held(void);
 
 #endif

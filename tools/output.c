@@ -367,6 +367,7 @@ void lowp_outdir_publish(lowp_outdir_t *o, const char *cmd, const char *what) {
     lowp_cleanup_commit_end();
     die_out(cmd, "%s (it changed during the run; nothing was published)", msg);
   }
+  if (lowp_cleanup_held()) lowp_cleanup_commit_end(); /* a signal came: publish nothing */
   if (dest != DEST_LOWP) {
     r = rename(o->tmp, o->final); /* over an absent or empty folder: atomic */
     e = errno;

@@ -116,8 +116,10 @@ wait "$pid"; rc=$?
   bad "SIGTERM during gemm --out-exact: exit $rc, $(cat "$S/err")"
 
 # ------------------------------------------------------------ random moments
-# the run either finished (exit 0, complete output) or was stopped (130/143,
-# previous output intact); never anything in between
+# the run either finished (exit 0) or was stopped (130/143); the destination
+# is the previous output intact or, never anything in between, a complete new
+# one (a signal during the final rename itself: output complete, then 130/143)
+complete() { [ -s "$W/prev/values.png" ] && [ -s "$W/prev/results.json" ] && [ -s "$W/prev/.lowp-output" ]; }
 for i in 1 2 3 4 5 6; do
   sig=INT; want=130; [ $((i % 2)) -eq 0 ] && sig=TERM && want=143
   delay="0.$((RANDOM % 10))$((RANDOM % 10))"
@@ -125,14 +127,11 @@ for i in 1 2 3 4 5 6; do
   sleep "$delay"
   if [ $((i % 3)) -eq 0 ]; then kill -"$sig" "$pid" 2>/dev/null; else kill -"$sig" -- "-$pid" 2>/dev/null; fi
   wait "$pid"; rc=$?
-  if [ $rc -eq 0 ]; then
-    [ -s "$W/prev/values.png" ] && [ -z "$(find "$W" -name '*.tmp.*' -print -quit)" ] && ok || bad "random $i: finished but incomplete"
-    PREV="$(digest "$W/prev")"
-  else
-    : >"$GP_PIDS"
-    [ $rc -eq $want ] && [ "$(digest "$W/prev")" = "$PREV" ] && [ -z "$(find "$W" -name '*.tmp.*' -print -quit)" ] &&
-      ok || bad "random $i (SIG$sig after ${delay}s): exit $rc, $(cat "$S/err")"
-  fi
+  now="$(digest "$W/prev")"
+  if { [ $rc -eq 0 ] || [ $rc -eq $want ]; } && { [ "$now" = "$PREV" ] || complete; } &&
+     [ -z "$(find "$W" \( -name '*.tmp.*' -o -name '*.old.*' \) -print -quit)" ]; then ok
+  else bad "random $i (SIG$sig after ${delay}s): exit $rc, $(cat "$S/err")"; fi
+  PREV="$now"
 done
 
 echo "cli_signals: $pass passed, $fail failed"
