@@ -65,12 +65,13 @@ static void parent_of(char *out, size_t len, const char *path) {
   else snprintf(out, len, "%.*s", (int)(slash - path), path);
 }
 
-/* Why files cannot be created in folder dir, for a message. */
-static const char *why_not_writable(const char *dir) {
+/* Why files cannot be created in folder dir (e: the errno of the attempt). */
+static const char *why_not_writable(const char *dir, int e) {
   struct stat st;
   if (stat(dir, &st) != 0) return errno == ENOENT ? "it does not exist" : strerror(errno);
   if (!S_ISDIR(st.st_mode)) return "it is not a folder";
-  return "it is not writable";
+  if (e == EACCES || e == EPERM || e == EROFS || e == 0) return "it is not writable";
+  return strerror(e);
 }
 
 /* --- the manifest: every path lowp wrote, relative, folders ending in '/' */
@@ -315,10 +316,12 @@ void lowp_output_check_file(const char *cmd, const char *opt, const char *path) 
                  kind_of(st.st_mode));
   if (strlen(path) >= sizeof dir) die_out(cmd, "%s: file name too long", opt);
   /* the folder must take a new file: create the temporary and remove it */
+  errno = 0;
   if (lowp_atomic_open(&probe, path) != LOWP_OK) {
+    int e = errno;
     parent_of(dir, sizeof dir, path);
     die_out(cmd, "%s '%s': cannot create a file in folder '%s' (%s)", opt, path, dir,
-                 why_not_writable(dir));
+                 why_not_writable(dir, e));
   }
   lowp_atomic_abort(&probe);
 }
@@ -339,13 +342,22 @@ void lowp_outdir_begin(lowp_outdir_t *o, const char *cmd, const char *opt, const
   o->nparents = 0;
   make_parents(o, cmd, opt, o->final);
   for (k = 0;; k++) {
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%u", o->final, (long)getpid(), k);
+    /* beside the destination (same file system: rename is atomic); named
+       "DIR/.lowp.tmp.PID.N" in its folder if DEST's name is too long for a suffix */
+    if (k < 50)
+      snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld.%u", o->final, (long)getpid(), k);
+    else {
+      const char *slash = strrchr(o->final, '/');
+      snprintf(o->tmp, sizeof o->tmp, "%.*s.lowp.tmp.%ld.%u",
+               slash ? (int)(slash - o->final + 1) : 0, o->final, (long)getpid(), k);
+    }
     o->tmp_id = lowp_temp_add(o->tmp, LOWP_TEMP_TREE);
     if (o->tmp_id < 0) die_out(cmd, "%s '%s': too many temporary folders", opt, path);
     if (mkdir(o->tmp, 0777) == 0) break; /* umask applies, as for mkdir(1) */
     {
       int e = errno;
       lowp_temp_drop(o->tmp_id);
+      if (e == ENAMETOOLONG && k < 50) { k = 49; continue; }
       if (e != EEXIST || k > 100) {
         char dir[4096];
         parent_of(dir, sizeof dir, o->final);

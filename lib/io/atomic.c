@@ -63,14 +63,21 @@ int lowp_atomic_open(lowp_atomic_t *w, const char *path) {
   if (!w->path || !w->tmp) { release(w); return LOWP_ENOMEM; }
   memcpy(w->path, path, len + 1);
   for (tries = 0; tries < 100 && fd < 0; tries++) {
-    /* same directory as the destination, so the final rename is atomic */
-    snprintf(w->tmp, len + 64, "%s.tmp.%ld.%lu", path, (long)getpid(), ++lowp__g_atomic_seq);
+    /* same directory as the destination, so the final rename is atomic;
+       "DIR/.lowp.tmp.PID.N" when DEST's own name is too long for a suffix */
+    const char *slash = strrchr(path, '/');
+    if (tries < 50)
+      snprintf(w->tmp, len + 64, "%s.tmp.%ld.%lu", path, (long)getpid(), ++lowp__g_atomic_seq);
+    else
+      snprintf(w->tmp, len + 64, "%.*s.lowp.tmp.%ld.%lu", slash ? (int)(slash - path + 1) : 0,
+               path, (long)getpid(), ++lowp__g_atomic_seq);
     watch(w->tmp, 1);
     fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666); /* umask applies */
     if (fd < 0) {
       int e = errno;
       watch(w->tmp, 0);
-      if (e != EEXIST) break;
+      if (e == ENAMETOOLONG && tries < 50) tries = 49; /* next: the short name */
+      else if (e != EEXIST) { errno = e; break; }
     }
   }
   if (fd < 0) { release(w); return LOWP_EIO; }

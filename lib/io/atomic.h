@@ -10,7 +10,8 @@
  * the same directory as the destination (so rename(2) is atomic: the
  * destination is either absent/old or complete, never partial).
  *
- * The temporary is "DEST.tmp.PID.N", created with O_EXCL and mode 0666, so
+ * The temporary is "DEST.tmp.PID.N" ("DIR/.lowp.tmp.PID.N" if DEST's name is
+ * too long for the suffix), created with O_EXCL and mode 0666, so
  * the process umask applies exactly as it would to a plain fopen(); when
  * the destination already exists its permission bits are copied (as
  * fopen's truncation would keep them). The destination must be absent or a

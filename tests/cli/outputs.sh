@@ -138,6 +138,12 @@ mkdir "$W/empty"
 echo stale >"$W/new/deeper/values.csv" # lowp's own file, edited: replaced
 "${RUN[@]}" --out="$W/new/deeper" >/dev/null 2>"$S/err" && ok || bad "replace own output: $(cat "$S/err")"
 grep -q stale "$W/new/deeper/values.csv" && bad "own output not replaced" || ok
+# a 250-character name leaves no room for a ".tmp.PID.N" suffix: still works, twice
+long="$(printf 'n%.0s' $(seq 250))"
+"${RUN[@]}" --out "$W/$long" >/dev/null 2>"$S/err" && "${RUN[@]}" --out "$W/$long" >/dev/null 2>>"$S/err" &&
+  [ -s "$W/$long/results.json" ] && ok || bad "long folder name: $(cat "$S/err")"
+"${GEMM[@]}" --out-exact "$W/f${long:1}" >/dev/null 2>"$S/err" && "${GEMM[@]}" --out-exact "$W/d$long" >/dev/null 2>>"$S/err" &&
+  [ -s "$W/d$long" ] && ok || bad "long file name: $(cat "$S/err")"
 no_temps "accepted outputs"
 # an extra file in lowp's folder is refused (and left alone)
 echo "my notes" >"$W/new/deeper/notes.txt"
