@@ -741,7 +741,7 @@ static int run(lowp_run_t *r) {
   fprintf(r->summary, "\nFiles: bounds.csv, sum_*.csv/png/svg, dot_*.csv/png/svg, gemm_*.csv/png/svg.\n");
   lowp_run_progress(r, "done\n");
   if (plot_failed) {
-    fprintf(stderr, "lowp run error-growth: gnuplot failed or is missing; CSV files are written\n");
+    fprintf(stderr, "lowp run error-growth: gnuplot failed or is missing; nothing was published\n");
     return 2;
   }
   return bad ? 1 : 0;

@@ -27,7 +27,7 @@ void lowp_result_plot(cJSON *plots, const char *file, const char *caption) {
 }
 
 int lowp_run_plot_failed(const lowp_run_t *r, int st) {
-  fprintf(stderr, "lowp run %s: gnuplot failed (%s); CSV files are written, see the .gnuplot.log files\n",
+  fprintf(stderr, "lowp run %s: gnuplot failed or is missing (%s); nothing was published\n",
           r->exp->name, lowp_status_str(st));
   return 2;
 }

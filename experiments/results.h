@@ -30,9 +30,10 @@ void lowp_result_plot(cJSON *plots, const char *file, const char *caption);
 
 /**
  * @brief Report that lowp_plot failed: prints "lowp run NAME: gnuplot failed
- * (STATUS TEXT); CSV files are written, see the .gnuplot.log files" on stderr.
+ * or is missing (STATUS TEXT); nothing was published" on stderr.
  * @param[in] st the status lowp_plot returned (LOWP_EIO, LOWP_EUNSUPPORTED)
- * @return 2, for run() to return (the CSVs and results.json are still kept)
+ * @return 2, for run() to return (the run then publishes nothing: exit 2
+ *   never leaves an output folder)
  */
 int lowp_run_plot_failed(const lowp_run_t *r, int st);
 

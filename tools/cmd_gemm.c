@@ -28,11 +28,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
 #include "model/accum.h"
 #include "exact/exact.h"
-#include "io/atomic.h"
 #include "io/npy.h"
 #include "measure/measure.h"
 #include "rng/dist.h"
@@ -316,13 +316,9 @@ static int run(const char *cmd, int argc, char **argv) {
              o.have_prod ? o.prod.name : "exact", o.acc.name, lowp_rounding_name(o.rnd));
   }
 
-  /* an unwritable --out-exact fails now, not after the work */
-  if (o.out_exact) {
-    lowp_atomic_t probe;
-    if (lowp_atomic_open(&probe, o.out_exact) != 0)
-      lowp_cli_die(cmd, "--out-exact %s: cannot create a file in that directory", o.out_exact);
-    lowp_atomic_abort(&probe);
-  }
+  /* a bad --out-exact (a link, device, folder, unwritable folder) fails
+     now, not after the work (tools/output.h) */
+  if (o.out_exact) lowp_output_check_file(cmd, "--out-exact", o.out_exact);
 
   if (o.a_path) {
     size_t ar, ac, br, bc;
@@ -443,8 +439,11 @@ static int run(const char *cmd, int argc, char **argv) {
     int nd = 2;
     if (!strcmp(cmd, "dot")) { shape[0] = 1; nd = 1; }
     st = lowp_npy_write(o.out_exact, LOWP_NPY_F8, shape, nd, cx, NULL);
-    if (st) lowp_cli_die(cmd, "--out-exact %s: %s (nothing written)", o.out_exact,
-                         lowp_status_str(st));
+    if (st) {
+      free(a); free(b); free(c); free(cx); free(absab); free(aa); free(ab);
+      lowp_cli_die(cmd, "--out-exact %s: %s (nothing written)", o.out_exact,
+                   lowp_status_str(st));
+    }
   }
 
   if (o.json) {

@@ -10,6 +10,7 @@
  */
 
 #include "cli.h"
+#include "output.h"
 
 #include "amp/scaler.h"
 #include "format/number.h"
@@ -226,7 +227,9 @@ int lowp_cmd_scaler(int argc, char **argv) {
 
   memset(&out, 0, sizeof out);
   if (state_out) {
-    int st = lowp_atomic_open(&out, state_out);
+    int st;
+    lowp_output_check_file(CMD, "--state-out", state_out);
+    st = lowp_atomic_open(&out, state_out);
     if (st != LOWP_OK) lowp_cli_die(CMD, "cannot write state file '%s': %s", state_out, lowp_status_str(st));
   }
   if (json) {

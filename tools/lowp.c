@@ -1,5 +1,6 @@
 /* lowp -- the command line: one subcommand per tools/cmd_*.c */
 
+#include "cleanup.h"
 #include "cli.h"
 #include "io/escape.h"
 
@@ -68,6 +69,8 @@ static char **split_eq(int argc, char **argv, int *nargc) {
 
 int main(int argc, char **argv) {
   size_t i;
+  /* temporaries and children are removed and stopped on any exit or signal */
+  lowp_cleanup_install();
   /* usage errors: one line and a pointer to --help (the contract of every
      command), not the whole command table */
   if (argc < 2) {

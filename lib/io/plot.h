@@ -28,8 +28,13 @@ typedef struct {
  * @brief Write OUTDIR/BASE.gp (kept, so the plot can be re-made by hand) and
  * run gnuplot on it to produce OUTDIR/BASE.png and OUTDIR/BASE.svg. The
  * images are written under temporary names and renamed, so a failed run
- * leaves no half-written image.
- * @return LOWP_OK; LOWP_EIO if the script cannot be written or gnuplot
+ * leaves no half-written image. gnuplot runs in OUTDIR without a shell
+ * (lowp_spawn) and the script names files relative to it only, so OUTDIR
+ * may be any folder name and appears nowhere in the script.
+ * @param[in] base  plain file name (letters, digits, ._-+,=; no '/')
+ * @param[in] s     the curves; their csv names follow the same rule as base
+ * @return LOWP_OK; LOWP_EINVAL (a NULL argument, an unsafe base or csv
+ *         name); LOWP_EIO if the script cannot be written or gnuplot
  *         fails; LOWP_EUNSUPPORTED if gnuplot is not installed.
  */
 int lowp_plot(const char *outdir, const char *base, const lowp_plot_t *p,

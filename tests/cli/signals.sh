@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# cli_signals -- SIGINT/SIGTERM at several moments: children stopped, temporaries removed, nothing published, 130/143.
+# Run: bash tests/cli/signals.sh build/lowp
+#
+# lowp runs in its own process group (setsid), so a signal can go to the
+# whole group (Ctrl-C at a terminal) or to lowp alone (kill PID). Moments:
+# while gnuplot runs (a stand-in gnuplot on PATH that sleeps, so the moment
+# is certain), before gnuplot starts, during a computation, in the middle of
+# a report, during `gemm --out-exact`, and at random times. Each case asserts
+# the exit status (130 for SIGINT, 143 for SIGTERM), one message on stderr,
+# no child left, no temporary left (*.tmp.*, *.old.*), and the destination
+# unchanged (absent, or the previous lowp output byte for byte).
+set -u
+LOWP="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+command -v setsid >/dev/null 2>&1 || { echo "setsid missing: skip"; exit 77; }
+T="$(mktemp -d)"
+trap 'rm -rf "$T"' EXIT
+S="$T/s" W="$T/w"
+mkdir -p "$S/bin" "$W"
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# a stand-in gnuplot: records its pid, then sleeps (exec: same pid)
+cat >"$S/bin/gnuplot" <<'EOF'
+#!/bin/sh
+[ "$1" = --version ] && exec echo "gnuplot (stand-in)"
+echo $$ >>"$GP_PIDS"
+exec sleep 60
+EOF
+chmod +x "$S/bin/gnuplot"
+export GP_PIDS="$S/gp.pids"
+
+# the destination's content (names, types, sizes, bytes), ignoring folder times
+digest() { [ -e "$1" ] && (cd "$1" && find . -printf '%P|%y|%m|%s\n' | LC_ALL=C sort && find . -type f -exec md5sum {} + | LC_ALL=C sort) || echo absent; }
+
+# start CMD...: run it in its own process group, in the background
+start() {
+  : >"$GP_PIDS"
+  setsid "$@" >"$S/out" 2>"$S/err" &
+  pid=$!
+}
+
+# wait_for TEST...: poll (up to 20 s) until the test holds
+wait_for() {
+  local i
+  for i in $(seq 400); do "$@" && return 0; sleep 0.05; done
+  return 1
+}
+has_tmp() { [ -n "$(find "$W" -name '*.tmp.*' -print -quit)" ]; }
+gp_started() { [ -s "$GP_PIDS" ]; }
+
+# finish NAME SIG WANT DEST DIGEST: lowp's exit, message, children, temporaries, destination
+finish() {
+  local name="$1" want="$3" dest="$4" before="$5" rc p
+  wait "$pid"; rc=$?
+  if [ "$rc" -ne "$want" ]; then bad "$name: exit $rc, want $want: $(tail -2 "$S/err")"; return; fi
+  if [ "$(grep -vc '^lowp report: \[' "$S/err")" -ne 1 ]; then bad "$name: want one message, got: $(cat "$S/err")"; return; fi
+  grep -q "^lowp: \(interrupted\|terminated\).*nothing published" "$S/err" || { bad "$name: message: $(cat "$S/err")"; return; }
+  for p in $(cat "$GP_PIDS"); do
+    wait_for eval "! kill -0 $p 2>/dev/null" || { bad "$name: child $p still runs"; return; }
+  done
+  if pgrep -g "$pid" >/dev/null 2>&1; then bad "$name: processes left in the group"; return; fi
+  [ -z "$(find "$W" \( -name '*.tmp.*' -o -name '*.old.*' \) -print -quit)" ] || { bad "$name: temporaries left: $(find "$W" -name '*.tmp.*')"; return; }
+  [ "$(digest "$dest")" = "$before" ] || { bad "$name: the destination changed"; return; }
+  ok
+}
+
+RUN=("$LOWP" run formats --quick)
+# a previous lowp output, to be left as it is by every interrupted run
+"${RUN[@]}" --out "$W/prev" >/dev/null 2>&1 || bad "setup run"
+PREV="$(digest "$W/prev")"
+
+# ------------------------------------------------------------ during gnuplot
+for c in "INT group 130" "INT alone 130" "TERM alone 143" "TERM group 143"; do
+  set -- $c
+  for dest in "$W/prev" "$W/new"; do
+    before="$(digest "$dest")"
+    PATH="$S/bin:$PATH" start "${RUN[@]}" --out "$dest"
+    wait_for gp_started || bad "gnuplot stand-in never started"
+    if [ "$2" = group ]; then kill -"$1" -- "-$pid"; else kill -"$1" "$pid"; fi
+    finish "SIG$1 to $2 during gnuplot, $(basename "$dest")" "$1" "$3" "$dest" "$before"
+  done
+done
+
+# ----------------------------------------------------- before gnuplot starts
+PATH="$S/bin:$PATH" start "${RUN[@]}" --out "$W/prev"
+wait_for has_tmp || bad "no temporary folder appeared"
+kill -INT -- "-$pid"
+finish "SIGINT before gnuplot" INT 130 "$W/prev" "$PREV"
+
+# ---------------------------------------------------- during a computation
+for c in "INT group 130" "TERM alone 143"; do
+  set -- $c
+  start "$LOWP" run error-growth --quick --nmax=1048576 --out "$W/prev"
+  wait_for has_tmp || bad "no temporary folder appeared"
+  sleep 0.5
+  if [ "$2" = group ]; then kill -"$1" -- "-$pid"; else kill -"$1" "$pid"; fi
+  finish "SIG$1 to $2 during error-growth" "$1" "$3" "$W/prev" "$PREV"
+done
+
+# ------------------------------------------------------ in the middle of a report
+start "$LOWP" report --quick --out "$W/prev"
+wait_for grep -q '\[4/' "$S/err" || bad "report did not get to its 4th experiment"
+kill -INT -- "-$pid"
+finish "SIGINT during report" INT 130 "$W/prev" "$PREV"
+
+# --------------------------------------------------- gemm --out-exact, computing
+echo "old content" >"$W/c.npy"
+before="$(md5sum <"$W/c.npy")"
+start "$LOWP" gemm --m 128 --n 128 --k 16384 --in fp16 --acc fp16 --dist normal --out-exact "$W/c.npy"
+sleep 0.5
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+[ $rc -eq 143 ] && [ "$(md5sum <"$W/c.npy")" = "$before" ] && [ -z "$(find "$W" -name 'c.npy.tmp.*')" ] && ok ||
+  bad "SIGTERM during gemm --out-exact: exit $rc, $(cat "$S/err")"
+
+# ------------------------------------------------------------ random moments
+# the run either finished (exit 0) or was stopped (130/143); the destination
+# is the previous output intact or, never anything in between, a complete new
+# one (a signal during the final rename itself: output complete, then 130/143)
+complete() { [ -s "$W/prev/values.png" ] && [ -s "$W/prev/results.json" ] && [ -s "$W/prev/.lowp-output" ]; }
+for i in 1 2 3 4 5 6; do
+  sig=INT; want=130; [ $((i % 2)) -eq 0 ] && sig=TERM && want=143
+  delay="0.$((RANDOM % 10))$((RANDOM % 10))"
+  start "${RUN[@]}" --out "$W/prev"
+  sleep "$delay"
+  if [ $((i % 3)) -eq 0 ]; then kill -"$sig" "$pid" 2>/dev/null; else kill -"$sig" -- "-$pid" 2>/dev/null; fi
+  wait "$pid"; rc=$?
+  now="$(digest "$W/prev")"
+  if { [ $rc -eq 0 ] || [ $rc -eq $want ]; } && { [ "$now" = "$PREV" ] || complete; } &&
+     [ -z "$(find "$W" \( -name '*.tmp.*' -o -name '*.old.*' \) -print -quit)" ]; then ok
+  else bad "random $i (SIG$sig after ${delay}s): exit $rc, $(cat "$S/err")"; fi
+  PREV="$now"
+done
+
+echo "cli_signals: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,235 @@
+/* lowp_cleanup -- this process's temporaries and children: removed and stopped on error or signal */
+
+#define _GNU_SOURCE /* getdents64, pthread_kill */
+
+#include "cleanup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "io/atomic.h"
+#include "io/spawn.h"
+
+/* ---------------------------------------------------------------- types */
+
+#define NTEMP 64
+#define NCHILD 16
+#define TPATH 4200
+
+/* The registry is global because a signal handler can see nothing else
+   (STYLE B1: lowp__g_*). A slot is filled, then marked live last, so the
+   handler never reads a half-written path; it is marked dead first. */
+typedef struct {
+  volatile sig_atomic_t live;
+  int kind;
+  char path[TPATH];
+} temp_t;
+
+static temp_t lowp__g_temps[NTEMP];
+static volatile sig_atomic_t lowp__g_child[NCHILD]; /* pids, 0 = free */
+static volatile sig_atomic_t lowp__g_committing;    /* inside commit_begin/end */
+static volatile sig_atomic_t lowp__g_held;          /* signal held during a commit */
+static pthread_t lowp__g_main;                      /* the thread that installed */
+static int lowp__g_installed;
+
+/* ------------------------------------------------------ private helpers */
+
+/* rm -rf of the entries of the open folder fd (depth-limited), then the
+   caller rmdirs it. Re-reads the folder until a pass removes nothing, so
+   it needs no memory and tolerates entries appearing meanwhile. */
+static void empty_dir(int fd, int depth) {
+  char buf[4096];
+  int pass, removed = 1;
+  for (pass = 0; pass < 64 && removed; pass++) {
+    long n;
+    removed = 0;
+    if (lseek(fd, 0, SEEK_SET) < 0) return;
+    while ((n = (long)getdents64(fd, buf, sizeof buf)) > 0) {
+      long off = 0;
+      while (off < n) {
+        struct dirent64 *d = (struct dirent64 *)(void *)(buf + off);
+        const char *name = d->d_name;
+        off += d->d_reclen;
+        if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]))) continue;
+        if (unlinkat(fd, name, 0) == 0) { removed = 1; continue; }
+        if (depth < 24 && (errno == EISDIR || errno == EPERM)) {
+          int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (sub >= 0) {
+            empty_dir(sub, depth + 1);
+            close(sub);
+          }
+          if (unlinkat(fd, name, AT_REMOVEDIR) == 0) removed = 1;
+        }
+      }
+    }
+  }
+}
+
+static void remove_temp(const temp_t *t) {
+  if (t->kind == LOWP_TEMP_FILE) unlink(t->path);
+  else if (t->kind == LOWP_TEMP_DIR) rmdir(t->path);
+  else lowp_cleanup_rmtree(t->path);
+}
+
+/* Stop every registered child and wait until it is gone (it may be
+   writing into a temporary folder). */
+static void stop_children(void) {
+  int i;
+  for (i = 0; i < NCHILD; i++) {
+    pid_t p = (pid_t)lowp__g_child[i];
+    if (p > 0) kill(p, SIGKILL);
+  }
+  for (i = 0; i < NCHILD; i++) {
+    pid_t p = (pid_t)lowp__g_child[i];
+    if (p > 0) {
+      while (waitpid(p, NULL, 0) < 0 && errno == EINTR) {}
+      lowp__g_child[i] = 0;
+    }
+  }
+}
+
+/* Newest first: inner temporaries before the folders that hold them. */
+static void remove_all(void) {
+  int i;
+  for (i = NTEMP - 1; i >= 0; i--)
+    if (lowp__g_temps[i].live) {
+      lowp__g_temps[i].live = 0;
+      remove_temp(&lowp__g_temps[i]);
+    }
+}
+
+static void put(const char *s) {
+  ssize_t r = write(2, s, strlen(s));
+  (void)r;
+}
+
+static void die_by_signal(int sig) {
+  stop_children();
+  remove_all();
+  if (sig != SIGPIPE) { /* a closed pipe is the reader's choice: no message */
+    put(sig == SIGINT ? "lowp: interrupted (SIGINT)"
+        : sig == SIGTERM ? "lowp: terminated (SIGTERM)" : "lowp: hung up (SIGHUP)");
+    put("; children stopped, temporary files removed, nothing published\n");
+  }
+  _exit(128 + sig);
+}
+
+static void on_signal(int sig) {
+  int saved = errno;
+  if (!pthread_equal(pthread_self(), lowp__g_main)) {
+    /* stop the main thread where it is: it is the one that writes files */
+    pthread_kill(lowp__g_main, sig);
+    errno = saved;
+    return;
+  }
+  if (lowp__g_committing) {
+    lowp__g_held = sig;
+    errno = saved;
+    return;
+  }
+  die_by_signal(sig);
+}
+
+static void at_exit(void) {
+  stop_children();
+  remove_all();
+}
+
+static void watch_file(const char *tmp, int live) {
+  int i;
+  if (live) { (void)lowp_temp_add(tmp, LOWP_TEMP_FILE); return; }
+  for (i = NTEMP - 1; i >= 0; i--)
+    if (lowp__g_temps[i].live && lowp__g_temps[i].kind == LOWP_TEMP_FILE &&
+        !strcmp(lowp__g_temps[i].path, tmp)) {
+      lowp__g_temps[i].live = 0;
+      return;
+    }
+}
+
+static void watch_child(long pid, int live) {
+  int i;
+  for (i = 0; i < NCHILD; i++) {
+    if (live && lowp__g_child[i] == 0) { lowp__g_child[i] = (sig_atomic_t)pid; return; }
+    if (!live && lowp__g_child[i] == (sig_atomic_t)pid) { lowp__g_child[i] = 0; return; }
+  }
+}
+
+/* ----------------------------------------------------------- public API */
+
+void lowp_cleanup_install(void) {
+  struct sigaction sa;
+  if (lowp__g_installed) return;
+  lowp__g_installed = 1;
+  lowp__g_main = pthread_self();
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time in a thread */
+  sigaddset(&sa.sa_mask, SIGTERM);
+  sigaddset(&sa.sa_mask, SIGHUP);
+  sigaddset(&sa.sa_mask, SIGPIPE);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  sigaction(SIGPIPE, &sa, NULL);
+  atexit(at_exit);
+  lowp_atomic_set_watch(watch_file);
+  lowp_spawn_set_watch(watch_child);
+}
+
+int lowp_temp_add(const char *path, int kind) {
+  int i;
+  size_t n = strlen(path);
+  if (n >= TPATH) return -1;
+  for (i = 0; i < NTEMP; i++)
+    if (!lowp__g_temps[i].live) {
+      memcpy(lowp__g_temps[i].path, path, n + 1);
+      lowp__g_temps[i].kind = kind;
+      __atomic_signal_fence(__ATOMIC_SEQ_CST); /* path complete before live */
+      lowp__g_temps[i].live = 1;
+      return i;
+    }
+  return -1;
+}
+
+void lowp_temp_drop(int id) {
+  if (id >= 0 && id < NTEMP) lowp__g_temps[id].live = 0;
+}
+
+void lowp_temp_remove(int id) {
+  if (id < 0 || id >= NTEMP || !lowp__g_temps[id].live) return;
+  remove_temp(&lowp__g_temps[id]);
+  lowp__g_temps[id].live = 0;
+}
+
+int lowp_cleanup_rmtree(const char *path) {
+  struct stat st;
+  int fd;
+  if (lstat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+  if (!S_ISDIR(st.st_mode)) return unlink(path) == 0 ? 0 : -1;
+  fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    empty_dir(fd, 0);
+    close(fd);
+  }
+  return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+void lowp_cleanup_commit_begin(void) { lowp__g_committing = 1; }
+
+int lowp_cleanup_held(void) { return lowp__g_held != 0; }
+
+void lowp_cleanup_commit_end(void) {
+  lowp__g_committing = 0;
+  if (lowp__g_held) die_by_signal(lowp__g_held);
+}

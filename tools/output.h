@@ -1,0 +1,61 @@
+/* lowp_output -- output files and folders: checked before the work, published atomically */
+#ifndef LOWP_OUTPUT_H
+#define LOWP_OUTPUT_H
+
+/*
+ * The rules (README "Outputs"), checked before any work, each refusal one
+ * message and exit 2:
+ *  - a FILE output (--out-exact, --state-out) must be absent or a regular
+ *    file, not a symbolic link, folder, device, FIFO or socket, must not end
+ *    in '/', and its folder must exist and be writable;
+ *  - a FOLDER output (run/report --out) must be absent, an empty folder, or
+ *    a folder lowp made: it holds the marker file .lowp-output, whose first
+ *    line names lowp and whose other lines list every file lowp wrote there.
+ *    A folder with anything not on that list (a user's notes.txt) is
+ *    refused: lowp never deletes what it did not write. A symbolic link or
+ *    a non-folder is refused. A trailing '/' is fine.
+ * A folder is written as DIR.tmp.PID.N beside DIR and put in place at the
+ * end: renamed if DIR is absent or empty, else swapped with the old lowp
+ * folder in one step (renameat2 RENAME_EXCHANGE; two renames where the file
+ * system lacks it), and the old one removed.
+ */
+
+/** @brief The marker file's name in every folder lowp writes. */
+#define LOWP_OUTPUT_MARKER ".lowp-output"
+
+/** @brief Check a file output now (see the rules above), or die with one
+    message naming opt (e.g. "--out-exact") and exit 2. */
+void lowp_output_check_file(const char *cmd, const char *opt, const char *path);
+
+/** @brief Most parent folders one output may create. */
+#define LOWP_OUTDIR_MAXPARENTS 32
+
+/** @brief A folder output being written. */
+typedef struct {
+  char final[4096]; /**< destination, trailing slashes removed */
+  char tmp[4200];   /**< the temporary folder to write into */
+  int tmp_id;       /**< its registration (cleanup.h) */
+  int parents[LOWP_OUTDIR_MAXPARENTS]; /**< registrations of the parents created */
+  int nparents;
+} lowp_outdir_t;
+
+/**
+ * @brief Check the destination folder path (or die: exit 2, one message),
+ * create its missing parent folders (removed again if the run fails) and
+ * the temporary folder (registered: removed on failure or signal).
+ * @param[out] o   filled; write into o->tmp
+ * @param[in] what the command, for the marker ("lowp run formats")
+ */
+void lowp_outdir_begin(lowp_outdir_t *o, const char *cmd, const char *opt, const char *path);
+
+/**
+ * @brief Write the marker into o->tmp (listing what is there), check the
+ * destination again, and put the folder in place (see above); dies with
+ * exit 2 (the temporary removed) if that fails.
+ */
+void lowp_outdir_publish(lowp_outdir_t *o, const char *cmd, const char *what);
+
+/** @brief Remove the temporary folder (and the parents begin created). */
+void lowp_outdir_abort(lowp_outdir_t *o);
+
+#endif
