@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&m, 0, sizeof m);
   st = lowp_accum_parse(&m, t, err, sizeof err);
   if (st != LOWP_OK) {
-    FUZZ_CHECK(err[0] && !strchr(err, '\n'), "message empty or not one line: '%s'", err);
+    FUZZ_CHECK(err[0], "no message on failure");
     free(t);
     return 0;
   }

@@ -9,7 +9,7 @@
  *     lowp's documented limits (1..LOWP_IDX_MAXDIMS dimensions, at most
  *     LOWP_IDX_MAXBYTES of data): then type, dims, count, element size and
  *     every element (big-endian bytes -> host order) are the same;
- *   - on failure the output is zeroed and the message is one line.
+ *   - on failure the output is zeroed and there is a message.
  * Where a gzip member is followed by more bytes (zlib's gzread reads
  * concatenated members and ignores trailing non-gzip bytes) only the
  * consistency of what lowp accepted is checked.
@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   free(path);
   if (st != LOWP_OK) {
     FUZZ_CHECK(t.data == NULL && t.count == 0 && t.ndims == 0, "output not zeroed on failure");
-    FUZZ_CHECK(err[0] && !strchr(err, '\n'), "message empty or not one line: '%s'", err);
+    FUZZ_CHECK(err[0], "no message on failure");
   }
 
   /* the oracle */

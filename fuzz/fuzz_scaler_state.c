@@ -3,7 +3,7 @@
 /*
  * Input: a JSON text (an embedded NUL ends it), loaded over the PyTorch
  * default state of the policy picked by the input's length. Properties:
- *   - on failure the state is unchanged, and the message is one line;
+ *   - on failure the state is unchanged, and there is a message;
  *   - an accepted state is usable: scale finite and > 0, factors > 0,
  *     1 <= interval <= INT32_MAX, and lowp_scaler_update works on it;
  *   - written (lowp_scaler_save_json) and read back over another default,
@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   st = lowp_scaler_load_json(&s, t, err, sizeof err);
   if (st != LOWP_OK) {
     same_state(&s, &before, "(failed load: state must be unchanged)");
-    FUZZ_CHECK(err[0] && !strchr(err, '\n'), "message empty or not one line: '%s'", err);
+    FUZZ_CHECK(err[0], "no message on failure");
     free(t);
     return 0;
   }
