@@ -9,7 +9,7 @@
  * Input: spec text, passed as exactly `size` bytes with no terminating NUL
  * (ASan then catches any read past len). Properties:
  *   - the parser is a function of its input: parsing twice gives the same
- *     status, message, version, number of checks, baseline and check names;
+ *     status, message, version, number of checks, and baseline;
  *   - on failure there is a message (one line: the contract of spec.h) and
  *     lowp_spec_free is safe on what was filled;
  *   - an accepted spec has version 1 and n_checks >= 0 with checks non-NULL
@@ -24,7 +24,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   lowp_spec_t a, b;
   char ea[512], eb[512];
-  int sa, sb, i;
+  int sa, sb;
   uint8_t *copy;
   if (size > 65536) return 0;
   copy = malloc(size ? size : 1);
@@ -46,8 +46,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK((a.baseline == NULL) == (b.baseline == NULL) &&
                    (!a.baseline || !strcmp(a.baseline, b.baseline)),
                "two parses, two baselines");
-    for (i = 0; i < a.n_checks; i++)
-      FUZZ_CHECK(!memcmp(&a.checks[i], &b.checks[i], 0), "check %d", i);
   }
   lowp_spec_free(&a);
   lowp_spec_free(&b);
