@@ -16,10 +16,10 @@ ctest --test-dir build -LE 'long|fuzz' --output-on-failure -j"$(nproc)"
 if command -v clang >/dev/null; then
   CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release \
     -DLOWP_SANITIZE=ON -DLOWP_FUZZ=ON >&2
-  LABELS='unit|cli|fuzz'
+  LABELS='^(unit|cli|fuzz)$'
 else
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLOWP_SANITIZE=ON >&2
-  LABELS='unit|cli'
+  LABELS='^(unit|cli)$'
 fi
 cmake --build build-asan -j"$(nproc)" >&2
 ASAN_OPTIONS=detect_leaks=1 exec ctest --test-dir build-asan -L "$LABELS" \
