@@ -63,9 +63,9 @@ static int same_value(double a, double b) {
 
 /* -------------------------------------------------- independent decoders */
 
-/* fp16 through the compiler's _Float16 (GCC 12 on x86-64: software or
-   F16C conversion, no lowp code); __extension__: ISO C11 has no _Float16 */
-__extension__ typedef _Float16 half_t;
+/* fp16 through the compiler's half type (tests/common/half.h: software or
+   F16C conversion, no lowp code) */
+#include "half.h"
 static double ref_fp16(uint64_t b) {
   uint16_t h = (uint16_t)b;
   half_t x;

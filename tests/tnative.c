@@ -17,6 +17,7 @@
  * Run: ctest --test-dir build -R tnative
  */
 
+#include "cpu.h"
 #include "format/format.h"
 #include "rng/rng.h"
 #include "testutil.h"
@@ -25,11 +26,20 @@
 #include <stdio.h>
 #include <string.h>
 
-__extension__ typedef _Float16 half_t; /* ISO C11 has no _Float16 */
+#include "half.h"
 
-static uint16_t h_bits(half_t h) { uint16_t u; memcpy(&u, &h, sizeof u); return u; }
-static uint16_t gcc_from_f32(float x) { return h_bits((half_t)x); }
-static uint16_t gcc_from_f64(double x) { return h_bits((half_t)x); }
+static uint16_t gcc_from_f32(float x) {
+  half_t h = (half_t)x;
+  uint16_t u;
+  memcpy(&u, &h, sizeof u);
+  return u;
+}
+static uint16_t gcc_from_f64(double x) {
+  half_t h = (half_t)x;
+  uint16_t u;
+  memcpy(&u, &h, sizeof u);
+  return u;
+}
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -113,8 +123,7 @@ int main(void) {
   size_t k;
   lowp_test_start("tnative");
 #if HAVE_X86
-  __builtin_cpu_init();
-  have_f16c = __builtin_cpu_supports("f16c");
+  have_f16c = lowp_cpu_has_f16c();
 #else
   have_f16c = 0;
 #endif

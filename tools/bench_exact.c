@@ -22,6 +22,8 @@
  * Exit: 0, or 1 if validation failed (or --strict and a ratio is below 50).
  */
 
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>

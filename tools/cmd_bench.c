@@ -28,6 +28,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "cpu.h"
 #include "format/round_fast.h"
 #include "rng/rng.h"
 #include "status.h"
@@ -139,7 +140,7 @@ hw_bf16(uint16_t *y, const float *x, size_t n) {
 
 static int have_f16c(void) {
 #ifdef LOWP_BENCH_X86
-  return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  return lowp_cpu_has_f16c();
 #else
   return 0;
 #endif

@@ -4,8 +4,23 @@
 #      LOWP_TEST_LABEL=long bash tools/test.sh   (the exhaustive suites)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-LOWP_EXTRA_PKGS="chromium python3" bash tools/setup.sh build
+LOWP_EXTRA_PKGS="chromium python3 clang" bash tools/setup.sh build
 if [ -n "${LOWP_TEST_LABEL:-}" ]; then
   exec ctest --test-dir build -L "$LOWP_TEST_LABEL" --output-on-failure -j"$(nproc)"
 fi
-exec ctest --test-dir build -LE long --output-on-failure -j"$(nproc)"
+ctest --test-dir build -LE 'long|fuzz' --output-on-failure -j"$(nproc)"
+
+# ---- sanitizers and fuzzing: a second build (build-asan) under ASan+UBSan
+# (UBSan fatal), with clang where present so that the libFuzzer harnesses
+# (label fuzz, a short run of each) build there too; then unit, cli, fuzz.
+if command -v clang >/dev/null; then
+  CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release \
+    -DLOWP_SANITIZE=ON -DLOWP_FUZZ=ON >&2
+  LABELS='^(unit|cli|fuzz)$'
+else
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLOWP_SANITIZE=ON >&2
+  LABELS='^(unit|cli)$'
+fi
+cmake --build build-asan -j"$(nproc)" >&2
+ASAN_OPTIONS=detect_leaks=1 exec ctest --test-dir build-asan -L "$LABELS" \
+  --output-on-failure -j"$(nproc)"
