@@ -1,25 +1,31 @@
 /* lowp bench exact -- the exact GEMM reference against an MPFR loop and OpenBLAS */
 
 /*
- * What it times, side by side in one run, single thread, m = n = k = 512
- * (--size), with fp16 and with fp32 inputs (standard normal, seeded):
- *   exact   lowp_exact_gemm, all m*n outputs, rounded to fp64
- *   mpfr    the straightforward MPFR loop: per output, a wide MPFR
- *           accumulator and one mpfr_mul + one mpfr_add per product; the
- *           accumulator's precision is what these data need to be exact
- *           (exponent span of the products + log2 k + 2 bits), operands at
- *           the input precision and products at twice it (exact), so it is
- *           the cheapest exact MPFR loop. Timed on the first --rows rows (16 by
- *           default) and reported per multiply-add, which is what scales.
- *   sgemm   OpenBLAS cblas_sgemm on the same data as float (fp32 out),
- *           one thread: what a fast approximate product costs.
- * Validation first (STYLE B8): on the MPFR rows the exact results must equal
- * the MPFR loop's, rounded to fp64, bit for bit; no number is printed for a
- * path that did not validate. --big also times the 4096^3 fp16 exact GEMM on
- * --threads threads (2 by default).
+ * What it times, side by side in one run on the same inputs, one thread
+ * (process CPU time), m = n = k = N for each N of --sizes (512,2048,4096;
+ * --quick: 512), for fp16, bf16, fp32, e4m3, e5m2 inputs with standard
+ * normal and uniform [-1, 1) data, and one fp32 wide-exponent case
+ * (LOWP_DIST_SPREAD: exponents over the whole range, where the accumulator
+ * must be chosen):
+ *   exact   lowp_exact_gemm_ex (automatic choice; the slices per row of A /
+ *           column of B and the share of outputs taken from slices printed),
+ *           all outputs rounded to fp64
+ *   acc     the same, accumulator only (LOWP_GEMM_ACC); --no-acc skips it
+ *   mpfr    the cheapest exact MPFR loop (operands at the input precision,
+ *           products at twice it, accumulator as wide as these data need),
+ *           on the first --rows rows, reported per multiply-add
+ *   sgemm / dgemm   OpenBLAS on the same data, one thread, best of 3
+ *           (1 above N = 1024): the ratios "x S", "x D" are against these.
+ *   DGEMM floor     the slice-pair DGEMM calls alone (calls x dgemm time):
+ *           the cost of the method without splitting and combining.
+ * Validation first (STYLE B8): exact == acc on every output and == the MPFR
+ * loop on the sampled rows, bit for bit; a case that does not validate
+ * prints no timings. --big also times the 4096^3 fp16 exact GEMM on
+ * --threads threads (wall time).
  *
- * Run: lowp bench exact [--size N] [--rows R] [--seed S] [--big] [--threads T] [--strict]
- * Exit: 0, or 1 if validation failed (or --strict and a ratio is below 50).
+ * Run: lowp bench exact [--sizes N1,N2] [--quick] [--rows R] [--seed S] [--no-acc]
+ *                       [--big] [--threads T]
+ * Exit: 0, or 1 if validation failed; 2 on bad usage.
  */
 
 #include <math.h>
