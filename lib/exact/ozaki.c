@@ -134,6 +134,9 @@ static void cut(double *out, size_t stride, double X, int ns, int s) {
   }
 }
 
+__extension__ typedef __int128 i128;
+__extension__ typedef unsigned __int128 u128;
+
 static int mul_ovf(size_t a, size_t b) { return b && a > (size_t)-1 / b; }
 
 int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const double *c0,
@@ -141,7 +144,7 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
                             const lowp_policy_t *pol, lowp_rounding_t rnd,
                             const lowp_gemm_opts_t *opt, lowp__progress_t *prog,
                             lowp_gemm_stats_t *stats) {
-  int s, nA = 0, nB = 0, ta, tb, maxa = 0, maxb = 0, err = LOWP_OK, narrow = 1;
+  int s, nA = 0, nB = 0, ta, tb, maxa = 0, maxb = 0, err = LOWP_OK, narrow = 1, wide;
   need_t *na = NULL, *nb_ = NULL;
   int *sa = NULL, *sb = NULL;
   size_t hista[LOWP__OZAKI_MAXSLICES + 1] = {0}, histb[LOWP__OZAKI_MAXSLICES + 1] = {0};
@@ -304,7 +307,10 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
       if (prog) lowp__progress_set(prog, 0.8 * (double)(ta * nB + tb + 1) / total);
     }
 
-  /* combine the diagonals exactly and round once per output */
+  /* combine the diagonals exactly and round once per output. wide: every
+     |D| < 2^58 and the diagonals fit one signed 128-bit integer
+     (58 + s (nd - 1) + ceil(log2 nd) < 127) and there is no C0 */
+  wide = !c0 && 58 + s * (int)(nd - 1) + 2 < 127;
 #pragma omp parallel
   {
     lowp_acc_t acc;
@@ -314,6 +320,35 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
       size_t x = (size_t)xi, y, d;
       if (fail[x]) continue;
       for (y = 0; y < nbc; y++) {
+        if (wide) {
+          /* the whole exact value as one 128-bit integer V 2^e0: round it
+             straight from its top 64 bits and a sticky bit, as
+             lowp_acc_round does from the accumulator (zero and C0 excepted) */
+          i128 V = 0;
+          u128 M;
+          uint64_t hi, lo, sig;
+          int L, sticky;
+          size_t idx = ri[x] * n + cj[y];
+          for (d = 0; d < nd; d++)
+            V += (i128)D[d * ma * nbc + x * nbc + y] * ((i128)1 << (s * (int)(nd - 1 - d)));
+          if (V != 0) {
+            M = V < 0 ? (u128)(-V) : (u128)V;
+            hi = (uint64_t)(M >> 64);
+            lo = (uint64_t)M;
+            L = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll(lo); /* bit length */
+            if (L > 64) {
+              sig = (uint64_t)(M >> (L - 64));
+              sticky = (M & (((u128)1 << (L - 64)) - 1)) != 0;
+            } else {
+              sig = lo << (64 - L);
+              sticky = 0;
+            }
+            (void)lowp_round_sig(&c[idx], V < 0,
+                                 (int64_t)ea[x] + eb[y] - s * (int)(nd + 1) + L - 1, sig, sticky,
+                                 f, pol, rnd, lowp__exact_index(pol, idx));
+            continue;
+          }
+        }
         lowp_acc_reset(&acc);
         for (d = 0; d < nd; d++) {
           int64_t v = D[d * ma * nbc + x * nbc + y];
