@@ -17,10 +17,11 @@ static int same(double x, double y) {
   return x == y && signbit(x) == signbit(y);
 }
 
-static int slice_bits(size_t k) {
+/* the bit budget sA + sB for k: 53 - ceil(log2 k) */
+static int budget(size_t k) {
   int r = 0;
   while (((size_t)1 << r) < k) r++;
-  return (53 - r) / 2;
+  return 53 - r;
 }
 
 /* sliced (forced) == accumulator == MPFR, every element; returns the
@@ -117,7 +118,8 @@ int main(void) {
           for (i = 0; i < m * k; i++) finite &= isfinite(a[i]) != 0;
           for (i = 0; i < k * n; i++) finite &= isfinite(b[i]) != 0;
           if (st.slices_a > 0)
-            lowp_test_check(st.slice_bits == slice_bits(k), "%s: s = %d", what, st.slice_bits);
+            lowp_test_check(st.slice_bits_a == budget(k) / 2 && st.slice_bits_b == budget(k) / 2,
+                            "%s: forced: s = %d + %d", what, st.slice_bits_a, st.slice_bits_b);
           if (!finite) continue; /* fp8 overflow to NaN: the accumulator's case */
         }
         /* narrow formats: fixed slice counts whatever the data (k <= 2^12) */
@@ -160,7 +162,7 @@ int main(void) {
      2^(1 - MAXSLICES s)), row 1 one bit more */
   {
     const size_t m = 3, n = 4, k = 100;
-    int s = slice_bits(k), w = LOWP__OZAKI_MAXSLICES * s;
+    int s = budget(k) / 2, w = LOWP__OZAKI_MAXSLICES * s;
     for (i = 0; i < m * k; i++) a[i] = (double)(int)(rnd64() % 2001) - 1000.0;
     for (l = 0; l < k * n; l++) b[l] = (double)(int)(rnd64() % 201) - 100.0;
     for (i = 0; i < m; i++) a[i * k] = 1.5; /* |a| < 2^1 = 2^emax */
@@ -190,8 +192,10 @@ int main(void) {
     lowp_test_check(st.check_failed_rows == 0 && st.sliced_outputs == m * n,
                     "within budget: %zu rows failed the check", st.check_failed_rows);
     st = compare3(a, b, NULL, m, n, k, &LOWP_FMT_FP64, LOWP_RND_NE, 1, "budget broken");
-    lowp_test_check(st.slice_bits == slice_bits(k) + 1 && st.check_failed_rows == m,
-                    "one bit too many: s = %d, %zu of %zu rows caught", st.slice_bits,
+    lowp_test_check(st.slice_bits_a + st.slice_bits_b == budget(k) + 1 &&
+                        st.check_failed_rows == m,
+                    "one bit too many: s = %d + %d, %zu of %zu rows caught", st.slice_bits_a,
+                    st.slice_bits_b,
                     st.check_failed_rows, m);
   }
 

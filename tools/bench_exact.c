@@ -211,9 +211,9 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
   t_d = time_blas(1, a, b, N, N <= 1024 ? 3 : 1);
   floor_ = (double)st.dgemm_calls * t_d;
 #define NS(t) (1e9 * (t) / macs)
-  printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d sliced %5.1f%% | exact %7.3f ns %6.1fx S %5.1fx D"
+  printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% | exact %7.3f ns %6.1fx S %5.1fx D"
          " (DGEMM floor %5.1fx D) | acc ",
-         fin->name, dn, N, st.slices_a, st.slices_b, st.slice_bits,
+         fin->name, dn, N, st.slices_a, st.slices_b, st.slice_bits_a, st.slice_bits_b,
          100.0 * (double)st.sliced_outputs / (double)len, NS(t_sl), t_sl / t_s, t_sl / t_d,
          floor_ / t_d);
   if (no_acc) printf("   (skipped)          ");

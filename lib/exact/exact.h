@@ -105,7 +105,7 @@ typedef struct {
 /** @brief What lowp_exact_gemm_ex did. */
 typedef struct {
   int slices_a, slices_b;   /**< slices per row of A / column of B (0: no sliced path) */
-  int slice_bits;           /**< s, bits per slice */
+  int slice_bits_a, slice_bits_b; /**< bits per slice of A / of B (sA + sB + ceil(log2 k) <= 53) */
   size_t dgemm_calls;       /**< cblas_dgemm calls made */
   size_t sliced_outputs;    /**< outputs taken from the sliced path */
   size_t fallback_outputs;  /**< outputs computed by the accumulator */

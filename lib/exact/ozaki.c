@@ -139,33 +139,40 @@ __extension__ typedef unsigned __int128 u128;
 
 static int mul_ovf(size_t a, size_t b) { return b && a > (size_t)-1 / b; }
 
+/* W form: the exact value of output (x, y) as one signed 128-bit integer V
+   times 2^(ea + eb - sA nA - sB nB), V = sum_tu C_tu 2^(sA (nA-1-t) + sB (nB-1-u)).
+   |C_tu| <= 2^53 and the geometric sums of the shifts are below 2^(SH+2),
+   SH = sA (nA-1) + sB (nB-1), so |V| < 2^(SH + 55): it fits when SH <= 70. */
+static int w_fits(int sA, int nA, int sB, int nB) {
+  return sA * (nA - 1) + sB * (nB - 1) <= 70;
+}
+
 int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const double *c0,
                             size_t m, size_t n, size_t k, const lowp_format_t *f,
                             const lowp_policy_t *pol, lowp_rounding_t rnd,
                             const lowp_gemm_opts_t *opt, lowp__progress_t *prog,
                             lowp_gemm_stats_t *stats) {
-  int s, nA = 0, nB = 0, ta, tb, maxa = 0, maxb = 0, err = LOWP_OK, narrow = 1, wide;
+  int budget, sA0, sA = 0, sB = 0, nA = 0, nB = 0, ta, tb, err = LOWP_OK, narrow = 1, wmode = 0;
+  int forced = opt && opt->method == LOWP_GEMM_SLICED, extra = opt ? opt->test_extra_bits : 0;
   need_t *na = NULL, *nb_ = NULL;
-  int *sa = NULL, *sb = NULL;
-  size_t hista[LOWP__OZAKI_MAXSLICES + 1] = {0}, histb[LOWP__OZAKI_MAXSLICES + 1] = {0};
-  size_t i, j, l, ma = 0, nbc = 0, nfail = 0, nd;
+  size_t i, j, l, ma = 0, nbc = 0, nfail = 0, nd = 0;
   size_t *ri = NULL, *cj = NULL, *rf = NULL, *cf = NULL;
   double *As = NULL, *Bs = NULL, *Ct = NULL, best, total;
   int64_t *D = NULL;
+  i128 *V = NULL;
   uint64_t *bsum = NULL;
   unsigned char *fail = NULL;
   int *ea = NULL, *eb = NULL;
   long long xi;
 
-  s = (53 - clog2(k)) / 2 + (opt ? opt->test_extra_bits : 0);
-  if (s < 1 || k > ((size_t)1 << 50)) return LOWP__NOT_USED;
+  /* 2 s + ceil(log2 k) <= 53 in general: sA + sB + ceil(log2 k) <= 53 */
+  budget = 53 - clog2(k);
+  if (budget < 2 || k > ((size_t)1 << 50)) return LOWP__NOT_USED;
 
   /* per-row and per-column needs */
   na = malloc(m * sizeof *na);
   nb_ = malloc(n * sizeof *nb_);
-  sa = malloc(m * sizeof *sa);
-  sb = malloc(n * sizeof *sb);
-  if (!na || !nb_ || !sa || !sb) { err = LOWP_ENOMEM; goto done; }
+  if (!na || !nb_) { err = LOWP_ENOMEM; goto done; }
 #pragma omp parallel for schedule(static)
   for (xi = 0; xi < (long long)m; xi++) {
     need_t r = {1, 0, 0, 0, 1};
@@ -179,42 +186,61 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   }
   for (l = 0; l < k; l++)
     for (j = 0; j < n; j++) need_add(&nb_[j], b[l * n + j]);
-  for (i = 0; i < m; i++) {
-    sa[i] = need_slices(&na[i], s);
-    hista[sa[i]]++;
-    if (sa[i] > maxa) maxa = sa[i];
+  for (i = 0; i < m; i++)
     if (!na[i].narrow || !na[i].ok) narrow = 0;
-  }
-  for (j = 0; j < n; j++) {
-    sb[j] = need_slices(&nb_[j], s);
-    histb[sb[j]]++;
-    if (sb[j] > maxb) maxb = sb[j];
+  for (j = 0; j < n; j++)
     if (!nb_[j].narrow || !nb_[j].ok) narrow = 0;
-  }
-  if (maxa == 0 || maxb == 0) { err = LOWP__NOT_USED; goto done; }
 
-  /* choose nA, nB: cost in DGEMM multiply-adds; all-accumulator is the bar */
+  /* choose the slice widths sA + sB = budget and counts nA, nB by cost, in
+     DGEMM multiply-adds; the all-accumulator cost is the bar. Equal widths
+     may use any counts (diagonals summed in int64, "D form"); unequal ones
+     only the 128-bit W form. Forced: equal widths, every sliceable row and
+     column covered. */
   {
     double R = narrow ? ACC_COST : ACC_COST_GENERAL, K = (double)k;
-    size_t ca = 0, cb;
-    best = (opt && opt->method == LOWP_GEMM_SLICED) ? INFINITY : R * K * (double)m * (double)n;
-    for (ta = 1; ta <= maxa; ta++) {
-      ca += hista[ta];
-      cb = 0;
-      for (tb = 1; tb <= maxb; tb++) {
-        double cost;
-        cb += histb[tb];
-        if (opt && opt->method == LOWP_GEMM_SLICED) /* cover every sliceable row/column */
-          cost = (ta == maxa && tb == maxb) ? 0.0 : INFINITY;
-        else
-          cost = (double)ta * tb * (double)ca * (double)cb * K +
-                 R * K * ((double)m * (double)n - (double)ca * (double)cb) +
-                 4.0 * (double)(ta + tb) * (double)ca * (double)cb; /* combine */
-        if (cost < best) { best = cost; nA = ta; nB = tb; }
+    int cand;
+    best = forced ? INFINITY : R * K * (double)m * (double)n;
+    /* candidates: (xa, budget - xa) for xa = 1 .. budget - 1, and the equal
+       split (budget/2, budget/2) last; forced: only the equal split */
+    for (cand = forced ? budget - 1 : 0; cand < budget; cand++) {
+      int xa = cand < budget - 1 ? cand + 1 : budget / 2;
+      int xb = cand < budget - 1 ? budget - xa : budget / 2, maxa = 0, maxb = 0;
+      size_t hista[LOWP__OZAKI_MAXSLICES + 1] = {0}, histb[LOWP__OZAKI_MAXSLICES + 1] = {0};
+      size_t ca = 0, cb;
+      for (i = 0; i < m; i++) {
+        int q = need_slices(&na[i], xa);
+        hista[q]++;
+        if (q > maxa) maxa = q;
+      }
+      for (j = 0; j < n; j++) {
+        int q = need_slices(&nb_[j], xb);
+        histb[q]++;
+        if (q > maxb) maxb = q;
+      }
+      for (ta = 1; ta <= maxa; ta++) {
+        ca += hista[ta];
+        cb = 0;
+        for (tb = 1; tb <= maxb; tb++) {
+          double cost;
+          int w = w_fits(xa, ta, xb, tb);
+          cb += histb[tb];
+          if (!w && xa != xb) continue;
+          if (forced)
+            cost = (ta == maxa && tb == maxb) ? 0.0 : INFINITY;
+          else
+            cost = (double)ta * tb * (double)ca * (double)cb * (K + 4.0) +
+                   R * K * ((double)m * (double)n - (double)ca * (double)cb);
+          if (cost < best) { best = cost; nA = ta; nB = tb; sA = xa; sB = xb; wmode = w; }
+        }
       }
     }
   }
   if (nA == 0) { err = LOWP__NOT_USED; goto done; }
+  /* testing only: breaks the budget by extra bits (the W form's shifts
+     follow sA; the D form needs sA == sB, so the hook is for W only) */
+  if (extra && !wmode) { err = LOWP__NOT_USED; goto done; }
+  sA0 = sA;
+  if (extra) sA = budget - sB + extra; /* sA + sB = budget + extra */
 
   /* the sets: rows/columns sliced (ri, cj) and left to the accumulator */
   ri = malloc(m * sizeof *ri);
@@ -227,38 +253,44 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   {
     size_t nrf = 0, ncf = 0;
     for (i = 0; i < m; i++) {
-      if (sa[i] >= 1 && sa[i] <= nA) { ea[ma] = na[i].any ? na[i].emax : 0; ri[ma++] = i; }
+      int q = need_slices(&na[i], sA0); /* as chosen: the hook only widens */
+      if (q >= 1 && q <= nA) { ea[ma] = na[i].any ? na[i].emax : 0; ri[ma++] = i; }
       else rf[nrf++] = i;
     }
     for (j = 0; j < n; j++) {
-      if (sb[j] >= 1 && sb[j] <= nB) { eb[nbc] = nb_[j].any ? nb_[j].emax : 0; cj[nbc++] = j; }
+      int q = need_slices(&nb_[j], sB);
+      if (q >= 1 && q <= nB) { eb[nbc] = nb_[j].any ? nb_[j].emax : 0; cj[nbc++] = j; }
       else cf[ncf++] = j;
     }
   }
   if (ma == 0 || nbc == 0) { err = LOWP__NOT_USED; goto done; }
 
-  nd = (size_t)(nA + nB - 1);
+  nd = wmode ? 0 : (size_t)(nA + nB - 1);
   if (mul_ovf(ma, k) || mul_ovf(ma * k, (size_t)nA * sizeof(double)) || mul_ovf(nbc, k) ||
       mul_ovf(nbc * k, (size_t)nB * sizeof(double)) || mul_ovf(ma, nbc) ||
-      mul_ovf(ma * nbc, nd * sizeof(int64_t)) || ma > INT_MAX || nbc > INT_MAX || k > INT_MAX) {
+      mul_ovf(ma * nbc, (nd + 2) * sizeof(int64_t)) || ma > INT_MAX || nbc > INT_MAX ||
+      k > INT_MAX) {
     err = LOWP_ENOMEM;
     goto done;
   }
   As = malloc((size_t)nA * ma * k * sizeof *As);
   Bs = malloc((size_t)nB * nbc * k * sizeof *Bs);
   Ct = malloc(ma * nbc * sizeof *Ct);
-  D = calloc(nd * ma * nbc, sizeof *D);
+  if (wmode) V = calloc(ma * nbc, sizeof *V);
+  else D = calloc(nd * ma * nbc, sizeof *D);
   bsum = calloc((size_t)nB * k, sizeof *bsum);
   fail = calloc(ma, 1);
-  if (!As || !Bs || !Ct || !D || !bsum || !fail) { err = LOWP_ENOMEM; goto done; }
+  if (!As || !Bs || !Ct || (!V && !D) || !bsum || !fail) { err = LOWP_ENOMEM; goto done; }
 
-  /* split: As[t] is ma x k, Bs[u] is k x nbc, both row-major */
+  /* split: As[t] is ma x k, Bs[u] is k x nbc, both row-major. With the test
+     hook (sA one bit wider than chosen), nA slices of sA bits still cover
+     every row: they hold more bits than before. */
 #pragma omp parallel for schedule(static)
   for (xi = 0; xi < (long long)ma; xi++) {
     size_t x = (size_t)xi, ll;
     const double *ar = a + ri[x] * k;
     for (ll = 0; ll < k; ll++)
-      cut(As + x * k + ll, ma * k, ar[ll] == 0.0 ? 0.0 : scale_down(ar[ll], ea[x]), nA, s);
+      cut(As + x * k + ll, ma * k, ar[ll] == 0.0 ? 0.0 : scale_down(ar[ll], ea[x]), nA, sA);
   }
 #pragma omp parallel for schedule(static)
   for (xi = 0; xi < (long long)k; xi++) {
@@ -266,9 +298,9 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
     int u;
     for (y = 0; y < nbc; y++) {
       double v = b[ll * n + cj[y]];
-      cut(Bs + ll * nbc + y, nbc * k, v == 0.0 ? 0.0 : scale_down(v, eb[y]), nB, s);
+      cut(Bs + ll * nbc + y, nbc * k, v == 0.0 ? 0.0 : scale_down(v, eb[y]), nB, sB);
     }
-    /* B_u 1 modulo 2^64 (entries are integers below 2^26) */
+    /* B_u 1 modulo 2^64 (entries are integers below 2^52) */
     for (u = 0; u < nB; u++) {
       uint64_t acc = 0;
       const double *br = Bs + (size_t)u * nbc * k + ll * nbc;
@@ -283,7 +315,8 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   total = (double)nA * nB;
   for (ta = 0; ta < nA; ta++)
     for (tb = 0; tb < nB; tb++) {
-      int64_t *Dd = D + (size_t)(ta + tb) * ma * nbc;
+      int64_t *Dd = D ? D + (size_t)(ta + tb) * ma * nbc : NULL;
+      int sh = sA * (nA - 1 - ta) + sB * (nB - 1 - tb);
       const double *At = As + (size_t)ta * ma * k;
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ma, (int)nbc, (int)k, 1.0,
                   At, (int)k, Bs + (size_t)tb * nbc * k, (int)nbc, 0.0, Ct, (int)nbc);
@@ -296,21 +329,21 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
         const uint64_t *bs = bsum + (size_t)tb * k;
         int bad = 0;
         for (ll = 0; ll < k; ll++) want += (uint64_t)(int64_t)At[x * k + ll] * bs[ll];
-        for (y = 0; y < nbc; y++) {
-          double v = cr[y];
-          if (!(fabs(v) <= 9007199254740992.0) || v != trunc(v)) { bad = 1; break; }
-          got += (uint64_t)(int64_t)v;
-          Dd[x * nbc + y] += (int64_t)v;
+        for (y = 0; y < nbc; y++)
+          if (!(fabs(cr[y]) <= 9007199254740992.0) || cr[y] != trunc(cr[y])) bad = 1;
+        if (!bad) {
+          for (y = 0; y < nbc; y++) got += (uint64_t)(int64_t)cr[y];
+          if (Dd)
+            for (y = 0; y < nbc; y++) Dd[x * nbc + y] += (int64_t)cr[y];
+          else
+            for (y = 0; y < nbc; y++) V[x * nbc + y] += (i128)(int64_t)cr[y] * ((i128)1 << sh);
         }
         if (bad || got != want) fail[x] = 1;
       }
       if (prog) lowp__progress_set(prog, 0.8 * (double)(ta * nB + tb + 1) / total);
     }
 
-  /* combine the diagonals exactly and round once per output. wide: every
-     |D| < 2^58 and the diagonals fit one signed 128-bit integer
-     (58 + s (nd - 1) + ceil(log2 nd) < 127) and there is no C0 */
-  wide = !c0 && 58 + s * (int)(nd - 1) + 2 < 127;
+  /* combine exactly and round once per output */
 #pragma omp parallel
   {
     lowp_acc_t acc;
@@ -320,21 +353,17 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
       size_t x = (size_t)xi, y, d;
       if (fail[x]) continue;
       for (y = 0; y < nbc; y++) {
-        if (wide) {
-          /* the whole exact value as one 128-bit integer V 2^e0: round it
-             straight from its top 64 bits and a sticky bit, as
-             lowp_acc_round does from the accumulator (zero and C0 excepted) */
-          i128 V = 0;
-          u128 M;
-          uint64_t hi, lo, sig;
+        size_t idx = ri[x] * n + cj[y];
+        if (V) {
+          /* V 2^e0: round straight from its top 64 bits and a sticky bit, as
+             lowp_acc_round does from the accumulator; zero and C0 go
+             through the accumulator */
+          i128 v = V[x * nbc + y];
+          u128 M = v < 0 ? (u128)(-v) : (u128)v;
+          int64_t e0 = (int64_t)ea[x] + eb[y] - (int64_t)sA * nA - (int64_t)sB * nB;
+          uint64_t hi = (uint64_t)(M >> 64), lo = (uint64_t)M, sig;
           int L, sticky;
-          size_t idx = ri[x] * n + cj[y];
-          for (d = 0; d < nd; d++)
-            V += (i128)D[d * ma * nbc + x * nbc + y] * ((i128)1 << (s * (int)(nd - 1 - d)));
-          if (V != 0) {
-            M = V < 0 ? (u128)(-V) : (u128)V;
-            hi = (uint64_t)(M >> 64);
-            lo = (uint64_t)M;
+          if (v != 0 && !c0) {
             L = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll(lo); /* bit length */
             if (L > 64) {
               sig = (uint64_t)(M >> (L - 64));
@@ -343,25 +372,34 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
               sig = lo << (64 - L);
               sticky = 0;
             }
-            (void)lowp_round_sig(&c[idx], V < 0,
-                                 (int64_t)ea[x] + eb[y] - s * (int)(nd + 1) + L - 1, sig, sticky,
-                                 f, pol, rnd, lowp__exact_index(pol, idx));
+            (void)lowp_round_sig(&c[idx], v < 0, e0 + L - 1, sig, sticky, f, pol, rnd,
+                                 lowp__exact_index(pol, idx));
             continue;
           }
-        }
-        lowp_acc_reset(&acc);
-        for (d = 0; d < nd; d++) {
-          int64_t v = D[d * ma * nbc + x * nbc + y];
-          int e = ea[x] + eb[y] - s * (int)(d + 2);
-          uint64_t mag = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
-          if (v == 0) continue;
-          if (e < LOWP_ACC_LSB) {
-            /* every slice part is a multiple of 2^-1074, so the sum is a
-               multiple of 2^-2148 > 2^LOWP_ACC_LSB: the shift drops zeros */
-            mag >>= LOWP_ACC_LSB - e;
-            e = LOWP_ACC_LSB;
+          lowp_acc_reset(&acc);
+          if (v != 0) {
+            if (e0 < LOWP_ACC_LSB) {
+              /* every slice part is a multiple of 2^-1074, so V 2^e0 is a
+                 multiple of 2^-2148 > 2^LOWP_ACC_LSB: the shift drops zeros */
+              M >>= LOWP_ACC_LSB - e0;
+              e0 = LOWP_ACC_LSB;
+            }
+            lowp_acc_add_int(&acc, (uint64_t)M, (int)e0, v < 0);
+            lowp_acc_add_int(&acc, (uint64_t)(M >> 64), (int)e0 + 64, v < 0);
           }
-          lowp_acc_add_int(&acc, mag, e, v < 0);
+        } else {
+          lowp_acc_reset(&acc);
+          for (d = 0; d < nd; d++) {
+            int64_t v = D[d * ma * nbc + x * nbc + y];
+            int e = ea[x] + eb[y] - sA * (int)(d + 2);
+            uint64_t mag = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+            if (v == 0) continue;
+            if (e < LOWP_ACC_LSB) { /* as above */
+              mag >>= LOWP_ACC_LSB - e;
+              e = LOWP_ACC_LSB;
+            }
+            lowp_acc_add_int(&acc, mag, e, v < 0);
+          }
         }
         lowp__exact_gemm_finish(c, &acc, a + ri[x] * k, b, n, c0, ri[x], cj[y], k, f, pol,
                                 rnd);
@@ -384,7 +422,8 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
     if (stats) {
       stats->slices_a = nA;
       stats->slices_b = nB;
-      stats->slice_bits = s;
+      stats->slice_bits_a = sA;
+      stats->slice_bits_b = sB;
       stats->sliced_outputs = ok * nbc;
       stats->fallback_outputs = m * n - ok * nbc;
       stats->check_failed_rows = nfail;
@@ -394,8 +433,6 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
 done:
   free(na);
   free(nb_);
-  free(sa);
-  free(sb);
   free(ri);
   free(rf);
   free(cj);
@@ -406,6 +443,7 @@ done:
   free(Bs);
   free(Ct);
   free(D);
+  free(V);
   free(bsum);
   free(fail);
   return err;
