@@ -70,7 +70,11 @@ int lowp_exact_gemv(double *y, const double *a, const double *x, const double *y
  * NULL (zero) and may alias C; C must not alias A or B. k may be 0
  * (C = round(C0)).
  *
- * Speed: when every entry of A and B is zero or has at most 26 significant
+ * Method: the sliced (Ozaki) path on exact OpenBLAS DGEMMs where it is
+ * cheaper (see lowp_exact_gemm_ex, docs/exact-gemm.md), the accumulator
+ * below for the rest; both exact, so the result is the same either way.
+ *
+ * Accumulator speed: when every entry of A and B is zero or has at most 26 significant
  * bits and a magnitude in [2^-400, 2^400] (all fp32/tf32/fp16/bf16/fp8 data),
  * each product is exact in binary64 and is binned by its exponent into
  * 64-bit integer counters (at most 1023 additions each before they are
