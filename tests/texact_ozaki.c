@@ -33,8 +33,8 @@ static lowp_gemm_stats_t compare3(const double *a, const double *b, const double
          *cm = malloc(m * n * sizeof *cm), *cu = malloc(m * n * sizeof *cu);
   size_t i, bad = 0;
   lowp_policy_t pol = {0};
-  lowp_gemm_opts_t os = {LOWP_GEMM_SLICED, NULL, NULL, extra};
-  lowp_gemm_opts_t oa = {LOWP_GEMM_ACC, NULL, NULL, 0};
+  lowp_gemm_opts_t os = {.method = LOWP_GEMM_SLICED, .test_extra_bits = extra};
+  lowp_gemm_opts_t oa = {.method = LOWP_GEMM_ACC};
   lowp_gemm_stats_t st, sta;
   int s1, s2, s3, s4;
   pol.sr_seed = 7;
@@ -72,6 +72,23 @@ static uint64_t rnd64(void) { /* splitmix64 */
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
+}
+
+/* a DGEMM summing in reverse order, one product at a time (exact on
+   slices whatever the order); ctx: call counter, fails on call *ctx == -1 */
+static int rev_dgemm(void *ctx, size_t m, size_t n, size_t k, const double *a, const double *b,
+                     double *c) {
+  int *calls = ctx;
+  size_t i, j, l;
+  if (*calls < 0) return LOWP_EIO;
+  ++*calls;
+  for (i = 0; i < m; i++)
+    for (j = 0; j < n; j++) {
+      double s = 0.0;
+      for (l = k; l-- > 0;) s += a[i * k + l] * b[l * n + j];
+      c[i * n + j] = s;
+    }
+  return LOWP_OK;
 }
 
 /* progress callback: records the last fraction; 2 if it ever went backwards */
@@ -219,7 +236,7 @@ int main(void) {
     /* same bytes whatever the thread count (OpenMP and OpenBLAS) */
     {
       double *c1 = malloc(m * n * sizeof *c1);
-      lowp_gemm_opts_t os = {LOWP_GEMM_SLICED, NULL, NULL, 0};
+      lowp_gemm_opts_t os = {.method = LOWP_GEMM_SLICED};
       fill(a, m * k, LOWP_DIST_LOGUNIFORM, &LOWP_FMT_FP64, seed, 10);
       fill(b, k * n, LOWP_DIST_NORMAL, &LOWP_FMT_FP64, seed, 11);
       omp_set_num_threads(1);
@@ -232,10 +249,33 @@ int main(void) {
     free(c);
   }
 
+  /* another DGEMM (reverse summation order): the same bytes; its error
+     status aborts the product */
+  {
+    const size_t m = 13, n = 9, k = 517;
+    double *c1 = malloc(m * n * sizeof *c1), *c2 = malloc(m * n * sizeof *c2);
+    int calls = 0, s1, s2;
+    lowp_gemm_opts_t o = {.method = LOWP_GEMM_SLICED, .dgemm = rev_dgemm, .dgemm_ctx = &calls};
+    fill(a, m * k, LOWP_DIST_NORMAL, &LOWP_FMT_FP32, seed, 12);
+    fill(b, k * n, LOWP_DIST_UNIFORM11, &LOWP_FMT_FP32, seed, 13);
+    s1 = lowp_exact_gemm_ex(c1, a, b, NULL, m, n, k, &LOWP_FMT_BF16, NULL, LOWP_RND_UP, &o, &st);
+    s2 = lowp_exact_gemm_mpfr(c2, a, b, NULL, m, n, k, &LOWP_FMT_BF16, NULL, LOWP_RND_UP);
+    lowp_test_check(!s1 && !s2 && calls == (int)st.dgemm_calls && calls > 0 &&
+                        !memcmp(c1, c2, m * n * sizeof *c1),
+                    "reverse-order DGEMM: status %d %d, %d calls, results differ", s1, s2,
+                    calls);
+    calls = -1;
+    lowp_test_check(lowp_exact_gemm_ex(c1, a, b, NULL, m, n, k, &LOWP_FMT_BF16, NULL,
+                                       LOWP_RND_UP, &o, NULL) == LOWP_EIO,
+                    "DGEMM error not passed on");
+    free(c1);
+    free(c2);
+  }
+
   /* progress reaches 1; bad method */
   {
     double last = -1.0, c[4];
-    lowp_gemm_opts_t o = {LOWP_GEMM_AUTO, NULL, NULL, 0};
+    lowp_gemm_opts_t o = {.method = LOWP_GEMM_AUTO};
     o.progress = texact_ozaki_prog;
     o.progress_ctx = &last;
     lowp_exact_gemm_ex(c, a, b, NULL, 2, 2, 3, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &o, NULL);

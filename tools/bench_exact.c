@@ -173,7 +173,7 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
   double *c = malloc(len * sizeof *c), *ca = malloc(len * sizeof *ca),
          *cm = malloc(rows * N * sizeof *cm);
   double t_sl, t_acc = 0, t_mpfr, t_s, t_d, macs = (double)N * N * N, floor_;
-  lowp_gemm_opts_t oa = {LOWP_GEMM_ACC, NULL, NULL, 0};
+  lowp_gemm_opts_t oa = {.method = LOWP_GEMM_ACC};
   lowp_gemm_stats_t st;
   const char *dn = lowp_dist_name(kind);
   long prec;

@@ -403,7 +403,7 @@ static int run(const char *cmd, int argc, char **argv) {
   /* the exact product, and |A||B| for the backward error */
   t0 = secs();
   {
-    lowp_gemm_opts_t po = {LOWP_GEMM_AUTO, lowp_cli_progress, (void *)"exact reference", 0};
+    lowp_gemm_opts_t po = {.progress = lowp_cli_progress, .progress_ctx = (void *)"exact reference"};
     st = lowp_exact_gemm_ex(cx, a, b, NULL, m, n, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &po, NULL);
     lowp_cli_progress_end();
   }

@@ -104,6 +104,13 @@ typedef struct {
   /** Testing only: add this many bits to the slice width s, breaking the
       2s + ceil(log2 k) <= 53 budget; the run-time checksum must catch it. */
   int test_extra_bits;
+  /** The DGEMM the sliced path calls, C = A B, row-major, dense (lda = k,
+      ldb = ldc = n); returns a lowp_status_t (nonzero aborts the product with
+      it). NULL: OpenBLAS cblas_dgemm. kernels/cuda/ozaki.cu passes cuBLAS. Any
+      IEEE binary64 DGEMM is exact on slices, whatever its order. */
+  int (*dgemm)(void *ctx, size_t m, size_t n, size_t k, const double *a, const double *b,
+               double *c);
+  void *dgemm_ctx;
 } lowp_gemm_opts_t;
 
 /** @brief What lowp_exact_gemm_ex did. */

@@ -318,8 +318,13 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
       int64_t *Dd = D ? D + (size_t)(ta + tb) * ma * nbc : NULL;
       int sh = sA * (nA - 1 - ta) + sB * (nB - 1 - tb);
       const double *At = As + (size_t)ta * ma * k;
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ma, (int)nbc, (int)k, 1.0,
-                  At, (int)k, Bs + (size_t)tb * nbc * k, (int)nbc, 0.0, Ct, (int)nbc);
+      if (opt && opt->dgemm) {
+        err = opt->dgemm(opt->dgemm_ctx, ma, nbc, k, At, Bs + (size_t)tb * nbc * k, Ct);
+        if (err) goto done;
+      } else {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ma, (int)nbc, (int)k, 1.0,
+                    At, (int)k, Bs + (size_t)tb * nbc * k, (int)nbc, 0.0, Ct, (int)nbc);
+      }
       if (stats) stats->dgemm_calls++;
 #pragma omp parallel for schedule(static)
       for (xi = 0; xi < (long long)ma; xi++) {
