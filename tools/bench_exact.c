@@ -23,7 +23,7 @@
  * prints no timings. --big also times the 4096^3 fp16 exact GEMM on
  * --threads threads (wall time).
  *
- * Run: lowp bench exact [--sizes N1,N2] [--quick] [--rows R] [--seed S] [--no-acc]
+ * Run: lowp bench exact [--sizes N1,N2] [--quick] [--formats F1,..] [--rows R] [--seed S] [--no-acc]
  *                       [--big] [--threads T]
  * Exit: 0, or 1 if validation failed; 2 on bad usage.
  */
@@ -255,7 +255,7 @@ static void run_big(size_t N, int threads, uint64_t seed) {
 int lowp_bench_exact(int argc, char **argv) {
   size_t sizes[8] = {512, 2048, 4096}, nsizes = 3, rows = 0, z;
   uint64_t seed = 7;
-  int big = 0, threads = 2, no_acc = 0, i, bad = 0;
+  int big = 0, threads = 2, no_acc = 0, i, bad = 0, want[6] = {1, 1, 1, 1, 1, 1};
   static const lowp_format_t *fmts[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_FP32,
                                         &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
   for (i = 1; i < argc; i++) {
@@ -276,6 +276,18 @@ int lowp_bench_exact(int argc, char **argv) {
       for (tok = strtok_r(buf, ",", &save); tok && nsizes < 8; tok = strtok_r(NULL, ",", &save))
         sizes[nsizes++] = (size_t)lowp_cli_int("bench", "--sizes", tok, 1, 65536);
       if (nsizes == 0) lowp_cli_die("bench", "--sizes: no size given");
+    } else if (!strcmp(arg, "--formats")) {
+      char buf[256], *tok, *save = NULL;
+      size_t q;
+      snprintf(buf, sizeof buf, "%s", VAL());
+      memset(want, 0, sizeof want);
+      for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        for (q = 0; q < 6 && strcmp(tok, q < 5 ? fmts[q]->name : "spread"); q++) {}
+        if (q == 6)
+          lowp_cli_die("bench", "--formats: unknown case '%s' (fp16, bf16, fp32, e4m3, e5m2, "
+                       "spread)", tok);
+        want[q] = 1;
+      }
     } else if (!strcmp(arg, "--rows"))
       rows = (size_t)lowp_cli_int("bench", "--rows", VAL(), 1, 65536);
     else if (!strcmp(arg, "--seed"))
@@ -290,14 +302,16 @@ int lowp_bench_exact(int argc, char **argv) {
     else if (!strcmp(arg, "--big") && !val)
       big = 1;
     else if (!strcmp(arg, "--help") && !val) {
-      printf("usage: lowp bench exact [--sizes N1,N2,..] [--quick] [--rows R] [--seed S]\n"
+      printf("usage: lowp bench exact [--sizes N1,N2,..] [--quick] [--formats F1,F2,..]\n"
+             "                        [--rows R] [--seed S]\n"
              "                        [--no-acc] [--big] [--threads T]\n"
              "  Times, on the same inputs, single thread: the exact GEMM (sliced path where\n"
              "  chosen), the accumulator alone, the MPFR loop (first R rows), OpenBLAS sgemm\n"
              "  and dgemm; fp16, bf16, fp32, e4m3, e5m2 inputs, normal and uniform data, and\n"
              "  an fp32 wide-exponent case (the accumulator must be chosen). Sizes default to\n"
              "  512,2048,4096 (--quick: 512). Ratios: x S = time / sgemm, x D = / dgemm;\n"
-             "  DGEMM floor = the slice-pair DGEMM calls alone. --big: 4096^3 fp16 on T threads.\n");
+             "  DGEMM floor = the slice-pair DGEMM calls alone. --big: 4096^3 fp16 on T threads.\n"
+             "  --formats: a subset of fp16,bf16,fp32,e4m3,e5m2,spread (default all).\n");
       return 0;
     } else
       lowp_cli_die("bench", "unknown or incomplete option '%s' (see --help)", argv[i]);
@@ -312,10 +326,11 @@ int lowp_bench_exact(int argc, char **argv) {
     if (r < 1) r = 1;
     if (r > N) r = N;
     for (fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
+      if (!want[fi]) continue;
       bad |= run_case(fmts[fi], LOWP_DIST_NORMAL, N, r, seed, no_acc);
       bad |= run_case(fmts[fi], LOWP_DIST_UNIFORM11, N, r, seed, no_acc);
     }
-    bad |= run_case(&LOWP_FMT_FP32, LOWP_DIST_SPREAD, N, r, seed, no_acc);
+    if (want[5]) bad |= run_case(&LOWP_FMT_FP32, LOWP_DIST_SPREAD, N, r, seed, no_acc);
   }
   if (big) run_big(4096, threads, seed);
   return bad ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;

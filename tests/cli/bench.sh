@@ -51,6 +51,7 @@ if grep -q "^validate: .*FAIL" "$T/run"; then bad "a validation failed: $(grep F
 # bench exact: bad usage, help, and a tiny run (odd size) that validates every case
 expect_exit2 "exact --sizes not a number" "malformed --sizes" "$LOWP" bench exact --sizes 12x
 expect_exit2 "exact --sizes zero" "out of range" "$LOWP" bench exact --sizes=0
+expect_exit2 "exact unknown case" "--formats: unknown case 'fp99'" "$LOWP" bench exact --formats fp16,fp99
 expect_exit2 "exact unknown option" "unknown or incomplete option '--bogus'" "$LOWP" bench exact --bogus
 "$LOWP" bench exact --help >"$T/help" 2>&1 && grep -q -- '--sizes' "$T/help" && ok || bad "bench exact --help"
 "$LOWP" bench exact --sizes=37 --rows 3 >"$T/ex" 2>"$T/err"; rc=$?
