@@ -270,7 +270,7 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
       mul_ovf(nbc * k, (size_t)nB * sizeof(double)) || mul_ovf(ma, nbc) ||
       mul_ovf(ma * nbc, (nd + 2) * sizeof(int64_t)) || ma > INT_MAX || nbc > INT_MAX ||
       k > INT_MAX) {
-    err = LOWP_ENOMEM;
+    err = LOWP__NOT_USED;
     goto done;
   }
   As = malloc((size_t)nA * ma * k * sizeof *As);
@@ -280,7 +280,9 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   else D = calloc(nd * ma * nbc, sizeof *D);
   bsum = calloc((size_t)nB * k, sizeof *bsum);
   fail = calloc(ma, 1);
-  if (!As || !Bs || !Ct || (!V && !D) || !bsum || !fail) { err = LOWP_ENOMEM; goto done; }
+  /* the slices need more memory than the accumulator: if it is not there,
+     the accumulator does the whole product (nothing was written yet) */
+  if (!As || !Bs || !Ct || (!V && !D) || !bsum || !fail) { err = LOWP__NOT_USED; goto done; }
 
   /* split: As[t] is ma x k, Bs[u] is k x nbc, both row-major. With the test
      hook (sA one bit wider than chosen), nA slices of sA bits still cover
