@@ -114,18 +114,22 @@ static int need_slices(const need_t *nd, int s) {
   return w < 1 ? 1 : (w > LOWP__OZAKI_MAXSLICES ? 0 : w);
 }
 
-/* x * 2^-e exactly, for a result in [2^-600, 1): in two steps when 2^-e
-   alone would overflow */
-static double scale_down(double x, int e) {
-  if (e < -1000) return ldexp(1.0, 600) * (x * ldexp(1.0, -e - 600));
-  return x * ldexp(1.0, -e);
+/* The factors (f1, f2) with x * 2^-e = (x * f1) * f2 exactly, for results
+   in [2^-600, 1): one factor (f2 = 1) unless 2^-e alone would overflow. */
+static void scale_of(int e, double *f1, double *f2) {
+  if (e < -1000) {
+    *f1 = ldexp(1.0, -e - 600);
+    *f2 = ldexp(1.0, 600);
+  } else {
+    *f1 = ldexp(1.0, -e);
+    *f2 = 1.0;
+  }
 }
 
-/* Cut v = X in (-1, 1) (scaled) into ns slices of s bits, written to
-   out[t * stride], t = 0..ns-1. Exact: T = X 2^s is a power-of-two scaling,
+/* Cut X in (-1, 1) into ns slices of s bits (p = 2^s), written to
+   out[t * stride], t = 0..ns-1. Exact: T = X p is a power-of-two scaling,
    h = trunc(T) and T - h are exact for binary64. */
-static void cut(double *out, size_t stride, double X, int ns, int s) {
-  double p = ldexp(1.0, s);
+static inline void cut(double *out, size_t stride, double X, int ns, double p) {
   int t;
   for (t = 0; t < ns; t++) {
     double T = X * p, h = trunc(T);
@@ -157,7 +161,7 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   need_t *na = NULL, *nb_ = NULL;
   size_t i, j, l, ma = 0, nbc = 0, nfail = 0, nd = 0;
   size_t *ri = NULL, *cj = NULL, *rf = NULL, *cf = NULL;
-  double *As = NULL, *Bs = NULL, *Ct = NULL, best, total;
+  double *As = NULL, *Bs = NULL, *Ct = NULL, *fb1 = NULL, *fb2 = NULL, best, total;
   int64_t *D = NULL;
   i128 *V = NULL;
   uint64_t *bsum = NULL;
@@ -284,6 +288,11 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
      the accumulator does the whole product (nothing was written yet) */
   if (!As || !Bs || !Ct || (!V && !D) || !bsum || !fail) { err = LOWP__NOT_USED; goto done; }
 
+  fb1 = malloc(nbc * sizeof *fb1);
+  fb2 = malloc(nbc * sizeof *fb2);
+  if (!fb1 || !fb2) { err = LOWP__NOT_USED; goto done; }
+  for (j = 0; j < nbc; j++) scale_of(eb[j], &fb1[j], &fb2[j]);
+
   /* split: As[t] is ma x k, Bs[u] is k x nbc, both row-major. With the test
      hook (sA one bit wider than chosen), nA slices of sA bits still cover
      every row: they hold more bits than before. */
@@ -291,17 +300,17 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   for (xi = 0; xi < (long long)ma; xi++) {
     size_t x = (size_t)xi, ll;
     const double *ar = a + ri[x] * k;
-    for (ll = 0; ll < k; ll++)
-      cut(As + x * k + ll, ma * k, ar[ll] == 0.0 ? 0.0 : scale_down(ar[ll], ea[x]), nA, sA);
+    double f1, f2, p = ldexp(1.0, sA);
+    scale_of(ea[x], &f1, &f2);
+    for (ll = 0; ll < k; ll++) cut(As + x * k + ll, ma * k, (ar[ll] * f1) * f2, nA, p);
   }
 #pragma omp parallel for schedule(static)
   for (xi = 0; xi < (long long)k; xi++) {
     size_t ll = (size_t)xi, y;
     int u;
-    for (y = 0; y < nbc; y++) {
-      double v = b[ll * n + cj[y]];
-      cut(Bs + ll * nbc + y, nbc * k, v == 0.0 ? 0.0 : scale_down(v, eb[y]), nB, sB);
-    }
+    double p = ldexp(1.0, sB);
+    for (y = 0; y < nbc; y++)
+      cut(Bs + ll * nbc + y, nbc * k, (b[ll * n + cj[y]] * fb1[y]) * fb2[y], nB, p);
     /* B_u 1 modulo 2^64 (entries are integers below 2^52) */
     for (u = 0; u < nB; u++) {
       uint64_t acc = 0;
@@ -448,6 +457,8 @@ done:
   free(eb);
   free(As);
   free(Bs);
+  free(fb1);
+  free(fb2);
   free(Ct);
   free(D);
   free(V);
