@@ -1,25 +1,31 @@
 /* lowp bench exact -- the exact GEMM reference against an MPFR loop and OpenBLAS */
 
 /*
- * What it times, side by side in one run, single thread, m = n = k = 512
- * (--size), with fp16 and with fp32 inputs (standard normal, seeded):
- *   exact   lowp_exact_gemm, all m*n outputs, rounded to fp64
- *   mpfr    the straightforward MPFR loop: per output, a wide MPFR
- *           accumulator and one mpfr_mul + one mpfr_add per product; the
- *           accumulator's precision is what these data need to be exact
- *           (exponent span of the products + log2 k + 2 bits), operands at
- *           the input precision and products at twice it (exact), so it is
- *           the cheapest exact MPFR loop. Timed on the first --rows rows (16 by
- *           default) and reported per multiply-add, which is what scales.
- *   sgemm   OpenBLAS cblas_sgemm on the same data as float (fp32 out),
- *           one thread: what a fast approximate product costs.
- * Validation first (STYLE B8): on the MPFR rows the exact results must equal
- * the MPFR loop's, rounded to fp64, bit for bit; no number is printed for a
- * path that did not validate. --big also times the 4096^3 fp16 exact GEMM on
- * --threads threads (2 by default).
+ * What it times, side by side in one run on the same inputs, one thread
+ * (process CPU time), m = n = k = N for each N of --sizes (512,2048,4096;
+ * --quick: 512), for fp16, bf16, fp32, e4m3, e5m2 inputs with standard
+ * normal and uniform [-1, 1) data, and one fp32 wide-exponent case
+ * (LOWP_DIST_SPREAD: exponents over the whole range, where the accumulator
+ * must be chosen):
+ *   exact   lowp_exact_gemm_ex, best of 2 (automatic choice; the slices per row of A /
+ *           column of B and the share of outputs taken from slices printed),
+ *           all outputs rounded to fp64
+ *   acc     the same, accumulator only (LOWP_GEMM_ACC); --no-acc skips it
+ *   mpfr    the cheapest exact MPFR loop (operands at the input precision,
+ *           products at twice it, accumulator as wide as these data need),
+ *           on the first --rows rows, reported per multiply-add
+ *   sgemm / dgemm   OpenBLAS on the same data, one thread, best of 3
+ *           (1 above N = 1024): the ratios "x S", "x D" are against these.
+ *   DGEMM floor     the slice-pair DGEMM calls alone (calls x dgemm time):
+ *           the cost of the method without splitting and combining.
+ * Validation first (STYLE B8): exact == acc on every output and == the MPFR
+ * loop on the sampled rows, bit for bit; a case that does not validate
+ * prints no timings. --big also times the 4096^3 fp16 exact GEMM on
+ * --threads threads (wall time).
  *
- * Run: lowp bench exact [--size N] [--rows R] [--seed S] [--big] [--threads T] [--strict]
- * Exit: 0, or 1 if validation failed (or --strict and a ratio is below 50).
+ * Run: lowp bench exact [--sizes N1,N2] [--quick] [--formats F1,..] [--rows R] [--seed S] [--no-acc]
+ *                       [--big] [--threads T]
+ * Exit: 0, or 1 if validation failed; 2 on bad usage.
  */
 
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
@@ -40,10 +46,8 @@
 #include "format/round_mpfr.h"
 #include "rng/dist.h"
 
-#ifdef LOWP_HAVE_OPENBLAS
 #include <cblas.h>
 void openblas_set_num_threads(int num_threads);
-#endif
 
 /* ------------------------------------------------------ private helpers */
 
@@ -119,95 +123,136 @@ static double mpfr_loop(double *c, const double *a, const double *b, size_t rows
   return t1 - t0;
 }
 
-static void gen(double *x, size_t len, const lowp_format_t *f, uint64_t seed,
-                uint32_t stream) {
-  lowp_dist_t d = {LOWP_DIST_NORMAL, 0, 0};
+static void gen(double *x, size_t len, const lowp_format_t *f, lowp_dist_kind_t kind,
+                uint64_t seed, uint32_t stream) {
+  lowp_dist_t d = {kind, 0, 0};
   if (lowp_dist_fill(x, len, &d, f, seed, stream) != 0)
     lowp_cli_die("bench", "input generation failed");
 }
 
-/* One input format: validate, then time. Returns 0 if validated and (with
-   strict) the 50x target is met, 1 otherwise. */
-static int run_size(const lowp_format_t *fin, size_t N, size_t rows, uint64_t seed,
-                    int strict) {
-  size_t len = N * N, i, bad = 0;
-  double *a = malloc(len * sizeof *a), *b = malloc(len * sizeof *b);
-  double *c = malloc(len * sizeof *c), *cm = malloc(rows * N * sizeof *cm);
-  double t_exact, t_mpfr, macs = (double)N * N * N, ns_e, ns_m;
-  long prec;
-  if (!a || !b || !c || !cm) lowp_cli_die("bench", "out of memory at size %zu", N);
-  gen(a, len, fin, seed, 1);
-  gen(b, len, fin, seed, 2);
-  prec = wide_prec(a, b, len, N);
-
-  omp_set_num_threads(1);
-  t_exact = clock_s(0);
-  if (lowp_exact_gemm(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE) != 0)
-    lowp_cli_die("bench", "lowp_exact_gemm failed");
-  t_exact = clock_s(0) - t_exact;
-  t_mpfr = mpfr_loop(cm, a, b, rows, N, N, prec, fin->precision);
-
-  /* validate: bit for bit on the MPFR rows */
-  for (i = 0; i < rows * N; i++)
-    if (memcmp(&c[i], &cm[i], sizeof c[i]) != 0 && bad++ < 5)
-      printf("  MISMATCH C[%zu][%zu]: exact %a mpfr %a\n", i / N, i % N, c[i], cm[i]);
-  if (bad) {
-    printf("  %-5s VALIDATION FAILED: %zu mismatches; no timings reported\n", fin->name, bad);
-    free(a); free(b); free(c); free(cm);
-    return 1;
-  }
-  printf("  %-5s validated: exact == MPFR loop (acc %ld bits) on rows 0..%zu, %zu values, bit for bit\n",
-         fin->name, prec, rows - 1, rows * N);
-  ns_e = 1e9 * t_exact / macs;
-  ns_m = 1e9 * t_mpfr / ((double)rows * N * N);
-  printf("  %-5s exact %8.3f s %7.3f ns/MAC | MPFR loop %7.2f ns/MAC (%zu rows) | "
-         "exact is %.1fx faster than MPFR\n", fin->name, t_exact, ns_e, ns_m, rows, ns_m / ns_e);
-#ifdef LOWP_HAVE_OPENBLAS
-  {
+/* best of reps single-thread timings of one OpenBLAS call */
+static double time_blas(int dbl, const double *a, const double *b, size_t N, int reps) {
+  size_t len = N * N, i;
+  double best = 1e30, t;
+  int rep;
+  openblas_set_num_threads(1);
+  if (dbl) {
+    double *dc = malloc(len * sizeof *dc);
+    if (!dc) lowp_cli_die("bench", "out of memory for dgemm");
+    for (rep = 0; rep < reps; rep++) {
+      t = clock_s(0);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0, a,
+                  (int)N, b, (int)N, 0.0, dc, (int)N);
+      t = clock_s(0) - t;
+      if (t < best) best = t;
+    }
+    free(dc);
+  } else {
     float *fa = malloc(len * sizeof *fa), *fb = malloc(len * sizeof *fb),
           *fc = malloc(len * sizeof *fc);
-    double t_s, best = 1e30;
-    int rep;
     if (!fa || !fb || !fc) lowp_cli_die("bench", "out of memory for sgemm");
     for (i = 0; i < len; i++) { fa[i] = (float)a[i]; fb[i] = (float)b[i]; }
-    openblas_set_num_threads(1);
-    for (rep = 0; rep < 3; rep++) {
-      t_s = clock_s(0);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N,
-                  1.0f, fa, (int)N, fb, (int)N, 0.0f, fc, (int)N);
-      t_s = clock_s(0) - t_s;
-      if (t_s < best) best = t_s;
+    for (rep = 0; rep < reps; rep++) {
+      t = clock_s(0);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0f, fa,
+                  (int)N, fb, (int)N, 0.0f, fc, (int)N);
+      t = clock_s(0) - t;
+      if (t < best) best = t;
     }
-    printf("  %-5s OpenBLAS sgemm %7.4f ns/MAC (best of 3) | exact costs %.1fx sgemm\n",
-           fin->name, 1e9 * best / macs, t_exact / best);
     free(fa);
     free(fb);
     free(fc);
   }
-#else
-  printf("  %-5s OpenBLAS not found at build time: no sgemm comparison\n", fin->name);
-#endif
+  return best;
+}
+
+/* One case: same inputs for every method; validate, then report. Returns 1
+   if validation failed. */
+static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, size_t rows,
+                    uint64_t seed, int no_acc) {
+  size_t len = N * N, i, bad = 0;
+  double *a = malloc(len * sizeof *a), *b = malloc(len * sizeof *b);
+  double *c = malloc(len * sizeof *c), *ca = malloc(len * sizeof *ca),
+         *cm = malloc(rows * N * sizeof *cm);
+  double t_sl, t_acc = 0, t_mpfr, t_s, t_d, macs = (double)N * N * N, floor_;
+  lowp_gemm_opts_t oa = {.method = LOWP_GEMM_ACC};
+  lowp_gemm_stats_t st;
+  const char *dn = lowp_dist_name(kind);
+  long prec;
+  if (!a || !b || !c || !ca || !cm) lowp_cli_die("bench", "out of memory at size %zu", N);
+  gen(a, len, fin, kind, seed, 1);
+  gen(b, len, fin, kind, seed, 2);
+  prec = wide_prec(a, b, len, N);
+
+  omp_set_num_threads(1);
+  /* best of 2, as the BLAS calls are timed best of 3: the first call of a
+     process also pays the page faults of fresh scratch memory */
+  t_sl = 1e30;
+  for (i = 0; i < 2; i++) {
+    double t = clock_s(0);
+    if (lowp_exact_gemm_ex(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, NULL, &st))
+      lowp_cli_die("bench", "lowp_exact_gemm failed");
+    t = clock_s(0) - t;
+    if (t < t_sl) t_sl = t;
+  }
+  if (!no_acc) {
+    t_acc = clock_s(0);
+    if (lowp_exact_gemm_ex(ca, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &oa,
+                           NULL))
+      lowp_cli_die("bench", "lowp_exact_gemm failed");
+    t_acc = clock_s(0) - t_acc;
+    for (i = 0; i < len; i++)
+      if (memcmp(&c[i], &ca[i], sizeof c[i]) != 0 && bad++ < 5)
+        printf("  MISMATCH C[%zu][%zu]: sliced %a acc %a\n", i / N, i % N, c[i], ca[i]);
+  }
+  t_mpfr = mpfr_loop(cm, a, b, rows, N, N, prec, fin->precision);
+  for (i = 0; i < rows * N; i++)
+    if (memcmp(&c[i], &cm[i], sizeof c[i]) != 0 && bad++ < 5)
+      printf("  MISMATCH C[%zu][%zu]: sliced %a mpfr %a\n", i / N, i % N, c[i], cm[i]);
+  if (bad) {
+    printf("%-5s %-9s %5zu VALIDATION FAILED: %zu mismatches; no timings\n", fin->name, dn, N,
+           bad);
+    free(a); free(b); free(c); free(ca); free(cm);
+    return 1;
+  }
+  t_s = time_blas(0, a, b, N, N <= 1024 ? 3 : 1);
+  t_d = time_blas(1, a, b, N, N <= 1024 ? 3 : 1);
+  floor_ = (double)st.dgemm_calls * t_d;
+#define NS(t) (1e9 * (t) / macs)
+  printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% | exact %7.3f ns %6.1fx S %5.1fx D"
+         " (DGEMM floor %5.1fx D) | acc ",
+         fin->name, dn, N, st.slices_a, st.slices_b, st.slice_bits_a, st.slice_bits_b,
+         100.0 * (double)st.sliced_outputs / (double)len, NS(t_sl), t_sl / t_s, t_sl / t_d,
+         floor_ / t_d);
+  if (no_acc) printf("   (skipped)          ");
+  else printf("%7.3f ns %6.1fx S", NS(t_acc), t_acc / t_s);
+  printf(" | mpfr %7.1f ns (%zu rows) | sgemm %6.4f ns dgemm %6.4f ns\n",
+         1e9 * t_mpfr / ((double)rows * N * N), rows, NS(t_s), NS(t_d));
+#undef NS
+  fflush(stdout);
   free(a);
   free(b);
   free(c);
+  free(ca);
   free(cm);
-  return strict && ns_m / ns_e < 50;
+  return 0;
 }
 
 static void run_big(size_t N, int threads, uint64_t seed) {
   size_t len = N * N;
   double *a = malloc(len * sizeof *a), *b = malloc(len * sizeof *b),
          *c = malloc(len * sizeof *c), t;
+  lowp_gemm_stats_t st;
   if (!a || !b || !c) lowp_cli_die("bench", "out of memory for --big (%zu^2 x 3 doubles)", N);
-  gen(a, len, &LOWP_FMT_FP16, seed, 1);
-  gen(b, len, &LOWP_FMT_FP16, seed, 2);
+  gen(a, len, &LOWP_FMT_FP16, LOWP_DIST_NORMAL, seed, 1);
+  gen(b, len, &LOWP_FMT_FP16, LOWP_DIST_NORMAL, seed, 2);
   omp_set_num_threads(threads);
   t = clock_s(1);
-  if (lowp_exact_gemm(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE) != 0)
+  if (lowp_exact_gemm_ex(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, NULL, &st))
     lowp_cli_die("bench", "lowp_exact_gemm failed");
   t = clock_s(1) - t;
-  printf("  big: exact fp16 GEMM %zu^3 on %d threads: %.1f s (%.3f ns/MAC, %.3f ns/MAC/thread)\n",
-         N, threads, t, 1e9 * t / ((double)N * N * N), 1e9 * t * threads / ((double)N * N * N));
+  printf("big: exact fp16 GEMM %zu^3 on %d threads (wall): %.1f s, %dx%d slices\n", N, threads,
+         t, st.slices_a, st.slices_b);
   free(a);
   free(b);
   free(c);
@@ -216,34 +261,85 @@ static void run_big(size_t N, int threads, uint64_t seed) {
 /* ----------------------------------------------------------------- main */
 
 int lowp_bench_exact(int argc, char **argv) {
-  size_t N = 512, rows = 16;
+  size_t sizes[8] = {512, 2048, 4096}, nsizes = 3, rows = 0, z;
   uint64_t seed = 7;
-  int big = 0, threads = 2, strict = 0, i, bad;
+  int big = 0, threads = 2, no_acc = 0, i, bad = 0, want[6] = {1, 1, 1, 1, 1, 1};
+  static const lowp_format_t *fmts[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_FP32,
+                                        &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
   for (i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--size") && i + 1 < argc)
-      N = (size_t)lowp_cli_int("bench", "--size", argv[++i], 1, 65536);
-    else if (!strcmp(argv[i], "--rows") && i + 1 < argc)
-      rows = (size_t)lowp_cli_int("bench", "--rows", argv[++i], 1, 65536);
-    else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-      seed = (uint64_t)lowp_cli_int("bench", "--seed", argv[++i], 0, INT64_MAX);
-    else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
-      threads = (int)lowp_cli_int("bench", "--threads", argv[++i], 1, 1024);
-    else if (!strcmp(argv[i], "--big"))
+    const char *arg = argv[i], *val = NULL;
+    char key[32];
+    const char *eq = strchr(arg, '=');
+    if (eq && (size_t)(eq - arg) < sizeof key) {
+      memcpy(key, arg, (size_t)(eq - arg));
+      key[eq - arg] = 0;
+      val = eq + 1;
+      arg = key;
+    }
+#define VAL() (val ? val : (i + 1 < argc ? argv[++i] : (lowp_cli_die("bench", "%s needs a value", arg), "")))
+    if (!strcmp(arg, "--sizes") || !strcmp(arg, "--size")) {
+      char buf[256], *tok, *save = NULL;
+      snprintf(buf, sizeof buf, "%s", VAL());
+      nsizes = 0;
+      for (tok = strtok_r(buf, ",", &save); tok && nsizes < 8; tok = strtok_r(NULL, ",", &save))
+        sizes[nsizes++] = (size_t)lowp_cli_int("bench", "--sizes", tok, 1, 65536);
+      if (nsizes == 0) lowp_cli_die("bench", "--sizes: no size given");
+    } else if (!strcmp(arg, "--formats")) {
+      char buf[256], *tok, *save = NULL;
+      size_t q;
+      snprintf(buf, sizeof buf, "%s", VAL());
+      memset(want, 0, sizeof want);
+      for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        for (q = 0; q < 6 && strcmp(tok, q < 5 ? fmts[q]->name : "spread"); q++) {}
+        if (q == 6)
+          lowp_cli_die("bench", "--formats: unknown case '%s' (fp16, bf16, fp32, e4m3, e5m2, "
+                       "spread)", tok);
+        want[q] = 1;
+      }
+    } else if (!strcmp(arg, "--rows"))
+      rows = (size_t)lowp_cli_int("bench", "--rows", VAL(), 1, 65536);
+    else if (!strcmp(arg, "--seed"))
+      seed = (uint64_t)lowp_cli_int("bench", "--seed", VAL(), 0, INT64_MAX);
+    else if (!strcmp(arg, "--threads"))
+      threads = (int)lowp_cli_int("bench", "--threads", VAL(), 1, 1024);
+    else if (!strcmp(arg, "--quick") && !val) {
+      sizes[0] = 512;
+      nsizes = 1;
+    } else if (!strcmp(arg, "--no-acc") && !val)
+      no_acc = 1;
+    else if (!strcmp(arg, "--big") && !val)
       big = 1;
-    else if (!strcmp(argv[i], "--strict"))
-      strict = 1;
-    else if (!strcmp(argv[i], "--help")) {
-      printf("usage: lowp bench exact [--size N] [--rows R] [--seed S] [--big] [--threads T] [--strict]\n"
-             "  --strict  exit 1 unless exact is >= 50x faster than the MPFR loop\n");
+    else if (!strcmp(arg, "--help") && !val) {
+      printf("usage: lowp bench exact [--sizes N1,N2,..] [--quick] [--formats F1,F2,..]\n"
+             "                        [--rows R] [--seed S]\n"
+             "                        [--no-acc] [--big] [--threads T]\n"
+             "  Times, on the same inputs, single thread: the exact GEMM (sliced path where\n"
+             "  chosen), the accumulator alone, the MPFR loop (first R rows), OpenBLAS sgemm\n"
+             "  and dgemm; fp16, bf16, fp32, e4m3, e5m2 inputs, normal and uniform data, and\n"
+             "  an fp32 wide-exponent case (the accumulator must be chosen). Sizes default to\n"
+             "  512,2048,4096 (--quick: 512). Ratios: x S = time / sgemm, x D = / dgemm;\n"
+             "  DGEMM floor = the slice-pair DGEMM calls alone. --big: 4096^3 fp16 on T threads.\n"
+             "  --formats: a subset of fp16,bf16,fp32,e4m3,e5m2,spread (default all).\n");
       return 0;
     } else
       lowp_cli_die("bench", "unknown or incomplete option '%s' (see --help)", argv[i]);
+#undef VAL
   }
-  if (rows > N) rows = N;
-  printf("lowp bench exact: m=n=k=%zu, single thread (CPU time), inputs standard normal rounded "
-         "(rne), seed %llu; exact results rounded to fp64\n", N, (unsigned long long)seed);
-  bad = run_size(&LOWP_FMT_FP16, N, rows, seed, strict);
-  bad |= run_size(&LOWP_FMT_FP32, N, rows, seed, strict);
+  printf("lowp bench exact: m=n=k=N, one thread (CPU time), seed %llu; exact results rounded to "
+         "fp64; ns per multiply-add; validated bit for bit (sliced == accumulator on all "
+         "outputs, == MPFR loop on the sampled rows)\n", (unsigned long long)seed);
+  for (z = 0; z < nsizes; z++) {
+    size_t N = sizes[z], r = rows ? rows : (16 * 512 * 512) / (N * N);
+    size_t fi;
+    if (r < 1) r = 1;
+    if (r > N) r = N;
+    for (fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
+      if (!want[fi]) continue;
+      bad |= run_case(fmts[fi], LOWP_DIST_NORMAL, N, r, seed, no_acc);
+      bad |= run_case(fmts[fi], LOWP_DIST_UNIFORM11, N, r, seed, no_acc);
+    }
+    if (want[5]) bad |= run_case(&LOWP_FMT_FP32, LOWP_DIST_SPREAD, N, r, seed, no_acc);
+  }
   if (big) run_big(4096, threads, seed);
   return bad ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
 }

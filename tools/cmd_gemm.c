@@ -35,6 +35,7 @@
 #include "exact/exact.h"
 #include "io/npy.h"
 #include "measure/measure.h"
+#include "progress.h"
 #include "rng/dist.h"
 #include "status.h"
 
@@ -404,7 +405,11 @@ static int run(const char *cmd, int argc, char **argv) {
 
   /* the exact product, and |A||B| for the backward error */
   t0 = secs();
-  st = lowp_exact_gemm(cx, a, b, NULL, m, n, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+  {
+    lowp_gemm_opts_t po = {.progress = lowp_cli_progress, .progress_ctx = (void *)"exact reference"};
+    st = lowp_exact_gemm_ex(cx, a, b, NULL, m, n, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &po, NULL);
+    lowp_cli_progress_end();
+  }
   t_exact = secs() - t0;
   if (st) lowp_cli_die(cmd, "exact product failed: %s", lowp_status_str(st));
   for (i = 0; i < m * k; i++) aa[i] = fabs(a[i]);

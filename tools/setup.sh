@@ -7,7 +7,7 @@ BUILD="${1:-build}"
 
 # What lowp uses (DESIGN.md, "Dependencies"): compiler and build, MPFR/GMP
 # (exact arithmetic), Random123 (counter-based RNG), cJSON, gnuplot (plots)
-# with a font, OpenBLAS (benchmark comparison only), zlib and Fashion-MNIST
+# with a font, OpenBLAS (exact GEMM sliced path, required), zlib and Fashion-MNIST
 # (exercise 6). LOWP_EXTRA_PKGS adds more (the tests add chromium, to check
 # that the HTML report renders).
 PKGS="build-essential cmake pkg-config libmpfr-dev libgmp-dev librandom123-dev

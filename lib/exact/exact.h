@@ -70,7 +70,11 @@ int lowp_exact_gemv(double *y, const double *a, const double *x, const double *y
  * NULL (zero) and may alias C; C must not alias A or B. k may be 0
  * (C = round(C0)).
  *
- * Speed: when every entry of A and B is zero or has at most 26 significant
+ * Method: the sliced (Ozaki) path on exact OpenBLAS DGEMMs where it is
+ * cheaper (see lowp_exact_gemm_ex, docs/exact-gemm.md), the accumulator
+ * below for the rest; both exact, so the result is the same either way.
+ *
+ * Accumulator speed: when every entry of A and B is zero or has at most 26 significant
  * bits and a magnitude in [2^-400, 2^400] (all fp32/tf32/fp16/bf16/fp8 data),
  * each product is exact in binary64 and is binned by its exponent into
  * 64-bit integer counters (at most 1023 additions each before they are
@@ -82,6 +86,59 @@ int lowp_exact_gemv(double *y, const double *a, const double *x, const double *y
 int lowp_exact_gemm(double *c, const double *a, const double *b, const double *c0,
                     size_t m, size_t n, size_t k, const lowp_format_t *f,
                     const lowp_policy_t *pol, lowp_rounding_t rnd);
+
+/** @brief Which method lowp_exact_gemm_ex may use (the result is the same). */
+typedef enum {
+  LOWP_GEMM_AUTO = 0,   /**< cheaper of the two per row/column set (cost model) */
+  LOWP_GEMM_ACC = 1,    /**< the accumulator only */
+  LOWP_GEMM_SLICED = 2  /**< sliced DGEMMs for every finite row/column, whatever they cost */
+} lowp_gemm_method_t;
+
+/** @brief Options of lowp_exact_gemm_ex; all-zero (or NULL) = defaults. */
+typedef struct {
+  lowp_gemm_method_t method;
+  /** Called from the calling thread with the fraction of work done (0..1),
+      at least at the end; NULL: none. lib/ never prints: tools draw it. */
+  void (*progress)(void *ctx, double done);
+  void *progress_ctx;
+  /** Testing only: add this many bits to the slice width s, breaking the
+      2s + ceil(log2 k) <= 53 budget; the run-time checksum must catch it. */
+  int test_extra_bits;
+  /** The DGEMM the sliced path calls, C = A B, row-major, dense (lda = k,
+      ldb = ldc = n); returns a lowp_status_t (nonzero aborts the product with
+      it). NULL: OpenBLAS cblas_dgemm. kernels/cuda/ozaki.cu passes cuBLAS. Any
+      IEEE binary64 DGEMM is exact on slices, whatever its order. */
+  int (*dgemm)(void *ctx, size_t m, size_t n, size_t k, const double *a, const double *b,
+               double *c);
+  void *dgemm_ctx;
+} lowp_gemm_opts_t;
+
+/** @brief What lowp_exact_gemm_ex did. */
+typedef struct {
+  int slices_a, slices_b;   /**< slices per row of A / column of B (0: no sliced path) */
+  int slice_bits_a, slice_bits_b; /**< bits per slice of A / of B (sA + sB + ceil(log2 k) <= 53) */
+  size_t dgemm_calls;       /**< cblas_dgemm calls made */
+  size_t sliced_outputs;    /**< outputs taken from the sliced path */
+  size_t fallback_outputs;  /**< outputs computed by the accumulator */
+  size_t check_failed_rows; /**< rows whose exactness checksum failed (then redone
+                                 by the accumulator; 0 unless the budget is broken) */
+} lowp_gemm_stats_t;
+
+/**
+ * @brief lowp_exact_gemm with a choice of method, progress and statistics.
+ *
+ * The sliced (Ozaki) path: each row of A and column of B is split into
+ * slices of at most s bits aligned to a common exponent, 2s + ceil(log2 k)
+ * <= 53, so each slice-pair product is an exact DGEMM (OpenBLAS) in any
+ * summation order; the partial products are summed exactly in the
+ * accumulator and rounded once. Rows/columns with NaN/inf or too wide an
+ * exponent spread go to the accumulator. See docs/exact-gemm.md.
+ * Same arguments and results as lowp_exact_gemm; opt and stats may be NULL.
+ */
+int lowp_exact_gemm_ex(double *c, const double *a, const double *b, const double *c0,
+                       size_t m, size_t n, size_t k, const lowp_format_t *f,
+                       const lowp_policy_t *pol, lowp_rounding_t rnd,
+                       const lowp_gemm_opts_t *opt, lowp_gemm_stats_t *stats);
 
 /* ------------------------------------------------- MPFR oracles (slow) */
 

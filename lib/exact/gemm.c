@@ -25,11 +25,13 @@
 #include "exact/exact.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exact/acc.h"
 #include "exact/internal.h"
+#include "exact/ozaki.h"
 
 /* ------------------------------------------------------ private helpers */
 
@@ -101,12 +103,27 @@ static void finish(double *c, lowp_acc_t *acc, const double *ar, const double *b
   (void)lowp_acc_round(&c[idx], acc, f, pol, rnd, lowp__exact_index(pol, idx));
 }
 
-/* Fast path, one output C[i][j]. */
+void lowp__exact_gemm_finish(double *c, lowp_acc_t *acc, const double *ar, const double *b,
+                             size_t n, const double *c0, size_t i, size_t j, size_t k,
+                             const lowp_format_t *f, const lowp_policy_t *pol,
+                             lowp_rounding_t rnd) {
+  size_t l, idx = i * n + j;
+  if (c0) lowp_acc_add(acc, c0[idx]);
+  if (lowp_acc_is_zero(acc))
+    for (l = 0; l < k; l++) {
+      /* a product of nonzero binary64 values may underflow to 0 in fl(a*b);
+         the accumulator counts it as a nonzero term */
+      double x = ar[l], y = b[l * n + j];
+      lowp_acc_note_term(acc, (x != 0.0 && y != 0.0) ? 1.0 : x * y);
+    }
+  (void)lowp_acc_round(&c[idx], acc, f, pol, rnd, lowp__exact_index(pol, idx));
+}
+
+/* Fast path, one output C[i][j] from bc (column j of B, contiguous). */
 static void row1(double *c, lowp_acc_t *acc, int64_t *bins, const double *scale, int elo, int ehi,
-                 const double *ar, const double *bt, const double *c0, size_t i,
-                 size_t j, size_t n, size_t k, const lowp_format_t *f,
-                 const lowp_policy_t *pol, lowp_rounding_t rnd) {
-  const double *bc = bt + j * k;
+                 const double *ar, const double *bc, const double *c0, size_t idx,
+                 size_t k, const lowp_format_t *f, const lowp_policy_t *pol,
+                 lowp_rounding_t rnd) {
   size_t l0, l;
   lowp_acc_reset(acc);
   for (l0 = 0; l0 < k; l0 += CHUNK) {
@@ -114,17 +131,18 @@ static void row1(double *c, lowp_acc_t *acc, int64_t *bins, const double *scale,
     for (l = l0; l < l1; l++) bin_add(bins, scale, ar[l] * bc[l]);
     flush(acc, bins, elo, ehi);
   }
-  finish(c, acc, ar, bc, c0, i * n + j, k, f, pol, rnd);
+  finish(c, acc, ar, bc, c0, idx, k, f, pol, rnd);
 }
 
-/* Fast path, four outputs C[i][j..j+3] at once (acc points to four
-   accumulators): four independent sets of counters keep four
-   read-modify-write chains in flight, and each a[l] is loaded once. */
+/* Fast path, four outputs at once (acc points to four accumulators; b0 the
+   first of four consecutive columns of B^T, idx their output indices): four
+   independent sets of counters keep four read-modify-write chains in
+   flight, and each a[l] is loaded once. */
 static void row4(double *c, lowp_acc_t *acc, int64_t *bins, const double *scale, int elo, int ehi,
-                 const double *ar, const double *bt, const double *c0, size_t i,
-                 size_t j, size_t n, size_t k, const lowp_format_t *f,
-                 const lowp_policy_t *pol, lowp_rounding_t rnd) {
-  const double *b0 = bt + j * k, *b1 = b0 + k, *b2 = b1 + k, *b3 = b2 + k;
+                 const double *ar, const double *b0, const double *c0, const size_t *idx,
+                 size_t k, const lowp_format_t *f, const lowp_policy_t *pol,
+                 lowp_rounding_t rnd) {
+  const double *b1 = b0 + k, *b2 = b1 + k, *b3 = b2 + k;
   int64_t *s0 = bins, *s1 = bins + 4096, *s2 = bins + 2 * 4096, *s3 = bins + 3 * 4096;
   size_t l0, l;
   int q;
@@ -143,31 +161,48 @@ static void row4(double *c, lowp_acc_t *acc, int64_t *bins, const double *scale,
     }
   }
   for (q = 0; q < 4; q++)
-    finish(c, &acc[q], ar, bt + (j + q) * k, c0, i * n + j + q, k, f, pol, rnd);
+    finish(c, &acc[q], ar, b0 + (size_t)q * k, c0, idx[q], k, f, pol, rnd);
 }
 
 static int mul_overflows(size_t a, size_t b) { return b && a > (size_t)-1 / b; }
 
-/* ----------------------------------------------------------- public API */
+/* -------------------------------------------------- accumulator path */
 
-int lowp_exact_gemm(double *c, const double *a, const double *b, const double *c0,
-                    size_t m, size_t n, size_t k, const lowp_format_t *f,
-                    const lowp_policy_t *pol, lowp_rounding_t rnd) {
+int lowp__exact_gemm_acc(double *c, const double *a, const double *b, const double *c0,
+                         size_t m, size_t n, size_t k, const size_t *ri, size_t mr,
+                         const size_t *cj, size_t nc, const lowp_format_t *f,
+                         const lowp_policy_t *pol, lowp_rounding_t rnd,
+                         lowp__progress_t *prog) {
   scan_t sa, sb;
   double *bt;
   int fast, elo = 1, ehi = 0, err = LOWP_OK;
   double scale[4096];
-  long long mi;
-  int st = lowp__exact_check(f, rnd);
-  if (st) return st;
-  if (m == 0 || n == 0) return LOWP_OK;
-  if (!c || (k && (!a || !b))) return LOWP_EINVAL;
-  if (mul_overflows(m, k) || mul_overflows(k, n) || mul_overflows(m, n) ||
-      mul_overflows(k * n, sizeof(double)))
-    return LOWP_ENOMEM;
+  long long mi, nblk;
+  long long blocks_done = 0;
+  size_t x, y, l;
+  if (!ri) mr = m;
+  if (!cj) nc = n;
+  if (mr == 0 || nc == 0) return LOWP_OK;
+  if (mul_overflows(nc, k) || mul_overflows(nc * k, sizeof(double))) return LOWP_ENOMEM;
 
-  scan(a, m * k, &sa);
-  scan(b, k * n, &sb);
+  /* B's selected columns transposed, so each output reads two contiguous rows */
+  bt = malloc(nc * k * sizeof *bt + 1);
+  if (!bt) return LOWP_ENOMEM;
+  for (l = 0; l < k; l++)
+    for (y = 0; y < nc; y++) bt[y * k + l] = b[l * n + (cj ? cj[y] : y)];
+
+  /* the fast path's conditions, checked on the selected rows and columns */
+  sa.fast = 1;
+  sa.elo = 2047;
+  sa.ehi = 0;
+  for (x = 0; x < mr && sa.fast; x++) {
+    scan_t r;
+    scan(a + (ri ? ri[x] : x) * k, k, &r);
+    sa.fast = r.fast;
+    if (r.elo < sa.elo) sa.elo = r.elo;
+    if (r.ehi > sa.ehi) sa.ehi = r.ehi;
+  }
+  scan(bt, nc * k, &sb);
   fast = sa.fast && sb.fast;
   if (fast && sa.elo <= sa.ehi && sb.elo <= sb.ehi) {
     /* product fields lie in [elo_a + elo_b - 1023, ehi_a + ehi_b - 1022] */
@@ -182,18 +217,10 @@ int lowp_exact_gemm(double *c, const double *a, const double *b, const double *c
     }
   }
 
-  /* B transposed, so each output reads two contiguous rows */
-  bt = malloc(k * n * sizeof *bt + 1);
-  if (!bt) return LOWP_ENOMEM;
-  {
-    size_t l, j;
-    for (l = 0; l < k; l++)
-      for (j = 0; j < n; j++) bt[j * k + l] = b[l * n + j];
-  }
-
   /* Rows go to threads in blocks of RB; within a block, each group of four
      columns of B^T (4k doubles) is reused by all RB rows while it is hot in
      cache. Every output is still one independent exact sum. */
+  nblk = (long long)((mr + RB - 1) / RB);
 #pragma omp parallel
   {
     int64_t *bins = fast ? calloc(4 * 4096, sizeof *bins) : NULL;
@@ -206,29 +233,81 @@ int lowp_exact_gemm(double *c, const double *a, const double *b, const double *c
       for (q = 0; q < 4; q++) lowp_acc_init(&acc[q]);
     }
 #pragma omp for schedule(dynamic, 1)
-    for (mi = 0; mi < (long long)((m + RB - 1) / RB); mi++) {
-      size_t i0 = (size_t)mi * RB, i1 = i0 + RB < m ? i0 + RB : m, i, j, l;
+    for (mi = 0; mi < nblk; mi++) {
+      size_t x0 = (size_t)mi * RB, x1 = x0 + RB < mr ? x0 + RB : mr, xx, yy, ll;
       if (!acc || (fast && !bins)) continue;
-      for (j = 0; j < n; j += (fast && j + 4 <= n) ? 4 : 1)
-        for (i = i0; i < i1; i++) {
+      for (yy = 0; yy < nc; yy += (fast && yy + 4 <= nc) ? 4 : 1)
+        for (xx = x0; xx < x1; xx++) {
+          size_t i = ri ? ri[xx] : xx;
           const double *ar = a + i * k;
-          if (fast && j + 4 <= n) {
-            row4(c, acc, bins, scale, elo, ehi, ar, bt, c0, i, j, n, k, f, pol, rnd);
+          if (fast && yy + 4 <= nc) {
+            size_t idx[4];
+            for (q = 0; q < 4; q++) idx[q] = i * n + (cj ? cj[yy + (size_t)q] : yy + (size_t)q);
+            row4(c, acc, bins, scale, elo, ehi, ar, bt + yy * k, c0, idx, k, f, pol, rnd);
           } else if (fast) {
-            row1(c, acc, bins, scale, elo, ehi, ar, bt, c0, i, j, n, k, f, pol, rnd);
+            row1(c, acc, bins, scale, elo, ehi, ar, bt + yy * k, c0,
+                 i * n + (cj ? cj[yy] : yy), k, f, pol, rnd);
           } else {
-            const double *bc = bt + j * k;
-            size_t idx = i * n + j;
+            const double *bc = bt + yy * k;
+            size_t idx = i * n + (cj ? cj[yy] : yy);
             lowp_acc_reset(acc);
-            for (l = 0; l < k; l++) lowp_acc_add_prod(acc, ar[l], bc[l]);
+            for (ll = 0; ll < k; ll++) lowp_acc_add_prod(acc, ar[ll], bc[ll]);
             if (c0) lowp_acc_add(acc, c0[idx]);
             (void)lowp_acc_round(&c[idx], acc, f, pol, rnd, lowp__exact_index(pol, idx));
           }
         }
+#pragma omp atomic
+      blocks_done++;
+      if (prog && omp_get_thread_num() == 0) {
+        long long d;
+#pragma omp atomic read
+        d = blocks_done;
+        lowp__progress_set(prog, (double)d / (double)nblk);
+      }
     }
     free(bins);
     free(acc);
   }
   free(bt);
+  if (prog) lowp__progress_set(prog, 1.0);
   return err;
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_exact_gemm(double *c, const double *a, const double *b, const double *c0,
+                    size_t m, size_t n, size_t k, const lowp_format_t *f,
+                    const lowp_policy_t *pol, lowp_rounding_t rnd) {
+  return lowp_exact_gemm_ex(c, a, b, c0, m, n, k, f, pol, rnd, NULL, NULL);
+}
+
+int lowp_exact_gemm_ex(double *c, const double *a, const double *b, const double *c0,
+                       size_t m, size_t n, size_t k, const lowp_format_t *f,
+                       const lowp_policy_t *pol, lowp_rounding_t rnd,
+                       const lowp_gemm_opts_t *opt, lowp_gemm_stats_t *stats) {
+  lowp_gemm_opts_t o;
+  lowp__progress_t prog;
+  int st = lowp__exact_check(f, rnd);
+  if (stats) memset(stats, 0, sizeof *stats);
+  if (st) return st;
+  if (m == 0 || n == 0) return LOWP_OK;
+  if (!c || (k && (!a || !b))) return LOWP_EINVAL;
+  if (mul_overflows(m, k) || mul_overflows(k, n) || mul_overflows(m, n) ||
+      mul_overflows(k * n, sizeof(double)) || mul_overflows(m * n, sizeof(double)))
+    return LOWP_ENOMEM;
+  if (opt) o = *opt;
+  else memset(&o, 0, sizeof o);
+  if ((unsigned)o.method > LOWP_GEMM_SLICED) return LOWP_EINVAL;
+  prog.cb = o.progress;
+  prog.ctx = o.progress_ctx;
+  prog.lo = 0.0;
+  prog.hi = 1.0;
+  if (o.method != LOWP_GEMM_ACC && k > 0) {
+    st = lowp__exact_gemm_sliced(c, a, b, c0, m, n, k, f, pol, rnd, &o,
+                                 o.progress ? &prog : NULL, stats);
+    if (st != LOWP__NOT_USED) return st;
+  }
+  if (stats) stats->fallback_outputs = m * n;
+  return lowp__exact_gemm_acc(c, a, b, c0, m, n, k, NULL, m, NULL, n, f, pol, rnd,
+                              o.progress ? &prog : NULL);
 }

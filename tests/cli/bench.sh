@@ -48,5 +48,19 @@ fi
 grep -q "avx512_bf16 yes" "$T/run" || { grep -q "^bf16 hardware: not available on this CPU (no AVX512_BF16)" "$T/run" && ok || bad "bf16 hardware line"; }
 if grep -q "^validate: .*FAIL" "$T/run"; then bad "a validation failed: $(grep FAIL "$T/run")"; else ok; fi
 
+# bench exact: bad usage, help, and a tiny run (odd size) that validates every case
+expect_exit2 "exact --sizes not a number" "malformed --sizes" "$LOWP" bench exact --sizes 12x
+expect_exit2 "exact --sizes zero" "out of range" "$LOWP" bench exact --sizes=0
+expect_exit2 "exact unknown case" "--formats: unknown case 'fp99'" "$LOWP" bench exact --formats fp16,fp99
+expect_exit2 "exact unknown option" "unknown or incomplete option '--bogus'" "$LOWP" bench exact --bogus
+"$LOWP" bench exact --help >"$T/help" 2>&1 && grep -q -- '--sizes' "$T/help" && ok || bad "bench exact --help"
+"$LOWP" bench exact --sizes=37 --rows 3 >"$T/ex" 2>"$T/err"; rc=$?
+[ $rc -eq 0 ] && ok || bad "bench exact --sizes 37: exit $rc: $(cat "$T/err")"
+for f in fp16 bf16 fp32 e4m3 e5m2; do
+  grep -q "^$f  *normal  *37 | slices" "$T/ex" && ok || bad "bench exact row for $f"
+done
+grep -q "^fp32  *spread  *37 | slices  0x0 .* sliced   0.0%" "$T/ex" && ok || bad "wide-exponent case not on the accumulator"
+grep -q "VALIDATION FAILED" "$T/ex" && bad "bench exact validation failed" || ok
+
 echo "cli_bench: $pass passed, $fail failed"
 [ $fail -eq 0 ]
