@@ -729,7 +729,17 @@ int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *di
   if (!text) return fail(&c, "no text");
   s->dir = strdup(dir ? dir : ".");
   c.dir = s->dir;
-  root = cJSON_ParseWithLengthOpts(text, len, &ep, 1);
+  root = cJSON_ParseWithLengthOpts(text, len, &ep, 0);
+  if (root && ep) {
+    /* only white space may follow the value */
+    const char *q = ep;
+    while ((size_t)(q - text) < len && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) q++;
+    if ((size_t)(q - text) < len) {
+      cJSON_Delete(root);
+      root = NULL;
+      ep = q;
+    }
+  }
   if (!root) {
     size_t off = ep ? (size_t)(ep - text) : 0, line = 1, k;
     for (k = 0; k < off && k < len; k++)
