@@ -62,7 +62,7 @@ typedef struct {
   lowp_check_result_t res;
   int measured;                  /* 1: res valid */
   int pass;
-  char error[600];               /* subject or reference failure */
+  char error[1200];              /* subject or reference failure */
   lowp_verdict_t v[64];
   int n_v;
   double baseline[LOWP_METRIC_COUNT]; /* stored values (NaN: none) */
@@ -536,7 +536,7 @@ static void execute(run_t *r, int updating) {
     if (sc->rules[i].has_ref) {
       st = lowp_check_measure(&other, &r->p, &r->refs[i], &r->in, &co, err, sizeof err);
       if (st) {
-        snprintf(r->error, sizeof r->error, "rule %d: reference subject %s failed: %s", i + 1,
+        snprintf(r->error, sizeof r->error, "rule %d: reference subject %.200s failed: %.600s", i + 1,
                  r->refs[i].name, err);
         lowp_check_result_free(&other);
         r->pass = 0;
