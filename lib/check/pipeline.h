@@ -45,7 +45,7 @@ typedef struct {
 /**
  * @brief Generate inputs: input i is lowp_dist_fill'ed at fp64 from
  * (seed, stream i + 1) and rounded rne to p->in[i]; data[i] keeps the fp64
- * draws. Index inputs (xent target) are uniform integers in [0, n) drawn
+ * draws (for inputs of at most 12 bits, rounded to fp32: see pipeline.c). Index inputs (xent target) are uniform integers in [0, n) drawn
  * from the same stream (uniform01 * n, floored). LOWP_DIST_CANCEL for gemm
  * uses lowp_dist_cancel_gemm per batch (no data: the inputs are exact).
  * @return LOWP_OK; LOWP_EINVAL; LOWP_ENOMEM; LOWP_EFORMAT.
