@@ -233,6 +233,30 @@ static void test_rules(void) {
   v = eval(&rule, &rb, &sb);
   lowp_test_check(v.pass && v.vacuous && isnan(v.percent) && strstr(v.msg, "vacuous"),
                   "vacuous bound flagged: %s", v.msg);
+  /* a rule giving only the format: the order stays the subject's */
+  {
+    lowp_bound_spec_t bs;
+    double want;
+    memset(&bs, 0, sizeof bs);
+    bs.kind = LOWP_BOUND_GAMMA;
+    bs.accum = good.acc;
+    bs.accum.acc = LOWP_FMT_BF16;
+    lowp_op_bound(&want, NULL, 0, &p, &bs);
+    memset(&rule, 0, sizeof rule);
+    rule.kind = LOWP_RULE_BOUND;
+    rule.bound = LOWP_BOUND_GAMMA;
+    rule.limit = 1;
+    rule.has_accum = 1;
+    rule.accum_given = 2;
+    lowp_accum_parse(&rule.accum, "pairwise,acc=bf16", NULL, 0);
+    v = eval(&rule, &rg, &sg);
+    lowp_test_check(v.limit == want && strstr(v.msg, "gamma_300 (recursive"),
+                    "format from the rule, order from the subject: %s", v.msg);
+    rule.accum_given = 3;
+    v = eval(&rule, &rg, &sg);
+    lowp_test_check(strstr(v.msg, "pairwise") != NULL, "both from the rule: %s", v.msg);
+    rule.bound = LOWP_BOUND_GAMMA;
+  }
   /* a bound where the subject declares nothing */
   rule.has_accum = 0;
   lowp_test_check(lowp_check_rule_eval(&v, &rule, &re, &se) == LOWP_EUNSUPPORTED,

@@ -495,9 +495,23 @@ int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
       return LOWP_EUNSUPPORTED;
     }
     mb = lowp_metric_value(r, LOWP_METRIC_MAX_BWD);
-    st = lowp_check_bound(&b, &r->problem, s, rule->bound, rule->prob,
-                          rule->has_accum ? &rule->accum : NULL,
-                          rule->has_model ? &rule->model : NULL, mb);
+    {
+      /* the rule's order and format, the rest from the subject's method */
+      lowp_accum_t acc = rule->accum;
+      if (rule->has_accum && rule->accum_given && s && s->has_accum) {
+        acc = s->accum;
+        if (rule->accum_given & 1) {
+          acc.order = rule->accum.order;
+          acc.block = rule->accum.block;
+          acc.rnd = rule->accum.rnd;
+          acc.fma = rule->accum.fma;
+        }
+        if (rule->accum_given & 2) acc.acc = rule->accum.acc;
+      }
+      st = lowp_check_bound(&b, &r->problem, s, rule->bound, rule->prob,
+                            rule->has_accum ? &acc : NULL, rule->has_model ? &rule->model : NULL,
+                            mb);
+    }
     if (st == LOWP_EUNSUPPORTED) {
       snprintf(v->msg, sizeof v->msg, "%s",
                rule->bound == LOWP_BOUND_MODEL

@@ -189,6 +189,11 @@ typedef struct {
   double prob;                  /**< BOUND prob (0: 0.99) */
   int has_accum;                /**< BOUND: accumulation given in the rule */
   lowp_accum_t accum;
+  int accum_given;              /**< BOUND: which parts of accum the rule gave:
+                                     1 the order (and block, rnd, fma), 2 the
+                                     format; the others come from the subject's
+                                     declared accumulation when it has one
+                                     (0 with has_accum: all of accum) */
   int has_model;                /**< BOUND: model given in the rule */
   lowp_tc_model_t model;
   lowp_metric_t metric;         /**< VS_REF (max_abs|rmse), BASELINE */

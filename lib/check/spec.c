@@ -366,6 +366,7 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
       if (lowp_accum_validate(&ru->accum, e, sizeof e))
         return fail(c, "%s\"order\" %s: %s", w, os, e);
       ru->has_accum = 1;
+      ru->accum_given = (ITEM("order") ? 1 : 0) | (ITEM("acc") ? 2 : 0);
     }
     if (ITEM("model")) {
       if ((st = get_string(c, ITEM("model"), "\"model\"", &s))) return st;
