@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check/op.h"
 #include "check/pipeline.h"
@@ -178,6 +179,12 @@ static void die_check(const lowp_spec_check_t *sc, const char *fmt, ...) {
   va_end(ap);
   fputc('\n', stderr);
   exit(LOWP_EXIT_USAGE);
+}
+
+/* physical memory in bytes (0 if unknown) */
+static double phys_mem(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+  return (pages > 0 && psz > 0) ? (double)pages * (double)psz : 0;
 }
 
 /* ------------------------------------------------------------ subjects */
@@ -440,12 +447,22 @@ static void prepare(run_t *r, const lowp_spec_check_t *sc) {
     r->subj_open = 1;
   }
   {
+    /* sizes whose arrays cannot fit are refused now, not after hours:
+       inputs (values, data, |.| copies) and outputs (computed, exact, exact
+       in the output format, exact of the data, |A||B|), each binary64 */
     size_t sh[LOWP_OP_MAXDIM], c;
     int nd, k;
-    for (k = 0; k < sc->op->n_in + sc->op->n_out; k++)
+    double need = 0, have = phys_mem();
+    for (k = 0; k < sc->op->n_in + sc->op->n_out; k++) {
       if (lowp_op_shape(&r->p, k, sh, &nd, &c))
         die_check(sc, "the sizes (batch %zu, m %zu, n %zu, k %zu) are too large", r->p.dims.batch,
                   r->p.dims.m, r->p.dims.n, r->p.dims.k);
+      need += 8.0 * (double)c * (k < sc->op->n_in ? 4 : 5);
+    }
+    if (have > 0 && need > 0.8 * have)
+      die_check(sc, "the sizes (batch %zu, m %zu, n %zu, k %zu) need %.3g GiB of memory; this "
+                "machine has %.3g GiB", r->p.dims.batch, r->p.dims.m, r->p.dims.n, r->p.dims.k,
+                need / 1073741824.0, have / 1073741824.0);
   }
   if (sc->n_rules > 64) die_check(sc, "at most 64 rules per check");
   for (i = 0; i < sc->n_rules; i++) {
@@ -494,7 +511,7 @@ static void execute(run_t *r, int updating) {
   const lowp_spec_check_t *sc = r->sc;
   char err[600];
   int i, st;
-  lowp_check_opts_t co = {0.99, 0};
+  lowp_check_opts_t co = {0.99};
   r->pass = 0;
   if (sc->subject.kind == LOWP_SPEC_TENSORS) {
 #ifdef HAVE_TENSOR_SUBJECT

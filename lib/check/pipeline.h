@@ -119,7 +119,6 @@ typedef struct {
 /** @brief Options of lowp_check_measure. */
 typedef struct {
   double prob;             /**< probability of the probabilistic bound (0: 0.99) */
-  int keep_exact_only;     /**< unused; reserved (0) */
 } lowp_check_opts_t;
 
 /**

@@ -211,6 +211,8 @@ import numpy as np
 np.save('$T/B.npy', np.arange(8, dtype=np.float16).reshape(4, 2))"
   if "$LOWP" check "$T/shp.json" >"$T/o" 2>"$T/e" && grep -q "^PASS c" "$T/o"; then ok; else bad "gemm from .npy files: $(cat "$T/o" "$T/e")"; fi
 fi
+spec huge '{ "name": "c", "op": "gemm", "subject": { "kernel": "gemm_acc" }, "shape": { "m": 1000000, "n": 1000000, "k": 4 }, "rules": [ { "max_ulp": 1 } ] }'
+expect_fail "impossible size" "check 'c' (checks\[0\]): the sizes .* need .* GiB" "$LOWP" check "$T/huge.json" --junit "$T/out.xml" --json "$T/out.json"
 spec ok1 "{ $G, \"rules\": [ { \"max_ulp\": 1000 } ] }"
 expect_fail "unwritable --junit" "--junit /nonexistent-dir/j.xml: cannot create" "$LOWP" check "$T/ok1.json" --junit /nonexistent-dir/j.xml --json "$T/out.json"
 expect_fail "unwritable --json" "--json /nonexistent-dir/r.json: cannot create" "$LOWP" check "$T/ok1.json" --junit "$T/out.xml" --json /nonexistent-dir/r.json
