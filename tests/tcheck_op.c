@@ -8,6 +8,7 @@
 #include "check/op.h"
 #include "exact/exact.h"
 #include "measure/measure.h"
+#include "model/accum.h"
 #include "model/tc.h"
 #include "rng/dist.h"
 #include "status.h"
@@ -377,6 +378,93 @@ static void test_bounds(void) {
   }
 }
 
+/* the bounds hold: backward errors of lowp's own accumulation and
+   tensor-core models, on positive data (errors of one sign pile up) and on
+   normal data, never exceed them */
+static void test_bounds_hold(void) {
+  static const char *orders[] = {"recursive", "fma", "pairwise", "blocked:8", "splitk:3", "kahan"};
+  static const lowp_format_t *accs[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_FP32};
+  static const size_t ks[] = {7, 64, 300};
+  static const lowp_rounding_t rnds[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP};
+  uint64_t seed = lowp_test_seed();
+  size_t oi, ai, ki, ri, t;
+  long checked = 0, violations = 0;
+  for (oi = 0; oi < 6; oi++)
+    for (ai = 0; ai < 3; ai++)
+      for (ki = 0; ki < 3; ki++)
+        for (ri = 0; ri < 3; ri++)
+          for (t = 0; t < 2; t++) {
+            size_t k = ks[ki], i;
+            lowp_problem_t p = problem("dot", 1, 1, 1, k);
+            lowp_bound_spec_t b;
+            lowp_dist_t d = {t ? LOWP_DIST_NORMAL : LOWP_DIST_UNIFORM01, 0, 0};
+            double x[300], w[300], ax[300], aw[300], y, ex, sab, bound;
+            char spec[64];
+            if (oi == 5 && rnds[ri] != LOWP_RND_NE) continue; /* Kahan's analysis: rne */
+            lowp_dist_fill(x, k, &d, &LOWP_FMT_FP16, seed + oi, 1);
+            lowp_dist_fill(w, k, &d, &LOWP_FMT_FP16, seed + ki, 2);
+            for (i = 0; i < k; i++) { ax[i] = fabs(x[i]); aw[i] = fabs(w[i]); }
+            memset(&b, 0, sizeof b);
+            b.kind = LOWP_BOUND_GAMMA;
+            snprintf(spec, sizeof spec, "%s,acc=%s,rnd=%s", orders[oi], accs[ai]->name,
+                     lowp_rounding_name(rnds[ri]));
+            if (lowp_accum_parse(&b.accum, spec, NULL, 0) || lowp_accum_validate(&b.accum, NULL, 0)) continue;
+            if (lowp_op_bound(&bound, NULL, 0, &p, &b) || isinf(bound)) continue;
+            lowp_accum_dot(&y, x, 1, w, 1, k, &b.accum);
+            lowp_exact_dot(&ex, x, 1, w, 1, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+            lowp_exact_dot(&sab, ax, 1, aw, 1, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+            checked++;
+            if (fabs(y - ex) > bound * sab * (1 + 1e-12)) {
+              violations++;
+              lowp_test_check(0, "bound violated: %s k=%zu: |err| %g > %g", spec, k, fabs(y - ex),
+                              bound * sab);
+            }
+          }
+  lowp_test_check(checked > 200 && violations == 0, "%ld accumulation cases within their bounds",
+                  checked);
+  /* tensor-core models: every preset and input it supports */
+  {
+    static const lowp_format_t *ins[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_TF32,
+                                         &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
+    static const char *extra[] = {"", ",promote=128"};
+    size_t pi, ii, ei;
+    long n = 0, bad = 0;
+    for (pi = 0; pi < lowp_tc_preset_count(); pi++)
+      for (ii = 0; ii < 5; ii++)
+        for (ei = 0; ei < 2; ei++)
+          for (t = 0; t < 2; t++) {
+            lowp_tc_model_t m;
+            char spec[96];
+            size_t k = 1024, i;
+            double x[1024], w[1024], ax[1024], aw[1024], y, ex, sab, bound;
+            lowp_problem_t p = problem("dot", 1, 1, 1, k);
+            lowp_bound_spec_t b;
+            lowp_dist_t d = {t ? LOWP_DIST_NORMAL : LOWP_DIST_UNIFORM01, 0, 0};
+            snprintf(spec, sizeof spec, "%s%s", lowp_tc_preset_at(pi)->name, extra[ei]);
+            if (ins[ii]->precision > 4 && ei) continue; /* promotion: fp8 only */
+            if (lowp_tc_model_get(&m, spec, ins[ii], &LOWP_FMT_FP32, NULL, 0)) continue;
+            p.in[0] = p.in[1] = *ins[ii];
+            lowp_dist_fill(x, k, &d, ins[ii], seed + pi, 3);
+            lowp_dist_fill(w, k, &d, ins[ii], seed + ii, 4);
+            for (i = 0; i < k; i++) { ax[i] = fabs(x[i]); aw[i] = fabs(w[i]); }
+            memset(&b, 0, sizeof b);
+            b.kind = LOWP_BOUND_MODEL;
+            b.model = &m;
+            if (lowp_op_bound(&bound, NULL, 0, &p, &b) || isinf(bound)) continue;
+            if (lowp_tc_dot(&y, x, 1, w, 1, k, 0.0, &m, ins[ii], &LOWP_FMT_FP32)) continue;
+            lowp_exact_dot(&ex, x, 1, w, 1, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+            lowp_exact_dot(&sab, ax, 1, aw, 1, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+            n++;
+            if (fabs(y - ex) > bound * sab * (1 + 1e-12)) {
+              bad++;
+              lowp_test_check(0, "model bound violated: %s %s: |err| %g > %g", spec,
+                              ins[ii]->name, fabs(y - ex), bound * sab);
+            }
+          }
+    lowp_test_check(n > 20 && bad == 0, "%ld tensor-core cases within the model bound", n);
+  }
+}
+
 int main(void) {
   lowp_test_start("tcheck_op");
   test_table();
@@ -384,5 +472,6 @@ int main(void) {
   test_dims();
   test_exact();
   test_bounds();
+  test_bounds_hold();
   return lowp_test_end();
 }
