@@ -83,7 +83,8 @@ static void test_good(void) {
                   !strcmp(c->subject.outputs[0].tensor, "y") && !strcmp(c->subject.outputs[1].format, "bf16") &&
                   !strcmp(c->subject.inputs[0].path, "/specs/x.npy") && c->eps == 1e-6 &&
                   !c->generated, "tensors subject");
-  lowp_test_check(c->n_in_formats == 1, "tensors: defaults still apply when given");
+  lowp_test_check(c->n_in_formats == 0 && !c->has_out,
+                  "tensors: the files decide the formats, not the defaults");
   c = &s.checks[3];
   lowp_test_check(c->reduction_mean && c->n_files == 2 && c->n_data == 2 && c->in[1].precision == 53 &&
                   !strcmp(c->files[1].path, "/specs/t.npy"), "files and data, xent");

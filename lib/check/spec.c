@@ -539,11 +539,14 @@ static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
   if (!it) return fail(c, "\"subject\" is missing");
   if ((st = parse_subject(c, it, "subject", 1, &ck->subject))) return st;
 
-  /* formats: the check's, else the defaults' */
+  /* formats: the check's, else the defaults' -- except for saved tensors,
+     whose files say what they hold unless the check itself says otherwise */
   in_j = cJSON_GetObjectItemCaseSensitive(j, "in");
-  if (!in_j && defaults) in_j = cJSON_GetObjectItemCaseSensitive(defaults, "in");
   out_j = cJSON_GetObjectItemCaseSensitive(j, "out");
-  if (!out_j && defaults) out_j = cJSON_GetObjectItemCaseSensitive(defaults, "out");
+  if (defaults && ck->subject.kind != LOWP_SPEC_TENSORS) {
+    if (!in_j) in_j = cJSON_GetObjectItemCaseSensitive(defaults, "in");
+    if (!out_j) out_j = cJSON_GetObjectItemCaseSensitive(defaults, "out");
+  }
   if (in_j) {
     if (cJSON_IsArray(in_j)) {
       int n = cJSON_GetArraySize(in_j);
