@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -649,10 +650,29 @@ static void xml_escape(FILE *f, const char *s) {
   }
 }
 
+/* The output files are written to temporary files (io/atomic.h) and only
+   renamed into place together, at the very end (publish_all). */
+static lowp_atomic_t g_out[3];
+static int g_nout;
+
+static void abort_all(void) {
+  int i;
+  for (i = 0; i < g_nout; i++) lowp_atomic_abort(&g_out[i]);
+  g_nout = 0;
+}
+
+static lowp_atomic_t *new_out(const char *path) {
+  lowp_atomic_t *w = &g_out[g_nout];
+  if (g_nout >= 3 || lowp_atomic_open(w, path)) return NULL;
+  g_nout++;
+  return w;
+}
+
 static int write_junit(const char *path, const run_t *runs, int n, int failures, double total) {
-  lowp_atomic_t w;
+  lowp_atomic_t *wp = new_out(path);
   int i, k;
-  if (lowp_atomic_open(&w, path)) return LOWP_EIO;
+  if (!wp) return LOWP_EIO;
+#define w (*wp)
   fprintf(w.fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   fprintf(w.fp, "<testsuites tests=\"%d\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n", n,
           failures, total);
@@ -686,7 +706,8 @@ static int write_junit(const char *path, const run_t *runs, int n, int failures,
     fprintf(w.fp, "</failure>\n    </testcase>\n");
   }
   fprintf(w.fp, "  </testsuite>\n</testsuites>\n");
-  return lowp_atomic_commit(&w);
+  return ferror(w.fp) ? LOWP_EIO : LOWP_OK;
+#undef w
 }
 
 static cJSON *metrics_json(const lowp_check_result_t *res) {
@@ -803,7 +824,10 @@ static int write_json_file(const char *path, cJSON *j) {
   txt = realloc(txt, n + 2);
   txt[n] = '\n';
   txt[n + 1] = '\0';
-  st = lowp_atomic_write(path, txt, n + 1);
+  {
+    lowp_atomic_t *w = new_out(path);
+    st = (w && fwrite(txt, 1, n + 1, w->fp) == n + 1 && !ferror(w->fp)) ? LOWP_OK : LOWP_EIO;
+  }
   free(txt);
   return st;
 }
@@ -940,23 +964,57 @@ int lowp_cmd_check(int argc, char **argv) {
   }
   printf("%d of %d checks passed\n", n - failures, n);
 
-  /* outputs, atomically, at the end */
-  if (o.update_baseline && update_baseline(&spec, &base, runs, n))
-    lowp_cli_die(CMD, "baseline %s: cannot write it", spec.baseline);
-  if (o.junit && write_junit(o.junit, runs, n, failures, total))
-    lowp_cli_die(CMD, "--junit %s: cannot write it", o.junit);
-  if (o.json) {
-    cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
-    cJSON_AddStringToObject(root, "lowp_version", LOWP_VERSION);
-    cJSON_AddStringToObject(root, "spec", o.spec_path);
-    cJSON_AddNumberToObject(root, "checks_run", n);
-    cJSON_AddNumberToObject(root, "passed", n - failures);
-    cJSON_AddNumberToObject(root, "failed", failures);
-    for (i = 0; i < n; i++) cJSON_AddItemToArray(arr, result_json(&runs[i]));
-    cJSON_AddItemToObject(root, "checks", arr);
-    st = write_json_file(o.json, root);
-    cJSON_Delete(root);
-    if (st) lowp_cli_die(CMD, "--json %s: cannot write it", o.json);
+  /* outputs: all written to temporary files first, with SIGINT, SIGTERM
+     and SIGHUP held; if one arrived meanwhile (or any write failed) none is
+     published, else all are renamed into place, then the signal acts */
+  {
+    sigset_t hold, old;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    sigprocmask(SIG_BLOCK, &hold, &old);
+    if (o.update_baseline && update_baseline(&spec, &base, runs, n)) {
+      abort_all();
+      lowp_cli_die(CMD, "baseline %s: cannot write it (nothing written)", spec.baseline);
+    }
+    if (o.junit && write_junit(o.junit, runs, n, failures, total)) {
+      abort_all();
+      lowp_cli_die(CMD, "--junit %s: cannot write it (nothing written)", o.junit);
+    }
+    if (o.json) {
+      cJSON *root = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+      cJSON_AddStringToObject(root, "lowp_version", LOWP_VERSION);
+      cJSON_AddStringToObject(root, "spec", o.spec_path);
+      cJSON_AddNumberToObject(root, "checks_run", n);
+      cJSON_AddNumberToObject(root, "passed", n - failures);
+      cJSON_AddNumberToObject(root, "failed", failures);
+      for (i = 0; i < n; i++) cJSON_AddItemToArray(arr, result_json(&runs[i]));
+      cJSON_AddItemToObject(root, "checks", arr);
+      st = write_json_file(o.json, root);
+      cJSON_Delete(root);
+      if (st) {
+        abort_all();
+        lowp_cli_die(CMD, "--json %s: cannot write it (nothing written)", o.json);
+      }
+    }
+    {
+      sigset_t pend;
+      int k2, interrupted = 0;
+      st = 0;
+      if (sigpending(&pend) == 0)
+        interrupted = sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 ||
+                      sigismember(&pend, SIGHUP) == 1;
+      if (interrupted) abort_all();
+      for (k2 = 0; k2 < g_nout; k2++)
+        if (lowp_atomic_commit(&g_out[k2]) != LOWP_OK) {
+          fprintf(stderr, "lowp check: cannot publish an output file (disk full?)\n");
+          st = -1;
+        }
+      g_nout = 0;
+      sigprocmask(SIG_SETMASK, &old, NULL); /* a held signal acts now */
+      if (st == -1) return LOWP_EXIT_USAGE;
+    }
   }
   for (i = 0; i < n; i++) release(&runs[i]);
   free(runs);

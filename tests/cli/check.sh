@@ -141,6 +141,25 @@ else bad "spec from stdin: $(cat "$T/e")"; fi
 if diff <(grep -v '"time_' "$T/t1.json") <(grep -v '"time_' "$T/t2.json") >/dev/null; then ok
 else bad "results depend on the thread count"; fi
 
+# Ctrl-C (SIGINT) or SIGTERM during the work: nothing is published
+cat >"$T/slow.json" <<'EOF2'
+{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" },
+  "checks": [ { "name": "slow", "op": "gemm", "subject": { "kernel": "gemm_acc", "params": "acc=fp16" },
+                "shape": { "m": 1024, "n": 1024, "k": 1024 }, "rules": [ { "max_ulp": 1e9 } ] } ] }
+EOF2
+for sig in INT TERM; do
+  rm -f "$T/sig.xml" "$T/sig.json"
+  # (a background job of a script ignores SIGINT: restore the default first)
+  /usr/bin/python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    "$LOWP" check "$T/slow.json" --junit "$T/sig.xml" --json "$T/sig.json" >/dev/null 2>&1 &
+  pid=$!
+  sleep 1
+  kill -$sig $pid 2>/dev/null
+  wait $pid; rc=$?
+  if [ $rc -ne 0 ] && [ ! -e "$T/sig.xml" ] && [ ! -e "$T/sig.json" ] && ! ls "$T"/sig.*.tmp.* >/dev/null 2>&1; then ok
+  else bad "SIG$sig during the work: exit $rc, files: $(ls "$T"/sig.* 2>/dev/null)"; fi
+done
+
 # ------------------------------------------------------------- baselines
 cp good.baseline.json "$T/base.orig"
 "$LOWP" check good.json --update-baseline >"$T/o" 2>&1 && grep -q "gemm_fp32_pairwise: unchanged" "$T/o" && ok ||
