@@ -625,6 +625,12 @@ static void print_line(const run_t *r) {
       }
     }
   }
+  {
+    size_t nn = 0;
+    int k;
+    for (k = 0; k < r->res.n_out; k++) nn += r->res.out[k].n_not_in_format;
+    if (nn) printf("  [%zu values are not values of %s]", nn, r->p.out.name ? r->p.out.name : "the output format");
+  }
   if (r->error[0]) printf("  [%s]", r->error);
   printf("\n");
   if (!r->pass)
