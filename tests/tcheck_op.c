@@ -364,6 +364,17 @@ static void test_bounds(void) {
                     v, want, name);
     lowp_test_check(v < lowp_bound_gamma(1000, 2 * u32), "model bound below gamma_k(2u)");
   }
+  /* fp32 accumulation, fp16 output: one more rounding at the end */
+  {
+    lowp_problem_t q = problem("gemm", 1, 2, 2, 100);
+    q.out = LOWP_FMT_FP16;
+    v = bound(&q, LOWP_BOUND_GAMMA, "recursive", &LOWP_FMT_FP32, LOWP_RND_NE, 1, NULL, &st);
+    g = 100 * u32 / (1 - 100 * u32);
+    lowp_test_check(st == 0 && close_to(v, u16 + (1 + u16) * g), "fp16 output of fp32 acc: %g", v);
+    q.out = LOWP_FMT_FP64;
+    v = bound(&q, LOWP_BOUND_GAMMA, "recursive", &LOWP_FMT_FP32, LOWP_RND_NE, 1, NULL, &st);
+    lowp_test_check(st == 0 && close_to(v, g), "a wider output adds nothing: %g", v);
+  }
   /* not a sum of products */
   {
     lowp_problem_t q = problem("softmax", 1, 2, 8, 1);

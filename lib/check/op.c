@@ -418,6 +418,13 @@ static double unit(const lowp_format_t *f, lowp_rounding_t rnd) {
   return (rnd == LOWP_RND_NE || rnd == LOWP_RND_NA) ? u : 2 * u;
 }
 
+/* 1 if some value of acc is not a value of out (fewer significand bits, or
+   a smaller exponent range) */
+static int narrower(const lowp_format_t *out, const lowp_format_t *acc) {
+  return out->precision < acc->precision || out->emax < acc->emax || out->emin > acc->emin ||
+         (!out->subnormals && acc->subnormals);
+}
+
 /* how many roundings one term goes through at most (deterministic orders) */
 static double roundings(const lowp_accum_t *a, double k) {
   double w, nb;
@@ -536,6 +543,7 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
     } else {
       g = 2 * u + 4 * k * u * u;
       *value = compose(up, g);
+      if (narrower(&p->out, &b->accum.acc)) *value = compose(unit(&p->out, LOWP_RND_NE), *value);
       if (*value >= 1) *value = INFINITY;
     }
     if (name && namelen)
@@ -590,6 +598,18 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
              lam, b->prob, uu);
   } else {
     return LOWP_EINVAL;
+  }
+  /* an output narrower than the accumulator is one more rounding of the
+     result (e.g. fp32 accumulation, fp16 output): (1 + u_out)(1 + bound) - 1.
+     An output at least as wide holds the accumulator's values exactly. */
+  if (isfinite(*value) && narrower(&p->out, &b->accum.acc)) {
+    double uo = unit(&p->out, b->accum.rnd == LOWP_RND_NE || b->accum.rnd == LOWP_RND_NA
+                                  ? LOWP_RND_NE : b->accum.rnd);
+    size_t used = strlen(nm);
+    *value = compose(uo, *value);
+    if (*value >= 1) *value = INFINITY;
+    if (used < sizeof nm)
+      snprintf(nm + used, sizeof nm - used, " + output rounding to %s", p->out.name ? p->out.name : "out");
   }
   if (name && namelen) snprintf(name, namelen, "%s", nm);
   return LOWP_OK;
