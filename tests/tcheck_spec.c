@@ -1,6 +1,6 @@
 /* tcheck_spec -- lib/check/spec.c: a full spec parses into the right data; every malformed spec is refused with a message naming the entry; the repository's example specs parse */
 
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* memmem */
 
 #include <dirent.h>
 #include <math.h>
@@ -258,6 +258,42 @@ static void test_repo_specs(void) {
     }
     closedir(d);
   }
+  /* the specs shown in the README and docs (```json blocks with "lowp_check") */
+  {
+    static const char *docs[] = {"README.md", "docs/pipeline.md", NULL};
+    int di;
+    for (di = 0; docs[di]; di++) {
+      FILE *f = fopen(docs[di], "rb");
+      char *buf, *p;
+      long len;
+      if (!f) continue;
+      fseek(f, 0, SEEK_END);
+      len = ftell(f);
+      fseek(f, 0, SEEK_SET);
+      buf = malloc((size_t)len + 1);
+      if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+        fclose(f);
+        free(buf);
+        continue;
+      }
+      fclose(f);
+      buf[len] = '\0';
+      for (p = strstr(buf, "```json\n"); p; p = strstr(p, "```json\n")) {
+        char *start = p + 8, *end = strstr(start, "```"), err[400];
+        lowp_spec_t sp;
+        if (!end) break;
+        if (memmem(start, (size_t)(end - start), "\"lowp_check\"", 12)) {
+          found++;
+          lowp_test_check(lowp_spec_parse(&sp, start, (size_t)(end - start), ".", err, sizeof err) == 0,
+                          "the spec in %s parses: %s", docs[di], err);
+          lowp_spec_free(&sp);
+        }
+        p = end + 3;
+      }
+      free(buf);
+    }
+  }
+  lowp_test_check(found >= 1, "at least the README's example spec was found");
   printf("tcheck_spec: %d example specs in the repository parsed\n", found);
 }
 

@@ -258,6 +258,14 @@ for g in good:
         assert not errs, (g, errs[0].message)
 for b in badf:
     assert list(v.iter_errors(json.load(open(os.path.join(t, b))))), b + ' should not validate'
+# the example specs shown in the README
+src = os.path.dirname(os.path.dirname(sys.argv[1]))
+text = open(os.path.join(src, 'README.md')).read()
+for block in text.split('```json\n')[1:]:
+    block = block.split('```')[0]
+    if '"lowp_check"' in block:
+        errs = list(v.iter_errors(json.loads(block)))
+        assert not errs, ('README example', errs[0].message)
 PY
   then ok; else bad "schema vs parser"; fi
 else
