@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check/op.h"
@@ -901,6 +902,18 @@ static int update_baseline(const lowp_spec_t *spec, const baseline_t *old, const
   return st;
 }
 
+/* an output path must be creatable now, and not be a folder or a special
+   file (the result is renamed over it at the end) */
+static void probe_output(const char *what, const char *path) {
+  lowp_atomic_t probe;
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    lowp_cli_die(CMD, "%s %s: exists and is not a regular file", what, path);
+  if (lowp_atomic_open(&probe, path) != 0)
+    lowp_cli_die(CMD, "%s %s: cannot create a file in that folder", what, path);
+  lowp_atomic_abort(&probe);
+}
+
 /* ----------------------------------------------------------- public API */
 
 int lowp_cmd_check(int argc, char **argv) {
@@ -946,18 +959,8 @@ int lowp_cmd_check(int argc, char **argv) {
     const char *outs[2] = {o.junit, o.json};
     const char *names[2] = {"--junit", "--json"};
     for (k = 0; k < 2; k++)
-      if (outs[k]) {
-        lowp_atomic_t probe;
-        if (lowp_atomic_open(&probe, outs[k]) != 0)
-          lowp_cli_die(CMD, "%s %s: cannot create a file in that folder", names[k], outs[k]);
-        lowp_atomic_abort(&probe);
-      }
-    if (o.update_baseline) {
-      lowp_atomic_t probe;
-      if (lowp_atomic_open(&probe, spec.baseline) != 0)
-        lowp_cli_die(CMD, "baseline %s: cannot create a file in that folder", spec.baseline);
-      lowp_atomic_abort(&probe);
-    }
+      if (outs[k]) probe_output(names[k], outs[k]);
+    if (o.update_baseline) probe_output("baseline", spec.baseline);
   }
 
   /* phase 2: run */

@@ -235,6 +235,10 @@ expect_fail "impossible size" "check 'c' (checks\[0\]): the sizes .* need .* GiB
 spec ok1 "{ $G, \"rules\": [ { \"max_ulp\": 1000 } ] }"
 expect_fail "unwritable --junit" "--junit /nonexistent-dir/j.xml: cannot create" "$LOWP" check "$T/ok1.json" --junit /nonexistent-dir/j.xml --json "$T/out.json"
 expect_fail "unwritable --json" "--json /nonexistent-dir/r.json: cannot create" "$LOWP" check "$T/ok1.json" --junit "$T/out.xml" --json /nonexistent-dir/r.json
+mkdir -p "$T/adir"
+expect_fail "--junit is a folder" "--junit $T/adir: exists and is not a regular file" "$LOWP" check "$T/ok1.json" --junit "$T/adir" --json "$T/out.json"
+expect_fail "--json is /dev/null" "exists and is not a regular file" "$LOWP" check "$T/ok1.json" --json /dev/null
+expect_fail "spec is a folder" "read error" "$LOWP" check "$T/adir" --junit "$T/out.xml"
 expect_fail "missing spec" "cannot open" "$LOWP" check "$T/none.json" --junit "$T/out.xml"
 expect_fail "unknown option" "unknown option '--bogus'" "$LOWP" check "$T/ok1.json" --bogus
 expect_fail "no spec" "give a spec" "$LOWP" check
