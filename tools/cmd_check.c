@@ -490,6 +490,24 @@ static void prepare(run_t *r, const lowp_spec_check_t *sc) {
         die_check(sc, "rule %d: the subject (%s) does not say how it accumulates: give \"order\" "
                   "and \"acc\" in the rule", i + 1, r->subj.name);
       }
+      {
+        /* the bound must exist for this method (no probabilistic bound for
+           Kahan or directed rounding, ...) */
+        lowp_rule_t rl = ru->rule;
+        lowp_check_bound_t b;
+        if (ru->model) {
+          rl.has_model = 1;
+          rl.model = r->models[i];
+        }
+        st = lowp_check_rule_bound(&b, &rl, &r->p, &r->subj, 0);
+        if (st == LOWP_EUNSUPPORTED)
+          die_check(sc, "rule %d: no %s bound is known for this method (%s)", i + 1,
+                    rl.bound == LOWP_BOUND_PROB ? "probabilistic" : "such",
+                    rl.bound == LOWP_BOUND_PROB
+                        ? "it needs round to nearest and a non-compensated order"
+                        : "see docs/pipeline.md, Bounds");
+        if (st) die_check(sc, "rule %d: bound: %s", i + 1, lowp_status_str(st));
+      }
     }
   }
 }

@@ -169,6 +169,26 @@ int lowp_check_bound(lowp_check_bound_t *b, const lowp_problem_t *p, const lowp_
   return LOWP_OK;
 }
 
+int lowp_check_rule_bound(lowp_check_bound_t *b, const lowp_rule_t *rule,
+                          const lowp_problem_t *p, const lowp_subject_t *s, double max_bwd) {
+  /* the rule's order and format, the rest from the subject's method */
+  lowp_accum_t acc;
+  if (!b || !rule || !p) return LOWP_EINVAL;
+  acc = rule->accum;
+  if (rule->has_accum && rule->accum_given && s && s->has_accum) {
+    acc = s->accum;
+    if (rule->accum_given & 1) {
+      acc.order = rule->accum.order;
+      acc.block = rule->accum.block;
+      acc.rnd = rule->accum.rnd;
+      acc.fma = rule->accum.fma;
+    }
+    if (rule->accum_given & 2) acc.acc = rule->accum.acc;
+  }
+  return lowp_check_bound(b, p, s, rule->bound, rule->prob, rule->has_accum ? &acc : NULL,
+                          rule->has_model ? &rule->model : NULL, max_bwd);
+}
+
 /* ---------------------------------------------------------------- measure */
 
 void lowp_check_result_free(lowp_check_result_t *r) {
@@ -499,23 +519,7 @@ int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
       return LOWP_EUNSUPPORTED;
     }
     mb = lowp_metric_value(r, LOWP_METRIC_MAX_BWD);
-    {
-      /* the rule's order and format, the rest from the subject's method */
-      lowp_accum_t acc = rule->accum;
-      if (rule->has_accum && rule->accum_given && s && s->has_accum) {
-        acc = s->accum;
-        if (rule->accum_given & 1) {
-          acc.order = rule->accum.order;
-          acc.block = rule->accum.block;
-          acc.rnd = rule->accum.rnd;
-          acc.fma = rule->accum.fma;
-        }
-        if (rule->accum_given & 2) acc.acc = rule->accum.acc;
-      }
-      st = lowp_check_bound(&b, &r->problem, s, rule->bound, rule->prob,
-                            rule->has_accum ? &acc : NULL, rule->has_model ? &rule->model : NULL,
-                            mb);
-    }
+    st = lowp_check_rule_bound(&b, rule, &r->problem, s, mb);
     if (st == LOWP_EUNSUPPORTED) {
       snprintf(v->msg, sizeof v->msg, "%s",
                rule->bound == LOWP_BOUND_MODEL

@@ -204,6 +204,16 @@ typedef struct {
   const lowp_check_result_t *other;
 } lowp_rule_t;
 
+/**
+ * @brief The bound a BOUND rule means for problem p and subject s: the
+ * rule's model, or its order/format merged with the subject's declared
+ * method (lowp_rule_t.accum_given). Callers can ask it before any work to
+ * refuse a rule whose bound does not exist.
+ * @return as lowp_check_bound.
+ */
+int lowp_check_rule_bound(lowp_check_bound_t *b, const lowp_rule_t *rule,
+                          const lowp_problem_t *p, const lowp_subject_t *s, double max_bwd);
+
 /** @brief The outcome of one rule. */
 typedef struct {
   int pass;

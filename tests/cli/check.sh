@@ -214,6 +214,8 @@ spec dup "{ $G, \"rules\": [ { \"max_ulp\": 1 } ] }, { $G, \"rules\": [ { \"max_
 expect_fail "duplicate check names" "duplicate check name" "$LOWP" check "$T/dup.json" --junit "$T/out.xml"
 spec model "{ $G, \"rules\": [ { \"bound\": \"model\", \"model\": \"z80\" } ] }"
 expect_fail "unknown model" "model 'z80'" "$LOWP" check "$T/model.json" --junit "$T/out.xml"
+spec kprob "{ $G, \"rules\": [ { \"bound\": \"prob\", \"order\": \"kahan\", \"acc\": \"fp32\" } ] }"
+expect_fail "no probabilistic Kahan bound" "rule 1: no probabilistic bound is known" "$LOWP" check "$T/kprob.json" --junit "$T/out.xml"
 spec smb '{ "name": "c", "op": "softmax", "subject": { "kernel": "gemm_acc" }, "shape": { "n": 8 }, "rules": [ { "bound": "gamma", "order": "recursive" } ] }'
 expect_fail "bound on softmax" "sums of products" "$LOWP" check "$T/smb.json" --junit "$T/out.xml"
 spec nof "{ \"name\": \"c\", \"op\": \"gemm\", \"subject\": { \"kernel\": \"gemm_acc\" }, \"inputs\": { \"files\": [ \"$T/missing.npy\", \"$T/missing2.npy\" ] }, \"rules\": [ { \"max_ulp\": 1 } ] }"
