@@ -71,10 +71,14 @@ EOF
 
 # ------------------------------------------------------- normal operation
 cd "$T" || exit 1
-# a build without kernel subjects (kernels/subject.c) cannot run these tests
+# a build without kernel subjects (kernels/subject.c) runs only the parts
+# that need none (spec parsing, bad input found before any subject opens)
+HAVE_K=1
 if "$LOWP" check planted.json --only honest 2>&1 | grep -q "this build has no kernel subjects"; then
-  echo "skip: this build has no kernel subjects"; exit 77
+  HAVE_K=0; echo "note: this build has no kernel subjects: their parts are skipped"
 fi
+kexpect_fail() { if [ $HAVE_K = 1 ]; then expect_fail "$@"; fi; }
+if [ $HAVE_K = 1 ]; then
 if "$LOWP" check good.json --update-baseline >"$T/o" 2>"$T/e" && [ -s good.baseline.json ] &&
    grep -q "baseline: gemm_fp32_pairwise: new entry" "$T/o"; then ok
 else bad "first --update-baseline: $(cat "$T/o" "$T/e")"; fi
@@ -193,6 +197,8 @@ json.dump(b, open('good.baseline.json','w'))"
   grep -q "gemm_fp32_pairwise: max_bwd .* -> " "$T/o" && ok || bad "--update-baseline says what changed: $(cat "$T/o")"
 "$LOWP" check good.json >/dev/null 2>&1 && ok || bad "after the update the spec passes"
 
+fi # HAVE_K
+
 # ------------------------------------------------------------- bad input
 spec() { # spec NAME CHECK-JSON: a one-check spec in $T/NAME.json
   printf '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ %s ] }\n' "$2" >"$T/$1.json"
@@ -213,11 +219,11 @@ expect_fail "number as a string" "must be a number" "$LOWP" check "$T/num.json" 
 spec dup "{ $G, \"rules\": [ { \"max_ulp\": 1 } ] }, { $G, \"rules\": [ { \"max_ulp\": 1 } ] }"
 expect_fail "duplicate check names" "duplicate check name" "$LOWP" check "$T/dup.json" --junit "$T/out.xml"
 spec model "{ $G, \"rules\": [ { \"bound\": \"model\", \"model\": \"z80\" } ] }"
-expect_fail "unknown model" "model 'z80'" "$LOWP" check "$T/model.json" --junit "$T/out.xml"
+kexpect_fail "unknown model" "model 'z80'" "$LOWP" check "$T/model.json" --junit "$T/out.xml"
 spec kprob "{ $G, \"rules\": [ { \"bound\": \"prob\", \"order\": \"kahan\", \"acc\": \"fp32\" } ] }"
-expect_fail "no probabilistic Kahan bound" "rule 1: no probabilistic bound is known" "$LOWP" check "$T/kprob.json" --junit "$T/out.xml"
+kexpect_fail "no probabilistic Kahan bound" "rule 1: no probabilistic bound is known" "$LOWP" check "$T/kprob.json" --junit "$T/out.xml"
 spec smb '{ "name": "c", "op": "softmax", "subject": { "kernel": "gemm_acc" }, "shape": { "n": 8 }, "rules": [ { "bound": "gamma", "order": "recursive" } ] }'
-expect_fail "bound on softmax" "sums of products" "$LOWP" check "$T/smb.json" --junit "$T/out.xml"
+kexpect_fail "bound on softmax" "sums of products" "$LOWP" check "$T/smb.json" --junit "$T/out.xml"
 spec nof "{ \"name\": \"c\", \"op\": \"gemm\", \"subject\": { \"kernel\": \"gemm_acc\" }, \"inputs\": { \"files\": [ \"$T/missing.npy\", \"$T/missing2.npy\" ] }, \"rules\": [ { \"max_ulp\": 1 } ] }"
 expect_fail "missing input file" "inputs.files\[0\] .*missing.npy: cannot open" "$LOWP" check "$T/nof.json" --junit "$T/out.xml"
 /usr/bin/python3 -c "
@@ -230,21 +236,23 @@ if [ -s "$T/A.npy" ]; then
   /usr/bin/python3 -c "
 import numpy as np
 np.save('$T/B.npy', np.arange(8, dtype=np.float16).reshape(4, 2))"
-  if "$LOWP" check "$T/shp.json" >"$T/o" 2>"$T/e" && grep -q "^PASS c" "$T/o"; then ok; else bad "gemm from .npy files: $(cat "$T/o" "$T/e")"; fi
+  if [ $HAVE_K = 1 ]; then
+    if "$LOWP" check "$T/shp.json" >"$T/o" 2>"$T/e" && grep -q "^PASS c" "$T/o"; then ok; else bad "gemm from .npy files: $(cat "$T/o" "$T/e")"; fi
+  fi
 fi
 spec huge '{ "name": "c", "op": "gemm", "subject": { "kernel": "gemm_acc" }, "shape": { "m": 1000000, "n": 1000000, "k": 4 }, "rules": [ { "max_ulp": 1 } ] }'
-expect_fail "impossible size" "check 'c' (checks\[0\]): the sizes .* need .* GiB" "$LOWP" check "$T/huge.json" --junit "$T/out.xml" --json "$T/out.json"
+kexpect_fail "impossible size" "check 'c' (checks\[0\]): the sizes .* need .* GiB" "$LOWP" check "$T/huge.json" --junit "$T/out.xml" --json "$T/out.json"
 spec ok1 "{ $G, \"rules\": [ { \"max_ulp\": 1000 } ] }"
-expect_fail "unwritable --junit" "--junit /nonexistent-dir/j.xml: cannot create" "$LOWP" check "$T/ok1.json" --junit /nonexistent-dir/j.xml --json "$T/out.json"
-expect_fail "unwritable --json" "--json /nonexistent-dir/r.json: cannot create" "$LOWP" check "$T/ok1.json" --junit "$T/out.xml" --json /nonexistent-dir/r.json
+kexpect_fail "unwritable --junit" "--junit /nonexistent-dir/j.xml: cannot create" "$LOWP" check "$T/ok1.json" --junit /nonexistent-dir/j.xml --json "$T/out.json"
+kexpect_fail "unwritable --json" "--json /nonexistent-dir/r.json: cannot create" "$LOWP" check "$T/ok1.json" --junit "$T/out.xml" --json /nonexistent-dir/r.json
 mkdir -p "$T/adir"
-expect_fail "--junit is a folder" "--junit $T/adir: exists and is not a regular file" "$LOWP" check "$T/ok1.json" --junit "$T/adir" --json "$T/out.json"
-expect_fail "--json is /dev/null" "exists and is not a regular file" "$LOWP" check "$T/ok1.json" --json /dev/null
+kexpect_fail "--junit is a folder" "--junit $T/adir: exists and is not a regular file" "$LOWP" check "$T/ok1.json" --junit "$T/adir" --json "$T/out.json"
+kexpect_fail "--json is /dev/null" "exists and is not a regular file" "$LOWP" check "$T/ok1.json" --json /dev/null
 expect_fail "spec is a folder" "read error" "$LOWP" check "$T/adir" --junit "$T/out.xml"
 expect_fail "missing spec" "cannot open" "$LOWP" check "$T/none.json" --junit "$T/out.xml"
 expect_fail "unknown option" "unknown option '--bogus'" "$LOWP" check "$T/ok1.json" --bogus
 expect_fail "no spec" "give a spec" "$LOWP" check
-expect_fail "--update-baseline without a baseline" "names no \"baseline\"" "$LOWP" check "$T/ok1.json" --update-baseline
+kexpect_fail "--update-baseline without a baseline" "names no \"baseline\"" "$LOWP" check "$T/ok1.json" --update-baseline
 expect_fail "bad --threads" "threads" "$LOWP" check "$T/ok1.json" --threads 0
 
 # ---------------------------------------- the schema agrees with the parser
