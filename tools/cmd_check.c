@@ -192,18 +192,16 @@ static double phys_mem(void) {
 /* ------------------------------------------------------------ subjects */
 
 /* The subject constructors live in kernels/subject.c and lib/check/
-   {plugin,tensors}.c; while one of those is not in the tree this build
-   says so for the subjects that need it. */
-#if defined(__has_include)
-#if __has_include("../kernels/subject.c")
+   {plugin,tensors}.c; CMakeLists.txt defines LOWP_HAVE_*_SUBJECT for those
+   in the tree, and for a missing one this build says so. */
+#ifdef LOWP_HAVE_KERNEL_SUBJECT
 #define HAVE_KERNEL_SUBJECT 1
 #endif
-#if __has_include("../lib/check/plugin.c")
+#ifdef LOWP_HAVE_PLUGIN_SUBJECT
 #define HAVE_PLUGIN_SUBJECT 1
 #endif
-#if __has_include("../lib/check/tensors.c")
+#ifdef LOWP_HAVE_TENSOR_SUBJECT
 #define HAVE_TENSOR_SUBJECT 1
-#endif
 #endif
 
 static int open_kernel(lowp_subject_t *s, const char *name, const char *params, char *err,
