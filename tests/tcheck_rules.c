@@ -387,11 +387,32 @@ static void test_failures(void) {
   lowp_check_inputs_free(&in);
 }
 
+/* the exact result in the output format is rounded once, also where its
+   binary64 rounding is a midpoint of the output format */
+static void test_double_rounding(void) {
+  lowp_problem_t p = problem("dot", 1, 1, 1, 3, &LOWP_FMT_FP64, &LOWP_FMT_FP16);
+  double x[3] = {1, 0x1p-11, 0x1p-70}, w[3] = {1, 1, 1};
+  const double *xs[2] = {x, w};
+  lowp_check_inputs_t in;
+  tctx_t c = {EXACT, 0, 0, {0}};
+  lowp_subject_t s = subject(&c, "exact");
+  lowp_check_result_t r;
+  lowp_test_check(lowp_check_inputs_copy(&in, &p, xs, NULL) == 0, "inputs copied");
+  r = measure(&p, &s, &in);
+  lowp_test_check(r.out[0].exact[0] == 1 + 0x1p-11, "binary64 exact is the fp16 midpoint");
+  lowp_test_check(r.out[0].exact_out[0] == 1 + 0x1p-10 && r.out[0].got[0] == 1 + 0x1p-10,
+                  "exact in fp16 is rounded once (up), not twice (to even): %a",
+                  r.out[0].exact_out[0]);
+  lowp_check_result_free(&r);
+  lowp_check_inputs_free(&in);
+}
+
 int main(void) {
   lowp_test_start("tcheck_rules");
   test_inputs();
   test_measure_split();
   test_rules();
   test_failures();
+  test_double_rounding();
   return lowp_test_end();
 }
