@@ -281,7 +281,7 @@ static void read_files(run_t *r) {
   int ndims[LOWP_OP_MAXIO], i;
   char err[400];
   for (i = 0; i < sc->n_files; i++) {
-    lowp_format_t fm = r->p.in[i];
+    lowp_format_t fm = sc->n_in_formats ? r->p.in[i] : LOWP_FMT_FP64;
     const lowp_spec_file_t *f = &sc->files[i];
     int st;
     if (f->tensor) die_check(sc, "inputs.files[%d] %s: \"tensor\" is for .safetensors files, "
@@ -290,9 +290,19 @@ static void read_files(run_t *r) {
     if (f->format && lowp_format_parse(&fm, f->format, NULL, 0)) die_check(sc, "bad format");
     st = lowp_npy_read(f->path, &info[i], &r->file_in[i], &fm, 0);
     if (st) die_check(sc, "inputs.files[%d] %s: %s", i, f->path, npy_msg(st));
+    /* a default follows the data given: the file's own format */
+    if (!sc->n_in_formats && !r->p.op->in_index[i]) {
+      if (f->format) r->p.in[i] = fm;
+      else if (info[i].dtype == LOWP_NPY_F2) r->p.in[i] = LOWP_FMT_FP16;
+      else if (info[i].dtype == LOWP_NPY_F4) r->p.in[i] = LOWP_FMT_FP32;
+      else if (info[i].dtype == LOWP_NPY_F8) r->p.in[i] = LOWP_FMT_FP64;
+      else die_check(sc, "inputs.files[%d] %s: raw bits: name their format (\"format\") or "
+                     "the check's \"in\"", i, f->path);
+    }
     shapes[i] = info[i].shape;
     ndims[i] = info[i].ndim;
   }
+  if (!sc->has_out) r->p.out = r->p.in[0]; /* the output follows the (first) input */
   if (lowp_op_dims_infer(&r->p, shapes, ndims, err, sizeof err))
     die_check(sc, "inputs.files: %s", err);
   if (sc->has_shape && memcmp(&sc->dims, &r->p.dims, sizeof sc->dims))

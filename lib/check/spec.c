@@ -571,8 +571,6 @@ static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
     if ((st = get_format(c, out_j, "\"out\"", &ck->out))) return st;
     ck->has_out = 1;
   }
-  if (ck->subject.kind != LOWP_SPEC_TENSORS && (!ck->n_in_formats || !ck->has_out))
-    return fail(c, "\"in\" and \"out\" formats are needed (here or in \"defaults\")");
 
   shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
   ck->dims.batch = ck->dims.m = ck->dims.n = ck->dims.k = 1;
@@ -635,6 +633,10 @@ static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
                   "loguniform[:lo:hi], cancel, spread)", ds);
     ck->dist_text = dupstr(ds);
     if ((st = required_dims(c, ck, shape))) return st;
+    /* generated data have no format of their own */
+    if (!ck->n_in_formats || !ck->has_out)
+      return fail(c, "\"in\" and \"out\" formats are needed for generated inputs (here or in "
+                  "\"defaults\")");
   }
 
   if ((it = cJSON_GetObjectItemCaseSensitive(j, "eps"))) {

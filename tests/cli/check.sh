@@ -238,6 +238,12 @@ import numpy as np
 np.save('$T/B.npy', np.arange(8, dtype=np.float16).reshape(4, 2))"
   if [ $HAVE_K = 1 ]; then
     if "$LOWP" check "$T/shp.json" >"$T/o" 2>"$T/e" && grep -q "^PASS c" "$T/o"; then ok; else bad "gemm from .npy files: $(cat "$T/o" "$T/e")"; fi
+    # no formats named: they follow the files (fp16 in, and so fp16 out)
+    printf '{ "lowp_check": 1, "checks": [ { "name": "f", "op": "gemm", "subject": { "kernel": "gemm_acc", "params": "acc=fp32" }, "inputs": { "files": [ "A.npy", "B.npy" ] }, "rules": [ { "max_ulp": 1 } ] } ] }' >"$T/nofmt.json"
+    if "$LOWP" check "$T/nofmt.json" --json "$T/nofmt.res.json" >"$T/o" 2>"$T/e" &&
+       /usr/bin/python3 -c "
+import json; c=json.load(open('$T/nofmt.res.json'))['checks'][0]
+assert c['in'] == ['fp16', 'fp16'] and c['out'] == 'fp16', c"; then ok; else bad "formats from the files: $(cat "$T/o" "$T/e")"; fi
   fi
 fi
 spec huge '{ "name": "c", "op": "gemm", "subject": { "kernel": "gemm_acc" }, "shape": { "m": 1000000, "n": 1000000, "k": 4 }, "rules": [ { "max_ulp": 1 } ] }'
