@@ -590,9 +590,10 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
        terms gives the probability of lowp_bound_prob_probability (their
        Thm 3.1 for the recursive inner product, rr = k). For pairwise
        (rr = ceil(log2 k)) and blocked/split-K (rr = (w-1) + (ceil(k/w)-1))
-       this is the same argument with fewer factors per term, as Higham &
-       Mary 2019, Sec. 3.2 (pairwise) and Blanchard, Higham & Mary 2020,
-       Thm 4.1 (blocked: lambda sqrt(b + k/b) u to first order) state. */
+       it is the same argument with fewer factors per term (Higham & Mary
+       2019 apply it to other summation orders the same way; Blanchard,
+       Higham & Mary 2020 give the blocked form, lambda sqrt(b + k/b) u to
+       first order). */
     if (b->accum.rnd != LOWP_RND_NE && b->accum.rnd != LOWP_RND_NA) return LOWP_EUNSUPPORTED;
     if (!(b->prob > 0 && b->prob < 1)) return LOWP_EINVAL;
     lam = lowp_bound_prob_lambda(k, uu, b->prob);
