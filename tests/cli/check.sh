@@ -185,6 +185,10 @@ expect_fail "baseline for another spec" "holds check 'stranger'" "$LOWP" check g
 import json; b=json.load(open('$T/base.orig')); del b['checks']['gemm_fp32_pairwise']
 json.dump(b, open('good.baseline.json','w'))"
 expect_fail "baseline lacks the check" "no entry for check 'gemm_fp32_pairwise'" "$LOWP" check good.json
+echo '{"checks": [1, 2' >good.baseline.json
+expect_fail "corrupt baseline" "not a lowp baseline file" "$LOWP" check good.json --junit "$T/out.xml"
+if "$LOWP" check good.json --update-baseline >"$T/o" 2>&1 && grep -q "new entry" "$T/o"; then ok
+else bad "--update-baseline replaces a corrupt baseline: $(cat "$T/o")"; fi
 rm -f good.baseline.json
 expect_fail "no baseline file" "run lowp check --update-baseline" "$LOWP" check good.json --junit "$T/out.xml"
 # a regression against the stored value: pretend the old error was smaller
