@@ -166,7 +166,7 @@ static double big_check(size_t N, uint64_t seed, int *ok) {
 }
 
 /* 50 small checks as a spec, run by `lowp check` in a child process */
-static double small_spec(uint64_t seed, int threads, int *ran) {
+static double small_spec(uint64_t seed, int threads, int nchecks, int *ran) {
   char dir[] = "/tmp/lowp-bench-check.XXXXXX", path[256], exe[4096], th[32];
   FILE *f;
   int i, status;
@@ -181,7 +181,7 @@ static double small_spec(uint64_t seed, int threads, int *ran) {
   if (!f) return 0;
   fprintf(f, "{ \"lowp_check\": 1, \"defaults\": { \"in\": \"fp16\", \"out\": \"fp32\" },\n"
              "  \"checks\": [\n");
-  for (i = 0; i < 50; i++) {
+  for (i = 0; i < nchecks; i++) {
     static const char *orders[] = {"recursive", "pairwise", "blocked:16", "splitk:4", "kahan"};
     size_t m = 32 + (size_t)(i % 3) * 32, n = 32 + (size_t)(i % 2) * 32, k = 64 + (size_t)(i % 4) * 64;
     fprintf(f, "    { \"name\": \"c%02d\", \"op\": \"gemm\", \"subject\": { \"kernel\": \"gemm_acc\", "
@@ -190,7 +190,7 @@ static double small_spec(uint64_t seed, int threads, int *ran) {
                " \"rules\": [ { \"bound\": \"gamma\" }, %s{ \"nan_inf\": \"match\" }, "
                "{ \"rtol\": 1e-4, \"atol\": 1e-5 } ] }%s\n",
             i, orders[i % 5], m, n, k, (unsigned long long)(seed + (uint64_t)i),
-            i % 5 == 4 ? "" : "{ \"bound\": \"prob\" }, ", i == 49 ? "" : ",");
+            i % 5 == 4 ? "" : "{ \"bound\": \"prob\" }, ", i == nchecks - 1 ? "" : ",");
   }
   fprintf(f, "  ] }\n");
   fclose(f);
@@ -214,22 +214,26 @@ static double small_spec(uint64_t seed, int threads, int *ran) {
 int lowp_bench_check(int argc, char **argv) {
   size_t N = 1024;
   uint64_t seed = 7;
-  int threads = 2, strict = 0, i, ok = 0, ran;
+  int threads = 2, strict = 0, i, ok = 0, ran = 0, nchecks = 50;
   double t1, t2;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i], *v = NULL;
     if (!strncmp(a, "--size=", 7) || !strncmp(a, "--seed=", 7)) v = a + 7;
-    else if (!strncmp(a, "--threads=", 10)) v = a + 10;
-    else if (i + 1 < argc && (!strcmp(a, "--size") || !strcmp(a, "--seed") || !strcmp(a, "--threads"))) v = argv[++i], a = argv[i - 1];
+    else if (!strncmp(a, "--threads=", 10) || !strncmp(a, "--checks=", 9)) v = strchr(a, '=') + 1;
+    else if (i + 1 < argc && (!strcmp(a, "--size") || !strcmp(a, "--seed") || !strcmp(a, "--threads") ||
+                              !strcmp(a, "--checks")))
+      v = argv[++i], a = argv[i - 1];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      printf("usage: lowp bench check [--size N] [--threads T] [--seed S] [--strict]\n"
+      printf("usage: lowp bench check [--size N] [--checks C] [--threads T] [--seed S] [--strict]\n"
              "  a check of an N^3 fp16 GEMM (default 1024) through the pipeline, and a spec\n"
-             "  of 50 small checks run by lowp check; --strict: exit 1 unless each takes < 10 s\n");
+             "  of C small checks (default 50; 0: none) run by lowp check; --strict: exit 1\n"
+             "  unless each part takes < 10 s\n");
       return 0;
     } else if (!strcmp(a, "--strict")) strict = 1;
     else if (v && !strncmp(a, "--size", 6)) N = (size_t)lowp_cli_int("bench", "--size", v, 1, 16384);
     else if (v && !strncmp(a, "--seed", 6)) seed = (uint64_t)lowp_cli_int("bench", "--seed", v, 0, INT64_MAX);
     else if (v && !strncmp(a, "--threads", 9)) threads = (int)lowp_cli_int("bench", "--threads", v, 1, 1024);
+    else if (v && !strncmp(a, "--checks", 8)) nchecks = (int)lowp_cli_int("bench", "--checks", v, 0, 10000);
     else lowp_cli_die("bench", "unknown or incomplete option '%s' (see lowp bench check --help)", a);
   }
   omp_set_num_threads(threads);
@@ -240,13 +244,16 @@ int lowp_bench_check(int argc, char **argv) {
     return LOWP_EXIT_CHECK;
   }
   t1 = big_check(N, seed, &ok);
-  t2 = small_spec(seed, threads, &ran);
-  if (ran)
-    printf("  spec of 50 small checks (gemm_acc kernels, 32..96 x 32..64 x 64..256, 3-4 rules "
-           "each), lowp check end to end: %.2f s (%s)\n", t2, ran == 2 ? "all passed" : "some failed");
+  t2 = nchecks ? small_spec(seed, threads, nchecks, &ran) : 0;
+  if (!nchecks)
+    printf("  spec of small checks: not asked for (--checks 0)\n");
+  else if (ran)
+    printf("  spec of %d small checks (gemm_acc kernels, 32..96 x 32..64 x 64..256, 3-4 rules "
+           "each), lowp check end to end: %.2f s (%s)\n", nchecks, t2,
+           ran == 2 ? "all passed" : "some failed");
   else
-    printf("  spec of 50 small checks: not run (lowp check refused the spec: does this build "
-           "have kernel subjects with gemm_acc's orders?)\n");
+    printf("  spec of %d small checks: not run (lowp check refused the spec: does this build "
+           "have kernel subjects with gemm_acc's orders?)\n", nchecks);
   if (!ok) return LOWP_EXIT_CHECK;
   if (strict && (t1 >= 10 || (ran && t2 >= 10))) return LOWP_EXIT_CHECK;
   return LOWP_EXIT_OK;

@@ -265,6 +265,13 @@ expect_fail "no spec" "give a spec" "$LOWP" check
 kexpect_fail "--update-baseline without a baseline" "names no \"baseline\"" "$LOWP" check "$T/ok1.json" --update-baseline
 expect_fail "bad --threads" "threads" "$LOWP" check "$T/ok1.json" --threads 0
 
+# lowp bench check (small): validates its subject, then times
+if "$LOWP" bench check --size 48 --checks 3 >"$T/o" 2>"$T/e" && grep -q " 0 of 7680 elements differ" "$T/o" &&
+   grep -q "48^3 fp16 GEMM" "$T/o"; then ok; else bad "bench check: $(cat "$T/o" "$T/e")"; fi
+if [ $HAVE_K = 1 ]; then grep -q "spec of 3 small checks .*all passed" "$T/o" && ok || bad "bench check's spec: $(cat "$T/o")"; fi
+"$LOWP" bench check --bogus >/dev/null 2>"$T/e"; [ $? -eq 2 ] && grep -q "unknown or incomplete option" "$T/e" && ok || bad "bench check --bogus"
+"$LOWP" bench check --help >/dev/null 2>&1 && ok || bad "bench check --help"
+
 # ---------------------------------------- the schema agrees with the parser
 if /usr/bin/python3 -c "import jsonschema" 2>/dev/null; then
   if /usr/bin/python3 - "$SRC/docs/check-spec.schema.json" "$T" <<'PY'
