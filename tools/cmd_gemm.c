@@ -99,9 +99,10 @@ static double phys_mem(void) {
 }
 
 /* Refuse, before allocating anything, sizes whose arrays would not fit:
-   A, B, B^T (exact path scratch), |A|, |B|, three m x n results. */
+   A, B, the pipeline's copies of them, |A|, |B|, B^T (exact path scratch),
+   four m x n results (computed, exact, exact in --acc, |A||B|). */
 static void check_memory(const opts_t *o, double m, double n, double k) {
-  double need = 8.0 * (2 * m * k + 3 * k * n + 3 * m * n), have = phys_mem();
+  double need = 8.0 * (3 * m * k + 4 * k * n + 4 * m * n), have = phys_mem();
   if (have > 0 && need > 0.8 * have)
     lowp_cli_die(o->cmd, "m=%.0f n=%.0f k=%.0f needs %.3g GiB of memory but this machine "
                  "has %.3g GiB; choose smaller sizes", m, n, k, need / 1073741824.0,
