@@ -997,7 +997,15 @@ int lowp_cmd_check(int argc, char **argv) {
     if (!runs[i].pass) failures++;
     total += runs[i].res.time_subject_s + runs[i].res.time_exact_s;
   }
-  printf("%d of %d checks passed\n", n - failures, n);
+  printf("%d of %d checks passed", n - failures, n);
+  if (failures) {
+    int shown = 0;
+    printf("; failed:");
+    for (i = 0; i < n; i++)
+      if (!runs[i].pass && shown++ < 20) printf(" %s", runs[i].sc->name);
+    if (shown > 20) printf(" (and %d more)", shown - 20);
+  }
+  printf("\n");
 
   /* outputs: all written to temporary files first, with SIGINT, SIGTERM
      and SIGHUP held; if one arrived meanwhile (or any write failed) none is
