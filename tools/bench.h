@@ -17,4 +17,8 @@ int lowp_bench_round(int argc, char **argv);
 /** @brief `lowp bench exact`: exact accumulators (tools/bench_exact.c). */
 int lowp_bench_exact(int argc, char **argv);
 
+/** @brief `lowp bench check`: the measurement pipeline on a 1024^3 fp16 GEMM
+    and a spec of 50 small checks (tools/bench_check.c). */
+int lowp_bench_check(int argc, char **argv);
+
 #endif

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check/pipeline.h"
 #include "cli.h"
 #include "output.h"
 #include "cpu/gemm_acc.h"
@@ -92,12 +93,6 @@ static const char *need_arg(const opts_t *o, int argc, char **argv, int *i) {
   return argv[++*i];
 }
 
-static double secs(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* physical memory in bytes (0 if unknown) */
 static double phys_mem(void) {
   long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -105,9 +100,10 @@ static double phys_mem(void) {
 }
 
 /* Refuse, before allocating anything, sizes whose arrays would not fit:
-   A, B, B^T (exact path scratch), |A|, |B|, three m x n results. */
+   A, B, the pipeline's copies of them, |A|, |B|, B^T (exact path scratch),
+   four m x n results (computed, exact, exact in --acc, |A||B|). */
 static void check_memory(const opts_t *o, double m, double n, double k) {
-  double need = 8.0 * (2 * m * k + 3 * k * n + 3 * m * n), have = phys_mem();
+  double need = 8.0 * (3 * m * k + 4 * k * n + 4 * m * n), have = phys_mem();
   if (have > 0 && need > 0.8 * have)
     lowp_cli_die(o->cmd, "m=%.0f n=%.0f k=%.0f needs %.3g GiB of memory but this machine "
                  "has %.3g GiB; choose smaller sizes", m, n, k, need / 1073741824.0,
@@ -262,22 +258,68 @@ static void add_val(cJSON *obj, const char *key, double v) {
   cJSON_AddStringToObject(obj, k2, buf);
 }
 
+/* ------------------------------------------------------------ the subject */
+
+/* The computation lowp gemm/dot measures, as a pipeline subject: the CPU
+   twin gemm_acc (recursive), an accumulation order, or a tensor-core model. */
+typedef struct {
+  const opts_t *o;
+  lowp_gemm_acc_cfg_t cfg;
+  lowp_gemm_tc_cfg_t tc;
+  lowp_accum_t acm;
+} subj_ctx_t;
+
+static int gemm_subject_run(const lowp_subject_t *s, double *const *out, const double *const *in,
+                            const lowp_problem_t *p, char *err, size_t errlen) {
+  const subj_ctx_t *x = s->ctx;
+  size_t m = p->op->id == LOWP_OP_DOT ? 1 : p->dims.m, n = p->op->id == LOWP_OP_DOT ? 1 : p->dims.n;
+  size_t k = p->dims.k;
+  double *c = out[0];
+  const double *a = in[0], *b = in[1];
+  int st;
+  (void)err;
+  (void)errlen;
+  if (x->o->model) {
+    st = lowp_gemm_tc_ref(c, a, b, m, n, k, &x->tc);
+  } else if (x->o->order) {
+    long long ij;
+    int bad = 0;
+    /* one accumulation per output element: independent, so the result does
+       not depend on the thread count */
+#pragma omp parallel for schedule(static) reduction(|| : bad)
+    for (ij = 0; ij < (long long)(m * n); ij++) {
+      size_t ii = (size_t)ij / n, jj = (size_t)ij % n;
+      if (lowp_accum_dot(&c[ij], &a[ii * k], 1, &b[jj], n, k, &x->acm) != 0) bad = 1;
+    }
+    st = bad ? LOWP_EINVAL : LOWP_OK;
+  } else {
+    st = lowp_gemm_acc_ref(c, a, b, m, n, k, &x->cfg);
+  }
+  return st;
+}
+
 /* ----------------------------------------------------------------- main */
 
 static int run(const char *cmd, int argc, char **argv) {
   opts_t o;
-  size_t m, n, k, i, mn, changed_a = 0, changed_b = 0;
-  double *a, *b, *c, *cx, *absab, *aa, *ab;
-  double t0, t_sub, t_exact, u_acc, u_prod, gam, lam, gprob, pprob, bound_det, bound_prob;
-  lowp_gemm_acc_cfg_t cfg;
+  size_t m, n, k, mn, changed_a = 0, changed_b = 0;
+  double *a, *b, *c, *cx;
+  double t_sub, t_exact, u_acc, bound_det;
   lowp_gemm_tc_cfg_t tc;
   lowp_accum_t acm;
+  lowp_problem_t prob_p;
+  lowp_subject_t subj;
+  subj_ctx_t sc;
+  lowp_check_result_t res;
+  const lowp_check_bound_t *det;
   char subject[320], err[256];
   lowp_errors_t e;
   int st;
   size_t worst;
 
   memset(&o, 0, sizeof o);
+  memset(&tc, 0, sizeof tc);
+  memset(&acm, 0, sizeof acm);
   o.cmd = cmd;
   parse(&o, argc, argv);
   if (lowp_accum_format_check(&o.acc, err, sizeof err) != 0)
@@ -369,74 +411,70 @@ static int run(const char *cmd, int argc, char **argv) {
     if (st) lowp_cli_die(cmd, "input generation failed: %s", lowp_status_str(st));
   }
   mn = m * n;
-  c = calloc(mn, sizeof *c);
-  cx = malloc(mn * sizeof *cx);
-  absab = malloc(mn * sizeof *absab);
-  aa = malloc(m * k * sizeof *aa);
-  ab = malloc(k * n * sizeof *ab);
-  if (!c || !cx || !absab || !aa || !ab) lowp_cli_die(cmd, "out of memory for the results");
 
-  /* the subject */
-  memset(&cfg, 0, sizeof cfg);
-  cfg.prod = o.have_prod ? &o.prod : NULL;
-  cfg.prod_rnd = o.prod_rnd;
-  cfg.acc = &o.acc;
-  cfg.acc_rnd = o.rnd;
-  cfg.order = LOWP_ORDER_RECURSIVE;
-  t0 = secs();
-  if (o.model) {
-    st = lowp_gemm_tc_ref(c, a, b, m, n, k, &tc);
-  } else if (o.order) {
-    long long ij;
-    int bad = 0;
-    /* one accumulation per output element: independent, so the result does
-       not depend on the thread count */
-#pragma omp parallel for schedule(static) reduction(|| : bad)
-    for (ij = 0; ij < (long long)mn; ij++) {
-      size_t ii = (size_t)ij / n, jj = (size_t)ij % n;
-      if (lowp_accum_dot(&c[ij], &a[ii * k], 1, &b[jj], n, k, &acm) != 0) bad = 1;
-    }
-    st = bad ? LOWP_EINVAL : LOWP_OK;
-  } else {
-    st = lowp_gemm_acc_ref(c, a, b, m, n, k, &cfg);
-  }
-  t_sub = secs() - t0;
-  if (st) lowp_cli_die(cmd, "subject failed: %s", lowp_status_str(st));
-
-  /* the exact product, and |A||B| for the backward error */
-  t0 = secs();
+  /* the measurement pipeline (lib/check/pipeline.h): subject -> exact
+     reference and |A||B| -> errors -> the bounds of the subject's method */
   {
-    lowp_gemm_opts_t po = {.progress = lowp_cli_progress, .progress_ctx = (void *)"exact reference"};
-    st = lowp_exact_gemm_ex(cx, a, b, NULL, m, n, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &po, NULL);
-    lowp_cli_progress_end();
+    lowp_check_inputs_t ins;
+    lowp_check_opts_t co = {0};
+    const double *xs[2] = {a, b};
+    char perr[600];
+    memset(&prob_p, 0, sizeof prob_p);
+    prob_p.op = lowp_op_by_name(strcmp(cmd, "dot") ? "gemm" : "dot");
+    prob_p.dims.batch = 1;
+    prob_p.dims.m = m;
+    prob_p.dims.n = n;
+    prob_p.dims.k = k;
+    prob_p.in[0] = prob_p.in[1] = o.in;
+    prob_p.out = o.acc;
+    memset(&sc, 0, sizeof sc);
+    sc.o = &o;
+    sc.cfg.prod = o.have_prod ? &o.prod : NULL;
+    sc.cfg.prod_rnd = o.prod_rnd;
+    sc.cfg.acc = &o.acc;
+    sc.cfg.acc_rnd = o.rnd;
+    sc.cfg.order = LOWP_ORDER_RECURSIVE;
+    sc.tc = tc;
+    sc.acm = acm;
+    memset(&subj, 0, sizeof subj);
+    snprintf(subj.name, sizeof subj.name, "%.250s", subject);
+    subj.kind = "kernel";
+    subj.run = gemm_subject_run;
+    subj.ctx = &sc;
+    if (o.model) {
+      subj.has_model = 1;
+      subj.model = tc.model;
+    } else if (o.order) {
+      subj.has_accum = 1;
+      subj.accum = acm; /* fma = 0: products rounded to acc (--prod = --acc) */
+    } else {
+      subj.has_accum = 1;
+      memset(&subj.accum, 0, sizeof subj.accum);
+      subj.accum.order = LOWP_ACC_RECURSIVE;
+      subj.accum.acc = o.acc;
+      subj.accum.rnd = o.rnd;
+      subj.accum.fma = 1;
+      subj.prod = o.have_prod ? &o.prod : NULL;
+    }
+    co.prob = o.prob;
+    st = lowp_check_inputs_copy(&ins, &prob_p, xs, NULL);
+    if (st) lowp_cli_die(cmd, "out of memory for the inputs");
+    st = lowp_check_measure(&res, &prob_p, &subj, &ins, &co, perr, sizeof perr);
+    lowp_check_inputs_free(&ins);
+    if (st) lowp_cli_die(cmd, "%s", perr[0] ? perr : lowp_status_str(st));
   }
-  t_exact = secs() - t0;
-  if (st) lowp_cli_die(cmd, "exact product failed: %s", lowp_status_str(st));
-  for (i = 0; i < m * k; i++) aa[i] = fabs(a[i]);
-  for (i = 0; i < k * n; i++) ab[i] = fabs(b[i]);
-  st = lowp_exact_gemm(absab, aa, ab, NULL, m, n, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-  if (st) lowp_cli_die(cmd, "|A||B| failed: %s", lowp_status_str(st));
-
-  st = lowp_measure_errors(&e, c, cx, absab, mn, &o.acc);
-  if (st) lowp_cli_die(cmd, "measuring failed: %s", lowp_status_str(st));
-
-  /* bounds on the componentwise backward error |C^ - C| / (|A||B|):
-     products rounded with u_p (0 if exact), k additions rounded with u:
-     (1 + u_p)(1 + u)^k - 1 <= u_p + (1 + u_p) gamma_k(u) (Higham 2002,
-     Lemma 3.1 and eq. (3.5)); the probabilistic form replaces gamma_k by
-     gamma~_k(lambda) with lambda chosen so the bound holds with probability
-     at least --prob for each element (Higham & Mary 2019, Thm 3.1). */
+  c = res.out[0].got;
+  cx = res.out[0].exact;
+  e = res.out[0].err;
+  t_sub = res.time_subject_s;
+  t_exact = res.time_exact_s;
+  /* the bounds of the method: gamma-type for an accumulation order (with
+     its probabilistic form), the block-FMA bound for a tensor-core model */
+  det = o.model ? &res.model : &res.gamma;
   u_acc = lowp_format_u(&o.acc);
-  u_prod = o.have_prod ? lowp_format_u(&o.prod) : 0;
-  /* directed rounding, and the truncating alignment of tensor cores: eps */
-  if ((o.rnd != LOWP_RND_NE && o.rnd != LOWP_RND_NA) || o.model) u_acc *= 2;
-  if (o.have_prod && o.prod_rnd != LOWP_RND_NE && o.prod_rnd != LOWP_RND_NA) u_prod *= 2;
-  gam = lowp_bound_gamma((double)k, u_acc);
-  bound_det = u_prod + (1 + u_prod) * gam;
-  lam = lowp_bound_prob_lambda((double)k, u_acc, o.prob);
-  gprob = lowp_bound_gamma_prob((double)k, u_acc, lam);
-  pprob = lowp_bound_prob_probability((double)k, u_acc, lam);
-  bound_prob = u_prod + (1 + u_prod) * gprob;
+  if (o.rnd != LOWP_RND_NE && o.rnd != LOWP_RND_NA) u_acc *= 2;
+  if (det->have) bound_det = det->value;
+  else bound_det = INFINITY;
   worst = e.argmax_abs;
 
   if (o.out_exact) {
@@ -445,7 +483,7 @@ static int run(const char *cmd, int argc, char **argv) {
     if (!strcmp(cmd, "dot")) { shape[0] = 1; nd = 1; }
     st = lowp_npy_write(o.out_exact, LOWP_NPY_F8, shape, nd, cx, NULL);
     if (st) {
-      free(a); free(b); free(c); free(cx); free(absab); free(aa); free(ab);
+      free(a); free(b); lowp_check_result_free(&res);
       lowp_cli_die(cmd, "--out-exact %s: %s (nothing written)", o.out_exact,
                    lowp_status_str(st));
     }
@@ -487,12 +525,21 @@ static int run(const char *cmd, int argc, char **argv) {
     }
     cJSON_AddItemToObject(r, "worst", w);
     add_num(bd, "u", u_acc);
+    /* "gamma_k": the deterministic bound of the method (the order's, or the
+       tensor-core model's); a vacuous bound is "inf" and has no share */
+    cJSON_AddStringToObject(bd, "deterministic", det->have ? det->name : "none");
     add_num(bd, "gamma_k", bound_det);
-    add_num(bd, "gamma_k_used", e.max_bwd / bound_det);
-    add_num(bd, "prob_lambda", lam);
-    add_num(bd, "prob_probability", pprob);
-    add_num(bd, "prob_bound", bound_prob);
-    add_num(bd, "prob_used", e.max_bwd / bound_prob);
+    cJSON_AddBoolToObject(bd, "vacuous", isinf(bound_det));
+    if (!isinf(bound_det)) add_num(bd, "gamma_k_used", e.max_bwd / bound_det);
+    if (res.prob.have) {
+      double uu = u_acc, lam;
+      if (o.have_prod && lowp_format_u(&o.prod) > uu) uu = lowp_format_u(&o.prod);
+      lam = lowp_bound_prob_lambda((double)k, uu, o.prob);
+      add_num(bd, "prob_lambda", lam);
+      add_num(bd, "prob_probability", lowp_bound_prob_probability((double)k, uu, lam));
+      add_num(bd, "prob_bound", res.prob.value);
+      if (!isinf(res.prob.value)) add_num(bd, "prob_used", e.max_bwd / res.prob.value);
+    }
     cJSON_AddItemToObject(r, "bounds", bd);
     add_num(r, "time_subject_s", t_sub);
     add_num(r, "time_exact_s", t_exact);
@@ -518,17 +565,26 @@ static int run(const char *cmd, int argc, char **argv) {
     if (worst != (size_t)-1)
       printf("  worst element C[%zu][%zu] (max abs error): computed %.17g (%a), "
              "exact %.17g (%a)\n", worst / n, worst % n, c[worst], c[worst], cx[worst], cx[worst]);
-    if (isinf(bound_det))
-      printf("  bound gamma_k (u=%.3g, k=%zu): none, since k u >= 1\n", u_acc, k);
+    if (!det->have)
+      printf("  deterministic bound: none known for this method\n");
+    else if (isinf(bound_det))
+      printf("  bound %s, k=%zu: vacuous (no bound at this length and precision)\n",
+             det->name, k);
     else
-      printf("  bound gamma_k (u=%.3g, k=%zu): %.4g; worst backward error uses %.2f%% of it\n",
-             u_acc, k, bound_det, 100 * e.max_bwd / bound_det);
-    printf("  probabilistic bound (Higham & Mary 2019), lambda=%.3f, holds with P >= %.4g "
-           "per element: %.4g; uses %.2f%%\n", lam, pprob, bound_prob,
-           100 * e.max_bwd / bound_prob);
+      printf("  bound %s, k=%zu: %.4g; worst backward error uses %.2f%% of it\n", det->name,
+             k, bound_det, 100 * e.max_bwd / bound_det);
+    if (res.prob.have && isinf(res.prob.value))
+      printf("  probabilistic bound (Higham & Mary 2019): vacuous\n");
+    else if (res.prob.have)
+      printf("  probabilistic bound (Higham & Mary 2019), %s per element: %.4g; uses %.2f%%\n",
+             res.prob.name, res.prob.value, 100 * e.max_bwd / res.prob.value);
+    else if (!o.model)
+      printf("  probabilistic bound: none for this method (it needs round to nearest and a "
+             "non-compensated order)\n");
     if (o.out_exact) printf("  exact result (fp64) written to %s\n", o.out_exact);
   }
-  free(a); free(b); free(c); free(cx); free(absab); free(aa); free(ab);
+  free(a); free(b);
+  lowp_check_result_free(&res);
   return LOWP_EXIT_OK;
 }
 

@@ -24,6 +24,7 @@ static const command_t commands[] = {
     {"bench", lowp_cmd_bench, "performance benchmarks (lowp bench --help lists them)"},
     {"gemm", lowp_cmd_gemm, "measure one GEMM (CPU accumulation twin) against its exact value"},
     {"dot", lowp_cmd_dot, "measure one dot product against its exact value"},
+    {"check", lowp_cmd_check, "run a spec of precision checks (CI): kernels, plugins, saved tensors"},
 };
 
 static void usage(FILE *out) {

@@ -143,6 +143,13 @@ int lowp_op_shape(const lowp_problem_t *p, int which, size_t *shape, int *ndim,
                   size_t *count);
 
 /**
+ * @brief 1 if a tensor of shape (shape, ndim) fits input/output `which`:
+ * equal to lowp_op_shape's after dropping leading axes of size 1 from both
+ * (so (1, n) and (n,), or () and (1,), are the same tensor); else 0.
+ */
+int lowp_op_shape_matches(const lowp_problem_t *p, int which, const size_t *shape, int ndim);
+
+/**
  * @brief Fill p->dims from the shapes of the inputs (as a file gives them).
  * Checks that the shapes agree with each other and with the operation
  * (e.g. A's columns equal B's rows); err names the tensor and the sizes.

@@ -98,7 +98,7 @@ PY="python3 $T/npy.py"
 
 # ------------------------------------------------------- normal operation
 if "$LOWP" gemm --m 8 --n 6 --k 300 --in fp16 --acc fp32 --dist normal --seed 3 >"$T/o" 2>"$T/e" &&
-   grep -q "backward" "$T/o" && grep -q "gamma_k" "$T/o" && grep -q "worst element" "$T/o"; then ok
+   grep -q "backward" "$T/o" && grep -q "bound gamma_300 (recursive" "$T/o" && grep -q "worst element" "$T/o"; then ok
 else bad "plain gemm: $(cat "$T/e")"; fi
 
 "$LOWP" gemm --m 8 --n 6 --k 300 --in bf16 --acc bf16 --dist cancel --seed 3 --json >"$T/j1" 2>"$T/e" || bad "json run"
@@ -107,8 +107,18 @@ import json,sys; r=json.load(open('$T/j1'))
 for k in ('errors','bounds','worst','seed','m','n','k'): assert k in r, k
 for k in ('max_abs','mean_abs','max_rel','max_ulp','max_backward'): assert k in r['errors'], k
 assert 'computed_hex' in r['worst'] and 'exact_bits' in r['worst']
-assert r['bounds']['gamma_k_used'] <= 1.0
+b=r['bounds']
+# bf16 accumulation of 300 terms: k u > 1, the deterministic bound is vacuous
+assert b['vacuous'] is True and b['gamma_k'] == 'inf' and 'gamma_k_used' not in b, b
+assert b['prob_used'] <= 1.0
 "; then ok; else bad "json keys or the deterministic bound does not hold"; fi
+# a bound that exists holds, and follows the order given
+"$LOWP" gemm --m 8 --n 6 --k 300 --in fp16 --acc fp32 --order pairwise --prod fp32 --json >"$T/j2" 2>"$T/e" || bad "pairwise json run"
+if python3 -c "
+import json; b=json.load(open('$T/j2'))['bounds']
+assert b['vacuous'] is False and 0 < b['gamma_k_used'] <= 1.0, b
+assert b['deterministic'].startswith('gamma_9 (pairwise'), b['deterministic']
+"; then ok; else bad "pairwise bound: $(cat "$T/j2" | grep -A3 bounds)"; fi
 
 # determinism: same bytes whatever the thread count
 "$LOWP" gemm --m 9 --n 7 --k 200 --in fp16 --acc fp16 --dist spread --seed 5 --threads 1 --json --out-exact "$T/t1.npy" >"$T/a1" 2>&1

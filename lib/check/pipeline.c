@@ -1,0 +1,787 @@
+/* lowp_pipeline -- inputs, measurement, bounds and rules of the one measurement pipeline */
+
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
+#include "check/pipeline.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exact/exact.h"
+#include "status.h"
+
+/* ------------------------------------------------------- private helpers */
+
+static double secs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void seterr(char *err, size_t errlen, const char *fmt, const char *a, const char *b) {
+  if (err && errlen) snprintf(err, errlen, fmt, a, b);
+}
+
+static size_t count_of(const lowp_problem_t *p, int which) {
+  size_t sh[LOWP_OP_MAXDIM], c = 0;
+  int nd;
+  if (lowp_op_shape(p, which, sh, &nd, &c)) return 0;
+  return c;
+}
+
+static int is_fp64(const lowp_format_t *f) {
+  return f->precision == 53 && f->emax == 1023 && f->emin == -1022 && f->subnormals;
+}
+
+/* NaN 0, finite 1, +inf 2, -inf 3 */
+static int vclass(double v) {
+  if (isnan(v)) return 0;
+  if (isinf(v)) return v > 0 ? 2 : 3;
+  return 1;
+}
+
+/* ------------------------------------------------------------------ inputs */
+
+void lowp_check_inputs_free(lowp_check_inputs_t *in) {
+  int i;
+  if (!in) return;
+  for (i = 0; i < LOWP_OP_MAXIO; i++) {
+    free(in->x[i]);
+    free(in->data[i]);
+  }
+  memset(in, 0, sizeof *in);
+}
+
+int lowp_check_inputs_generate(lowp_check_inputs_t *in, const lowp_problem_t *p,
+                               const lowp_dist_t *d, uint64_t seed) {
+  int i, st = LOWP_OK;
+  if (!in || !p || !p->op || !d) return LOWP_EINVAL;
+  memset(in, 0, sizeof *in);
+  in->n = p->op->n_in;
+  for (i = 0; i < in->n && !st; i++) {
+    size_t c = count_of(p, i), j;
+    uint32_t stream = (uint32_t)i + 1;
+    if (c == 0) { st = LOWP_EINVAL; break; }
+    in->count[i] = c;
+    in->x[i] = malloc(c * sizeof(double));
+    if (!in->x[i]) { st = LOWP_ENOMEM; break; }
+    if (p->op->in_index[i]) {
+      /* class indices: floor(U[0,1) * n), U drawn in fp64 */
+      lowp_dist_t u01 = {LOWP_DIST_UNIFORM01, 0, 0};
+      st = lowp_dist_fill(in->x[i], c, &u01, &LOWP_FMT_FP64, seed, stream);
+      for (j = 0; j < c && !st; j++) {
+        double t = floor(in->x[i][j] * (double)p->dims.n);
+        in->x[i][j] = t < (double)p->dims.n ? t : (double)p->dims.n - 1;
+      }
+      continue;
+    }
+    if (d->kind == LOWP_DIST_CANCEL && p->op->id == LOWP_OP_GEMM) {
+      /* pairs that cancel across A and B: generated together, exact in the
+         input format (no unrounded data) */
+      size_t mk = p->dims.m * p->dims.k, kn = p->dims.k * p->dims.n, bt;
+      if (i == 1) continue; /* filled with A */
+      in->x[1] = malloc(count_of(p, 1) * sizeof(double));
+      in->count[1] = count_of(p, 1);
+      if (!in->x[1]) { st = LOWP_ENOMEM; break; }
+      for (bt = 0; bt < p->dims.batch && !st; bt++)
+        st = lowp_dist_cancel_gemm(&in->x[0][bt * mk], &in->x[1][bt * kn], p->dims.m,
+                                   p->dims.n, p->dims.k, &p->in[0], seed + bt);
+      i = 1;
+      continue;
+    }
+    if (d->kind == LOWP_DIST_CANCEL || d->kind == LOWP_DIST_SPREAD) {
+      /* these are defined by the input format itself: drawn in it */
+      st = lowp_dist_fill(in->x[i], c, d, &p->in[i], seed, stream);
+      continue;
+    }
+    in->data[i] = malloc(c * sizeof(double));
+    if (!in->data[i]) { st = LOWP_ENOMEM; break; }
+    st = lowp_dist_fill(in->data[i], c, d, &LOWP_FMT_FP64, seed, stream);
+    if (!st) st = lowp_round_array_f64(in->x[i], in->data[i], c, &p->in[i], NULL, LOWP_RND_NE);
+    /* Inputs of at most 12 bits (fp16, bf16, tf32, fp8) keep their data at
+       fp32 precision: the exact reference of the data then takes lib/exact's
+       fast path (<= 26 significant bits; 53-bit data cost ~10x more), and
+       the input part of the split changes by under 2^-12 of itself. The
+       inputs themselves are always the fp64 draws rounded once. */
+    if (!st && p->in[i].precision <= 12)
+      st = lowp_round_array_f64(in->data[i], in->data[i], c, &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
+  }
+  if (st) lowp_check_inputs_free(in);
+  return st;
+}
+
+int lowp_check_inputs_copy(lowp_check_inputs_t *in, const lowp_problem_t *p,
+                           const double *const *x, const double *const *data) {
+  int i;
+  if (!in || !p || !p->op || !x) return LOWP_EINVAL;
+  memset(in, 0, sizeof *in);
+  in->n = p->op->n_in;
+  for (i = 0; i < in->n; i++) {
+    size_t c = count_of(p, i);
+    if (c == 0 || !x[i]) { lowp_check_inputs_free(in); return LOWP_EINVAL; }
+    in->count[i] = c;
+    in->x[i] = malloc(c * sizeof(double));
+    if (!in->x[i]) { lowp_check_inputs_free(in); return LOWP_ENOMEM; }
+    memcpy(in->x[i], x[i], c * sizeof(double));
+    if (data && data[i]) {
+      in->data[i] = malloc(c * sizeof(double));
+      if (!in->data[i]) { lowp_check_inputs_free(in); return LOWP_ENOMEM; }
+      memcpy(in->data[i], data[i], c * sizeof(double));
+    }
+  }
+  return LOWP_OK;
+}
+
+/* ----------------------------------------------------------------- bounds */
+
+int lowp_check_bound(lowp_check_bound_t *b, const lowp_problem_t *p, const lowp_subject_t *s,
+                     lowp_bound_kind_t k, double prob, const lowp_accum_t *over_accum,
+                     const lowp_tc_model_t *over_model, double max_bwd) {
+  lowp_bound_spec_t bs;
+  int st;
+  if (!b || !p) return LOWP_EINVAL;
+  memset(b, 0, sizeof *b);
+  memset(&bs, 0, sizeof bs);
+  bs.kind = k;
+  bs.prob = prob > 0 ? prob : 0.99;
+  if (k == LOWP_BOUND_MODEL) {
+    if (over_model) bs.model = over_model;
+    else if (s && s->has_model) bs.model = &s->model;
+    else return LOWP_EUNSUPPORTED;
+  } else {
+    if (over_accum) {
+      bs.accum = *over_accum;
+      bs.prod = NULL;
+    } else if (s && s->has_accum) {
+      bs.accum = s->accum;
+      bs.prod = s->prod;
+    } else {
+      return LOWP_EUNSUPPORTED;
+    }
+  }
+  st = lowp_op_bound(&b->value, b->name, sizeof b->name, p, &bs);
+  if (st) return st;
+  b->have = 1;
+  b->used = isinf(b->value) ? 0 : (b->value > 0 ? max_bwd / b->value : (max_bwd > 0 ? INFINITY : 0));
+  return LOWP_OK;
+}
+
+int lowp_check_rule_bound(lowp_check_bound_t *b, const lowp_rule_t *rule,
+                          const lowp_problem_t *p, const lowp_subject_t *s, double max_bwd) {
+  /* the rule's order and format, the rest from the subject's method */
+  lowp_accum_t acc;
+  if (!b || !rule || !p) return LOWP_EINVAL;
+  acc = rule->accum;
+  if (rule->has_accum && rule->accum_given && s && s->has_accum) {
+    acc = s->accum;
+    if (rule->accum_given & 1) {
+      acc.order = rule->accum.order;
+      acc.block = rule->accum.block;
+      acc.rnd = rule->accum.rnd;
+      acc.fma = rule->accum.fma;
+    }
+    if (rule->accum_given & 2) acc.acc = rule->accum.acc;
+  }
+  return lowp_check_bound(b, p, s, rule->bound, rule->prob, rule->has_accum ? &acc : NULL,
+                          rule->has_model ? &rule->model : NULL, max_bwd);
+}
+
+/* ---------------------------------------------------------------- measure */
+
+void lowp_check_result_free(lowp_check_result_t *r) {
+  int j;
+  if (!r) return;
+  for (j = 0; j < LOWP_OP_MAXIO; j++) {
+    lowp_check_output_t *o = &r->out[j];
+    free(o->got);
+    free(o->exact);
+    free(o->exact_out);
+    free(o->exact_data);
+    free(o->absab);
+  }
+  memset(r, 0, sizeof *r);
+}
+
+/* Round fp64 exact values to p->out. Rounding the exact value to fp64 and
+   then to a narrower format equals rounding it once, except when the fp64
+   value is a midpoint of the narrower format (any midpoint lying strictly
+   between the exact value and its fp64 rounding would be a nearer fp64
+   number). Returns 1 when such a midpoint was met: then the caller computes
+   the exact result rounded to p->out directly. */
+static int round_out(double *y, const double *x, size_t n, const lowp_format_t *f) {
+  size_t i;
+  int mid = 0;
+  if (is_fp64(f)) {
+    memcpy(y, x, n * sizeof *y);
+    return 0;
+  }
+  for (i = 0; i < n; i++) {
+    double lo, hi;
+    (void)lowp_round_f64(&y[i], x[i], f, NULL, LOWP_RND_NE);
+    if (!isfinite(x[i]) || f->precision >= 53) continue;
+    (void)lowp_round_f64(&lo, x[i], f, NULL, LOWP_RND_DN);
+    (void)lowp_round_f64(&hi, x[i], f, NULL, LOWP_RND_UP);
+    if (lo != hi && isfinite(lo) && isfinite(hi) && x[i] - lo == hi - x[i]) mid = 1;
+    else if (lo != hi && (isinf(lo) || isinf(hi))) mid = 1; /* at the overflow edge: recompute */
+  }
+  return mid;
+}
+
+static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
+  size_t i, nfin = 0;
+  double ss = 0, mx = 0;
+  (void)lowp_measure_errors(&o->err, o->got, o->exact, o->absab, o->count, &p->out);
+  o->worst = (size_t)-1;
+  o->first_class_mismatch = (size_t)-1;
+  o->n_class_mismatch = 0;
+  o->n_not_in_format = 0;
+  o->max_ulp_input = 0;
+  for (i = 0; i < o->count; i++) {
+    double g = o->got[i], x = o->exact[i], r;
+    if (vclass(g) != vclass(o->exact_out[i])) {
+      if (!o->n_class_mismatch) o->first_class_mismatch = i;
+      o->n_class_mismatch++;
+    }
+    if (!isnan(g)) {
+      (void)lowp_round_f64(&r, g, &p->out, NULL, LOWP_RND_NE);
+      if (r != g) o->n_not_in_format++;
+    }
+    if (isfinite(g) && isfinite(x)) {
+      double dd = g - x;
+      ss += dd * dd;
+      nfin++;
+      if (fabs(x) > mx) mx = fabs(x);
+    }
+    if (o->exact_data && isfinite(x) && isfinite(o->exact_data[i])) {
+      double ui = fabs(x - o->exact_data[i]) / lowp_ulp(x, &p->out);
+      if (ui > o->max_ulp_input) o->max_ulp_input = ui;
+    }
+  }
+  o->rmse = nfin ? sqrt(ss / (double)nfin) : 0;
+  o->max_abs_exact = mx;
+  if (o->n_class_mismatch) o->worst = o->first_class_mismatch;
+  else if (o->err.n > 0 && o->err.n_exact < o->err.n) o->worst = o->err.argmax_ulp;
+  o->ulp_total = o->ulp_input = o->ulp_compute = 0;
+  if (o->worst != (size_t)-1) {
+    size_t w = o->worst;
+    double x = o->exact[w], ul = lowp_ulp(x, &p->out);
+    if (o->n_class_mismatch) {
+      o->ulp_compute = o->ulp_total = INFINITY;
+    } else {
+      o->ulp_compute = fabs(o->got[w] - x) / ul;
+      o->ulp_total = o->ulp_compute;
+      if (o->exact_data && isfinite(o->exact_data[w])) {
+        o->ulp_input = fabs(x - o->exact_data[w]) / ul;
+        o->ulp_total = fabs(o->got[w] - o->exact_data[w]) / ul;
+      }
+    }
+  }
+}
+
+int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
+                       const lowp_subject_t *s, const lowp_check_inputs_t *in,
+                       const lowp_check_opts_t *opts, char *err, size_t errlen) {
+  double *outs[LOWP_OP_MAXIO] = {0}, *ex[LOWP_OP_MAXIO] = {0};
+  const double *ins[LOWP_OP_MAXIO] = {0};
+  int j, st, n_in, have_data = 0, sumprod;
+  double t0, prob = (opts && opts->prob > 0) ? opts->prob : 0.99;
+  if (err && errlen) err[0] = '\0';
+  if (!r) return LOWP_EINVAL;
+  memset(r, 0, sizeof *r);
+  if (!p || !p->op || !s || !s->run || !in) return LOWP_EINVAL;
+  r->problem = *p;
+  snprintf(r->subject, sizeof r->subject, "%s", s->name);
+  n_in = p->op->n_in;
+  r->n_out = p->op->n_out;
+  sumprod = p->op->kind == LOWP_OPKIND_SUMPROD;
+  for (j = 0; j < n_in; j++) {
+    if (!in->x[j] || in->count[j] != count_of(p, j)) {
+      seterr(err, errlen, "input %s%s: missing or of the wrong size", p->op->in_names[j], "");
+      return LOWP_ESHAPE;
+    }
+    ins[j] = in->x[j];
+    if (in->data[j]) have_data = 1;
+  }
+  for (j = 0; j < r->n_out; j++) {
+    lowp_check_output_t *o = &r->out[j];
+    o->name = p->op->out_names[j];
+    o->count = count_of(p, n_in + j);
+    if (!o->count) return LOWP_EINVAL;
+    o->got = calloc(o->count, sizeof(double));
+    o->exact = malloc(o->count * sizeof(double));
+    o->exact_out = malloc(o->count * sizeof(double));
+    if (sumprod) o->absab = malloc(o->count * sizeof(double));
+    if (have_data) o->exact_data = malloc(o->count * sizeof(double));
+    if (!o->got || !o->exact || !o->exact_out || (sumprod && !o->absab) ||
+        (have_data && !o->exact_data)) {
+      seterr(err, errlen, "out of memory for the results%s%s", "", "");
+      return LOWP_ENOMEM;
+    }
+    outs[j] = o->got;
+  }
+
+  /* 1. the subject */
+  t0 = secs();
+  st = s->run(s, outs, ins, p, err, errlen);
+  r->time_subject_s = secs() - t0;
+  if (st) {
+    if (err && errlen && !err[0]) seterr(err, errlen, "subject %s failed: %s", s->name,
+                                         lowp_status_str(st));
+    return st;
+  }
+
+  /* 2. exact references: of the rounded inputs (fp64 and the output
+     format), and of the unrounded data */
+  t0 = secs();
+  for (j = 0; j < r->n_out; j++) ex[j] = r->out[j].exact;
+  st = lowp_op_exact(ex, sumprod ? r->out[0].absab : NULL, ins, p, &LOWP_FMT_FP64, LOWP_RND_NE);
+  if (!st) {
+    int mid = 0;
+    for (j = 0; j < r->n_out; j++)
+      mid |= round_out(r->out[j].exact_out, r->out[j].exact, r->out[j].count, &p->out);
+    if (mid) {
+      for (j = 0; j < r->n_out; j++) ex[j] = r->out[j].exact_out;
+      st = lowp_op_exact(ex, NULL, ins, p, &p->out, LOWP_RND_NE);
+    }
+  }
+  if (!st && have_data) {
+    const double *dat[LOWP_OP_MAXIO] = {0};
+    for (j = 0; j < n_in; j++) dat[j] = in->data[j] ? in->data[j] : in->x[j];
+    for (j = 0; j < r->n_out; j++) ex[j] = r->out[j].exact_data;
+    st = lowp_op_exact(ex, NULL, dat, p, &LOWP_FMT_FP64, LOWP_RND_NE);
+  }
+  r->time_exact_s = secs() - t0;
+  if (st) {
+    if (st == LOWP_EUNSUPPORTED)
+      seterr(err, errlen, "no exact reference for %s in this build%s", p->op->name, "");
+    else if (st == LOWP_EINVAL && p->op->id == LOWP_OP_XENT)
+      seterr(err, errlen, "xent: a target is not an integer class index in [0, n)%s%s", "", "");
+    else
+      seterr(err, errlen, "exact reference failed: %s%s", lowp_status_str(st), "");
+    return st;
+  }
+
+  /* 3. metrics */
+  r->max_ulp = 0;
+  r->max_abs = 0;
+  r->max_bwd = sumprod ? 0 : NAN;
+  for (j = 0; j < r->n_out; j++) {
+    lowp_check_output_t *o = &r->out[j];
+    measure_output(o, p);
+    if (o->err.max_ulp > r->max_ulp) r->max_ulp = o->err.max_ulp;
+    if (o->err.max_abs > r->max_abs) r->max_abs = o->err.max_abs;
+    if (sumprod && o->err.max_bwd > r->max_bwd) r->max_bwd = o->err.max_bwd;
+  }
+  r->rmse = r->out[0].rmse;
+
+  /* 4. the bounds that fit the subject's method */
+  if (sumprod) {
+    double mb = r->out[0].n_class_mismatch ? INFINITY : r->max_bwd;
+    if (s->has_accum) {
+      (void)lowp_check_bound(&r->gamma, p, s, LOWP_BOUND_GAMMA, prob, NULL, NULL, mb);
+      (void)lowp_check_bound(&r->prob, p, s, LOWP_BOUND_PROB, prob, NULL, NULL, mb);
+    }
+    if (s->has_model) (void)lowp_check_bound(&r->model, p, s, LOWP_BOUND_MODEL, prob, NULL, NULL, mb);
+  }
+  return LOWP_OK;
+}
+
+/* ----------------------------------------------------------------- metrics */
+
+static const char *metric_names[LOWP_METRIC_COUNT] = {"max_ulp", "max_abs", "rmse",
+                                                      "max_rel", "max_bwd", "mean_ulp"};
+
+const char *lowp_metric_name(lowp_metric_t m) {
+  return (unsigned)m < LOWP_METRIC_COUNT ? metric_names[m] : NULL;
+}
+
+int lowp_metric_parse(lowp_metric_t *m, const char *name) {
+  int i;
+  if (!m || !name) return LOWP_EINVAL;
+  for (i = 0; i < LOWP_METRIC_COUNT; i++)
+    if (!strcmp(metric_names[i], name)) {
+      *m = (lowp_metric_t)i;
+      return LOWP_OK;
+    }
+  return LOWP_EINVAL;
+}
+
+static size_t mismatches(const lowp_check_result_t *r) {
+  size_t n = 0;
+  int j;
+  for (j = 0; j < r->n_out; j++) n += r->out[j].n_class_mismatch;
+  return n;
+}
+
+double lowp_metric_value(const lowp_check_result_t *r, lowp_metric_t m) {
+  double v = 0;
+  int j;
+  if (!r) return NAN;
+  /* a NaN or infinity where the exact result has none (or the reverse) is an
+     unbounded error for every metric */
+  if (mismatches(r)) return (m == LOWP_METRIC_MAX_BWD && isnan(r->max_bwd)) ? NAN : INFINITY;
+  for (j = 0; j < r->n_out; j++) {
+    const lowp_check_output_t *o = &r->out[j];
+    double x;
+    switch (m) {
+    case LOWP_METRIC_MAX_ULP: x = o->err.max_ulp; break;
+    case LOWP_METRIC_MAX_ABS: x = o->err.max_abs; break;
+    case LOWP_METRIC_RMSE: x = o->rmse; break;
+    case LOWP_METRIC_MAX_REL: x = o->err.max_rel; break;
+    case LOWP_METRIC_MEAN_ULP: x = o->err.mean_ulp; break;
+    case LOWP_METRIC_MAX_BWD:
+      if (r->problem.op && r->problem.op->kind != LOWP_OPKIND_SUMPROD) return NAN;
+      x = o->err.max_bwd;
+      break;
+    default: return NAN;
+    }
+    if (x > v || isnan(x)) v = x;
+  }
+  return v;
+}
+
+/* ------------------------------------------------------------------- rules */
+
+void lowp_check_pytorch_tol(double *rtol, double *atol, const lowp_format_t *f) {
+  /* PyTorch's _DTYPE_PRECISIONS {dtype: (rtol, atol)}, in
+     torch/testing/_asserts.py (1.10-1.12) and torch/testing/_comparison.py
+     (1.13 on): float16 (1e-3, 1e-5), bfloat16 (0.016, 1e-5), float32
+     (1.3e-6, 1e-5), float64 (1e-7, 1e-7); other dtypes default to (0, 0).
+     PyTorch has no entry for fp8 or tf32: lowp uses bf16's for formats of
+     at most 8 significand bits and fp16's for tf32 (p = 11), so a team can
+     start from a tolerance of the same order and tighten it. */
+  double r = 0, a = 0;
+  if (f) {
+    if (f->precision >= 53) { r = 1e-7; a = 1e-7; }
+    else if (f->precision >= 24) { r = 1.3e-6; a = 1e-5; }
+    else if (f->precision >= 11) { r = 1e-3; a = 1e-5; }  /* fp16; tf32 (p=11) as fp16 */
+    else { r = 1.6e-2; a = 1e-5; }                        /* bf16 and narrower (fp8) */
+  }
+  if (rtol) *rtol = r;
+  if (atol) *atol = a;
+}
+
+static void out_index(char *buf, size_t len, const lowp_check_result_t *r, int j, size_t i) {
+  if (i == (size_t)-1) snprintf(buf, len, "-");
+  else lowp_check_index_str(buf, len, &r->problem, j, i);
+}
+
+/* the output whose worst ulp error is largest, for messages */
+static int worst_out(const lowp_check_result_t *r) {
+  int j, w = 0;
+  for (j = 0; j < r->n_out; j++) {
+    if (r->out[j].n_class_mismatch) return j;
+    if (r->out[j].err.max_ulp > r->out[w].err.max_ulp) w = j;
+  }
+  return w;
+}
+
+static void set_percent(lowp_verdict_t *v) {
+  if (v->vacuous) v->percent = NAN;
+  else if (v->limit > 0) v->percent = 100 * v->measured / v->limit;
+  else v->percent = v->measured == 0 ? 0 : INFINITY;
+}
+
+int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
+                         const lowp_check_result_t *r, const lowp_subject_t *s) {
+  char idx[96];
+  int j;
+  if (!v || !rule || !r || !r->problem.op) return LOWP_EINVAL;
+  memset(v, 0, sizeof *v);
+  v->where = (size_t)-1;
+  j = worst_out(r);
+  v->where_out = j;
+  switch (rule->kind) {
+  case LOWP_RULE_MAX_ULP:
+    snprintf(v->what, sizeof v->what, "max_ulp");
+    v->measured = lowp_metric_value(r, LOWP_METRIC_MAX_ULP);
+    v->limit = rule->limit;
+    v->where = r->out[j].worst;
+    v->pass = v->measured <= v->limit;
+    set_percent(v);
+    out_index(idx, sizeof idx, r, j, v->where);
+    snprintf(v->msg, sizeof v->msg, "max_ulp %.4g %s %.4g (ulps of %s) at %s", v->measured,
+             v->pass ? "<=" : ">", v->limit, r->problem.out.name, idx);
+    return LOWP_OK;
+
+  case LOWP_RULE_BOUND: {
+    lowp_check_bound_t b;
+    static const char *kn[] = {"gamma", "prob", "model"};
+    double mb;
+    int st;
+    snprintf(v->what, sizeof v->what, "%s bound", kn[rule->bound]);
+    if (r->problem.op->kind != LOWP_OPKIND_SUMPROD) {
+      snprintf(v->msg, sizeof v->msg, "a %s bound applies to sums of products (sum, dot, "
+               "gemv, gemm), not to %s", kn[rule->bound], r->problem.op->name);
+      return LOWP_EUNSUPPORTED;
+    }
+    mb = lowp_metric_value(r, LOWP_METRIC_MAX_BWD);
+    st = lowp_check_rule_bound(&b, rule, &r->problem, s, mb);
+    if (st == LOWP_EUNSUPPORTED) {
+      snprintf(v->msg, sizeof v->msg, "%s",
+               rule->bound == LOWP_BOUND_MODEL
+                   ? "the subject declares no tensor-core model: give \"model\" in the rule"
+               : rule->bound == LOWP_BOUND_PROB && (rule->has_accum || (s && s->has_accum))
+                   ? "no probabilistic bound for this order or rounding (it needs round to "
+                     "nearest and a non-compensated order)"
+                   : "the subject declares no accumulation: give \"order\" and \"acc\" in "
+                     "the rule");
+      return LOWP_EUNSUPPORTED;
+    }
+    if (st) {
+      snprintf(v->msg, sizeof v->msg, "bound: %s", lowp_status_str(st));
+      return st;
+    }
+    v->where = r->out[0].n_class_mismatch ? r->out[0].first_class_mismatch
+                                          : r->out[0].err.argmax_bwd;
+    v->measured = mb;
+    if (isinf(b.value)) {
+      v->vacuous = 1;
+      v->limit = INFINITY;
+      v->pass = 1;
+      set_percent(v);
+      snprintf(v->msg, sizeof v->msg, "backward error %.4g; bound %s is vacuous (no bound "
+               "for this length and precision)", mb, b.name);
+      return LOWP_OK;
+    }
+    v->limit = rule->limit * b.value;
+    v->pass = v->measured <= v->limit;
+    set_percent(v);
+    out_index(idx, sizeof idx, r, 0, v->where);
+    snprintf(v->msg, sizeof v->msg, "backward error %.4g %s %.4g = %g x %s (%.4g) at %s",
+             v->measured, v->pass ? "<=" : ">", v->limit, rule->limit, b.name, b.value, idx);
+    return LOWP_OK;
+  }
+
+  case LOWP_RULE_VS_REF: {
+    double mine, theirs;
+    const char *mn = lowp_metric_name(rule->metric);
+    snprintf(v->what, sizeof v->what, "vs_reference %s", mn ? mn : "?");
+    if (!rule->other || rule->other->n_out != r->n_out) {
+      snprintf(v->msg, sizeof v->msg, "vs_reference: no result of the reference subject");
+      return LOWP_EINVAL;
+    }
+    mine = lowp_metric_value(r, rule->metric);
+    theirs = lowp_metric_value(rule->other, rule->metric);
+    v->measured = mine;
+    v->limit = rule->limit * theirs;
+    v->where = r->out[j].worst;
+    v->pass = mine <= v->limit;
+    set_percent(v);
+    snprintf(v->msg, sizeof v->msg, "%s %.4g %s %.4g = %g x the reference's %.4g (%.*s)",
+             mn ? mn : "?", mine, v->pass ? "<=" : ">", v->limit, rule->limit, theirs,
+             (int)120, rule->other->subject);
+    return LOWP_OK;
+  }
+
+  case LOWP_RULE_TOL: {
+    double rt = rule->rtol, at = rule->atol, worst = 0;
+    size_t wi = (size_t)-1, i;
+    int wj = 0, jj;
+    if (rule->pytorch) lowp_check_pytorch_tol(&rt, &at, &r->problem.out);
+    snprintf(v->what, sizeof v->what, rule->pytorch ? "assert_close" : "rtol/atol");
+    /* torch.isclose: |actual - expected| <= atol + rtol |expected|; the
+       ratio of the two sides is reported, and it must be <= 1. Matching
+       infinities and NaNs (NaN where the exact result is NaN) agree. */
+    for (jj = 0; jj < r->n_out; jj++) {
+      const lowp_check_output_t *o = &r->out[jj];
+      for (i = 0; i < o->count; i++) {
+        double g = o->got[i], x = o->exact[i], q;
+        if (!isfinite(g) || !isfinite(x))
+          q = (vclass(g) == vclass(x) || vclass(g) == vclass(o->exact_out[i])) ? 0 : INFINITY;
+        else {
+          double d = fabs(g - x), tol = at + rt * fabs(x);
+          q = d == 0 ? 0 : (tol > 0 ? d / tol : INFINITY);
+        }
+        if (q > worst) { worst = q; wi = i; wj = jj; }
+      }
+    }
+    v->measured = worst;
+    v->limit = 1;
+    v->where = wi;
+    v->where_out = wj;
+    v->pass = worst <= 1;
+    set_percent(v);
+    out_index(idx, sizeof idx, r, wj, wi);
+    snprintf(v->msg, sizeof v->msg, "|d| / (atol + rtol |x|) = %.4g %s 1 (rtol %g, atol %g%s) "
+             "at %s", worst, v->pass ? "<=" : ">", rt, at,
+             rule->pytorch ? ", PyTorch's defaults" : "", idx);
+    return LOWP_OK;
+  }
+
+  case LOWP_RULE_BASELINE: {
+    const char *mn = lowp_metric_name(rule->metric);
+    snprintf(v->what, sizeof v->what, "baseline %s", mn ? mn : "?");
+    if (isnan(rule->baseline)) {
+      snprintf(v->msg, sizeof v->msg, "no stored baseline value of %s", mn ? mn : "?");
+      return LOWP_EINVAL;
+    }
+    v->measured = lowp_metric_value(r, rule->metric);
+    v->limit = rule->limit * rule->baseline;
+    v->where = r->out[j].worst;
+    v->pass = v->measured <= v->limit;
+    set_percent(v);
+    snprintf(v->msg, sizeof v->msg, "%s %.4g %s %.4g = %g x baseline %.4g", mn ? mn : "?",
+             v->measured, v->pass ? "<=" : ">", v->limit, rule->limit, rule->baseline);
+    return LOWP_OK;
+  }
+
+  case LOWP_RULE_NAN_INF: {
+    size_t n = mismatches(r);
+    int jj;
+    snprintf(v->what, sizeof v->what, "nan_inf");
+    for (jj = 0; jj < r->n_out; jj++)
+      if (r->out[jj].n_class_mismatch) {
+        v->where = r->out[jj].first_class_mismatch;
+        v->where_out = jj;
+        break;
+      }
+    v->measured = (double)n;
+    v->limit = 0;
+    v->pass = n == 0;
+    set_percent(v);
+    if (n) {
+      const lowp_check_output_t *o = &r->out[v->where_out];
+      out_index(idx, sizeof idx, r, v->where_out, v->where);
+      snprintf(v->msg, sizeof v->msg, "%zu NaN/inf class mismatches; first at %s: got %g, "
+               "exact %g", n, idx, o->got[v->where], o->exact_out[v->where]);
+    } else {
+      snprintf(v->msg, sizeof v->msg, "NaN/inf classes agree with the exact result's");
+    }
+    return LOWP_OK;
+  }
+
+  case LOWP_RULE_BITEXACT: {
+    size_t n = 0, i, first = (size_t)-1;
+    int jj, fj = 0;
+    snprintf(v->what, sizeof v->what, "bitexact");
+    if (!rule->other || rule->other->n_out != r->n_out) {
+      snprintf(v->msg, sizeof v->msg, "bitexact: no result of the model subject");
+      return LOWP_EINVAL;
+    }
+    for (jj = 0; jj < r->n_out; jj++)
+      for (i = 0; i < r->out[jj].count; i++) {
+        double a = r->out[jj].got[i], b = rule->other->out[jj].got[i];
+        if (memcmp(&a, &b, sizeof a) != 0 && !(isnan(a) && isnan(b))) {
+          if (first == (size_t)-1) { first = i; fj = jj; }
+          n++;
+        }
+      }
+    v->measured = (double)n;
+    v->limit = 0;
+    v->where = first;
+    v->where_out = fj;
+    v->pass = n == 0;
+    set_percent(v);
+    if (n) {
+      out_index(idx, sizeof idx, r, fj, first);
+      snprintf(v->msg, sizeof v->msg, "%zu elements differ from %.*s; first at %s: got %a, "
+               "model %a", n, (int)120, rule->other->subject, idx, r->out[fj].got[first],
+               rule->other->out[fj].got[first]);
+    } else {
+      snprintf(v->msg, sizeof v->msg, "bit-equal to %.*s", (int)120, rule->other->subject);
+    }
+    return LOWP_OK;
+  }
+  }
+  return LOWP_EINVAL;
+}
+
+/* ------------------------------------------------------------- reporting */
+
+void lowp_check_index_str(char *buf, size_t len, const lowp_problem_t *p, int out_j,
+                          size_t i) {
+  size_t sh[LOWP_OP_MAXDIM], c, used;
+  size_t idx[LOWP_OP_MAXDIM];
+  int nd, d;
+  const char *name;
+  if (!buf || !len) return;
+  if (!p || !p->op || out_j < 0 || out_j >= p->op->n_out ||
+      lowp_op_shape(p, p->op->n_in + out_j, sh, &nd, &c)) {
+    snprintf(buf, len, "[%zu]", i);
+    return;
+  }
+  name = p->op->out_names[out_j];
+  for (d = nd - 1; d >= 0; d--) {
+    idx[d] = i % sh[d];
+    i /= sh[d];
+  }
+  used = (size_t)snprintf(buf, len, "%s", name);
+  for (d = 0; d < nd && used < len; d++)
+    used += (size_t)snprintf(buf + used, len - used, "[%zu]", idx[d]);
+}
+
+static void minmax(double *lo, double *hi, const double *x, size_t n, size_t stride) {
+  size_t i;
+  *lo = INFINITY;
+  *hi = -INFINITY;
+  for (i = 0; i < n; i++) {
+    double v = x[i * stride];
+    if (v < *lo) *lo = v;
+    if (v > *hi) *hi = v;
+  }
+}
+
+void lowp_check_inputs_summary(char *buf, size_t len, const lowp_problem_t *p,
+                               const lowp_check_inputs_t *in, int out_j, size_t i) {
+  const lowp_dims_t *d;
+  double lo, hi, lo2, hi2;
+  if (!buf || !len) return;
+  buf[0] = '\0';
+  if (!p || !p->op || !in || i == (size_t)-1) return;
+  (void)out_j;
+  d = &p->dims;
+  switch (p->op->id) {
+  case LOWP_OP_GEMM: {
+    size_t bt = i / (d->m * d->n), rr = (i / d->n) % d->m, cc = i % d->n;
+    const double *a = in->x[0] + bt * d->m * d->k + rr * d->k;
+    const double *b = in->x[1] + bt * d->k * d->n + cc;
+    minmax(&lo, &hi, a, d->k, 1);
+    minmax(&lo2, &hi2, b, d->k, d->n);
+    snprintf(buf, len, "A row in [%.4g, %.4g], B column in [%.4g, %.4g], k=%zu", lo, hi, lo2,
+             hi2, d->k);
+    break;
+  }
+  case LOWP_OP_GEMV: {
+    size_t bt = i / d->m, rr = i % d->m;
+    minmax(&lo, &hi, in->x[0] + bt * d->m * d->k + rr * d->k, d->k, 1);
+    minmax(&lo2, &hi2, in->x[1] + bt * d->k, d->k, 1);
+    snprintf(buf, len, "A row in [%.4g, %.4g], x in [%.4g, %.4g], k=%zu", lo, hi, lo2, hi2,
+             d->k);
+    break;
+  }
+  case LOWP_OP_DOT:
+    minmax(&lo, &hi, in->x[0] + i * d->k, d->k, 1);
+    minmax(&lo2, &hi2, in->x[1] + i * d->k, d->k, 1);
+    snprintf(buf, len, "x in [%.4g, %.4g], w in [%.4g, %.4g], k=%zu", lo, hi, lo2, hi2, d->k);
+    break;
+  case LOWP_OP_CAST:
+  case LOWP_OP_EXP:
+  case LOWP_OP_LOG:
+  case LOWP_OP_TANH:
+  case LOWP_OP_GELU:
+    snprintf(buf, len, "x = %.9g (%a)", in->x[0][i], in->x[0][i]);
+    break;
+  default: {
+    /* row operations: the row of the element */
+    size_t row;
+    int per_row_out = p->op->id == LOWP_OP_SUM || p->op->id == LOWP_OP_LOGSUMEXP ||
+                      p->op->id == LOWP_OP_XENT || (p->op->id == LOWP_OP_LAYERNORM && out_j > 0);
+    if (p->op->id == LOWP_OP_XENT && p->reduction_mean) {
+      snprintf(buf, len, "%zu rows of %zu logits", d->batch * d->m, d->n);
+      break;
+    }
+    row = per_row_out ? i : i / d->n;
+    minmax(&lo, &hi, in->x[0] + row * d->n, d->n, 1);
+    if (p->op->id == LOWP_OP_XENT)
+      snprintf(buf, len, "row %zu in [%.4g, %.4g], n=%zu, target %.0f", row, lo, hi, d->n,
+               in->x[1][row]);
+    else
+      snprintf(buf, len, "row %zu in [%.4g, %.4g], n=%zu", row, lo, hi, d->n);
+    break;
+  }
+  }
+}

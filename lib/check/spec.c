@@ -1,0 +1,858 @@
+/* lowp_spec -- strict parser of lowp check specs (lib/check/spec.h) */
+
+#define _POSIX_C_SOURCE 200809L /* strdup, getcwd */
+
+#include "check/spec.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/accum.h"
+#include "status.h"
+
+/* ------------------------------------------------------- private helpers */
+
+typedef struct {
+  char *err;
+  size_t errlen;
+  char where[320];   /* "check 'x' (checks[3]): " or "spec: " */
+  const char *dir;
+} ctx_t;
+
+static int fail(ctx_t *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static int fail(ctx_t *c, const char *fmt, ...) {
+  va_list ap;
+  size_t n;
+  if (c->err && c->errlen) {
+    n = (size_t)snprintf(c->err, c->errlen, "%s", c->where);
+    if (n < c->errlen) {
+      va_start(ap, fmt);
+      vsnprintf(c->err + n, c->errlen - n, fmt, ap);
+      va_end(ap);
+    }
+  }
+  return LOWP_EPARSE;
+}
+
+static char *dupstr(const char *s) {
+  return s ? strdup(s) : NULL;
+}
+
+static const char *type_name(const cJSON *j) {
+  if (cJSON_IsString(j)) return "a string";
+  if (cJSON_IsNumber(j)) return "a number";
+  if (cJSON_IsBool(j)) return "a boolean";
+  if (cJSON_IsNull(j)) return "null";
+  if (cJSON_IsArray(j)) return "an array";
+  if (cJSON_IsObject(j)) return "an object";
+  return "invalid";
+}
+
+/* every key of obj must be in allowed (NULL-terminated), or "comment" (a
+   string); no key twice */
+static int check_keys(ctx_t *c, const cJSON *obj, const char *what, const char *const *allowed) {
+  const cJSON *it, *jt;
+  for (it = obj->child; it; it = it->next) {
+    int ok = 0, i;
+    for (jt = obj->child; jt != it; jt = jt->next)
+      if (!strcmp(jt->string, it->string))
+        return fail(c, "%sduplicate key '%s'", what, it->string);
+    if (!strcmp(it->string, "comment")) {
+      if (!cJSON_IsString(it)) return fail(c, "%s\"comment\" must be a string", what);
+      continue;
+    }
+    for (i = 0; allowed[i]; i++)
+      if (!strcmp(allowed[i], it->string)) ok = 1;
+    if (!ok) {
+      char list[400];
+      size_t u = 0;
+      list[0] = '\0';
+      for (i = 0; allowed[i] && u < sizeof list; i++)
+        u += (size_t)snprintf(list + u, sizeof list - u, "%s%s", i ? ", " : "", allowed[i]);
+      return fail(c, "%sunknown key '%s' (expected: %s)", what, it->string, list);
+    }
+  }
+  return LOWP_OK;
+}
+
+static int get_string(ctx_t *c, const cJSON *j, const char *what, const char **out) {
+  if (!cJSON_IsString(j) || !j->valuestring)
+    return fail(c, "%s must be a string, not %s", what, type_name(j));
+  if (!j->valuestring[0]) return fail(c, "%s must not be empty", what);
+  *out = j->valuestring;
+  return LOWP_OK;
+}
+
+static int get_number(ctx_t *c, const cJSON *j, const char *what, double lo, double *out) {
+  if (!cJSON_IsNumber(j)) return fail(c, "%s must be a number, not %s", what, type_name(j));
+  if (!isfinite(j->valuedouble) || j->valuedouble < lo)
+    return fail(c, "%s must be a finite number >= %g, not %g", what, lo, j->valuedouble);
+  *out = j->valuedouble;
+  return LOWP_OK;
+}
+
+static int get_uint(ctx_t *c, const cJSON *j, const char *what, double lo, double hi,
+                    uint64_t *out) {
+  double v;
+  if (!cJSON_IsNumber(j)) return fail(c, "%s must be an integer, not %s", what, type_name(j));
+  v = j->valuedouble;
+  if (!isfinite(v) || v != floor(v) || v < lo || v > hi)
+    return fail(c, "%s must be an integer in [%.0f, %.0f], not %g", what, lo, hi, v);
+  *out = (uint64_t)v;
+  return LOWP_OK;
+}
+
+static int get_format(ctx_t *c, const cJSON *j, const char *what, lowp_format_t *f) {
+  const char *s = NULL;
+  char e[200];
+  int st = get_string(c, j, what, &s);
+  if (st) return st;
+  if (lowp_format_parse(f, s, e, sizeof e) != LOWP_OK)
+    return fail(c, "%s: unknown format '%s' (%s)", what, s, e);
+  return LOWP_OK;
+}
+
+static char *resolve(ctx_t *c, const char *path) {
+  size_t n;
+  char *r;
+  if (path[0] == '/' || !c->dir || !c->dir[0]) return strdup(path);
+  n = strlen(c->dir) + strlen(path) + 2;
+  r = malloc(n);
+  if (r) snprintf(r, n, "%s/%s", c->dir, path);
+  return r;
+}
+
+/* ------------------------------------------------------- files, subjects */
+
+static int parse_file(ctx_t *c, const cJSON *j, const char *what, lowp_spec_file_t *f) {
+  static const char *const keys[] = {"path", "tensor", "format", NULL};
+  const char *s = NULL;
+  char w[200];
+  int st;
+  memset(f, 0, sizeof *f);
+  if (cJSON_IsString(j)) {
+    if ((st = get_string(c, j, what, &s))) return st;
+    f->path = resolve(c, s);
+    return f->path ? LOWP_OK : LOWP_ENOMEM;
+  }
+  if (!cJSON_IsObject(j))
+    return fail(c, "%s must be a path or {\"path\": ...}, not %s", what, type_name(j));
+  snprintf(w, sizeof w, "%s: ", what);
+  if ((st = check_keys(c, j, w, keys))) return st;
+  if (!cJSON_GetObjectItemCaseSensitive(j, "path")) return fail(c, "%s: \"path\" is missing", what);
+  snprintf(w, sizeof w, "%s \"path\"", what);
+  if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "path"), w, &s))) return st;
+  f->path = resolve(c, s);
+  if (!f->path) return LOWP_ENOMEM;
+  if (cJSON_GetObjectItemCaseSensitive(j, "tensor")) {
+    snprintf(w, sizeof w, "%s \"tensor\"", what);
+    if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "tensor"), w, &s))) return st;
+    f->tensor = dupstr(s);
+  }
+  if (cJSON_GetObjectItemCaseSensitive(j, "format")) {
+    lowp_format_t fm;
+    snprintf(w, sizeof w, "%s \"format\"", what);
+    if ((st = get_format(c, cJSON_GetObjectItemCaseSensitive(j, "format"), w, &fm))) return st;
+    f->format = dupstr(cJSON_GetObjectItemCaseSensitive(j, "format")->valuestring);
+  }
+  return LOWP_OK;
+}
+
+static void free_file(lowp_spec_file_t *f) {
+  free(f->path);
+  free(f->tensor);
+  free(f->format);
+}
+
+static int parse_files(ctx_t *c, const cJSON *j, const char *what, lowp_spec_file_t **out,
+                       int *n) {
+  int i, st, cnt;
+  char w[160];
+  if (!cJSON_IsArray(j)) return fail(c, "%s must be an array of files, not %s", what, type_name(j));
+  cnt = cJSON_GetArraySize(j);
+  if (cnt < 1 || cnt > LOWP_OP_MAXIO)
+    return fail(c, "%s must list 1 to %d files, not %d", what, LOWP_OP_MAXIO, cnt);
+  *out = calloc((size_t)cnt, sizeof **out);
+  if (!*out) return LOWP_ENOMEM;
+  *n = cnt;
+  for (i = 0; i < cnt; i++) {
+    snprintf(w, sizeof w, "%s[%d]", what, i);
+    if ((st = parse_file(c, cJSON_GetArrayItem(j, i), w, &(*out)[i]))) return st;
+  }
+  return LOWP_OK;
+}
+
+static void free_subject(lowp_spec_subject_t *s) {
+  int i;
+  free(s->kernel);
+  free(s->params);
+  free(s->plugin);
+  for (i = 0; i < s->n_inputs; i++) free_file(&s->inputs[i]);
+  for (i = 0; i < s->n_outputs; i++) free_file(&s->outputs[i]);
+  free(s->inputs);
+  free(s->outputs);
+  memset(s, 0, sizeof *s);
+}
+
+/* "params": a string "k=v,..." or an object {"k": "v" | number} */
+static int parse_params(ctx_t *c, const cJSON *j, const char *what, char **out) {
+  const cJSON *it;
+  char buf[1024];
+  size_t u = 0;
+  if (cJSON_IsString(j)) {
+    *out = dupstr(j->valuestring);
+    return *out ? LOWP_OK : LOWP_ENOMEM;
+  }
+  if (!cJSON_IsObject(j))
+    return fail(c, "%s \"params\" must be a string \"key=value,...\" or an object, not %s", what,
+                type_name(j));
+  buf[0] = '\0';
+  for (it = j->child; it; it = it->next) {
+    const cJSON *jt;
+    for (jt = j->child; jt != it; jt = jt->next)
+      if (!strcmp(jt->string, it->string))
+        return fail(c, "%s \"params\": duplicate key '%s'", what, it->string);
+    if (cJSON_IsString(it))
+      u += (size_t)snprintf(buf + u, sizeof buf - u, "%s%s=%s", u ? "," : "", it->string,
+                            it->valuestring);
+    else if (cJSON_IsNumber(it) && isfinite(it->valuedouble))
+      u += (size_t)snprintf(buf + u, sizeof buf - u, "%s%s=%.17g", u ? "," : "", it->string,
+                            it->valuedouble);
+    else
+      return fail(c, "%s \"params\": '%s' must be a string or a number, not %s", what,
+                  it->string, type_name(it));
+    if (u >= sizeof buf) return fail(c, "%s \"params\" is too long", what);
+  }
+  *out = strdup(buf);
+  return *out ? LOWP_OK : LOWP_ENOMEM;
+}
+
+static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_tensors,
+                         lowp_spec_subject_t *s) {
+  static const char *const k_kernel[] = {"kernel", "params", NULL};
+  static const char *const k_plugin[] = {"plugin", "kernel", NULL};
+  static const char *const k_tensors[] = {"tensors", NULL};
+  static const char *const k_tio[] = {"inputs", "outputs", NULL};
+  const char *str = NULL;
+  char w[200];
+  int st;
+  memset(s, 0, sizeof *s);
+  if (!cJSON_IsObject(j)) return fail(c, "%s must be an object, not %s", what, type_name(j));
+  snprintf(w, sizeof w, "%s: ", what);
+  if (cJSON_GetObjectItemCaseSensitive(j, "plugin")) {
+    s->kind = LOWP_SPEC_PLUGIN;
+    if ((st = check_keys(c, j, w, k_plugin))) return st;
+    snprintf(w, sizeof w, "%s \"plugin\"", what);
+    if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "plugin"), w, &str))) return st;
+    s->plugin = resolve(c, str);
+    if (cJSON_GetObjectItemCaseSensitive(j, "kernel")) {
+      snprintf(w, sizeof w, "%s \"kernel\"", what);
+      if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "kernel"), w, &str))) return st;
+      s->kernel = dupstr(str);
+    }
+    return LOWP_OK;
+  }
+  if (cJSON_GetObjectItemCaseSensitive(j, "tensors")) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "tensors");
+    if (!allow_tensors) return fail(c, "%s: saved tensors cannot be a reference subject", what);
+    s->kind = LOWP_SPEC_TENSORS;
+    if ((st = check_keys(c, j, w, k_tensors))) return st;
+    if (!cJSON_IsObject(t))
+      return fail(c, "%s \"tensors\" must be an object {\"inputs\": [...], \"outputs\": [...]}",
+                  what);
+    snprintf(w, sizeof w, "%s \"tensors\": ", what);
+    if ((st = check_keys(c, t, w, k_tio))) return st;
+    if (!cJSON_GetObjectItemCaseSensitive(t, "inputs") ||
+        !cJSON_GetObjectItemCaseSensitive(t, "outputs"))
+      return fail(c, "%s \"tensors\" needs \"inputs\" and \"outputs\"", what);
+    snprintf(w, sizeof w, "%s tensors.inputs", what);
+    if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(t, "inputs"), w, &s->inputs,
+                          &s->n_inputs)))
+      return st;
+    snprintf(w, sizeof w, "%s tensors.outputs", what);
+    return parse_files(c, cJSON_GetObjectItemCaseSensitive(t, "outputs"), w, &s->outputs,
+                       &s->n_outputs);
+  }
+  if (cJSON_GetObjectItemCaseSensitive(j, "kernel")) {
+    s->kind = LOWP_SPEC_KERNEL;
+    if ((st = check_keys(c, j, w, k_kernel))) return st;
+    snprintf(w, sizeof w, "%s \"kernel\"", what);
+    if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "kernel"), w, &str))) return st;
+    s->kernel = dupstr(str);
+    if (cJSON_GetObjectItemCaseSensitive(j, "params"))
+      return parse_params(c, cJSON_GetObjectItemCaseSensitive(j, "params"), what, &s->params);
+    return LOWP_OK;
+  }
+  return fail(c, "%s needs one of \"kernel\", \"plugin\"%s", what,
+              allow_tensors ? " or \"tensors\"" : "");
+}
+
+/* ------------------------------------------------------------------ rules */
+
+static const char *const rule_names[] = {"max_ulp", "bound", "vs_reference", "rtol", "atol",
+                                         "assert_close", "baseline", "nan_inf", "bitexact",
+                                         NULL};
+
+static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *ck,
+                      lowp_spec_rule_t *r) {
+  char w[64], e[200];
+  const cJSON *it;
+  const char *s = NULL;
+  int st, known = 0, k;
+  lowp_rule_t *ru = &r->rule;
+  memset(r, 0, sizeof *r);
+  ru->baseline = NAN;
+  snprintf(w, sizeof w, "rule %d: ", i + 1);
+  if (!cJSON_IsObject(j)) return fail(c, "%smust be an object, not %s", w, type_name(j));
+  /* which rule: the first key naming one */
+  for (it = j->child; it && !known; it = it->next)
+    for (k = 0; rule_names[k]; k++)
+      if (!strcmp(it->string, rule_names[k])) known = 1;
+  if (!known) {
+    const char *first = j->child ? j->child->string : "";
+    return fail(c, "%sunknown rule '%s' (max_ulp, bound, vs_reference, rtol/atol, "
+                "assert_close, baseline, nan_inf, bitexact)", w, first);
+  }
+#define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
+  if (ITEM("max_ulp")) {
+    static const char *const keys[] = {"max_ulp", NULL};
+    if ((st = check_keys(c, j, w, keys))) return st;
+    ru->kind = LOWP_RULE_MAX_ULP;
+    snprintf(w, sizeof w, "rule %d: \"max_ulp\"", i + 1);
+    return get_number(c, ITEM("max_ulp"), w, 0, &ru->limit);
+  }
+  if (ITEM("bound")) {
+    static const char *const keys[] = {"bound", "fraction", "prob", "order", "acc", "model", NULL};
+    if ((st = check_keys(c, j, w, keys))) return st;
+    ru->kind = LOWP_RULE_BOUND;
+    ru->limit = 1;
+    if ((st = get_string(c, ITEM("bound"), "\"bound\"", &s))) return st;
+    if (!strcmp(s, "gamma")) ru->bound = LOWP_BOUND_GAMMA;
+    else if (!strcmp(s, "prob")) ru->bound = LOWP_BOUND_PROB;
+    else if (!strcmp(s, "model")) ru->bound = LOWP_BOUND_MODEL;
+    else return fail(c, "%sunknown bound '%s' (gamma, prob, model)", w, s);
+    if (ITEM("fraction") && (st = get_number(c, ITEM("fraction"), "\"fraction\"", 0, &ru->limit)))
+      return st;
+    if (ITEM("prob")) {
+      if ((st = get_number(c, ITEM("prob"), "\"prob\"", 0, &ru->prob))) return st;
+      if (!(ru->prob > 0 && ru->prob < 1)) return fail(c, "%s\"prob\" must lie in (0, 1)", w);
+    }
+    if ((ITEM("order") || ITEM("acc")) && ru->bound == LOWP_BOUND_MODEL)
+      return fail(c, "%sa model bound takes \"model\", not \"order\"/\"acc\"", w);
+    if (ITEM("model") && ru->bound != LOWP_BOUND_MODEL)
+      return fail(c, "%s\"model\" belongs to {\"bound\": \"model\"}", w);
+    if (ITEM("order") || ITEM("acc")) {
+      const char *os = "recursive";
+      lowp_format_t acc;
+      if (ITEM("order") && (st = get_string(c, ITEM("order"), "\"order\"", &os))) return st;
+      if (lowp_accum_parse(&ru->accum, os, e, sizeof e))
+        return fail(c, "%s\"order\" %s: %s", w, os, e);
+      if (ITEM("acc")) {
+        if ((st = get_format(c, ITEM("acc"), "\"acc\"", &acc))) return st;
+        ru->accum.acc = acc;
+      } else if (ck->has_out) {
+        ru->accum.acc = ck->out;
+      }
+      if (lowp_accum_validate(&ru->accum, e, sizeof e))
+        return fail(c, "%s\"order\" %s: %s", w, os, e);
+      ru->has_accum = 1;
+      ru->accum_given = (ITEM("order") ? 1 : 0) | (ITEM("acc") ? 2 : 0);
+    }
+    if (ITEM("model")) {
+      if ((st = get_string(c, ITEM("model"), "\"model\"", &s))) return st;
+      r->model = dupstr(s);
+    }
+    return LOWP_OK;
+  }
+  if (ITEM("vs_reference") || ITEM("bitexact")) {
+    static const char *const kv[] = {"vs_reference", "factor", "metric", NULL};
+    static const char *const kb[] = {"bitexact", NULL};
+    int vs = ITEM("vs_reference") != NULL;
+    if ((st = check_keys(c, j, w, vs ? kv : kb))) return st;
+    ru->kind = vs ? LOWP_RULE_VS_REF : LOWP_RULE_BITEXACT;
+    ru->limit = 1;
+    ru->metric = LOWP_METRIC_MAX_ABS;
+    snprintf(w, sizeof w, "rule %d: \"%s\"", i + 1, vs ? "vs_reference" : "bitexact");
+    if ((st = parse_subject(c, ITEM(vs ? "vs_reference" : "bitexact"), w, 0, &r->ref))) return st;
+    r->has_ref = 1;
+    if (ITEM("factor") && (st = get_number(c, ITEM("factor"), "\"factor\"", 0, &ru->limit)))
+      return st;
+    if (ITEM("metric")) {
+      if ((st = get_string(c, ITEM("metric"), "\"metric\"", &s))) return st;
+      if (strcmp(s, "max_abs") && strcmp(s, "rmse") && strcmp(s, "max_ulp"))
+        return fail(c, "rule %d: unknown metric '%s' (max_abs, rmse, max_ulp)", i + 1, s);
+      (void)lowp_metric_parse(&ru->metric, s);
+    }
+    return LOWP_OK;
+  }
+  if (ITEM("rtol") || ITEM("atol") || ITEM("assert_close")) {
+    static const char *const kt[] = {"rtol", "atol", NULL};
+    static const char *const ka[] = {"assert_close", NULL};
+    ru->kind = LOWP_RULE_TOL;
+    if (ITEM("assert_close")) {
+      if ((st = check_keys(c, j, w, ka))) return st;
+      if ((st = get_string(c, ITEM("assert_close"), "\"assert_close\"", &s))) return st;
+      if (strcmp(s, "pytorch"))
+        return fail(c, "%sunknown assert_close defaults '%s' (pytorch)", w, s);
+      ru->pytorch = 1;
+      return LOWP_OK;
+    }
+    if ((st = check_keys(c, j, w, kt))) return st;
+    if (ITEM("rtol") && (st = get_number(c, ITEM("rtol"), "\"rtol\"", 0, &ru->rtol))) return st;
+    if (ITEM("atol") && (st = get_number(c, ITEM("atol"), "\"atol\"", 0, &ru->atol))) return st;
+    return LOWP_OK;
+  }
+  if (ITEM("baseline")) {
+    static const char *const keys[] = {"baseline", "growth", NULL};
+    if ((st = check_keys(c, j, w, keys))) return st;
+    ru->kind = LOWP_RULE_BASELINE;
+    ru->limit = 1;
+    if ((st = get_string(c, ITEM("baseline"), "\"baseline\"", &s))) return st;
+    if (lowp_metric_parse(&ru->metric, s))
+      return fail(c, "%sunknown metric '%s' (max_ulp, max_abs, rmse, max_rel, max_bwd, "
+                  "mean_ulp)", w, s);
+    r->baseline_metric = dupstr(s);
+    if (ITEM("growth")) {
+      if ((st = get_number(c, ITEM("growth"), "\"growth\"", 0, &ru->limit))) return st;
+      if (ru->limit < 1) return fail(c, "%s\"growth\" must be >= 1, not %g", w, ru->limit);
+    }
+    return LOWP_OK;
+  }
+  {
+    static const char *const keys[] = {"nan_inf", NULL};
+    if ((st = check_keys(c, j, w, keys))) return st;
+    ru->kind = LOWP_RULE_NAN_INF;
+    if ((st = get_string(c, ITEM("nan_inf"), "\"nan_inf\"", &s))) return st;
+    if (strcmp(s, "match")) return fail(c, "%sunknown nan_inf mode '%s' (match)", w, s);
+    return LOWP_OK;
+  }
+#undef ITEM
+}
+
+static void free_rule(lowp_spec_rule_t *r) {
+  free(r->model);
+  free(r->baseline_metric);
+  if (r->has_ref) free_subject(&r->ref);
+}
+
+/* ------------------------------------------------------------------ checks */
+
+/* canonical JSON: keys sorted, recursively; "comment" keys dropped */
+static cJSON *canonical(const cJSON *j) {
+  cJSON *r;
+  if (cJSON_IsObject(j)) {
+    const cJSON *it;
+    const char *names[256];
+    int n = 0, a, b;
+    r = cJSON_CreateObject();
+    for (it = j->child; it && n < 256; it = it->next)
+      if (strcmp(it->string, "comment")) names[n++] = it->string;
+    for (a = 1; a < n; a++)
+      for (b = a; b > 0 && strcmp(names[b - 1], names[b]) > 0; b--) {
+        const char *t = names[b];
+        names[b] = names[b - 1];
+        names[b - 1] = t;
+      }
+    for (a = 0; a < n; a++)
+      cJSON_AddItemToObject(r, names[a], canonical(cJSON_GetObjectItemCaseSensitive(j, names[a])));
+    return r;
+  }
+  if (cJSON_IsArray(j)) {
+    const cJSON *it;
+    r = cJSON_CreateArray();
+    for (it = j->child; it; it = it->next) cJSON_AddItemToArray(r, canonical(it));
+    return r;
+  }
+  return cJSON_Duplicate(j, 1);
+}
+
+void lowp_spec_hash(char out[17], const void *data, size_t len) {
+  const unsigned char *p = data;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  size_t i;
+  for (i = 0; i < len; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+static int required_dims(ctx_t *c, lowp_spec_check_t *ck, const cJSON *shape) {
+  /* the sizes each operation needs when inputs are generated */
+  const char *need[3] = {NULL, NULL, NULL};
+  int i;
+  switch (ck->op->id) {
+  case LOWP_OP_GEMM: need[0] = "m"; need[1] = "n"; need[2] = "k"; break;
+  case LOWP_OP_GEMV: need[0] = "m"; need[1] = "k"; break;
+  case LOWP_OP_DOT: need[0] = "k"; break;
+  default: need[0] = "n"; break;
+  }
+  for (i = 0; i < 3 && need[i]; i++)
+    if (!shape || !cJSON_GetObjectItemCaseSensitive(shape, need[i]))
+      return fail(c, "\"shape\" needs \"%s\" for %s (generated inputs)", need[i], ck->op->name);
+  return LOWP_OK;
+}
+
+static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
+                       lowp_spec_check_t *ck, const lowp_spec_t *spec) {
+  static const char *const keys[] = {"name", "op", "subject", "in", "out", "shape", "inputs",
+                                     "rules", "eps", "reduction", NULL};
+  const cJSON *it, *in_j, *out_j, *shape, *inputs, *rules;
+  const char *s = NULL;
+  int st, i;
+  cJSON *canon;
+  char *txt;
+  memset(ck, 0, sizeof *ck);
+  ck->index = idx;
+  ck->eps = 1e-5;
+  snprintf(c->where, sizeof c->where, "checks[%d]: ", idx);
+  if (!cJSON_IsObject(j)) return fail(c, "must be an object, not %s", type_name(j));
+  it = cJSON_GetObjectItemCaseSensitive(j, "name");
+  if (!it) return fail(c, "\"name\" is missing");
+  if ((st = get_string(c, it, "\"name\"", &s))) return st;
+  for (i = 0; s[i]; i++)
+    if ((unsigned char)s[i] < 0x20) return fail(c, "\"name\" contains a control character");
+  ck->name = dupstr(s);
+  snprintf(c->where, sizeof c->where, "check '%.200s' (checks[%d]): ", s, idx);
+  for (i = 0; i < spec->n_checks && i < idx; i++)
+    if (spec->checks[i].name && !strcmp(spec->checks[i].name, s))
+      return fail(c, "duplicate check name (also checks[%d])", i);
+  if ((st = check_keys(c, j, "", keys))) return st;
+  it = cJSON_GetObjectItemCaseSensitive(j, "op");
+  if (!it) return fail(c, "\"op\" is missing");
+  if ((st = get_string(c, it, "\"op\"", &s))) return st;
+  ck->op = lowp_op_by_name(s);
+  if (!ck->op)
+    return fail(c, "unknown op '%s' (cast, sum, dot, gemv, gemm, softmax, logsoftmax, "
+                "logsumexp, layernorm, rmsnorm, xent, exp, log, tanh, gelu)", s);
+  it = cJSON_GetObjectItemCaseSensitive(j, "subject");
+  if (!it) return fail(c, "\"subject\" is missing");
+  if ((st = parse_subject(c, it, "subject", 1, &ck->subject))) return st;
+
+  /* formats: the check's, else the defaults' -- except for saved tensors,
+     whose files say what they hold unless the check itself says otherwise */
+  in_j = cJSON_GetObjectItemCaseSensitive(j, "in");
+  out_j = cJSON_GetObjectItemCaseSensitive(j, "out");
+  if (defaults && ck->subject.kind != LOWP_SPEC_TENSORS) {
+    if (!in_j) in_j = cJSON_GetObjectItemCaseSensitive(defaults, "in");
+    if (!out_j) out_j = cJSON_GetObjectItemCaseSensitive(defaults, "out");
+  }
+  if (in_j) {
+    if (cJSON_IsArray(in_j)) {
+      int n = cJSON_GetArraySize(in_j);
+      if (n != ck->op->n_in)
+        return fail(c, "\"in\" lists %d formats but %s has %d inputs", n, ck->op->name,
+                    ck->op->n_in);
+      for (i = 0; i < n; i++) {
+        char w[32];
+        snprintf(w, sizeof w, "\"in\"[%d]", i);
+        if ((st = get_format(c, cJSON_GetArrayItem(in_j, i), w, &ck->in[i]))) return st;
+      }
+      ck->n_in_formats = n;
+    } else {
+      if ((st = get_format(c, in_j, "\"in\"", &ck->in[0]))) return st;
+      for (i = 1; i < ck->op->n_in; i++) ck->in[i] = ck->in[0];
+      ck->n_in_formats = 1;
+    }
+    for (i = 0; i < ck->op->n_in; i++)
+      if (ck->op->in_index[i]) ck->in[i] = LOWP_FMT_FP64;
+  }
+  if (out_j) {
+    if ((st = get_format(c, out_j, "\"out\"", &ck->out))) return st;
+    ck->has_out = 1;
+  }
+
+  shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
+  ck->dims.batch = ck->dims.m = ck->dims.n = ck->dims.k = 1;
+  if (shape) {
+    static const char *const sk[] = {"batch", "m", "n", "k", NULL};
+    size_t *dst[4] = {&ck->dims.batch, &ck->dims.m, &ck->dims.n, &ck->dims.k};
+    if (!cJSON_IsObject(shape)) return fail(c, "\"shape\" must be an object, not %s", type_name(shape));
+    if ((st = check_keys(c, shape, "\"shape\": ", sk))) return st;
+    for (i = 0; i < 4; i++) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(shape, sk[i]);
+      uint64_t x = 0;
+      char w[32];
+      if (!v) continue;
+      snprintf(w, sizeof w, "\"shape\".%s", sk[i]);
+      if ((st = get_uint(c, v, w, 1, 1 << 30, &x))) return st;
+      *dst[i] = (size_t)x;
+    }
+    ck->has_shape = 1;
+  }
+
+  inputs = cJSON_GetObjectItemCaseSensitive(j, "inputs");
+  if (ck->subject.kind == LOWP_SPEC_TENSORS) {
+    if (inputs) return fail(c, "\"inputs\": a tensors subject reads its inputs from its files");
+  } else if (inputs && (cJSON_GetObjectItemCaseSensitive(inputs, "files"))) {
+    static const char *const ik[] = {"files", "data", NULL};
+    if ((st = check_keys(c, inputs, "\"inputs\": ", ik))) return st;
+    if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(inputs, "files"), "\"inputs\".files",
+                          &ck->files, &ck->n_files)))
+      return st;
+    if (ck->n_files != ck->op->n_in)
+      return fail(c, "\"inputs\".files lists %d files but %s has %d inputs", ck->n_files,
+                  ck->op->name, ck->op->n_in);
+    if (cJSON_GetObjectItemCaseSensitive(inputs, "data")) {
+      if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(inputs, "data"), "\"inputs\".data",
+                            &ck->data, &ck->n_data)))
+        return st;
+      if (ck->n_data != ck->n_files)
+        return fail(c, "\"inputs\".data lists %d files, \"files\" %d", ck->n_data, ck->n_files);
+    }
+  } else {
+    static const char *const ik[] = {"dist", "seed", NULL};
+    const char *ds = "normal";
+    ck->generated = 1;
+    ck->seed = 1;
+    if (inputs) {
+      if (!cJSON_IsObject(inputs))
+        return fail(c, "\"inputs\" must be an object, not %s", type_name(inputs));
+      if ((st = check_keys(c, inputs, "\"inputs\": ", ik))) return st;
+      if (cJSON_GetObjectItemCaseSensitive(inputs, "dist") &&
+          (st = get_string(c, cJSON_GetObjectItemCaseSensitive(inputs, "dist"), "\"inputs\".dist",
+                           &ds)))
+        return st;
+      if (cJSON_GetObjectItemCaseSensitive(inputs, "seed") &&
+          (st = get_uint(c, cJSON_GetObjectItemCaseSensitive(inputs, "seed"), "\"inputs\".seed", 0,
+                         9007199254740992.0, &ck->seed)))
+        return st;
+    }
+    if (lowp_dist_parse(&ck->dist, ds))
+      return fail(c, "\"inputs\".dist: unknown distribution '%s' (uniform01, uniform11, normal, "
+                  "loguniform[:lo:hi], cancel, spread)", ds);
+    ck->dist_text = dupstr(ds);
+    if ((st = required_dims(c, ck, shape))) return st;
+    /* generated data have no format of their own */
+    if (!ck->n_in_formats || !ck->has_out)
+      return fail(c, "\"in\" and \"out\" formats are needed for generated inputs (here or in "
+                  "\"defaults\")");
+  }
+
+  if ((it = cJSON_GetObjectItemCaseSensitive(j, "eps"))) {
+    if (ck->op->id != LOWP_OP_LAYERNORM && ck->op->id != LOWP_OP_RMSNORM)
+      return fail(c, "\"eps\" belongs to layernorm and rmsnorm, not %s", ck->op->name);
+    if ((st = get_number(c, it, "\"eps\"", 0, &ck->eps))) return st;
+  }
+  if ((it = cJSON_GetObjectItemCaseSensitive(j, "reduction"))) {
+    if (ck->op->id != LOWP_OP_XENT)
+      return fail(c, "\"reduction\" belongs to xent, not %s", ck->op->name);
+    if ((st = get_string(c, it, "\"reduction\"", &s))) return st;
+    if (!strcmp(s, "mean")) ck->reduction_mean = 1;
+    else if (strcmp(s, "none")) return fail(c, "unknown reduction '%s' (none, mean)", s);
+  }
+
+  rules = cJSON_GetObjectItemCaseSensitive(j, "rules");
+  if (!rules) return fail(c, "\"rules\" is missing");
+  if (!cJSON_IsArray(rules) || cJSON_GetArraySize(rules) < 1)
+    return fail(c, "\"rules\" must be a non-empty array");
+  ck->n_rules = cJSON_GetArraySize(rules);
+  ck->rules = calloc((size_t)ck->n_rules, sizeof *ck->rules);
+  if (!ck->rules) return LOWP_ENOMEM;
+  for (i = 0; i < ck->n_rules; i++)
+    if ((st = parse_rule(c, cJSON_GetArrayItem(rules, i), i, ck, &ck->rules[i]))) return st;
+
+  /* fingerprint: the definition without the rules, defaults applied */
+  canon = cJSON_Duplicate(j, 1);
+  if (!canon) return LOWP_ENOMEM;
+  cJSON_DeleteItemFromObjectCaseSensitive(canon, "rules");
+  if (!cJSON_GetObjectItemCaseSensitive(canon, "in") && in_j)
+    cJSON_AddItemToObject(canon, "in", cJSON_Duplicate(in_j, 1));
+  if (!cJSON_GetObjectItemCaseSensitive(canon, "out") && out_j)
+    cJSON_AddItemToObject(canon, "out", cJSON_Duplicate(out_j, 1));
+  {
+    cJSON *cc = canonical(canon);
+    txt = cJSON_PrintUnformatted(cc);
+    cJSON_Delete(cc);
+  }
+  cJSON_Delete(canon);
+  if (!txt) return LOWP_ENOMEM;
+  lowp_spec_hash(ck->fingerprint, txt, strlen(txt));
+  free(txt);
+  return LOWP_OK;
+}
+
+static void free_check(lowp_spec_check_t *ck) {
+  int i;
+  free(ck->name);
+  free(ck->dist_text);
+  free_subject(&ck->subject);
+  for (i = 0; i < ck->n_files; i++) free_file(&ck->files[i]);
+  for (i = 0; i < ck->n_data; i++) free_file(&ck->data[i]);
+  free(ck->files);
+  free(ck->data);
+  for (i = 0; i < ck->n_rules; i++) free_rule(&ck->rules[i]);
+  free(ck->rules);
+}
+
+/* ----------------------------------------------------------- public API */
+
+void lowp_spec_free(lowp_spec_t *s) {
+  int i;
+  if (!s) return;
+  for (i = 0; i < s->n_checks; i++) free_check(&s->checks[i]);
+  free(s->checks);
+  free(s->dir);
+  free(s->baseline);
+  memset(s, 0, sizeof *s);
+}
+
+const lowp_spec_check_t *lowp_spec_find(const lowp_spec_t *s, const char *name) {
+  int i;
+  if (!s || !name) return NULL;
+  for (i = 0; i < s->n_checks; i++)
+    if (s->checks[i].name && !strcmp(s->checks[i].name, name)) return &s->checks[i];
+  return NULL;
+}
+
+int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *dir,
+                    char *err, size_t errlen) {
+  static const char *const keys[] = {"lowp_check", "baseline", "defaults", "checks", NULL};
+  static const char *const dkeys[] = {"in", "out", NULL};
+  ctx_t c;
+  cJSON *root;
+  const cJSON *it, *defaults, *checks;
+  const char *ep = NULL;
+  int st = LOWP_OK, i, n;
+  uint64_t ver = 0;
+  if (!s) return LOWP_EINVAL;
+  memset(s, 0, sizeof *s);
+  memset(&c, 0, sizeof c);
+  c.err = err;
+  c.errlen = errlen;
+  snprintf(c.where, sizeof c.where, "spec: ");
+  if (err && errlen) err[0] = '\0';
+  if (!text) return fail(&c, "no text");
+  s->dir = strdup(dir ? dir : ".");
+  c.dir = s->dir;
+  root = cJSON_ParseWithLengthOpts(text, len, &ep, 0);
+  if (root && ep) {
+    /* only white space may follow the value */
+    const char *q = ep;
+    while ((size_t)(q - text) < len && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) q++;
+    if ((size_t)(q - text) < len) {
+      cJSON_Delete(root);
+      root = NULL;
+      ep = q;
+    }
+  }
+  if (!root) {
+    size_t off = ep ? (size_t)(ep - text) : 0, line = 1, k;
+    for (k = 0; k < off && k < len; k++)
+      if (text[k] == '\n') line++;
+    return fail(&c, "not valid JSON (near line %zu, byte %zu)", line, off);
+  }
+  if (!cJSON_IsObject(root)) { st = fail(&c, "the top level must be an object"); goto done; }
+  if ((st = check_keys(&c, root, "", keys))) goto done;
+  it = cJSON_GetObjectItemCaseSensitive(root, "lowp_check");
+  if (!it) { st = fail(&c, "\"lowp_check\": 1 (the format version) is missing"); goto done; }
+  if ((st = get_uint(&c, it, "\"lowp_check\"", 1, 1e9, &ver))) goto done;
+  if (ver != LOWP_SPEC_VERSION) {
+    st = fail(&c, "format version %llu is not supported (this lowp reads %d)",
+              (unsigned long long)ver, LOWP_SPEC_VERSION);
+    goto done;
+  }
+  s->version = (int)ver;
+  if ((it = cJSON_GetObjectItemCaseSensitive(root, "baseline"))) {
+    const char *b = NULL;
+    if ((st = get_string(&c, it, "\"baseline\"", &b))) goto done;
+    s->baseline = resolve(&c, b);
+  }
+  defaults = cJSON_GetObjectItemCaseSensitive(root, "defaults");
+  if (defaults) {
+    lowp_format_t f;
+    if (!cJSON_IsObject(defaults)) { st = fail(&c, "\"defaults\" must be an object"); goto done; }
+    if ((st = check_keys(&c, defaults, "\"defaults\": ", dkeys))) goto done;
+    if ((it = cJSON_GetObjectItemCaseSensitive(defaults, "out")) &&
+        (st = get_format(&c, it, "\"defaults\".out", &f)))
+      goto done;
+    if ((it = cJSON_GetObjectItemCaseSensitive(defaults, "in")) && !cJSON_IsArray(it) &&
+        (st = get_format(&c, it, "\"defaults\".in", &f)))
+      goto done;
+  }
+  checks = cJSON_GetObjectItemCaseSensitive(root, "checks");
+  if (!checks) { st = fail(&c, "\"checks\" is missing"); goto done; }
+  if (!cJSON_IsArray(checks) || (n = cJSON_GetArraySize(checks)) < 1) {
+    st = fail(&c, "\"checks\" must be a non-empty array");
+    goto done;
+  }
+  s->checks = calloc((size_t)n, sizeof *s->checks);
+  if (!s->checks) { st = LOWP_ENOMEM; goto done; }
+  for (i = 0; i < n; i++) {
+    s->n_checks = i + 1;
+    if ((st = parse_check(&c, cJSON_GetArrayItem(checks, i), i, defaults, &s->checks[i], s)))
+      goto done;
+  }
+done:
+  cJSON_Delete(root);
+  return st;
+}
+
+int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
+  FILE *f;
+  char *buf = NULL, *dir;
+  size_t len = 0, cap = 0, n;
+  int st, is_stdin;
+  if (!s || !path) return LOWP_EINVAL;
+  memset(s, 0, sizeof *s);
+  is_stdin = !strcmp(path, "-");
+  f = is_stdin ? stdin : fopen(path, "rb");
+  if (!f) {
+    if (err && errlen) snprintf(err, errlen, "spec %s: cannot open it", path);
+    return LOWP_EIO;
+  }
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      char *nb;
+      cap = cap ? 2 * cap : 65536;
+      if (cap > ((size_t)64 << 20)) {
+        if (!is_stdin) fclose(f);
+        free(buf);
+        if (err && errlen) snprintf(err, errlen, "spec %s: larger than 64 MiB", path);
+        return LOWP_EIO;
+      }
+      nb = realloc(buf, cap);
+      if (!nb) {
+        if (!is_stdin) fclose(f);
+        free(buf);
+        return LOWP_ENOMEM;
+      }
+      buf = nb;
+    }
+    n = fread(buf + len, 1, 4096, f);
+    len += n;
+    if (n < 4096) break;
+  }
+  if (ferror(f)) {
+    if (!is_stdin) fclose(f);
+    free(buf);
+    if (err && errlen) snprintf(err, errlen, "spec %s: read error (a folder?)", path);
+    return LOWP_EIO;
+  }
+  if (!is_stdin) fclose(f);
+  buf[len] = '\0';
+  if (is_stdin) {
+    dir = strdup(".");
+  } else {
+    const char *sl = strrchr(path, '/');
+    dir = sl ? strndup(path, (size_t)(sl - path) + (sl == path)) : strdup(".");
+  }
+  if (!dir) {
+    free(buf);
+    return LOWP_ENOMEM;
+  }
+  st = lowp_spec_parse(s, buf, len, dir, err, errlen);
+  free(dir);
+  free(buf);
+  return st;
+}

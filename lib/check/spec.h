@@ -1,0 +1,127 @@
+/* lowp_spec -- the lowp check spec (JSON) parsed strictly into plain data */
+#ifndef LOWP_SPEC_H
+#define LOWP_SPEC_H
+
+/*
+ * The spec format is documented in docs/check-spec.schema.json (JSON Schema
+ * 2020-12, kept in step with this parser) and the README ("lowp check").
+ * Parsing is strict: unknown keys, wrong types, duplicate keys or check
+ * names, unknown operations, formats, rules, metrics or distributions and
+ * bad numbers are errors (LOWP_EPARSE) whose message names the entry:
+ *   check 'x' (checks[3]): rule 2: unknown rule 'maxulp'
+ * Subjects stay descriptions (kernel name and parameters, plugin path,
+ * tensor files): tools/ resolves them, so lib/check does not depend on
+ * kernels/. Paths are made relative to the spec file's folder (the current
+ * folder for a spec read from stdin) unless absolute.
+ * Every object may carry a "comment" key (a string), ignored.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check/op.h"
+#include "check/pipeline.h"
+#include "rng/dist.h"
+
+/** @brief The spec format version this parser reads ("lowp_check": 1). */
+#define LOWP_SPEC_VERSION 1
+
+/** @brief A tensor file: path (resolved), tensor name in a .safetensors file
+    (NULL for .npy), format of raw bit patterns (NULL: follow the dtype). */
+typedef struct {
+  char *path;
+  char *tensor;
+  char *format;
+} lowp_spec_file_t;
+
+/** @brief Subject kinds. */
+typedef enum {
+  LOWP_SPEC_KERNEL = 0,
+  LOWP_SPEC_PLUGIN = 1,
+  LOWP_SPEC_TENSORS = 2
+} lowp_spec_subject_kind_t;
+
+/** @brief A subject, as described in the spec. */
+typedef struct {
+  lowp_spec_subject_kind_t kind;
+  char *kernel;       /**< KERNEL: registry name; PLUGIN: kernel name or NULL */
+  char *params;       /**< KERNEL: "key=value,..." or NULL */
+  char *plugin;       /**< PLUGIN: library path (resolved) */
+  lowp_spec_file_t *inputs, *outputs; /**< TENSORS */
+  int n_inputs, n_outputs;
+} lowp_spec_subject_t;
+
+/** @brief One rule: the pipeline's rule plus what tools/ must resolve. */
+typedef struct {
+  lowp_rule_t rule;           /**< rule.other stays NULL */
+  char *model;                /**< BOUND kind model: preset/parameters, or NULL
+                                   (the subject's model) */
+  int has_ref;                /**< VS_REF, BITEXACT: the other subject */
+  lowp_spec_subject_t ref;
+  char *baseline_metric;      /**< BASELINE: the metric's name */
+} lowp_spec_rule_t;
+
+/** @brief One check. */
+typedef struct {
+  char *name;
+  int index;                  /**< position in "checks" */
+  const lowp_op_t *op;
+  lowp_spec_subject_t subject;
+  int n_in_formats;           /**< 0: none given (tensors: follow the files);
+                                   1: one for all inputs; else one per input */
+  lowp_format_t in[LOWP_OP_MAXIO];
+  int has_out;
+  lowp_format_t out;
+  int has_shape;              /**< 1: "shape" given (dims, missing ones 1) */
+  lowp_dims_t dims;
+  int generated;              /**< 1: inputs from dist + seed */
+  lowp_dist_t dist;
+  char *dist_text;
+  uint64_t seed;
+  lowp_spec_file_t *files;    /**< inputs from files (n_files = n_in) */
+  lowp_spec_file_t *data;     /**< unrounded originals, or NULL */
+  int n_files, n_data;
+  double eps;                 /**< layernorm/rmsnorm; default 1e-5 */
+  int reduction_mean;         /**< xent */
+  lowp_spec_rule_t *rules;
+  int n_rules;
+  char fingerprint[17];       /**< 16 hex digits: FNV-1a 64 of the canonical
+                                   JSON of the check without "rules", with the
+                                   defaults applied */
+} lowp_spec_check_t;
+
+/** @brief A parsed spec. */
+typedef struct {
+  int version;
+  char *dir;                  /**< folder paths are relative to */
+  char *baseline;             /**< resolved path, or NULL */
+  lowp_spec_check_t *checks;
+  int n_checks;
+} lowp_spec_t;
+
+/**
+ * @brief Parse spec text (len bytes) whose relative paths start at dir.
+ * @param[out] s   filled on success (free with lowp_spec_free either way)
+ * @param[out] err one line naming the entry and the problem
+ * @return LOWP_OK; LOWP_EPARSE; LOWP_ENOMEM.
+ */
+int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *dir,
+                    char *err, size_t errlen);
+
+/**
+ * @brief Read and parse a spec file ("-" reads stdin; paths then relative
+ * to the current folder).
+ * @return as lowp_spec_parse; LOWP_EIO (cannot read: err says so).
+ */
+int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen);
+
+/** @brief Free a spec (safe on a zeroed struct). */
+void lowp_spec_free(lowp_spec_t *s);
+
+/** @brief The check called name, or NULL. */
+const lowp_spec_check_t *lowp_spec_find(const lowp_spec_t *s, const char *name);
+
+/** @brief FNV-1a 64 of len bytes, as 16 hex digits (+ NUL) in out. */
+void lowp_spec_hash(char out[17], const void *data, size_t len);
+
+#endif
