@@ -22,8 +22,14 @@ if [ -n "$missing" ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "lowp setup: installing:$missing" >&2
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >&2
+  # a package installation that was interrupted (a killed apt-get) leaves
+  # dpkg refusing every later one until it is finished: finish it first
+  if [ -n "$($SUDO dpkg --audit 2>/dev/null)" ]; then
+    echo "lowp setup: finishing an interrupted package installation (dpkg --configure -a)" >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO dpkg --configure -a >&2
+  fi
+  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $missing >&2
 fi
 
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >&2
