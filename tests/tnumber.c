@@ -93,6 +93,15 @@ int main(void) {
         {"1e-999999999", LOWP_RND_NE, 0.0},       {"1e-999999999", LOWP_RND_UP, 0x1p-24},
         {"1e-999999999", LOWP_RND_TO, 0x1p-24},   {"-1e-999999999", LOWP_RND_TZ, -0.0},
         {"-1e-999999999", LOWP_RND_DN, -0x1p-24}, {"1e-400", LOWP_RND_UP, 0x1p-24},
+        /* exponents where MPFR's own reading wraps (found by fuzzing) */
+        {"0.00001e-9223372036854775807", LOWP_RND_NE, 0.0},
+        {"-0.00001e-9223372036854775807", LOWP_RND_DN, -0x1p-24},
+        {"0.01e-99999999999999999999999", LOWP_RND_UP, 0x1p-24},
+        {"0x0.01p-9223372036854775807", LOWP_RND_NE, 0.0},
+        {"12.5e9223372036854775807", LOWP_RND_NE, INFINITY},
+        {"-12.5e+0009223372036854775807", LOWP_RND_TZ, -65504.0},
+        {"0.000e99999999999999999999", LOWP_RND_UP, 0.0},
+        {"-0e-99999999999999999999", LOWP_RND_DN, -0.0},
     };
     for (i = 0; i < sizeof ov / sizeof ov[0]; i++) {
       double y = 1.0;

@@ -61,6 +61,37 @@ int lowp_mpfr_parse(mpfr_ptr x, const char *text) {
     mpfr_setsign(x, x, neg, MPFR_RNDN); /* MPFR leaves a NaN's sign unspecified */
     return LOWP_OK;
   }
+  {
+    /* An exponent of 16 or more digits decides alone: the digits before it
+       (fewer than 10^15 of them in any text in memory) move the value by
+       fewer than 10^15 decades, so the number is zero, or beyond MPFR's
+       range on the exponent's side. mpfr_strtofr must not see it: its
+       exponent arithmetic wraps near LONG_MIN ("0.00001e-9223372036854775807"
+       reads as 2^(2^62), found by fuzz/fuzz_number.c). */
+    int hex = t[0] == '0' && (t[1] == 'x' || t[1] == 'X');
+    const char *m = hex ? t + 2 : t, *q;
+    int nonzero = 0, eneg = 0;
+    size_t edig = 0;
+    for (q = m; *q && *q != (hex ? 'p' : 'e') && *q != (hex ? 'P' : 'E'); q++)
+      if (*q != '.' && *q != '0') nonzero = 1;
+    if (*q) {
+      q++;
+      if (*q == '+' || *q == '-') eneg = *q++ == '-';
+      while (*q == '0') q++;
+      edig = strlen(q);
+    }
+    if (edig >= 16) {
+      if (!nonzero) mpfr_set_zero(x, neg ? -1 : 1);
+      else if (eneg) { /* below MPFR's range: as below */
+        mpfr_set_zero(x, neg ? -1 : 1);
+        if (neg) mpfr_nextbelow(x); else mpfr_nextabove(x);
+      } else { /* beyond MPFR's range: as below */
+        mpfr_set_inf(x, neg ? -1 : 1);
+        if (neg) mpfr_nextabove(x); else mpfr_nextbelow(x);
+      }
+      return LOWP_OK;
+    }
+  }
   mpfr_clear_flags();
   tern = mpfr_strtofr(x, text, &end, 0, MPFR_RNDZ);
   if (end == text || *end != '\0' || mpfr_nan_p(x)) return LOWP_EPARSE;
