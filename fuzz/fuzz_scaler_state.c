@@ -4,7 +4,7 @@
  * Input: a JSON text (an embedded NUL ends it), loaded over the PyTorch
  * default state of the policy picked by the input's length. Properties:
  *   - on failure the state is unchanged, and there is a message;
- *   - an accepted state is usable: scale finite and > 0, factors > 0,
+ *   - an accepted state is usable: scale >= 0 (inf allowed), factors > 0,
  *     1 <= interval <= INT32_MAX, and lowp_scaler_update works on it;
  *   - written (lowp_scaler_save_json) and read back over another default,
  *     it is identical, field for field and bit for bit, and writing that
@@ -42,7 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(t);
     return 0;
   }
-  FUZZ_CHECK(isfinite(s.scale) && s.scale > 0, "accepted scale %a", s.scale);
+  /* 0 and inf are states a run reaches (backoff underflows an fp32 scale to 0,
+     growth overflows it to inf, as in PyTorch, which does not clamp) and that
+     --state-out saves: they must load back, NaN and negatives must not */
+  FUZZ_CHECK(!isnan(s.scale) && s.scale >= 0, "accepted scale %a", s.scale);
   FUZZ_CHECK(isfinite(s.growth) && s.growth > 0 && isfinite(s.backoff) && s.backoff > 0,
              "accepted factors %a %a", s.growth, s.backoff);
   FUZZ_CHECK(s.interval >= 1 && s.interval <= 2147483647LL, "accepted interval %lld",
