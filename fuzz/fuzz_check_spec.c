@@ -1,11 +1,6 @@
 /* fuzz_check_spec -- libFuzzer harness of lowp_spec_parse (lowp check specs) */
 
 /*
- * PENDING: lib/check/spec.{h,c} are on branch `check`, not on this branch.
- * After merging, move this file to fuzz/ (CMake picks up fuzz/fuzz_*.c) and
- * add a seed corpus fuzz/corpus/check_spec/ (a few small spec files from
- * tests/ or docs/ of that branch).
- *
  * Input: spec text, passed as exactly `size` bytes with no terminating NUL
  * (ASan then catches any read past len). Properties:
  *   - the parser is a function of its input: parsing twice gives the same
@@ -13,7 +8,9 @@
  *   - on failure there is a message (one line: the contract of spec.h) and
  *     lowp_spec_free is safe on what was filled;
  *   - an accepted spec has version 1 and n_checks >= 0 with checks non-NULL
- *     when n_checks > 0.
+ *     when n_checks > 0; its check names are non-empty and distinct, and
+ *     every check's fingerprint is 16 hex digits, the same in both parses.
+ * spec.h has no printer, so no round trip can be asserted.
  */
 
 #include "fuzz.h"
@@ -46,6 +43,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK((a.baseline == NULL) == (b.baseline == NULL) &&
                    (!a.baseline || !strcmp(a.baseline, b.baseline)),
                "two parses, two baselines");
+    if (a.n_checks == b.n_checks) {
+      int i, j;
+      for (i = 0; i < a.n_checks; i++) {
+        const char *n = a.checks[i].name, *fp = a.checks[i].fingerprint;
+        FUZZ_CHECK(n && n[0], "check %d has no name", i);
+        FUZZ_CHECK(strlen(fp) == 16 && strspn(fp, "0123456789abcdef") == 16,
+                   "check '%s': fingerprint '%s'", n, fp);
+        FUZZ_CHECK(!strcmp(fp, b.checks[i].fingerprint), "check '%s': two fingerprints", n);
+        for (j = 0; j < i; j++)
+          FUZZ_CHECK(strcmp(a.checks[j].name, n) != 0, "two checks named '%s'", n);
+      }
+    }
   }
   lowp_spec_free(&a);
   lowp_spec_free(&b);
