@@ -600,7 +600,7 @@ static int run(lowp_run_t *r) {
       if (ir >= 0 && !strcmp(dnames[di], "uniform01")) sl_rec01 = slope(g.mean[ir], nv, ns, 0);
       if (ir >= 0 && !strcmp(dnames[di], "uniform11")) sl_rec11 = slope(g.mean[ir], nv, ns, 0);
       for (i = 0; i < sums.n; i++) {
-        char key[256];
+        char key[640]; /* "sum " + three names of up to 255 bytes: never truncated */
         double sl = slope(g.mean[i], nv, ns, 0);
         snprintf(key, sizeof key, "sum %s %s %s", sumf.name, dnames[di], sums.s[i].label);
         if (g.used[i] && isfinite(sl)) cJSON_AddNumberToObject(slopes, key, sl);
@@ -645,7 +645,7 @@ static int run(lowp_run_t *r) {
                        "deterministic and probabilistic bounds (dashed). Zero errors are not drawn (log axis).");
       for (i = 0; i < dots.n; i++) {
         double sl;
-        char key[256];
+        char key[640]; /* as above */
         if (!g.used[i]) continue;
         sl = slope(g.mean[i], nv, ns, 256);
         fprintf(r->summary, "| %s | %s | %s | %.3e | %.3e | %.2f |\n", f->name, dnames[di], dots.s[i].label,

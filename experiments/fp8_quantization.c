@@ -635,7 +635,7 @@ static int run(lowp_run_t *r) {
     char style[4][96], xl[256];
     int pst;
     for (i = 1; i < nc; i++) {
-      char item[64];
+      char item[96];
       snprintf(item, sizeof item, "%s\"%s\" %zu", i > 1 ? ", " : "", cfg[i].label, i + 1);
       strncat(xt, item, sizeof xt - strlen(xt) - 2);
     }
