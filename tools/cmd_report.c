@@ -173,7 +173,10 @@ int lowp_cmd_report(int argc, char **argv) {
   FILE *f;
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
-    else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+    else if (!strcmp(argv[i], "--out")) {
+      if (i + 1 >= argc) lowp_cli_die("report", "option --out needs an argument (a folder)");
+      out = argv[++i];
+    }
     else if (!strncmp(argv[i], "--out=", 6)) out = argv[i] + 6;
     else if (!strcmp(argv[i], "--help")) {
       printf("usage: lowp report [--out DIR] [--quick]\n  runs every experiment into DIR/<name>/ and writes DIR/index.html\n");
