@@ -39,6 +39,7 @@
 #include "io/atomic.h"
 #include "io/npy.h"
 #include "model/tc.h"
+#include "progress.h"
 #include "status.h"
 
 #ifndef LOWP_VERSION
@@ -539,7 +540,7 @@ static void execute(run_t *r, int updating) {
   const lowp_spec_check_t *sc = r->sc;
   char err[600];
   int i, st;
-  lowp_check_opts_t co = {0.99};
+  lowp_check_opts_t co = {.prob = 0.99};
   r->pass = 0;
   if (sc->subject.kind == LOWP_SPEC_TENSORS) {
 #ifdef HAVE_TENSOR_SUBJECT
@@ -558,7 +559,12 @@ static void execute(run_t *r, int updating) {
     snprintf(r->error, sizeof r->error, "inputs: %s", lowp_status_str(st));
     return;
   }
+  /* a large GEMM's exact reference takes a while: show it (terminal only) */
+  co.progress.fn = lowp_cli_progress;
+  co.progress.ctx = (void *)sc->name;
   st = lowp_check_measure(&r->res, &r->p, &r->subj, &r->in, &co, err, sizeof err);
+  lowp_cli_progress_end();
+  co.progress.fn = NULL;
   if (st) {
     snprintf(r->error, sizeof r->error, "%s", err[0] ? err : lowp_status_str(st));
     return;

@@ -457,9 +457,13 @@ static int run(const char *cmd, int argc, char **argv) {
       subj.prod = o.have_prod ? &o.prod : NULL;
     }
     co.prob = o.prob;
+    /* a large product's exact reference takes a while: show it (terminal only) */
+    co.progress.fn = lowp_cli_progress;
+    co.progress.ctx = (void *)"exact reference";
     st = lowp_check_inputs_copy(&ins, &prob_p, xs, NULL);
     if (st) lowp_cli_die(cmd, "out of memory for the inputs");
     st = lowp_check_measure(&res, &prob_p, &subj, &ins, &co, perr, sizeof perr);
+    lowp_cli_progress_end();
     lowp_check_inputs_free(&ins);
     if (st) lowp_cli_die(cmd, "%s", perr[0] ? perr : lowp_status_str(st));
   }

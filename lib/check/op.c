@@ -279,8 +279,26 @@ static int target_index(size_t *t, double v, size_t n) {
   return LOWP_OK;
 }
 
+/* progress of one exact GEMM call mapped into the whole reference: call i
+   of n covers [i/n, (i+1)/n) */
+typedef struct {
+  const lowp_op_progress_t *prog;
+  size_t i, n;
+} op_progress_part_t;
+
+static void op_progress_part(void *ctx, double done) {
+  const op_progress_part_t *q = ctx;
+  q->prog->fn(q->prog->ctx, ((double)q->i + done) / (double)q->n);
+}
+
 int lowp_op_exact(double *const *out, double *absab, const double *const *in,
                   const lowp_problem_t *p, const lowp_format_t *f, lowp_rounding_t rnd) {
+  return lowp_op_exact_ex(out, absab, in, p, f, rnd, NULL);
+}
+
+int lowp_op_exact_ex(double *const *out, double *absab, const double *const *in,
+                     const lowp_problem_t *p, const lowp_format_t *f, lowp_rounding_t rnd,
+                     const lowp_op_progress_t *prog) {
   const lowp_dims_t *d;
   size_t rows, bt, r, cnt;
   int st = LOWP_OK;
@@ -350,11 +368,19 @@ int lowp_op_exact(double *const *out, double *absab, const double *const *in,
                   (st = fill_abs(&abs1, in[1], d->batch * kn)) != 0))
       break;
     for (bt = 0; bt < d->batch && !st; bt++) {
-      st = lowp_exact_gemm(&out[0][bt * mn], &in[0][bt * mk], &in[1][bt * kn], NULL, d->m,
-                           d->n, d->k, f, NULL, rnd);
+      size_t calls = d->batch * (absab ? 2 : 1);
+      op_progress_part_t part = {prog, bt * (absab ? 2 : 1), calls};
+      lowp_gemm_opts_t go = {0};
+      if (prog && prog->fn) {
+        go.progress = op_progress_part;
+        go.progress_ctx = &part;
+      }
+      st = lowp_exact_gemm_ex(&out[0][bt * mn], &in[0][bt * mk], &in[1][bt * kn], NULL, d->m,
+                              d->n, d->k, f, NULL, rnd, &go, NULL);
+      part.i++;
       if (!st && absab)
-        st = lowp_exact_gemm(&absab[bt * mn], &abs0[bt * mk], &abs1[bt * kn], NULL, d->m, d->n,
-                             d->k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+        st = lowp_exact_gemm_ex(&absab[bt * mn], &abs0[bt * mk], &abs1[bt * kn], NULL, d->m,
+                                d->n, d->k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &go, NULL);
     }
     break;
   }

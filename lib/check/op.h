@@ -170,6 +170,19 @@ int lowp_op_dims_infer(lowp_problem_t *p, const size_t *const *shapes, const int
 int lowp_op_exact(double *const *out, double *absab, const double *const *in,
                   const lowp_problem_t *p, const lowp_format_t *f, lowp_rounding_t rnd);
 
+/** @brief A progress report of a long exact reference: fn(ctx, done) with
+    done in [0, 1], from the calling thread; lib/ never prints, tools draw it. */
+typedef struct {
+  void (*fn)(void *ctx, double done);
+  void *ctx;
+} lowp_op_progress_t;
+
+/** @brief lowp_op_exact with progress reports (prog may be NULL); today the
+    GEMM reference reports (its exact products are the long ones). */
+int lowp_op_exact_ex(double *const *out, double *absab, const double *const *in,
+                     const lowp_problem_t *p, const lowp_format_t *f, lowp_rounding_t rnd,
+                     const lowp_op_progress_t *prog);
+
 /**
  * @brief The value of a bound for the problem (on the backward error of a
  * sum of products of length k): +inf when the bound does not exist (e.g.

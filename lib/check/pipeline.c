@@ -337,7 +337,8 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
      format), and of the unrounded data */
   t0 = secs();
   for (j = 0; j < r->n_out; j++) ex[j] = r->out[j].exact;
-  st = lowp_op_exact(ex, sumprod ? r->out[0].absab : NULL, ins, p, &LOWP_FMT_FP64, LOWP_RND_NE);
+  st = lowp_op_exact_ex(ex, sumprod ? r->out[0].absab : NULL, ins, p, &LOWP_FMT_FP64,
+                        LOWP_RND_NE, opts && opts->progress.fn ? &opts->progress : NULL);
   if (!st) {
     int mid = 0;
     for (j = 0; j < r->n_out; j++)

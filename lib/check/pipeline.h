@@ -119,6 +119,9 @@ typedef struct {
 /** @brief Options of lowp_check_measure. */
 typedef struct {
   double prob;             /**< probability of the probabilistic bound (0: 0.99) */
+  /** progress of the exact reference of the rounded inputs (the long
+      step of a large GEMM): fn(ctx, done in [0, 1]); NULL fn for none */
+  lowp_op_progress_t progress;
 } lowp_check_opts_t;
 
 /**

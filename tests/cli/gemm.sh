@@ -180,5 +180,16 @@ expect_fail "bad format" "format" "$LOWP" gemm --m 2 --n 2 --k 2 --in fp17
 expect_fail "only --a" "both --a and --b" "$LOWP" gemm --a "$T/A23.npy"
 ls "$T"/*.tmp.* >/dev/null 2>&1 && bad "temporary files left behind" || ok
 
+# progress of the exact reference: on a terminal (script(1) gives one), and
+# nothing of it when stderr is a file
+if command -v script >/dev/null; then
+  script -qec "$LOWP gemm --m 300 --n 300 --k 300 --in fp32 --acc fp32 >/dev/null" /dev/null >"$T/tty.txt" 2>&1
+  tr '\r' '\n' <"$T/tty.txt" | grep -q "exact reference: 100%" && ok || bad "no progress on a terminal: $(head -c 300 "$T/tty.txt")"
+else
+  bad "script(1) missing (util-linux / bsdutils)"
+fi
+"$LOWP" gemm --m 300 --n 300 --k 300 --in fp32 --acc fp32 >/dev/null 2>"$T/notty.txt"
+[ -s "$T/notty.txt" ] && bad "progress written to a file: $(head -c 200 "$T/notty.txt")" || ok
+
 echo "cli gemm: $pass passed, $fail failed"
 [ $fail -eq 0 ]
