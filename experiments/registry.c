@@ -126,7 +126,7 @@ size_t lowp_run_param_list_num(const lowp_run_t *r, const char *key, double *out
   int last = 0;
   snprintf(why, sizeof why, "expected 1 to %zu comma-separated numbers in [%g, %g]", max, lo, hi);
   while (!last) {
-    double v;
+    double v = 0;
     if (n == max || !list_item(&s, item, sizeof item, &last) || lowp_parse_f64(&v, item) != 0 ||
         !(v >= lo && v <= hi))
       lowp_run_bad_param(r, key, why);
@@ -144,7 +144,7 @@ size_t lowp_run_param_list_int(const lowp_run_t *r, const char *key, long long *
   snprintf(why, sizeof why, "expected 1 to %zu comma-separated integers in [%lld, %lld]", max, lo,
            hi);
   while (!last) {
-    long long v;
+    long long v = 0;
     if (n == max || !list_item(&s, item, sizeof item, &last) ||
         lowp_parse_int(&v, item, lo, hi) != 0)
       lowp_run_bad_param(r, key, why);
