@@ -88,8 +88,15 @@ static void add_rounded_vs_mpfr(void) {
   lowp_rng_init(&r, lowp_test_seed(), 4);
   mpfr_init2(s, 2200);
   for (t = 0; t < 30000; t++) {
-    double a = ldexp(lowp_rng_uniform(&r) + 0.5, (int)(lowp_rng_next(&r) % 12)) * ((lowp_rng_next(&r) & 1) ? 1 : -1);
-    double b = ldexp(lowp_rng_uniform(&r) + 0.5, (int)(lowp_rng_next(&r) % 80) - 70) * ((lowp_rng_next(&r) & 1) ? 1 : -1);
+    /* one draw per statement: the order of the draws must not depend on
+       the compiler's order of evaluating arguments (gcc and clang differ) */
+    double ua = lowp_rng_uniform(&r) + 0.5, ub;
+    int ea = (int)(lowp_rng_next(&r) % 12), sa = (lowp_rng_next(&r) & 1) ? 1 : -1, eb, sb;
+    double a = ldexp(ua, ea) * sa, b;
+    ub = lowp_rng_uniform(&r) + 0.5;
+    eb = (int)(lowp_rng_next(&r) % 80) - 70;
+    sb = (lowp_rng_next(&r) & 1) ? 1 : -1;
+    b = ldexp(ub, eb) * sb;
     /* ties in the target: make b exactly half an ulp of a's rounding sometimes */
     if (t % 7 == 0) b = ldexp(1.0, ilogb(a) - 11) * ((lowp_rng_next(&r) & 1) ? 1 : -1);
     /* double-rounding traps: a is a midpoint of the target (an fp16 value
@@ -97,16 +104,30 @@ static void add_rounded_vs_mpfr(void) {
        below a's fp64 ulp, so fl64(a + b) = a is a tie but a + b is not */
     if (t % 5 == 1) {
       a = ref_round(a, 11, -14) + ldexp(1.0, ilogb(a) - 11);
-      b = ldexp(lowp_rng_uniform(&r) + 0.5, ilogb(a) - 60) * ((lowp_rng_next(&r) & 1) ? 1 : -1);
+      ub = lowp_rng_uniform(&r) + 0.5;
+      sb = (lowp_rng_next(&r) & 1) ? 1 : -1;
+      b = ldexp(ub, ilogb(a) - 60) * sb;
     }
     for (k = 0; k < 3; k++) {
       double got = lowp_add_rounded(a, b, fs[k]), want;
+      int tern;
+      mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
       mpfr_set_d(s, a, MPFR_RNDN);
       mpfr_add_d(s, s, b, MPFR_RNDN); /* exact at 2200 bits */
-      mpfr_prec_round(s, fs[k]->precision, MPFR_RNDN);
+      /* round to the format with its subnormals (a + b can cancel below
+         fp16's normal range): MPFR's exponent range set to the format's,
+         x = 0.1b * 2^e, smallest subnormal 2^(emin - p + 1) */
+      tern = mpfr_prec_round(s, fs[k]->precision, MPFR_RNDN);
+      mpfr_set_emin(fs[k]->emin - fs[k]->precision + 2);
+      mpfr_set_emax(fs[k]->emax + 1);
+      tern = mpfr_check_range(s, tern, MPFR_RNDN);
+      (void)mpfr_subnormalize(s, tern, MPFR_RNDN);
+      mpfr_set_emin(emin);
+      mpfr_set_emax(emax);
       want = mpfr_get_d(s, MPFR_RNDN);
       mpfr_set_prec(s, 2200);
-      if (got != want) bad++;
+      if (got != want && bad++ < 5)
+        fprintf(stderr, "  %s: %a + %a = %a, MPFR %a\n", fs[k]->name, a, b, got, want);
     }
   }
   mpfr_clear(s);
