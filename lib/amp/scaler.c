@@ -198,6 +198,14 @@ static cJSON *num_item(double v) {
   }
 }
 
+/* An integer as JSON, all its digits (cJSON's 15-digit print, accepted
+   within an epsilon, turns 4999999999999989 into 4.99999999999999e+15) */
+static cJSON *int_item(long long v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%lld", v);
+  return cJSON_CreateRaw(buf);
+}
+
 int lowp_scaler_save_json(const lowp_scaler_t *s, char **text) {
   cJSON *o;
   if (!s || !text) return LOWP_EINVAL;
@@ -207,11 +215,11 @@ int lowp_scaler_save_json(const lowp_scaler_t *s, char **text) {
   cJSON_AddItemToObject(o, "scale", num_item(s->scale));
   cJSON_AddItemToObject(o, "growth_factor", num_item(s->growth));
   cJSON_AddItemToObject(o, "backoff_factor", num_item(s->backoff));
-  cJSON_AddNumberToObject(o, "growth_interval", (double)s->interval);
-  cJSON_AddNumberToObject(o, "_growth_tracker", (double)s->tracker);
+  cJSON_AddItemToObject(o, "growth_interval", int_item((long long)s->interval));
+  cJSON_AddItemToObject(o, "_growth_tracker", int_item((long long)s->tracker));
   cJSON_AddStringToObject(o, "policy", lowp_scaler_policy_name(s->policy));
-  cJSON_AddNumberToObject(o, "steps", (double)s->steps);
-  cJSON_AddNumberToObject(o, "skipped", (double)s->skipped);
+  cJSON_AddItemToObject(o, "steps", int_item((long long)s->steps));
+  cJSON_AddItemToObject(o, "skipped", int_item((long long)s->skipped));
   *text = cJSON_Print(o);
   cJSON_Delete(o);
   return *text ? LOWP_OK : LOWP_ENOMEM;

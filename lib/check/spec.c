@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "model/accum.h"
+#include "io/escape.h"
 #include "status.h"
 
 /* ------------------------------------------------------- private helpers */
@@ -34,12 +35,16 @@ static int fail(ctx_t *c, const char *fmt, ...) {
   va_list ap;
   size_t n;
   if (c->err && c->errlen) {
-    n = (size_t)snprintf(c->err, c->errlen, "%s", c->where);
-    if (n < c->errlen) {
+    char raw[1024];
+    n = (size_t)snprintf(raw, sizeof raw, "%s", c->where);
+    if (n < sizeof raw) {
       va_start(ap, fmt);
-      vsnprintf(c->err + n, c->errlen - n, fmt, ap);
+      vsnprintf(raw + n, sizeof raw - n, fmt, ap);
       va_end(ap);
     }
+    /* keys, names and values come from the user's file: the message stays
+       one line, with no terminal control sequence in it */
+    lowp_escape_ctl(c->err, c->errlen, raw);
   }
   return LOWP_EPARSE;
 }
@@ -800,15 +805,16 @@ done:
 
 int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
   FILE *f;
-  char *buf = NULL, *dir;
+  char *buf = NULL, *dir, ep[512];
   size_t len = 0, cap = 0, n;
   int st, is_stdin;
   if (!s || !path) return LOWP_EINVAL;
   memset(s, 0, sizeof *s);
+  lowp_escape_ctl(ep, sizeof ep, path); /* the path as messages show it */
   is_stdin = !strcmp(path, "-");
   f = is_stdin ? stdin : fopen(path, "rb");
   if (!f) {
-    if (err && errlen) snprintf(err, errlen, "spec %s: cannot open it", path);
+    if (err && errlen) snprintf(err, errlen, "spec %s: cannot open it", ep);
     return LOWP_EIO;
   }
   for (;;) {
@@ -818,7 +824,7 @@ int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
       if (cap > ((size_t)64 << 20)) {
         if (!is_stdin) fclose(f);
         free(buf);
-        if (err && errlen) snprintf(err, errlen, "spec %s: larger than 64 MiB", path);
+        if (err && errlen) snprintf(err, errlen, "spec %s: larger than 64 MiB", ep);
         return LOWP_EIO;
       }
       nb = realloc(buf, cap);
@@ -836,7 +842,7 @@ int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
   if (ferror(f)) {
     if (!is_stdin) fclose(f);
     free(buf);
-    if (err && errlen) snprintf(err, errlen, "spec %s: read error (a folder?)", path);
+    if (err && errlen) snprintf(err, errlen, "spec %s: read error (a folder?)", ep);
     return LOWP_EIO;
   }
   if (!is_stdin) fclose(f);
