@@ -137,6 +137,22 @@ static void pytorch_scenarios(void) {
                     "state_dict round trip: %g %g %g %lld %lld", s1.scale, s1.growth,
                     s1.backoff, s1.interval, s1.tracker);
   }
+  /* counters keep every digit (cJSON alone prints 15 significant digits) */
+  {
+    lowp_scaler_t s0 = make(LOWP_SCALER_PYTORCH, 3.0, 4.0, 0.5, 2), s1 = s0;
+    char *text;
+    s0.steps = 4999999999999989LL;
+    s0.skipped = 4999999999999987LL;
+    s0.interval = 2147483647LL;
+    s0.tracker = -2147483647LL;
+    lowp_test_check(lowp_scaler_save_json(&s0, &text) == LOWP_OK &&
+                        lowp_scaler_load_json(&s1, text, NULL, 0) == LOWP_OK,
+                    "save/load of large counters");
+    lowp_test_check(s1.steps == s0.steps && s1.skipped == s0.skipped &&
+                        s1.interval == s0.interval && s1.tracker == s0.tracker,
+                    "large counters round trip: %lld %lld", s1.steps, s1.skipped);
+    free(text);
+  }
 }
 
 /* ------------------------------------- hand-derived PyTorch semantics */

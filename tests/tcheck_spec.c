@@ -151,6 +151,8 @@ static void test_bad(void) {
   bad("", "not valid JSON");
   bad("{\"lowp_check\": 1, \"checks\": [ ", "not valid JSON");
   bad("[1]", "top level must be an object");
+  /* user text in a message is escaped: a key with a newline stays one line */
+  bad("{\"lowp_check\": 1, \"checks\": [], \"x\\ny\": 1}", "unknown key 'x\\ny'");
   bad("{\"lowp_check\": 1, \"checks\": [], \"x\": 1}", "unknown key 'x'");
   bad("{\"checks\": [ {} ]}", "\"lowp_check\": 1 (the format version) is missing");
   bad("{\"lowp_check\": 2, \"checks\": [ {} ]}", "format version 2 is not supported");
