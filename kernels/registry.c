@@ -1,19 +1,72 @@
-/* lowp_registry -- the kernels lowp can measure: name -> CPU twin, GPU kernel */
+/* lowp_registry -- the kernels lowp can measure: name -> operation, parameters, CPU kernel, GPU kernel */
 
 #include "registry.h"
 
 #include <string.h>
 
+#include "cpu/elementwise.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
+#include "cpu/norm.h"
+#include "cpu/reduce.h"
+#include "cpu/softmax.h"
 
-/* Filled as kernels land; unfilled GPU slots fall back to the CPU twin. */
+#ifdef LOWP_HAVE_CUDA
+#define CAST_GPU 1 /* kernels/cuda/cvt.cu */
+#else
+#define CAST_GPU 0
+#endif
+
+#define ACC_KEYS "acc,order,round,prod"
+#define ACC_DEF "acc=fp32,order=recursive,round=rne,prod=exact"
+
 static const lowp_kernel_t table[] = {
-    {"gemm_acc", lowp_gemm_acc_ref, NULL,
-     "GEMM accumulating in a lowp format, recursive order (cfg: lowp_gemm_acc_cfg_t, kernels/cpu/gemm_acc.h)"},
-    {"gemm_tc", lowp_gemm_tc_ref, NULL,
-     "GEMM on a tensor-core block-FMA model (cfg: lowp_gemm_tc_cfg_t, kernels/cpu/gemm_tc.h)"},
-    {NULL, NULL, NULL, NULL} /* sentinel */
+    {"cast", LOWP_OP_CAST, "round", "round=rne",
+     "round each value to the output format in a mode (lib/format)", lowp_kernel_cast, NULL, CAST_GPU},
+    {"sum_acc", LOWP_OP_SUM, "acc,order,round", "acc=fp32,order=recursive,round=rne",
+     "each row summed in acc in an order (recursive pairwise blocked:B splitk:S kahan)",
+     lowp_kernel_sum_acc, NULL, 0},
+    {"dot_acc", LOWP_OP_DOT, ACC_KEYS, ACC_DEF,
+     "dot product accumulated in acc in an order; products exact (FMA) or rounded",
+     lowp_kernel_dot_acc, NULL, 0},
+    {"gemv_acc", LOWP_OP_GEMV, ACC_KEYS, ACC_DEF, "y = A x, one accumulated dot per row",
+     lowp_kernel_gemv_acc, NULL, 0},
+    {"gemm_acc", LOWP_OP_GEMM, ACC_KEYS, ACC_DEF,
+     "C = A B (batched), one accumulated dot per output element", lowp_kernel_gemm_acc,
+     lowp_gemm_acc_ref, 0},
+    {"gemm_tc", LOWP_OP_GEMM, "model,promote", "model=h100",
+     "C = A B (batched) on a tensor-core block-FMA model (lib/model/tc.h)", lowp_kernel_gemm_tc,
+     lowp_gemm_tc_ref, 0},
+    {"softmax_naive", LOWP_OP_SOFTMAX, "compute", "compute=fp32",
+     "softmax without max subtraction, every operation in compute", lowp_kernel_softmax_naive,
+     NULL, 0},
+    {"softmax_stable", LOWP_OP_SOFTMAX, "compute", "compute=fp32",
+     "softmax with max subtraction, every operation in compute", lowp_kernel_softmax_stable,
+     NULL, 0},
+    {"logsoftmax", LOWP_OP_LOGSOFTMAX, "compute", "compute=fp32",
+     "x - max - log(sum exp(x - max)), in compute", lowp_kernel_logsoftmax, NULL, 0},
+    {"logsumexp", LOWP_OP_LOGSUMEXP, "compute", "compute=fp32",
+     "max + log(sum exp(x - max)), in compute", lowp_kernel_logsumexp, NULL, 0},
+    {"layernorm", LOWP_OP_LAYERNORM, "compute,variant", "compute=fp32,variant=twopass",
+     "layer norm (variant onepass | twopass | welford), in compute", lowp_kernel_layernorm, NULL,
+     0},
+    {"rmsnorm", LOWP_OP_RMSNORM, "compute", "compute=fp32", "RMS norm, in compute",
+     lowp_kernel_rmsnorm, NULL, 0},
+    {"xent", LOWP_OP_XENT, "compute", "compute=fp32",
+     "cross-entropy logsumexp(row) - row[target], per row or the mean, in compute",
+     lowp_kernel_xent, NULL, 0},
+    {"exp", LOWP_OP_EXP, "compute", "compute=fp32", "libm exp, rounded to compute",
+     lowp_kernel_exp, NULL, 0},
+    {"log", LOWP_OP_LOG, "compute", "compute=fp32", "libm log, rounded to compute",
+     lowp_kernel_log, NULL, 0},
+    {"tanh", LOWP_OP_TANH, "compute", "compute=fp32", "libm tanh, rounded to compute",
+     lowp_kernel_tanh, NULL, 0},
+    {"gelu", LOWP_OP_GELU, "compute", "compute=fp32", "GELU, erf form, rounded to compute",
+     lowp_kernel_gelu, NULL, 0},
+    {"gelu_tanh", LOWP_OP_GELU, "compute", "compute=fp32",
+     "GELU, tanh approximation (Hendrycks & Gimpel 2016), rounded to compute",
+     lowp_kernel_gelu_tanh, NULL, 0},
+    {NULL, LOWP_OP_CAST, NULL, NULL, NULL, NULL, NULL, 0} /* sentinel */
 };
 
 const lowp_kernel_t *lowp_kernel_at(size_t i) {
@@ -23,6 +76,7 @@ const lowp_kernel_t *lowp_kernel_at(size_t i) {
 
 const lowp_kernel_t *lowp_kernel_find(const char *name) {
   size_t i;
+  if (!name) return NULL;
   for (i = 0; table[i].name; i++)
     if (!strcmp(table[i].name, name)) return &table[i];
   return NULL;

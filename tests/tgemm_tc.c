@@ -116,7 +116,7 @@ static void chains(void) {
 
 static void registry(void) {
   const lowp_kernel_t *k = lowp_kernel_find("gemm_tc");
-  lowp_test_check(k && k->cpu == lowp_gemm_tc_ref, "registry has gemm_tc");
+  lowp_test_check(k && k->gemm == lowp_gemm_tc_ref && k->op == LOWP_OP_GEMM, "registry has gemm_tc");
 }
 
 static void bad_input(void) {

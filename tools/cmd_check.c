@@ -205,12 +205,17 @@ static double phys_mem(void) {
 #define HAVE_TENSOR_SUBJECT 1
 #endif
 
-static int open_kernel(lowp_subject_t *s, const char *name, const char *params, char *err,
-                       size_t errlen) {
+static int open_kernel(lowp_subject_t *s, const char *name, const char *params,
+                       const lowp_problem_t *p, char *err, size_t errlen) {
 #ifdef HAVE_KERNEL_SUBJECT
-  return lowp_kernel_subject_open(s, name, params, err, errlen);
+  int st = lowp_kernel_subject_open(s, name, params, err, errlen);
+  if (!st) {
+    st = lowp_kernel_subject_bind(s, p, err, errlen);
+    if (st) lowp_subject_close(s);
+  }
+  return st;
 #else
-  (void)s; (void)params;
+  (void)s; (void)params; (void)p;
   snprintf(err, errlen, "kernel '%s': this build has no kernel subjects", name);
   return LOWP_EUNSUPPORTED;
 #endif
@@ -230,7 +235,7 @@ static int open_plugin(lowp_subject_t *s, const char *path, const char *kernel,
 static int open_subject(lowp_subject_t *s, const lowp_spec_subject_t *d, lowp_problem_t *p,
                         char *err, size_t errlen) {
   memset(s, 0, sizeof *s);
-  if (d->kind == LOWP_SPEC_KERNEL) return open_kernel(s, d->kernel, d->params, err, errlen);
+  if (d->kind == LOWP_SPEC_KERNEL) return open_kernel(s, d->kernel, d->params, p, err, errlen);
   if (d->kind == LOWP_SPEC_PLUGIN) return open_plugin(s, d->plugin, d->kernel, p, err, errlen);
 #ifdef HAVE_TENSOR_SUBJECT
   {

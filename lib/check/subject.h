@@ -78,6 +78,18 @@ int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *pa
                              char *err, size_t errlen);
 
 /**
+ * @brief Check a kernel subject against the problem it will compute
+ * (kernels/subject.c), before any work: the operation must be the kernel's,
+ * and a tensor-core kernel takes its model for the problem's formats (and
+ * declares it: s->has_model, s->model, for the bounds).
+ * @return LOWP_OK; LOWP_EUNSUPPORTED (another operation, or no datapath
+ *         for these formats: err says which, and which kernels fit);
+ *         LOWP_EINVAL (bad model parameters).
+ */
+int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *err,
+                             size_t errlen);
+
+/**
  * @brief A kernel of a plugin library as a subject (lib/check/plugin.c).
  * Loads path with dlopen (RTLD_NOW | RTLD_LOCAL), checks the ABI version
  * symbol and the kernel table, and finds the entry named kernel (or, if

@@ -226,8 +226,18 @@ spec model "{ $G, \"rules\": [ { \"bound\": \"model\", \"model\": \"z80\" } ] }"
 kexpect_fail "unknown model" "model 'z80'" "$LOWP" check "$T/model.json" --junit "$T/out.xml"
 spec kprob "{ $G, \"rules\": [ { \"bound\": \"prob\", \"order\": \"kahan\", \"acc\": \"fp32\" } ] }"
 kexpect_fail "no probabilistic Kahan bound" "rule 1: no probabilistic bound is known" "$LOWP" check "$T/kprob.json" --junit "$T/out.xml"
-spec smb '{ "name": "c", "op": "softmax", "subject": { "kernel": "gemm_acc" }, "shape": { "n": 8 }, "rules": [ { "bound": "gamma", "order": "recursive" } ] }'
+spec smb '{ "name": "c", "op": "softmax", "subject": { "kernel": "softmax_stable" }, "shape": { "n": 8 }, "rules": [ { "bound": "gamma", "order": "recursive" } ] }'
 kexpect_fail "bound on softmax" "sums of products" "$LOWP" check "$T/smb.json" --junit "$T/out.xml"
+spec kop '{ "name": "c", "op": "softmax", "subject": { "kernel": "gemm_acc" }, "shape": { "n": 8 }, "rules": [ { "max_ulp": 4 } ] }'
+kexpect_fail "kernel of another operation" "kernel 'gemm_acc' computes gemm, not softmax (kernels for softmax: softmax_naive softmax_stable)" "$LOWP" check "$T/kop.json" --junit "$T/out.xml"
+spec kpar '{ "name": "c", "op": "gemm", "subject": { "kernel": "gemm_acc", "params": "acc=fp32,compute=fp16" }, "shape": { "m": 2, "n": 2, "k": 4 }, "rules": [ { "max_ulp": 4 } ] }'
+kexpect_fail "parameter the kernel does not take" "takes no parameter 'compute' (it takes: acc,order,round,prod)" "$LOWP" check "$T/kpar.json" --junit "$T/out.xml"
+spec kdup '{ "name": "c", "op": "gemm", "subject": { "kernel": "gemm_acc", "params": "acc=fp32,acc=fp16" }, "shape": { "m": 2, "n": 2, "k": 4 }, "rules": [ { "max_ulp": 4 } ] }'
+kexpect_fail "parameter given twice" "parameter 'acc' given twice" "$LOWP" check "$T/kdup.json" --junit "$T/out.xml"
+spec kord '{ "name": "c", "op": "gemm", "subject": { "kernel": "gemm_acc", "params": "order=zigzag" }, "shape": { "m": 2, "n": 2, "k": 4 }, "rules": [ { "max_ulp": 4 } ] }'
+kexpect_fail "unknown order" "order=zigzag" "$LOWP" check "$T/kord.json" --junit "$T/out.xml"
+spec ktc '{ "name": "c", "op": "gemm", "in": "fp64", "subject": { "kernel": "gemm_tc", "params": "model=h100" }, "shape": { "m": 2, "n": 2, "k": 4 }, "rules": [ { "max_ulp": 4 } ] }'
+kexpect_fail "tensor-core model without that datapath" "kernel gemm_tc: model 'h100'" "$LOWP" check "$T/ktc.json" --junit "$T/out.xml"
 spec nof "{ \"name\": \"c\", \"op\": \"gemm\", \"subject\": { \"kernel\": \"gemm_acc\" }, \"inputs\": { \"files\": [ \"$T/missing.npy\", \"$T/missing2.npy\" ] }, \"rules\": [ { \"max_ulp\": 1 } ] }"
 expect_fail "missing input file" "inputs.files\[0\] .*missing.npy: cannot open" "$LOWP" check "$T/nof.json" --junit "$T/out.xml"
 /usr/bin/python3 -c "

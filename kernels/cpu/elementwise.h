@@ -1,0 +1,26 @@
+/* lowp_elementwise -- plain CPU elementwise kernels: cast, exp, log, tanh, GELU (erf and tanh forms) */
+#ifndef LOWP_ELEMENTWISE_H
+#define LOWP_ELEMENTWISE_H
+
+#include "cpu/kcfg.h"
+
+/** @brief y = round(x) to the output format in mode round= (lowp_kernel_run_fn) */
+int lowp_kernel_cast(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+        const lowp_problem_t *p, char *err, size_t errlen);
+/** @brief libm exp in binary64, rounded to compute (lowp_kernel_run_fn) */
+int lowp_kernel_exp(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+        const lowp_problem_t *p, char *err, size_t errlen);
+/** @brief libm log in binary64, rounded to compute (lowp_kernel_run_fn) */
+int lowp_kernel_log(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+        const lowp_problem_t *p, char *err, size_t errlen);
+/** @brief libm tanh in binary64, rounded to compute (lowp_kernel_run_fn) */
+int lowp_kernel_tanh(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+        const lowp_problem_t *p, char *err, size_t errlen);
+/** @brief x/2 (1 + erf(x/sqrt 2)) in binary64, rounded to compute (lowp_kernel_run_fn) */
+int lowp_kernel_gelu(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+        const lowp_problem_t *p, char *err, size_t errlen);
+/** @brief the tanh approximation of GELU in binary64, rounded to compute (lowp_kernel_run_fn) */
+int lowp_kernel_gelu_tanh(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+        const lowp_problem_t *p, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,68 @@
+/* lowp_kcfg -- the parameters of a plain CPU kernel: accumulation, products, compute format, variant */
+#ifndef LOWP_KCFG_H
+#define LOWP_KCFG_H
+
+/*
+ * Every plain CPU kernel of the registry (kernels/registry.h) takes its
+ * parameters as this one struct, parsed from "key=value,..." by
+ * kernels/subject.c. A kernel reads only the fields its entry lists:
+ *
+ *   acc, order, round  sums of products (sum_acc, dot_acc, gemv_acc,
+ *                      gemm_acc): accumulation format, order and rounding
+ *   prod               products rounded to a format first (recursive order),
+ *                      or exact (an FMA: the default)
+ *   compute            nonlinear kernels (softmax, norms, elementwise):
+ *                      every operation rounded to this format (rne)
+ *   variant            layernorm: onepass | twopass | welford
+ *   model, promote     gemm_tc: tensor-core model spec and fp8 promotion
+ *   round (cast)       the rounding mode of the cast
+ *
+ * The output of every kernel is rounded (rne) to the problem's output
+ * format at the end, as a kernel's store does.
+ *
+ * A compute format has p <= 25 bits or is fp64 (kernels/subject.c refuses
+ * others): an operation done in binary64 and then rounded to F is then the
+ * operation correctly rounded to F (+ - * / sqrt: double rounding is
+ * innocuous when 53 >= 2p + 2; S. A. Figueroa, "When is double rounding
+ * innocuous?", ACM SIGNUM Newsletter 30(3), 1995), so lowp_kcfg_r(a + b, F)
+ * is the F addition a kernel performs.
+ */
+
+#include "check/op.h"
+#include "format/format.h"
+#include "model/accum.h"
+
+/** @brief Layer-norm variants (how mean and variance are accumulated). */
+typedef enum {
+  LOWP_LN_TWOPASS = 0, /**< mean, then sum of (x - mean)^2 */
+  LOWP_LN_ONEPASS = 1, /**< sum and sum of squares together: var = Q/n - mean^2 */
+  LOWP_LN_WELFORD = 2  /**< Welford's running update (Higham 2002, sec. 1.9) */
+} lowp_ln_variant_t;
+
+/** @brief A kernel's parameters (see the top of this file). */
+typedef struct {
+  lowp_accum_t acc;       /**< acc=, order=, round= (fma = products exact) */
+  int have_prod;          /**< prod=FORMAT given */
+  lowp_format_t prod;     /**< product format (recursive order only) */
+  lowp_format_t compute;  /**< compute= (default fp32) */
+  lowp_rounding_t rnd;    /**< cast: round= (default rne) */
+  lowp_ln_variant_t variant;
+  char model[200];        /**< gemm_tc: model spec (default "h100") */
+  long promote;           /**< gemm_tc: -1 the model's own, 0 off, N */
+} lowp_kcfg_t;
+
+/** @brief A plain CPU kernel: the pipeline's subject signature, minus the
+    subject (lib/check/subject.h). Returns lowp_status_t; err names a
+    problem the kernel cannot take (LOWP_EUNSUPPORTED). */
+typedef int (*lowp_kernel_run_fn)(const lowp_kcfg_t *c, double *const *out,
+                                  const double *const *in, const lowp_problem_t *p,
+                                  char *err, size_t errlen);
+
+/** @brief Round v once to f (rne): the compute step of every nonlinear kernel. */
+static inline double lowp_kcfg_r(double v, const lowp_format_t *f) {
+  double y;
+  (void)lowp_round_f64(&y, v, f, NULL, LOWP_RND_NE);
+  return y;
+}
+
+#endif

@@ -1,0 +1,102 @@
+/* lowp_norm_k -- plain CPU kernels of normalisation: layer norm (one-pass, two-pass, Welford), RMS norm */
+
+/*
+ * Every operation is rounded (rne) to the compute format F (compute=,
+ * default fp32); sums accumulate left to right in F. Per row of n values:
+ *   layernorm, variant=
+ *     twopass  mean = F(S/n), S = sum x_i; var = F(sum F(F(x_i - mean)^2) / n)
+ *     onepass  S and Q = sum F(x_i^2) together; mean = F(S/n),
+ *              var = F(F(Q/n) - F(mean^2)), clamped at 0 as real kernels do:
+ *              catastrophic cancellation when |mean| >> std (Chan, Golub &
+ *              LeVeque, Am. Stat. 37(3) 1983; Higham 2002, sec. 1.9)
+ *     welford  delta = x_i - mean; mean += delta / i; M2 += delta (x_i - mean)
+ *              (Welford 1962; Higham 2002, sec. 1.9); var = F(M2 / n)
+ *   y_i = F(F(x_i - mean) / F(sqrt(F(var + eps))))
+ *   rmsnorm: ms = F(Q/n); y_i = F(x_i / F(sqrt(F(ms + eps))))
+ * Outputs (y, and layernorm's mean and var) are then rounded to the output
+ * format. OpenMP over rows; the result does not depend on the thread count.
+ */
+
+#include "cpu/norm.h"
+
+#include <math.h>
+
+#include "status.h"
+
+/* ------------------------------------------------------ private helpers */
+
+static void moments(double *mean, double *var, const double *x, size_t n, lowp_ln_variant_t v,
+                    const lowp_format_t *F) {
+  double s = 0, q = 0, m, dn = (double)n;
+  size_t i;
+  if (v == LOWP_LN_WELFORD) {
+    double m2 = 0;
+    m = 0;
+    for (i = 0; i < n; i++) {
+      double d = lowp_kcfg_r(x[i] - m, F);
+      m = lowp_kcfg_r(m + lowp_kcfg_r(d / (double)(i + 1), F), F);
+      m2 = lowp_kcfg_r(m2 + lowp_kcfg_r(d * lowp_kcfg_r(x[i] - m, F), F), F);
+    }
+    *mean = m;
+    *var = lowp_kcfg_r(m2 / dn, F);
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    s = lowp_kcfg_r(s + x[i], F);
+    if (v == LOWP_LN_ONEPASS) q = lowp_kcfg_r(q + lowp_kcfg_r(x[i] * x[i], F), F);
+  }
+  m = lowp_kcfg_r(s / dn, F);
+  *mean = m;
+  if (v == LOWP_LN_ONEPASS) {
+    double w = lowp_kcfg_r(lowp_kcfg_r(q / dn, F) - lowp_kcfg_r(m * m, F), F);
+    *var = w < 0 ? 0 : w;
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    double d = lowp_kcfg_r(x[i] - m, F);
+    q = lowp_kcfg_r(q + lowp_kcfg_r(d * d, F), F);
+  }
+  *var = lowp_kcfg_r(q / dn, F);
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_kernel_layernorm(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                          const lowp_problem_t *p, char *err, size_t errlen) {
+  const lowp_format_t *F = &c->compute;
+  long long r, rows = (long long)(p->dims.batch * p->dims.m);
+  size_t n = p->dims.n;
+  (void)err; (void)errlen;
+#pragma omp parallel for schedule(static)
+  for (r = 0; r < rows; r++) {
+    const double *x = &in[0][(size_t)r * n];
+    double *y = &out[0][(size_t)r * n], mean, var, den;
+    size_t i;
+    moments(&mean, &var, x, n, c->variant, F);
+    den = lowp_kcfg_r(sqrt(lowp_kcfg_r(var + lowp_kcfg_r(p->eps, F), F)), F);
+    for (i = 0; i < n; i++)
+      y[i] = lowp_kcfg_r(lowp_kcfg_r(lowp_kcfg_r(x[i] - mean, F) / den, F), &p->out);
+    out[1][r] = lowp_kcfg_r(mean, &p->out);
+    out[2][r] = lowp_kcfg_r(var, &p->out);
+  }
+  return LOWP_OK;
+}
+
+int lowp_kernel_rmsnorm(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                        const lowp_problem_t *p, char *err, size_t errlen) {
+  const lowp_format_t *F = &c->compute;
+  long long r, rows = (long long)(p->dims.batch * p->dims.m);
+  size_t n = p->dims.n;
+  (void)err; (void)errlen;
+#pragma omp parallel for schedule(static)
+  for (r = 0; r < rows; r++) {
+    const double *x = &in[0][(size_t)r * n];
+    double *y = &out[0][(size_t)r * n], q = 0, den;
+    size_t i;
+    for (i = 0; i < n; i++) q = lowp_kcfg_r(q + lowp_kcfg_r(x[i] * x[i], F), F);
+    q = lowp_kcfg_r(q / (double)n, F);
+    den = lowp_kcfg_r(sqrt(lowp_kcfg_r(q + lowp_kcfg_r(p->eps, F), F)), F);
+    for (i = 0; i < n; i++) y[i] = lowp_kcfg_r(lowp_kcfg_r(x[i] / den, F), &p->out);
+  }
+  return LOWP_OK;
+}

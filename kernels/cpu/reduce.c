@@ -1,0 +1,134 @@
+/* lowp_reduce -- plain CPU kernels of sums of products: sum, dot, gemv, gemm (batched), tensor-core gemm */
+
+/*
+ * Variants (registry names):
+ *   sum_acc   each row of x summed in acc, in order (lib/model/accum.h)
+ *   dot_acc   one dot product per batch entry
+ *   gemv_acc  y = A x per batch entry, one dot per row of A
+ *   gemm_acc  C = A B per batch entry, one dot per output element
+ *   gemm_tc   C = A B on a tensor-core model (kernels/cpu/gemm_tc.h)
+ * With the recursive order and prod=FORMAT, products are rounded to FORMAT
+ * first and each dot is lowp_dot_acc_ref (kernels/cpu/gemm_acc.h); otherwise
+ * lowp_accum_dot in the order (products exact: an FMA chain; or rounded to
+ * acc when fma=0). The result, a value of acc, is rounded (rne) to the
+ * output format. Every output element is computed alone, so the result
+ * does not depend on the thread count (OpenMP over output elements).
+ */
+
+#include "cpu/reduce.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/gemm_acc.h"
+#include "cpu/gemm_tc.h"
+#include "status.h"
+
+/* ------------------------------------------------------ private helpers */
+
+static void seterr(char *err, size_t errlen, const char *msg) {
+  if (err && errlen) snprintf(err, errlen, "%s", msg);
+}
+
+/* y = sum_l a[l sa] b[l sb] the configured way */
+static int one_dot(double *y, const double *a, size_t sa, const double *b, size_t sb,
+                   size_t k, const lowp_kcfg_t *c) {
+  if (c->have_prod) {
+    lowp_gemm_acc_cfg_t g;
+    memset(&g, 0, sizeof g);
+    g.prod = &c->prod;
+    g.prod_rnd = c->acc.rnd;
+    g.acc = &c->acc.acc;
+    g.acc_rnd = c->acc.rnd;
+    g.order = LOWP_ORDER_RECURSIVE;
+    return lowp_dot_acc_ref(y, a, sa, b, sb, k, 0.0, &g);
+  }
+  return lowp_accum_dot(y, a, sa, b, sb, k, &c->acc);
+}
+
+/* n outputs y[e] = dot(e), e < n, in parallel; then rounded to out */
+typedef struct {
+  const double *a, *b;
+  size_t m, n, k; /* gemm shape of one batch entry (gemv: n = 1; dot: m = n = 1) */
+} shape_t;
+
+static int dots(double *y, const shape_t *s, size_t batch, const lowp_kcfg_t *c,
+                const lowp_format_t *out) {
+  long long e, total = (long long)(batch * s->m * s->n);
+  int bad = 0;
+#pragma omp parallel for schedule(static) reduction(|| : bad)
+  for (e = 0; e < total; e++) {
+    size_t bt = (size_t)e / (s->m * s->n), ij = (size_t)e % (s->m * s->n);
+    size_t i = ij / s->n, j = ij % s->n;
+    const double *a = s->a + bt * s->m * s->k + i * s->k;
+    const double *b = s->b + bt * s->k * s->n + j;
+    if (one_dot(&y[e], a, 1, b, s->n, s->k, c) != LOWP_OK) bad = 1;
+  }
+  if (bad) return LOWP_EINVAL;
+  return lowp_round_array_f64(y, y, (size_t)total, out, NULL, LOWP_RND_NE);
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_kernel_sum_acc(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                        const lowp_problem_t *p, char *err, size_t errlen) {
+  const lowp_dims_t *d = &p->dims;
+  long long r, rows = (long long)(d->batch * d->m);
+  int bad = 0;
+  if (c->have_prod) {
+    seterr(err, errlen, "sum_acc: a sum has no products (drop prod=)");
+    return LOWP_EUNSUPPORTED;
+  }
+#pragma omp parallel for schedule(static) reduction(|| : bad)
+  for (r = 0; r < rows; r++)
+    if (lowp_accum_sum(&out[0][r], &in[0][(size_t)r * d->n], d->n, &c->acc) != LOWP_OK) bad = 1;
+  if (bad) return LOWP_EINVAL;
+  return lowp_round_array_f64(out[0], out[0], (size_t)rows, &p->out, NULL, LOWP_RND_NE);
+}
+
+int lowp_kernel_dot_acc(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                        const lowp_problem_t *p, char *err, size_t errlen) {
+  shape_t s = {in[0], in[1], 1, 1, p->dims.k};
+  (void)err; (void)errlen;
+  return dots(out[0], &s, p->dims.batch, c, &p->out);
+}
+
+int lowp_kernel_gemv_acc(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                         const lowp_problem_t *p, char *err, size_t errlen) {
+  shape_t s = {in[0], in[1], p->dims.m, 1, p->dims.k};
+  (void)err; (void)errlen;
+  return dots(out[0], &s, p->dims.batch, c, &p->out);
+}
+
+int lowp_kernel_gemm_acc(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                         const lowp_problem_t *p, char *err, size_t errlen) {
+  shape_t s = {in[0], in[1], p->dims.m, p->dims.n, p->dims.k};
+  (void)err; (void)errlen;
+  return dots(out[0], &s, p->dims.batch, c, &p->out);
+}
+
+int lowp_kernel_gemm_tc(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                        const lowp_problem_t *p, char *err, size_t errlen) {
+  const lowp_dims_t *d = &p->dims;
+  lowp_gemm_tc_cfg_t tc;
+  size_t bt, mn = d->m * d->n;
+  int st;
+  if (memcmp(&p->in[0], &p->in[1], sizeof p->in[0]) != 0) {
+    seterr(err, errlen, "gemm_tc: A and B must have one format");
+    return LOWP_EUNSUPPORTED;
+  }
+  st = lowp_gemm_tc_config(&tc, c->model, c->promote, &p->in[0], &p->out, err, errlen);
+  if (st) return st == LOWP_EINVAL ? LOWP_EUNSUPPORTED : st;
+  memset(out[0], 0, d->batch * mn * sizeof out[0][0]);
+  for (bt = 0; bt < d->batch; bt++) {
+    st = lowp_gemm_tc_ref(&out[0][bt * mn], &in[0][bt * d->m * d->k], &in[1][bt * d->k * d->n],
+                          d->m, d->n, d->k, &tc);
+    if (st) {
+      seterr(err, errlen, st == LOWP_ERANGE ? "gemm_tc: an input is not a value of its format"
+                                            : "gemm_tc: the model failed");
+      return st;
+    }
+  }
+  return LOWP_OK;
+}

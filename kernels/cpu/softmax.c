@@ -1,0 +1,147 @@
+/* lowp_softmax_k -- plain CPU kernels over rows: softmax (naive, stable), log-softmax, logsumexp, cross-entropy */
+
+/*
+ * Every operation is rounded (rne) to the compute format F (compute=,
+ * default fp32), as a kernel computing in F does: a subtraction, libm's
+ * exp/log in binary64 then rounded to F, and the row sum accumulated left
+ * to right in F. Variants (registry names):
+ *   softmax_naive   e_i = F(exp(x_i)), s = sum e_i, y_i = F(e_i / s):
+ *                   overflows where exp(x_i) exceeds F's range
+ *   softmax_stable  the same on x_i - max (max subtraction)
+ *   logsoftmax      y_i = F(F(x_i - max) - F(log s)), s of x_i - max
+ *   logsumexp       y = F(max + F(log s))
+ *   xent            loss_r = F(lse_r - x_r[target]); reduction mean: the
+ *                   losses summed in F, then F(sum / rows)
+ * Outputs are then rounded to the output format. Rows are independent
+ * (OpenMP over rows; the mean's sum is sequential), so the result does not
+ * depend on the thread count.
+ */
+
+#include "cpu/softmax.h"
+
+#include <math.h>
+#include <stdio.h>
+
+#include "status.h"
+
+/* ------------------------------------------------------ private helpers */
+
+/* the max of a row (NaN if any is NaN) */
+static double row_max(const double *x, size_t n) {
+  double m = -INFINITY;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    if (isnan(x[i])) return NAN;
+    if (x[i] > m) m = x[i];
+  }
+  return m;
+}
+
+/* s = sum F(exp(F(x_i - shift))) accumulated in F; shift 0 for naive */
+static double exp_sum(const double *x, size_t n, double shift, const lowp_format_t *F) {
+  double s = 0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double t = shift == 0 ? x[i] : lowp_kcfg_r(x[i] - shift, F);
+    s = lowp_kcfg_r(s + lowp_kcfg_r(exp(t), F), F);
+  }
+  return s;
+}
+
+/* F-rounded logsumexp of a row (stable) */
+static double lse(const double *x, size_t n, const lowp_format_t *F) {
+  double m = row_max(x, n), s;
+  if (isinf(m) && m < 0) return -INFINITY; /* every entry -inf */
+  if (isinf(m)) return INFINITY;
+  s = exp_sum(x, n, m, F);
+  return lowp_kcfg_r(m + lowp_kcfg_r(log(s), F), F);
+}
+
+static int softmax(int stable, const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                   const lowp_problem_t *p) {
+  const lowp_format_t *F = &c->compute;
+  long long r, rows = (long long)(p->dims.batch * p->dims.m);
+  size_t n = p->dims.n;
+#pragma omp parallel for schedule(static)
+  for (r = 0; r < rows; r++) {
+    const double *x = &in[0][(size_t)r * n];
+    double *y = &out[0][(size_t)r * n];
+    double m = stable ? row_max(x, n) : 0, s;
+    size_t i;
+    if (stable && isinf(m)) m = 0; /* a row with inf: no shift, IEEE's result */
+    s = exp_sum(x, n, m, F);
+    for (i = 0; i < n; i++) {
+      double t = m == 0 ? x[i] : lowp_kcfg_r(x[i] - m, F);
+      y[i] = lowp_kcfg_r(lowp_kcfg_r(lowp_kcfg_r(exp(t), F) / s, F), &p->out);
+    }
+  }
+  return LOWP_OK;
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_kernel_softmax_naive(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                              const lowp_problem_t *p, char *err, size_t errlen) {
+  (void)err; (void)errlen;
+  return softmax(0, c, out, in, p);
+}
+
+int lowp_kernel_softmax_stable(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                               const lowp_problem_t *p, char *err, size_t errlen) {
+  (void)err; (void)errlen;
+  return softmax(1, c, out, in, p);
+}
+
+int lowp_kernel_logsoftmax(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                           const lowp_problem_t *p, char *err, size_t errlen) {
+  const lowp_format_t *F = &c->compute;
+  long long r, rows = (long long)(p->dims.batch * p->dims.m);
+  size_t n = p->dims.n;
+  (void)err; (void)errlen;
+#pragma omp parallel for schedule(static)
+  for (r = 0; r < rows; r++) {
+    const double *x = &in[0][(size_t)r * n];
+    double *y = &out[0][(size_t)r * n];
+    double m = row_max(x, n), ls;
+    size_t i;
+    if (isinf(m)) m = 0;
+    ls = lowp_kcfg_r(log(exp_sum(x, n, m, F)), F);
+    for (i = 0; i < n; i++) {
+      double t = m == 0 ? x[i] : lowp_kcfg_r(x[i] - m, F);
+      y[i] = lowp_kcfg_r(lowp_kcfg_r(t - ls, F), &p->out);
+    }
+  }
+  return LOWP_OK;
+}
+
+int lowp_kernel_logsumexp(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                          const lowp_problem_t *p, char *err, size_t errlen) {
+  long long r, rows = (long long)(p->dims.batch * p->dims.m);
+  size_t n = p->dims.n;
+  (void)err; (void)errlen;
+#pragma omp parallel for schedule(static)
+  for (r = 0; r < rows; r++)
+    out[0][r] = lowp_kcfg_r(lse(&in[0][(size_t)r * n], n, &c->compute), &p->out);
+  return LOWP_OK;
+}
+
+int lowp_kernel_xent(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                     const lowp_problem_t *p, char *err, size_t errlen) {
+  const lowp_format_t *F = &c->compute;
+  size_t r, rows = p->dims.batch * p->dims.m, n = p->dims.n;
+  double s = 0;
+  for (r = 0; r < rows; r++) {
+    double t = in[1][r], loss;
+    size_t ti;
+    if (!(t >= 0) || t != floor(t) || t >= (double)n) {
+      if (err && errlen) snprintf(err, errlen, "xent: target %g of row %zu is not a class index in [0, %zu)", t, r, n);
+      return LOWP_EINVAL;
+    }
+    ti = (size_t)t;
+    loss = lowp_kcfg_r(lse(&in[0][r * n], n, F) - in[0][r * n + ti], F);
+    if (p->reduction_mean) s = lowp_kcfg_r(s + loss, F);
+    else out[0][r] = lowp_kcfg_r(loss, &p->out);
+  }
+  if (p->reduction_mean) out[0][0] = lowp_kcfg_r(lowp_kcfg_r(s / (double)rows, F), &p->out);
+  return LOWP_OK;
+}

@@ -1,0 +1,336 @@
+/* lowp_kernel_subject -- a registry kernel and its parameters as a measurement-pipeline subject */
+
+/*
+ * Parameters: "key=value,..." (lib/check/subject.h). Keys (each at most
+ * once, only those the kernel's entry lists; kernels/cpu/kcfg.h says what
+ * each means):
+ *   acc=FORMAT  order=recursive|pairwise|blocked:B|splitk:S|kahan|fma
+ *   round=MODE  prod=exact|acc|FORMAT  compute=FORMAT
+ *   variant=onepass|twopass|welford  model=SPEC  promote=N|off
+ * A format or model spec that itself holds commas is written with ';'
+ * ("acc=p=11;emin=-14;emax=15", "model=b=16;F=25;align=rtz"); model's value
+ * also runs on over following items that are not kernel keys, so
+ * "model=b=16,F=25,align=rtz" reads as one model spec.
+ */
+
+#define _POSIX_C_SOURCE 200809L /* strdup, strtok_r */
+
+#include "check/subject.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/gemm_tc.h"
+#include "cpu/kcfg.h"
+#include "format/number.h"
+#include "registry.h"
+#include "status.h"
+
+/* ------------------------------------------------------ private helpers */
+
+typedef struct {
+  const lowp_kernel_t *k;
+  lowp_kcfg_t cfg;
+} kctx_t;
+
+static const char *const all_keys[] = {"acc", "order", "round", "prod", "compute",
+                                       "variant", "model", "promote"};
+#define NKEYS (sizeof all_keys / sizeof all_keys[0])
+
+static int key_index(const char *key, size_t len) {
+  size_t i;
+  for (i = 0; i < NKEYS; i++)
+    if (strlen(all_keys[i]) == len && !strncmp(all_keys[i], key, len)) return (int)i;
+  return -1;
+}
+
+/* key listed in the entry's comma-separated keys? */
+static int entry_takes(const lowp_kernel_t *k, const char *key) {
+  const char *s = k->keys;
+  size_t n = strlen(key);
+  while (*s) {
+    const char *e = strchr(s, ',');
+    size_t l = e ? (size_t)(e - s) : strlen(s);
+    if (l == n && !strncmp(s, key, n)) return 1;
+    if (!e) break;
+    s = e + 1;
+  }
+  return 0;
+}
+
+/* a copy of v with ';' as ',' (specs that hold commas) */
+static void semis(char *dst, size_t len, const char *v) {
+  size_t i;
+  for (i = 0; v[i] && i + 1 < len; i++) dst[i] = v[i] == ';' ? ',' : v[i];
+  dst[i] = '\0';
+}
+
+static int set_err(char *err, size_t errlen, int st, const char *fmt, const char *a,
+                   const char *b) {
+  if (err && errlen) snprintf(err, errlen, fmt, a, b);
+  return st;
+}
+
+/* Apply one key=value to the configuration; values[] records the raw text
+   of acc/order/round/prod (combined after all keys are read). */
+static int apply(kctx_t *x, int key, const char *val, char *err, size_t errlen) {
+  lowp_kcfg_t *c = &x->cfg;
+  char buf[256], e2[200];
+  switch (key) {
+  case 4: /* compute */
+    semis(buf, sizeof buf, val);
+    if (lowp_format_parse(&c->compute, buf, e2, sizeof e2))
+      return set_err(err, errlen, LOWP_EINVAL, "compute=%s: %s", val, e2);
+    /* binary64 operations rounded to F are F's correctly rounded operations
+       only for p <= 25 (kernels/cpu/kcfg.h), or F = fp64 itself */
+    if (!(c->compute.precision <= 25 || !memcmp(&c->compute, &LOWP_FMT_FP64, sizeof c->compute)))
+      return set_err(err, errlen, LOWP_EINVAL,
+                     "compute=%s: a compute format needs at most 25 significand bits, or fp64%s",
+                     val, "");
+    return LOWP_OK;
+  case 5: /* variant */
+    if (!strcmp(val, "twopass")) c->variant = LOWP_LN_TWOPASS;
+    else if (!strcmp(val, "onepass")) c->variant = LOWP_LN_ONEPASS;
+    else if (!strcmp(val, "welford")) c->variant = LOWP_LN_WELFORD;
+    else
+      return set_err(err, errlen, LOWP_EINVAL,
+                     "variant=%s: expected onepass, twopass or welford%s", val, "");
+    return LOWP_OK;
+  case 6: /* model */
+    semis(c->model, sizeof c->model, val);
+    if (strlen(val) >= sizeof c->model)
+      return set_err(err, errlen, LOWP_EINVAL, "model=%.40s...: too long%s", val, "");
+    return LOWP_OK;
+  case 7: /* promote */
+    if (!strcmp(val, "off")) c->promote = 0;
+    else {
+      long long v;
+      if (lowp_parse_int(&v, val, 1, 1LL << 30))
+        return set_err(err, errlen, LOWP_EINVAL,
+                       "promote=%s: expected off or a count of products in [1, 2^30]%s", val, "");
+      c->promote = (long)v;
+    }
+    return LOWP_OK;
+  default:
+    return LOWP_OK; /* acc, order, round, prod: combined in finish() */
+  }
+}
+
+/* acc, order, round and prod together into cfg.acc / have_prod / prod */
+static int finish(kctx_t *x, const char *acc, const char *order, const char *rnd,
+                  const char *prod, char *err, size_t errlen) {
+  lowp_kcfg_t *c = &x->cfg;
+  char buf[256], e2[200];
+  lowp_format_t af = LOWP_FMT_FP32;
+  lowp_rounding_t r = LOWP_RND_NE;
+  int fma = 1;
+  if (rnd) {
+    if (lowp_rounding_parse(&r, rnd) != LOWP_OK)
+      return set_err(err, errlen, LOWP_EINVAL,
+                     "round=%s: expected rne, rna, rtz, rup, rdn, rto or sr%s", rnd, "");
+    c->rnd = r;
+  }
+  if (x->k->op == LOWP_OP_CAST) return LOWP_OK;
+  if (!entry_takes(x->k, "acc")) return LOWP_OK;
+  if (acc) {
+    semis(buf, sizeof buf, acc);
+    if (lowp_format_parse(&af, buf, e2, sizeof e2))
+      return set_err(err, errlen, LOWP_EINVAL, "acc=%s: %s", acc, e2);
+    if (lowp_accum_format_check(&af, e2, sizeof e2))
+      return set_err(err, errlen, LOWP_EINVAL, "acc=%s: %s", acc, e2);
+  }
+  if (lowp_accum_parse(&c->acc, order ? order : "recursive", e2, sizeof e2))
+    return set_err(err, errlen, LOWP_EINVAL, "order=%s: %s", order ? order : "", e2);
+  if (order && !strcmp(order, "fma") && prod && strcmp(prod, "exact"))
+    return set_err(err, errlen, LOWP_EINVAL, "order=fma has exact products: drop prod=%s%s",
+                   prod, "");
+  if (prod && strcmp(prod, "exact")) {
+    lowp_format_t pf;
+    if (!strcmp(prod, "acc")) pf = af;
+    else {
+      semis(buf, sizeof buf, prod);
+      if (lowp_format_parse(&pf, buf, e2, sizeof e2))
+        return set_err(err, errlen, LOWP_EINVAL, "prod=%s: %s", prod, e2);
+    }
+    if (!memcmp(&pf, &af, sizeof pf)) fma = 0; /* products rounded to acc: any order */
+    else if (c->acc.order != LOWP_ACC_RECURSIVE)
+      return set_err(err, errlen, LOWP_EINVAL,
+                     "prod=%s: products in a format other than acc need order=recursive (%s)",
+                     prod, "or prod=acc");
+    else {
+      c->have_prod = 1;
+      c->prod = pf;
+    }
+  }
+  c->acc.acc = af;
+  c->acc.rnd = r;
+  c->acc.fma = c->have_prod ? 1 : fma;
+  if (lowp_accum_validate(&c->acc, e2, sizeof e2))
+    return set_err(err, errlen, LOWP_EINVAL, "accumulation: %s%s", e2, "");
+  return LOWP_OK;
+}
+
+static int parse(kctx_t *x, const char *params, char *err, size_t errlen) {
+  char *text, *item, *save = NULL, vals[NKEYS][256];
+  int seen[NKEYS] = {0}, st = LOWP_OK, i;
+  x->cfg.compute = LOWP_FMT_FP32;
+  x->cfg.rnd = LOWP_RND_NE;
+  x->cfg.variant = LOWP_LN_TWOPASS;
+  x->cfg.promote = -1;
+  snprintf(x->cfg.model, sizeof x->cfg.model, "h100");
+  text = strdup(params ? params : "");
+  if (!text) return LOWP_ENOMEM;
+  for (item = strtok_r(text, ",", &save); item && !st; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    int k;
+    if (!eq || eq == item || !eq[1]) {
+      st = set_err(err, errlen, LOWP_EINVAL, "parameter '%s' is not key=value%s", item, "");
+      break;
+    }
+    k = key_index(item, (size_t)(eq - item));
+    if (k < 0 || !entry_takes(x->k, all_keys[k])) {
+      *eq = '\0';
+      if (err && errlen)
+        snprintf(err, errlen, "kernel '%s' takes no parameter '%s' (it takes: %s)", x->k->name,
+                 item, x->k->keys[0] ? x->k->keys : "none");
+      st = LOWP_EINVAL;
+      break;
+    }
+    if (seen[k]) {
+      st = set_err(err, errlen, LOWP_EINVAL, "parameter '%s' given twice%s", all_keys[k], "");
+      break;
+    }
+    seen[k] = 1;
+    snprintf(vals[k], sizeof vals[k], "%s", eq + 1);
+    if (!strcmp(all_keys[k], "model")) {
+      /* the model spec runs on over items that are not kernel keys */
+      char *nx;
+      while (save && *save) {
+        char *ne = strchr(save, '='), *nc = strchr(save, ',');
+        size_t kl = ne && (!nc || ne < nc) ? (size_t)(ne - save) : 0;
+        if (kl && key_index(save, kl) >= 0) break;
+        nx = strtok_r(NULL, ",", &save);
+        if (!nx) break;
+        if (strlen(vals[k]) + strlen(nx) + 2 >= sizeof vals[k]) break;
+        strcat(vals[k], ",");
+        strcat(vals[k], nx);
+      }
+    }
+    st = apply(x, k, vals[k], err, errlen);
+  }
+  free(text);
+  if (st) return st;
+  for (i = 0; i < (int)NKEYS; i++)
+    if (!seen[i]) vals[i][0] = '\0';
+  return finish(x, seen[0] ? vals[0] : NULL, seen[1] ? vals[1] : NULL, seen[2] ? vals[2] : NULL,
+                seen[3] ? vals[3] : NULL, err, errlen);
+}
+
+static int kernel_run(const lowp_subject_t *s, double *const *out, const double *const *in,
+                      const lowp_problem_t *p, char *err, size_t errlen) {
+  const kctx_t *x = s->ctx;
+  if (!p || !p->op || p->op->id != x->k->op) {
+    if (err && errlen)
+      snprintf(err, errlen, "kernel '%s' computes %s, not %s", x->k->name,
+               lowp_op_get(x->k->op)->name, p && p->op ? p->op->name : "?");
+    return LOWP_EUNSUPPORTED;
+  }
+  return x->k->run(&x->cfg, out, in, p, err, errlen);
+}
+
+static void kernel_release(lowp_subject_t *s) {
+  free(s->ctx);
+  s->ctx = NULL;
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *params,
+                             char *err, size_t errlen) {
+  const lowp_kernel_t *k;
+  kctx_t *x;
+  int st;
+  if (err && errlen) err[0] = '\0';
+  if (!s || !name) return LOWP_EINVAL;
+  memset(s, 0, sizeof *s);
+  k = lowp_kernel_find(name);
+  if (!k) {
+    if (err && errlen) {
+      size_t i, n = (size_t)snprintf(err, errlen, "unknown kernel '%.64s' (known:", name);
+      for (i = 0; lowp_kernel_at(i) && n < errlen; i++)
+        n += (size_t)snprintf(err + n, errlen - n, " %s", lowp_kernel_at(i)->name);
+      if (n < errlen) snprintf(err + n, errlen - n, ")");
+    }
+    return LOWP_EINVAL;
+  }
+  x = calloc(1, sizeof *x);
+  if (!x) return LOWP_ENOMEM;
+  x->k = k;
+  st = parse(x, params, err, errlen);
+  if (st) {
+    if (err && errlen && st != LOWP_ENOMEM) {
+      char tmp[512];
+      snprintf(tmp, sizeof tmp, "kernel %s: %s", name, err);
+      snprintf(err, errlen, "%s", tmp);
+    }
+    free(x);
+    return st;
+  }
+  snprintf(s->name, sizeof s->name, "kernel %.64s%s%.160s%s", name, params && *params ? "[" : "",
+           params ? params : "", params && *params ? "]" : "");
+  s->kind = "kernel";
+  s->run = kernel_run;
+  s->ctx = x;
+  s->release = kernel_release;
+  if (entry_takes(k, "acc")) {
+    s->has_accum = 1;
+    s->accum = x->cfg.acc;
+    s->prod = x->cfg.have_prod ? &x->cfg.prod : NULL;
+  }
+  return LOWP_OK;
+}
+
+int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *err,
+                             size_t errlen) {
+  kctx_t *x;
+  int st;
+  if (!s || !s->ctx || s->run != kernel_run || !p || !p->op) return LOWP_EINVAL;
+  x = s->ctx;
+  if (p->op->id != x->k->op) {
+    if (err && errlen)
+      snprintf(err, errlen, "kernel '%s' computes %s, not %s (kernels for %s:", x->k->name,
+               lowp_op_get(x->k->op)->name, p->op->name, p->op->name);
+    if (err && errlen) {
+      size_t i, n = strlen(err);
+      for (i = 0; lowp_kernel_at(i) && n < errlen; i++)
+        if (lowp_kernel_at(i)->op == p->op->id)
+          n += (size_t)snprintf(err + n, errlen - n, " %s", lowp_kernel_at(i)->name);
+      if (n < errlen) snprintf(err + n, errlen - n, ")");
+    }
+    return LOWP_EUNSUPPORTED;
+  }
+  if (x->k->op == LOWP_OP_GEMM && !strcmp(x->k->name, "gemm_tc")) {
+    char e2[300];
+    st = lowp_tc_model_get(&s->model, x->cfg.model, &p->in[0], &p->out, e2, sizeof e2);
+    if (st) {
+      if (err && errlen) snprintf(err, errlen, "kernel gemm_tc: model '%s': %s", x->cfg.model, e2);
+      return st == LOWP_EINVAL ? LOWP_EINVAL : LOWP_EUNSUPPORTED;
+    }
+    if (x->cfg.promote >= 0) {
+      /* the promotion interval is the model's (lowp_gemm_tc_config checks it
+         against the block size when the kernel runs) */
+      lowp_gemm_tc_cfg_t tc;
+      st = lowp_gemm_tc_config(&tc, x->cfg.model, x->cfg.promote, &p->in[0], &p->out, e2,
+                               sizeof e2);
+      if (st) {
+        if (err && errlen) snprintf(err, errlen, "kernel gemm_tc: %s", e2);
+        return LOWP_EINVAL;
+      }
+      s->model = tc.model;
+    }
+    s->has_model = 1;
+  }
+  return LOWP_OK;
+}
