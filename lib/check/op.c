@@ -243,25 +243,20 @@ int lowp_op_dims_infer(lowp_problem_t *p, const size_t *const *shapes, const int
 
 /* ------------------------------------------------------- exact references */
 
-/* The normalised layer-norm / RMS-norm outputs and the mean cross-entropy
-   need exact functions that lib/exact does not have yet; until they land
-   these operations are reported as unsupported rather than approximated. */
+/* layer norm, RMS norm and the mean cross-entropy: lib/exact/norm.c */
 static int lowp_op_exact_layernorm_row(double *y, double *mean, double *var, const double *x,
                                        size_t n, double eps, const lowp_format_t *f,
                                        lowp_rounding_t rnd) {
-  (void)y; (void)mean; (void)var; (void)x; (void)n; (void)eps; (void)f; (void)rnd;
-  return LOWP_EUNSUPPORTED;
+  return lowp_exact_layernorm(y, mean, var, x, n, eps, f, NULL, rnd);
 }
 static int lowp_op_exact_rmsnorm_row(double *y, const double *x, size_t n, double eps,
                                      const lowp_format_t *f, lowp_rounding_t rnd) {
-  (void)y; (void)x; (void)n; (void)eps; (void)f; (void)rnd;
-  return LOWP_EUNSUPPORTED;
+  return lowp_exact_rmsnorm(y, x, n, eps, f, NULL, rnd);
 }
 static int lowp_op_exact_xent_mean(double *y, const double *x, size_t rows, size_t n,
                                    const size_t *target, const lowp_format_t *f,
                                    lowp_rounding_t rnd) {
-  (void)y; (void)x; (void)rows; (void)n; (void)target; (void)f; (void)rnd;
-  return LOWP_EUNSUPPORTED;
+  return lowp_exact_xent_mean(y, x, rows, n, target, f, NULL, rnd);
 }
 
 static int fill_abs(double **dst, const double *src, size_t n) {

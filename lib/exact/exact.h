@@ -243,6 +243,33 @@ int lowp_exact_meanvar(double *mean, double *var, const double *x, size_t n,
                        unsigned ddof, const lowp_format_t *f,
                        const lowp_policy_t *pol, lowp_rounding_t rnd);
 
+/**
+ * @brief Layer norm of one row (lib/exact/norm.c): mean = round(S/n), var =
+ * round(population variance), y[i] = round((x[i] - mean) / sqrt(var + eps))
+ * with the exact mean and variance, each output rounded once from its exact
+ * value (exact sums, then an interval loop for the square root; see
+ * norm.c). y, mean or var may be NULL. eps >= 0, finite.
+ * Special values: NaN in -> NaN out; an infinity -> mean +-inf (NaN if both
+ * signs), var and y NaN; var + eps = 0 -> y NaN (0/0).
+ * @return LOWP_OK; LOWP_EINVAL (n = 0, eps < 0 or not finite); LOWP_EFORMAT;
+ *         LOWP_EROUND; LOWP_ENOMEM; LOWP_ERANGE (the loop did not decide).
+ */
+int lowp_exact_layernorm(double *y, double *mean, double *var, const double *x, size_t n,
+                         double eps, const lowp_format_t *f, const lowp_policy_t *pol,
+                         lowp_rounding_t rnd);
+
+/** @brief RMS norm of one row: y[i] = round(x[i] / sqrt(mean(x^2) + eps)),
+    rounded once; specials and returns as lowp_exact_layernorm. */
+int lowp_exact_rmsnorm(double *y, const double *x, size_t n, double eps, const lowp_format_t *f,
+                       const lowp_policy_t *pol, lowp_rounding_t rnd);
+
+/** @brief Mean cross-entropy of rows x rows of n logits against target[]:
+    y = round(mean over rows of (logsumexp(row) - row[target])), rounded
+    once. NaN or +inf logit, or a row of -inf -> NaN; a target logit of -inf
+    -> +inf. @return as lowp_exact_softmax; LOWP_EINVAL (a target >= n). */
+int lowp_exact_xent_mean(double *y, const double *x, size_t rows, size_t n, const size_t *target,
+                         const lowp_format_t *f, const lowp_policy_t *pol, lowp_rounding_t rnd);
+
 /** @brief Elementwise functions of the exact operation (the fn enum). */
 typedef enum {
   LOWP_FN_EXP = 0,  /**< e^x */

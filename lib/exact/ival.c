@@ -65,6 +65,19 @@ void lowp__iv_set_d(lowp__iv_t *v, double x) {
   v->shi = mpfr_set_d(v->hi, x, MPFR_RNDU) != 0;
 }
 
+void lowp__iv_set_mpfr(lowp__iv_t *v, mpfr_srcptr x) {
+  v->slo = mpfr_set(v->lo, x, MPFR_RNDD) != 0;
+  v->shi = mpfr_set(v->hi, x, MPFR_RNDU) != 0;
+}
+
+void lowp__iv_sqrt(lowp__iv_t *r, const lowp__iv_t *a) {
+  int sl = a->slo, sh = a->shi; /* sqrt is increasing */
+  sl |= mpfr_sqrt(r->lo, a->lo, MPFR_RNDD) != 0;
+  sh |= mpfr_sqrt(r->hi, a->hi, MPFR_RNDU) != 0;
+  r->slo = sl;
+  r->shi = sh;
+}
+
 void lowp__iv_add(lowp__iv_t *r, const lowp__iv_t *a, const lowp__iv_t *b) {
   int sl = a->slo || b->slo, sh = a->shi || b->shi;
   sl |= mpfr_add(r->lo, a->lo, b->lo, MPFR_RNDD) != 0;

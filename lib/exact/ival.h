@@ -30,6 +30,10 @@ void lowp__iv_clear(lowp__iv_t *v);
 void lowp__iv_set_prec(lowp__iv_t *v, mpfr_prec_t p);
 /** @brief The point x (exact at precision >= 53). */
 void lowp__iv_set_d(lowp__iv_t *v, double x);
+/** @brief The point x, rounded outward to v's precision (strict where inexact). */
+void lowp__iv_set_mpfr(lowp__iv_t *v, mpfr_srcptr x);
+/** @brief r = sqrt(a), a's lower end >= 0. */
+void lowp__iv_sqrt(lowp__iv_t *r, const lowp__iv_t *a);
 /** @brief r = a + b, r = a - b (r may alias a or b). */
 void lowp__iv_add(lowp__iv_t *r, const lowp__iv_t *a, const lowp__iv_t *b);
 void lowp__iv_sub(lowp__iv_t *r, const lowp__iv_t *a, const lowp__iv_t *b);

@@ -201,6 +201,14 @@ json.dump(b, open('good.baseline.json','w'))"
   grep -q "gemm_fp32_pairwise: max_bwd .* -> " "$T/o" && ok || bad "--update-baseline says what changed: $(cat "$T/o")"
 "$LOWP" check good.json >/dev/null 2>&1 && ok || bad "after the update the spec passes"
 
+  # one check per operation over every kind of plain CPU kernel (the spec
+  # in the repository), and an approximation caught: gelu's tanh form
+  # measured against the exact GELU fails a 1-ulp rule
+  if "$LOWP" check "$SRC/tests/data/check/kernels.json" >"$T/k.out" 2>"$T/k.err" &&
+     grep -q "^17 of 17 checks passed" "$T/k.out"; then ok; else bad "kernels.json: $(cat "$T/k.out" "$T/k.err")"; fi
+  printf '{ "lowp_check": 1, "checks": [ { "name": "gt", "op": "gelu", "in": "fp32", "out": "fp32", "subject": { "kernel": "gelu_tanh" }, "shape": { "m": 4, "n": 256 }, "rules": [ { "max_ulp": 1 } ] } ] }' >"$T/gt.json"
+  "$LOWP" check "$T/gt.json" >"$T/gt.out" 2>&1; rc=$?
+  [ $rc -eq 1 ] && grep -q "^FAIL gt  max_ulp .* > 1 " "$T/gt.out" && ok || bad "gelu_tanh vs exact GELU: exit $rc $(cat "$T/gt.out")"
 fi # HAVE_K
 
 # ------------------------------------------------------------- bad input
