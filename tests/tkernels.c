@@ -1,0 +1,298 @@
+/* tkernels -- the registry's plain CPU kernels as subjects: against independent computations, parameters, threads */
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/op.h"
+#include "check/subject.h"
+#include "cpu/gemm_tc.h"
+#include "exact/exact.h"
+#include "model/accum.h"
+#include "registry.h"
+#include "rng/rng.h"
+#include "status.h"
+#include "testutil.h"
+
+/* a problem of op with dims and formats */
+static lowp_problem_t prob(const char *op, size_t batch, size_t m, size_t n, size_t k,
+                           const lowp_format_t *in, const lowp_format_t *out) {
+  lowp_problem_t p;
+  int i;
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_by_name(op);
+  p.dims.batch = batch; p.dims.m = m; p.dims.n = n; p.dims.k = k;
+  for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = *in;
+  p.out = *out;
+  p.eps = 1e-5;
+  return p;
+}
+
+/* open kernel name[params], bind to p and run it */
+static int run_kernel(double *const *out, const double *const *in, const char *name,
+                      const char *params, const lowp_problem_t *p, char *err, size_t errlen) {
+  lowp_subject_t s;
+  int st = lowp_kernel_subject_open(&s, name, params, err, errlen);
+  if (st) return st;
+  st = lowp_kernel_subject_bind(&s, p, err, errlen);
+  if (!st) st = s.run(&s, out, in, p, err, errlen);
+  lowp_subject_close(&s);
+  return st;
+}
+
+static void fill(double *x, size_t n, const lowp_format_t *f, double shift, uint32_t stream) {
+  lowp_rng_t g;
+  size_t i;
+  lowp_rng_init(&g, lowp_test_seed(), stream);
+  for (i = 0; i < n; i++) lowp_round_f64(&x[i], shift + lowp_rng_normal(&g), f, NULL, LOWP_RND_NE);
+}
+
+static void sums(void) {
+  enum { M = 6, N = 700 };
+  static double x[M * N], y[M], a[M * 64], b[64 * 5], c[M * 5];
+  double *out[1] = {y};
+  const double *in[1] = {x};
+  lowp_problem_t p = prob("sum", 1, M, N, 1, &LOWP_FMT_FP16, &LOWP_FMT_FP16);
+  char err[300];
+  size_t r, i;
+  int bad = 0;
+  fill(x, M * N, &LOWP_FMT_FP16, 1, 1);
+  /* recursive fp16: a loop of lowp_accum_add from 0 */
+  lowp_test_check(run_kernel(out, in, "sum_acc", "acc=fp16", &p, err, sizeof err) == LOWP_OK, "sum_acc: %s", err);
+  for (r = 0; r < M; r++) {
+    double s = 0;
+    for (i = 0; i < N; i++) lowp_accum_add(&s, s, x[r * N + i], &LOWP_FMT_FP16, LOWP_RND_NE);
+    if (s != y[r]) bad++;
+  }
+  lowp_test_check(bad == 0, "sum_acc recursive fp16 vs a loop of accum_add: %d rows differ", bad);
+  /* pairwise fp16 vs lowp_accum_sum directly */
+  {
+    lowp_accum_t m;
+    lowp_test_check(lowp_accum_parse(&m, "pairwise,acc=fp16", err, sizeof err) == LOWP_OK, "parse");
+    lowp_test_check(run_kernel(out, in, "sum_acc", "acc=fp16,order=pairwise", &p, err, sizeof err) == LOWP_OK, "%s", err);
+    for (bad = 0, r = 0; r < M; r++) {
+      double s;
+      lowp_accum_sum(&s, &x[r * N], N, &m);
+      if (s != y[r]) bad++;
+    }
+    lowp_test_check(bad == 0, "sum_acc pairwise: %d rows differ", bad);
+  }
+  /* gemm_acc with prod=fp16: each product rounded to fp16, then added in fp32 */
+  {
+    lowp_problem_t q = prob("gemm", 1, M, 5, 64, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+    double *o2[1] = {c};
+    const double *i2[2] = {a, b};
+    size_t j, l;
+    fill(a, M * 64, &LOWP_FMT_FP16, 0, 2);
+    fill(b, 64 * 5, &LOWP_FMT_FP16, 0, 3);
+    lowp_test_check(run_kernel(o2, i2, "gemm_acc", "acc=fp32,prod=fp16", &q, err, sizeof err) == LOWP_OK, "%s", err);
+    for (bad = 0, i = 0; i < M; i++)
+      for (j = 0; j < 5; j++) {
+        double s = 0, pr;
+        for (l = 0; l < 64; l++) {
+          lowp_round_f64(&pr, a[i * 64 + l] * b[l * 5 + j], &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
+          lowp_accum_add(&s, s, pr, &LOWP_FMT_FP32, LOWP_RND_NE);
+        }
+        if (s != c[i * 5 + j]) bad++;
+      }
+    lowp_test_check(bad == 0, "gemm_acc prod=fp16: %d outputs differ from a loop", bad);
+  }
+  /* gemm_tc equals lowp_gemm_tc_ref */
+  {
+    lowp_problem_t q = prob("gemm", 1, M, 5, 64, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+    double *o2[1] = {c}, d[M * 5] = {0};
+    const double *i2[2] = {a, b};
+    lowp_gemm_tc_cfg_t tc;
+    lowp_test_check(run_kernel(o2, i2, "gemm_tc", "model=a100", &q, err, sizeof err) == LOWP_OK, "%s", err);
+    lowp_gemm_tc_config(&tc, "a100", -1, &LOWP_FMT_FP16, &LOWP_FMT_FP32, err, sizeof err);
+    lowp_gemm_tc_ref(d, a, b, M, 5, 64, &tc);
+    lowp_test_check(memcmp(c, d, sizeof d) == 0, "gemm_tc kernel == lowp_gemm_tc_ref");
+  }
+}
+
+static double max_rel(const double *got, const double *want, size_t n) {
+  double e = 0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double d = fabs(got[i] - want[i]) / fabs(want[i]);
+    if (!(d <= e)) e = d;
+  }
+  return e;
+}
+
+static void nonlinear(void) {
+  enum { M = 4, N = 300 };
+  static double x[M * N], y[M * N], ex[M * N], mean[M], var[M];
+  double *out[3] = {y, mean, var};
+  const double *in[1] = {x};
+  char err[300];
+  size_t r;
+  lowp_problem_t p = prob("softmax", 1, M, N, 1, &LOWP_FMT_FP64, &LOWP_FMT_FP64);
+  fill(x, M * N, &LOWP_FMT_FP64, 0, 4);
+  /* softmax_stable in fp64 vs the exact softmax: each output is exp, a
+     subtraction, a sum of n terms and a division, each with relative error
+     at most u (libm exp: under 1 ulp): |y - y*| / y* <= (n + 4) u + O(u^2) */
+  lowp_test_check(run_kernel(out, in, "softmax_stable", "compute=fp64", &p, err, sizeof err) == LOWP_OK, "%s", err);
+  for (r = 0; r < M; r++) lowp_exact_softmax(&ex[r * N], &x[r * N], N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+  lowp_test_check(max_rel(y, ex, M * N) <= (N + 4) * 0x1p-53 * 1.01,
+                  "softmax_stable fp64 within (n+4)u of the exact: %g", max_rel(y, ex, M * N));
+  /* layer norm: welford and twopass agree on benign data (fp32), and one-pass
+     fails where the mean is 1e4 standard deviations away from 0 */
+  {
+    lowp_problem_t q = prob("layernorm", 1, M, N, 1, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
+    static double yw[M * N], y2[M * N], y1[M * N], m2[M], v2[M];
+    double *ow[3] = {yw, mean, var}, *o2[3] = {y2, m2, v2}, *o1[3] = {y1, mean, var};
+    fill(x, M * N, &LOWP_FMT_FP32, 0, 5);
+    run_kernel(ow, in, "layernorm", "variant=welford", &q, err, sizeof err);
+    run_kernel(o2, in, "layernorm", "variant=twopass", &q, err, sizeof err);
+    for (r = 0; r < M; r++) lowp_exact_layernorm(&ex[r * N], NULL, NULL, &x[r * N], N, q.eps, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    {
+      double e2 = 0, ew = 0;
+      size_t i;
+      for (i = 0; i < M * N; i++) {
+        e2 = fmax(e2, fabs(y2[i] - ex[i]));
+        ew = fmax(ew, fabs(yw[i] - ex[i]));
+      }
+      /* |y| <= sqrt(n) and the statistics carry O(n u) relative error */
+      printf("layer norm, fp32, benign: max |error| twopass %.3g, welford %.3g\n", e2, ew);
+      lowp_test_check(e2 < 4 * N * 0x1p-24 && ew < 4 * N * 0x1p-24,
+                      "twopass %g and welford %g within 4 n u of exact", e2, ew);
+    }
+    fill(x, M * N, &LOWP_FMT_FP32, 1e4, 6);
+    run_kernel(o1, in, "layernorm", "variant=onepass", &q, err, sizeof err);
+    run_kernel(o2, in, "layernorm", "variant=twopass", &q, err, sizeof err);
+    for (r = 0; r < M; r++) lowp_exact_layernorm(&ex[r * N], NULL, NULL, &x[r * N], N, q.eps, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    {
+      double e1 = 0, e2 = 0;
+      size_t i;
+      for (i = 0; i < M * N; i++) {
+        e1 = fmax(e1, fabs(y1[i] - ex[i]));
+        e2 = fmax(e2, fabs(y2[i] - ex[i]));
+      }
+      printf("layer norm, fp32, mean/std = 1e4: max |error| onepass %.3g, twopass %.3g\n", e1, e2);
+      lowp_test_check(e1 > 0.1 && e2 < 0.05,
+                      "mean/std = 1e4 in fp32: onepass max error %g (catastrophic), twopass %g", e1, e2);
+    }
+  }
+  /* elementwise: exp in fp64 is libm's exp */
+  {
+    lowp_problem_t q = prob("exp", 1, M, N, 1, &LOWP_FMT_FP64, &LOWP_FMT_FP64);
+    size_t i;
+    int bad = 0;
+    fill(x, M * N, &LOWP_FMT_FP64, 0, 7);
+    run_kernel(out, in, "exp", "compute=fp64", &q, err, sizeof err);
+    for (i = 0; i < M * N; i++) bad += y[i] != exp(x[i]);
+    lowp_test_check(bad == 0, "exp compute=fp64 is libm exp (%d differ)", bad);
+    q = prob("cast", 1, M, N, 1, &LOWP_FMT_FP64, &LOWP_FMT_BF16);
+    run_kernel(out, in, "cast", "round=rtz", &q, err, sizeof err);
+    for (bad = 0, i = 0; i < M * N; i++) {
+      double w;
+      lowp_round_f64(&w, x[i], &LOWP_FMT_BF16, NULL, LOWP_RND_TZ);
+      bad += memcmp(&w, &y[i], sizeof w) != 0;
+    }
+    lowp_test_check(bad == 0, "cast round=rtz to bf16 (%d differ)", bad);
+  }
+}
+
+static void params(void) {
+  static const struct { const char *name, *params, *want; } bad[] = {
+      {"gemm_nope", "", "unknown kernel 'gemm_nope' (known: cast sum_acc"},
+      {"gemm_acc", "acc", "not key=value"},
+      {"gemm_acc", "acc=", "not key=value"},
+      {"gemm_acc", "acc=fp17", "acc=fp17"},
+      {"gemm_acc", "acc=e8m0", "acc=e8m0"},
+      {"gemm_acc", "acc=fp32,acc=fp16", "given twice"},
+      {"gemm_acc", "compute=fp16", "takes no parameter 'compute'"},
+      {"gemm_acc", "order=blocked:0", "order=blocked:0"},
+      {"gemm_acc", "order=zigzag", "order=zigzag"},
+      {"gemm_acc", "order=pairwise,prod=fp16", "need order=recursive"},
+      {"gemm_acc", "order=fma,prod=fp16", "drop prod"},
+      {"gemm_acc", "round=nearest", "round=nearest"},
+      {"gemm_acc", "round=sr", "accumulation"},
+      {"softmax_stable", "compute=p=40;emin=-100;emax=100", "at most 25 significand bits"},
+      {"layernorm", "variant=threepass", "variant=threepass"},
+      {"gemm_tc", "promote=-3", "promote=-3"},
+      {"cast", "order=pairwise", "takes no parameter 'order'"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    lowp_subject_t s;
+    char err[400] = "";
+    int st = lowp_kernel_subject_open(&s, bad[i].name, bad[i].params, err, sizeof err);
+    lowp_test_check(st == LOWP_EINVAL && strstr(err, bad[i].want) && !strchr(err, '\n'),
+                    "%s[%s]: status %d, message '%s' (want '%s')", bad[i].name, bad[i].params,
+                    st, err, bad[i].want);
+  }
+  /* good ones, and what they declare */
+  {
+    lowp_subject_t s;
+    char err[300];
+    lowp_problem_t p = prob("gemm", 1, 2, 2, 2, &LOWP_FMT_E4M3, &LOWP_FMT_FP32);
+    lowp_test_check(lowp_kernel_subject_open(&s, "gemm_acc", "acc=bf16,order=blocked:32,round=rtz", err, sizeof err) == LOWP_OK &&
+                        s.has_accum && s.accum.order == LOWP_ACC_BLOCKED && s.accum.block == 32 &&
+                        s.accum.rnd == LOWP_RND_TZ && !strcmp(s.accum.acc.name, "bf16") && s.accum.fma == 1,
+                    "gemm_acc declares its accumulation: %s", err);
+    lowp_subject_close(&s);
+    lowp_test_check(lowp_kernel_subject_open(&s, "gemm_tc", "model=b=16,F=13,align=rtz,promote=128", err, sizeof err) == LOWP_OK &&
+                        lowp_kernel_subject_bind(&s, &p, err, sizeof err) == LOWP_OK && s.has_model,
+                    "gemm_tc with a custom model spec and promotion: %s", err);
+    lowp_subject_close(&s);
+    p = prob("softmax", 1, 2, 2, 1, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
+    lowp_test_check(lowp_kernel_subject_open(&s, "dot_acc", "", err, sizeof err) == LOWP_OK &&
+                        lowp_kernel_subject_bind(&s, &p, err, sizeof err) == LOWP_EUNSUPPORTED &&
+                        strstr(err, "computes dot, not softmax"),
+                    "a kernel bound to another operation: %s", err);
+    lowp_subject_close(&s);
+  }
+  /* every entry opens with its defaults and names a known operation */
+  for (i = 0; lowp_kernel_at(i); i++) {
+    const lowp_kernel_t *k = lowp_kernel_at(i);
+    lowp_subject_t s;
+    char err[300];
+    lowp_test_check(lowp_op_get(k->op) && k->run && k->doc && k->keys &&
+                        lowp_kernel_subject_open(&s, k->name, k->defaults, err, sizeof err) == LOWP_OK,
+                    "entry %s with its defaults '%s': %s", k->name, k->defaults, err);
+    lowp_subject_close(&s);
+  }
+}
+
+/* every kernel gives the same bytes on 1 and 2 threads */
+static void threads(void) {
+  static const struct { const char *name, *params, *op; } ks[] = {
+      {"sum_acc", "acc=fp16,order=pairwise", "sum"}, {"gemv_acc", "acc=bf16", "gemv"},
+      {"gemm_acc", "acc=fp32,order=kahan", "gemm"}, {"gemm_tc", "model=h100", "gemm"},
+      {"softmax_stable", "compute=fp16", "softmax"}, {"logsoftmax", "", "logsoftmax"},
+      {"logsumexp", "", "logsumexp"}, {"layernorm", "variant=welford", "layernorm"},
+      {"rmsnorm", "", "rmsnorm"}, {"gelu", "compute=bf16", "gelu"}, {"dot_acc", "", "dot"}};
+  enum { B = 2, M = 16, N = 40, K = 48 };
+  static double a[B * M * 64], b[B * 64 * N], o1[3][B * M * N], o2[3][B * M * N];
+  size_t i;
+  fill(a, sizeof a / sizeof a[0], &LOWP_FMT_FP16, 0, 8);
+  fill(b, sizeof b / sizeof b[0], &LOWP_FMT_FP16, 0, 9);
+  for (i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    lowp_problem_t p = prob(ks[i].op, B, M, N, K, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+    double *out1[3] = {o1[0], o1[1], o1[2]}, *out2[3] = {o2[0], o2[1], o2[2]};
+    const double *in[2] = {a, b};
+    char err[300];
+    int s1, s2;
+    memset(o1, 0, sizeof o1);
+    memset(o2, 0, sizeof o2);
+    omp_set_num_threads(1);
+    s1 = run_kernel(out1, in, ks[i].name, ks[i].params, &p, err, sizeof err);
+    omp_set_num_threads(2);
+    s2 = run_kernel(out2, in, ks[i].name, ks[i].params, &p, err, sizeof err);
+    lowp_test_check(s1 == LOWP_OK && s2 == LOWP_OK && !memcmp(o1, o2, sizeof o1),
+                    "%s: 1 and 2 threads give the same bytes (%s)", ks[i].name, err);
+  }
+}
+
+int main(void) {
+  lowp_test_start("tkernels");
+  sums();
+  nonlinear();
+  params();
+  threads();
+  return lowp_test_end();
+}
