@@ -41,6 +41,9 @@
 #include "model/tc.h"
 #include "progress.h"
 #include "status.h"
+#ifdef LOWP_HAVE_KERNEL_SUBJECT
+#include "../kernels/registry.h" /* not experiments/registry.h */
+#endif
 
 #ifndef LOWP_VERSION
 #define LOWP_VERSION "0.1.0"
@@ -94,7 +97,7 @@ static void usage(FILE *out) {
     "                     what changed (baseline rules are not applied)\n"
     "  --only NAME        run only this check (repeatable)\n"
     "  --threads T        OpenMP threads (results do not depend on it)\n"
-    "  --list-ops         list the operations, their inputs and outputs\n"
+    "  --list-ops         list the operations (inputs, outputs) and the registry kernels\n"
     "  --help             this text\n"
     "  Options take 'value' or '=value'; '-' reads the spec from stdin (paths in it\n"
     "  are then relative to the current folder).\n");
@@ -115,6 +118,14 @@ static void list_ops(void) {
       u += (size_t)snprintf(outs + u, sizeof outs - u, "%s%s", j ? ", " : "", op->out_names[j]);
     printf("%-11s %-22s %-18s %s\n", op->name, ins, outs, op->doc);
   }
+#ifdef LOWP_HAVE_KERNEL_SUBJECT
+  printf("\nregistry kernels (\"subject\": {\"kernel\": NAME, \"params\": \"key=value,...\"}):\n");
+  printf("%-15s %-10s %-32s %s\n", "kernel", "op", "parameters (defaults)", "what");
+  for (i = 0; lowp_kernel_at((size_t)i); i++) {
+    const lowp_kernel_t *k = lowp_kernel_at((size_t)i);
+    printf("%-15s %-10s %-32s %s\n", k->name, lowp_op_get(k->op)->name, k->defaults, k->doc);
+  }
+#endif
 }
 
 /* --key value and --key=value */
