@@ -137,7 +137,15 @@ else bad "spec from stdin: $(cat "$T/e")"; fi
 
 # --help, --list-ops
 "$LOWP" check --help >"$T/o" 2>&1 && grep -q "update-baseline" "$T/o" && ok || bad "--help"
-"$LOWP" check --list-ops >"$T/o" 2>&1 && grep -q "^layernorm" "$T/o" && [ "$(grep -c . "$T/o")" -eq 16 ] && ok || bad "--list-ops"
+"$LOWP" check --list-ops >"$T/o" 2>&1 && grep -q "^layernorm" "$T/o" && [ "$(sed -n '1,16p' "$T/o" | grep -c .)" -eq 16 ] && ok || bad "--list-ops"
+# every registry kernel is listed with its operation and defaults
+if [ $HAVE_K = 1 ]; then
+  for k in cast sum_acc dot_acc gemv_acc gemm_acc gemm_tc softmax_naive softmax_stable logsoftmax \
+           logsumexp layernorm rmsnorm xent exp log tanh gelu gelu_tanh; do
+    grep -q "^$k " "$T/o" || { bad "--list-ops lacks kernel $k"; break; }
+  done
+  ok
+fi
 
 # determinism: the same JSON whatever the thread count (times aside)
 "$LOWP" check good.json --threads 1 --json "$T/t1.json" >/dev/null 2>&1
