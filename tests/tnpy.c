@@ -60,7 +60,12 @@ int main(void) {
   check_dict("data too short", "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 40, LOWP_EFILE);
   check_dict("data too long", "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 56, LOWP_EFILE);
   check_dict("big-endian", "{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }", 16, LOWP_EUNSUPPORTED);
-  check_dict("int dtype", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", 8, LOWP_EUNSUPPORTED);
+  check_dict("int16 dtype", "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", 4, LOWP_EUNSUPPORTED);
+  check_dict("uint32 dtype", "{'descr': '<u4', 'fortran_order': False, 'shape': (2,), }", 8, LOWP_EUNSUPPORTED);
+  check_dict("<u2 (raw 16-bit patterns)", "{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }", 4, LOWP_OK);
+  check_dict("<i4 (indices)", "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", 8, LOWP_OK);
+  check_dict("<i8 (indices)", "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", 16, LOWP_OK);
+  check_dict("<i8 size mismatch", "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", 8, LOWP_EFILE);
   check_dict("fortran order", "{'descr': '<f8', 'fortran_order': True, 'shape': (2,), }", 16, LOWP_EUNSUPPORTED);
   check_dict("fortran_order junk", "{'descr': '<f8', 'fortran_order': 0, 'shape': (2,), }", 16, LOWP_EFILE);
   check_dict("missing shape", "{'descr': '<f8', 'fortran_order': False, }", 8, LOWP_EFILE);
@@ -157,6 +162,61 @@ int main(void) {
       free(back);
       st = lowp_npy_read(tmpl, &info, &back, &LOWP_FMT_E4M3, 3);
       lowp_test_check(st == LOWP_ENOMEM && back == NULL, "max_count refuses before allocating");
+    }
+    /* u2 holds bf16 bit patterns (PyTorch's bf16 saved as uint16) */
+    {
+      static const double bf[4] = {1.0, -0x1.fep127, 0x1p-133, 3.140625};
+      size_t s1 = 4;
+      lowp_npy_info_t info;
+      double *back = NULL;
+      int st = lowp_npy_write(tmpl, LOWP_NPY_U2, &s1, 1, bf, &LOWP_FMT_BF16);
+      lowp_test_check(st == LOWP_OK, "write u2 bf16: %d", st);
+      lowp_test_check(lowp_npy_read(tmpl, &info, &back, NULL, 0) == LOWP_EINVAL, "u2 without a format");
+      lowp_test_check(lowp_npy_read(tmpl, &info, &back, &LOWP_FMT_E4M3, 0) == LOWP_EINVAL, "u2 with an 8-bit format");
+      st = lowp_npy_read(tmpl, &info, &back, &LOWP_FMT_BF16, 0);
+      lowp_test_check(st == LOWP_OK && info.dtype == LOWP_NPY_U2, "read u2 bf16: %d", st);
+      for (i = 0; st == LOWP_OK && i < 4; i++)
+        lowp_test_check(back[i] == bf[i], "u2[%zu]: %a vs %a", i, back[i], bf[i]);
+      free(back);
+      lowp_test_check(lowp_npy_write(tmpl, LOWP_NPY_U2, &s1, 1, bf, &LOWP_FMT_FP16) == LOWP_ERANGE,
+                      "bf16 values are not fp16 values: u2 write refused");
+    }
+    /* integers: class indices */
+    {
+      static const double idx[3] = {0, 7, 9007199254740992.0};
+      size_t s1 = 3;
+      lowp_npy_info_t info;
+      double *back = NULL, big = 9007199254740994.0, half = 0.5;
+      int st = lowp_npy_write(tmpl, LOWP_NPY_I8, &s1, 1, idx, NULL);
+      lowp_test_check(st == LOWP_OK, "write i8: %d", st);
+      st = lowp_npy_read(tmpl, &info, &back, NULL, 0);
+      lowp_test_check(st == LOWP_OK && back[1] == 7 && back[2] == idx[2], "read i8: %d", st);
+      free(back);
+      lowp_test_check(lowp_npy_write(tmpl, LOWP_NPY_I4, &s1, 1, idx, NULL) == LOWP_ERANGE, "2^53 is no int32");
+      s1 = 2;
+      st = lowp_npy_write(tmpl, LOWP_NPY_I4, &s1, 1, idx, NULL);
+      st = st ? st : lowp_npy_read(tmpl, &info, &back, NULL, 0);
+      lowp_test_check(st == LOWP_OK && back[1] == 7, "i4 round trip: %d", st);
+      free(back);
+      s1 = 1;
+      lowp_test_check(lowp_npy_write(tmpl, LOWP_NPY_I8, &s1, 1, &half, NULL) == LOWP_ERANGE, "0.5 is no integer");
+      {
+        /* a file holding 2^53 + 2 as <i8: refused, not rounded */
+        unsigned char f[136];
+        const char *d = "{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }";
+        size_t hl = 118, k;
+        FILE *fp;
+        memset(f, ' ', sizeof f);
+        memcpy(f, "\x93NUMPY\x01\x00", 8);
+        f[8] = (unsigned char)hl; f[9] = 0;
+        memcpy(f + 10, d, strlen(d));
+        f[10 + hl - 1] = '\n';
+        for (k = 0; k < 8; k++) f[128 + k] = (unsigned char)((uint64_t)(int64_t)big >> (8 * k));
+        fp = fopen(tmpl, "wb");
+        fwrite(f, 1, 136, fp);
+        fclose(fp);
+        lowp_test_check(lowp_npy_read(tmpl, &info, &back, NULL, 0) == LOWP_ERANGE, "an <i8 beyond 2^53 is refused");
+      }
     }
     /* not representable in the dtype: nothing written */
     {

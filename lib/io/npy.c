@@ -105,6 +105,9 @@ static int dtype_of(const char *d, lowp_npy_dtype_t *t) {
   else if (!strcmp(d, "<f4")) *t = LOWP_NPY_F4;
   else if (!strcmp(d, "<f8")) *t = LOWP_NPY_F8;
   else if (!strcmp(d, "|u1")) *t = LOWP_NPY_U1;
+  else if (!strcmp(d, "<u2")) *t = LOWP_NPY_U2;
+  else if (!strcmp(d, "<i4")) *t = LOWP_NPY_I4;
+  else if (!strcmp(d, "<i8")) *t = LOWP_NPY_I8;
   else return 0;
   return 1;
 }
@@ -116,6 +119,14 @@ static uint64_t le(const unsigned char *p, int n) {
   return v;
 }
 
+/* u1 and u2 hold bit patterns of a format of their width (u1: up to 8
+   bits; u2: 9 to 16); other dtypes need none */
+static int bits_format_ok(lowp_npy_dtype_t t, const lowp_format_t *f) {
+  if (t == LOWP_NPY_U1) return f && lowp_format_width(f) <= 8;
+  if (t == LOWP_NPY_U2) return f && lowp_format_width(f) > 8 && lowp_format_width(f) <= 16;
+  return 1;
+}
+
 /* ----------------------------------------------------------- public API */
 
 size_t lowp_npy_itemsize(lowp_npy_dtype_t t) {
@@ -124,6 +135,9 @@ size_t lowp_npy_itemsize(lowp_npy_dtype_t t) {
   case LOWP_NPY_F4: return 4;
   case LOWP_NPY_F8: return 8;
   case LOWP_NPY_U1: return 1;
+  case LOWP_NPY_U2: return 2;
+  case LOWP_NPY_I4: return 4;
+  case LOWP_NPY_I8: return 8;
   }
   return 0;
 }
@@ -134,6 +148,9 @@ const char *lowp_npy_descr(lowp_npy_dtype_t t) {
   case LOWP_NPY_F4: return "<f4";
   case LOWP_NPY_F8: return "<f8";
   case LOWP_NPY_U1: return "|u1";
+  case LOWP_NPY_U2: return "<u2";
+  case LOWP_NPY_I4: return "<i4";
+  case LOWP_NPY_I8: return "<i8";
   }
   return "?";
 }
@@ -225,8 +242,7 @@ int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
   /* a v2.0 header may be longer than the buffer: lowp never writes one, and
      nothing lowp reads needs more than a few hundred bytes */
   if (st) { fclose(fp); return st; }
-  if (info->dtype == LOWP_NPY_U1 &&
-      (!u1_format || lowp_format_width(u1_format) > 8)) {
+  if (!bits_format_ok(info->dtype, u1_format)) {
     fclose(fp);
     return LOWP_EINVAL;
   }
@@ -261,11 +277,23 @@ int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
       break;
     }
     case LOWP_NPY_U1:
-      if (lowp_decode(&out[i], p[0], u1_format) != 0) {
+    case LOWP_NPY_U2:
+      if (lowp_decode(&out[i], le(p, (int)isz), u1_format) != 0) {
         free(raw); free(out);
         return LOWP_EINVAL;
       }
       break;
+    case LOWP_NPY_I4:
+    case LOWP_NPY_I8: {
+      uint64_t u = le(p, (int)isz);
+      int64_t v = isz == 4 ? (int64_t)(int32_t)(uint32_t)u : (int64_t)u;
+      if (v > (INT64_C(1) << 53) || v < -(INT64_C(1) << 53)) {
+        free(raw); free(out);
+        return LOWP_ERANGE;
+      }
+      out[i] = (double)v;
+      break;
+    }
     }
   }
   free(raw);
@@ -282,7 +310,7 @@ int lowp_npy_write(const char *path, lowp_npy_dtype_t t, const size_t *shape, in
   int st;
   if (!path || ndim < 0 || ndim > LOWP_NPY_MAXDIM || (ndim && !shape) || !isz)
     return LOWP_EINVAL;
-  if (t == LOWP_NPY_U1 && (!u1_format || lowp_format_width(u1_format) > 8)) return LOWP_EINVAL;
+  if (!bits_format_ok(t, u1_format)) return LOWP_EINVAL;
   n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                lowp_npy_descr(t));
   for (i = 0; i < ndim; i++) {
@@ -324,7 +352,15 @@ int lowp_npy_write(const char *path, lowp_npy_dtype_t t, const size_t *shape, in
       memcpy(&bits, &v, sizeof bits);
       st = LOWP_OK;
       break;
+    case LOWP_NPY_I4:
+    case LOWP_NPY_I8: {
+      double lim = t == LOWP_NPY_I4 ? 2147483648.0 : 9007199254740992.0;
+      st = (v == floor(v) && v >= -lim && v <= lim && (t == LOWP_NPY_I8 || v < lim)) ? LOWP_OK : LOWP_ERANGE;
+      if (!st) bits = (uint64_t)(int64_t)v;
+      break;
+    }
     case LOWP_NPY_U1:
+    case LOWP_NPY_U2:
     default:
       st = lowp_encode(&bits, v, u1_format);
       break;

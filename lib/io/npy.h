@@ -17,7 +17,11 @@ typedef enum {
   LOWP_NPY_F2 = 0, /**< '<f2' IEEE binary16 */
   LOWP_NPY_F4 = 1, /**< '<f4' IEEE binary32 */
   LOWP_NPY_F8 = 2, /**< '<f8' IEEE binary64 */
-  LOWP_NPY_U1 = 3  /**< '|u1' bytes: bit patterns of an 8-bit lowp format (fp8) */
+  LOWP_NPY_U1 = 3, /**< '|u1' bytes: bit patterns of an 8-bit lowp format (fp8) */
+  LOWP_NPY_U2 = 4, /**< '<u2' bit patterns of a 9- to 16-bit lowp format (bf16 saved by
+                        PyTorch as uint16) */
+  LOWP_NPY_I4 = 5, /**< '<i4' integers (class indices) */
+  LOWP_NPY_I8 = 6  /**< '<i8' integers (class indices) */
 } lowp_npy_dtype_t;
 
 /** @brief What a header says. */
@@ -34,7 +38,7 @@ typedef struct {
 
 /** @brief Bytes per element of a dtype. */
 size_t lowp_npy_itemsize(lowp_npy_dtype_t t);
-/** @brief "<f2", "<f4", "<f8", "|u1". */
+/** @brief "<f2", "<f4", "<f8", "|u1", "<u2", "<i4", "<i8". */
 const char *lowp_npy_descr(lowp_npy_dtype_t t);
 
 /**
@@ -57,12 +61,16 @@ int lowp_npy_parse_header(lowp_npy_info_t *info, const unsigned char *buf, size_
 /**
  * @brief Read a .npy file into binary64 values (malloc'd; caller frees).
  * f2/f4/f8 are converted exactly; u1 bytes are decoded as bit patterns of
- * u1_format (an 8-bit-wide lowp format such as e4m3), required for u1.
+ * u1_format (an 8-bit-wide lowp format such as e4m3), required for u1; u2
+ * values as bit patterns of u1_format then (a 9- to 16-bit format such as
+ * bf16), required for u2; i4/i8 integers as their values (|v| <= 2^53,
+ * else LOWP_ERANGE).
  * @param[in] max_count refuse (LOWP_ENOMEM, before allocating) files with
  *            more elements than this; 0 = no limit beyond size_t
  * @return LOWP_OK; LOWP_EIO (cannot open or read); the codes of
- *         lowp_npy_parse_header; LOWP_EINVAL (u1 without an 8-bit format,
- *         or a byte that is not a value of it); LOWP_ENOMEM.
+ *         lowp_npy_parse_header; LOWP_EINVAL (u1/u2 without a format of
+ *         their width, or a pattern that is not a value of it);
+ *         LOWP_ERANGE (an integer beyond 2^53); LOWP_ENOMEM.
  */
 int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
                   const lowp_format_t *u1_format, size_t max_count);
@@ -70,7 +78,8 @@ int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
 /**
  * @brief Write values as a .npy file of dtype t and the given shape,
  * atomically (io/atomic.h). Values must be exactly representable in t
- * (binary16/32 values; for u1, values of u1_format); a version 1.0 header,
+ * (binary16/32 values; for u1/u2, values of u1_format of that width; for
+ * i4/i8, integers in their range); a version 1.0 header,
  * padded so the data start on a 64-byte boundary.
  * @return LOWP_OK; LOWP_EINVAL (bad arguments, ndim out of range);
  *         LOWP_ERANGE (a value not representable: nothing is written);
