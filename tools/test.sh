@@ -4,7 +4,7 @@
 #      LOWP_TEST_LABEL=long bash tools/test.sh   (the exhaustive suites)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-LOWP_EXTRA_PKGS="chromium python3 python3-jsonschema clang" bash tools/setup.sh build
+LOWP_EXTRA_PKGS="chromium python3 python3-jsonschema python3-numpy clang" bash tools/setup.sh build
 if [ -n "${LOWP_TEST_LABEL:-}" ]; then
   exec ctest --test-dir build -L "$LOWP_TEST_LABEL" --output-on-failure -j"$(nproc)"
 fi

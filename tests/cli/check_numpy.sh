@@ -1,0 +1,56 @@
+#!/bin/bash
+# check_numpy.sh -- lowp check on tensors NumPy computed (a subject no one here wrote): fp16/fp32
+# matmul and sums, a bf16 matmul as <u2 bit patterns, a float64 cross-entropy with <i8 targets;
+# and bad tensor files (missing, wrong shape, raw bits without a format, integers as values).
+# Skips (77) only when Debian's python3-numpy is missing (tools/test.sh installs it).
+# Run: bash tests/cli/check_numpy.sh path/to/lowp
+set -u
+LOWP=${1:?usage: check_numpy.sh path/to/lowp}
+case "$LOWP" in /*) ;; *) LOWP="$(pwd)/$LOWP" ;; esac
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+/usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "python3-numpy missing: skipped"; exit 77; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+/usr/bin/python3 "$SRC/tests/numpy/make_numpy.py" "$T" || { echo "FAIL: make_numpy.py"; exit 1; }
+cp "$SRC/tests/numpy/numpy_spec.json" "$T/spec.json"
+cd "$T" || exit 1
+
+"$LOWP" check spec.json --json res.json >o 2>e; rc=$?
+[ $rc -eq 0 ] && grep -q "^6 of 6 checks passed" o && ok || bad "numpy spec: exit $rc: $(cat o e)"
+# what lowp measured about NumPy: fp16 matmul within one ulp of the exact product
+grep -q "^PASS np_matmul_f16  max_ulp 0\.[0-9]* <= 1" o && ok || bad "np fp16 matmul not within 1 ulp: $(grep np_matmul_f16 o)"
+/usr/bin/python3 - res.json <<'PY' && ok || bad "JSON result"
+import json, sys
+r = json.load(open(sys.argv[1]))
+checks = {c["name"]: c for c in r["checks"]}
+assert set(checks) == {"np_matmul_f16", "np_matmul_f32", "np_sum_f16", "np_sum_f32", "np_matmul_bf16_bits", "np_xent_f64"}, checks.keys()
+assert all(c["verdict"] == "pass" for c in checks.values()), [c["verdict"] for c in checks.values()]
+assert r["passed"] == 6 and r["failed"] == 0
+PY
+
+expect_fail() { # NAME PATTERN SPEC-JSON
+  printf '%s\n' "$3" >bad.json
+  rm -f out.xml
+  "$LOWP" check bad.json --junit out.xml >o 2>e; local rc=$?
+  if [ $rc -ne 2 ]; then bad "$1: exit $rc, want 2: $(cat o e)"; return; fi
+  grep -q -- "$2" e || { bad "$1: message lacks '$2': $(cat e)"; return; }
+  [ "$(wc -l <e)" -eq 1 ] || { bad "$1: not one message: $(cat e)"; return; }
+  [ -e out.xml ] && { bad "$1: JUnit written"; return; }
+  ok
+}
+H='{ "lowp_check": 1, "checks": [ { "name": "t", "op": "gemm", "subject": { "tensors": '
+R=' }, "rules": [ { "max_ulp": 1 } ] } ] }'
+expect_fail "missing file" "nothere.npy: cannot open" "$H"'{ "inputs": [ { "path": "nothere.npy" }, { "path": "B16.npy" } ], "outputs": [ { "path": "C16.npy" } ] }'"$R"
+expect_fail "output of another shape" "C has shape (32, 10), the inputs give C (32, 24)" "$H"'{ "inputs": [ { "path": "A16.npy" }, { "path": "B16.npy" } ], "outputs": [ { "path": "C16_bad.npy" } ] }'"$R"
+expect_fail "inner sizes disagree" "A's columns (256) must equal B's rows (512)" "$H"'{ "inputs": [ { "path": "A16.npy" }, { "path": "B32.npy" } ], "outputs": [ { "path": "C16.npy" } ] }'"$R"
+expect_fail "raw bits without a format" "need \"format\"" "$H"'{ "inputs": [ { "path": "Abf.npy" }, { "path": "Bbf.npy" } ], "outputs": [ { "path": "Cbf.npy" } ] }'"$R"
+expect_fail "integers as values" "integers, but gemm's A holds values" "$H"'{ "inputs": [ { "path": "target.npy" }, { "path": "B16.npy" } ], "outputs": [ { "path": "C16.npy" } ] }'"$R"
+expect_fail "values not of the named format" "is not a bf16 value" "$H"'{ "inputs": [ { "path": "A32.npy", "format": "bf16" }, { "path": "B32.npy" } ], "outputs": [ { "path": "C32.npy" } ] }'"$R"
+printf 'junk' >junk.npy
+expect_fail "not a .npy file" "junk.npy: not a .npy file" "$H"'{ "inputs": [ { "path": "junk.npy" }, { "path": "B16.npy" } ], "outputs": [ { "path": "C16.npy" } ] }'"$R"
+
+echo "cli check_numpy: $pass passed, $fail failed"
+[ $fail -eq 0 ]
