@@ -2,13 +2,17 @@
 # lowp tests -- install what is missing, build, run the default test suite.
 # Run: bash tools/test.sh            (labels unit + cli; GPU tests skip without a GPU)
 #      LOWP_TEST_LABEL=long bash tools/test.sh   (the exhaustive suites)
+#      LOWP_TEST_LABEL=torch bash tools/test.sh  (PyTorch's CPU kernels under lowp check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-LOWP_EXTRA_PKGS="chromium python3 python3-jsonschema python3-numpy clang" bash tools/setup.sh build
+EXTRA="chromium python3 python3-jsonschema python3-numpy clang"
+# label torch measures PyTorch's CPU kernels: Debian's python3-torch (large)
+[ "${LOWP_TEST_LABEL:-}" = torch ] && EXTRA="$EXTRA python3-torch"
+LOWP_EXTRA_PKGS="$EXTRA" bash tools/setup.sh build
 if [ -n "${LOWP_TEST_LABEL:-}" ]; then
   exec ctest --test-dir build -L "$LOWP_TEST_LABEL" --output-on-failure -j"$(nproc)"
 fi
-ctest --test-dir build -LE 'long|fuzz' --output-on-failure -j"$(nproc)"
+ctest --test-dir build -LE 'long|fuzz|torch' --output-on-failure -j"$(nproc)"
 
 # ---- sanitizers and fuzzing: a second build (build-asan) under ASan+UBSan
 # (UBSan fatal), with clang where present so that the libFuzzer harnesses
