@@ -60,7 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   zeros = calloc(info.count ? info.count : 1, sizeof *zeros);
   if (!zeros) abort();
   path = fuzz_tmpfile("", 0);
-  st = lowp_npy_write(path, info.dtype, info.shape, info.ndim, zeros, &LOWP_FMT_E4M3);
+  st = lowp_npy_write(path, info.dtype, info.shape, info.ndim, zeros,
+                      info.dtype == LOWP_NPY_U2 ? &LOWP_FMT_BF16 : &LOWP_FMT_E4M3);
   FUZZ_CHECK(st == LOWP_OK, "lowp_npy_write of an accepted header's shape: %s",
              lowp_status_str(st));
   buf = slurp(path, &len);

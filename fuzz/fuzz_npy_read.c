@@ -37,6 +37,7 @@ static int same_value(double a, double b) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const lowp_format_t *const u1[3] = {&LOWP_FMT_E4M3, &LOWP_FMT_E5M2, &LOWP_FMT_E8M0};
+  static const lowp_format_t *const u2[2] = {&LOWP_FMT_BF16, &LOWP_FMT_FP16};
   const lowp_format_t *u1f = u1[size % 3];
   lowp_npy_info_t info, hinfo, info2;
   double *v = NULL, *v2 = NULL;
@@ -46,6 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   path = fuzz_tmpfile(data, size);
   memset(&hinfo, 0, sizeof hinfo);
   hst = lowp_npy_parse_header(&hinfo, data, size, size);
+  /* raw 16-bit patterns need a 16-bit format: pick one for <u2 files */
+  if (hst == LOWP_OK && hinfo.dtype == LOWP_NPY_U2) u1f = u2[size % 2];
   st = lowp_npy_read(path, &info, &v, u1f, 0);
   unlink(path);
   free(path);
@@ -55,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   if (st != LOWP_OK) {
-    FUZZ_CHECK(hinfo.dtype == LOWP_NPY_U1 && st == LOWP_EINVAL,
+    FUZZ_CHECK(((hinfo.dtype == LOWP_NPY_U1 || hinfo.dtype == LOWP_NPY_U2) && st == LOWP_EINVAL) ||
+                   ((hinfo.dtype == LOWP_NPY_I4 || hinfo.dtype == LOWP_NPY_I8) && st == LOWP_ERANGE),
                "header accepted but read failed: %s", lowp_status_str(st));
     return 0;
   }
@@ -74,6 +78,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       want = f;
     } else if (info.dtype == LOWP_NPY_F2) {
       want = half_to_double((uint16_t)(p[0] | p[1] << 8));
+    } else if (info.dtype == LOWP_NPY_U2) {
+      FUZZ_CHECK(lowp_decode(&want, (uint16_t)(p[0] | p[1] << 8), u1f) == LOWP_OK, "pattern");
+    } else if (info.dtype == LOWP_NPY_I4) {
+      int32_t w;
+      memcpy(&w, p, 4); /* little-endian host */
+      want = w;
+    } else if (info.dtype == LOWP_NPY_I8) {
+      int64_t w;
+      memcpy(&w, p, 8);
+      FUZZ_CHECK(w >= -(INT64_C(1) << 53) && w <= (INT64_C(1) << 53), "i8 %lld accepted", (long long)w);
+      want = (double)w;
     } else {
       FUZZ_CHECK(lowp_decode(&want, p[0], u1f) == LOWP_OK, "byte 0x%02x", p[0]);
     }

@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check/plugin.h"
+#include "io/escape.h"
 #include "lowp_plugin.h"
 #include "status.h"
 
@@ -55,9 +57,12 @@ static int seterr(char *err, size_t errlen, int st, const char *fmt, ...)
 static int seterr(char *err, size_t errlen, int st, const char *fmt, ...) {
   va_list ap;
   if (err && errlen) {
+    char raw[1024];
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* names and paths come from files: the message stays one printable line */
+    lowp_escape_ctl(err, errlen, raw);
   }
   return st;
 }
@@ -65,7 +70,8 @@ static int seterr(char *err, size_t errlen, int st, const char *fmt, ...) {
 /* the container of format f (include/lowp_plugin.h), or -1 */
 static int container(const lowp_format_t *f) {
   int w = lowp_format_width(f);
-  if (!memcmp(f, &LOWP_FMT_FP64, sizeof *f)) return C_F64;
+  /* containers hold values: fp64's range and precision fit a double */
+  if (f->precision == 53 && f->emin == -1022 && f->emax == 1023) return C_F64;
   if (w <= 8) return C_U8;
   if (w <= 16) return C_U16;
   /* a value of f must be a binary32 value */
@@ -260,13 +266,34 @@ static void plugin_release(lowp_subject_t *s) {
 
 /* ----------------------------------------------------------- public API */
 
+int lowp_plugin_table_check(const lowp_plugin_kernel_t *tab, size_t n, char *err, size_t errlen) {
+  size_t i, j;
+  int st;
+  if (!tab || n == 0 || n > 4096)
+    return seterr(err, errlen, LOWP_EFILE, "the kernel table is %s",
+                  !tab ? "NULL" : n == 0 ? "empty" : "longer than 4096 entries");
+  for (i = 0; i < n; i++) {
+    char raw[400];
+    st = check_entry(&tab[i], i, raw, sizeof raw);
+    for (j = 0; !st && j < i; j++)
+      if (!strcmp(tab[i].name, tab[j].name))
+        st = seterr(raw, sizeof raw, LOWP_EFILE, "two kernels named '%.64s'", tab[i].name);
+    if (st) {
+      /* names come from the library: the message stays one printable line */
+      if (err && errlen) lowp_escape_ctl(err, errlen, raw);
+      return st;
+    }
+  }
+  return LOWP_OK;
+}
+
 int lowp_plugin_subject_open(lowp_subject_t *s, const char *path, const char *kernel,
                              const lowp_problem_t *p, char *err, size_t errlen) {
   void *lib;
   const uint32_t *ver;
   const lowp_plugin_kernel_t *(*table_fn)(size_t *);
   const lowp_plugin_kernel_t *tab, *found = NULL;
-  size_t n = 0, i, j;
+  size_t n = 0, i;
   int st, nfound = 0;
   pctx_t *x;
   if (err && errlen) err[0] = '\0';
@@ -299,27 +326,14 @@ int lowp_plugin_subject_open(lowp_subject_t *s, const char *path, const char *ke
     return st;
   }
   tab = table_fn(&n);
-  if (!tab || n == 0 || n > 4096) {
-    st = seterr(err, errlen, LOWP_EFILE, "%s: its kernel table is %s", path,
-                  !tab ? "NULL" : n == 0 ? "empty" : "longer than 4096 entries");
-    dlclose(lib);
-    return st;
-  }
-  for (i = 0; i < n; i++) {
-    char e2[300];
-    st = check_entry(&tab[i], i, e2, sizeof e2);
+  {
+    char e2[400];
+    st = lowp_plugin_table_check(tab, n, e2, sizeof e2);
     if (st) {
       st = seterr(err, errlen, st, "%s: malformed table: %s", path, e2);
       dlclose(lib);
       return st;
     }
-    for (j = 0; j < i; j++)
-      if (!strcmp(tab[i].name, tab[j].name)) {
-        st = seterr(err, errlen, LOWP_EFILE, "%s: malformed table: two kernels named '%.64s'", path,
-                      tab[i].name);
-        dlclose(lib);
-        return st;
-      }
   }
   for (i = 0; i < n; i++) {
     if (kernel ? !strcmp(tab[i].name, kernel) : !strcmp(tab[i].op, p->op->name)) {

@@ -22,6 +22,7 @@
 
 #include "io/npy.h"
 #include "io/safetensors.h"
+#include "io/escape.h"
 #include "status.h"
 
 /* ------------------------------------------------------ private helpers */
@@ -49,9 +50,12 @@ static int seterr(char *err, size_t errlen, int st, const char *fmt, ...)
 static int seterr(char *err, size_t errlen, int st, const char *fmt, ...) {
   va_list ap;
   if (err && errlen) {
+    char raw[1024];
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* names and paths come from files: the message stays one printable line */
+    lowp_escape_ctl(err, errlen, raw);
   }
   return st;
 }

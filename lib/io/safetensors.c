@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "io/atomic.h"
+#include "io/escape.h"
 #include "status.h"
 
 /* ------------------------------------------------------ private helpers */
@@ -37,9 +38,12 @@ static int fail(char *err, size_t errlen, int st, const char *fmt, ...)
 static int fail(char *err, size_t errlen, int st, const char *fmt, ...) {
   va_list ap;
   if (err && errlen) {
+    char raw[1024];
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* names and paths come from files: the message stays one printable line */
+    lowp_escape_ctl(err, errlen, raw);
   }
   return st;
 }
