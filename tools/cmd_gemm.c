@@ -115,12 +115,12 @@ static const char *npy_err(int st) {
   switch (st) {
   case LOWP_EFILE: return "not a .npy file, or its header is corrupt or truncated, or "
                           "the data size does not match the shape";
-  case LOWP_EUNSUPPORTED: return "unsupported .npy: lowp reads dtypes <f2 <f4 <f8 |u1, "
+  case LOWP_EUNSUPPORTED: return "unsupported .npy: lowp reads dtypes <f2 <f4 <f8 |u1 <u2, "
                                  "C order (fortran_order False), up to 8 dimensions";
   case LOWP_EIO: return "cannot open or read the file";
   case LOWP_ENOMEM: return "the array would not fit in memory";
-  case LOWP_EINVAL: return "|u1 data need an 8-bit --in format (e4m3, e5m2, ...) and "
-                           "every byte must be one of its values";
+  case LOWP_EINVAL: return "|u1 (<u2) data need an 8-bit (16-bit) --in format (e4m3, bf16, "
+                           "...) and every pattern must be one of its values";
   default: return lowp_status_str(st);
   }
 }
@@ -134,6 +134,11 @@ static double *read_input(const opts_t *o, const char *path, const char *name,
   size_t i, limit = (size_t)(phys_mem() > 0 ? 0.2 * phys_mem() / 8 : 0);
   int st = lowp_npy_read(path, &info, &x, &o->in, limit);
   if (st) lowp_cli_die(o->cmd, "--%s %s: %s", name, path, npy_err(st));
+  if (info.dtype == LOWP_NPY_I4 || info.dtype == LOWP_NPY_I8) {
+    free(x);
+    lowp_cli_die(o->cmd, "--%s %s: unsupported .npy dtype %s for a matrix (lowp reads <f2 <f4 "
+                 "<f8, and |u1 or <u2 bits of --in)", name, path, lowp_npy_descr(info.dtype));
+  }
   if (!strcmp(o->cmd, "dot")) {
     if (info.ndim != 1) {
       free(x);
