@@ -99,6 +99,8 @@ typedef struct {
                                 from exact_out's */
   size_t first_class_mismatch;
   size_t n_not_in_format;  /**< got values that are not values of p->out */
+  int absent;              /**< the subject did not produce it (subject.h):
+                                got = exact_out, left out of metrics and rules */
 } lowp_check_output_t;
 
 /** @brief Everything the pipeline measured for one problem and subject. */

@@ -56,6 +56,10 @@ struct lowp_subject {
   const lowp_format_t *prod;     /**< products rounded first (NULL: exact) */
   int has_model;                 /**< a tensor-core model computes it */
   lowp_tc_model_t model;
+  /** Outputs the subject does not produce (bit j for output j), e.g. saved
+      layer-norm tensors with y only: the pipeline leaves them out of every
+      metric and rule and reports them as absent. Output 0 is never absent. */
+  unsigned absent;
 };
 
 /** @brief Release a subject (calls s->release; safe on a zeroed s). */
@@ -119,7 +123,8 @@ typedef struct {
  * where the caller left them unset (p->dims.m == 0; formats with a NULL
  * name): an fp32 file is fp32 data unless told otherwise.
  * .npy: <f2 <f4 <f8; <u2 and |u1 raw bits with ref.format; <i8 <i4 for
- * index inputs. .safetensors: BF16 F16 F32 F64 F8_E4M3 F8_E5M2 (I64 I32
+ * index inputs. An output reference with a NULL path (not the first) is an
+ * output the framework did not save (s->absent). .safetensors: BF16 F16 F32 F64 F8_E4M3 F8_E5M2 (I64 I32
  * for index inputs).
  * @return LOWP_OK; LOWP_EIO; LOWP_EFILE (corrupt file); LOWP_EUNSUPPORTED
  *         (dtype); LOWP_ESHAPE (shapes disagree); err names file and tensor.

@@ -19,16 +19,18 @@ cp "$SRC/tests/numpy/numpy_spec.json" "$T/spec.json"
 cd "$T" || exit 1
 
 "$LOWP" check spec.json --json res.json >o 2>e; rc=$?
-[ $rc -eq 0 ] && grep -q "^6 of 6 checks passed" o && ok || bad "numpy spec: exit $rc: $(cat o e)"
+[ $rc -eq 0 ] && grep -q "^7 of 7 checks passed" o && ok || bad "numpy spec: exit $rc: $(cat o e)"
 # what lowp measured about NumPy: fp16 matmul within one ulp of the exact product
 grep -q "^PASS np_matmul_f16  max_ulp 0\.[0-9]* <= 1" o && ok || bad "np fp16 matmul not within 1 ulp: $(grep np_matmul_f16 o)"
 /usr/bin/python3 - res.json <<'PY' && ok || bad "JSON result"
 import json, sys
 r = json.load(open(sys.argv[1]))
 checks = {c["name"]: c for c in r["checks"]}
-assert set(checks) == {"np_matmul_f16", "np_matmul_f32", "np_sum_f16", "np_sum_f32", "np_matmul_bf16_bits", "np_xent_f64"}, checks.keys()
+assert set(checks) == {"np_matmul_f16", "np_matmul_f32", "np_sum_f16", "np_sum_f32", "np_matmul_bf16_bits", "np_layernorm_y_only", "np_xent_f64"}, checks.keys()
+ln = {o["name"]: o for o in checks["np_layernorm_y_only"]["outputs"]}
+assert ln["mean"] == {"name": "mean", "absent": True} and ln["var"]["absent"] and "max_ulp" in ln["y"], ln
 assert all(c["verdict"] == "pass" for c in checks.values()), [c["verdict"] for c in checks.values()]
-assert r["passed"] == 6 and r["failed"] == 0
+assert r["passed"] == 7 and r["failed"] == 0
 PY
 
 expect_fail() { # NAME PATTERN SPEC-JSON
@@ -49,6 +51,7 @@ expect_fail "inner sizes disagree" "A's columns (256) must equal B's rows (512)"
 expect_fail "raw bits without a format" "need \"format\"" "$H"'{ "inputs": [ { "path": "Abf.npy" }, { "path": "Bbf.npy" } ], "outputs": [ { "path": "Cbf.npy" } ] }'"$R"
 expect_fail "integers as values" "integers, but gemm's A holds values" "$H"'{ "inputs": [ { "path": "target.npy" }, { "path": "B16.npy" } ], "outputs": [ { "path": "C16.npy" } ] }'"$R"
 expect_fail "values not of the named format" "is not a bf16 value" "$H"'{ "inputs": [ { "path": "A32.npy", "format": "bf16" }, { "path": "B32.npy" } ], "outputs": [ { "path": "C32.npy" } ] }'"$R"
+expect_fail "more outputs than the operation has" "2 output files for gemm, which has 1 output" "$H"'{ "inputs": [ { "path": "A16.npy" }, { "path": "B16.npy" } ], "outputs": [ { "path": "C16.npy" }, { "path": "C16.npy" } ] }'"$R"
 printf 'junk' >junk.npy
 expect_fail "not a .npy file" "junk.npy: not a .npy file" "$H"'{ "inputs": [ { "path": "junk.npy" }, { "path": "B16.npy" } ], "outputs": [ { "path": "C16.npy" } ] }'"$R"
 

@@ -49,5 +49,10 @@ target = rng.integers(0, 50, size=20).astype(np.int64)
 m = logits.max(axis=1, keepdims=True)
 loss = (np.log(np.exp(logits - m).sum(axis=1)) + m[:, 0]) - logits[np.arange(20), target]
 save("logits", logits), save("target", target), save("loss", loss)
+# layer norm computed in float64, saved as float32: y only (mean and var not saved)
+xl = (rng.standard_normal((8, 768)) + 3).astype(np.float32)
+xd = xl.astype(np.float64)
+yl = (xd - xd.mean(axis=1, keepdims=True)) / np.sqrt(xd.var(axis=1, keepdims=True) + 1e-5)
+save("xln", xl), save("yln", yl.astype(np.float32))
 # a mismatched output shape, for a bad-input case
 save("C16_bad", (A @ B)[:, :10])
