@@ -200,9 +200,11 @@ static int plugin_run(const lowp_subject_t *s, double *const *out, const double 
   if (pid == 0) {
     /* the child: default signal actions, dies with lowp, calls the kernel */
     int r;
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+    /* default actions: a crash is reported as its signal, not turned into
+       an exit by a handler lowp (or a sanitizer runtime) installed */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+    size_t q;
+    for (q = 0; q < sizeof sigs / sizeof sigs[0]; q++) signal(sigs[q], SIG_DFL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     r = x->e->fn(pout, (const void *const *)pin, &dims);
     *ret = r;
