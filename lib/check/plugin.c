@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,23 +48,6 @@ typedef struct {
 
 static const size_t csize[] = {8, 4, 2, 1, 8};
 
-static int seterr(char *err, size_t errlen, int st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static int seterr(char *err, size_t errlen, int st, const char *fmt, ...) {
-  va_list ap;
-  if (err && errlen) {
-    char raw[1024];
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
-    /* names and paths come from files: the message stays one printable line */
-    lowp_escape_ctl(err, errlen, raw);
-  }
-  return st;
-}
 
 /* the container of format f (include/lowp_plugin.h), or -1 */
 static int container(const lowp_format_t *f) {
@@ -106,27 +88,27 @@ static int check_entry(const lowp_plugin_kernel_t *e, size_t i, char *err, size_
   const lowp_op_t *op;
   lowp_format_t f;
   int j;
-  if (!e->name || !e->name[0]) return seterr(err, errlen, LOWP_EFILE, "entry %zu has no name", i);
-  if (!e->fn) return seterr(err, errlen, LOWP_EFILE, "kernel '%.64s' has no function", e->name);
+  if (!e->name || !e->name[0]) return lowp_errf(err, errlen, LOWP_EFILE, "entry %zu has no name", i);
+  if (!e->fn) return lowp_errf(err, errlen, LOWP_EFILE, "kernel '%.64s' has no function", e->name);
   if (!e->op || !(op = lowp_op_by_name(e->op)))
-    return seterr(err, errlen, LOWP_EFILE, "kernel '%.64s': unknown operation '%.32s'", e->name,
+    return lowp_errf(err, errlen, LOWP_EFILE, "kernel '%.64s': unknown operation '%.32s'", e->name,
                   e->op ? e->op : "(null)");
   for (j = 0; j < op->n_in; j++) {
     if (!e->in[j])
-      return seterr(err, errlen, LOWP_EFILE, "kernel '%.64s': %s needs %d input formats, in[%d] is NULL",
+      return lowp_errf(err, errlen, LOWP_EFILE, "kernel '%.64s': %s needs %d input formats, in[%d] is NULL",
                     e->name, op->name, op->n_in, j);
     if (op->in_index[j]) {
       if (strcmp(e->in[j], "i64"))
-        return seterr(err, errlen, LOWP_EFILE, "kernel '%.64s': input %d (class indices) must be \"i64\"",
+        return lowp_errf(err, errlen, LOWP_EFILE, "kernel '%.64s': input %d (class indices) must be \"i64\"",
                       e->name, j);
       continue;
     }
     if (lowp_format_parse(&f, e->in[j], NULL, 0) || container(&f) < 0)
-      return seterr(err, errlen, LOWP_EFILE, "kernel '%.64s': unknown input format '%.32s'", e->name,
+      return lowp_errf(err, errlen, LOWP_EFILE, "kernel '%.64s': unknown input format '%.32s'", e->name,
                     e->in[j]);
   }
   if (!e->out || lowp_format_parse(&f, e->out, NULL, 0) || container(&f) < 0)
-    return seterr(err, errlen, LOWP_EFILE, "kernel '%.64s': unknown output format '%.32s'", e->name,
+    return lowp_errf(err, errlen, LOWP_EFILE, "kernel '%.64s': unknown output format '%.32s'", e->name,
                   e->out ? e->out : "(null)");
   return LOWP_OK;
 }
@@ -162,12 +144,12 @@ static int plugin_run(const lowp_subject_t *s, double *const *out, const double 
     const lowp_format_t *f = j < op->n_in ? &p->in[j] : &p->out;
     if (lowp_op_shape(p, j, sh, &nd, &cnt[j])) return LOWP_EINVAL;
     kinds[j] = (j < op->n_in && op->in_index[j]) ? C_I64 : container(f);
-    if (kinds[j] < 0) return seterr(err, errlen, LOWP_EUNSUPPORTED, "format %s has no container", f->name);
+    if (kinds[j] < 0) return lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "format %s has no container", f->name);
     off[j] = total;
     total += (cnt[j] * csize[kinds[j]] + 63) / 64 * 64;
   }
   mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return seterr(err, errlen, LOWP_ENOMEM, "plugin: cannot map %zu bytes", total);
+  if (mem == MAP_FAILED) return lowp_errf(err, errlen, LOWP_ENOMEM, "plugin: cannot map %zu bytes", total);
   ret = (volatile int *)mem;
   *ret = -424242;
   for (j = 0; j < op->n_in; j++) {
@@ -182,7 +164,7 @@ static int plugin_run(const lowp_subject_t *s, double *const *out, const double 
       case C_I64: ((int64_t *)b)[i] = (int64_t)v; break;
       default:
         if (lowp_encode(&bits, v, &p->in[j]) != LOWP_OK)
-          st = seterr(err, errlen, LOWP_EINVAL, "input %s[%zu] = %g is not a value of %s",
+          st = lowp_errf(err, errlen, LOWP_EINVAL, "input %s[%zu] = %g is not a value of %s",
                       op->in_names[j], i, v, p->in[j].name);
         else if (kinds[j] == C_U16) ((uint16_t *)b)[i] = (uint16_t)bits;
         else b[i] = (unsigned char)bits;
@@ -196,7 +178,7 @@ static int plugin_run(const lowp_subject_t *s, double *const *out, const double 
   dims.reduction_mean = p->reduction_mean;
   fflush(NULL);
   pid = fork();
-  if (pid < 0) { munmap(mem, total); return seterr(err, errlen, LOWP_EIO, "plugin: fork failed: %s", strerror(errno)); }
+  if (pid < 0) { munmap(mem, total); return lowp_errf(err, errlen, LOWP_EIO, "plugin: fork failed: %s", strerror(errno)); }
   if (pid == 0) {
     /* the child: default signal actions, dies with lowp, calls the kernel */
     int r;
@@ -223,21 +205,21 @@ static int plugin_run(const lowp_subject_t *s, double *const *out, const double 
         kill(pid, SIGKILL);
         waitpid(pid, &wst, 0);
         munmap(mem, total);
-        return seterr(err, errlen, LOWP_EIO, "plugin kernel %s did not finish in %g s (killed; "
+        return lowp_errf(err, errlen, LOWP_EIO, "plugin kernel %s did not finish in %g s (killed; "
                       "LOWP_PLUGIN_TIMEOUT sets the limit)", x->e->name, lim);
       }
       nanosleep(&nap, NULL);
       if (nap.tv_nsec < 50000000) nap.tv_nsec *= 2;
     }
-    if (w != pid) st = seterr(err, errlen, LOWP_EIO, "plugin kernel %s: lost its process", x->e->name);
+    if (w != pid) st = lowp_errf(err, errlen, LOWP_EIO, "plugin kernel %s: lost its process", x->e->name);
     else if (WIFSIGNALED(wst))
-      st = seterr(err, errlen, LOWP_EIO, "plugin kernel %s crashed (%s)", x->e->name,
+      st = lowp_errf(err, errlen, LOWP_EIO, "plugin kernel %s crashed (%s)", x->e->name,
                   signame(WTERMSIG(wst)));
     else if (WIFEXITED(wst) && (WEXITSTATUS(wst) != 0 || *ret == -424242))
-      st = seterr(err, errlen, LOWP_EIO, "plugin kernel %s exited with status %d instead of returning",
+      st = lowp_errf(err, errlen, LOWP_EIO, "plugin kernel %s exited with status %d instead of returning",
                   x->e->name, WEXITSTATUS(wst));
     else if (*ret != 0)
-      st = seterr(err, errlen, LOWP_EIO, "plugin kernel %s returned error %d", x->e->name, *ret);
+      st = lowp_errf(err, errlen, LOWP_EIO, "plugin kernel %s returned error %d", x->e->name, *ret);
   }
   for (j = 0; j < op->n_out && !st; j++) {
     const unsigned char *b = mem + off[op->n_in + j];
@@ -272,14 +254,14 @@ int lowp_plugin_table_check(const lowp_plugin_kernel_t *tab, size_t n, char *err
   size_t i, j;
   int st;
   if (!tab || n == 0 || n > 4096)
-    return seterr(err, errlen, LOWP_EFILE, "the kernel table is %s",
+    return lowp_errf(err, errlen, LOWP_EFILE, "the kernel table is %s",
                   !tab ? "NULL" : n == 0 ? "empty" : "longer than 4096 entries");
   for (i = 0; i < n; i++) {
     char raw[400];
     st = check_entry(&tab[i], i, raw, sizeof raw);
     for (j = 0; !st && j < i; j++)
       if (!strcmp(tab[i].name, tab[j].name))
-        st = seterr(raw, sizeof raw, LOWP_EFILE, "two kernels named '%.64s'", tab[i].name);
+        st = lowp_errf(raw, sizeof raw, LOWP_EFILE, "two kernels named '%.64s'", tab[i].name);
     if (st) {
       /* names come from the library: the message stays one printable line */
       if (err && errlen) lowp_escape_ctl(err, errlen, raw);
@@ -304,18 +286,18 @@ int lowp_plugin_subject_open(lowp_subject_t *s, const char *path, const char *ke
   lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *d = dlerror();
-    return seterr(err, errlen, LOWP_EIO, "cannot load plugin: %s", d ? d : path);
+    return lowp_errf(err, errlen, LOWP_EIO, "cannot load plugin: %s", d ? d : path);
   }
   ver = (const uint32_t *)dlsym(lib, "lowp_plugin_abi_version");
   if (!ver) {
-    st = seterr(err, errlen, LOWP_EUNSUPPORTED,
+    st = lowp_errf(err, errlen, LOWP_EUNSUPPORTED,
                   "%s exports no lowp_plugin_abi_version: not a lowp plugin (include/lowp_plugin.h)", path);
     dlclose(lib);
     return st;
   }
   if (*ver != LOWP_PLUGIN_ABI_VERSION) {
     uint32_t v = *ver;
-    st = seterr(err, errlen, LOWP_EUNSUPPORTED,
+    st = lowp_errf(err, errlen, LOWP_EUNSUPPORTED,
                   "%s is built for plugin ABI version %u; this lowp reads version %u", path, v,
                   LOWP_PLUGIN_ABI_VERSION);
     dlclose(lib);
@@ -323,7 +305,7 @@ int lowp_plugin_subject_open(lowp_subject_t *s, const char *path, const char *ke
   }
   *(void **)&table_fn = dlsym(lib, "lowp_plugin_kernels");
   if (!table_fn) {
-    st = seterr(err, errlen, LOWP_EFILE, "%s exports no lowp_plugin_kernels table", path);
+    st = lowp_errf(err, errlen, LOWP_EFILE, "%s exports no lowp_plugin_kernels table", path);
     dlclose(lib);
     return st;
   }
@@ -332,7 +314,7 @@ int lowp_plugin_subject_open(lowp_subject_t *s, const char *path, const char *ke
     char e2[400];
     st = lowp_plugin_table_check(tab, n, e2, sizeof e2);
     if (st) {
-      st = seterr(err, errlen, st, "%s: malformed table: %s", path, e2);
+      st = lowp_errf(err, errlen, st, "%s: malformed table: %s", path, e2);
       dlclose(lib);
       return st;
     }
@@ -350,12 +332,12 @@ int lowp_plugin_subject_open(lowp_subject_t *s, const char *path, const char *ke
       m += (size_t)snprintf(list + m, sizeof list - m, "%s%s (%s)", i ? ", " : "", tab[i].name, tab[i].op);
     dlclose(lib);
     if (kernel)
-      return seterr(err, errlen, LOWP_EUNSUPPORTED, "%s has no kernel '%.64s' (it has: %s)", path, kernel, list);
-    return seterr(err, errlen, LOWP_EUNSUPPORTED, "%s has %s kernel for %s: name one (it has: %s)", path,
+      return lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "%s has no kernel '%.64s' (it has: %s)", path, kernel, list);
+    return lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "%s has %s kernel for %s: name one (it has: %s)", path,
                   nfound ? "more than one" : "no", p->op->name, list);
   }
   if (strcmp(found->op, p->op->name)) {
-    st = seterr(err, errlen, LOWP_EUNSUPPORTED, "%s: kernel '%s' computes %s, not %s", path,
+    st = lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "%s: kernel '%s' computes %s, not %s", path,
                   found->name, found->op, p->op->name);
     dlclose(lib);
     return st;
@@ -368,7 +350,7 @@ int lowp_plugin_subject_open(lowp_subject_t *s, const char *path, const char *ke
       if (p->op->in_index[k]) continue;
       lowp_format_parse(&f, found->in[k], NULL, 0);
       if (!p->in[k].name || !formats_equal(&p->in[k], &f)) {
-        st = seterr(err, errlen, LOWP_EUNSUPPORTED, "%s: kernel '%s' takes %s for %s, the check gives %s",
+        st = lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "%s: kernel '%s' takes %s for %s, the check gives %s",
                       path, found->name, found->in[k], p->op->in_names[k],
                       p->in[k].name ? p->in[k].name : "none");
         dlclose(lib);
@@ -377,7 +359,7 @@ int lowp_plugin_subject_open(lowp_subject_t *s, const char *path, const char *ke
     }
     lowp_format_parse(&f, found->out, NULL, 0);
     if (!p->out.name || !formats_equal(&p->out, &f)) {
-      st = seterr(err, errlen, LOWP_EUNSUPPORTED, "%s: kernel '%s' writes %s, the check expects %s",
+      st = lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "%s: kernel '%s' writes %s, the check expects %s",
                     path, found->name, found->out, p->out.name ? p->out.name : "none");
       dlclose(lib);
       return st;

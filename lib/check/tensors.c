@@ -15,7 +15,6 @@
 #include "check/subject.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,23 +41,6 @@ typedef struct {
   lowp_format_t fmt;
 } loaded_t;
 
-static int seterr(char *err, size_t errlen, int st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static int seterr(char *err, size_t errlen, int st, const char *fmt, ...) {
-  va_list ap;
-  if (err && errlen) {
-    char raw[1024];
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
-    /* names and paths come from files: the message stays one printable line */
-    lowp_escape_ctl(err, errlen, raw);
-  }
-  return st;
-}
 
 static const char *npy_msg(int st) {
   switch (st) {
@@ -97,13 +79,13 @@ static int load(loaded_t *L, const lowp_tensor_ref_t *r, char *err, size_t errle
   label(lab, sizeof lab, r);
   if (r->format) {
     if (lowp_format_parse(&named, r->format, e2, sizeof e2))
-      return seterr(err, errlen, LOWP_EINVAL, "%s: format '%.40s': %s", lab, r->format, e2);
+      return lowp_errf(err, errlen, LOWP_EINVAL, "%s: format '%.40s': %s", lab, r->format, e2);
     have_named = 1;
   }
   if (is_safetensors(r->path)) {
     lowp_st_tensor_t info;
     st = lowp_st_read(r->path, r->tensor, &info, &L->v, 0, e2, sizeof e2);
-    if (st) return seterr(err, errlen, st, "%s: %s", lab, e2);
+    if (st) return lowp_errf(err, errlen, st, "%s: %s", lab, e2);
     L->ndim = info.ndim;
     memcpy(L->shape, info.shape, sizeof info.shape);
     L->count = info.count;
@@ -112,10 +94,10 @@ static int load(loaded_t *L, const lowp_tensor_ref_t *r, char *err, size_t errle
   } else {
     lowp_npy_info_t info;
     if (r->tensor)
-      return seterr(err, errlen, LOWP_EINVAL, "%s: a tensor name is given but %s is not a .safetensors file",
+      return lowp_errf(err, errlen, LOWP_EINVAL, "%s: a tensor name is given but %s is not a .safetensors file",
                     lab, r->path);
     st = lowp_npy_read(r->path, &info, &L->v, have_named ? &named : NULL, 0);
-    if (st) return seterr(err, errlen, st, "%s: %s", lab, npy_msg(st));
+    if (st) return lowp_errf(err, errlen, st, "%s: %s", lab, npy_msg(st));
     L->ndim = info.ndim;
     memcpy(L->shape, info.shape, sizeof info.shape);
     L->count = info.count;
@@ -136,7 +118,7 @@ static int load(loaded_t *L, const lowp_tensor_ref_t *r, char *err, size_t errle
       if (isnan(L->v[i])) continue;
       lowp_round_f64(&y, L->v[i], &named, NULL, LOWP_RND_NE);
       if (y != L->v[i]) {
-        st = seterr(err, errlen, LOWP_EINVAL, "%s: element %zu = %.17g is not a %s value", lab, i, L->v[i],
+        st = lowp_errf(err, errlen, LOWP_EINVAL, "%s: element %zu = %.17g is not a %s value", lab, i, L->v[i],
                     named.name ? named.name : r->format);
         free(L->v);
         L->v = NULL;
@@ -158,7 +140,7 @@ static int tensor_run(const lowp_subject_t *s, double *const *out, const double 
   for (j = 0; j < x->n_out; j++) {
     if (s->absent & (1u << j)) continue;
     if (lowp_op_shape(p, p->op->n_in + j, sh, &nd, &cnt) || cnt != x->out_count[j])
-      return seterr(err, errlen, LOWP_ESHAPE, "saved output %d has %zu values, the problem %zu", j,
+      return lowp_errf(err, errlen, LOWP_ESHAPE, "saved output %d has %zu values, the problem %zu", j,
                     x->out_count[j], cnt);
     if (x->out[j]) memcpy(out[j], x->out[j], cnt * sizeof *out[j]);
   }
@@ -205,7 +187,7 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
     st = load(&L, &inputs[i], err, errlen);
     if (st) break;
     if (L.ndim > LOWP_OP_MAXDIM) {
-      st = seterr(err, errlen, LOWP_ESHAPE, "%s: %d dimensions, %s's %s has at most %d", lab, L.ndim,
+      st = lowp_errf(err, errlen, LOWP_ESHAPE, "%s: %d dimensions, %s's %s has at most %d", lab, L.ndim,
                   op->name, op->in_names[i], LOWP_OP_MAXDIM);
       free(L.v);
       break;
@@ -219,7 +201,7 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
       size_t k;
       for (k = 0; k < L.count; k++)
         if (!(L.v[k] >= 0) || L.v[k] != floor(L.v[k])) {
-          st = seterr(err, errlen, LOWP_EINVAL, "%s: %s[%zu] = %g is not a class index", lab,
+          st = lowp_errf(err, errlen, LOWP_EINVAL, "%s: %s[%zu] = %g is not a class index", lab,
                       op->in_names[i], k, L.v[k]);
           break;
         }
@@ -227,7 +209,7 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
       continue;
     }
     if (L.index) {
-      st = seterr(err, errlen, LOWP_EUNSUPPORTED, "%s: integers, but %s's %s holds values (save floats)",
+      st = lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "%s: integers, but %s's %s holds values (save floats)",
                   lab, op->name, op->in_names[i]);
       break;
     }
@@ -240,7 +222,7 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
         if (isnan(L.v[k])) continue;
         lowp_round_f64(&y, L.v[k], &p->in[i], NULL, LOWP_RND_NE);
         if (y != L.v[k])
-          st = seterr(err, errlen, LOWP_EINVAL, "%s: element %zu = %.17g is not a %s value (the check's \"in\")",
+          st = lowp_errf(err, errlen, LOWP_EINVAL, "%s: element %zu = %.17g is not a %s value (the check's \"in\")",
                       lab, k, L.v[k], p->in[i].name);
       }
     }
@@ -253,7 +235,7 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
     size_t sh[LOWP_OP_MAXDIM], cnt;
     int nd;
     if (!outputs[i].path) {
-      if (i == 0) st = seterr(err, errlen, LOWP_EINVAL, "tensors: no file for %s", op->out_names[0]);
+      if (i == 0) st = lowp_errf(err, errlen, LOWP_EINVAL, "tensors: no file for %s", op->out_names[0]);
       else s->absent |= 1u << i; /* not saved: left out of the measurement */
       continue;
     }
@@ -263,7 +245,7 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
     x->out[i] = L.v;
     x->out_count[i] = L.count;
     if (L.index) {
-      st = seterr(err, errlen, LOWP_EUNSUPPORTED, "%s: integers, but %s's %s holds values", lab, op->name,
+      st = lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "%s: integers, but %s's %s holds values", lab, op->name,
                   op->out_names[i]);
       break;
     }
@@ -274,7 +256,7 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
       lowp_op_shape(p, op->n_in + i, sh, &nd, &cnt);
       for (d = 0; d < nd; d++) u += (size_t)snprintf(want + u, sizeof want - u, "%s%zu", d ? ", " : "", sh[d]);
       for (u = 0, d = 0; d < L.ndim && d < 8; d++) u += (size_t)snprintf(got + u, sizeof got - u, "%s%zu", d ? ", " : "", L.shape[d]);
-      st = seterr(err, errlen, LOWP_ESHAPE, "%s: %s has shape (%s), the inputs give %s (%s)", lab,
+      st = lowp_errf(err, errlen, LOWP_ESHAPE, "%s: %s has shape (%s), the inputs give %s (%s)", lab,
                   op->out_names[i], got, op->out_names[i], want);
       break;
     }

@@ -2,6 +2,7 @@
 
 #include "io/escape.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 size_t lowp_escape_ctl(char *out, size_t len, const char *in) {
@@ -27,4 +28,15 @@ size_t lowp_escape_ctl(char *out, size_t len, const char *in) {
   }
   out[n] = '\0';
   return n;
+}
+
+int lowp_errf(char *err, size_t errlen, int st, const char *fmt, ...) {
+  va_list ap;
+  char raw[1024];
+  if (!err || !errlen) return st;
+  va_start(ap, fmt);
+  vsnprintf(raw, sizeof raw, fmt, ap);
+  va_end(ap);
+  lowp_escape_ctl(err, errlen, raw);
+  return st;
 }

@@ -14,4 +14,15 @@
  */
 size_t lowp_escape_ctl(char *out, size_t len, const char *in);
 
+/**
+ * @brief Format a message (printf) into err, escaped as lowp_escape_ctl
+ * does, and return st: the one way lib/ writes an error message that quotes
+ * names, values or paths from a user's files. err may be NULL.
+ */
+int lowp_errf(char *err, size_t errlen, int st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 #endif

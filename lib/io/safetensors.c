@@ -4,7 +4,6 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,23 +29,6 @@ static const struct {
 static const char *const OTHER[] = {"BOOL", "U8", "I8", "I16", "U16", "U32", "U64",
                                     "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"};
 
-static int fail(char *err, size_t errlen, int st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static int fail(char *err, size_t errlen, int st, const char *fmt, ...) {
-  va_list ap;
-  if (err && errlen) {
-    char raw[1024];
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
-    /* names and paths come from files: the message stays one printable line */
-    lowp_escape_ctl(err, errlen, raw);
-  }
-  return st;
-}
 
 static uint64_t le(const unsigned char *p, int n) {
   uint64_t v = 0;
@@ -113,23 +95,23 @@ int lowp_st_parse_header(lowp_st_tensor_t **out, size_t *nout, const unsigned ch
   if (!out || !nout || !buf) return LOWP_EINVAL;
   *out = NULL;
   *nout = 0;
-  if (len < 8 || file_size < 8) return fail(err, errlen, LOWP_EFILE, "shorter than the 8-byte header length");
+  if (len < 8 || file_size < 8) return lowp_errf(err, errlen, LOWP_EFILE, "shorter than the 8-byte header length");
   N = le(buf, 8);
   if (N < 2 || N > LOWP_ST_MAXHEADER || N > file_size - 8)
-    return fail(err, errlen, LOWP_EFILE, "header length %llu is impossible for a file of %llu bytes",
+    return lowp_errf(err, errlen, LOWP_EFILE, "header length %llu is impossible for a file of %llu bytes",
                 (unsigned long long)N, (unsigned long long)file_size);
-  if (len < 8 + N) return fail(err, errlen, LOWP_EFILE, "truncated header");
-  if (buf[8] != '{') return fail(err, errlen, LOWP_EFILE, "the header does not begin with '{'");
-  if (!utf8_ok(buf + 8, (size_t)N)) return fail(err, errlen, LOWP_EFILE, "the header is not UTF-8");
+  if (len < 8 + N) return lowp_errf(err, errlen, LOWP_EFILE, "truncated header");
+  if (buf[8] != '{') return lowp_errf(err, errlen, LOWP_EFILE, "the header does not begin with '{'");
+  if (!utf8_ok(buf + 8, (size_t)N)) return lowp_errf(err, errlen, LOWP_EFILE, "the header is not UTF-8");
   root = cJSON_ParseWithLengthOpts((const char *)buf + 8, (size_t)N, &end, 0);
   if (!root || !cJSON_IsObject(root)) {
     cJSON_Delete(root);
-    return fail(err, errlen, LOWP_EFILE, "the header is not a JSON object");
+    return lowp_errf(err, errlen, LOWP_EFILE, "the header is not a JSON object");
   }
   for (; end < (const char *)buf + 8 + N; end++)
     if (*end != ' ') {
       cJSON_Delete(root);
-      return fail(err, errlen, LOWP_EFILE, "bytes other than spaces after the header's JSON");
+      return lowp_errf(err, errlen, LOWP_EFILE, "bytes other than spaces after the header's JSON");
     }
   data_size = file_size - 8 - N;
   for (it = root->child; it && !st; it = it->next) {
@@ -139,23 +121,23 @@ int lowp_st_parse_header(lowp_st_tensor_t **out, size_t *nout, const unsigned ch
     size_t k;
     for (prev = root->child; prev != it; prev = prev->next)
       if (!strcmp(prev->string, it->string)) {
-        st = fail(err, errlen, LOWP_EFILE, "the name '%.64s' appears twice", it->string);
+        st = lowp_errf(err, errlen, LOWP_EFILE, "the name '%.64s' appears twice", it->string);
         break;
       }
     if (st) break;
     if (!strcmp(it->string, "__metadata__")) {
-      if (!cJSON_IsObject(it)) { st = fail(err, errlen, LOWP_EFILE, "__metadata__ is not an object"); break; }
+      if (!cJSON_IsObject(it)) { st = lowp_errf(err, errlen, LOWP_EFILE, "__metadata__ is not an object"); break; }
       for (e = it->child; e; e = e->next)
-        if (!cJSON_IsString(e)) { st = fail(err, errlen, LOWP_EFILE, "__metadata__ values must be strings"); break; }
+        if (!cJSON_IsString(e)) { st = lowp_errf(err, errlen, LOWP_EFILE, "__metadata__ values must be strings"); break; }
       continue;
     }
     memset(&x, 0, sizeof x);
-    if (strlen(it->string) >= sizeof x.name) { st = fail(err, errlen, LOWP_EUNSUPPORTED, "a tensor name longer than 255 bytes"); break; }
+    if (strlen(it->string) >= sizeof x.name) { st = lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "a tensor name longer than 255 bytes"); break; }
     snprintf(x.name, sizeof x.name, "%s", it->string);
-    if (!cJSON_IsObject(it)) { st = fail(err, errlen, LOWP_EFILE, "tensor '%.64s' is not an object", x.name); break; }
+    if (!cJSON_IsObject(it)) { st = lowp_errf(err, errlen, LOWP_EFILE, "tensor '%.64s' is not an object", x.name); break; }
     for (e = it->child; e; e = e->next)
       if (strcmp(e->string, "dtype") && strcmp(e->string, "shape") && strcmp(e->string, "data_offsets")) {
-        st = fail(err, errlen, LOWP_EFILE, "tensor '%.64s': unknown key '%.32s'", x.name, e->string);
+        st = lowp_errf(err, errlen, LOWP_EFILE, "tensor '%.64s': unknown key '%.32s'", x.name, e->string);
         break;
       }
     if (st) break;
@@ -164,7 +146,7 @@ int lowp_st_parse_header(lowp_st_tensor_t **out, size_t *nout, const unsigned ch
     offs = cJSON_GetObjectItemCaseSensitive(it, "data_offsets");
     if (!cJSON_IsString(dt) || !cJSON_IsArray(shape) || !cJSON_IsArray(offs) ||
         cJSON_GetArraySize(offs) != 2) {
-      st = fail(err, errlen, LOWP_EFILE, "tensor '%.64s' needs dtype, shape and two data_offsets", x.name);
+      st = lowp_errf(err, errlen, LOWP_EFILE, "tensor '%.64s' needs dtype, shape and two data_offsets", x.name);
       break;
     }
     for (k = 0; k < NDT; k++)
@@ -173,34 +155,34 @@ int lowp_st_parse_header(lowp_st_tensor_t **out, size_t *nout, const unsigned ch
       size_t o;
       for (o = 0; o < sizeof OTHER / sizeof OTHER[0]; o++)
         if (!strcmp(dt->valuestring, OTHER[o])) break;
-      st = fail(err, errlen, o < sizeof OTHER / sizeof OTHER[0] ? LOWP_EUNSUPPORTED : LOWP_EFILE,
+      st = lowp_errf(err, errlen, o < sizeof OTHER / sizeof OTHER[0] ? LOWP_EUNSUPPORTED : LOWP_EFILE,
                 "tensor '%.64s': dtype %.16s (lowp reads BF16 F16 F32 F64 F8_E4M3 F8_E5M2 I32 I64)",
                 x.name, dt->valuestring);
       break;
     }
     x.dtype = (lowp_st_dtype_t)k;
     if (cJSON_GetArraySize(shape) > LOWP_ST_MAXDIM) {
-      st = fail(err, errlen, LOWP_EUNSUPPORTED, "tensor '%.64s' has more than %d dimensions", x.name, LOWP_ST_MAXDIM);
+      st = lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "tensor '%.64s' has more than %d dimensions", x.name, LOWP_ST_MAXDIM);
       break;
     }
     for (e = shape->child; e; e = e->next) {
-      if (!get_uint(e, &v)) { st = fail(err, errlen, LOWP_EFILE, "tensor '%.64s': a size is not a non-negative integer", x.name); break; }
-      if (v && cnt > UINT64_MAX / v / 8) { st = fail(err, errlen, LOWP_EFILE, "tensor '%.64s': sizes overflow", x.name); break; }
+      if (!get_uint(e, &v)) { st = lowp_errf(err, errlen, LOWP_EFILE, "tensor '%.64s': a size is not a non-negative integer", x.name); break; }
+      if (v && cnt > UINT64_MAX / v / 8) { st = lowp_errf(err, errlen, LOWP_EFILE, "tensor '%.64s': sizes overflow", x.name); break; }
       cnt *= v;
       x.shape[x.ndim++] = (size_t)v;
     }
     if (st) break;
     if (!get_uint(offs->child, &b) || !get_uint(offs->child->next, &en) || en < b) {
-      st = fail(err, errlen, LOWP_EFILE, "tensor '%.64s': data_offsets must be [begin, end] with begin <= end", x.name);
+      st = lowp_errf(err, errlen, LOWP_EFILE, "tensor '%.64s': data_offsets must be [begin, end] with begin <= end", x.name);
       break;
     }
     if (en > data_size) {
-      st = fail(err, errlen, LOWP_EFILE, "tensor '%.64s': bytes %llu..%llu beyond the %llu bytes of data",
+      st = lowp_errf(err, errlen, LOWP_EFILE, "tensor '%.64s': bytes %llu..%llu beyond the %llu bytes of data",
                 x.name, (unsigned long long)b, (unsigned long long)en, (unsigned long long)data_size);
       break;
     }
     if (en - b != cnt * DT[k].size) {
-      st = fail(err, errlen, LOWP_EFILE, "tensor '%.64s': %llu bytes for %llu elements of %s",
+      st = lowp_errf(err, errlen, LOWP_EFILE, "tensor '%.64s': %llu bytes for %llu elements of %s",
                 x.name, (unsigned long long)(en - b), (unsigned long long)cnt, DT[k].name);
       break;
     }
@@ -218,16 +200,16 @@ int lowp_st_parse_header(lowp_st_tensor_t **out, size_t *nout, const unsigned ch
   if (!st && n) {
     /* the buffer entirely indexed: no holes, no overlaps, nothing after */
     qsort(t, n, sizeof *t, by_begin);
-    if (t[0].begin != 8 + N) st = fail(err, errlen, LOWP_EFILE, "the data do not start at tensor '%.64s'", t[0].name);
+    if (t[0].begin != 8 + N) st = lowp_errf(err, errlen, LOWP_EFILE, "the data do not start at tensor '%.64s'", t[0].name);
     for (i = 1; i < n && !st; i++)
       if (t[i].begin != t[i - 1].end)
-        st = fail(err, errlen, LOWP_EFILE, "tensors '%.64s' and '%.64s' %s", t[i - 1].name, t[i].name,
+        st = lowp_errf(err, errlen, LOWP_EFILE, "tensors '%.64s' and '%.64s' %s", t[i - 1].name, t[i].name,
                   t[i].begin < t[i - 1].end ? "overlap" : "leave a hole between them");
     if (!st && t[n - 1].end != file_size)
-      st = fail(err, errlen, LOWP_EFILE, "%llu bytes after the last tensor",
+      st = lowp_errf(err, errlen, LOWP_EFILE, "%llu bytes after the last tensor",
                 (unsigned long long)(file_size - t[n - 1].end));
   } else if (!st && data_size) {
-    st = fail(err, errlen, LOWP_EFILE, "%llu bytes of data but no tensor", (unsigned long long)data_size);
+    st = lowp_errf(err, errlen, LOWP_EFILE, "%llu bytes of data but no tensor", (unsigned long long)data_size);
   }
   if (st) { free(t); return st; }
   *out = t;
@@ -248,45 +230,45 @@ int lowp_st_read(const char *path, const char *name, lowp_st_tensor_t *info, dou
   if (!path || !info || !data) return LOWP_EINVAL;
   *data = NULL;
   fp = fopen(path, "rb");
-  if (!fp) return fail(err, errlen, LOWP_EIO, "cannot open it");
+  if (!fp) return lowp_errf(err, errlen, LOWP_EIO, "cannot open it");
   if (fseek(fp, 0, SEEK_END) != 0 || (fsize = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
     fclose(fp);
-    return fail(err, errlen, LOWP_EIO, "cannot read it (a folder?)");
+    return lowp_errf(err, errlen, LOWP_EIO, "cannot read it (a folder?)");
   }
-  if (fread(lenb, 1, 8, fp) != 8) { fclose(fp); return fail(err, errlen, LOWP_EFILE, "shorter than the 8-byte header length"); }
+  if (fread(lenb, 1, 8, fp) != 8) { fclose(fp); return lowp_errf(err, errlen, LOWP_EFILE, "shorter than the 8-byte header length"); }
   N = le(lenb, 8);
   /* the claim is checked against the file before anything is allocated */
   if (N < 2 || N > LOWP_ST_MAXHEADER || N > (uint64_t)fsize - 8) {
     fclose(fp);
-    return fail(err, errlen, LOWP_EFILE, "header length %llu is impossible for a file of %ld bytes",
+    return lowp_errf(err, errlen, LOWP_EFILE, "header length %llu is impossible for a file of %ld bytes",
                 (unsigned long long)N, fsize);
   }
   head = malloc(8 + (size_t)N);
   if (!head) { fclose(fp); return LOWP_ENOMEM; }
   memcpy(head, lenb, 8);
-  if (fread(head + 8, 1, (size_t)N, fp) != N) { free(head); fclose(fp); return fail(err, errlen, LOWP_EIO, "read error"); }
+  if (fread(head + 8, 1, (size_t)N, fp) != N) { free(head); fclose(fp); return lowp_errf(err, errlen, LOWP_EIO, "read error"); }
   st = lowp_st_parse_header(&t, &n, head, 8 + (size_t)N, (uint64_t)fsize, err, errlen);
   free(head);
   if (st) { fclose(fp); return st; }
   for (i = 0; i < n; i++)
     if (name ? !strcmp(t[i].name, name) : n == 1) x = &t[i];
   if (!x) {
-    if (name) fail(err, errlen, LOWP_EINVAL, "no tensor named '%.64s' (it has %zu)", name, n);
-    else fail(err, errlen, LOWP_EINVAL, "%zu tensors: name the one to read", n);
+    if (name) lowp_errf(err, errlen, LOWP_EINVAL, "no tensor named '%.64s' (it has %zu)", name, n);
+    else lowp_errf(err, errlen, LOWP_EINVAL, "%zu tensors: name the one to read", n);
     free(t);
     fclose(fp);
     return LOWP_EINVAL;
   }
   *info = *x;
   free(t);
-  if (max_count && info->count > max_count) { fclose(fp); return fail(err, errlen, LOWP_ENOMEM, "too large"); }
+  if (max_count && info->count > max_count) { fclose(fp); return lowp_errf(err, errlen, LOWP_ENOMEM, "too large"); }
   isz = lowp_st_itemsize(info->dtype);
   raw = malloc(info->count * isz + 1);
   out = malloc(info->count * sizeof *out + 1);
   if (!raw || !out) { free(raw); free(out); fclose(fp); return LOWP_ENOMEM; }
   if (fseek(fp, (long)info->begin, SEEK_SET) != 0 || fread(raw, isz, info->count, fp) != info->count) {
     free(raw); free(out); fclose(fp);
-    return fail(err, errlen, LOWP_EIO, "read error");
+    return lowp_errf(err, errlen, LOWP_EIO, "read error");
   }
   fclose(fp);
   for (i = 0; i < info->count && !st; i++) {
@@ -305,13 +287,13 @@ int lowp_st_read(const char *path, const char *name, lowp_st_tensor_t *info, dou
     case LOWP_ST_I64: {
       int64_t v = (int64_t)u;
       if (v > (INT64_C(1) << 53) || v < -(INT64_C(1) << 53))
-        st = fail(err, errlen, LOWP_ERANGE, "element %zu = %lld is beyond 2^53", i, (long long)v);
+        st = lowp_errf(err, errlen, LOWP_ERANGE, "element %zu = %lld is beyond 2^53", i, (long long)v);
       out[i] = (double)v;
       break;
     }
     default:
       if (lowp_decode(&out[i], u, lowp_st_format(info->dtype)) != LOWP_OK)
-        st = fail(err, errlen, LOWP_ERANGE, "element %zu (0x%llx) is not a %s value", i,
+        st = lowp_errf(err, errlen, LOWP_ERANGE, "element %zu (0x%llx) is not a %s value", i,
                   (unsigned long long)u, lowp_st_dtype_name(info->dtype));
     }
   }
