@@ -35,12 +35,6 @@ static int results_fit_f32(const lowp_format_t *f, const lowp_policy_t *pol) {
   return subset || superset;
 }
 
-static void store_bits(void *out, size_t i, uint64_t b, int width) {
-  if (width <= 8) ((uint8_t *)out)[i] = (uint8_t)b;
-  else if (width <= 16) ((uint16_t *)out)[i] = (uint16_t)b;
-  else if (width <= 32) ((uint32_t *)out)[i] = (uint32_t)b;
-  else ((uint64_t *)out)[i] = b;
-}
 
 /* ----------------------------------------------------------- public API */
 
@@ -67,43 +61,10 @@ int lowp_encode_array_f32(void *bits, const float *x, size_t n,
                           lowp_rounding_t rnd) {
   static const lowp_policy_t dflt;
   lowp_policy_t p = pol ? *pol : dflt;
-  uint64_t base = p.sr_offset;
-  int width;
-  size_t i;
   if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
   if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
   if (lowp_round_fast_applies(f, &p, rnd))
     return lowp_round_fast_encode_f32(bits, x, n, f, &p, rnd);
-  width = lowp_format_width(f);
-  for (i = 0; i < n; i++) {
-    double r;
-    uint64_t b = 0;
-    p.sr_offset = base + i;
-    (void)lowp_round_f32(&r, x[i], f, &p, rnd);
-    (void)lowp_encode(&b, r, f); /* r is a value of f by construction */
-    store_bits(bits, i, b, width);
-  }
-  return LOWP_OK;
+  return lowp_encode_array_f32_ref(bits, x, n, f, pol, rnd);
 }
 
-int lowp_encode_array_f32_ref(void *bits, const float *x, size_t n,
-                              const lowp_format_t *f, const lowp_policy_t *pol,
-                              lowp_rounding_t rnd) {
-  static const lowp_policy_t dflt;
-  lowp_policy_t p = pol ? *pol : dflt;
-  uint64_t base = p.sr_offset;
-  int width;
-  size_t i;
-  if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
-  if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
-  width = lowp_format_width(f);
-  for (i = 0; i < n; i++) {
-    double r;
-    uint64_t b = 0;
-    p.sr_offset = base + i;
-    (void)lowp_round_f32(&r, x[i], f, &p, rnd);
-    (void)lowp_encode(&b, r, f);
-    store_bits(bits, i, b, width);
-  }
-  return LOWP_OK;
-}
