@@ -45,7 +45,7 @@
 #endif
 
 static const lowp_param_t params[] = {
-    {"file", LOWP_SOURCE_DIR "/experiments/claims.json", NULL, "the claims data file"},
+    {"file", "<source>/experiments/claims.json", NULL, "the claims data file"},
     {NULL, NULL, NULL, NULL}};
 
 #define ML 1200 /* measured text */
@@ -1021,7 +1021,8 @@ static char *slurp(const char *path) {
 /* The claims file parsed and validated: every entry has the fields and a
    known check. Returns the root (caller deletes) or exits 2 with a message. */
 static cJSON *load(const lowp_run_t *r) {
-  const char *path = lowp_run_param(r, "file");
+  char pathbuf[4096];
+  const char *path = lowp_run_param_path(r, "file", pathbuf, sizeof pathbuf);
   char *text = slurp(path), why[512];
   cJSON *root, *c;
   if (!text) lowp_run_bad_param(r, "file", "cannot read the file");

@@ -72,6 +72,17 @@ const char *lowp_run_param(const lowp_run_t *r, const char *key) {
   exit(2);
 }
 
+#ifndef LOWP_SOURCE_DIR
+#define LOWP_SOURCE_DIR "."
+#endif
+
+const char *lowp_run_param_path(const lowp_run_t *r, const char *key, char *buf, size_t len) {
+  const char *v = lowp_run_param(r, key);
+  if (!strncmp(v, "<source>/", 9)) snprintf(buf, len, "%s/%s", LOWP_SOURCE_DIR, v + 9);
+  else snprintf(buf, len, "%s", v);
+  return buf;
+}
+
 void lowp_run_bad_param(const lowp_run_t *r, const char *key, const char *why) {
   char msg[8192], safe[8192];
   /* one line whatever the value holds (lowp_escape_ctl) */

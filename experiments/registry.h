@@ -74,6 +74,11 @@ const lowp_experiment_t *lowp_experiment_find(const char *name);
 
 /** @brief The effective value of parameter key (never NULL for declared keys). */
 const char *lowp_run_param(const lowp_run_t *r, const char *key);
+/** @brief A path parameter, as the program opens it: a leading "<source>/"
+    (how defaults inside lowp's source tree are written, so that results and
+    reports name no folder of the machine that made them) becomes the source
+    folder lowp was built from. buf receives the path; returns buf. */
+const char *lowp_run_param_path(const lowp_run_t *r, const char *key, char *buf, size_t len);
 /** @brief Parameter as a double / integer in [lo, hi]; on a malformed value
     prints "lowp run NAME: bad value for KEY: ..." and exits 2. */
 double lowp_run_param_num(const lowp_run_t *r, const char *key);

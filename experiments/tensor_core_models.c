@@ -46,7 +46,7 @@
 #endif
 
 static const lowp_param_t params[] = {
-    {"vectors", LOWP_SOURCE_DIR "/tests/data/tensor-core-vectors", NULL,
+    {"vectors", "<source>/tests/data/tensor-core-vectors", NULL,
      "folder with GPU/FORMAT/{a,b,c,d}_GPU_*.txt files (README.md of tests/data/tensor-core-vectors)"},
     {"map", "", NULL, "extra GPU=SPEC pairs separated by semicolons (SPEC: a preset, or b=..,F=..)"},
     {"czero", "H100/E4M3/fp32;H100/E5M2/fp32;H200/E4M3/fp32;H200/E5M2/fp32", NULL,
@@ -144,7 +144,8 @@ static int spec_usable(const char *spec, char *err, size_t errlen) {
    --map or --czero item, a model spec that does not resolve, or a corrupt
    vectors file is bad input (exit 2), not a failed check (exit 1). */
 static void check(const lowp_run_t *r) {
-  const char *dir = lowp_run_param(r, "vectors");
+  char pathbuf[4096];
+  const char *dir = lowp_run_param_path(r, "vectors", pathbuf, sizeof pathbuf);
   const char *map = lowp_run_param(r, "map");
   const char *czero = lowp_run_param(r, "czero");
   char names[MAXN][64], fmts[MAXN][64], why[512], err[256];
@@ -305,7 +306,8 @@ static int promotion_study(lowp_run_t *r, cJSON *tables) {
 /* ----------------------------------------------------------------- run */
 
 static int run(lowp_run_t *r) {
-  const char *dir = lowp_run_param(r, "vectors");
+  char pathbuf[4096];
+  const char *dir = lowp_run_param_path(r, "vectors", pathbuf, sizeof pathbuf);
   const char *map = lowp_run_param(r, "map");
   const char *czero = lowp_run_param(r, "czero");
   static const char *const outs[] = {"fp32", "fp16"};
@@ -325,7 +327,7 @@ static int run(lowp_run_t *r) {
     static const char *const c[] = {"GPU", "format", "output", "model", "rows", "match", "first mismatch"};
     rows = lowp_result_table(tables, "GPU-captured rows reproduced bit for bit", c, 7);
   }
-  fprintf(r->summary, "Vectors: `%s`\n\n| GPU | format | output | model | rows | match |\n|---|---|---|---|---|---|\n", dir);
+  fprintf(r->summary, "Vectors: `%s`\n\n| GPU | format | output | model | rows | match |\n|---|---|---|---|---|---|\n", lowp_run_param(r, "vectors"));
 
   for (gi = 0; gi < ng; gi++) {
     char gdir[2048], spec[512];
