@@ -263,7 +263,8 @@ static int run(lowp_run_t *r) {
     if (i16 >= 0 && ib16 >= 0) {
       cJSON *o = cJSON_CreateObject();
       char m[256];
-      snprintf(m, sizeof m, "log-uniform on [1e-8, 1e8]: fp16 loses %.4g%%, bf16 %.4g%%; uniform: fp16 %.4g%%, bf16 %.4g%%",
+      snprintf(m, sizeof m, "log-uniform on [%s, %s]: fp16 loses %.4g%%, bf16 %.4g%%; uniform: fp16 %.4g%%, bf16 %.4g%%",
+               lowp_run_param(r, "lo"), lowp_run_param(r, "hi"),
                100 * lost[1][i16], 100 * lost[1][ib16], 100 * lost[0][i16], 100 * lost[0][ib16]);
       cJSON_AddStringToObject(o, "claim", "bf16 has fp32's dynamic range; fp16's limited range loses values (exercise 3)");
       cJSON_AddStringToObject(o, "source", "004_57bea4ceb5c470d1, BF16: The Deep Learning Format; Exercises, 3");
@@ -332,7 +333,7 @@ static int run(lowp_run_t *r) {
 
 const lowp_experiment_t lowp_exp_dynamic_range = {
     "dynamic-range",
-    "Of values spread uniformly or log-uniformly over [1e-8, 1e8], what fraction overflows, flushes to zero, "
+    "Of values spread uniformly or log-uniformly over [{lo}, {hi}], what fraction overflows, flushes to zero, "
     "lands subnormal or stays normal in fp16, bf16, tf32, e4m3 and e5m2?",
     "Class boundaries from each format descriptor and round-to-nearest-even (zero up to xmins/2, subnormal "
     "below xmin - xmins/2, overflow from xmax + ulp/2), checked by rounding on both sides; exact fractions "

@@ -76,6 +76,28 @@ const char *lowp_run_param(const lowp_run_t *r, const char *key) {
 #define LOWP_SOURCE_DIR "."
 #endif
 
+const char *lowp_run_text(const lowp_run_t *r, const char *tmpl, char *out, size_t len) {
+  size_t n = 0;
+  const char *t = tmpl;
+  if (!len) return out;
+  while (*t && n + 1 < len) {
+    const char *close = *t == '{' ? strchr(t, '}') : NULL;
+    size_t i, k = close ? (size_t)(close - t - 1) : 0;
+    int done = 0;
+    for (i = 0; close && r->keys[i]; i++)
+      if (strlen(r->keys[i]) == k && !strncmp(r->keys[i], t + 1, k)) {
+        n += (size_t)snprintf(out + n, len - n, "%s", r->values[i]);
+        if (n >= len) n = len - 1;
+        t = close + 1;
+        done = 1;
+        break;
+      }
+    if (!done) out[n++] = *t++;
+  }
+  out[n] = '\0';
+  return out;
+}
+
 const char *lowp_run_param_path(const lowp_run_t *r, const char *key, char *buf, size_t len) {
   const char *v = lowp_run_param(r, key);
   if (!strncmp(v, "<source>/", 9)) snprintf(buf, len, "%s/%s", LOWP_SOURCE_DIR, v + 9);

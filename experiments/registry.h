@@ -74,6 +74,10 @@ const lowp_experiment_t *lowp_experiment_find(const char *name);
 
 /** @brief The effective value of parameter key (never NULL for declared keys). */
 const char *lowp_run_param(const lowp_run_t *r, const char *key);
+/** @brief An experiment's text (question, method, expected) with each
+    "{key}" of a declared parameter replaced by its effective value, so the
+    texts follow the parameters of the run. Returns out. */
+const char *lowp_run_text(const lowp_run_t *r, const char *tmpl, char *out, size_t len);
 /** @brief A path parameter, as the program opens it: a leading "<source>/"
     (how defaults inside lowp's source tree are written, so that results and
     reports name no folder of the machine that made them) becomes the source

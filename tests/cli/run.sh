@@ -53,5 +53,15 @@ expect_exit2 "unknown command" "unknown command" "$LOWP" nosuchcommand
 expect_exit2 "report bad option" "unknown option" "$LOWP" report --bogus
 expect_exit2 "list bad option" "unknown option" "$LOWP" list --bogus
 
+# texts follow the parameters: the question, results.json and summary.md name the run's interval
+"$LOWP" run dynamic-range --lo=1e-6 --hi=1e6 --quick --out "$T/dr" >"$T/dr.out" 2>&1 &&
+  grep -q "question: Of values .* over \[1e-6, 1e6\]" "$T/dr.out" &&
+  grep -q '"question":.*\[1e-6, 1e6\]' "$T/dr/results.json" &&
+  grep -q 'log-uniform on \[1e-6, 1e6\]' "$T/dr/results.json" &&
+  ! grep -q '1e-8, 1e8' "$T/dr/results.json" "$T/dr/summary.md" && ok || bad "texts do not follow --lo/--hi"
+# the formats answer gives bf16's own range and fp32's beside it
+"$LOWP" run formats --quick --out "$T/fm" >/dev/null 2>&1 &&
+  grep -q "bf16 keeps fp32's exponent range, 78.6 decades with p=8 (fp32: 83.4" "$T/fm/summary.md" && ok || bad "formats answer"
+
 echo "cli_run: $pass passed, $fail failed"
 [ $fail -eq 0 ]
