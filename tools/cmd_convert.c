@@ -10,12 +10,16 @@
  *      lowp convert --bits 0x3c00 --from fp16 --to e4m3 --json
  */
 
+#define _POSIX_C_SOURCE 200809L /* strdup */
+
 #include "cli.h"
 #include "format/number.h"
 #include "format/round_mpfr.h"
 #include "status.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +44,9 @@ static void usage(FILE *out) {
     "usage: lowp convert VALUE... --to F[,F..]|all [options]\n"
     "       lowp convert --bits PATTERN... --from F --to F[,F..]|all [options]\n"
     "  VALUE     decimal (0.1, 1e-6), hex float (0x1.8p-3), inf, nan; exact\n"
+    "  --file F  also read values (or --bits patterns) from F, one per line; - or\n"
+    "            --file - reads standard input (blank lines and # comments skipped)\n"
+    "  --csv     one CSV row a value and format (the --json keys as the header)\n"
     "  --to      target formats (names or one spec p=..,emin=..,emax=..)\n"
     "  --from F  first round each VALUE to F (rne), or with --bits decode F\n"
     "  --bits    the values are bit patterns of --from (0x3c00)\n"
@@ -192,11 +199,86 @@ static void print_text(cJSON *res) {
 
 /* ----------------------------------------------------------------- main */
 
+/* Values from a file or standard input ("-"), one per line; blank lines and
+   lines starting with '#' are skipped, blanks around a value ignored. Each
+   line is appended to *vals (malloc'd copies kept in *owned). */
+static void read_values(const char *path, const char ***vals, size_t *nv, size_t *cap,
+                        char ***owned, size_t *nown) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+  char line[4096];
+  size_t lineno = 0;
+  if (!f) lowp_cli_die("convert", "--file %s: cannot open it", path);
+  while (fgets(line, sizeof line, f)) {
+    char *b = line, *e;
+    lineno++;
+    if (!strchr(line, '\n') && !feof(f))
+      lowp_cli_die("convert", "%s line %zu: longer than %zu characters", path, lineno, sizeof line - 2);
+    while (*b && isspace((unsigned char)*b)) b++;
+    e = b + strlen(b);
+    while (e > b && isspace((unsigned char)e[-1])) *--e = '\0';
+    if (!*b || *b == '#') continue;
+    if (*nv == *cap) {
+      const char **g = realloc((void *)*vals, (*cap = 2 * *cap + 16) * sizeof *g);
+      char **h = realloc(*owned, *cap * sizeof *h);
+      if (!g || !h) lowp_cli_die("convert", "out of memory");
+      *vals = g;
+      *owned = h;
+    }
+    (*owned)[(*nown)++] = strdup(b);
+    if (!(*owned)[*nown - 1]) lowp_cli_die("convert", "out of memory");
+    (*vals)[(*nv)++] = (*owned)[*nown - 1];
+  }
+  if (ferror(f)) lowp_cli_die("convert", "%s: read error (a folder?)", path);
+  if (f != stdin) fclose(f);
+}
+
+/* a CSV field: quoted when it holds a comma, a quote or a blank */
+static void csv_field(const char *v, int last) {
+  if (strpbrk(v, ",\" \t")) {
+    putchar('"');
+    for (; *v; v++) {
+      if (*v == '"') putchar('"');
+      putchar(*v);
+    }
+    putchar('"');
+  } else {
+    fputs(v, stdout);
+  }
+  putchar(last ? '\n' : ',');
+}
+
+/* the results as CSV: one header row of the JSON keys, one row a result */
+static void print_csv(const cJSON *res) {
+  const cJSON *r, *it;
+  char buf[64];
+  int first = 1;
+  cJSON_ArrayForEach(r, res) {
+    if (first) {
+      cJSON_ArrayForEach(it, r) csv_field(it->string, it->next == NULL);
+      first = 0;
+    }
+    cJSON_ArrayForEach(it, r) {
+      if (cJSON_IsNumber(it)) {
+        /* the shortest of 15..17 digits that reads back to the same double */
+        int d;
+        for (d = 15; d <= 17; d++) {
+          snprintf(buf, sizeof buf, "%.*g", d, it->valuedouble);
+          if (strtod(buf, NULL) == it->valuedouble) break;
+        }
+      }
+      else if (cJSON_IsBool(it)) snprintf(buf, sizeof buf, "%s", cJSON_IsTrue(it) ? "true" : "false");
+      csv_field(cJSON_IsString(it) ? it->valuestring : buf, it->next == NULL);
+    }
+  }
+}
+
 int lowp_cmd_convert(int argc, char **argv) {
   opts_t o;
-  const char **vals = calloc((size_t)argc, sizeof *vals);
-  size_t nv = 0, k, j;
-  int i, have_to = 0;
+  size_t cap = (size_t)argc + 16, nv = 0, k, j, nown = 0;
+  const char **vals = calloc(cap, sizeof *vals);
+  char **owned = calloc(cap, sizeof *owned);
+  const char *file = NULL;
+  int i, have_to = 0, csv = 0;
   cJSON *root, *res;
   mpfr_t x;
 
@@ -234,6 +316,14 @@ int lowp_cmd_convert(int argc, char **argv) {
     } else if (!strcmp(a, "--ftz")) o.pol.ftz = 1;
     else if (!strcmp(a, "--daz")) o.pol.daz = 1;
     else if (!strcmp(a, "--json")) o.json = 1;
+    else if (!strcmp(a, "--csv")) csv = 1;
+    else if (!strcmp(a, "--file")) {
+      if (file) lowp_cli_die("convert", "--file given twice");
+      file = need_arg(argc, argv, &i);
+    } else if (!strcmp(a, "-")) {
+      if (file) lowp_cli_die("convert", "--file given twice (- is standard input)");
+      file = "-";
+    }
     else if (!strcmp(a, "--bits")) o.bits = 1;
     else if (!strcmp(a, "--sr-bits"))
       o.pol.sr_bits = (int)lowp_cli_int("convert", "--sr-bits", need_arg(argc, argv, &i), 1, 32);
@@ -243,7 +333,10 @@ int lowp_cmd_convert(int argc, char **argv) {
       lowp_cli_die("convert", "unknown option '%s'; see lowp convert --help", a);
     else vals[nv++] = a;
   }
+  if (!vals || !owned) lowp_cli_die("convert", "out of memory");
+  if (csv && o.json) lowp_cli_die("convert", "give --csv or --json, not both");
   if (!have_to) { free(vals); lowp_cli_die("convert", "missing --to FORMAT[,FORMAT..]|all"); }
+  if (file) read_values(file, &vals, &nv, &cap, &owned, &nown);
   if (nv == 0) { free(vals); lowp_cli_die("convert", "no values given"); }
   if (o.bits && !o.have_from) { free(vals); lowp_cli_die("convert", "--bits needs --from FORMAT"); }
   if (o.pol.daz && !o.have_from) {
@@ -294,10 +387,14 @@ int lowp_cmd_convert(int argc, char **argv) {
     s = cJSON_Print(root);
     puts(s);
     free(s);
+  } else if (csv) {
+    print_csv(res);
   } else {
     print_text(res);
   }
   cJSON_Delete(root);
+  for (k = 0; k < nown; k++) free(owned[k]);
+  free(owned);
   free(vals);
   return LOWP_EXIT_OK;
 }

@@ -125,5 +125,21 @@ if grep -q "rnx" "$tmp/err" && grep -q "rne" "$tmp/err"; then ok; else bad "unkn
 "$LOWP" convert --bits 0x1ff --from e4m3 --to fp16 2>"$tmp/err" >/dev/null
 if grep -q "0x1ff" "$tmp/err" && grep -q "8 bits" "$tmp/err"; then ok; else bad "--bits message: $(cat "$tmp/err")"; fi
 
+# values from standard input and from a file, one per line; CSV output
+printf '0.1\n\n# a comment\n  65520  \n' >"$tmp/vals.txt"
+printf '0.1\n65520\n' | "$LOWP" convert - --to fp16 --csv >"$tmp/csv1" 2>"$tmp/err" &&
+  [ "$(head -1 "$tmp/csv1")" = "input,format,round,bits,fields,value,value_hex,class,ternary,abs_error,rel_error,ulp_error" ] &&
+  grep -q '^0.1,fp16,rne,0x2e66,' "$tmp/csv1" && grep -q '^65520,fp16,rne,0x7c00,.*,inf,' "$tmp/csv1" &&
+  [ "$(wc -l <"$tmp/csv1")" -eq 3 ] && ok || bad "convert - --csv: $(cat "$tmp/csv1" "$tmp/err")"
+"$LOWP" convert --file "$tmp/vals.txt" --to fp16 --csv >"$tmp/csv2" 2>&1 && cmp -s "$tmp/csv1" "$tmp/csv2" && ok ||
+  bad "convert --file (blank lines, comments, blanks around values): $(cat "$tmp/csv2")"
+printf '0x3c00\n0x7c00\n' | "$LOWP" convert --bits - --from fp16 --to bf16 --json >"$tmp/j" 2>&1 &&
+  grep -q '"input":.*"0x7c00"' "$tmp/j" && ok || bad "convert --bits from stdin: $(cat "$tmp/j")"
+printf '1.5\nbogus\n' >"$tmp/bad.txt"
+expect_usage_error convert --file "$tmp/bad.txt" --to fp16
+expect_usage_error convert --file "$tmp/missing.txt" --to fp16
+expect_usage_error convert --file "$tmp" --to fp16
+expect_usage_error convert 1 --to fp16 --csv --json
+
 echo "convert.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
