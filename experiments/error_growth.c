@@ -361,8 +361,8 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
   p.ylabel = ylabel;
   p.logx = p.logy = 1;
   snprintf(extra, sizeof extra,
-           "set key outside right top Left reverse font ',10'\nset logscale x 2\nset format x '2^%%L'\n"
-           "set format y '10^%%L'\nset mxtics 1\nset yrange [*:2]\nset xrange [%zu:%zu]", xmin, xmax);
+           "set key outside right top Left reverse font ',10'\nset logscale x 2\nset format x '2^{%%L}'\n"
+           "set format y '10^{%%L}'\nset mxtics 1\nset yrange [*:2]\nset xrange [%zu:%zu]", xmin, xmax);
   p.extra = extra;
   return lowp_plot(r->outdir, base, &p, s, c);
 }
