@@ -14,8 +14,8 @@ set logscale y 10
 set format y '%.0e'
 set key outside right top Left reverse font ',10'
 set logscale x 2
-set format x '2^%L'
-set format y '10^%L'
+set format x '2^{%L}'
+set format y '10^{%L}'
 set mxtics 1
 set yrange [*:2]
 set xrange [16:1048576]
