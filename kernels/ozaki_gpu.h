@@ -21,4 +21,17 @@ int lowp_exact_gemm_cuda(double *c, const double *a, const double *b, const doub
                          const lowp_policy_t *pol, lowp_rounding_t rnd,
                          lowp_gemm_stats_t *stats);
 
+/**
+ * @brief The same on INT8 tensor cores (Ozaki scheme II's engine): slices of
+ * at most 7 bits as int8, cuBLAS int8 x int8 -> int32 GEMMs, with
+ * sA + sB + ceil(log2 k) <= 31 so that every int32 partial sum is exact.
+ * Bit-identical to lowp_exact_gemm. test_extra_bits (testing only, 0
+ * normally) breaks the budget so the exactness check must catch it.
+ * @return as lowp_exact_gemm_cuda.
+ */
+int lowp_exact_gemm_cuda_int8(double *c, const double *a, const double *b, const double *c0,
+                              size_t m, size_t n, size_t k, const lowp_format_t *f,
+                              const lowp_policy_t *pol, lowp_rounding_t rnd,
+                              int test_extra_bits, lowp_gemm_stats_t *stats);
+
 #endif

@@ -92,6 +92,31 @@ static int rev_dgemm(void *ctx, size_t m, size_t n, size_t k, const double *a, c
 }
 
 /* progress callback: records the last fraction; 2 if it ever went backwards */
+
+/* An int8 x int8 -> int32 GEMM engine, as INT8 tensor cores compute it
+   (Ozaki scheme II): each slice is converted to int8 (two's complement,
+   wrapping like a narrowing cast), products and sums in 32-bit wrapping
+   integer arithmetic. ctx: count of slice values outside [-127, 127]. */
+static int int8_gemm(void *ctx, size_t m, size_t n, size_t k, const double *a, const double *b,
+                     double *c) {
+  size_t i, j, l, *wide = ctx;
+  for (i = 0; i < m * k; i++)
+    if (!(fabs(a[i]) <= 127.0)) (*wide)++;
+  for (i = 0; i < k * n; i++)
+    if (!(fabs(b[i]) <= 127.0)) (*wide)++;
+  for (i = 0; i < m; i++)
+    for (j = 0; j < n; j++) {
+      uint32_t acc = 0;
+      for (l = 0; l < k; l++) {
+        int8_t x = (int8_t)(uint8_t)((uint64_t)(int64_t)a[i * k + l] & 0xffu);
+        int8_t y = (int8_t)(uint8_t)((uint64_t)(int64_t)b[l * n + j] & 0xffu);
+        acc += (uint32_t)(int32_t)(x * y);
+      }
+      c[i * n + j] = (double)(int32_t)acc;
+    }
+  return LOWP_OK;
+}
+
 static void texact_ozaki_prog(void *ctx, double done) {
   double *last = ctx;
   if (done < *last) *last = 2.0; /* must not go backwards */
@@ -268,6 +293,88 @@ int main(void) {
     lowp_test_check(lowp_exact_gemm_ex(c1, a, b, NULL, m, n, k, &LOWP_FMT_BF16, NULL,
                                        LOWP_RND_UP, &o, NULL) == LOWP_EIO,
                     "DGEMM error not passed on");
+    free(c1);
+    free(c2);
+  }
+
+
+  /* the integer engine (engine_bits 31, int8 slices): the same exact
+     result as MPFR, every slice in int8's range, the budget respected, and
+     one bit past it caught by the check (and still exact) */
+  {
+    static const lowp_format_t *fi8[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_E4M3,
+                                         &LOWP_FMT_E5M2, &LOWP_FMT_FP32};
+    const size_t m = 19, n = 23;
+    static const size_t ks[] = {1, 77, 1001, 4096};
+    double *c1 = malloc(m * n * sizeof *c1), *c2 = malloc(m * n * sizeof *c2);
+    size_t q, ki, wide;
+    for (q = 0; q < sizeof fi8 / sizeof fi8[0]; q++)
+      for (ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+        size_t k = ks[ki];
+        int lg = 53 - budget(k); /* ceil(log2 k) */
+        int meth, extra;
+        fill(a, m * k, q % 2 ? LOWP_DIST_UNIFORM11 : LOWP_DIST_NORMAL, fi8[q], seed, 40 + q);
+        fill(b, k * n, LOWP_DIST_NORMAL, fi8[q], seed, 50 + q);
+        lowp_exact_gemm_mpfr(c2, a, b, NULL, m, n, k, &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
+        for (meth = 0; meth < 2; meth++)
+          for (extra = 0; extra < 2; extra++) {
+            lowp_gemm_opts_t o = {.method = meth ? LOWP_GEMM_SLICED : LOWP_GEMM_AUTO,
+                                  .dgemm = int8_gemm, .dgemm_ctx = &wide, .engine_bits = 31,
+                                  .slice_bits_max = 7, .test_extra_bits = extra};
+            int s1;
+            if (extra && !meth) continue;
+            memset(&st, 0, sizeof st);
+            wide = 0;
+            s1 = lowp_exact_gemm_ex(c1, a, b, NULL, m, n, k, &LOWP_FMT_FP32, NULL, LOWP_RND_NE,
+                                    &o, &st);
+            lowp_test_check(s1 == LOWP_OK && !memcmp(c1, c2, m * n * sizeof *c1),
+                            "int8 engine %s k=%zu method %d extra %d: status %d, differs from "
+                            "MPFR", fi8[q]->name, k, meth, extra, s1);
+            if (meth && !extra) {
+              lowp_test_check(st.sliced_outputs == m * n && wide == 0 &&
+                                  st.slice_bits_a <= 7 && st.slice_bits_b <= 7 &&
+                                  st.slice_bits_a + st.slice_bits_b + lg <= 31 &&
+                                  st.check_failed_rows == 0,
+                              "int8 engine %s k=%zu: %zu sliced, %zu wide values, %d+%d bits, "
+                              "%zu failed rows", fi8[q]->name, k, st.sliced_outputs, wide,
+                              st.slice_bits_a, st.slice_bits_b, st.check_failed_rows);
+            }
+            if (extra && st.slices_a)
+              lowp_test_check(st.check_failed_rows > 0 || wide == 0,
+                              "int8 engine %s k=%zu: a slice past int8 (%zu values) was not "
+                              "caught", fi8[q]->name, k, wide);
+          }
+      }
+    /* the budget broken where it must show: 7-bit slices of full-range
+       data at k = 2^17 make int32 partial sums wrap */
+    {
+      const size_t k = 1u << 17, mm = 2, nn = 2;
+      lowp_gemm_opts_t o = {.method = LOWP_GEMM_SLICED, .dgemm = int8_gemm, .dgemm_ctx = &wide,
+                            .engine_bits = 31, .slice_bits_max = 7, .test_extra_bits = 1};
+      double *aa = malloc(mm * k * sizeof *aa), *bb = malloc(k * nn * sizeof *bb);
+      double cc[4], cm[4];
+      for (i = 0; i < mm * k; i++) aa[i] = 1.0 - ldexp(1.0, -10);
+      for (i = 0; i < k * nn; i++) bb[i] = 1.0 - ldexp(1.0, -10);
+      memset(&st, 0, sizeof st);
+      wide = 0;
+      lowp_test_check(lowp_exact_gemm_ex(cc, aa, bb, NULL, mm, nn, k, &LOWP_FMT_FP64, NULL,
+                                         LOWP_RND_NE, &o, &st) == LOWP_OK &&
+                          lowp_exact_gemm_mpfr(cm, aa, bb, NULL, mm, nn, k, &LOWP_FMT_FP64,
+                                               NULL, LOWP_RND_NE) == LOWP_OK &&
+                          !memcmp(cc, cm, sizeof cc),
+                      "int8 engine, broken budget: result not exact");
+      lowp_test_check(st.check_failed_rows == mm,
+                      "int8 engine, budget broken by one bit at k=2^17: %zu of %zu rows caught",
+                      st.check_failed_rows, mm);
+      free(aa);
+      free(bb);
+    }
+    {
+      lowp_gemm_opts_t o = {.method = LOWP_GEMM_SLICED, .engine_bits = 60};
+      lowp_test_check(lowp_exact_gemm_ex(c1, a, b, NULL, 2, 2, 3, &LOWP_FMT_FP64, NULL,
+                                         LOWP_RND_NE, &o, NULL) == LOWP_EINVAL,
+                      "engine_bits 60 accepted");
+    }
     free(c1);
     free(c2);
   }

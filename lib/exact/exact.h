@@ -111,6 +111,15 @@ typedef struct {
   int (*dgemm)(void *ctx, size_t m, size_t n, size_t k, const double *a, const double *b,
                double *c);
   void *dgemm_ctx;
+  /** The GEMM engine the slices run on (Ozaki scheme II: integer tensor
+      cores). engine_bits: the integer bits its accumulator holds exactly, so
+      that sA + sB + ceil(log2 k) <= engine_bits (0 = 53, binary64 DGEMM; 31
+      for an int32 accumulator). slice_bits_max: the most bits a slice may
+      have (0 = no cap; 7 for int8 inputs, slices in [-127, 127]). The hook
+      still receives and returns integer-valued doubles; it converts them
+      (kernels/cuda/ozaki_int8.cu: cuBLAS int8 x int8 -> int32). */
+  int engine_bits;
+  int slice_bits_max;
 } lowp_gemm_opts_t;
 
 /** @brief What lowp_exact_gemm_ex did. */

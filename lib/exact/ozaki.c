@@ -33,6 +33,12 @@
  *    every entry must be an integer of magnitude <= 2^53. A row that fails
  *    (impossible within the budget; the test hook test_extra_bits breaks it
  *    on purpose) is recomputed by the accumulator.
+ * 6. Integer engines (Ozaki scheme II's view, Ozaki, Uchino, Imamura
+ *    2024-25): the same argument holds for any GEMM whose accumulator holds
+ *    E integer bits exactly (int8 x int8 -> int32 tensor cores: E = 31, and
+ *    slices capped at 7 bits so they are int8 values): sA + sB + ceil(log2 k)
+ *    <= E, each of sA, sB <= the cap. lowp_gemm_opts_t.engine_bits and
+ *    slice_bits_max select it; the check bounds entries by 2^E.
  * 5. Choice. Rows/columns holding NaN or inf, or needing more than
  *    LOWP__OZAKI_MAXSLICES slices, go to the accumulator (whose semantics define the
  *    special values). nA and nB are chosen to minimise a cost model:
@@ -158,6 +164,9 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
                             lowp_gemm_stats_t *stats) {
   int budget, sA0, sA = 0, sB = 0, nA = 0, nB = 0, ta, tb, err = LOWP_OK, narrow = 1, wmode = 0;
   int forced = opt && opt->method == LOWP_GEMM_SLICED, extra = opt ? opt->test_extra_bits : 0;
+  int ebits = opt && opt->engine_bits ? opt->engine_bits : 53;
+  int cap = opt && opt->slice_bits_max ? opt->slice_bits_max : 64;
+  double emax_entry; /* the largest magnitude an engine result may have */
   need_t *na = NULL, *nb_ = NULL;
   size_t i, j, l, ma = 0, nbc = 0, nfail = 0, nd = 0;
   size_t *ri = NULL, *cj = NULL, *rf = NULL, *cf = NULL;
@@ -169,9 +178,11 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   int *ea = NULL, *eb = NULL;
   long long xi;
 
-  /* 2 s + ceil(log2 k) <= 53 in general: sA + sB + ceil(log2 k) <= 53 */
-  budget = 53 - clog2(k);
+  /* sA + sB + ceil(log2 k) <= engine bits (53: binary64 DGEMM) */
+  if (ebits < 2 || ebits > 53 || cap < 1) return LOWP_EINVAL;
+  budget = ebits - clog2(k);
   if (budget < 2 || k > ((size_t)1 << 50)) return LOWP__NOT_USED;
+  emax_entry = ldexp(1.0, ebits);
 
   /* per-row and per-column needs */
   na = malloc(m * sizeof *na);
@@ -207,8 +218,14 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
     /* candidates: (xa, budget - xa) for xa = 1 .. budget - 1, and the equal
        split (budget/2, budget/2) last; forced: only the equal split */
     for (cand = forced ? budget - 1 : 0; cand < budget; cand++) {
-      int xa = cand < budget - 1 ? cand + 1 : budget / 2;
-      int xb = cand < budget - 1 ? budget - xa : budget / 2, maxa = 0, maxb = 0;
+      int eq = cand == budget - 1;
+      int xa = eq ? budget / 2 : cand + 1;
+      int xb = eq ? budget / 2 : budget - xa, maxa = 0, maxb = 0;
+      /* an engine with narrow inputs caps each width (the sum then stays
+         below the budget); the equal split stays equal */
+      if (eq && xa > cap) xa = xb = cap;
+      if (!eq && xa > cap) continue;
+      if (xb > cap) xb = cap;
       size_t hista[LOWP__OZAKI_MAXSLICES + 1] = {0}, histb[LOWP__OZAKI_MAXSLICES + 1] = {0};
       size_t ca = 0, cb;
       for (i = 0; i < m; i++) {
@@ -244,7 +261,7 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
      follow sA; the D form needs sA == sB, so the hook is for W only) */
   if (extra && !wmode) { err = LOWP__NOT_USED; goto done; }
   sA0 = sA;
-  if (extra) sA = budget - sB + extra; /* sA + sB = budget + extra */
+  if (extra) sA = budget - sB + extra; /* sA + sB = budget + extra (past a cap too) */
 
   /* the sets: rows/columns sliced (ri, cj) and left to the accumulator */
   ri = malloc(m * sizeof *ri);
@@ -346,7 +363,7 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
         int bad = 0;
         for (ll = 0; ll < k; ll++) want += (uint64_t)(int64_t)At[x * k + ll] * bs[ll];
         for (y = 0; y < nbc; y++)
-          if (!(fabs(cr[y]) <= 9007199254740992.0) || cr[y] != trunc(cr[y])) bad = 1;
+          if (!(fabs(cr[y]) <= emax_entry) || cr[y] != trunc(cr[y])) bad = 1;
         if (!bad) {
           for (y = 0; y < nbc; y++) got += (uint64_t)(int64_t)cr[y];
           if (Dd)
