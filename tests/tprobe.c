@@ -20,6 +20,7 @@
 #include "status.h"
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,6 +56,12 @@ static int probe_spec(const char *spec, const lowp_format_t *in, const lowp_form
     lowp_test_check(r.products_exact == 1, "%s %s: products not exact", spec, in->name);
   lowp_test_check(r.sub_in == 1 && r.sub_out == 1, "%s %s->%s: subnormals %d %d", spec, in->name,
                   out->name, r.sub_in, r.sub_out);
+  /* truncating blocks are monotone when the step of a product (2^(1-t) of
+     it) exceeds what the other b - 1 terms can lose, (b - 1) 2^-F: true of
+     every model probed here, so no decrease may be reported */
+  if ((double)(r.b - 1) * ldexp(1.0, -r.F) < ldexp(1.0, 1 - in->precision))
+    lowp_test_check(r.mono_trials >= 300 && r.mono_decreases == 0, "%s %s->%s: %ld of %ld trials decreased",
+                    spec, in->name, out->name, r.mono_decreases, r.mono_trials);
   if (promote) lowp_test_check(r.promote_probed, "%s %s->%s: promotion not probed", spec, in->name, out->name);
   return 1;
 }
@@ -99,6 +106,25 @@ int main(void) {
                           r.align == LOWP_RND_TZ && r.out_frac == 0,
                       "%s e5m2->fp32: inferred %s", specs[k], r.model);
     }
+  }
+
+  /* a block of 16 with only 4 alignment bits is not monotone: the worst
+     case (every other term one quantum, lost when the first product crosses
+     a binade) must be found */
+  {
+    lowp_tc_model_t m;
+    lowp_probe_dev_t dev;
+    lowp_probe_t r;
+    char err[256];
+    lowp_test_check(lowp_tc_model_get(&m, "b=16,F=4", &LOWP_FMT_E5M2, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK,
+                    "%s", err);
+    dev.dot = lowp_probe_model_dot;
+    dev.ctx = &m;
+    dev.kmax = 128;
+    dev.promote = 0;
+    lowp_test_check(lowp_probe_run(&r, &dev, &LOWP_FMT_E5M2, &LOWP_FMT_FP32) == LOWP_OK && r.mono_decreases > 0 &&
+                        r.mono_example[1] < r.mono_example[0],
+                    "b=16,F=4: no decrease found (%ld of %ld)", r.mono_decreases, r.mono_trials);
   }
 
   /* parameters no preset uses: the probes must follow them too */

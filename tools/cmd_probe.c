@@ -401,6 +401,8 @@ int lowp_cmd_probe(int argc, char **argv) {
         printf("  rounding with c       %s\n", r.c_ok ? lowp_rounding_name(r.c_rnd) : "undetermined");
         printf("  monotone              %ld of %ld trials never decreased\n", r.mono_trials - r.mono_decreases,
                r.mono_trials);
+        if (r.mono_decreases)
+          printf("                        first decrease: %a -> %a\n", r.mono_example[0], r.mono_example[1]);
         if (r.promote_probed) printf("  fp32 promotion every  %zu products%s\n", r.promote, r.promote ? "" : " (none)");
         printf("  inferred              %s\n", r.model);
         if (have_preset)

@@ -342,7 +342,31 @@ int lowp_probe_run(lowp_probe_t *r, const lowp_probe_dev_t *dev, const lowp_form
   }
 
   /* monotonicity: a factor of the first product stepped from just below a
-     binade to its top (the alignment exponent grows by one) */
+     binade to its top (the alignment exponent grows by one). First the
+     worst case for a truncating adder: every other term of the block is one
+     quantum 2^(X-F) of the same sign, all lost when the quantum doubles
+     (Mikaitis, "Monotonicity of multi-term floating-point adders", IEEE
+     Trans. Comput. 2024, studies such steps); then random blocks. */
+  if (nmem > 0 && r->F > 0 && !r->F_atleast) {
+    int sgn, k;
+    for (sgn = 0; sgn < 2; sgn++) {
+      double d1, d2, sg = sgn ? -1 : 1;
+      int e0 = s - 2;
+      clear(c);
+      if (!put(c, (size_t)mem[0], sg, 2 - ldexp(1.0, 1 - t), 1, e0, 0)) break;
+      for (k = 1; k < nmem; k++)
+        if (!put(c, (size_t)mem[k], sg, 1, 1, e0 - r->F, 1)) break;
+      if (k < nmem) break;
+      if ((st = run(c, &d1, c->n, 0.0)) != LOWP_OK) return st;
+      c->A[mem[0]] = copysign(2 * fabs(c->A[mem[0]]) / (2 - ldexp(1.0, 1 - t)), c->A[mem[0]]);
+      if ((st = run(c, &d2, c->n, 0.0)) != LOWP_OK) return st;
+      r->mono_trials++;
+      if (sg * (d2 - d1) < 0 && r->mono_decreases++ == 0) {
+        r->mono_example[0] = d1;
+        r->mono_example[1] = d2;
+      }
+    }
+  }
   if (nmem > 0) {
     uint64_t seed = 0x9E3779B97F4A7C15ull;
     long trial;
