@@ -218,12 +218,14 @@ extern "C" int lowp_probe_gpu_k(const lowp_format_t *in, const lowp_format_t *ou
 extern "C" int lowp_probe_gpu_dot(void *ctx, double *d, const double *a, const double *b, size_t n,
                                   double c, const lowp_format_t *in, const lowp_format_t *out) {
   static float *da = NULL, *db = NULL, *dd = NULL;
+  static int sm = -1; /* the device's, asked once */
   float ha[MAXN], hb[MAXN], r = 0;
-  int sm = 0, cls = cls_of(in);
+  int cls = cls_of(in);
   size_t i;
   (void)ctx;
   if (n > MAXN) return LOWP_EINVAL;
-  if (!lowp_probe_gpu_info(NULL, 0, &sm) || lowp_probe_gpu_k(in, out, sm) == 0) return LOWP_EUNSUPPORTED;
+  if (sm < 0 && !lowp_probe_gpu_info(NULL, 0, &sm)) sm = 0;
+  if (sm == 0 || lowp_probe_gpu_k(in, out, sm) == 0) return LOWP_EUNSUPPORTED;
   for (i = 0; i < n; i++) {
     ha[i] = (float)a[i];
     hb[i] = (float)b[i];
