@@ -66,7 +66,8 @@
  *        rounded to nearest, not truncated: first seen on an exact tie); the
  *        fp16 misses reach hundreds of fp16 ulps (partial sums are rounded
  *        to fp16 before c is added). FP8_MMA_SYNC matches all 4000 fp8 rows
- *        of both outputs, for any F >= 22 (25 taken from the fp16 datapath).
+ *        of both outputs for any F >= 23 (F = 22 misses one E5M2 fp32 row;
+ *        25 is taken from the fp16 datapath and from MMA-Sim, below).
  *        Rounding of the two blocks' fp32 results: the vendored rows do not
  *        decide it (their 16-product block sums of fp8 products are almost
  *        always exact in fp32; rne, rtz, rup, rdn all match the 2000 fp32
@@ -82,6 +83,22 @@
  *        signs), on 0 E4M3 fp32 rows and on 0 rows with fp16 output
  *        (tests/ttc_b200_rounding.c derives such a row exactly).
  * h200 and l40s have no rows here: they take h100's and ada's parameters.
+ *
+ * MMA-Sim (Xie, Wang, Yang & Yang, "MMA-Sim: bit-accurate reference model of
+ * tensor cores and matrix cores", arXiv:2511.10909, Microsoft Research; read
+ * for its facts) agrees with these presets on F (23 Volta, 24 Ampere/Ada,
+ * 25 Hopper/Blackwell), on truncated alignment with no sticky bit, on fp32
+ * results truncated and fp16 results rounded to nearest, on Ampere/Ada
+ * m16n8k16 (and tf32 m16n8k8) as two consecutive groups of 8 (4) chained
+ * through c (b = 8, 4 here), and on Ada and Hopper-wgmma fp8 (13 bits, the
+ * fp32 result cut to 13 fraction bits). They differ on fp8 mma.sync on
+ * Hopper and B200: MMA-Sim lists no such instruction for those GPUs (its fp8
+ * mma.sync is Ada's and RTX Blackwell's; B200 fp8 is tcgen05, one fused dot
+ * of the 32 products and c with 25 bits, truncated), while the rows here were
+ * captured with mma.sync and need FP8_MMA_SYNC: the tcgen05 description
+ * (b=32, F=25, rtz) reproduces 638 / 661 of the 1000 B200 E4M3 / E5M2 fp32
+ * rows (942 / 934 with the result rounded to nearest). With its blocks now
+ * truncated, only the late addition of c rounds to nearest in this datapath.
  */
 static const lowp_tc_preset_t presets[] = {
     {"v100", "NVIDIA V100 (Volta): fp16 blocks of 4, 23 fraction bits (Fasi et al. 2021)",
