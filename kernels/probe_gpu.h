@@ -21,6 +21,15 @@
 
 #include "format/format.h"
 
+/** @brief A device session: the device buffers of one user (no global state). */
+typedef struct lowp_probe_gpu lowp_probe_gpu_t;
+
+/** @brief Open a session on the first GPU. @return LOWP_OK; LOWP_EUNSUPPORTED
+    (no CUDA build or no device); LOWP_ENOMEM; LOWP_EIO (a CUDA error). */
+int lowp_probe_gpu_open(lowp_probe_gpu_t **g);
+/** @brief Release a session (NULL is fine). */
+void lowp_probe_gpu_close(lowp_probe_gpu_t *g);
+
 /** @brief 1 if a CUDA GPU is usable here (name and compute capability 10*major+minor filled). */
 int lowp_probe_gpu_info(char *name, size_t len, int *sm);
 
@@ -28,7 +37,7 @@ int lowp_probe_gpu_info(char *name, size_t len, int *sm);
 int lowp_probe_gpu_k(const lowp_format_t *in, const lowp_format_t *out, int sm);
 
 /**
- * @brief lowp_probe_dot_fn on the GPU (ctx: unused, may be NULL).
+ * @brief lowp_probe_dot_fn on the GPU (ctx: a lowp_probe_gpu_t from lowp_probe_gpu_open).
  * @return LOWP_OK; LOWP_EUNSUPPORTED (no CUDA build, no device, or no
  *         instruction for in -> out); LOWP_EINVAL (n > 1024 or an input that
  *         is not a value of in); LOWP_EIO (a CUDA error).

@@ -5,6 +5,13 @@
 #include "status.h"
 
 #ifndef LOWP_HAVE_CUDA
+int lowp_probe_gpu_open(lowp_probe_gpu_t **g) {
+  if (g) *g = NULL;
+  return LOWP_EUNSUPPORTED;
+}
+
+void lowp_probe_gpu_close(lowp_probe_gpu_t *g) { (void)g; }
+
 int lowp_probe_gpu_info(char *name, size_t len, int *sm) {
   if (name && len) name[0] = '\0';
   if (sm) *sm = 0;

@@ -128,6 +128,7 @@ typedef struct {
   char label[64];          /* folder name for --capture */
   lowp_tc_model_t m;       /* the model for the current in/out (model device) */
   int sm;
+  lowp_probe_gpu_t *g;     /* the GPU session */
 } dev_t_;
 
 /* write one captured file set for in (both outputs where modelled) */
@@ -180,13 +181,13 @@ static void capture(const char *root, dev_t_ *dv, const lowp_format_t *in, const
     c = rnd_val(&s, &LOWP_FMT_FP32, -2, 1);
     put_bin(w[2].fp, f32bits(c));
     dv->m = m32;
-    st = dot(dv->gpu ? NULL : &dv->m, &d, a, b, (size_t)K, c, in, o32);
+    st = dot(dv->gpu ? (void *)dv->g : (void *)&dv->m, &d, a, b, (size_t)K, c, in, o32);
     if (st != LOWP_OK) lowp_cli_die(CMD, "capture %s: the device failed (%s)", fmt, lowp_status_str(st));
     put_bin(w[3].fp, f32bits(d));
     if (has16) {
       lowp_round_f64(&c16, c, o16, NULL, LOWP_RND_NE); /* as the replay: __float2half */
       dv->m = m16;
-      st = dot(dv->gpu ? NULL : &dv->m, &d, a, b, (size_t)K, c16, in, o16);
+      st = dot(dv->gpu ? (void *)dv->g : (void *)&dv->m, &d, a, b, (size_t)K, c16, in, o16);
       if (st != LOWP_OK) lowp_cli_die(CMD, "capture %s: the device failed (%s)", fmt, lowp_status_str(st));
       put_bin(w[4].fp, f32bits(d));
     }
@@ -265,6 +266,7 @@ int lowp_cmd_probe(int argc, char **argv) {
     if (!lowp_probe_gpu_info(gpu_name, sizeof gpu_name, &dv.sm))
       lowp_cli_die(CMD, "no CUDA GPU here (or this lowp was built without CUDA); probe a model instead: "
                         "--device model:PRESET (v100 a100 a2 ada l40s h100 h200 b200)");
+    if (lowp_probe_gpu_open(&dv.g) != LOWP_OK) lowp_cli_die(CMD, "cannot open the GPU %s", gpu_name);
     pre = preset_of_sm(dv.sm);
     dv.gpu = 1;
     snprintf(dv.spec, sizeof dv.spec, "%s", pre ? pre : "");
@@ -316,7 +318,7 @@ int lowp_cmd_probe(int argc, char **argv) {
       if (dv.gpu) {
         if (lowp_probe_gpu_k(in, out, dv.sm) == 0) continue;
         pd.dot = lowp_probe_gpu_dot;
-        pd.ctx = NULL;
+        pd.ctx = dv.g;
         pd.kmax = 128;
         pd.promote = 0;
       } else {
@@ -417,6 +419,7 @@ int lowp_cmd_probe(int argc, char **argv) {
     if (cap) lowp_outdir_abort(&od);
     lowp_cli_die(CMD, "nothing to probe: the device has no datapath for the inputs and outputs asked");
   }
+  lowp_probe_gpu_close(dv.g);
   if (cap) lowp_outdir_publish(&od, CMD, "lowp probe --capture");
   if (json) {
     char *txt;

@@ -22,6 +22,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
@@ -215,31 +216,58 @@ extern "C" int lowp_probe_gpu_k(const lowp_format_t *in, const lowp_format_t *ou
   return sm >= 89 ? 32 : 0;
 }
 
+struct lowp_probe_gpu {
+  float *da, *db, *dd; /* device buffers: a, b (MAXN each), d */
+  int sm;              /* compute capability, 10 major + minor */
+};
+
+extern "C" void lowp_probe_gpu_close(lowp_probe_gpu_t *g) {
+  if (!g) return;
+  if (g->da) cudaFree(g->da);
+  if (g->db) cudaFree(g->db);
+  if (g->dd) cudaFree(g->dd);
+  free(g);
+}
+
+extern "C" int lowp_probe_gpu_open(lowp_probe_gpu_t **out) {
+  lowp_probe_gpu_t *g;
+  *out = NULL;
+  g = (lowp_probe_gpu_t *)calloc(1, sizeof *g);
+  if (!g) return LOWP_ENOMEM;
+  if (!lowp_probe_gpu_info(NULL, 0, &g->sm)) {
+    free(g);
+    return LOWP_EUNSUPPORTED;
+  }
+  if (cudaMalloc((void **)&g->da, MAXN * sizeof(float)) != cudaSuccess ||
+      cudaMalloc((void **)&g->db, MAXN * sizeof(float)) != cudaSuccess ||
+      cudaMalloc((void **)&g->dd, sizeof(float)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    lowp_probe_gpu_close(g);
+    return LOWP_EIO;
+  }
+  *out = g;
+  return LOWP_OK;
+}
+
 extern "C" int lowp_probe_gpu_dot(void *ctx, double *d, const double *a, const double *b, size_t n,
                                   double c, const lowp_format_t *in, const lowp_format_t *out) {
-  static float *da = NULL, *db = NULL, *dd = NULL;
-  static int sm = -1; /* the device's, asked once */
+  lowp_probe_gpu_t *g = (lowp_probe_gpu_t *)ctx;
   float ha[MAXN], hb[MAXN], r = 0;
   int cls = cls_of(in);
   size_t i;
-  (void)ctx;
+  if (!g) return LOWP_EUNSUPPORTED;
   if (n > MAXN) return LOWP_EINVAL;
-  if (sm < 0 && !lowp_probe_gpu_info(NULL, 0, &sm)) sm = 0;
-  if (sm == 0 || lowp_probe_gpu_k(in, out, sm) == 0) return LOWP_EUNSUPPORTED;
+  if (lowp_probe_gpu_k(in, out, g->sm) == 0) return LOWP_EUNSUPPORTED;
   for (i = 0; i < n; i++) {
     ha[i] = (float)a[i];
     hb[i] = (float)b[i];
     if ((double)ha[i] != a[i] || (double)hb[i] != b[i]) return LOWP_EINVAL;
   }
-  if (!da && (cudaMalloc((void **)&da, MAXN * sizeof(float)) != cudaSuccess ||
-              cudaMalloc((void **)&db, MAXN * sizeof(float)) != cudaSuccess ||
-              cudaMalloc((void **)&dd, sizeof(float)) != cudaSuccess))
+  if (n && (cudaMemcpy(g->da, ha, n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
+            cudaMemcpy(g->db, hb, n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess))
     return LOWP_EIO;
-  if (n && (cudaMemcpy(da, ha, n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
-            cudaMemcpy(db, hb, n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess))
-    return LOWP_EIO;
-  lowp_probe_kernel<<<1, 32>>>(da, db, (int)n, (float)c, cls, is16(out), dd);
-  if (cudaGetLastError() != cudaSuccess || cudaMemcpy(&r, dd, sizeof r, cudaMemcpyDeviceToHost) != cudaSuccess)
+  lowp_probe_kernel<<<1, 32>>>(g->da, g->db, (int)n, (float)c, cls, is16(out), g->dd);
+  if (cudaGetLastError() != cudaSuccess || cudaMemcpy(&r, g->dd, sizeof r, cudaMemcpyDeviceToHost) != cudaSuccess)
     return LOWP_EIO;
   *d = (double)r;
   return LOWP_OK;

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NP 128 /* products of the structural probes (>= 2b for b <= 64) */
@@ -128,10 +129,23 @@ int lowp_probe_model_dot(void *ctx, double *d, const double *a, const double *b,
   return lowp_tc_dot(d, a, 1, b, 1, n, c, (const lowp_tc_model_t *)ctx, in, out);
 }
 
+static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const lowp_format_t *in,
+                 const lowp_format_t *out);
+
 int lowp_probe_run(lowp_probe_t *r, const lowp_probe_dev_t *dev, const lowp_format_t *in,
                    const lowp_format_t *out) {
-  static ctx_t cx; /* large arrays; the probes run one at a time per process */
-  ctx_t *c = &cx;
+  ctx_t *c;
+  int st;
+
+  if (!r || !dev || !dev->dot || dev->kmax < 8 || !in || !out) return LOWP_EINVAL;
+  if (!(c = calloc(1, sizeof *c))) return LOWP_ENOMEM;
+  st = probe(r, c, dev, in, out);
+  free(c);
+  return st;
+}
+
+static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const lowp_format_t *in,
+                 const lowp_format_t *out) {
   int t = in->precision, fp32 = out->precision >= LOWP_FMT_FP32.precision, st = LOWP_OK;
   int plo = 2 * in->emin, plo_sub = 2 * (in->emin - t + 1), phi = 2 * in->emax;
   int olo = out->emin, olo_sub = out->emin - out->precision + 1, ohi = out->emax - 4;
@@ -139,9 +153,7 @@ int lowp_probe_run(lowp_probe_t *r, const lowp_probe_dev_t *dev, const lowp_form
   size_t i;
   double d, tiny;
 
-  if (!r || !dev || !dev->dot || dev->kmax < 8 || !in || !out) return LOWP_EINVAL;
   memset(r, 0, sizeof *r);
-  memset(c, 0, sizeof *c);
   c->dev = dev;
   c->in = in;
   c->out = out;

@@ -28,6 +28,7 @@ int main(void) {
   static const lowp_format_t *const outs[] = {&LOWP_FMT_FP32, &LOWP_FMT_FP16};
   const char *preset = NULL;
   char name[256];
+  lowp_probe_gpu_t *g = NULL;
   int sm = 0;
   size_t i, o;
   lowp_test_start("tprobe_gpu");
@@ -40,10 +41,12 @@ int main(void) {
   case 100: preset = "b200"; break;
   default: lowp_test_skip("no lowp preset for this compute capability");
   }
+  if (lowp_probe_gpu_open(&g) != LOWP_OK) lowp_test_skip("the GPU could not be opened");
   printf("GPU %s (sm_%d), preset %s\n", name, sm, preset);
   for (i = 0; i < 5; i++)
     for (o = 0; o < 2; o++) {
       lowp_probe_dev_t dev = {lowp_probe_gpu_dot, NULL, 128, 0};
+      dev.ctx = g;
       lowp_probe_t r;
       lowp_tc_model_t m;
       char err[256], why[512];
@@ -60,5 +63,6 @@ int main(void) {
       if (have && lowp_format_width(ins[i]) > 8)
         lowp_test_check(nd == 0, "%s -> %s differs from %s: %s", ins[i]->name, outs[o]->name, preset, why);
     }
+  lowp_probe_gpu_close(g);
   return lowp_test_end();
 }
