@@ -430,7 +430,9 @@ int lowp_cmd_probe(int argc, char **argv) {
     free(txt);
     cJSON_Delete(root);
   } else if (cap) {
-    printf("\ncaptured %ld rows per file under %s/%s/ (replay: lowp run tensor-core-models --vectors=%s%s%s)\n",
+    /* --czero= : these rows carry their c (the replay's default treats
+       H100/H200 fp8 fp32 rows as captured with c = 0, as the vendored ones) */
+    printf("\ncaptured %ld rows per file under %s/%s/ (replay: lowp run tensor-core-models --vectors=%s --czero=%s%s)\n",
            rows, cap, dv.label, cap, strcmp(dv.label, "MODEL") ? "" : " --map=MODEL=",
            strcmp(dv.label, "MODEL") ? "" : dv.spec);
   }

@@ -47,6 +47,12 @@
  *                promotion, or the model) +2^s at 0, c = -2^s, tiny
  *                everywhere else: the tinies summed in fresh chains count
  *                the products after the first promotion.
+ *
+ * Limits: late_c is seen only when one instruction holds two blocks (the
+ * interleaved fp8 mma.sync datapath) or with promotion; a sticky bit below F
+ * bits cuts single terms exactly as round-to-odd at F + 1 bits, and is
+ * reported so; the accumulator width is a lower bound when F limits it;
+ * overflow (ovf) is not probed.
  */
 
 #include <stddef.h>
