@@ -71,7 +71,7 @@
  *        Rounding of the two blocks' fp32 results: the vendored rows do not
  *        decide it (in none of the 2000 fp32 rows is either block's result
  *        inexact in fp32, so rne, rtz, rup and rdn all match them); only the
- *        final addition of c must be rne (rtz there misses 1456 rows). Held-back B200 E5M2 rows (not here) show one row of 4000 whose
+ *        final addition of c must be rne (rtz there misses 366 + 350 of them). Held-back B200 E5M2 rows (not here) show one row of 4000 whose
  *        negative result the GPU gives one ulp smaller in magnitude than
  *        blocks rounded to nearest (0xc10ddf7c, not 0xc10ddf7d), and every
  *        other held-back row equal. Blocks rounded toward zero (the fp32
