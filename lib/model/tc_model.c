@@ -71,16 +71,22 @@
  *        Rounding of the two blocks' fp32 results: the vendored rows do not
  *        decide it (in none of the 2000 fp32 rows is either block's result
  *        inexact in fp32, so rne, rtz, rup and rdn all match them); only the
- *        final addition of c must be rne (rtz there misses 366 + 350 of them). Held-back B200 E5M2 rows (not here) show one row of 4000 whose
+ *        final addition of c must be rne (rtz there misses 366 + 350 rows).
+ *        Held-back B200 E5M2 rows (not here) show one row of 4000 whose
  *        negative result the GPU gives one ulp smaller in magnitude than
  *        blocks rounded to nearest (0xc10ddf7c, not 0xc10ddf7d), and every
  *        other held-back row equal. Blocks rounded toward zero (the fp32
- *        output rounding of every other NVIDIA block FMA) predict exactly
- *        that pattern: on 200,000 random rows drawn from the vendored
- *        values, rtz blocks differ from rne blocks on 66 E5M2 fp32 rows
- *        (1 in 3000; 64 of them one ulp smaller in magnitude, of both
- *        signs), on 0 E4M3 fp32 rows and on 0 rows with fp16 output
- *        (tests/ttc_b200_rounding.c derives such a row exactly).
+ *        output rounding of every other NVIDIA block FMA) predict that
+ *        pattern: on 400,000 random rows drawn from the vendored values,
+ *        rtz blocks differ from rne blocks on 139 E5M2 fp32 rows (1 in
+ *        2900; 134 of them smaller in magnitude, 67 negative and 67
+ *        positive), on 0 E4M3 fp32 rows and on 0 rows with fp16 output.
+ *        rup blocks would fit the one row too (132 rows differ: negatives
+ *        smaller, positives larger); rdn would make it larger (excluded);
+ *        rne blocks with F = 24 or 23 differ on 18 or 71 rows, in both
+ *        directions. rtz is taken as the one rule NVIDIA's fp32 block
+ *        outputs are known to follow (Fasi et al.; MMA-Sim).
+ *        tests/ttc_b200_rounding.c derives such rows exactly (MPFR).
  * h200 and l40s have no rows here: they take h100's and ada's parameters.
  *
  * MMA-Sim (Xie, Wang, Yang & Yang, "MMA-Sim: bit-accurate reference model of
