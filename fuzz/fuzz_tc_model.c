@@ -23,7 +23,7 @@ static void same_model(const lowp_tc_model_t *a, const lowp_tc_model_t *b, const
   FUZZ_CHECK(p->b == q->b && p->F == q->F && p->align == q->align && p->sticky == q->sticky &&
                  p->out_rnd == q->out_rnd && p->out16_rnd == q->out16_rnd &&
                  p->out_frac == q->out_frac && p->ovf_inf == q->ovf_inf &&
-                 p->late_c == q->late_c && p->interleave == q->interleave &&
+                 p->late_c == q->late_c && p->interleave == q->interleave && p->c_rnd == q->c_rnd &&
                  a->promote == b->promote,
              "'%s' parses to another model", s);
 }

@@ -525,7 +525,7 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
         uo = unit(&p->out, fp32_out ? bf->out_rnd : bf->out16_rnd);
       }
       eta = compose(a, uo);
-      if (bf->late_c) eta = compose(eta, uo);
+      if (bf->late_c) eta = compose(eta, unit(&p->out, bf->c_rnd)); /* c_rnd: the late addition */
       if (m->promote > 0) {
         nb = ceil((double)m->promote / bf->b);
         ncycles = ceil(k / (double)m->promote);

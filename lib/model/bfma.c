@@ -112,7 +112,8 @@ int lowp_bfma_validate(const lowp_bfma_t *p, char *err, size_t errlen) {
   else if (p->sticky && p->align != LOWP_RND_TZ)
     why = "sticky needs align=rtz";
   else if ((unsigned)p->out_rnd >= LOWP_RND_COUNT || p->out_rnd == LOWP_RND_SR ||
-           (unsigned)p->out16_rnd >= LOWP_RND_COUNT || p->out16_rnd == LOWP_RND_SR)
+           (unsigned)p->out16_rnd >= LOWP_RND_COUNT || p->out16_rnd == LOWP_RND_SR ||
+           (unsigned)p->c_rnd >= LOWP_RND_COUNT || p->c_rnd == LOWP_RND_SR)
     why = "output rounding must be one of rne, rna, rtz, rup, rdn, rto";
   else if (p->out_frac < 0 || p->out_frac > 52) why = "outfrac must be in [0, 52]";
   if (why && err && errlen) snprintf(err, errlen, "%s", why);

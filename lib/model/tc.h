@@ -86,6 +86,11 @@ typedef struct {
                                   each run of 2b products is split into two
                                   blocks, the first taking indices i with
                                   (i / P) even, the second the rest */
+  lowp_rounding_t c_rnd;     /**< late_c only: rounding of the addition of c
+                                  to the instruction's blocks (either output
+                                  width); the blocks themselves round with
+                                  out_rnd / out16_rnd. B200 fp8: blocks rtz,
+                                  this addition rne */
 } lowp_bfma_t;
 
 /** @brief A tensor-core GEMM model for one input format. */
@@ -119,9 +124,9 @@ const lowp_tc_preset_t *lowp_tc_preset_find(const char *name);
  * ("b=16,F=25,align=rtz,out=rtz"). Keys: b, F, align (rtz|rne|rto),
  * sticky (0|1), out (rounding to fp32 output), out16 (to fp16 output),
  * outfrac (0 = none), ovf (inf|ieee), latec (0|1), interleave (P, 0 = off),
- * promote (N_C, 0 = off).
+ * crnd (rounding of the late c addition), promote (N_C, 0 = off).
  * Parameters alone start from b=16, F=25, align=rtz, sticky=0, out=rtz,
- * out16=rne, outfrac=0, ovf=inf, latec=0, interleave=0, promote=0.
+ * out16=rne, outfrac=0, ovf=inf, latec=0, interleave=0, crnd=rne, promote=0.
  * @param[out] m    filled on success
  * @param[in]  in   the input format (selects the preset's fp16 / bf16 / tf32 /
  *                  fp8 datapath by its precision and exponent width)

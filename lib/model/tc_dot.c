@@ -24,7 +24,8 @@
  * takes b products, or 2b with interleave P (two blocks: first the offsets
  * whose (offset / P) is even, then the others). With late_c the blocks of an
  * instruction start from zero and the running value is added after them by
- * one rounded addition in the output format.
+ * one addition in the output format, rounded by c_rnd (the blocks round by
+ * out_rnd / out16_rnd).
  */
 static int chain(double *acc, const double *a, size_t sa, const double *b,
                  size_t sb, size_t lo, size_t hi, const lowp_bfma_t *p,
@@ -32,7 +33,7 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
   double ab[1024], bb[1024];
   size_t i, j, w = (size_t)p->b, P = (size_t)p->interleave;
   size_t g = P ? 2 * w : w;
-  int st, half, narrow = out->precision < LOWP_FMT_FP32.precision;
+  int st, half;
   for (i = lo; i < hi; i += g) {
     size_t n = hi - i < g ? hi - i : g;
     double x = p->late_c ? 0.0 : *acc;
@@ -47,7 +48,7 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
       if (cnt == 0) continue;
       if ((st = lowp_bfma(&x, ab, bb, cnt, x, p, in, out)) != LOWP_OK) return st;
     }
-    if (p->late_c) lowp_accum_add(acc, x, *acc, out, narrow ? p->out16_rnd : p->out_rnd);
+    if (p->late_c) lowp_accum_add(acc, x, *acc, out, p->c_rnd);
     else *acc = x;
   }
   return LOWP_OK;

@@ -344,6 +344,21 @@ dot --n 8 --dist loguniform:0b1:1e3
 dot --n 8 --dist loguniform:1e-3:1e3x
 dot --n 8 --dist loguniform:1e-3
 dot --n 8 --dist loguniform:1e3:1e-3
+# --- probe (no GPU needed: every line fails before any device is used)
+probe --bogus
+probe --device nosuch
+probe --device model:zzz
+probe --device model:
+probe --device 'model:h100,F=99'
+probe --device model:v100 --in bf16
+probe --device model:h100 --in fp17
+probe --device model:h100 --in fp32
+probe --device model:h100 --out fp8
+probe --device model:h100 --rows 0 --capture cap1
+probe --device model:h100 --seed x --capture cap1
+probe --device model:h100 --capture userdir
+probe --device model:h100 --capture notes.txt
+probe --device model:h100 --in
 EOF
 )
 
@@ -370,7 +385,7 @@ done <<<"$CASES"
 # ------------------------------------------------ --help: exit 0, on stdout
 helps=("--help" "formats --help" "convert --help" "list --help" "run --help" "report --help"
        "bench --help" "bench round --help" "bench exact --help" "scaler --help" "gemm --help"
-       "dot --help")
+       "dot --help" "probe --help")
 for e in $("$LOWP" list | awk '{print $1}'); do helps+=("run $e --help"); done
 for h in "${helps[@]}"; do
   before=$(snapshot)
@@ -385,7 +400,7 @@ done
 # ------------------------- --key value and --key=value are the same thing
 same=("convert 0.1 --to|fp16,e4m3 --round|rtz" "scaler --events|ok,inf --init|1024"
       "dot --n|64 --in|bf16 --seed|3" "gemm --m|3 --n|2 --k|16 --acc|fp16" "formats --json fp16"
-      "run claims --quick --out|o1")
+      "run claims --quick --out|o1" "probe --device|model:a100 --in|fp16,tf32 --json")
 for c in "${same[@]}"; do
   spaced=${c//|/ } joined=${c//|/=}
   # shellcheck disable=SC2086

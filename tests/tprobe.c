@@ -1,0 +1,146 @@
+/* tprobe -- the tensor-core probes recover every preset's parameters from its outputs */
+
+/*
+ * Build: cmake --build build --target tprobe; run: build/tprobe.
+ *
+ * Oracle: the presets' own parameters (lib/model/tc_model.c). For every
+ * preset, every input format it supports (fp16, bf16, tf32, E4M3, E5M2) and
+ * both outputs (fp32, fp16), lowp_probe_run is given the model as its only
+ * view of the device (a callback), and what it infers must equal the
+ * parameters: b, interleave, F, alignment cut, c added late or in the
+ * block, its rounding, the block result's fraction bits and rounding. The
+ * probes also meet parameter strings the presets do not use (a sticky bit,
+ * rne and rto alignment, rup/rdn/rna output, promotion every 128 or 256
+ * products, b = 64), so a probe that always answered a preset's value would
+ * fail here. Exact products, subnormal inputs and outputs must read as
+ * kept (the model keeps them).
+ */
+
+#include "model/probe.h"
+#include "status.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const lowp_format_t *const ins[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_TF32,
+                                           &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
+static const lowp_format_t *const outs[] = {&LOWP_FMT_FP32, &LOWP_FMT_FP16};
+
+static int probe_spec(const char *spec, const lowp_format_t *in, const lowp_format_t *out,
+                      int promote, int *unsupported) {
+  lowp_tc_model_t m;
+  lowp_probe_dev_t dev;
+  lowp_probe_t r;
+  char err[256], why[512];
+  int st = lowp_tc_model_get(&m, spec, in, out, err, sizeof err);
+  *unsupported = st == LOWP_EUNSUPPORTED;
+  if (st != LOWP_OK) return st == LOWP_EUNSUPPORTED ? 0 : -1;
+  dev.dot = lowp_probe_model_dot;
+  dev.ctx = &m;
+  dev.kmax = LOWP_PROBE_KMAX;
+  dev.promote = promote;
+  st = lowp_probe_run(&r, &dev, in, out);
+  if (!lowp_test_check(st == LOWP_OK, "%s %s->%s: probe status %d", spec, in->name, out->name, st))
+    return -1;
+  lowp_test_check(lowp_probe_compare(&r, &m, out, why, sizeof why) == 0, "%s %s->%s: %s (inferred %s)",
+                  spec, in->name, out->name, why, r.model);
+  /* every structural item was determined (none skipped) */
+  lowp_test_check(r.b > 0 && !r.b_atleast && r.F > 0 && !r.F_atleast && r.align_ok && r.out_ok &&
+                      (r.c_ok || m.promote) && r.late_c >= 0 && r.per_block,
+                  "%s %s->%s: undetermined items (b %d%s, F %d%s, align %d, out %d, c %d, late %d)", spec,
+                  in->name, out->name, r.b, r.b_atleast ? "+" : "", r.F, r.F_atleast ? "+" : "",
+                  r.align_ok, r.out_ok, r.c_ok, r.late_c);
+  if (out->precision >= LOWP_FMT_FP32.precision)
+    lowp_test_check(r.products_exact == 1, "%s %s: products not exact", spec, in->name);
+  lowp_test_check(r.sub_in == 1 && r.sub_out == 1, "%s %s->%s: subnormals %d %d", spec, in->name,
+                  out->name, r.sub_in, r.sub_out);
+  /* truncating blocks are monotone when the step of a product (2^(1-t) of
+     it) exceeds what the other b - 1 terms can lose, (b - 1) 2^-F: true of
+     every model probed here, so no decrease may be reported */
+  if ((double)(r.b - 1) * ldexp(1.0, -r.F) < ldexp(1.0, 1 - in->precision))
+    lowp_test_check(r.mono_trials >= 300 && r.mono_decreases == 0, "%s %s->%s: %ld of %ld trials decreased",
+                    spec, in->name, out->name, r.mono_decreases, r.mono_trials);
+  if (promote) lowp_test_check(r.promote_probed, "%s %s->%s: promotion not probed", spec, in->name, out->name);
+  return 1;
+}
+
+int main(void) {
+  size_t p, i, o;
+  int unsup, n, total = 0;
+  lowp_test_start("tprobe");
+
+  /* every preset x supported input x output */
+  for (p = 0; p < lowp_tc_preset_count(); p++) {
+    const char *name = lowp_tc_preset_at(p)->name;
+    for (i = 0; i < sizeof ins / sizeof ins[0]; i++)
+      for (o = 0; o < 2; o++) {
+        n = probe_spec(name, ins[i], outs[o], 0, &unsup);
+        if (n > 0) total++;
+      }
+  }
+  printf("presets: %d preset x input x output combinations probed\n", total);
+  lowp_test_check(total >= 40, "only %d combinations probed", total);
+
+  /* B200 fp8: the fixed model (blocks rtz, c rne) and the earlier one
+     (blocks rne) read differently, with the values of the fix */
+  {
+    static const char *const specs[2] = {"b200", "b200,out=rne"};
+    static const lowp_rounding_t want[2] = {LOWP_RND_TZ, LOWP_RND_NE};
+    int k;
+    for (k = 0; k < 2; k++) {
+      lowp_tc_model_t m;
+      lowp_probe_dev_t dev;
+      lowp_probe_t r;
+      char err[256];
+      lowp_test_check(lowp_tc_model_get(&m, specs[k], &LOWP_FMT_E5M2, &LOWP_FMT_FP32, err, sizeof err) ==
+                          LOWP_OK, "%s", err);
+      dev.dot = lowp_probe_model_dot;
+      dev.ctx = &m;
+      dev.kmax = 128;
+      dev.promote = 0;
+      lowp_test_check(lowp_probe_run(&r, &dev, &LOWP_FMT_E5M2, &LOWP_FMT_FP32) == LOWP_OK, "probe %s", specs[k]);
+      lowp_test_check(r.b == 16 && r.interleave == 2 && r.F == 25 && r.late_c == 1 && r.out_ok &&
+                          r.out_rnd == want[k] && r.c_ok && r.c_rnd == LOWP_RND_NE &&
+                          r.align == LOWP_RND_TZ && r.out_frac == 0,
+                      "%s e5m2->fp32: inferred %s", specs[k], r.model);
+    }
+  }
+
+  /* a block of 16 with only 4 alignment bits is not monotone: the worst
+     case (every other term one quantum, lost when the first product crosses
+     a binade) must be found */
+  {
+    lowp_tc_model_t m;
+    lowp_probe_dev_t dev;
+    lowp_probe_t r;
+    char err[256];
+    lowp_test_check(lowp_tc_model_get(&m, "b=16,F=4", &LOWP_FMT_E5M2, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK,
+                    "%s", err);
+    dev.dot = lowp_probe_model_dot;
+    dev.ctx = &m;
+    dev.kmax = 128;
+    dev.promote = 0;
+    lowp_test_check(lowp_probe_run(&r, &dev, &LOWP_FMT_E5M2, &LOWP_FMT_FP32) == LOWP_OK && r.mono_decreases > 0 &&
+                        r.mono_example[1] < r.mono_example[0],
+                    "b=16,F=4: no decrease found (%ld of %ld)", r.mono_decreases, r.mono_trials);
+  }
+
+  /* parameters no preset uses: the probes must follow them too */
+  {
+    static const char *const specs[] = {
+        "b=8,F=24,align=rne,out=rne",  "b=16,F=20,align=rto,out=rup", "b=4,F=22,sticky=1,out=rdn",
+        "b=32,F=26,out=rna,out16=rtz", "b=64,F=23",                   "h100,promote=128",
+        "a100,promote=256",            "b=16,F=25,latec=1,interleave=2,out=rtz,crnd=rup"};
+    size_t k;
+    for (k = 0; k < sizeof specs / sizeof specs[0]; k++)
+      for (i = 0; i < sizeof ins / sizeof ins[0]; i++)
+        for (o = 0; o < 2; o++) {
+          int pr = strstr(specs[k], "promote") != NULL && o == 0;
+          n = probe_spec(specs[k], ins[i], outs[o], pr, &unsup);
+          lowp_test_check(n > 0 || unsup, "%s %s->%s: not probed", specs[k], ins[i]->name, outs[o]->name);
+        }
+  }
+  return lowp_test_end();
+}
