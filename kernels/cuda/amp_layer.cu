@@ -273,6 +273,10 @@ extern "C" int lowp_amp_gpu_run(double *seconds, const lowp_rkernel_t *ks, size_
   }
   for (i = 0; i < nk; i++) {
     const lowp_rkernel_t *k = &ks[i];
+    /* cuBLAS takes int sizes; a grid takes at most 2^31 - 1 blocks */
+    if (k->m > 2147483647u || k->n > 2147483647u || k->k > 2147483647u || k->count > 2147483647u ||
+        k->rows > 2147483647u)
+      return LOWP_ENOMEM;
     if (k->kind == LOWP_RK_GEMM) {
       na = std::max(na, k->count * k->m * k->k);
       nb = std::max(nb, k->count * k->k * k->n);
