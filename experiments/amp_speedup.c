@@ -309,7 +309,7 @@ static int run(lowp_run_t *r) {
   /* ---- speedup table and speedup.csv (the bar plot's data) */
   csv = fopen(lowp_run_path(r, "speedup.csv"), "w");
   if (!csv) { fprintf(stderr, "lowp run amp-speedup: cannot write speedup.csv\n"); return 2; }
-  fprintf(csv, "x,device,precision,step_ms,speedup,saved_compute_share,saved_memory_share\n");
+  fprintf(csv, "x,device,precision,step_ms,speedup,saved_compute_share,saved_memory_share,rel_step,rel_gemm\n");
   {
     static const char *const cols[] = {"device", "precision", "predicted step (fwd+bwd), ms", "speedup over FP32",
                                        "time saved: from compute", "time saved: from memory traffic",
@@ -342,8 +342,9 @@ static int run(lowp_run_t *r) {
         cells[7] = b6;
         cells[8] = note;
         lowp_result_add_row(rows, cells, 9);
-        fprintf(csv, "%zu,%s,%s,%.6g,%.6g,%.6g,%.6g\n", (size_t)g * (np + 1) + p + 1, c.gpus[g]->name, pr[p].name,
-                1e3 * m->step[p], sp, p == 0 ? 0.0 : shc, p == 0 ? 0.0 : shm);
+        fprintf(csv, "%zu,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", (size_t)g * (np + 1) + p + 1, c.gpus[g]->name,
+                pr[p].name, 1e3 * m->step[p], sp, p == 0 ? 0.0 : shc, p == 0 ? 0.0 : shm, m->step[p] / m->step[0],
+                m->gemm[p] / m->step[0]);
       }
   }
   fclose(csv);
@@ -434,6 +435,21 @@ static int run(lowp_run_t *r) {
     if (st != LOWP_OK) { cJSON_Delete(timing); return lowp_run_plot_failed(r, st); }
     lowp_result_plot(plots, "speedup.png", "Predicted speedup of TF32, FP16 and BF16 over FP32 per device (roofline of "
                      "every kernel of the layer, forward and backward; speedup.csv, kernels.csv).");
+    {
+      /* the step's composition: total (memory-bound kernels on top) behind the GEMMs' part */
+      lowp_series_t sb[2] = {{"speedup.csv", 1, 8, "memory-bound kernels (softmax, layer norm, GELU, dropout, adds)",
+                              "boxes fill solid 0.8 lc rgb '#ff7f0e'", NULL, 0, 0},
+                             {"speedup.csv", 1, 9, "GEMMs", "boxes fill solid 0.8 lc rgb '#1f77b4'", NULL, 0, 0}};
+      char ex2[2200];
+      lowp_plot_t pl = {"Predicted step time relative to FP32 on the same device: GEMMs and memory-bound kernels",
+                        "device (bars: fp32, tf32, fp16, bf16)", "step time / FP32 step time", 0, 0, ex2};
+      snprintf(ex2, sizeof ex2, "%s\nset yrange [0:1.3]\nset key top center", extra);
+      st = lowp_plot(r->outdir, "breakdown", &pl, sb, 2);
+      if (st != LOWP_OK) { cJSON_Delete(timing); return lowp_run_plot_failed(r, st); }
+    }
+    lowp_result_plot(plots, "breakdown.png", "The step time of each precision relative to FP32 on the same device, "
+                     "split into GEMMs (blue) and memory-bound kernels (orange): with 16-bit tensor cores the GEMMs "
+                     "shrink by the peak ratio, the memory-bound kernels only by the byte ratio (Amdahl).");
   }
 
   /* ---- measured on this CPU (timing.json, cpu_kernels.csv) */

@@ -224,7 +224,7 @@ static int same_file(const char *x, const char *y) {
 static void cli(void) {
   char dir[] = "/tmp/tamp_speedup.XXXXXX", cmd[4400], p1[4300], p2[4300];
   static const char *const model_files[] = {"results.json", "summary.md", "kernels.csv", "speedup.csv", "speedup.png",
-                                            "speedup.svg", "timing.json", NULL};
+                                            "speedup.svg", "breakdown.png", "timing.json", NULL};
   static const char *const cpu_files[] = {"cpu_kernels.csv", "timing.json", NULL};
   lowp_test_make_tmpdir(dir);
   snprintf(cmd, sizeof cmd, "run amp-speedup --measure=none --out '%s/m1'", dir);
