@@ -610,7 +610,7 @@ static int run(lowp_run_t *r) {
         snprintf(key, sizeof key, "%s_step_predicted_s", cp[p]->name);
         cJSON_AddNumberToObject(cj, key, pstep[p]);
       }
-      snprintf(m, sizeof m, "Measured on this CPU (%d threads; OpenBLAS core %s; the CPU %s AVX512_BF16), the layer at "
+      snprintf(m, sizeof m, "Measured on this CPU (threads: %d; OpenBLAS core %s, i.e. the kernel set its DYNAMIC_ARCH chose; the CPU %s AVX512_BF16), the layer at "
                "batch %zu x seq %zu%s, forward + backward, fastest of %ld: roofs measured in the same run: STREAM triad "
                "%.3g GB/s, ", omp_get_max_threads(), openblas_get_corename(),
                __builtin_cpu_supports("avx512bf16") ? "has" : "lacks", c.cdims.batch, c.cdims.seq,
