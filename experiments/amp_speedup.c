@@ -667,7 +667,18 @@ static int run(lowp_run_t *r) {
       snprintf(m, sizeof m, "Measured on %s (cuBLAS; full layer): ", dev);
       for (p = 0; p < np; p++) {
         lowp_run_progress(r, "GPU %s", pr[p].name);
-        ok[p] = lowp_amp_gpu_run(sec[p], ks, nk, &pr[p], c.dims.dropout, (int)c.gpu_reps) == LOWP_OK;
+        {
+          double worst = 0;
+          int gst = lowp_amp_gpu_run(sec[p], &worst, ks, nk, &pr[p], c.dims.dropout, (int)c.gpu_reps);
+          ok[p] = gst == LOWP_OK && worst <= 1;
+          if (gst == LOWP_OK && !(worst <= 1)) {
+            /* validate first, then benchmark: no timings for a precision whose GEMMs failed */
+            fprintf(stderr, "lowp run amp-speedup: a %s GEMM on the GPU failed validation (%.3g of its bound); no "
+                    "timings for %s\n", pr[p].name, worst, pr[p].name);
+            bad++;
+          } else if (gst != LOWP_OK)
+            fprintf(stderr, "lowp run amp-speedup: GPU run in %s failed: %s\n", pr[p].name, lowp_status_str(gst));
+        }
         stp[p] = 0;
         if (!ok[p]) continue;
         for (i = 0; i < nk; i++) {

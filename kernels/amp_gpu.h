@@ -19,12 +19,22 @@ int lowp_amp_gpu_device(char *name, size_t len);
  * fp32 CUBLAS_COMPUTE_32F; tf32 CUBLAS_COMPUTE_32F_FAST_TF32 on fp32 data;
  * fp16 and bf16 data with CUBLAS_COMPUTE_32F; the memory-bound kernels are
  * one block per row, math in fp32). Each kernel runs once to warm up, then
- * reps times; seconds[i] is the fastest (cudaEvent timing).
+ * reps times; seconds[i] is the fastest (cudaEvent timing). Before timing,
+ * each GEMM's result is validated on 16 entries against a product computed
+ * on the host from the same inputs (binary64): |C - X| <= (4 u_in + 4 u_in^2
+ * + gamma_{2k}(2^-23)) |A||B| + u_out |X|, u_in of the multiplier's format
+ * (tf32 inputs are rounded or truncated inside the tensor core: at most
+ * 2 u_in each), gamma of twice fp32's u for the accumulation (tensor cores
+ * truncate, and align each block of products to its largest term without a
+ * sticky bit: DESIGN.md's model, F >= 23 fraction bits), u_out of the
+ * storage format for the rounding of the result.
+ * @param[out] worst the largest share of that bound used over the checked
+ *   entries (> 1: a GEMM failed validation; do not report its timings)
  * @return LOWP_OK; LOWP_EUNSUPPORTED (no CUDA build or device, or a storage
  *   format cuBLAS has no type for); LOWP_ENOMEM (device memory); LOWP_EIO
  *   (a CUDA or cuBLAS error).
  */
-int lowp_amp_gpu_run(double *seconds, const lowp_rkernel_t *ks, size_t nk, const lowp_rprec_t *p,
+int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkernel_t *ks, size_t nk, const lowp_rprec_t *p,
                      double dropout, int reps);
 
 #endif

@@ -10,9 +10,9 @@ int lowp_amp_gpu_device(char *name, size_t len) {
   return LOWP_EUNSUPPORTED;
 }
 
-int lowp_amp_gpu_run(double *seconds, const lowp_rkernel_t *ks, size_t nk, const lowp_rprec_t *p,
+int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkernel_t *ks, size_t nk, const lowp_rprec_t *p,
                      double dropout, int reps) {
-  (void)seconds; (void)ks; (void)nk; (void)p; (void)dropout; (void)reps;
+  (void)seconds; (void)worst; (void)ks; (void)nk; (void)p; (void)dropout; (void)reps;
   return LOWP_EUNSUPPORTED;
 }
 #else

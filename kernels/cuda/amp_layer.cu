@@ -14,6 +14,9 @@
  *   element index against p) and its backward, add.
  * They are timing subjects, not precision subjects: they are not held bit
  * for bit to a CPU twin (the CPU runner does the same arithmetic in fp32).
+ * Each GEMM is validated before it is timed (validate(): 16 entries
+ * against the host's binary64 product of the same data, within the bound
+ * that amp_gpu.h states).
  * Every CUDA and cuBLAS call is checked; timings are cudaEvent pairs, the
  * fastest of reps runs after one warm-up run (no L2 flush: the operands of
  * the full layer exceed L2 anyway, except attention's per-head ones).
@@ -31,6 +34,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 extern "C" {
 #include "amp_gpu.h"
@@ -160,14 +164,19 @@ __global__ void rowop_kernel1(int op, size_t cols, const T *x, const T *y, T *z,
   }
 }
 
+/* the data: element i of a buffer filled with seed, uniform in [-1, 1)
+   (24-bit values, exact in fp32), before rounding to the storage type; the
+   host recomputes it to validate the GEMMs */
+__host__ __device__ __forceinline__ float data_of(size_t i, uint32_t seed) {
+  uint32_t h = (uint32_t)i * 2654435761U ^ (uint32_t)(i >> 32) ^ seed;
+  h ^= h >> 13; h *= 0x5bd1e995U; h ^= h >> 15;
+  return (float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f;
+}
+
 template <typename T>
 __global__ void fill_kernel(T *p, size_t n, uint32_t seed) {
   size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-  for (; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    uint32_t h = (uint32_t)i * 2654435761U ^ seed;
-    h ^= h >> 13; h *= 0x5bd1e995U; h ^= h >> 15;
-    st(p, i, (float)(h >> 8) * (2.0f / 16777216.0f) - 1.0f); /* uniform in [-1, 1) */
-  }
+  for (; i < n; i += (size_t)gridDim.x * blockDim.x) st(p, i, data_of(i, seed));
 }
 
 /* -------------------------------------------------------------- launchers */
@@ -227,6 +236,53 @@ int run_one(cublasHandle_t h, const lowp_rkernel_t *k, cudaDataType_t dt, cublas
   }
 }
 
+/* the stored value of data_of(i, seed) in type dt, on the host (the
+   conversion functions of cuda_fp16.h / cuda_bf16.h run on the host too) */
+double stored(cudaDataType_t dt, size_t i, uint32_t seed) {
+  float v = data_of(i, seed);
+  if (dt == CUDA_R_16F) return (double)__half2float(__float2half_rn(v));
+  if (dt == CUDA_R_16BF) return (double)__bfloat162float(__float2bfloat16_rn(v));
+  return (double)v;
+}
+
+/* read C[e] back and widen it */
+int load_c(double *y, const void *c, cudaDataType_t dt, size_t w, size_t e) {
+  unsigned char buf[4];
+  if (cudaMemcpy(buf, (const unsigned char *)c + e * w, w, cudaMemcpyDeviceToHost) != cudaSuccess) return LOWP_EIO;
+  if (dt == CUDA_R_16F) { __half h; memcpy(&h, buf, 2); *y = (double)__half2float(h); }
+  else if (dt == CUDA_R_16BF) { __nv_bfloat16 h; memcpy(&h, buf, 2); *y = (double)__bfloat162float(h); }
+  else { float f; memcpy(&f, buf, 4); *y = (double)f; }
+  return LOWP_OK;
+}
+
+/* the GEMM just run against the host's binary64 product on 16 entries
+   (amp_gpu.h states the bound); *worst = max share of the bound used */
+int validate(double *worst, const lowp_rkernel_t *k, const Bufs &g, cudaDataType_t dt, size_t w,
+             const lowp_rprec_t *p) {
+  size_t total = k->count * k->m * k->n, q;
+  double uin = ldexp(1.0, -p->gemm_in->precision), uout = ldexp(1.0, -p->storage->precision);
+  double ua = 0x1p-23, kk = 2.0 * (double)k->k;
+  double gam = kk * ua < 1 ? kk * ua / (1 - kk * ua) : INFINITY;
+  if (cudaDeviceSynchronize() != cudaSuccess) return LOWP_EIO;
+  for (q = 0; q < 16; q++) {
+    size_t e = (size_t)(((unsigned long long)q * 7919ULL * 104729ULL + q) % total);
+    size_t b = e / (k->m * k->n), i = (e % (k->m * k->n)) / k->n, j = e % k->n, l;
+    double x = 0, mag = 0, y, bound;
+    int st;
+    for (l = 0; l < k->k; l++) {
+      size_t ia = b * k->m * k->k + (k->ta ? l * k->m + i : i * k->k + l);
+      size_t ib = b * k->k * k->n + (k->tb ? j * k->k + l : l * k->n + j);
+      double av = stored(dt, ia, 17u), bv = stored(dt, ib, 18u);
+      x += av * bv; /* binary64: 2 x 24-bit products exact, k terms: error << the bound */
+      mag += fabs(av * bv);
+    }
+    if ((st = load_c(&y, g.c, dt, w, e)) != LOWP_OK) return st;
+    bound = (4 * uin + 4 * uin * uin + gam) * mag + uout * fabs(x) + 1e-30;
+    if (!(fabs(y - x) / bound <= *worst)) *worst = isnan(y) ? INFINITY : fmax(*worst, fabs(y - x) / bound);
+  }
+  return LOWP_OK;
+}
+
 template <typename T>
 int fill(void *p, size_t n, uint32_t seed) {
   fill_kernel<T><<<1024, 256>>>((T *)p, n, seed);
@@ -250,7 +306,7 @@ extern "C" int lowp_amp_gpu_device(char *name, size_t len) {
   return LOWP_OK;
 }
 
-extern "C" int lowp_amp_gpu_run(double *seconds, const lowp_rkernel_t *ks, size_t nk,
+extern "C" int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkernel_t *ks, size_t nk,
                                 const lowp_rprec_t *p, double dropout, int reps) {
   cudaDataType_t dt, dtin;
   size_t w, win, na = 1, nb = 1, nc = 1, ne = 1, nr = 1, i;
@@ -260,7 +316,8 @@ extern "C" int lowp_amp_gpu_run(double *seconds, const lowp_rkernel_t *ks, size_
   int st = LOWP_OK;
   Bufs g;
   if (lowp_amp_gpu_device(nullptr, 0) != LOWP_OK) return LOWP_EUNSUPPORTED;
-  if (!seconds || !ks || !p || reps < 1 || !(dropout >= 0 && dropout < 1)) return LOWP_EINVAL;
+  if (!seconds || !worst || !ks || !p || reps < 1 || !(dropout >= 0 && dropout < 1)) return LOWP_EINVAL;
+  *worst = 0;
   if (cuda_type(&dt, &w, p->storage) != LOWP_OK) return LOWP_EUNSUPPORTED;
   /* tf32: a multiplier narrower than the fp32 storage it reads */
   if (cuda_type(&dtin, &win, p->gemm_in) != LOWP_OK) {
@@ -323,7 +380,8 @@ extern "C" int lowp_amp_gpu_run(double *seconds, const lowp_rkernel_t *ks, size_
   }
   for (i = 0; i < nk && st == LOWP_OK; i++) {
     float best = INFINITY;
-    st = run_one(h, &ks[i], dt, ct, g, dropout); /* warm-up */
+    st = run_one(h, &ks[i], dt, ct, g, dropout); /* warm-up, and the run validated */
+    if (st == LOWP_OK && ks[i].kind == LOWP_RK_GEMM) st = validate(worst, &ks[i], g, dt, w, p);
     for (int r = 0; r < reps && st == LOWP_OK; r++) {
       float ms = 0;
       if (cudaEventRecord(e0) != cudaSuccess) { st = LOWP_EIO; break; }
