@@ -23,7 +23,7 @@
  *      kernels for softmax, layer norm and GELU, each GEMM first validated
  *      against the exact product (lib/exact) within gamma_k of fp32; the
  *      fastest of cpu_reps runs per kernel; this machine's roofs measured in
- *      the same run (sgemm / bf16 GEMM GFLOP/s at 1024^3, a STREAM triad)
+ *      the same run (sgemm / bf16 GEMM GFLOP/s at roof_n^3, a STREAM triad)
  *      and the CPU roofline's prediction held against the measurement.
  *   3. On a GPU (CUDA build and a device): the same kernels, full size, with
  *      cuBLAS (kernels/cuda/amp_layer.cu), per precision.
@@ -76,6 +76,7 @@ static const lowp_param_t params[] = {
     {"cpu_threads", "1", NULL, "threads of the CPU measurement (OpenBLAS and OpenMP; 0 = all): one keeps timings steady on a shared machine"},
     {"cpu_check", "64", "32", "entries of each CPU GEMM checked against the exact product"},
     {"stream_mb", "64", "32", "MB per array of the STREAM triad (3 arrays; above the caches)"},
+    {"roof_n", "1024", NULL, "size n of the square GEMM (n x n x n) that measures the CPU's GEMM roof"},
     {"gpu_reps", "10", "3", "GPU runs per kernel (the fastest counts)"},
     {NULL, NULL, NULL, NULL}};
 
@@ -89,7 +90,7 @@ typedef struct {
   const lowp_rdevice_t *gpus[MAXG];
   int ng;
   int cpu, gpu;
-  long cpu_reps, cpu_check, stream_mb, gpu_reps, cpu_threads;
+  long cpu_reps, cpu_check, stream_mb, gpu_reps, cpu_threads, roof_n;
 } cfg_t;
 
 static void parse(const lowp_run_t *r, cfg_t *c) {
@@ -137,6 +138,7 @@ static void parse(const lowp_run_t *r, cfg_t *c) {
   c->cpu_threads = (long)lowp_run_param_int(r, "cpu_threads", 0, 1024);
   c->cpu_check = (long)lowp_run_param_int(r, "cpu_check", 1, 1 << 20);
   c->stream_mb = (long)lowp_run_param_int(r, "stream_mb", 1, 4096);
+  c->roof_n = (long)lowp_run_param_int(r, "roof_n", 1, 8192);
   c->gpu_reps = (long)lowp_run_param_int(r, "gpu_reps", 1, 1000);
   if (c->cpu) {
     /* the CPU buffers: attention's scores (batch heads seq^2) and the MLP's
@@ -216,8 +218,8 @@ static double stream_triad(size_t n, int reps) {
   return best;
 }
 
-/* achieved GEMM rate of the runner's engine for precision p at 1024^3 (flop/s) */
-static double gemm_rate(const lowp_rprec_t *p, int reps, uint64_t seed) {
+/* achieved GEMM rate of the runner's engine for precision p at n^3 (flop/s) */
+static double gemm_rate(const lowp_rprec_t *p, size_t n, int reps, uint64_t seed) {
   lowp_rkernel_t k;
   lowp_amp_cpu_t *ctx;
   double best = INFINITY;
@@ -225,7 +227,7 @@ static double gemm_rate(const lowp_rprec_t *p, int reps, uint64_t seed) {
   memset(&k, 0, sizeof k);
   k.kind = LOWP_RK_GEMM;
   k.count = 1;
-  k.m = k.n = k.k = 1024;
+  k.m = k.n = k.k = n;
   if (lowp_amp_cpu_new(&ctx, &k, 1, 0, seed) != LOWP_OK) return NAN;
   (void)lowp_amp_cpu_run(ctx, &k, p, 0, seed); /* warm-up */
   for (r = 0; r < reps; r++) {
@@ -235,7 +237,7 @@ static double gemm_rate(const lowp_rprec_t *p, int reps, uint64_t seed) {
     if (t < best) best = t;
   }
   lowp_amp_cpu_free(&ctx);
-  return 2.0 * 1024.0 * 1024.0 * 1024.0 / best;
+  return 2.0 * (double)n * (double)n * (double)n / best;
 }
 
 static void write_json_file(const char *path, cJSON *o) {
@@ -257,7 +259,7 @@ static int run(lowp_run_t *r) {
   static model_t mods[MAXG];
   cJSON *tables = cJSON_AddArrayToObject(r->results, "tables");
   cJSON *plots = cJSON_AddArrayToObject(r->results, "plots");
-  cJSON *timing = cJSON_CreateObject(), *rows;
+  cJSON *timing = NULL, *rows;
   char ans[8192], part[1024], b1[64], b2[64], b3[64], b4[64], b5[64], b6[64];
   FILE *csv;
 
@@ -327,7 +329,8 @@ static int run(lowp_run_t *r) {
         const char *cells[9];
         char note[128] = "";
         if (m->fallback[p])
-          snprintf(note, sizeof note, "no %s tensor cores: GEMMs at the FP32 rate", pr[p].name);
+          snprintf(note, sizeof note, "no %s tensor cores: GEMMs at best at the FP32 rate; only %s", pr[p].name,
+                   lowp_format_width(pr[p].storage) < 32 ? "the 16-bit storage helps" : "nothing changes");
         cells[0] = c.gpus[g]->part;
         cells[1] = pr[p].name;
         cells[2] = g3(b1, sizeof b1, 1e3 * m->step[p]);
@@ -453,6 +456,7 @@ static int run(lowp_run_t *r) {
   }
 
   /* ---- measured on this CPU (timing.json, cpu_kernels.csv) */
+  timing = cJSON_CreateObject();
   cJSON_AddStringToObject(timing, "generated_by", "lowp run amp-speedup (timings: they differ from run to run)");
   if (c.cpu) {
     lowp_amp_cpu_t *ctx = NULL;
@@ -474,7 +478,7 @@ static int run(lowp_run_t *r) {
     lowp_run_progress(r, "measuring this CPU's roofs");
     bw = stream_triad((size_t)c.stream_mb * 1024 * 1024 / 4, 5);
     for (p = 0; p < ncp; p++) {
-      peak[p] = gemm_rate(cp[p], 5, r->seed);
+      peak[p] = gemm_rate(cp[p], (size_t)c.roof_n, 5, r->seed);
       snprintf(engine[p], sizeof engine[p], "%s", lowp_amp_cpu_gemm_engine(cp[p]));
     }
     /* the CPU roofline: measured sgemm as the fp32 roof, the bf16 engine's rate as bf16's */
@@ -601,7 +605,7 @@ static int run(lowp_run_t *r) {
         char key[64];
         snprintf(key, sizeof key, "%s_gemm_engine", cp[p]->name);
         cJSON_AddStringToObject(cj, key, engine[p]);
-        snprintf(key, sizeof key, "%s_gemm_1024_gflops", cp[p]->name);
+        snprintf(key, sizeof key, "%s_gemm_roof_gflops", cp[p]->name);
         cJSON_AddNumberToObject(cj, key, peak[p] / 1e9);
         snprintf(key, sizeof key, "%s_step_s", cp[p]->name);
         cJSON_AddNumberToObject(cj, key, validated[p] ? step[p] : NAN);
@@ -617,7 +621,7 @@ static int run(lowp_run_t *r) {
                c.cdims.batch != c.dims.batch || c.cdims.seq != c.dims.seq ? " (reduced from the modelled size to keep the run short)" : "",
                c.cpu_reps, bw / 1e9);
       for (p = 0; p < ncp; p++) {
-        snprintf(q, sizeof q, "%s GEMM %.3g GFLOP/s at 1024^3 (%s)%s", cp[p]->name, peak[p] / 1e9, engine[p],
+        snprintf(q, sizeof q, "%s GEMM %.3g GFLOP/s at %ld^3 (%s)%s", cp[p]->name, peak[p] / 1e9, c.roof_n, engine[p],
                  p + 1 < ncp ? ", " : ". ");
         strncat(m, q, sizeof m - strlen(m) - 1);
       }

@@ -240,7 +240,7 @@ static void cli(void) {
   snprintf(p2, sizeof p2, "%s/m2/kernels.csv", dir);
   lowp_test_check(same_file(p1, p2), "kernels.csv is byte-identical between runs");
   snprintf(cmd, sizeof cmd, "run amp-speedup --measure=cpu --cpu_seq=8 --d_model=64 --heads=4 --cpu_reps=1 "
-           "--stream_mb=4 --out '%s/c1'", dir);
+           "--stream_mb=4 --roof_n=64 --out '%s/c1'", dir);
   lowp_test_check(lowp_test_run_lowp(cmd) == 0, "tiny CPU measurement exits 0 (its GEMMs validated)");
   snprintf(p1, sizeof p1, "%s/c1", dir);
   lowp_test_check(lowp_test_files_exist(p1, cpu_files), "the CPU measurement's files are written");
