@@ -30,6 +30,7 @@ extern const lowp_experiment_t lowp_exp_master_weights;
 extern const lowp_experiment_t lowp_exp_fp8_scaling;
 extern const lowp_experiment_t lowp_exp_allreduce_precision;
 extern const lowp_experiment_t lowp_exp_autocast_policy;
+extern const lowp_experiment_t lowp_exp_amp_speedup;
 
 static const lowp_experiment_t *const table[] = {
     &lowp_exp_formats,
@@ -46,6 +47,7 @@ static const lowp_experiment_t *const table[] = {
     &lowp_exp_fp8_scaling,
     &lowp_exp_allreduce_precision,
     &lowp_exp_autocast_policy,
+    &lowp_exp_amp_speedup,
 };
 
 /* ----------------------------------------------------------- public API */

@@ -257,6 +257,18 @@ run allreduce-precision --nosuch=1
 run allreduce-precision --workers=4,
 run allreduce-precision --workers=0x
 run autocast-policy --nosuch=1
+run amp-speedup --heads=3
+run amp-speedup --dropout=1
+run amp-speedup --dropout=x
+run amp-speedup --gpus=v200
+run amp-speedup --gpus=h100,
+run amp-speedup --gpus=
+run amp-speedup --measure=tpu
+run amp-speedup --measure=cpu,cpu
+run amp-speedup --cpu_seq=0
+run amp-speedup --cpu_batch=64 --cpu_seq=4096
+run amp-speedup --batch=x
+run amp-speedup --cpu_reps=0
 # --- report
 report --bogus
 report --out

@@ -1,0 +1,263 @@
+/* tamp_speedup -- the amp-speedup roofline against hand formulas, the CPU runner against exact products, the run */
+
+/*
+ * 1. Roofline numbers of kernels recomputed here by hand from the
+ *    datasheet figures (typed here again, independently of roofline.c's
+ *    table): H100 SXM QKV projection in fp16, A100 softmax in fp32, V100
+ *    MLP-up in tf32 (no tf32 unit: the fp32 rate), H100 attention scores in
+ *    bf16 (memory bound).
+ * 2. FLOP counts: every GEMM's flops are 2 m n k per product, and the
+ *    layer's totals are the closed forms 24 T d^2 + 4 B S^2 d (forward,
+ *    MLP 4x) and twice that (backward: dX and dW).
+ * 3. The Shapley split adds up, and gives nothing to an unchanged factor.
+ * 4. The CPU runner at a tiny size on integer data: every GEMM's fp32
+ *    result equals a naive product computed here (exact: small integers);
+ *    the bf16 path's result equals the exact product too; every other
+ *    kernel runs.
+ * 5. lowp run amp-speedup: --measure=none twice gives the same results.json
+ *    bytes; a tiny CPU measurement writes its timing files; bad values exit 2.
+ *
+ * Run: ctest --test-dir build -R tamp_speedup
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "testutil.h"
+
+#include "amp_gpu.h"
+#include "cpu/amp_layer.h"
+#include "model/roofline.h"
+#include "status.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const lowp_rkernel_t *find(const lowp_rkernel_t *ks, size_t nk, const char *name) {
+  size_t i;
+  for (i = 0; i < nk; i++)
+    if (!strcmp(ks[i].name, name)) return &ks[i];
+  return NULL;
+}
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
+
+static size_t prec_index(const char *name) {
+  size_t np, i;
+  const lowp_rprec_t *p = lowp_roofline_precisions(&np);
+  for (i = 0; i < np; i++)
+    if (!strcmp(p[i].name, name)) return i;
+  return np;
+}
+
+static void hand_roofline(void) {
+  lowp_layer_dims_t d = {16, 512, 1024, 16, 4, 0.1};
+  lowp_rkernel_t ks[64];
+  size_t nk = lowp_roofline_layer(ks, 64, &d);
+  const lowp_rkernel_t *k;
+  lowp_rtime_t t;
+  double T = 16.0 * 512, D = 1024, fl, by, want;
+
+  lowp_test_check(nk > 0 && nk <= 64, "the layer has kernels (%zu)", nk);
+  /* H100 SXM datasheet: FP16 tensor 1,979 TFLOPS with sparsity = 989.5 dense; 3.35 TB/s */
+  k = find(ks, nk, "qkv.fwd");
+  lowp_test_check(k != NULL, "qkv.fwd exists");
+  if (k) {
+    lowp_roofline_time(&t, k, prec_index("fp16"), lowp_roofline_device("h100"));
+    fl = 2 * T * (3 * D) * D;
+    by = (T * D + D * 3 * D + T * 3 * D) * 2; /* A, B, C once, 2 bytes each */
+    want = fmax(fl / 989.5e12, by / 3.35e12);
+    lowp_test_check(near(t.flops, fl) && near(t.bytes, by) && near(t.t, want) && t.t_compute > t.t_memory,
+                    "H100 fp16 qkv.fwd: %.6g s, want %.6g s (compute bound)", t.t, want);
+  }
+  /* A100 40 GB datasheet: 1,555 GB/s; softmax reads and writes B h S^2 fp32 values */
+  k = find(ks, nk, "softmax.fwd");
+  lowp_test_check(k != NULL, "softmax.fwd exists");
+  if (k) {
+    lowp_roofline_time(&t, k, prec_index("fp32"), lowp_roofline_device("a100"));
+    by = 2 * 16.0 * 16 * 512 * 512 * 4;
+    want = by / 1555e9;
+    lowp_test_check(near(t.bytes, by) && near(t.t, want) && t.t_memory > t.t_compute,
+                    "A100 fp32 softmax.fwd: %.6g s, want %.6g s (memory bound)", t.t, want);
+  }
+  /* V100 datasheet: no tf32 unit; FP32 15.7 TFLOPS; 900 GB/s */
+  k = find(ks, nk, "mlp_up.fwd");
+  lowp_test_check(k != NULL, "mlp_up.fwd exists");
+  if (k) {
+    lowp_roofline_time(&t, k, prec_index("tf32"), lowp_roofline_device("v100"));
+    fl = 2 * T * 4 * D * D;
+    by = (T * D + D * 4 * D + T * 4 * D) * 4;
+    want = fmax(fl / 15.7e12, by / 900e9);
+    lowp_test_check(t.fallback == 1 && near(t.t, want), "V100 tf32 mlp_up.fwd at the fp32 rate: %.6g s, want %.6g s",
+                    t.t, want);
+  }
+  /* H100: attention scores, 256 products of 512 x 512 x 64, bf16: memory bound */
+  k = find(ks, nk, "scores.fwd");
+  lowp_test_check(k != NULL, "scores.fwd exists");
+  if (k) {
+    lowp_roofline_time(&t, k, prec_index("bf16"), lowp_roofline_device("h100"));
+    fl = 256 * 2.0 * 512 * 512 * 64;
+    by = 256 * (512.0 * 64 + 64 * 512 + 512 * 512) * 2;
+    want = fmax(fl / 989.5e12, by / 3.35e12);
+    lowp_test_check(near(t.t, want) && t.t_memory > t.t_compute, "H100 bf16 scores.fwd: %.6g s, want %.6g s (memory bound)",
+                    t.t, want);
+  }
+}
+
+static void flop_counts(void) {
+  static const lowp_layer_dims_t ds[] = {{16, 512, 1024, 16, 4, 0.1}, {2, 7, 12, 3, 4, 0}, {1, 33, 64, 8, 4, 0.5}};
+  size_t di;
+  for (di = 0; di < sizeof ds / sizeof ds[0]; di++) {
+    const lowp_layer_dims_t *d = &ds[di];
+    lowp_rkernel_t ks[64];
+    size_t nk = lowp_roofline_layer(ks, 64, d), i, ngemm = 0;
+    double fwd = 0, bwd = 0, T = (double)(d->batch * d->seq), D = (double)d->d_model, S = (double)d->seq;
+    double want = 24 * T * D * D + 4 * (double)d->batch * S * S * D;
+    int each = 1;
+    for (i = 0; i < nk; i++) {
+      double fl, by;
+      if (ks[i].kind != LOWP_RK_GEMM) continue;
+      ngemm++;
+      lowp_roofline_cost(&fl, &by, &ks[i], &LOWP_FMT_FP32);
+      if (fl != 2.0 * (double)ks[i].count * (double)ks[i].m * (double)ks[i].n * (double)ks[i].k) each = 0;
+      if (ks[i].backward) bwd += fl; else fwd += fl;
+    }
+    lowp_test_check(each, "dims %zu: every GEMM's flops are 2 m n k per product", di);
+    lowp_test_check(ngemm == 6 + 12, "dims %zu: 6 forward GEMMs, 12 backward (%zu)", di, ngemm);
+    lowp_test_check(fwd == want, "dims %zu: forward GEMM flops %.17g, closed form 24 T d^2 + 4 B S^2 d = %.17g", di,
+                    fwd, want);
+    lowp_test_check(bwd == 2 * want, "dims %zu: backward GEMM flops %.17g = 2 x forward", di, bwd);
+    lowp_test_check(nk == 18 + 12 + (d->dropout > 0 ? 6 : 0), "dims %zu: 18 GEMMs, 12 memory-bound kernels and 6 dropouts if any (%zu)", di, nk);
+  }
+  {
+    lowp_layer_dims_t bad = {16, 512, 1024, 15, 4, 0.1};
+    lowp_test_check(lowp_roofline_layer(NULL, 0, &bad) == 0, "heads not dividing d_model: no layer");
+    bad.heads = 16;
+    bad.dropout = 1;
+    lowp_test_check(lowp_roofline_layer(NULL, 0, &bad) == 0, "dropout 1: no layer");
+  }
+}
+
+static void split(void) {
+  double dc, dm;
+  lowp_roofline_split(&dc, &dm, 8, 2, 1, 1); /* compute bound, both shrink */
+  lowp_test_check(dc + dm == 7 && dc == 6.5 && dm == 0.5, "Shapley split 8,2 -> 1,1: %g + %g", dc, dm);
+  lowp_roofline_split(&dc, &dm, 1, 4, 1, 2); /* memory bound, only bytes change */
+  lowp_test_check(dc == 0 && dm == 2, "only memory changed: all to memory (%g, %g)", dc, dm);
+}
+
+static void cpu_runner(void) {
+  lowp_layer_dims_t d = {1, 8, 16, 2, 4, 0.25};
+  lowp_rkernel_t ks[64];
+  size_t nk = lowp_roofline_layer(ks, 64, &d), np, i, p;
+  const lowp_rprec_t *pr = lowp_roofline_precisions(&np);
+  lowp_amp_cpu_t *ctx = NULL;
+  int st = lowp_amp_cpu_new(&ctx, ks, nk, 1, lowp_test_seed());
+  lowp_test_check(st == LOWP_OK, "lowp_amp_cpu_new: %d", st);
+  if (st != LOWP_OK) return;
+  lowp_test_check(lowp_amp_cpu_supports(&pr[prec_index("fp32")]) && lowp_amp_cpu_supports(&pr[prec_index("bf16")]) &&
+                      !lowp_amp_cpu_supports(&pr[prec_index("tf32")]) && !lowp_amp_cpu_supports(&pr[prec_index("fp16")]),
+                  "the CPU runner takes fp32 and bf16 only");
+  for (i = 0; i < nk; i++) {
+    const lowp_rkernel_t *k = &ks[i];
+    st = lowp_amp_cpu_run(ctx, k, &pr[prec_index("fp32")], d.dropout, 1);
+    lowp_test_check(st == LOWP_OK, "fp32 %s runs (%d)", k->name, st);
+    if (k->kind == LOWP_RK_GEMM && st == LOWP_OK) {
+      /* naive product of the runner's own operands, in double: exact for integers in [-4, 4] */
+      const float *a, *b, *c;
+      size_t q, r, s, l, bad = 0;
+      lowp_amp_cpu_gemm_buffers(ctx, &a, &b, &c);
+      for (q = 0; q < k->count; q++)
+        for (r = 0; r < k->m; r++)
+          for (s = 0; s < k->n; s++) {
+            double x = 0;
+            for (l = 0; l < k->k; l++) {
+              double av = a[q * k->m * k->k + (k->ta ? l * k->m + r : r * k->k + l)];
+              double bv = b[q * k->k * k->n + (k->tb ? s * k->k + l : l * k->n + s)];
+              x += av * bv;
+            }
+            if ((double)c[q * k->m * k->n + r * k->n + s] != x) bad++;
+          }
+      lowp_test_check(bad == 0, "fp32 %s (%zu x %zu x %zu x %zu, ta %d tb %d): cblas_sgemm equals the naive product "
+                      "(%zu entries differ)", k->name, k->count, k->m, k->n, k->k, k->ta, k->tb, bad);
+    }
+  }
+  for (i = 0; i < nk; i++) {
+    const lowp_rkernel_t *k = &ks[i];
+    p = prec_index("bf16");
+    st = lowp_amp_cpu_run(ctx, k, &pr[p], d.dropout, 1);
+    lowp_test_check(st == LOWP_OK, "bf16 %s runs (%d)", k->name, st);
+    if (k->kind == LOWP_RK_GEMM && st == LOWP_OK) {
+      double worst;
+      int eq;
+      st = lowp_amp_cpu_gemm_check(&worst, &eq, ctx, k, &pr[p], 1 << 20);
+      lowp_test_check(st == LOWP_OK && eq && worst == 0, "bf16 %s (%s) equals the exact product", k->name,
+                      lowp_amp_cpu_gemm_engine(&pr[p]));
+    }
+  }
+  lowp_test_check(lowp_amp_cpu_run(ctx, &ks[0], &pr[prec_index("tf32")], 0, 1) == LOWP_EUNSUPPORTED,
+                  "tf32 on the CPU runner: unsupported");
+  lowp_amp_cpu_free(&ctx);
+  lowp_test_check(ctx == NULL, "free resets the pointer");
+  {
+    char name[128];
+    int g = lowp_amp_gpu_device(name, sizeof name);
+    lowp_test_check(g == LOWP_OK || g == LOWP_EUNSUPPORTED, "lowp_amp_gpu_device: OK or unsupported (%d)", g);
+  }
+}
+
+static int same_file(const char *x, const char *y) {
+  FILE *a = fopen(x, "rb"), *b = fopen(y, "rb");
+  int ca, cb, same = a && b;
+  while (same) {
+    ca = fgetc(a);
+    cb = fgetc(b);
+    if (ca != cb) same = 0;
+    if (ca == EOF || cb == EOF) break;
+  }
+  if (a) fclose(a);
+  if (b) fclose(b);
+  return same;
+}
+
+static void cli(void) {
+  char dir[] = "/tmp/tamp_speedup.XXXXXX", cmd[4400], p1[4300], p2[4300];
+  static const char *const model_files[] = {"results.json", "summary.md", "kernels.csv", "speedup.csv", "speedup.png",
+                                            "speedup.svg", "breakdown.png", "timing.json", NULL};
+  static const char *const cpu_files[] = {"cpu_kernels.csv", "timing.json", NULL};
+  lowp_test_make_tmpdir(dir);
+  snprintf(cmd, sizeof cmd, "run amp-speedup --measure=none --out '%s/m1'", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "model-only run exits 0");
+  snprintf(cmd, sizeof cmd, "run amp-speedup --measure=none --out '%s/m2'", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "model-only run again exits 0");
+  snprintf(p1, sizeof p1, "%s/m1", dir);
+  lowp_test_check(lowp_test_files_exist(p1, model_files), "the model's files are written");
+  snprintf(p1, sizeof p1, "%s/m1/results.json", dir);
+  snprintf(p2, sizeof p2, "%s/m2/results.json", dir);
+  lowp_test_check(same_file(p1, p2), "results.json is byte-identical between runs");
+  snprintf(p1, sizeof p1, "%s/m1/kernels.csv", dir);
+  snprintf(p2, sizeof p2, "%s/m2/kernels.csv", dir);
+  lowp_test_check(same_file(p1, p2), "kernels.csv is byte-identical between runs");
+  snprintf(cmd, sizeof cmd, "run amp-speedup --measure=cpu --cpu_seq=8 --d_model=64 --heads=4 --cpu_reps=1 "
+           "--stream_mb=4 --roof_n=64 --out '%s/c1'", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "tiny CPU measurement exits 0 (its GEMMs validated)");
+  snprintf(p1, sizeof p1, "%s/c1", dir);
+  lowp_test_check(lowp_test_files_exist(p1, cpu_files), "the CPU measurement's files are written");
+  snprintf(cmd, sizeof cmd, "run amp-speedup --heads=3 --out '%s/bad'", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "heads not dividing d_model exits 2");
+  snprintf(p1, sizeof p1, "%s", dir);
+  lowp_test_check(!lowp_test_file_exists(p1, "bad"), "nothing written after a bad value");
+  lowp_test_check(lowp_test_run_lowp("run amp-speedup --help") == 0, "--help exits 0");
+  lowp_test_remove_dir(dir);
+}
+
+int main(void) {
+  lowp_test_start("tamp_speedup");
+  hand_roofline();
+  flop_counts();
+  split();
+  cpu_runner();
+  cli();
+  return lowp_test_end();
+}
