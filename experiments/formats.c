@@ -194,8 +194,10 @@ static int run(lowp_run_t *r) {
                      "magnitude (log scale, centre of each decade)",
                      "representable values per decade (log scale)", 1, 1,
                      "set key outside right\nset xrange [1e-45:1e39]"};
-    for (i = 0; i < nf; i++) {
-      lowp_series_t x = {"density.csv", 2, 3, fs[i].name, "linespoints", fs[i].name, 1, 0};
+    static char sty[32][96];
+    for (i = 0; i < nf && i < 32; i++) {
+      lowp_series_t x = {"density.csv", 2, 3, fs[i].name, NULL, fs[i].name, 1, 0};
+      x.style = lowp_result_format_style(fs[i].name, "linespoints", sty[i], sizeof sty[i]);
       sr[i] = x;
     }
     st = lowp_plot(r->outdir, "density", &p, sr, nf);
