@@ -167,7 +167,7 @@ static int run(lowp_run_t *r) {
     strncat(ytics, item, sizeof ytics - strlen(ytics) - 2);
   }
   strncat(ytics, ")", sizeof ytics - strlen(ytics) - 1);
-  snprintf(extra, sizeof extra, "%s\nset yrange [0.3:%zu.7]\nset key outside bottom center horizontal\n"
+  snprintf(extra, sizeof extra, "%s\nset yrange [0.3:%zu.7]\nset key outside right top box\n"
            "set xrange [1e-45:1e39]\nunset mytics\nset grid noytics", ytics, nf);
   {
     lowp_plot_t p = {"Positive values of each format (log axis)",
