@@ -28,6 +28,8 @@
  *   wrong; the "+0x8000" formula is exactly rna.
  */
 
+#define _POSIX_C_SOURCE 200809L
+
 #include "registry.h"
 #include "results.h"
 
@@ -47,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef LOWP_SOURCE_DIR
 #define LOWP_SOURCE_DIR "."
@@ -1210,7 +1213,13 @@ static cJSON *load(const lowp_run_t *r) {
   return root;
 }
 
-static void check(const lowp_run_t *r) { cJSON_Delete(load(r)); }
+static void check(const lowp_run_t *r) {
+  const char *py = lowp_run_param(r, "python");
+  cJSON_Delete(load(r));
+  /* a Python named on the command line must exist; the default may be absent (the verdict then says so) */
+  if (strcmp(py, params[1].def) != 0 && access(py, X_OK) != 0)
+    lowp_run_bad_param(r, "python", "not an executable file");
+}
 
 static void csv_field(FILE *f, const char *s) {
   fputc('"', f);

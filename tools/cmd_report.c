@@ -134,6 +134,13 @@ static void html_verdicts(FILE *f, const cJSON *res) {
   fputs("</table>\n", f);
 }
 
+/* An experiment's text as its run wrote it into results.json (with the
+   run's parameter values in place of "{key}"), or the registry's. */
+static const char *text_of(const cJSON *root, const char *key, const char *fallback) {
+  const cJSON *t = cJSON_GetObjectItem(root, key);
+  return cJSON_IsString(t) ? t->valuestring : fallback;
+}
+
 /* One experiment's section: its question, then its answer, then how it was
    found (method, expectation), verdicts, tables and plots. */
 static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e, int rc) {
@@ -147,7 +154,7 @@ static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e
   fprintf(f, "<section id=\"%s\">\n<h2>", e->name);
   esc(f, e->name);
   fputs("</h2>\n<p class=\"q\">", f);
-  esc(f, e->question);
+  esc(f, text_of(root, "question", e->question));
   fputs("</p>\n", f);
   if (root) res = cJSON_GetObjectItem(root, "results");
   p = cJSON_GetObjectItem(res, "answer");
@@ -155,9 +162,9 @@ static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e
   else if (root) fputs("<p class=\"answer\"><b>Answer.</b> This experiment states no answer of its own: see its "
                        "verdicts, tables and plots below.</p>\n", f);
   fputs("<p><b>Method.</b> ", f);
-  esc(f, e->method);
+  esc(f, text_of(root, "method", e->method));
   fputs("</p>\n<p><b>Expected.</b> ", f);
-  esc(f, e->expected);
+  esc(f, text_of(root, "expected", e->expected));
   fputs("</p>\n", f);
   if (!root) {
     fputs("<p class=\"bad\">This experiment did not produce results (see the run's messages).</p>\n</section>\n", f);
@@ -358,11 +365,14 @@ int lowp_cmd_report(int argc, char **argv) {
           "results.json header.</p>\n<ul>\n", quick ? "Quick-settings" : "Default-settings");
   for (k = 0; k < n; k++) {
     const lowp_experiment_t *e = lowp_experiment_at(k);
+    cJSON *root = NULL;
+    load_results(od.tmp, e->name, &root);
     fprintf(f, "<li><a href=\"#%s\">", e->name);
     esc(f, e->name);
     fputs("</a>: ", f);
-    esc(f, e->question);
+    esc(f, text_of(root, "question", e->question));
     fputs("</li>\n", f);
+    cJSON_Delete(root);
   }
   fputs("<li><a href=\"#exercises\">The six exercises of document 004</a> and <a href=\"#claims-ledger\">the "
         "documents' claims, by verdict</a>: summaries of the sections below</li>\n</ul>\n", f);

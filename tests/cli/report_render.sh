@@ -56,6 +56,7 @@ sum=$(sed -n '/<table class="categories">/,/<\/table>/p' "$page" | grep -o '</td
 check "the category counts add up to the $ncl claims (got $sum)" test "$sum" = "$ncl"
 check "the document's words beside the verdicts" grep -q "<th>the document's words</th>" "$page"
 check "a quote verbatim (escaped) in the page" grep -q 'x_int = x_int &amp; 0xFFFF0000' "$page"
+check "texts carry the run's parameter values, no {lo}/{hi} placeholders" bash -c "! grep -q '{lo}\\|{hi}' '$page'"
 check "no script in the page" bash -c "! grep -qi '<script' '$page'"
 while read -r name _; do
   [ -n "$name" ] || continue
