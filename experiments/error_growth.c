@@ -377,7 +377,7 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
   len = (size_t)snprintf(extra, 512,
            "set key outside right top Left reverse font ',10'\nset logscale x 2\nset format x '2^{%%L}'\n"
            "set format y '10^{%%L}'\nset mxtics 1\nset yrange [*:2]\nset xrange [%zu:%zu]\n"
-           "set rmargin at screen 0.775", xv[0], xv[nx - 1]);
+           "set rmargin at screen 0.74", xv[0], xv[nx - 1]);
   /* why a curve stops, as notes in the right margin under the key (in the
      curve's colour), with a circle where the curve ends: a model's result
      overflowed (inf) from the next size on; a bound reached 1 and says
@@ -386,7 +386,7 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
   do {                                                                                                   \
     len += (size_t)snprintf(extra + len, sizeof extra - len, "\nset label %d \"", ++nlab);             \
     len += (size_t)snprintf(extra + len, sizeof extra - len, __VA_ARGS__);                               \
-    len += (size_t)snprintf(extra + len, sizeof extra - len, "\" at screen 0.785, screen %.3f left "     \
+    len += (size_t)snprintf(extra + len, sizeof extra - len, "\" at screen 0.75, screen %.3f left "     \
                             "font ',9' tc rgb '%s' noenhanced\nset label %d '' at %zu, first %.6g point " \
                             "pt 6 ps 2.5 lc rgb '%s'", 0.42 - 0.075 * (nlab - 1) / 2, color, nlab + 1, x, y, color); \
     nlab++;                                                                                              \
@@ -425,6 +425,17 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
            "prob. bound (fp16 u) stops: it is\\n>= 1 (no bound) from %s = %zu", xn, xv[lp + 1]);
   }
 #undef NOTE
+  /* points that are missing because the error is exactly 0 (a log axis cannot show it) */
+  {
+    int zeros = 0;
+    double y = 0.42 - 0.075 * nlab / 2;
+    for (i = 0; i < L->n; i++)
+      for (k = 0; g->used[i] && k < nx; k++) zeros += g->mean[i][k] == 0;
+    if (zeros)
+      len += (size_t)snprintf(extra + len, sizeof extra - len, "\nset label %d \"%d points not drawn: their error is\\n"
+                              "exactly 0 (no place on a log axis)\" at screen 0.75, screen %.3f left font ',9' "
+                              "noenhanced", nlab + 1, zeros, y);
+  }
   p.extra = extra;
   return lowp_plot(r->outdir, base, &p, s, c);
 }
