@@ -248,17 +248,26 @@ static int run(lowp_run_t *r) {
     {
       lowp_plot_t pl = {"All-reduce error against the exact sum", "workers W", "relative error ||s^ - s|| / ||s||",
                         1, 1, "set key outside right\nset format y '10^{%L}'\nset logscale x 2\nset format x '%g'"};
-      lowp_series_t sr[10] = {
-          {"allreduce.csv", 2, 3, "fp32 ring", "linespoints pt 7 lc rgb '#000000'", "fp32 ring", 1, 0},
-          {"allreduce.csv", 2, 3, "fp32 tree", "linespoints pt 6 lc rgb '#000000'", "fp32 tree", 1, 1},
-          {"allreduce.csv", 2, 3, "fp16 ring", "linespoints pt 7 lc rgb '#1f4e9e'", "fp16 ring", 1, 0},
-          {"allreduce.csv", 2, 3, "fp16 tree", "linespoints pt 6 lc rgb '#1f4e9e'", "fp16 tree", 1, 1},
-          {"allreduce.csv", 2, 3, "bf16 ring", "linespoints pt 7 lc rgb '#d62728'", "bf16 ring", 1, 0},
-          {"allreduce.csv", 2, 3, "bf16 tree", "linespoints pt 6 lc rgb '#d62728'", "bf16 tree", 1, 1},
-          {"allreduce.csv", 2, 3, "fp16 send + fp32 sum (ring)", "linespoints pt 5 lc rgb '#2ca02c'", "fp16 send + fp32 sum ring", 1, 0},
-          {"allreduce.csv", 2, 3, "fp16 send + fp32 sum (tree)", "linespoints pt 4 lc rgb '#2ca02c'", "fp16 send + fp32 sum tree", 1, 1},
-          {"allreduce.csv", 2, 3, "fp16 ring: worst-case bound", "lines lc rgb '#7f9fdf'", "fp16 bound ring", 1, 1},
-          {"allreduce.csv", 2, 3, "fp16 tree: worst-case bound", "lines lc rgb '#aabfef'", "fp16 bound tree", 1, 1}};
+      /* each format in its colour (results.c): filled points ring, open points tree (dashed) */
+      static const char *const fm[3] = {"fp32", "fp16", "bf16"}, *const nm[4] = {"fp32", "fp16", "bf16",
+                                        "fp16 send + fp32 sum"};
+      static char ti[10][64], fi[10][64], sty[10][96];
+      lowp_series_t sr[10];
+      for (k = 0; k < 10; k++) {
+        lowp_series_t x = {"allreduce.csv", 2, 3, NULL, NULL, NULL, 1, 0};
+        if (k < 8) {
+          snprintf(ti[k], 64, k < 6 ? "%s %s" : "%s (%s)", nm[k / 2], k % 2 ? "tree" : "ring");
+          snprintf(fi[k], 64, "%s %s", nm[k / 2], k % 2 ? "tree" : "ring");
+          snprintf(sty[k], 96, "linespoints pt %d lc rgb '%s' dt %d", k % 2 ? 6 : 7,
+                   k < 6 ? lowp_result_format_color(fm[k / 2]) : "#2ca02c", k % 2 ? 2 : 1);
+        } else {
+          snprintf(ti[k], 64, "fp16 %s: worst-case bound", k == 8 ? "ring" : "tree");
+          snprintf(fi[k], 64, "fp16 bound %s", k == 8 ? "ring" : "tree");
+          snprintf(sty[k], 96, "lines lc rgb '%s' dt %d", lowp_result_format_color("fp16"), k == 8 ? 3 : 5);
+        }
+        x.title = ti[k]; x.filter = fi[k]; x.style = sty[k];
+        sr[k] = x;
+      }
       st = lowp_plot(r->outdir, "allreduce", &pl, sr, 10);
     }
     if (st == 0) {
@@ -266,8 +275,11 @@ static int run(lowp_run_t *r) {
                         "set key outside right\nset format y '10^{%L}'"};
       char title[160];
       lowp_series_t sr[6];
-      static const char *const col[3] = {"#1f4e9e", "#d62728", "#2ca02c"};
+      const char *col[3];
       static char names[6][64], styles[6][64];
+      col[0] = lowp_result_series_color(0); /* variants, not formats: the series palette */
+      col[1] = lowp_result_series_color(1);
+      col[2] = lowp_result_series_color(2);
       for (k = 0; k < 6; k++) {
         lowp_series_t x = {"feedback.csv", 2, 3, NULL, NULL, NULL, 1, 0};
         snprintf(names[k], 64, "%s%s", E[k / 2].name, k % 2 ? " with EF" : "");

@@ -521,9 +521,10 @@ static int run(lowp_run_t *r) {
     lowp_plot_t pl = {"Error each op adds, by precision policy (vs the exact op on its own inputs)", NULL,
                       "relative error of the op's output", 0, 1, NULL};
     lowp_series_t s[NPOL];
-    static const char *const sty[NPOL] = {"linespoints pt 7 lc rgb '#000000'", "linespoints pt 5 lc rgb '#1f4e9e'",
-                                          "linespoints pt 9 lc rgb '#d62728'", "linespoints pt 11 lc rgb '#2ca02c'",
-                                          "linespoints pt 6 lc rgb '#7f9fdf'", "linespoints pt 4 lc rgb '#f08080'"};
+    /* each policy in the colour of its low format (results.c), pure policies open points, dashed */
+    static const char *const pfmt[NPOL] = {"fp32", "fp16", "bf16", NULL, "fp16", "bf16"};
+    static const int ppt[NPOL] = {7, 5, 9, 11, 6, 4};
+    static char sty[NPOL][80];
     len = (size_t)snprintf(extra, sizeof extra, "set key outside bottom center horizontal maxrows 2\nset format y '10^{%%L}'\nset yrange [1e-9:1]\n"
                            "set xrange [-0.5:%zu.5]\nset xtics rotate by -40 (", NOPS - 1);
     for (o = 0; o < NOPS && len < sizeof extra - 80; o++)
@@ -532,6 +533,8 @@ static int run(lowp_run_t *r) {
     pl.extra = extra;
     for (p = 0; p < NPOL; p++) {
       lowp_series_t x1 = {"ops.csv", 1, 3, POL[p].name, sty[p], POL[p].name, 2, p >= 4};
+      snprintf(sty[p], sizeof sty[p], "linespoints pt %d lc rgb '%s'", ppt[p],
+               pfmt[p] ? lowp_result_format_color(pfmt[p]) : lowp_result_series_color(0));
       s[p] = x1;
     }
     st = lowp_plot(r->outdir, "ops", &pl, s, NPOL);
@@ -539,13 +542,15 @@ static int run(lowp_run_t *r) {
   if (st == 0) {
     lowp_plot_t pl = {"Variance under cancellation: one-pass vs two-pass vs Welford", "mean / standard deviation",
                       "relative error of the variance (clipped at 1e3; 1e3 = overflow)", 1, 1,
-                      "set key outside bottom center horizontal maxrows 4\nset format y '10^{%L}'\nset format x '10^{%L}'\nset yrange [1e-9:2e3]"};
+                      "set key outside right top font ',9'\nset format y '10^{%L}'\nset format x '10^{%L}'\nset yrange [1e-9:2e3]"};
     lowp_series_t s[11];
     static char nm[9][40];
-    static const char *const col[3] = {"#1f4e9e", "#d62728", "#000000"};
+    const char *col[3];
     static const char *const pt[3] = {"linespoints pt 7 lc rgb '%s'", "linespoints pt 5 lc rgb '%s'", "linespoints pt 9 lc rgb '%s'"};
     static char sty[9][64];
     size_t q, m, k2 = 0;
+    static char esty[2][80];
+    for (q = 0; q < 3; q++) col[q] = lowp_result_format_color(VF[q]->name); /* each format in its colour */
     for (q = 0; q < 3; q++)
       for (m = 0; m < NVM; m++, k2++) {
         lowp_series_t x1 = {"variance.csv", 2, 3, NULL, NULL, NULL, 1, 0};
@@ -555,8 +560,10 @@ static int run(lowp_run_t *r) {
         s[k2] = x1;
       }
     {
-      lowp_series_t e1 = {"variance.csv", 2, 3, "fp16 one-pass estimate ((m/s)^2+1) u (doc 004)", "lines lc rgb '#7f9fdf'", "fp16 estimate", 1, 1};
-      lowp_series_t e2 = {"variance.csv", 2, 3, "fp32 one-pass estimate ((m/s)^2+1) u", "lines lc rgb '#888888'", "fp32 estimate", 1, 1};
+      lowp_series_t e1 = {"variance.csv", 2, 3, "fp16 estimate ((m/s)^2+1) u, doc 004", esty[0], "fp16 estimate", 1, 0};
+      lowp_series_t e2 = {"variance.csv", 2, 3, "fp32 estimate ((m/s)^2+1) u", esty[1], "fp32 estimate", 1, 0};
+      snprintf(esty[0], sizeof esty[0], "lines lc rgb '%s' dt 3", lowp_result_format_color("fp16"));
+      snprintf(esty[1], sizeof esty[1], "lines lc rgb '%s' dt 3", lowp_result_format_color("fp32"));
       s[9] = e1; s[10] = e2;
     }
     st = lowp_plot(r->outdir, "variance", &pl, s, 11);

@@ -330,49 +330,117 @@ static int write_bounds(const lowp_run_t *r, const size_t *nv, size_t ns) {
   return fclose(f) ? LOWP_EIO : LOWP_OK;
 }
 
-/* One log-log plot of file CSV (columns model,n,mean,max) with the bounds. */
+/* One log-log plot of file CSV (columns model,n,mean,max) with the bounds.
+   Each model has its own colour (lowp_result_series_style), the bounds are
+   drawn in their format's colour, and where a curve ends before the last
+   size the plot says why: the model's result overflowed (inf) from the next
+   size on, or the bound reached 1 and says nothing any more. */
+typedef struct grid {
+  double mean[MAXSER][MAXSZ], max[MAXSER][MAXSZ];
+  int used[MAXSER];
+} grid_t;
+
 static int plot_one(const lowp_run_t *r, const char *base, const char *csv, const char *title,
                     const char *xlabel, const char *ylabel, const series_list_t *L,
-                    const int *used, int fp16_bounds, size_t xmin, size_t xmax) {
+                    const struct grid *g, int fp16_bounds, const size_t *xv, size_t nx) {
   lowp_series_t s[MAXSER + 4];
-  size_t i, c = 0;
+  size_t i, c = 0, ci, k, len;
   lowp_plot_t p;
-  char extra[512];
+  char extra[512 + (MAXSER + 2) * 400], sty[MAXSER + 4][96];
+  const char *xn = xlabel[0] == 'k' ? "k" : "n";
+  int nlab = 0;
+  double u16 = lowp_format_u(&LOWP_FMT_FP16);
   memset(s, 0, sizeof s);
   for (i = 0; i < L->n; i++) {
-    if (!used[i]) continue;
+    if (!g->used[i]) continue;
     s[c].csv = csv; s[c].xcol = 2; s[c].ycol = 3; s[c].title = L->s[i].label;
-    s[c].style = "linespoints"; s[c].filter = L->s[i].label; s[c].filter_col = 1;
+    s[c].style = lowp_result_series_style(c, "linespoints", sty[c], sizeof sty[c]);
+    s[c].filter = L->s[i].label; s[c].filter_col = 1;
     c++;
   }
-  s[c].csv = "bounds.csv"; s[c].xcol = 1; s[c].ycol = 2; s[c].style = "lines"; s[c].dashed = 1;
-  s[c].title = "gamma_n, fp32 u"; c++;
-  s[c].csv = "bounds.csv"; s[c].xcol = 1; s[c].ycol = 3; s[c].style = "lines"; s[c].dashed = 1;
-  s[c].title = "prob. bound, fp32 u"; c++;
+#define BOUND(col, t, fmt, dt)                                                                  \
+  s[c].csv = "bounds.csv"; s[c].xcol = 1; s[c].ycol = col; s[c].title = t;                      \
+  snprintf(sty[c], sizeof sty[c], "lines lc rgb '%s' dt %d", lowp_result_format_color(fmt), dt); \
+  s[c].style = sty[c]; c++;
+  BOUND(2, "gamma_n, fp32 u", "fp32", 2)
+  BOUND(3, "prob. bound, fp32 u", "fp32", 4)
   if (fp16_bounds) {
-    s[c].csv = "bounds.csv"; s[c].xcol = 1; s[c].ycol = 4; s[c].style = "lines"; s[c].dashed = 1;
-    s[c].title = "gamma_n, fp16 u"; c++;
-    s[c].csv = "bounds.csv"; s[c].xcol = 1; s[c].ycol = 5; s[c].style = "lines"; s[c].dashed = 1;
-    s[c].title = "prob. bound, fp16 u"; c++;
+    BOUND(4, "gamma_n, fp16 u", "fp16", 2)
+    BOUND(5, "prob. bound, fp16 u", "fp16", 4)
   }
+#undef BOUND
   memset(&p, 0, sizeof p);
   p.title = title;
   p.xlabel = xlabel;
   p.ylabel = ylabel;
   p.logx = p.logy = 1;
-  snprintf(extra, sizeof extra,
+  len = (size_t)snprintf(extra, 512,
            "set key outside right top Left reverse font ',10'\nset logscale x 2\nset format x '2^{%%L}'\n"
-           "set format y '10^{%%L}'\nset mxtics 1\nset yrange [*:2]\nset xrange [%zu:%zu]", xmin, xmax);
+           "set format y '10^{%%L}'\nset mxtics 1\nset yrange [*:2]\nset xrange [%zu:%zu]\n"
+           "set rmargin at screen 0.74", xv[0], xv[nx - 1]);
+  /* why a curve stops, as notes in the right margin under the key (in the
+     curve's colour), with a circle where the curve ends: a model's result
+     overflowed (inf) from the next size on; a bound reached 1 and says
+     nothing any more (gamma_n = nu/(1-nu), the probabilistic bound alike) */
+#define NOTE(color, x, y, ...)                                                                           \
+  do {                                                                                                   \
+    len += (size_t)snprintf(extra + len, sizeof extra - len, "\nset label %d \"", ++nlab);             \
+    len += (size_t)snprintf(extra + len, sizeof extra - len, __VA_ARGS__);                               \
+    len += (size_t)snprintf(extra + len, sizeof extra - len, "\" at screen 0.75, screen %.3f left "     \
+                            "font ',9' tc rgb '%s' noenhanced\nset label %d '' at %zu, first %.6g point " \
+                            "pt 6 ps 2.5 lc rgb '%s'", 0.42 - 0.075 * (nlab - 1) / 2, color, nlab + 1, x, y, color); \
+    nlab++;                                                                                              \
+  } while (0)
+  for (i = 0, ci = 0; i < L->n; i++) {
+    size_t last = nx;
+    if (!g->used[i]) continue;
+    ci++;
+    for (k = 0; k < nx; k++)
+      if (isfinite(g->mean[i][k])) last = k;
+    if (last == nx || last + 1 >= nx || isfinite(g->mean[i][last + 1]) || nlab >= 10) continue;
+    {
+      char lab[256];
+      size_t j, o = 0;
+      for (j = 0; L->s[i].label[j] && o + 1 < sizeof lab; j++) /* inside a gnuplot "...": no quote, backslash, control */
+        lab[o++] = (L->s[i].label[j] == '"' || L->s[i].label[j] == '\\' || (unsigned char)L->s[i].label[j] < 32)
+                       ? '\'' : L->s[i].label[j];
+      lab[o] = '\0';
+      NOTE(lowp_result_series_color(ci - 1), xv[last], g->mean[i][last], "%s stops: its result\\noverflows (inf) "
+           "from %s = %zu", lab, xn, xv[last + 1]);
+    }
+  }
+  if (fp16_bounds) {
+    size_t lg = nx, lp = nx;
+    for (k = 0; k < nx; k++) {
+      double n = (double)xv[k];
+      if (lowp_bound_gamma(n, u16) < 1) lg = k;
+      if (lowp_bound_gamma_prob(n, u16, lowp_bound_prob_lambda(n, u16, 0.99)) < 1) lp = k;
+    }
+    if (lg < nx && lg + 1 < nx)
+      NOTE(lowp_result_format_color("fp16"), xv[lg], lowp_bound_gamma((double)xv[lg], u16),
+           "gamma_n (fp16 u) stops: it is\\n>= 1 (no bound) from %s = %zu", xn, xv[lg + 1]);
+    if (lp < nx && lp + 1 < nx)
+      NOTE(lowp_result_format_color("fp16"), xv[lp],
+           lowp_bound_gamma_prob((double)xv[lp], u16, lowp_bound_prob_lambda((double)xv[lp], u16, 0.99)),
+           "prob. bound (fp16 u) stops: it is\\n>= 1 (no bound) from %s = %zu", xn, xv[lp + 1]);
+  }
+#undef NOTE
+  /* points that are missing because the error is exactly 0 (a log axis cannot show it) */
+  {
+    int zeros = 0;
+    double y = 0.42 - 0.075 * nlab / 2;
+    for (i = 0; i < L->n; i++)
+      for (k = 0; g->used[i] && k < nx; k++) zeros += g->mean[i][k] == 0;
+    if (zeros)
+      len += (size_t)snprintf(extra + len, sizeof extra - len, "\nset label %d \"%d points not drawn: their error is\\n"
+                              "exactly 0 (no place on a log axis)\" at screen 0.75, screen %.3f left font ',9' "
+                              "noenhanced", nlab + 1, zeros, y);
+  }
   p.extra = extra;
   return lowp_plot(r->outdir, base, &p, s, c);
 }
 
 /* ----------------------------------------------------------------- run */
-
-typedef struct {
-  double mean[MAXSER][MAXSZ], max[MAXSER][MAXSZ];
-  int used[MAXSER];
-} grid_t;
 
 /*
  * Dots (b != NULL) or sums of the first n elements, for every series and
@@ -608,7 +676,7 @@ static int run(lowp_run_t *r) {
     }
     snprintf(title, sizeof title, "Sums of n %s values, %s", sumf.name, pretty(dnames[di]));
     if (plot_one(r, base, csv, title, "n (number of terms)", "backward error |s^ - s| / sum |x_i|",
-                 &sums, g.used, 1, nv[0], nv[ns - 1]))
+                 &sums, &g, 1, nv, ns))
       plot_failed = 1;
     snprintf(base, sizeof base, "sum_%s.png", dnames[di]);
     lowp_result_plot(plots, base, "Sums: backward error against n per summation model, with gamma_n and the "
@@ -637,8 +705,8 @@ static int run(lowp_run_t *r) {
       snprintf(title, sizeof title, "Dot products of %s vectors, %s, fp32 result", f->name,
                pretty(dnames[di]));
       if (plot_one(r, base, csv, title, "n (length of the dot product)",
-                   "backward error |s^ - s| / sum |a_i b_i|", &dots, g.used, uses_fp16_acc(&dots, g.used),
-                   nv[0], nv[ns - 1]))
+                   "backward error |s^ - s| / sum |a_i b_i|", &dots, &g, uses_fp16_acc(&dots, g.used),
+                   nv, ns))
         plot_failed = 1;
       snprintf(base, sizeof base, "dot_%s_%s.png", f->name, dnames[di]);
       lowp_result_plot(plots, base, "Dot products: backward error against n per accumulation model, with the "
@@ -677,7 +745,7 @@ static int run(lowp_run_t *r) {
       snprintf(title, sizeof title, "GEMMs (%zu x k) (k x %zu) of %s, %s, fp32 result", m, m, f->name,
                pretty(dnames[di]));
       if (plot_one(r, base, csv, title, "k (inner dimension)", "max componentwise backward error |C^-C|/(|A||B|)",
-                   &dots, g.used, uses_fp16_acc(&dots, g.used), kv[0], kv[nk - 1]))
+                   &dots, &g, uses_fp16_acc(&dots, g.used), kv, nk))
         plot_failed = 1;
       snprintf(base, sizeof base, "gemm_%s_%s.png", f->name, dnames[di]);
       lowp_result_plot(plots, base, "GEMMs: worst element's backward error against k, per model.");

@@ -167,7 +167,7 @@ static int run(lowp_run_t *r) {
     strncat(ytics, item, sizeof ytics - strlen(ytics) - 2);
   }
   strncat(ytics, ")", sizeof ytics - strlen(ytics) - 1);
-  snprintf(extra, sizeof extra, "%s\nset yrange [0.3:%zu.7]\nset key outside bottom center horizontal\n"
+  snprintf(extra, sizeof extra, "%s\nset yrange [0.3:%zu.7]\nset key outside right top box\n"
            "set xrange [1e-45:1e39]\nunset mytics\nset grid noytics", ytics, nf);
   {
     lowp_plot_t p = {"Positive values of each format (log axis)",
@@ -194,8 +194,10 @@ static int run(lowp_run_t *r) {
                      "magnitude (log scale, centre of each decade)",
                      "representable values per decade (log scale)", 1, 1,
                      "set key outside right\nset xrange [1e-45:1e39]"};
-    for (i = 0; i < nf; i++) {
-      lowp_series_t x = {"density.csv", 2, 3, fs[i].name, "linespoints", fs[i].name, 1, 0};
+    static char sty[32][96];
+    for (i = 0; i < nf && i < 32; i++) {
+      lowp_series_t x = {"density.csv", 2, 3, fs[i].name, NULL, fs[i].name, 1, 0};
+      x.style = lowp_result_format_style(fs[i].name, "linespoints", sty[i], sizeof sty[i]);
       sr[i] = x;
     }
     st = lowp_plot(r->outdir, "density", &p, sr, nf);

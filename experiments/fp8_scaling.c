@@ -305,7 +305,9 @@ static int run(lowp_run_t *r) {
                       "mean elementwise relative error", 0, 1,
                       "set key outside right\nset xrange [-0.5:7.5]\nset format y '10^{%L}'\n"
                       "set xtics rotate by -30 ('per tensor' 0, 'per channel' 1, '1x128' 2, '128x128' 3, "
-                      "'MXFP8' 4, 'MXFP4 (e2m1)' 5, 'per tensor e5m2' 6, 'MX e5m2' 7)"};
+                      "'MXFP8' 4, 'MXFP4 (e2m1)' 5, 'per tensor e5m2' 6, 'MX e5m2' 7)\n"
+                      "set label 1 \"e5m2 recipes:\\nthe gradient only\" at 6.5, graph 0.6 center font ',10'\n"
+                      "set arrow 1 from 5.5, graph 0 to 5.5, graph 1 nohead dt 3 lc rgb '#999999'"};
     lowp_series_t s4[4] = {
         {"recipes.csv", 3, 9, "W1 (weights)", "linespoints pt 7 ps 1.2", "0", 1, 0},
         {"recipes.csv", 3, 9, "X (inputs with outlier channels)", "linespoints pt 5 ps 1.2", "1", 1, 0},

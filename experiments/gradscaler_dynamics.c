@@ -257,7 +257,7 @@ static int run(lowp_run_t *r) {
         {"scale.csv", 1, 3, "MLX C++ sketch", "steps lc rgb '#2ca02c'", "mlx", 2, 1},
         {"scale.csv", 1, 3, "MLX Python sketch", "steps lc rgb '#ff7f0e'", "mlx-py", 2, 1}};
     snprintf(extra, sizeof extra,
-             "set logscale y 2\nset format y '2^{%%L}'\nset key outside bottom center horizontal\n"
+             "set logscale y 2\nset format y '2^{%%L}'\nset key outside right top box\n"
              "set object 1 rect from %lld, graph 0 to %lld, graph 1 fc rgb '#f4cccc' fs solid 0.5 noborder behind\n"
              "set label 1 'NaN burst' at %lld, graph 0.95 offset 0.5,0",
              burst0, burst1 > burst0 ? burst1 : burst0 + 1, burst1);
@@ -267,7 +267,7 @@ static int run(lowp_run_t *r) {
   if (st == 0) {
     lowp_plot_t pl = {"Fraction of gradient elements flushed to zero in fp16 (unskipped steps)",
                       "training step", "fraction lost to underflow (window mean)", 0, 0,
-                      "set key outside bottom center horizontal\nset yrange [-0.02:1]"};
+                      "set key outside right top box\nset yrange [-0.02:1]"};
     lowp_series_t s[3] = {
         {"underflow.csv", 1, 3, "no loss scaling", "lines lc rgb '#000000'", "none", 2, 0},
         {"underflow.csv", 1, 3, "PyTorch GradScaler", "lines lc rgb '#1f4e9e'", "pytorch", 2, 0},

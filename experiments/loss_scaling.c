@@ -384,7 +384,7 @@ static int run(lowp_run_t *r) {
     lowp_series_t s[4] = {
         {"heatmap.csv", 1, 2, "", "lines lt nodraw notitle, 'heatmap.csv' using 1:2:3 with image", NULL, 0, 0},
         {"lines.csv", 1, 2, "S g = xmins/2: below, lost (0)", "lines lc rgb '#000000'", NULL, 0, 1},
-        {"lines.csv", 1, 3, "S g = xmin - xmins/2: above, normal", "lines lc rgb '#ffffff'", NULL, 0, 0},
+        {"lines.csv", 1, 3, "S g = xmin - xmins/2: above, normal", "lines lc rgb '#e0e0e0'", NULL, 0, 0},
         {"lines.csv", 1, 4, "S g = overflow threshold", "lines lc rgb '#d62728'", NULL, 0, 1}};
     snprintf(title, sizeof title, "Relative error of S*g rounded to %s (round to nearest even)", f->name);
     p.title = title;
@@ -393,7 +393,8 @@ static int run(lowp_run_t *r) {
              "set cbrange [-7:1]\nset cblabel 'relative error' offset -1,0\n"
              "set palette defined (-7 '#08306b', -5 '#2171b5', %.4f '#9ecae1', %.4f '#fee391', -0.5 '#fe9929', "
              "-0.01 '#cc4c02', 0 '#7f0000', 0.5 '#7f0000', 0.51 '#444444', 1 '#444444')\n"
-             "set cbtics ('1e-7' -7, '1e-6' -6, '1e-5' -5, 'u' %.4f, '1e-3' -3, '1e-2' -2, '0.1' -1, 'lost' 0, 'overflow' 1)\n"
+             "set cbtics ('10^{-7}' -7, '10^{-6}' -6, '10^{-5}' -5, 'u' %.4f, '10^{-3}' -3, '10^{-2}' -2, '10^{-1}' -1, 'lost' 0, "
+             "'overflow' 1)\n"
              "set grid front",
              log10(gmin), log10(gmax), kmax, log10(t.u) - 0.01, log10(t.u) + 0.01, log10(t.u));
     st = lowp_plot(r->outdir, "heatmap", &p, s, 4);

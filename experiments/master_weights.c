@@ -394,8 +394,18 @@ static int run(lowp_run_t *r) {
     st = lowp_plot(r->outdir, "stagnation", &pl, s, 6);
   }
   if (st == 0) {
+    char hx[600];
     lowp_plot_t pl = {"Harmonic series: sum of fp32(1/k) in each accumulator", "k (number of terms)",
-                      "partial sum", 1, 0, "set key top left"};
+                      "partial sum", 1, 0, hx};
+    /* on the plot, where and why the round-to-nearest sums stop growing (stall[] measured above) */
+    snprintf(hx, sizeof hx, "set key top left\nset label 1 \"fp16 stops at k = %lld (1/k < half an ulp of the sum)\" at %lld, first %.6g left offset 0,0.8 font ',10' tc rgb '#9467bd'\nset label 2 \"bf16 stops at k = "
+             "%lld\" at %lld, first %.6g left offset 0,0.8 font ',10' tc rgb '#d62728'", stall[H_FP16], 10 * stall[H_FP16],
+             hfin[H_FP16], stall[H_BF16], 10 * stall[H_BF16], hfin[H_BF16]);
+    if (!stall[H_FP16] || !stall[H_BF16]) snprintf(hx, sizeof hx, "set key top left");
+    if (stall[H_FP32])
+      snprintf(hx + strlen(hx), sizeof hx - strlen(hx), "\nset label 3 \"fp32 stops at k = %lld (sum %.6g), top right\" at "
+               "graph 0.97, graph 0.06 right font ',10' tc rgb '#1f4e9e'\nset label 4 '' at %lld, first %.6g point pt 6 "
+               "ps 2.5 lc rgb '#1f4e9e'", stall[H_FP32], hfin[H_FP32], stall[H_FP32], hfin[H_FP32]);
     lowp_series_t s[6] = {
         {"harmonic.csv", 1, 7, "exact H_k", "lines lc rgb '#000000'", NULL, 0, 1},
         {"harmonic.csv", 1, 6, "fp32", "lines lc rgb '#1f4e9e'", NULL, 0, 0},

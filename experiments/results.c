@@ -4,10 +4,68 @@
 
 #include "status.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+/* ------------------------------------------------------ private helpers */
+
+/* One style per built-in format (lowp formats): distinct colours, and the
+   formats that are near-twins (e4m3 / e4m3fnuz, e5m2 / e5m2fnuz, fp32 /
+   tf32) differ in dash and point type too, so one never hides the other. */
+typedef struct {
+  const char *name, *color;
+  int dt, pt;
+} style_t;
+
+static const style_t fmt_styles[] = {
+    {"fp64", "#000000", 1, 1},   {"fp32", "#1f77b4", 1, 7},     {"tf32", "#17becf", 2, 4},
+    {"fp16", "#d62728", 1, 9},   {"bf16", "#ff7f0e", 1, 11},    {"e4m3", "#2ca02c", 1, 13},
+    {"e4m3fnuz", "#7fd36b", 3, 6}, {"e5m2", "#9467bd", 1, 15},  {"e5m2fnuz", "#c5a3e6", 3, 8},
+    {"e3m2", "#8c564b", 4, 5},   {"e2m3", "#e377c2", 4, 10},    {"e2m1", "#7f7f7f", 5, 12},
+    {"e8m0", "#bcbd22", 5, 14},
+};
+
+/* Colours for curves that are not formats (and for unknown formats, by hash). */
+static const char *const palette[] = {"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02",
+                                      "#a6761d", "#666666", "#000080", "#b2df8a", "#fb9a99", "#cab2d6"};
+#define NPAL (sizeof palette / sizeof palette[0])
+
+static const style_t *fmt_style(const char *name) {
+  size_t i;
+  for (i = 0; name && i < sizeof fmt_styles / sizeof fmt_styles[0]; i++)
+    if (!strcmp(fmt_styles[i].name, name)) return &fmt_styles[i];
+  return NULL;
+}
+
+static uint32_t fnv1a(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
 /* ----------------------------------------------------------- public API */
+
+const char *lowp_result_format_color(const char *name) {
+  const style_t *st = fmt_style(name);
+  return st ? st->color : palette[fnv1a(name) % NPAL];
+}
+
+const char *lowp_result_format_style(const char *name, const char *with, char *buf, size_t len) {
+  const style_t *st = fmt_style(name);
+  uint32_t h = fnv1a(name);
+  snprintf(buf, len, "%s lc rgb '%s' dt %d pt %d", with ? with : "linespoints", lowp_result_format_color(name),
+           st ? st->dt : (int)(h / NPAL % 5) + 1, st ? st->pt : (int)(h / NPAL / 5 % 14) + 1);
+  return buf;
+}
+
+const char *lowp_result_series_color(size_t i) { return palette[i % NPAL]; }
+
+const char *lowp_result_series_style(size_t i, const char *with, char *buf, size_t len) {
+  snprintf(buf, len, "%s lc rgb '%s' dt %d pt %d", with ? with : "linespoints", palette[i % NPAL],
+           (int)(i / NPAL % 5) + 1, (int)(i % 14) + 1);
+  return buf;
+}
 
 void lowp_result_verdict(cJSON *verdicts, const char *claim, const char *source,
                          const char *measured, const char *verdict) {

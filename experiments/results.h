@@ -38,6 +38,33 @@ void lowp_result_plot(cJSON *plots, const char *file, const char *caption);
 int lowp_run_plot_failed(const lowp_run_t *r, int st);
 
 /**
+ * @brief The line style of a format's curve, the same in every plot: a
+ * colour, a dash type and a point type of its own (fixed for the built-in
+ * formats, from a stable hash of the name for any other), appended to
+ * `with` ("lines", "linespoints", "points"; NULL = "linespoints").
+ * For lowp_series_t.style; leave .dashed 0 (the style has its dash type).
+ * @param[out] buf receives "WITH lc rgb '#rrggbb' dt D pt P"
+ * @return buf
+ */
+const char *lowp_result_format_style(const char *name, const char *with, char *buf, size_t len);
+
+/**
+ * @brief The colour of a format's curves ("#rrggbb"), as in
+ * lowp_result_format_style: for bounds or labels drawn in a format's colour.
+ */
+const char *lowp_result_format_color(const char *name);
+
+/**
+ * @brief A style for the i-th of several curves that are not formats
+ * (methods, recipes): twelve colours that none of the format colours
+ * repeat among themselves, then dash types; same arguments as above.
+ */
+const char *lowp_result_series_style(size_t i, const char *with, char *buf, size_t len);
+
+/** @brief The colour of lowp_result_series_style(i, ...) ("#rrggbb"). */
+const char *lowp_result_series_color(size_t i);
+
+/**
  * @brief A new JSON array of n strings (a table row or a column list).
  * @return the array; the caller owns it until it adds it to a tree.
  */

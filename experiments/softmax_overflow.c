@@ -480,18 +480,27 @@ static int run(lowp_run_t *r) {
   /* ---- plot */
   {
     lowp_series_t sr[MAXF + 1];
-    static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
-    char styles[MAXF][64], titles[MAXF][96], extra[256];
+    char styles[MAXF][96], titles[MAXF][96], extra[256 + MAXF * 200];
     lowp_plot_t p = {"Naive softmax of n equal inputs: how far the overflow threshold falls below ln T",
                      "vector length n (log scale)", "ln T - (smallest overflowing input)", 1, 0, extra};
     lowp_series_t ln = {"threshold_vs_n.csv", 1, 2, "ln n: an exact sum (the same for every format)", "lines lc rgb '#000000'", NULL, 0, 1};
-    snprintf(extra, sizeof extra, "set key top left box opaque\nset xrange [1:%ld]\nset logscale x 2\nset format x '%%g'", nmax);
+    size_t len = (size_t)snprintf(extra, 256, "set key top left box opaque\nset xrange [1:%ld]\nset logscale x 2\n"
+                                  "set format x '%%g'", nmax);
     for (i = 0; i < nf; i++) {
       lowp_series_t s1 = {"threshold_vs_n.csv", 1, 5 + 3 * i, NULL, NULL, NULL, 0, 0};
-      snprintf(styles[i], sizeof styles[i], "steps lc rgb '%s'", colors[i]);
+      long flat = nmax;
+      double xM = lowp_format_xmax(&fs[i]);
+      lowp_result_format_style(fs[i].name, "steps", styles[i], sizeof styles[i]);
       snprintf(titles[i], sizeof titles[i], "%s: exp and sum rounded to %s (exact threshold)", fs[i].name, fs[i].name);
       s1.style = styles[i]; s1.title = titles[i];
       sr[i] = s1;
+      /* where the curve goes flat: from there on the threshold no longer changes (the rounded sum stagnates) */
+      while (flat > 1 && thr[i][flat - 1] == thr[i][nmax]) flat--;
+      if (flat < nmax / 2)
+        len += (size_t)snprintf(extra + len, sizeof extra - len, "\nset label %d \"%s flat from n = %ld: the rounded "
+                                "sum stops growing\" at %ld, first %.17g right offset 0,0.8 tc rgb '%s' noenhanced", i + 1,
+                                fs[i].name, flat, nmax, log(xM + lowp_ulp(xM, &fs[i]) / 2) - thr[i][nmax],
+                                lowp_result_format_color(fs[i].name));
     }
     sr[nf] = ln;
     st = lowp_plot(r->outdir, "threshold_vs_n", &p, sr, (size_t)nf + 1);

@@ -5,8 +5,12 @@
  * verdict from the allowed set, and recomputes some measured values with
  * code that shares nothing with the experiment:
  *  - the documents' fp32 -> bf16 code ((x + 0x8000) & 0xffff0000) against a
- *    bit-level round-to-nearest-even, over all 2^32 inputs one by one (the
- *    experiment counts by equivalence classes through lowp_round_f32);
+ *    bit-level round-to-nearest-even and against round-to-nearest-ties-away
+ *    computed from the two bf16 neighbours in double arithmetic, over all
+ *    2^32 inputs one by one (the experiment uses lowp_encode_array_f32);
+ *  - the verdict categories: each verdict's category matches its first
+ *    words, the counts add up, and the graded cases (000-cnn-speedup
+ *    inconsistent, 000-accuracy-loss ambiguous, 004-tc-table not checkable);
  *  - the MLX C++ GradScaler's steps to growth after an overflow, by running
  *    the document's own logic written out here;
  *  - 10^4 updates of 1e-7 to an fp32 weight of 1, with MPFR at 24 bits.
@@ -55,6 +59,23 @@ static int rne_equal(uint32_t x, uint32_t code) {
   return want == code;
 }
 
+/* rna fp32 -> bf16 from the two neighbours: t (toward zero) and t + 1 (away),
+   whichever is nearer, a tie going away; the value past bf16's largest
+   finite is 2^128 (it encodes as infinity). NaN inputs: not called. */
+static uint32_t rna_oracle(uint32_t x) {
+  uint32_t sign = x & 0x80000000u, t = (x & 0x7fffffffu) >> 16, lo_bits = t << 16, hi_bits = (t + 1) << 16;
+  float fx, flo, fhi;
+  double ax, lo, hi;
+  memcpy(&fx, &(uint32_t){x & 0x7fffffffu}, 4);
+  memcpy(&flo, &lo_bits, 4);
+  ax = fx;
+  lo = flo;
+  if ((x & 0x7fffffffu) == lo_bits) return (sign | lo_bits) >> 16; /* exact (also infinity) */
+  if (hi_bits == 0x7f800000u) hi = ldexp(1.0, 128);
+  else { memcpy(&fhi, &hi_bits, 4); hi = fhi; }
+  return (sign >> 16) | (ax - lo < hi - ax ? t : t + 1);
+}
+
 static const cJSON *find(const cJSON *verdicts, const char *id) {
   const cJSON *v;
   cJSON_ArrayForEach(v, verdicts) {
@@ -73,13 +94,18 @@ int main(void) {
   char *text;
   cJSON *claims = NULL, *res = NULL;
   const cJSON *c, *verdicts, *v;
-  uint64_t x, wrong = 0, ties = 0, nans = 0;
+  uint64_t x, wrong = 0, ties = 0, nans = 0, rna_wrong = 0, nonnan = 0, nan_to_num = 0;
   long ncl = 0;
   lowp_test_start("texp_claims");
 
   /* the oracle counts for the +0x8000 code, every input */
   for (x = 0; x < (UINT64_C(1) << 32); x++) {
     uint32_t u = (uint32_t)x, code = ((u + 0x8000u) & 0xffff0000u) >> 16;
+    int is_nan = (u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu) != 0;
+    if (!is_nan) {
+      nonnan++;
+      rna_wrong += rna_oracle(u) != code;
+    } else nan_to_num += !((code & 0x7f80u) == 0x7f80u && (code & 0x7fu));
     if (rne_equal(u, code)) continue;
     wrong++;
     if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) nans++;
@@ -87,6 +113,10 @@ int main(void) {
   }
   lowp_test_check(wrong == ties + nans, "every wrong input is a tie or a NaN (%llu, %llu, %llu)",
                   (unsigned long long)wrong, (unsigned long long)ties, (unsigned long long)nans);
+  lowp_test_check(rna_wrong == 0, "the +0x8000 formula is rna on every non-NaN input (%llu of %llu differ)",
+                  (unsigned long long)rna_wrong, (unsigned long long)nonnan);
+  lowp_test_check(nan_to_num == nans, "the NaNs it gets wrong are the NaNs it turns into numbers (%llu)",
+                  (unsigned long long)nan_to_num);
 
   text = slurp(LOWP_SOURCE_DIR "/experiments/claims.json");
   claims = text ? cJSON_Parse(text) : NULL;
@@ -113,18 +143,57 @@ int main(void) {
     if (!v) continue;
     vd = field(v, "verdict");
     lowp_test_check(!strcmp(vd, "holds") || !strcmp(vd, "wrong") || !strncmp(vd, "holds with a qualification: ", 28) ||
-                    !strncmp(vd, "not checkable here: ", 20), "claim %s: verdict '%s' is one of the allowed", id, vd);
+                    !strncmp(vd, "not checkable here: ", 20) || !strncmp(vd, "inconsistent within the document: ", 34) ||
+                    !strncmp(vd, "ambiguous: ", 11), "claim %s: verdict '%s' is one of the allowed", id, vd);
     lowp_test_check(strlen(field(v, "measured")) > 10, "claim %s has a measured value", id);
   }
   lowp_test_check(cJSON_GetArraySize(verdicts) == ncl, "%d verdicts for %ld claims", cJSON_GetArraySize(verdicts), ncl);
   lowp_test_check(ncl >= 60, "at least 60 claims (%ld)", ncl);
 
   v = find(verdicts, "004-bf16-code");
-  snprintf(want, sizeof want, "%llu differ: %llu ties", (unsigned long long)wrong, (unsigned long long)ties);
-  lowp_test_check(v && strstr(field(v, "measured"), want) && !strcmp(field(v, "verdict"), "wrong"),
-                  "bf16 +0x8000: '%s' in the measured text", want);
-  snprintf(want, sizeof want, "%llu NaNs", (unsigned long long)nans);
+  snprintf(want, sizeof want, "(rna) conversion on %llu of the %llu non-NaN inputs (0 differ)",
+           (unsigned long long)nonnan, (unsigned long long)nonnan);
+  lowp_test_check(v && strstr(field(v, "measured"), want) && !strncmp(field(v, "verdict"), "holds with a qualification", 26),
+                  "bf16 +0x8000: '%s' in the measured text, a qualified verdict", want);
+  snprintf(want, sizeof want, "round-to-nearest-even on %llu of them, all ties", (unsigned long long)ties);
   lowp_test_check(v && strstr(field(v, "measured"), want), "bf16 +0x8000: '%s'", want);
+  snprintf(want, sizeof want, "%llu become numbers", (unsigned long long)nans);
+  lowp_test_check(v && strstr(field(v, "measured"), want), "bf16 +0x8000: '%s'", want);
+
+  /* categories: the first words of each verdict decide it; counts add up */
+  {
+    static const char *const pre[] = {"holds with a qualification", "holds", "wrong", "inconsistent within the document",
+                                      "ambiguous", "not checkable here"};
+    static const char *const key[] = {"qualified", "holds", "wrong", "inconsistent", "ambiguous", "not-checkable"};
+    const cJSON *cats = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "results"), "categories"), *k;
+    int counted[6] = {0}, total = 0, i;
+    cJSON_ArrayForEach(v, verdicts) {
+      const char *vd = field(v, "verdict"), *cat = field(v, "category");
+      for (i = 0; i < 6; i++)
+        if (!strncmp(vd, pre[i], strlen(pre[i]))) break;
+      lowp_test_check(i < 6 && !strcmp(cat, key[i]), "verdict '%.40s' has category %s", vd, cat);
+      if (i < 6) counted[i]++;
+      lowp_test_check(strlen(field(v, "quote")) > 5, "verdict %s carries the document's words", field(v, "id"));
+    }
+    i = 0;
+    cJSON_ArrayForEach(k, cats) {
+      lowp_test_check(i < 6 && !strcmp(field(k, "key"), key[i]) &&
+                      cJSON_GetObjectItem(k, "count")->valueint == counted[i],
+                      "category %s counted %d", field(k, "key"), i < 6 ? counted[i] : -1);
+      total += cJSON_GetObjectItem(k, "count")->valueint;
+      i++;
+    }
+    lowp_test_check(i == 6 && total == ncl, "6 categories adding up to the %ld claims (%d)", ncl, total);
+    v = find(verdicts, "000-cnn-speedup");
+    lowp_test_check(v && !strcmp(field(v, "category"), "inconsistent"), "000-cnn-speedup: inconsistent within the document");
+    v = find(verdicts, "000-accuracy-loss");
+    lowp_test_check(v && !strcmp(field(v, "category"), "ambiguous"), "000-accuracy-loss: ambiguous");
+    v = find(verdicts, "004-tc-table");
+    lowp_test_check(v && !strcmp(field(v, "category"), "not-checkable"), "004-tc-table: not checkable here");
+    v = find(verdicts, "002-unscale-idempotent");
+    lowp_test_check(v && !strcmp(field(v, "category"), "wrong") && strstr(field(v, "measured"), "grad_scaler.py"),
+                    "002-unscale-idempotent: wrong, with PyTorch's source named");
+  }
 
   /* the MLX C++ scaler, as document 000 writes it: step() then update() each iteration */
   {

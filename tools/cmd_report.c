@@ -2,9 +2,15 @@
 
 /*
  * Each experiment runs into DIR/<name>/ exactly as `lowp run` would; then
- * DIR/index.html is generated from the results.json files: question, method,
- * answer, verdicts, tables and plots of every experiment, plain HTML and
- * CSS, no JavaScript, all text escaped. The whole report is written into a
+ * DIR/index.html is generated from the results.json files: first document
+ * 004's six exercises, each mapped to the experiments that answer it (found
+ * by name at run time; exercise 5 to amp-speedup, or a "needs a GPU" note
+ * where this build has none) with the first sentence of their answers, and
+ * the claims ledger (verdict categories with counts, every claim that does
+ * not simply hold with the document's words); then one section per
+ * experiment that opens with its question and answer, then method,
+ * verdicts, tables and plots. Plain HTML and CSS, no JavaScript, all text
+ * escaped. The whole report is written into a
  * temporary folder beside DIR and put in place at the end (tools/output.h):
  * an experiment that fails with bad input (exit 2) or a signal stops the
  * report and publishes nothing.
@@ -97,49 +103,73 @@ static void html_tables(FILE *f, const cJSON *res) {
   }
 }
 
+/* The CSS class of a verdict: ok (holds), bad (wrong), mid (the rest). */
+static const char *verdict_class(const char *vs) {
+  if (!strncmp(vs, "wrong", 5)) return "bad";
+  if (!strncmp(vs, "holds", 5) && !strstr(vs, "qualif")) return "ok";
+  return "mid";
+}
+
 static void html_verdicts(FILE *f, const cJSON *res) {
   const cJSON *v, *list = cJSON_GetObjectItem(res, "verdicts");
+  int quotes = 0;
   if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) == 0) return;
-  fputs("<table class=\"verdicts\">\n<tr><th>claim</th><th>source</th><th>measured</th><th>verdict</th></tr>\n", f);
+  cJSON_ArrayForEach(v, list) quotes |= cJSON_IsString(cJSON_GetObjectItem(v, "quote"));
+  fprintf(f, "<table class=\"verdicts\">\n<tr><th>claim</th><th>source</th>%s<th>measured</th><th>verdict</th></tr>\n",
+          quotes ? "<th>the document's words</th>" : "");
   cJSON_ArrayForEach(v, list) {
-    const cJSON *verdict = cJSON_GetObjectItem(v, "verdict");
+    const cJSON *verdict = cJSON_GetObjectItem(v, "verdict"), *q = cJSON_GetObjectItem(v, "quote");
     const char *vs = cJSON_IsString(verdict) ? verdict->valuestring : "";
     fputs("<tr><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(v, "claim"));
     fputs("</td><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(v, "source"));
+    if (quotes) {
+      fputs("</td><td class=\"t quote\">", f);
+      if (cJSON_IsString(q)) esc(f, q->valuestring);
+    }
     fputs("</td><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(v, "measured"));
-    fprintf(f, "</td><td class=\"%s\">",
-            !strncmp(vs, "wrong", 5) ? "bad"
-            : (!strncmp(vs, "holds", 5) && !strstr(vs, "qualif")) ? "ok" : "mid");
+    fprintf(f, "</td><td class=\"%s\">", verdict_class(vs));
     esc(f, vs);
     fputs("</td></tr>\n", f);
   }
   fputs("</table>\n", f);
 }
 
+/* An experiment's text as its run wrote it into results.json (with the
+   run's parameter values in place of "{key}"), or the registry's. */
+static const char *text_of(const cJSON *root, const char *key, const char *fallback) {
+  const cJSON *t = cJSON_GetObjectItem(root, key);
+  return cJSON_IsString(t) ? t->valuestring : fallback;
+}
+
+/* One experiment's section: its question, then its answer, then how it was
+   found (method, expectation), verdicts, tables and plots. */
 static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e, int rc) {
   char path[8400];
   char *text;
-  cJSON *root, *res, *p;
+  cJSON *root, *res = NULL, *p;
   snprintf(path, sizeof path, "%s/%s/results.json", dir, e->name);
-  fprintf(f, "<section id=\"%s\">\n<h2>", e->name);
-  esc(f, e->name);
-  fputs("</h2>\n<p class=\"q\">", f);
-  esc(f, e->question);
-  fputs("</p>\n<p><b>Method.</b> ", f);
-  esc(f, e->method);
-  fputs("</p>\n<p><b>Expected.</b> ", f);
-  esc(f, e->expected);
-  fputs("</p>\n", f);
   text = slurp(path);
   root = text ? cJSON_Parse(text) : NULL;
   free(text);
+  fprintf(f, "<section id=\"%s\">\n<h2>", e->name);
+  esc(f, e->name);
+  fputs("</h2>\n<p class=\"q\">", f);
+  esc(f, text_of(root, "question", e->question));
+  fputs("</p>\n", f);
+  if (root) res = cJSON_GetObjectItem(root, "results");
+  p = cJSON_GetObjectItem(res, "answer");
+  if (cJSON_IsString(p)) { fputs("<p class=\"answer\"><b>Answer.</b> ", f); esc(f, p->valuestring); fputs("</p>\n", f); }
+  else if (root) fputs("<p class=\"answer\"><b>Answer.</b> This experiment states no answer of its own: see its "
+                       "verdicts, tables and plots below.</p>\n", f);
+  fputs("<p><b>Method.</b> ", f);
+  esc(f, text_of(root, "method", e->method));
+  fputs("</p>\n<p><b>Expected.</b> ", f);
+  esc(f, text_of(root, "expected", e->expected));
+  fputs("</p>\n", f);
   if (!root) {
     fputs("<p class=\"bad\">This experiment did not produce results (see the run's messages).</p>\n</section>\n", f);
     return;
   }
-  res = cJSON_GetObjectItem(root, "results");
-  p = cJSON_GetObjectItem(res, "answer");
-  if (cJSON_IsString(p)) { fputs("<p class=\"answer\"><b>Answer.</b> ", f); esc(f, p->valuestring); fputs("</p>\n", f); }
   if (rc == 1) fputs("<p class=\"bad\">A verdict of this experiment failed.</p>\n", f);
   html_verdicts(f, res);
   html_tables(f, res);
@@ -158,6 +188,125 @@ static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e
           "<a href=\"%s/summary.md\">summary.md</a> (CSV and gnuplot scripts beside them).</p>\n",
           e->name, e->name);
   fputs("</section>\n", f);
+  cJSON_Delete(root);
+}
+
+/* The "results" object of an experiment's results.json (caller deletes *root). */
+static const cJSON *load_results(const char *dir, const char *name, cJSON **root) {
+  char path[8400], *text;
+  snprintf(path, sizeof path, "%s/%s/results.json", dir, name);
+  text = slurp(path);
+  *root = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  return *root ? cJSON_GetObjectItem(*root, "results") : NULL;
+}
+
+/* Document 004's six exercises (its "Exercises" section), each with the
+   experiments that answer it, looked up by name when the report runs: an
+   experiment that is not in this build (amp-speedup needs the GPU work)
+   gets the note instead. */
+typedef struct {
+  const char *title, *task, *exps[3], *missing;
+} exercise_t;
+
+static const exercise_t exercises[] = {
+    {"Precision comparison", "matrix multiplication in FP32, FP16 and BF16 for 1000 x 1000 matrices; the maximum "
+     "element-wise difference; how the error grows with the size", {"matmul-precision", "error-growth", NULL}, NULL},
+    {"Loss scaling", "a gradient that underflows in FP16 (e.g. 1e-6); that it becomes zero without loss scaling; the "
+     "minimum loss scale that preserves it", {"loss-scaling", "gradscaler-dynamics", NULL}, NULL},
+    {"Dynamic range", "values uniform in [1e-8, 1e8]: the fraction lost converting to FP16 and to BF16",
+     {"dynamic-range", NULL, NULL}, NULL},
+    {"Softmax stability", "softmax without max-subtraction: the smallest input that overflows in FP16; the stable "
+     "version", {"softmax-overflow", NULL, NULL}, NULL},
+    {"Mixed-precision speedup", "a transformer layer in FP32 vs FP16 on a GPU: the speedup, and how much of it comes "
+     "from compute and how much from memory bandwidth", {"amp-speedup", NULL, NULL},
+     "Needs a GPU: this build has no amp-speedup experiment, so the speedup was not measured. The claims section "
+     "grades the documents' speedup figures as not checkable here."},
+    {"FP8 quantization", "per-tensor quantization to FP8 E4M3 of a trained model; accuracy against FP16/BF16",
+     {"fp8-quantization", "fp8-scaling", NULL}, NULL},
+};
+
+/* The first sentence of text (up to ". " or the end), escaped. */
+static void first_sentence(FILE *f, const char *text) {
+  const char *end = strstr(text, ". ");
+  size_t n = end ? (size_t)(end - text) + 1 : strlen(text);
+  char *buf = malloc(n + 1);
+  if (!buf) return;
+  memcpy(buf, text, n);
+  buf[n] = '\0';
+  esc(f, buf);
+  free(buf);
+}
+
+static void html_exercises(FILE *f, const char *dir) {
+  size_t i, k;
+  fputs("<section id=\"exercises\">\n<h2>The six exercises of document 004</h2>\n<p>Document 004 (Reduced "
+        "Precision Training) ends with six exercises; each is answered by the experiments named, whose sections "
+        "below give the full answer, method and evidence.</p>\n<ol class=\"exercises\">\n", f);
+  for (i = 0; i < sizeof exercises / sizeof exercises[0]; i++) {
+    const exercise_t *x = &exercises[i];
+    int found = 0;
+    fprintf(f, "<li id=\"exercise-%zu\"><b>", i + 1);
+    esc(f, x->title);
+    fputs("</b>: ", f);
+    esc(f, x->task);
+    fputs(".", f);
+    for (k = 0; k < 3 && x->exps[k]; k++) {
+      const lowp_experiment_t *e = lowp_experiment_find(x->exps[k]);
+      cJSON *root = NULL;
+      const cJSON *res, *a;
+      if (!e) continue;
+      found++;
+      res = load_results(dir, e->name, &root);
+      a = cJSON_GetObjectItem(res, "answer");
+      fprintf(f, "<br><a href=\"#%s\">", e->name);
+      esc(f, e->name);
+      fputs("</a>: ", f);
+      if (cJSON_IsString(a)) first_sentence(f, a->valuestring);
+      else fputs("see its section.", f);
+      cJSON_Delete(root);
+    }
+    if (!found) {
+      fputs("<br><span class=\"mid needs-gpu\">", f);
+      esc(f, x->missing ? x->missing : "No experiment in this build answers it.");
+      fputs("</span>", f);
+    }
+    fputs("</li>\n", f);
+  }
+  fputs("</ol>\n</section>\n", f);
+}
+
+/* The claims ledger in brief: the verdict categories with their counts, and
+   every claim that does not simply hold, with the document's words. */
+static void html_claims_summary(FILE *f, const char *dir) {
+  cJSON *root = NULL;
+  const cJSON *res = load_results(dir, "claims", &root), *c, *v;
+  if (!lowp_experiment_find("claims") || !res) { cJSON_Delete(root); return; }
+  fputs("<section id=\"claims-ledger\">\n<h2>The documents' claims, by verdict</h2>\n", f);
+  c = cJSON_GetObjectItem(res, "answer");
+  if (cJSON_IsString(c)) { fputs("<p class=\"answer\"><b>Answer.</b> ", f); esc(f, c->valuestring); fputs("</p>\n", f); }
+  fputs("<table class=\"categories\">\n<tr><th>verdict category</th><th>claims</th><th>meaning</th></tr>\n", f);
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(res, "categories")) {
+    fputs("<tr><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(c, "label"));
+    fputs("</td><td>", f); cell(f, cJSON_GetObjectItem(c, "count"));
+    fputs("</td><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(c, "meaning"));
+    fputs("</td></tr>\n", f);
+  }
+  fputs("</table>\n<p>The claims that are not simply right, each with the document's own words (verbatim) beside "
+        "the verdict; all of them, with what was measured, are in <a href=\"#claims\">claims</a>.</p>\n"
+        "<table class=\"verdicts\">\n<tr><th>category</th><th>claim</th><th>the document's words</th>"
+        "<th>verdict</th></tr>\n", f);
+  cJSON_ArrayForEach(v, cJSON_GetObjectItem(res, "verdicts")) {
+    const cJSON *cat = cJSON_GetObjectItem(v, "category"), *vd = cJSON_GetObjectItem(v, "verdict");
+    if (!cJSON_IsString(cat) || !strcmp(cat->valuestring, "holds") || !strcmp(cat->valuestring, "qualified")) continue;
+    fputs("<tr><td class=\"t\">", f); cell(f, cat);
+    fputs("</td><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(v, "claim"));
+    fputs("</td><td class=\"t quote\">", f); cell(f, cJSON_GetObjectItem(v, "quote"));
+    fprintf(f, "</td><td class=\"%s\">", verdict_class(cJSON_IsString(vd) ? vd->valuestring : ""));
+    cell(f, vd);
+    fputs("</td></tr>\n", f);
+  }
+  fputs("</table>\n</section>\n", f);
   cJSON_Delete(root);
 }
 
@@ -208,19 +357,27 @@ int lowp_cmd_report(int argc, char **argv) {
         "img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0}figcaption{font-size:90%;color:#555}\n"
         ".q{font-size:110%;font-style:italic}.answer{background:#eef6ee;padding:.6em;border-left:4px solid #4a4}\n"
         ".ok{color:#161}.bad{color:#a11;font-weight:bold}.mid{color:#a60}section{border-top:2px solid #ccc;margin-top:2em}\n"
+        ".quote{white-space:pre-wrap;font-family:monospace;font-size:85%;background:#f6f6f0}\n"
+        "ol.exercises li{margin:.5em 0}\n"
         "</style></head><body>\n<h1>lowp report</h1>\n", f);
   fprintf(f, "<p>What low precision costs, measured against exact MPFR references. %s run; "
           "every number below was computed by the experiments listed, from the seed in each "
           "results.json header.</p>\n<ul>\n", quick ? "Quick-settings" : "Default-settings");
   for (k = 0; k < n; k++) {
     const lowp_experiment_t *e = lowp_experiment_at(k);
+    cJSON *root = NULL;
+    load_results(od.tmp, e->name, &root);
     fprintf(f, "<li><a href=\"#%s\">", e->name);
     esc(f, e->name);
     fputs("</a>: ", f);
-    esc(f, e->question);
+    esc(f, text_of(root, "question", e->question));
     fputs("</li>\n", f);
+    cJSON_Delete(root);
   }
-  fputs("</ul>\n", f);
+  fputs("<li><a href=\"#exercises\">The six exercises of document 004</a> and <a href=\"#claims-ledger\">the "
+        "documents' claims, by verdict</a>: summaries of the sections below</li>\n</ul>\n", f);
+  html_exercises(f, od.tmp);
+  html_claims_summary(f, od.tmp);
   for (k = 0; k < n; k++) html_experiment(f, od.tmp, lowp_experiment_at(k), rcs[k]);
   fputs("</body></html>\n", f);
   free(rcs);

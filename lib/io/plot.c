@@ -76,13 +76,16 @@ static int write_script(const char *path, const char *base,
              "set output '%s.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' "
              "enhanced; set output '%s.svg.tmp' }\n", base, base);
   fputs("set datafile separator ','\n", f);
-  fputs("set key top left box opaque\n", f);
+  /* the key off the data, outside on the right; a plot that places its own
+     key (extra holds "set key") starts from the key inside, top left */
+  fputs(p->extra && strstr(p->extra, "set key") ? "set key inside top left box opaque\n"
+                                                 : "set key outside right top box\n", f);
   fputs("set grid xtics ytics mxtics mytics lc rgb '#dddddd'\n", f);
   fputs("set title ", f); put_quoted(f, p->title); fputs(" noenhanced\n", f);
   fputs("set xlabel ", f); put_quoted(f, p->xlabel); fputs(" noenhanced\n", f);
   fputs("set ylabel ", f); put_quoted(f, p->ylabel); fputs(" noenhanced\n", f);
-  if (p->logx) fputs("set logscale x 10\nset format x '%.0e'\n", f);
-  if (p->logy) fputs("set logscale y 10\nset format y '%.0e'\n", f);
+  if (p->logx) fputs("set logscale x 10\nset format x '10^{%L}'\n", f); /* a power (enhanced terminal) */
+  if (p->logy) fputs("set logscale y 10\nset format y '10^{%L}'\n", f);
   if (p->extra) fprintf(f, "%s\n", p->extra);
   fputs("plot ", f);
   for (i = 0; i < ns; i++) write_series(f, &s[i], i);

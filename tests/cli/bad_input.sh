@@ -190,6 +190,7 @@ run softmax-overflow --trials=99999999999999999999
 run softmax-overflow --mask=zz
 run claims --file=nosuchfile.json
 run claims --file=claims_cut.json
+run claims --python=/nonexistent/python3
 run matmul-precision --sizes=
 run matmul-precision --sizes=32,,64
 run matmul-precision --sizes=-1

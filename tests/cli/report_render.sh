@@ -33,6 +33,36 @@ for img in $(grep -o '<img src="[^"]*"' "$tmp/r/index.html" | sed 's/<img src="/
   check "image $img exists and is non-empty" test -s "$tmp/r/$img"
 done
 
+# the document's structure: document 004's six exercises, each pointing at the sections that answer it
+# (exercise 5 at amp-speedup when this build has it, else a "needs a GPU" note); the claims ledger with
+# its verdict categories and counts, and the documents' own words; every section opens with its answer
+page="$tmp/r/index.html"
+check "the exercises section" grep -q '<section id="exercises">' "$page"
+for k in 1 2 3 4 5 6; do
+  check "exercise $k listed" grep -q "<li id=\"exercise-$k\">" "$page"
+done
+if "$LOWP" list | grep -q '^amp-speedup '; then
+  check "exercise 5 points at amp-speedup" grep -q '<li id="exercise-5">.*<a href="#amp-speedup">' "$page"
+else
+  check "exercise 5 says it needs a GPU" grep -q '<li id="exercise-5">.*class="mid needs-gpu">Needs a GPU' "$page"
+fi
+check "exercise 4 points at softmax-overflow" grep -q '<li id="exercise-4">.*<a href="#softmax-overflow">' "$page"
+check "the claims ledger" grep -q '<section id="claims-ledger">' "$page"
+for cat in "holds" "holds with a qualification" "wrong" "inconsistent within the document" "ambiguous" "not checkable here"; do
+  check "category '$cat' with a count" grep -q "<tr><td class=\"t\">$cat</td><td>[0-9][0-9]*</td>" "$page"
+done
+ncl=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["claims"]))' experiments/claims.json 2>/dev/null || echo 0)
+sum=$(sed -n '/<table class="categories">/,/<\/table>/p' "$page" | grep -o '</td><td>[0-9]*</td>' | grep -o '[0-9]*' | paste -sd+ | bc)
+check "the category counts add up to the $ncl claims (got $sum)" test "$sum" = "$ncl"
+check "the document's words beside the verdicts" grep -q "<th>the document's words</th>" "$page"
+check "a quote verbatim (escaped) in the page" grep -q 'x_int = x_int &amp; 0xFFFF0000' "$page"
+check "texts carry the run's parameter values, no {lo}/{hi} placeholders" bash -c "! grep -q '{lo}\\|{hi}' '$page'"
+check "no script in the page" bash -c "! grep -qi '<script' '$page'"
+while read -r name _; do
+  [ -n "$name" ] || continue
+  check "section $name opens with its answer" bash -c "grep -A3 '<section id=\"$name\">' '$page' | sed -n 4p | grep -q '^<p class=\"answer\"><b>Answer.</b>'"
+done < <("$LOWP" list)
+
 # headless render: a 1200 x 3000 screenshot of the top of the page
 shot="$tmp/shot.png"
 timeout 180 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \

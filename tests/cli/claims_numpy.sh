@@ -1,0 +1,53 @@
+#!/bin/bash
+# claims_numpy.sh -- document 004's numpy fp32_to_bf16, run as written (the quote of claim
+# 004-bf16-numpy, which claims_quotes.sh proves verbatim) by Debian's numpy: it returns an array twice
+# as long, the bf16 values (rounded to nearest, ties away) at even positions and zeros between; and
+# `lowp run claims` reports the same, with a transcript of the run.
+# Skips (77) only when Debian's python3-numpy is missing (tools/test.sh installs it).
+# Run: bash tests/cli/claims_numpy.sh path/to/lowp
+set -u
+LOWP=${1:?usage: claims_numpy.sh path/to/lowp}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+/usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "python3-numpy missing: skipped"; exit 77; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# the document's code, independently of lowp: its output against a bit-level rna of the input
+/usr/bin/python3 - "$SRC/experiments/claims.json" <<'PY' && ok || bad "the document's numpy code, run directly"
+import json, sys
+import numpy as np
+claim = [c for c in json.load(open(sys.argv[1], encoding="utf-8"))["claims"] if c["id"] == "004-bf16-numpy"][0]
+ns = {}
+exec(claim["quote"], {"np": np}, ns)
+x = np.array([1.0, 0.1, 3.14159, -0.0025, 1.00390625], dtype=np.float32)
+y = ns["fp32_to_bf16"](x)
+assert y.shape == (2 * x.size,), y.shape          # twice as long: the int64 mask, viewed as float32
+assert (y[1::2] == 0).all(), y                      # zeros between (little-endian high halves)
+bits = x.view(np.uint32).astype(np.uint64)
+mag = bits & 0x7fffffff
+rna = ((bits & 0x80000000) | (((mag + 0x8000) >> 16) << 16)).astype(np.uint32).view(np.float32)
+assert (y[0::2] == rna).all(), (y, rna)             # rounded to nearest, ties away (1.00390625 -> 1.0078125)
+print("numpy", np.__version__, "returns", y.shape, "for", x.shape)
+PY
+
+"$LOWP" run claims --out "$T/cl" >"$T/log" 2>&1 && ok || bad "lowp run claims: $(tail -3 "$T/log")"
+/usr/bin/python3 - "$T/cl/results.json" <<'PY' && ok || bad "claims experiment: 004-bf16-numpy"
+import json, sys
+v = [v for v in json.load(open(sys.argv[1]))["results"]["verdicts"] if v["id"] == "004-bf16-numpy"][0]
+assert v["verdict"] == "wrong" and v["category"] == "wrong", v
+assert "the function returns 8 float32 values" in v["measured"] and "has dtype int64" in v["measured"], v["measured"]
+PY
+grep -q '"out_shape": \[8\]' "$T/cl/numpy-bf16-transcript.txt" && ok || bad "transcript lacks the output shape"
+grep -q 'def fp32_to_bf16' "$T/cl/numpy-bf16-transcript.txt" && ok || bad "transcript lacks the document's code"
+
+# without numpy (a Python that cannot import it) the verdict says so, and the run still succeeds
+printf '#!/bin/sh\nexec /usr/bin/python3 -S -I -c "import sys; sys.path=[p for p in sys.path if \\"dist-packages\\" not in p]; exec(sys.argv[1])" "$2"\n' >"$T/nonumpy"
+chmod +x "$T/nonumpy"
+"$LOWP" run claims --python "$T/nonumpy" --out "$T/cl2" >"$T/log2" 2>&1 && ok || bad "run with a python without numpy: $(tail -3 "$T/log2")"
+grep -q 'not checkable here: it needs Debian' "$T/cl2/results.json" && ok || bad "no numpy: verdict not 'not checkable here'"
+
+echo "cli claims_numpy: $pass passed, $fail failed"
+[ $fail -eq 0 ]
