@@ -33,13 +33,6 @@ static float op_add(float a, float b, const lowp_format_t *f) {
   lowp_round_f64(&y, (double)a + (double)b, f, NULL, LOWP_RND_NE); /* exact sum, one rounding */
   return (float)y;
 }
-static float op_max(float a, float b, const lowp_format_t *f) {
-  (void)f;
-  if (isnan(a)) return a;
-  if (isnan(b)) return b;
-  return a > b ? a : b;
-}
-
 /* the text of kernels/karith.h, "THE LAUNCH ORDER", on values v[0..n-1] */
 static float replay(const float *v, size_t n, op_fn op, float id, const lowp_format_t *f) {
   float lane[256], nxt[32], r;
