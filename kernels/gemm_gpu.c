@@ -16,20 +16,28 @@
 typedef struct {
   const char *name;
   const lowp_format_t *in, *out;
-  int fastacc;
+  int fastacc;  /* 1: CUBLASLT_MATMUL_DESC_FAST_ACCUM on */
+  long promote; /* the promotion interval its twin assumes (0: none) */
 } gvar_t;
 
+/* promote: without fast accumulation cuBLAS's fp8 GEMMs are understood to
+   add the tensor-core partial sums into fp32 registers every few MMA
+   blocks; 128 products is DeepSeek-V3's N_C (arXiv:2412.19437, 3.3.2), an
+   assumption until tests/cuda/tgemm_gpu.c has run on a GPU */
 static const gvar_t cublas_vars[LOWP_CUBLAS_VARIANTS] = {
-    {"f32", &LOWP_FMT_FP32, &LOWP_FMT_FP32, 0},   {"tf32", &LOWP_FMT_TF32, &LOWP_FMT_FP32, 0},
-    {"f16", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0},   {"f16.acc16", &LOWP_FMT_FP16, &LOWP_FMT_FP16, 0},
-    {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 0},  {"e4m3", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0},
-    {"e4m3.fast", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 1},
+    {"f32", &LOWP_FMT_FP32, &LOWP_FMT_FP32, 0, 0},
+    {"tf32", &LOWP_FMT_TF32, &LOWP_FMT_FP32, 0, 0},
+    {"f16", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0, 0},
+    {"f16.acc16", &LOWP_FMT_FP16, &LOWP_FMT_FP16, 0, 0},
+    {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 0, 0},
+    {"e4m3", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0, 128},
+    {"e4m3.fast", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 1, 0},
 };
 
 static const gvar_t mma_vars[LOWP_MMA_VARIANTS] = {
-    {"f16", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0},  {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 0},
-    {"tf32", &LOWP_FMT_TF32, &LOWP_FMT_FP32, 0}, {"e4m3", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0},
-    {"e5m2", &LOWP_FMT_E5M2, &LOWP_FMT_FP32, 0},
+    {"f16", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0, 0},  {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 0, 0},
+    {"tf32", &LOWP_FMT_TF32, &LOWP_FMT_FP32, 0, 0}, {"e4m3", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0, 0},
+    {"e5m2", &LOWP_FMT_E5M2, &LOWP_FMT_FP32, 0, 0},
 };
 
 /* ------------------------------------------------------ private helpers */
@@ -107,9 +115,13 @@ int lowp_gemm_cublas_variant(const lowp_format_t *in, const lowp_format_t *out, 
   if (!in || !out) return 0;
   for (v = 0; v < LOWP_CUBLAS_VARIANTS; v++)
     if (same_values(in, cublas_vars[v].in) && same_values(out, cublas_vars[v].out) &&
-        cublas_vars[v].fastacc == (fastacc && in->precision <= 4 ? 1 : 0))
+        cublas_vars[v].fastacc == (fastacc ? 1 : 0))
       return v + 1;
-  return 0;
+  return 0; /* fastacc: only the formats with a fast-accumulation variant */
+}
+
+long lowp_gemm_cublas_promote(int variant) {
+  return variant >= 1 && variant <= LOWP_CUBLAS_VARIANTS ? cublas_vars[variant - 1].promote : 0;
 }
 
 int lowp_gemm_mma_variant(const lowp_format_t *in, const lowp_format_t *out) {

@@ -50,8 +50,12 @@ int lowp_gemm_cublas_info(int variant, const lowp_format_t **in, const lowp_form
 int lowp_gemm_mma_info(int variant, const lowp_format_t **in, const char **name);
 
 /** @brief The variant for these formats (compared by value, not by name),
-    fastacc choosing 7 over 6; 0 if none. */
+    fastacc choosing 7 over 6 (and nothing for formats without a
+    fast-accumulation variant); 0 if none. */
 int lowp_gemm_cublas_variant(const lowp_format_t *in, const lowp_format_t *out, int fastacc);
+/** @brief The promotion interval the twin of a cuBLAS variant assumes (128
+    for e4m3 without fast accumulation, else 0; see the top of this file). */
+long lowp_gemm_cublas_promote(int variant);
 int lowp_gemm_mma_variant(const lowp_format_t *in, const lowp_format_t *out);
 
 /**

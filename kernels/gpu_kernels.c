@@ -130,9 +130,9 @@ int lowp_gpu_gemm_model(lowp_gemm_tc_cfg_t *tc, const char *entry, const lowp_kc
     snprintf(spec, sizeof spec, "%s", c->model);
   }
   if (!strcmp(entry, "gemm_mma")) promote = 0;
-  else if (!strcmp(entry, "gemm_cublas") && promote < 0 &&
-           lowp_gemm_cublas_variant(in, out, 0) == 6)
-    promote = 128;
+  else if (promote < 0)
+    promote = lowp_gemm_cublas_promote(
+        lowp_gemm_cublas_variant(in, out, !strcmp(entry, "gemm_cublas_fastacc")));
   return lowp_gemm_tc_config(tc, spec, promote, in, out, err, errlen);
 }
 

@@ -6,8 +6,8 @@
  *   mma: every variant the device has (fp8 from sm_89), on a tile-aligned
  *     and a ragged size, against kernels/cpu/gemm_tc.c with the preset and
  *     promote=0, in the k order of kernels/gemm_gpu.h: must be equal.
- *   cuBLAS: every variant against the entry's model (gemm_cublas: e4m3
- *     with promote=128; e4m3.fast without): prints one line per variant
+ *   cuBLAS: every variant against the entry's model (the promotion of
+ *     lowp_gemm_cublas_promote: e4m3 128, e4m3.fast none): prints one line per variant
  *     (elements that differ, the largest difference in ulps of the output
  *     format) and must be equal; f32 (no tensor-core model) is compared
  *     with an fp32 FMA chain and only reported.
@@ -128,15 +128,15 @@ int main(void) {
                vn, m, n, k, bad, m * n, mu);
         continue;
       }
-      st = lowp_gemm_tc_config(&tc, preset, v == 6 ? 128 : 0, in, out, err, sizeof err);
+      st = lowp_gemm_tc_config(&tc, preset, lowp_gemm_cublas_promote(v), in, out, err, sizeof err);
       if (st == LOWP_EUNSUPPORTED) {
         printf("  cublas %-9s: preset %s has no model for it (%s)\n", vn, preset, err);
         continue;
       }
       st = st ? st : lowp_gemm_tc_ref(cc, a, b, m, n, k, &tc);
       bad = diff(cg, cc, m * n, out, &mu);
-      printf("  cublas %-9s %zux%zux%zu vs model %s%s: %ld of %zu differ, max %.3g ulp\n", vn, m, n,
-             k, preset, v == 6 ? ",promote=128" : "", bad, m * n, mu);
+      printf("  cublas %-9s %zux%zux%zu vs model %s,promote=%ld: %ld of %zu differ, max %.3g ulp\n",
+             vn, m, n, k, preset, lowp_gemm_cublas_promote(v), bad, m * n, mu);
       lowp_test_check(st == LOWP_OK && bad == 0, "cublas %s %zux%zux%zu = model %s bit for bit", vn,
                       m, n, k, preset);
     }
