@@ -18,6 +18,7 @@ typedef struct {
   const lowp_format_t *in, *out;
   int fastacc;  /* 1: CUBLASLT_MATMUL_DESC_FAST_ACCUM on */
   long promote; /* the promotion interval its twin assumes (0: none) */
+  int fp8;      /* mma: an fp8 instruction (its twin: the mma.sync fp8 datapath) */
 } gvar_t;
 
 /* promote: without fast accumulation cuBLAS's fp8 GEMMs are understood to
@@ -25,19 +26,19 @@ typedef struct {
    blocks; 128 products is DeepSeek-V3's N_C (arXiv:2412.19437, 3.3.2), an
    assumption until tests/cuda/tgemm_gpu.c has run on a GPU */
 static const gvar_t cublas_vars[LOWP_CUBLAS_VARIANTS] = {
-    {"f32", &LOWP_FMT_FP32, &LOWP_FMT_FP32, 0, 0},
-    {"tf32", &LOWP_FMT_TF32, &LOWP_FMT_FP32, 0, 0},
-    {"f16", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0, 0},
-    {"f16.acc16", &LOWP_FMT_FP16, &LOWP_FMT_FP16, 0, 0},
-    {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 0, 0},
-    {"e4m3", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0, 128},
-    {"e4m3.fast", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 1, 0},
+    {"f32", &LOWP_FMT_FP32, &LOWP_FMT_FP32, 0, 0, 0},
+    {"tf32", &LOWP_FMT_TF32, &LOWP_FMT_FP32, 0, 0, 0},
+    {"f16", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0, 0, 0},
+    {"f16.acc16", &LOWP_FMT_FP16, &LOWP_FMT_FP16, 0, 0, 0},
+    {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 0, 0, 0},
+    {"e4m3", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0, 128, 0},
+    {"e4m3.fast", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 1, 0, 0},
 };
 
 static const gvar_t mma_vars[LOWP_MMA_VARIANTS] = {
-    {"f16", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0, 0},  {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 0, 0},
-    {"tf32", &LOWP_FMT_TF32, &LOWP_FMT_FP32, 0, 0}, {"e4m3", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0, 0},
-    {"e5m2", &LOWP_FMT_E5M2, &LOWP_FMT_FP32, 0, 0},
+    {"f16", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0, 0, 0},  {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 0, 0, 0},
+    {"tf32", &LOWP_FMT_TF32, &LOWP_FMT_FP32, 0, 0, 0}, {"e4m3", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0, 0, 1},
+    {"e5m2", &LOWP_FMT_E5M2, &LOWP_FMT_FP32, 0, 0, 1},
 };
 
 /* ------------------------------------------------------ private helpers */
@@ -118,6 +119,10 @@ int lowp_gemm_cublas_variant(const lowp_format_t *in, const lowp_format_t *out, 
         cublas_vars[v].fastacc == (fastacc ? 1 : 0))
       return v + 1;
   return 0; /* fastacc: only the formats with a fast-accumulation variant */
+}
+
+int lowp_gemm_mma_fp8(int variant) {
+  return variant >= 1 && variant <= LOWP_MMA_VARIANTS ? mma_vars[variant - 1].fp8 : 0;
 }
 
 long lowp_gemm_cublas_promote(int variant) {

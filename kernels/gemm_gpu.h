@@ -33,7 +33,8 @@
  *   fp32 result of step s being the C of step s+1; k is padded with zeros
  *   to a multiple of K (a zero product changes no block FMA). No split-k,
  *   no promotion. Twin: lowp_tc_dot over the same k order with the GPU's
- *   preset, promote=0, i.e. gemm_tc with model=<preset>, bit for bit.
+ *   preset, promote=0, i.e. gemm_tc with model=<preset>, bit for bit; for
+ *   fp8 the preset's mma.sync datapath (lowp_gemm_mma_fp8).
  */
 
 #include <stddef.h>
@@ -53,6 +54,11 @@ int lowp_gemm_mma_info(int variant, const lowp_format_t **in, const char **name)
     fastacc choosing 7 over 6 (and nothing for formats without a
     fast-accumulation variant); 0 if none. */
 int lowp_gemm_cublas_variant(const lowp_format_t *in, const lowp_format_t *out, int fastacc);
+/** @brief 1 if an mma variant is an fp8 instruction: its twin takes the
+    preset's mma.sync fp8 datapath (the one lib/model/tc_model.c fits to
+    mma.sync captures, fp8_h where the preset has one: on Hopper the fp8
+    datapath of fp32 output is wgmma's), with the fp32 output. */
+int lowp_gemm_mma_fp8(int variant);
 /** @brief The promotion interval the twin of a cuBLAS variant assumes (128
     for e4m3 without fast accumulation, else 0; see the top of this file). */
 long lowp_gemm_cublas_promote(int variant);

@@ -129,6 +129,18 @@ int lowp_gpu_gemm_model(lowp_gemm_tc_cfg_t *tc, const char *entry, const lowp_kc
   } else {
     snprintf(spec, sizeof spec, "%s", c->model);
   }
+  if (!strcmp(entry, "gemm_mma") && lowp_gemm_mma_fp8(lowp_gemm_mma_variant(in, out))) {
+    /* the preset's mma.sync fp8 datapath: the one it gives fp16 outputs
+       (kernels/gemm_gpu.h), here with the fp32 output, no promotion */
+    lowp_tc_model_t m16;
+    int st = lowp_tc_model_get(&m16, spec, in, &LOWP_FMT_FP16, err, errlen);
+    if (st) return st;
+    tc->model = m16;
+    tc->model.promote = 0;
+    tc->in = in;
+    tc->out = out;
+    return LOWP_OK;
+  }
   if (!strcmp(entry, "gemm_mma")) promote = 0;
   else if (promote < 0)
     promote = lowp_gemm_cublas_promote(

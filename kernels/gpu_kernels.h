@@ -48,9 +48,10 @@ int lowp_kernel_gemm_mma(const lowp_kcfg_t *c, double *const *out, const double 
 /**
  * @brief The tensor-core model a GPU GEMM entry must equal: the spec of
  * c->model with "auto" replaced by the GPU's preset (lowp_gpu_preset; h100
- * without a device), and the promotion: gemm_mma 0; gemm_cublas with e4m3
- * inputs 128 unless promote= says otherwise (kernels/gemm_gpu.h); else
- * c->promote. Also used by kernels/subject.c for the model bound.
+ * without a device), and the promotion: gemm_mma 0 (fp8: the preset's
+ * mma.sync datapath, lowp_gemm_mma_fp8); gemm_cublas with e4m3 inputs 128
+ * unless promote= says otherwise (kernels/gemm_gpu.h); else c->promote.
+ * Also used by kernels/subject.c for the model bound and by the GPU tests.
  * @return as lowp_gemm_tc_config.
  */
 int lowp_gpu_gemm_model(lowp_gemm_tc_cfg_t *tc, const char *entry, const lowp_kcfg_t *c,

@@ -92,6 +92,11 @@ static void gemms(void) {
   gemm_twin("gemm_mma", "", &LOWP_FMT_BF16, &LOWP_FMT_FP32, "h100", 0);
   gemm_twin("gemm_mma", "model=a100", &LOWP_FMT_TF32, &LOWP_FMT_FP32, "a100", 0);
   gemm_twin("gemm_mma", "model=ada", &LOWP_FMT_E5M2, &LOWP_FMT_FP32, "ada", 0);
+  /* fp8 mma.sync on Hopper: the preset's mma.sync datapath (two blocks of
+     16 interleaved, c added late, rounded: lib/model/tc_model.c's
+     FP8_MMA_SYNC written out), not the wgmma one h100 gives fp32 outputs */
+  gemm_twin("gemm_mma", "model=h100", &LOWP_FMT_E4M3, &LOWP_FMT_FP32,
+            "b=16,F=25,align=rtz,out=rne,out16=rne,latec=1,interleave=2", 0);
   gemm_twin("gemm_cublas", "device=cpu", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, "h100", 128);
   gemm_twin("gemm_cublas", "promote=off", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, "h100", 0);
   gemm_twin("gemm_cublas_fastacc", "", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, "h100", 0);

@@ -4,8 +4,9 @@
  * Label cuda: skips (exit 77) without a CUDA build or a device. The model
  * is the preset of the device (lowp_gpu_preset: h100, a100, ...).
  *   mma: every variant the device has (fp8 from sm_89), on a tile-aligned
- *     and a ragged size, against kernels/cpu/gemm_tc.c with the preset and
- *     promote=0, in the k order of kernels/gemm_gpu.h: must be equal.
+ *     and a ragged size, against kernels/cpu/gemm_tc.c with the model of
+ *     lowp_gpu_gemm_model (the preset, promote=0, fp8 on the mma.sync
+ *     datapath), in the k order of kernels/gemm_gpu.h: must be equal.
  *   cuBLAS: every variant against the entry's model (the promotion of
  *     lowp_gemm_cublas_promote: e4m3 128, e4m3.fast none): prints one line per variant
  *     (elements that differ, the largest difference in ulps of the output
@@ -24,6 +25,7 @@
 #include "cvt.h"
 #include "format/format.h"
 #include "gemm_gpu.h"
+#include "gpu_kernels.h"
 #include "rng/rng.h"
 #include "status.h"
 #include "testutil.h"
@@ -54,6 +56,7 @@ static long diff(const double *g, const double *c, size_t n, const lowp_format_t
 int main(void) {
   static const size_t sizes[][3] = {{64, 48, 256}, {37, 21, 70}};
   char preset[32], name[256];
+  lowp_kcfg_t kc;
   int major = 0, minor = 0, v;
   size_t s;
   lowp_rng_t r;
@@ -63,6 +66,9 @@ int main(void) {
   lowp_gpu_preset(preset, sizeof preset);
   printf("device %s (sm_%d%d), tensor-core preset %s\n", name, major, minor, preset);
   lowp_rng_init(&r, lowp_test_seed(), 41);
+  memset(&kc, 0, sizeof kc); /* the registry entries' model: the GPU's preset */
+  snprintf(kc.model, sizeof kc.model, "%s", preset);
+  kc.promote = -1;
   for (s = 0; s < 2; s++) {
     size_t m = sizes[s][0], n = sizes[s][1], k = sizes[s][2];
     double *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
@@ -84,7 +90,7 @@ int main(void) {
       memcpy(cc, cg, m * n * sizeof *cc);
       st = lowp_gemm_gpu(1, v, cg, a, b, m, n, k, err, sizeof err);
       if (!lowp_test_check(st == LOWP_OK, "mma %s: %s (%s)", vn, lowp_status_str(st), err)) continue;
-      st = lowp_gemm_tc_config(&tc, preset, 0, in, &LOWP_FMT_FP32, err, sizeof err);
+      st = lowp_gpu_gemm_model(&tc, "gemm_mma", &kc, in, &LOWP_FMT_FP32, err, sizeof err);
       if (st == LOWP_EUNSUPPORTED) {
         printf("  mma %-5s %zux%zux%zu: preset %s has no model for it (%s)\n", vn, m, n, k, preset, err);
         continue;
@@ -128,7 +134,8 @@ int main(void) {
                vn, m, n, k, bad, m * n, mu);
         continue;
       }
-      st = lowp_gemm_tc_config(&tc, preset, lowp_gemm_cublas_promote(v), in, out, err, sizeof err);
+      st = lowp_gpu_gemm_model(&tc, v == 7 ? "gemm_cublas_fastacc" : "gemm_cublas", &kc, in, out,
+                               err, sizeof err);
       if (st == LOWP_EUNSUPPORTED) {
         printf("  cublas %-9s: preset %s has no model for it (%s)\n", vn, preset, err);
         continue;
