@@ -7,7 +7,8 @@
  *      a lane whose source is past lane 31 keeps its own value -- and
  *      fp16/bf16 additions rounded by lib/format, not by karith) equals the
  *      twin bit for bit, on inputs built so that other orders give other
- *      results; one case is worked out by hand;
+ *      results; one case is worked out by hand; softmax, cross-entropy
+ *      and layer norm composed from replayed reductions equal the twins;
  *   2. accuracy: softmax, layer norm (three variants) and cross-entropy
  *      against binary64 references within derived bounds, and the known
  *      failure of one-pass variance on data far from zero.
@@ -53,6 +54,86 @@ static float replay(const float *v, size_t n, op_fn op, float id, const lowp_for
   r = lane[0];
   for (w = 1; w < 8; w++) r = op(r, lane[32 * w], f);
   return r;
+}
+
+static float op_max(float a, float b, const lowp_format_t *f) {
+  (void)f;
+  if (isnan(a)) return a;
+  if (isnan(b)) return b;
+  return a > b ? a : b;
+}
+
+/* the same replay for Welford states (the merge is karith's: the order is
+   what is tested here, the merge formula in tkarith) */
+static lowp_ka_welford_t replay_welford(const float *v, size_t n) {
+  lowp_ka_welford_t lane[256], nxt[32], r;
+  int t, w, off, l;
+  for (t = 0; t < 256; t++) {
+    size_t i;
+    lane[t].n = lane[t].mean = lane[t].m2 = 0;
+    for (i = (size_t)t; i < n; i += 256) lane[t] = lowp_ka_welford_add(lane[t], v[i]);
+  }
+  for (w = 0; w < 8; w++)
+    for (off = 16; off >= 1; off /= 2) {
+      for (l = 0; l < 32; l++)
+        nxt[l] = lowp_ka_welford_merge(lane[32 * w + l], l + off < 32 ? lane[32 * w + l + off] : lane[32 * w + l]);
+      memcpy(&lane[32 * w], nxt, sizeof nxt);
+    }
+  r = lane[0];
+  for (w = 1; w < 8; w++) r = lowp_ka_welford_merge(r, lane[32 * w]);
+  return r;
+}
+
+/* softmax, layer norm and cross-entropy composed from the replayed
+   reductions, as karith.h's kernel list says, equal the twins bit for bit */
+static void check_kernels_replay(void) {
+  static const size_t ns[] = {1, 100, 256, 1000, 3001};
+  static float x[3001], e[3001], y[3001], yt[3001];
+  lowp_rng_t r;
+  size_t a, i;
+  int bad = 0;
+  lowp_rng_init(&r, lowp_test_seed(), 25);
+  for (a = 0; a < sizeof ns / sizeof ns[0]; a++) {
+    size_t n = ns[a];
+    float m, s, mu, var, rs, lt, l2, mt, vt;
+    lowp_ka_welford_t w;
+    int32_t t = (int32_t)(lowp_rng_next(&r) % n);
+    for (i = 0; i < n; i++) x[i] = (float)(lowp_rng_normal(&r) * 5 + 2);
+    /* softmax, stable and naive */
+    m = replay(x, n, op_max, -INFINITY, NULL);
+    for (i = 0; i < n; i++) e[i] = lowp_ka_expf(x[i] - m);
+    s = replay(e, n, op_add, 0.0f, &LOWP_FMT_FP32);
+    for (i = 0; i < n; i++) y[i] = e[i] / s;
+    lowp_softmax_cpu(yt, x, 1, n, 1);
+    bad += memcmp(y, yt, n * sizeof y[0]) != 0;
+    for (i = 0; i < n; i++) e[i] = lowp_ka_expf(x[i]);
+    s = replay(e, n, op_add, 0.0f, &LOWP_FMT_FP32);
+    for (i = 0; i < n; i++) y[i] = e[i] / s;
+    lowp_softmax_cpu(yt, x, 1, n, 0);
+    bad += memcmp(y, yt, n * sizeof y[0]) != 0;
+    /* cross-entropy */
+    for (i = 0; i < n; i++) e[i] = lowp_ka_expf(x[i] - m);
+    s = replay(e, n, op_add, 0.0f, &LOWP_FMT_FP32);
+    lt = lowp_ka_logf(s) - (x[t] - m);
+    lowp_xent_cpu(&l2, x, &t, 1, n);
+    bad += memcmp(&lt, &l2, sizeof lt) != 0;
+    /* layer norm, two-pass and Welford */
+    mu = replay(x, n, op_add, 0.0f, &LOWP_FMT_FP32) / (float)n;
+    for (i = 0; i < n; i++) e[i] = (x[i] - mu) * (x[i] - mu);
+    var = replay(e, n, op_add, 0.0f, &LOWP_FMT_FP32) / (float)n;
+    rs = lowp_ka_rstd(var, 1e-5f);
+    for (i = 0; i < n; i++) y[i] = (x[i] - mu) * rs;
+    lowp_layernorm_cpu(yt, &mt, &vt, x, 1, n, 1e-5f, LOWP_ROWK_LN_TWOPASS);
+    bad += memcmp(y, yt, n * sizeof y[0]) != 0 || mt != mu || vt != var;
+    w = replay_welford(x, n);
+    mu = w.mean;
+    var = w.m2 / (float)n;
+    rs = lowp_ka_rstd(var, 1e-5f);
+    for (i = 0; i < n; i++) y[i] = (x[i] - mu) * rs;
+    lowp_layernorm_cpu(yt, &mt, &vt, x, 1, n, 1e-5f, LOWP_ROWK_LN_WELFORD);
+    bad += memcmp(y, yt, n * sizeof y[0]) != 0 || mt != mu || vt != var;
+  }
+  lowp_test_check(bad == 0, "softmax, xent, layer norm (two-pass, Welford) = their formulas on the replayed tree (%d differ)", bad);
 }
 
 static float seq_sum(const float *v, size_t n, const lowp_format_t *f) {
@@ -229,6 +310,7 @@ static void check_xent(void) {
 int main(void) {
   lowp_test_start("trowk");
   check_order();
+  check_kernels_replay();
   check_softmax();
   check_layernorm();
   check_xent();
