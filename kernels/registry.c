@@ -10,12 +10,16 @@
 #include "cpu/norm.h"
 #include "cpu/reduce.h"
 #include "cpu/softmax.h"
+#include "gpu_kernels.h"
 
 #ifdef LOWP_HAVE_CUDA
 #define CAST_GPU 1 /* kernels/cuda/cvt.cu */
 #else
 #define CAST_GPU 0
 #endif
+
+/* entries with a kernel in kernels/cuda (kernels/gpu_kernels.h): built with CUDA */
+#define GPU_BUILT CAST_GPU
 
 #define ACC_KEYS "acc,order,round,prod"
 #define ACC_DEF "acc=fp32,order=recursive,round=rne,prod=exact"
@@ -66,6 +70,31 @@ static const lowp_kernel_t table[] = {
     {"gelu_tanh", LOWP_OP_GELU, "compute", "compute=fp32",
      "GELU, tanh approximation (Hendrycks & Gimpel 2016), rounded to compute",
      lowp_kernel_gelu_tanh, NULL, 0},
+    /* GPU kernels and their CPU twins (kernels/gpu_kernels.h; device=auto|cpu|gpu) */
+    {"sum_tree", LOWP_OP_SUM, "compute,device", "compute=fp32,device=auto",
+     "each row summed in compute in the GPU's warp-shuffle tree (kernels/karith.h)",
+     lowp_kernel_sum_tree, NULL, GPU_BUILT},
+    {"softmax_naive_tree", LOWP_OP_SOFTMAX, "device", "device=auto",
+     "softmax without max subtraction, fp32, the GPU's tree (kernels/karith.h)",
+     lowp_kernel_softmax_naive_tree, NULL, GPU_BUILT},
+    {"softmax_stable_tree", LOWP_OP_SOFTMAX, "device", "device=auto",
+     "softmax with max subtraction, fp32, the GPU's tree (kernels/karith.h)",
+     lowp_kernel_softmax_stable_tree, NULL, GPU_BUILT},
+    {"layernorm_tree", LOWP_OP_LAYERNORM, "variant,device", "variant=twopass,device=auto",
+     "layer norm (onepass | twopass | welford), fp32, the GPU's tree (kernels/karith.h)",
+     lowp_kernel_layernorm_tree, NULL, GPU_BUILT},
+    {"xent_tree", LOWP_OP_XENT, "device", "device=auto",
+     "cross-entropy log(sum exp(x - max)) - (x[t] - max), fp32, the GPU's tree",
+     lowp_kernel_xent_tree, NULL, GPU_BUILT},
+    {"gemm_cublas", LOWP_OP_GEMM, "model,promote,device", "model=auto,device=auto",
+     "cuBLASLt GEMM (tf32, fp16, fp16 acc16, bf16, e4m3); twin: the GPU's tensor-core model",
+     lowp_kernel_gemm_cublas, NULL, GPU_BUILT},
+    {"gemm_cublas_fastacc", LOWP_OP_GEMM, "model,promote,device", "model=auto,device=auto",
+     "cuBLASLt e4m3 GEMM with CUBLASLT_MATMUL_DESC_FAST_ACCUM; twin: the tensor-core model",
+     lowp_kernel_gemm_cublas_fastacc, NULL, GPU_BUILT},
+    {"gemm_mma", LOWP_OP_GEMM, "model,device", "model=auto,device=auto",
+     "lowp's mma.sync GEMM (fp16, bf16, tf32, e4m3, e5m2), k in order; twin: gemm_tc, promote=0",
+     lowp_kernel_gemm_mma, NULL, GPU_BUILT},
     {NULL, LOWP_OP_CAST, NULL, NULL, NULL, NULL, NULL, 0} /* sentinel */
 };
 

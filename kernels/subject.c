@@ -7,6 +7,8 @@
  *   acc=FORMAT  order=recursive|pairwise|blocked:B|splitk:S|kahan|fma
  *   round=MODE  prod=exact|acc|FORMAT  compute=FORMAT
  *   variant=onepass|twopass|welford  model=SPEC  promote=N|off
+ *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu_kernels.h;
+ *   their model=auto, the default, is the GPU's own preset)
  * A format or model spec that itself holds commas is written with ';'
  * ("acc=p=11;emin=-14;emax=15", "model=b=16;F=25;align=rtz"); model's value
  * also runs on over following items that are not kernel keys, so
@@ -25,6 +27,7 @@
 #include "cpu/gemm_tc.h"
 #include "cpu/kcfg.h"
 #include "format/number.h"
+#include "gpu_kernels.h"
 #include "registry.h"
 #include "status.h"
 
@@ -36,7 +39,7 @@ typedef struct {
 } kctx_t;
 
 static const char *const all_keys[] = {"acc", "order", "round", "prod", "compute",
-                                       "variant", "model", "promote"};
+                                       "variant", "model", "promote", "device"};
 #define NKEYS (sizeof all_keys / sizeof all_keys[0])
 
 static int key_index(const char *key, size_t len) {
@@ -113,6 +116,13 @@ static int apply(kctx_t *x, int key, const char *val, char *err, size_t errlen) 
       c->promote = (long)v;
     }
     return LOWP_OK;
+  case 8: /* device */
+    if (!strcmp(val, "auto")) c->device = LOWP_DEVICE_AUTO;
+    else if (!strcmp(val, "cpu")) c->device = LOWP_DEVICE_CPU;
+    else if (!strcmp(val, "gpu")) c->device = LOWP_DEVICE_GPU;
+    else
+      return set_err(err, errlen, LOWP_EINVAL, "device=%s: expected auto, cpu or gpu%s", val, "");
+    return LOWP_OK;
   default:
     return LOWP_OK; /* acc, order, round, prod: combined in finish() */
   }
@@ -179,7 +189,9 @@ static int parse(kctx_t *x, const char *params, char *err, size_t errlen) {
   x->cfg.rnd = LOWP_RND_NE;
   x->cfg.variant = LOWP_LN_TWOPASS;
   x->cfg.promote = -1;
-  snprintf(x->cfg.model, sizeof x->cfg.model, "h100");
+  x->cfg.device = LOWP_DEVICE_AUTO;
+  /* entries with a GPU kernel default to the GPU's own preset */
+  snprintf(x->cfg.model, sizeof x->cfg.model, "%s", entry_takes(x->k, "device") ? "auto" : "h100");
   text = strdup(params ? params : "");
   if (!text) return LOWP_ENOMEM;
   for (item = strtok_r(text, ",", &save); item && !st; item = strtok_r(NULL, ",", &save)) {
@@ -310,6 +322,18 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
       if (n < errlen) snprintf(err + n, errlen - n, ")");
     }
     return LOWP_EUNSUPPORTED;
+  }
+  if (x->k->op == LOWP_OP_GEMM && entry_takes(x->k, "model") && entry_takes(x->k, "device")) {
+    /* a GPU GEMM: the model its GPU kernel must equal (kernels/gpu_kernels.h) */
+    char e2[300];
+    lowp_gemm_tc_cfg_t tc;
+    st = lowp_gpu_gemm_model(&tc, x->k->name, &x->cfg, &p->in[0], &p->out, e2, sizeof e2);
+    if (st) {
+      if (err && errlen) snprintf(err, errlen, "kernel %s: model '%s': %s", x->k->name, x->cfg.model, e2);
+      return st == LOWP_EINVAL ? LOWP_EINVAL : LOWP_EUNSUPPORTED;
+    }
+    s->model = tc.model;
+    s->has_model = 1;
   }
   if (x->k->op == LOWP_OP_GEMM && !strcmp(x->k->name, "gemm_tc")) {
     char e2[300];

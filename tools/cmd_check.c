@@ -120,10 +120,11 @@ static void list_ops(void) {
   }
 #ifdef LOWP_HAVE_KERNEL_SUBJECT
   printf("\nregistry kernels (\"subject\": {\"kernel\": NAME, \"params\": \"key=value,...\"}):\n");
-  printf("%-15s %-10s %-32s %s\n", "kernel", "op", "parameters (defaults)", "what");
+  printf("%-19s %-10s %-32s %s\n", "kernel", "op", "parameters (defaults)", "what");
   for (i = 0; lowp_kernel_at((size_t)i); i++) {
     const lowp_kernel_t *k = lowp_kernel_at((size_t)i);
-    printf("%-15s %-10s %-32s %s\n", k->name, lowp_op_get(k->op)->name, k->defaults, k->doc);
+    printf("%-19s %-10s %-32s %s%s\n", k->name, lowp_op_get(k->op)->name, k->defaults, k->doc,
+           k->gpu ? " [GPU kernel built]" : "");
   }
 #endif
 }

@@ -16,6 +16,9 @@
  *   variant            layernorm: onepass | twopass | welford
  *   model, promote     gemm_tc: tensor-core model spec and fp8 promotion
  *   round (cast)       the rounding mode of the cast
+ *   device             entries with a GPU kernel (kernels/gpu_kernels.h):
+ *                      auto (the GPU when built and present, else the CPU
+ *                      twin), cpu, gpu (LOWP_EUNSUPPORTED without one)
  *
  * The output of every kernel is rounded (rne) to the problem's output
  * format at the end, as a kernel's store does.
@@ -39,6 +42,11 @@ typedef enum {
   LOWP_LN_WELFORD = 2  /**< Welford's running update (Higham 2002, sec. 1.9) */
 } lowp_ln_variant_t;
 
+/** @brief Where an entry with a GPU kernel runs (device=). */
+#define LOWP_DEVICE_AUTO 0
+#define LOWP_DEVICE_CPU 1
+#define LOWP_DEVICE_GPU 2
+
 /** @brief A kernel's parameters (see the top of this file). */
 typedef struct {
   lowp_accum_t acc;       /**< acc=, order=, round= (fma = products exact) */
@@ -49,6 +57,7 @@ typedef struct {
   lowp_ln_variant_t variant;
   char model[200];        /**< gemm_tc: model spec (default "h100") */
   long promote;           /**< gemm_tc: -1 the model's own, 0 off, N */
+  int device;             /**< LOWP_DEVICE_AUTO / _CPU / _GPU */
 } lowp_kcfg_t;
 
 /** @brief A plain CPU kernel: the pipeline's subject signature, minus the

@@ -68,6 +68,8 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
   printf '\0\0\10\3\0\0\0\1\0\0\0\34\0\0\0\34\1\2' >"$S/mnist_trunc/$f"
   printf '\37\213garbage' >"$S/mnist_gz/$f.gz"                   # gzip magic, then nonsense
 done
+# a check of a GPU registry kernel with an unknown device (kernels/gpu_kernels.h)
+echo '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ { "name": "x", "op": "sum", "subject": { "kernel": "sum_tree", "params": "device=quantum" }, "shape": { "m": 2, "n": 8 }, "rules": [ { "max_ulp": 1 } ] } ] }' >"$S/gpu_device.json"
 chmod -R a-w "$S/userdir"
 
 # (a folder's own mtime is left out: a command may probe that it can create
@@ -93,6 +95,8 @@ run formats --formats=$'fp16\nx'
 scaler --events $'ok\nx'
 gemm --m $'2\n' --n 2 --k 2
 --bogus
+# --- GPU registry kernels
+check gpu_device.json
 # --- formats
 formats --bogus
 formats fp17
