@@ -1,0 +1,69 @@
+/* lowp_par -- ranks of an MPI job (Open MPI), or one process; tools/ only, lib/ never sees MPI */
+#ifndef LOWP_PAR_H
+#define LOWP_PAR_H
+
+/*
+ * One binary runs both ways. Built with MPI (CMake found it: LOWP_HAVE_MPI)
+ * and started by mpirun/mpiexec/srun (the launcher's environment names a
+ * rank), lowp_par_init joins the job; otherwise, or built without MPI, it
+ * is one process: rank 0 of 1, and every call below is a cheap no-op.
+ *
+ * Failure without hangs or N messages (docs/scale.md): every collective
+ * exchange of data is preceded by lowp_par_sync(0), an MPI_Allreduce of the
+ * ranks' states. A rank that fails (lowp_cli_die: bad input, unreadable
+ * file, out of memory) enters lowp_par_sync(1) instead: the others, at
+ * their next sync point, learn that the job failed and exit with status 2
+ * without a word; of the failed ranks only the lowest prints its message.
+ * No MPI_Abort: every rank finalizes, the job exits 2 with one message.
+ *
+ * At start (lowp_par_init) the ranks compare their build id (lowp's
+ * version, the compile time of this layer): mixed builds are refused.
+ */
+
+#include <stddef.h>
+
+/** @brief Join the MPI job when started by a launcher and built with MPI
+    (else one process); compare the ranks' build ids (refuse a mismatch:
+    one message, exit 2). Call first in main. */
+void lowp_par_init(int *argc, char ***argv);
+
+/** @brief This process's rank (0 when not in a job). */
+int lowp_par_rank(void);
+/** @brief Number of ranks (1 when not in a job). */
+int lowp_par_size(void);
+/** @brief 1 when lowp is built with MPI support. */
+int lowp_par_built(void);
+
+/** @brief Collective: every rank says whether it failed. Returns 0 when
+    none did. When one did: a rank that did not fail exits 2 quietly; a
+    failed rank gets 1 if it is the lowest failed rank (it prints the one
+    message), else exits 2 quietly. One process: returns failed. */
+int lowp_par_sync(int failed);
+
+/** @brief Rows [*lo, *hi) of n items for rank r of size ranks: contiguous
+    blocks, the first n % size ranks one item more (uneven counts work). */
+void lowp_par_block(size_t n, int r, int size, size_t *lo, size_t *hi);
+
+/** @brief Collective: gather each rank's block of rows (lowp_par_block of
+    rows, width doubles each) into all on rank 0 (all may be NULL elsewhere).
+    mine is this rank's block. Returns 0, or nonzero on an MPI error. */
+int lowp_par_gather_rows(double *all, const double *mine, size_t rows, size_t width);
+
+/** @brief Collective: gather each rank's block of bytes (per item `size`
+    bytes, items split by lowp_par_block of n) into all on rank 0. */
+int lowp_par_gather_items(void *all, const void *mine, size_t n, size_t size);
+
+/** @brief Collective: the largest of every rank's x (wall times). */
+double lowp_par_max(double x);
+
+/** @brief Collective: the sum over ranks of x (counts of items, exact up
+    to 2^53). */
+double lowp_par_sum(double x);
+
+/** @brief Collective: broadcast n bytes from rank 0. */
+int lowp_par_bcast(void *buf, size_t n);
+
+/** @brief Leave the job (MPI_Finalize); also run at exit. */
+void lowp_par_end(void);
+
+#endif
