@@ -38,6 +38,7 @@
  *   128 products than with it.
  */
 
+#include "par.h"
 #include "registry.h"
 #include "results.h"
 
@@ -384,17 +385,23 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
   /* err[(si * trials + t) * MAXSZ + k]: one cell per task and size */
   double *err = malloc(L->n * trials * MAXSZ * sizeof *err);
   double (*ex)[MAXSZ] = malloc(trials * sizeof *ex), (*ab)[MAXSZ] = malloc(trials * sizeof *ab);
-  size_t t, i, k;
+  size_t t, i, k, lo, hi;
   long task;
   int status = LOWP_OK;
-  if (!err || !ex || !ab) { free(err); free(ex); free(ab); return LOWP_ENOMEM; }
+  /* every rank returns here together (no rank left waiting for the others) */
+  if (lowp_par_spread() ? lowp_par_max(!err || !ex || !ab) > 0 : (!err || !ex || !ab)) {
+    free(err); free(ex); free(ab);
+    return LOWP_ENOMEM;
+  }
   for (i = 0; i < L->n; i++) g->used[i] = applies(&L->s[i], f);
   /* exact values and sum |a_i b_i| (|x_i| for sums), per trial and size */
   for (t = 0; t < trials; t++) {
     double *abs_a = malloc(nv[ns - 1] * sizeof *abs_a), *abs_b = b ? malloc(nv[ns - 1] * sizeof *abs_b) : NULL;
-    if (!abs_a || (b && !abs_b)) {
-      free(abs_a); free(abs_b); free(err); free(ex); free(ab);
-      return LOWP_ENOMEM;
+    if (!abs_a || (b && !abs_b)) { /* go on to the collective below with the failure */
+      free(abs_a); free(abs_b);
+      status = LOWP_ENOMEM;
+      for (k = 0; k < MAXSZ; k++) ex[t][k] = ab[t][k] = NAN;
+      continue;
     }
     for (i = 0; i < nv[ns - 1]; i++) {
       abs_a[i] = fabs(a[t][i]);
@@ -412,10 +419,17 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
     free(abs_a);
     free(abs_b);
   }
+  /* the tasks are work items: under mpirun each rank computes its share and
+     every rank then holds them all (tools/par.h), so what follows is the
+     same as in one process */
+  lowp_par_share(L->n * trials, &lo, &hi);
 #pragma omp parallel for schedule(dynamic, 1)
-  for (task = 0; task < (long)(L->n * trials); task++) {
+  for (task = (long)lo; task < (long)hi; task++) {
     size_t si = (size_t)task / trials, tt = (size_t)task % trials, kk;
-    if (!g->used[si]) continue;
+    if (!g->used[si]) {
+      for (kk = 0; kk < MAXSZ; kk++) err[(size_t)task * MAXSZ + kk] = 0;
+      continue;
+    }
     for (kk = 0; kk < ns; kk++) {
       double got;
       int st = eval(&got, &L->s[si], a[tt], b ? b[tt] : NULL, nv[kk], f);
@@ -427,6 +441,11 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
       err[(si * trials + tt) * MAXSZ + kk] = bwd(got, ex[tt][kk], ab[tt][kk]);
     }
   }
+  /* a task's status travels with it: its failed sizes are NaN, and the
+     first failing status is the lowest rank's (all ranks agree) */
+  if (lowp_par_allgather_items(err, L->n * trials, MAXSZ * sizeof *err) != 0 && !status)
+    status = LOWP_EIO;
+  if (lowp_par_spread()) status = (int)lowp_par_max((double)status);
   for (i = 0; i < L->n; i++)
     for (k = 0; k < ns; k++) {
       double s = 0, mx = 0;

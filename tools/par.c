@@ -18,7 +18,15 @@
 #define LOWP_VERSION "unknown"
 #endif
 
-static int g_rank = 0, g_size = 1;
+static int g_rank = 0, g_size = 1, g_solo = 0;
+
+void lowp_par_solo(int on) { g_solo = on; }
+int lowp_par_spread(void) { return g_size > 1 && !g_solo; }
+
+void lowp_par_share(size_t n, size_t *lo, size_t *hi) {
+  if (!lowp_par_spread()) { *lo = 0; *hi = n; return; }
+  lowp_par_block(n, g_rank, g_size, lo, hi);
+}
 
 int lowp_par_rank(void) { return g_rank; }
 int lowp_par_size(void) { return g_size; }
@@ -192,7 +200,81 @@ int lowp_par_bcast(void *buf, size_t n) {
   return MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS;
 }
 
+int lowp_par_allgather_items(void *all, size_t n, size_t size) {
+  int *cnt = NULL, *dsp = NULL, st;
+  MPI_Datatype t;
+  if (!g_on || !lowp_par_spread()) return 0;
+  if (split_counts(&cnt, &dsp, n) || size > (size_t)INT_MAX) {
+    free(cnt); free(dsp);
+    return 1;
+  }
+  st = MPI_Type_contiguous((int)size, MPI_BYTE, &t);
+  if (st == MPI_SUCCESS) st = MPI_Type_commit(&t);
+  if (st == MPI_SUCCESS) {
+    st = MPI_Allgatherv(MPI_IN_PLACE, 0, t, all, cnt, dsp, t, MPI_COMM_WORLD);
+    MPI_Type_free(&t);
+  }
+  free(cnt); free(dsp);
+  return st != MPI_SUCCESS;
+}
+
+/* messages in chunks of 2^30 bytes after their length (an int counts) */
+#define CHUNK ((size_t)1 << 30)
+
+int lowp_par_send(const void *buf, size_t n, int to) {
+  unsigned long long len = n;
+  size_t off;
+  if (!g_on) return 1;
+  if (MPI_Send(&len, 1, MPI_UNSIGNED_LONG_LONG, to, 1, MPI_COMM_WORLD) != MPI_SUCCESS) return 1;
+  for (off = 0; off < n; off += CHUNK) {
+    size_t c = n - off < CHUNK ? n - off : CHUNK;
+    if (MPI_Send((const char *)buf + off, (int)c, MPI_BYTE, to, 2, MPI_COMM_WORLD) != MPI_SUCCESS)
+      return 1;
+  }
+  return 0;
+}
+
+int lowp_par_recv(void **buf, size_t *n, int from) {
+  unsigned long long len;
+  size_t off;
+  char *b;
+  *buf = NULL;
+  *n = 0;
+  if (!g_on) return 1;
+  if (MPI_Recv(&len, 1, MPI_UNSIGNED_LONG_LONG, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+      MPI_SUCCESS)
+    return 1;
+  b = malloc(len ? (size_t)len : 1);
+  if (!b) return 1; /* the sender's chunks are never received: the caller dies */
+  for (off = 0; off < len; off += CHUNK) {
+    size_t c = len - off < CHUNK ? (size_t)len - off : CHUNK;
+    if (MPI_Recv(b + off, (int)c, MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS) {
+      free(b);
+      return 1;
+    }
+  }
+  *buf = b;
+  *n = (size_t)len;
+  return 0;
+}
+
 #else /* one process: no MPI in this build */
+
+int lowp_par_allgather_items(void *all, size_t n, size_t size) {
+  (void)all; (void)n; (void)size;
+  return 0;
+}
+int lowp_par_send(const void *buf, size_t n, int to) {
+  (void)buf; (void)n; (void)to;
+  return 1;
+}
+int lowp_par_recv(void **buf, size_t *n, int from) {
+  (void)from;
+  *buf = NULL;
+  *n = 0;
+  return 1;
+}
 
 void lowp_par_init(int *argc, char ***argv) {
   (void)argc;
