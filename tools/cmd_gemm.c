@@ -104,7 +104,14 @@ static double phys_mem(void) {
    A, B, the pipeline's copies of them, |A|, |B|, B^T (exact path scratch),
    four m x n results (computed, exact, exact in --acc, |A||B|). */
 static void check_memory(const opts_t *o, double m, double n, double k) {
-  double need = 8.0 * (3 * m * k + 4 * k * n + 4 * m * n), have = phys_mem();
+  /* an MPI rank holds its rows of A and C, all of B, and rank 0 the four
+     gathered m x n results besides (tools/par.h) */
+  size_t r0, r1;
+  double rows, need, have = phys_mem();
+  lowp_par_block((size_t)m, lowp_par_rank(), lowp_par_size(), &r0, &r1);
+  rows = lowp_par_size() > 1 ? (double)(r1 - r0) : m;
+  need = 8.0 * (3 * rows * k + 4 * k * n + 4 * rows * n);
+  if (lowp_par_size() > 1 && lowp_par_rank() == 0) need += 8.0 * 4 * m * n;
   if (have > 0 && need > 0.8 * have)
     lowp_cli_die(o->cmd, "m=%.0f n=%.0f k=%.0f needs %.3g GiB of memory but this machine "
                  "has %.3g GiB; choose smaller sizes", m, n, k, need / 1073741824.0,

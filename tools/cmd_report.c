@@ -327,6 +327,9 @@ int lowp_cmd_report(int argc, char **argv) {
       return LOWP_EXIT_OK;
     } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick", argv[i]);
   }
+  if (lowp_par_size() > (int)n)
+    lowp_cli_die("report", "%d MPI ranks for %zu experiments: the ranks share whole "
+                 "experiments, so run at most %zu", lowp_par_size(), n, n);
   if (lowp_par_size() > 1 && lowp_par_rank() != 0) {
     /* a scratch folder for this rank's experiments, removed at the end */
     const char *tmp = getenv("TMPDIR");
