@@ -91,9 +91,9 @@ int main(int argc, char **argv) {
       int nargs, rc;
       /* the commands that spread their work over MPI ranks (docs/scale.md) */
       if (lowp_par_size() > 1 && strcmp(argv[1], "gemm") && strcmp(argv[1], "run") &&
-          strcmp(argv[1], "report"))
-        lowp_cli_die(argv[1], "runs as one process: of lowp's commands gemm, run and report "
-                     "spread over MPI ranks (this job has %d); start it without mpirun",
+          strcmp(argv[1], "report") && strcmp(argv[1], "check"))
+        lowp_cli_die(argv[1], "runs as one process: of lowp's commands gemm, run, report and "
+                     "check spread over MPI ranks (this job has %d); start it without mpirun",
                      lowp_par_size());
       if (!strcmp(argv[1], "run")) return commands[i].fn(argc - 1, argv + 1);
       args = split_eq(argc, argv, &nargs);
