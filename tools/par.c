@@ -184,12 +184,14 @@ int lowp_par_gather_items(void *all, const void *mine, size_t n, size_t size) {
 
 double lowp_par_max(double x) {
   double y = x;
+  if (g_on) lowp_par_sync(0); /* as in lowp_par_allgather_items */
   if (g_on) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return y;
 }
 
 double lowp_par_sum(double x) {
   double y = x;
+  if (g_on) lowp_par_sync(0); /* as in lowp_par_allgather_items */
   if (g_on) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   return y;
 }
@@ -204,6 +206,9 @@ int lowp_par_allgather_items(void *all, size_t n, size_t size) {
   int *cnt = NULL, *dsp = NULL, st;
   MPI_Datatype t;
   if (!g_on || !lowp_par_spread()) return 0;
+  /* a rank may have left the experiment with a failure: learn it here,
+     where it waits in lowp_par_sync(1), instead of in a gather it never joins */
+  lowp_par_sync(0);
   if (split_counts(&cnt, &dsp, n) || size > (size_t)INT_MAX) {
     free(cnt); free(dsp);
     return 1;

@@ -53,6 +53,10 @@ int lowp_par_gather_rows(double *all, const double *mine, size_t rows, size_t wi
     bytes, items split by lowp_par_block of n) into all on rank 0. */
 int lowp_par_gather_items(void *all, const void *mine, size_t n, size_t size);
 
+/* Every collective below (but gathers and point to point) first runs
+   lowp_par_sync(0): a rank that failed between two of them and entered
+   lowp_par_sync(1) meets the others there, and the job ends cleanly. */
+
 /** @brief Collective: the largest of every rank's x (wall times). */
 double lowp_par_max(double x);
 
