@@ -1014,7 +1014,8 @@ static void spread_checks(run_t *runs, int n, int updating, int want_json, char 
       cJSON_Delete(jr);
       if (!jsons[i]) lowp_cli_die(CMD, "rank %d: out of memory", me);
     }
-    if (me == 0) fprintf(stderr, "lowp check: [%d/%d] %s\n", i + 1, n, runs[i].sc->name);
+    if (me == 0 && isatty(2)) /* progress: the job's checks, from rank 0 */
+      fprintf(stderr, "lowp check: [%d/%d] %s\n", i + 1, n, runs[i].sc->name);
   }
   lowp_par_sync(0);
   for (i = 0; i < n; i++) {
@@ -1068,7 +1069,8 @@ static void spread_checks(run_t *runs, int n, int updating, int want_json, char 
           lowp_cli_die(CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
         jsons[i] = b;
       }
-      fprintf(stderr, "lowp check: [%d/%d] %s (rank %d)\n", i + 1, n, r->sc->name, owner);
+      if (isatty(2))
+        fprintf(stderr, "lowp check: [%d/%d] %s (rank %d)\n", i + 1, n, r->sc->name, owner);
     }
   }
   lowp_par_sync(0);
