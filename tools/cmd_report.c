@@ -323,7 +323,8 @@ int lowp_cmd_report(int argc, char **argv) {
     }
     else if (!strncmp(argv[i], "--out=", 6)) out = argv[i] + 6;
     else if (!strcmp(argv[i], "--help")) {
-      printf("usage: lowp report [--out DIR] [--quick]\n  runs every experiment into DIR/<name>/ and writes DIR/index.html\n");
+      if (lowp_par_rank() == 0) /* once in an MPI job */
+        printf("usage: lowp report [--out DIR] [--quick]\n  runs every experiment into DIR/<name>/ and writes DIR/index.html\n");
       return LOWP_EXIT_OK;
     } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick", argv[i]);
   }

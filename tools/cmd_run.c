@@ -163,7 +163,7 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   values[np] = NULL;
   for (a = 0; a < argc; a++)
     if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-      experiment_help(e);
+      if (lowp_par_rank() == 0) experiment_help(e); /* once in an MPI job */
       return LOWP_EXIT_OK;
     }
   for (a = 0; a < argc; a++)
@@ -293,7 +293,7 @@ int lowp_cmd_run(int argc, char **argv) {
   const lowp_experiment_t *e;
   if (argc < 2) lowp_cli_die("run", "missing experiment name (see lowp run --help)");
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    run_usage(stdout);
+    if (lowp_par_rank() == 0) run_usage(stdout);
     return LOWP_EXIT_OK;
   }
   e = lowp_experiment_find(argv[1]);

@@ -281,9 +281,20 @@ int lowp_par_recv(void **buf, size_t *n, int from) {
   return 1;
 }
 
+/* Started by a launcher as several ranks, a build without MPI would run
+   the whole work once per rank: refuse (rank 0 by the launcher's
+   environment says why). */
 void lowp_par_init(int *argc, char ***argv) {
+  const char *n = getenv("OMPI_COMM_WORLD_SIZE"), *r = getenv("OMPI_COMM_WORLD_RANK");
   (void)argc;
   (void)argv;
+  if (!n) { n = getenv("PMI_SIZE"); r = getenv("PMI_RANK"); }
+  if (n && atoi(n) > 1) {
+    if (!r || atoi(r) == 0)
+      fprintf(stderr, "lowp: started as %d MPI ranks, but this lowp was built without MPI "
+              "(install libopenmpi-dev and rebuild; docs/scale.md)\n", atoi(n));
+    exit(LOWP_EXIT_USAGE);
+  }
 }
 void lowp_par_end(void) {}
 int lowp_par_sync(int failed) { return failed; }

@@ -19,13 +19,14 @@ ctest --test-dir build -LE 'long|fuzz|torch|mpi' --output-on-failure -j"$(nproc)
 # (UBSan fatal), with clang where present so that the libFuzzer harnesses
 # (label fuzz, a short run of each) build there too; then unit, cli, fuzz.
 # The GPU code is left out there (LOWP_CUDA=OFF): the first build compiles
-# it, and sanitizers check host code.
+# it, and sanitizers check host code. So is MPI (LOWP_MPI=OFF: the build
+# without it is checked there; the mpi label runs on the first build).
 if command -v clang >/dev/null; then
   CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release \
-    -DLOWP_SANITIZE=ON -DLOWP_FUZZ=ON -DLOWP_CUDA=OFF >&2
+    -DLOWP_SANITIZE=ON -DLOWP_FUZZ=ON -DLOWP_CUDA=OFF -DLOWP_MPI=OFF >&2
   LABELS='^(unit|cli|fuzz)$'
 else
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLOWP_SANITIZE=ON -DLOWP_CUDA=OFF >&2
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLOWP_SANITIZE=ON -DLOWP_CUDA=OFF -DLOWP_MPI=OFF >&2
   LABELS='^(unit|cli)$'
 fi
 cmake --build build-asan -j"$(nproc)" >&2
