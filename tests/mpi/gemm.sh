@@ -47,6 +47,11 @@ same() {
 }
 
 same "seeded, 7 rows over 2 and 3 ranks (uneven)" --m 7 --n 13 --k 200 --seed 11
+# the thread count inside the ranks does not matter either (2 ranks x 2 threads)
+"$LOWP" gemm --m 9 --n 8 --k 100 --seed 6 --out-exact "$T/t1.npy" >/dev/null 2>&1 &&
+  OMP_NUM_THREADS=2 MPI -np 2 "$LOWP" gemm --m 9 --n 8 --k 100 --seed 6 --threads 2 \
+    --out-exact "$T/t2.npy" >/dev/null 2>&1 && cmp -s "$T/t1.npy" "$T/t2.npy" && ok ||
+  bad "2 ranks x 2 threads: exact C differs from one process of one thread"
 same "seeded bf16/bf16 uniform" --m 24 --n 5 --k 333 --in bf16 --acc bf16 --dist uniform11 --seed 3
 same "cancel (whole inputs on every rank)" --m 8 --n 6 --k 64 --in e4m3 --acc fp16 --dist cancel
 same "tensor-core model" --m 10 --n 7 --k 100 --model h100 --in e4m3 --seed 2
