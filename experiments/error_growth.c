@@ -385,7 +385,7 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
   /* err[(si * trials + t) * MAXSZ + k]: one cell per task and size */
   double *err = malloc(L->n * trials * MAXSZ * sizeof *err);
   double (*ex)[MAXSZ] = malloc(trials * sizeof *ex), (*ab)[MAXSZ] = malloc(trials * sizeof *ab);
-  size_t t, i, k, lo, hi;
+  size_t t, i, k;
   long task;
   int status = LOWP_OK;
   /* every rank returns here together (no rank left waiting for the others) */
@@ -396,9 +396,11 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
   for (i = 0; i < L->n; i++) g->used[i] = applies(&L->s[i], f);
   /* exact values and sum |a_i b_i| (|x_i| for sums), per trial and size;
      the trials are work items too (tools/par.h) */
-  lowp_par_share(trials, &lo, &hi);
-  for (t = lo; t < hi; t++) {
-    double *abs_a = malloc(nv[ns - 1] * sizeof *abs_a), *abs_b = b ? malloc(nv[ns - 1] * sizeof *abs_b) : NULL;
+  for (t = 0; t < trials; t++) {
+    double *abs_a, *abs_b;
+    if (!lowp_par_mine(t)) continue; /* another rank's trial */
+    abs_a = malloc(nv[ns - 1] * sizeof *abs_a);
+    abs_b = b ? malloc(nv[ns - 1] * sizeof *abs_b) : NULL;
     if (!abs_a || (b && !abs_b)) { /* go on to the collective below with the failure */
       free(abs_a); free(abs_b);
       status = LOWP_ENOMEM;
@@ -427,10 +429,10 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
   /* the tasks are work items: under mpirun each rank computes its share and
      every rank then holds them all (tools/par.h), so what follows is the
      same as in one process */
-  lowp_par_share(L->n * trials, &lo, &hi);
 #pragma omp parallel for schedule(dynamic, 1)
-  for (task = (long)lo; task < (long)hi; task++) {
+  for (task = 0; task < (long)(L->n * trials); task++) {
     size_t si = (size_t)task / trials, tt = (size_t)task % trials, kk;
+    if (!lowp_par_mine((size_t)task)) continue; /* another rank's task */
     if (!g->used[si]) {
       for (kk = 0; kk < MAXSZ; kk++) err[(size_t)task * MAXSZ + kk] = 0;
       continue;
@@ -473,7 +475,7 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
 static int measure_gemm(grid_t *g, const series_list_t *L, const lowp_format_t *f, double *const *a,
                         double *const *b, size_t trials, size_t m, size_t kmax, const size_t *kv,
                         size_t nk) {
-  size_t i, t, kk, mm = m * m, it, lo, hi, nit = trials * nk;
+  size_t i, t, kk, mm = m * m, it, nit = trials * nk;
   double *ak = malloc(m * kmax * sizeof *ak), *bk = malloc(kmax * m * sizeof *bk);
   double *aa = malloc(m * kmax * sizeof *aa), *ba = malloc(kmax * m * sizeof *ba);
   double *c = malloc(mm * sizeof *c), *x = malloc(mm * sizeof *x), *rr = malloc(mm * sizeof *rr);
@@ -490,10 +492,10 @@ static int measure_gemm(grid_t *g, const series_list_t *L, const lowp_format_t *
      computes its share and every rank then holds them all (tools/par.h);
      the sums below run in the one-process order */
   memset(val, 0, nit * 2 * MAXSER * sizeof *val);
-  lowp_par_share(nit, &lo, &hi);
-  for (it = lo; it < hi; it++) {
+  for (it = 0; it < nit; it++) {
       size_t k, r0, j;
       double *v = &val[it * 2 * MAXSER];
+      if (!lowp_par_mine(it)) continue; /* another rank's item */
       t = it / nk;
       kk = it % nk;
       k = kv[kk];

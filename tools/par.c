@@ -23,9 +23,8 @@ static int g_rank = 0, g_size = 1, g_solo = 0;
 void lowp_par_solo(int on) { g_solo = on; }
 int lowp_par_spread(void) { return g_size > 1 && !g_solo; }
 
-void lowp_par_share(size_t n, size_t *lo, size_t *hi) {
-  if (!lowp_par_spread()) { *lo = 0; *hi = n; return; }
-  lowp_par_block(n, g_rank, g_size, lo, hi);
+int lowp_par_mine(size_t i) {
+  return !lowp_par_spread() || i % (size_t)g_size == (size_t)g_rank;
 }
 
 int lowp_par_rank(void) { return g_rank; }
@@ -203,23 +202,50 @@ int lowp_par_bcast(void *buf, size_t n) {
 }
 
 int lowp_par_allgather_items(void *all, size_t n, size_t size) {
-  int *cnt = NULL, *dsp = NULL, st;
+  /* rank r's items are r, r + N, r + 2N, ...: packed, exchanged, unpacked */
+  int *cnt = NULL, *dsp = NULL, st = MPI_SUCCESS, r;
+  size_t i, j, mine = 0, tot = 0;
+  char *pack = NULL, *got = NULL;
   MPI_Datatype t;
   if (!g_on || !lowp_par_spread()) return 0;
   /* a rank may have left the experiment with a failure: learn it here,
      where it waits in lowp_par_sync(1), instead of in a gather it never joins */
   lowp_par_sync(0);
-  if (split_counts(&cnt, &dsp, n) || size > (size_t)INT_MAX) {
-    free(cnt); free(dsp);
-    return 1;
+  cnt = malloc((size_t)g_size * sizeof *cnt);
+  dsp = malloc((size_t)g_size * sizeof *dsp);
+  for (r = 0; cnt && dsp && r < g_size; r++) {
+    size_t c = n > (size_t)r ? (n - (size_t)r + (size_t)g_size - 1) / (size_t)g_size : 0;
+    if (c > (size_t)INT_MAX || tot > (size_t)INT_MAX) { st = 1; break; }
+    cnt[r] = (int)c;
+    dsp[r] = (int)tot;
+    tot += c;
+    if (r == g_rank) mine = c;
   }
+  pack = malloc(mine * size + 1);
+  got = malloc(n * size + 1);
+  {
+    /* all ranks go on, or all give up: none is left in the exchange alone */
+    int bad = (!cnt || !dsp || !pack || !got || st || size > (size_t)INT_MAX), any = bad;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any) {
+      free(cnt); free(dsp); free(pack); free(got);
+      return 1;
+    }
+  }
+  for (j = 0, i = (size_t)g_rank; i < n; i += (size_t)g_size, j++)
+    memcpy(pack + j * size, (char *)all + i * size, size);
   st = MPI_Type_contiguous((int)size, MPI_BYTE, &t);
   if (st == MPI_SUCCESS) st = MPI_Type_commit(&t);
   if (st == MPI_SUCCESS) {
-    st = MPI_Allgatherv(MPI_IN_PLACE, 0, t, all, cnt, dsp, t, MPI_COMM_WORLD);
+    st = MPI_Allgatherv(pack, (int)mine, t, got, cnt, dsp, t, MPI_COMM_WORLD);
     MPI_Type_free(&t);
   }
-  free(cnt); free(dsp);
+  if (st == MPI_SUCCESS)
+    for (r = 0; r < g_size; r++)
+      for (j = 0; j < (size_t)cnt[r]; j++)
+        memcpy((char *)all + ((size_t)r + j * (size_t)g_size) * size,
+               got + ((size_t)dsp[r] + j) * size, size);
+  free(cnt); free(dsp); free(pack); free(got);
   return st != MPI_SUCCESS;
 }
 

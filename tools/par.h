@@ -68,21 +68,22 @@ double lowp_par_sum(double x);
 int lowp_par_bcast(void *buf, size_t n);
 
 /* ---- work items (lowp run NAME: an experiment's independent items) ----
- * An experiment splits a loop of n independent items with lowp_par_share
- * (this rank's block), computes its block into its part of an array of n
- * results, and lowp_par_allgather_items puts every rank's block in place on
- * every rank: each rank then holds what one process would have computed,
- * so what follows (reductions in a fixed order, files) is the same. Under
+ * An experiment computes item i of a loop of n independent items only when
+ * lowp_par_mine(i) (items are dealt round-robin, i mod N, so that items of
+ * different costs in a row spread evenly), into its slot of an array of n
+ * results; lowp_par_allgather_items then puts every rank's items in place
+ * on every rank: each rank holds what one process would have computed, so
+ * what follows (reductions in a fixed order, files) is the same. Under
  * `lowp report` an experiment runs whole on one rank: solo mode makes both
  * calls local. */
 
 /** @brief Solo mode on (1) or off (0): the item calls act on this rank alone. */
 void lowp_par_solo(int on);
-/** @brief This rank's items [*lo, *hi) of n (all of them in one process or solo). */
-void lowp_par_share(size_t n, size_t *lo, size_t *hi);
-/** @brief Collective unless solo: items of `size` bytes, each rank's share
-    in place in all[], become all items on every rank. Returns 0, or 1 on an
-    MPI error. */
+/** @brief 1 if item i is this rank's (i mod N == rank; always in one process or solo). */
+int lowp_par_mine(size_t i);
+/** @brief Collective unless solo: items of `size` bytes, each rank's in
+    place in all[] (the slots lowp_par_mine gave it), become all items on
+    every rank. Returns 0, or 1 on an MPI error or out of memory. */
 int lowp_par_allgather_items(void *all, size_t n, size_t size);
 /** @brief 1 when the item calls spread over ranks (a job, not solo). */
 int lowp_par_spread(void);
