@@ -195,11 +195,6 @@ double lowp_par_sum(double x) {
   return y;
 }
 
-int lowp_par_bcast(void *buf, size_t n) {
-  if (!g_on) return 0;
-  if (n > (size_t)INT_MAX) return 1;
-  return MPI_Bcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS;
-}
 
 int lowp_par_allgather_items(void *all, size_t n, size_t size) {
   /* rank r's items are r, r + N, r + 2N, ...: packed, exchanged, unpacked */
@@ -334,10 +329,5 @@ int lowp_par_gather_items(void *all, const void *mine, size_t n, size_t size) {
 }
 double lowp_par_max(double x) { return x; }
 double lowp_par_sum(double x) { return x; }
-int lowp_par_bcast(void *buf, size_t n) {
-  (void)buf;
-  (void)n;
-  return 0;
-}
 
 #endif

@@ -64,9 +64,6 @@ double lowp_par_max(double x);
     to 2^53). */
 double lowp_par_sum(double x);
 
-/** @brief Collective: broadcast n bytes from rank 0. */
-int lowp_par_bcast(void *buf, size_t n);
-
 /* ---- work items (lowp run NAME: an experiment's independent items) ----
  * An experiment computes item i of a loop of n independent items only when
  * lowp_par_mine(i) (items are dealt round-robin, i mod N, so that items of
