@@ -38,6 +38,7 @@
  *   128 products than with it.
  */
 
+#include "par.h"
 #include "registry.h"
 #include "results.h"
 
@@ -455,14 +456,24 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
   size_t t, i, k;
   long task;
   int status = LOWP_OK;
-  if (!err || !ex || !ab) { free(err); free(ex); free(ab); return LOWP_ENOMEM; }
+  /* every rank returns here together (no rank left waiting for the others) */
+  if (lowp_par_spread() ? lowp_par_max(!err || !ex || !ab) > 0 : (!err || !ex || !ab)) {
+    free(err); free(ex); free(ab);
+    return LOWP_ENOMEM;
+  }
   for (i = 0; i < L->n; i++) g->used[i] = applies(&L->s[i], f);
-  /* exact values and sum |a_i b_i| (|x_i| for sums), per trial and size */
+  /* exact values and sum |a_i b_i| (|x_i| for sums), per trial and size;
+     the trials are work items too (tools/par.h) */
   for (t = 0; t < trials; t++) {
-    double *abs_a = malloc(nv[ns - 1] * sizeof *abs_a), *abs_b = b ? malloc(nv[ns - 1] * sizeof *abs_b) : NULL;
-    if (!abs_a || (b && !abs_b)) {
-      free(abs_a); free(abs_b); free(err); free(ex); free(ab);
-      return LOWP_ENOMEM;
+    double *abs_a, *abs_b;
+    if (!lowp_par_mine(t)) continue; /* another rank's trial */
+    abs_a = malloc(nv[ns - 1] * sizeof *abs_a);
+    abs_b = b ? malloc(nv[ns - 1] * sizeof *abs_b) : NULL;
+    if (!abs_a || (b && !abs_b)) { /* go on to the collective below with the failure */
+      free(abs_a); free(abs_b);
+      status = LOWP_ENOMEM;
+      for (k = 0; k < MAXSZ; k++) ex[t][k] = ab[t][k] = NAN;
+      continue;
     }
     for (i = 0; i < nv[ns - 1]; i++) {
       abs_a[i] = fabs(a[t][i]);
@@ -480,10 +491,20 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
     free(abs_a);
     free(abs_b);
   }
+  if (lowp_par_allgather_items(ex, trials, sizeof *ex) != 0 ||
+      lowp_par_allgather_items(ab, trials, sizeof *ab) != 0)
+    status = LOWP_EIO;
+  /* the tasks are work items: under mpirun each rank computes its share and
+     every rank then holds them all (tools/par.h), so what follows is the
+     same as in one process */
 #pragma omp parallel for schedule(dynamic, 1)
   for (task = 0; task < (long)(L->n * trials); task++) {
     size_t si = (size_t)task / trials, tt = (size_t)task % trials, kk;
-    if (!g->used[si]) continue;
+    if (!lowp_par_mine((size_t)task)) continue; /* another rank's task */
+    if (!g->used[si]) {
+      for (kk = 0; kk < MAXSZ; kk++) err[(size_t)task * MAXSZ + kk] = 0;
+      continue;
+    }
     for (kk = 0; kk < ns; kk++) {
       double got;
       int st = eval(&got, &L->s[si], a[tt], b ? b[tt] : NULL, nv[kk], f);
@@ -495,6 +516,11 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
       err[(si * trials + tt) * MAXSZ + kk] = bwd(got, ex[tt][kk], ab[tt][kk]);
     }
   }
+  /* a task's status travels with it: its failed sizes are NaN, and the
+     first failing status is the lowest rank's (all ranks agree) */
+  if (lowp_par_allgather_items(err, L->n * trials, MAXSZ * sizeof *err) != 0 && !status)
+    status = LOWP_EIO;
+  if (lowp_par_spread()) status = (int)lowp_par_max((double)status);
   for (i = 0; i < L->n; i++)
     for (k = 0; k < ns; k++) {
       double s = 0, mx = 0;
@@ -517,19 +543,30 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
 static int measure_gemm(grid_t *g, const series_list_t *L, const lowp_format_t *f, double *const *a,
                         double *const *b, size_t trials, size_t m, size_t kmax, const size_t *kv,
                         size_t nk) {
-  size_t i, t, kk, mm = m * m;
+  size_t i, t, kk, mm = m * m, it, nit = trials * nk;
   double *ak = malloc(m * kmax * sizeof *ak), *bk = malloc(kmax * m * sizeof *bk);
   double *aa = malloc(m * kmax * sizeof *aa), *ba = malloc(kmax * m * sizeof *ba);
   double *c = malloc(mm * sizeof *c), *x = malloc(mm * sizeof *x), *rr = malloc(mm * sizeof *rr);
-  int status = LOWP_OK;
-  if (!ak || !bk || !aa || !ba || !c || !x || !rr) { status = LOWP_ENOMEM; goto out; }
+  /* per item (trial, size) and series: the value, and its status */
+  double *val = malloc(nit * 2 * MAXSER * sizeof *val);
+  int status = LOWP_OK, nomem = !ak || !bk || !aa || !ba || !c || !x || !rr || !val;
+  /* every rank leaves here together (no rank left waiting in the gather) */
+  if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) { status = LOWP_ENOMEM; goto out; }
   for (i = 0; i < L->n; i++) {
     g->used[i] = applies(&L->s[i], f);
     for (kk = 0; kk < nk; kk++) { g->mean[i][kk] = 0; g->max[i][kk] = 0; }
   }
-  for (t = 0; t < trials; t++)
-    for (kk = 0; kk < nk; kk++) {
-      size_t k = kv[kk], r0, j;
+  /* the items (trial, size) are independent: under mpirun each rank
+     computes its share and every rank then holds them all (tools/par.h);
+     the sums below run in the one-process order */
+  memset(val, 0, nit * 2 * MAXSER * sizeof *val);
+  for (it = 0; it < nit; it++) {
+      size_t k, r0, j;
+      double *v = &val[it * 2 * MAXSER];
+      if (!lowp_par_mine(it)) continue; /* another rank's item */
+      t = it / nk;
+      kk = it % nk;
+      k = kv[kk];
       for (r0 = 0; r0 < m; r0++)
         for (j = 0; j < k; j++) {
           ak[r0 * k + j] = a[t][r0 * kmax + j];
@@ -557,14 +594,27 @@ static int measure_gemm(grid_t *g, const series_list_t *L, const lowp_format_t *
             for (c1 = 0; !st && c1 < m; c1++)
               st = lowp_accum_dot(&c[r1 * m + c1], ak + r1 * k, 1, bk + c1, m, k, &am);
         }
-        if (st) { status = st; continue; }
+        v[MAXSER + i] = st;
+        if (st) continue;
         lowp_measure_errors(&e, c, x, rr, mm, &LOWP_FMT_FP32);
-        g->mean[i][kk] += (e.n_special ? INFINITY : e.max_bwd) / (double)trials;
-        if (e.n_special || e.max_bwd > g->max[i][kk]) g->max[i][kk] = e.n_special ? INFINITY : e.max_bwd;
+        v[i] = e.n_special ? INFINITY : e.max_bwd;
       }
-    }
+  }
+  if (lowp_par_allgather_items(val, nit, 2 * MAXSER * sizeof *val) != 0) {
+    status = LOWP_EIO;
+    goto out;
+  }
+  for (t = 0; t < trials; t++)
+    for (kk = 0; kk < nk; kk++)
+      for (i = 0; i < L->n; i++) {
+        const double *v = &val[(t * nk + kk) * 2 * MAXSER];
+        if (!g->used[i]) continue;
+        if (v[MAXSER + i] != 0) { status = (int)v[MAXSER + i]; continue; }
+        g->mean[i][kk] += v[i] / (double)trials;
+        if (isinf(v[i]) || v[i] > g->max[i][kk]) g->max[i][kk] = v[i];
+      }
 out:
-  free(ak); free(bk); free(aa); free(ba); free(c); free(x); free(rr);
+  free(ak); free(bk); free(aa); free(ba); free(c); free(x); free(rr); free(val);
   return status;
 }
 

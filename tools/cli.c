@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "format/number.h"
 #include "io/escape.h"
+#include "par.h"
 #include "status.h"
 
 #include <errno.h>
@@ -21,7 +22,8 @@ void lowp_cli_die(const char *cmd, const char *fmt, ...) {
   /* the message quotes what the user typed: a newline in it must not make
      two lines, nor an escape sequence reach the terminal */
   lowp_escape_ctl(safe, sizeof safe, msg);
-  fprintf(stderr, "lowp %s: %s\n", cmd, safe);
+  /* in an MPI job only the lowest failed rank speaks; the others exit 2 (tools/par.h) */
+  if (lowp_par_sync(1)) fprintf(stderr, "lowp %s: %s\n", cmd, safe);
   exit(LOWP_EXIT_USAGE);
 }
 

@@ -39,6 +39,7 @@
 #include "io/atomic.h"
 #include "io/npy.h"
 #include "model/tc.h"
+#include "par.h"
 #include "progress.h"
 #include "status.h"
 #ifdef LOWP_HAVE_KERNEL_SUBJECT
@@ -146,7 +147,10 @@ static void parse(opts_t *o, int argc, char **argv) {
   memset(o, 0, sizeof *o);
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      if (lowp_par_rank() == 0) usage(stdout);
+      exit(0);
+    }
     else if (!strcmp(a, "--list-ops")) o->list_ops = 1;
     else if (!strcmp(a, "--update-baseline")) o->update_baseline = 1;
     else if ((v = opt_value(argc, argv, &i, "--junit"))) o->junit = v;
@@ -188,6 +192,8 @@ static void die_check(const lowp_spec_check_t *sc, const char *fmt, ...)
     ;
 static void die_check(const lowp_spec_check_t *sc, const char *fmt, ...) {
   va_list ap;
+  /* in an MPI job only the lowest failed rank speaks (tools/par.h) */
+  if (!lowp_par_sync(1)) exit(LOWP_EXIT_USAGE);
   fprintf(stderr, "lowp check: check '%s' (checks[%d]): ", sc->name, sc->index);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
@@ -637,12 +643,12 @@ static void fmt_pct(char *buf, size_t len, const lowp_verdict_t *v) {
   else snprintf(buf, len, "%.1f%%", v->percent);
 }
 
-static void print_line(const run_t *r) {
+static void print_line(FILE *f, const run_t *r) {
   const lowp_spec_check_t *sc = r->sc;
   char pct[32], idx[128], sum[200];
   int i, d = -1;
   if (!r->measured) {
-    printf("FAIL %s  %s\n", sc->name, r->error);
+    fprintf(f, "FAIL %s  %s\n", sc->name, r->error);
     return;
   }
   /* the deciding rule: the first that failed, else the one closest to its limit */
@@ -653,14 +659,14 @@ static void print_line(const run_t *r) {
       if (d < 0 || (!isnan(r->v[i].percent) &&
                     (isnan(r->v[d].percent) || r->v[i].percent > r->v[d].percent)))
         d = i;
-  printf("%s %s ", r->pass ? "PASS" : "FAIL", sc->name);
+  fprintf(f, "%s %s ", r->pass ? "PASS" : "FAIL", sc->name);
   if (d >= 0) {
     const lowp_verdict_t *v = &r->v[d];
     fmt_pct(pct, sizeof pct, v);
     if (v->vacuous)
-      printf(" %s %.4g, bound vacuous", v->what, v->measured);
+      fprintf(f, " %s %.4g, bound vacuous", v->what, v->measured);
     else
-      printf(" %s %.4g %s %.4g (%s)", v->what, v->measured, v->pass ? "<=" : ">", v->limit, pct);
+      fprintf(f, " %s %.4g %s %.4g (%s)", v->what, v->measured, v->pass ? "<=" : ">", v->limit, pct);
   }
   {
     int j = 0, k;
@@ -670,13 +676,13 @@ static void print_line(const run_t *r) {
     {
       const lowp_check_output_t *o = &r->res.out[j];
       if (o->exact_data)
-        printf("  input %.3g + compute %.3g ulp", o->ulp_input, o->ulp_compute);
+        fprintf(f, "  input %.3g + compute %.3g ulp", o->ulp_input, o->ulp_compute);
       else
-        printf("  compute %.3g ulp", o->ulp_compute);
+        fprintf(f, "  compute %.3g ulp", o->ulp_compute);
       if (o->worst != (size_t)-1) {
         lowp_check_index_str(idx, sizeof idx, &r->p, j, o->worst);
         lowp_check_inputs_summary(sum, sizeof sum, &r->p, &r->in, j, o->worst);
-        printf("  worst %s (%s)", idx, sum);
+        fprintf(f, "  worst %s (%s)", idx, sum);
       }
     }
   }
@@ -684,13 +690,13 @@ static void print_line(const run_t *r) {
     size_t nn = 0;
     int k;
     for (k = 0; k < r->res.n_out; k++) nn += r->res.out[k].n_not_in_format;
-    if (nn) printf("  [%zu values are not values of %s]", nn, r->p.out.name ? r->p.out.name : "the output format");
+    if (nn) fprintf(f, "  [%zu values are not values of %s]", nn, r->p.out.name ? r->p.out.name : "the output format");
   }
-  if (r->error[0]) printf("  [%s]", r->error);
-  printf("\n");
+  if (r->error[0]) fprintf(f, "  [%s]", r->error);
+  fprintf(f, "\n");
   if (!r->pass)
     for (i = 0; i < r->n_v; i++)
-      if (!r->v[i].pass) printf("  rule %d failed: %s\n", i + 1, r->v[i].msg);
+      if (!r->v[i].pass) fprintf(f, "  rule %d failed: %s\n", i + 1, r->v[i].msg);
 }
 
 /* ---------------------------------------------------------------- outputs */
@@ -975,6 +981,102 @@ static void probe_output(const char *what, const char *path) {
 
 /* ----------------------------------------------------------- public API */
 
+/* ------------------------------------------------------------ MPI ranks */
+
+/* What rank 0 needs of a check another rank ran: its verdicts and the
+   scalars of its result (no arrays; pointers are rank 0's own again). */
+typedef struct {
+  int measured, pass, n_v;
+  char error[1200];
+  lowp_verdict_t v[64];
+  lowp_check_result_t res;
+} shipped_t;
+
+/* Collective: check i runs on rank i mod N; its report line (and JSON when
+   asked) is made there; rank 0 receives them with the verdicts and result
+   scalars (JUnit, baseline, the totals), in the spec's order. */
+static void spread_checks(run_t *runs, int n, int updating, int want_json, char **lines,
+                          char **jsons) {
+  int me = lowp_par_rank(), np = lowp_par_size(), i, j;
+  for (i = 0; i < n; i++) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    if (i % np != me) continue;
+    execute(&runs[i], updating);
+    f = open_memstream(&buf, &len);
+    if (!f) lowp_cli_die(CMD, "rank %d: out of memory", me);
+    print_line(f, &runs[i]);
+    if (fclose(f) != 0) lowp_cli_die(CMD, "rank %d: out of memory", me);
+    lines[i] = buf;
+    if (want_json) {
+      cJSON *jr = result_json(&runs[i]);
+      jsons[i] = cJSON_PrintUnformatted(jr);
+      cJSON_Delete(jr);
+      if (!jsons[i]) lowp_cli_die(CMD, "rank %d: out of memory", me);
+    }
+    if (me == 0 && isatty(2)) /* progress: the job's checks, from rank 0 */
+      fprintf(stderr, "lowp check: [%d/%d] %s\n", i + 1, n, runs[i].sc->name);
+  }
+  lowp_par_sync(0);
+  for (i = 0; i < n; i++) {
+    int owner = i % np;
+    run_t *r = &runs[i];
+    if (owner == 0) continue;
+    if (me == owner) {
+      shipped_t *sh = calloc(1, sizeof *sh);
+      int bad;
+      if (!sh) lowp_cli_die(CMD, "rank %d: out of memory", me);
+      sh->measured = r->measured;
+      sh->pass = r->pass;
+      sh->n_v = r->n_v;
+      memcpy(sh->error, r->error, sizeof sh->error);
+      memcpy(sh->v, r->v, sizeof sh->v);
+      sh->res = r->res;
+      for (j = 0; j < LOWP_OP_MAXIO; j++) { /* arrays and names stay here */
+        lowp_check_output_t *o = &sh->res.out[j];
+        o->name = NULL;
+        o->got = o->exact = o->exact_out = o->exact_data = o->absab = NULL;
+      }
+      memset(&sh->res.problem, 0, sizeof sh->res.problem);
+      bad = lowp_par_send(sh, sizeof *sh, 0) ||
+            lowp_par_send(lines[i], strlen(lines[i]) + 1, 0) ||
+            (want_json && lowp_par_send(jsons[i], strlen(jsons[i]) + 1, 0));
+      free(sh);
+      if (bad) lowp_cli_die(CMD, "rank %d: sending the result of %s failed", me, r->sc->name);
+    } else if (me == 0) {
+      void *b = NULL;
+      size_t len = 0;
+      shipped_t sh;
+      if (lowp_par_recv(&b, &len, owner) || len != sizeof sh)
+        lowp_cli_die(CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
+      memcpy(&sh, b, sizeof sh);
+      free(b);
+      r->measured = sh.measured;
+      r->pass = sh.pass;
+      r->n_v = sh.n_v;
+      memcpy(r->error, sh.error, sizeof r->error);
+      memcpy(r->v, sh.v, sizeof r->v);
+      lowp_check_result_free(&r->res);
+      r->res = sh.res;
+      r->res.problem = r->p;
+      for (j = 0; j < r->res.n_out && j < LOWP_OP_MAXIO; j++)
+        r->res.out[j].name = r->p.op->out_names[j];
+      if (lowp_par_recv(&b, &len, owner) || !len || ((char *)b)[len - 1])
+        lowp_cli_die(CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
+      lines[i] = b;
+      if (want_json) {
+        if (lowp_par_recv(&b, &len, owner) || !len || ((char *)b)[len - 1])
+          lowp_cli_die(CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
+        jsons[i] = b;
+      }
+      if (isatty(2))
+        fprintf(stderr, "lowp check: [%d/%d] %s (rank %d)\n", i + 1, n, r->sc->name, owner);
+    }
+  }
+  lowp_par_sync(0);
+}
+
 int lowp_cmd_check(int argc, char **argv) {
   opts_t o;
   lowp_spec_t spec;
@@ -983,6 +1085,7 @@ int lowp_cmd_check(int argc, char **argv) {
   char err[800];
   int i, k, n = 0, failures = 0, need_base = 0, st;
   double total = 0;
+  char **lines = NULL, **jsons = NULL; /* an MPI job: each check's line and JSON */
 
   parse(&o, argc, argv);
   if (o.list_ops) {
@@ -1017,15 +1120,38 @@ int lowp_cmd_check(int argc, char **argv) {
   {
     const char *outs[2] = {o.junit, o.json};
     const char *names[2] = {"--junit", "--json"};
-    for (k = 0; k < 2; k++)
+    for (k = 0; k < 2 && lowp_par_rank() == 0; k++)
       if (outs[k]) probe_output(names[k], outs[k]);
-    if (o.update_baseline) probe_output("baseline", spec.baseline);
+    if (o.update_baseline && lowp_par_rank() == 0) probe_output("baseline", spec.baseline);
+  }
+  /* an MPI job: the checks are spread over the ranks, rank 0 gets the
+     results and writes everything (tools/par.h, docs/scale.md) */
+  if (lowp_par_size() > 1) {
+    if (lowp_par_size() > n)
+      lowp_cli_die(CMD, "%d MPI ranks for %d checks: the ranks share whole checks, so run at "
+                   "most %d", lowp_par_size(), n, n);
+    lowp_par_sync(0); /* every rank opened every subject and read every file */
+    lines = calloc((size_t)n, sizeof *lines);
+    jsons = calloc((size_t)n, sizeof *jsons);
+    if (!lines || !jsons) lowp_cli_die(CMD, "out of memory");
+    spread_checks(runs, n, o.update_baseline, o.json != NULL, lines, jsons);
+    if (lowp_par_rank() != 0) { /* rank 0 writes; wait for its verdict */
+      for (i = 0; i < n; i++) { release(&runs[i]); free(lines[i]); free(jsons[i]); }
+      free(runs); free(lines); free(jsons);
+      cJSON_Delete(base.root);
+      lowp_spec_free(&spec);
+      lowp_par_sync(0);
+      return LOWP_EXIT_OK;
+    }
   }
 
   /* phase 2: run */
   for (i = 0; i < n; i++) {
-    execute(&runs[i], o.update_baseline);
-    print_line(&runs[i]);
+    if (lines) fputs(lines[i], stdout); /* an MPI job: measured on the rank that owns it */
+    else {
+      execute(&runs[i], o.update_baseline);
+      print_line(stdout, &runs[i]);
+    }
     fflush(stdout);
     if (!runs[i].pass) failures++;
     total += runs[i].res.time_subject_s + runs[i].res.time_exact_s;
@@ -1065,7 +1191,8 @@ int lowp_cmd_check(int argc, char **argv) {
       cJSON_AddNumberToObject(root, "checks_run", n);
       cJSON_AddNumberToObject(root, "passed", n - failures);
       cJSON_AddNumberToObject(root, "failed", failures);
-      for (i = 0; i < n; i++) cJSON_AddItemToArray(arr, result_json(&runs[i]));
+      for (i = 0; i < n; i++)
+        cJSON_AddItemToArray(arr, jsons ? cJSON_Parse(jsons[i]) : result_json(&runs[i]));
       cJSON_AddItemToObject(root, "checks", arr);
       st = write_json_file(o.json, root);
       cJSON_Delete(root);
@@ -1094,6 +1221,11 @@ int lowp_cmd_check(int argc, char **argv) {
   }
   for (i = 0; i < n; i++) release(&runs[i]);
   free(runs);
+  if (lines) {
+    for (i = 0; i < n; i++) { free(lines[i]); free(jsons[i]); }
+    free(lines); free(jsons);
+    lowp_par_sync(0); /* the outputs are in place: the other ranks may leave */
+  }
   cJSON_Delete(base.root);
   lowp_spec_free(&spec);
   return failures ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;

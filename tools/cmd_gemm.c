@@ -36,6 +36,7 @@
 #include "exact/exact.h"
 #include "io/npy.h"
 #include "measure/measure.h"
+#include "par.h"
 #include "progress.h"
 #include "rng/dist.h"
 #include "status.h"
@@ -103,7 +104,14 @@ static double phys_mem(void) {
    A, B, the pipeline's copies of them, |A|, |B|, B^T (exact path scratch),
    four m x n results (computed, exact, exact in --acc, |A||B|). */
 static void check_memory(const opts_t *o, double m, double n, double k) {
-  double need = 8.0 * (3 * m * k + 4 * k * n + 4 * m * n), have = phys_mem();
+  /* an MPI rank holds its rows of A and C, all of B, and rank 0 the four
+     gathered m x n results besides (tools/par.h) */
+  size_t r0, r1;
+  double rows, need, have = phys_mem();
+  lowp_par_block((size_t)m, lowp_par_rank(), lowp_par_size(), &r0, &r1);
+  rows = lowp_par_size() > 1 ? (double)(r1 - r0) : m;
+  need = 8.0 * (3 * rows * k + 4 * k * n + 4 * rows * n);
+  if (lowp_par_size() > 1 && lowp_par_rank() == 0) need += 8.0 * 4 * m * n;
   if (have > 0 && need > 0.8 * have)
     lowp_cli_die(o->cmd, "m=%.0f n=%.0f k=%.0f needs %.3g GiB of memory but this machine "
                  "has %.3g GiB; choose smaller sizes", m, n, k, need / 1073741824.0,
@@ -184,7 +192,10 @@ static void parse(opts_t *o, int argc, char **argv) {
   o->order = NULL;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout, o->cmd); exit(0); }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      if (lowp_par_rank() == 0) usage(stdout, o->cmd);
+      exit(0);
+    }
     else if (!strcmp(a, "--m") && strcmp(o->cmd, "dot"))
       o->m = lowp_cli_int(o->cmd, "--m", need_arg(o, argc, argv, &i), 1, INT32_MAX);
     else if (!strcmp(a, "--n"))
@@ -303,6 +314,54 @@ static int gemm_subject_run(const lowp_subject_t *s, double *const *out, const d
   return st;
 }
 
+/* ------------------------------------------------------------ MPI ranks */
+
+/* Collective (np > 1): gather every rank's rows of the outputs (computed,
+   exact in fp64 and in --acc, |A||B|) into one result of m x n on rank 0
+   and measure it there whole (lowp_check_finish): the numbers, the worst
+   element and the written exact C are those of one process. Times are the
+   slowest rank's. The local result r is replaced on rank 0. */
+static void gather_result(const char *cmd, lowp_check_result_t *r, const lowp_subject_t *s,
+                          const lowp_check_opts_t *co, size_t m, size_t n) {
+  lowp_check_result_t w;
+  lowp_check_output_t *o = &w.out[0];
+  double ts = lowp_par_max(r->time_subject_s), te = lowp_par_max(r->time_exact_s);
+  int me = lowp_par_rank(), bad = 0;
+  memset(&w, 0, sizeof w);
+  if (me == 0) {
+    w.problem = r->problem;
+    w.problem.dims.m = m;
+    snprintf(w.subject, sizeof w.subject, "%s", r->subject);
+    w.n_out = 1;
+    o->name = r->out[0].name;
+    o->count = m * n;
+    o->got = malloc(m * n * sizeof(double));
+    o->exact = malloc(m * n * sizeof(double));
+    o->exact_out = malloc(m * n * sizeof(double));
+    o->absab = malloc(m * n * sizeof(double));
+    if (!o->got || !o->exact || !o->exact_out || !o->absab) {
+      lowp_check_result_free(&w);
+      lowp_cli_die(cmd, "rank 0: out of memory to gather C (m=%zu n=%zu)", m, n);
+    }
+  }
+  lowp_par_sync(0);
+  bad |= lowp_par_gather_rows(o->got, r->out[0].got, m, n);
+  bad |= lowp_par_gather_rows(o->exact, r->out[0].exact, m, n);
+  bad |= lowp_par_gather_rows(o->exact_out, r->out[0].exact_out, m, n);
+  bad |= lowp_par_gather_rows(o->absab, r->out[0].absab, m, n);
+  if (bad) lowp_cli_die(cmd, "rank %d: gathering the blocks of C failed (MPI error)", me);
+  lowp_par_sync(0);
+  if (me != 0) return;
+  w.time_subject_s = ts;
+  w.time_exact_s = te;
+  if (lowp_check_finish(&w, s, co) != LOWP_OK) {
+    lowp_check_result_free(&w);
+    lowp_cli_die(cmd, "measuring the gathered result failed");
+  }
+  lowp_check_result_free(r);
+  *r = w;
+}
+
 /* ----------------------------------------------------------------- main */
 
 static int run(const char *cmd, int argc, char **argv) {
@@ -319,8 +378,8 @@ static int run(const char *cmd, int argc, char **argv) {
   const lowp_check_bound_t *det;
   char subject[320], err[256];
   lowp_errors_t e;
-  int st;
-  size_t worst;
+  int st, np = lowp_par_size(), me = lowp_par_rank();
+  size_t worst, r0 = 0, r1 = 0; /* this rank's rows of C: [r0, r1) */
 
   memset(&o, 0, sizeof o);
   memset(&tc, 0, sizeof tc);
@@ -366,7 +425,7 @@ static int run(const char *cmd, int argc, char **argv) {
 
   /* a bad --out-exact (a link, device, folder, unwritable folder) fails
      now, not after the work (tools/output.h) */
-  if (o.out_exact) lowp_output_check_file(cmd, "--out-exact", o.out_exact);
+  if (o.out_exact && me == 0) lowp_output_check_file(cmd, "--out-exact", o.out_exact);
 
   if (o.a_path) {
     size_t ar, ac, br, bc;
@@ -404,17 +463,38 @@ static int run(const char *cmd, int argc, char **argv) {
     }
     m = (size_t)o.m; n = (size_t)o.n; k = (size_t)o.k;
     check_memory(&o, (double)m, (double)n, (double)k);
-    a = malloc(m * k * sizeof *a);
-    b = malloc(k * n * sizeof *b);
-    if (!a || !b) lowp_cli_die(cmd, "out of memory for the inputs");
-    if (o.dist.kind == LOWP_DIST_CANCEL)
+    if (np > (long long)m)
+      lowp_cli_die(cmd, "%d MPI ranks for %zu rows of C: each rank computes a block of rows, "
+                   "so run at most %zu ranks", np, m, m);
+    lowp_par_block(m, me, np, &r0, &r1);
+    /* an MPI rank generates its own rows of A (the generator draws each
+       element from its index alone) and all of B: nothing is broadcast.
+       --dist cancel builds A and B together: every rank builds them whole */
+    if (o.dist.kind == LOWP_DIST_CANCEL) {
+      a = malloc(m * k * sizeof *a);
+      b = malloc(k * n * sizeof *b);
+      if (!a || !b) lowp_cli_die(cmd, "out of memory for the inputs");
       st = lowp_dist_cancel_gemm(a, b, m, n, k, &o.in, o.seed);
-    else {
-      st = lowp_dist_fill(a, m * k, &o.dist, &o.in, o.seed, 1);
+      if (!st && r0) memmove(a, &a[r0 * k], (r1 - r0) * k * sizeof *a);
+    } else {
+      a = malloc((r1 - r0) * k * sizeof *a);
+      b = malloc(k * n * sizeof *b);
+      if (!a || !b) lowp_cli_die(cmd, "out of memory for the inputs");
+      st = lowp_dist_fill_at(a, (r1 - r0) * k, &o.dist, &o.in, o.seed, 1, r0 * k);
       if (!st) st = lowp_dist_fill(b, k * n, &o.dist, &o.in, o.seed, 2);
     }
     if (st) lowp_cli_die(cmd, "input generation failed: %s", lowp_status_str(st));
   }
+  if (o.a_path) {
+    /* every rank read the whole .npy files; it computes its rows */
+    if (np > (long long)m)
+      lowp_cli_die(cmd, "%d MPI ranks for %zu rows of C: each rank computes a block of rows, "
+                   "so run at most %zu ranks", np, m, m);
+    lowp_par_block(m, me, np, &r0, &r1);
+    if (r0) memmove(a, &a[r0 * k], (r1 - r0) * k * sizeof *a);
+  }
+  /* every rank has its inputs, or the job stops here (tools/par.h) */
+  lowp_par_sync(0);
   mn = m * n;
 
   /* the measurement pipeline (lib/check/pipeline.h): subject -> exact
@@ -427,7 +507,7 @@ static int run(const char *cmd, int argc, char **argv) {
     memset(&prob_p, 0, sizeof prob_p);
     prob_p.op = lowp_op_by_name(strcmp(cmd, "dot") ? "gemm" : "dot");
     prob_p.dims.batch = 1;
-    prob_p.dims.m = m;
+    prob_p.dims.m = r1 - r0; /* this rank's rows (all of them in one process) */
     prob_p.dims.n = n;
     prob_p.dims.k = k;
     prob_p.in[0] = prob_p.in[1] = o.in;
@@ -471,6 +551,14 @@ static int run(const char *cmd, int argc, char **argv) {
     lowp_cli_progress_end();
     lowp_check_inputs_free(&ins);
     if (st) lowp_cli_die(cmd, "%s", perr[0] ? perr : lowp_status_str(st));
+    lowp_par_sync(0);
+    if (np > 1) gather_result(cmd, &res, &subj, &co, m, n);
+    if (me != 0) { /* rank 0 writes and prints; wait for its verdict */
+      free(a); free(b);
+      lowp_check_result_free(&res);
+      lowp_par_sync(0);
+      return LOWP_EXIT_OK;
+    }
   }
   c = res.out[0].got;
   cx = res.out[0].exact;
@@ -497,6 +585,7 @@ static int run(const char *cmd, int argc, char **argv) {
                    lowp_status_str(st));
     }
   }
+  lowp_par_sync(0); /* the file is in place: the other ranks may leave */
 
   if (o.json) {
     cJSON *r = cJSON_CreateObject(), *err = cJSON_CreateObject(),

@@ -22,11 +22,17 @@
 
 #include "cli.h"
 #include "output.h"
+#include "par.h"
 #include "registry.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
                         const char *default_out);
@@ -310,6 +316,144 @@ static void html_claims_summary(FILE *f, const char *dir) {
   cJSON_Delete(root);
 }
 
+/* ------------------------------------------------------------ MPI ranks */
+
+/*
+ * Under mpirun the experiments are the work items: experiment k runs whole
+ * on rank k % N (its own work items then stay on that rank: solo mode,
+ * tools/par.h) into that rank's folder; the other ranks send theirs to
+ * rank 0 as one message each (no shared file system needed), which writes
+ * them into the report folder. The files are the experiment's, byte for
+ * byte, whichever rank ran it.
+ */
+
+/* one experiment's folder (flat: regular files) as one buffer:
+   repeated [u32 name length][name][u64 size][bytes] */
+static int pack_dir(const char *dir, char **buf, size_t *len) {
+  DIR *d = opendir(dir);
+  struct dirent *ent;
+  char *b = NULL;
+  size_t n = 0;
+  int bad = 0;
+  if (!d) return 1;
+  while (!bad && (ent = readdir(d)) != NULL) {
+    char path[8700];
+    struct stat st;
+    FILE *f;
+    uint32_t nl = (uint32_t)strlen(ent->d_name);
+    uint64_t sz;
+    char *nb;
+    if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) { bad = 1; break; }
+    sz = (uint64_t)st.st_size;
+    nb = realloc(b, n + 4 + nl + 8 + (size_t)sz);
+    if (!nb) { bad = 1; break; }
+    b = nb;
+    memcpy(b + n, &nl, 4);
+    memcpy(b + n + 4, ent->d_name, nl);
+    memcpy(b + n + 4 + nl, &sz, 8);
+    f = fopen(path, "rb");
+    if (!f || fread(b + n + 4 + nl + 8, 1, (size_t)sz, f) != (size_t)sz) bad = 1;
+    if (f) fclose(f);
+    n += 4 + nl + 8 + (size_t)sz;
+  }
+  closedir(d);
+  if (bad) { free(b); return 1; }
+  *buf = b;
+  *len = n;
+  return 0;
+}
+
+/* the inverse, into dir (created); 0 or 1 */
+static int unpack_dir(const char *dir, const char *b, size_t n) {
+  size_t off = 0;
+  if (mkdir(dir, 0777) != 0) return 1;
+  while (off < n) {
+    uint32_t nl;
+    uint64_t sz;
+    char name[256], path[8700];
+    FILE *f;
+    int ok;
+    if (n - off < 4) return 1;
+    memcpy(&nl, b + off, 4);
+    if (nl == 0 || nl >= sizeof name || n - off - 4 < (size_t)nl + 8) return 1;
+    memcpy(name, b + off + 4, nl);
+    name[nl] = '\0';
+    if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) return 1;
+    memcpy(&sz, b + off + 4 + nl, 8);
+    off += 4 + nl + 8;
+    if (sz > n - off) return 1;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    if (!f) return 1;
+    ok = fwrite(b + off, 1, (size_t)sz, f) == (size_t)sz;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) return 1;
+    off += (size_t)sz;
+  }
+  return 0;
+}
+
+/* Collective: run this rank's experiments into root, then move the others'
+   folders to rank 0 (root there is the report's temporary folder). rcs[k]
+   is experiment k's status on rank 0. Returns 2 when the job failed (on
+   the rank that speaks; the others have exited), else 0. */
+static int report_ranks(int *rcs, size_t n, int quick, char **qargv, const char *root) {
+  int me = lowp_par_rank(), np = lowp_par_size(), failed = 0;
+  size_t k;
+  lowp_par_solo(1);
+  for (k = 0; k < n; k++) {
+    const lowp_experiment_t *e = lowp_experiment_at(k);
+    if ((int)(k % (size_t)np) != me) continue;
+    if (me == 0)
+      fprintf(stderr, "lowp report: [%zu/%zu] %s (rank 0 of %d; the others run theirs at once)\n",
+              k + 1, n, e->name, np);
+    rcs[k] = lowp_run_experiment(e, quick ? 1 : 0, qargv, root);
+    if (rcs[k] == 2) { failed = 1; break; } /* its message is printed */
+  }
+  lowp_par_solo(0);
+  if (lowp_par_sync(failed)) return 2;
+  for (k = 0; k < n; k++) {
+    const lowp_experiment_t *e = lowp_experiment_at(k);
+    int owner = (int)(k % (size_t)np);
+    char dir[8400];
+    snprintf(dir, sizeof dir, "%s/%s", root, e->name);
+    if (owner == 0) continue;
+    if (me == owner) {
+      char *b = NULL;
+      size_t len = 0;
+      int32_t head[2] = {rcs[k], 0};
+      head[1] = pack_dir(dir, &b, &len);
+      if (lowp_par_send(head, sizeof head, 0) || (!head[1] && lowp_par_send(b, len, 0)))
+        lowp_cli_die("report", "rank %d: sending the results of %s failed", me, e->name);
+      free(b);
+      if (head[1]) lowp_cli_die("report", "rank %d: cannot read its folder of %s", me, e->name);
+    } else if (me == 0) {
+      void *h = NULL, *b = NULL;
+      size_t hl = 0, len = 0;
+      int32_t head[2];
+      if (lowp_par_recv(&h, &hl, owner) || hl != sizeof head) {
+        free(h);
+        lowp_cli_die("report", "receiving the results of %s from rank %d failed", e->name, owner);
+      }
+      memcpy(head, h, sizeof head);
+      free(h);
+      if (head[1]) break; /* the owner says why; the sync below ends the job */
+      fprintf(stderr, "lowp report: [%zu/%zu] %s (from rank %d)\n", k + 1, n, e->name, owner);
+      if (lowp_par_recv(&b, &len, owner) || unpack_dir(dir, b, len)) {
+        free(b);
+        lowp_cli_die("report", "writing the results of %s from rank %d into '%s' failed",
+                     e->name, owner, root);
+      }
+      free(b);
+      rcs[k] = head[0];
+    }
+  }
+  lowp_par_sync(0);
+  return 0;
+}
+
 /* ----------------------------------------------------------------- main */
 
 int lowp_cmd_report(int argc, char **argv) {
@@ -328,14 +472,42 @@ int lowp_cmd_report(int argc, char **argv) {
     }
     else if (!strncmp(argv[i], "--out=", 6)) out = argv[i] + 6;
     else if (!strcmp(argv[i], "--help")) {
-      printf("usage: lowp report [--out DIR] [--quick]\n  runs every experiment into DIR/<name>/ and writes DIR/index.html\n");
+      if (lowp_par_rank() == 0) /* once in an MPI job */
+        printf("usage: lowp report [--out DIR] [--quick]\n  runs every experiment into DIR/<name>/ and writes DIR/index.html\n");
       return LOWP_EXIT_OK;
     } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick", argv[i]);
   }
-  lowp_outdir_begin(&od, "report", "--out", out);
+  if (lowp_par_size() > (int)n)
+    lowp_cli_die("report", "%d MPI ranks for %zu experiments: the ranks share whole "
+                 "experiments, so run at most %zu", lowp_par_size(), n, n);
+  if (lowp_par_size() > 1 && lowp_par_rank() != 0) {
+    /* a scratch folder for this rank's experiments, removed at the end */
+    const char *tmp = getenv("TMPDIR");
+    char scratch[4200];
+    snprintf(scratch, sizeof scratch, "%s/lowp-report-rank%d-%ld", tmp && *tmp ? tmp : "/tmp",
+             lowp_par_rank(), (long)getpid());
+    if (!freopen("/dev/null", "w", stdout))
+      lowp_cli_die("report", "rank %d: cannot quiet its standard output", lowp_par_rank());
+    lowp_outdir_begin(&od, "report", "--out", scratch);
+  } else
+    lowp_outdir_begin(&od, "report", "--out", out);
   rcs = calloc(n ? n : 1, sizeof *rcs);
   if (!rcs) lowp_cli_die("report", "out of memory");
-  for (k = 0; k < n; k++) {
+  if (lowp_par_size() > 1) {
+    lowp_par_sync(0); /* every rank has its folder */
+    if (report_ranks(rcs, n, quick, qargv, od.tmp) == 2) {
+      free(rcs);
+      lowp_outdir_abort(&od);
+      return LOWP_EXIT_USAGE;
+    }
+    if (lowp_par_rank() != 0) { /* rank 0 writes the report */
+      free(rcs);
+      lowp_outdir_abort(&od);
+      lowp_par_sync(0);
+      return LOWP_EXIT_OK;
+    }
+  }
+  for (k = 0; k < n && lowp_par_size() == 1; k++) {
     const lowp_experiment_t *e = lowp_experiment_at(k);
     fprintf(stderr, "lowp report: [%zu/%zu] %s\n", k + 1, n, e->name);
     rcs[k] = lowp_run_experiment(e, quick ? 1 : 0, qargv, od.tmp);
@@ -346,6 +518,8 @@ int lowp_cmd_report(int argc, char **argv) {
     }
     if (rcs[k] > worst) worst = rcs[k];
   }
+  for (k = 0; k < n; k++)
+    if (rcs[k] > worst) worst = rcs[k];
   snprintf(fin, sizeof fin, "%s/index.html", od.tmp);
   f = fopen(fin, "w");
   if (!f) lowp_cli_die("report", "cannot write '%s'", fin);
@@ -383,6 +557,7 @@ int lowp_cmd_report(int argc, char **argv) {
   free(rcs);
   if (fclose(f) != 0) lowp_cli_die("report", "cannot write '%s'", fin);
   lowp_outdir_publish(&od, "report", "`lowp report`");
+  lowp_par_sync(0);
   printf("report: %s/index.html\n", od.final);
   return worst;
 }

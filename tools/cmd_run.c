@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "io/spawn.h"
 #include "output.h"
+#include "par.h"
 #include "registry.h"
 
 #include <cjson/cJSON.h>
@@ -149,6 +150,9 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   cJSON *root, *header;
   static char tq[2048], tm[4096], te[2048]; /* the texts with the parameters filled in */
   FILE *summary;
+  /* under mpirun every rank runs the experiment; its work items are shared
+     (tools/par.h) and rank 0 alone writes the folder and prints */
+  int job = lowp_par_spread(), me = lowp_par_rank();
 
   for (np = 0; e->params && e->params[np].key; np++) {
     if (np >= 63) lowp_cli_die("run", "too many parameters in %s", e->name);
@@ -159,7 +163,7 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   values[np] = NULL;
   for (a = 0; a < argc; a++)
     if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-      experiment_help(e);
+      if (lowp_par_rank() == 0) experiment_help(e); /* once in an MPI job */
       return LOWP_EXIT_OK;
     }
   for (a = 0; a < argc; a++)
@@ -220,9 +224,20 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   if ((size_t)snprintf(outdir, sizeof outdir, "%s%s%s", out ? out : default_out,
                        out ? "" : "/", out ? "" : e->name) >= sizeof outdir)
     lowp_cli_die("run", "output folder name too long");
+  if (job && me != 0) {
+    /* the other ranks' copies of the files go to a scratch folder, removed
+       at the end; their standard output is rank 0's to give */
+    const char *tmp = getenv("TMPDIR");
+    if ((size_t)snprintf(outdir, sizeof outdir, "%s/lowp-run-rank%d-%ld",
+                         tmp && *tmp ? tmp : "/tmp", me, (long)getpid()) >= sizeof outdir)
+      lowp_cli_die("run", "rank %d: scratch folder name too long", me);
+    if (!freopen("/dev/null", "w", stdout))
+      lowp_cli_die("run", "rank %d: cannot quiet its standard output", me);
+  }
   lowp_outdir_begin(&od, "run", "--out", outdir);
+  if (job) lowp_par_sync(0);
   r.outdir = od.tmp;
-  r.progress = isatty(2);
+  r.progress = isatty(2) && me == 0;
   root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "generated_by", "lowp run (do not edit: re-run to update)");
   header = run_header(&r);
@@ -248,6 +263,8 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   rc = e->run(&r);
   if (r.progress) fprintf(stderr, "\r\033[K");
   if (fclose(summary) != 0) rc = rc == 2 ? 2 : 3;
+  /* a rank that failed (exit 2): the job ends here, without output */
+  if (job && lowp_par_sync(rc == 2)) rc = 2;
   if (rc == 2) {
     /* bad input found during the run (the experiment said why): exit 2
        means nothing is published */
@@ -255,11 +272,18 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
     lowp_outdir_abort(&od);
     return LOWP_EXIT_USAGE;
   }
-  if (rc == 3 || !write_json(lowp_run_path(&r, "results.json"), root))
+  if (job && me != 0) rc = rc == 3 ? 0 : rc; /* its scratch copy is dropped anyway */
+  else if (rc == 3 || !write_json(lowp_run_path(&r, "results.json"), root))
     lowp_cli_die("run", "cannot write results into '%s'", od.tmp);
   cJSON_Delete(root);
   snprintf(what, sizeof what, "`lowp run %s`", e->name);
+  if (job && me != 0) { /* rank 0 publishes; wait for its verdict */
+    lowp_outdir_abort(&od);
+    lowp_par_sync(0);
+    return rc;
+  }
   lowp_outdir_publish(&od, "run", what);
+  if (job) lowp_par_sync(0);
   printf("results: %s/ (results.json, summary.md, CSV, plots)%s\n", od.final,
          rc == 1 ? "  -- a verdict FAILED" : "");
   return rc;
@@ -269,7 +293,7 @@ int lowp_cmd_run(int argc, char **argv) {
   const lowp_experiment_t *e;
   if (argc < 2) lowp_cli_die("run", "missing experiment name (see lowp run --help)");
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    run_usage(stdout);
+    if (lowp_par_rank() == 0) run_usage(stdout);
     return LOWP_EXIT_OK;
   }
   e = lowp_experiment_find(argv[1]);

@@ -3,6 +3,7 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "io/escape.h"
+#include "par.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,8 @@ int main(int argc, char **argv) {
   size_t i;
   /* temporaries and children are removed and stopped on any exit or signal */
   lowp_cleanup_install();
+  /* under mpirun/srun: join the job, refuse mixed builds (tools/par.h) */
+  lowp_par_init(&argc, &argv);
   /* usage errors: one line and a pointer to --help (the contract of every
      command), not the whole command table */
   if (argc < 2) {
@@ -87,6 +90,12 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], commands[i].name)) {
       char **args;
       int nargs, rc;
+      /* the commands that spread their work over MPI ranks (docs/scale.md) */
+      if (lowp_par_size() > 1 && strcmp(argv[1], "gemm") && strcmp(argv[1], "run") &&
+          strcmp(argv[1], "report") && strcmp(argv[1], "check"))
+        lowp_cli_die(argv[1], "runs as one process: of lowp's commands gemm, run, report and "
+                     "check spread over MPI ranks (this job has %d); start it without mpirun",
+                     lowp_par_size());
       if (!strcmp(argv[1], "run")) return commands[i].fn(argc - 1, argv + 1);
       args = split_eq(argc, argv, &nargs);
       if (!args) {

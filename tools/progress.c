@@ -1,6 +1,7 @@
 /* lowp CLI progress -- a percentage on stderr while lib/ works, only when stderr is a terminal */
 
 #include "progress.h"
+#include "par.h"
 
 #include <stdio.h>
 #include <unistd.h>
@@ -9,7 +10,8 @@ static int last_pct = -1;
 
 void lowp_cli_progress(void *ctx, double done) {
   int pct = (int)(done * 100.0);
-  if (!isatty(2) || pct == last_pct) return;
+  /* an MPI job: rank 0 alone shows the job (tools/par.h) */
+  if (!isatty(2) || pct == last_pct || lowp_par_rank() != 0) return;
   last_pct = pct;
   fprintf(stderr, "\r%s: %3d%%", ctx ? (const char *)ctx : "working", pct);
   fflush(stderr);

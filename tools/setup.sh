@@ -10,9 +10,11 @@ BUILD="${1:-build}"
 # with a font, OpenBLAS (exact GEMM sliced path, required), zlib and Fashion-MNIST
 # (exercise 6). LOWP_EXTRA_PKGS adds more (the tests add chromium, to check
 # that the HTML report renders).
+# Open MPI is optional (lowp under mpirun, docs/scale.md): installed here too.
 PKGS="build-essential cmake pkg-config libmpfr-dev libgmp-dev librandom123-dev
       libcjson-dev gnuplot-nox fonts-dejavu-core libopenblas-dev git
-      zlib1g-dev dataset-fashion-mnist ${LOWP_EXTRA_PKGS:-}"
+      zlib1g-dev dataset-fashion-mnist ${LOWP_EXTRA_PKGS:-}
+      libopenmpi-dev openmpi-bin"
 
 missing=""
 for p in $PKGS; do

@@ -287,7 +287,7 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
   double *outs[LOWP_OP_MAXIO] = {0}, *ex[LOWP_OP_MAXIO] = {0};
   const double *ins[LOWP_OP_MAXIO] = {0};
   int j, st, n_in, have_data = 0, sumprod;
-  double t0, prob = (opts && opts->prob > 0) ? opts->prob : 0.99;
+  double t0;
   if (err && errlen) err[0] = '\0';
   if (!r) return LOWP_EINVAL;
   memset(r, 0, sizeof *r);
@@ -365,6 +365,17 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
     return st;
   }
 
+  return lowp_check_finish(r, s, opts);
+}
+
+int lowp_check_finish(lowp_check_result_t *r, const lowp_subject_t *s,
+                      const lowp_check_opts_t *opts) {
+  const lowp_problem_t *p;
+  int j, sumprod;
+  double prob = (opts && opts->prob > 0) ? opts->prob : 0.99;
+  if (!r || !s || !r->problem.op) return LOWP_EINVAL;
+  p = &r->problem;
+  sumprod = p->op->kind == LOWP_OPKIND_SUMPROD;
   /* outputs the subject does not produce: neutral (zero error), marked */
   for (j = 1; j < r->n_out; j++)
     if (s->absent & (1u << j)) {

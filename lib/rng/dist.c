@@ -115,15 +115,21 @@ int lowp_dist_parse(lowp_dist_t *d, const char *text) {
 
 int lowp_dist_fill(double *x, size_t n, const lowp_dist_t *d, const lowp_format_t *f,
                    uint64_t seed, uint32_t stream) {
+  return lowp_dist_fill_at(x, n, d, f, seed, stream, 0);
+}
+
+int lowp_dist_fill_at(double *x, size_t n, const lowp_dist_t *d, const lowp_format_t *f,
+                      uint64_t seed, uint32_t stream, size_t first) {
   size_t i;
   int st = check_fmt(f);
   if (st) return st;
   if (!d || (n && !x)) return LOWP_EINVAL;
   if (d->kind == LOWP_DIST_LOGUNIFORM && (!(d->lo > 0) || !(d->hi >= d->lo) || isinf(d->hi)))
     return LOWP_EINVAL;
-  if (d->kind == LOWP_DIST_CANCEL) return lowp_dist_cancel(x, n, f, seed, stream, NULL);
+  if (d->kind == LOWP_DIST_CANCEL)
+    return first ? LOWP_EINVAL : lowp_dist_cancel(x, n, f, seed, stream, NULL);
   for (i = 0; i < n; i++) {
-    uint64_t c = 2 * (uint64_t)i;
+    uint64_t c = 2 * (uint64_t)(first + i);
     double v;
     switch (d->kind) {
     case LOWP_DIST_UNIFORM01: v = u01(seed, c, stream); break;

@@ -50,6 +50,15 @@ int lowp_dist_fill(double *x, size_t n, const lowp_dist_t *d, const lowp_format_
                    uint64_t seed, uint32_t stream);
 
 /**
+ * @brief Elements [first, first + n) of the sequence lowp_dist_fill draws
+ * (each element depends on its index alone): a block of rows of a matrix,
+ * bit-identical to the same rows of the whole fill. LOWP_DIST_CANCEL is a
+ * whole-array construction: only first = 0 (else LOWP_EINVAL).
+ */
+int lowp_dist_fill_at(double *x, size_t n, const lowp_dist_t *d, const lowp_format_t *f,
+                      uint64_t seed, uint32_t stream, size_t first);
+
+/**
  * @brief Heavy cancellation with a known exact sum. About n/8 (at least 1)
  * "small" terms i * q (i a random integer, |i| < 2^min(p-1, 20), q a power of
  * two about 2^(2p+4) below the large terms and at least f's smallest

@@ -19,24 +19,36 @@
  * cores, 6 on 16. On the shared machine (load 4-12, nice 19) a 1/16
  * shard took 240-1060 s.
  *
+ * Under mpirun (tests/common/shard.h, docs/scale.md) the ranks split the
+ * shard once more: rank r of n checks u = i + (r + k n) * nshards; the
+ * tallies are summed and rank 0 reports.
  * Run: ctest --test-dir build -L long -R tcuda_exhaustive
  *      LOWP_EXHAUSTIVE_SHARD=3/64 OMP_NUM_THREADS=2 ./build/tcuda_exhaustive
+ *      mpirun -np 16 ./build/tcuda_exhaustive
  */
 
 #include "cudacmp.hpp"
+#include "shard.h"
 
 #include <cstdlib>
 #include <omp.h>
 
-int main(void) {
+int main(int argc, char **argv) {
   unsigned long shard = 0, nshards = 1;
   const char *s = std::getenv("LOWP_EXHAUSTIVE_SHARD");
-  lowp_test_start("tcuda_exhaustive");
+  lowp_shard_t sh;
+  lowp_shard_init(&sh, &argc, &argv);
+  if (sh.rank == 0) lowp_test_start("tcuda_exhaustive");
   if (s && (std::sscanf(s, "%lu/%lu", &shard, &nshards) != 2 || nshards == 0 ||
             shard >= nshards)) {
-    std::printf("bad LOWP_EXHAUSTIVE_SHARD '%s': expected i/n with 0 <= i < n\n", s);
+    if (sh.rank == 0)
+      std::printf("bad LOWP_EXHAUSTIVE_SHARD '%s': expected i/n with 0 <= i < n\n", s);
+    lowp_shard_end(&sh);
     return 2;
   }
+  /* this rank's part of the shard */
+  shard += (unsigned long)sh.rank * nshards;
+  nshards *= (unsigned long)sh.size;
   const uint64_t total = UINT64_C(1) << 32;
   const uint64_t count = (total - shard + nshards - 1) / nshards;
   cuda_tally_t t;
@@ -72,6 +84,12 @@ int main(void) {
     }
   }
   double secs = omp_get_wtime() - t0;
+  for (size_t c = 0; c < NCUDA_CASES; c++) {
+    t.checked[c] = lowp_shard_sum(&sh, t.checked[c]);
+    t.mismatches[c] = lowp_shard_sum(&sh, t.mismatches[c]);
+  }
+  lowp_shard_end(&sh);
+  if (sh.rank != 0) return 0;
   cuda_report(&t);
   std::printf("tcuda_exhaustive: %llu inputs x %zu cases in %.1f s (%.1f ns per input)\n",
               (unsigned long long)count, NCUDA_CASES, secs, secs / (double)count * 1e9);

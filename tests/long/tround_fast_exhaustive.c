@@ -14,10 +14,19 @@
  * Cost: the reference loop dominates (of the order of 100 ns per element),
  * about 4 * 2^32 reference conversions: a few minutes on 16 cores, tens of
  * minutes on 2. Label "long".
+ * Over MPI ranks (tests/common/shard.h, docs/scale.md): rank r of n checks
+ * the chunks c with c % n == r; the mismatch counts are summed and rank 0
+ * gives the verdict. For the tests of that machinery (label mpi) two knobs:
+ * LOWP_EXHAUSTIVE_CHUNKS=K checks only the chunks c < K (a sample; the
+ * verdict line says so), and LOWP_EXHAUSTIVE_INJECT=0xU makes the
+ * reference answer wrong at input U (a planted mismatch: it must be
+ * reported with its input and make the run exit 1).
  * Run: ctest --test-dir build -L long -R tround_fast_exhaustive
  *      (or build/tround_fast_exhaustive [FORMAT...])
+ *      mpirun -np 16 build/tround_fast_exhaustive
  */
 
+#include "shard.h"
 #include "testutil.h"
 
 #include "format/format.h"
@@ -42,6 +51,10 @@ static uint32_t elem(const void *p, size_t i, int width) {
  * Compare the two paths on chunk c. Returns the number of mismatches and
  * prints the first few (one thread prints at a time).
  */
+static int g_inject = 0;     /* LOWP_EXHAUSTIVE_INJECT given */
+static uint32_t g_inject_u;  /* its input */
+static int g_rank = 0;       /* MPI rank, in the mismatch lines */
+
 static uint64_t run_chunk(uint32_t c, const lowp_format_t *f, float *x,
                           void *fast, void *ref) {
   int w = lowp_format_width(f);
@@ -55,13 +68,14 @@ static uint64_t run_chunk(uint32_t c, const lowp_format_t *f, float *x,
   lowp_encode_array_f32_ref(ref, x, CHUNK, f, NULL, LOWP_RND_NE);
   for (j = 0; j < CHUNK; j++) {
     uint32_t a = elem(fast, j, w), b = elem(ref, j, w);
+    if (g_inject && c + j * NCHUNK == g_inject_u) b ^= 1; /* the planted mismatch */
     if (a != b) {
       if (bad < 3) {
         uint32_t u = c + j * NCHUNK;
 #pragma omp critical(tround_fast_print)
-        printf("  %s rne: x = 0x%08lx (%a): fast 0x%lx, reference 0x%lx\n",
+        printf("  %s rne: x = 0x%08lx (%a): fast 0x%lx, reference 0x%lx (rank %d)\n",
                f->name, (unsigned long)u, (double)x[j], (unsigned long)a,
-               (unsigned long)b);
+               (unsigned long)b, g_rank);
       }
       bad++;
     }
@@ -75,19 +89,39 @@ int main(int argc, char **argv) {
   static const char *const dflt[] = {"fp16", "bf16", "e4m3", "e5m2"};
   const char *const *names = dflt;
   int nnames = 4, k;
+  long nchunk = NCHUNK;
+  lowp_shard_t sh;
+  const char *ev;
 
-  lowp_test_start("tround_fast_exhaustive");
+  lowp_shard_init(&sh, &argc, &argv);
+  g_rank = sh.rank;
+  if (sh.rank == 0) lowp_test_start("tround_fast_exhaustive");
   if (argc > 1) { names = (const char *const *)(argv + 1); nnames = argc - 1; }
+  if ((ev = getenv("LOWP_EXHAUSTIVE_CHUNKS")) != NULL) {
+    nchunk = strtol(ev, NULL, 0);
+    if (nchunk < 1 || nchunk > (long)NCHUNK) {
+      if (sh.rank == 0) printf("bad LOWP_EXHAUSTIVE_CHUNKS '%s': 1 to %u\n", ev, NCHUNK);
+      lowp_shard_end(&sh);
+      return 2;
+    }
+  }
+  if ((ev = getenv("LOWP_EXHAUSTIVE_INJECT")) != NULL) {
+    g_inject = 1;
+    g_inject_u = (uint32_t)strtoul(ev, NULL, 0);
+  }
 
   for (k = 0; k < nnames; k++) {
     const lowp_format_t *f = lowp_format_by_name(names[k]);
     uint64_t bad = 0;
     int stop = 0;
     long c;
-    if (!lowp_test_check(f != NULL, "unknown format %s", names[k])) continue;
-    if (!lowp_test_check(lowp_round_fast_applies(f, NULL, LOWP_RND_NE),
-                         "the fast path does not apply to %s rne", f->name))
+    /* the same verdicts on every rank: rank 0 counts and prints them */
+    if (!f || !lowp_round_fast_applies(f, NULL, LOWP_RND_NE)) {
+      if (sh.rank == 0)
+        lowp_test_check(0, f ? "the fast path does not apply to %s rne" : "unknown format %s",
+                        names[k]);
       continue;
+    }
 #pragma omp parallel reduction(+ : bad)
     {
       float *x = malloc(CHUNK * sizeof *x);
@@ -97,7 +131,7 @@ int main(int argc, char **argv) {
         stop = 1;
       }
 #pragma omp for schedule(dynamic, 1)
-      for (c = 0; c < (long)NCHUNK; c++) {
+      for (c = sh.rank; c < nchunk; c += sh.size) {
         int s;
 #pragma omp atomic read
         s = stop;
@@ -113,11 +147,20 @@ int main(int argc, char **argv) {
       }
       free(x); free(fast); free(ref);
     }
+    fflush(stdout);
+    bad = lowp_shard_sum(&sh, bad);
+    stop = lowp_shard_sum(&sh, (uint64_t)stop) != 0;
+    if (sh.rank != 0) continue;
     lowp_test_check(bad == 0 && !stop,
                     "%s rne: %llu of the inputs checked differ (run stopped early)",
                     f->name, (unsigned long long)bad);
-    printf("%s rne: %s\n", f->name, bad || stop ? "MISMATCH" : "all 2^32 inputs agree");
+    if (nchunk == (long)NCHUNK)
+      printf("%s rne: %s\n", f->name, bad || stop ? "MISMATCH" : "all 2^32 inputs agree");
+    else
+      printf("%s rne: %s in chunks 0..%ld of %u (a sample), over %d rank(s)\n", f->name,
+             bad || stop ? "MISMATCH" : "all inputs agree", nchunk - 1, NCHUNK, sh.size);
     fflush(stdout);
   }
-  return lowp_test_end();
+  lowp_shard_end(&sh);
+  return sh.rank == 0 ? lowp_test_end() : 0;
 }

@@ -1,0 +1,34 @@
+#!/bin/bash
+# report_long.sh -- lowp report --quick under mpirun -np 2 and -np 3 (labels
+# mpi and long: a few minutes here): the ranks run whole experiments and send
+# their folders to rank 0; the report folder is byte-identical to the
+# one-process run. More ranks than experiments: exit 2, one message.
+# Run: bash tests/mpi/report_long.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
+set -u
+LOWP=${1:?usage: report_long.sh path/to/lowp path/to/mpiexec}
+MPIEXEC=${2:-none}
+if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
+  echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPI() { timeout 900 "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+"$LOWP" report --quick --out "$T/one" >/dev/null 2>"$T/e1"; rc1=$?
+for np in 2 3; do
+  rm -rf "$T/many"
+  MPI -np $np "$LOWP" report --quick --out "$T/many" >/dev/null 2>"$T/eN"; rc=$?
+  if [ $rc -ne $rc1 ]; then bad "-np $np: exit $rc, one process $rc1: $(tail -3 "$T/eN")"; continue; fi
+  if diff -r "$T/one" "$T/many" >"$T/d"; then ok; else bad "-np $np: folders differ: $(head -5 "$T/d")"; fi
+done
+n=$("$LOWP" list | wc -l)
+MPI -np $((n + 1)) "$LOWP" report --quick --out "$T/bad" >/dev/null 2>"$T/err"; rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "MPI ranks for $n experiments" "$T/err" &&
+   [ ! -e "$T/bad" ]; then ok
+else bad "more ranks than experiments: exit $rc: $(cat "$T/err")"; fi
+echo "mpi report: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,66 @@
+#!/bin/bash
+# run.sh -- lowp run under mpirun -np 2 and -np 3 (label mpi): the output
+# folder (results.json, CSVs, plots, summary.md, marker) byte-identical to the
+# one-process run, for error-growth (its work items are spread over the
+# ranks) and formats (an experiment that runs whole on every rank); a bad
+# parameter and a bad output folder end the job with one message, exit 2,
+# nothing published.
+# Run: bash tests/mpi/run.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
+set -u
+LOWP=${1:?usage: run.sh path/to/lowp path/to/mpiexec}
+MPIEXEC=${2:-none}
+if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
+  echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPI() { timeout 300 "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# same NAME ARGS...: one process, then -np 2 and -np 3, folders compared
+same() {
+  local name=$1; shift
+  rm -rf "$T/one"
+  "$LOWP" run "$name" "$@" --out "$T/one" >"$T/o1" 2>"$T/e1" ||
+    { bad "$name: one process failed: $(cat "$T/e1")"; return; }
+  for np in 2 3; do
+    rm -rf "$T/many"
+    if ! MPI -np $np "$LOWP" run "$name" "$@" --out "$T/many" >"$T/oN" 2>"$T/eN"; then
+      bad "$name: -np $np failed: $(cat "$T/eN")"; continue
+    fi
+    if ! diff -r "$T/one" "$T/many" >"$T/d"; then bad "$name: -np $np: files differ: $(head -5 "$T/d")"; continue; fi
+    # standard output once (rank 0), the same apart from the folder's name
+    if ! diff <(sed "s|$T/one|OUT|" "$T/o1") <(sed "s|$T/many|OUT|" "$T/oN") >/dev/null; then
+      bad "$name: -np $np: standard output differs"; continue
+    fi
+    ok
+  done
+}
+# small settings (the full sizes would not change what is compared)
+same error-growth --quick --nmax 4096 --kmax 256 --trials 3 --seed 5
+same formats
+ls "${TMPDIR:-/tmp}" | grep -q "^lowp-run-rank" && bad "a rank's scratch folder was left behind"
+
+# fails NAME PATTERN ARGS...: exit 2, one line on stderr, nothing published
+fails() {
+  local name=$1 pat=$2; shift 2
+  rm -rf "$T/bad"
+  MPI "$@" >"$T/out" 2>"$T/err"; local rc=$?
+  if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2 ($(head -3 "$T/err"))"; return; fi
+  if ! grep -q -- "$pat" "$T/err"; then bad "$name: message lacks '$pat': $(cat "$T/err")"; return; fi
+  if [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "$name: not one message: $(cat "$T/err")"; return; fi
+  if [ -e "$T/bad" ]; then bad "$name: an output was published"; return; fi
+  ok
+}
+fails "bad parameter" "trials" -np 3 "$LOWP" run error-growth --trials 0 --out "$T/bad"
+fails "unknown experiment" "unknown experiment" -np 2 "$LOWP" run nosuch --out "$T/bad"
+mkdir -p "$T/notlowp" && echo mine >"$T/notlowp/notes.txt"
+fails "a folder lowp did not make (rank 0 checks it)" "notlowp" \
+  -np 2 "$LOWP" run formats --out "$T/notlowp"
+[ -f "$T/notlowp/notes.txt" ] && ok || bad "the user's folder was touched"
+
+echo "mpi run: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,333 @@
+/* lowp_par -- ranks of an MPI job (Open MPI), or one process; tools/ only, lib/ never sees MPI */
+
+#include "par.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifdef LOWP_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#ifndef LOWP_VERSION
+#define LOWP_VERSION "unknown"
+#endif
+
+static int g_rank = 0, g_size = 1, g_solo = 0;
+
+void lowp_par_solo(int on) { g_solo = on; }
+int lowp_par_spread(void) { return g_size > 1 && !g_solo; }
+
+int lowp_par_mine(size_t i) {
+  return !lowp_par_spread() || i % (size_t)g_size == (size_t)g_rank;
+}
+
+int lowp_par_rank(void) { return g_rank; }
+int lowp_par_size(void) { return g_size; }
+
+int lowp_par_built(void) {
+#ifdef LOWP_HAVE_MPI
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+void lowp_par_block(size_t n, int r, int size, size_t *lo, size_t *hi) {
+  size_t s = size > 0 ? (size_t)size : 1, q = n / s, rem = n % s, ur = (size_t)r;
+  *lo = ur * q + (ur < rem ? ur : rem);
+  *hi = *lo + q + (ur < rem ? 1 : 0);
+}
+
+#ifdef LOWP_HAVE_MPI
+
+/* started by a launcher? Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE; PMIx
+   (srun --mpi=pmix, mpirun of Open MPI 5) PMIX_RANK; PMI-1/2 (srun
+   --mpi=pmi2, MPICH's hydra) PMI_RANK. Without one, no MPI_Init: a plain
+   `lowp ...` never touches MPI. */
+static int g_on = 0, g_ended = 0;
+
+/* The job has failed and every rank is on its way out through exit(2).
+   mpirun sends SIGTERM to the ranks still running when the first exits
+   with a nonzero status; a rank that is finishing its own exit anyway
+   ignores it (else its handler, tools/cleanup.h, would print a second
+   message). Temporaries are removed by the exit handler as usual. */
+static void leaving(void) { signal(SIGTERM, SIG_IGN); }
+
+static int launched(void) {
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+static void at_exit(void) { lowp_par_end(); }
+
+void lowp_par_end(void) {
+  int fin = 0;
+  if (!g_on || g_ended) return;
+  g_ended = 1;
+  MPI_Finalized(&fin);
+  if (!fin) MPI_Finalize();
+}
+
+int lowp_par_sync(int failed) {
+  int mine, low;
+  if (!g_on || g_ended) return failed;
+  /* the lowest failed rank, or size when none failed */
+  mine = failed ? g_rank : g_size;
+  if (MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    fprintf(stderr, "lowp: rank %d: MPI_Allreduce failed\n", g_rank);
+    exit(LOWP_EXIT_USAGE);
+  }
+  if (low == g_size) return 0;
+  leaving();
+  if (failed && low == g_rank) return 1;
+  exit(LOWP_EXIT_USAGE); /* another rank failed and says why */
+}
+
+void lowp_par_init(int *argc, char ***argv) {
+  char id[128], *all;
+  const char *over = getenv("LOWP_PAR_BUILD_ID");
+  int i, bad = -1;
+  if (!launched()) return;
+  if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+    fprintf(stderr, "lowp: MPI_Init failed\n");
+    exit(LOWP_EXIT_USAGE);
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  g_on = 1;
+  atexit(at_exit);
+  /* errors are statuses here, never MPI's abort */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  /* the build id: lowp's version and the compile time of this file;
+     LOWP_PAR_BUILD_ID replaces it (the tests simulate a mixed job) */
+  memset(id, 0, sizeof id);
+  snprintf(id, sizeof id, "%s", over ? over : "lowp " LOWP_VERSION " built " __DATE__ " " __TIME__);
+  all = calloc((size_t)g_size, sizeof id);
+  if (!all || MPI_Allgather(id, (int)sizeof id, MPI_CHAR, all, (int)sizeof id, MPI_CHAR,
+                            MPI_COMM_WORLD) != MPI_SUCCESS) {
+    free(all);
+    if (lowp_par_sync(1))
+      fprintf(stderr, "lowp: rank %d: cannot exchange build ids (out of memory or MPI "
+              "failure)\n", g_rank);
+    exit(LOWP_EXIT_USAGE);
+  }
+  for (i = 1; i < g_size && bad < 0; i++)
+    if (memcmp(all, all + (size_t)i * sizeof id, sizeof id)) bad = i;
+  /* every rank saw the same table: the verdict is the same everywhere */
+  if (bad >= 0) {
+    leaving();
+    if (g_rank == 0)
+      fprintf(stderr, "lowp: mixed builds in one MPI job: rank 0 runs '%s', rank %d runs '%s'; "
+              "run the same lowp binary on every rank\n", all, bad, all + (size_t)bad * sizeof id);
+    free(all);
+    exit(LOWP_EXIT_USAGE);
+  }
+  free(all);
+}
+
+/* counts and displacements of a row split, in units of one row (a
+   contiguous MPI type), so that a block of 2^31 doubles or more fits an int */
+static int split_counts(int **cnt, int **dsp, size_t rows) {
+  int r;
+  *cnt = malloc((size_t)g_size * sizeof **cnt);
+  *dsp = malloc((size_t)g_size * sizeof **dsp);
+  if (!*cnt || !*dsp || rows > (size_t)INT_MAX) return 1;
+  for (r = 0; r < g_size; r++) {
+    size_t lo, hi;
+    lowp_par_block(rows, r, g_size, &lo, &hi);
+    (*cnt)[r] = (int)(hi - lo);
+    (*dsp)[r] = (int)lo;
+  }
+  return 0;
+}
+
+static int gather_units(void *all, const void *mine, size_t n, size_t unit_bytes) {
+  int *cnt = NULL, *dsp = NULL, st;
+  MPI_Datatype t;
+  size_t lo, hi;
+  if (split_counts(&cnt, &dsp, n) || unit_bytes > (size_t)INT_MAX) {
+    free(cnt); free(dsp);
+    return 1;
+  }
+  lowp_par_block(n, g_rank, g_size, &lo, &hi);
+  st = MPI_Type_contiguous((int)unit_bytes, MPI_BYTE, &t);
+  if (st == MPI_SUCCESS) st = MPI_Type_commit(&t);
+  if (st == MPI_SUCCESS) {
+    st = MPI_Gatherv(mine, (int)(hi - lo), t, all, cnt, dsp, t, 0, MPI_COMM_WORLD);
+    MPI_Type_free(&t);
+  }
+  free(cnt); free(dsp);
+  return st != MPI_SUCCESS;
+}
+
+int lowp_par_gather_rows(double *all, const double *mine, size_t rows, size_t width) {
+  if (!g_on) {
+    if (all != mine) memcpy(all, mine, rows * width * sizeof *all);
+    return 0;
+  }
+  return gather_units(all, mine, rows, width * sizeof(double));
+}
+
+int lowp_par_gather_items(void *all, const void *mine, size_t n, size_t size) {
+  if (!g_on) {
+    if (all != mine) memcpy(all, mine, n * size);
+    return 0;
+  }
+  return gather_units(all, mine, n, size);
+}
+
+double lowp_par_max(double x) {
+  double y = x;
+  if (g_on) lowp_par_sync(0); /* as in lowp_par_allgather_items */
+  if (g_on) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return y;
+}
+
+double lowp_par_sum(double x) {
+  double y = x;
+  if (g_on) lowp_par_sync(0); /* as in lowp_par_allgather_items */
+  if (g_on) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return y;
+}
+
+
+int lowp_par_allgather_items(void *all, size_t n, size_t size) {
+  /* rank r's items are r, r + N, r + 2N, ...: packed, exchanged, unpacked */
+  int *cnt = NULL, *dsp = NULL, st = MPI_SUCCESS, r;
+  size_t i, j, mine = 0, tot = 0;
+  char *pack = NULL, *got = NULL;
+  MPI_Datatype t;
+  if (!g_on || !lowp_par_spread()) return 0;
+  /* a rank may have left the experiment with a failure: learn it here,
+     where it waits in lowp_par_sync(1), instead of in a gather it never joins */
+  lowp_par_sync(0);
+  cnt = malloc((size_t)g_size * sizeof *cnt);
+  dsp = malloc((size_t)g_size * sizeof *dsp);
+  for (r = 0; cnt && dsp && r < g_size; r++) {
+    size_t c = n > (size_t)r ? (n - (size_t)r + (size_t)g_size - 1) / (size_t)g_size : 0;
+    if (c > (size_t)INT_MAX || tot > (size_t)INT_MAX) { st = 1; break; }
+    cnt[r] = (int)c;
+    dsp[r] = (int)tot;
+    tot += c;
+    if (r == g_rank) mine = c;
+  }
+  pack = malloc(mine * size + 1);
+  got = malloc(n * size + 1);
+  {
+    /* all ranks go on, or all give up: none is left in the exchange alone */
+    int bad = (!cnt || !dsp || !pack || !got || st || size > (size_t)INT_MAX), any = bad;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (any) {
+      free(cnt); free(dsp); free(pack); free(got);
+      return 1;
+    }
+  }
+  for (j = 0, i = (size_t)g_rank; i < n; i += (size_t)g_size, j++)
+    memcpy(pack + j * size, (char *)all + i * size, size);
+  st = MPI_Type_contiguous((int)size, MPI_BYTE, &t);
+  if (st == MPI_SUCCESS) st = MPI_Type_commit(&t);
+  if (st == MPI_SUCCESS) {
+    st = MPI_Allgatherv(pack, (int)mine, t, got, cnt, dsp, t, MPI_COMM_WORLD);
+    MPI_Type_free(&t);
+  }
+  if (st == MPI_SUCCESS)
+    for (r = 0; r < g_size; r++)
+      for (j = 0; j < (size_t)cnt[r]; j++)
+        memcpy((char *)all + ((size_t)r + j * (size_t)g_size) * size,
+               got + ((size_t)dsp[r] + j) * size, size);
+  free(cnt); free(dsp); free(pack); free(got);
+  return st != MPI_SUCCESS;
+}
+
+/* messages in chunks of 2^30 bytes after their length (an int counts) */
+#define CHUNK ((size_t)1 << 30)
+
+int lowp_par_send(const void *buf, size_t n, int to) {
+  unsigned long long len = n;
+  size_t off;
+  if (!g_on) return 1;
+  if (MPI_Send(&len, 1, MPI_UNSIGNED_LONG_LONG, to, 1, MPI_COMM_WORLD) != MPI_SUCCESS) return 1;
+  for (off = 0; off < n; off += CHUNK) {
+    size_t c = n - off < CHUNK ? n - off : CHUNK;
+    if (MPI_Send((const char *)buf + off, (int)c, MPI_BYTE, to, 2, MPI_COMM_WORLD) != MPI_SUCCESS)
+      return 1;
+  }
+  return 0;
+}
+
+int lowp_par_recv(void **buf, size_t *n, int from) {
+  unsigned long long len;
+  size_t off;
+  char *b;
+  *buf = NULL;
+  *n = 0;
+  if (!g_on) return 1;
+  if (MPI_Recv(&len, 1, MPI_UNSIGNED_LONG_LONG, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+      MPI_SUCCESS)
+    return 1;
+  b = malloc(len ? (size_t)len : 1);
+  if (!b) return 1; /* the sender's chunks are never received: the caller dies */
+  for (off = 0; off < len; off += CHUNK) {
+    size_t c = len - off < CHUNK ? (size_t)len - off : CHUNK;
+    if (MPI_Recv(b + off, (int)c, MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
+        MPI_SUCCESS) {
+      free(b);
+      return 1;
+    }
+  }
+  *buf = b;
+  *n = (size_t)len;
+  return 0;
+}
+
+#else /* one process: no MPI in this build */
+
+int lowp_par_allgather_items(void *all, size_t n, size_t size) {
+  (void)all; (void)n; (void)size;
+  return 0;
+}
+int lowp_par_send(const void *buf, size_t n, int to) {
+  (void)buf; (void)n; (void)to;
+  return 1;
+}
+int lowp_par_recv(void **buf, size_t *n, int from) {
+  (void)from;
+  *buf = NULL;
+  *n = 0;
+  return 1;
+}
+
+/* Started by a launcher as several ranks, a build without MPI would run
+   the whole work once per rank: refuse (rank 0 by the launcher's
+   environment says why). */
+void lowp_par_init(int *argc, char ***argv) {
+  const char *n = getenv("OMPI_COMM_WORLD_SIZE"), *r = getenv("OMPI_COMM_WORLD_RANK");
+  (void)argc;
+  (void)argv;
+  if (!n) { n = getenv("PMI_SIZE"); r = getenv("PMI_RANK"); }
+  if (n && atoi(n) > 1) {
+    if (!r || atoi(r) == 0)
+      fprintf(stderr, "lowp: started as %d MPI ranks, but this lowp was built without MPI "
+              "(install libopenmpi-dev and rebuild; docs/scale.md)\n", atoi(n));
+    exit(LOWP_EXIT_USAGE);
+  }
+}
+void lowp_par_end(void) {}
+int lowp_par_sync(int failed) { return failed; }
+int lowp_par_gather_rows(double *all, const double *mine, size_t rows, size_t width) {
+  if (all != mine) memcpy(all, mine, rows * width * sizeof *all);
+  return 0;
+}
+int lowp_par_gather_items(void *all, const void *mine, size_t n, size_t size) {
+  if (all != mine) memcpy(all, mine, n * size);
+  return 0;
+}
+double lowp_par_max(double x) { return x; }
+double lowp_par_sum(double x) { return x; }
+
+#endif
