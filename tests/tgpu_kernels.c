@@ -96,7 +96,7 @@ static void gemms(void) {
      16 interleaved, c added late, rounded: lib/model/tc_model.c's
      FP8_MMA_SYNC written out), not the wgmma one h100 gives fp32 outputs */
   gemm_twin("gemm_mma", "model=h100", &LOWP_FMT_E4M3, &LOWP_FMT_FP32,
-            "b=16,F=25,align=rtz,out=rne,out16=rne,latec=1,interleave=2", 0);
+            "b=16,F=25,align=rtz,out=rtz,out16=rne,latec=1,interleave=2,crnd=rne", 0);
   gemm_twin("gemm_cublas", "device=cpu", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, "h100", 128);
   gemm_twin("gemm_cublas", "promote=off", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, "h100", 0);
   gemm_twin("gemm_cublas_fastacc", "", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, "h100", 0);

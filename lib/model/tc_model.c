@@ -120,7 +120,7 @@ static const lowp_tc_preset_t presets[] = {
      BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_13(32), FP8_MMA_SYNC},
     {"h200", "NVIDIA H200 (Hopper): as h100 (no captured rows here)",
      BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_13(32), FP8_MMA_SYNC},
-    {"b200", "NVIDIA B200 (Blackwell): as h100; fp8 (mma.sync) two blocks of 16, rounded to nearest",
+    {"b200", "NVIDIA B200 (Blackwell): as h100; fp8 (mma.sync) two blocks of 16 (fp32 toward zero), c added to nearest",
      BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_MMA_SYNC, NONE},
 };
 

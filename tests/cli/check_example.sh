@@ -91,7 +91,7 @@ for pat in "segv.*crashed (SIGSEGV)" "abrt.*crashed (SIGABRT)" "quit.*exited wit
   grep -q -- "$pat" "$T/o" && ok || bad "misbehaving kernels: no '$pat' in: $(cat "$T/o")"
 done
 [ -s "$T/mis.res.json" ] && ok || bad "JSON result not written after kernel failures"
-pgrep -f misbehave >/dev/null 2>&1 && bad "a plugin process was left running" || ok
+sleep 0.2; pgrep -f "$T/mis.json" >/dev/null 2>&1 && bad "a plugin process was left running" || ok
 
 echo "cli check_example: $pass passed, $fail failed"
 [ $fail -eq 0 ]
