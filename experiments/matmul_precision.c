@@ -471,7 +471,7 @@ static int run(lowp_run_t *r) {
   kernel_t *ks = calloc(MAXK, sizeof *ks);
   meas_t *M = calloc(1, sizeof *M);
   int nk = 0, i, si, st = 0, bad = 0, fi32 = -1;
-  long nmax, sd, tot_fallback = 0, tot_checked = 0, j;
+  long nmax, sd, tot_fallback = 0, tot_checked = 0, j, tinyc[MAXF] = {0};
   size_t nn_max;
   double *A0, *B0, *Ain, *Bin, *Xd, *XF, *RF, *Cd, *C32, *Atc, *Ctc;
   float *Af, *Bf, *Cf;
@@ -597,6 +597,12 @@ static int run(lowp_run_t *r) {
       }
       nA0 = fro(A0, nn);
       nB0 = fro(B0, nn);
+      if (si == c.head && sd == 0) /* data entries below each format's normal range, for the answer */
+        for (fi = 0; fi < c.nf; fi++) {
+          double xm = lowp_format_xmin(&c.fs[fi]);
+          tinyc[fi] = 0;
+          for (j = 0; j < (long)nn; j++) tinyc[fi] += (fabs(A0[j]) < xm) + (fabs(B0[j]) < xm);
+        }
       /* the tensor-core model's rows (first seed): mtc distinct rows at random (partial Fisher-Yates) */
       for (j = 0; j < n; j++) rowidx[j] = j;
       for (j = 0; j < mtc; j++) {
@@ -771,7 +777,9 @@ static int run(lowp_run_t *r) {
       rows = lowp_result_table(tables, t1, cols1, 8);
       for (i = 0; i < nk; i++) {
         const char *cells[8];
-        if (ks[i].kind == K_TC) continue;
+        int q;
+        (void)mean_at(M, i, at, M_FWD_DATA, &q);
+        if (ks[i].kind == K_TC || !q) continue;
         cells[0] = ks[i].name;
         cells[1] = cell(b1, sizeof b1, mean_at(M, i, at, M_FWD_DATA, NULL), "%.3g");
         cells[2] = cell(b2, sizeof b2, mean_at(M, i, at, M_FWD_IN, NULL), "%.3g");
@@ -837,13 +845,22 @@ static int run(lowp_run_t *r) {
     cat(ans, sizeof ans, "Every entry of the product is measured (no sampling) against the exact product of "
         "the fp32 data. At n = %ld (mean of %d seed%s) the largest elementwise error is ", c.sizes[head], hs,
         hs == 1 ? "" : "s");
-    for (i = 0; i < nk; i++)
-      if (ks[i].kind != K_TC) cat(ans, sizeof ans, "%s %.3g, ", ks[i].name, mean_at(M, i, head, M_FWD_DATA, NULL));
+    for (i = 0; i < nk; i++) {
+      int q;
+      double e = mean_at(M, i, head, M_FWD_DATA, &q);
+      if (ks[i].kind != K_TC && q) cat(ans, sizeof ans, "%s %.3g, ", ks[i].name, e);
+    }
     if (last != head) {
-      cat(ans, sizeof ans, "and at n = %ld (%d seed%s%s) ", c.sizes[last], ls, ls == 1 ? "" : "s",
-          ls < hs ? ", fewer for the time budget" : "");
-      for (i = 0; i < nk; i++)
-        if (ks[i].kind != K_TC) cat(ans, sizeof ans, "%s %.3g, ", ks[i].name, mean_at(M, i, last, M_FWD_DATA, NULL));
+      if (c.sizes[last] > c.big)
+        cat(ans, sizeof ans, "and at n = %ld (%d seed%s and only %s above n = %ld, for the time budget) ",
+            c.sizes[last], ls, ls == 1 ? "" : "s", lowp_run_param(r, "bigformats"), c.big);
+      else
+        cat(ans, sizeof ans, "and at n = %ld (%d seed%s) ", c.sizes[last], ls, ls == 1 ? "" : "s");
+      for (i = 0; i < nk; i++) {
+        int q;
+        double e = mean_at(M, i, last, M_FWD_DATA, &q);
+        if (ks[i].kind != K_TC && q) cat(ans, sizeof ans, "%s %.3g, ", ks[i].name, e);
+      }
     }
     ans[strlen(ans) - 2] = '.';
     ans[strlen(ans) - 1] = ' ';
@@ -884,7 +901,9 @@ static int run(lowp_run_t *r) {
     for (i = 0; i < nk; i++)
       if (ks[i].kind == K_ALL && isfinite(gm[i][1]))
         cat(ans, sizeof ans, "%s n^%.2f, ", ks[i].name, gm[i][1]);
-    cat(ans, sizeof ans, "against n^0.5 for the probabilistic lambda sqrt(n) u and n^1 for the worst-case gamma_n. ");
+    cat(ans, sizeof ans, "inside the probabilistic lambda sqrt(n) u (n^0.5) and the worst-case gamma_n (n^1). For the "
+        "forward error a random-walk model expects about n^1 from the accumulation (partial sums of size sqrt(k), "
+        "n roundings) and n^0.5 from the input rounding, plus the slow growth of a maximum over n^2 entries. ");
     {
       /* equal precision, different range: the same significand rounding */
       int q;
@@ -892,13 +911,22 @@ static int run(lowp_run_t *r) {
         for (q = i + 1; q < nk; q++)
           if (ks[i].kind == K_ALL && ks[q].kind == K_ALL && ks[i].in->precision == ks[q].in->precision) {
             double a = mean_at(M, i, head, M_FWD_DATA, NULL), b = mean_at(M, q, head, M_FWD_DATA, NULL);
-            cat(ans, sizeof ans, "%s and %s differ by %.1f%% at n = %ld because both keep %d significand bits "
-                "(u = 2^-%d) in every product and sum; they differ only in exponent range (2^%d..2^%d against "
-                "2^%d..2^%d), which these data touch only through the few inputs and products below 2^%d. "
-                "tf32 as hardware uses it is tf32 inputs with fp32 accumulation (the -in/fp32-acc and tc "
-                "curves). ", ks[i].name, ks[q].name, 100 * fabs(a - b) / (a > b ? a : b), c.sizes[head],
-                ks[i].in->precision, ks[i].in->precision, ks[i].in->emin, ks[i].in->emax, ks[q].in->emin,
-                ks[q].in->emax, ks[i].in->emin > ks[q].in->emin ? ks[i].in->emin : ks[q].in->emin);
+            const lowp_format_t *nr = ks[i].in->emin > ks[q].in->emin ? ks[i].in : ks[q].in;
+            int fn = ks[i].in->emin > ks[q].in->emin ? ks[i].fi : ks[q].fi;
+            double nd = 2.0 * (double)c.sizes[head] * (double)c.sizes[head];
+            if (a == b)
+              cat(ans, sizeof ans, "%s and %s give the same largest error at n = %ld", ks[i].name, ks[q].name,
+                  c.sizes[head]);
+            else
+              cat(ans, sizeof ans, "%s and %s differ by %.2g%% at n = %ld", ks[i].name, ks[q].name,
+                  100 * fabs(a - b) / (a > b ? a : b), c.sizes[head]);
+            cat(ans, sizeof ans, ": both keep %d significand bits (u = 2^-%d) in every product and sum, and differ "
+                "only in exponent range (%s: 2^%d..2^%d, %s: 2^%d..2^%d), which these data reach only through "
+                "the %ld of %.0f inputs (%.3g%%) below %s's smallest normal 2^%d (and products below it). tf32 as "
+                "GPUs use it is tf32 inputs with fp32 accumulation: tf32-in/fp32-acc and the tensor-core model. ",
+                ks[i].in->precision, ks[i].in->precision, ks[i].in->name, ks[i].in->emin, ks[i].in->emax,
+                ks[q].in->name, ks[q].in->emin, ks[q].in->emax, tinyc[fn], nd, 100.0 * (double)tinyc[fn] / nd,
+                nr->name, nr->emin);
           }
     }
     if (tcpos >= 0) {
@@ -916,7 +944,7 @@ static int run(lowp_run_t *r) {
       }
       if (isfinite(lo))
         cat(ans, sizeof ans, "The %s tensor-core model (products exact, aligned blocks, fp32 output; %ld rows, "
-            "first seed, n <= %ld) is within a factor %.2f-%.2f of F-in/fp32-acc on the same rows at n = %ld: its "
+            "first seed, n <= %ld) is within a factor %.4f-%.4f of F-in/fp32-acc on the same rows at n = %ld: its "
             "error is the rounding of the inputs. ", c.model, c.tcrows, c.tcmax, lo, hi, c.sizes[tcpos]);
     }
     cat(ans, sizeof ans, "Every backward error is %s its bound where the bound exists; the emulated kernels "
@@ -1060,7 +1088,7 @@ const lowp_experiment_t lowp_exp_matmul_precision = {
     "checked against kernels/cpu/gemm_acc, and tc-{model}-F (kernels/cpu/gemm_tc on {tcrows} rows); every entry "
     "against exact products (lib/check, lib/exact) of the data and of the rounded inputs; componentwise and "
     "normwise backward errors (lib/measure) against gamma_n and the tensor-core model bound (lowp_op_bound); "
-    "{seeds} seeds per size ({bigseeds} above n = {big}); growth exponents with t-based 95% confidence intervals.",
+    "{seeds} seeds per size ({bigseeds} and only {bigformats} above n = {big}); growth exponents with t-based 95% confidence intervals.",
     "Backward errors within their bounds; fp32-accumulating kernels' error is the rounding of the inputs and "
     "grows like n^0.5; all-format accumulation grows faster, between lambda sqrt(n) u and gamma_n.",
     params, run, check};
