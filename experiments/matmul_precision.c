@@ -41,7 +41,8 @@
  *   sizes; mean over seeds and a t-based 95% confidence interval
  *   (mean +- t_{0.975, S-1} sd / sqrt(S)).
  * Run: lowp run matmul-precision [--sizes=64,...,4096] [--seeds=3]
- *   [--bigseeds=1] [--big=2048] [--tcrows=8] [--model=h100]
+ *   [--big=1000] [--bigseeds=1] [--bigformats=fp32,fp16,bf16] [--tcrows=8]
+ *   [--tcmax=1000] [--model=h100]
  * Expected / acceptance: every backward error within its bound where the
  *   bound exists; fp32 is far closer to exact than the others; cpu-fp16 and
  *   cpu-bf16 grow faster with n than the fp32-accumulating kernels, whose
@@ -453,10 +454,9 @@ static const char *cell(char *b, size_t len, double v, const char *fmt) {
 /* "a = 1.23 +- 0.04 (3 seeds)" */
 static const char *slope_cell(char *b, size_t len, double m, double h, int q) {
   if (!isfinite(m)) snprintf(b, len, "-");
-  else if (!isfinite(h)) snprintf(b, len, "%.2f (1 seed, no CI)", m);
+  else if (!isfinite(h)) snprintf(b, len, "%.2f (%d seed, no CI)", m, q);
   else snprintf(b, len, "%.2f +- %.2f", m, h);
   return b;
-  (void)q;
 }
 
 /* --------------------------------------------------------------- run */
@@ -1000,8 +1000,8 @@ static int run(lowp_run_t *r) {
 
   /* ---- plots: one colour per input format, one dash type per kind of kernel */
   {
-    lowp_series_t sr[MAXK + 2];
-    char styles[MAXK + 2][96], extra[512];
+    lowp_series_t sr[2 * MAXK + 2];
+    char styles[2 * MAXK + 2][96], extra[512], mixt[MAXK][80];
     int pass;
     snprintf(extra, sizeof extra, "set key outside right top Left reverse font ',10'\nset logscale x 2\n"
              "set format x '2^{%%L}'\nset format y '10^{%%L}'\nset mxtics 1\nset xrange [%ld:%ld]",
@@ -1038,7 +1038,6 @@ static int run(lowp_run_t *r) {
         s.style = styles[ns];
         sr[ns++] = s;
         if (pass == 2) { /* the same rows on F-in/fp32-acc */
-          static char mixt[MAXK][80];
           lowp_series_t s2 = s;
           snprintf(mixt[i], sizeof mixt[i], "%s-in/fp32-acc, same rows", ks[i].in->name);
           s2.ycol = 5;
