@@ -888,9 +888,9 @@ static int run(lowp_run_t *r) {
         if (ks[q].kind == K_MIX && ks[q].fi == ks[i].fi) {
           double ea = mean_at(M, i, head, M_FWD_DATA, NULL), em = mean_at(M, q, head, M_FWD_DATA, NULL);
           double acc = mean_at(M, q, head, M_FWD_IN, NULL);
-          cat(ans, sizeof ans, "%s inputs: rounding the inputs alone (%s) gives %.3g of which the fp32 "
-              "accumulation is %.2g; accumulating in %s too multiplies it by %.1f. ", ks[i].in->name, ks[q].name,
-              em, acc, ks[i].in->name, ea / em);
+          cat(ans, sizeof ans, "%s inputs: rounding the inputs alone (%s) gives %.3g, while its error against "
+              "the exact product of the rounded inputs (the fp32 accumulation alone) is %.2g; accumulating in %s too "
+              "multiplies the error by %.1f. ", ks[i].in->name, ks[q].name, em, acc, ks[i].in->name, ea / em);
         }
     }
     /* growth */
@@ -947,10 +947,19 @@ static int run(lowp_run_t *r) {
           if (ratio > hi) hi = ratio;
         }
       }
+      double blo = INFINITY, bhi = 0;
+      for (i = 0; i < nk; i++)
+        if (ks[i].kind == K_TC && M->have[i][tcpos][0]) {
+          double b = M->v[i][tcpos][0][M_CBWD] / ks[i].uacc;
+          if (b < blo) blo = b;
+          if (b > bhi) bhi = b;
+        }
       if (isfinite(lo))
         cat(ans, sizeof ans, "The %s tensor-core model (products exact, aligned blocks, fp32 output; %ld rows, "
             "first seed, n <= %ld) is within a factor %.4f-%.4f of F-in/fp32-acc on the same rows at n = %ld: its "
-            "error is the rounding of the inputs. ", c.model, c.tcrows, c.tcmax, lo, hi, c.sizes[tcpos]);
+            "error is the rounding of the inputs; against its own inputs its componentwise backward error is "
+            "%.3g-%.3g u of fp32, within the model's "
+            "bound. ", c.model, c.tcrows, c.tcmax, lo, hi, c.sizes[tcpos], blo, bhi);
     }
     if (!c.bigabs && c.sizes[last] > c.big)
       cat(ans, sizeof ans, "Componentwise backward errors are measured up to n = %ld (above, |A||B| would cost one "
