@@ -40,9 +40,12 @@
  *   Growth: per seed, least-squares slope of log(error) on log(n) over the
  *   sizes; mean over seeds and a t-based 95% confidence interval
  *   (mean +- t_{0.975, S-1} sd / sqrt(S)).
+ *   Time budget: every format with 3 seeds up to n = big (1000); above it
+ *   one seed of bigformats (fp32, fp16, bf16), without |A||B| (bigabs=0: no
+ *   componentwise backward error there). About 170 s of CPU on 2 cores.
  * Run: lowp run matmul-precision [--sizes=64,...,4096] [--seeds=3]
  *   [--big=1000] [--bigseeds=1] [--bigformats=fp32,fp16,bf16] [--tcrows=8]
- *   [--tcmax=1000] [--model=h100]
+ *   [--tcmax=1000] [--bigabs=0] [--model=h100]
  * Expected / acceptance: every backward error within its bound where the
  *   bound exists; fp32 is far closer to exact than the others; cpu-fp16 and
  *   cpu-bf16 grow faster with n than the fp32-accumulating kernels, whose
