@@ -4,91 +4,169 @@
  * Question: for random 1000 x 1000 matrices, what is the largest elementwise
  *   error of a matrix product computed in fp32, tf32, fp16, bf16, e4m3 and
  *   e5m2, against the exact product and against fp32 (as the exercise asks),
- *   on plain CPU accumulation and on a tensor-core model, and how does it
- *   grow with the size?
- * Method: the data are fp32 matrices with N(0,1) entries (Philox, seeded),
- *   rounded to each input format (round to nearest even). Kernels:
- *   cpu-F = kernels/cpu/gemm_acc, every product and every addition rounded
- *   to F (the all-F implementation the exercise describes; fp32 is a plain
- *   CPU sgemm without FMA); tc-F = kernels/cpu/gemm_tc on the lib/model
- *   tensor-core preset (default h100: products exact, blocks aligned and
- *   truncated, fp32 output). References: the exact product of the fp32 data
- *   and the exact product of the rounded inputs (lib/exact, exact
- *   accumulator, rounded once to binary64), and the cpu-fp32 result.
- *   Emulating a kernel costs ~100-300 ns per multiply-add, so above
- *   `full` the error is measured on `rows` rows of the product chosen at
- *   random (every column of them): the maximum is then over those rows.
- *   Componentwise backward error |C - X| / (|A||B|) in units of u.
- * Run: lowp run matmul-precision [--sizes=32,...,1000] [--rows=32] [--model=h100]
- * Expected / acceptance: errors against the exact product of the rounded
- *   inputs stay within gamma_k (|A||B|) where gamma_k exists; fp32 is far
- *   closer to exact than the others, so "against fp32" and "against exact"
- *   differ by at most fp32's own error; cpu-fp16 and cpu-bf16 grow faster
- *   with n than the tensor-core models, which accumulate in fp32.
+ *   and how does it grow with the size, up to n = 4096? How much of it is
+ *   the rounding of the inputs and how much the accumulation?
+ * Method: the data are fp32 matrices with N(0,1) entries (Philox, one
+ *   stream per seed and size), rounded to each input format (round to
+ *   nearest even). Kernels, every output over the FULL matrix:
+ *   cpu-F      every product and every addition rounded to F, recursive
+ *              order (kernels/cpu/gemm_acc with prod = acc = F): the
+ *              all-F product the exercise describes;
+ *   F-in/fp32-acc  inputs rounded to F, products exact, each addition
+ *              rounded to fp32 (gemm_acc with prod = NULL, acc = fp32): the
+ *              input rounding alone, on an fp32 accumulator;
+ *   tc-M-F     kernels/cpu/gemm_tc on the lib/model tensor-core preset M
+ *              (default h100); ~40 ns per multiply-add, so it runs on
+ *              `tcrows` random rows of the first seed only, up to `tcmax`,
+ *              and is compared with F-in/fp32-acc on the same rows.
+ *   The CPU kernels are emulated at BLAS-like speed (fast_gemm below): in
+ *   fp32 arithmetic, each result rounded to F by bit operations. This is
+ *   exact, not an approximation: products of two F values (<= 11 bits) are
+ *   exact in fp32, and a sum of two F values rounded to fp32 (24 bits) and
+ *   then to F (p bits) is rounded once when 24 >= 2p + 2 (double rounding
+ *   is innocuous: S. A. Figueroa, "When is double rounding innocuous?",
+ *   SIGNUM Newsl. 30(3), 1995). Outputs that meet an fp32 underflow or an
+ *   F overflow are recomputed by the reference kernel, and every run is
+ *   checked bit for bit against kernels/cpu/gemm_acc on `check` entries.
+ *   References (lib/check's lowp_op_exact, i.e. lib/exact's sliced exact
+ *   GEMM): the exact product of the fp32 data, and per input format the
+ *   exact product of the rounded inputs and |A||B|. Metrics (lib/measure):
+ *   max |C - X| against the data and against the rounded inputs, against
+ *   cpu-fp32; componentwise backward error max |C - X| / (|A||B|) against
+ *   the kernel's own inputs (in units of the accumulator's u) and its bound
+ *   (lib/check lowp_op_bound: gamma_n with rounded products for cpu-F,
+ *   gamma_n of fp32 for F-in/fp32-acc, the tensor-core model bound for
+ *   tc); normwise backward error ||C - X||_F / (||A||_F ||B||_F).
+ *   Growth: per seed, least-squares slope of log(error) on log(n) over the
+ *   sizes; mean over seeds and a t-based 95% confidence interval
+ *   (mean +- t_{0.975, S-1} sd / sqrt(S)).
+ *   Time budget: every format with 3 seeds up to n = big (1000); above it
+ *   one seed of bigformats (fp32, fp16, bf16), without |A||B| (bigabs=0: no
+ *   componentwise backward error there). About 170 s of CPU on 2 cores.
+ * Run: lowp run matmul-precision [--sizes=64,...,4096] [--seeds=3]
+ *   [--big=1000] [--bigseeds=1] [--bigformats=fp32,fp16,bf16] [--tcrows=8]
+ *   [--tcmax=1000] [--bigabs=0] [--model=h100]
+ * Expected / acceptance: every backward error within its bound where the
+ *   bound exists; fp32 is far closer to exact than the others; cpu-fp16 and
+ *   cpu-bf16 grow faster with n than the fp32-accumulating kernels, whose
+ *   error is the rounding of the inputs.
  */
 
 #include "registry.h"
 #include "results.h"
 
+#include "check/op.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
-#include "exact/exact.h"
 #include "format/format.h"
 #include "io/plot.h"
 #include "measure/measure.h"
+#include "model/accum.h"
 #include "rng/rng.h"
 #include "status.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const lowp_param_t params[] = {
-    {"sizes", "32,64,128,256,512,1000", "16,32,64", "matrix sizes n (n x n times n x n); the last is the headline"},
+    {"sizes", "64,128,256,512,1000,2048,4096", "16,32,64,100",
+     "matrix sizes n (n x n times n x n), all measured on the full matrix"},
+    {"head", "1000", "64", "the size of the exercise's question (one of sizes)"},
+    {"seeds", "3", "2", "independent data sets per size (for the confidence intervals)"},
+    {"big", "1000", "64", "sizes above this get only bigseeds data sets and bigformats (time budget)"},
+    {"bigseeds", "1", "1", "data sets per size above big"},
     {"formats", "fp32,tf32,fp16,bf16,e4m3,e5m2", NULL, "input formats (cpu-F accumulates in F too)"},
+    {"bigformats", "fp32,fp16,bf16", NULL, "the formats measured at sizes above big (time budget; names not in formats are ignored; fp32 always)"},
     {"model", "h100", NULL, "tensor-core model preset (lib/model), or none"},
-    {"rows", "32", "8", "rows of the product measured when n > full"},
-    {"full", "128", "64", "largest n measured on every row"},
+    {"bigabs", "0", "1", "1: componentwise backward errors above big too (|A||B|: one more exact product per format)"},
+    {"tcrows", "8", "4", "rows of the product the tensor-core model computes (first seed)"},
+    {"tcmax", "1000", "100", "largest n the tensor-core model runs at"},
+    {"check", "16", "16", "entries per product checked bit for bit against kernels/cpu/gemm_acc"},
     {NULL, NULL, NULL, NULL}};
 
 #define MAXF 8
 #define MAXS 16
-#define MAXK (2 * MAXF)
+#define MAXSEED 31
+#define MAXK (3 * MAXF)
+
+/* t_{0.975, nu} for nu = 1..30 (two-sided 95%), from the standard table
+   (NIST/SEMATECH e-Handbook of Statistical Methods, Sec. 1.3.6.7.2) */
+static const double t975[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
 
 /* ------------------------------------------------------ private helpers */
 
 typedef struct {
   long sizes[MAXS];
-  int ns;
+  int ns, head;
+  long seeds, big, bigseeds;
   lowp_format_t fs[MAXF];
   int nf;
+  int bigf[MAXF]; /* 1: fs[i] is measured above big too */
   const char *model; /* NULL: no tensor-core kernels */
-  long rows, full;
+  long tcrows, tcmax, check;
+  int bigabs;
 } cfg_t;
 
-/* lowp_run_param_formats check: the inputs are fp32 data rounded to the format */
-static const char *up_to_fp32(const lowp_format_t *f) {
-  return f->precision > 24 ? "input formats up to fp32 (the data are fp32)" : NULL;
+/* lowp_run_param_formats check: what fast_gemm emulates exactly (see the
+   header): fp32 itself, or a format fp32 holds whose sums rounded through
+   fp32 are rounded once (24 >= 2p + 2), with subnormals (the emulation
+   rounds below xmin to the subnormal quantum), a zero and a sign */
+static const char *fast_ok(const lowp_format_t *f) {
+  const lowp_format_t *s = &LOWP_FMT_FP32;
+  char err[128];
+  if (lowp_accum_format_check(f, err, sizeof err) != LOWP_OK) return "expected formats that can hold a running sum (a zero and a sign)";
+  if (f->precision == s->precision && f->emin == s->emin && f->emax == s->emax && f->subnormals) return NULL;
+  if (2 * f->precision + 2 > s->precision || f->emin < s->emin || f->emax > s->emax || !f->subnormals)
+    return "expected fp32, or formats of at most 11 significand bits inside fp32's range with subnormals (the "
+           "emulation rounds through fp32)";
+  return NULL;
 }
 
 static void parse(const lowp_run_t *r, cfg_t *c) {
-  long long sz[MAXS];
-  size_t i;
+  long long sz[MAXS], h;
+  int i;
   c->ns = (int)lowp_run_param_list_int(r, "sizes", sz, MAXS, 1, 4096);
-  for (i = 0; i < (size_t)c->ns; i++) c->sizes[i] = (long)sz[i];
-  if (c->ns == 0) lowp_run_bad_param(r, "sizes", "expected at least one size");
-  c->nf = (int)lowp_run_param_formats(r, "formats", c->fs, MAXF, up_to_fp32);
+  for (i = 0; i < c->ns; i++) c->sizes[i] = (long)sz[i];
+  for (i = 1; i < c->ns; i++)
+    if (c->sizes[i] <= c->sizes[i - 1]) lowp_run_bad_param(r, "sizes", "expected increasing sizes");
+  h = lowp_run_param_int(r, "head", 1, 4096);
+  c->head = -1;
+  for (i = 0; i < c->ns; i++)
+    if (c->sizes[i] == h) c->head = i;
+  if (c->head < 0) lowp_run_bad_param(r, "head", "expected one of the sizes");
+  c->seeds = (long)lowp_run_param_int(r, "seeds", 1, MAXSEED);
+  c->big = (long)lowp_run_param_int(r, "big", 1, 4096);
+  c->bigseeds = (long)lowp_run_param_int(r, "bigseeds", 1, MAXSEED);
+  if (c->bigseeds > c->seeds) lowp_run_bad_param(r, "bigseeds", "expected at most seeds");
+  c->nf = (int)lowp_run_param_formats(r, "formats", c->fs, MAXF, fast_ok);
+  {
+    lowp_format_t bf[MAXF];
+    int nb = (int)lowp_run_param_formats(r, "bigformats", bf, MAXF, fast_ok), q;
+    for (i = 0; i < c->nf; i++) c->bigf[i] = 0;
+    for (q = 0; q < nb; q++)
+      for (i = 0; i < c->nf; i++)
+        if (!strcmp(c->fs[i].name, bf[q].name)) c->bigf[i] = 1;
+  }
   c->model = lowp_run_param(r, "model");
   if (!strcmp(c->model, "none")) c->model = NULL;
   else {
     lowp_gemm_tc_cfg_t tc;
     char err[256];
     int st = lowp_gemm_tc_config(&tc, c->model, -1, &LOWP_FMT_FP16, &LOWP_FMT_FP32, err, sizeof err);
-    if (st != LOWP_OK && st != LOWP_EUNSUPPORTED) lowp_run_bad_param(r, "model", "unknown tensor-core model (a lib/model preset such as h100, or none)");
+    if (st != LOWP_OK && st != LOWP_EUNSUPPORTED)
+      lowp_run_bad_param(r, "model", "unknown tensor-core model (a lib/model preset such as h100, or none)");
   }
-  c->rows = (long)lowp_run_param_int(r, "rows", 1, 4096);
-  c->full = (long)lowp_run_param_int(r, "full", 1, 4096);
+  c->bigabs = (int)lowp_run_param_int(r, "bigabs", 0, 1);
+  c->tcrows = (long)lowp_run_param_int(r, "tcrows", 1, 4096);
+  c->tcmax = (long)lowp_run_param_int(r, "tcmax", 1, 4096);
+  c->check = (long)lowp_run_param_int(r, "check", 1, 1000000);
 }
 
 static void check(const lowp_run_t *r) {
@@ -96,316 +174,938 @@ static void check(const lowp_run_t *r) {
   parse(r, &c);
 }
 
+/* ---- the fast exact emulation of kernels/cpu/gemm_acc (recursive order, round to nearest even) */
+
+typedef struct {
+  int round;      /* 0: the fp32 operation is the kernel's (fp32 itself, or exact products) */
+  uint32_t drop;  /* 24 - p: significand bits an F value lacks */
+  float xmin;     /* 2^emin of F: below it the quantum is fixed */
+  float magic;    /* 1.5 * 2^(q + 23), q = emin - p + 1: (x + magic) - magic rounds x to a multiple of 2^q */
+  float xmax;     /* largest finite F value: above it the reference decides (inf, saturation) */
+} frnd_t;
+
+static void frnd_init(frnd_t *t, const lowp_format_t *f) {
+  t->round = f->precision < LOWP_FMT_FP32.precision;
+  t->drop = (uint32_t)(LOWP_FMT_FP32.precision - f->precision);
+  t->xmin = (float)lowp_format_xmin(f);
+  t->magic = (float)ldexp(1.5, f->emin - f->precision + 1 + LOWP_FMT_FP32.precision - 1);
+  t->xmax = (float)lowp_format_xmax(f);
+}
+
+/* x (an fp32 value) rounded to nearest even in F, branch-free (so that the
+   loops vectorise); *bad |= 1 when the result is beyond F's finite range
+   (the reference kernel then decides: infinity or saturation). The normal
+   range: add half an ulp of F minus one, plus the kept lsb (ties to even),
+   and clear the dropped bits (a carry into the exponent is the right
+   result). Below xmin: (x + magic) - magic, fp32's own rounding at 2^q. */
+static inline __attribute__((always_inline)) float frnd(float x, uint32_t d, float xmin, float magic, float xmax, int *bad) {
+  uint32_t u, v, m;
+  float y, z;
+  memcpy(&u, &x, sizeof u);
+  u += ((1u << (d - 1)) - 1u) + ((u >> d) & 1u);
+  u &= ~((1u << d) - 1u);
+  z = (x + magic) - magic;
+  memcpy(&v, &z, sizeof v);
+  m = 0u - (uint32_t)(fabsf(x) < xmin);
+  u = (u & ~m) | (v & m);
+  memcpy(&y, &u, sizeof y);
+  *bad |= fabsf(y) > xmax;
+  return y;
+}
+
+#define JB 256
+#define LB 256
+
+/* C = A B (n x n, row-major floats holding F values) as gemm_acc computes
+   it with prod = F (rounded products) or NULL (exact products), acc = F:
+   c_ij = round(... round(round(0 + p_i0j) + p_i1j) ...). Tiles of JB
+   columns x LB terms keep B in cache; the terms of every output are added
+   in increasing l, as in the reference. flags[i * njb + jb] is set where a
+   product underflowed fp32 (then it may not be exact) or a result left F's
+   range. OpenMP over column tiles: the result does not depend on it, nor
+   on the vector width the machine offers (target_clones: the same IEEE
+   operations, no contraction, on 4, 8 or 16 lanes). */
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void fast_gemm(float *C, int *flags, const float *A, const float *B, long n, const frnd_t *pr,
+                      const frnd_t *ac) {
+  long njb = (n + JB - 1) / JB, jb;
+  const uint32_t pd = pr->drop, ad = ac->drop;
+  const float pxmin = pr->xmin, pmagic = pr->magic, pxmax = pr->xmax;
+  const float axmin = ac->xmin, amagic = ac->magic, axmax = ac->xmax;
+  memset(C, 0, (size_t)n * n * sizeof *C);
+  memset(flags, 0, (size_t)n * njb * sizeof *flags);
+#pragma omp parallel for schedule(static)
+  for (jb = 0; jb < njb; jb++) {
+    long j0 = jb * JB, j1 = j0 + JB < n ? j0 + JB : n, l0;
+    for (l0 = 0; l0 < n; l0 += LB) {
+      long l1 = l0 + LB < n ? l0 + LB : n, i;
+      for (i = 0; i < n; i += 4) {
+        /* four rows at a time share each load of B (kernels round both products and sums, or neither) */
+        long r1 = i + 1 < n ? i + 1 : n - 1, r2 = i + 2 < n ? i + 2 : n - 1, r3 = i + 3 < n ? i + 3 : n - 1;
+        float *restrict c0 = C + (size_t)i * n, *restrict c1 = C + (size_t)r1 * n;
+        float *restrict c2 = C + (size_t)r2 * n, *restrict c3 = C + (size_t)r3 * n;
+        const float *a0 = A + (size_t)i * n, *a1 = A + (size_t)r1 * n, *a2 = A + (size_t)r2 * n,
+                    *a3 = A + (size_t)r3 * n;
+        int bad = 0;
+        long l, j;
+        if (r3 != i + 3) { /* a short last group: one row at a time */
+          long rr;
+          for (rr = i; rr < n; rr++) {
+            float *c = C + (size_t)rr * n;
+            const float *a = A + (size_t)rr * n;
+            int bb = 0;
+            for (l = l0; l < l1; l++) {
+              const float al = a[l], *b = B + (size_t)l * n;
+              for (j = j0; j < j1; j++) {
+                float p = al * b[j];
+                bb |= (fabsf(p) < FLT_MIN) & (p != 0.0f);
+                if (pr->round) p = frnd(p, pd, pxmin, pmagic, pxmax, &bb);
+                c[j] = ac->round ? frnd(c[j] + p, ad, axmin, amagic, axmax, &bb) : c[j] + p;
+              }
+            }
+            flags[rr * njb + jb] |= bb;
+          }
+          continue;
+        }
+        for (l = l0; l < l1; l++) {
+          const float x0 = a0[l], x1 = a1[l], x2 = a2[l], x3 = a3[l], *b = B + (size_t)l * n;
+          if (!pr->round && !ac->round) {
+            for (j = j0; j < j1; j++) {
+              float bj = b[j], p0 = x0 * bj, p1 = x1 * bj, p2 = x2 * bj, p3 = x3 * bj;
+              bad |= ((fabsf(p0) < FLT_MIN) & (p0 != 0.0f)) | ((fabsf(p1) < FLT_MIN) & (p1 != 0.0f)) |
+                     ((fabsf(p2) < FLT_MIN) & (p2 != 0.0f)) | ((fabsf(p3) < FLT_MIN) & (p3 != 0.0f));
+              c0[j] = c0[j] + p0;
+              c1[j] = c1[j] + p1;
+              c2[j] = c2[j] + p2;
+              c3[j] = c3[j] + p3;
+            }
+          } else {
+            for (j = j0; j < j1; j++) {
+              float bj = b[j], p0 = x0 * bj, p1 = x1 * bj, p2 = x2 * bj, p3 = x3 * bj;
+              bad |= ((fabsf(p0) < FLT_MIN) & (p0 != 0.0f)) | ((fabsf(p1) < FLT_MIN) & (p1 != 0.0f)) |
+                     ((fabsf(p2) < FLT_MIN) & (p2 != 0.0f)) | ((fabsf(p3) < FLT_MIN) & (p3 != 0.0f));
+              p0 = frnd(p0, pd, pxmin, pmagic, pxmax, &bad);
+              p1 = frnd(p1, pd, pxmin, pmagic, pxmax, &bad);
+              p2 = frnd(p2, pd, pxmin, pmagic, pxmax, &bad);
+              p3 = frnd(p3, pd, pxmin, pmagic, pxmax, &bad);
+              c0[j] = frnd(c0[j] + p0, ad, axmin, amagic, axmax, &bad);
+              c1[j] = frnd(c1[j] + p1, ad, axmin, amagic, axmax, &bad);
+              c2[j] = frnd(c2[j] + p2, ad, axmin, amagic, axmax, &bad);
+              c3[j] = frnd(c3[j] + p3, ad, axmin, amagic, axmax, &bad);
+            }
+          }
+        }
+        /* the flag covers the four rows: each is recomputed if set */
+        flags[i * njb + jb] |= bad;
+        flags[(i + 1) * njb + jb] |= bad;
+        flags[(i + 2) * njb + jb] |= bad;
+        flags[(i + 3) * njb + jb] |= bad;
+      }
+    }
+  }
+}
+
+typedef enum { K_ALL = 0, K_MIX = 1, K_TC = 2 } kind_t;
+
 typedef struct {
   char name[64];
   const lowp_format_t *in;
-  int tc; /* 0: cpu-F, 1: tensor-core model */
+  int fi; /* index of the input format */
+  kind_t kind;
   lowp_gemm_acc_cfg_t acc;
   lowp_gemm_tc_cfg_t tcc;
+  frnd_t fp, fa;
+  double bound[MAXS];  /* on the componentwise backward error (lowp_op_bound), +inf: vacuous */
+  double pbound[MAXS]; /* probabilistic, P = 0.99 per entry (cpu kernels) */
+  char bname[MAXS][200];
+  double uacc;         /* u of the accumulator: the unit of the backward error */
 } kernel_t;
 
-static double max_abs_diff(const double *x, const double *y, size_t n, size_t *nspecial) {
-  double m = 0;
+/* what is kept per (kernel, size, seed) */
+enum { M_FWD_DATA, M_FWD_IN, M_VS32, M_CBWD, M_NBWD_IN, M_NBWD_DATA, M_SPECIAL, M_FALLBACK, M_TCMIX, NM };
+
+typedef struct {
+  double v[MAXK][MAXS][MAXSEED][NM];
+  int have[MAXK][MAXS][MAXSEED];
+} meas_t;
+
+static double fro(const double *x, size_t n) {
+  double s = 0;
   size_t i;
-  *nspecial = 0;
+  for (i = 0; i < n; i++) s += x[i] * x[i];
+  return sqrt(s);
+}
+
+/* max |c - x| and ||c - x||_F over finite pairs */
+static double diff(const double *c, const double *x, size_t n, double *frob) {
+  double m = 0, s = 0;
+  size_t i;
   for (i = 0; i < n; i++) {
-    double d = fabs(x[i] - y[i]);
-    if (!isfinite(x[i]) || !isfinite(y[i])) { (*nspecial)++; continue; }
+    double d = c[i] - x[i];
+    if (!isfinite(d)) continue;
+    d = fabs(d);
     if (d > m) m = d;
+    s += d * d;
   }
+  if (frob) *frob = sqrt(s);
   return m;
+}
+
+/* least-squares slope of log y on log x over the points with y > 0 */
+static double fit_slope(const double *x, const double *y, int n) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  int i, c = 0;
+  for (i = 0; i < n; i++)
+    if (y[i] > 0 && isfinite(y[i])) {
+      double lx = log(x[i]), ly = log(y[i]);
+      sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly;
+      c++;
+    }
+  return c >= 2 && c * sxx - sx * sx > 0 ? (c * sxy - sx * sy) / (c * sxx - sx * sx) : NAN;
+}
+
+/* mean slope over the seeds that have every fitted size, and the t-based
+   95% half-width (NAN with one seed) */
+static void growth(const meas_t *M, const cfg_t *c, int k, int which, long nseeds, int nsz, double *mean,
+                   double *half, int *used) {
+  double sl[MAXSEED], s = 0, v = 0;
+  int q = 0, si;
+  long sd;
+  for (sd = 0; sd < nseeds; sd++) {
+    double x[MAXS], y[MAXS];
+    int cnt = 0, ok = 1;
+    for (si = 0; si < nsz; si++) {
+      if (!M->have[k][si][sd]) { ok = 0; break; }
+      x[cnt] = (double)c->sizes[si];
+      y[cnt++] = M->v[k][si][sd][which];
+    }
+    if (!ok || cnt < 2) continue;
+    sl[q] = fit_slope(x, y, cnt);
+    if (isfinite(sl[q])) q++;
+  }
+  *used = q;
+  *mean = *half = NAN;
+  if (q == 0) return;
+  for (si = 0; si < q; si++) s += sl[si];
+  *mean = s / q;
+  if (q < 2) return;
+  for (si = 0; si < q; si++) v += (sl[si] - *mean) * (sl[si] - *mean);
+  *half = t975[q - 2 < 29 ? q - 2 : 29] * sqrt(v / (q - 1)) / sqrt((double)q);
+}
+
+/* mean over the seeds measured at size si */
+static double mean_at(const meas_t *M, int k, int si, int which, int *cnt) {
+  double s = 0;
+  int sd, q = 0;
+  for (sd = 0; sd < MAXSEED; sd++)
+    if (M->have[k][si][sd]) { s += M->v[k][si][sd][which]; q++; }
+  if (cnt) *cnt = q;
+  return q ? s / q : NAN;
+}
+
+static void cat(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *dst, size_t len, const char *fmt, ...) {
+  size_t used = strlen(dst);
+  va_list ap;
+  if (used >= len - 1) return;
+  va_start(ap, fmt);
+  vsnprintf(dst + used, len - used, fmt, ap);
+  va_end(ap);
+}
+
+/* the bounds of kernel k at size n, on the componentwise backward error against its own inputs */
+static void kernel_bounds(kernel_t *k, int si, long n) {
+  lowp_problem_t p;
+  lowp_bound_spec_t b;
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_get(LOWP_OP_GEMM);
+  p.dims.batch = 1;
+  p.dims.m = p.dims.n = p.dims.k = (size_t)n;
+  p.in[0] = p.in[1] = *k->in;
+  memset(&b, 0, sizeof b);
+  k->pbound[si] = NAN;
+  if (k->kind == K_TC) {
+    p.out = *k->tcc.out;
+    b.kind = LOWP_BOUND_MODEL;
+    b.model = &k->tcc.model;
+  } else {
+    p.out = *k->acc.acc;
+    b.kind = LOWP_BOUND_GAMMA;
+    b.accum.order = LOWP_ACC_RECURSIVE;
+    b.accum.acc = *k->acc.acc;
+    b.accum.rnd = LOWP_RND_NE;
+    b.accum.fma = k->acc.prod == NULL;
+    b.prod = k->acc.prod;
+  }
+  if (lowp_op_bound(&k->bound[si], k->bname[si], sizeof k->bname[si], &p, &b) != LOWP_OK) {
+    k->bound[si] = INFINITY;
+    snprintf(k->bname[si], sizeof k->bname[si], "none");
+  }
+  if (k->kind != K_TC) {
+    b.kind = LOWP_BOUND_PROB;
+    b.prob = 0.99;
+    if (lowp_op_bound(&k->pbound[si], NULL, 0, &p, &b) != LOWP_OK) k->pbound[si] = NAN;
+  }
+}
+
+static const char *cell(char *b, size_t len, double v, const char *fmt) {
+  if (isnan(v)) snprintf(b, len, "-");
+  else if (isinf(v)) snprintf(b, len, "vacuous");
+  else snprintf(b, len, fmt, v);
+  return b;
+}
+
+/* "a = 1.23 +- 0.04 (3 seeds)" */
+static const char *slope_cell(char *b, size_t len, double m, double h, int q) {
+  if (!isfinite(m)) snprintf(b, len, "-");
+  else if (!isfinite(h)) snprintf(b, len, "%.2f (%d seed, no CI)", m, q);
+  else snprintf(b, len, "%.2f +- %.2f", m, h);
+  return b;
 }
 
 /* --------------------------------------------------------------- run */
 
 static int run(lowp_run_t *r) {
+  static const char *const colors[] = {"#000000", "#1f77b4", "#d62728", "#2ca02c",
+                                       "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"};
+  /* gnuplot's filled point types (square, circle, triangle up, triangle down, diamond, pentagon); the
+     open one of each is one less */
+  static const int pts[8] = {5, 7, 9, 11, 13, 15, 5, 7};
   cfg_t c;
-  kernel_t ks[MAXK];
-  int nk = 0, i, si, st = 0, bad = 0;
-  long nmax = 0;
-  double *A0, *B0, *Ain, *Bin, *Arow, *X0, *XF, *C, *C32, *R;
+  kernel_t *ks = calloc(MAXK, sizeof *ks);
+  meas_t *M = calloc(1, sizeof *M);
+  int nk = 0, i, si, st = 0, bad = 0, fi32 = -1;
+  long nmax, sd, tot_fallback = 0, tot_checked = 0, j, tinyc[MAXF] = {0};
+  size_t nn_max;
+  double *A0, *B0, *Ain, *Bin, *Xd, *XF, *RF, *Cd, *C32, *Atc, *Ctc;
+  float *Af, *Bf, *Cf;
+  int *flags;
   long *rowidx;
   FILE *csv;
   cJSON *tables = cJSON_AddArrayToObject(r->results, "tables");
   cJSON *plots = cJSON_AddArrayToObject(r->results, "plots");
-  cJSON *rows_t = NULL;
-  char ans[6144], part[512], err[256];
-  double head[MAXK][5]; /* at the last size: err vs data, vs inputs, vs fp32, bwd/u, specials */
-  double e0s[MAXS][MAXK]; /* err vs data per size, for the growth exponent */
-  double slope[MAXK];
-  double e1s[MAXS][MAXK]; /* err vs rounded inputs per size */
+  char err[256];
   lowp_rng_t g;
+  lowp_problem_t prob;
 
+  if (!ks || !M) { fprintf(stderr, "lowp run matmul-precision: out of memory\n"); return 2; }
   parse(r, &c);
-  for (si = 0; si < c.ns; si++) if (c.sizes[si] > nmax) nmax = c.sizes[si];
-  /* cpu-fp32 runs first at every size: the others are compared with its result */
-  for (i = 1; i < c.nf; i++)
-    if (!strcmp(c.fs[i].name, "fp32")) {
+  nmax = c.sizes[c.ns - 1];
+  nn_max = (size_t)nmax * nmax;
+  /* cpu-fp32 runs first: the others are compared with its result */
+  for (i = 0; i < c.nf; i++)
+    if (c.fs[i].precision == LOWP_FMT_FP32.precision && c.fs[i].emin == LOWP_FMT_FP32.emin &&
+        c.fs[i].emax == LOWP_FMT_FP32.emax) {
       lowp_format_t t = c.fs[0];
+      int tb = c.bigf[0];
       c.fs[0] = c.fs[i];
       c.fs[i] = t;
+      c.bigf[0] = c.bigf[i];
+      c.bigf[i] = tb;
+      fi32 = 0;
+      break;
     }
 
-  /* kernels: cpu-F for every format, tc-F where the model has a datapath */
+  /* kernels: cpu-F for every format; F-in/fp32-acc for formats narrower than fp32; tc-M-F where the
+     model has a datapath */
   for (i = 0; i < c.nf; i++) {
     kernel_t *k = &ks[nk++];
-    memset(k, 0, sizeof *k);
     snprintf(k->name, sizeof k->name, "cpu-%s", c.fs[i].name);
     k->in = &c.fs[i];
+    k->fi = i;
+    k->kind = K_ALL;
     k->acc.prod = &c.fs[i];
-    k->acc.prod_rnd = LOWP_RND_NE;
     k->acc.acc = &c.fs[i];
-    k->acc.acc_rnd = LOWP_RND_NE;
+    k->acc.prod_rnd = k->acc.acc_rnd = LOWP_RND_NE;
     k->acc.order = LOWP_ORDER_RECURSIVE;
+    frnd_init(&k->fp, &c.fs[i]);
+    frnd_init(&k->fa, &c.fs[i]);
+    k->uacc = lowp_format_u(&c.fs[i]);
+  }
+  for (i = 0; i < c.nf; i++) {
+    kernel_t *k = &ks[nk];
+    if (c.fs[i].precision >= LOWP_FMT_FP32.precision) continue;
+    snprintf(k->name, sizeof k->name, "%s-in/fp32-acc", c.fs[i].name);
+    k->in = &c.fs[i];
+    k->fi = i;
+    k->kind = K_MIX;
+    k->acc.prod = NULL;
+    k->acc.acc = &LOWP_FMT_FP32;
+    k->acc.prod_rnd = k->acc.acc_rnd = LOWP_RND_NE;
+    k->acc.order = LOWP_ORDER_RECURSIVE;
+    frnd_init(&k->fp, &LOWP_FMT_FP32);
+    frnd_init(&k->fa, &LOWP_FMT_FP32);
+    k->uacc = lowp_format_u(&LOWP_FMT_FP32);
+    nk++;
   }
   if (c.model)
     for (i = 0; i < c.nf; i++) {
       kernel_t *k = &ks[nk];
-      memset(k, 0, sizeof *k);
       if (lowp_gemm_tc_config(&k->tcc, c.model, -1, &c.fs[i], &LOWP_FMT_FP32, err, sizeof err) != LOWP_OK) continue;
       snprintf(k->name, sizeof k->name, "tc-%s-%s", c.model, c.fs[i].name);
       k->in = &c.fs[i];
-      k->tc = 1;
+      k->fi = i;
+      k->kind = K_TC;
+      k->uacc = lowp_format_u(&LOWP_FMT_FP32);
       nk++;
     }
+  for (i = 0; i < nk; i++)
+    for (si = 0; si < c.ns; si++) kernel_bounds(&ks[i], si, c.sizes[si]);
 
-  A0 = malloc((size_t)nmax * nmax * sizeof *A0);
-  B0 = malloc((size_t)nmax * nmax * sizeof *B0);
-  Ain = malloc((size_t)nmax * nmax * sizeof *Ain);
-  Bin = malloc((size_t)nmax * nmax * sizeof *Bin);
-  Arow = malloc((size_t)nmax * nmax * sizeof *Arow);
-  X0 = malloc((size_t)nmax * nmax * sizeof *X0);
-  XF = malloc((size_t)nmax * nmax * sizeof *XF);
-  C = malloc((size_t)nmax * nmax * sizeof *C);
-  C32 = malloc((size_t)nmax * nmax * sizeof *C32);
-  R = malloc((size_t)nmax * nmax * sizeof *R);
+  A0 = malloc(nn_max * sizeof *A0);
+  B0 = malloc(nn_max * sizeof *B0);
+  Ain = malloc(nn_max * sizeof *Ain);
+  Bin = malloc(nn_max * sizeof *Bin);
+  Xd = malloc(nn_max * sizeof *Xd);
+  XF = malloc(nn_max * sizeof *XF);
+  RF = malloc(nn_max * sizeof *RF);
+  Cd = malloc(nn_max * sizeof *Cd);
+  C32 = malloc(nn_max * sizeof *C32);
+  Atc = malloc((size_t)c.tcrows * nmax * sizeof *Atc);
+  Ctc = malloc((size_t)c.tcrows * nmax * sizeof *Ctc);
+  Af = malloc(nn_max * sizeof *Af);
+  Bf = malloc(nn_max * sizeof *Bf);
+  Cf = malloc(nn_max * sizeof *Cf);
+  flags = malloc((size_t)nmax * ((nmax + JB - 1) / JB) * sizeof *flags);
   rowidx = malloc((size_t)nmax * sizeof *rowidx);
-  if (!A0 || !B0 || !Ain || !Bin || !Arow || !X0 || !XF || !C || !C32 || !R || !rowidx) {
+  if (!A0 || !B0 || !Ain || !Bin || !Xd || !XF || !RF || !Cd || !C32 || !Atc || !Ctc || !Af || !Bf || !Cf ||
+      !flags || !rowidx) {
     fprintf(stderr, "lowp run matmul-precision: out of memory\n");
     return 2;
   }
+  memset(&prob, 0, sizeof prob);
+  prob.op = lowp_op_get(LOWP_OP_GEMM);
+  prob.dims.batch = 1;
+  prob.out = LOWP_FMT_FP64;
+
   csv = fopen(lowp_run_path(r, "errors.csv"), "w");
   if (!csv) { fprintf(stderr, "lowp run matmul-precision: cannot write errors.csv\n"); return 2; }
-  fprintf(csv, "n,kernel,format,rows_measured,max_err_vs_exact_data,max_err_vs_exact_inputs,max_diff_vs_cpu_fp32,"
-          "max_bwd_in_u,nonfinite\n");
+  fprintf(csv, "n,seed,kernel,input,entries,max_err_vs_exact_data,max_err_vs_exact_inputs,max_diff_vs_cpu_fp32,"
+          "comp_bwd,comp_bwd_in_u_acc,bound,bound_name,norm_bwd_vs_inputs,norm_bwd_vs_data,nonfinite,"
+          "recomputed_by_reference\n");
 
   for (si = 0; si < c.ns; si++) {
-    long n = c.sizes[si], m = n <= c.full ? n : (c.rows < n ? c.rows : n), k2, j;
-    size_t nn = (size_t)n * n, mn = (size_t)m * n;
-    /* data: fp32 N(0,1), one stream per size */
-    lowp_rng_init(&g, r->seed, (uint32_t)si);
-    for (j = 0; j < (long)nn; j++) {
-      lowp_round_f64(&A0[j], lowp_rng_normal(&g), &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
-      lowp_round_f64(&B0[j], lowp_rng_normal(&g), &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
-    }
-    /* the measured rows: all, or m distinct rows drawn at random (partial Fisher-Yates) */
-    for (j = 0; j < n; j++) rowidx[j] = j;
-    if (m < n)
-      for (j = 0; j < m; j++) {
+    long n = c.sizes[si], nseeds = n > c.big ? c.bigseeds : c.seeds;
+    size_t nn = (size_t)n * n;
+    long njb = (n + JB - 1) / JB, mtc = c.tcrows < n ? c.tcrows : n;
+    int withabs = n <= c.big || c.bigabs, tc_here = c.model && n <= c.tcmax && withabs;
+    prob.dims.m = prob.dims.n = prob.dims.k = (size_t)n;
+    for (sd = 0; sd < nseeds; sd++) {
+      double nA0, nB0;
+      int fi;
+      /* data: fp32 N(0,1), one stream per (seed, size) */
+      lowp_rng_init(&g, r->seed, (uint32_t)(sd * MAXS + si));
+      for (j = 0; j < (long)nn; j++) {
+        lowp_round_f64(&A0[j], lowp_rng_normal(&g), &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
+        lowp_round_f64(&B0[j], lowp_rng_normal(&g), &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
+      }
+      nA0 = fro(A0, nn);
+      nB0 = fro(B0, nn);
+      if (si == c.head && sd == 0) /* data entries below each format's normal range, for the answer */
+        for (fi = 0; fi < c.nf; fi++) {
+          double xm = lowp_format_xmin(&c.fs[fi]);
+          tinyc[fi] = 0;
+          for (j = 0; j < (long)nn; j++) tinyc[fi] += (fabs(A0[j]) < xm) + (fabs(B0[j]) < xm);
+        }
+      /* the tensor-core model's rows (first seed): mtc distinct rows at random (partial Fisher-Yates) */
+      for (j = 0; j < n; j++) rowidx[j] = j;
+      for (j = 0; j < mtc; j++) {
         long t = j + (long)(lowp_rng_uniform(&g) * (double)(n - j)), tmp;
         if (t >= n) t = n - 1;
         tmp = rowidx[j]; rowidx[j] = rowidx[t]; rowidx[t] = tmp;
       }
-    for (j = 0; j < m; j++) memcpy(&Arow[(size_t)j * n], &A0[(size_t)rowidx[j] * n], (size_t)n * sizeof *A0);
-    lowp_run_progress(r, "n = %ld: exact product of the data (%ld rows)", n, m);
-    if (lowp_exact_gemm(X0, Arow, B0, NULL, (size_t)m, (size_t)n, (size_t)n, &LOWP_FMT_FP64, NULL, LOWP_RND_NE) != LOWP_OK) return 2;
-    /* the reference checked against MPFR alone (lowp_exact_dot_mpfr) on 4 entries */
-    for (j = 0; j < 4; j++) {
-      size_t ii = (size_t)(lowp_rng_uniform(&g) * (double)m), jj = (size_t)(lowp_rng_uniform(&g) * (double)n), l;
-      double y, *col = malloc((size_t)n * sizeof *col);
-      if (!col) return 2;
-      if (ii >= (size_t)m) ii = (size_t)m - 1;
-      if (jj >= (size_t)n) jj = (size_t)n - 1;
-      for (l = 0; l < (size_t)n; l++) col[l] = B0[l * (size_t)n + jj];
-      lowp_exact_dot_mpfr(&y, &Arow[ii * (size_t)n], col, (size_t)n, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-      free(col);
-      if (y != X0[ii * (size_t)n + jj]) {
-        fprintf(stderr, "lowp run matmul-precision: exact GEMM disagrees with MPFR at n = %ld (%zu, %zu): %.17g vs %.17g\n",
-                n, ii, jj, X0[ii * (size_t)n + jj], y);
-        bad++;
+      if (fi32 < 0) {
+        const double *in[2] = {A0, B0};
+        double *out[1] = {Xd};
+        prob.in[0] = prob.in[1] = LOWP_FMT_FP32;
+        lowp_run_progress(r, "n = %ld, seed %ld: exact product of the data", n, sd);
+        if (lowp_op_exact(out, NULL, in, &prob, &LOWP_FMT_FP64, LOWP_RND_NE) != LOWP_OK) return 2;
       }
-    }
-
-    for (i = 0; i < nk; i++) {
-      kernel_t *kk = &ks[i];
-      size_t nsp;
-      double e0, e1, e2, bwd = 0;
-      lowp_errors_t me;
-      /* inputs rounded to the kernel's format */
-      for (j = 0; j < (long)mn; j++) lowp_round_f64(&Ain[j], Arow[j], kk->in, NULL, LOWP_RND_NE);
-      for (j = 0; j < (long)nn; j++) lowp_round_f64(&Bin[j], B0[j], kk->in, NULL, LOWP_RND_NE);
-      lowp_run_progress(r, "n = %ld: %s", n, kk->name);
-      if (lowp_exact_gemm(XF, Ain, Bin, NULL, (size_t)m, (size_t)n, (size_t)n, &LOWP_FMT_FP64, NULL, LOWP_RND_NE) != LOWP_OK) return 2;
-      memset(C, 0, mn * sizeof *C);
-      st = kk->tc ? lowp_gemm_tc_ref(C, Ain, Bin, (size_t)m, (size_t)n, (size_t)n, &kk->tcc)
-                  : lowp_gemm_acc_ref(C, Ain, Bin, (size_t)m, (size_t)n, (size_t)n, &kk->acc);
-      if (st != LOWP_OK) {
-        fprintf(stderr, "lowp run matmul-precision: kernel %s failed: %s\n", kk->name, lowp_status_str(st));
-        return 2;
-      }
-      if (!kk->tc && !strcmp(kk->in->name, "fp32")) memcpy(C32, C, mn * sizeof *C);
-      /* |A||B| of the rounded inputs, for the componentwise backward error */
-      for (j = 0; j < m; j++)
-        for (k2 = 0; k2 < n; k2++) {
-          double s = 0;
-          long l;
-          for (l = 0; l < n; l++) s += fabs(Ain[(size_t)j * n + l]) * fabs(Bin[(size_t)l * n + k2]);
-          R[(size_t)j * n + k2] = s;
+      for (fi = 0; fi < c.nf; fi++) {
+        const lowp_format_t *F = &c.fs[fi];
+        const double *in[2] = {Ain, Bin};
+        double *out[1] = {XF}, nA, nB;
+        if (n > c.big && !c.bigf[fi] && fi != fi32) continue;
+        for (j = 0; j < (long)nn; j++) {
+          lowp_round_f64(&Ain[j], A0[j], F, NULL, LOWP_RND_NE);
+          lowp_round_f64(&Bin[j], B0[j], F, NULL, LOWP_RND_NE);
+          Af[j] = (float)Ain[j];
+          Bf[j] = (float)Bin[j];
         }
-      e1 = max_abs_diff(C, XF, mn, &nsp);
-      e0 = max_abs_diff(C, X0, mn, &nsp);
-      e2 = strcmp(ks[0].in->name, "fp32") ? NAN : max_abs_diff(C, C32, mn, &nsp);
-      if (lowp_measure_errors(&me, C, XF, R, mn, &LOWP_FMT_FP32) == LOWP_OK) bwd = me.max_bwd / lowp_format_u(kk->in);
-      if (!kk->tc) {
-        /* the all-F kernel: |C - X_F| <= gamma_{n} (|A||B|) with products rounded too: gamma_{n+1} */
-        double gb = lowp_bound_gamma((double)n + 1, lowp_format_u(kk->in));
-        if (isfinite(gb) && me.max_bwd > gb) bad++;
-      }
-      fprintf(csv, "%ld,%s,%s,%ld,%.6e,%.6e,%.6e,%.6g,%zu\n", n, kk->name, kk->in->name, m, e0, e1, e2, bwd, nsp);
-      e0s[si][i] = e0;
-      e1s[si][i] = e1;
-      if (si == c.ns - 1) {
-        head[i][0] = e0; head[i][1] = e1; head[i][2] = e2; head[i][3] = bwd; head[i][4] = (double)nsp;
+        nA = fro(Ain, nn);
+        nB = fro(Bin, nn);
+        prob.in[0] = prob.in[1] = *F;
+        lowp_run_progress(r, "n = %ld, seed %ld: exact product of the %s inputs", n, sd, F->name);
+        if ((st = lowp_op_exact(out, withabs ? RF : NULL, in, &prob, &LOWP_FMT_FP64, LOWP_RND_NE)) != LOWP_OK) {
+          fprintf(stderr, "lowp run matmul-precision: exact product failed: %s\n", lowp_status_str(st));
+          return 2;
+        }
+        if (fi == fi32) memcpy(Xd, XF, nn * sizeof *Xd);
+
+        for (i = 0; i < nk; i++) {
+          kernel_t *k = &ks[i];
+          double *v = M->v[i][si][sd], fro_in, fro_d, m_in;
+          lowp_errors_t me;
+          size_t ent = nn, e;
+          long fb = 0, q;
+          if (k->fi != fi) continue;
+          if (k->kind == K_TC && !(tc_here && sd == 0)) continue;
+          lowp_run_progress(r, "n = %ld, seed %ld: %s", n, sd, k->name);
+          if (k->kind == K_TC) {
+            /* the model on the chosen rows; the errors over those rows */
+            for (j = 0; j < mtc; j++) memcpy(&Atc[(size_t)j * n], &Ain[(size_t)rowidx[j] * n], (size_t)n * sizeof *Atc);
+            memset(Ctc, 0, (size_t)mtc * n * sizeof *Ctc);
+            if ((st = lowp_gemm_tc_ref(Ctc, Atc, Bin, (size_t)mtc, (size_t)n, (size_t)n, &k->tcc)) != LOWP_OK) {
+              fprintf(stderr, "lowp run matmul-precision: kernel %s failed: %s\n", k->name, lowp_status_str(st));
+              return 2;
+            }
+            for (j = 0; j < mtc; j++) memcpy(&Cd[(size_t)j * n], &Ctc[(size_t)j * n], (size_t)n * sizeof *Cd);
+            /* XF, RF, Xd, C32 rows gathered after the full-matrix arrays' rows in Ain (free now) */
+            for (j = 0; j < mtc; j++) {
+              size_t src = (size_t)rowidx[j] * n, dst = (size_t)j * n;
+              memcpy(&Ain[dst], &XF[src], (size_t)n * sizeof *Ain);            /* XF rows */
+              memcpy(&Atc[dst], &RF[src], (size_t)n * sizeof *Atc);            /* RF rows */
+              memcpy(&Ctc[dst], &Xd[src], (size_t)n * sizeof *Ctc);            /* Xd rows */
+            }
+            ent = (size_t)mtc * n;
+            v[M_FWD_IN] = diff(Cd, Ain, ent, &fro_in);
+            v[M_FWD_DATA] = diff(Cd, Ctc, ent, &fro_d);
+            v[M_VS32] = NAN;
+            if (fi32 >= 0) {
+              double m32 = 0;
+              for (j = 0; j < mtc; j++) {
+                double d = diff(&Cd[(size_t)j * n], &C32[(size_t)rowidx[j] * n], (size_t)n, NULL);
+                if (d > m32) m32 = d;
+              }
+              v[M_VS32] = m32;
+            }
+            v[M_CBWD] = lowp_measure_errors(&me, Cd, Ain, Atc, ent, &LOWP_FMT_FP32) == LOWP_OK ? me.max_bwd : NAN;
+            v[M_SPECIAL] = (double)me.n_special;
+            v[M_NBWD_IN] = v[M_NBWD_DATA] = NAN; /* a norm over some rows is not the normwise error */
+            v[M_FALLBACK] = 0;
+            /* the input rows were overwritten: restore them for the next kernels */
+            for (j = 0; j < (long)nn; j++) lowp_round_f64(&Ain[j], A0[j], F, NULL, LOWP_RND_NE);
+          } else {
+            fast_gemm(Cf, flags, Af, Bf, n, &k->fp, &k->fa);
+            /* outputs flagged (fp32 underflow of a product, F overflow): the reference kernel */
+            for (q = 0; q < n * njb; q++)
+              if (flags[q]) {
+                long ii = q / njb, jb = q % njb, jj;
+                for (jj = jb * JB; jj < (jb + 1) * JB && jj < n; jj++) {
+                  double y;
+                  if (lowp_dot_acc_ref(&y, &Ain[(size_t)ii * n], 1, &Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) return 2;
+                  Cf[(size_t)ii * n + jj] = (float)y;
+                  fb++;
+                }
+              }
+            for (e = 0; e < nn; e++) Cd[e] = (double)Cf[e];
+            /* every product checked against the reference kernel on `check` random entries */
+            for (q = 0; q < c.check; q++) {
+              size_t ii = (size_t)(lowp_rng_uniform(&g) * (double)n), jj = (size_t)(lowp_rng_uniform(&g) * (double)n);
+              double y;
+              if (ii >= (size_t)n) ii = (size_t)n - 1;
+              if (jj >= (size_t)n) jj = (size_t)n - 1;
+              if (lowp_dot_acc_ref(&y, &Ain[ii * n], 1, &Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) return 2;
+              tot_checked++;
+              if (!(y == Cd[ii * n + jj] || (isnan(y) && isnan(Cd[ii * n + jj])))) {
+                fprintf(stderr, "lowp run matmul-precision: %s at n = %ld (%zu, %zu): emulation %.9g, "
+                        "kernels/cpu/gemm_acc %.9g\n", k->name, n, ii, jj, Cd[ii * n + jj], y);
+                bad++;
+              }
+            }
+            tot_fallback += fb;
+            if (k->kind == K_ALL && fi == fi32) memcpy(C32, Cd, nn * sizeof *C32);
+            v[M_FWD_IN] = diff(Cd, XF, nn, &fro_in);
+            v[M_FWD_DATA] = diff(Cd, Xd, nn, &fro_d);
+            v[M_VS32] = fi32 >= 0 ? diff(Cd, C32, nn, NULL) : NAN;
+            v[M_CBWD] = lowp_measure_errors(&me, Cd, XF, withabs ? RF : NULL, nn, &LOWP_FMT_FP32) == LOWP_OK && withabs
+                            ? me.max_bwd : NAN;
+            v[M_SPECIAL] = (double)me.n_special;
+            v[M_NBWD_IN] = fro_in / (nA * nB);
+            v[M_NBWD_DATA] = fro_d / (nA0 * nB0);
+            v[M_FALLBACK] = (double)fb;
+            /* the same kernel on the tensor-core model's rows, for the comparison */
+            m_in = 0;
+            if (k->kind == K_MIX && tc_here && sd == 0)
+              for (j = 0; j < mtc; j++) {
+                double d = diff(&Cd[(size_t)rowidx[j] * n], &Xd[(size_t)rowidx[j] * n], (size_t)n, NULL);
+                if (d > m_in) m_in = d;
+              }
+            v[M_TCMIX] = m_in;
+          }
+          M->have[i][si][sd] = 1;
+          if (isfinite(k->bound[si]) && !isnan(v[M_CBWD]) && !(v[M_CBWD] <= k->bound[si])) {
+            fprintf(stderr, "lowp run matmul-precision: %s at n = %ld: backward error %.3g above its bound %.3g (%s)\n",
+                    k->name, n, v[M_CBWD], k->bound[si], k->bname[si]);
+            bad++;
+          }
+          fprintf(csv, "%ld,%ld,%s,%s,%zu,%.6e,%.6e,%.6e,%.6e,%.6g,%.6e,\"%s\",%.6e,%.6e,%.0f,%.0f\n", n, sd, k->name,
+                  k->in->name, ent, v[M_FWD_DATA], v[M_FWD_IN], v[M_VS32], v[M_CBWD], v[M_CBWD] / k->uacc,
+                  k->bound[si], k->bname[si], v[M_NBWD_IN], v[M_NBWD_DATA], v[M_SPECIAL], v[M_FALLBACK]);
+        }
       }
     }
   }
   fclose(csv);
 
-  /* ---- growth exponents: least-squares slope of log(error) on log(n) over the sizes */
-  for (i = 0; i < nk; i++) {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    int cnt = 0;
-    for (si = 0; si < c.ns; si++)
-      if (e0s[si][i] > 0 && isfinite(e0s[si][i])) {
-        double lx = log((double)c.sizes[si]), ly = log(e0s[si][i]);
-        sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly;
-        cnt++;
-      }
-    slope[i] = cnt >= 2 && cnt * sxx - sx * sx > 0 ? (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx) : NAN;
-  }
-
-  /* ---- the headline table at the last size */
+  /* ---- growth exponents: per seed over the sizes up to big (every seed has them), and over every size
+     (the bigseeds seeds that have them) */
   {
-    static const char *const cols[] = {"kernel", "max |C - exact(data)|", "max |C - exact(rounded inputs)|",
-                                       "max |C - C_fp32| (the exercise's question)", "max |C - X| / (|A||B|), in u",
-                                       "non-finite entries", "growth: error ~ n^a, a ="};
-    cJSON *t = cJSON_CreateObject(), *cl = cJSON_AddArrayToObject(t, "columns");
-    long n = c.sizes[c.ns - 1], m = n <= c.full ? n : (c.rows < n ? c.rows : n);
-    char title[256];
-    snprintf(title, sizeof title, "n = %ld (%ld x %ld times %ld x %ld, fp32 N(0,1) data; %s)", n, n, n, n, n,
-             m < n ? "errors over randomly chosen rows, see rows" : "every entry");
-    cJSON_AddStringToObject(t, "title", title);
-    for (i = 0; i < 7; i++) cJSON_AddItemToArray(cl, cJSON_CreateString(cols[i]));
-    rows_t = cJSON_AddArrayToObject(t, "rows");
+    int nsmall = 0, nseed_small = (int)c.seeds;
+    double gm[MAXK][4], gh[MAXK][4];
+    int gq[MAXK][4];
+    static const int which[3] = {M_FWD_DATA, M_CBWD, M_NBWD_IN};
+    char ans[8192], t1[256], b1[64], b2[64], b3[64], b4[64], b5[64], b6[64], b7[64], b8[64];
+    const char *cols1[] = {"kernel", "max |C - exact(data)|", "max |C - exact(rounded inputs)|",
+                           "max |C - C_cpu-fp32|", "componentwise backward error (u of the accumulator)",
+                           "its bound (u of the accumulator)", "probabilistic bound, P = 0.99 per entry (u)",
+                           "normwise backward error vs inputs", "normwise backward error vs data"};
+    const char *cols3[] = {"kernel", "max |C - exact(data)| ~ n^a", "componentwise backward error ~ n^a",
+                           "normwise backward error ~ n^a", "max |C - exact(data)| ~ n^a, every size"};
+    int head = c.head, last = c.ns - 1, tcpos = -1, hs, ls;
+    cJSON *rows;
+    for (si = 0; si < c.ns; si++)
+      if (c.sizes[si] <= c.big) nsmall = si + 1;
     for (i = 0; i < nk; i++) {
-      cJSON *row = cJSON_CreateArray();
-      int q;
-      cJSON_AddItemToArray(row, cJSON_CreateString(ks[i].name));
-      for (q = 0; q < 5; q++) {
-        char cellb[64];
-        snprintf(cellb, sizeof cellb, q == 4 ? "%.0f" : "%.4g", head[i][q]);
-        cJSON_AddItemToArray(row, cJSON_CreateString(cellb));
-      }
-      {
-        char cellb[64];
-        if (isfinite(slope[i])) snprintf(cellb, sizeof cellb, "%.2f", slope[i]);
-        else snprintf(cellb, sizeof cellb, "(one size)");
-        cJSON_AddItemToArray(row, cJSON_CreateString(cellb));
-      }
-      cJSON_AddItemToArray(rows_t, row);
+      int w;
+      for (w = 0; w < 3; w++) growth(M, &c, i, which[w], ks[i].kind == K_TC ? 1 : nseed_small, nsmall, &gm[i][w], &gh[i][w], &gq[i][w]);
+      growth(M, &c, i, M_FWD_DATA, ks[i].kind == K_TC ? 1 : c.bigseeds, c.ns, &gm[i][3], &gh[i][3], &gq[i][3]);
     }
-    cJSON_AddItemToArray(tables, t);
-    snprintf(ans, sizeof ans, "At n = %ld (max over %s), the largest elementwise error against the exact product: ", n,
-             m < n ? "randomly chosen rows" : "all entries");
-    for (i = 0; i < nk; i++) {
-      snprintf(part, sizeof part, "%.63s %.3g%s", ks[i].name, head[i][0], i + 1 < nk ? ", " : ". ");
-      strncat(ans, part, sizeof ans - strlen(ans) - 1);
-    }
-    if (nk > 0 && !strcmp(ks[0].in->name, "fp32")) {
-      snprintf(part, sizeof part, "Against fp32 instead of the exact product the numbers change by at most fp32's own "
-               "error (%.3g), which the comparison hides: it cannot rank kernels that are closer to exact than fp32, "
-               "and it charges fp32's error to the other side. ", head[0][0]);
-      strncat(ans, part, sizeof ans - strlen(ans) - 1);
+
+    /* tables at the exercise's size and at the largest */
+    for (hs = 0; hs < 2; hs++) {
+      int at = hs ? last : head, cnt = 0;
+      if (hs && last == head) break;
+      (void)mean_at(M, 0, at, M_FWD_DATA, &cnt);
+      snprintf(t1, sizeof t1, "n = %ld, every entry of the %ld x %ld product; fp32 N(0,1) data; mean over %d seed%s",
+               c.sizes[at], c.sizes[at], c.sizes[at], cnt, cnt == 1 ? "" : "s");
+      rows = lowp_result_table(tables, t1, cols1, 9);
+      for (i = 0; i < nk; i++) {
+        const char *cells[9];
+        int q;
+        (void)mean_at(M, i, at, M_FWD_DATA, &q);
+        if (ks[i].kind == K_TC || !q) continue;
+        cells[0] = ks[i].name;
+        cells[1] = cell(b1, sizeof b1, mean_at(M, i, at, M_FWD_DATA, NULL), "%.3g");
+        cells[2] = cell(b2, sizeof b2, mean_at(M, i, at, M_FWD_IN, NULL), "%.3g");
+        cells[3] = cell(b3, sizeof b3, mean_at(M, i, at, M_VS32, NULL), "%.3g");
+        cells[4] = cell(b4, sizeof b4, mean_at(M, i, at, M_CBWD, NULL) / ks[i].uacc, "%.3g");
+        cells[5] = cell(b5, sizeof b5, ks[i].bound[at] / ks[i].uacc, "%.4g");
+        cells[6] = cell(b8, sizeof b8, ks[i].pbound[at] / ks[i].uacc, "%.4g");
+        cells[7] = cell(b6, sizeof b6, mean_at(M, i, at, M_NBWD_IN, NULL), "%.3g");
+        cells[8] = cell(b7, sizeof b7, mean_at(M, i, at, M_NBWD_DATA, NULL), "%.3g");
+        lowp_result_add_row(rows, cells, 9);
+      }
     }
     {
-      /* where the error comes from: the share of the accumulation (error against the exact product of the
-         rounded inputs) in the total, per kind of kernel; and how fast it grows */
-      double lo[2] = {INFINITY, INFINITY}, hi[2] = {0, 0}, slo[2] = {INFINITY, INFINITY}, shi[2] = {-INFINITY, -INFINITY};
+      char t3[256];
+      snprintf(t3, sizeof t3, "Growth with n: least-squares slope of log(error) on log(n) per seed; mean +- "
+               "t-based 95%% half-width over %ld seeds, n = %ld..%ld (last column: n = %ld..%ld, %ld seed%s)",
+               c.seeds, c.sizes[0], c.sizes[nsmall ? nsmall - 1 : 0], c.sizes[0], c.sizes[last], c.bigseeds,
+               c.bigseeds == 1 ? "" : "s");
+      rows = lowp_result_table(tables, t3, cols3, 5);
       for (i = 0; i < nk; i++) {
-        int t = ks[i].tc;
-        double share = head[i][0] > 0 ? head[i][1] / head[i][0] : 0;
-        if (!strcmp(ks[i].in->name, "fp32")) continue;
-        if (share < lo[t]) lo[t] = share;
-        if (share > hi[t]) hi[t] = share;
-        if (isfinite(slope[i])) { if (slope[i] < slo[t]) slo[t] = slope[i]; if (slope[i] > shi[t]) shi[t] = slope[i]; }
-      }
-      if (isfinite(lo[0])) {
-        snprintf(part, sizeof part, "All-format CPU kernels: the accumulation error is %.0f-%.0f%% of the total, and the "
-                 "error grows like n^%.2f to n^%.2f. ", 100 * lo[0], 100 * hi[0], slo[0], shi[0]);
-        strncat(ans, part, sizeof ans - strlen(ans) - 1);
-      }
-      if (isfinite(lo[1])) {
-        snprintf(part, sizeof part, "Tensor-core model (%s, fp32 accumulation): the accumulation error is only "
-                 "%.2g-%.2g%% of the total, the rest is the rounding of the inputs; growth n^%.2f to n^%.2f. ",
-                 c.model, 100 * lo[1], 100 * hi[1], slo[1], shi[1]);
-        strncat(ans, part, sizeof ans - strlen(ans) - 1);
-      }
-      for (i = 0; i + 1 < nk; i++) {
-        int j2;
-        for (j2 = i + 1; j2 < nk; j2++)
-          if (ks[i].tc == ks[j2].tc && head[i][0] == head[j2][0] && head[i][1] == head[j2][1]) {
-            snprintf(part, sizeof part, "%.63s and %.63s give identical results here (same precision; these data stay in "
-                     "both ranges). ", ks[i].name, ks[j2].name);
-            strncat(ans, part, sizeof ans - strlen(ans) - 1);
-          }
+        const char *cells[5];
+        if (ks[i].kind == K_TC) continue;
+        cells[0] = ks[i].name;
+        cells[1] = slope_cell(b1, sizeof b1, gm[i][0], gh[i][0], gq[i][0]);
+        cells[2] = slope_cell(b2, sizeof b2, gm[i][1], gh[i][1], gq[i][1]);
+        cells[3] = slope_cell(b3, sizeof b3, gm[i][2], gh[i][2], gq[i][2]);
+        cells[4] = slope_cell(b4, sizeof b4, gm[i][3], gh[i][3], gq[i][3]);
+        lowp_result_add_row(rows, cells, 5);
       }
     }
-    if (bad) strncat(ans, " A BOUND CHECK FAILED.", sizeof ans - strlen(ans) - 1);
+    /* tensor-core model: at the largest size it ran, on its rows, beside F-in/fp32-acc on the same rows */
+    for (si = 0; si < c.ns; si++)
+      if (c.model && c.sizes[si] <= c.tcmax) tcpos = si;
+    if (tcpos >= 0) {
+      const char *colst[] = {"kernel", "max |C - exact(data)| on the rows", "same rows, F-in/fp32-acc",
+                             "componentwise backward error (u of fp32)", "model bound (u of fp32)",
+                             "growth n^a (1 seed)"};
+      char tt[256];
+      long mtc = c.tcrows < c.sizes[tcpos] ? c.tcrows : c.sizes[tcpos];
+      snprintf(tt, sizeof tt, "Tensor-core model %s at n = %ld: %ld random rows of the product (first seed), "
+               "every column", c.model, c.sizes[tcpos], mtc);
+      rows = lowp_result_table(tables, tt, colst, 6);
+      for (i = 0; i < nk; i++) {
+        const char *cells[6];
+        int mix = -1, q;
+        if (ks[i].kind != K_TC || !M->have[i][tcpos][0]) continue;
+        for (q = 0; q < nk; q++)
+          if (ks[q].kind == K_MIX && ks[q].fi == ks[i].fi) mix = q;
+        cells[0] = ks[i].name;
+        cells[1] = cell(b1, sizeof b1, M->v[i][tcpos][0][M_FWD_DATA], "%.3g");
+        cells[2] = cell(b2, sizeof b2, mix >= 0 ? M->v[mix][tcpos][0][M_TCMIX] : NAN, "%.3g");
+        cells[3] = cell(b3, sizeof b3, M->v[i][tcpos][0][M_CBWD] / ks[i].uacc, "%.3g");
+        cells[4] = cell(b4, sizeof b4, ks[i].bound[tcpos] / ks[i].uacc, "%.4g");
+        cells[5] = slope_cell(b5, sizeof b5, gm[i][0], NAN, 1);
+        lowp_result_add_row(rows, cells, 6);
+      }
+    }
+
+    /* ---- the answer, from the numbers */
+    ans[0] = '\0';
+    ls = 0;
+    (void)mean_at(M, 0, head, M_FWD_DATA, &hs);
+    (void)mean_at(M, 0, last, M_FWD_DATA, &ls);
+    cat(ans, sizeof ans, "Every entry of the product is measured (no sampling) against the exact product of "
+        "the fp32 data. At n = %ld (mean of %d seed%s) the largest elementwise error is ", c.sizes[head], hs,
+        hs == 1 ? "" : "s");
+    for (i = 0; i < nk; i++) {
+      int q;
+      double e = mean_at(M, i, head, M_FWD_DATA, &q);
+      if (ks[i].kind != K_TC && q) cat(ans, sizeof ans, "%s %.3g, ", ks[i].name, e);
+    }
+    if (last != head) {
+      if (c.sizes[last] > c.big)
+        cat(ans, sizeof ans, "and at n = %ld (%d seed%s and only %s above n = %ld, for the time budget) ",
+            c.sizes[last], ls, ls == 1 ? "" : "s", lowp_run_param(r, "bigformats"), c.big);
+      else
+        cat(ans, sizeof ans, "and at n = %ld (%d seed%s) ", c.sizes[last], ls, ls == 1 ? "" : "s");
+      for (i = 0; i < nk; i++) {
+        int q;
+        double e = mean_at(M, i, last, M_FWD_DATA, &q);
+        if (ks[i].kind != K_TC && q) cat(ans, sizeof ans, "%s %.3g, ", ks[i].name, e);
+      }
+    }
+    ans[strlen(ans) - 2] = '.';
+    ans[strlen(ans) - 1] = ' ';
+    if (fi32 >= 0) {
+      double worst = 0;
+      for (i = 1; i < nk; i++)
+        if (ks[i].kind != K_TC) {
+          double d = fabs(mean_at(M, i, head, M_VS32, NULL) - mean_at(M, i, head, M_FWD_DATA, NULL));
+          if (d > worst) worst = d;
+        }
+      cat(ans, sizeof ans, "Measured against cpu-fp32 instead (the exercise's second reference) the errors move "
+          "by at most %.2g, within cpu-fp32's own error %.3g: that comparison cannot rank anything closer to "
+          "exact than fp32. ", worst, mean_at(M, 0, head, M_FWD_DATA, NULL));
+    }
+    /* input rounding against accumulation */
+    for (i = 0; i < nk; i++) {
+      int q;
+      if (ks[i].kind != K_ALL) continue;
+      for (q = 0; q < nk; q++)
+        if (ks[q].kind == K_MIX && ks[q].fi == ks[i].fi) {
+          double ea = mean_at(M, i, head, M_FWD_DATA, NULL), em = mean_at(M, q, head, M_FWD_DATA, NULL);
+          double acc = mean_at(M, q, head, M_FWD_IN, NULL);
+          cat(ans, sizeof ans, "%s inputs: rounding the inputs alone (%s) gives %.3g, while its error against "
+              "the exact product of the rounded inputs (the fp32 accumulation alone) is %.2g; accumulating in %s too "
+              "multiplies the error by %.1f. ", ks[i].in->name, ks[q].name, em, acc, ks[i].in->name, ea / em);
+        }
+    }
+    /* growth */
+    cat(ans, sizeof ans, "Growth (slope of log error on log n, n = %ld..%ld, mean and t-based 95%% CI over %ld "
+        "seeds): the largest error grows like ", c.sizes[0], c.sizes[nsmall ? nsmall - 1 : 0], c.seeds);
+    for (i = 0; i < nk; i++)
+      if (ks[i].kind != K_TC) {
+        if (isfinite(gh[i][0])) cat(ans, sizeof ans, "%s n^(%.2f +- %.2f), ", ks[i].name, gm[i][0], gh[i][0]);
+        else if (isfinite(gm[i][0])) cat(ans, sizeof ans, "%s n^%.2f, ", ks[i].name, gm[i][0]);
+      }
+    ans[strlen(ans) - 2] = ';';
+    cat(ans, sizeof ans, "the componentwise backward error of the all-format kernels like ");
+    for (i = 0; i < nk; i++)
+      if (ks[i].kind == K_ALL && isfinite(gm[i][1]))
+        cat(ans, sizeof ans, "%s n^%.2f, ", ks[i].name, gm[i][1]);
+    cat(ans, sizeof ans, "inside the probabilistic lambda sqrt(n) u (n^0.5) and the worst-case gamma_n (n^1). For the "
+        "forward error a random-walk model expects about n^1 from the accumulation (partial sums of size sqrt(k), "
+        "n roundings) and n^0.5 from the input rounding, plus the slow growth of a maximum over n^2 entries. ");
+    {
+      /* equal precision, different range: the same significand rounding */
+      int q;
+      for (i = 0; i < nk; i++)
+        for (q = i + 1; q < nk; q++)
+          if (ks[i].kind == K_ALL && ks[q].kind == K_ALL && ks[i].in->precision == ks[q].in->precision) {
+            double a = mean_at(M, i, head, M_FWD_DATA, NULL), b = mean_at(M, q, head, M_FWD_DATA, NULL);
+            const lowp_format_t *nr = ks[i].in->emin > ks[q].in->emin ? ks[i].in : ks[q].in;
+            int fn = ks[i].in->emin > ks[q].in->emin ? ks[i].fi : ks[q].fi;
+            double nd = 2.0 * (double)c.sizes[head] * (double)c.sizes[head];
+            if (a == b)
+              cat(ans, sizeof ans, "%s and %s give the same largest error at n = %ld", ks[i].name, ks[q].name,
+                  c.sizes[head]);
+            else
+              cat(ans, sizeof ans, "%s and %s differ by %.2g%% at n = %ld", ks[i].name, ks[q].name,
+                  100 * fabs(a - b) / (a > b ? a : b), c.sizes[head]);
+            cat(ans, sizeof ans, ": both keep %d significand bits (u = 2^-%d) in every product and sum, and differ "
+                "only in exponent range (%s: 2^%d..2^%d, %s: 2^%d..2^%d), which these data reach only through "
+                "the %ld of %.0f inputs (%.3g%%) below %s's smallest normal 2^%d (and products below it). tf32 as "
+                "GPUs use it is tf32 inputs with fp32 accumulation: tf32-in/fp32-acc and the tensor-core model. ",
+                ks[i].in->precision, ks[i].in->precision, ks[i].in->name, ks[i].in->emin, ks[i].in->emax,
+                ks[q].in->name, ks[q].in->emin, ks[q].in->emax, tinyc[fn], nd, 100.0 * (double)tinyc[fn] / nd,
+                nr->name, nr->emin);
+          }
+    }
+    if (tcpos >= 0) {
+      double lo = INFINITY, hi = 0;
+      for (i = 0; i < nk; i++) {
+        int q, mix = -1;
+        if (ks[i].kind != K_TC || !M->have[i][tcpos][0]) continue;
+        for (q = 0; q < nk; q++)
+          if (ks[q].kind == K_MIX && ks[q].fi == ks[i].fi) mix = q;
+        if (mix >= 0 && M->v[mix][tcpos][0][M_TCMIX] > 0) {
+          double ratio = M->v[i][tcpos][0][M_FWD_DATA] / M->v[mix][tcpos][0][M_TCMIX];
+          if (ratio < lo) lo = ratio;
+          if (ratio > hi) hi = ratio;
+        }
+      }
+      double blo = INFINITY, bhi = 0;
+      for (i = 0; i < nk; i++)
+        if (ks[i].kind == K_TC && M->have[i][tcpos][0]) {
+          double b = M->v[i][tcpos][0][M_CBWD] / ks[i].uacc;
+          if (b < blo) blo = b;
+          if (b > bhi) bhi = b;
+        }
+      if (isfinite(lo))
+        cat(ans, sizeof ans, "The %s tensor-core model (products exact, aligned blocks, fp32 output; %ld rows, "
+            "first seed, n <= %ld) is within a factor %.4f-%.4f of F-in/fp32-acc on the same rows at n = %ld: its "
+            "error is the rounding of the inputs; against its own inputs its componentwise backward error is "
+            "%.3g-%.3g u of fp32, within the model's "
+            "bound. ", c.model, c.tcrows, c.tcmax, lo, hi, c.sizes[tcpos], blo, bhi);
+    }
+    if (!c.bigabs && c.sizes[last] > c.big)
+      cat(ans, sizeof ans, "Componentwise backward errors are measured up to n = %ld (above, |A||B| would cost one "
+          "more exact product per format; bigabs=1 adds them). ", c.big);
+    cat(ans, sizeof ans, "Every backward error is %s its bound where the bound exists; the emulated kernels "
+        "agreed bit for bit with kernels/cpu/gemm_acc on all %ld entries checked (%ld outputs recomputed by "
+        "it).", bad ? "NOT always within" : "within", tot_checked, tot_fallback);
     cJSON_AddStringToObject(r->results, "answer", ans);
-    fprintf(r->summary, "**Answer.** %s\n\nFiles: errors.csv (every size and kernel), growth.png, growth_tc.png.\n", ans);
+    fprintf(r->summary, "**Answer.** %s\n\nFiles: errors.csv (every size, seed and kernel), growth.csv, "
+            "bounds.csv, tc.csv, growth.png, backward.png, growth_tc.png.\n", ans);
   }
 
-  /* ---- growth plots: one series per kernel, from growth.csv (kernel-major order, so that the rows of one
-     kernel are consecutive and gnuplot joins them) */
+  /* ---- plot data: means over the seeds, kernel-major (one kernel's rows consecutive) */
   csv = fopen(lowp_run_path(r, "growth.csv"), "w");
   if (!csv) return 2;
-  fprintf(csv, "kernel,n,max_err_vs_exact_data,max_err_vs_exact_inputs\n");
+  fprintf(csv, "kernel,n,seeds,max_err_vs_exact_data,max_err_vs_exact_inputs,comp_bwd_in_u_acc,norm_bwd_vs_inputs\n");
   for (i = 0; i < nk; i++)
-    for (si = 0; si < c.ns; si++) fprintf(csv, "%s,%ld,%.6e,%.6e\n", ks[i].name, c.sizes[si], e0s[si][i], e1s[si][i]);
+    for (si = 0; si < c.ns; si++) {
+      int cnt;
+      double f0 = mean_at(M, i, si, M_FWD_DATA, &cnt);
+      if (ks[i].kind == K_TC || !cnt) continue;
+      fprintf(csv, "%s,%ld,%d,%.6e,%.6e,%.6e,%.6e\n", ks[i].name, c.sizes[si], cnt, f0,
+              mean_at(M, i, si, M_FWD_IN, NULL), mean_at(M, i, si, M_CBWD, NULL) / ks[i].uacc,
+              mean_at(M, i, si, M_NBWD_IN, NULL));
+    }
   fclose(csv);
+  csv = fopen(lowp_run_path(r, "tc.csv"), "w");
+  if (!csv) return 2;
+  fprintf(csv, "kernel,n,rows,max_err_vs_exact_data_tc,same_rows_in_fp32_acc\n");
+  for (i = 0; i < nk; i++)
+    for (si = 0; si < c.ns; si++) {
+      int q, mix = -1;
+      if (ks[i].kind != K_TC || !M->have[i][si][0]) continue;
+      for (q = 0; q < nk; q++)
+        if (ks[q].kind == K_MIX && ks[q].fi == ks[i].fi) mix = q;
+      fprintf(csv, "%s,%ld,%ld,%.6e,%.6e\n", ks[i].name, c.sizes[si], c.tcrows < c.sizes[si] ? c.tcrows : c.sizes[si],
+              M->v[i][si][0][M_FWD_DATA], mix >= 0 ? M->v[mix][si][0][M_TCMIX] : NAN);
+    }
+  fclose(csv);
+  /* the bounds in units of u (fp32's u; to first order they do not depend on u): gamma_n / u and the
+     probabilistic gamma~_n(lambda) / u, lambda for P = 0.99 per entry (lib/measure) */
+  csv = fopen(lowp_run_path(r, "bounds.csv"), "w");
+  if (!csv) return 2;
+  fprintf(csv, "n,gamma_n_over_u,lambda_sqrt_n\n");
   {
-    static const char *const colors[] = {"#000000", "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"};
-    lowp_series_t sr[MAXK];
-    char styles[MAXK][64];
+    double u32 = lowp_format_u(&LOWP_FMT_FP32);
+    for (si = 0; si < c.ns; si++) {
+      double n = (double)c.sizes[si], lam = lowp_bound_prob_lambda(n, u32, 0.99);
+      fprintf(csv, "%ld,%.6e,%.6e\n", c.sizes[si], lowp_bound_gamma(n, u32) / u32,
+              lowp_bound_gamma_prob(n, u32, lam) / u32);
+    }
+  }
+  fclose(csv);
+
+  /* ---- plots: one colour per input format, one dash type per kind of kernel */
+  {
+    lowp_series_t sr[2 * MAXK + 2];
+    char styles[2 * MAXK + 2][96], extra[512], extra_tc[512], mixt[MAXK][80];
+    int mixshow = -1;
     int pass;
-    for (pass = 0; pass < 2 && st == 0; pass++) {
+    snprintf(extra, sizeof extra, "set key outside right top Left reverse font ',10'\nset logscale x 2\n"
+             "set format x '2^{%%L}'\nset format y '10^{%%L}'\nset mxtics 1\nset xrange [%ld:%ld]",
+             c.ns > 1 ? c.sizes[0] : c.sizes[0] / 2, c.ns > 1 ? c.sizes[c.ns - 1] : 2 * c.sizes[0]);
+    /* the tensor-core plot ends at the largest size the model ran at; the backward-error plot shows the
+       F-in/fp32-acc kernel measured at the most sizes */
+    {
+      long tmax = c.sizes[0];
+      int best = -1;
+      for (si = 0; si < c.ns; si++)
+        if (c.sizes[si] <= c.tcmax) tmax = c.sizes[si];
+      snprintf(extra_tc, sizeof extra_tc, "set key outside right top Left reverse font ',10'\nset logscale x 2\n"
+               "set format x '2^{%%L}'\nset format y '10^{%%L}'\nset mxtics 1\nset xrange [%ld:%ld]",
+               tmax > c.sizes[0] ? c.sizes[0] : c.sizes[0] / 2, tmax > c.sizes[0] ? tmax : 2 * c.sizes[0]);
+      for (i = 0; i < nk; i++)
+        if (ks[i].kind == K_MIX) {
+          int cnt = 0;
+          for (si = 0; si < c.ns; si++) cnt += M->have[i][si][0];
+          if (cnt > best) { best = cnt; mixshow = i; }
+        }
+    }
+    for (pass = 0; pass < 3 && st == 0; pass++) {
       int ns = 0;
-      lowp_plot_t p = {pass ? "Tensor-core model: error against the exact product of the data"
-                            : "Plain CPU, everything in the format: error against the exact product of the data",
-                       "n (matrices n x n, log scale)", "max |C - exact| (log scale)", 1, 1,
-                       "set key outside right\nset logscale x 2\nset format x '%g'"};
+      static const char *const titles[3] = {
+          "Largest elementwise error against the exact product (every entry; mean over seeds)",
+          "Componentwise backward error max |C - X| / (|A||B|), in units of the accumulator's u",
+          "Tensor-core model against F-in/fp32-acc on the same rows (first seed)"};
+      static const char *const ylabels[3] = {"max |C - exact(A B)|", "backward error / u", "max |C - exact(A B)| on the rows"};
+      static const char *const bases[3] = {"growth", "backward", "growth_tc"};
+      lowp_plot_t p = {titles[pass], "n (matrices n x n)", ylabels[pass], 1, 1, pass == 2 ? extra_tc : extra};
+      if (pass == 2 && !c.model) continue;
       for (i = 0; i < nk; i++) {
-        lowp_series_t s = {"growth.csv", 2, 3, NULL, NULL, NULL, 1, 0};
-        if (ks[i].tc != pass) continue;
-        snprintf(styles[ns], sizeof styles[ns], "linespoints lc rgb '%s'", colors[ns % 8]);
+        lowp_series_t s;
+        memset(&s, 0, sizeof s);
+        if ((pass < 2) == (ks[i].kind == K_TC)) continue;
+        if (pass == 1 && ks[i].kind == K_MIX && i != mixshow) continue; /* fp32's backward error: one for scale */
+        s.csv = pass == 2 ? "tc.csv" : "growth.csv";
+        s.xcol = 2;
+        s.ycol = pass == 0 ? 4 : pass == 1 ? 6 : 4;
         s.title = ks[i].name;
-        s.style = styles[ns];
         s.filter = ks[i].name;
+        s.filter_col = 1;
+        /* colour and point shape per input format (so that curves that coincide, cpu-tf32 on cpu-fp16, both
+           show), solid and filled for cpu-F and tc, dashed and open for F-in/fp32-acc */
+        snprintf(styles[ns], sizeof styles[ns], "linespoints lc rgb '%s' dt %d pt %d ps 1.3", colors[ks[i].fi % 8],
+                 ks[i].kind == K_MIX ? 2 : 1, pts[ks[i].fi % 8] - (ks[i].kind == K_MIX ? 1 : 0));
+        s.style = styles[ns];
         sr[ns++] = s;
+        if (pass == 2) { /* the same rows on F-in/fp32-acc */
+          lowp_series_t s2 = s;
+          snprintf(mixt[i], sizeof mixt[i], "%s-in/fp32-acc, same rows", ks[i].in->name);
+          s2.ycol = 5;
+          s2.title = mixt[i];
+          snprintf(styles[ns], sizeof styles[ns], "linespoints lc rgb '%s' dt 2 pt %d ps 1.3", colors[ks[i].fi % 8],
+                   pts[ks[i].fi % 8] - 1);
+          s2.style = styles[ns];
+          sr[ns++] = s2;
+        }
+      }
+      if (pass == 1) {
+        lowp_series_t b1 = {"bounds.csv", 1, 2, "gamma_n / u (worst case)", "lines lc rgb '#555555' dt 3", NULL, 0, 0};
+        lowp_series_t b2 = {"bounds.csv", 1, 3, "lambda sqrt(n) (P = 0.99)", "lines lc rgb '#555555' dt 4", NULL, 0, 0};
+        sr[ns++] = b1;
+        sr[ns++] = b2;
       }
       if (ns == 0) continue;
-      st = lowp_plot(r->outdir, pass ? "growth_tc" : "growth", &p, sr, (size_t)ns);
+      st = lowp_plot(r->outdir, bases[pass], &p, sr, (size_t)ns);
     }
-    lowp_result_plot(plots, "growth.png", "Largest elementwise error against the exact product of the fp32 data, by size, for "
-                     "kernels that round every product and sum to the input format (above the 'full' size: over sampled rows).");
+    lowp_result_plot(plots, "growth.png", "Largest elementwise error of every entry against the exact product of the "
+                     "fp32 data, mean over seeds; solid: every product and sum in the format (cpu-F); dashed: inputs "
+                     "rounded to the format, exact products, fp32 accumulation (F-in/fp32-acc).");
+    lowp_result_plot(plots, "backward.png", "Componentwise backward error against the kernel's own (rounded) inputs, "
+                     "in units of its accumulator's u, with the worst-case gamma_n / u and the probabilistic lambda "
+                     "sqrt(n) (Higham & Mary 2019, P = 0.99 per entry); one F-in/fp32-acc curve shown (its backward "
+                     "error is fp32's accumulation, the same for every input format).");
     if (c.model)
-      lowp_result_plot(plots, "growth_tc.png", "The same for the tensor-core model (products exact, fp32 accumulation per "
-                       "block): the error is dominated by the rounding of the inputs.");
+      lowp_result_plot(plots, "growth_tc.png", "The tensor-core model on random rows of the first seed's product, "
+                       "beside F-in/fp32-acc on the same rows: the model's error is the rounding of its inputs.");
   }
-  free(A0); free(B0); free(Ain); free(Bin); free(Arow); free(X0); free(XF); free(C); free(C32); free(R); free(rowidx);
+  free(A0); free(B0); free(Ain); free(Bin); free(Xd); free(XF); free(RF); free(Cd); free(C32); free(Atc);
+  free(Ctc); free(Af); free(Bf); free(Cf); free(flags); free(rowidx); free(ks); free(M);
   if (st != 0) return lowp_run_plot_failed(r, st);
   if (bad) {
-    fprintf(stderr, "lowp run matmul-precision: %d bound checks failed\n", bad);
+    fprintf(stderr, "lowp run matmul-precision: %d checks failed\n", bad);
     return 1;
   }
   return 0;
@@ -414,12 +1114,15 @@ static int run(lowp_run_t *r) {
 const lowp_experiment_t lowp_exp_matmul_precision = {
     "matmul-precision",
     "How far are fp32, tf32, fp16, bf16 and fp8 products of random 1000 x 1000 matrices from the exact product "
-    "(and from fp32), on plain CPU accumulation and on a tensor-core model, and how does the error grow with n?",
-    "fp32 N(0,1) data rounded to each format; kernels: cpu-F (kernels/cpu/gemm_acc, every product and sum "
-    "rounded to F) and tc-F (kernels/cpu/gemm_tc on a lib/model preset); references: exact products "
-    "(lib/exact) of the data and of the rounded inputs, and the cpu-fp32 result; max elementwise error and "
-    "componentwise backward error; sizes up to 1000 (over randomly chosen rows above 'full', since emulation "
-    "costs ~100-300 ns per multiply-add).",
-    "Accumulation errors within gamma_{n+1} |A||B| where it exists; input rounding dominates for the "
-    "tensor-core models; all-format CPU accumulation grows with n.",
+    "(and from fp32), how much of it is input rounding and how much accumulation, and how does it grow with n "
+    "up to {sizes}?",
+    "fp32 N(0,1) data rounded to each format ({formats}); kernels: cpu-F (every product and sum rounded to F, "
+    "recursive), F-in/fp32-acc (exact products, fp32 accumulation), emulated exactly at BLAS-like speed and "
+    "checked against kernels/cpu/gemm_acc, and tc-{model}-F (kernels/cpu/gemm_tc on {tcrows} rows); every entry "
+    "against exact products (lib/check, lib/exact) of the data and of the rounded inputs; componentwise and "
+    "normwise backward errors (lib/measure) against gamma_n and the tensor-core model bound (lowp_op_bound); "
+    "{seeds} seeds per size ({bigseeds} and only {bigformats} above n = {big}, componentwise backward errors "
+    "there only if bigabs = 1, now {bigabs}); growth exponents with t-based 95% confidence intervals.",
+    "Backward errors within their bounds; fp32-accumulating kernels' error is the rounding of the inputs and "
+    "grows like n^0.5; all-format accumulation grows faster, between lambda sqrt(n) u and gamma_n.",
     params, run, check};

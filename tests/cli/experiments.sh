@@ -20,7 +20,7 @@ declare -A files=(
   [claims]="claims.csv"
 )
 if "$LOWP" list | grep -q '^matmul-precision '; then
-  files[matmul-precision]="errors.csv growth.csv growth.png growth.svg growth_tc.png"
+  files[matmul-precision]="errors.csv growth.csv bounds.csv growth.png growth.svg backward.png growth_tc.png"
 fi
 
 for e in "${!files[@]}"; do

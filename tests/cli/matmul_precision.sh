@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# matmul_precision.sh -- lowp run matmul-precision: the fast emulation equals kernels/cpu/gemm_acc, results
+# do not depend on the thread count, every product is measured in full, bounds hold
+# Run: ctest --test-dir build -R cli_matmul_precision   (or: bash tests/cli/matmul_precision.sh build/lowp)
+set -u
+LOWP=${1:?usage: matmul_precision.sh PATH_TO_LOWP}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+pass=0
+check() { # check DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then pass=$((pass + 1)); else echo "FAIL: $what"; fail=$((fail + 1)); fi
+}
+
+# 1. the thread count changes no byte: results and every CSV, 1 thread against 2
+OMP_NUM_THREADS=1 "$LOWP" run matmul-precision --quick --seed=11 --out "$tmp/t1" > "$tmp/t1.log" 2>&1
+check "quick run, 1 thread, exits 0" test $? -eq 0
+OMP_NUM_THREADS=2 "$LOWP" run matmul-precision --quick --seed=11 --out "$tmp/t2" > "$tmp/t2.log" 2>&1
+check "quick run, 2 threads, exits 0" test $? -eq 0
+for f in results.json $(cd "$tmp/t1" && ls *.csv); do
+  check "$f identical for 1 and 2 threads" cmp -s "$tmp/t1/$f" "$tmp/t2/$f"
+done
+for f in errors.csv growth.csv bounds.csv tc.csv growth.png backward.png growth_tc.png; do
+  check "wrote $f" test -s "$tmp/t1/$f"
+done
+
+# 2. the emulation against the reference kernel on (nearly) every entry: sizes that are not multiples of
+#    the 4-row groups or of the 256-column tiles, and e2m1, whose sums overflow (recomputed by the reference)
+"$LOWP" run matmul-precision --quick --sizes=16,23,300 --head=23 --formats=fp32,fp16,e2m1 \
+  --bigformats=fp32,fp16,e2m1 --model=none --check=2000 --out "$tmp/e" > "$tmp/e.log" 2>&1
+check "emulation run exits 0 (every checked entry equal to kernels/cpu/gemm_acc, every bound held)" test $? -eq 0
+check "emulation run checked 50000 entries" grep -q 'on all 50000 entries checked' "$tmp/e/summary.md"
+# e2m1 (largest value 6) overflows on N(0,1) sums: those outputs go to the reference, and still agree
+check "e2m1 outputs were recomputed by the reference" \
+  awk -F, '$3 == "cpu-e2m1" && $NF > 0 { found = 1 } END { exit !found }' "$tmp/e/errors.csv"
+# every entry measured: the entries column is n^2 for the CPU kernels
+check "every entry of every CPU product measured" \
+  awk -F, 'NR > 1 && $3 !~ /^tc-/ && $5 != $1 * $1 { bad = 1 } END { exit bad }' "$tmp/e/errors.csv"
+
+# 3. independent checks of the numbers in errors.csv (columns: 6 err vs exact data, 7 err vs exact
+#    inputs, 8 diff vs cpu-fp32, 9 componentwise backward error, 11 bound)
+#    cpu-fp32 against itself is 0; fp32 inputs are the data, so both exact references agree for it
+check "cpu-fp32: diff vs cpu-fp32 is 0 and the two references agree" \
+  awk -F, '$3 == "cpu-fp32" && ($8 + 0 != 0 || $6 != $7) { bad = 1 } END { exit bad }' "$tmp/t1/errors.csv"
+#    the backward error within its bound wherever the bound is finite (the run checks it too)
+check "componentwise backward error <= bound" \
+  awk -F, 'NR > 1 && $11 != "inf" && $9 + 0 > $11 + 0 { bad = 1 } END { exit bad }' "$tmp/t1/errors.csv"
+#    an fp32 accumulator keeps the accumulation error far below the input rounding: for F-in/fp32-acc the
+#    error against the exact product of the rounded inputs is < 1% of the error against the data
+check "F-in/fp32-acc: accumulation error < 1% of the total" \
+  awk -F, '$3 ~ /-in\/fp32-acc$/ && $7 + 0 > 0.01 * $6 { bad = 1 } END { exit bad }' "$tmp/t1/errors.csv"
+#    fp32 is far closer to exact than any narrower format (at every size and seed)
+check "cpu-fp32 error below every other kernel's" \
+  awk -F, 'NR > 1 { k = $1 " " $2; if ($3 == "cpu-fp32") f[k] = $6 + 0; else if (!(k in o) || $6 + 0 < o[k]) o[k] = $6 + 0 }
+           END { n = 0; for (k in f) { n++; if (!(k in o) || !(f[k] < o[k])) exit 1 } exit n == 0 }' "$tmp/t1/errors.csv"
+
+echo "matmul_precision.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
