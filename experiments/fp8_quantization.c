@@ -516,10 +516,12 @@ static int evaluate(outcome_t *o, const config_t *c, const lowp_cnn_t *m, const 
   double se = 0.0, mx = 0.0;
   int st;
   memset(o, 0, sizeof *o);
+  memset(&q, 0, sizeof q);
   if (!lg) return LOWP_ENOMEM;
   memcpy(amax, amax_cal, sizeof amax);
   st = lowp_cnn_clone(&mm, m);
-  if (st == LOWP_OK && c->rescale) rescale_model(&mm, amax, (int)s->rescale);
+  if (st != LOWP_OK) { free(lg); return st; }
+  if (c->rescale) rescale_model(&mm, amax, (int)s->rescale);
   if (st == LOWP_OK) st = qnet_build(&q, c, &mm, amax, s, &o->w);
   if (st == LOWP_OK) st = logits_of(lg, te, ntest, &mm, q_gemm, &q);
   o->a = q.ast;
