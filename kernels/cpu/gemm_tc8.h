@@ -13,7 +13,9 @@
  * the presets that truncate their alignment (h100/h200 wgmma: blocks of 32,
  * 13 fraction bits, the accumulator cut to 13 fraction bits; ada: blocks of
  * 16), computed with doubles instead of the model's general integer
- * unpacking, about 20 times faster: a product of two values of a format of
+ * unpacking, about 10 times faster (measured on a loaded 2-core x86-64
+ * machine, e4m3 dots of 784 terms on the h100 model: 33 ns per product for
+ * lowp_tc_dot, 2.5 to 3.4 ns here): a product of two values of a format of
  * <= 8 bits has <= 8 significant bits and is exact in binary64, scaling it
  * by 2^-(X-F) is exact, and the conversion to int64 truncates toward zero,
  * which is the model's cut of the magnitude (align = rtz, no sticky bit).
