@@ -51,7 +51,7 @@ LATE=1 expect_exit2 "short labels" "t10k-labels-idx1-ubyte" \
 ls -d "$T"/r.* "$T"/r >/dev/null 2>&1 && bad "output left after short labels" || ok
 
 # a small run, with 1 and 2 threads: every file present, identical bytes
-SMALL="--quick --train=600 --test=200 --calib=100 --seeds=2"
+SMALL="--quick --train=500 --test=150 --calib=100 --seeds=2"
 OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization $SMALL --out "$T/t1" >"$T/log1" 2>&1 || bad "small run (1 thread) exit $?: $(tail -3 "$T/log1")"
 OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization $SMALL --out "$T/t2" >"$T/log2" 2>&1 || bad "small run (2 threads) exit $?"
 for f in results.json summary.md configs.csv per_seed.csv layers.csv outliers.csv training.csv accuracy.png accuracy.svg layers.png logit_error.png; do
