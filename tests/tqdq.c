@@ -72,7 +72,8 @@ static void test_schemes(void) {
   /* ovf: where round to nearest overflows, xmax + half its ulp */
   static const struct { const lowp_format_t *f; int p, emin, emax; double xmax, ovf; } fm[2] = {
       {&LOWP_FMT_E4M3, 4, -6, 8, 448.0, 464.0}, {&LOWP_FMT_E5M2, 3, -14, 15, 57344.0, 61440.0}};
-  float x[R * C], y[R * C];
+  float x[R * C], y[R * C], sv[R * 3];
+  double qv[R * C];
   lowp_rng_t rng;
   int fi, scheme, i;
   lowp_rng_init(&rng, lowp_test_seed(), 1);
@@ -86,20 +87,26 @@ static void test_schemes(void) {
   for (fi = 0; fi < 2; fi++) {
     grid_t g;
     make_grid(&g, fm[fi].p, fm[fi].emin, fm[fi].emax, fm[fi].xmax);
-    for (scheme = 0; scheme <= 3; scheme++) {
-      lowp_qstats_t st;
+    for (scheme = 0; scheme <= 4; scheme++) {
+      lowp_qstats_t st, st2;
       size_t sat = 0, fl = 0, nz = 0;
-      int r, c, bad = 0, st_ok;
+      int r, c, bad = 0, badq = 0, st_ok;
       memset(&st, 0, sizeof st);
+      memset(&st2, 0, sizeof st2);
       st_ok = lowp_qdq_f32(y, x, R, C, fm[fi].f, (lowp_qscheme_t)scheme, 32, NULL, &st);
+      st_ok |= lowp_qdq_quant(qv, sv, x, R, C, fm[fi].f, (lowp_qscheme_t)scheme, 32, NULL, &st2);
       for (r = 0; r < R; r++)
         for (c = 0; c < C; c++) {
           double s = 1.0, amax = 0.0, want, q;
           int k, lo = 0, hi = R * C;
           if (scheme == LOWP_QS_ROW) { lo = r * C; hi = lo + C; }
-          if (scheme == LOWP_QS_MXBLOCK) { lo = r * C + c / 32 * 32; hi = lo + 32 < (r + 1) * C ? lo + 32 : (r + 1) * C; }
+          if (scheme == LOWP_QS_MXBLOCK || scheme == LOWP_QS_BLOCK) {
+            lo = r * C + c / 32 * 32;
+            hi = lo + 32 < (r + 1) * C ? lo + 32 : (r + 1) * C;
+          }
           for (k = lo; k < hi; k++) amax = fmax(amax, fabs((double)x[k]));
-          if (scheme == LOWP_QS_TENSOR || scheme == LOWP_QS_ROW) s = (float)(fm[fi].xmax / amax);
+          if (scheme == LOWP_QS_TENSOR || scheme == LOWP_QS_ROW || scheme == LOWP_QS_BLOCK)
+            s = amax > 0 ? (float)(fm[fi].xmax / amax) : 1.0;
           if (scheme == LOWP_QS_MXBLOCK) {
             int e;
             frexp(amax, &e);
@@ -108,18 +115,22 @@ static void test_schemes(void) {
           q = nearest(&g, (double)x[r * C + c] * s);
           want = (float)(q / s);
           if (y[r * C + c] != want) bad++;
+          /* lowp_qdq_quant: the same q, and fl32(1 / s) for the element's group of 32 */
+          if (qv[r * C + c] != q || sv[r * 3 + c / 32] != (float)(1.0 / s)) badq++;
           if (fabs((double)x[r * C + c] * s) >= fm[fi].ovf) sat++;
           if (x[r * C + c] != 0) { nz++; fl += q == 0; }
         }
       lowp_test_check(st_ok == LOWP_OK && bad == 0, "%s scheme %d: %d elements differ from the oracle",
                       fm[fi].f->name, scheme, bad);
+      lowp_test_check(badq == 0 && !memcmp(&st, &st2, sizeof st), "%s scheme %d: lowp_qdq_quant, %d q values "
+                      "or scales differ from the oracle", fm[fi].f->name, scheme, badq);
       lowp_test_check(st.n == R * C && st.nonzero == nz && st.saturated == sat && st.flushed == fl,
                       "%s scheme %d counts: n %zu nz %zu/%zu sat %zu/%zu flushed %zu/%zu", fm[fi].f->name,
                       scheme, st.n, st.nonzero, nz, st.saturated, sat, st.flushed, fl);
       if (scheme == LOWP_QS_CAST)
         lowp_test_check(fl > 0 && (fi == 1 || sat > 0), "%s cast: data exercise flush%s (%zu, %zu)",
                         fm[fi].f->name, fi ? "" : " and saturation", fl, sat);
-      if (scheme == LOWP_QS_TENSOR || scheme == LOWP_QS_ROW)
+      if (scheme == LOWP_QS_TENSOR || scheme == LOWP_QS_ROW || scheme == LOWP_QS_BLOCK)
         lowp_test_check(sat == 0, "%s scheme %d: amax scaling never saturates", fm[fi].f->name, scheme);
     }
   }

@@ -24,9 +24,15 @@ typedef enum {
   LOWP_QS_TENSOR = 1,  /**< one scale s = fl32(xmax / amax) for the matrix */
   LOWP_QS_ROW = 2,     /**< one such scale per row (per output channel of a
                             weight matrix stored out x in) */
-  LOWP_QS_MXBLOCK = 3  /**< OCP MX v1.0: blocks of `block` consecutive
+  LOWP_QS_MXBLOCK = 3, /**< OCP MX v1.0: blocks of `block` consecutive
                             elements of a row share a power-of-two scale
                             2^(floor(log2(amax)) - emax_elem), stored as E8M0 */
+  LOWP_QS_BLOCK = 4    /**< blocks of `block` consecutive elements of a row,
+                            each with its own fp32 scale xmax / amax (the
+                            1x128 activation tiles of DeepSeek-V3, arXiv
+                            2412.19437 sec. 3.3.1; per output channel and
+                            128-element slice of a weight matrix stored
+                            out x in) */
 } lowp_qscheme_t;
 
 /** @brief Counts over the elements quantized. */
@@ -63,6 +69,20 @@ int lowp_qdq_mx_exponent(double amax, const lowp_format_t *f);
 int lowp_qdq_f32(float *y, const float *x, size_t rows, size_t cols,
                  const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
                  const double *amax, lowp_qstats_t *st);
+
+/**
+ * @brief Quantize without dequantizing: q[i] = round(x[i] * s) in f (values
+ * of f, as doubles), and sinv[r * nb + j] = fl32(1 / s) (exactly 2^e for MX
+ * and plain casts) for row r and the j-th group of `block` elements of the
+ * row, nb = ceil(cols / block): what a scaled fp8 GEMM reads. The schemes
+ * without blocks (cast, tensor, row) repeat their scale in every group;
+ * LOWP_QS_MXBLOCK and LOWP_QS_BLOCK use `block` as their block size.
+ * q[i] * sinv is what lowp_qdq_f32 returns, before its rounding to fp32.
+ * @return as lowp_qdq_f32 (block must be > 0 for every scheme).
+ */
+int lowp_qdq_quant(double *q, float *sinv, const float *x, size_t rows, size_t cols,
+                   const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
+                   const double *amax, lowp_qstats_t *st);
 
 /** @brief fl32(xmax(f) / amax), or 1 when amax is 0 or not finite. */
 float lowp_qdq_scale(double amax, const lowp_format_t *f);

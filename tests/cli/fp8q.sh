@@ -51,19 +51,29 @@ LATE=1 expect_exit2 "short labels" "t10k-labels-idx1-ubyte" \
 ls -d "$T"/r.* "$T"/r >/dev/null 2>&1 && bad "output left after short labels" || ok
 
 # a small run, with 1 and 2 threads: every file present, identical bytes
-SMALL="--quick --train=1500 --test=400 --calib=100 --hidden=64,32"
+SMALL="--quick --train=500 --test=150 --calib=100 --seeds=2"
 OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization $SMALL --out "$T/t1" >"$T/log1" 2>&1 || bad "small run (1 thread) exit $?: $(tail -3 "$T/log1")"
 OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization $SMALL --out "$T/t2" >"$T/log2" 2>&1 || bad "small run (2 threads) exit $?"
-for f in results.json summary.md configs.csv training.csv calibration.csv accuracy.png accuracy.svg logit_error.png; do
+for f in results.json summary.md configs.csv per_seed.csv layers.csv outliers.csv training.csv accuracy.png accuracy.svg layers.png logit_error.png; do
   [ -s "$T/t1/$f" ] && ok || bad "missing $f"
 done
-for f in results.json configs.csv training.csv calibration.csv summary.md; do
+for f in results.json configs.csv per_seed.csv layers.csv outliers.csv training.csv summary.md; do
   cmp -s "$T/t1/$f" "$T/t2/$f" && ok || bad "$f differs between 1 and 2 threads"
 done
 grep -q '"answer"' "$T/t1/results.json" && grep -q '"verdicts"' "$T/t1/results.json" && ok || bad "answer/verdicts missing"
-[ "$(wc -l <"$T/t1/configs.csv")" -eq 24 ] && ok || bad "configs.csv: want 23 configurations"
-# the FP32 row is the reference: zero logit error, 100% agreement
-grep -q '^1,fp32,fp32,reference,0,[0-9.]*,0.0000,100.0000,0,0,' "$T/t1/configs.csv" && ok || bad "fp32 row: $(sed -n 2p "$T/t1/configs.csv")"
+[ "$(wc -l <"$T/t1/configs.csv")" -eq 28 ] && ok || bad "configs.csv: want 23 configurations and 4 stress rows"
+[ "$(wc -l <"$T/t1/layers.csv")" -eq 9 ] && ok || bad "layers.csv: want 4 layers x 2 formats"
+[ "$(wc -l <"$T/t1/per_seed.csv")" -eq $((35 * 2 + 1)) ] && ok || bad "per_seed.csv: want 35 configurations x 2 seeds"
+# the FP32 row is the reference: zero change, zero interval, zero logit error, 100% agreement
+grep -q '^1,fp32,fp32,reference,fp32,main,[0-9.]*,0.0000,0.0000,100.0000,0,0,' "$T/t1/configs.csv" && ok || bad "fp32 row: $(sed -n 2p "$T/t1/configs.csv")"
+# the two seeds trained different networks (the intervals come from somewhere)
+[ "$(tail -n +2 "$T/t1/training.csv" | cut -d, -f1 | sort -u | wc -l)" -eq 2 ] &&
+  [ "$(tail -n +2 "$T/t1/training.csv" | cut -d, -f3 | sort -u | wc -l)" -eq 2 ] && ok || bad "two seeds, two different training losses: $(cat "$T/t1/training.csv")"
+# a re-parametrized plain cast is no better than the per-tensor row of the same function (RMS logit error)
+awk -F, '$2 ~ /^e4m3 cast \(conv1/ {c = $11} $2 ~ /^e4m3 tensor \(conv1/ {t = $11} END {exit !(c > t)}' "$T/t1/configs.csv" && ok || bad "stress rows: cast not worse than per tensor"
+# the same run again: the same bytes
+"$LOWP" run fp8-quantization $SMALL --out "$T/t4" >/dev/null 2>&1 || bad "second run"
+cmp -s "$T/t1/results.json" "$T/t4/results.json" && ok || bad "results.json differs between two identical runs"
 # the data path also works uncompressed (good copies this time)
 for f in "$DATA"/t10k-labels*.gz; do gzip -dc "$f" >"$T/raw/$(basename "$f" .gz)"; done
 "$LOWP" run fp8-quantization $SMALL --data="$T/raw" --out "$T/t3" >/dev/null 2>&1 || bad "uncompressed data run"

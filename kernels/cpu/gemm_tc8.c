@@ -1,0 +1,160 @@
+/* lowp_gemm_tc8 -- fast fp8 GEMM on the tensor-core block-FMA model (see gemm_tc8.h) */
+
+#include "cpu/gemm_tc8.h"
+
+#include "status.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------ private helpers */
+
+/* 2^e for -1022 <= e <= 1023, from its bits (ldexp is a library call). */
+static double pow2(int e) {
+  uint64_t u = (uint64_t)(e + 1023) << 52;
+  double d;
+  memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+/* floor(log2 |v|) of a nonzero normal double, from its bits. */
+static int ilog2(double v) {
+  uint64_t u;
+  memcpy(&u, &v, sizeof u);
+  return (int)((u >> 52) & 0x7ff) - 1023;
+}
+
+static int bitlen64(uint64_t v) {
+#if defined(__GNUC__)
+  return v ? 64 - __builtin_clzll(v) : 0;
+#else
+  int n = 0;
+  while (v) { v >>= 1; n++; }
+  return n;
+#endif
+}
+
+/* The block's sum S 2^L (S != 0) rounded to P significant bits in fp32's
+   exponent range (emin -126, emax 127), by rnd (rtz or rne); beyond the
+   range: infinity (the model's ovf_inf). As lowp_bfma's round_out. */
+static double round_block(int64_t S, int L, int P, lowp_rounding_t rnd) {
+  int neg = S < 0;
+  uint64_t U = neg ? (uint64_t)(-(S + 1)) + 1 : (uint64_t)S;
+  int nb = bitlen64(U), e = L + nb - 1, q, sh;
+  double v;
+  if (e > LOWP_FMT_FP32.emax) return neg ? -INFINITY : INFINITY;
+  q = e - P + 1;
+  if (q < LOWP_FMT_FP32.emin - P + 1) q = LOWP_FMT_FP32.emin - P + 1;
+  sh = q - L;
+  if (sh > 0) {
+    uint64_t r = sh >= 64 ? 0 : U >> sh;
+    if (rnd == LOWP_RND_NE && sh <= 64) {
+      uint64_t rem = sh == 64 ? U : U & ((UINT64_C(1) << sh) - 1);
+      uint64_t half = UINT64_C(1) << (sh - 1);
+      if (rem > half || (rem == half && (r & 1))) r++;
+    }
+    v = (double)r * pow2(q);
+    if (v >= pow2(LOWP_FMT_FP32.emax + 1)) return neg ? -INFINITY : INFINITY;
+  } else {
+    v = (double)U * pow2(L);
+  }
+  return neg ? -v : v;
+}
+
+/* One block FMA: d = cut sum of products a[i] b[i] (i < n) and c. */
+static double block(const double *a, const int8_t *xa, const double *b, const int8_t *xb,
+                    size_t n, double c, int F, int P, lowp_rounding_t rnd) {
+  double pr[1024];
+  int X = INT_MIN, L;
+  size_t i;
+  int64_t S = 0;
+  double sc;
+  for (i = 0; i < n; i++) {
+    pr[i] = a[i] * b[i]; /* exact: <= 8 + 8 significant bits */
+    if (pr[i] != 0.0 && xa[i] + xb[i] > X) X = xa[i] + xb[i];
+  }
+  if (c != 0.0) {
+    int xc = ilog2(c);
+    if (xc < LOWP_FMT_FP32.emin) xc = LOWP_FMT_FP32.emin;
+    if (xc > X) X = xc;
+  }
+  if (X == INT_MIN) return c; /* products all zero and c == +0 (c is never -0 here) */
+  L = X - F;
+  sc = pow2(-L);
+  for (i = 0; i < n; i++) S += (int64_t)(pr[i] * sc); /* truncation toward zero: the cut */
+  if (c != 0.0) S += (int64_t)(c * sc);
+  if (S == 0) return 0.0;
+  return round_block(S, L, P, rnd);
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_tc8_supported(const lowp_tc_model_t *m, const lowp_format_t *in) {
+  const lowp_bfma_t *p;
+  if (!m || !in) return LOWP_EINVAL;
+  p = &m->bfma;
+  if (lowp_format_width(in) > 8 || in->emin < -64 || in->emax > 63) return LOWP_EUNSUPPORTED;
+  if (lowp_bfma_validate(p, NULL, 0) != LOWP_OK || p->b > 1024) return LOWP_EUNSUPPORTED;
+  if (p->align != LOWP_RND_TZ || p->sticky || p->late_c || p->interleave || !p->ovf_inf)
+    return LOWP_EUNSUPPORTED;
+  if (p->out_rnd != LOWP_RND_TZ && p->out_rnd != LOWP_RND_NE) return LOWP_EUNSUPPORTED;
+  /* |S| < (b + 1) 2^(F + 2) must convert exactly through int64 products */
+  if (p->F + 3 + bitlen64((uint64_t)p->b + 1) > 52) return LOWP_EUNSUPPORTED;
+  return LOWP_OK;
+}
+
+int lowp_tc8_exponents(int8_t *x, const double *v, size_t n, const lowp_format_t *in) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    int e;
+    if (!isfinite(v[i])) return LOWP_ERANGE;
+    if (v[i] == 0.0) { x[i] = 0; continue; }
+    e = ilog2(v[i]);
+    x[i] = (int8_t)(e > in->emin ? e : in->emin);
+  }
+  return LOWP_OK;
+}
+
+double lowp_tc8_dot(const double *a, const int8_t *xa, const double *b, const int8_t *xb,
+                    size_t k, const lowp_tc_model_t *m) {
+  const lowp_bfma_t *p = &m->bfma;
+  int P = p->out_frac > 0 && p->out_frac + 1 < LOWP_FMT_FP32.precision ? p->out_frac + 1
+                                                                        : LOWP_FMT_FP32.precision;
+  size_t i, w = (size_t)p->b;
+  double c = 0.0;
+  for (i = 0; i < k; i += w) {
+    size_t n = k - i < w ? k - i : w;
+    c = block(a + i, xa + i, b + i, xb + i, n, c, p->F, P, p->out_rnd);
+  }
+  return c;
+}
+
+int lowp_gemm_tc8(float *y, const double *a, const int8_t *xa, size_t rows, size_t k,
+                  const double *bt, const int8_t *xb, size_t n, const lowp_tc_model_t *m,
+                  const lowp_format_t *in, size_t chunk, const float *ascale,
+                  const float *bscale, const float *bias) {
+  size_t nch;
+  long i;
+  int st = lowp_tc8_supported(m, in);
+  if (st) return st;
+  if (chunk == 0 || (chunk < k && chunk % (size_t)m->bfma.b)) return LOWP_EINVAL;
+  if (chunk > k) chunk = k ? k : 1;
+  nch = k ? (k + chunk - 1) / chunk : 0;
+#pragma omp parallel for schedule(static)
+  for (i = 0; i < (long)rows; i++) {
+    size_t j, c;
+    for (j = 0; j < n; j++) {
+      float total = 0.0f;
+      for (c = 0; c < nch; c++) {
+        size_t lo = c * chunk, len = k - lo < chunk ? k - lo : chunk;
+        double part = lowp_tc8_dot(a + (size_t)i * k + lo, xa + (size_t)i * k + lo,
+                                   bt + j * k + lo, xb + j * k + lo, len, m);
+        float ds = (float)((double)ascale[(size_t)i * nch + c] * (double)bscale[j * nch + c]);
+        total = total + (float)(part * (double)ds);
+      }
+      y[(size_t)i * n + j] = bias ? total + bias[j] : total;
+    }
+  }
+  return LOWP_OK;
+}
