@@ -463,7 +463,7 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
   }
   for (i = 0; i < L->n; i++) g->used[i] = applies(&L->s[i], f);
   /* exact values and sum |a_i b_i| (|x_i| for sums), per trial and size;
-     the trials are work items too (tools/par.h) */
+     the trials are work items too (par/par.h) */
   for (t = 0; t < trials; t++) {
     double *abs_a, *abs_b;
     if (!lowp_par_mine(t)) continue; /* another rank's trial */
@@ -495,7 +495,7 @@ static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, do
       lowp_par_allgather_items(ab, trials, sizeof *ab) != 0)
     status = LOWP_EIO;
   /* the tasks are work items: under mpirun each rank computes its share and
-     every rank then holds them all (tools/par.h), so what follows is the
+     every rank then holds them all (par/par.h), so what follows is the
      same as in one process */
 #pragma omp parallel for schedule(dynamic, 1)
   for (task = 0; task < (long)(L->n * trials); task++) {
@@ -557,7 +557,7 @@ static int measure_gemm(grid_t *g, const series_list_t *L, const lowp_format_t *
     for (kk = 0; kk < nk; kk++) { g->mean[i][kk] = 0; g->max[i][kk] = 0; }
   }
   /* the items (trial, size) are independent: under mpirun each rank
-     computes its share and every rank then holds them all (tools/par.h);
+     computes its share and every rank then holds them all (par/par.h);
      the sums below run in the one-process order */
   memset(val, 0, nit * 2 * MAXSER * sizeof *val);
   for (it = 0; it < nit; it++) {

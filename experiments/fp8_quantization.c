@@ -39,6 +39,7 @@
  *   bytes with any thread count.
  */
 
+#include "par.h"
 #include "registry.h"
 #include "results.h"
 
@@ -707,6 +708,19 @@ static double secs(const struct timespec *a, const struct timespec *b) {
   return (double)(b->tv_sec - a->tv_sec) + 1e-9 * (double)(b->tv_nsec - a->tv_nsec);
 }
 
+/* One work item, a training seed: its network's measurements as plain data.
+   Under mpirun the seeds are dealt over the ranks and gathered in their
+   order (par/par.h); the means over seeds are then summed in that order, as
+   in one process. Its epochs travel in ep (epochs per seed). */
+typedef struct {
+  outcome_t out[NCONF];
+  double amax[NL];
+  outl_t outl[NL];
+  double nparams, t_train, t_eval; /* wall times, summed over the seeds (over the ranks too: the work, not
+                                      the job's wall time); standard output only */
+  int st, rescale_exact;
+} seed_item_t;
+
 static int run(lowp_run_t *r) {
   settings_t s;
   dataset_t tr, te;
@@ -718,7 +732,8 @@ static int run(lowp_run_t *r) {
   struct timespec w0, w1, w2;
   double t_train = 0, t_eval = 0;
   size_t ntest;
-  int nc, si, k, st = LOWP_OK, rescale_exact = 1, fails = 0;
+  int nc, si, k, st = LOWP_OK, rescale_exact = 1, fails = 0, nomem, failed_here = 0;
+  seed_item_t *items;
   FILE *csv;
   cJSON *tables, *rows, *plots, *verdicts;
   char ans[4096];
@@ -745,17 +760,30 @@ static int run(lowp_run_t *r) {
   nc = build_configs(cfg, &s);
   ep = calloc((size_t)(s.epochs + 1) * (size_t)s.seeds, sizeof *ep);
   for (k = 0; k < nc; k++) out[k] = calloc((size_t)s.seeds, sizeof **out);
+  items = calloc((size_t)s.seeds, sizeof *items);
   for (k = 0; k < nc; k++)
     if (!out[k]) ep = NULL;
-  if (!ep) { fprintf(stderr, "lowp run fp8-quantization: out of memory\n"); return 2; }
+  /* every rank leaves together (none left waiting in a collective), one message */
+  nomem = !ep || !items;
+  if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) {
+    if (!lowp_par_spread() || lowp_par_rank() == 0) fprintf(stderr, "lowp run fp8-quantization: out of memory\n");
+    return 2;
+  }
 
-  for (si = 0; si < s.seeds && st == LOWP_OK; si++) {
+  /* the seeds are independent work items: under mpirun each rank trains and evaluates its share
+     (lowp_par_mine) and every rank then holds them all; a rank stops at its first failed seed */
+  for (si = 0; si < s.seeds; si++) {
     uint64_t seed = r->seed + (uint64_t)si;
     lowp_cnn_t m;
     calib_t cal;
-    float *ref = malloc(ntest * NCLASS * sizeof *ref), *cl = malloc((size_t)s.calib * NCLASS * sizeof *cl);
-    double amax[NL];
+    float *ref, *cl;
+    seed_item_t *I = &items[si];
+    double *amax = I->amax;
     int l;
+    if (!lowp_par_mine((size_t)si) || failed_here) continue; /* another rank's seed, or this rank failed */
+    ref = malloc(ntest * NCLASS * sizeof *ref);
+    cl = malloc((size_t)s.calib * NCLASS * sizeof *cl);
+    I->rescale_exact = 1;
     memset(&cal, 0, sizeof cal);
     st = lowp_cnn_init(&m, s.c1, s.c2, s.hidden, seed);
     if (st == LOWP_OK && (!ref || !cl)) st = LOWP_ENOMEM;
@@ -764,18 +792,13 @@ static int run(lowp_run_t *r) {
     timespec_get(&w0, TIME_UTC);
     if (st == LOWP_OK) st = train(r, &s, si, seed, &m, &tr, &te, ep + (size_t)si * (size_t)s.epochs);
     timespec_get(&w1, TIME_UTC);
-    t_train += secs(&w0, &w1);
-    nparams = (double)lowp_cnn_nparams(&m);
+    I->t_train = secs(&w0, &w1);
+    I->nparams = (double)lowp_cnn_nparams(&m);
     /* calibration: per-layer amax and outlier statistics, FP32 network */
     if (st == LOWP_OK) st = logits_of(cl, &tr, (size_t)s.calib, &m, calib_gemm, &cal);
     for (l = 0; l < NL && st == LOWP_OK; l++) {
-      outl_t o = outliers_of(&cal.l[l], &m, l);
+      I->outl[l] = outliers_of(&cal.l[l], &m, l);
       amax[l] = cal.l[l].amax;
-      amax_mean[l] += amax[l] / s.seeds;
-      outl[l].kurt += o.kurt / s.seeds;
-      outl[l].max_rms += o.max_rms / s.seeds;
-      outl[l].col_ratio += o.col_ratio / s.seeds;
-      outl[l].w_max_rms += o.w_max_rms / s.seeds;
     }
     if (st == LOWP_OK) st = logits_of(ref, &te, ntest, &m, NULL, NULL);
     /* the re-parametrized network computes the same FP32 logits, bit for bit */
@@ -788,21 +811,53 @@ static int run(lowp_run_t *r) {
         st = logits_of(lg, &te, ntest, &q, NULL, NULL);
         lowp_cnn_free(&q);
       }
-      if (st == LOWP_OK && memcmp(lg, ref, ntest * NCLASS * sizeof *lg)) rescale_exact = 0;
+      if (st == LOWP_OK && memcmp(lg, ref, ntest * NCLASS * sizeof *lg)) I->rescale_exact = 0;
       free(lg);
     }
     for (k = 0; k < nc && st == LOWP_OK; k++) {
       lowp_run_progress(r, "seed %d/%ld: evaluating %s (%d/%d)", si + 1, s.seeds, cfg[k].label, k + 1, nc);
-      st = evaluate(&out[k][si], &cfg[k], &m, &te, ntest, ref, amax, &s);
+      st = evaluate(&I->out[k], &cfg[k], &m, &te, ntest, ref, amax, &s);
     }
     timespec_get(&w2, TIME_UTC);
-    t_eval += secs(&w1, &w2);
+    I->t_eval = secs(&w1, &w2);
     for (l = 0; l < NL; l++) free(cal.l[l].colmax);
     free(ref);
     free(cl);
     lowp_cnn_free(&m);
+    I->st = st; /* the seed's failure travels with it */
+    if (st) failed_here = 1;
+    st = LOWP_OK;
   }
-  if (st) { fprintf(stderr, "lowp run fp8-quantization: %s\n", lowp_status_str(st)); return 2; }
+  if (lowp_par_allgather_items(items, (size_t)s.seeds, sizeof *items) != 0 ||
+      lowp_par_allgather_items(ep, (size_t)s.seeds, (size_t)s.epochs * sizeof *ep) != 0) {
+    fprintf(stderr, "lowp run fp8-quantization: gathering the seeds from the MPI ranks failed\n");
+    return 2;
+  }
+  /* every rank holds every seed: the first failure (all ranks agree, rank 0 says it), then the means in
+     the seeds' order */
+  for (si = 0; si < s.seeds && st == LOWP_OK; si++) st = items[si].st;
+  if (st) {
+    if (!lowp_par_spread() || lowp_par_rank() == 0)
+      fprintf(stderr, "lowp run fp8-quantization: %s\n", lowp_status_str(st));
+    return 2;
+  }
+  for (si = 0; si < s.seeds; si++) {
+    const seed_item_t *I = &items[si];
+    int l;
+    t_train += I->t_train;
+    t_eval += I->t_eval;
+    nparams = I->nparams;
+    if (!I->rescale_exact) rescale_exact = 0;
+    for (l = 0; l < NL; l++) {
+      amax_mean[l] += I->amax[l] / s.seeds;
+      outl[l].kurt += I->outl[l].kurt / s.seeds;
+      outl[l].max_rms += I->outl[l].max_rms / s.seeds;
+      outl[l].col_ratio += I->outl[l].col_ratio / s.seeds;
+      outl[l].w_max_rms += I->outl[l].w_max_rms / s.seeds;
+    }
+    for (k = 0; k < nc; k++) out[k][si] = I->out[k];
+  }
+  free(items);
   lowp_run_progress(r, "writing results\n");
   /* timing goes to stdout only: results.json holds nothing that changes between identical runs */
   printf("trained %ld network(s), %ld epoch(s) on %ld images each, in %.1f s; evaluated %d "

@@ -52,6 +52,7 @@
  *   error is the rounding of the inputs.
  */
 
+#include "par.h"
 #include "registry.h"
 #include "results.h"
 
@@ -331,6 +332,20 @@ typedef struct {
   int have[MAXK][MAXS][MAXSEED];
 } meas_t;
 
+/* One work item, a (size, seed) pair: what it measured and counted, as plain
+   data. Under mpirun the items are dealt over the ranks and gathered in
+   their fixed order (par/par.h); the CSV, the sums and every message of the
+   job follow that order, as in one process. */
+typedef struct {
+  double v[MAXK][NM];
+  size_t ent[MAXK];   /* entries measured per kernel */
+  int have[MAXK];
+  long tinyc[MAXF];   /* head size, first seed: data entries below each format's normal range */
+  long fallback, checked, bad;
+  int failed;         /* 1: the item stopped; msg says why (empty: nothing to add) */
+  char msg[256];
+} item_t;
+
 static double fro(const double *x, size_t n) {
   double s = 0;
   size_t i;
@@ -478,7 +493,10 @@ static int run(lowp_run_t *r) {
   meas_t *M = calloc(1, sizeof *M);
   int nk = 0, i, si, st = 0, bad = 0, fi32 = -1;
   long nmax, sd, tot_fallback = 0, tot_checked = 0, j, tinyc[MAXF] = {0};
-  size_t nn_max;
+  size_t nn_max, it, nit = 0;
+  item_t *items = NULL;
+  int *isi = NULL, failed_here = 0, nomem;
+  long *isd = NULL;
   double *A0, *B0, *Ain, *Bin, *Xd, *XF, *RF, *Cd, *C32, *Atc, *Ctc;
   float *Af, *Bf, *Cf;
   int *flags;
@@ -490,7 +508,12 @@ static int run(lowp_run_t *r) {
   lowp_rng_t g;
   lowp_problem_t prob;
 
-  if (!ks || !M) { fprintf(stderr, "lowp run matmul-precision: out of memory\n"); return 2; }
+  /* every rank leaves together (none left waiting in a collective), one message */
+  nomem = !ks || !M;
+  if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) {
+    if (!lowp_par_spread() || lowp_par_rank() == 0) fprintf(stderr, "lowp run matmul-precision: out of memory\n");
+    return 2;
+  }
   parse(r, &c);
   nmax = c.sizes[c.ns - 1];
   nn_max = (size_t)nmax * nmax;
@@ -570,29 +593,45 @@ static int run(lowp_run_t *r) {
   Cf = malloc(nn_max * sizeof *Cf);
   flags = malloc((size_t)nmax * ((nmax + JB - 1) / JB) * sizeof *flags);
   rowidx = malloc((size_t)nmax * sizeof *rowidx);
-  if (!A0 || !B0 || !Ain || !Bin || !Xd || !XF || !RF || !Cd || !C32 || !Atc || !Ctc || !Af || !Bf || !Cf ||
-      !flags || !rowidx) {
-    fprintf(stderr, "lowp run matmul-precision: out of memory\n");
+  /* the work items (size, seed), in the order of the sizes, then the seeds */
+  for (si = 0; si < c.ns; si++) nit += (size_t)(c.sizes[si] > c.big ? c.bigseeds : c.seeds);
+  items = calloc(nit, sizeof *items);
+  isi = malloc(nit * sizeof *isi);
+  isd = malloc(nit * sizeof *isd);
+  nomem = !A0 || !B0 || !Ain || !Bin || !Xd || !XF || !RF || !Cd || !C32 || !Atc || !Ctc || !Af || !Bf || !Cf ||
+          !flags || !rowidx || !items || !isi || !isd;
+  if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) {
+    if (!lowp_par_spread() || lowp_par_rank() == 0) fprintf(stderr, "lowp run matmul-precision: out of memory\n");
     return 2;
   }
+  for (it = 0, si = 0; si < c.ns; si++)
+    for (sd = 0; sd < (c.sizes[si] > c.big ? c.bigseeds : c.seeds); sd++, it++) {
+      isi[it] = si;
+      isd[it] = sd;
+    }
   memset(&prob, 0, sizeof prob);
   prob.op = lowp_op_get(LOWP_OP_GEMM);
   prob.dims.batch = 1;
   prob.out = LOWP_FMT_FP64;
 
-  csv = fopen(lowp_run_path(r, "errors.csv"), "w");
-  if (!csv) { fprintf(stderr, "lowp run matmul-precision: cannot write errors.csv\n"); return 2; }
-  fprintf(csv, "n,seed,kernel,input,entries,max_err_vs_exact_data,max_err_vs_exact_inputs,max_diff_vs_cpu_fp32,"
-          "comp_bwd,comp_bwd_in_u_acc,bound,bound_name,norm_bwd_vs_inputs,norm_bwd_vs_data,nonfinite,"
-          "recomputed_by_reference\n");
-
-  for (si = 0; si < c.ns; si++) {
-    long n = c.sizes[si], nseeds = n > c.big ? c.bigseeds : c.seeds;
-    size_t nn = (size_t)n * n;
-    long njb = (n + JB - 1) / JB, mtc = c.tcrows < n ? c.tcrows : n;
-    int withabs = n <= c.big || c.bigabs, tc_here = c.model && n <= c.tcmax && withabs;
+  /* the items are independent (each has its own random stream): under mpirun each rank computes its share
+     (lowp_par_mine) and every rank then holds them all (par/par.h); a rank stops at its first failed item */
+  for (it = 0; it < nit; it++) {
+    long n, njb, mtc;
+    size_t nn;
+    int withabs, tc_here;
+    item_t *I = &items[it];
+    if (!lowp_par_mine(it) || failed_here) continue; /* another rank's item, or this rank failed */
+    si = isi[it];
+    sd = isd[it];
+    n = c.sizes[si];
+    nn = (size_t)n * n;
+    njb = (n + JB - 1) / JB;
+    mtc = c.tcrows < n ? c.tcrows : n;
+    withabs = n <= c.big || c.bigabs;
+    tc_here = c.model && n <= c.tcmax && withabs;
     prob.dims.m = prob.dims.n = prob.dims.k = (size_t)n;
-    for (sd = 0; sd < nseeds; sd++) {
+    {
       double nA0, nB0;
       int fi;
       /* data: fp32 N(0,1), one stream per (seed, size) */
@@ -606,8 +645,8 @@ static int run(lowp_run_t *r) {
       if (si == c.head && sd == 0) /* data entries below each format's normal range, for the answer */
         for (fi = 0; fi < c.nf; fi++) {
           double xm = lowp_format_xmin(&c.fs[fi]);
-          tinyc[fi] = 0;
-          for (j = 0; j < (long)nn; j++) tinyc[fi] += (fabs(A0[j]) < xm) + (fabs(B0[j]) < xm);
+          I->tinyc[fi] = 0;
+          for (j = 0; j < (long)nn; j++) I->tinyc[fi] += (fabs(A0[j]) < xm) + (fabs(B0[j]) < xm);
         }
       /* the tensor-core model's rows (first seed): mtc distinct rows at random (partial Fisher-Yates) */
       for (j = 0; j < n; j++) rowidx[j] = j;
@@ -621,7 +660,7 @@ static int run(lowp_run_t *r) {
         double *out[1] = {Xd};
         prob.in[0] = prob.in[1] = LOWP_FMT_FP32;
         lowp_run_progress(r, "n = %ld, seed %ld: exact product of the data", n, sd);
-        if (lowp_op_exact(out, NULL, in, &prob, &LOWP_FMT_FP64, LOWP_RND_NE) != LOWP_OK) return 2;
+        if (lowp_op_exact(out, NULL, in, &prob, &LOWP_FMT_FP64, LOWP_RND_NE) != LOWP_OK) goto item_failed;
       }
       for (fi = 0; fi < c.nf; fi++) {
         const lowp_format_t *F = &c.fs[fi];
@@ -639,14 +678,14 @@ static int run(lowp_run_t *r) {
         prob.in[0] = prob.in[1] = *F;
         lowp_run_progress(r, "n = %ld, seed %ld: exact product of the %s inputs", n, sd, F->name);
         if ((st = lowp_op_exact(out, withabs ? RF : NULL, in, &prob, &LOWP_FMT_FP64, LOWP_RND_NE)) != LOWP_OK) {
-          fprintf(stderr, "lowp run matmul-precision: exact product failed: %s\n", lowp_status_str(st));
-          return 2;
+          snprintf(I->msg, sizeof I->msg, "exact product failed: %s", lowp_status_str(st));
+          goto item_failed;
         }
         if (fi == fi32) memcpy(Xd, XF, nn * sizeof *Xd);
 
         for (i = 0; i < nk; i++) {
           kernel_t *k = &ks[i];
-          double *v = M->v[i][si][sd], fro_in, fro_d, m_in;
+          double *v = I->v[i], fro_in, fro_d, m_in;
           lowp_errors_t me;
           size_t ent = nn, e;
           long fb = 0, q;
@@ -658,8 +697,8 @@ static int run(lowp_run_t *r) {
             for (j = 0; j < mtc; j++) memcpy(&Atc[(size_t)j * n], &Ain[(size_t)rowidx[j] * n], (size_t)n * sizeof *Atc);
             memset(Ctc, 0, (size_t)mtc * n * sizeof *Ctc);
             if ((st = lowp_gemm_tc_ref(Ctc, Atc, Bin, (size_t)mtc, (size_t)n, (size_t)n, &k->tcc)) != LOWP_OK) {
-              fprintf(stderr, "lowp run matmul-precision: kernel %s failed: %s\n", k->name, lowp_status_str(st));
-              return 2;
+              snprintf(I->msg, sizeof I->msg, "kernel %s failed: %s", k->name, lowp_status_str(st));
+              goto item_failed;
             }
             for (j = 0; j < mtc; j++) memcpy(&Cd[(size_t)j * n], &Ctc[(size_t)j * n], (size_t)n * sizeof *Cd);
             /* XF, RF, Xd, C32 rows gathered after the full-matrix arrays' rows in Ain (free now) */
@@ -695,7 +734,7 @@ static int run(lowp_run_t *r) {
                 long ii = q / njb, jb = q % njb, jj;
                 for (jj = jb * JB; jj < (jb + 1) * JB && jj < n; jj++) {
                   double y;
-                  if (lowp_dot_acc_ref(&y, &Ain[(size_t)ii * n], 1, &Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) return 2;
+                  if (lowp_dot_acc_ref(&y, &Ain[(size_t)ii * n], 1, &Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) goto item_failed;
                   Cf[(size_t)ii * n + jj] = (float)y;
                   fb++;
                 }
@@ -707,15 +746,15 @@ static int run(lowp_run_t *r) {
               double y;
               if (ii >= (size_t)n) ii = (size_t)n - 1;
               if (jj >= (size_t)n) jj = (size_t)n - 1;
-              if (lowp_dot_acc_ref(&y, &Ain[ii * n], 1, &Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) return 2;
-              tot_checked++;
+              if (lowp_dot_acc_ref(&y, &Ain[ii * n], 1, &Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) goto item_failed;
+              I->checked++;
               if (!(y == Cd[ii * n + jj] || (isnan(y) && isnan(Cd[ii * n + jj])))) {
                 fprintf(stderr, "lowp run matmul-precision: %s at n = %ld (%zu, %zu): emulation %.9g, "
                         "kernels/cpu/gemm_acc %.9g\n", k->name, n, ii, jj, Cd[ii * n + jj], y);
-                bad++;
+                I->bad++;
               }
             }
-            tot_fallback += fb;
+            I->fallback += fb;
             if (k->kind == K_ALL && fi == fi32) memcpy(C32, Cd, nn * sizeof *C32);
             v[M_FWD_IN] = diff(Cd, XF, nn, &fro_in);
             v[M_FWD_DATA] = diff(Cd, Xd, nn, &fro_d);
@@ -735,20 +774,64 @@ static int run(lowp_run_t *r) {
               }
             v[M_TCMIX] = m_in;
           }
-          M->have[i][si][sd] = 1;
+          I->have[i] = 1;
+          I->ent[i] = ent;
           if (isfinite(k->bound[si]) && !isnan(v[M_CBWD]) && !(v[M_CBWD] <= k->bound[si])) {
             fprintf(stderr, "lowp run matmul-precision: %s at n = %ld: backward error %.3g above its bound %.3g (%s)\n",
                     k->name, n, v[M_CBWD], k->bound[si], k->bname[si]);
-            bad++;
+            I->bad++;
           }
-          fprintf(csv, "%ld,%ld,%s,%s,%zu,%.6e,%.6e,%.6e,%.6e,%.6g,%.6e,\"%s\",%.6e,%.6e,%.0f,%.0f\n", n, sd, k->name,
-                  k->in->name, ent, v[M_FWD_DATA], v[M_FWD_IN], v[M_VS32], v[M_CBWD], v[M_CBWD] / k->uacc,
-                  k->bound[si], k->bname[si], v[M_NBWD_IN], v[M_NBWD_DATA], v[M_SPECIAL], v[M_FALLBACK]);
         }
       }
     }
+    continue;
+  item_failed: /* the item's failure travels with it; this rank computes no more */
+    I->failed = 1;
+    failed_here = 1;
+  }
+  if (lowp_par_allgather_items(items, nit, sizeof *items) != 0) {
+    fprintf(stderr, "lowp run matmul-precision: gathering the work items from the MPI ranks failed\n");
+    return 2;
+  }
+  /* every rank holds every item: all agree on the first failure, rank 0 says it */
+  for (it = 0; it < nit; it++)
+    if (items[it].failed) {
+      if (items[it].msg[0] && (!lowp_par_spread() || lowp_par_rank() == 0))
+        fprintf(stderr, "lowp run matmul-precision: %s\n", items[it].msg);
+      return 2;
+    }
+
+  csv = fopen(lowp_run_path(r, "errors.csv"), "w");
+  if (!csv) { fprintf(stderr, "lowp run matmul-precision: cannot write errors.csv\n"); return 2; }
+  fprintf(csv, "n,seed,kernel,input,entries,max_err_vs_exact_data,max_err_vs_exact_inputs,max_diff_vs_cpu_fp32,"
+          "comp_bwd,comp_bwd_in_u_acc,bound,bound_name,norm_bwd_vs_inputs,norm_bwd_vs_data,nonfinite,"
+          "recomputed_by_reference\n");
+  /* the items in their order, the kernels of each input format in turn: the one-process rows */
+  for (it = 0; it < nit; it++) {
+    const item_t *I = &items[it];
+    int fi;
+    long n;
+    si = isi[it];
+    sd = isd[it];
+    n = c.sizes[si];
+    if (si == c.head && sd == 0) memcpy(tinyc, I->tinyc, sizeof tinyc);
+    tot_fallback += I->fallback;
+    tot_checked += I->checked;
+    bad += (int)I->bad;
+    for (fi = 0; fi < c.nf; fi++)
+      for (i = 0; i < nk; i++) {
+        const kernel_t *k = &ks[i];
+        const double *v = I->v[i];
+        if (k->fi != fi || !I->have[i]) continue;
+        memcpy(M->v[i][si][sd], v, sizeof I->v[i]);
+        M->have[i][si][sd] = 1;
+        fprintf(csv, "%ld,%ld,%s,%s,%zu,%.6e,%.6e,%.6e,%.6e,%.6g,%.6e,\"%s\",%.6e,%.6e,%.0f,%.0f\n", n, sd, k->name,
+                k->in->name, I->ent[i], v[M_FWD_DATA], v[M_FWD_IN], v[M_VS32], v[M_CBWD], v[M_CBWD] / k->uacc,
+                k->bound[si], k->bname[si], v[M_NBWD_IN], v[M_NBWD_DATA], v[M_SPECIAL], v[M_FALLBACK]);
+      }
   }
   fclose(csv);
+  free(items); free(isi); free(isd);
 
   /* ---- growth exponents: per seed over the sizes up to big (every seed has them), and over every size
      (the bigseeds seeds that have them) */

@@ -113,7 +113,7 @@ void lowp_run_bad_param(const lowp_run_t *r, const char *key, const char *why) {
   /* one line whatever the value holds (lowp_escape_ctl) */
   snprintf(msg, sizeof msg, "bad value '%s' for %s: %s", lowp_run_param(r, key), key, why);
   lowp_escape_ctl(safe, sizeof safe, msg);
-  /* in an MPI job only the lowest failed rank speaks (tools/par.h) */
+  /* in an MPI job only the lowest failed rank speaks (par/par.h) */
   if (lowp_par_sync(1)) fprintf(stderr, "lowp run %s: %s\n", r->exp->name, safe);
   exit(2);
 }

@@ -1,7 +1,7 @@
 /* trow_blocks -- what an MPI job of lowp gemm relies on, checked in one process */
 
 /*
- * Under mpirun (tools/par.h, docs/scale.md) a rank generates only its rows
+ * Under mpirun (par/par.h, docs/scale.md) a rank generates only its rows
  * of A (lowp_dist_fill_at), measures only its rows of C, and rank 0 measures
  * the gathered rows whole (lowp_check_finish). The job's output is the
  * one-process output only if

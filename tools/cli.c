@@ -13,6 +13,9 @@
 #include <string.h>
 #include <strings.h>
 
+/* par/ exits failed MPI jobs itself, with the status of bad input */
+_Static_assert(LOWP_PAR_EXIT == LOWP_EXIT_USAGE, "par/par.h and tools/cli.h disagree on exit 2");
+
 void lowp_cli_die(const char *cmd, const char *fmt, ...) {
   char msg[4096], safe[4096];
   va_list ap;
@@ -22,7 +25,7 @@ void lowp_cli_die(const char *cmd, const char *fmt, ...) {
   /* the message quotes what the user typed: a newline in it must not make
      two lines, nor an escape sequence reach the terminal */
   lowp_escape_ctl(safe, sizeof safe, msg);
-  /* in an MPI job only the lowest failed rank speaks; the others exit 2 (tools/par.h) */
+  /* in an MPI job only the lowest failed rank speaks; the others exit 2 (par/par.h) */
   if (lowp_par_sync(1)) fprintf(stderr, "lowp %s: %s\n", cmd, safe);
   exit(LOWP_EXIT_USAGE);
 }

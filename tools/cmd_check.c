@@ -192,7 +192,7 @@ static void die_check(const lowp_spec_check_t *sc, const char *fmt, ...)
     ;
 static void die_check(const lowp_spec_check_t *sc, const char *fmt, ...) {
   va_list ap;
-  /* in an MPI job only the lowest failed rank speaks (tools/par.h) */
+  /* in an MPI job only the lowest failed rank speaks (par/par.h) */
   if (!lowp_par_sync(1)) exit(LOWP_EXIT_USAGE);
   fprintf(stderr, "lowp check: check '%s' (checks[%d]): ", sc->name, sc->index);
   va_start(ap, fmt);
@@ -1125,7 +1125,7 @@ int lowp_cmd_check(int argc, char **argv) {
     if (o.update_baseline && lowp_par_rank() == 0) probe_output("baseline", spec.baseline);
   }
   /* an MPI job: the checks are spread over the ranks, rank 0 gets the
-     results and writes everything (tools/par.h, docs/scale.md) */
+     results and writes everything (par/par.h, docs/scale.md) */
   if (lowp_par_size() > 1) {
     if (lowp_par_size() > n)
       lowp_cli_die(CMD, "%d MPI ranks for %d checks: the ranks share whole checks, so run at "

@@ -105,7 +105,7 @@ static double phys_mem(void) {
    four m x n results (computed, exact, exact in --acc, |A||B|). */
 static void check_memory(const opts_t *o, double m, double n, double k) {
   /* an MPI rank holds its rows of A and C, all of B, and rank 0 the four
-     gathered m x n results besides (tools/par.h) */
+     gathered m x n results besides (par/par.h) */
   size_t r0, r1;
   double rows, need, have = phys_mem();
   lowp_par_block((size_t)m, lowp_par_rank(), lowp_par_size(), &r0, &r1);
@@ -493,7 +493,7 @@ static int run(const char *cmd, int argc, char **argv) {
     lowp_par_block(m, me, np, &r0, &r1);
     if (r0) memmove(a, &a[r0 * k], (r1 - r0) * k * sizeof *a);
   }
-  /* every rank has its inputs, or the job stops here (tools/par.h) */
+  /* every rank has its inputs, or the job stops here (par/par.h) */
   lowp_par_sync(0);
   mn = m * n;
 

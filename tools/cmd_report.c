@@ -321,7 +321,7 @@ static void html_claims_summary(FILE *f, const char *dir) {
 /*
  * Under mpirun the experiments are the work items: experiment k runs whole
  * on rank k % N (its own work items then stay on that rank: solo mode,
- * tools/par.h) into that rank's folder; the other ranks send theirs to
+ * par/par.h) into that rank's folder; the other ranks send theirs to
  * rank 0 as one message each (no shared file system needed), which writes
  * them into the report folder. The files are the experiment's, byte for
  * byte, whichever rank ran it.

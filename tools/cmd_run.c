@@ -151,7 +151,7 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   static char tq[2048], tm[4096], te[2048]; /* the texts with the parameters filled in */
   FILE *summary;
   /* under mpirun every rank runs the experiment; its work items are shared
-     (tools/par.h) and rank 0 alone writes the folder and prints */
+     (par/par.h) and rank 0 alone writes the folder and prints */
   int job = lowp_par_spread(), me = lowp_par_rank();
 
   for (np = 0; e->params && e->params[np].key; np++) {

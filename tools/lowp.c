@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
   size_t i;
   /* temporaries and children are removed and stopped on any exit or signal */
   lowp_cleanup_install();
-  /* under mpirun/srun: join the job, refuse mixed builds (tools/par.h) */
+  /* under mpirun/srun: join the job, refuse mixed builds (par/par.h) */
   lowp_par_init(&argc, &argv);
   /* usage errors: one line and a pointer to --help (the contract of every
      command), not the whole command table */

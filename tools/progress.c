@@ -10,7 +10,7 @@ static int last_pct = -1;
 
 void lowp_cli_progress(void *ctx, double done) {
   int pct = (int)(done * 100.0);
-  /* an MPI job: rank 0 alone shows the job (tools/par.h) */
+  /* an MPI job: rank 0 alone shows the job (par/par.h) */
   if (!isatty(2) || pct == last_pct || lowp_par_rank() != 0) return;
   last_pct = pct;
   fprintf(stderr, "\r%s: %3d%%", ctx ? (const char *)ctx : "working", pct);

@@ -142,7 +142,7 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
  * @brief Steps 3 and 4 of lowp_check_measure alone: the metrics and the
  * bounds of a result whose problem, outputs (got, exact, exact_out, absab)
  * are filled, as lowp_check_measure fills them. A caller that computes the
- * outputs in blocks of rows elsewhere (tools/par.h: an MPI job) and gathers
+ * outputs in blocks of rows elsewhere (par/par.h: an MPI job) and gathers
  * them calls this on the whole result: same numbers as lowp_check_measure.
  * @return LOWP_OK; LOWP_EINVAL.
  */

@@ -1,10 +1,11 @@
 #!/bin/bash
 # run.sh -- lowp run under mpirun -np 2 and -np 3 (label mpi): the output
 # folder (results.json, CSVs, plots, summary.md, marker) byte-identical to the
-# one-process run, for error-growth (its work items are spread over the
-# ranks) and formats (an experiment that runs whole on every rank); a bad
-# parameter and a bad output folder end the job with one message, exit 2,
-# nothing published.
+# one-process run, for error-growth, matmul-precision and fp8-quantization
+# (their work items are spread over the ranks: 2 seeds of fp8-quantization
+# on 3 ranks leave one rank without items) and formats (an experiment that
+# runs whole on every rank); a bad parameter, a rank without the dataset and
+# a bad output folder end the job with one message, exit 2, nothing published.
 # Run: bash tests/mpi/run.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
 set -u
 LOWP=${1:?usage: run.sh path/to/lowp path/to/mpiexec}
@@ -13,6 +14,9 @@ if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
   echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# one thread per rank, as tests/mpi/gemm.sh: 3 oversubscribed ranks of 2 threads each crawl on 2 cores
+# (the results do not depend on the thread count)
+export OMP_NUM_THREADS=1
 MPI() { timeout 300 "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -33,7 +37,9 @@ same() {
     fi
     if ! diff -r "$T/one" "$T/many" >"$T/d"; then bad "$name: -np $np: files differ: $(head -5 "$T/d")"; continue; fi
     # standard output once (rank 0), the same apart from the folder's name
-    if ! diff <(sed "s|$T/one|OUT|" "$T/o1") <(sed "s|$T/many|OUT|" "$T/oN") >/dev/null; then
+    # and wall times ("in 3.5 s")
+    if ! diff <(sed -e "s|$T/one|OUT|" -e 's/ in [0-9.]* s/ in T s/g' "$T/o1") \
+              <(sed -e "s|$T/many|OUT|" -e 's/ in [0-9.]* s/ in T s/g' "$T/oN") >/dev/null; then
       bad "$name: -np $np: standard output differs"; continue
     fi
     ok
@@ -42,6 +48,14 @@ same() {
 # small settings (the full sizes would not change what is compared)
 same error-growth --quick --nmax 4096 --kmax 256 --trials 3 --seed 5
 same formats
+same matmul-precision --quick
+# fp8-quantization needs Fashion-MNIST (Debian dataset-fashion-mnist, as tests/cli/fp8q.sh)
+FMNIST=/usr/share/datasets/fashion-mnist
+if [ -r "$FMNIST/train-images-idx3-ubyte.gz" ]; then
+  same fp8-quantization --quick --train 300 --test 40
+else
+  echo "note: Fashion-MNIST not installed ($FMNIST): fp8-quantization not compared"
+fi
 ls "${TMPDIR:-/tmp}" | grep -q "^lowp-run-rank" && bad "a rank's scratch folder was left behind"
 
 # fails NAME PATTERN ARGS...: exit 2, one line on stderr, nothing published
@@ -57,6 +71,10 @@ fails() {
 }
 fails "bad parameter" "trials" -np 3 "$LOWP" run error-growth --trials 0 --out "$T/bad"
 fails "unknown experiment" "unknown experiment" -np 2 "$LOWP" run nosuch --out "$T/bad"
+# rank 1 finds no dataset while rank 0 goes on to the seeds: rank 1's message, no hang
+fails "rank 1 without the dataset" "dataset-fashion-mnist" \
+  -np 1 "$LOWP" run fp8-quantization --quick --out "$T/bad" : \
+  -np 1 "$LOWP" run fp8-quantization --quick --data "$T/nowhere" --out "$T/bad"
 mkdir -p "$T/notlowp" && echo mine >"$T/notlowp/notes.txt"
 fails "a folder lowp did not make (rank 0 checks it)" "notlowp" \
   -np 2 "$LOWP" run formats --out "$T/notlowp"

@@ -1,4 +1,4 @@
-/* lowp_par -- ranks of an MPI job (Open MPI), or one process; tools/ only, lib/ never sees MPI */
+/* lowp_par -- ranks of an MPI job (Open MPI), or one process; below tools/ and experiments/, lib/ never sees MPI */
 #ifndef LOWP_PAR_H
 #define LOWP_PAR_H
 
@@ -10,7 +10,7 @@
  *
  * Failure without hangs or N messages (docs/scale.md): every collective
  * exchange of data is preceded by lowp_par_sync(0), an MPI_Allreduce of the
- * ranks' states. A rank that fails (lowp_cli_die: bad input, unreadable
+ * ranks' states. A rank that fails (tools' lowp_cli_die: bad input, unreadable
  * file, out of memory) enters lowp_par_sync(1) instead: the others, at
  * their next sync point, learn that the job failed and exit with status 2
  * without a word; of the failed ranks only the lowest prints its message.
@@ -21,6 +21,12 @@
  */
 
 #include <stddef.h>
+
+/* The exit status of a failed job (every rank): 2, the status of bad input
+   (LOWP_EXIT_USAGE of tools/cli.h, which asserts that the two agree). par/
+   sits below tools/ and experiments/: it prints its own one-line messages
+   ("lowp: ...") and exits with this status itself. */
+#define LOWP_PAR_EXIT 2
 
 /** @brief Join the MPI job when started by a launcher and built with MPI
     (else one process); compare the ranks' build ids (refuse a mismatch:

@@ -1,4 +1,4 @@
-/* lowp_par -- ranks of an MPI job (Open MPI), or one process; tools/ only, lib/ never sees MPI */
+/* lowp_par -- ranks of an MPI job (Open MPI), or one process; below tools/ and experiments/, lib/ never sees MPI */
 
 #include "par.h"
 
@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "cli.h"
 
 #ifdef LOWP_HAVE_MPI
 #include <mpi.h>
@@ -80,12 +78,12 @@ int lowp_par_sync(int failed) {
   mine = failed ? g_rank : g_size;
   if (MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) {
     fprintf(stderr, "lowp: rank %d: MPI_Allreduce failed\n", g_rank);
-    exit(LOWP_EXIT_USAGE);
+    exit(LOWP_PAR_EXIT);
   }
   if (low == g_size) return 0;
   leaving();
   if (failed && low == g_rank) return 1;
-  exit(LOWP_EXIT_USAGE); /* another rank failed and says why */
+  exit(LOWP_PAR_EXIT); /* another rank failed and says why */
 }
 
 void lowp_par_init(int *argc, char ***argv) {
@@ -95,7 +93,7 @@ void lowp_par_init(int *argc, char ***argv) {
   if (!launched()) return;
   if (MPI_Init(argc, argv) != MPI_SUCCESS) {
     fprintf(stderr, "lowp: MPI_Init failed\n");
-    exit(LOWP_EXIT_USAGE);
+    exit(LOWP_PAR_EXIT);
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
@@ -114,7 +112,7 @@ void lowp_par_init(int *argc, char ***argv) {
     if (lowp_par_sync(1))
       fprintf(stderr, "lowp: rank %d: cannot exchange build ids (out of memory or MPI "
               "failure)\n", g_rank);
-    exit(LOWP_EXIT_USAGE);
+    exit(LOWP_PAR_EXIT);
   }
   for (i = 1; i < g_size && bad < 0; i++)
     if (memcmp(all, all + (size_t)i * sizeof id, sizeof id)) bad = i;
@@ -125,7 +123,7 @@ void lowp_par_init(int *argc, char ***argv) {
       fprintf(stderr, "lowp: mixed builds in one MPI job: rank 0 runs '%s', rank %d runs '%s'; "
               "run the same lowp binary on every rank\n", all, bad, all + (size_t)bad * sizeof id);
     free(all);
-    exit(LOWP_EXIT_USAGE);
+    exit(LOWP_PAR_EXIT);
   }
   free(all);
 }
@@ -314,7 +312,7 @@ void lowp_par_init(int *argc, char ***argv) {
     if (!r || atoi(r) == 0)
       fprintf(stderr, "lowp: started as %d MPI ranks, but this lowp was built without MPI "
               "(install libopenmpi-dev and rebuild; docs/scale.md)\n", atoi(n));
-    exit(LOWP_EXIT_USAGE);
+    exit(LOWP_PAR_EXIT);
   }
 }
 void lowp_par_end(void) {}
