@@ -512,14 +512,19 @@ static int run(lowp_run_t *r) {
     /* validate every GEMM of every precision before timing anything (STYLE B8) */
     for (p = 0; p < ncp; p++)
       for (i = 0; i < cnk; i++) {
-        double worst;
-        int eq;
+        double worst = NAN;
+        int eq, ran;
         if (cks[i].kind != LOWP_RK_GEMM) continue;
         lowp_run_progress(r, "validating %s %s", cp[p]->name, cks[i].name);
-        if (lowp_amp_cpu_run(ctx, &cks[i], cp[p], c.cdims.dropout, r->seed) != LOWP_OK ||
+        ran = lowp_amp_cpu_run(ctx, &cks[i], cp[p], c.cdims.dropout, r->seed) == LOWP_OK;
+        if (!ran ||
             lowp_amp_cpu_gemm_check(&worst, &eq, ctx, &cks[i], cp[p], (size_t)c.cpu_check) != LOWP_OK || !(worst <= 1)) {
-          fprintf(stderr, "lowp run amp-speedup: %s GEMM %s failed validation (%.3g of the gamma_k bound); "
-                  "no timings for %s\n", cp[p]->name, cks[i].name, worst, cp[p]->name);
+          if (!ran)
+            fprintf(stderr, "lowp run amp-speedup: %s GEMM %s did not run; no timings for %s\n",
+                    cp[p]->name, cks[i].name, cp[p]->name);
+          else
+            fprintf(stderr, "lowp run amp-speedup: %s GEMM %s failed validation (%.3g of the gamma_k bound); "
+                    "no timings for %s\n", cp[p]->name, cks[i].name, worst, cp[p]->name);
           validated[p] = 0;
           bad++;
         }
