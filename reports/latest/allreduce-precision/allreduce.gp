@@ -3,27 +3,27 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'allreduce.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'allreduce.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "All-reduce error against the exact sum" noenhanced
 set xlabel "workers W" noenhanced
 set ylabel "relative error ||s^ - s|| / ||s||" noenhanced
 set logscale x 10
-set format x '%.0e'
+set format x '10^{%L}'
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set key outside right
 set format y '10^{%L}'
 set logscale x 2
 set format x '%g'
-plot 'allreduce.csv' using 2:(strcol(1) eq "fp32 ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#000000' lw 2 title "fp32 ring" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp32 tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#000000' lw 2 dt 2 title "fp32 tree" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#1f4e9e' lw 2 title "fp16 ring" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#1f4e9e' lw 2 dt 2 title "fp16 tree" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "bf16 ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#d62728' lw 2 title "bf16 ring" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "bf16 tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#d62728' lw 2 dt 2 title "bf16 tree" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum ring" ? $3 : NaN) with linespoints pt 5 lc rgb '#2ca02c' lw 2 title "fp16 send + fp32 sum (ring)" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum tree" ? $3 : NaN) with linespoints pt 4 lc rgb '#2ca02c' lw 2 dt 2 title "fp16 send + fp32 sum (tree)" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 bound ring" ? $3 : NaN) with lines lc rgb '#7f9fdf' lw 2 dt 2 title "fp16 ring: worst-case bound" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 bound tree" ? $3 : NaN) with lines lc rgb '#aabfef' lw 2 dt 2 title "fp16 tree: worst-case bound" noenhanced
+plot 'allreduce.csv' using 2:(strcol(1) eq "fp32 ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#1f77b4' dt 1 lw 2 title "fp32 ring" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp32 tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#1f77b4' dt 2 lw 2 title "fp32 tree" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#d62728' dt 1 lw 2 title "fp16 ring" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#d62728' dt 2 lw 2 title "fp16 tree" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "bf16 ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#ff7f0e' dt 1 lw 2 title "bf16 ring" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "bf16 tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#ff7f0e' dt 2 lw 2 title "bf16 tree" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#2ca02c' dt 1 lw 2 title "fp16 send + fp32 sum (ring)" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#2ca02c' dt 2 lw 2 title "fp16 send + fp32 sum (tree)" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 bound ring" ? $3 : NaN) with lines lc rgb '#d62728' dt 3 lw 2 title "fp16 ring: worst-case bound" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 bound tree" ? $3 : NaN) with lines lc rgb '#d62728' dt 5 lw 2 title "fp16 tree: worst-case bound" noenhanced
 unset output

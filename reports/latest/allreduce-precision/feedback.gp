@@ -3,19 +3,19 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'feedback.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'feedback.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Error feedback over 200 steps, 64 workers (dashed: without EF)" noenhanced
 set xlabel "step" noenhanced
 set ylabel "relative error of the running sum of all-reduced gradients" noenhanced
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set key outside right
 set format y '10^{%L}'
-plot 'feedback.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum" ? $3 : NaN) with lines lc rgb '#1f4e9e' lw 2 dt 2 title "fp16 send + fp32 sum" noenhanced, \
-     'feedback.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum with EF" ? $3 : NaN) with lines lc rgb '#1f4e9e' lw 2 title "fp16 send + fp32 sum with EF" noenhanced, \
-     'feedback.csv' using 2:(strcol(1) eq "bf16 send + fp32 sum" ? $3 : NaN) with lines lc rgb '#d62728' lw 2 dt 2 title "bf16 send + fp32 sum" noenhanced, \
-     'feedback.csv' using 2:(strcol(1) eq "bf16 send + fp32 sum with EF" ? $3 : NaN) with lines lc rgb '#d62728' lw 2 title "bf16 send + fp32 sum with EF" noenhanced, \
-     'feedback.csv' using 2:(strcol(1) eq "fp16 send + fp16 sum" ? $3 : NaN) with lines lc rgb '#2ca02c' lw 2 dt 2 title "fp16 send + fp16 sum" noenhanced, \
-     'feedback.csv' using 2:(strcol(1) eq "fp16 send + fp16 sum with EF" ? $3 : NaN) with lines lc rgb '#2ca02c' lw 2 title "fp16 send + fp16 sum with EF" noenhanced
+plot 'feedback.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum" ? $3 : NaN) with lines lc rgb '#1b9e77' lw 2 dt 2 title "fp16 send + fp32 sum" noenhanced, \
+     'feedback.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum with EF" ? $3 : NaN) with lines lc rgb '#1b9e77' lw 2 title "fp16 send + fp32 sum with EF" noenhanced, \
+     'feedback.csv' using 2:(strcol(1) eq "bf16 send + fp32 sum" ? $3 : NaN) with lines lc rgb '#d95f02' lw 2 dt 2 title "bf16 send + fp32 sum" noenhanced, \
+     'feedback.csv' using 2:(strcol(1) eq "bf16 send + fp32 sum with EF" ? $3 : NaN) with lines lc rgb '#d95f02' lw 2 title "bf16 send + fp32 sum with EF" noenhanced, \
+     'feedback.csv' using 2:(strcol(1) eq "fp16 send + fp16 sum" ? $3 : NaN) with lines lc rgb '#7570b3' lw 2 dt 2 title "fp16 send + fp16 sum" noenhanced, \
+     'feedback.csv' using 2:(strcol(1) eq "fp16 send + fp16 sum with EF" ? $3 : NaN) with lines lc rgb '#7570b3' lw 2 title "fp16 send + fp16 sum with EF" noenhanced
 unset output

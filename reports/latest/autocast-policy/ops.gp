@@ -3,22 +3,22 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'ops.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'ops.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Error each op adds, by precision policy (vs the exact op on its own inputs)" noenhanced
 set xlabel "" noenhanced
 set ylabel "relative error of the op's output" noenhanced
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set key outside bottom center horizontal maxrows 2
 set format y '10^{%L}'
 set yrange [1e-9:1]
 set xrange [-0.5:13.5]
 set xtics rotate by -40 ('ln1' 0, 'q,k,v = ln1 W' 1, 'scores = q k^T/sqrt(d)' 2, 'softmax' 3, 'p v' 4, 'attn out W_o' 5, 'h = x + attn' 6, 'ln2' 7, 'u = ln2 W_1' 8, 'gelu' 9, 'm = gelu W_2' 10, 'y = h + m' 11, 'logits = y W_out' 12, 'cross-entropy' 13)
-plot 'ops.csv' using 1:(strcol(2) eq "fp32" ? $3 : NaN) with linespoints pt 7 lc rgb '#000000' lw 2 title "fp32" noenhanced, \
-     'ops.csv' using 1:(strcol(2) eq "autocast fp16" ? $3 : NaN) with linespoints pt 5 lc rgb '#1f4e9e' lw 2 title "autocast fp16" noenhanced, \
-     'ops.csv' using 1:(strcol(2) eq "autocast bf16" ? $3 : NaN) with linespoints pt 9 lc rgb '#d62728' lw 2 title "autocast bf16" noenhanced, \
-     'ops.csv' using 1:(strcol(2) eq "doc 004 select_precision (fp16)" ? $3 : NaN) with linespoints pt 11 lc rgb '#2ca02c' lw 2 title "doc 004 select_precision (fp16)" noenhanced, \
-     'ops.csv' using 1:(strcol(2) eq "pure fp16" ? $3 : NaN) with linespoints pt 6 lc rgb '#7f9fdf' lw 2 dt 2 title "pure fp16" noenhanced, \
-     'ops.csv' using 1:(strcol(2) eq "pure bf16" ? $3 : NaN) with linespoints pt 4 lc rgb '#f08080' lw 2 dt 2 title "pure bf16" noenhanced
+plot 'ops.csv' using 1:(strcol(2) eq "fp32" ? $3 : NaN) with linespoints pt 7 lc rgb '#1f77b4' lw 2 title "fp32" noenhanced, \
+     'ops.csv' using 1:(strcol(2) eq "autocast fp16" ? $3 : NaN) with linespoints pt 5 lc rgb '#d62728' lw 2 title "autocast fp16" noenhanced, \
+     'ops.csv' using 1:(strcol(2) eq "autocast bf16" ? $3 : NaN) with linespoints pt 9 lc rgb '#ff7f0e' lw 2 title "autocast bf16" noenhanced, \
+     'ops.csv' using 1:(strcol(2) eq "doc 004 select_precision (fp16)" ? $3 : NaN) with linespoints pt 11 lc rgb '#1b9e77' lw 2 title "doc 004 select_precision (fp16)" noenhanced, \
+     'ops.csv' using 1:(strcol(2) eq "pure fp16" ? $3 : NaN) with linespoints pt 6 lc rgb '#d62728' lw 2 dt 2 title "pure fp16" noenhanced, \
+     'ops.csv' using 1:(strcol(2) eq "pure bf16" ? $3 : NaN) with linespoints pt 4 lc rgb '#ff7f0e' lw 2 dt 2 title "pure bf16" noenhanced
 unset output

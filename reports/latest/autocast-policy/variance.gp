@@ -3,28 +3,28 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'variance.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'variance.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Variance under cancellation: one-pass vs two-pass vs Welford" noenhanced
 set xlabel "mean / standard deviation" noenhanced
 set ylabel "relative error of the variance (clipped at 1e3; 1e3 = overflow)" noenhanced
 set logscale x 10
-set format x '%.0e'
+set format x '10^{%L}'
 set logscale y 10
-set format y '%.0e'
-set key outside bottom center horizontal maxrows 4
+set format y '10^{%L}'
+set key outside right top font ',9'
 set format y '10^{%L}'
 set format x '10^{%L}'
 set yrange [1e-9:2e3]
-plot 'variance.csv' using 2:(strcol(1) eq "fp16 one-pass" ? $3 : NaN) with linespoints pt 7 lc rgb '#1f4e9e' lw 2 title "fp16 one-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass" ? $3 : NaN) with linespoints pt 5 lc rgb '#1f4e9e' lw 2 dt 2 title "fp16 two-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 Welford" ? $3 : NaN) with linespoints pt 9 lc rgb '#1f4e9e' lw 2 dt 2 title "fp16 Welford" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "bf16 one-pass" ? $3 : NaN) with linespoints pt 7 lc rgb '#d62728' lw 2 title "bf16 one-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "bf16 two-pass" ? $3 : NaN) with linespoints pt 5 lc rgb '#d62728' lw 2 dt 2 title "bf16 two-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "bf16 Welford" ? $3 : NaN) with linespoints pt 9 lc rgb '#d62728' lw 2 dt 2 title "bf16 Welford" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp32 one-pass" ? $3 : NaN) with linespoints pt 7 lc rgb '#000000' lw 2 title "fp32 one-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp32 two-pass" ? $3 : NaN) with linespoints pt 5 lc rgb '#000000' lw 2 dt 2 title "fp32 two-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp32 Welford" ? $3 : NaN) with linespoints pt 9 lc rgb '#000000' lw 2 dt 2 title "fp32 Welford" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 estimate" ? $3 : NaN) with lines lc rgb '#7f9fdf' lw 2 dt 2 title "fp16 one-pass estimate ((m/s)^2+1) u (doc 004)" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp32 estimate" ? $3 : NaN) with lines lc rgb '#888888' lw 2 dt 2 title "fp32 one-pass estimate ((m/s)^2+1) u" noenhanced
+plot 'variance.csv' using 2:(strcol(1) eq "fp16 one-pass" ? $3 : NaN) with linespoints pt 7 lc rgb '#d62728' lw 2 title "fp16 one-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass" ? $3 : NaN) with linespoints pt 5 lc rgb '#d62728' lw 2 dt 2 title "fp16 two-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 Welford" ? $3 : NaN) with linespoints pt 9 lc rgb '#d62728' lw 2 dt 2 title "fp16 Welford" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 one-pass" ? $3 : NaN) with linespoints pt 7 lc rgb '#ff7f0e' lw 2 title "bf16 one-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 two-pass" ? $3 : NaN) with linespoints pt 5 lc rgb '#ff7f0e' lw 2 dt 2 title "bf16 two-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 Welford" ? $3 : NaN) with linespoints pt 9 lc rgb '#ff7f0e' lw 2 dt 2 title "bf16 Welford" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 one-pass" ? $3 : NaN) with linespoints pt 7 lc rgb '#1f77b4' lw 2 title "fp32 one-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 two-pass" ? $3 : NaN) with linespoints pt 5 lc rgb '#1f77b4' lw 2 dt 2 title "fp32 two-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 Welford" ? $3 : NaN) with linespoints pt 9 lc rgb '#1f77b4' lw 2 dt 2 title "fp32 Welford" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 estimate" ? $3 : NaN) with lines lc rgb '#d62728' dt 3 lw 2 title "fp16 estimate ((m/s)^2+1) u, doc 004" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 estimate" ? $3 : NaN) with lines lc rgb '#1f77b4' dt 3 lw 2 title "fp32 estimate ((m/s)^2+1) u" noenhanced
 unset output

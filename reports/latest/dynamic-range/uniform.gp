@@ -3,13 +3,13 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'uniform.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'uniform.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Values uniform on [1e-8, 1e8] rounded to each format: where they land" noenhanced
 set xlabel "format" noenhanced
 set ylabel "fraction of the values (log scale)" noenhanced
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set xtics ("fp16" 1, "bf16" 2, "tf32" 3, "e4m3" 4, "e5m2" 5)
 set xrange [0.4:5.6]
 set yrange [1e-18:3]

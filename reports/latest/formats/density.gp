@@ -3,27 +3,27 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'density.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'density.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "How many values each format has per decade" noenhanced
 set xlabel "magnitude (log scale, centre of each decade)" noenhanced
 set ylabel "representable values per decade (log scale)" noenhanced
 set logscale x 10
-set format x '%.0e'
+set format x '10^{%L}'
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set key outside right
 set xrange [1e-45:1e39]
-plot 'density.csv' using 2:(strcol(1) eq "fp32" ? $3 : NaN) with linespoints lw 2 title "fp32" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "tf32" ? $3 : NaN) with linespoints lw 2 title "tf32" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "bf16" ? $3 : NaN) with linespoints lw 2 title "bf16" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "fp16" ? $3 : NaN) with linespoints lw 2 title "fp16" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "e5m2" ? $3 : NaN) with linespoints lw 2 title "e5m2" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "e4m3" ? $3 : NaN) with linespoints lw 2 title "e4m3" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "e4m3fnuz" ? $3 : NaN) with linespoints lw 2 title "e4m3fnuz" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "e5m2fnuz" ? $3 : NaN) with linespoints lw 2 title "e5m2fnuz" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "e3m2" ? $3 : NaN) with linespoints lw 2 title "e3m2" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "e2m3" ? $3 : NaN) with linespoints lw 2 title "e2m3" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "e2m1" ? $3 : NaN) with linespoints lw 2 title "e2m1" noenhanced, \
-     'density.csv' using 2:(strcol(1) eq "e8m0" ? $3 : NaN) with linespoints lw 2 title "e8m0" noenhanced
+plot 'density.csv' using 2:(strcol(1) eq "fp32" ? $3 : NaN) with linespoints lc rgb '#1f77b4' dt 1 pt 7 lw 2 title "fp32" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "tf32" ? $3 : NaN) with linespoints lc rgb '#17becf' dt 2 pt 4 lw 2 title "tf32" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "bf16" ? $3 : NaN) with linespoints lc rgb '#ff7f0e' dt 1 pt 11 lw 2 title "bf16" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "fp16" ? $3 : NaN) with linespoints lc rgb '#d62728' dt 1 pt 9 lw 2 title "fp16" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "e5m2" ? $3 : NaN) with linespoints lc rgb '#9467bd' dt 1 pt 15 lw 2 title "e5m2" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "e4m3" ? $3 : NaN) with linespoints lc rgb '#2ca02c' dt 1 pt 13 lw 2 title "e4m3" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "e4m3fnuz" ? $3 : NaN) with linespoints lc rgb '#7fd36b' dt 3 pt 6 lw 2 title "e4m3fnuz" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "e5m2fnuz" ? $3 : NaN) with linespoints lc rgb '#c5a3e6' dt 3 pt 8 lw 2 title "e5m2fnuz" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "e3m2" ? $3 : NaN) with linespoints lc rgb '#8c564b' dt 4 pt 5 lw 2 title "e3m2" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "e2m3" ? $3 : NaN) with linespoints lc rgb '#e377c2' dt 4 pt 10 lw 2 title "e2m3" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "e2m1" ? $3 : NaN) with linespoints lc rgb '#7f7f7f' dt 5 pt 12 lw 2 title "e2m1" noenhanced, \
+     'density.csv' using 2:(strcol(1) eq "e8m0" ? $3 : NaN) with linespoints lc rgb '#bcbd22' dt 5 pt 14 lw 2 title "e8m0" noenhanced
 unset output

@@ -3,16 +3,16 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'values.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'values.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Positive values of each format (log axis)" noenhanced
 set xlabel "value (log scale; each mark is one representable value)" noenhanced
 set ylabel "format" noenhanced
 set logscale x 10
-set format x '%.0e'
+set format x '10^{%L}'
 set ytics ("fp32" 1, "tf32" 2, "bf16" 3, "fp16" 4, "e5m2" 5, "e4m3" 6, "e4m3fnuz" 7, "e5m2fnuz" 8, "e3m2" 9, "e2m3" 10, "e2m1" 11, "e8m0" 12)
 set yrange [0.3:12.7]
-set key outside bottom center horizontal
+set key outside right top box
 set xrange [1e-45:1e39]
 unset mytics
 set grid noytics

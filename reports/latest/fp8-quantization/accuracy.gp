@@ -3,25 +3,44 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'accuracy.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'accuracy.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
-set title "Test accuracy with low-precision weights (W) or weights and layer inputs (W+A), change vs FP32" noenhanced
-set xlabel "configuration" noenhanced
-set ylabel "test accuracy minus FP32 test accuracy (percentage points)" noenhanced
-set xtics rotate by 45 right ("bf16 W+A" 2, "fp16 W+A" 3, "e4m3 cast W" 4, "e4m3 cast W+A" 5, "e4m3 tensor W" 6, "e4m3 tensor W+A" 7, "e4m3 channel W" 8, "e4m3 channel W+A" 9, "e4m3 mx W" 10, "e4m3 mx W+A" 11, "e5m2 cast W" 12, "e5m2 cast W+A" 13, "e5m2 tensor W" 14, "e5m2 tensor W+A" 15, "e5m2 channel W" 16, "e5m2 channel W+A" 17, "e5m2 mx W" 18, "e5m2 mx W+A" 19, "e4m3 cast W+A (L1 x2^8)" 20, "e4m3 tensor W+A (L1 x2^8)" 21, "e5m2 cast W+A (L1 x2^8)" 22, "e5m2 tensor W+A (L1 x2^8)" 23)
+set title "Test accuracy change vs FP32, all layers quantized (TC: h100 tensor-core model; +p: promoted every 128 products)" noenhanced
+set xlabel "configuration (bars: 95% t-interval over 4 seeds of the paired difference with FP32)" noenhanced
+set ylabel "test accuracy minus FP32 (percentage points)" noenhanced
+set xtics rotate by 45 right ("bf16" 2, "fp16" 3, "e4m3 cast" 4, "e4m3 tensor" 5, "e4m3 channel" 6, "e4m3 tile" 7, "e4m3 mx" 8, "e4m3 tensor TC" 9, "e4m3 tensor TC+p" 10, "e4m3 channel TC" 11, "e4m3 channel TC+p" 12, "e4m3 tile TC+p" 13, "e5m2 cast" 14, "e5m2 tensor" 15, "e5m2 channel" 16, "e5m2 tile" 17, "e5m2 mx" 18, "e5m2 tensor TC" 19, "e5m2 tensor TC+p" 20, "e5m2 channel TC" 21, "e5m2 channel TC+p" 22, "e5m2 tile TC+p" 23)
 set boxwidth 0.75
-set xrange [1.3:19.6]
+set xrange [1.4:23.5]
 set bmargin 11
-set key top right Left reverse
+set key bottom left Left reverse
 unset mxtics
 set grid noxtics
 set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#555555'
-set arrow from graph 0, first 0.1953 to graph 1, first 0.1953 nohead dt 2 lc rgb '#888888'
-set arrow from graph 0, first -0.1953 to graph 1, first -0.1953 nohead dt 2 lc rgb '#888888'
-set label 'dashed: +-2 paired standard errors (test-set noise, 0.20 points)' at graph 0.02, graph 0.95
-set offsets 0, 0, 0.0976, 0.0976
-plot 'configs.csv' using 1:(strcol(3) eq "bf16" ? $7 : NaN) with boxes fill solid 0.8 lc rgb '#2ca02c' lw 2 title "bf16" noenhanced, \
-     'configs.csv' using 1:(strcol(3) eq "fp16" ? $7 : NaN) with boxes fill solid 0.8 lc rgb '#17becf' lw 2 title "fp16" noenhanced, \
-     'configs.csv' using 1:(strcol(3) eq "e4m3" ? $7 : NaN) with boxes fill solid 0.8 lc rgb '#1f4e9e' lw 2 title "e4m3" noenhanced, \
-     'configs.csv' using 1:(strcol(3) eq "e5m2" ? $7 : NaN) with boxes fill solid 0.8 lc rgb '#d62728' lw 2 title "e5m2" noenhanced
+set arrow from 2, first -0.10456 to 2, first 0.05456 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 3, first 0.00000 to 3, first 0.00000 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 4, first -0.44374 to 4, first 0.24374 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 5, first -0.86628 to 5, first 0.36628 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 6, first -1.00477 to 6, first 0.35477 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 7, first -0.73825 to 7, first 0.43825 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 8, first -1.80629 to 8, first 0.70629 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 9, first -0.86628 to 9, first 0.36628 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 10, first -0.86628 to 10, first 0.36628 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 11, first -0.92309 to 11, first 0.32309 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 12, first -0.93956 to 12, first 0.28956 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 13, first -0.73825 to 13, first 0.43825 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 14, first -0.97984 to 14, first 0.62984 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 15, first -1.12879 to 15, first -0.37121 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 16, first -1.09774 to 16, first 0.44774 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 17, first -0.45007 to 17, first 0.45007 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 18, first -2.41290 to 18, first 0.76290 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 19, first -1.12879 to 19, first -0.37121 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 20, first -1.12879 to 20, first -0.37121 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 21, first -1.11312 to 21, first 0.41312 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 22, first -1.09774 to 22, first 0.44774 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set arrow from 23, first -0.56632 to 23, first 0.56632 heads size 0.12,90 lw 1.5 lc rgb 'black'
+set yrange [-2.74049:1.56686]
+plot 'configs.csv' using 1:(strcol(3) eq "bf16" ? $8 : NaN) with boxes fill solid 0.8 lc rgb '#2ca02c' lw 2 title "bf16" noenhanced, \
+     'configs.csv' using 1:(strcol(3) eq "fp16" ? $8 : NaN) with boxes fill solid 0.8 lc rgb '#17becf' lw 2 title "fp16" noenhanced, \
+     'configs.csv' using 1:(strcol(3) eq "e4m3" ? $8 : NaN) with boxes fill solid 0.8 lc rgb '#1f4e9e' lw 2 title "e4m3" noenhanced, \
+     'configs.csv' using 1:(strcol(3) eq "e5m2" ? $8 : NaN) with boxes fill solid 0.8 lc rgb '#d62728' lw 2 title "e5m2" noenhanced
 unset output

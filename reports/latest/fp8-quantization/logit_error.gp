@@ -3,24 +3,23 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'logit_error.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'logit_error.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
-set title "Logit error against the FP32 network (RMS over test images and classes)" noenhanced
-set xlabel "configuration (right of the dashed line: the same FP32 function with layer 1's weights and bias x2^8, layer 2's weights x2^-8)" noenhanced
+set title "RMS logit error against the FP32 network of the same seed (mean over seeds)" noenhanced
+set xlabel "configuration (TC: tensor-core model; +p: promoted to fp32)" noenhanced
 set ylabel "RMS logit error (log scale)" noenhanced
 set logscale y 10
-set format y '%.0e'
-set xtics rotate by 45 right ("bf16 W+A" 2, "fp16 W+A" 3, "e4m3 cast W" 4, "e4m3 cast W+A" 5, "e4m3 tensor W" 6, "e4m3 tensor W+A" 7, "e4m3 channel W" 8, "e4m3 channel W+A" 9, "e4m3 mx W" 10, "e4m3 mx W+A" 11, "e5m2 cast W" 12, "e5m2 cast W+A" 13, "e5m2 tensor W" 14, "e5m2 tensor W+A" 15, "e5m2 channel W" 16, "e5m2 channel W+A" 17, "e5m2 mx W" 18, "e5m2 mx W+A" 19, "e4m3 cast W+A (L1 x2^8)" 20, "e4m3 tensor W+A (L1 x2^8)" 21, "e5m2 cast W+A (L1 x2^8)" 22, "e5m2 tensor W+A (L1 x2^8)" 23)
+set format y '10^{%L}'
+set xtics rotate by 45 right ("bf16" 2, "fp16" 3, "e4m3 cast" 4, "e4m3 tensor" 5, "e4m3 channel" 6, "e4m3 tile" 7, "e4m3 mx" 8, "e4m3 tensor TC" 9, "e4m3 tensor TC+p" 10, "e4m3 channel TC" 11, "e4m3 channel TC+p" 12, "e4m3 tile TC+p" 13, "e5m2 cast" 14, "e5m2 tensor" 15, "e5m2 channel" 16, "e5m2 tile" 17, "e5m2 mx" 18, "e5m2 tensor TC" 19, "e5m2 tensor TC+p" 20, "e5m2 channel TC" 21, "e5m2 channel TC+p" 22, "e5m2 tile TC+p" 23)
 set boxwidth 0.75
-set xrange [1.3:23.7]
-set bmargin 13
+set xrange [1.4:23.5]
+set bmargin 11
 set key top left Left reverse
 unset mxtics
 set grid noxtics
-set arrow from 19.5, graph 0 to 19.5, graph 1 nohead dt 2 lc rgb '#555555'
 set yrange [0.0001:*]
-plot 'configs.csv' using 1:(strcol(3) eq "bf16" ? $10 : NaN) with boxes fill solid 0.8 lc rgb '#2ca02c' lw 2 title "bf16" noenhanced, \
-     'configs.csv' using 1:(strcol(3) eq "fp16" ? $10 : NaN) with boxes fill solid 0.8 lc rgb '#17becf' lw 2 title "fp16" noenhanced, \
-     'configs.csv' using 1:(strcol(3) eq "e4m3" ? $10 : NaN) with boxes fill solid 0.8 lc rgb '#1f4e9e' lw 2 title "e4m3" noenhanced, \
-     'configs.csv' using 1:(strcol(3) eq "e5m2" ? $10 : NaN) with boxes fill solid 0.8 lc rgb '#d62728' lw 2 title "e5m2" noenhanced
+plot 'configs.csv' using 1:(strcol(3) eq "bf16" ? $11 : NaN) with boxes fill solid 0.8 lc rgb '#2ca02c' lw 2 title "bf16" noenhanced, \
+     'configs.csv' using 1:(strcol(3) eq "fp16" ? $11 : NaN) with boxes fill solid 0.8 lc rgb '#17becf' lw 2 title "fp16" noenhanced, \
+     'configs.csv' using 1:(strcol(3) eq "e4m3" ? $11 : NaN) with boxes fill solid 0.8 lc rgb '#1f4e9e' lw 2 title "e4m3" noenhanced, \
+     'configs.csv' using 1:(strcol(3) eq "e5m2" ? $11 : NaN) with boxes fill solid 0.8 lc rgb '#d62728' lw 2 title "e5m2" noenhanced
 unset output

@@ -3,13 +3,13 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'delayed.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'delayed.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Delayed vs current scaling; the inputs spike x8 at step 30" noenhanced
 set xlabel "training step (the input batch is quantized each step)" noenhanced
 set ylabel "mean elementwise relative error of X in e4m3" noenhanced
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set key top left
 set format y '10^{%L}'
 plot 'delayed.csv' using 1:(strcol(2) eq "current" ? $3 : NaN) with linespoints pt 7 ps 0.6 lw 2 title "current scaling (amax of this tensor)" noenhanced, \

@@ -3,17 +3,19 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'recipes.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'recipes.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "FP8 quantization error by recipe and tensor (e4m3 unless marked)" noenhanced
 set xlabel "recipe (element format e4m3 unless marked)" noenhanced
 set ylabel "mean elementwise relative error" noenhanced
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set key outside right
 set xrange [-0.5:7.5]
 set format y '10^{%L}'
 set xtics rotate by -30 ('per tensor' 0, 'per channel' 1, '1x128' 2, '128x128' 3, 'MXFP8' 4, 'MXFP4 (e2m1)' 5, 'per tensor e5m2' 6, 'MX e5m2' 7)
+set label 1 "e5m2 recipes:\nthe gradient only" at 6.5, graph 0.6 center font ',10'
+set arrow 1 from 5.5, graph 0 to 5.5, graph 1 nohead dt 3 lc rgb '#999999'
 plot 'recipes.csv' using 3:(strcol(1) eq "0" ? $9 : NaN) with linespoints pt 7 ps 1.2 lw 2 title "W1 (weights)" noenhanced, \
      'recipes.csv' using 3:(strcol(1) eq "1" ? $9 : NaN) with linespoints pt 5 ps 1.2 lw 2 title "X (inputs with outlier channels)" noenhanced, \
      'recipes.csv' using 3:(strcol(1) eq "2" ? $9 : NaN) with linespoints pt 9 ps 1.2 lw 2 title "H (hidden activations)" noenhanced, \

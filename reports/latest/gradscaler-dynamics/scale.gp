@@ -3,16 +3,16 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'scale.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'scale.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Loss scale over training (fp16 gradients; NaN burst and spikes marked by drops)" noenhanced
 set xlabel "training step" noenhanced
 set ylabel "loss scale (log2 axis)" noenhanced
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set logscale y 2
 set format y '2^{%L}'
-set key outside bottom center horizontal
+set key outside right top box
 set object 1 rect from 14000, graph 0 to 14030, graph 1 fc rgb '#f4cccc' fs solid 0.5 noborder behind
 set label 1 'NaN burst' at 14030, graph 0.95 offset 0.5,0
 plot 'scale.csv' using 1:(strcol(2) eq "pytorch" ? $3 : NaN) with steps lc rgb '#1f4e9e' lw 2 title "PyTorch GradScaler" noenhanced, \

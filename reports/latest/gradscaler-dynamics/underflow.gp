@@ -3,12 +3,12 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'underflow.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'underflow.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Fraction of gradient elements flushed to zero in fp16 (unskipped steps)" noenhanced
 set xlabel "training step" noenhanced
 set ylabel "fraction lost to underflow (window mean)" noenhanced
-set key outside bottom center horizontal
+set key outside right top box
 set yrange [-0.02:1]
 plot 'underflow.csv' using 1:(strcol(2) eq "none" ? $3 : NaN) with lines lc rgb '#000000' lw 2 title "no loss scaling" noenhanced, \
      'underflow.csv' using 1:(strcol(2) eq "pytorch" ? $3 : NaN) with lines lc rgb '#1f4e9e' lw 2 title "PyTorch GradScaler" noenhanced, \

@@ -3,7 +3,7 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'heatmap.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'heatmap.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Relative error of S*g rounded to fp16 (round to nearest even)" noenhanced
 set xlabel "log10 of the gradient g" noenhanced
@@ -15,10 +15,10 @@ set yrange [0:40]
 set cbrange [-7:1]
 set cblabel 'relative error' offset -1,0
 set palette defined (-7 '#08306b', -5 '#2171b5', -3.3213 '#9ecae1', -3.3013 '#fee391', -0.5 '#fe9929', -0.01 '#cc4c02', 0 '#7f0000', 0.5 '#7f0000', 0.51 '#444444', 1 '#444444')
-set cbtics ('1e-7' -7, '1e-6' -6, '1e-5' -5, 'u' -3.3113, '1e-3' -3, '1e-2' -2, '0.1' -1, 'lost' 0, 'overflow' 1)
+set cbtics ('10^{-7}' -7, '10^{-6}' -6, '10^{-5}' -5, 'u' -3.3113, '10^{-3}' -3, '10^{-2}' -2, '10^{-1}' -1, 'lost' 0, 'overflow' 1)
 set grid front
 plot 'heatmap.csv' using 1:2 with lines lt nodraw notitle, 'heatmap.csv' using 1:2:3 with image lw 2 title "" noenhanced, \
      'lines.csv' using 1:2 with lines lc rgb '#000000' lw 2 dt 2 title "S g = xmins/2: below, lost (0)" noenhanced, \
-     'lines.csv' using 1:3 with lines lc rgb '#ffffff' lw 2 title "S g = xmin - xmins/2: above, normal" noenhanced, \
+     'lines.csv' using 1:3 with lines lc rgb '#e0e0e0' lw 2 title "S g = xmin - xmins/2: above, normal" noenhanced, \
      'lines.csv' using 1:4 with lines lc rgb '#d62728' lw 2 dt 2 title "S g = overflow threshold" noenhanced
 unset output

@@ -3,15 +3,15 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'slice.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'slice.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "The exercise's gradient g = 1e-06 scaled by S and rounded to fp16" noenhanced
 set xlabel "loss scale S (log scale)" noenhanced
 set ylabel "relative error of S g in the format (log scale)" noenhanced
 set logscale x 10
-set format x '%.0e'
+set format x '10^{%L}'
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set key bottom left box opaque
 set logscale x 2
 set xrange [1.0/64:1048576]

@@ -3,13 +3,13 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'training.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'training.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Linear regression with SGD: loss of the weights the model uses" noenhanced
 set xlabel "SGD step" noenhanced
 set ylabel "loss (mean squared error / 2, fp64, full data)" noenhanced
 set logscale y 10
-set format y '%.0e'
+set format y '10^{%L}'
 set key top right
 set format y '10^{%L}'
 set arrow from graph 0, first 4.99271e-07 to graph 1, first 4.99271e-07 nohead dt 3 lc rgb '#777777'

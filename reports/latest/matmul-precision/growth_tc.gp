@@ -3,21 +3,29 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'growth_tc.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'growth_tc.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
-set title "Tensor-core model: error against the exact product of the data" noenhanced
-set xlabel "n (matrices n x n, log scale)" noenhanced
-set ylabel "max |C - exact| (log scale)" noenhanced
+set title "Tensor-core model against F-in/fp32-acc on the same rows (first seed)" noenhanced
+set xlabel "n (matrices n x n)" noenhanced
+set ylabel "max |C - exact(A B)| on the rows" noenhanced
 set logscale x 10
-set format x '%.0e'
+set format x '10^{%L}'
 set logscale y 10
-set format y '%.0e'
-set key outside right
+set format y '10^{%L}'
+set key outside right top Left reverse font ',10'
 set logscale x 2
-set format x '%g'
-plot 'growth.csv' using 2:(strcol(1) eq "tc-h100-tf32" ? $3 : NaN) with linespoints lc rgb '#000000' lw 2 title "tc-h100-tf32" noenhanced, \
-     'growth.csv' using 2:(strcol(1) eq "tc-h100-fp16" ? $3 : NaN) with linespoints lc rgb '#1f77b4' lw 2 title "tc-h100-fp16" noenhanced, \
-     'growth.csv' using 2:(strcol(1) eq "tc-h100-bf16" ? $3 : NaN) with linespoints lc rgb '#d62728' lw 2 title "tc-h100-bf16" noenhanced, \
-     'growth.csv' using 2:(strcol(1) eq "tc-h100-e4m3" ? $3 : NaN) with linespoints lc rgb '#2ca02c' lw 2 title "tc-h100-e4m3" noenhanced, \
-     'growth.csv' using 2:(strcol(1) eq "tc-h100-e5m2" ? $3 : NaN) with linespoints lc rgb '#9467bd' lw 2 title "tc-h100-e5m2" noenhanced
+set format x '2^{%L}'
+set format y '10^{%L}'
+set mxtics 1
+set xrange [64:1000]
+plot 'tc.csv' using 2:(strcol(1) eq "tc-h100-tf32" ? $4 : NaN) with linespoints lc rgb '#1f77b4' dt 1 pt 7 ps 1.3 lw 2 title "tc-h100-tf32" noenhanced, \
+     'tc.csv' using 2:(strcol(1) eq "tc-h100-tf32" ? $5 : NaN) with linespoints lc rgb '#1f77b4' dt 2 pt 6 ps 1.3 lw 2 title "tf32-in/fp32-acc, same rows" noenhanced, \
+     'tc.csv' using 2:(strcol(1) eq "tc-h100-fp16" ? $4 : NaN) with linespoints lc rgb '#d62728' dt 1 pt 9 ps 1.3 lw 2 title "tc-h100-fp16" noenhanced, \
+     'tc.csv' using 2:(strcol(1) eq "tc-h100-fp16" ? $5 : NaN) with linespoints lc rgb '#d62728' dt 2 pt 8 ps 1.3 lw 2 title "fp16-in/fp32-acc, same rows" noenhanced, \
+     'tc.csv' using 2:(strcol(1) eq "tc-h100-bf16" ? $4 : NaN) with linespoints lc rgb '#2ca02c' dt 1 pt 11 ps 1.3 lw 2 title "tc-h100-bf16" noenhanced, \
+     'tc.csv' using 2:(strcol(1) eq "tc-h100-bf16" ? $5 : NaN) with linespoints lc rgb '#2ca02c' dt 2 pt 10 ps 1.3 lw 2 title "bf16-in/fp32-acc, same rows" noenhanced, \
+     'tc.csv' using 2:(strcol(1) eq "tc-h100-e4m3" ? $4 : NaN) with linespoints lc rgb '#9467bd' dt 1 pt 13 ps 1.3 lw 2 title "tc-h100-e4m3" noenhanced, \
+     'tc.csv' using 2:(strcol(1) eq "tc-h100-e4m3" ? $5 : NaN) with linespoints lc rgb '#9467bd' dt 2 pt 12 ps 1.3 lw 2 title "e4m3-in/fp32-acc, same rows" noenhanced, \
+     'tc.csv' using 2:(strcol(1) eq "tc-h100-e5m2" ? $4 : NaN) with linespoints lc rgb '#ff7f0e' dt 1 pt 15 ps 1.3 lw 2 title "tc-h100-e5m2" noenhanced, \
+     'tc.csv' using 2:(strcol(1) eq "tc-h100-e5m2" ? $5 : NaN) with linespoints lc rgb '#ff7f0e' dt 2 pt 14 ps 1.3 lw 2 title "e5m2-in/fp32-acc, same rows" noenhanced
 unset output

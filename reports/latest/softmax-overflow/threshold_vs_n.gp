@@ -3,19 +3,21 @@
 if (!exists("term")) term = 'png'
 if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'threshold_vs_n.png.tmp' } else { set terminal svg size 1000,700 font 'DejaVu Sans,11' enhanced; set output 'threshold_vs_n.svg.tmp' }
 set datafile separator ','
-set key top left box opaque
+set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Naive softmax of n equal inputs: how far the overflow threshold falls below ln T" noenhanced
 set xlabel "vector length n (log scale)" noenhanced
 set ylabel "ln T - (smallest overflowing input)" noenhanced
 set logscale x 10
-set format x '%.0e'
+set format x '10^{%L}'
 set key top left box opaque
 set xrange [1:4096]
 set logscale x 2
 set format x '%g'
-plot 'threshold_vs_n.csv' using 1:5 with steps lc rgb '#1f77b4' lw 2 title "fp16: exp and sum rounded to fp16 (exact threshold)" noenhanced, \
-     'threshold_vs_n.csv' using 1:8 with steps lc rgb '#d62728' lw 2 title "bf16: exp and sum rounded to bf16 (exact threshold)" noenhanced, \
-     'threshold_vs_n.csv' using 1:11 with steps lc rgb '#2ca02c' lw 2 title "e4m3: exp and sum rounded to e4m3 (exact threshold)" noenhanced, \
+set label 2 "bf16 flat from n = 383: the rounded sum stops growing" at 4096, first 6.2208840768371942 right offset 0,0.8 tc rgb '#ff7f0e' noenhanced
+set label 3 "e4m3 flat from n = 22: the rounded sum stops growing" at 4096, first 3.1398845522262553 right offset 0,0.8 tc rgb '#2ca02c' noenhanced
+plot 'threshold_vs_n.csv' using 1:5 with steps lc rgb '#d62728' dt 1 pt 9 lw 2 title "fp16: exp and sum rounded to fp16 (exact threshold)" noenhanced, \
+     'threshold_vs_n.csv' using 1:8 with steps lc rgb '#ff7f0e' dt 1 pt 11 lw 2 title "bf16: exp and sum rounded to bf16 (exact threshold)" noenhanced, \
+     'threshold_vs_n.csv' using 1:11 with steps lc rgb '#2ca02c' dt 1 pt 13 lw 2 title "e4m3: exp and sum rounded to e4m3 (exact threshold)" noenhanced, \
      'threshold_vs_n.csv' using 1:2 with lines lc rgb '#000000' lw 2 dt 2 title "ln n: an exact sum (the same for every format)" noenhanced
 unset output
