@@ -29,6 +29,7 @@
 #include "rowk.h"
 #include "status.h"
 #include "testutil.h"
+#include "tkernel.h"
 
 static lowp_problem_t prob(const char *op, size_t m, size_t n, size_t k, const lowp_format_t *in,
                            const lowp_format_t *out) {
@@ -43,16 +44,6 @@ static lowp_problem_t prob(const char *op, size_t m, size_t n, size_t k, const l
   return p;
 }
 
-static int run_kernel(double *const *out, const double *const *in, const char *name,
-                      const char *params, const lowp_problem_t *p, char *err, size_t errlen) {
-  lowp_subject_t s;
-  int st = lowp_kernel_subject_open(&s, name, params, err, errlen);
-  if (st) return st;
-  st = lowp_kernel_subject_bind(&s, p, err, errlen);
-  if (!st) st = s.run(&s, out, in, p, err, errlen);
-  lowp_subject_close(&s);
-  return st;
-}
 
 static void fill(double *x, size_t n, const lowp_format_t *f, uint32_t stream) {
   lowp_rng_t g;
@@ -75,7 +66,7 @@ static void gemm_twin(const char *entry, const char *params, const lowp_format_t
   int st;
   fill(a, M * K, in, 1);
   fill(b, K * N, in, 2);
-  st = run_kernel(o, i2, entry, params, &p, err, sizeof err);
+  st = lowp_test_run_kernel(o, i2, entry, params, &p, err, sizeof err);
   memset(c2, 0, sizeof c2);
   if (!lowp_test_check(st == LOWP_OK, "%s[%s] %s: %s", entry, params, in->name, err)) return;
   st = lowp_gemm_tc_config(&tc, spec, promote, in, out, err, sizeof err);
@@ -106,10 +97,10 @@ static void gemms(void) {
     lowp_problem_t p = prob("gemm", M, N, K, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
     double *o[1] = {c1};
     const double *i2[2] = {a, b};
-    lowp_test_check(run_kernel(o, i2, "gemm_mma", "model=v100", &p, err, sizeof err) == LOWP_OK,
+    lowp_test_check(lowp_test_run_kernel(o, i2, "gemm_mma", "model=v100", &p, err, sizeof err) == LOWP_OK,
                     "gemm_mma with the v100 model on the CPU: %s", err);
     p = prob("gemm", M, N, K, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
-    lowp_test_check(run_kernel(o, i2, "gemm_mma", "", &p, err, sizeof err) != LOWP_OK,
+    lowp_test_check(lowp_test_run_kernel(o, i2, "gemm_mma", "", &p, err, sizeof err) != LOWP_OK,
                     "gemm_mma refuses fp32 inputs (no fp32 mma): %s", err);
   }
   /* variant tables: by values */
@@ -154,16 +145,16 @@ static void rows(void) {
   fill(x, R * C, &LOWP_FMT_BF16, 3);
   for (i = 0; i < R * C; i++) xf[i] = (float)x[i];
   omp_set_num_threads(1);
-  st = run_kernel(o, in, "layernorm_tree", "variant=onepass", &p, err, sizeof err);
+  st = lowp_test_run_kernel(o, in, "layernorm_tree", "variant=onepass", &p, err, sizeof err);
   omp_set_num_threads(2);
-  st = st ? st : run_kernel(o2, in, "layernorm_tree", "variant=onepass", &p, err, sizeof err);
+  st = st ? st : lowp_test_run_kernel(o2, in, "layernorm_tree", "variant=onepass", &p, err, sizeof err);
   lowp_layernorm_cpu(yf, mf, vf, xf, R, C, 1e-5f, LOWP_ROWK_LN_ONEPASS);
   for (i = 0; i < R * C; i++) same = same && y1[i] == (double)yf[i] && y2[i] == y1[i];
   for (i = 0; i < R; i++) same = same && m1[i] == (double)mf[i] && v1[i] == (double)vf[i];
   lowp_test_check(st == LOWP_OK && same, "layernorm_tree = lowp_layernorm_cpu, 1 and 2 threads (%s)", err);
 
   p = prob("sum", R, C, 1, &LOWP_FMT_BF16, &LOWP_FMT_FP32);
-  st = run_kernel(o, in, "sum_tree", "compute=bf16", &p, err, sizeof err);
+  st = lowp_test_run_kernel(o, in, "sum_tree", "compute=bf16", &p, err, sizeof err);
   {
     lowp_ka_fmt_t k;
     lowp_rowk_fmt(&k, &LOWP_FMT_BF16);
@@ -175,7 +166,7 @@ static void rows(void) {
   p = prob("xent", R, C, 1, &LOWP_FMT_BF16, &LOWP_FMT_FP32);
   for (i = 0; i < R; i++) t[i] = (double)(i * 100 + 7);
   p.in[1] = LOWP_FMT_FP64;
-  st = run_kernel(o, in, "xent_tree", "", &p, err, sizeof err);
+  st = lowp_test_run_kernel(o, in, "xent_tree", "", &p, err, sizeof err);
   {
     int32_t ti[R];
     for (i = 0; i < R; i++) ti[i] = (int32_t)t[i];
@@ -185,7 +176,7 @@ static void rows(void) {
     lowp_test_check(st == LOWP_OK && same, "xent_tree = lowp_xent_cpu (%s)", err);
   }
   p.reduction_mean = 1;
-  st = run_kernel(o, in, "xent_tree", "", &p, err, sizeof err);
+  st = lowp_test_run_kernel(o, in, "xent_tree", "", &p, err, sizeof err);
   {
     lowp_ka_fmt_t k;
     float s;
@@ -196,11 +187,11 @@ static void rows(void) {
   }
   t[1] = C;
   p.reduction_mean = 0;
-  lowp_test_check(run_kernel(o, in, "xent_tree", "", &p, err, sizeof err) == LOWP_EINVAL,
+  lowp_test_check(lowp_test_run_kernel(o, in, "xent_tree", "", &p, err, sizeof err) == LOWP_EINVAL,
                   "xent_tree refuses a target outside [0, n): %s", err);
   p = prob("softmax", R, C, 1, &LOWP_FMT_FP64, &LOWP_FMT_FP32);
   x[0] = 0.1;
-  lowp_test_check(run_kernel(o, in, "softmax_stable_tree", "", &p, err, sizeof err) == LOWP_EUNSUPPORTED &&
+  lowp_test_check(lowp_test_run_kernel(o, in, "softmax_stable_tree", "", &p, err, sizeof err) == LOWP_EUNSUPPORTED &&
                       strstr(err, "fp32"),
                   "fp64 inputs that are not fp32 values are refused: %s", err);
 }
@@ -218,10 +209,10 @@ static void no_device(void) {
     printf("  a CUDA device is present: the no-device checks do not apply\n");
     return;
   }
-  lowp_test_check(run_kernel(o, in, "softmax_stable_tree", "device=gpu", &p, err, sizeof err) ==
+  lowp_test_check(lowp_test_run_kernel(o, in, "softmax_stable_tree", "device=gpu", &p, err, sizeof err) ==
                           LOWP_EUNSUPPORTED && strstr(err, "no CUDA device"),
                   "device=gpu without a device: %s", err);
-  lowp_test_check(run_kernel(o, in, "softmax_stable_tree", "device=auto", &p, err, sizeof err) == LOWP_OK,
+  lowp_test_check(lowp_test_run_kernel(o, in, "softmax_stable_tree", "device=auto", &p, err, sizeof err) == LOWP_OK,
                   "device=auto without a device runs the twin: %s", err);
   lowp_test_check(lowp_gpu_preset(preset, sizeof preset) == LOWP_EUNSUPPORTED && !strcmp(preset, "h100"),
                   "without a device the preset is h100 (%s), and says it is not a device's", preset);

@@ -15,6 +15,7 @@
 #include "rng/rng.h"
 #include "status.h"
 #include "testutil.h"
+#include "tkernel.h"
 
 /* a problem of op with dims and formats */
 static lowp_problem_t prob(const char *op, size_t batch, size_t m, size_t n, size_t k,
@@ -30,17 +31,6 @@ static lowp_problem_t prob(const char *op, size_t batch, size_t m, size_t n, siz
   return p;
 }
 
-/* open kernel name[params], bind to p and run it */
-static int run_kernel(double *const *out, const double *const *in, const char *name,
-                      const char *params, const lowp_problem_t *p, char *err, size_t errlen) {
-  lowp_subject_t s;
-  int st = lowp_kernel_subject_open(&s, name, params, err, errlen);
-  if (st) return st;
-  st = lowp_kernel_subject_bind(&s, p, err, errlen);
-  if (!st) st = s.run(&s, out, in, p, err, errlen);
-  lowp_subject_close(&s);
-  return st;
-}
 
 static void fill(double *x, size_t n, const lowp_format_t *f, double shift, uint32_t stream) {
   lowp_rng_t g;
@@ -60,7 +50,7 @@ static void sums(void) {
   int bad = 0;
   fill(x, M * N, &LOWP_FMT_FP16, 1, 1);
   /* recursive fp16: a loop of lowp_accum_add from 0 */
-  lowp_test_check(run_kernel(out, in, "sum_acc", "acc=fp16", &p, err, sizeof err) == LOWP_OK, "sum_acc: %s", err);
+  lowp_test_check(lowp_test_run_kernel(out, in, "sum_acc", "acc=fp16", &p, err, sizeof err) == LOWP_OK, "sum_acc: %s", err);
   for (r = 0; r < M; r++) {
     double s = 0;
     for (i = 0; i < N; i++) lowp_accum_add(&s, s, x[r * N + i], &LOWP_FMT_FP16, LOWP_RND_NE);
@@ -71,7 +61,7 @@ static void sums(void) {
   {
     lowp_accum_t m;
     lowp_test_check(lowp_accum_parse(&m, "pairwise,acc=fp16", err, sizeof err) == LOWP_OK, "parse");
-    lowp_test_check(run_kernel(out, in, "sum_acc", "acc=fp16,order=pairwise", &p, err, sizeof err) == LOWP_OK, "%s", err);
+    lowp_test_check(lowp_test_run_kernel(out, in, "sum_acc", "acc=fp16,order=pairwise", &p, err, sizeof err) == LOWP_OK, "%s", err);
     for (bad = 0, r = 0; r < M; r++) {
       double s;
       lowp_accum_sum(&s, &x[r * N], N, &m);
@@ -87,7 +77,7 @@ static void sums(void) {
     size_t j, l;
     fill(a, M * 64, &LOWP_FMT_FP16, 0, 2);
     fill(b, 64 * 5, &LOWP_FMT_FP16, 0, 3);
-    lowp_test_check(run_kernel(o2, i2, "gemm_acc", "acc=fp32,prod=fp16", &q, err, sizeof err) == LOWP_OK, "%s", err);
+    lowp_test_check(lowp_test_run_kernel(o2, i2, "gemm_acc", "acc=fp32,prod=fp16", &q, err, sizeof err) == LOWP_OK, "%s", err);
     for (bad = 0, i = 0; i < M; i++)
       for (j = 0; j < 5; j++) {
         double s = 0, pr;
@@ -105,7 +95,7 @@ static void sums(void) {
     double *o2[1] = {c}, d[M * 5] = {0};
     const double *i2[2] = {a, b};
     lowp_gemm_tc_cfg_t tc;
-    lowp_test_check(run_kernel(o2, i2, "gemm_tc", "model=a100", &q, err, sizeof err) == LOWP_OK, "%s", err);
+    lowp_test_check(lowp_test_run_kernel(o2, i2, "gemm_tc", "model=a100", &q, err, sizeof err) == LOWP_OK, "%s", err);
     lowp_gemm_tc_config(&tc, "a100", -1, &LOWP_FMT_FP16, &LOWP_FMT_FP32, err, sizeof err);
     lowp_gemm_tc_ref(d, a, b, M, 5, 64, &tc);
     lowp_test_check(memcmp(c, d, sizeof d) == 0, "gemm_tc kernel == lowp_gemm_tc_ref");
@@ -134,7 +124,7 @@ static void nonlinear(void) {
   /* softmax_stable in fp64 vs the exact softmax: each output is exp, a
      subtraction, a sum of n terms and a division, each with relative error
      at most u (libm exp: under 1 ulp): |y - y*| / y* <= (n + 4) u + O(u^2) */
-  lowp_test_check(run_kernel(out, in, "softmax_stable", "compute=fp64", &p, err, sizeof err) == LOWP_OK, "%s", err);
+  lowp_test_check(lowp_test_run_kernel(out, in, "softmax_stable", "compute=fp64", &p, err, sizeof err) == LOWP_OK, "%s", err);
   for (r = 0; r < M; r++) lowp_exact_softmax(&ex[r * N], &x[r * N], N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
   lowp_test_check(max_rel(y, ex, M * N) <= (N + 4) * 0x1p-53 * 1.01,
                   "softmax_stable fp64 within (n+4)u of the exact: %g", max_rel(y, ex, M * N));
@@ -145,8 +135,8 @@ static void nonlinear(void) {
     static double yw[M * N], y2[M * N], y1[M * N], m2[M], v2[M];
     double *ow[3] = {yw, mean, var}, *o2[3] = {y2, m2, v2}, *o1[3] = {y1, mean, var};
     fill(x, M * N, &LOWP_FMT_FP32, 0, 5);
-    run_kernel(ow, in, "layernorm", "variant=welford", &q, err, sizeof err);
-    run_kernel(o2, in, "layernorm", "variant=twopass", &q, err, sizeof err);
+    lowp_test_run_kernel(ow, in, "layernorm", "variant=welford", &q, err, sizeof err);
+    lowp_test_run_kernel(o2, in, "layernorm", "variant=twopass", &q, err, sizeof err);
     for (r = 0; r < M; r++) lowp_exact_layernorm(&ex[r * N], NULL, NULL, &x[r * N], N, q.eps, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
     {
       double e2 = 0, ew = 0;
@@ -161,8 +151,8 @@ static void nonlinear(void) {
                       "twopass %g and welford %g within 4 n u of exact", e2, ew);
     }
     fill(x, M * N, &LOWP_FMT_FP32, 1e4, 6);
-    run_kernel(o1, in, "layernorm", "variant=onepass", &q, err, sizeof err);
-    run_kernel(o2, in, "layernorm", "variant=twopass", &q, err, sizeof err);
+    lowp_test_run_kernel(o1, in, "layernorm", "variant=onepass", &q, err, sizeof err);
+    lowp_test_run_kernel(o2, in, "layernorm", "variant=twopass", &q, err, sizeof err);
     for (r = 0; r < M; r++) lowp_exact_layernorm(&ex[r * N], NULL, NULL, &x[r * N], N, q.eps, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
     {
       double e1 = 0, e2 = 0;
@@ -182,11 +172,11 @@ static void nonlinear(void) {
     size_t i;
     int bad = 0;
     fill(x, M * N, &LOWP_FMT_FP64, 0, 7);
-    run_kernel(out, in, "exp", "compute=fp64", &q, err, sizeof err);
+    lowp_test_run_kernel(out, in, "exp", "compute=fp64", &q, err, sizeof err);
     for (i = 0; i < M * N; i++) bad += y[i] != exp(x[i]);
     lowp_test_check(bad == 0, "exp compute=fp64 is libm exp (%d differ)", bad);
     q = prob("cast", 1, M, N, 1, &LOWP_FMT_FP64, &LOWP_FMT_BF16);
-    run_kernel(out, in, "cast", "round=rtz", &q, err, sizeof err);
+    lowp_test_run_kernel(out, in, "cast", "round=rtz", &q, err, sizeof err);
     for (bad = 0, i = 0; i < M * N; i++) {
       double w;
       lowp_round_f64(&w, x[i], &LOWP_FMT_BF16, NULL, LOWP_RND_TZ);
@@ -280,9 +270,9 @@ static void threads(void) {
     memset(o1, 0, sizeof o1);
     memset(o2, 0, sizeof o2);
     omp_set_num_threads(1);
-    s1 = run_kernel(out1, in, ks[i].name, ks[i].params, &p, err, sizeof err);
+    s1 = lowp_test_run_kernel(out1, in, ks[i].name, ks[i].params, &p, err, sizeof err);
     omp_set_num_threads(2);
-    s2 = run_kernel(out2, in, ks[i].name, ks[i].params, &p, err, sizeof err);
+    s2 = lowp_test_run_kernel(out2, in, ks[i].name, ks[i].params, &p, err, sizeof err);
     lowp_test_check(s1 == LOWP_OK && s2 == LOWP_OK && !memcmp(o1, o2, sizeof o1),
                     "%s: 1 and 2 threads give the same bytes (%s)", ks[i].name, err);
   }
