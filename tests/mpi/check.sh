@@ -10,16 +10,8 @@
 set -u
 LOWP=${1:?usage: check.sh path/to/lowp path/to/mpiexec}
 MPIEXEC=${2:-none}
-if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
-  echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPI() { timeout 300 "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+FAILS_OUT=bad.json
+. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 notime() { grep -v '"time_' "$1" | sed 's/ time="[0-9.]*"//g'; }
 
 SPEC=tests/data/check/kernels.json
@@ -50,16 +42,6 @@ else
   bad "no example plugin at $PLUG"
 fi
 
-fails() {
-  local name=$1 pat=$2; shift 2
-  rm -f "$T/bad.json"
-  MPI "$@" >"$T/out" 2>"$T/err"; local rc=$?
-  if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2 ($(head -3 "$T/err"))"; return; fi
-  if ! grep -q -- "$pat" "$T/err"; then bad "$name: message lacks '$pat': $(cat "$T/err")"; return; fi
-  if [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "$name: not one message: $(cat "$T/err")"; return; fi
-  if [ -e "$T/bad.json" ]; then bad "$name: an output was written"; return; fi
-  ok
-}
 fails "more ranks than checks" "3 MPI ranks for 2 checks" \
   -np 3 "$LOWP" check "$T/one/precision.json" --json "$T/bad.json"
 fails "rank 1 cannot read the spec" "nothere.json" \

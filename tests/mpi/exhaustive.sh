@@ -7,17 +7,9 @@
 set -u
 MPIEXEC=${2:-none}
 EXH=${3:?usage: exhaustive.sh path/to/lowp path/to/mpiexec path/to/tround_fast_exhaustive}
-if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
-  echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+export OMP_NUM_THREADS=1
 export LOWP_EXHAUSTIVE_CHUNKS=8
-MPI() { timeout 300 "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 "$EXH" e4m3 fp16 >"$T/one" 2>&1 || bad "one process failed: $(cat "$T/one")"
 for np in 2 3; do

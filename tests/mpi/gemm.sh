@@ -12,17 +12,10 @@
 set -u
 LOWP=${1:?usage: gemm.sh path/to/lowp path/to/mpiexec}
 MPIEXEC=${2:-none}
-if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
-  echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPI_TIMEOUT=120
+FAILS_OUT=bad.npy
+. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 export OMP_NUM_THREADS=1
-MPI() { timeout 120 "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # the JSON without the wall times and the output file name
 strip() { grep -v '"time_\|"out_exact"' "$1"; }
@@ -67,17 +60,6 @@ same ".npy inputs (rounded to bf16)" --a "$T/A.npy" --b "$T/B.npy" --in bf16 --a
 "$LOWP" gemm --m 3 --n 3 --k 3 >/dev/null 2>"$T/e" && [ ! -s "$T/e" ] && ok ||
   bad "plain run of the MPI build: $(cat "$T/e")"
 
-# fails NAME PATTERN MPIARGS...: exit 2, one line on stderr with PATTERN, no C
-fails() {
-  local name=$1 pat=$2; shift 2
-  rm -f "$T/bad.npy"
-  MPI "$@" >"$T/out" 2>"$T/err"; local rc=$?
-  if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2 ($(head -3 "$T/err"))"; return; fi
-  if ! grep -q -- "$pat" "$T/err"; then bad "$name: message lacks '$pat': $(cat "$T/err")"; return; fi
-  if [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "$name: not one message: $(cat "$T/err")"; return; fi
-  if [ -e "$T/bad.npy" ]; then bad "$name: an output was written"; return; fi
-  ok
-}
 fails "more ranks than rows" "3 MPI ranks for 2 rows" \
   -np 3 "$LOWP" gemm --m 2 --n 5 --k 5 --out-exact "$T/bad.npy"
 "$LOWP" gemm --m 1 --n 5 --k 3 --out-exact "$T/A1.npy" >/dev/null &&

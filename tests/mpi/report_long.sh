@@ -7,16 +7,8 @@
 set -u
 LOWP=${1:?usage: report_long.sh path/to/lowp path/to/mpiexec}
 MPIEXEC=${2:-none}
-if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
-  echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPI() { timeout 900 "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+MPI_TIMEOUT=900
+. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 
 "$LOWP" report --quick --out "$T/one" >/dev/null 2>"$T/e1"; rc1=$?
 for np in 2 3; do

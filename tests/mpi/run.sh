@@ -10,19 +10,11 @@
 set -u
 LOWP=${1:?usage: run.sh path/to/lowp path/to/mpiexec}
 MPIEXEC=${2:-none}
-if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
-  echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+FAILS_OUT=bad
+. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 # one thread per rank, as tests/mpi/gemm.sh: 3 oversubscribed ranks of 2 threads each crawl on 2 cores
 # (the results do not depend on the thread count)
 export OMP_NUM_THREADS=1
-MPI() { timeout 300 "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # same NAME ARGS...: one process, then -np 2 and -np 3, folders compared
 same() {
@@ -58,17 +50,6 @@ else
 fi
 ls "${TMPDIR:-/tmp}" | grep -q "^lowp-run-rank" && bad "a rank's scratch folder was left behind"
 
-# fails NAME PATTERN ARGS...: exit 2, one line on stderr, nothing published
-fails() {
-  local name=$1 pat=$2; shift 2
-  rm -rf "$T/bad"
-  MPI "$@" >"$T/out" 2>"$T/err"; local rc=$?
-  if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2 ($(head -3 "$T/err"))"; return; fi
-  if ! grep -q -- "$pat" "$T/err"; then bad "$name: message lacks '$pat': $(cat "$T/err")"; return; fi
-  if [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "$name: not one message: $(cat "$T/err")"; return; fi
-  if [ -e "$T/bad" ]; then bad "$name: an output was published"; return; fi
-  ok
-}
 fails "bad parameter" "trials" -np 3 "$LOWP" run error-growth --trials 0 --out "$T/bad"
 fails "unknown experiment" "unknown experiment" -np 2 "$LOWP" run nosuch --out "$T/bad"
 # rank 1 finds no dataset while rank 0 goes on to the seeds: rank 1's message, no hang

@@ -1,0 +1,30 @@
+# common.bash -- what every tests/mpi/*.sh shares; sourced, not a test (the
+# ctest glob takes *.sh). Set MPIEXEC (the script's second argument) before
+# sourcing, and optionally MPI_TIMEOUT (seconds per mpirun, default 300) and
+# FAILS_OUT (the name in $T of the output that fails() must find absent).
+# Skips (exit 77) in a build without MPI. Open MPI refuses root and more
+# ranks than cores unless told: --allow-run-as-root --oversubscribe (and the
+# two OMPI_ALLOW_RUN_AS_ROOT variables for its helper processes).
+if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
+  echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPI() { timeout "${MPI_TIMEOUT:-300}" "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+pass=0; fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# fails NAME PATTERN MPIARGS...: exit 2, one line on stderr with PATTERN,
+# and nothing at $T/$FAILS_OUT
+fails() {
+  local name=$1 pat=$2; shift 2
+  rm -rf "$T/${FAILS_OUT:?}"
+  MPI "$@" >"$T/out" 2>"$T/err"; local rc=$?
+  if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2 ($(head -3 "$T/err"))"; return; fi
+  if ! grep -q -- "$pat" "$T/err"; then bad "$name: message lacks '$pat': $(cat "$T/err")"; return; fi
+  if [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "$name: not one message: $(cat "$T/err")"; return; fi
+  if [ -e "$T/$FAILS_OUT" ]; then bad "$name: an output was written"; return; fi
+  ok
+}
