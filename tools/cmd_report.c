@@ -32,12 +32,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
                         const char *default_out);
 
 /* ------------------------------------------------------ private helpers */
+
+/* wall-clock seconds (progress lines only: nothing measured depends on it) */
+static double wall_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static void esc(FILE *f, const char *s) {
   for (; s && *s; s++) {
@@ -509,8 +517,10 @@ int lowp_cmd_report(int argc, char **argv) {
   }
   for (k = 0; k < n && lowp_par_size() == 1; k++) {
     const lowp_experiment_t *e = lowp_experiment_at(k);
+    double t0 = wall_seconds();
     fprintf(stderr, "lowp report: [%zu/%zu] %s\n", k + 1, n, e->name);
     rcs[k] = lowp_run_experiment(e, quick ? 1 : 0, qargv, od.tmp);
+    fprintf(stderr, "lowp report: [%zu/%zu] %s took %.1f s\n", k + 1, n, e->name, wall_seconds() - t0);
     if (rcs[k] == 2) { /* its message is printed; exit 2 publishes nothing */
       free(rcs);
       lowp_outdir_abort(&od);

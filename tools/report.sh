@@ -6,5 +6,12 @@
 # Run: bash tools/report.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/setup.sh build
-./build/lowp report --out reports/out "$@"
+T0=$(date +%s)
+bash tools/setup.sh build lowp_cli
+T1=$(date +%s)
+echo "lowp report: set-up and build took $(( T1 - T0 )) s" >&2
+rc=0
+./build/lowp report --out reports/out "$@" || rc=$?
+T2=$(date +%s)
+echo "lowp report: experiments and report took $(( T2 - T1 )) s; $(( T2 - T0 )) s in all (exit $rc)" >&2
+exit $rc

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # lowp setup -- install the Debian packages lowp needs (only the missing ones), then build.
-# Run: bash tools/setup.sh [build-dir]    (root, or sudo available)
+# Run: bash tools/setup.sh [build-dir] [target...]   (root, or sudo available)
+#      with targets, only those are built (tools/report.sh builds lowp_cli alone)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD="${1:-build}"
+[ $# -gt 0 ] && shift
+TARGETS=("$@")
 
 # What lowp uses (DESIGN.md, "Dependencies"): compiler and build, MPFR/GMP
 # (exact arithmetic), Random123 (counter-based RNG), cJSON, gnuplot (plots)
@@ -30,9 +33,20 @@ if [ -n "$missing" ]; then
     echo "lowp setup: finishing an interrupted package installation (dpkg --configure -a)" >&2
     DEBIAN_FRONTEND=noninteractive $SUDO dpkg --configure -a >&2
   fi
+  t_apt=$(date +%s)
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $missing >&2
+  echo "lowp setup: packages installed in $(( $(date +%s) - t_apt )) s" >&2
 fi
 
+# LOWP_SETUP_BUILD=0: packages only (tools/test.sh's asan pass builds elsewhere)
+[ "${LOWP_SETUP_BUILD:-1}" = 0 ] && exit 0
+t_build=$(date +%s)
+echo "lowp setup: building in $BUILD/${TARGETS[*]:+ (${TARGETS[*]})}" >&2
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >&2
-cmake --build "$BUILD" -j"$(nproc)" >&2
+if [ ${#TARGETS[@]} -gt 0 ]; then
+  cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}" >&2
+else
+  cmake --build "$BUILD" -j"$(nproc)" >&2
+fi
+echo "lowp setup: built in $(( $(date +%s) - t_build )) s" >&2

@@ -1,34 +1,67 @@
 #!/usr/bin/env bash
-# lowp tests -- install what is missing, build, run the default test suite.
-# Run: bash tools/test.sh            (labels unit, cli, mpi; GPU tests skip without a GPU)
+# lowp tests -- install what is missing, build, run the test suite; prints each phase's time.
+# Run: bash tools/test.sh            (labels unit, cli, mpi: minutes; GPU tests skip without a GPU;
+#                                     with CI set, as .ci/run does, also the asan pass below)
+#      LOWP_TEST_LABEL=asan bash tools/test.sh   (only the sanitizer pass: a second build under
+#                                     ASan+UBSan with clang, labels unit and cli, 20 s of each fuzzer)
 #      LOWP_TEST_LABEL=long bash tools/test.sh   (the exhaustive suites)
-#      LOWP_TEST_LABEL=torch bash tools/test.sh  (PyTorch's CPU kernels under lowp check)
-#      LOWP_TEST_LABEL=mpi bash tools/test.sh    (only the mpi label: mpirun -np 2 and 3, under a minute; also in the default run)
+#      LOWP_TEST_LABEL=torch bash tools/test.sh  (PyTorch's CPU kernels and the Python module with torch)
+#      LOWP_TEST_LABEL=mpi bash tools/test.sh    (only the mpi label: mpirun -np 2 and 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRA="chromium python3 python3-jsonschema python3-numpy clang"
+T0=$(date +%s)
+phase_t=$T0
+# phase NAME: print how long the previous phase took, and the total so far
+phase() {
+  local now; now=$(date +%s)
+  echo "lowp tests: $1 ($(( now - phase_t )) s; $(( now - T0 )) s in all)" >&2
+  phase_t=$now
+}
+LABEL="${LOWP_TEST_LABEL:-}"
+EXTRA="chromium python3 python3-jsonschema python3-numpy python3-pytest clang"
 # label torch measures PyTorch's CPU kernels: Debian's python3-torch (large)
-[ "${LOWP_TEST_LABEL:-}" = torch ] && EXTRA="$EXTRA python3-torch"
+[ "$LABEL" = torch ] && EXTRA="$EXTRA python3-torch"
+
+asan_pass() {
+  # sanitizers and fuzzing: a second build (build-asan) under ASan+UBSan
+  # (UBSan fatal), with clang where present so that the libFuzzer harnesses
+  # (label fuzz, a short run of each) build there too; then unit, cli, fuzz.
+  # The GPU code is left out there (LOWP_CUDA=OFF): the first build compiles
+  # it, and sanitizers check host code. So is MPI (LOWP_MPI=OFF: the build
+  # without it is checked there; the mpi label runs on the first build).
+  local labels
+  if command -v clang >/dev/null; then
+    CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release \
+      -DLOWP_SANITIZE=ON -DLOWP_FUZZ=ON -DLOWP_CUDA=OFF -DLOWP_MPI=OFF >&2
+    labels='^(unit|cli|fuzz)$'
+  else
+    cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLOWP_SANITIZE=ON -DLOWP_CUDA=OFF -DLOWP_MPI=OFF >&2
+    labels='^(unit|cli)$'
+  fi
+  cmake --build build-asan -j"$(nproc)" >&2
+  phase "asan build done"
+  ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan -L "$labels" \
+    --output-on-failure -j"$(nproc)"
+  phase "asan tests done (labels $labels)"
+}
+
+if [ "$LABEL" = asan ]; then
+  LOWP_SETUP_BUILD=0 LOWP_EXTRA_PKGS="$EXTRA" bash tools/setup.sh
+  phase "set-up done"
+  asan_pass
+  exit 0
+fi
 LOWP_EXTRA_PKGS="$EXTRA" bash tools/setup.sh build
-if [ -n "${LOWP_TEST_LABEL:-}" ]; then
-  exec ctest --test-dir build -L "$LOWP_TEST_LABEL" --output-on-failure -j"$(nproc)"
+phase "set-up and build done"
+if [ -n "$LABEL" ]; then
+  ctest --test-dir build -L "$LABEL" --output-on-failure -j"$(nproc)"
+  phase "label $LABEL done"
+  exit 0
 fi
 ctest --test-dir build -LE 'long|fuzz|torch' --output-on-failure -j"$(nproc)"
-
-# ---- sanitizers and fuzzing: a second build (build-asan) under ASan+UBSan
-# (UBSan fatal), with clang where present so that the libFuzzer harnesses
-# (label fuzz, a short run of each) build there too; then unit, cli, fuzz.
-# The GPU code is left out there (LOWP_CUDA=OFF): the first build compiles
-# it, and sanitizers check host code. So is MPI (LOWP_MPI=OFF: the build
-# without it is checked there; the mpi label runs on the first build).
-if command -v clang >/dev/null; then
-  CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release \
-    -DLOWP_SANITIZE=ON -DLOWP_FUZZ=ON -DLOWP_CUDA=OFF -DLOWP_MPI=OFF >&2
-  LABELS='^(unit|cli|fuzz)$'
-else
-  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLOWP_SANITIZE=ON -DLOWP_CUDA=OFF -DLOWP_MPI=OFF >&2
-  LABELS='^(unit|cli)$'
+phase "default labels unit, cli, mpi done"
+# CI (.ci/run runs this script with CI=true) adds the sanitizer and fuzz pass
+if [ -n "${CI:-}" ]; then
+  asan_pass
 fi
-cmake --build build-asan -j"$(nproc)" >&2
-ASAN_OPTIONS=detect_leaks=1 exec ctest --test-dir build-asan -L "$LABELS" \
-  --output-on-failure -j"$(nproc)"
+echo "lowp tests: all passed in $(( $(date +%s) - T0 )) s" >&2
