@@ -1,0 +1,37 @@
+# common.bash -- what every tests/cli/*.sh shares; sourced, not a test (the
+# ctest glob takes *.sh). A script runs as `bash tests/cli/NAME.sh PATH/TO/lowp`
+# from any folder; after `. "$(dirname "$0")/common.bash"` it has:
+#   LOWP   the lowp binary, as an absolute path (empty when the script takes none)
+#   SRC    the source tree's root
+#   T      a fresh scratch folder, removed at exit (write bits restored first)
+#   ok, bad MESSAGE, skip MESSAGE (exit 77), finish NAME (the closing line
+#   "NAME: N passed, N failed" and the exit status)
+#   expect_exit2 NAME PATTERN CMD...: exit status 2, nothing on stdout, and a
+#   stderr of one line that contains PATTERN
+set -u
+LOWP=${1:-}
+case $LOWP in "" | /*) ;; *) LOWP=$PWD/$LOWP ;; esac
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+T=$(mktemp -d)
+trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+skip() { echo "SKIP: $*"; exit 77; }
+finish() {
+  echo "$1: $pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+  exit
+}
+expect_exit2() {
+  local name=$1 pat=$2 rc
+  shift 2
+  "$@" >"$T/.out" 2>"$T/.err"
+  rc=$?
+  if [ $rc -ne 2 ]; then bad "$name: exit $rc, want 2 ($(head -3 "$T/.err"))"; return; fi
+  if [ -s "$T/.out" ]; then bad "$name: printed on stdout: $(head -c 200 "$T/.out")"; return; fi
+  if ! grep -q -- "$pat" "$T/.err"; then bad "$name: stderr lacks '$pat': $(cat "$T/.err")"; return; fi
+  if [ "$(wc -l <"$T/.err")" -ne 1 ]; then bad "$name: not one line: $(cat "$T/.err")"; return; fi
+  ok
+}
