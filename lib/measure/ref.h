@@ -1,0 +1,44 @@
+/* lowp_ref -- exact reference values a simulation compares against, rounded once to binary64 */
+#ifndef LOWP_REF_H
+#define LOWP_REF_H
+
+/*
+ * Some experiments simulate something that is not an operation of the
+ * pipeline (lib/check/op.h): a threshold curve, a running series. The exact
+ * values they plot or compare against come from here, so no experiment
+ * holds MPFR itself. Each function states its method (special values, exact
+ * cases, the MPFR precision or Ziv loop, one final rounding); operations
+ * with an op-table entry take their exact value from lowp_op_exact instead.
+ */
+
+#include <stdint.h>
+
+/**
+ * @brief y = ln(a / b) rounded to nearest (even) binary64, once.
+ * Method: Ziv loop. At w = 128, 256, ... bits, q = a/b rounded to nearest
+ * (relative error <= 2^-w) and t = log(q) rounded to nearest, so
+ * |t - ln(a/b)| <= 2^(1-w) + |t| 2^-w; mpfr_can_round decides the binary64
+ * rounding from that bound. ln(a/b) is rational only for a = b
+ * (Lindemann-Weierstrass): 0 exactly.
+ * @return LOWP_OK; LOWP_EINVAL (a or b not finite and > 0); LOWP_ERANGE
+ *         (undecided at 2^16 bits: not seen).
+ */
+int lowp_ref_log_ratio(double *y, double a, double b);
+
+/** @brief A running harmonic sum H_k = 1 + 1/2 + ... + 1/k (opaque). */
+typedef struct lowp_ref_harmonic lowp_ref_harmonic_t;
+
+/**
+ * @brief Start a running harmonic sum at H_0 = 0. Method: MPFR at 128 bits,
+ * each 1/k and each addition rounded to nearest (relative error of H_K
+ * below K 2^-127, far below a binary64 ulp for K <= 2^28).
+ * @return the sum, or NULL (out of memory).
+ */
+lowp_ref_harmonic_t *lowp_ref_harmonic_new(void);
+/** @brief Add the next term 1/k (k = 1, 2, ... in order) and return H_k
+    rounded to nearest binary64. */
+double lowp_ref_harmonic_next(lowp_ref_harmonic_t *h);
+/** @brief Free (NULL is fine). */
+void lowp_ref_harmonic_free(lowp_ref_harmonic_t *h);
+
+#endif
