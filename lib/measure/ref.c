@@ -10,6 +10,7 @@
 #include <gmp.h>
 #include <mpfr.h>
 
+#include "format/round_mpfr.h"
 #include "status.h"
 
 #define REF_PREC0 128
@@ -17,12 +18,14 @@
 
 /* ----------------------------------------------------------- public API */
 
-int lowp_ref_log_ratio(double *y, double a, double b) {
+int lowp_ref_log_ratio(double *y, double a, double b, const lowp_format_t *f,
+                       lowp_rounding_t rnd) {
   mpfr_t q, t;
   mpfr_prec_t w;
   int ok = 0;
   if (!y || !(a > 0) || !(b > 0) || !isfinite(a) || !isfinite(b)) return LOWP_EINVAL;
-  if (a == b) { *y = 0; return LOWP_OK; } /* the only rational case */
+  if (!f || lowp_format_validate(f, NULL, 0) != 0) return LOWP_EFORMAT;
+  if (a == b) { (void)lowp_round_f64(y, 0.0, f, NULL, rnd); return LOWP_OK; } /* rational */
   mpfr_inits2(REF_PREC0, q, t, (mpfr_ptr)0);
   for (w = REF_PREC0; !ok && w <= REF_PRECMAX; w *= 2) {
     mpfr_exp_t e;
@@ -34,8 +37,9 @@ int lowp_ref_log_ratio(double *y, double a, double b) {
     if (mpfr_zero_p(t)) continue; /* a != b: not yet resolved */
     /* error <= 2^(1-w) + 2^(e-w) <= 2^(max(1, e) + 1 - w), e = EXP(t) */
     e = mpfr_get_exp(t);
-    ok = mpfr_can_round(t, w - 1 - (e < 1 ? 1 - e : 0) - 1, MPFR_RNDN, MPFR_RNDZ, 54);
-    if (ok) *y = mpfr_get_d(t, MPFR_RNDN);
+    ok = mpfr_can_round(t, w - 1 - (e < 1 ? 1 - e : 0) - 1, MPFR_RNDN, MPFR_RNDZ,
+                        (mpfr_prec_t)f->precision + 1);
+    if (ok) (void)lowp_round_mpfr(y, t, f, NULL, rnd);
   }
   mpfr_clears(q, t, (mpfr_ptr)0);
   return ok ? LOWP_OK : LOWP_ERANGE;
@@ -67,4 +71,33 @@ void lowp_ref_harmonic_free(lowp_ref_harmonic_t *h) {
   if (!h) return;
   mpfr_clears(h->h, h->t, (mpfr_ptr)0);
   free(h);
+}
+
+int lowp_ref_softmax256(double *y, const double *x, size_t n) {
+  mpfr_t m, s, *t;
+  size_t i;
+  if (!y || !x || !n) return LOWP_EINVAL;
+  for (i = 0; i < n; i++)
+    if (!isfinite(x[i])) return LOWP_EINVAL;
+  t = malloc(n * sizeof *t);
+  if (!t) return LOWP_ENOMEM;
+  mpfr_inits2(256, m, s, (mpfr_ptr)0);
+  mpfr_set_d(m, x[0], MPFR_RNDN);
+  for (i = 1; i < n; i++) if (mpfr_cmp_d(m, x[i]) < 0) mpfr_set_d(m, x[i], MPFR_RNDN);
+  mpfr_set_zero(s, 1);
+  for (i = 0; i < n; i++) {
+    mpfr_init2(t[i], 256);
+    mpfr_set_d(t[i], x[i], MPFR_RNDN);
+    mpfr_sub(t[i], t[i], m, MPFR_RNDN);
+    mpfr_exp(t[i], t[i], MPFR_RNDN);
+    mpfr_add(s, s, t[i], MPFR_RNDN);
+  }
+  for (i = 0; i < n; i++) {
+    mpfr_div(t[i], t[i], s, MPFR_RNDN);
+    y[i] = mpfr_get_d(t[i], MPFR_RNDN);
+    mpfr_clear(t[i]);
+  }
+  mpfr_clears(m, s, (mpfr_ptr)0);
+  free(t);
+  return LOWP_OK;
 }

@@ -11,19 +11,35 @@
  * with an op-table entry take their exact value from lowp_op_exact instead.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "format/format.h"
+
 /**
- * @brief y = ln(a / b) rounded to nearest (even) binary64, once.
+ * @brief y = ln(a / b) rounded once to f in mode rnd (e.g. fp64 rne for a
+ * plotted reference; f rup for the smallest value of f above it).
  * Method: Ziv loop. At w = 128, 256, ... bits, q = a/b rounded to nearest
  * (relative error <= 2^-w) and t = log(q) rounded to nearest, so
- * |t - ln(a/b)| <= 2^(1-w) + |t| 2^-w; mpfr_can_round decides the binary64
- * rounding from that bound. ln(a/b) is rational only for a = b
- * (Lindemann-Weierstrass): 0 exactly.
- * @return LOWP_OK; LOWP_EINVAL (a or b not finite and > 0); LOWP_ERANGE
- *         (undecided at 2^16 bits: not seen).
+ * |t - ln(a/b)| <= 2^(1-w) + |t| 2^-w; once mpfr_can_round says t decides
+ * f's precision + 1 bits, t is rounded to f by lowp_round_mpfr. ln(a/b) is
+ * rational only for a = b (Lindemann-Weierstrass), where it is 0 exactly;
+ * otherwise it is never a value of f or a midpoint, so every mode is decided.
+ * @return LOWP_OK; LOWP_EINVAL (a or b not finite and > 0); LOWP_EFORMAT;
+ *         LOWP_ERANGE (undecided at 2^16 bits: not seen).
  */
-int lowp_ref_log_ratio(double *y, double a, double b);
+int lowp_ref_log_ratio(double *y, double a, double b, const lowp_format_t *f,
+                       lowp_rounding_t rnd);
+
+/**
+ * @brief The softmax of x[0..n) rounded to nearest binary64, by plain MPFR
+ * at 256 bits (m = max x exactly, each x[i] - m exact, exp, the sum and the
+ * division rounded to nearest: relative error below 2^-240 before the final
+ * rounding). No Ziv loop: an independent cross-check of lib/exact's
+ * softmax (lowp_op_exact), not a replacement. Finite x only.
+ * @return LOWP_OK; LOWP_EINVAL; LOWP_ENOMEM.
+ */
+int lowp_ref_softmax256(double *y, const double *x, size_t n);
 
 /** @brief A running harmonic sum H_k = 1 + 1/2 + ... + 1/k (opaque). */
 typedef struct lowp_ref_harmonic lowp_ref_harmonic_t;

@@ -1,0 +1,120 @@
+/* tmeasure_ref -- lib/measure/ref.h's exact references, and the softmax kernels' exp=cr model */
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check/op.h"
+#include "check/subject.h"
+#include "cpu/elementwise.h"
+#include "exact/exact.h"
+#include "measure/ref.h"
+#include "rng/rng.h"
+#include "status.h"
+#include "testutil.h"
+#include "tkernel.h"
+
+/* ln(a/b): known values, directed roundings around them, exact case, bad input */
+static void log_ratio(void) {
+  double y = 0, up = 0, dn = 0, ne = 0;
+  int st;
+  /* ln 65520 = 11.090110718527... (fp16's T); the smallest fp16 above is 11.09375 */
+  st = lowp_ref_log_ratio(&y, 65520, 1, &LOWP_FMT_FP64, LOWP_RND_NE);
+  lowp_test_check(st == LOWP_OK &&
+                      fabs(y - 11.090110718527) < 1e-11, "ln 65520 = %.15g", y);
+  lowp_ref_log_ratio(&up, 65520, 1, &LOWP_FMT_FP16, LOWP_RND_UP);
+  lowp_ref_log_ratio(&dn, 65520, 1, &LOWP_FMT_FP16, LOWP_RND_DN);
+  lowp_ref_log_ratio(&ne, 65520, 1, &LOWP_FMT_FP16, LOWP_RND_NE);
+  lowp_test_check(up == 11.09375 && dn == 11.0859375 && (ne == up || ne == dn),
+                  "ln 65520 in fp16: up %g down %g nearest %g", up, dn, ne);
+  /* ln(e^x) for x a double: compare with ln of its ratio at a few points */
+  st = lowp_ref_log_ratio(&y, 1, 3, &LOWP_FMT_FP64, LOWP_RND_NE);
+  lowp_test_check(st == LOWP_OK && y == -1.0986122886681098,
+                  "ln(1/3) = -ln 3 = -1.0986122886681098: %.17g", y);
+  st = lowp_ref_log_ratio(&y, 7, 7, &LOWP_FMT_FP64, LOWP_RND_NE);
+  lowp_test_check(st == LOWP_OK && y == 0 && !signbit(y),
+                  "ln(7/7) = +0 exactly");
+  /* a tiny result (a/b close to 1): relative accuracy, not absolute */
+  st = lowp_ref_log_ratio(&y, 1 + 0x1p-40, 1, &LOWP_FMT_FP64, LOWP_RND_NE);
+  lowp_test_check(st == LOWP_OK &&
+                      y == log1p(0x1p-40), "ln(1 + 2^-40) = %.17g vs log1p %.17g", y, log1p(0x1p-40));
+  lowp_test_check(lowp_ref_log_ratio(&y, -1, 2, &LOWP_FMT_FP64, LOWP_RND_NE) == LOWP_EINVAL &&
+                      lowp_ref_log_ratio(&y, 1, 0, &LOWP_FMT_FP64, LOWP_RND_NE) == LOWP_EINVAL &&
+                      lowp_ref_log_ratio(&y, INFINITY, 2, &LOWP_FMT_FP64, LOWP_RND_NE) == LOWP_EINVAL,
+                  "ln of a ratio of non-positive or infinite numbers is refused");
+}
+
+static void harmonic(void) {
+  lowp_ref_harmonic_t *h = lowp_ref_harmonic_new();
+  double v = 0;
+  int k;
+  for (k = 1; k <= 4; k++) v = lowp_ref_harmonic_next(h);
+  lowp_test_check(v == 25.0 / 12.0, "H_4 = 25/12: %.17g", v);
+  for (; k <= 1000; k++) v = lowp_ref_harmonic_next(h);
+  /* H_1000 = 7.4854708605503449126565182043339001765... */
+  lowp_test_check(v == 7.4854708605503449, "H_1000 = %.17g", v);
+  lowp_ref_harmonic_free(h);
+}
+
+static void softmax256(void) {
+  double x[5] = {3, 1, -2, 0.5, 3}, y[5], ye[5];
+  int i, same = 1;
+  lowp_test_check(lowp_ref_softmax256(y, x, 5) == LOWP_OK &&
+                      lowp_exact_softmax(ye, x, 5, &LOWP_FMT_FP64, NULL, LOWP_RND_NE) == LOWP_OK, "softmax refs run");
+  for (i = 0; i < 5; i++) same &= y[i] == ye[i];
+  lowp_test_check(same, "softmax at 256 bits agrees with lib/exact's on a row");
+  x[2] = NAN;
+  lowp_test_check(lowp_ref_softmax256(y, x, 5) == LOWP_EINVAL, "NaN refused");
+}
+
+/* softmax_naive/stable with exp=cr: every operation is fp16's correctly
+   rounded one, checked against lib/exact's exp, add and division */
+static void softmax_exp_cr(void) {
+  lowp_problem_t p;
+  lowp_rng_t g;
+  const lowp_format_t *F = &LOWP_FMT_FP16;
+  double x[8], y[8], e[8], s, q;
+  double *out[1] = {y};
+  const double *in[1] = {x};
+  char err[300];
+  int t, i, ok = 1, n = 8;
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_get(LOWP_OP_SOFTMAX);
+  p.dims.batch = p.dims.m = p.dims.k = 1;
+  p.dims.n = (size_t)n;
+  p.in[0] = *F;
+  p.out = *F;
+  lowp_rng_init(&g, lowp_test_seed(), 1);
+  for (t = 0; t < 200 && ok; t++) {
+    for (i = 0; i < n; i++) lowp_round_f64(&x[i], 8 * lowp_rng_normal(&g), F, NULL, LOWP_RND_NE);
+    if (lowp_test_run_kernel(out, in, "softmax_naive", "compute=fp16,exp=cr", &p, err, sizeof err)) {
+      ok = lowp_test_check(0, "softmax_naive exp=cr: %s", err);
+      break;
+    }
+    s = 0;
+    for (i = 0; i < n; i++) {
+      lowp_exact_fn(&e[i], &x[i], 1, LOWP_FN_EXP, F, NULL, LOWP_RND_NE);
+      ok &= e[i] == lowp_kernel_exp_cr(x[i], F);
+      lowp_exact_add2(&s, s, e[i], F, NULL, LOWP_RND_NE, 0);
+    }
+    for (i = 0; i < n; i++) {
+      lowp_round_f64(&q, e[i] / s, F, NULL, LOWP_RND_NE); /* p = 11: e/s in binary64 then fp16 is correct */
+      ok &= (isnan(q) && isnan(y[i])) || q == y[i];
+    }
+  }
+  lowp_test_check(ok, "softmax_naive compute=fp16,exp=cr = fp16's correctly rounded exp, sum and division");
+  lowp_test_check(lowp_test_run_kernel(out, in, "softmax_stable", "exp=fast", &p, err, sizeof err) == LOWP_EINVAL &&
+                      strstr(err, "expected libm or cr") != NULL, "exp=fast refused: %s", err);
+  p.op = lowp_op_get(LOWP_OP_LOGSOFTMAX);
+  lowp_test_check(lowp_test_run_kernel(out, in, "logsoftmax", "exp=cr", &p, err, sizeof err) == LOWP_EINVAL,
+                  "logsoftmax takes no exp= (%s)", err);
+}
+
+int main(void) {
+  lowp_test_start("tmeasure_ref");
+  log_ratio();
+  harmonic();
+  softmax256();
+  softmax_exp_cr();
+  return lowp_test_end();
+}
