@@ -110,11 +110,41 @@ static void softmax_exp_cr(void) {
                   "logsoftmax takes no exp= (%s)", err);
 }
 
+/* the rounding of an exact product, exact comparisons and decimal strings of quotients */
+static void products(void) {
+  double y = 0, rel = 0, t = 0x1p-14 / (1 + 0x1p-11);
+  char buf[64];
+  int st = lowp_ref_round_product(&y, &rel, 1e-6, 1, &LOWP_FMT_FP16);
+  lowp_test_check(st == LOWP_OK && y == 17 * 0x1p-24 && fabs(rel - fabs(1e-6 - y) / 1e-6) < 1e-15,
+                  "fp16(1e-6) = 17 2^-24 = %g, relative error %g", y, rel);
+  st = lowp_ref_round_product(&y, &rel, 65520, 1, &LOWP_FMT_FP16);
+  lowp_test_check(st == LOWP_OK && isinf(y) && isinf(rel), "65520 overflows fp16: %g, %g", y, rel);
+  st = lowp_ref_round_product(&y, &rel, 0x1p-30, 0x1p-30, &LOWP_FMT_FP16);
+  lowp_test_check(st == LOWP_OK && y == 0 && rel == 1, "2^-60 is lost in fp16: relative error 1 (%g)", rel);
+  st = lowp_ref_round_product(&y, &rel, 3, 0.5, &LOWP_FMT_FP16);
+  lowp_test_check(st == LOWP_OK && y == 1.5 && rel == 0, "an exact product has error 0");
+  lowp_test_check(lowp_ref_round_product(&y, &rel, NAN, 1, &LOWP_FMT_FP16) == LOWP_EINVAL, "NaN refused");
+  /* xmin/(1+u) of fp16 is not a double: its neighbours compare on either side */
+  lowp_test_check(lowp_ref_cmp_quotient(t, 0x1p-14, 1 + 0x1p-11, 1) != 0 &&
+                      lowp_ref_cmp_quotient(nextafter(t, 0), 0x1p-14, 1 + 0x1p-11, 1) < 0 &&
+                      lowp_ref_cmp_quotient(nextafter(t, 1), 0x1p-14, 1 + 0x1p-11, 1) > 0 &&
+                      lowp_ref_cmp_quotient(0.25, 1, 2, 2) == 0 && lowp_ref_cmp_quotient(-0.25, 1, -2, 2) == 0 &&
+                      lowp_ref_cmp_quotient(0, 1, -2, 2) > 0,
+                  "exact comparisons with a quotient");
+  st = lowp_ref_quotient_str(buf, sizeof buf, 8, 1, 3, 1);
+  lowp_test_check(st == LOWP_OK && !strcmp(buf, "0.33333333"), "1/3 to 8 digits: %s", buf);
+  st = lowp_ref_quotient_str(buf, sizeof buf, 17, 0x1p-14, 1 + 0x1p-11, 1);
+  /* 2^-14 / (1 + 2^-11) = 6.10053...e-05; 17 digits from the exact value */
+  lowp_test_check(st == LOWP_OK && !strncmp(buf, "6.1005", 6) && strlen(buf) == 22, "xmin/(1+u) = %s", buf);
+  lowp_test_check(lowp_ref_quotient_str(buf, sizeof buf, 8, 1, 0, 1) == LOWP_EINVAL, "division by 0 refused");
+}
+
 int main(void) {
   lowp_test_start("tmeasure_ref");
   log_ratio();
   harmonic();
   softmax256();
   softmax_exp_cr();
+  products();
   return lowp_test_end();
 }

@@ -101,3 +101,50 @@ int lowp_ref_softmax256(double *y, const double *x, size_t n) {
   free(t);
   return LOWP_OK;
 }
+
+int lowp_ref_round_product(double *y, double *rel, double a, double b, const lowp_format_t *f) {
+  mpfr_t x, d;
+  if (!y || !rel || !isfinite(a) || !isfinite(b)) return LOWP_EINVAL;
+  if (!f || lowp_format_validate(f, NULL, 0) != 0) return LOWP_EFORMAT;
+  mpfr_inits2(256, x, d, (mpfr_ptr)0);
+  mpfr_set_d(x, a, MPFR_RNDN);
+  mpfr_mul_d(x, x, b, MPFR_RNDN); /* exact: 106 bits */
+  (void)lowp_round_mpfr(y, x, f, NULL, LOWP_RND_NE);
+  if (isinf(*y) || isnan(*y)) *rel = INFINITY;
+  else if (mpfr_zero_p(x)) *rel = 0;
+  else {
+    mpfr_sub_d(d, x, *y, MPFR_RNDN);
+    mpfr_div(d, d, x, MPFR_RNDN);
+    *rel = fabs(mpfr_get_d(d, MPFR_RNDN));
+  }
+  mpfr_clears(x, d, (mpfr_ptr)0);
+  return LOWP_OK;
+}
+
+int lowp_ref_cmp_quotient(double v, double a, double b, double c) {
+  mpfr_t l, r;
+  int s;
+  mpfr_inits2(256, l, r, (mpfr_ptr)0);
+  mpfr_set_d(l, v, MPFR_RNDN);
+  mpfr_mul_d(l, l, b, MPFR_RNDN); /* exact: 106 bits */
+  mpfr_mul_d(l, l, c, MPFR_RNDN); /* exact: 159 bits */
+  mpfr_set_d(r, a, MPFR_RNDN);
+  s = mpfr_cmp(l, r);
+  mpfr_clears(l, r, (mpfr_ptr)0);
+  /* b c < 0 flips the comparison of v with a / (b c) */
+  if ((b < 0) != (c < 0)) s = -s;
+  return (s > 0) - (s < 0);
+}
+
+int lowp_ref_quotient_str(char *buf, size_t len, int digits, double a, double b, double c) {
+  mpfr_t q, d;
+  if (!buf || !len || digits < 1 || digits > 60 || b == 0 || c == 0) return LOWP_EINVAL;
+  mpfr_inits2(256, q, d, (mpfr_ptr)0);
+  mpfr_set_d(d, b, MPFR_RNDN);
+  mpfr_mul_d(d, d, c, MPFR_RNDN); /* exact */
+  mpfr_set_d(q, a, MPFR_RNDN);
+  mpfr_div(q, q, d, MPFR_RNDN);
+  mpfr_snprintf(buf, len, "%.*Rg", digits, q);
+  mpfr_clears(q, d, (mpfr_ptr)0);
+  return LOWP_OK;
+}

@@ -57,4 +57,27 @@ double lowp_ref_harmonic_next(lowp_ref_harmonic_t *h);
 /** @brief Free (NULL is fine). */
 void lowp_ref_harmonic_free(lowp_ref_harmonic_t *h);
 
+/**
+ * @brief y = a b rounded once to f (round to nearest even, IEEE overflow),
+ * and rel = |a b - y| / |a b|, the relative error of that rounding against
+ * the exact product, rounded to nearest binary64 (+inf when y overflows;
+ * 0 when a b = 0). Method: a b exact in MPFR (106 bits), lowp_round_mpfr,
+ * then the difference (exact at 256 bits) and the quotient at 256 bits.
+ * @return LOWP_OK; LOWP_EINVAL (NULL or a non-finite a, b); LOWP_EFORMAT.
+ */
+int lowp_ref_round_product(double *y, double *rel, double a, double b, const lowp_format_t *f);
+
+/** @brief The sign (-1, 0, 1) of v - a / (b c), exactly (b c != 0, all
+    finite): v b c against a, products formed exactly in MPFR. */
+int lowp_ref_cmp_quotient(double v, double a, double b, double c);
+
+/**
+ * @brief Write a / (b c) with `digits` significant decimal digits ("%.*Rg")
+ * into buf: b c exact, the quotient at 256 bits, then MPFR's decimal
+ * conversion (correctly rounded from that). For exact values that are not
+ * binary64 numbers, e.g. xmin / (1 + u).
+ * @return LOWP_OK; LOWP_EINVAL.
+ */
+int lowp_ref_quotient_str(char *buf, size_t len, int digits, double a, double b, double c);
+
 #endif
