@@ -139,6 +139,32 @@ static void products(void) {
   lowp_test_check(lowp_ref_quotient_str(buf, sizeof buf, 8, 1, 0, 1) == LOWP_EINVAL, "division by 0 refused");
 }
 
+/* decimal range ends read exactly, and shares of a range under two laws */
+static void shares(void) {
+  double y = -1, v = 0;
+  int sg = 0, st;
+  st = lowp_ref_share(&y, "0", "1", 0.25, 0.5, 0);
+  lowp_test_check(st == LOWP_OK && y == 0.25, "uniform share of [0.25, 0.5] in [0, 1]: %g", y);
+  st = lowp_ref_share(&y, "1", "100", 10, INFINITY, 1);
+  lowp_test_check(st == LOWP_OK && y == 0.5, "log-uniform share of [10, 100] in [1, 100]: %.17g", y);
+  st = lowp_ref_share(&y, "1", "100", 200, INFINITY, 0);
+  lowp_test_check(st == LOWP_OK && y == 0, "an interval outside the range has share 0");
+  st = lowp_ref_share(&y, "1e-8", "1e8", -1, 1e-8, 0);
+  lowp_test_check(st == LOWP_OK && y > 0 && y < 1e-30,
+                  "[1e-8, fl(1e-8)] of [1e-8, 1e8]: the decimal end is exact (%g)", y);
+  lowp_test_check(lowp_ref_share(&y, "2", "1", 0, 1, 0) == LOWP_EINVAL &&
+                      lowp_ref_share(&y, "0", "1", 0, 1, 1) == LOWP_EINVAL &&
+                      lowp_ref_share(&y, "x", "1", 0, 1, 0) == LOWP_EINVAL, "bad ranges refused");
+  st = lowp_ref_decimal(&v, &sg, "-1e-8");
+  lowp_test_check(st == LOWP_OK && v == -1e-8 && sg == -1, "-1e-8 read: %g, sign %d", v, sg);
+  lowp_test_check(lowp_ref_decimal(&v, &sg, "inf") == LOWP_EINVAL && lowp_ref_decimal(&v, &sg, "1e-8x") == LOWP_EINVAL,
+                  "inf and trailing text refused");
+  lowp_test_check(lowp_ref_decimal_cmp("1e-8", "0.00000001") == 0 &&
+                      lowp_ref_decimal_cmp("1e-8", "1.00000000000000000001e-8") == -1 &&
+                      lowp_ref_decimal_cmp("2", "1") == 1 && lowp_ref_decimal_cmp("nan", "1") == 2,
+                  "decimal comparisons beyond binary64");
+}
+
 int main(void) {
   lowp_test_start("tmeasure_ref");
   log_ratio();
@@ -146,5 +172,6 @@ int main(void) {
   softmax256();
   softmax_exp_cr();
   products();
+  shares();
   return lowp_test_end();
 }

@@ -148,3 +148,66 @@ int lowp_ref_quotient_str(char *buf, size_t len, int digits, double a, double b,
   mpfr_clears(q, d, (mpfr_ptr)0);
   return LOWP_OK;
 }
+
+#define REF_DPREC 256
+
+int lowp_ref_decimal(double *v, int *sign, const char *text) {
+  mpfr_t x;
+  int st = LOWP_OK;
+  if (!text) return LOWP_EINVAL;
+  mpfr_init2(x, REF_DPREC);
+  if (lowp_mpfr_parse(x, text) != LOWP_OK || !mpfr_number_p(x)) st = LOWP_EINVAL;
+  else {
+    if (v) *v = mpfr_get_d(x, MPFR_RNDN);
+    if (sign) *sign = mpfr_sgn(x) > 0 ? 1 : mpfr_sgn(x) < 0 ? -1 : 0;
+  }
+  mpfr_clear(x);
+  return st;
+}
+
+int lowp_ref_decimal_cmp(const char *a, const char *b) {
+  mpfr_t x, y;
+  int c = 2;
+  if (!a || !b) return 2;
+  mpfr_inits2(REF_DPREC, x, y, (mpfr_ptr)0);
+  if (lowp_mpfr_parse(x, a) == LOWP_OK && lowp_mpfr_parse(y, b) == LOWP_OK && mpfr_number_p(x) &&
+      mpfr_number_p(y)) {
+    c = mpfr_cmp(x, y);
+    c = (c > 0) - (c < 0);
+  }
+  mpfr_clears(x, y, (mpfr_ptr)0);
+  return c;
+}
+
+int lowp_ref_share(double *y, const char *at, const char *bt, double lo, double hi, int law) {
+  mpfr_t a, b, l, h, t, out;
+  int st = LOWP_OK;
+  if (!y || (law != 0 && law != 1)) return LOWP_EINVAL;
+  mpfr_inits2(REF_DPREC, a, b, l, h, t, out, (mpfr_ptr)0);
+  if (lowp_mpfr_parse(a, at ? at : "") != LOWP_OK || lowp_mpfr_parse(b, bt ? bt : "") != LOWP_OK ||
+      !mpfr_number_p(a) || !mpfr_number_p(b) || mpfr_cmp(b, a) <= 0 || (law == 1 && mpfr_sgn(a) <= 0))
+    st = LOWP_EINVAL;
+  else {
+    if (lo < 0) mpfr_set(l, a, MPFR_RNDN);
+    else { mpfr_set_d(l, lo, MPFR_RNDN); mpfr_max(l, l, a, MPFR_RNDN); }
+    if (isinf(hi)) mpfr_set(h, b, MPFR_RNDN);
+    else { mpfr_set_d(h, hi, MPFR_RNDN); mpfr_min(h, h, b, MPFR_RNDN); }
+    if (mpfr_cmp(h, l) <= 0) mpfr_set_zero(out, 1);
+    else if (law == 0) {
+      mpfr_sub(out, h, l, MPFR_RNDN);
+      mpfr_sub(t, b, a, MPFR_RNDN);
+      mpfr_div(out, out, t, MPFR_RNDN);
+    } else {
+      mpfr_log(h, h, MPFR_RNDN);
+      mpfr_log(l, l, MPFR_RNDN);
+      mpfr_sub(out, h, l, MPFR_RNDN);
+      mpfr_log(h, b, MPFR_RNDN);
+      mpfr_log(l, a, MPFR_RNDN);
+      mpfr_sub(t, h, l, MPFR_RNDN);
+      mpfr_div(out, out, t, MPFR_RNDN);
+    }
+    *y = mpfr_get_d(out, MPFR_RNDN);
+  }
+  mpfr_clears(a, b, l, h, t, out, (mpfr_ptr)0);
+  return st;
+}

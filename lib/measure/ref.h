@@ -80,4 +80,27 @@ int lowp_ref_cmp_quotient(double v, double a, double b, double c);
  */
 int lowp_ref_quotient_str(char *buf, size_t len, int digits, double a, double b, double c);
 
+/**
+ * @brief A decimal number given as text (e.g. "1e-8", which is not a
+ * binary64 value), parsed by lowp_mpfr_parse at 256 bits: *v its nearest
+ * binary64 (NULL: not wanted), *sign its sign (-1, 0, 1; NULL: not wanted).
+ * @return LOWP_OK; LOWP_EINVAL (NULL text, not a number, or not finite).
+ */
+int lowp_ref_decimal(double *v, int *sign, const char *text);
+
+/** @brief Compare two decimal texts as numbers (256 bits): -1, 0 or 1;
+    2 when either is not a finite number. */
+int lowp_ref_decimal_cmp(const char *a, const char *b);
+
+/**
+ * @brief The share of the range [a, b] (decimal texts, a < b, read at 256
+ * bits: lowp_ref_decimal) that lies in [lo, hi] (lo < 0: from a; hi = +inf:
+ * up to b), under the uniform law (law 0: length ratio) or the log-uniform
+ * law (law 1: ratio of logarithms; 0 < a), rounded to nearest binary64.
+ * Method: MPFR at 256 bits, every operation rounded to nearest (relative
+ * error far below a binary64 ulp).
+ * @return LOWP_OK; LOWP_EINVAL.
+ */
+int lowp_ref_share(double *y, const char *a, const char *b, double lo, double hi, int law);
+
 #endif
