@@ -211,3 +211,18 @@ int lowp_ref_share(double *y, const char *at, const char *bt, double lo, double 
   mpfr_clears(a, b, l, h, t, out, (mpfr_ptr)0);
   return st;
 }
+
+int lowp_ref_round_quotient(double *y, double a, double b, const lowp_format_t *f) {
+  mpfr_t q, d;
+  int tern;
+  if (!y) return LOWP_EINVAL;
+  if (!f || lowp_format_validate(f, NULL, 0) != 0) return LOWP_EFORMAT;
+  mpfr_inits2(128, q, d, (mpfr_ptr)0);
+  mpfr_set_d(q, a, MPFR_RNDN); /* exact: 128 >= 53 */
+  mpfr_set_d(d, b, MPFR_RNDN);
+  tern = mpfr_div(q, q, d, MPFR_RNDZ);
+  lowp_mpfr_make_odd(q, tern);
+  (void)lowp_round_mpfr(y, q, f, NULL, LOWP_RND_NE);
+  mpfr_clears(q, d, (mpfr_ptr)0);
+  return LOWP_OK;
+}

@@ -67,6 +67,15 @@ void lowp_ref_harmonic_free(lowp_ref_harmonic_t *h);
  */
 int lowp_ref_round_product(double *y, double *rel, double a, double b, const lowp_format_t *f);
 
+/**
+ * @brief y = a / b rounded once to f (round to nearest even, IEEE
+ * overflow): the quotient at 128 bits toward zero made round-to-odd
+ * (128 >= p + 2 for every lowp format; Boldo & Melquiond 2008), then
+ * lowp_round_mpfr. A correctly rounded division to check others against.
+ * @return LOWP_OK; LOWP_EINVAL (NULL y); LOWP_EFORMAT.
+ */
+int lowp_ref_round_quotient(double *y, double a, double b, const lowp_format_t *f);
+
 /** @brief The sign (-1, 0, 1) of v - a / (b c), exactly (b c != 0, all
     finite): v b c against a, products formed exactly in MPFR. */
 int lowp_ref_cmp_quotient(double v, double a, double b, double c);
