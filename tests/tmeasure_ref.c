@@ -8,6 +8,8 @@
 #include "check/subject.h"
 #include "cpu/elementwise.h"
 #include "exact/exact.h"
+#include "format/round_mpfr.h"
+#include "measure/point.h"
 #include "measure/ref.h"
 #include "rng/rng.h"
 #include "status.h"
@@ -165,6 +167,28 @@ static void shares(void) {
                   "decimal comparisons beyond binary64");
 }
 
+/* errors of one value against an exact decimal (lowp convert's metrics) */
+static void point(void) {
+  mpfr_t x;
+  double ea = 0, er = 0, eu = 0;
+  mpfr_init2(x, 128);
+  lowp_mpfr_parse(x, "0.1");
+  lowp_measure_point_errors(&ea, &er, &eu, 0.0999755859375, x, &LOWP_FMT_FP16);
+  lowp_test_check(ea == 0.8 * 0x1p-15 && er == 0.8 * 0x1p-15 / 0.1 && eu == 0.4,
+                  "fp16(0.1) against the decimal 0.1: abs %.17g rel %.17g ulp %.17g", ea, er, eu);
+  lowp_measure_point_errors(&ea, &er, &eu, NAN, x, &LOWP_FMT_FP16);
+  lowp_test_check(isnan(ea) && isnan(er) && isnan(eu), "NaN result: NaN errors");
+  mpfr_set_inf(x, 1);
+  lowp_measure_point_errors(&ea, &er, &eu, INFINITY, x, &LOWP_FMT_FP16);
+  lowp_test_check(ea == 0 && er == 0 && eu == 0, "the same infinity: no error");
+  lowp_measure_point_errors(&ea, &er, &eu, 65504, x, &LOWP_FMT_FP16);
+  lowp_test_check(isinf(ea) && isinf(er) && isinf(eu), "a finite value for an infinity: infinite errors");
+  mpfr_set_zero(x, 1);
+  lowp_measure_point_errors(&ea, &er, &eu, 0x1p-24, x, &LOWP_FMT_FP16);
+  lowp_test_check(ea == 0x1p-24 && isinf(er) && eu == 1, "against 0: abs 2^-24, rel inf, 1 ulp at emin (%g)", eu);
+  mpfr_clear(x);
+}
+
 int main(void) {
   lowp_test_start("tmeasure_ref");
   log_ratio();
@@ -173,5 +197,6 @@ int main(void) {
   softmax_exp_cr();
   products();
   shares();
+  point();
   return lowp_test_end();
 }
