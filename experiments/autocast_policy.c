@@ -36,8 +36,10 @@
 
 #include "amp/allreduce.h"
 #include "check/op.h"
+#include "check/subject.h"
 #include "format/format.h"
 #include "io/plot.h"
+#include "measure/normwise.h"
 #include "rng/rng.h"
 
 #include <math.h>
@@ -176,13 +178,8 @@ static tensor_t tnew(size_t r, size_t c) {
   return t;
 }
 
-static double rel_norm(const double *a, const double *b, size_t n) {
-  double e = 0, t = 0;
-  size_t i;
-  for (i = 0; i < n; i++) { e += (a[i] - b[i]) * (a[i] - b[i]); t += b[i] * b[i]; }
-  if (!isfinite(e)) return INFINITY;
-  return t > 0 ? sqrt(e / t) : sqrt(e);
-}
+/* the normwise relative error ||a - b|| / ||b|| (lib/measure) */
+static double rel_norm(const double *a, const double *b, size_t n) { return lowp_measure_rel_norm(a, b, n); }
 
 /* ---------------------------------------------------------------- ops */
 
@@ -208,23 +205,41 @@ static double op_matmul(tensor_t *C, const tensor_t *A, const tensor_t *B, int t
   return e;
 }
 
+/* y = the registry kernel softmax_stable (max subtracted, libm's exp, every
+   operation rounded to F: compute=F) on rows x n values of F */
+static int kernel_softmax(double *y, const double *x, size_t rows, size_t n, const lowp_format_t *F) {
+  lowp_problem_t p;
+  lowp_subject_t s;
+  double *out[1];
+  const double *in[1];
+  char params_[64], err[300];
+  int st;
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_get(LOWP_OP_SOFTMAX);
+  p.dims.batch = p.dims.k = 1; p.dims.m = rows; p.dims.n = n;
+  p.in[0] = *F; p.out = *F;
+  out[0] = y; in[0] = x;
+  snprintf(params_, sizeof params_, "compute=%s", F->name);
+  st = lowp_kernel_subject_open(&s, "softmax_stable", params_, err, sizeof err);
+  if (st) return st;
+  st = lowp_kernel_subject_bind(&s, &p, err, sizeof err);
+  if (!st) st = s.run(&s, out, in, &p, err, sizeof err);
+  lowp_subject_close(&s);
+  return st;
+}
+
 static double op_softmax(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
-  size_t i, j, n = X->c;
-  double *x = malloc(n * sizeof *x), *ex = malloc(X->r * n * sizeof *ex), e;
-  for (i = 0; i < X->r; i++) {
-    double m = -INFINITY, s = 0;
-    for (j = 0; j < n; j++) { x[j] = rf(X->v[i * n + j], F); if (x[j] > m) m = x[j]; }
-    for (j = 0; j < n; j++) { Y->v[i * n + j] = rf(exp(rf(x[j] - m, F)), F); s = rf(s + Y->v[i * n + j], F); }
-    for (j = 0; j < n; j++) Y->v[i * n + j] = rf(Y->v[i * n + j] / s, F);
-    {
-      double *o[1];
-      const double *in[1];
-      o[0] = ex + i * n; in[0] = x;
-      (void)exact_op(LOWP_OP_SOFTMAX, 1, n, o, in);
-    }
+  size_t i, n = X->c, N = X->r * n;
+  double *x = malloc(N * sizeof *x), *ex = malloc(N * sizeof *ex), e = INFINITY;
+  double *o[1];
+  const double *in[1];
+  if (x && ex) {
+    for (i = 0; i < N; i++) x[i] = rf(X->v[i], F);
+    o[0] = ex; in[0] = x;
+    if (kernel_softmax(Y->v, x, X->r, n, F) == 0 && exact_op(LOWP_OP_SOFTMAX, X->r, n, o, in) == 0)
+      e = rel_norm(Y->v, ex, N);
   }
   Y->r = X->r; Y->c = n; Y->f = F;
-  e = rel_norm(Y->v, ex, X->r * n);
   free(x); free(ex);
   return e;
 }

@@ -9,6 +9,7 @@
 #include "cpu/elementwise.h"
 #include "exact/exact.h"
 #include "format/round_mpfr.h"
+#include "measure/normwise.h"
 #include "measure/point.h"
 #include "measure/ref.h"
 #include "rng/rng.h"
@@ -189,6 +190,15 @@ static void point(void) {
   mpfr_clear(x);
 }
 
+/* the normwise relative error */
+static void normwise(void) {
+  double x[2] = {3, 4}, c[2] = {3, 9}, z[2] = {0, 0}, bad[2] = {NAN, 1};
+  lowp_test_check(lowp_measure_rel_norm(x, x, 2) == 0, "no error");
+  lowp_test_check(lowp_measure_rel_norm(c, x, 2) == 1, "||(0, 5)|| / ||(3, 4)|| = 1: %g", lowp_measure_rel_norm(c, x, 2));
+  lowp_test_check(lowp_measure_rel_norm(x, z, 2) == 5, "against zeros: the absolute norm, 5");
+  lowp_test_check(isinf(lowp_measure_rel_norm(bad, x, 2)), "a NaN gives +inf");
+}
+
 int main(void) {
   lowp_test_start("tmeasure_ref");
   log_ratio();
@@ -198,5 +208,6 @@ int main(void) {
   products();
   shares();
   point();
+  normwise();
   return lowp_test_end();
 }
