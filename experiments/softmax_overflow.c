@@ -16,9 +16,10 @@
  *   at most 25 bits). n = 1: exp(x) overflows iff exp(x) >= T = xmax +
  *   ulp(xmax)/2 (> T for e4m3, whose xmax takes the tie), so the real
  *   threshold is ln T (lib/measure/ref.h) and the answer is the smallest
- *   value of the format above it; both neighbours are checked. n > 1: all n inputs equal x (for a
- *   given maximum the worst case: the sum is monotone in every term); the
- *   sum, added left to right in the format, overflows at some step k(x),
+ *   value of the format above it; both neighbours are checked. n > 1: all
+ *   n inputs equal x (for a given maximum the worst case: the sum is
+ *   monotone in every term); the sum, added left to right in the format,
+ *   overflows at some step k(x),
  *   non-increasing in x; the values of the format are scanned downward
  *   from the n = 1 answer, giving the exact threshold for every n up to
  *   nmax. Beside it: ln(T/n), the threshold if the sum were exact. The
@@ -29,7 +30,7 @@
  *   MPFR one (lowp_ref_softmax256).
  * Run: lowp run softmax-overflow [--formats=fp16,bf16,e4m3] [--nmax=4096]
  * Expected / acceptance: fp16 overflows from 11.09375 (ln 65520 =
- *   11.0898...); the threshold falls roughly like ln(T/n) and flattens
+ *   11.0901...); the threshold falls roughly like ln(T/n) and flattens
  *   where the rounded sum stagnates; the stable version is always finite
  *   and within its bound.
  */
