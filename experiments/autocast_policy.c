@@ -35,9 +35,11 @@
 #include "results.h"
 
 #include "amp/allreduce.h"
-#include "exact/exact.h"
+#include "check/op.h"
+#include "check/subject.h"
 #include "format/format.h"
 #include "io/plot.h"
+#include "measure/normwise.h"
 #include "rng/rng.h"
 
 #include <math.h>
@@ -112,6 +114,48 @@ static double rf(double x, const lowp_format_t *f) {
   return y;
 }
 
+/* The exact result of operation op on in[] (values of fp64 inputs), each
+   output rounded once to binary64: the pipeline's reference (lowp_op_exact,
+   lib/check/op.h). rows x n tensors (dot-shaped ops: see exact_matmul). */
+static int exact_op(lowp_op_id_t op, size_t rows, size_t n, double *const *out,
+                    const double *const *in) {
+  lowp_problem_t p;
+  int i;
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_get(op);
+  p.dims.batch = 1; p.dims.m = rows; p.dims.n = n; p.dims.k = 1;
+  for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = LOWP_FMT_FP64;
+  p.out = LOWP_FMT_FP64;
+  p.eps = 0;
+  return lowp_op_exact(out, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
+}
+
+/* C (m x n) = A (m x k) B (k x n) exactly, each element rounded once */
+static int exact_matmul(double *c, const double *a, const double *b, size_t m, size_t n, size_t k) {
+  lowp_problem_t p;
+  double *out[1];
+  const double *in[2];
+  int i;
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_get(LOWP_OP_GEMM);
+  p.dims.batch = 1; p.dims.m = m; p.dims.n = n; p.dims.k = k;
+  for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = LOWP_FMT_FP64;
+  p.out = LOWP_FMT_FP64;
+  out[0] = c; in[0] = a; in[1] = b;
+  return lowp_op_exact(out, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
+}
+
+/* the population variance of x[0..n), exactly, rounded once (layer norm's var) */
+static double exact_var(const double *x, size_t n) {
+  double *y = malloc(n * sizeof *y), mean = NAN, var = NAN;
+  double *out[3];
+  const double *in[1];
+  out[0] = y; out[1] = &mean; out[2] = &var; in[0] = x;
+  if (!y || exact_op(LOWP_OP_LAYERNORM, 1, n, out, in) != 0) var = NAN;
+  free(y);
+  return var;
+}
+
 static const lowp_format_t *wider(const lowp_format_t *a, const lowp_format_t *b) {
   return a->precision >= b->precision ? a : b;
 }
@@ -134,13 +178,8 @@ static tensor_t tnew(size_t r, size_t c) {
   return t;
 }
 
-static double rel_norm(const double *a, const double *b, size_t n) {
-  double e = 0, t = 0;
-  size_t i;
-  for (i = 0; i < n; i++) { e += (a[i] - b[i]) * (a[i] - b[i]); t += b[i] * b[i]; }
-  if (!isfinite(e)) return INFINITY;
-  return t > 0 ? sqrt(e / t) : sqrt(e);
-}
+/* the normwise relative error ||a - b|| / ||b|| (lib/measure) */
+static double rel_norm(const double *a, const double *b, size_t n) { return lowp_measure_rel_norm(a, b, n); }
 
 /* ---------------------------------------------------------------- ops */
 
@@ -158,26 +197,49 @@ static double op_matmul(tensor_t *C, const tensor_t *A, const tensor_t *B, int t
       double s = 0;
       for (l = 0; l < K; l++) s = lowp_add_rounded(s, a[i * K + l] * b[l * n + j], acc);
       C->v[i * n + j] = rf(s, F);
-      lowp_exact_dot(&ex[i * n + j], a + i * K, 1, b + j, n, K, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
     }
+  (void)exact_matmul(ex, a, b, A->r, n, K);
   C->r = A->r; C->c = n; C->f = F;
   e = rel_norm(C->v, ex, A->r * n);
   free(a); free(b); free(ex);
   return e;
 }
 
+/* y = the registry kernel softmax_stable (max subtracted, libm's exp, every
+   operation rounded to F: compute=F) on rows x n values of F */
+static int kernel_softmax(double *y, const double *x, size_t rows, size_t n, const lowp_format_t *F) {
+  lowp_problem_t p;
+  lowp_subject_t s;
+  double *out[1];
+  const double *in[1];
+  char params_[64], err[300];
+  int st;
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_get(LOWP_OP_SOFTMAX);
+  p.dims.batch = p.dims.k = 1; p.dims.m = rows; p.dims.n = n;
+  p.in[0] = *F; p.out = *F;
+  out[0] = y; in[0] = x;
+  snprintf(params_, sizeof params_, "compute=%s", F->name);
+  st = lowp_kernel_subject_open(&s, "softmax_stable", params_, err, sizeof err);
+  if (st) return st;
+  st = lowp_kernel_subject_bind(&s, &p, err, sizeof err);
+  if (!st) st = s.run(&s, out, in, &p, err, sizeof err);
+  lowp_subject_close(&s);
+  return st;
+}
+
 static double op_softmax(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
-  size_t i, j, n = X->c;
-  double *x = malloc(n * sizeof *x), *ex = malloc(X->r * n * sizeof *ex), e;
-  for (i = 0; i < X->r; i++) {
-    double m = -INFINITY, s = 0;
-    for (j = 0; j < n; j++) { x[j] = rf(X->v[i * n + j], F); if (x[j] > m) m = x[j]; }
-    for (j = 0; j < n; j++) { Y->v[i * n + j] = rf(exp(rf(x[j] - m, F)), F); s = rf(s + Y->v[i * n + j], F); }
-    for (j = 0; j < n; j++) Y->v[i * n + j] = rf(Y->v[i * n + j] / s, F);
-    lowp_exact_softmax(ex + i * n, x, n, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+  size_t i, n = X->c, N = X->r * n;
+  double *x = malloc(N * sizeof *x), *ex = malloc(N * sizeof *ex), e = INFINITY;
+  double *o[1];
+  const double *in[1];
+  if (x && ex) {
+    for (i = 0; i < N; i++) x[i] = rf(X->v[i], F);
+    o[0] = ex; in[0] = x;
+    if (kernel_softmax(Y->v, x, X->r, n, F) == 0 && exact_op(LOWP_OP_SOFTMAX, X->r, n, o, in) == 0)
+      e = rel_norm(Y->v, ex, N);
   }
   Y->r = X->r; Y->c = n; Y->f = F;
-  e = rel_norm(Y->v, ex, X->r * n);
   free(x); free(ex);
   return e;
 }
@@ -194,7 +256,12 @@ static double op_layernorm(tensor_t *Y, const tensor_t *X, const lowp_format_t *
     var = rf(acc / (double)n, F);
     inv = rf(1.0 / sqrt(rf(var + LN_EPS, F)), F);
     for (j = 0; j < n; j++) Y->v[i * n + j] = rf(rf(x[j] - mean, F) * inv, F);
-    lowp_exact_meanvar(&em, &ev, x, n, 0, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    {
+      double *o[3];
+      const double *in[1];
+      o[0] = ex + i * n; o[1] = &em; o[2] = &ev; in[0] = x;
+      (void)exact_op(LOWP_OP_LAYERNORM, 1, n, o, in); /* the exact mean and variance */
+    }
     for (j = 0; j < n; j++) ex[i * n + j] = (x[j] - em) / sqrt(ev + LN_EPS);
   }
   Y->r = X->r; Y->c = n; Y->f = F;
@@ -209,7 +276,12 @@ static double op_gelu(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
   size_t i, n = X->r * X->c;
   double *x = malloc(n * sizeof *x), *ex = malloc(n * sizeof *ex), e;
   for (i = 0; i < n; i++) { x[i] = rf(X->v[i], F); Y->v[i] = rf(gelu64(x[i]), F); }
-  lowp_exact_fn(ex, x, n, LOWP_FN_GELU, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+  {
+    double *o[1];
+    const double *in[1];
+    o[0] = ex; in[0] = x;
+    (void)exact_op(LOWP_OP_GELU, 1, n, o, in);
+  }
   Y->r = X->r; Y->c = X->c; Y->f = F;
   e = rel_norm(Y->v, ex, n);
   free(x); free(ex);
@@ -241,7 +313,12 @@ static double op_xent(const tensor_t *L, const int *tgt, const lowp_format_t *F,
     lse = rf(m + rf(log(s), F), F);
     li = rf(lse - x[tgt[i]], F);
     tot = rf(tot + li, F);
-    lowp_exact_xent(&ex, x, n, (size_t)tgt[i], &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    {
+      double t = (double)tgt[i], *o[1];
+      const double *in[2];
+      o[0] = &ex; in[0] = x; in[1] = &t;
+      (void)exact_op(LOWP_OP_XENT, 1, n, o, in); /* one row, reduction none */
+    }
     extot += ex;
   }
   tot = rf(tot / (double)L->r, F);
@@ -355,54 +432,79 @@ static tensor_t weight(size_t r, size_t c, lowp_rng_t *g) {
 
 /* --------------------------------------------------------------- run */
 
-static int run(lowp_run_t *r) {
+/* Everything run() declares and measures, shared by its phases. */
+typedef struct {
   cfg_t c;
-  size_t T, d, V, i, p, o;
   weights_t w;
   tensor_t x;
   int *tgt;
-  double err[NPOL][NOPS], loss[NPOL], lerr[NPOL], gerr[NPOL], *lg, *lgref, loss_ref, eref[NOPS];
+  double *lg, *lgref;
+  lowp_rng_t g;               /* the data stream: weights, input, targets, then the variance rows */
+  double err[NPOL][NOPS], loss[NPOL], lerr[NPOL], gerr[NPOL], loss_ref, eref[NOPS];
   const char *fmt[NPOL][NOPS], *fref[NOPS];
-  lowp_rng_t g;
-  FILE *f;
-  cJSON *tables, *rows, *verdicts, *plots;
-  char buf[2000];
-  int st;
   double verr[3][NVM][NRATIO];
-  static const lowp_format_t *const VF[3] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_FP32};
+  cJSON *tables, *plots;
+} ac_t;
 
-  get_cfg(r, &c);
-  T = (size_t)c.T; d = (size_t)c.d; V = (size_t)c.V;
-  lowp_rng_init(&g, r->seed, 0x6163u);
-  w.Wqkv = weight(d, 3 * d, &g);
-  w.Wo = weight(d, d, &g);
-  w.W1 = weight(d, 4 * d, &g);
-  w.W2 = weight(4 * d, d, &g);
-  w.Wout = weight(d, V, &g);
-  x = tnew(T, d);
-  for (i = 0; i < T * d; i++) x.v[i] = (double)(float)(c.in_scale * lowp_rng_normal(&g));
-  tgt = malloc(T * sizeof *tgt);
-  lg = malloc(T * V * sizeof *lg);
-  lgref = malloc(T * V * sizeof *lgref);
-  if (!tgt || !lg || !lgref) return 2;
-  for (i = 0; i < T; i++) tgt[i] = (int)(lowp_rng_next(&g) % (uint64_t)V);
+static const lowp_format_t *const VF[3] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_FP32};
 
-  loss_ref = forward(&POL[0], 1, &c, &x, &w, tgt, eref, fref, lgref);
+/* declare: the block's weights, input and targets (fp32 values, seeded) */
+static int declare(lowp_run_t *r, ac_t *a) {
+  size_t T, d, V, i;
+  get_cfg(r, &a->c);
+  T = (size_t)a->c.T; d = (size_t)a->c.d; V = (size_t)a->c.V;
+  lowp_rng_init(&a->g, r->seed, 0x6163u);
+  a->w.Wqkv = weight(d, 3 * d, &a->g);
+  a->w.Wo = weight(d, d, &a->g);
+  a->w.W1 = weight(d, 4 * d, &a->g);
+  a->w.W2 = weight(4 * d, d, &a->g);
+  a->w.Wout = weight(d, V, &a->g);
+  a->x = tnew(T, d);
+  for (i = 0; i < T * d; i++) a->x.v[i] = (double)(float)(a->c.in_scale * lowp_rng_normal(&a->g));
+  a->tgt = malloc(T * sizeof *a->tgt);
+  a->lg = malloc(T * V * sizeof *a->lg);
+  a->lgref = malloc(T * V * sizeof *a->lgref);
+  if (!a->tgt || !a->lg || !a->lgref) return 2;
+  for (i = 0; i < T; i++) a->tgt[i] = (int)(lowp_rng_next(&a->g) % (uint64_t)V);
+  return 0;
+}
+
+/* measure: the fp64 reference pass, then every policy (ops.csv) */
+static int measure_policies(lowp_run_t *r, ac_t *a) {
+  const cfg_t c = a->c;
+  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
+  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
+  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
+  const char *(*fmt)[NOPS] = a->fmt;
+  size_t p, o;
+  FILE *f;
+  (void)d; (void)verr;
+  a->loss_ref = loss_ref = forward(&POL[0], 1, &c, &a->x, &a->w, a->tgt, a->eref, a->fref, a->lgref);
   f = fopen(lowp_run_path(r, "ops.csv"), "w");
   if (!f) return 2;
   fprintf(f, "op_index,policy,rel_err,format\n");
   for (p = 0; p < NPOL; p++) {
-    loss[p] = forward(&POL[p], 0, &c, &x, &w, tgt, err[p], fmt[p], lg);
+    loss[p] = forward(&POL[p], 0, &c, &a->x, &a->w, a->tgt, err[p], fmt[p], a->lg);
     lerr[p] = fabs(loss[p] - loss_ref) / fabs(loss_ref);
-    gerr[p] = rel_norm(lg, lgref, T * V);
+    gerr[p] = rel_norm(a->lg, a->lgref, T * V);
     for (o = 0; o < NOPS; o++) /* errors of exactly 0 are drawn at 1e-12 (log axis) */
       fprintf(f, "%zu,%s,%.6g,%s\n", o, POL[p].name, err[p][o] > 1e-12 ? err[p][o] : 1e-12, fmt[p][o]);
     lowp_run_progress(r, "policy %s", POL[p].name);
   }
   if (fclose(f) != 0) return 2;
 
-  /* variance study */
-  {
+  return 0;
+}
+
+/* measure: variance of mean + N(0,1) by three algorithms in three formats (variance.csv) */
+static int measure_variance(lowp_run_t *r, ac_t *a) {
+  const cfg_t c = a->c;
+  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
+  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
+  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
+  const char *(*fmt)[NOPS] = a->fmt;
+  size_t i;
+  (void)T; (void)d; (void)V; (void)err; (void)loss; (void)lerr; (void)gerr; (void)loss_ref; (void)fmt;
     size_t n = (size_t)c.vn, k, q, m, row;
     double *xv = malloc(n * sizeof *xv);
     FILE *fv = fopen(lowp_run_path(r, "variance.csv"), "w");
@@ -414,12 +516,12 @@ static int run(lowp_run_t *r) {
       for (q = 0; q < 3; q++) for (m = 0; m < NVM; m++) verr[q][m][k] = 0;
       for (row = 0; row < (size_t)c.vrows; row++) {
         double ev;
-        for (i = 0; i < n; i++) xv[i] = (double)(float)(ratio + lowp_rng_normal(&g));
+        for (i = 0; i < n; i++) xv[i] = (double)(float)(ratio + lowp_rng_normal(&a->g));
         for (q = 0; q < 3; q++) {
           /* the data are values of the format being tested */
           double *xq = malloc(n * sizeof *xq);
           for (i = 0; i < n; i++) xq[i] = rf(xv[i], VF[q]);
-          lowp_exact_meanvar(NULL, &ev, xq, n, 0, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+          ev = exact_var(xq, n);
           /* rows whose rounded data are all equal (variance 0) have no
              relative error: skipped (bf16 at mean 10^4, ulp 64) */
           if (ev > 0) {
@@ -450,10 +552,22 @@ static int run(lowp_run_t *r) {
       }
     free(xv);
     if (fclose(fv) != 0) return 2;
-  }
+    return 0;
+}
 
+/* render: the per-op table, the output table and the variance table */
+static void render_tables(lowp_run_t *r, ac_t *a) {
+  const cfg_t c = a->c;
+  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
+  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
+  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
+  const char *(*fmt)[NOPS] = a->fmt;
+  cJSON *tables, *rows;
+  char buf[2000];
+  size_t p, o;
+  (void)T; (void)d; (void)V;
   /* ---- tables */
-  tables = cJSON_AddArrayToObject(r->results, "tables");
+  tables = a->tables = cJSON_AddArrayToObject(r->results, "tables");
   {
     const char *cols[NPOL + 1];
     cols[0] = "op";
@@ -513,8 +627,21 @@ static int run(lowp_run_t *r) {
       }
   }
 
+}
+
+/* render: the two plots */
+static int render_plots(lowp_run_t *r, ac_t *a) {
+  const cfg_t c = a->c;
+  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
+  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
+  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
+  const char *(*fmt)[NOPS] = a->fmt;
+  cJSON *plots;
+  size_t p, o;
+  int st;
+  (void)T; (void)d; (void)V; (void)err; (void)loss; (void)lerr; (void)gerr; (void)loss_ref; (void)fmt;
   /* ---- plots */
-  plots = cJSON_AddArrayToObject(r->results, "plots");
+  plots = a->plots = cJSON_AddArrayToObject(r->results, "plots");
   {
     char extra[1400];
     size_t len;
@@ -582,7 +709,19 @@ static int run(lowp_run_t *r) {
   }
   if (st != 0) return lowp_run_plot_failed(r, st);
 
-  /* ---- answer and verdicts (op indices: 3 softmax, 0 ln1, 13 cross-entropy, 1 qkv matmul) */
+  return 0;
+}
+
+/* judge: the answer and the verdicts (op indices: 3 softmax, 0 ln1, 13 cross-entropy, 1 qkv matmul, 6 add) */
+static void judge(lowp_run_t *r, ac_t *a) {
+  const cfg_t c = a->c;
+  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
+  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
+  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
+  const char *(*fmt)[NOPS] = a->fmt;
+  cJSON *verdicts;
+  char buf[2000];
+  (void)V; (void)loss; (void)gerr; (void)loss_ref;
   snprintf(buf, sizeof buf,
            "Loss relative error vs fp64: fp32 %.1e, autocast fp16 %.1e, autocast bf16 %.1e, doc 004 rule %.1e, "
            "pure fp16 %.1e, pure bf16 %.1e. Softmax adds %.1e in fp32 (autocast) vs %.1e in pure fp16; layer "
@@ -628,9 +767,24 @@ static int run(lowp_run_t *r) {
                       "\"Precision Selection Rules\" select_precision()", buf,
                       "holds as stated, but it rounds the fp32 residual stream to fp16 at every add, which autocast's "
                       "promote-to-widest rule avoids");
-  for (i = 0; i < 5; i++) free(((tensor_t *)&w)[i].v);
-  free(x.v); free(tgt); free(lg); free(lgref);
-  return 0;
+}
+
+static int run(lowp_run_t *r) {
+  ac_t a;
+  size_t i;
+  int st;
+  memset(&a, 0, sizeof a);
+  st = declare(r, &a);
+  if (!st) st = measure_policies(r, &a);
+  if (!st) st = measure_variance(r, &a);
+  if (!st) {
+    render_tables(r, &a);
+    st = render_plots(r, &a);
+  }
+  if (!st) judge(r, &a);
+  for (i = 0; i < 5; i++) free(((tensor_t *)&a.w)[i].v);
+  free(a.x.v); free(a.tgt); free(a.lg); free(a.lgref);
+  return st;
 }
 
 const lowp_experiment_t lowp_exp_autocast_policy = {

@@ -10,8 +10,8 @@
  *   to the even 0), subnormal below xmin - xmins/2 (that tie goes to the
  *   even xmin), overflow from xmax + ulp(xmax)/2 (for e4m3 strictly above:
  *   448 has an even significand and takes the tie). The exact fraction of
- *   each interval is computed in MPFR (256 bits) from the decimal end points
- *   of the range: length ratio for the uniform law, ratio of logarithms for
+ *   each interval is computed (lowp_ref_share, lib/measure/ref.h: MPFR at
+ *   256 bits) from the decimal end points of the range: length ratio for the uniform law, ratio of logarithms for
  *   the log-uniform one. The same fractions are then sampled: N seeded
  *   values per law (Philox), each rounded by lowp_round_f64 and classified.
  *   Agreement is tested with Bernstein's inequality: |k - Np| <= L/3 +
@@ -26,13 +26,12 @@
 #include "results.h"
 
 #include "format/format.h"
-#include "format/round_mpfr.h"
 #include "io/plot.h"
+#include "measure/ref.h"
 #include "rng/rng.h"
 #include "status.h"
 
 #include <math.h>
-#include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +43,6 @@ static const lowp_param_t params[] = {
     {"samples", "10000000", "100000", "sampled values per distribution"},
     {NULL, NULL, NULL, NULL}};
 
-#define PREC 256
 #define NCLASS 4
 #define MAXF 16
 static const char *const class_names[NCLASS] = {"overflow", "zero", "subnormal", "normal"};
@@ -64,31 +62,6 @@ static int classify_rounded(double x, const lowp_format_t *f) {
   }
 }
 
-/* fraction of [a, b] inside [lo, hi] under the law (0 uniform, 1 log) */
-static void frac(mpfr_ptr out, mpfr_srcptr a, mpfr_srcptr b, double lo, double hi, int law) {
-  mpfr_t l, h, t;
-  mpfr_inits2(PREC, l, h, t, (mpfr_ptr)0);
-  if (lo < 0) mpfr_set(l, a, MPFR_RNDN);
-  else { mpfr_set_d(l, lo, MPFR_RNDN); mpfr_max(l, l, a, MPFR_RNDN); }
-  if (isinf(hi)) mpfr_set(h, b, MPFR_RNDN);
-  else { mpfr_set_d(h, hi, MPFR_RNDN); mpfr_min(h, h, b, MPFR_RNDN); }
-  if (mpfr_cmp(h, l) <= 0) mpfr_set_zero(out, 1);
-  else if (law == 0) {
-    mpfr_sub(out, h, l, MPFR_RNDN);
-    mpfr_sub(t, b, a, MPFR_RNDN);
-    mpfr_div(out, out, t, MPFR_RNDN);
-  } else {
-    mpfr_log(h, h, MPFR_RNDN);
-    mpfr_log(l, l, MPFR_RNDN);
-    mpfr_sub(out, h, l, MPFR_RNDN);
-    mpfr_log(h, b, MPFR_RNDN);
-    mpfr_log(l, a, MPFR_RNDN);
-    mpfr_sub(t, h, l, MPFR_RNDN);
-    mpfr_div(out, out, t, MPFR_RNDN);
-  }
-  mpfr_clears(l, h, t, (mpfr_ptr)0);
-}
-
 static double bernstein(double n, double p) {
   double L = log(2.0 / 1e-9);
   return L / 3 + sqrt(L * L / 9 + 2 * n * p * (1 - p) * L);
@@ -101,18 +74,18 @@ static const char *need_subnormals(const lowp_format_t *f) {
   return !f->subnormals || !f->has_zero ? "formats need subnormals and zero" : NULL;
 }
 
-/* Every parameter parsed and checked (lowp_run_bad_param exits 2); a, b initialised by the caller. */
-static int parse(const lowp_run_t *r, lowp_format_t *fs, long long *ns, mpfr_ptr a, mpfr_ptr b) {
-  int nf;
+/* Every parameter parsed and checked (lowp_run_bad_param exits 2); lo and hi are
+   decimal texts, read exactly by lib/measure/ref.h, and their nearest doubles. */
+static int parse(const lowp_run_t *r, lowp_format_t *fs, long long *ns, double *lo, double *hi) {
+  int nf, sg = 0;
+  const char *a = lowp_run_param(r, "lo"), *b = lowp_run_param(r, "hi");
   *ns = lowp_run_param_int(r, "samples", 1000, 1000000000LL);
   nf = (int)lowp_run_param_formats(r, "formats", fs, MAXF, need_subnormals);
   /* [1e-300, 1e300]: the sampled values are binary64 values, so a range
      beyond them is bad input, not 20 failed checks */
-  if (lowp_mpfr_parse(a, lowp_run_param(r, "lo")) != LOWP_OK || !(mpfr_sgn(a) > 0) ||
-      !mpfr_number_p(a) || mpfr_get_d(a, MPFR_RNDN) < 1e-300)
+  if (lowp_ref_decimal(lo, &sg, a) != LOWP_OK || sg <= 0 || *lo < 1e-300)
     lowp_run_bad_param(r, "lo", "expected a positive number (at least 1e-300)");
-  if (lowp_mpfr_parse(b, lowp_run_param(r, "hi")) != LOWP_OK || mpfr_cmp(b, a) <= 0 || !mpfr_number_p(b) ||
-      mpfr_get_d(b, MPFR_RNDN) > 1e300)
+  if (lowp_ref_decimal(hi, NULL, b) != LOWP_OK || lowp_ref_decimal_cmp(b, a) != 1 || *hi > 1e300)
     lowp_run_bad_param(r, "hi", "expected a number above lo (at most 1e300)");
   return nf;
 }
@@ -120,35 +93,31 @@ static int parse(const lowp_run_t *r, lowp_format_t *fs, long long *ns, mpfr_ptr
 static void check(const lowp_run_t *r) {
   lowp_format_t fs[MAXF];
   long long ns;
-  mpfr_t a, b;
-  mpfr_inits2(PREC, a, b, (mpfr_ptr)0);
-  (void)parse(r, fs, &ns, a, b);
-  mpfr_clears(a, b, (mpfr_ptr)0);
+  double lo, hi;
+  (void)parse(r, fs, &ns, &lo, &hi);
 }
 
-static int run(lowp_run_t *r) {
+/* Everything run() declares and measures, shared by its phases. */
+typedef struct {
   lowp_format_t fs[MAXF];
-  int nf, i, c, law, bad = 0, st = 0;
+  int nf, bad;
   long long ns;
-  mpfr_t a, b, p;
+  double lo, hi;
   double exact[2][MAXF][NCLASS], lost[2][MAXF];
   long long cnt[2][MAXF][NCLASS];
-  double lo, hi;
   cJSON *tables, *plots, *verdicts;
-  FILE *csv;
-  char ans[2048];
+} dr_t;
 
-  mpfr_inits2(PREC, a, b, p, (mpfr_ptr)0);
-  nf = parse(r, fs, &ns, a, b);
-  lo = mpfr_get_d(a, MPFR_RNDN);
-  hi = mpfr_get_d(b, MPFR_RNDN);
-
-  /* ---- exact fractions from the thresholds */
-  csv = fopen(lowp_run_path(r, "thresholds.csv"), "w");
+/* measure: the class boundaries of each format (checked by rounding on both
+   sides; thresholds.csv) and the exact share of the range in each class */
+static int measure_exact(lowp_run_t *r, dr_t *D) {
+  FILE *csv = fopen(lowp_run_path(r, "thresholds.csv"), "w");
+  const char *a = lowp_run_param(r, "lo"), *b = lowp_run_param(r, "hi");
+  int i, c, law;
   if (!csv) { fprintf(stderr, "lowp run dynamic-range: cannot write CSV\n"); return 2; }
   fprintf(csv, "format,zero_upto,normal_from,overflow_from,overflow_inclusive\n");
-  for (i = 0; i < nf; i++) {
-    const lowp_format_t *f = &fs[i];
+  for (i = 0; i < D->nf; i++) {
+    const lowp_format_t *f = &D->fs[i];
     double xs = lowp_format_xmins(f), xm = lowp_format_xmin(f), xM = lowp_format_xmax(f);
     double t0 = xs / 2, t1 = xm - xs / 2, t2 = xM + lowp_ulp(xM, f) / 2;
     double edges[NCLASS][2] = {{t2, INFINITY}, {-1, t0}, {t0, t1}, {t1, t2}};
@@ -157,39 +126,45 @@ static int run(lowp_run_t *r) {
     lowp_round_f64(&y, t2, f, NULL, LOWP_RND_NE);
     incl = isinf(y) || isnan(y);
     /* the ends are where rounding changes class: check on both sides */
-    bad += classify_rounded(t0, f) != 1 || classify_rounded(nextafter(t0, 1), f) != 2;
-    bad += classify_rounded(t1, f) != 3 || classify_rounded(nextafter(t1, 0), f) != 2;
-    bad += classify_rounded(nextafter(t2, INFINITY), f) != 0 || classify_rounded(nextafter(t2, 0), f) != 3;
+    D->bad += classify_rounded(t0, f) != 1 || classify_rounded(nextafter(t0, 1), f) != 2;
+    D->bad += classify_rounded(t1, f) != 3 || classify_rounded(nextafter(t1, 0), f) != 2;
+    D->bad += classify_rounded(nextafter(t2, INFINITY), f) != 0 || classify_rounded(nextafter(t2, 0), f) != 3;
     fprintf(csv, "%s,%.17g,%.17g,%.17g,%d\n", f->name, t0, t1, t2, incl);
     for (law = 0; law < 2; law++) {
-      for (c = 0; c < NCLASS; c++) {
-        frac(p, a, b, edges[c][0], edges[c][1], law);
-        exact[law][i][c] = mpfr_get_d(p, MPFR_RNDN);
-      }
-      lost[law][i] = exact[law][i][0] + exact[law][i][1];
+      for (c = 0; c < NCLASS; c++)
+        if (lowp_ref_share(&D->exact[law][i][c], a, b, edges[c][0], edges[c][1], law) != LOWP_OK) D->bad++;
+      D->lost[law][i] = D->exact[law][i][0] + D->exact[law][i][1];
     }
   }
-  fclose(csv);
+  return fclose(csv) == 0 ? 0 : 2;
+}
 
-  /* ---- sampled counts */
-  memset(cnt, 0, sizeof cnt);
+/* measure: the same shares sampled, N seeded values per law rounded to each format */
+static void measure_sampled(lowp_run_t *r, dr_t *D) {
+  int law, i;
   for (law = 0; law < 2; law++) {
     lowp_rng_t g;
-    long long k;
-    double la = log(lo), lb = log(hi);
+    long long k, ns = D->ns;
+    double lo = D->lo, hi = D->hi, la = log(lo), lb = log(hi);
     lowp_rng_init(&g, r->seed, (uint32_t)law);
     for (k = 0; k < ns; k++) {
       double u = lowp_rng_uniform(&g), x = law == 0 ? lo + (hi - lo) * u : exp(la + (lb - la) * u);
       if ((k & 0xfffff) == 0) lowp_run_progress(r, "%s: %lld/%lld", dist_names[law], k, ns);
-      for (i = 0; i < nf; i++) cnt[law][i][classify_rounded(x, &fs[i])]++;
+      for (i = 0; i < D->nf; i++) D->cnt[law][i][classify_rounded(x, &D->fs[i])]++;
     }
   }
+}
 
-  /* ---- tables, CSV, verdicts */
-  tables = cJSON_AddArrayToObject(r->results, "tables");
-  verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
-  plots = cJSON_AddArrayToObject(r->results, "plots");
-  csv = fopen(lowp_run_path(r, "fractions.csv"), "w");
+/* render + judge: per law a table of exact / sampled shares, each cell held to
+   Bernstein's bound; fractions.csv and one CSV per law */
+static int render_tables(lowp_run_t *r, dr_t *D) {
+  const lowp_format_t *fs = D->fs;
+  int nf = D->nf, i, c, law;
+  long long ns = D->ns;
+  double (*exact)[MAXF][NCLASS] = D->exact, (*lost)[MAXF] = D->lost;
+  long long (*cnt)[MAXF][NCLASS] = D->cnt;
+  (void)fs; (void)nf; (void)i; (void)c; (void)law; (void)ns; (void)exact; (void)lost; (void)cnt;
+  FILE *csv = fopen(lowp_run_path(r, "fractions.csv"), "w");
   if (!csv) return 2;
   fprintf(csv, "distribution,format,class,position,exact,sampled,count,samples,bound,bound_used\n");
   for (law = 0; law < 2; law++) {
@@ -201,7 +176,7 @@ static int run(lowp_run_t *r) {
     cJSON *rows;
     snprintf(title, sizeof title, "%s on [%s, %s]: exact fraction (MPFR) / sampled fraction (N = %lld)",
              dist_names[law], lowp_run_param(r, "lo"), lowp_run_param(r, "hi"), ns);
-    rows = lowp_result_table(tables, title, cols, 7);
+    rows = lowp_result_table(D->tables, title, cols, 7);
     if (!lcsv) return 2;
     fprintf(lcsv, "distribution,format,class,position,exact,sampled\n");
     for (i = 0; i < nf; i++) {
@@ -213,7 +188,7 @@ static int run(lowp_run_t *r) {
         double used = fabs(k - ns * pe) / t;
         char cellb[128];
         if (used > worst) worst = used;
-        if (used > 1) bad++;
+        if (used > 1) D->bad++;
         snprintf(cellb, sizeof cellb, "%.10g / %.6g", pe, k / ns);
         cJSON_AddItemToArray(row, cJSON_CreateString(cellb));
         fprintf(csv, "%s,%s,%s,%.3f,%.17g,%.17g,%.0f,%lld,%.6g,%.4f\n", dist_names[law], fs[i].name,
@@ -233,10 +208,18 @@ static int run(lowp_run_t *r) {
     }
     fclose(lcsv);
   }
-  fclose(csv);
+  return fclose(csv) == 0 ? 0 : 2;
+}
 
-  /* ---- answer */
-  {
+/* judge: the answer and the verdict */
+static void judge(lowp_run_t *r, dr_t *D) {
+  const lowp_format_t *fs = D->fs;
+  int nf = D->nf, i, c, law;
+  long long ns = D->ns;
+  double (*exact)[MAXF][NCLASS] = D->exact, (*lost)[MAXF] = D->lost;
+  long long (*cnt)[MAXF][NCLASS] = D->cnt;
+  (void)fs; (void)nf; (void)i; (void)c; (void)law; (void)ns; (void)exact; (void)lost; (void)cnt;
+  char ans[2048];
     int i16 = -1, ib16 = -1;
     char part[512];
     for (i = 0; i < nf; i++) {
@@ -256,7 +239,7 @@ static int run(lowp_run_t *r) {
       }
     }
     snprintf(part, sizeof part, " Exact fractions from the rounding thresholds (MPFR); %lld samples per law "
-             "agree %s.", ns, bad ? "NOT in every cell (see the table)" : "within Bernstein's bound in every cell");
+             "agree %s.", ns, D->bad ? "NOT in every cell (see the table)" : "within Bernstein's bound in every cell");
     strncat(ans, part, sizeof ans - strlen(ans) - 1);
     cJSON_AddStringToObject(r->results, "answer", ans);
     fprintf(r->summary, "**Answer.** %s\n\n", ans);
@@ -270,12 +253,19 @@ static int run(lowp_run_t *r) {
       cJSON_AddStringToObject(o, "source", "004_57bea4ceb5c470d1, BF16: The Deep Learning Format; Exercises, 3");
       cJSON_AddStringToObject(o, "measured", m);
       cJSON_AddStringToObject(o, "verdict", lost[1][ib16] == 0 && lost[1][i16] > 0 ? "holds" : "wrong");
-      cJSON_AddItemToArray(verdicts, o);
+      cJSON_AddItemToArray(D->verdicts, o);
     }
   }
 
-  /* ---- plots */
-  {
+/* render: one bar chart per law */
+static int render_plots(lowp_run_t *r, dr_t *D) {
+  const lowp_format_t *fs = D->fs;
+  int nf = D->nf, i, c, law;
+  long long ns = D->ns;
+  double (*exact)[MAXF][NCLASS] = D->exact, (*lost)[MAXF] = D->lost;
+  long long (*cnt)[MAXF][NCLASS] = D->cnt;
+  (void)fs; (void)nf; (void)i; (void)c; (void)law; (void)ns; (void)exact; (void)lost; (void)cnt;
+  int st = 0;
     char xt[1024] = "set xtics (", extra[2048];
     for (i = 0; i < nf; i++) {
       char it[64];
@@ -315,17 +305,34 @@ static int run(lowp_run_t *r) {
       snprintf(base, sizeof base, "%s", law ? "loguniform" : "uniform");
       st = lowp_plot(r->outdir, base, &p, sr, 2 * NCLASS);
     }
-    lowp_result_plot(plots, "uniform.png", "Uniform law: exact fraction per class (bars, log scale) and the sampled "
+    lowp_result_plot(D->plots, "uniform.png", "Uniform law: exact fraction per class (bars, log scale) and the sampled "
                      "fraction (crosses). fp16, e4m3 and e5m2 overflow on almost everything above their maximum.");
-    lowp_result_plot(plots, "loguniform.png", "Log-uniform law: each decade weighs the same, so the fractions show "
+    lowp_result_plot(D->plots, "loguniform.png", "Log-uniform law: each decade weighs the same, so the fractions show "
                      "how many of the 16 decades each format covers, and how many of them only as subnormals.");
-  }
-  mpfr_clears(a, b, p, (mpfr_ptr)0);
+    return st;
+}
+
+static int run(lowp_run_t *r) {
+  dr_t D;
+  int st;
+  memset(&D, 0, sizeof D);
+  /* declare: formats, range, sample size; the result tables */
+  D.nf = parse(r, D.fs, &D.ns, &D.lo, &D.hi);
+  D.tables = cJSON_AddArrayToObject(r->results, "tables");
+  D.verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
+  D.plots = cJSON_AddArrayToObject(r->results, "plots");
+  /* measure */
+  if ((st = measure_exact(r, &D)) != 0) return st;
+  measure_sampled(r, &D);
+  /* render the tables (judging each cell), judge, render the plots */
+  if ((st = render_tables(r, &D)) != 0) return st;
+  judge(r, &D);
+  st = render_plots(r, &D);
   if (st != 0) return lowp_run_plot_failed(r, st);
   fprintf(r->summary, "Files: fractions.csv (exact, sampled, Bernstein bound), thresholds.csv, uniform.png, "
           "loguniform.png.\n");
-  if (bad) {
-    fprintf(stderr, "lowp run dynamic-range: %d checks failed (thresholds or sampling bound)\n", bad);
+  if (D.bad) {
+    fprintf(stderr, "lowp run dynamic-range: %d checks failed (thresholds or sampling bound)\n", D.bad);
     return 1;
   }
   return 0;

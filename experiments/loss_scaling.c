@@ -5,9 +5,10 @@
  *   where does fp16 lose a gradient; and which loss scales keep a gradient
  *   nonzero, normal, and within the unit roundoff u, before the scaled loss
  *   or gradient overflows?
- * Method: the scaled gradient S*g is formed exactly (MPFR, 106 bits) and
- *   rounded once to the format (lowp_round_mpfr, round to nearest even,
- *   IEEE overflow), with and without flush-to-zero. The thresholds come from
+ * Method: the scaled gradient S*g is formed exactly and rounded once to
+ *   the format (round to nearest even, IEEE overflow), its relative error
+ *   measured against the exact product (lowp_ref_round_product,
+ *   lib/measure/ref.h), with and without flush-to-zero. The thresholds come from
  *   the descriptor: zero at |x| <= xmins/2 (the tie goes to the even 0),
  *   normal from xmin - xmins/2 (the tie goes to the even xmin), relative
  *   error <= u from xmin/(1+u) on (below it some input in every interval
@@ -26,13 +27,12 @@
 #include "results.h"
 
 #include "format/format.h"
-#include "format/round_mpfr.h"
 #include "io/plot.h"
+#include "measure/ref.h"
 #include "status.h"
 
 #include <float.h>
 #include <math.h>
-#include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +49,6 @@ static const lowp_param_t params[] = {
     {"res", "20", "5", "heat map: gradients per decade (scales: res/5 per octave)"},
     {NULL, NULL, NULL, NULL}};
 
-#define PREC 256 /* MPFR working precision: products of two doubles are exact at 106 */
-
 /* ------------------------------------------------------ private helpers */
 
 typedef struct {
@@ -58,7 +56,8 @@ typedef struct {
   double xmins, xmin, xmax, u;
   double zero_t;  /* |x| <= zero_t rounds to 0 */
   double norm_t;  /* |x| >= norm_t rounds to a normal number */
-  mpfr_t u_t;     /* |x| >= u_t: relative error <= u (xmin/(1+u), not a double) */
+  /* |x| >= xmin/(1+u): relative error <= u (not a double: kept as the
+     quotient, compared and printed exactly by lib/measure/ref.h) */
   double ovf_t;   /* overflow threshold xmax + ulp/2 */
   int ovf_incl;   /* 1: ovf_t itself overflows */
   double ftz_t;   /* with FTZ: smallest positive double not flushed */
@@ -87,9 +86,6 @@ static int get_thresholds(thresholds_t *t, const lowp_format_t *f) {
   t->u = lowp_format_u(f);
   t->zero_t = t->xmins / 2;
   t->norm_t = t->xmin - t->xmins / 2;
-  mpfr_init2(t->u_t, PREC);
-  mpfr_set_d(t->u_t, 1.0 + t->u, MPFR_RNDN); /* exact: u = 2^-p */
-  mpfr_d_div(t->u_t, t->xmin, t->u_t, MPFR_RNDN);
   t->ovf_t = t->xmax + lowp_ulp(t->xmax, f) / 2;
   t->ovf_incl = overflows(rnd(t->ovf_t, f, 0));
   /* checks: each threshold against rounding on both sides */
@@ -115,22 +111,12 @@ static int get_thresholds(thresholds_t *t, const lowp_format_t *f) {
   return bad;
 }
 
-/* relative error |round(S g) - S g| / (S g) in MPFR; +inf on overflow */
+/* relative error |round(S g) - S g| / (S g) against the exact product
+   (lib/measure/ref.h); +inf on overflow */
 static double relerr(double s, double g, const lowp_format_t *f, double *val) {
-  mpfr_t x, d;
-  double y, r;
-  mpfr_inits2(PREC, x, d, (mpfr_ptr)0);
-  mpfr_set_d(x, s, MPFR_RNDN);
-  mpfr_mul_d(x, x, g, MPFR_RNDN); /* exact */
-  lowp_round_mpfr(&y, x, f, NULL, LOWP_RND_NE);
+  double y = NAN, r = NAN;
+  (void)lowp_ref_round_product(&y, &r, s, g, f);
   if (val) *val = y;
-  if (overflows(y)) r = INFINITY;
-  else {
-    mpfr_sub_d(d, x, y, MPFR_RNDN);
-    mpfr_div(d, d, x, MPFR_RNDN);
-    r = fabs(mpfr_get_d(d, MPFR_RNDN));
-  }
-  mpfr_clears(x, d, (mpfr_ptr)0);
   return r;
 }
 
@@ -140,15 +126,11 @@ static int min_pow2(double g, double t, int strict) {
   while (k < 300 && !(strict ? ldexp(g, k) > t : ldexp(g, k) >= t)) k++;
   return k;
 }
-static int min_pow2_mpfr(double g, mpfr_srcptr t) {
+/* Smallest k with 2^k g >= xmin/(1+u), compared exactly */
+static int min_pow2_u(double g, const thresholds_t *t) {
   int k = -300;
-  mpfr_t x;
-  mpfr_init2(x, 64);
-  for (; k < 300; k++) {
-    mpfr_set_d(x, ldexp(g, k), MPFR_RNDN);
-    if (mpfr_cmp(x, t) >= 0) break;
-  }
-  mpfr_clear(x);
+  for (; k < 300; k++)
+    if (lowp_ref_cmp_quotient(ldexp(g, k), t->xmin, 1.0 + t->u, 1.0) >= 0) break;
   return k;
 }
 /* Largest k with 2^k g below the overflow threshold. */
@@ -158,20 +140,12 @@ static int max_pow2(double g, const thresholds_t *t) {
   return k;
 }
 
-/* "%.6g" of t / g computed in MPFR */
-static void ratio_str(char *buf, size_t len, mpfr_srcptr t, double g) {
-  mpfr_t x;
-  mpfr_init2(x, PREC);
-  mpfr_div_d(x, t, g, MPFR_RNDN);
-  mpfr_snprintf(buf, len, "%.8Rg", x);
-  mpfr_clear(x);
-}
+/* "%.8g" of the exact t / g, and of xmin / ((1+u) g) */
 static void ratio_str_d(char *buf, size_t len, double t, double g) {
-  mpfr_t x;
-  mpfr_init2(x, PREC);
-  mpfr_set_d(x, t, MPFR_RNDN);
-  ratio_str(buf, len, x, g);
-  mpfr_clear(x);
+  (void)lowp_ref_quotient_str(buf, len, 8, t, g, 1.0);
+}
+static void ratio_str_u(char *buf, size_t len, const thresholds_t *t, double g) {
+  (void)lowp_ref_quotient_str(buf, len, 8, t->xmin, 1.0 + t->u, g);
 }
 
 static void describe(char *buf, size_t len, double y, const lowp_format_t *f) {
@@ -210,28 +184,30 @@ static void check(const lowp_run_t *r) {
   (void)parse(r, grads, &ng, &ex, &loss, &gmin, &gmax, &kmax, &res);
 }
 
-static int run(lowp_run_t *r) {
+/* Everything run() declares and measures, shared by its phases. */
+typedef struct {
+  const lowp_format_t *f;
   double grads[64], ex, loss, gmin, gmax;
-  int ng, kmax, res, i, bad, st, kres;
-  const lowp_format_t *f = parse(r, grads, &ng, &ex, &loss, &gmin, &gmax, &kmax, &res);
+  int ng, kmax, res, bad;
   thresholds_t t;
-  cJSON *tables, *rows, *verdicts, *plots;
-  char a[256], b[256], c[256], d[256], e[256], h[256], ans[2048], meas[1024];
-  FILE *csv;
+  cJSON *tables, *verdicts, *plots;
+} ls_t;
 
-  bad = get_thresholds(&t, f);
-  tables = cJSON_AddArrayToObject(r->results, "tables");
-  verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
-  plots = cJSON_AddArrayToObject(r->results, "plots");
-
-  /* ---- the thresholds */
-  {
+/* the thresholds of the format (their checks were counted in L->bad) */
+static void render_thresholds(ls_t *L) {
+  const lowp_format_t *f = L->f;
+  const thresholds_t t = L->t;
+  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
+  int ng = L->ng, kmax = L->kmax, res = L->res;
+  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
+  cJSON *rows;
+  char a[256];
     static const char *const cols[] = {"event", "condition on |x| (x = S g)", "value", "checked with lowp_round_f64"};
     const char *cells[4];
-    rows = lowp_result_table(tables, "Where the format loses, keeps and overflows a value (round to nearest even)", cols, 4);
+    rows = lowp_result_table(L->tables, "Where the format loses, keeps and overflows a value (round to nearest even)", cols, 4);
     snprintf(a, sizeof a, "%.17g (= %a = xmins/2)", t.zero_t, t.zero_t);
     cells[0] = "becomes 0"; cells[1] = "|x| <= xmins/2 (the tie goes to the even 0)"; cells[2] = a;
-    cells[3] = bad ? "FAILED" : "yes, at and next to it";
+    cells[3] = L->bad ? "FAILED" : "yes, at and next to it";
     lowp_result_add_row(rows, cells, 4);
     snprintf(a, sizeof a, "%.17g (= %a)", t.ftz_t, t.ftz_t);
     cells[0] = "becomes 0 with flush-to-zero"; cells[1] = "|x| < xmin - xmins/2 (flushed after rounding)"; cells[2] = a;
@@ -239,20 +215,29 @@ static int run(lowp_run_t *r) {
     lowp_result_add_row(rows, cells, 4);
     snprintf(a, sizeof a, "%.17g (= %a = xmin - xmins/2)", t.norm_t, t.norm_t);
     cells[0] = "normal result"; cells[1] = "|x| >= xmin - xmins/2 (the tie goes to the even xmin)"; cells[2] = a;
-    cells[3] = bad ? "FAILED" : "yes";
+    cells[3] = L->bad ? "FAILED" : "yes";
     lowp_result_add_row(rows, cells, 4);
-    mpfr_snprintf(a, sizeof a, "%.17Rg (= xmin/(1+u))", t.u_t);
+    lowp_ref_quotient_str(a, sizeof a, 17, t.xmin, 1.0 + t.u, 1.0);
+    strncat(a, " (= xmin/(1+u))", sizeof a - strlen(a) - 1);
     cells[0] = "relative error <= u from here on"; cells[1] = "|x| >= xmin/(1+u)"; cells[2] = a;
     cells[3] = "MPFR";
     lowp_result_add_row(rows, cells, 4);
     snprintf(a, sizeof a, "%.17g (= xmax + ulp/2)", t.ovf_t);
     cells[0] = "overflow"; cells[1] = t.ovf_incl ? "|x| >= xmax + ulp(xmax)/2" : "|x| > xmax + ulp(xmax)/2";
-    cells[2] = a; cells[3] = bad ? "FAILED" : "yes";
+    cells[2] = a; cells[3] = L->bad ? "FAILED" : "yes";
     lowp_result_add_row(rows, cells, 4);
   }
 
-  /* ---- the sweep of gradients */
-  {
+/* per gradient: the smallest scales (real and power of two), checked by rounding; thresholds.csv */
+static int measure_sweep(lowp_run_t *r, ls_t *L) {
+  const lowp_format_t *f = L->f;
+  const thresholds_t t = L->t;
+  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
+  int ng = L->ng, kmax = L->kmax, res = L->res;
+  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
+  cJSON *rows;
+  char a[256], b[256], c[256], d[256], e[256], h[256], meas[1024];
+  int i;
     static const char *const cols[] = {"gradient g", "g in the format (S = 1)", "with FTZ",
                                        "nonzero: S > (min 2^k)", "normal: S >= (min 2^k)",
                                        "rel. error <= u: S >= (min 2^k)", "g*S overflows: S >= (max 2^k)"};
@@ -260,22 +245,22 @@ static int run(lowp_run_t *r) {
     FILE *tc = fopen(lowp_run_path(r, "thresholds.csv"), "w");
     if (!tc) { fprintf(stderr, "lowp run loss-scaling: cannot write CSV\n"); return 2; }
     fprintf(tc, "gradient,value,class,ftz_value,s_nonzero,k_nonzero,s_normal,k_normal,s_within_u,k_within_u,s_overflow,k_max\n");
-    rows = lowp_result_table(tables, "Smallest loss scales per gradient (real threshold, and the smallest power of two)", cols, 7);
+    rows = lowp_result_table(L->tables, "Smallest loss scales per gradient (real threshold, and the smallest power of two)", cols, 7);
     for (i = 0; i < ng + 1; i++) {
       double g = i < ng ? grads[i] : ex, y = rnd(g, f, 0), yf = rnd(g, f, 1);
       int kz = min_pow2(g, t.zero_t, 1), kn = min_pow2(g, t.norm_t, 0);
-      int ku = min_pow2_mpfr(g, t.u_t), ko = max_pow2(g, &t);
+      int ku = min_pow2_u(g, &t), ko = max_pow2(g, &t);
       char sz[64], sn[64], su[64], so[64];
       if (i == ng) break;
       /* the powers of two are checked by rounding: 2^k g is exact in binary64 */
-      if (rnd(ldexp(g, kz), f, 0) == 0.0 || rnd(ldexp(g, kz - 1), f, 0) != 0.0) bad++;
+      if (rnd(ldexp(g, kz), f, 0) == 0.0 || rnd(ldexp(g, kz - 1), f, 0) != 0.0) L->bad++;
       if (lowp_classify(rnd(ldexp(g, kn), f, 0), f) != LOWP_CLASS_NORMAL ||
-          lowp_classify(rnd(ldexp(g, kn - 1), f, 0), f) == LOWP_CLASS_NORMAL) bad++;
+          lowp_classify(rnd(ldexp(g, kn - 1), f, 0), f) == LOWP_CLASS_NORMAL) L->bad++;
       if (relerr(ldexp(1, ku), g, f, NULL) > t.u || overflows(rnd(ldexp(g, ko), f, 0)) ||
-          !overflows(rnd(ldexp(g, ko + 1), f, 0))) bad++;
+          !overflows(rnd(ldexp(g, ko + 1), f, 0))) L->bad++;
       ratio_str_d(sz, sizeof sz, t.zero_t, g);
       ratio_str_d(sn, sizeof sn, t.norm_t, g);
-      ratio_str(su, sizeof su, t.u_t, g);
+      ratio_str_u(su, sizeof su, &t, g);
       ratio_str_d(so, sizeof so, t.ovf_t, g);
       snprintf(a, sizeof a, "%g", g);
       describe(b, sizeof b, y, f);
@@ -290,17 +275,24 @@ static int run(lowp_run_t *r) {
               lowp_class_name(lowp_classify(y, f)), yf, sz, kz, sn, kn, su, ku, so, ko);
     }
     fclose(tc);
-  }
+    return 0;
+}
 
-  /* ---- the exercise's example, and the loss */
-  {
+/* the exercise's example and the loss: the answer and the verdicts */
+static void judge(lowp_run_t *r, ls_t *L) {
+  const lowp_format_t *f = L->f;
+  const thresholds_t t = L->t;
+  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
+  int ng = L->ng, kmax = L->kmax, res = L->res;
+  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
+  char b[256], e[256], ans[2048], meas[1024];
     double y = rnd(ex, f, 0), yf = rnd(ex, f, 1), re = relerr(1.0, ex, f, NULL);
-    int kz = min_pow2(ex, t.zero_t, 1), kn = min_pow2(ex, t.norm_t, 0), ku = min_pow2_mpfr(ex, t.u_t);
+    int kz = min_pow2(ex, t.zero_t, 1), kn = min_pow2(ex, t.norm_t, 0), ku = min_pow2_u(ex, &t);
     int kl = max_pow2(loss, &t);
     char sn[64], su[64], sl[64], sz[64];
     ratio_str_d(sz, sizeof sz, t.zero_t, ex);
     ratio_str_d(sn, sizeof sn, t.norm_t, ex);
-    ratio_str(su, sizeof su, t.u_t, ex);
+    ratio_str_u(su, sizeof su, &t, ex);
     ratio_str_d(sl, sizeof sl, t.ovf_t, loss);
     describe(b, sizeof b, y, f);
     snprintf(ans, sizeof ans,
@@ -319,27 +311,33 @@ static int run(lowp_run_t *r) {
 
     snprintf(meas, sizeof meas, "%s(%g) = %s: %s; with flush-to-zero: %g", f->name, ex, b,
              y == 0.0 ? "zero" : "nonzero, it becomes 0 only when subnormals are flushed to zero", yf);
-    lowp_result_verdict(verdicts, "A gradient of 1e-6 underflows to zero in fp16 without loss scaling",
+    lowp_result_verdict(L->verdicts, "A gradient of 1e-6 underflows to zero in fp16 without loss scaling",
                         "004_57bea4ceb5c470d1 (Reduced Precision Training), Exercises, 2", meas,
                         (y == 0.0) ? "holds" : "wrong");
     snprintf(meas, sizeof meas, "nonzero for S > %s (S = 1 suffices); normal from S >= %s, smallest power of two 2^%d = %g",
              sz, sn, kn, ldexp(1, kn));
     snprintf(e, sizeof e, "holds with a qualification: %g needs %s to stay nonzero; a scale of at least "
              "2^%d = %g makes it normal (full precision)", ex, kz <= 0 ? "no scaling" : "scaling", kn, ldexp(1, kn));
-    lowp_result_verdict(verdicts, "There is a minimum loss scale that preserves a 1e-6 gradient",
+    lowp_result_verdict(L->verdicts, "There is a minimum loss scale that preserves a 1e-6 gradient",
                         "004_57bea4ceb5c470d1, Exercises, 2", meas, e);
     snprintf(meas, sizeof meas, "values in (%.6g, %.6g) become subnormals, not 0; e.g. %s(3e-5) = %.6g; only "
              "|g| <= %a = %.6g becomes 0 (everything below %.6g only with flush-to-zero, not the IEEE default)",
              t.zero_t, t.xmin, f->name, rnd(3e-5, f, 0), t.zero_t, t.zero_t, t.ftz_t);
-    lowp_result_verdict(verdicts, "A gradient below the smallest normal 6.10e-5 is flushed to zero in fp16",
+    lowp_result_verdict(L->verdicts, "A gradient below the smallest normal 6.10e-5 is flushed to zero in fp16",
                         "001_f0391e47365751f2 (Elaborated AMP), 1.A", meas, rnd(3e-5, f, 0) == 0 ? "holds" : "wrong");
   }
 
-  /* ---- heat map and a slice through it */
-  {
+/* the heat map over (g, S), its boundary lines and the slice at the example */
+static int measure_heatmap(lowp_run_t *r, ls_t *L) {
+  const lowp_format_t *f = L->f;
+  const thresholds_t t = L->t;
+  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
+  int ng = L->ng, kmax = L->kmax, res = L->res;
+  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
+  FILE *csv;
     int nx = (int)ceil(log10(gmax / gmin) * res) + 1, ny;
     int j, k;
-    kres = res / 5 < 1 ? 1 : res / 5;
+    int kres = res / 5 < 1 ? 1 : res / 5;
     ny = kmax * kres + 1;
     csv = fopen(lowp_run_path(r, "heatmap.csv"), "w");
     if (!csv) { fprintf(stderr, "lowp run loss-scaling: cannot write CSV\n"); return 2; }
@@ -377,8 +375,17 @@ static int run(lowp_run_t *r) {
       fprintf(csv, "%.17g,%.17g,%.17g\n", s, re, t.u);
     }
     fclose(csv);
-  }
-  {
+    return 0;
+}
+
+static int render_plots(lowp_run_t *r, ls_t *L) {
+  const lowp_format_t *f = L->f;
+  const thresholds_t t = L->t;
+  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
+  int ng = L->ng, kmax = L->kmax, res = L->res;
+  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
+  int st, kres = res / 5 < 1 ? 1 : res / 5;
+  (void)kres;
     char extra[2048], title[256];
     lowp_plot_t p = {NULL, "log10 of the gradient g", "log2 of the loss scale S", 0, 0, extra};
     lowp_series_t s[4] = {
@@ -416,20 +423,38 @@ static int run(lowp_run_t *r) {
       q.title = title;
       st = lowp_plot(r->outdir, "slice", &q, s2, 2);
     }
-    lowp_result_plot(plots, "heatmap.png",
+    lowp_result_plot(L->plots, "heatmap.png",
                      "Relative error of the scaled gradient S*g after rounding, over gradients (x) and power-of-two-spaced "
                      "scales (y). Dark red: lost (rounds to 0); grey: overflow; the white line is where the result "
                      "becomes normal, above which the error is at most u.");
-    lowp_result_plot(plots, "slice.png",
+    lowp_result_plot(L->plots, "slice.png",
                      "The exercise's 1e-6 as a function of the scale: the error falls as more of its bits survive in the "
                      "subnormal range, and stays below u once S*g is normal.");
     if (st != 0) return lowp_run_plot_failed(r, st);
+  return 0;
   }
+
+static int run(lowp_run_t *r) {
+  ls_t L;
+  int st;
+  memset(&L, 0, sizeof L);
+  /* declare: the format, the gradients, the scales; the thresholds from the descriptor */
+  L.f = parse(r, L.grads, &L.ng, &L.ex, &L.loss, &L.gmin, &L.gmax, &L.kmax, &L.res);
+  L.bad = get_thresholds(&L.t, L.f);
+  L.tables = cJSON_AddArrayToObject(r->results, "tables");
+  L.verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
+  L.plots = cJSON_AddArrayToObject(r->results, "plots");
+  render_thresholds(&L);
+  /* measure (with the sweep's table) and judge */
+  if ((st = measure_sweep(r, &L)) != 0) return st;
+  judge(r, &L);
+  if ((st = measure_heatmap(r, &L)) != 0) return st;
+  /* render */
+  if ((st = render_plots(r, &L)) != 0) return st;
   fprintf(r->summary, "Thresholds checked against lowp_round_f64: %s.\n\nFiles: thresholds.csv, heatmap.csv, "
-          "heatmap.png, slice.png.\n", bad ? "FAILED" : "all agree");
-  mpfr_clear(t.u_t);
-  if (bad) {
-    fprintf(stderr, "lowp run loss-scaling: %d threshold checks failed\n", bad);
+          "heatmap.png, slice.png.\n", L.bad ? "FAILED" : "all agree");
+  if (L.bad) {
+    fprintf(stderr, "lowp run loss-scaling: %d threshold checks failed\n", L.bad);
     return 1;
   }
   return 0;

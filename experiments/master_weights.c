@@ -11,10 +11,11 @@
  *       (16 random bits against the fp32 sum's low 16 bits), bf16-SR of the
  *       exact sum (32 random bits, one rounding), fp32 master (its value,
  *       and its bf16 model copy); SR modes run `replicas` independent
- *       weights (Philox streams); exact = 1 + N d (MPFR, 128 bits).
+ *       weights (Philox streams); exact = 1 + N d (N d is a binary64
+ *       product of 24 and at most 27 significant bits: exact).
  *       A table repeats this for several deltas.
  *   (b) the harmonic series: s += fp32(1/k), k = 1..K, in each mode; exact
- *       H_k with MPFR (128 bits, error < K 2^-127); where each stalls.
+ *       H_k from lib/measure/ref.h (error < K 2^-127); where each stalls.
  *   (c) linear regression, d features, y = X w* + noise (w* near 1, Philox
  *       data), minibatch SGD; gradients formed in fp64 from the weights the
  *       model holds and rounded to fp32; the update applied in each mode;
@@ -33,13 +34,12 @@
 
 #include "amp/master.h"
 #include "format/format.h"
-#include "format/round_mpfr.h"
 #include "io/plot.h"
+#include "measure/ref.h"
 #include "rng/rng.h"
 
 #include <float.h>
 #include <math.h>
-#include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +104,10 @@ static void apply(int m, float *w, float *mst, const float *d, size_t nrep, uint
   }
 }
 
+/* n d exactly: d has 24 significant bits and n <= 10^8 < 2^27 (get_cfg),
+   so the binary64 product has at most 51 and is exact */
+static double exact_nd(float d, long long n) { return (double)d * (double)n; }
+
 /* (a): N updates of d to w = 1 in every mode; results (w - 1) per mode
    (mean over replicas) and the exact N d. Writes trajectory rows if f. */
 static void stagnation(const cfg_t *c, double delta, long long N, uint64_t seed, FILE *f,
@@ -113,8 +117,6 @@ static void stagnation(const cfg_t *c, double delta, long long N, uint64_t seed,
   float *w = malloc(NMODE * R * sizeof *w), *ms = malloc(R * sizeof *ms), *d = malloc(R * sizeof *d);
   float dd = (float)delta;
   long long n, next = 1;
-  mpfr_t ex;
-  mpfr_init2(ex, 128);
   for (i = 0; i < NMODE * R; i++) w[i] = 1.0f;
   for (i = 0; i < R; i++) { ms[i] = 1.0f; d[i] = dd; }
   for (n = 1; n <= N; n++) {
@@ -126,12 +128,10 @@ static void stagnation(const cfg_t *c, double delta, long long N, uint64_t seed,
     if (f && (n == next || n == N)) {
       double mean[2] = {0, 0};
       for (i = 0; i < R; i++) { mean[0] += w[M_BF16_SR_LLMC * R + i]; mean[1] += w[M_BF16_SR_EXACT * R + i]; }
-      mpfr_set_d(ex, (double)dd, MPFR_RNDN);
-      mpfr_mul_si(ex, ex, (long)n, MPFR_RNDN);
       fprintf(f, "%lld,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n", n,
               (double)w[M_FP16_RN * R] - 1, (double)w[M_BF16_RN * R] - 1,
               mean[0] / (double)R - 1, mean[1] / (double)R - 1, (double)ms[0] - 1,
-              (double)w[M_MASTER_BF16 * R] - 1, mpfr_get_d(ex, MPFR_RNDN),
+              (double)w[M_MASTER_BF16 * R] - 1, exact_nd(dd, n),
               (double)w[M_BF16_SR_LLMC * R] - 1, (double)w[M_BF16_SR_EXACT * R] - 1);
       next = next < 10 ? next + 1 : (long long)ceil((double)next * 1.05);
     }
@@ -146,11 +146,7 @@ static void stagnation(const cfg_t *c, double delta, long long N, uint64_t seed,
     res[m] = s / (double)nr;
     sd[m] = nr > 1 ? sqrt(fmax(0, (s2 - s * s / (double)nr) / (double)(nr - 1))) : 0;
   }
-  /* exact: N * fp32(delta), formed in MPFR (exact at 128 bits) */
-  mpfr_set_d(ex, (double)dd, MPFR_RNDN);
-  mpfr_mul_si(ex, ex, (long)N, MPFR_RNDN);
-  *exact = mpfr_get_d(ex, MPFR_RNDN);
-  mpfr_clear(ex);
+  *exact = exact_nd(dd, N);
   free(w); free(ms); free(d);
 }
 
@@ -164,11 +160,12 @@ static int harmonic(const lowp_run_t *r, long long K, long long stall[NH], doubl
   float s[NH];
   long long k, next = 1;
   int m;
-  mpfr_t H, t;
+  double H = 0;
+  lowp_ref_harmonic_t *href;
   if (!f) return -1;
+  href = lowp_ref_harmonic_new();
+  if (!href) { fclose(f); return -1; }
   fprintf(f, "k,fp16_rn,bf16_rn,bf16_sr_llmc,bf16_sr_exact,fp32,exact\n");
-  mpfr_inits2(128, H, t, (mpfr_ptr)0);
-  mpfr_set_ui(H, 0, MPFR_RNDN);
   for (m = 0; m < NH; m++) { s[m] = 0.0f; stall[m] = 0; }
   for (k = 1; k <= K; k++) {
     float term = 1.0f / (float)k, old[NH];
@@ -182,19 +179,17 @@ static int harmonic(const lowp_run_t *r, long long K, long long stall[NH], doubl
       if (m != H_SR_EXACT && m != H_SR_LLMC && stall[m] == 0 && s[m] == old[m]) stall[m] = k;
     /* llm.c SR: stalled for good once the fp32 sum cannot change */
     if (stall[H_SR_LLMC] == 0 && s[H_SR_LLMC] + term == s[H_SR_LLMC]) stall[H_SR_LLMC] = k;
-    mpfr_set_ui(t, 1, MPFR_RNDN);
-    mpfr_div_ui(t, t, (unsigned long)k, MPFR_RNDN);
-    mpfr_add(H, H, t, MPFR_RNDN);
+    H = lowp_ref_harmonic_next(href); /* exact H_k, rounded once */
     if (k == next || k == K) {
       fprintf(f, "%lld,%.9g,%.9g,%.9g,%.9g,%.9g,%.12g\n", k, (double)s[0], (double)s[1], (double)s[2],
-              (double)s[3], (double)s[4], mpfr_get_d(H, MPFR_RNDN));
+              (double)s[3], (double)s[4], H);
       next = next < 16 ? next + 1 : (long long)ceil((double)next * 1.03);
     }
     if ((k & 0xFFFFF) == 0) lowp_run_progress(r, "harmonic k = %lld", k);
   }
   for (m = 0; m < NH; m++) fin[m] = s[m];
-  *hK = mpfr_get_d(H, MPFR_RNDN);
-  mpfr_clears(H, t, (mpfr_ptr)0);
+  *hK = H;
+  lowp_ref_harmonic_free(href);
   return fclose(f);
 }
 
@@ -283,41 +278,45 @@ static int train(const lowp_run_t *r, const cfg_t *c, double fin[NT], double *fl
 
 /* --------------------------------------------------------------- run */
 
-static int run(lowp_run_t *r) {
+/* Everything run() measured, shared by its phases. */
+typedef struct {
   cfg_t c;
-  double res[NMODE], sd[NMODE], ex, hfin[NH], hK, tfin[NT], floor_loss;
-  long long stall[NH];
-  size_t q;
-  int m, st;
-  FILE *f;
-  cJSON *tables, *rows, *verdicts, *plots;
-  char buf[1400], cell[10][64];
-  const char *cp[10], *fp32stall;
+  double res[NMODE], sd[NMODE], ex;          /* (a) at delta, N */
+  long long stall[NH];                       /* (b) */
+  double hfin[NH], hK;
+  double tfin[NT], floor_loss;               /* (c) */
+  cJSON *tables;
+} mw_t;
 
-  get_cfg(r, &c);
-  /* (a) trajectory */
+/* (a) the trajectory at delta (stagnation.csv), then the table over deltas */
+static int measure_stagnation(lowp_run_t *r, mw_t *w) {
+  cJSON *rows;
+  char cell[10][64];
+  const char *cp[10];
+  size_t q;
+  FILE *f;
   f = fopen(lowp_run_path(r, "stagnation.csv"), "w");
   if (!f) { fprintf(stderr, "lowp run master-weights: cannot write stagnation.csv\n"); return 2; }
   fprintf(f, "N,fp16_rn,bf16_rn,bf16_sr_llmc_mean,bf16_sr_exact_mean,fp32_master,fp32_master_bf16_copy,exact,bf16_sr_llmc_one,bf16_sr_exact_one\n");
-  stagnation(&c, c.delta, c.N, r->seed, f, res, sd, &ex);
+  stagnation(&w->c, w->c.delta, w->c.N, r->seed, f, w->res, w->sd, &w->ex);
   if (fclose(f) != 0) return 2;
   lowp_run_progress(r, "stagnation done");
 
-  tables = cJSON_AddArrayToObject(r->results, "tables");
+  w->tables = cJSON_AddArrayToObject(r->results, "tables");
   {
     static const char *const cols[] = {"delta", "N", "exact N*d", "fp16-rn", "bf16-rn", "bf16-sr-llmc",
                                        "bf16-sr-exact", "fp32 master", "fp32 master, bf16 copy"};
-    rows = lowp_result_table(tables, "Share of the exact total increment N*fp32(delta) that each mode keeps, "
+    rows = lowp_result_table(w->tables, "Share of the exact total increment N*fp32(delta) that each mode keeps, "
                              "w = 1 + N updates (SR: mean +- standard deviation over the replicas)", cols, 9);
   }
   fprintf(r->summary, "| delta | N | exact | fp16-rn | bf16-rn | bf16-sr-llmc | bf16-sr-exact | fp32 master | bf16 copy |\n|---|---|---|---|---|---|---|---|---|\n");
-  for (q = 0; q <= c.ndeltas; q++) {
+  for (q = 0; q <= w->c.ndeltas; q++) {
     double rr[NMODE], ss[NMODE], e;
-    long long N = q == 0 ? c.N : (c.N / 10 > 0 ? c.N / 10 : 1);
-    double dl = q == 0 ? c.delta : c.deltas[q - 1];
+    long long N = q == 0 ? w->c.N : (w->c.N / 10 > 0 ? w->c.N / 10 : 1);
+    double dl = q == 0 ? w->c.delta : w->c.deltas[q - 1];
     int j;
-    if (q == 0) { memcpy(rr, res, sizeof rr); memcpy(ss, sd, sizeof ss); e = ex; }
-    else stagnation(&c, dl, N, r->seed + 100 * q, NULL, rr, ss, &e);
+    if (q == 0) { memcpy(rr, w->res, sizeof rr); memcpy(ss, w->sd, sizeof ss); e = w->ex; }
+    else stagnation(&w->c, dl, N, r->seed + 100 * q, NULL, rr, ss, &e);
     snprintf(cell[0], 64, "%g", dl);
     snprintf(cell[1], 64, "%lld", N);
     snprintf(cell[2], 64, "%.6g", e);
@@ -333,50 +332,72 @@ static int run(lowp_run_t *r) {
             cp[5], cp[6], cp[7], cp[8]);
   }
 
-  /* (b) */
-  if (harmonic(r, c.K, stall, hfin, &hK) != 0) {
+  return 0;
+}
+
+/* (b) the harmonic series (harmonic.csv) and its table */
+static int measure_harmonic(lowp_run_t *r, mw_t *w) {
+  cJSON *rows;
+  char cell[10][64];
+  const char *cp[10];
+  int m;
+  if (harmonic(r, w->c.K, w->stall, w->hfin, &w->hK) != 0) {
     fprintf(stderr, "lowp run master-weights: cannot write harmonic.csv\n");
     return 2;
   }
   {
     static const char *const cols[] = {"accumulator", "stalls at k", "final sum", "exact H_K", "relative error"};
-    rows = lowp_result_table(tables, "Harmonic series sum_{k<=K} fp32(1/k): where each accumulator stalls", cols, 5);
+    rows = lowp_result_table(w->tables, "Harmonic series sum_{k<=K} fp32(1/k): where each accumulator stalls", cols, 5);
   }
-  fprintf(r->summary, "\n| accumulator | stalls at k | sum at K=%lld | exact H_K | rel. error |\n|---|---|---|---|---|\n", c.K);
+  fprintf(r->summary, "\n| accumulator | stalls at k | sum at K=%lld | exact H_K | rel. error |\n|---|---|---|---|---|\n", w->c.K);
   for (m = 0; m < NH; m++) {
     int j;
     snprintf(cell[0], 64, "%s", h_name[m]);
     if (m == H_SR_EXACT) snprintf(cell[1], 64, "never (unbiased)");
-    else if (stall[m]) snprintf(cell[1], 64, "%lld", stall[m]);
+    else if (w->stall[m]) snprintf(cell[1], 64, "%lld", w->stall[m]);
     else snprintf(cell[1], 64, "not by K");
-    snprintf(cell[2], 64, "%.9g", hfin[m]);
-    snprintf(cell[3], 64, "%.12g", hK);
-    snprintf(cell[4], 64, "%.3e", fabs(hfin[m] - hK) / hK);
+    snprintf(cell[2], 64, "%.9g", w->hfin[m]);
+    snprintf(cell[3], 64, "%.12g", w->hK);
+    snprintf(cell[4], 64, "%.3e", fabs(w->hfin[m] - w->hK) / w->hK);
     for (j = 0; j < 5; j++) cp[j] = cell[j];
     lowp_result_add_row(rows, cp, 5);
     fprintf(r->summary, "| %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3], cp[4]);
   }
 
-  /* (c) */
-  if (train(r, &c, tfin, &floor_loss) != 0) {
+  return 0;
+}
+
+/* (c) SGD on linear regression (training.csv) and its table */
+static int measure_training(lowp_run_t *r, mw_t *w) {
+  cJSON *rows;
+  char cell[10][64];
+  const char *cp[10];
+  int m;
+  if (train(r, &w->c, w->tfin, &w->floor_loss) != 0) {
     fprintf(stderr, "lowp run master-weights: training failed (memory or training.csv)\n");
     return 2;
   }
   {
     static const char *const cols[] = {"mode", "final loss", "loss at w* (noise floor)"};
-    rows = lowp_result_table(tables, "Linear regression, SGD: final loss of the weights the forward pass uses", cols, 3);
+    rows = lowp_result_table(w->tables, "Linear regression, SGD: final loss of the weights the forward pass uses", cols, 3);
   }
   fprintf(r->summary, "\n| training mode | final loss | noise floor |\n|---|---|---|\n");
   for (m = 0; m < NT; m++) {
     snprintf(cell[0], 64, "%s", t_name[m]);
-    snprintf(cell[1], 64, "%.4e", tfin[m]);
-    snprintf(cell[2], 64, "%.4e", floor_loss);
+    snprintf(cell[1], 64, "%.4e", w->tfin[m]);
+    snprintf(cell[2], 64, "%.4e", w->floor_loss);
     cp[0] = cell[0]; cp[1] = cell[1]; cp[2] = cell[2];
     lowp_result_add_row(rows, cp, 3);
     fprintf(r->summary, "| %s | %s | %s |\n", cp[0], cp[1], cp[2]);
   }
 
-  /* plots */
+  return 0;
+}
+
+/* the three plots, from the CSVs written above */
+static int render_plots(lowp_run_t *r, const mw_t *w) {
+  cJSON *plots;
+  int m, st;
   plots = cJSON_AddArrayToObject(r->results, "plots");
   {
     char title[200];
@@ -389,7 +410,7 @@ static int run(lowp_run_t *r) {
         {"stagnation.csv", 1, 5, "bf16 SR (exact sum), mean of replicas", "lines lc rgb '#ff7f0e'", NULL, 0, 0},
         {"stagnation.csv", 1, 3, "bf16 round-to-nearest", "lines lc rgb '#d62728'", NULL, 0, 0},
         {"stagnation.csv", 1, 2, "fp16 round-to-nearest", "lines lc rgb '#9467bd'", NULL, 0, 1}};
-    snprintf(title, sizeof title, "A weight of 1 plus N updates of %g", c.delta);
+    snprintf(title, sizeof title, "A weight of 1 plus N updates of %g", w->c.delta);
     pl.title = title;
     st = lowp_plot(r->outdir, "stagnation", &pl, s, 6);
   }
@@ -397,15 +418,15 @@ static int run(lowp_run_t *r) {
     char hx[600];
     lowp_plot_t pl = {"Harmonic series: sum of fp32(1/k) in each accumulator", "k (number of terms)",
                       "partial sum", 1, 0, hx};
-    /* on the plot, where and why the round-to-nearest sums stop growing (stall[] measured above) */
+    /* on the plot, where and why the round-to-nearest sums stop growing (w->stall[] measured above) */
     snprintf(hx, sizeof hx, "set key top left\nset label 1 \"fp16 stops at k = %lld (1/k < half an ulp of the sum)\" at %lld, first %.6g left offset 0,0.8 font ',10' tc rgb '#9467bd'\nset label 2 \"bf16 stops at k = "
-             "%lld\" at %lld, first %.6g left offset 0,0.8 font ',10' tc rgb '#d62728'", stall[H_FP16], 10 * stall[H_FP16],
-             hfin[H_FP16], stall[H_BF16], 10 * stall[H_BF16], hfin[H_BF16]);
-    if (!stall[H_FP16] || !stall[H_BF16]) snprintf(hx, sizeof hx, "set key top left");
-    if (stall[H_FP32])
+             "%lld\" at %lld, first %.6g left offset 0,0.8 font ',10' tc rgb '#d62728'", w->stall[H_FP16], 10 * w->stall[H_FP16],
+             w->hfin[H_FP16], w->stall[H_BF16], 10 * w->stall[H_BF16], w->hfin[H_BF16]);
+    if (!w->stall[H_FP16] || !w->stall[H_BF16]) snprintf(hx, sizeof hx, "set key top left");
+    if (w->stall[H_FP32])
       snprintf(hx + strlen(hx), sizeof hx - strlen(hx), "\nset label 3 \"fp32 stops at k = %lld (sum %.6g), top right\" at "
                "graph 0.97, graph 0.06 right font ',10' tc rgb '#1f4e9e'\nset label 4 '' at %lld, first %.6g point pt 6 "
-               "ps 2.5 lc rgb '#1f4e9e'", stall[H_FP32], hfin[H_FP32], stall[H_FP32], hfin[H_FP32]);
+               "ps 2.5 lc rgb '#1f4e9e'", w->stall[H_FP32], w->hfin[H_FP32], w->stall[H_FP32], w->hfin[H_FP32]);
     lowp_series_t s[6] = {
         {"harmonic.csv", 1, 7, "exact H_k", "lines lc rgb '#000000'", NULL, 0, 1},
         {"harmonic.csv", 1, 6, "fp32", "lines lc rgb '#1f4e9e'", NULL, 0, 0},
@@ -424,7 +445,7 @@ static int run(lowp_run_t *r) {
                                         "lines lc rgb '#2ca02c'", "lines lc rgb '#17becf'",
                                         "lines lc rgb '#1f4e9e'", "lines lc rgb '#000000'"};
     snprintf(extra, sizeof extra, "set key top right\nset format y '10^{%%L}'\nset arrow from graph 0, first %g to graph 1, first %g nohead dt 3 lc rgb '#777777'",
-             floor_loss, floor_loss);
+             w->floor_loss, w->floor_loss);
     pl.extra = extra;
     for (m = 0; m < NT; m++) {
       lowp_series_t x = {"training.csv", 1, 3, t_name[m], col[m], t_name[m], 2, m == T_FP32};
@@ -440,11 +461,18 @@ static int run(lowp_run_t *r) {
                    "forward pass; the dotted line is the loss at the true weights (noise floor).");
   if (st != 0) return lowp_run_plot_failed(r, st);
 
-  /* answer and verdicts */
+  return 0;
+}
+
+/* the answer and the verdicts */
+static void judge(lowp_run_t *r, const mw_t *w) {
+  cJSON *verdicts;
+  char buf[1400];
+  const char *fp32stall;
   {
     static char fs[64];
-    if (stall[H_FP32]) snprintf(fs, sizeof fs, "k = %lld", stall[H_FP32]);
-    else snprintf(fs, sizeof fs, "no stall by K = %lld", c.K);
+    if (w->stall[H_FP32]) snprintf(fs, sizeof fs, "k = %lld", w->stall[H_FP32]);
+    else snprintf(fs, sizeof fs, "no stall by K = %lld", w->c.K);
     fp32stall = fs;
   }
   snprintf(buf, sizeof buf,
@@ -454,36 +482,36 @@ static int run(lowp_run_t *r) {
            "stalls at k = %lld in fp16 (sum %.9g), %lld in bf16 (%.9g), %s in fp32 (%.9g); exact H_%lld = %.9g. "
            "Training losses: fp16-rn %.3g, bf16-rn %.3g, bf16-sr %.3g, fp32 master with fp16 copy %.3g, with bf16 "
            "copy %.3g, fp32 %.3g (noise floor %.3g).",
-           c.N, c.delta, ex, res[M_FP16_RN], res[M_BF16_RN], res[M_MASTER], 100 * res[M_MASTER] / ex,
-           (double)(1.0f + (float)c.delta) - 1.0, res[M_BF16_SR_LLMC], sd[M_BF16_SR_LLMC],
-           res[M_BF16_SR_EXACT], sd[M_BF16_SR_EXACT], stall[H_FP16], hfin[H_FP16], stall[H_BF16],
-           hfin[H_BF16], fp32stall, hfin[H_FP32], c.K, hK, tfin[T_FP16], tfin[T_BF16], tfin[T_SR],
-           tfin[T_MASTER16], tfin[T_MASTER], tfin[T_FP32], floor_loss);
+           w->c.N, w->c.delta, w->ex, w->res[M_FP16_RN], w->res[M_BF16_RN], w->res[M_MASTER], 100 * w->res[M_MASTER] / w->ex,
+           (double)(1.0f + (float)w->c.delta) - 1.0, w->res[M_BF16_SR_LLMC], w->sd[M_BF16_SR_LLMC],
+           w->res[M_BF16_SR_EXACT], w->sd[M_BF16_SR_EXACT], w->stall[H_FP16], w->hfin[H_FP16], w->stall[H_BF16],
+           w->hfin[H_BF16], fp32stall, w->hfin[H_FP32], w->c.K, w->hK, w->tfin[T_FP16], w->tfin[T_BF16], w->tfin[T_SR],
+           w->tfin[T_MASTER16], w->tfin[T_MASTER], w->tfin[T_FP32], w->floor_loss);
   cJSON_AddStringToObject(r->results, "answer", buf);
   fprintf(r->summary, "\n**Answer.** %s\n", buf);
   verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
   {
     double y;
-    lowp_round_f64(&y, 1.0 + (double)(float)c.delta, &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
+    lowp_round_f64(&y, 1.0 + (double)(float)w->c.delta, &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
     snprintf(buf, sizeof buf, "fp16(1 + %g) = %g; w after %lld updates: %.9g (fp16), %.9g (bf16); spacing above 1 "
              "is 2^-10 = %.4g, an update is lost below half of it, %.4g",
-             c.delta, y, c.N, 1 + res[M_FP16_RN], 1 + res[M_BF16_RN], lowp_format_eps(&LOWP_FMT_FP16),
+             w->c.delta, y, w->c.N, 1 + w->res[M_FP16_RN], 1 + w->res[M_BF16_RN], lowp_format_eps(&LOWP_FMT_FP16),
              lowp_format_u(&LOWP_FMT_FP16));
     lowp_result_verdict(verdicts, "In FP16 with weights ~1 an update of 1e-7 rounds to zero (smallest difference 2^-10)",
                         "document 004, \"The Three-Part Strategy\", Why FP32 master weights?", buf,
-                        res[M_FP16_RN] == 0 ? "holds (the update is lost whenever it is below 2^-11, half the spacing)"
+                        w->res[M_FP16_RN] == 0 ? "holds (the update is lost whenever it is below 2^-11, half the spacing)"
                                             : "wrong: the weight moved");
     snprintf(buf, sizeof buf, "fp32 master after %lld updates: %.9g vs exact %.9g (%.2f%%); each update becomes %.6g",
-             c.N, res[M_MASTER], ex, 100 * res[M_MASTER] / ex, (double)(1.0f + (float)c.delta) - 1.0);
+             w->c.N, w->res[M_MASTER], w->ex, 100 * w->res[M_MASTER] / w->ex, (double)(1.0f + (float)w->c.delta) - 1.0);
     lowp_result_verdict(verdicts, "FP32 accumulates these tiny updates until they become significant",
                         "document 004, \"The Three-Part Strategy\"", buf,
-                        fabs(res[M_MASTER] / ex - 1) < 0.01 ? "holds"
+                        fabs(w->res[M_MASTER] / w->ex - 1) < 0.01 ? "holds"
                         : "holds with a qualification: fp32 keeps the updates but rounds each one at the weight's ulp, "
                           "so near 1 every 1e-7 counts as 2^-23 = 1.19e-7 (19% too much); below 2^-24 (half an ulp) fp32 "
                           "loses them too (see the 1e-8 and 3e-8 rows)");
     snprintf(buf, sizeof buf, "final training loss: fp16-rn %.3g, bf16-rn %.3g, bf16 SR %.3g, fp32 master with "
              "fp16 copy %.3g, with bf16 copy %.3g, fp32 %.3g",
-             tfin[T_FP16], tfin[T_BF16], tfin[T_SR], tfin[T_MASTER16], tfin[T_MASTER], tfin[T_FP32]);
+             w->tfin[T_FP16], w->tfin[T_BF16], w->tfin[T_SR], w->tfin[T_MASTER16], w->tfin[T_MASTER], w->tfin[T_FP32]);
     lowp_result_verdict(verdicts, "Master weights essential: small updates vanish in FP16; accumulate in FP32",
                         "document 004, \"Key Takeaways\" 3", buf,
                         "holds with a qualification: round-to-nearest low-precision weights stall (bf16 far above fp16); "
@@ -491,6 +519,18 @@ static int run(lowp_run_t *r) {
                         "uses is then limited by that copy's own rounding; bf16 with stochastic rounding (llm.c) also "
                         "keeps training, with more noise");
   }
+}
+
+static int run(lowp_run_t *r) {
+  mw_t w;
+  int st;
+  memset(&w, 0, sizeof w);
+  get_cfg(r, &w.c);
+  if ((st = measure_stagnation(r, &w)) != 0) return st;
+  if ((st = measure_harmonic(r, &w)) != 0) return st;
+  if ((st = measure_training(r, &w)) != 0) return st;
+  if ((st = render_plots(r, &w)) != 0) return st;
+  judge(r, &w);
   return 0;
 }
 

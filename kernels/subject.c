@@ -7,6 +7,7 @@
  *   acc=FORMAT  order=recursive|pairwise|blocked:B|splitk:S|kahan|fma
  *   round=MODE  prod=exact|acc|FORMAT  compute=FORMAT
  *   variant=onepass|twopass|welford  model=SPEC  promote=N|off
+ *   exp=libm|cr (softmax_naive, softmax_stable: the exp model)
  *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu_kernels.h;
  *   their model=auto, the default, is the GPU's own preset)
  * A format or model spec that itself holds commas is written with ';'
@@ -39,7 +40,7 @@ typedef struct {
 } kctx_t;
 
 static const char *const all_keys[] = {"acc", "order", "round", "prod", "compute",
-                                       "variant", "model", "promote", "device"};
+                                       "variant", "model", "promote", "device", "exp"};
 #define NKEYS (sizeof all_keys / sizeof all_keys[0])
 
 static int key_index(const char *key, size_t len) {
@@ -74,6 +75,14 @@ static int set_err(char *err, size_t errlen, int st, const char *fmt, const char
                    const char *b) {
   if (err && errlen) snprintf(err, errlen, fmt, a, b);
   return st;
+}
+
+/* exp=libm|cr: the exp model of the softmax kernels */
+static int apply_exp(lowp_kcfg_t *c, const char *val, char *err, size_t errlen) {
+  if (!strcmp(val, "libm")) c->exp_cr = 0;
+  else if (!strcmp(val, "cr")) c->exp_cr = 1;
+  else return set_err(err, errlen, LOWP_EINVAL, "exp=%s: expected libm or cr%s", val, "");
+  return LOWP_OK;
 }
 
 /* Apply one key=value to the configuration; values[] records the raw text
@@ -123,6 +132,8 @@ static int apply(kctx_t *x, int key, const char *val, char *err, size_t errlen) 
     else
       return set_err(err, errlen, LOWP_EINVAL, "device=%s: expected auto, cpu or gpu%s", val, "");
     return LOWP_OK;
+  case 9: /* exp */
+    return apply_exp(c, val, err, errlen);
   default:
     return LOWP_OK; /* acc, order, round, prod: combined in finish() */
   }

@@ -4,7 +4,7 @@
  * Each VALUE is parsed exactly (MPFR, rounded to odd at 128 bits, which
  * keeps one-step correct rounding to every format), optionally passed
  * through a source format (--from), and rounded to each target format.
- * Errors are measured against the exact input with MPFR.
+ * Errors are measured against the exact input (lib/measure/point.h).
  *
  * Run: lowp convert 0.1 1e-6 65520 --to all
  *      lowp convert --bits 0x3c00 --from fp16 --to e4m3 --json
@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "format/number.h"
 #include "format/round_mpfr.h"
+#include "measure/point.h"
 #include "status.h"
 
 #include <cjson/cJSON.h>
@@ -83,39 +84,6 @@ static const char *class_text(double y, int saturated, const lowp_format_t *f) {
   return lowp_class_name(lowp_classify(y, f));
 }
 
-/* abs, rel and ulp error of y against the exact x (MPFR, 64-bit result) */
-static void errors(double *ea, double *er, double *eu, double y, mpfr_srcptr x,
-                   const lowp_format_t *f) {
-  mpfr_t d;
-  if (isnan(y) || mpfr_nan_p(x)) { *ea = *er = *eu = NAN; return; }
-  if (isinf(y) || mpfr_inf_p(x)) {
-    int same = isinf(y) && mpfr_inf_p(x) && (y > 0) == (mpfr_sgn(x) > 0);
-    *ea = *er = *eu = same ? 0.0 : INFINITY;
-    return;
-  }
-  mpfr_init2(d, 64);
-  mpfr_sub_d(d, x, y, MPFR_RNDN);
-  mpfr_abs(d, d, MPFR_RNDN);
-  *ea = mpfr_get_d(d, MPFR_RNDN);
-  if (mpfr_zero_p(x)) *er = (*ea == 0.0) ? 0.0 : INFINITY;
-  else {
-    mpfr_t r;
-    mpfr_init2(r, 64);
-    mpfr_div(r, d, x, MPFR_RNDN);
-    mpfr_abs(r, r, MPFR_RNDN);
-    *er = mpfr_get_d(r, MPFR_RNDN);
-    mpfr_clear(r);
-  }
-  {
-    /* in ulps of f at the exact value: ulp(x) = 2^(max(e,emin)-p+1) */
-    long e = mpfr_zero_p(x) ? f->emin : (long)mpfr_get_exp(x) - 1;
-    if (e < f->emin) e = f->emin;
-    mpfr_mul_2si(d, d, -(e - f->precision + 1), MPFR_RNDN);
-    *eu = mpfr_get_d(d, MPFR_RNDN);
-  }
-  mpfr_clear(d);
-}
-
 static cJSON *one_result(const opts_t *o, const char *input, mpfr_srcptr x,
                          const lowp_format_t *f, uint64_t index) {
   lowp_policy_t pol = o->pol;
@@ -140,7 +108,7 @@ static cJSON *one_result(const opts_t *o, const char *input, mpfr_srcptr x,
     (void)lowp_round_mpfr(&yu, x, &g, &up, o->rnd);
     sat = !(fabs(yu) <= lowp_format_xmax(f));
   }
-  errors(&ea, &er, &eu, y, x, f);
+  lowp_measure_point_errors(&ea, &er, &eu, y, x, f); /* against the exact input */
   fields_text(fields, sizeof fields, b, f);
   snprintf(hex, sizeof hex, "0x%0*llx", (lowp_format_width(f) + 3) / 4,
            (unsigned long long)b);

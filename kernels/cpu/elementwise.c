@@ -13,6 +13,7 @@
 
 #include <math.h>
 
+#include "exact/exact.h"
 #include "status.h"
 
 /* ------------------------------------------------------ private helpers */
@@ -39,6 +40,12 @@ int lowp_kernel_cast(const lowp_kcfg_t *c, double *const *out, const double *con
   (void)err; (void)errlen;
   return lowp_round_array_f64(out[0], in[0], p->dims.batch * p->dims.m * p->dims.n, &p->out,
                               NULL, c->rnd);
+}
+
+double lowp_kernel_exp_cr(double x, const lowp_format_t *F) {
+  double y;
+  if (lowp_exact_fn(&y, &x, 1, LOWP_FN_EXP, F, NULL, LOWP_RND_NE) != LOWP_OK) return NAN;
+  return y;
 }
 
 int lowp_kernel_exp(const lowp_kcfg_t *c, double *const *out, const double *const *in,

@@ -13,6 +13,9 @@
  *                      or exact (an FMA: the default)
  *   compute            nonlinear kernels (softmax, norms, elementwise):
  *                      every operation rounded to this format (rne)
+ *   exp                softmax_naive, softmax_stable: the exp model, libm
+ *                      (binary64 libm exp rounded to compute: the default)
+ *                      or cr (exp correctly rounded to compute, lib/exact)
  *   variant            layernorm: onepass | twopass | welford
  *   model, promote     gemm_tc: tensor-core model spec and fp8 promotion
  *   round (cast)       the rounding mode of the cast
@@ -58,6 +61,7 @@ typedef struct {
   char model[200];        /**< gemm_tc: model spec (default "h100") */
   long promote;           /**< gemm_tc: -1 the model's own, 0 off, N */
   int device;             /**< LOWP_DEVICE_AUTO / _CPU / _GPU */
+  int exp_cr;             /**< exp=cr: exp correctly rounded to compute (0: libm) */
 } lowp_kcfg_t;
 
 /** @brief A plain CPU kernel: the pipeline's subject signature, minus the

@@ -4,7 +4,10 @@
  * Every operation is rounded (rne) to the compute format F (compute=,
  * default fp32), as a kernel computing in F does: a subtraction, libm's
  * exp/log in binary64 then rounded to F, and the row sum accumulated left
- * to right in F. Variants (registry names):
+ * to right in F. softmax_naive and softmax_stable take the exp model as a
+ * parameter: exp=libm (that default) or exp=cr, exp correctly rounded to F
+ * (lowp_kernel_exp_cr), so every operation of the row is then F's correctly
+ * rounded one (the softmax-overflow experiment). Variants (registry names):
  *   softmax_naive   e_i = F(exp(x_i)), s = sum e_i, y_i = F(e_i / s):
  *                   overflows where exp(x_i) exceeds F's range
  *   softmax_stable  the same on x_i - max (max subtraction)
@@ -22,6 +25,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cpu/elementwise.h"
 #include "status.h"
 
 /* ------------------------------------------------------ private helpers */
@@ -37,15 +41,25 @@ static double row_max(const double *x, size_t n) {
   return m;
 }
 
+/* exp(t) in F: libm's rounded to F, or correctly rounded (exp=cr) */
+static double exp_in(double t, const lowp_format_t *F, int cr) {
+  return cr ? lowp_kernel_exp_cr(t, F) : lowp_kcfg_r(exp(t), F);
+}
+
 /* s = sum F(exp(F(x_i - shift))) accumulated in F; shift 0 for naive */
-static double exp_sum(const double *x, size_t n, double shift, const lowp_format_t *F) {
+static double exp_sum_cr(const double *x, size_t n, double shift, const lowp_format_t *F,
+                         int cr) {
   double s = 0;
   size_t i;
   for (i = 0; i < n; i++) {
     double t = shift == 0 ? x[i] : lowp_kcfg_r(x[i] - shift, F);
-    s = lowp_kcfg_r(s + lowp_kcfg_r(exp(t), F), F);
+    s = lowp_kcfg_r(s + exp_in(t, F, cr), F);
   }
   return s;
+}
+
+static double exp_sum(const double *x, size_t n, double shift, const lowp_format_t *F) {
+  return exp_sum_cr(x, n, shift, F, 0);
 }
 
 /* F-rounded logsumexp of a row (stable) */
@@ -69,10 +83,10 @@ static int softmax(int stable, const lowp_kcfg_t *c, double *const *out, const d
     double m = stable ? row_max(x, n) : 0, s;
     size_t i;
     if (stable && isinf(m)) m = 0; /* a row with inf: no shift, IEEE's result */
-    s = exp_sum(x, n, m, F);
+    s = exp_sum_cr(x, n, m, F, c->exp_cr);
     for (i = 0; i < n; i++) {
       double t = m == 0 ? x[i] : lowp_kcfg_r(x[i] - m, F);
-      y[i] = lowp_kcfg_r(lowp_kcfg_r(lowp_kcfg_r(exp(t), F) / s, F), &p->out);
+      y[i] = lowp_kcfg_r(lowp_kcfg_r(exp_in(t, F, c->exp_cr) / s, F), &p->out);
     }
   }
   return LOWP_OK;

@@ -192,6 +192,7 @@ run softmax-overflow --nmax=0
 run softmax-overflow --n=abc
 run softmax-overflow --trials=99999999999999999999
 run softmax-overflow --mask=zz
+run softmax-overflow --formats=fp16,fp64
 run claims --file=nosuchfile.json
 run claims --file=claims_cut.json
 run claims --python=/nonexistent/python3
