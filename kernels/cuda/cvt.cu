@@ -11,6 +11,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "ptx.h"
+
 extern "C" {
 #include "cvt.h"
 #include "status.h"
@@ -32,7 +34,7 @@ __global__ void lowp_cvt_kernel1(void *out, uint32_t start, uint32_t n, int vari
   case 4: asm("cvt.rp.f16.f32 %0, %1;" : "=h"(h) : "f"(x)); break;
   case 5: asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x)); break;
   case 6: asm("cvt.rz.bf16.f32 %0, %1;" : "=h"(h) : "f"(x)); break;
-  case 7: asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(w) : "f"(x)); break;
+  case 7: asm(LOWP_PTX_CVT_TF32_RNA : "=r"(w) : "f"(x)); break; /* tests/tsass.c */
 #if __CUDA_ARCH__ >= 890
   case 8: asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(x)); break;
   case 9: asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(x)); break;

@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ptx.h"
+
 extern "C" {
 #include "gemm_gpu.h"
 #include "status.h"
@@ -106,9 +108,7 @@ __global__ void __launch_bounds__(32) gemm_mma_kernel1(float *d, const void *a, 
       }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
       if (variant == 4)
-        asm volatile(
-            "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};"
+        asm volatile(LOWP_PTX_MMA_E4M3_F32 /* its machine code: tests/tsass.c */
             : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
             : "r"(ar[0]), "r"(ar[1]), "r"(ar[2]), "r"(ar[3]), "r"(br[0]), "r"(br[1]));
       else
