@@ -16,6 +16,7 @@
  * kept (the model keeps them).
  */
 
+#include "gpu_kernels.h"
 #include "model/probe.h"
 #include "status.h"
 #include "testutil.h"
@@ -105,6 +106,38 @@ int main(void) {
                           r.out_rnd == want[k] && r.c_ok && r.c_rnd == LOWP_RND_NE &&
                           r.align == LOWP_RND_TZ && r.out_frac == 0,
                       "%s e5m2->fp32: inferred %s", specs[k], r.model);
+    }
+  }
+
+  /* lowp probe on a Hopper or B200 GPU probes fp8 through mma.sync, which
+     sm_90 and sm_100 run as two fp16 HMMAs and an FADD of c (tests/tsass.c).
+     A device that computes that datapath with fp32 output must match
+     lowp_gpu_mma_model (what lowp probe compares a GPU with) and differ from
+     the h100 preset's fp32 fp8 datapath (wgmma's 13-bit one) */
+  {
+    static const char *const pres[2] = {"h100", "b200"};
+    int k;
+    for (k = 0; k < 2; k++) {
+      lowp_tc_model_t dm, mm, wg;
+      lowp_probe_dev_t dev;
+      lowp_probe_t r;
+      char err[256], why[512];
+      lowp_test_check(lowp_tc_model_get(&dm, pres[k], &LOWP_FMT_E4M3, &LOWP_FMT_FP16, err, sizeof err) == LOWP_OK &&
+                          lowp_gpu_mma_model(&mm, pres[k], &LOWP_FMT_E4M3, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK &&
+                          lowp_tc_model_get(&wg, pres[k], &LOWP_FMT_E4M3, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK,
+                      "%s", err);
+      dev.dot = lowp_probe_model_dot;
+      dev.ctx = &dm;
+      dev.kmax = 128;
+      dev.promote = 0;
+      lowp_test_check(lowp_probe_run(&r, &dev, &LOWP_FMT_E4M3, &LOWP_FMT_FP32) == LOWP_OK, "probe %s", pres[k]);
+      lowp_test_check(r.b == 16 && r.interleave == 2 && r.F == 25 && r.late_c == 1 &&
+                          lowp_probe_compare(&r, &mm, &LOWP_FMT_FP32, why, sizeof why) == 0,
+                      "%s e4m3->fp32 through mma.sync: inferred %s, against lowp_gpu_mma_model: %s", pres[k],
+                      r.model, why);
+      if (k == 0)
+        lowp_test_check(lowp_probe_compare(&r, &wg, &LOWP_FMT_FP32, why, sizeof why) != 0,
+                        "h100: the mma.sync fp8 datapath reads as the wgmma one (%s)", r.model);
     }
   }
 

@@ -10,6 +10,7 @@
  */
 
 #include "cli.h"
+#include "gpu_kernels.h"
 #include "output.h"
 
 #include "io/atomic.h"
@@ -314,7 +315,10 @@ int lowp_cmd_probe(int argc, char **argv) {
       int st, have_preset, nd = 0;
       if (oi == 0 && !strcmp(out_opt, "fp16")) continue;
       if (oi == 1 && (!strcmp(out_opt, "fp32") || !fp16_out_ok(in))) continue;
-      have_preset = *dv.spec && lowp_tc_model_get(&pm, dv.spec, in, out, err, sizeof err) == LOWP_OK;
+      /* a GPU is probed through mma.sync: compare with that instruction's
+         datapath (fp8 on Hopper: not the preset's wgmma one) */
+      have_preset = *dv.spec && (dv.gpu ? lowp_gpu_mma_model(&pm, dv.spec, in, out, err, sizeof err)
+                                        : lowp_tc_model_get(&pm, dv.spec, in, out, err, sizeof err)) == LOWP_OK;
       if (dv.gpu) {
         if (lowp_probe_gpu_k(in, out, dv.sm) == 0) continue;
         pd.dot = lowp_probe_gpu_dot;
