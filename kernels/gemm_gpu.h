@@ -90,6 +90,13 @@ int lowp_gemm_gpu(int which, int variant, double *c, const double *a, const doub
     or LOWP_EUNSUPPORTED (no CUDA build, driver or device). */
 int lowp_cuda_device_info(char *name, size_t len, int *major, int *minor);
 
+/** @brief What the CUDA runtime says about its devices: the number it can
+    use (msg "N CUDA devices"), or -1 with its error in msg (an old driver:
+    "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA
+    runtime version (cudaErrorInsufficientDriver)"; a build without CUDA:
+    says so). */
+int lowp_cuda_runtime_status(char *msg, size_t len);
+
 /**
  * @brief The tensor-core preset (lib/model/tc.h) of the first device: a
  * preset whose name is a word of the device name ("NVIDIA H100 80GB HBM3"

@@ -10,6 +10,7 @@
  */
 
 #include "cli.h"
+#include "gemm_gpu.h"
 #include "gpu_kernels.h"
 #include "output.h"
 
@@ -65,6 +66,12 @@ static void usage(FILE *out) {
           "                 'lowp run tensor-core-models --vectors=DIR'\n"
           "  --rows N       rows per captured file (default 1000, at most 100000)\n"
           "  --seed S       seed of the captured inputs (default 1)\n"
+          "  --device-info  only say which GPU the CUDA runtime can use (name, compute\n"
+          "                 capability), or its error, e.g. a driver too old for this\n"
+          "                 CUDA (exit 2); tools/gpu.sh runs it first\n"
+          "\n"
+          "On a GPU the probes run mma.sync; each datapath is compared with that\n"
+          "instruction's in the preset (fp8 on Hopper/Blackwell: the mma.sync one).\n"
           "\n"
           "Exit status: 0 all probed items match the preset, 1 an item differs, 2 bad\n"
           "usage or input, or no GPU for --device gpu.\n");
@@ -216,6 +223,18 @@ static const char *yesno(int v, const char *yes, const char *no) {
   return v < 0 ? "not probed" : v ? yes : no;
 }
 
+/* --device-info: the GPU the CUDA runtime can use, or its error (exit 2):
+   tools/gpu.sh runs it so that a driver too old for this CUDA fails loudly
+   instead of every GPU test skipping */
+static int device_info(void) {
+  char why[256], name[256];
+  int n = lowp_cuda_runtime_status(why, sizeof why), sm = 0;
+  if (n <= 0) lowp_cli_die(CMD, "the CUDA runtime can use no GPU: %s", n < 0 ? why : "it counts none");
+  if (!lowp_probe_gpu_info(name, sizeof name, &sm)) lowp_cli_die(CMD, "the CUDA runtime cannot query device 0");
+  printf("%s (compute capability %d.%d; %s)\n", name, sm / 10, sm % 10, why);
+  return LOWP_EXIT_OK;
+}
+
 /* ----------------------------------------------------------- the command */
 
 int lowp_cmd_probe(int argc, char **argv) {
@@ -238,6 +257,7 @@ int lowp_cmd_probe(int argc, char **argv) {
     else if (!strcmp(a, "--in")) in_list = need_arg(argc, argv, &i);
     else if (!strcmp(a, "--out")) out_opt = need_arg(argc, argv, &i);
     else if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--device-info")) return device_info();
     else if (!strcmp(a, "--capture")) cap = need_arg(argc, argv, &i);
     else if (!strcmp(a, "--rows")) rows = (long)lowp_cli_int(CMD, "--rows", need_arg(argc, argv, &i), 1, 100000);
     else if (!strcmp(a, "--seed"))
@@ -264,9 +284,12 @@ int lowp_cmd_probe(int argc, char **argv) {
   /* the device */
   if (!device || !strcmp(device, "gpu")) {
     const char *pre;
-    if (!lowp_probe_gpu_info(gpu_name, sizeof gpu_name, &dv.sm))
-      lowp_cli_die(CMD, "no CUDA GPU here (or this lowp was built without CUDA); probe a model instead: "
-                        "--device model:PRESET (v100 a100 a2 ada l40s h100 h200 b200)");
+    if (!lowp_probe_gpu_info(gpu_name, sizeof gpu_name, &dv.sm)) {
+      char why[256];
+      (void)lowp_cuda_runtime_status(why, sizeof why);
+      lowp_cli_die(CMD, "no CUDA GPU here (%s); probe a model instead: "
+                        "--device model:PRESET (v100 a100 a2 ada l40s h100 h200 b200)", why);
+    }
     if (lowp_probe_gpu_open(&dv.g) != LOWP_OK) lowp_cli_die(CMD, "cannot open the GPU %s", gpu_name);
     pre = preset_of_sm(dv.sm);
     dv.gpu = 1;

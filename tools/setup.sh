@@ -34,5 +34,7 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $missing >&2
 fi
 
+# LOWP_SETUP_BUILD=0: install only (tools/gpu.sh builds for its GPU itself)
+[ "${LOWP_SETUP_BUILD:-1}" != 0 ] || exit 0
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >&2
 cmake --build "$BUILD" -j"$(nproc)" >&2

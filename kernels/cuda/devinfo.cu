@@ -1,4 +1,4 @@
-/* lowp_cuda_device_info -- name and compute capability of the first CUDA device */
+/* lowp_cuda_device_info -- name and compute capability of the first CUDA device; the runtime's own error */
 
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -24,4 +24,17 @@ extern "C" int lowp_cuda_device_info(char *name, size_t len, int *major, int *mi
   if (major) *major = p.major;
   if (minor) *minor = p.minor;
   return LOWP_OK;
+}
+
+extern "C" int lowp_cuda_runtime_status(char *msg, size_t len) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (msg && len)
+      snprintf(msg, len, "cudaGetDeviceCount: %s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+    return -1;
+  }
+  if (msg && len) snprintf(msg, len, "%d CUDA device%s", n, n == 1 ? "" : "s");
+  return n;
 }
