@@ -18,6 +18,7 @@
  *     device=auto runs the twin, the launchers say LOWP_EUNSUPPORTED.
  */
 
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -238,6 +239,22 @@ static void cvt_tf32(void) {
                   "no sequence for sm 75 (no cvt.rna.tf32) or 110 (no cubin of that major)");
 }
 
+/* the separate addition of C after cuBLASLt's beta = 0 GEMM: one rounding to nearest even in the output format */
+static void twin_add_c(void) {
+  const double ab[5] = {1.0, -0.0, 65504.0, 1.0, 3.0};
+  const double c[5] = {0x1p-11, -0.0, 16.0, 0x1.8p-11, -3.0};
+  const double want16[5] = {1.0, -0.0, INFINITY, 1.0 + 0x1p-10, 0.0};
+  double d[5];
+  int i, ok;
+  ok = lowp_gemm_twin_add_c(d, ab, c, 5, &LOWP_FMT_FP16) == LOWP_OK;
+  for (i = 0; i < 5; i++) ok = ok && d[i] == want16[i] && signbit(d[i]) == signbit(want16[i]);
+  lowp_test_check(ok, "add_c fp16: tie to even, -0 + -0 = -0, overflow to inf, x - x = +0");
+  ok = lowp_gemm_twin_add_c(d, ab, c, 5, &LOWP_FMT_FP32) == LOWP_OK && d[0] == 1.0 + 0x1p-11 && d[2] == 65520.0;
+  lowp_test_check(ok, "add_c fp32 keeps what fp32 holds");
+  for (i = 1; i <= LOWP_CUBLAS_VARIANTS; i++)
+    lowp_test_check(!lowp_gemm_cublas_validated(i, "h100"), "cuBLAS variant %d is marked validated, but no GPU has run", i);
+}
+
 static void no_device(void) {
   char err[300] = "", preset[32];
   lowp_problem_t p = prob("softmax", 2, 10, 1, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
@@ -269,6 +286,7 @@ static void no_device(void) {
 int main(void) {
   lowp_test_start("tgpu_kernels");
   cvt_tf32();
+  twin_add_c();
   gemms();
   rows();
   no_device();

@@ -14,7 +14,9 @@
 #      GEMMs against their CPU twins bit for bit, cuBLAS against the GPU's
 #      tensor-core model, the cvt instructions, the exact GEMM on cuBLAS
 #   4. lowp probe, and lowp probe --capture (tensor-core vectors of this GPU)
-#   5. lowp check of every GPU registry entry against its CPU twin (bitexact)
+#   5. lowp check of every GPU registry entry against its CPU twin (bitexact;
+#      cuBLAS against the model's error bound only: its twins are measured,
+#      unvalidated, by tgemm_gpu in step 3)
 #   6. lowp run amp-speedup
 # and writes each command's output, its exit status and the time it took,
 # with the date, the GPU, the driver and the CUDA version, under
@@ -246,7 +248,7 @@ cat >"$TMP/gpu-check.json" <<'EOF'
     { "name": "gemm_mma_fp16", "op": "gemm", "in": "fp16", "subject": { "kernel": "gemm_mma", "params": "device=gpu" },
       "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "model" }, { "bitexact": { "kernel": "gemm_mma", "params": "device=cpu" } } ] },
     { "name": "gemm_cublas_bf16", "op": "gemm", "in": "bf16", "subject": { "kernel": "gemm_cublas", "params": "device=gpu" },
-      "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "model" }, { "bitexact": { "kernel": "gemm_cublas", "params": "device=cpu" } } ] }
+      "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "model" } ] }
   ] }
 EOF
 step check-gpu-kernels "$LOWP" check "$TMP/gpu-check.json"
