@@ -92,7 +92,7 @@ int main(void) {
   /* F = 13: 2^-9 x 448 leads (exponent -1, clamped 2), beside 1.125 2^-12 */
   {
     lowp_bfma_t p13 = m8.bfma, c13 = clamp;
-    double a[2] = {ldexp(1.0, -9), 1.125 * ldexp(1.0, -3)}, b[2] = {448.0, ldexp(1.0, -9)}, x, y;
+    double a[2] = {ldexp(1.0, -9), 1.125 * ldexp(1.0, -3)}, b[2] = {448.0, ldexp(1.0, -9)}, x = 0, y = 0;
     p13.F = c13.F = 13;
     lowp_test_check(lowp_bfma(&x, a, b, 2, 0.0, &p13, &LOWP_FMT_E4M3, &LOWP_FMT_FP32) == LOWP_OK &&
                         lowp_bfma(&y, a, b, 2, 0.0, &c13, &LOWP_FMT_E4M3, &LOWP_FMT_FP32) == LOWP_OK &&

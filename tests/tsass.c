@@ -33,6 +33,8 @@
  * Run: ctest --test-dir build -R tsass --output-on-failure
  */
 
+#define _POSIX_C_SOURCE 200809L /* popen, pclose */
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
