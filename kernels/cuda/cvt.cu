@@ -9,6 +9,8 @@
  */
 
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <stdint.h>
 
 #include "ptx.h"
@@ -50,8 +52,7 @@ __global__ void lowp_cvt_kernel1(void *out, uint32_t start, uint32_t n, int vari
 
 extern "C" int lowp_cuda_device_count(void) {
   int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError(); /* clear: "no driver" is not an error here */
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&n))) {
     return 0;
   }
   return n;
@@ -63,14 +64,14 @@ extern "C" int lowp_cvt_cuda(int variant, void *out, uint64_t start, size_t n) {
   if (bytes == 0 || n >= (UINT64_C(1) << 32) || start + n > (UINT64_C(1) << 32)) return LOWP_EINVAL;
   if (lowp_cuda_device_count() == 0) return LOWP_EUNSUPPORTED;
   if (n == 0) return LOWP_OK;
-  if (cudaMalloc(&d, n * (size_t)bytes) != cudaSuccess) return LOWP_ENOMEM;
+  if (!lowp_cuda_ok(cudaMalloc(&d, n * (size_t)bytes))) return LOWP_ENOMEM;
   {
     const unsigned threads = 256;
     unsigned blocks = (unsigned)((n + threads - 1) / threads);
     lowp_cvt_kernel1<<<blocks, threads>>>(d, (uint32_t)start, (uint32_t)n, variant);
   }
-  if (cudaGetLastError() != cudaSuccess ||
-      cudaMemcpy(out, d, n * (size_t)bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+  if (!lowp_cuda_ok(cudaGetLastError()) ||
+      !lowp_cuda_ok(cudaMemcpy(out, d, n * (size_t)bytes, cudaMemcpyDeviceToHost))) {
     cudaFree(d);
     return LOWP_EIO;
   }

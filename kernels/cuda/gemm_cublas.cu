@@ -31,6 +31,8 @@
 #include <cublasLt.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -129,7 +131,7 @@ struct Ctx {
 #define LT(x, what) \
   if ((x) != CUBLAS_STATUS_SUCCESS) return fail(err, errlen, LOWP_EIO, "cuBLASLt: " what)
 #define CU(x, what) \
-  if ((x) != cudaSuccess) { (void)cudaGetLastError(); return fail(err, errlen, LOWP_EIO, "CUDA: " what); }
+  if (!lowp_cuda_ok(x)) return fail(err, errlen, LOWP_EIO, "CUDA: " what)
 
 namespace {
 
@@ -240,8 +242,7 @@ extern "C" int lowp_gemm_cublas_cuda(int variant, void *d, const void *a, const 
       n >= (1u << 31) || k >= (1u << 31))
     return fail(err, errlen, LOWP_EINVAL, "bad GEMM sizes or pointers");
   const Var &v = vars[variant - 1];
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&ndev)) || ndev == 0) {
     return fail(err, errlen, LOWP_EUNSUPPORTED, "no CUDA device");
   }
   CU(cudaGetDevice(&dev), "cudaGetDevice");

@@ -25,6 +25,8 @@
  */
 
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -146,11 +148,8 @@ struct Bufs {
 
 /* ------------------------------------------------------------ launchers */
 
-#define CU(x, st, what)                        \
-  if ((x) != cudaSuccess) {                    \
-    (void)cudaGetLastError();                  \
-    return fail(err, errlen, st, "CUDA: " what); \
-  }
+#define CU(x, st, what) \
+  if (!lowp_cuda_ok(x)) return fail(err, errlen, st, "CUDA: " what)
 
 extern "C" int lowp_gemm_mma_cuda(int variant, void *d, const void *a, const void *b,
                                   const void *c, size_t m, size_t n, size_t k, char *err,
@@ -162,8 +161,7 @@ extern "C" int lowp_gemm_mma_cuda(int variant, void *d, const void *a, const voi
   if (!d || !a || !b || !c || m == 0 || n == 0 || k == 0 || m >= (1u << 31) ||
       n >= (1u << 31) || k >= (1u << 31))
     return fail(err, errlen, LOWP_EINVAL, "bad GEMM sizes or pointers");
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&ndev)) || ndev == 0) {
     return fail(err, errlen, LOWP_EUNSUPPORTED, "no CUDA device");
   }
   CU(cudaGetDevice(&dev), LOWP_EIO, "cudaGetDevice");
