@@ -30,6 +30,8 @@
  *    c rounded to nearest, and the fp16 datapath's F, alignment and output
  *    rounding for the blocks (they are fp16 HMMAs); native: no late c.
  * A CUDA release that changes either sequence fails here, not on a GPU.
+ * LOWP_SASS_ARCHS=86 (a list) checks those architectures instead: tools/gpu.sh
+ * checks the one it builds for (an sm_86 cubin is not the sm_80 one).
  * Run: ctest --test-dir build -R tsass --output-on-failure
  */
 
@@ -366,15 +368,40 @@ static void check_mma(const char *tmp, int sm) {
   free(c);
 }
 
+/* the architectures to check: LOWP_SASS_ARCHS ("86" or "80,90": what
+   tools/gpu.sh builds for), else the five lowp builds by default */
+static size_t arch_list(int *sms, size_t max) {
+  const char *e = getenv("LOWP_SASS_ARCHS");
+  static const int dflt[] = {80, 89, 90, 100, 120};
+  size_t n = 0;
+  if (!e || !*e) {
+    for (n = 0; n < 5 && n < max; n++) sms[n] = dflt[n];
+    return n;
+  }
+  while (*e && n < max) {
+    char *end;
+    long v = strtol(e, &end, 10);
+    if (end == e || v < 50 || v > 999) {
+      lowp_test_check(0, "LOWP_SASS_ARCHS: '%s' is not a list of compute capabilities (86,90)", e);
+      return 0;
+    }
+    sms[n++] = (int)v;
+    e = end;
+    while (*e == ',' || *e == ' ' || *e == ';') e++;
+  }
+  return n;
+}
+
 int main(void) {
-  static const int sms[] = {80, 89, 90, 100, 120};
+  int sms[16];
   char tmp[] = "/tmp/lowp-tsass-XXXXXX";
-  size_t i;
+  size_t i, nsm;
   int any = 0;
   lowp_test_start("tsass");
   if (!find_nvcc()) lowp_test_skip("no nvcc ($CUDACXX, /usr/local/cuda/bin/nvcc, PATH)");
+  nsm = arch_list(sms, 16);
   lowp_test_make_tmpdir(tmp);
-  for (i = 0; i < sizeof sms / sizeof sms[0]; i++) {
+  for (i = 0; i < nsm; i++) {
     if (!nvcc_knows(sms[i])) {
       printf("sm_%d: this nvcc (%s) does not know it; not checked\n", sms[i], nvcc);
       continue;
@@ -383,7 +410,7 @@ int main(void) {
     check_tf32(tmp, sms[i]);
     if (sms[i] >= 89) check_mma(tmp, sms[i]);
   }
-  lowp_test_check(any, "nvcc %s knows none of sm_80, 89, 90, 100, 120", nvcc);
+  lowp_test_check(any, "nvcc %s knows none of the architectures asked", nvcc);
   lowp_test_remove_dir(tmp);
   return lowp_test_end();
 }

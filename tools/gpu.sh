@@ -6,7 +6,8 @@
 #      install step, without its build), or takes them from a carried folder
 #      (LOWP_DEPS, see below) on a machine without a package registry
 #   1. builds lowp for that GPU in build-gpu/ (CMAKE_CUDA_ARCHITECTURES from
-#      the compute capability nvidia-smi reports: 9.0 -> 90)
+#      the compute capability nvidia-smi reports: 9.0 -> 90), and decodes the
+#      machine code the CPU twins assume for that architecture (tsass)
 #   2. asks the CUDA runtime which GPU it can use (lowp probe --device-info);
 #      if it can use none (a driver older than this CUDA needs), it stops here,
 #      loudly, with the runtime's error: the GPU tests would all skip
@@ -203,6 +204,10 @@ fi
 # shellcheck disable=SC2086
 step build-configure cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOWP_CUDA=ON $ARCH_OPT $DEPS_OPT
 step build cmake --build "$BUILD" -j "$JOBS"
+# the machine code the twins assume, for the architecture just built (tests/tsass.c)
+if [ -n "$ARCH_OPT" ]; then
+  step sass env LOWP_SASS_ARCHS="$ARCH" "$BUILD/tsass"
+fi
 RUNTIME_OK=0
 if [ "$DRY" = 1 ] || { [ -x "$LOWP" ] && [ -x "$BUILD/tgemm_gpu" ]; }; then
   if step device "$LOWP" probe --device-info; then

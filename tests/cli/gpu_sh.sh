@@ -72,7 +72,7 @@ EOF2
 }
 fake_smi "$T/smi-h100" 9.0
 fake_smi "$T/smi-nocc" ""
-steps="install build-configure build device ctest-cuda gemm-models probe probe-capture check-gpu-kernels amp-speedup"
+steps="install build-configure build sass device ctest-cuda gemm-models probe probe-capture check-gpu-kernels amp-speedup"
 # row STEP REPORT: the step's exit status in index.md (empty if absent)
 row() { sed -n "s/^| $1 | .* | \([0-9a-z]*\) | [0-9]* s |\$/\1/p" "$2/index.md"; }
 for how in env flag; do
@@ -92,6 +92,7 @@ for how in env flag; do
      ! grep -q native "$T/dest/dry/index.md" && grep -q '^dry-run: .*/lowp probe --device-info$' "$T/dest/dry/device.txt" &&
      grep -q 'LOWP_SETUP_BUILD=0 bash .*tools/setup.sh' "$T/dest/dry/install.txt" &&
      grep -q 'NVIDIA H100 80GB HBM3 (compute capability 9.0)' "$T/dest/dry/index.md" &&
+     grep -q '^dry-run: env LOWP_SASS_ARCHS=90 .*/tsass$' "$T/dest/dry/sass.txt" &&
      [ "$(echo "$before" | grep -v "$T/dest")" = "$(echo "$after" | grep -v "$T/dest")" ]; then ok
   else bad "dry run ($how): exit $rc, steps not passed:$bad_steps; $(cat "$T/err" | tail -3)"; fi
 done
