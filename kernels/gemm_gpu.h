@@ -17,9 +17,13 @@
  *   Twin: the tensor-core model (lib/model/tc.h, kernels/cpu/gemm_tc.c) of
  *   the GPU's preset (lowp_gpu_preset); for 6 the entry's model adds the
  *   promotion cuBLAS is assumed to do without fast accumulation (promote=128,
- *   DeepSeek-V3 3.3.2's N_C), to be confirmed on a GPU
- *   (tests/cuda/tgemm_cublas_gpu.c reports the differing elements and their
- *   ulps). Variant 1 has no tensor-core model: its twin is reported only.
+ *   DeepSeek-V3 3.3.2's N_C), to be confirmed on a GPU. The launcher runs
+ *   cuBLASLt with beta = 0 and no split-K and adds C itself in a separate
+ *   step (kernels/cuda/gemm_cublas.cu); the twin does the same
+ *   (lowp_gemm_twin_add_c). No twin is confirmed yet
+ *   (lowp_gemm_cublas_validated): tests/cuda/tgemm_gpu.c measures and
+ *   reports each (bits equal, ulps, the algorithm cuBLASLt ran), marked
+ *   unvalidated. Variant 1 has no tensor-core model: its twin is reported only.
  *
  * lowp's mma.sync kernels (kernels/cuda/gemm_mma.cu), fp32 accumulation:
  *   1 f16   mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
@@ -59,6 +63,20 @@ int lowp_gemm_cublas_variant(const lowp_format_t *in, const lowp_format_t *out, 
     mma.sync captures, fp8_h where the preset has one: on Hopper the fp8
     datapath of fp32 output is wgmma's), with the fp32 output. */
 int lowp_gemm_mma_fp8(int variant);
+/** @brief 1 if the twin of a cuBLAS variant has been confirmed bit for bit
+    on a GPU of this preset (tests/cuda/tgemm_gpu.c asserts it there); 0:
+    unvalidated, its agreement is measured and reported, not asserted. No
+    twin is validated yet. */
+int lowp_gemm_cublas_validated(int variant, const char *preset);
+/** @brief The separate step of the cuBLAS launcher, D = fl(AB + C): AB
+    (the tensor cores' result, from zero) plus C, one addition rounded to
+    nearest even in out. d may equal ab. @return LOWP_OK or lowp_round_f64's
+    error. */
+int lowp_gemm_twin_add_c(double *d, const double *ab, const double *c, size_t n,
+                         const lowp_format_t *out);
+/** @brief What the last lowp_gemm_cublas_cuda call ran (algorithm id, tile,
+    stages, split-K, reduction, workspace), for the results. */
+int lowp_gemm_cublas_algo(char *buf, size_t len);
 /** @brief The promotion interval the twin of a cuBLAS variant assumes (128
     for e4m3 without fast accumulation, else 0; see the top of this file). */
 long lowp_gemm_cublas_promote(int variant);
@@ -89,6 +107,13 @@ int lowp_gemm_gpu(int which, int variant, double *c, const double *a, const doub
 /** @brief The first CUDA device: name, compute capability. @return LOWP_OK
     or LOWP_EUNSUPPORTED (no CUDA build, driver or device). */
 int lowp_cuda_device_info(char *name, size_t len, int *major, int *minor);
+
+/** @brief What the CUDA runtime says about its devices: the number it can
+    use (msg "N CUDA devices"), or -1 with its error in msg (an old driver:
+    "cudaGetDeviceCount: CUDA driver version is insufficient for CUDA
+    runtime version (cudaErrorInsufficientDriver)"; a build without CUDA:
+    says so). */
+int lowp_cuda_runtime_status(char *msg, size_t len);
 
 /**
  * @brief The tensor-core preset (lib/model/tc.h) of the first device: a

@@ -27,6 +27,14 @@ int lowp_cuda_device_info(char *name, size_t len, int *major, int *minor) {
   if (minor) *minor = 0;
   return LOWP_EUNSUPPORTED;
 }
+int lowp_gemm_cublas_algo(char *buf, size_t len) {
+  if (buf && len) snprintf(buf, len, "this lowp was built without CUDA");
+  return LOWP_EUNSUPPORTED;
+}
+int lowp_cuda_runtime_status(char *msg, size_t len) {
+  if (msg && len) snprintf(msg, len, "this lowp was built without CUDA");
+  return -1;
+}
 #else
 typedef int lowp_gemm_gpu_stub_unused; /* ISO C: a translation unit is not empty */
 #endif

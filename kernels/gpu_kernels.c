@@ -118,6 +118,14 @@ static int gemm(int which, int fastacc, const char *entry, const lowp_kcfg_t *c,
 
 /* ----------------------------------------------------------- public API */
 
+int lowp_gpu_mma_model(lowp_tc_model_t *m, const char *spec, const lowp_format_t *in,
+                       const lowp_format_t *out, char *err, size_t errlen) {
+  int fp8 = lowp_format_width(in) <= 8;
+  int st = lowp_tc_model_get(m, spec, in, fp8 ? &LOWP_FMT_FP16 : out, err, errlen);
+  if (st == LOWP_OK) m->promote = 0;
+  return st;
+}
+
 int lowp_gpu_gemm_model(lowp_gemm_tc_cfg_t *tc, const char *entry, const lowp_kcfg_t *c,
                         const lowp_format_t *in, const lowp_format_t *out, char *err,
                         size_t errlen) {
@@ -130,13 +138,9 @@ int lowp_gpu_gemm_model(lowp_gemm_tc_cfg_t *tc, const char *entry, const lowp_kc
     snprintf(spec, sizeof spec, "%s", c->model);
   }
   if (!strcmp(entry, "gemm_mma") && lowp_gemm_mma_fp8(lowp_gemm_mma_variant(in, out))) {
-    /* the preset's mma.sync fp8 datapath: the one it gives fp16 outputs
-       (kernels/gemm_gpu.h), here with the fp32 output, no promotion */
-    lowp_tc_model_t m16;
-    int st = lowp_tc_model_get(&m16, spec, in, &LOWP_FMT_FP16, err, errlen);
+    /* the preset's mma.sync fp8 datapath, here with the fp32 output */
+    int st = lowp_gpu_mma_model(&tc->model, spec, in, out, err, errlen);
     if (st) return st;
-    tc->model = m16;
-    tc->model.promote = 0;
     tc->in = in;
     tc->out = out;
     return LOWP_OK;

@@ -46,6 +46,19 @@ int lowp_kernel_gemm_mma(const lowp_kcfg_t *c, double *const *out, const double 
                          const lowp_problem_t *p, char *err, size_t errlen);
 
 /**
+ * @brief The datapath of the warp-level mma.sync instruction for in -> out
+ * in the model spec (a preset, or parameters): for fp8 inputs the one the
+ * spec gives fp16 outputs (fp8_h where the preset has one: on Hopper the fp8
+ * datapath of fp32 output is wgmma's, while mma.sync runs as two fp16
+ * HMMAs and an FADD of c, tests/tsass.c), with no promotion; otherwise the
+ * spec's datapath for in -> out. lowp_gpu_gemm_model's gemm_mma and lowp
+ * probe on a GPU both compare against this one.
+ * @return as lowp_tc_model_get.
+ */
+int lowp_gpu_mma_model(lowp_tc_model_t *m, const char *spec, const lowp_format_t *in,
+                       const lowp_format_t *out, char *err, size_t errlen);
+
+/**
  * @brief The tensor-core model a GPU GEMM entry must equal: the spec of
  * c->model with "auto" replaced by the GPU's preset (lowp_gpu_preset; h100
  * without a device), and the promotion: gemm_mma 0 (fp8: the preset's

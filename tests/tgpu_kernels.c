@@ -10,10 +10,15 @@
  *     fp16 selects the fp16 variant);
  *   - the row entries run their twins through the pipeline and give the
  *     twins' bits (kernels/rowk.h), 1 and 2 OpenMP threads alike;
+ *   - the cvt twin of tf32.rna (the machine code, kernels/cpu/cvt.c): on
+ *     finite inputs lib/format's tf32 rounding to nearest, ties away; NaN
+ *     keeps sign and payload bits 13-22 (payload only below: +-inf); the
+ *     same on every built architecture, none for one lowp has not decoded;
  *   - without a device: device=gpu is LOWP_EUNSUPPORTED with a reason,
  *     device=auto runs the twin, the launchers say LOWP_EUNSUPPORTED.
  */
 
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
@@ -196,6 +201,60 @@ static void rows(void) {
                   "fp64 inputs that are not fp32 values are refused: %s", err);
 }
 
+static void cvt_tf32(void) {
+  static const uint32_t nan_in[] = {0x7f800001u, 0xff801fffu, 0x7fc00000u, 0xffc00001u, 0x7fffffffu, 0x7f802000u};
+  static const uint32_t nan_out[] = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7fffe000u, 0x7f802000u};
+  static const int sms[] = {80, 86, 89, 90, 100, 103, 120, 121};
+  lowp_policy_t pol;
+  uint64_t x, bad = 0, n = 0;
+  size_t i;
+  memset(&pol, 0, sizeof pol);
+  pol.nan_sign = LOWP_NANSIGN_POSITIVE;
+  for (x = 0; x < (UINT64_C(1) << 32); x += 65521) { /* a prime stride: every exponent, both signs */
+    uint32_t t, r, e;
+    float f;
+    t = (uint32_t)x;
+    if ((t & 0x7f800000u) == 0x7f800000u && (t & 0x7fffffu)) continue;
+    memcpy(&f, &t, sizeof f);
+    if (lowp_cvt_cpu(7, &r, x, 1) != LOWP_OK || lowp_encode_array_f32(&e, &f, 1, &LOWP_FMT_TF32, &pol, LOWP_RND_NA) != LOWP_OK ||
+        r != e << 13)
+      bad++;
+    n++;
+  }
+  lowp_test_check(bad == 0 && n > 60000, "tf32.rna twin = lib/format rna on %llu finite/inf inputs (%llu differ)",
+                  (unsigned long long)n, (unsigned long long)bad);
+  for (i = 0; i < sizeof nan_in / sizeof nan_in[0]; i++) {
+    uint32_t r = 0;
+    lowp_test_check(lowp_cvt_cpu(7, &r, nan_in[i], 1) == LOWP_OK && r == nan_out[i],
+                    "tf32.rna NaN 0x%08x -> 0x%08x, want 0x%08x (the machine code)", nan_in[i], r, nan_out[i]);
+  }
+  for (i = 0; i < sizeof sms / sizeof sms[0]; i++) {
+    uint32_t r = 0;
+    lowp_test_check(lowp_cvt_tf32_seq(sms[i]) == LOWP_CVT_SEQ_TF32_ADD_MASK &&
+                        lowp_cvt_cpu_sm(7, sms[i], &r, 0x7f800fffu, 1) == LOWP_OK && r == 0x7f800000u,
+                    "sm %d: the add-and-mask sequence", sms[i]);
+  }
+  lowp_test_check(lowp_cvt_tf32_seq(75) == 0 && lowp_cvt_tf32_seq(110) == 0 &&
+                      lowp_cvt_cpu_sm(7, 75, &bad, 0, 1) == LOWP_EUNSUPPORTED,
+                  "no sequence for sm 75 (no cvt.rna.tf32) or 110 (no cubin of that major)");
+}
+
+/* the separate addition of C after cuBLASLt's beta = 0 GEMM: one rounding to nearest even in the output format */
+static void twin_add_c(void) {
+  const double ab[5] = {1.0, -0.0, 65504.0, 1.0, 3.0};
+  const double c[5] = {0x1p-11, -0.0, 16.0, 0x1.8p-11, -3.0};
+  const double want16[5] = {1.0, -0.0, INFINITY, 1.0 + 0x1p-10, 0.0};
+  double d[5];
+  int i, ok;
+  ok = lowp_gemm_twin_add_c(d, ab, c, 5, &LOWP_FMT_FP16) == LOWP_OK;
+  for (i = 0; i < 5; i++) ok = ok && d[i] == want16[i] && signbit(d[i]) == signbit(want16[i]);
+  lowp_test_check(ok, "add_c fp16: tie to even, -0 + -0 = -0, overflow to inf, x - x = +0");
+  ok = lowp_gemm_twin_add_c(d, ab, c, 5, &LOWP_FMT_FP32) == LOWP_OK && d[0] == 1.0 + 0x1p-11 && d[2] == 65520.0;
+  lowp_test_check(ok, "add_c fp32 keeps what fp32 holds");
+  for (i = 1; i <= LOWP_CUBLAS_VARIANTS; i++)
+    lowp_test_check(!lowp_gemm_cublas_validated(i, "h100"), "cuBLAS variant %d is marked validated, but no GPU has run", i);
+}
+
 static void no_device(void) {
   char err[300] = "", preset[32];
   lowp_problem_t p = prob("softmax", 2, 10, 1, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
@@ -226,6 +285,8 @@ static void no_device(void) {
 
 int main(void) {
   lowp_test_start("tgpu_kernels");
+  cvt_tf32();
+  twin_add_c();
   gemms();
   rows();
   no_device();

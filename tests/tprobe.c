@@ -16,6 +16,7 @@
  * kept (the model keeps them).
  */
 
+#include "gpu_kernels.h"
 #include "model/probe.h"
 #include "status.h"
 #include "testutil.h"
@@ -23,6 +24,88 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* a device that reads the zero questions the other way (MMA-Sim's): a zero
+   result is +0; a zero product with a nonzero factor takes part in the
+   alignment at emin(in) + e(factor); with c = 0 the alignment is at least
+   the output's emin. Built on lowp's model: the moved alignment by a
+   cancelling pair of products in empty slots of the same block. */
+typedef struct {
+  lowp_tc_model_t m;
+} sim_t;
+
+static void cancel_pair(double *A, double *B, size_t n, size_t from, int e) {
+  size_t j, k = 0;
+  for (j = from + 1; j < n && k < 2; j++)
+    if (A[j] == 0 && B[j] == 0) {
+      A[j] = k ? -ldexp(1.0, e / 2) : ldexp(1.0, e / 2);
+      B[j] = ldexp(1.0, e - e / 2);
+      k++;
+    }
+}
+
+static int sim_dot(void *ctx, double *d, const double *a, const double *b, size_t n, double c,
+                   const lowp_format_t *in, const lowp_format_t *out) {
+  sim_t *x = ctx;
+  double A[LOWP_PROBE_KMAX], B[LOWP_PROBE_KMAX], big = 0;
+  size_t i;
+  int st;
+  memcpy(A, a, n * sizeof *A);
+  memcpy(B, b, n * sizeof *B);
+  for (i = 0; i < n; i++) {
+    if (fabs(a[i] * b[i]) > big) big = fabs(a[i] * b[i]);
+    if (a[i] == 0 && b[i] != 0 && ilogb(b[i]) + in->emin > ilogb(1.0) - 40) {
+      cancel_pair(A, B, n, i, ilogb(b[i]) + in->emin);
+      break;
+    }
+  }
+  if (c == 0 && big > 0 && big < ldexp(1.0, out->emin)) cancel_pair(A, B, n, 0, out->emin);
+  st = lowp_tc_dot(d, A, 1, B, 1, n, c, &x->m, in, out);
+  if (st == LOWP_OK && *d == 0) *d = 0.0;
+  return st;
+}
+
+/* the zero probes read lowp's model its way, and the other way on sim_dot */
+static void zeros(void) {
+  static const struct {
+    const char *spec;
+    const lowp_format_t *in, *out;
+  } cs[] = {{"a100", &LOWP_FMT_BF16, &LOWP_FMT_FP32}, {"h100", &LOWP_FMT_TF32, &LOWP_FMT_FP32},
+            {"a100", &LOWP_FMT_FP16, &LOWP_FMT_FP16}, {"h100", &LOWP_FMT_E5M2, &LOWP_FMT_FP16}};
+  size_t k;
+  for (k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+    sim_t x;
+    lowp_probe_dev_t dev;
+    lowp_probe_t r, rs;
+    char err[256], why[512];
+    int late, nd, st;
+    if (!lowp_test_check(lowp_tc_model_get(&x.m, cs[k].spec, cs[k].in, cs[k].out, err, sizeof err) == LOWP_OK,
+                         "%s", err))
+      continue;
+    late = x.m.bfma.late_c;
+    dev.dot = lowp_probe_model_dot;
+    dev.ctx = &x.m;
+    dev.kmax = 128;
+    dev.promote = 0;
+    st = lowp_probe_run(&r, &dev, cs[k].in, cs[k].out);
+    nd = st == LOWP_OK ? lowp_probe_compare(&r, &x.m, cs[k].out, why, sizeof why) : -1;
+    lowp_test_check(st == LOWP_OK && nd == 0 && r.zero_neg == (late ? 1 : -1) &&
+                        (cs[k].out == &LOWP_FMT_FP32 ? r.zero_align == -1 && r.zero_floor == -1 : r.zero_round == (late ? 1 : -1)),
+                    "%s %s->%s: zero probes on lowp's model: a %d b %d c %d d %d (%s)", cs[k].spec, cs[k].in->name,
+                    cs[k].out->name, r.zero_neg, r.zero_round, r.zero_align, r.zero_floor, why);
+    dev.dot = sim_dot;
+    dev.ctx = &x;
+    st = lowp_probe_run(&rs, &dev, cs[k].in, cs[k].out);
+    lowp_test_check(st == LOWP_OK && rs.zero_neg == 1 &&
+                        (cs[k].out == &LOWP_FMT_FP32 ? rs.zero_align == 1 && rs.zero_floor == 1 : rs.zero_round == 1),
+                    "%s %s->%s: zero probes on the other reading: a %d b %d c %d d %d", cs[k].spec, cs[k].in->name,
+                    cs[k].out->name, rs.zero_neg, rs.zero_round, rs.zero_align, rs.zero_floor);
+    nd = lowp_probe_compare(&rs, &x.m, cs[k].out, why, sizeof why);
+    lowp_test_check(late ? strstr(why, "zero (a)") == NULL : nd > 0 && strstr(why, "zero (a)") != NULL,
+                    "%s %s->%s: the other reading %s reported (%s)", cs[k].spec, cs[k].in->name, cs[k].out->name,
+                    late ? "wrongly" : "not", why);
+  }
+}
 
 static const lowp_format_t *const ins[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_TF32,
                                            &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
@@ -70,6 +153,7 @@ int main(void) {
   size_t p, i, o;
   int unsup, n, total = 0;
   lowp_test_start("tprobe");
+  zeros();
 
   /* every preset x supported input x output */
   for (p = 0; p < lowp_tc_preset_count(); p++) {
@@ -105,6 +189,38 @@ int main(void) {
                           r.out_rnd == want[k] && r.c_ok && r.c_rnd == LOWP_RND_NE &&
                           r.align == LOWP_RND_TZ && r.out_frac == 0,
                       "%s e5m2->fp32: inferred %s", specs[k], r.model);
+    }
+  }
+
+  /* lowp probe on a Hopper or B200 GPU probes fp8 through mma.sync, which
+     sm_90 and sm_100 run as two fp16 HMMAs and an FADD of c (tests/tsass.c).
+     A device that computes that datapath with fp32 output must match
+     lowp_gpu_mma_model (what lowp probe compares a GPU with) and differ from
+     the h100 preset's fp32 fp8 datapath (wgmma's 13-bit one) */
+  {
+    static const char *const pres[2] = {"h100", "b200"};
+    int k;
+    for (k = 0; k < 2; k++) {
+      lowp_tc_model_t dm, mm, wg;
+      lowp_probe_dev_t dev;
+      lowp_probe_t r;
+      char err[256], why[512];
+      lowp_test_check(lowp_tc_model_get(&dm, pres[k], &LOWP_FMT_E4M3, &LOWP_FMT_FP16, err, sizeof err) == LOWP_OK &&
+                          lowp_gpu_mma_model(&mm, pres[k], &LOWP_FMT_E4M3, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK &&
+                          lowp_tc_model_get(&wg, pres[k], &LOWP_FMT_E4M3, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK,
+                      "%s", err);
+      dev.dot = lowp_probe_model_dot;
+      dev.ctx = &dm;
+      dev.kmax = 128;
+      dev.promote = 0;
+      lowp_test_check(lowp_probe_run(&r, &dev, &LOWP_FMT_E4M3, &LOWP_FMT_FP32) == LOWP_OK, "probe %s", pres[k]);
+      lowp_test_check(r.b == 16 && r.interleave == 2 && r.F == 25 && r.late_c == 1 &&
+                          lowp_probe_compare(&r, &mm, &LOWP_FMT_FP32, why, sizeof why) == 0,
+                      "%s e4m3->fp32 through mma.sync: inferred %s, against lowp_gpu_mma_model: %s", pres[k],
+                      r.model, why);
+      if (k == 0)
+        lowp_test_check(lowp_probe_compare(&r, &wg, &LOWP_FMT_FP32, why, sizeof why) != 0,
+                        "h100: the mma.sync fp8 datapath reads as the wgmma one (%s)", r.model);
     }
   }
 

@@ -10,6 +10,8 @@
  */
 
 #include "cli.h"
+#include "gemm_gpu.h"
+#include "gpu_kernels.h"
 #include "output.h"
 
 #include "io/atomic.h"
@@ -64,6 +66,12 @@ static void usage(FILE *out) {
           "                 'lowp run tensor-core-models --vectors=DIR'\n"
           "  --rows N       rows per captured file (default 1000, at most 100000)\n"
           "  --seed S       seed of the captured inputs (default 1)\n"
+          "  --device-info  only say which GPU the CUDA runtime can use (name, compute\n"
+          "                 capability), or its error, e.g. a driver too old for this\n"
+          "                 CUDA (exit 2); tools/gpu.sh runs it first\n"
+          "\n"
+          "On a GPU the probes run mma.sync; each datapath is compared with that\n"
+          "instruction's in the preset (fp8 on Hopper/Blackwell: the mma.sync one).\n"
           "\n"
           "Exit status: 0 all probed items match the preset, 1 an item differs, 2 bad\n"
           "usage or input, or no GPU for --device gpu.\n");
@@ -215,6 +223,150 @@ static const char *yesno(int v, const char *yes, const char *no) {
   return v < 0 ? "not probed" : v ? yes : no;
 }
 
+/* --device-info: the GPU the CUDA runtime can use, or its error (exit 2):
+   tools/gpu.sh runs it so that a driver too old for this CUDA fails loudly
+   instead of every GPU test skipping */
+static int device_info(void) {
+  char why[256], name[256];
+  int n = lowp_cuda_runtime_status(why, sizeof why), sm = 0;
+  if (n <= 0) lowp_cli_die(CMD, "the CUDA runtime can use no GPU: %s", n < 0 ? why : "it counts none");
+  if (!lowp_probe_gpu_info(name, sizeof name, &sm)) lowp_cli_die(CMD, "the CUDA runtime cannot query device 0");
+  printf("%s (compute capability %d.%d; %s)\n", name, sm / 10, sm % 10, why);
+  return LOWP_EXIT_OK;
+}
+
+/* one probed pair as a JSON object of arr */
+static void print_json(cJSON *arr, const lowp_format_t *in, const lowp_format_t *out, const lowp_probe_t *pr,
+                       const char *pms, int have_preset, int nd, const char *why) {
+  const lowp_probe_t r = *pr;
+  cJSON *o = cJSON_CreateObject(), *u = cJSON_CreateArray();
+  int k;
+  cJSON_AddStringToObject(o, "in", in->name);
+  cJSON_AddStringToObject(o, "out", out->name);
+  if (r.products_exact < 0) cJSON_AddNullToObject(o, "products_exact");
+  else cJSON_AddBoolToObject(o, "products_exact", r.products_exact);
+  if (r.sub_in < 0) cJSON_AddNullToObject(o, "subnormal_inputs_kept");
+  else cJSON_AddBoolToObject(o, "subnormal_inputs_kept", r.sub_in);
+  cJSON_AddBoolToObject(o, "subnormal_outputs_kept", r.sub_out == 1);
+  cJSON_AddNumberToObject(o, "b", r.b);
+  cJSON_AddBoolToObject(o, "b_at_least", r.b_atleast);
+  cJSON_AddNumberToObject(o, "interleave", r.interleave);
+  cJSON_AddBoolToObject(o, "one_normalisation_per_block", r.per_block);
+  cJSON_AddNumberToObject(o, "F", r.F);
+  cJSON_AddBoolToObject(o, "F_at_least", r.F_atleast);
+  for (k = 0; k < 3; k++) cJSON_AddItemToArray(u, cJSON_CreateNumber(r.align_units[k]));
+  cJSON_AddItemToObject(o, "align_units_p075_m075_p025", u);
+  if (r.align_ok) cJSON_AddStringToObject(o, "align", lowp_rounding_name(r.align));
+  else cJSON_AddNullToObject(o, "align");
+  if (r.late_c < 0) cJSON_AddNullToObject(o, "late_c");
+  else cJSON_AddBoolToObject(o, "late_c", r.late_c);
+  cJSON_AddNumberToObject(o, "out_frac", r.out_frac);
+  if (r.out_ok) cJSON_AddStringToObject(o, "out_rounding", lowp_rounding_name(r.out_rnd));
+  else cJSON_AddNullToObject(o, "out_rounding");
+  if (r.c_ok) cJSON_AddStringToObject(o, "c_rounding", lowp_rounding_name(r.c_rnd));
+  else cJSON_AddNullToObject(o, "c_rounding");
+  cJSON_AddNumberToObject(o, "monotone_trials", (double)r.mono_trials);
+  cJSON_AddNumberToObject(o, "monotone_decreases", (double)r.mono_decreases);
+  if (r.promote_probed) cJSON_AddNumberToObject(o, "promote", (double)r.promote);
+  else cJSON_AddNullToObject(o, "promote");
+  cJSON_AddStringToObject(o, "model", r.model);
+  cJSON_AddStringToObject(o, "preset_model", pms);
+  if (have_preset) cJSON_AddBoolToObject(o, "match", nd == 0);
+  else cJSON_AddNullToObject(o, "match");
+  cJSON_AddStringToObject(o, "differences", why);
+  static const char *const zk[4] = {"zero_a_all_neg_zero", "zero_b_neg_rounded_to_zero",
+                                   "zero_c_zero_product_moves_alignment", "zero_d_alignment_floor_at_emin"};
+  const int zv[4] = {r.zero_neg, r.zero_round, r.zero_align, r.zero_floor};
+  for (k = 0; k < 4; k++) {
+    if (!zv[k]) cJSON_AddNullToObject(o, zk[k]);
+    else if (k < 2) cJSON_AddStringToObject(o, zk[k], zv[k] < 0 ? "-0" : "+0");
+    else cJSON_AddBoolToObject(o, zk[k], zv[k] > 0);
+  }
+  cJSON_AddItemToArray(arr, o);
+}
+
+/* one probed pair as text */
+static void print_text(const lowp_format_t *in, const lowp_format_t *out, const lowp_probe_t *pr, const char *spec,
+                   int have_preset, int nd, const char *why) {
+  const lowp_probe_t r = *pr;
+  printf("\n%s -> %s (probe dots of %zu products)\n", in->name, out->name, r.n);
+  printf("  products exact        %s\n", yesno(r.products_exact, "yes", "no"));
+  printf("  subnormal inputs      %s\n", yesno(r.sub_in, "kept", "flushed"));
+  printf("  subnormal outputs     %s%s\n", yesno(r.sub_out, "kept", "flushed"),
+         r.sub_out_from_c ? " (through c: products cannot reach them)" : "");
+  if (r.b) printf("  block size b          %s%d\n", r.b_atleast ? ">= " : "", r.b);
+  else printf("  block size b          undetermined\n");
+  if (r.interleave)
+    printf("  interleave            two blocks per instruction: offsets with (i/%d) even, then odd\n",
+           r.interleave);
+  printf("  normalisation         %s\n", r.per_block ? "once per block" : "per addition");
+  if (r.F) printf("  alignment bits F      %s%d\n", r.F_atleast ? ">= " : "", r.F);
+  else printf("  alignment bits F      undetermined\n");
+  printf("  aligned-term cut      +0.75 -> %g, -0.75 -> %g, +0.25 -> %g units: %s\n", r.align_units[0],
+         r.align_units[1], r.align_units[2], r.align_ok ? lowp_rounding_name(r.align) : "unknown");
+  printf("  c                     %s\n", r.late_c < 0 ? "not probed" : r.late_c ? "added after the blocks"
+                                                                                : "a term of the first block");
+  if (out == &LOWP_FMT_FP32) {
+    if (r.out_frac) printf("  result fraction bits  %d (a narrower accumulator)\n", r.out_frac);
+    else printf("  result fraction bits  23 (all of fp32)%s\n", r.out_frac_atleast ? ", at least F + 1" : "");
+  }
+  printf("  block result rounding %s\n", r.out_ok ? lowp_rounding_name(r.out_rnd) : "undetermined");
+  printf("  rounding with c       %s\n", r.c_ok ? lowp_rounding_name(r.c_rnd) : "undetermined");
+  printf("  monotone              %ld of %ld trials never decreased\n", r.mono_trials - r.mono_decreases,
+         r.mono_trials);
+  if (r.mono_decreases)
+    printf("                        first decrease: %a -> %a\n", r.mono_example[0], r.mono_example[1]);
+  if (r.promote_probed) printf("  fp32 promotion every  %zu products%s\n", r.promote, r.promote ? "" : " (none)");
+  printf("  inferred              %s\n", r.model);
+  printf("  zeros                 (a) all -0: %s, (b) negative to zero: %s, (c) zero product aligns: %s,\n"
+         "                        (d) c = 0 aligns at emin: %s\n",
+         r.zero_neg ? (r.zero_neg < 0 ? "-0" : "+0") : "not probed",
+         r.zero_round ? (r.zero_round < 0 ? "-0" : "+0") : "not probed",
+         r.zero_align ? (r.zero_align > 0 ? "yes" : "no") : "not probed",
+         r.zero_floor ? (r.zero_floor > 0 ? "yes" : "no") : "not probed");
+  if (have_preset)
+    printf("  preset %-14s %s%s\n", spec, nd ? "DIFFERS: " : "matches", nd ? why : "");
+  else
+    printf("  preset                none for this device\n");
+}
+
+/* the device: the GPU, or model:SPEC */
+static void open_device(dev_t_ *dv, const char *device, const lowp_format_t *ins, size_t nin, char *gpu_name,
+                        size_t glen) {
+  /* the device */
+  if (!device || !strcmp(device, "gpu")) {
+    const char *pre;
+    if (!lowp_probe_gpu_info(gpu_name, glen, &dv->sm)) {
+      char why[256];
+      (void)lowp_cuda_runtime_status(why, sizeof why);
+      lowp_cli_die(CMD, "no CUDA GPU here (%s); probe a model instead: "
+                        "--device model:PRESET (v100 a100 a2 ada l40s h100 h200 b200)", why);
+    }
+    if (lowp_probe_gpu_open(&dv->g) != LOWP_OK) lowp_cli_die(CMD, "cannot open the GPU %s", gpu_name);
+    pre = preset_of_sm(dv->sm);
+    dv->gpu = 1;
+    snprintf(dv->spec, sizeof dv->spec, "%s", pre ? pre : "");
+    snprintf(dv->label, sizeof dv->label, "%s", pre ? pre : "GPU");
+  } else if (!strncmp(device, "model:", 6)) {
+    const char *spec = device + 6;
+    lowp_tc_model_t m;
+    char err[512];
+    int any = 0;
+    size_t k;
+    if (!*spec) lowp_cli_die(CMD, "--device model: needs a preset or parameters (model:h100)");
+    snprintf(dv->spec, sizeof dv->spec, "%s", spec);
+    for (k = 0; k < nin; k++) {
+      int st = lowp_tc_model_get(&m, spec, &ins[k], &LOWP_FMT_FP32, err, sizeof err);
+      if (st == LOWP_EINVAL) lowp_cli_die(CMD, "--device %s: %s", device, err);
+      if (st == LOWP_OK) any = 1;
+    }
+    if (!any) lowp_cli_die(CMD, "--device %s: no tensor-core datapath for the inputs asked", device);
+    snprintf(dv->label, sizeof dv->label, "%s", lowp_tc_preset_find(spec) ? spec : "MODEL");
+  } else {
+    lowp_cli_die(CMD, "unknown device '%s' (expected gpu or model:PRESET)", device);
+  }
+}
+
 /* ----------------------------------------------------------- the command */
 
 int lowp_cmd_probe(int argc, char **argv) {
@@ -237,6 +389,7 @@ int lowp_cmd_probe(int argc, char **argv) {
     else if (!strcmp(a, "--in")) in_list = need_arg(argc, argv, &i);
     else if (!strcmp(a, "--out")) out_opt = need_arg(argc, argv, &i);
     else if (!strcmp(a, "--json")) json = 1;
+    else if (!strcmp(a, "--device-info")) return device_info();
     else if (!strcmp(a, "--capture")) cap = need_arg(argc, argv, &i);
     else if (!strcmp(a, "--rows")) rows = (long)lowp_cli_int(CMD, "--rows", need_arg(argc, argv, &i), 1, 100000);
     else if (!strcmp(a, "--seed"))
@@ -260,35 +413,7 @@ int lowp_cmd_probe(int argc, char **argv) {
     nin = 5;
   }
 
-  /* the device */
-  if (!device || !strcmp(device, "gpu")) {
-    const char *pre;
-    if (!lowp_probe_gpu_info(gpu_name, sizeof gpu_name, &dv.sm))
-      lowp_cli_die(CMD, "no CUDA GPU here (or this lowp was built without CUDA); probe a model instead: "
-                        "--device model:PRESET (v100 a100 a2 ada l40s h100 h200 b200)");
-    if (lowp_probe_gpu_open(&dv.g) != LOWP_OK) lowp_cli_die(CMD, "cannot open the GPU %s", gpu_name);
-    pre = preset_of_sm(dv.sm);
-    dv.gpu = 1;
-    snprintf(dv.spec, sizeof dv.spec, "%s", pre ? pre : "");
-    snprintf(dv.label, sizeof dv.label, "%s", pre ? pre : "GPU");
-  } else if (!strncmp(device, "model:", 6)) {
-    const char *spec = device + 6;
-    lowp_tc_model_t m;
-    char err[512];
-    int any = 0;
-    size_t k;
-    if (!*spec) lowp_cli_die(CMD, "--device model: needs a preset or parameters (model:h100)");
-    snprintf(dv.spec, sizeof dv.spec, "%s", spec);
-    for (k = 0; k < nin; k++) {
-      int st = lowp_tc_model_get(&m, spec, &ins[k], &LOWP_FMT_FP32, err, sizeof err);
-      if (st == LOWP_EINVAL) lowp_cli_die(CMD, "--device %s: %s", device, err);
-      if (st == LOWP_OK) any = 1;
-    }
-    if (!any) lowp_cli_die(CMD, "--device %s: no tensor-core datapath for the inputs asked", device);
-    snprintf(dv.label, sizeof dv.label, "%s", lowp_tc_preset_find(spec) ? spec : "MODEL");
-  } else {
-    lowp_cli_die(CMD, "unknown device '%s' (expected gpu or model:PRESET)", device);
-  }
+  open_device(&dv, device, ins, nin, gpu_name, sizeof gpu_name);
   for (i = 0; dv.label[i]; i++) dv.label[i] = (char)toupper((unsigned char)dv.label[i]);
   if (cap) lowp_outdir_begin(&od, CMD, "--capture", cap);
 
@@ -314,7 +439,10 @@ int lowp_cmd_probe(int argc, char **argv) {
       int st, have_preset, nd = 0;
       if (oi == 0 && !strcmp(out_opt, "fp16")) continue;
       if (oi == 1 && (!strcmp(out_opt, "fp32") || !fp16_out_ok(in))) continue;
-      have_preset = *dv.spec && lowp_tc_model_get(&pm, dv.spec, in, out, err, sizeof err) == LOWP_OK;
+      /* a GPU is probed through mma.sync: compare with that instruction's
+         datapath (fp8 on Hopper: not the preset's wgmma one) */
+      have_preset = *dv.spec && (dv.gpu ? lowp_gpu_mma_model(&pm, dv.spec, in, out, err, sizeof err)
+                                        : lowp_tc_model_get(&pm, dv.spec, in, out, err, sizeof err)) == LOWP_OK;
       if (dv.gpu) {
         if (lowp_probe_gpu_k(in, out, dv.sm) == 0) continue;
         pd.dot = lowp_probe_gpu_dot;
@@ -340,78 +468,8 @@ int lowp_cmd_probe(int argc, char **argv) {
         lowp_tc_model_str(pms, sizeof pms, &pm);
         ndiff_total += nd;
       }
-      if (json) {
-        cJSON *o = cJSON_CreateObject(), *u = cJSON_CreateArray();
-        int k;
-        cJSON_AddStringToObject(o, "in", in->name);
-        cJSON_AddStringToObject(o, "out", out->name);
-        if (r.products_exact < 0) cJSON_AddNullToObject(o, "products_exact");
-        else cJSON_AddBoolToObject(o, "products_exact", r.products_exact);
-        if (r.sub_in < 0) cJSON_AddNullToObject(o, "subnormal_inputs_kept");
-        else cJSON_AddBoolToObject(o, "subnormal_inputs_kept", r.sub_in);
-        cJSON_AddBoolToObject(o, "subnormal_outputs_kept", r.sub_out == 1);
-        cJSON_AddNumberToObject(o, "b", r.b);
-        cJSON_AddBoolToObject(o, "b_at_least", r.b_atleast);
-        cJSON_AddNumberToObject(o, "interleave", r.interleave);
-        cJSON_AddBoolToObject(o, "one_normalisation_per_block", r.per_block);
-        cJSON_AddNumberToObject(o, "F", r.F);
-        cJSON_AddBoolToObject(o, "F_at_least", r.F_atleast);
-        for (k = 0; k < 3; k++) cJSON_AddItemToArray(u, cJSON_CreateNumber(r.align_units[k]));
-        cJSON_AddItemToObject(o, "align_units_p075_m075_p025", u);
-        if (r.align_ok) cJSON_AddStringToObject(o, "align", lowp_rounding_name(r.align));
-        else cJSON_AddNullToObject(o, "align");
-        if (r.late_c < 0) cJSON_AddNullToObject(o, "late_c");
-        else cJSON_AddBoolToObject(o, "late_c", r.late_c);
-        cJSON_AddNumberToObject(o, "out_frac", r.out_frac);
-        if (r.out_ok) cJSON_AddStringToObject(o, "out_rounding", lowp_rounding_name(r.out_rnd));
-        else cJSON_AddNullToObject(o, "out_rounding");
-        if (r.c_ok) cJSON_AddStringToObject(o, "c_rounding", lowp_rounding_name(r.c_rnd));
-        else cJSON_AddNullToObject(o, "c_rounding");
-        cJSON_AddNumberToObject(o, "monotone_trials", (double)r.mono_trials);
-        cJSON_AddNumberToObject(o, "monotone_decreases", (double)r.mono_decreases);
-        if (r.promote_probed) cJSON_AddNumberToObject(o, "promote", (double)r.promote);
-        else cJSON_AddNullToObject(o, "promote");
-        cJSON_AddStringToObject(o, "model", r.model);
-        cJSON_AddStringToObject(o, "preset_model", pms);
-        if (have_preset) cJSON_AddBoolToObject(o, "match", nd == 0);
-        else cJSON_AddNullToObject(o, "match");
-        cJSON_AddStringToObject(o, "differences", why);
-        cJSON_AddItemToArray(arr, o);
-      } else {
-        printf("\n%s -> %s (probe dots of %zu products)\n", in->name, out->name, r.n);
-        printf("  products exact        %s\n", yesno(r.products_exact, "yes", "no"));
-        printf("  subnormal inputs      %s\n", yesno(r.sub_in, "kept", "flushed"));
-        printf("  subnormal outputs     %s%s\n", yesno(r.sub_out, "kept", "flushed"),
-               r.sub_out_from_c ? " (through c: products cannot reach them)" : "");
-        if (r.b) printf("  block size b          %s%d\n", r.b_atleast ? ">= " : "", r.b);
-        else printf("  block size b          undetermined\n");
-        if (r.interleave)
-          printf("  interleave            two blocks per instruction: offsets with (i/%d) even, then odd\n",
-                 r.interleave);
-        printf("  normalisation         %s\n", r.per_block ? "once per block" : "per addition");
-        if (r.F) printf("  alignment bits F      %s%d\n", r.F_atleast ? ">= " : "", r.F);
-        else printf("  alignment bits F      undetermined\n");
-        printf("  aligned-term cut      +0.75 -> %g, -0.75 -> %g, +0.25 -> %g units: %s\n", r.align_units[0],
-               r.align_units[1], r.align_units[2], r.align_ok ? lowp_rounding_name(r.align) : "unknown");
-        printf("  c                     %s\n", r.late_c < 0 ? "not probed" : r.late_c ? "added after the blocks"
-                                                                                      : "a term of the first block");
-        if (out == &LOWP_FMT_FP32) {
-          if (r.out_frac) printf("  result fraction bits  %d (a narrower accumulator)\n", r.out_frac);
-          else printf("  result fraction bits  23 (all of fp32)%s\n", r.out_frac_atleast ? ", at least F + 1" : "");
-        }
-        printf("  block result rounding %s\n", r.out_ok ? lowp_rounding_name(r.out_rnd) : "undetermined");
-        printf("  rounding with c       %s\n", r.c_ok ? lowp_rounding_name(r.c_rnd) : "undetermined");
-        printf("  monotone              %ld of %ld trials never decreased\n", r.mono_trials - r.mono_decreases,
-               r.mono_trials);
-        if (r.mono_decreases)
-          printf("                        first decrease: %a -> %a\n", r.mono_example[0], r.mono_example[1]);
-        if (r.promote_probed) printf("  fp32 promotion every  %zu products%s\n", r.promote, r.promote ? "" : " (none)");
-        printf("  inferred              %s\n", r.model);
-        if (have_preset)
-          printf("  preset %-14s %s%s\n", dv.spec, nd ? "DIFFERS: " : "matches", nd ? why : "");
-        else
-          printf("  preset                none for this device\n");
-      }
+      if (json) print_json(arr, in, out, &r, pms, have_preset, nd, why);
+      else print_text(in, out, &r, dv.spec, have_preset, nd, why);
     }
     if (cap) capture(od.tmp, &dv, in, vec_name(in), rows, seed, dv.gpu ? lowp_probe_gpu_dot : lowp_probe_model_dot);
   }

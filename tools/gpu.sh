@@ -2,13 +2,23 @@
 # gpu.sh -- everything lowp measures on an NVIDIA GPU, in one report: reports/gpu/<gpu-name>/
 #
 # On a machine with an NVIDIA GPU (nvidia-smi -L lists one) it
-#   1. builds lowp for that GPU (CMAKE_CUDA_ARCHITECTURES=native) in build-gpu/
-#   2. runs the GPU tests (ctest -L cuda): the row kernels and the mma.sync
+#   0. installs the Debian packages lowp needs (tools/setup.sh, the README's
+#      install step, without its build), or takes them from a carried folder
+#      (LOWP_DEPS, see below) on a machine without a package registry
+#   1. builds lowp for that GPU in build-gpu/ (CMAKE_CUDA_ARCHITECTURES from
+#      the compute capability nvidia-smi reports: 9.0 -> 90), and decodes the
+#      machine code the CPU twins assume for that architecture (tsass)
+#   2. asks the CUDA runtime which GPU it can use (lowp probe --device-info);
+#      if it can use none (a driver older than this CUDA needs), it stops here,
+#      loudly, with the runtime's error: the GPU tests would all skip
+#   3. runs the GPU tests (ctest -L cuda): the row kernels and the mma.sync
 #      GEMMs against their CPU twins bit for bit, cuBLAS against the GPU's
 #      tensor-core model, the cvt instructions, the exact GEMM on cuBLAS
-#   3. lowp probe, and lowp probe --capture (tensor-core vectors of this GPU)
-#   4. lowp check of every GPU registry entry against its CPU twin (bitexact)
-#   5. lowp run amp-speedup
+#   4. lowp probe, and lowp probe --capture (tensor-core vectors of this GPU)
+#   5. lowp check of every GPU registry entry against its CPU twin (bitexact;
+#      cuBLAS against the model's error bound only: its twins are measured,
+#      unvalidated, by tgemm_gpu in step 3)
+#   6. lowp run amp-speedup
 # and writes each command's output, its exit status and the time it took,
 # with the date, the GPU, the driver and the CUDA version, under
 # reports/gpu/<gpu-name>/ (index.md lists it all). A command this lowp does
@@ -19,19 +29,40 @@
 #
 # Without a GPU it says so and exits 0, having changed nothing.
 #
-# Usage: bash tools/gpu.sh [--out DIR] [--jobs N] [--help]
-#   --out DIR   the report folder (default reports/gpu/<gpu-name>)
-#   --jobs N    build parallelism (default: the number of CPUs)
+# Usage: bash tools/gpu.sh [--out DIR] [--jobs N] [--dry-run] [--help]
+#        bash tools/gpu.sh --fetch-deps DIR
+#   --out DIR         the report folder (default reports/gpu/<gpu-name>)
+#   --jobs N          build parallelism (default: the number of CPUs)
+#   --dry-run         run every step's command line with the commands stubbed
+#                     (each records what it would run and succeeds), so that
+#                     the plumbing runs without a GPU, a build or a package;
+#                     also LOWP_GPU_DRYRUN=1
+#   --fetch-deps DIR  on a machine WITH a package registry: apt-get download
+#                     the libraries lowp needs (and theirs) and dpkg -x them
+#                     into DIR; carry DIR to the GPU machine with the checkout
+#                     and run there with LOWP_DEPS=DIR (docs/gpu.md)
 # Environment: LOWP_NVIDIA_SMI (default nvidia-smi) names the nvidia-smi to
-# ask (the tests point it elsewhere to play a machine without a GPU).
-# Exit status: 0 every step that exists passed (or no GPU); 1 a step failed;
-# 2 bad usage.
+# ask (the tests point it elsewhere to play a machine with or without a GPU);
+# LOWP_DEPS=DIR a folder made by --fetch-deps: no installation, the build
+# finds the libraries there; LOWP_GPU_DRYRUN_FAIL=STEP in a dry run makes
+# that step fail (the tests check what follows).
+# Exit status: 0 every step that exists passed (or no GPU); 1 a step failed
+# (or the CUDA runtime cannot use the GPU); 2 bad usage.
 set -u
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SMI=${LOWP_NVIDIA_SMI:-nvidia-smi}
 OUT=
 JOBS=$(nproc 2>/dev/null || echo 2)
+DRY=${LOWP_GPU_DRYRUN:-0}
+FETCH=
+# the libraries lowp links and the library packages they need (Debian 12
+# names; tools/setup.sh installs the -dev ones with the rest); the C library,
+# the compiler with its OpenMP runtime, CMake and zlib's runtime are taken to
+# be on any CUDA machine
+DEPS_PKGS="libmpfr-dev libmpfr6 libgmp-dev libgmp10 libgmpxx4ldbl librandom123-dev libcjson-dev libcjson1
+           libopenblas-dev libopenblas0 libopenblas-pthread-dev libopenblas0-pthread libgfortran5
+           libquadmath0 zlib1g-dev"
 
 usage() { sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; }
 die2() { echo "gpu.sh: $*" >&2; exit 2; }
@@ -43,11 +74,39 @@ while [ $# -gt 0 ]; do
     --out=*) OUT=${1#--out=}; shift ;;
     --jobs) [ $# -ge 2 ] || die2 "--jobs needs a number"; JOBS=$2; shift 2 ;;
     --jobs=*) JOBS=${1#--jobs=}; shift ;;
+    --dry-run) DRY=1; shift ;;
+    --fetch-deps) [ $# -ge 2 ] || die2 "--fetch-deps needs a folder"; FETCH=$2; shift 2 ;;
+    --fetch-deps=*) FETCH=${1#--fetch-deps=}; [ -n "$FETCH" ] || die2 "--fetch-deps needs a folder"; shift ;;
     *) die2 "unknown option '$1' (see tools/gpu.sh --help)" ;;
   esac
 done
 case $JOBS in '' | *[!0-9]* | 0) die2 "--jobs: expected a positive integer, not '$JOBS'" ;; esac
 [ -z "$OUT" ] || case $OUT in */) OUT=${OUT%/} ;; esac
+case $DRY in 0 | 1) ;; *) die2 "LOWP_GPU_DRYRUN: expected 0 or 1, not '$DRY'" ;; esac
+
+# ------------------------------------------ --fetch-deps: the carried folder
+# apt-get download each package of DEPS_PKGS and dpkg -x it into DIR; then
+# the links the packages' install scripts would make (OpenBLAS is chosen by
+# Debian's alternatives), and no static libraries or documentation. DIR/usr
+# holds include/, lib/<triplet>/ and the pkg-config files (about 50 MiB);
+# LOWP_DEPS=DIR points the build there.
+if [ -n "$FETCH" ]; then
+  [ ! -e "$FETCH" ] || [ -z "$(ls -A "$FETCH" 2>/dev/null)" ] || die2 "--fetch-deps: $FETCH exists and is not empty"
+  command -v apt-get >/dev/null && command -v dpkg >/dev/null || die2 "--fetch-deps needs apt-get and dpkg"
+  mkdir -p "$FETCH/debs" || die2 "cannot create $FETCH"
+  # shellcheck disable=SC2086
+  (cd "$FETCH/debs" && apt-get download $DEPS_PKGS) >&2 || { echo "gpu.sh: apt-get download failed (apt-get update first?)" >&2; exit 1; }
+  for d in "$FETCH"/debs/*.deb; do dpkg -x "$d" "$FETCH" || { echo "gpu.sh: dpkg -x $d failed" >&2; exit 1; }; done
+  rm -rf "$FETCH/debs" "$FETCH/usr/share/doc" "$FETCH/usr/share/man"
+  find "$FETCH" \( -name '*.a' -o -name 'liblapack*' \) \( -type f -o -type l \) -delete
+  T3=$(ls "$FETCH/usr/lib" | grep -- '-linux-gnu$' | head -n 1)
+  ln -s "openblas-pthread/libopenblas.so" "$FETCH/usr/lib/$T3/libopenblas.so"
+  ln -s "openblas-pthread/libopenblas.so.0" "$FETCH/usr/lib/$T3/libopenblas.so.0"
+  ln -s "$T3/openblas-pthread" "$FETCH/usr/include/openblas"
+  PK=$DEPS_PKGS
+  echo "gpu.sh: $(echo "$PK" | wc -w) packages unpacked into $FETCH ($(du -sh "$FETCH" | cut -f1)); carry it and run LOWP_DEPS=$FETCH bash tools/gpu.sh"
+  exit 0
+fi
 
 # ------------------------------------------------------------ is there a GPU?
 GPUS=$("$SMI" -L 2>/dev/null | grep '^GPU ' || true)
@@ -77,17 +136,49 @@ NVCC=${CUDACXX:-/usr/local/cuda/bin/nvcc}
 CUDA_VERSION=$("$NVCC" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p' | head -n 1)
 BUILD=$SRC/build-gpu
 LOWP=$BUILD/lowp
+# the architecture to build for: the compute capability nvidia-smi reports
+# ("9.0" -> 90); CMake's 'native' needs CMake 3.24, lowp asks for 3.20
+ARCH=$(echo "$CC" | tr -d '. ')
+case $ARCH in
+  [1-9][0-9] | [1-9][0-9][0-9]) ARCH_OPT=-DCMAKE_CUDA_ARCHITECTURES=$ARCH ;;
+  *) ARCH_OPT=; echo "gpu.sh: nvidia-smi gives no compute capability ('$CC'): building lowp's default architectures" >&2 ;;
+esac
+# the carried libraries (--fetch-deps) instead of an installation
+DEPS_OPT=
+if [ -n "${LOWP_DEPS:-}" ]; then
+  [ -d "$LOWP_DEPS/usr/include" ] || die2 "LOWP_DEPS=$LOWP_DEPS is not a folder made by --fetch-deps (no usr/include)"
+  DEPS=$(cd "$LOWP_DEPS" && pwd)
+  TRIPLET=$(ls "$DEPS/usr/lib" | grep -- '-linux-gnu$' | head -n 1)
+  export CPATH="$DEPS/usr/include${CPATH:+:$CPATH}"
+  export LIBRARY_PATH="$DEPS/usr/lib/$TRIPLET${LIBRARY_PATH:+:$LIBRARY_PATH}"
+  export LD_LIBRARY_PATH="$DEPS/usr/lib/$TRIPLET${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # the .pc files say prefix=/usr: the sysroot puts DEPS in front
+  export PKG_CONFIG_LIBDIR="$DEPS/usr/lib/$TRIPLET/pkgconfig:$DEPS/usr/share/pkgconfig"
+  export PKG_CONFIG_SYSROOT_DIR="$DEPS"
+  DEPS_OPT=-DCMAKE_PREFIX_PATH=$DEPS/usr
+fi
 
 # ------------------------------------------------------------------- steps
 # step NAME CMD...: run, keep stdout+stderr in NAME.txt, record status and time
+# (a dry run records the command line and succeeds, or fails for the step
+# LOWP_GPU_DRYRUN_FAIL names)
 STEPS=()
 FAILED=0
+stub() {
+  echo "dry-run: $*"
+  [ "$DRYSTEP" != "${LOWP_GPU_DRYRUN_FAIL:-}" ] || { echo "dry-run: $DRYSTEP fails as asked"; return 1; }
+}
 step() {
   local name=$1; shift
   local t0 t1 rc
   t0=$(date +%s)
   echo "== $name: $*" >&2
-  { echo "\$ $*"; "$@"; } >"$TMP/$name.txt" 2>&1
+  if [ "$DRY" = 1 ]; then
+    DRYSTEP=$name
+    { echo "\$ $*"; stub "$@"; } >"$TMP/$name.txt" 2>&1
+  else
+    { echo "\$ $*"; "$@"; } >"$TMP/$name.txt" 2>&1
+  fi
   rc=$?
   t1=$(date +%s)
   STEPS+=("| $name | \`$*\` | $rc | $((t1 - t0)) s |")
@@ -100,15 +191,37 @@ missing() {
   echo "== $1: missing: $2" >&2
 }
 # has_cmd ARGS...: 0 if 'lowp ARGS --help' works (the command exists)
-has_cmd() { "$LOWP" "$@" --help >/dev/null 2>&1; }
+has_cmd() { [ "$DRY" = 1 ] || "$LOWP" "$@" --help >/dev/null 2>&1; }
 
 DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 REV=$(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)
 
-step build-configure cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOWP_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=native
+if [ -n "$DEPS_OPT" ]; then
+  missing install "the libraries come from LOWP_DEPS=$LOWP_DEPS"
+else
+  step install env LOWP_SETUP_BUILD=0 bash "$SRC/tools/setup.sh"
+fi
+# shellcheck disable=SC2086
+step build-configure cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOWP_CUDA=ON $ARCH_OPT $DEPS_OPT
 step build cmake --build "$BUILD" -j "$JOBS"
-if [ -x "$LOWP" ] && [ -x "$BUILD/tgemm_gpu" ]; then
+# the machine code the twins assume, for the architecture just built (tests/tsass.c)
+if [ -n "$ARCH_OPT" ]; then
+  step sass env LOWP_SASS_ARCHS="$ARCH" "$BUILD/tsass"
+fi
+RUNTIME_OK=0
+if [ "$DRY" = 1 ] || { [ -x "$LOWP" ] && [ -x "$BUILD/tgemm_gpu" ]; }; then
+  if step device "$LOWP" probe --device-info; then
+    RUNTIME_OK=1
+  else
+    echo "gpu.sh: nvidia-smi lists $GPU_NAME, but the CUDA runtime of this build cannot use it:" >&2
+    sed -e '1d' -e 's/^/  /' "$TMP/device.txt" >&2
+    echo "gpu.sh: (CUDA ${CUDA_VERSION:-?}, driver ${DRIVER:-?}; CUDA 13 needs driver R580 or newer): no GPU step ran" >&2
+  fi
+else
+  echo "gpu.sh: the build failed (see build.txt in the report); nothing else ran" >&2
+  FAILED=1
+fi
+if [ $RUNTIME_OK = 1 ]; then
 step ctest-cuda ctest --test-dir "$BUILD" -L cuda --output-on-failure -V
 # the cuBLAS and mma GEMMs against this GPU's tensor-core model (also in ctest-cuda)
 step gemm-models "$BUILD/tgemm_gpu"
@@ -140,7 +253,7 @@ cat >"$TMP/gpu-check.json" <<'EOF'
     { "name": "gemm_mma_fp16", "op": "gemm", "in": "fp16", "subject": { "kernel": "gemm_mma", "params": "device=gpu" },
       "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "model" }, { "bitexact": { "kernel": "gemm_mma", "params": "device=cpu" } } ] },
     { "name": "gemm_cublas_bf16", "op": "gemm", "in": "bf16", "subject": { "kernel": "gemm_cublas", "params": "device=gpu" },
-      "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "model" }, { "bitexact": { "kernel": "gemm_cublas", "params": "device=cpu" } } ] }
+      "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "model" } ] }
   ] }
 EOF
 step check-gpu-kernels "$LOWP" check "$TMP/gpu-check.json"
@@ -150,9 +263,6 @@ if has_cmd run amp-speedup; then
 else
   missing amp-speedup "this lowp has no experiment 'amp-speedup'"
 fi
-else
-  echo "gpu.sh: the build failed (see build.txt in the report); nothing else ran" >&2
-  FAILED=1
 fi
 
 # ------------------------------------------------------------------ index
@@ -170,6 +280,7 @@ fi
   echo "| CUDA (nvcc) | ${CUDA_VERSION:-?} |"
   echo "| lowp revision | $REV |"
   echo "| host | $(uname -srm) |"
+  [ "$DRY" = 0 ] || echo "| mode | DRY RUN: every command stubbed, nothing built or measured |"
   echo
   echo "| step | command | exit status | time |"
   echo "|---|---|---|---|"

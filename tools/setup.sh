@@ -39,7 +39,7 @@ if [ -n "$missing" ]; then
   echo "lowp setup: packages installed in $(( $(date +%s) - t_apt )) s" >&2
 fi
 
-# LOWP_SETUP_BUILD=0: packages only (tools/test.sh's asan pass builds elsewhere)
+# LOWP_SETUP_BUILD=0: packages only (tools/test.sh's asan pass and tools/gpu.sh build elsewhere)
 [ "${LOWP_SETUP_BUILD:-1}" = 0 ] && exit 0
 t_build=$(date +%s)
 echo "lowp setup: building in $BUILD/${TARGETS[*]:+ (${TARGETS[*]})}" >&2

@@ -28,6 +28,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <mpfr.h> /* before extern "C": in C++ it pulls C++ headers */
 
 #include <algorithm>
@@ -208,7 +210,7 @@ int launch_rowop(const lowp_rkernel_t *k, Bufs &g, double dropout, uint32_t seed
   uint32_t thr = (uint32_t)fmin(dropout * 4294967296.0, 4294967295.0);
   rowop_kernel1<T><<<(unsigned)k->rows, 256>>>((int)k->op, k->cols, (const T *)g.x, (const T *)g.y,
                                                  (T *)g.z, g.mask, g.mean, g.rstd, scale, thr, seed);
-  return cudaGetLastError() == cudaSuccess ? LOWP_OK : LOWP_EIO;
+  return lowp_cuda_ok(cudaGetLastError()) ? LOWP_OK : LOWP_EIO;
 }
 
 int run_one(cublasHandle_t h, const lowp_rkernel_t *k, cudaDataType_t dt, cublasComputeType_t ct,
@@ -248,7 +250,7 @@ double stored(cudaDataType_t dt, size_t i, uint32_t seed) {
 /* read C[e] back and widen it */
 int load_c(double *y, const void *c, cudaDataType_t dt, size_t w, size_t e) {
   unsigned char buf[4];
-  if (cudaMemcpy(buf, (const unsigned char *)c + e * w, w, cudaMemcpyDeviceToHost) != cudaSuccess) return LOWP_EIO;
+  if (!lowp_cuda_ok(cudaMemcpy(buf, (const unsigned char *)c + e * w, w, cudaMemcpyDeviceToHost))) return LOWP_EIO;
   if (dt == CUDA_R_16F) { __half h; memcpy(&h, buf, 2); *y = (double)__half2float(h); }
   else if (dt == CUDA_R_16BF) { __nv_bfloat16 h; memcpy(&h, buf, 2); *y = (double)__bfloat162float(h); }
   else { float f; memcpy(&f, buf, 4); *y = (double)f; }
@@ -263,7 +265,7 @@ int validate(double *worst, const lowp_rkernel_t *k, const Bufs &g, cudaDataType
   double uin = ldexp(1.0, -p->gemm_in->precision), uout = ldexp(1.0, -p->storage->precision);
   double ua = 0x1p-23, kk = 2.0 * (double)k->k;
   double gam = kk * ua < 1 ? kk * ua / (1 - kk * ua) : INFINITY;
-  if (cudaDeviceSynchronize() != cudaSuccess) return LOWP_EIO;
+  if (!lowp_cuda_ok(cudaDeviceSynchronize())) return LOWP_EIO;
   for (q = 0; q < 16; q++) {
     size_t e = (size_t)(((unsigned long long)q * 7919ULL * 104729ULL + q) % total);
     size_t b = e / (k->m * k->n), i = (e % (k->m * k->n)) / k->n, j = e % k->n, l;
@@ -286,7 +288,7 @@ int validate(double *worst, const lowp_rkernel_t *k, const Bufs &g, cudaDataType
 template <typename T>
 int fill(void *p, size_t n, uint32_t seed) {
   fill_kernel<T><<<1024, 256>>>((T *)p, n, seed);
-  return cudaGetLastError() == cudaSuccess ? LOWP_OK : LOWP_EIO;
+  return lowp_cuda_ok(cudaGetLastError()) ? LOWP_OK : LOWP_EIO;
 }
 
 }  // namespace
@@ -297,11 +299,10 @@ extern "C" int lowp_amp_gpu_device(char *name, size_t len) {
   int n = 0;
   cudaDeviceProp pr;
   if (name && len) name[0] = '\0';
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&n)) || n == 0) {
     return LOWP_EUNSUPPORTED;
   }
-  if (cudaGetDeviceProperties(&pr, 0) != cudaSuccess) return LOWP_EIO;
+  if (!lowp_cuda_ok(cudaGetDeviceProperties(&pr, 0))) return LOWP_EIO;
   if (name && len) snprintf(name, len, "%s, sm_%d%d", pr.name, pr.major, pr.minor);
   return LOWP_OK;
 }
@@ -343,13 +344,12 @@ extern "C" int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkern
       nr = std::max(nr, k->rows);
     }
   }
-  if (cudaMalloc(&g.a, na * w) != cudaSuccess || cudaMalloc(&g.b, nb * w) != cudaSuccess ||
-      cudaMalloc(&g.c, nc * w) != cudaSuccess || cudaMalloc(&g.x, ne * w) != cudaSuccess ||
-      cudaMalloc(&g.y, ne * w) != cudaSuccess || cudaMalloc(&g.z, ne * w) != cudaSuccess ||
-      cudaMalloc((void **)&g.mask, ne) != cudaSuccess ||
-      cudaMalloc((void **)&g.mean, nr * sizeof(float)) != cudaSuccess ||
-      cudaMalloc((void **)&g.rstd, nr * sizeof(float)) != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaMalloc(&g.a, na * w)) || !lowp_cuda_ok(cudaMalloc(&g.b, nb * w)) ||
+      !lowp_cuda_ok(cudaMalloc(&g.c, nc * w)) || !lowp_cuda_ok(cudaMalloc(&g.x, ne * w)) ||
+      !lowp_cuda_ok(cudaMalloc(&g.y, ne * w)) || !lowp_cuda_ok(cudaMalloc(&g.z, ne * w)) ||
+      !lowp_cuda_ok(cudaMalloc((void **)&g.mask, ne)) ||
+      !lowp_cuda_ok(cudaMalloc((void **)&g.mean, nr * sizeof(float))) ||
+      !lowp_cuda_ok(cudaMalloc((void **)&g.rstd, nr * sizeof(float)))) {
     return LOWP_ENOMEM;
   }
   {
@@ -359,8 +359,8 @@ extern "C" int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkern
       st = dt == CUDA_R_32F ? fill<float>(bufs[b], ns[b], 17u + b)
          : dt == CUDA_R_16F ? fill<__half>(bufs[b], ns[b], 17u + b)
                             : fill<__nv_bfloat16>(bufs[b], ns[b], 17u + b);
-    if (st == LOWP_OK && (cudaMemset(g.mean, 0, nr * sizeof(float)) != cudaSuccess ||
-                          cudaMemset(g.mask, 1, ne) != cudaSuccess))
+    if (st == LOWP_OK && (!lowp_cuda_ok(cudaMemset(g.mean, 0, nr * sizeof(float))) ||
+                          !lowp_cuda_ok(cudaMemset(g.mask, 1, ne))))
       st = LOWP_EIO;
     if (st != LOWP_OK) return st;
   }
@@ -369,12 +369,12 @@ extern "C" int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkern
     float *one = (float *)malloc(nr * sizeof(float));
     if (!one) return LOWP_ENOMEM;
     for (i = 0; i < nr; i++) one[i] = 1.0f;
-    if (cudaMemcpy(g.rstd, one, nr * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) st = LOWP_EIO;
+    if (!lowp_cuda_ok(cudaMemcpy(g.rstd, one, nr * sizeof(float), cudaMemcpyHostToDevice))) st = LOWP_EIO;
     free(one);
     if (st != LOWP_OK) return st;
   }
   if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return LOWP_EIO;
-  if (cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
+  if (!lowp_cuda_ok(cudaEventCreate(&e0)) || !lowp_cuda_ok(cudaEventCreate(&e1))) {
     cublasDestroy(h);
     return LOWP_EIO;
   }
@@ -384,11 +384,11 @@ extern "C" int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkern
     if (st == LOWP_OK && ks[i].kind == LOWP_RK_GEMM) st = validate(worst, &ks[i], g, dt, w, p);
     for (int r = 0; r < reps && st == LOWP_OK; r++) {
       float ms = 0;
-      if (cudaEventRecord(e0) != cudaSuccess) { st = LOWP_EIO; break; }
+      if (!lowp_cuda_ok(cudaEventRecord(e0))) { st = LOWP_EIO; break; }
       st = run_one(h, &ks[i], dt, ct, g, dropout);
       if (st != LOWP_OK) break;
-      if (cudaEventRecord(e1) != cudaSuccess || cudaEventSynchronize(e1) != cudaSuccess ||
-          cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess) {
+      if (!lowp_cuda_ok(cudaEventRecord(e1)) || !lowp_cuda_ok(cudaEventSynchronize(e1)) ||
+          !lowp_cuda_ok(cudaEventElapsedTime(&ms, e0, e1))) {
         st = LOWP_EIO;
         break;
       }
@@ -396,7 +396,7 @@ extern "C" int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkern
     }
     seconds[i] = 1e-3 * (double)best;
   }
-  if (cudaDeviceSynchronize() != cudaSuccess && st == LOWP_OK) st = LOWP_EIO;
+  if (!lowp_cuda_ok(cudaDeviceSynchronize()) && st == LOWP_OK) st = LOWP_EIO;
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
   cublasDestroy(h);

@@ -9,7 +9,11 @@
  */
 
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <stdint.h>
+
+#include "ptx.h"
 
 extern "C" {
 #include "cvt.h"
@@ -32,7 +36,7 @@ __global__ void lowp_cvt_kernel1(void *out, uint32_t start, uint32_t n, int vari
   case 4: asm("cvt.rp.f16.f32 %0, %1;" : "=h"(h) : "f"(x)); break;
   case 5: asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x)); break;
   case 6: asm("cvt.rz.bf16.f32 %0, %1;" : "=h"(h) : "f"(x)); break;
-  case 7: asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(w) : "f"(x)); break;
+  case 7: asm(LOWP_PTX_CVT_TF32_RNA : "=r"(w) : "f"(x)); break; /* tests/tsass.c */
 #if __CUDA_ARCH__ >= 890
   case 8: asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(x)); break;
   case 9: asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(x)); break;
@@ -48,8 +52,7 @@ __global__ void lowp_cvt_kernel1(void *out, uint32_t start, uint32_t n, int vari
 
 extern "C" int lowp_cuda_device_count(void) {
   int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError(); /* clear: "no driver" is not an error here */
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&n))) {
     return 0;
   }
   return n;
@@ -61,14 +64,14 @@ extern "C" int lowp_cvt_cuda(int variant, void *out, uint64_t start, size_t n) {
   if (bytes == 0 || n >= (UINT64_C(1) << 32) || start + n > (UINT64_C(1) << 32)) return LOWP_EINVAL;
   if (lowp_cuda_device_count() == 0) return LOWP_EUNSUPPORTED;
   if (n == 0) return LOWP_OK;
-  if (cudaMalloc(&d, n * (size_t)bytes) != cudaSuccess) return LOWP_ENOMEM;
+  if (!lowp_cuda_ok(cudaMalloc(&d, n * (size_t)bytes))) return LOWP_ENOMEM;
   {
     const unsigned threads = 256;
     unsigned blocks = (unsigned)((n + threads - 1) / threads);
     lowp_cvt_kernel1<<<blocks, threads>>>(d, (uint32_t)start, (uint32_t)n, variant);
   }
-  if (cudaGetLastError() != cudaSuccess ||
-      cudaMemcpy(out, d, n * (size_t)bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+  if (!lowp_cuda_ok(cudaGetLastError()) ||
+      !lowp_cuda_ok(cudaMemcpy(out, d, n * (size_t)bytes, cudaMemcpyDeviceToHost))) {
     cudaFree(d);
     return LOWP_EIO;
   }

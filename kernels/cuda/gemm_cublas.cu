@@ -6,16 +6,33 @@
  * table. Layout: cuBLASLt's fp8 GEMMs require the "TN" form (A transposed,
  * B not, column-major), so every variant uses it: row-major A (m x k) is
  * the column-major k x m matrix A_lt with op T; B is handed over as its
- * transpose (the column-major k x n matrix); C and D are column-major m x n
- * (transposed on the host both ways). alpha = beta = 1: D = A B + C. The
- * first algorithm cuBLASLt's heuristic offers is used, with a 32 MiB
- * workspace. What the hardware then does inside (block order, split-k) is
- * cuBLAS's; tests/cuda/tgemm_cublas_gpu.c compares it with the tensor-core
- * model of the GPU. Every CUDA and cuBLAS call is checked; nothing prints.
+ * transpose (the column-major k x n matrix); D is column-major m x n. Every
+ * leading dimension is padded to a multiple of 16 bytes (a ragged k of 70
+ * fp16 values would otherwise be 140 bytes and may send cuBLASLt to another
+ * kernel family).
+ *
+ * D = A B + C is computed in two steps that a twin can follow: cuBLASLt
+ * with alpha = 1, beta = 0 (C is not read: the tensor cores accumulate from
+ * zero), then C added here on the host by one IEEE addition in the output
+ * format, rounded to nearest even (fp16: the float sum rounded once more,
+ * which equals the one rounding, 24 >= 2*11 + 2).
+ *
+ * The algorithm: the first the heuristic offers with no split-K and no
+ * reduction (CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = NONE, and
+ * SPLITK_NUM == 1, REDUCTION_SCHEME == NONE checked on the chosen one) and
+ * no workspace, which also leaves out stream-K kernels (their partial tiles
+ * live in the workspace); only if none exists, the first with a 32 MiB
+ * workspace (recorded). lowp_gemm_cublas_algo says which algorithm, tile,
+ * stages and workspace the last call used (tests/cuda/tgemm_gpu.c prints it
+ * beside its measurement of the twin). Every CUDA and cuBLAS call is
+ * checked; nothing prints.
  */
 
 #include <cublasLt.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +77,33 @@ void transpose(void *dst, const void *src, size_t r, size_t c, int esz) {
     for (size_t j = 0; j < c; j++) memcpy(d + (j * r + i) * esz, s + (i * c + j) * esz, esz);
 }
 
+/* the leading dimension of rows elements of esz bytes, padded to 16 bytes */
+size_t ld16(size_t rows, int esz) {
+  size_t q = 16 / (size_t)esz;
+  return (rows + q - 1) / q * q;
+}
+
+/* d[i] = d[i] + c[i] in the output format (4: fp32, 2: fp16), round to nearest even */
+void add_c(void *d, const void *c, size_t n, int esz) {
+  for (size_t i = 0; i < n; i++) {
+    if (esz == 4) {
+      float x, y;
+      memcpy(&x, (char *)d + 4 * i, 4);
+      memcpy(&y, (const char *)c + 4 * i, 4);
+      x = x + y;
+      memcpy((char *)d + 4 * i, &x, 4);
+    } else {
+      __half hx, hy;
+      memcpy(&hx, (char *)d + 2 * i, 2);
+      memcpy(&hy, (const char *)c + 2 * i, 2);
+      hx = __float2half_rn(__half2float(hx) + __half2float(hy));
+      memcpy((char *)d + 2 * i, &hx, 2);
+    }
+  }
+}
+
+char last_algo[256] = "no cuBLASLt call yet";
+
 /* everything the call holds, released on every path */
 struct Ctx {
   cublasLtHandle_t h = nullptr;
@@ -67,6 +111,7 @@ struct Ctx {
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
   void *dA = nullptr, *dB = nullptr, *dC = nullptr, *ws = nullptr;
+  size_t wsz = 0;
   ~Ctx() {
     if (dA) (void)cudaFree(dA);
     if (dB) (void)cudaFree(dB);
@@ -86,22 +131,118 @@ struct Ctx {
 #define LT(x, what) \
   if ((x) != CUBLAS_STATUS_SUCCESS) return fail(err, errlen, LOWP_EIO, "cuBLASLt: " what)
 #define CU(x, what) \
-  if ((x) != cudaSuccess) { (void)cudaGetLastError(); return fail(err, errlen, LOWP_EIO, "CUDA: " what); }
+  if (!lowp_cuda_ok(x)) return fail(err, errlen, LOWP_EIO, "CUDA: " what)
+
+namespace {
+
+/* device buffers with 16-byte leading dimensions; A and B^T uploaded */
+int upload(Ctx &x, const Var &v, const void *a, const void *bt, size_t m, size_t n, size_t k,
+           char *err, size_t errlen) {
+  size_t lda = ld16(k, v.in_bytes), ldd = ld16(m, v.out_bytes);
+  CU(cudaMalloc(&x.dA, lda * m * v.in_bytes), "cudaMalloc");
+  CU(cudaMalloc(&x.dB, lda * n * v.in_bytes), "cudaMalloc");
+  CU(cudaMalloc(&x.dC, ldd * n * v.out_bytes), "cudaMalloc");
+  CU(cudaMemset(x.dA, 0, lda * m * v.in_bytes), "cudaMemset");
+  CU(cudaMemset(x.dB, 0, lda * n * v.in_bytes), "cudaMemset");
+  CU(cudaMemcpy2D(x.dA, lda * v.in_bytes, a, k * v.in_bytes, k * v.in_bytes, m, cudaMemcpyHostToDevice),
+     "copy A");
+  CU(cudaMemcpy2D(x.dB, lda * v.in_bytes, bt, k * v.in_bytes, k * v.in_bytes, n, cudaMemcpyHostToDevice),
+     "copy B");
+  return LOWP_OK;
+}
+
+/* the descriptors of D = op(A) B in the TN form */
+int describe(Ctx &x, const Var &v, size_t m, size_t n, size_t k, char *err, size_t errlen) {
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  LT(cublasLtCreate(&x.h), "create");
+  LT(cublasLtMatmulDescCreate(&x.op, v.compute, v.scale), "matmul descriptor");
+  LT(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+  LT(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+  if (v.fastacc >= 0) {
+    int8_t fa = (int8_t)v.fastacc;
+    LT(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fa, sizeof fa),
+       "FAST_ACCUM");
+  }
+  LT(cublasLtMatrixLayoutCreate(&x.la, v.ab, k, m, ld16(k, v.in_bytes)), "layout A");
+  LT(cublasLtMatrixLayoutCreate(&x.lb, v.ab, k, n, ld16(k, v.in_bytes)), "layout B");
+  LT(cublasLtMatrixLayoutCreate(&x.lc, v.cd, m, n, ld16(m, v.out_bytes)), "layout D");
+  return LOWP_OK;
+}
+
+/* the first algorithm without split-K or reduction: no workspace first (no
+   stream-K), then 32 MiB; its configuration into last_algo */
+int choose(Ctx &x, cublasLtMatmulAlgo_t *algo, char *err, size_t errlen) {
+  const size_t sizes[2] = {0, (size_t)32 << 20};
+  uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE;
+  for (int t = 0; t < 2; t++) {
+    cublasLtMatmulHeuristicResult_t res[8];
+    int nres = 0;
+    if (x.pref) (void)cublasLtMatmulPreferenceDestroy(x.pref);
+    x.pref = nullptr;
+    LT(cublasLtMatmulPreferenceCreate(&x.pref), "preference");
+    LT(cublasLtMatmulPreferenceSetAttribute(x.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &sizes[t],
+                                            sizeof sizes[t]),
+       "workspace preference");
+    LT(cublasLtMatmulPreferenceSetAttribute(x.pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
+                                            sizeof mask),
+       "reduction-scheme preference");
+    memset(res, 0, sizeof res);
+    cublasStatus_t hs =
+        cublasLtMatmulAlgoGetHeuristic(x.h, x.op, x.la, x.lb, x.lc, x.lc, x.pref, 8, res, &nres);
+    if (hs == CUBLAS_STATUS_NOT_SUPPORTED) nres = 0;
+    else LT(hs, "heuristic");
+    for (int i = 0; i < nres; i++) {
+      int32_t id = 0, splitk = 0;
+      uint32_t tile = 0, stages = 0, red = 0, swz = 0, custom = 0;
+      size_t w;
+      if (res[i].state != CUBLAS_STATUS_SUCCESS) continue;
+      LT(cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &w), "ID");
+      LT(cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splitk,
+                                              sizeof splitk, &w), "SPLITK_NUM");
+      LT(cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red,
+                                              sizeof red, &w), "REDUCTION_SCHEME");
+      LT(cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile,
+                                              &w), "TILE_ID");
+      LT(cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+                                              sizeof stages, &w), "STAGES_ID");
+      LT(cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &swz,
+                                              sizeof swz, &w), "CTA_SWIZZLING");
+      LT(cublasLtMatmulAlgoConfigGetAttribute(&res[i].algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &custom,
+                                              sizeof custom, &w), "CUSTOM_OPTION");
+      if (splitk > 1 || red != CUBLASLT_REDUCTION_SCHEME_NONE) continue;
+      *algo = res[i].algo;
+      x.wsz = res[i].workspaceSize;
+      snprintf(last_algo, sizeof last_algo,
+               "algo %d tile %u stages %u splitk %d reduction %u swizzle %u custom %u workspace %zu of %zu bytes",
+               (int)id, tile, stages, (int)splitk, red, swz, custom, x.wsz, sizes[t]);
+      if (x.wsz) CU(cudaMalloc(&x.ws, x.wsz), "cudaMalloc");
+      return LOWP_OK;
+    }
+  }
+  snprintf(last_algo, sizeof last_algo, "none: no algorithm without split-K");
+  return fail(err, errlen, LOWP_EUNSUPPORTED, "cuBLASLt has no algorithm without split-K for this GEMM here");
+}
+
+}  // namespace
+
+extern "C" int lowp_gemm_cublas_algo(char *buf, size_t len) {
+  if (buf && len) snprintf(buf, len, "%s", last_algo);
+  return LOWP_OK;
+}
 
 extern "C" int lowp_gemm_cublas_cuda(int variant, void *d, const void *a, const void *b,
                                      const void *c, size_t m, size_t n, size_t k, char *err,
                                      size_t errlen) {
-  const size_t wsz = (size_t)32 << 20;
   Ctx x;
-  int ndev = 0, dev = 0, major = 0, minor = 0;
+  int ndev = 0, dev = 0, major = 0, minor = 0, st;
+  cublasLtMatmulAlgo_t algo;
   if (variant < 1 || variant > LOWP_CUBLAS_VARIANTS)
     return fail(err, errlen, LOWP_EINVAL, "unknown cuBLAS variant");
   if (!d || !a || !b || !c || m == 0 || n == 0 || k == 0 || m >= (1u << 31) ||
       n >= (1u << 31) || k >= (1u << 31))
     return fail(err, errlen, LOWP_EINVAL, "bad GEMM sizes or pointers");
   const Var &v = vars[variant - 1];
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&ndev)) || ndev == 0) {
     return fail(err, errlen, LOWP_EUNSUPPORTED, "no CUDA device");
   }
   CU(cudaGetDevice(&dev), "cudaGetDevice");
@@ -110,54 +251,27 @@ extern "C" int lowp_gemm_cublas_cuda(int variant, void *d, const void *a, const 
   if (major * 10 + minor < v.min_cc)
     return fail(err, errlen, LOWP_EUNSUPPORTED, "this GPU lacks the variant's data type");
 
-  /* host staging: B^T (n x k) and C^T as column-major m x n */
-  std::vector<char> bt(k * n * v.in_bytes), ct(m * n * v.out_bytes);
+  /* host staging: B^T (n x k); D comes back column-major m x n */
+  std::vector<char> bt(k * n * v.in_bytes), dt(m * n * v.out_bytes), cd(m * n * v.out_bytes);
   transpose(bt.data(), b, k, n, v.in_bytes);
-  transpose(ct.data(), c, m, n, v.out_bytes);
+  if ((st = upload(x, v, a, bt.data(), m, n, k, err, errlen)) ||
+      (st = describe(x, v, m, n, k, err, errlen)) || (st = choose(x, &algo, err, errlen)))
+    return st;
 
-  CU(cudaMalloc(&x.dA, m * k * v.in_bytes), "cudaMalloc");
-  CU(cudaMalloc(&x.dB, k * n * v.in_bytes), "cudaMalloc");
-  CU(cudaMalloc(&x.dC, m * n * v.out_bytes), "cudaMalloc");
-  CU(cudaMalloc(&x.ws, wsz), "cudaMalloc");
-  CU(cudaMemcpy(x.dA, a, m * k * v.in_bytes, cudaMemcpyHostToDevice), "copy A");
-  CU(cudaMemcpy(x.dB, bt.data(), k * n * v.in_bytes, cudaMemcpyHostToDevice), "copy B");
-  CU(cudaMemcpy(x.dC, ct.data(), m * n * v.out_bytes, cudaMemcpyHostToDevice), "copy C");
-
-  LT(cublasLtCreate(&x.h), "create");
-  LT(cublasLtMatmulDescCreate(&x.op, v.compute, v.scale), "matmul descriptor");
-  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  LT(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
-  LT(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-  if (v.fastacc >= 0) {
-    int8_t fa = (int8_t)v.fastacc;
-    LT(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fa, sizeof fa),
-       "FAST_ACCUM");
-  }
-  LT(cublasLtMatrixLayoutCreate(&x.la, v.ab, k, m, k), "layout A");
-  LT(cublasLtMatrixLayoutCreate(&x.lb, v.ab, k, n, k), "layout B");
-  LT(cublasLtMatrixLayoutCreate(&x.lc, v.cd, m, n, m), "layout C");
-  LT(cublasLtMatmulPreferenceCreate(&x.pref), "preference");
-  LT(cublasLtMatmulPreferenceSetAttribute(x.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsz,
-                                          sizeof wsz),
-     "workspace preference");
-  cublasLtMatmulHeuristicResult_t res;
-  int nres = 0;
-  memset(&res, 0, sizeof res);
-  cublasStatus_t hs =
-      cublasLtMatmulAlgoGetHeuristic(x.h, x.op, x.la, x.lb, x.lc, x.lc, x.pref, 1, &res, &nres);
-  if (hs == CUBLAS_STATUS_NOT_SUPPORTED || (hs == CUBLAS_STATUS_SUCCESS && nres == 0))
-    return fail(err, errlen, LOWP_EUNSUPPORTED, "cuBLASLt has no algorithm for this GEMM here");
-  LT(hs, "heuristic");
-
-  /* alpha = beta = 1 in the scale type (fp16 for CUBLAS_COMPUTE_16F) */
-  float one32 = 1.0f;
-  uint16_t one16 = 0x3c00; /* fp16 1.0 */
+  /* alpha = 1, beta = 0 in the scale type (fp16 for CUBLAS_COMPUTE_16F) */
+  float one32 = 1.0f, zero32 = 0.0f;
+  uint16_t one16 = 0x3c00, zero16 = 0; /* fp16 1.0, +0 */
   const void *one = v.scale == CUDA_R_16F ? (const void *)&one16 : (const void *)&one32;
-  LT(cublasLtMatmul(x.h, x.op, one, x.dA, x.la, x.dB, x.lb, one, x.dC, x.lc, x.dC, x.lc,
-                    &res.algo, x.ws, wsz, 0),
+  const void *zero = v.scale == CUDA_R_16F ? (const void *)&zero16 : (const void *)&zero32;
+  LT(cublasLtMatmul(x.h, x.op, one, x.dA, x.la, x.dB, x.lb, zero, x.dC, x.lc, x.dC, x.lc, &algo, x.ws,
+                    x.wsz, 0),
      "matmul");
   CU(cudaDeviceSynchronize(), "synchronize");
-  CU(cudaMemcpy(ct.data(), x.dC, m * n * v.out_bytes, cudaMemcpyDeviceToHost), "copy D");
-  transpose(d, ct.data(), n, m, v.out_bytes); /* column-major m x n -> row-major */
+  CU(cudaMemcpy2D(dt.data(), m * v.out_bytes, x.dC, ld16(m, v.out_bytes) * v.out_bytes, m * v.out_bytes, n,
+                  cudaMemcpyDeviceToHost),
+     "copy D");
+  transpose(cd.data(), dt.data(), n, m, v.out_bytes); /* column-major m x n -> row-major */
+  add_c(cd.data(), c, m * n, v.out_bytes);           /* the separate step: D = AB + C */
+  memcpy(d, cd.data(), m * n * v.out_bytes);
   return LOWP_OK;
 }

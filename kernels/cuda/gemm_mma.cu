@@ -25,8 +25,12 @@
  */
 
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <stdint.h>
 #include <stdio.h>
+
+#include "ptx.h"
 
 extern "C" {
 #include "gemm_gpu.h"
@@ -106,9 +110,7 @@ __global__ void __launch_bounds__(32) gemm_mma_kernel1(float *d, const void *a, 
       }
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
       if (variant == 4)
-        asm volatile(
-            "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};"
+        asm volatile(LOWP_PTX_MMA_E4M3_F32 /* its machine code: tests/tsass.c */
             : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
             : "r"(ar[0]), "r"(ar[1]), "r"(ar[2]), "r"(ar[3]), "r"(br[0]), "r"(br[1]));
       else
@@ -146,11 +148,8 @@ struct Bufs {
 
 /* ------------------------------------------------------------ launchers */
 
-#define CU(x, st, what)                        \
-  if ((x) != cudaSuccess) {                    \
-    (void)cudaGetLastError();                  \
-    return fail(err, errlen, st, "CUDA: " what); \
-  }
+#define CU(x, st, what) \
+  if (!lowp_cuda_ok(x)) return fail(err, errlen, st, "CUDA: " what)
 
 extern "C" int lowp_gemm_mma_cuda(int variant, void *d, const void *a, const void *b,
                                   const void *c, size_t m, size_t n, size_t k, char *err,
@@ -162,8 +161,7 @@ extern "C" int lowp_gemm_mma_cuda(int variant, void *d, const void *a, const voi
   if (!d || !a || !b || !c || m == 0 || n == 0 || k == 0 || m >= (1u << 31) ||
       n >= (1u << 31) || k >= (1u << 31))
     return fail(err, errlen, LOWP_EINVAL, "bad GEMM sizes or pointers");
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&ndev)) || ndev == 0) {
     return fail(err, errlen, LOWP_EUNSUPPORTED, "no CUDA device");
   }
   CU(cudaGetDevice(&dev), LOWP_EIO, "cudaGetDevice");

@@ -12,6 +12,8 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <mpfr.h> /* before extern "C": in C++ it pulls C++ headers */
 
 extern "C" {
@@ -29,11 +31,10 @@ struct GpuCtx {
 
 int grow(double **p, size_t *cap, size_t need) {
   if (need <= *cap) return LOWP_OK;
-  if (*p && cudaFree(*p) != cudaSuccess) return LOWP_EIO;
+  if (*p && !lowp_cuda_ok(cudaFree(*p))) return LOWP_EIO;
   *p = nullptr;
   *cap = 0;
-  if (cudaMalloc((void **)p, need * sizeof(double)) != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaMalloc((void **)p, need * sizeof(double)))) {
     *p = nullptr;
     return LOWP_ENOMEM;
   }
@@ -49,14 +50,14 @@ extern "C" int gpu_dgemm(void *vctx, size_t m, size_t n, size_t k, const double 
   if ((st = grow(&g->dA, &g->capA, m * k)) || (st = grow(&g->dB, &g->capB, k * n)) ||
       (st = grow(&g->dC, &g->capC, m * n)))
     return st;
-  if (cudaMemcpy(g->dA, a, m * k * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess ||
-      cudaMemcpy(g->dB, b, k * n * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess)
+  if (!lowp_cuda_ok(cudaMemcpy(g->dA, a, m * k * sizeof(double), cudaMemcpyHostToDevice)) ||
+      !lowp_cuda_ok(cudaMemcpy(g->dB, b, k * n * sizeof(double), cudaMemcpyHostToDevice)))
     return LOWP_EIO;
   /* row-major C (m x n) = A B  <=>  column-major C^T (n x m) = B^T A^T */
   if (cublasDgemm(g->h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, g->dB, (int)n,
                   g->dA, (int)k, &zero, g->dC, (int)n) != CUBLAS_STATUS_SUCCESS)
     return LOWP_EIO;
-  if (cudaMemcpy(c, g->dC, m * n * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess)
+  if (!lowp_cuda_ok(cudaMemcpy(c, g->dC, m * n * sizeof(double), cudaMemcpyDeviceToHost)))
     return LOWP_EIO;
   return LOWP_OK;
 }
@@ -71,8 +72,7 @@ extern "C" int lowp_exact_gemm_cuda(double *c, const double *a, const double *b,
   lowp_gemm_opts_t o = {};
   int st, st2 = LOWP_OK;
   int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    (void)cudaGetLastError(); /* "no driver" / "no device": not a sticky error */
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&ndev)) || ndev == 0) {
     return LOWP_EUNSUPPORTED;
   }
   if (m > 2147483647u || n > 2147483647u || k > 2147483647u) return LOWP_ENOMEM;
@@ -85,9 +85,9 @@ extern "C" int lowp_exact_gemm_cuda(double *c, const double *a, const double *b,
   o.dgemm = gpu_dgemm;
   o.dgemm_ctx = &g;
   st = lowp_exact_gemm_ex(c, a, b, c0, m, n, k, f, pol, rnd, &o, stats);
-  if (g.dA && cudaFree(g.dA) != cudaSuccess) st2 = LOWP_EIO;
-  if (g.dB && cudaFree(g.dB) != cudaSuccess) st2 = LOWP_EIO;
-  if (g.dC && cudaFree(g.dC) != cudaSuccess) st2 = LOWP_EIO;
+  if (g.dA && !lowp_cuda_ok(cudaFree(g.dA))) st2 = LOWP_EIO;
+  if (g.dB && !lowp_cuda_ok(cudaFree(g.dB))) st2 = LOWP_EIO;
+  if (g.dC && !lowp_cuda_ok(cudaFree(g.dC))) st2 = LOWP_EIO;
   if (cublasDestroy(g.h) != CUBLAS_STATUS_SUCCESS) st2 = LOWP_EIO;
   return st ? st : st2;
 }

@@ -18,6 +18,8 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <mpfr.h> /* before extern "C": in C++ it pulls C++ headers */
 
 #include <cstdint>
@@ -43,11 +45,10 @@ struct Int8Ctx {
 template <typename T>
 int grow(T **p, size_t *cap, size_t need) {
   if (need <= *cap) return LOWP_OK;
-  if (*p && cudaFree(*p) != cudaSuccess) return LOWP_EIO;
+  if (*p && !lowp_cuda_ok(cudaFree(*p))) return LOWP_EIO;
   *p = nullptr;
   *cap = 0;
-  if (cudaMalloc((void **)p, need * sizeof(T)) != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaMalloc((void **)p, need * sizeof(T)))) {
     *p = nullptr;
     return LOWP_ENOMEM;
   }
@@ -82,15 +83,15 @@ extern "C" int gpu_i8gemm(void *vctx, size_t m, size_t n, size_t k, const double
     for (l = 0; l < k; l++) g->hA[i * kp + l] = to_i8(a[i * k + l]);
   for (l = 0; l < k; l++) /* B^T, row-major n x kp */
     for (j = 0; j < n; j++) g->hB[j * kp + l] = to_i8(b[l * n + j]);
-  if (cudaMemcpy(g->dA, g->hA, m * kp, cudaMemcpyHostToDevice) != cudaSuccess ||
-      cudaMemcpy(g->dB, g->hB, np * kp, cudaMemcpyHostToDevice) != cudaSuccess)
+  if (!lowp_cuda_ok(cudaMemcpy(g->dA, g->hA, m * kp, cudaMemcpyHostToDevice)) ||
+      !lowp_cuda_ok(cudaMemcpy(g->dB, g->hB, np * kp, cudaMemcpyHostToDevice)))
     return LOWP_EIO;
   /* column-major C^T (np x m, ld np) = op(B^T stored kp x np)^T op(A^T stored kp x m) */
   if (cublasGemmEx(g->h, CUBLAS_OP_T, CUBLAS_OP_N, (int)np, (int)m, (int)kp, &one, g->dB,
                    CUDA_R_8I, (int)kp, g->dA, CUDA_R_8I, (int)kp, &zero, g->dC, CUDA_R_32I,
                    (int)np, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS)
     return LOWP_EIO;
-  if (cudaMemcpy(g->hC, g->dC, m * np * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess)
+  if (!lowp_cuda_ok(cudaMemcpy(g->hC, g->dC, m * np * sizeof(int32_t), cudaMemcpyDeviceToHost)))
     return LOWP_EIO;
   for (i = 0; i < m; i++)
     for (j = 0; j < n; j++) c[i * n + j] = (double)g->hC[i * np + j];
@@ -108,8 +109,7 @@ extern "C" int lowp_exact_gemm_cuda_int8(double *c, const double *a, const doubl
   lowp_gemm_opts_t o = {};
   int st, st2 = LOWP_OK;
   int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&ndev)) || ndev == 0) {
     return LOWP_EUNSUPPORTED;
   }
   if (m > 2147483647u || n > 2147483647u || k > 2147483647u) return LOWP_ENOMEM;
@@ -121,9 +121,9 @@ extern "C" int lowp_exact_gemm_cuda_int8(double *c, const double *a, const doubl
   o.engine_bits = 31;
   o.slice_bits_max = 7;
   st = lowp_exact_gemm_ex(c, a, b, c0, m, n, k, f, pol, rnd, &o, stats);
-  if (g.dA && cudaFree(g.dA) != cudaSuccess) st2 = LOWP_EIO;
-  if (g.dB && cudaFree(g.dB) != cudaSuccess) st2 = LOWP_EIO;
-  if (g.dC && cudaFree(g.dC) != cudaSuccess) st2 = LOWP_EIO;
+  if (g.dA && !lowp_cuda_ok(cudaFree(g.dA))) st2 = LOWP_EIO;
+  if (g.dB && !lowp_cuda_ok(cudaFree(g.dB))) st2 = LOWP_EIO;
+  if (g.dC && !lowp_cuda_ok(cudaFree(g.dC))) st2 = LOWP_EIO;
   if (cublasDestroy(g.h) != CUBLAS_STATUS_SUCCESS) st2 = LOWP_EIO;
   free(g.hA);
   free(g.hB);

@@ -21,6 +21,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,12 +192,10 @@ static int is16(const lowp_format_t *out) {
 extern "C" int lowp_probe_gpu_info(char *name, size_t len, int *sm) {
   int n = 0;
   cudaDeviceProp p;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&n)) || n < 1) {
     return 0;
   }
-  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaGetDeviceProperties(&p, 0))) {
     return 0;
   }
   if (name && len) {
@@ -238,10 +238,9 @@ extern "C" int lowp_probe_gpu_open(lowp_probe_gpu_t **out) {
     free(g);
     return LOWP_EUNSUPPORTED;
   }
-  if (cudaMalloc((void **)&g->da, MAXN * sizeof(float)) != cudaSuccess ||
-      cudaMalloc((void **)&g->db, MAXN * sizeof(float)) != cudaSuccess ||
-      cudaMalloc((void **)&g->dd, sizeof(float)) != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaMalloc((void **)&g->da, MAXN * sizeof(float))) ||
+      !lowp_cuda_ok(cudaMalloc((void **)&g->db, MAXN * sizeof(float))) ||
+      !lowp_cuda_ok(cudaMalloc((void **)&g->dd, sizeof(float)))) {
     lowp_probe_gpu_close(g);
     return LOWP_EIO;
   }
@@ -263,11 +262,11 @@ extern "C" int lowp_probe_gpu_dot(void *ctx, double *d, const double *a, const d
     hb[i] = (float)b[i];
     if ((double)ha[i] != a[i] || (double)hb[i] != b[i]) return LOWP_EINVAL;
   }
-  if (n && (cudaMemcpy(g->da, ha, n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
-            cudaMemcpy(g->db, hb, n * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess))
+  if (n && (!lowp_cuda_ok(cudaMemcpy(g->da, ha, n * sizeof(float), cudaMemcpyHostToDevice)) ||
+            !lowp_cuda_ok(cudaMemcpy(g->db, hb, n * sizeof(float), cudaMemcpyHostToDevice))))
     return LOWP_EIO;
   lowp_probe_kernel<<<1, 32>>>(g->da, g->db, (int)n, (float)c, cls, is16(out), g->dd);
-  if (cudaGetLastError() != cudaSuccess || cudaMemcpy(&r, g->dd, sizeof r, cudaMemcpyDeviceToHost) != cudaSuccess)
+  if (!lowp_cuda_ok(cudaGetLastError()) || !lowp_cuda_ok(cudaMemcpy(&r, g->dd, sizeof r, cudaMemcpyDeviceToHost)))
     return LOWP_EIO;
   *d = (double)r;
   return LOWP_OK;

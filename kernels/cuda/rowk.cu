@@ -13,6 +13,8 @@
  */
 
 #include <cuda_runtime.h>
+
+#include "cuda_ok.h"
 #include <stdint.h>
 
 extern "C" {
@@ -184,8 +186,7 @@ struct Bufs {
   }
   int alloc(void **out, size_t bytes) {
     if (n >= 6) return LOWP_EINVAL;
-    if (cudaMalloc(&p[n], bytes ? bytes : 1) != cudaSuccess) {
-      (void)cudaGetLastError();
+    if (!lowp_cuda_ok(cudaMalloc(&p[n], bytes ? bytes : 1))) {
       p[n] = nullptr;
       return LOWP_ENOMEM;
     }
@@ -196,8 +197,7 @@ struct Bufs {
 
 int have_device() {
   int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (!lowp_cuda_ok(cudaGetDeviceCount(&n))) {
     return 0;
   }
   return n > 0;
@@ -206,14 +206,14 @@ int have_device() {
 bool sizes_ok(size_t rows, size_t n) { return n >= 1 && n < (1u << 24) && rows < (1u << 31); }
 
 int h2d(void *d, const void *h, size_t bytes) {
-  return cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) == cudaSuccess ? LOWP_OK : LOWP_EIO;
+  return lowp_cuda_ok(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice)) ? LOWP_OK : LOWP_EIO;
 }
 int d2h(void *h, const void *d, size_t bytes) {
-  return cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost) == cudaSuccess ? LOWP_OK : LOWP_EIO;
+  return lowp_cuda_ok(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost)) ? LOWP_OK : LOWP_EIO;
 }
 int launched() {
-  if (cudaGetLastError() != cudaSuccess) return LOWP_EIO;
-  return cudaDeviceSynchronize() == cudaSuccess ? LOWP_OK : LOWP_EIO;
+  if (!lowp_cuda_ok(cudaGetLastError())) return LOWP_EIO;
+  return lowp_cuda_ok(cudaDeviceSynchronize()) ? LOWP_OK : LOWP_EIO;
 }
 
 }  // namespace

@@ -129,7 +129,7 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
               const lowp_format_t *out) {
   uint64_t Mi[1025], Mc = 0;
   int Ei[1025], xi[1025], negi[1025];
-  int Ec = 0, xc = 0, X = INT32_MIN, L, cnt = 0, k, allneg = 1, anynz = 0;
+  int Ec = 0, xc = 0, X = INT32_MIN, L, cnt = 0, k, allneg = 1, anynz = 0, xemin;
   int pinf = 0, ninf = 0, nan = 0;
   int64_t S = 0;
   size_t i;
@@ -152,13 +152,21 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
   if (nan || (pinf && ninf)) { *d = NAN; return LOWP_OK; }
   if (pinf || ninf) { *d = pinf ? INFINITY : -INFINITY; return LOWP_OK; }
 
-  /* (2) unpack: products exact, exponents per the hardware's convention */
+  /* (2) unpack: products exact, exponents per the hardware's convention:
+     floor(log2|v|), clamped at the emin of the format the multiplier sees.
+     That is the input's, except on the late-c datapath: fp8 mma.sync on
+     sm_90/sm_100 converts each fp8 value to fp16 (F2FP, exact) and
+     multiplies in fp16 HMMAs (tests/tsass.c decodes it), where an e4m3
+     subnormal (2^-9 .. 7 2^-9) is a normal fp16 value with its own exponent,
+     not e4m3's emin -6. (e5m2 has fp16's exponent range: no change.) */
+  xemin = in->emin;
+  if (p->late_c && lowp_format_width(in) <= 8 && LOWP_FMT_FP16.emin < xemin) xemin = LOWP_FMT_FP16.emin;
   for (i = 0; i < n; i++) {
     uint64_t ma, mb;
     int ea, eb, xa, xb;
     int neg = signbit(a[i]) != signbit(b[i]);
     if (a[i] == 0 || b[i] == 0) { allneg &= neg; continue; }
-    if (unpack(&ma, &ea, &xa, a[i], in->emin) || unpack(&mb, &eb, &xb, b[i], in->emin))
+    if (unpack(&ma, &ea, &xa, a[i], xemin) || unpack(&mb, &eb, &xb, b[i], xemin))
       return LOWP_EINVAL;
     Mi[cnt] = ma * mb; /* < 2^64: both below 2^32 */
     Ei[cnt] = ea + eb;

@@ -129,38 +129,19 @@ int lowp_probe_model_dot(void *ctx, double *d, const double *a, const double *b,
   return lowp_tc_dot(d, a, 1, b, 1, n, c, (const lowp_tc_model_t *)ctx, in, out);
 }
 
-static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const lowp_format_t *in,
-                 const lowp_format_t *out);
+/* what the structural probes share: the scale (+-2^s cancel, a tiny
+   2^(s-m) term), the lowest usable exponent, the first block's indices */
+typedef struct {
+  int t, fp32, plo, plo_sub, phi, olo, olo_sub, ohi;
+  int s, lo_t, mem[128], nmem, i2, pf;
+  double tiny;
+} geo_t;
 
-int lowp_probe_run(lowp_probe_t *r, const lowp_probe_dev_t *dev, const lowp_format_t *in,
-                   const lowp_format_t *out) {
-  ctx_t *c;
-  int st;
-
-  if (!r || !dev || !dev->dot || dev->kmax < 8 || !in || !out) return LOWP_EINVAL;
-  if (!(c = calloc(1, sizeof *c))) return LOWP_ENOMEM;
-  st = probe(r, c, dev, in, out);
-  free(c);
-  return st;
-}
-
-static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const lowp_format_t *in,
-                 const lowp_format_t *out) {
-  int t = in->precision, fp32 = out->precision >= LOWP_FMT_FP32.precision, st = LOWP_OK;
-  int plo = 2 * in->emin, plo_sub = 2 * (in->emin - t + 1), phi = 2 * in->emax;
-  int olo = out->emin, olo_sub = out->emin - out->precision + 1, ohi = out->emax - 4;
-  int s, lo_t, mem[128], nmem = 0, i2 = -1, pf;
-  size_t i;
-  double d, tiny;
-
-  memset(r, 0, sizeof *r);
-  c->dev = dev;
-  c->in = in;
-  c->out = out;
-  c->n = r->n = dev->kmax < NP ? dev->kmax : NP;
-  r->products_exact = r->sub_in = r->sub_out = -1;
-  r->late_c = -1;
-
+/* exact products, subnormal inputs and outputs */
+static int probe_basics(lowp_probe_t *r, ctx_t *c, geo_t *g) {
+  const lowp_format_t *in = c->in, *out = c->out;
+  int t = g->t, olo = g->olo, olo_sub = g->olo_sub, st;
+  double d;
   /* products: a = b = 1 + 2^(1-t), exact product of 2t-1 bits */
   if (2 * t - 1 <= out->precision) {
     double a = 1 + ldexp(1.0, 1 - t);
@@ -201,54 +182,55 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
     }
   }
 
-  /* the structural probes' scale: +-2^s cancel, a tiny 2^(s-m) */
-  s = phi < ohi ? phi : ohi;
-  lo_t = plo > olo ? plo : olo;
-  if (s - lo_t < 32) lo_t = plo_sub > olo_sub ? plo_sub : olo_sub;
-  r->m = s - lo_t > 80 ? 80 : s - lo_t;
-  tiny = ldexp(1.0, s - r->m);
+  return LOWP_OK;
+}
 
+/* the block: which indices are aligned with the cancelled pair at 0, 1 */
+static int probe_blocks(lowp_probe_t *r, ctx_t *c, geo_t *g) {
+  size_t i;
+  int st;
+  double d;
   /* block: index r aligned with the cancelled pair at 0, 1? */
   r->members[0] = r->members[1] = 1;
   for (i = 2; i < c->n; i++) {
     clear(c);
-    if (!put(c, 0, 1, 1, 1, s, 0) || !put(c, 1, -1, 1, 1, s, 0) || !put(c, i, 1, 1, 1, s - r->m, 1))
+    if (!put(c, 0, 1, 1, 1, g->s, 0) || !put(c, 1, -1, 1, 1, g->s, 0) || !put(c, i, 1, 1, 1, g->s - r->m, 1))
       return LOWP_EINVAL;
     if ((st = run(c, &d, c->n, 0.0)) != LOWP_OK) return st;
     /* apart, the tiny term is summed exactly; aligned with 2^s it is cut
        (to 0 by truncation or nearest, to one unit by round-to-odd) */
-    r->members[i] = d != tiny;
+    r->members[i] = d != g->tiny;
   }
   {
     int ok = 1;
     for (i = 0; i < c->n; i++) {
       if (r->members[i] < 0) ok = 0;
-      if (r->members[i] == 1) mem[nmem++] = (int)i;
+      if (r->members[i] == 1) g->mem[g->nmem++] = (int)i;
     }
-    if (ok && (size_t)nmem == c->n) {
-      r->b = nmem;
+    if (ok && (size_t)g->nmem == c->n) {
+      r->b = g->nmem;
       r->b_atleast = 1;
     } else if (ok) {
       int contiguous = 1, P = 0, j;
-      for (j = 0; j < nmem; j++)
-        if (mem[j] != j) contiguous = 0;
+      for (j = 0; j < g->nmem; j++)
+        if (g->mem[j] != j) contiguous = 0;
       if (contiguous) {
-        r->b = nmem;
+        r->b = g->nmem;
       } else {
         while (r->members[P]) P++;
         for (j = 0; j < (int)c->n && ok; j++) {
-          int want = j < 2 * nmem && (j / P) % 2 == 0;
+          int want = j < 2 * g->nmem && (j / P) % 2 == 0;
           if (want != r->members[j]) ok = 0;
         }
         if (ok) {
-          r->b = nmem;
+          r->b = g->nmem;
           r->interleave = P;
         }
       }
     }
-    r->per_block = nmem > 2;
+    r->per_block = g->nmem > 2;
     for (i = 2; i < c->n; i++)
-      if (r->members[i] == 1) { i2 = (int)i; break; }
+      if (r->members[i] == 1) { g->i2 = (int)i; break; }
   }
 
   /* the probes below use one instruction (b products, 2b with interleave):
@@ -256,32 +238,39 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
      blocks, whose alignment cuts it again to F bits below its own exponent */
   if (r->b && !r->b_atleast) c->n = (size_t)r->b * (r->interleave ? 2 : 1);
 
+  return LOWP_OK;
+}
+
+/* F: 2^(s-j) beside the cancelled pair, largest j kept; then the cut */
+static int probe_F(lowp_probe_t *r, ctx_t *c, geo_t *g) {
+  int st;
+  double d;
   /* F: 2^(s-j) beside the cancelled pair, largest j kept */
-  if (i2 >= 0) {
+  if (g->i2 >= 0) {
     int j;
     for (j = 1; j < r->m; j++) {
       clear(c);
-      put(c, 0, 1, 1, 1, s, 0);
-      put(c, 1, -1, 1, 1, s, 0);
-      if (!put(c, (size_t)i2, 1, 1, 1, s - j, 1)) break;
+      put(c, 0, 1, 1, 1, g->s, 0);
+      put(c, 1, -1, 1, 1, g->s, 0);
+      if (!put(c, (size_t)g->i2, 1, 1, 1, g->s - j, 1)) break;
       if ((st = run(c, &d, c->n, 0.0)) != LOWP_OK) return st;
-      if (d != ldexp(1.0, s - j)) break;
+      if (d != ldexp(1.0, g->s - j)) break;
       r->F = j;
     }
     if (r->F == r->m - 1) r->F_atleast = 1;
   }
 
   /* alignment cut: +0.75, -0.75, +0.25 units of q = 2^(s-F) */
-  if (r->F > 0 && !r->F_atleast && s - r->F - 2 >= lo_t) {
+  if (r->F > 0 && !r->F_atleast && g->s - r->F - 2 >= g->lo_t) {
     static const double sg[3] = {1, -1, 1}, sa[3] = {1.5, 1.5, 1.0};
     const int off[3] = {1, 1, 2};
-    double q = ldexp(1.0, s - r->F);
+    double q = ldexp(1.0, g->s - r->F);
     int k, ok = 1;
     for (k = 0; k < 3; k++) {
       clear(c);
-      put(c, 0, 1, 1, 1, s, 0);
-      put(c, 1, -1, 1, 1, s, 0);
-      if (!put(c, (size_t)i2, sg[k], sa[k], 1, s - r->F - off[k], 1)) { ok = 0; break; }
+      put(c, 0, 1, 1, 1, g->s, 0);
+      put(c, 1, -1, 1, 1, g->s, 0);
+      if (!put(c, (size_t)g->i2, sg[k], sa[k], 1, g->s - r->F - off[k], 1)) { ok = 0; break; }
       if ((st = run(c, &d, c->n, 0.0)) != LOWP_OK) return st;
       r->align_units[k] = d / q;
     }
@@ -297,6 +286,15 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
     }
   }
 
+  return LOWP_OK;
+}
+
+/* late c, and the fraction bits of an fp32 block result */
+static int probe_late_c(lowp_probe_t *r, ctx_t *c, geo_t *g) {
+  const lowp_format_t *out = c->out;
+  size_t i;
+  int st, fp32 = g->fp32;
+  double d;
   /* late c: +2^s at 0, tiny outside the first block, c = -2^s */
   {
     int rr = -1;
@@ -304,47 +302,53 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
     c->n = r->n;
     for (i = 0; i < c->n; i++)
       if (r->members[i] == 0) { rr = (int)i; break; }
-    if (rr >= 0 && is_val(-ldexp(1.0, s), out, 0)) {
+    if (rr >= 0 && is_val(-ldexp(1.0, g->s), out, 0)) {
       clear(c);
-      put(c, 0, 1, 1, 1, s, 0);
-      put(c, (size_t)rr, 1, 1, 1, s - r->m, 1);
-      if ((st = run(c, &d, c->n, -ldexp(1.0, s))) != LOWP_OK) return st;
-      r->late_c = d == tiny ? 0 : d == 0 ? 1 : -1;
+      put(c, 0, 1, 1, 1, g->s, 0);
+      put(c, (size_t)rr, 1, 1, 1, g->s - r->m, 1);
+      if ((st = run(c, &d, c->n, -ldexp(1.0, g->s))) != LOWP_OK) return st;
+      r->late_c = d == g->tiny ? 0 : d == 0 ? 1 : -1;
     }
     c->n = nshort;
   }
 
   /* fraction bits of an fp32 block result: 2^e + 2^e + 2^(e-k) */
-  pf = out->precision - 1;
-  if (fp32 && i2 >= 0 && r->F > 0) {
-    int e = s - 1, k, kmax = 0;
-    for (k = 1; k <= r->F && e - k >= lo_t; k++) {
+  g->pf = out->precision - 1;
+  if (fp32 && g->i2 >= 0 && r->F > 0) {
+    int e = g->s - 1, k, kmax = 0;
+    for (k = 1; k <= r->F && e - k >= g->lo_t; k++) {
       clear(c);
       put(c, 0, 1, 1, 1, e, 0);
       put(c, 1, 1, 1, 1, e, 0);
-      if (!put(c, (size_t)i2, 1, 1, 1, e - k, 1)) break;
+      if (!put(c, (size_t)g->i2, 1, 1, 1, e - k, 1)) break;
       if ((st = run(c, &d, c->n, 0.0)) != LOWP_OK) return st;
       if (d != ldexp(1.0, e + 1) + ldexp(1.0, e - k)) break;
       kmax = k;
     }
     if (kmax < r->F) {
-      r->out_frac = kmax + 1 >= pf ? 0 : kmax + 1;
+      r->out_frac = kmax + 1 >= g->pf ? 0 : kmax + 1;
     } else {
       r->out_frac_atleast = 1; /* F limited the probe: taken as all 23 bits */
       r->out_frac = 0;
     }
-    if (r->out_frac) pf = r->out_frac;
+    if (r->out_frac) g->pf = r->out_frac;
   }
 
+  return LOWP_OK;
+}
+
+/* rounding of the block result and of the addition of c */
+static int probe_rounding(lowp_probe_t *r, ctx_t *c, geo_t *g) {
+  int st = LOWP_OK, ohi = g->ohi, phi = g->phi;
   /* rounding of the block result, and of the addition that brings c */
   {
     int e = ohi - 10 < phi ? ohi - 10 : phi, k, ok = 1, okc = 1;
-    int kb = r->F > 0 ? pick_kb(nmem, e, pf, r->F) : 0;
+    int kb = r->F > 0 ? pick_kb(g->nmem, e, g->pf, r->F) : 0;
     static const double fr[4] = {0.75, 0.25, 0.5, 0.75}, sgn[4] = {1, 1, 1, -1};
     for (k = 0; k < 4 && kb; k++) {
-      r->out_pattern[k] = round_case(c, mem, kb, e, pf, fr[k], sgn[k], 0, &st);
+      r->out_pattern[k] = round_case(c, g->mem, kb, e, g->pf, fr[k], sgn[k], 0, &st);
       if (st != LOWP_OK) return st;
-      r->c_pattern[k] = round_case(c, mem, kb, e, pf, fr[k], sgn[k], 1, &st);
+      r->c_pattern[k] = round_case(c, g->mem, kb, e, g->pf, fr[k], sgn[k], 1, &st);
       if (st != LOWP_OK) return st;
       if (r->out_pattern[k] < 0) ok = 0;
       if (r->c_pattern[k] < 0) okc = 0;
@@ -353,24 +357,33 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
     r->c_ok = kb && okc && mode_of(r->c_pattern, &r->c_rnd);
   }
 
+  return LOWP_OK;
+}
+
+/* monotonicity and the fp32 promotion interval */
+static int probe_monotone(lowp_probe_t *r, ctx_t *c, geo_t *g, const lowp_probe_dev_t *dev) {
+  const lowp_format_t *in = c->in, *out = c->out;
+  int t = g->t, st, fp32 = g->fp32;
+  size_t i;
+  double d;
   /* monotonicity: a factor of the first product stepped from just below a
      binade to its top (the alignment exponent grows by one). First the
      worst case for a truncating adder: every other term of the block is one
      quantum 2^(X-F) of the same sign, all lost when the quantum doubles
      (Mikaitis, "Monotonicity of multi-term floating-point adders", IEEE
      Trans. Comput. 2024, studies such steps); then random blocks. */
-  if (nmem > 0 && r->F > 0 && !r->F_atleast) {
+  if (g->nmem > 0 && r->F > 0 && !r->F_atleast) {
     int sgn, k;
     for (sgn = 0; sgn < 2; sgn++) {
       double d1, d2, sg = sgn ? -1 : 1;
-      int e0 = s - 2;
+      int e0 = g->s - 2;
       clear(c);
-      if (!put(c, (size_t)mem[0], sg, 2 - ldexp(1.0, 1 - t), 1, e0, 0)) break;
-      for (k = 1; k < nmem; k++)
-        if (!put(c, (size_t)mem[k], sg, 1, 1, e0 - r->F, 1)) break;
-      if (k < nmem) break;
+      if (!put(c, (size_t)g->mem[0], sg, 2 - ldexp(1.0, 1 - t), 1, e0, 0)) break;
+      for (k = 1; k < g->nmem; k++)
+        if (!put(c, (size_t)g->mem[k], sg, 1, 1, e0 - r->F, 1)) break;
+      if (k < g->nmem) break;
       if ((st = run(c, &d1, c->n, 0.0)) != LOWP_OK) return st;
-      c->A[mem[0]] = copysign(2 * fabs(c->A[mem[0]]) / (2 - ldexp(1.0, 1 - t)), c->A[mem[0]]);
+      c->A[g->mem[0]] = copysign(2 * fabs(c->A[g->mem[0]]) / (2 - ldexp(1.0, 1 - t)), c->A[g->mem[0]]);
       if ((st = run(c, &d2, c->n, 0.0)) != LOWP_OK) return st;
       r->mono_trials++;
       if (sg * (d2 - d1) < 0 && r->mono_decreases++ == 0) {
@@ -379,30 +392,30 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
       }
     }
   }
-  if (nmem > 0) {
+  if (g->nmem > 0) {
     uint64_t seed = 0x9E3779B97F4A7C15ull;
     long trial;
-    int nb = nmem;
+    int nb = g->nmem;
     for (trial = 0; trial < 300; trial++) {
       double d1, d2, a0;
       int k;
       clear(c);
       for (k = 0; k < nb; k++) {
-        size_t idx = (size_t)mem[k];
+        size_t idx = (size_t)g->mem[k];
         int ea = (int)(rng_next(&seed) % 5) - 2, eb = (int)(rng_next(&seed) % 5) - 2;
         double ma = 1 + ldexp((double)(rng_next(&seed) % (1ull << (t - 1))), 1 - t);
         double mb = 1 + ldexp((double)(rng_next(&seed) % (1ull << (t - 1))), 1 - t);
         c->A[idx] = ((rng_next(&seed) & 1) ? -1 : 1) * ldexp(ma, ea);
         c->B[idx] = ((rng_next(&seed) & 1) ? -1 : 1) * ldexp(mb, eb);
       }
-      a0 = c->A[mem[0]];
-      c->A[mem[0]] = copysign(ldexp(2 - ldexp(1.0, 1 - t), 0), a0);
+      a0 = c->A[g->mem[0]];
+      c->A[g->mem[0]] = copysign(ldexp(2 - ldexp(1.0, 1 - t), 0), a0);
       if ((st = run(c, &d1, c->n, 0.0)) != LOWP_OK) return st;
-      c->A[mem[0]] = copysign(2.0, a0);
+      c->A[g->mem[0]] = copysign(2.0, a0);
       if ((st = run(c, &d2, c->n, 0.0)) != LOWP_OK) return st;
       r->mono_trials++;
       /* the product moved in the direction of its sign */
-      if ((a0 * c->B[mem[0]] > 0 && d2 < d1) || (a0 * c->B[mem[0]] < 0 && d2 > d1)) {
+      if ((a0 * c->B[g->mem[0]] > 0 && d2 < d1) || (a0 * c->B[g->mem[0]] < 0 && d2 > d1)) {
         if (r->mono_decreases++ == 0) {
           r->mono_example[0] = d1;
           r->mono_example[1] = d2;
@@ -417,10 +430,10 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
     double cnt;
     memset(c->A, 0, n * sizeof c->A[0]);
     memset(c->B, 0, n * sizeof c->B[0]);
-    put(c, 0, 1, 1, 1, s, 0);
-    for (i = 1; i < n; i++) put(c, i, 1, 1, 1, s - r->m, 1);
-    if ((st = c->dev->dot(c->dev->ctx, &d, c->A, c->B, n, -ldexp(1.0, s), in, out)) != LOWP_OK) return st;
-    cnt = d / tiny;
+    put(c, 0, 1, 1, 1, g->s, 0);
+    for (i = 1; i < n; i++) put(c, i, 1, 1, 1, g->s - r->m, 1);
+    if ((st = c->dev->dot(c->dev->ctx, &d, c->A, c->B, n, -ldexp(1.0, g->s), in, out)) != LOWP_OK) return st;
+    cnt = d / g->tiny;
     inst = (size_t)r->b * (r->interleave ? 2 : 1);
     r->promote_probed = 1;
     if (cnt >= 0 && cnt == floor(cnt) && cnt < (double)n) {
@@ -431,6 +444,114 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
     }
   }
 
+  return LOWP_OK;
+}
+
+/*
+ * The zero questions no captured row decides (docs/gpu.md): the sign of an
+ * exact or rounded zero, and whether a zero product or c = 0 takes part in
+ * the alignment. Each field: -1 lowp's model's reading, 1 the other one
+ * (MMA-Sim's), 0 not probed here (unbuildable, or both readings give the
+ * same output).
+ */
+static int probe_zeros(lowp_probe_t *r, ctx_t *c, const geo_t *g) {
+  const lowp_format_t *in = c->in, *out = c->out;
+  size_t i, nkeep = c->n;
+  int st, F = r->F > 0 && !r->F_atleast ? r->F : 0;
+  double d;
+  /* (a) every addend -0 (products (-0) 1, c = -0) over whole instructions:
+     IEEE 754 6.3 gives -0 */
+  c->n = r->n;
+  clear(c);
+  for (i = 0; i < c->n; i++) {
+    c->A[i] = -0.0;
+    c->B[i] = 1.0;
+  }
+  if ((st = run(c, &d, c->n, -0.0)) != LOWP_OK) return st;
+  r->zero_neg = d != 0 ? 0 : signbit(d) ? -1 : 1;
+  c->n = nkeep;
+  /* (b) one negative product below half the output's smallest subnormal,
+     c = +0: rounded to nearest it is a negative zero (IEEE: -0) */
+  clear(c);
+  if (put(c, 0, -1, 1, 1, g->olo_sub - 2, 1)) {
+    if ((st = run(c, &d, c->n, 0.0)) != LOWP_OK) return st;
+    r->zero_round = d != 0 ? 0 : signbit(d) ? -1 : 1;
+  }
+  /* (c) 0 x 2^emax beside 2^e1 - 2^(e1-F+2), e1 eleven binades below
+     emin + emax: if zero's exponent (emin) takes part, the alignment moves
+     up 11 binades and the small term is cut */
+  if (F && g->nmem >= 3 && is_val(ldexp(1.0, in->emax), in, 0)) {
+    int e1 = in->emin + in->emax - 11;
+    clear(c);
+    c->A[g->mem[0]] = 0.0;
+    c->B[g->mem[0]] = ldexp(1.0, in->emax);
+    if (r->out_ok && put(c, (size_t)g->mem[1], 1, 1, 1, e1, 0) &&
+        put(c, (size_t)g->mem[2], -1, 1, 1, e1 - F + 2, 1)) {
+      double kept, cut1;
+      lowp_round_f64(&kept, ldexp(1.0, e1) - ldexp(1.0, e1 - F + 2), out, NULL, r->out_rnd);
+      lowp_round_f64(&cut1, ldexp(1.0, e1), out, NULL, r->out_rnd);
+      if (kept != cut1) { /* else the output cannot show it (fp16) */
+        if ((st = run(c, &d, c->n, 0.0)) != LOWP_OK) return st;
+        r->zero_align = d == kept ? -1 : d == cut1 ? 1 : 0;
+      }
+    }
+  }
+  /* (d) c = 0, products 2^e1 - 2^(e1-F) with e1 = emin(out) - 10: aligned
+     at the largest product the small one is kept; at 2^emin(out) it is cut */
+  if (F && g->nmem >= 2 && r->out_ok) {
+    int e1 = out->emin - 10;
+    double kept, cut1;
+    clear(c);
+    if (put(c, (size_t)g->mem[0], 1, 1, 1, e1, 1) && put(c, (size_t)g->mem[1], -1, 1, 1, e1 - F, 1)) {
+      lowp_round_f64(&kept, ldexp(1.0, e1) - ldexp(1.0, e1 - F), out, NULL, r->out_rnd);
+      lowp_round_f64(&cut1, ldexp(1.0, e1), out, NULL, r->out_rnd);
+      if (kept != cut1) {
+        if ((st = run(c, &d, c->n, 0.0)) != LOWP_OK) return st;
+        r->zero_floor = d == kept ? -1 : d == cut1 ? 1 : 0;
+      }
+    }
+  }
+  return LOWP_OK;
+}
+
+static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const lowp_format_t *in,
+                 const lowp_format_t *out) {
+  geo_t geo, *g = &geo;
+  int st;
+
+  memset(r, 0, sizeof *r);
+  memset(g, 0, sizeof *g);
+  c->dev = dev;
+  c->in = in;
+  c->out = out;
+  c->n = r->n = dev->kmax < NP ? dev->kmax : NP;
+  r->products_exact = r->sub_in = r->sub_out = -1;
+  r->late_c = -1;
+  g->t = in->precision;
+  g->fp32 = out->precision >= LOWP_FMT_FP32.precision;
+  g->plo = 2 * in->emin;
+  g->plo_sub = 2 * (in->emin - g->t + 1);
+  g->phi = 2 * in->emax;
+  g->olo = out->emin;
+  g->olo_sub = out->emin - out->precision + 1;
+  g->ohi = out->emax - 4;
+  g->i2 = -1;
+  if ((st = probe_basics(r, c, g)) != LOWP_OK) return st;
+
+  /* the structural probes' scale: +-2^s cancel, a tiny 2^(s-m) */
+  g->s = g->phi < g->ohi ? g->phi : g->ohi;
+  g->lo_t = g->plo > g->olo ? g->plo : g->olo;
+  if (g->s - g->lo_t < 32) g->lo_t = g->plo_sub > g->olo_sub ? g->plo_sub : g->olo_sub;
+  r->m = g->s - g->lo_t > 80 ? 80 : g->s - g->lo_t;
+  g->tiny = ldexp(1.0, g->s - r->m);
+
+  if ((st = probe_blocks(r, c, g)) != LOWP_OK || (st = probe_F(r, c, g)) != LOWP_OK ||
+      (st = probe_late_c(r, c, g)) != LOWP_OK || (st = probe_rounding(r, c, g)) != LOWP_OK ||
+      (st = probe_monotone(r, c, g, dev)) != LOWP_OK || (st = probe_zeros(r, c, g)) != LOWP_OK)
+    return st;
+
+  {
+    int fp32 = g->fp32;
   snprintf(r->model, sizeof r->model,
            "b=%d,F=%d,align=%s,sticky=%d,out=%s,out16=%s,outfrac=%d,latec=%d,interleave=%d,crnd=%s,promote=%zu",
            r->b ? r->b : 16, r->F ? r->F : 25, lowp_rounding_name(r->align_ok ? r->align : LOWP_RND_TZ),
@@ -438,7 +559,20 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
            lowp_rounding_name(!fp32 && r->out_ok ? r->out_rnd : LOWP_RND_NE), r->out_frac,
            r->late_c == 1, r->interleave,
            lowp_rounding_name(r->late_c == 1 && r->c_ok ? r->c_rnd : LOWP_RND_NE), r->promote);
+  }
   return LOWP_OK;
+}
+
+int lowp_probe_run(lowp_probe_t *r, const lowp_probe_dev_t *dev, const lowp_format_t *in,
+                   const lowp_format_t *out) {
+  ctx_t *c;
+  int st;
+
+  if (!r || !dev || !dev->dot || dev->kmax < 8 || !in || !out) return LOWP_EINVAL;
+  if (!(c = calloc(1, sizeof *c))) return LOWP_ENOMEM;
+  st = probe(r, c, dev, in, out);
+  free(c);
+  return st;
 }
 
 int lowp_probe_compare(const lowp_probe_t *r, const lowp_tc_model_t *m, const lowp_format_t *out,
@@ -486,6 +620,22 @@ int lowp_probe_compare(const lowp_probe_t *r, const lowp_tc_model_t *m, const lo
       DIFF("c rounding %s vs %s", lowp_rounding_name(r->c_rnd), lowp_rounding_name(want));
   }
   if (r->promote_probed && r->promote != m->promote) DIFF("promote %zu vs %zu", r->promote, m->promote);
+  /* the zero questions: how lowp's model reads each (docs/gpu.md). A zero
+     sum is -0 only if every addend is -0 (IEEE 754 6.3), so c = -0 in the
+     block gives -0; a datapath whose blocks start from +0 (late c) or whose
+     fp32 total does (promotion) gives +0. Zero products and c = 0 never
+     take part in the alignment. */
+  {
+    int zsign = p->late_c || m->promote > 0 ? 1 : -1;
+    if (r->zero_neg && r->zero_neg != zsign)
+      DIFF("zero (a): every addend -0 gives %s vs the model's %s", r->zero_neg > 0 ? "+0" : "-0", zsign > 0 ? "+0" : "-0");
+    if (r->zero_round && r->zero_round != zsign)
+      DIFF("zero (b): a negative sum rounded to zero gives %s vs the model's %s", r->zero_round > 0 ? "+0" : "-0",
+           zsign > 0 ? "+0" : "-0");
+    if (r->zero_align == 1) DIFF("zero (c): a zero product moves the alignment vs the model's not");
+    if (r->zero_floor == 1)
+      DIFF("zero (d): with c = 0 the alignment floor is the output's emin vs the model's largest product");
+  }
 #undef DIFF
   return nd;
 }

@@ -112,6 +112,13 @@ typedef struct {
   double mono_example[2];          /**< first decrease: D before, D after */
   int promote_probed;
   size_t promote;        /**< N_C found; 0 = none observed */
+  /* the zero questions (docs/gpu.md): -1 as lowp's model, 1 the other
+     reading (MMA-Sim's), 0 not probed (unbuildable, or undecidable here) */
+  int zero_neg;          /**< (a) every addend -0: -1 gives -0, 1 gives +0 */
+  int zero_round;        /**< (b) a negative sum rounded to zero: -1 -0, 1 +0 */
+  int zero_align;        /**< (c) 0 x 2^emax beside small products: 1 it moves the alignment */
+  int zero_floor;        /**< (d) c = 0, every product below the output's emin: 1 aligned
+                              at 2^emin, -1 at the largest product */
   char model[256];       /**< the inferred parameters, a lowp_tc_model_get spec */
 } lowp_probe_t;
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# cli_gpu_sh -- tools/gpu.sh without a GPU says so, exits 0 and changes nothing; --help 0; bad usage 2.
+# cli_gpu_sh -- tools/gpu.sh without a GPU says so, exits 0 and changes nothing; --help 0; bad usage 2;
+# its dry run (every step's command line, commands stubbed) on a fake H100: the steps, the architecture
+# from the compute capability, a failing step, a CUDA runtime that cannot use the GPU (loud, exit 1).
 # Run: bash tests/cli/gpu_sh.sh build/lowp   (the lowp argument is unused: gpu.sh builds its own)
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,6 +55,86 @@ for args in "--bogus" "--jobs 0" "--jobs x" "--out"; do
   if [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ ! -s "$T/out" ]; then ok
   else bad "gpu.sh $args: exit $rc, stderr $(cat "$T/err"), stdout $(cat "$T/out")"; fi
 done
+
+# 3. the dry run on a machine whose nvidia-smi lists an H100 (compute capability CC)
+fake_smi() { # fake_smi FILE CC
+  cat >"$1" <<EOF2
+#!/bin/sh
+case "\$*" in
+  -L) echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000-0000-0000-0000-000000000000)" ;;
+  *query-gpu=name*) echo "NVIDIA H100 80GB HBM3" ;;
+  *query-gpu=driver_version*) echo "580.65.06" ;;
+  *query-gpu=compute_cap*) echo "$2" ;;
+  *) exit 9 ;;
+esac
+EOF2
+  chmod +x "$1"
+}
+fake_smi "$T/smi-h100" 9.0
+fake_smi "$T/smi-nocc" ""
+steps="install build-configure build sass device ctest-cuda gemm-models probe probe-capture check-gpu-kernels amp-speedup"
+# row STEP REPORT: the step's exit status in index.md (empty if absent)
+row() { sed -n "s/^| $1 | .* | \([0-9a-z]*\) | [0-9]* s |\$/\1/p" "$2/index.md"; }
+for how in env flag; do
+  before=$(snapshot)
+  rm -rf "$T/dest/dry"
+  if [ $how = env ]; then
+    LOWP_GPU_DRYRUN=1 LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" --out "$T/dest/dry" >"$T/out" 2>"$T/err"
+  else
+    LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" --dry-run --out "$T/dest/dry" >"$T/out" 2>"$T/err"
+  fi
+  rc=$?
+  after=$(snapshot)
+  bad_steps=""
+  for s in $steps; do [ "$(row "$s" "$T/dest/dry")" = 0 ] || bad_steps="$bad_steps $s"; done
+  if [ $rc -eq 0 ] && [ -z "$bad_steps" ] && grep -q "every step passed" "$T/out" &&
+     grep -q -- '-DCMAKE_CUDA_ARCHITECTURES=90' "$T/dest/dry/build-configure.txt" &&
+     ! grep -q native "$T/dest/dry/index.md" && grep -q '^dry-run: .*/lowp probe --device-info$' "$T/dest/dry/device.txt" &&
+     grep -q 'LOWP_SETUP_BUILD=0 bash .*tools/setup.sh' "$T/dest/dry/install.txt" &&
+     grep -q 'NVIDIA H100 80GB HBM3 (compute capability 9.0)' "$T/dest/dry/index.md" &&
+     grep -q '^dry-run: env LOWP_SASS_ARCHS=90 .*/tsass$' "$T/dest/dry/sass.txt" &&
+     [ "$(echo "$before" | grep -v "$T/dest")" = "$(echo "$after" | grep -v "$T/dest")" ]; then ok
+  else bad "dry run ($how): exit $rc, steps not passed:$bad_steps; $(cat "$T/err" | tail -3)"; fi
+done
+
+# a step that fails: exit 1, the report says which, the later steps still ran
+rm -rf "$T/dest/dry"
+LOWP_GPU_DRYRUN=1 LOWP_GPU_DRYRUN_FAIL=probe LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" --out "$T/dest/dry" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && [ "$(row probe "$T/dest/dry")" = 1 ] && [ "$(row check-gpu-kernels "$T/dest/dry")" = 0 ] &&
+  grep -q "a step FAILED" "$T/out" && ok || bad "failing probe: exit $rc, $(cat "$T/out")"
+
+# the CUDA runtime cannot use the GPU nvidia-smi lists (an old driver): loud, exit 1, no GPU step
+rm -rf "$T/dest/dry"
+LOWP_GPU_DRYRUN=1 LOWP_GPU_DRYRUN_FAIL=device LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" --out "$T/dest/dry" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "the CUDA runtime of this build cannot use it" "$T/err" && grep -q "R580" "$T/err" &&
+  [ "$(row device "$T/dest/dry")" = 1 ] && [ -z "$(row ctest-cuda "$T/dest/dry")" ] && [ -z "$(row probe "$T/dest/dry")" ] &&
+  ok || bad "runtime cannot use the GPU: exit $rc, $(cat "$T/err")"
+
+# no compute capability from nvidia-smi: lowp's default architectures (no -DCMAKE_CUDA_ARCHITECTURES)
+rm -rf "$T/dest/dry"
+LOWP_GPU_DRYRUN=1 LOWP_NVIDIA_SMI=$T/smi-nocc bash "$SRC/tools/gpu.sh" --out "$T/dest/dry" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && ! grep -q CMAKE_CUDA_ARCHITECTURES "$T/dest/dry/build-configure.txt" &&
+  grep -q "no compute capability" "$T/err" && ok || bad "no compute capability: exit $rc"
+
+# LOWP_DEPS: the carried folder replaces the installation; a wrong one is bad usage
+mkdir -p "$T/deps/usr/include" "$T/deps/usr/lib/x86_64-linux-gnu"
+rm -rf "$T/dest/dry"
+LOWP_DEPS=$T/deps LOWP_GPU_DRYRUN=1 LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" --out "$T/dest/dry" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^| install | (not run) | missing | the libraries come from LOWP_DEPS' "$T/dest/dry/index.md" &&
+  grep -q -- "-DCMAKE_PREFIX_PATH=$T/deps/usr" "$T/dest/dry/build-configure.txt" && ok || bad "LOWP_DEPS: exit $rc"
+LOWP_DEPS=$T/nonexistent LOWP_GPU_DRYRUN=1 LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" --out "$T/dest/dry2" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ ! -e "$T/dest/dry2" ] && ok || bad "bad LOWP_DEPS: exit $rc $(cat "$T/err")"
+for args in "--fetch-deps" "--fetch-deps="; do
+  bash "$SRC/tools/gpu.sh" $args >"$T/out" 2>"$T/err"
+  [ $? -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "gpu.sh $args: $(cat "$T/err")"
+done
+LOWP_GPU_DRYRUN=yes bash "$SRC/tools/gpu.sh" >"$T/out" 2>"$T/err"
+[ $? -eq 2 ] && ok || bad "LOWP_GPU_DRYRUN=yes accepted"
 
 echo "gpu_sh: $pass passed, $fail failed"
 [ $fail -eq 0 ]

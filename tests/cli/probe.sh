@@ -18,6 +18,11 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
   "$LOWP" probe >"$T/o" 2>"$T/e"
   [ $? -eq 2 ] && [ ! -s "$T/o" ] && [ "$(wc -l <"$T/e")" -eq 1 ] && grep -q 'device model:' "$T/e" &&
     ok || bad "no GPU: want exit 2 and one line naming --device model: ($(cat "$T/e"))"
+  # --device-info: exit 2 with the CUDA runtime's own reason (or "built without CUDA")
+  "$LOWP" probe --device-info >"$T/o" 2>"$T/e"
+  [ $? -eq 2 ] && [ ! -s "$T/o" ] && [ "$(wc -l <"$T/e")" -eq 1 ] &&
+    grep -Eq 'can use no GPU: (cudaGetDeviceCount: .*\(cuda[A-Za-z]+\)|this lowp was built without CUDA)' "$T/e" &&
+    ok || bad "--device-info without a GPU: want exit 2 and the runtime's error ($(cat "$T/e"))"
 fi
 
 presets="v100 a100 a2 ada l40s h100 h200 b200"

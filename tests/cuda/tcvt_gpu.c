@@ -4,12 +4,15 @@
  * Label cuda: skips (exit 77) without a CUDA build or a device. On a GPU it
  * converts every fp32 bit pattern with each PTX cvt variant and with
  * kernels/cpu/cvt.c, and counts mismatches, NaN-only ones separately (the
- * NaN encoding of hardware results is the one fact the CPU twin assumes).
+ * NaN encoding of hardware results is the one fact the CPU twin assumes for
+ * the one-instruction variants; tf32.rna's twin is the machine code of the
+ * device's architecture, lowp_cvt_cpu_sm, decoded by tests/tsass.c).
  * LOWP_CVT_STEP=k checks every k-th chunk only (default 1: all of them).
  * Run: ctest --test-dir build -L cuda --output-on-failure
  */
 
 #include "cvt.h"
+#include "gemm_gpu.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -25,12 +28,16 @@ static uint64_t get(const void *p, size_t i, int bytes) {
 }
 
 int main(void) {
-  int v;
+  int v, major = 0, minor = 0;
   const char *s = getenv("LOWP_CVT_STEP");
   uint64_t step = s ? strtoull(s, NULL, 10) : 1;
   void *g, *c;
   lowp_test_start("tcvt_gpu");
   if (lowp_cuda_device_count() == 0) lowp_test_skip("no CUDA device (or a build without CUDA)");
+  if (!lowp_test_check(lowp_cuda_device_info(NULL, 0, &major, &minor) == 0, "a device is counted but cannot be queried"))
+    return lowp_test_end();
+  printf("device sm_%d%d: the twin of tf32.rna is sequence %d\n", major, minor,
+         lowp_cvt_tf32_seq(major * 10 + minor));
   if (step == 0) step = 1;
   g = malloc(CHUNK * 4);
   c = malloc(CHUNK * 4);
@@ -40,7 +47,7 @@ int main(void) {
     uint64_t start, mism = 0, nanmism = 0, total = 0;
     for (start = 0; start < (UINT64_C(1) << 32); start += CHUNK * step) {
       size_t i;
-      int sg = lowp_cvt_cuda(v, g, start, CHUNK), sc = lowp_cvt_cpu(v, c, start, CHUNK);
+      int sg = lowp_cvt_cuda(v, g, start, CHUNK), sc = lowp_cvt_cpu_sm(v, major * 10 + minor, c, start, CHUNK);
       if (!lowp_test_check(sg == 0 && sc == 0, "%s: status gpu %d cpu %d", lowp_cvt_name(v), sg, sc)) break;
       for (i = 0; i < CHUNK; i++) {
         uint64_t a = get(g, i, bytes), b = get(c, i, bytes);
