@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "check/op.h"
+#include "amp/allreduce.h"
 #include "check/subject.h"
 #include "cpu/gemm_tc.h"
 #include "exact/exact.h"
@@ -186,6 +187,33 @@ static void nonlinear(void) {
   }
 }
 
+/* allreduce: each row is one element over W workers; the registry kernel
+   equals lib/amp's all-reduce called on the worker-major vectors */
+static void allreduce(void) {
+  enum { W = 7, N = 50 };
+  static double x[N * W], y[N];
+  static float g[W * N], o[N];
+  static const char *const orders[2] = {"ring", "tree"};
+  double *out[1] = {y};
+  const double *in[1] = {x};
+  lowp_problem_t p = prob("sum", 1, N, W, 1, &LOWP_FMT_FP32, &LOWP_FMT_FP16);
+  char err[300], prm[64];
+  size_t i, w;
+  int od, bad;
+  fill(x, N * W, &LOWP_FMT_FP32, 0.5, 11);
+  for (i = 0; i < N; i++)
+    for (w = 0; w < W; w++) g[w * N + i] = (float)x[i * W + w];
+  for (od = 0; od < 2; od++) {
+    snprintf(prm, sizeof prm, "comm=bf16,acc=fp16,order=%s", orders[od]);
+    lowp_test_check(lowp_test_run_kernel(out, in, "allreduce", prm, &p, err, sizeof err) == LOWP_OK,
+                    "allreduce[%s]: %s", prm, err);
+    lowp_test_check(lowp_allreduce(o, g, W, N, (lowp_ar_order_t)od, &LOWP_FMT_BF16, &LOWP_FMT_FP16,
+                                   NULL) == LOWP_OK, "lowp_allreduce");
+    for (bad = 0, i = 0; i < N; i++) bad += y[i] != (double)o[i];
+    lowp_test_check(bad == 0, "allreduce[%s] vs lib/amp's all-reduce: %d elements differ", prm, bad);
+  }
+}
+
 static void params(void) {
   static const struct { const char *name, *params, *want; } bad[] = {
       {"gemm_nope", "", "unknown kernel 'gemm_nope' (known: cast sum_acc"},
@@ -205,6 +233,10 @@ static void params(void) {
       {"layernorm", "variant=threepass", "variant=threepass"},
       {"gemm_tc", "promote=-3", "promote=-3"},
       {"cast", "order=pairwise", "takes no parameter 'order'"},
+      {"allreduce", "order=pairwise", "expected ring or tree"},
+      {"allreduce", "comm=fp17", "comm=fp17"},
+      {"allreduce", "acc=fp17", "acc=fp17"},
+      {"allreduce", "prod=fp16", "takes no parameter 'prod'"},
   };
   size_t i;
   for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -282,6 +314,7 @@ int main(void) {
   lowp_test_start("tkernels");
   sums();
   nonlinear();
+  allreduce();
   params();
   threads();
   return lowp_test_end();
