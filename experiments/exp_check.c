@@ -8,16 +8,24 @@
 #include "check/subject.h"
 #include "status.h"
 
+int lowp_exp_subject(lowp_subject_t *s, const lowp_problem_t *p, const char *kernel,
+                     const char *params, char *err, size_t errlen) {
+  int st = lowp_kernel_subject_open(s, kernel, params, err, errlen);
+  if (st) return st;
+  st = lowp_kernel_subject_bind(s, p, err, errlen);
+  if (st) lowp_subject_close(s);
+  return st;
+}
+
 int lowp_exp_measure(lowp_check_result_t *r, const lowp_problem_t *p, const char *kernel,
                      const char *params, const lowp_check_inputs_t *in, char *err,
                      size_t errlen) {
   lowp_subject_t s;
   int st;
   memset(r, 0, sizeof *r);
-  st = lowp_kernel_subject_open(&s, kernel, params, err, errlen);
+  st = lowp_exp_subject(&s, p, kernel, params, err, errlen);
   if (st) return st;
-  st = lowp_kernel_subject_bind(&s, p, err, errlen);
-  if (!st) st = lowp_check_measure(r, p, &s, in, NULL, err, errlen);
+  st = lowp_check_measure(r, p, &s, in, NULL, err, errlen);
   lowp_subject_close(&s);
   return st;
 }

@@ -25,6 +25,15 @@ int lowp_exp_measure(lowp_check_result_t *r, const lowp_problem_t *p, const char
                      const char *params, const lowp_check_inputs_t *in, char *err,
                      size_t errlen);
 
+/**
+ * @brief Open and bind registry kernel `kernel` with `params` for problem p
+ * (lowp_kernel_subject_open + lowp_kernel_subject_bind); s is closed again
+ * on failure.
+ * @return LOWP_OK; the subject's status with err set.
+ */
+int lowp_exp_subject(lowp_subject_t *s, const lowp_problem_t *p, const char *kernel,
+                     const char *params, char *err, size_t errlen);
+
 /** @brief A problem of operation `op` (by name) with these sizes, every input
     in `in` and the outputs in `out`; eps at PyTorch's 1e-5. */
 lowp_problem_t lowp_exp_problem(const char *op, size_t batch, size_t m, size_t n, size_t k,

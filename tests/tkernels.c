@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/op.h"
 #include "amp/allreduce.h"
+#include "check/op.h"
+#include "check/pipeline.h"
+#include "check/same.h"
 #include "check/subject.h"
 #include "cpu/gemm_tc.h"
 #include "exact/exact.h"
@@ -214,6 +216,44 @@ static void allreduce(void) {
   }
 }
 
+/* lowp_check_measure_same: another subject on the same inputs, the exact
+   references reused, gives the numbers lowp_check_measure gives */
+static void measure_same(void) {
+  lowp_problem_t p = prob("gemm", 2, 5, 6, 70, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+  lowp_check_inputs_t in;
+  lowp_check_result_t ref, a, b;
+  lowp_subject_t s1, s2;
+  lowp_dist_t d;
+  char err[300];
+  int ok;
+  lowp_dist_parse(&d, "uniform01");
+  lowp_test_check(lowp_check_inputs_generate(&in, &p, &d, 7) == LOWP_OK, "inputs");
+  lowp_test_check(lowp_kernel_subject_open(&s1, "gemm_acc", "acc=fp16", err, sizeof err) == LOWP_OK &&
+                      lowp_kernel_subject_open(&s2, "gemm_tc", "model=a100", err, sizeof err) == LOWP_OK &&
+                      lowp_kernel_subject_bind(&s2, &p, err, sizeof err) == LOWP_OK, "%s", err);
+  lowp_test_check(lowp_check_measure(&ref, &p, &s1, &in, NULL, err, sizeof err) == LOWP_OK &&
+                      lowp_check_measure(&a, &p, &s2, &in, NULL, err, sizeof err) == LOWP_OK &&
+                      lowp_check_measure_same(&b, &ref, &s2, &in, NULL, err, sizeof err) == LOWP_OK,
+                  "measure: %s", err);
+  ok = !memcmp(a.out[0].got, b.out[0].got, a.out[0].count * sizeof(double)) &&
+       !memcmp(a.out[0].exact, b.out[0].exact, a.out[0].count * sizeof(double)) &&
+       !memcmp(a.out[0].absab, b.out[0].absab, a.out[0].count * sizeof(double)) &&
+       a.max_bwd == b.max_bwd && a.max_ulp == b.max_ulp && a.rmse == b.rmse && a.model.have &&
+       b.model.have && a.model.value == b.model.value && !strcmp(b.subject, s2.name) && !b.gamma.have;
+  lowp_test_check(ok && b.max_bwd > 0 && ref.gamma.have && ref.max_bwd != b.max_bwd,
+                  "measure_same: the same numbers as measure (bwd %g vs %g, model bound %g vs %g)",
+                  a.max_bwd, b.max_bwd, a.model.value, b.model.value);
+  lowp_check_result_free(&ref);
+  lowp_check_result_free(&a);
+  lowp_check_result_free(&b);
+  lowp_test_check(lowp_check_measure_same(&b, NULL, &s2, &in, NULL, err, sizeof err) == LOWP_EINVAL,
+                  "measure_same without a reference: EINVAL");
+  lowp_check_result_free(&b);
+  lowp_subject_close(&s1);
+  lowp_subject_close(&s2);
+  lowp_check_inputs_free(&in);
+}
+
 static void params(void) {
   static const struct { const char *name, *params, *want; } bad[] = {
       {"gemm_nope", "", "unknown kernel 'gemm_nope' (known: cast sum_acc"},
@@ -315,6 +355,7 @@ int main(void) {
   sums();
   nonlinear();
   allreduce();
+  measure_same();
   params();
   threads();
   return lowp_test_end();
