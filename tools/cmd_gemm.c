@@ -115,7 +115,8 @@ static void check_memory(const opts_t *o, double m, double n, double k) {
   double rows, need, have = phys_mem();
   lowp_par_block((size_t)m, lowp_par_rank(), lowp_par_size(), &r0, &r1);
   rows = lowp_par_size() > 1 ? (double)(r1 - r0) : m;
-  need = 8.0 * (3 * rows * k + 4 * k * n + 4 * rows * n);
+  /* every rank generates (or reads) the whole A before it keeps its rows */
+  need = 8.0 * (m * k + 2 * rows * k + 4 * k * n + 4 * rows * n);
   if (lowp_par_size() > 1 && lowp_par_rank() == 0) need += 8.0 * 4 * m * n;
   if (have > 0 && need > 0.8 * have)
     lowp_cli_die(o->cmd, "m=%.0f n=%.0f k=%.0f needs %.3g GiB of memory but this machine "
