@@ -9,8 +9,10 @@
  *   an fp32 value. lib/amp/allreduce casts each worker's vector to the
  *   communication format and sums with every partial sum rounded to the
  *   accumulation format (correctly rounded additions), in NCCL's ring
- *   reduce-scatter order or a binary tree. Reference: the exact sum of the
- *   fp32 gradients (lib/exact, exact accumulator, rounded once to fp64).
+ *   reduce-scatter order or a binary tree. Each order is the registry kernel
+ *   allreduce (kernels/cpu/allreduce.c; comm=, acc=, order=ring|tree, so
+ *   lowp check can name it too), measured by the pipeline (lib/check): the
+ *   exact sum of the fp32 gradients rounded once to fp64, and sum |g|.
  *   Error: ||s^ - s||_2 / ||s||_2 over the n elements; bounds gamma_{W-1}
  *   (ring) and gamma_{ceil log2 W} (tree) times ||sum_w |g_w|||_2/||s||_2
  *   (Higham 2002, section 4.2), plus u for the input cast.
@@ -29,10 +31,12 @@
 #include "results.h"
 
 #include "amp/allreduce.h"
-#include "exact/exact.h"
+#include "check/op.h"
+#include "exp_check.h"
 #include "format/format.h"
 #include "io/plot.h"
 #include "rng/rng.h"
+#include "status.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -88,23 +92,41 @@ static void gen(float *g, size_t W, size_t n, const cfg_t *c, lowp_rng_t *r) {
   free(m);
 }
 
-/* exact column sums (to fp64) and the column sums of |g| */
-static void exact_sums(double *s, double *a, const float *g, size_t W, size_t n) {
-  double *col = malloc(W * sizeof *col);
+/* g (W x n, worker-major) as rows: row i = element i as the W workers hold it */
+static double *as_rows(const float *g, size_t W, size_t n) {
+  double *x = malloc(W * n * sizeof *x);
   size_t w, i;
-  for (i = 0; i < n; i++) {
-    double aa = 0;
-    for (w = 0; w < W; w++) { col[w] = (double)g[w * n + i]; aa += fabs(col[w]); }
-    lowp_exact_sum(&s[i], col, W, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-    a[i] = aa;
-  }
-  free(col);
+  if (x)
+    for (i = 0; i < n; i++)
+      for (w = 0; w < W; w++) x[i * W + w] = (double)g[w * n + i];
+  return x;
 }
 
-static double rel_err(const float *o, const double *s, size_t n) {
+/* the operation every curve measures: each of the n elements summed over
+   the W workers (op sum, rows = elements, fp32 gradients) */
+static lowp_problem_t sum_problem(size_t W, size_t n, const lowp_format_t *acc) {
+  return lowp_exp_problem("sum", 1, n, W, 1, &LOWP_FMT_FP32, acc);
+}
+
+/* exact column sums (lib/check's reference of op sum, rounded once to fp64) */
+static int exact_sums(double *s, const float *g, size_t W, size_t n) {
+  lowp_problem_t p = sum_problem(W, n, &LOWP_FMT_FP64);
+  double *x = as_rows(g, W, n);
+  const double *in[1];
+  double *out[1];
+  int st;
+  if (!x) return LOWP_ENOMEM;
+  in[0] = x;
+  out[0] = s;
+  st = lowp_op_exact(out, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
+  free(x);
+  return st;
+}
+
+static double rel_err(const double *o, const double *s, size_t n) {
   double e = 0, t = 0;
   size_t i;
-  for (i = 0; i < n; i++) { e += ((double)o[i] - s[i]) * ((double)o[i] - s[i]); t += s[i] * s[i]; }
+  for (i = 0; i < n; i++) { e += (o[i] - s[i]) * (o[i] - s[i]); t += s[i] * s[i]; }
   return t > 0 ? sqrt(e / t) : 0;
 }
 
@@ -117,222 +139,286 @@ static double norm_ratio(const double *a, const double *s, size_t n) {
 
 /* --------------------------------------------------------------- run */
 
+/* one curve: registry kernel "allreduce" with comm= and acc= (order= per curve) */
 typedef struct { const char *name; const lowp_format_t *comm, *acc; } variant_t;
 
-static int run(lowp_run_t *r) {
-  cfg_t c;
-  static const variant_t V[4] = {{"fp32", &LOWP_FMT_FP32, &LOWP_FMT_FP32},
-                                 {"fp16", &LOWP_FMT_FP16, &LOWP_FMT_FP16},
-                                 {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_BF16},
-                                 {"fp16 send + fp32 sum", &LOWP_FMT_FP16, &LOWP_FMT_FP32}};
-  size_t q, maxW = 0;
-  int v, o, st;
-  float *g, *out;
-  double *s, *a, err[32][4][2], ratio[32];
-  FILE *f;
-  lowp_rng_t rng;
-  cJSON *tables, *rows, *verdicts, *plots;
-  char buf[1600];
+static const variant_t V[4] = {{"fp32", &LOWP_FMT_FP32, &LOWP_FMT_FP32},
+                               {"fp16", &LOWP_FMT_FP16, &LOWP_FMT_FP16},
+                               {"bf16", &LOWP_FMT_BF16, &LOWP_FMT_BF16},
+                               {"fp16 send + fp32 sum", &LOWP_FMT_FP16, &LOWP_FMT_FP32}};
+static const variant_t E[3] = {{"fp16 send + fp32 sum", &LOWP_FMT_FP16, &LOWP_FMT_FP32},
+                               {"bf16 send + fp32 sum", &LOWP_FMT_BF16, &LOWP_FMT_FP32},
+                               {"fp16 send + fp16 sum", &LOWP_FMT_FP16, &LOWP_FMT_FP16}};
 
-  get_cfg(r, &c);
-  for (q = 0; q < c.nW; q++) if (c.W[q] > maxW) maxW = c.W[q];
-  g = malloc(maxW * (size_t)c.n * sizeof *g);
-  out = malloc((size_t)c.n * sizeof *out);
-  s = malloc((size_t)c.n * sizeof *s);
-  a = malloc((size_t)c.n * sizeof *a);
-  f = fopen(lowp_run_path(r, "allreduce.csv"), "w");
-  if (!g || !out || !s || !a || !f) {
-    fprintf(stderr, "lowp run allreduce-precision: out of memory or cannot write allreduce.csv\n");
-    return 2;
+/* what was measured */
+typedef struct {
+  double err[32][4][2], ratio[32]; /* per W, variant, order (0 ring, 1 tree) */
+  double *eft;                     /* error feedback: step x 6 curves */
+  double fin[6];
+} meas_t;
+
+/* one W: the pipeline measures the kernel (exact sums, |x| sums) on these inputs */
+static int measure_one(meas_t *m, size_t q, const float *g, size_t W, size_t n) {
+  double *x = as_rows(g, W, n);
+  const double *xs[1];
+  lowp_check_inputs_t in;
+  int v, o, st;
+  char prm[128], e[512];
+  if (!x) return LOWP_ENOMEM;
+  xs[0] = x;
+  for (v = 0, st = LOWP_OK; v < 4 && !st; v++) {
+    lowp_problem_t p = sum_problem(W, n, V[v].acc);
+    st = lowp_check_inputs_copy(&in, &p, xs, NULL);
+    for (o = 0; o < 2 && !st; o++) {
+      lowp_check_result_t res;
+      snprintf(prm, sizeof prm, "comm=%s,acc=%s,order=%s", V[v].comm->name, V[v].acc->name,
+               lowp_ar_order_name((lowp_ar_order_t)o));
+      st = lowp_exp_measure(&res, &p, "allreduce", prm, &in, e, sizeof e);
+      if (!st) m->err[q][v][o] = rel_err(res.out[0].got, res.out[0].exact, n);
+      if (!st && v == 0 && o == 0) m->ratio[q] = norm_ratio(res.out[0].absab, res.out[0].exact, n);
+      if (st) fprintf(stderr, "lowp run allreduce-precision: %s\n", e);
+      lowp_check_result_free(&res);
+    }
+    lowp_check_inputs_free(&in);
   }
-  lowp_rng_init(&rng, r->seed, 0x6172u);
+  free(x);
+  return st;
+}
+
+static int measure_workers(lowp_run_t *r, const cfg_t *c, lowp_rng_t *rng, meas_t *m) {
+  size_t q, maxW = 0;
+  float *g;
+  int st = LOWP_OK;
+  for (q = 0; q < c->nW; q++) if (c->W[q] > maxW) maxW = c->W[q];
+  g = malloc(maxW * (size_t)c->n * sizeof *g);
+  if (!g) return LOWP_ENOMEM;
+  for (q = 0; q < c->nW && !st; q++) {
+    gen(g, c->W[q], (size_t)c->n, c, rng);
+    st = measure_one(m, q, g, c->W[q], (size_t)c->n);
+    lowp_run_progress(r, "W = %zu", c->W[q]);
+  }
+  free(g);
+  return st;
+}
+
+/* error feedback: a simulation over steps (lib/amp's stateful residuals);
+   the exact sums of each step from lib/check */
+static int measure_feedback(const cfg_t *c, lowp_rng_t *rng, meas_t *m) {
+  size_t W = (size_t)c->efW, n = (size_t)c->efn, t, i;
+  float *ge = malloc(W * n * sizeof *ge), *res[3] = {NULL, NULL, NULL}, *oe = malloc(n * sizeof *oe);
+  double *tot[6] = {NULL}, *ex = calloc(n, sizeof *ex), *se = malloc(n * sizeof *se);
+  int e, k, st = LOWP_OK;
+  m->eft = malloc((size_t)c->efT * 6 * sizeof *m->eft);
+  for (e = 0; e < 3; e++) res[e] = calloc(W * n, sizeof(float));
+  for (k = 0; k < 6; k++) tot[k] = calloc(n, sizeof(double));
+  for (e = 0; e < 3; e++) if (!res[e]) st = LOWP_ENOMEM;
+  for (k = 0; k < 6; k++) if (!tot[k]) st = LOWP_ENOMEM;
+  if (!ge || !oe || !ex || !se || !m->eft) st = LOWP_ENOMEM;
+  for (t = 0; t < (size_t)c->efT && !st; t++) {
+    gen(ge, W, n, c, rng);
+    st = exact_sums(se, ge, W, n);
+    for (i = 0; i < n; i++) ex[i] += se[i]; /* exact enough: T fp64 roundings of sums near 1e-2 */
+    for (e = 0; e < 3; e++) {
+      lowp_allreduce(oe, ge, W, n, LOWP_AR_RING, E[e].comm, E[e].acc, NULL);
+      for (i = 0; i < n; i++) tot[2 * e][i] += oe[i];
+      lowp_allreduce(oe, ge, W, n, LOWP_AR_RING, E[e].comm, E[e].acc, res[e]);
+      for (i = 0; i < n; i++) tot[2 * e + 1][i] += oe[i];
+    }
+    for (k = 0; k < 6; k++) {
+      double x = 0, y = 0;
+      for (i = 0; i < n; i++) { x += (tot[k][i] - ex[i]) * (tot[k][i] - ex[i]); y += ex[i] * ex[i]; }
+      m->eft[t * 6 + k] = sqrt(x / y);
+    }
+  }
+  for (k = 0; k < 6 && !st; k++) m->fin[k] = m->eft[((size_t)c->efT - 1) * 6 + k];
+  free(ge); free(oe); free(ex); free(se);
+  for (e = 0; e < 3; e++) free(res[e]);
+  for (k = 0; k < 6; k++) free(tot[k]);
+  return st;
+}
+
+/* ------------------------------------------------------------ render */
+
+static int write_csvs(lowp_run_t *r, const cfg_t *c, const meas_t *m) {
+  FILE *f = fopen(lowp_run_path(r, "allreduce.csv"), "w");
+  size_t q, t;
+  int v, o, k;
+  double u16 = lowp_format_u(&LOWP_FMT_FP16);
+  if (!f) return 2;
   fprintf(f, "series,W,rel_err\n");
-  for (q = 0; q < c.nW; q++) {
-    size_t W = c.W[q];
-    gen(g, W, (size_t)c.n, &c, &rng);
-    exact_sums(s, a, g, W, (size_t)c.n);
-    ratio[q] = norm_ratio(a, s, (size_t)c.n);
-    for (v = 0; v < 4; v++)
-      for (o = 0; o < 2; o++) {
-        lowp_allreduce(out, g, W, (size_t)c.n, (lowp_ar_order_t)o, V[v].comm, V[v].acc, NULL);
-        err[q][v][o] = rel_err(out, s, (size_t)c.n);
-      }
-    lowp_run_progress(r, "W = %zu", W);
-  }
   /* rows grouped per series so that gnuplot draws contiguous lines */
   for (v = 0; v < 4; v++)
     for (o = 0; o < 2; o++)
-      for (q = 0; q < c.nW; q++)
-        fprintf(f, "%s %s,%zu,%.6g\n", V[v].name, lowp_ar_order_name((lowp_ar_order_t)o), c.W[q], err[q][v][o]);
+      for (q = 0; q < c->nW; q++)
+        fprintf(f, "%s %s,%zu,%.6g\n", V[v].name, lowp_ar_order_name((lowp_ar_order_t)o), c->W[q], m->err[q][v][o]);
   for (o = 0; o < 2; o++)
-    for (q = 0; q < c.nW; q++) /* fp16 bound: cast (u) + accumulation */
-      fprintf(f, "fp16 bound %s,%zu,%.6g\n", lowp_ar_order_name((lowp_ar_order_t)o), c.W[q],
-              lowp_format_u(&LOWP_FMT_FP16) * (1 + lowp_allreduce_bound(c.W[q], (lowp_ar_order_t)o, lowp_format_u(&LOWP_FMT_FP16)) / lowp_format_u(&LOWP_FMT_FP16) * ratio[q]));
+    for (q = 0; q < c->nW; q++) /* fp16 bound: cast (u) + accumulation */
+      fprintf(f, "fp16 bound %s,%zu,%.6g\n", lowp_ar_order_name((lowp_ar_order_t)o), c->W[q],
+              u16 * (1 + lowp_allreduce_bound(c->W[q], (lowp_ar_order_t)o, u16) / u16 * m->ratio[q]));
   if (fclose(f) != 0) return 2;
+  f = fopen(lowp_run_path(r, "feedback.csv"), "w");
+  if (!f) return 2;
+  fprintf(f, "series,step,rel_err\n");
+  for (k = 0; k < 6; k++)
+    for (t = 0; t < (size_t)c->efT; t++)
+      fprintf(f, "%s%s,%zu,%.6g\n", E[k / 2].name, k % 2 ? " with EF" : "", t + 1, m->eft[t * 6 + k]);
+  return fclose(f) != 0 ? 2 : 0;
+}
 
-  tables = cJSON_AddArrayToObject(r->results, "tables");
-  {
-    static const char *const cols[] = {"workers", "fp32", "fp16", "bf16", "fp16 send + fp32 sum",
-                                        "||sum|g| || / ||sum g||"};
-    rows = lowp_result_table(tables, "Relative error ||s^ - s|| / ||s|| of the all-reduced gradient (ring / tree)", cols, 6);
-  }
+static void render_tables(lowp_run_t *r, const cfg_t *c, const meas_t *m, cJSON *tables) {
+  static const char *const cols[] = {"workers", "fp32", "fp16", "bf16", "fp16 send + fp32 sum",
+                                     "||sum|g| || / ||sum g||"};
+  static const char *const efcols[] = {"communication", "without EF", "with EF"};
+  cJSON *rows = lowp_result_table(tables, "Relative error ||s^ - s|| / ||s|| of the all-reduced gradient (ring / tree)", cols, 6);
+  char buf[256];
+  size_t q;
+  int v, e, k;
   fprintf(r->summary, "| workers | fp32 ring / tree | fp16 | bf16 | fp16 send + fp32 sum | ratio |\n|---|---|---|---|---|---|\n");
-  for (q = 0; q < c.nW; q++) {
+  for (q = 0; q < c->nW; q++) {
     char cell[6][64];
     const char *cp[6];
-    int k;
-    snprintf(cell[0], 64, "%zu", c.W[q]);
-    for (v = 0; v < 4; v++) snprintf(cell[1 + v], 64, "%.3e / %.3e", err[q][v][0], err[q][v][1]);
-    snprintf(cell[5], 64, "%.2f", ratio[q]);
+    snprintf(cell[0], 64, "%zu", c->W[q]);
+    for (v = 0; v < 4; v++) snprintf(cell[1 + v], 64, "%.3e / %.3e", m->err[q][v][0], m->err[q][v][1]);
+    snprintf(cell[5], 64, "%.2f", m->ratio[q]);
     for (k = 0; k < 6; k++) cp[k] = cell[k];
     lowp_result_add_row(rows, cp, 6);
     fprintf(r->summary, "| %s | %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3], cp[4], cp[5]);
   }
-
-  /* error feedback */
-  {
-    size_t W = (size_t)c.efW, n = (size_t)c.efn, t, i;
-    static const variant_t E[3] = {{"fp16 send + fp32 sum", &LOWP_FMT_FP16, &LOWP_FMT_FP32},
-                                   {"bf16 send + fp32 sum", &LOWP_FMT_BF16, &LOWP_FMT_FP32},
-                                   {"fp16 send + fp16 sum", &LOWP_FMT_FP16, &LOWP_FMT_FP16}};
-    float *ge = malloc(W * n * sizeof *ge), *res[3], *oe = malloc(n * sizeof *oe);
-    double *tot[6], *ex = calloc(n, sizeof *ex), *se = malloc(n * sizeof *se), *ae = malloc(n * sizeof *ae);
-    double fin[6];
-    FILE *fe = fopen(lowp_run_path(r, "feedback.csv"), "w");
-    int e, k;
-    double *eft = malloc((size_t)c.efT * 6 * sizeof *eft);
-    if (!ge || !oe || !ex || !se || !ae || !fe || !eft) return 2;
-    for (e = 0; e < 3; e++) res[e] = calloc(W * n, sizeof(float));
-    for (k = 0; k < 6; k++) tot[k] = calloc(n, sizeof(double));
-    for (t = 0; t < (size_t)c.efT; t++) {
-      gen(ge, W, n, &c, &rng);
-      exact_sums(se, ae, ge, W, n);
-      for (i = 0; i < n; i++) ex[i] += se[i]; /* exact enough: T fp64 roundings of sums near 1e-2 */
-      for (e = 0; e < 3; e++) {
-        lowp_allreduce(oe, ge, W, n, LOWP_AR_RING, E[e].comm, E[e].acc, NULL);
-        for (i = 0; i < n; i++) tot[2 * e][i] += oe[i];
-        lowp_allreduce(oe, ge, W, n, LOWP_AR_RING, E[e].comm, E[e].acc, res[e]);
-        for (i = 0; i < n; i++) tot[2 * e + 1][i] += oe[i];
-      }
-      for (k = 0; k < 6; k++) {
-        double x = 0, y = 0;
-        for (i = 0; i < n; i++) { x += (tot[k][i] - ex[i]) * (tot[k][i] - ex[i]); y += ex[i] * ex[i]; }
-        eft[t * 6 + k] = sqrt(x / y);
-      }
-    }
-    fprintf(fe, "series,step,rel_err\n");
-    for (k = 0; k < 6; k++) {
-      for (t = 0; t < (size_t)c.efT; t++)
-        fprintf(fe, "%s%s,%zu,%.6g\n", E[k / 2].name, k % 2 ? " with EF" : "", t + 1, eft[t * 6 + k]);
-      fin[k] = eft[((size_t)c.efT - 1) * 6 + k];
-    }
-    if (fclose(fe) != 0) return 2;
-    snprintf(buf, sizeof buf, "Error feedback: relative error of the running sum over %lld steps (%lld workers, ring)",
-             c.efT, c.efW);
-    {
-      static const char *const cols[] = {"communication", "without EF", "with EF"};
-      rows = lowp_result_table(tables, buf, cols, 3);
-    }
-    fprintf(r->summary, "\n| communication | running-sum error without EF | with EF |\n|---|---|---|\n");
-    for (e = 0; e < 3; e++) {
-      char c1[64], c2[64];
-      const char *cp[3];
-      snprintf(c1, 64, "%.3e", fin[2 * e]);
-      snprintf(c2, 64, "%.3e", fin[2 * e + 1]);
-      cp[0] = E[e].name; cp[1] = c1; cp[2] = c2;
-      lowp_result_add_row(rows, cp, 3);
-      fprintf(r->summary, "| %s | %s | %s |\n", cp[0], cp[1], cp[2]);
-    }
-
-    plots = cJSON_AddArrayToObject(r->results, "plots");
-    {
-      lowp_plot_t pl = {"All-reduce error against the exact sum", "workers W", "relative error ||s^ - s|| / ||s||",
-                        1, 1, "set key outside right\nset format y '10^{%L}'\nset logscale x 2\nset format x '%g'"};
-      /* each format in its colour (results.c): filled points ring, open points tree (dashed) */
-      static const char *const fm[3] = {"fp32", "fp16", "bf16"}, *const nm[4] = {"fp32", "fp16", "bf16",
-                                        "fp16 send + fp32 sum"};
-      static char ti[10][64], fi[10][64], sty[10][96];
-      lowp_series_t sr[10];
-      for (k = 0; k < 10; k++) {
-        lowp_series_t x = {"allreduce.csv", 2, 3, NULL, NULL, NULL, 1, 0};
-        if (k < 8) {
-          snprintf(ti[k], 64, k < 6 ? "%s %s" : "%s (%s)", nm[k / 2], k % 2 ? "tree" : "ring");
-          snprintf(fi[k], 64, "%s %s", nm[k / 2], k % 2 ? "tree" : "ring");
-          snprintf(sty[k], 96, "linespoints pt %d lc rgb '%s' dt %d", k % 2 ? 6 : 7,
-                   k < 6 ? lowp_result_format_color(fm[k / 2]) : "#2ca02c", k % 2 ? 2 : 1);
-        } else {
-          snprintf(ti[k], 64, "fp16 %s: worst-case bound", k == 8 ? "ring" : "tree");
-          snprintf(fi[k], 64, "fp16 bound %s", k == 8 ? "ring" : "tree");
-          snprintf(sty[k], 96, "lines lc rgb '%s' dt %d", lowp_result_format_color("fp16"), k == 8 ? 3 : 5);
-        }
-        x.title = ti[k]; x.filter = fi[k]; x.style = sty[k];
-        sr[k] = x;
-      }
-      st = lowp_plot(r->outdir, "allreduce", &pl, sr, 10);
-    }
-    if (st == 0) {
-      lowp_plot_t pl = {NULL, "step", "relative error of the running sum of all-reduced gradients", 0, 1,
-                        "set key outside right\nset format y '10^{%L}'"};
-      char title[160];
-      lowp_series_t sr[6];
-      const char *col[3];
-      static char names[6][64], styles[6][64];
-      col[0] = lowp_result_series_color(0); /* variants, not formats: the series palette */
-      col[1] = lowp_result_series_color(1);
-      col[2] = lowp_result_series_color(2);
-      for (k = 0; k < 6; k++) {
-        lowp_series_t x = {"feedback.csv", 2, 3, NULL, NULL, NULL, 1, 0};
-        snprintf(names[k], 64, "%s%s", E[k / 2].name, k % 2 ? " with EF" : "");
-        snprintf(styles[k], 64, "lines lc rgb '%s'", col[k / 2]);
-        x.title = names[k];
-        x.filter = names[k];
-        x.style = styles[k];
-        x.dashed = k % 2 == 0;
-        sr[k] = x;
-      }
-      snprintf(title, sizeof title, "Error feedback over %lld steps, %lld workers (dashed: without EF)", c.efT, c.efW);
-      pl.title = title;
-      st = lowp_plot(r->outdir, "feedback", &pl, sr, 6);
-    }
-    lowp_result_plot(plots, "allreduce.png", "Relative error of the all-reduced gradient vs worker count (filled: ring, "
-                     "open/dashed: tree); light lines: the worst-case bound for fp16 (cast u plus gamma_{W-1} or "
-                     "gamma_{log2 W} times the cancellation ratio).");
-    lowp_result_plot(plots, "feedback.png", "Running sum of the all-reduced gradients over training steps: without error "
-                     "feedback (dashed) the cast errors accumulate; with it each worker resends what its cast dropped.");
-    if (st != 0) return lowp_run_plot_failed(r, st);
-    /* answer and verdicts */
-    {
-      size_t qi = c.nW - 1;
-      snprintf(buf, sizeof buf,
-               "At W = %zu workers (ring / tree): fp32 %.2e / %.2e, fp16 %.2e / %.2e, bf16 %.2e / %.2e, fp16 sent "
-               "but summed in fp32 %.2e / %.2e. Over %lld steps, error feedback cut the running sum's error from "
-               "%.2e to %.2e (fp16 send + fp32 sum) and from %.2e to %.2e (bf16 send); with fp16 sums it went "
-               "from %.2e to %.2e.",
-               c.W[qi], err[qi][0][0], err[qi][0][1], err[qi][1][0], err[qi][1][1], err[qi][2][0],
-               err[qi][2][1], err[qi][3][0], err[qi][3][1], c.efT, fin[0], fin[1], fin[2], fin[3], fin[4], fin[5]);
-      cJSON_AddStringToObject(r->results, "answer", buf);
-      fprintf(r->summary, "\n**Answer.** %s\n", buf);
-      verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
-      snprintf(buf, sizeof buf, "W = %zu: fp32 %.2e, fp16 %.2e, bf16 %.2e (ring)", c.W[qi], err[qi][0][0],
-               err[qi][1][0], err[qi][2][0]);
-      lowp_result_verdict(verdicts, "FP32 AllReduce: best accuracy; FP16 and BF16 AllReduce: good accuracy",
-                          "document 004, \"Precision-Communication Trade-off\" table", buf,
-                          "holds with a qualification: bf16's error is 8x fp16's (u = 2^-8 vs 2^-11) and both grow with "
-                          "the number of workers when the sum itself is accumulated in them; sending fp16 and summing "
-                          "in fp32 keeps the error at the cast's level");
-      snprintf(buf, sizeof buf, "running-sum error after %lld steps: %.2e without, %.2e with error feedback",
-               c.efT, fin[0], fin[1]);
-      lowp_result_verdict(verdicts, "FP16 + error feedback: better accuracy than FP16 AllReduce",
-                          "document 004, \"Precision-Communication Trade-off\" table", buf,
-                          fin[1] < fin[0] ? "holds for the accumulated update over steps (one step's error is unchanged; "
-                                            "the gain is in the sum over steps)"
-                                          : "not confirmed on this run");
-    }
-    free(ge); free(oe); free(ex); free(se); free(ae); free(eft);
-    for (e = 0; e < 3; e++) free(res[e]);
-    for (k = 0; k < 6; k++) free(tot[k]);
+  snprintf(buf, sizeof buf, "Error feedback: relative error of the running sum over %lld steps (%lld workers, ring)",
+           c->efT, c->efW);
+  rows = lowp_result_table(tables, buf, efcols, 3);
+  fprintf(r->summary, "\n| communication | running-sum error without EF | with EF |\n|---|---|---|\n");
+  for (e = 0; e < 3; e++) {
+    char c1[64], c2[64];
+    const char *cp[3];
+    snprintf(c1, 64, "%.3e", m->fin[2 * e]);
+    snprintf(c2, 64, "%.3e", m->fin[2 * e + 1]);
+    cp[0] = E[e].name; cp[1] = c1; cp[2] = c2;
+    lowp_result_add_row(rows, cp, 3);
+    fprintf(r->summary, "| %s | %s | %s |\n", cp[0], cp[1], cp[2]);
   }
-  free(g); free(out); free(s); free(a);
+}
+
+static int plot_allreduce(lowp_run_t *r) {
+  lowp_plot_t pl = {"All-reduce error against the exact sum", "workers W", "relative error ||s^ - s|| / ||s||",
+                    1, 1, "set key outside right\nset format y '10^{%L}'\nset logscale x 2\nset format x '%g'"};
+  /* each format in its colour (results.c): filled points ring, open points tree (dashed) */
+  static const char *const fm[3] = {"fp32", "fp16", "bf16"}, *const nm[4] = {"fp32", "fp16", "bf16",
+                                    "fp16 send + fp32 sum"};
+  static char ti[10][64], fi[10][64], sty[10][96];
+  lowp_series_t sr[10];
+  int k;
+  for (k = 0; k < 10; k++) {
+    lowp_series_t x = {"allreduce.csv", 2, 3, NULL, NULL, NULL, 1, 0};
+    if (k < 8) {
+      snprintf(ti[k], 64, k < 6 ? "%s %s" : "%s (%s)", nm[k / 2], k % 2 ? "tree" : "ring");
+      snprintf(fi[k], 64, "%s %s", nm[k / 2], k % 2 ? "tree" : "ring");
+      snprintf(sty[k], 96, "linespoints pt %d lc rgb '%s' dt %d", k % 2 ? 6 : 7,
+               k < 6 ? lowp_result_format_color(fm[k / 2]) : "#2ca02c", k % 2 ? 2 : 1);
+    } else {
+      snprintf(ti[k], 64, "fp16 %s: worst-case bound", k == 8 ? "ring" : "tree");
+      snprintf(fi[k], 64, "fp16 bound %s", k == 8 ? "ring" : "tree");
+      snprintf(sty[k], 96, "lines lc rgb '%s' dt %d", lowp_result_format_color("fp16"), k == 8 ? 3 : 5);
+    }
+    x.title = ti[k]; x.filter = fi[k]; x.style = sty[k];
+    sr[k] = x;
+  }
+  return lowp_plot(r->outdir, "allreduce", &pl, sr, 10);
+}
+
+static int plot_feedback(lowp_run_t *r, const cfg_t *c) {
+  lowp_plot_t pl = {NULL, "step", "relative error of the running sum of all-reduced gradients", 0, 1,
+                    "set key outside right\nset format y '10^{%L}'"};
+  char title[160];
+  lowp_series_t sr[6];
+  static char names[6][64], styles[6][64];
+  int k;
+  for (k = 0; k < 6; k++) {
+    lowp_series_t x = {"feedback.csv", 2, 3, NULL, NULL, NULL, 1, 0};
+    snprintf(names[k], 64, "%s%s", E[k / 2].name, k % 2 ? " with EF" : "");
+    /* variants, not formats: the series palette */
+    snprintf(styles[k], 64, "lines lc rgb '%s'", lowp_result_series_color((size_t)(k / 2)));
+    x.title = names[k];
+    x.filter = names[k];
+    x.style = styles[k];
+    x.dashed = k % 2 == 0;
+    sr[k] = x;
+  }
+  snprintf(title, sizeof title, "Error feedback over %lld steps, %lld workers (dashed: without EF)", c->efT, c->efW);
+  pl.title = title;
+  return lowp_plot(r->outdir, "feedback", &pl, sr, 6);
+}
+
+/* answer and verdicts */
+static void judge(lowp_run_t *r, const cfg_t *c, const meas_t *m) {
+  size_t qi = c->nW - 1;
+  const double(*err)[4][2] = m->err;
+  const double *fin = m->fin;
+  char buf[1600];
+  cJSON *verdicts;
+  snprintf(buf, sizeof buf,
+           "At W = %zu workers (ring / tree): fp32 %.2e / %.2e, fp16 %.2e / %.2e, bf16 %.2e / %.2e, fp16 sent "
+           "but summed in fp32 %.2e / %.2e. Over %lld steps, error feedback cut the running sum's error from "
+           "%.2e to %.2e (fp16 send + fp32 sum) and from %.2e to %.2e (bf16 send); with fp16 sums it went "
+           "from %.2e to %.2e.",
+           c->W[qi], err[qi][0][0], err[qi][0][1], err[qi][1][0], err[qi][1][1], err[qi][2][0],
+           err[qi][2][1], err[qi][3][0], err[qi][3][1], c->efT, fin[0], fin[1], fin[2], fin[3], fin[4], fin[5]);
+  cJSON_AddStringToObject(r->results, "answer", buf);
+  fprintf(r->summary, "\n**Answer.** %s\n", buf);
+  verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
+  snprintf(buf, sizeof buf, "W = %zu: fp32 %.2e, fp16 %.2e, bf16 %.2e (ring)", c->W[qi], err[qi][0][0],
+           err[qi][1][0], err[qi][2][0]);
+  lowp_result_verdict(verdicts, "FP32 AllReduce: best accuracy; FP16 and BF16 AllReduce: good accuracy",
+                      "document 004, \"Precision-Communication Trade-off\" table", buf,
+                      "holds with a qualification: bf16's error is 8x fp16's (u = 2^-8 vs 2^-11) and both grow with "
+                      "the number of workers when the sum itself is accumulated in them; sending fp16 and summing "
+                      "in fp32 keeps the error at the cast's level");
+  snprintf(buf, sizeof buf, "running-sum error after %lld steps: %.2e without, %.2e with error feedback",
+           c->efT, fin[0], fin[1]);
+  lowp_result_verdict(verdicts, "FP16 + error feedback: better accuracy than FP16 AllReduce",
+                      "document 004, \"Precision-Communication Trade-off\" table", buf,
+                      fin[1] < fin[0] ? "holds for the accumulated update over steps (one step's error is unchanged; "
+                                        "the gain is in the sum over steps)"
+                                      : "not confirmed on this run");
+}
+
+static int run(lowp_run_t *r) {
+  cfg_t c;
+  meas_t m;
+  lowp_rng_t rng;
+  cJSON *plots;
+  int st;
+  /* declare */
+  get_cfg(r, &c);
+  memset(&m, 0, sizeof m);
+  lowp_rng_init(&rng, r->seed, 0x6172u);
+  /* measure */
+  st = measure_workers(r, &c, &rng, &m);
+  if (!st) st = measure_feedback(&c, &rng, &m);
+  if (st) {
+    free(m.eft);
+    fprintf(stderr, "lowp run allreduce-precision: measurement failed (%s)\n", lowp_status_str(st));
+    return 2;
+  }
+  /* render and judge */
+  st = write_csvs(r, &c, &m);
+  if (st) {
+    free(m.eft);
+    fprintf(stderr, "lowp run allreduce-precision: cannot write allreduce.csv or feedback.csv\n");
+    return 2;
+  }
+  render_tables(r, &c, &m, cJSON_AddArrayToObject(r->results, "tables"));
+  plots = cJSON_AddArrayToObject(r->results, "plots");
+  st = plot_allreduce(r);
+  if (st == 0) st = plot_feedback(r, &c);
+  lowp_result_plot(plots, "allreduce.png", "Relative error of the all-reduced gradient vs worker count (filled: ring, "
+                   "open/dashed: tree); light lines: the worst-case bound for fp16 (cast u plus gamma_{W-1} or "
+                   "gamma_{log2 W} times the cancellation ratio).");
+  lowp_result_plot(plots, "feedback.png", "Running sum of the all-reduced gradients over training steps: without error "
+                   "feedback (dashed) the cast errors accumulate; with it each worker resends what its cast dropped.");
+  free(m.eft);
+  if (st != 0) return lowp_run_plot_failed(r, st);
+  judge(r, &c, &m);
   return 0;
 }
 

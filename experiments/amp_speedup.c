@@ -257,34 +257,45 @@ static void write_json_file(const char *path, cJSON *o) {
 
 /* --------------------------------------------------------------- run */
 
-static int run(lowp_run_t *r) {
+/* the run: the layer, the devices' models, the outputs being built */
+typedef struct {
   cfg_t c;
   lowp_rkernel_t ks[MAXK], cks[MAXK];
-  size_t nk, cnk, np, i, p;
-  int g, st = LOWP_OK, bad = 0;
-  const lowp_rprec_t *pr = lowp_roofline_precisions(&np);
-  static model_t mods[MAXG];
-  cJSON *tables = cJSON_AddArrayToObject(r->results, "tables");
-  cJSON *plots = cJSON_AddArrayToObject(r->results, "plots");
-  cJSON *timing = NULL, *rows;
-  char ans[8192], part[1024], b1[64], b2[64], b3[64], b4[64], b5[64], b6[64];
-  FILE *csv;
+  size_t nk, cnk, np;
+  const lowp_rprec_t *pr;
+  model_t mods[MAXG];
+  cJSON *tables, *plots, *timing;
+  char ans[8192];
+  int bad;
+} amp_t;
 
-  parse(r, &c);
-  nk = lowp_roofline_layer(ks, MAXK, &c.dims);
-  if (nk == 0 || nk > MAXK) { fprintf(stderr, "lowp run amp-speedup: bad layer sizes\n"); return 2; }
-  for (g = 0; g < c.ng; g++) model(&mods[g], ks, nk, np, c.gpus[g]);
+/* what this CPU measured */
+typedef struct {
+  lowp_amp_cpu_t *ctx;
+  const lowp_rprec_t *cp[2];
+  size_t ncp;
+  double peak[2], bw, tk[2][MAXK], step[2], whole[2], pred[2][MAXK], pstep[2];
+  lowp_rdevice_t cpu;
+  cJSON *cj;
+  char engine[2][160];
+  int validated[2], threads0, nth;
+} cpu_t;
 
+static void render_roofs(amp_t *A) {
+  cJSON *rows;
+  size_t p;
+  int g;
+  char b1[64];
   /* ---- the roofs, with their sources */
   {
     static const char *const cols[] = {"device", "FP32 (CUDA cores) TFLOP/s", "TF32 tensor TFLOP/s", "FP16 tensor TFLOP/s",
                                        "BF16 tensor TFLOP/s", "memory GB/s", "ridge FP32 / FP16 (flop/byte)", "source"};
-    rows = lowp_result_table(tables, "Peak rates (dense) and memory bandwidth used by the model", cols, 8);
-    for (g = 0; g < c.ng; g++) {
-      const lowp_rdevice_t *d = c.gpus[g];
+    rows = lowp_result_table(A->tables, "Peak rates (dense) and memory bandwidth used by the model", cols, 8);
+    for (g = 0; g < A->c.ng; g++) {
+      const lowp_rdevice_t *d = A->c.gpus[g];
       char cell[4][64], ridge[64];
       const char *cells[8];
-      for (p = 0; p < np && p < 4; p++) {
+      for (p = 0; p < A->np && p < 4; p++) {
         if (isnan(d->gemm_peak[p])) snprintf(cell[p], sizeof cell[p], "none (runs as FP32)");
         else snprintf(cell[p], sizeof cell[p], "%.4g", d->gemm_peak[p] / 1e12);
       }
@@ -300,24 +311,38 @@ static int run(lowp_run_t *r) {
     }
   }
 
+}
+
+static int write_kernels_csv(lowp_run_t *r, amp_t *A) {
+  FILE *csv;
+  size_t i, p;
+  int g;
   /* ---- kernels.csv: every kernel on every device and precision */
   csv = fopen(lowp_run_path(r, "kernels.csv"), "w");
-  if (!csv) { fprintf(stderr, "lowp run amp-speedup: cannot write kernels.csv\n"); return 2; }
+  if (!csv) { fprintf(stderr, "lowp run amp-speedup: cannot write kernels.csv\n"); return LOWP_EIO; }
   fprintf(csv, "device,precision,kernel,pass,kind,flops,bytes,intensity,peak_flops,t_compute_s,t_memory_s,t_s,bound,no_unit\n");
-  for (g = 0; g < c.ng; g++)
-    for (p = 0; p < np; p++)
-      for (i = 0; i < nk; i++) {
-        const lowp_rtime_t *t = &mods[g].t[i][p];
-        fprintf(csv, "%s,%s,%s,%s,%s,%.6e,%.6e,%.6g,%.6e,%.6e,%.6e,%.6e,%s,%d\n", c.gpus[g]->name, pr[p].name,
-                ks[i].name, ks[i].backward ? "bwd" : "fwd", ks[i].kind == LOWP_RK_GEMM ? "gemm" : "mem", t->flops,
+  for (g = 0; g < A->c.ng; g++)
+    for (p = 0; p < A->np; p++)
+      for (i = 0; i < A->nk; i++) {
+        const lowp_rtime_t *t = &A->mods[g].t[i][p];
+        fprintf(csv, "%s,%s,%s,%s,%s,%.6e,%.6e,%.6g,%.6e,%.6e,%.6e,%.6e,%s,%d\n", A->c.gpus[g]->name, A->pr[p].name,
+                A->ks[i].name, A->ks[i].backward ? "bwd" : "fwd", A->ks[i].kind == LOWP_RK_GEMM ? "gemm" : "mem", t->flops,
                 t->bytes, t->flops / t->bytes, t->peak, t->t_compute, t->t_memory, t->t,
                 t->t_compute >= t->t_memory ? "compute" : "memory", t->fallback);
       }
-  fclose(csv);
+  return fclose(csv) ? LOWP_EIO : LOWP_OK;
 
+}
+
+static int render_speedup(lowp_run_t *r, amp_t *A) {
+  FILE *csv;
+  cJSON *rows;
+  size_t p;
+  int g;
+  char b1[64], b2[64], b3[64], b4[64], b5[64], b6[64];
   /* ---- speedup table and speedup.csv (the bar plot's data) */
   csv = fopen(lowp_run_path(r, "speedup.csv"), "w");
-  if (!csv) { fprintf(stderr, "lowp run amp-speedup: cannot write speedup.csv\n"); return 2; }
+  if (!csv) { fprintf(stderr, "lowp run amp-speedup: cannot write speedup.csv\n"); return LOWP_EIO; }
   fprintf(csv, "x,device,precision,step_ms,speedup,saved_compute_share,saved_memory_share,rel_step,rel_gemm\n");
   {
     static const char *const cols[] = {"device", "precision", "predicted step (fwd+bwd), ms", "speedup over FP32",
@@ -325,21 +350,21 @@ static int run(lowp_run_t *r) {
                                        "GEMM share of the step", "memory-bound kernels' share", "note"};
     char title[512];
     snprintf(title, sizeof title, "Predicted step time and speedup (roofline; layer batch %zu, seq %zu, d_model %zu, "
-             "%zu heads, MLP %zux, dropout %g; forward and backward, %zu kernels)", c.dims.batch, c.dims.seq,
-             c.dims.d_model, c.dims.heads, c.dims.ffn_mult, c.dims.dropout, nk);
-    rows = lowp_result_table(tables, title, cols, 9);
-    for (g = 0; g < c.ng; g++)
-      for (p = 0; p < np; p++) {
-        model_t *m = &mods[g];
+             "%zu heads, MLP %zux, dropout %g; forward and backward, %zu kernels)", A->c.dims.batch, A->c.dims.seq,
+             A->c.dims.d_model, A->c.dims.heads, A->c.dims.ffn_mult, A->c.dims.dropout, A->nk);
+    rows = lowp_result_table(A->tables, title, cols, 9);
+    for (g = 0; g < A->c.ng; g++)
+      for (p = 0; p < A->np; p++) {
+        model_t *m = &A->mods[g];
         double sp = m->step[0] / m->step[p], saved = m->step[0] - m->step[p];
         double shc = saved > 0 ? m->dc[p] / saved : NAN, shm = saved > 0 ? m->dm[p] / saved : NAN;
         const char *cells[9];
         char note[128] = "";
         if (m->fallback[p])
-          snprintf(note, sizeof note, "no %s tensor cores: GEMMs at best at the FP32 rate; only %s", pr[p].name,
-                   lowp_format_width(pr[p].storage) < 32 ? "the 16-bit storage helps" : "nothing changes");
-        cells[0] = c.gpus[g]->part;
-        cells[1] = pr[p].name;
+          snprintf(note, sizeof note, "no %s tensor cores: GEMMs at best at the FP32 rate; only %s", A->pr[p].name,
+                   lowp_format_width(A->pr[p].storage) < 32 ? "the 16-bit storage helps" : "nothing changes");
+        cells[0] = A->c.gpus[g]->part;
+        cells[1] = A->pr[p].name;
         cells[2] = g3(b1, sizeof b1, 1e3 * m->step[p]);
         cells[3] = g3(b2, sizeof b2, sp);
         snprintf(b3, sizeof b3, p == 0 ? "-" : isnan(shc) ? "(none saved)" : "%.1f%%", 100 * shc);
@@ -352,32 +377,39 @@ static int run(lowp_run_t *r) {
         cells[7] = b6;
         cells[8] = note;
         lowp_result_add_row(rows, cells, 9);
-        fprintf(csv, "%zu,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", (size_t)g * (np + 1) + p + 1, c.gpus[g]->name,
-                pr[p].name, 1e3 * m->step[p], sp, p == 0 ? 0.0 : shc, p == 0 ? 0.0 : shm, m->step[p] / m->step[0],
+        fprintf(csv, "%zu,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", (size_t)g * (A->np + 1) + p + 1, A->c.gpus[g]->name,
+                A->pr[p].name, 1e3 * m->step[p], sp, p == 0 ? 0.0 : shc, p == 0 ? 0.0 : shm, m->step[p] / m->step[0],
                 m->gemm[p] / m->step[0]);
       }
   }
-  fclose(csv);
+  return fclose(csv) ? LOWP_EIO : LOWP_OK;
 
+}
+
+static void render_kernel_tables(amp_t *A) {
+  cJSON *rows;
+  size_t i, p;
+  int g;
+  char b1[64], b2[64];
   /* ---- per-kernel tables, one per device */
-  for (g = 0; g < c.ng; g++) {
+  for (g = 0; g < A->c.ng; g++) {
     static const char *const cols[] = {"kernel", "GFLOP", "MB (fp32 / 16-bit)", "flop/byte (fp32)", "FP32 us (bound)",
                                        "TF32 us (bound)", "FP16 us (bound)", "BF16 us (bound)"};
     char title[256];
     snprintf(title, sizeof title, "%s: roofline time per kernel (c = compute bound, m = memory bound; * no unit "
-             "for the precision, FP32 rate)", c.gpus[g]->part);
-    rows = lowp_result_table(tables, title, cols, 8);
-    for (i = 0; i < nk; i++) {
+             "for the precision, FP32 rate)", A->c.gpus[g]->part);
+    rows = lowp_result_table(A->tables, title, cols, 8);
+    for (i = 0; i < A->nk; i++) {
       const char *cells[8];
       char cell[4][64], mb[64];
-      const lowp_rtime_t *t0 = &mods[g].t[i][0];
-      for (p = 0; p < np && p < 4; p++) {
-        const lowp_rtime_t *t = &mods[g].t[i][p];
+      const lowp_rtime_t *t0 = &A->mods[g].t[i][0];
+      for (p = 0; p < A->np && p < 4; p++) {
+        const lowp_rtime_t *t = &A->mods[g].t[i][p];
         snprintf(cell[p], sizeof cell[p], "%.3g %c%s", 1e6 * t->t, t->t_compute >= t->t_memory ? 'c' : 'm',
                  t->fallback ? "*" : "");
       }
-      snprintf(mb, sizeof mb, "%.3g / %.3g", t0->bytes / 1e6, mods[g].t[i][np - 1].bytes / 1e6);
-      cells[0] = ks[i].name;
+      snprintf(mb, sizeof mb, "%.3g / %.3g", t0->bytes / 1e6, A->mods[g].t[i][A->np - 1].bytes / 1e6);
+      cells[0] = A->ks[i].name;
       cells[1] = g3(b1, sizeof b1, t0->flops / 1e9);
       cells[2] = mb;
       cells[3] = g3(b2, sizeof b2, t0->flops / t0->bytes);
@@ -386,64 +418,75 @@ static int run(lowp_run_t *r) {
     }
   }
 
+}
+
+static void model_answer(amp_t *A) {
+  char part[1024];
+  size_t p;
+  int g;
   /* ---- the answer (model only: results.json stays byte-identical) */
-  snprintf(ans, sizeof ans, "Roofline prediction (datasheet peaks, dense; layer batch %zu x seq %zu, d_model %zu, "
-           "forward + backward): ", c.dims.batch, c.dims.seq, c.dims.d_model);
-  for (g = 0; g < c.ng; g++) {
-    model_t *m = &mods[g];
-    snprintf(part, sizeof part, "%s%s: FP32 step %.3g ms; ", g ? " " : "", c.gpus[g]->part, 1e3 * m->step[0]);
-    strncat(ans, part, sizeof ans - strlen(ans) - 1);
-    for (p = 1; p < np; p++) {
+  snprintf(A->ans, sizeof A->ans, "Roofline prediction (datasheet peaks, dense; layer batch %zu x seq %zu, d_model %zu, "
+           "forward + backward): ", A->c.dims.batch, A->c.dims.seq, A->c.dims.d_model);
+  for (g = 0; g < A->c.ng; g++) {
+    model_t *m = &A->mods[g];
+    snprintf(part, sizeof part, "%s%s: FP32 step %.3g ms; ", g ? " " : "", A->c.gpus[g]->part, 1e3 * m->step[0]);
+    strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
+    for (p = 1; p < A->np; p++) {
       double saved = m->step[0] - m->step[p];
       if (saved > 0)
         snprintf(part, sizeof part, "%s x%.2f (%.0f%% of the time saved from compute, %.0f%% from memory traffic%s)%s",
-                 pr[p].name, m->step[0] / m->step[p], 100 * m->dc[p] / saved, 100 * m->dm[p] / saved,
-                 m->fallback[p] ? "; no tensor cores for it, only its storage helps" : "", p + 1 < np ? ", " : ".");
+                 A->pr[p].name, m->step[0] / m->step[p], 100 * m->dc[p] / saved, 100 * m->dm[p] / saved,
+                 m->fallback[p] ? "; no tensor cores for it, only its storage helps" : "", p + 1 < A->np ? ", " : ".");
       else
-        snprintf(part, sizeof part, "%s x%.2f (nothing saved%s)%s", pr[p].name, m->step[0] / m->step[p],
-                 m->fallback[p] ? ": no tensor cores for it, and it stores fp32" : "", p + 1 < np ? ", " : ".");
-      strncat(ans, part, sizeof ans - strlen(ans) - 1);
+        snprintf(part, sizeof part, "%s x%.2f (nothing saved%s)%s", A->pr[p].name, m->step[0] / m->step[p],
+                 m->fallback[p] ? ": no tensor cores for it, and it stores fp32" : "", p + 1 < A->np ? ", " : ".");
+      strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
     }
   }
   {
     /* why the speedup is below the peak ratio: the memory-bound kernels' share at fp16 (last device) */
-    model_t *m = &mods[c.ng - 1];
-    size_t pf = 2 < np ? 2 : np - 1;
+    model_t *m = &A->mods[A->c.ng - 1];
+    size_t pf = 2 < A->np ? 2 : A->np - 1;
     snprintf(part, sizeof part, " On %s the memory-bound kernels take %.0f%% of the FP32 step but %.0f%% of the %s step "
              "(Amdahl: they only halve), so the speedup stays below the %.3gx ratio of the peak rates.",
-             c.gpus[c.ng - 1]->part, 100 * (1 - m->gemm[0] / m->step[0]), 100 * (1 - m->gemm[pf] / m->step[pf]),
-             pr[pf].name, isnan(c.gpus[c.ng - 1]->gemm_peak[pf]) ? NAN : c.gpus[c.ng - 1]->gemm_peak[pf] / c.gpus[c.ng - 1]->gemm_peak[0]);
-    strncat(ans, part, sizeof ans - strlen(ans) - 1);
+             A->c.gpus[A->c.ng - 1]->part, 100 * (1 - m->gemm[0] / m->step[0]), 100 * (1 - m->gemm[pf] / m->step[pf]),
+             A->pr[pf].name, isnan(A->c.gpus[A->c.ng - 1]->gemm_peak[pf]) ? NAN : A->c.gpus[A->c.ng - 1]->gemm_peak[pf] / A->c.gpus[A->c.ng - 1]->gemm_peak[0]);
+    strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
   }
 
+}
+
+static int render_plots(lowp_run_t *r, amp_t *A) {
+  size_t p;
+  int g, st;
   /* ---- the plot: speedup bars per device and precision */
   {
     static const char *const colr[4] = {"#7f7f7f", "#1f77b4", "#d62728", "#2ca02c"};
     lowp_series_t sr[LOWP_RPREC_MAX];
     char style[LOWP_RPREC_MAX][96], extra[2048], xt[1024] = "set xtics (";
-    for (g = 0; g < c.ng; g++) {
+    for (g = 0; g < A->c.ng; g++) {
       char item[128];
-      snprintf(item, sizeof item, "%s\"%s\" %.1f", g ? ", " : "", c.gpus[g]->part, (double)g * (np + 1) + (np + 1) / 2.0);
+      snprintf(item, sizeof item, "%s\"%s\" %.1f", g ? ", " : "", A->c.gpus[g]->part, (double)g * (A->np + 1) + (A->np + 1) / 2.0);
       strncat(xt, item, sizeof xt - strlen(xt) - 2);
     }
     strncat(xt, ")", sizeof xt - strlen(xt) - 1);
-    for (p = 0; p < np; p++) {
+    for (p = 0; p < A->np; p++) {
       lowp_series_t s = {"speedup.csv", 1, 5, NULL, NULL, NULL, 3, 0};
       snprintf(style[p], sizeof style[p], "boxes fill solid 0.8 lc rgb '%s'", colr[p % 4]);
-      s.title = pr[p].name;
+      s.title = A->pr[p].name;
       s.style = style[p];
-      s.filter = pr[p].name;
+      s.filter = A->pr[p].name;
       sr[p] = s;
     }
     snprintf(extra, sizeof extra, "%s\nset boxwidth 0.9\nset xrange [0:%g]\nset yrange [0:*]\nset key top left\n"
-             "unset mxtics\nset grid noxtics\n", xt, (double)c.ng * (np + 1));
+             "unset mxtics\nset grid noxtics\n", xt, (double)A->c.ng * (A->np + 1));
     {
       lowp_plot_t pl = {"Predicted speedup over FP32 of a transformer layer step (roofline, datasheet peaks)",
                         "device", "speedup over FP32 (x)", 0, 0, extra};
-      st = lowp_plot(r->outdir, "speedup", &pl, sr, np);
+      st = lowp_plot(r->outdir, "speedup", &pl, sr, A->np);
     }
-    if (st != LOWP_OK) { cJSON_Delete(timing); return lowp_run_plot_failed(r, st); }
-    lowp_result_plot(plots, "speedup.png", "Predicted speedup of TF32, FP16 and BF16 over FP32 per device (roofline of "
+    if (st != LOWP_OK) return st;
+    lowp_result_plot(A->plots, "speedup.png", "Predicted speedup of TF32, FP16 and BF16 over FP32 per device (roofline of "
                      "every kernel of the layer, forward and backward; speedup.csv, kernels.csv).");
     {
       /* the step's composition: total (memory-bound kernels on top) behind the GEMMs' part */
@@ -455,291 +498,355 @@ static int run(lowp_run_t *r) {
                         "device (bars: fp32, tf32, fp16, bf16)", "step time / FP32 step time", 0, 0, ex2};
       snprintf(ex2, sizeof ex2, "%s\nset yrange [0:1.3]\nset key top center", extra);
       st = lowp_plot(r->outdir, "breakdown", &pl, sb, 2);
-      if (st != LOWP_OK) { cJSON_Delete(timing); return lowp_run_plot_failed(r, st); }
+      if (st != LOWP_OK) return st;
     }
-    lowp_result_plot(plots, "breakdown.png", "The step time of each precision relative to FP32 on the same device, "
+    lowp_result_plot(A->plots, "breakdown.png", "The step time of each precision relative to FP32 on the same device, "
                      "split into GEMMs (blue) and memory-bound kernels (orange): with 16-bit tensor cores the GEMMs "
                      "shrink by the peak ratio, the memory-bound kernels only by the byte ratio (Amdahl).");
   }
 
-  /* ---- measured on this CPU (timing.json, cpu_kernels.csv) */
-  timing = cJSON_CreateObject();
-  cJSON_AddStringToObject(timing, "generated_by", "lowp run amp-speedup (timings: they differ from run to run)");
-  if (c.cpu) {
-    lowp_amp_cpu_t *ctx = NULL;
-    const lowp_rprec_t *cp[2];
-    size_t ncp = 0;
-    double peak[2], bw, tk[2][MAXK], step[2], whole[2], pred[2][MAXK], pstep[2];
-    lowp_rdevice_t cpu;
-    cJSON *cj = cJSON_AddObjectToObject(timing, "cpu");
-    char engine[2][160];
-    int validated[2] = {1, 1};
-    for (p = 0; p < np; p++)
-      if (lowp_amp_cpu_supports(&pr[p]) && ncp < 2) cp[ncp++] = &pr[p];
-    cnk = lowp_roofline_layer(cks, MAXK, &c.cdims);
-    if (cnk == 0 || cnk > MAXK || ncp == 0) {
-      fprintf(stderr, "lowp run amp-speedup: the CPU layer has no kernels or the CPU runner no precision\n");
-      cJSON_Delete(timing);
-      return 2;
-    }
-    int threads0 = omp_get_max_threads(), nth = c.cpu_threads ? (int)c.cpu_threads : omp_get_num_procs();
-    /* one thread count for both libraries, restored at the end */
-    omp_set_num_threads(nth);
-    openblas_set_num_threads(nth);
-    lowp_run_progress(r, "measuring this CPU's roofs");
-    bw = stream_triad((size_t)c.stream_mb * 1024 * 1024 / 4, 5);
-    for (p = 0; p < ncp; p++) {
-      peak[p] = gemm_rate(cp[p], (size_t)c.roof_n, 5, r->seed);
-      snprintf(engine[p], sizeof engine[p], "%s", lowp_amp_cpu_gemm_engine(cp[p]));
-    }
-    /* the CPU roofline: measured sgemm as the fp32 roof, the bf16 engine's rate as bf16's */
-    memset(&cpu, 0, sizeof cpu);
-    cpu.name = "cpu";
-    cpu.part = "this CPU (measured roofs)";
-    for (p = 0; p < np; p++) {
-      size_t q;
-      cpu.gemm_peak[p] = NAN;
-      for (q = 0; q < ncp; q++) if (cp[q] == &pr[p]) cpu.gemm_peak[p] = peak[q];
-    }
-    cpu.fp32_peak = peak[0];
-    cpu.bw = bw;
-    cpu.source = "measured in this run";
-    if (lowp_amp_cpu_new(&ctx, cks, cnk, 0, r->seed) != LOWP_OK) {
-      fprintf(stderr, "lowp run amp-speedup: out of memory for the CPU layer\n");
-      cJSON_Delete(timing);
-      return 2;
-    }
-    /* validate every GEMM of every precision before timing anything (STYLE B8) */
-    for (p = 0; p < ncp; p++)
-      for (i = 0; i < cnk; i++) {
-        double worst = NAN;
-        int eq, ran;
-        if (cks[i].kind != LOWP_RK_GEMM) continue;
-        lowp_run_progress(r, "validating %s %s", cp[p]->name, cks[i].name);
-        ran = lowp_amp_cpu_run(ctx, &cks[i], cp[p], c.cdims.dropout, r->seed) == LOWP_OK;
-        if (!ran ||
-            lowp_amp_cpu_gemm_check(&worst, &eq, ctx, &cks[i], cp[p], (size_t)c.cpu_check) != LOWP_OK || !(worst <= 1)) {
-          if (!ran)
-            fprintf(stderr, "lowp run amp-speedup: %s GEMM %s did not run; no timings for %s\n",
-                    cp[p]->name, cks[i].name, cp[p]->name);
-          else
-            fprintf(stderr, "lowp run amp-speedup: %s GEMM %s failed validation (%.3g of the gamma_k bound); "
-                    "no timings for %s\n", cp[p]->name, cks[i].name, worst, cp[p]->name);
-          validated[p] = 0;
-          bad++;
-        }
-      }
-    /* one untimed pass of every kernel (first touch of the buffers, OpenBLAS's
-       thread start), then cpu_reps timed passes, the precisions interleaved
-       so that a slow spell of a shared machine hits both; a kernel's time is
-       its fastest run, the step the sum of those (whole[]: the fastest whole
-       pass, for reference) */
-    for (p = 0; p < ncp; p++) {
-      step[p] = 0;
-      whole[p] = INFINITY;
-      pstep[p] = 0;
-      for (i = 0; i < cnk; i++) tk[p][i] = INFINITY;
-    }
-    {
-      long rep;
-      for (rep = -1; rep < c.cpu_reps; rep++)
-        for (p = 0; p < ncp; p++) {
-          double sum = 0;
-          if (!validated[p]) continue;
-          for (i = 0; i < cnk; i++) {
-            double t0;
-            lowp_run_progress(r, "CPU %s, %s %ld of %ld: %s", cp[p]->name, rep < 0 ? "warm-up" : "run", rep < 0 ? 1 : rep + 1,
-                              rep < 0 ? 1 : c.cpu_reps, cks[i].name);
-            t0 = now_s();
-            if (lowp_amp_cpu_run(ctx, &cks[i], cp[p], c.cdims.dropout, r->seed) != LOWP_OK) {
-              fprintf(stderr, "lowp run amp-speedup: CPU kernel %s failed\n", cks[i].name);
-              lowp_amp_cpu_free(&ctx);
-              cJSON_Delete(timing);
-              return 2;
-            }
-            t0 = now_s() - t0;
-            sum += t0;
-            if (rep >= 0 && t0 < tk[p][i]) tk[p][i] = t0;
-          }
-          if (rep >= 0 && sum < whole[p]) whole[p] = sum;
-        }
-    }
-    for (p = 0; p < ncp; p++)
-      for (i = 0; i < cnk; i++) {
-        lowp_rtime_t t;
-        step[p] += tk[p][i];
-        lowp_roofline_time(&t, &cks[i], (size_t)(cp[p] - pr), &cpu);
-        pred[p][i] = t.t;
-        pstep[p] += t.t;
-      }
-    lowp_amp_cpu_free(&ctx);
+  return LOWP_OK;
+}
 
-    csv = fopen(lowp_run_path(r, "cpu_kernels.csv"), "w");
-    if (!csv) { fprintf(stderr, "lowp run amp-speedup: cannot write cpu_kernels.csv\n"); cJSON_Delete(timing); return 2; }
-    fprintf(csv, "precision,kernel,kind,flops,bytes_model,measured_s,gflops,gbps,predicted_s,measured_over_predicted\n");
-    {
-      cJSON *arr = cJSON_AddArrayToObject(cj, "kernels");
-      for (p = 0; p < ncp; p++) {
-        if (!validated[p]) continue;
-        for (i = 0; i < cnk; i++) {
-          double fl, by;
-          cJSON *o = cJSON_CreateObject();
-          lowp_roofline_cost(&fl, &by, &cks[i], cp[p]->storage);
-          fprintf(csv, "%s,%s,%s,%.6e,%.6e,%.6e,%.4g,%.4g,%.6e,%.4g\n", cp[p]->name, cks[i].name,
-                  cks[i].kind == LOWP_RK_GEMM ? "gemm" : "mem", fl, by, tk[p][i], fl / tk[p][i] / 1e9,
-                  by / tk[p][i] / 1e9, pred[p][i], tk[p][i] / pred[p][i]);
-          cJSON_AddStringToObject(o, "precision", cp[p]->name);
-          cJSON_AddStringToObject(o, "kernel", cks[i].name);
-          cJSON_AddNumberToObject(o, "measured_s", tk[p][i]);
-          cJSON_AddNumberToObject(o, "gflops", fl / tk[p][i] / 1e9);
-          cJSON_AddNumberToObject(o, "gbps", by / tk[p][i] / 1e9);
-          cJSON_AddNumberToObject(o, "predicted_s", pred[p][i]);
-          cJSON_AddItemToArray(arr, o);
-        }
-      }
-    }
-    fclose(csv);
-    {
-      char m[4096], q[1024];
-      double gemm_t[2] = {0, 0}, mem_t[2] = {0, 0}, gp[2] = {0, 0}, mp[2] = {0, 0};
-      for (p = 0; p < ncp; p++)
-        for (i = 0; i < cnk; i++) {
-          if (cks[i].kind == LOWP_RK_GEMM) { gemm_t[p] += tk[p][i]; gp[p] += pred[p][i]; }
-          else { mem_t[p] += tk[p][i]; mp[p] += pred[p][i]; }
-        }
-      cJSON_AddStringToObject(cj, "openblas_core", openblas_get_corename());
-      cJSON_AddStringToObject(cj, "openblas_config", openblas_get_config());
-      cJSON_AddNumberToObject(cj, "openblas_threads", openblas_get_num_threads());
-      cJSON_AddNumberToObject(cj, "omp_threads", omp_get_max_threads());
-      cJSON_AddBoolToObject(cj, "cpu_has_avx512_bf16", __builtin_cpu_supports("avx512bf16"));
-      cJSON_AddStringToObject(cj, "bf16_rounding_isa", lowp_round_fast_isa());
-      cJSON_AddNumberToObject(cj, "batch", (double)c.cdims.batch);
-      cJSON_AddNumberToObject(cj, "seq", (double)c.cdims.seq);
-      cJSON_AddBoolToObject(cj, "reduced_size", c.cdims.batch != c.dims.batch || c.cdims.seq != c.dims.seq);
-      cJSON_AddNumberToObject(cj, "stream_triad_gbps", bw / 1e9);
-      for (p = 0; p < ncp; p++) {
-        char key[64];
-        snprintf(key, sizeof key, "%s_gemm_engine", cp[p]->name);
-        cJSON_AddStringToObject(cj, key, engine[p]);
-        snprintf(key, sizeof key, "%s_gemm_roof_gflops", cp[p]->name);
-        cJSON_AddNumberToObject(cj, key, peak[p] / 1e9);
-        snprintf(key, sizeof key, "%s_step_s", cp[p]->name);
-        cJSON_AddNumberToObject(cj, key, validated[p] ? step[p] : NAN);
-        snprintf(key, sizeof key, "%s_fastest_whole_pass_s", cp[p]->name);
-        cJSON_AddNumberToObject(cj, key, validated[p] ? whole[p] : NAN);
-        snprintf(key, sizeof key, "%s_step_predicted_s", cp[p]->name);
-        cJSON_AddNumberToObject(cj, key, pstep[p]);
-      }
-      snprintf(m, sizeof m, "Measured on this CPU (threads: %d; OpenBLAS core %s, i.e. the kernel set its DYNAMIC_ARCH chose; the CPU %s AVX512_BF16), the layer at "
-               "batch %zu x seq %zu%s, forward + backward, fastest of %ld: roofs measured in the same run: STREAM triad "
-               "%.3g GB/s, ", omp_get_max_threads(), openblas_get_corename(),
-               __builtin_cpu_supports("avx512bf16") ? "has" : "lacks", c.cdims.batch, c.cdims.seq,
-               c.cdims.batch != c.dims.batch || c.cdims.seq != c.dims.seq ? " (reduced from the modelled size to keep the run short)" : "",
-               c.cpu_reps, bw / 1e9);
-      for (p = 0; p < ncp; p++) {
-        snprintf(q, sizeof q, "%s GEMM %.3g GFLOP/s at %ld^3 (%s)%s", cp[p]->name, peak[p] / 1e9, c.roof_n, engine[p],
-                 p + 1 < ncp ? ", " : ". ");
-        strncat(m, q, sizeof m - strlen(m) - 1);
-      }
-      for (p = 0; p < ncp; p++) {
-        if (!validated[p]) continue;
-        {
-          double fl = 0, by;
-          for (i = 0; i < cnk; i++)
-            if (cks[i].kind == LOWP_RK_GEMM) { double f1; lowp_roofline_cost(&f1, &by, &cks[i], cp[p]->storage); fl += f1; }
-          snprintf(q, sizeof q, "%s step %.3g ms (GEMMs %.3g ms at %.3g GFLOP/s; memory-bound kernels %.3g ms); the CPU "
-                   "roofline predicts %.3g ms (GEMMs %.3g, memory-bound %.3g; lowp's softmax, layer-norm and GELU kernels "
-                   "emulate every operation and run far below the memory roof). ", cp[p]->name, 1e3 * step[p],
-                   1e3 * gemm_t[p], fl / gemm_t[p] / 1e9, 1e3 * mem_t[p], 1e3 * pstep[p], 1e3 * gp[p], 1e3 * mp[p]);
-        }
-        strncat(m, q, sizeof m - strlen(m) - 1);
-      }
-      if (ncp == 2 && validated[0] && validated[1]) {
-        snprintf(q, sizeof q, "bf16 over fp32 here: x%.3g for the step, x%.3g for the GEMMs, x%.3g for the memory-bound "
-                 "kernels.", step[0] / step[1], gemm_t[0] / gemm_t[1], mem_t[0] / mem_t[1]);
-        strncat(m, q, sizeof m - strlen(m) - 1);
-        cJSON_AddNumberToObject(cj, "bf16_speedup_step", step[0] / step[1]);
-        cJSON_AddNumberToObject(cj, "bf16_speedup_gemm", gemm_t[0] / gemm_t[1]);
-        cJSON_AddNumberToObject(cj, "bf16_speedup_mem", mem_t[0] / mem_t[1]);
-      }
-      cJSON_AddStringToObject(cj, "answer", m);
-      omp_set_num_threads(threads0);
-      openblas_set_num_threads(threads0);
-      printf("%s\n", m);
-      fprintf(r->summary, "**Measured (CPU, timing-dependent; also in timing.json and cpu_kernels.csv).** %s\n\n", m);
-    }
-  } else {
-    cJSON_AddStringToObject(timing, "cpu", "not measured (--measure)");
+/* this CPU's roofs (STREAM triad, GEMM rates) and the CPU layer */
+static int cpu_setup(lowp_run_t *r, amp_t *A, cpu_t *C) {
+  size_t p;
+  for (p = 0; p < A->np; p++)
+    if (lowp_amp_cpu_supports(&A->pr[p]) && C->ncp < 2) C->cp[C->ncp++] = &A->pr[p];
+  A->cnk = lowp_roofline_layer(A->cks, MAXK, &A->c.cdims);
+  if (A->cnk == 0 || A->cnk > MAXK || C->ncp == 0) {
+    fprintf(stderr, "lowp run amp-speedup: the CPU layer has no kernels or the CPU runner no precision\n");
+    return 2;
   }
+  C->threads0 = omp_get_max_threads();
+  C->nth = A->c.cpu_threads ? (int)A->c.cpu_threads : omp_get_num_procs();
+  /* one thread count for both libraries, restored at the end */
+  omp_set_num_threads(C->nth);
+  openblas_set_num_threads(C->nth);
+  lowp_run_progress(r, "measuring this CPU's roofs");
+  C->bw = stream_triad((size_t)A->c.stream_mb * 1024 * 1024 / 4, 5);
+  for (p = 0; p < C->ncp; p++) {
+    C->peak[p] = gemm_rate(C->cp[p], (size_t)A->c.roof_n, 5, r->seed);
+    snprintf(C->engine[p], sizeof C->engine[p], "%s", lowp_amp_cpu_gemm_engine(C->cp[p]));
+  }
+  /* the CPU roofline: measured sgemm as the fp32 roof, the bf16 engine's rate as bf16's */
+  memset(&C->cpu, 0, sizeof C->cpu);
+  C->cpu.name = "cpu";
+  C->cpu.part = "this CPU (measured roofs)";
+  for (p = 0; p < A->np; p++) {
+    size_t q;
+    C->cpu.gemm_peak[p] = NAN;
+    for (q = 0; q < C->ncp; q++) if (C->cp[q] == &A->pr[p]) C->cpu.gemm_peak[p] = C->peak[q];
+  }
+  C->cpu.fp32_peak = C->peak[0];
+  C->cpu.bw = C->bw;
+  C->cpu.source = "measured in this run";
+  if (lowp_amp_cpu_new(&C->ctx, A->cks, A->cnk, 0, r->seed) != LOWP_OK) {
+    fprintf(stderr, "lowp run amp-speedup: out of memory for the CPU layer\n");
+    return 2;
+  }
+  return 0;
+}
 
+static void cpu_validate(lowp_run_t *r, amp_t *A, cpu_t *C) {
+  size_t i, p;
+  /* validate every GEMM of every precision before timing anything (STYLE B8) */
+  for (p = 0; p < C->ncp; p++)
+    for (i = 0; i < A->cnk; i++) {
+      double worst = NAN;
+      int eq, ran;
+      if (A->cks[i].kind != LOWP_RK_GEMM) continue;
+      lowp_run_progress(r, "validating %s %s", C->cp[p]->name, A->cks[i].name);
+      ran = lowp_amp_cpu_run(C->ctx, &A->cks[i], C->cp[p], A->c.cdims.dropout, r->seed) == LOWP_OK;
+      if (!ran ||
+          lowp_amp_cpu_gemm_check(&worst, &eq, C->ctx, &A->cks[i], C->cp[p], (size_t)A->c.cpu_check) != LOWP_OK || !(worst <= 1)) {
+        if (!ran)
+          fprintf(stderr, "lowp run amp-speedup: %s GEMM %s did not run; no timings for %s\n",
+                  C->cp[p]->name, A->cks[i].name, C->cp[p]->name);
+        else
+          fprintf(stderr, "lowp run amp-speedup: %s GEMM %s failed validation (%.3g of the gamma_k bound); "
+                  "no timings for %s\n", C->cp[p]->name, A->cks[i].name, worst, C->cp[p]->name);
+        C->validated[p] = 0;
+        A->bad++;
+      }
+    }
+}
+
+static int cpu_time(lowp_run_t *r, amp_t *A, cpu_t *C) {
+  size_t i, p;
+  /* one untimed pass of every kernel (first touch of the buffers, OpenBLAS's
+     thread start), then cpu_reps timed passes, the precisions interleaved
+     so that a slow spell of a shared machine hits both; a kernel's time is
+     its fastest run, the C->step the sum of those (C->whole[]: the fastest C->whole
+     pass, for reference) */
+  for (p = 0; p < C->ncp; p++) {
+    C->step[p] = 0;
+    C->whole[p] = INFINITY;
+    C->pstep[p] = 0;
+    for (i = 0; i < A->cnk; i++) C->tk[p][i] = INFINITY;
+  }
+  {
+    long rep;
+    for (rep = -1; rep < A->c.cpu_reps; rep++)
+      for (p = 0; p < C->ncp; p++) {
+        double sum = 0;
+        if (!C->validated[p]) continue;
+        for (i = 0; i < A->cnk; i++) {
+          double t0;
+          lowp_run_progress(r, "CPU %s, %s %ld of %ld: %s", C->cp[p]->name, rep < 0 ? "warm-up" : "run", rep < 0 ? 1 : rep + 1,
+                            rep < 0 ? 1 : A->c.cpu_reps, A->cks[i].name);
+          t0 = now_s();
+          if (lowp_amp_cpu_run(C->ctx, &A->cks[i], C->cp[p], A->c.cdims.dropout, r->seed) != LOWP_OK) {
+            fprintf(stderr, "lowp run amp-speedup: CPU kernel %s failed\n", A->cks[i].name);
+            lowp_amp_cpu_free(&C->ctx);
+            return 2;
+          }
+          t0 = now_s() - t0;
+          sum += t0;
+          if (rep >= 0 && t0 < C->tk[p][i]) C->tk[p][i] = t0;
+        }
+        if (rep >= 0 && sum < C->whole[p]) C->whole[p] = sum;
+      }
+  }
+  for (p = 0; p < C->ncp; p++)
+    for (i = 0; i < A->cnk; i++) {
+      lowp_rtime_t t;
+      C->step[p] += C->tk[p][i];
+      lowp_roofline_time(&t, &A->cks[i], (size_t)(C->cp[p] - A->pr), &C->cpu);
+      C->pred[p][i] = t.t;
+      C->pstep[p] += t.t;
+    }
+  return 0;
+}
+
+static int cpu_write(lowp_run_t *r, amp_t *A, cpu_t *C) {
+  FILE *csv;
+  size_t i, p;
+  csv = fopen(lowp_run_path(r, "cpu_kernels.csv"), "w");
+  if (!csv) { fprintf(stderr, "lowp run amp-speedup: cannot write cpu_kernels.csv\n"); return 2; }
+  fprintf(csv, "precision,kernel,kind,flops,bytes_model,measured_s,gflops,gbps,predicted_s,measured_over_predicted\n");
+  {
+    cJSON *arr = cJSON_AddArrayToObject(C->cj, "kernels");
+    for (p = 0; p < C->ncp; p++) {
+      if (!C->validated[p]) continue;
+      for (i = 0; i < A->cnk; i++) {
+        double fl, by;
+        cJSON *o = cJSON_CreateObject();
+        lowp_roofline_cost(&fl, &by, &A->cks[i], C->cp[p]->storage);
+        fprintf(csv, "%s,%s,%s,%.6e,%.6e,%.6e,%.4g,%.4g,%.6e,%.4g\n", C->cp[p]->name, A->cks[i].name,
+                A->cks[i].kind == LOWP_RK_GEMM ? "gemm" : "mem", fl, by, C->tk[p][i], fl / C->tk[p][i] / 1e9,
+                by / C->tk[p][i] / 1e9, C->pred[p][i], C->tk[p][i] / C->pred[p][i]);
+        cJSON_AddStringToObject(o, "precision", C->cp[p]->name);
+        cJSON_AddStringToObject(o, "kernel", A->cks[i].name);
+        cJSON_AddNumberToObject(o, "measured_s", C->tk[p][i]);
+        cJSON_AddNumberToObject(o, "gflops", fl / C->tk[p][i] / 1e9);
+        cJSON_AddNumberToObject(o, "gbps", by / C->tk[p][i] / 1e9);
+        cJSON_AddNumberToObject(o, "predicted_s", C->pred[p][i]);
+        cJSON_AddItemToArray(arr, o);
+      }
+    }
+  }
+  fclose(csv);
+  return 0;
+}
+
+static void cpu_answer(lowp_run_t *r, amp_t *A, cpu_t *C) {
+  size_t i, p;
+  {
+    char m[4096], q[1024];
+    double gemm_t[2] = {0, 0}, mem_t[2] = {0, 0}, gp[2] = {0, 0}, mp[2] = {0, 0};
+    for (p = 0; p < C->ncp; p++)
+      for (i = 0; i < A->cnk; i++) {
+        if (A->cks[i].kind == LOWP_RK_GEMM) { gemm_t[p] += C->tk[p][i]; gp[p] += C->pred[p][i]; }
+        else { mem_t[p] += C->tk[p][i]; mp[p] += C->pred[p][i]; }
+      }
+    cJSON_AddStringToObject(C->cj, "openblas_core", openblas_get_corename());
+    cJSON_AddStringToObject(C->cj, "openblas_config", openblas_get_config());
+    cJSON_AddNumberToObject(C->cj, "openblas_threads", openblas_get_num_threads());
+    cJSON_AddNumberToObject(C->cj, "omp_threads", omp_get_max_threads());
+    cJSON_AddBoolToObject(C->cj, "cpu_has_avx512_bf16", __builtin_cpu_supports("avx512bf16"));
+    cJSON_AddStringToObject(C->cj, "bf16_rounding_isa", lowp_round_fast_isa());
+    cJSON_AddNumberToObject(C->cj, "batch", (double)A->c.cdims.batch);
+    cJSON_AddNumberToObject(C->cj, "seq", (double)A->c.cdims.seq);
+    cJSON_AddBoolToObject(C->cj, "reduced_size", A->c.cdims.batch != A->c.dims.batch || A->c.cdims.seq != A->c.dims.seq);
+    cJSON_AddNumberToObject(C->cj, "stream_triad_gbps", C->bw / 1e9);
+    for (p = 0; p < C->ncp; p++) {
+      char key[64];
+      snprintf(key, sizeof key, "%s_gemm_engine", C->cp[p]->name);
+      cJSON_AddStringToObject(C->cj, key, C->engine[p]);
+      snprintf(key, sizeof key, "%s_gemm_roof_gflops", C->cp[p]->name);
+      cJSON_AddNumberToObject(C->cj, key, C->peak[p] / 1e9);
+      snprintf(key, sizeof key, "%s_step_s", C->cp[p]->name);
+      cJSON_AddNumberToObject(C->cj, key, C->validated[p] ? C->step[p] : NAN);
+      snprintf(key, sizeof key, "%s_fastest_whole_pass_s", C->cp[p]->name);
+      cJSON_AddNumberToObject(C->cj, key, C->validated[p] ? C->whole[p] : NAN);
+      snprintf(key, sizeof key, "%s_step_predicted_s", C->cp[p]->name);
+      cJSON_AddNumberToObject(C->cj, key, C->pstep[p]);
+    }
+    snprintf(m, sizeof m, "Measured on this CPU (threads: %d; OpenBLAS core %s, i.e. the kernel set its DYNAMIC_ARCH chose; the CPU %s AVX512_BF16), the layer at "
+             "batch %zu x seq %zu%s, forward + backward, fastest of %ld: roofs measured in the same run: STREAM triad "
+             "%.3g GB/s, ", omp_get_max_threads(), openblas_get_corename(),
+             __builtin_cpu_supports("avx512bf16") ? "has" : "lacks", A->c.cdims.batch, A->c.cdims.seq,
+             A->c.cdims.batch != A->c.dims.batch || A->c.cdims.seq != A->c.dims.seq ? " (reduced from the modelled size to keep the run short)" : "",
+             A->c.cpu_reps, C->bw / 1e9);
+    for (p = 0; p < C->ncp; p++) {
+      snprintf(q, sizeof q, "%s GEMM %.3g GFLOP/s at %ld^3 (%s)%s", C->cp[p]->name, C->peak[p] / 1e9, A->c.roof_n, C->engine[p],
+               p + 1 < C->ncp ? ", " : ". ");
+      strncat(m, q, sizeof m - strlen(m) - 1);
+    }
+    for (p = 0; p < C->ncp; p++) {
+      if (!C->validated[p]) continue;
+      {
+        double fl = 0, by;
+        for (i = 0; i < A->cnk; i++)
+          if (A->cks[i].kind == LOWP_RK_GEMM) { double f1; lowp_roofline_cost(&f1, &by, &A->cks[i], C->cp[p]->storage); fl += f1; }
+        snprintf(q, sizeof q, "%s step %.3g ms (GEMMs %.3g ms at %.3g GFLOP/s; memory-bound kernels %.3g ms); the CPU "
+                 "roofline predicts %.3g ms (GEMMs %.3g, memory-bound %.3g; lowp's softmax, layer-norm and GELU kernels "
+                 "emulate every operation and run far below the memory roof). ", C->cp[p]->name, 1e3 * C->step[p],
+                 1e3 * gemm_t[p], fl / gemm_t[p] / 1e9, 1e3 * mem_t[p], 1e3 * C->pstep[p], 1e3 * gp[p], 1e3 * mp[p]);
+      }
+      strncat(m, q, sizeof m - strlen(m) - 1);
+    }
+    if (C->ncp == 2 && C->validated[0] && C->validated[1]) {
+      snprintf(q, sizeof q, "bf16 over fp32 here: x%.3g for the step, x%.3g for the GEMMs, x%.3g for the memory-bound "
+               "kernels.", C->step[0] / C->step[1], gemm_t[0] / gemm_t[1], mem_t[0] / mem_t[1]);
+      strncat(m, q, sizeof m - strlen(m) - 1);
+      cJSON_AddNumberToObject(C->cj, "bf16_speedup_step", C->step[0] / C->step[1]);
+      cJSON_AddNumberToObject(C->cj, "bf16_speedup_gemm", gemm_t[0] / gemm_t[1]);
+      cJSON_AddNumberToObject(C->cj, "bf16_speedup_mem", mem_t[0] / mem_t[1]);
+    }
+    cJSON_AddStringToObject(C->cj, "answer", m);
+    omp_set_num_threads(C->threads0);
+    openblas_set_num_threads(C->threads0);
+    printf("%s\n", m);
+    fprintf(r->summary, "**Measured (CPU, timing-dependent; also in timing.json and cpu_kernels.csv).** %s\n\n", m);
+  }
+}
+
+/* measured on this CPU (timing.json, cpu_kernels.csv) */
+static int measure_cpu(lowp_run_t *r, amp_t *A) {
+  static cpu_t C;
+  int st;
+  memset(&C, 0, sizeof C);
+  C.cj = cJSON_AddObjectToObject(A->timing, "cpu");
+  C.validated[0] = C.validated[1] = 1;
+  st = cpu_setup(r, A, &C);
+  if (st) return st;
+  cpu_validate(r, A, &C);
+  st = cpu_time(r, A, &C);
+  lowp_amp_cpu_free(&C.ctx);
+  if (!st) st = cpu_write(r, A, &C);
+  if (!st) cpu_answer(r, A, &C);
+  return st;
+}
+
+/* measured on a GPU (when built with CUDA and a device is present) */
+static int measure_gpu(lowp_run_t *r, amp_t *A) {
+  FILE *csv;
+  size_t i, p;
+  char part[1024];
   /* ---- measured on a GPU */
   {
     char dev[256];
-    if (c.gpu && lowp_amp_gpu_device(dev, sizeof dev) == LOWP_OK) {
+    if (A->c.gpu && lowp_amp_gpu_device(dev, sizeof dev) == LOWP_OK) {
       double sec[LOWP_RPREC_MAX][MAXK], stp[LOWP_RPREC_MAX];
       int ok[LOWP_RPREC_MAX];
       char m[4096], q[512];
-      cJSON *gj = cJSON_AddObjectToObject(timing, "gpu");
+      cJSON *gj = cJSON_AddObjectToObject(A->timing, "gpu");
       cJSON_AddStringToObject(gj, "device", dev);
       csv = fopen(lowp_run_path(r, "gpu_kernels.csv"), "w");
-      if (!csv) { cJSON_Delete(timing); return 2; }
+      if (!csv) return 2;
       fprintf(csv, "precision,kernel,kind,measured_s,tflops,gbps\n");
       snprintf(m, sizeof m, "Measured on %s (cuBLAS; full layer): ", dev);
-      for (p = 0; p < np; p++) {
-        lowp_run_progress(r, "GPU %s", pr[p].name);
+      for (p = 0; p < A->np; p++) {
+        lowp_run_progress(r, "GPU %s", A->pr[p].name);
         {
           double worst = 0;
-          int gst = lowp_amp_gpu_run(sec[p], &worst, ks, nk, &pr[p], c.dims.dropout, (int)c.gpu_reps);
+          int gst = lowp_amp_gpu_run(sec[p], &worst, A->ks, A->nk, &A->pr[p], A->c.dims.dropout, (int)A->c.gpu_reps);
           ok[p] = gst == LOWP_OK && worst <= 1;
           if (gst == LOWP_OK && !(worst <= 1)) {
             /* validate first, then benchmark: no timings for a precision whose GEMMs failed */
             fprintf(stderr, "lowp run amp-speedup: a %s GEMM on the GPU failed validation (%.3g of its bound); no "
-                    "timings for %s\n", pr[p].name, worst, pr[p].name);
-            bad++;
+                    "timings for %s\n", A->pr[p].name, worst, A->pr[p].name);
+            A->bad++;
           } else if (gst != LOWP_OK)
-            fprintf(stderr, "lowp run amp-speedup: GPU run in %s failed: %s\n", pr[p].name, lowp_status_str(gst));
+            fprintf(stderr, "lowp run amp-speedup: GPU run in %s failed: %s\n", A->pr[p].name, lowp_status_str(gst));
         }
         stp[p] = 0;
         if (!ok[p]) continue;
-        for (i = 0; i < nk; i++) {
+        for (i = 0; i < A->nk; i++) {
           double fl, by;
-          lowp_roofline_cost(&fl, &by, &ks[i], pr[p].storage);
+          lowp_roofline_cost(&fl, &by, &A->ks[i], A->pr[p].storage);
           stp[p] += sec[p][i];
-          fprintf(csv, "%s,%s,%s,%.6e,%.4g,%.4g\n", pr[p].name, ks[i].name, ks[i].kind == LOWP_RK_GEMM ? "gemm" : "mem",
+          fprintf(csv, "%s,%s,%s,%.6e,%.4g,%.4g\n", A->pr[p].name, A->ks[i].name, A->ks[i].kind == LOWP_RK_GEMM ? "gemm" : "mem",
                   sec[p][i], fl / sec[p][i] / 1e12, by / sec[p][i] / 1e9);
         }
-        snprintf(q, sizeof q, "%s step %.3g ms%s", pr[p].name, 1e3 * stp[p], p + 1 < np ? ", " : ". ");
+        snprintf(q, sizeof q, "%s step %.3g ms%s", A->pr[p].name, 1e3 * stp[p], p + 1 < A->np ? ", " : ". ");
         strncat(m, q, sizeof m - strlen(m) - 1);
       }
       fclose(csv);
       if (ok[0])
-        for (p = 1; p < np; p++)
+        for (p = 1; p < A->np; p++)
           if (ok[p]) {
-            snprintf(q, sizeof q, "%s x%.3g over fp32. ", pr[p].name, stp[0] / stp[p]);
+            snprintf(q, sizeof q, "%s x%.3g over fp32. ", A->pr[p].name, stp[0] / stp[p]);
             strncat(m, q, sizeof m - strlen(m) - 1);
           }
       cJSON_AddStringToObject(gj, "answer", m);
       printf("%s\n", m);
       fprintf(r->summary, "**Measured (GPU).** %s\n\n", m);
     } else {
-      const char *why = !c.gpu ? "not requested (--measure)" : "no CUDA build or no device: the model and the CPU measurement only";
-      cJSON_AddStringToObject(timing, "gpu", why);
+      const char *why = !A->c.gpu ? "not requested (--measure)" : "no CUDA build or no device: the model and the CPU measurement only";
+      cJSON_AddStringToObject(A->timing, "gpu", why);
       fprintf(r->summary, "**GPU.** %s.\n\n", why);
       snprintf(part, sizeof part, " No GPU was timed in this run (%s).", why);
-      strncat(ans, part, sizeof ans - strlen(ans) - 1);
+      strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
     }
   }
-  strncat(ans, " Measured timings (this CPU; a GPU when present) are in timing.json, cpu_kernels.csv and gpu_kernels.csv, "
+  return 0;
+}
+
+static int run(lowp_run_t *r) {
+  static amp_t A;
+  int g, st = 0;
+  /* declare: the layer, the devices, the precisions */
+  memset(&A, 0, sizeof A);
+  A.tables = cJSON_AddArrayToObject(r->results, "tables");
+  A.plots = cJSON_AddArrayToObject(r->results, "plots");
+  A.pr = lowp_roofline_precisions(&A.np);
+  parse(r, &A.c);
+  A.nk = lowp_roofline_layer(A.ks, MAXK, &A.c.dims);
+  if (A.nk == 0 || A.nk > MAXK) { fprintf(stderr, "lowp run amp-speedup: bad layer sizes\n"); return 2; }
+  for (g = 0; g < A.c.ng; g++) model(&A.mods[g], A.ks, A.nk, A.np, A.c.gpus[g]);
+  /* render the model (deterministic: results.json) */
+  render_roofs(&A);
+  if (write_kernels_csv(r, &A)) { fprintf(stderr, "lowp run amp-speedup: cannot write kernels.csv\n"); return 2; }
+  if (render_speedup(r, &A)) { fprintf(stderr, "lowp run amp-speedup: cannot write speedup.csv\n"); return 2; }
+  render_kernel_tables(&A);
+  model_answer(&A);
+  st = render_plots(r, &A);
+  if (st != LOWP_OK) return lowp_run_plot_failed(r, st);
+  /* measure (timing-dependent: timing.json) */
+  A.timing = cJSON_CreateObject();
+  cJSON_AddStringToObject(A.timing, "generated_by", "lowp run amp-speedup (timings: they differ from run to run)");
+  if (A.c.cpu) st = measure_cpu(r, &A);
+  else cJSON_AddStringToObject(A.timing, "cpu", "not measured (--measure)");
+  if (!st) st = measure_gpu(r, &A);
+  if (st) {
+    cJSON_Delete(A.timing);
+    return st;
+  }
+  /* judge and write */
+  strncat(A.ans, " Measured timings (this CPU; a GPU when present) are in timing.json, cpu_kernels.csv and gpu_kernels.csv, "
           "kept out of results.json so that it stays byte-identical for the same parameters.",
-          sizeof ans - strlen(ans) - 1);
-  cJSON_AddStringToObject(r->results, "answer", ans);
+          sizeof A.ans - strlen(A.ans) - 1);
+  cJSON_AddStringToObject(r->results, "answer", A.ans);
   cJSON_AddStringToObject(r->results, "timing_file", "timing.json");
   fprintf(r->summary, "**Answer (model).** %s\n\nFiles: kernels.csv, speedup.csv, speedup.png (deterministic); "
-          "timing.json, cpu_kernels.csv, gpu_kernels.csv (timings).\n", ans);
-  write_json_file(lowp_run_path(r, "timing.json"), timing);
-  cJSON_Delete(timing);
-  if (bad) {
-    fprintf(stderr, "lowp run amp-speedup: %d GEMM validations failed\n", bad);
+          "timing.json, cpu_kernels.csv, gpu_kernels.csv (timings).\n", A.ans);
+  write_json_file(lowp_run_path(r, "timing.json"), A.timing);
+  cJSON_Delete(A.timing);
+  if (A.bad) {
+    fprintf(stderr, "lowp run amp-speedup: %d GEMM validations failed\n", A.bad);
     return 1;
   }
   return 0;

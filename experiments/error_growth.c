@@ -16,10 +16,16 @@
  *   kernels/cpu/gemm_tc for the tensor cores). The error measured is the
  *   componentwise backward error |s^ - s| / sum |a_i b_i| (|C^ - C| /
  *   (|A||B|), maximum over the elements, for GEMMs), the quantity gamma_n
- *   bounds (Higham 2002, eq. (3.5)); mean over the trials. Bounds (lib/
- *   measure): gamma_n(u) and Higham & Mary's gamma~_n(lambda) with lambda
- *   chosen so that the bound holds with probability 0.99, for u of fp32
- *   and of fp16.
+ *   bounds (Higham 2002, eq. (3.5)); mean over the trials. Every model is
+ *   a registry kernel (sum_acc, dot_acc, gemm_acc with acc/order/round/
+ *   prod; gemm_tc with model=, dots as a batch of 1 x 1 GEMMs) measured by
+ *   the pipeline (lib/check: exact reference of the rounded inputs, |A||B|,
+ *   the bound of the kernel's declared method); each curve is drawn with
+ *   the bound of its own method (tensor-core model; gamma of the order,
+ *   directed rounding doubling u; recursive orders also Higham & Mary's
+ *   probabilistic bound at probability 0.99); a bound >= 1 is vacuous and
+ *   not drawn. bounds.csv keeps gamma_n and the probabilistic bound for the
+ *   u of fp32 and fp16 as a reference table.
  * Run: lowp run error-growth [--quick] [--formats=fp16,bf16,e4m3]
  *   [--models="acc:fma,acc=fp32;tc:h100;..."] [--nmax=1048576]
  * Expected / acceptance (checked, exit 1 if refuted): (1) fp32 recursive
@@ -42,8 +48,8 @@
 #include "registry.h"
 #include "results.h"
 
-#include "cpu/gemm_tc.h"
-#include "exact/exact.h"
+#include "check/same.h"
+#include "exp_check.h"
 #include "io/plot.h"
 #include "measure/measure.h"
 #include "model/accum.h"
@@ -242,50 +248,6 @@ static void check(const lowp_run_t *r) {
     lowp_run_bad_param(r, "sum_format", err);
 }
 
-/* Does series s run on input format f? */
-static int applies(const series_t *s, const lowp_format_t *f) {
-  lowp_tc_model_t m;
-  char err[256];
-  if (s->only[0]) {
-    char buf[96], *tok[16];
-    size_t n, i;
-    int hit = 0;
-    snprintf(buf, sizeof buf, "%s", s->only);
-    n = split(buf, tok, 16, ',');
-    for (i = 0; i < n; i++)
-      if (lowp_format_by_name(tok[i]) && !strcmp(lowp_format_by_name(tok[i])->name, f->name)) hit = 1;
-    if (!hit) return 0;
-  }
-  if (s->tc) return lowp_tc_model_get(&m, s->spec, f, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK;
-  return 1;
-}
-
-/* One dot (or sum: b == NULL) of length n on a series. */
-static int eval(double *out, const series_t *s, const double *a, const double *b, size_t n,
-                const lowp_format_t *f) {
-  if (s->tc) {
-    lowp_tc_model_t m;
-    char err[256];
-    int st = lowp_tc_model_get(&m, s->spec, f, &LOWP_FMT_FP32, err, sizeof err);
-    if (st) return st;
-    return lowp_tc_dot(out, a, 1, b, 1, n, 0.0, &m, f, &LOWP_FMT_FP32);
-  } else {
-    lowp_accum_t m;
-    char err[256];
-    int st = lowp_accum_parse(&m, s->spec, err, sizeof err);
-    if (st) return st;
-    return b ? lowp_accum_dot(out, a, 1, b, 1, n, &m) : lowp_accum_sum(out, a, n, &m);
-  }
-}
-
-/* backward error |c - x| / r via lib/measure (n = 1) */
-static double bwd(double c, double x, double r) {
-  lowp_errors_t e;
-  lowp_measure_errors(&e, &c, &x, &r, 1, &LOWP_FMT_FP32);
-  if (e.n_special) return INFINITY;
-  return e.max_bwd;
-}
-
 /* Least-squares slope of log(err) against log(n) over the sizes with
    nmin_fit <= n (finite, positive errors only). NaN if fewer than 2. */
 static double slope(const double *err, const size_t *nv, size_t ns, size_t nmin_fit) {
@@ -331,290 +293,389 @@ static int write_bounds(const lowp_run_t *r, const size_t *nv, size_t ns) {
   return fclose(f) ? LOWP_EIO : LOWP_OK;
 }
 
-/* One log-log plot of file CSV (columns model,n,mean,max) with the bounds.
-   Each model has its own colour (lowp_result_series_style), the bounds are
-   drawn in their format's colour, and where a curve ends before the last
-   size the plot says why: the model's result overflowed (inf) from the next
-   size on, or the bound reached 1 and says nothing any more. */
+/* One log-log plot of file CSV (columns model,n,mean,max), each model with
+   the bound of its own method (bounds file BCSV: the pipeline's bound of the
+   series' kernel; dashed in the series' colour, its probabilistic bound
+   dotted). Where a curve ends before the last size the plot says why: the
+   model's result overflowed (inf) from the next size on, or its bound
+   reached 1 (vacuous: not drawn) from there on. */
 typedef struct grid {
   double mean[MAXSER][MAXSZ], max[MAXSER][MAXSZ];
+  double bound[MAXSER][MAXSZ], pbound[MAXSER][MAXSZ]; /* NaN: none; >= 1: vacuous */
+  char bname[MAXSER][200];
   int used[MAXSER];
 } grid_t;
 
-static int plot_one(const lowp_run_t *r, const char *base, const char *csv, const char *title,
-                    const char *xlabel, const char *ylabel, const series_list_t *L,
-                    const struct grid *g, int fp16_bounds, const size_t *xv, size_t nx) {
-  lowp_series_t s[MAXSER + 4];
-  size_t i, c = 0, ci, k, len;
+/* a bound says something only below 1 */
+static int bound_ok(double b) { return b < 1 && b > 0; }
+
+/* series,n,bound rows ("LABEL: bound" and "LABEL: prob. bound"), only the
+   sizes where the bound exists and is below 1 */
+static int write_bound_csv(const lowp_run_t *r, const char *file, const grid_t *g,
+                           const series_list_t *L, const size_t *nv, size_t ns) {
+  FILE *f = fopen(lowp_run_path(r, file), "w");
+  size_t i, k;
+  int j;
+  if (!f) return LOWP_EIO;
+  fprintf(f, "# generated by lowp run error-growth, do not edit\n");
+  fprintf(f, "series,n,bound\n");
+  for (j = 0; j < 2; j++)
+    for (i = 0; i < L->n; i++)
+      for (k = 0; g->used[i] && k < ns; k++) {
+        double b = j ? g->pbound[i][k] : g->bound[i][k];
+        if (bound_ok(b)) fprintf(f, "%s: %s,%zu,%.6e\n", L->s[i].label, j ? "prob. bound" : "bound", nv[k], b);
+      }
+  return fclose(f) ? LOWP_EIO : LOWP_OK;
+}
+
+/* does series i have a drawn bound (j = 0) or probabilistic bound (j = 1)? */
+static int has_bound(const grid_t *g, size_t i, int j, size_t nx) {
+  size_t k;
+  for (k = 0; k < nx; k++)
+    if (bound_ok(j ? g->pbound[i][k] : g->bound[i][k])) return 1;
+  return 0;
+}
+
+typedef struct {
+  char extra[512 + (MAXSER + 2) * 400];
+  size_t len;
+  int nlab;
+} notes_t;
+
+/* a note in the right margin under the key, in the curve's colour, with a
+   circle at (x, y) where the curve ends */
+static void note(notes_t *n, const char *color, size_t x, double y, const char *text) {
+  if (n->nlab >= 10) return;
+  n->len += (size_t)snprintf(n->extra + n->len, sizeof n->extra - n->len,
+                             "\nset label %d \"%s\" at screen 0.75, screen %.3f left font ',9' tc rgb '%s' "
+                             "noenhanced\nset label %d '' at %zu, first %.6g point pt 6 ps 2.5 lc rgb '%s'",
+                             n->nlab + 1, text, 0.42 - 0.075 * n->nlab / 2, color, n->nlab + 2, x, y, color);
+  n->nlab += 2;
+}
+
+/* the label inside a gnuplot "...": no quote, backslash, control */
+static void quoted(char *lab, size_t len, const char *s) {
+  size_t j, o = 0;
+  for (j = 0; s[j] && o + 1 < len; j++)
+    lab[o++] = (s[j] == '"' || s[j] == '\\' || (unsigned char)s[j] < 32) ? '\'' : s[j];
+  lab[o] = '\0';
+}
+
+/* why curves stop: overflow of the result, or a bound reaching 1 */
+static void stop_notes(notes_t *n, const series_list_t *L, const grid_t *g, const size_t *xv, size_t nx,
+                       const char *xn) {
+  size_t i, ci, k;
+  char lab[256], text[512];
+  for (i = 0, ci = 0; i < L->n; i++) {
+    size_t last = nx, lb = nx;
+    if (!g->used[i]) continue;
+    ci++;
+    quoted(lab, sizeof lab, L->s[i].label);
+    for (k = 0; k < nx; k++) {
+      if (isfinite(g->mean[i][k])) last = k;
+      if (bound_ok(g->bound[i][k])) lb = k;
+    }
+    if (!(last == nx || last + 1 >= nx || isfinite(g->mean[i][last + 1]))) {
+      snprintf(text, sizeof text, "%s stops: its result\\noverflows (inf) from %s = %zu", lab, xn, xv[last + 1]);
+      note(n, lowp_result_series_color(ci - 1), xv[last], g->mean[i][last], text);
+    }
+    if (lb < nx && lb + 1 < nx) {
+      snprintf(text, sizeof text, "%s: its bound is\\n>= 1 (vacuous) from %s = %zu", lab, xn, xv[lb + 1]);
+      note(n, lowp_result_series_color(ci - 1), xv[lb], g->bound[i][lb], text);
+    }
+  }
+}
+
+static int plot_one(const lowp_run_t *r, const char *base, const char *csv, const char *bcsv,
+                    const char *title, const char *xlabel, const char *ylabel, const series_list_t *L,
+                    const struct grid *g, const size_t *xv, size_t nx) {
+  lowp_series_t s[3 * MAXSER];
+  size_t i, c = 0, ci, k;
+  int j;
   lowp_plot_t p;
-  char extra[512 + (MAXSER + 2) * 400], sty[MAXSER + 4][96];
-  const char *xn = xlabel[0] == 'k' ? "k" : "n";
-  int nlab = 0;
-  double u16 = lowp_format_u(&LOWP_FMT_FP16);
+  static notes_t n;
+  char sty[3 * MAXSER][96], btitle[2 * MAXSER][300];
   memset(s, 0, sizeof s);
-  for (i = 0; i < L->n; i++) {
+  for (i = 0, ci = 0; i < L->n; i++) {
     if (!g->used[i]) continue;
     s[c].csv = csv; s[c].xcol = 2; s[c].ycol = 3; s[c].title = L->s[i].label;
-    s[c].style = lowp_result_series_style(c, "linespoints", sty[c], sizeof sty[c]);
+    s[c].style = lowp_result_series_style(ci, "linespoints", sty[c], sizeof sty[c]);
     s[c].filter = L->s[i].label; s[c].filter_col = 1;
     c++;
+    for (j = 0; j < 2; j++) {
+      char *bt = btitle[2 * i + (size_t)j];
+      if (!has_bound(g, i, j, nx)) continue;
+      snprintf(bt, 300, "%s: %s", L->s[i].label, j ? "prob. bound" : "bound");
+      s[c].csv = bcsv; s[c].xcol = 2; s[c].ycol = 3; s[c].title = bt;
+      snprintf(sty[c], sizeof sty[c], "lines lc rgb '%s' dt %d", lowp_result_series_color(ci), j ? 3 : 2);
+      s[c].style = sty[c];
+      s[c].filter = bt; s[c].filter_col = 1;
+      c++;
+    }
+    ci++;
   }
-#define BOUND(col, t, fmt, dt)                                                                  \
-  s[c].csv = "bounds.csv"; s[c].xcol = 1; s[c].ycol = col; s[c].title = t;                      \
-  snprintf(sty[c], sizeof sty[c], "lines lc rgb '%s' dt %d", lowp_result_format_color(fmt), dt); \
-  s[c].style = sty[c]; c++;
-  BOUND(2, "gamma_n, fp32 u", "fp32", 2)
-  BOUND(3, "prob. bound, fp32 u", "fp32", 4)
-  if (fp16_bounds) {
-    BOUND(4, "gamma_n, fp16 u", "fp16", 2)
-    BOUND(5, "prob. bound, fp16 u", "fp16", 4)
-  }
-#undef BOUND
   memset(&p, 0, sizeof p);
   p.title = title;
   p.xlabel = xlabel;
   p.ylabel = ylabel;
   p.logx = p.logy = 1;
-  len = (size_t)snprintf(extra, 512,
-           "set key outside right top Left reverse font ',10'\nset logscale x 2\nset format x '2^{%%L}'\n"
+  n.nlab = 0;
+  n.len = (size_t)snprintf(n.extra, 512,
+           "set key outside right top Left reverse font ',9'\nset logscale x 2\nset format x '2^{%%L}'\n"
            "set format y '10^{%%L}'\nset mxtics 1\nset yrange [*:2]\nset xrange [%zu:%zu]\n"
            "set rmargin at screen 0.74", xv[0], xv[nx - 1]);
-  /* why a curve stops, as notes in the right margin under the key (in the
-     curve's colour), with a circle where the curve ends: a model's result
-     overflowed (inf) from the next size on; a bound reached 1 and says
-     nothing any more (gamma_n = nu/(1-nu), the probabilistic bound alike) */
-#define NOTE(color, x, y, ...)                                                                           \
-  do {                                                                                                   \
-    len += (size_t)snprintf(extra + len, sizeof extra - len, "\nset label %d \"", ++nlab);             \
-    len += (size_t)snprintf(extra + len, sizeof extra - len, __VA_ARGS__);                               \
-    len += (size_t)snprintf(extra + len, sizeof extra - len, "\" at screen 0.75, screen %.3f left "     \
-                            "font ',9' tc rgb '%s' noenhanced\nset label %d '' at %zu, first %.6g point " \
-                            "pt 6 ps 2.5 lc rgb '%s'", 0.42 - 0.075 * (nlab - 1) / 2, color, nlab + 1, x, y, color); \
-    nlab++;                                                                                              \
-  } while (0)
-  for (i = 0, ci = 0; i < L->n; i++) {
-    size_t last = nx;
-    if (!g->used[i]) continue;
-    ci++;
-    for (k = 0; k < nx; k++)
-      if (isfinite(g->mean[i][k])) last = k;
-    if (last == nx || last + 1 >= nx || isfinite(g->mean[i][last + 1]) || nlab >= 10) continue;
-    {
-      char lab[256];
-      size_t j, o = 0;
-      for (j = 0; L->s[i].label[j] && o + 1 < sizeof lab; j++) /* inside a gnuplot "...": no quote, backslash, control */
-        lab[o++] = (L->s[i].label[j] == '"' || L->s[i].label[j] == '\\' || (unsigned char)L->s[i].label[j] < 32)
-                       ? '\'' : L->s[i].label[j];
-      lab[o] = '\0';
-      NOTE(lowp_result_series_color(ci - 1), xv[last], g->mean[i][last], "%s stops: its result\\noverflows (inf) "
-           "from %s = %zu", lab, xn, xv[last + 1]);
-    }
-  }
-  if (fp16_bounds) {
-    size_t lg = nx, lp = nx;
-    for (k = 0; k < nx; k++) {
-      double n = (double)xv[k];
-      if (lowp_bound_gamma(n, u16) < 1) lg = k;
-      if (lowp_bound_gamma_prob(n, u16, lowp_bound_prob_lambda(n, u16, 0.99)) < 1) lp = k;
-    }
-    if (lg < nx && lg + 1 < nx)
-      NOTE(lowp_result_format_color("fp16"), xv[lg], lowp_bound_gamma((double)xv[lg], u16),
-           "gamma_n (fp16 u) stops: it is\\n>= 1 (no bound) from %s = %zu", xn, xv[lg + 1]);
-    if (lp < nx && lp + 1 < nx)
-      NOTE(lowp_result_format_color("fp16"), xv[lp],
-           lowp_bound_gamma_prob((double)xv[lp], u16, lowp_bound_prob_lambda((double)xv[lp], u16, 0.99)),
-           "prob. bound (fp16 u) stops: it is\\n>= 1 (no bound) from %s = %zu", xn, xv[lp + 1]);
-  }
-#undef NOTE
+  stop_notes(&n, L, g, xv, nx, xlabel[0] == 'k' ? "k" : "n");
   /* points that are missing because the error is exactly 0 (a log axis cannot show it) */
   {
     int zeros = 0;
-    double y = 0.42 - 0.075 * nlab / 2;
     for (i = 0; i < L->n; i++)
       for (k = 0; g->used[i] && k < nx; k++) zeros += g->mean[i][k] == 0;
     if (zeros)
-      len += (size_t)snprintf(extra + len, sizeof extra - len, "\nset label %d \"%d points not drawn: their error is\\n"
-                              "exactly 0 (no place on a log axis)\" at screen 0.75, screen %.3f left font ',9' "
-                              "noenhanced", nlab + 1, zeros, y);
+      n.len += (size_t)snprintf(n.extra + n.len, sizeof n.extra - n.len, "\nset label %d \"%d points not drawn: their error is\\n"
+                                "exactly 0 (no place on a log axis)\" at screen 0.75, screen %.3f left font ',9' "
+                                "noenhanced", n.nlab + 1, zeros, 0.42 - 0.075 * n.nlab / 2);
   }
-  p.extra = extra;
+  p.extra = n.extra;
   return lowp_plot(r->outdir, base, &p, s, c);
 }
 
-/* ----------------------------------------------------------------- run */
-
-/*
- * Dots (b != NULL) or sums of the first n elements, for every series and
- * size: tasks (series x trial) in parallel, each writing its own cells, so
- * the numbers do not depend on the thread count.
- */
-static int measure(grid_t *g, const series_list_t *L, const lowp_format_t *f, double *const *a,
-                   double *const *b, size_t trials, const size_t *nv, size_t ns) {
-  /* err[(si * trials + t) * MAXSZ + k]: one cell per task and size */
-  double *err = malloc(L->n * trials * MAXSZ * sizeof *err);
-  double (*ex)[MAXSZ] = malloc(trials * sizeof *ex), (*ab)[MAXSZ] = malloc(trials * sizeof *ab);
-  size_t t, i, k;
-  long task;
-  int status = LOWP_OK;
-  /* every rank returns here together (no rank left waiting for the others) */
-  if (lowp_par_spread() ? lowp_par_max(!err || !ex || !ab) > 0 : (!err || !ex || !ab)) {
-    free(err); free(ex); free(ab);
-    return LOWP_ENOMEM;
+/* Does series s run on input format f? */
+static int applies(const series_t *s, const lowp_format_t *f) {
+  lowp_tc_model_t m;
+  char err[256];
+  if (s->only[0]) {
+    char buf[96], *tok[16];
+    size_t n, i;
+    int hit = 0;
+    snprintf(buf, sizeof buf, "%s", s->only);
+    n = split(buf, tok, 16, ',');
+    for (i = 0; i < n; i++)
+      if (lowp_format_by_name(tok[i]) && !strcmp(lowp_format_by_name(tok[i])->name, f->name)) hit = 1;
+    if (!hit) return 0;
   }
-  for (i = 0; i < L->n; i++) g->used[i] = applies(&L->s[i], f);
-  /* exact values and sum |a_i b_i| (|x_i| for sums), per trial and size;
-     the trials are work items too (par/par.h) */
-  for (t = 0; t < trials; t++) {
-    double *abs_a, *abs_b;
-    if (!lowp_par_mine(t)) continue; /* another rank's trial */
-    abs_a = malloc(nv[ns - 1] * sizeof *abs_a);
-    abs_b = b ? malloc(nv[ns - 1] * sizeof *abs_b) : NULL;
-    if (!abs_a || (b && !abs_b)) { /* go on to the collective below with the failure */
-      free(abs_a); free(abs_b);
-      status = LOWP_ENOMEM;
-      for (k = 0; k < MAXSZ; k++) ex[t][k] = ab[t][k] = NAN;
-      continue;
-    }
-    for (i = 0; i < nv[ns - 1]; i++) {
-      abs_a[i] = fabs(a[t][i]);
-      if (b) abs_b[i] = fabs(b[t][i]);
-    }
-    for (k = 0; k < ns; k++) {
-      if (b) {
-        lowp_exact_dot(&ex[t][k], a[t], 1, b[t], 1, nv[k], &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-        lowp_exact_dot(&ab[t][k], abs_a, 1, abs_b, 1, nv[k], &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-      } else {
-        lowp_exact_sum(&ex[t][k], a[t], nv[k], &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-        lowp_exact_sum(&ab[t][k], abs_a, nv[k], &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-      }
-    }
-    free(abs_a);
-    free(abs_b);
-  }
-  if (lowp_par_allgather_items(ex, trials, sizeof *ex) != 0 ||
-      lowp_par_allgather_items(ab, trials, sizeof *ab) != 0)
-    status = LOWP_EIO;
-  /* the tasks are work items: under mpirun each rank computes its share and
-     every rank then holds them all (par/par.h), so what follows is the
-     same as in one process */
-#pragma omp parallel for schedule(dynamic, 1)
-  for (task = 0; task < (long)(L->n * trials); task++) {
-    size_t si = (size_t)task / trials, tt = (size_t)task % trials, kk;
-    if (!lowp_par_mine((size_t)task)) continue; /* another rank's task */
-    if (!g->used[si]) {
-      for (kk = 0; kk < MAXSZ; kk++) err[(size_t)task * MAXSZ + kk] = 0;
-      continue;
-    }
-    for (kk = 0; kk < ns; kk++) {
-      double got;
-      int st = eval(&got, &L->s[si], a[tt], b ? b[tt] : NULL, nv[kk], f);
-      if (st != LOWP_OK) {
-#pragma omp critical(error_growth_status)
-        status = st;
-        got = NAN;
-      }
-      err[(si * trials + tt) * MAXSZ + kk] = bwd(got, ex[tt][kk], ab[tt][kk]);
-    }
-  }
-  /* a task's status travels with it: its failed sizes are NaN, and the
-     first failing status is the lowest rank's (all ranks agree) */
-  if (lowp_par_allgather_items(err, L->n * trials, MAXSZ * sizeof *err) != 0 && !status)
-    status = LOWP_EIO;
-  if (lowp_par_spread()) status = (int)lowp_par_max((double)status);
-  for (i = 0; i < L->n; i++)
-    for (k = 0; k < ns; k++) {
-      double s = 0, mx = 0;
-      for (t = 0; t < trials; t++) {
-        double e = err[(i * trials + t) * MAXSZ + k];
-        s += e;
-        if (e > mx || isnan(e)) mx = e;
-      }
-      g->mean[i][k] = s / (double)trials;
-      g->max[i][k] = mx;
-    }
-  free(err);
-  free(ex);
-  free(ab);
-  return status;
+  if (s->tc) return lowp_tc_model_get(&m, s->spec, f, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK;
+  return 1;
 }
 
-/* GEMMs: C = A_k B_k with A_k the first k columns of A (m x kmax) and B_k
-   the first k rows of B (kmax x m); max over elements of |C^-C|/(|A||B|). */
-static int measure_gemm(grid_t *g, const series_list_t *L, const lowp_format_t *f, double *const *a,
-                        double *const *b, size_t trials, size_t m, size_t kmax, const size_t *kv,
-                        size_t nk) {
-  size_t i, t, kk, mm = m * m, it, nit = trials * nk;
-  double *ak = malloc(m * kmax * sizeof *ak), *bk = malloc(kmax * m * sizeof *bk);
-  double *aa = malloc(m * kmax * sizeof *aa), *ba = malloc(kmax * m * sizeof *ba);
-  double *c = malloc(mm * sizeof *c), *x = malloc(mm * sizeof *x), *rr = malloc(mm * sizeof *rr);
-  /* per item (trial, size) and series: the value, and its status */
-  double *val = malloc(nit * 2 * MAXSER * sizeof *val);
-  int status = LOWP_OK, nomem = !ak || !bk || !aa || !ba || !c || !x || !rr || !val;
-  /* every rank leaves here together (no rank left waiting in the gather) */
-  if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) { status = LOWP_ENOMEM; goto out; }
-  for (i = 0; i < L->n; i++) {
-    g->used[i] = applies(&L->s[i], f);
-    for (kk = 0; kk < nk; kk++) { g->mean[i][kk] = 0; g->max[i][kk] = 0; }
+/* ------------------------------------------------- declared measurements */
+
+/* What one measurement declares: the operation (sums of n terms, dots of
+   length n, m x m GEMMs with inner dimension n), the input format, the
+   models (each a registry kernel with parameters), the trials' inputs (the
+   first n elements of each) and the sizes. The pipeline does the rest. */
+typedef enum { K_SUM = 0, K_DOT = 1, K_GEMM = 2 } kind_t;
+
+typedef struct {
+  kind_t kind;
+  const series_list_t *L;
+  const lowp_format_t *f;
+  double *const *a, *const *b; /* per trial; b unused for sums */
+  size_t trials, m, kmax;      /* GEMMs: A_k = first k columns of m x kmax, B_k = first k rows */
+  const size_t *nv;
+  size_t ns;
+} decl_t;
+
+/* The registry kernel and parameters of a series for an operation kind:
+   tensor cores -> gemm_tc model=SPEC (dots as 1 x 1 GEMMs of the batch);
+   accumulation orders -> sum_acc / dot_acc / gemm_acc with acc, order,
+   round and (dots with products rounded, lib/model's fma=0) prod=acc. */
+static const char *series_kernel(char *prm, size_t len, const series_t *s, kind_t kind) {
+  lowp_accum_t m;
+  char err[128], acc[96] = "fp32";
+  const char *ap = strstr(s->spec, "acc="), *ord;
+  static const char *const names[] = {"recursive", "pairwise", "blocked", "splitk", "kahan"};
+  if (s->tc) {
+    snprintf(prm, len, "model=%s", s->spec);
+    return "gemm_tc";
   }
-  /* the items (trial, size) are independent: under mpirun each rank
-     computes its share and every rank then holds them all (par/par.h);
-     the sums below run in the one-process order */
-  memset(val, 0, nit * 2 * MAXSER * sizeof *val);
-  for (it = 0; it < nit; it++) {
-      size_t k, r0, j;
-      double *v = &val[it * 2 * MAXSER];
-      if (!lowp_par_mine(it)) continue; /* another rank's item */
-      t = it / nk;
-      kk = it % nk;
-      k = kv[kk];
+  if (lowp_accum_parse(&m, s->spec, err, sizeof err) != LOWP_OK) return NULL;
+  if (ap) snprintf(acc, sizeof acc, "%.*s", (int)strcspn(ap + 4, ","), ap + 4);
+  ord = names[m.order];
+  if (m.order == LOWP_ACC_BLOCKED || m.order == LOWP_ACC_SPLITK)
+    snprintf(prm, len, "acc=%s,order=%s:%zu,round=%s%s", acc, ord, m.block, lowp_rounding_name(m.rnd),
+             kind != K_SUM && !m.fma ? ",prod=acc" : "");
+  else
+    snprintf(prm, len, "acc=%s,order=%s,round=%s%s", acc, ord, lowp_rounding_name(m.rnd),
+             kind != K_SUM && !m.fma ? ",prod=acc" : "");
+  return kind == K_SUM ? "sum_acc" : kind == K_DOT ? "dot_acc" : "gemm_acc";
+}
+
+/* the series' subject for problem p: it must declare the series' method */
+static int series_subject(lowp_subject_t *subj, const series_t *s, kind_t kind, const lowp_problem_t *p) {
+  char prm[256], err[512];
+  const char *k = series_kernel(prm, sizeof prm, s, kind);
+  lowp_accum_t m;
+  int st;
+  if (!k) return LOWP_EINVAL;
+  st = lowp_exp_subject(subj, p, k, prm, err, sizeof err);
+  if (st || s->tc) return st;
+  lowp_accum_parse(&m, s->spec, err, sizeof err);
+  if (!subj->has_accum || subj->accum.order != m.order || subj->accum.block != m.block ||
+      subj->accum.rnd != m.rnd || subj->accum.acc.precision != m.acc.precision ||
+      subj->accum.acc.emin != m.acc.emin || subj->accum.acc.emax != m.acc.emax ||
+      (kind != K_SUM && subj->accum.fma != m.fma)) {
+    lowp_subject_close(subj);
+    return LOWP_EINVAL; /* the kernel would compute another method than the series names */
+  }
+  return LOWP_OK;
+}
+
+/* the problem of size n (batch = the trials; dots are 1 x 1 GEMMs on tensor cores) */
+static lowp_problem_t problem_of(const decl_t *d, size_t n, int tc) {
+  if (d->kind == K_SUM) return lowp_exp_problem("sum", 1, d->trials, n, 1, d->f, &LOWP_FMT_FP32);
+  if (d->kind == K_GEMM) return lowp_exp_problem("gemm", d->trials, d->m, d->m, n, d->f, &LOWP_FMT_FP32);
+  if (tc) return lowp_exp_problem("gemm", d->trials, 1, 1, n, d->f, &LOWP_FMT_FP32);
+  return lowp_exp_problem("dot", d->trials, 1, 1, n, d->f, &LOWP_FMT_FP32);
+}
+
+/* the inputs of size n, from the trials' vectors */
+static int inputs_of(lowp_check_inputs_t *in, const decl_t *d, const lowp_problem_t *p, size_t n) {
+  size_t t, r0, j, m = d->kind == K_GEMM ? d->m : 1, len = m * n;
+  double *x = malloc(d->trials * len * sizeof *x), *w = malloc(d->trials * len * sizeof *w);
+  const double *xs[2];
+  int st;
+  if (!x || !w) { free(x); free(w); return LOWP_ENOMEM; }
+  for (t = 0; t < d->trials; t++) {
+    if (d->kind == K_GEMM) {
       for (r0 = 0; r0 < m; r0++)
-        for (j = 0; j < k; j++) {
-          ak[r0 * k + j] = a[t][r0 * kmax + j];
-          aa[r0 * k + j] = fabs(ak[r0 * k + j]);
-        }
-      for (j = 0; j < k * m; j++) { bk[j] = b[t][j]; ba[j] = fabs(bk[j]); }
-      lowp_exact_gemm(x, ak, bk, NULL, m, m, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-      lowp_exact_gemm(rr, aa, ba, NULL, m, m, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-      for (i = 0; i < L->n; i++) {
-        lowp_errors_t e;
-        int st;
-        if (!g->used[i]) continue;
-        memset(c, 0, mm * sizeof *c);
-        if (L->s[i].tc) {
-          lowp_gemm_tc_cfg_t cfg;
-          char err[256];
-          st = lowp_gemm_tc_config(&cfg, L->s[i].spec, -1, f, &LOWP_FMT_FP32, err, sizeof err);
-          if (!st) st = lowp_gemm_tc_ref(c, ak, bk, m, m, k, &cfg);
-        } else {
-          lowp_accum_t am;
-          char err[256];
-          size_t r1, c1;
-          st = lowp_accum_parse(&am, L->s[i].spec, err, sizeof err);
-          for (r1 = 0; !st && r1 < m; r1++)
-            for (c1 = 0; !st && c1 < m; c1++)
-              st = lowp_accum_dot(&c[r1 * m + c1], ak + r1 * k, 1, bk + c1, m, k, &am);
-        }
-        v[MAXSER + i] = st;
-        if (st) continue;
-        lowp_measure_errors(&e, c, x, rr, mm, &LOWP_FMT_FP32);
-        v[i] = e.n_special ? INFINITY : e.max_bwd;
-      }
+        for (j = 0; j < n; j++) x[t * len + r0 * n + j] = d->a[t][r0 * d->kmax + j];
+    } else {
+      memcpy(x + t * len, d->a[t], n * sizeof *x);
+    }
+    if (d->kind != K_SUM) memcpy(w + t * len, d->b[t], len * sizeof *w);
   }
-  if (lowp_par_allgather_items(val, nit, 2 * MAXSER * sizeof *val) != 0) {
-    status = LOWP_EIO;
-    goto out;
+  xs[0] = x;
+  xs[1] = w;
+  st = lowp_check_inputs_copy(in, p, xs, NULL);
+  free(x);
+  free(w);
+  return st;
+}
+
+/* each trial's backward error (lib/measure on the pipeline's outputs: the
+   max over the trial's elements; an inf or NaN where the exact value is
+   finite counts as infinite) */
+static void trial_errors(double *e, const lowp_check_result_t *r, size_t trials) {
+  const lowp_check_output_t *o = &r->out[0];
+  size_t t, per = o->count / trials;
+  for (t = 0; t < trials; t++) {
+    lowp_errors_t me;
+    lowp_measure_errors(&me, o->got + t * per, o->exact + t * per, o->absab + t * per, per,
+                        &LOWP_FMT_FP32);
+    e[t] = me.n_special ? INFINITY : me.max_bwd;
   }
-  for (t = 0; t < trials; t++)
-    for (kk = 0; kk < nk; kk++)
-      for (i = 0; i < L->n; i++) {
-        const double *v = &val[(t * nk + kk) * 2 * MAXSER];
-        if (!g->used[i]) continue;
-        if (v[MAXSER + i] != 0) { status = (int)v[MAXSER + i]; continue; }
-        g->mean[i][kk] += v[i] / (double)trials;
-        if (isinf(v[i]) || v[i] > g->max[i][kk]) g->max[i][kk] = v[i];
+}
+
+/* one size (a work item): every used series measured on the same inputs;
+   the exact references are computed once (lowp_check_measure for the
+   first series, lowp_check_measure_same for the others). v: per series the
+   trials' errors, then the status. */
+static int measure_size(double *v, const decl_t *d, const int *used, size_t n) {
+  lowp_check_result_t ref[2];
+  lowp_check_inputs_t in[2];
+  int have[2] = {0, 0}, st = LOWP_OK;
+  size_t i;
+  char err[512];
+  memset(ref, 0, sizeof ref);
+  memset(in, 0, sizeof in);
+  for (i = 0; i < d->L->n && !st; i++) {
+    int tc = d->kind == K_DOT && d->L->s[i].tc; /* its own problem: a batch of 1 x 1 GEMMs */
+    lowp_problem_t p = problem_of(d, n, tc);
+    lowp_subject_t s;
+    lowp_check_result_t r;
+    if (!used[i]) continue;
+    if (!have[tc] && (st = inputs_of(&in[tc], d, &p, n)) != 0) break;
+    if ((st = series_subject(&s, &d->L->s[i], d->kind, &p)) != 0) break;
+    if (have[tc]) st = lowp_check_measure_same(&r, &ref[tc], &s, &in[tc], NULL, err, sizeof err);
+    else st = lowp_check_measure(&r, &p, &s, &in[tc], NULL, err, sizeof err);
+    lowp_subject_close(&s);
+    if (!st) trial_errors(&v[i * d->trials], &r, d->trials);
+    if (!st && !have[tc]) {
+      ref[tc] = r;
+      have[tc] = 1;
+    } else {
+      lowp_check_result_free(&r);
+    }
+  }
+  for (i = 0; i < 2; i++) {
+    lowp_check_result_free(&ref[i]);
+    lowp_check_inputs_free(&in[i]);
+  }
+  v[MAXSER * d->trials] = st;
+  return st;
+}
+
+/* the bound of each series' own method at each size (lowp_check_bound:
+   tensor-core model, or gamma of the order, directed rounding doubling u;
+   +inf where it does not exist), and for recursive orders the
+   probabilistic bound (round to nearest); names at the largest size */
+static void bounds_of(grid_t *g, const decl_t *d) {
+  size_t i, k;
+  for (i = 0; i < d->L->n; i++) {
+    g->bname[i][0] = '\0';
+    for (k = 0; k < d->ns; k++) {
+      lowp_problem_t p = problem_of(d, d->nv[k], d->kind == K_DOT && d->L->s[i].tc);
+      lowp_subject_t s;
+      lowp_check_bound_t b, pb;
+      g->bound[i][k] = g->pbound[i][k] = NAN;
+      if (!g->used[i] || series_subject(&s, &d->L->s[i], d->kind, &p) != LOWP_OK) continue;
+      if (lowp_check_bound(&b, &p, &s, s.has_model ? LOWP_BOUND_MODEL : LOWP_BOUND_GAMMA, 0.99, NULL,
+                           NULL, 0) == LOWP_OK) {
+        g->bound[i][k] = b.value;
+        snprintf(g->bname[i], sizeof g->bname[i], "%s", b.name);
       }
-out:
-  free(ak); free(bk); free(aa); free(ba); free(c); free(x); free(rr); free(val);
+      /* the probabilistic bound only for recursive orders (the sqrt(n) claims), to keep legends short */
+      if (!s.has_model && s.accum.order == LOWP_ACC_RECURSIVE &&
+          lowp_check_bound(&pb, &p, &s, LOWP_BOUND_PROB, 0.99, NULL, NULL, 0) == LOWP_OK)
+        g->pbound[i][k] = pb.value;
+      lowp_subject_close(&s);
+    }
+  }
+}
+
+/*
+ * Every size is a work item: under mpirun each rank measures its share and
+ * every rank then holds them all (par/par.h); items run in parallel threads,
+ * each writing its own cells, so the numbers do not depend on the thread
+ * or rank count. Mean and max over the trials per series and size.
+ */
+static int measure(grid_t *g, const decl_t *d) {
+  size_t stride = MAXSER * d->trials + 1, i, k, t;
+  double *val = calloc(d->ns * stride, sizeof *val);
+  long it;
+  int status = LOWP_OK;
+  if (lowp_par_spread() ? lowp_par_max(!val) > 0 : !val) {
+    free(val);
+    return LOWP_ENOMEM;
+  }
+  for (i = 0; i < d->L->n; i++) g->used[i] = applies(&d->L->s[i], d->f);
+#pragma omp parallel for schedule(dynamic, 1)
+  for (it = (long)d->ns - 1; it >= 0; it--) /* the largest first */
+    if (lowp_par_mine((size_t)it)) measure_size(&val[(size_t)it * stride], d, g->used, d->nv[it]);
+  if (lowp_par_allgather_items(val, d->ns, stride * sizeof *val) != 0) status = LOWP_EIO;
+  for (k = 0; k < d->ns && !status; k++) status = (int)val[k * stride + stride - 1];
+  for (i = 0; i < d->L->n; i++)
+    for (k = 0; k < d->ns; k++) {
+      const double *e = &val[k * stride + i * d->trials];
+      double s = 0, mx = 0;
+      g->mean[i][k] = g->max[i][k] = 0;
+      if (!g->used[i]) continue;
+      for (t = 0; t < d->trials; t++) {
+        if (d->kind == K_GEMM) { /* the order of the sums of earlier versions: same bytes */
+          g->mean[i][k] += e[t] / (double)d->trials;
+          if (isinf(e[t]) || e[t] > g->max[i][k]) g->max[i][k] = e[t];
+          continue;
+        }
+        s += e[t];
+        if (e[t] > mx || isnan(e[t])) mx = e[t];
+      }
+      if (d->kind != K_GEMM) {
+        g->mean[i][k] = s / (double)d->trials;
+        g->max[i][k] = mx;
+      }
+    }
+  free(val);
+  if (!status) bounds_of(g, d);
   return status;
 }
 
@@ -653,212 +714,302 @@ static size_t find_size(const size_t *nv, size_t ns, size_t want) {
   return best;
 }
 
-static int uses_fp16_acc(const series_list_t *L, const int *used) {
+/* ----------------------------------------------------------------- run */
+
+/* the run's declaration: models, formats, data, sizes, the trials' inputs */
+typedef struct {
+  series_list_t dots, sums;
+  lowp_format_t fmts[MAXFMT], sumf;
+  lowp_dist_t dists[MAXDIST];
+  char dnames[MAXDIST][32];
+  size_t nf, nd, nmin, nmax, nstep, kmax, m, trials, nv[MAXSZ], kv[MAXSZ], ns, nk;
+  double **a, **b;
+} plan_t;
+
+/* what the judgement and the render collect */
+typedef struct {
+  double sl_rec01, sl_rec11, sl_tc01, fp8_nop, fp8_p;
+  size_t fp8_k;
+  int plot_failed;
+  cJSON *plots, *tables, *slopes, *bounds;
+} found_t;
+
+static int declare(lowp_run_t *r, plan_t *P) {
+  char err[256];
+  size_t t;
+  memset(P, 0, sizeof *P);
+  P->nf = lowp_run_param_formats(r, "formats", P->fmts, MAXFMT, input_format);
+  P->nd = parse_dists(P->dists, P->dnames, r);
+  P->nmin = (size_t)lowp_run_param_int(r, "nmin", 2, 1 << 20);
+  P->nmax = (size_t)lowp_run_param_int(r, "nmax", 2, 1 << 24);
+  P->nstep = (size_t)lowp_run_param_int(r, "nstep", 2, 1024);
+  P->kmax = (size_t)lowp_run_param_int(r, "kmax", 2, 1 << 16);
+  P->m = (size_t)lowp_run_param_int(r, "gemm_m", 1, 256);
+  P->trials = (size_t)lowp_run_param_int(r, "trials", 1, 64);
+  parse_series(&P->dots, r, "models", 1);
+  parse_series(&P->sums, r, "sum_models", 0);
+  lowp_format_parse(&P->sumf, lowp_run_param(r, "sum_format"), err, sizeof err);
+  P->ns = sizes(P->nv, P->nmin, P->nmax, P->nstep);
+  P->nk = sizes(P->kv, P->nmin, P->kmax, P->nstep);
+  P->a = calloc(P->trials, sizeof *P->a);
+  P->b = calloc(P->trials, sizeof *P->b);
+  if (!P->a || !P->b) return LOWP_ENOMEM;
+  for (t = 0; t < P->trials; t++) {
+    size_t len = P->nv[P->ns - 1] > P->m * P->kmax ? P->nv[P->ns - 1] : P->m * P->kmax;
+    P->a[t] = malloc(len * sizeof **P->a);
+    P->b[t] = malloc(len * sizeof **P->b);
+    if (!P->a[t] || !P->b[t]) return LOWP_ENOMEM;
+  }
+  return LOWP_OK;
+}
+
+static void plan_free(plan_t *P) {
+  size_t t;
+  for (t = 0; P->a && t < P->trials; t++) free(P->a[t]);
+  for (t = 0; P->b && t < P->trials; t++) free(P->b[t]);
+  free(P->a);
+  free(P->b);
+}
+
+/* results.json "bounds": each series' bound at the largest size, by name,
+   or "vacuous" (>= 1, or none exists: k u >= 1) */
+static void record_bounds(found_t *F, const char *what, const series_list_t *L, const grid_t *g,
+                          const size_t *xv, size_t nx) {
   size_t i;
-  for (i = 0; i < L->n; i++)
-    if (used[i] && !L->s[i].tc && strstr(L->s[i].spec, "acc=fp16")) return 1;
+  for (i = 0; i < L->n; i++) {
+    char key[640], val[400];
+    double b = g->bound[i][nx - 1];
+    if (!g->used[i] || !g->bname[i][0]) continue;
+    snprintf(key, sizeof key, "%s %s", what, L->s[i].label);
+    if (bound_ok(b)) snprintf(val, sizeof val, "%.3e at %zu: %s", b, xv[nx - 1], g->bname[i]);
+    else snprintf(val, sizeof val, "vacuous (>= 1) at %zu: %s", xv[nx - 1], g->bname[i]);
+    cJSON_AddStringToObject(F->bounds, key, val);
+  }
+}
+
+static int run_sums(lowp_run_t *r, const plan_t *P, found_t *F) {
+  grid_t g;
+  size_t di, t, i;
+  char bcsv[96];
+  decl_t d = {K_SUM, &P->sums, &P->sumf, P->a, P->b, P->trials, P->m, P->kmax, P->nv, P->ns};
+  snprintf(bcsv, sizeof bcsv, "bounds_sum_%s.csv", P->sumf.name);
+  for (di = 0; di < P->nd; di++) {
+    char csv[96], base[96], title[160];
+    int st;
+    lowp_run_progress(r, "sums, %s", P->dnames[di]);
+    for (t = 0; t < P->trials; t++)
+      lowp_dist_fill(P->a[t], P->nv[P->ns - 1], &P->dists[di], &P->sumf, r->seed, (uint32_t)(1000 + 10 * di + t));
+    st = measure(&g, &d);
+    if (st) { fprintf(stderr, "lowp run error-growth: sums: %s\n", lowp_status_str(st)); return 2; }
+    snprintf(csv, sizeof csv, "sum_%s.csv", P->dnames[di]);
+    snprintf(base, sizeof base, "sum_%s", P->dnames[di]);
+    if (write_grid(r, csv, &g, &P->sums, P->nv, P->ns, "n") || write_bound_csv(r, bcsv, &g, &P->sums, P->nv, P->ns))
+      return 2;
+    if (di == 0) record_bounds(F, "sum", &P->sums, &g, P->nv, P->ns);
+    {
+      int ir = find_series(&P->sums, 0, "recursive,acc=fp32");
+      if (ir >= 0 && !strcmp(P->dnames[di], "uniform01")) F->sl_rec01 = slope(g.mean[ir], P->nv, P->ns, 0);
+      if (ir >= 0 && !strcmp(P->dnames[di], "uniform11")) F->sl_rec11 = slope(g.mean[ir], P->nv, P->ns, 0);
+      for (i = 0; i < P->sums.n; i++) {
+        char key[640]; /* "sum " + three names of up to 255 bytes: never truncated */
+        double sl = slope(g.mean[i], P->nv, P->ns, 0);
+        snprintf(key, sizeof key, "sum %s %s %s", P->sumf.name, P->dnames[di], P->sums.s[i].label);
+        if (g.used[i] && isfinite(sl)) cJSON_AddNumberToObject(F->slopes, key, sl);
+      }
+    }
+    snprintf(title, sizeof title, "Sums of n %s values, %s", P->sumf.name, pretty(P->dnames[di]));
+    if (plot_one(r, base, csv, bcsv, title, "n (number of terms)", "backward error |s^ - s| / sum |x_i|",
+                 &P->sums, &g, P->nv, P->ns))
+      F->plot_failed = 1;
+    snprintf(base, sizeof base, "sum_%s.png", P->dnames[di]);
+    lowp_result_plot(F->plots, base, "Sums: backward error against n per summation model, each with the bound "
+                     "of its own method from the pipeline (dashed, in its colour; probabilistic bound dotted); a "
+                     "bound >= 1 is vacuous and not drawn. Zero errors are not drawn (log axis).");
+  }
   return 0;
 }
 
-static int run(lowp_run_t *r) {
-  series_list_t dots, sums;
+/* dot products of one input format and distribution */
+static int run_dots(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size_t di) {
   grid_t g;
-  lowp_format_t fmts[MAXFMT];
-  lowp_dist_t dists[MAXDIST];
-  char dnames[MAXDIST][32], err[256];
-  size_t nf = lowp_run_param_formats(r, "formats", fmts, MAXFMT, input_format), nd = parse_dists(dists, dnames, r);
-  size_t nmin = (size_t)lowp_run_param_int(r, "nmin", 2, 1 << 20);
-  size_t nmax = (size_t)lowp_run_param_int(r, "nmax", 2, 1 << 24);
-  size_t nstep = (size_t)lowp_run_param_int(r, "nstep", 2, 1024);
-  size_t kmax = (size_t)lowp_run_param_int(r, "kmax", 2, 1 << 16);
-  size_t m = (size_t)lowp_run_param_int(r, "gemm_m", 1, 256);
-  size_t trials = (size_t)lowp_run_param_int(r, "trials", 1, 64);
-  size_t nv[MAXSZ], kv[MAXSZ], ns, nk, fi, di, t, i;
-  lowp_format_t sumf;
-  double **a = calloc(trials, sizeof *a), **b = calloc(trials, sizeof *b);
-  cJSON *plots = cJSON_AddArrayToObject(r->results, "plots");
-  cJSON *tables = cJSON_AddArrayToObject(r->results, "tables");
-  cJSON *verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
-  cJSON *slopes = cJSON_AddObjectToObject(r->results, "slopes");
-  cJSON *keynums = cJSON_AddObjectToObject(r->results, "key_numbers");
-  int bad = 0, st, plot_failed = 0;
-  double sl_rec01 = NAN, sl_rec11 = NAN, sl_tc01 = NAN, fp8_nop = NAN, fp8_p = NAN;
-  size_t fp8_k = 0;
-
-  parse_series(&dots, r, "models", 1);
-  parse_series(&sums, r, "sum_models", 0);
-  lowp_format_parse(&sumf, lowp_run_param(r, "sum_format"), err, sizeof err);
-  ns = sizes(nv, nmin, nmax, nstep);
-  nk = sizes(kv, nmin, kmax, nstep);
-  if (!a || !b) { fprintf(stderr, "lowp run error-growth: out of memory\n"); return 2; }
-  for (t = 0; t < trials; t++) {
-    size_t len = nv[ns - 1] > m * kmax ? nv[ns - 1] : m * kmax;
-    a[t] = malloc(len * sizeof **a);
-    b[t] = malloc(len * sizeof **b);
-    if (!a[t] || !b[t]) { fprintf(stderr, "lowp run error-growth: out of memory\n"); return 2; }
+  const lowp_format_t *f = &P->fmts[fi];
+  size_t k4 = find_size(P->nv, P->ns, 4096), i;
+  char csv[96], base[96], title[200], bcsv[96];
+  decl_t d = {K_DOT, &P->dots, f, P->a, P->b, P->trials, P->m, P->kmax, P->nv, P->ns};
+  int st = measure(&g, &d);
+  if (st) { fprintf(stderr, "lowp run error-growth: dots: %s\n", lowp_status_str(st)); return 2; }
+  snprintf(csv, sizeof csv, "dot_%s_%s.csv", f->name, P->dnames[di]);
+  snprintf(base, sizeof base, "dot_%s_%s", f->name, P->dnames[di]);
+  snprintf(bcsv, sizeof bcsv, "bounds_dot_%s.csv", f->name);
+  if (write_grid(r, csv, &g, &P->dots, P->nv, P->ns, "n") || write_bound_csv(r, bcsv, &g, &P->dots, P->nv, P->ns))
+    return 2;
+  if (di == 0) {
+    snprintf(title, sizeof title, "dot %s", f->name);
+    record_bounds(F, title, &P->dots, &g, P->nv, P->ns);
   }
-  if (write_bounds(r, nv, ns)) { fprintf(stderr, "lowp run error-growth: cannot write bounds.csv\n"); return 2; }
+  snprintf(title, sizeof title, "Dot products of %s vectors, %s, fp32 result", f->name, pretty(P->dnames[di]));
+  if (plot_one(r, base, csv, bcsv, title, "n (length of the dot product)", "backward error |s^ - s| / sum |a_i b_i|",
+               &P->dots, &g, P->nv, P->ns))
+    F->plot_failed = 1;
+  snprintf(base, sizeof base, "dot_%s_%s.png", f->name, P->dnames[di]);
+  lowp_result_plot(F->plots, base, "Dot products: backward error against n per accumulation model, each with the "
+                   "bound of its own method from the pipeline (tensor-core model, gamma of the order; dashed, in its "
+                   "colour; probabilistic bound dotted); a bound >= 1 is vacuous and not drawn. Zero errors are not "
+                   "drawn (log axis).");
+  for (i = 0; i < P->dots.n; i++) {
+    double sl;
+    char key[640]; /* as above */
+    if (!g.used[i]) continue;
+    sl = slope(g.mean[i], P->nv, P->ns, 256);
+    fprintf(r->summary, "| %s | %s | %s | %.3e | %.3e | %.2f |\n", f->name, P->dnames[di], P->dots.s[i].label,
+            g.mean[i][k4], g.mean[i][P->ns - 1], sl);
+    snprintf(key, sizeof key, "dot %s %s %s", f->name, P->dnames[di], P->dots.s[i].label);
+    if (isfinite(sl)) cJSON_AddNumberToObject(F->slopes, key, sl);
+  }
+  /* the effects the literature reports, with lowp's numbers */
+  if (!strcmp(f->name, "fp16")) {
+    int it = find_series(&P->dots, 1, "h100");
+    if (it >= 0 && !strcmp(P->dnames[di], "uniform01")) F->sl_tc01 = slope(g.mean[it], P->nv, P->ns, 256);
+  }
+  if (!strcmp(f->name, "e4m3") && !strcmp(P->dnames[di], "uniform01")) {
+    int i0 = find_series(&P->dots, 1, "h100"), i1 = find_series(&P->dots, 1, "h100,promote=128");
+    if (i0 >= 0 && i1 >= 0) {
+      F->fp8_nop = g.mean[i0][k4];
+      F->fp8_p = g.mean[i1][k4];
+      F->fp8_k = P->nv[k4];
+    }
+  }
+  return 0;
+}
+
+/* GEMMs of the same format and data */
+static int run_gemms(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size_t di) {
+  grid_t g;
+  const lowp_format_t *f = &P->fmts[fi];
+  size_t i;
+  char csv[96], base[96], title[200], bcsv[96];
+  decl_t d = {K_GEMM, &P->dots, f, P->a, P->b, P->trials, P->m, P->kmax, P->kv, P->nk};
+  int st;
+  lowp_run_progress(r, "GEMMs, %s, %s", f->name, P->dnames[di]);
+  st = measure(&g, &d);
+  if (st) { fprintf(stderr, "lowp run error-growth: GEMMs: %s\n", lowp_status_str(st)); return 2; }
+  snprintf(csv, sizeof csv, "gemm_%s_%s.csv", f->name, P->dnames[di]);
+  snprintf(base, sizeof base, "gemm_%s_%s", f->name, P->dnames[di]);
+  snprintf(bcsv, sizeof bcsv, "bounds_gemm_%s.csv", f->name);
+  if (write_grid(r, csv, &g, &P->dots, P->kv, P->nk, "k") || write_bound_csv(r, bcsv, &g, &P->dots, P->kv, P->nk))
+    return 2;
+  if (di == 0) {
+    snprintf(title, sizeof title, "gemm %s", f->name);
+    record_bounds(F, title, &P->dots, &g, P->kv, P->nk);
+  }
+  snprintf(title, sizeof title, "GEMMs (%zu x k) (k x %zu) of %s, %s, fp32 result", P->m, P->m, f->name,
+           pretty(P->dnames[di]));
+  if (plot_one(r, base, csv, bcsv, title, "k (inner dimension)", "max componentwise backward error |C^-C|/(|A||B|)",
+               &P->dots, &g, P->kv, P->nk))
+    F->plot_failed = 1;
+  snprintf(base, sizeof base, "gemm_%s_%s.png", f->name, P->dnames[di]);
+  lowp_result_plot(F->plots, base, "GEMMs: worst element's backward error against k, per model, each with the "
+                   "bound of its own method (dashed; probabilistic dotted); a bound >= 1 is vacuous and not drawn.");
+  for (i = 0; i < P->dots.n; i++) {
+    cJSON *row;
+    if (!g.used[i]) continue;
+    row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "format", f->name);
+    cJSON_AddStringToObject(row, "data", P->dnames[di]);
+    cJSON_AddStringToObject(row, "model", P->dots.s[i].label);
+    cJSON_AddNumberToObject(row, "k", (double)P->kv[P->nk - 1]);
+    cJSON_AddNumberToObject(row, "mean_max_backward_error", g.mean[i][P->nk - 1]);
+    cJSON_AddItemToArray(F->tables, row);
+  }
+  return 0;
+}
+
+/* the claims, checked (exit 1 if one is refuted) */
+static int judge(lowp_run_t *r, const plan_t *P, const found_t *F, cJSON *verdicts, cJSON *keynums) {
+  struct { const char *what; int ok; double v; } vd[4];
+  size_t nvd = 0, i;
+  int bad = 0;
+  char line[512], what0[160];
+  snprintf(what0, sizeof what0,
+           "fp32 recursive sums of %s data on [0,1] grow like sqrt(n): log-log slope in [0.3, 0.7]", P->sumf.name);
+  vd[nvd].what = what0;
+  vd[nvd].v = F->sl_rec01; vd[nvd].ok = F->sl_rec01 >= 0.3 && F->sl_rec01 <= 0.7; nvd++;
+  vd[nvd].what = "the same on [-1,1] stays nearly flat: slope < 0.25";
+  vd[nvd].v = F->sl_rec11; vd[nvd].ok = F->sl_rec11 < 0.25; nvd++;
+  vd[nvd].what = "truncating tensor cores (h100 model, fp16 data on [0,1]) drift linearly: slope in [0.75, 1.25]";
+  vd[nvd].v = F->sl_tc01; vd[nvd].ok = F->sl_tc01 >= 0.75 && F->sl_tc01 <= 1.25; nvd++;
+  vd[nvd].what = "fp8 e4m3 dots on h100 at k=4096, data [0,1]: promotion every 128 cuts the error > 10x";
+  vd[nvd].v = F->fp8_p > 0 ? F->fp8_nop / F->fp8_p : (F->fp8_nop > 0 ? INFINITY : NAN);
+  vd[nvd].ok = vd[nvd].v > 10; nvd++;
+  fprintf(r->summary, "\n### Verdicts\n\n");
+  for (i = 0; i < nvd; i++) {
+    cJSON *o = cJSON_CreateObject();
+    int measured = !isnan(vd[i].v);
+    cJSON_AddStringToObject(o, "claim", vd[i].what);
+    cJSON_AddNumberToObject(o, "value", measured ? vd[i].v : -1);
+    cJSON_AddStringToObject(o, "verdict", !measured ? "not measured" : vd[i].ok ? "confirmed" : "refuted");
+    cJSON_AddItemToArray(verdicts, o);
+    fprintf(r->summary, "- %s: %s (%.3g)\n", vd[i].what,
+            !measured ? "not measured (series or format not run)" : vd[i].ok ? "**confirmed**" : "**refuted**",
+            vd[i].v);
+    if (measured && !vd[i].ok) bad++;
+  }
+  cJSON_AddNumberToObject(keynums, "fp8_h100_k", (double)F->fp8_k);
+  cJSON_AddNumberToObject(keynums, "fp8_h100_no_promotion_backward_error", isnan(F->fp8_nop) ? -1 : F->fp8_nop);
+  cJSON_AddNumberToObject(keynums, "fp8_h100_promote128_backward_error", isnan(F->fp8_p) ? -1 : F->fp8_p);
+  snprintf(line, sizeof line,
+           "fp32 recursive sums grow with slope %.2f on [0,1] and %.2f on [-1,1]; the truncating h100 "
+           "model with slope %.2f; fp8 on h100 at k=%zu: backward error %.3g without promotion, %.3g "
+           "with promotion every 128.",
+           F->sl_rec01, F->sl_rec11, F->sl_tc01, F->fp8_k, F->fp8_nop, F->fp8_p);
+  cJSON_AddStringToObject(r->results, "answer", line);
+  fprintf(r->summary, "\n**Answer.** %s\n", line);
+  printf("%s\n", line);
+  return bad;
+}
+
+static int run(lowp_run_t *r) {
+  static plan_t P;
+  found_t F = {NAN, NAN, NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL};
+  cJSON *verdicts, *keynums;
+  size_t fi, di, t;
+  int bad = 0, st;
+  /* declare */
+  F.plots = cJSON_AddArrayToObject(r->results, "plots");
+  F.tables = cJSON_AddArrayToObject(r->results, "tables");
+  verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
+  F.slopes = cJSON_AddObjectToObject(r->results, "slopes");
+  keynums = cJSON_AddObjectToObject(r->results, "key_numbers");
+  if (declare(r, &P)) { plan_free(&P); fprintf(stderr, "lowp run error-growth: out of memory\n"); return 2; }
+  F.bounds = cJSON_AddObjectToObject(r->results, "bounds");
+  if (write_bounds(r, P.nv, P.ns)) { plan_free(&P); fprintf(stderr, "lowp run error-growth: cannot write bounds.csv\n"); return 2; }
   fprintf(r->summary, "Backward error |s^ - s| / sum |a_i b_i| (GEMMs: max over elements of "
           "|C^ - C| / (|A||B|)), mean of %zu trials. Sizes %zu .. %zu (x%zu); GEMMs %zux%zu with "
-          "k = %zu .. %zu.\n\n", trials, nmin, nmax, nstep, m, m, nmin, kmax);
-
-  /* ---- sums */
-  for (di = 0; di < nd; di++) {
-    char csv[96], base[96], title[160];
-    lowp_run_progress(r, "sums, %s", dnames[di]);
-    for (t = 0; t < trials; t++)
-      lowp_dist_fill(a[t], nv[ns - 1], &dists[di], &sumf, r->seed, (uint32_t)(1000 + 10 * di + t));
-    st = measure(&g, &sums, &sumf, a, NULL, trials, nv, ns);
-    if (st) { fprintf(stderr, "lowp run error-growth: sums: %s\n", lowp_status_str(st)); return 2; }
-    snprintf(csv, sizeof csv, "sum_%s.csv", dnames[di]);
-    snprintf(base, sizeof base, "sum_%s", dnames[di]);
-    if (write_grid(r, csv, &g, &sums, nv, ns, "n")) return 2;
-    {
-      int ir = find_series(&sums, 0, "recursive,acc=fp32");
-      if (ir >= 0 && !strcmp(dnames[di], "uniform01")) sl_rec01 = slope(g.mean[ir], nv, ns, 0);
-      if (ir >= 0 && !strcmp(dnames[di], "uniform11")) sl_rec11 = slope(g.mean[ir], nv, ns, 0);
-      for (i = 0; i < sums.n; i++) {
-        char key[640]; /* "sum " + three names of up to 255 bytes: never truncated */
-        double sl = slope(g.mean[i], nv, ns, 0);
-        snprintf(key, sizeof key, "sum %s %s %s", sumf.name, dnames[di], sums.s[i].label);
-        if (g.used[i] && isfinite(sl)) cJSON_AddNumberToObject(slopes, key, sl);
+          "k = %zu .. %zu.\n\n", P.trials, P.nmin, P.nmax, P.nstep, P.m, P.m, P.nmin, P.kmax);
+  /* measure and render: sums, then dots and GEMMs per input format and distribution */
+  st = run_sums(r, &P, &F);
+  if (!st)
+    fprintf(r->summary, "| input | data | model | error at n=%zu | error at n=%zu | log-log slope |\n"
+            "|---|---|---|---|---|---|\n", P.nv[find_size(P.nv, P.ns, 4096)], P.nv[P.ns - 1]);
+  for (fi = 0; fi < P.nf && !st; fi++)
+    for (di = 0; di < P.nd && !st; di++) {
+      lowp_run_progress(r, "dots, %s, %s", P.fmts[fi].name, P.dnames[di]);
+      for (t = 0; t < P.trials; t++) {
+        size_t len = P.nv[P.ns - 1] > P.m * P.kmax ? P.nv[P.ns - 1] : P.m * P.kmax;
+        lowp_dist_fill(P.a[t], len, &P.dists[di], &P.fmts[fi], r->seed, (uint32_t)(2000 + 100 * fi + 10 * di + 2 * t));
+        lowp_dist_fill(P.b[t], len, &P.dists[di], &P.fmts[fi], r->seed, (uint32_t)(2001 + 100 * fi + 10 * di + 2 * t));
       }
+      st = run_dots(r, &P, &F, fi, di);
+      if (!st) st = run_gemms(r, &P, &F, fi, di);
     }
-    snprintf(title, sizeof title, "Sums of n %s values, %s", sumf.name, pretty(dnames[di]));
-    if (plot_one(r, base, csv, title, "n (number of terms)", "backward error |s^ - s| / sum |x_i|",
-                 &sums, &g, 1, nv, ns))
-      plot_failed = 1;
-    snprintf(base, sizeof base, "sum_%s.png", dnames[di]);
-    lowp_result_plot(plots, base, "Sums: backward error against n per summation model, with gamma_n and the "
-                     "probabilistic bound for fp32 and fp16 (dashed). Zero errors are not drawn (log axis).");
-  }
-
-  /* ---- dot products and GEMMs, per input format and distribution */
-  fprintf(r->summary, "| input | data | model | error at n=%zu | error at n=%zu | log-log slope |\n"
-          "|---|---|---|---|---|---|\n", nv[find_size(nv, ns, 4096)], nv[ns - 1]);
-  for (fi = 0; fi < nf; fi++)
-    for (di = 0; di < nd; di++) {
-      char csv[96], base[96], title[200];
-      const lowp_format_t *f = &fmts[fi];
-      size_t k4 = find_size(nv, ns, 4096);
-      lowp_run_progress(r, "dots, %s, %s", f->name, dnames[di]);
-      for (t = 0; t < trials; t++) {
-        size_t len = nv[ns - 1] > m * kmax ? nv[ns - 1] : m * kmax;
-        lowp_dist_fill(a[t], len, &dists[di], f, r->seed, (uint32_t)(2000 + 100 * fi + 10 * di + 2 * t));
-        lowp_dist_fill(b[t], len, &dists[di], f, r->seed, (uint32_t)(2001 + 100 * fi + 10 * di + 2 * t));
-      }
-      st = measure(&g, &dots, f, a, b, trials, nv, ns);
-      if (st) { fprintf(stderr, "lowp run error-growth: dots: %s\n", lowp_status_str(st)); return 2; }
-      snprintf(csv, sizeof csv, "dot_%s_%s.csv", f->name, dnames[di]);
-      snprintf(base, sizeof base, "dot_%s_%s", f->name, dnames[di]);
-      if (write_grid(r, csv, &g, &dots, nv, ns, "n")) return 2;
-      snprintf(title, sizeof title, "Dot products of %s vectors, %s, fp32 result", f->name,
-               pretty(dnames[di]));
-      if (plot_one(r, base, csv, title, "n (length of the dot product)",
-                   "backward error |s^ - s| / sum |a_i b_i|", &dots, &g, uses_fp16_acc(&dots, g.used),
-                   nv, ns))
-        plot_failed = 1;
-      snprintf(base, sizeof base, "dot_%s_%s.png", f->name, dnames[di]);
-      lowp_result_plot(plots, base, "Dot products: backward error against n per accumulation model, with the "
-                       "deterministic and probabilistic bounds (dashed). Zero errors are not drawn (log axis).");
-      for (i = 0; i < dots.n; i++) {
-        double sl;
-        char key[640]; /* as above */
-        if (!g.used[i]) continue;
-        sl = slope(g.mean[i], nv, ns, 256);
-        fprintf(r->summary, "| %s | %s | %s | %.3e | %.3e | %.2f |\n", f->name, dnames[di], dots.s[i].label,
-                g.mean[i][k4], g.mean[i][ns - 1], sl);
-        snprintf(key, sizeof key, "dot %s %s %s", f->name, dnames[di], dots.s[i].label);
-        if (isfinite(sl)) cJSON_AddNumberToObject(slopes, key, sl);
-      }
-      /* the effects the literature reports, with lowp's numbers */
-      if (!strcmp(f->name, "fp16")) {
-        int it = find_series(&dots, 1, "h100");
-        if (it >= 0 && !strcmp(dnames[di], "uniform01")) sl_tc01 = slope(g.mean[it], nv, ns, 256);
-      }
-      if (!strcmp(f->name, "e4m3") && !strcmp(dnames[di], "uniform01")) {
-        int i0 = find_series(&dots, 1, "h100"), i1 = find_series(&dots, 1, "h100,promote=128");
-        if (i0 >= 0 && i1 >= 0) {
-          fp8_nop = g.mean[i0][k4];
-          fp8_p = g.mean[i1][k4];
-          fp8_k = nv[k4];
-        }
-      }
-
-      /* GEMMs of the same format and data */
-      lowp_run_progress(r, "GEMMs, %s, %s", f->name, dnames[di]);
-      st = measure_gemm(&g, &dots, f, a, b, trials, m, kmax, kv, nk);
-      if (st) { fprintf(stderr, "lowp run error-growth: GEMMs: %s\n", lowp_status_str(st)); return 2; }
-      snprintf(csv, sizeof csv, "gemm_%s_%s.csv", f->name, dnames[di]);
-      snprintf(base, sizeof base, "gemm_%s_%s", f->name, dnames[di]);
-      if (write_grid(r, csv, &g, &dots, kv, nk, "k")) return 2;
-      snprintf(title, sizeof title, "GEMMs (%zu x k) (k x %zu) of %s, %s, fp32 result", m, m, f->name,
-               pretty(dnames[di]));
-      if (plot_one(r, base, csv, title, "k (inner dimension)", "max componentwise backward error |C^-C|/(|A||B|)",
-                   &dots, &g, uses_fp16_acc(&dots, g.used), kv, nk))
-        plot_failed = 1;
-      snprintf(base, sizeof base, "gemm_%s_%s.png", f->name, dnames[di]);
-      lowp_result_plot(plots, base, "GEMMs: worst element's backward error against k, per model.");
-      for (i = 0; i < dots.n; i++) {
-        cJSON *row;
-        if (!g.used[i]) continue;
-        row = cJSON_CreateObject();
-        cJSON_AddStringToObject(row, "format", f->name);
-        cJSON_AddStringToObject(row, "data", dnames[di]);
-        cJSON_AddStringToObject(row, "model", dots.s[i].label);
-        cJSON_AddNumberToObject(row, "k", (double)kv[nk - 1]);
-        cJSON_AddNumberToObject(row, "mean_max_backward_error", g.mean[i][nk - 1]);
-        cJSON_AddItemToArray(tables, row);
-      }
-    }
-
-  /* ---- verdicts */
-  {
-    struct { const char *what; int ok; double v; } vd[4];
-    size_t nvd = 0;
-    char line[512], what0[160];
-    snprintf(what0, sizeof what0,
-             "fp32 recursive sums of %s data on [0,1] grow like sqrt(n): log-log slope in [0.3, 0.7]", sumf.name);
-    vd[nvd].what = what0;
-    vd[nvd].v = sl_rec01; vd[nvd].ok = sl_rec01 >= 0.3 && sl_rec01 <= 0.7; nvd++;
-    vd[nvd].what = "the same on [-1,1] stays nearly flat: slope < 0.25";
-    vd[nvd].v = sl_rec11; vd[nvd].ok = sl_rec11 < 0.25; nvd++;
-    vd[nvd].what = "truncating tensor cores (h100 model, fp16 data on [0,1]) drift linearly: slope in [0.75, 1.25]";
-    vd[nvd].v = sl_tc01; vd[nvd].ok = sl_tc01 >= 0.75 && sl_tc01 <= 1.25; nvd++;
-    vd[nvd].what = "fp8 e4m3 dots on h100 at k=4096, data [0,1]: promotion every 128 cuts the error > 10x";
-    vd[nvd].v = fp8_p > 0 ? fp8_nop / fp8_p : (fp8_nop > 0 ? INFINITY : NAN);
-    vd[nvd].ok = vd[nvd].v > 10; nvd++;
-    fprintf(r->summary, "\n### Verdicts\n\n");
-    for (i = 0; i < nvd; i++) {
-      cJSON *o = cJSON_CreateObject();
-      int measured = !isnan(vd[i].v);
-      cJSON_AddStringToObject(o, "claim", vd[i].what);
-      cJSON_AddNumberToObject(o, "value", measured ? vd[i].v : -1);
-      cJSON_AddStringToObject(o, "verdict", !measured ? "not measured" : vd[i].ok ? "confirmed" : "refuted");
-      cJSON_AddItemToArray(verdicts, o);
-      fprintf(r->summary, "- %s: %s (%.3g)\n", vd[i].what,
-              !measured ? "not measured (series or format not run)" : vd[i].ok ? "**confirmed**" : "**refuted**",
-              vd[i].v);
-      if (measured && !vd[i].ok) bad++;
-    }
-    cJSON_AddNumberToObject(keynums, "fp8_h100_k", (double)fp8_k);
-    cJSON_AddNumberToObject(keynums, "fp8_h100_no_promotion_backward_error", isnan(fp8_nop) ? -1 : fp8_nop);
-    cJSON_AddNumberToObject(keynums, "fp8_h100_promote128_backward_error", isnan(fp8_p) ? -1 : fp8_p);
-    snprintf(line, sizeof line,
-             "fp32 recursive sums grow with slope %.2f on [0,1] and %.2f on [-1,1]; the truncating h100 "
-             "model with slope %.2f; fp8 on h100 at k=%zu: backward error %.3g without promotion, %.3g "
-             "with promotion every 128.",
-             sl_rec01, sl_rec11, sl_tc01, fp8_k, fp8_nop, fp8_p);
-    cJSON_AddStringToObject(r->results, "answer", line);
-    fprintf(r->summary, "\n**Answer.** %s\n", line);
-    printf("%s\n", line);
-  }
-  for (t = 0; t < trials; t++) { free(a[t]); free(b[t]); }
-  free(a);
-  free(b);
-  fprintf(r->summary, "\nFiles: bounds.csv, sum_*.csv/png/svg, dot_*.csv/png/svg, gemm_*.csv/png/svg.\n");
+  /* judge */
+  if (!st) bad = judge(r, &P, &F, verdicts, keynums);
+  plan_free(&P);
+  if (st) return st;
+  fprintf(r->summary, "\nFiles: bounds.csv, bounds_*.csv (each model's own bound), sum_*.csv/png/svg, "
+          "dot_*.csv/png/svg, gemm_*.csv/png/svg.\n");
   lowp_run_progress(r, "done\n");
-  if (plot_failed) {
+  if (F.plot_failed) {
     fprintf(stderr, "lowp run error-growth: gnuplot failed or is missing; nothing was published\n");
     return 2;
   }

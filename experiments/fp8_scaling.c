@@ -31,6 +31,7 @@
 #include "format/format.h"
 #include "io/plot.h"
 #include "rng/rng.h"
+#include "status.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -106,150 +107,172 @@ typedef struct {
   const lowp_format_t *elem;
 } recipe_t;
 
-static int run(lowp_run_t *r) {
-  cfg_t c;
-  long long s, b, i, j, k;
-  double *derr, *dsat, *means, *W1, *W2, *X, *Z1, *H, *P, *dZ2, *dH, *dW1, *dW2, *deq;
+/* the MLP's tensors (fp64) and the scratch of a quantization */
+typedef struct {
+  double *means, *W1, *W2, *X, *Z1, *H, *P, *dZ2, *dH, *dW1, *dW2, *deq, *derr, *dsat;
   int *y;
+} mlp_t;
+
+static void mlp_free(mlp_t *m) {
+  free(m->means); free(m->W1); free(m->W2); free(m->X); free(m->Z1); free(m->H); free(m->P); free(m->dZ2);
+  free(m->dH); free(m->dW1); free(m->dW2); free(m->deq); free(m->y); free(m->derr); free(m->dsat);
+}
+
+static int mlp_alloc(mlp_t *m, const cfg_t *c) {
+  memset(m, 0, sizeof *m);
+  m->means = malloc((size_t)(c->cls * c->in) * sizeof(double));
+  m->W1 = malloc((size_t)(c->hid * c->in) * sizeof(double));
+  m->W2 = malloc((size_t)(c->cls * c->hid) * sizeof(double));
+  m->X = malloc((size_t)(c->B * c->in) * sizeof(double));
+  m->Z1 = malloc((size_t)(c->B * c->hid) * sizeof(double));
+  m->H = malloc((size_t)(c->B * c->hid) * sizeof(double));
+  m->P = malloc((size_t)(c->B * c->cls) * sizeof(double));
+  m->dZ2 = malloc((size_t)(c->B * c->cls) * sizeof(double));
+  m->dH = malloc((size_t)(c->B * c->hid) * sizeof(double));
+  m->dW1 = malloc((size_t)(c->hid * c->in) * sizeof(double));
+  m->dW2 = malloc((size_t)(c->cls * c->hid) * sizeof(double));
+  m->deq = malloc((size_t)((c->hid > c->B ? c->hid : c->B) * (c->in > c->hid ? c->in : c->hid)) * sizeof(double));
+  m->y = malloc((size_t)c->B * sizeof(int));
+  m->derr = malloc((size_t)(3 * c->steps) * sizeof(double));
+  m->dsat = malloc((size_t)(3 * c->steps) * sizeof(double));
+  return m->means && m->W1 && m->W2 && m->X && m->Z1 && m->H && m->P && m->dZ2 && m->dH && m->dW1 && m->dW2 &&
+                 m->deq && m->y && m->derr && m->dsat ? LOWP_OK : LOWP_ENOMEM;
+}
+
+/* one SGD step of the 2-layer MLP on the batch in m->X (fp64: a simulation, not measured) */
+static void train_step(mlp_t *m, const cfg_t *c) {
+  long long b, i, j, k;
+  /* forward */
+  for (b = 0; b < c->B; b++)
+    for (i = 0; i < c->hid; i++) {
+      double t = 0;
+      for (j = 0; j < c->in; j++) t += m->W1[i * c->in + j] * m->X[b * c->in + j];
+      m->Z1[b * c->hid + i] = t;
+      m->H[b * c->hid + i] = t > 0 ? t : 0;
+    }
+  for (b = 0; b < c->B; b++) {
+    double mx = -INFINITY, sum = 0;
+    for (k = 0; k < c->cls; k++) {
+      double t = 0;
+      for (i = 0; i < c->hid; i++) t += m->W2[k * c->hid + i] * m->H[b * c->hid + i];
+      m->P[b * c->cls + k] = t;
+      if (t > mx) mx = t;
+    }
+    for (k = 0; k < c->cls; k++) { m->P[b * c->cls + k] = exp(m->P[b * c->cls + k] - mx); sum += m->P[b * c->cls + k]; }
+    for (k = 0; k < c->cls; k++) {
+      m->P[b * c->cls + k] /= sum;
+      m->dZ2[b * c->cls + k] = (m->P[b * c->cls + k] - (k == m->y[b] ? 1.0 : 0.0)) / (double)c->B;
+    }
+  }
+  /* backward */
+  memset(m->dW1, 0, (size_t)(c->hid * c->in) * sizeof(double));
+  memset(m->dW2, 0, (size_t)(c->cls * c->hid) * sizeof(double));
+  for (b = 0; b < c->B; b++) {
+    for (k = 0; k < c->cls; k++)
+      for (i = 0; i < c->hid; i++) m->dW2[k * c->hid + i] += m->dZ2[b * c->cls + k] * m->H[b * c->hid + i];
+    for (i = 0; i < c->hid; i++) {
+      double t = 0;
+      for (k = 0; k < c->cls; k++) t += m->dZ2[b * c->cls + k] * m->W2[k * c->hid + i];
+      m->dH[b * c->hid + i] = m->Z1[b * c->hid + i] > 0 ? t : 0;
+    }
+    for (i = 0; i < c->hid; i++) {
+      double g = m->dH[b * c->hid + i];
+      if (g != 0)
+        for (j = 0; j < c->in; j++) m->dW1[i * c->in + j] += g * m->X[b * c->in + j];
+    }
+  }
+  for (i = 0; i < c->hid * c->in; i++) m->W1[i] -= c->lr * m->dW1[i] / (c->oscale * c->oscale > 1 ? c->oscale : 1);
+  for (i = 0; i < c->cls * c->hid; i++) m->W2[i] -= c->lr * m->dW2[i];
+}
+
+/* what the delayed-scaling study found at and after the spike */
+typedef struct {
+  long long spike_step, n_after;
+  double sat_spike_delayed, sat_spike_cur, err_spike_delayed, err_spike_cur;
+  double after_del, after_cur; /* mean error over the steps after the spike while it is in the history */
+} spike_t;
+
+/* delayed vs current scaling of step s's X (e4m3) */
+static void quantize_step(mlp_t *m, const cfg_t *c, long long s, lowp_fp8_delayed_t *d1, lowp_fp8_delayed_t *dh,
+                          spike_t *sp) {
+  lowp_quant_stats_t q[3];
+  long long k;
+  memset(q, 0, sizeof q);
+  lowp_fp8_quantize_blocks(m->deq, NULL, m->X, (size_t)c->B, (size_t)c->in, (size_t)c->B, (size_t)c->in,
+                           &LOWP_FMT_E4M3, LOWP_SCALE_AMAX, c->margin, &q[0]);
+  lowp_fp8_delayed_quantize(d1, m->deq, m->X, (size_t)(c->B * c->in), &LOWP_FMT_E4M3, NULL, &q[1]);
+  lowp_fp8_delayed_quantize(dh, m->deq, m->X, (size_t)(c->B * c->in), &LOWP_FMT_E4M3, NULL, &q[2]);
+  for (k = 0; k < 3; k++) {
+    m->derr[k * c->steps + s] = lowp_quant_mean_rel_err(&q[k]);
+    m->dsat[k * c->steps + s] = (double)q[k].saturated / (double)q[k].n;
+  }
+  if (s > sp->spike_step && s <= sp->spike_step + c->hist) {
+    sp->after_cur += m->derr[s];
+    sp->after_del += m->derr[c->steps + s];
+    sp->n_after++;
+  }
+  if (s == sp->spike_step) {
+    sp->sat_spike_cur = (double)q[0].saturated / (double)q[0].n;
+    sp->sat_spike_delayed = (double)q[1].saturated / (double)q[1].n;
+    sp->err_spike_cur = lowp_quant_mean_rel_err(&q[0]);
+    sp->err_spike_delayed = lowp_quant_mean_rel_err(&q[1]);
+  }
+}
+
+/* training with the per-step quantization of the inputs; the last batch's
+   X, H and dW1, and W1, are the tensors the recipes measure */
+static void train(lowp_run_t *r, mlp_t *m, const cfg_t *c, spike_t *sp) {
+  long long s, i;
   lowp_rng_t rg, rd;
   lowp_fp8_delayed_t d1, dh;
-  FILE *fd;
-  cJSON *tables, *rows, *verdicts, *plots;
-  char buf[1600];
-  double sat_spike_delayed = 0, sat_spike_cur = 0, err_spike_delayed = 0, err_spike_cur = 0;
-  double after_del = 0, after_cur = 0; /* mean error over the steps after the spike while it is in the history */
-  long long n_after = 0;
-  long long spike_step;
-  int st;
-
-  get_cfg(r, &c);
-  means = malloc((size_t)(c.cls * c.in) * sizeof(double));
-  W1 = malloc((size_t)(c.hid * c.in) * sizeof(double));
-  W2 = malloc((size_t)(c.cls * c.hid) * sizeof(double));
-  X = malloc((size_t)(c.B * c.in) * sizeof(double));
-  Z1 = malloc((size_t)(c.B * c.hid) * sizeof(double));
-  H = malloc((size_t)(c.B * c.hid) * sizeof(double));
-  P = malloc((size_t)(c.B * c.cls) * sizeof(double));
-  dZ2 = malloc((size_t)(c.B * c.cls) * sizeof(double));
-  dH = malloc((size_t)(c.B * c.hid) * sizeof(double));
-  dW1 = malloc((size_t)(c.hid * c.in) * sizeof(double));
-  dW2 = malloc((size_t)(c.cls * c.hid) * sizeof(double));
-  deq = malloc((size_t)((c.hid > c.B ? c.hid : c.B) * (c.in > c.hid ? c.in : c.hid)) * sizeof(double));
-  y = malloc((size_t)c.B * sizeof(int));
-  derr = malloc((size_t)(3 * c.steps) * sizeof(double));
-  dsat = malloc((size_t)(3 * c.steps) * sizeof(double));
-  fd = fopen(lowp_run_path(r, "delayed.csv"), "w");
-  if (!means || !W1 || !W2 || !X || !Z1 || !H || !P || !dZ2 || !dH || !dW1 || !dW2 || !deq || !y || !fd || !derr || !dsat) {
-    fprintf(stderr, "lowp run fp8-scaling: out of memory or cannot write delayed.csv\n");
-    return 2;
-  }
   lowp_rng_init(&rg, r->seed, 0x6d6cu);
   lowp_rng_init(&rd, r->seed, 0x6461u);
-  for (i = 0; i < c.cls * c.in; i++) means[i] = 0.5 * lowp_rng_normal(&rg);
-  for (i = 0; i < c.hid * c.in; i++) W1[i] = lowp_rng_normal(&rg) * sqrt(2.0 / (double)c.in);
-  for (i = 0; i < c.cls * c.hid; i++) W2[i] = lowp_rng_normal(&rg) * sqrt(1.0 / (double)c.hid);
-  lowp_fp8_delayed_init(&d1, (size_t)c.hist, 1, c.margin);
-  lowp_fp8_delayed_init(&dh, 1, 0, c.margin);
-  spike_step = c.steps / 2;
-  fprintf(fd, "step,recipe,mean_rel_err,saturated\n");
-
-  for (s = 0; s < c.steps; s++) {
+  for (i = 0; i < c->cls * c->in; i++) m->means[i] = 0.5 * lowp_rng_normal(&rg);
+  for (i = 0; i < c->hid * c->in; i++) m->W1[i] = lowp_rng_normal(&rg) * sqrt(2.0 / (double)c->in);
+  for (i = 0; i < c->cls * c->hid; i++) m->W2[i] = lowp_rng_normal(&rg) * sqrt(1.0 / (double)c->hid);
+  lowp_fp8_delayed_init(&d1, (size_t)c->hist, 1, c->margin);
+  lowp_fp8_delayed_init(&dh, 1, 0, c->margin);
+  memset(sp, 0, sizeof *sp);
+  sp->spike_step = c->steps / 2;
+  for (s = 0; s < c->steps; s++) {
     /* the input batch; one spike step */
-    make_batch(X, y, &c, means, &rd, s == spike_step ? c.spike : 1.0);
-    /* delayed vs current scaling of this step's X (e4m3) */
-    {
-      lowp_quant_stats_t q[3];
-      memset(q, 0, sizeof q);
-      lowp_fp8_quantize_blocks(deq, NULL, X, (size_t)c.B, (size_t)c.in, (size_t)c.B, (size_t)c.in,
-                               &LOWP_FMT_E4M3, LOWP_SCALE_AMAX, c.margin, &q[0]);
-      lowp_fp8_delayed_quantize(&d1, deq, X, (size_t)(c.B * c.in), &LOWP_FMT_E4M3, NULL, &q[1]);
-      lowp_fp8_delayed_quantize(&dh, deq, X, (size_t)(c.B * c.in), &LOWP_FMT_E4M3, NULL, &q[2]);
-      for (k = 0; k < 3; k++) {
-        derr[k * c.steps + s] = lowp_quant_mean_rel_err(&q[k]);
-        dsat[k * c.steps + s] = (double)q[k].saturated / (double)q[k].n;
-      }
-      if (s > spike_step && s <= spike_step + c.hist) {
-        after_cur += derr[s];
-        after_del += derr[c.steps + s];
-        n_after++;
-      }
-      if (s == spike_step) {
-        sat_spike_cur = (double)q[0].saturated / (double)q[0].n;
-        sat_spike_delayed = (double)q[1].saturated / (double)q[1].n;
-        err_spike_cur = lowp_quant_mean_rel_err(&q[0]);
-        err_spike_delayed = lowp_quant_mean_rel_err(&q[1]);
-      }
-    }
-    if (s == spike_step) continue; /* do not train on the spike batch */
-    /* forward */
-    for (b = 0; b < c.B; b++)
-      for (i = 0; i < c.hid; i++) {
-        double t = 0;
-        for (j = 0; j < c.in; j++) t += W1[i * c.in + j] * X[b * c.in + j];
-        Z1[b * c.hid + i] = t;
-        H[b * c.hid + i] = t > 0 ? t : 0;
-      }
-    for (b = 0; b < c.B; b++) {
-      double mx = -INFINITY, sum = 0;
-      for (k = 0; k < c.cls; k++) {
-        double t = 0;
-        for (i = 0; i < c.hid; i++) t += W2[k * c.hid + i] * H[b * c.hid + i];
-        P[b * c.cls + k] = t;
-        if (t > mx) mx = t;
-      }
-      for (k = 0; k < c.cls; k++) { P[b * c.cls + k] = exp(P[b * c.cls + k] - mx); sum += P[b * c.cls + k]; }
-      for (k = 0; k < c.cls; k++) {
-        P[b * c.cls + k] /= sum;
-        dZ2[b * c.cls + k] = (P[b * c.cls + k] - (k == y[b] ? 1.0 : 0.0)) / (double)c.B;
-      }
-    }
-    /* backward */
-    memset(dW1, 0, (size_t)(c.hid * c.in) * sizeof(double));
-    memset(dW2, 0, (size_t)(c.cls * c.hid) * sizeof(double));
-    for (b = 0; b < c.B; b++) {
-      for (k = 0; k < c.cls; k++)
-        for (i = 0; i < c.hid; i++) dW2[k * c.hid + i] += dZ2[b * c.cls + k] * H[b * c.hid + i];
-      for (i = 0; i < c.hid; i++) {
-        double t = 0;
-        for (k = 0; k < c.cls; k++) t += dZ2[b * c.cls + k] * W2[k * c.hid + i];
-        dH[b * c.hid + i] = Z1[b * c.hid + i] > 0 ? t : 0;
-      }
-      for (i = 0; i < c.hid; i++) {
-        double g = dH[b * c.hid + i];
-        if (g != 0)
-          for (j = 0; j < c.in; j++) dW1[i * c.in + j] += g * X[b * c.in + j];
-      }
-    }
-    for (i = 0; i < c.hid * c.in; i++) W1[i] -= c.lr * dW1[i] / (c.oscale * c.oscale > 1 ? c.oscale : 1);
-    for (i = 0; i < c.cls * c.hid; i++) W2[i] -= c.lr * dW2[i];
-    lowp_run_progress(r, "step %lld/%lld", s + 1, c.steps);
+    make_batch(m->X, m->y, c, m->means, &rd, s == sp->spike_step ? c->spike : 1.0);
+    quantize_step(m, c, s, &d1, &dh, sp);
+    if (s == sp->spike_step) continue; /* do not train on the spike batch */
+    train_step(m, c);
+    lowp_run_progress(r, "step %lld/%lld", s + 1, c->steps);
   }
-  {
-    const char *nm[3] = {"current", "delayed", "delayed-len1"};
-    for (k = 0; k < 3; k++) /* rows grouped per recipe: contiguous gnuplot lines */
-      for (i = 0; i < c.steps; i++)
-        fprintf(fd, "%lld,%s,%.6g,%.6g\n", i, nm[k], derr[k * c.steps + i], dsat[k * c.steps + i]);
-  }
-  free(derr); free(dsat);
-  if (fclose(fd) != 0) return 2;
-  /* the last batch's X, H and dW1, and W1, are the tensors measured */
+}
 
-  tables = cJSON_AddArrayToObject(r->results, "tables");
+static int write_delayed(lowp_run_t *r, const mlp_t *m, const cfg_t *c) {
+  static const char *const nm[3] = {"current", "delayed", "delayed-len1"};
+  FILE *fd = fopen(lowp_run_path(r, "delayed.csv"), "w");
+  long long k, i;
+  if (!fd) return LOWP_EIO;
+  fprintf(fd, "step,recipe,mean_rel_err,saturated\n");
+  for (k = 0; k < 3; k++) /* rows grouped per recipe: contiguous gnuplot lines */
+    for (i = 0; i < c->steps; i++)
+      fprintf(fd, "%lld,%s,%.6g,%.6g\n", i, nm[k], m->derr[k * c->steps + i], m->dsat[k * c->steps + i]);
+  return fclose(fd) != 0 ? LOWP_EIO : LOWP_OK;
+}
+
+/* the recipes on the four tensors: table, summary rows and recipes.csv */
+static int render_recipes(lowp_run_t *r, const mlp_t *m, const cfg_t *c) {
+  static const char *const cols[] = {"tensor", "shape", "recipe", "element", "rel. error (norm)",
+                                     "mean elementwise rel. error", "saturated", "flushed", "subnormal", "scales"};
+  cJSON *tables = cJSON_AddArrayToObject(r->results, "tables");
+  cJSON *rows = lowp_result_table(tables, "Quantization error of the MLP's tensors by recipe (relative Frobenius "
+                                  "error against fp64; saturated = clamped to max; flushed = nonzero to 0)", cols, 10);
+  double *deq = m->deq;
+  FILE *fe = fopen(lowp_run_path(r, "recipes.csv"), "w");
   {
-    static const char *const cols[] = {"tensor", "shape", "recipe", "element", "rel. error (norm)",
-                                       "mean elementwise rel. error", "saturated", "flushed", "subnormal", "scales"};
-    rows = lowp_result_table(tables, "Quantization error of the MLP's tensors by recipe (relative Frobenius "
-                             "error against fp64; saturated = clamped to max; flushed = nonzero to 0)", cols, 10);
-  }
-  {
-    FILE *fe = fopen(lowp_run_path(r, "recipes.csv"), "w");
     struct { const char *name; const double *x; long long rows, cols; int chan_is_col, grad; } T[4] = {
-        {"W1 (weights)", W1, c.hid, c.in, 0, 0},
-        {"X (inputs with outlier channels)", X, c.B, c.in, 1, 0},
-        {"H (hidden activations)", H, c.B, c.hid, 1, 0},
-        {"dW1 (weight gradient)", dW1, c.hid, c.in, 0, 1}};
+        {"W1 (weights)", m->W1, c->hid, c->in, 0, 0},
+        {"X (inputs with outlier channels)", m->X, c->B, c->in, 1, 0},
+        {"H (hidden activations)", m->H, c->B, c->hid, 1, 0},
+        {"dW1 (weight gradient)", m->dW1, c->hid, c->in, 0, 1}};
     int t, q;
-    if (!fe) return 2;
+    if (!fe) return LOWP_EIO;
     fprintf(fe, "tensor_index,tensor,recipe_index,recipe,element,rel_err,saturated,flushed,mean_rel_err\n");
     fprintf(r->summary, "| tensor | recipe | element | rel. error (norm) | mean elem. rel. error | saturated | flushed |\n|---|---|---|---|---|---|---|\n");
     for (t = 0; t < 4; t++) {
@@ -295,9 +318,14 @@ static int run(lowp_run_t *r) {
                 qs.nonzero ? (double)qs.flushed / (double)qs.nonzero : 0.0, lowp_quant_mean_rel_err(&qs));
       }
     }
-    if (fclose(fe) != 0) return 2;
   }
+  return fclose(fe) != 0 ? LOWP_EIO : LOWP_OK;
+}
 
+static int render_plots(lowp_run_t *r, const cfg_t *c, const spike_t *sp) {
+  cJSON *plots;
+  int st;
+  long long spike_step = sp->spike_step;
   plots = cJSON_AddArrayToObject(r->results, "plots");
   {
     lowp_plot_t pl = {"FP8 quantization error by recipe and tensor (e4m3 unless marked)",
@@ -324,7 +352,7 @@ static int run(lowp_run_t *r) {
         {"delayed.csv", 1, 3, "current scaling (amax of this tensor)", "linespoints pt 7 ps 0.6", "current", 2, 0},
         {"delayed.csv", 1, 3, "delayed, max of amax history", "linespoints pt 5 ps 0.6", "delayed", 2, 0},
         {"delayed.csv", 1, 3, "delayed, most recent amax", "linespoints pt 9 ps 0.6", "delayed-len1", 2, 1}};
-    snprintf(title, sizeof title, "Delayed vs current scaling; the inputs spike x%g at step %lld", c.spike, spike_step);
+    snprintf(title, sizeof title, "Delayed vs current scaling; the inputs spike x%g at step %lld", c->spike, spike_step);
     pl.title = title;
     st = lowp_plot(r->outdir, "delayed", &pl, s3, 3);
   }
@@ -335,16 +363,22 @@ static int run(lowp_run_t *r) {
                    "clip their largest elements (saturated fractions in delayed.csv, column 4; few elements, so the mean "
                    "barely moves); afterwards the max over the history keeps a scale 1/spike too small, pushing small "
                    "values into e4m3's subnormals, until the spike leaves the history.");
-  if (st != 0) return lowp_run_plot_failed(r, st);
+  return st;
+}
 
-  /* answer and verdicts from recipes.csv's numbers: recompute two headline pairs */
+/* answer and verdicts from recipes.csv's numbers: recompute two headline pairs */
+static void judge(lowp_run_t *r, const mlp_t *m, const cfg_t *c, const spike_t *sp) {
+  double *deq = m->deq;
+  const double *X = m->X, *dW1 = m->dW1;
+  cJSON *verdicts;
+  char buf[1600];
   {
     lowp_quant_stats_t a, bq, cq, dq;
     memset(&a, 0, sizeof a); memset(&bq, 0, sizeof bq); memset(&cq, 0, sizeof cq); memset(&dq, 0, sizeof dq);
-    lowp_fp8_quantize_blocks(deq, NULL, X, (size_t)c.B, (size_t)c.in, (size_t)c.B, (size_t)c.in, &LOWP_FMT_E4M3, LOWP_SCALE_AMAX, 0, &a);
-    lowp_fp8_quantize_blocks(deq, NULL, X, (size_t)c.B, (size_t)c.in, (size_t)c.B, 1, &LOWP_FMT_E4M3, LOWP_SCALE_AMAX, 0, &bq);
-    lowp_fp8_quantize_blocks(deq, NULL, dW1, (size_t)c.hid, (size_t)c.in, (size_t)c.hid, (size_t)c.in, &LOWP_FMT_E4M3, LOWP_SCALE_AMAX, 0, &cq);
-    lowp_fp8_quantize_blocks(deq, NULL, dW1, (size_t)c.hid, (size_t)c.in, 1, 32, &LOWP_FMT_E4M3, LOWP_SCALE_E8M0, 0, &dq);
+    lowp_fp8_quantize_blocks(deq, NULL, X, (size_t)c->B, (size_t)c->in, (size_t)c->B, (size_t)c->in, &LOWP_FMT_E4M3, LOWP_SCALE_AMAX, 0, &a);
+    lowp_fp8_quantize_blocks(deq, NULL, X, (size_t)c->B, (size_t)c->in, (size_t)c->B, 1, &LOWP_FMT_E4M3, LOWP_SCALE_AMAX, 0, &bq);
+    lowp_fp8_quantize_blocks(deq, NULL, dW1, (size_t)c->hid, (size_t)c->in, (size_t)c->hid, (size_t)c->in, &LOWP_FMT_E4M3, LOWP_SCALE_AMAX, 0, &cq);
+    lowp_fp8_quantize_blocks(deq, NULL, dW1, (size_t)c->hid, (size_t)c->in, 1, 32, &LOWP_FMT_E4M3, LOWP_SCALE_E8M0, 0, &dq);
     snprintf(buf, sizeof buf,
              "Inputs with %lld outlier channels (x%g): e4m3 mean elementwise error per tensor %.3g vs per channel "
              "%.3g (norm-wise %.3g vs %.3g: the norm hides the small channels). Weight gradient: per tensor %.3g "
@@ -353,12 +387,12 @@ static int run(lowp_run_t *r) {
              "elementwise error %.3g) where current scaling saturated %.2f%% (error %.3g); over the next %lld steps, "
              "while the spike stayed in the amax history, delayed scaling's error was %.3g vs %.3g for current "
              "scaling.",
-             c.outl, c.oscale, lowp_quant_mean_rel_err(&a), lowp_quant_mean_rel_err(&bq), lowp_quant_rel_err(&a),
+             c->outl, c->oscale, lowp_quant_mean_rel_err(&a), lowp_quant_mean_rel_err(&bq), lowp_quant_rel_err(&a),
              lowp_quant_rel_err(&bq), lowp_quant_mean_rel_err(&cq),
              cq.nonzero ? 100.0 * (double)cq.flushed / (double)cq.nonzero : 0.0, lowp_quant_mean_rel_err(&dq),
-             dq.nonzero ? 100.0 * (double)dq.flushed / (double)dq.nonzero : 0.0, c.spike, c.hist,
-             100 * sat_spike_delayed, err_spike_delayed, 100 * sat_spike_cur, err_spike_cur, n_after,
-             n_after ? after_del / (double)n_after : 0.0, n_after ? after_cur / (double)n_after : 0.0);
+             dq.nonzero ? 100.0 * (double)dq.flushed / (double)dq.nonzero : 0.0, c->spike, c->hist,
+             100 * sp->sat_spike_delayed, sp->err_spike_delayed, 100 * sp->sat_spike_cur, sp->err_spike_cur, sp->n_after,
+             sp->n_after ? sp->after_del / (double)sp->n_after : 0.0, sp->n_after ? sp->after_cur / (double)sp->n_after : 0.0);
     cJSON_AddStringToObject(r->results, "answer", buf);
     fprintf(r->summary, "\n**Answer.** %s\n", buf);
     verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
@@ -377,16 +411,44 @@ static int run(lowp_run_t *r) {
              lowp_format_xmax(&LOWP_FMT_E4M3), lowp_format_xmax(&LOWP_FMT_E5M2));
     lowp_result_verdict(verdicts, "E4M3 range +-448, E5M2 range +-57344", "document 004, \"Two FP8 Variants\"", buf,
                         lowp_format_xmax(&LOWP_FMT_E4M3) == 448 && lowp_format_xmax(&LOWP_FMT_E5M2) == 57344 ? "holds" : "wrong");
-    snprintf(buf, sizeof buf, "at the spike: delayed saturated %.2f%%, current %.2f%%", 100 * sat_spike_delayed,
-             100 * sat_spike_cur);
+    snprintf(buf, sizeof buf, "at the spike: delayed saturated %.2f%%, current %.2f%%", 100 * sp->sat_spike_delayed,
+             100 * sp->sat_spike_cur);
     lowp_result_verdict(verdicts, "FP8 requires per-tensor scaling: limited range needs careful scale management",
                         "document 004, \"Key Takeaways\" 7", buf,
                         "holds with a qualification: a per-tensor scale from history (delayed scaling) clips at "
                         "distribution shifts, and per-tensor is the coarsest option; finer scales (per channel, "
                         "1x128/128x128 blocks, MX) cut the error further on tensors with outliers");
   }
-  free(means); free(W1); free(W2); free(X); free(Z1); free(H); free(P); free(dZ2); free(dH);
-  free(dW1); free(dW2); free(deq); free(y);
+}
+
+static int run(lowp_run_t *r) {
+  cfg_t c;
+  mlp_t m;
+  spike_t sp;
+  int st;
+  /* declare */
+  get_cfg(r, &c);
+  if (mlp_alloc(&m, &c)) {
+    mlp_free(&m);
+    fprintf(stderr, "lowp run fp8-scaling: out of memory or cannot write delayed.csv\n");
+    return 2;
+  }
+  /* simulate (training is not an operation: its own loop) and quantize */
+  train(r, &m, &c, &sp);
+  /* render and judge */
+  st = write_delayed(r, &m, &c);
+  if (!st) st = render_recipes(r, &m, &c);
+  if (st) {
+    mlp_free(&m);
+    return 2;
+  }
+  st = render_plots(r, &c, &sp);
+  if (st != 0) {
+    mlp_free(&m);
+    return lowp_run_plot_failed(r, st);
+  }
+  judge(r, &m, &c, &sp);
+  mlp_free(&m);
   return 0;
 }
 

@@ -33,6 +33,7 @@
 #include "format/format.h"
 #include "io/plot.h"
 #include "rng/rng.h"
+#include "status.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -107,113 +108,125 @@ typedef struct {
   long long recover;     /* steps after the burst until scale >= pre_burst (-1 never) */
 } pol_t;
 
-static int run(lowp_run_t *r) {
-  cfg_t c;
-  pol_t p[NPOL];
-  double *g;
-  long long t, i, burst0, burst1;
-  int k, st;
-  FILE *fs, *fu;
-  lowp_rng_t rng;
-  const lowp_format_t *f16 = &LOWP_FMT_FP16;
-  cJSON *tables, *rows, *verdicts, *plots;
-  char buf[1024], b2[256];
-
-  get_cfg(r, &c);
-  burst0 = (long long)floor(c.burst_at * (double)c.steps);
-  burst1 = burst0 + c.burst_len;
-  g = malloc((size_t)c.n * sizeof *g);
-  fs = fopen(lowp_run_path(r, "scale.csv"), "w");
-  fu = fopen(lowp_run_path(r, "underflow.csv"), "w");
-  if (!g || !fs || !fu) {
-    fprintf(stderr, "lowp run gradscaler-dynamics: cannot allocate or write CSV files\n");
-    return 2;
-  }
-  fprintf(fs, "step,policy,scale,skipped\n");
-  fprintf(fu, "step,policy,frac_zero,frac_subnormal\n");
-  memset(p, 0, sizeof p);
+/* the policies: "none" and lib/amp/scaler's, each with its trajectory buffers */
+static int policies_init(pol_t *p, const cfg_t *c) {
+  int k;
+  memset(p, 0, NPOL * sizeof *p);
   p[0].name = "none";
   for (k = 1; k < NPOL; k++) {
-    lowp_scaler_init(&p[k].s, (lowp_scaler_policy_t)(k - 1), c.init, 2.0, 0.5, c.interval);
+    lowp_scaler_init(&p[k].s, (lowp_scaler_policy_t)(k - 1), c->init, 2.0, 0.5, c->interval);
     p[k].name = lowp_scaler_policy_name((lowp_scaler_policy_t)(k - 1));
   }
   for (k = 0; k < NPOL; k++) {
     p[k].min_scale = p[k].max_scale = k ? p[k].s.scale : 1.0;
     p[k].recover = -1;
-    p[k].scale_t = malloc((size_t)c.steps * sizeof(double));
-    p[k].skip_t = malloc((size_t)c.steps);
-    p[k].wfrac = malloc(((size_t)c.steps / (size_t)c.window + 1) * sizeof(double));
-    p[k].wsubf = malloc(((size_t)c.steps / (size_t)c.window + 1) * sizeof(double));
-    if (!p[k].scale_t || !p[k].skip_t || !p[k].wfrac || !p[k].wsubf) {
-      fprintf(stderr, "lowp run gradscaler-dynamics: out of memory\n");
-      return 2;
-    }
+    p[k].scale_t = malloc((size_t)c->steps * sizeof(double));
+    p[k].skip_t = malloc((size_t)c->steps);
+    p[k].wfrac = malloc(((size_t)c->steps / (size_t)c->window + 1) * sizeof(double));
+    p[k].wsubf = malloc(((size_t)c->steps / (size_t)c->window + 1) * sizeof(double));
+    if (!p[k].scale_t || !p[k].skip_t || !p[k].wfrac || !p[k].wsubf) return LOWP_ENOMEM;
   }
-  lowp_rng_init(&rng, r->seed, 0x6773u);
+  return LOWP_OK;
+}
 
-  for (t = 0; t < c.steps; t++) {
-    double mu = c.mu0 + c.drift * (double)t / (double)c.steps;
-    int spike = lowp_rng_uniform(&rng) < c.spike_prob;
+static void policies_free(pol_t *p) {
+  int k;
+  for (k = 0; k < NPOL; k++) {
+    free(p[k].scale_t); free(p[k].skip_t); free(p[k].wfrac); free(p[k].wsubf);
+  }
+}
+
+/* one step of policy k on the gradients g: S g rounded once to fp16, the
+   lost (zero) and subnormal elements counted, the scaler updated */
+static void policy_step(pol_t *q, int k, const cfg_t *c, const double *g, long long t, long long burst0,
+                        long long burst1) {
+  const lowp_format_t *f16 = &LOWP_FMT_FP16;
+  double S = k ? q->s.scale : 1.0;
+  long long lost = 0, sub = 0, i;
+  int found = 0, skipped;
+  for (i = 0; i < c->n; i++) {
+    double y;
+    lowp_round_f64(&y, S * g[i], f16, NULL, LOWP_RND_NE);
+    if (!isfinite(y)) found = 1;
+    else if (y == 0 && g[i] != 0) lost++;
+    else if (fabs(y) < lowp_format_xmin(f16)) sub++;
+  }
+  if (found) q->skipped++;
+  else {
+    q->lost += lost; q->sub += sub; q->seen += c->n;
+    if (t < burst0) { q->lost_pre += lost; q->seen_pre += c->n; }
+    q->wlost += lost; q->wsub += sub; q->wseen += c->n;
+  }
+  if (k) {
+    lowp_scaler_update(&q->s, found, &skipped);
+    S = q->s.scale;
+    if (S < q->min_scale) q->min_scale = S;
+    if (S > q->max_scale) q->max_scale = S;
+    if (t == burst1 - 1) q->post_burst = S;
+    if (c->burst_len > 0 && t >= burst1 && q->recover < 0 && S >= q->pre_burst)
+      q->recover = t - burst1 + 1;
+  }
+  q->scale_t[t] = S;
+  q->skip_t[t] = (unsigned char)found;
+  if ((t + 1) % c->window == 0) {
+    q->wfrac[q->nw] = q->wseen ? (double)q->wlost / (double)q->wseen : NAN;
+    q->wsubf[q->nw++] = q->wseen ? (double)q->wsub / (double)q->wseen : NAN;
+    q->wlost = q->wsub = q->wseen = 0;
+  }
+}
+
+/* the simulation: drifting, spiking log-normal gradients with a NaN burst */
+static int simulate(lowp_run_t *r, const cfg_t *c, pol_t *p, long long burst0, long long burst1) {
+  double *g = malloc((size_t)c->n * sizeof *g);
+  long long t, i;
+  int k;
+  lowp_rng_t rng;
+  if (!g) return LOWP_ENOMEM;
+  lowp_rng_init(&rng, r->seed, 0x6773u);
+  for (t = 0; t < c->steps; t++) {
+    double mu = c->mu0 + c->drift * (double)t / (double)c->steps;
+    int spike = lowp_rng_uniform(&rng) < c->spike_prob;
     int nanstep = t >= burst0 && t < burst1;
-    if (spike) mu += c.spike_dec;
-    for (i = 0; i < c.n; i++) {
+    if (spike) mu += c->spike_dec;
+    for (i = 0; i < c->n; i++) {
       double z = lowp_rng_normal(&rng), sgn = (lowp_rng_next(&rng) & 1) ? -1.0 : 1.0;
-      g[i] = nanstep ? NAN : sgn * pow(10.0, mu + c.sigma * z);
+      g[i] = nanstep ? NAN : sgn * pow(10.0, mu + c->sigma * z);
     }
     if (t == burst0)
       for (k = 0; k < NPOL; k++) p[k].pre_burst = k ? p[k].s.scale : 1.0;
-    for (k = 0; k < NPOL; k++) {
-      double S = k ? p[k].s.scale : 1.0;
-      long long lost = 0, sub = 0;
-      int found = 0, skipped;
-      for (i = 0; i < c.n; i++) {
-        double y;
-        lowp_round_f64(&y, S * g[i], f16, NULL, LOWP_RND_NE);
-        if (!isfinite(y)) found = 1;
-        else if (y == 0 && g[i] != 0) lost++;
-        else if (fabs(y) < lowp_format_xmin(f16)) sub++;
-      }
-      if (found) p[k].skipped++;
-      else {
-        p[k].lost += lost; p[k].sub += sub; p[k].seen += c.n;
-        if (t < burst0) { p[k].lost_pre += lost; p[k].seen_pre += c.n; }
-        p[k].wlost += lost; p[k].wsub += sub; p[k].wseen += c.n;
-      }
-      if (k) {
-        lowp_scaler_update(&p[k].s, found, &skipped);
-        S = p[k].s.scale;
-        if (S < p[k].min_scale) p[k].min_scale = S;
-        if (S > p[k].max_scale) p[k].max_scale = S;
-        if (t == burst1 - 1) p[k].post_burst = S;
-        if (c.burst_len > 0 && t >= burst1 && p[k].recover < 0 && S >= p[k].pre_burst)
-          p[k].recover = t - burst1 + 1;
-      }
-      p[k].scale_t[t] = S;
-      p[k].skip_t[t] = (unsigned char)found;
-      if ((t + 1) % c.window == 0) {
-        p[k].wfrac[p[k].nw] = p[k].wseen ? (double)p[k].wlost / (double)p[k].wseen : NAN;
-        p[k].wsubf[p[k].nw++] = p[k].wseen ? (double)p[k].wsub / (double)p[k].wseen : NAN;
-        p[k].wlost = p[k].wsub = p[k].wseen = 0;
-      }
-    }
-    if ((t & 1023) == 0) lowp_run_progress(r, "step %lld/%lld", t, c.steps);
+    for (k = 0; k < NPOL; k++) policy_step(&p[k], k, c, g, t, burst0, burst1);
+    if ((t & 1023) == 0) lowp_run_progress(r, "step %lld/%lld", t, c->steps);
   }
   free(g);
+  return LOWP_OK;
+}
+
+static int write_csvs(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
+  FILE *fs = fopen(lowp_run_path(r, "scale.csv"), "w"), *fu = fopen(lowp_run_path(r, "underflow.csv"), "w");
+  long long t, i;
+  int k, bad;
+  if (!fs || !fu) {
+    if (fs) fclose(fs);
+    if (fu) fclose(fu);
+    return LOWP_EIO;
+  }
+  fprintf(fs, "step,policy,scale,skipped\n");
+  fprintf(fu, "step,policy,frac_zero,frac_subnormal\n");
   for (k = 0; k < NPOL; k++) {
-    for (t = 0; t < c.steps; t++)
+    for (t = 0; t < c->steps; t++)
       fprintf(fs, "%lld,%s,%.9g,%d\n", t + 1, p[k].name, p[k].scale_t[t], p[k].skip_t[t]);
     for (i = 0; i < p[k].nw; i++)
       if (p[k].wfrac[i] == p[k].wfrac[i])
-        fprintf(fu, "%lld,%s,%.6g,%.6g\n", (i + 1) * c.window, p[k].name, p[k].wfrac[i], p[k].wsubf[i]);
-    free(p[k].scale_t); free(p[k].skip_t); free(p[k].wfrac); free(p[k].wsubf);
+        fprintf(fu, "%lld,%s,%.6g,%.6g\n", (i + 1) * c->window, p[k].name, p[k].wfrac[i], p[k].wsubf[i]);
   }
-  if (fclose(fs) != 0 || fclose(fu) != 0) {
-    fprintf(stderr, "lowp run gradscaler-dynamics: cannot write CSV files\n");
-    return 2;
-  }
+  bad = fclose(fs) != 0;
+  bad |= fclose(fu) != 0;
+  return bad ? LOWP_EIO : LOWP_OK;
+}
 
-  /* ---- results */
-  tables = cJSON_AddArrayToObject(r->results, "tables");
+static void render_table(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
+  cJSON *tables = cJSON_AddArrayToObject(r->results, "tables"), *rows;
+  int k;
   {
     static const char *const cols[] = {"policy", "skipped steps", "lost before the burst", "lost to underflow", "subnormal",
                                        "min scale", "max scale", "scale after burst",
@@ -235,7 +248,7 @@ static int run(lowp_run_t *r) {
     snprintf(cell[5], 48, "%.6g", p[k].min_scale);
     snprintf(cell[6], 48, "%.6g", p[k].max_scale);
     snprintf(cell[7], 48, "%.6g", k ? p[k].post_burst : 1.0);
-    if (k == 0 || c.burst_len == 0) snprintf(cell[8], 48, "-");
+    if (k == 0 || c->burst_len == 0) snprintf(cell[8], 48, "-");
     else if (p[k].recover < 0) snprintf(cell[8], 48, "not within the run");
     else snprintf(cell[8], 48, "%lld", p[k].recover);
     snprintf(cell[9], 48, "%.6g", k ? p[k].s.scale : 1.0);
@@ -244,9 +257,11 @@ static int run(lowp_run_t *r) {
     fprintf(r->summary, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3],
             cp[4], cp[5], cp[6], cp[7], cp[8], cp[9]);
   }
+}
 
-  /* ---- plots */
-  plots = cJSON_AddArrayToObject(r->results, "plots");
+static int render_plots(lowp_run_t *r, long long burst0, long long burst1) {
+  cJSON *plots = cJSON_AddArrayToObject(r->results, "plots");
+  int st;
   {
     char extra[512];
     lowp_plot_t pl = {"Loss scale over training (fp16 gradients; NaN burst and spikes marked by drops)",
@@ -279,8 +294,13 @@ static int run(lowp_run_t *r) {
   lowp_result_plot(plots, "underflow.png", "Share of the step's gradient elements that fp16 rounds to zero, with and "
                    "without loss scaling (window means over unskipped steps). PyTorch's line sits at 0 until the NaN burst "
                    "leaves its scale below 1.");
-  if (st != 0) return lowp_run_plot_failed(r, st);
+  return st;
+}
 
+static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
+  const lowp_format_t *f16 = &LOWP_FMT_FP16;
+  cJSON *verdicts;
+  char buf[1024], b2[256];
   /* ---- answer and verdicts */
   {
     double f0 = p[0].seen_pre ? (double)p[0].lost_pre / (double)p[0].seen_pre : 0;
@@ -290,9 +310,9 @@ static int run(lowp_run_t *r) {
              "and %.4f%% with PyTorch's GradScaler (%lld of %lld steps skipped in the whole run). The %lld-step NaN burst drove PyTorch's "
              "scale to %.3g (recovery: %s steps; at one doubling per interval it needs about %lld); Genesis's clamp held it at %.3g. The MLX C++ sketch "
              "ended at %.6g vs PyTorch's %.6g.",
-             100 * f0, 100 * f1, p[1].skipped, c.steps, c.burst_len, p[1].post_burst,
+             100 * f0, 100 * f1, p[1].skipped, c->steps, c->burst_len, p[1].post_burst,
              p[1].recover < 0 ? "more than the rest of the run" : (snprintf(b2, sizeof b2, "%lld", p[1].recover), b2),
-             c.burst_len * c.interval, p[2].post_burst, p[3].s.scale, p[1].s.scale);
+             c->burst_len * c->interval, p[2].post_burst, p[3].s.scale, p[1].s.scale);
     cJSON_AddStringToObject(r->results, "answer", buf);
     fprintf(r->summary, "\n**Answer.** %s\n", buf);
   }
@@ -310,7 +330,7 @@ static int run(lowp_run_t *r) {
                         "document 001, section 1.A \"The Underflow Problem\"", buf,
                         "wrong: fp16 has subnormals; gradients between 2^-25 and 2^-14 survive with reduced precision");
     snprintf(buf, sizeof buf, "PyTorch: min scale %.3g, max %.3g, %lld skipped steps of %lld; see scale.png",
-             p[1].min_scale, p[1].max_scale, p[1].skipped, c.steps);
+             p[1].min_scale, p[1].max_scale, p[1].skipped, c->steps);
     lowp_result_verdict(verdicts, "Loss scale over training: grows in warmup, drops at spikes, stabilises late",
                         "document 004, \"Loss Scale Dynamics\"", buf,
                         "holds with a qualification: with growth every 2000 steps the scale is a staircase that only "
@@ -318,7 +338,7 @@ static int run(lowp_run_t *r) {
                         "element, not their median");
     snprintf(buf, sizeof buf, "scale after the %lld-step NaN burst: PyTorch %.3g, Genesis %.3g; recovery to the "
              "pre-burst scale: PyTorch %lld, Genesis %lld steps (-1 = not within the run)",
-             c.burst_len, p[1].post_burst, p[2].post_burst, p[1].recover, p[2].recover);
+             c->burst_len, p[1].post_burst, p[2].post_burst, p[1].recover, p[2].recover);
     lowp_result_verdict(verdicts, "Genesis's GradScaler: scale = max(scale * backoff, 1.0)",
                         "document 003, \"Advanced Mixed Precision with Loss Scaling\"", buf,
                         "holds (reproduced): the clamp bounds the damage of a NaN burst, but a scale of 1 cannot "
@@ -330,6 +350,36 @@ static int run(lowp_run_t *r) {
                         "holds with a qualification: it behaves like PyTorch except that a skipped step counts "
                         "toward growth (tracker 1 after an overflow; with growth_interval 1 the backoff is undone)");
   }
+}
+
+static int run(lowp_run_t *r) {
+  cfg_t c;
+  pol_t p[NPOL];
+  long long burst0, burst1;
+  int st;
+  /* declare */
+  get_cfg(r, &c);
+  burst0 = (long long)floor(c.burst_at * (double)c.steps);
+  burst1 = burst0 + c.burst_len;
+  /* simulate (the scaler's trajectory is not an operation: its own loop) */
+  st = policies_init(p, &c);
+  if (!st) st = simulate(r, &c, p, burst0, burst1);
+  if (st) {
+    policies_free(p);
+    fprintf(stderr, "lowp run gradscaler-dynamics: out of memory\n");
+    return 2;
+  }
+  /* render and judge */
+  st = write_csvs(r, &c, p);
+  policies_free(p);
+  if (st) {
+    fprintf(stderr, "lowp run gradscaler-dynamics: cannot write CSV files\n");
+    return 2;
+  }
+  render_table(r, &c, p);
+  st = render_plots(r, burst0, burst1);
+  if (st != 0) return lowp_run_plot_failed(r, st);
+  judge(r, &c, p);
   return 0;
 }
 

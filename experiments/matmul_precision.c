@@ -482,76 +482,78 @@ static const char *slope_cell(char *b, size_t len, double m, double h, int q) {
 
 /* --------------------------------------------------------------- run */
 
-static int run(lowp_run_t *r) {
-  static const char *const colors[] = {"#000000", "#1f77b4", "#d62728", "#2ca02c",
-                                       "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"};
-  /* gnuplot's filled point types (square, circle, triangle up, triangle down, diamond, pentagon); the
-     open one of each is one less */
-  static const int pts[8] = {5, 7, 9, 11, 13, 15, 5, 7};
+static const char *const colors[] = {"#000000", "#1f77b4", "#d62728", "#2ca02c",
+                                     "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"};
+/* gnuplot's filled point types (square, circle, triangle up, triangle down, diamond, pentagon); the
+   open one of each is one less */
+static const int pts[8] = {5, 7, 9, 11, 13, 15, 5, 7};
+
+/* the run: what it declares (kernels, sizes, seeds), its buffers and what it measured */
+typedef struct {
   cfg_t c;
-  kernel_t *ks = calloc(MAXK, sizeof *ks);
-  meas_t *M = calloc(1, sizeof *M);
-  int nk = 0, i, si, st = 0, bad = 0, fi32 = -1;
-  long nmax, sd, tot_fallback = 0, tot_checked = 0, j, tinyc[MAXF] = {0};
-  size_t nn_max, it, nit = 0;
-  item_t *items = NULL;
-  int *isi = NULL, failed_here = 0, nomem;
-  long *isd = NULL;
+  kernel_t *ks;
+  meas_t *M;
+  int nk, bad, fi32;
+  long nmax, tot_fallback, tot_checked, tinyc[MAXF];
+  size_t nn_max, nit;
+  item_t *items;
+  int *isi;
+  long *isd;
   double *A0, *B0, *Ain, *Bin, *Xd, *XF, *RF, *Cd, *C32, *Atc, *Ctc;
   float *Af, *Bf, *Cf;
   int *flags;
   long *rowidx;
-  FILE *csv;
-  cJSON *tables = cJSON_AddArrayToObject(r->results, "tables");
-  cJSON *plots = cJSON_AddArrayToObject(r->results, "plots");
-  char err[256];
-  lowp_rng_t g;
+  cJSON *tables, *plots;
   lowp_problem_t prob;
+} mp_t;
 
-  /* every rank leaves together (none left waiting in a collective), one message */
-  nomem = !ks || !M;
-  if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) {
-    if (!lowp_par_spread() || lowp_par_rank() == 0) fprintf(stderr, "lowp run matmul-precision: out of memory\n");
-    return 2;
-  }
-  parse(r, &c);
-  nmax = c.sizes[c.ns - 1];
-  nn_max = (size_t)nmax * nmax;
+/* the growth exponents and where the tables look */
+typedef struct {
+  double gm[MAXK][4], gh[MAXK][4];
+  int gq[MAXK][4];
+  int nsmall, tcpos, head, last;
+} growth_t;
+
+/* declare the kernels: cpu-F for every format; F-in/fp32-acc for formats
+   narrower than fp32; tc-M-F where the model has a datapath */
+static void declare_kernels(mp_t *S) {
+  int i, si;
+  char err[256];
   /* cpu-fp32 runs first: the others are compared with its result */
-  for (i = 0; i < c.nf; i++)
-    if (c.fs[i].precision == LOWP_FMT_FP32.precision && c.fs[i].emin == LOWP_FMT_FP32.emin &&
-        c.fs[i].emax == LOWP_FMT_FP32.emax) {
-      lowp_format_t t = c.fs[0];
-      int tb = c.bigf[0];
-      c.fs[0] = c.fs[i];
-      c.fs[i] = t;
-      c.bigf[0] = c.bigf[i];
-      c.bigf[i] = tb;
-      fi32 = 0;
+  for (i = 0; i < S->c.nf; i++)
+    if (S->c.fs[i].precision == LOWP_FMT_FP32.precision && S->c.fs[i].emin == LOWP_FMT_FP32.emin &&
+        S->c.fs[i].emax == LOWP_FMT_FP32.emax) {
+      lowp_format_t t = S->c.fs[0];
+      int tb = S->c.bigf[0];
+      S->c.fs[0] = S->c.fs[i];
+      S->c.fs[i] = t;
+      S->c.bigf[0] = S->c.bigf[i];
+      S->c.bigf[i] = tb;
+      S->fi32 = 0;
       break;
     }
 
   /* kernels: cpu-F for every format; F-in/fp32-acc for formats narrower than fp32; tc-M-F where the
      model has a datapath */
-  for (i = 0; i < c.nf; i++) {
-    kernel_t *k = &ks[nk++];
-    snprintf(k->name, sizeof k->name, "cpu-%s", c.fs[i].name);
-    k->in = &c.fs[i];
+  for (i = 0; i < S->c.nf; i++) {
+    kernel_t *k = &S->ks[S->nk++];
+    snprintf(k->name, sizeof k->name, "cpu-%s", S->c.fs[i].name);
+    k->in = &S->c.fs[i];
     k->fi = i;
     k->kind = K_ALL;
-    k->acc.prod = &c.fs[i];
-    k->acc.acc = &c.fs[i];
+    k->acc.prod = &S->c.fs[i];
+    k->acc.acc = &S->c.fs[i];
     k->acc.prod_rnd = k->acc.acc_rnd = LOWP_RND_NE;
     k->acc.order = LOWP_ORDER_RECURSIVE;
-    frnd_init(&k->fp, &c.fs[i]);
-    frnd_init(&k->fa, &c.fs[i]);
-    k->uacc = lowp_format_u(&c.fs[i]);
+    frnd_init(&k->fp, &S->c.fs[i]);
+    frnd_init(&k->fa, &S->c.fs[i]);
+    k->uacc = lowp_format_u(&S->c.fs[i]);
   }
-  for (i = 0; i < c.nf; i++) {
-    kernel_t *k = &ks[nk];
-    if (c.fs[i].precision >= LOWP_FMT_FP32.precision) continue;
-    snprintf(k->name, sizeof k->name, "%s-in/fp32-acc", c.fs[i].name);
-    k->in = &c.fs[i];
+  for (i = 0; i < S->c.nf; i++) {
+    kernel_t *k = &S->ks[S->nk];
+    if (S->c.fs[i].precision >= LOWP_FMT_FP32.precision) continue;
+    snprintf(k->name, sizeof k->name, "%s-in/fp32-acc", S->c.fs[i].name);
+    k->in = &S->c.fs[i];
     k->fi = i;
     k->kind = K_MIX;
     k->acc.prod = NULL;
@@ -561,243 +563,315 @@ static int run(lowp_run_t *r) {
     frnd_init(&k->fp, &LOWP_FMT_FP32);
     frnd_init(&k->fa, &LOWP_FMT_FP32);
     k->uacc = lowp_format_u(&LOWP_FMT_FP32);
-    nk++;
+    S->nk++;
   }
-  if (c.model)
-    for (i = 0; i < c.nf; i++) {
-      kernel_t *k = &ks[nk];
-      if (lowp_gemm_tc_config(&k->tcc, c.model, -1, &c.fs[i], &LOWP_FMT_FP32, err, sizeof err) != LOWP_OK) continue;
-      snprintf(k->name, sizeof k->name, "tc-%s-%s", c.model, c.fs[i].name);
-      k->in = &c.fs[i];
+  if (S->c.model)
+    for (i = 0; i < S->c.nf; i++) {
+      kernel_t *k = &S->ks[S->nk];
+      if (lowp_gemm_tc_config(&k->tcc, S->c.model, -1, &S->c.fs[i], &LOWP_FMT_FP32, err, sizeof err) != LOWP_OK) continue;
+      snprintf(k->name, sizeof k->name, "tc-%s-%s", S->c.model, S->c.fs[i].name);
+      k->in = &S->c.fs[i];
       k->fi = i;
       k->kind = K_TC;
       k->uacc = lowp_format_u(&LOWP_FMT_FP32);
-      nk++;
+      S->nk++;
     }
-  for (i = 0; i < nk; i++)
-    for (si = 0; si < c.ns; si++) kernel_bounds(&ks[i], si, c.sizes[si]);
+  for (i = 0; i < S->nk; i++)
+    for (si = 0; si < S->c.ns; si++) kernel_bounds(&S->ks[i], si, S->c.sizes[si]);
 
-  A0 = malloc(nn_max * sizeof *A0);
-  B0 = malloc(nn_max * sizeof *B0);
-  Ain = malloc(nn_max * sizeof *Ain);
-  Bin = malloc(nn_max * sizeof *Bin);
-  Xd = malloc(nn_max * sizeof *Xd);
-  XF = malloc(nn_max * sizeof *XF);
-  RF = malloc(nn_max * sizeof *RF);
-  Cd = malloc(nn_max * sizeof *Cd);
-  C32 = malloc(nn_max * sizeof *C32);
-  Atc = malloc((size_t)c.tcrows * nmax * sizeof *Atc);
-  Ctc = malloc((size_t)c.tcrows * nmax * sizeof *Ctc);
-  Af = malloc(nn_max * sizeof *Af);
-  Bf = malloc(nn_max * sizeof *Bf);
-  Cf = malloc(nn_max * sizeof *Cf);
-  flags = malloc((size_t)nmax * ((nmax + JB - 1) / JB) * sizeof *flags);
-  rowidx = malloc((size_t)nmax * sizeof *rowidx);
+}
+
+static int alloc_buffers(mp_t *S) {
+  size_t it;
+  int si;
+  long sd;
+  int nomem;
+  S->A0 = malloc(S->nn_max * sizeof *S->A0);
+  S->B0 = malloc(S->nn_max * sizeof *S->B0);
+  S->Ain = malloc(S->nn_max * sizeof *S->Ain);
+  S->Bin = malloc(S->nn_max * sizeof *S->Bin);
+  S->Xd = malloc(S->nn_max * sizeof *S->Xd);
+  S->XF = malloc(S->nn_max * sizeof *S->XF);
+  S->RF = malloc(S->nn_max * sizeof *S->RF);
+  S->Cd = malloc(S->nn_max * sizeof *S->Cd);
+  S->C32 = malloc(S->nn_max * sizeof *S->C32);
+  S->Atc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Atc);
+  S->Ctc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Ctc);
+  S->Af = malloc(S->nn_max * sizeof *S->Af);
+  S->Bf = malloc(S->nn_max * sizeof *S->Bf);
+  S->Cf = malloc(S->nn_max * sizeof *S->Cf);
+  S->flags = malloc((size_t)S->nmax * ((S->nmax + JB - 1) / JB) * sizeof *S->flags);
+  S->rowidx = malloc((size_t)S->nmax * sizeof *S->rowidx);
   /* the work items (size, seed), in the order of the sizes, then the seeds */
-  for (si = 0; si < c.ns; si++) nit += (size_t)(c.sizes[si] > c.big ? c.bigseeds : c.seeds);
-  items = calloc(nit, sizeof *items);
-  isi = malloc(nit * sizeof *isi);
-  isd = malloc(nit * sizeof *isd);
-  nomem = !A0 || !B0 || !Ain || !Bin || !Xd || !XF || !RF || !Cd || !C32 || !Atc || !Ctc || !Af || !Bf || !Cf ||
-          !flags || !rowidx || !items || !isi || !isd;
+  for (si = 0; si < S->c.ns; si++) S->nit += (size_t)(S->c.sizes[si] > S->c.big ? S->c.bigseeds : S->c.seeds);
+  S->items = calloc(S->nit, sizeof *S->items);
+  S->isi = malloc(S->nit * sizeof *S->isi);
+  S->isd = malloc(S->nit * sizeof *S->isd);
+  nomem = !S->A0 || !S->B0 || !S->Ain || !S->Bin || !S->Xd || !S->XF || !S->RF || !S->Cd || !S->C32 || !S->Atc || !S->Ctc || !S->Af || !S->Bf || !S->Cf ||
+          !S->flags || !S->rowidx || !S->items || !S->isi || !S->isd;
   if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) {
     if (!lowp_par_spread() || lowp_par_rank() == 0) fprintf(stderr, "lowp run matmul-precision: out of memory\n");
     return 2;
   }
-  for (it = 0, si = 0; si < c.ns; si++)
-    for (sd = 0; sd < (c.sizes[si] > c.big ? c.bigseeds : c.seeds); sd++, it++) {
-      isi[it] = si;
-      isd[it] = sd;
+  for (it = 0, si = 0; si < S->c.ns; si++)
+    for (sd = 0; sd < (S->c.sizes[si] > S->c.big ? S->c.bigseeds : S->c.seeds); sd++, it++) {
+      S->isi[it] = si;
+      S->isd[it] = sd;
     }
-  memset(&prob, 0, sizeof prob);
-  prob.op = lowp_op_get(LOWP_OP_GEMM);
-  prob.dims.batch = 1;
-  prob.out = LOWP_FMT_FP64;
+  memset(&S->prob, 0, sizeof S->prob);
+  S->prob.op = lowp_op_get(LOWP_OP_GEMM);
+  S->prob.dims.batch = 1;
+  S->prob.out = LOWP_FMT_FP64;
 
-  /* the items are independent (each has its own random stream): under mpirun each rank computes its share
-     (lowp_par_mine) and every rank then holds them all (par/par.h); a rank stops at its first failed item */
-  for (it = 0; it < nit; it++) {
-    long n, njb, mtc;
-    size_t nn;
-    int withabs, tc_here;
-    item_t *I = &items[it];
-    if (!lowp_par_mine(it) || failed_here) continue; /* another rank's item, or this rank failed */
-    si = isi[it];
-    sd = isd[it];
-    n = c.sizes[si];
-    nn = (size_t)n * n;
-    njb = (n + JB - 1) / JB;
-    mtc = c.tcrows < n ? c.tcrows : n;
-    withabs = n <= c.big || c.bigabs;
-    tc_here = c.model && n <= c.tcmax && withabs;
-    prob.dims.m = prob.dims.n = prob.dims.k = (size_t)n;
-    {
-      double nA0, nB0;
-      int fi;
-      /* data: fp32 N(0,1), one stream per (seed, size) */
-      lowp_rng_init(&g, r->seed, (uint32_t)(sd * MAXS + si));
-      for (j = 0; j < (long)nn; j++) {
-        lowp_round_f64(&A0[j], lowp_rng_normal(&g), &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
-        lowp_round_f64(&B0[j], lowp_rng_normal(&g), &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
-      }
-      nA0 = fro(A0, nn);
-      nB0 = fro(B0, nn);
-      if (si == c.head && sd == 0) /* data entries below each format's normal range, for the answer */
-        for (fi = 0; fi < c.nf; fi++) {
-          double xm = lowp_format_xmin(&c.fs[fi]);
-          I->tinyc[fi] = 0;
-          for (j = 0; j < (long)nn; j++) I->tinyc[fi] += (fabs(A0[j]) < xm) + (fabs(B0[j]) < xm);
-        }
-      /* the tensor-core model's rows (first seed): mtc distinct rows at random (partial Fisher-Yates) */
-      for (j = 0; j < n; j++) rowidx[j] = j;
-      for (j = 0; j < mtc; j++) {
-        long t = j + (long)(lowp_rng_uniform(&g) * (double)(n - j)), tmp;
-        if (t >= n) t = n - 1;
-        tmp = rowidx[j]; rowidx[j] = rowidx[t]; rowidx[t] = tmp;
-      }
-      if (fi32 < 0) {
-        const double *in[2] = {A0, B0};
-        double *out[1] = {Xd};
-        prob.in[0] = prob.in[1] = LOWP_FMT_FP32;
-        lowp_run_progress(r, "n = %ld, seed %ld: exact product of the data", n, sd);
-        if (lowp_op_exact(out, NULL, in, &prob, &LOWP_FMT_FP64, LOWP_RND_NE) != LOWP_OK) goto item_failed;
-      }
-      for (fi = 0; fi < c.nf; fi++) {
-        const lowp_format_t *F = &c.fs[fi];
-        const double *in[2] = {Ain, Bin};
-        double *out[1] = {XF}, nA, nB;
-        if (n > c.big && !c.bigf[fi] && fi != fi32) continue;
-        for (j = 0; j < (long)nn; j++) {
-          lowp_round_f64(&Ain[j], A0[j], F, NULL, LOWP_RND_NE);
-          lowp_round_f64(&Bin[j], B0[j], F, NULL, LOWP_RND_NE);
-          Af[j] = (float)Ain[j];
-          Bf[j] = (float)Bin[j];
-        }
-        nA = fro(Ain, nn);
-        nB = fro(Bin, nn);
-        prob.in[0] = prob.in[1] = *F;
-        lowp_run_progress(r, "n = %ld, seed %ld: exact product of the %s inputs", n, sd, F->name);
-        if ((st = lowp_op_exact(out, withabs ? RF : NULL, in, &prob, &LOWP_FMT_FP64, LOWP_RND_NE)) != LOWP_OK) {
-          snprintf(I->msg, sizeof I->msg, "exact product failed: %s", lowp_status_str(st));
-          goto item_failed;
-        }
-        if (fi == fi32) memcpy(Xd, XF, nn * sizeof *Xd);
+  return 0;
+}
 
-        for (i = 0; i < nk; i++) {
-          kernel_t *k = &ks[i];
-          double *v = I->v[i], fro_in, fro_d, m_in;
-          lowp_errors_t me;
-          size_t ent = nn, e;
-          long fb = 0, q;
-          if (k->fi != fi) continue;
-          if (k->kind == K_TC && !(tc_here && sd == 0)) continue;
-          lowp_run_progress(r, "n = %ld, seed %ld: %s", n, sd, k->name);
-          if (k->kind == K_TC) {
-            /* the model on the chosen rows; the errors over those rows */
-            for (j = 0; j < mtc; j++) memcpy(&Atc[(size_t)j * n], &Ain[(size_t)rowidx[j] * n], (size_t)n * sizeof *Atc);
-            memset(Ctc, 0, (size_t)mtc * n * sizeof *Ctc);
-            if ((st = lowp_gemm_tc_ref(Ctc, Atc, Bin, (size_t)mtc, (size_t)n, (size_t)n, &k->tcc)) != LOWP_OK) {
-              snprintf(I->msg, sizeof I->msg, "kernel %s failed: %s", k->name, lowp_status_str(st));
-              goto item_failed;
-            }
-            for (j = 0; j < mtc; j++) memcpy(&Cd[(size_t)j * n], &Ctc[(size_t)j * n], (size_t)n * sizeof *Cd);
-            /* XF, RF, Xd, C32 rows gathered after the full-matrix arrays' rows in Ain (free now) */
-            for (j = 0; j < mtc; j++) {
-              size_t src = (size_t)rowidx[j] * n, dst = (size_t)j * n;
-              memcpy(&Ain[dst], &XF[src], (size_t)n * sizeof *Ain);            /* XF rows */
-              memcpy(&Atc[dst], &RF[src], (size_t)n * sizeof *Atc);            /* RF rows */
-              memcpy(&Ctc[dst], &Xd[src], (size_t)n * sizeof *Ctc);            /* Xd rows */
-            }
-            ent = (size_t)mtc * n;
-            v[M_FWD_IN] = diff(Cd, Ain, ent, &fro_in);
-            v[M_FWD_DATA] = diff(Cd, Ctc, ent, &fro_d);
-            v[M_VS32] = NAN;
-            if (fi32 >= 0) {
-              double m32 = 0;
-              for (j = 0; j < mtc; j++) {
-                double d = diff(&Cd[(size_t)j * n], &C32[(size_t)rowidx[j] * n], (size_t)n, NULL);
-                if (d > m32) m32 = d;
-              }
-              v[M_VS32] = m32;
-            }
-            v[M_CBWD] = lowp_measure_errors(&me, Cd, Ain, Atc, ent, &LOWP_FMT_FP32) == LOWP_OK ? me.max_bwd : NAN;
-            v[M_SPECIAL] = (double)me.n_special;
-            v[M_NBWD_IN] = v[M_NBWD_DATA] = NAN; /* a norm over some rows is not the normwise error */
-            v[M_FALLBACK] = 0;
-            /* the input rows were overwritten: restore them for the next kernels */
-            for (j = 0; j < (long)nn; j++) lowp_round_f64(&Ain[j], A0[j], F, NULL, LOWP_RND_NE);
-          } else {
-            fast_gemm(Cf, flags, Af, Bf, n, &k->fp, &k->fa);
-            /* outputs flagged (fp32 underflow of a product, F overflow): the reference kernel */
-            for (q = 0; q < n * njb; q++)
-              if (flags[q]) {
-                long ii = q / njb, jb = q % njb, jj;
-                for (jj = jb * JB; jj < (jb + 1) * JB && jj < n; jj++) {
-                  double y;
-                  if (lowp_dot_acc_ref(&y, &Ain[(size_t)ii * n], 1, &Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) goto item_failed;
-                  Cf[(size_t)ii * n + jj] = (float)y;
-                  fb++;
-                }
-              }
-            for (e = 0; e < nn; e++) Cd[e] = (double)Cf[e];
-            /* every product checked against the reference kernel on `check` random entries */
-            for (q = 0; q < c.check; q++) {
-              size_t ii = (size_t)(lowp_rng_uniform(&g) * (double)n), jj = (size_t)(lowp_rng_uniform(&g) * (double)n);
-              double y;
-              if (ii >= (size_t)n) ii = (size_t)n - 1;
-              if (jj >= (size_t)n) jj = (size_t)n - 1;
-              if (lowp_dot_acc_ref(&y, &Ain[ii * n], 1, &Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) goto item_failed;
-              I->checked++;
-              if (!(y == Cd[ii * n + jj] || (isnan(y) && isnan(Cd[ii * n + jj])))) {
-                fprintf(stderr, "lowp run matmul-precision: %s at n = %ld (%zu, %zu): emulation %.9g, "
-                        "kernels/cpu/gemm_acc %.9g\n", k->name, n, ii, jj, Cd[ii * n + jj], y);
-                I->bad++;
-              }
-            }
-            I->fallback += fb;
-            if (k->kind == K_ALL && fi == fi32) memcpy(C32, Cd, nn * sizeof *C32);
-            v[M_FWD_IN] = diff(Cd, XF, nn, &fro_in);
-            v[M_FWD_DATA] = diff(Cd, Xd, nn, &fro_d);
-            v[M_VS32] = fi32 >= 0 ? diff(Cd, C32, nn, NULL) : NAN;
-            v[M_CBWD] = lowp_measure_errors(&me, Cd, XF, withabs ? RF : NULL, nn, &LOWP_FMT_FP32) == LOWP_OK && withabs
-                            ? me.max_bwd : NAN;
-            v[M_SPECIAL] = (double)me.n_special;
-            v[M_NBWD_IN] = fro_in / (nA * nB);
-            v[M_NBWD_DATA] = fro_d / (nA0 * nB0);
-            v[M_FALLBACK] = (double)fb;
-            /* the same kernel on the tensor-core model's rows, for the comparison */
-            m_in = 0;
-            if (k->kind == K_MIX && tc_here && sd == 0)
-              for (j = 0; j < mtc; j++) {
-                double d = diff(&Cd[(size_t)rowidx[j] * n], &Xd[(size_t)rowidx[j] * n], (size_t)n, NULL);
-                if (d > m_in) m_in = d;
-              }
-            v[M_TCMIX] = m_in;
-          }
-          I->have[i] = 1;
-          I->ent[i] = ent;
-          if (isfinite(k->bound[si]) && !isnan(v[M_CBWD]) && !(v[M_CBWD] <= k->bound[si])) {
-            fprintf(stderr, "lowp run matmul-precision: %s at n = %ld: backward error %.3g above its bound %.3g (%s)\n",
-                    k->name, n, v[M_CBWD], k->bound[si], k->bname[si]);
-            I->bad++;
-          }
-        }
-      }
-    }
-    continue;
-  item_failed: /* the item's failure travels with it; this rank computes no more */
-    I->failed = 1;
-    failed_here = 1;
+static void free_buffers(mp_t *S) {
+  free(S->A0); free(S->B0); free(S->Ain); free(S->Bin); free(S->Xd); free(S->XF); free(S->RF); free(S->Cd);
+  free(S->C32); free(S->Atc); free(S->Ctc); free(S->Af); free(S->Bf); free(S->Cf); free(S->flags); free(S->rowidx);
+  free(S->items); free(S->isi); free(S->isd); free(S->ks); free(S->M);
+}
+
+/* one work item (size, seed) as it is measured */
+typedef struct {
+  long n, njb, mtc, sd;
+  size_t nn;
+  int si, withabs, tc_here;
+  double nA0, nB0, nA, nB;
+  lowp_rng_t g;
+  item_t *I;
+} ictx_t;
+
+/* data: fp32 N(0,1), one stream per (seed, size); the tensor-core model's rows */
+static void item_data(lowp_run_t *r, mp_t *S, ictx_t *X) {
+  long j, n = X->n;
+  size_t nn = X->nn;
+  int fi;
+  lowp_rng_init(&X->g, r->seed, (uint32_t)(X->sd * MAXS + X->si));
+  for (j = 0; j < (long)nn; j++) {
+    lowp_round_f64(&S->A0[j], lowp_rng_normal(&X->g), &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
+    lowp_round_f64(&S->B0[j], lowp_rng_normal(&X->g), &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
   }
-  if (lowp_par_allgather_items(items, nit, sizeof *items) != 0) {
+  X->nA0 = fro(S->A0, nn);
+  X->nB0 = fro(S->B0, nn);
+  if (X->si == S->c.head && X->sd == 0) /* data entries below each format's normal range, for the answer */
+    for (fi = 0; fi < S->c.nf; fi++) {
+      double xm = lowp_format_xmin(&S->c.fs[fi]);
+      X->I->tinyc[fi] = 0;
+      for (j = 0; j < (long)nn; j++) X->I->tinyc[fi] += (fabs(S->A0[j]) < xm) + (fabs(S->B0[j]) < xm);
+    }
+  /* the tensor-core model's rows (first seed): mtc distinct rows at random (partial Fisher-Yates) */
+  for (j = 0; j < n; j++) S->rowidx[j] = j;
+  for (j = 0; j < X->mtc; j++) {
+    long t = j + (long)(lowp_rng_uniform(&X->g) * (double)(n - j)), tmp;
+    if (t >= n) t = n - 1;
+    tmp = S->rowidx[j]; S->rowidx[j] = S->rowidx[t]; S->rowidx[t] = tmp;
+  }
+}
+
+/* the tensor-core model on the chosen rows; the errors over those rows */
+static int kernel_tc(mp_t *S, ictx_t *X, int i, const lowp_format_t *F) {
+  kernel_t *k = &S->ks[i];
+  double *v = X->I->v[i], fro_in, fro_d;
+  long j, n = X->n, mtc = X->mtc;
+  lowp_errors_t me;
+  int st;
+  for (j = 0; j < mtc; j++) memcpy(&S->Atc[(size_t)j * n], &S->Ain[(size_t)S->rowidx[j] * n], (size_t)n * sizeof *S->Atc);
+  memset(S->Ctc, 0, (size_t)mtc * n * sizeof *S->Ctc);
+  if ((st = lowp_gemm_tc_ref(S->Ctc, S->Atc, S->Bin, (size_t)mtc, (size_t)n, (size_t)n, &k->tcc)) != LOWP_OK) {
+    snprintf(X->I->msg, sizeof X->I->msg, "kernel %s failed: %s", k->name, lowp_status_str(st));
+    return st;
+  }
+  for (j = 0; j < mtc; j++) memcpy(&S->Cd[(size_t)j * n], &S->Ctc[(size_t)j * n], (size_t)n * sizeof *S->Cd);
+  /* XF, RF, Xd, C32 rows gathered after the full-matrix arrays' rows in Ain (free now) */
+  for (j = 0; j < mtc; j++) {
+    size_t src = (size_t)S->rowidx[j] * n, dst = (size_t)j * n;
+    memcpy(&S->Ain[dst], &S->XF[src], (size_t)n * sizeof *S->Ain);            /* XF rows */
+    memcpy(&S->Atc[dst], &S->RF[src], (size_t)n * sizeof *S->Atc);            /* RF rows */
+    memcpy(&S->Ctc[dst], &S->Xd[src], (size_t)n * sizeof *S->Ctc);            /* Xd rows */
+  }
+  X->I->ent[i] = (size_t)mtc * n;
+  v[M_FWD_IN] = diff(S->Cd, S->Ain, X->I->ent[i], &fro_in);
+  v[M_FWD_DATA] = diff(S->Cd, S->Ctc, X->I->ent[i], &fro_d);
+  v[M_VS32] = NAN;
+  if (S->fi32 >= 0) {
+    double m32 = 0;
+    for (j = 0; j < mtc; j++) {
+      double d = diff(&S->Cd[(size_t)j * n], &S->C32[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
+      if (d > m32) m32 = d;
+    }
+    v[M_VS32] = m32;
+  }
+  v[M_CBWD] = lowp_measure_errors(&me, S->Cd, S->Ain, S->Atc, X->I->ent[i], &LOWP_FMT_FP32) == LOWP_OK ? me.max_bwd : NAN;
+  v[M_SPECIAL] = (double)me.n_special;
+  v[M_NBWD_IN] = v[M_NBWD_DATA] = NAN; /* a norm over some rows is not the normwise error */
+  v[M_FALLBACK] = 0;
+  /* the input rows were overwritten: restore them for the next kernels */
+  for (j = 0; j < (long)X->nn; j++) lowp_round_f64(&S->Ain[j], S->A0[j], F, NULL, LOWP_RND_NE);
+  return LOWP_OK;
+}
+
+/* the emulated kernel; outputs flagged (fp32 underflow of a product, F overflow) by the reference
+   kernel; every product checked against the reference kernel on `check` random entries */
+static int kernel_emul(mp_t *S, ictx_t *X, int i, int fi) {
+  kernel_t *k = &S->ks[i];
+  double *v = X->I->v[i], fro_in, fro_d, m_in;
+  long j, n = X->n, fb = 0, q;
+  size_t nn = X->nn, e;
+  lowp_errors_t me;
+  fast_gemm(S->Cf, S->flags, S->Af, S->Bf, n, &k->fp, &k->fa);
+  for (q = 0; q < n * X->njb; q++)
+    if (S->flags[q]) {
+      long ii = q / X->njb, jb = q % X->njb, jj;
+      for (jj = jb * JB; jj < (jb + 1) * JB && jj < n; jj++) {
+        double y;
+        if (lowp_dot_acc_ref(&y, &S->Ain[(size_t)ii * n], 1, &S->Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) return LOWP_EINVAL;
+        S->Cf[(size_t)ii * n + jj] = (float)y;
+        fb++;
+      }
+    }
+  for (e = 0; e < nn; e++) S->Cd[e] = (double)S->Cf[e];
+  for (q = 0; q < S->c.check; q++) {
+    size_t ii = (size_t)(lowp_rng_uniform(&X->g) * (double)n), jj = (size_t)(lowp_rng_uniform(&X->g) * (double)n);
+    double y;
+    if (ii >= (size_t)n) ii = (size_t)n - 1;
+    if (jj >= (size_t)n) jj = (size_t)n - 1;
+    if (lowp_dot_acc_ref(&y, &S->Ain[ii * n], 1, &S->Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) return LOWP_EINVAL;
+    X->I->checked++;
+    if (!(y == S->Cd[ii * n + jj] || (isnan(y) && isnan(S->Cd[ii * n + jj])))) {
+      fprintf(stderr, "lowp run matmul-precision: %s at n = %ld (%zu, %zu): emulation %.9g, "
+              "kernels/cpu/gemm_acc %.9g\n", k->name, n, ii, jj, S->Cd[ii * n + jj], y);
+      X->I->bad++;
+    }
+  }
+  X->I->fallback += fb;
+  if (k->kind == K_ALL && fi == S->fi32) memcpy(S->C32, S->Cd, nn * sizeof *S->C32);
+  v[M_FWD_IN] = diff(S->Cd, S->XF, nn, &fro_in);
+  v[M_FWD_DATA] = diff(S->Cd, S->Xd, nn, &fro_d);
+  v[M_VS32] = S->fi32 >= 0 ? diff(S->Cd, S->C32, nn, NULL) : NAN;
+  v[M_CBWD] = lowp_measure_errors(&me, S->Cd, S->XF, X->withabs ? S->RF : NULL, nn, &LOWP_FMT_FP32) == LOWP_OK && X->withabs
+                  ? me.max_bwd : NAN;
+  v[M_SPECIAL] = (double)me.n_special;
+  v[M_NBWD_IN] = fro_in / (X->nA * X->nB);
+  v[M_NBWD_DATA] = fro_d / (X->nA0 * X->nB0);
+  v[M_FALLBACK] = (double)fb;
+  /* the same kernel on the tensor-core model's rows, for the comparison */
+  m_in = 0;
+  if (k->kind == K_MIX && X->tc_here && X->sd == 0)
+    for (j = 0; j < X->mtc; j++) {
+      double d = diff(&S->Cd[(size_t)S->rowidx[j] * n], &S->Xd[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
+      if (d > m_in) m_in = d;
+    }
+  v[M_TCMIX] = m_in;
+  X->I->ent[i] = nn;
+  return LOWP_OK;
+}
+
+/* one input format: its rounded inputs, their exact product (and |A||B|), its kernels */
+static int item_format(lowp_run_t *r, mp_t *S, ictx_t *X, int fi) {
+  const lowp_format_t *F = &S->c.fs[fi];
+  const double *in[2] = {S->Ain, S->Bin};
+  double *out[1] = {S->XF};
+  long j, n = X->n;
+  size_t nn = X->nn;
+  int i, st;
+  for (j = 0; j < (long)nn; j++) {
+    lowp_round_f64(&S->Ain[j], S->A0[j], F, NULL, LOWP_RND_NE);
+    lowp_round_f64(&S->Bin[j], S->B0[j], F, NULL, LOWP_RND_NE);
+    S->Af[j] = (float)S->Ain[j];
+    S->Bf[j] = (float)S->Bin[j];
+  }
+  X->nA = fro(S->Ain, nn);
+  X->nB = fro(S->Bin, nn);
+  S->prob.in[0] = S->prob.in[1] = *F;
+  lowp_run_progress(r, "n = %ld, seed %ld: exact product of the %s inputs", n, X->sd, F->name);
+  if ((st = lowp_op_exact(out, X->withabs ? S->RF : NULL, in, &S->prob, &LOWP_FMT_FP64, LOWP_RND_NE)) != LOWP_OK) {
+    snprintf(X->I->msg, sizeof X->I->msg, "exact product failed: %s", lowp_status_str(st));
+    return st;
+  }
+  if (fi == S->fi32) memcpy(S->Xd, S->XF, nn * sizeof *S->Xd);
+  for (i = 0; i < S->nk; i++) {
+    kernel_t *k = &S->ks[i];
+    const double *v = X->I->v[i];
+    if (k->fi != fi) continue;
+    if (k->kind == K_TC && !(X->tc_here && X->sd == 0)) continue;
+    lowp_run_progress(r, "n = %ld, seed %ld: %s", n, X->sd, k->name);
+    st = k->kind == K_TC ? kernel_tc(S, X, i, F) : kernel_emul(S, X, i, fi);
+    if (st) return st;
+    X->I->have[i] = 1;
+    if (isfinite(k->bound[X->si]) && !isnan(v[M_CBWD]) && !(v[M_CBWD] <= k->bound[X->si])) {
+      fprintf(stderr, "lowp run matmul-precision: %s at n = %ld: backward error %.3g above its bound %.3g (%s)\n",
+              k->name, n, v[M_CBWD], k->bound[X->si], k->bname[X->si]);
+      X->I->bad++;
+    }
+  }
+  return LOWP_OK;
+}
+
+/* one work item: its data, the exact product of the data, then each format */
+static int measure_item(lowp_run_t *r, mp_t *S, size_t it) {
+  ictx_t X;
+  int fi;
+  memset(&X, 0, sizeof X);
+  X.I = &S->items[it];
+  X.si = S->isi[it];
+  X.sd = S->isd[it];
+  X.n = S->c.sizes[X.si];
+  X.nn = (size_t)X.n * X.n;
+  X.njb = (X.n + JB - 1) / JB;
+  X.mtc = S->c.tcrows < X.n ? S->c.tcrows : X.n;
+  X.withabs = X.n <= S->c.big || S->c.bigabs;
+  X.tc_here = S->c.model && X.n <= S->c.tcmax && X.withabs;
+  S->prob.dims.m = S->prob.dims.n = S->prob.dims.k = (size_t)X.n;
+  item_data(r, S, &X);
+  if (S->fi32 < 0) {
+    const double *in[2] = {S->A0, S->B0};
+    double *out[1] = {S->Xd};
+    S->prob.in[0] = S->prob.in[1] = LOWP_FMT_FP32;
+    lowp_run_progress(r, "n = %ld, seed %ld: exact product of the data", X.n, X.sd);
+    if (lowp_op_exact(out, NULL, in, &S->prob, &LOWP_FMT_FP64, LOWP_RND_NE) != LOWP_OK) return LOWP_EINVAL;
+  }
+  for (fi = 0; fi < S->c.nf; fi++) {
+    int st;
+    if (X.n > S->c.big && !S->c.bigf[fi] && fi != S->fi32) continue;
+    if ((st = item_format(r, S, &X, fi)) != LOWP_OK) return st;
+  }
+  return LOWP_OK;
+}
+
+/* the items are independent (each has its own random stream): under mpirun each rank computes its share
+   (lowp_par_mine) and every rank then holds them all (par/par.h); a rank stops at its first failed item */
+static void measure_items(lowp_run_t *r, mp_t *S) {
+  size_t it;
+  int failed_here = 0;
+  memset(&S->prob, 0, sizeof S->prob);
+  S->prob.op = lowp_op_get(LOWP_OP_GEMM);
+  S->prob.dims.batch = 1;
+  S->prob.out = LOWP_FMT_FP64;
+  for (it = 0; it < S->nit; it++) {
+    if (!lowp_par_mine(it) || failed_here) continue; /* another rank's item, or this rank failed */
+    if (measure_item(r, S, it) != LOWP_OK) { /* the item's failure travels with it; this rank computes no more */
+      S->items[it].failed = 1;
+      failed_here = 1;
+    }
+  }
+}
+
+/* gather the items and write errors.csv in their order */
+static int write_errors(lowp_run_t *r, mp_t *S) {
+  FILE *csv;
+  size_t it;
+  int i, si;
+  long sd;
+  if (lowp_par_allgather_items(S->items, S->nit, sizeof *S->items) != 0) {
     fprintf(stderr, "lowp run matmul-precision: gathering the work items from the MPI ranks failed\n");
     return 2;
   }
   /* every rank holds every item: all agree on the first failure, rank 0 says it */
-  for (it = 0; it < nit; it++)
-    if (items[it].failed) {
-      if (items[it].msg[0] && (!lowp_par_spread() || lowp_par_rank() == 0))
-        fprintf(stderr, "lowp run matmul-precision: %s\n", items[it].msg);
+  for (it = 0; it < S->nit; it++)
+    if (S->items[it].failed) {
+      if (S->items[it].msg[0] && (!lowp_par_spread() || lowp_par_rank() == 0))
+        fprintf(stderr, "lowp run matmul-precision: %s\n", S->items[it].msg);
       return 2;
     }
 
@@ -807,282 +881,313 @@ static int run(lowp_run_t *r) {
           "comp_bwd,comp_bwd_in_u_acc,bound,bound_name,norm_bwd_vs_inputs,norm_bwd_vs_data,nonfinite,"
           "recomputed_by_reference\n");
   /* the items in their order, the kernels of each input format in turn: the one-process rows */
-  for (it = 0; it < nit; it++) {
-    const item_t *I = &items[it];
+  for (it = 0; it < S->nit; it++) {
+    const item_t *I = &S->items[it];
     int fi;
     long n;
-    si = isi[it];
-    sd = isd[it];
-    n = c.sizes[si];
-    if (si == c.head && sd == 0) memcpy(tinyc, I->tinyc, sizeof tinyc);
-    tot_fallback += I->fallback;
-    tot_checked += I->checked;
-    bad += (int)I->bad;
-    for (fi = 0; fi < c.nf; fi++)
-      for (i = 0; i < nk; i++) {
-        const kernel_t *k = &ks[i];
+    si = S->isi[it];
+    sd = S->isd[it];
+    n = S->c.sizes[si];
+    if (si == S->c.head && sd == 0) memcpy(S->tinyc, I->tinyc, sizeof S->tinyc);
+    S->tot_fallback += I->fallback;
+    S->tot_checked += I->checked;
+    S->bad += (int)I->bad;
+    for (fi = 0; fi < S->c.nf; fi++)
+      for (i = 0; i < S->nk; i++) {
+        const kernel_t *k = &S->ks[i];
         const double *v = I->v[i];
         if (k->fi != fi || !I->have[i]) continue;
-        memcpy(M->v[i][si][sd], v, sizeof I->v[i]);
-        M->have[i][si][sd] = 1;
+        memcpy(S->M->v[i][si][sd], v, sizeof I->v[i]);
+        S->M->have[i][si][sd] = 1;
         fprintf(csv, "%ld,%ld,%s,%s,%zu,%.6e,%.6e,%.6e,%.6e,%.6g,%.6e,\"%s\",%.6e,%.6e,%.0f,%.0f\n", n, sd, k->name,
                 k->in->name, I->ent[i], v[M_FWD_DATA], v[M_FWD_IN], v[M_VS32], v[M_CBWD], v[M_CBWD] / k->uacc,
                 k->bound[si], k->bname[si], v[M_NBWD_IN], v[M_NBWD_DATA], v[M_SPECIAL], v[M_FALLBACK]);
       }
   }
   fclose(csv);
-  free(items); free(isi); free(isd);
 
-  /* ---- growth exponents: per seed over the sizes up to big (every seed has them), and over every size
-     (the bigseeds seeds that have them) */
-  {
-    int nsmall = 0, nseed_small = (int)c.seeds;
-    double gm[MAXK][4], gh[MAXK][4];
-    int gq[MAXK][4];
-    static const int which[3] = {M_FWD_DATA, M_CBWD, M_NBWD_IN};
-    char ans[8192], t1[256], b1[64], b2[64], b3[64], b4[64], b5[64], b6[64], b7[64], b8[64];
-    const char *cols1[] = {"kernel", "max |C - exact(data)|", "max |C - exact(rounded inputs)|",
-                           "max |C - C_cpu-fp32|", "componentwise backward error (u of the accumulator)",
-                           "its bound (u of the accumulator)", "probabilistic bound, P = 0.99 per entry (u)",
-                           "normwise backward error vs inputs", "normwise backward error vs data"};
-    const char *cols3[] = {"kernel", "max |C - exact(data)| ~ n^a", "componentwise backward error ~ n^a",
-                           "normwise backward error ~ n^a", "max |C - exact(data)| ~ n^a, every size"};
-    int head = c.head, last = c.ns - 1, tcpos = -1, hs, ls;
-    cJSON *rows;
-    for (si = 0; si < c.ns; si++)
-      if (c.sizes[si] <= c.big) nsmall = si + 1;
-    for (i = 0; i < nk; i++) {
-      int w;
-      for (w = 0; w < 3; w++) growth(M, &c, i, which[w], ks[i].kind == K_TC ? 1 : nseed_small, nsmall, &gm[i][w], &gh[i][w], &gq[i][w]);
-      growth(M, &c, i, M_FWD_DATA, ks[i].kind == K_TC ? 1 : c.bigseeds, c.ns, &gm[i][3], &gh[i][3], &gq[i][3]);
-    }
+  return 0;
+}
 
-    /* tables at the exercise's size and at the largest */
-    for (hs = 0; hs < 2; hs++) {
-      int at = hs ? last : head, cnt = 0;
-      if (hs && last == head) break;
-      (void)mean_at(M, 0, at, M_FWD_DATA, &cnt);
-      snprintf(t1, sizeof t1, "n = %ld, every entry of the %ld x %ld product; fp32 N(0,1) data; mean over %d seed%s",
-               c.sizes[at], c.sizes[at], c.sizes[at], cnt, cnt == 1 ? "" : "s");
-      rows = lowp_result_table(tables, t1, cols1, 9);
-      for (i = 0; i < nk; i++) {
-        const char *cells[9];
-        int q;
-        (void)mean_at(M, i, at, M_FWD_DATA, &q);
-        if (ks[i].kind == K_TC || !q) continue;
-        cells[0] = ks[i].name;
-        cells[1] = cell(b1, sizeof b1, mean_at(M, i, at, M_FWD_DATA, NULL), "%.3g");
-        cells[2] = cell(b2, sizeof b2, mean_at(M, i, at, M_FWD_IN, NULL), "%.3g");
-        cells[3] = cell(b3, sizeof b3, mean_at(M, i, at, M_VS32, NULL), "%.3g");
-        cells[4] = cell(b4, sizeof b4, mean_at(M, i, at, M_CBWD, NULL) / ks[i].uacc, "%.3g");
-        cells[5] = cell(b5, sizeof b5, ks[i].bound[at] / ks[i].uacc, "%.4g");
-        cells[6] = cell(b8, sizeof b8, ks[i].pbound[at] / ks[i].uacc, "%.4g");
-        cells[7] = cell(b6, sizeof b6, mean_at(M, i, at, M_NBWD_IN, NULL), "%.3g");
-        cells[8] = cell(b7, sizeof b7, mean_at(M, i, at, M_NBWD_DATA, NULL), "%.3g");
-        lowp_result_add_row(rows, cells, 9);
-      }
-    }
-    {
-      char t3[256];
-      snprintf(t3, sizeof t3, "Growth with n: least-squares slope of log(error) on log(n) per seed; mean +- "
-               "t-based 95%% half-width over %ld seeds, n = %ld..%ld (last column: n = %ld..%ld, %ld seed%s)",
-               c.seeds, c.sizes[0], c.sizes[nsmall ? nsmall - 1 : 0], c.sizes[0], c.sizes[last], c.bigseeds,
-               c.bigseeds == 1 ? "" : "s");
-      rows = lowp_result_table(tables, t3, cols3, 5);
-      for (i = 0; i < nk; i++) {
-        const char *cells[5];
-        if (ks[i].kind == K_TC) continue;
-        cells[0] = ks[i].name;
-        cells[1] = slope_cell(b1, sizeof b1, gm[i][0], gh[i][0], gq[i][0]);
-        cells[2] = slope_cell(b2, sizeof b2, gm[i][1], gh[i][1], gq[i][1]);
-        cells[3] = slope_cell(b3, sizeof b3, gm[i][2], gh[i][2], gq[i][2]);
-        cells[4] = slope_cell(b4, sizeof b4, gm[i][3], gh[i][3], gq[i][3]);
-        lowp_result_add_row(rows, cells, 5);
-      }
-    }
-    /* tensor-core model: at the largest size it ran, on its rows, beside F-in/fp32-acc on the same rows */
-    for (si = 0; si < c.ns; si++)
-      if (c.model && c.sizes[si] <= c.tcmax) tcpos = si;
-    if (tcpos >= 0) {
-      const char *colst[] = {"kernel", "max |C - exact(data)| on the rows", "same rows, F-in/fp32-acc",
-                             "componentwise backward error (u of fp32)", "model bound (u of fp32)",
-                             "growth n^a (1 seed)"};
-      char tt[256];
-      long mtc = c.tcrows < c.sizes[tcpos] ? c.tcrows : c.sizes[tcpos];
-      snprintf(tt, sizeof tt, "Tensor-core model %s at n = %ld: %ld random rows of the product (first seed), "
-               "every column", c.model, c.sizes[tcpos], mtc);
-      rows = lowp_result_table(tables, tt, colst, 6);
-      for (i = 0; i < nk; i++) {
-        const char *cells[6];
-        int mix = -1, q;
-        if (ks[i].kind != K_TC || !M->have[i][tcpos][0]) continue;
-        for (q = 0; q < nk; q++)
-          if (ks[q].kind == K_MIX && ks[q].fi == ks[i].fi) mix = q;
-        cells[0] = ks[i].name;
-        cells[1] = cell(b1, sizeof b1, M->v[i][tcpos][0][M_FWD_DATA], "%.3g");
-        cells[2] = cell(b2, sizeof b2, mix >= 0 ? M->v[mix][tcpos][0][M_TCMIX] : NAN, "%.3g");
-        cells[3] = cell(b3, sizeof b3, M->v[i][tcpos][0][M_CBWD] / ks[i].uacc, "%.3g");
-        cells[4] = cell(b4, sizeof b4, ks[i].bound[tcpos] / ks[i].uacc, "%.4g");
-        cells[5] = slope_cell(b5, sizeof b5, gm[i][0], NAN, 1);
-        lowp_result_add_row(rows, cells, 6);
-      }
-    }
-
-    /* ---- the answer, from the numbers */
-    ans[0] = '\0';
-    ls = 0;
-    (void)mean_at(M, 0, head, M_FWD_DATA, &hs);
-    (void)mean_at(M, 0, last, M_FWD_DATA, &ls);
-    cat(ans, sizeof ans, "Every entry of the product is measured (no sampling) against the exact product of "
-        "the fp32 data. At n = %ld (mean of %d seed%s) the largest elementwise error is ", c.sizes[head], hs,
-        hs == 1 ? "" : "s");
-    for (i = 0; i < nk; i++) {
-      int q;
-      double e = mean_at(M, i, head, M_FWD_DATA, &q);
-      if (ks[i].kind != K_TC && q) cat(ans, sizeof ans, "%s %.3g, ", ks[i].name, e);
-    }
-    if (last != head) {
-      if (c.sizes[last] > c.big)
-        cat(ans, sizeof ans, "and at n = %ld (%d seed%s and only %s above n = %ld, for the time budget) ",
-            c.sizes[last], ls, ls == 1 ? "" : "s", lowp_run_param(r, "bigformats"), c.big);
-      else
-        cat(ans, sizeof ans, "and at n = %ld (%d seed%s) ", c.sizes[last], ls, ls == 1 ? "" : "s");
-      for (i = 0; i < nk; i++) {
-        int q;
-        double e = mean_at(M, i, last, M_FWD_DATA, &q);
-        if (ks[i].kind != K_TC && q) cat(ans, sizeof ans, "%s %.3g, ", ks[i].name, e);
-      }
-    }
-    ans[strlen(ans) - 2] = '.';
-    ans[strlen(ans) - 1] = ' ';
-    if (fi32 >= 0) {
-      double worst = 0;
-      for (i = 1; i < nk; i++)
-        if (ks[i].kind != K_TC) {
-          double d = fabs(mean_at(M, i, head, M_VS32, NULL) - mean_at(M, i, head, M_FWD_DATA, NULL));
-          if (d > worst) worst = d;
-        }
-      cat(ans, sizeof ans, "Measured against cpu-fp32 instead (the exercise's second reference) the errors move "
-          "by at most %.2g, within cpu-fp32's own error %.3g: that comparison cannot rank anything closer to "
-          "exact than fp32. ", worst, mean_at(M, 0, head, M_FWD_DATA, NULL));
-    }
-    /* input rounding against accumulation */
-    for (i = 0; i < nk; i++) {
-      int q;
-      if (ks[i].kind != K_ALL) continue;
-      for (q = 0; q < nk; q++)
-        if (ks[q].kind == K_MIX && ks[q].fi == ks[i].fi) {
-          double ea = mean_at(M, i, head, M_FWD_DATA, NULL), em = mean_at(M, q, head, M_FWD_DATA, NULL);
-          double acc = mean_at(M, q, head, M_FWD_IN, NULL);
-          cat(ans, sizeof ans, "%s inputs: rounding the inputs alone (%s) gives %.3g, while its error against "
-              "the exact product of the rounded inputs (the fp32 accumulation alone) is %.2g; accumulating in %s too "
-              "multiplies the error by %.1f. ", ks[i].in->name, ks[q].name, em, acc, ks[i].in->name, ea / em);
-        }
-    }
-    /* growth */
-    cat(ans, sizeof ans, "Growth (slope of log error on log n, n = %ld..%ld, mean and t-based 95%% CI over %ld "
-        "seeds): the largest error grows like ", c.sizes[0], c.sizes[nsmall ? nsmall - 1 : 0], c.seeds);
-    for (i = 0; i < nk; i++)
-      if (ks[i].kind != K_TC) {
-        if (isfinite(gh[i][0])) cat(ans, sizeof ans, "%s n^(%.2f +- %.2f), ", ks[i].name, gm[i][0], gh[i][0]);
-        else if (isfinite(gm[i][0])) cat(ans, sizeof ans, "%s n^%.2f, ", ks[i].name, gm[i][0]);
-      }
-    ans[strlen(ans) - 2] = ';';
-    cat(ans, sizeof ans, "the componentwise backward error of the all-format kernels like ");
-    for (i = 0; i < nk; i++)
-      if (ks[i].kind == K_ALL && isfinite(gm[i][1]))
-        cat(ans, sizeof ans, "%s n^%.2f, ", ks[i].name, gm[i][1]);
-    cat(ans, sizeof ans, "inside the probabilistic lambda sqrt(n) u (n^0.5) and the worst-case gamma_n (n^1). For the "
-        "forward error a random-walk model expects about n^1 from the accumulation (partial sums of size sqrt(k), "
-        "n roundings) and n^0.5 from the input rounding, plus the slow growth of a maximum over n^2 entries. ");
-    {
-      /* equal precision, different range: the same significand rounding */
-      int q;
-      for (i = 0; i < nk; i++)
-        for (q = i + 1; q < nk; q++)
-          if (ks[i].kind == K_ALL && ks[q].kind == K_ALL && ks[i].in->precision == ks[q].in->precision) {
-            double a = mean_at(M, i, head, M_FWD_DATA, NULL), b = mean_at(M, q, head, M_FWD_DATA, NULL);
-            const lowp_format_t *nr = ks[i].in->emin > ks[q].in->emin ? ks[i].in : ks[q].in;
-            int fn = ks[i].in->emin > ks[q].in->emin ? ks[i].fi : ks[q].fi;
-            double nd = 2.0 * (double)c.sizes[head] * (double)c.sizes[head];
-            if (a == b)
-              cat(ans, sizeof ans, "%s and %s give the same largest error at n = %ld", ks[i].name, ks[q].name,
-                  c.sizes[head]);
-            else
-              cat(ans, sizeof ans, "%s and %s differ by %.2g%% at n = %ld", ks[i].name, ks[q].name,
-                  100 * fabs(a - b) / (a > b ? a : b), c.sizes[head]);
-            cat(ans, sizeof ans, ": both keep %d significand bits (u = 2^-%d) in every product and sum, and differ "
-                "only in exponent range (%s: 2^%d..2^%d, %s: 2^%d..2^%d), which these data reach only through "
-                "the %ld of %.0f inputs (%.3g%%) below %s's smallest normal 2^%d (and products below it). tf32 as "
-                "GPUs use it is tf32 inputs with fp32 accumulation: tf32-in/fp32-acc and the tensor-core model. ",
-                ks[i].in->precision, ks[i].in->precision, ks[i].in->name, ks[i].in->emin, ks[i].in->emax,
-                ks[q].in->name, ks[q].in->emin, ks[q].in->emax, tinyc[fn], nd, 100.0 * (double)tinyc[fn] / nd,
-                nr->name, nr->emin);
-          }
-    }
-    if (tcpos >= 0) {
-      double lo = INFINITY, hi = 0;
-      for (i = 0; i < nk; i++) {
-        int q, mix = -1;
-        if (ks[i].kind != K_TC || !M->have[i][tcpos][0]) continue;
-        for (q = 0; q < nk; q++)
-          if (ks[q].kind == K_MIX && ks[q].fi == ks[i].fi) mix = q;
-        if (mix >= 0 && M->v[mix][tcpos][0][M_TCMIX] > 0) {
-          double ratio = M->v[i][tcpos][0][M_FWD_DATA] / M->v[mix][tcpos][0][M_TCMIX];
-          if (ratio < lo) lo = ratio;
-          if (ratio > hi) hi = ratio;
-        }
-      }
-      double blo = INFINITY, bhi = 0;
-      for (i = 0; i < nk; i++)
-        if (ks[i].kind == K_TC && M->have[i][tcpos][0]) {
-          double b = M->v[i][tcpos][0][M_CBWD] / ks[i].uacc;
-          if (b < blo) blo = b;
-          if (b > bhi) bhi = b;
-        }
-      if (isfinite(lo))
-        cat(ans, sizeof ans, "The %s tensor-core model (products exact, aligned blocks, fp32 output; %ld rows, "
-            "first seed, n <= %ld) is within a factor %.4f-%.4f of F-in/fp32-acc on the same rows at n = %ld: its "
-            "error is the rounding of the inputs; against its own inputs its componentwise backward error is "
-            "%.3g-%.3g u of fp32, within the model's "
-            "bound. ", c.model, c.tcrows, c.tcmax, lo, hi, c.sizes[tcpos], blo, bhi);
-    }
-    if (!c.bigabs && c.sizes[last] > c.big)
-      cat(ans, sizeof ans, "Componentwise backward errors are measured up to n = %ld (above, |A||B| would cost one "
-          "more exact product per format; bigabs=1 adds them). ", c.big);
-    cat(ans, sizeof ans, "Every backward error is %s its bound where the bound exists; the emulated kernels "
-        "agreed bit for bit with kernels/cpu/gemm_acc on all %ld entries checked (%ld outputs recomputed by "
-        "it).", bad ? "NOT always within" : "within", tot_checked, tot_fallback);
-    cJSON_AddStringToObject(r->results, "answer", ans);
-    fprintf(r->summary, "**Answer.** %s\n\nFiles: errors.csv (every size, seed and kernel), growth.csv, "
-            "bounds.csv, tc.csv, growth.png, backward.png, growth_tc.png.\n", ans);
+static void growth_all(mp_t *S, growth_t *G) {
+  static const int which[3] = {M_FWD_DATA, M_CBWD, M_NBWD_IN};
+  int i, si, nseed_small = (int)S->c.seeds;
+  G->nsmall = 0;
+  G->tcpos = -1;
+  G->head = S->c.head;
+  G->last = S->c.ns - 1;
+  for (si = 0; si < S->c.ns; si++)
+    if (S->c.sizes[si] <= S->c.big) G->nsmall = si + 1;
+  for (i = 0; i < S->nk; i++) {
+    int w;
+    for (w = 0; w < 3; w++) growth(S->M, &S->c, i, which[w], S->ks[i].kind == K_TC ? 1 : nseed_small, G->nsmall, &G->gm[i][w], &G->gh[i][w], &G->gq[i][w]);
+    growth(S->M, &S->c, i, M_FWD_DATA, S->ks[i].kind == K_TC ? 1 : S->c.bigseeds, S->c.ns, &G->gm[i][3], &G->gh[i][3], &G->gq[i][3]);
   }
 
+  for (si = 0; si < S->c.ns; si++)
+    if (S->c.model && S->c.sizes[si] <= S->c.tcmax) G->tcpos = si;
+}
+
+/* tables at the exercise's size and at the largest, and the growth table */
+static void render_tables(mp_t *S, const growth_t *G) {
+  int i, hs;
+  char t1[256], b1[64], b2[64], b3[64], b4[64], b5[64], b6[64], b7[64], b8[64];
+  const char *cols1[] = {"kernel", "max |C - exact(data)|", "max |C - exact(rounded inputs)|",
+                         "max |C - C_cpu-fp32|", "componentwise backward error (u of the accumulator)",
+                         "its bound (u of the accumulator)", "probabilistic bound, P = 0.99 per entry (u)",
+                         "normwise backward error vs inputs", "normwise backward error vs data"};
+  const char *cols3[] = {"kernel", "max |C - exact(data)| ~ n^a", "componentwise backward error ~ n^a",
+                         "normwise backward error ~ n^a", "max |C - exact(data)| ~ n^a, every size"};
+  int head = G->head, last = G->last, nsmall = G->nsmall;
+  const double(*gm)[4] = G->gm, (*gh)[4] = G->gh;
+  const int(*gq)[4] = G->gq;
+  cJSON *rows;
+  /* tables at the exercise's size and at the largest */
+  for (hs = 0; hs < 2; hs++) {
+    int at = hs ? last : head, cnt = 0;
+    if (hs && last == head) break;
+    (void)mean_at(S->M, 0, at, M_FWD_DATA, &cnt);
+    snprintf(t1, sizeof t1, "n = %ld, every entry of the %ld x %ld product; fp32 N(0,1) data; mean over %d seed%s",
+             S->c.sizes[at], S->c.sizes[at], S->c.sizes[at], cnt, cnt == 1 ? "" : "s");
+    rows = lowp_result_table(S->tables, t1, cols1, 9);
+    for (i = 0; i < S->nk; i++) {
+      const char *cells[9];
+      int q;
+      (void)mean_at(S->M, i, at, M_FWD_DATA, &q);
+      if (S->ks[i].kind == K_TC || !q) continue;
+      cells[0] = S->ks[i].name;
+      cells[1] = cell(b1, sizeof b1, mean_at(S->M, i, at, M_FWD_DATA, NULL), "%.3g");
+      cells[2] = cell(b2, sizeof b2, mean_at(S->M, i, at, M_FWD_IN, NULL), "%.3g");
+      cells[3] = cell(b3, sizeof b3, mean_at(S->M, i, at, M_VS32, NULL), "%.3g");
+      cells[4] = cell(b4, sizeof b4, mean_at(S->M, i, at, M_CBWD, NULL) / S->ks[i].uacc, "%.3g");
+      cells[5] = cell(b5, sizeof b5, S->ks[i].bound[at] / S->ks[i].uacc, "%.4g");
+      cells[6] = cell(b8, sizeof b8, S->ks[i].pbound[at] / S->ks[i].uacc, "%.4g");
+      cells[7] = cell(b6, sizeof b6, mean_at(S->M, i, at, M_NBWD_IN, NULL), "%.3g");
+      cells[8] = cell(b7, sizeof b7, mean_at(S->M, i, at, M_NBWD_DATA, NULL), "%.3g");
+      lowp_result_add_row(rows, cells, 9);
+    }
+  }
+  {
+    char t3[256];
+    snprintf(t3, sizeof t3, "Growth with n: least-squares slope of log(error) on log(n) per seed; mean +- "
+             "t-based 95%% half-width over %ld seeds, n = %ld..%ld (last column: n = %ld..%ld, %ld seed%s)",
+             S->c.seeds, S->c.sizes[0], S->c.sizes[nsmall ? nsmall - 1 : 0], S->c.sizes[0], S->c.sizes[last], S->c.bigseeds,
+             S->c.bigseeds == 1 ? "" : "s");
+    rows = lowp_result_table(S->tables, t3, cols3, 5);
+    for (i = 0; i < S->nk; i++) {
+      const char *cells[5];
+      if (S->ks[i].kind == K_TC) continue;
+      cells[0] = S->ks[i].name;
+      cells[1] = slope_cell(b1, sizeof b1, gm[i][0], gh[i][0], gq[i][0]);
+      cells[2] = slope_cell(b2, sizeof b2, gm[i][1], gh[i][1], gq[i][1]);
+      cells[3] = slope_cell(b3, sizeof b3, gm[i][2], gh[i][2], gq[i][2]);
+      cells[4] = slope_cell(b4, sizeof b4, gm[i][3], gh[i][3], gq[i][3]);
+      lowp_result_add_row(rows, cells, 5);
+    }
+  }
+}
+
+/* the tensor-core model: at the largest size it ran, on its rows, beside F-in/fp32-acc on the same rows */
+static void render_tc_table(mp_t *S, const growth_t *G) {
+  int i, tcpos = G->tcpos;
+  char b1[64], b2[64], b3[64], b4[64], b5[64];
+  const double(*gm)[4] = G->gm;
+  cJSON *rows;
+  if (tcpos >= 0) {
+    const char *colst[] = {"kernel", "max |C - exact(data)| on the rows", "same rows, F-in/fp32-acc",
+                           "componentwise backward error (u of fp32)", "model bound (u of fp32)",
+                           "growth n^a (1 seed)"};
+    char tt[256];
+    long mtc = S->c.tcrows < S->c.sizes[tcpos] ? S->c.tcrows : S->c.sizes[tcpos];
+    snprintf(tt, sizeof tt, "Tensor-core model %s at n = %ld: %ld random rows of the product (first seed), "
+             "every column", S->c.model, S->c.sizes[tcpos], mtc);
+    rows = lowp_result_table(S->tables, tt, colst, 6);
+    for (i = 0; i < S->nk; i++) {
+      const char *cells[6];
+      int mix = -1, q;
+      if (S->ks[i].kind != K_TC || !S->M->have[i][tcpos][0]) continue;
+      for (q = 0; q < S->nk; q++)
+        if (S->ks[q].kind == K_MIX && S->ks[q].fi == S->ks[i].fi) mix = q;
+      cells[0] = S->ks[i].name;
+      cells[1] = cell(b1, sizeof b1, S->M->v[i][tcpos][0][M_FWD_DATA], "%.3g");
+      cells[2] = cell(b2, sizeof b2, mix >= 0 ? S->M->v[mix][tcpos][0][M_TCMIX] : NAN, "%.3g");
+      cells[3] = cell(b3, sizeof b3, S->M->v[i][tcpos][0][M_CBWD] / S->ks[i].uacc, "%.3g");
+      cells[4] = cell(b4, sizeof b4, S->ks[i].bound[tcpos] / S->ks[i].uacc, "%.4g");
+      cells[5] = slope_cell(b5, sizeof b5, gm[i][0], NAN, 1);
+      lowp_result_add_row(rows, cells, 6);
+    }
+  }
+
+}
+
+/* the answer, from the numbers: the errors at the exercise's size, the two references, input rounding */
+static void answer_errors(lowp_run_t *r, mp_t *S, const growth_t *G, char *ans, size_t alen) {
+  int i, hs, ls, head = G->head, last = G->last;
+  /* ---- the answer, from the numbers */
+  ans[0] = '\0';
+  ls = 0;
+  (void)mean_at(S->M, 0, head, M_FWD_DATA, &hs);
+  (void)mean_at(S->M, 0, last, M_FWD_DATA, &ls);
+  cat(ans, alen, "Every entry of the product is measured (no sampling) against the exact product of "
+      "the fp32 data. At n = %ld (mean of %d seed%s) the largest elementwise error is ", S->c.sizes[head], hs,
+      hs == 1 ? "" : "s");
+  for (i = 0; i < S->nk; i++) {
+    int q;
+    double e = mean_at(S->M, i, head, M_FWD_DATA, &q);
+    if (S->ks[i].kind != K_TC && q) cat(ans, alen, "%s %.3g, ", S->ks[i].name, e);
+  }
+  if (last != head) {
+    if (S->c.sizes[last] > S->c.big)
+      cat(ans, alen, "and at n = %ld (%d seed%s and only %s above n = %ld, for the time budget) ",
+          S->c.sizes[last], ls, ls == 1 ? "" : "s", lowp_run_param(r, "bigformats"), S->c.big);
+    else
+      cat(ans, alen, "and at n = %ld (%d seed%s) ", S->c.sizes[last], ls, ls == 1 ? "" : "s");
+    for (i = 0; i < S->nk; i++) {
+      int q;
+      double e = mean_at(S->M, i, last, M_FWD_DATA, &q);
+      if (S->ks[i].kind != K_TC && q) cat(ans, alen, "%s %.3g, ", S->ks[i].name, e);
+    }
+  }
+  ans[strlen(ans) - 2] = '.';
+  ans[strlen(ans) - 1] = ' ';
+  if (S->fi32 >= 0) {
+    double worst = 0;
+    for (i = 1; i < S->nk; i++)
+      if (S->ks[i].kind != K_TC) {
+        double d = fabs(mean_at(S->M, i, head, M_VS32, NULL) - mean_at(S->M, i, head, M_FWD_DATA, NULL));
+        if (d > worst) worst = d;
+      }
+    cat(ans, alen, "Measured against cpu-fp32 instead (the exercise's second reference) the errors move "
+        "by at most %.2g, within cpu-fp32's own error %.3g: that comparison cannot rank anything closer to "
+        "exact than fp32. ", worst, mean_at(S->M, 0, head, M_FWD_DATA, NULL));
+  }
+  /* input rounding against accumulation */
+  for (i = 0; i < S->nk; i++) {
+    int q;
+    if (S->ks[i].kind != K_ALL) continue;
+    for (q = 0; q < S->nk; q++)
+      if (S->ks[q].kind == K_MIX && S->ks[q].fi == S->ks[i].fi) {
+        double ea = mean_at(S->M, i, head, M_FWD_DATA, NULL), em = mean_at(S->M, q, head, M_FWD_DATA, NULL);
+        double acc = mean_at(S->M, q, head, M_FWD_IN, NULL);
+        cat(ans, alen, "%s inputs: rounding the inputs alone (%s) gives %.3g, while its error against "
+            "the exact product of the rounded inputs (the fp32 accumulation alone) is %.2g; accumulating in %s too "
+            "multiplies the error by %.1f. ", S->ks[i].in->name, S->ks[q].name, em, acc, S->ks[i].in->name, ea / em);
+      }
+  }
+}
+
+/* the answer: growth, equal precision, the tensor-core model, the checks */
+static void answer_growth(lowp_run_t *r, mp_t *S, const growth_t *G, char *ans, size_t alen) {
+  int i, head = G->head, nsmall = G->nsmall, tcpos = G->tcpos, last = G->last;
+  const double(*gm)[4] = G->gm, (*gh)[4] = G->gh;
+  /* growth */
+  cat(ans, alen, "Growth (slope of log error on log n, n = %ld..%ld, mean and t-based 95%% CI over %ld "
+      "seeds): the largest error grows like ", S->c.sizes[0], S->c.sizes[nsmall ? nsmall - 1 : 0], S->c.seeds);
+  for (i = 0; i < S->nk; i++)
+    if (S->ks[i].kind != K_TC) {
+      if (isfinite(gh[i][0])) cat(ans, alen, "%s n^(%.2f +- %.2f), ", S->ks[i].name, gm[i][0], gh[i][0]);
+      else if (isfinite(gm[i][0])) cat(ans, alen, "%s n^%.2f, ", S->ks[i].name, gm[i][0]);
+    }
+  ans[strlen(ans) - 2] = ';';
+  cat(ans, alen, "the componentwise backward error of the all-format kernels like ");
+  for (i = 0; i < S->nk; i++)
+    if (S->ks[i].kind == K_ALL && isfinite(gm[i][1]))
+      cat(ans, alen, "%s n^%.2f, ", S->ks[i].name, gm[i][1]);
+  cat(ans, alen, "inside the probabilistic lambda sqrt(n) u (n^0.5) and the worst-case gamma_n (n^1). For the "
+      "forward error a random-walk model expects about n^1 from the accumulation (partial sums of size sqrt(k), "
+      "n roundings) and n^0.5 from the input rounding, plus the slow growth of a maximum over n^2 entries. ");
+  {
+    /* equal precision, different range: the same significand rounding */
+    int q;
+    for (i = 0; i < S->nk; i++)
+      for (q = i + 1; q < S->nk; q++)
+        if (S->ks[i].kind == K_ALL && S->ks[q].kind == K_ALL && S->ks[i].in->precision == S->ks[q].in->precision) {
+          double a = mean_at(S->M, i, head, M_FWD_DATA, NULL), b = mean_at(S->M, q, head, M_FWD_DATA, NULL);
+          const lowp_format_t *nr = S->ks[i].in->emin > S->ks[q].in->emin ? S->ks[i].in : S->ks[q].in;
+          int fn = S->ks[i].in->emin > S->ks[q].in->emin ? S->ks[i].fi : S->ks[q].fi;
+          double nd = 2.0 * (double)S->c.sizes[head] * (double)S->c.sizes[head];
+          if (a == b)
+            cat(ans, alen, "%s and %s give the same largest error at n = %ld", S->ks[i].name, S->ks[q].name,
+                S->c.sizes[head]);
+          else
+            cat(ans, alen, "%s and %s differ by %.2g%% at n = %ld", S->ks[i].name, S->ks[q].name,
+                100 * fabs(a - b) / (a > b ? a : b), S->c.sizes[head]);
+          cat(ans, alen, ": both keep %d significand bits (u = 2^-%d) in every product and sum, and differ "
+              "only in exponent range (%s: 2^%d..2^%d, %s: 2^%d..2^%d), which these data reach only through "
+              "the %ld of %.0f inputs (%.3g%%) below %s's smallest normal 2^%d (and products below it). tf32 as "
+              "GPUs use it is tf32 inputs with fp32 accumulation: tf32-in/fp32-acc and the tensor-core model. ",
+              S->ks[i].in->precision, S->ks[i].in->precision, S->ks[i].in->name, S->ks[i].in->emin, S->ks[i].in->emax,
+              S->ks[q].in->name, S->ks[q].in->emin, S->ks[q].in->emax, S->tinyc[fn], nd, 100.0 * (double)S->tinyc[fn] / nd,
+              nr->name, nr->emin);
+        }
+  }
+  if (tcpos >= 0) {
+    double lo = INFINITY, hi = 0;
+    for (i = 0; i < S->nk; i++) {
+      int q, mix = -1;
+      if (S->ks[i].kind != K_TC || !S->M->have[i][tcpos][0]) continue;
+      for (q = 0; q < S->nk; q++)
+        if (S->ks[q].kind == K_MIX && S->ks[q].fi == S->ks[i].fi) mix = q;
+      if (mix >= 0 && S->M->v[mix][tcpos][0][M_TCMIX] > 0) {
+        double ratio = S->M->v[i][tcpos][0][M_FWD_DATA] / S->M->v[mix][tcpos][0][M_TCMIX];
+        if (ratio < lo) lo = ratio;
+        if (ratio > hi) hi = ratio;
+      }
+    }
+    double blo = INFINITY, bhi = 0;
+    for (i = 0; i < S->nk; i++)
+      if (S->ks[i].kind == K_TC && S->M->have[i][tcpos][0]) {
+        double b = S->M->v[i][tcpos][0][M_CBWD] / S->ks[i].uacc;
+        if (b < blo) blo = b;
+        if (b > bhi) bhi = b;
+      }
+    if (isfinite(lo))
+      cat(ans, alen, "The %s tensor-core model (products exact, aligned blocks, fp32 output; %ld rows, "
+          "first seed, n <= %ld) is within a factor %.4f-%.4f of F-in/fp32-acc on the same rows at n = %ld: its "
+          "error is the rounding of the inputs; against its own inputs its componentwise backward error is "
+          "%.3g-%.3g u of fp32, within the model's "
+          "bound. ", S->c.model, S->c.tcrows, S->c.tcmax, lo, hi, S->c.sizes[tcpos], blo, bhi);
+  }
+  if (!S->c.bigabs && S->c.sizes[last] > S->c.big)
+    cat(ans, alen, "Componentwise backward errors are measured up to n = %ld (above, |A||B| would cost one "
+        "more exact product per format; bigabs=1 adds them). ", S->c.big);
+  cat(ans, alen, "Every backward error is %s its bound where the bound exists; the emulated kernels "
+      "agreed bit for bit with kernels/cpu/gemm_acc on all %ld entries checked (%ld outputs recomputed by "
+      "it).", S->bad ? "NOT always within" : "within", S->tot_checked, S->tot_fallback);
+  cJSON_AddStringToObject(r->results, "answer", ans);
+  fprintf(r->summary, "**Answer.** %s\n\nFiles: errors.csv (every size, seed and kernel), growth.csv, "
+          "bounds.csv, tc.csv, growth.png, backward.png, growth_tc.png.\n", ans);
+}
+
+
+static int write_plot_data(lowp_run_t *r, mp_t *S) {
+  FILE *csv;
+  int i, si;
   /* ---- plot data: means over the seeds, kernel-major (one kernel's rows consecutive) */
   csv = fopen(lowp_run_path(r, "growth.csv"), "w");
   if (!csv) return 2;
   fprintf(csv, "kernel,n,seeds,max_err_vs_exact_data,max_err_vs_exact_inputs,comp_bwd_in_u_acc,norm_bwd_vs_inputs\n");
-  for (i = 0; i < nk; i++)
-    for (si = 0; si < c.ns; si++) {
+  for (i = 0; i < S->nk; i++)
+    for (si = 0; si < S->c.ns; si++) {
       int cnt;
-      double f0 = mean_at(M, i, si, M_FWD_DATA, &cnt);
-      if (ks[i].kind == K_TC || !cnt) continue;
-      fprintf(csv, "%s,%ld,%d,%.6e,%.6e,%.6e,%.6e\n", ks[i].name, c.sizes[si], cnt, f0,
-              mean_at(M, i, si, M_FWD_IN, NULL), mean_at(M, i, si, M_CBWD, NULL) / ks[i].uacc,
-              mean_at(M, i, si, M_NBWD_IN, NULL));
+      double f0 = mean_at(S->M, i, si, M_FWD_DATA, &cnt);
+      if (S->ks[i].kind == K_TC || !cnt) continue;
+      fprintf(csv, "%s,%ld,%d,%.6e,%.6e,%.6e,%.6e\n", S->ks[i].name, S->c.sizes[si], cnt, f0,
+              mean_at(S->M, i, si, M_FWD_IN, NULL), mean_at(S->M, i, si, M_CBWD, NULL) / S->ks[i].uacc,
+              mean_at(S->M, i, si, M_NBWD_IN, NULL));
     }
   fclose(csv);
   csv = fopen(lowp_run_path(r, "tc.csv"), "w");
   if (!csv) return 2;
   fprintf(csv, "kernel,n,rows,max_err_vs_exact_data_tc,same_rows_in_fp32_acc\n");
-  for (i = 0; i < nk; i++)
-    for (si = 0; si < c.ns; si++) {
+  for (i = 0; i < S->nk; i++)
+    for (si = 0; si < S->c.ns; si++) {
       int q, mix = -1;
-      if (ks[i].kind != K_TC || !M->have[i][si][0]) continue;
-      for (q = 0; q < nk; q++)
-        if (ks[q].kind == K_MIX && ks[q].fi == ks[i].fi) mix = q;
-      fprintf(csv, "%s,%ld,%ld,%.6e,%.6e\n", ks[i].name, c.sizes[si], c.tcrows < c.sizes[si] ? c.tcrows : c.sizes[si],
-              M->v[i][si][0][M_FWD_DATA], mix >= 0 ? M->v[mix][si][0][M_TCMIX] : NAN);
+      if (S->ks[i].kind != K_TC || !S->M->have[i][si][0]) continue;
+      for (q = 0; q < S->nk; q++)
+        if (S->ks[q].kind == K_MIX && S->ks[q].fi == S->ks[i].fi) mix = q;
+      fprintf(csv, "%s,%ld,%ld,%.6e,%.6e\n", S->ks[i].name, S->c.sizes[si], S->c.tcrows < S->c.sizes[si] ? S->c.tcrows : S->c.sizes[si],
+              S->M->v[i][si][0][M_FWD_DATA], mix >= 0 ? S->M->v[mix][si][0][M_TCMIX] : NAN);
     }
   fclose(csv);
   /* the bounds in units of u (fp32's u; to first order they do not depend on u): gamma_n / u and the
@@ -1092,14 +1197,19 @@ static int run(lowp_run_t *r) {
   fprintf(csv, "n,gamma_n_over_u,lambda_sqrt_n\n");
   {
     double u32 = lowp_format_u(&LOWP_FMT_FP32);
-    for (si = 0; si < c.ns; si++) {
-      double n = (double)c.sizes[si], lam = lowp_bound_prob_lambda(n, u32, 0.99);
-      fprintf(csv, "%ld,%.6e,%.6e\n", c.sizes[si], lowp_bound_gamma(n, u32) / u32,
+    for (si = 0; si < S->c.ns; si++) {
+      double n = (double)S->c.sizes[si], lam = lowp_bound_prob_lambda(n, u32, 0.99);
+      fprintf(csv, "%ld,%.6e,%.6e\n", S->c.sizes[si], lowp_bound_gamma(n, u32) / u32,
               lowp_bound_gamma_prob(n, u32, lam) / u32);
     }
   }
   fclose(csv);
 
+  return 0;
+}
+
+static int render_plots(lowp_run_t *r, mp_t *S) {
+  int i, si, st = 0;
   /* ---- plots: one colour per input format, one dash type per kind of kernel */
   {
     lowp_series_t sr[2 * MAXK + 2];
@@ -1108,21 +1218,21 @@ static int run(lowp_run_t *r) {
     int pass;
     snprintf(extra, sizeof extra, "set key outside right top Left reverse font ',10'\nset logscale x 2\n"
              "set format x '2^{%%L}'\nset format y '10^{%%L}'\nset mxtics 1\nset xrange [%ld:%ld]",
-             c.ns > 1 ? c.sizes[0] : c.sizes[0] / 2, c.ns > 1 ? c.sizes[c.ns - 1] : 2 * c.sizes[0]);
+             S->c.ns > 1 ? S->c.sizes[0] : S->c.sizes[0] / 2, S->c.ns > 1 ? S->c.sizes[S->c.ns - 1] : 2 * S->c.sizes[0]);
     /* the tensor-core plot ends at the largest size the model ran at; the backward-error plot shows the
        F-in/fp32-acc kernel measured at the most sizes */
     {
-      long tmax = c.sizes[0];
+      long tmax = S->c.sizes[0];
       int best = -1;
-      for (si = 0; si < c.ns; si++)
-        if (c.sizes[si] <= c.tcmax) tmax = c.sizes[si];
+      for (si = 0; si < S->c.ns; si++)
+        if (S->c.sizes[si] <= S->c.tcmax) tmax = S->c.sizes[si];
       snprintf(extra_tc, sizeof extra_tc, "set key outside right top Left reverse font ',10'\nset logscale x 2\n"
                "set format x '2^{%%L}'\nset format y '10^{%%L}'\nset mxtics 1\nset xrange [%ld:%ld]",
-               tmax > c.sizes[0] ? c.sizes[0] : c.sizes[0] / 2, tmax > c.sizes[0] ? tmax : 2 * c.sizes[0]);
-      for (i = 0; i < nk; i++)
-        if (ks[i].kind == K_MIX) {
+               tmax > S->c.sizes[0] ? S->c.sizes[0] : S->c.sizes[0] / 2, tmax > S->c.sizes[0] ? tmax : 2 * S->c.sizes[0]);
+      for (i = 0; i < S->nk; i++)
+        if (S->ks[i].kind == K_MIX) {
           int cnt = 0;
-          for (si = 0; si < c.ns; si++) cnt += M->have[i][si][0];
+          for (si = 0; si < S->c.ns; si++) cnt += S->M->have[i][si][0];
           if (cnt > best) { best = cnt; mixshow = i; }
         }
     }
@@ -1135,31 +1245,31 @@ static int run(lowp_run_t *r) {
       static const char *const ylabels[3] = {"max |C - exact(A B)|", "backward error / u", "max |C - exact(A B)| on the rows"};
       static const char *const bases[3] = {"growth", "backward", "growth_tc"};
       lowp_plot_t p = {titles[pass], "n (matrices n x n)", ylabels[pass], 1, 1, pass == 2 ? extra_tc : extra};
-      if (pass == 2 && !c.model) continue;
-      for (i = 0; i < nk; i++) {
+      if (pass == 2 && !S->c.model) continue;
+      for (i = 0; i < S->nk; i++) {
         lowp_series_t s;
         memset(&s, 0, sizeof s);
-        if ((pass < 2) == (ks[i].kind == K_TC)) continue;
-        if (pass == 1 && ks[i].kind == K_MIX && i != mixshow) continue; /* fp32's backward error: one for scale */
+        if ((pass < 2) == (S->ks[i].kind == K_TC)) continue;
+        if (pass == 1 && S->ks[i].kind == K_MIX && i != mixshow) continue; /* fp32's backward error: one for scale */
         s.csv = pass == 2 ? "tc.csv" : "growth.csv";
         s.xcol = 2;
         s.ycol = pass == 0 ? 4 : pass == 1 ? 6 : 4;
-        s.title = ks[i].name;
-        s.filter = ks[i].name;
+        s.title = S->ks[i].name;
+        s.filter = S->ks[i].name;
         s.filter_col = 1;
         /* colour and point shape per input format (so that curves that coincide, cpu-tf32 on cpu-fp16, both
            show), solid and filled for cpu-F and tc, dashed and open for F-in/fp32-acc */
-        snprintf(styles[ns], sizeof styles[ns], "linespoints lc rgb '%s' dt %d pt %d ps 1.3", colors[ks[i].fi % 8],
-                 ks[i].kind == K_MIX ? 2 : 1, pts[ks[i].fi % 8] - (ks[i].kind == K_MIX ? 1 : 0));
+        snprintf(styles[ns], sizeof styles[ns], "linespoints lc rgb '%s' dt %d pt %d ps 1.3", colors[S->ks[i].fi % 8],
+                 S->ks[i].kind == K_MIX ? 2 : 1, pts[S->ks[i].fi % 8] - (S->ks[i].kind == K_MIX ? 1 : 0));
         s.style = styles[ns];
         sr[ns++] = s;
         if (pass == 2) { /* the same rows on F-in/fp32-acc */
           lowp_series_t s2 = s;
-          snprintf(mixt[i], sizeof mixt[i], "%s-in/fp32-acc, same rows", ks[i].in->name);
+          snprintf(mixt[i], sizeof mixt[i], "%s-in/fp32-acc, same rows", S->ks[i].in->name);
           s2.ycol = 5;
           s2.title = mixt[i];
-          snprintf(styles[ns], sizeof styles[ns], "linespoints lc rgb '%s' dt 2 pt %d ps 1.3", colors[ks[i].fi % 8],
-                   pts[ks[i].fi % 8] - 1);
+          snprintf(styles[ns], sizeof styles[ns], "linespoints lc rgb '%s' dt 2 pt %d ps 1.3", colors[S->ks[i].fi % 8],
+                   pts[S->ks[i].fi % 8] - 1);
           s2.style = styles[ns];
           sr[ns++] = s2;
         }
@@ -1173,22 +1283,60 @@ static int run(lowp_run_t *r) {
       if (ns == 0) continue;
       st = lowp_plot(r->outdir, bases[pass], &p, sr, (size_t)ns);
     }
-    lowp_result_plot(plots, "growth.png", "Largest elementwise error of every entry against the exact product of the "
+    lowp_result_plot(S->plots, "growth.png", "Largest elementwise error of every entry against the exact product of the "
                      "fp32 data, mean over seeds; solid: every product and sum in the format (cpu-F); dashed: inputs "
                      "rounded to the format, exact products, fp32 accumulation (F-in/fp32-acc).");
-    lowp_result_plot(plots, "backward.png", "Componentwise backward error against the kernel's own (rounded) inputs, "
+    lowp_result_plot(S->plots, "backward.png", "Componentwise backward error against the kernel's own (rounded) inputs, "
                      "in units of its accumulator's u, with the worst-case gamma_n / u and the probabilistic lambda "
                      "sqrt(n) (Higham & Mary 2019, P = 0.99 per entry); one F-in/fp32-acc curve shown (its backward "
                      "error is fp32's accumulation, the same for every input format).");
-    if (c.model)
-      lowp_result_plot(plots, "growth_tc.png", "The tensor-core model on random rows of the first seed's product, "
+    if (S->c.model)
+      lowp_result_plot(S->plots, "growth_tc.png", "The tensor-core model on random rows of the first seed's product, "
                        "beside F-in/fp32-acc on the same rows: the model's error is the rounding of its inputs.");
   }
-  free(A0); free(B0); free(Ain); free(Bin); free(Xd); free(XF); free(RF); free(Cd); free(C32); free(Atc);
-  free(Ctc); free(Af); free(Bf); free(Cf); free(flags); free(rowidx); free(ks); free(M);
+  return st;
+}
+
+static int run(lowp_run_t *r) {
+  static mp_t Sv;
+  static growth_t G;
+  static char ans[8192];
+  mp_t *S = &Sv;
+  int st, nomem;
+  /* declare */
+  memset(S, 0, sizeof *S);
+  S->fi32 = -1;
+  S->tables = cJSON_AddArrayToObject(r->results, "tables");
+  S->plots = cJSON_AddArrayToObject(r->results, "plots");
+  S->ks = calloc(MAXK, sizeof *S->ks);
+  S->M = calloc(1, sizeof *S->M);
+  /* every rank leaves together (none left waiting in a collective), one message */
+  nomem = !S->ks || !S->M;
+  if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) {
+    if (!lowp_par_spread() || lowp_par_rank() == 0) fprintf(stderr, "lowp run matmul-precision: out of memory\n");
+    return 2;
+  }
+  parse(r, &S->c);
+  S->nmax = S->c.sizes[S->c.ns - 1];
+  S->nn_max = (size_t)S->nmax * S->nmax;
+  declare_kernels(S);
+  if (alloc_buffers(S)) return 2;
+  /* measure */
+  measure_items(r, S);
+  if (write_errors(r, S)) return 2;
+  /* judge and render */
+  growth_all(S, &G);
+  render_tables(S, &G);
+  render_tc_table(S, &G);
+  ans[0] = '\0';
+  answer_errors(r, S, &G, ans, sizeof ans);
+  answer_growth(r, S, &G, ans, sizeof ans); /* writes the answer */
+  if (write_plot_data(r, S)) return 2;
+  st = render_plots(r, S);
+  free_buffers(S);
   if (st != 0) return lowp_run_plot_failed(r, st);
-  if (bad) {
-    fprintf(stderr, "lowp run matmul-precision: %d checks failed\n", bad);
+  if (S->bad) {
+    fprintf(stderr, "lowp run matmul-precision: %d checks failed\n", S->bad);
     return 1;
   }
   return 0;

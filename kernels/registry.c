@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "cpu/allreduce.h"
 #include "cpu/elementwise.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
@@ -30,6 +31,10 @@ static const lowp_kernel_t table[] = {
     {"sum_acc", LOWP_OP_SUM, "acc,order,round", "acc=fp32,order=recursive,round=rne",
      "each row summed in acc in an order (recursive pairwise blocked:B splitk:S kahan)",
      lowp_kernel_sum_acc, NULL, 0},
+    {"allreduce", LOWP_OP_SUM, "comm,acc,order", "comm=fp32,acc=fp32,order=ring",
+     "each row = one gradient element on W workers: cast to comm, summed in acc, order ring "
+     "(NCCL reduce-scatter) or tree (lib/amp/allreduce.h)",
+     lowp_kernel_allreduce, NULL, 0},
     {"dot_acc", LOWP_OP_DOT, ACC_KEYS, ACC_DEF,
      "dot product accumulated in acc in an order; products exact (FMA) or rounded",
      lowp_kernel_dot_acc, NULL, 0},

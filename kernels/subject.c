@@ -8,6 +8,7 @@
  *   round=MODE  prod=exact|acc|FORMAT  compute=FORMAT
  *   variant=onepass|twopass|welford  model=SPEC  promote=N|off
  *   exp=libm|cr (softmax_naive, softmax_stable: the exp model)
+ *   comm=FORMAT and order=ring|tree (allreduce: lib/amp/allreduce.h)
  *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu_kernels.h;
  *   their model=auto, the default, is the GPU's own preset)
  * A format or model spec that itself holds commas is written with ';'
@@ -40,7 +41,8 @@ typedef struct {
 } kctx_t;
 
 static const char *const all_keys[] = {"acc", "order", "round", "prod", "compute",
-                                       "variant", "model", "promote", "device", "exp"};
+                                       "variant", "model", "promote", "device", "exp",
+                                       "comm"};
 #define NKEYS (sizeof all_keys / sizeof all_keys[0])
 
 static int key_index(const char *key, size_t len) {
@@ -134,9 +136,30 @@ static int apply(kctx_t *x, int key, const char *val, char *err, size_t errlen) 
     return LOWP_OK;
   case 9: /* exp */
     return apply_exp(c, val, err, errlen);
+  case 10: /* comm */
+    semis(buf, sizeof buf, val);
+    if (lowp_format_parse(&c->comm, buf, e2, sizeof e2))
+      return set_err(err, errlen, LOWP_EINVAL, "comm=%s: %s", val, e2);
+    return LOWP_OK;
   default:
     return LOWP_OK; /* acc, order, round, prod: combined in finish() */
   }
+}
+
+/* allreduce: acc= a format, order= ring or tree (its own orders, not lowp_accum's) */
+static int finish_allreduce(lowp_kcfg_t *c, const char *acc, const char *order, char *err,
+                            size_t errlen) {
+  char buf[256], e2[200];
+  c->acc.acc = LOWP_FMT_FP32;
+  if (acc) {
+    semis(buf, sizeof buf, acc);
+    if (lowp_format_parse(&c->acc.acc, buf, e2, sizeof e2))
+      return set_err(err, errlen, LOWP_EINVAL, "acc=%s: %s", acc, e2);
+  }
+  if (!order || !strcmp(order, "ring")) c->reduce = 0;
+  else if (!strcmp(order, "tree")) c->reduce = 1;
+  else return set_err(err, errlen, LOWP_EINVAL, "order=%s: expected ring or tree%s", order, "");
+  return LOWP_OK;
 }
 
 /* acc, order, round and prod together into cfg.acc / have_prod / prod */
@@ -154,6 +177,7 @@ static int finish(kctx_t *x, const char *acc, const char *order, const char *rnd
     c->rnd = r;
   }
   if (x->k->op == LOWP_OP_CAST) return LOWP_OK;
+  if (entry_takes(x->k, "comm")) return finish_allreduce(c, acc, order, err, errlen);
   if (!entry_takes(x->k, "acc")) return LOWP_OK;
   if (acc) {
     semis(buf, sizeof buf, acc);
@@ -201,6 +225,7 @@ static int parse(kctx_t *x, const char *params, char *err, size_t errlen) {
   x->cfg.variant = LOWP_LN_TWOPASS;
   x->cfg.promote = -1;
   x->cfg.device = LOWP_DEVICE_AUTO;
+  x->cfg.comm = LOWP_FMT_FP32;
   /* entries with a GPU kernel default to the GPU's own preset */
   snprintf(x->cfg.model, sizeof x->cfg.model, "%s", entry_takes(x->k, "device") ? "auto" : "h100");
   text = strdup(params ? params : "");
@@ -307,7 +332,7 @@ int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *pa
   s->run = kernel_run;
   s->ctx = x;
   s->release = kernel_release;
-  if (entry_takes(k, "acc")) {
+  if (entry_takes(k, "acc") && !entry_takes(k, "comm")) {
     s->has_accum = 1;
     s->accum = x->cfg.acc;
     s->prod = x->cfg.have_prod ? &x->cfg.prod : NULL;

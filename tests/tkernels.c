@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amp/allreduce.h"
 #include "check/op.h"
+#include "check/pipeline.h"
+#include "check/same.h"
 #include "check/subject.h"
 #include "cpu/gemm_tc.h"
 #include "exact/exact.h"
@@ -186,6 +189,71 @@ static void nonlinear(void) {
   }
 }
 
+/* allreduce: each row is one element over W workers; the registry kernel
+   equals lib/amp's all-reduce called on the worker-major vectors */
+static void allreduce(void) {
+  enum { W = 7, N = 50 };
+  static double x[N * W], y[N];
+  static float g[W * N], o[N];
+  static const char *const orders[2] = {"ring", "tree"};
+  double *out[1] = {y};
+  const double *in[1] = {x};
+  lowp_problem_t p = prob("sum", 1, N, W, 1, &LOWP_FMT_FP32, &LOWP_FMT_FP16);
+  char err[300], prm[64];
+  size_t i, w;
+  int od, bad;
+  fill(x, N * W, &LOWP_FMT_FP32, 0.5, 11);
+  for (i = 0; i < N; i++)
+    for (w = 0; w < W; w++) g[w * N + i] = (float)x[i * W + w];
+  for (od = 0; od < 2; od++) {
+    snprintf(prm, sizeof prm, "comm=bf16,acc=fp16,order=%s", orders[od]);
+    lowp_test_check(lowp_test_run_kernel(out, in, "allreduce", prm, &p, err, sizeof err) == LOWP_OK,
+                    "allreduce[%s]: %s", prm, err);
+    lowp_test_check(lowp_allreduce(o, g, W, N, (lowp_ar_order_t)od, &LOWP_FMT_BF16, &LOWP_FMT_FP16,
+                                   NULL) == LOWP_OK, "lowp_allreduce");
+    for (bad = 0, i = 0; i < N; i++) bad += y[i] != (double)o[i];
+    lowp_test_check(bad == 0, "allreduce[%s] vs lib/amp's all-reduce: %d elements differ", prm, bad);
+  }
+}
+
+/* lowp_check_measure_same: another subject on the same inputs, the exact
+   references reused, gives the numbers lowp_check_measure gives */
+static void measure_same(void) {
+  lowp_problem_t p = prob("gemm", 2, 5, 6, 70, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+  lowp_check_inputs_t in;
+  lowp_check_result_t ref, a, b;
+  lowp_subject_t s1, s2;
+  lowp_dist_t d;
+  char err[300];
+  int ok;
+  lowp_dist_parse(&d, "uniform01");
+  lowp_test_check(lowp_check_inputs_generate(&in, &p, &d, 7) == LOWP_OK, "inputs");
+  lowp_test_check(lowp_kernel_subject_open(&s1, "gemm_acc", "acc=fp16", err, sizeof err) == LOWP_OK &&
+                      lowp_kernel_subject_open(&s2, "gemm_tc", "model=a100", err, sizeof err) == LOWP_OK &&
+                      lowp_kernel_subject_bind(&s2, &p, err, sizeof err) == LOWP_OK, "%s", err);
+  lowp_test_check(lowp_check_measure(&ref, &p, &s1, &in, NULL, err, sizeof err) == LOWP_OK &&
+                      lowp_check_measure(&a, &p, &s2, &in, NULL, err, sizeof err) == LOWP_OK &&
+                      lowp_check_measure_same(&b, &ref, &s2, &in, NULL, err, sizeof err) == LOWP_OK,
+                  "measure: %s", err);
+  ok = !memcmp(a.out[0].got, b.out[0].got, a.out[0].count * sizeof(double)) &&
+       !memcmp(a.out[0].exact, b.out[0].exact, a.out[0].count * sizeof(double)) &&
+       !memcmp(a.out[0].absab, b.out[0].absab, a.out[0].count * sizeof(double)) &&
+       a.max_bwd == b.max_bwd && a.max_ulp == b.max_ulp && a.rmse == b.rmse && a.model.have &&
+       b.model.have && a.model.value == b.model.value && !strcmp(b.subject, s2.name) && !b.gamma.have;
+  lowp_test_check(ok && b.max_bwd > 0 && ref.gamma.have && ref.max_bwd != b.max_bwd,
+                  "measure_same: the same numbers as measure (bwd %g vs %g, model bound %g vs %g)",
+                  a.max_bwd, b.max_bwd, a.model.value, b.model.value);
+  lowp_check_result_free(&ref);
+  lowp_check_result_free(&a);
+  lowp_check_result_free(&b);
+  lowp_test_check(lowp_check_measure_same(&b, NULL, &s2, &in, NULL, err, sizeof err) == LOWP_EINVAL,
+                  "measure_same without a reference: EINVAL");
+  lowp_check_result_free(&b);
+  lowp_subject_close(&s1);
+  lowp_subject_close(&s2);
+  lowp_check_inputs_free(&in);
+}
+
 static void params(void) {
   static const struct { const char *name, *params, *want; } bad[] = {
       {"gemm_nope", "", "unknown kernel 'gemm_nope' (known: cast sum_acc"},
@@ -205,6 +273,10 @@ static void params(void) {
       {"layernorm", "variant=threepass", "variant=threepass"},
       {"gemm_tc", "promote=-3", "promote=-3"},
       {"cast", "order=pairwise", "takes no parameter 'order'"},
+      {"allreduce", "order=pairwise", "expected ring or tree"},
+      {"allreduce", "comm=fp17", "comm=fp17"},
+      {"allreduce", "acc=fp17", "acc=fp17"},
+      {"allreduce", "prod=fp16", "takes no parameter 'prod'"},
   };
   size_t i;
   for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -282,6 +354,8 @@ int main(void) {
   lowp_test_start("tkernels");
   sums();
   nonlinear();
+  allreduce();
+  measure_same();
   params();
   threads();
   return lowp_test_end();

@@ -1,9 +1,12 @@
 /* lowp gemm, lowp dot -- measure one GEMM or dot product against its exact value */
 
 /*
- * The subject is the CPU twin kernels/cpu/gemm_acc.c: products exact (or
- * rounded to --prod), every addition rounded to --acc, recursive order. The
- * reference is lowp_exact_gemm (exact, rounded once to fp64). Reported:
+ * The subject is a registry kernel (kernels/registry.h): gemm_acc's GEMM
+ * twin (products exact or rounded to --prod, every addition rounded to
+ * --acc, recursive order), gemm_acc with --order, gemm_tc with --model.
+ * The measurement pipeline (lib/check) generates the inputs
+ * (lowp_check_inputs_generate), computes the exact reference (rounded once
+ * to fp64), the errors and the bounds of the subject's method. Reported:
  * max/mean absolute, relative and ulp (of --acc) errors, the componentwise
  * backward error |C^ - C| / (|A||B|), the worst element with its values in
  * decimal and hex, and the share of the deterministic bound gamma_k and of
@@ -27,13 +30,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../kernels/registry.h" /* not experiments/registry.h */
 #include "check/pipeline.h"
+#include "check/subject.h"
 #include "cli.h"
 #include "output.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
 #include "model/accum.h"
-#include "exact/exact.h"
 #include "io/npy.h"
 #include "measure/measure.h"
 #include "par.h"
@@ -45,6 +49,7 @@ typedef struct {
   const char *cmd;        /* "gemm" or "dot" */
   long long m, n, k;      /* -1: not given */
   lowp_format_t in, acc, prod;
+  const char *acc_text;   /* --acc as given (a registry kernel's acc= parameter) */
   int have_prod, json, threads;
   lowp_rounding_t rnd, prod_rnd;
   lowp_dist_t dist;
@@ -110,7 +115,8 @@ static void check_memory(const opts_t *o, double m, double n, double k) {
   double rows, need, have = phys_mem();
   lowp_par_block((size_t)m, lowp_par_rank(), lowp_par_size(), &r0, &r1);
   rows = lowp_par_size() > 1 ? (double)(r1 - r0) : m;
-  need = 8.0 * (3 * rows * k + 4 * k * n + 4 * rows * n);
+  /* every rank generates (or reads) the whole A before it keeps its rows */
+  need = 8.0 * (m * k + 2 * rows * k + 4 * k * n + 4 * rows * n);
   if (lowp_par_size() > 1 && lowp_par_rank() == 0) need += 8.0 * 4 * m * n;
   if (have > 0 && need > 0.8 * have)
     lowp_cli_die(o->cmd, "m=%.0f n=%.0f k=%.0f needs %.3g GiB of memory but this machine "
@@ -178,7 +184,8 @@ static void parse(opts_t *o, int argc, char **argv) {
   int i, st;
   o->m = o->n = o->k = -1;
   o->in = lowp_cli_format(o->cmd, "fp16");
-  o->acc = lowp_cli_format(o->cmd, "fp32");
+  o->acc_text = "fp32";
+  o->acc = lowp_cli_format(o->cmd, o->acc_text);
   o->have_prod = 0;
   o->json = 0;
   o->threads = 0;
@@ -203,7 +210,10 @@ static void parse(opts_t *o, int argc, char **argv) {
     else if (!strcmp(a, "--k") && strcmp(o->cmd, "dot"))
       o->k = lowp_cli_int(o->cmd, "--k", need_arg(o, argc, argv, &i), 1, INT32_MAX);
     else if (!strcmp(a, "--in")) o->in = lowp_cli_format(o->cmd, need_arg(o, argc, argv, &i));
-    else if (!strcmp(a, "--acc")) o->acc = lowp_cli_format(o->cmd, need_arg(o, argc, argv, &i));
+    else if (!strcmp(a, "--acc")) {
+      o->acc_text = need_arg(o, argc, argv, &i);
+      o->acc = lowp_cli_format(o->cmd, o->acc_text);
+    }
     else if (!strcmp(a, "--round")) o->rnd = lowp_cli_rounding(o->cmd, need_arg(o, argc, argv, &i));
     else if (!strcmp(a, "--prod")) {
       const char *v = need_arg(o, argc, argv, &i);
@@ -276,43 +286,74 @@ static void add_val(cJSON *obj, const char *key, double v) {
 
 /* ------------------------------------------------------------ the subject */
 
-/* The computation lowp gemm/dot measures, as a pipeline subject: the CPU
-   twin gemm_acc (recursive), an accumulation order, or a tensor-core model. */
+/* The computation lowp gemm/dot measures is an entry of the kernel registry
+   (kernels/registry.h), a pipeline subject that declares its method (so the
+   pipeline picks the bound): --model: gemm_tc (model=, promote=); --order:
+   gemm_acc (acc=, order=, round=, prod=acc); otherwise gemm_acc's GEMM twin
+   (recursive, products exact or rounded to --prod nearest-even, every
+   rounding mode incl. sr, which the kernel's parameters do not take). */
 typedef struct {
-  const opts_t *o;
+  const lowp_kernel_t *k;
   lowp_gemm_acc_cfg_t cfg;
-  lowp_gemm_tc_cfg_t tc;
-  lowp_accum_t acm;
-} subj_ctx_t;
+} twin_ctx_t;
 
-static int gemm_subject_run(const lowp_subject_t *s, double *const *out, const double *const *in,
-                            const lowp_problem_t *p, char *err, size_t errlen) {
-  const subj_ctx_t *x = s->ctx;
-  size_t m = p->op->id == LOWP_OP_DOT ? 1 : p->dims.m, n = p->op->id == LOWP_OP_DOT ? 1 : p->dims.n;
-  size_t k = p->dims.k;
-  double *c = out[0];
-  const double *a = in[0], *b = in[1];
-  int st;
+static int twin_run(const lowp_subject_t *s, double *const *out, const double *const *in,
+                    const lowp_problem_t *p, char *err, size_t errlen) {
+  const twin_ctx_t *x = s->ctx;
   (void)err;
   (void)errlen;
-  if (x->o->model) {
-    st = lowp_gemm_tc_ref(c, a, b, m, n, k, &x->tc);
-  } else if (x->o->order) {
-    long long ij;
-    int bad = 0;
-    /* one accumulation per output element: independent, so the result does
-       not depend on the thread count */
-#pragma omp parallel for schedule(static) reduction(|| : bad)
-    for (ij = 0; ij < (long long)(m * n); ij++) {
-      size_t ii = (size_t)ij / n, jj = (size_t)ij % n;
-      if (lowp_accum_dot(&c[ij], &a[ii * k], 1, &b[jj], n, k, &x->acm) != 0) bad = 1;
-    }
-    st = bad ? LOWP_EINVAL : LOWP_OK;
-  } else {
-    st = lowp_gemm_acc_ref(c, a, b, m, n, k, &x->cfg);
-  }
-  return st;
+  return x->k->gemm(out[0], in[0], in[1], p->dims.m, p->dims.n, p->dims.k, &x->cfg);
 }
+
+/* a format's text as a kernel parameter (its commas as ';', kernels/subject.c) */
+static void param_fmt(char *dst, size_t len, const char *text) {
+  size_t i;
+  for (i = 0; text[i] && i + 1 < len; i++) dst[i] = text[i] == ',' ? ';' : text[i];
+  dst[i] = '\0';
+}
+
+/* the registry subject of the options, bound to problem p */
+static void open_subject(lowp_subject_t *s, twin_ctx_t *tw, const opts_t *o,
+                         const lowp_problem_t *p) {
+  char prm[600], acc[200], err[600];
+  int st;
+  if (o->model || o->order) {
+    if (o->model && o->promote == 0)
+      snprintf(prm, sizeof prm, "model=%s,promote=off", o->model);
+    else if (o->model && o->promote > 0)
+      snprintf(prm, sizeof prm, "model=%s,promote=%ld", o->model, o->promote);
+    else if (o->model)
+      snprintf(prm, sizeof prm, "model=%s", o->model);
+    else {
+      param_fmt(acc, sizeof acc, o->acc_text);
+      snprintf(prm, sizeof prm, "acc=%s,order=%s,round=%s%s", acc, o->order, lowp_rounding_name(o->rnd),
+               o->have_prod ? ",prod=acc" : "");
+    }
+    st = lowp_kernel_subject_open(s, o->model ? "gemm_tc" : "gemm_acc", prm, err, sizeof err);
+    if (!st) st = lowp_kernel_subject_bind(s, p, err, sizeof err);
+    if (st) lowp_cli_die(o->cmd, "%s", err);
+    return;
+  }
+  memset(tw, 0, sizeof *tw);
+  tw->k = lowp_kernel_find("gemm_acc");
+  tw->cfg.prod = o->have_prod ? &o->prod : NULL;
+  tw->cfg.prod_rnd = o->prod_rnd;
+  tw->cfg.acc = &o->acc;
+  tw->cfg.acc_rnd = o->rnd;
+  tw->cfg.order = LOWP_ORDER_RECURSIVE;
+  memset(s, 0, sizeof *s);
+  snprintf(s->name, sizeof s->name, "kernel gemm_acc (its GEMM twin)");
+  s->kind = "kernel";
+  s->run = twin_run;
+  s->ctx = tw;
+  s->has_accum = 1;
+  s->accum.order = LOWP_ACC_RECURSIVE;
+  s->accum.acc = o->acc;
+  s->accum.rnd = o->rnd;
+  s->accum.fma = 1;
+  s->prod = o->have_prod ? &o->prod : NULL;
+}
+
 
 /* ------------------------------------------------------------ MPI ranks */
 
@@ -362,326 +403,346 @@ static void gather_result(const char *cmd, lowp_check_result_t *r, const lowp_su
   *r = w;
 }
 
+/* ---------------------------------------------------- declare: the problem */
+
+/* Check the method's options before any work; subject: its description. */
+static void describe(opts_t *o, char *subject, size_t len) {
+  char err[256];
+  if (lowp_accum_format_check(&o->acc, err, sizeof err) != 0)
+    lowp_cli_die(o->cmd, "--acc %s: %s", o->acc.name, err);
+  if (o->have_prod && lowp_accum_format_check(&o->prod, err, sizeof err) != 0)
+    lowp_cli_die(o->cmd, "--prod %s: %s", o->prod.name, err);
+  if (o->model) {
+    char ms[256];
+    lowp_gemm_tc_cfg_t tc;
+    if (lowp_gemm_tc_config(&tc, o->model, o->promote, &o->in, &o->acc, err, sizeof err))
+      lowp_cli_die(o->cmd, "--model %s: %s", o->model, err);
+    lowp_tc_model_str(ms, sizeof ms, &tc.model);
+    snprintf(subject, len, "tensor-core model %s (%s), output %s", o->model, ms, o->acc.name);
+  } else if (o->order) {
+    char as[160];
+    lowp_accum_t acm;
+    if (lowp_accum_parse(&acm, o->order, err, sizeof err) != 0)
+      lowp_cli_die(o->cmd, "--order %s: %s", o->order, err);
+    if (strchr(o->order, ','))
+      lowp_cli_die(o->cmd, "--order %s: give only the order (ORDER or ORDER:N); the format, "
+                   "rounding and products come from --acc, --round and --prod", o->order);
+    if (o->have_prod && !same_format(&o->prod, &o->acc))
+      lowp_cli_die(o->cmd, "with --order, products are exact or rounded to --acc (%s); "
+                   "--prod %s is neither", o->acc.name, o->prod.name);
+    acm.acc = o->acc;
+    acm.rnd = o->rnd;
+    acm.fma = !o->have_prod; /* products exact (an FMA chain), or rounded to acc */
+    if (lowp_accum_validate(&acm, err, sizeof err) != 0)
+      lowp_cli_die(o->cmd, "--order %s with --acc %s --round %s: %s", o->order, o->acc.name,
+                   lowp_rounding_name(o->rnd), err);
+    lowp_accum_str(as, sizeof as, &acm);
+    snprintf(subject, len, "order %s", as);
+  } else {
+    snprintf(subject, len, "products %s, accumulator %s (%s), recursive order",
+             o->have_prod ? o->prod.name : "exact", o->acc.name, lowp_rounding_name(o->rnd));
+  }
+}
+
+/* The problem: a GEMM of `rows` rows of A (m x k) times B (k x n); a dot
+   product is the 1 x 1 GEMM of its vectors. */
+static lowp_problem_t problem_of(const opts_t *o, size_t rows, size_t n, size_t k) {
+  lowp_problem_t p;
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_get(LOWP_OP_GEMM);
+  p.dims.batch = 1;
+  p.dims.m = rows;
+  p.dims.n = n;
+  p.dims.k = k;
+  p.in[0] = p.in[1] = o->in;
+  p.out = o->acc;
+  return p;
+}
+
+/* inputs read from .npy (rounded to --in): sizes from the shapes; every
+   rank reads them whole and keeps its rows of A */
+static void read_inputs(lowp_check_inputs_t *in, const opts_t *o, size_t *m, size_t *n,
+                        size_t *k, size_t *r0, size_t *r1, size_t *changed) {
+  size_t ar, ac, br, bc, ca, cb;
+  int np = lowp_par_size();
+  double *a = read_input(o, o->a_path, "a", &ar, &ac, &ca), *b = read_input(o, o->b_path, "b", &br, &bc, &cb);
+  const double *xs[2];
+  lowp_problem_t p;
+  if (!strcmp(o->cmd, "dot")) {
+    if (ar != br) {
+      free(a); free(b);
+      lowp_cli_die(o->cmd, "mismatched shapes: --a has length %zu, --b has length %zu", ar, br);
+    }
+    *m = 1; *n = 1; *k = ar;
+  } else {
+    if (ac != br) {
+      free(a); free(b);
+      lowp_cli_die(o->cmd, "mismatched shapes: A is (%zu, %zu) and B is (%zu, %zu): "
+                   "A's columns must equal B's rows", ar, ac, br, bc);
+    }
+    *m = ar; *k = ac; *n = bc;
+  }
+  if ((o->m >= 0 && (size_t)o->m != *m) || (o->k >= 0 && (size_t)o->k != *k) ||
+      (o->n >= 0 && (size_t)o->n != *n && strcmp(o->cmd, "dot"))) {
+    free(a); free(b);
+    lowp_cli_die(o->cmd, "the sizes given (--m/--n/--k) disagree with the .npy shapes "
+                 "(m=%zu n=%zu k=%zu)", *m, *n, *k);
+  }
+  if (*m == 0 || *n == 0 || *k == 0) {
+    free(a); free(b);
+    lowp_cli_die(o->cmd, "empty input arrays (m=%zu n=%zu k=%zu)", *m, *n, *k);
+  }
+  check_memory(o, (double)*m, (double)*n, (double)*k);
+  *changed = ca + cb;
+  if (np > (long long)*m)
+    lowp_cli_die(o->cmd, "%d MPI ranks for %zu rows of C: each rank computes a block of rows, "
+                 "so run at most %zu ranks", np, *m, *m);
+  lowp_par_block(*m, lowp_par_rank(), np, r0, r1);
+  p = problem_of(o, *r1 - *r0, *n, *k);
+  xs[0] = &a[*r0 * *k];
+  xs[1] = b;
+  if (lowp_check_inputs_copy(in, &p, xs, NULL)) lowp_cli_die(o->cmd, "out of memory for the inputs");
+  free(a);
+  free(b);
+}
+
+/* Generated inputs: the pipeline's generator (lowp_check_inputs_generate:
+   element i of input j drawn from (seed, stream j + 1, i) and rounded to
+   --in; --dist cancel builds A and B together). Every rank generates the
+   whole problem and keeps its rows of A. The unrounded draws are dropped:
+   lowp gemm reports no input/computation split, so the pipeline computes
+   no reference of them. */
+static void generate_inputs(lowp_check_inputs_t *in, const opts_t *o, size_t *m, size_t *n,
+                            size_t *k, size_t *r0, size_t *r1) {
+  lowp_problem_t full;
+  int np = lowp_par_size(), st, j;
+  if (o->m < 0 || o->n < 0 || o->k < 0) {
+    if (!strcmp(o->cmd, "dot")) lowp_cli_die(o->cmd, "give --n (the length), or --a and --b");
+    lowp_cli_die(o->cmd, "give --m, --n and --k, or --a and --b");
+  }
+  *m = (size_t)o->m; *n = (size_t)o->n; *k = (size_t)o->k;
+  check_memory(o, (double)*m, (double)*n, (double)*k);
+  if (np > (long long)*m)
+    lowp_cli_die(o->cmd, "%d MPI ranks for %zu rows of C: each rank computes a block of rows, "
+                 "so run at most %zu ranks", np, *m, *m);
+  lowp_par_block(*m, lowp_par_rank(), np, r0, r1);
+  full = problem_of(o, *m, *n, *k);
+  st = lowp_check_inputs_generate(in, &full, &o->dist, o->seed);
+  if (st) lowp_cli_die(o->cmd, "input generation failed: %s", lowp_status_str(st));
+  for (j = 0; j < 2; j++) {
+    free(in->data[j]);
+    in->data[j] = NULL;
+  }
+  if (*r0) memmove(in->x[0], &in->x[0][*r0 * *k], (*r1 - *r0) * *k * sizeof(double));
+  in->count[0] = (*r1 - *r0) * *k;
+}
+
+/* -------------------------------------------------------- measure: the pipeline */
+
+/* subject -> exact reference and |A||B| -> errors -> the bounds of the
+   subject's declared method (lib/check/pipeline.h); with MPI ranks the
+   blocks of rows are gathered on rank 0 and measured whole there */
+static void measure(lowp_check_result_t *res, const opts_t *o, lowp_check_inputs_t *in,
+                    size_t m, size_t n, size_t k, size_t rows) {
+  lowp_problem_t p = problem_of(o, rows, n, k);
+  lowp_subject_t subj;
+  twin_ctx_t tw;
+  lowp_check_opts_t co;
+  char perr[600];
+  int st;
+  memset(&co, 0, sizeof co);
+  open_subject(&subj, &tw, o, &p);
+  co.prob = o->prob;
+  /* a large product's exact reference takes a while: show it (terminal only) */
+  co.progress.fn = lowp_cli_progress;
+  co.progress.ctx = (void *)"exact reference";
+  st = lowp_check_measure(res, &p, &subj, in, &co, perr, sizeof perr);
+  lowp_cli_progress_end();
+  lowp_check_inputs_free(in);
+  if (st) lowp_cli_die(o->cmd, "%s", perr[0] ? perr : lowp_status_str(st));
+  lowp_par_sync(0);
+  if (lowp_par_size() > 1) gather_result(o->cmd, res, &subj, &co, m, n);
+  lowp_subject_close(&subj);
+}
+
+/* ----------------------------------------------------------------- render */
+
+/* what the writers read from the result */
+typedef struct {
+  const opts_t *o;
+  const char *subject;
+  size_t m, n, k, changed, worst;
+  const lowp_check_result_t *res;
+  const lowp_check_bound_t *det; /* the deterministic bound of the method */
+  double bound_det, u_acc;
+} view_t;
+
+static void print_json(const view_t *v) {
+  const opts_t *o = v->o;
+  const lowp_errors_t *e = &v->res->out[0].err;
+  const double *c = v->res->out[0].got, *cx = v->res->out[0].exact;
+  cJSON *r = cJSON_CreateObject(), *err = cJSON_CreateObject(), *bd = cJSON_CreateObject(),
+        *w = cJSON_CreateObject();
+  char *txt;
+  cJSON_AddStringToObject(r, "command", o->cmd);
+  cJSON_AddNumberToObject(r, "m", (double)v->m);
+  cJSON_AddNumberToObject(r, "n", (double)v->n);
+  cJSON_AddNumberToObject(r, "k", (double)v->k);
+  cJSON_AddStringToObject(r, "in", o->in.name);
+  cJSON_AddStringToObject(r, "acc", o->acc.name);
+  cJSON_AddStringToObject(r, "prod", o->have_prod ? o->prod.name : "exact");
+  cJSON_AddStringToObject(r, "round", lowp_rounding_name(o->rnd));
+  cJSON_AddStringToObject(r, "order", o->model ? "model" : o->order ? o->order : "recursive");
+  cJSON_AddStringToObject(r, "subject", v->subject);
+  if (o->model) cJSON_AddStringToObject(r, "model", o->model);
+  cJSON_AddStringToObject(r, "inputs", o->a_path ? "npy" : o->dist_text);
+  cJSON_AddNumberToObject(r, "seed", (double)o->seed);
+  cJSON_AddNumberToObject(r, "inputs_rounded_to_in", (double)v->changed);
+  add_num(err, "max_abs", e->max_abs);
+  add_num(err, "mean_abs", e->mean_abs);
+  add_num(err, "max_rel", e->max_rel);
+  add_num(err, "mean_rel", e->mean_rel);
+  add_num(err, "max_ulp", e->max_ulp);
+  add_num(err, "mean_ulp", e->mean_ulp);
+  add_num(err, "max_backward", e->max_bwd);
+  cJSON_AddNumberToObject(err, "n_exact", (double)e->n_exact);
+  cJSON_AddNumberToObject(err, "n_special", (double)e->n_special);
+  cJSON_AddItemToObject(r, "errors", err);
+  if (v->worst != (size_t)-1) {
+    cJSON_AddNumberToObject(w, "i", (double)(v->worst / v->n));
+    cJSON_AddNumberToObject(w, "j", (double)(v->worst % v->n));
+    add_val(w, "computed", c[v->worst]);
+    add_val(w, "exact", cx[v->worst]);
+  }
+  cJSON_AddItemToObject(r, "worst", w);
+  add_num(bd, "u", v->u_acc);
+  /* "gamma_k": the deterministic bound of the method (the order's, or the
+     tensor-core model's); a vacuous bound is "inf" and has no share */
+  cJSON_AddStringToObject(bd, "deterministic", v->det->have ? v->det->name : "none");
+  add_num(bd, "gamma_k", v->bound_det);
+  cJSON_AddBoolToObject(bd, "vacuous", isinf(v->bound_det));
+  if (!isinf(v->bound_det)) add_num(bd, "gamma_k_used", e->max_bwd / v->bound_det);
+  if (v->res->prob.have) {
+    double uu = v->u_acc, lam;
+    if (o->have_prod && lowp_format_u(&o->prod) > uu) uu = lowp_format_u(&o->prod);
+    lam = lowp_bound_prob_lambda((double)v->k, uu, o->prob);
+    add_num(bd, "prob_lambda", lam);
+    add_num(bd, "prob_probability", lowp_bound_prob_probability((double)v->k, uu, lam));
+    add_num(bd, "prob_bound", v->res->prob.value);
+    if (!isinf(v->res->prob.value)) add_num(bd, "prob_used", e->max_bwd / v->res->prob.value);
+  }
+  cJSON_AddItemToObject(r, "bounds", bd);
+  add_num(r, "time_subject_s", v->res->time_subject_s);
+  add_num(r, "time_exact_s", v->res->time_exact_s);
+  if (o->out_exact) cJSON_AddStringToObject(r, "out_exact", o->out_exact);
+  txt = cJSON_Print(r);
+  printf("%s\n", txt);
+  free(txt);
+  cJSON_Delete(r);
+}
+
+static void print_text(const view_t *v) {
+  const opts_t *o = v->o;
+  const lowp_errors_t *e = &v->res->out[0].err;
+  const lowp_check_result_t *res = v->res;
+  const double *c = res->out[0].got, *cx = res->out[0].exact;
+  size_t worst = v->worst, n = v->n;
+  printf("lowp %s: m=%zu n=%zu k=%zu, inputs %s (%s, seed %llu), %s\n", o->cmd, v->m, n, v->k,
+         o->in.name, o->a_path ? "from .npy" : o->dist_text, (unsigned long long)o->seed, v->subject);
+  if (v->changed)
+    printf("  note: %zu input values were not values of %s and were rounded to it (rne)\n",
+           v->changed, o->in.name);
+  printf("  time: subject %.3f s, exact reference %.3f s\n", res->time_subject_s, res->time_exact_s);
+  printf("  %-18s %12s %12s\n", "error", "max", "mean");
+  printf("  %-18s %12.4g %12.4g\n", "absolute", e->max_abs, e->mean_abs);
+  printf("  %-18s %12.4g %12.4g\n", "relative", e->max_rel, e->mean_rel);
+  printf("  ulp of %-11s %12.4g %12.4g\n", o->acc.name, e->max_ulp, e->mean_ulp);
+  printf("  %-18s %12.4g\n", "backward |dC|/|A||B|", e->max_bwd);
+  printf("  elements exact: %zu of %zu; NaN/inf disagreements: %zu\n", e->n_exact, v->m * n,
+         e->n_special);
+  if (worst != (size_t)-1)
+    printf("  worst element C[%zu][%zu] (max abs error): computed %.17g (%a), "
+           "exact %.17g (%a)\n", worst / n, worst % n, c[worst], c[worst], cx[worst], cx[worst]);
+  if (!v->det->have)
+    printf("  deterministic bound: none known for this method\n");
+  else if (isinf(v->bound_det))
+    printf("  bound %s, k=%zu: vacuous (no bound at this length and precision)\n",
+           v->det->name, v->k);
+  else
+    printf("  bound %s, k=%zu: %.4g; worst backward error uses %.2f%% of it\n", v->det->name,
+           v->k, v->bound_det, 100 * e->max_bwd / v->bound_det);
+  if (res->prob.have && isinf(res->prob.value))
+    printf("  probabilistic bound (Higham & Mary 2019): vacuous\n");
+  else if (res->prob.have)
+    printf("  probabilistic bound (Higham & Mary 2019), %s per element: %.4g; uses %.2f%%\n",
+           res->prob.name, res->prob.value, 100 * e->max_bwd / res->prob.value);
+  else if (!o->model)
+    printf("  probabilistic bound: none for this method (it needs round to nearest and a "
+           "non-compensated order)\n");
+  if (o->out_exact) printf("  exact result (fp64) written to %s\n", o->out_exact);
+}
+
+/* --out-exact: the exact result rounded to fp64 */
+static void write_exact(const opts_t *o, lowp_check_result_t *res, size_t m, size_t n) {
+  size_t shape[2] = {m, n};
+  int nd = 2, st;
+  if (!strcmp(o->cmd, "dot")) { shape[0] = 1; nd = 1; }
+  st = lowp_npy_write(o->out_exact, LOWP_NPY_F8, shape, nd, res->out[0].exact, NULL);
+  if (st) {
+    lowp_check_result_free(res);
+    lowp_cli_die(o->cmd, "--out-exact %s: %s (nothing written)", o->out_exact, lowp_status_str(st));
+  }
+}
+
 /* ----------------------------------------------------------------- main */
 
 static int run(const char *cmd, int argc, char **argv) {
   opts_t o;
-  size_t m, n, k, mn, changed_a = 0, changed_b = 0;
-  double *a, *b, *c, *cx;
-  double t_sub, t_exact, u_acc, bound_det;
-  lowp_gemm_tc_cfg_t tc;
-  lowp_accum_t acm;
-  lowp_problem_t prob_p;
-  lowp_subject_t subj;
-  subj_ctx_t sc;
+  view_t v;
+  size_t m, n, k, r0 = 0, r1 = 0, changed = 0; /* this rank's rows of C: [r0, r1) */
+  char subject[320];
+  lowp_check_inputs_t in;
   lowp_check_result_t res;
-  const lowp_check_bound_t *det;
-  char subject[320], err[256];
-  lowp_errors_t e;
-  int st, np = lowp_par_size(), me = lowp_par_rank();
-  size_t worst, r0 = 0, r1 = 0; /* this rank's rows of C: [r0, r1) */
 
+  /* declare: the options, the method, the inputs */
   memset(&o, 0, sizeof o);
-  memset(&tc, 0, sizeof tc);
-  memset(&acm, 0, sizeof acm);
   o.cmd = cmd;
   parse(&o, argc, argv);
-  if (lowp_accum_format_check(&o.acc, err, sizeof err) != 0)
-    lowp_cli_die(cmd, "--acc %s: %s", o.acc.name, err);
-  if (o.have_prod && lowp_accum_format_check(&o.prod, err, sizeof err) != 0)
-    lowp_cli_die(cmd, "--prod %s: %s", o.prod.name, err);
+  describe(&o, subject, sizeof subject);
   if (o.threads) omp_set_num_threads(o.threads);
-
-  /* the subject's configuration is checked before any work */
-  if (o.model) {
-    char ms[256];
-    st = lowp_gemm_tc_config(&tc, o.model, o.promote, &o.in, &o.acc, err, sizeof err);
-    if (st) lowp_cli_die(cmd, "--model %s: %s", o.model, err);
-    lowp_tc_model_str(ms, sizeof ms, &tc.model);
-    snprintf(subject, sizeof subject, "tensor-core model %s (%s), output %s", o.model, ms,
-             o.acc.name);
-  } else if (o.order) {
-    char as[160];
-    if (lowp_accum_parse(&acm, o.order, err, sizeof err) != 0)
-      lowp_cli_die(cmd, "--order %s: %s", o.order, err);
-    if (strchr(o.order, ','))
-      lowp_cli_die(cmd, "--order %s: give only the order (ORDER or ORDER:N); the format, "
-                   "rounding and products come from --acc, --round and --prod", o.order);
-    if (o.have_prod && !same_format(&o.prod, &o.acc))
-      lowp_cli_die(cmd, "with --order, products are exact or rounded to --acc (%s); "
-                   "--prod %s is neither", o.acc.name, o.prod.name);
-    acm.acc = o.acc;
-    acm.rnd = o.rnd;
-    acm.fma = !o.have_prod; /* products exact (an FMA chain), or rounded to acc */
-    if (lowp_accum_validate(&acm, err, sizeof err) != 0)
-      lowp_cli_die(cmd, "--order %s with --acc %s --round %s: %s", o.order, o.acc.name,
-                   lowp_rounding_name(o.rnd), err);
-    lowp_accum_str(as, sizeof as, &acm);
-    snprintf(subject, sizeof subject, "order %s", as);
-  } else {
-    snprintf(subject, sizeof subject, "products %s, accumulator %s (%s), recursive order",
-             o.have_prod ? o.prod.name : "exact", o.acc.name, lowp_rounding_name(o.rnd));
-  }
-
   /* a bad --out-exact (a link, device, folder, unwritable folder) fails
      now, not after the work (tools/output.h) */
-  if (o.out_exact && me == 0) lowp_output_check_file(cmd, "--out-exact", o.out_exact);
-
-  if (o.a_path) {
-    size_t ar, ac, br, bc;
-    a = read_input(&o, o.a_path, "a", &ar, &ac, &changed_a);
-    b = read_input(&o, o.b_path, "b", &br, &bc, &changed_b);
-    if (!strcmp(cmd, "dot")) {
-      if (ar != br) {
-        free(a); free(b);
-        lowp_cli_die(cmd, "mismatched shapes: --a has length %zu, --b has length %zu", ar, br);
-      }
-      m = 1; n = 1; k = ar;
-    } else {
-      if (ac != br) {
-        free(a); free(b);
-        lowp_cli_die(cmd, "mismatched shapes: A is (%zu, %zu) and B is (%zu, %zu): "
-                     "A's columns must equal B's rows", ar, ac, br, bc);
-      }
-      m = ar; k = ac; n = bc;
-    }
-    if ((o.m >= 0 && (size_t)o.m != m) || (o.k >= 0 && (size_t)o.k != k) ||
-        (o.n >= 0 && (size_t)o.n != n && strcmp(cmd, "dot"))) {
-      free(a); free(b);
-      lowp_cli_die(cmd, "the sizes given (--m/--n/--k) disagree with the .npy shapes "
-                   "(m=%zu n=%zu k=%zu)", m, n, k);
-    }
-    if (m == 0 || n == 0 || k == 0) {
-      free(a); free(b);
-      lowp_cli_die(cmd, "empty input arrays (m=%zu n=%zu k=%zu)", m, n, k);
-    }
-    check_memory(&o, (double)m, (double)n, (double)k);
-  } else {
-    if (o.m < 0 || o.n < 0 || o.k < 0) {
-      if (!strcmp(cmd, "dot")) lowp_cli_die(cmd, "give --n (the length), or --a and --b");
-      lowp_cli_die(cmd, "give --m, --n and --k, or --a and --b");
-    }
-    m = (size_t)o.m; n = (size_t)o.n; k = (size_t)o.k;
-    check_memory(&o, (double)m, (double)n, (double)k);
-    if (np > (long long)m)
-      lowp_cli_die(cmd, "%d MPI ranks for %zu rows of C: each rank computes a block of rows, "
-                   "so run at most %zu ranks", np, m, m);
-    lowp_par_block(m, me, np, &r0, &r1);
-    /* an MPI rank generates its own rows of A (the generator draws each
-       element from its index alone) and all of B: nothing is broadcast.
-       --dist cancel builds A and B together: every rank builds them whole */
-    if (o.dist.kind == LOWP_DIST_CANCEL) {
-      a = malloc(m * k * sizeof *a);
-      b = malloc(k * n * sizeof *b);
-      if (!a || !b) lowp_cli_die(cmd, "out of memory for the inputs");
-      st = lowp_dist_cancel_gemm(a, b, m, n, k, &o.in, o.seed);
-      if (!st && r0) memmove(a, &a[r0 * k], (r1 - r0) * k * sizeof *a);
-    } else {
-      a = malloc((r1 - r0) * k * sizeof *a);
-      b = malloc(k * n * sizeof *b);
-      if (!a || !b) lowp_cli_die(cmd, "out of memory for the inputs");
-      st = lowp_dist_fill_at(a, (r1 - r0) * k, &o.dist, &o.in, o.seed, 1, r0 * k);
-      if (!st) st = lowp_dist_fill(b, k * n, &o.dist, &o.in, o.seed, 2);
-    }
-    if (st) lowp_cli_die(cmd, "input generation failed: %s", lowp_status_str(st));
-  }
-  if (o.a_path) {
-    /* every rank read the whole .npy files; it computes its rows */
-    if (np > (long long)m)
-      lowp_cli_die(cmd, "%d MPI ranks for %zu rows of C: each rank computes a block of rows, "
-                   "so run at most %zu ranks", np, m, m);
-    lowp_par_block(m, me, np, &r0, &r1);
-    if (r0) memmove(a, &a[r0 * k], (r1 - r0) * k * sizeof *a);
-  }
+  if (o.out_exact && lowp_par_rank() == 0) lowp_output_check_file(cmd, "--out-exact", o.out_exact);
+  if (o.a_path) read_inputs(&in, &o, &m, &n, &k, &r0, &r1, &changed);
+  else generate_inputs(&in, &o, &m, &n, &k, &r0, &r1);
   /* every rank has its inputs, or the job stops here (par/par.h) */
   lowp_par_sync(0);
-  mn = m * n;
 
-  /* the measurement pipeline (lib/check/pipeline.h): subject -> exact
-     reference and |A||B| -> errors -> the bounds of the subject's method */
-  {
-    lowp_check_inputs_t ins;
-    lowp_check_opts_t co = {0};
-    const double *xs[2] = {a, b};
-    char perr[600];
-    memset(&prob_p, 0, sizeof prob_p);
-    prob_p.op = lowp_op_by_name(strcmp(cmd, "dot") ? "gemm" : "dot");
-    prob_p.dims.batch = 1;
-    prob_p.dims.m = r1 - r0; /* this rank's rows (all of them in one process) */
-    prob_p.dims.n = n;
-    prob_p.dims.k = k;
-    prob_p.in[0] = prob_p.in[1] = o.in;
-    prob_p.out = o.acc;
-    memset(&sc, 0, sizeof sc);
-    sc.o = &o;
-    sc.cfg.prod = o.have_prod ? &o.prod : NULL;
-    sc.cfg.prod_rnd = o.prod_rnd;
-    sc.cfg.acc = &o.acc;
-    sc.cfg.acc_rnd = o.rnd;
-    sc.cfg.order = LOWP_ORDER_RECURSIVE;
-    sc.tc = tc;
-    sc.acm = acm;
-    memset(&subj, 0, sizeof subj);
-    snprintf(subj.name, sizeof subj.name, "%.250s", subject);
-    subj.kind = "kernel";
-    subj.run = gemm_subject_run;
-    subj.ctx = &sc;
-    if (o.model) {
-      subj.has_model = 1;
-      subj.model = tc.model;
-    } else if (o.order) {
-      subj.has_accum = 1;
-      subj.accum = acm; /* fma = 0: products rounded to acc (--prod = --acc) */
-    } else {
-      subj.has_accum = 1;
-      memset(&subj.accum, 0, sizeof subj.accum);
-      subj.accum.order = LOWP_ACC_RECURSIVE;
-      subj.accum.acc = o.acc;
-      subj.accum.rnd = o.rnd;
-      subj.accum.fma = 1;
-      subj.prod = o.have_prod ? &o.prod : NULL;
-    }
-    co.prob = o.prob;
-    /* a large product's exact reference takes a while: show it (terminal only) */
-    co.progress.fn = lowp_cli_progress;
-    co.progress.ctx = (void *)"exact reference";
-    st = lowp_check_inputs_copy(&ins, &prob_p, xs, NULL);
-    if (st) lowp_cli_die(cmd, "out of memory for the inputs");
-    st = lowp_check_measure(&res, &prob_p, &subj, &ins, &co, perr, sizeof perr);
-    lowp_cli_progress_end();
-    lowp_check_inputs_free(&ins);
-    if (st) lowp_cli_die(cmd, "%s", perr[0] ? perr : lowp_status_str(st));
+  /* measure */
+  measure(&res, &o, &in, m, n, k, r1 - r0);
+  if (lowp_par_rank() != 0) { /* rank 0 writes and prints; wait for its verdict */
+    lowp_check_result_free(&res);
     lowp_par_sync(0);
-    if (np > 1) gather_result(cmd, &res, &subj, &co, m, n);
-    if (me != 0) { /* rank 0 writes and prints; wait for its verdict */
-      free(a); free(b);
-      lowp_check_result_free(&res);
-      lowp_par_sync(0);
-      return LOWP_EXIT_OK;
-    }
+    return LOWP_EXIT_OK;
   }
-  c = res.out[0].got;
-  cx = res.out[0].exact;
-  e = res.out[0].err;
-  t_sub = res.time_subject_s;
-  t_exact = res.time_exact_s;
-  /* the bounds of the method: gamma-type for an accumulation order (with
-     its probabilistic form), the block-FMA bound for a tensor-core model */
-  det = o.model ? &res.model : &res.gamma;
-  u_acc = lowp_format_u(&o.acc);
-  if (o.rnd != LOWP_RND_NE && o.rnd != LOWP_RND_NA) u_acc *= 2;
-  if (det->have) bound_det = det->value;
-  else bound_det = INFINITY;
-  worst = e.argmax_abs;
-
-  if (o.out_exact) {
-    size_t shape[2] = {m, n};
-    int nd = 2;
-    if (!strcmp(cmd, "dot")) { shape[0] = 1; nd = 1; }
-    st = lowp_npy_write(o.out_exact, LOWP_NPY_F8, shape, nd, cx, NULL);
-    if (st) {
-      free(a); free(b); lowp_check_result_free(&res);
-      lowp_cli_die(cmd, "--out-exact %s: %s (nothing written)", o.out_exact,
-                   lowp_status_str(st));
-    }
-  }
+  if (o.out_exact) write_exact(&o, &res, m, n);
   lowp_par_sync(0); /* the file is in place: the other ranks may leave */
 
-  if (o.json) {
-    cJSON *r = cJSON_CreateObject(), *err = cJSON_CreateObject(),
-          *bd = cJSON_CreateObject(), *w = cJSON_CreateObject();
-    char *txt;
-    cJSON_AddStringToObject(r, "command", cmd);
-    cJSON_AddNumberToObject(r, "m", (double)m);
-    cJSON_AddNumberToObject(r, "n", (double)n);
-    cJSON_AddNumberToObject(r, "k", (double)k);
-    cJSON_AddStringToObject(r, "in", o.in.name);
-    cJSON_AddStringToObject(r, "acc", o.acc.name);
-    cJSON_AddStringToObject(r, "prod", o.have_prod ? o.prod.name : "exact");
-    cJSON_AddStringToObject(r, "round", lowp_rounding_name(o.rnd));
-    cJSON_AddStringToObject(r, "order", o.model ? "model" : o.order ? o.order : "recursive");
-    cJSON_AddStringToObject(r, "subject", subject);
-    if (o.model) cJSON_AddStringToObject(r, "model", o.model);
-    cJSON_AddStringToObject(r, "inputs", o.a_path ? "npy" : o.dist_text);
-    cJSON_AddNumberToObject(r, "seed", (double)o.seed);
-    cJSON_AddNumberToObject(r, "inputs_rounded_to_in", (double)(changed_a + changed_b));
-    add_num(err, "max_abs", e.max_abs);
-    add_num(err, "mean_abs", e.mean_abs);
-    add_num(err, "max_rel", e.max_rel);
-    add_num(err, "mean_rel", e.mean_rel);
-    add_num(err, "max_ulp", e.max_ulp);
-    add_num(err, "mean_ulp", e.mean_ulp);
-    add_num(err, "max_backward", e.max_bwd);
-    cJSON_AddNumberToObject(err, "n_exact", (double)e.n_exact);
-    cJSON_AddNumberToObject(err, "n_special", (double)e.n_special);
-    cJSON_AddItemToObject(r, "errors", err);
-    if (worst != (size_t)-1) {
-      cJSON_AddNumberToObject(w, "i", (double)(worst / n));
-      cJSON_AddNumberToObject(w, "j", (double)(worst % n));
-      add_val(w, "computed", c[worst]);
-      add_val(w, "exact", cx[worst]);
-    }
-    cJSON_AddItemToObject(r, "worst", w);
-    add_num(bd, "u", u_acc);
-    /* "gamma_k": the deterministic bound of the method (the order's, or the
-       tensor-core model's); a vacuous bound is "inf" and has no share */
-    cJSON_AddStringToObject(bd, "deterministic", det->have ? det->name : "none");
-    add_num(bd, "gamma_k", bound_det);
-    cJSON_AddBoolToObject(bd, "vacuous", isinf(bound_det));
-    if (!isinf(bound_det)) add_num(bd, "gamma_k_used", e.max_bwd / bound_det);
-    if (res.prob.have) {
-      double uu = u_acc, lam;
-      if (o.have_prod && lowp_format_u(&o.prod) > uu) uu = lowp_format_u(&o.prod);
-      lam = lowp_bound_prob_lambda((double)k, uu, o.prob);
-      add_num(bd, "prob_lambda", lam);
-      add_num(bd, "prob_probability", lowp_bound_prob_probability((double)k, uu, lam));
-      add_num(bd, "prob_bound", res.prob.value);
-      if (!isinf(res.prob.value)) add_num(bd, "prob_used", e.max_bwd / res.prob.value);
-    }
-    cJSON_AddItemToObject(r, "bounds", bd);
-    add_num(r, "time_subject_s", t_sub);
-    add_num(r, "time_exact_s", t_exact);
-    if (o.out_exact) cJSON_AddStringToObject(r, "out_exact", o.out_exact);
-    txt = cJSON_Print(r);
-    printf("%s\n", txt);
-    free(txt);
-    cJSON_Delete(r);
-  } else {
-    printf("lowp %s: m=%zu n=%zu k=%zu, inputs %s (%s, seed %llu), %s\n", cmd, m, n, k,
-           o.in.name, o.a_path ? "from .npy" : o.dist_text, (unsigned long long)o.seed, subject);
-    if (changed_a + changed_b)
-      printf("  note: %zu input values were not values of %s and were rounded to it (rne)\n",
-             changed_a + changed_b, o.in.name);
-    printf("  time: subject %.3f s, exact reference %.3f s\n", t_sub, t_exact);
-    printf("  %-18s %12s %12s\n", "error", "max", "mean");
-    printf("  %-18s %12.4g %12.4g\n", "absolute", e.max_abs, e.mean_abs);
-    printf("  %-18s %12.4g %12.4g\n", "relative", e.max_rel, e.mean_rel);
-    printf("  ulp of %-11s %12.4g %12.4g\n", o.acc.name, e.max_ulp, e.mean_ulp);
-    printf("  %-18s %12.4g\n", "backward |dC|/|A||B|", e.max_bwd);
-    printf("  elements exact: %zu of %zu; NaN/inf disagreements: %zu\n", e.n_exact, mn,
-           e.n_special);
-    if (worst != (size_t)-1)
-      printf("  worst element C[%zu][%zu] (max abs error): computed %.17g (%a), "
-             "exact %.17g (%a)\n", worst / n, worst % n, c[worst], c[worst], cx[worst], cx[worst]);
-    if (!det->have)
-      printf("  deterministic bound: none known for this method\n");
-    else if (isinf(bound_det))
-      printf("  bound %s, k=%zu: vacuous (no bound at this length and precision)\n",
-             det->name, k);
-    else
-      printf("  bound %s, k=%zu: %.4g; worst backward error uses %.2f%% of it\n", det->name,
-             k, bound_det, 100 * e.max_bwd / bound_det);
-    if (res.prob.have && isinf(res.prob.value))
-      printf("  probabilistic bound (Higham & Mary 2019): vacuous\n");
-    else if (res.prob.have)
-      printf("  probabilistic bound (Higham & Mary 2019), %s per element: %.4g; uses %.2f%%\n",
-             res.prob.name, res.prob.value, 100 * e.max_bwd / res.prob.value);
-    else if (!o.model)
-      printf("  probabilistic bound: none for this method (it needs round to nearest and a "
-             "non-compensated order)\n");
-    if (o.out_exact) printf("  exact result (fp64) written to %s\n", o.out_exact);
-  }
-  free(a); free(b);
+  /* render: the bound of the method (gamma-type for an accumulation order,
+     with its probabilistic form; the block-FMA bound for a tensor-core model) */
+  memset(&v, 0, sizeof v);
+  v.o = &o;
+  v.subject = subject;
+  v.m = m; v.n = n; v.k = k;
+  v.changed = changed;
+  v.res = &res;
+  v.worst = res.out[0].err.argmax_abs;
+  v.det = o.model ? &res.model : &res.gamma;
+  v.bound_det = v.det->have ? v.det->value : INFINITY;
+  v.u_acc = lowp_format_u(&o.acc);
+  if (o.rnd != LOWP_RND_NE && o.rnd != LOWP_RND_NA) v.u_acc *= 2;
+  if (o.json) print_json(&v);
+  else print_text(&v);
   lowp_check_result_free(&res);
   return LOWP_EXIT_OK;
 }

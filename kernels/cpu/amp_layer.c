@@ -26,13 +26,14 @@
 #include <cblas.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu/elementwise.h"
 #include "cpu/norm.h"
 #include "cpu/softmax.h"
-#include "exact/exact.h"
+#include "check/pipeline.h"
 #include "measure/measure.h"
 #include "rng/rng.h"
 #include "status.h"
@@ -362,46 +363,89 @@ int lowp_amp_cpu_run(lowp_amp_cpu_t *ctx, const lowp_rkernel_t *k, const lowp_rp
   return run_loop(ctx, k, p, dropout, seed);
 }
 
-int lowp_amp_cpu_gemm_check(double *worst, int *exact_equal, lowp_amp_cpu_t *ctx,
-                            const lowp_rkernel_t *k, const lowp_rprec_t *p, size_t max_entries) {
-  size_t total, step, e, l, sa, sb;
-  double *av, *bv, u = lowp_format_u(&LOWP_FMT_FP32), g;
-  int f32;
-  *worst = 0;
-  *exact_equal = 1;
-  if (!ctx || !k || k->kind != LOWP_RK_GEMM || !lowp_amp_cpu_supports(p) || !max_entries)
-    return LOWP_EINVAL;
-  f32 = is_fp32(p->storage);
-  total = gemm_c(k);
-  step = total <= max_entries ? 1 : total / max_entries;
-  sa = k->m * k->k;
-  sb = k->k * k->n;
-  g = lowp_bound_gamma((double)k->k, u); /* fp32 accumulation of k products */
-  av = malloc(k->k * sizeof *av);
-  bv = malloc(k->k * sizeof *bv);
-  if (!av || !bv) { free(av); free(bv); return LOWP_ENOMEM; }
-  for (e = 0; e < total; e += step) {
-    size_t q = e / (k->m * k->n), i = (e % (k->m * k->n)) / k->n, j = e % k->n;
-    double x, mag = 0, err;
+/* the values the GEMM computed for the sampled entries, as a pipeline subject */
+static int given_run(const lowp_subject_t *s, double *const *out, const double *const *in,
+                     const lowp_problem_t *p, char *err, size_t errlen) {
+  (void)in; (void)err; (void)errlen;
+  memcpy(out[0], s->ctx, p->dims.batch * sizeof(double));
+  return LOWP_OK;
+}
+
+/* entries e = e0, e0 + step, ... (cnt of them) of GEMM k measured by the
+   pipeline as a batch of dot products (fp32 operands, fp32 result) against
+   their exact values, the bound that of fp32 accumulation (gamma_k) */
+static int check_entries(double *worst, int *exact_equal, const lowp_amp_cpu_t *ctx,
+                         const lowp_rkernel_t *k, int f32, size_t e0, size_t step, size_t cnt) {
+  size_t sa = k->m * k->k, sb = k->k * k->n, t, l;
+  double *av = malloc(cnt * k->k * sizeof *av), *bv = malloc(cnt * k->k * sizeof *bv);
+  double *got = malloc(cnt * sizeof *got), mb;
+  const double *xs[2] = {av, bv};
+  lowp_problem_t p;
+  lowp_subject_t s;
+  lowp_check_inputs_t in;
+  lowp_check_result_t r;
+  int st;
+  if (!av || !bv || !got) { free(av); free(bv); free(got); return LOWP_ENOMEM; }
+  for (t = 0; t < cnt; t++) {
+    size_t e = e0 + t * step, q = e / (k->m * k->n), i = (e % (k->m * k->n)) / k->n, j = e % k->n;
     for (l = 0; l < k->k; l++) {
       size_t ia = q * sa + (k->ta ? l * k->m + i : i * k->k + l);
       size_t ib = q * sb + (k->tb ? j * k->k + l : l * k->n + j);
       float fa, fb;
       if (f32) { fa = ctx->a[ia]; fb = ctx->b[ib]; }
       else { widen(&fa, &ctx->ah[ia], 1); widen(&fb, &ctx->bh[ib], 1); }
-      av[l] = fa;
-      bv[l] = fb;
-      mag += fabs((double)fa * (double)fb);
+      av[t * k->k + l] = fa;
+      bv[t * k->k + l] = fb;
     }
-    (void)lowp_exact_dot(&x, av, 1, bv, 1, k->k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-    err = fabs((double)ctx->c[e] - x);
-    if (err != 0) *exact_equal = 0;
-    if (mag > 0 && err / (g * mag) > *worst) *worst = err / (g * mag);
-    if (mag == 0 && err > 0) *worst = INFINITY;
+    got[t] = (double)ctx->c[e];
   }
-  free(av);
-  free(bv);
-  return LOWP_OK;
+  memset(&r, 0, sizeof r);
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_get(LOWP_OP_DOT);
+  p.dims.batch = cnt;
+  p.dims.m = p.dims.n = 1;
+  p.dims.k = k->k;
+  p.in[0] = p.in[1] = p.out = LOWP_FMT_FP32;
+  memset(&s, 0, sizeof s);
+  snprintf(s.name, sizeof s.name, "%s (the CPU GEMM's fp32 result)", k->name);
+  s.kind = "kernel";
+  s.run = given_run;
+  s.ctx = got;
+  s.has_accum = 1; /* the bound of fp32 accumulation of k exact products */
+  s.accum.order = LOWP_ACC_RECURSIVE;
+  s.accum.acc = LOWP_FMT_FP32;
+  s.accum.rnd = LOWP_RND_NE;
+  s.accum.fma = 1;
+  st = lowp_check_inputs_copy(&in, &p, xs, NULL);
+  if (!st) st = lowp_check_measure(&r, &p, &s, &in, NULL, NULL, 0);
+  if (!st) {
+    mb = r.out[0].n_class_mismatch ? INFINITY : r.max_bwd;
+    if (mb > 0 && !(r.gamma.have && r.gamma.value < INFINITY)) *worst = INFINITY;
+    else if (mb > 0 && mb / r.gamma.value > *worst) *worst = mb / r.gamma.value;
+    for (t = 0; t < cnt; t++)
+      if (r.out[0].got[t] != r.out[0].exact[t]) *exact_equal = 0;
+  }
+  lowp_check_result_free(&r);
+  lowp_check_inputs_free(&in);
+  free(av); free(bv); free(got);
+  return st;
+}
+
+int lowp_amp_cpu_gemm_check(double *worst, int *exact_equal, lowp_amp_cpu_t *ctx,
+                            const lowp_rkernel_t *k, const lowp_rprec_t *p, size_t max_entries) {
+  size_t total, step, n, done;
+  int st = LOWP_OK;
+  *worst = 0;
+  *exact_equal = 1;
+  if (!ctx || !k || k->kind != LOWP_RK_GEMM || !lowp_amp_cpu_supports(p) || !max_entries)
+    return LOWP_EINVAL;
+  total = gemm_c(k);
+  step = total <= max_entries ? 1 : total / max_entries;
+  n = (total + step - 1) / step; /* entries 0, step, 2 step, ... < total */
+  for (done = 0; done < n && !st; done += 1024) /* in batches: bounded memory */
+    st = check_entries(worst, exact_equal, ctx, k, is_fp32(p->storage), done * step, step,
+                       n - done < 1024 ? n - done : 1024);
+  return st;
 }
 
 void lowp_amp_cpu_gemm_buffers(const lowp_amp_cpu_t *ctx, const float **a, const float **b,

@@ -66,8 +66,9 @@ int lowp_amp_cpu_run(lowp_amp_cpu_t *ctx, const lowp_rkernel_t *k, const lowp_rp
 /**
  * @brief After lowp_amp_cpu_run of GEMM k under p: compare up to max_entries
  * entries of its fp32 result (every entry if there are no more; else an
- * evenly strided sample) with the exact product of its inputs (lib/exact,
- * rounded once to binary64).
+ * evenly strided sample) with the exact product of its inputs: the
+ * measurement pipeline (lib/check: exact reference rounded once to binary64,
+ * |A||B|, the gamma_k bound of fp32 accumulation).
  * @param[out] worst the largest |C - X| / (gamma_k(u_fp32) |A||B|) (the
  *   share of the error bound of fp32 accumulation used: <= 1 passes)
  * @param[out] exact_equal 1 if every compared entry equals the exact value

@@ -19,6 +19,8 @@
  *   variant            layernorm: onepass | twopass | welford
  *   model, promote     gemm_tc: tensor-core model spec and fp8 promotion
  *   round (cast)       the rounding mode of the cast
+ *   comm, acc, order   allreduce: communication format, accumulation
+ *                      format, order=ring|tree (lib/amp/allreduce.h)
  *   device             entries with a GPU kernel (kernels/gpu_kernels.h):
  *                      auto (the GPU when built and present, else the CPU
  *                      twin), cpu, gpu (LOWP_EUNSUPPORTED without one)
@@ -62,6 +64,8 @@ typedef struct {
   long promote;           /**< gemm_tc: -1 the model's own, 0 off, N */
   int device;             /**< LOWP_DEVICE_AUTO / _CPU / _GPU */
   int exp_cr;             /**< exp=cr: exp correctly rounded to compute (0: libm) */
+  lowp_format_t comm;     /**< allreduce: comm= (default fp32), the workers' cast */
+  int reduce;             /**< allreduce: order= 0 ring, 1 tree */
 } lowp_kcfg_t;
 
 /** @brief A plain CPU kernel: the pipeline's subject signature, minus the

@@ -140,7 +140,7 @@ else bad "spec from stdin: $(cat "$T/e")"; fi
 "$LOWP" check --list-ops >"$T/o" 2>&1 && grep -q "^layernorm" "$T/o" && [ "$(sed -n '1,16p' "$T/o" | grep -c .)" -eq 16 ] && ok || bad "--list-ops"
 # every registry kernel is listed with its operation and defaults
 if [ $HAVE_K = 1 ]; then
-  for k in cast sum_acc dot_acc gemv_acc gemm_acc gemm_tc softmax_naive softmax_stable logsoftmax \
+  for k in cast sum_acc allreduce dot_acc gemv_acc gemm_acc gemm_tc softmax_naive softmax_stable logsoftmax \
            logsumexp layernorm rmsnorm xent exp log tanh gelu gelu_tanh; do
     grep -q "^$k " "$T/o" || { bad "--list-ops lacks kernel $k"; break; }
   done

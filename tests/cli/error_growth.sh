@@ -39,6 +39,19 @@ join -t, <(awk -F, '$1=="fp32 FMA chain" {print $2","$3}' "$T/eg/dot_fp16_unifor
          <(awk -F, 'NR>2 {print $1","$2}' "$T/eg/bounds.csv" | sort) |
   awk -F, '{ if ($2 > $3) bad=1 } END { exit bad || NR == 0 }' && ok || bad "fp32 error above gamma_n (or nothing compared)"
 
+# each curve has the bound of its own method (the pipeline's): the tensor-core
+# curve stays below its own model bound where that bound is drawn, no drawn
+# bound is >= 1 (vacuous ones are left out), and the fp16 FMA chain's gamma_n
+# is reported vacuous at the largest n
+join -t, <(awk -F, '$1=="TC h100" {print $2","$3}' "$T/eg/dot_fp16_uniform01.csv" | sort) \
+         <(awk -F, '$1=="TC h100: bound" {print $2","$3}' "$T/eg/bounds_dot_fp16.csv" | sort) |
+  awk -F, '{ if ($2 > $3) bad=1 } END { exit bad || NR < 3 }' && ok || bad "TC h100 above its own model bound (or nothing compared)"
+awk -F, 'NR>2 && !($3 > 0 && $3 < 1) {bad=1} END {exit bad || NR < 3}' "$T/eg/bounds_dot_e4m3.csv" && ok \
+  || bad "bounds_dot_e4m3.csv draws a vacuous bound"
+grep -q '"dot fp16 fp16 FMA chain":[[:space:]]*"vacuous' "$T/eg/results.json" && ok || bad "fp16 FMA chain's bound not reported vacuous"
+grep -q '"dot e4m3 TC h100 + fp32 every 128":[[:space:]]*"[0-9.e+-]* at .*tensor-core model' "$T/eg/results.json" && ok \
+  || bad "promoted fp8 curve lacks its tensor-core model bound"
+
 # same seed, same bytes, whatever the thread count
 OMP_NUM_THREADS=1 "$LOWP" run error-growth --quick --out "$T/eg2" >/dev/null 2>&1
 for f in dot_fp16_uniform01.csv dot_e4m3_normal.csv sum_uniform11.csv gemm_fp16_uniform01.csv; do

@@ -1,0 +1,65 @@
+/* lowp_check_same -- measure another subject on the same problem and inputs, reusing the exact references */
+
+#include "check/same.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+
+/* a copy of n doubles, or NULL for NULL; *bad set when the copy fails */
+static double *dup(const double *x, size_t n, int *bad) {
+  double *y;
+  if (!x) return NULL;
+  y = malloc(n * sizeof *y);
+  if (!y) {
+    *bad = 1;
+    return NULL;
+  }
+  memcpy(y, x, n * sizeof *y);
+  return y;
+}
+
+int lowp_check_measure_same(lowp_check_result_t *r, const lowp_check_result_t *ref,
+                            const lowp_subject_t *s, const lowp_check_inputs_t *in,
+                            const lowp_check_opts_t *opts, char *err, size_t errlen) {
+  double *outs[LOWP_OP_MAXIO] = {0};
+  const double *ins[LOWP_OP_MAXIO] = {0};
+  int j, st, bad = 0;
+  if (err && errlen) err[0] = '\0';
+  if (!r) return LOWP_EINVAL;
+  memset(r, 0, sizeof *r);
+  if (!ref || !ref->problem.op || !s || !s->run || !in) return LOWP_EINVAL;
+  r->problem = ref->problem;
+  snprintf(r->subject, sizeof r->subject, "%s", s->name);
+  r->n_out = ref->n_out;
+  for (j = 0; j < ref->problem.op->n_in; j++) {
+    if (!in->x[j]) return LOWP_ESHAPE;
+    ins[j] = in->x[j];
+  }
+  for (j = 0; j < r->n_out; j++) {
+    const lowp_check_output_t *a = &ref->out[j];
+    lowp_check_output_t *o = &r->out[j];
+    o->name = a->name;
+    o->count = a->count;
+    o->got = calloc(o->count, sizeof(double));
+    o->exact = dup(a->exact, a->count, &bad);
+    o->exact_out = dup(a->exact_out, a->count, &bad);
+    o->exact_data = dup(a->exact_data, a->count, &bad);
+    o->absab = dup(a->absab, a->count, &bad);
+    if (!o->got || bad || !o->exact || !o->exact_out) {
+      if (err && errlen) snprintf(err, errlen, "out of memory for the results");
+      return LOWP_ENOMEM;
+    }
+    outs[j] = o->got;
+  }
+  st = s->run(s, outs, ins, &r->problem, err, errlen);
+  if (st) {
+    if (err && errlen && !err[0])
+      snprintf(err, errlen, "subject %s failed: %s", s->name, lowp_status_str(st));
+    return st;
+  }
+  r->time_exact_s = 0;
+  return lowp_check_finish(r, s, opts);
+}
