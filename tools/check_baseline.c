@@ -100,7 +100,7 @@ static const char *entry_bad(const cJSON *e, char *why, size_t len) {
 static const char *structure_bad(lowp_chk_baseline_t *b, const lowp_spec_t *spec, char *why) {
   const size_t len = WHY;
   const cJSON *it, *fmt = NULL, *ver = NULL, *checks = NULL;
-  if (!cJSON_IsObject(b->root)) return "not a lowp baseline file (not a JSON object)";
+  if (!cJSON_IsObject(b->root)) return "not a JSON object";
   for (it = b->root->child; it; it = it->next) {
     const cJSON **slot = !strcmp(it->string, "lowp_baseline") ? &fmt :
                          !strcmp(it->string, "lowp_version") ? &ver :
@@ -110,7 +110,7 @@ static const char *structure_bad(lowp_chk_baseline_t *b, const lowp_spec_t *spec
     *slot = it;
   }
   if (!cJSON_IsNumber(fmt) || !cJSON_IsObject(checks))
-    return "not a lowp baseline file (\"lowp_baseline\" and \"checks\")";
+    return "it needs \"lowp_baseline\" (a number) and \"checks\" (an object)";
   if (ver && !cJSON_IsString(ver)) return "\"lowp_version\" is not a string";
   b->checks = checks;
   for (it = checks->child; it; it = it->next) {
@@ -176,7 +176,7 @@ void lowp_chk_baseline_load(lowp_chk_baseline_t *b, const lowp_spec_t *spec,
   if (bad) {
     /* being rewritten: what is there now does not matter */
     if (updating) { lowp_chk_baseline_free(b); return; }
-    DIE("baseline %s: %s", spec->baseline, bad);
+    DIE("baseline %s: not a lowp baseline file: %s", spec->baseline, bad);
   }
   if (updating) return;
   if (cJSON_GetObjectItemCaseSensitive(b->root, "lowp_baseline")->valuedouble != LOWP_CHK_BASELINE_FORMAT)

@@ -30,6 +30,7 @@
 #include "check_internal.h"
 #include "cli.h"
 #include "io/atomic.h"
+#include "output.h"
 #include "par.h"
 #include "status.h"
 #ifdef LOWP_HAVE_KERNEL_SUBJECT
@@ -134,16 +135,44 @@ static void parse(opts_t *o, int argc, char **argv) {
     lowp_cli_die(LOWP_CHK_CMD, "--junit and --json name the same file '%s'", o->junit);
 }
 
-/* an output path must be creatable now, and not be a folder or a special
-   file (the result is renamed over it at the end) */
-static void probe_output(const char *what, const char *path) {
-  lowp_atomic_t probe;
-  struct stat st;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    lowp_cli_die(LOWP_CHK_CMD, "%s %s: exists and is not a regular file", what, path);
-  if (lowp_atomic_open(&probe, path) != 0)
-    lowp_cli_die(LOWP_CHK_CMD, "%s %s: cannot create a file in that folder", what, path);
-  lowp_atomic_abort(&probe);
+/* the files a subject reads */
+static void subject_inputs(const lowp_outputs_t *outs, const lowp_spec_subject_t *d,
+                           const char *what) {
+  int i;
+  lowp_outputs_input(outs, LOWP_CHK_CMD, what, d->plugin);
+  for (i = 0; i < d->n_inputs; i++) lowp_outputs_input(outs, LOWP_CHK_CMD, what, d->inputs[i].path);
+  for (i = 0; i < d->n_outputs; i++) lowp_outputs_input(outs, LOWP_CHK_CMD, what, d->outputs[i].path);
+}
+
+/* The outputs (--junit, --json, the baseline when it is rewritten) are
+   writable, regular files or new ones, not symbolic links (tools/output.h),
+   different from each other and from every file the run reads: the spec,
+   the baseline it reads, every check's input files, plugins and tensor
+   files. Else one message, exit 2, before any work. */
+static void check_outputs(const opts_t *o, const lowp_spec_t *spec) {
+  lowp_outputs_t outs;
+  int i, k;
+  memset(&outs, 0, sizeof outs);
+  lowp_outputs_add(&outs, LOWP_CHK_CMD, "--junit", o->junit);
+  lowp_outputs_add(&outs, LOWP_CHK_CMD, "--json", o->json);
+  if (o->update_baseline) lowp_outputs_add(&outs, LOWP_CHK_CMD, "the baseline", spec->baseline);
+  else lowp_outputs_input(&outs, LOWP_CHK_CMD, "the baseline", spec->baseline);
+  lowp_outputs_input(&outs, LOWP_CHK_CMD, "the spec", o->spec_path);
+  for (i = 0; i < spec->n_checks; i++) {
+    const lowp_spec_check_t *sc = &spec->checks[i];
+    char what[300];
+    snprintf(what, sizeof what, "an input of check '%.200s'", sc->name);
+    for (k = 0; k < sc->n_files; k++) lowp_outputs_input(&outs, LOWP_CHK_CMD, what, sc->files[k].path);
+    for (k = 0; k < sc->n_data; k++) lowp_outputs_input(&outs, LOWP_CHK_CMD, what, sc->data[k].path);
+    subject_inputs(&outs, &sc->subject, what);
+    for (k = 0; k < sc->n_rules; k++)
+      if (sc->rules[k].has_ref) subject_inputs(&outs, &sc->rules[k].ref, what);
+  }
+  /* last: it makes (and removes) a temporary beside each */
+  if (o->junit) lowp_output_check_file(LOWP_CHK_CMD, "--junit", o->junit);
+  if (o->json) lowp_output_check_file(LOWP_CHK_CMD, "--json", o->json);
+  if (o->update_baseline && spec->baseline)
+    lowp_output_check_file(LOWP_CHK_CMD, "baseline", spec->baseline);
 }
 
 /* ---------------------------------------------------------------- outputs */
@@ -254,6 +283,7 @@ int lowp_cmd_check(int argc, char **argv) {
       lowp_cli_die(LOWP_CHK_CMD, "--only %s: the spec has no check of that name", o.only[k]);
 
   /* phase 1: everything is opened and checked before any work */
+  if (lowp_par_rank() == 0) check_outputs(&o, &spec);
   runs = calloc((size_t)spec.n_checks, sizeof *runs);
   if (!runs) lowp_cli_die(LOWP_CHK_CMD, "out of memory");
   for (i = 0; i < spec.n_checks; i++) {
@@ -268,13 +298,6 @@ int lowp_cmd_check(int argc, char **argv) {
     n++;
   }
   lowp_chk_baseline_load(&base, &spec, runs, n, need_base, o.update_baseline);
-  {
-    const char *outs[2] = {o.junit, o.json};
-    const char *names[2] = {"--junit", "--json"};
-    for (k = 0; k < 2 && lowp_par_rank() == 0; k++)
-      if (outs[k]) probe_output(names[k], outs[k]);
-    if (o.update_baseline && lowp_par_rank() == 0) probe_output("baseline", spec.baseline);
-  }
   /* an MPI job: the checks are spread over the ranks, rank 0 gets the
      results and writes everything (par/par.h, docs/scale.md) */
   if (lowp_par_size() > 1) {

@@ -279,11 +279,11 @@ fi
 spec huge '{ "name": "c", "op": "gemm", "subject": { "kernel": "gemm_acc" }, "shape": { "m": 1000000, "n": 1000000, "k": 4 }, "rules": [ { "max_ulp": 1 } ] }'
 kexpect_fail "impossible size" "check 'c' (checks\[0\]): the sizes .* need .* GiB" "$LOWP" check "$T/huge.json" --junit "$T/out.xml" --json "$T/out.json"
 spec ok1 "{ $G, \"rules\": [ { \"max_ulp\": 1000 } ] }"
-kexpect_fail "unwritable --junit" "--junit /nonexistent-dir/j.xml: cannot create" "$LOWP" check "$T/ok1.json" --junit /nonexistent-dir/j.xml --json "$T/out.json"
-kexpect_fail "unwritable --json" "--json /nonexistent-dir/r.json: cannot create" "$LOWP" check "$T/ok1.json" --junit "$T/out.xml" --json /nonexistent-dir/r.json
+kexpect_fail "unwritable --junit" "--junit '/nonexistent-dir/j.xml': cannot create a file in folder" "$LOWP" check "$T/ok1.json" --junit /nonexistent-dir/j.xml --json "$T/out.json"
+kexpect_fail "unwritable --json" "--json '/nonexistent-dir/r.json': cannot create a file in folder" "$LOWP" check "$T/ok1.json" --junit "$T/out.xml" --json /nonexistent-dir/r.json
 mkdir -p "$T/adir"
-kexpect_fail "--junit is a folder" "--junit $T/adir: exists and is not a regular file" "$LOWP" check "$T/ok1.json" --junit "$T/adir" --json "$T/out.json"
-kexpect_fail "--json is /dev/null" "exists and is not a regular file" "$LOWP" check "$T/ok1.json" --json /dev/null
+kexpect_fail "--junit is a folder" "--junit '$T/adir' is a folder; lowp writes only to a new or a regular file" "$LOWP" check "$T/ok1.json" --junit "$T/adir" --json "$T/out.json"
+kexpect_fail "--json is /dev/null" "is a device; lowp writes only to a new or a regular file" "$LOWP" check "$T/ok1.json" --json /dev/null
 expect_fail "spec is a folder" "read error" "$LOWP" check "$T/adir" --junit "$T/out.xml"
 expect_fail "missing spec" "cannot open" "$LOWP" check "$T/none.json" --junit "$T/out.xml"
 expect_fail "unknown option" "unknown option '--bogus'" "$LOWP" check "$T/ok1.json" --bogus
