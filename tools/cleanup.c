@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 
 #include "io/atomic.h"
 #include "io/spawn.h"
+#include "cli.h"
 
 /* ---------------------------------------------------------------- types */
 
@@ -40,6 +42,7 @@ static volatile sig_atomic_t lowp__g_committing;    /* inside commit_begin/end *
 static volatile sig_atomic_t lowp__g_held;          /* signal held during a commit */
 static pthread_t lowp__g_main;                      /* the thread that installed */
 static int lowp__g_installed;
+static int lowp__g_stdin_closed;                    /* fd 0 was closed at start */
 
 /* ------------------------------------------------------ private helpers */
 
@@ -139,9 +142,46 @@ static void on_signal(int sig) {
   die_by_signal(sig);
 }
 
+/* stdout's buffered bytes written, and every write to it succeeded */
+static int stdout_ok(void) {
+  static int done; /* closed: once */
+  int bad;
+  if (done) return 1;
+  done = 1;
+  bad = fflush(stdout) != 0 || ferror(stdout);
+  bad |= fclose(stdout) != 0;
+  return !bad;
+}
+
 static void at_exit(void) {
   stop_children();
   remove_all();
+  /* a command that left through exit(): its output must have been written */
+  if (!stdout_ok()) {
+    put("lowp: cannot write the standard output (a full disk or a closed file?): the output is "
+        "incomplete\n");
+    _exit(LOWP_EXIT_USAGE);
+  }
+}
+
+/* descriptors 0, 1 and 2 open: a closed one would be the next file lowp
+   opens (a temporary), and printf would write into it */
+static void std_streams(void) {
+  int fd;
+  for (fd = 0; fd < 3; fd++) {
+    int nfd;
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    nfd = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+    if (nfd >= 0 && nfd != fd) {
+      dup2(nfd, fd);
+      close(nfd);
+    }
+    if (fd == 0) lowp__g_stdin_closed = 1;
+    if (fd == 1) {
+      put("lowp: the standard output is closed: what lowp prints would be lost\n");
+      _exit(LOWP_EXIT_USAGE);
+    }
+  }
 }
 
 static void watch_file(const char *tmp, int live) {
@@ -170,6 +210,7 @@ void lowp_cleanup_install(void) {
   if (lowp__g_installed) return;
   lowp__g_installed = 1;
   lowp__g_main = pthread_self();
+  std_streams();
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -232,4 +273,19 @@ int lowp_cleanup_held(void) { return lowp__g_held != 0; }
 void lowp_cleanup_commit_end(void) {
   lowp__g_committing = 0;
   if (lowp__g_held) die_by_signal(lowp__g_held);
+}
+
+int lowp_stdin_closed(void) { return lowp__g_stdin_closed; }
+
+int lowp_stdout_finish(const char *cmd, int rc) {
+  if (stdout_ok()) return rc;
+  if (rc == LOWP_EXIT_USAGE) return rc; /* the command said what failed */
+  put("lowp");
+  if (cmd && *cmd) {
+    put(" ");
+    put(cmd);
+  }
+  put(": cannot write the standard output (a full disk or a closed file?): the output is "
+      "incomplete\n");
+  return LOWP_EXIT_USAGE;
 }

@@ -28,6 +28,7 @@
 
 #include "check/op.h"
 #include "check_internal.h"
+#include "cleanup.h"
 #include "cli.h"
 #include "io/atomic.h"
 #include "output.h"
@@ -236,17 +237,26 @@ static int publish(const opts_t *o, const lowp_spec_t *spec, const lowp_chk_base
     }
     {
       sigset_t pend;
-      int k2, interrupted = 0;
+      int interrupted = 0;
       st = 0;
       if (sigpending(&pend) == 0)
         interrupted = sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 ||
                       sigismember(&pend, SIGHUP) == 1;
       if (interrupted) lowp_chk_abort_all();
-      for (k2 = 0; k2 < g_nout; k2++)
-        if (lowp_atomic_commit(&g_out[k2]) != LOWP_OK) {
-          fprintf(stderr, "lowp check: cannot publish an output file (disk full?)\n");
-          st = -1;
-        }
+      /* the report on stdout is part of the run: if it could not be
+         written, nothing is published */
+      if (!interrupted && (fflush(stdout) != 0 || ferror(stdout))) {
+        lowp_chk_abort_all();
+        fprintf(stderr, "lowp check: cannot write the standard output (a full disk or a closed "
+                "file?): no output file written\n");
+        st = -1;
+      }
+      /* together or not at all (io/atomic.h) */
+      if (g_nout && st == 0 && lowp_atomic_commit_all(g_out, g_nout) != LOWP_OK) {
+        fprintf(stderr, "lowp check: cannot publish the output files (disk full?): none "
+                "written\n");
+        st = -1;
+      }
       g_nout = 0;
       sigprocmask(SIG_SETMASK, &old, NULL); /* a held signal acts now */
       if (st == -1) return -1;
@@ -273,6 +283,8 @@ int lowp_cmd_check(int argc, char **argv) {
     if (!o.spec_path) return LOWP_EXIT_OK;
   }
   if (o.threads) omp_set_num_threads(o.threads);
+  if (!strcmp(o.spec_path, "-") && lowp_stdin_closed())
+    lowp_cli_die(LOWP_CHK_CMD, "spec -: the standard input is closed");
   st = lowp_spec_read(&spec, o.spec_path, err, sizeof err);
   if (st) {
     lowp_spec_free(&spec);

@@ -94,16 +94,42 @@ int lowp_atomic_open(lowp_atomic_t *w, const char *path) {
   return LOWP_OK;
 }
 
-int lowp_atomic_commit(lowp_atomic_t *w) {
-  int bad, st = LOWP_OK;
-  if (!w || !w->fp) return LOWP_EIO;
+/* flush, fsync, close the temporary; then, the destination may have
+   changed since open: never rename over a link, device, FIFO, socket or
+   folder */
+static int finish(lowp_atomic_t *w) {
+  int bad;
+  if (!w->fp) return LOWP_EIO;
   bad = fflush(w->fp) != 0 || ferror(w->fp) || fsync(fileno(w->fp)) != 0;
   bad |= fclose(w->fp) != 0;
   w->fp = NULL;
-  if (bad) st = LOWP_EIO;
-  /* the destination may have changed since open: never rename over a
-     link, device, FIFO, socket or folder */
-  if (!st) st = lowp_atomic_check(w->path) == LOWP_OK ? LOWP_OK : LOWP_EFILE;
+  if (bad) return LOWP_EIO;
+  return lowp_atomic_check(w->path) == LOWP_OK ? LOWP_OK : LOWP_EFILE;
+}
+
+int lowp_atomic_commit_all(lowp_atomic_t *w, int n) {
+  int i, st = LOWP_OK;
+  if (n < 0 || (n && !w)) return LOWP_EINVAL;
+  for (i = 0; i < n && !st; i++) st = finish(&w[i]);
+  if (st) {
+    for (i = 0; i < n; i++) lowp_atomic_abort(&w[i]);
+    return st;
+  }
+  for (i = 0; i < n; i++) {
+    if (rename(w[i].tmp, w[i].path) != 0) {
+      st = LOWP_EIO;
+      unlink(w[i].tmp);
+    }
+    watch(w[i].tmp, 0);
+    release(&w[i]);
+  }
+  return st;
+}
+
+int lowp_atomic_commit(lowp_atomic_t *w) {
+  int st;
+  if (!w || !w->fp) return LOWP_EIO;
+  st = finish(w);
   if (!st && rename(w->tmp, w->path) != 0) st = LOWP_EIO;
   if (st) unlink(w->tmp);
   watch(w->tmp, 0);
