@@ -137,6 +137,10 @@ static void read_files(lowp_chk_run_t *r) {
   if (!sc->has_out) r->p.out = r->p.in[0]; /* the output follows the (first) input */
   if (lowp_op_dims_infer(&r->p, shapes, ndims, err, sizeof err))
     lowp_chk_die(sc, "inputs.files: %s", err);
+#ifdef HAVE_TENSOR_SUBJECT
+  if (lowp_tensor_check_indices(&r->p, (const double *const *)r->file_in, err, sizeof err))
+    lowp_chk_die(sc, "inputs.files: %s", err);
+#endif
   if (sc->has_shape && memcmp(&sc->dims, &r->p.dims, sizeof sc->dims))
     lowp_chk_die(sc, "\"shape\" (batch %zu, m %zu, n %zu, k %zu) disagrees with the input files "
               "(batch %zu, m %zu, n %zu, k %zu)", sc->dims.batch, sc->dims.m, sc->dims.n,

@@ -398,10 +398,12 @@ EOF
 )
 
 n=0
+after=$(snapshot)
 while IFS= read -r line; do
   case $line in '' | '#'*) continue ;; esac
   n=$((n + 1))
-  before=$(snapshot)
+  # nothing runs between two cases: the snapshot after one is the one before the next
+  before=$after
   (cd "$S" && eval "\"\$LOWP\" $line" </dev/null >"$W/out" 2>"$W/err"); rc=$?
   after=$(snapshot)
   nerr=$(wc -l <"$W/err")
@@ -423,7 +425,7 @@ helps=("--help" "formats --help" "convert --help" "list --help" "run --help" "re
        "dot --help" "probe --help")
 for e in $("$LOWP" list | awk '{print $1}'); do helps+=("run $e --help"); done
 for h in "${helps[@]}"; do
-  before=$(snapshot)
+  before=$after
   # shellcheck disable=SC2086
   (cd "$S" && "$LOWP" $h </dev/null >"$W/out" 2>"$W/err"); rc=$?
   after=$(snapshot)
