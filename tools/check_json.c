@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check_internal.h"
+#include "io/escape.h"
 #include "status.h"
 
 /* ----------------------------------------------------------- public API */
@@ -127,12 +128,20 @@ cJSON *lowp_chk_result_json(const lowp_chk_run_t *r) {
 }
 
 int lowp_chk_write_json(const char *path, cJSON *j) {
-  char *txt = cJSON_Print(j);
+  char *txt = cJSON_Print(j), *t2;
   int st;
   size_t n;
   if (!txt) return LOWP_ENOMEM;
+  /* names and messages from plugins and files: bytes that are not UTF-8
+     become '?', so the file is JSON (RFC 8259 text is UTF-8) */
+  lowp_utf8_sanitize(txt);
   n = strlen(txt);
-  txt = realloc(txt, n + 2);
+  t2 = realloc(txt, n + 2);
+  if (!t2) {
+    free(txt);
+    return LOWP_ENOMEM;
+  }
+  txt = t2;
   txt[n] = '\n';
   txt[n + 1] = '\0';
   {

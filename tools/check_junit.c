@@ -1,25 +1,38 @@
 /* lowp_chk_write_junit -- lowp check: JUnit XML for CI */
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check_internal.h"
+#include "io/escape.h"
 #include "status.h"
 
 /* ------------------------------------------------------ private helpers */
 
+/* Text into XML 1.0: markup characters as entities; newline and tab kept;
+   what XML cannot hold (other control characters, U+FFFE, U+FFFF) and
+   bytes that are not UTF-8 (a plugin's message) as U+FFFD, so the file
+   always parses. */
 static void xml_escape(FILE *f, const char *s) {
-  for (; *s; s++) {
-    unsigned char ch = (unsigned char)*s;
-    switch (ch) {
+  size_t len = strlen(s), i = 0;
+  while (i < len) {
+    uint32_t cp;
+    size_t n = lowp_utf8_next(s + i, len - i, &cp);
+    if (!n || !lowp_xml_char_ok(cp) || cp == '\r') {
+      fputs("\xef\xbf\xbd", f); /* U+FFFD */
+      i += n ? n : 1;
+      continue;
+    }
+    switch (cp) {
     case '&': fputs("&amp;", f); break;
     case '<': fputs("&lt;", f); break;
     case '>': fputs("&gt;", f); break;
     case '"': fputs("&quot;", f); break;
     case '\'': fputs("&apos;", f); break;
-    default:
-      if (ch < 0x20 && ch != '\n' && ch != '\t') fprintf(f, "?");
-      else fputc(ch, f);
+    default: fwrite(s + i, 1, n, f);
     }
+    i += n;
   }
 }
 

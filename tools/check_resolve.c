@@ -12,6 +12,7 @@
 #include "check/op.h"
 #include "check_internal.h"
 #include "cli.h"
+#include "io/escape.h"
 #include "io/npy.h"
 #include "par.h"
 #include "status.h"
@@ -25,6 +26,13 @@ static double phys_mem(void) {
 }
 
 /* ------------------------------------------------------------ subjects */
+
+/* a subject's name (a plugin's kernel name) goes into JUnit XML and JSON:
+   it must be UTF-8 */
+static void name_ok(const lowp_spec_check_t *sc, const char *what, const lowp_subject_t *s) {
+  if (!lowp_utf8_valid(s->name, strlen(s->name), NULL))
+    lowp_chk_die(sc, "%s: its name '%s' is not UTF-8 (a plugin's kernel name?)", what, s->name);
+}
 
 static int open_kernel(lowp_subject_t *s, const char *name, const char *params,
                        const lowp_problem_t *p, char *err, size_t errlen) {
@@ -214,6 +222,7 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
     st = open_subject(&r->subj, &sc->subject, &r->p, err, sizeof err);
     if (st) lowp_chk_die(sc, "subject: %s", err);
     r->subj_open = 1;
+    name_ok(sc, "subject", &r->subj);
     if (sc->has_shape && memcmp(&sc->dims, &r->p.dims, sizeof sc->dims))
       lowp_chk_die(sc, "\"shape\" (batch %zu, m %zu, n %zu, k %zu) disagrees with the tensor files "
                 "(batch %zu, m %zu, n %zu, k %zu)", sc->dims.batch, sc->dims.m, sc->dims.n,
@@ -224,6 +233,7 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
     st = open_subject(&r->subj, &sc->subject, &r->p, err, sizeof err);
     if (st) lowp_chk_die(sc, "subject: %s", err);
     r->subj_open = 1;
+    name_ok(sc, "subject", &r->subj);
   }
   {
     /* sizes whose arrays cannot fit are refused now, not after hours:
@@ -250,6 +260,7 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
       st = open_subject(&r->refs[i], &ru->ref, &q, err, sizeof err);
       if (st) lowp_chk_die(sc, "rule %d: reference subject: %s", i + 1, err);
       r->ref_open[i] = 1;
+      name_ok(sc, "reference subject", &r->refs[i]);
     }
     if (ru->rule.kind == LOWP_RULE_BOUND) {
       if (sc->op->kind != LOWP_OPKIND_SUMPROD)

@@ -77,9 +77,40 @@ static void empty_dir(int fd, int depth) {
   }
 }
 
+/* op(path) (unlink or rmdir). If it fails because the folder that holds
+   path is not writable (the user made it read-only during the run) and
+   this user owns that folder, the folder is made writable for this one
+   removal and its mode put back: lowp leaves no temporary behind (issue
+   19). Async-signal-safe (stat, chmod). */
+static int remove_unlocked(const char *path, int (*op)(const char *)) {
+  char dir[TPATH];
+  const char *sl;
+  struct stat st;
+  int r = op(path), e;
+  size_t n;
+  if (r == 0 || (errno != EACCES && errno != EPERM)) return r;
+  e = errno;
+  sl = strrchr(path, '/');
+  n = !sl ? 0 : sl == path ? 1 : (size_t)(sl - path);
+  if (n >= sizeof dir) return r;
+  if (n) memcpy(dir, path, n);
+  else dir[n++] = '.';
+  dir[n] = '\0';
+  if (stat(dir, &st) != 0 || st.st_uid != geteuid() ||
+      chmod(dir, (st.st_mode & 07777) | S_IWUSR | S_IXUSR) != 0) {
+    errno = e;
+    return r;
+  }
+  r = op(path);
+  e = errno;
+  (void)chmod(dir, st.st_mode & 07777);
+  errno = e;
+  return r;
+}
+
 static void remove_temp(const temp_t *t) {
-  if (t->kind == LOWP_TEMP_FILE) unlink(t->path);
-  else if (t->kind == LOWP_TEMP_DIR) rmdir(t->path);
+  if (t->kind == LOWP_TEMP_FILE) remove_unlocked(t->path, unlink);
+  else if (t->kind == LOWP_TEMP_DIR) remove_unlocked(t->path, rmdir);
   else lowp_cleanup_rmtree(t->path);
 }
 
@@ -263,7 +294,7 @@ int lowp_cleanup_rmtree(const char *path) {
     empty_dir(fd, 0);
     close(fd);
   }
-  return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
+  return remove_unlocked(path, rmdir) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 void lowp_cleanup_commit_begin(void) { lowp__g_committing = 1; }

@@ -35,6 +35,12 @@ static void watch(const char *tmp, int live) {
   if (lowp__g_atomic_watch) lowp__g_atomic_watch(tmp, live);
 }
 
+/* remove a temporary; one that could not be removed (its folder made
+   read-only meanwhile) stays watched, for the program to retry at exit */
+static void drop(const char *tmp) {
+  if (unlink(tmp) == 0 || errno == ENOENT) watch(tmp, 0);
+}
+
 /* ----------------------------------------------------------- public API */
 
 void lowp_atomic_set_watch(lowp_atomic_watch_t fn) { lowp__g_atomic_watch = fn; }
@@ -118,9 +124,10 @@ int lowp_atomic_commit_all(lowp_atomic_t *w, int n) {
   for (i = 0; i < n; i++) {
     if (rename(w[i].tmp, w[i].path) != 0) {
       st = LOWP_EIO;
-      unlink(w[i].tmp);
+      drop(w[i].tmp);
+    } else {
+      watch(w[i].tmp, 0);
     }
-    watch(w[i].tmp, 0);
     release(&w[i]);
   }
   return st;
@@ -131,8 +138,8 @@ int lowp_atomic_commit(lowp_atomic_t *w) {
   if (!w || !w->fp) return LOWP_EIO;
   st = finish(w);
   if (!st && rename(w->tmp, w->path) != 0) st = LOWP_EIO;
-  if (st) unlink(w->tmp);
-  watch(w->tmp, 0);
+  if (st) drop(w->tmp);
+  else watch(w->tmp, 0);
   release(w);
   return st;
 }
@@ -140,10 +147,7 @@ int lowp_atomic_commit(lowp_atomic_t *w) {
 void lowp_atomic_abort(lowp_atomic_t *w) {
   if (!w) return;
   if (w->fp) fclose(w->fp);
-  if (w->tmp) {
-    unlink(w->tmp);
-    watch(w->tmp, 0);
-  }
+  if (w->tmp) drop(w->tmp);
   release(w);
 }
 

@@ -125,8 +125,20 @@ if [ "${AS[0]:-}" != none ]; then
   refuse "run unwritable folder" "cannot create" "${AS[@]}" "${RUN[@]}" --out "$W/ro/x"
   refuse "gemm unwritable folder" "not writable" "${AS[@]}" "${GEMM[@]}" --out-exact "$W/ro/c.npy"
   refuse "scaler unwritable folder" "not writable" "${AS[@]}" "${SCALER[@]}" --state-out "$W/ro/s.json"
+  # issue 19: the folder made read-only during the run (by a stand-in
+  # gnuplot, so the moment is certain): no temporary left in it, its mode
+  # put back
+  mkdir -p "$S/robin" "$W/rod" && chmod 755 "$W/rod"
+  [ "$(id -u)" -eq 0 ] && chown 65534:65534 "$W/rod"
+  printf '#!/bin/sh\n[ "$1" = --version ] && exit 0\nchmod a-w "$RO_DIR"\nexit 1\n' >"$S/robin/gnuplot"
+  chmod 755 "$S" "$S/robin/gnuplot" "$S/robin"
+  RO_DIR="$W/rod" PATH="$S/robin:$PATH" "${AS[@]}" "${RUN[@]}" --out "$W/rod/out" >"$S/out" 2>"$S/err"; rc=$?
+  left=$(ls -A "$W/rod")
+  [ $rc -eq 2 ] && [ -z "$left" ] && [ "$(stat -c %a "$W/rod")" = 555 ] && ok ||
+    bad "run, folder made read-only mid-run: exit $rc, left '$left', mode $(stat -c %a "$W/rod"): $(cat "$S/err")"
+  chmod 755 "$W/rod" && rmdir "$W/rod"
 else
-  skipped=$((skipped + 3)); echo "skip: unwritable-folder cases (root without setpriv)"
+  skipped=$((skipped + 4)); echo "skip: unwritable-folder cases, read-only mid-run (root without setpriv)"
 fi
 
 # -------------------------------------- accepted: new, empty, lowp's own, slashes
