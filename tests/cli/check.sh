@@ -125,6 +125,44 @@ assert root.find('testsuite').get('failures') == '1'
 PY
 then ok; else bad "JUnit of the planted failure"; fi
 
+# issue 19: names with markup and characters beyond ASCII give JUnit and
+# JSON that parse, the names kept; a failing check's message too
+cat >"$T/uni.json" <<'EOF'
+{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" },
+  "checks": [ { "name": "a<b>&'\"c \u00e9\u20ac\ud83d\ude00 \u0085", "op": "dot",
+                "subject": { "kernel": "dot_acc", "params": "acc=fp16" }, "shape": { "k": 4096 },
+                "rules": [ { "max_ulp": 0.001 } ] } ] }
+EOF
+"$LOWP" check "$T/uni.json" --junit "$T/uni.xml" --json "$T/uni.res.json" >"$T/o" 2>"$T/e"; rc=$?
+[ $rc -eq 1 ] && ok || bad "unicode names: exit $rc, want 1: $(cat "$T/e")"
+if /usr/bin/python3 - "$T/uni.xml" "$T/uni.res.json" <<'PY'
+import sys, json, xml.etree.ElementTree as ET
+name = "a<b>&'\"c \u00e9\u20ac\U0001F600 \u0085"
+root = ET.parse(sys.argv[1]).getroot()
+c = root.find('./testsuite/testcase')
+assert c.get('name') == name and c.find('failure') is not None, ET.tostring(root)
+r = json.loads(open(sys.argv[2], 'rb').read().decode('utf-8'))
+assert r['checks'][0]['name'] == name
+PY
+then ok; else bad "JUnit or JSON with unicode names"; fi
+
+# issue 19: all outputs of a run published together or not at all: the
+# JSON cannot be written (a file size limit stands for a full disk), so
+# neither the baseline nor the JUnit file is replaced
+cat >"$T/one.json" <<'EOF'
+{ "lowp_check": 1, "baseline": "one.base.json", "defaults": { "in": "fp16", "out": "fp32" },
+  "checks": [ { "name": "one", "op": "dot", "subject": { "kernel": "dot_acc" }, "shape": { "k": 64 },
+                "rules": [ { "max_ulp": 64 } ] } ] }
+EOF
+"$LOWP" check "$T/one.json" --update-baseline >/dev/null 2>&1 || bad "one.json --update-baseline"
+ino=$(stat -c %i "$T/one.base.json")
+rm -f "$T/lim.xml" "$T/lim.json"
+# (each file fits in stdio's buffer: the JSON, over the limit, fails at the final flush)
+(trap '' XFSZ; ulimit -f 1; exec "$LOWP" check "$T/one.json" --update-baseline --junit "$T/lim.xml" --json "$T/lim.json") >"$T/o" 2>"$T/e"; rc=$?
+if [ $rc -eq 2 ] && [ "$(stat -c %i "$T/one.base.json")" = "$ino" ] && [ ! -e "$T/lim.xml" ] && [ ! -e "$T/lim.json" ] &&
+   ! ls "$T"/*.tmp.* >/dev/null 2>&1 && grep -q "none written" "$T/e"; then ok
+else bad "partial publication: exit $rc, $(cat "$T/e")"; fi
+
 # --only, and the = forms
 "$LOWP" check planted.json --only=honest --json="$T/only.json" >"$T/o" 2>"$T/e" && ok || bad "--only honest: exit $?"
 [ "$(grep -c -E '^(PASS|FAIL) ' "$T/o")" -eq 1 ] && ok || bad "--only ran more than one check"
