@@ -83,4 +83,8 @@ int lowp_stdin_closed(void);
  */
 int lowp_stdout_finish(const char *cmd, int rc);
 
+/** @brief The run ends with a message of its own (lowp_cli_die): the exit
+    handler does not add one about stdout. */
+void lowp_stdout_discard(void);
+
 #endif

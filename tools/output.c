@@ -373,6 +373,11 @@ void lowp_outdir_publish(lowp_outdir_t *o, const char *cmd, const char *what) {
   int dest, r, e;
   if (write_marker(o->tmp, what) != 0)
     die_out(cmd, "cannot write into '%s'", o->tmp);
+  /* what the run printed is part of it: if stdout could not take it (a
+     full disk, /dev/full), nothing is published (issue 19) */
+  if (fflush(stdout) != 0 || ferror(stdout))
+    die_out(cmd, "cannot write the standard output (a full disk or a closed file?); nothing was "
+            "published");
   lowp_cleanup_commit_begin();
   dest = check_dest(o->final, "--out", msg, sizeof msg); /* changed during the run? */
   if (dest < 0) {

@@ -479,6 +479,7 @@ gemm --m 2 --n 2 --k 2 >/dev/full
 check ok.json >/dev/full
 check ok.json --junit j.xml >/dev/full
 formats >/dev/full
+run formats --quick --formats=fp16 --out o3 >/dev/full
 EOF
 )
 
