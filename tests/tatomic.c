@@ -1,9 +1,12 @@
-/* tatomic -- tests of lowp_atomic: temporaries, modes under umask, destinations it refuses */
+/* tatomic -- tests of lowp_atomic: temporaries, modes under umask, destinations it refuses, outputs published together or not at all */
 
 #define _POSIX_C_SOURCE 200809L /* symlink, mkfifo, umask */
 
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +31,80 @@ static int mode_of(const char *path) {
 static int is_reg(const char *path) {
   struct stat st;
   return lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* files in dir whose name holds ".tmp." */
+static int temps_in(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  if (!d) return -1;
+  while ((e = readdir(d)))
+    if (strstr(e->d_name, ".tmp.")) n++;
+  closedir(d);
+  return n;
+}
+
+static int content_is(const char *path, const char *want) {
+  char buf[64] = "";
+  FILE *f = fopen(path, "rb");
+  size_t n;
+  if (!f) return 0;
+  n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  return !strcmp(buf, want);
+}
+
+/* issue 19: the outputs of a run are published together or not at all */
+static void commit_all(const char *dir) {
+  lowp_atomic_t w[3];
+  char p[3][600];
+  int i, st;
+  struct rlimit old, lim;
+  for (i = 0; i < 3; i++) {
+    FILE *f;
+    snprintf(p[i], sizeof p[i], "%s/all%d", dir, i);
+    f = fopen(p[i], "wb");
+    fputs("old", f);
+    fclose(f);
+  }
+  /* all three written: all three published */
+  for (i = 0; i < 3; i++) {
+    lowp_test_check(lowp_atomic_open(&w[i], p[i]) == LOWP_OK, "open %d", i);
+    fputs("new", w[i].fp);
+  }
+  lowp_test_check(lowp_atomic_commit_all(w, 3) == LOWP_OK, "commit_all");
+  for (i = 0; i < 3; i++) lowp_test_check(content_is(p[i], "new"), "output %d published", i);
+  /* the last cannot be written (a file size limit stands for a full disk:
+     its buffered bytes fail at the flush): none published */
+  for (i = 0; i < 3; i++) {
+    lowp_test_check(lowp_atomic_open(&w[i], p[i]) == LOWP_OK, "open %d", i);
+    fputs("newer", w[i].fp);
+  }
+  for (i = 0; i < 100000; i++) fputc('x', w[2].fp);
+  getrlimit(RLIMIT_FSIZE, &old);
+  lim = old;
+  lim.rlim_cur = 4096;
+  signal(SIGXFSZ, SIG_IGN);
+  setrlimit(RLIMIT_FSIZE, &lim);
+  st = lowp_atomic_commit_all(w, 3);
+  setrlimit(RLIMIT_FSIZE, &old);
+  lowp_test_check(st == LOWP_EIO, "commit_all with one write failing: %d", st);
+  for (i = 0; i < 3; i++) lowp_test_check(content_is(p[i], "new"), "output %d not published", i);
+  lowp_test_check(temps_in(dir) == 0, "no temporary left: %d", temps_in(dir));
+  /* the second destination became a folder: none published */
+  for (i = 0; i < 3; i++) {
+    lowp_test_check(lowp_atomic_open(&w[i], p[i]) == LOWP_OK, "open %d", i);
+    fputs("newest", w[i].fp);
+  }
+  remove(p[1]);
+  mkdir(p[1], 0700);
+  lowp_test_check(lowp_atomic_commit_all(w, 3) == LOWP_EFILE, "commit_all over a new folder");
+  lowp_test_check(content_is(p[0], "new") && content_is(p[2], "new"), "nothing published");
+  lowp_test_check(temps_in(dir) == 0, "no temporary left");
+  rmdir(p[1]);
+  for (i = 0; i < 3; i++) remove(p[i]);
 }
 
 int main(void) {
@@ -88,6 +165,7 @@ int main(void) {
     lowp_test_check(lowp_atomic_commit(&w) == LOWP_EFILE, "commit over a new link refused");
     lowp_test_check(!is_reg(q), "the late link kept");
   }
+  commit_all(dir);
   lowp_test_check(nlive == 0, "no temporary left watched (%d)", nlive);
   lowp_test_remove_dir(dir);
   return lowp_test_end();

@@ -245,6 +245,38 @@ int main(void) {
     lowp_test_check(fp == NULL, "destination absent after abort");
     if (fp) fclose(fp);
   }
+  /* issue 19: a v2.0 header over 64 KiB (numpy writes one for long dicts)
+     is read, not called corrupt */
+  {
+    const char *dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }";
+    size_t hl = 70000, k;
+    unsigned char *big = malloc(12 + hl + 16);
+    double two[2] = {1.5, -2.25}, *back = NULL;
+    lowp_npy_info_t info;
+    FILE *fp;
+    int st;
+    memcpy(big, "\x93NUMPY\x02\x00", 8);
+    for (k = 0; k < 4; k++) big[8 + k] = (unsigned char)(hl >> (8 * k));
+    memset(big + 12, ' ', hl);
+    memcpy(big + 12, dict, strlen(dict));
+    big[12 + hl - 1] = '\n';
+    memcpy(big + 12 + hl, two, 16);
+    fp = fopen(tmpl, "wb");
+    fwrite(big, 1, 12 + hl + 16, fp);
+    fclose(fp);
+    st = lowp_npy_read(tmpl, &info, &back, NULL, 0);
+    lowp_test_check(st == LOWP_OK && info.count == 2 && back && back[0] == 1.5 && back[1] == -2.25,
+                    "a v2.0 header of %zu bytes is read: %d", hl, st);
+    free(back);
+    /* the same header, the data cut short: corrupt */
+    fp = fopen(tmpl, "wb");
+    fwrite(big, 1, 12 + hl + 8, fp);
+    fclose(fp);
+    back = NULL;
+    lowp_test_check(lowp_npy_read(tmpl, &info, &back, NULL, 0) == LOWP_EFILE && !back,
+                    "a long v2.0 header, data truncated: corrupt");
+    free(big);
+  }
   remove(tmpl);
   (void)buf;
   return lowp_test_end();

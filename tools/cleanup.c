@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 
 #include "io/atomic.h"
 #include "io/spawn.h"
+#include "cli.h"
 
 /* ---------------------------------------------------------------- types */
 
@@ -40,6 +42,7 @@ static volatile sig_atomic_t lowp__g_committing;    /* inside commit_begin/end *
 static volatile sig_atomic_t lowp__g_held;          /* signal held during a commit */
 static pthread_t lowp__g_main;                      /* the thread that installed */
 static int lowp__g_installed;
+static int lowp__g_stdin_closed;                    /* fd 0 was closed at start */
 
 /* ------------------------------------------------------ private helpers */
 
@@ -74,9 +77,40 @@ static void empty_dir(int fd, int depth) {
   }
 }
 
+/* op(path) (unlink or rmdir). If it fails because the folder that holds
+   path is not writable (the user made it read-only during the run) and
+   this user owns that folder, the folder is made writable for this one
+   removal and its mode put back: lowp leaves no temporary behind (issue
+   19). Async-signal-safe (stat, chmod). */
+static int remove_unlocked(const char *path, int (*op)(const char *)) {
+  char dir[TPATH];
+  const char *sl;
+  struct stat st;
+  int r = op(path), e;
+  size_t n;
+  if (r == 0 || (errno != EACCES && errno != EPERM)) return r;
+  e = errno;
+  sl = strrchr(path, '/');
+  n = !sl ? 0 : sl == path ? 1 : (size_t)(sl - path);
+  if (n >= sizeof dir) return r;
+  if (n) memcpy(dir, path, n);
+  else dir[n++] = '.';
+  dir[n] = '\0';
+  if (stat(dir, &st) != 0 || st.st_uid != geteuid() ||
+      chmod(dir, (st.st_mode & 07777) | S_IWUSR | S_IXUSR) != 0) {
+    errno = e;
+    return r;
+  }
+  r = op(path);
+  e = errno;
+  (void)chmod(dir, st.st_mode & 07777);
+  errno = e;
+  return r;
+}
+
 static void remove_temp(const temp_t *t) {
-  if (t->kind == LOWP_TEMP_FILE) unlink(t->path);
-  else if (t->kind == LOWP_TEMP_DIR) rmdir(t->path);
+  if (t->kind == LOWP_TEMP_FILE) remove_unlocked(t->path, unlink);
+  else if (t->kind == LOWP_TEMP_DIR) remove_unlocked(t->path, rmdir);
   else lowp_cleanup_rmtree(t->path);
 }
 
@@ -139,9 +173,47 @@ static void on_signal(int sig) {
   die_by_signal(sig);
 }
 
+/* stdout's buffered bytes written, and every write to it succeeded */
+static int lowp__g_stdout_done; /* stdout closed, or its errors already reported */
+
+static int stdout_ok(void) {
+  int bad;
+  if (lowp__g_stdout_done) return 1;
+  lowp__g_stdout_done = 1;
+  bad = fflush(stdout) != 0 || ferror(stdout);
+  bad |= fclose(stdout) != 0;
+  return !bad;
+}
+
 static void at_exit(void) {
   stop_children();
   remove_all();
+  /* a command that left through exit(): its output must have been written */
+  if (!stdout_ok()) {
+    put("lowp: cannot write the standard output (a full disk or a closed file?): the output is "
+        "incomplete\n");
+    _exit(LOWP_EXIT_USAGE);
+  }
+}
+
+/* descriptors 0, 1 and 2 open: a closed one would be the next file lowp
+   opens (a temporary), and printf would write into it */
+static void std_streams(void) {
+  int fd;
+  for (fd = 0; fd < 3; fd++) {
+    int nfd;
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    nfd = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+    if (nfd >= 0 && nfd != fd) {
+      dup2(nfd, fd);
+      close(nfd);
+    }
+    if (fd == 0) lowp__g_stdin_closed = 1;
+    if (fd == 1) {
+      put("lowp: the standard output is closed: what lowp prints would be lost\n");
+      _exit(LOWP_EXIT_USAGE);
+    }
+  }
 }
 
 static void watch_file(const char *tmp, int live) {
@@ -170,6 +242,7 @@ void lowp_cleanup_install(void) {
   if (lowp__g_installed) return;
   lowp__g_installed = 1;
   lowp__g_main = pthread_self();
+  std_streams();
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -222,7 +295,7 @@ int lowp_cleanup_rmtree(const char *path) {
     empty_dir(fd, 0);
     close(fd);
   }
-  return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
+  return remove_unlocked(path, rmdir) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 void lowp_cleanup_commit_begin(void) { lowp__g_committing = 1; }
@@ -233,3 +306,20 @@ void lowp_cleanup_commit_end(void) {
   lowp__g_committing = 0;
   if (lowp__g_held) die_by_signal(lowp__g_held);
 }
+
+int lowp_stdin_closed(void) { return lowp__g_stdin_closed; }
+
+int lowp_stdout_finish(const char *cmd, int rc) {
+  if (stdout_ok()) return rc;
+  if (rc == LOWP_EXIT_USAGE) return rc; /* the command said what failed */
+  put("lowp");
+  if (cmd && *cmd) {
+    put(" ");
+    put(cmd);
+  }
+  put(": cannot write the standard output (a full disk or a closed file?): the output is "
+      "incomplete\n");
+  return LOWP_EXIT_USAGE;
+}
+
+void lowp_stdout_discard(void) { lowp__g_stdout_done = 1; }

@@ -60,4 +60,31 @@ void lowp_cleanup_commit_end(void);
     the caller should not publish, and call commit_end at once. */
 int lowp_cleanup_held(void);
 
+/* ------------------------------------------------ the standard streams */
+
+/*
+ * lowp_cleanup_install also looks at the standard streams (issue 19): a
+ * closed standard input or error is opened on /dev/null, so that no file
+ * lowp opens later lands on descriptor 0 or 2 (and stdin reads say "closed");
+ * a closed standard output ends the run at once (exit 2, one message): what
+ * lowp prints would be lost. Every write to stdout is checked at the end:
+ * lowp_stdout_finish flushes and closes it, and the exit handler does the
+ * same for a command that leaves through exit().
+ */
+
+/** @brief 1 if the standard input was closed when lowp started. */
+int lowp_stdin_closed(void);
+
+/**
+ * @brief Flush and close stdout. If that fails, or any write to it failed
+ * (a full disk, /dev/full, an I/O error), say so (one line on stderr,
+ * naming cmd, unless rc is LOWP_EXIT_USAGE already: the command said what
+ * failed) and return LOWP_EXIT_USAGE; else return rc.
+ */
+int lowp_stdout_finish(const char *cmd, int rc);
+
+/** @brief The run ends with a message of its own (lowp_cli_die): the exit
+    handler does not add one about stdout. */
+void lowp_stdout_discard(void);
+
 #endif

@@ -1,6 +1,8 @@
 /* lowp_cli -- shared helpers of the lowp command line (tools/ only) */
 
 #include "cli.h"
+
+#include "cleanup.h"
 #include "format/number.h"
 #include "io/escape.h"
 #include "par.h"
@@ -27,6 +29,7 @@ void lowp_cli_die(const char *cmd, const char *fmt, ...) {
   lowp_escape_ctl(safe, sizeof safe, msg);
   /* in an MPI job only the lowest failed rank speaks; the others exit 2 (par/par.h) */
   if (lowp_par_sync(1)) fprintf(stderr, "lowp %s: %s\n", cmd, safe);
+  lowp_stdout_discard(); /* one message: no second one about stdout at exit */
   exit(LOWP_EXIT_USAGE);
 }
 

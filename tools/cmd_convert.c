@@ -12,6 +12,7 @@
 
 #define _POSIX_C_SOURCE 200809L /* strdup */
 
+#include "cleanup.h"
 #include "cli.h"
 #include "format/number.h"
 #include "format/round_mpfr.h"
@@ -20,10 +21,14 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_FORMATS 64
 #define PARSE_PREC 128
@@ -170,17 +175,48 @@ static void print_text(cJSON *res) {
 /* Values from a file or standard input ("-"), one per line; blank lines and
    lines starting with '#' are skipped, blanks around a value ignored. Each
    line is appended to *vals (malloc'd copies kept in *owned). */
+/* The file of --file, open for reading: standard input for "-" (refused
+   if it was closed); else a regular file, opened without waiting (a FIFO
+   with no writer would block: refused, like a folder or a device). */
+static FILE *open_values(const char *path) {
+  struct stat st;
+  FILE *f;
+  int fd;
+  if (!strcmp(path, "-")) {
+    if (lowp_stdin_closed()) lowp_cli_die("convert", "--file -: the standard input is closed");
+    return stdin;
+  }
+  fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) lowp_cli_die("convert", "--file %s: cannot open it (%s)", path, strerror(errno));
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    lowp_cli_die("convert", "--file %s: is %s, not a regular file (give - to read a pipe)", path,
+                 S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+                 "a device or socket");
+  }
+  (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  f = fdopen(fd, "r");
+  if (!f) lowp_cli_die("convert", "out of memory");
+  return f;
+}
+
+/* Values from a file or standard input ("-"), one per line; blank lines and
+   lines starting with '#' are skipped, blanks around a value ignored. Each
+   line is appended to *vals (malloc'd copies kept in *owned). */
 static void read_values(const char *path, const char ***vals, size_t *nv, size_t *cap,
                         char ***owned, size_t *nown) {
-  FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-  char line[4096];
-  size_t lineno = 0;
-  if (!f) lowp_cli_die("convert", "--file %s: cannot open it", path);
-  while (fgets(line, sizeof line, f)) {
+  FILE *f = open_values(path);
+  char *line = NULL;
+  size_t lineno = 0, lcap = 0;
+  ssize_t len;
+  errno = 0;
+  while ((len = getline(&line, &lcap, f)) >= 0) {
     char *b = line, *e;
     lineno++;
-    if (!strchr(line, '\n') && !feof(f))
-      lowp_cli_die("convert", "%s line %zu: longer than %zu characters", path, lineno, sizeof line - 2);
+    if (memchr(line, '\0', (size_t)len))
+      lowp_cli_die("convert", "%s line %zu: a NUL byte (not a text file?)", path, lineno);
+    if ((size_t)len - (len && line[len - 1] == '\n') > 4094)
+      lowp_cli_die("convert", "%s line %zu: longer than %d characters", path, lineno, 4094);
     while (*b && isspace((unsigned char)*b)) b++;
     e = b + strlen(b);
     while (e > b && isspace((unsigned char)e[-1])) *--e = '\0';
@@ -196,7 +232,9 @@ static void read_values(const char *path, const char ***vals, size_t *nv, size_t
     if (!(*owned)[*nown - 1]) lowp_cli_die("convert", "out of memory");
     (*vals)[(*nv)++] = (*owned)[*nown - 1];
   }
-  if (ferror(f)) lowp_cli_die("convert", "%s: read error (a folder?)", path);
+  free(line);
+  if (ferror(f))
+    lowp_cli_die("convert", "%s: cannot read it (%s)", path, errno ? strerror(errno) : "read error");
   if (f != stdin) fclose(f);
 }
 

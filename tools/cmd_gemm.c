@@ -694,6 +694,17 @@ static void write_exact(const opts_t *o, lowp_check_result_t *res, size_t m, siz
   }
 }
 
+/* --out-exact: a regular file or a new one, writable now (tools/output.h),
+   and neither --a nor --b (issue 19: it turned the fp16 input into C) */
+static void check_outputs(const char *cmd, const opts_t *o) {
+  lowp_outputs_t outs;
+  memset(&outs, 0, sizeof outs);
+  lowp_outputs_add(&outs, cmd, "--out-exact", o->out_exact);
+  lowp_outputs_input(&outs, cmd, "--a", o->a_path);
+  lowp_outputs_input(&outs, cmd, "--b", o->b_path);
+  lowp_output_check_file(cmd, "--out-exact", o->out_exact); /* makes a temporary */
+}
+
 /* ----------------------------------------------------------------- main */
 
 static int run(const char *cmd, int argc, char **argv) {
@@ -712,7 +723,7 @@ static int run(const char *cmd, int argc, char **argv) {
   if (o.threads) omp_set_num_threads(o.threads);
   /* a bad --out-exact (a link, device, folder, unwritable folder) fails
      now, not after the work (tools/output.h) */
-  if (o.out_exact && lowp_par_rank() == 0) lowp_output_check_file(cmd, "--out-exact", o.out_exact);
+  if (o.out_exact && lowp_par_rank() == 0) check_outputs(cmd, &o);
   if (o.a_path) read_inputs(&in, &o, &m, &n, &k, &r0, &r1, &changed);
   else generate_inputs(&in, &o, &m, &n, &k, &r0, &r1);
   /* every rank has its inputs, or the job stops here (par/par.h) */

@@ -209,6 +209,12 @@ int lowp_cmd_scaler(int argc, char **argv) {
   if (lowp_scaler_init(&s, pol, init, growth, backoff, interval) != LOWP_OK)
     lowp_cli_die(CMD, "--init %g does not give a finite positive %s scale", init,
                  (pol == LOWP_SCALER_PYTORCH || pol == LOWP_SCALER_MLX) ? "fp32" : "fp64");
+  if (state_out) { /* an output may not be the input (issue 19) */
+    lowp_outputs_t outs;
+    memset(&outs, 0, sizeof outs);
+    lowp_outputs_add(&outs, CMD, "--state-out", state_out);
+    lowp_outputs_input(&outs, CMD, "--state-in", state_in);
+  }
   if (state_in) {
     char err[256], *text = read_file(state_in);
     if (lowp_scaler_load_json(&s, text, err, sizeof err) != LOWP_OK) {

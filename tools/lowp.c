@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
-    return LOWP_EXIT_OK;
+    return lowp_stdout_finish("", LOWP_EXIT_OK);
   }
   for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) {
@@ -96,7 +96,8 @@ int main(int argc, char **argv) {
         lowp_cli_die(argv[1], "runs as one process: of lowp's commands gemm, run, report and "
                      "check spread over MPI ranks (this job has %d); start it without mpirun",
                      lowp_par_size());
-      if (!strcmp(argv[1], "run")) return commands[i].fn(argc - 1, argv + 1);
+      if (!strcmp(argv[1], "run"))
+        return lowp_stdout_finish(argv[1], commands[i].fn(argc - 1, argv + 1));
       args = split_eq(argc, argv, &nargs);
       if (!args) {
         fprintf(stderr, "lowp: out of memory\n");
@@ -104,7 +105,7 @@ int main(int argc, char **argv) {
       }
       rc = commands[i].fn(nargs - 1, args + 1);
       free(args);
-      return rc;
+      return lowp_stdout_finish(argv[1], rc); /* every write to stdout checked */
     }
   {
     char safe[512];

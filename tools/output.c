@@ -373,6 +373,11 @@ void lowp_outdir_publish(lowp_outdir_t *o, const char *cmd, const char *what) {
   int dest, r, e;
   if (write_marker(o->tmp, what) != 0)
     die_out(cmd, "cannot write into '%s'", o->tmp);
+  /* what the run printed is part of it: if stdout could not take it (a
+     full disk, /dev/full), nothing is published (issue 19) */
+  if (fflush(stdout) != 0 || ferror(stdout))
+    die_out(cmd, "cannot write the standard output (a full disk or a closed file?); nothing was "
+            "published");
   lowp_cleanup_commit_begin();
   dest = check_dest(o->final, "--out", msg, sizeof msg); /* changed during the run? */
   if (dest < 0) {
@@ -425,4 +430,60 @@ void lowp_outdir_publish(lowp_outdir_t *o, const char *cmd, const char *what) {
 void lowp_outdir_abort(lowp_outdir_t *o) {
   lowp_temp_remove(o->tmp_id);
   while (o->nparents > 0) lowp_temp_remove(o->parents[--o->nparents]);
+}
+
+/* ------------------------------------------------ outputs vs inputs */
+
+static void file_id(lowp_fileid_t *f, const char *opt, const char *path) {
+  struct stat st;
+  char dir[4096], *real;
+  const char *base;
+  memset(f, 0, sizeof *f);
+  f->opt = opt;
+  f->path = path;
+  if (stat(path, &st) == 0) {
+    f->exists = 1;
+    f->dev = (unsigned long long)st.st_dev;
+    f->ino = (unsigned long long)st.st_ino;
+    return;
+  }
+  /* not there (or a dangling link: lowp_output_check_file refuses it) */
+  parent_of(dir, sizeof dir, path);
+  base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  real = realpath(dir, NULL);
+  snprintf(f->resolved, sizeof f->resolved, "%s/%s", real ? real : dir, base);
+  free(real);
+}
+
+static int same_file(const lowp_fileid_t *a, const lowp_fileid_t *b) {
+  if (a->exists != b->exists) return 0;
+  if (a->exists) return a->dev == b->dev && a->ino == b->ino;
+  return !strcmp(a->resolved, b->resolved);
+}
+
+void lowp_outputs_add(lowp_outputs_t *s, const char *cmd, const char *opt, const char *path) {
+  lowp_fileid_t f;
+  int i;
+  if (!path || !strcmp(path, "-")) return;
+  if (s->n >= LOWP_OUTPUTS_MAX) die_out(cmd, "too many outputs");
+  file_id(&f, opt, path);
+  for (i = 0; i < s->n; i++)
+    if (same_file(&s->out[i], &f))
+      die_out(cmd, "%s '%s' and %s '%s' are the same file: each output needs its own", s->out[i].opt,
+              s->out[i].path, opt, path);
+  s->out[s->n++] = f;
+}
+
+void lowp_outputs_input(const lowp_outputs_t *s, const char *cmd, const char *what,
+                        const char *path) {
+  lowp_fileid_t f;
+  int i;
+  if (!path || !strcmp(path, "-") || !s->n) return;
+  file_id(&f, what, path);
+  if (!f.exists) return; /* an input not there is refused where it is read */
+  for (i = 0; i < s->n; i++)
+    if (same_file(&s->out[i], &f))
+      die_out(cmd, "%s '%s' is %s '%s': an output may not overwrite an input", s->out[i].opt,
+              s->out[i].path, what, path);
 }

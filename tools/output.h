@@ -58,4 +58,41 @@ void lowp_outdir_publish(lowp_outdir_t *o, const char *cmd, const char *what);
 /** @brief Remove the temporary folder (and the parents begin created). */
 void lowp_outdir_abort(lowp_outdir_t *o);
 
+/* ------------------------------------------------ outputs vs inputs */
+
+/*
+ * An output may not be an input or another output (issue 19: `check s.json
+ * --json s.json` overwrote the spec). Files are the same when they have the
+ * same device and inode; a file not there yet is named by its folder's
+ * resolved path and its own name, so "r.out" and "./r.out" are one file.
+ * Each refusal: one message naming both options, exit 2, before any work.
+ */
+
+/** @brief Most outputs one run has. */
+#define LOWP_OUTPUTS_MAX 8
+
+/** @brief The identity of a file. */
+typedef struct {
+  const char *opt;    /**< "--json", "baseline", ... (for messages) */
+  const char *path;   /**< as given */
+  int exists;         /**< 1: dev and ino hold */
+  unsigned long long dev, ino;
+  char resolved[4200]; /**< not there: its folder resolved, then its name */
+} lowp_fileid_t;
+
+/** @brief The outputs of a run, to compare with each other and the inputs. */
+typedef struct {
+  lowp_fileid_t out[LOWP_OUTPUTS_MAX];
+  int n;
+} lowp_outputs_t;
+
+/** @brief Add an output (path NULL or "-": nothing); dies (exit 2) if it is
+    an output already added. */
+void lowp_outputs_add(lowp_outputs_t *s, const char *cmd, const char *opt, const char *path);
+
+/** @brief Die (exit 2, one message) if the input path (NULL or "-":
+    nothing; one that does not exist: nothing) is one of the outputs. */
+void lowp_outputs_input(const lowp_outputs_t *s, const char *cmd, const char *what,
+                        const char *path);
+
 #endif

@@ -139,4 +139,14 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
  */
 const double *const *lowp_tensor_subject_inputs(const lowp_subject_t *s);
 
+/**
+ * @brief Check the index inputs of a problem whose dims are known (xent's
+ * target): every value an integer in [0, n). A target of 99 with 10
+ * classes, -1 or 1.5 is bad input, refused before any work (issue 19).
+ * @param in  the problem's inputs (only the index ones are read)
+ * @return LOWP_OK or LOWP_EINVAL (err names the input, the element and the value).
+ */
+int lowp_tensor_check_indices(const lowp_problem_t *p, const double *const *in, char *err,
+                              size_t errlen);
+
 #endif

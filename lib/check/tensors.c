@@ -231,6 +231,7 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
     p->dims.batch = p->dims.m = p->dims.n = p->dims.k = 1;
     st = lowp_op_dims_infer(p, shapes, ndims, err, errlen);
   }
+  if (!st) st = lowp_tensor_check_indices(p, (const double *const *)x->in, err, errlen);
   for (i = 0; i < op->n_out && !st; i++) {
     size_t sh[LOWP_OP_MAXDIM], cnt;
     int nd;
@@ -269,6 +270,23 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
   snprintf(s->name, sizeof s->name, "tensors %.200s", outputs[0].path);
   s->kind = "tensors";
   s->run = tensor_run;
+  return LOWP_OK;
+}
+
+int lowp_tensor_check_indices(const lowp_problem_t *p, const double *const *in, char *err,
+                              size_t errlen) {
+  int i;
+  if (!p || !p->op || !in) return LOWP_EINVAL;
+  for (i = 0; i < p->op->n_in; i++) {
+    size_t sh[LOWP_OP_MAXDIM], cnt = 0, k;
+    int nd;
+    if (!p->op->in_index[i] || !in[i]) continue;
+    if (lowp_op_shape(p, i, sh, &nd, &cnt)) return LOWP_EINVAL;
+    for (k = 0; k < cnt; k++)
+      if (!(in[i][k] >= 0) || in[i][k] != floor(in[i][k]) || in[i][k] >= (double)p->dims.n)
+        return lowp_errf(err, errlen, LOWP_EINVAL, "%s[%zu] = %g is not a class index in [0, %zu)",
+                         p->op->in_names[i], k, in[i][k], p->dims.n);
+  }
   return LOWP_OK;
 }
 

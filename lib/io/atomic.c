@@ -35,6 +35,12 @@ static void watch(const char *tmp, int live) {
   if (lowp__g_atomic_watch) lowp__g_atomic_watch(tmp, live);
 }
 
+/* remove a temporary; one that could not be removed (its folder made
+   read-only meanwhile) stays watched, for the program to retry at exit */
+static void drop(const char *tmp) {
+  if (unlink(tmp) == 0 || errno == ENOENT) watch(tmp, 0);
+}
+
 /* ----------------------------------------------------------- public API */
 
 void lowp_atomic_set_watch(lowp_atomic_watch_t fn) { lowp__g_atomic_watch = fn; }
@@ -94,19 +100,46 @@ int lowp_atomic_open(lowp_atomic_t *w, const char *path) {
   return LOWP_OK;
 }
 
-int lowp_atomic_commit(lowp_atomic_t *w) {
-  int bad, st = LOWP_OK;
-  if (!w || !w->fp) return LOWP_EIO;
+/* flush, fsync, close the temporary; then, the destination may have
+   changed since open: never rename over a link, device, FIFO, socket or
+   folder */
+static int finish(lowp_atomic_t *w) {
+  int bad;
+  if (!w->fp) return LOWP_EIO;
   bad = fflush(w->fp) != 0 || ferror(w->fp) || fsync(fileno(w->fp)) != 0;
   bad |= fclose(w->fp) != 0;
   w->fp = NULL;
-  if (bad) st = LOWP_EIO;
-  /* the destination may have changed since open: never rename over a
-     link, device, FIFO, socket or folder */
-  if (!st) st = lowp_atomic_check(w->path) == LOWP_OK ? LOWP_OK : LOWP_EFILE;
+  if (bad) return LOWP_EIO;
+  return lowp_atomic_check(w->path) == LOWP_OK ? LOWP_OK : LOWP_EFILE;
+}
+
+int lowp_atomic_commit_all(lowp_atomic_t *w, int n) {
+  int i, st = LOWP_OK;
+  if (n < 0 || (n && !w)) return LOWP_EINVAL;
+  for (i = 0; i < n && !st; i++) st = finish(&w[i]);
+  if (st) {
+    for (i = 0; i < n; i++) lowp_atomic_abort(&w[i]);
+    return st;
+  }
+  for (i = 0; i < n; i++) {
+    if (rename(w[i].tmp, w[i].path) != 0) {
+      st = LOWP_EIO;
+      drop(w[i].tmp);
+    } else {
+      watch(w[i].tmp, 0);
+    }
+    release(&w[i]);
+  }
+  return st;
+}
+
+int lowp_atomic_commit(lowp_atomic_t *w) {
+  int st;
+  if (!w || !w->fp) return LOWP_EIO;
+  st = finish(w);
   if (!st && rename(w->tmp, w->path) != 0) st = LOWP_EIO;
-  if (st) unlink(w->tmp);
-  watch(w->tmp, 0);
+  if (st) drop(w->tmp);
+  else watch(w->tmp, 0);
   release(w);
   return st;
 }
@@ -114,10 +147,7 @@ int lowp_atomic_commit(lowp_atomic_t *w) {
 void lowp_atomic_abort(lowp_atomic_t *w) {
   if (!w) return;
   if (w->fp) fclose(w->fp);
-  if (w->tmp) {
-    unlink(w->tmp);
-    watch(w->tmp, 0);
-  }
+  if (w->tmp) drop(w->tmp);
   release(w);
 }
 

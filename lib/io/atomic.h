@@ -63,6 +63,16 @@ int lowp_atomic_open(lowp_atomic_t *w, const char *path);
  */
 int lowp_atomic_commit(lowp_atomic_t *w);
 
+/**
+ * @brief Publish n outputs together or not at all: every temporary is
+ * flushed, fsynced and closed first; if any of that fails (a full disk),
+ * or a destination became a non-regular file, every temporary is removed
+ * and no destination touched. Only then are all renamed into place.
+ * @return LOWP_OK; LOWP_EIO or LOWP_EFILE (nothing published). Every w is
+ *         released either way.
+ */
+int lowp_atomic_commit_all(lowp_atomic_t *w, int n);
+
 /** @brief Close and remove the temporary file; the destination is untouched.
     Safe to call on a released or zeroed w. */
 void lowp_atomic_abort(lowp_atomic_t *w);

@@ -238,9 +238,26 @@ int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
     return LOWP_EIO;
   }
   got = fread(head, 1, sizeof head, fp);
-  st = lowp_npy_parse_header(info, head, got, (uint64_t)fsize);
-  /* a v2.0 header may be longer than the buffer: lowp never writes one, and
-     nothing lowp reads needs more than a few hundred bytes */
+  /* a v2.0 header may be longer than the buffer (numpy writes one when a
+     v1.0 header would pass 64 KiB): read it whole, up to 256 MiB */
+  if (got >= 12 && !memcmp(head, "\x93NUMPY\x02\x00", 8) && 12 + le(head + 8, 4) > got &&
+      12 + le(head + 8, 4) <= (uint64_t)fsize) {
+    uint64_t need = 12 + le(head + 8, 4);
+    unsigned char *big;
+    if (need > ((uint64_t)1 << 28)) { fclose(fp); return LOWP_EUNSUPPORTED; }
+    big = malloc((size_t)need);
+    if (!big) { fclose(fp); return LOWP_ENOMEM; }
+    memcpy(big, head, got);
+    if (fread(big + got, 1, (size_t)need - got, fp) != (size_t)need - got) {
+      free(big);
+      fclose(fp);
+      return LOWP_EIO;
+    }
+    st = lowp_npy_parse_header(info, big, (size_t)need, (uint64_t)fsize);
+    free(big);
+  } else {
+    st = lowp_npy_parse_header(info, head, got, (uint64_t)fsize);
+  }
   if (st) { fclose(fp); return st; }
   if (!bits_format_ok(info->dtype, u1_format)) {
     fclose(fp);

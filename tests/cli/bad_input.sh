@@ -70,6 +70,50 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
 done
 # a check of a GPU registry kernel with an unknown device (kernels/gpu_kernels.h)
 echo '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ { "name": "x", "op": "sum", "subject": { "kernel": "sum_tree", "params": "device=quantum" }, "shape": { "m": 2, "n": 8 }, "rules": [ { "max_ulp": 1 } ] } ] }' >"$S/gpu_device.json"
+# issue 19: specs with NUL bytes, text that is not UTF-8, names XML cannot hold
+CK='"op": "dot", "in": "fp16", "out": "fp32", "subject": { "kernel": "dot_acc" }, "shape": { "k": 8 }, "rules": [ { "max_ulp": 64 } ]'
+printf '{ "lowp_check": 1, "checks": [ { "name": "a\0b", %s } ] }' "$CK" >"$S/spec_nul.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "a\\u0000b", %s } ] }' "$CK" >"$S/spec_u0000.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "a\377b", %s } ] }' "$CK" >"$S/spec_ff.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "x\\uffff", %s } ] }' "$CK" >"$S/spec_uffff.json"
+# baselines the parser must refuse, each named by its own spec
+BCK='"op": "dot", "in": "fp16", "out": "fp32", "subject": { "kernel": "dot_acc" }, "shape": { "k": 8 }, "rules": [ { "baseline": "max_ulp" } ]'
+E='{"fingerprint": "0", "metrics": {"max_ulp": 1}}'
+mkbase() { printf '{ "lowp_check": 1, "baseline": "%s.base.json", "checks": [ { "name": "a", %s } ] }' "$1" "$BCK" >"$S/$1.json"; printf '%s' "$2" >"$S/$1.base.json"; }
+mkbase b_trail "{\"lowp_baseline\": 1, \"lowp_version\": \"0\", \"checks\": {\"a\": $E}} x"
+mkbase b_dupkey "{\"lowp_baseline\": 1, \"lowp_baseline\": 1, \"lowp_version\": \"0\", \"checks\": {\"a\": $E}}"
+mkbase b_extra "{\"lowp_baseline\": 1, \"lowp_version\": \"0\", \"checks\": {\"a\": $E}, \"extra\": 1}"
+mkbase b_dupcheck "{\"lowp_baseline\": 1, \"lowp_version\": \"0\", \"checks\": {\"a\": $E, \"a\": $E}}"
+mkbase b_other "{\"lowp_baseline\": 1, \"lowp_version\": \"0\", \"checks\": {\"a\": $E, \"zz\": $E}}"
+mkbase b_neg "{\"lowp_baseline\": 1, \"lowp_version\": \"0\", \"checks\": {\"a\": {\"fingerprint\": \"0\", \"metrics\": {\"max_ulp\": -1}}}}"
+mkbase b_metric "{\"lowp_baseline\": 1, \"lowp_version\": \"0\", \"checks\": {\"a\": {\"fingerprint\": \"0\", \"metrics\": {\"max_upl\": 1}}}}"
+mkbase b_entrykey "{\"lowp_baseline\": 1, \"lowp_version\": \"0\", \"checks\": {\"a\": {\"fingerprint\": \"0\", \"metrics\": {}, \"x\": 1}}}"
+mkbase b_nul "{\"lowp_baseline\": 1, \"lowp_version\": \"0\", \"checks\": {\"a\\u0000\": $E}}"
+mkbase b_fifo "" && rm "$S/b_fifo.base.json" && mkfifo "$S/b_fifo.base.json"
+mkbase b_dir "" && rm "$S/b_dir.base.json" && mkdir "$S/b_dir.base.json"
+# convert --file: a FIFO, a NUL byte
+mkfifo "$S/values.fifo"
+printf '1.5\n2\0003\n' >"$S/values_nul.txt"
+# xent with class indices no target may hold (10 classes): 99, -1, 1.5
+python3 - "$S" <<'PY'
+import struct, sys
+def npy(path, descr, shape, fmt, vals):
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    d += ' ' * (63 - (10 + len(d)) % 64) + '\n'
+    with open(path, 'wb') as f:
+        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(d)) + d.encode() + struct.pack(fmt, *vals))
+d = sys.argv[1]
+npy(d + '/logits.npy', '<f4', '(2, 10)', '<20f', [0.0] * 20)
+npy(d + '/t99.npy', '<i8', '(2,)', '<2q', [1, 99])
+npy(d + '/tneg.npy', '<i8', '(2,)', '<2q', [-1, 0])
+npy(d + '/thalf.npy', '<f8', '(2,)', '<2d', [1.5, 0])
+npy(d + '/xent_y.npy', '<f4', '(2,)', '<2f', [0.0, 0.0])
+PY
+for t in t99 tneg thalf; do
+  printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "xent", "in": ["fp32", "fp64"], "out": "fp32", "subject": { "kernel": "xent_naive" }, "inputs": { "files": [ "logits.npy", "%s.npy" ] }, "rules": [ { "max_ulp": 8 } ] } ] }' $t >"$S/xent_$t.json"
+  printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "xent", "subject": { "tensors": { "inputs": [ "logits.npy", "%s.npy" ], "outputs": [ "xent_y.npy" ] } }, "rules": [ { "max_ulp": 8 } ] } ] }' $t >"$S/xent_tensors_$t.json"
+done
+printf '{ "lowp_check": 1, "checks": [ { "name": "a", %s } ] }' "$CK" >"$S/ok.json"
 chmod -R a-w "$S/userdir"
 
 # (a folder's own mtime is left out: a command may probe that it can create
@@ -395,14 +439,58 @@ probe --device model:h100 --seed x --capture cap1
 probe --device model:h100 --capture userdir
 probe --device model:h100 --capture notes.txt
 probe --device model:h100 --in
+# --- issue 19: NUL bytes, text that is not UTF-8, names JUnit cannot hold
+check spec_nul.json
+check spec_u0000.json
+check spec_ff.json
+check spec_uffff.json
+# --- issue 19: baselines held to the spec parser's rules; a FIFO never waited on
+check b_trail.json
+check b_dupkey.json
+check b_extra.json
+check b_dupcheck.json
+check b_other.json
+check b_neg.json
+check b_metric.json
+check b_entrykey.json
+check b_nul.json
+check b_fifo.json
+check b_fifo.json --update-baseline
+check b_dir.json
+# --- issue 19: cross-entropy targets that are no class index, before any work
+check xent_t99.json --junit j.xml
+check xent_tneg.json --json r.json
+check xent_thalf.json
+check xent_tensors_t99.json --junit j.xml
+check xent_tensors_tneg.json
+check xent_tensors_thalf.json
+# --- issue 19: outputs onto inputs (more in outputs.sh)
+check ok.json --json ok.json
+gemm --a logits.npy --b logits.npy --out-exact logits.npy
+# --- issue 19: standard streams: closed stdin, stdout that cannot be written
+check - <&-
+convert --file - --to fp16 <&-
+scaler --events ok --state-in - <&-
+convert --file values.fifo --to fp16
+convert --file values_nul.txt --to fp16
+convert --file userdir --to fp16
+convert 1.5 --to fp16 >/dev/full
+convert 1.5 --to fp16 >&-
+gemm --m 2 --n 2 --k 2 >/dev/full
+check ok.json >/dev/full
+check ok.json --junit j.xml >/dev/full
+formats >/dev/full
+run formats --quick --formats=fp16 --out o3 >/dev/full
 EOF
 )
 
 n=0
+after=$(snapshot)
 while IFS= read -r line; do
   case $line in '' | '#'*) continue ;; esac
   n=$((n + 1))
-  before=$(snapshot)
+  # nothing runs between two cases: the snapshot after one is the one before the next
+  before=$after
   (cd "$S" && eval "\"\$LOWP\" $line" </dev/null >"$W/out" 2>"$W/err"); rc=$?
   after=$(snapshot)
   nerr=$(wc -l <"$W/err")
@@ -424,7 +512,7 @@ helps=("--help" "formats --help" "convert --help" "list --help" "run --help" "re
        "dot --help" "probe --help")
 for e in $("$LOWP" list | awk '{print $1}'); do helps+=("run $e --help"); done
 for h in "${helps[@]}"; do
-  before=$(snapshot)
+  before=$after
   # shellcheck disable=SC2086
   (cd "$S" && "$LOWP" $h </dev/null >"$W/out" 2>"$W/err"); rc=$?
   after=$(snapshot)

@@ -125,6 +125,44 @@ assert root.find('testsuite').get('failures') == '1'
 PY
 then ok; else bad "JUnit of the planted failure"; fi
 
+# issue 19: names with markup and characters beyond ASCII give JUnit and
+# JSON that parse, the names kept; a failing check's message too
+cat >"$T/uni.json" <<'EOF'
+{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" },
+  "checks": [ { "name": "a<b>&'\"c \u00e9\u20ac\ud83d\ude00 \u0085", "op": "dot",
+                "subject": { "kernel": "dot_acc", "params": "acc=fp16" }, "shape": { "k": 4096 },
+                "rules": [ { "max_ulp": 0.001 } ] } ] }
+EOF
+"$LOWP" check "$T/uni.json" --junit "$T/uni.xml" --json "$T/uni.res.json" >"$T/o" 2>"$T/e"; rc=$?
+[ $rc -eq 1 ] && ok || bad "unicode names: exit $rc, want 1: $(cat "$T/e")"
+if /usr/bin/python3 - "$T/uni.xml" "$T/uni.res.json" <<'PY'
+import sys, json, xml.etree.ElementTree as ET
+name = "a<b>&'\"c \u00e9\u20ac\U0001F600 \u0085"
+root = ET.parse(sys.argv[1]).getroot()
+c = root.find('./testsuite/testcase')
+assert c.get('name') == name and c.find('failure') is not None, ET.tostring(root)
+r = json.loads(open(sys.argv[2], 'rb').read().decode('utf-8'))
+assert r['checks'][0]['name'] == name
+PY
+then ok; else bad "JUnit or JSON with unicode names"; fi
+
+# issue 19: all outputs of a run published together or not at all: the
+# JSON cannot be written (a file size limit stands for a full disk), so
+# neither the baseline nor the JUnit file is replaced
+cat >"$T/one.json" <<'EOF'
+{ "lowp_check": 1, "baseline": "one.base.json", "defaults": { "in": "fp16", "out": "fp32" },
+  "checks": [ { "name": "one", "op": "dot", "subject": { "kernel": "dot_acc" }, "shape": { "k": 64 },
+                "rules": [ { "max_ulp": 64 } ] } ] }
+EOF
+"$LOWP" check "$T/one.json" --update-baseline >/dev/null 2>&1 || bad "one.json --update-baseline"
+ino=$(stat -c %i "$T/one.base.json")
+rm -f "$T/lim.xml" "$T/lim.json"
+# (each file fits in stdio's buffer: the JSON, over the limit, fails at the final flush)
+(trap '' XFSZ; ulimit -f 1; exec "$LOWP" check "$T/one.json" --update-baseline --junit "$T/lim.xml" --json "$T/lim.json") >"$T/o" 2>"$T/e"; rc=$?
+if [ $rc -eq 2 ] && [ "$(stat -c %i "$T/one.base.json")" = "$ino" ] && [ ! -e "$T/lim.xml" ] && [ ! -e "$T/lim.json" ] &&
+   ! ls "$T"/*.tmp.* >/dev/null 2>&1 && grep -q "none written" "$T/e"; then ok
+else bad "partial publication: exit $rc, $(cat "$T/e")"; fi
+
 # --only, and the = forms
 "$LOWP" check planted.json --only=honest --json="$T/only.json" >"$T/o" 2>"$T/e" && ok || bad "--only honest: exit $?"
 [ "$(grep -c -E '^(PASS|FAIL) ' "$T/o")" -eq 1 ] && ok || bad "--only ran more than one check"
@@ -279,11 +317,11 @@ fi
 spec huge '{ "name": "c", "op": "gemm", "subject": { "kernel": "gemm_acc" }, "shape": { "m": 1000000, "n": 1000000, "k": 4 }, "rules": [ { "max_ulp": 1 } ] }'
 kexpect_fail "impossible size" "check 'c' (checks\[0\]): the sizes .* need .* GiB" "$LOWP" check "$T/huge.json" --junit "$T/out.xml" --json "$T/out.json"
 spec ok1 "{ $G, \"rules\": [ { \"max_ulp\": 1000 } ] }"
-kexpect_fail "unwritable --junit" "--junit /nonexistent-dir/j.xml: cannot create" "$LOWP" check "$T/ok1.json" --junit /nonexistent-dir/j.xml --json "$T/out.json"
-kexpect_fail "unwritable --json" "--json /nonexistent-dir/r.json: cannot create" "$LOWP" check "$T/ok1.json" --junit "$T/out.xml" --json /nonexistent-dir/r.json
+kexpect_fail "unwritable --junit" "--junit '/nonexistent-dir/j.xml': cannot create a file in folder" "$LOWP" check "$T/ok1.json" --junit /nonexistent-dir/j.xml --json "$T/out.json"
+kexpect_fail "unwritable --json" "--json '/nonexistent-dir/r.json': cannot create a file in folder" "$LOWP" check "$T/ok1.json" --junit "$T/out.xml" --json /nonexistent-dir/r.json
 mkdir -p "$T/adir"
-kexpect_fail "--junit is a folder" "--junit $T/adir: exists and is not a regular file" "$LOWP" check "$T/ok1.json" --junit "$T/adir" --json "$T/out.json"
-kexpect_fail "--json is /dev/null" "exists and is not a regular file" "$LOWP" check "$T/ok1.json" --json /dev/null
+kexpect_fail "--junit is a folder" "--junit '$T/adir' is a folder; lowp writes only to a new or a regular file" "$LOWP" check "$T/ok1.json" --junit "$T/adir" --json "$T/out.json"
+kexpect_fail "--json is /dev/null" "is a device; lowp writes only to a new or a regular file" "$LOWP" check "$T/ok1.json" --json /dev/null
 expect_fail "spec is a folder" "read error" "$LOWP" check "$T/adir" --junit "$T/out.xml"
 expect_fail "missing spec" "cannot open" "$LOWP" check "$T/none.json" --junit "$T/out.xml"
 expect_fail "unknown option" "unknown option '--bogus'" "$LOWP" check "$T/ok1.json" --bogus

@@ -125,8 +125,20 @@ if [ "${AS[0]:-}" != none ]; then
   refuse "run unwritable folder" "cannot create" "${AS[@]}" "${RUN[@]}" --out "$W/ro/x"
   refuse "gemm unwritable folder" "not writable" "${AS[@]}" "${GEMM[@]}" --out-exact "$W/ro/c.npy"
   refuse "scaler unwritable folder" "not writable" "${AS[@]}" "${SCALER[@]}" --state-out "$W/ro/s.json"
+  # issue 19: the folder made read-only during the run (by a stand-in
+  # gnuplot, so the moment is certain): no temporary left in it, its mode
+  # put back
+  mkdir -p "$S/robin" "$W/rod" && chmod 755 "$W/rod"
+  [ "$(id -u)" -eq 0 ] && chown 65534:65534 "$W/rod"
+  printf '#!/bin/sh\n[ "$1" = --version ] && exit 0\nchmod a-w "$RO_DIR"\nexit 1\n' >"$S/robin/gnuplot"
+  chmod 755 "$S" "$S/robin/gnuplot" "$S/robin"
+  RO_DIR="$W/rod" PATH="$S/robin:$PATH" "${AS[@]}" "${RUN[@]}" --out "$W/rod/out" >"$S/out" 2>"$S/err"; rc=$?
+  left=$(ls -A "$W/rod")
+  [ $rc -eq 2 ] && [ -z "$left" ] && [ "$(stat -c %a "$W/rod")" = 555 ] && ok ||
+    bad "run, folder made read-only mid-run: exit $rc, left '$left', mode $(stat -c %a "$W/rod"): $(cat "$S/err")"
+  chmod 755 "$W/rod" && rmdir "$W/rod"
 else
-  skipped=$((skipped + 3)); echo "skip: unwritable-folder cases (root without setpriv)"
+  skipped=$((skipped + 4)); echo "skip: unwritable-folder cases, read-only mid-run (root without setpriv)"
 fi
 
 # -------------------------------------- accepted: new, empty, lowp's own, slashes
@@ -208,6 +220,34 @@ rm "$R/formats/notes.txt"
 [ -z "$(find "$T" / -maxdepth 1 -name 'INJECTED*' 2>/dev/null)" ] && ok || bad "a name injected a command"
 no_temps "hostile names"
 cd - >/dev/null || exit 1
+
+# ---------------------------------- an output is no input and no other output
+# issue 19: by device and inode, or the resolved path of a file not there yet
+/usr/bin/python3 -c "import numpy as np; np.save('$W/A.npy', np.ones((4,4),np.float16)); np.save('$W/B.npy', np.ones((4,4),np.float16))"
+cat >"$W/s.json" <<'EOF'
+{ "lowp_check": 1, "baseline": "s.base.json", "defaults": { "in": "fp16", "out": "fp32" },
+  "checks": [ { "name": "a", "op": "dot", "subject": { "kernel": "dot_acc" }, "shape": {"k": 16},
+                "rules": [ { "max_ulp": 64 }, { "baseline": "max_ulp", "growth": 2 } ] },
+              { "name": "f", "op": "dot", "subject": { "kernel": "dot_acc" },
+                "inputs": { "files": [ "A.npy", "B.npy" ] }, "rules": [ { "max_ulp": 64 } ] } ] }
+EOF
+sed 's/"s.base.json"/"s2.json"/' "$W/s.json" >"$W/s2.json"
+"$LOWP" check "$W/s.json" --update-baseline >/dev/null 2>&1 || bad "the aliasing spec runs"
+refuse "check --json onto the spec" "is the spec" "$LOWP" check "$W/s.json" --json "$W/s.json"
+refuse "check --junit onto the spec (another name)" "is the spec" "$LOWP" check "$W/s.json" --junit "$W/../w/s.json"
+refuse "check --json onto the baseline" "is the baseline" "$LOWP" check "$W/s.json" --json "$W/s.base.json"
+refuse "check --update-baseline --json onto the baseline" "are the same file" "$LOWP" check "$W/s.json" --update-baseline --json "$W/s.base.json"
+refuse "check: the baseline is the spec" "the baseline .* is the spec" "$LOWP" check "$W/s2.json" --update-baseline
+refuse "check --json onto an input file" "is an input of check 'f'" "$LOWP" check "$W/s.json" --json "$W/B.npy"
+refuse "check --junit r.out --json ./r.out (not there)" "are the same file" sh -c "cd '$W' && exec '$LOWP' check s.json --junit r.out --json ./r.out"
+refuse "check --junit and --json, one absolute" "are the same file" sh -c "cd '$W' && exec '$LOWP' check s.json --junit r.out --json '$W/r.out'"
+refuse "gemm --out-exact onto --a" "is --a" "$LOWP" gemm --a "$W/A.npy" --b "$W/B.npy" --out-exact "$W/A.npy"
+refuse "gemm --out-exact onto --b (another name)" "is --b" "$LOWP" gemm --a "$W/A.npy" --b "$W/B.npy" --out-exact "$W/./B.npy"
+"${SCALER[@]}" --state-out "$S/st.json" >/dev/null 2>&1 && cp "$S/st.json" "$W/st.json"
+refuse "scaler --state-out onto --state-in" "is --state-in" "${SCALER[@]}" --state-in "$W/st.json" --state-out "$W/st.json"
+ln -s nowhere "$W/dangling-json"
+refuse "check --json onto a dangling link" "is a symbolic link" "$LOWP" check "$W/s.json" --json "$W/dangling-json"
+rm -f "$W/dangling-json" "$W/A.npy" "$W/B.npy" "$W"/s*.json "$W/st.json"
 
 # ------------------------------------------------- failure publishes nothing
 mkdir -p "$S/bin"

@@ -134,5 +134,35 @@ for i in 1 2 3 4 5 6; do
   PREV="$now"
 done
 
+# ------------------------------------- check: three outputs, random moments
+# issue 19: the baseline, the JUnit and the JSON file are published together
+# or not at all: after a signal at any moment either all three are new or
+# all are as they were, and no temporary is left
+cat >"$W/sig.json" <<'EOF'
+{ "lowp_check": 1, "baseline": "sig.base.json", "defaults": { "in": "fp16", "out": "fp32" },
+  "checks": [ { "name": "g1", "op": "gemm", "subject": { "kernel": "gemm_acc", "params": "acc=fp32" },
+                "shape": { "m": 32, "n": 32, "k": 2048 }, "rules": [ { "max_ulp": 1e9 } ] },
+              { "name": "g2", "op": "gemm", "subject": { "kernel": "gemm_acc", "params": "acc=fp16" },
+                "shape": { "m": 32, "n": 32, "k": 2048 }, "rules": [ { "max_ulp": 1e9 } ] } ] }
+EOF
+"$LOWP" check "$W/sig.json" --update-baseline >/dev/null 2>&1 || bad "setup check"
+for i in 1 2 3 4 5 6; do
+  sig=INT; want=130; [ $((i % 2)) -eq 0 ] && sig=TERM && want=143
+  delay="0.$((RANDOM % 10))$((RANDOM % 10))"
+  ino=$(stat -c %i "$W/sig.base.json")
+  rm -f "$W/sj.xml" "$W/sr.json"
+  start "$LOWP" check "$W/sig.json" --update-baseline --junit "$W/sj.xml" --json "$W/sr.json"
+  sleep "$delay"
+  kill -"$sig" "$pid" 2>/dev/null
+  wait "$pid"; rc=$?
+  new=0; [ "$(stat -c %i "$W/sig.base.json")" != "$ino" ] && new=1
+  if [ $new = 1 ] && [ -s "$W/sj.xml" ] && [ -s "$W/sr.json" ]; then all=new
+  elif [ $new = 0 ] && [ ! -e "$W/sj.xml" ] && [ ! -e "$W/sr.json" ]; then all=old
+  else all=mixed; fi
+  if { [ $rc -eq 0 ] || [ $rc -eq $want ]; } && [ $all != mixed ] &&
+     [ -z "$(find "$W" -name '*.tmp.*' -print -quit)" ]; then ok
+  else bad "check, random $i (SIG$sig after ${delay}s): exit $rc, outputs $all, $(cat "$S/err")"; fi
+done
+
 echo "cli_signals: $pass passed, $fail failed"
 [ $fail -eq 0 ]
