@@ -520,12 +520,12 @@ int lowp_cmd_report(int argc, char **argv) {
     double t0 = wall_seconds();
     fprintf(stderr, "lowp report: [%zu/%zu] %s\n", k + 1, n, e->name);
     rcs[k] = lowp_run_experiment(e, quick ? 1 : 0, qargv, od.tmp);
-    fprintf(stderr, "lowp report: [%zu/%zu] %s took %.1f s\n", k + 1, n, e->name, wall_seconds() - t0);
     if (rcs[k] == 2) { /* its message is printed; exit 2 publishes nothing */
       free(rcs);
       lowp_outdir_abort(&od);
       return LOWP_EXIT_USAGE;
     }
+    fprintf(stderr, "lowp report: [%zu/%zu] %s took %.1f s\n", k + 1, n, e->name, wall_seconds() - t0);
     if (rcs[k] > worst) worst = rcs[k];
   }
   for (k = 0; k < n; k++)
