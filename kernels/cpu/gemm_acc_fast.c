@@ -1,0 +1,415 @@
+/* lowp_gemm_acc_fast -- vectorised twin of lowp_gemm_acc_scalar, same bits */
+
+/*
+ * The scalar reference (gemm_acc.c) adds the k products of each output in
+ * sequence, each addition rounded once to the accumulator format. That
+ * order is per output, so independent outputs vectorise: a vector of
+ * outputs over j, with k outer, keeps every element's own sequence.
+ *
+ * Three kernels, each proven to give the reference's bits:
+ *   FMA64  fp64 accumulator, rne: fma(a, b, s) is one rounding of the exact
+ *          s + a b (IEEE 754 fusedMultiplyAdd); with fp64 products, a*b
+ *          then + s (binary64 operations, no contraction: -ffp-contract=off).
+ *   FMA32  fp32 accumulator, rne, fp32 inputs: fmaf, or a*b then + s in
+ *          binary32, the same argument one format down.
+ *   RO64   any IEEE-like accumulator with p <= 51 (fp32, tf32, fp16, bf16,
+ *          e5m2, ...), modes rne/rtz/rup/rdn, fp32 inputs. A product of two
+ *          binary32 values is exact in binary64 (48 bits, exponent >= -298).
+ *          s + p is computed with Knuth's TwoSum (exact error e) and
+ *          rounded to odd at 53 bits (t, or its odd neighbour toward e when
+ *          e != 0 and t is even). Rounding to odd at precision >= p + 2 and
+ *          then once to p bits gives the correctly rounded sum for
+ *          round-to-nearest (Boldo and Melquiond, "Emulation of FMA and
+ *          correctly rounded sums: proved algorithms using rounding to odd",
+ *          IEEE Trans. Computers 57(4), 2008, Theorem 1); for directed modes
+ *          a value rounded to odd lies strictly between the same p-bit
+ *          neighbours as the exact value (or equals it), so the floor and
+ *          ceiling are unchanged. The last rounding adds and subtracts
+ *          1.5 * 2^(q+52) (q the exponent of the last place, from the
+ *          binade of x clamped to emin: subnormals included), which rounds
+ *          x to a multiple of 2^q by binary64's own round to nearest even;
+ *          directed modes then step one quantum by the sign of the exact
+ *          remainder x - r. Overflow, zeros and NaN follow IEEE 754 and
+ *          exact/acc.c: +-inf where the mode rounds away, else +-max; an
+ *          exact zero sum is -0 in rdn unless both terms are +0; a result
+ *          that rounds to zero keeps the sign of x; any NaN of the sum is
+ *          the positive quiet NaN lowp_round_f64(NAN) gives.
+ *
+ * Loops: tasks of (column panel, row group), a panel of B packed for KB
+ * rows of k at a time, the running sums kept in C between panels of k (a
+ * value of the accumulator is a binary64 value). Compiled three times
+ * (baseline, AVX2+FMA, AVX-512) and chosen at run time, as in
+ * lib/format/round_fast.c.
+ */
+
+#include "cpu/gemm_acc_fast.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+
+#define AI static inline __attribute__((always_inline))
+
+enum { M_NE, M_TZ, M_UP, M_DN };
+enum { JB = 128, KB = 256, MR = 4, IR = 128 };
+
+/* A target format as the kernels read it. */
+typedef struct {
+  int p, emin, mode;
+  double xmax;
+} tgt_t;
+
+/* Everything a task needs. */
+typedef struct {
+  const double *a, *b;
+  double *c;
+  size_t m, n, k;
+  tgt_t acc, prod;
+} job_t;
+
+/* ------------------------------------------------------- the scalar steps */
+
+AI uint64_t bits_of(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+AI double dbl_of(uint64_t u) {
+  double x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* x (exact, or rounded to odd at 53 bits) rounded once to t, in mode */
+AI double round_to(double x, int p, int emin, double xmax, int mode) {
+  uint64_t u = bits_of(x);
+  int64_t e = (int64_t)((u >> 52) & 0x7ff) - 1023;
+  int64_t q = (e > emin ? e : emin) - (p - 1);
+  double sigma = dbl_of(((uint64_t)(q + 1075) << 52) | ((uint64_t)1 << 51));
+  double r = (x + sigma) - sigma, away;
+  int neg = (int)(u >> 63), fin = ((u >> 52) & 0x7ff) != 0x7ff;
+  if (mode != M_NE) {
+    double ulp = dbl_of((uint64_t)(q + 1023) << 52), d = x - r;
+    int up = mode == M_UP || (mode == M_TZ && neg);
+    int dn = mode == M_DN || (mode == M_TZ && !neg);
+    r = (up && d > 0) ? r + ulp : r;
+    r = (dn && d < 0) ? r - ulp : r;
+  }
+  r = (r == 0) ? (neg ? -0.0 : 0.0) : r;
+  away = (mode == M_NE || (mode == M_UP && !neg) || (mode == M_DN && neg)) ? INFINITY : xmax;
+  r = (fabs(r) > xmax) ? (neg ? -away : away) : r;
+  return fin ? r : x;
+}
+
+/* s + p rounded to odd at 53 bits (exact when binary64 holds it) */
+AI double add_odd(double s, double p, int mode) {
+  double t = s + p, bb = t - s, err = (s - (t - bb)) + (p - bb);
+  uint64_t ut = bits_of(t);
+  int fin = ((ut >> 52) & 0x7ff) != 0x7ff;
+  uint64_t step = ((ut ^ bits_of(err)) >> 63) ? ~(uint64_t)0 : 1;
+  ut += (fin && err != 0 && !(ut & 1)) ? step : 0;
+  /* an exact zero: rdn gives -0 unless both terms are +0 (IEEE 754 6.3) */
+  if (mode == M_DN)
+    ut = (t == 0) ? ((bits_of(s) | bits_of(p)) & ((uint64_t)1 << 63)) : ut;
+  return dbl_of(ut);
+}
+
+/* one multiply-add of the RO64 kernel; rp: products are rounded to prod */
+AI double step_ro(double s, double a, double b, const tgt_t *acc, const tgt_t *prod,
+                  int mode, int rp) {
+  double p = a * b;
+  if (rp) p = round_to(p, prod->p, prod->emin, prod->xmax, prod->mode);
+  return round_to(add_odd(s, p, mode), acc->p, acc->emin, acc->xmax, mode);
+}
+
+/* the positive quiet NaN for any NaN (exact/acc.c rounds NAN) */
+AI double canon(double x) { return x != x ? NAN : x; }
+
+/* --------------------------------------------------------------- kernels */
+
+/* Kinds as compile-time constants of the inlined loops. */
+enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP };
+
+/* rows [i0, i1) x columns [j0, j0 + jw) for k in [l0, l0 + kw), the panel
+   of B packed as kw x jw (doubles, or floats for the fp32 kernels) */
+AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, size_t j0,
+                   size_t jw, size_t l0, size_t kw, int kind, int mode) {
+  size_t i, r, j, l, rows;
+  for (i = i0; i < i1; i += rows) {
+    double sd[MR][JB];
+    float sf[MR][JB];
+    rows = i1 - i < MR ? i1 - i : MR;
+    for (r = 0; r < rows; r++)
+      for (j = 0; j < jw; j++) {
+        sd[r][j] = jb->c[(i + r) * jb->n + j0 + j];
+        sf[r][j] = (float)sd[r][j];
+      }
+    for (l = 0; l < kw; l++)
+      for (r = 0; r < rows; r++) {
+        double av = jb->a[(i + r) * jb->k + l0 + l];
+        if (kind == K_FMA32 || kind == K_ADD32) {
+          const float *bl = (const float *)panel + l * jw;
+          float af = (float)av, *s = sf[r];
+          if (kind == K_FMA32)
+            for (j = 0; j < jw; j++) s[j] = fmaf(af, bl[j], s[j]);
+          else
+            for (j = 0; j < jw; j++) s[j] = af * bl[j] + s[j];
+        } else {
+          const double *bl = (const double *)panel + l * jw;
+          double *s = sd[r];
+          if (kind == K_FMA64)
+            for (j = 0; j < jw; j++) s[j] = fma(av, bl[j], s[j]);
+          else if (kind == K_ADD64)
+            for (j = 0; j < jw; j++) s[j] = av * bl[j] + s[j];
+          else
+            for (j = 0; j < jw; j++)
+              s[j] = step_ro(s[j], av, bl[j], &jb->acc, &jb->prod, mode, kind == K_RORP);
+        }
+      }
+    for (r = 0; r < rows; r++)
+      for (j = 0; j < jw; j++) {
+        double v = (kind == K_FMA32 || kind == K_ADD32) ? (double)sf[r][j] : sd[r][j];
+        jb->c[(i + r) * jb->n + j0 + j] = canon(v);
+      }
+  }
+}
+
+/* one task: rows [i0, i1), columns [j0, j0 + jw), all of k */
+AI void task(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
+             int kind, int mode) {
+  size_t l0, l, j;
+  int f32 = kind == K_FMA32 || kind == K_ADD32;
+  for (l0 = 0; l0 < jb->k; l0 += KB) {
+    size_t kw = jb->k - l0 < KB ? jb->k - l0 : KB;
+    for (l = 0; l < kw; l++) {
+      const double *src = jb->b + (l0 + l) * jb->n + j0;
+      if (f32)
+        for (j = 0; j < jw; j++) ((float *)panel)[l * jw + j] = (float)src[j];
+      else
+        memcpy((double *)panel + l * jw, src, jw * sizeof(double));
+    }
+    block_rows(jb, panel, i0, i1, j0, jw, l0, kw, kind, mode);
+  }
+}
+
+AI void task_kinds(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0,
+                   size_t jw, int kind) {
+  switch (kind) {
+  case K_FMA64: task(jb, panel, i0, i1, j0, jw, K_FMA64, M_NE); break;
+  case K_ADD64: task(jb, panel, i0, i1, j0, jw, K_ADD64, M_NE); break;
+  case K_FMA32: task(jb, panel, i0, i1, j0, jw, K_FMA32, M_NE); break;
+  case K_ADD32: task(jb, panel, i0, i1, j0, jw, K_ADD32, M_NE); break;
+  default: {
+    int rp = kind == K_RORP;
+#define LOWP_RO_CASE(MODE)                                                     \
+  if (rp) task(jb, panel, i0, i1, j0, jw, K_RORP, MODE);                        \
+  else task(jb, panel, i0, i1, j0, jw, K_RO, MODE);                             \
+  break;
+    switch (jb->acc.mode) {
+    case M_TZ: LOWP_RO_CASE(M_TZ)
+    case M_UP: LOWP_RO_CASE(M_UP)
+    case M_DN: LOWP_RO_CASE(M_DN)
+    default: LOWP_RO_CASE(M_NE)
+    }
+#undef LOWP_RO_CASE
+  }
+  }
+}
+
+/* ------------------------------------------------------------- dispatch */
+
+static void run_generic(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0,
+                        size_t jw, int kind) {
+  task_kinds(jb, panel, i0, i1, j0, jw, kind);
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define LOWP_ACCFAST_X86 1
+__attribute__((target("avx2,fma"))) static void
+run_avx2(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
+         int kind) {
+  task_kinds(jb, panel, i0, i1, j0, jw, kind);
+}
+#if defined(__clang__)
+#define LOWP_ACC_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma"
+#else
+#define LOWP_ACC_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma,prefer-vector-width=512"
+#endif
+__attribute__((target(LOWP_ACC_AVX512))) static void
+run_avx512(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
+           int kind) {
+  task_kinds(jb, panel, i0, i1, j0, jw, kind);
+}
+#endif
+
+enum { ISA_GENERIC, ISA_AVX2, ISA_AVX512 };
+
+static int pick_isa(void) {
+#ifdef LOWP_ACCFAST_X86
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("fma"))
+    return ISA_AVX512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ISA_AVX2;
+#endif
+  return ISA_GENERIC;
+}
+
+static void run_isa(int isa, const job_t *jb, void *panel, size_t i0, size_t i1,
+                    size_t j0, size_t jw, int kind) {
+  switch (isa) {
+#ifdef LOWP_ACCFAST_X86
+  case ISA_AVX512: run_avx512(jb, panel, i0, i1, j0, jw, kind); break;
+  case ISA_AVX2: run_avx2(jb, panel, i0, i1, j0, jw, kind); break;
+#endif
+  default: run_generic(jb, panel, i0, i1, j0, jw, kind); break;
+  }
+}
+
+/* ------------------------------------------------------- applicability */
+
+static int fast_mode(lowp_rounding_t rnd) {
+  switch (rnd) {
+  case LOWP_RND_NE: return M_NE;
+  case LOWP_RND_TZ: return M_TZ;
+  case LOWP_RND_UP: return M_UP;
+  case LOWP_RND_DN: return M_DN;
+  default: return -1;
+  }
+}
+
+static int is_fmt(const lowp_format_t *f, int p, int emin, int emax) {
+  return f->precision == p && f->emin == emin && f->emax == emax;
+}
+
+/* the arithmetic of round_to: IEEE-like, 2 <= p <= 51, exponents with room */
+static int ieee_like(const lowp_format_t *f) {
+  return f->subnormals && f->inf == LOWP_INF_IEEE && f->nan == LOWP_NAN_IEEE &&
+         f->has_sign && f->has_zero;
+}
+
+static int ro_fits(const lowp_format_t *f, lowp_rounding_t rnd) {
+  return ieee_like(f) && f->precision >= 2 && f->precision <= 51 &&
+         f->emin - f->precision >= -1000 && f->emax <= 900 && fast_mode(rnd) >= 0;
+}
+
+static int default_policy(const lowp_policy_t *pol) {
+  return !pol || (pol->overflow == LOWP_OVF_IEEE && !pol->ftz && !pol->daz);
+}
+
+/* every x[l inc], l < cnt, is a binary32 value, inf or NaN */
+static int all_f32(const double *x, size_t cnt, size_t inc) {
+  size_t l;
+  for (l = 0; l < cnt; l++) {
+    double v = x[l * inc];
+    if (v == v && (double)(float)v != v) return 0;
+  }
+  return 1;
+}
+
+static lowp_accfast_kind_t kind_of(const lowp_gemm_acc_cfg_t *g, int f32_inputs) {
+  const lowp_format_t *acc = g->acc, *prod = g->prod;
+  if (!g || !acc || g->order != LOWP_ORDER_RECURSIVE || !default_policy(g->pol))
+    return LOWP_ACCFAST_NONE;
+  if (lowp_format_validate(acc, NULL, 0) != 0) return LOWP_ACCFAST_NONE;
+  if (prod && lowp_format_validate(prod, NULL, 0) != 0) return LOWP_ACCFAST_NONE;
+  if (ieee_like(acc) && g->acc_rnd == LOWP_RND_NE && is_fmt(acc, 53, -1022, 1023) &&
+      (!prod || (ieee_like(prod) && g->prod_rnd == LOWP_RND_NE && is_fmt(prod, 53, -1022, 1023))))
+    return LOWP_ACCFAST_FMA64;
+  if (!f32_inputs) return LOWP_ACCFAST_NONE;
+  if (ieee_like(acc) && g->acc_rnd == LOWP_RND_NE && is_fmt(acc, 24, -126, 127) &&
+      (!prod || (ieee_like(prod) && g->prod_rnd == LOWP_RND_NE && is_fmt(prod, 24, -126, 127))))
+    return LOWP_ACCFAST_FMA32;
+  if (ro_fits(acc, g->acc_rnd) && (!prod || ro_fits(prod, g->prod_rnd)))
+    return LOWP_ACCFAST_RO64;
+  return LOWP_ACCFAST_NONE;
+}
+
+static void tgt_of(tgt_t *t, const lowp_format_t *f, lowp_rounding_t rnd) {
+  memset(t, 0, sizeof *t);
+  if (!f) return;
+  t->p = f->precision;
+  t->emin = f->emin;
+  t->mode = fast_mode(rnd);
+  t->xmax = lowp_format_xmax(f);
+}
+
+/* ----------------------------------------------------------- public API */
+
+lowp_accfast_kind_t lowp_gemm_acc_fast_kind(const double *a, const double *b, size_t m,
+                                            size_t n, size_t k,
+                                            const lowp_gemm_acc_cfg_t *cfg) {
+  lowp_accfast_kind_t kd = kind_of(cfg, 0);
+  if (kd != LOWP_ACCFAST_NONE || !cfg) return kd;
+  if (k && (!a || !b)) return LOWP_ACCFAST_NONE;
+  if (k && (!all_f32(a, m * k, 1) || !all_f32(b, k * n, 1))) return LOWP_ACCFAST_NONE;
+  return kind_of(cfg, 1);
+}
+
+int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, size_t n,
+                       size_t k, const lowp_gemm_acc_cfg_t *cfg, lowp_accfast_kind_t kind,
+                       const char *isa) {
+  job_t jb;
+  size_t e, ntask, nj, ni;
+  long long t;
+  int best = pick_isa(), use = best, kk, fail = 0;
+  if (isa) {
+    if (!strcmp(isa, "generic")) use = ISA_GENERIC;
+    else if (!strcmp(isa, "avx2")) use = ISA_AVX2;
+    else if (!strcmp(isa, "avx512")) use = ISA_AVX512;
+    else return LOWP_EINVAL;
+    if (use > best) return LOWP_EUNSUPPORTED;
+  }
+  if (kind == LOWP_ACCFAST_NONE || !cfg || (m && n && !c) || (k && (!a || !b)))
+    return LOWP_EINVAL;
+  if (m == 0 || n == 0) return LOWP_OK;
+  /* the addend, rounded to acc as the reference does (default policy) */
+  for (e = 0; e < m * n; e++) (void)lowp_round_f64(&c[e], c[e], cfg->acc, NULL, cfg->acc_rnd);
+  if (k == 0) return LOWP_OK;
+  jb.a = a, jb.b = b, jb.c = c, jb.m = m, jb.n = n, jb.k = k;
+  tgt_of(&jb.acc, cfg->acc, cfg->acc_rnd);
+  tgt_of(&jb.prod, cfg->prod, cfg->prod_rnd);
+  kk = kind == LOWP_ACCFAST_FMA64 ? (cfg->prod ? K_ADD64 : K_FMA64)
+       : kind == LOWP_ACCFAST_FMA32 ? (cfg->prod ? K_ADD32 : K_FMA32)
+       : (cfg->prod ? K_RORP : K_RO);
+  nj = (n + JB - 1) / JB, ni = (m + IR - 1) / IR, ntask = nj * ni;
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : fail)
+  for (t = 0; t < (long long)ntask; t++) {
+    size_t j0 = ((size_t)t % nj) * JB, i0 = ((size_t)t / nj) * IR;
+    size_t jw = n - j0 < JB ? n - j0 : JB, i1 = m - i0 < IR ? m : i0 + IR;
+    void *panel = malloc((size_t)KB * JB * sizeof(double));
+    if (!panel) { fail = 1; continue; }
+    run_isa(use, &jb, panel, i0, i1, j0, jw, kk);
+    free(panel);
+  }
+  return fail ? LOWP_ENOMEM : LOWP_OK;
+}
+
+int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
+                      size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg) {
+  lowp_accfast_kind_t kd = kind_of(cfg, 0);
+  tgt_t acc, prod;
+  double s;
+  size_t l;
+  if (!y || (n && (!x || !w))) return LOWP_EINVAL;
+  if (kd == LOWP_ACCFAST_NONE && n && all_f32(x, n, incx) && all_f32(w, n, incw))
+    kd = kind_of(cfg, 1);
+  if (kd == LOWP_ACCFAST_NONE) return LOWP_EINVAL;
+  (void)lowp_round_f64(&s, init, cfg->acc, NULL, cfg->acc_rnd);
+  tgt_of(&acc, cfg->acc, cfg->acc_rnd);
+  tgt_of(&prod, cfg->prod, cfg->prod_rnd);
+  for (l = 0; l < n; l++) {
+    double a = x[l * incx], b = w[l * incw];
+    if (kd == LOWP_ACCFAST_FMA64) s = cfg->prod ? a * b + s : fma(a, b, s);
+    else if (kd == LOWP_ACCFAST_FMA32)
+      s = cfg->prod ? (double)((float)a * (float)b + (float)s)
+                    : (double)fmaf((float)a, (float)b, (float)s);
+    else s = step_ro(s, a, b, &acc, &prod, acc.mode, cfg->prod != NULL);
+  }
+  *y = n ? canon(s) : s;
+  return LOWP_OK;
+}
