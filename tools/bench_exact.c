@@ -54,7 +54,7 @@ void openblas_set_num_threads(int num_threads);
 /* Single-thread timings use the process's CPU time, which other processes
    sharing the machine do not inflate; --big (several threads) uses wall
    time (wall = 1). */
-static double clock_s(int wall) {
+double lowp_bench_clock_s(int wall) {
   struct timespec t;
   clock_gettime(wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
@@ -104,7 +104,7 @@ static double mpfr_loop(double *c, const double *a, const double *b, size_t rows
   for (i = 0; i < k * n; i++) { mpfr_init2(mb[i], pin); mpfr_set_d(mb[i], b[i], MPFR_RNDN); }
   mpfr_init2(acc, (mpfr_prec_t)prec);
   mpfr_init2(prod, 2 * pin);
-  t0 = clock_s(0);
+  t0 = lowp_bench_clock_s(0);
   for (i = 0; i < rows; i++)
     for (j = 0; j < n; j++) {
       mpfr_set_zero(acc, 1);
@@ -114,7 +114,7 @@ static double mpfr_loop(double *c, const double *a, const double *b, size_t rows
       }
       (void)lowp_round_mpfr(&c[i * n + j], acc, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
     }
-  t1 = clock_s(0);
+  t1 = lowp_bench_clock_s(0);
   for (i = 0; i < rows * k; i++) mpfr_clear(ma[i]);
   for (i = 0; i < k * n; i++) mpfr_clear(mb[i]);
   mpfr_clears(acc, prod, (mpfr_ptr)0);
@@ -130,8 +130,7 @@ static void gen(double *x, size_t len, const lowp_format_t *f, lowp_dist_kind_t 
     lowp_cli_die("bench", "input generation failed");
 }
 
-/* best of reps single-thread timings of one OpenBLAS call */
-static double time_blas(int dbl, const double *a, const double *b, size_t N, int reps) {
+double lowp_bench_time_blas(int dbl, const double *a, const double *b, size_t N, int reps) {
   size_t len = N * N, i;
   double best = 1e30, t;
   int rep;
@@ -140,10 +139,10 @@ static double time_blas(int dbl, const double *a, const double *b, size_t N, int
     double *dc = malloc(len * sizeof *dc);
     if (!dc) lowp_cli_die("bench", "out of memory for dgemm");
     for (rep = 0; rep < reps; rep++) {
-      t = clock_s(0);
+      t = lowp_bench_clock_s(0);
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0, a,
                   (int)N, b, (int)N, 0.0, dc, (int)N);
-      t = clock_s(0) - t;
+      t = lowp_bench_clock_s(0) - t;
       if (t < best) best = t;
     }
     free(dc);
@@ -153,10 +152,10 @@ static double time_blas(int dbl, const double *a, const double *b, size_t N, int
     if (!fa || !fb || !fc) lowp_cli_die("bench", "out of memory for sgemm");
     for (i = 0; i < len; i++) { fa[i] = (float)a[i]; fb[i] = (float)b[i]; }
     for (rep = 0; rep < reps; rep++) {
-      t = clock_s(0);
+      t = lowp_bench_clock_s(0);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0f, fa,
                   (int)N, fb, (int)N, 0.0f, fc, (int)N);
-      t = clock_s(0) - t;
+      t = lowp_bench_clock_s(0) - t;
       if (t < best) best = t;
     }
     free(fa);
@@ -189,18 +188,18 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
      process also pays the page faults of fresh scratch memory */
   t_sl = 1e30;
   for (i = 0; i < 2; i++) {
-    double t = clock_s(0);
+    double t = lowp_bench_clock_s(0);
     if (lowp_exact_gemm_ex(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, NULL, &st))
       lowp_cli_die("bench", "lowp_exact_gemm failed");
-    t = clock_s(0) - t;
+    t = lowp_bench_clock_s(0) - t;
     if (t < t_sl) t_sl = t;
   }
   if (!no_acc) {
-    t_acc = clock_s(0);
+    t_acc = lowp_bench_clock_s(0);
     if (lowp_exact_gemm_ex(ca, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &oa,
                            NULL))
       lowp_cli_die("bench", "lowp_exact_gemm failed");
-    t_acc = clock_s(0) - t_acc;
+    t_acc = lowp_bench_clock_s(0) - t_acc;
     for (i = 0; i < len; i++)
       if (memcmp(&c[i], &ca[i], sizeof c[i]) != 0 && bad++ < 5)
         printf("  MISMATCH C[%zu][%zu]: sliced %a acc %a\n", i / N, i % N, c[i], ca[i]);
@@ -215,8 +214,8 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
     free(a); free(b); free(c); free(ca); free(cm);
     return 1;
   }
-  t_s = time_blas(0, a, b, N, N <= 1024 ? 3 : 1);
-  t_d = time_blas(1, a, b, N, N <= 1024 ? 3 : 1);
+  t_s = lowp_bench_time_blas(0, a, b, N, N <= 1024 ? 3 : 1);
+  t_d = lowp_bench_time_blas(1, a, b, N, N <= 1024 ? 3 : 1);
   floor_ = (double)st.dgemm_calls * t_d;
 #define NS(t) (1e9 * (t) / macs)
   printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% | exact %7.3f ns %6.1fx S %5.1fx D"
@@ -247,10 +246,10 @@ static void run_big(size_t N, int threads, uint64_t seed) {
   gen(a, len, &LOWP_FMT_FP16, LOWP_DIST_NORMAL, seed, 1);
   gen(b, len, &LOWP_FMT_FP16, LOWP_DIST_NORMAL, seed, 2);
   omp_set_num_threads(threads);
-  t = clock_s(1);
+  t = lowp_bench_clock_s(1);
   if (lowp_exact_gemm_ex(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, NULL, &st))
     lowp_cli_die("bench", "lowp_exact_gemm failed");
-  t = clock_s(1) - t;
+  t = lowp_bench_clock_s(1) - t;
   printf("big: exact fp16 GEMM %zu^3 on %d threads (wall): %.1f s, %dx%d slices\n", N, threads,
          t, st.slices_a, st.slices_b);
   free(a);

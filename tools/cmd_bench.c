@@ -62,6 +62,8 @@ static const bench_t benches[] = {
      "binary32 arrays to fp16/bf16/e4m3/e5m2 (rne): lowp vs the CPU's own instructions"},
     {"exact", lowp_bench_exact,
      "exact GEMM reference (m=n=k=512, fp16/fp32) vs a plain MPFR loop and OpenBLAS SGEMM"},
+    {"gemm", lowp_bench_gemm,
+     "emulated GEMM kernels (n=1024, one thread): reference vs fast path vs sgemm vs exact"},
     {"check", lowp_bench_check,
      "lowp check's pipeline: a 1024^3 fp16 GEMM check, and a spec of 50 small checks"},
 };

@@ -84,25 +84,33 @@ AI double dbl_of(uint64_t u) {
   return x;
 }
 
+/* all ones where c holds, else 0; and a select by such a mask: plain
+   integer operations, so gcc if-converts and vectorises the loops */
+AI uint64_t mask(int c) { return (uint64_t)0 - (uint64_t)(c != 0); }
+
+AI double sel(uint64_t m, double a, double b) {
+  return dbl_of((bits_of(a) & m) | (bits_of(b) & ~m));
+}
+
+#define SIGN ((uint64_t)1 << 63)
+
 /* x (exact, or rounded to odd at 53 bits) rounded once to t, in mode */
 AI double round_to(double x, int p, int emin, double xmax, int mode) {
-  uint64_t u = bits_of(x);
+  uint64_t u = bits_of(x), sg = u & SIGN;
   int64_t e = (int64_t)((u >> 52) & 0x7ff) - 1023;
   int64_t q = (e > emin ? e : emin) - (p - 1);
   double sigma = dbl_of(((uint64_t)(q + 1075) << 52) | ((uint64_t)1 << 51));
-  double r = (x + sigma) - sigma, away;
+  double r = (x + sigma) - sigma, ulp = dbl_of((uint64_t)(q + 1023) << 52), d = x - r;
   int neg = (int)(u >> 63), fin = ((u >> 52) & 0x7ff) != 0x7ff;
-  if (mode != M_NE) {
-    double ulp = dbl_of((uint64_t)(q + 1023) << 52), d = x - r;
-    int up = mode == M_UP || (mode == M_TZ && neg);
-    int dn = mode == M_DN || (mode == M_TZ && !neg);
-    r = (up && d > 0) ? r + ulp : r;
-    r = (dn && d < 0) ? r - ulp : r;
-  }
-  r = (r == 0) ? (neg ? -0.0 : 0.0) : r;
-  away = (mode == M_NE || (mode == M_UP && !neg) || (mode == M_DN && neg)) ? INFINITY : xmax;
-  r = (fabs(r) > xmax) ? (neg ? -away : away) : r;
-  return fin ? r : x;
+  uint64_t away;
+  /* bitwise, never short-circuit: mode may vary at run time (products) */
+  int up = (mode == M_UP) | ((mode == M_TZ) & neg), dn = (mode == M_DN) | ((mode == M_TZ) & !neg);
+  r = sel(mask((d > 0) & up), r + ulp, r);
+  r = sel(mask((d < 0) & dn), r - ulp, r);
+  r = sel(mask(r == 0), dbl_of(sg), r);
+  away = mask((mode == M_NE) | ((mode == M_UP) & !neg) | ((mode == M_DN) & neg));
+  r = sel(mask(fabs(r) > xmax), dbl_of(sg | bits_of(sel(away, INFINITY, xmax))), r);
+  return sel(mask(fin), r, x);
 }
 
 /* s + p rounded to odd at 53 bits (exact when binary64 holds it) */
@@ -110,11 +118,11 @@ AI double add_odd(double s, double p, int mode) {
   double t = s + p, bb = t - s, err = (s - (t - bb)) + (p - bb);
   uint64_t ut = bits_of(t);
   int fin = ((ut >> 52) & 0x7ff) != 0x7ff;
-  uint64_t step = ((ut ^ bits_of(err)) >> 63) ? ~(uint64_t)0 : 1;
-  ut += (fin && err != 0 && !(ut & 1)) ? step : 0;
+  /* one step toward err: +1 on the magnitude when err has t's sign, else -1 */
+  uint64_t step = (uint64_t)1 | ((uint64_t)0 - ((ut ^ bits_of(err)) >> 63));
+  ut += step & mask(fin & (err != 0) & !(ut & 1));
   /* an exact zero: rdn gives -0 unless both terms are +0 (IEEE 754 6.3) */
-  if (mode == M_DN)
-    ut = (t == 0) ? ((bits_of(s) | bits_of(p)) & ((uint64_t)1 << 63)) : ut;
+  if (mode == M_DN) ut = (ut & ~mask(t == 0)) | ((bits_of(s) | bits_of(p)) & SIGN & mask(t == 0));
   return dbl_of(ut);
 }
 
@@ -124,6 +132,69 @@ AI double step_ro(double s, double a, double b, const tgt_t *acc, const tgt_t *p
   double p = a * b;
   if (rp) p = round_to(p, prod->p, prod->emin, prod->xmax, prod->mode);
   return round_to(add_odd(s, p, mode), acc->p, acc->emin, acc->xmax, mode);
+}
+
+/* The same steps on 8 lanes with GCC/clang vector extensions (every
+   operation lane-wise IEEE binary64 or 64-bit integer; the autovectoriser
+   gave up on the scalar form's bit casts). Comparisons give 0 / -1 lanes. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* the helpers below are always inlined: no vector crosses a call boundary */
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+typedef double vd __attribute__((vector_size(64)));
+typedef int64_t vi __attribute__((vector_size(64)));
+typedef uint64_t vu __attribute__((vector_size(64)));
+#define VW 8
+
+AI vd vsel(vi m, vd a, vd b) { return (vd)(((vi)a & m) | ((vi)b & ~m)); }
+
+AI vi vall(int c) { return (vi){0} - (int64_t)(c != 0); }
+
+/* -1 where x != 0, for lanes 0 <= x < 2^63, by arithmetic: gcc scalarised
+   the same test written as several comparisons joined by & */
+AI vi vnz(vi x) { return (x | -x) >> 63; }
+
+AI vd vround_to(vd x, const tgt_t *t) {
+  const vi sgn = (vi){0} + INT64_MIN;
+  vi u = (vi)x, sg = u & sgn, neg = u >> 63, eb = (u >> 52) & 0x7ff;
+  vi e = eb - 1023, emin = (vi){0} + t->emin, big, q;
+  vd sigma, r, ulp, d, ovv;
+  int mode = t->mode;
+  big = e > emin;
+  q = ((e & big) | (emin & ~big)) - (t->p - 1);
+  sigma = (vd)(((vu)(q + 1075) << 52) | ((uint64_t)1 << 51));
+  r = (x + sigma) - sigma;
+  ulp = (vd)((vu)(q + 1023) << 52);
+  d = x - r;
+  r = vsel((d > 0) & (vall(mode == M_UP) | (vall(mode == M_TZ) & neg)), r + ulp, r);
+  r = vsel((d < 0) & (vall(mode == M_DN) | (vall(mode == M_TZ) & ~neg)), r - ulp, r);
+  r = vsel(~vnz((vi)r & ~sgn), (vd)sg, r);
+  ovv = vsel(vall(mode == M_NE) | (vall(mode == M_UP) & ~neg) | (vall(mode == M_DN) & neg),
+             (vd){0} + INFINITY, (vd){0} + t->xmax);
+  ovv = (vd)((vi)ovv | sg);
+  r = vsel((vd)((vi)r & ~sgn) > t->xmax, ovv, r);
+  return vsel(eb != 0x7ff, r, x);
+}
+
+AI vd vadd_odd(vd s, vd p, int mode) {
+  const vi sgn = (vi){0} + INT64_MIN;
+  vd t = s + p, bb = t - s, err = (s - (t - bb)) + (p - bb);
+  vi ut = (vi)t, step = 1 | ((ut ^ (vi)err) >> 63);
+  vi fin = (((ut >> 52) & 0x7ff) + 1) >> 11; /* 1 for inf/NaN, else 0 */
+  ut += step & (fin - 1) & vnz((vi)err & ~sgn) & ((ut & 1) - 1);
+  if (mode == M_DN) {
+    vi z = ~vnz((vi)t & ~sgn);
+    ut = (ut & ~z) | (((vi)s | (vi)p) & sgn & z);
+  }
+  return (vd)ut;
+}
+
+AI vd vstep_ro(vd s, vd a, vd b, const tgt_t *acc, const tgt_t *prod, int mode, int rp) {
+  vd p = a * b;
+  tgt_t ac = *acc;
+  if (rp) p = vround_to(p, prod);
+  ac.mode = mode;
+  return vround_to(vadd_odd(s, p, mode), &ac);
 }
 
 /* the positive quiet NaN for any NaN (exact/acc.c rounds NAN) */
@@ -138,11 +209,16 @@ enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP };
    of B packed as kw x jw (doubles, or floats for the fp32 kernels) */
 AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, size_t j0,
                    size_t jw, size_t l0, size_t kw, int kind, int mode) {
+  /* local copies: stores to the sums could alias the constants otherwise,
+     which keeps them out of registers and the loop from vectorising */
+  const tgt_t acc = jb->acc, prod = jb->prod;
+  const int ro = kind == K_RO || kind == K_RORP;
   size_t i, r, j, l, rows;
   for (i = i0; i < i1; i += rows) {
     double sd[MR][JB];
     float sf[MR][JB];
     rows = i1 - i < MR ? i1 - i : MR;
+    if (ro) memset(sd, 0, sizeof sd);
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
         sd[r][j] = jb->c[(i + r) * jb->n + j0 + j];
@@ -159,15 +235,23 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
           else
             for (j = 0; j < jw; j++) s[j] = af * bl[j] + s[j];
         } else {
-          const double *bl = (const double *)panel + l * jw;
+          const double *bl = (const double *)panel + l * (ro ? JB : jw);
           double *s = sd[r];
           if (kind == K_FMA64)
             for (j = 0; j < jw; j++) s[j] = fma(av, bl[j], s[j]);
           else if (kind == K_ADD64)
             for (j = 0; j < jw; j++) s[j] = av * bl[j] + s[j];
-          else
-            for (j = 0; j < jw; j++)
-              s[j] = step_ro(s[j], av, bl[j], &jb->acc, &jb->prod, mode, kind == K_RORP);
+          else {
+            /* whole vectors over the padded panel (JB columns, zeros past jw) */
+            vd va = (vd){0} + av;
+            for (j = 0; j < JB; j += VW) {
+              vd vs, vb;
+              memcpy(&vs, s + j, sizeof vs);
+              memcpy(&vb, bl + j, sizeof vb);
+              vs = vstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RORP);
+              memcpy(s + j, &vs, sizeof vs);
+            }
+          }
         }
       }
     for (r = 0; r < rows; r++)
@@ -189,7 +273,10 @@ AI void task(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size
       const double *src = jb->b + (l0 + l) * jb->n + j0;
       if (f32)
         for (j = 0; j < jw; j++) ((float *)panel)[l * jw + j] = (float)src[j];
-      else
+      else if (kind == K_RO || kind == K_RORP) {
+        memcpy((double *)panel + l * JB, src, jw * sizeof(double));
+        memset((double *)panel + l * JB + jw, 0, (JB - jw) * sizeof(double));
+      } else
         memcpy((double *)panel + l * jw, src, jw * sizeof(double));
     }
     block_rows(jb, panel, i0, i1, j0, jw, l0, kw, kind, mode);
