@@ -147,8 +147,6 @@ static inline void cut(double *out, size_t stride, double X, int ns, double p) {
 __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
 
-static int mul_ovf(size_t a, size_t b) { return b && a > (size_t)-1 / b; }
-
 /* W form: the exact value of output (x, y) as one signed 128-bit integer V
    times 2^(ea + eb - sA nA - sB nB), V = sum_tu C_tu 2^(sA (nA-1-t) + sB (nB-1-u)).
    |C_tu| <= 2^53 and the geometric sums of the shifts are below 2^(SH+2),
@@ -287,9 +285,9 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   if (ma == 0 || nbc == 0) { err = LOWP__NOT_USED; goto done; }
 
   nd = wmode ? 0 : (size_t)(nA + nB - 1);
-  if (mul_ovf(ma, k) || mul_ovf(ma * k, (size_t)nA * sizeof(double)) || mul_ovf(nbc, k) ||
-      mul_ovf(nbc * k, (size_t)nB * sizeof(double)) || mul_ovf(ma, nbc) ||
-      mul_ovf(ma * nbc, (nd + 2) * sizeof(int64_t)) || ma > INT_MAX || nbc > INT_MAX ||
+  if (lowp__mul_overflows(ma, k) || lowp__mul_overflows(ma * k, (size_t)nA * sizeof(double)) || lowp__mul_overflows(nbc, k) ||
+      lowp__mul_overflows(nbc * k, (size_t)nB * sizeof(double)) || lowp__mul_overflows(ma, nbc) ||
+      lowp__mul_overflows(ma * nbc, (nd + 2) * sizeof(int64_t)) || ma > INT_MAX || nbc > INT_MAX ||
       k > INT_MAX) {
     err = LOWP__NOT_USED;
     goto done;
