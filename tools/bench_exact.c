@@ -11,7 +11,8 @@
  *           column of B and the share of outputs taken from slices printed),
  *           all outputs rounded to fp64
  *   acc     the same, accumulator only (LOWP_GEMM_ACC); --no-acc skips it
- *   mpfr    the cheapest exact MPFR loop (operands at the input precision,
+ *   mpfr    the cheapest exact MPFR loop, lowp_exact_gemm_plain_mpfr
+ *           (lib/exact/gemm_mpfr.c: operands at the input precision,
  *           products at twice it, accumulator as wide as these data need),
  *           on the first --rows rows, reported per multiply-add
  *   sgemm / dgemm   OpenBLAS on the same data, one thread, best of 3
@@ -38,12 +39,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <mpfr.h>
-
 #include "bench.h"
 #include "cli.h"
 #include "exact/exact.h"
-#include "format/round_mpfr.h"
 #include "rng/dist.h"
 
 #include <cblas.h>
@@ -60,67 +58,14 @@ double lowp_bench_clock_s(int wall) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* exponent of the last bit of x (x a nonzero binary64 value) */
-static int lsb_exp(double x) {
-  int e;
-  double m = frexp(fabs(x), &e); /* |x| = m 2^e, m in [0.5, 1) */
-  int b = 0;
-  while (m != floor(m)) { m *= 2; b++; }
-  return e - b;
-}
-
-/* precision that makes an accumulator exact for all dot products of A, B */
-static long wide_prec(const double *a, const double *b, size_t len, size_t k) {
-  int emax_a = -100000, emax_b = -100000, lmin_a = 100000, lmin_b = 100000, e;
-  size_t i;
-  for (i = 0; i < len; i++) {
-    if (a[i] != 0) {
-      (void)frexp(a[i], &e);
-      if (e > emax_a) emax_a = e;
-      if (lsb_exp(a[i]) < lmin_a) lmin_a = lsb_exp(a[i]);
-    }
-    if (b[i] != 0) {
-      (void)frexp(b[i], &e);
-      if (e > emax_b) emax_b = e;
-      if (lsb_exp(b[i]) < lmin_b) lmin_b = lsb_exp(b[i]);
-    }
-  }
-  e = 0;
-  while (((size_t)1 << e) < k) e++;
-  return (long)(emax_a + emax_b) - (lmin_a + lmin_b) + e + 2;
-}
-
-/* The MPFR loop on rows [0, rows): c[i*n+j] = RN64(sum_l a*b). */
-static double mpfr_loop(double *c, const double *a, const double *b, size_t rows,
-                        size_t n, size_t k, long prec, int pin) {
-  mpfr_t *ma = malloc(rows * k * sizeof *ma), *mb = malloc(k * n * sizeof *mb);
-  mpfr_t acc, prod;
-  size_t i, j, l;
-  double t0, t1;
-  if (!ma || !mb) lowp_cli_die("bench", "out of memory for the MPFR loop");
-  /* operands at the input precision, products at twice it: the smallest
-     exact sizes, which keep every MPFR number in one limb where possible */
-  for (i = 0; i < rows * k; i++) { mpfr_init2(ma[i], pin); mpfr_set_d(ma[i], a[i], MPFR_RNDN); }
-  for (i = 0; i < k * n; i++) { mpfr_init2(mb[i], pin); mpfr_set_d(mb[i], b[i], MPFR_RNDN); }
-  mpfr_init2(acc, (mpfr_prec_t)prec);
-  mpfr_init2(prod, 2 * pin);
-  t0 = lowp_bench_clock_s(0);
-  for (i = 0; i < rows; i++)
-    for (j = 0; j < n; j++) {
-      mpfr_set_zero(acc, 1);
-      for (l = 0; l < k; l++) {
-        mpfr_mul(prod, ma[i * k + l], mb[l * n + j], MPFR_RNDN); /* exact */
-        mpfr_add(acc, acc, prod, MPFR_RNDN);                     /* exact by prec */
-      }
-      (void)lowp_round_mpfr(&c[i * n + j], acc, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-    }
-  t1 = lowp_bench_clock_s(0);
-  for (i = 0; i < rows * k; i++) mpfr_clear(ma[i]);
-  for (i = 0; i < k * n; i++) mpfr_clear(mb[i]);
-  mpfr_clears(acc, prod, (mpfr_ptr)0);
-  free(ma);
-  free(mb);
-  return t1 - t0;
+/* The MPFR baseline on rows [0, rows): c[i*n+j] = RN64(sum_l a*b); CPU
+   seconds, operand conversion included (k n + rows k sets) */
+static double mpfr_baseline(double *c, const double *a, const double *b, size_t rows,
+                            size_t n, size_t k, int pin) {
+  double t0 = lowp_bench_clock_s(0);
+  if (lowp_exact_gemm_plain_mpfr(c, a, b, rows, n, k, pin, &LOWP_FMT_FP64, LOWP_RND_NE))
+    lowp_cli_die("bench", "the MPFR baseline failed");
+  return lowp_bench_clock_s(0) - t0;
 }
 
 static void gen(double *x, size_t len, const lowp_format_t *f, lowp_dist_kind_t kind,
@@ -177,11 +122,9 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
   lowp_gemm_opts_t oa = {.method = LOWP_GEMM_ACC};
   lowp_gemm_stats_t st;
   const char *dn = lowp_dist_name(kind);
-  long prec;
   if (!a || !b || !c || !ca || !cm) lowp_cli_die("bench", "out of memory at size %zu", N);
   gen(a, len, fin, kind, seed, 1);
   gen(b, len, fin, kind, seed, 2);
-  prec = wide_prec(a, b, len, N);
 
   omp_set_num_threads(1);
   /* best of 2, as the BLAS calls are timed best of 3: the first call of a
@@ -204,7 +147,7 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
       if (memcmp(&c[i], &ca[i], sizeof c[i]) != 0 && bad++ < 5)
         printf("  MISMATCH C[%zu][%zu]: sliced %a acc %a\n", i / N, i % N, c[i], ca[i]);
   }
-  t_mpfr = mpfr_loop(cm, a, b, rows, N, N, prec, fin->precision);
+  t_mpfr = mpfr_baseline(cm, a, b, rows, N, N, fin->precision);
   for (i = 0; i < rows * N; i++)
     if (memcmp(&c[i], &cm[i], sizeof c[i]) != 0 && bad++ < 5)
       printf("  MISMATCH C[%zu][%zu]: sliced %a mpfr %a\n", i / N, i % N, c[i], cm[i]);
