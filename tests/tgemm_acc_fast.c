@@ -23,7 +23,8 @@ static uint64_t next(void) { /* splitmix64 */
 
 static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
 
-/* One adversarial entry for accumulator f (a binary32 value unless wide):
+/* One adversarial entry for accumulator f (wide 0: a binary32 value; 1: a
+   binary64 value; 2: 11 significant bits, magnitudes in [2^-60, 2^50]):
    small integers times a power of two (ties at every step of a narrow
    accumulator), factors whose products are subnormal in f, factors whose
    products reach f's largest binade (overflow mid-sum), zeros of both
@@ -33,6 +34,10 @@ static double entry(const lowp_format_t *f, int wide, int specials) {
   int cat = (int)(r % 16), sgn = (int)((r >> 8) & 1);
   double v;
   int half_min = (f->emin - f->precision) / 2, half_max = f->emax / 2;
+  if (wide == 2) { /* narrow data (the RO32 kernel): magnitudes in [2^-60, 2^50] */
+    half_min = half_min < -56 ? -56 : half_min;
+    half_max = half_max > 48 ? 48 : half_max;
+  }
   switch (cat) {
   case 0: case 1: case 2: case 3: case 4: /* integers: ties in the sum */
     v = ldexp((double)((r >> 12) % 4096), (int)((r >> 40) % 7) - 3);
@@ -53,9 +58,14 @@ static double entry(const lowp_format_t *f, int wide, int specials) {
     break;
   }
   if (sgn) v = -v;
-  if (!wide && v == v) {
+  if (wide != 1 && v == v) {
     float fv = (float)v;
     v = (double)fv;
+  }
+  if (wide == 2 && v != 0 && isfinite(v)) { /* 11 significant bits, as fp16 data */
+    int e;
+    double mt = frexp(v, &e);
+    v = ldexp(nearbyint(mt * 2048.0) / 2048.0, e);
   }
   return v;
 }
@@ -163,6 +173,15 @@ int main(void) {
         compare(what, &cfg, 5, 37, 300, 0, 1, want);
         strcat(what, " cancel");
         compare_data(what, &cfg, 4, 19, 2, 0, 0, 1, want);
+        /* narrow data: the binary32-lane kernel where acc and prod fit it */
+        if (cfg.acc->precision <= 22 && (!cfg.prod || cfg.prod->precision <= 22)) {
+          snprintf(what, sizeof what, "acc %s %s, prod %s %s narrow", cfg.acc->name,
+                   mode_name(cfg.acc_rnd), cfg.prod ? cfg.prod->name : "exact",
+                   mode_name(cfg.prod_rnd));
+          compare(what, &cfg, 5, 37, 300, 2, 0, LOWP_ACCFAST_RO32);
+          strcat(what, " cancel");
+          compare_data(what, &cfg, 4, 19, 2, 2, 0, 1, LOWP_ACCFAST_RO32);
+        }
       }
   /* fp32 rne with products rounded to fp32 rne: the plain binary32 kernel */
   memset(&cfg, 0, sizeof cfg);
@@ -174,6 +193,7 @@ int main(void) {
   compare("fp32 fma32 tiles", &cfg, 131, 133, 260, 0, 1, LOWP_ACCFAST_FMA32);
   cfg.acc = &LOWP_FMT_FP16;
   compare("fp16 ro64 tiles", &cfg, 131, 133, 40, 0, 1, LOWP_ACCFAST_RO64);
+  compare("fp16 ro32 tiles", &cfg, 131, 133, 40, 2, 0, LOWP_ACCFAST_RO32);
   /* fp64 accumulator on binary64 data: fma() and a*b + s */
   cfg.acc = &LOWP_FMT_FP64;
   compare("fp64 fma64", &cfg, 6, 40, 300, 1, 1, LOWP_ACCFAST_FMA64);

@@ -56,6 +56,7 @@ static const char *kind_name(lowp_accfast_kind_t k) {
   case LOWP_ACCFAST_FMA64: return "fma64";
   case LOWP_ACCFAST_FMA32: return "fma32";
   case LOWP_ACCFAST_RO64: return "ro64";
+  case LOWP_ACCFAST_RO32: return "ro32";
   default: return "none";
   }
 }

@@ -197,13 +197,78 @@ AI vd vstep_ro(vd s, vd a, vd b, const tgt_t *acc, const tgt_t *prod, int mode, 
   return vround_to(vadd_odd(s, p, mode), &ac);
 }
 
+/* The RO32 steps: the same algorithm on 16 binary32 lanes, for narrow data
+   (inputs of <= 12 significant bits with magnitudes in [2^-60, 2^50], so
+   each product is exact in binary32 and no sum overflows it) and narrow
+   accumulators (p <= 22: rounding to odd at 24 bits then once to p is
+   correct; quantum >= 2^-147: binary32's subnormal grid stays 2 bits
+   finer). sigma = 1.5 * 2^(q+23) needs |x| < 2^(q+22): p <= 22. */
+typedef float vf __attribute__((vector_size(64)));
+typedef int32_t vfi __attribute__((vector_size(64)));
+typedef uint32_t vfu __attribute__((vector_size(64)));
+#define VWF 16
+
+AI vf fsel(vfi m, vf a, vf b) { return (vf)(((vfi)a & m) | ((vfi)b & ~m)); }
+
+AI vfi fall(int c) { return (vfi){0} - (int32_t)(c != 0); }
+
+AI vfi fnz(vfi x) { return (x | -x) >> 31; } /* -1 where x != 0, 0 <= x < 2^31 */
+
+AI vf fround_to(vf x, const tgt_t *t) {
+  const vfi sgn = (vfi){0} + INT32_MIN;
+  vfi u = (vfi)x, sg = u & sgn, neg = u >> 31, eb = (u >> 23) & 0xff;
+  vfi e = eb - 127, emin = (vfi){0} + t->emin, big, q;
+  vf sigma, r, ulp, d, ovv;
+  int mode = t->mode;
+  big = e > emin;
+  q = ((e & big) | (emin & ~big)) - (t->p - 1);
+  sigma = (vf)(((vfu)(q + 150) << 23) | ((uint32_t)1 << 22));
+  r = (x + sigma) - sigma;
+  /* 2^q, a binary32 subnormal below 2^-126 (bf16's quantum is 2^-133) */
+  {
+    vfi sub = q < -126, sh = q + 149;
+    sh = (sh & ~(sh >> 31)) & 31; /* clamped to 0..31: lanes outside use the normal form */
+    ulp = fsel(sub, (vf)(((vfu){0} + 1) << (vfu)sh), (vf)((vfu)(q + 127) << 23));
+  }
+  d = x - r;
+  r = fsel((d > 0) & (fall(mode == M_UP) | (fall(mode == M_TZ) & neg)), r + ulp, r);
+  r = fsel((d < 0) & (fall(mode == M_DN) | (fall(mode == M_TZ) & ~neg)), r - ulp, r);
+  r = fsel(~fnz((vfi)r & ~sgn), (vf)sg, r);
+  ovv = fsel(fall(mode == M_NE) | (fall(mode == M_UP) & ~neg) | (fall(mode == M_DN) & neg),
+             (vf){0} + INFINITY, (vf){0} + (float)t->xmax);
+  ovv = (vf)((vfi)ovv | sg);
+  r = fsel((vf)((vfi)r & ~sgn) > (float)t->xmax, ovv, r);
+  return fsel(eb != 0xff, r, x);
+}
+
+AI vf fadd_odd(vf s, vf p, int mode) {
+  const vfi sgn = (vfi){0} + INT32_MIN;
+  vf t = s + p, bb = t - s, err = (s - (t - bb)) + (p - bb);
+  vfi ut = (vfi)t, step = 1 | ((ut ^ (vfi)err) >> 31);
+  vfi fin = (((ut >> 23) & 0xff) + 1) >> 8; /* 1 for inf/NaN, else 0 */
+  ut += step & (fin - 1) & fnz((vfi)err & ~sgn) & ((ut & 1) - 1);
+  if (mode == M_DN) {
+    vfi z = ~fnz((vfi)t & ~sgn);
+    ut = (ut & ~z) | (((vfi)s | (vfi)p) & sgn & z);
+  }
+  return (vf)ut;
+}
+
+AI vf fstep_ro(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod, int mode, int rp) {
+  vf p = a * b;
+  tgt_t ac = *acc;
+  if (rp) p = fround_to(p, prod);
+  ac.mode = mode;
+  return fround_to(fadd_odd(s, p, mode), &ac);
+}
+
 /* the positive quiet NaN for any NaN (exact/acc.c rounds NAN) */
 AI double canon(double x) { return x != x ? NAN : x; }
 
 /* --------------------------------------------------------------- kernels */
 
 /* Kinds as compile-time constants of the inlined loops. */
-enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP };
+enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP, K_RF, K_RFRP };
 
 /* rows [i0, i1) x columns [j0, j0 + jw) for k in [l0, l0 + kw), the panel
    of B packed as kw x jw (doubles, or floats for the fp32 kernels) */
@@ -213,12 +278,14 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
      which keeps them out of registers and the loop from vectorising */
   const tgt_t acc = jb->acc, prod = jb->prod;
   const int ro = kind == K_RO || kind == K_RORP;
+  const int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP;
   size_t i, r, j, l, rows;
   for (i = i0; i < i1; i += rows) {
     double sd[MR][JB];
     float sf[MR][JB];
     rows = i1 - i < MR ? i1 - i : MR;
     if (ro) memset(sd, 0, sizeof sd);
+    if (kind == K_RF || kind == K_RFRP) memset(sf, 0, sizeof sf);
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
         sd[r][j] = jb->c[(i + r) * jb->n + j0 + j];
@@ -227,7 +294,19 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
     for (l = 0; l < kw; l++)
       for (r = 0; r < rows; r++) {
         double av = jb->a[(i + r) * jb->k + l0 + l];
-        if (kind == K_FMA32 || kind == K_ADD32) {
+        if (kind == K_RF || kind == K_RFRP) {
+          /* whole vectors over the padded panel (JB columns, zeros past jw) */
+          const float *bl = (const float *)panel + l * JB;
+          vf va = (vf){0} + (float)av;
+          float *s = sf[r];
+          for (j = 0; j < JB; j += VWF) {
+            vf vs, vb;
+            memcpy(&vs, s + j, sizeof vs);
+            memcpy(&vb, bl + j, sizeof vb);
+            vs = fstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RFRP);
+            memcpy(s + j, &vs, sizeof vs);
+          }
+        } else if (kind == K_FMA32 || kind == K_ADD32) {
           const float *bl = (const float *)panel + l * jw;
           float af = (float)av, *s = sf[r];
           if (kind == K_FMA32)
@@ -256,7 +335,7 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
       }
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
-        double v = (kind == K_FMA32 || kind == K_ADD32) ? (double)sf[r][j] : sd[r][j];
+        double v = f32 ? (double)sf[r][j] : sd[r][j];
         jb->c[(i + r) * jb->n + j0 + j] = canon(v);
       }
   }
@@ -266,13 +345,16 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
 AI void task(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
              int kind, int mode) {
   size_t l0, l, j;
-  int f32 = kind == K_FMA32 || kind == K_ADD32;
+  int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP;
+  size_t ld = (kind == K_RF || kind == K_RFRP) ? JB : jw; /* padded rows */
   for (l0 = 0; l0 < jb->k; l0 += KB) {
     size_t kw = jb->k - l0 < KB ? jb->k - l0 : KB;
     for (l = 0; l < kw; l++) {
       const double *src = jb->b + (l0 + l) * jb->n + j0;
-      if (f32)
-        for (j = 0; j < jw; j++) ((float *)panel)[l * jw + j] = (float)src[j];
+      if (f32) {
+        for (j = 0; j < jw; j++) ((float *)panel)[l * ld + j] = (float)src[j];
+        for (; j < ld; j++) ((float *)panel)[l * ld + j] = 0.0f;
+      }
       else if (kind == K_RO || kind == K_RORP) {
         memcpy((double *)panel + l * JB, src, jw * sizeof(double));
         memset((double *)panel + l * JB + jw, 0, (JB - jw) * sizeof(double));
@@ -291,9 +373,11 @@ AI void task_kinds(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0
   case K_FMA32: task(jb, panel, i0, i1, j0, jw, K_FMA32, M_NE); break;
   case K_ADD32: task(jb, panel, i0, i1, j0, jw, K_ADD32, M_NE); break;
   default: {
-    int rp = kind == K_RORP;
+    int rp = kind == K_RORP || kind == K_RFRP, rf = kind == K_RF || kind == K_RFRP;
 #define LOWP_RO_CASE(MODE)                                                     \
-  if (rp) task(jb, panel, i0, i1, j0, jw, K_RORP, MODE);                        \
+  if (rf && rp) task(jb, panel, i0, i1, j0, jw, K_RFRP, MODE);                  \
+  else if (rf) task(jb, panel, i0, i1, j0, jw, K_RF, MODE);                     \
+  else if (rp) task(jb, panel, i0, i1, j0, jw, K_RORP, MODE);                   \
   else task(jb, panel, i0, i1, j0, jw, K_RO, MODE);                             \
   break;
     switch (jb->acc.mode) {
@@ -388,14 +472,27 @@ static int default_policy(const lowp_policy_t *pol) {
   return !pol || (pol->overflow == LOWP_OVF_IEEE && !pol->ftz && !pol->daz);
 }
 
-/* every x[l inc], l < cnt, is a binary32 value, inf or NaN */
-static int all_f32(const double *x, size_t cnt, size_t inc) {
+/* 2: every x[l inc], l < cnt, is zero or a binary32 value of <= 12
+   significant bits with magnitude in [2^-60, 2^50] (the RO32 data);
+   1: every one is a binary32 value, inf or NaN; 0: otherwise */
+static int input_class(const double *x, size_t cnt, size_t inc) {
   size_t l;
+  int cls = 2;
   for (l = 0; l < cnt; l++) {
-    double v = x[l * inc];
-    if (v == v && (double)(float)v != v) return 0;
+    double v = x[l * inc], av = fabs(v);
+    float fv = (float)v;
+    uint32_t u;
+    if (v == v && (double)fv != v) return 0;
+    memcpy(&u, &fv, sizeof u);
+    if (v != 0 && !(av >= 0x1p-60 && av <= 0x1p50 && (u & 0xfffu) == 0)) cls = 1;
   }
-  return 1;
+  return cls;
+}
+
+/* the RO32 arithmetic: p <= 22, quantum >= 2^-147, binade <= 127 */
+static int ro32_fits(const lowp_format_t *f, lowp_rounding_t rnd) {
+  return ro_fits(f, rnd) && f->precision <= 22 && f->emin - f->precision + 1 >= -147 &&
+         f->emax <= 127;
 }
 
 static lowp_accfast_kind_t kind_of(const lowp_gemm_acc_cfg_t *g, int f32_inputs) {
@@ -411,6 +508,8 @@ static lowp_accfast_kind_t kind_of(const lowp_gemm_acc_cfg_t *g, int f32_inputs)
   if (ieee_like(acc) && g->acc_rnd == LOWP_RND_NE && is_fmt(acc, 24, -126, 127) &&
       (!prod || (ieee_like(prod) && g->prod_rnd == LOWP_RND_NE && is_fmt(prod, 24, -126, 127))))
     return LOWP_ACCFAST_FMA32;
+  if (f32_inputs == 2 && ro32_fits(acc, g->acc_rnd) && (!prod || ro32_fits(prod, g->prod_rnd)))
+    return LOWP_ACCFAST_RO32;
   if (ro_fits(acc, g->acc_rnd) && (!prod || ro_fits(prod, g->prod_rnd)))
     return LOWP_ACCFAST_RO64;
   return LOWP_ACCFAST_NONE;
@@ -433,8 +532,10 @@ lowp_accfast_kind_t lowp_gemm_acc_fast_kind(const double *a, const double *b, si
   lowp_accfast_kind_t kd = kind_of(cfg, 0);
   if (kd != LOWP_ACCFAST_NONE || !cfg) return kd;
   if (k && (!a || !b)) return LOWP_ACCFAST_NONE;
-  if (k && (!all_f32(a, m * k, 1) || !all_f32(b, k * n, 1))) return LOWP_ACCFAST_NONE;
-  return kind_of(cfg, 1);
+  {
+    int ca = k ? input_class(a, m * k, 1) : 2, cb = k ? input_class(b, k * n, 1) : 2;
+    return kind_of(cfg, ca < cb ? ca : cb);
+  }
 }
 
 int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, size_t n,
@@ -462,6 +563,7 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
   tgt_of(&jb.prod, cfg->prod, cfg->prod_rnd);
   kk = kind == LOWP_ACCFAST_FMA64 ? (cfg->prod ? K_ADD64 : K_FMA64)
        : kind == LOWP_ACCFAST_FMA32 ? (cfg->prod ? K_ADD32 : K_FMA32)
+       : kind == LOWP_ACCFAST_RO32 ? (cfg->prod ? K_RFRP : K_RF)
        : (cfg->prod ? K_RORP : K_RO);
   nj = (n + JB - 1) / JB, ni = (m + IR - 1) / IR, ntask = nj * ni;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : fail)
@@ -483,7 +585,8 @@ int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
   double s;
   size_t l;
   if (!y || (n && (!x || !w))) return LOWP_EINVAL;
-  if (kd == LOWP_ACCFAST_NONE && n && all_f32(x, n, incx) && all_f32(w, n, incw))
+  /* one dot: the scalar RO64 step serves the RO32 data too (a subset) */
+  if (kd == LOWP_ACCFAST_NONE && n && input_class(x, n, incx) && input_class(w, n, incw))
     kd = kind_of(cfg, 1);
   if (kd == LOWP_ACCFAST_NONE) return LOWP_EINVAL;
   (void)lowp_round_f64(&s, init, cfg->acc, NULL, cfg->acc_rnd);

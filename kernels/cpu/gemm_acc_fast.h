@@ -11,8 +11,11 @@ typedef enum {
   LOWP_ACCFAST_NONE = 0, /**< none: the scalar reference runs */
   LOWP_ACCFAST_FMA64,    /**< fp64 accumulator, rne: fma() / a*b + s in binary64 */
   LOWP_ACCFAST_FMA32,    /**< fp32 accumulator, rne, fp32 inputs: fmaf() / a*b + s in binary32 */
-  LOWP_ACCFAST_RO64      /**< any IEEE-like format p <= 51, rne/rtz/rup/rdn, fp32 inputs:
+  LOWP_ACCFAST_RO64,     /**< any IEEE-like format p <= 51, rne/rtz/rup/rdn, fp32 inputs:
                               binary64 TwoSum, round to odd, one rounding to acc */
+  LOWP_ACCFAST_RO32      /**< the same on binary32 lanes: acc (and prod) p <= 22,
+                              quantum >= 2^-147, emax <= 127; inputs zero or of <= 12
+                              significant bits in [2^-60, 2^50] (fp16, bf16, fp8 data) */
 } lowp_accfast_kind_t;
 
 /**
@@ -24,7 +27,8 @@ typedef enum {
  * subnormals, IEEE inf and NaN, a sign and a zero, 2 <= p <= 51 and an
  * exponent range inside binary64's with room; modes rne, rtz, rup, rdn.
  * FMA32 and RO64 also need every entry of a and b to be a binary32 value
- * (or inf/NaN), so that each product is exact in binary64.
+ * (or inf/NaN), so that each product is exact in binary64; RO32 the
+ * narrower data above, so that each product is exact in binary32.
  */
 lowp_accfast_kind_t lowp_gemm_acc_fast_kind(const double *a, const double *b, size_t m,
                                             size_t n, size_t k,
