@@ -265,10 +265,51 @@ AI vf fstep_ro(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod, int mode, 
 /* the positive quiet NaN for any NaN (exact/acc.c rounds NAN) */
 AI double canon(double x) { return x != x ? NAN : x; }
 
+/* ------------------------------------- fp32 directed modes on AVX-512 */
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define LOWP_ACCFAST_X86 1
+#include <immintrin.h>
+#if defined(__clang__)
+#define LOWP_ACC_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma"
+#else
+#define LOWP_ACC_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma,prefer-vector-width=512"
+#endif
+
+/* fp32 accumulator in rtz/rup/rdn: AVX-512's fused multiply-add (or
+   multiply, then add) with the rounding mode in the instruction (IEEE 754
+   operations in that mode: overflow to +-max or +-inf by the mode, exact
+   zero sums -0 in rdn), 16 outputs per vector. s: rows x JB sums, panel:
+   kw x JB (zeros past jw). */
+#define LOWP_DIR_LOOP(RC)                                                        \
+  for (l = 0; l < kw; l++)                                                       \
+    for (r = 0; r < rows; r++) {                                                 \
+      __m512 va = _mm512_set1_ps((float)a[(i + r) * k + l0 + l]);                 \
+      for (j = 0; j < JB; j += 16) {                                             \
+        __m512 vb = _mm512_loadu_ps(panel + l * JB + j);                         \
+        __m512 vs = _mm512_loadu_ps(s + r * JB + j);                             \
+        vs = rp ? _mm512_add_round_ps(_mm512_mul_round_ps(va, vb, RC), vs, RC)   \
+                : _mm512_fmadd_round_ps(va, vb, vs, RC);                         \
+        _mm512_storeu_ps(s + r * JB + j, vs);                                    \
+      }                                                                          \
+    }
+__attribute__((target(LOWP_ACC_AVX512))) static void
+dir32_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const float *panel,
+             size_t l0, size_t kw, int rp, int mode) {
+  size_t l, r, j;
+  switch (mode) {
+  case M_TZ: LOWP_DIR_LOOP(_MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC) break;
+  case M_UP: LOWP_DIR_LOOP(_MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC) break;
+  default: LOWP_DIR_LOOP(_MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC) break;
+  }
+}
+#undef LOWP_DIR_LOOP
+#endif
+
 /* --------------------------------------------------------------- kernels */
 
 /* Kinds as compile-time constants of the inlined loops. */
-enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP, K_RF, K_RFRP };
+enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP, K_RF, K_RFRP, K_DIR32, K_DIR32RP };
 
 /* rows [i0, i1) x columns [j0, j0 + jw) for k in [l0, l0 + kw), the panel
    of B packed as kw x jw (doubles, or floats for the fp32 kernels) */
@@ -278,20 +319,23 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
      which keeps them out of registers and the loop from vectorising */
   const tgt_t acc = jb->acc, prod = jb->prod;
   const int ro = kind == K_RO || kind == K_RORP;
-  const int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP;
+  const int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP ||
+                  kind == K_DIR32 || kind == K_DIR32RP;
   size_t i, r, j, l, rows;
   for (i = i0; i < i1; i += rows) {
     double sd[MR][JB];
     float sf[MR][JB];
     rows = i1 - i < MR ? i1 - i : MR;
     if (ro) memset(sd, 0, sizeof sd);
-    if (kind == K_RF || kind == K_RFRP) memset(sf, 0, sizeof sf);
+    if (kind == K_RF || kind == K_RFRP || kind == K_DIR32 || kind == K_DIR32RP)
+      memset(sf, 0, sizeof sf);
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
         sd[r][j] = jb->c[(i + r) * jb->n + j0 + j];
         sf[r][j] = (float)sd[r][j];
       }
-    for (l = 0; l < kw; l++)
+    /* (the K_DIR32 kinds run the whole block in dir32_avx512 below) */
+    for (l = 0; l < ((kind == K_DIR32 || kind == K_DIR32RP) ? 0 : kw); l++)
       for (r = 0; r < rows; r++) {
         double av = jb->a[(i + r) * jb->k + l0 + l];
         if (kind == K_RF || kind == K_RFRP) {
@@ -333,6 +377,11 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
           }
         }
       }
+#ifdef LOWP_ACCFAST_X86
+    if (kind == K_DIR32 || kind == K_DIR32RP)
+      dir32_avx512(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, kind == K_DIR32RP,
+                   jb->acc.mode);
+#endif
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
         double v = f32 ? (double)sf[r][j] : sd[r][j];
@@ -345,8 +394,9 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
 AI void task(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
              int kind, int mode) {
   size_t l0, l, j;
-  int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP;
-  size_t ld = (kind == K_RF || kind == K_RFRP) ? JB : jw; /* padded rows */
+  int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP ||
+            kind == K_DIR32 || kind == K_DIR32RP;
+  size_t ld = (kind == K_RF || kind == K_RFRP || kind == K_DIR32 || kind == K_DIR32RP) ? JB : jw;
   for (l0 = 0; l0 < jb->k; l0 += KB) {
     size_t kw = jb->k - l0 < KB ? jb->k - l0 : KB;
     for (l = 0; l < kw; l++) {
@@ -372,6 +422,8 @@ AI void task_kinds(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0
   case K_ADD64: task(jb, panel, i0, i1, j0, jw, K_ADD64, M_NE); break;
   case K_FMA32: task(jb, panel, i0, i1, j0, jw, K_FMA32, M_NE); break;
   case K_ADD32: task(jb, panel, i0, i1, j0, jw, K_ADD32, M_NE); break;
+  case K_DIR32: task(jb, panel, i0, i1, j0, jw, K_DIR32, M_NE); break;
+  case K_DIR32RP: task(jb, panel, i0, i1, j0, jw, K_DIR32RP, M_NE); break;
   default: {
     int rp = kind == K_RORP || kind == K_RFRP, rf = kind == K_RF || kind == K_RFRP;
 #define LOWP_RO_CASE(MODE)                                                     \
@@ -398,18 +450,12 @@ static void run_generic(const job_t *jb, void *panel, size_t i0, size_t i1, size
   task_kinds(jb, panel, i0, i1, j0, jw, kind);
 }
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define LOWP_ACCFAST_X86 1
+#ifdef LOWP_ACCFAST_X86
 __attribute__((target("avx2,fma"))) static void
 run_avx2(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
          int kind) {
   task_kinds(jb, panel, i0, i1, j0, jw, kind);
 }
-#if defined(__clang__)
-#define LOWP_ACC_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma"
-#else
-#define LOWP_ACC_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma,prefer-vector-width=512"
-#endif
 __attribute__((target(LOWP_ACC_AVX512))) static void
 run_avx512(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
            int kind) {
@@ -505,8 +551,11 @@ static lowp_accfast_kind_t kind_of(const lowp_gemm_acc_cfg_t *g, int f32_inputs)
       (!prod || (ieee_like(prod) && g->prod_rnd == LOWP_RND_NE && is_fmt(prod, 53, -1022, 1023))))
     return LOWP_ACCFAST_FMA64;
   if (!f32_inputs) return LOWP_ACCFAST_NONE;
-  if (ieee_like(acc) && g->acc_rnd == LOWP_RND_NE && is_fmt(acc, 24, -126, 127) &&
-      (!prod || (ieee_like(prod) && g->prod_rnd == LOWP_RND_NE && is_fmt(prod, 24, -126, 127))))
+  /* fp32 in rne, or (AVX-512's rounding in the instruction) rtz/rup/rdn
+     with products exact or rounded to fp32 in the same mode */
+  if (ieee_like(acc) && is_fmt(acc, 24, -126, 127) && fast_mode(g->acc_rnd) >= 0 &&
+      (g->acc_rnd == LOWP_RND_NE || pick_isa() == ISA_AVX512) &&
+      (!prod || (ieee_like(prod) && g->prod_rnd == g->acc_rnd && is_fmt(prod, 24, -126, 127))))
     return LOWP_ACCFAST_FMA32;
   if (f32_inputs == 2 && ro32_fits(acc, g->acc_rnd) && (!prod || ro32_fits(prod, g->prod_rnd)))
     return LOWP_ACCFAST_RO32;
@@ -562,6 +611,8 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
   tgt_of(&jb.acc, cfg->acc, cfg->acc_rnd);
   tgt_of(&jb.prod, cfg->prod, cfg->prod_rnd);
   kk = kind == LOWP_ACCFAST_FMA64 ? (cfg->prod ? K_ADD64 : K_FMA64)
+       : kind == LOWP_ACCFAST_FMA32 && cfg->acc_rnd != LOWP_RND_NE
+           ? (use == ISA_AVX512 ? (cfg->prod ? K_DIR32RP : K_DIR32) : (cfg->prod ? K_RORP : K_RO))
        : kind == LOWP_ACCFAST_FMA32 ? (cfg->prod ? K_ADD32 : K_FMA32)
        : kind == LOWP_ACCFAST_RO32 ? (cfg->prod ? K_RFRP : K_RF)
        : (cfg->prod ? K_RORP : K_RO);
@@ -595,11 +646,19 @@ int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
   for (l = 0; l < n; l++) {
     double a = x[l * incx], b = w[l * incw];
     if (kd == LOWP_ACCFAST_FMA64) s = cfg->prod ? a * b + s : fma(a, b, s);
-    else if (kd == LOWP_ACCFAST_FMA32)
+    else if (kd == LOWP_ACCFAST_FMA32 && cfg->acc_rnd == LOWP_RND_NE)
       s = cfg->prod ? (double)((float)a * (float)b + (float)s)
                     : (double)fmaf((float)a, (float)b, (float)s);
     else s = step_ro(s, a, b, &acc, &prod, acc.mode, cfg->prod != NULL);
   }
   *y = n ? canon(s) : s;
   return LOWP_OK;
+}
+
+const char *lowp_gemm_acc_fast_isa(void) {
+  switch (pick_isa()) {
+  case ISA_AVX512: return "avx512";
+  case ISA_AVX2: return "avx2";
+  default: return "generic";
+  }
 }

@@ -10,7 +10,8 @@
 typedef enum {
   LOWP_ACCFAST_NONE = 0, /**< none: the scalar reference runs */
   LOWP_ACCFAST_FMA64,    /**< fp64 accumulator, rne: fma() / a*b + s in binary64 */
-  LOWP_ACCFAST_FMA32,    /**< fp32 accumulator, rne, fp32 inputs: fmaf() / a*b + s in binary32 */
+  LOWP_ACCFAST_FMA32,    /**< fp32 accumulator, fp32 inputs: fmaf() / a*b + s in binary32
+                              (rne; rtz/rup/rdn with AVX-512's rounding in the instruction) */
   LOWP_ACCFAST_RO64,     /**< any IEEE-like format p <= 51, rne/rtz/rup/rdn, fp32 inputs:
                               binary64 TwoSum, round to odd, one rounding to acc */
   LOWP_ACCFAST_RO32      /**< the same on binary32 lanes: acc (and prod) p <= 22,
@@ -51,5 +52,10 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
     @return LOWP_OK, or LOWP_EINVAL when no fast kernel applies. */
 int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
                       size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg);
+
+/** @brief The compiled copy this CPU runs: "avx512", "avx2" or "generic"
+    (static storage). FMA32 serves rtz/rup/rdn only on "avx512" (rounding
+    in the instruction); elsewhere those modes take RO64. */
+const char *lowp_gemm_acc_fast_isa(void);
 
 #endif
