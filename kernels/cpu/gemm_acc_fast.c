@@ -304,12 +304,44 @@ dir32_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const f
   }
 }
 #undef LOWP_DIR_LOOP
+
+/* RO32 with an fp16 accumulator on AVX-512: the last rounding by the CPU's
+   own binary32 -> fp16 conversion (vcvtps2ph, IEEE 754 in the mode of its
+   immediate, subnormals and overflow included) and back (exact); the sum
+   before it is rounded to odd at 24 bits as in fstep_ro. */
+#define LOWP_RO16_LOOP(MODE, RC)                                                 \
+  for (l = 0; l < kw; l++)                                                       \
+    for (r = 0; r < rows; r++) {                                                 \
+      vf va = (vf){0} + (float)a[(i + r) * k + l0 + l];                          \
+      for (j = 0; j < JB; j += 16) {                                             \
+        vf vb, vs, p;                                                            \
+        memcpy(&vb, panel + l * JB + j, sizeof vb);                              \
+        memcpy(&vs, s + r * JB + j, sizeof vs);                                  \
+        p = va * vb;                                                             \
+        if (rp) p = fround_to(p, prod);                                          \
+        vs = (vf)_mm512_cvtph_ps(_mm512_cvtps_ph((__m512)fadd_odd(vs, p, MODE), RC)); \
+        memcpy(s + r * JB + j, &vs, sizeof vs);                                  \
+      }                                                                          \
+    }
+__attribute__((target(LOWP_ACC_AVX512))) static void
+ro16_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const float *panel,
+            size_t l0, size_t kw, const tgt_t *prod, int rp, int mode) {
+  size_t l, r, j;
+  switch (mode) {
+  case M_TZ: LOWP_RO16_LOOP(M_TZ, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC) break;
+  case M_UP: LOWP_RO16_LOOP(M_UP, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC) break;
+  case M_DN: LOWP_RO16_LOOP(M_DN, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC) break;
+  default: LOWP_RO16_LOOP(M_NE, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) break;
+  }
+}
+#undef LOWP_RO16_LOOP
 #endif
 
 /* --------------------------------------------------------------- kernels */
 
 /* Kinds as compile-time constants of the inlined loops. */
-enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP, K_RF, K_RFRP, K_DIR32, K_DIR32RP };
+enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP, K_RF, K_RFRP, K_DIR32, K_DIR32RP,
+       K_RF16, K_RF16RP };
 
 /* rows [i0, i1) x columns [j0, j0 + jw) for k in [l0, l0 + kw), the panel
    of B packed as kw x jw (doubles, or floats for the fp32 kernels) */
@@ -319,23 +351,22 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
      which keeps them out of registers and the loop from vectorising */
   const tgt_t acc = jb->acc, prod = jb->prod;
   const int ro = kind == K_RO || kind == K_RORP;
-  const int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP ||
-                  kind == K_DIR32 || kind == K_DIR32RP;
+  const int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RF16 || kind == K_RF16RP;
+  const int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP || blk;
   size_t i, r, j, l, rows;
   for (i = i0; i < i1; i += rows) {
     double sd[MR][JB];
     float sf[MR][JB];
     rows = i1 - i < MR ? i1 - i : MR;
     if (ro) memset(sd, 0, sizeof sd);
-    if (kind == K_RF || kind == K_RFRP || kind == K_DIR32 || kind == K_DIR32RP)
-      memset(sf, 0, sizeof sf);
+    if (kind == K_RF || kind == K_RFRP || blk) memset(sf, 0, sizeof sf);
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
         sd[r][j] = jb->c[(i + r) * jb->n + j0 + j];
         sf[r][j] = (float)sd[r][j];
       }
-    /* (the K_DIR32 kinds run the whole block in dir32_avx512 below) */
-    for (l = 0; l < ((kind == K_DIR32 || kind == K_DIR32RP) ? 0 : kw); l++)
+    /* (the blk kinds run the whole block in an AVX-512 function below) */
+    for (l = 0; l < (blk ? 0 : kw); l++)
       for (r = 0; r < rows; r++) {
         double av = jb->a[(i + r) * jb->k + l0 + l];
         if (kind == K_RF || kind == K_RFRP) {
@@ -381,6 +412,9 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
     if (kind == K_DIR32 || kind == K_DIR32RP)
       dir32_avx512(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, kind == K_DIR32RP,
                    jb->acc.mode);
+    if (kind == K_RF16 || kind == K_RF16RP)
+      ro16_avx512(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, &prod, kind == K_RF16RP,
+                  jb->acc.mode);
 #endif
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
@@ -394,9 +428,9 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
 AI void task(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
              int kind, int mode) {
   size_t l0, l, j;
-  int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP ||
-            kind == K_DIR32 || kind == K_DIR32RP;
-  size_t ld = (kind == K_RF || kind == K_RFRP || kind == K_DIR32 || kind == K_DIR32RP) ? JB : jw;
+  int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RF16 || kind == K_RF16RP;
+  int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP || blk;
+  size_t ld = (kind == K_RF || kind == K_RFRP || blk) ? JB : jw; /* padded rows */
   for (l0 = 0; l0 < jb->k; l0 += KB) {
     size_t kw = jb->k - l0 < KB ? jb->k - l0 : KB;
     for (l = 0; l < kw; l++) {
@@ -424,6 +458,8 @@ AI void task_kinds(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0
   case K_ADD32: task(jb, panel, i0, i1, j0, jw, K_ADD32, M_NE); break;
   case K_DIR32: task(jb, panel, i0, i1, j0, jw, K_DIR32, M_NE); break;
   case K_DIR32RP: task(jb, panel, i0, i1, j0, jw, K_DIR32RP, M_NE); break;
+  case K_RF16: task(jb, panel, i0, i1, j0, jw, K_RF16, M_NE); break;
+  case K_RF16RP: task(jb, panel, i0, i1, j0, jw, K_RF16RP, M_NE); break;
   default: {
     int rp = kind == K_RORP || kind == K_RFRP, rf = kind == K_RF || kind == K_RFRP;
 #define LOWP_RO_CASE(MODE)                                                     \
@@ -614,6 +650,8 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
        : kind == LOWP_ACCFAST_FMA32 && cfg->acc_rnd != LOWP_RND_NE
            ? (use == ISA_AVX512 ? (cfg->prod ? K_DIR32RP : K_DIR32) : (cfg->prod ? K_RORP : K_RO))
        : kind == LOWP_ACCFAST_FMA32 ? (cfg->prod ? K_ADD32 : K_FMA32)
+       : kind == LOWP_ACCFAST_RO32 && use == ISA_AVX512 && is_fmt(cfg->acc, 11, -14, 15)
+           ? (cfg->prod ? K_RF16RP : K_RF16)
        : kind == LOWP_ACCFAST_RO32 ? (cfg->prod ? K_RFRP : K_RF)
        : (cfg->prod ? K_RORP : K_RO);
   nj = (n + JB - 1) / JB, ni = (m + IR - 1) / IR, ntask = nj * ni;
