@@ -78,7 +78,8 @@ static int run_gcase(const gcase_t *gc, const gopts_t *o) {
   int rep, bad = 0;
   memset(&cfg, 0, sizeof cfg);
   cfg.acc = gc->acc, cfg.acc_rnd = gc->acc_rnd, cfg.prod = gc->prod, cfg.prod_rnd = gc->prod_rnd;
-  if (lowp_dist_fill(a, len, &d, gc->in, o->seed, 1) || lowp_dist_fill(b, len, &d, gc->in, o->seed, 2))
+  if (lowp_dist_fill(a, len, &d, gc->in, o->seed, 1) ||
+      lowp_dist_fill(b, len, &d, gc->in, o->seed, 2))
     lowp_cli_die("bench gemm", "input generation failed");
   /* reference on the first r rows, then the fast path on all, compared */
   t = lowp_bench_clock_s(0);
@@ -144,8 +145,10 @@ static void parse(gopts_t *o, int argc, char **argv) {
       val = argv[++i];
     }
     if (!strcmp(arg, "--n")) o->n = (size_t)lowp_cli_int("bench gemm", "--n", val, 8, 8192);
-    else if (!strcmp(arg, "--reps")) o->reps = (int)lowp_cli_int("bench gemm", "--reps", val, 1, 100);
-    else if (!strcmp(arg, "--rows")) o->rows = (size_t)lowp_cli_int("bench gemm", "--rows", val, 1, 8192);
+    else if (!strcmp(arg, "--reps"))
+      o->reps = (int)lowp_cli_int("bench gemm", "--reps", val, 1, 100);
+    else if (!strcmp(arg, "--rows"))
+      o->rows = (size_t)lowp_cli_int("bench gemm", "--rows", val, 1, 8192);
     else o->seed = (uint64_t)lowp_cli_int("bench gemm", "--seed", val, 0, INT64_MAX);
   }
 }

@@ -137,8 +137,9 @@ AI double step_ro(double s, double a, double b, const tgt_t *acc, const tgt_t *p
 /* The same steps on 8 lanes with GCC/clang vector extensions (every
    operation lane-wise IEEE binary64 or 64-bit integer; the autovectoriser
    gave up on the scalar form's bit casts). Comparisons give 0 / -1 lanes. */
-#if defined(__GNUC__) && !defined(__clang__)
-/* the helpers below are always inlined: no vector crosses a call boundary */
+#if defined(__GNUC__)
+/* the helpers below are always inlined: no vector crosses a call boundary
+   (gcc and clang both warn about the ABI of 64-byte vector arguments) */
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 typedef double vd __attribute__((vector_size(64)));
@@ -305,6 +306,10 @@ dir32_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const f
 }
 #undef LOWP_DIR_LOOP
 
+#if !defined(__clang__)
+/* (gcc only: clang refuses 64-byte vector arguments between the default and
+   the AVX-512 target, even to always-inline helpers; clang builds run K_RF) */
+#define LOWP_ACC_RO16 1
 /* RO32 with an fp16 accumulator on AVX-512: the last rounding by the CPU's
    own binary32 -> fp16 conversion (vcvtps2ph, IEEE 754 in the mode of its
    immediate, subnormals and overflow included) and back (exact); the sum
@@ -335,6 +340,7 @@ ro16_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const fl
   }
 }
 #undef LOWP_RO16_LOOP
+#endif
 #endif
 
 /* --------------------------------------------------------------- kernels */
@@ -412,6 +418,8 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
     if (kind == K_DIR32 || kind == K_DIR32RP)
       dir32_avx512(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, kind == K_DIR32RP,
                    jb->acc.mode);
+#endif
+#ifdef LOWP_ACC_RO16
     if (kind == K_RF16 || kind == K_RF16RP)
       ro16_avx512(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, &prod, kind == K_RF16RP,
                   jb->acc.mode);
@@ -524,6 +532,15 @@ static void run_isa(int isa, const job_t *jb, void *panel, size_t i0, size_t i1,
 }
 
 /* ------------------------------------------------------- applicability */
+
+/* whether the fp16 kernel on vcvtps2ph is compiled in (gcc on x86) */
+static int ro16_built(void) {
+#ifdef LOWP_ACC_RO16
+  return 1;
+#else
+  return 0;
+#endif
+}
 
 static int fast_mode(lowp_rounding_t rnd) {
   switch (rnd) {
@@ -650,7 +667,8 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
        : kind == LOWP_ACCFAST_FMA32 && cfg->acc_rnd != LOWP_RND_NE
            ? (use == ISA_AVX512 ? (cfg->prod ? K_DIR32RP : K_DIR32) : (cfg->prod ? K_RORP : K_RO))
        : kind == LOWP_ACCFAST_FMA32 ? (cfg->prod ? K_ADD32 : K_FMA32)
-       : kind == LOWP_ACCFAST_RO32 && use == ISA_AVX512 && is_fmt(cfg->acc, 11, -14, 15)
+       : kind == LOWP_ACCFAST_RO32 && use == ISA_AVX512 && is_fmt(cfg->acc, 11, -14, 15) &&
+             ro16_built()
            ? (cfg->prod ? K_RF16RP : K_RF16)
        : kind == LOWP_ACCFAST_RO32 ? (cfg->prod ? K_RFRP : K_RF)
        : (cfg->prod ? K_RORP : K_RO);
