@@ -82,7 +82,7 @@ static void compare_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, size_
                          size_t n, size_t k, int wide, int specials, int cancel,
                          lowp_accfast_kind_t want) {
   static const char *isas[] = {"generic", "avx2", "avx512"};
-  double *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
+  double *a = malloc((m * k + 1) * sizeof *a), *b = malloc((k * n + 1) * sizeof *b);
   double *c0 = malloc(m * n * sizeof *c0), *ref = malloc(m * n * sizeof *ref);
   double *got = malloc(m * n * sizeof *got);
   size_t e, bad;
@@ -219,6 +219,18 @@ int main(void) {
   cfg.acc = &LOWP_FMT_FP16;
   cfg.prod = NULL;
   compare("fp16 on fp64 data", &cfg, 3, 5, 20, 1, 0, LOWP_ACCFAST_NONE);
+  /* k = 0: the addend alone, NaN signs by the policy (-NaN kept or made +) */
+  {
+    lowp_policy_t pol = {0};
+    cfg.acc = &LOWP_FMT_FP16;
+    cfg.prod = NULL;
+    compare("fp16 k=0", &cfg, 7, 40, 0, 2, 1, LOWP_ACCFAST_RO32);
+    pol.nan_sign = LOWP_NANSIGN_POSITIVE;
+    cfg.pol = &pol;
+    compare("fp16 k=0 nan positive", &cfg, 7, 40, 0, 2, 1, LOWP_ACCFAST_RO32);
+    compare("fp16 nan positive", &cfg, 7, 40, 30, 0, 1, LOWP_ACCFAST_RO64);
+    cfg.pol = NULL;
+  }
   /* what the fast kernels leave to the reference */
   cfg.acc_rnd = LOWP_RND_NA;
   compare("fp16 rna", &cfg, 3, 5, 20, 0, 0, LOWP_ACCFAST_NONE);

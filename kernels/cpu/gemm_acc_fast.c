@@ -657,8 +657,9 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
   if (kind == LOWP_ACCFAST_NONE || !cfg || (m && n && !c) || (k && (!a || !b)))
     return LOWP_EINVAL;
   if (m == 0 || n == 0) return LOWP_OK;
-  /* the addend, rounded to acc as the reference does (default policy) */
-  for (e = 0; e < m * n; e++) (void)lowp_round_f64(&c[e], c[e], cfg->acc, NULL, cfg->acc_rnd);
+  /* the addend, rounded to acc as the reference does (its NaN sign policy) */
+  for (e = 0; e < m * n; e++)
+    (void)lowp_round_f64(&c[e], c[e], cfg->acc, cfg->pol, cfg->acc_rnd);
   if (k == 0) return LOWP_OK;
   jb.a = a, jb.b = b, jb.c = c, jb.m = m, jb.n = n, jb.k = k;
   tgt_of(&jb.acc, cfg->acc, cfg->acc_rnd);
@@ -696,7 +697,7 @@ int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
   if (kd == LOWP_ACCFAST_NONE && n && input_class(x, n, incx) && input_class(w, n, incw))
     kd = kind_of(cfg, 1);
   if (kd == LOWP_ACCFAST_NONE) return LOWP_EINVAL;
-  (void)lowp_round_f64(&s, init, cfg->acc, NULL, cfg->acc_rnd);
+  (void)lowp_round_f64(&s, init, cfg->acc, cfg->pol, cfg->acc_rnd);
   tgt_of(&acc, cfg->acc, cfg->acc_rnd);
   tgt_of(&prod, cfg->prod, cfg->prod_rnd);
   for (l = 0; l < n; l++) {
