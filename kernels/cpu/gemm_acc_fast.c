@@ -60,6 +60,7 @@ enum { JB = 128, KB = 256, MR = 4, IR = 128 };
 typedef struct {
   int p, emin, mode;
   double xmax;
+  int bf16; /* exactly bf16 (RO32: rounded on the binary32 bits) */
 } tgt_t;
 
 /* Everything a task needs. */
@@ -255,12 +256,27 @@ AI vf fadd_odd(vf s, vf p, int mode) {
   return (vf)ut;
 }
 
+/* x rounded to bf16, whose values are the binary32 values with 16 zero
+   low bits, exponent range and subnormals included: round the bit pattern
+   at bit 16 (a carry into the exponent is the next binade, or inf from the
+   top one, as IEEE 754 overflow in rne and toward the overflowing side;
+   truncation gives max in rtz and away from it). NaN stays NaN. */
+AI vf fround_bf16(vf x, int mode) {
+  vfi u = (vfi)x, neg = u >> 31, nan = (u & INT32_MAX) > 0x7f800000, inc;
+  if (mode == M_NE) inc = 0x7fff + ((u >> 16) & 1);
+  else if (mode == M_UP) inc = 0xffff & ~neg;
+  else if (mode == M_DN) inc = 0xffff & neg;
+  else inc = (vfi){0};
+  return fsel(nan, x, (vf)((u + inc) & (int32_t)0xffff0000u));
+}
+
 AI vf fstep_ro(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod, int mode, int rp) {
-  vf p = a * b;
+  vf p = a * b, x;
   tgt_t ac = *acc;
   if (rp) p = fround_to(p, prod);
   ac.mode = mode;
-  return fround_to(fadd_odd(s, p, mode), &ac);
+  x = fadd_odd(s, p, mode);
+  return ac.bf16 ? fround_bf16(x, mode) : fround_to(x, &ac);
 }
 
 /* the positive quiet NaN for any NaN (exact/acc.c rounds NAN) */
@@ -624,6 +640,7 @@ static void tgt_of(tgt_t *t, const lowp_format_t *f, lowp_rounding_t rnd) {
   t->emin = f->emin;
   t->mode = fast_mode(rnd);
   t->xmax = lowp_format_xmax(f);
+  t->bf16 = ieee_like(f) && is_fmt(f, 8, -126, 127);
 }
 
 /* ----------------------------------------------------------- public API */
