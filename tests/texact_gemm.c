@@ -123,6 +123,30 @@ int main(void) {
                         c[i * N + 2]);
     }
   }
+  /* the plain MPFR baseline (bench exact): same results as the exact GEMM
+     for fp16 and fp32 data, toward zero and to nearest; bad arguments */
+  {
+    static const lowp_format_t *fins[] = {&LOWP_FMT_FP16, &LOWP_FMT_FP32};
+    static const lowp_rounding_t rnds[] = {LOWP_RND_NE, LOWP_RND_TZ};
+    size_t q;
+    for (q = 0; q < 4; q++) {
+      const lowp_format_t *fin = fins[q / 2];
+      fill(a, M * K, LOWP_DIST_LOGUNIFORM, fin, seed, 40 + (uint32_t)q);
+      fill(b, K * N, LOWP_DIST_NORMAL, fin, seed, 50 + (uint32_t)q);
+      lowp_exact_gemm(c, a, b, NULL, M, N, K, &LOWP_FMT_FP32, NULL, rnds[q % 2]);
+      lowp_test_check(lowp_exact_gemm_plain_mpfr(c2, a, b, M, N, K, fin->precision,
+                                                 &LOWP_FMT_FP32, rnds[q % 2]) == LOWP_OK,
+                      "plain mpfr runs");
+      for (i = 0; i < M * N; i++)
+        lowp_test_check(same(c[i], c2[i]), "plain mpfr %s C[%zu] %a vs exact %a", fin->name, i,
+                        c2[i], c[i]);
+    }
+    a[0] = NAN;
+    lowp_test_check(lowp_exact_gemm_plain_mpfr(c2, a, b, M, N, K, 24, &LOWP_FMT_FP32,
+                                               LOWP_RND_NE) == LOWP_EINVAL, "plain mpfr NaN");
+    lowp_test_check(lowp_exact_gemm_plain_mpfr(c2, a, b, M, N, K, 54, &LOWP_FMT_FP32,
+                                               LOWP_RND_NE) == LOWP_EINVAL, "plain mpfr pin");
+  }
   /* bad arguments */
   lowp_test_check(lowp_exact_gemm(c, NULL, b, NULL, 1, 1, 1, &LOWP_FMT_FP64, NULL,
                                   LOWP_RND_NE) == LOWP_EINVAL, "NULL A");

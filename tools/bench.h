@@ -2,6 +2,8 @@
 #ifndef LOWP_BENCH_H
 #define LOWP_BENCH_H
 
+#include <stddef.h>
+
 /*
  * Each benchmark is int fn(int argc, char **argv) with argv[0] = its name
  * and its own options after it. It validates before it times (STYLE B8),
@@ -20,5 +22,17 @@ int lowp_bench_exact(int argc, char **argv);
 /** @brief `lowp bench check`: the measurement pipeline on a 1024^3 fp16 GEMM
     and a spec of 50 small checks (tools/bench_check.c). */
 int lowp_bench_check(int argc, char **argv);
+
+/** @brief `lowp bench gemm`: the emulated accumulation kernels, reference vs
+    fast path vs OpenBLAS vs exact, ns per multiply-add (tools/bench_gemm.c). */
+int lowp_bench_gemm(int argc, char **argv);
+
+/** @brief Seconds of the process's CPU time (wall = 0: other processes do
+    not inflate it) or of the monotonic clock (wall = 1). */
+double lowp_bench_clock_s(int wall);
+
+/** @brief Best of reps single-thread OpenBLAS N^3 GEMMs on a, b (N x N):
+    dgemm (dbl = 1) or sgemm on their binary32 roundings; seconds. */
+double lowp_bench_time_blas(int dbl, const double *a, const double *b, size_t N, int reps);
 
 #endif

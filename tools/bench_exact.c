@@ -11,7 +11,8 @@
  *           column of B and the share of outputs taken from slices printed),
  *           all outputs rounded to fp64
  *   acc     the same, accumulator only (LOWP_GEMM_ACC); --no-acc skips it
- *   mpfr    the cheapest exact MPFR loop (operands at the input precision,
+ *   mpfr    the cheapest exact MPFR loop, lowp_exact_gemm_plain_mpfr
+ *           (lib/exact/gemm_mpfr.c: operands at the input precision,
  *           products at twice it, accumulator as wide as these data need),
  *           on the first --rows rows, reported per multiply-add
  *   sgemm / dgemm   OpenBLAS on the same data, one thread, best of 3
@@ -38,12 +39,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <mpfr.h>
-
 #include "bench.h"
 #include "cli.h"
 #include "exact/exact.h"
-#include "format/round_mpfr.h"
 #include "rng/dist.h"
 
 #include <cblas.h>
@@ -54,73 +52,20 @@ void openblas_set_num_threads(int num_threads);
 /* Single-thread timings use the process's CPU time, which other processes
    sharing the machine do not inflate; --big (several threads) uses wall
    time (wall = 1). */
-static double clock_s(int wall) {
+double lowp_bench_clock_s(int wall) {
   struct timespec t;
   clock_gettime(wall ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &t);
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* exponent of the last bit of x (x a nonzero binary64 value) */
-static int lsb_exp(double x) {
-  int e;
-  double m = frexp(fabs(x), &e); /* |x| = m 2^e, m in [0.5, 1) */
-  int b = 0;
-  while (m != floor(m)) { m *= 2; b++; }
-  return e - b;
-}
-
-/* precision that makes an accumulator exact for all dot products of A, B */
-static long wide_prec(const double *a, const double *b, size_t len, size_t k) {
-  int emax_a = -100000, emax_b = -100000, lmin_a = 100000, lmin_b = 100000, e;
-  size_t i;
-  for (i = 0; i < len; i++) {
-    if (a[i] != 0) {
-      (void)frexp(a[i], &e);
-      if (e > emax_a) emax_a = e;
-      if (lsb_exp(a[i]) < lmin_a) lmin_a = lsb_exp(a[i]);
-    }
-    if (b[i] != 0) {
-      (void)frexp(b[i], &e);
-      if (e > emax_b) emax_b = e;
-      if (lsb_exp(b[i]) < lmin_b) lmin_b = lsb_exp(b[i]);
-    }
-  }
-  e = 0;
-  while (((size_t)1 << e) < k) e++;
-  return (long)(emax_a + emax_b) - (lmin_a + lmin_b) + e + 2;
-}
-
-/* The MPFR loop on rows [0, rows): c[i*n+j] = RN64(sum_l a*b). */
-static double mpfr_loop(double *c, const double *a, const double *b, size_t rows,
-                        size_t n, size_t k, long prec, int pin) {
-  mpfr_t *ma = malloc(rows * k * sizeof *ma), *mb = malloc(k * n * sizeof *mb);
-  mpfr_t acc, prod;
-  size_t i, j, l;
-  double t0, t1;
-  if (!ma || !mb) lowp_cli_die("bench", "out of memory for the MPFR loop");
-  /* operands at the input precision, products at twice it: the smallest
-     exact sizes, which keep every MPFR number in one limb where possible */
-  for (i = 0; i < rows * k; i++) { mpfr_init2(ma[i], pin); mpfr_set_d(ma[i], a[i], MPFR_RNDN); }
-  for (i = 0; i < k * n; i++) { mpfr_init2(mb[i], pin); mpfr_set_d(mb[i], b[i], MPFR_RNDN); }
-  mpfr_init2(acc, (mpfr_prec_t)prec);
-  mpfr_init2(prod, 2 * pin);
-  t0 = clock_s(0);
-  for (i = 0; i < rows; i++)
-    for (j = 0; j < n; j++) {
-      mpfr_set_zero(acc, 1);
-      for (l = 0; l < k; l++) {
-        mpfr_mul(prod, ma[i * k + l], mb[l * n + j], MPFR_RNDN); /* exact */
-        mpfr_add(acc, acc, prod, MPFR_RNDN);                     /* exact by prec */
-      }
-      (void)lowp_round_mpfr(&c[i * n + j], acc, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
-    }
-  t1 = clock_s(0);
-  for (i = 0; i < rows * k; i++) mpfr_clear(ma[i]);
-  for (i = 0; i < k * n; i++) mpfr_clear(mb[i]);
-  mpfr_clears(acc, prod, (mpfr_ptr)0);
-  free(ma);
-  free(mb);
-  return t1 - t0;
+/* The MPFR baseline on rows [0, rows): c[i*n+j] = RN64(sum_l a*b); CPU
+   seconds, operand conversion included (k n + rows k sets) */
+static double mpfr_baseline(double *c, const double *a, const double *b, size_t rows,
+                            size_t n, size_t k, int pin) {
+  double t0 = lowp_bench_clock_s(0);
+  if (lowp_exact_gemm_plain_mpfr(c, a, b, rows, n, k, pin, &LOWP_FMT_FP64, LOWP_RND_NE))
+    lowp_cli_die("bench", "the MPFR baseline failed");
+  return lowp_bench_clock_s(0) - t0;
 }
 
 static void gen(double *x, size_t len, const lowp_format_t *f, lowp_dist_kind_t kind,
@@ -130,8 +75,7 @@ static void gen(double *x, size_t len, const lowp_format_t *f, lowp_dist_kind_t 
     lowp_cli_die("bench", "input generation failed");
 }
 
-/* best of reps single-thread timings of one OpenBLAS call */
-static double time_blas(int dbl, const double *a, const double *b, size_t N, int reps) {
+double lowp_bench_time_blas(int dbl, const double *a, const double *b, size_t N, int reps) {
   size_t len = N * N, i;
   double best = 1e30, t;
   int rep;
@@ -140,10 +84,10 @@ static double time_blas(int dbl, const double *a, const double *b, size_t N, int
     double *dc = malloc(len * sizeof *dc);
     if (!dc) lowp_cli_die("bench", "out of memory for dgemm");
     for (rep = 0; rep < reps; rep++) {
-      t = clock_s(0);
+      t = lowp_bench_clock_s(0);
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0, a,
                   (int)N, b, (int)N, 0.0, dc, (int)N);
-      t = clock_s(0) - t;
+      t = lowp_bench_clock_s(0) - t;
       if (t < best) best = t;
     }
     free(dc);
@@ -153,10 +97,10 @@ static double time_blas(int dbl, const double *a, const double *b, size_t N, int
     if (!fa || !fb || !fc) lowp_cli_die("bench", "out of memory for sgemm");
     for (i = 0; i < len; i++) { fa[i] = (float)a[i]; fb[i] = (float)b[i]; }
     for (rep = 0; rep < reps; rep++) {
-      t = clock_s(0);
+      t = lowp_bench_clock_s(0);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0f, fa,
                   (int)N, fb, (int)N, 0.0f, fc, (int)N);
-      t = clock_s(0) - t;
+      t = lowp_bench_clock_s(0) - t;
       if (t < best) best = t;
     }
     free(fa);
@@ -178,34 +122,32 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
   lowp_gemm_opts_t oa = {.method = LOWP_GEMM_ACC};
   lowp_gemm_stats_t st;
   const char *dn = lowp_dist_name(kind);
-  long prec;
   if (!a || !b || !c || !ca || !cm) lowp_cli_die("bench", "out of memory at size %zu", N);
   gen(a, len, fin, kind, seed, 1);
   gen(b, len, fin, kind, seed, 2);
-  prec = wide_prec(a, b, len, N);
 
   omp_set_num_threads(1);
   /* best of 2, as the BLAS calls are timed best of 3: the first call of a
      process also pays the page faults of fresh scratch memory */
   t_sl = 1e30;
   for (i = 0; i < 2; i++) {
-    double t = clock_s(0);
+    double t = lowp_bench_clock_s(0);
     if (lowp_exact_gemm_ex(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, NULL, &st))
       lowp_cli_die("bench", "lowp_exact_gemm failed");
-    t = clock_s(0) - t;
+    t = lowp_bench_clock_s(0) - t;
     if (t < t_sl) t_sl = t;
   }
   if (!no_acc) {
-    t_acc = clock_s(0);
+    t_acc = lowp_bench_clock_s(0);
     if (lowp_exact_gemm_ex(ca, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &oa,
                            NULL))
       lowp_cli_die("bench", "lowp_exact_gemm failed");
-    t_acc = clock_s(0) - t_acc;
+    t_acc = lowp_bench_clock_s(0) - t_acc;
     for (i = 0; i < len; i++)
       if (memcmp(&c[i], &ca[i], sizeof c[i]) != 0 && bad++ < 5)
         printf("  MISMATCH C[%zu][%zu]: sliced %a acc %a\n", i / N, i % N, c[i], ca[i]);
   }
-  t_mpfr = mpfr_loop(cm, a, b, rows, N, N, prec, fin->precision);
+  t_mpfr = mpfr_baseline(cm, a, b, rows, N, N, fin->precision);
   for (i = 0; i < rows * N; i++)
     if (memcmp(&c[i], &cm[i], sizeof c[i]) != 0 && bad++ < 5)
       printf("  MISMATCH C[%zu][%zu]: sliced %a mpfr %a\n", i / N, i % N, c[i], cm[i]);
@@ -215,8 +157,8 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
     free(a); free(b); free(c); free(ca); free(cm);
     return 1;
   }
-  t_s = time_blas(0, a, b, N, N <= 1024 ? 3 : 1);
-  t_d = time_blas(1, a, b, N, N <= 1024 ? 3 : 1);
+  t_s = lowp_bench_time_blas(0, a, b, N, N <= 1024 ? 3 : 1);
+  t_d = lowp_bench_time_blas(1, a, b, N, N <= 1024 ? 3 : 1);
   floor_ = (double)st.dgemm_calls * t_d;
 #define NS(t) (1e9 * (t) / macs)
   printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% | exact %7.3f ns %6.1fx S %5.1fx D"
@@ -247,10 +189,10 @@ static void run_big(size_t N, int threads, uint64_t seed) {
   gen(a, len, &LOWP_FMT_FP16, LOWP_DIST_NORMAL, seed, 1);
   gen(b, len, &LOWP_FMT_FP16, LOWP_DIST_NORMAL, seed, 2);
   omp_set_num_threads(threads);
-  t = clock_s(1);
+  t = lowp_bench_clock_s(1);
   if (lowp_exact_gemm_ex(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, NULL, &st))
     lowp_cli_die("bench", "lowp_exact_gemm failed");
-  t = clock_s(1) - t;
+  t = lowp_bench_clock_s(1) - t;
   printf("big: exact fp16 GEMM %zu^3 on %d threads (wall): %.1f s, %dx%d slices\n", N, threads,
          t, st.slices_a, st.slices_b);
   free(a);

@@ -62,6 +62,8 @@ static const bench_t benches[] = {
      "binary32 arrays to fp16/bf16/e4m3/e5m2 (rne): lowp vs the CPU's own instructions"},
     {"exact", lowp_bench_exact,
      "exact GEMM reference (m=n=k=512, fp16/fp32) vs a plain MPFR loop and OpenBLAS SGEMM"},
+    {"gemm", lowp_bench_gemm,
+     "emulated GEMM kernels (n=1024, one thread): reference vs fast path vs sgemm vs exact"},
     {"check", lowp_bench_check,
      "lowp check's pipeline: a 1024^3 fp16 GEMM check, and a spec of 50 small checks"},
 };
@@ -263,48 +265,53 @@ static void round_usage(FILE *out) {
     "  Exit: 0 ok; 1 validation failed (or --strict and a target missed); 2 bad usage.\n");
 }
 
-/* ----------------------------------------------------------- public API */
+/* ----------------------------------------------- bench round, in phases */
 
-int lowp_bench_round(int argc, char **argv) {
-  static const char *const fmt_names[] = {"fp16", "bf16", "e4m3", "e5m2"};
-  enum { NF = 4 };
-  size_t n = (size_t)1 << 24;
-  int reps = 7, strict = 0, i, k;
-  uint64_t seed = 0x2143FEDC;
+/* The state of one `bench round` run, passed through its phases. */
+enum { NF = 4 };
+typedef struct {
+  size_t n;
+  int reps, strict;
+  uint64_t seed;
   const lowp_format_t *fmts[NF];
-  const int f16c = have_f16c(), bf16hw = have_avx512bf16();
-  const char *best_isa = lowp_round_fast_isa();
-  static const char *const isas[] = {"avx512", "avx2", "generic"};
+  int f16c, bf16hw;
+  const char *best_isa;
   void *ref[NF], *out;
   uint16_t *hw;
   float *x;
   round_case cases[32];
-  int ncases = 0, failed = 0, missed = 0;
-  size_t nref;
-  double hw16_ns = 0, hwbf_ns = 0;
+  int ncases, failed, missed;
+  double hw16_ns, hwbf_ns;
+} round_run;
 
+static void round_parse(round_run *r, int argc, char **argv) {
+  int i;
   for (i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { round_usage(stdout); return LOWP_EXIT_OK; }
-    else if (!strcmp(argv[i], "--strict")) strict = 1;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { round_usage(stdout); exit(LOWP_EXIT_OK); }
+    else if (!strcmp(argv[i], "--strict")) r->strict = 1;
     else if (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--reps") || !strcmp(argv[i], "--seed")) {
       if (i + 1 >= argc) lowp_cli_die("bench round", "%s needs a value", argv[i]);
       if (!strcmp(argv[i], "--n"))
-        n = (size_t)lowp_cli_int("bench round", "--n", argv[i + 1], 1, (long long)1 << 28);
+        r->n = (size_t)lowp_cli_int("bench round", "--n", argv[i + 1], 1, (long long)1 << 28);
       else if (!strcmp(argv[i], "--reps"))
-        reps = (int)lowp_cli_int("bench round", "--reps", argv[i + 1], 1, 1000);
+        r->reps = (int)lowp_cli_int("bench round", "--reps", argv[i + 1], 1, 1000);
       else
-        seed = (uint64_t)lowp_cli_int("bench round", "--seed", argv[i + 1], 0, INT64_MAX);
+        r->seed = (uint64_t)lowp_cli_int("bench round", "--seed", argv[i + 1], 0, INT64_MAX);
       i++;
     } else {
       lowp_cli_die("bench round", "unknown option '%s'; accepted: --n N, --reps R, "
                    "--seed S, --strict, --help", argv[i]);
     }
   }
-  for (k = 0; k < NF; k++) fmts[k] = lowp_format_by_name(fmt_names[k]);
+}
 
+static void round_header(const round_run *r) {
+  char model[160] = "unknown";
+  FILE *fp = fopen("/proc/cpuinfo", "r");
   printf("lowp bench round: N = %zu binary32 values, |x| log-uniform over 2^-40..2^42, "
          "random signs, %d special values first; seed 0x%llx; single thread; "
-         "minimum of %d runs per case, round robin\n", n, (int)NSPECIAL, (unsigned long long)seed, reps);
+         "minimum of %d runs per case, round robin\n", r->n, (int)NSPECIAL,
+         (unsigned long long)r->seed, r->reps);
 #ifdef __VERSION__
   printf("build: %s, gcc %s; lowp fast path: %s copy (run-time dispatch)\n",
 #ifdef LOWP_BUILD_TYPE
@@ -312,99 +319,89 @@ int lowp_bench_round(int argc, char **argv) {
 #else
          "?",
 #endif
-         __VERSION__, best_isa);
+         __VERSION__, r->best_isa);
 #endif
-  {
-    char model[160] = "unknown";
-    FILE *fp = fopen("/proc/cpuinfo", "r");
-    if (fp) {
-      char line[256];
-      while (fgets(line, sizeof line, fp))
-        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-          snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
-          model[strcspn(model, "\n")] = '\0';
-          break;
-        }
-      fclose(fp);
-    }
-    printf("cpu: %s; f16c %s, avx512_bf16 %s\n", model, f16c ? "yes" : "no",
-           bf16hw ? "yes" : "no");
+  if (fp) {
+    char line[256];
+    while (fgets(line, sizeof line, fp))
+      if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+        snprintf(model, sizeof model, "%s", strchr(line, ':') + 2);
+        model[strcspn(model, "\n")] = '\0';
+        break;
+      }
+    fclose(fp);
   }
+  printf("cpu: %s; f16c %s, avx512_bf16 %s\n", model, r->f16c ? "yes" : "no",
+         r->bf16hw ? "yes" : "no");
+}
 
-  x = xmalloc(n * sizeof *x);
-  out = xmalloc(n * sizeof(uint32_t));
-  hw = xmalloc(n * sizeof *hw);
-  make_inputs(x, n, seed);
-
-  /* ---- validate: reference loop once per format; every timed copy of
-     the fast path against it; the hardware against lowp */
+/* every timed copy of the fast path against the reference loop */
+static void round_validate_lowp(round_run *r) {
+  static const char *const isas[] = {"avx512", "avx2", "generic"};
+  int k;
   for (k = 0; k < NF; k++) {
-    int w = lowp_format_width(fmts[k]);
-    ref[k] = xmalloc(n * (w <= 8 ? 1 : 2));
-    progress("reference loop");
-    lowp_encode_array_f32_ref(ref[k], x, n, fmts[k], NULL, LOWP_RND_NE);
-  }
-  for (k = 0; k < NF; k++) {
-    int w = lowp_format_width(fmts[k]), j;
+    int w = lowp_format_width(r->fmts[k]), j;
     for (j = -1; j < 3; j++) {
       const char *isa = j < 0 ? NULL : isas[j];
       size_t e, bad = 0;
       int st;
-      if (isa && !strcmp(isa, best_isa)) continue; /* the dispatched one, done at j = -1 */
-      if (j >= 0 && k != 0) continue;              /* other copies: fp16 only */
-      st = isa ? lowp_round_fast_encode_f32_isa(out, x, n, fmts[k], NULL, LOWP_RND_NE, isa)
-               : lowp_encode_array_f32(out, x, n, fmts[k], NULL, LOWP_RND_NE);
+      if (isa && !strcmp(isa, r->best_isa)) continue; /* the dispatched one, done at j = -1 */
+      if (j >= 0 && k != 0) continue;                 /* other copies: fp16 only */
+      st = isa ? lowp_round_fast_encode_f32_isa(r->out, r->x, r->n, r->fmts[k], NULL,
+                                                LOWP_RND_NE, isa)
+               : lowp_encode_array_f32(r->out, r->x, r->n, r->fmts[k], NULL, LOWP_RND_NE);
       if (st == LOWP_EUNSUPPORTED) continue;
-      for (e = 0; e < n; e++)
-        if (code_at(out, e, w) != code_at(ref[k], e, w)) {
-          if (bad++ < 5) {
-            uint32_t u;
-            memcpy(&u, &x[e], sizeof u);
-            printf("  x[%zu] = 0x%08lx (%a): fast 0x%lx, reference 0x%lx\n", e,
-                   (unsigned long)u, (double)x[e], (unsigned long)code_at(out, e, w),
-                   (unsigned long)code_at(ref[k], e, w));
-          }
+      for (e = 0; e < r->n; e++)
+        if (code_at(r->out, e, w) != code_at(r->ref[k], e, w) && bad++ < 5) {
+          uint32_t u;
+          memcpy(&u, &r->x[e], sizeof u);
+          printf("  x[%zu] = 0x%08lx (%a): fast 0x%lx, reference 0x%lx\n", e,
+                 (unsigned long)u, (double)r->x[e], (unsigned long)code_at(r->out, e, w),
+                 (unsigned long)code_at(r->ref[k], e, w));
         }
       printf("validate: lowp %s rne, %s copy == reference loop on all %zu: %s\n",
-             fmts[k]->name, isa ? isa : best_isa, n, bad ? "FAIL" : "ok");
-      if (bad) failed = 1;
-      if (st == LOWP_OK && ncases < 32) {
-        round_case c = {C_LOWP, fmts[k], isa, n, reps, 0};
-        cases[ncases++] = c;
+             r->fmts[k]->name, isa ? isa : r->best_isa, r->n, bad ? "FAIL" : "ok");
+      if (bad) r->failed = 1;
+      if (st == LOWP_OK && r->ncases < 32) {
+        round_case c = {C_LOWP, r->fmts[k], isa, r->n, r->reps, 0};
+        r->cases[r->ncases++] = c;
       }
     }
   }
-  if (f16c) {
-    size_t np, bad;
-    round_case c = {C_HW_FP16, NULL, NULL, n, reps, 0};
-    run_case(&c, hw, x);
-    bad = compare_hw16("F16C vs lowp fp16", hw, ref[0], x, n, 5, &np);
-    printf("validate: F16C vcvtps2ph == lowp fp16 rne on all %zu: %s", n, bad ? "FAIL" : "ok");
+}
+
+/* the CPU's own conversions against lowp */
+static void round_validate_hw(round_run *r) {
+  size_t np, bad;
+  if (r->f16c) {
+    round_case c = {C_HW_FP16, NULL, NULL, r->n, r->reps, 0};
+    run_case(&c, r->hw, r->x);
+    bad = compare_hw16("F16C vs lowp fp16", r->hw, r->ref[0], r->x, r->n, 5, &np);
+    printf("validate: F16C vcvtps2ph == lowp fp16 rne on all %zu: %s", r->n, bad ? "FAIL" : "ok");
     if (np) printf(" (%zu NaN results differ only in payload: the instruction keeps the "
                    "input's payload, lowp writes the canonical NaN; counted as equal)", np);
     printf("\n");
-    if (bad) failed = 1;
-    cases[ncases++] = c;
+    if (bad) r->failed = 1;
+    r->cases[r->ncases++] = c;
   } else {
     printf("fp16 hardware: not available on this CPU (no F16C)\n");
   }
-  if (bf16hw) {
-    size_t np, bad;
+  if (r->bf16hw) {
     lowp_policy_t daz;
-    uint16_t *lw = xmalloc(n * sizeof *lw);
-    round_case c = {C_HW_BF16, NULL, NULL, n, reps, 0};
+    uint16_t *lw = xmalloc(r->n * sizeof *lw);
+    round_case c = {C_HW_BF16, NULL, NULL, r->n, r->reps, 0};
     memset(&daz, 0, sizeof daz);
     daz.daz = 1;
-    run_case(&c, hw, x);
-    lowp_encode_array_f32(lw, x, n, fmts[1], &daz, LOWP_RND_NE);
-    bad = compare_hw16("AVX512_BF16 vs lowp bf16 daz", hw, lw, x, n, 8, &np);
+    run_case(&c, r->hw, r->x);
+    lowp_encode_array_f32(lw, r->x, r->n, r->fmts[1], &daz, LOWP_RND_NE);
+    bad = compare_hw16("AVX512_BF16 vs lowp bf16 daz", r->hw, lw, r->x, r->n, 8, &np);
     printf("validate: AVX512_BF16 vcvtneps2bf16 == lowp bf16 rne with DAZ on all %zu: %s",
-           n, bad ? "FAIL" : "ok");
+           r->n, bad ? "FAIL" : "ok");
     if (np) printf(" (%zu NaN results differ only in payload; counted as equal)", np);
     printf("\n");
-    if (bad) failed = 1;
+    if (bad) r->failed = 1;
     free(lw);
-    cases[ncases++] = c;
+    r->cases[r->ncases++] = c;
   } else {
     printf("bf16 hardware: not available on this CPU (no AVX512_BF16)\n");
     printf("bf16 software stand-in: none (gcc %d has no __bf16 conversions in C)\n",
@@ -415,94 +412,138 @@ int lowp_bench_round(int argc, char **argv) {
 #endif
            );
   }
-  if (failed) {
-    printf("bench round: validation FAILED: nothing timed\n");
-    for (k = 0; k < NF; k++) free(ref[k]);
-    free(x); free(out); free(hw);
-    return LOWP_EXIT_CHECK;
-  }
+}
 
-  /* ---- time: the reference loop on a prefix (it is ~100x slower) */
-  nref = n < ((size_t)1 << 20) ? n : (size_t)1 << 20;
-  {
-    round_case c = {C_REF, fmts[0], NULL, nref, reps < 3 ? reps : 3, 0};
-    cases[ncases++] = c;
-  }
-  /* round robin: repetition r of every case before r + 1 of any, so load
-     from other processes and clock changes spread over all cases alike;
-     each case's minimum is kept */
-  for (i = 0; i < ncases; i++) cases[i].ns = 1e300;
-  for (k = 0; k < reps; k++) {
+/* round robin: repetition k of every case before k + 1 of any, so load
+   from other processes and clock changes spread over all cases alike;
+   each case's minimum is kept. The reference loop runs on a prefix (it is
+   ~100x slower). */
+static void round_time(round_run *r) {
+  size_t nref = r->n < ((size_t)1 << 20) ? r->n : (size_t)1 << 20;
+  int i, k;
+  round_case c = {C_REF, r->fmts[0], NULL, nref, r->reps < 3 ? r->reps : 3, 0};
+  r->cases[r->ncases++] = c;
+  for (i = 0; i < r->ncases; i++) r->cases[i].ns = 1e300;
+  for (k = 0; k < r->reps; k++) {
     progress("timing");
-    for (i = 0; i < ncases; i++) {
+    for (i = 0; i < r->ncases; i++) {
       double t;
-      if (k >= cases[i].reps) continue;
-      t = time_once(&cases[i], cases[i].kind == C_HW_FP16 || cases[i].kind == C_HW_BF16
-                                   ? (void *)hw : out, x);
-      if (t < cases[i].ns) cases[i].ns = t;
+      if (k >= r->cases[i].reps) continue;
+      t = time_once(&r->cases[i], r->cases[i].kind == C_HW_FP16 || r->cases[i].kind == C_HW_BF16
+                                      ? (void *)r->hw : r->out, r->x);
+      if (t < r->cases[i].ns) r->cases[i].ns = t;
     }
   }
-  for (i = 0; i < ncases; i++) {
-    if (cases[i].kind == C_HW_FP16) hw16_ns = cases[i].ns;
-    if (cases[i].kind == C_HW_BF16) hwbf_ns = cases[i].ns;
+  for (i = 0; i < r->ncases; i++) {
+    if (r->cases[i].kind == C_HW_FP16) r->hw16_ns = r->cases[i].ns;
+    if (r->cases[i].kind == C_HW_BF16) r->hwbf_ns = r->cases[i].ns;
   }
   if (isatty(2)) fprintf(stderr, "%40s\r", "");
+}
 
-  printf("\n%-42s %9s %10s  %-28s %s\n", "case", "ns/elem", "x hw fp16", "target", "result");
-  for (i = 0; i < ncases; i++) {
-    const round_case *c = &cases[i];
-    char name[96], target[64], ratio[32];
-    const char *res = "-";
-    target[0] = '\0';
-    switch (c->kind) {
-    case C_LOWP:
-      snprintf(name, sizeof name, "lowp %s rne (%s copy%s)", c->f->name,
-               c->isa ? c->isa : best_isa, c->isa ? "" : ", dispatched");
-      if (c->isa) { snprintf(target, sizeof target, "- (information)"); break; }
-      {
-        int ok = c->ns < 1.0;
-        double hwns = !strcmp(c->f->name, "fp16") ? hw16_ns
-                    : !strcmp(c->f->name, "bf16") ? hwbf_ns : 0;
-        if (hwns > 0) {
-          ok = ok && c->ns <= 2.0 * hwns;
-          snprintf(target, sizeof target, "<= 2x hw %s, < 1 ns", c->f->name);
-        } else if (!strcmp(c->f->name, "bf16")) {
-          snprintf(target, sizeof target, "< 1 ns (no bf16 hw here)");
-        } else {
-          snprintf(target, sizeof target, "< 1 ns");
-        }
-        res = ok ? "PASS" : "FAIL";
-        if (!ok) missed = 1;
+/* name, target and verdict of one row */
+static const char *round_row(round_run *r, const round_case *c, char *name, size_t nlen,
+                             char *target, size_t tlen) {
+  const char *res = "-";
+  target[0] = '\0';
+  switch (c->kind) {
+  case C_LOWP:
+    snprintf(name, nlen, "lowp %s rne (%s copy%s)", c->f->name, c->isa ? c->isa : r->best_isa,
+             c->isa ? "" : ", dispatched");
+    if (c->isa) { snprintf(target, tlen, "- (information)"); break; }
+    {
+      int ok = c->ns < 1.0;
+      double hwns = !strcmp(c->f->name, "fp16") ? r->hw16_ns
+                  : !strcmp(c->f->name, "bf16") ? r->hwbf_ns : 0;
+      if (hwns > 0) {
+        ok = ok && c->ns <= 2.0 * hwns;
+        snprintf(target, tlen, "<= 2x hw %s, < 1 ns", c->f->name);
+      } else if (!strcmp(c->f->name, "bf16")) {
+        snprintf(target, tlen, "< 1 ns (no bf16 hw here)");
+      } else {
+        snprintf(target, tlen, "< 1 ns");
       }
-      break;
-    case C_REF:
-      snprintf(name, sizeof name, "lowp %s rne reference loop (first %zu)", c->f->name, c->n);
-      snprintf(target, sizeof target, "- (information)");
-      break;
-    case C_HW_FP16:
-      snprintf(name, sizeof name, "hw fp16: F16C vcvtps2ph (ymm)");
-      snprintf(target, sizeof target, "- (baseline)");
-      break;
-    case C_HW_BF16:
-      snprintf(name, sizeof name, "hw bf16: AVX512_BF16 vcvtneps2bf16 (zmm)");
-      snprintf(target, sizeof target, "- (baseline)");
-      break;
+      res = ok ? "PASS" : "FAIL";
+      if (!ok) r->missed = 1;
     }
-    if (hw16_ns > 0) snprintf(ratio, sizeof ratio, "%.2f", c->ns / hw16_ns);
+    break;
+  case C_REF:
+    snprintf(name, nlen, "lowp %s rne reference loop (first %zu)", c->f->name, c->n);
+    snprintf(target, tlen, "- (information)");
+    break;
+  case C_HW_FP16:
+    snprintf(name, nlen, "hw fp16: F16C vcvtps2ph (ymm)");
+    snprintf(target, tlen, "- (baseline)");
+    break;
+  case C_HW_BF16:
+    snprintf(name, nlen, "hw bf16: AVX512_BF16 vcvtneps2bf16 (zmm)");
+    snprintf(target, tlen, "- (baseline)");
+    break;
+  }
+  return res;
+}
+
+static void round_table(round_run *r) {
+  int i;
+  printf("\n%-42s %9s %10s  %-28s %s\n", "case", "ns/elem", "x hw fp16", "target", "result");
+  for (i = 0; i < r->ncases; i++) {
+    const round_case *c = &r->cases[i];
+    char name[96], target[64], ratio[32];
+    const char *res = round_row(r, c, name, sizeof name, target, sizeof target);
+    if (r->hw16_ns > 0) snprintf(ratio, sizeof ratio, "%.2f", c->ns / r->hw16_ns);
     else snprintf(ratio, sizeof ratio, "-");
     printf("%-42s %9.3f %10s  %-28s %s\n", name, c->ns, ratio, target, res);
   }
-  if (bf16hw) {
-    for (i = 0; i < ncases; i++)
-      if (cases[i].kind == C_LOWP && !cases[i].isa && !strcmp(cases[i].f->name, "bf16"))
-        printf("lowp bf16 / hw bf16 = %.2f\n", cases[i].ns / hwbf_ns);
+  if (r->bf16hw) {
+    for (i = 0; i < r->ncases; i++)
+      if (r->cases[i].kind == C_LOWP && !r->cases[i].isa && !strcmp(r->cases[i].f->name, "bf16"))
+        printf("lowp bf16 / hw bf16 = %.2f\n", r->cases[i].ns / r->hwbf_ns);
   }
-  printf("targets: %s\n", missed ? "some MISSED (timings on a shared machine vary; "
-                                   "rerun, or see the ratios)" : "all met");
+  printf("targets: %s\n", r->missed ? "some MISSED (timings on a shared machine vary; "
+                                      "rerun, or see the ratios)" : "all met");
+}
 
-  for (k = 0; k < NF; k++) free(ref[k]);
-  free(x); free(out); free(hw);
-  return (strict && missed) ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
+static void round_free(round_run *r) {
+  int k;
+  for (k = 0; k < NF; k++) free(r->ref[k]);
+  free(r->x), free(r->out), free(r->hw);
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_bench_round(int argc, char **argv) {
+  static const char *const fmt_names[] = {"fp16", "bf16", "e4m3", "e5m2"};
+  static round_run r; /* large: cases and pointers; one run per process */
+  int k;
+  memset(&r, 0, sizeof r);
+  r.n = (size_t)1 << 24, r.reps = 7, r.seed = 0x2143FEDC;
+  r.f16c = have_f16c(), r.bf16hw = have_avx512bf16(), r.best_isa = lowp_round_fast_isa();
+  round_parse(&r, argc, argv);
+  for (k = 0; k < NF; k++) r.fmts[k] = lowp_format_by_name(fmt_names[k]);
+  round_header(&r);
+  r.x = xmalloc(r.n * sizeof *r.x);
+  r.out = xmalloc(r.n * sizeof(uint32_t));
+  r.hw = xmalloc(r.n * sizeof *r.hw);
+  make_inputs(r.x, r.n, r.seed);
+  /* validate: reference loop once per format; every timed copy of the fast
+     path against it; the hardware against lowp */
+  for (k = 0; k < NF; k++) {
+    int w = lowp_format_width(r.fmts[k]);
+    r.ref[k] = xmalloc(r.n * (w <= 8 ? 1 : 2));
+    progress("reference loop");
+    lowp_encode_array_f32_ref(r.ref[k], r.x, r.n, r.fmts[k], NULL, LOWP_RND_NE);
+  }
+  round_validate_lowp(&r);
+  round_validate_hw(&r);
+  if (r.failed) {
+    printf("bench round: validation FAILED: nothing timed\n");
+    round_free(&r);
+    return LOWP_EXIT_CHECK;
+  }
+  round_time(&r);
+  round_table(&r);
+  round_free(&r);
+  return (r.strict && r.missed) ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
 }
 
 static void usage(FILE *out) {

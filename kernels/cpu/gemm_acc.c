@@ -6,9 +6,13 @@
  *                    of fused multiply-adds in acc (FMA-based CUDA-core GEMM)
  *   prod = format    products rounded to prod first, then added (no FMA)
  * Orders: recursive only (see gemm_acc.h).
+ * The scalar code below is the reference; the public entry points run the
+ * vectorised kernels of gemm_acc_fast.c where those give the same bits.
  */
 
 #include "cpu/gemm_acc.h"
+
+#include "cpu/gemm_acc_fast.h"
 
 #include <math.h>
 
@@ -73,8 +77,8 @@ static double dot(double init, const double *x, size_t incx, const double *w,
 
 /* ----------------------------------------------------------- public API */
 
-int lowp_gemm_acc_ref(double *c, const double *a, const double *b, size_t m,
-                      size_t n, size_t k, const void *cfg) {
+int lowp_gemm_acc_scalar(double *c, const double *a, const double *b, size_t m,
+                         size_t n, size_t k, const void *cfg) {
   const lowp_gemm_acc_cfg_t *g = cfg;
   uint64_t off;
   long long i;
@@ -95,9 +99,9 @@ int lowp_gemm_acc_ref(double *c, const double *a, const double *b, size_t m,
   return LOWP_OK;
 }
 
-int lowp_dot_acc_ref(double *y, const double *x, size_t incx, const double *w,
-                     size_t incw, size_t n, double init,
-                     const lowp_gemm_acc_cfg_t *cfg) {
+int lowp_dot_acc_scalar(double *y, const double *x, size_t incx, const double *w,
+                        size_t incw, size_t n, double init,
+                        const lowp_gemm_acc_cfg_t *cfg) {
   uint64_t off;
   int st = check(cfg);
   if (st) return st;
@@ -105,4 +109,28 @@ int lowp_dot_acc_ref(double *y, const double *x, size_t incx, const double *w,
   off = cfg->pol ? cfg->pol->sr_offset : 0;
   *y = dot(init, x, incx, w, incw, n, cfg, off, off + 2 * (uint64_t)n);
   return LOWP_OK;
+}
+
+int lowp_gemm_acc_ref(double *c, const double *a, const double *b, size_t m,
+                      size_t n, size_t k, const void *cfg) {
+  const lowp_gemm_acc_cfg_t *g = cfg;
+  lowp_accfast_kind_t kd;
+  int st = check(g);
+  if (st) return st;
+  if (m == 0 || n == 0) return LOWP_OK;
+  if (!c || (k && (!a || !b))) return LOWP_EINVAL;
+  kd = lowp_gemm_acc_fast_kind(a, b, m, n, k, g);
+  if (kd != LOWP_ACCFAST_NONE && lowp_gemm_acc_fast(c, a, b, m, n, k, g, kd, NULL) == LOWP_OK)
+    return LOWP_OK;
+  return lowp_gemm_acc_scalar(c, a, b, m, n, k, cfg);
+}
+
+int lowp_dot_acc_ref(double *y, const double *x, size_t incx, const double *w,
+                     size_t incw, size_t n, double init,
+                     const lowp_gemm_acc_cfg_t *cfg) {
+  int st = check(cfg);
+  if (st) return st;
+  if (!y || (n && (!x || !w))) return LOWP_EINVAL;
+  if (lowp_dot_acc_fast(y, x, incx, w, incw, n, init, cfg) == LOWP_OK) return LOWP_OK;
+  return lowp_dot_acc_scalar(y, x, incx, w, incw, n, init, cfg);
 }

@@ -42,7 +42,9 @@ typedef struct {
  * their formats. C on entry is the addend (rounded to acc first, as a
  * kernel would load it); pass zeros for a plain product. Matches
  * lowp_gemm_fn (kernels/registry.h) with cfg a const lowp_gemm_acc_cfg_t *.
- * OpenMP over rows; the result does not depend on the thread count.
+ * OpenMP; the result does not depend on the thread count. Runs the
+ * vectorised kernels of cpu/gemm_acc_fast.h where they give the same bits
+ * as lowp_gemm_acc_scalar (the reference), else the reference itself.
  * Stochastic rounding: for output e = i n + j, the addition of step l draws
  * index pol->sr_offset + 2 k e + 2 l and its product's rounding
  * pol->sr_offset + 2 k e + 2 l + 1; the addend's rounding draws
@@ -62,5 +64,16 @@ int lowp_gemm_acc_ref(double *c, const double *a, const double *b, size_t m,
 int lowp_dot_acc_ref(double *y, const double *x, size_t incx, const double *w,
                      size_t incw, size_t n, double init,
                      const lowp_gemm_acc_cfg_t *cfg);
+
+/** @brief The scalar reference behind lowp_gemm_acc_ref (same contract):
+    one output at a time, each addition through exact/exact.h. Every fast
+    kernel is tested against it bit for bit. */
+int lowp_gemm_acc_scalar(double *c, const double *a, const double *b, size_t m,
+                         size_t n, size_t k, const void *cfg);
+
+/** @brief The scalar reference behind lowp_dot_acc_ref (same contract). */
+int lowp_dot_acc_scalar(double *y, const double *x, size_t incx, const double *w,
+                        size_t incw, size_t n, double init,
+                        const lowp_gemm_acc_cfg_t *cfg);
 
 #endif

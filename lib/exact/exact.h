@@ -180,6 +180,19 @@ int lowp_exact_gemm_mpfr(double *c, const double *a, const double *b,
                          const lowp_format_t *f, const lowp_policy_t *pol,
                          lowp_rounding_t rnd);
 
+/**
+ * @brief The plainest exact MPFR GEMM, the baseline `lowp bench exact`
+ * times: operands at pin bits (their format's precision, 1..53), products
+ * at 2 pin bits, one accumulator as wide as these data need, then one
+ * rounding of each output of A B to f (no addend, no policy). Serial.
+ * Same results as lowp_exact_gemm (finite data only).
+ * @return LOWP_OK; LOWP_EINVAL (NULL data, pin out of range, NaN or inf
+ *         entries); LOWP_EFORMAT; LOWP_EROUND; LOWP_ENOMEM.
+ */
+int lowp_exact_gemm_plain_mpfr(double *c, const double *a, const double *b, size_t m,
+                               size_t n, size_t k, int pin, const lowp_format_t *f,
+                               lowp_rounding_t rnd);
+
 /* ----------------------------------------------- two-operand operations */
 
 /**

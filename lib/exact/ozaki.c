@@ -147,8 +147,6 @@ static inline void cut(double *out, size_t stride, double X, int ns, double p) {
 __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
 
-static int mul_ovf(size_t a, size_t b) { return b && a > (size_t)-1 / b; }
-
 /* W form: the exact value of output (x, y) as one signed 128-bit integer V
    times 2^(ea + eb - sA nA - sB nB), V = sum_tu C_tu 2^(sA (nA-1-t) + sB (nB-1-u)).
    |C_tu| <= 2^53 and the geometric sums of the shifts are below 2^(SH+2),
@@ -157,329 +155,412 @@ static int w_fits(int sA, int nA, int sB, int nB) {
   return sA * (nA - 1) + sB * (nB - 1) <= 70;
 }
 
-int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const double *c0,
-                            size_t m, size_t n, size_t k, const lowp_format_t *f,
-                            const lowp_policy_t *pol, lowp_rounding_t rnd,
-                            const lowp_gemm_opts_t *opt, lowp__progress_t *prog,
-                            lowp_gemm_stats_t *stats) {
-  int budget, sA0, sA = 0, sB = 0, nA = 0, nB = 0, ta, tb, err = LOWP_OK, narrow = 1, wmode = 0;
-  int forced = opt && opt->method == LOWP_GEMM_SLICED, extra = opt ? opt->test_extra_bits : 0;
-  int ebits = opt && opt->engine_bits ? opt->engine_bits : 53;
-  int cap = opt && opt->slice_bits_max ? opt->slice_bits_max : 64;
+/* The state of one sliced GEMM, passed through its phases. */
+typedef struct {
+  /* the problem */
+  double *c;
+  const double *a, *b, *c0;
+  size_t m, n, k;
+  const lowp_format_t *f;
+  const lowp_policy_t *pol;
+  lowp_rounding_t rnd;
+  const lowp_gemm_opts_t *opt;
+  lowp__progress_t *prog;
+  lowp_gemm_stats_t *stats;
+  /* the choice: widths, counts, budget, form */
+  int budget, sA0, sA, sB, nA, nB, narrow, wmode, forced, extra, cap;
   double emax_entry; /* the largest magnitude an engine result may have */
-  need_t *na = NULL, *nb_ = NULL;
-  size_t i, j, l, ma = 0, nbc = 0, nfail = 0, nd = 0;
-  size_t *ri = NULL, *cj = NULL, *rf = NULL, *cf = NULL;
-  double *As = NULL, *Bs = NULL, *Ct = NULL, *fb1 = NULL, *fb2 = NULL, best, total;
-  int64_t *D = NULL;
-  i128 *V = NULL;
-  uint64_t *bsum = NULL;
-  unsigned char *fail = NULL;
-  int *ea = NULL, *eb = NULL;
+  /* the sets and buffers */
+  need_t *na, *nb;
+  size_t ma, nbc, nd;
+  size_t *ri, *cj, *rf, *cf;
+  double *As, *Bs, *Ct, *fb1, *fb2;
+  int64_t *D;
+  i128 *V;
+  uint64_t *bsum;
+  unsigned char *fail;
+  int *ea, *eb;
+} oz_t;
+
+/* per-row and per-column needs; z->narrow: every row and column narrow */
+static int oz_needs(oz_t *z) {
+  size_t i, j, l, m = z->m, n = z->n, k = z->k;
   long long xi;
-
-  /* sA + sB + ceil(log2 k) <= engine bits (53: binary64 DGEMM) */
-  if (ebits < 2 || ebits > 53 || cap < 1) return LOWP_EINVAL;
-  budget = ebits - clog2(k);
-  if (budget < 2 || k > ((size_t)1 << 50)) return LOWP__NOT_USED;
-  emax_entry = ldexp(1.0, ebits);
-
-  /* per-row and per-column needs */
-  na = malloc(m * sizeof *na);
-  nb_ = malloc(n * sizeof *nb_);
-  if (!na || !nb_) { err = LOWP_ENOMEM; goto done; }
+  z->na = malloc(m * sizeof *z->na);
+  z->nb = malloc(n * sizeof *z->nb);
+  if (!z->na || !z->nb) return LOWP_ENOMEM;
 #pragma omp parallel for schedule(static)
   for (xi = 0; xi < (long long)m; xi++) {
     need_t r = {1, 0, 0, 0, 1};
     size_t ll;
-    for (ll = 0; ll < k; ll++) need_add(&r, a[(size_t)xi * k + ll]);
-    na[xi] = r;
+    for (ll = 0; ll < k; ll++) need_add(&r, z->a[(size_t)xi * k + ll]);
+    z->na[xi] = r;
   }
   for (j = 0; j < n; j++) {
     need_t r = {1, 0, 0, 0, 1};
-    nb_[j] = r;
+    z->nb[j] = r;
   }
   for (l = 0; l < k; l++)
-    for (j = 0; j < n; j++) need_add(&nb_[j], b[l * n + j]);
+    for (j = 0; j < n; j++) need_add(&z->nb[j], z->b[l * n + j]);
+  z->narrow = 1;
   for (i = 0; i < m; i++)
-    if (!na[i].narrow || !na[i].ok) narrow = 0;
+    if (!z->na[i].narrow || !z->na[i].ok) z->narrow = 0;
   for (j = 0; j < n; j++)
-    if (!nb_[j].narrow || !nb_[j].ok) narrow = 0;
+    if (!z->nb[j].narrow || !z->nb[j].ok) z->narrow = 0;
+  return LOWP_OK;
+}
 
-  /* choose the slice widths sA + sB = budget and counts nA, nB by cost, in
-     DGEMM multiply-adds; the all-accumulator cost is the bar. Equal widths
-     may use any counts (diagonals summed in int64, "D form"); unequal ones
-     only the 128-bit W form. Forced: equal widths, every sliceable row and
-     column covered. */
-  {
-    double R = narrow ? ACC_COST : ACC_COST_GENERAL, K = (double)k;
-    int cand;
-    best = forced ? INFINITY : R * K * (double)m * (double)n;
-    /* candidates: (xa, budget - xa) for xa = 1 .. budget - 1, and the equal
-       split (budget/2, budget/2) last; forced: only the equal split */
-    for (cand = forced ? budget - 1 : 0; cand < budget; cand++) {
-      int eq = cand == budget - 1;
-      int xa = eq ? budget / 2 : cand + 1;
-      int xb = eq ? budget / 2 : budget - xa, maxa = 0, maxb = 0;
-      /* an engine with narrow inputs caps each width (the sum then stays
-         below the budget); the equal split stays equal */
-      if (eq && xa > cap) xa = xb = cap;
-      if (!eq && xa > cap) continue;
-      if (xb > cap) xb = cap;
-      size_t hista[LOWP__OZAKI_MAXSLICES + 1] = {0}, histb[LOWP__OZAKI_MAXSLICES + 1] = {0};
-      size_t ca = 0, cb;
-      for (i = 0; i < m; i++) {
-        int q = need_slices(&na[i], xa);
-        hista[q]++;
-        if (q > maxa) maxa = q;
-      }
-      for (j = 0; j < n; j++) {
-        int q = need_slices(&nb_[j], xb);
-        histb[q]++;
-        if (q > maxb) maxb = q;
-      }
-      for (ta = 1; ta <= maxa; ta++) {
-        ca += hista[ta];
-        cb = 0;
-        for (tb = 1; tb <= maxb; tb++) {
-          double cost;
-          int w = w_fits(xa, ta, xb, tb);
-          cb += histb[tb];
-          if (!w && xa != xb) continue;
-          if (forced)
-            cost = (ta == maxa && tb == maxb) ? 0.0 : INFINITY;
-          else
-            cost = (double)ta * tb * (double)ca * (double)cb * (K + 4.0) +
-                   R * K * ((double)m * (double)n - (double)ca * (double)cb);
-          if (cost < best) { best = cost; nA = ta; nB = tb; sA = xa; sB = xb; wmode = w; }
-        }
+/* slice counts per row (or column) for width x: histogram and maximum */
+static int oz_hist(const need_t *nd, size_t cnt, int x, size_t *hist) {
+  size_t i;
+  int mx = 0;
+  for (i = 0; i < cnt; i++) {
+    int q = need_slices(&nd[i], x);
+    hist[q]++;
+    if (q > mx) mx = q;
+  }
+  return mx;
+}
+
+/* one candidate split (xa, xb): the best counts under the running best */
+static void oz_candidate(oz_t *z, int xa, int xb, double R, double *best) {
+  size_t hista[LOWP__OZAKI_MAXSLICES + 1] = {0}, histb[LOWP__OZAKI_MAXSLICES + 1] = {0};
+  size_t ca = 0, cb;
+  double K = (double)z->k, m = (double)z->m, n = (double)z->n;
+  int maxa = oz_hist(z->na, z->m, xa, hista), maxb = oz_hist(z->nb, z->n, xb, histb), ta, tb;
+  for (ta = 1; ta <= maxa; ta++) {
+    ca += hista[ta];
+    cb = 0;
+    for (tb = 1; tb <= maxb; tb++) {
+      double cost;
+      int w = w_fits(xa, ta, xb, tb);
+      cb += histb[tb];
+      if (!w && xa != xb) continue;
+      if (z->forced)
+        cost = (ta == maxa && tb == maxb) ? 0.0 : INFINITY;
+      else
+        cost = (double)ta * tb * (double)ca * (double)cb * (K + 4.0) +
+               R * K * (m * n - (double)ca * (double)cb);
+      if (cost < *best) {
+        *best = cost;
+        z->nA = ta, z->nB = tb, z->sA = xa, z->sB = xb, z->wmode = w;
       }
     }
   }
-  if (nA == 0) { err = LOWP__NOT_USED; goto done; }
+}
+
+/* choose the slice widths sA + sB = budget and counts nA, nB by cost, in
+   DGEMM multiply-adds; the all-accumulator cost is the bar. Equal widths
+   may use any counts (diagonals summed in int64, "D form"); unequal ones
+   only the 128-bit W form. Forced: equal widths, every sliceable row and
+   column covered. LOWP__NOT_USED when the accumulator wins. */
+static int oz_choose(oz_t *z) {
+  double R = z->narrow ? ACC_COST : ACC_COST_GENERAL;
+  double best = z->forced ? INFINITY : R * (double)z->k * (double)z->m * (double)z->n;
+  int cand, budget = z->budget;
+  /* candidates: (xa, budget - xa) for xa = 1 .. budget - 1, and the equal
+     split (budget/2, budget/2) last; forced: only the equal split */
+  for (cand = z->forced ? budget - 1 : 0; cand < budget; cand++) {
+    int eq = cand == budget - 1;
+    int xa = eq ? budget / 2 : cand + 1;
+    int xb = eq ? budget / 2 : budget - xa;
+    /* an engine with narrow inputs caps each width (the sum then stays
+       below the budget); the equal split stays equal */
+    if (eq && xa > z->cap) xa = xb = z->cap;
+    if (!eq && xa > z->cap) continue;
+    if (xb > z->cap) xb = z->cap;
+    oz_candidate(z, xa, xb, R, &best);
+  }
+  if (z->nA == 0) return LOWP__NOT_USED;
   /* testing only: breaks the budget by extra bits (the W form's shifts
      follow sA; the D form needs sA == sB, so the hook is for W only) */
-  if (extra && !wmode) { err = LOWP__NOT_USED; goto done; }
-  sA0 = sA;
-  if (extra) sA = budget - sB + extra; /* sA + sB = budget + extra (past a cap too) */
+  if (z->extra && !z->wmode) return LOWP__NOT_USED;
+  z->sA0 = z->sA;
+  if (z->extra) z->sA = budget - z->sB + z->extra; /* sA + sB = budget + extra (past a cap too) */
+  return LOWP_OK;
+}
 
-  /* the sets: rows/columns sliced (ri, cj) and left to the accumulator */
-  ri = malloc(m * sizeof *ri);
-  rf = malloc(m * sizeof *rf);
-  cj = malloc(n * sizeof *cj);
-  cf = malloc(n * sizeof *cf);
-  ea = malloc(m * sizeof *ea);
-  eb = malloc(n * sizeof *eb);
-  if (!ri || !rf || !cj || !cf || !ea || !eb) { err = LOWP_ENOMEM; goto done; }
-  {
-    size_t nrf = 0, ncf = 0;
-    for (i = 0; i < m; i++) {
-      int q = need_slices(&na[i], sA0); /* as chosen: the hook only widens */
-      if (q >= 1 && q <= nA) { ea[ma] = na[i].any ? na[i].emax : 0; ri[ma++] = i; }
-      else rf[nrf++] = i;
-    }
-    for (j = 0; j < n; j++) {
-      int q = need_slices(&nb_[j], sB);
-      if (q >= 1 && q <= nB) { eb[nbc] = nb_[j].any ? nb_[j].emax : 0; cj[nbc++] = j; }
-      else cf[ncf++] = j;
-    }
+/* the sets: rows/columns sliced (ri, cj) and left to the accumulator */
+static int oz_sets(oz_t *z) {
+  size_t i, j, nrf = 0, ncf = 0, m = z->m, n = z->n;
+  z->ri = malloc(m * sizeof *z->ri);
+  z->rf = malloc(m * sizeof *z->rf);
+  z->cj = malloc(n * sizeof *z->cj);
+  z->cf = malloc(n * sizeof *z->cf);
+  z->ea = malloc(m * sizeof *z->ea);
+  z->eb = malloc(n * sizeof *z->eb);
+  if (!z->ri || !z->rf || !z->cj || !z->cf || !z->ea || !z->eb) return LOWP_ENOMEM;
+  for (i = 0; i < m; i++) {
+    int q = need_slices(&z->na[i], z->sA0); /* as chosen: the hook only widens */
+    if (q >= 1 && q <= z->nA) {
+      z->ea[z->ma] = z->na[i].any ? z->na[i].emax : 0;
+      z->ri[z->ma++] = i;
+    } else z->rf[nrf++] = i;
   }
-  if (ma == 0 || nbc == 0) { err = LOWP__NOT_USED; goto done; }
-
-  nd = wmode ? 0 : (size_t)(nA + nB - 1);
-  if (mul_ovf(ma, k) || mul_ovf(ma * k, (size_t)nA * sizeof(double)) || mul_ovf(nbc, k) ||
-      mul_ovf(nbc * k, (size_t)nB * sizeof(double)) || mul_ovf(ma, nbc) ||
-      mul_ovf(ma * nbc, (nd + 2) * sizeof(int64_t)) || ma > INT_MAX || nbc > INT_MAX ||
-      k > INT_MAX) {
-    err = LOWP__NOT_USED;
-    goto done;
+  for (j = 0; j < n; j++) {
+    int q = need_slices(&z->nb[j], z->sB);
+    if (q >= 1 && q <= z->nB) {
+      z->eb[z->nbc] = z->nb[j].any ? z->nb[j].emax : 0;
+      z->cj[z->nbc++] = j;
+    } else z->cf[ncf++] = j;
   }
-  As = malloc((size_t)nA * ma * k * sizeof *As);
-  Bs = malloc((size_t)nB * nbc * k * sizeof *Bs);
-  Ct = malloc(ma * nbc * sizeof *Ct);
-  if (wmode) V = calloc(ma * nbc, sizeof *V);
-  else D = calloc(nd * ma * nbc, sizeof *D);
-  bsum = calloc((size_t)nB * k, sizeof *bsum);
-  fail = calloc(ma, 1);
-  /* the slices need more memory than the accumulator: if it is not there,
-     the accumulator does the whole product (nothing was written yet) */
-  if (!As || !Bs || !Ct || (!V && !D) || !bsum || !fail) { err = LOWP__NOT_USED; goto done; }
+  return (z->ma == 0 || z->nbc == 0) ? LOWP__NOT_USED : LOWP_OK;
+}
 
-  fb1 = malloc(nbc * sizeof *fb1);
-  fb2 = malloc(nbc * sizeof *fb2);
-  if (!fb1 || !fb2) { err = LOWP__NOT_USED; goto done; }
-  for (j = 0; j < nbc; j++) scale_of(eb[j], &fb1[j], &fb2[j]);
+/* the slices' buffers; LOWP__NOT_USED when they do not fit (the
+   accumulator then does the whole product: nothing was written yet) */
+static int oz_alloc(oz_t *z) {
+  size_t ma = z->ma, nbc = z->nbc, k = z->k, j;
+  z->nd = z->wmode ? 0 : (size_t)(z->nA + z->nB - 1);
+  if (lowp__mul_overflows(ma, k) || lowp__mul_overflows(ma * k, (size_t)z->nA * sizeof(double)) ||
+      lowp__mul_overflows(nbc, k) || lowp__mul_overflows(nbc * k, (size_t)z->nB * sizeof(double)) ||
+      lowp__mul_overflows(ma, nbc) ||
+      lowp__mul_overflows(ma * nbc, (z->nd + 2) * sizeof(int64_t)) || ma > INT_MAX ||
+      nbc > INT_MAX || k > INT_MAX)
+    return LOWP__NOT_USED;
+  z->As = malloc((size_t)z->nA * ma * k * sizeof *z->As);
+  z->Bs = malloc((size_t)z->nB * nbc * k * sizeof *z->Bs);
+  z->Ct = malloc(ma * nbc * sizeof *z->Ct);
+  if (z->wmode) z->V = calloc(ma * nbc, sizeof *z->V);
+  else z->D = calloc(z->nd * ma * nbc, sizeof *z->D);
+  z->bsum = calloc((size_t)z->nB * k, sizeof *z->bsum);
+  z->fail = calloc(ma, 1);
+  z->fb1 = malloc(nbc * sizeof *z->fb1);
+  z->fb2 = malloc(nbc * sizeof *z->fb2);
+  if (!z->As || !z->Bs || !z->Ct || (!z->V && !z->D) || !z->bsum || !z->fail || !z->fb1 ||
+      !z->fb2)
+    return LOWP__NOT_USED;
+  for (j = 0; j < nbc; j++) scale_of(z->eb[j], &z->fb1[j], &z->fb2[j]);
+  return LOWP_OK;
+}
 
-  /* split: As[t] is ma x k, Bs[u] is k x nbc, both row-major. With the test
-     hook (sA one bit wider than chosen), nA slices of sA bits still cover
-     every row: they hold more bits than before. */
+/* split: As[t] is ma x k, Bs[u] is k x nbc, both row-major. With the test
+   hook (sA one bit wider than chosen), nA slices of sA bits still cover
+   every row: they hold more bits than before. */
+static void oz_split(oz_t *z) {
+  size_t ma = z->ma, nbc = z->nbc, k = z->k;
+  long long xi;
 #pragma omp parallel for schedule(static)
   for (xi = 0; xi < (long long)ma; xi++) {
     size_t x = (size_t)xi, ll;
-    const double *ar = a + ri[x] * k;
-    double f1, f2, p = ldexp(1.0, sA);
-    scale_of(ea[x], &f1, &f2);
-    for (ll = 0; ll < k; ll++) cut(As + x * k + ll, ma * k, (ar[ll] * f1) * f2, nA, p);
+    const double *ar = z->a + z->ri[x] * k;
+    double f1, f2, p = ldexp(1.0, z->sA);
+    scale_of(z->ea[x], &f1, &f2);
+    for (ll = 0; ll < k; ll++) cut(z->As + x * k + ll, ma * k, (ar[ll] * f1) * f2, z->nA, p);
   }
 #pragma omp parallel for schedule(static)
   for (xi = 0; xi < (long long)k; xi++) {
     size_t ll = (size_t)xi, y;
     int u;
-    double p = ldexp(1.0, sB);
+    double p = ldexp(1.0, z->sB);
     for (y = 0; y < nbc; y++)
-      cut(Bs + ll * nbc + y, nbc * k, (b[ll * n + cj[y]] * fb1[y]) * fb2[y], nB, p);
+      cut(z->Bs + ll * nbc + y, nbc * k, (z->b[ll * z->n + z->cj[y]] * z->fb1[y]) * z->fb2[y],
+          z->nB, p);
     /* B_u 1 modulo 2^64 (entries are integers below 2^52) */
-    for (u = 0; u < nB; u++) {
+    for (u = 0; u < z->nB; u++) {
       uint64_t acc = 0;
-      const double *br = Bs + (size_t)u * nbc * k + ll * nbc;
+      const double *br = z->Bs + (size_t)u * nbc * k + ll * nbc;
       for (y = 0; y < nbc; y++) acc += (uint64_t)(int64_t)br[y];
-      bsum[(size_t)u * k + ll] = acc;
+      z->bsum[(size_t)u * k + ll] = acc;
     }
   }
+}
 
-  /* one exact DGEMM per slice pair; threads set explicitly (the result cannot
-     depend on them: every operation is exact) */
+/* add the DGEMM result Ct of slice pair (ta, tb) into D or V, after the
+   exactness checks (integer entries in range, row checksums mod 2^64) */
+static void oz_collect(oz_t *z, int ta, int tb) {
+  size_t ma = z->ma, nbc = z->nbc, k = z->k;
+  int64_t *Dd = z->D ? z->D + (size_t)(ta + tb) * ma * nbc : NULL;
+  int sh = z->sA * (z->nA - 1 - ta) + z->sB * (z->nB - 1 - tb);
+  const double *At = z->As + (size_t)ta * ma * k;
+  long long xi;
+#pragma omp parallel for schedule(static)
+  for (xi = 0; xi < (long long)ma; xi++) {
+    size_t x = (size_t)xi, y, ll;
+    uint64_t want = 0, got = 0;
+    const double *cr = z->Ct + x * nbc;
+    const uint64_t *bs = z->bsum + (size_t)tb * k;
+    int bad = 0;
+    for (ll = 0; ll < k; ll++) want += (uint64_t)(int64_t)At[x * k + ll] * bs[ll];
+    for (y = 0; y < nbc; y++)
+      if (!(fabs(cr[y]) <= z->emax_entry) || cr[y] != trunc(cr[y])) bad = 1;
+    if (!bad) {
+      for (y = 0; y < nbc; y++) got += (uint64_t)(int64_t)cr[y];
+      if (Dd)
+        for (y = 0; y < nbc; y++) Dd[x * nbc + y] += (int64_t)cr[y];
+      else
+        for (y = 0; y < nbc; y++) z->V[x * nbc + y] += (i128)(int64_t)cr[y] * ((i128)1 << sh);
+    }
+    if (bad || got != want) z->fail[x] = 1;
+  }
+}
+
+/* one exact DGEMM per slice pair; threads set explicitly (the result cannot
+   depend on them: every operation is exact) */
+static int oz_dgemms(oz_t *z) {
+  size_t ma = z->ma, nbc = z->nbc, k = z->k;
+  double total = (double)z->nA * z->nB;
+  int ta, tb, err;
   openblas_set_num_threads(omp_get_max_threads());
-  total = (double)nA * nB;
-  for (ta = 0; ta < nA; ta++)
-    for (tb = 0; tb < nB; tb++) {
-      int64_t *Dd = D ? D + (size_t)(ta + tb) * ma * nbc : NULL;
-      int sh = sA * (nA - 1 - ta) + sB * (nB - 1 - tb);
-      const double *At = As + (size_t)ta * ma * k;
-      if (opt && opt->dgemm) {
-        err = opt->dgemm(opt->dgemm_ctx, ma, nbc, k, At, Bs + (size_t)tb * nbc * k, Ct);
-        if (err) goto done;
+  for (ta = 0; ta < z->nA; ta++)
+    for (tb = 0; tb < z->nB; tb++) {
+      const double *At = z->As + (size_t)ta * ma * k, *Bt = z->Bs + (size_t)tb * nbc * k;
+      if (z->opt && z->opt->dgemm) {
+        err = z->opt->dgemm(z->opt->dgemm_ctx, ma, nbc, k, At, Bt, z->Ct);
+        if (err) return err;
       } else {
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ma, (int)nbc, (int)k, 1.0,
-                    At, (int)k, Bs + (size_t)tb * nbc * k, (int)nbc, 0.0, Ct, (int)nbc);
+                    At, (int)k, Bt, (int)nbc, 0.0, z->Ct, (int)nbc);
       }
-      if (stats) stats->dgemm_calls++;
-#pragma omp parallel for schedule(static)
-      for (xi = 0; xi < (long long)ma; xi++) {
-        size_t x = (size_t)xi, y, ll;
-        uint64_t want = 0, got = 0;
-        const double *cr = Ct + x * nbc;
-        const uint64_t *bs = bsum + (size_t)tb * k;
-        int bad = 0;
-        for (ll = 0; ll < k; ll++) want += (uint64_t)(int64_t)At[x * k + ll] * bs[ll];
-        for (y = 0; y < nbc; y++)
-          if (!(fabs(cr[y]) <= emax_entry) || cr[y] != trunc(cr[y])) bad = 1;
-        if (!bad) {
-          for (y = 0; y < nbc; y++) got += (uint64_t)(int64_t)cr[y];
-          if (Dd)
-            for (y = 0; y < nbc; y++) Dd[x * nbc + y] += (int64_t)cr[y];
-          else
-            for (y = 0; y < nbc; y++) V[x * nbc + y] += (i128)(int64_t)cr[y] * ((i128)1 << sh);
-        }
-        if (bad || got != want) fail[x] = 1;
-      }
-      if (prog) lowp__progress_set(prog, 0.8 * (double)(ta * nB + tb + 1) / total);
+      if (z->stats) z->stats->dgemm_calls++;
+      oz_collect(z, ta, tb);
+      if (z->prog) lowp__progress_set(z->prog, 0.8 * (double)(ta * z->nB + tb + 1) / total);
     }
+  return LOWP_OK;
+}
 
-  /* combine exactly and round once per output */
+/* output (x, y) of the W form: V 2^e0 rounded straight from its top 64
+   bits and a sticky bit, as lowp_acc_round does from the accumulator;
+   returns 0 when zero or C0 need the accumulator (acc then holds V 2^e0) */
+static int oz_round_w(const oz_t *z, size_t x, size_t y, lowp_acc_t *acc) {
+  size_t idx = z->ri[x] * z->n + z->cj[y];
+  i128 v = z->V[x * z->nbc + y];
+  u128 M = v < 0 ? (u128)(-v) : (u128)v;
+  int64_t e0 = (int64_t)z->ea[x] + z->eb[y] - (int64_t)z->sA * z->nA - (int64_t)z->sB * z->nB;
+  uint64_t hi = (uint64_t)(M >> 64), lo = (uint64_t)M, sig;
+  int L, sticky;
+  if (v != 0 && !z->c0) {
+    L = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll(lo); /* bit length */
+    if (L > 64) {
+      sig = (uint64_t)(M >> (L - 64));
+      sticky = (M & (((u128)1 << (L - 64)) - 1)) != 0;
+    } else {
+      sig = lo << (64 - L);
+      sticky = 0;
+    }
+    (void)lowp_round_sig(&z->c[idx], v < 0, e0 + L - 1, sig, sticky, z->f, z->pol, z->rnd,
+                         lowp__exact_index(z->pol, idx));
+    return 1;
+  }
+  lowp_acc_reset(acc);
+  if (v != 0) {
+    if (e0 < LOWP_ACC_LSB) {
+      /* every slice part is a multiple of 2^-1074, so V 2^e0 is a
+         multiple of 2^-2148 > 2^LOWP_ACC_LSB: the shift drops zeros */
+      M >>= LOWP_ACC_LSB - e0;
+      e0 = LOWP_ACC_LSB;
+    }
+    lowp_acc_add_int(acc, (uint64_t)M, (int)e0, v < 0);
+    lowp_acc_add_int(acc, (uint64_t)(M >> 64), (int)e0 + 64, v < 0);
+  }
+  return 0;
+}
+
+/* output (x, y) of the D form into acc: the diagonals' int64 sums */
+static void oz_sum_d(const oz_t *z, size_t x, size_t y, lowp_acc_t *acc) {
+  size_t d, ma = z->ma, nbc = z->nbc;
+  lowp_acc_reset(acc);
+  for (d = 0; d < z->nd; d++) {
+    int64_t v = z->D[d * ma * nbc + x * nbc + y];
+    int e = z->ea[x] + z->eb[y] - z->sA * (int)(d + 2);
+    uint64_t mag = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+    if (v == 0) continue;
+    if (e < LOWP_ACC_LSB) { /* as in oz_round_w */
+      mag >>= LOWP_ACC_LSB - e;
+      e = LOWP_ACC_LSB;
+    }
+    lowp_acc_add_int(acc, mag, e, v < 0);
+  }
+}
+
+/* combine exactly and round once per output */
+static void oz_combine(oz_t *z) {
+  long long xi;
 #pragma omp parallel
   {
     lowp_acc_t acc;
     lowp_acc_init(&acc);
 #pragma omp for schedule(dynamic, 4)
-    for (xi = 0; xi < (long long)ma; xi++) {
-      size_t x = (size_t)xi, y, d;
-      if (fail[x]) continue;
-      for (y = 0; y < nbc; y++) {
-        size_t idx = ri[x] * n + cj[y];
-        if (V) {
-          /* V 2^e0: round straight from its top 64 bits and a sticky bit, as
-             lowp_acc_round does from the accumulator; zero and C0 go
-             through the accumulator */
-          i128 v = V[x * nbc + y];
-          u128 M = v < 0 ? (u128)(-v) : (u128)v;
-          int64_t e0 = (int64_t)ea[x] + eb[y] - (int64_t)sA * nA - (int64_t)sB * nB;
-          uint64_t hi = (uint64_t)(M >> 64), lo = (uint64_t)M, sig;
-          int L, sticky;
-          if (v != 0 && !c0) {
-            L = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll(lo); /* bit length */
-            if (L > 64) {
-              sig = (uint64_t)(M >> (L - 64));
-              sticky = (M & (((u128)1 << (L - 64)) - 1)) != 0;
-            } else {
-              sig = lo << (64 - L);
-              sticky = 0;
-            }
-            (void)lowp_round_sig(&c[idx], v < 0, e0 + L - 1, sig, sticky, f, pol, rnd,
-                                 lowp__exact_index(pol, idx));
-            continue;
-          }
-          lowp_acc_reset(&acc);
-          if (v != 0) {
-            if (e0 < LOWP_ACC_LSB) {
-              /* every slice part is a multiple of 2^-1074, so V 2^e0 is a
-                 multiple of 2^-2148 > 2^LOWP_ACC_LSB: the shift drops zeros */
-              M >>= LOWP_ACC_LSB - e0;
-              e0 = LOWP_ACC_LSB;
-            }
-            lowp_acc_add_int(&acc, (uint64_t)M, (int)e0, v < 0);
-            lowp_acc_add_int(&acc, (uint64_t)(M >> 64), (int)e0 + 64, v < 0);
-          }
+    for (xi = 0; xi < (long long)z->ma; xi++) {
+      size_t x = (size_t)xi, y;
+      if (z->fail[x]) continue;
+      for (y = 0; y < z->nbc; y++) {
+        if (z->V) {
+          if (oz_round_w(z, x, y, &acc)) continue;
         } else {
-          lowp_acc_reset(&acc);
-          for (d = 0; d < nd; d++) {
-            int64_t v = D[d * ma * nbc + x * nbc + y];
-            int e = ea[x] + eb[y] - sA * (int)(d + 2);
-            uint64_t mag = v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
-            if (v == 0) continue;
-            if (e < LOWP_ACC_LSB) { /* as above */
-              mag >>= LOWP_ACC_LSB - e;
-              e = LOWP_ACC_LSB;
-            }
-            lowp_acc_add_int(&acc, mag, e, v < 0);
-          }
+          oz_sum_d(z, x, y, &acc);
         }
-        lowp__exact_gemm_finish(c, &acc, a + ri[x] * k, b, n, c0, ri[x], cj[y], k, f, pol,
-                                rnd);
+        lowp__exact_gemm_finish(z->c, &acc, z->a + z->ri[x] * z->k, z->b, z->n, z->c0,
+                                z->ri[x], z->cj[y], z->k, z->f, z->pol, z->rnd);
       }
     }
   }
+}
 
-  /* what the slices did not cover: failed rows join the accumulator's rows */
-  {
-    size_t nrf = m - ma, ncf = n - nbc, x, ok = 0;
-    for (x = 0; x < ma; x++)
-      if (fail[x]) { rf[nrf++] = ri[x]; nfail++; }
-      else ri[ok++] = ri[x];
-    if (prog) { prog->lo = 0.8; prog->hi = 0.9; }
-    if (nrf) err = lowp__exact_gemm_acc(c, a, b, c0, m, n, k, rf, nrf, NULL, n, f, pol, rnd, prog);
-    if (prog) { prog->lo = 0.9; prog->hi = 1.0; }
-    if (!err && ncf && ok)
-      err = lowp__exact_gemm_acc(c, a, b, c0, m, n, k, ri, ok, cf, ncf, f, pol, rnd, prog);
-    if (prog) lowp__progress_set(prog, 1.0);
-    if (stats) {
-      stats->slices_a = nA;
-      stats->slices_b = nB;
-      stats->slice_bits_a = sA;
-      stats->slice_bits_b = sB;
-      stats->sliced_outputs = ok * nbc;
-      stats->fallback_outputs = m * n - ok * nbc;
-      stats->check_failed_rows = nfail;
-    }
+/* what the slices did not cover: failed rows join the accumulator's rows */
+static int oz_rest(oz_t *z) {
+  size_t m = z->m, n = z->n, nrf = m - z->ma, ncf = n - z->nbc, x, ok = 0, nfail = 0;
+  int err = LOWP_OK;
+  for (x = 0; x < z->ma; x++)
+    if (z->fail[x]) { z->rf[nrf++] = z->ri[x]; nfail++; }
+    else z->ri[ok++] = z->ri[x];
+  if (z->prog) { z->prog->lo = 0.8; z->prog->hi = 0.9; }
+  if (nrf)
+    err = lowp__exact_gemm_acc(z->c, z->a, z->b, z->c0, m, n, z->k, z->rf, nrf, NULL, n, z->f,
+                               z->pol, z->rnd, z->prog);
+  if (z->prog) { z->prog->lo = 0.9; z->prog->hi = 1.0; }
+  if (!err && ncf && ok)
+    err = lowp__exact_gemm_acc(z->c, z->a, z->b, z->c0, m, n, z->k, z->ri, ok, z->cf, ncf, z->f,
+                               z->pol, z->rnd, z->prog);
+  if (z->prog) lowp__progress_set(z->prog, 1.0);
+  if (z->stats) {
+    z->stats->slices_a = z->nA;
+    z->stats->slices_b = z->nB;
+    z->stats->slice_bits_a = z->sA;
+    z->stats->slice_bits_b = z->sB;
+    z->stats->sliced_outputs = ok * z->nbc;
+    z->stats->fallback_outputs = m * n - ok * z->nbc;
+    z->stats->check_failed_rows = nfail;
   }
+  return err;
+}
 
-done:
-  free(na);
-  free(nb_);
-  free(ri);
-  free(rf);
-  free(cj);
-  free(cf);
-  free(ea);
-  free(eb);
-  free(As);
-  free(Bs);
-  free(fb1);
-  free(fb2);
-  free(Ct);
-  free(D);
-  free(V);
-  free(bsum);
-  free(fail);
+static void oz_free(oz_t *z) {
+  free(z->na), free(z->nb), free(z->ri), free(z->rf), free(z->cj), free(z->cf);
+  free(z->ea), free(z->eb), free(z->As), free(z->Bs), free(z->fb1), free(z->fb2);
+  free(z->Ct), free(z->D), free(z->V), free(z->bsum), free(z->fail);
+}
+
+int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const double *c0,
+                            size_t m, size_t n, size_t k, const lowp_format_t *f,
+                            const lowp_policy_t *pol, lowp_rounding_t rnd,
+                            const lowp_gemm_opts_t *opt, lowp__progress_t *prog,
+                            lowp_gemm_stats_t *stats) {
+  oz_t z;
+  int ebits = opt && opt->engine_bits ? opt->engine_bits : 53, err;
+  memset(&z, 0, sizeof z);
+  z.c = c, z.a = a, z.b = b, z.c0 = c0, z.m = m, z.n = n, z.k = k;
+  z.f = f, z.pol = pol, z.rnd = rnd, z.opt = opt, z.prog = prog, z.stats = stats;
+  z.forced = opt && opt->method == LOWP_GEMM_SLICED;
+  z.extra = opt ? opt->test_extra_bits : 0;
+  z.cap = opt && opt->slice_bits_max ? opt->slice_bits_max : 64;
+  /* sA + sB + ceil(log2 k) <= engine bits (53: binary64 DGEMM) */
+  if (ebits < 2 || ebits > 53 || z.cap < 1) return LOWP_EINVAL;
+  z.budget = ebits - clog2(k);
+  if (z.budget < 2 || k > ((size_t)1 << 50)) return LOWP__NOT_USED;
+  z.emax_entry = ldexp(1.0, ebits);
+  err = oz_needs(&z);
+  if (!err) err = oz_choose(&z);
+  if (!err) err = oz_sets(&z);
+  if (!err) err = oz_alloc(&z);
+  if (!err) {
+    oz_split(&z);
+    err = oz_dgemms(&z);
+  }
+  if (!err) {
+    oz_combine(&z);
+    err = oz_rest(&z);
+  }
+  oz_free(&z);
   return err;
 }

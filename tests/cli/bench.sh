@@ -62,5 +62,18 @@ done
 grep -q "^fp32  *spread  *37 | slices  0x0 .* sliced   0.0%" "$T/ex" && ok || bad "wide-exponent case not on the accumulator"
 grep -q "VALIDATION FAILED" "$T/ex" && bad "bench exact validation failed" || ok
 
+# bench gemm: bad usage, help, and a tiny run (odd size: vector tails) where every case validates
+expect_exit2 "gemm unknown option" "unknown option '--bogus'" "$LOWP" bench gemm --bogus
+expect_exit2 "gemm --n too small" "out of range" "$LOWP" bench gemm --n 2
+expect_exit2 "gemm --n without value" "--n needs a value" "$LOWP" bench gemm --n
+expect_exit2 "gemm --reps not a number" "malformed --reps" "$LOWP" bench gemm --reps=x
+"$LOWP" bench gemm --help >"$T/help" 2>&1 && grep -q -- '--quick' "$T/help" && ok || bad "bench gemm --help"
+"$LOWP" bench gemm --n=37 --reps 1 --rows 37 >"$T/gm" 2>"$T/err"; rc=$?
+[ $rc -eq 0 ] && ok || bad "bench gemm --n 37: exit $rc: $(cat "$T/err")"
+[ "$(grep -c ' ok$' "$T/gm")" -eq 9 ] && ok || bad "bench gemm: not 9 validated rows: $(cat "$T/gm")"
+grep -q "FAIL$" "$T/gm" && bad "bench gemm validation failed" || ok
+grep -q "^fp16 in, fp16 acc  *ro32 " "$T/gm" && ok || bad "bench gemm: fp16 accumulation not on the ro32 kernel"
+grep -q "^fp32 in, fp32 acc (fma), normal  *fma32 " "$T/gm" && ok || bad "bench gemm: fp32 not on fma32"
+
 echo "cli_bench: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,0 +1,248 @@
+/* tgemm_acc_fast -- every fast accumulation kernel against the scalar reference, bit for bit */
+
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/gemm_acc.h"
+#include "cpu/gemm_acc_fast.h"
+#include "status.h"
+#include "testutil.h"
+
+static uint64_t rng_state;
+
+static uint64_t next(void) { /* splitmix64 */
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
+
+/* One adversarial entry for accumulator f (wide 0: a binary32 value; 1: a
+   binary64 value; 2: 11 significant bits, magnitudes in [2^-60, 2^50]):
+   small integers times a power of two (ties at every step of a narrow
+   accumulator), factors whose products are subnormal in f, factors whose
+   products reach f's largest binade (overflow mid-sum), zeros of both
+   signs, inf and NaN, and binary32 values of any magnitude. */
+static double entry(const lowp_format_t *f, int wide, int specials) {
+  uint64_t r = next();
+  int cat = (int)(r % 16), sgn = (int)((r >> 8) & 1);
+  double v;
+  int half_min = (f->emin - f->precision) / 2, half_max = f->emax / 2;
+  if (wide == 2) { /* narrow data (the RO32 kernel): magnitudes in [2^-60, 2^50] */
+    half_min = half_min < -56 ? -56 : half_min;
+    half_max = half_max > 48 ? 48 : half_max;
+  }
+  switch (cat) {
+  case 0: case 1: case 2: case 3: case 4: /* integers: ties in the sum */
+    v = ldexp((double)((r >> 12) % 4096), (int)((r >> 40) % 7) - 3);
+    break;
+  case 5: case 6: /* products near and below f's smallest subnormal */
+    v = ldexp(1.0 + (double)((r >> 12) % 1024) / 1024.0, half_min + (int)((r >> 40) % 6) - 3);
+    break;
+  case 7: /* products near f's largest binade */
+    v = ldexp(1.0 + (double)((r >> 12) % 1024) / 1024.0, half_max - (int)((r >> 40) % 2));
+    break;
+  case 8: v = 0.0; break;
+  case 9:
+    if (specials && (r >> 20) % 40 == 0) v = ((r >> 30) & 1) ? INFINITY : NAN;
+    else v = 1.0;
+    break;
+  default: /* any binary32 (or binary64) value of moderate magnitude */
+    v = ldexp((double)(r >> 11) / 9007199254740992.0 + 0.5, (int)((r >> 3) % 40) - 20);
+    break;
+  }
+  if (sgn) v = -v;
+  if (wide != 1 && v == v) {
+    float fv = (float)v;
+    v = (double)fv;
+  }
+  if (wide == 2 && v != 0 && isfinite(v)) { /* 11 significant bits, as fp16 data */
+    int e;
+    double mt = frexp(v, &e);
+    v = ldexp(nearbyint(mt * 2048.0) / 2048.0, e);
+  }
+  return v;
+}
+
+static void fill(double *x, size_t cnt, const lowp_format_t *f, int wide, int specials) {
+  size_t i;
+  for (i = 0; i < cnt; i++) x[i] = entry(f, wide, specials);
+}
+
+/* fast (every isa this CPU runs, 1 and 2 threads) == scalar on one shape;
+   cancel: every output is a b + a (-b) on a zero addend (exact zero sums,
+   whose sign depends on the mode) */
+static void compare_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, size_t m,
+                         size_t n, size_t k, int wide, int specials, int cancel,
+                         lowp_accfast_kind_t want) {
+  static const char *isas[] = {"generic", "avx2", "avx512"};
+  double *a = malloc((m * k + 1) * sizeof *a), *b = malloc((k * n + 1) * sizeof *b);
+  double *c0 = malloc(m * n * sizeof *c0), *ref = malloc(m * n * sizeof *ref);
+  double *got = malloc(m * n * sizeof *got);
+  size_t e, bad;
+  int s, th;
+  lowp_accfast_kind_t kd;
+  if (!a || !b || !c0 || !ref || !got) { lowp_test_check(0, "alloc"); goto out; }
+  fill(a, m * k, cfg->acc, wide, specials);
+  fill(b, k * n, cfg->acc, wide, specials);
+  fill(c0, m * n, cfg->acc, 1, specials);
+  if (cancel && k == 2) {
+    for (e = 0; e < m; e++) a[2 * e + 1] = a[2 * e];
+    for (e = 0; e < n; e++) b[n + e] = -b[e];
+    for (e = 0; e < m * n; e++) c0[e] = (e % 3) ? 0.0 : -0.0;
+  }
+  memcpy(ref, c0, m * n * sizeof *ref);
+  lowp_test_check(lowp_gemm_acc_scalar(ref, a, b, m, n, k, cfg) == LOWP_OK, "%s: scalar", what);
+  kd = lowp_gemm_acc_fast_kind(a, b, m, n, k, cfg);
+  lowp_test_check(kd == want, "%s: fast kind %d, want %d", what, (int)kd, (int)want);
+  if (kd == LOWP_ACCFAST_NONE) goto out;
+  for (s = 0; s < 3; s++)
+    for (th = 1; th <= 2; th++) {
+      int st;
+      omp_set_num_threads(th);
+      memcpy(got, c0, m * n * sizeof *got);
+      st = lowp_gemm_acc_fast(got, a, b, m, n, k, cfg, kd, isas[s]);
+      if (st == LOWP_EUNSUPPORTED) continue;
+      lowp_test_check(st == LOWP_OK, "%s %s: status %d", what, isas[s], st);
+      for (e = 0, bad = 0; e < m * n; e++)
+        if (!same_bits(got[e], ref[e]) && bad++ < 3)
+          lowp_test_check(0, "%s %s %d thr: C[%zu] %a, reference %a", what, isas[s], th, e,
+                          got[e], ref[e]);
+      lowp_test_check(bad == 0, "%s %s %d thr: %zu of %zu outputs differ", what, isas[s], th,
+                      bad, m * n);
+    }
+  /* the public entry point (dispatching) gives the same bytes */
+  memcpy(got, c0, m * n * sizeof *got);
+  lowp_test_check(lowp_gemm_acc_ref(got, a, b, m, n, k, cfg) == LOWP_OK, "%s: entry", what);
+  lowp_test_check(memcmp(got, ref, m * n * sizeof *got) == 0, "%s: entry point bytes", what);
+  /* one dot product, strided, through the scalar fast step */
+  {
+    double y0 = 0, y1 = 0;
+    lowp_test_check(lowp_dot_acc_scalar(&y0, a, 1, b + 1 % n, n, k, c0[0], cfg) == LOWP_OK &&
+                        lowp_dot_acc_ref(&y1, a, 1, b + 1 % n, n, k, c0[0], cfg) == LOWP_OK,
+                    "%s: dot runs", what);
+    lowp_test_check(same_bits(y0, y1), "%s: dot %a, reference %a", what, y1, y0);
+  }
+out:
+  free(a), free(b), free(c0), free(ref), free(got);
+}
+
+static void compare(const char *what, const lowp_gemm_acc_cfg_t *cfg, size_t m, size_t n,
+                    size_t k, int wide, int specials, lowp_accfast_kind_t want) {
+  compare_data(what, cfg, m, n, k, wide, specials, 0, want);
+}
+
+static const char *mode_name(lowp_rounding_t r) {
+  static const char *names[] = {"rne", "rna", "rtz", "rup", "rdn", "rto", "sr"};
+  return names[r];
+}
+
+int main(void) {
+  static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
+  const lowp_format_t *accs[] = {&LOWP_FMT_FP32, &LOWP_FMT_TF32, &LOWP_FMT_FP16,
+                                 &LOWP_FMT_BF16, &LOWP_FMT_E5M2};
+  const lowp_format_t *prods[] = {NULL, &LOWP_FMT_FP32, &LOWP_FMT_FP16, &LOWP_FMT_BF16};
+  lowp_gemm_acc_cfg_t cfg;
+  char what[160];
+  size_t ia, ip, im;
+  lowp_test_start("tgemm_acc_fast");
+  rng_state = lowp_test_seed();
+
+  /* every accumulator x product format x mode, ties/subnormals/overflow/NaN */
+  for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)
+    for (ip = 0; ip < sizeof prods / sizeof *prods; ip++)
+      for (im = 0; im < 4; im++) {
+        lowp_accfast_kind_t want = LOWP_ACCFAST_RO64;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.acc = accs[ia];
+        cfg.acc_rnd = modes[im];
+        cfg.prod = prods[ip];
+        cfg.prod_rnd = modes[(im + ip) % 4];
+        /* fp32: binary32 arithmetic in rne, and in the directed modes where
+           AVX-512 rounds in the instruction (products in the same mode) */
+        if (cfg.acc == &LOWP_FMT_FP32 &&
+            (cfg.acc_rnd == LOWP_RND_NE || !strcmp(lowp_gemm_acc_fast_isa(), "avx512")) &&
+            (!cfg.prod || (cfg.prod == &LOWP_FMT_FP32 && cfg.prod_rnd == cfg.acc_rnd)))
+          want = LOWP_ACCFAST_FMA32;
+        snprintf(what, sizeof what, "acc %s %s, prod %s %s", cfg.acc->name,
+                 mode_name(cfg.acc_rnd), cfg.prod ? cfg.prod->name : "exact",
+                 mode_name(cfg.prod_rnd));
+        compare(what, &cfg, 5, 37, 300, 0, 1, want);
+        strcat(what, " cancel");
+        compare_data(what, &cfg, 4, 19, 2, 0, 0, 1, want);
+        /* narrow data: the binary32-lane kernel where acc and prod fit it */
+        if (cfg.acc->precision <= 22 && (!cfg.prod || cfg.prod->precision <= 22)) {
+          snprintf(what, sizeof what, "acc %s %s, prod %s %s narrow", cfg.acc->name,
+                   mode_name(cfg.acc_rnd), cfg.prod ? cfg.prod->name : "exact",
+                   mode_name(cfg.prod_rnd));
+          compare(what, &cfg, 5, 37, 300, 2, 0, LOWP_ACCFAST_RO32);
+          strcat(what, " cancel");
+          compare_data(what, &cfg, 4, 19, 2, 2, 0, 1, LOWP_ACCFAST_RO32);
+        }
+      }
+  /* fp32 with products rounded to fp32 in the accumulator's mode */
+  for (im = 0; im < 4; im++) {
+    int avx512 = !strcmp(lowp_gemm_acc_fast_isa(), "avx512");
+    memset(&cfg, 0, sizeof cfg);
+    cfg.acc = cfg.prod = &LOWP_FMT_FP32;
+    cfg.acc_rnd = cfg.prod_rnd = modes[im];
+    snprintf(what, sizeof what, "fp32 prod and acc %s", mode_name(modes[im]));
+    compare(what, &cfg, 5, 37, 300, 0, 1,
+            (avx512 || im == 0) ? LOWP_ACCFAST_FMA32 : LOWP_ACCFAST_RO64);
+    strcat(what, " cancel");
+    compare_data(what, &cfg, 4, 19, 2, 0, 0, 1,
+                 (avx512 || im == 0) ? LOWP_ACCFAST_FMA32 : LOWP_ACCFAST_RO64);
+  }
+  /* fp32 rne with products rounded to fp32 rne: the plain binary32 kernel */
+  memset(&cfg, 0, sizeof cfg);
+  cfg.acc = &LOWP_FMT_FP32;
+  cfg.prod = &LOWP_FMT_FP32;
+  compare("fp32 add32", &cfg, 5, 37, 300, 0, 1, LOWP_ACCFAST_FMA32);
+  /* panels and row groups of the tiling, edges included */
+  cfg.prod = NULL;
+  compare("fp32 fma32 tiles", &cfg, 131, 133, 260, 0, 1, LOWP_ACCFAST_FMA32);
+  cfg.acc = &LOWP_FMT_FP16;
+  compare("fp16 ro64 tiles", &cfg, 131, 133, 40, 0, 1, LOWP_ACCFAST_RO64);
+  compare("fp16 ro32 tiles", &cfg, 131, 133, 40, 2, 0, LOWP_ACCFAST_RO32);
+  /* fp64 accumulator on binary64 data: fma() and a*b + s */
+  cfg.acc = &LOWP_FMT_FP64;
+  compare("fp64 fma64", &cfg, 6, 40, 300, 1, 1, LOWP_ACCFAST_FMA64);
+  cfg.prod = &LOWP_FMT_FP64;
+  compare("fp64 add64", &cfg, 6, 40, 300, 1, 1, LOWP_ACCFAST_FMA64);
+  /* data off the binary32 grid: no fast kernel for narrow accumulators */
+  cfg.acc = &LOWP_FMT_FP16;
+  cfg.prod = NULL;
+  compare("fp16 on fp64 data", &cfg, 3, 5, 20, 1, 0, LOWP_ACCFAST_NONE);
+  /* k = 0: the addend alone, NaN signs by the policy (-NaN kept or made +) */
+  {
+    lowp_policy_t pol = {0};
+    cfg.acc = &LOWP_FMT_FP16;
+    cfg.prod = NULL;
+    compare("fp16 k=0", &cfg, 7, 40, 0, 2, 1, LOWP_ACCFAST_RO32);
+    pol.nan_sign = LOWP_NANSIGN_POSITIVE;
+    cfg.pol = &pol;
+    compare("fp16 k=0 nan positive", &cfg, 7, 40, 0, 2, 1, LOWP_ACCFAST_RO32);
+    compare("fp16 nan positive", &cfg, 7, 40, 30, 0, 1, LOWP_ACCFAST_RO64);
+    cfg.pol = NULL;
+  }
+  /* what the fast kernels leave to the reference */
+  cfg.acc_rnd = LOWP_RND_NA;
+  compare("fp16 rna", &cfg, 3, 5, 20, 0, 0, LOWP_ACCFAST_NONE);
+  cfg.acc_rnd = LOWP_RND_NE;
+  cfg.acc = &LOWP_FMT_E4M3;
+  compare("e4m3 (no inf)", &cfg, 3, 5, 20, 0, 0, LOWP_ACCFAST_NONE);
+  {
+    lowp_policy_t pol = {0};
+    pol.ftz = 1;
+    cfg.acc = &LOWP_FMT_FP32;
+    cfg.pol = &pol;
+    compare("fp32 ftz", &cfg, 3, 5, 20, 0, 0, LOWP_ACCFAST_NONE);
+  }
+  return lowp_test_end();
+}

@@ -1,0 +1,192 @@
+/* lowp bench gemm -- emulated GEMM kernels: reference vs fast path vs OpenBLAS vs exact */
+
+/*
+ * One table, one run, one thread (process CPU time), m = n = k = N
+ * (default 1024; --quick 128): for each configuration of the accumulation
+ * kernel (cpu/gemm_acc.h), ns per multiply-add of
+ *   ref     lowp_gemm_acc_scalar, the scalar reference, on the first --rows rows
+ *   fast    lowp_gemm_acc_ref as every caller runs it (the fast kernel it
+ *           dispatches to is named), all N^3, best of --reps
+ *   sgemm   OpenBLAS cblas_sgemm on the same data, best of --reps
+ *   exact   lowp_exact_gemm (exact, rounded once to fp64), once
+ * with the ratios ref/fast and fast/sgemm. Validation first (STYLE B8): the
+ * fast result equals the reference on the sampled rows bit for bit; a case
+ * that does not validate prints FAIL and the exit status is 1.
+ * Target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024 for
+ * recursive summation; printed, never enforced by a test.
+ *
+ * Run: lowp bench gemm [--n N] [--quick] [--reps R] [--rows R] [--seed S]
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "cpu/gemm_acc.h"
+#include "cpu/gemm_acc_fast.h"
+#include "exact/exact.h"
+#include "rng/dist.h"
+#include "status.h"
+
+/* ---------------------------------------------------------------- types */
+
+typedef struct {
+  const char *label;
+  const lowp_format_t *in, *acc, *prod;
+  lowp_rounding_t acc_rnd, prod_rnd;
+  lowp_dist_kind_t dist;
+} gcase_t;
+
+typedef struct {
+  size_t n, rows;
+  int reps;
+  uint64_t seed;
+} gopts_t;
+
+/* ------------------------------------------------------ private helpers */
+
+static const char *kind_name(lowp_accfast_kind_t k) {
+  switch (k) {
+  case LOWP_ACCFAST_FMA64: return "fma64";
+  case LOWP_ACCFAST_FMA32: return "fma32";
+  case LOWP_ACCFAST_RO64: return "ro64";
+  case LOWP_ACCFAST_RO32: return "ro32";
+  default: return "none";
+  }
+}
+
+static void *xalloc(size_t bytes) {
+  void *p = calloc(bytes ? bytes : 1, 1);
+  if (!p) lowp_cli_die("bench gemm", "out of memory (%zu bytes); try a smaller --n", bytes);
+  return p;
+}
+
+/* one row of the table; returns 1 when validation failed */
+static int run_gcase(const gcase_t *gc, const gopts_t *o) {
+  size_t N = o->n, r = o->rows < N ? o->rows : N, len = N * N, e;
+  double *a = xalloc(len * sizeof *a), *b = xalloc(len * sizeof *b);
+  double *c = xalloc(len * sizeof *c), *cr = xalloc(r * N * sizeof *cr);
+  double t, t_ref, t_fast = 1e300, t_blas, t_exact, madds = (double)N * N * N;
+  lowp_dist_t d = {gc->dist, 0x1p-20, 1.0};
+  lowp_gemm_acc_cfg_t cfg;
+  int rep, bad = 0;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.acc = gc->acc, cfg.acc_rnd = gc->acc_rnd, cfg.prod = gc->prod, cfg.prod_rnd = gc->prod_rnd;
+  if (lowp_dist_fill(a, len, &d, gc->in, o->seed, 1) ||
+      lowp_dist_fill(b, len, &d, gc->in, o->seed, 2))
+    lowp_cli_die("bench gemm", "input generation failed");
+  /* reference on the first r rows, then the fast path on all, compared */
+  t = lowp_bench_clock_s(0);
+  if (lowp_gemm_acc_scalar(cr, a, b, r, N, N, &cfg) != LOWP_OK)
+    lowp_cli_die("bench gemm", "reference kernel failed");
+  t_ref = 1e9 * (lowp_bench_clock_s(0) - t) / ((double)r * N * N);
+  for (rep = 0; rep < o->reps; rep++) {
+    memset(c, 0, len * sizeof *c);
+    t = lowp_bench_clock_s(0);
+    if (lowp_gemm_acc_ref(c, a, b, N, N, N, &cfg) != LOWP_OK)
+      lowp_cli_die("bench gemm", "kernel failed");
+    t = lowp_bench_clock_s(0) - t;
+    if (t < t_fast) t_fast = t;
+  }
+  t_fast *= 1e9 / madds;
+  for (e = 0; e < r * N; e++)
+    if (memcmp(&c[e], &cr[e], sizeof *c)) bad = 1;
+  t_blas = 1e9 * lowp_bench_time_blas(0, a, b, N, o->reps) / madds;
+  t = lowp_bench_clock_s(0);
+  if (lowp_exact_gemm(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE))
+    lowp_cli_die("bench gemm", "exact GEMM failed");
+  t_exact = 1e9 * (lowp_bench_clock_s(0) - t) / madds;
+  printf("%-34s %-6s %9.3f %9.4f %9.4f %9.4f %8.0fx %8.1fx  %s\n", gc->label,
+         kind_name(lowp_gemm_acc_fast_kind(a, b, N, N, N, &cfg)), t_ref, t_fast, t_blas,
+         t_exact, t_ref / t_fast, t_fast / t_blas, bad ? "FAIL" : "ok");
+  free(a), free(b), free(c), free(cr);
+  return bad;
+}
+
+static void gemm_usage(void) {
+  printf("usage: lowp bench gemm [--n N] [--quick] [--reps R] [--rows R] [--seed S]\n"
+         "  The emulated GEMM kernels (lowp gemm's subject, registry gemm_acc), one\n"
+         "  thread, m = n = k = N: ns per multiply-add of the scalar reference (first R\n"
+         "  rows), the fast path every caller runs, OpenBLAS sgemm, and the exact\n"
+         "  reference (lowp_exact_gemm), side by side. Validates fast == reference bit\n"
+         "  for bit on the sampled rows first.\n"
+         "  --n N      size (default 1024; 8 .. 8192)   --quick   N = 128\n"
+         "  --reps R   repetitions of fast and sgemm, minimum kept (default 3)\n"
+         "  --rows R   rows of the reference timed and compared (default 2)\n"
+         "  --seed S   input seed (default 11)\n"
+         "  Target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024.\n"
+         "  Exit: 0 ok; 1 validation failed; 2 bad usage.\n");
+}
+
+static void parse(gopts_t *o, int argc, char **argv) {
+  int i;
+  for (i = 1; i < argc; i++) {
+    const char *arg = argv[i], *val = NULL, *eq = strchr(arg, '=');
+    char key[32];
+    if (eq && (size_t)(eq - arg) < sizeof key) {
+      memcpy(key, arg, (size_t)(eq - arg));
+      key[eq - arg] = 0;
+      val = eq + 1;
+      arg = key;
+    }
+    if (!strcmp(arg, "--quick") && !val) { o->n = 128; continue; }
+    if (!strcmp(arg, "--help") && !val) { gemm_usage(); exit(LOWP_EXIT_OK); }
+    if (strcmp(arg, "--n") && strcmp(arg, "--reps") && strcmp(arg, "--rows") &&
+        strcmp(arg, "--seed"))
+      lowp_cli_die("bench gemm", "unknown option '%s' (see --help)", argv[i]);
+    if (!val) {
+      if (i + 1 >= argc) lowp_cli_die("bench gemm", "%s needs a value", arg);
+      val = argv[++i];
+    }
+    if (!strcmp(arg, "--n")) o->n = (size_t)lowp_cli_int("bench gemm", "--n", val, 8, 8192);
+    else if (!strcmp(arg, "--reps"))
+      o->reps = (int)lowp_cli_int("bench gemm", "--reps", val, 1, 100);
+    else if (!strcmp(arg, "--rows"))
+      o->rows = (size_t)lowp_cli_int("bench gemm", "--rows", val, 1, 8192);
+    else o->seed = (uint64_t)lowp_cli_int("bench gemm", "--seed", val, 0, INT64_MAX);
+  }
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_bench_gemm(int argc, char **argv) {
+  static const gcase_t cases[] = {
+      {"fp32 in, fp32 acc (fma), normal", &LOWP_FMT_FP32, &LOWP_FMT_FP32, NULL, LOWP_RND_NE,
+       LOWP_RND_NE, LOWP_DIST_NORMAL},
+      {"fp32 in, fp32 acc, loguniform 2^-20", &LOWP_FMT_FP32, &LOWP_FMT_FP32, NULL,
+       LOWP_RND_NE, LOWP_RND_NE, LOWP_DIST_LOGUNIFORM},
+      {"fp32 in, fp32 prod, fp32 acc", &LOWP_FMT_FP32, &LOWP_FMT_FP32, &LOWP_FMT_FP32,
+       LOWP_RND_NE, LOWP_RND_NE, LOWP_DIST_NORMAL},
+      {"fp16 in, fp32 acc", &LOWP_FMT_FP16, &LOWP_FMT_FP32, NULL, LOWP_RND_NE, LOWP_RND_NE,
+       LOWP_DIST_NORMAL},
+      {"fp16 in, fp32 acc rtz", &LOWP_FMT_FP16, &LOWP_FMT_FP32, NULL, LOWP_RND_TZ,
+       LOWP_RND_NE, LOWP_DIST_NORMAL},
+      {"fp16 in, fp16 acc", &LOWP_FMT_FP16, &LOWP_FMT_FP16, NULL, LOWP_RND_NE, LOWP_RND_NE,
+       LOWP_DIST_NORMAL},
+      {"bf16 in, bf16 acc", &LOWP_FMT_BF16, &LOWP_FMT_BF16, NULL, LOWP_RND_NE, LOWP_RND_NE,
+       LOWP_DIST_NORMAL},
+      {"fp16 in, fp16 prod, fp16 acc", &LOWP_FMT_FP16, &LOWP_FMT_FP16, &LOWP_FMT_FP16,
+       LOWP_RND_NE, LOWP_RND_NE, LOWP_DIST_NORMAL},
+      {"fp64 in, fp64 acc (fma)", &LOWP_FMT_FP64, &LOWP_FMT_FP64, NULL, LOWP_RND_NE,
+       LOWP_RND_NE, LOWP_DIST_NORMAL},
+  };
+  gopts_t o = {1024, 2, 3, 11};
+  size_t i;
+  int bad = 0;
+  parse(&o, argc, argv);
+  omp_set_num_threads(1);
+  printf("lowp bench gemm: m = n = k = %zu, one thread (CPU time), seed %llu; ns per "
+         "multiply-add; ref on the first %zu rows, fast and sgemm best of %d, exact once\n",
+         o.n, (unsigned long long)o.seed, o.rows < o.n ? o.rows : o.n, o.reps);
+  printf("%-34s %-6s %9s %9s %9s %9s %9s %9s  %s\n", "case (recursive order)", "kernel", "ref",
+         "fast", "sgemm", "exact", "ref/fast", "fast/S", "fast==ref");
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) bad |= run_gcase(&cases[i], &o);
+  printf("target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024, one thread\n");
+  return bad ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
+}
