@@ -61,11 +61,6 @@ static void usage(FILE *out) {
     "  --json    machine-readable output with stable keys\n");
 }
 
-static const char *need_arg(int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) lowp_cli_die("convert", "option %s needs an argument", argv[*i]);
-  return argv[++*i];
-}
-
 static void fields_text(char *buf, size_t len, uint64_t b, const lowp_format_t *f) {
   int w = lowp_format_width(f), i, pos = 0;
   int sbits = f->has_sign ? 1 : 0;
@@ -289,27 +284,29 @@ int lowp_cmd_convert(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "--help")) { usage(stdout); free(vals); free(owned); return LOWP_EXIT_OK; }
     else if (!strcmp(a, "--to")) {
-      o.nto = lowp_cli_format_list("convert", need_arg(argc, argv, &i), o.to, MAX_FORMATS);
+      o.nto = lowp_cli_format_list("convert", lowp_cli_need_arg("convert", argc, argv, &i), o.to,
+                                   MAX_FORMATS);
       have_to = 1;
     } else if (!strcmp(a, "--from")) {
-      o.from = lowp_cli_format("convert", need_arg(argc, argv, &i));
+      o.from = lowp_cli_format("convert", lowp_cli_need_arg("convert", argc, argv, &i));
       o.have_from = 1;
-    } else if (!strcmp(a, "--round")) o.rnd = lowp_cli_rounding("convert", need_arg(argc, argv, &i));
+    } else if (!strcmp(a, "--round"))
+      o.rnd = lowp_cli_rounding("convert", lowp_cli_need_arg("convert", argc, argv, &i));
     else if (!strcmp(a, "--sat")) o.pol.overflow = LOWP_OVF_SAT;
     else if (!strcmp(a, "--overflow")) {
-      const char *v = need_arg(argc, argv, &i);
+      const char *v = lowp_cli_need_arg("convert", argc, argv, &i);
       if (!strcmp(v, "ieee")) o.pol.overflow = LOWP_OVF_IEEE;
       else if (!strcmp(v, "sat")) o.pol.overflow = LOWP_OVF_SAT;
       else if (!strcmp(v, "sat-keepinf")) o.pol.overflow = LOWP_OVF_SAT_KEEPINF;
       else if (!strcmp(v, "nan")) o.pol.overflow = LOWP_OVF_NAN;
       else lowp_cli_die("convert", "unknown overflow policy '%s'; accepted: ieee sat sat-keepinf nan", v);
     } else if (!strcmp(a, "--nan-sign")) {
-      const char *v = need_arg(argc, argv, &i);
+      const char *v = lowp_cli_need_arg("convert", argc, argv, &i);
       if (!strcmp(v, "keep")) o.pol.nan_sign = LOWP_NANSIGN_KEEP;
       else if (!strcmp(v, "positive")) o.pol.nan_sign = LOWP_NANSIGN_POSITIVE;
       else lowp_cli_die("convert", "unknown --nan-sign '%s'; accepted: keep positive", v);
     } else if (!strcmp(a, "--nan-map")) {
-      const char *v = need_arg(argc, argv, &i);
+      const char *v = lowp_cli_need_arg("convert", argc, argv, &i);
       if (!strcmp(v, "max")) o.pol.nan_map = LOWP_NANMAP_MAXPOS;
       else if (!strcmp(v, "zero")) o.pol.nan_map = LOWP_NANMAP_ZERO;
       else lowp_cli_die("convert", "unknown --nan-map '%s'; accepted: max zero", v);
@@ -319,16 +316,18 @@ int lowp_cmd_convert(int argc, char **argv) {
     else if (!strcmp(a, "--csv")) csv = 1;
     else if (!strcmp(a, "--file")) {
       if (file) lowp_cli_die("convert", "--file given twice");
-      file = need_arg(argc, argv, &i);
+      file = lowp_cli_need_arg("convert", argc, argv, &i);
     } else if (!strcmp(a, "-")) {
       if (file) lowp_cli_die("convert", "--file given twice (- is standard input)");
       file = "-";
     }
     else if (!strcmp(a, "--bits")) o.bits = 1;
     else if (!strcmp(a, "--sr-bits"))
-      o.pol.sr_bits = (int)lowp_cli_int("convert", "--sr-bits", need_arg(argc, argv, &i), 1, 32);
+      o.pol.sr_bits =
+          (int)lowp_cli_int("convert", "--sr-bits", lowp_cli_need_arg("convert", argc, argv, &i), 1, 32);
     else if (!strcmp(a, "--seed"))
-      o.pol.sr_seed = (uint64_t)lowp_cli_int("convert", "--seed", need_arg(argc, argv, &i), 0, INT64_MAX);
+      o.pol.sr_seed = (uint64_t)lowp_cli_int("convert", "--seed",
+                                             lowp_cli_need_arg("convert", argc, argv, &i), 0, INT64_MAX);
     else if (a[0] == '-' && a[1] == '-')
       lowp_cli_die("convert", "unknown option '%s'; see lowp convert --help", a);
     else vals[nv++] = a;
