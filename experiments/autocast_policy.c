@@ -107,6 +107,8 @@ static void check(const lowp_run_t *r) {
   get_cfg(r, &c);
 }
 
+#define LN_EPS 1e-5 /* layer norm's eps (PyTorch's default) */
+
 static double rf(double x, const lowp_format_t *f) {
   double y;
   if (f == &LOWP_FMT_FP64) return x;
@@ -126,7 +128,7 @@ static int exact_op(lowp_op_id_t op, size_t rows, size_t n, double *const *out,
   p.dims.batch = 1; p.dims.m = rows; p.dims.n = n; p.dims.k = 1;
   for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = LOWP_FMT_FP64;
   p.out = LOWP_FMT_FP64;
-  p.eps = 0;
+  p.eps = LN_EPS;
   return lowp_op_exact(out, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
 }
 
@@ -205,27 +207,39 @@ static double op_matmul(tensor_t *C, const tensor_t *A, const tensor_t *B, int t
   return e;
 }
 
-/* y = the registry kernel softmax_stable (max subtracted, libm's exp, every
-   operation rounded to F: compute=F) on rows x n values of F */
-static int kernel_softmax(double *y, const double *x, size_t rows, size_t n, const lowp_format_t *F) {
+/* Run the registry kernel name with params on rows x n values (in[], of
+   format F) into out[], its output rounded to F: the problem of operation op
+   (eps: layer norm's; xent: the mean of the rows' losses). */
+static int kernel_run(const char *name, const char *params, lowp_op_id_t op, size_t rows, size_t n,
+                      const lowp_format_t *F, double *const *out, const double *const *in) {
   lowp_problem_t p;
   lowp_subject_t s;
-  double *out[1];
-  const double *in[1];
-  char params_[64], err[300];
-  int st;
+  char err[300];
+  int st, i;
   memset(&p, 0, sizeof p);
-  p.op = lowp_op_get(LOWP_OP_SOFTMAX);
+  p.op = lowp_op_get(op);
   p.dims.batch = p.dims.k = 1; p.dims.m = rows; p.dims.n = n;
-  p.in[0] = *F; p.out = *F;
-  out[0] = y; in[0] = x;
-  snprintf(params_, sizeof params_, "compute=%s", F->name);
-  st = lowp_kernel_subject_open(&s, "softmax_stable", params_, err, sizeof err);
+  for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = *F;
+  p.out = *F;
+  p.eps = LN_EPS;
+  p.reduction_mean = op == LOWP_OP_XENT;
+  st = lowp_kernel_subject_open(&s, name, params, err, sizeof err);
   if (st) return st;
   st = lowp_kernel_subject_bind(&s, &p, err, sizeof err);
   if (!st) st = s.run(&s, out, in, &p, err, sizeof err);
   lowp_subject_close(&s);
   return st;
+}
+
+/* y = the registry kernel softmax_stable (max subtracted, libm's exp, every
+   operation rounded to F: compute=F) on rows x n values of F */
+static int kernel_softmax(double *y, const double *x, size_t rows, size_t n, const lowp_format_t *F) {
+  double *out[1];
+  const double *in[1];
+  char params_[64];
+  out[0] = y; in[0] = x;
+  snprintf(params_, sizeof params_, "compute=%s", F->name);
+  return kernel_run("softmax_stable", params_, LOWP_OP_SOFTMAX, rows, n, F, out, in);
 }
 
 static double op_softmax(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
@@ -244,46 +258,45 @@ static double op_softmax(tensor_t *Y, const tensor_t *X, const lowp_format_t *F)
   return e;
 }
 
-#define LN_EPS 1e-5
+/* layer norm of each row in F: the registry kernel layernorm (two passes,
+   y = (x - mean) * F(1/sqrt(F(var + eps))): compute=F,scale=rsqrt) against
+   the exact layer norm of the same rounded inputs */
 static double op_layernorm(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
-  size_t i, j, n = X->c;
-  double *x = malloc(n * sizeof *x), *ex = malloc(X->r * n * sizeof *ex), e;
-  for (i = 0; i < X->r; i++) {
-    double s = 0, mean, acc = 0, var, inv, em, ev;
-    for (j = 0; j < n; j++) { x[j] = rf(X->v[i * n + j], F); s = rf(s + x[j], F); }
-    mean = rf(s / (double)n, F);
-    for (j = 0; j < n; j++) { double dv = rf(x[j] - mean, F); acc = rf(acc + rf(dv * dv, F), F); }
-    var = rf(acc / (double)n, F);
-    inv = rf(1.0 / sqrt(rf(var + LN_EPS, F)), F);
-    for (j = 0; j < n; j++) Y->v[i * n + j] = rf(rf(x[j] - mean, F) * inv, F);
-    {
-      double *o[3];
-      const double *in[1];
-      o[0] = ex + i * n; o[1] = &em; o[2] = &ev; in[0] = x;
-      (void)exact_op(LOWP_OP_LAYERNORM, 1, n, o, in); /* the exact mean and variance */
+  size_t i, n = X->c, N = X->r * n;
+  double *x = malloc(N * sizeof *x), *ex = malloc(N * sizeof *ex), *st = malloc(4 * X->r * sizeof *st);
+  double e = INFINITY, *o[3];
+  const double *in[1];
+  char params_[96];
+  if (x && ex && st) {
+    for (i = 0; i < N; i++) x[i] = rf(X->v[i], F);
+    snprintf(params_, sizeof params_, "compute=%s,variant=twopass,scale=rsqrt", F->name);
+    o[0] = Y->v; o[1] = st; o[2] = st + X->r; in[0] = x;
+    if (kernel_run("layernorm", params_, LOWP_OP_LAYERNORM, X->r, n, F, o, in) == 0) {
+      o[0] = ex; o[1] = st + 2 * X->r; o[2] = st + 3 * X->r;
+      if (exact_op(LOWP_OP_LAYERNORM, X->r, n, o, in) == 0) e = rel_norm(Y->v, ex, N);
     }
-    for (j = 0; j < n; j++) ex[i * n + j] = (x[j] - em) / sqrt(ev + LN_EPS);
   }
   Y->r = X->r; Y->c = n; Y->f = F;
-  e = rel_norm(Y->v, ex, X->r * n);
-  free(x); free(ex);
+  free(x); free(ex); free(st);
   return e;
 }
 
-static double gelu64(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
-
+/* GELU (erf form) in F: the registry kernel gelu (compute=F) against the exact GELU */
 static double op_gelu(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
   size_t i, n = X->r * X->c;
-  double *x = malloc(n * sizeof *x), *ex = malloc(n * sizeof *ex), e;
-  for (i = 0; i < n; i++) { x[i] = rf(X->v[i], F); Y->v[i] = rf(gelu64(x[i]), F); }
-  {
-    double *o[1];
-    const double *in[1];
-    o[0] = ex; in[0] = x;
-    (void)exact_op(LOWP_OP_GELU, 1, n, o, in);
+  double *x = malloc(n * sizeof *x), *ex = malloc(n * sizeof *ex), e = INFINITY, *o[1];
+  const double *in[1];
+  char params_[64];
+  if (x && ex) {
+    for (i = 0; i < n; i++) x[i] = rf(X->v[i], F);
+    snprintf(params_, sizeof params_, "compute=%s", F->name);
+    o[0] = Y->v; in[0] = x;
+    if (kernel_run("gelu", params_, LOWP_OP_GELU, 1, n, F, o, in) == 0) {
+      o[0] = ex;
+      if (exact_op(LOWP_OP_GELU, 1, n, o, in) == 0) e = rel_norm(Y->v, ex, n);
+    }
   }
   Y->r = X->r; Y->c = X->c; Y->f = F;
-  e = rel_norm(Y->v, ex, n);
   free(x); free(ex);
   return e;
 }
@@ -302,29 +315,30 @@ static double op_add(tensor_t *Y, const tensor_t *A, const tensor_t *B, const lo
   return e;
 }
 
-/* mean cross-entropy; returns the loss, *err its relative error vs exact */
+/* mean cross-entropy in F: the registry kernel xent (compute=F, the mean of
+   the rows' losses); returns the loss, *err its relative error against the
+   mean of the exact per-row losses */
 static double op_xent(const tensor_t *L, const int *tgt, const lowp_format_t *F, double *err) {
-  size_t i, j, n = L->c;
-  double *x = malloc(n * sizeof *x), tot = 0, extot = 0;
-  for (i = 0; i < L->r; i++) {
-    double m = -INFINITY, s = 0, lse, li, ex;
-    for (j = 0; j < n; j++) { x[j] = rf(L->v[i * n + j], F); if (x[j] > m) m = x[j]; }
-    for (j = 0; j < n; j++) s = rf(s + rf(exp(rf(x[j] - m, F)), F), F);
-    lse = rf(m + rf(log(s), F), F);
-    li = rf(lse - x[tgt[i]], F);
-    tot = rf(tot + li, F);
-    {
-      double t = (double)tgt[i], *o[1];
-      const double *in[2];
-      o[0] = &ex; in[0] = x; in[1] = &t;
-      (void)exact_op(LOWP_OP_XENT, 1, n, o, in); /* one row, reduction none */
+  size_t i, n = L->c, N = L->r * n;
+  double *x = malloc(N * sizeof *x), *t = malloc(2 * L->r * sizeof *t), tot = NAN, extot = 0, *o[1];
+  const double *in[2];
+  char params_[64];
+  *err = INFINITY;
+  if (x && t) {
+    for (i = 0; i < N; i++) x[i] = rf(L->v[i], F);
+    for (i = 0; i < L->r; i++) t[i] = (double)tgt[i];
+    snprintf(params_, sizeof params_, "compute=%s", F->name);
+    o[0] = &tot; in[0] = x; in[1] = t;
+    if (kernel_run("xent", params_, LOWP_OP_XENT, L->r, n, F, o, in) == 0) {
+      o[0] = t + L->r; /* the exact loss of each row (reduction none) */
+      if (exact_op(LOWP_OP_XENT, L->r, n, o, in) == 0) {
+        for (i = 0; i < L->r; i++) extot += t[L->r + i];
+        extot /= (double)L->r;
+        *err = fabs(tot - extot) / fabs(extot);
+      }
     }
-    extot += ex;
   }
-  tot = rf(tot / (double)L->r, F);
-  extot /= (double)L->r;
-  *err = fabs(tot - extot) / fabs(extot);
-  free(x);
+  free(x); free(t);
   return tot;
 }
 

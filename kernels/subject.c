@@ -8,6 +8,8 @@
  *   round=MODE  prod=exact|acc|FORMAT  compute=FORMAT
  *   variant=onepass|twopass|welford  model=SPEC  promote=N|off
  *   exp=libm|cr (softmax_naive, softmax_stable: the exp model)
+ *   scale=div|rsqrt (layernorm: divide by the standard deviation, or
+ *   multiply by its reciprocal)
  *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu_kernels.h;
  *   their model=auto, the default, is the GPU's own preset)
  * A format or model spec that itself holds commas is written with ';'
@@ -40,7 +42,8 @@ typedef struct {
 } kctx_t;
 
 static const char *const all_keys[] = {"acc", "order", "round", "prod", "compute",
-                                       "variant", "model", "promote", "device", "exp"};
+                                       "variant", "model", "promote", "device", "exp",
+                                       "scale"};
 #define NKEYS (sizeof all_keys / sizeof all_keys[0])
 
 static int key_index(const char *key, size_t len) {
@@ -82,6 +85,14 @@ static int apply_exp(lowp_kcfg_t *c, const char *val, char *err, size_t errlen) 
   if (!strcmp(val, "libm")) c->exp_cr = 0;
   else if (!strcmp(val, "cr")) c->exp_cr = 1;
   else return set_err(err, errlen, LOWP_EINVAL, "exp=%s: expected libm or cr%s", val, "");
+  return LOWP_OK;
+}
+
+/* scale=div|rsqrt: how layernorm applies the standard deviation */
+static int apply_scale(lowp_kcfg_t *c, const char *val, char *err, size_t errlen) {
+  if (!strcmp(val, "div")) c->ln_rsqrt = 0;
+  else if (!strcmp(val, "rsqrt")) c->ln_rsqrt = 1;
+  else return set_err(err, errlen, LOWP_EINVAL, "scale=%s: expected div or rsqrt%s", val, "");
   return LOWP_OK;
 }
 
@@ -134,6 +145,8 @@ static int apply(kctx_t *x, int key, const char *val, char *err, size_t errlen) 
     return LOWP_OK;
   case 9: /* exp */
     return apply_exp(c, val, err, errlen);
+  case 10: /* scale */
+    return apply_scale(c, val, err, errlen);
   default:
     return LOWP_OK; /* acc, order, round, prod: combined in finish() */
   }

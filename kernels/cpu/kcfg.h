@@ -17,6 +17,9 @@
  *                      (binary64 libm exp rounded to compute: the default)
  *                      or cr (exp correctly rounded to compute, lib/exact)
  *   variant            layernorm: onepass | twopass | welford
+ *   scale              layernorm: div (divide by F(sqrt(F(var + eps))): the
+ *                      default) or rsqrt (multiply by F(1/sqrt(F(var + eps))),
+ *                      1/sqrt in binary64 rounded once: PyTorch's rstd)
  *   model, promote     gemm_tc: tensor-core model spec and fp8 promotion
  *   round (cast)       the rounding mode of the cast
  *   device             entries with a GPU kernel (kernels/gpu_kernels.h):
@@ -62,6 +65,7 @@ typedef struct {
   long promote;           /**< gemm_tc: -1 the model's own, 0 off, N */
   int device;             /**< LOWP_DEVICE_AUTO / _CPU / _GPU */
   int exp_cr;             /**< exp=cr: exp correctly rounded to compute (0: libm) */
+  int ln_rsqrt;           /**< layernorm scale=rsqrt: multiply by F(1/sqrt(.)) (0: divide) */
 } lowp_kcfg_t;
 
 /** @brief A plain CPU kernel: the pipeline's subject signature, minus the
