@@ -486,13 +486,12 @@ static int declare(lowp_run_t *r, ac_t *a) {
 /* measure: the fp64 reference pass, then every policy (ops.csv) */
 static int measure_policies(lowp_run_t *r, ac_t *a) {
   const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
+  size_t T = (size_t)c.T, V = (size_t)c.V;
   double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
-  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
+  double loss_ref = a->loss_ref;
   const char *(*fmt)[NOPS] = a->fmt;
   size_t p, o;
   FILE *f;
-  (void)d; (void)verr;
   a->loss_ref = loss_ref = forward(&POL[0], 1, &c, &a->x, &a->w, a->tgt, a->eref, a->fref, a->lgref);
   f = fopen(lowp_run_path(r, "ops.csv"), "w");
   if (!f) return 2;
@@ -513,12 +512,8 @@ static int measure_policies(lowp_run_t *r, ac_t *a) {
 /* measure: variance of mean + N(0,1) by three algorithms in three formats (variance.csv) */
 static int measure_variance(lowp_run_t *r, ac_t *a) {
   const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
-  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
-  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
-  const char *(*fmt)[NOPS] = a->fmt;
+  double (*verr)[NVM][NRATIO] = a->verr;
   size_t i;
-  (void)T; (void)d; (void)V; (void)err; (void)loss; (void)lerr; (void)gerr; (void)loss_ref; (void)fmt;
     size_t n = (size_t)c.vn, k, q, m, row;
     double *xv = malloc(n * sizeof *xv);
     FILE *fv = fopen(lowp_run_path(r, "variance.csv"), "w");
@@ -572,14 +567,12 @@ static int measure_variance(lowp_run_t *r, ac_t *a) {
 /* render: the per-op table, the output table and the variance table */
 static void render_tables(lowp_run_t *r, ac_t *a) {
   const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
   double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
   double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
   const char *(*fmt)[NOPS] = a->fmt;
   cJSON *tables, *rows;
   char buf[2000];
   size_t p, o;
-  (void)T; (void)d; (void)V;
   /* ---- tables */
   tables = a->tables = cJSON_AddArrayToObject(r->results, "tables");
   {
@@ -645,15 +638,10 @@ static void render_tables(lowp_run_t *r, ac_t *a) {
 
 /* render: the two plots */
 static int render_plots(lowp_run_t *r, ac_t *a) {
-  const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
-  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
-  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
-  const char *(*fmt)[NOPS] = a->fmt;
+  double (*verr)[NVM][NRATIO] = a->verr;
   cJSON *plots;
   size_t p, o;
   int st;
-  (void)T; (void)d; (void)V; (void)err; (void)loss; (void)lerr; (void)gerr; (void)loss_ref; (void)fmt;
   /* ---- plots */
   plots = a->plots = cJSON_AddArrayToObject(r->results, "plots");
   {
@@ -729,13 +717,12 @@ static int render_plots(lowp_run_t *r, ac_t *a) {
 /* judge: the answer and the verdicts (op indices: 3 softmax, 0 ln1, 13 cross-entropy, 1 qkv matmul, 6 add) */
 static void judge(lowp_run_t *r, ac_t *a) {
   const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
-  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
-  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
+  size_t T = (size_t)c.T, d = (size_t)c.d;
+  double (*err)[NOPS] = a->err, *lerr = a->lerr;
+  double (*verr)[NVM][NRATIO] = a->verr;
   const char *(*fmt)[NOPS] = a->fmt;
   cJSON *verdicts;
   char buf[2000];
-  (void)V; (void)loss; (void)gerr; (void)loss_ref;
   snprintf(buf, sizeof buf,
            "Loss relative error vs fp64: fp32 %.1e, autocast fp16 %.1e, autocast bf16 %.1e, doc 004 rule %.1e, "
            "pure fp16 %.1e, pure bf16 %.1e. Softmax adds %.1e in fp32 (autocast) vs %.1e in pure fp16; layer "
