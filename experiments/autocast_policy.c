@@ -592,10 +592,7 @@ static void render_tables(lowp_run_t *r, ac_t *a) {
     snprintf(cell[0], 48, "%s", OPS[o]);
     for (p = 0; p < NPOL; p++) snprintf(cell[p + 1], 48, "%.2e (%s)", err[p][o], fmt[p][o]);
     for (p = 0; p <= NPOL; p++) cp[p] = cell[p];
-    lowp_result_add_row(rows, cp, (int)NPOL + 1);
-    fprintf(r->summary, "|");
-    for (p = 0; p <= NPOL; p++) fprintf(r->summary, " %s |", cp[p]);
-    fprintf(r->summary, "\n");
+    lowp_result_add_row_md(rows, r->summary, cp, NPOL + 1);
   }
   {
     static const char *const cols[] = {"policy", "loss", "loss rel. error", "logits rel. error"};
@@ -609,8 +606,7 @@ static void render_tables(lowp_run_t *r, ac_t *a) {
     snprintf(c2, 48, "%.2e", lerr[p]);
     snprintf(c3, 48, "%.2e", gerr[p]);
     cp[0] = POL[p].name; cp[1] = c1; cp[2] = c2; cp[3] = c3;
-    lowp_result_add_row(rows, cp, 4);
-    fprintf(r->summary, "| %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3]);
+    lowp_result_add_row_md(rows, r->summary, cp, 4);
   }
   snprintf(buf, sizeof buf, "Variance of %lld values mean + N(0,1): mean relative error over %lld rows "
            "(inf: overflow; rows whose rounded data are constant skipped)", c.vn, c.vrows);
