@@ -408,29 +408,20 @@ static double forward(const policy_t *p, int ref, const cfg_t *c, const tensor_t
 enum { V_ONEPASS, V_TWOPASS, V_WELFORD, NVM };
 static const char *const VM_NAME[NVM] = {"one-pass", "two-pass", "Welford"};
 
-/* population variance of x[0..n) with every operation rounded to F */
+/* population variance of x[0..n) with every operation rounded to F: the
+   statistics of the registry kernel layernorm (variant=onepass|twopass|
+   welford, compute=F, clamp=off: the one-pass formula's own value, negative
+   under cancellation); NaN if the kernel fails */
 static double var_in(const double *x, size_t n, int method, const lowp_format_t *F) {
-  size_t i;
-  if (method == V_ONEPASS) {
-    double s = 0, q = 0, mean;
-    for (i = 0; i < n; i++) { s = rf(s + x[i], F); q = rf(q + rf(x[i] * x[i], F), F); }
-    mean = rf(s / (double)n, F);
-    return rf(rf(q / (double)n, F) - rf(mean * mean, F), F);
-  } else if (method == V_TWOPASS) {
-    double s = 0, mean, a = 0;
-    for (i = 0; i < n; i++) s = rf(s + x[i], F);
-    mean = rf(s / (double)n, F);
-    for (i = 0; i < n; i++) { double dv = rf(x[i] - mean, F); a = rf(a + rf(dv * dv, F), F); }
-    return rf(a / (double)n, F);
-  } else { /* Welford (1962) */
-    double mean = 0, M2 = 0;
-    for (i = 0; i < n; i++) {
-      double dv = rf(x[i] - mean, F);
-      mean = rf(mean + rf(dv / (double)(i + 1), F), F);
-      M2 = rf(M2 + rf(dv * rf(x[i] - mean, F), F), F);
-    }
-    return rf(M2 / (double)n, F);
-  }
+  static const char *const variant[NVM] = {"onepass", "twopass", "welford"};
+  double *y = malloc(n * sizeof *y), mean = NAN, var = NAN, *o[3];
+  const double *in[1];
+  char params_[96];
+  snprintf(params_, sizeof params_, "compute=%s,variant=%s,clamp=off", F->name, variant[method]);
+  o[0] = y; o[1] = &mean; o[2] = &var; in[0] = x;
+  if (!y || kernel_run("layernorm", params_, LOWP_OP_LAYERNORM, 1, n, F, o, in) != 0) var = NAN;
+  free(y);
+  return var;
 }
 
 /* ---------------------------------------------------------- run helpers */

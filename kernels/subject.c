@@ -9,7 +9,8 @@
  *   variant=onepass|twopass|welford  model=SPEC  promote=N|off
  *   exp=libm|cr (softmax_naive, softmax_stable: the exp model)
  *   scale=div|rsqrt (layernorm: divide by the standard deviation, or
- *   multiply by its reciprocal)
+ *   multiply by its reciprocal), clamp=on|off (layernorm: the one-pass
+ *   variance clamped at 0, or the formula's own value)
  *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu_kernels.h;
  *   their model=auto, the default, is the GPU's own preset)
  * A format or model spec that itself holds commas is written with ';'
@@ -43,7 +44,7 @@ typedef struct {
 
 static const char *const all_keys[] = {"acc", "order", "round", "prod", "compute",
                                        "variant", "model", "promote", "device", "exp",
-                                       "scale"};
+                                       "scale", "clamp"};
 #define NKEYS (sizeof all_keys / sizeof all_keys[0])
 
 static int key_index(const char *key, size_t len) {
@@ -93,6 +94,14 @@ static int apply_scale(lowp_kcfg_t *c, const char *val, char *err, size_t errlen
   if (!strcmp(val, "div")) c->ln_rsqrt = 0;
   else if (!strcmp(val, "rsqrt")) c->ln_rsqrt = 1;
   else return set_err(err, errlen, LOWP_EINVAL, "scale=%s: expected div or rsqrt%s", val, "");
+  return LOWP_OK;
+}
+
+/* clamp=on|off: layernorm's one-pass variance clamped at 0 or not */
+static int apply_clamp(lowp_kcfg_t *c, const char *val, char *err, size_t errlen) {
+  if (!strcmp(val, "on")) c->ln_raw = 0;
+  else if (!strcmp(val, "off")) c->ln_raw = 1;
+  else return set_err(err, errlen, LOWP_EINVAL, "clamp=%s: expected on or off%s", val, "");
   return LOWP_OK;
 }
 
@@ -147,6 +156,8 @@ static int apply(kctx_t *x, int key, const char *val, char *err, size_t errlen) 
     return apply_exp(c, val, err, errlen);
   case 10: /* scale */
     return apply_scale(c, val, err, errlen);
+  case 11: /* clamp */
+    return apply_clamp(c, val, err, errlen);
   default:
     return LOWP_OK; /* acc, order, round, prod: combined in finish() */
   }

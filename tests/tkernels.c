@@ -192,6 +192,22 @@ static void nonlinear(void) {
       lowp_test_check(e1 > 0.1 && e2 < 0.05,
                       "mean/std = 1e4 in fp32: onepass max error %g (catastrophic), twopass %g", e1, e2);
     }
+    {
+      /* clamp=off: the one-pass formula's own variance; clamp=on (the
+         default) is the same clamped at 0, the means identical */
+      static double yo[M * N], mo[M], vo[M];
+      double *oo[3] = {yo, mo, vo};
+      int neg = 0, bad = 0;
+      lowp_test_check(lowp_test_run_kernel(oo, in, "layernorm", "variant=onepass,clamp=off", &q, err,
+                                           sizeof err) == LOWP_OK, "%s", err);
+      for (r = 0; r < M; r++) {
+        neg += vo[r] < 0;
+        bad += mo[r] != mean[r] || var[r] != (vo[r] < 0 ? 0 : vo[r]);
+      }
+      printf("layer norm, fp32, mean/std = 1e4, one-pass: %d of %d raw variances negative\n", neg, M);
+      lowp_test_check(bad == 0 && neg > 0, "clamp=off: %d negative variances, clamp=on their clamp (%d differ)",
+                      neg, bad);
+    }
   }
   /* elementwise: exp in fp64 is libm's exp */
   {
@@ -231,6 +247,7 @@ static void params(void) {
       {"softmax_stable", "compute=p=40;emin=-100;emax=100", "at most 25 significand bits"},
       {"layernorm", "variant=threepass", "variant=threepass"},
       {"layernorm", "scale=mul", "scale=mul: expected div or rsqrt"},
+      {"layernorm", "clamp=yes", "clamp=yes: expected on or off"},
       {"softmax_stable", "scale=rsqrt", "takes no parameter 'scale'"},
       {"gemm_tc", "promote=-3", "promote=-3"},
       {"cast", "order=pairwise", "takes no parameter 'order'"},

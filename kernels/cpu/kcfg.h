@@ -20,6 +20,10 @@
  *   scale              layernorm: div (divide by F(sqrt(F(var + eps))): the
  *                      default) or rsqrt (multiply by F(1/sqrt(F(var + eps))),
  *                      1/sqrt in binary64 rounded once: PyTorch's rstd)
+ *   clamp              layernorm: on (the one-pass variance clamped at 0, as
+ *                      real kernels do: the default) or off (the formula's
+ *                      own value, negative under cancellation; y is then NaN
+ *                      where var + eps < 0)
  *   model, promote     gemm_tc: tensor-core model spec and fp8 promotion
  *   round (cast)       the rounding mode of the cast
  *   device             entries with a GPU kernel (kernels/gpu_kernels.h):
@@ -66,6 +70,7 @@ typedef struct {
   int device;             /**< LOWP_DEVICE_AUTO / _CPU / _GPU */
   int exp_cr;             /**< exp=cr: exp correctly rounded to compute (0: libm) */
   int ln_rsqrt;           /**< layernorm scale=rsqrt: multiply by F(1/sqrt(.)) (0: divide) */
+  int ln_raw;             /**< layernorm clamp=off: one-pass variance not clamped at 0 */
 } lowp_kcfg_t;
 
 /** @brief A plain CPU kernel: the pipeline's subject signature, minus the

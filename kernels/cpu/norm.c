@@ -6,7 +6,8 @@
  *   layernorm, variant=
  *     twopass  mean = F(S/n), S = sum x_i; var = F(sum F(F(x_i - mean)^2) / n)
  *     onepass  S and Q = sum F(x_i^2) together; mean = F(S/n),
- *              var = F(F(Q/n) - F(mean^2)), clamped at 0 as real kernels do:
+ *              var = F(F(Q/n) - F(mean^2)), clamped at 0 as real kernels do
+ *              (clamp=off: not clamped, the formula's own error):
  *              catastrophic cancellation when |mean| >> std (Chan, Golub &
  *              LeVeque, Am. Stat. 37(3) 1983; Higham 2002, sec. 1.9)
  *     welford  delta = x_i - mean; mean += delta / i; M2 += delta (x_i - mean)
@@ -29,7 +30,7 @@
 /* ------------------------------------------------------ private helpers */
 
 static void moments(double *mean, double *var, const double *x, size_t n, lowp_ln_variant_t v,
-                    const lowp_format_t *F) {
+                    int raw, const lowp_format_t *F) {
   double s = 0, q = 0, m, dn = (double)n;
   size_t i;
   if (v == LOWP_LN_WELFORD) {
@@ -52,7 +53,7 @@ static void moments(double *mean, double *var, const double *x, size_t n, lowp_l
   *mean = m;
   if (v == LOWP_LN_ONEPASS) {
     double w = lowp_kcfg_r(lowp_kcfg_r(q / dn, F) - lowp_kcfg_r(m * m, F), F);
-    *var = w < 0 ? 0 : w;
+    *var = w < 0 && !raw ? 0 : w;
     return;
   }
   for (i = 0; i < n; i++) {
@@ -75,7 +76,7 @@ int lowp_kernel_layernorm(const lowp_kcfg_t *c, double *const *out, const double
     const double *x = &in[0][(size_t)r * n];
     double *y = &out[0][(size_t)r * n], mean, var, ve, den;
     size_t i;
-    moments(&mean, &var, x, n, c->variant, F);
+    moments(&mean, &var, x, n, c->variant, c->ln_raw, F);
     ve = lowp_kcfg_r(var + lowp_kcfg_r(p->eps, F), F);
     den = lowp_kcfg_r(c->ln_rsqrt ? 1.0 / sqrt(ve) : sqrt(ve), F);
     for (i = 0; i < n; i++) {
