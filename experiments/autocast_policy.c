@@ -14,15 +14,19 @@
  *   has more than 1024 elements else fp32, document 004's rule). Emulation:
  *   matmul rounds its inputs to F, accumulates with correctly rounded fp32
  *   additions of exact products (an FMA chain), rounds the output to F;
- *   every other op rounds every elementary operation's result to F (exp,
- *   log, erf from libm in fp64, then rounded). Per-op error: the relative
- *   norm error of the op's output against the exact op on the same inputs
- *   (lib/exact: exact dot products, softmax, mean/variance, GELU,
+ *   softmax, layer norm, GELU and cross-entropy are the registry kernels
+ *   softmax_stable, layernorm (two passes, scale=rsqrt), gelu and xent with
+ *   compute=F, which round every elementary operation's result to F (exp,
+ *   log, erf, 1/sqrt from libm in fp64, then rounded). Per-op error: the
+ *   relative norm error of the op's output against the exact op on the same
+ *   inputs (lowp_op_exact: exact dot products, softmax, layer norm, GELU,
  *   cross-entropy, each correctly rounded to fp64). Output error: the loss
  *   and the logits against an fp64 evaluation of the whole block with the
  *   same fp32 weights. Variance: n values mean + std * N(0,1), ratio
  *   mean/std swept; one-pass (E[x^2] - E[x]^2), two-pass and Welford, with
- *   all arithmetic in fp16, bf16, fp32; exact variance from lib/exact.
+ *   all arithmetic in fp16, bf16, fp32 (the kernel layernorm's statistics,
+ *   variant=onepass|twopass|welford, clamp=off); exact variance from
+ *   lowp_op_exact.
  * Run: lowp run autocast-policy [--tokens=32 --d=64 --vocab=64]
  * Expected / acceptance: matmuls in fp16 add ~u16 relative error per op;
  *   softmax/LN/CE kept in fp32 add ~1e-7; pure fp16/bf16 raise them to
