@@ -14,15 +14,19 @@
  *   has more than 1024 elements else fp32, document 004's rule). Emulation:
  *   matmul rounds its inputs to F, accumulates with correctly rounded fp32
  *   additions of exact products (an FMA chain), rounds the output to F;
- *   every other op rounds every elementary operation's result to F (exp,
- *   log, erf from libm in fp64, then rounded). Per-op error: the relative
- *   norm error of the op's output against the exact op on the same inputs
- *   (lib/exact: exact dot products, softmax, mean/variance, GELU,
+ *   softmax, layer norm, GELU and cross-entropy are the registry kernels
+ *   softmax_stable, layernorm (two passes, scale=rsqrt), gelu and xent with
+ *   compute=F, which round every elementary operation's result to F (exp,
+ *   log, erf, 1/sqrt from libm in fp64, then rounded). Per-op error: the
+ *   relative norm error of the op's output against the exact op on the same
+ *   inputs (lowp_op_exact: exact dot products, softmax, layer norm, GELU,
  *   cross-entropy, each correctly rounded to fp64). Output error: the loss
  *   and the logits against an fp64 evaluation of the whole block with the
  *   same fp32 weights. Variance: n values mean + std * N(0,1), ratio
  *   mean/std swept; one-pass (E[x^2] - E[x]^2), two-pass and Welford, with
- *   all arithmetic in fp16, bf16, fp32; exact variance from lib/exact.
+ *   all arithmetic in fp16, bf16, fp32 (the kernel layernorm's statistics,
+ *   variant=onepass|twopass|welford, clamp=off); exact variance from
+ *   lowp_op_exact.
  * Run: lowp run autocast-policy [--tokens=32 --d=64 --vocab=64]
  * Expected / acceptance: matmuls in fp16 add ~u16 relative error per op;
  *   softmax/LN/CE kept in fp32 add ~1e-7; pure fp16/bf16 raise them to
@@ -107,6 +111,8 @@ static void check(const lowp_run_t *r) {
   get_cfg(r, &c);
 }
 
+#define LN_EPS 1e-5 /* layer norm's eps (PyTorch's default) */
+
 static double rf(double x, const lowp_format_t *f) {
   double y;
   if (f == &LOWP_FMT_FP64) return x;
@@ -126,7 +132,7 @@ static int exact_op(lowp_op_id_t op, size_t rows, size_t n, double *const *out,
   p.dims.batch = 1; p.dims.m = rows; p.dims.n = n; p.dims.k = 1;
   for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = LOWP_FMT_FP64;
   p.out = LOWP_FMT_FP64;
-  p.eps = 0;
+  p.eps = LN_EPS;
   return lowp_op_exact(out, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
 }
 
@@ -205,27 +211,39 @@ static double op_matmul(tensor_t *C, const tensor_t *A, const tensor_t *B, int t
   return e;
 }
 
-/* y = the registry kernel softmax_stable (max subtracted, libm's exp, every
-   operation rounded to F: compute=F) on rows x n values of F */
-static int kernel_softmax(double *y, const double *x, size_t rows, size_t n, const lowp_format_t *F) {
+/* Run the registry kernel name with params on rows x n values (in[], of
+   format F) into out[], its output rounded to F: the problem of operation op
+   (eps: layer norm's; xent: the mean of the rows' losses). */
+static int kernel_run(const char *name, const char *params, lowp_op_id_t op, size_t rows, size_t n,
+                      const lowp_format_t *F, double *const *out, const double *const *in) {
   lowp_problem_t p;
   lowp_subject_t s;
-  double *out[1];
-  const double *in[1];
-  char params_[64], err[300];
-  int st;
+  char err[300];
+  int st, i;
   memset(&p, 0, sizeof p);
-  p.op = lowp_op_get(LOWP_OP_SOFTMAX);
+  p.op = lowp_op_get(op);
   p.dims.batch = p.dims.k = 1; p.dims.m = rows; p.dims.n = n;
-  p.in[0] = *F; p.out = *F;
-  out[0] = y; in[0] = x;
-  snprintf(params_, sizeof params_, "compute=%s", F->name);
-  st = lowp_kernel_subject_open(&s, "softmax_stable", params_, err, sizeof err);
+  for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = *F;
+  p.out = *F;
+  p.eps = LN_EPS;
+  p.reduction_mean = op == LOWP_OP_XENT;
+  st = lowp_kernel_subject_open(&s, name, params, err, sizeof err);
   if (st) return st;
   st = lowp_kernel_subject_bind(&s, &p, err, sizeof err);
   if (!st) st = s.run(&s, out, in, &p, err, sizeof err);
   lowp_subject_close(&s);
   return st;
+}
+
+/* y = the registry kernel softmax_stable (max subtracted, libm's exp, every
+   operation rounded to F: compute=F) on rows x n values of F */
+static int kernel_softmax(double *y, const double *x, size_t rows, size_t n, const lowp_format_t *F) {
+  double *out[1];
+  const double *in[1];
+  char params_[64];
+  out[0] = y; in[0] = x;
+  snprintf(params_, sizeof params_, "compute=%s", F->name);
+  return kernel_run("softmax_stable", params_, LOWP_OP_SOFTMAX, rows, n, F, out, in);
 }
 
 static double op_softmax(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
@@ -244,46 +262,45 @@ static double op_softmax(tensor_t *Y, const tensor_t *X, const lowp_format_t *F)
   return e;
 }
 
-#define LN_EPS 1e-5
+/* layer norm of each row in F: the registry kernel layernorm (two passes,
+   y = (x - mean) * F(1/sqrt(F(var + eps))): compute=F,scale=rsqrt) against
+   the exact layer norm of the same rounded inputs */
 static double op_layernorm(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
-  size_t i, j, n = X->c;
-  double *x = malloc(n * sizeof *x), *ex = malloc(X->r * n * sizeof *ex), e;
-  for (i = 0; i < X->r; i++) {
-    double s = 0, mean, acc = 0, var, inv, em, ev;
-    for (j = 0; j < n; j++) { x[j] = rf(X->v[i * n + j], F); s = rf(s + x[j], F); }
-    mean = rf(s / (double)n, F);
-    for (j = 0; j < n; j++) { double dv = rf(x[j] - mean, F); acc = rf(acc + rf(dv * dv, F), F); }
-    var = rf(acc / (double)n, F);
-    inv = rf(1.0 / sqrt(rf(var + LN_EPS, F)), F);
-    for (j = 0; j < n; j++) Y->v[i * n + j] = rf(rf(x[j] - mean, F) * inv, F);
-    {
-      double *o[3];
-      const double *in[1];
-      o[0] = ex + i * n; o[1] = &em; o[2] = &ev; in[0] = x;
-      (void)exact_op(LOWP_OP_LAYERNORM, 1, n, o, in); /* the exact mean and variance */
+  size_t i, n = X->c, N = X->r * n;
+  double *x = malloc(N * sizeof *x), *ex = malloc(N * sizeof *ex), *st = malloc(4 * X->r * sizeof *st);
+  double e = INFINITY, *o[3];
+  const double *in[1];
+  char params_[96];
+  if (x && ex && st) {
+    for (i = 0; i < N; i++) x[i] = rf(X->v[i], F);
+    snprintf(params_, sizeof params_, "compute=%s,variant=twopass,scale=rsqrt", F->name);
+    o[0] = Y->v; o[1] = st; o[2] = st + X->r; in[0] = x;
+    if (kernel_run("layernorm", params_, LOWP_OP_LAYERNORM, X->r, n, F, o, in) == 0) {
+      o[0] = ex; o[1] = st + 2 * X->r; o[2] = st + 3 * X->r;
+      if (exact_op(LOWP_OP_LAYERNORM, X->r, n, o, in) == 0) e = rel_norm(Y->v, ex, N);
     }
-    for (j = 0; j < n; j++) ex[i * n + j] = (x[j] - em) / sqrt(ev + LN_EPS);
   }
   Y->r = X->r; Y->c = n; Y->f = F;
-  e = rel_norm(Y->v, ex, X->r * n);
-  free(x); free(ex);
+  free(x); free(ex); free(st);
   return e;
 }
 
-static double gelu64(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
-
+/* GELU (erf form) in F: the registry kernel gelu (compute=F) against the exact GELU */
 static double op_gelu(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
   size_t i, n = X->r * X->c;
-  double *x = malloc(n * sizeof *x), *ex = malloc(n * sizeof *ex), e;
-  for (i = 0; i < n; i++) { x[i] = rf(X->v[i], F); Y->v[i] = rf(gelu64(x[i]), F); }
-  {
-    double *o[1];
-    const double *in[1];
-    o[0] = ex; in[0] = x;
-    (void)exact_op(LOWP_OP_GELU, 1, n, o, in);
+  double *x = malloc(n * sizeof *x), *ex = malloc(n * sizeof *ex), e = INFINITY, *o[1];
+  const double *in[1];
+  char params_[64];
+  if (x && ex) {
+    for (i = 0; i < n; i++) x[i] = rf(X->v[i], F);
+    snprintf(params_, sizeof params_, "compute=%s", F->name);
+    o[0] = Y->v; in[0] = x;
+    if (kernel_run("gelu", params_, LOWP_OP_GELU, 1, n, F, o, in) == 0) {
+      o[0] = ex;
+      if (exact_op(LOWP_OP_GELU, 1, n, o, in) == 0) e = rel_norm(Y->v, ex, n);
+    }
   }
   Y->r = X->r; Y->c = X->c; Y->f = F;
-  e = rel_norm(Y->v, ex, n);
   free(x); free(ex);
   return e;
 }
@@ -302,29 +319,30 @@ static double op_add(tensor_t *Y, const tensor_t *A, const tensor_t *B, const lo
   return e;
 }
 
-/* mean cross-entropy; returns the loss, *err its relative error vs exact */
+/* mean cross-entropy in F: the registry kernel xent (compute=F, the mean of
+   the rows' losses); returns the loss, *err its relative error against the
+   mean of the exact per-row losses */
 static double op_xent(const tensor_t *L, const int *tgt, const lowp_format_t *F, double *err) {
-  size_t i, j, n = L->c;
-  double *x = malloc(n * sizeof *x), tot = 0, extot = 0;
-  for (i = 0; i < L->r; i++) {
-    double m = -INFINITY, s = 0, lse, li, ex;
-    for (j = 0; j < n; j++) { x[j] = rf(L->v[i * n + j], F); if (x[j] > m) m = x[j]; }
-    for (j = 0; j < n; j++) s = rf(s + rf(exp(rf(x[j] - m, F)), F), F);
-    lse = rf(m + rf(log(s), F), F);
-    li = rf(lse - x[tgt[i]], F);
-    tot = rf(tot + li, F);
-    {
-      double t = (double)tgt[i], *o[1];
-      const double *in[2];
-      o[0] = &ex; in[0] = x; in[1] = &t;
-      (void)exact_op(LOWP_OP_XENT, 1, n, o, in); /* one row, reduction none */
+  size_t i, n = L->c, N = L->r * n;
+  double *x = malloc(N * sizeof *x), *t = malloc(2 * L->r * sizeof *t), tot = NAN, extot = 0, *o[1];
+  const double *in[2];
+  char params_[64];
+  *err = INFINITY;
+  if (x && t) {
+    for (i = 0; i < N; i++) x[i] = rf(L->v[i], F);
+    for (i = 0; i < L->r; i++) t[i] = (double)tgt[i];
+    snprintf(params_, sizeof params_, "compute=%s", F->name);
+    o[0] = &tot; in[0] = x; in[1] = t;
+    if (kernel_run("xent", params_, LOWP_OP_XENT, L->r, n, F, o, in) == 0) {
+      o[0] = t + L->r; /* the exact loss of each row (reduction none) */
+      if (exact_op(LOWP_OP_XENT, L->r, n, o, in) == 0) {
+        for (i = 0; i < L->r; i++) extot += t[L->r + i];
+        extot /= (double)L->r;
+        *err = fabs(tot - extot) / fabs(extot);
+      }
     }
-    extot += ex;
   }
-  tot = rf(tot / (double)L->r, F);
-  extot /= (double)L->r;
-  *err = fabs(tot - extot) / fabs(extot);
-  free(x);
+  free(x); free(t);
   return tot;
 }
 
@@ -394,29 +412,20 @@ static double forward(const policy_t *p, int ref, const cfg_t *c, const tensor_t
 enum { V_ONEPASS, V_TWOPASS, V_WELFORD, NVM };
 static const char *const VM_NAME[NVM] = {"one-pass", "two-pass", "Welford"};
 
-/* population variance of x[0..n) with every operation rounded to F */
+/* population variance of x[0..n) with every operation rounded to F: the
+   statistics of the registry kernel layernorm (variant=onepass|twopass|
+   welford, compute=F, clamp=off: the one-pass formula's own value, negative
+   under cancellation); NaN if the kernel fails */
 static double var_in(const double *x, size_t n, int method, const lowp_format_t *F) {
-  size_t i;
-  if (method == V_ONEPASS) {
-    double s = 0, q = 0, mean;
-    for (i = 0; i < n; i++) { s = rf(s + x[i], F); q = rf(q + rf(x[i] * x[i], F), F); }
-    mean = rf(s / (double)n, F);
-    return rf(rf(q / (double)n, F) - rf(mean * mean, F), F);
-  } else if (method == V_TWOPASS) {
-    double s = 0, mean, a = 0;
-    for (i = 0; i < n; i++) s = rf(s + x[i], F);
-    mean = rf(s / (double)n, F);
-    for (i = 0; i < n; i++) { double dv = rf(x[i] - mean, F); a = rf(a + rf(dv * dv, F), F); }
-    return rf(a / (double)n, F);
-  } else { /* Welford (1962) */
-    double mean = 0, M2 = 0;
-    for (i = 0; i < n; i++) {
-      double dv = rf(x[i] - mean, F);
-      mean = rf(mean + rf(dv / (double)(i + 1), F), F);
-      M2 = rf(M2 + rf(dv * rf(x[i] - mean, F), F), F);
-    }
-    return rf(M2 / (double)n, F);
-  }
+  static const char *const variant[NVM] = {"onepass", "twopass", "welford"};
+  double *y = malloc(n * sizeof *y), mean = NAN, var = NAN, *o[3];
+  const double *in[1];
+  char params_[96];
+  snprintf(params_, sizeof params_, "compute=%s,variant=%s,clamp=off", F->name, variant[method]);
+  o[0] = y; o[1] = &mean; o[2] = &var; in[0] = x;
+  if (!y || kernel_run("layernorm", params_, LOWP_OP_LAYERNORM, 1, n, F, o, in) != 0) var = NAN;
+  free(y);
+  return var;
 }
 
 /* ---------------------------------------------------------- run helpers */
@@ -472,13 +481,12 @@ static int declare(lowp_run_t *r, ac_t *a) {
 /* measure: the fp64 reference pass, then every policy (ops.csv) */
 static int measure_policies(lowp_run_t *r, ac_t *a) {
   const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
+  size_t T = (size_t)c.T, V = (size_t)c.V;
   double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
-  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
+  double loss_ref = a->loss_ref;
   const char *(*fmt)[NOPS] = a->fmt;
   size_t p, o;
   FILE *f;
-  (void)d; (void)verr;
   a->loss_ref = loss_ref = forward(&POL[0], 1, &c, &a->x, &a->w, a->tgt, a->eref, a->fref, a->lgref);
   f = fopen(lowp_run_path(r, "ops.csv"), "w");
   if (!f) return 2;
@@ -499,12 +507,8 @@ static int measure_policies(lowp_run_t *r, ac_t *a) {
 /* measure: variance of mean + N(0,1) by three algorithms in three formats (variance.csv) */
 static int measure_variance(lowp_run_t *r, ac_t *a) {
   const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
-  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
-  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
-  const char *(*fmt)[NOPS] = a->fmt;
+  double (*verr)[NVM][NRATIO] = a->verr;
   size_t i;
-  (void)T; (void)d; (void)V; (void)err; (void)loss; (void)lerr; (void)gerr; (void)loss_ref; (void)fmt;
     size_t n = (size_t)c.vn, k, q, m, row;
     double *xv = malloc(n * sizeof *xv);
     FILE *fv = fopen(lowp_run_path(r, "variance.csv"), "w");
@@ -558,14 +562,12 @@ static int measure_variance(lowp_run_t *r, ac_t *a) {
 /* render: the per-op table, the output table and the variance table */
 static void render_tables(lowp_run_t *r, ac_t *a) {
   const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
   double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
   double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
   const char *(*fmt)[NOPS] = a->fmt;
   cJSON *tables, *rows;
   char buf[2000];
   size_t p, o;
-  (void)T; (void)d; (void)V;
   /* ---- tables */
   tables = a->tables = cJSON_AddArrayToObject(r->results, "tables");
   {
@@ -585,10 +587,7 @@ static void render_tables(lowp_run_t *r, ac_t *a) {
     snprintf(cell[0], 48, "%s", OPS[o]);
     for (p = 0; p < NPOL; p++) snprintf(cell[p + 1], 48, "%.2e (%s)", err[p][o], fmt[p][o]);
     for (p = 0; p <= NPOL; p++) cp[p] = cell[p];
-    lowp_result_add_row(rows, cp, (int)NPOL + 1);
-    fprintf(r->summary, "|");
-    for (p = 0; p <= NPOL; p++) fprintf(r->summary, " %s |", cp[p]);
-    fprintf(r->summary, "\n");
+    lowp_result_add_row_md(rows, r->summary, cp, NPOL + 1);
   }
   {
     static const char *const cols[] = {"policy", "loss", "loss rel. error", "logits rel. error"};
@@ -602,8 +601,7 @@ static void render_tables(lowp_run_t *r, ac_t *a) {
     snprintf(c2, 48, "%.2e", lerr[p]);
     snprintf(c3, 48, "%.2e", gerr[p]);
     cp[0] = POL[p].name; cp[1] = c1; cp[2] = c2; cp[3] = c3;
-    lowp_result_add_row(rows, cp, 4);
-    fprintf(r->summary, "| %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3]);
+    lowp_result_add_row_md(rows, r->summary, cp, 4);
   }
   snprintf(buf, sizeof buf, "Variance of %lld values mean + N(0,1): mean relative error over %lld rows "
            "(inf: overflow; rows whose rounded data are constant skipped)", c.vn, c.vrows);
@@ -631,15 +629,10 @@ static void render_tables(lowp_run_t *r, ac_t *a) {
 
 /* render: the two plots */
 static int render_plots(lowp_run_t *r, ac_t *a) {
-  const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
-  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
-  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
-  const char *(*fmt)[NOPS] = a->fmt;
+  double (*verr)[NVM][NRATIO] = a->verr;
   cJSON *plots;
   size_t p, o;
   int st;
-  (void)T; (void)d; (void)V; (void)err; (void)loss; (void)lerr; (void)gerr; (void)loss_ref; (void)fmt;
   /* ---- plots */
   plots = a->plots = cJSON_AddArrayToObject(r->results, "plots");
   {
@@ -715,13 +708,12 @@ static int render_plots(lowp_run_t *r, ac_t *a) {
 /* judge: the answer and the verdicts (op indices: 3 softmax, 0 ln1, 13 cross-entropy, 1 qkv matmul, 6 add) */
 static void judge(lowp_run_t *r, ac_t *a) {
   const cfg_t c = a->c;
-  size_t T = (size_t)c.T, d = (size_t)c.d, V = (size_t)c.V;
-  double (*err)[NOPS] = a->err, *loss = a->loss, *lerr = a->lerr, *gerr = a->gerr;
-  double (*verr)[NVM][NRATIO] = a->verr, loss_ref = a->loss_ref;
+  size_t T = (size_t)c.T, d = (size_t)c.d;
+  double (*err)[NOPS] = a->err, *lerr = a->lerr;
+  double (*verr)[NVM][NRATIO] = a->verr;
   const char *(*fmt)[NOPS] = a->fmt;
   cJSON *verdicts;
   char buf[2000];
-  (void)V; (void)loss; (void)gerr; (void)loss_ref;
   snprintf(buf, sizeof buf,
            "Loss relative error vs fp64: fp32 %.1e, autocast fp16 %.1e, autocast bf16 %.1e, doc 004 rule %.1e, "
            "pure fp16 %.1e, pure bf16 %.1e. Softmax adds %.1e in fp32 (autocast) vs %.1e in pure fp16; layer "

@@ -163,7 +163,6 @@ static int render_tables(lowp_run_t *r, dr_t *D) {
   long long ns = D->ns;
   double (*exact)[MAXF][NCLASS] = D->exact, (*lost)[MAXF] = D->lost;
   long long (*cnt)[MAXF][NCLASS] = D->cnt;
-  (void)fs; (void)nf; (void)i; (void)c; (void)law; (void)ns; (void)exact; (void)lost; (void)cnt;
   FILE *csv = fopen(lowp_run_path(r, "fractions.csv"), "w");
   if (!csv) return 2;
   fprintf(csv, "distribution,format,class,position,exact,sampled,count,samples,bound,bound_used\n");
@@ -214,11 +213,9 @@ static int render_tables(lowp_run_t *r, dr_t *D) {
 /* judge: the answer and the verdict */
 static void judge(lowp_run_t *r, dr_t *D) {
   const lowp_format_t *fs = D->fs;
-  int nf = D->nf, i, c, law;
+  int nf = D->nf, i, law;
   long long ns = D->ns;
   double (*exact)[MAXF][NCLASS] = D->exact, (*lost)[MAXF] = D->lost;
-  long long (*cnt)[MAXF][NCLASS] = D->cnt;
-  (void)fs; (void)nf; (void)i; (void)c; (void)law; (void)ns; (void)exact; (void)lost; (void)cnt;
   char ans[2048];
     int i16 = -1, ib16 = -1;
     char part[512];
@@ -261,10 +258,6 @@ static void judge(lowp_run_t *r, dr_t *D) {
 static int render_plots(lowp_run_t *r, dr_t *D) {
   const lowp_format_t *fs = D->fs;
   int nf = D->nf, i, c, law;
-  long long ns = D->ns;
-  double (*exact)[MAXF][NCLASS] = D->exact, (*lost)[MAXF] = D->lost;
-  long long (*cnt)[MAXF][NCLASS] = D->cnt;
-  (void)fs; (void)nf; (void)i; (void)c; (void)law; (void)ns; (void)exact; (void)lost; (void)cnt;
   int st = 0;
     char xt[1024] = "set xtics (", extra[2048];
     for (i = 0; i < nf; i++) {

@@ -195,11 +195,7 @@ typedef struct {
 
 /* the thresholds of the format (their checks were counted in L->bad) */
 static void render_thresholds(ls_t *L) {
-  const lowp_format_t *f = L->f;
   const thresholds_t t = L->t;
-  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
-  int ng = L->ng, kmax = L->kmax, res = L->res;
-  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
   cJSON *rows;
   char a[256];
     static const char *const cols[] = {"event", "condition on |x| (x = S g)", "value", "checked with lowp_round_f64"};
@@ -232,9 +228,8 @@ static void render_thresholds(ls_t *L) {
 static int measure_sweep(lowp_run_t *r, ls_t *L) {
   const lowp_format_t *f = L->f;
   const thresholds_t t = L->t;
-  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
-  int ng = L->ng, kmax = L->kmax, res = L->res;
-  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
+  double *grads = L->grads, ex = L->ex;
+  int ng = L->ng;
   cJSON *rows;
   char a[256], b[256], c[256], d[256], e[256], h[256], meas[1024];
   int i;
@@ -282,9 +277,7 @@ static int measure_sweep(lowp_run_t *r, ls_t *L) {
 static void judge(lowp_run_t *r, ls_t *L) {
   const lowp_format_t *f = L->f;
   const thresholds_t t = L->t;
-  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
-  int ng = L->ng, kmax = L->kmax, res = L->res;
-  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
+  double ex = L->ex, loss = L->loss;
   char b[256], e[256], ans[2048], meas[1024];
     double y = rnd(ex, f, 0), yf = rnd(ex, f, 1), re = relerr(1.0, ex, f, NULL);
     int kz = min_pow2(ex, t.zero_t, 1), kn = min_pow2(ex, t.norm_t, 0), ku = min_pow2_u(ex, &t);
@@ -331,9 +324,8 @@ static void judge(lowp_run_t *r, ls_t *L) {
 static int measure_heatmap(lowp_run_t *r, ls_t *L) {
   const lowp_format_t *f = L->f;
   const thresholds_t t = L->t;
-  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
-  int ng = L->ng, kmax = L->kmax, res = L->res;
-  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
+  double ex = L->ex, gmin = L->gmin, gmax = L->gmax;
+  int kmax = L->kmax, res = L->res;
   FILE *csv;
     int nx = (int)ceil(log10(gmax / gmin) * res) + 1, ny;
     int j, k;
@@ -381,11 +373,9 @@ static int measure_heatmap(lowp_run_t *r, ls_t *L) {
 static int render_plots(lowp_run_t *r, ls_t *L) {
   const lowp_format_t *f = L->f;
   const thresholds_t t = L->t;
-  double *grads = L->grads, ex = L->ex, loss = L->loss, gmin = L->gmin, gmax = L->gmax;
-  int ng = L->ng, kmax = L->kmax, res = L->res;
-  (void)f; (void)t; (void)grads; (void)ex; (void)loss; (void)gmin; (void)gmax; (void)ng; (void)kmax; (void)res;
-  int st, kres = res / 5 < 1 ? 1 : res / 5;
-  (void)kres;
+  double ex = L->ex, gmin = L->gmin, gmax = L->gmax;
+  int kmax = L->kmax;
+  int st;
     char extra[2048], title[256];
     lowp_plot_t p = {NULL, "log10 of the gradient g", "log2 of the loss scale S", 0, 0, extra};
     lowp_series_t s[4] = {

@@ -327,9 +327,7 @@ static int measure_stagnation(lowp_run_t *r, mw_t *w) {
     snprintf(cell[7], 64, "%.4f", rr[M_MASTER] / e);
     snprintf(cell[8], 64, "%.4f", rr[M_MASTER_BF16] / e);
     for (j = 0; j < 9; j++) cp[j] = cell[j];
-    lowp_result_add_row(rows, cp, 9);
-    fprintf(r->summary, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3], cp[4],
-            cp[5], cp[6], cp[7], cp[8]);
+    lowp_result_add_row_md(rows, r->summary, cp, 9);
   }
 
   return 0;
@@ -360,8 +358,7 @@ static int measure_harmonic(lowp_run_t *r, mw_t *w) {
     snprintf(cell[3], 64, "%.12g", w->hK);
     snprintf(cell[4], 64, "%.3e", fabs(w->hfin[m] - w->hK) / w->hK);
     for (j = 0; j < 5; j++) cp[j] = cell[j];
-    lowp_result_add_row(rows, cp, 5);
-    fprintf(r->summary, "| %s | %s | %s | %s | %s |\n", cp[0], cp[1], cp[2], cp[3], cp[4]);
+    lowp_result_add_row_md(rows, r->summary, cp, 5);
   }
 
   return 0;
@@ -387,8 +384,7 @@ static int measure_training(lowp_run_t *r, mw_t *w) {
     snprintf(cell[1], 64, "%.4e", w->tfin[m]);
     snprintf(cell[2], 64, "%.4e", w->floor_loss);
     cp[0] = cell[0]; cp[1] = cell[1]; cp[2] = cell[2];
-    lowp_result_add_row(rows, cp, 3);
-    fprintf(r->summary, "| %s | %s | %s |\n", cp[0], cp[1], cp[2]);
+    lowp_result_add_row_md(rows, r->summary, cp, 3);
   }
 
   return 0;

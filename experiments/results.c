@@ -101,6 +101,14 @@ void lowp_result_add_row(cJSON *rows, const char *const *cells, size_t n) {
   cJSON_AddItemToArray(rows, lowp_result_row(cells, n));
 }
 
+void lowp_result_add_row_md(cJSON *rows, FILE *md, const char *const *cells, size_t n) {
+  size_t i;
+  lowp_result_add_row(rows, cells, n);
+  fputc('|', md);
+  for (i = 0; i < n; i++) fprintf(md, " %s |", cells[i]);
+  fputc('\n', md);
+}
+
 cJSON *lowp_result_table(cJSON *tables, const char *title, const char *const *cols, size_t n) {
   cJSON *t = cJSON_CreateObject();
   cJSON_AddStringToObject(t, "title", title);

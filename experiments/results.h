@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /**
  * @brief Append one verdict {"claim", "source", "measured", "verdict"} (keys
@@ -72,6 +73,10 @@ cJSON *lowp_result_row(const char *const *cells, size_t n);
 
 /** @brief Append lowp_result_row(cells, n) to the array rows. */
 void lowp_result_add_row(cJSON *rows, const char *const *cells, size_t n);
+
+/** @brief lowp_result_add_row, and the same row as a Markdown table row
+    ("| c0 | c1 | ... |\n") on md (the run's summary). */
+void lowp_result_add_row_md(cJSON *rows, FILE *md, const char *const *cells, size_t n);
 
 /**
  * @brief Append a table {"title", "columns": cols[0..n), "rows": []} to the

@@ -485,7 +485,8 @@ static void render_threshold_table(so_t *so) {
 static void render_stable(so_t *so) {
   static const char *const cols[] = {"format", "inputs", "naive: vectors with inf/NaN", "stable: vectors with inf/NaN",
                                      "stable: max relative error (normal outputs)", "its bound there", "within bound",
-                                     "exact reference = lib/exact's lowp_exact_softmax"};
+                                     "exact reference (lowp_check_measure: lib/exact's softmax) vs an independent MPFR 256-bit softmax "
+                                     "(lowp_ref_softmax256)"};
   const char *cells[8];
   char a[256], b[256], c[256], d[256], e[256], part[1024], agree[128];
   cJSON *rows = lowp_result_table(so->tables, "Stable softmax in the format (max subtracted) against the exact softmax (MPFR)", cols, 8);
@@ -638,12 +639,14 @@ const lowp_experiment_t lowp_exp_softmax_overflow = {
     "softmax-overflow",
     "What is the smallest input that overflows softmax without max-subtraction in fp16, bf16 and e4m3, how "
     "does it shrink with the vector length, and does the stable version match the exact softmax?",
-    "exp correctly rounded to the format (MPFR, round to odd, then lowp_round_mpfr), sums with "
-    "lowp_exact_add2, divisions rounded once; n = 1: real threshold ln(xmax + ulp/2) and the smallest value "
+    "exp correctly rounded to the format (lowp_kernel_exp_cr: lib/exact's exp, round to odd, then one rounding), "
+    "sums by the accumulation model (lowp_accum_add, one rounding), divisions rounded once; n = 1: real threshold ln(xmax + ulp/2) and the smallest value "
     "of the format above it, both neighbours checked; n = 2..nmax: all inputs equal (the worst case for a "
     "given maximum), values of the format scanned downward, the step at which the left-to-right sum "
-    "overflows recorded, giving the exact threshold for every n; stable softmax against the exact softmax "
-    "(MPFR, 256 bits) with a rigorous error bound; -1e4 masking checked in each format.",
+    "overflows recorded, giving the exact threshold for every n; stable softmax (the registry kernel "
+    "softmax_stable, compute=FORMAT,exp=cr) measured by the pipeline (lowp_check_measure) against lib/exact's "
+    "softmax, cross-checked with an independent MPFR softmax at 256 bits (lowp_ref_softmax256), with a rigorous "
+    "error bound; -1e4 masking checked in each format.",
     "fp16 overflows from 11.09375; the threshold follows ln(T/n) until the rounded sum stagnates; the stable "
     "version is finite and within its bound everywhere.",
     params, run, check};

@@ -9,6 +9,9 @@
  *   variant=onepass|twopass|welford  model=SPEC  promote=N|off
  *   exp=libm|cr (softmax_naive, softmax_stable: the exp model)
  *   comm=FORMAT and order=ring|tree (allreduce: lib/amp/allreduce.h)
+ *   scale=div|rsqrt (layernorm: divide by the standard deviation, or
+ *   multiply by its reciprocal), clamp=on|off (layernorm: the one-pass
+ *   variance clamped at 0, or the formula's own value)
  *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu_kernels.h;
  *   their model=auto, the default, is the GPU's own preset)
  * A format or model spec that itself holds commas is written with ';'
@@ -42,7 +45,7 @@ typedef struct {
 
 static const char *const all_keys[] = {"acc", "order", "round", "prod", "compute",
                                        "variant", "model", "promote", "device", "exp",
-                                       "comm"};
+                                       "comm", "scale", "clamp"};
 #define NKEYS (sizeof all_keys / sizeof all_keys[0])
 
 static int key_index(const char *key, size_t len) {
@@ -84,6 +87,22 @@ static int apply_exp(lowp_kcfg_t *c, const char *val, char *err, size_t errlen) 
   if (!strcmp(val, "libm")) c->exp_cr = 0;
   else if (!strcmp(val, "cr")) c->exp_cr = 1;
   else return set_err(err, errlen, LOWP_EINVAL, "exp=%s: expected libm or cr%s", val, "");
+  return LOWP_OK;
+}
+
+/* scale=div|rsqrt: how layernorm applies the standard deviation */
+static int apply_scale(lowp_kcfg_t *c, const char *val, char *err, size_t errlen) {
+  if (!strcmp(val, "div")) c->ln_rsqrt = 0;
+  else if (!strcmp(val, "rsqrt")) c->ln_rsqrt = 1;
+  else return set_err(err, errlen, LOWP_EINVAL, "scale=%s: expected div or rsqrt%s", val, "");
+  return LOWP_OK;
+}
+
+/* clamp=on|off: layernorm's one-pass variance clamped at 0 or not */
+static int apply_clamp(lowp_kcfg_t *c, const char *val, char *err, size_t errlen) {
+  if (!strcmp(val, "on")) c->ln_raw = 0;
+  else if (!strcmp(val, "off")) c->ln_raw = 1;
+  else return set_err(err, errlen, LOWP_EINVAL, "clamp=%s: expected on or off%s", val, "");
   return LOWP_OK;
 }
 
@@ -141,6 +160,10 @@ static int apply(kctx_t *x, int key, const char *val, char *err, size_t errlen) 
     if (lowp_format_parse(&c->comm, buf, e2, sizeof e2))
       return set_err(err, errlen, LOWP_EINVAL, "comm=%s: %s", val, e2);
     return LOWP_OK;
+  case 11: /* scale */
+    return apply_scale(c, val, err, errlen);
+  case 12: /* clamp */
+    return apply_clamp(c, val, err, errlen);
   default:
     return LOWP_OK; /* acc, order, round, prod: combined in finish() */
   }

@@ -105,6 +105,13 @@ static void sums(void) {
   }
 }
 
+/* v rounded to fp32, nearest even */
+static double rne32(double v) {
+  double y;
+  lowp_round_f64(&y, v, &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
+  return y;
+}
+
 static double max_rel(const double *got, const double *want, size_t n) {
   double e = 0;
   size_t i;
@@ -153,6 +160,26 @@ static void nonlinear(void) {
       lowp_test_check(e2 < 4 * N * 0x1p-24 && ew < 4 * N * 0x1p-24,
                       "twopass %g and welford %g within 4 n u of exact", e2, ew);
     }
+    {
+      /* scale=rsqrt: y = F(F(x - mean) * F(1/sqrt(F(var + F(eps))))), from the
+         kernel's own statistics (mean and var are fp32 values: out = compute) */
+      static double yr[M * N], mr[M], vr[M];
+      double *orr[3] = {yr, mr, vr}, e = 0;
+      size_t i;
+      int bad = 0;
+      lowp_test_check(lowp_test_run_kernel(orr, in, "layernorm", "variant=twopass,scale=rsqrt", &q, err,
+                                           sizeof err) == LOWP_OK, "%s", err);
+      for (r = 0; r < M; r++) {
+        double ve = rne32(vr[r] + rne32(q.eps)), rs = rne32(1.0 / sqrt(ve));
+        bad += mr[r] != m2[r] || vr[r] != v2[r]; /* the same two passes */
+        for (i = r * N; i < (r + 1) * N; i++) {
+          bad += yr[i] != rne32(rne32(x[i] - mr[r]) * rs);
+          e = fmax(e, fabs(yr[i] - ex[i]));
+        }
+      }
+      lowp_test_check(bad == 0, "scale=rsqrt multiplies by F(1/sqrt(F(var + eps))) (%d differ)", bad);
+      lowp_test_check(e < 4 * N * 0x1p-24, "scale=rsqrt within 4 n u of exact: %g", e);
+    }
     fill(x, M * N, &LOWP_FMT_FP32, 1e4, 6);
     lowp_test_run_kernel(o1, in, "layernorm", "variant=onepass", &q, err, sizeof err);
     lowp_test_run_kernel(o2, in, "layernorm", "variant=twopass", &q, err, sizeof err);
@@ -167,6 +194,22 @@ static void nonlinear(void) {
       printf("layer norm, fp32, mean/std = 1e4: max |error| onepass %.3g, twopass %.3g\n", e1, e2);
       lowp_test_check(e1 > 0.1 && e2 < 0.05,
                       "mean/std = 1e4 in fp32: onepass max error %g (catastrophic), twopass %g", e1, e2);
+    }
+    {
+      /* clamp=off: the one-pass formula's own variance; clamp=on (the
+         default) is the same clamped at 0, the means identical */
+      static double yo[M * N], mo[M], vo[M];
+      double *oo[3] = {yo, mo, vo};
+      int neg = 0, bad = 0;
+      lowp_test_check(lowp_test_run_kernel(oo, in, "layernorm", "variant=onepass,clamp=off", &q, err,
+                                           sizeof err) == LOWP_OK, "%s", err);
+      for (r = 0; r < M; r++) {
+        neg += vo[r] < 0;
+        bad += mo[r] != mean[r] || var[r] != (vo[r] < 0 ? 0 : vo[r]);
+      }
+      printf("layer norm, fp32, mean/std = 1e4, one-pass: %d of %d raw variances negative\n", neg, M);
+      lowp_test_check(bad == 0 && neg > 0, "clamp=off: %d negative variances, clamp=on their clamp (%d differ)",
+                      neg, bad);
     }
   }
   /* elementwise: exp in fp64 is libm's exp */
@@ -271,6 +314,9 @@ static void params(void) {
       {"gemm_acc", "round=sr", "accumulation"},
       {"softmax_stable", "compute=p=40;emin=-100;emax=100", "at most 25 significand bits"},
       {"layernorm", "variant=threepass", "variant=threepass"},
+      {"layernorm", "scale=mul", "scale=mul: expected div or rsqrt"},
+      {"layernorm", "clamp=yes", "clamp=yes: expected on or off"},
+      {"softmax_stable", "scale=rsqrt", "takes no parameter 'scale'"},
       {"gemm_tc", "promote=-3", "promote=-3"},
       {"cast", "order=pairwise", "takes no parameter 'order'"},
       {"allreduce", "order=pairwise", "expected ring or tree"},

@@ -190,6 +190,46 @@ static void point(void) {
   mpfr_clear(x);
 }
 
+/* lowp_point_t: an exact number read from text, rounded and measured (lowp convert) */
+static void exact_point(void) {
+  lowp_point_t *x = NULL;
+  lowp_policy_t sat = {0};
+  double y = 0, ea = 0, er = 0, eu = 0;
+  int t;
+  lowp_test_check(lowp_point_new(&x) == LOWP_OK && x, "a point is made");
+  if (!x) return;
+  t = lowp_point_round(&y, x, &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
+  lowp_test_check(t == 0 && y == 0 && !signbit(y), "a new point is +0");
+  lowp_test_check(lowp_point_parse(x, "0.1x") == LOWP_EPARSE && lowp_point_parse(x, "1@3") == LOWP_EPARSE,
+                  "text that is not a number refused");
+  lowp_test_check(lowp_point_parse(x, "0.1") == LOWP_OK, "0.1 read");
+  t = lowp_point_round(&y, x, &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
+  lowp_test_check(y == 0.0999755859375 && t < 0, "fp16(0.1) rne = 0.0999755859375, below: %.17g %d", y, t);
+  t = lowp_point_round(&y, x, &LOWP_FMT_FP16, NULL, LOWP_RND_UP);
+  lowp_test_check(y == 0.10003662109375 && t > 0, "fp16(0.1) rup = 0.10003662109375, above: %.17g %d", y, t);
+  t = lowp_point_round(&y, x, &LOWP_FMT_FP64, NULL, LOWP_RND_DN);
+  lowp_test_check(y == 0.09999999999999999 && t < 0, "fp64(0.1) rdn one below 0.1's double: %.17g", y);
+  lowp_point_errors(&ea, &er, &eu, 0.0999755859375, x, &LOWP_FMT_FP16);
+  lowp_test_check(ea == 0.8 * 0x1p-15 && eu == 0.4, "errors against the decimal 0.1, not its double");
+  /* 65520 is fp16's midpoint above 65504: rne overflows, rtz stays at max */
+  lowp_test_check(lowp_point_parse(x, "65520") == LOWP_OK, "65520 read");
+  sat.overflow = LOWP_OVF_SAT;
+  (void)lowp_point_round(&y, x, &LOWP_FMT_FP16, &sat, LOWP_RND_NE);
+  lowp_test_check(y == 65504 && lowp_point_beyond_max(x, &LOWP_FMT_FP16, &sat, LOWP_RND_NE),
+                  "65520 rne saturated to 65504: beyond max");
+  lowp_test_check(!lowp_point_beyond_max(x, &LOWP_FMT_FP16, &sat, LOWP_RND_TZ),
+                  "65520 rtz is 65504 by rounding, not beyond max");
+  lowp_test_check(lowp_point_parse(x, "-nan") == LOWP_OK &&
+                      !lowp_point_beyond_max(x, &LOWP_FMT_E4M3, &sat, LOWP_RND_NE), "NaN is never beyond max");
+  lowp_point_set_f64(x, -0x1p-30);
+  t = lowp_point_round(&y, x, &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
+  lowp_test_check(y == -0x1p-30 && t == 0, "a binary64 set exactly");
+  lowp_point_errors(&ea, &er, &eu, y, x, &LOWP_FMT_FP32);
+  lowp_test_check(ea == 0 && er == 0 && eu == 0, "no error for an exact result");
+  lowp_point_free(x);
+  lowp_point_free(NULL);
+}
+
 /* the normwise relative error */
 static void normwise(void) {
   double x[2] = {3, 4}, c[2] = {3, 9}, z[2] = {0, 0}, bad[2] = {NAN, 1};
@@ -208,6 +248,7 @@ int main(void) {
   products();
   shares();
   point();
+  exact_point();
   normwise();
   return lowp_test_end();
 }

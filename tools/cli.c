@@ -33,6 +33,11 @@ void lowp_cli_die(const char *cmd, const char *fmt, ...) {
   exit(LOWP_EXIT_USAGE);
 }
 
+const char *lowp_cli_need_arg(const char *cmd, int argc, char **argv, int *i) {
+  if (*i + 1 >= argc) lowp_cli_die(cmd, "option %s needs an argument", argv[*i]);
+  return argv[++*i];
+}
+
 lowp_format_t lowp_cli_format(const char *cmd, const char *text) {
   lowp_format_t f;
   char err[320];

@@ -16,6 +16,10 @@ void lowp_cli_die(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/** @brief The argument of option argv[*i]: argv[*i + 1], with *i moved onto
+    it; dies "lowp CMD: option X needs an argument" when argv ends first. */
+const char *lowp_cli_need_arg(const char *cmd, int argc, char **argv, int *i);
+
 /** @brief Parse a format name or spec, or die with the parser's message. */
 lowp_format_t lowp_cli_format(const char *cmd, const char *text);
 /** @brief Parse a list of formats: names separated by ',', or by ';' when an

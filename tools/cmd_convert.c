@@ -1,10 +1,10 @@
 /* lowp convert -- round values to formats and show bits, class and error */
 
 /*
- * Each VALUE is parsed exactly (MPFR, rounded to odd at 128 bits, which
- * keeps one-step correct rounding to every format), optionally passed
- * through a source format (--from), and rounded to each target format.
- * Errors are measured against the exact input (lib/measure/point.h).
+ * Each VALUE is read exactly (a lowp_point_t of lib/measure/point.h, which
+ * rounds correctly to every format in one step), optionally passed through
+ * a source format (--from), and rounded to each target format. Errors are
+ * measured against the exact input (lowp_point_errors).
  *
  * Run: lowp convert 0.1 1e-6 65520 --to all
  *      lowp convert --bits 0x3c00 --from fp16 --to e4m3 --json
@@ -15,7 +15,6 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "format/number.h"
-#include "format/round_mpfr.h"
 #include "measure/point.h"
 #include "status.h"
 
@@ -31,7 +30,6 @@
 #include <unistd.h>
 
 #define MAX_FORMATS 64
-#define PARSE_PREC 128
 
 typedef struct {
   lowp_format_t to[MAX_FORMATS];
@@ -68,11 +66,6 @@ static void usage(FILE *out) {
     "  --json    machine-readable output with stable keys\n");
 }
 
-static const char *need_arg(int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) lowp_cli_die("convert", "option %s needs an argument", argv[*i]);
-  return argv[++*i];
-}
-
 static void fields_text(char *buf, size_t len, uint64_t b, const lowp_format_t *f) {
   int w = lowp_format_width(f), i, pos = 0;
   int sbits = f->has_sign ? 1 : 0;
@@ -89,7 +82,7 @@ static const char *class_text(double y, int saturated, const lowp_format_t *f) {
   return lowp_class_name(lowp_classify(y, f));
 }
 
-static cJSON *one_result(const opts_t *o, const char *input, mpfr_srcptr x,
+static cJSON *one_result(const opts_t *o, const char *input, const lowp_point_t *x,
                          const lowp_format_t *f, uint64_t index) {
   lowp_policy_t pol = o->pol;
   double y, ea, er, eu;
@@ -99,21 +92,12 @@ static cJSON *one_result(const opts_t *o, const char *input, mpfr_srcptr x,
   cJSON *r = cJSON_CreateObject();
 
   pol.sr_offset = index;
-  tern = lowp_round_mpfr(&y, x, f, &pol, o->rnd);
+  tern = lowp_point_round(&y, x, f, &pol, o->rnd);
   (void)lowp_encode(&b, y, f);
   /* saturated: the result is +-max only because the policy clamped an
      overflow, i.e. rounding with an unbounded exponent would exceed xmax */
-  sat = 0;
-  if (isfinite(y) && fabs(y) == lowp_format_xmax(f) && !mpfr_nan_p(x)) {
-    lowp_format_t g = *f;
-    double yu;
-    lowp_policy_t up = pol;
-    g.emax = 1023; g.inf = LOWP_INF_IEEE; g.nan = LOWP_NAN_IEEE; g.ebits = 11;
-    up.overflow = LOWP_OVF_IEEE;
-    (void)lowp_round_mpfr(&yu, x, &g, &up, o->rnd);
-    sat = !(fabs(yu) <= lowp_format_xmax(f));
-  }
-  lowp_measure_point_errors(&ea, &er, &eu, y, x, f); /* against the exact input */
+  sat = isfinite(y) && fabs(y) == lowp_format_xmax(f) && lowp_point_beyond_max(x, f, &pol, o->rnd);
+  lowp_point_errors(&ea, &er, &eu, y, x, f); /* against the exact input */
   fields_text(fields, sizeof fields, b, f);
   snprintf(hex, sizeof hex, "0x%0*llx", (lowp_format_width(f) + 3) / 4,
            (unsigned long long)b);
@@ -168,6 +152,50 @@ static void print_text(cJSON *res) {
            ERRTXT(eab, ea), ERRTXT(erb, er), ERRTXT(eub, eu));
 #undef ERRTXT
   }
+}
+
+/* ------------------------------------------------ parse, round, measure */
+
+/* The exact input of value k: a bit pattern of --from decoded, or a number
+   read exactly and, with --from, first rounded to that format (rne); --daz
+   flushes --from's subnormals to zero. Dies on a malformed value. */
+static void read_exact(lowp_point_t *x, const opts_t *o, const char *text) {
+  double v;
+  if (o->bits) {
+    uint64_t b;
+    int bs = lowp_parse_u64(&b, text);
+    if (bs == LOWP_EPARSE)
+      lowp_cli_die("convert", "malformed bit pattern '%s': expected 0x hex or a decimal integer",
+                   text);
+    if (bs != LOWP_OK) lowp_cli_die("convert", "bit pattern %s is wider than 64 bits", text);
+    if (lowp_format_width(&o->from) < 64 && (b >> lowp_format_width(&o->from)) != 0)
+      lowp_cli_die("convert", "bit pattern %s is wider than %s's %d bits", text,
+                   o->from.name, lowp_format_width(&o->from));
+    if (lowp_decode(&v, b, &o->from) != 0)
+      lowp_cli_die("convert", "bit pattern %s encodes no value of %s (an exponent "
+                   "field above emax's)", text, o->from.name);
+  } else {
+    if (lowp_point_parse(x, text) != LOWP_OK)
+      lowp_cli_die("convert", "malformed number '%s': expected a decimal (1e-6), "
+                   "a hex float (0x1.8p-3), inf or nan", text);
+    if (!o->have_from) return;
+    (void)lowp_point_round(&v, x, &o->from, NULL, LOWP_RND_NE);
+  }
+  if (o->pol.daz && v != 0 && fabs(v) < lowp_format_xmin(&o->from)) v = signbit(v) ? -0.0 : 0.0;
+  lowp_point_set_f64(x, v);
+}
+
+/* every value rounded to every --to format, one result object each into res */
+static void convert_values(const opts_t *o, const char *const *vals, size_t nv, cJSON *res) {
+  lowp_point_t *x;
+  size_t k, j;
+  if (lowp_point_new(&x) != LOWP_OK) lowp_cli_die("convert", "out of memory");
+  for (k = 0; k < nv; k++) {
+    read_exact(x, o, vals[k]);
+    for (j = 0; j < o->nto; j++)
+      cJSON_AddItemToArray(res, one_result(o, vals[k], x, &o->to[j], k));
+  }
+  lowp_point_free(x);
 }
 
 /* ----------------------------------------------------------------- main */
@@ -280,13 +308,12 @@ static void print_csv(const cJSON *res) {
 
 int lowp_cmd_convert(int argc, char **argv) {
   opts_t o;
-  size_t cap = (size_t)argc + 16, nv = 0, k, j, nown = 0;
+  size_t cap = (size_t)argc + 16, nv = 0, k, nown = 0;
   const char **vals = calloc(cap, sizeof *vals);
   char **owned = calloc(cap, sizeof *owned);
   const char *file = NULL;
   int i, have_to = 0, csv = 0;
   cJSON *root, *res;
-  mpfr_t x;
 
   memset(&o, 0, sizeof o);
   o.rnd = LOWP_RND_NE;
@@ -295,27 +322,29 @@ int lowp_cmd_convert(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "--help")) { usage(stdout); free(vals); free(owned); return LOWP_EXIT_OK; }
     else if (!strcmp(a, "--to")) {
-      o.nto = lowp_cli_format_list("convert", need_arg(argc, argv, &i), o.to, MAX_FORMATS);
+      o.nto = lowp_cli_format_list("convert", lowp_cli_need_arg("convert", argc, argv, &i), o.to,
+                                   MAX_FORMATS);
       have_to = 1;
     } else if (!strcmp(a, "--from")) {
-      o.from = lowp_cli_format("convert", need_arg(argc, argv, &i));
+      o.from = lowp_cli_format("convert", lowp_cli_need_arg("convert", argc, argv, &i));
       o.have_from = 1;
-    } else if (!strcmp(a, "--round")) o.rnd = lowp_cli_rounding("convert", need_arg(argc, argv, &i));
+    } else if (!strcmp(a, "--round"))
+      o.rnd = lowp_cli_rounding("convert", lowp_cli_need_arg("convert", argc, argv, &i));
     else if (!strcmp(a, "--sat")) o.pol.overflow = LOWP_OVF_SAT;
     else if (!strcmp(a, "--overflow")) {
-      const char *v = need_arg(argc, argv, &i);
+      const char *v = lowp_cli_need_arg("convert", argc, argv, &i);
       if (!strcmp(v, "ieee")) o.pol.overflow = LOWP_OVF_IEEE;
       else if (!strcmp(v, "sat")) o.pol.overflow = LOWP_OVF_SAT;
       else if (!strcmp(v, "sat-keepinf")) o.pol.overflow = LOWP_OVF_SAT_KEEPINF;
       else if (!strcmp(v, "nan")) o.pol.overflow = LOWP_OVF_NAN;
       else lowp_cli_die("convert", "unknown overflow policy '%s'; accepted: ieee sat sat-keepinf nan", v);
     } else if (!strcmp(a, "--nan-sign")) {
-      const char *v = need_arg(argc, argv, &i);
+      const char *v = lowp_cli_need_arg("convert", argc, argv, &i);
       if (!strcmp(v, "keep")) o.pol.nan_sign = LOWP_NANSIGN_KEEP;
       else if (!strcmp(v, "positive")) o.pol.nan_sign = LOWP_NANSIGN_POSITIVE;
       else lowp_cli_die("convert", "unknown --nan-sign '%s'; accepted: keep positive", v);
     } else if (!strcmp(a, "--nan-map")) {
-      const char *v = need_arg(argc, argv, &i);
+      const char *v = lowp_cli_need_arg("convert", argc, argv, &i);
       if (!strcmp(v, "max")) o.pol.nan_map = LOWP_NANMAP_MAXPOS;
       else if (!strcmp(v, "zero")) o.pol.nan_map = LOWP_NANMAP_ZERO;
       else lowp_cli_die("convert", "unknown --nan-map '%s'; accepted: max zero", v);
@@ -325,16 +354,18 @@ int lowp_cmd_convert(int argc, char **argv) {
     else if (!strcmp(a, "--csv")) csv = 1;
     else if (!strcmp(a, "--file")) {
       if (file) lowp_cli_die("convert", "--file given twice");
-      file = need_arg(argc, argv, &i);
+      file = lowp_cli_need_arg("convert", argc, argv, &i);
     } else if (!strcmp(a, "-")) {
       if (file) lowp_cli_die("convert", "--file given twice (- is standard input)");
       file = "-";
     }
     else if (!strcmp(a, "--bits")) o.bits = 1;
     else if (!strcmp(a, "--sr-bits"))
-      o.pol.sr_bits = (int)lowp_cli_int("convert", "--sr-bits", need_arg(argc, argv, &i), 1, 32);
+      o.pol.sr_bits =
+          (int)lowp_cli_int("convert", "--sr-bits", lowp_cli_need_arg("convert", argc, argv, &i), 1, 32);
     else if (!strcmp(a, "--seed"))
-      o.pol.sr_seed = (uint64_t)lowp_cli_int("convert", "--seed", need_arg(argc, argv, &i), 0, INT64_MAX);
+      o.pol.sr_seed = (uint64_t)lowp_cli_int("convert", "--seed",
+                                             lowp_cli_need_arg("convert", argc, argv, &i), 0, INT64_MAX);
     else if (a[0] == '-' && a[1] == '-')
       lowp_cli_die("convert", "unknown option '%s'; see lowp convert --help", a);
     else vals[nv++] = a;
@@ -351,41 +382,9 @@ int lowp_cmd_convert(int argc, char **argv) {
   }
 
   /* parse every value before printing anything: bad input leaves no output */
-  mpfr_init2(x, PARSE_PREC);
   root = cJSON_CreateObject();
   res = cJSON_AddArrayToObject(root, "results");
-  for (k = 0; k < nv; k++) {
-    if (o.bits) {
-      double v;
-      uint64_t b;
-      int bs = lowp_parse_u64(&b, vals[k]);
-      if (bs == LOWP_EPARSE)
-        lowp_cli_die("convert", "malformed bit pattern '%s': expected 0x hex or a decimal integer",
-                     vals[k]);
-      if (bs != LOWP_OK) lowp_cli_die("convert", "bit pattern %s is wider than 64 bits", vals[k]);
-      if (lowp_format_width(&o.from) < 64 && (b >> lowp_format_width(&o.from)) != 0)
-        lowp_cli_die("convert", "bit pattern %s is wider than %s's %d bits", vals[k],
-                     o.from.name, lowp_format_width(&o.from));
-      if (lowp_decode(&v, b, &o.from) != 0)
-        lowp_cli_die("convert", "bit pattern %s encodes no value of %s (an exponent "
-                     "field above emax's)", vals[k], o.from.name);
-      if (o.pol.daz && v != 0 && fabs(v) < lowp_format_xmin(&o.from)) v = signbit(v) ? -0.0 : 0.0;
-      mpfr_set_d(x, v, MPFR_RNDN);
-    } else {
-      if (lowp_mpfr_parse(x, vals[k]) != 0)
-        lowp_cli_die("convert", "malformed number '%s': expected a decimal (1e-6), "
-                     "a hex float (0x1.8p-3), inf or nan", vals[k]);
-      if (o.have_from) {
-        double v;
-        (void)lowp_round_mpfr(&v, x, &o.from, NULL, LOWP_RND_NE);
-        if (o.pol.daz && v != 0 && fabs(v) < lowp_format_xmin(&o.from)) v = signbit(v) ? -0.0 : 0.0;
-        mpfr_set_d(x, v, MPFR_RNDN);
-      }
-    }
-    for (j = 0; j < o.nto; j++)
-      cJSON_AddItemToArray(res, one_result(&o, vals[k], x, &o.to[j], k));
-  }
-  mpfr_clear(x);
+  convert_values(&o, vals, nv, res);
   if (o.json) {
     char *s;
     cJSON_AddStringToObject(root, "round", lowp_rounding_name(o.rnd));

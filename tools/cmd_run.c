@@ -135,13 +135,64 @@ static void run_usage(FILE *out) {
     fprintf(out, "  %s\n", lowp_experiment_at(i)->name);
 }
 
+/* The arguments of `lowp run NAME` (after --help and --quick were seen):
+   --out, --seed and --key=value / --key value of the experiment's np
+   parameters (keys[]) into values[]; dies on an unknown, repeated or
+   valueless one. */
+static void parse_args(const lowp_experiment_t *e, int argc, char **argv, const char **keys,
+                       const char **values, size_t np, const char **out, uint64_t *seed) {
+  char given[64] = {0};
+  size_t i, klen;
+  int a;
+  for (a = 0; a < argc; a++) {
+    const char *arg = argv[a], *eq;
+    if (!strcmp(arg, "--quick")) continue;
+    if (!strcmp(arg, "--out")) {
+      if (a + 1 >= argc) lowp_cli_die("run", "--out needs a folder");
+      *out = argv[++a];
+      continue;
+    }
+    if (!strncmp(arg, "--out=", 6)) { *out = arg + 6; continue; }
+    if (!strcmp(arg, "--seed")) {
+      if (a + 1 >= argc) lowp_cli_die("run", "--seed needs a number");
+      *seed = (uint64_t)lowp_cli_int("run", "--seed", argv[++a], 0, INT64_MAX);
+      continue;
+    }
+    if (!strncmp(arg, "--seed=", 7)) {
+      *seed = (uint64_t)lowp_cli_int("run", "--seed", arg + 7, 0, INT64_MAX);
+      continue;
+    }
+    if (strncmp(arg, "--", 2) || arg[2] == '\0' || arg[2] == '=')
+      lowp_cli_die("run", "unexpected argument '%s' (parameters are --key=value or --key value; "
+                   "see lowp run %s --help)", arg, e->name);
+    eq = strchr(arg, '=');
+    klen = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    for (i = 0; i < np; i++)
+      if (strlen(keys[i]) == klen && !strncmp(keys[i], arg + 2, klen)) break;
+    if (i == np) {
+      char acc[1024] = "";
+      size_t j;
+      for (j = 0; j < np; j++) {
+        strncat(acc, " ", sizeof acc - strlen(acc) - 1);
+        strncat(acc, keys[j], sizeof acc - strlen(acc) - 1);
+      }
+      lowp_cli_die("run", "unknown parameter '%.*s' for %s; accepted:%s", (int)klen,
+                   arg + 2, e->name, np ? acc : " (none)");
+    }
+    if (given[i]) lowp_cli_die("run", "parameter --%s is given twice", keys[i]);
+    given[i] = 1;
+    if (eq) values[i] = eq + 1;
+    else if (a + 1 < argc) values[i] = argv[++a];
+    else lowp_cli_die("run", "parameter --%s needs a value", keys[i]);
+  }
+}
+
 /* ----------------------------------------------------------------- main */
 
 int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
                         const char *default_out) {
   const char *keys[64], *values[64], *out = NULL;
-  char given[64] = {0};
-  size_t np = 0, i, klen;
+  size_t np = 0, i;
   int quick = 0, a, rc;
   uint64_t seed = DEFAULT_SEED;
   char outdir[4096], what[200];
@@ -171,47 +222,7 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   if (quick)
     for (i = 0; i < np; i++)
       if (e->params[i].quick) values[i] = e->params[i].quick;
-  for (a = 0; a < argc; a++) {
-    const char *arg = argv[a], *eq;
-    if (!strcmp(arg, "--quick")) continue;
-    if (!strcmp(arg, "--out")) {
-      if (a + 1 >= argc) lowp_cli_die("run", "--out needs a folder");
-      out = argv[++a];
-      continue;
-    }
-    if (!strncmp(arg, "--out=", 6)) { out = arg + 6; continue; }
-    if (!strcmp(arg, "--seed")) {
-      if (a + 1 >= argc) lowp_cli_die("run", "--seed needs a number");
-      seed = (uint64_t)lowp_cli_int("run", "--seed", argv[++a], 0, INT64_MAX);
-      continue;
-    }
-    if (!strncmp(arg, "--seed=", 7)) {
-      seed = (uint64_t)lowp_cli_int("run", "--seed", arg + 7, 0, INT64_MAX);
-      continue;
-    }
-    if (strncmp(arg, "--", 2) || arg[2] == '\0' || arg[2] == '=')
-      lowp_cli_die("run", "unexpected argument '%s' (parameters are --key=value or --key value; "
-                   "see lowp run %s --help)", arg, e->name);
-    eq = strchr(arg, '=');
-    klen = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-    for (i = 0; i < np; i++)
-      if (strlen(keys[i]) == klen && !strncmp(keys[i], arg + 2, klen)) break;
-    if (i == np) {
-      char acc[1024] = "";
-      size_t j;
-      for (j = 0; j < np; j++) {
-        strncat(acc, " ", sizeof acc - strlen(acc) - 1);
-        strncat(acc, keys[j], sizeof acc - strlen(acc) - 1);
-      }
-      lowp_cli_die("run", "unknown parameter '%.*s' for %s; accepted:%s", (int)klen,
-                   arg + 2, e->name, np ? acc : " (none)");
-    }
-    if (given[i]) lowp_cli_die("run", "parameter --%s is given twice", keys[i]);
-    given[i] = 1;
-    if (eq) values[i] = eq + 1;
-    else if (a + 1 < argc) values[i] = argv[++a];
-    else lowp_cli_die("run", "parameter --%s needs a value", keys[i]);
-  }
+  parse_args(e, argc, argv, keys, values, np, &out, &seed);
   /* check parameter values before anything is printed or created */
   memset(&r, 0, sizeof r);
   r.exp = e;

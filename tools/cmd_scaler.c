@@ -46,11 +46,6 @@ static void usage(FILE *out) {
     "Prints, after each step: step, event, skipped, scale (decimal and hex), tracker.\n");
 }
 
-static const char *need_arg(int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) lowp_cli_die(CMD, "option %s needs an argument", argv[*i]);
-  return argv[++*i];
-}
-
 static double positive(const char *what, const char *text) {
   double v = lowp_cli_number(CMD, what, text);
   if (!(v > 0) || isinf(v))
@@ -183,14 +178,14 @@ int lowp_cmd_scaler(int argc, char **argv) {
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return LOWP_EXIT_OK; }
-    else if (!strcmp(a, "--events")) events = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--init")) a_init = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--growth")) a_growth = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--backoff")) a_backoff = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--interval")) a_interval = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--policy")) a_policy = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--state-in")) state_in = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--state-out")) state_out = need_arg(argc, argv, &i);
+    else if (!strcmp(a, "--events")) events = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--init")) a_init = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--growth")) a_growth = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--backoff")) a_backoff = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--interval")) a_interval = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--policy")) a_policy = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--state-in")) state_in = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--state-out")) state_out = lowp_cli_need_arg(CMD, argc, argv, &i);
     else if (!strcmp(a, "--json")) json = 1;
     else lowp_cli_die(CMD, "unknown option '%s' (see lowp scaler --help)", a);
   }

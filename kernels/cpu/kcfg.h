@@ -17,6 +17,13 @@
  *                      (binary64 libm exp rounded to compute: the default)
  *                      or cr (exp correctly rounded to compute, lib/exact)
  *   variant            layernorm: onepass | twopass | welford
+ *   scale              layernorm: div (divide by F(sqrt(F(var + eps))): the
+ *                      default) or rsqrt (multiply by F(1/sqrt(F(var + eps))),
+ *                      1/sqrt in binary64 rounded once: PyTorch's rstd)
+ *   clamp              layernorm: on (the one-pass variance clamped at 0, as
+ *                      real kernels do: the default) or off (the formula's
+ *                      own value, negative under cancellation; y is then NaN
+ *                      where var + eps < 0)
  *   model, promote     gemm_tc: tensor-core model spec and fp8 promotion
  *   round (cast)       the rounding mode of the cast
  *   comm, acc, order   allreduce: communication format, accumulation
@@ -66,6 +73,8 @@ typedef struct {
   int exp_cr;             /**< exp=cr: exp correctly rounded to compute (0: libm) */
   lowp_format_t comm;     /**< allreduce: comm= (default fp32), the workers' cast */
   int reduce;             /**< allreduce: order= 0 ring, 1 tree */
+  int ln_rsqrt;           /**< layernorm scale=rsqrt: multiply by F(1/sqrt(.)) (0: divide) */
+  int ln_raw;             /**< layernorm clamp=off: one-pass variance not clamped at 0 */
 } lowp_kcfg_t;
 
 /** @brief A plain CPU kernel: the pipeline's subject signature, minus the

@@ -6,12 +6,16 @@
  *   layernorm, variant=
  *     twopass  mean = F(S/n), S = sum x_i; var = F(sum F(F(x_i - mean)^2) / n)
  *     onepass  S and Q = sum F(x_i^2) together; mean = F(S/n),
- *              var = F(F(Q/n) - F(mean^2)), clamped at 0 as real kernels do:
+ *              var = F(F(Q/n) - F(mean^2)), clamped at 0 as real kernels do
+ *              (clamp=off: not clamped, the formula's own error):
  *              catastrophic cancellation when |mean| >> std (Chan, Golub &
  *              LeVeque, Am. Stat. 37(3) 1983; Higham 2002, sec. 1.9)
  *     welford  delta = x_i - mean; mean += delta / i; M2 += delta (x_i - mean)
  *              (Welford 1962; Higham 2002, sec. 1.9); var = F(M2 / n)
- *   y_i = F(F(x_i - mean) / F(sqrt(F(var + eps))))
+ *   y_i = F(F(x_i - mean) / F(sqrt(F(var + eps))))             scale=div
+ *   y_i = F(F(x_i - mean) * F(1 / sqrt(F(var + eps))))         scale=rsqrt
+ *         (1/sqrt evaluated in binary64 and rounded once to F, as
+ *         PyTorch's layer_norm forms rstd = 1/sqrt(var + eps) and multiplies)
  *   rmsnorm: ms = F(Q/n); y_i = F(x_i / F(sqrt(F(ms + eps))))
  * Outputs (y, and layernorm's mean and var) are then rounded to the output
  * format. OpenMP over rows; the result does not depend on the thread count.
@@ -26,7 +30,7 @@
 /* ------------------------------------------------------ private helpers */
 
 static void moments(double *mean, double *var, const double *x, size_t n, lowp_ln_variant_t v,
-                    const lowp_format_t *F) {
+                    int raw, const lowp_format_t *F) {
   double s = 0, q = 0, m, dn = (double)n;
   size_t i;
   if (v == LOWP_LN_WELFORD) {
@@ -49,7 +53,7 @@ static void moments(double *mean, double *var, const double *x, size_t n, lowp_l
   *mean = m;
   if (v == LOWP_LN_ONEPASS) {
     double w = lowp_kcfg_r(lowp_kcfg_r(q / dn, F) - lowp_kcfg_r(m * m, F), F);
-    *var = w < 0 ? 0 : w;
+    *var = w < 0 && !raw ? 0 : w;
     return;
   }
   for (i = 0; i < n; i++) {
@@ -70,12 +74,15 @@ int lowp_kernel_layernorm(const lowp_kcfg_t *c, double *const *out, const double
 #pragma omp parallel for schedule(static)
   for (r = 0; r < rows; r++) {
     const double *x = &in[0][(size_t)r * n];
-    double *y = &out[0][(size_t)r * n], mean, var, den;
+    double *y = &out[0][(size_t)r * n], mean, var, ve, den;
     size_t i;
-    moments(&mean, &var, x, n, c->variant, F);
-    den = lowp_kcfg_r(sqrt(lowp_kcfg_r(var + lowp_kcfg_r(p->eps, F), F)), F);
-    for (i = 0; i < n; i++)
-      y[i] = lowp_kcfg_r(lowp_kcfg_r(lowp_kcfg_r(x[i] - mean, F) / den, F), &p->out);
+    moments(&mean, &var, x, n, c->variant, c->ln_raw, F);
+    ve = lowp_kcfg_r(var + lowp_kcfg_r(p->eps, F), F);
+    den = lowp_kcfg_r(c->ln_rsqrt ? 1.0 / sqrt(ve) : sqrt(ve), F);
+    for (i = 0; i < n; i++) {
+      double d = lowp_kcfg_r(x[i] - mean, F);
+      y[i] = lowp_kcfg_r(lowp_kcfg_r(c->ln_rsqrt ? d * den : d / den, F), &p->out);
+    }
     out[1][r] = lowp_kcfg_r(mean, &p->out);
     out[2][r] = lowp_kcfg_r(var, &p->out);
   }

@@ -4,7 +4,7 @@
 
 #include "cpu/kcfg.h"
 
-/** @brief y = (x - mean) / sqrt(var + eps), mean and var, in compute (variant=) (lowp_kernel_run_fn) */
+/** @brief y = (x - mean) / sqrt(var + eps), mean and var, in compute (variant=, scale=div|rsqrt) (lowp_kernel_run_fn) */
 int lowp_kernel_layernorm(const lowp_kcfg_t *c, double *const *out, const double *const *in,
         const lowp_problem_t *p, char *err, size_t errlen);
 /** @brief y = x / sqrt(mean(x^2) + eps), in compute (lowp_kernel_run_fn) */
