@@ -557,6 +557,8 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
     snprintf(v->msg, sizeof v->msg, "bound: %s", lowp_status_str(st));
     return st;
   }
+  v->bound = b;
+  v->bound_kind = (int)rule->bound;
   v->where_out = 0;
   v->where = r->out[0].n_class_mismatch ? r->out[0].first_class_mismatch
                                         : r->out[0].err.argmax_bwd;

@@ -257,6 +257,8 @@ typedef struct {
                                      worst element of the rule's own metric */
   int where_out;                /**< which output */
   char what[64];                /**< "max_ulp", "gamma bound", ... */
+  lowp_check_bound_t bound;     /**< BOUND: the bound the rule used (have = 1) */
+  int bound_kind;               /**< BOUND: its lowp_bound_kind_t */
   char msg[640];                /**< one line */
 } lowp_verdict_t;
 

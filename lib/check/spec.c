@@ -306,7 +306,65 @@ static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_t
 
 static const char *const rule_names[] = {"max_ulp", "bound", "vs_reference", "rtol", "atol",
                                          "assert_close", "baseline", "nan_inf", "bitexact",
-                                         NULL};
+                                         "sqnr_db", "cosine", "mismatch", NULL};
+
+/* the rules the field uses: {"sqnr_db": D}, {"cosine": C}, and {"mismatch":
+   N or "F%", "rtol": R, "atol": A} or with "assert_close": "pytorch" */
+static int parse_rule_field(ctx_t *c, const cJSON *j, int i, lowp_rule_t *ru) {
+  char w[64];
+  const cJSON *x;
+  int st;
+  snprintf(w, sizeof w, "rule %d: ", i + 1);
+#define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
+  if (ITEM("sqnr_db") || ITEM("cosine")) {
+    static const char *const ks[] = {"sqnr_db", NULL};
+    static const char *const kc[] = {"cosine", NULL};
+    int sq = ITEM("sqnr_db") != NULL;
+    if ((st = check_keys(c, j, w, sq ? ks : kc))) return st;
+    ru->kind = sq ? LOWP_RULE_SQNR : LOWP_RULE_COSINE;
+    x = ITEM(sq ? "sqnr_db" : "cosine");
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+      return fail(c, "%s\"%s\" must be a finite number, not %s", w, sq ? "sqnr_db" : "cosine",
+                  type_name(x));
+    ru->limit = x->valuedouble;
+    if (!sq && !(ru->limit >= -1 && ru->limit <= 1))
+      return fail(c, "%s\"cosine\" must lie in [-1, 1], not %g", w, ru->limit);
+    return LOWP_OK;
+  }
+  {
+    static const char *const km[] = {"mismatch", "rtol", "atol", "assert_close", NULL};
+    if ((st = check_keys(c, j, w, km))) return st;
+    ru->kind = LOWP_RULE_MISMATCH;
+    x = ITEM("mismatch");
+    if (cJSON_IsString(x)) {
+      char *end = NULL;
+      double f = strtod(x->valuestring, &end);
+      if (end == x->valuestring || strcmp(end, "%") || !(f >= 0 && f <= 100))
+        return fail(c, "%s\"mismatch\" '%s': a count or a percentage like \"0.1%%\"", w,
+                    x->valuestring);
+      ru->limit = f / 100;
+      ru->fraction = 1;
+    } else if ((st = get_number(c, x, "\"mismatch\"", 0, &ru->limit))) {
+      return st;
+    }
+    if (ITEM("assert_close")) {
+      const char *s = NULL;
+      if (ITEM("rtol") || ITEM("atol"))
+        return fail(c, "%s\"assert_close\" or \"rtol\"/\"atol\", not both", w);
+      if ((st = get_string(c, ITEM("assert_close"), "\"assert_close\"", &s))) return st;
+      if (strcmp(s, "pytorch"))
+        return fail(c, "%sunknown assert_close defaults '%s' (pytorch)", w, s);
+      ru->pytorch = 1;
+      return LOWP_OK;
+    }
+    if (!ITEM("rtol") && !ITEM("atol"))
+      return fail(c, "%s\"mismatch\" needs \"rtol\"/\"atol\" or \"assert_close\": \"pytorch\"", w);
+    if (ITEM("rtol") && (st = get_number(c, ITEM("rtol"), "\"rtol\"", 0, &ru->rtol))) return st;
+    if (ITEM("atol") && (st = get_number(c, ITEM("atol"), "\"atol\"", 0, &ru->atol))) return st;
+    return LOWP_OK;
+  }
+#undef ITEM
+}
 
 static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *ck,
                       lowp_spec_rule_t *r) {
@@ -326,9 +384,11 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
   if (!known) {
     const char *first = j->child ? j->child->string : "";
     return fail(c, "%sunknown rule '%s' (max_ulp, bound, vs_reference, rtol/atol, "
-                "assert_close, baseline, nan_inf, bitexact)", w, first);
+                "assert_close, baseline, nan_inf, bitexact, sqnr_db, cosine, mismatch)", w,
+                first);
   }
 #define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
+  if (ITEM("sqnr_db") || ITEM("cosine") || ITEM("mismatch")) return parse_rule_field(c, j, i, ru);
   if (ITEM("max_ulp")) {
     static const char *const keys[] = {"max_ulp", NULL};
     if ((st = check_keys(c, j, w, keys))) return st;
@@ -337,7 +397,8 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
     return get_number(c, ITEM("max_ulp"), w, 0, &ru->limit);
   }
   if (ITEM("bound")) {
-    static const char *const keys[] = {"bound", "fraction", "prob", "order", "acc", "model", NULL};
+    static const char *const keys[] = {"bound", "fraction", "prob", "order", "acc", "model",
+                                       "accept_vacuous", NULL};
     if ((st = check_keys(c, j, w, keys))) return st;
     ru->kind = LOWP_RULE_BOUND;
     ru->limit = 1;
@@ -377,10 +438,15 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
       if ((st = get_string(c, ITEM("model"), "\"model\"", &s))) return st;
       r->model = dupstr(s);
     }
+    if (ITEM("accept_vacuous")) {
+      if (!cJSON_IsBool(ITEM("accept_vacuous")))
+        return fail(c, "%s\"accept_vacuous\" must be true or false", w);
+      ru->vacuous_ok = cJSON_IsTrue(ITEM("accept_vacuous"));
+    }
     return LOWP_OK;
   }
   if (ITEM("vs_reference") || ITEM("bitexact")) {
-    static const char *const kv[] = {"vs_reference", "factor", "metric", NULL};
+    static const char *const kv[] = {"vs_reference", "factor", "metric", "floor", NULL};
     static const char *const kb[] = {"bitexact", NULL};
     int vs = ITEM("vs_reference") != NULL;
     if ((st = check_keys(c, j, w, vs ? kv : kb))) return st;
@@ -391,6 +457,8 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
     if ((st = parse_subject(c, ITEM(vs ? "vs_reference" : "bitexact"), w, 0, &r->ref))) return st;
     r->has_ref = 1;
     if (ITEM("factor") && (st = get_number(c, ITEM("factor"), "\"factor\"", 0, &ru->limit)))
+      return st;
+    if (ITEM("floor") && (st = get_number(c, ITEM("floor"), "\"floor\"", 0, &ru->floor)))
       return st;
     if (ITEM("metric")) {
       if ((st = get_string(c, ITEM("metric"), "\"metric\"", &s))) return st;
@@ -861,4 +929,63 @@ int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
   free(dir);
   free(buf);
   return st;
+}
+
+/* ------------------------------------------- rules alone (the Python API) */
+
+int lowp_spec_rules_parse(lowp_spec_rule_t **rules, int *n_rules, const char *json,
+                          const lowp_format_t *out, char *err, size_t errlen) {
+  ctx_t c;
+  lowp_spec_check_t ck;
+  cJSON *root, *it;
+  int n, i = 0, st = LOWP_OK;
+  if (!rules || !n_rules || !json) return LOWP_EINVAL;
+  *rules = NULL;
+  *n_rules = 0;
+  memset(&c, 0, sizeof c);
+  c.err = err;
+  c.errlen = errlen;
+  c.dir = ".";
+  snprintf(c.where, sizeof c.where, "rules: ");
+  memset(&ck, 0, sizeof ck);
+  if (out) {
+    ck.has_out = 1;
+    ck.out = *out;
+  }
+  root = cJSON_Parse(json);
+  if (!root || !cJSON_IsArray(root)) {
+    cJSON_Delete(root);
+    return fail(&c, "expected a JSON array of rules");
+  }
+  n = cJSON_GetArraySize(root);
+  *rules = calloc(n ? (size_t)n : 1, sizeof **rules);
+  if (!*rules) {
+    cJSON_Delete(root);
+    return LOWP_ENOMEM;
+  }
+  cJSON_ArrayForEach(it, root) {
+    /* "vs_reference"/"bitexact": "outputs" names arrays the caller gives */
+    static const char *const refk[] = {"vs_reference", "bitexact"};
+    int r;
+    for (r = 0; r < 2 && cJSON_IsObject(it); r++) {
+      cJSON *v = cJSON_GetObjectItemCaseSensitive(it, refk[r]);
+      if (cJSON_IsString(v) && !strcmp(v->valuestring, "outputs")) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "kernel", "outputs");
+        cJSON_ReplaceItemInObjectCaseSensitive(it, refk[r], o);
+      }
+    }
+    st = parse_rule(&c, it, i, &ck, &(*rules)[i]);
+    i++;
+    if (st) break;
+  }
+  cJSON_Delete(root);
+  *n_rules = i;
+  return st;
+}
+
+void lowp_spec_rules_free(lowp_spec_rule_t *rules, int n_rules) {
+  int i;
+  for (i = 0; rules && i < n_rules; i++) free_rule(&rules[i]);
+  free(rules);
 }

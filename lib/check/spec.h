@@ -121,6 +121,22 @@ void lowp_spec_free(lowp_spec_t *s);
 /** @brief The check called name, or NULL. */
 const lowp_spec_check_t *lowp_spec_find(const lowp_spec_t *s, const char *name);
 
+/**
+ * @brief Parse a JSON array of rules alone (the spec's "rules" syntax), for
+ * callers that hold the outputs themselves (the Python binding): a
+ * "vs_reference" or "bitexact" of "outputs" means arrays the caller gives
+ * (its subject description reads kernel "outputs"). out: the check's output
+ * format (a bound rule's default "acc"), or NULL.
+ * @param[out] rules  *n_rules parsed rules (free with lowp_spec_rules_free,
+ *                    also on failure)
+ * @return LOWP_OK; LOWP_EPARSE (err: "rules: rule 2: ..."); LOWP_ENOMEM.
+ */
+int lowp_spec_rules_parse(lowp_spec_rule_t **rules, int *n_rules, const char *json,
+                          const lowp_format_t *out, char *err, size_t errlen);
+
+/** @brief Free rules of lowp_spec_rules_parse. */
+void lowp_spec_rules_free(lowp_spec_rule_t *rules, int n_rules);
+
 /** @brief FNV-1a 64 of len bytes, as 16 hex digits (+ NUL) in out. */
 void lowp_spec_hash(char out[17], const void *data, size_t len);
 
