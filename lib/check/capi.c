@@ -6,6 +6,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +47,35 @@ static size_t get_size(const cJSON *o, const char *key) {
   return cJSON_IsNumber(j) && j->valuedouble >= 1 ? (size_t)j->valuedouble : 1;
 }
 
-/* op, dims, in, out, eps, reduction */
+/* "shapes": [[..], ..] of the inputs -> p->dims (lowp_op_dims_infer) */
+static int dims_from_shapes(lowp_problem_t *p, const cJSON *shapes, char *err, size_t errlen) {
+  size_t sh[LOWP_OP_MAXIO][LOWP_OP_MAXDIM];
+  const size_t *sp[LOWP_OP_MAXIO];
+  int nd[LOWP_OP_MAXIO], i;
+  if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) != p->op->n_in)
+    return bad(err, errlen, LOWP_ESHAPE, "%s: give \"dims\" or the shape of every input",
+               p->op->name);
+  for (i = 0; i < p->op->n_in; i++) {
+    const cJSON *s = cJSON_GetArrayItem(shapes, i), *x;
+    nd[i] = 0;
+    sp[i] = sh[i];
+    if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) > LOWP_OP_MAXDIM)
+      return bad(err, errlen, LOWP_ESHAPE, "input %s: at most 4 axes", p->op->in_names[i]);
+    cJSON_ArrayForEach(x, s) {
+      if (!cJSON_IsNumber(x) || x->valuedouble < 0)
+        return bad(err, errlen, LOWP_ESHAPE, "input %s: bad shape", p->op->in_names[i]);
+      sh[i][nd[i]++] = (size_t)x->valuedouble;
+    }
+  }
+  return lowp_op_dims_infer(p, sp, nd, err, errlen);
+}
+
+/* op, dims (or shapes), in, out, eps, reduction */
 static int desc_problem(lowp_problem_t *p, const cJSON *d, char *err, size_t errlen) {
   const cJSON *j = ITEM(d, "op"), *in = ITEM(d, "in"), *dims = ITEM(d, "dims");
   int i, st;
   memset(p, 0, sizeof *p);
+  p->eps = 1e-5;
   if (!cJSON_IsString(j)) return bad(err, errlen, LOWP_EINVAL, "%s\"op\" is needed", "");
   p->op = lowp_op_by_name(j->valuestring);
   if (!p->op) return bad(err, errlen, LOWP_EINVAL, "unknown operation '%s'", j->valuestring);
@@ -58,13 +83,15 @@ static int desc_problem(lowp_problem_t *p, const cJSON *d, char *err, size_t err
   p->dims.m = get_size(dims, "m");
   p->dims.n = get_size(dims, "n");
   p->dims.k = get_size(dims, "k");
+  if (!cJSON_IsObject(dims) && (st = dims_from_shapes(p, ITEM(d, "shapes"), err, errlen)))
+    return st;
   for (i = 0; i < p->op->n_in; i++) {
     const cJSON *f = cJSON_IsArray(in) ? cJSON_GetArrayItem(in, i) : in;
     if (p->op->in_index[i]) { p->in[i] = LOWP_FMT_FP64; continue; }
     if ((st = get_format(&p->in[i], f, "in", NULL, err, errlen))) return st;
   }
   if ((st = get_format(&p->out, ITEM(d, "out"), "out", p->in[0].name, err, errlen))) return st;
-  p->eps = cJSON_IsNumber(ITEM(d, "eps")) ? ITEM(d, "eps")->valuedouble : 1e-5;
+  if (cJSON_IsNumber(ITEM(d, "eps"))) p->eps = ITEM(d, "eps")->valuedouble;
   j = ITEM(d, "reduction");
   p->reduction_mean = cJSON_IsString(j) && !strcmp(j->valuestring, "mean");
   return LOWP_OK;
@@ -190,6 +217,32 @@ static int eval_rules(lowp_verdict_t *v, lowp_spec_rule_t *ru, int n,
   return LOWP_OK;
 }
 
+/* "mismatch": elements outside rtol/atol (assert_close's "Mismatched
+   elements"), under the first rtol/atol rule's tolerance or PyTorch's
+   defaults for the output format */
+static void add_mismatch(cJSON *res, const lowp_check_result_t *r, const lowp_spec_rule_t *ru,
+                         int n) {
+  double rt = 0, at = 0, worst;
+  size_t cnt, total;
+  int i, pt = 1;
+  cJSON *m = cJSON_CreateObject();
+  for (i = 0; i < n; i++)
+    if (ru[i].rule.kind == LOWP_RULE_TOL || ru[i].rule.kind == LOWP_RULE_MISMATCH) {
+      pt = ru[i].rule.pytorch;
+      rt = ru[i].rule.rtol;
+      at = ru[i].rule.atol;
+      break;
+    }
+  if (pt) lowp_check_pytorch_tol(&rt, &at, &r->problem.out);
+  cnt = lowp_check_mismatch(r, rt, at, &total, &worst, NULL, NULL);
+  cJSON_AddNumberToObject(m, "count", (double)cnt);
+  cJSON_AddNumberToObject(m, "total", (double)total);
+  lowp_json_num(m, "rtol", rt);
+  lowp_json_num(m, "atol", at);
+  lowp_json_num(m, "worst_ratio", worst);
+  cJSON_AddItemToObject(res, "mismatch", m);
+}
+
 static int measure(lowp_check_result_t *r, const lowp_problem_t *p, const lowp_subject_t *s,
                    const lowp_check_inputs_t *in, double prob, char *err, size_t errlen) {
   lowp_check_opts_t o;
@@ -246,6 +299,7 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
   if (!v) { st = LOWP_ENOMEM; goto done; }
   if ((st = eval_rules(v, ru, n, &r, ref ? &rr : NULL, &s, err, errlen))) goto done;
   res = lowp_check_result_json(&r, &inp, v, n);
+  add_mismatch(res, &r, ru, n);
   if (ref) {
     cJSON *m = cJSON_CreateObject();
     int k;
@@ -410,6 +464,25 @@ int lowp_capi_tol_query(lowp_tol_query_t *q, const char *query, char *err, size_
   st = tol_query(q, d, err, errlen);
   cJSON_Delete(d);
   return st;
+}
+
+int lowp_capi_decode(double *out, const void *bits, size_t n, int width, const char *format,
+                     char *err, size_t errlen) {
+  lowp_format_t f;
+  size_t i;
+  int st;
+  if (!out || (!bits && n) || (width != 1 && width != 2 && width != 4)) return LOWP_EINVAL;
+  if ((st = get_format(&f, NULL, "format", format, err, errlen))) return st;
+  for (i = 0; i < n; i++) {
+    uint64_t b = width == 1 ? ((const uint8_t *)bits)[i]
+               : width == 2 ? ((const uint16_t *)bits)[i] : ((const uint32_t *)bits)[i];
+    if ((st = lowp_decode(&out[i], b, &f))) {
+      if (err && errlen) snprintf(err, errlen, "bit pattern 0x%llx is not a %s value",
+                                  (unsigned long long)b, format);
+      return st;
+    }
+  }
+  return LOWP_OK;
 }
 
 void lowp_capi_free(char *p) { cJSON_free(p); }

@@ -62,6 +62,12 @@ int lowp_capi_tol_query(lowp_tol_query_t *q, const char *query, char *err, size_
 /** @brief lowp_tol's result as a cJSON object (lowp tol --json prints it). */
 cJSON *lowp_tol_json(const lowp_tol_t *t, const lowp_tol_query_t *q);
 
+/** @brief Decode n bit patterns of width bytes (1, 2, 4: little-endian
+    host order) of a format (bf16, e4m3, e5m2, ...) to binary64 (lowp_decode):
+    torch's bf16 and fp8 tensors reach the pipeline by their bits. */
+int lowp_capi_decode(double *out, const void *bits, size_t n, int width, const char *format,
+                     char *err, size_t errlen);
+
 /** @brief Free a string returned by lowp_capi_*. */
 void lowp_capi_free(char *p);
 

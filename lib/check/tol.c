@@ -240,6 +240,11 @@ static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, cha
     break;
   }
   }
+  /* below the output's normal range its rounding error is absolute: half
+     its smallest subnormal spacing, 2^(emin - p) (0 without subnormals:
+     a flush to zero loses up to 2^emin) */
+  t->atol += q->out.subnormals ? ldexp(1.0, q->out.emin - q->out.precision)
+                               : ldexp(1.0, q->out.emin);
   t->bound = t->rtol;
   t->rtol_same_sign = t->rtol;
   if (!(t->rtol < 1)) {
