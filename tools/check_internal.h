@@ -51,9 +51,11 @@ typedef struct {
   lowp_problem_t p;
   lowp_subject_t subj;
   int subj_open;
-  lowp_subject_t refs[64];       /* per rule with a reference subject */
-  int ref_open[64];
-  lowp_tc_model_t models[64];    /* per bound-model rule with "model" */
+  /* per rule (sc->n_rules of each, allocated by prepare: a spec of 100k
+     checks must fit in memory) */
+  lowp_subject_t *refs;          /* per rule with a reference subject */
+  int *ref_open;
+  lowp_tc_model_t *models;       /* per bound-model rule with "model" */
   double *file_in[LOWP_OP_MAXIO], *file_data[LOWP_OP_MAXIO];
   /* results */
   lowp_check_inputs_t in;
@@ -61,7 +63,7 @@ typedef struct {
   int measured;                  /* 1: res valid */
   int pass;
   char error[1200];              /* subject or reference failure */
-  lowp_verdict_t v[64];
+  lowp_verdict_t *v;             /* per rule */
   int n_v;
   double baseline[LOWP_METRIC_COUNT]; /* stored values (NaN: none) */
 } lowp_chk_run_t;
@@ -70,6 +72,7 @@ typedef struct {
 typedef struct {
   cJSON *root;      /* the old baseline file, or NULL */
   const cJSON *checks;
+  const cJSON **entry; /* per check of the spec (its index): its entry, or NULL */
 } lowp_chk_baseline_t;
 
 /* ---------------------------------------------------- check_resolve.c */
@@ -106,6 +109,9 @@ void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, c
     lowp (unless updating); fills runs[].baseline; dies on a bad one. */
 void lowp_chk_baseline_load(lowp_chk_baseline_t *b, const lowp_spec_t *spec,
                             lowp_chk_run_t *runs, int n_runs, int need, int updating);
+
+/** @brief Free what lowp_chk_baseline_load made. */
+void lowp_chk_baseline_free(lowp_chk_baseline_t *b);
 
 /** @brief Write the new baseline (as an output of the run) and print what
     changed. @return LOWP_OK or a status. */

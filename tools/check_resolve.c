@@ -186,6 +186,12 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
   int i, st;
   memset(r, 0, sizeof *r);
   r->sc = sc;
+  if (sc->n_rules > 64) lowp_chk_die(sc, "at most 64 rules per check");
+  r->refs = calloc((size_t)sc->n_rules, sizeof *r->refs);
+  r->ref_open = calloc((size_t)sc->n_rules, sizeof *r->ref_open);
+  r->models = calloc((size_t)sc->n_rules, sizeof *r->models);
+  r->v = calloc((size_t)sc->n_rules, sizeof *r->v);
+  if (!r->refs || !r->ref_open || !r->models || !r->v) lowp_chk_die(sc, "out of memory");
   r->p.op = sc->op;
   r->p.eps = sc->eps;
   r->p.reduction_mean = sc->reduction_mean;
@@ -233,7 +239,6 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
                 "machine has %.3g GiB", r->p.dims.batch, r->p.dims.m, r->p.dims.n, r->p.dims.k,
                 need / 1073741824.0, have / 1073741824.0);
   }
-  if (sc->n_rules > 64) lowp_chk_die(sc, "at most 64 rules per check");
   for (i = 0; i < sc->n_rules; i++) {
     const lowp_spec_rule_t *ru = &sc->rules[i];
     if (ru->has_ref) {
@@ -282,8 +287,12 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
 void lowp_chk_release(lowp_chk_run_t *r) {
   int i;
   if (r->subj_open) lowp_subject_close(&r->subj);
-  for (i = 0; i < 64; i++)
+  for (i = 0; r->ref_open && i < r->sc->n_rules; i++)
     if (r->ref_open[i]) lowp_subject_close(&r->refs[i]);
+  free(r->refs);
+  free(r->ref_open);
+  free(r->models);
+  free(r->v);
   for (i = 0; i < LOWP_OP_MAXIO; i++) {
     free(r->file_in[i]);
     free(r->file_data[i]);

@@ -137,7 +137,7 @@ void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, c
       sh->pass = r->pass;
       sh->n_v = r->n_v;
       memcpy(sh->error, r->error, sizeof sh->error);
-      memcpy(sh->v, r->v, sizeof sh->v);
+      memcpy(sh->v, r->v, (size_t)r->n_v * sizeof *r->v);
       sh->res = r->res;
       for (j = 0; j < LOWP_OP_MAXIO; j++) { /* arrays and names stay here */
         lowp_check_output_t *o = &sh->res.out[j];
@@ -158,11 +158,13 @@ void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, c
         lowp_cli_die(LOWP_CHK_CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
       memcpy(&sh, b, sizeof sh);
       free(b);
+      if (sh.n_v < 0 || sh.n_v > r->sc->n_rules)
+        lowp_cli_die(LOWP_CHK_CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
       r->measured = sh.measured;
       r->pass = sh.pass;
       r->n_v = sh.n_v;
       memcpy(r->error, sh.error, sizeof r->error);
-      memcpy(r->v, sh.v, sizeof r->v);
+      memcpy(r->v, sh.v, (size_t)sh.n_v * sizeof *r->v);
       lowp_check_result_free(&r->res);
       r->res = sh.res;
       r->res.problem = r->p;

@@ -289,7 +289,7 @@ int lowp_cmd_check(int argc, char **argv) {
     if (lowp_par_rank() != 0) { /* rank 0 writes; wait for its verdict */
       for (i = 0; i < n; i++) { lowp_chk_release(&runs[i]); free(lines[i]); free(jsons[i]); }
       free(runs); free(lines); free(jsons);
-      cJSON_Delete(base.root);
+      lowp_chk_baseline_free(&base);
       lowp_spec_free(&spec);
       lowp_par_sync(0);
       return LOWP_EXIT_OK;
@@ -325,7 +325,7 @@ int lowp_cmd_check(int argc, char **argv) {
     free(lines); free(jsons);
     lowp_par_sync(0); /* the outputs are in place: the other ranks may leave */
   }
-  cJSON_Delete(base.root);
+  lowp_chk_baseline_free(&base);
   lowp_spec_free(&spec);
   return failures ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
 }
