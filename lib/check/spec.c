@@ -798,17 +798,14 @@ int lowp_spec_json(cJSON **root, const char *text, size_t len, char *err, size_t
   if (!root) return LOWP_EINVAL;
   *root = NULL;
   if (!text) return lowp_errf(err, errlen, LOWP_EPARSE, "no text");
-  for (i = 0; i < len; i++) {
-    if (text[i] == '\0')
-      return lowp_errf(err, errlen, LOWP_EPARSE, "a NUL byte at byte %zu (line %zu): not JSON "
-                       "text", i, line_of(text, i));
-    /* in a string every backslash starts an escape: skip what it escapes */
-    if (text[i] == '\\' && i + 1 < len) {
-      if (text[i + 1] == 'u' && i + 5 < len && !memcmp(text + i + 2, "0000", 4))
-        return lowp_errf(err, errlen, LOWP_EPARSE, "\\u0000 (a NUL character) at byte %zu "
-                         "(line %zu): no name or string may hold it", i, line_of(text, i));
-      i++;
-    }
+  switch (lowp_json_find_nul(text, len, &i)) {
+  case 1:
+    return lowp_errf(err, errlen, LOWP_EPARSE, "a NUL byte at byte %zu (line %zu): not JSON "
+                     "text", i, line_of(text, i));
+  case 2:
+    return lowp_errf(err, errlen, LOWP_EPARSE, "\\u0000 (a NUL character) at byte %zu (line "
+                     "%zu): no name or string may hold it", i, line_of(text, i));
+  default: break;
   }
   if (!lowp_utf8_valid(text, len, &bad))
     return lowp_errf(err, errlen, LOWP_EPARSE, "not UTF-8 (byte 0x%02x at byte %zu, line %zu)",

@@ -107,3 +107,22 @@ size_t lowp_utf8_sanitize(char *s) {
   }
   return bad;
 }
+
+int lowp_json_find_nul(const char *text, size_t len, size_t *off) {
+  size_t i;
+  for (i = 0; text && i < len; i++) {
+    if (text[i] == '\0') {
+      if (off) *off = i;
+      return 1;
+    }
+    /* in a string every backslash starts an escape: skip what it escapes */
+    if (text[i] == '\\' && i + 1 < len) {
+      if (text[i + 1] == 'u' && i + 5 < len && !memcmp(text + i + 2, "0000", 4)) {
+        if (off) *off = i;
+        return 2;
+      }
+      i++;
+    }
+  }
+  return 0;
+}

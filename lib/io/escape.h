@@ -64,4 +64,13 @@ int lowp_name_ok(const char *s);
  */
 size_t lowp_utf8_sanitize(char *s);
 
+/**
+ * @brief Find a NUL character in JSON text (len bytes): a raw NUL byte, or
+ * the escape \u0000 in a string (which no C string can hold: names would be
+ * cut short). Escaped backslashes are skipped, so "\\u0000" is not one.
+ * @param[out] off  where it is
+ * @return 0 none; 1 a raw NUL byte; 2 a \u0000 escape.
+ */
+int lowp_json_find_nul(const char *text, size_t len, size_t *off);
+
 #endif
