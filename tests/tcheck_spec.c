@@ -299,11 +299,85 @@ static void test_repo_specs(void) {
   printf("tcheck_spec: %d example specs in the repository parsed\n", found);
 }
 
+/* issue 19: NUL bytes (raw or \u0000), invalid UTF-8 and names JUnit XML
+   cannot hold are refused, not truncated or written */
+static void test_text(void) {
+  static const char raw[] = "{\"lowp_check\": 1, \"checks\": [ {\"name\": \"a\0b\"} ] }";
+  char err[400];
+  lowp_spec_t s;
+  int st = lowp_spec_parse(&s, raw, sizeof raw - 1, ".", err, sizeof err);
+  lowp_test_check(st == LOWP_EPARSE && strstr(err, "a NUL byte at byte 41"), "raw NUL: %s", err);
+  lowp_spec_free(&s);
+  bad("{\"name\": \"a\\u0000b\"}", "\\u0000 (a NUL character) at byte");
+  bad("{\"name\": \"a\\\\u0000b\", \"op\": \"nope\"}", "unknown op"); /* an escaped backslash, then text */
+  bad("{\"name\": \"a\xff\"}", "not UTF-8 (byte 0xff at byte");
+  bad("{\"name\": \"a\xc0\xaf\"}", "not UTF-8 (byte 0xc0");
+  bad("{\"name\": \"x\\uffff\"}", "JUnit XML cannot");
+  bad("{\"name\": \"x\x7f\"}", "JUnit XML cannot");
+  bad("{\"name\": \"x\\u001f\"}", "control character");
+}
+
+/* a spec of n generated checks named c0, c1, ...; with a duplicate last
+   name when dup */
+static char *many_checks(int n, int dup, size_t *len) {
+  size_t cap = (size_t)n * 200 + 200, u = 0;
+  char *t = malloc(cap);
+  int i;
+  if (!t) return NULL;
+  u += (size_t)snprintf(t + u, cap - u, "{\"lowp_check\": 1, \"defaults\": {\"in\": \"fp16\", "
+                        "\"out\": \"fp32\"}, \"checks\": [\n");
+  for (i = 0; i < n; i++)
+    u += (size_t)snprintf(t + u, cap - u, "%s{\"name\": \"c%d\", \"op\": \"dot\", \"subject\": "
+                          "{\"kernel\": \"dot_acc\"}, \"shape\": {\"k\": 8}, \"rules\": "
+                          "[{\"max_ulp\": 4}]}\n", i ? "," : "", dup && i == n - 1 ? 0 : i);
+  u += (size_t)snprintf(t + u, cap - u, "]}\n");
+  *len = u;
+  return t;
+}
+
+/* issue 19 (HIGH 5): 100k checks took 272 s (a quadratic search for
+   duplicate names, arrays indexed from their start). The name index makes
+   a bounded number of comparisons per check: counted, for N and 4N checks,
+   so the test holds the linearity without timing anything; the 100k-check
+   spec itself (12 MB) parses within the test's time limit. */
+static void test_linear(void) {
+  static const int ns[2] = {25000, 100000};
+  unsigned long long probes[2] = {0, 0};
+  int k;
+  for (k = 0; k < 2; k++) {
+    size_t len = 0;
+    char *t = many_checks(ns[k], 0, &len), err[400];
+    lowp_spec_t s;
+    int st = lowp_spec_parse(&s, t, len, ".", err, sizeof err);
+    lowp_test_check(st == LOWP_OK && s.n_checks == ns[k], "%d checks parse: %s", ns[k], err);
+    lowp_test_check(lowp_spec_find(&s, "c77") == &s.checks[77] && !lowp_spec_find(&s, "c-1"),
+                    "found by name");
+    probes[k] = s.name_probes;
+    lowp_spec_free(&s);
+    free(t);
+  }
+  lowp_test_check(probes[1] <= 5 * probes[0] + 1000 && probes[1] <= 4ull * (unsigned)ns[1],
+                  "name comparisons linear: %llu for %d checks, %llu for %d", probes[0], ns[0],
+                  probes[1], ns[1]);
+  {
+    size_t len = 0;
+    char *t = many_checks(50000, 1, &len), err[400];
+    lowp_spec_t s;
+    int st = lowp_spec_parse(&s, t, len, ".", err, sizeof err);
+    lowp_test_check(st == LOWP_EPARSE && strstr(err, "checks[49999]): duplicate check name (also "
+                                                     "checks[0])"), "a duplicate in the last of 50k: %s", err);
+    lowp_spec_free(&s);
+    free(t);
+  }
+}
+
 int main(void) {
   lowp_test_start("tcheck_spec");
   test_good();
   test_fingerprint();
   test_bad();
+  test_text();
+  test_linear();
   test_repo_specs();
   return lowp_test_end();
 }

@@ -1,4 +1,4 @@
-/* tescape -- lowp_escape_ctl: control characters escaped, the rest kept, whole escapes only */
+/* tescape -- lowp_escape_ctl: control characters escaped, the rest kept, whole escapes only; UTF-8 validation, names XML can hold, sanitizing */
 
 /*
  * Why: messages quote what a user typed, and "one line on stderr" is the
@@ -36,6 +36,28 @@ int main(void) {
     char out[1] = {'x'};
     lowp_test_check(lowp_escape_ctl(out, 1, "abc") == 0 && out[0] == '\0', "len 1");
     lowp_test_check(lowp_escape_ctl(out, 0, "abc") == 0, "len 0");
+  }
+  /* UTF-8: what goes into JUnit XML and JSON (issue 19) */
+  {
+    static const struct { const char *s; int valid, name; } u[] = {
+      {"plain", 1, 1}, {"caf\xc3\xa9", 1, 1}, {"\xe2\x82\xac \xf0\x9f\x98\x80", 1, 1},
+      {"\xff", 0, 0}, {"a\x80", 0, 0}, {"\xc3", 0, 0}, {"\xc0\xaf", 0, 0} /* overlong */,
+      {"\xe0\x80\xaf", 0, 0}, {"\xed\xa0\x80", 0, 0} /* surrogate */,
+      {"\xf4\x90\x80\x80", 0, 0} /* > U+10FFFF */, {"x\xef\xbf\xbf", 1, 0} /* U+FFFF */,
+      {"x\xef\xbf\xbe", 1, 0} /* U+FFFE */, {"a\tb", 1, 0}, {"a\x7f", 1, 0},
+      {"\xef\xbf\xbd", 1, 1} /* U+FFFD */, {"\xf4\x8f\xbf\xbf", 1, 1}};
+    size_t i, bad = 99;
+    for (i = 0; i < sizeof u / sizeof u[0]; i++) {
+      lowp_test_check(lowp_utf8_valid(u[i].s, strlen(u[i].s), NULL) == u[i].valid, "utf8_valid #%zu", i);
+      lowp_test_check(lowp_name_ok(u[i].s) == u[i].name, "name_ok #%zu", i);
+    }
+    lowp_test_check(!lowp_utf8_valid("ab\xff" "c", 4, &bad) && bad == 2, "first bad byte at 2: %zu", bad);
+    {
+      char t[] = "a\xff" "b\xc3\xa9\xc3";
+      lowp_test_check(lowp_utf8_sanitize(t) == 2 && !strcmp(t, "a?b\xc3\xa9?"), "sanitize: %s", t);
+    }
+    lowp_test_check(lowp_xml_char_ok(0x9) && !lowp_xml_char_ok(0x1) && !lowp_xml_char_ok(0xfffe) &&
+                    lowp_xml_char_ok(0x10000), "xml chars");
   }
   return lowp_test_end();
 }

@@ -181,6 +181,7 @@ static void free_file(lowp_spec_file_t *f) {
 
 static int parse_files(ctx_t *c, const cJSON *j, const char *what, lowp_spec_file_t **out,
                        int *n) {
+  const cJSON *e;
   int i, st, cnt;
   char w[160];
   if (!cJSON_IsArray(j)) return fail(c, "%s must be an array of files, not %s", what, type_name(j));
@@ -190,9 +191,9 @@ static int parse_files(ctx_t *c, const cJSON *j, const char *what, lowp_spec_fil
   *out = calloc((size_t)cnt, sizeof **out);
   if (!*out) return LOWP_ENOMEM;
   *n = cnt;
-  for (i = 0; i < cnt; i++) {
+  for (i = 0, e = j->child; e && i < cnt; i++, e = e->next) {
     snprintf(w, sizeof w, "%s[%d]", what, i);
-    if ((st = parse_file(c, cJSON_GetArrayItem(j, i), w, &(*out)[i]))) return st;
+    if ((st = parse_file(c, e, w, &(*out)[i]))) return st;
   }
   return LOWP_OK;
 }
@@ -576,30 +577,64 @@ static int required_dims(ctx_t *c, lowp_spec_check_t *ck, const cJSON *shape) {
   return LOWP_OK;
 }
 
-static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
-                       lowp_spec_check_t *ck, const lowp_spec_t *spec) {
+/* ---------------------------------------------------------- the name index */
+
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (; *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+/* slots for n names: a power of 2, at least 2n (open addressing, linear
+   probing; a slot holds the check's index + 1, 0 when empty) */
+static int index_alloc(lowp_spec_t *s, int n) {
+  size_t cap = 16;
+  while (cap < 2 * (size_t)n) cap *= 2;
+  s->by_name = calloc(cap, sizeof *s->by_name);
+  if (!s->by_name) return LOWP_ENOMEM;
+  s->by_name_cap = cap;
+  return LOWP_OK;
+}
+
+/* the slot of name: where it is, or the empty slot where it would go */
+static size_t index_slot(const lowp_spec_t *s, const char *name, unsigned long long *probes) {
+  size_t mask = s->by_name_cap - 1, k = (size_t)name_hash(name) & mask;
+  while (s->by_name[k]) {
+    if (probes) ++*probes;
+    if (!strcmp(s->checks[s->by_name[k] - 1].name, name)) break;
+    k = (k + 1) & mask;
+  }
+  return k;
+}
+
+/* ------------------------------------------------------------------ checks */
+
+/* "name" (unique), "op", "subject" and the keys */
+static int check_head(ctx_t *c, const cJSON *j, int idx, lowp_spec_check_t *ck, lowp_spec_t *spec) {
   static const char *const keys[] = {"name", "op", "subject", "in", "out", "shape", "inputs",
                                      "rules", "eps", "reduction", NULL};
-  const cJSON *it, *in_j, *out_j, *shape, *inputs, *rules;
+  const cJSON *it;
   const char *s = NULL;
+  size_t slot;
   int st, i;
-  cJSON *canon;
-  char *txt;
-  memset(ck, 0, sizeof *ck);
-  ck->index = idx;
-  ck->eps = 1e-5;
-  snprintf(c->where, sizeof c->where, "checks[%d]: ", idx);
   if (!cJSON_IsObject(j)) return fail(c, "must be an object, not %s", type_name(j));
   it = cJSON_GetObjectItemCaseSensitive(j, "name");
   if (!it) return fail(c, "\"name\" is missing");
   if ((st = get_string(c, it, "\"name\"", &s))) return st;
   for (i = 0; s[i]; i++)
     if ((unsigned char)s[i] < 0x20) return fail(c, "\"name\" contains a control character");
+  if (!lowp_name_ok(s))
+    return fail(c, "\"name\" '%s' holds a character JUnit XML cannot (U+007F, U+FFFE, U+FFFF)", s);
   ck->name = dupstr(s);
+  if (!ck->name) return LOWP_ENOMEM;
   snprintf(c->where, sizeof c->where, "check '%.200s' (checks[%d]): ", s, idx);
-  for (i = 0; i < spec->n_checks && i < idx; i++)
-    if (spec->checks[i].name && !strcmp(spec->checks[i].name, s))
-      return fail(c, "duplicate check name (also checks[%d])", i);
+  slot = index_slot(spec, s, &spec->name_probes);
+  if (spec->by_name[slot])
+    return fail(c, "duplicate check name (also checks[%d])", spec->by_name[slot] - 1);
+  spec->by_name[slot] = idx + 1;
   if ((st = check_keys(c, j, "", keys))) return st;
   it = cJSON_GetObjectItemCaseSensitive(j, "op");
   if (!it) return fail(c, "\"op\" is missing");
@@ -610,26 +645,33 @@ static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
                 "logsumexp, layernorm, rmsnorm, xent, exp, log, tanh, gelu)", s);
   it = cJSON_GetObjectItemCaseSensitive(j, "subject");
   if (!it) return fail(c, "\"subject\" is missing");
-  if ((st = parse_subject(c, it, "subject", 1, &ck->subject))) return st;
+  return parse_subject(c, it, "subject", 1, &ck->subject);
+}
 
-  /* formats: the check's, else the defaults' -- except for saved tensors,
-     whose files say what they hold unless the check itself says otherwise */
-  in_j = cJSON_GetObjectItemCaseSensitive(j, "in");
-  out_j = cJSON_GetObjectItemCaseSensitive(j, "out");
+/* formats: the check's, else the defaults' -- except for saved tensors,
+   whose files say what they hold unless the check itself says otherwise */
+static int check_formats(ctx_t *c, const cJSON *j, const cJSON *defaults, lowp_spec_check_t *ck,
+                         const cJSON **in_out, const cJSON **out_out) {
+  const cJSON *in_j = cJSON_GetObjectItemCaseSensitive(j, "in");
+  const cJSON *out_j = cJSON_GetObjectItemCaseSensitive(j, "out");
+  int st, i;
   if (defaults && ck->subject.kind != LOWP_SPEC_TENSORS) {
     if (!in_j) in_j = cJSON_GetObjectItemCaseSensitive(defaults, "in");
     if (!out_j) out_j = cJSON_GetObjectItemCaseSensitive(defaults, "out");
   }
+  *in_out = in_j;
+  *out_out = out_j;
   if (in_j) {
     if (cJSON_IsArray(in_j)) {
+      const cJSON *e;
       int n = cJSON_GetArraySize(in_j);
       if (n != ck->op->n_in)
         return fail(c, "\"in\" lists %d formats but %s has %d inputs", n, ck->op->name,
                     ck->op->n_in);
-      for (i = 0; i < n; i++) {
+      for (i = 0, e = in_j->child; e; i++, e = e->next) {
         char w[32];
         snprintf(w, sizeof w, "\"in\"[%d]", i);
-        if ((st = get_format(c, cJSON_GetArrayItem(in_j, i), w, &ck->in[i]))) return st;
+        if ((st = get_format(c, e, w, &ck->in[i]))) return st;
       }
       ck->n_in_formats = n;
     } else {
@@ -644,74 +686,95 @@ static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
     if ((st = get_format(c, out_j, "\"out\"", &ck->out))) return st;
     ck->has_out = 1;
   }
+  return LOWP_OK;
+}
 
-  shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
+static int check_shape(ctx_t *c, const cJSON *shape, lowp_spec_check_t *ck) {
+  static const char *const sk[] = {"batch", "m", "n", "k", NULL};
+  size_t *dst[4] = {&ck->dims.batch, &ck->dims.m, &ck->dims.n, &ck->dims.k};
+  int st, i;
   ck->dims.batch = ck->dims.m = ck->dims.n = ck->dims.k = 1;
-  if (shape) {
-    static const char *const sk[] = {"batch", "m", "n", "k", NULL};
-    size_t *dst[4] = {&ck->dims.batch, &ck->dims.m, &ck->dims.n, &ck->dims.k};
-    if (!cJSON_IsObject(shape)) return fail(c, "\"shape\" must be an object, not %s", type_name(shape));
-    if ((st = check_keys(c, shape, "\"shape\": ", sk))) return st;
-    for (i = 0; i < 4; i++) {
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(shape, sk[i]);
-      uint64_t x = 0;
-      char w[32];
-      if (!v) continue;
-      snprintf(w, sizeof w, "\"shape\".%s", sk[i]);
-      if ((st = get_uint(c, v, w, 1, 1 << 30, &x))) return st;
-      *dst[i] = (size_t)x;
-    }
-    ck->has_shape = 1;
+  if (!shape) return LOWP_OK;
+  if (!cJSON_IsObject(shape)) return fail(c, "\"shape\" must be an object, not %s", type_name(shape));
+  if ((st = check_keys(c, shape, "\"shape\": ", sk))) return st;
+  for (i = 0; i < 4; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(shape, sk[i]);
+    uint64_t x = 0;
+    char w[32];
+    if (!v) continue;
+    snprintf(w, sizeof w, "\"shape\".%s", sk[i]);
+    if ((st = get_uint(c, v, w, 1, 1 << 30, &x))) return st;
+    *dst[i] = (size_t)x;
   }
+  ck->has_shape = 1;
+  return LOWP_OK;
+}
 
-  inputs = cJSON_GetObjectItemCaseSensitive(j, "inputs");
+/* generated inputs: "dist" and "seed" */
+static int check_generated(ctx_t *c, const cJSON *inputs, const cJSON *shape,
+                           lowp_spec_check_t *ck) {
+  static const char *const ik[] = {"dist", "seed", NULL};
+  const char *ds = "normal";
+  int st;
+  ck->generated = 1;
+  ck->seed = 1;
+  if (inputs) {
+    if (!cJSON_IsObject(inputs))
+      return fail(c, "\"inputs\" must be an object, not %s", type_name(inputs));
+    if ((st = check_keys(c, inputs, "\"inputs\": ", ik))) return st;
+    if (cJSON_GetObjectItemCaseSensitive(inputs, "dist") &&
+        (st = get_string(c, cJSON_GetObjectItemCaseSensitive(inputs, "dist"), "\"inputs\".dist",
+                         &ds)))
+      return st;
+    if (cJSON_GetObjectItemCaseSensitive(inputs, "seed") &&
+        (st = get_uint(c, cJSON_GetObjectItemCaseSensitive(inputs, "seed"), "\"inputs\".seed", 0,
+                       9007199254740992.0, &ck->seed)))
+      return st;
+  }
+  if (lowp_dist_parse(&ck->dist, ds))
+    return fail(c, "\"inputs\".dist: unknown distribution '%s' (uniform01, uniform11, normal, "
+                "loguniform[:lo:hi], cancel, spread)", ds);
+  ck->dist_text = dupstr(ds);
+  if ((st = required_dims(c, ck, shape))) return st;
+  /* generated data have no format of their own */
+  if (!ck->n_in_formats || !ck->has_out)
+    return fail(c, "\"in\" and \"out\" formats are needed for generated inputs (here or in "
+                "\"defaults\")");
+  return LOWP_OK;
+}
+
+static int check_inputs(ctx_t *c, const cJSON *j, const cJSON *shape, lowp_spec_check_t *ck) {
+  static const char *const ik[] = {"files", "data", NULL};
+  const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(j, "inputs");
+  int st;
   if (ck->subject.kind == LOWP_SPEC_TENSORS) {
     if (inputs) return fail(c, "\"inputs\": a tensors subject reads its inputs from its files");
-  } else if (inputs && (cJSON_GetObjectItemCaseSensitive(inputs, "files"))) {
-    static const char *const ik[] = {"files", "data", NULL};
-    if ((st = check_keys(c, inputs, "\"inputs\": ", ik))) return st;
-    if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(inputs, "files"), "\"inputs\".files",
-                          &ck->files, &ck->n_files)))
-      return st;
-    if (ck->n_files != ck->op->n_in)
-      return fail(c, "\"inputs\".files lists %d files but %s has %d inputs", ck->n_files,
-                  ck->op->name, ck->op->n_in);
-    if (cJSON_GetObjectItemCaseSensitive(inputs, "data")) {
-      if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(inputs, "data"), "\"inputs\".data",
-                            &ck->data, &ck->n_data)))
-        return st;
-      if (ck->n_data != ck->n_files)
-        return fail(c, "\"inputs\".data lists %d files, \"files\" %d", ck->n_data, ck->n_files);
-    }
-  } else {
-    static const char *const ik[] = {"dist", "seed", NULL};
-    const char *ds = "normal";
-    ck->generated = 1;
-    ck->seed = 1;
-    if (inputs) {
-      if (!cJSON_IsObject(inputs))
-        return fail(c, "\"inputs\" must be an object, not %s", type_name(inputs));
-      if ((st = check_keys(c, inputs, "\"inputs\": ", ik))) return st;
-      if (cJSON_GetObjectItemCaseSensitive(inputs, "dist") &&
-          (st = get_string(c, cJSON_GetObjectItemCaseSensitive(inputs, "dist"), "\"inputs\".dist",
-                           &ds)))
-        return st;
-      if (cJSON_GetObjectItemCaseSensitive(inputs, "seed") &&
-          (st = get_uint(c, cJSON_GetObjectItemCaseSensitive(inputs, "seed"), "\"inputs\".seed", 0,
-                         9007199254740992.0, &ck->seed)))
-        return st;
-    }
-    if (lowp_dist_parse(&ck->dist, ds))
-      return fail(c, "\"inputs\".dist: unknown distribution '%s' (uniform01, uniform11, normal, "
-                  "loguniform[:lo:hi], cancel, spread)", ds);
-    ck->dist_text = dupstr(ds);
-    if ((st = required_dims(c, ck, shape))) return st;
-    /* generated data have no format of their own */
-    if (!ck->n_in_formats || !ck->has_out)
-      return fail(c, "\"in\" and \"out\" formats are needed for generated inputs (here or in "
-                  "\"defaults\")");
+    return LOWP_OK;
   }
+  if (!inputs || !cJSON_GetObjectItemCaseSensitive(inputs, "files"))
+    return check_generated(c, inputs, shape, ck);
+  if ((st = check_keys(c, inputs, "\"inputs\": ", ik))) return st;
+  if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(inputs, "files"), "\"inputs\".files",
+                        &ck->files, &ck->n_files)))
+    return st;
+  if (ck->n_files != ck->op->n_in)
+    return fail(c, "\"inputs\".files lists %d files but %s has %d inputs", ck->n_files,
+                ck->op->name, ck->op->n_in);
+  if (cJSON_GetObjectItemCaseSensitive(inputs, "data")) {
+    if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(inputs, "data"), "\"inputs\".data",
+                          &ck->data, &ck->n_data)))
+      return st;
+    if (ck->n_data != ck->n_files)
+      return fail(c, "\"inputs\".data lists %d files, \"files\" %d", ck->n_data, ck->n_files);
+  }
+  return LOWP_OK;
+}
 
+/* "eps", "reduction" and "rules" */
+static int check_rest(ctx_t *c, const cJSON *j, lowp_spec_check_t *ck) {
+  const cJSON *it, *rules;
+  const char *s = NULL;
+  int st, i;
   if ((it = cJSON_GetObjectItemCaseSensitive(j, "eps"))) {
     if (ck->op->id != LOWP_OP_LAYERNORM && ck->op->id != LOWP_OP_RMSNORM)
       return fail(c, "\"eps\" belongs to layernorm and rmsnorm, not %s", ck->op->name);
@@ -724,7 +787,6 @@ static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
     if (!strcmp(s, "mean")) ck->reduction_mean = 1;
     else if (strcmp(s, "none")) return fail(c, "unknown reduction '%s' (none, mean)", s);
   }
-
   rules = cJSON_GetObjectItemCaseSensitive(j, "rules");
   if (!rules) return fail(c, "\"rules\" is missing");
   if (!cJSON_IsArray(rules) || cJSON_GetArraySize(rules) < 1)
@@ -732,27 +794,47 @@ static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
   ck->n_rules = cJSON_GetArraySize(rules);
   ck->rules = calloc((size_t)ck->n_rules, sizeof *ck->rules);
   if (!ck->rules) return LOWP_ENOMEM;
-  for (i = 0; i < ck->n_rules; i++)
-    if ((st = parse_rule(c, cJSON_GetArrayItem(rules, i), i, ck, &ck->rules[i]))) return st;
+  for (i = 0, it = rules->child; it; i++, it = it->next)
+    if ((st = parse_rule(c, it, i, ck, &ck->rules[i]))) return st;
+  return LOWP_OK;
+}
 
-  /* fingerprint: the definition without the rules, defaults applied */
-  canon = cJSON_Duplicate(j, 1);
+/* fingerprint: the definition without the rules, defaults applied */
+static int check_fingerprint(const cJSON *j, const cJSON *in_j, const cJSON *out_j,
+                             lowp_spec_check_t *ck) {
+  cJSON *canon = cJSON_Duplicate(j, 1), *cc;
+  char *txt;
   if (!canon) return LOWP_ENOMEM;
   cJSON_DeleteItemFromObjectCaseSensitive(canon, "rules");
   if (!cJSON_GetObjectItemCaseSensitive(canon, "in") && in_j)
     cJSON_AddItemToObject(canon, "in", cJSON_Duplicate(in_j, 1));
   if (!cJSON_GetObjectItemCaseSensitive(canon, "out") && out_j)
     cJSON_AddItemToObject(canon, "out", cJSON_Duplicate(out_j, 1));
-  {
-    cJSON *cc = canonical(canon);
-    txt = cJSON_PrintUnformatted(cc);
-    cJSON_Delete(cc);
-  }
+  cc = canonical(canon);
+  txt = cJSON_PrintUnformatted(cc);
+  cJSON_Delete(cc);
   cJSON_Delete(canon);
   if (!txt) return LOWP_ENOMEM;
   lowp_spec_hash(ck->fingerprint, txt, strlen(txt));
   free(txt);
   return LOWP_OK;
+}
+
+static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
+                       lowp_spec_check_t *ck, lowp_spec_t *spec) {
+  const cJSON *in_j = NULL, *out_j = NULL, *shape;
+  int st;
+  memset(ck, 0, sizeof *ck);
+  ck->index = idx;
+  ck->eps = 1e-5;
+  snprintf(c->where, sizeof c->where, "checks[%d]: ", idx);
+  if ((st = check_head(c, j, idx, ck, spec))) return st;
+  if ((st = check_formats(c, j, defaults, ck, &in_j, &out_j))) return st;
+  shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
+  if ((st = check_shape(c, shape, ck))) return st;
+  if ((st = check_inputs(c, j, shape, ck))) return st;
+  if ((st = check_rest(c, j, ck))) return st;
+  return check_fingerprint(j, in_j, out_j, ck);
 }
 
 static void free_check(lowp_spec_check_t *ck) {
@@ -770,6 +852,52 @@ static void free_check(lowp_spec_check_t *ck) {
 
 /* ----------------------------------------------------------- public API */
 
+static size_t line_of(const char *text, size_t off) {
+  size_t line = 1, k;
+  for (k = 0; k < off; k++)
+    if (text[k] == '\n') line++;
+  return line;
+}
+
+int lowp_spec_json(cJSON **root, const char *text, size_t len, char *err, size_t errlen) {
+  const char *ep = NULL;
+  size_t i, bad = 0;
+  if (err && errlen) err[0] = '\0';
+  if (!root) return LOWP_EINVAL;
+  *root = NULL;
+  if (!text) return lowp_errf(err, errlen, LOWP_EPARSE, "no text");
+  switch (lowp_json_find_nul(text, len, &i)) {
+  case 1:
+    return lowp_errf(err, errlen, LOWP_EPARSE, "a NUL byte at byte %zu (line %zu): not JSON "
+                     "text", i, line_of(text, i));
+  case 2:
+    return lowp_errf(err, errlen, LOWP_EPARSE, "\\u0000 (a NUL character) at byte %zu (line "
+                     "%zu): no name or string may hold it", i, line_of(text, i));
+  default: break;
+  }
+  if (!lowp_utf8_valid(text, len, &bad))
+    return lowp_errf(err, errlen, LOWP_EPARSE, "not UTF-8 (byte 0x%02x at byte %zu, line %zu)",
+                     (unsigned char)text[bad], bad, line_of(text, bad));
+  *root = cJSON_ParseWithLengthOpts(text, len, &ep, 0);
+  if (*root && ep) {
+    /* only white space may follow the value */
+    const char *q = ep;
+    while ((size_t)(q - text) < len && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) q++;
+    if ((size_t)(q - text) < len) {
+      cJSON_Delete(*root);
+      *root = NULL;
+      ep = q;
+    }
+  }
+  if (!*root) {
+    size_t off = ep ? (size_t)(ep - text) : 0;
+    if (off > len) off = len;
+    return lowp_errf(err, errlen, LOWP_EPARSE, "not valid JSON (near line %zu, byte %zu)",
+                     line_of(text, off), off);
+  }
+  return LOWP_OK;
+}
+
 void lowp_spec_free(lowp_spec_t *s) {
   int i;
   if (!s) return;
@@ -777,12 +905,17 @@ void lowp_spec_free(lowp_spec_t *s) {
   free(s->checks);
   free(s->dir);
   free(s->baseline);
+  free(s->by_name);
   memset(s, 0, sizeof *s);
 }
 
 const lowp_spec_check_t *lowp_spec_find(const lowp_spec_t *s, const char *name) {
   int i;
   if (!s || !name) return NULL;
+  if (s->by_name_cap) {
+    size_t k = index_slot(s, name, NULL);
+    return s->by_name[k] ? &s->checks[s->by_name[k] - 1] : NULL;
+  }
   for (i = 0; i < s->n_checks; i++)
     if (s->checks[i].name && !strcmp(s->checks[i].name, name)) return &s->checks[i];
   return NULL;
@@ -795,7 +928,6 @@ int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *di
   ctx_t c;
   cJSON *root;
   const cJSON *it, *defaults, *checks;
-  const char *ep = NULL;
   int st = LOWP_OK, i, n;
   uint64_t ver = 0;
   if (!s) return LOWP_EINVAL;
@@ -808,22 +940,10 @@ int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *di
   if (!text) return fail(&c, "no text");
   s->dir = strdup(dir ? dir : ".");
   c.dir = s->dir;
-  root = cJSON_ParseWithLengthOpts(text, len, &ep, 0);
-  if (root && ep) {
-    /* only white space may follow the value */
-    const char *q = ep;
-    while ((size_t)(q - text) < len && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) q++;
-    if ((size_t)(q - text) < len) {
-      cJSON_Delete(root);
-      root = NULL;
-      ep = q;
-    }
-  }
-  if (!root) {
-    size_t off = ep ? (size_t)(ep - text) : 0, line = 1, k;
-    for (k = 0; k < off && k < len; k++)
-      if (text[k] == '\n') line++;
-    return fail(&c, "not valid JSON (near line %zu, byte %zu)", line, off);
+  {
+    char e[400];
+    if ((st = lowp_spec_json(&root, text, len, e, sizeof e)))
+      return st == LOWP_EPARSE ? fail(&c, "%s", e) : st;
   }
   if (!cJSON_IsObject(root)) { st = fail(&c, "the top level must be an object"); goto done; }
   if ((st = check_keys(&c, root, "", keys))) goto done;
@@ -860,11 +980,10 @@ int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *di
     goto done;
   }
   s->checks = calloc((size_t)n, sizeof *s->checks);
-  if (!s->checks) { st = LOWP_ENOMEM; goto done; }
-  for (i = 0; i < n; i++) {
+  if (!s->checks || index_alloc(s, n)) { st = LOWP_ENOMEM; goto done; }
+  for (i = 0, it = checks->child; it; i++, it = it->next) {
     s->n_checks = i + 1;
-    if ((st = parse_check(&c, cJSON_GetArrayItem(checks, i), i, defaults, &s->checks[i], s)))
-      goto done;
+    if ((st = parse_check(&c, it, i, defaults, &s->checks[i], s))) goto done;
   }
 done:
   cJSON_Delete(root);

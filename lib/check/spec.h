@@ -97,6 +97,10 @@ typedef struct {
   char *baseline;             /**< resolved path, or NULL */
   lowp_spec_check_t *checks;
   int n_checks;
+  int *by_name;               /**< private: hash index of the names (lowp_spec_find) */
+  size_t by_name_cap;         /**< its slots (a power of 2, or 0) */
+  unsigned long long name_probes; /**< name comparisons the index made while
+                                   parsing: linear in n_checks (tests hold it) */
 } lowp_spec_t;
 
 /**
@@ -136,6 +140,17 @@ int lowp_spec_rules_parse(lowp_spec_rule_t **rules, int *n_rules, const char *js
 
 /** @brief Free rules of lowp_spec_rules_parse. */
 void lowp_spec_rules_free(lowp_spec_rule_t *rules, int n_rules);
+
+/**
+ * @brief Parse JSON text strictly: valid UTF-8 (RFC 8259), no NUL byte
+ * (raw, or \u0000, which no C string holds), nothing but white space after
+ * the value. What a spec and a baseline are read with.
+ * @param[out] root the value (cJSON_Delete it), NULL on failure
+ * @param[out] err  one line: what is wrong and where (line, byte)
+ * @return LOWP_OK; LOWP_EPARSE; LOWP_ENOMEM.
+ */
+struct cJSON;
+int lowp_spec_json(struct cJSON **root, const char *text, size_t len, char *err, size_t errlen);
 
 /** @brief FNV-1a 64 of len bytes, as 16 hex digits (+ NUL) in out. */
 void lowp_spec_hash(char out[17], const void *data, size_t len);

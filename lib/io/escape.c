@@ -4,6 +4,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 size_t lowp_escape_ctl(char *out, size_t len, const char *in) {
   size_t n = 0;
@@ -39,4 +40,89 @@ int lowp_errf(char *err, size_t errlen, int st, const char *fmt, ...) {
   va_end(ap);
   lowp_escape_ctl(err, errlen, raw);
   return st;
+}
+
+size_t lowp_utf8_next(const char *s, size_t len, uint32_t *cp) {
+  const unsigned char *u = (const unsigned char *)s;
+  uint32_t c, min;
+  size_t n, k;
+  if (!len) return 0;
+  c = u[0];
+  if (c < 0x80) { *cp = c; return 1; }
+  if (c >= 0xc2 && c <= 0xdf) { n = 2; c &= 0x1f; min = 0x80; }
+  else if (c >= 0xe0 && c <= 0xef) { n = 3; c &= 0x0f; min = 0x800; }
+  else if (c >= 0xf0 && c <= 0xf4) { n = 4; c &= 0x07; min = 0x10000; }
+  else return 0; /* a continuation byte, 0xc0, 0xc1, 0xf5.. */
+  if (len < n) return 0;
+  for (k = 1; k < n; k++) {
+    if ((u[k] & 0xc0) != 0x80) return 0;
+    c = (c << 6) | (u[k] & 0x3f);
+  }
+  if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return 0;
+  *cp = c;
+  return n;
+}
+
+int lowp_utf8_valid(const char *s, size_t len, size_t *bad) {
+  size_t i = 0;
+  while (i < len) {
+    uint32_t cp;
+    size_t n = lowp_utf8_next(s + i, len - i, &cp);
+    if (!n) {
+      if (bad) *bad = i;
+      return 0;
+    }
+    i += n;
+  }
+  return 1;
+}
+
+int lowp_xml_char_ok(uint32_t cp) {
+  return cp == 0x9 || cp == 0xa || cp == 0xd || (cp >= 0x20 && cp <= 0xd7ff) ||
+         (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff);
+}
+
+int lowp_name_ok(const char *s) {
+  size_t len = s ? strlen(s) : 0, i = 0;
+  while (i < len) {
+    uint32_t cp;
+    size_t n = lowp_utf8_next(s + i, len - i, &cp);
+    if (!n || cp < 0x20 || cp == 0x7f || !lowp_xml_char_ok(cp)) return 0;
+    i += n;
+  }
+  return 1;
+}
+
+size_t lowp_utf8_sanitize(char *s) {
+  size_t len = s ? strlen(s) : 0, i = 0, bad = 0;
+  while (i < len) {
+    uint32_t cp;
+    size_t n = lowp_utf8_next(s + i, len - i, &cp);
+    if (!n) {
+      s[i++] = '?';
+      bad++;
+    } else {
+      i += n;
+    }
+  }
+  return bad;
+}
+
+int lowp_json_find_nul(const char *text, size_t len, size_t *off) {
+  size_t i;
+  for (i = 0; text && i < len; i++) {
+    if (text[i] == '\0') {
+      if (off) *off = i;
+      return 1;
+    }
+    /* in a string every backslash starts an escape: skip what it escapes */
+    if (text[i] == '\\' && i + 1 < len) {
+      if (text[i + 1] == 'u' && i + 5 < len && !memcmp(text + i + 2, "0000", 4)) {
+        if (off) *off = i;
+        return 2;
+      }
+      i++;
+    }
+  }
+  return 0;
 }

@@ -3,6 +3,7 @@
 #define LOWP_ESCAPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /**
  * @brief Copy in to out with every control character (bytes below 0x20 and
@@ -24,5 +25,52 @@ int lowp_errf(char *err, size_t errlen, int st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/**
+ * @brief Decode one UTF-8 character of s (at most len bytes): shortest
+ * form only, no surrogates, at most U+10FFFF.
+ * @param[out] cp  the code point
+ * @return its length in bytes (1 to 4), or 0 if s does not start with a
+ * valid UTF-8 character (or len is 0).
+ */
+size_t lowp_utf8_next(const char *s, size_t len, uint32_t *cp);
+
+/**
+ * @brief Whether s (len bytes) is valid UTF-8.
+ * @param[out] bad  if not NULL and s is not valid: the offset of the first
+ *                  bad byte
+ * @return 1 valid, 0 not.
+ */
+int lowp_utf8_valid(const char *s, size_t len, size_t *bad);
+
+/** @brief Whether XML 1.0 can hold code point cp (its production Char:
+    tab, newline, carriage return, U+0020..U+D7FF, U+E000..U+FFFD,
+    U+10000..U+10FFFF). */
+int lowp_xml_char_ok(uint32_t cp);
+
+/**
+ * @brief Whether a name (a check name, a tensor name, a baseline key) can
+ * be written into JUnit XML and JSON as it is: valid UTF-8, and no
+ * character below U+0020, U+007F, or that XML 1.0 cannot hold.
+ * @return 1 yes, 0 no.
+ */
+int lowp_name_ok(const char *s);
+
+/**
+ * @brief Replace every byte of s that is not part of a valid UTF-8
+ * character with '?', in place (the length is kept): text from a plugin or
+ * a file becomes valid UTF-8 before it goes into JSON.
+ * @return the number of bytes replaced.
+ */
+size_t lowp_utf8_sanitize(char *s);
+
+/**
+ * @brief Find a NUL character in JSON text (len bytes): a raw NUL byte, or
+ * the escape \u0000 in a string (which no C string can hold: names would be
+ * cut short). Escaped backslashes are skipped, so "\\u0000" is not one.
+ * @param[out] off  where it is
+ * @return 0 none; 1 a raw NUL byte; 2 a \u0000 escape.
+ */
+int lowp_json_find_nul(const char *text, size_t len, size_t *off);
 
 #endif

@@ -37,30 +37,6 @@ static uint64_t le(const unsigned char *p, int n) {
   return v;
 }
 
-/* 1 if s[0..n) is valid UTF-8 (no overlong forms, no surrogates) */
-static int utf8_ok(const unsigned char *s, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    unsigned c = s[i];
-    size_t k, need;
-    uint32_t cp;
-    if (c < 0x80) { i++; continue; }
-    if (c >= 0xc2 && c <= 0xdf) { need = 1; cp = c & 0x1f; }
-    else if (c >= 0xe0 && c <= 0xef) { need = 2; cp = c & 0x0f; }
-    else if (c >= 0xf0 && c <= 0xf4) { need = 3; cp = c & 0x07; }
-    else return 0;
-    for (k = 1; k <= need; k++) {
-      if (i + k >= n || (s[i + k] & 0xc0) != 0x80) return 0;
-      cp = (cp << 6) | (s[i + k] & 0x3f);
-    }
-    if ((need == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (need == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-      return 0;
-    i += need + 1;
-  }
-  return 1;
-}
-
 /* a JSON number that is an integer in [0, 2^53] */
 static int get_uint(const cJSON *j, uint64_t *v) {
   double d;
@@ -69,6 +45,11 @@ static int get_uint(const cJSON *j, uint64_t *v) {
   if (!(d >= 0 && d <= 9007199254740992.0) || d != floor(d)) return 0;
   *v = (uint64_t)d;
   return 1;
+}
+
+static int by_name(const void *a, const void *b) {
+  const lowp_st_tensor_t *x = a, *y = b;
+  return strcmp(x->name, y->name);
 }
 
 static int by_begin(const void *a, const void *b) {
@@ -87,8 +68,9 @@ int lowp_st_parse_header(lowp_st_tensor_t **out, size_t *nout, const unsigned ch
                          size_t len, uint64_t file_size, char *err, size_t errlen) {
   uint64_t N, data_size;
   cJSON *root;
-  const cJSON *it, *prev;
+  const cJSON *it;
   const char *end = NULL;
+  int metadata = 0;
   lowp_st_tensor_t *t = NULL;
   size_t n = 0, cap = 0, i;
   int st = LOWP_OK;
@@ -102,7 +84,15 @@ int lowp_st_parse_header(lowp_st_tensor_t **out, size_t *nout, const unsigned ch
                 (unsigned long long)N, (unsigned long long)file_size);
   if (len < 8 + N) return lowp_errf(err, errlen, LOWP_EFILE, "truncated header");
   if (buf[8] != '{') return lowp_errf(err, errlen, LOWP_EFILE, "the header does not begin with '{'");
-  if (!utf8_ok(buf + 8, (size_t)N)) return lowp_errf(err, errlen, LOWP_EFILE, "the header is not UTF-8");
+  if (!lowp_utf8_valid((const char *)buf + 8, (size_t)N, NULL))
+    return lowp_errf(err, errlen, LOWP_EFILE, "the header is not UTF-8");
+  {
+    size_t at = 0;
+    int nul = lowp_json_find_nul((const char *)buf + 8, (size_t)N, &at);
+    if (nul)
+      return lowp_errf(err, errlen, LOWP_EFILE, "%s at byte %zu of the header (a name would be cut "
+                       "short there)", nul == 1 ? "a NUL byte" : "\\u0000 (a NUL character)", at);
+  }
   root = cJSON_ParseWithLengthOpts((const char *)buf + 8, (size_t)N, &end, 0);
   if (!root || !cJSON_IsObject(root)) {
     cJSON_Delete(root);
@@ -119,13 +109,8 @@ int lowp_st_parse_header(lowp_st_tensor_t **out, size_t *nout, const unsigned ch
     lowp_st_tensor_t x;
     uint64_t b, en, cnt = 1, v;
     size_t k;
-    for (prev = root->child; prev != it; prev = prev->next)
-      if (!strcmp(prev->string, it->string)) {
-        st = lowp_errf(err, errlen, LOWP_EFILE, "the name '%.64s' appears twice", it->string);
-        break;
-      }
-    if (st) break;
     if (!strcmp(it->string, "__metadata__")) {
+      if (metadata++) { st = lowp_errf(err, errlen, LOWP_EFILE, "the name '__metadata__' appears twice"); break; }
       if (!cJSON_IsObject(it)) { st = lowp_errf(err, errlen, LOWP_EFILE, "__metadata__ is not an object"); break; }
       for (e = it->child; e; e = e->next)
         if (!cJSON_IsString(e)) { st = lowp_errf(err, errlen, LOWP_EFILE, "__metadata__ values must be strings"); break; }
@@ -197,6 +182,14 @@ int lowp_st_parse_header(lowp_st_tensor_t **out, size_t *nout, const unsigned ch
     t[n++] = x;
   }
   cJSON_Delete(root);
+  if (!st && n > 1) {
+    /* no name twice: sorted by name, equal names are neighbours (n log n:
+       a header of a million tensors is read in a second, issue 19) */
+    qsort(t, n, sizeof *t, by_name);
+    for (i = 1; i < n && !st; i++)
+      if (!strcmp(t[i - 1].name, t[i].name))
+        st = lowp_errf(err, errlen, LOWP_EFILE, "the name '%.64s' appears twice", t[i].name);
+  }
   if (!st && n) {
     /* the buffer entirely indexed: no holes, no overlaps, nothing after */
     qsort(t, n, sizeof *t, by_begin);

@@ -1,0 +1,158 @@
+/* lowp_chk -- the parts of `lowp check` (tools/cmd_check.c and tools/check_*.c), tools/ only */
+#ifndef LOWP_CHECK_INTERNAL_H
+#define LOWP_CHECK_INTERNAL_H
+
+/*
+ * `lowp check` in files by concern:
+ *   cmd_check.c       command line, the two phases, publication of the outputs
+ *   check_resolve.c   spec -> subjects: subjects opened, input files read, sizes checked
+ *   check_run.c       executing a check through the pipeline; an MPI job's spread
+ *   check_baseline.c  the baseline file: read and checked, rewritten
+ *   check_text.c      the report line of a check
+ *   check_junit.c     JUnit XML
+ *   check_json.c      JSON results
+ * Everything here dies (one message, exit 2) on bad input: these are the
+ * command's parts, not a library.
+ */
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "check/pipeline.h"
+#include "check/spec.h"
+#include "check/subject.h"
+#include "io/atomic.h"
+#include "model/tc.h"
+
+#ifndef LOWP_VERSION
+#define LOWP_VERSION "0.1.0"
+#endif
+/** Version of the baseline file format. */
+#define LOWP_CHK_BASELINE_FORMAT 1
+/** The command's name in messages. */
+#define LOWP_CHK_CMD "check"
+
+/* The subject constructors live in kernels/subject.c and lib/check/
+   {plugin,tensors}.c; CMakeLists.txt defines LOWP_HAVE_*_SUBJECT for those
+   in the tree, and for a missing one this build says so. */
+#ifdef LOWP_HAVE_KERNEL_SUBJECT
+#define HAVE_KERNEL_SUBJECT 1
+#endif
+#ifdef LOWP_HAVE_PLUGIN_SUBJECT
+#define HAVE_PLUGIN_SUBJECT 1
+#endif
+#ifdef LOWP_HAVE_TENSOR_SUBJECT
+#define HAVE_TENSOR_SUBJECT 1
+#endif
+
+/** @brief One selected check: what it needs, then what it gave. */
+typedef struct {
+  const lowp_spec_check_t *sc;
+  lowp_problem_t p;
+  lowp_subject_t subj;
+  int subj_open;
+  /* per rule (sc->n_rules of each, allocated by prepare: a spec of 100k
+     checks must fit in memory) */
+  lowp_subject_t *refs;          /* per rule with a reference subject */
+  int *ref_open;
+  lowp_tc_model_t *models;       /* per bound-model rule with "model" */
+  double *file_in[LOWP_OP_MAXIO], *file_data[LOWP_OP_MAXIO];
+  /* results */
+  lowp_check_inputs_t in;
+  lowp_check_result_t res;
+  int measured;                  /* 1: res valid */
+  int pass;
+  char error[1200];              /* subject or reference failure */
+  lowp_verdict_t *v;             /* per rule */
+  int n_v;
+  double baseline[LOWP_METRIC_COUNT]; /* stored values (NaN: none) */
+} lowp_chk_run_t;
+
+/** @brief The old baseline file. */
+typedef struct {
+  cJSON *root;      /* the old baseline file, or NULL */
+  const cJSON *checks;
+  const cJSON **entry; /* per check of the spec (its index): its entry, or NULL */
+} lowp_chk_baseline_t;
+
+/* ---------------------------------------------------- check_resolve.c */
+
+/** @brief "lowp check: check 'x' (checks[3]): ..." and exit 2 (in an MPI
+    job only the lowest failed rank speaks). */
+void lowp_chk_die(const lowp_spec_check_t *sc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3), noreturn))
+#endif
+    ;
+
+/** @brief Open everything check sc needs (subject, files, references,
+    models) and check it, or die. */
+void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc);
+
+/** @brief Close and free what prepare and execute made. */
+void lowp_chk_release(lowp_chk_run_t *r);
+
+/* -------------------------------------------------------- check_run.c */
+
+/** @brief Measure a prepared check and apply its rules (baseline rules not
+    when updating). A failure is recorded in r, never fatal. */
+void lowp_chk_execute(lowp_chk_run_t *r, int updating);
+
+/** @brief Collective (MPI): check i runs on rank i mod N; rank 0 gets each
+    report line, JSON (when want_json) and the verdicts, in the spec's order. */
+void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, char **lines,
+                     char **jsons);
+
+/* --------------------------------------------------- check_baseline.c */
+
+/** @brief Read the spec's baseline and check it belongs to this spec and
+    lowp (unless updating); fills runs[].baseline; dies on a bad one. */
+void lowp_chk_baseline_load(lowp_chk_baseline_t *b, const lowp_spec_t *spec,
+                            lowp_chk_run_t *runs, int n_runs, int need, int updating);
+
+/** @brief Free what lowp_chk_baseline_load made. */
+void lowp_chk_baseline_free(lowp_chk_baseline_t *b);
+
+/** @brief Write the new baseline (as an output of the run) and print what
+    changed. @return LOWP_OK or a status. */
+int lowp_chk_baseline_update(const lowp_spec_t *spec, const lowp_chk_baseline_t *old,
+                             const lowp_chk_run_t *runs, int n);
+
+/** @brief A number stored by lowp_chk_add_num (NaN for null or absent). */
+double lowp_chk_get_num(const cJSON *j);
+
+/* ------------------------------------------------------- check_text.c */
+
+/** @brief The report line(s) of a run check. */
+void lowp_chk_print_line(FILE *f, const lowp_chk_run_t *r);
+
+/* ------------------------------------------------------ check_junit.c */
+
+/** @brief Write JUnit XML (as an output of the run). @return LOWP_OK or a status. */
+int lowp_chk_write_junit(const char *path, const lowp_chk_run_t *runs, int n, int failures,
+                         double total);
+
+/* ------------------------------------------------------- check_json.c */
+
+/** @brief A number into JSON: finite as is, NaN null, infinities "inf"/"-inf". */
+void lowp_chk_add_num(cJSON *obj, const char *key, double v);
+
+/** @brief Every metric of a result, by name. */
+cJSON *lowp_chk_metrics_json(const lowp_check_result_t *res);
+
+/** @brief The JSON result of one check. */
+cJSON *lowp_chk_result_json(const lowp_chk_run_t *r);
+
+/** @brief Write j, pretty-printed (as an output of the run). @return LOWP_OK or a status. */
+int lowp_chk_write_json(const char *path, cJSON *j);
+
+/* -------------------------------------------------------- cmd_check.c */
+
+/** @brief A new output of the run: a temporary beside path, published with
+    the others at the end. @return NULL if it cannot be created. */
+lowp_atomic_t *lowp_chk_new_out(const char *path);
+
+/** @brief Remove every output's temporary (nothing published). */
+void lowp_chk_abort_all(void);
+
+#endif

@@ -1,0 +1,70 @@
+/* lowp_chk_write_junit -- lowp check: JUnit XML for CI */
+
+#include <stdio.h>
+
+#include "check_internal.h"
+#include "status.h"
+
+/* ------------------------------------------------------ private helpers */
+
+static void xml_escape(FILE *f, const char *s) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    switch (ch) {
+    case '&': fputs("&amp;", f); break;
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&apos;", f); break;
+    default:
+      if (ch < 0x20 && ch != '\n' && ch != '\t') fprintf(f, "?");
+      else fputc(ch, f);
+    }
+  }
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_chk_write_junit(const char *path, const lowp_chk_run_t *runs, int n, int failures,
+                         double total) {
+  lowp_atomic_t *wp = lowp_chk_new_out(path);
+  int i, k;
+  if (!wp) return LOWP_EIO;
+#define w (*wp)
+  fprintf(w.fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  fprintf(w.fp, "<testsuites tests=\"%d\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n", n,
+          failures, total);
+  fprintf(w.fp, "  <testsuite name=\"lowp check\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
+          "skipped=\"0\" time=\"%.3f\">\n", n, failures, total);
+  for (i = 0; i < n; i++) {
+    const lowp_chk_run_t *r = &runs[i];
+    fprintf(w.fp, "    <testcase classname=\"lowp.check.");
+    xml_escape(w.fp, r->sc->op->name);
+    fprintf(w.fp, "\" name=\"");
+    xml_escape(w.fp, r->sc->name);
+    fprintf(w.fp, "\" time=\"%.3f\"", r->res.time_subject_s + r->res.time_exact_s);
+    if (r->pass) {
+      fprintf(w.fp, "/>\n");
+      continue;
+    }
+    fprintf(w.fp, ">\n      <failure message=\"");
+    if (!r->measured) xml_escape(w.fp, r->error);
+    else
+      for (k = 0; k < r->n_v; k++)
+        if (!r->v[k].pass) { xml_escape(w.fp, r->v[k].msg); break; }
+    fprintf(w.fp, "\" type=\"precision\">");
+    if (!r->measured) xml_escape(w.fp, r->error);
+    for (k = 0; k < r->n_v; k++) {
+      char line[800];
+      snprintf(line, sizeof line, "rule %d (%s): %s: %s\n", k + 1, r->v[k].what,
+               r->v[k].pass ? "pass" : "FAIL", r->v[k].msg);
+      xml_escape(w.fp, line);
+    }
+    if (r->error[0] && r->measured) xml_escape(w.fp, r->error);
+    fprintf(w.fp, "</failure>\n    </testcase>\n");
+  }
+  fprintf(w.fp, "  </testsuite>\n</testsuites>\n");
+  return ferror(w.fp) ? LOWP_EIO : LOWP_OK;
+#undef w
+}
+
