@@ -16,7 +16,7 @@ void lowp_json_num(cJSON *obj, const char *key, double v) {
   else cJSON_AddNumberToObject(obj, key, v);
 }
 
-static cJSON *element_json(const lowp_check_result_t *r, const lowp_check_inputs_t *in, int j,
+cJSON *lowp_check_element_json(const lowp_check_result_t *r, const lowp_check_inputs_t *in, int j,
                            size_t i) {
   const lowp_check_output_t *o = &r->out[j];
   cJSON *w = cJSON_CreateObject();
@@ -62,7 +62,7 @@ static cJSON *output_json(const lowp_check_result_t *r, const lowp_check_inputs_
   cJSON_AddNumberToObject(oj, "n_exact", (double)o->err.n_exact);
   cJSON_AddNumberToObject(oj, "n_class_mismatch", (double)o->n_class_mismatch);
   cJSON_AddNumberToObject(oj, "n_not_in_format", (double)o->n_not_in_format);
-  if (o->worst != (size_t)-1) cJSON_AddItemToObject(oj, "worst", element_json(r, in, j, o->worst));
+  if (o->worst != (size_t)-1) cJSON_AddItemToObject(oj, "worst", lowp_check_element_json(r, in, j, o->worst));
   return oj;
 }
 
@@ -103,7 +103,7 @@ cJSON *lowp_check_verdict_json(const lowp_check_result_t *r, const lowp_check_in
   cJSON_AddStringToObject(x, "message", v->msg);
   if (r && v->where != (size_t)-1 && v->where_out >= 0 && v->where_out < r->n_out &&
       v->where < r->out[v->where_out].count)
-    cJSON_AddItemToObject(x, "worst", element_json(r, in, v->where_out, v->where));
+    cJSON_AddItemToObject(x, "worst", lowp_check_element_json(r, in, v->where_out, v->where));
   return x;
 }
 

@@ -9,6 +9,11 @@
 /** @brief Add a number; NaN and infinities as the strings "nan", "inf", "-inf". */
 void lowp_json_num(cJSON *obj, const char *key, double v);
 
+/** @brief Element i of output j: output, index ("C[3][17]"), flat, got,
+    exact (and their %a), and the summary of the inputs feeding it (in non-NULL). */
+cJSON *lowp_check_element_json(const lowp_check_result_t *r, const lowp_check_inputs_t *in,
+                               int j, size_t i);
+
 /** @brief {"gamma": {value, vacuous, used, name}, "prob": .., "model": ..}: the
     bounds of the subject's declared method, and those its bound rules used
     (so a tensor subject's gamma rule fills "gamma"). */
