@@ -921,6 +921,107 @@ const lowp_spec_check_t *lowp_spec_find(const lowp_spec_t *s, const char *name) 
   return NULL;
 }
 
+/* ------------------------------------------- parametrised checks */
+
+/* A check whose "shape" is a list of shapes, or whose "inputs"."seed" is a
+   list of seeds, stands for one check per combination (shapes x seeds), each
+   named NAME[m=64,n=64,k=127,seed=3] (the axes its shape gives, the seed when
+   seeds are listed): each is its own JUnit testcase, JSON result and
+   baseline entry. A dropped odd-k element shows only when some k is odd. */
+#define LOWP_SPEC_MAX_CASES 100000
+
+static int case_name(ctx_t *c, char *buf, size_t len, const char *name, const cJSON *shape,
+                     const cJSON *seed) {
+  static const char *const axes[] = {"batch", "m", "n", "k", NULL};
+  size_t used;
+  int k, first = 1;
+  used = (size_t)snprintf(buf, len, "%s[", name);
+  for (k = 0; shape && axes[k]; k++) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(shape, axes[k]);
+    if (!cJSON_IsNumber(a) || used >= len) continue;
+    used += (size_t)snprintf(buf + used, len - used, "%s%s=%.0f", first ? "" : ",", axes[k],
+                             a->valuedouble);
+    first = 0;
+  }
+  if (seed && used < len)
+    used += (size_t)snprintf(buf + used, len - used, "%sseed=%.0f", first ? "" : ",",
+                             seed->valuedouble);
+  if (used + 1 >= len) return fail(c, "check '%s': a case name is too long", name);
+  snprintf(buf + used, len - used, "]");
+  return LOWP_OK;
+}
+
+/* the cases of check j (shape list x seed list) appended to out */
+static int expand_one(ctx_t *c, const cJSON *j, cJSON *out, int *count) {
+  const cJSON *shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
+  const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(j, "inputs");
+  const cJSON *seed = cJSON_IsObject(inputs) ? cJSON_GetObjectItemCaseSensitive(inputs, "seed")
+                                             : NULL;
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+  int ns = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : 1;
+  int nd = cJSON_IsArray(seed) ? cJSON_GetArraySize(seed) : 1;
+  int a, b;
+  if (!cJSON_IsArray(shape) && !cJSON_IsArray(seed)) {
+    cJSON_AddItemToArray(out, cJSON_Duplicate(j, 1));
+    return ++*count > LOWP_SPEC_MAX_CASES ? fail(c, "more than %d checks", LOWP_SPEC_MAX_CASES)
+                                          : LOWP_OK;
+  }
+  if (!cJSON_IsString(name)) return fail(c, "a parametrised check needs a \"name\"");
+  if (ns < 1 || nd < 1)
+    return fail(c, "check '%s': an empty list of %s", name->valuestring, ns < 1 ? "shapes" : "seeds");
+  for (a = 0; a < ns; a++)
+    for (b = 0; b < nd; b++) {
+      const cJSON *sh = cJSON_IsArray(shape) ? cJSON_GetArrayItem(shape, a) : shape;
+      const cJSON *sd = cJSON_IsArray(seed) ? cJSON_GetArrayItem(seed, b) : NULL;
+      char nm[1024];
+      cJSON *x;
+      int st;
+      if (cJSON_IsArray(shape) && !cJSON_IsObject(sh))
+        return fail(c, "check '%s': \"shape\"[%d] must be an object", name->valuestring, a);
+      if (sd && !cJSON_IsNumber(sd))
+        return fail(c, "check '%s': \"inputs\".seed[%d] must be a number", name->valuestring, b);
+      if ((st = case_name(c, nm, sizeof nm, name->valuestring,
+                          cJSON_IsArray(shape) ? sh : NULL, sd)))
+        return st;
+      x = cJSON_Duplicate(j, 1);
+      if (!x) return LOWP_ENOMEM;
+      cJSON_ReplaceItemInObjectCaseSensitive(x, "name", cJSON_CreateString(nm));
+      if (cJSON_IsArray(shape))
+        cJSON_ReplaceItemInObjectCaseSensitive(x, "shape", cJSON_Duplicate(sh, 1));
+      if (sd)
+        cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(x, "inputs"),
+                                               "seed", cJSON_Duplicate(sd, 1));
+      cJSON_AddItemToArray(out, x);
+      if (++*count > LOWP_SPEC_MAX_CASES) return fail(c, "more than %d checks", LOWP_SPEC_MAX_CASES);
+    }
+  return LOWP_OK;
+}
+
+/* root's "checks" with every parametrised check expanded (in place) */
+static int expand_params(ctx_t *c, cJSON *root) {
+  cJSON *checks = cJSON_GetObjectItemCaseSensitive(root, "checks"), *out, *it;
+  int count = 0, st, any = 0;
+  if (!cJSON_IsArray(checks)) return LOWP_OK; /* said by the caller */
+  cJSON_ArrayForEach(it, checks) {
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(it, "shape");
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(it, "inputs");
+    if (cJSON_IsArray(sh) ||
+        (cJSON_IsObject(in) && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(in, "seed"))))
+      any = 1;
+  }
+  if (!any) return LOWP_OK;
+  out = cJSON_CreateArray();
+  if (!out) return LOWP_ENOMEM;
+  cJSON_ArrayForEach(it, checks) {
+    if ((st = expand_one(c, it, out, &count))) {
+      cJSON_Delete(out);
+      return st;
+    }
+  }
+  cJSON_ReplaceItemInObjectCaseSensitive(root, "checks", out);
+  return LOWP_OK;
+}
+
 int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *dir,
                     char *err, size_t errlen) {
   static const char *const keys[] = {"lowp_check", "baseline", "defaults", "checks", NULL};
@@ -973,6 +1074,7 @@ int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *di
         (st = get_format(&c, it, "\"defaults\".in", &f)))
       goto done;
   }
+  if ((st = expand_params(&c, root))) goto done;
   checks = cJSON_GetObjectItemCaseSensitive(root, "checks");
   if (!checks) { st = fail(&c, "\"checks\" is missing"); goto done; }
   if (!cJSON_IsArray(checks) || (n = cJSON_GetArraySize(checks)) < 1) {
