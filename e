@@ -1,0 +1,1 @@
+/dev/fd/3: line 271: : command not found
