@@ -960,6 +960,7 @@ static int expand_one(ctx_t *c, const cJSON *j, cJSON *out, int *count) {
   const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
   int ns = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : 1;
   int nd = cJSON_IsArray(seed) ? cJSON_GetArraySize(seed) : 1;
+  const cJSON *sh;
   int a, b;
   if (!cJSON_IsArray(shape) && !cJSON_IsArray(seed)) {
     cJSON_AddItemToArray(out, cJSON_Duplicate(j, 1));
@@ -969,10 +970,11 @@ static int expand_one(ctx_t *c, const cJSON *j, cJSON *out, int *count) {
   if (!cJSON_IsString(name)) return fail(c, "a parametrised check needs a \"name\"");
   if (ns < 1 || nd < 1)
     return fail(c, "check '%s': an empty list of %s", name->valuestring, ns < 1 ? "shapes" : "seeds");
-  for (a = 0; a < ns; a++)
-    for (b = 0; b < nd; b++) {
-      const cJSON *sh = cJSON_IsArray(shape) ? cJSON_GetArrayItem(shape, a) : shape;
-      const cJSON *sd = cJSON_IsArray(seed) ? cJSON_GetArrayItem(seed, b) : NULL;
+  /* walked through their links, not by index: linear in the cases */
+  sh = cJSON_IsArray(shape) ? shape->child : shape;
+  for (a = 0; a < ns; a++, sh = cJSON_IsArray(shape) ? sh->next : sh) {
+    const cJSON *sd = cJSON_IsArray(seed) ? seed->child : NULL;
+    for (b = 0; b < nd; b++, sd = sd ? sd->next : NULL) {
       char nm[1024];
       cJSON *x;
       int st;
@@ -994,6 +996,7 @@ static int expand_one(ctx_t *c, const cJSON *j, cJSON *out, int *count) {
       cJSON_AddItemToArray(out, x);
       if (++*count > LOWP_SPEC_MAX_CASES) return fail(c, "more than %d checks", LOWP_SPEC_MAX_CASES);
     }
+  }
   return LOWP_OK;
 }
 

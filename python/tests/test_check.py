@@ -186,3 +186,15 @@ def test_bad_input_messages():
         lowp.check("gemm", [A, B], np.zeros((5, 3), np.float16))
     with pytest.raises(lowp.LowpError, match="unknown operation"):
         lowp.check("gemmm", [A, B], np.zeros((2, 3)))
+
+
+def test_fp8_bits_in_numpy():
+    # e4m3 bit patterns: 0x38 = 1.0, 0xb8 = -1.0, 0x7e = 448 (largest), 0x01 = 2^-9
+    bits = np.array([0x38, 0xB8, 0x7E, 0x01], dtype=np.uint8)
+    r = lowp.check("cast", [bits], bits, [{"max_ulp": 0}], input="e4m3", out="e4m3")
+    assert r.passed and r.json["in"] == ["e4m3"]
+    # decoded by lowp: the worst element of a wrong output shows the values
+    wrong = np.array([0x38, 0xB8, 0x7E, 0x02], dtype=np.uint8)
+    r = lowp.check("cast", [bits], wrong, [{"max_ulp": 0}], input="e4m3", out="e4m3")
+    assert not r.passed
+    assert r.worst["exact"] == 2.0 ** -9 and r.worst["got"] == 2.0 ** -8
