@@ -10,9 +10,6 @@
  *   gemm_f16_planted the same promise, but the running sum is rounded to
  *                    fp16 after every addition (a precision bug of the kind
  *                    lowp check exists to catch)
- *   gemm_f16_drop_odd the honest sum unrolled by two, which forgets the last
- *                    element when k is odd (caught only by a check whose
- *                    shapes include an odd k: params.json)
  */
 
 #include <math.h>
@@ -63,23 +60,6 @@ static int gemm(void *const *out, const void *const *in, const lowp_plugin_dims_
   return 0;
 }
 
-static int gemm_f16_drop_odd(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
-  const uint16_t *a = in[0], *b = in[1];
-  float *c = out[0];
-  size_t bt, i, j, l;
-  for (bt = 0; bt < d->batch; bt++)
-    for (i = 0; i < d->m; i++)
-      for (j = 0; j < d->n; j++) {
-        float s = 0;
-        for (l = 0; l + 1 < d->k; l += 2) { /* the bug: no tail loop for an odd k */
-          s += h2f(a[(bt * d->m + i) * d->k + l]) * h2f(b[(bt * d->k + l) * d->n + j]);
-          s += h2f(a[(bt * d->m + i) * d->k + l + 1]) * h2f(b[(bt * d->k + l + 1) * d->n + j]);
-        }
-        c[(bt * d->m + i) * d->n + j] = s;
-      }
-  return 0;
-}
-
 static int gemm_f16_f32acc(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
   return gemm(out, in, d, 0);
 }
@@ -93,7 +73,6 @@ LOWP_PLUGIN_EXPORT const uint32_t lowp_plugin_abi_version = LOWP_PLUGIN_ABI_VERS
 static const lowp_plugin_kernel_t table[] = {
     {"gemm_f16_f32acc", "gemm", {"fp16", "fp16"}, "fp32", gemm_f16_f32acc},
     {"gemm_f16_planted", "gemm", {"fp16", "fp16"}, "fp32", gemm_f16_planted},
-    {"gemm_f16_drop_odd", "gemm", {"fp16", "fp16"}, "fp32", gemm_f16_drop_odd},
 };
 
 LOWP_PLUGIN_EXPORT const lowp_plugin_kernel_t *lowp_plugin_kernels(size_t *count) {

@@ -359,6 +359,16 @@ int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen) {
   return *json ? LOWP_OK : LOWP_ENOMEM;
 }
 
+/* a tensor-core model preset's name before the first ',' */
+static int is_preset(const char *spec) {
+  char name[64];
+  size_t n = strcspn(spec, ",");
+  if (n >= sizeof name) return 0;
+  memcpy(name, spec, n);
+  name[n] = '\0';
+  return lowp_tc_preset_find(name) != NULL;
+}
+
 static int tol_query(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errlen) {
   const cJSON *j = ITEM(d, "op"), *m = ITEM(d, "method");
   lowp_problem_t p;
@@ -386,6 +396,8 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errl
   md = cJSON_CreateObject();
   if (cJSON_IsString(m) && !strncmp(m->valuestring, "model:", 6))
     cJSON_AddStringToObject(md, "model", m->valuestring + 6);
+  else if (cJSON_IsString(m) && is_preset(m->valuestring)) /* "h100", "h100,promote=128" */
+    cJSON_AddStringToObject(md, "model", m->valuestring);
   else if (cJSON_IsString(m))
     cJSON_AddStringToObject(md, "order", m->valuestring);
   if (cJSON_IsString(ITEM(d, "acc"))) cJSON_AddStringToObject(md, "acc", ITEM(d, "acc")->valuestring);

@@ -132,3 +132,9 @@ def test_cli_agrees_with_python():
     js = json.loads(out)
     t = lowp.tolerance("dot", k=512, input="fp16", acc="fp32", out="fp16", confidence=0.999)
     assert js["rtol"] == t.rtol and js["atol"] == t.atol
+
+
+def test_method_preset_name_alone_is_a_model():
+    a = lowp.tolerance("gemm", k=1024, input="fp16", out="fp32", method="h100,promote=128")
+    b = lowp.tolerance("gemm", k=1024, input="fp16", out="fp32", method="model:h100,promote=128")
+    assert a.rtol == b.rtol and a.atol == b.atol and "tensor-core" in a.bound_name
