@@ -323,7 +323,7 @@ done:
 }
 
 int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen) {
-  cJSON *d, *o, *ins, *outs, *shapes;
+  cJSON *d, *o, *ins, *outs, *shapes, *index;
   lowp_problem_t p;
   int i, st;
   if (!json || !desc) return LOWP_EINVAL;
@@ -340,6 +340,8 @@ int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen) {
   ins = cJSON_AddArrayToObject(o, "inputs");
   outs = cJSON_AddArrayToObject(o, "outputs");
   shapes = cJSON_AddArrayToObject(o, "shapes");
+  index = cJSON_AddArrayToObject(o, "index"); /* inputs of integer indices (xent's target) */
+  for (i = 0; i < p.op->n_in; i++) cJSON_AddItemToArray(index, cJSON_CreateBool(p.op->in_index[i]));
   for (i = 0; i < p.op->n_in + p.op->n_out; i++) {
     size_t shape[LOWP_OP_MAXDIM], c;
     int nd, k;

@@ -51,8 +51,9 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
 /** @brief A derived tolerance as JSON (see the top of this file). */
 int lowp_capi_tol(char **json, const char *query, char *err, size_t errlen);
 
-/** @brief The counts of the inputs and outputs of a described problem, as
-    JSON {"inputs": [..], "outputs": [..], "shapes": [[..], ..]}. */
+/** @brief The inputs and outputs of a described problem, as JSON
+    {"inputs": [names], "outputs": [names], "shapes": [[..], ..] (inputs then
+    outputs), "index": [whether each input holds integer indices]}. */
 int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen);
 
 /** @brief The query of lowp_capi_tol parsed (lowp tol builds it from its

@@ -130,15 +130,9 @@ def _formats(inputs, output, op_shapes, input, out):
     return ins, in_fmts, out_vals, out_fmt
 
 
-_INDEX_INPUTS = {"xent": (False, True)}
-_OPS_IO = None
-
-
 def _op_io(op):
-    q = {"op": op, "in": "fp64", "dims": {}}
-    js = _lib.call_json("lowp_capi_shapes", q)
-    js["index"] = _INDEX_INPUTS.get(op, (False,) * len(js["inputs"]))
-    return js
+    """The operation's inputs, outputs and which inputs are indices (lowp's table)."""
+    return _lib.call_json("lowp_capi_shapes", {"op": op, "in": "fp64", "dims": {}})
 
 
 def _check_shapes(ins, outs, desc, io):
