@@ -42,9 +42,13 @@ static int get_format(lowp_format_t *f, const cJSON *j, const char *key, const c
   return LOWP_OK;
 }
 
+/* a size: 1 when absent; 0 (refused by the caller) when not in [1, 2^48] */
 static size_t get_size(const cJSON *o, const char *key) {
   const cJSON *j = ITEM(o, key);
-  return cJSON_IsNumber(j) && j->valuedouble >= 1 ? (size_t)j->valuedouble : 1;
+  if (!j) return 1;
+  if (!cJSON_IsNumber(j) || !(j->valuedouble >= 1 && j->valuedouble <= 281474976710656.0))
+    return 0;
+  return (size_t)j->valuedouble;
 }
 
 /* "shapes": [[..], ..] of the inputs -> p->dims (lowp_op_dims_infer) */
@@ -62,7 +66,7 @@ static int dims_from_shapes(lowp_problem_t *p, const cJSON *shapes, char *err, s
     if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) > LOWP_OP_MAXDIM)
       return bad(err, errlen, LOWP_ESHAPE, "input %s: at most 4 axes", p->op->in_names[i]);
     cJSON_ArrayForEach(x, s) {
-      if (!cJSON_IsNumber(x) || x->valuedouble < 0)
+      if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 281474976710656.0))
         return bad(err, errlen, LOWP_ESHAPE, "input %s: bad shape", p->op->in_names[i]);
       sh[i][nd[i]++] = (size_t)x->valuedouble;
     }
@@ -83,6 +87,8 @@ static int desc_problem(lowp_problem_t *p, const cJSON *d, char *err, size_t err
   p->dims.m = get_size(dims, "m");
   p->dims.n = get_size(dims, "n");
   p->dims.k = get_size(dims, "k");
+  if (!p->dims.batch || !p->dims.m || !p->dims.n || !p->dims.k)
+    return bad(err, errlen, LOWP_EINVAL, "%s\"dims\": sizes are integers in [1, 2^48]", "");
   if (!cJSON_IsObject(dims) && (st = dims_from_shapes(p, ITEM(d, "shapes"), err, errlen)))
     return st;
   for (i = 0; i < p->op->n_in; i++) {
