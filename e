@@ -1,1 +1,0 @@
-/dev/fd/3: line 271: : command not found
