@@ -89,6 +89,10 @@ void lowp_chk_die(const lowp_spec_check_t *sc, const char *fmt, ...)
     models) and check it, or die. */
 void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc);
 
+/** @brief Folders searched first for plugins (--plugin-dir, in order); the
+    strings must outlive the run. */
+void lowp_chk_set_plugin_dirs(const char *const *dirs, int n);
+
 /** @brief Close and free what prepare and execute made. */
 void lowp_chk_release(lowp_chk_run_t *r);
 
@@ -145,6 +149,16 @@ cJSON *lowp_chk_result_json(const lowp_chk_run_t *r);
 
 /** @brief Write j, pretty-printed (as an output of the run). @return LOWP_OK or a status. */
 int lowp_chk_write_json(const char *path, cJSON *j);
+
+/* ------------------------------------------------------- check_dump.c */
+
+/** @brief --dump DIR must be absent or an empty folder, or die. */
+void lowp_chk_dump_probe(const char *dir);
+
+/** @brief Write each failing measured check's inputs, outputs and exact
+    reference as .npy into DIR/NAME/ (and a note of what failed); says on
+    stderr what it could not write, never fatal. */
+void lowp_chk_dump(const char *dir, const lowp_chk_run_t *runs, int n);
 
 /* -------------------------------------------------------- cmd_check.c */
 

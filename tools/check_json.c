@@ -7,6 +7,7 @@
 
 #include "check_internal.h"
 #include "io/escape.h"
+#include "check/result_json.h"
 #include "status.h"
 
 /* ----------------------------------------------------------- public API */
@@ -67,6 +68,8 @@ cJSON *lowp_chk_result_json(const lowp_chk_run_t *r) {
       lowp_chk_add_num(oj, "max_abs", o->err.max_abs);
       lowp_chk_add_num(oj, "max_rel", o->err.max_rel);
       lowp_chk_add_num(oj, "rmse", o->rmse);
+      lowp_chk_add_num(oj, "sqnr_db", o->sqnr_db);
+      lowp_chk_add_num(oj, "cosine", o->cosine);
       if (o->absab) lowp_chk_add_num(oj, "max_bwd", o->err.max_bwd);
       lowp_chk_add_num(oj, "ulp_total", o->ulp_total);
       lowp_chk_add_num(oj, "ulp_input", o->ulp_input);
@@ -93,21 +96,9 @@ cJSON *lowp_chk_result_json(const lowp_chk_run_t *r) {
       cJSON_AddItemToArray(outs, oj);
     }
     cJSON_AddItemToObject(c, "outputs", outs);
-    {
-      const lowp_check_bound_t *bs[3] = {&r->res.gamma, &r->res.prob, &r->res.model};
-      const char *bn[3] = {"gamma", "prob", "model"};
-      cJSON *b = cJSON_CreateObject();
-      for (k = 0; k < 3; k++)
-        if (bs[k]->have) {
-          cJSON *x = cJSON_CreateObject();
-          lowp_chk_add_num(x, "value", bs[k]->value);
-          cJSON_AddBoolToObject(x, "vacuous", isinf(bs[k]->value));
-          if (!isinf(bs[k]->value)) lowp_chk_add_num(x, "used", bs[k]->used);
-          cJSON_AddStringToObject(x, "name", bs[k]->name);
-          cJSON_AddItemToObject(b, bn[k], x);
-        }
-      cJSON_AddItemToObject(c, "bounds", b);
-    }
+    /* the declared method's bounds and those the bound rules used (a
+       tensor or plugin subject declares none: its gamma rule's bound) */
+    cJSON_AddItemToObject(c, "bounds", lowp_check_bounds_json(&r->res, r->v, r->n_v));
     lowp_chk_add_num(c, "time_subject_s", r->res.time_subject_s);
     lowp_chk_add_num(c, "time_exact_s", r->res.time_exact_s);
   }
@@ -121,6 +112,10 @@ cJSON *lowp_chk_result_json(const lowp_chk_run_t *r) {
     lowp_chk_add_num(x, "percent", v->percent);
     cJSON_AddBoolToObject(x, "vacuous", v->vacuous);
     cJSON_AddStringToObject(x, "message", v->msg);
+    if (r->measured && v->where != (size_t)-1 && v->where_out >= 0 && v->where_out < r->res.n_out &&
+        v->where < r->res.out[v->where_out].count) /* the element of the rule's own metric */
+      cJSON_AddItemToObject(x, "worst", lowp_check_element_json(&r->res, &r->in, v->where_out,
+                                                                v->where));
     cJSON_AddItemToArray(rules, x);
   }
   cJSON_AddItemToObject(c, "rules", rules);

@@ -41,14 +41,18 @@ static void xml_escape(FILE *f, const char *s) {
 int lowp_chk_write_junit(const char *path, const lowp_chk_run_t *runs, int n, int failures,
                          double total) {
   lowp_atomic_t *wp = lowp_chk_new_out(path);
-  int i, k;
+  int i, k, errors = 0;
   if (!wp) return LOWP_EIO;
+  /* a check that could not be measured (the subject crashed, hung, failed
+     to load; a reference failed) is an error, not a precision failure */
+  for (i = 0; i < n; i++) errors += !runs[i].pass && !runs[i].measured;
+  failures -= errors;
 #define w (*wp)
   fprintf(w.fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-  fprintf(w.fp, "<testsuites tests=\"%d\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n", n,
-          failures, total);
-  fprintf(w.fp, "  <testsuite name=\"lowp check\" tests=\"%d\" failures=\"%d\" errors=\"0\" "
-          "skipped=\"0\" time=\"%.3f\">\n", n, failures, total);
+  fprintf(w.fp, "<testsuites tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n", n,
+          failures, errors, total);
+  fprintf(w.fp, "  <testsuite name=\"lowp check\" tests=\"%d\" failures=\"%d\" errors=\"%d\" "
+          "skipped=\"0\" time=\"%.3f\">\n", n, failures, errors, total);
   for (i = 0; i < n; i++) {
     const lowp_chk_run_t *r = &runs[i];
     fprintf(w.fp, "    <testcase classname=\"lowp.check.");
@@ -58,6 +62,14 @@ int lowp_chk_write_junit(const char *path, const lowp_chk_run_t *runs, int n, in
     fprintf(w.fp, "\" time=\"%.3f\"", r->res.time_subject_s + r->res.time_exact_s);
     if (r->pass) {
       fprintf(w.fp, "/>\n");
+      continue;
+    }
+    if (!r->measured) {
+      fprintf(w.fp, ">\n      <error message=\"");
+      xml_escape(w.fp, r->error);
+      fprintf(w.fp, "\" type=\"error\">");
+      xml_escape(w.fp, r->error);
+      fprintf(w.fp, "</error>\n    </testcase>\n");
       continue;
     }
     fprintf(w.fp, ">\n      <failure message=\"");

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check/op.h"
@@ -50,10 +51,54 @@ static int open_kernel(lowp_subject_t *s, const char *name, const char *params,
 #endif
 }
 
+/* --plugin-dir DIRs, in order (set by cmd_check.c) */
+static const char *const *g_plugin_dirs;
+static int g_n_plugin_dirs;
+
+void lowp_chk_set_plugin_dirs(const char *const *dirs, int n) {
+  g_plugin_dirs = dirs;
+  g_n_plugin_dirs = n;
+}
+
+static int is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Where a plugin is loaded from: a file of its name in a --plugin-dir
+   (the command line overrides the spec), else the spec's path, else a file
+   of its name in the plugins/ folder beside the lowp binary (a build tree:
+   BUILD/lowp and BUILD/plugins/, so the README's example runs as written). */
+static const char *plugin_path(char *buf, size_t len, const char *path) {
+  const char *base = strrchr(path, '/');
+  char exe[4096];
+  ssize_t n;
+  int i;
+  base = base ? base + 1 : path;
+  for (i = 0; i < g_n_plugin_dirs; i++) {
+    snprintf(buf, len, "%s/%s", g_plugin_dirs[i], base);
+    if (is_file(buf)) return buf;
+  }
+  if (is_file(path)) return path;
+  n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    char *slash;
+    exe[n] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash) {
+      *slash = '\0';
+      snprintf(buf, len, "%s/plugins/%s", exe, base);
+      if (is_file(buf)) return buf;
+    }
+  }
+  return path;
+}
+
 static int open_plugin(lowp_subject_t *s, const char *path, const char *kernel,
                        const lowp_problem_t *p, char *err, size_t errlen) {
 #ifdef HAVE_PLUGIN_SUBJECT
-  return lowp_plugin_subject_open(s, path, kernel, p, err, errlen);
+  char buf[4200];
+  return lowp_plugin_subject_open(s, plugin_path(buf, sizeof buf, path), kernel, p, err, errlen);
 #else
   (void)s; (void)kernel; (void)p;
   snprintf(err, errlen, "plugin %s: this build has no plugin subjects", path);
@@ -294,6 +339,11 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
                         ? "it needs round to nearest and a non-compensated order"
                         : "see docs/pipeline.md, Bounds");
         if (st) lowp_chk_die(sc, "rule %d: bound: %s", i + 1, lowp_status_str(st));
+        /* a rule that can never fail is an error of the spec, unless it says so */
+        if (isinf(b.value) && !rl.vacuous_ok)
+          lowp_chk_die(sc, "rule %d: the bound %s is vacuous for k = %zu: the rule could never "
+                       "fail (add \"accept_vacuous\": true to keep it)", i + 1, b.name,
+                       r->p.op->id == LOWP_OP_SUM ? r->p.dims.n : r->p.dims.k);
       }
     }
   }

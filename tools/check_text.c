@@ -2,8 +2,10 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "check_internal.h"
+#include "format/format.h"
 
 /* ------------------------------------------------------ private helpers */
 
@@ -14,11 +16,38 @@ static void fmt_pct(char *buf, size_t len, const lowp_verdict_t *v) {
   else snprintf(buf, len, "%.1f%%", v->percent);
 }
 
+/* The element that decided rule v (the worst of the rule's own metric, not
+   the largest ulp error, which at near-zero outputs can be alarming and
+   beside the point), with its split: input rounding + computation, in ulps
+   of the output format at the exact value. */
+static void print_worst(FILE *f, const lowp_chk_run_t *r, const lowp_verdict_t *v) {
+  char idx[128], sum[200];
+  const lowp_check_output_t *o;
+  size_t w = v->where;
+  double x, ul;
+  if (w == (size_t)-1 || v->where_out < 0 || v->where_out >= r->res.n_out) return;
+  o = &r->res.out[v->where_out];
+  if (w >= o->count) return;
+  x = o->exact[w];
+  lowp_check_index_str(idx, sizeof idx, &r->p, v->where_out, w);
+  lowp_check_inputs_summary(sum, sizeof sum, &r->p, &r->in, v->where_out, w);
+  fprintf(f, "  worst %s by %s: got %.6g, exact %.6g", idx, v->what, o->got[w], x);
+  ul = isfinite(x) ? lowp_ulp(x, &r->p.out) : NAN;
+  if (isfinite(o->got[w]) && isfinite(ul) && ul > 0) {
+    if (o->exact_data && isfinite(o->exact_data[w]))
+      fprintf(f, " (input %.3g + compute %.3g ulp)", fabs(x - o->exact_data[w]) / ul,
+              fabs(o->got[w] - x) / ul);
+    else
+      fprintf(f, " (compute %.3g ulp)", fabs(o->got[w] - x) / ul);
+  }
+  fprintf(f, " (%s)", sum);
+}
+
 /* ----------------------------------------------------------- public API */
 
 void lowp_chk_print_line(FILE *f, const lowp_chk_run_t *r) {
   const lowp_spec_check_t *sc = r->sc;
-  char pct[32], idx[128], sum[200];
+  char pct[32];
   int i, d = -1;
   if (!r->measured) {
     fprintf(f, "FAIL %s  %s\n", sc->name, r->error);
@@ -36,29 +65,15 @@ void lowp_chk_print_line(FILE *f, const lowp_chk_run_t *r) {
   if (d >= 0) {
     const lowp_verdict_t *v = &r->v[d];
     fmt_pct(pct, sizeof pct, v);
+    /* SQNR and cosine pass from below: measured >= limit */
+    int up = !strcmp(v->what, "sqnr_db") || !strcmp(v->what, "cosine");
     if (v->vacuous)
       fprintf(f, " %s %.4g, bound vacuous", v->what, v->measured);
     else
-      fprintf(f, " %s %.4g %s %.4g (%s)", v->what, v->measured, v->pass ? "<=" : ">", v->limit, pct);
+      fprintf(f, " %s %.4g %s %.4g (%s)", v->what, v->measured,
+              v->pass ? (up ? ">=" : "<=") : (up ? "<" : ">"), v->limit, pct);
   }
-  {
-    int j = 0, k;
-    for (k = 0; k < r->res.n_out; k++)
-      if (r->res.out[k].err.max_ulp > r->res.out[j].err.max_ulp || r->res.out[k].n_class_mismatch)
-        j = k;
-    {
-      const lowp_check_output_t *o = &r->res.out[j];
-      if (o->exact_data)
-        fprintf(f, "  input %.3g + compute %.3g ulp", o->ulp_input, o->ulp_compute);
-      else
-        fprintf(f, "  compute %.3g ulp", o->ulp_compute);
-      if (o->worst != (size_t)-1) {
-        lowp_check_index_str(idx, sizeof idx, &r->p, j, o->worst);
-        lowp_check_inputs_summary(sum, sizeof sum, &r->p, &r->in, j, o->worst);
-        fprintf(f, "  worst %s (%s)", idx, sum);
-      }
-    }
-  }
+  if (d >= 0) print_worst(f, r, &r->v[d]);
   {
     size_t nn = 0;
     int k;

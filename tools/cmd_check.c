@@ -45,6 +45,9 @@ typedef struct {
   int update_baseline, list_ops, threads;
   const char *only[64];
   int n_only;
+  const char *plugin_dirs[16];
+  int n_plugin_dirs;
+  const char *dump;
 } opts_t;
 
 /* ------------------------------------------------------ private helpers */
@@ -61,6 +64,11 @@ static void usage(FILE *out) {
     "  --update-baseline  rewrite the spec's baseline file from this run and say\n"
     "                     what changed (baseline rules are not applied)\n"
     "  --only NAME        run only this check (repeatable)\n"
+    "  --plugin-dir DIR   load a spec's plugin from DIR when DIR holds a file of its\n"
+    "                     name (repeatable; before the spec's path; a build's\n"
+    "                     plugins/ beside the lowp binary is searched last)\n"
+    "  --dump DIR         for each failing check write its inputs, outputs and the\n"
+    "                     exact reference as .npy to DIR/NAME/ (DIR: absent or empty)\n"
     "  --threads T        OpenMP threads (results do not depend on it)\n"
     "  --list-ops         list the operations (inputs, outputs) and the registry kernels\n"
     "  --help             this text\n"
@@ -119,6 +127,14 @@ static void parse(opts_t *o, int argc, char **argv) {
     else if (!strcmp(a, "--update-baseline")) o->update_baseline = 1;
     else if ((v = opt_value(argc, argv, &i, "--junit"))) o->junit = v;
     else if ((v = opt_value(argc, argv, &i, "--json"))) o->json = v;
+    else if ((v = opt_value(argc, argv, &i, "--plugin-dir"))) {
+      if (o->n_plugin_dirs >= 16) lowp_cli_die(LOWP_CHK_CMD, "at most 16 --plugin-dir options");
+      if (!v[0]) lowp_cli_die(LOWP_CHK_CMD, "--plugin-dir needs a folder");
+      o->plugin_dirs[o->n_plugin_dirs++] = v;
+    } else if ((v = opt_value(argc, argv, &i, "--dump"))) {
+      if (!v[0]) lowp_cli_die(LOWP_CHK_CMD, "--dump needs a folder");
+      o->dump = v;
+    }
     else if ((v = opt_value(argc, argv, &i, "--only"))) {
       if (o->n_only >= 64) lowp_cli_die(LOWP_CHK_CMD, "at most 64 --only options");
       if (!v[0]) lowp_cli_die(LOWP_CHK_CMD, "--only needs a check name");
@@ -278,6 +294,8 @@ int lowp_cmd_check(int argc, char **argv) {
   char **lines = NULL, **jsons = NULL; /* an MPI job: each check's line and JSON */
 
   parse(&o, argc, argv);
+  lowp_chk_set_plugin_dirs(o.plugin_dirs, o.n_plugin_dirs);
+  if (o.dump) lowp_chk_dump_probe(o.dump);
   if (o.list_ops) {
     list_ops();
     if (!o.spec_path) return LOWP_EXIT_OK;
@@ -342,6 +360,7 @@ int lowp_cmd_check(int argc, char **argv) {
     if (!runs[i].pass) failures++;
     total += runs[i].res.time_subject_s + runs[i].res.time_exact_s;
   }
+  if (o.dump && failures && !lines) lowp_chk_dump(o.dump, runs, n);
   printf("%d of %d checks passed", n - failures, n);
   if (failures) {
     int shown = 0;

@@ -469,6 +469,99 @@ static double roundings(const lowp_accum_t *a, double k) {
 /* (1 + a)(1 + b) - 1 */
 static double compose(double a, double b) { return a + b + a * b; }
 
+/* the tensor-core model's bound (see lowp_op_bound) */
+static int bound_model(double *value, char *name, size_t namelen, const lowp_problem_t *p,
+                       const lowp_tc_model_t *m, double k) {
+  char nm[200];
+  const lowp_bfma_t *bf;
+  double eta, uo, nb, u32 = lowp_format_u(&LOWP_FMT_FP32), ncycles = 1, per;
+  if (!m) return LOWP_EINVAL;
+  bf = &m->bfma;
+  if (bf->b < 1 || bf->F < 1) return LOWP_EINVAL;
+  /* Block-FMA bound (Blanchard, Higham, Lopez, Mary, Pranesh, "Mixed
+     precision block fused multiply-add: error analysis and application to
+     GPU tensor cores", SISC 42(3), C124-C141, 2020, Sec. 3, for an FMA
+     of b products with an internal accumulator), specialised to lowp's
+     model (lib/model/tc.h):
+     one block adds the exact products p_1..p_b and the incoming c. Every
+     term is cut at 2^(X - F) where X is the largest term exponent; the
+     term attaining X has |t| >= 2^X (no subnormal input), so the cut
+     changes the exact sum by at most (b + 1) 2^(X - F) <= (b + 1) 2^-F
+     sum |t_i| (truncation or round-to-odd; half of it for rne alignment).
+     Spread over the terms in proportion to |t_i|, that is a relative
+     perturbation of each term by at most a = (b + 1) 2^-F (or half).
+     The block sum is then rounded once to the output, relative error
+     uo (u of the output, doubled for rtz; 2^-outfrac for the fp8
+     accumulator that keeps outfrac fraction bits). So one block
+     perturbs each of its terms by at most eta = (1 + a)(1 + uo) - 1; a
+     product in the first of nb chained blocks goes through all of them:
+       |theta| <= (1 + eta)^nb - 1,   nb = ceil(k / b) (+1 with
+     interleaving, whose two half-blocks need not align with b).
+     late_c adds c after the instruction's products by one more rounded
+     addition: eta = (1 + a)(1 + uo)^2 - 1. With promotion every N_C
+     products, each chain is at most ceil(N_C / b) blocks long and the
+     ceil(k / N_C) partial results are added to an fp32 total in rne:
+       |theta| <= (1 + eta)^ceil(N_C / b) (1 + u32)^ceil(k / N_C) - 1.
+     Vacuous (+inf) when this reaches 1. */
+  {
+    int fp32_out = p->out.precision == LOWP_FMT_FP32.precision &&
+                   p->out.emax == LOWP_FMT_FP32.emax;
+    double a = (double)(bf->b + 1) * ldexp(1.0, -bf->F);
+    if (bf->align == LOWP_RND_NE) a /= 2;
+    if (fp32_out && bf->out_frac > 0) {
+      uo = ldexp(1.0, -bf->out_frac);
+      if (bf->out_rnd == LOWP_RND_NE || bf->out_rnd == LOWP_RND_NA) uo /= 2;
+    } else {
+      uo = unit(&p->out, fp32_out ? bf->out_rnd : bf->out16_rnd);
+    }
+    eta = compose(a, uo);
+    if (bf->late_c) eta = compose(eta, unit(&p->out, bf->c_rnd)); /* c_rnd: the late addition */
+    if (m->promote > 0) {
+      nb = ceil((double)m->promote / bf->b);
+      ncycles = ceil(k / (double)m->promote);
+      if (nb > ceil(k / bf->b)) nb = ceil(k / bf->b);
+    } else {
+      nb = ceil(k / bf->b);
+    }
+    if (bf->interleave) nb += 1;
+    per = expm1(nb * log1p(eta));
+    if (m->promote > 0) per = compose(per, expm1(ncycles * log1p(u32)));
+    *value = per >= 1 ? INFINITY : per;
+    snprintf(nm, sizeof nm, "tensor-core model (b=%d, F=%d, %s alignment%s)", bf->b, bf->F,
+             bf->align == LOWP_RND_NE ? "rne" : "truncating",
+             m->promote ? ", promoted" : "");
+  }
+  if (name && namelen) snprintf(name, namelen, "%s", nm);
+  return LOWP_OK;
+}
+
+/* compensated summation's bound (see lowp_op_bound) */
+static int bound_kahan(double *value, char *name, size_t namelen, const lowp_problem_t *p,
+                       const lowp_bound_spec_t *b, double k, double u, double up) {
+  double g;
+  if (b->kind != LOWP_BOUND_GAMMA) return LOWP_EUNSUPPORTED;
+  /* Compensated summation: |theta_i| <= 2u + O(k u^2) (Higham 2002,
+     eqs. (4.9)-(4.10), after Knuth, TAOCP vol. 2, 3rd ed., 4.2.2 ex. 19,
+     and Goldberg, ACM Computing Surveys 23(1), 1991, Thm 8). The constant
+     of the second-order term is lowp's choice, not a cited theorem: 4 k u^2,
+     used only while k u <= 0.1 (beyond that the bound is reported as
+     vacuous); tests/tcheck_op.c holds it against lowp's own Kahan sums in
+     fp16, bf16 and fp32 on positive and normal data. Products rounded
+     first add u_p. */
+  if (k * u > 0.1) {
+    *value = INFINITY;
+  } else {
+    g = 2 * u + 4 * k * u * u;
+    *value = compose(up, g);
+    if (narrower(&p->out, &b->accum.acc)) *value = compose(unit(&p->out, LOWP_RND_NE), *value);
+    if (*value >= 1) *value = INFINITY;
+  }
+  if (name && namelen)
+    snprintf(name, namelen, "Kahan 2u + 4ku^2 (u=%.3g, second-order constant lowp's)%s", u,
+             up > 0 ? " with products" : "");
+  return LOWP_OK;
+}
+
 int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_t *p,
                   const lowp_bound_spec_t *b) {
   double k, u, up = 0, r, g;
@@ -481,69 +574,7 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
   case LOWP_OP_SUM: k = (double)p->dims.n; break;
   default: k = (double)p->dims.k; break;
   }
-  if (b->kind == LOWP_BOUND_MODEL) {
-    const lowp_tc_model_t *m = b->model;
-    const lowp_bfma_t *bf;
-    double eta, uo, nb, u32 = lowp_format_u(&LOWP_FMT_FP32), ncycles = 1, per;
-    if (!m) return LOWP_EINVAL;
-    bf = &m->bfma;
-    if (bf->b < 1 || bf->F < 1) return LOWP_EINVAL;
-    /* Block-FMA bound (Blanchard, Higham, Lopez, Mary, Pranesh, "Mixed
-       precision block fused multiply-add: error analysis and application to
-       GPU tensor cores", SISC 42(3), C124-C141, 2020, Sec. 3, for an FMA
-       of b products with an internal accumulator), specialised to lowp's
-       model (lib/model/tc.h):
-       one block adds the exact products p_1..p_b and the incoming c. Every
-       term is cut at 2^(X - F) where X is the largest term exponent; the
-       term attaining X has |t| >= 2^X (no subnormal input), so the cut
-       changes the exact sum by at most (b + 1) 2^(X - F) <= (b + 1) 2^-F
-       sum |t_i| (truncation or round-to-odd; half of it for rne alignment).
-       Spread over the terms in proportion to |t_i|, that is a relative
-       perturbation of each term by at most a = (b + 1) 2^-F (or half).
-       The block sum is then rounded once to the output, relative error
-       uo (u of the output, doubled for rtz; 2^-outfrac for the fp8
-       accumulator that keeps outfrac fraction bits). So one block
-       perturbs each of its terms by at most eta = (1 + a)(1 + uo) - 1; a
-       product in the first of nb chained blocks goes through all of them:
-         |theta| <= (1 + eta)^nb - 1,   nb = ceil(k / b) (+1 with
-       interleaving, whose two half-blocks need not align with b).
-       late_c adds c after the instruction's products by one more rounded
-       addition: eta = (1 + a)(1 + uo)^2 - 1. With promotion every N_C
-       products, each chain is at most ceil(N_C / b) blocks long and the
-       ceil(k / N_C) partial results are added to an fp32 total in rne:
-         |theta| <= (1 + eta)^ceil(N_C / b) (1 + u32)^ceil(k / N_C) - 1.
-       Vacuous (+inf) when this reaches 1. */
-    {
-      int fp32_out = p->out.precision == LOWP_FMT_FP32.precision &&
-                     p->out.emax == LOWP_FMT_FP32.emax;
-      double a = (double)(bf->b + 1) * ldexp(1.0, -bf->F);
-      if (bf->align == LOWP_RND_NE) a /= 2;
-      if (fp32_out && bf->out_frac > 0) {
-        uo = ldexp(1.0, -bf->out_frac);
-        if (bf->out_rnd == LOWP_RND_NE || bf->out_rnd == LOWP_RND_NA) uo /= 2;
-      } else {
-        uo = unit(&p->out, fp32_out ? bf->out_rnd : bf->out16_rnd);
-      }
-      eta = compose(a, uo);
-      if (bf->late_c) eta = compose(eta, unit(&p->out, bf->c_rnd)); /* c_rnd: the late addition */
-      if (m->promote > 0) {
-        nb = ceil((double)m->promote / bf->b);
-        ncycles = ceil(k / (double)m->promote);
-        if (nb > ceil(k / bf->b)) nb = ceil(k / bf->b);
-      } else {
-        nb = ceil(k / bf->b);
-      }
-      if (bf->interleave) nb += 1;
-      per = expm1(nb * log1p(eta));
-      if (m->promote > 0) per = compose(per, expm1(ncycles * log1p(u32)));
-      *value = per >= 1 ? INFINITY : per;
-      snprintf(nm, sizeof nm, "tensor-core model (b=%d, F=%d, %s alignment%s)", bf->b, bf->F,
-               bf->align == LOWP_RND_NE ? "rne" : "truncating",
-               m->promote ? ", promoted" : "");
-    }
-    if (name && namelen) snprintf(name, namelen, "%s", nm);
-    return LOWP_OK;
-  }
+  if (b->kind == LOWP_BOUND_MODEL) return bound_model(value, name, namelen, p, b->model, k);
 
   u = unit(&b->accum.acc, b->accum.rnd);
   /* the rounding of the products, if any: to b->prod, or (fma = 0) to the
@@ -552,29 +583,7 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
   else if (!b->accum.fma) up = u;
   if (k <= 0) return LOWP_EINVAL;
 
-  if (b->accum.order == LOWP_ACC_KAHAN) {
-    if (b->kind != LOWP_BOUND_GAMMA) return LOWP_EUNSUPPORTED;
-    /* Compensated summation: |theta_i| <= 2u + O(k u^2) (Higham 2002,
-       eqs. (4.9)-(4.10), after Knuth, TAOCP vol. 2, 3rd ed., 4.2.2 ex. 19,
-       and Goldberg, ACM Computing Surveys 23(1), 1991, Thm 8). The constant
-       of the second-order term is lowp's choice, not a cited theorem: 4 k u^2,
-       used only while k u <= 0.1 (beyond that the bound is reported as
-       vacuous); tests/tcheck_op.c holds it against lowp's own Kahan sums in
-       fp16, bf16 and fp32 on positive and normal data. Products rounded
-       first add u_p. */
-    if (k * u > 0.1) {
-      *value = INFINITY;
-    } else {
-      g = 2 * u + 4 * k * u * u;
-      *value = compose(up, g);
-      if (narrower(&p->out, &b->accum.acc)) *value = compose(unit(&p->out, LOWP_RND_NE), *value);
-      if (*value >= 1) *value = INFINITY;
-    }
-    if (name && namelen)
-      snprintf(name, namelen, "Kahan 2u + 4ku^2 (u=%.3g, second-order constant lowp's)%s", u,
-               up > 0 ? " with products" : "");
-    return LOWP_OK;
-  }
+  if (b->accum.order == LOWP_ACC_KAHAN) return bound_kahan(value, name, namelen, p, b, k, u, up);
 
   r = roundings(&b->accum, k);
   if (r < 0) return LOWP_EINVAL;

@@ -262,6 +262,7 @@ static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
   }
   o->rmse = nfin ? sqrt(ss / (double)nfin) : 0;
   o->max_abs_exact = mx;
+  lowp_check_output_similarity(o);
   if (o->n_class_mismatch) o->worst = o->first_class_mismatch;
   else if (o->err.n > 0 && o->err.n_exact < o->err.n) o->worst = o->err.argmax_ulp;
   o->ulp_total = o->ulp_input = o->ulp_compute = 0;
@@ -504,213 +505,252 @@ static void set_percent(lowp_verdict_t *v) {
   else v->percent = v->measured == 0 ? 0 : INFINITY;
 }
 
+/* Each rule kind is one function: v is zeroed, where = -1, where_out = the
+   output with the largest ulp error; each sets what, measured, limit, pass,
+   the element of its own metric that decided it, and the one-line message. */
+
+static int eval_max_ulp(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_check_result_t *r) {
+  char idx[96];
+  int j = v->where_out;
+  snprintf(v->what, sizeof v->what, "max_ulp");
+  v->measured = lowp_metric_value(r, LOWP_METRIC_MAX_ULP);
+  v->limit = rule->limit;
+  v->where = r->out[j].worst;
+  v->pass = v->measured <= v->limit;
+  set_percent(v);
+  out_index(idx, sizeof idx, r, j, v->where);
+  snprintf(v->msg, sizeof v->msg, "max_ulp %.4g %s %.4g (ulps of %s) at %s", v->measured,
+           v->pass ? "<=" : ">", v->limit, r->problem.out.name, idx);
+  return LOWP_OK;
+}
+
+static int bound_unsupported(lowp_verdict_t *v, const lowp_rule_t *rule,
+                             const lowp_subject_t *s) {
+  snprintf(v->msg, sizeof v->msg, "%s",
+           rule->bound == LOWP_BOUND_MODEL
+               ? "the subject declares no tensor-core model: give \"model\" in the rule"
+           : rule->bound == LOWP_BOUND_PROB && (rule->has_accum || (s && s->has_accum))
+               ? "no probabilistic bound for this order or rounding (it needs round to "
+                 "nearest and a non-compensated order)"
+               : "the subject declares no accumulation: give \"order\" and \"acc\" in "
+                 "the rule");
+  return LOWP_EUNSUPPORTED;
+}
+
+static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_check_result_t *r,
+                      const lowp_subject_t *s) {
+  static const char *kn[] = {"gamma", "prob", "model"};
+  lowp_check_bound_t b;
+  char idx[96];
+  double mb;
+  int st;
+  snprintf(v->what, sizeof v->what, "%s bound", kn[rule->bound]);
+  if (r->problem.op->kind != LOWP_OPKIND_SUMPROD) {
+    snprintf(v->msg, sizeof v->msg, "a %s bound applies to sums of products (sum, dot, "
+             "gemv, gemm), not to %s", kn[rule->bound], r->problem.op->name);
+    return LOWP_EUNSUPPORTED;
+  }
+  mb = lowp_metric_value(r, LOWP_METRIC_MAX_BWD);
+  st = lowp_check_rule_bound(&b, rule, &r->problem, s, mb);
+  if (st == LOWP_EUNSUPPORTED) return bound_unsupported(v, rule, s);
+  if (st) {
+    snprintf(v->msg, sizeof v->msg, "bound: %s", lowp_status_str(st));
+    return st;
+  }
+  v->bound = b;
+  v->bound_kind = (int)rule->bound;
+  v->where_out = 0;
+  v->where = r->out[0].n_class_mismatch ? r->out[0].first_class_mismatch
+                                        : r->out[0].err.argmax_bwd;
+  v->measured = mb;
+  if (isinf(b.value)) {
+    v->vacuous = 1;
+    v->limit = INFINITY;
+    v->pass = 1;
+    set_percent(v);
+    snprintf(v->msg, sizeof v->msg, "backward error %.4g; bound %s is vacuous (no bound "
+             "for this length and precision)", mb, b.name);
+    return LOWP_OK;
+  }
+  v->limit = rule->limit * b.value;
+  v->pass = v->measured <= v->limit;
+  set_percent(v);
+  out_index(idx, sizeof idx, r, 0, v->where);
+  snprintf(v->msg, sizeof v->msg, "backward error %.4g %s %.4g = %g x %s (%.4g) at %s",
+           v->measured, v->pass ? "<=" : ">", v->limit, rule->limit, b.name, b.value, idx);
+  return LOWP_OK;
+}
+
+/* the element of output j that is worst by metric m (ulp: the output's
+   worst; abs: largest |got - exact|; rmse/others: the largest |d| too) */
+static size_t argmax_metric(const lowp_check_output_t *o, lowp_metric_t m) {
+  if (o->n_class_mismatch) return o->first_class_mismatch;
+  switch (m) {
+  case LOWP_METRIC_MAX_ULP: case LOWP_METRIC_MEAN_ULP: return o->worst;
+  case LOWP_METRIC_MAX_REL: return o->err.n ? o->err.argmax_rel : (size_t)-1;
+  case LOWP_METRIC_MAX_BWD: return o->err.n ? o->err.argmax_bwd : (size_t)-1;
+  default: return o->err.n ? o->err.argmax_abs : (size_t)-1;
+  }
+}
+
+static void where_metric(lowp_verdict_t *v, const lowp_check_result_t *r, lowp_metric_t m) {
+  int j, w = 0;
+  double best = -1;
+  for (j = 0; j < r->n_out; j++) {
+    const lowp_check_output_t *o = &r->out[j];
+    double x = o->absent ? -1 : (o->n_class_mismatch ? INFINITY
+                                 : m == LOWP_METRIC_MAX_ULP || m == LOWP_METRIC_MEAN_ULP
+                                     ? o->err.max_ulp
+                                     : m == LOWP_METRIC_MAX_REL ? o->err.max_rel
+                                     : m == LOWP_METRIC_MAX_BWD ? o->err.max_bwd
+                                                                : o->err.max_abs);
+    if (x > best) { best = x; w = j; }
+  }
+  v->where_out = w;
+  v->where = argmax_metric(&r->out[w], m);
+}
+
+static int eval_vs_ref(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_check_result_t *r) {
+  double mine, theirs;
+  char fl[48] = "";
+  const char *mn = lowp_metric_name(rule->metric);
+  snprintf(v->what, sizeof v->what, "vs_reference %s", mn ? mn : "?");
+  if (!rule->other || rule->other->n_out != r->n_out) {
+    snprintf(v->msg, sizeof v->msg, "vs_reference: no result of the reference subject");
+    return LOWP_EINVAL;
+  }
+  mine = lowp_metric_value(r, rule->metric);
+  theirs = lowp_metric_value(rule->other, rule->metric);
+  v->measured = mine;
+  v->limit = rule->limit * theirs + rule->floor;
+  where_metric(v, r, rule->metric);
+  v->pass = mine <= v->limit;
+  set_percent(v);
+  if (rule->floor > 0) snprintf(fl, sizeof fl, " + floor %g", rule->floor);
+  snprintf(v->msg, sizeof v->msg, "%s %.4g %s %.4g = %g x the reference's %.4g%s (%.*s)",
+           mn ? mn : "?", mine, v->pass ? "<=" : ">", v->limit, rule->limit, theirs, fl,
+           (int)120, rule->other->subject);
+  return LOWP_OK;
+}
+
+static int eval_tol(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_check_result_t *r) {
+  double rt = rule->rtol, at = rule->atol, worst = 0;
+  size_t n, total;
+  char idx[96];
+  if (rule->pytorch) lowp_check_pytorch_tol(&rt, &at, &r->problem.out);
+  snprintf(v->what, sizeof v->what, rule->pytorch ? "assert_close" : "rtol/atol");
+  /* the ratio of the two sides of torch.isclose is reported: it must be <= 1 */
+  n = lowp_check_mismatch(r, rt, at, &total, &worst, &v->where_out, &v->where);
+  v->measured = worst;
+  v->limit = 1;
+  v->pass = worst <= 1;
+  set_percent(v);
+  out_index(idx, sizeof idx, r, v->where_out, v->where);
+  snprintf(v->msg, sizeof v->msg, "|d| / (atol + rtol |x|) = %.4g %s 1 (rtol %g, atol %g%s) "
+           "at %s; mismatched elements: %zu/%zu (%.3g%%)", worst, v->pass ? "<=" : ">", rt, at,
+           rule->pytorch ? ", PyTorch's defaults" : "", idx, n, total,
+           total ? 100.0 * (double)n / (double)total : 0.0);
+  return LOWP_OK;
+}
+
+static int eval_baseline(lowp_verdict_t *v, const lowp_rule_t *rule,
+                         const lowp_check_result_t *r) {
+  const char *mn = lowp_metric_name(rule->metric);
+  snprintf(v->what, sizeof v->what, "baseline %s", mn ? mn : "?");
+  if (isnan(rule->baseline)) {
+    snprintf(v->msg, sizeof v->msg, "no stored baseline value of %s", mn ? mn : "?");
+    return LOWP_EINVAL;
+  }
+  v->measured = lowp_metric_value(r, rule->metric);
+  v->limit = rule->limit * rule->baseline;
+  where_metric(v, r, rule->metric);
+  v->pass = v->measured <= v->limit;
+  set_percent(v);
+  snprintf(v->msg, sizeof v->msg, "%s %.4g %s %.4g = %g x baseline %.4g", mn ? mn : "?",
+           v->measured, v->pass ? "<=" : ">", v->limit, rule->limit, rule->baseline);
+  return LOWP_OK;
+}
+
+static int eval_nan_inf(lowp_verdict_t *v, const lowp_check_result_t *r) {
+  size_t n = mismatches(r);
+  char idx[96];
+  int jj;
+  snprintf(v->what, sizeof v->what, "nan_inf");
+  for (jj = 0; jj < r->n_out; jj++)
+    if (r->out[jj].n_class_mismatch) {
+      v->where = r->out[jj].first_class_mismatch;
+      v->where_out = jj;
+      break;
+    }
+  v->measured = (double)n;
+  v->limit = 0;
+  v->pass = n == 0;
+  set_percent(v);
+  if (n) {
+    const lowp_check_output_t *o = &r->out[v->where_out];
+    out_index(idx, sizeof idx, r, v->where_out, v->where);
+    snprintf(v->msg, sizeof v->msg, "%zu NaN/inf class mismatches; first at %s: got %g, "
+             "exact %g", n, idx, o->got[v->where], o->exact_out[v->where]);
+  } else {
+    snprintf(v->msg, sizeof v->msg, "NaN/inf classes agree with the exact result's");
+  }
+  return LOWP_OK;
+}
+
+static int eval_bitexact(lowp_verdict_t *v, const lowp_rule_t *rule,
+                         const lowp_check_result_t *r) {
+  size_t n = 0, i, first = (size_t)-1;
+  int jj, fj = 0;
+  char idx[96];
+  snprintf(v->what, sizeof v->what, "bitexact");
+  if (!rule->other || rule->other->n_out != r->n_out) {
+    snprintf(v->msg, sizeof v->msg, "bitexact: no result of the model subject");
+    return LOWP_EINVAL;
+  }
+  for (jj = 0; jj < r->n_out; jj++)
+    for (i = 0; !r->out[jj].absent && !rule->other->out[jj].absent && i < r->out[jj].count; i++) {
+      double a = r->out[jj].got[i], b = rule->other->out[jj].got[i];
+      if (memcmp(&a, &b, sizeof a) != 0 && !(isnan(a) && isnan(b))) {
+        if (first == (size_t)-1) { first = i; fj = jj; }
+        n++;
+      }
+    }
+  v->measured = (double)n;
+  v->limit = 0;
+  v->where = first;
+  v->where_out = fj;
+  v->pass = n == 0;
+  set_percent(v);
+  if (n) {
+    out_index(idx, sizeof idx, r, fj, first);
+    snprintf(v->msg, sizeof v->msg, "%zu elements differ from %.*s; first at %s: got %a, "
+             "model %a", n, (int)120, rule->other->subject, idx, r->out[fj].got[first],
+             rule->other->out[fj].got[first]);
+  } else {
+    snprintf(v->msg, sizeof v->msg, "bit-equal to %.*s", (int)120, rule->other->subject);
+  }
+  return LOWP_OK;
+}
+
 int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
                          const lowp_check_result_t *r, const lowp_subject_t *s) {
-  char idx[96];
-  int j;
   if (!v || !rule || !r || !r->problem.op) return LOWP_EINVAL;
   memset(v, 0, sizeof *v);
   v->where = (size_t)-1;
-  j = worst_out(r);
-  v->where_out = j;
+  v->where_out = worst_out(r);
   switch (rule->kind) {
-  case LOWP_RULE_MAX_ULP:
-    snprintf(v->what, sizeof v->what, "max_ulp");
-    v->measured = lowp_metric_value(r, LOWP_METRIC_MAX_ULP);
-    v->limit = rule->limit;
-    v->where = r->out[j].worst;
-    v->pass = v->measured <= v->limit;
-    set_percent(v);
-    out_index(idx, sizeof idx, r, j, v->where);
-    snprintf(v->msg, sizeof v->msg, "max_ulp %.4g %s %.4g (ulps of %s) at %s", v->measured,
-             v->pass ? "<=" : ">", v->limit, r->problem.out.name, idx);
-    return LOWP_OK;
-
-  case LOWP_RULE_BOUND: {
-    lowp_check_bound_t b;
-    static const char *kn[] = {"gamma", "prob", "model"};
-    double mb;
-    int st;
-    snprintf(v->what, sizeof v->what, "%s bound", kn[rule->bound]);
-    if (r->problem.op->kind != LOWP_OPKIND_SUMPROD) {
-      snprintf(v->msg, sizeof v->msg, "a %s bound applies to sums of products (sum, dot, "
-               "gemv, gemm), not to %s", kn[rule->bound], r->problem.op->name);
-      return LOWP_EUNSUPPORTED;
-    }
-    mb = lowp_metric_value(r, LOWP_METRIC_MAX_BWD);
-    st = lowp_check_rule_bound(&b, rule, &r->problem, s, mb);
-    if (st == LOWP_EUNSUPPORTED) {
-      snprintf(v->msg, sizeof v->msg, "%s",
-               rule->bound == LOWP_BOUND_MODEL
-                   ? "the subject declares no tensor-core model: give \"model\" in the rule"
-               : rule->bound == LOWP_BOUND_PROB && (rule->has_accum || (s && s->has_accum))
-                   ? "no probabilistic bound for this order or rounding (it needs round to "
-                     "nearest and a non-compensated order)"
-                   : "the subject declares no accumulation: give \"order\" and \"acc\" in "
-                     "the rule");
-      return LOWP_EUNSUPPORTED;
-    }
-    if (st) {
-      snprintf(v->msg, sizeof v->msg, "bound: %s", lowp_status_str(st));
-      return st;
-    }
-    v->where = r->out[0].n_class_mismatch ? r->out[0].first_class_mismatch
-                                          : r->out[0].err.argmax_bwd;
-    v->measured = mb;
-    if (isinf(b.value)) {
-      v->vacuous = 1;
-      v->limit = INFINITY;
-      v->pass = 1;
-      set_percent(v);
-      snprintf(v->msg, sizeof v->msg, "backward error %.4g; bound %s is vacuous (no bound "
-               "for this length and precision)", mb, b.name);
-      return LOWP_OK;
-    }
-    v->limit = rule->limit * b.value;
-    v->pass = v->measured <= v->limit;
-    set_percent(v);
-    out_index(idx, sizeof idx, r, 0, v->where);
-    snprintf(v->msg, sizeof v->msg, "backward error %.4g %s %.4g = %g x %s (%.4g) at %s",
-             v->measured, v->pass ? "<=" : ">", v->limit, rule->limit, b.name, b.value, idx);
-    return LOWP_OK;
-  }
-
-  case LOWP_RULE_VS_REF: {
-    double mine, theirs;
-    const char *mn = lowp_metric_name(rule->metric);
-    snprintf(v->what, sizeof v->what, "vs_reference %s", mn ? mn : "?");
-    if (!rule->other || rule->other->n_out != r->n_out) {
-      snprintf(v->msg, sizeof v->msg, "vs_reference: no result of the reference subject");
-      return LOWP_EINVAL;
-    }
-    mine = lowp_metric_value(r, rule->metric);
-    theirs = lowp_metric_value(rule->other, rule->metric);
-    v->measured = mine;
-    v->limit = rule->limit * theirs;
-    v->where = r->out[j].worst;
-    v->pass = mine <= v->limit;
-    set_percent(v);
-    snprintf(v->msg, sizeof v->msg, "%s %.4g %s %.4g = %g x the reference's %.4g (%.*s)",
-             mn ? mn : "?", mine, v->pass ? "<=" : ">", v->limit, rule->limit, theirs,
-             (int)120, rule->other->subject);
-    return LOWP_OK;
-  }
-
-  case LOWP_RULE_TOL: {
-    double rt = rule->rtol, at = rule->atol, worst = 0;
-    size_t wi = (size_t)-1, i;
-    int wj = 0, jj;
-    if (rule->pytorch) lowp_check_pytorch_tol(&rt, &at, &r->problem.out);
-    snprintf(v->what, sizeof v->what, rule->pytorch ? "assert_close" : "rtol/atol");
-    /* torch.isclose: |actual - expected| <= atol + rtol |expected|; the
-       ratio of the two sides is reported, and it must be <= 1. Matching
-       infinities and NaNs (NaN where the exact result is NaN) agree. */
-    for (jj = 0; jj < r->n_out; jj++) {
-      const lowp_check_output_t *o = &r->out[jj];
-      if (o->absent) continue;
-      for (i = 0; i < o->count; i++) {
-        double g = o->got[i], x = o->exact[i], q;
-        if (!isfinite(g) || !isfinite(x))
-          q = (vclass(g) == vclass(x) || vclass(g) == vclass(o->exact_out[i])) ? 0 : INFINITY;
-        else {
-          double d = fabs(g - x), tol = at + rt * fabs(x);
-          q = d == 0 ? 0 : (tol > 0 ? d / tol : INFINITY);
-        }
-        if (q > worst) { worst = q; wi = i; wj = jj; }
-      }
-    }
-    v->measured = worst;
-    v->limit = 1;
-    v->where = wi;
-    v->where_out = wj;
-    v->pass = worst <= 1;
-    set_percent(v);
-    out_index(idx, sizeof idx, r, wj, wi);
-    snprintf(v->msg, sizeof v->msg, "|d| / (atol + rtol |x|) = %.4g %s 1 (rtol %g, atol %g%s) "
-             "at %s", worst, v->pass ? "<=" : ">", rt, at,
-             rule->pytorch ? ", PyTorch's defaults" : "", idx);
-    return LOWP_OK;
-  }
-
-  case LOWP_RULE_BASELINE: {
-    const char *mn = lowp_metric_name(rule->metric);
-    snprintf(v->what, sizeof v->what, "baseline %s", mn ? mn : "?");
-    if (isnan(rule->baseline)) {
-      snprintf(v->msg, sizeof v->msg, "no stored baseline value of %s", mn ? mn : "?");
-      return LOWP_EINVAL;
-    }
-    v->measured = lowp_metric_value(r, rule->metric);
-    v->limit = rule->limit * rule->baseline;
-    v->where = r->out[j].worst;
-    v->pass = v->measured <= v->limit;
-    set_percent(v);
-    snprintf(v->msg, sizeof v->msg, "%s %.4g %s %.4g = %g x baseline %.4g", mn ? mn : "?",
-             v->measured, v->pass ? "<=" : ">", v->limit, rule->limit, rule->baseline);
-    return LOWP_OK;
-  }
-
-  case LOWP_RULE_NAN_INF: {
-    size_t n = mismatches(r);
-    int jj;
-    snprintf(v->what, sizeof v->what, "nan_inf");
-    for (jj = 0; jj < r->n_out; jj++)
-      if (r->out[jj].n_class_mismatch) {
-        v->where = r->out[jj].first_class_mismatch;
-        v->where_out = jj;
-        break;
-      }
-    v->measured = (double)n;
-    v->limit = 0;
-    v->pass = n == 0;
-    set_percent(v);
-    if (n) {
-      const lowp_check_output_t *o = &r->out[v->where_out];
-      out_index(idx, sizeof idx, r, v->where_out, v->where);
-      snprintf(v->msg, sizeof v->msg, "%zu NaN/inf class mismatches; first at %s: got %g, "
-               "exact %g", n, idx, o->got[v->where], o->exact_out[v->where]);
-    } else {
-      snprintf(v->msg, sizeof v->msg, "NaN/inf classes agree with the exact result's");
-    }
-    return LOWP_OK;
-  }
-
-  case LOWP_RULE_BITEXACT: {
-    size_t n = 0, i, first = (size_t)-1;
-    int jj, fj = 0;
-    snprintf(v->what, sizeof v->what, "bitexact");
-    if (!rule->other || rule->other->n_out != r->n_out) {
-      snprintf(v->msg, sizeof v->msg, "bitexact: no result of the model subject");
-      return LOWP_EINVAL;
-    }
-    for (jj = 0; jj < r->n_out; jj++)
-      for (i = 0; !r->out[jj].absent && !rule->other->out[jj].absent && i < r->out[jj].count; i++) {
-        double a = r->out[jj].got[i], b = rule->other->out[jj].got[i];
-        if (memcmp(&a, &b, sizeof a) != 0 && !(isnan(a) && isnan(b))) {
-          if (first == (size_t)-1) { first = i; fj = jj; }
-          n++;
-        }
-      }
-    v->measured = (double)n;
-    v->limit = 0;
-    v->where = first;
-    v->where_out = fj;
-    v->pass = n == 0;
-    set_percent(v);
-    if (n) {
-      out_index(idx, sizeof idx, r, fj, first);
-      snprintf(v->msg, sizeof v->msg, "%zu elements differ from %.*s; first at %s: got %a, "
-               "model %a", n, (int)120, rule->other->subject, idx, r->out[fj].got[first],
-               rule->other->out[fj].got[first]);
-    } else {
-      snprintf(v->msg, sizeof v->msg, "bit-equal to %.*s", (int)120, rule->other->subject);
-    }
-    return LOWP_OK;
-  }
+  case LOWP_RULE_MAX_ULP: return eval_max_ulp(v, rule, r);
+  case LOWP_RULE_BOUND: return eval_bound(v, rule, r, s);
+  case LOWP_RULE_VS_REF: return eval_vs_ref(v, rule, r);
+  case LOWP_RULE_TOL: return eval_tol(v, rule, r);
+  case LOWP_RULE_BASELINE: return eval_baseline(v, rule, r);
+  case LOWP_RULE_NAN_INF: return eval_nan_inf(v, r);
+  case LOWP_RULE_BITEXACT: return eval_bitexact(v, rule, r);
+  case LOWP_RULE_SQNR: case LOWP_RULE_COSINE: case LOWP_RULE_MISMATCH:
+    return lowp_check_rule_eval_field(v, rule, r);
   }
   return LOWP_EINVAL;
 }
-
-/* ------------------------------------------------------------- reporting */
 
 void lowp_check_index_str(char *buf, size_t len, const lowp_problem_t *p, int out_j,
                           size_t i) {

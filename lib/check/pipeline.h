@@ -101,6 +101,10 @@ typedef struct {
   size_t n_not_in_format;  /**< got values that are not values of p->out */
   int absent;              /**< the subject did not produce it (subject.h):
                                 got = exact_out, left out of metrics and rules */
+  /** signal-to-quantization-noise ratio, 10 log10(sum x^2 / sum (got - x)^2)
+      over finite elements (+inf when got equals exact, -inf when x is all 0
+      and got is not); cosine similarity of got and exact (1 when both are 0) */
+  double sqnr_db, cosine;
 } lowp_check_output_t;
 
 /** @brief Everything the pipeline measured for one problem and subject. */
@@ -173,7 +177,12 @@ typedef enum {
   LOWP_RULE_TOL = 3,         /**< {"rtol": R, "atol": A} or {"assert_close": "pytorch"} */
   LOWP_RULE_BASELINE = 4,    /**< {"baseline": METRIC, "growth": G} */
   LOWP_RULE_NAN_INF = 5,     /**< {"nan_inf": "match"} */
-  LOWP_RULE_BITEXACT = 6     /**< {"bitexact": {...}} */
+  LOWP_RULE_BITEXACT = 6,    /**< {"bitexact": {...}} */
+  LOWP_RULE_SQNR = 7,        /**< {"sqnr_db": D}: SQNR >= D dB (torchao's gates) */
+  LOWP_RULE_COSINE = 8,      /**< {"cosine": C}: cosine similarity >= C */
+  LOWP_RULE_MISMATCH = 9     /**< {"mismatch": N|"F%", "rtol": R, "atol": A} or with
+                                  "assert_close": "pytorch": at most N elements (or a
+                                  fraction F) outside atol + rtol |x| */
 } lowp_rule_kind_t;
 
 /** @brief Metrics a rule can name ("max_ulp", "max_abs", "rmse", "max_rel",
@@ -213,7 +222,15 @@ typedef struct {
   lowp_tc_model_t model;
   lowp_metric_t metric;         /**< VS_REF (max_abs|rmse), BASELINE */
   double rtol, atol;            /**< TOL */
-  int pytorch;                  /**< TOL: PyTorch's assert_close defaults */
+  int pytorch;                  /**< TOL, MISMATCH: PyTorch's assert_close defaults */
+  int fraction;                 /**< MISMATCH: limit is a fraction of the elements */
+  double floor;                 /**< VS_REF: limit = factor x theirs + floor
+                                     (FlashAttention's 2x same-dtype reference + floor) */
+  int vacuous_ok;               /**< BOUND: the spec accepts a vacuous bound
+                                     ("accept_vacuous": true); lowp check and
+                                     lowp.check refuse one without it, before any
+                                     work (lowp_check_rule_eval itself passes it,
+                                     flagged vacuous) */
   double baseline;              /**< BASELINE: the stored value (NaN: none) */
   /** VS_REF and BITEXACT: the other subject's result on the same inputs
       (the caller runs it with lowp_check_measure) */
@@ -236,9 +253,12 @@ typedef struct {
   double measured, limit;
   double percent;               /**< 100 measured / limit; NaN when vacuous or limit 0 */
   int vacuous;                  /**< the bound does not exist (k u >= 1, ...) */
-  size_t where;                 /**< element that decided it, or (size_t)-1 */
+  size_t where;                 /**< element that decided it, or (size_t)-1: the
+                                     worst element of the rule's own metric */
   int where_out;                /**< which output */
   char what[64];                /**< "max_ulp", "gamma bound", ... */
+  lowp_check_bound_t bound;     /**< BOUND: the bound the rule used (have = 1) */
+  int bound_kind;               /**< BOUND: its lowp_bound_kind_t */
   char msg[640];                /**< one line */
 } lowp_verdict_t;
 
@@ -259,6 +279,23 @@ void lowp_check_pytorch_tol(double *rtol, double *atol, const lowp_format_t *f);
  */
 int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
                          const lowp_check_result_t *r, const lowp_subject_t *s);
+
+/**
+ * @brief Elements outside atol + rtol |x| (torch.isclose's test against the
+ * exact result; NaN/inf agree when their classes match), over every present
+ * output; *worst_q the largest |d| / (atol + rtol |x|) at (*wj, *wi).
+ * @return the count of mismatched elements; *total the elements compared.
+ */
+size_t lowp_check_mismatch(const lowp_check_result_t *r, double rtol, double atol,
+                           size_t *total, double *worst_q, int *wj, size_t *wi);
+
+/** @brief The rules of lib/check/rules_field.c (SQNR, COSINE, MISMATCH);
+    lowp_check_rule_eval calls it. */
+int lowp_check_rule_eval_field(lowp_verdict_t *v, const lowp_rule_t *rule,
+                               const lowp_check_result_t *r);
+
+/** @brief sqnr_db and cosine of an output (lib/check/metrics.c). */
+void lowp_check_output_similarity(lowp_check_output_t *o);
 
 /** @brief Index text of element i of output j: "C[3][17]", "y[0][2][5]", "loss". */
 void lowp_check_index_str(char *buf, size_t len, const lowp_problem_t *p, int out_j,

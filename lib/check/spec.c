@@ -307,7 +307,65 @@ static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_t
 
 static const char *const rule_names[] = {"max_ulp", "bound", "vs_reference", "rtol", "atol",
                                          "assert_close", "baseline", "nan_inf", "bitexact",
-                                         NULL};
+                                         "sqnr_db", "cosine", "mismatch", NULL};
+
+/* the rules the field uses: {"sqnr_db": D}, {"cosine": C}, and {"mismatch":
+   N or "F%", "rtol": R, "atol": A} or with "assert_close": "pytorch" */
+static int parse_rule_field(ctx_t *c, const cJSON *j, int i, lowp_rule_t *ru) {
+  char w[64];
+  const cJSON *x;
+  int st;
+  snprintf(w, sizeof w, "rule %d: ", i + 1);
+#define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
+  if (ITEM("sqnr_db") || ITEM("cosine")) {
+    static const char *const ks[] = {"sqnr_db", NULL};
+    static const char *const kc[] = {"cosine", NULL};
+    int sq = ITEM("sqnr_db") != NULL;
+    if ((st = check_keys(c, j, w, sq ? ks : kc))) return st;
+    ru->kind = sq ? LOWP_RULE_SQNR : LOWP_RULE_COSINE;
+    x = ITEM(sq ? "sqnr_db" : "cosine");
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+      return fail(c, "%s\"%s\" must be a finite number, not %s", w, sq ? "sqnr_db" : "cosine",
+                  type_name(x));
+    ru->limit = x->valuedouble;
+    if (!sq && !(ru->limit >= -1 && ru->limit <= 1))
+      return fail(c, "%s\"cosine\" must lie in [-1, 1], not %g", w, ru->limit);
+    return LOWP_OK;
+  }
+  {
+    static const char *const km[] = {"mismatch", "rtol", "atol", "assert_close", NULL};
+    if ((st = check_keys(c, j, w, km))) return st;
+    ru->kind = LOWP_RULE_MISMATCH;
+    x = ITEM("mismatch");
+    if (cJSON_IsString(x)) {
+      char *end = NULL;
+      double f = strtod(x->valuestring, &end);
+      if (end == x->valuestring || strcmp(end, "%") || !(f >= 0 && f <= 100))
+        return fail(c, "%s\"mismatch\" '%s': a count or a percentage like \"0.1%%\"", w,
+                    x->valuestring);
+      ru->limit = f / 100;
+      ru->fraction = 1;
+    } else if ((st = get_number(c, x, "\"mismatch\"", 0, &ru->limit))) {
+      return st;
+    }
+    if (ITEM("assert_close")) {
+      const char *s = NULL;
+      if (ITEM("rtol") || ITEM("atol"))
+        return fail(c, "%s\"assert_close\" or \"rtol\"/\"atol\", not both", w);
+      if ((st = get_string(c, ITEM("assert_close"), "\"assert_close\"", &s))) return st;
+      if (strcmp(s, "pytorch"))
+        return fail(c, "%sunknown assert_close defaults '%s' (pytorch)", w, s);
+      ru->pytorch = 1;
+      return LOWP_OK;
+    }
+    if (!ITEM("rtol") && !ITEM("atol"))
+      return fail(c, "%s\"mismatch\" needs \"rtol\"/\"atol\" or \"assert_close\": \"pytorch\"", w);
+    if (ITEM("rtol") && (st = get_number(c, ITEM("rtol"), "\"rtol\"", 0, &ru->rtol))) return st;
+    if (ITEM("atol") && (st = get_number(c, ITEM("atol"), "\"atol\"", 0, &ru->atol))) return st;
+    return LOWP_OK;
+  }
+#undef ITEM
+}
 
 static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *ck,
                       lowp_spec_rule_t *r) {
@@ -327,9 +385,11 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
   if (!known) {
     const char *first = j->child ? j->child->string : "";
     return fail(c, "%sunknown rule '%s' (max_ulp, bound, vs_reference, rtol/atol, "
-                "assert_close, baseline, nan_inf, bitexact)", w, first);
+                "assert_close, baseline, nan_inf, bitexact, sqnr_db, cosine, mismatch)", w,
+                first);
   }
 #define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
+  if (ITEM("sqnr_db") || ITEM("cosine") || ITEM("mismatch")) return parse_rule_field(c, j, i, ru);
   if (ITEM("max_ulp")) {
     static const char *const keys[] = {"max_ulp", NULL};
     if ((st = check_keys(c, j, w, keys))) return st;
@@ -338,7 +398,8 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
     return get_number(c, ITEM("max_ulp"), w, 0, &ru->limit);
   }
   if (ITEM("bound")) {
-    static const char *const keys[] = {"bound", "fraction", "prob", "order", "acc", "model", NULL};
+    static const char *const keys[] = {"bound", "fraction", "prob", "order", "acc", "model",
+                                       "accept_vacuous", NULL};
     if ((st = check_keys(c, j, w, keys))) return st;
     ru->kind = LOWP_RULE_BOUND;
     ru->limit = 1;
@@ -378,10 +439,15 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
       if ((st = get_string(c, ITEM("model"), "\"model\"", &s))) return st;
       r->model = dupstr(s);
     }
+    if (ITEM("accept_vacuous")) {
+      if (!cJSON_IsBool(ITEM("accept_vacuous")))
+        return fail(c, "%s\"accept_vacuous\" must be true or false", w);
+      ru->vacuous_ok = cJSON_IsTrue(ITEM("accept_vacuous"));
+    }
     return LOWP_OK;
   }
   if (ITEM("vs_reference") || ITEM("bitexact")) {
-    static const char *const kv[] = {"vs_reference", "factor", "metric", NULL};
+    static const char *const kv[] = {"vs_reference", "factor", "metric", "floor", NULL};
     static const char *const kb[] = {"bitexact", NULL};
     int vs = ITEM("vs_reference") != NULL;
     if ((st = check_keys(c, j, w, vs ? kv : kb))) return st;
@@ -392,6 +458,8 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
     if ((st = parse_subject(c, ITEM(vs ? "vs_reference" : "bitexact"), w, 0, &r->ref))) return st;
     r->has_ref = 1;
     if (ITEM("factor") && (st = get_number(c, ITEM("factor"), "\"factor\"", 0, &ru->limit)))
+      return st;
+    if (ITEM("floor") && (st = get_number(c, ITEM("floor"), "\"floor\"", 0, &ru->floor)))
       return st;
     if (ITEM("metric")) {
       if ((st = get_string(c, ITEM("metric"), "\"metric\"", &s))) return st;
@@ -853,6 +921,110 @@ const lowp_spec_check_t *lowp_spec_find(const lowp_spec_t *s, const char *name) 
   return NULL;
 }
 
+/* ------------------------------------------- parametrised checks */
+
+/* A check whose "shape" is a list of shapes, or whose "inputs"."seed" is a
+   list of seeds, stands for one check per combination (shapes x seeds), each
+   named NAME[m=64,n=64,k=127,seed=3] (the axes its shape gives, the seed when
+   seeds are listed): each is its own JUnit testcase, JSON result and
+   baseline entry. A dropped odd-k element shows only when some k is odd. */
+#define LOWP_SPEC_MAX_CASES 100000
+
+static int case_name(ctx_t *c, char *buf, size_t len, const char *name, const cJSON *shape,
+                     const cJSON *seed) {
+  static const char *const axes[] = {"batch", "m", "n", "k", NULL};
+  size_t used;
+  int k, first = 1;
+  used = (size_t)snprintf(buf, len, "%s[", name);
+  for (k = 0; shape && axes[k]; k++) {
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(shape, axes[k]);
+    if (!cJSON_IsNumber(a) || used >= len) continue;
+    used += (size_t)snprintf(buf + used, len - used, "%s%s=%.0f", first ? "" : ",", axes[k],
+                             a->valuedouble);
+    first = 0;
+  }
+  if (seed && used < len)
+    used += (size_t)snprintf(buf + used, len - used, "%sseed=%.0f", first ? "" : ",",
+                             seed->valuedouble);
+  if (used + 1 >= len) return fail(c, "check '%s': a case name is too long", name);
+  snprintf(buf + used, len - used, "]");
+  return LOWP_OK;
+}
+
+/* the cases of check j (shape list x seed list) appended to out */
+static int expand_one(ctx_t *c, const cJSON *j, cJSON *out, int *count) {
+  const cJSON *shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
+  const cJSON *inputs = cJSON_GetObjectItemCaseSensitive(j, "inputs");
+  const cJSON *seed = cJSON_IsObject(inputs) ? cJSON_GetObjectItemCaseSensitive(inputs, "seed")
+                                             : NULL;
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(j, "name");
+  int ns = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : 1;
+  int nd = cJSON_IsArray(seed) ? cJSON_GetArraySize(seed) : 1;
+  const cJSON *sh;
+  int a, b;
+  if (!cJSON_IsArray(shape) && !cJSON_IsArray(seed)) {
+    cJSON_AddItemToArray(out, cJSON_Duplicate(j, 1));
+    return ++*count > LOWP_SPEC_MAX_CASES ? fail(c, "more than %d checks", LOWP_SPEC_MAX_CASES)
+                                          : LOWP_OK;
+  }
+  if (!cJSON_IsString(name)) return fail(c, "a parametrised check needs a \"name\"");
+  if (ns < 1 || nd < 1)
+    return fail(c, "check '%s': an empty list of %s", name->valuestring, ns < 1 ? "shapes" : "seeds");
+  /* walked through their links, not by index: linear in the cases */
+  sh = cJSON_IsArray(shape) ? shape->child : shape;
+  for (a = 0; a < ns; a++, sh = cJSON_IsArray(shape) ? sh->next : sh) {
+    const cJSON *sd = cJSON_IsArray(seed) ? seed->child : NULL;
+    for (b = 0; b < nd; b++, sd = sd ? sd->next : NULL) {
+      char nm[1024];
+      cJSON *x;
+      int st;
+      if (cJSON_IsArray(shape) && !cJSON_IsObject(sh))
+        return fail(c, "check '%s': \"shape\"[%d] must be an object", name->valuestring, a);
+      if (sd && !cJSON_IsNumber(sd))
+        return fail(c, "check '%s': \"inputs\".seed[%d] must be a number", name->valuestring, b);
+      if ((st = case_name(c, nm, sizeof nm, name->valuestring,
+                          cJSON_IsArray(shape) ? sh : NULL, sd)))
+        return st;
+      x = cJSON_Duplicate(j, 1);
+      if (!x) return LOWP_ENOMEM;
+      cJSON_ReplaceItemInObjectCaseSensitive(x, "name", cJSON_CreateString(nm));
+      if (cJSON_IsArray(shape))
+        cJSON_ReplaceItemInObjectCaseSensitive(x, "shape", cJSON_Duplicate(sh, 1));
+      if (sd)
+        cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(x, "inputs"),
+                                               "seed", cJSON_Duplicate(sd, 1));
+      cJSON_AddItemToArray(out, x);
+      if (++*count > LOWP_SPEC_MAX_CASES) return fail(c, "more than %d checks", LOWP_SPEC_MAX_CASES);
+    }
+  }
+  return LOWP_OK;
+}
+
+/* root's "checks" with every parametrised check expanded (in place) */
+static int expand_params(ctx_t *c, cJSON *root) {
+  cJSON *checks = cJSON_GetObjectItemCaseSensitive(root, "checks"), *out, *it;
+  int count = 0, st, any = 0;
+  if (!cJSON_IsArray(checks)) return LOWP_OK; /* said by the caller */
+  cJSON_ArrayForEach(it, checks) {
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(it, "shape");
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(it, "inputs");
+    if (cJSON_IsArray(sh) ||
+        (cJSON_IsObject(in) && cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(in, "seed"))))
+      any = 1;
+  }
+  if (!any) return LOWP_OK;
+  out = cJSON_CreateArray();
+  if (!out) return LOWP_ENOMEM;
+  cJSON_ArrayForEach(it, checks) {
+    if ((st = expand_one(c, it, out, &count))) {
+      cJSON_Delete(out);
+      return st;
+    }
+  }
+  cJSON_ReplaceItemInObjectCaseSensitive(root, "checks", out);
+  return LOWP_OK;
+}
+
 int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *dir,
                     char *err, size_t errlen) {
   static const char *const keys[] = {"lowp_check", "baseline", "defaults", "checks", NULL};
@@ -905,6 +1077,7 @@ int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *di
         (st = get_format(&c, it, "\"defaults\".in", &f)))
       goto done;
   }
+  if ((st = expand_params(&c, root))) goto done;
   checks = cJSON_GetObjectItemCaseSensitive(root, "checks");
   if (!checks) { st = fail(&c, "\"checks\" is missing"); goto done; }
   if (!cJSON_IsArray(checks) || (n = cJSON_GetArraySize(checks)) < 1) {
@@ -980,4 +1153,63 @@ int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
   free(dir);
   free(buf);
   return st;
+}
+
+/* ------------------------------------------- rules alone (the Python API) */
+
+int lowp_spec_rules_parse(lowp_spec_rule_t **rules, int *n_rules, const char *json,
+                          const lowp_format_t *out, char *err, size_t errlen) {
+  ctx_t c;
+  lowp_spec_check_t ck;
+  cJSON *root, *it;
+  int n, i = 0, st = LOWP_OK;
+  if (!rules || !n_rules || !json) return LOWP_EINVAL;
+  *rules = NULL;
+  *n_rules = 0;
+  memset(&c, 0, sizeof c);
+  c.err = err;
+  c.errlen = errlen;
+  c.dir = ".";
+  snprintf(c.where, sizeof c.where, "rules: ");
+  memset(&ck, 0, sizeof ck);
+  if (out) {
+    ck.has_out = 1;
+    ck.out = *out;
+  }
+  root = cJSON_Parse(json);
+  if (!root || !cJSON_IsArray(root)) {
+    cJSON_Delete(root);
+    return fail(&c, "expected a JSON array of rules");
+  }
+  n = cJSON_GetArraySize(root);
+  *rules = calloc(n ? (size_t)n : 1, sizeof **rules);
+  if (!*rules) {
+    cJSON_Delete(root);
+    return LOWP_ENOMEM;
+  }
+  cJSON_ArrayForEach(it, root) {
+    /* "vs_reference"/"bitexact": "outputs" names arrays the caller gives */
+    static const char *const refk[] = {"vs_reference", "bitexact"};
+    int r;
+    for (r = 0; r < 2 && cJSON_IsObject(it); r++) {
+      cJSON *v = cJSON_GetObjectItemCaseSensitive(it, refk[r]);
+      if (cJSON_IsString(v) && !strcmp(v->valuestring, "outputs")) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "kernel", "outputs");
+        cJSON_ReplaceItemInObjectCaseSensitive(it, refk[r], o);
+      }
+    }
+    st = parse_rule(&c, it, i, &ck, &(*rules)[i]);
+    i++;
+    if (st) break;
+  }
+  cJSON_Delete(root);
+  *n_rules = i;
+  return st;
+}
+
+void lowp_spec_rules_free(lowp_spec_rule_t *rules, int n_rules) {
+  int i;
+  for (i = 0; rules && i < n_rules; i++) free_rule(&rules[i]);
+  free(rules);
 }

@@ -126,6 +126,22 @@ void lowp_spec_free(lowp_spec_t *s);
 const lowp_spec_check_t *lowp_spec_find(const lowp_spec_t *s, const char *name);
 
 /**
+ * @brief Parse a JSON array of rules alone (the spec's "rules" syntax), for
+ * callers that hold the outputs themselves (the Python binding): a
+ * "vs_reference" or "bitexact" of "outputs" means arrays the caller gives
+ * (its subject description reads kernel "outputs"). out: the check's output
+ * format (a bound rule's default "acc"), or NULL.
+ * @param[out] rules  *n_rules parsed rules (free with lowp_spec_rules_free,
+ *                    also on failure)
+ * @return LOWP_OK; LOWP_EPARSE (err: "rules: rule 2: ..."); LOWP_ENOMEM.
+ */
+int lowp_spec_rules_parse(lowp_spec_rule_t **rules, int *n_rules, const char *json,
+                          const lowp_format_t *out, char *err, size_t errlen);
+
+/** @brief Free rules of lowp_spec_rules_parse. */
+void lowp_spec_rules_free(lowp_spec_rule_t *rules, int n_rules);
+
+/**
  * @brief Parse JSON text strictly: valid UTF-8 (RFC 8259), no NUL byte
  * (raw, or \u0000, which no C string holds), nothing but white space after
  * the value. What a spec and a baseline are read with.

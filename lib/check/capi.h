@@ -1,0 +1,75 @@
+/* lowp_capi -- the flat C API of liblowp.so that the Python binding (python/lowp) calls */
+#ifndef LOWP_CAPI_H
+#define LOWP_CAPI_H
+
+/*
+ * Three calls, plain C types, JSON text in and out, so that a ctypes layer
+ * holds no struct layout and no numerics (python/lowp is a thin binding):
+ *
+ *   lowp_capi_check  the pipeline (lib/check/pipeline.h) on arrays the caller
+ *                    computed: inputs, outputs, optionally a reference
+ *                    subject's outputs; rules in the spec's syntax
+ *                    (docs/check-spec.schema.json); returns the result as
+ *                    JSON (lowp_check_result_json)
+ *   lowp_capi_tol    lowp_tol (lib/check/tol.h) as JSON
+ *   lowp_capi_free   frees a returned string
+ *
+ * The description of a check (JSON object):
+ *   "op": "gemm", "dims": {"batch", "m", "n", "k"} (missing: 1),
+ *   "in": "fp16" or ["fp16", "bf16"], "out": "fp16",
+ *   "order": "recursive|pairwise|blocked:B|splitk:S|kahan|fma" and/or "acc":
+ *   FORMAT (the subject's declared accumulation, for the bounds), or
+ *   "model": "h100,promote=128" (a tensor-core model), "prob": 0.99,
+ *   "eps": 1e-5, "reduction": "none"|"mean", "subject": "a name",
+ *   "reference": "a name", "absent": [1, 2] (outputs not produced),
+ *   "rules": [ ... ] (lowp_spec_rules_parse; "vs_reference": "outputs"
+ *   compares with the reference outputs given).
+ * A bound rule whose bound is vacuous is refused (LOWP_EPARSE) unless it
+ * says "accept_vacuous": true.
+ *
+ * The query of a tolerance: "op", "k", "input", "acc", "out", "method"
+ * (an order as above, or "model:PRESET[,key=value...]"), "confidence"
+ * (absent, null or 1: worst case), "scale".
+ */
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "check/tol.h"
+
+/**
+ * @brief Check arrays: in[i] holds lowp_op_shape's count of input i (values
+ * of its format), out[j] and ref[j] (ref may be NULL) of output j.
+ * @param[out] json  on LOWP_OK, the result (free with lowp_capi_free)
+ * @return LOWP_OK; LOWP_EPARSE / LOWP_EINVAL / LOWP_EFORMAT / LOWP_ESHAPE
+ *         (err says which entry); lib/exact's status.
+ */
+int lowp_capi_check(char **json, const char *desc, const double *const *in,
+                    const double *const *out, const double *const *ref, char *err,
+                    size_t errlen);
+
+/** @brief A derived tolerance as JSON (see the top of this file). */
+int lowp_capi_tol(char **json, const char *query, char *err, size_t errlen);
+
+/** @brief The inputs and outputs of a described problem, as JSON
+    {"inputs": [names], "outputs": [names], "shapes": [[..], ..] (inputs then
+    outputs), "index": [whether each input holds integer indices]}. */
+int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen);
+
+/** @brief The query of lowp_capi_tol parsed (lowp tol builds it from its
+    options the same way). */
+int lowp_capi_tol_query(lowp_tol_query_t *q, const char *query, char *err, size_t errlen);
+
+/** @brief lowp_tol's result as a cJSON object (lowp tol --json prints it). */
+cJSON *lowp_tol_json(const lowp_tol_t *t, const lowp_tol_query_t *q);
+
+/** @brief Decode n bit patterns of width bytes (1, 2, 4: little-endian
+    host order) of a format (bf16, e4m3, e5m2, ...) to binary64 (lowp_decode):
+    torch's bf16 and fp8 tensors reach the pipeline by their bits. */
+int lowp_capi_decode(double *out, const void *bits, size_t n, int width, const char *format,
+                     char *err, size_t errlen);
+
+/** @brief Free a string returned by lowp_capi_*. */
+void lowp_capi_free(char *p);
+
+#endif

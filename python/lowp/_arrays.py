@@ -1,0 +1,84 @@
+"""numpy arrays and PyTorch tensors -> (float64 values, lowp format name).
+
+No numerics here: float16/32/64 widen exactly in numpy; bf16 and fp8 tensors
+(and numpy arrays of raw bits with an explicit format) are decoded by lowp's
+own lowp_decode (lib/format) through liblowp.
+"""
+
+import numpy as np
+
+from . import _lib
+
+_NUMPY_FORMATS = {np.dtype(np.float16): "fp16", np.dtype(np.float32): "fp32",
+                  np.dtype(np.float64): "fp64"}
+# torch dtypes by name (torch need not be importable)
+_TORCH_FORMATS = {"torch.float16": "fp16", "torch.float32": "fp32", "torch.float64": "fp64",
+                  "torch.bfloat16": "bf16", "torch.float8_e4m3fn": "e4m3",
+                  "torch.float8_e5m2": "e5m2"}
+_TORCH_BITS = {"torch.bfloat16": ("int16", 2), "torch.float8_e4m3fn": ("uint8", 1),
+               "torch.float8_e5m2": ("uint8", 1)}
+_BITS_WIDTH = {np.dtype(np.uint8): 1, np.dtype(np.uint16): 2, np.dtype(np.int16): 2,
+               np.dtype(np.uint32): 4}
+# ml_dtypes' numpy types (jax) by name
+_ML_DTYPES = {"bfloat16": ("bf16", 2), "float8_e4m3fn": ("e4m3", 1), "float8_e5m2": ("e5m2", 1)}
+
+
+def is_torch(x):
+    return type(x).__module__.startswith("torch") and hasattr(x, "dtype") and hasattr(x, "detach")
+
+
+def _decode(bits, fmt):
+    bits = np.ascontiguousarray(bits)
+    width = bits.dtype.itemsize
+    out = np.empty(bits.shape, dtype=np.float64)
+    _lib.decode(bits.reshape(-1), width, fmt, out.reshape(-1))
+    return out
+
+
+def _from_torch(t, fmt):
+    import torch  # noqa: F401  (t is a torch tensor: torch imports)
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    name = str(t.dtype)
+    if name in _TORCH_BITS:
+        view, _ = _TORCH_BITS[name]
+        bits = t.contiguous().view(getattr(__import__("torch"), view)).numpy()
+        bits = bits.view(np.uint16 if bits.dtype.itemsize == 2 else np.uint8)
+        return _decode(bits, fmt or _TORCH_FORMATS[name]), fmt or _TORCH_FORMATS[name]
+    if name not in _TORCH_FORMATS and not t.is_floating_point():
+        return t.numpy().astype(np.float64), fmt or "fp64"  # index tensors (xent target)
+    if name not in _TORCH_FORMATS:
+        raise _lib.LowpError("tensor dtype %s: lowp reads float16/32/64, bfloat16, "
+                             "float8_e4m3fn and float8_e5m2" % name)
+    return t.numpy().astype(np.float64), fmt or _TORCH_FORMATS[name]
+
+
+def to_values(x, fmt=None, index=False):
+    """x as a contiguous float64 array and its format name (fmt if given).
+
+    index: integer class indices (xent's target), passed as values.
+    Integer numpy arrays with a narrow float format (bf16, e4m3, e5m2, ...)
+    are that format's raw bit patterns.
+    """
+    if x is None:
+        return None, fmt
+    if is_torch(x):
+        if index:
+            return x.detach().cpu().numpy().astype(np.float64), "fp64"
+        return _from_torch(x, fmt)
+    a = np.asarray(x)
+    if index:
+        return np.ascontiguousarray(a, dtype=np.float64), "fp64"
+    name = getattr(a.dtype, "name", "")
+    if name in _ML_DTYPES:
+        f, w = _ML_DTYPES[name]
+        return _decode(a.view(np.uint16 if w == 2 else np.uint8), fmt or f), fmt or f
+    if a.dtype in _BITS_WIDTH and fmt and fmt not in ("fp16", "fp32", "fp64"):
+        return _decode(a, fmt), fmt
+    if a.dtype in _NUMPY_FORMATS:
+        return np.ascontiguousarray(a, dtype=np.float64), fmt or _NUMPY_FORMATS[a.dtype]
+    if a.dtype.kind in "iub":
+        return np.ascontiguousarray(a, dtype=np.float64), fmt or "fp64"
+    raise _lib.LowpError("array dtype %s: lowp reads float16/32/64 (and bf16/fp8 by their "
+                         "bits with a format)" % a.dtype)

@@ -1,0 +1,141 @@
+"""Loading liblowp.so and its flat C API (lib/check/capi.h): JSON text in and out.
+
+The library is found, in order, at $LOWP_LIBRARY; beside this package (a
+wheel built from a lowp build tree carries a copy); in the lowp build tree
+this package was installed from or lives in (``build/liblowp.so`` next to
+``python/``); by the system linker (``ctypes.util.find_library("lowp")``).
+"""
+
+import ctypes
+import ctypes.util
+import json
+import os
+
+_LIB = None
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+
+class LowpError(ValueError):
+    """lowp refused a request (bad format, shape, rule, or a vacuous bound)."""
+
+    def __init__(self, message, status=0):
+        super().__init__(message)
+        self.status = status
+
+
+def _candidates():
+    env = os.environ.get("LOWP_LIBRARY")
+    if env:
+        yield env
+        return
+    yield os.path.join(_HERE, "liblowp.so")
+    try:
+        from . import _paths  # written by the wheel builder: the build tree it came from
+        for p in getattr(_paths, "LIBRARIES", ()):
+            yield p
+    except ImportError:
+        pass
+    repo = os.path.dirname(os.path.dirname(_HERE))  # python/lowp -> repository root
+    for b in ("build", "build-release", "build-debug"):
+        yield os.path.join(repo, b, "liblowp.so")
+    found = ctypes.util.find_library("lowp")
+    if found:
+        yield found
+
+
+def library_path():
+    """The path of the liblowp.so the binding uses (loads it)."""
+    return _load()._lowp_path
+
+
+def _load():
+    global _LIB
+    if _LIB is not None:
+        return _LIB
+    tried = []
+    for path in _candidates():
+        if os.path.sep in path and not os.path.exists(path):
+            tried.append(path)
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            tried.append("%s (%s)" % (path, e))
+            continue
+        _declare(lib)
+        lib._lowp_path = path
+        _LIB = lib
+        return lib
+    raise ImportError(
+        "lowp: liblowp.so not found (build it: cmake --build build --target lowp_shared; "
+        "or set LOWP_LIBRARY). Tried: " + ", ".join(tried))
+
+
+def _declare(lib):
+    cp, sz, vp = ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p
+    dpp = ctypes.POINTER(ctypes.c_void_p)
+    lib.lowp_capi_check.argtypes = [dpp, cp, dpp, dpp, dpp, cp, sz]
+    lib.lowp_capi_check.restype = ctypes.c_int
+    lib.lowp_capi_tol.argtypes = [dpp, cp, cp, sz]
+    lib.lowp_capi_tol.restype = ctypes.c_int
+    lib.lowp_capi_shapes.argtypes = [dpp, cp, cp, sz]
+    lib.lowp_capi_shapes.restype = ctypes.c_int
+    lib.lowp_capi_decode.argtypes = [vp, vp, sz, ctypes.c_int, cp, cp, sz]
+    lib.lowp_capi_decode.restype = ctypes.c_int
+    lib.lowp_capi_free.argtypes = [vp]
+    lib.lowp_capi_free.restype = None
+
+
+def _take(lib, out):
+    try:
+        return json.loads(ctypes.string_at(out.value).decode("utf-8"), parse_constant=float)
+    finally:
+        lib.lowp_capi_free(out)
+
+
+def _fail(st, err):
+    msg = err.value.decode("utf-8", "replace") or ("lowp status %d" % st)
+    raise LowpError(msg, st)
+
+
+def call_json(fn_name, query):
+    """lowp_capi_tol / lowp_capi_shapes on a dict; returns the decoded JSON."""
+    lib = _load()
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(1024)
+    st = getattr(lib, fn_name)(ctypes.byref(out), json.dumps(query).encode(), err, len(err))
+    if st:
+        _fail(st, err)
+    return _take(lib, out)
+
+
+def _ptrs(arrays):
+    arr = (ctypes.c_void_p * max(1, len(arrays)))()
+    for i, a in enumerate(arrays):
+        arr[i] = None if a is None else a.ctypes.data
+    return arr
+
+
+def check_arrays(desc, inputs, outputs, reference=None):
+    """lowp_capi_check: inputs/outputs are contiguous float64 numpy arrays."""
+    lib = _load()
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(1024)
+    st = lib.lowp_capi_check(ctypes.byref(out), json.dumps(desc).encode(), _ptrs(inputs),
+                             _ptrs(outputs), _ptrs(reference) if reference is not None else None,
+                             err, len(err))
+    if st:
+        _fail(st, err)
+    return _take(lib, out)
+
+
+def decode(bits, width, fmt, out):
+    """lowp_decode over a contiguous array of bit patterns into float64 out."""
+    lib = _load()
+    err = ctypes.create_string_buffer(256)
+    st = lib.lowp_capi_decode(out.ctypes.data, bits.ctypes.data, bits.size, width,
+                              fmt.encode(), err, len(err))
+    if st:
+        _fail(st, err)
+    return out

@@ -1,0 +1,132 @@
+/* tcheck_tol -- lib/check/tol.c against its formulas, and lib/check/rules_field.c's rules
+   (SQNR, cosine, mismatch) through lib/check/capi.c on arrays made here */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/capi.h"
+#include "check/tol.h"
+#include "format/format.h"
+#include "measure/measure.h"
+#include "status.h"
+#include "testutil.h"
+
+static lowp_tol_query_t query(const char *op, size_t k, const char *in, const char *acc,
+                              const char *out, double conf) {
+  lowp_tol_query_t q;
+  memset(&q, 0, sizeof q);
+  q.op = lowp_op_by_name(op);
+  q.k = k;
+  q.in = *lowp_format_by_name(in);
+  q.out = *lowp_format_by_name(out);
+  (void)lowp_accum_parse(&q.accum, "recursive", NULL, 0);
+  q.accum.acc = *lowp_format_by_name(acc);
+  q.confidence = conf;
+  return q;
+}
+
+static void test_tol(void) {
+  lowp_tol_t t;
+  lowp_tol_query_t q = query("dot", 1024, "fp16", "fp32", "fp16", 0);
+  double u = ldexp(1, -24), g = 1024 * u / (1 - 1024 * u);
+  char err[200];
+  lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK, "dot fp16/fp32/fp16: %s", err);
+  /* fp16 x fp16 products are exact in fp32: gamma_k alone; one rounding to fp16 */
+  lowp_test_check(t.rtol == ldexp(1, -11), "rtol = u_fp16 (%g)", t.rtol);
+  lowp_test_check(fabs(t.bound_acc - g) <= 1e-15 * g, "bound_acc = gamma_1024(u32) (%g vs %g)",
+                  t.bound_acc, g);
+  lowp_test_check(fabs(t.atol - (1 + ldexp(1, -11)) * g * 1024) < 1e-12, "atol (%g)", t.atol);
+  lowp_test_check(!t.vacuous && strstr(t.why, "Higham") != NULL, "why cites: %s", t.why);
+  /* probabilistic: sharper; bf16 accumulation of 1024 terms: vacuous in the worst case */
+  {
+    lowp_tol_t p;
+    int st;
+    q.confidence = 0.99;
+    st = lowp_tol(&p, &q, err, sizeof err);
+    /* lambda sqrt(k) u versus k u: 4.9 x 32 against 1024 */
+    lowp_test_check(st == LOWP_OK && p.bound_acc < t.bound_acc / 5,
+                    "probabilistic %g < worst %g / 5", p.bound_acc, t.bound_acc);
+  }
+  q = query("dot", 1024, "bf16", "bf16", "bf16", 0);
+  lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK && t.vacuous && isinf(t.rtol),
+                  "bf16 accumulation of 1024 terms is vacuous");
+  /* bf16 products (16 bits) are exact in fp32; in bf16 they are rounded: one more factor */
+  q = query("dot", 8, "bf16", "bf16", "bf16", 0);
+  lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK && strstr(t.bound_name, "gamma_8") &&
+                  t.bound_acc > lowp_bound_gamma(8, ldexp(1, -8)), "products rounded: %s %g",
+                  t.bound_name, t.bound_acc);
+  /* row ops: relative, at least the output's rounding; forward ops without a
+     derivation are refused */
+  q = query("softmax", 4096, "fp16", "fp32", "fp16", 0);
+  lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK && t.rtol >= ldexp(1, -11) &&
+                  t.rtol < 2e-3 && t.atol == ldexp(1, -14 - 11), "softmax rtol %g atol %g", t.rtol,
+                  t.atol);
+  q = query("exp", 1, "fp16", "fp32", "fp16", 0);
+  lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_EUNSUPPORTED &&
+                  strstr(err, "no tolerance derivation"), "exp refused: %s", err);
+  q = query("dot", 0, "fp16", "fp32", "fp16", 0);
+  lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_EINVAL, "k = 0 refused");
+}
+
+/* lowp_capi_check on a cast of fp64 values with a known relative error */
+static void test_field_rules(void) {
+  enum { N = 1000 };
+  static double x[N], y[N];
+  const double *in[1] = {x}, *out[1] = {y};
+  char *js = NULL, err[512];
+  int i, st;
+  for (i = 0; i < N; i++) {
+    x[i] = sin(i + 1.0);
+    y[i] = x[i] * (1 + ldexp(1, -10)); /* SQNR = 20 log10(2^10) = 60.2 dB */
+  }
+  st = lowp_capi_check(&js, "{\"op\": \"cast\", \"dims\": {\"m\": 1000}, \"in\": \"fp64\", "
+                       "\"out\": \"fp64\", \"rules\": [{\"sqnr_db\": 60}, {\"sqnr_db\": 61}, "
+                       "{\"cosine\": 0.9999999}, {\"mismatch\": 0, \"rtol\": 1e-3, \"atol\": 0}, "
+                       "{\"mismatch\": \"50%\", \"rtol\": 5e-4, \"atol\": 0}, "
+                       "{\"mismatch\": 999, \"rtol\": 1e-4, \"atol\": 0}]}",
+                       in, out, NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_OK && js, "capi check: %s", err);
+  if (!js) return;
+  lowp_test_check(strstr(js, "\"sqnr_db\":60.20599913") != NULL, "SQNR 60.206 dB: %.300s", js);
+  /* |y - x| / |x| = 2^-10 = 9.8e-4: inside rtol 1e-3 everywhere, outside 5e-4 and 1e-4
+     everywhere; the verdicts in order */
+  {
+    const char *p = js;
+    const int want[6] = {1, 0, 1, 1, 0, 0};
+    int k;
+    for (k = 0; k < 6; k++) {
+      p = strstr(p, "{\"rule\":");
+      if (!p) break;
+      p = strstr(p, "\"pass\":");
+      lowp_test_check(p && !strncmp(p + 7, want[k] ? "true" : "false", want[k] ? 4 : 5),
+                      "rule %d pass = %d", k + 1, want[k]);
+    }
+  }
+  lowp_test_check(strstr(js, "mismatched elements: 1000/1000") != NULL, "mismatch counted");
+  lowp_capi_free(js);
+  /* a vacuous bound rule is refused unless accepted */
+  {
+    static double a[4096], b[4096], c[1];
+    const double *ins[2] = {a, b}, *outs[1] = {c};
+    for (i = 0; i < 4096; i++) a[i] = b[i] = 1;
+    c[0] = 4096;
+    st = lowp_capi_check(&js, "{\"op\": \"dot\", \"dims\": {\"k\": 4096}, \"in\": \"bf16\", "
+                         "\"out\": \"fp32\", \"rules\": [{\"bound\": \"gamma\", \"order\": "
+                         "\"recursive\", \"acc\": \"bf16\"}]}", ins, outs, NULL, err, sizeof err);
+    lowp_test_check(st == LOWP_EPARSE && strstr(err, "vacuous"), "vacuous refused: %s", err);
+    st = lowp_capi_check(&js, "{\"op\": \"dot\", \"dims\": {\"k\": 4096}, \"in\": \"bf16\", "
+                         "\"out\": \"fp32\", \"rules\": [{\"bound\": \"gamma\", \"order\": "
+                         "\"recursive\", \"acc\": \"bf16\", \"accept_vacuous\": true}]}", ins, outs,
+                         NULL, err, sizeof err);
+    lowp_test_check(st == LOWP_OK && js && strstr(js, "\"vacuous\":true"), "accepted: %s", err);
+    lowp_capi_free(js);
+  }
+}
+
+int main(void) {
+  test_tol();
+  test_field_rules();
+  return lowp_test_end();
+}
