@@ -33,6 +33,7 @@
 
 #include "check/op.h"
 #include "check/pipeline.h"
+#include "check/plugin.h"
 #include "check/spec.h"
 #include "check/subject.h"
 #include "cli.h"
@@ -239,12 +240,12 @@ static int open_kernel(lowp_subject_t *s, const char *name, const char *params,
 #endif
 }
 
-static int open_plugin(lowp_subject_t *s, const char *path, const char *kernel,
+static int open_plugin(lowp_subject_t *s, const char *path, const char *kernel, double timeout,
                        const lowp_problem_t *p, char *err, size_t errlen) {
 #ifdef HAVE_PLUGIN_SUBJECT
-  return lowp_plugin_subject_open(s, path, kernel, p, err, errlen);
+  return lowp_plugin_subject_open_ex(s, path, kernel, timeout, p, err, errlen);
 #else
-  (void)s; (void)kernel; (void)p;
+  (void)s; (void)kernel; (void)timeout; (void)p;
   snprintf(err, errlen, "plugin %s: this build has no plugin subjects", path);
   return LOWP_EUNSUPPORTED;
 #endif
@@ -254,7 +255,7 @@ static int open_subject(lowp_subject_t *s, const lowp_spec_subject_t *d, lowp_pr
                         char *err, size_t errlen) {
   memset(s, 0, sizeof *s);
   if (d->kind == LOWP_SPEC_KERNEL) return open_kernel(s, d->kernel, d->params, p, err, errlen);
-  if (d->kind == LOWP_SPEC_PLUGIN) return open_plugin(s, d->plugin, d->kernel, p, err, errlen);
+  if (d->kind == LOWP_SPEC_PLUGIN) return open_plugin(s, d->plugin, d->kernel, d->timeout, p, err, errlen);
 #ifdef HAVE_TENSOR_SUBJECT
   {
     lowp_tensor_ref_t ins[LOWP_OP_MAXIO], outs[LOWP_OP_MAXIO];
