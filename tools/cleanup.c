@@ -100,6 +100,8 @@ static void stop_children(void) {
       lowp__g_child[i] = 0;
     }
   }
+  /* and what a plugin left outside its group (lowp is their subreaper) */
+  lowp_spawn_end_orphans(NULL, 0);
 }
 
 /* Newest first: inner temporaries before the folders that hold them. */

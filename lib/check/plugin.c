@@ -389,7 +389,7 @@ static int layout_map(layout_t *L, const lowp_problem_t *p, char *err, size_t er
   L->page = (size_t)sysconf(_SC_PAGESIZE);
   L->n_in = op->n_in;
   L->n_io = op->n_in + op->n_out;
-  L->total = L->page;
+  L->total = 2 * L->page; /* the header, and a guard page after it */
   for (j = 0; j < L->n_io; j++) {
     region_t *g = &L->reg[j];
     const lowp_format_t *f = j < op->n_in ? &p->in[j] : &p->out;
@@ -407,7 +407,9 @@ static int layout_map(layout_t *L, const lowp_problem_t *p, char *err, size_t er
   if (L->mem == MAP_FAILED) return lowp_errf(err, errlen, LOWP_ENOMEM, "plugin: cannot map %zu bytes", L->total);
   L->saved = malloc(saved + 1);
   if (!L->saved) return LOWP_ENOMEM;
-  for (j = 0, off = L->page; j < L->n_io; j++) {
+  if (mprotect(L->mem + L->page, L->page, PROT_NONE) != 0)
+    return lowp_errf(err, errlen, LOWP_EIO, "plugin: cannot protect a guard page: %s", strerror(errno));
+  for (j = 0, off = 2 * L->page; j < L->n_io; j++) {
     region_t *g = &L->reg[j];
     size_t span = g->pages * L->page;
     g->base = L->mem + off;
@@ -454,15 +456,24 @@ static int encode_inputs(layout_t *L, const double *const *in, const lowp_proble
 /* a fault at addr: in which tensor's pages or guard, and what was done */
 static void name_fault(const layout_t *L, const call_hdr_t *h, char *out, size_t len) {
   int j;
+  const char *did = h->fault_write == 1 ? "wrote" : h->fault_write == 0 ? "read" : "accessed memory";
+  uintptr_t a = h->fault_addr, g0 = (uintptr_t)L->mem + L->page;
   out[0] = '\0';
-  if (!h->fault_addr) return;
+  if (!a) return;
+  if (a >= g0 && a < g0 + L->page) { /* the guard before the first tensor */
+    snprintf(out, len, ": it %s before the start of its input %s", did, L->reg[0].name);
+    return;
+  }
   for (j = 0; j < L->n_io; j++) {
     const region_t *g = &L->reg[j];
-    uintptr_t a = h->fault_addr, b0 = (uintptr_t)g->base, b1 = b0 + g->pages * L->page;
+    uintptr_t b0 = (uintptr_t)g->base, b1 = b0 + g->pages * L->page;
     const char *what = g->input ? "input" : "output";
     if (a >= b1 && a < b1 + L->page) {
-      snprintf(out, len, ": it %s past the end of its %s %s", h->fault_write == 1 ? "wrote"
-               : h->fault_write == 0 ? "read" : "accessed memory", what, g->name);
+      char next[80] = "";
+      if (j + 1 < L->n_io)
+        snprintf(next, sizeof next, " (or before the start of its %s %s)", L->reg[j + 1].input ? "input" : "output",
+                 L->reg[j + 1].name);
+      snprintf(out, len, ": it %s past the end of its %s %s%s", did, what, g->name, next);
       return;
     }
     if (g->input && a >= b0 && a < b1) {
@@ -540,9 +551,9 @@ static int judge_call(const pctx_t *x, const layout_t *L, const call_hdr_t *h, c
       return lowp_errf(err, errlen, LOWP_EIO, "plugin kernel %s %s; the check's \"timeout\" or "
                        "LOWP_PLUGIN_TIMEOUT sets the limit)%s", x->kernel, what, tail);
     name_fault(L, h, where, sizeof where);
-    return lowp_errf(err, errlen, LOWP_EIO, "plugin kernel %s %s%s%s%s", x->kernel, what,
-                     h->stage < STAGE_CALLING ? " while its library was loaded, before the call" : "",
-                     c->how == LOWP_CHILD_SIGNALED ? where : " instead of returning", tail);
+    return lowp_errf(err, errlen, LOWP_EIO, "plugin kernel %s %s%s%s", x->kernel, what,
+                     h->stage < STAGE_CALLING ? " while its library was loaded, before the call"
+                     : c->how == LOWP_CHILD_SIGNALED ? where : " instead of returning", tail);
   }
   if (h->ret != 0)
     return lowp_errf(err, errlen, LOWP_EIO, "plugin kernel %s returned error %d%s", x->kernel, h->ret, tail);

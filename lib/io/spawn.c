@@ -249,14 +249,89 @@ static int fn_wait(lowp_child_t *r, pid_t pid, int fd, double timeout, siginfo_t
   return 0;
 }
 
+/* this process's children (those of the main thread and of the calling
+   one, where a subreaper's orphans land), read from /proc with
+   async-signal-safe calls only; -1 if /proc does not list them */
+static int read_children(const char *path, long *out, int n, int max) {
+  char buf[4096];
+  ssize_t got;
+  long v = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC), i, digits = 0;
+  if (fd < 0) return -1;
+  got = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (got < 0) return -1;
+  for (i = 0; i <= got; i++) {
+    if (i < got && buf[i] >= '0' && buf[i] <= '9') {
+      v = v * 10 + (buf[i] - '0');
+      digits = 1;
+    } else {
+      if (digits && n < max) out[n++] = v;
+      v = 0;
+      digits = 0;
+    }
+  }
+  return n;
+}
+
+static void put_num(char *p, long v) { /* decimal, NUL-terminated */
+  char t[24];
+  int k = 0;
+  do t[k++] = (char)('0' + v % 10); while ((v /= 10) > 0);
+  while (k) *p++ = t[--k];
+  *p = '\0';
+}
+
+static int list_children(long *out, int max) {
+  char path[64];
+  long ids[2];
+  int n = 0, i, r;
+  ids[0] = (long)getpid();
+  ids[1] = (long)gettid();
+  for (i = 0; i < 2 && (i == 0 || ids[1] != ids[0]); i++) {
+    memcpy(path, "/proc/self/task/", 16);
+    put_num(path + 16, ids[i]);
+    memcpy(path + strlen(path), "/children", 10);
+    r = read_children(path, out, n, max);
+    if (r >= 0) n = r;
+  }
+  return n;
+}
+
+int lowp_spawn_end_orphans(const long *keep, int nkeep) {
+  long kids[256];
+  int round, ended = 0;
+  /* each killed process's own children land here next: until none is left */
+  for (round = 0; round < 64; round++) {
+    int n = list_children(kids, 256), i, j, any = 0;
+    for (i = 0; i < n; i++) {
+      for (j = 0; j < nkeep && keep[j] != kids[i]; j++) {}
+      if (j < nkeep) continue;
+      kill((pid_t)kids[i], SIGKILL);
+      while (waitpid((pid_t)kids[i], NULL, 0) < 0 && errno == EINTR) {}
+      any = 1;
+      ended++;
+    }
+    if (!any) break;
+  }
+  return ended;
+}
+
 int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double timeout) {
   sigset_t block, old;
   int pfd[2];
   pid_t pid, parent = getpid();
   siginfo_t info;
   fn_state_t *st;
-  int w;
+  long before[256];
+  int w, nbefore;
   if (!r || !fn || !(timeout > 0)) return LOWP_EINVAL;
+#ifdef __linux__
+  /* processes the child leaves behind outside its group (setsid, a
+     daemon's double fork) become lowp's when their parents die */
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
+  nbefore = list_children(before, 256);
   memset(r, 0, sizeof *r);
   st = mmap(NULL, sizeof *st, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (st == MAP_FAILED) return LOWP_EIO;
@@ -299,6 +374,7 @@ int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double time
   kill(-pid, SIGKILL);
   if (lowp__g_spawn_watch) lowp__g_spawn_watch((long)pid, 0);
   while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+  lowp_spawn_end_orphans(before, nbefore);
   if (w == 0 && r->how != LOWP_CHILD_TIMEOUT) {
     if (info.si_code == CLD_EXITED) {
       r->code = info.si_status & 0xff;

@@ -63,7 +63,7 @@ typedef struct {
  * The child leads its own process group (setpgid): when it ends, times out
  * or lowp is interrupted (the watcher, lowp_spawn_set_watch), the whole
  * group is killed with SIGKILL, so processes it started do not outlive the
- * call. It reads /dev/null; its stdout and stderr go to a pipe that lowp
+ * call; so are those that left the group (lowp_spawn_end_orphans). It reads /dev/null; its stdout and stderr go to a pipe that lowp
  * drains, keeping the last LOWP_CHILD_TAIL bytes (a flood of output costs
  * no memory and never reaches lowp's own output); every other descriptor
  * of lowp is closed in it. Signals have their default actions and none is
@@ -77,6 +77,18 @@ typedef struct {
  * @return LOWP_OK (see r); LOWP_EINVAL; LOWP_EIO (no child, pipe or memory).
  */
 int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double timeout);
+
+/**
+ * @brief Kill (SIGKILL) and reap every child of this process but those in
+ * keep[0..nkeep), then the children they leave behind, until none is left.
+ * lowp_spawn_fn makes lowp a subreaper (Linux), so processes a plugin child
+ * left behind outside its process group (setsid, a daemon's double fork)
+ * are lowp's children once their parents die: lowp_spawn_fn ends them after
+ * each call, and an interrupt handler (tools/cleanup.c) before it exits.
+ * Async-signal-safe (reads /proc/self/task/ID/children).
+ * @return how many processes it ended.
+ */
+int lowp_spawn_end_orphans(const long *keep, int nkeep);
 
 /** @brief "SIGSEGV", "SIGPIPE", ... for a signal number, or NULL if unknown. */
 const char *lowp_signal_name(int sig);

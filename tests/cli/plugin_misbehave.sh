@@ -50,7 +50,7 @@ alive() {
 # ------------------------------------------------- kernels: each fails its own check
 spec "$T/run.json" "$(check honest)" "$(check honest mis '' 16 16 64 honest_big)" "$(check past1)" "$(check pastpage)" \
   "$(check before)" "$(check wrin)" "$(check sneakin)" "$(check magic)" "$(check spipe)" \
-  "$(check susr1)" "$(check flood)" "$(check quit0)" "$(check qquit)" "$(check daemonize)"
+  "$(check susr1)" "$(check flood)" "$(check quit0)" "$(check qquit)" "$(check daemonize)" "$(check escape)"
 start=$(date +%s)
 "$LOWP" check "$T/run.json" --junit "$T/run.xml" --json "$T/run.res.json" 2>"$T/e" | cat >"$T/o"
 rc=${PIPESTATUS[0]}
@@ -69,7 +69,7 @@ for pat in "^PASS honest " \
   "^FAIL flood .*plugin kernel flood returned error 7; it wrote 10000024 bytes of output, ending '.*the last words of flood'" \
   "^FAIL quit0 .*plugin kernel quit0 exited with status 0 (it called exit) instead of returning" \
   "^FAIL qquit .*plugin kernel qquit exited with status 0 (it called exit) instead of returning" \
-  "^PASS daemonize "; do
+  "^PASS daemonize " "^PASS escape "; do
   grep -q -- "$pat" "$T/o" && ok || bad "no '$pat' in: $(head -c 3000 "$T/o")"
 done
 grep -q '^PASS honest_big ' "$T/o" && ok || bad "the honest kernel (16x16x64: 64-byte multiples) did not pass"
@@ -80,10 +80,12 @@ sz=$(cat "$T/o" "$T/e" | wc -c)
   && ok || bad "JUnit: 11 failures expected: $(head -c 600 "$T/run.xml")"
 [ -s "$T/run.res.json" ] && ok || bad "JSON result not written"
 sleep 0.3
-alive daemonize && bad "the daemonizing kernel's child outlived lowp" || ok
+alive daemonize && bad "the kernel's child outlived lowp" || ok
+[ -s "$T/escape.pid" ] && ok || bad "the daemon (setsid) of kernel escape did not start"
+alive escape && bad "the daemon (setsid, double fork) of a kernel outlived its call" || ok
 
 # ------------------------------------- a timeout (the spec's) ends the kernel's group
-spec "$T/to.json" "$(check forkhang mis ', "timeout": 1')" "$(check honest)"
+spec "$T/to.json" "$(check forkhang mis ', "timeout": 1')" "$(check escapehang mis ', "timeout": 1')" "$(check honest)"
 start=$(date +%s)
 "$LOWP" check "$T/to.json" >"$T/o" 2>"$T/e"; rc=$?
 took=$(( $(date +%s) - start ))
@@ -92,17 +94,21 @@ grep -q "^FAIL forkhang .*did not finish in 1 s (killed; the check's \"timeout\"
 [ $took -lt 30 ] && ok || bad "the spec's timeout of 1 s took $took s"
 sleep 0.3
 alive forkhang && bad "the hanging kernel's child outlived the timeout" || ok
+alive escapehang && bad "the hanging kernel's daemon (setsid) outlived the timeout" || ok
 
 # ---------------------------------------- Ctrl-C: lowp exits 130, the group is gone
-rm -f "$T/forkhang.pid"
-spec "$T/int.json" "$(check forkhang)"
-"$LOWP" check "$T/int.json" >"$T/o" 2>"$T/e" &
-lp=$!
-for _ in $(seq 100); do [ -s "$T/forkhang.pid" ] && break; sleep 0.1; done
-kill -INT $lp; wait $lp; rc=$?
-[ $rc -eq 130 ] && ok || bad "SIGINT during a plugin call: exit $rc, want 130"
-sleep 0.3
-alive forkhang && bad "the kernel's child outlived lowp's SIGINT" || ok
+for k in forkhang escapehang; do
+  rm -f "$T/$k.pid"
+  spec "$T/int.json" "$(check $k)"
+  "$LOWP" check "$T/int.json" >"$T/o" 2>"$T/e" &
+  lp=$!
+  for _ in $(seq 100); do [ -s "$T/$k.pid" ] && break; sleep 0.1; done
+  [ -s "$T/$k.pid" ] || bad "$k: its child did not start"
+  kill -INT $lp; wait $lp; rc=$?
+  [ $rc -eq 130 ] && ok || bad "SIGINT during plugin kernel $k: exit $rc, want 130"
+  sleep 0.3
+  alive $k && bad "the child of kernel $k outlived lowp's SIGINT" || ok
+done
 
 # ---------------------------------------------- libraries that misbehave when loaded
 expect2() { # NAME PATTERN CMD...: exit 2, one message matching PATTERN, no output written

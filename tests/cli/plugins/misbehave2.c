@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lowp_plugin.h"
@@ -119,6 +120,34 @@ static int forkhang(void *const *o, const void *const *i, const lowp_plugin_dims
   for (;;) pause();
   return 0;
 }
+/* a daemon: fork, setsid (out of the kernel's process group), fork again */
+static void daemon_child(const char *what) {
+  pid_t p = fork();
+  if (p == 0) {
+    setsid();
+    p = fork();
+    if (p == 0) {
+      pidfile(what, getpid());
+      close(1);
+      close(2);
+      sleep(300);
+      _exit(0);
+    }
+    _exit(0);
+  }
+  while (p > 0 && !waitpid(p, NULL, 0)) {}
+}
+static int escape(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  daemon_child("escape");
+  usleep(100000);
+  return honest(o, i, d);
+}
+static int escapehang(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  (void)o; (void)i; (void)d;
+  daemon_child("escapehang");
+  for (;;) pause();
+  return 0;
+}
 static int quit0(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
   honest(o, i, d);
   exit(0);
@@ -144,7 +173,7 @@ static const lowp_plugin_kernel_t table[] = {
     G("honest", honest), G("past1", past1),   G("pastpage", pastpage), G("before", before),
     G("wrin", wrin),     G("sneakin", sneakin), G("magic", magic),     G("spipe", spipe),
     G("susr1", susr1),   G("flood", flood),   G("daemonize", daemonize), G("forkhang", forkhang),
-    G("quit0", quit0),   G("qquit", qquit)};
+    G("quit0", quit0),   G("qquit", qquit),   G("escape", escape),     G("escapehang", escapehang)};
 #ifdef BAD_NAME
 static lowp_plugin_kernel_t bad[1];
 #endif
