@@ -71,13 +71,25 @@ static void child(char *const argv[], const char *dir, const char *log, int out_
   _exit(127);
 }
 
+/* fork with SIGINT, SIGTERM and SIGHUP blocked (the caller's handlers never
+   run in the child); the caller restores *old once the child is watched */
+static pid_t fork_blocked(sigset_t *old) {
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, old);
+  return fork();
+}
+
 /* ----------------------------------------------------------- public API */
 
 void lowp_spawn_set_watch(lowp_spawn_watch_t fn) { lowp__g_spawn_watch = fn; }
 
 int lowp_spawn(int *status, char *const argv[], const char *dir, const char *log,
                char *capture, size_t cap) {
-  sigset_t block, old;
+  sigset_t old;
   int pfd[2] = {-1, -1};
   pid_t pid, parent = getpid();
   siginfo_t info;
@@ -87,12 +99,7 @@ int lowp_spawn(int *status, char *const argv[], const char *dir, const char *log
   *status = 127;
   if (capture && cap == 0) return LOWP_EINVAL;
   if (capture && pipe2(pfd, O_CLOEXEC) != 0) return LOWP_EIO;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
-  pid = fork();
+  pid = fork_blocked(&old);
   if (pid == 0) child(argv, dir, log, pfd[1], &old, parent);
   if (pid > 0 && lowp__g_spawn_watch) lowp__g_spawn_watch((long)pid, 1);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -318,7 +325,7 @@ int lowp_spawn_end_orphans(const long *keep, int nkeep) {
 }
 
 int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double timeout) {
-  sigset_t block, old;
+  sigset_t old;
   int pfd[2];
   pid_t pid, parent = getpid();
   siginfo_t info;
@@ -340,12 +347,7 @@ int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double time
     return LOWP_EIO;
   }
   fflush(NULL); /* nothing of lowp's is written twice, nor by the child */
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
-  pid = fork();
+  pid = fork_blocked(&old);
   if (pid == 0) {
     close(pfd[0]);
     fn_child(pfd[1], parent, st);
