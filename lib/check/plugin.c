@@ -477,7 +477,9 @@ static void name_fault(const layout_t *L, const call_hdr_t *h, char *out, size_t
       return;
     }
     if (g->input && a >= b0 && a < b1) {
-      snprintf(out, len, ": it wrote into its input %s, which is read-only", g->name);
+      uintptr_t d0 = (uintptr_t)g->data, d1 = d0 + g->bytes;
+      snprintf(out, len, ": it wrote %s its input %s, which is read-only",
+               a < d0 ? "before the start of" : a >= d1 ? "past the end of" : "into", g->name);
       return;
     }
   }

@@ -68,6 +68,11 @@ static int wrin(void *const *o, const void *const *i, const lowp_plugin_dims_t *
   ((volatile uint16_t *)i[1])[0] ^= 1; /* inputs are read-only */
   return 0;
 }
+static int beforein(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  ((volatile uint16_t *)i[0])[-8] = 1; /* 16 bytes before A */
+  return 0;
+}
 static int sneakin(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
   uintptr_t pg = (uintptr_t)i[0] & ~(uintptr_t)4095;
   honest(o, i, d);
@@ -173,7 +178,8 @@ static const lowp_plugin_kernel_t table[] = {
     G("honest", honest), G("past1", past1),   G("pastpage", pastpage), G("before", before),
     G("wrin", wrin),     G("sneakin", sneakin), G("magic", magic),     G("spipe", spipe),
     G("susr1", susr1),   G("flood", flood),   G("daemonize", daemonize), G("forkhang", forkhang),
-    G("quit0", quit0),   G("qquit", qquit),   G("escape", escape),     G("escapehang", escapehang)};
+    G("quit0", quit0),   G("qquit", qquit),   G("escape", escape),     G("escapehang", escapehang),
+    G("beforein", beforein)};
 #ifdef BAD_NAME
 static lowp_plugin_kernel_t bad[1];
 #endif
