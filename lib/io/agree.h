@@ -45,7 +45,8 @@ void lowp_sha256(uint8_t out[32], const void *data, size_t n);
 /**
  * @brief The record of a command line: args[0..n) (without the program
  * name). Each argument, or the value after '=' of a "--key=value", that
- * names a file is looked up (stat, then the content read) unless it is the
+ * names a file is looked up (stat, then its size and content: up to its
+ * size, and none of a file over 1 TiB) unless it is the
  * value of an output option (--out*, --json, --junit, --capture, --csv):
  * an output may not exist yet, or differ, on every rank.
  * @return LOWP_OK; LOWP_EINVAL.
