@@ -79,7 +79,7 @@ static char **split_eq(int argc, char **argv, int *nargc) {
 static void check_omp_env(void) {
   const char *v = getenv("OMP_NUM_THREADS"), *s = v;
   char item[64], safe[200];
-  if (!v || !*v) return;
+  if (!v) return; /* set but empty: libgomp ignores it, LLVM's libomp aborts */
   for (;;) {
     size_t len = strcspn(s, ","), lead = strspn(s, " \t"), dig = strspn(s + lead, "0123456789");
     long long n;

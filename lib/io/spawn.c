@@ -204,7 +204,7 @@ static int drain(int fd, lowp_child_t *r, size_t *len) {
     size_t k, keep = LOWP_CHILD_TAIL - 1;
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) return 1; /* end of file */
-    if (n < 0 || ++reads > 256) return 0;
+    if (n < 0) return 0;
     k = (size_t)n;
     r->out_bytes += k;
     if (k >= keep) {
@@ -219,6 +219,7 @@ static int drain(int fd, lowp_child_t *r, size_t *len) {
       memcpy(r->tail + *len, buf, k);
       *len += k;
     }
+    if (++reads >= 256) return 0; /* 1 MiB at a time: the caller looks at the child too */
   }
 }
 
