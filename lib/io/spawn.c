@@ -306,15 +306,27 @@ static int list_children(long *out, int max) {
   return n;
 }
 
+/* Once lowp is a subreaper: the children it had then (a shell's that exec'd
+   lowp), which are never lowp's to end; -1 before. */
+static long lowp__g_foreign[256];
+static volatile int lowp__g_nforeign = -1;
+
+static int listed(const long *a, int n, long v) {
+  int j;
+  for (j = 0; j < n; j++)
+    if (a[j] == v) return 1;
+  return 0;
+}
+
 int lowp_spawn_end_orphans(const long *keep, int nkeep) {
   long kids[256];
   int round, ended = 0;
+  if (lowp__g_nforeign < 0) return 0; /* no plugin child ever ran: nothing to end */
   /* each killed process's own children land here next: until none is left */
   for (round = 0; round < 64; round++) {
-    int n = list_children(kids, 256), i, j, any = 0;
+    int n = list_children(kids, 256), i, any = 0;
     for (i = 0; i < n; i++) {
-      for (j = 0; j < nkeep && keep[j] != kids[i]; j++) {}
-      if (j < nkeep) continue;
+      if (listed(keep, nkeep, kids[i]) || listed(lowp__g_foreign, lowp__g_nforeign, kids[i])) continue;
       kill((pid_t)kids[i], SIGKILL);
       while (waitpid((pid_t)kids[i], NULL, 0) < 0 && errno == EINTR) {}
       any = 1;
@@ -334,11 +346,14 @@ int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double time
   long before[256];
   int w, nbefore;
   if (!r || !fn || !(timeout > 0)) return LOWP_EINVAL;
+  if (lowp__g_nforeign < 0) {
 #ifdef __linux__
-  /* processes the child leaves behind outside its group (setsid, a
-     daemon's double fork) become lowp's when their parents die */
-  prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* processes the child leaves behind outside its group (setsid, a
+       daemon's double fork) become lowp's when their parents die */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
 #endif
+    lowp__g_nforeign = list_children(lowp__g_foreign, 256);
+  }
   nbefore = list_children(before, 256);
   memset(r, 0, sizeof *r);
   st = mmap(NULL, sizeof *st, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -80,7 +80,9 @@ int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double time
 
 /**
  * @brief Kill (SIGKILL) and reap every child of this process but those in
- * keep[0..nkeep), then the children they leave behind, until none is left.
+ * keep[0..nkeep) and those it had before its first lowp_spawn_fn (a
+ * shell's, exec'd into lowp), then the children they leave behind, until
+ * none is left; nothing if lowp_spawn_fn never ran.
  * lowp_spawn_fn makes lowp a subreaper (Linux), so processes a plugin child
  * left behind outside its process group (setsid, a daemon's double fork)
  * are lowp's children once their parents die: lowp_spawn_fn ends them after
