@@ -14,7 +14,8 @@ case "$LOWP" in /*) ;; *) LOWP="$(pwd)/$LOWP" ;; esac
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 CC=${CC:-cc}
 T=$(mktemp -d)
-trap 'pkill -KILL -f "$T/" 2>/dev/null; rm -rf "$T"' EXIT
+# on the way out, a failed test's leftovers (the kernels' children write their pids)
+trap 'for f in "$T"/*.pid; do [ -s "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null; done; rm -rf "$T"' EXIT
 export MIS_DIR=$T
 pass=0; fail=0
 ok()  { pass=$((pass + 1)); }
