@@ -15,20 +15,33 @@
  * @endcode
  *
  * lowp loads it with dlopen(RTLD_NOW | RTLD_LOCAL), refuses a library whose
- * version differs from the one it was built with, reads the table once
- * (in lowp's own process: the table function must only return a pointer
- * to static data), and checks every entry: a name, an operation lowp
- * knows, format names lowp knows (as many inputs as the operation has),
- * and a function. A spec check names the library and, optionally, the
+ * version differs from the one it was built with, reads the table (the
+ * table function must only return a pointer to static data, the same on
+ * every load), and checks every entry: a name, an operation lowp knows,
+ * format names lowp knows (as many inputs as the operation has), and a
+ * function. No code of the library runs in lowp's own process: loading,
+ * constructors and the table run in a child process, and a library whose
+ * load crashes, calls exit or hangs is refused with what it did. A spec check names the library and, optionally, the
  * kernel (`"subject": {"plugin": "libmine.so", "kernel": "gemm_f16"}`);
  * without a name, the only entry for the check's operation is used.
  *
  * @par Calls
- * Each call of a kernel runs in a child process that lowp forks for it,
- * with the tensors in memory shared with lowp, so that a kernel that
- * crashes (SIGSEGV, abort), calls exit, or hangs (past lowp's time limit,
- * LOWP_PLUGIN_TIMEOUT seconds, default 600) fails its check with a message
- * and lowp goes on with the others. The child is a fork of a process that
+ * Each call of a kernel runs in a child process that lowp forks for it
+ * (which loads the library again), with the tensors in memory shared with
+ * lowp, so that a kernel that crashes (SIGSEGV, abort), is killed by a
+ * signal, calls exit, or hangs (past the time limit: the subject's
+ * "timeout" in the spec, else LOWP_PLUGIN_TIMEOUT seconds, default 600)
+ * fails its check with a message naming what it did, and lowp goes on with
+ * the others. The child leads its own process group: processes a kernel
+ * starts are killed with it when the call ends, times out or lowp is
+ * interrupted. Its stdout and stderr are captured (a failure shows their
+ * last bytes), never mixed into lowp's output. It leaves through _exit:
+ * an exit() in a kernel runs none of lowp's exit handlers (nor
+ * MPI_Finalize under mpirun).
+ * Every tensor is followed by an inaccessible guard page, its end at the
+ * guard (to the 64-byte alignment), and the inputs are mapped read-only:
+ * a kernel that writes past (or before) an output, or into an input,
+ * fails its check, with what it wrote where. The child is a fork of a process that
  * may have run OpenMP threads: a kernel must not use OpenMP (GNU libgomp
  * is not fork-safe) nor rely on other threads of lowp. A kernel may use
  * its own threads (pthreads) and must be deterministic: lowp may call it

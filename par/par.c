@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/agree.h"
+
 #ifdef LOWP_HAVE_MPI
 #include <mpi.h>
 #endif
@@ -86,6 +88,34 @@ int lowp_par_sync(int failed) {
   exit(LOWP_PAR_EXIT); /* another rank failed and says why */
 }
 
+/* Every rank must run the same command on the same inputs (io/agree.h):
+   rank 0 gathers the ranks' records and compares; a difference ends the
+   job before any work, one message, exit 2 on every rank. */
+static void agree_args(int argc, char **argv) {
+  lowp_agree_t mine, *all = NULL;
+  int r, verdict = 0;
+  char msg[1400];
+  lowp_agree_record(&mine, argc > 1 ? argc - 1 : 0, argv + 1);
+  if (g_rank == 0) {
+    all = calloc((size_t)g_size, sizeof mine);
+    verdict = all ? 0 : 2;
+  }
+  if (MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) verdict = 2;
+  if (!verdict && MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+                             MPI_COMM_WORLD) != MPI_SUCCESS)
+    verdict = 2;
+  for (r = 1; g_rank == 0 && !verdict && r < g_size; r++)
+    if (lowp_agree_compare(&all[0], &all[r], r, msg, sizeof msg)) verdict = 1;
+  if (MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS && !verdict) verdict = 2;
+  free(all);
+  if (!verdict) return;
+  leaving();
+  if (g_rank == 0)
+    fprintf(stderr, "lowp: %s\n", verdict == 1 ? msg : "cannot compare the ranks' command lines (out "
+            "of memory or MPI failure)");
+  exit(LOWP_PAR_EXIT);
+}
+
 void lowp_par_init(int *argc, char ***argv) {
   char id[128], *all;
   const char *over = getenv("LOWP_PAR_BUILD_ID");
@@ -126,6 +156,7 @@ void lowp_par_init(int *argc, char ***argv) {
     exit(LOWP_PAR_EXIT);
   }
   free(all);
+  agree_args(*argc, *argv);
 }
 
 /* counts and displacements of a row split, in units of one row (a

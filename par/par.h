@@ -17,7 +17,13 @@
  * No MPI_Abort: every rank finalizes, the job exits 2 with one message.
  *
  * At start (lowp_par_init) the ranks compare their build id (lowp's
- * version, the compile time of this layer): mixed builds are refused.
+ * version, the compile time of this layer): mixed builds are refused. Then
+ * their command lines and the files they name (lib/io/agree.h: a SHA-256
+ * of every argument and of each input file's size and content): ranks
+ * that would run different commands, or the same one on different inputs,
+ * are refused before any work (one message naming the difference, exit 2
+ * on every rank, nothing written) instead of crashing or hanging in
+ * collectives that do not match.
  */
 
 #include <stddef.h>
@@ -29,8 +35,9 @@
 #define LOWP_PAR_EXIT 2
 
 /** @brief Join the MPI job when started by a launcher and built with MPI
-    (else one process); compare the ranks' build ids (refuse a mismatch:
-    one message, exit 2). Call first in main. */
+    (else one process); compare the ranks' build ids, then their command
+    lines and input files (refuse a mismatch: one message, exit 2). Call
+    first in main. */
 void lowp_par_init(int *argc, char ***argv);
 
 /** @brief This process's rank (0 when not in a job). */

@@ -1,9 +1,12 @@
 /* tspawn -- tests of lowp_spawn: no shell, any folder name, status, log and capture */
 
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* quick_exit, setsid */
 
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +19,106 @@ static int nlive, nseen;
 static void watch(long pid, int live) {
   nlive += live ? 1 : -1;
   nseen += live && pid > 0;
+}
+
+/* ---- functions lowp_spawn_fn runs in a child */
+/* a handler of the parent's (as lowp's, or MPI_Finalize): in a child it
+   would say so and change the exit status to 99 */
+static pid_t g_parent;
+static void parent_handler(void) {
+  static const char msg[] = "PARENT HANDLER RAN\n";
+  if (getpid() == g_parent) return;
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(99);
+}
+static void f_return(void *a) { (void)a; printf("hello"); fflush(stdout); }
+static void f_exit(void *a) { (void)a; exit(*(int *)a); }
+static void f_quick(void *a) { (void)a; quick_exit(5); }
+static void f_underscore(void *a) { (void)a; _exit(4); }
+static void f_usr1(void *a) { (void)a; raise(SIGUSR1); }
+static void f_hang(void *a) { (void)a; for (;;) pause(); }
+static void f_flood(void *a) {
+  int i;
+  (void)a;
+  for (i = 0; i < 100000; i++) printf("line %d\n", i);
+  fflush(stdout);
+  fprintf(stderr, "the end");
+}
+static void f_grandchild(void *a) {
+  pid_t p = fork();
+  if (p == 0) { for (;;) pause(); }
+  *(volatile pid_t *)a = p;
+}
+
+/* the untrusted-code child: how it ended, its output, its group killed */
+static void test_spawn_fn(void) {
+  lowp_child_t c;
+  int code = 3, st;
+  pid_t *gc;
+  g_parent = getpid();
+  atexit(parent_handler);
+  st = lowp_spawn_fn(&c, f_return, NULL, 10);
+  lowp_test_check(st == LOWP_OK && c.how == LOWP_CHILD_RETURNED && !strcmp(c.tail, "hello") &&
+                  c.out_bytes == 5, "returned: %d %d '%s'", st, c.how, c.tail);
+  st = lowp_spawn_fn(&c, f_exit, &code, 10);
+  lowp_test_check(st == LOWP_OK && c.how == LOWP_CHILD_EXIT_CALLED && c.code == 3 && !c.tail[0],
+                  "exit(3) without the parent's handlers: %d %d '%s'", c.how, c.code, c.tail);
+  code = 0;
+  st = lowp_spawn_fn(&c, f_exit, &code, 10);
+  lowp_test_check(st == LOWP_OK && c.how == LOWP_CHILD_EXIT_CALLED && c.code == 0, "exit(0): %d %d",
+                  c.how, c.code);
+  st = lowp_spawn_fn(&c, f_quick, NULL, 10);
+  lowp_test_check(st == LOWP_OK && c.how == LOWP_CHILD_EXIT_CALLED && !c.tail[0], "quick_exit: %d %d '%s'",
+                  c.how, c.code, c.tail);
+  st = lowp_spawn_fn(&c, f_underscore, NULL, 10);
+  lowp_test_check(st == LOWP_OK && c.how == LOWP_CHILD_EXITED && c.code == 4, "_exit(4): %d %d", c.how,
+                  c.code);
+  st = lowp_spawn_fn(&c, f_usr1, NULL, 10);
+  lowp_test_check(st == LOWP_OK && c.how == LOWP_CHILD_SIGNALED && c.code == SIGUSR1, "SIGUSR1: %d %d",
+                  c.how, c.code);
+  st = lowp_spawn_fn(&c, f_hang, NULL, 0.3);
+  lowp_test_check(st == LOWP_OK && c.how == LOWP_CHILD_TIMEOUT, "timeout: %d", c.how);
+  st = lowp_spawn_fn(&c, f_flood, NULL, 10);
+  lowp_test_check(st == LOWP_OK && c.how == LOWP_CHILD_RETURNED && c.out_bytes > 1000000 &&
+                  strlen(c.tail) == LOWP_CHILD_TAIL - 1 && strstr(c.tail, "line 99999\nthe end"),
+                  "flood: %zu bytes, tail of %zu", c.out_bytes, strlen(c.tail));
+  gc = mmap(NULL, sizeof *gc, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  lowp_test_check(gc != MAP_FAILED, "mmap");
+  if (gc != MAP_FAILED) {
+    char path[64], state = '?';
+    FILE *f;
+    *gc = 0;
+    st = lowp_spawn_fn(&c, f_grandchild, gc, 10);
+    usleep(100000);
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)*gc);
+    f = fopen(path, "r");
+    if (f) {
+      if (fscanf(f, "%*d %*s %c", &state) != 1) state = '?';
+      fclose(f);
+    } else {
+      state = 'X';
+    }
+    lowp_test_check(st == LOWP_OK && *gc > 0 && (state == 'Z' || state == 'X'),
+                    "the child's own child was killed with its group: state %c", state);
+    munmap(gc, sizeof *gc);
+  }
+  lowp_test_check(lowp_spawn_fn(&c, NULL, NULL, 1) == LOWP_EINVAL &&
+                  lowp_spawn_fn(&c, f_return, NULL, 0) == LOWP_EINVAL, "bad arguments");
+  lowp_test_check(!strcmp(lowp_signal_name(SIGPIPE), "SIGPIPE") && !strcmp(lowp_signal_name(SIGUSR1), "SIGUSR1") &&
+                  lowp_signal_name(0) == NULL, "signal names");
+}
+
+static void test_seconds(void) {
+  static const char *const badv[] = {"abc", "0", "-5", "nan", "inf", " 3", "5s", "", "3 ", "0x10",
+                                     "1e10", "-0", "1e-400", "+inf", "0.0"};
+  size_t i;
+  double v = 0;
+  for (i = 0; i < sizeof badv / sizeof badv[0]; i++)
+    lowp_test_check(lowp_parse_seconds(&v, badv[i]) != 0, "'%s' refused", badv[i]);
+  lowp_test_check(lowp_parse_seconds(&v, "2.5") == 0 && v == 2.5, "2.5");
+  lowp_test_check(lowp_parse_seconds(&v, "1e-3") == 0 && v == 1e-3, "1e-3");
+  lowp_test_check(lowp_parse_seconds(&v, "1e9") == 0 && v == 1e9, "1e9");
+  lowp_test_check(lowp_parse_seconds(&v, NULL) != 0, "NULL");
 }
 
 static int exists(const char *dir, const char *name) {
@@ -90,6 +193,9 @@ int main(void) {
   }
   lowp_test_check(lowp_spawn(&rc, NULL, NULL, NULL, NULL, 0) == LOWP_EINVAL, "NULL argv");
   lowp_test_check(nlive == 0 && nseen == 8, "watcher: %d live, %d seen", nlive, nseen);
+  test_seconds();
+  test_spawn_fn();
+  lowp_test_check(nlive == 0 && nseen == 8 + 9, "watcher after lowp_spawn_fn: %d live, %d seen", nlive, nseen);
   lowp_test_remove_dir(base);
   return lowp_test_end();
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check/op.h"
+#include "check/plugin.h"
 #include "check_internal.h"
 #include "cli.h"
 #include "io/escape.h"
@@ -94,13 +95,14 @@ static const char *plugin_path(char *buf, size_t len, const char *path) {
   return path;
 }
 
-static int open_plugin(lowp_subject_t *s, const char *path, const char *kernel,
+static int open_plugin(lowp_subject_t *s, const char *path, const char *kernel, double timeout,
                        const lowp_problem_t *p, char *err, size_t errlen) {
 #ifdef HAVE_PLUGIN_SUBJECT
   char buf[4200];
-  return lowp_plugin_subject_open(s, plugin_path(buf, sizeof buf, path), kernel, p, err, errlen);
+  return lowp_plugin_subject_open_ex(s, plugin_path(buf, sizeof buf, path), kernel, timeout, p,
+                                     err, errlen);
 #else
-  (void)s; (void)kernel; (void)p;
+  (void)s; (void)kernel; (void)timeout; (void)p;
   snprintf(err, errlen, "plugin %s: this build has no plugin subjects", path);
   return LOWP_EUNSUPPORTED;
 #endif
@@ -110,7 +112,7 @@ static int open_subject(lowp_subject_t *s, const lowp_spec_subject_t *d, lowp_pr
                         char *err, size_t errlen) {
   memset(s, 0, sizeof *s);
   if (d->kind == LOWP_SPEC_KERNEL) return open_kernel(s, d->kernel, d->params, p, err, errlen);
-  if (d->kind == LOWP_SPEC_PLUGIN) return open_plugin(s, d->plugin, d->kernel, p, err, errlen);
+  if (d->kind == LOWP_SPEC_PLUGIN) return open_plugin(s, d->plugin, d->kernel, d->timeout, p, err, errlen);
 #ifdef HAVE_TENSOR_SUBJECT
   {
     lowp_tensor_ref_t ins[LOWP_OP_MAXIO], outs[LOWP_OP_MAXIO];

@@ -120,7 +120,12 @@ static void stop_children(void) {
   int i;
   for (i = 0; i < NCHILD; i++) {
     pid_t p = (pid_t)lowp__g_child[i];
-    if (p > 0) kill(p, SIGKILL);
+    /* a plugin's child leads its own process group (lib/io/spawn.h):
+       the group too, so that what it started does not outlive lowp */
+    if (p > 0) {
+      kill(-p, SIGKILL);
+      kill(p, SIGKILL);
+    }
   }
   for (i = 0; i < NCHILD; i++) {
     pid_t p = (pid_t)lowp__g_child[i];
@@ -129,6 +134,8 @@ static void stop_children(void) {
       lowp__g_child[i] = 0;
     }
   }
+  /* and what a plugin left outside its group (lowp is their subreaper) */
+  lowp_spawn_end_orphans(NULL, 0);
 }
 
 /* Newest first: inner temporaries before the folders that hold them. */

@@ -2,8 +2,10 @@
 
 #include "cleanup.h"
 #include "cli.h"
+#include "format/number.h"
 #include "io/escape.h"
 #include "par.h"
+#include "status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,12 +73,48 @@ static char **split_eq(int argc, char **argv, int *nargc) {
   return out;
 }
 
+/* OMP_NUM_THREADS, which OpenMP reads itself, gets --threads' limits: a
+   comma list (one count per nesting level) of integers 1..1024. A larger
+   count crashes libgomp when it cannot create the threads; a malformed one
+   it ignores with a warning. Either: one message, exit 2, before any work. */
+static void check_omp_env(void) {
+  const char *v = getenv("OMP_NUM_THREADS"), *s = v;
+  char item[64], safe[200];
+  if (!v) return; /* set but empty: libgomp ignores it, LLVM's libomp aborts */
+  for (;;) {
+    size_t len = strcspn(s, ","), lead = strspn(s, " \t"), dig = strspn(s + lead, "0123456789");
+    long long n;
+    int st = LOWP_EPARSE;
+    /* digits, with blanks around them as OpenMP allows */
+    if (dig > 0 && dig < sizeof item && lead + dig + strspn(s + lead + dig, " \t") == len) {
+      memcpy(item, s + lead, dig);
+      item[dig] = '\0';
+      st = lowp_parse_int(&n, item, 1, 1024);
+    }
+    if (st != 0) {
+      lowp_escape_ctl(safe, sizeof safe, v);
+      if (lowp_par_sync(1))
+        fprintf(stderr, "lowp: OMP_NUM_THREADS='%s' is not a thread count lowp runs with: give "
+                "1 to 1024 (as --threads), or a comma list of them\n", safe);
+      exit(LOWP_EXIT_USAGE);
+    }
+    s += len;
+    if (!*s) return;
+    s++;
+  }
+}
+
 int main(int argc, char **argv) {
   size_t i;
   /* temporaries and children are removed and stopped on any exit or signal */
   lowp_cleanup_install();
   /* under mpirun/srun: join the job, refuse mixed builds (par/par.h) */
   lowp_par_init(&argc, &argv);
+  {
+    int k, help = 0;
+    for (k = 1; k < argc; k++) help |= !strcmp(argv[k], "--help") || !strcmp(argv[k], "-h");
+    if (!help) check_omp_env();
+  }
   /* usage errors: one line and a pointer to --help (the contract of every
      command), not the whole command table */
   if (argc < 2) {

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "check/subject.h"
 #include "lowp_plugin.h"
 
 /**
@@ -16,5 +17,16 @@
  * @return LOWP_OK or LOWP_EFILE.
  */
 int lowp_plugin_table_check(const lowp_plugin_kernel_t *tab, size_t n, char *err, size_t errlen);
+
+/**
+ * @brief lowp_plugin_subject_open (lib/check/subject.h) with a time limit
+ * for each call of the kernel and for loading the library, in seconds
+ * (> 0; 0 = LOWP_PLUGIN_TIMEOUT, default 600 s). A LOWP_PLUGIN_TIMEOUT that
+ * is not a number of seconds > 0 is refused (LOWP_EINVAL). Loading and the
+ * table run in a child: a library whose constructor or table function
+ * crashes, exits or hangs is refused (LOWP_EFILE, naming what it did).
+ */
+int lowp_plugin_subject_open_ex(lowp_subject_t *s, const char *path, const char *kernel,
+                                double timeout, const lowp_problem_t *p, char *err, size_t errlen);
 
 #endif

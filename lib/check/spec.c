@@ -243,10 +243,22 @@ static int parse_params(ctx_t *c, const cJSON *j, const char *what, char **out) 
   return *out ? LOWP_OK : LOWP_ENOMEM;
 }
 
+/* a plugin subject's "timeout": seconds for each call (and the load), > 0
+   and at most 1e9; absent: 0 (LOWP_PLUGIN_TIMEOUT or 600 s) */
+static int parse_timeout(ctx_t *c, const cJSON *j, const char *what, double *out) {
+  *out = 0;
+  if (!j) return LOWP_OK;
+  if (!cJSON_IsNumber(j) || !isfinite(j->valuedouble) || !(j->valuedouble > 0) ||
+      j->valuedouble > 1e9)
+    return fail(c, "%s \"timeout\" must be a number of seconds > 0 and at most 1e9", what);
+  *out = j->valuedouble;
+  return LOWP_OK;
+}
+
 static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_tensors,
                          lowp_spec_subject_t *s) {
   static const char *const k_kernel[] = {"kernel", "params", NULL};
-  static const char *const k_plugin[] = {"plugin", "kernel", NULL};
+  static const char *const k_plugin[] = {"plugin", "kernel", "timeout", NULL};
   static const char *const k_tensors[] = {"tensors", NULL};
   static const char *const k_tio[] = {"inputs", "outputs", NULL};
   const char *str = NULL;
@@ -266,7 +278,7 @@ static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_t
       if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "kernel"), w, &str))) return st;
       s->kernel = dupstr(str);
     }
-    return LOWP_OK;
+    return parse_timeout(c, cJSON_GetObjectItemCaseSensitive(j, "timeout"), what, &s->timeout);
   }
   if (cJSON_GetObjectItemCaseSensitive(j, "tensors")) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "tensors");

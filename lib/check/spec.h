@@ -47,6 +47,7 @@ typedef struct {
   char *kernel;       /**< KERNEL: registry name; PLUGIN: kernel name or NULL */
   char *params;       /**< KERNEL: "key=value,..." or NULL */
   char *plugin;       /**< PLUGIN: library path (resolved) */
+  double timeout;     /**< PLUGIN: seconds per call, 0 = LOWP_PLUGIN_TIMEOUT's */
   lowp_spec_file_t *inputs, *outputs; /**< TENSORS */
   int n_inputs, n_outputs;
 } lowp_spec_subject_t;

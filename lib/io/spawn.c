@@ -9,21 +9,28 @@
  * functions (the caller may have threads).
  */
 
-#define _GNU_SOURCE /* prctl's PR_SET_PDEATHSIG, pipe2, execvp, waitid */
+#define _GNU_SOURCE /* prctl's PR_SET_PDEATHSIG, pipe2, execvp, waitid, on_exit, close_range */
 
 #include "io/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
 
+#include "format/number.h"
 #include "status.h"
 
 /* lowp__g_spawn_watch: the program's watcher of children (its interrupt
@@ -64,13 +71,25 @@ static void child(char *const argv[], const char *dir, const char *log, int out_
   _exit(127);
 }
 
+/* fork with SIGINT, SIGTERM and SIGHUP blocked (the caller's handlers never
+   run in the child); the caller restores *old once the child is watched */
+static pid_t fork_blocked(sigset_t *old) {
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, old);
+  return fork();
+}
+
 /* ----------------------------------------------------------- public API */
 
 void lowp_spawn_set_watch(lowp_spawn_watch_t fn) { lowp__g_spawn_watch = fn; }
 
 int lowp_spawn(int *status, char *const argv[], const char *dir, const char *log,
                char *capture, size_t cap) {
-  sigset_t block, old;
+  sigset_t old;
   int pfd[2] = {-1, -1};
   pid_t pid, parent = getpid();
   siginfo_t info;
@@ -80,12 +99,7 @@ int lowp_spawn(int *status, char *const argv[], const char *dir, const char *log
   *status = 127;
   if (capture && cap == 0) return LOWP_EINVAL;
   if (capture && pipe2(pfd, O_CLOEXEC) != 0) return LOWP_EIO;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
-  pid = fork();
+  pid = fork_blocked(&old);
   if (pid == 0) child(argv, dir, log, pfd[1], &old, parent);
   if (pid > 0 && lowp__g_spawn_watch) lowp__g_spawn_watch((long)pid, 1);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -115,4 +129,309 @@ int lowp_spawn(int *status, char *const argv[], const char *dir, const char *log
   if (r != 0) return LOWP_EIO;
   *status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) : 128 + info.si_status;
   return LOWP_OK;
+}
+
+/* -------------------------------------------- untrusted code in a child */
+
+/* The page the child of lowp_spawn_fn shares with lowp: how it ended. */
+typedef struct {
+  volatile int returned;    /* fn returned */
+  volatile int exit_called; /* exit()/quick_exit() ran the guard */
+  volatile int exit_code;
+} fn_state_t;
+
+static fn_state_t *lowp__g_fn_state; /* in the child only */
+
+/* Registered last in the child, so run first by exit(): no handler of
+   lowp's or of its libraries (MPI_Finalize, OpenMP, sanitizers) runs. */
+static void exit_guard(int status, void *arg) {
+  fn_state_t *st = arg;
+  fflush(stdout); /* what it printed reaches the pipe (lowp flushed before the fork) */
+  fflush(stderr);
+  st->exit_called = 1;
+  st->exit_code = status & 0xff;
+  _exit(status & 0xff);
+}
+
+static void quick_exit_guard(void) {
+  fflush(stdout);
+  fflush(stderr);
+  lowp__g_fn_state->exit_called = 1;
+  lowp__g_fn_state->exit_code = 0;
+  _exit(0);
+}
+
+/* The child's setup: own group, default signals, no inherited descriptors
+   but the pipe (as stdout and stderr), the exit guards. */
+static void fn_child(int out_fd, pid_t parent, fn_state_t *st) {
+  struct sigaction dfl;
+  sigset_t none;
+  int sig, fd;
+  setpgid(0, 0);
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  for (sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
+#ifdef __linux__
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);
+#else
+  (void)parent;
+#endif
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  fd = open("/dev/null", O_RDONLY);
+  if (fd < 0 || dup2(fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) _exit(127);
+  close_range(3, ~0U, 0);
+  lowp__g_fn_state = st;
+  on_exit(exit_guard, st);
+  at_quick_exit(quick_exit_guard);
+}
+
+static double mono_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* keep the last LOWP_CHILD_TAIL - 1 bytes of what the child wrote */
+static int drain(int fd, lowp_child_t *r, size_t *len) {
+  char buf[4096];
+  int reads = 0;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    size_t k, keep = LOWP_CHILD_TAIL - 1;
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) return 1; /* end of file */
+    if (n < 0) return 0;
+    k = (size_t)n;
+    r->out_bytes += k;
+    if (k >= keep) {
+      memcpy(r->tail, buf + k - keep, keep);
+      *len = keep;
+    } else {
+      if (*len + k > keep) {
+        size_t drop = *len + k - keep;
+        memmove(r->tail, r->tail + drop, *len - drop);
+        *len -= drop;
+      }
+      memcpy(r->tail + *len, buf, k);
+      *len += k;
+    }
+    if (++reads >= 256) return 0; /* 1 MiB at a time: the caller looks at the child too */
+  }
+}
+
+/* wait for the child (draining its output) until it ends or the limit */
+static int fn_wait(lowp_child_t *r, pid_t pid, int fd, double timeout, siginfo_t *info) {
+  double t0 = mono_now();
+  size_t len = 0;
+  int eof = 0;
+  for (;;) {
+    struct pollfd pf;
+    int ms = 50;
+    memset(info, 0, sizeof *info);
+    if (waitid(P_PID, (id_t)pid, info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno != EINTR) {
+      r->tail[len] = '\0';
+      return -1;
+    }
+    if (info->si_pid == pid) break;
+    if (mono_now() - t0 > timeout) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      r->how = LOWP_CHILD_TIMEOUT;
+    }
+    pf.fd = fd;
+    pf.events = POLLIN;
+    if (eof) {
+      struct timespec nap = {0, 5000000};
+      nanosleep(&nap, NULL);
+    } else if (poll(&pf, 1, ms) > 0) {
+      eof = drain(fd, r, &len);
+    }
+  }
+  /* what it wrote before it ended (not what its leftovers write after) */
+  if (!eof) drain(fd, r, &len);
+  r->tail[len] = '\0';
+  return 0;
+}
+
+/* this process's children (those of the main thread and of the calling
+   one, where a subreaper's orphans land), read from /proc with
+   async-signal-safe calls only; -1 if /proc does not list them */
+static int read_children(const char *path, long *out, int n, int max) {
+  char buf[4096];
+  ssize_t got;
+  long v = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC), i, digits = 0;
+  if (fd < 0) return -1;
+  got = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (got < 0) return -1;
+  for (i = 0; i <= got; i++) {
+    if (i < got && buf[i] >= '0' && buf[i] <= '9') {
+      v = v * 10 + (buf[i] - '0');
+      digits = 1;
+    } else {
+      if (digits && n < max) out[n++] = v;
+      v = 0;
+      digits = 0;
+    }
+  }
+  return n;
+}
+
+static void put_num(char *p, long v) { /* decimal, NUL-terminated */
+  char t[24];
+  int k = 0;
+  do t[k++] = (char)('0' + v % 10); while ((v /= 10) > 0);
+  while (k) *p++ = t[--k];
+  *p = '\0';
+}
+
+static int list_children(long *out, int max) {
+  char path[64];
+  long ids[2];
+  int n = 0, i, r;
+  ids[0] = (long)getpid();
+  ids[1] = (long)gettid();
+  for (i = 0; i < 2 && (i == 0 || ids[1] != ids[0]); i++) {
+    memcpy(path, "/proc/self/task/", 16);
+    put_num(path + 16, ids[i]);
+    memcpy(path + strlen(path), "/children", 10);
+    r = read_children(path, out, n, max);
+    if (r >= 0) n = r;
+  }
+  return n;
+}
+
+/* Once lowp is a subreaper: the children it had then (a shell's that exec'd
+   lowp), which are never lowp's to end; -1 before. */
+static long lowp__g_foreign[256];
+static volatile int lowp__g_nforeign = -1;
+
+static int listed(const long *a, int n, long v) {
+  int j;
+  for (j = 0; j < n; j++)
+    if (a[j] == v) return 1;
+  return 0;
+}
+
+int lowp_spawn_end_orphans(const long *keep, int nkeep) {
+  long kids[256];
+  int round, ended = 0;
+  if (lowp__g_nforeign < 0) return 0; /* no plugin child ever ran: nothing to end */
+  /* each killed process's own children land here next: until none is left */
+  for (round = 0; round < 64; round++) {
+    int n = list_children(kids, 256), i, any = 0;
+    for (i = 0; i < n; i++) {
+      if (listed(keep, nkeep, kids[i]) || listed(lowp__g_foreign, lowp__g_nforeign, kids[i])) continue;
+      kill((pid_t)kids[i], SIGKILL);
+      while (waitpid((pid_t)kids[i], NULL, 0) < 0 && errno == EINTR) {}
+      any = 1;
+      ended++;
+    }
+    if (!any) break;
+  }
+  return ended;
+}
+
+int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double timeout) {
+  sigset_t old;
+  int pfd[2];
+  pid_t pid, parent = getpid();
+  siginfo_t info;
+  fn_state_t *st;
+  long before[256];
+  int w, nbefore;
+  if (!r || !fn || !(timeout > 0)) return LOWP_EINVAL;
+  if (lowp__g_nforeign < 0) {
+#ifdef __linux__
+    /* processes the child leaves behind outside its group (setsid, a
+       daemon's double fork) become lowp's when their parents die */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+#endif
+    lowp__g_nforeign = list_children(lowp__g_foreign, 256);
+  }
+  nbefore = list_children(before, 256);
+  memset(r, 0, sizeof *r);
+  st = mmap(NULL, sizeof *st, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (st == MAP_FAILED) return LOWP_EIO;
+  if (pipe2(pfd, O_CLOEXEC) != 0) {
+    munmap(st, sizeof *st);
+    return LOWP_EIO;
+  }
+  fflush(NULL); /* nothing of lowp's is written twice, nor by the child */
+  pid = fork_blocked(&old);
+  if (pid == 0) {
+    close(pfd[0]);
+    fn_child(pfd[1], parent, st);
+    fn(arg);
+    fflush(stdout);
+    fflush(stderr);
+    st->returned = 1;
+    _exit(0);
+  }
+  if (pid > 0) {
+    setpgid(pid, pid); /* also here: no window where the child is in lowp's group */
+    if (lowp__g_spawn_watch) lowp__g_spawn_watch((long)pid, 1);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(pfd[1]);
+  if (pid < 0) {
+    close(pfd[0]);
+    munmap(st, sizeof *st);
+    return LOWP_EIO;
+  }
+  fcntl(pfd[0], F_SETFL, O_NONBLOCK);
+  w = fn_wait(r, pid, pfd[0], timeout, &info);
+  close(pfd[0]);
+  /* the group ends with the call; the child is a zombie until reaped, so
+     its pid (the group's id) cannot have been reused */
+  kill(-pid, SIGKILL);
+  if (lowp__g_spawn_watch) lowp__g_spawn_watch((long)pid, 0);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+  lowp_spawn_end_orphans(before, nbefore);
+  if (w == 0 && r->how != LOWP_CHILD_TIMEOUT) {
+    if (info.si_code == CLD_EXITED) {
+      r->code = info.si_status & 0xff;
+      r->how = st->returned ? LOWP_CHILD_RETURNED
+               : st->exit_called ? LOWP_CHILD_EXIT_CALLED : LOWP_CHILD_EXITED;
+    } else {
+      r->how = LOWP_CHILD_SIGNALED;
+      r->code = info.si_status;
+    }
+  }
+  munmap(st, sizeof *st);
+  return w == 0 ? LOWP_OK : LOWP_EIO;
+}
+
+const char *lowp_signal_name(int sig) {
+  static const struct { int n; const char *s; } t[] = {
+      {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+      {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},     {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+      {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},     {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+      {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"},     {SIGTERM, "SIGTERM"}, {SIGCHLD, "SIGCHLD"},
+      {SIGCONT, "SIGCONT"}, {SIGSTOP, "SIGSTOP"},     {SIGTSTP, "SIGTSTP"}, {SIGTTIN, "SIGTTIN"},
+      {SIGTTOU, "SIGTTOU"}, {SIGURG, "SIGURG"},       {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+      {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}, {SIGWINCH, "SIGWINCH"}, {SIGIO, "SIGIO"},
+      {SIGSYS, "SIGSYS"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (t[i].n == sig) return t[i].s;
+  return NULL;
+}
+
+int lowp_parse_seconds(double *out, const char *text) {
+  double v;
+  const char *c;
+  if (!text || !*text) return -1;
+  /* decimal digits, '.', exponent: no blanks, no hex, no inf/nan words */
+  for (c = text; *c; c++)
+    if (!strchr("0123456789.eE+-", *c)) return -1;
+  if (lowp_parse_f64(&v, text) != 0 || !isfinite(v) || !(v > 0) || v > 1e9) return -1;
+  *out = v;
+  return 0;
 }

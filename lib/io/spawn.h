@@ -36,4 +36,69 @@ void lowp_spawn_set_watch(lowp_spawn_watch_t fn);
 int lowp_spawn(int *status, char *const argv[], const char *dir, const char *log,
                char *capture, size_t cap);
 
+/** How a child of lowp_spawn_fn ended. */
+enum {
+  LOWP_CHILD_RETURNED = 0, /**< the function returned */
+  LOWP_CHILD_EXIT_CALLED,  /**< it called exit(code) (or quick_exit) instead */
+  LOWP_CHILD_EXITED,       /**< the process ended with _exit(code) (no exit handlers) */
+  LOWP_CHILD_SIGNALED,     /**< killed by signal code */
+  LOWP_CHILD_TIMEOUT       /**< still running after the time limit: killed */
+};
+
+/** Size of the kept tail of a child's output (lowp_child_t.tail). */
+#define LOWP_CHILD_TAIL 2048
+
+/** @brief What became of a child of lowp_spawn_fn. */
+typedef struct {
+  int how;          /**< LOWP_CHILD_* */
+  int code;         /**< the exit status, or the signal number */
+  size_t out_bytes; /**< bytes it wrote to stdout and stderr, in all */
+  char tail[LOWP_CHILD_TAIL]; /**< the last of them, NUL-terminated (raw bytes) */
+} lowp_child_t;
+
+/**
+ * @brief Call fn(arg) in a forked child and wait for it, for code lowp does
+ * not trust (plugins): whatever it does, lowp goes on and learns what it was.
+ *
+ * The child leads its own process group (setpgid): when it ends, times out
+ * or lowp is interrupted (the watcher, lowp_spawn_set_watch), the whole
+ * group is killed with SIGKILL, so processes it started do not outlive the
+ * call; so are those that left the group (lowp_spawn_end_orphans). It reads /dev/null; its stdout and stderr go to a pipe that lowp
+ * drains, keeping the last LOWP_CHILD_TAIL bytes (a flood of output costs
+ * no memory and never reaches lowp's own output); every other descriptor
+ * of lowp is closed in it. Signals have their default actions and none is
+ * blocked; the child dies with lowp (PR_SET_PDEATHSIG).
+ *
+ * The child never runs lowp's exit handlers (nor MPI_Finalize, nor those
+ * of any library lowp loaded): it leaves through _exit when fn returns, and
+ * an exit() or quick_exit() called by fn runs, first of all handlers, one
+ * the child registered last, which records the status and calls _exit.
+ * @param timeout seconds (> 0; inf: no limit)
+ * @return LOWP_OK (see r); LOWP_EINVAL; LOWP_EIO (no child, pipe or memory).
+ */
+int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double timeout);
+
+/**
+ * @brief Kill (SIGKILL) and reap every child of this process but those in
+ * keep[0..nkeep) and those it had before its first lowp_spawn_fn (a
+ * shell's, exec'd into lowp), then the children they leave behind, until
+ * none is left; nothing if lowp_spawn_fn never ran.
+ * lowp_spawn_fn makes lowp a subreaper (Linux), so processes a plugin child
+ * left behind outside its process group (setsid, a daemon's double fork)
+ * are lowp's children once their parents die: lowp_spawn_fn ends them after
+ * each call, and an interrupt handler (tools/cleanup.c) before it exits.
+ * Async-signal-safe (reads /proc/self/task/ID/children).
+ * @return how many processes it ended.
+ */
+int lowp_spawn_end_orphans(const long *keep, int nkeep);
+
+/** @brief "SIGSEGV", "SIGPIPE", ... for a signal number, or NULL if unknown. */
+const char *lowp_signal_name(int sig);
+
+/**
+ * @brief Strict parse of a time limit in seconds: a decimal number (no
+ * blanks, no unit), finite, > 0 and at most 1e9. @return 0 and *out, or -1.
+ */
+int lowp_parse_seconds(double *out, const char *text);
+
 #endif

@@ -1,0 +1,253 @@
+/* lowp_agree -- what an MPI rank runs (its command line and the identity of its input files), compared across ranks */
+
+#define _POSIX_C_SOURCE 200809L /* fstat, open */
+
+#include "io/agree.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/escape.h"
+#include "status.h"
+
+/* ------------------------------------------------ SHA-256 (FIPS 180-4) */
+
+typedef struct {
+  uint32_t h[8];
+  uint8_t buf[64];
+  uint64_t bytes;
+  size_t fill;
+} sha_t;
+
+static const uint32_t K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+static uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+static void sha_block(sha_t *s, const uint8_t *p) {
+  uint32_t w[64], a[8], t1, t2;
+  int i;
+  for (i = 0; i < 16; i++)
+    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+  for (i = 16; i < 64; i++)
+    w[i] = w[i - 16] + (ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+           (ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10));
+  memcpy(a, s->h, sizeof a);
+  for (i = 0; i < 64; i++) {
+    t1 = a[7] + (ror(a[4], 6) ^ ror(a[4], 11) ^ ror(a[4], 25)) + ((a[4] & a[5]) ^ (~a[4] & a[6])) + K[i] + w[i];
+    t2 = (ror(a[0], 2) ^ ror(a[0], 13) ^ ror(a[0], 22)) + ((a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]));
+    memmove(a + 1, a, 7 * sizeof a[0]);
+    a[4] += t1;
+    a[0] = t1 + t2;
+  }
+  for (i = 0; i < 8; i++) s->h[i] += a[i];
+}
+
+static void sha_init(sha_t *s) {
+  static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  memcpy(s->h, h0, sizeof h0);
+  s->bytes = 0;
+  s->fill = 0;
+}
+
+static void sha_add(sha_t *s, const void *data, size_t n) {
+  const uint8_t *p = data;
+  s->bytes += n;
+  while (n) {
+    size_t k = 64 - s->fill < n ? 64 - s->fill : n;
+    memcpy(s->buf + s->fill, p, k);
+    s->fill += k;
+    p += k;
+    n -= k;
+    if (s->fill == 64) {
+      sha_block(s, s->buf);
+      s->fill = 0;
+    }
+  }
+}
+
+static void sha_end(sha_t *s, uint8_t out[32]) {
+  uint64_t bits = s->bytes * 8;
+  uint8_t pad = 0x80, len[8];
+  int i;
+  sha_add(s, &pad, 1);
+  pad = 0;
+  while (s->fill != 56) sha_add(s, &pad, 1);
+  for (i = 0; i < 8; i++) len[i] = (uint8_t)(bits >> (56 - 8 * i));
+  sha_add(s, len, 8);
+  for (i = 0; i < 8; i++) {
+    out[4 * i] = (uint8_t)(s->h[i] >> 24);
+    out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
+    out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
+    out[4 * i + 3] = (uint8_t)s->h[i];
+  }
+}
+
+void lowp_sha256(uint8_t out[32], const void *data, size_t n) {
+  sha_t s;
+  sha_init(&s);
+  sha_add(&s, data, n);
+  sha_end(&s, out);
+}
+
+/* ------------------------------------------------------ private helpers */
+
+/* files larger than this are compared by size alone (1 TiB) */
+#define AGREE_MAX_READ ((uint64_t)1 << 40)
+
+static void put_le(uint8_t *p, uint64_t v, int n) {
+  int i;
+  for (i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  int i;
+  for (i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+/* the value of an output option: written, not read */
+static int is_output_key(const char *k, size_t n) {
+  return (n >= 5 && !strncmp(k, "--out", 5)) || (n == 6 && !strncmp(k, "--json", 6)) ||
+         (n == 7 && !strncmp(k, "--junit", 7)) || (n == 9 && !strncmp(k, "--capture", 9)) ||
+         (n == 5 && !strncmp(k, "--csv", 5));
+}
+
+/* what path names: kind, and for a regular file the hash of size and content */
+static int describe(const char *path, uint8_t hash[32], uint64_t *size) {
+  struct stat st;
+  sha_t s;
+  uint8_t buf[65536], len[8];
+  ssize_t n;
+  int fd;
+  *size = 0;
+  if (!*path || stat(path, &st) != 0) return LOWP_AGREE_NOFILE;
+  if (!S_ISREG(st.st_mode)) return LOWP_AGREE_OTHER;
+  fd = open(path, O_RDONLY | O_NONBLOCK);
+  if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fd >= 0) close(fd);
+    return LOWP_AGREE_UNREADABLE;
+  }
+  *size = (uint64_t)st.st_size;
+  sha_init(&s);
+  put_le(len, *size, 8);
+  sha_add(&s, len, 8);
+  /* content up to its size (a file that grows is read once), and none of
+     what no input can be (/proc/kcore's 128 TiB): the size says enough */
+  n = 0;
+  if (*size <= AGREE_MAX_READ) {
+    uint64_t left = *size;
+    while (left && (n = read(fd, buf, left < sizeof buf ? (size_t)left : sizeof buf)) > 0) {
+      sha_add(&s, buf, (size_t)n);
+      left -= (uint64_t)n;
+    }
+  }
+  close(fd);
+  if (n < 0) return LOWP_AGREE_UNREADABLE;
+  sha_end(&s, hash);
+  return LOWP_AGREE_FILE;
+}
+
+/* argument i of a record's text, or NULL past the kept text */
+static const char *arg_text(const lowp_agree_t *r, int i) {
+  const char *p = r->text, *end = r->text + sizeof r->text;
+  int k;
+  for (k = 0; k < i && p < end; k++) p += strnlen(p, (size_t)(end - p)) + 1;
+  return p < end && k == i ? p : NULL;
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_agree_record(lowp_agree_t *r, int n, char *const *args) {
+  sha_t all;
+  size_t used = 0;
+  int i, out_next = 0;
+  if (!r || n < 0 || (n && !args)) return LOWP_EINVAL;
+  memset(r, 0, sizeof *r);
+  put_le(r->nargs, (uint64_t)n, 4);
+  sha_init(&all);
+  for (i = 0; i < n; i++) {
+    const char *a = args[i] ? args[i] : "", *eq = strchr(a, '=');
+    const char *path = a;
+    size_t len = strlen(a);
+    uint8_t h[32], lb[8];
+    uint64_t size = 0;
+    int kind = LOWP_AGREE_NOFILE, out = out_next;
+    put_le(lb, len, 8);
+    sha_add(&all, lb, 8);
+    sha_add(&all, a, len);
+    out_next = !strncmp(a, "--", 2) && !eq && is_output_key(a, len);
+    if (!strncmp(a, "--", 2) && eq) {
+      out = is_output_key(a, (size_t)(eq - a));
+      path = eq + 1;
+    }
+    memset(h, 0, sizeof h);
+    if (!out) kind = describe(path, h, &size);
+    sha_add(&all, &(uint8_t){(uint8_t)kind}, 1);
+    sha_add(&all, h, sizeof h);
+    if (i < LOWP_AGREE_NARGS) {
+      r->kind[i] = (uint8_t)kind;
+      memcpy(r->hash[i], h, 16);
+      put_le(r->size[i], size, 8);
+    }
+    if (used + len + 1 <= sizeof r->text) {
+      memcpy(r->text + used, a, len + 1);
+      used += len + 1;
+    } else {
+      used = sizeof r->text;
+    }
+  }
+  sha_add(&all, r->nargs, sizeof r->nargs);
+  sha_end(&all, r->digest);
+  return LOWP_OK;
+}
+
+int lowp_agree_compare(const lowp_agree_t *r0, const lowp_agree_t *rr, int rank, char *msg, size_t len) {
+  int n0 = (int)get_le(r0->nargs, 4), nr = (int)get_le(rr->nargs, 4), i;
+  static const char *const tail = "every rank of an MPI job must run the same command on the same input files";
+  if (!memcmp(r0, rr, sizeof *r0)) return 0;
+  for (i = 0; i < (n0 > nr ? n0 : nr) && i < LOWP_AGREE_NARGS; i++) {
+    const char *a = i < n0 ? arg_text(r0, i) : NULL, *b = i < nr ? arg_text(rr, i) : NULL;
+    int same_text = a && b ? !strcmp(a, b) : (i < n0) == (i < nr);
+    if (same_text && (i >= n0 || (r0->kind[i] == rr->kind[i] && !memcmp(r0->hash[i], rr->hash[i], 16))))
+      continue;
+    if (!same_text) {
+      char note[300] = "";
+      if (i < nr && b && r0->kind[i] == LOWP_AGREE_FILE && rr->kind[i] == LOWP_AGREE_NOFILE)
+        snprintf(note, sizeof note, " (rank %d: %.200s: cannot open)", rank, b);
+      lowp_errf(msg, len, 1, "the ranks of this MPI job disagree: argument %d is '%.200s' on rank 0, "
+                "'%.200s' on rank %d%s; %s", i + 1, i < n0 ? (a ? a : "...") : "(none)",
+                i < nr ? (b ? b : "...") : "(none)", rank, note, tail);
+      return 1;
+    }
+    {
+      static const char *const kinds[] = {"no such file", "a file", "not a regular file", "an unreadable file"};
+      const char *p = a ? a : "...";
+      if (r0->kind[i] == LOWP_AGREE_FILE && rr->kind[i] == LOWP_AGREE_FILE)
+        lowp_errf(msg, len, 1, "the ranks of this MPI job read different files: %.300s is %llu bytes on "
+                  "rank 0 and %llu bytes%s on rank %d; %s", p, (unsigned long long)get_le(r0->size[i], 8),
+                  (unsigned long long)get_le(rr->size[i], 8),
+                  get_le(r0->size[i], 8) == get_le(rr->size[i], 8) ? " with other content" : "", rank, tail);
+      else
+        lowp_errf(msg, len, 1, "the ranks of this MPI job read different files: %.300s is %s on rank 0 and "
+                  "%s on rank %d%s; %s", p, kinds[r0->kind[i] & 3], kinds[rr->kind[i] & 3], rank,
+                  rr->kind[i] == LOWP_AGREE_NOFILE ? " (cannot open it there)" : "", tail);
+      return 1;
+    }
+  }
+  lowp_errf(msg, len, 1, "the ranks of this MPI job disagree: rank 0 and rank %d run different "
+            "command lines (in arguments too long to show); %s", rank, tail);
+  return 1;
+}

@@ -1,0 +1,198 @@
+/* misbehave2 -- plugins that misbehave in the ways of issue 19 (tests/cli/plugin_misbehave.sh)
+ *
+ * Built by the test with cc. Without a -D: gemm kernels (fp16 A, B -> fp32 C)
+ * that write past or before their output, into their inputs, return -424242,
+ * die by SIGPIPE/SIGUSR1, flood their output, leave processes behind, call
+ * exit(0), and one honest kernel. With -DLOAD_EXIT, -DLOAD_SEGV, -DLOAD_HANG,
+ * -DTABLE_CRASH or -DBAD_NAME: a library that misbehaves while it is loaded
+ * or its table read.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lowp_plugin.h"
+
+static float h2f(uint16_t h) { /* fp16 bits -> float, exact */
+  int e = (h >> 10) & 31, m = h & 1023;
+  float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+static int honest(void *const *o, const void *const *in, const lowp_plugin_dims_t *d) {
+  const uint16_t *a = in[0], *b = in[1];
+  float *c = o[0];
+  size_t i, j, l;
+  for (i = 0; i < d->batch * d->m; i++)
+    for (j = 0; j < d->n; j++) {
+      double s = 0;
+      for (l = 0; l < d->k; l++) s += (double)h2f(a[i * d->k + l]) * h2f(b[l * d->n + j]);
+      c[i * d->n + j] = (float)s;
+    }
+  return 0;
+}
+
+static size_t cnt(const lowp_plugin_dims_t *d) { return d->batch * d->m * d->n; }
+static void pidfile(const char *what, pid_t p) {
+  char path[600];
+  FILE *f;
+  snprintf(path, sizeof path, "%s/%s.pid", getenv("MIS_DIR") ? getenv("MIS_DIR") : "/tmp", what);
+  f = fopen(path, "w");
+  if (f) { fprintf(f, "%ld\n", (long)p); fclose(f); }
+}
+
+static int past1(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  ((float *)o[0])[cnt(d)] = 1.0f; /* one float past the end */
+  return 0;
+}
+static int pastpage(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  ((volatile float *)o[0])[cnt(d) + 1024] = 1.0f; /* 4 KiB past */
+  return 0;
+}
+static int before(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  ((float *)o[0])[-1] = 1.0f;
+  return 0;
+}
+static int wrin(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  ((volatile uint16_t *)i[1])[0] ^= 1; /* inputs are read-only */
+  return 0;
+}
+static int beforein(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  ((volatile uint16_t *)i[0])[-8] = 1; /* 16 bytes before A */
+  return 0;
+}
+static int sneakin(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  uintptr_t pg = (uintptr_t)i[0] & ~(uintptr_t)4095;
+  honest(o, i, d);
+  mprotect((void *)pg, 4096, PROT_READ | PROT_WRITE); /* around the protection */
+  ((uint16_t *)i[0])[0] ^= 1;
+  return 0;
+}
+static int magic(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  return -424242;
+}
+static int spipe(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  (void)o; (void)i; (void)d;
+  raise(SIGPIPE);
+  return 0;
+}
+static int susr1(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  (void)o; (void)i; (void)d;
+  raise(SIGUSR1);
+  return 0;
+}
+static int flood(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  static char line[1000];
+  int k;
+  (void)o; (void)i; (void)d;
+  memset(line, 'x', sizeof line - 1);
+  line[sizeof line - 1] = '\n';
+  for (k = 0; k < 10000; k++) fwrite(line, 1, sizeof line, k % 2 ? stdout : stderr);
+  printf("the last words of flood\n");
+  fflush(stdout);
+  return 7;
+}
+static int daemonize(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  pid_t p = fork();
+  if (p == 0) { /* keeps the kernel's stdout and stderr open */
+    sleep(300);
+    _exit(0);
+  }
+  pidfile("daemonize", p);
+  return honest(o, i, d);
+}
+static int forkhang(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  pid_t p = fork();
+  (void)o; (void)i; (void)d;
+  if (p == 0) {
+    sleep(300);
+    _exit(0);
+  }
+  pidfile("forkhang", p);
+  for (;;) pause();
+  return 0;
+}
+/* a daemon: fork, setsid (out of the kernel's process group), fork again */
+static void daemon_child(const char *what) {
+  pid_t p = fork();
+  if (p == 0) {
+    setsid();
+    p = fork();
+    if (p == 0) {
+      pidfile(what, getpid());
+      close(1);
+      close(2);
+      sleep(300);
+      _exit(0);
+    }
+    _exit(0);
+  }
+  while (p > 0 && !waitpid(p, NULL, 0)) {}
+}
+static int escape(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  daemon_child("escape");
+  usleep(100000);
+  return honest(o, i, d);
+}
+static int escapehang(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  (void)o; (void)i; (void)d;
+  daemon_child("escapehang");
+  for (;;) pause();
+  return 0;
+}
+static int quit0(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  exit(0);
+}
+static int qquit(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  quick_exit(0);
+}
+
+#ifdef LOAD_EXIT
+__attribute__((constructor)) static void ctor(void) { exit(0); }
+#endif
+#ifdef LOAD_SEGV
+__attribute__((constructor)) static void ctor(void) { raise(SIGSEGV); }
+#endif
+#ifdef LOAD_HANG
+__attribute__((constructor)) static void ctor(void) { for (;;) pause(); }
+#endif
+
+LOWP_PLUGIN_EXPORT const uint32_t lowp_plugin_abi_version = LOWP_PLUGIN_ABI_VERSION;
+#define G(n, f) {n, "gemm", {"fp16", "fp16"}, "fp32", f}
+static const lowp_plugin_kernel_t table[] = {
+    G("honest", honest), G("past1", past1),   G("pastpage", pastpage), G("before", before),
+    G("wrin", wrin),     G("sneakin", sneakin), G("magic", magic),     G("spipe", spipe),
+    G("susr1", susr1),   G("flood", flood),   G("daemonize", daemonize), G("forkhang", forkhang),
+    G("quit0", quit0),   G("qquit", qquit),   G("escape", escape),     G("escapehang", escapehang),
+    G("beforein", beforein)};
+#ifdef BAD_NAME
+static lowp_plugin_kernel_t bad[1];
+#endif
+LOWP_PLUGIN_EXPORT const lowp_plugin_kernel_t *lowp_plugin_kernels(size_t *count) {
+#ifdef TABLE_CRASH
+  *(volatile int *)(uintptr_t)8 = 1;
+#endif
+#ifdef BAD_NAME
+  bad[0] = table[0];
+  bad[0].name = (const char *)(uintptr_t)0x10;
+  *count = 1;
+  return bad;
+#endif
+  *count = sizeof table / sizeof table[0];
+  return table;
+}
