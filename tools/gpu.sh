@@ -61,6 +61,7 @@ FETCH=
 # the compiler with its OpenMP runtime, CMake and zlib's runtime are taken to
 # be on any CUDA machine
 DEPS_PKGS="libmpfr-dev libmpfr6 libgmp-dev libgmp10 libgmpxx4ldbl librandom123-dev libcjson-dev libcjson1
+           nettle-dev libnettle8
            libopenblas-dev libopenblas0 libopenblas-pthread-dev libopenblas0-pthread libgfortran5
            libquadmath0 zlib1g-dev"
 

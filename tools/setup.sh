@@ -15,7 +15,7 @@ TARGETS=("$@")
 # that the HTML report renders).
 # Open MPI is optional (lowp under mpirun, docs/scale.md): installed here too.
 PKGS="build-essential cmake pkg-config libmpfr-dev libgmp-dev librandom123-dev
-      libcjson-dev gnuplot-nox fonts-dejavu-core libopenblas-dev git
+      libcjson-dev nettle-dev gnuplot-nox fonts-dejavu-core libopenblas-dev git
       zlib1g-dev dataset-fashion-mnist ${LOWP_EXTRA_PKGS:-}
       libopenmpi-dev openmpi-bin"
 

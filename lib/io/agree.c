@@ -5,6 +5,7 @@
 #include "io/agree.h"
 
 #include <fcntl.h>
+#include <nettle/sha2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,86 +14,14 @@
 #include "io/escape.h"
 #include "status.h"
 
-/* ------------------------------------------------ SHA-256 (FIPS 180-4) */
+/* ------------------------------------------------ SHA-256 (nettle) */
 
-typedef struct {
-  uint32_t h[8];
-  uint8_t buf[64];
-  uint64_t bytes;
-  size_t fill;
-} sha_t;
+/* SHA-256 (FIPS 180-4) from GNU Nettle, the Debian package nettle-dev */
+typedef struct sha256_ctx sha_t;
 
-static const uint32_t K[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-
-static uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
-
-static void sha_block(sha_t *s, const uint8_t *p) {
-  uint32_t w[64], a[8], t1, t2;
-  int i;
-  for (i = 0; i < 16; i++)
-    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-  for (i = 16; i < 64; i++)
-    w[i] = w[i - 16] + (ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
-           (ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10));
-  memcpy(a, s->h, sizeof a);
-  for (i = 0; i < 64; i++) {
-    t1 = a[7] + (ror(a[4], 6) ^ ror(a[4], 11) ^ ror(a[4], 25)) + ((a[4] & a[5]) ^ (~a[4] & a[6])) + K[i] + w[i];
-    t2 = (ror(a[0], 2) ^ ror(a[0], 13) ^ ror(a[0], 22)) + ((a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]));
-    memmove(a + 1, a, 7 * sizeof a[0]);
-    a[4] += t1;
-    a[0] = t1 + t2;
-  }
-  for (i = 0; i < 8; i++) s->h[i] += a[i];
-}
-
-static void sha_init(sha_t *s) {
-  static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-  memcpy(s->h, h0, sizeof h0);
-  s->bytes = 0;
-  s->fill = 0;
-}
-
-static void sha_add(sha_t *s, const void *data, size_t n) {
-  const uint8_t *p = data;
-  s->bytes += n;
-  while (n) {
-    size_t k = 64 - s->fill < n ? 64 - s->fill : n;
-    memcpy(s->buf + s->fill, p, k);
-    s->fill += k;
-    p += k;
-    n -= k;
-    if (s->fill == 64) {
-      sha_block(s, s->buf);
-      s->fill = 0;
-    }
-  }
-}
-
-static void sha_end(sha_t *s, uint8_t out[32]) {
-  uint64_t bits = s->bytes * 8;
-  uint8_t pad = 0x80, len[8];
-  int i;
-  sha_add(s, &pad, 1);
-  pad = 0;
-  while (s->fill != 56) sha_add(s, &pad, 1);
-  for (i = 0; i < 8; i++) len[i] = (uint8_t)(bits >> (56 - 8 * i));
-  sha_add(s, len, 8);
-  for (i = 0; i < 8; i++) {
-    out[4 * i] = (uint8_t)(s->h[i] >> 24);
-    out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
-    out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
-    out[4 * i + 3] = (uint8_t)s->h[i];
-  }
-}
+static void sha_init(sha_t *s) { sha256_init(s); }
+static void sha_add(sha_t *s, const void *data, size_t n) { sha256_update(s, n, (const uint8_t *)data); }
+static void sha_end(sha_t *s, uint8_t out[32]) { sha256_digest(s, SHA256_DIGEST_SIZE, out); }
 
 void lowp_sha256(uint8_t out[32], const void *data, size_t n) {
   sha_t s;
