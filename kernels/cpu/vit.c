@@ -264,6 +264,8 @@ typedef struct {
   lowp_vit_gemm_fn gemm;
   void *ctx;
   float *scratch;
+  lowp_vit_observe_fn obs;
+  void *octx;
 } fwd_t;
 
 /* One site: x is copied to scratch first when a callback computes it. */
@@ -354,6 +356,7 @@ static int forward(acts_t *a, const float *x, const fwd_t *f) {
   patches(a->x0, x, a->B, m->patch);
   if ((st = site(f, a->h, a->x0, R, m->pdim, m->d, p.emb_w, p.emb_b, 1, 0))) return st;
   for (i = 0; i < R * d; i++) a->h[i] += p.pos[i % (T * d)];
+  if (f->obs) f->obs(a->h, R, m->d, 0, f->octx);
   for (l = 0; l < m->layers; l++) {
     float *const *t = p.t[l];
     layernorm(a->a[l], a->xh1[l], a->rs1[l], a->h, R, m->d, t[LN1G], t[LN1B]);
@@ -366,6 +369,7 @@ static int forward(acts_t *a, const float *x, const fwd_t *f) {
     for (i = 0; i < R * (size_t)m->mlp; i++) a->ga[l][i] = gelu(a->u[l][i]);
     if ((st = site(f, a->tmp, a->ga[l], R, m->mlp, m->d, t[FC2W], t[FC2B], 1, 6 + 6 * l))) return st;
     add_into(a->h, a->tmp, R * d);
+    if (f->obs) f->obs(a->h, R, m->d, l + 1, f->octx);
   }
   layernorm(a->hf, a->xhf, a->rsf, a->h, R, m->d, p.lnf_g, p.lnf_b);
   for (i = 0; i < a->B * d; i++) {
@@ -379,6 +383,11 @@ static int forward(acts_t *a, const float *x, const fwd_t *f) {
 
 int lowp_vit_forward(float *logits, const float *x, size_t batch, const lowp_vit_t *m,
                      lowp_vit_gemm_fn gemm, void *ctx) {
+  return lowp_vit_forward_observed(logits, x, batch, m, gemm, ctx, NULL, NULL);
+}
+
+int lowp_vit_forward_observed(float *logits, const float *x, size_t batch, const lowp_vit_t *m,
+                              lowp_vit_gemm_fn gemm, void *ctx, lowp_vit_observe_fn obs, void *octx) {
   acts_t a;
   fwd_t f;
   int st = acts_alloc(&a, m, batch);
@@ -387,6 +396,8 @@ int lowp_vit_forward(float *logits, const float *x, size_t batch, const lowp_vit
   f.gemm = gemm;
   f.ctx = ctx;
   f.scratch = a.scratch;
+  f.obs = obs;
+  f.octx = octx;
   st = forward(&a, x, &f);
   if (st == LOWP_OK) memcpy(logits, a.z, batch * NCLS * sizeof *logits);
   free(a.buf);
@@ -527,7 +538,7 @@ int lowp_vit_grad(lowp_vit_t *m, double *loss, const float *x, const uint8_t *la
   R = a.R;
   work = malloc((R * d * 6 + 2 * R * (size_t)m->mlp + batch * (NCLS + d) + m->nparams) * sizeof *work);
   if (!work) { free(a.buf); return LOWP_ENOMEM; }
-  f.m = m; f.gemm = NULL; f.ctx = NULL; f.scratch = a.scratch;
+  f.m = m; f.gemm = NULL; f.ctx = NULL; f.scratch = a.scratch; f.obs = NULL; f.octx = NULL;
   (void)forward(&a, x, &f);
   params_of(&p, m, m->w);
   params_of(&g, m, m->g);

@@ -101,6 +101,17 @@ int lowp_vit_forward(float *logits, const float *x, size_t batch, const lowp_vit
                      lowp_vit_gemm_fn gemm, void *ctx);
 
 /**
+ * @brief An observer of the residual stream h (rows = batch x tokens, d
+ * wide): called after the embedding (point 0) and after each block (point
+ * l + 1), read-only.
+ */
+typedef void (*lowp_vit_observe_fn)(const float *h, size_t rows, int d, int point, void *ctx);
+
+/** @brief lowp_vit_forward, with an observer of the residual stream (may be NULL). */
+int lowp_vit_forward_observed(float *logits, const float *x, size_t batch, const lowp_vit_t *m,
+                              lowp_vit_gemm_fn gemm, void *ctx, lowp_vit_observe_fn obs, void *octx);
+
+/**
  * @brief m->g = the gradient of the mean softmax cross-entropy of a batch
  * (fp64 softmax per sample); *loss = that mean.
  * @return LOWP_OK; LOWP_EINVAL (a label > 9); LOWP_ENOMEM.
