@@ -123,9 +123,8 @@ static void maxpool_bwd(float *dz, const float *dout, const uint8_t *arg, const 
   }
 }
 
-/* dw (K x N) = x^T dy over rows ascending (OpenMP over k); db = column sums. */
-static void gemm_bwd_w(float *dw, float *db, const float *x, const float *dy, long rows, int K,
-                       int N) {
+void lowp_cnn_gemm_bwd_w(float *dw, float *db, const float *x, const float *dy, long rows, int K,
+                         int N) {
   long k, r;
   int j;
 #pragma omp parallel for schedule(static)
@@ -141,13 +140,13 @@ static void gemm_bwd_w(float *dw, float *db, const float *x, const float *dy, lo
       for (jj = 0; jj < N; jj++) dwr[jj] += xv * dyr[jj];
     }
   }
+  if (!db) return;
   for (j = 0; j < N; j++) db[j] = 0.0f;
   for (r = 0; r < rows; r++)
     for (j = 0; j < N; j++) db[j] += dy[r * N + j];
 }
 
-/* dx (rows x K) = dy wt, wt = w^T (N x K), sums over j ascending. */
-static void gemm_bwd_x(float *dx, const float *dy, const float *wt, long rows, int K, int N) {
+void lowp_cnn_gemm_bwd_x(float *dx, const float *dy, const float *wt, long rows, int K, int N) {
   long r;
 #pragma omp parallel for schedule(static)
   for (r = 0; r < rows; r++) {
@@ -163,7 +162,7 @@ static void gemm_bwd_x(float *dx, const float *dy, const float *wt, long rows, i
   }
 }
 
-static void transpose(float *t, const float *w, int rows, int cols) {
+void lowp_cnn_transpose(float *t, const float *w, int rows, int cols) {
   int i, j;
   for (i = 0; i < rows; i++)
     for (j = 0; j < cols; j++) t[(size_t)j * rows + i] = w[(size_t)i * cols + j];
@@ -403,24 +402,24 @@ int lowp_cnn_sgd_step(lowp_cnn_t *m, double *loss, const float *x, const uint8_t
   *loss = sum / (double)batch;
 
   /* layer 3: logits = h W3 + b3 */
-  gemm_bwd_w(dw[3], db[3], a.h, dz, B, m->K[3], m->N[3]);
-  transpose(wt, m->w[3], m->K[3], m->N[3]);
-  gemm_bwd_x(dh, dz, wt, B, m->K[3], m->N[3]);
+  lowp_cnn_gemm_bwd_w(dw[3], db[3], a.h, dz, B, m->K[3], m->N[3]);
+  lowp_cnn_transpose(wt, m->w[3], m->K[3], m->N[3]);
+  lowp_cnn_gemm_bwd_x(dh, dz, wt, B, m->K[3], m->N[3]);
   for (s = 0; s < batch * (size_t)m->hidden; s++)
     if (!(a.h[s] > 0.0f)) dh[s] = 0.0f;
   /* layer 2: h = relu(p1 W2 + b2) */
-  gemm_bwd_w(dw[2], db[2], a.p1, dh, B, m->K[2], m->N[2]);
-  transpose(wt, m->w[2], m->K[2], m->N[2]);
-  gemm_bwd_x(dp1, dh, wt, B, m->K[2], m->N[2]);
+  lowp_cnn_gemm_bwd_w(dw[2], db[2], a.p1, dh, B, m->K[2], m->N[2]);
+  lowp_cnn_transpose(wt, m->w[2], m->K[2], m->N[2]);
+  lowp_cnn_gemm_bwd_x(dp1, dh, wt, B, m->K[2], m->N[2]);
   maxpool_bwd(dr1, dp1, a.a1, a.r1, B, H1, m->c2);
   /* layer 1: r1 = relu(col1 W1 + b1) */
-  gemm_bwd_w(dw[1], db[1], a.col1, dr1, (long)nb1, m->K[1], m->N[1]);
-  transpose(wt, m->w[1], m->K[1], m->N[1]);
-  gemm_bwd_x(dcol1, dr1, wt, (long)nb1, m->K[1], m->N[1]);
+  lowp_cnn_gemm_bwd_w(dw[1], db[1], a.col1, dr1, (long)nb1, m->K[1], m->N[1]);
+  lowp_cnn_transpose(wt, m->w[1], m->K[1], m->N[1]);
+  lowp_cnn_gemm_bwd_x(dcol1, dr1, wt, (long)nb1, m->K[1], m->N[1]);
   col2im(dp0, dcol1, B, H1, m->c1);
   maxpool_bwd(dr0, dp0, a.a0, a.r0, B, IMG, m->c1);
   /* layer 0: r0 = relu(col0 W0 + b0) */
-  gemm_bwd_w(dw[0], db[0], a.col0, dr0, B * IMG * IMG, m->K[0], m->N[0]);
+  lowp_cnn_gemm_bwd_w(dw[0], db[0], a.col0, dr0, B * IMG * IMG, m->K[0], m->N[0]);
 
   for (l = 0; l < LOWP_CNN_LAYERS; l++) {
     size_t i, n = wcount(m, l), nb = (size_t)m->N[l];

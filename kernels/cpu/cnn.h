@@ -64,6 +64,18 @@ void lowp_cnn_gemm_f32(float *y, const float *x, size_t rows, int K, int N, cons
                        const float *b);
 
 /**
+ * @brief The backward pass of that GEMM (shared with kernels/cpu/vit):
+ * dw (K x N) = x^T dy, summed over rows ascending (OpenMP over k, zero x
+ * skipped); db (N, may be NULL) = column sums of dy over rows ascending.
+ */
+void lowp_cnn_gemm_bwd_w(float *dw, float *db, const float *x, const float *dy, long rows, int K,
+                         int N);
+/** @brief dx (rows x K) = dy wt with wt = w^T (N x K), sums over j ascending (OpenMP over rows). */
+void lowp_cnn_gemm_bwd_x(float *dx, const float *dy, const float *wt, long rows, int K, int N);
+/** @brief t (cols x rows) = the transpose of w (rows x cols). */
+void lowp_cnn_transpose(float *t, const float *w, int rows, int cols);
+
+/**
  * @brief Logits (batch x 10) of images x (batch x 784, values in [0, 1]).
  * gemm (NULL: lowp_cnn_gemm_f32 with the network's weights) computes every
  * layer.

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# cli_fp8q -- lowp run fp8-quantization: missing or damaged dataset -> exit 2; a small run is complete and thread-count independent.
+# cli_fp8q -- lowp run fp8-quantization: bad input -> exit 2 and no output; a --quick evaluation of the
+# shipped models is complete, thread-count independent, and its statistics are recomputed by numpy from
+# its per-image rows; the training command is deterministic.
 # Run: bash tests/cli/fp8q.sh build/lowp
 set -u
 LOWP="$1"
@@ -9,10 +11,11 @@ pass=0 fail=0
 ok()  { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 DATA=/usr/share/datasets/fashion-mnist
+MODELS="$(cd "$(dirname "$0")/../.." && pwd)/models"
 
 # expect_exit2 NAME PATTERN CMD...: exit 2, a message on stderr, nothing on stdout
-# (late_exit2: the same, but the run header may already be on stdout: the
-# data files are read, and found damaged, after the run has started)
+# (LATE=1: the run header may already be on stdout: the file is read, and found
+# damaged, after the run has started)
 expect_exit2() {
   local name="$1" pattern="$2"; shift 2
   "$@" >"$T/out" 2>"$T/err"; local rc=$?
@@ -27,13 +30,22 @@ expect_exit2 "missing dataset" "dataset-fashion-mnist" \
   "$LOWP" run fp8-quantization --quick --data="$T/nowhere" --out "$T/m"
 ls -d "$T"/m* >/dev/null 2>&1 && bad "output left after a missing dataset" || ok
 expect_exit2 "bad hidden" "bad value 'x' for hidden" "$LOWP" run fp8-quantization --quick --hidden=x --out "$T/b"
-expect_exit2 "bad lr" "for lr" "$LOWP" run fp8-quantization --quick --lr=-1 --out "$T/b"
+expect_exit2 "bad lr" "for cnn_lr" "$LOWP" run fp8-quantization --quick --cnn_lr=-1 --out "$T/b"
+expect_exit2 "bad train" "for train" "$LOWP" run fp8-quantization --quick --train=resnet --out "$T/b"
+expect_exit2 "bad vit shape" "for vit_shape" "$LOWP" run fp8-quantization --quick --vit_shape=7,48,5,96,2 --out "$T/b"
 
 if [ ! -r "$DATA/train-images-idx3-ubyte.gz" ]; then
   echo "cli_fp8q: $pass passed, $fail failed (Fashion-MNIST not installed: runs skipped)"
   [ $fail -eq 0 ] || exit 1
   exit 77
 fi
+# the shipped models are missing or damaged: exit 2 naming the file, no folder left
+expect_exit2 "missing models" "cnn.safetensors" "$LOWP" run fp8-quantization --quick --models="$T/nomodels" --out "$T/n"
+ls -d "$T"/n* >/dev/null 2>&1 && bad "output left after missing models" || ok
+mkdir -p "$T/badm" && cp "$MODELS"/*.safetensors "$T/badm/"
+head -c 5000 "$MODELS/vit.safetensors" >"$T/badm/vit.safetensors"
+LATE=1 expect_exit2 "truncated model" "vit.safetensors" "$LOWP" run fp8-quantization --quick --models="$T/badm" --out "$T/d"
+ls -d "$T"/d.* "$T"/d >/dev/null 2>&1 && bad "output left after a damaged model" || ok
 
 # a damaged file (gzip cut short): exit 2 naming the file, no folder left
 mkdir -p "$T/cut"
@@ -50,34 +62,44 @@ LATE=1 expect_exit2 "short labels" "t10k-labels-idx1-ubyte" \
   "$LOWP" run fp8-quantization --quick --data="$T/raw" --out "$T/r"
 ls -d "$T"/r.* "$T"/r >/dev/null 2>&1 && bad "output left after short labels" || ok
 
-# a small run, with 1 and 2 threads: every file present, identical bytes
-SMALL="--quick --train=500 --test=150 --calib=100 --seeds=2"
-OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization $SMALL --out "$T/t1" >"$T/log1" 2>&1 || bad "small run (1 thread) exit $?: $(tail -3 "$T/log1")"
-OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization $SMALL --out "$T/t2" >"$T/log2" 2>&1 || bad "small run (2 threads) exit $?"
-for f in results.json summary.md configs.csv per_seed.csv layers.csv outliers.csv training.csv accuracy.png accuracy.svg layers.png logit_error.png; do
-  [ -s "$T/t1/$f" ] && ok || bad "missing $f"
-done
-for f in results.json configs.csv per_seed.csv layers.csv outliers.csv training.csv summary.md; do
-  cmp -s "$T/t1/$f" "$T/t2/$f" && ok || bad "$f differs between 1 and 2 threads"
-done
+# a --quick evaluation of the shipped models (300 images, 100 on the tensor-core model), 1 and 2 threads
+OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization --quick --out "$T/t1" >"$T/log1" 2>&1 || bad "quick run (1 thread) exit $?: $(tail -3 "$T/log1")"
+OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization --quick --out "$T/t2" >"$T/log2" 2>&1 || bad "quick run (2 threads) exit $?"
+FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz"
+for f in $FILES; do [ -s "$T/t1/$f" ] && ok || bad "missing $f"; done
+for f in $FILES; do cmp -s "$T/t1/$f" "$T/t2/$f" && ok || bad "$f differs between 1 and 2 threads"; done
 grep -q '"answer"' "$T/t1/results.json" && grep -q '"verdicts"' "$T/t1/results.json" && ok || bad "answer/verdicts missing"
-[ "$(wc -l <"$T/t1/configs.csv")" -eq 28 ] && ok || bad "configs.csv: want 23 configurations and 4 stress rows"
-[ "$(wc -l <"$T/t1/layers.csv")" -eq 9 ] && ok || bad "layers.csv: want 4 layers x 2 formats"
-[ "$(wc -l <"$T/t1/per_seed.csv")" -eq $((35 * 2 + 1)) ] && ok || bad "per_seed.csv: want 35 configurations x 2 seeds"
-# the FP32 row is the reference: zero change, zero interval, zero logit error, 100% agreement
-grep -q '^1,fp32,fp32,reference,fp32,main,[0-9.]*,0.0000,0.0000,100.0000,0,0,' "$T/t1/configs.csv" && ok || bad "fp32 row: $(sed -n 2p "$T/t1/configs.csv")"
-# the two seeds trained different networks (the intervals come from somewhere)
-[ "$(tail -n +2 "$T/t1/training.csv" | cut -d, -f1 | sort -u | wc -l)" -eq 2 ] &&
-  [ "$(tail -n +2 "$T/t1/training.csv" | cut -d, -f3 | sort -u | wc -l)" -eq 2 ] && ok || bad "two seeds, two different training losses: $(cat "$T/t1/training.csv")"
-# a re-parametrized plain cast is no better than the per-tensor row of the same function (RMS logit error)
-awk -F, '$2 ~ /^e4m3 cast \(conv1/ {c = $11} $2 ~ /^e4m3 tensor \(conv1/ {t = $11} END {exit !(c > t)}' "$T/t1/configs.csv" && ok || bad "stress rows: cast not worse than per tensor"
-# the same run again: the same bytes
-"$LOWP" run fp8-quantization $SMALL --out "$T/t4" >/dev/null 2>&1 || bad "second run"
-cmp -s "$T/t1/results.json" "$T/t4/results.json" && ok || bad "results.json differs between two identical runs"
+grep -q 'arXiv:2208.07339' "$T/t1/results.json" && ok || bad "the answer does not cite LLM.int8()"
+# 11 main + 6 tensor-core rows per network, 2 formats x (4 CNN layers, 8 ViT site groups) per-layer rows
+[ "$(wc -l <"$T/t1/configs.csv")" -eq $((1 + 2 * 17 + 2 * 4 + 2 * 8)) ] && ok || bad "configs.csv: $(wc -l <"$T/t1/configs.csv") lines"
+# one row per image and configuration: 300 images (100 for the 6 tensor-core rows of each network)
+[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + 300 * (11 + 8) + 100 * 6 + 300 * (11 + 16) + 100 * 6)) ] && ok ||
+  bad "per_image.csv.gz: $(gzip -dc "$T/t1/per_image.csv.gz" | wc -l) lines"
+# the FP32 rows are the reference: zero change, 100% agreement, zero KL
+[ "$(grep -c '^[a-z]*,0,fp32,fp32,reference,fp32,main,300,[0-9.]*,0.00,0.00,0.00,1,0,0,100.00,0,0,' "$T/t1/configs.csv")" -eq 2 ] && ok ||
+  bad "fp32 rows: $(grep ',0,fp32,' "$T/t1/configs.csv")"
+# e5m2 (2 significand bits) moves the softmax more than e4m3 (3) and than bf16 (7) in both networks
+awk -F, '$3 == "e4m3 tensor" {e4[$1] = $17} $3 == "e5m2 tensor" {e5[$1] = $17} $3 == "bf16" {b[$1] = $17}
+  END {exit !(e5["cnn"] > e4["cnn"] && e4["cnn"] > b["cnn"] && e5["vit"] > e4["vit"] && e4["vit"] > b["vit"])}' \
+  "$T/t1/configs.csv" && ok || bad "KL not ordered e5m2 > e4m3 > bf16"
+# the statistics, recomputed by numpy from the per-image rows; lowp's FP32 predictions = numpy's
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  /usr/bin/python3 "$(dirname "$0")/../numpy/fp8q_eval.py" --run "$T/t1" --n 300 >"$T/py" 2>&1 && ok ||
+    bad "numpy recomputation: $(cat "$T/py")"
+fi
 # the data path also works uncompressed (good copies this time)
 for f in "$DATA"/t10k-labels*.gz; do gzip -dc "$f" >"$T/raw/$(basename "$f" .gz)"; done
-"$LOWP" run fp8-quantization $SMALL --data="$T/raw" --out "$T/t3" >/dev/null 2>&1 || bad "uncompressed data run"
+"$LOWP" run fp8-quantization --quick --data="$T/raw" --out "$T/t3" >/dev/null 2>&1 || bad "uncompressed data run"
 cmp -s "$T/t1/configs.csv" "$T/t3/configs.csv" && ok || bad "uncompressed data gives different results"
+
+# training: the same command twice gives the same weights and curve (a small run)
+TR="--quick --train=cnn --train_images=256 --cnn_epochs=2 --warmup=4 --batch=32"
+"$LOWP" run fp8-quantization $TR --out "$T/a1" >/dev/null 2>&1 || bad "training run"
+"$LOWP" run fp8-quantization $TR --out "$T/a2" >/dev/null 2>&1 || bad "training run again"
+for f in cnn.safetensors cnn_training.csv; do
+  [ -s "$T/a1/$f" ] && cmp -s "$T/a1/$f" "$T/a2/$f" && ok || bad "training: $f missing or not reproduced"
+done
+[ "$(wc -l <"$T/a1/cnn_training.csv")" -eq 3 ] && ok || bad "training curve: $(cat "$T/a1/cnn_training.csv")"
 
 echo "cli_fp8q: $pass passed, $fail failed"
 [ $fail -eq 0 ]

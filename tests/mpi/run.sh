@@ -1,10 +1,9 @@
 #!/bin/bash
 # run.sh -- lowp run under mpirun -np 2 and -np 3 (label mpi): the output
 # folder (results.json, CSVs, plots, summary.md, marker) byte-identical to the
-# one-process run, for error-growth, matmul-precision and fp8-quantization
-# (their work items are spread over the ranks: 2 seeds of fp8-quantization
-# on 3 ranks leave one rank without items) and formats (an experiment that
-# runs whole on every rank); a bad parameter, a rank without the dataset and
+# one-process run, for error-growth and matmul-precision (their work items
+# are spread over the ranks) and formats and fp8-quantization (experiments
+# that run whole on every rank); a bad parameter, a rank without the dataset and
 # a bad output folder end the job with one message, exit 2, nothing published.
 # Run: bash tests/mpi/run.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
 set -u
@@ -44,7 +43,7 @@ same matmul-precision --quick
 # fp8-quantization needs Fashion-MNIST (Debian dataset-fashion-mnist, as tests/cli/fp8q.sh)
 FMNIST=/usr/share/datasets/fashion-mnist
 if [ -r "$FMNIST/train-images-idx3-ubyte.gz" ]; then
-  same fp8-quantization --quick --train 300 --test 40
+  same fp8-quantization --quick --test 40 --tc_test 20
 else
   echo "note: Fashion-MNIST not installed ($FMNIST): fp8-quantization not compared"
 fi
