@@ -10,7 +10,7 @@
  *   communication format and sums with every partial sum rounded to the
  *   accumulation format (correctly rounded additions), in NCCL's ring
  *   reduce-scatter order or a binary tree. Each order is the registry kernel
- *   allreduce (kernels/cpu/allreduce.c; comm=, acc=, order=ring|tree, so
+ *   allreduce (kernels/cpu/allreduce_kernel.c; comm=, acc=, order=ring|tree, so
  *   lowp check can name it too), measured by the pipeline (lib/check): the
  *   exact sum of the fp32 gradients rounded once to fp64, and sum |g|.
  *   Error: ||s^ - s||_2 / ||s||_2 over the n elements; bounds gamma_{W-1}
@@ -27,7 +27,7 @@
  *   cast error accumulates.
  */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "amp/allreduce.h"

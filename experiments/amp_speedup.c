@@ -18,7 +18,7 @@
  *   2. Measured on this CPU (timing-dependent, kept out of results.json):
  *      the layer at cpu_batch x cpu_seq (reduced by default, so that the run
  *      takes seconds on 2 cores) in fp32 and bf16 with OpenBLAS
- *      (kernels/cpu/amp_layer.c: cblas_sgemm; cblas_sbgemm when the library
+ *      (kernels/train/amp_layer.c: cblas_sgemm; cblas_sbgemm when the library
  *      has it, else bf16 widened to fp32 and cblas_sgemm) and lowp's CPU
  *      kernels for softmax, layer norm and GELU, each GEMM first validated
  *      against the exact product (lib/exact) within gamma_k of fp32; the
@@ -49,11 +49,11 @@
 
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
-#include "amp_gpu.h"
-#include "cpu/amp_layer.h"
+#include "gpu/amp_gpu.h"
+#include "train/amp_layer.h"
 #include "format/format.h"
 #include "format/round_fast.h"
 #include "io/plot.h"
@@ -550,7 +550,7 @@ static int cpu_setup(lowp_run_t *r, amp_t *A, cpu_t *C) {
 
 static void cpu_validate(lowp_run_t *r, amp_t *A, cpu_t *C) {
   size_t i, p;
-  /* validate every GEMM of every precision before timing anything (STYLE B8) */
+  /* validate every GEMM of every precision before timing anything (docs/style.md B8) */
   for (p = 0; p < C->ncp; p++)
     for (i = 0; i < A->cnk; i++) {
       double worst = NAN;

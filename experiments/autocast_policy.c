@@ -35,7 +35,7 @@
  *   near u.
  */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "amp/allreduce.h"

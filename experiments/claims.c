@@ -32,7 +32,7 @@
 
 #define _POSIX_C_SOURCE 200809L
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "amp/scaler.h"

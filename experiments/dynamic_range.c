@@ -22,7 +22,7 @@
  *   bf16 and tf32 keep everything normal.
  */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "format/format.h"

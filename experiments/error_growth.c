@@ -45,7 +45,7 @@
  */
 
 #include "par.h"
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "check/same.h"

@@ -16,7 +16,7 @@
  *   render.
  */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "format/format.h"

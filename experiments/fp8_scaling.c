@@ -24,7 +24,7 @@
  *   later (history len 1) or keeps a too-small scale for `history` steps.
  */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "amp/fp8scale.h"

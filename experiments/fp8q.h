@@ -3,11 +3,11 @@
 #ifndef LOWP_FP8Q_H
 #define LOWP_FP8Q_H
 
-#include "registry.h"
+#include "catalog.h"
 
-#include "cpu/cnn.h"
+#include "train/cnn.h"
 #include "cpu/qdq.h"
-#include "cpu/vit.h"
+#include "train/vit.h"
 #include "format/format.h"
 #include "io/idx.h"
 #include "model/tc.h"

@@ -26,7 +26,7 @@
  *   sooner; the MLX C++ sketch's tracker quirk grows one step early.
  */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "amp/scaler.h"

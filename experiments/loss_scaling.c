@@ -23,7 +23,7 @@
  *   threshold agrees with lowp_round_f64 on both sides.
  */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "format/format.h"

@@ -29,7 +29,7 @@
  *   sum stalls at 7.0859375 (fp16) and 15.403683 (fp32).
  */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "amp/master.h"

@@ -53,7 +53,7 @@
  */
 
 #include "par.h"
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "check/op.h"

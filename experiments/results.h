@@ -3,7 +3,7 @@
 #define LOWP_RESULT_H
 
 #include "format/format.h"
-#include "registry.h"
+#include "catalog.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

@@ -35,7 +35,7 @@
  *   and within its bound.
  */
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "check/pipeline.h"

@@ -26,7 +26,7 @@
 
 #define _POSIX_C_SOURCE 200809L
 
-#include "registry.h"
+#include "catalog.h"
 #include "results.h"
 
 #include "check/pipeline.h"

@@ -4,14 +4,14 @@
 
 #include <string.h>
 
-#include "cpu/allreduce.h"
+#include "cpu/allreduce_kernel.h"
 #include "cpu/elementwise.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
-#include "cpu/norm.h"
+#include "cpu/norm_kernel.h"
 #include "cpu/reduce.h"
-#include "cpu/softmax.h"
-#include "gpu_kernels.h"
+#include "cpu/softmax_kernel.h"
+#include "gpu/gpu_kernels.h"
 
 #ifdef LOWP_HAVE_CUDA
 #define CAST_GPU 1 /* kernels/cuda/cvt.cu */
@@ -19,7 +19,7 @@
 #define CAST_GPU 0
 #endif
 
-/* entries with a kernel in kernels/cuda (kernels/gpu_kernels.h): built with CUDA */
+/* entries with a kernel in kernels/cuda (kernels/gpu/gpu_kernels.h): built with CUDA */
 #define GPU_BUILT CAST_GPU
 
 #define ACC_KEYS "acc,order,round,prod"
@@ -76,18 +76,18 @@ static const lowp_kernel_t table[] = {
     {"gelu_tanh", LOWP_OP_GELU, "compute", "compute=fp32",
      "GELU, tanh approximation (Hendrycks & Gimpel 2016), rounded to compute",
      lowp_kernel_gelu_tanh, NULL, 0},
-    /* GPU kernels and their CPU twins (kernels/gpu_kernels.h; device=auto|cpu|gpu) */
+    /* GPU kernels and their CPU twins (kernels/gpu/gpu_kernels.h; device=auto|cpu|gpu) */
     {"sum_tree", LOWP_OP_SUM, "compute,device", "compute=fp32,device=auto",
-     "each row summed in compute in the GPU's warp-shuffle tree (kernels/karith.h)",
+     "each row summed in compute in the GPU's warp-shuffle tree (kernels/common/karith.h)",
      lowp_kernel_sum_tree, NULL, GPU_BUILT},
     {"softmax_naive_tree", LOWP_OP_SOFTMAX, "device", "device=auto",
-     "softmax without max subtraction, fp32, the GPU's tree (kernels/karith.h)",
+     "softmax without max subtraction, fp32, the GPU's tree (kernels/common/karith.h)",
      lowp_kernel_softmax_naive_tree, NULL, GPU_BUILT},
     {"softmax_stable_tree", LOWP_OP_SOFTMAX, "device", "device=auto",
-     "softmax with max subtraction, fp32, the GPU's tree (kernels/karith.h)",
+     "softmax with max subtraction, fp32, the GPU's tree (kernels/common/karith.h)",
      lowp_kernel_softmax_stable_tree, NULL, GPU_BUILT},
     {"layernorm_tree", LOWP_OP_LAYERNORM, "variant,device", "variant=twopass,device=auto",
-     "layer norm (onepass | twopass | welford), fp32, the GPU's tree (kernels/karith.h)",
+     "layer norm (onepass | twopass | welford), fp32, the GPU's tree (kernels/common/karith.h)",
      lowp_kernel_layernorm_tree, NULL, GPU_BUILT},
     {"xent_tree", LOWP_OP_XENT, "device", "device=auto",
      "cross-entropy log(sum exp(x - max)) - (x[t] - max), fp32, the GPU's tree",

@@ -3,12 +3,12 @@
 #define LOWP_REGISTRY_H
 
 /*
- * One table (STYLE B7) of every kernel lowp can point the measurement
+ * One table (docs/style.md B7) of every kernel lowp can point the measurement
  * pipeline at (lib/check/pipeline.h). An entry names its operation
  * (lib/check/op.h), the parameters it reads (kernels/cpu/kcfg.h; parsed from
- * "key=value,..." by kernels/subject.c), its plain CPU kernel and, where one
+ * "key=value,..." by kernels/registry_subject.c), its plain CPU kernel and, where one
  * is written and built, its GPU kernel. lowp_kernel_subject_open
- * (lib/check/subject.h, kernels/subject.c) turns an entry and its
+ * (lib/check/subject.h, kernels/registry_subject.c) turns an entry and its
  * parameters into a pipeline subject.
  */
 

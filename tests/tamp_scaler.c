@@ -1,7 +1,7 @@
 /* tamp_scaler -- lowp_scaler against PyTorch's own grad-scaling test scenarios, and the variants */
 
 /*
- * Order (STYLE B10): special values -> PyTorch's test scenarios replayed
+ * Order (docs/style.md B10): special values -> PyTorch's test scenarios replayed
  * (each with its provenance) -> hand-derived semantics cases -> variants ->
  * property sweep -> state save/load round trips -> bad input.
  * Run: ctest -R tamp_scaler  (or build-e/tamp_scaler)

@@ -24,8 +24,8 @@
 
 #include "testutil.h"
 
-#include "amp_gpu.h"
-#include "cpu/amp_layer.h"
+#include "gpu/amp_gpu.h"
+#include "train/amp_layer.h"
 #include "model/roofline.h"
 #include "status.h"
 

@@ -3,7 +3,7 @@
 /*
  * Build: cmake --build build --target tcnn; run from the source root.
  *
- * Oracles (no code shared with kernels/cpu/cnn.c): (1) a forward pass
+ * Oracles (no code shared with kernels/train/cnn.c): (1) a forward pass
  * written from the definition, in binary64: direct 3x3 convolutions with
  * zero padding over a channels-last image, ReLU, 2x2 max pooling, the two
  * linear layers; the fp32 logits must agree to fp32 accuracy. (2) Central
@@ -17,7 +17,7 @@
  * same network.
  */
 
-#include "cpu/cnn.h"
+#include "train/cnn.h"
 #include "rng/rng.h"
 #include "status.h"
 #include "testutil.h"

@@ -7,7 +7,7 @@
  * specification tables (e4m3 max 448 = S.1111.110, e5m2 max 57344), Noune
  * et al., arXiv:2206.02915 (fnuz: bias 8/16, max 240/57344), the OCP MX v1.0
  * specification section 5.3 (fp6 max 28 and 7.5, fp4 max 6, e8m0 2^-127 ..
- * 2^127, 0xFF = NaN), and DESIGN.md's table. Counts of finite values are
+ * 2^127, 0xFF = NaN), and docs/design.md's table. Counts of finite values are
  * 2^width minus the inf/NaN patterns, counted by hand per format.
  *
  * Run: ctest --test-dir build -R '^tformat$'
@@ -72,7 +72,7 @@ static void derived_constants(void) {
   for (i = 0; i < NTABLE; i++) {
     const expect_t *e = &table[i];
     const lowp_format_t *f = e->f;
-    lowp_test_check(lowp_format_at(i) == f, "format %zu is %s, want %s (DESIGN.md order)",
+    lowp_test_check(lowp_format_at(i) == f, "format %zu is %s, want %s (docs/design.md order)",
                     i, lowp_format_at(i) ? lowp_format_at(i)->name : "NULL", e->name);
     lowp_test_check(!strcmp(f->name, e->name), "name %s want %s", f->name, e->name);
     lowp_test_check(f->precision == e->p && f->emin == e->emin && f->emax == e->emax,
@@ -99,7 +99,7 @@ static void derived_constants(void) {
                     e->name);
     lowp_test_check(lowp_format_by_name(e->name) == f, "by_name(%s)", e->name);
   }
-  /* DESIGN.md's table, as printed there */
+  /* docs/design.md's table, as printed there */
   lowp_test_check(fabs(lowp_format_xmax(&LOWP_FMT_TF32) - 3.401e38) < 0.001e38, "tf32 ~3.401e38");
   lowp_test_check(fabs(lowp_format_xmax(&LOWP_FMT_BF16) - 3.390e38) < 0.001e38, "bf16 ~3.390e38");
   lowp_test_check(fabs(lowp_format_xmax(&LOWP_FMT_FP64) - 1.797e308) < 0.001e308, "fp64 ~1.797e308");
@@ -152,7 +152,7 @@ static void parsing(void) {
   int i;
   lowp_test_check(lowp_format_parse(&f, "FP16", NULL, 0) == LOWP_OK &&
                       f.precision == 11 && f.emax == 15, "parse FP16");
-  /* DESIGN.md's example spec: 2^7 * (2 - 2^-4) = 248 */
+  /* docs/design.md's example spec: 2^7 * (2 - 2^-4) = 248 */
   parse_ok("p=5,emin=-6,emax=7,nosub", 5, -6, 7, 0, LOWP_INF_IEEE, LOWP_NAN_IEEE, 9, 248.0);
   /* e4m3 rebuilt from a spec gives e4m3's numbers */
   parse_ok("p=4,emin=-6,emax=8,noinf,nan=allones", 4, -6, 8, 1, LOWP_INF_NONE,

@@ -3,13 +3,13 @@
 /*
  * Label unit (no GPU needed). Run: ctest --test-dir build -R tgpu_kernels
  *   - gemm_mma / gemm_cublas[_fastacc] with device=cpu equal gemm_tc with
- *     the model kernels/gemm_gpu.h names (the GPU's preset -- h100 without
+ *     the model kernels/gpu/gemm_gpu.h names (the GPU's preset -- h100 without
  *     a GPU --, promote 0 for mma, 128 for cuBLAS e4m3 without fast
  *     accumulation), and promote=N overrides it;
  *   - the variant tables pick by format values, not names (a spec equal to
  *     fp16 selects the fp16 variant);
  *   - the row entries run their twins through the pipeline and give the
- *     twins' bits (kernels/rowk.h), 1 and 2 OpenMP threads alike;
+ *     twins' bits (kernels/common/rowk.h), 1 and 2 OpenMP threads alike;
  *   - the cvt twin of tf32.rna (the machine code, kernels/cpu/cvt.c): on
  *     finite inputs lib/format's tf32 rounding to nearest, ties away; NaN
  *     keeps sign and payload bits 13-22 (payload only below: +-inf); the
@@ -25,13 +25,13 @@
 
 #include "check/subject.h"
 #include "cpu/gemm_tc.h"
-#include "cvt.h"
+#include "common/cvt.h"
 #include "format/format.h"
-#include "gemm_gpu.h"
-#include "gpu_kernels.h"
+#include "gpu/gemm_gpu.h"
+#include "gpu/gpu_kernels.h"
 #include "registry.h"
 #include "rng/rng.h"
-#include "rowk.h"
+#include "common/rowk.h"
 #include "status.h"
 #include "testutil.h"
 #include "tkernel.h"

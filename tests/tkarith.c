@@ -1,4 +1,4 @@
-/* tkarith -- kernels/karith.h (the GPU kernels' shared arithmetic) against independent oracles */
+/* tkarith -- kernels/common/karith.h (the GPU kernels' shared arithmetic) against independent oracles */
 
 /*
  * Label unit. Run: ctest --test-dir build -R tkarith
@@ -20,9 +20,9 @@
 
 #include "amp/scaler.h"
 #include "format/format.h"
-#include "karith.h"
+#include "common/karith.h"
 #include "rng/rng.h"
-#include "rowk.h"
+#include "common/rowk.h"
 #include "status.h"
 #include "testutil.h"
 

@@ -1,6 +1,6 @@
 /* tmlp -- lowp_mlp: backprop against fp64 finite differences, SGD, determinism across thread counts */
 
-#include "cpu/mlp.h"
+#include "train/mlp.h"
 #include "rng/rng.h"
 #include "status.h"
 #include "testutil.h"

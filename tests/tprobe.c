@@ -16,7 +16,7 @@
  * kept (the model keeps them).
  */
 
-#include "gpu_kernels.h"
+#include "gpu/gpu_kernels.h"
 #include "model/probe.h"
 #include "status.h"
 #include "testutil.h"

@@ -582,7 +582,7 @@ static void hand_picked(void) {
   check_round("0x1p-25", &LOWP_FMT_FP16, LOWP_RND_NA, I, "0x1p-24", 1);
   check_round("-0x1p-60", &LOWP_FMT_FP16, LOWP_RND_DN, I, "-0x1p-24", -1);
   check_round("-0x1p-60", &LOWP_FMT_FP16, LOWP_RND_UP, I, "-0", 1);
-  /* STYLE.md B10's example: 0x1.ffep-15 rounds up to min normal 2^-14 */
+  /* docs/style.md B10's example: 0x1.ffep-15 rounds up to min normal 2^-14 */
   check_round("0x1.ffep-15", &LOWP_FMT_FP16, LOWP_RND_NE, I, "0x1p-14", 1);
   /* bfloat16 ties (Google's round-to-nearest-even bf16 conversion) */
   check_round("0x1.01p0", &LOWP_FMT_BF16, LOWP_RND_NE, I, "1", -1);

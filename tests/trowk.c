@@ -2,7 +2,7 @@
 
 /*
  * Label unit. Run: ctest --test-dir build -R trowk
- *   1. order: an independent replay of kernels/karith.h's launch order
+ *   1. order: an independent replay of kernels/common/karith.h's launch order
  *      (all 32 lanes shuffled at once with __shfl_down_sync's semantics --
  *      a lane whose source is past lane 31 keeps its own value -- and
  *      fp16/bf16 additions rounded by lib/format, not by karith) equals the
@@ -21,7 +21,7 @@
 
 #include "format/format.h"
 #include "rng/rng.h"
-#include "rowk.h"
+#include "common/rowk.h"
 #include "status.h"
 #include "testutil.h"
 
@@ -34,7 +34,7 @@ static float op_add(float a, float b, const lowp_format_t *f) {
   lowp_round_f64(&y, (double)a + (double)b, f, NULL, LOWP_RND_NE); /* exact sum, one rounding */
   return (float)y;
 }
-/* the text of kernels/karith.h, "THE LAUNCH ORDER", on values v[0..n-1] */
+/* the text of kernels/common/karith.h, "THE LAUNCH ORDER", on values v[0..n-1] */
 static float replay(const float *v, size_t n, op_fn op, float id, const lowp_format_t *f) {
   float lane[256], nxt[32], r;
   int t, w, off, l;

@@ -43,7 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cvt.h"
+#include "common/cvt.h"
 #include "format/format.h"
 #include "model/tc.h"
 #include "status.h"

@@ -14,7 +14,7 @@
  * E5M2 alike), with c all of them (the capture kernel there is mma.sync,
  * model_validation/CUDA/mma_fp8_output_fp16.cu, which passes c).
  *
- * Order (STYLE B10): special values, hand-picked cases with provenance,
+ * Order (docs/style.md B10): special values, hand-picked cases with provenance,
  * properties, then the data files.
  */
 

@@ -16,7 +16,7 @@
  * (tests/numpy/fp8q_eval.py) against the shipped model.
  */
 
-#include "cpu/vit.h"
+#include "train/vit.h"
 #include "rng/rng.h"
 #include "status.h"
 #include "testutil.h"

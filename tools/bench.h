@@ -6,7 +6,7 @@
 
 /*
  * Each benchmark is int fn(int argc, char **argv) with argv[0] = its name
- * and its own options after it. It validates before it times (STYLE B8),
+ * and its own options after it. It validates before it times (docs/style.md B8),
  * prints a one-line-per-case table, and returns an exit status:
  * LOWP_EXIT_OK, LOWP_EXIT_CHECK (validation failed, or --strict and a
  * target missed) or LOWP_EXIT_USAGE (bad option; message on stderr).

@@ -19,7 +19,7 @@
  *           (1 above N = 1024): the ratios "x S", "x D" are against these.
  *   DGEMM floor     the slice-pair DGEMM calls alone (calls x dgemm time):
  *           the cost of the method without splitting and combining.
- * Validation first (STYLE B8): exact == acc on every output and == the MPFR
+ * Validation first (docs/style.md B8): exact == acc on every output and == the MPFR
  * loop on the sampled rows, bit for bit; a case that does not validate
  * prints no timings. --big also times the 4096^3 fp16 exact GEMM on
  * --threads threads (wall time).

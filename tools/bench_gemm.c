@@ -9,7 +9,7 @@
  *           dispatches to is named), all N^3, best of --reps
  *   sgemm   OpenBLAS cblas_sgemm on the same data, best of --reps
  *   exact   lowp_exact_gemm (exact, rounded once to fp64), once
- * with the ratios ref/fast and fast/sgemm. Validation first (STYLE B8): the
+ * with the ratios ref/fast and fast/sgemm. Validation first (docs/style.md B8): the
  * fast result equals the reference on the sampled rows bit for bit; a case
  * that does not validate prints FAIL and the exit status is 1.
  * Target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024 for

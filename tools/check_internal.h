@@ -32,7 +32,7 @@
 /** The command's name in messages. */
 #define LOWP_CHK_CMD "check"
 
-/* The subject constructors live in kernels/subject.c and lib/check/
+/* The subject constructors live in kernels/registry_subject.c and lib/check/
    {plugin,tensors}.c; CMakeLists.txt defines LOWP_HAVE_*_SUBJECT for those
    in the tree, and for a missing one this build says so. */
 #ifdef LOWP_HAVE_KERNEL_SUBJECT

@@ -28,7 +28,7 @@
 #define TPATH 4200
 
 /* The registry is global because a signal handler can see nothing else
-   (STYLE B1: lowp__g_*). A slot is filled, then marked live last, so the
+   (docs/style.md B1: lowp__g_*). A slot is filled, then marked live last, so the
    handler never reads a half-written path; it is marked dead first. */
 typedef struct {
   volatile sig_atomic_t live;

@@ -6,7 +6,7 @@
 
 #include "format/format.h"
 
-/** Exit statuses of every lowp command (DESIGN.md). */
+/** Exit statuses of every lowp command (docs/design.md). */
 enum { LOWP_EXIT_OK = 0, LOWP_EXIT_CHECK = 1, LOWP_EXIT_USAGE = 2 };
 
 /** @brief Print "lowp CMD: message" on stderr and exit with status 2. */

@@ -3,7 +3,7 @@
 /*
  * `lowp bench [NAME [options]]` runs one benchmark from the table below, or
  * every one when no NAME is given. Each benchmark validates before it times
- * (STYLE B8) and prints one line per case.
+ * (docs/style.md B8) and prints one line per case.
  *
  * `lowp bench round` (the Performance section of issue 2): N binary32
  * values, |x| log-uniform over 2^-40 .. 2^42 with random signs (Philox,

@@ -35,7 +35,7 @@
 #include "par.h"
 #include "status.h"
 #ifdef LOWP_HAVE_KERNEL_SUBJECT
-#include "../kernels/registry.h" /* not experiments/registry.h */
+#include "../kernels/registry.h"
 #endif
 
 /* ------------------------------------------------------ private types */

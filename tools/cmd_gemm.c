@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../kernels/registry.h" /* not experiments/registry.h */
+#include "../kernels/registry.h"
 #include "check/pipeline.h"
 #include "check/subject.h"
 #include "cli.h"
@@ -305,7 +305,7 @@ static int twin_run(const lowp_subject_t *s, double *const *out, const double *c
   return x->k->gemm(out[0], in[0], in[1], p->dims.m, p->dims.n, p->dims.k, &x->cfg);
 }
 
-/* a format's text as a kernel parameter (its commas as ';', kernels/subject.c) */
+/* a format's text as a kernel parameter (its commas as ';', kernels/registry_subject.c) */
 static void param_fmt(char *dst, size_t len, const char *text) {
   size_t i;
   for (i = 0; text[i] && i + 1 < len; i++) dst[i] = text[i] == ',' ? ';' : text[i];

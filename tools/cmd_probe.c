@@ -10,14 +10,14 @@
  */
 
 #include "cli.h"
-#include "gemm_gpu.h"
-#include "gpu_kernels.h"
+#include "gpu/gemm_gpu.h"
+#include "gpu/gpu_kernels.h"
 #include "output.h"
 
 #include "io/atomic.h"
 #include "model/probe.h"
 #include "model/tc.h"
-#include "probe_gpu.h"
+#include "gpu/probe_gpu.h"
 #include "status.h"
 
 #include <cjson/cJSON.h>

@@ -23,7 +23,7 @@
 #include "cli.h"
 #include "output.h"
 #include "par.h"
-#include "registry.h"
+#include "catalog.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>

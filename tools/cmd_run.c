@@ -16,7 +16,7 @@
 #include "io/spawn.h"
 #include "output.h"
 #include "par.h"
-#include "registry.h"
+#include "catalog.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -54,7 +54,7 @@ static cJSON *format_descriptor(const lowp_format_t *f) {
   return o;
 }
 
-/* The run header (STYLE B14): printed first and embedded in results.json.
+/* The run header (docs/style.md B14): printed first and embedded in results.json.
    It holds nothing that changes between identical runs (no clock). */
 static cJSON *run_header(const lowp_run_t *r) {
   cJSON *h = cJSON_CreateObject(), *params, *fmts;

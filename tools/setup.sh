@@ -8,7 +8,7 @@ BUILD="${1:-build}"
 [ $# -gt 0 ] && shift
 TARGETS=("$@")
 
-# What lowp uses (DESIGN.md, "Dependencies"): compiler and build, MPFR/GMP
+# What lowp uses (docs/design.md, "Dependencies"): compiler and build, MPFR/GMP
 # (exact arithmetic), Random123 (counter-based RNG), cJSON, gnuplot (plots)
 # with a font, OpenBLAS (exact GEMM sliced path, required), zlib and Fashion-MNIST
 # (exercise 6). LOWP_EXTRA_PKGS adds more (the tests add chromium, to check

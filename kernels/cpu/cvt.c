@@ -1,6 +1,6 @@
 /* lowp_cvt_cpu -- CPU twin of the GPU cvt kernels (kernels/cuda/cvt.cu) */
 
-#include "cvt.h"
+#include "common/cvt.h"
 
 #include "format/format.h"
 #include "status.h"

@@ -8,7 +8,7 @@
 #include "model/tc.h"
 
 /*
- * Variants (STYLE B6):
+ * Variants (docs/style.md B6):
  *   ref  every output element is lowp_tc_dot of its row and column: blocks of
  *        b products along k, chained through the output format (or promoted
  *        to fp32 every N_C products), exactly as the model in model/tc.h.

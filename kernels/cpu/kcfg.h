@@ -5,7 +5,7 @@
 /*
  * Every plain CPU kernel of the registry (kernels/registry.h) takes its
  * parameters as this one struct, parsed from "key=value,..." by
- * kernels/subject.c. A kernel reads only the fields its entry lists:
+ * kernels/registry_subject.c. A kernel reads only the fields its entry lists:
  *
  *   acc, order, round  sums of products (sum_acc, dot_acc, gemv_acc,
  *                      gemm_acc): accumulation format, order and rounding
@@ -28,14 +28,14 @@
  *   round (cast)       the rounding mode of the cast
  *   comm, acc, order   allreduce: communication format, accumulation
  *                      format, order=ring|tree (lib/amp/allreduce.h)
- *   device             entries with a GPU kernel (kernels/gpu_kernels.h):
+ *   device             entries with a GPU kernel (kernels/gpu/gpu_kernels.h):
  *                      auto (the GPU when built and present, else the CPU
  *                      twin), cpu, gpu (LOWP_EUNSUPPORTED without one)
  *
  * The output of every kernel is rounded (rne) to the problem's output
  * format at the end, as a kernel's store does.
  *
- * A compute format has p <= 25 bits or is fp64 (kernels/subject.c refuses
+ * A compute format has p <= 25 bits or is fp64 (kernels/registry_subject.c refuses
  * others): an operation done in binary64 and then rounded to F is then the
  * operation correctly rounded to F (+ - * / sqrt: double rounding is
  * innocuous when 53 >= 2p + 2; S. A. Figueroa, "When is double rounding

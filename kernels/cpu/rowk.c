@@ -1,7 +1,7 @@
 /* lowp_rowk_cpu -- CPU twins of the row kernels of kernels/cuda/rowk.cu */
 
 /*
- * Each function replays the GPU's launch (kernels/karith.h, "THE LAUNCH
+ * Each function replays the GPU's launch (kernels/common/karith.h, "THE LAUNCH
  * ORDER") for one row at a time: the 256 per-thread partials of step 1 in
  * an array, the warp trees of step 2 in place, the warp fold of step 3.
  * The arithmetic is karith.h's, the same source the GPU compiles.
@@ -9,7 +9,7 @@
  * depend on the thread count.
  */
 
-#include "rowk.h"
+#include "common/rowk.h"
 
 #include <stdlib.h>
 

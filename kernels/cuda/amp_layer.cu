@@ -1,7 +1,7 @@
 /* lowp_amp_gpu -- the transformer layer's kernels on a GPU: cuBLAS GEMMs and simple memory-bound kernels */
 
 /*
- * The GPU counterpart of kernels/cpu/amp_layer.c, timing the kernels that
+ * The GPU counterpart of kernels/train/amp_layer.c, timing the kernels that
  * lib/model/roofline.h lists for `lowp run amp-speedup`. GEMMs are cuBLAS
  * (cublasGemmEx, cublasGemmStridedBatchedEx for attention's batch x heads
  * products; row-major C = op(A) op(B) computed as the column-major
@@ -39,7 +39,7 @@
 #include <string.h>
 
 extern "C" {
-#include "amp_gpu.h"
+#include "gpu/amp_gpu.h"
 #include "status.h"
 }
 

@@ -2,7 +2,7 @@
 
 /*
  * version 1-9: one kernel, the PTX instruction chosen by a switch on the
- * variant (see kernels/cvt.h for the list). Each thread converts one bit
+ * variant (see kernels/common/cvt.h for the list). Each thread converts one bit
  * pattern start + i. The CPU twin is kernels/cpu/cvt.c; the two must agree
  * bit for bit (tests/cuda/tcvt_gpu.c checks all 2^32 inputs).
  * Build: part of lowp_cuda (CMake, CUDA language); needs sm_89+ for fp8.
@@ -16,7 +16,7 @@
 #include "ptx.h"
 
 extern "C" {
-#include "cvt.h"
+#include "common/cvt.h"
 #include "status.h"
 }
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 extern "C" {
-#include "gemm_gpu.h"
+#include "gpu/gemm_gpu.h"
 #include "status.h"
 }
 

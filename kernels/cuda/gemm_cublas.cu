@@ -1,7 +1,7 @@
 /* lowp_gemm_cublas_cuda -- GEMMs through cuBLASLt in fp32, tf32, fp16 (fp16 or fp32 accumulation), bf16 and e4m3 */
 
 /*
- * versions 1-7 (kernels/gemm_gpu.h lists them): one cublasLtMatmul each,
+ * versions 1-7 (kernels/gpu/gemm_gpu.h lists them): one cublasLtMatmul each,
  * the compute type, data types and CUBLASLT_MATMUL_DESC_FAST_ACCUM from a
  * table. Layout: cuBLASLt's fp8 GEMMs require the "TN" form (A transposed,
  * B not, column-major), so every variant uses it: row-major A (m x k) is
@@ -40,7 +40,7 @@
 #include <vector>
 
 extern "C" {
-#include "gemm_gpu.h"
+#include "gpu/gemm_gpu.h"
 #include "status.h"
 }
 

@@ -1,7 +1,7 @@
 /* lowp_gemm_mma_cuda -- lowp's own tensor-core GEMMs with mma.sync: fp16, bf16, tf32, e4m3, e5m2 */
 
 /*
- * versions 1-5 (kernels/gemm_gpu.h lists them and states THE ORDER): one
+ * versions 1-5 (kernels/gpu/gemm_gpu.h lists them and states THE ORDER): one
  * warp (32 threads, one block) per 16 x 8 tile of C; the warp's fp32
  * accumulator fragment starts as C and goes through one mma.sync per K
  * products in increasing k (K = 16 for fp16/bf16, 8 for tf32, 32 for fp8),
@@ -33,7 +33,7 @@
 #include "ptx.h"
 
 extern "C" {
-#include "gemm_gpu.h"
+#include "gpu/gemm_gpu.h"
 #include "status.h"
 }
 

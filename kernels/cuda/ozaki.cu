@@ -17,7 +17,7 @@
 #include <mpfr.h> /* before extern "C": in C++ it pulls C++ headers */
 
 extern "C" {
-#include "ozaki_gpu.h"
+#include "gpu/ozaki_gpu.h"
 #include "status.h"
 }
 

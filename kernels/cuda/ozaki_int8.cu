@@ -27,7 +27,7 @@
 #include <cstring>
 
 extern "C" {
-#include "ozaki_gpu.h"
+#include "gpu/ozaki_gpu.h"
 #include "status.h"
 }
 

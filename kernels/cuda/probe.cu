@@ -1,7 +1,7 @@
 /* lowp_probe_gpu -- one dot on the tensor cores: mma.sync chained through the accumulator */
 
 /*
- * See kernels/probe_gpu.h. One warp; every row of A is the vector a, every
+ * See kernels/gpu/probe_gpu.h. One warp; every row of A is the vector a, every
  * column of B the vector b, every element of C the value c, so D(0,0), held
  * by lane 0, is the dot. The k index of each fragment element follows the
  * PTX ISA (NVIDIA, "Parallel Thread Execution ISA", section "Matrix
@@ -28,7 +28,7 @@
 #include <string.h>
 
 extern "C" {
-#include "probe_gpu.h"
+#include "gpu/probe_gpu.h"
 #include "status.h"
 }
 

@@ -2,7 +2,7 @@
 
 /*
  * version 1 of each (there is one): one block of LOWP_KA_THREADS threads
- * per row, the reduction tree of kernels/karith.h ("THE LAUNCH ORDER"):
+ * per row, the reduction tree of kernels/common/karith.h ("THE LAUNCH ORDER"):
  * per-thread strided folds in increasing index, a __shfl_down_sync tree
  * (offsets 16, 8, 4, 2, 1) in each warp, and thread 0 folding the 8 warp
  * results in warp order. Arithmetic: karith.h only (compiled with
@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 extern "C" {
-#include "rowk.h"
+#include "common/rowk.h"
 #include "status.h"
 }
 

@@ -68,7 +68,7 @@ void lowp_subject_close(lowp_subject_t *s);
 /* ------------------------------------------- constructors (one per kind) */
 
 /**
- * @brief A registry kernel as a subject (kernels/subject.c).
+ * @brief A registry kernel as a subject (kernels/registry_subject.c).
  * @param name    registry name, e.g. "gemm_acc", "softmax_naive"
  * @param params  the kernel's parameters, "key=value,..." (e.g.
  *                "acc=fp32,order=pairwise" or "model=h100,promote=128");
@@ -83,7 +83,7 @@ int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *pa
 
 /**
  * @brief Check a kernel subject against the problem it will compute
- * (kernels/subject.c), before any work: the operation must be the kernel's,
+ * (kernels/registry_subject.c), before any work: the operation must be the kernel's,
  * and a tensor-core kernel takes its model for the problem's formats (and
  * declares it: s->has_model, s->model, for the bounds).
  * @return LOWP_OK; LOWP_EUNSUPPORTED (another operation, or no datapath

@@ -124,7 +124,7 @@ extern const lowp_format_t LOWP_FMT_FP64, LOWP_FMT_FP32, LOWP_FMT_TF32,
 
 /** @brief Number of built-in formats. */
 size_t lowp_format_count(void);
-/** @brief The i-th built-in format (DESIGN.md's order), or NULL past the end. */
+/** @brief The i-th built-in format (docs/design.md's order), or NULL past the end. */
 const lowp_format_t *lowp_format_at(size_t i);
 /** @brief A built-in format by name or alias (case-insensitive), or NULL. */
 const lowp_format_t *lowp_format_by_name(const char *name);

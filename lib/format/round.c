@@ -6,7 +6,7 @@
  * lies below. The fp64, fp32 and MPFR entry points only unpack their input
  * into that form, so all of them round once, from the exact value.
  *
- * Order in lowp_round_sig (MPFR's order, STYLE B5):
+ * Order in lowp_round_sig (MPFR's order, docs/style.md B5):
  *   (1) zero; (2) choose the quantum 2^q of the result's binade (emin's for
  *   subnormals, or for everything below xmin when the format has none);
  *   (3) split the significand at q into an integer m and a 64-bit fraction;

@@ -1,11 +1,11 @@
 /* lowp_tc_model -- tensor-core presets (v100 ... b200) and the model-spec parser */
 
 /*
- * The presets are data. DESIGN.md's table was the starting hypothesis; each
+ * The presets are data. docs/design.md's table was the starting hypothesis; each
  * entry below is what the GPU-captured vectors in
  * tests/data/tensor-core-vectors/ decided (tests/ttc_vectors.c replays every
  * row; `lowp run tensor-core-models` reports the counts). Where a preset
- * differs from DESIGN.md's table, the entry says so and why.
+ * differs from docs/design.md's table, the entry says so and why.
  *
  * F counts fraction bits kept below the alignment exponent X, where X is the
  * exponent of the largest product *before* normalisation (product
@@ -54,13 +54,13 @@
  *        result cut to 13 fraction bits; the fp16 result is rounded to nearest
  *        from the block sum directly (cutting to 13 bits first misses 28 of
  *        2000 fp16 rows).
- *  h100  fp16, bf16 (16-term), tf32 (4-term): b=16/8, F=25 as DESIGN.md.
+ *  h100  fp16, bf16 (16-term), tf32 (4-term): b=16/8, F=25 as docs/design.md.
  *        fp8 with fp32 output (wgmma rows, c = 0): b=32, F=13, 13-bit result,
- *        as DESIGN.md. fp8 with fp16 output: these rows carry c (c = 0 matches
- *        2 of 1000), and DESIGN.md's single 32-block (13 bits) misses 38% of
+ *        as docs/design.md. fp8 with fp16 output: these rows carry c (c = 0 matches
+ *        2 of 1000), and docs/design.md's single 32-block (13 bits) misses 38% of
  *        the E4M3 rows; what matches all 2000 rows is FP8_MMA_SYNC below (the
  *        capture used mma.sync, which Hopper runs as two 16-product blocks).
- *  b200  fp16, bf16, tf32 as h100. fp8: DESIGN.md's b=32, F=25 with fp32
+ *  b200  fp16, bf16, tf32 as h100. fp8: docs/design.md's b=32, F=25 with fp32
  *        output truncated matches only 638/661 of 1000 fp32 rows (E4M3/E5M2)
  *        and 628/687 fp16 rows. The fp32 misses are 1 ulp (the result is
  *        rounded to nearest, not truncated: first seen on an exact tie); the

@@ -11,16 +11,10 @@
 # its text on stdout and nothing on stderr.
 #
 # Run: bash tests/cli/bad_input.sh build/lowp
-set -u
-LOWP=${1:?usage: bad_input.sh PATH/TO/lowp}
-case $LOWP in /*) ;; *) LOWP=$PWD/$LOWP ;; esac
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-W=$(mktemp -d)
-trap 'chmod -R u+w "$W" 2>/dev/null; rm -rf "$W"' EXIT
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
+W=$T
 S=$W/scratch # the folder the cases run in; nothing in it may change
 mkdir -p "$S"
-pass=0 fail=0
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # ------------------------------------------------------------------ fixtures
 echo "a user's notes" >"$S/notes.txt"
@@ -68,7 +62,7 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
   printf '\0\0\10\3\0\0\0\1\0\0\0\34\0\0\0\34\1\2' >"$S/mnist_trunc/$f"
   printf '\37\213garbage' >"$S/mnist_gz/$f.gz"                   # gzip magic, then nonsense
 done
-# a check of a GPU registry kernel with an unknown device (kernels/gpu_kernels.h)
+# a check of a GPU registry kernel with an unknown device (kernels/gpu/gpu_kernels.h)
 echo '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ { "name": "x", "op": "sum", "subject": { "kernel": "sum_tree", "params": "device=quantum" }, "shape": { "m": 2, "n": 8 }, "rules": [ { "max_ulp": 1 } ] } ] }' >"$S/gpu_device.json"
 # issue 19: specs with NUL bytes, text that is not UTF-8, names XML cannot hold
 CK='"op": "dot", "in": "fp16", "out": "fp32", "subject": { "kernel": "dot_acc" }, "shape": { "k": 8 }, "rules": [ { "max_ulp": 64 } ]'

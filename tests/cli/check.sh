@@ -7,15 +7,7 @@
 # kind of bad spec or input: exit 2, one message, no JUnit/JSON file left;
 # the JSON Schema (docs/check-spec.schema.json) agrees with the parser.
 # Run: bash tests/cli/check.sh path/to/lowp
-set -u
-LOWP=${1:?usage: check.sh path/to/lowp}
-case "$LOWP" in /*) ;; *) LOWP="$(pwd)/$LOWP" ;; esac
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 # expect_fail NAME PATTERN CMD...: exit 2, PATTERN in stderr, one line, and
 # no JUnit/JSON file left ($T/out.xml, $T/out.json)
@@ -71,7 +63,7 @@ EOF
 
 # ------------------------------------------------------- normal operation
 cd "$T" || exit 1
-# a build without kernel subjects (kernels/subject.c) runs only the parts
+# a build without kernel subjects (kernels/registry_subject.c) runs only the parts
 # that need none (spec parsing, bad input found before any subject opens)
 HAVE_K=1
 if "$LOWP" check planted.json --only honest 2>&1 | grep -q "this build has no kernel subjects"; then

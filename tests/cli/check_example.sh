@@ -5,16 +5,8 @@
 # operation, formats that differ (exit 2 before any work, one message, no output), and kernels
 # that crash, abort, exit, hang or return an error (that check fails naming it; the others run).
 # Run: bash tests/cli/check_example.sh path/to/lowp   (the plugins are in BUILD/plugins/)
-set -u
-LOWP=${1:?usage: check_example.sh path/to/lowp}
-case "$LOWP" in /*) ;; *) LOWP="$(pwd)/$LOWP" ;; esac
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 PLUG=$(dirname "$LOWP")/plugins
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 [ -e "$PLUG/example_kernels.so" ] || { echo "FAIL: $PLUG/example_kernels.so not built"; exit 1; }
 
 expect_fail() { # NAME PATTERN CMD...: exit 2, one line matching PATTERN, no output file

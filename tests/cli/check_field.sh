@@ -6,16 +6,8 @@
 # with --plugin-dir, sqnr_db/cosine/mismatch rules and vs_reference's floor, JSON bounds of a
 # plugin's gamma rule, the worst element of each rule's own metric.
 # Run: bash tests/cli/check_field.sh path/to/lowp   (plugins in BUILD/plugins/)
-set -u
-LOWP=${1:?usage: check_field.sh path/to/lowp}
-case "$LOWP" in /*) ;; *) LOWP="$(pwd)/$LOWP" ;; esac
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 PLUG=$(dirname "$LOWP")/plugins
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 [ -e "$PLUG/example_kernels.so" ] || { echo "FAIL: $PLUG/example_kernels.so not built"; exit 1; }
 /usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "python3-numpy missing: skipped"; exit 77; }
 cd "$T" || exit 1

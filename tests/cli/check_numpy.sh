@@ -4,16 +4,8 @@
 # and bad tensor files (missing, wrong shape, raw bits without a format, integers as values).
 # Skips (77) only when Debian's python3-numpy is missing (tools/test.sh installs it).
 # Run: bash tests/cli/check_numpy.sh path/to/lowp
-set -u
-LOWP=${1:?usage: check_numpy.sh path/to/lowp}
-case "$LOWP" in /*) ;; *) LOWP="$(pwd)/$LOWP" ;; esac
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 /usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "python3-numpy missing: skipped"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 /usr/bin/python3 "$SRC/tests/numpy/make_numpy.py" "$T" || { echo "FAIL: make_numpy.py"; exit 1; }
 cp "$SRC/tests/numpy/numpy_spec.json" "$T/spec.json"
 cd "$T" || exit 1

@@ -5,15 +5,8 @@
 # `lowp run claims` reports the same, with a transcript of the run.
 # Skips (77) only when Debian's python3-numpy is missing (tools/test.sh installs it).
 # Run: bash tests/cli/claims_numpy.sh path/to/lowp
-set -u
-LOWP=${1:?usage: claims_numpy.sh path/to/lowp}
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 /usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "python3-numpy missing: skipped"; exit 77; }
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # the document's code, independently of lowp: its output against a bit-level rna of the input
 /usr/bin/python3 - "$SRC/experiments/claims.json" <<'PY' && ok || bad "the document's numpy code, run directly"

@@ -4,8 +4,7 @@
 # The seeds (the five documents) live beside the checkout: $LOWP_SEEDS, else ../shared/seeds or
 # ../../shared/seeds from the source folder. Skips (77) when they are not there or python3 is missing.
 # Run: bash tests/cli/claims_quotes.sh path/to/lowp
-set -u
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 SEEDS=${LOWP_SEEDS:-}
 for d in "$SRC/../shared/seeds" "$SRC/../../shared/seeds"; do
   [ -z "$SEEDS" ] && [ -d "$d" ] && SEEDS=$d

@@ -14,15 +14,9 @@
 #
 # Run: ctest --test-dir build -L cli     (CTest passes the lowp binary as $1)
 
-set -u
-LOWP=${1:?usage: convert.sh path/to/lowp}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
+tmp=$T
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # good VALUE-ARGS... -- KEY VALUE: run, expect exit 0, and a JSON pair
 # "KEY": "VALUE" (or a bare number) in the output

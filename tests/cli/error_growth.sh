@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
 # cli_error_growth -- `lowp run error-growth --quick`: outputs exist and the effects hold.
 # Run: bash tests/cli/error_growth.sh build/lowp   (from the source root)
-set -u
-LOWP="$1"
-T="$(mktemp -d)"
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 command -v gnuplot >/dev/null 2>&1 || { echo "gnuplot missing: skip"; exit 77; }
 

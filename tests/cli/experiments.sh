@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
 # experiments.sh -- the exercise experiments' quick runs: files written, same seed -> same bytes, bad values -> 2
 # Run: ctest --test-dir build -R cli_experiments   (or: bash tests/cli/experiments.sh build/lowp)
-set -u
-LOWP=${1:?usage: experiments.sh PATH_TO_LOWP}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-pass=0
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
+tmp=$T
 check() { # check DESCRIPTION COMMAND...
   local what=$1; shift
   if "$@"; then pass=$((pass + 1)); else echo "FAIL: $what"; fail=$((fail + 1)); fi

@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
 # cli_gemm_model -- lowp gemm/dot with --model, --promote and --order: effects and bad usage.
 # Run: bash tests/cli/gemm_model.sh build/lowp
-set -u
-LOWP="$1"
-T="$(mktemp -d)"
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 expect_exit2() {
   local name="$1" pattern="$2"; shift 2
   "$@" >"$T/out" 2>"$T/err"; local rc=$?

@@ -3,13 +3,7 @@
 # its dry run (every step's command line, commands stubbed) on a fake H100: the steps, the architecture
 # from the compute capability, a failing step, a CUDA runtime that cannot use the GPU (loud, exit 1).
 # Run: bash tests/cli/gpu_sh.sh build/lowp   (the lowp argument is unused: gpu.sh builds its own)
-set -u
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-T="$(mktemp -d)"
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 # everything gpu.sh could touch: the source tree's reports/ and build-gpu/,
 # and a fake repository folder it is pointed at with --out

@@ -5,13 +5,7 @@
 # lowp's message before any work, nothing written; a valid count or list runs; --help still
 # exits 0.
 # Run: bash tests/cli/omp_env.sh path/to/lowp
-set -u
-LOWP=${1:?usage: omp_env.sh path/to/lowp}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 for v in 100000 1025 0 -1 abc 4, ,4 "4,100000" 2.5 0x4 "3 4" ""; do
   rm -f "$T/C.npy"

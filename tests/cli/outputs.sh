@@ -8,16 +8,11 @@
 # their content, their modes under umask 022 and 077, and that no temporary
 # (*.tmp.*, *.old.*) is left. Hostile folder names must work (no shell, no
 # gnuplot quoting) and must not inject anything.
-set -u
-LOWP="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
-T="$(mktemp -d)"
-trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 S="$T/s"   # this script's own scratch files (outside the watched folder)
 W="$T/w"   # the watched work folder
 mkdir -p "$S" "$W"
-pass=0 fail=0 skipped=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+skipped=0
 
 # a listing of W that changes if anything in it appears, vanishes or changes;
 # with STRICT=0 (a failure after the work began: a temporary was made and

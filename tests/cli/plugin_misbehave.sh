@@ -8,18 +8,10 @@
 # what the kernel did (the others run, JUnit/JSON written), or, for a library that cannot be
 # loaded, exit 2 with one message and nothing written.
 # Run: bash tests/cli/plugin_misbehave.sh path/to/lowp   (needs a C compiler: cc, or $CC)
-set -u
-LOWP=${1:?usage: plugin_misbehave.sh path/to/lowp}
-case "$LOWP" in /*) ;; *) LOWP="$(pwd)/$LOWP" ;; esac
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 CC=${CC:-cc}
-T=$(mktemp -d)
 # on the way out, a failed test's leftovers (the kernels' children write their pids)
-trap 'for f in "$T"/*.pid; do [ -s "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null; done; rm -rf "$T"' EXIT
 export MIS_DIR=$T
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 command -v "$CC" >/dev/null || { echo "FAIL: no C compiler ($CC) to build the test plugins"; exit 1; }
 
 build() { # NAME [-DFLAG]

@@ -3,13 +3,7 @@
 # and vectors captured from a model replay 100% through `lowp run
 # tensor-core-models` (a flipped bit does not); no GPU is a clear exit 2.
 # Run: bash tests/cli/probe.sh build/lowp   (from the source root)
-set -u
-LOWP="$1"
-T="$(mktemp -d)"
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 "$LOWP" probe --help >"$T/h" 2>&1 && grep -q -- '--device' "$T/h" && ok || bad "--help"
 

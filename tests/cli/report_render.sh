@@ -2,17 +2,13 @@
 # report_render.sh -- `lowp report --quick` builds index.html, every image it names exists, and headless Chromium renders it
 # Skips (77) when chromium is not installed (Debian package `chromium`).
 # Run: ctest --test-dir build -R cli_report_render   (or: bash tests/cli/report_render.sh build/lowp)
-set -u
-LOWP=${1:?usage: report_render.sh PATH_TO_LOWP}
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROMIUM" ]; then
   echo "report_render.sh: skipped: chromium is not installed (apt-get install chromium)"
   exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-pass=0
+tmp=$T
 check() {
   local what=$1; shift
   if "$@"; then pass=$((pass + 1)); else echo "FAIL: $what"; fail=$((fail + 1)); fi

@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
 # cli_run -- lowp run / list / report: outputs, atomic folders, and every bad-usage exit.
 # Run: bash tests/cli/run.sh build/lowp
-set -u
-LOWP="$1"
-T="$(mktemp -d)"
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 # expect_exit2 NAME CMD...: exit status 2, one message on stderr naming the problem, nothing on stdout
 expect_exit2() {

@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
 # scaler.sh -- `lowp scaler`: outputs, state files, and every bad input -> exit 2
 # Run: bash tests/cli/scaler.sh build/lowp
-set -u
-LOWP=${1:?usage: scaler.sh PATH/TO/lowp}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 # expect_out DESC EXPECTED_LAST_LINE_FIELDS -- ARGS: run, check exit 0 and
 # that the last step line's scale and tracker columns match

@@ -10,16 +10,10 @@
 # the exit status (130 for SIGINT, 143 for SIGTERM), one message on stderr,
 # no child left, no temporary left (*.tmp.*, *.old.*), and the destination
 # unchanged (absent, or the previous lowp output byte for byte).
-set -u
-LOWP="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 command -v setsid >/dev/null 2>&1 || { echo "setsid missing: skip"; exit 77; }
-T="$(mktemp -d)"
-trap 'rm -rf "$T"' EXIT
 S="$T/s" W="$T/w"
 mkdir -p "$S/bin" "$W"
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 # a stand-in gnuplot: records its pid, then sleeps (exec: same pid)
 cat >"$S/bin/gnuplot" <<'EOF'

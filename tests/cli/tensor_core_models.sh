@@ -2,13 +2,7 @@
 # cli_tensor_core_models -- `lowp run tensor-core-models`: every captured row matches; a
 # corrupted row is caught (exit 1); a bad folder is bad usage (exit 2).
 # Run: bash tests/cli/tensor_core_models.sh build/lowp   (from the source root)
-set -u
-LOWP="$1"
-T="$(mktemp -d)"
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 "$LOWP" run tensor-core-models --quick --out "$T/a" >"$T/out" 2>"$T/err"
 [ $? -eq 0 ] && ok || bad "exit status on the vendored vectors: $(tail -3 "$T/err")"

@@ -3,13 +3,7 @@
 # values against the formulas of docs/tolerances.md, a vacuous bound reported (exit 0), and
 # bad input (unknown op, format, method, k, confidence, scale, option): exit 2, one message.
 # Run: bash tests/cli/tol.sh path/to/lowp
-set -u
-LOWP=${1:?usage: tol.sh path/to/lowp}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 "$LOWP" tol --help >"$T/o" 2>&1 && grep -q "usage: lowp tol" "$T/o" && ok || bad "--help"
 "$LOWP" tol dot --k 1024 --input fp16 --acc fp32 --out fp16 >"$T/o" 2>&1 && ok || bad "text: $(cat "$T/o")"

@@ -10,7 +10,7 @@
  * Run: ctest --test-dir build -L cuda --output-on-failure
  */
 
-#include "amp_gpu.h"
+#include "gpu/amp_gpu.h"
 #include "model/roofline.h"
 #include "status.h"
 #include "testutil.h"

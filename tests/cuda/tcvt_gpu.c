@@ -11,8 +11,8 @@
  * Run: ctest --test-dir build -L cuda --output-on-failure
  */
 
-#include "cvt.h"
-#include "gemm_gpu.h"
+#include "common/cvt.h"
+#include "gpu/gemm_gpu.h"
 #include "testutil.h"
 
 #include <stdio.h>

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "exact/exact.h"
-#include "ozaki_gpu.h"
+#include "gpu/ozaki_gpu.h"
 #include "rng/dist.h"
 #include "status.h"
 #include "testutil.h"

@@ -6,7 +6,7 @@
  *   mma: every variant the device has (fp8 from sm_89), on a tile-aligned
  *     and a ragged size, against kernels/cpu/gemm_tc.c with the model of
  *     lowp_gpu_gemm_model (the preset, promote=0, fp8 on the mma.sync
- *     datapath), in the k order of kernels/gemm_gpu.h: must be equal.
+ *     datapath), in the k order of kernels/gpu/gemm_gpu.h: must be equal.
  *   cuBLAS: every variant against the entry's model (the promotion of
  *     lowp_gemm_cublas_promote: e4m3 128, e4m3.fast none), the model's A B
  *     from zero plus C in one rounded addition, as the launcher computes it
@@ -27,10 +27,10 @@
 
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
-#include "cvt.h"
+#include "common/cvt.h"
 #include "format/format.h"
-#include "gemm_gpu.h"
-#include "gpu_kernels.h"
+#include "gpu/gemm_gpu.h"
+#include "gpu/gpu_kernels.h"
 #include "rng/rng.h"
 #include "status.h"
 #include "testutil.h"

@@ -15,7 +15,7 @@
  */
 
 #include "model/probe.h"
-#include "probe_gpu.h"
+#include "gpu/probe_gpu.h"
 #include "status.h"
 #include "testutil.h"
 

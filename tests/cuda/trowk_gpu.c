@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cvt.h"
+#include "common/cvt.h"
 #include "format/format.h"
-#include "karith.h"
+#include "common/karith.h"
 #include "rng/rng.h"
-#include "rowk.h"
+#include "common/rowk.h"
 #include "status.h"
 #include "testutil.h"
 

@@ -1,4 +1,4 @@
-/* tkarith_exhaustive -- kernels/karith.h's lowp_ka_round against lib/format on all 2^32 fp32 inputs */
+/* tkarith_exhaustive -- kernels/common/karith.h's lowp_ka_round against lib/format on all 2^32 fp32 inputs */
 
 /*
  * Label long. Every fp32 bit pattern rounded (rne) to fp16, bf16 and e5m2
@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "format/format.h"
-#include "karith.h"
-#include "rowk.h"
+#include "common/karith.h"
+#include "common/rowk.h"
 #include "status.h"
 #include "testutil.h"
 

@@ -2,8 +2,8 @@
 """fp8q_eval -- an independent evaluator of the models lowp ships (models/*.safetensors), numpy only.
 
 Reads the .safetensors files with the standard library and numpy (no lowp code, no safetensors
-package), runs both networks' forward passes in float64 from their definitions (kernels/cpu/cnn.h,
-kernels/cpu/vit.h, models/README.md) on the Fashion-MNIST test images, and checks:
+package), runs both networks' forward passes in float64 from their definitions (kernels/train/cnn.h,
+kernels/train/vit.h, models/README.md) on the Fashion-MNIST test images, and checks:
 
   default        the predictions on all 10,000 test images equal the FP32 predictions lowp recorded
                  with the shipped weights (models/NAME_fp32_predictions.txt, which lowp run

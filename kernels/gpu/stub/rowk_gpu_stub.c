@@ -1,6 +1,6 @@
 /* lowp_rowk_cuda -- the stand-ins of builds without CUDA (kernels/cuda/rowk.cu) */
 
-#include "rowk.h"
+#include "common/rowk.h"
 
 #include "status.h"
 

@@ -21,7 +21,7 @@
 
 #define _POSIX_C_SOURCE 200809L /* dlopen, dlsym */
 
-#include "cpu/amp_layer.h"
+#include "train/amp_layer.h"
 
 #include <cblas.h>
 #include <dlfcn.h>
@@ -31,8 +31,8 @@
 #include <string.h>
 
 #include "cpu/elementwise.h"
-#include "cpu/norm.h"
-#include "cpu/softmax.h"
+#include "cpu/norm_kernel.h"
+#include "cpu/softmax_kernel.h"
 #include "check/pipeline.h"
 #include "measure/measure.h"
 #include "rng/rng.h"

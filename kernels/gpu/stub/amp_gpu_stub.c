@@ -1,6 +1,6 @@
 /* lowp_amp_gpu -- the stand-in of builds without CUDA */
 
-#include "amp_gpu.h"
+#include "gpu/amp_gpu.h"
 
 #include "status.h"
 

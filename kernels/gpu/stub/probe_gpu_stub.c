@@ -1,6 +1,6 @@
 /* lowp_probe_gpu -- the stand-in of builds without CUDA */
 
-#include "probe_gpu.h"
+#include "gpu/probe_gpu.h"
 
 #include "status.h"
 

@@ -5,13 +5,13 @@
 # are spread over the ranks) and formats and fp8-quantization (experiments
 # that run whole on every rank); a bad parameter, a rank without the dataset and
 # a bad output folder end the job with one message, exit 2, nothing published.
-# Run: bash tests/mpi/run.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
+# Run: bash tests/mpi/mpi_run.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
 set -u
 LOWP=${1:?usage: run.sh path/to/lowp path/to/mpiexec}
 MPIEXEC=${2:-none}
 FAILS_OUT=bad
-. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
-# one thread per rank, as tests/mpi/gemm.sh: 3 oversubscribed ranks of 2 threads each crawl on 2 cores
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_harness.bash"
+# one thread per rank, as tests/mpi/mpi_gemm.sh: 3 oversubscribed ranks of 2 threads each crawl on 2 cores
 # (the results do not depend on the thread count)
 export OMP_NUM_THREADS=1
 

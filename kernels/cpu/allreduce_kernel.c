@@ -1,6 +1,6 @@
 /* lowp_kernel_allreduce -- the gradient all-reduce of lib/amp/allreduce as a registry kernel (op sum) */
 
-#include "cpu/allreduce.h"
+#include "cpu/allreduce_kernel.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * That is what makes the results independent of the thread count.
  */
 
-#include "cpu/mlp.h"
+#include "train/mlp.h"
 
 #include "rng/rng.h"
 #include "status.h"

@@ -12,7 +12,7 @@
  *   scale=div|rsqrt (layernorm: divide by the standard deviation, or
  *   multiply by its reciprocal), clamp=on|off (layernorm: the one-pass
  *   variance clamped at 0, or the formula's own value)
- *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu_kernels.h;
+ *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu/gpu_kernels.h;
  *   their model=auto, the default, is the GPU's own preset)
  * A format or model spec that itself holds commas is written with ';'
  * ("acc=p=11;emin=-14;emax=15", "model=b=16;F=25;align=rtz"); model's value
@@ -32,7 +32,7 @@
 #include "cpu/gemm_tc.h"
 #include "cpu/kcfg.h"
 #include "format/number.h"
-#include "gpu_kernels.h"
+#include "gpu/gpu_kernels.h"
 #include "registry.h"
 #include "status.h"
 
@@ -383,7 +383,7 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
     return LOWP_EUNSUPPORTED;
   }
   if (x->k->op == LOWP_OP_GEMM && entry_takes(x->k, "model") && entry_takes(x->k, "device")) {
-    /* a GPU GEMM: the model its GPU kernel must equal (kernels/gpu_kernels.h) */
+    /* a GPU GEMM: the model its GPU kernel must equal (kernels/gpu/gpu_kernels.h) */
     char e2[300];
     lowp_gemm_tc_cfg_t tc;
     st = lowp_gpu_gemm_model(&tc, x->k->name, &x->cfg, &p->in[0], &p->out, e2, sizeof e2);

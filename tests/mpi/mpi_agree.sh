@@ -6,14 +6,14 @@
 # message naming the difference, no output written, no hang. An output file that differs
 # between the ranks' folders is not an input (accepted). A plugin kernel that calls exit(0)
 # under mpirun fails its check without running lowp's exit handlers (no hang).
-# Run: bash tests/mpi/agree.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
+# Run: bash tests/mpi/mpi_agree.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
 set -u
 LOWP=${1:?usage: agree.sh path/to/lowp path/to/mpiexec}
 case "$LOWP" in /*) ;; *) LOWP="$(pwd)/$LOWP" ;; esac
 MPIEXEC=${2:-none}
 MPI_TIMEOUT=60
 FAILS_OUT=C.npy
-. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_harness.bash"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 export OMP_NUM_THREADS=1
 G="$LOWP gemm --n 16 --k 32 --out-exact $T/C.npy"

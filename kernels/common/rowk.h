@@ -3,7 +3,7 @@
 #define LOWP_ROWK_H
 
 /*
- * One block per row, the reduction tree of kernels/karith.h ("THE LAUNCH
+ * One block per row, the reduction tree of kernels/common/karith.h ("THE LAUNCH
  * ORDER"); the arithmetic is karith.h's, shared by both sides. Each _cpu
  * function is the twin of the _cuda function of the same name: given the
  * same inputs they must return the same bits (tests/cuda/trowk_gpu.c).
@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "format/format.h"
-#include "karith.h"
+#include "common/karith.h"
 
 /** @brief Layer-norm variants, as lowp_ln_variant_t (kernels/cpu/kcfg.h). */
 #define LOWP_ROWK_LN_TWOPASS 0

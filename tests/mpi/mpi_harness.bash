@@ -1,4 +1,4 @@
-# common.bash -- what every tests/mpi/*.sh shares; sourced, not a test (the
+# mpi_harness.bash -- what every tests/mpi/*.sh shares; sourced, not a test (the
 # ctest glob takes *.sh). Set MPIEXEC (the script's second argument) before
 # sourcing, and optionally MPI_TIMEOUT (seconds per mpirun, default 300) and
 # FAILS_OUT (the name in $T of the output that fails() must find absent).

@@ -7,9 +7,9 @@
  * (lowp_cnn_gemm_f32 forward, lowp_cnn_gemm_bwd_w / _x backward). No fast math.
  */
 
-#include "cpu/vit.h"
+#include "train/vit.h"
 
-#include "cpu/cnn.h"
+#include "train/cnn.h"
 #include "rng/rng.h"
 #include "status.h"
 

@@ -6,12 +6,12 @@
 # failing one (the example plugin's planted kernel: exit 1 either way); more
 # ranks than checks, and a rank that cannot read the spec: exit 2, one
 # message, nothing written.
-# Run: bash tests/mpi/check.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
+# Run: bash tests/mpi/mpi_check.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
 set -u
 LOWP=${1:?usage: check.sh path/to/lowp path/to/mpiexec}
 MPIEXEC=${2:-none}
 FAILS_OUT=bad.json
-. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_harness.bash"
 notime() { grep -v '"time_' "$1" | sed 's/ time="[0-9.]*"//g'; }
 
 SPEC=tests/data/check/kernels.json

@@ -10,11 +10,11 @@
  * can run it, else the twin. Both give the same bits (the twins' contract),
  * so a check's verdict does not depend on where it ran.
  *
- *   sum_tree            kernels/rowk.h lowp_rsum_*, accumulation in compute
+ *   sum_tree            kernels/common/rowk.h lowp_rsum_*, accumulation in compute
  *   softmax_*_tree      lowp_softmax_*, fp32
  *   layernorm_tree      lowp_layernorm_*, variant onepass|twopass|welford, fp32
  *   xent_tree           lowp_xent_* (+ the mean by lowp_rsum_* in fp32 / rows)
- *   gemm_cublas[_fastacc]  kernels/gemm_gpu.h cuBLASLt variants; twin gemm_tc
+ *   gemm_cublas[_fastacc]  kernels/gpu/gemm_gpu.h cuBLASLt variants; twin gemm_tc
  *   gemm_mma            lowp's mma.sync kernels; twin gemm_tc, promote=0
  *
  * Inputs must be fp32 values (formats inside fp32); outputs are rounded
@@ -63,8 +63,8 @@ int lowp_gpu_mma_model(lowp_tc_model_t *m, const char *spec, const lowp_format_t
  * c->model with "auto" replaced by the GPU's preset (lowp_gpu_preset; h100
  * without a device), and the promotion: gemm_mma 0 (fp8: the preset's
  * mma.sync datapath, lowp_gemm_mma_fp8); gemm_cublas with e4m3 inputs 128
- * unless promote= says otherwise (kernels/gemm_gpu.h); else c->promote.
- * Also used by kernels/subject.c for the model bound and by the GPU tests.
+ * unless promote= says otherwise (kernels/gpu/gemm_gpu.h); else c->promote.
+ * Also used by kernels/registry_subject.c for the model bound and by the GPU tests.
  * @return as lowp_gemm_tc_config.
  */
 int lowp_gpu_gemm_model(lowp_gemm_tc_cfg_t *tc, const char *entry, const lowp_kcfg_t *c,

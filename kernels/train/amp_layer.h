@@ -19,7 +19,7 @@
  * are widened to fp32 (exact) and multiplied by cblas_sgemm; a bf16 GEMM's
  * fp32 result is rounded (rne, lowp_encode_array_f32) to bf16 storage as
  * part of the kernel. Softmax, layer norm and GELU forward are lowp's
- * emulating CPU kernels (kernels/cpu/softmax.c, norm.c, elementwise.c:
+ * emulating CPU kernels (kernels/cpu/softmax_kernel.c, norm.c, elementwise.c:
  * binary64 storage, every operation rounded to fp32, output rounded to the
  * storage format); their backward, dropout and residual adds are plain
  * loops in fp32 arithmetic on the storage format. OpenMP over rows.

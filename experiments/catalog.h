@@ -37,7 +37,7 @@ typedef struct {
  * (lowp_run_param_formats).
  * Add an experiment: write experiments/<slug>.c defining
  * `const lowp_experiment_t lowp_exp_<slug>` and add its extern and one line
- * to the table in experiments/registry.c.
+ * to the table in experiments/catalog.c.
  */
 typedef struct lowp_run {
   const struct lowp_experiment *exp;
@@ -51,7 +51,7 @@ typedef struct lowp_run {
   const char *const *values; /**< their effective values */
 } lowp_run_t;
 
-/** @brief An experiment (STYLE B14: question, method, expected). */
+/** @brief An experiment (docs/style.md B14: question, method, expected). */
 typedef struct lowp_experiment {
   const char *name;      /**< "error-growth" */
   const char *question;  /**< one sentence ending in '?' */

@@ -26,7 +26,7 @@ int lowp_amp_gpu_device(char *name, size_t len);
  * (tf32 inputs are rounded or truncated inside the tensor core: at most
  * 2 u_in each), gamma of twice fp32's u for the accumulation (tensor cores
  * truncate, and align each block of products to its largest term without a
- * sticky bit: DESIGN.md's model, F >= 23 fraction bits), u_out of the
+ * sticky bit: docs/design.md's model, F >= 23 fraction bits), u_out of the
  * storage format for the rounding of the result.
  * @param[out] worst the largest share of that bound used over the checked
  *   entries (> 1: a GEMM failed validation; do not report its timings)

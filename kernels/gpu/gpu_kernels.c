@@ -1,15 +1,15 @@
 /* lowp_gpu_kernels -- the registry's entries with a GPU kernel: run on the GPU, or on its CPU twin */
 
-#include "gpu_kernels.h"
+#include "gpu/gpu_kernels.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cvt.h"
-#include "gemm_gpu.h"
-#include "rowk.h"
+#include "common/cvt.h"
+#include "gpu/gemm_gpu.h"
+#include "common/rowk.h"
 #include "status.h"
 
 /* ------------------------------------------------------ private helpers */
@@ -93,7 +93,7 @@ static int gemm(int which, int fastacc, const char *entry, const lowp_kcfg_t *c,
                        : lowp_gemm_mma_variant(&p->in[0], &p->out);
   if (!variant)
     return seterr(err, errlen, LOWP_EUNSUPPORTED,
-                  which == 0 ? "no cuBLAS variant for these formats (kernels/gemm_gpu.h lists them)"
+                  which == 0 ? "no cuBLAS variant for these formats (kernels/gpu/gemm_gpu.h lists them)"
                              : "no mma variant for these formats (fp16, bf16, tf32, e4m3, e5m2 "
                                "in, fp32 out)");
   memset(out[0], 0, d->batch * mn * sizeof out[0][0]);

@@ -20,7 +20,7 @@
  * depend on the thread count.
  */
 
-#include "cpu/softmax.h"
+#include "cpu/softmax_kernel.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* lowp_gemm_gpu -- GPU GEMM variants as data, the binary64 driver, and the GPU's tensor-core preset */
 
-#include "gemm_gpu.h"
+#include "gpu/gemm_gpu.h"
 
 #include <ctype.h>
 #include <stdint.h>

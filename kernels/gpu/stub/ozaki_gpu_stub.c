@@ -1,6 +1,6 @@
 /* lowp exact GEMM on the GPU -- the stand-in of builds without CUDA */
 
-#include "ozaki_gpu.h"
+#include "gpu/ozaki_gpu.h"
 
 #include "status.h"
 

@@ -21,7 +21,7 @@
  * format. OpenMP over rows; the result does not depend on the thread count.
  */
 
-#include "cpu/norm.h"
+#include "cpu/norm_kernel.h"
 
 #include <math.h>
 

@@ -3,11 +3,11 @@
 # MPI ranks (label mpi), on a sample of its chunks (LOWP_EXHAUSTIVE_CHUNKS):
 # -np 2 and -np 3 agree with one process; a mismatch planted on one rank
 # (LOWP_EXHAUSTIVE_INJECT) is reported with its input and the job exits 1.
-# Run: bash tests/mpi/exhaustive.sh path/to/lowp path/to/mpiexec path/to/tround_fast_exhaustive
+# Run: bash tests/mpi/mpi_exhaustive.sh path/to/lowp path/to/mpiexec path/to/tround_fast_exhaustive
 set -u
 MPIEXEC=${2:-none}
 EXH=${3:?usage: exhaustive.sh path/to/lowp path/to/mpiexec path/to/tround_fast_exhaustive}
-. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_harness.bash"
 export OMP_NUM_THREADS=1
 export LOWP_EXHAUSTIVE_CHUNKS=8
 

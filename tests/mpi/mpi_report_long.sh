@@ -3,12 +3,12 @@
 # mpi and long: a few minutes here): the ranks run whole experiments and send
 # their folders to rank 0; the report folder is byte-identical to the
 # one-process run. More ranks than experiments: exit 2, one message.
-# Run: bash tests/mpi/report_long.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
+# Run: bash tests/mpi/mpi_report_long.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
 set -u
 LOWP=${1:?usage: report_long.sh path/to/lowp path/to/mpiexec}
 MPIEXEC=${2:-none}
 MPI_TIMEOUT=900
-. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_harness.bash"
 
 "$LOWP" report --quick --out "$T/one" >/dev/null 2>"$T/e1"; rc1=$?
 for np in 2 3; do

@@ -8,13 +8,13 @@
 # output file, no hang (every mpirun runs under `timeout`).
 # Open MPI in a container runs as root and with more ranks than cores only
 # with --allow-run-as-root --oversubscribe (or the environment below).
-# Run: bash tests/mpi/gemm.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
+# Run: bash tests/mpi/mpi_gemm.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
 set -u
 LOWP=${1:?usage: gemm.sh path/to/lowp path/to/mpiexec}
 MPIEXEC=${2:-none}
 MPI_TIMEOUT=120
 FAILS_OUT=bad.npy
-. "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+. "$(dirname "${BASH_SOURCE[0]}")/mpi_harness.bash"
 export OMP_NUM_THREADS=1
 
 # the JSON without the wall times and the output file name

@@ -1,6 +1,6 @@
 /* lowp_gemm_gpu -- the stand-ins of builds without CUDA (kernels/cuda/gemm_*.cu, devinfo.cu) */
 
-#include "gemm_gpu.h"
+#include "gpu/gemm_gpu.h"
 
 #include <stdio.h>
 

@@ -6,7 +6,7 @@
  * sum: the bytes do not depend on the thread count. No fast math.
  */
 
-#include "cpu/cnn.h"
+#include "train/cnn.h"
 
 #include "rng/rng.h"
 #include "status.h"

@@ -1,7 +1,7 @@
 /* lowp_experiment -- the registry: every experiment described once */
 
 #include "par.h"
-#include "registry.h"
+#include "catalog.h"
 
 #include "format/number.h"
 #include "io/escape.h"

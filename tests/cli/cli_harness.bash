@@ -1,6 +1,6 @@
-# common.bash -- what every tests/cli/*.sh shares; sourced, not a test (the
+# cli_harness.bash -- what every tests/cli/*.sh shares; sourced, not a test (the
 # ctest glob takes *.sh). A script runs as `bash tests/cli/NAME.sh PATH/TO/lowp`
-# from any folder; after `. "$(dirname "$0")/common.bash"` it has:
+# from any folder; after `. "$(dirname "$0")/cli_harness.bash"` it has:
 #   LOWP   the lowp binary, as an absolute path (empty when the script takes none)
 #   SRC    the source tree's root
 #   T      a fresh scratch folder, removed at exit (write bits restored first)
