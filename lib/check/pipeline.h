@@ -73,6 +73,10 @@ typedef struct {
   double value;     /**< +inf: vacuous */
   double used;      /**< max backward error / value (0 when vacuous) */
   char name[200];
+  /** the constants of gamma and prob bounds (lowp_op_bound_units): the
+      accumulation's u (2u for directed modes); prob: lambda and the
+      probability the bound holds with. NaN where they do not apply. */
+  double u, lambda, probability;
 } lowp_check_bound_t;
 
 /** @brief What one output of the subject measured. */
