@@ -320,9 +320,9 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
     o->got = calloc(o->count, sizeof(double));
     o->exact = malloc(o->count * sizeof(double));
     o->exact_out = malloc(o->count * sizeof(double));
-    if (sumprod) o->absab = malloc(o->count * sizeof(double));
+    if (sumprod && !(opts && opts->no_absab)) o->absab = malloc(o->count * sizeof(double));
     if (have_data) o->exact_data = malloc(o->count * sizeof(double));
-    if (!o->got || !o->exact || !o->exact_out || (sumprod && !o->absab) ||
+    if (!o->got || !o->exact || !o->exact_out || (sumprod && !(opts && opts->no_absab) && !o->absab) ||
         (have_data && !o->exact_data)) {
       seterr(err, errlen, "out of memory for the results%s%s", "", "");
       return LOWP_ENOMEM;

@@ -128,6 +128,9 @@ typedef struct {
   /** progress of the exact reference of the rounded inputs (the long
       step of a large GEMM): fn(ctx, done in [0, 1]); NULL fn for none */
   lowp_op_progress_t progress;
+  /** sums of products: no |A||B| (absab NULL: no backward error, NaN; it
+      costs one more exact product), for measurements that do not need it */
+  int no_absab;
 } lowp_check_opts_t;
 
 /**
