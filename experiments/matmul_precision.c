@@ -28,15 +28,21 @@
  *   SIGNUM Newsl. 30(3), 1995). Outputs that meet an fp32 underflow or an
  *   F overflow are recomputed by the reference kernel, and every run is
  *   checked bit for bit against kernels/cpu/gemm_acc on `check` entries.
- *   References (lib/check's lowp_op_exact, i.e. lib/exact's sliced exact
- *   GEMM): the exact product of the fp32 data, and per input format the
- *   exact product of the rounded inputs and |A||B|. Metrics (lib/measure):
- *   max |C - X| against the data and against the rounded inputs, against
- *   cpu-fp32; componentwise backward error max |C - X| / (|A||B|) against
- *   the kernel's own inputs (in units of the accumulator's u) and its bound
- *   (lib/check lowp_op_bound: gamma_n with rounded products for cpu-F,
- *   gamma_n of fp32 for F-in/fp32-acc, the tensor-core model bound for
- *   tc); normwise backward error ||C - X||_F / (||A||_F ||B||_F).
+ *   Every kernel is a registry subject with parameters (gemm_acc
+ *   acc=F,prod=acc; gemm_acc acc=fp32,prod=exact; gemm_tc model=M) that
+ *   the pipeline measures (lib/check: lowp_check_measure for the first
+ *   kernel of a format, lowp_check_measure_same for the others, so one
+ *   exact product of the rounded inputs, and |A||B|, serves them all; the
+ *   cpu subjects' outputs come from the emulation, the subject's declared
+ *   method from the registry). References: the exact product of the fp32
+ *   data, and per input format the exact product of the rounded inputs and
+ *   |A||B|. Metrics: max |C - X| against the data and against the rounded
+ *   inputs, against cpu-fp32; componentwise backward error max |C - X| /
+ *   (|A||B|) against the kernel's own inputs (in units of the
+ *   accumulator's u) and the bound of the subject's method
+ *   (lowp_check_bound: gamma_n with rounded products for cpu-F, gamma_n of
+ *   fp32 for F-in/fp32-acc, the tensor-core model bound for tc); normwise
+ *   backward error ||C - X||_F / (||A||_F ||B||_F).
  *   Growth: per seed, least-squares slope of log(error) on log(n) over the
  *   sizes; mean over seeds and a t-based 95% confidence interval
  *   (mean +- t_{0.975, S-1} sd / sqrt(S)).
@@ -56,7 +62,7 @@
 #include "catalog.h"
 #include "results.h"
 
-#include "check/op.h"
+#include "check/same.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
 #include "format/format.h"
@@ -64,6 +70,7 @@
 #include "measure/measure.h"
 #include "model/accum.h"
 #include "rng/rng.h"
+#include "exp_check.h"
 #include "status.h"
 
 #include <float.h>
@@ -316,9 +323,10 @@ typedef struct {
   int fi; /* index of the input format */
   kind_t kind;
   lowp_gemm_acc_cfg_t acc;
-  lowp_gemm_tc_cfg_t tcc;
+  lowp_subject_t subj; /* the registry subject: gemm_acc or gemm_tc with parameters (its method) */
+  int open;            /* subj is open */
   frnd_t fp, fa;
-  double bound[MAXS];  /* on the componentwise backward error (lowp_op_bound), +inf: vacuous */
+  double bound[MAXS];  /* on the componentwise backward error (lowp_check_bound), +inf: vacuous */
   double pbound[MAXS]; /* probabilistic, P = 0.99 per entry (cpu kernels) */
   char bname[MAXS][200];
   double uacc;         /* u of the accumulator: the unit of the backward error */
@@ -430,39 +438,30 @@ static void cat(char *dst, size_t len, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* the bounds of kernel k at size n, on the componentwise backward error against its own inputs */
+/* the problem of kernel k at size n (m rows): its input format; the cpu kernels' outputs in fp64 (as
+   their exact references), the tensor-core model's in fp32 (its datapath) */
+static lowp_problem_t kernel_problem(const kernel_t *k, long m, long n) {
+  return lowp_exp_problem("gemm", 1, (size_t)m, (size_t)n, (size_t)n, k->in,
+                          k->kind == K_TC ? &LOWP_FMT_FP32 : &LOWP_FMT_FP64);
+}
+
+/* the bounds of kernel k at size n, on the componentwise backward error against its own inputs: the
+   bound of its subject's declared method (lowp_check_bound), and the probabilistic one for the cpu
+   kernels */
 static void kernel_bounds(kernel_t *k, int si, long n) {
-  lowp_problem_t p;
-  lowp_bound_spec_t b;
-  memset(&p, 0, sizeof p);
-  p.op = lowp_op_get(LOWP_OP_GEMM);
-  p.dims.batch = 1;
-  p.dims.m = p.dims.n = p.dims.k = (size_t)n;
-  p.in[0] = p.in[1] = *k->in;
-  memset(&b, 0, sizeof b);
+  lowp_problem_t p = kernel_problem(k, n, n);
+  lowp_check_bound_t b;
   k->pbound[si] = NAN;
-  if (k->kind == K_TC) {
-    p.out = *k->tcc.out;
-    b.kind = LOWP_BOUND_MODEL;
-    b.model = &k->tcc.model;
+  if (lowp_check_bound(&b, &p, &k->subj, k->kind == K_TC ? LOWP_BOUND_MODEL : LOWP_BOUND_GAMMA, 0.99,
+                       NULL, NULL, 0) == LOWP_OK) {
+    k->bound[si] = b.value;
+    snprintf(k->bname[si], sizeof k->bname[si], "%s", b.name);
   } else {
-    p.out = *k->acc.acc;
-    b.kind = LOWP_BOUND_GAMMA;
-    b.accum.order = LOWP_ACC_RECURSIVE;
-    b.accum.acc = *k->acc.acc;
-    b.accum.rnd = LOWP_RND_NE;
-    b.accum.fma = k->acc.prod == NULL;
-    b.prod = k->acc.prod;
-  }
-  if (lowp_op_bound(&k->bound[si], k->bname[si], sizeof k->bname[si], &p, &b) != LOWP_OK) {
     k->bound[si] = INFINITY;
     snprintf(k->bname[si], sizeof k->bname[si], "none");
   }
-  if (k->kind != K_TC) {
-    b.kind = LOWP_BOUND_PROB;
-    b.prob = 0.99;
-    if (lowp_op_bound(&k->pbound[si], NULL, 0, &p, &b) != LOWP_OK) k->pbound[si] = NAN;
-  }
+  if (k->kind != K_TC && lowp_check_bound(&b, &p, &k->subj, LOWP_BOUND_PROB, 0.99, NULL, NULL, 0) == LOWP_OK)
+    k->pbound[si] = b.value;
 }
 
 static const char *cell(char *b, size_t len, double v, const char *fmt) {
@@ -499,12 +498,12 @@ typedef struct {
   item_t *items;
   int *isi;
   long *isd;
-  double *A0, *B0, *Ain, *Bin, *Xd, *XF, *RF, *Cd, *C32, *Atc, *Ctc;
+  double *A0, *B0, *Ain, *Bin, *Xd, *C32, *Atc;
+  double *Xtc, *Otc, *Rtc; /* the model's rows of the exact product, the same rounded to fp32, of |A||B| */
   float *Af, *Bf, *Cf;
   int *flags;
   long *rowidx;
   cJSON *tables, *plots;
-  lowp_problem_t prob;
 } mp_t;
 
 /* the growth exponents and where the tables look */
@@ -514,11 +513,34 @@ typedef struct {
   int nsmall, tcpos, head, last;
 } growth_t;
 
+/* kernel k's registry subject `name` with "key=value,..." parameters, bound to its problem */
+static int open_subject(kernel_t *k, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int open_subject(kernel_t *k, const char *name, const char *fmt, ...) {
+  lowp_problem_t p = kernel_problem(k, 1, 1);
+  char prm[400], err[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(prm, sizeof prm, fmt, ap);
+  va_end(ap);
+  k->open = lowp_exp_subject(&k->subj, &p, name, prm, err, sizeof err) == LOWP_OK;
+  return k->open ? LOWP_OK : LOWP_EUNSUPPORTED;
+}
+
+/* a format's name as a kernel parameter: its commas as ';' (kernels/subject.c) */
+static const char *pname(char *b, size_t len, const lowp_format_t *f) {
+  size_t j;
+  snprintf(b, len, "%s", f->name);
+  for (j = 0; b[j]; j++)
+    if (b[j] == ',') b[j] = ';';
+  return b;
+}
+
 /* declare the kernels: cpu-F for every format; F-in/fp32-acc for formats
    narrower than fp32; tc-M-F where the model has a datapath */
 static void declare_kernels(mp_t *S) {
   int i, si;
-  char err[256];
+  char fb[128];
   /* cpu-fp32 runs first: the others are compared with its result */
   for (i = 0; i < S->c.nf; i++)
     if (S->c.fs[i].precision == LOWP_FMT_FP32.precision && S->c.fs[i].emin == LOWP_FMT_FP32.emin &&
@@ -548,6 +570,8 @@ static void declare_kernels(mp_t *S) {
     frnd_init(&k->fp, &S->c.fs[i]);
     frnd_init(&k->fa, &S->c.fs[i]);
     k->uacc = lowp_format_u(&S->c.fs[i]);
+    (void)open_subject(k, "gemm_acc", "acc=%s,order=recursive,round=rne,prod=acc",
+                       pname(fb, sizeof fb, k->in));
   }
   for (i = 0; i < S->c.nf; i++) {
     kernel_t *k = &S->ks[S->nk];
@@ -563,16 +587,17 @@ static void declare_kernels(mp_t *S) {
     frnd_init(&k->fp, &LOWP_FMT_FP32);
     frnd_init(&k->fa, &LOWP_FMT_FP32);
     k->uacc = lowp_format_u(&LOWP_FMT_FP32);
+    (void)open_subject(k, "gemm_acc", "acc=fp32,order=recursive,round=rne,prod=exact");
     S->nk++;
   }
   if (S->c.model)
     for (i = 0; i < S->c.nf; i++) {
       kernel_t *k = &S->ks[S->nk];
-      if (lowp_gemm_tc_config(&k->tcc, S->c.model, -1, &S->c.fs[i], &LOWP_FMT_FP32, err, sizeof err) != LOWP_OK) continue;
-      snprintf(k->name, sizeof k->name, "tc-%s-%s", S->c.model, S->c.fs[i].name);
       k->in = &S->c.fs[i];
-      k->fi = i;
       k->kind = K_TC;
+      if (open_subject(k, "gemm_tc", "model=%s", S->c.model) != LOWP_OK) continue; /* no datapath */
+      snprintf(k->name, sizeof k->name, "tc-%s-%s", S->c.model, S->c.fs[i].name);
+      k->fi = i;
       k->uacc = lowp_format_u(&LOWP_FMT_FP32);
       S->nk++;
     }
@@ -591,12 +616,11 @@ static int alloc_buffers(mp_t *S) {
   S->Ain = malloc(S->nn_max * sizeof *S->Ain);
   S->Bin = malloc(S->nn_max * sizeof *S->Bin);
   S->Xd = malloc(S->nn_max * sizeof *S->Xd);
-  S->XF = malloc(S->nn_max * sizeof *S->XF);
-  S->RF = malloc(S->nn_max * sizeof *S->RF);
-  S->Cd = malloc(S->nn_max * sizeof *S->Cd);
   S->C32 = malloc(S->nn_max * sizeof *S->C32);
   S->Atc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Atc);
-  S->Ctc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Ctc);
+  S->Xtc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Xtc);
+  S->Otc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Otc);
+  S->Rtc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Rtc);
   S->Af = malloc(S->nn_max * sizeof *S->Af);
   S->Bf = malloc(S->nn_max * sizeof *S->Bf);
   S->Cf = malloc(S->nn_max * sizeof *S->Cf);
@@ -607,8 +631,8 @@ static int alloc_buffers(mp_t *S) {
   S->items = calloc(S->nit, sizeof *S->items);
   S->isi = malloc(S->nit * sizeof *S->isi);
   S->isd = malloc(S->nit * sizeof *S->isd);
-  nomem = !S->A0 || !S->B0 || !S->Ain || !S->Bin || !S->Xd || !S->XF || !S->RF || !S->Cd || !S->C32 || !S->Atc || !S->Ctc || !S->Af || !S->Bf || !S->Cf ||
-          !S->flags || !S->rowidx || !S->items || !S->isi || !S->isd;
+  nomem = !S->A0 || !S->B0 || !S->Ain || !S->Bin || !S->Xd || !S->C32 || !S->Atc || !S->Xtc || !S->Otc ||
+          !S->Rtc || !S->Af || !S->Bf || !S->Cf || !S->flags || !S->rowidx || !S->items || !S->isi || !S->isd;
   if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) {
     if (!lowp_par_spread() || lowp_par_rank() == 0) fprintf(stderr, "lowp run matmul-precision: out of memory\n");
     return 2;
@@ -618,18 +642,17 @@ static int alloc_buffers(mp_t *S) {
       S->isi[it] = si;
       S->isd[it] = sd;
     }
-  memset(&S->prob, 0, sizeof S->prob);
-  S->prob.op = lowp_op_get(LOWP_OP_GEMM);
-  S->prob.dims.batch = 1;
-  S->prob.out = LOWP_FMT_FP64;
-
   return 0;
 }
 
 static void free_buffers(mp_t *S) {
-  free(S->A0); free(S->B0); free(S->Ain); free(S->Bin); free(S->Xd); free(S->XF); free(S->RF); free(S->Cd);
-  free(S->C32); free(S->Atc); free(S->Ctc); free(S->Af); free(S->Bf); free(S->Cf); free(S->flags); free(S->rowidx);
-  free(S->items); free(S->isi); free(S->isd); free(S->ks); free(S->M);
+  int i;
+  free(S->A0); free(S->B0); free(S->Ain); free(S->Bin); free(S->Xd); free(S->C32); free(S->Atc);
+  free(S->Xtc); free(S->Otc); free(S->Rtc); free(S->Af); free(S->Bf); free(S->Cf); free(S->flags);
+  free(S->rowidx); free(S->items); free(S->isi); free(S->isd);
+  for (i = 0; S->ks && i < MAXK; i++)
+    if (S->ks[i].open) lowp_subject_close(&S->ks[i].subj);
+  free(S->ks); free(S->M);
 }
 
 /* one work item (size, seed) as it is measured */
@@ -640,6 +663,8 @@ typedef struct {
   double nA0, nB0, nA, nB;
   lowp_rng_t g;
   item_t *I;
+  const lowp_check_result_t *ref; /* the current format's first result: its exact product (and |A||B|) */
+  int have_xd;                    /* S->Xd holds this item's exact product of the data */
 } ictx_t;
 
 /* data: fp32 N(0,1), one stream per (seed, size); the tensor-core model's rows */
@@ -669,56 +694,89 @@ static void item_data(lowp_run_t *r, mp_t *S, ictx_t *X) {
   }
 }
 
-/* the tensor-core model on the chosen rows; the errors over those rows */
-static int kernel_tc(mp_t *S, ictx_t *X, int i, const lowp_format_t *F) {
+/* the tensor-core model (registry subject gemm_tc) on the chosen rows, measured by the pipeline against
+   those rows of the format's exact product (lowp_check_measure_same); the errors over those rows */
+static int kernel_tc(mp_t *S, ictx_t *X, int i) {
   kernel_t *k = &S->ks[i];
-  double *v = X->I->v[i], fro_in, fro_d;
+  double *v = X->I->v[i];
+  const lowp_check_output_t *ro = &X->ref->out[0];
   long j, n = X->n, mtc = X->mtc;
-  lowp_errors_t me;
+  size_t ent = (size_t)mtc * n;
+  lowp_check_result_t ref, res;
+  lowp_check_inputs_t in;
   int st;
-  for (j = 0; j < mtc; j++) memcpy(&S->Atc[(size_t)j * n], &S->Ain[(size_t)S->rowidx[j] * n], (size_t)n * sizeof *S->Atc);
-  memset(S->Ctc, 0, (size_t)mtc * n * sizeof *S->Ctc);
-  if ((st = lowp_gemm_tc_ref(S->Ctc, S->Atc, S->Bin, (size_t)mtc, (size_t)n, (size_t)n, &k->tcc)) != LOWP_OK) {
+  memset(&ref, 0, sizeof ref);
+  memset(&in, 0, sizeof in);
+  ref.problem = kernel_problem(k, mtc, n);
+  ref.n_out = 1;
+  ref.out[0].name = ro->name;
+  ref.out[0].count = ent;
+  ref.out[0].exact = S->Xtc;
+  ref.out[0].exact_out = S->Otc;
+  ref.out[0].absab = S->Rtc;
+  for (j = 0; j < mtc; j++) {
+    size_t src = (size_t)S->rowidx[j] * n, dst = (size_t)j * n;
+    long q;
+    memcpy(&S->Atc[dst], &S->Ain[src], (size_t)n * sizeof *S->Atc);
+    memcpy(&S->Xtc[dst], &ro->exact[src], (size_t)n * sizeof *S->Xtc);
+    memcpy(&S->Rtc[dst], &ro->absab[src], (size_t)n * sizeof *S->Rtc);
+    for (q = 0; q < n; q++)
+      lowp_round_f64(&S->Otc[dst + q], S->Xtc[dst + q], &ref.problem.out, NULL, LOWP_RND_NE);
+  }
+  in.n = 2;
+  in.x[0] = S->Atc; /* borrowed, not freed */
+  in.x[1] = S->Bin;
+  in.count[0] = ent;
+  in.count[1] = X->nn;
+  st = lowp_check_measure_same(&res, &ref, &k->subj, &in, NULL, X->I->msg, sizeof X->I->msg);
+  if (st != LOWP_OK) {
+    lowp_check_result_free(&res);
     snprintf(X->I->msg, sizeof X->I->msg, "kernel %s failed: %s", k->name, lowp_status_str(st));
     return st;
   }
-  for (j = 0; j < mtc; j++) memcpy(&S->Cd[(size_t)j * n], &S->Ctc[(size_t)j * n], (size_t)n * sizeof *S->Cd);
-  /* XF, RF, Xd, C32 rows gathered after the full-matrix arrays' rows in Ain (free now) */
-  for (j = 0; j < mtc; j++) {
-    size_t src = (size_t)S->rowidx[j] * n, dst = (size_t)j * n;
-    memcpy(&S->Ain[dst], &S->XF[src], (size_t)n * sizeof *S->Ain);            /* XF rows */
-    memcpy(&S->Atc[dst], &S->RF[src], (size_t)n * sizeof *S->Atc);            /* RF rows */
-    memcpy(&S->Ctc[dst], &S->Xd[src], (size_t)n * sizeof *S->Ctc);            /* Xd rows */
+  X->I->ent[i] = ent;
+  v[M_FWD_IN] = diff(res.out[0].got, S->Xtc, ent, NULL);
+  for (j = 0, v[M_FWD_DATA] = 0; j < mtc; j++) { /* the rows of the exact product of the data */
+    double d = diff(&res.out[0].got[(size_t)j * n], &S->Xd[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
+    if (d > v[M_FWD_DATA]) v[M_FWD_DATA] = d;
   }
-  X->I->ent[i] = (size_t)mtc * n;
-  v[M_FWD_IN] = diff(S->Cd, S->Ain, X->I->ent[i], &fro_in);
-  v[M_FWD_DATA] = diff(S->Cd, S->Ctc, X->I->ent[i], &fro_d);
   v[M_VS32] = NAN;
   if (S->fi32 >= 0) {
     double m32 = 0;
     for (j = 0; j < mtc; j++) {
-      double d = diff(&S->Cd[(size_t)j * n], &S->C32[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
+      double d = diff(&res.out[0].got[(size_t)j * n], &S->C32[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
       if (d > m32) m32 = d;
     }
     v[M_VS32] = m32;
   }
-  v[M_CBWD] = lowp_measure_errors(&me, S->Cd, S->Ain, S->Atc, X->I->ent[i], &LOWP_FMT_FP32) == LOWP_OK ? me.max_bwd : NAN;
-  v[M_SPECIAL] = (double)me.n_special;
+  v[M_CBWD] = res.out[0].err.max_bwd;
+  v[M_SPECIAL] = (double)res.out[0].err.n_special;
   v[M_NBWD_IN] = v[M_NBWD_DATA] = NAN; /* a norm over some rows is not the normwise error */
   v[M_FALLBACK] = 0;
-  /* the input rows were overwritten: restore them for the next kernels */
-  for (j = 0; j < (long)X->nn; j++) lowp_round_f64(&S->Ain[j], S->A0[j], F, NULL, LOWP_RND_NE);
+  lowp_check_result_free(&res);
   return LOWP_OK;
 }
 
-/* the emulated kernel; outputs flagged (fp32 underflow of a product, F overflow) by the reference
-   kernel; every product checked against the reference kernel on `check` random entries */
-static int kernel_emul(mp_t *S, ictx_t *X, int i, int fi) {
-  kernel_t *k = &S->ks[i];
-  double *v = X->I->v[i], fro_in, fro_d, m_in;
-  long j, n = X->n, fb = 0, q;
+/* the emulation of a cpu kernel as the pipeline's subject: the registry subject's declared method
+   (gemm_acc with its parameters), its bits computed by fast_gemm; outputs flagged (fp32 underflow of a
+   product, F overflow) recomputed by the reference kernel; `check` random entries compared with it */
+typedef struct {
+  mp_t *S;
+  ictx_t *X;
+  int i;
+  long fb; /* outputs recomputed by the reference kernel */
+} emul_t;
+
+static int emul_run(const lowp_subject_t *s, double *const *out, const double *const *in,
+                    const lowp_problem_t *p, char *err, size_t errlen) {
+  emul_t *E = s->ctx;
+  mp_t *S = E->S;
+  ictx_t *X = E->X;
+  const kernel_t *k = &S->ks[E->i];
+  double *C = out[0];
+  long n = X->n, q;
   size_t nn = X->nn, e;
-  lowp_errors_t me;
+  (void)in; (void)p; (void)err; (void)errlen;
   fast_gemm(S->Cf, S->flags, S->Af, S->Bf, n, &k->fp, &k->fa);
   for (q = 0; q < n * X->njb; q++)
     if (S->flags[q]) {
@@ -727,10 +785,10 @@ static int kernel_emul(mp_t *S, ictx_t *X, int i, int fi) {
         double y;
         if (lowp_dot_acc_ref(&y, &S->Ain[(size_t)ii * n], 1, &S->Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) return LOWP_EINVAL;
         S->Cf[(size_t)ii * n + jj] = (float)y;
-        fb++;
+        E->fb++;
       }
     }
-  for (e = 0; e < nn; e++) S->Cd[e] = (double)S->Cf[e];
+  for (e = 0; e < nn; e++) C[e] = (double)S->Cf[e];
   for (q = 0; q < S->c.check; q++) {
     size_t ii = (size_t)(lowp_rng_uniform(&X->g) * (double)n), jj = (size_t)(lowp_rng_uniform(&X->g) * (double)n);
     double y;
@@ -738,20 +796,61 @@ static int kernel_emul(mp_t *S, ictx_t *X, int i, int fi) {
     if (jj >= (size_t)n) jj = (size_t)n - 1;
     if (lowp_dot_acc_ref(&y, &S->Ain[ii * n], 1, &S->Bin[jj], (size_t)n, (size_t)n, 0.0, &k->acc) != LOWP_OK) return LOWP_EINVAL;
     X->I->checked++;
-    if (!(y == S->Cd[ii * n + jj] || (isnan(y) && isnan(S->Cd[ii * n + jj])))) {
+    if (!(y == C[ii * n + jj] || (isnan(y) && isnan(C[ii * n + jj])))) {
       fprintf(stderr, "lowp run matmul-precision: %s at n = %ld (%zu, %zu): emulation %.9g, "
-              "kernels/cpu/gemm_acc %.9g\n", k->name, n, ii, jj, S->Cd[ii * n + jj], y);
+              "kernels/cpu/gemm_acc %.9g\n", k->name, n, ii, jj, C[ii * n + jj], y);
       X->I->bad++;
     }
   }
+  return LOWP_OK;
+}
+
+/* an emulated kernel measured: the first of a format by lowp_check_measure (the exact product of its
+   inputs, |A||B| where withabs; with data, the exact product of the data too), the others on the same
+   references (lowp_check_measure_same); res is filled (freed by the caller) */
+static int emul_measure(lowp_check_result_t *res, mp_t *S, ictx_t *X, int i, long *fb, int with_data) {
+  kernel_t *k = &S->ks[i];
+  lowp_problem_t p = kernel_problem(k, X->n, X->n);
+  lowp_subject_t es = k->subj; /* the declaration, with the emulation's run */
+  lowp_check_inputs_t in;
+  lowp_check_opts_t o;
+  emul_t E;
+  int st;
+  memset(&in, 0, sizeof in);
+  memset(&o, 0, sizeof o);
+  E.S = S; E.X = X; E.i = i; E.fb = 0;
+  es.run = emul_run;
+  es.ctx = &E;
+  es.release = NULL;
+  in.n = 2;
+  in.x[0] = S->Ain; /* borrowed, not freed */
+  in.x[1] = S->Bin;
+  in.data[0] = with_data ? S->A0 : NULL;
+  in.data[1] = with_data ? S->B0 : NULL;
+  in.count[0] = in.count[1] = X->nn;
+  o.no_absab = !X->withabs;
+  st = X->ref ? lowp_check_measure_same(res, X->ref, &es, &in, &o, X->I->msg, sizeof X->I->msg)
+              : lowp_check_measure(res, &p, &es, &in, &o, X->I->msg, sizeof X->I->msg);
+  *fb = E.fb;
+  if (st != LOWP_OK && !X->I->msg[0])
+    snprintf(X->I->msg, sizeof X->I->msg, "kernel %s failed: %s", k->name, lowp_status_str(st));
+  return st;
+}
+
+/* the metrics of an emulated kernel's result (its got, its exact product) */
+static void kernel_emul(mp_t *S, ictx_t *X, int i, int fi, const lowp_check_result_t *res, long fb) {
+  kernel_t *k = &S->ks[i];
+  const lowp_check_output_t *o = &res->out[0];
+  double *v = X->I->v[i], fro_in, fro_d, m_in;
+  long j, n = X->n;
+  size_t nn = X->nn;
   X->I->fallback += fb;
-  if (k->kind == K_ALL && fi == S->fi32) memcpy(S->C32, S->Cd, nn * sizeof *S->C32);
-  v[M_FWD_IN] = diff(S->Cd, S->XF, nn, &fro_in);
-  v[M_FWD_DATA] = diff(S->Cd, S->Xd, nn, &fro_d);
-  v[M_VS32] = S->fi32 >= 0 ? diff(S->Cd, S->C32, nn, NULL) : NAN;
-  v[M_CBWD] = lowp_measure_errors(&me, S->Cd, S->XF, X->withabs ? S->RF : NULL, nn, &LOWP_FMT_FP32) == LOWP_OK && X->withabs
-                  ? me.max_bwd : NAN;
-  v[M_SPECIAL] = (double)me.n_special;
+  if (k->kind == K_ALL && fi == S->fi32) memcpy(S->C32, o->got, nn * sizeof *S->C32);
+  v[M_FWD_IN] = diff(o->got, o->exact, nn, &fro_in);
+  v[M_FWD_DATA] = diff(o->got, S->Xd, nn, &fro_d);
+  v[M_VS32] = S->fi32 >= 0 ? diff(o->got, S->C32, nn, NULL) : NAN;
+  v[M_CBWD] = X->withabs ? o->err.max_bwd : NAN;
+  v[M_SPECIAL] = (double)o->err.n_special;
   v[M_NBWD_IN] = fro_in / (X->nA * X->nB);
   v[M_NBWD_DATA] = fro_d / (X->nA0 * X->nB0);
   v[M_FALLBACK] = (double)fb;
@@ -759,23 +858,56 @@ static int kernel_emul(mp_t *S, ictx_t *X, int i, int fi) {
   m_in = 0;
   if (k->kind == K_MIX && X->tc_here && X->sd == 0)
     for (j = 0; j < X->mtc; j++) {
-      double d = diff(&S->Cd[(size_t)S->rowidx[j] * n], &S->Xd[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
+      double d = diff(&o->got[(size_t)S->rowidx[j] * n], &S->Xd[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
       if (d > m_in) m_in = d;
     }
   v[M_TCMIX] = m_in;
   X->I->ent[i] = nn;
+}
+
+/* one kernel of input format fi: measured (the first one keeps its result as the format's reference) */
+static int item_kernel(lowp_run_t *r, mp_t *S, ictx_t *X, int i, int fi, lowp_check_result_t *first) {
+  kernel_t *k = &S->ks[i];
+  const double *v = X->I->v[i];
+  lowp_check_result_t res;
+  long fb = 0;
+  int st, with_data = !X->ref && S->fi32 < 0 && !X->have_xd;
+  lowp_run_progress(r, "n = %ld, seed %ld: %s%s", X->n, X->sd, k->name,
+                    X->ref ? "" : " and the exact product of its inputs");
+  if (k->kind == K_TC) {
+    if ((st = kernel_tc(S, X, i)) != LOWP_OK) return st;
+  } else {
+    lowp_check_result_t *R = X->ref ? &res : first;
+    if ((st = emul_measure(R, S, X, i, &fb, with_data)) != LOWP_OK) {
+      if (R == &res) lowp_check_result_free(&res);
+      return st;
+    }
+    if (!X->ref) { /* the format's exact product (of fp32 data: the exact product of the data) */
+      if (fi == S->fi32) memcpy(S->Xd, R->out[0].exact, X->nn * sizeof *S->Xd);
+      if (with_data) memcpy(S->Xd, R->out[0].exact_data, X->nn * sizeof *S->Xd);
+      X->have_xd = 1;
+      X->ref = first;
+    }
+    kernel_emul(S, X, i, fi, R, fb);
+    if (R == &res) lowp_check_result_free(&res);
+  }
+  X->I->have[i] = 1;
+  if (isfinite(k->bound[X->si]) && !isnan(v[M_CBWD]) && !(v[M_CBWD] <= k->bound[X->si])) {
+    fprintf(stderr, "lowp run matmul-precision: %s at n = %ld: backward error %.3g above its bound %.3g (%s)\n",
+            k->name, X->n, v[M_CBWD], k->bound[X->si], k->bname[X->si]);
+    X->I->bad++;
+  }
   return LOWP_OK;
 }
 
-/* one input format: its rounded inputs, their exact product (and |A||B|), its kernels */
+/* one input format: its rounded inputs, its kernels on the pipeline (one exact product, and |A||B|,
+   for all of them) */
 static int item_format(lowp_run_t *r, mp_t *S, ictx_t *X, int fi) {
   const lowp_format_t *F = &S->c.fs[fi];
-  const double *in[2] = {S->Ain, S->Bin};
-  double *out[1] = {S->XF};
-  long j, n = X->n;
-  size_t nn = X->nn;
-  int i, st;
-  for (j = 0; j < (long)nn; j++) {
+  lowp_check_result_t first;
+  size_t nn = X->nn, j;
+  int i, st = LOWP_OK;
+  for (j = 0; j < nn; j++) {
     lowp_round_f64(&S->Ain[j], S->A0[j], F, NULL, LOWP_RND_NE);
     lowp_round_f64(&S->Bin[j], S->B0[j], F, NULL, LOWP_RND_NE);
     S->Af[j] = (float)S->Ain[j];
@@ -783,32 +915,21 @@ static int item_format(lowp_run_t *r, mp_t *S, ictx_t *X, int fi) {
   }
   X->nA = fro(S->Ain, nn);
   X->nB = fro(S->Bin, nn);
-  S->prob.in[0] = S->prob.in[1] = *F;
-  lowp_run_progress(r, "n = %ld, seed %ld: exact product of the %s inputs", n, X->sd, F->name);
-  if ((st = lowp_op_exact(out, X->withabs ? S->RF : NULL, in, &S->prob, &LOWP_FMT_FP64, LOWP_RND_NE)) != LOWP_OK) {
-    snprintf(X->I->msg, sizeof X->I->msg, "exact product failed: %s", lowp_status_str(st));
-    return st;
-  }
-  if (fi == S->fi32) memcpy(S->Xd, S->XF, nn * sizeof *S->Xd);
-  for (i = 0; i < S->nk; i++) {
-    kernel_t *k = &S->ks[i];
-    const double *v = X->I->v[i];
+  X->ref = NULL;
+  memset(&first, 0, sizeof first);
+  for (i = 0; i < S->nk && st == LOWP_OK; i++) {
+    const kernel_t *k = &S->ks[i];
     if (k->fi != fi) continue;
     if (k->kind == K_TC && !(X->tc_here && X->sd == 0)) continue;
-    lowp_run_progress(r, "n = %ld, seed %ld: %s", n, X->sd, k->name);
-    st = k->kind == K_TC ? kernel_tc(S, X, i, F) : kernel_emul(S, X, i, fi);
-    if (st) return st;
-    X->I->have[i] = 1;
-    if (isfinite(k->bound[X->si]) && !isnan(v[M_CBWD]) && !(v[M_CBWD] <= k->bound[X->si])) {
-      fprintf(stderr, "lowp run matmul-precision: %s at n = %ld: backward error %.3g above its bound %.3g (%s)\n",
-              k->name, n, v[M_CBWD], k->bound[X->si], k->bname[X->si]);
-      X->I->bad++;
-    }
+    st = item_kernel(r, S, X, i, fi, &first);
   }
-  return LOWP_OK;
+  lowp_check_result_free(&first);
+  X->ref = NULL;
+  return st;
 }
 
-/* one work item: its data, the exact product of the data, then each format */
+/* one work item: its data, then each format (the exact product of the data: fp32's, or with the
+   first format measured) */
 static int measure_item(lowp_run_t *r, mp_t *S, size_t it) {
   ictx_t X;
   int fi;
@@ -822,15 +943,7 @@ static int measure_item(lowp_run_t *r, mp_t *S, size_t it) {
   X.mtc = S->c.tcrows < X.n ? S->c.tcrows : X.n;
   X.withabs = X.n <= S->c.big || S->c.bigabs;
   X.tc_here = S->c.model && X.n <= S->c.tcmax && X.withabs;
-  S->prob.dims.m = S->prob.dims.n = S->prob.dims.k = (size_t)X.n;
   item_data(r, S, &X);
-  if (S->fi32 < 0) {
-    const double *in[2] = {S->A0, S->B0};
-    double *out[1] = {S->Xd};
-    S->prob.in[0] = S->prob.in[1] = LOWP_FMT_FP32;
-    lowp_run_progress(r, "n = %ld, seed %ld: exact product of the data", X.n, X.sd);
-    if (lowp_op_exact(out, NULL, in, &S->prob, &LOWP_FMT_FP64, LOWP_RND_NE) != LOWP_OK) return LOWP_EINVAL;
-  }
   for (fi = 0; fi < S->c.nf; fi++) {
     int st;
     if (X.n > S->c.big && !S->c.bigf[fi] && fi != S->fi32) continue;
@@ -844,10 +957,6 @@ static int measure_item(lowp_run_t *r, mp_t *S, size_t it) {
 static void measure_items(lowp_run_t *r, mp_t *S) {
   size_t it;
   int failed_here = 0;
-  memset(&S->prob, 0, sizeof S->prob);
-  S->prob.op = lowp_op_get(LOWP_OP_GEMM);
-  S->prob.dims.batch = 1;
-  S->prob.out = LOWP_FMT_FP64;
   for (it = 0; it < S->nit; it++) {
     if (!lowp_par_mine(it) || failed_here) continue; /* another rank's item, or this rank failed */
     if (measure_item(r, S, it) != LOWP_OK) { /* the item's failure travels with it; this rank computes no more */

@@ -364,6 +364,35 @@ static void test_bounds(void) {
                     v, want, name);
     lowp_test_check(v < lowp_bound_gamma(1000, 2 * u32), "model bound below gamma_k(2u)");
   }
+  /* the constants the bounds used (lowp_op_bound_units): u, doubled for a
+     directed mode; lambda and its probability for the probabilistic bound,
+     from the larger u of products and accumulation */
+  {
+    lowp_bound_spec_t b;
+    lowp_bound_units_t bu;
+    double lam;
+    memset(&b, 0, sizeof b);
+    b.kind = LOWP_BOUND_GAMMA;
+    lowp_accum_parse(&b.accum, "recursive", NULL, 0);
+    b.accum.acc = LOWP_FMT_FP16;
+    b.accum.rnd = LOWP_RND_TZ;
+    b.accum.fma = 1;
+    lowp_test_check(lowp_op_bound_units(&bu, &p, &b) == 0 && bu.u == 2 * u16 && isnan(bu.lambda) &&
+                        isnan(bu.probability), "units: rtz fp16 u = 2^-10, no lambda (u %g)", bu.u);
+    b.accum.rnd = LOWP_RND_NE;
+    b.accum.acc = LOWP_FMT_FP32;
+    b.prod = &LOWP_FMT_FP16;
+    b.kind = LOWP_BOUND_PROB;
+    b.prob = 0.9;
+    lam = lowp_bound_prob_lambda(1000, u16, 0.9);
+    lowp_test_check(lowp_op_bound_units(&bu, &p, &b) == 0 && bu.u == u32 && bu.lambda == lam &&
+                        fabs(bu.probability - 0.9) < 1e-6,
+                    "units: prob with fp16 products: lambda %g (want %g), P %g", bu.lambda, lam,
+                    bu.probability);
+    b.kind = LOWP_BOUND_MODEL;
+    lowp_test_check(lowp_op_bound_units(&bu, &p, &b) == LOWP_EUNSUPPORTED && isnan(bu.u),
+                    "units: none for a model bound");
+  }
   /* fp32 accumulation, fp16 output: one more rounding at the end */
   {
     lowp_problem_t q = problem("gemm", 1, 2, 2, 100);

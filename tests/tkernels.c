@@ -286,6 +286,25 @@ static void measure_same(void) {
   lowp_test_check(ok && b.max_bwd > 0 && ref.gamma.have && ref.max_bwd != b.max_bwd,
                   "measure_same: the same numbers as measure (bwd %g vs %g, model bound %g vs %g)",
                   a.max_bwd, b.max_bwd, a.model.value, b.model.value);
+  /* the bound carries its constants: gemm_acc acc=fp16 rne: u = 2^-11, lambda for P = 0.99 */
+  lowp_test_check(ref.gamma.u == ldexp(1, -11) && ref.prob.have && ref.prob.u == ldexp(1, -11) &&
+                      ref.prob.lambda == lowp_bound_prob_lambda(70, ldexp(1, -11), 0.99) &&
+                      fabs(ref.prob.probability - 0.99) < 1e-6 && isnan(ref.gamma.lambda),
+                  "the bounds' u %g, lambda %g, probability %g", ref.gamma.u, ref.prob.lambda,
+                  ref.prob.probability);
+  {
+    /* no_absab: the same outputs and exact product, no |A||B| and no backward error */
+    lowp_check_opts_t o;
+    lowp_check_result_t c;
+    memset(&o, 0, sizeof o);
+    o.no_absab = 1;
+    ok = lowp_check_measure(&c, &p, &s1, &in, &o, err, sizeof err) == LOWP_OK;
+    lowp_test_check(ok && !c.out[0].absab && isnan(c.out[0].err.max_bwd) && c.max_ulp == ref.max_ulp &&
+                        !memcmp(c.out[0].exact, ref.out[0].exact, c.out[0].count * sizeof(double)),
+                    "no_absab: no |A||B| (max_bwd %g), the same errors (max_ulp %g vs %g)",
+                    c.out[0].err.max_bwd, c.max_ulp, ref.max_ulp);
+    lowp_check_result_free(&c);
+  }
   lowp_check_result_free(&ref);
   lowp_check_result_free(&a);
   lowp_check_result_free(&b);

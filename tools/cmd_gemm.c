@@ -623,11 +623,8 @@ static void print_json(const view_t *v) {
   cJSON_AddBoolToObject(bd, "vacuous", isinf(v->bound_det));
   if (!isinf(v->bound_det)) add_num(bd, "gamma_k_used", e->max_bwd / v->bound_det);
   if (v->res->prob.have) {
-    double uu = v->u_acc, lam;
-    if (o->have_prod && lowp_format_u(&o->prod) > uu) uu = lowp_format_u(&o->prod);
-    lam = lowp_bound_prob_lambda((double)v->k, uu, o->prob);
-    add_num(bd, "prob_lambda", lam);
-    add_num(bd, "prob_probability", lowp_bound_prob_probability((double)v->k, uu, lam));
+    add_num(bd, "prob_lambda", v->res->prob.lambda);
+    add_num(bd, "prob_probability", v->res->prob.probability);
     add_num(bd, "prob_bound", v->res->prob.value);
     if (!isinf(v->res->prob.value)) add_num(bd, "prob_used", e->max_bwd / v->res->prob.value);
   }
@@ -750,8 +747,9 @@ static int run(const char *cmd, int argc, char **argv) {
   v.worst = res.out[0].err.argmax_abs;
   v.det = o.model ? &res.model : &res.gamma;
   v.bound_det = v.det->have ? v.det->value : INFINITY;
-  v.u_acc = lowp_format_u(&o.acc);
-  if (o.rnd != LOWP_RND_NE && o.rnd != LOWP_RND_NA) v.u_acc *= 2;
+  /* u of the accumulation as the bound used it (2u for directed modes); a
+     tensor-core model (which fixes rne at the command) reports --acc's u */
+  v.u_acc = res.gamma.have ? res.gamma.u : lowp_format_u(&o.acc);
   if (o.json) print_json(&v);
   else print_text(&v);
   lowp_check_result_free(&res);

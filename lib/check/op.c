@@ -466,6 +466,16 @@ static double roundings(const lowp_accum_t *a, double k) {
   }
 }
 
+/* the accumulation's unit roundoff *u and the products' *up (0: exact) */
+static void units(const lowp_bound_spec_t *b, double *u, double *up) {
+  *u = unit(&b->accum.acc, b->accum.rnd);
+  *up = 0;
+  /* the rounding of the products, if any: to b->prod, or (fma = 0) to the
+     accumulation format (lib/model/accum.h) */
+  if (b->prod) *up = unit(b->prod, b->accum.rnd);
+  else if (!b->accum.fma) *up = *u;
+}
+
 /* (1 + a)(1 + b) - 1 */
 static double compose(double a, double b) { return a + b + a * b; }
 
@@ -576,11 +586,7 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
   }
   if (b->kind == LOWP_BOUND_MODEL) return bound_model(value, name, namelen, p, b->model, k);
 
-  u = unit(&b->accum.acc, b->accum.rnd);
-  /* the rounding of the products, if any: to b->prod, or (fma = 0) to the
-     accumulation format (lib/model/accum.h) */
-  if (b->prod) up = unit(b->prod, b->accum.rnd);
-  else if (!b->accum.fma) up = u;
+  units(b, &u, &up);
   if (k <= 0) return LOWP_EINVAL;
 
   if (b->accum.order == LOWP_ACC_KAHAN) return bound_kahan(value, name, namelen, p, b, k, u, up);
@@ -647,5 +653,22 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
       snprintf(nm + used, sizeof nm - used, " + output rounding to %s", p->out.name ? p->out.name : "out");
   }
   if (name && namelen) snprintf(name, namelen, "%s", nm);
+  return LOWP_OK;
+}
+
+int lowp_op_bound_units(lowp_bound_units_t *out, const lowp_problem_t *p,
+                        const lowp_bound_spec_t *b) {
+  double u, up, k;
+  if (!out || !p || !p->op || !b) return LOWP_EINVAL;
+  out->u = out->lambda = out->probability = NAN;
+  if (b->kind == LOWP_BOUND_MODEL) return LOWP_EUNSUPPORTED;
+  k = (double)(p->op->id == LOWP_OP_SUM ? p->dims.n : p->dims.k);
+  units(b, &u, &up);
+  out->u = u;
+  if (b->kind == LOWP_BOUND_PROB && b->prob > 0 && b->prob < 1 && k > 0) {
+    double uu = up > u ? up : u; /* as lowp_op_bound's probabilistic bound */
+    out->lambda = lowp_bound_prob_lambda(k, uu, b->prob);
+    out->probability = lowp_bound_prob_probability(k, uu, out->lambda);
+  }
   return LOWP_OK;
 }

@@ -195,4 +195,21 @@ int lowp_op_exact_ex(double *const *out, double *absab, const double *const *in,
 int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_t *p,
                   const lowp_bound_spec_t *b);
 
+/** @brief The constants a gamma-type bound of lowp_op_bound uses. */
+typedef struct {
+  double u;           /**< unit roundoff of the accumulation: u for the nearest
+                           modes, 2u for the directed ones (and sr, round-to-odd) */
+  double lambda;      /**< LOWP_BOUND_PROB: Higham & Mary's lambda (NaN otherwise) */
+  double probability; /**< LOWP_BOUND_PROB: the probability it holds with (NaN otherwise) */
+} lowp_bound_units_t;
+
+/**
+ * @brief The constants of the bound lowp_op_bound computes for spec b
+ * (gamma and prob kinds: the accumulation's u; prob: lambda, from the
+ * larger of the accumulation's and the products' u, and its probability).
+ * @return LOWP_OK; LOWP_EINVAL; LOWP_EUNSUPPORTED (a model bound).
+ */
+int lowp_op_bound_units(lowp_bound_units_t *out, const lowp_problem_t *p,
+                        const lowp_bound_spec_t *b);
+
 #endif

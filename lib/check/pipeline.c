@@ -165,6 +165,13 @@ int lowp_check_bound(lowp_check_bound_t *b, const lowp_problem_t *p, const lowp_
   st = lowp_op_bound(&b->value, b->name, sizeof b->name, p, &bs);
   if (st) return st;
   b->have = 1;
+  {
+    lowp_bound_units_t bu;
+    (void)lowp_op_bound_units(&bu, p, &bs); /* NaN for a model bound */
+    b->u = bu.u;
+    b->lambda = bu.lambda;
+    b->probability = bu.probability;
+  }
   b->used = isinf(b->value) ? 0 : (b->value > 0 ? max_bwd / b->value : (max_bwd > 0 ? INFINITY : 0));
   return LOWP_OK;
 }
@@ -314,9 +321,9 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
     o->got = calloc(o->count, sizeof(double));
     o->exact = malloc(o->count * sizeof(double));
     o->exact_out = malloc(o->count * sizeof(double));
-    if (sumprod) o->absab = malloc(o->count * sizeof(double));
+    if (sumprod && !(opts && opts->no_absab)) o->absab = malloc(o->count * sizeof(double));
     if (have_data) o->exact_data = malloc(o->count * sizeof(double));
-    if (!o->got || !o->exact || !o->exact_out || (sumprod && !o->absab) ||
+    if (!o->got || !o->exact || !o->exact_out || (sumprod && !(opts && opts->no_absab) && !o->absab) ||
         (have_data && !o->exact_data)) {
       seterr(err, errlen, "out of memory for the results%s%s", "", "");
       return LOWP_ENOMEM;

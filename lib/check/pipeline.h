@@ -73,6 +73,10 @@ typedef struct {
   double value;     /**< +inf: vacuous */
   double used;      /**< max backward error / value (0 when vacuous) */
   char name[200];
+  /** the constants of gamma and prob bounds (lowp_op_bound_units): the
+      accumulation's u (2u for directed modes); prob: lambda and the
+      probability the bound holds with. NaN where they do not apply. */
+  double u, lambda, probability;
 } lowp_check_bound_t;
 
 /** @brief What one output of the subject measured. */
@@ -128,6 +132,9 @@ typedef struct {
   /** progress of the exact reference of the rounded inputs (the long
       step of a large GEMM): fn(ctx, done in [0, 1]); NULL fn for none */
   lowp_op_progress_t progress;
+  /** sums of products: no |A||B| (absab NULL: no backward error, NaN; it
+      costs one more exact product), for measurements that do not need it */
+  int no_absab;
 } lowp_check_opts_t;
 
 /**
