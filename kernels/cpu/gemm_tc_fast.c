@@ -138,25 +138,51 @@ AI void block(const job_t *g, st_t *t, const int32_t *ma, const int32_t *xa,
   }
 }
 
-/* The block sum S 2^(X - F) rounded once (bfma.c's round_out, ovf = inf). */
+/* The block sum S 2^(X - F) rounded once (bfma.c's round_out, ovf = inf),
+   8 outputs at a time in GCC vector extensions (branch-free; the compiler
+   does not vectorise the plain loop). Masks (-1 / 0 lanes) come from the
+   sign of a difference (every operand is far below 2^62): vector compares
+   were scalarised. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef int64_t vi __attribute__((vector_size(64)));
+typedef uint64_t vu __attribute__((vector_size(64)));
+typedef double vd __attribute__((vector_size(64)));
+
+AI vi lt(vi x, vi y) { return (x - y) >> 63; } /* x < y */
+AI vi vmin(vi x, vi y) { vi m = lt(x, y); return (x & m) | (y & ~m); }
+AI vi vmax(vi x, vi y) { vi m = lt(y, x); return (x & m) | (y & ~m); }
+
 AI void normalise(const job_t *g, st_t *t) {
+  const double lim = of_bits((uint64_t)(g->oemax + 1 + 1023) << 52);
+  const vu one = {1, 1, 1, 1, 1, 1, 1, 1}, magic = one * (UINT64_C(0x433) << 52);
+  const vi zero = {0}, rne = zero - (int64_t)g->rne;
+  const vd inf = (vd)(one * (UINT64_C(0x7ff) << 52));
   int j;
-  for (j = 0; j < W; j++) {
-    int64_t S = t->S[j], L = t->X[j] - g->F, sg = S >> 63;
-    uint64_t U = (uint64_t)((S ^ sg) - sg);
-    double dU = of_bits(U | (UINT64_C(0x433) << 52)) - 0x1p52; /* exact: U < 2^52 */
-    int64_t e = L + (int64_t)((bits_of(dU) >> 52) & 0x7ff) - 1023;
-    int64_t q = imax(e, g->oemin) - g->P + 1, s = imin(imax(q - L, 0), 63);
-    uint64_t r = U >> s, rem = U & ((UINT64_C(1) << s) - 1);
-    uint64_t half = (UINT64_C(1) << s) >> 1;
-    int64_t qq = imin(imax(L + s, -1000), 1000);
-    double v;
-    r += (uint64_t)(g->rne && s > 0 && (rem > half || (rem == half && (r & 1))));
-    v = (of_bits(r | (UINT64_C(0x433) << 52)) - 0x1p52) * of_bits((uint64_t)(qq + 1023) << 52);
-    if (e > g->oemax || v >= of_bits((uint64_t)(g->oemax + 1 + 1023) << 52)) v = INFINITY;
-    v = of_bits(bits_of(v) | ((uint64_t)sg << 63));
+  for (j = 0; j < W; j += 8) {
+    vi S, X, L, sg, e, q, s, qq, up, ov, keep;
+    vu U, r, rem, half, uc;
+    vd cur, dU, v;
+    memcpy(&S, t->S + j, sizeof S);
+    memcpy(&X, t->X + j, sizeof X);
+    memcpy(&cur, t->cur + j, sizeof cur);
+    L = X - (int64_t)g->F, sg = S >> 63;
+    U = (vu)((S ^ sg) - sg), uc = (vu)cur;
+    dU = (vd)(U | magic) - 0x1p52; /* exact: U < 2^52 */
+    e = L + (vi)(((vu)dU >> 52) & 0x7ff) - 1023;
+    q = vmax(e, zero + g->oemin) - g->P + 1;
+    s = vmin(vmax(q - L, zero), zero + 63);
+    r = U >> (vu)s, rem = U & ((one << (vu)s) - 1), half = (one << (vu)s) >> 1;
+    qq = vmin(vmax(L + s, zero - 1000), zero + 1000);
+    up = lt((vi)half, (vi)rem) | (((vi)(rem ^ half) - 1) >> 63 & (zero - (vi)(r & 1)));
+    r -= (vu)(up & lt(zero, s) & rne);
+    v = ((vd)(r | magic) - 0x1p52) * (vd)((vu)(qq + 1023) << 52);
+    ov = lt(zero + g->oemax, e) | ~lt((vi)v, zero + (int64_t)bits_of(lim)); /* v >= 0 */
+    v = (vd)(((vi)v & ~ov) | ((vi)inf & ov));
+    v = (vd)((vu)v | ((vu)sg << 63));
     /* inf, NaN stay (c's rule); all-zero blocks were signed by zero_signs */
-    t->cur[j] = isfinite(t->cur[j]) && t->X[j] >= ZX / 2 ? v : t->cur[j];
+    keep = lt(zero + 0x7fe, (vi)((uc >> 52) & 0x7ff)) | lt(X, zero + ZX / 2);
+    cur = (vd)(((vi)cur & keep) | ((vi)v & ~keep));
+    memcpy(t->cur + j, &cur, sizeof cur);
   }
 }
 
@@ -178,10 +204,22 @@ static void zero_signs(const job_t *g, st_t *t, size_t i, size_t j0, size_t s0,
   }
 }
 
-/* x + y in the output format by rnd (tc_dot.c's additions). */
+/* x + y in the output format by rnd (tc_dot.c's additions): fp32 rne as one
+   binary64 addition rounded to binary32; fp16 rne as the exact binary64 sum
+   of two fp16 values rounded to 11 bits at its quantum (nearbyint: the
+   default mode, to nearest even; 2^16 and beyond is inf, as IEEE); else
+   lowp_accum_add. */
 AI double add_out(double x, double y, const lowp_format_t *f, lowp_rounding_t rnd) {
   double z;
-  if (f->precision == 24 && f->emax == 127 && rnd == LOWP_RND_NE) return (double)(float)(x + y);
+  if (rnd == LOWP_RND_NE && f->precision == 24 && f->emax == 127 && f->emin == -126)
+    return (double)(float)(x + y);
+  if (rnd == LOWP_RND_NE && f->precision == 11 && f->emax == 15 && f->emin == -14 &&
+      isfinite(x) && isfinite(y)) {
+    double v = x + y; /* exact: both are multiples of 2^-24 below 2^16 */
+    int64_t e = (int64_t)((bits_of(v) >> 52) & 0x7ff) - 1023, q = imax(e, -14) - 10;
+    z = nearbyint(v * of_bits((uint64_t)(1023 - q) << 52)) * of_bits((uint64_t)(1023 + q) << 52);
+    return fabs(z) >= 0x1p16 ? copysign(INFINITY, z) : z;
+  }
   lowp_accum_add(&z, x, y, f, rnd);
   return z;
 }
@@ -205,8 +243,11 @@ AI void row_panel(const job_t *g, size_t i, size_t pan) {
       for (j = 0; j < W; j++) t.cur[j] = g->late_c ? 0.0 : t.acc[j];
     block(g, &t, ma + sg->start, xa + sg->start, mb + sg->start * W, xb + sg->start * W,
           sg->len);
-    for (j = 0; j < W; j++)
-      if (t.X[j] < ZX / 2) { zero_signs(g, &t, i, j0, sg->start, sg->len); break; }
+    {
+      int64_t lo = 0;
+      for (j = 0; j < W; j++) lo = imin(lo, t.X[j]);
+      if (lo < ZX / 2) zero_signs(g, &t, i, j0, sg->start, sg->len);
+    }
     normalise(g, &t);
     if (sg->flags & SEG_INSTR1) {
       if (g->late_c)
