@@ -14,6 +14,10 @@
  * that does not validate prints FAIL and the exit status is 1.
  * Target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024 for
  * recursive summation; printed, never enforced by a test.
+ * A second table does the same for the tensor-core model (registry gemm_tc):
+ * ref = lowp_gemm_tc_scalar on the first rows, fast = lowp_gemm_tc_ref (the
+ * integer kernel of cpu/gemm_tc_fast.h), sgemm; its last column says "same"
+ * (equal bytes) or FAIL. Target <= 2 ns per multiply-add.
  *
  * Run: lowp bench gemm [--n N] [--quick] [--reps R] [--rows R] [--seed S]
  */
@@ -30,6 +34,8 @@
 #include "cli.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_acc_fast.h"
+#include "cpu/gemm_tc.h"
+#include "cpu/gemm_tc_fast.h"
 #include "exact/exact.h"
 #include "rng/dist.h"
 #include "status.h"
@@ -42,6 +48,13 @@ typedef struct {
   lowp_rounding_t acc_rnd, prod_rnd;
   lowp_dist_kind_t dist;
 } gcase_t;
+
+/* a tensor-core model case: preset, input, output, promotion (-1: preset's) */
+typedef struct {
+  const char *model;
+  const lowp_format_t *in, *out;
+  long promote;
+} tcase_t;
 
 typedef struct {
   size_t n, rows;
@@ -109,6 +122,58 @@ static int run_gcase(const gcase_t *gc, const gopts_t *o) {
   return bad;
 }
 
+/* one row of the tensor-core table (ref = lowp_gemm_tc_scalar on the first
+   rows, fast = lowp_gemm_tc_ref on all); returns 1 when validation failed */
+static int run_tcase(const tcase_t *tc, const gopts_t *o) {
+  size_t N = o->n, r = o->rows < N ? o->rows : N, len = N * N, e;
+  double *a = xalloc(len * sizeof *a), *b = xalloc(len * sizeof *b);
+  double *c = xalloc(len * sizeof *c), *cr = xalloc(r * N * sizeof *cr);
+  double t, t_ref, t_fast = 1e300, t_blas, madds = (double)N * N * N;
+  lowp_dist_t d = {LOWP_DIST_NORMAL, 0x1p-20, 1.0};
+  lowp_gemm_tc_cfg_t cfg;
+  char err[256], label[64];
+  int rep, bad = 0;
+  if (lowp_gemm_tc_config(&cfg, tc->model, tc->promote, tc->in, tc->out, err, sizeof err))
+    lowp_cli_die("bench gemm", "%s", err);
+  if (lowp_dist_fill(a, len, &d, tc->in, o->seed, 1) ||
+      lowp_dist_fill(b, len, &d, tc->in, o->seed, 2))
+    lowp_cli_die("bench gemm", "input generation failed");
+  t = lowp_bench_clock_s(0);
+  if (lowp_gemm_tc_scalar(cr, a, b, r, N, N, &cfg) != LOWP_OK)
+    lowp_cli_die("bench gemm", "reference kernel failed");
+  t_ref = 1e9 * (lowp_bench_clock_s(0) - t) / ((double)r * N * N);
+  for (rep = 0; rep < o->reps; rep++) {
+    memset(c, 0, len * sizeof *c);
+    t = lowp_bench_clock_s(0);
+    if (lowp_gemm_tc_ref(c, a, b, N, N, N, &cfg) != LOWP_OK)
+      lowp_cli_die("bench gemm", "kernel failed");
+    t = lowp_bench_clock_s(0) - t;
+    if (t < t_fast) t_fast = t;
+  }
+  t_fast *= 1e9 / madds;
+  for (e = 0; e < r * N; e++)
+    if (memcmp(&c[e], &cr[e], sizeof *c)) bad = 1;
+  t_blas = 1e9 * lowp_bench_time_blas(0, a, b, N, o->reps) / madds;
+  snprintf(label, sizeof label, "%s %s->%s%s%.0ld", tc->model, tc->in->name, tc->out->name,
+           cfg.model.promote ? " promote " : "", (long)cfg.model.promote);
+  printf("%-34s %-6s %9.3f %9.4f %9.4f %9s %8.0fx %8.1fx  %s\n", label,
+         lowp_gemm_tc_fast_ok(&cfg) ? "int" : "none", t_ref, t_fast, t_blas, "-",
+         t_ref / t_fast, t_fast / t_blas, bad ? "FAIL" : "same");
+  free(a), free(b), free(c), free(cr);
+  return bad;
+}
+
+static const tcase_t tcases[] = {
+    {"h100", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0},   {"h100", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 128},
+    {"h100", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 0},   {"h100", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 128},
+    {"h100", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0},   {"h100", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 128},
+    {"b200", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0},   {"b200", &LOWP_FMT_BF16, &LOWP_FMT_FP32, 128},
+    {"b200", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0},   {"b200", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 128},
+    {"h100", &LOWP_FMT_E5M2, &LOWP_FMT_FP16, 0},   {"h100", &LOWP_FMT_FP16, &LOWP_FMT_FP16, 0},
+    {"a100", &LOWP_FMT_TF32, &LOWP_FMT_FP32, 0},   {"v100", &LOWP_FMT_FP16, &LOWP_FMT_FP32, 0},
+    {"ada", &LOWP_FMT_E4M3, &LOWP_FMT_FP32, 0},
+};
+
 static void gemm_usage(void) {
   printf("usage: lowp bench gemm [--n N] [--quick] [--reps R] [--rows R] [--seed S]\n"
          "  The emulated GEMM kernels (lowp gemm's subject, registry gemm_acc), one\n"
@@ -120,7 +185,11 @@ static void gemm_usage(void) {
          "  --reps R   repetitions of fast and sgemm, minimum kept (default 3)\n"
          "  --rows R   rows of the reference timed and compared (default 2)\n"
          "  --seed S   input seed (default 11)\n"
-         "  Target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024.\n"
+         "  Then the tensor-core model (registry gemm_tc, lowp gemm --model): ref is\n"
+         "  lowp_gemm_tc_scalar (lowp_tc_dot per element), fast lowp_gemm_tc_ref\n"
+         "  (the integer kernel, cpu/gemm_tc_fast.h); bits: same = equal bytes.\n"
+         "  Targets (issue 22): fast <= 0.2 ns per multiply-add at N = 1024 (recursive),\n"
+         "  <= 2 ns (tensor-core models).\n"
          "  Exit: 0 ok; 1 validation failed; 2 bad usage.\n");
 }
 
@@ -188,5 +257,9 @@ int lowp_bench_gemm(int argc, char **argv) {
          "fast", "sgemm", "exact", "ref/fast", "fast/S", "fast==ref");
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) bad |= run_gcase(&cases[i], &o);
   printf("target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024, one thread\n");
+  printf("%-34s %-6s %9s %9s %9s %9s %9s %9s  %s\n", "tensor-core model (gemm_tc)", "kernel",
+         "ref", "fast", "sgemm", "exact", "ref/fast", "fast/S", "bits");
+  for (i = 0; i < sizeof tcases / sizeof tcases[0]; i++) bad |= run_tcase(&tcases[i], &o);
+  printf("target (issue 22): tensor-core models <= 2 ns per multiply-add at N = 1024\n");
   return bad ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
 }

@@ -7,6 +7,7 @@
  */
 
 #include "cpu/gemm_tc.h"
+#include "cpu/gemm_tc_fast.h"
 #include "status.h"
 
 #include <math.h>
@@ -62,17 +63,36 @@ int lowp_gemm_tc_config(lowp_gemm_tc_cfg_t *cfg, const char *model_spec, long pr
   return LOWP_OK;
 }
 
-int lowp_gemm_tc_ref(double *c, const double *a, const double *b, size_t m,
-                     size_t n, size_t k, const void *cfgv) {
-  const lowp_gemm_tc_cfg_t *cfg = (const lowp_gemm_tc_cfg_t *)cfgv;
-  long i;
-  int status = LOWP_OK;
+/* the arguments and their values (both variants) */
+static int check(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
+                 const lowp_gemm_tc_cfg_t *cfg) {
   if (!cfg || !cfg->in || !cfg->out || (m * n != 0 && !c) || (m * k != 0 && !a) ||
       (k * n != 0 && !b))
     return LOWP_EINVAL;
   if (!all_in_format(a, m * k, cfg->in) || !all_in_format(b, k * n, cfg->in) ||
       !all_in_format(c, m * n, cfg->out))
     return LOWP_ERANGE;
+  return LOWP_OK;
+}
+
+int lowp_gemm_tc_ref(double *c, const double *a, const double *b, size_t m,
+                     size_t n, size_t k, const void *cfgv) {
+  const lowp_gemm_tc_cfg_t *cfg = (const lowp_gemm_tc_cfg_t *)cfgv;
+  int st = check(c, a, b, m, n, k, cfg);
+  if (st != LOWP_OK) return st;
+  if (lowp_gemm_tc_fast_ok(cfg)) {
+    st = lowp_gemm_tc_fast(c, a, b, m, n, k, cfg, NULL);
+    if (st != LOWP_ENOMEM) return st;
+  }
+  return lowp_gemm_tc_scalar(c, a, b, m, n, k, cfg);
+}
+
+int lowp_gemm_tc_scalar(double *c, const double *a, const double *b, size_t m,
+                        size_t n, size_t k, const void *cfgv) {
+  const lowp_gemm_tc_cfg_t *cfg = (const lowp_gemm_tc_cfg_t *)cfgv;
+  long i;
+  int status = check(c, a, b, m, n, k, cfg);
+  if (status != LOWP_OK) return status;
 #pragma omp parallel for schedule(static)
   for (i = 0; i < (long)m; i++) {
     size_t j;

@@ -9,9 +9,13 @@
 
 /*
  * Variants (docs/style.md B6):
- *   ref  every output element is lowp_tc_dot of its row and column: blocks of
- *        b products along k, chained through the output format (or promoted
- *        to fp32 every N_C products), exactly as the model in model/tc.h.
+ *   ref     every output element is lowp_tc_dot of its row and column: blocks
+ *           of b products along k, chained through the output format (or
+ *           promoted to fp32 every N_C products), exactly as the model in
+ *           model/tc.h. Runs the integer-SIMD twin (cpu/gemm_tc_fast.h) where
+ *           it applies (every preset), else `scalar`; the same bits.
+ *   scalar  one lowp_tc_dot per element: the reference the fast path is
+ *           tested against (tests/tgemm_tc_fast.c).
  * GPU kernels that use wmma / mma.sync / wgmma with the same k order must
  * agree with `ref` bit for bit; that is what makes it their twin.
  */
@@ -47,5 +51,9 @@ int lowp_gemm_tc_config(lowp_gemm_tc_cfg_t *cfg, const char *model_spec, long pr
  */
 int lowp_gemm_tc_ref(double *c, const double *a, const double *b, size_t m,
                      size_t n, size_t k, const void *cfg);
+
+/** @brief The same on the scalar reference (one lowp_tc_dot per element). */
+int lowp_gemm_tc_scalar(double *c, const double *a, const double *b, size_t m,
+                        size_t n, size_t k, const void *cfg);
 
 #endif

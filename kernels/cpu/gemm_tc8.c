@@ -1,11 +1,13 @@
 /* lowp_gemm_tc8 -- fast fp8 GEMM on the tensor-core block-FMA model (see gemm_tc8.h) */
 
 #include "cpu/gemm_tc8.h"
+#include "cpu/gemm_tc_fast.h"
 
 #include "status.h"
 
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------ private helpers */
@@ -130,17 +132,13 @@ double lowp_tc8_dot(const double *a, const int8_t *xa, const double *b, const in
   return c;
 }
 
-int lowp_gemm_tc8(float *y, const double *a, const int8_t *xa, size_t rows, size_t k,
-                  const double *bt, const int8_t *xb, size_t n, const lowp_tc_model_t *m,
-                  const lowp_format_t *in, size_t chunk, const float *ascale,
-                  const float *bscale, const float *bias) {
-  size_t nch;
+/* The original loop: one lowp_tc8_dot per chunk and output (the fallback
+   when the integer kernel cannot allocate its packed copies). */
+static void gemm_tc8_dots(float *y, const double *a, const int8_t *xa, size_t rows, size_t k,
+                          const double *bt, const int8_t *xb, size_t n,
+                          const lowp_tc_model_t *m, size_t chunk, size_t nch,
+                          const float *ascale, const float *bscale, const float *bias) {
   long i;
-  int st = lowp_tc8_supported(m, in);
-  if (st) return st;
-  if (chunk == 0 || (chunk < k && chunk % (size_t)m->bfma.b)) return LOWP_EINVAL;
-  if (chunk > k) chunk = k ? k : 1;
-  nch = k ? (k + chunk - 1) / chunk : 0;
 #pragma omp parallel for schedule(static)
   for (i = 0; i < (long)rows; i++) {
     size_t j, c;
@@ -156,5 +154,56 @@ int lowp_gemm_tc8(float *y, const double *a, const int8_t *xa, size_t rows, size
       y[(size_t)i * n + j] = bias ? total + bias[j] : total;
     }
   }
+}
+
+/* The same on the integer kernel (cpu/gemm_tc_fast.h): each chunk is a GEMM
+   of the model without promotion from C = +0, then scaled and added in the
+   same order. Returns LOWP_ENOMEM when it cannot run (the caller falls back). */
+static int gemm_tc8_fast(float *y, const double *a, size_t rows, size_t k, const double *bt,
+                         size_t n, const lowp_tc_model_t *m, const lowp_format_t *in,
+                         size_t chunk, size_t nch, const float *ascale, const float *bscale,
+                         const float *bias) {
+  lowp_gemm_tc_cfg_t cfg;
+  double *ac = malloc((rows * chunk + 1) * sizeof *ac), *bc = malloc((chunk * n + 1) * sizeof *bc);
+  double *part = malloc((rows * n + 1) * sizeof *part);
+  size_t c, i, j, l;
+  int st = LOWP_ENOMEM;
+  cfg.model = *m, cfg.model.promote = 0, cfg.in = in, cfg.out = &LOWP_FMT_FP32;
+  if (ac && bc && part && lowp_gemm_tc_fast_ok(&cfg)) {
+    for (i = 0; i < rows * n; i++) y[i] = 0.0f;
+    for (c = 0, st = LOWP_OK; c < nch && st == LOWP_OK; c++) {
+      size_t lo = c * chunk, len = k - lo < chunk ? k - lo : chunk;
+      for (i = 0; i < rows; i++) memcpy(ac + i * len, a + i * k + lo, len * sizeof *ac);
+      for (l = 0; l < len; l++)
+        for (j = 0; j < n; j++) bc[l * n + j] = bt[j * k + lo + l];
+      memset(part, 0, rows * n * sizeof *part);
+      st = lowp_gemm_tc_fast(part, ac, bc, rows, n, len, &cfg, NULL);
+      for (i = 0; i < rows && st == LOWP_OK; i++)
+        for (j = 0; j < n; j++) {
+          float ds = (float)((double)ascale[i * nch + c] * (double)bscale[j * nch + c]);
+          y[i * n + j] = y[i * n + j] + (float)(part[i * n + j] * (double)ds);
+        }
+    }
+    if (st == LOWP_OK && bias)
+      for (i = 0; i < rows; i++)
+        for (j = 0; j < n; j++) y[i * n + j] = y[i * n + j] + bias[j];
+  }
+  free(ac), free(bc), free(part);
+  return st;
+}
+
+int lowp_gemm_tc8(float *y, const double *a, const int8_t *xa, size_t rows, size_t k,
+                  const double *bt, const int8_t *xb, size_t n, const lowp_tc_model_t *m,
+                  const lowp_format_t *in, size_t chunk, const float *ascale,
+                  const float *bscale, const float *bias) {
+  size_t nch;
+  int st = lowp_tc8_supported(m, in);
+  if (st) return st;
+  if (chunk == 0 || (chunk < k && chunk % (size_t)m->bfma.b)) return LOWP_EINVAL;
+  if (chunk > k) chunk = k ? k : 1;
+  nch = k ? (k + chunk - 1) / chunk : 0;
+  if (gemm_tc8_fast(y, a, rows, k, bt, n, m, in, chunk, nch, ascale, bscale, bias) == LOWP_OK)
+    return LOWP_OK;
+  gemm_tc8_dots(y, a, xa, rows, k, bt, xb, n, m, chunk, nch, ascale, bscale, bias);
   return LOWP_OK;
 }

@@ -34,6 +34,10 @@
  *
  * With all scales 1 and no bias this is lowp_tc_dot with promote = chunk
  * (or without promotion when chunk >= k), bit for bit.
+ *
+ * lowp_gemm_tc8 computes the parts of each chunk as one GEMM on the integer
+ * kernel of cpu/gemm_tc_fast.h (about 1 ns per product, one thread), the
+ * dots of lowp_tc8_dot above only when that kernel cannot allocate.
  */
 
 /**
