@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
 # cli_bench -- lowp bench: bad usage exits 2 with a message; a tiny `bench round` runs and validates.
 # Run: bash tests/cli/bench.sh build/lowp   (the full-size benchmark is not run here)
-set -u
-LOWP="$1"
-T="$(mktemp -d)"
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 # expect_exit2 NAME PATTERN CMD...: exit 2, nothing on stdout, stderr names the problem
 expect_exit2() {
@@ -71,6 +65,7 @@ expect_exit2 "gemm --reps not a number" "malformed --reps" "$LOWP" bench gemm --
 "$LOWP" bench gemm --n=37 --reps 1 --rows 37 >"$T/gm" 2>"$T/err"; rc=$?
 [ $rc -eq 0 ] && ok || bad "bench gemm --n 37: exit $rc: $(cat "$T/err")"
 [ "$(grep -c ' ok$' "$T/gm")" -eq 9 ] && ok || bad "bench gemm: not 9 validated rows: $(cat "$T/gm")"
+[ "$(grep -c ' same$' "$T/gm")" -eq 15 ] && ok || bad "bench gemm: not 15 tensor-core rows equal to the reference: $(cat "$T/gm")"
 grep -q "FAIL$" "$T/gm" && bad "bench gemm validation failed" || ok
 grep -q "^fp16 in, fp16 acc  *ro32 " "$T/gm" && ok || bad "bench gemm: fp16 accumulation not on the ro32 kernel"
 grep -q "^fp32 in, fp32 acc (fma), normal  *fma32 " "$T/gm" && ok || bad "bench gemm: fp32 not on fma32"

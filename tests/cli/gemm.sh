@@ -4,13 +4,7 @@
 # --out-exact file bit for bit, determinism across thread counts, and every
 # kind of bad input (exit 2, one clear message, no output file left).
 # Run: bash tests/cli/gemm.sh path/to/lowp
-set -u
-LOWP=${1:?usage: gemm.sh path/to/lowp}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-pass=0; fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 # expect_fail NAME PATTERN CMD...: exit status 2 and PATTERN in stderr
 expect_fail() {

@@ -2,12 +2,8 @@
 # matmul_precision.sh -- lowp run matmul-precision: the fast emulation equals kernels/cpu/gemm_acc, results
 # do not depend on the thread count, every product is measured in full, bounds hold
 # Run: ctest --test-dir build -R cli_matmul_precision   (or: bash tests/cli/matmul_precision.sh build/lowp)
-set -u
-LOWP=${1:?usage: matmul_precision.sh PATH_TO_LOWP}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-pass=0
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
+tmp=$T
 check() { # check DESCRIPTION COMMAND...
   local what=$1; shift
   if "$@"; then pass=$((pass + 1)); else echo "FAIL: $what"; fail=$((fail + 1)); fi
