@@ -8,6 +8,7 @@
 #include "io/atomic.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +135,7 @@ static int load_net(const lowp_run_t *r, net_t *t, fq_kind_t kind, const fq_sett
 
 static int calibrate(net_t *t, const fq_data_t *tr, size_t n) {
   float *lg = malloc(n * FQ_NCLASS * sizeof *lg);
-  int s, st = lg ? LOWP_OK : LOWP_ENOMEM;
+  int s, nthreads, st = lg ? LOWP_OK : LOWP_ENOMEM;
   for (s = 0; s < t->ns && st == LOWP_OK; s++) {
     fq_site_t si = fq_site(&t->m, s);
     t->cal[s].act_w = si.w == NULL;
@@ -148,7 +149,12 @@ static int calibrate(net_t *t, const fq_data_t *tr, size_t n) {
     t->resid[s].col2 = calloc((size_t)t->m.vit.d, sizeof(double));
     if (!t->resid[s].colmax || !t->resid[s].col2) st = LOWP_ENOMEM;
   }
+  /* one thread: the sums are taken in image order (short; the kernels' fine-grained parallel
+     loops would cost more than they save on a loaded machine) */
+  nthreads = omp_get_max_threads();
+  omp_set_num_threads(1);
   if (st == LOWP_OK) st = fq_logits_observed(lg, tr, n, &t->m, fq_calib_gemm, t->cal, fq_resid_observe, t->resid);
+  omp_set_num_threads(nthreads);
   free(lg);
   return st;
 }
@@ -194,13 +200,33 @@ static int eval_config(net_t *t, int k, const fq_data_t *te, const fq_settings_t
   st = fq_qnet_build(&q, c, &t->m, t->cal, &s->tc[c->f == &LOWP_FMT_E5M2], (size_t)s->promote,
                      (size_t)s->mxblock);
   if (st == LOWP_OK) st = (lg = malloc(n * FQ_NCLASS * sizeof *lg)) ? LOWP_OK : LOWP_ENOMEM;
-  if (st == LOWP_OK) st = fq_logits(lg, te, n, &t->m, fq_qgemm, &q);
+  if (st == LOWP_OK) st = fq_logits_q(lg, te, n, &t->m, &q);
   if (st == LOWP_OK) score(o, lg, t->ref, te, n);
   o->w = q.wst;
   o->a = q.ast;
   fq_qnet_free(&q);
   free(lg);
   return st;
+}
+
+/* Every configuration, OpenMP over configurations (one per thread; the
+   kernels' loops nested inside run serially, so the threads do not wait on
+   each other between small parallel loops); each writes only its own out_t,
+   so the bytes do not depend on the thread count or the schedule. */
+static int eval_all(lowp_run_t *r, net_t *t, const fq_data_t *te, const fq_settings_t *s) {
+  int st[MAXCONF], k, done = 0, rc = LOWP_OK;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (k = 0; k < t->nc; k++) {
+    st[k] = eval_config(t, k, te, s);
+#pragma omp critical(fq_progress)
+    {
+      done++;
+      lowp_run_progress(r, "%s: evaluated %s (%d/%d)", t->name, t->cfg[k].label, done, t->nc);
+    }
+  }
+  for (k = 0; k < t->nc; k++)
+    if (rc == LOWP_OK) rc = st[k];
+  return rc;
 }
 
 static double since(const struct timespec *a) {
@@ -211,16 +237,13 @@ static double since(const struct timespec *a) {
 
 static int run_net(lowp_run_t *r, net_t *t, const fq_data_t *tr, const fq_data_t *te, const fq_settings_t *s) {
   struct timespec t0;
-  int k, st;
+  int st;
   timespec_get(&t0, TIME_UTC);
   lowp_run_progress(r, "%s: calibrating on %ld training images", t->name, s->calib);
   st = calibrate(t, tr, (size_t)s->calib);
   if (st == LOWP_OK) st = (t->ref = malloc((size_t)s->test * FQ_NCLASS * sizeof *t->ref)) ? LOWP_OK : LOWP_ENOMEM;
-  if (st == LOWP_OK) st = fq_logits(t->ref, te, (size_t)s->test, &t->m, NULL, NULL);
-  for (k = 0; k < t->nc && st == LOWP_OK; k++) {
-    lowp_run_progress(r, "%s: evaluating %s (%d/%d)", t->name, t->cfg[k].label, k + 1, t->nc);
-    st = eval_config(t, k, te, s);
-  }
+  if (st == LOWP_OK) st = fq_logits_q(t->ref, te, (size_t)s->test, &t->m, NULL);
+  if (st == LOWP_OK) st = eval_all(r, t, te, s);
   t->secs = since(&t0);
   return st;
 }
