@@ -76,6 +76,11 @@ int fq_model_save(const fq_model_t *m, const char *path);
 /** @brief Read a model written by fq_model_save; err gets one line. */
 int fq_model_load(fq_model_t *m, fq_kind_t kind, const char *path, char *err, size_t errlen);
 
+struct fq_qnet;
+/** @brief Logits of the first n images of d, q NULL: fp32, else through fq_qgemm with q (its activation
+    statistics summed in); OpenMP over tasks of images, the bytes do not depend on the thread count. */
+int fq_logits_q(float *logits, const fq_data_t *d, size_t n, const fq_model_t *m, struct fq_qnet *q);
+
 /* ------------------------------------------------------------ training */
 
 typedef struct {
@@ -114,7 +119,7 @@ typedef struct {
 } fq_calib_t;
 
 /** @brief What the quantized callback needs. */
-typedef struct {
+typedef struct fq_qnet {
   const fq_config_t *c;
   const fq_model_t *m;
   const fq_calib_t *cal;

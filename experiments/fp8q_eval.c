@@ -6,8 +6,10 @@
 #include "status.h"
 
 #include "io/atomic.h"
+#include "io/plot.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +136,7 @@ static int load_net(const lowp_run_t *r, net_t *t, fq_kind_t kind, const fq_sett
 
 static int calibrate(net_t *t, const fq_data_t *tr, size_t n) {
   float *lg = malloc(n * FQ_NCLASS * sizeof *lg);
-  int s, st = lg ? LOWP_OK : LOWP_ENOMEM;
+  int s, nthreads, st = lg ? LOWP_OK : LOWP_ENOMEM;
   for (s = 0; s < t->ns && st == LOWP_OK; s++) {
     fq_site_t si = fq_site(&t->m, s);
     t->cal[s].act_w = si.w == NULL;
@@ -148,7 +150,12 @@ static int calibrate(net_t *t, const fq_data_t *tr, size_t n) {
     t->resid[s].col2 = calloc((size_t)t->m.vit.d, sizeof(double));
     if (!t->resid[s].colmax || !t->resid[s].col2) st = LOWP_ENOMEM;
   }
+  /* one thread: the sums are taken in image order (short; the kernels' fine-grained parallel
+     loops would cost more than they save on a loaded machine) */
+  nthreads = omp_get_max_threads();
+  omp_set_num_threads(1);
   if (st == LOWP_OK) st = fq_logits_observed(lg, tr, n, &t->m, fq_calib_gemm, t->cal, fq_resid_observe, t->resid);
+  omp_set_num_threads(nthreads);
   free(lg);
   return st;
 }
@@ -194,13 +201,33 @@ static int eval_config(net_t *t, int k, const fq_data_t *te, const fq_settings_t
   st = fq_qnet_build(&q, c, &t->m, t->cal, &s->tc[c->f == &LOWP_FMT_E5M2], (size_t)s->promote,
                      (size_t)s->mxblock);
   if (st == LOWP_OK) st = (lg = malloc(n * FQ_NCLASS * sizeof *lg)) ? LOWP_OK : LOWP_ENOMEM;
-  if (st == LOWP_OK) st = fq_logits(lg, te, n, &t->m, fq_qgemm, &q);
+  if (st == LOWP_OK) st = fq_logits_q(lg, te, n, &t->m, &q);
   if (st == LOWP_OK) score(o, lg, t->ref, te, n);
   o->w = q.wst;
   o->a = q.ast;
   fq_qnet_free(&q);
   free(lg);
   return st;
+}
+
+/* Every configuration, OpenMP over configurations (one per thread; the
+   kernels' loops nested inside run serially, so the threads do not wait on
+   each other between small parallel loops); each writes only its own out_t,
+   so the bytes do not depend on the thread count or the schedule. */
+static int eval_all(lowp_run_t *r, net_t *t, const fq_data_t *te, const fq_settings_t *s) {
+  int st[MAXCONF], k, done = 0, rc = LOWP_OK;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (k = 0; k < t->nc; k++) {
+    st[k] = eval_config(t, k, te, s);
+#pragma omp critical(fq_progress)
+    {
+      done++;
+      lowp_run_progress(r, "%s: evaluated %s (%d/%d)", t->name, t->cfg[k].label, done, t->nc);
+    }
+  }
+  for (k = 0; k < t->nc; k++)
+    if (rc == LOWP_OK) rc = st[k];
+  return rc;
 }
 
 static double since(const struct timespec *a) {
@@ -211,16 +238,13 @@ static double since(const struct timespec *a) {
 
 static int run_net(lowp_run_t *r, net_t *t, const fq_data_t *tr, const fq_data_t *te, const fq_settings_t *s) {
   struct timespec t0;
-  int k, st;
+  int st;
   timespec_get(&t0, TIME_UTC);
   lowp_run_progress(r, "%s: calibrating on %ld training images", t->name, s->calib);
   st = calibrate(t, tr, (size_t)s->calib);
   if (st == LOWP_OK) st = (t->ref = malloc((size_t)s->test * FQ_NCLASS * sizeof *t->ref)) ? LOWP_OK : LOWP_ENOMEM;
-  if (st == LOWP_OK) st = fq_logits(t->ref, te, (size_t)s->test, &t->m, NULL, NULL);
-  for (k = 0; k < t->nc && st == LOWP_OK; k++) {
-    lowp_run_progress(r, "%s: evaluating %s (%d/%d)", t->name, t->cfg[k].label, k + 1, t->nc);
-    st = eval_config(t, k, te, s);
-  }
+  if (st == LOWP_OK) st = fq_logits_q(t->ref, te, (size_t)s->test, &t->m, NULL);
+  if (st == LOWP_OK) st = eval_all(r, t, te, s);
   t->secs = since(&t0);
   return st;
 }
@@ -748,6 +772,134 @@ static size_t check_reference(const net_t *t, const fq_settings_t *s) {
   return diff;
 }
 
+/* ------------------------------------------------------------ plots */
+
+/* plot_configs.csv: the main and tensor-core rows of both networks (x: the
+   configuration index, the CNN 0.15 left, the ViT 0.15 right);
+   plot_layers.csv: the per-layer rows (x: the site group, the CNN's first). */
+static int write_plot_csv(lowp_run_t *r, net_t *const *nets) {
+  FILE *f = fopen(lowp_run_path(r, "plot_configs.csv"), "w"), *g = fopen(lowp_run_path(r, "plot_layers.csv"), "w");
+  int i, k, gi, fi;
+  if (!f || !g) {
+    if (f) fclose(f);
+    if (g) fclose(g);
+    return LOWP_EIO;
+  }
+  fprintf(f, "model,x,config,delta_pp,ci95_lo_pp,ci95_hi_pp,kl_mean,disagree_pct,images\n");
+  fprintf(g, "model,x,format,group,kl_mean,delta_pp\n");
+  for (i = 0; i < 2; i++) {
+    for (k = 0; k < C_LAYER && k < nets[i]->nc; k++) {
+      const out_t *o = &nets[i]->out[k];
+      fprintf(f, "%s,%.2f,%s,%.4f,%.4f,%.4f,%.6g,%.4f,%zu\n", nets[i]->name, k + (i ? 0.15 : -0.15),
+              nets[i]->cfg[k].label, 100 * o->dacc, 100 * o->lo, 100 * o->hi, o->kl_mean, 100 * (1 - o->agree), o->n);
+    }
+    for (gi = 0; gi < nets[i]->ng; gi++)
+      for (fi = 0; fi < 2; fi++) {
+        const out_t *o = &nets[i]->out[C_LAYER + 2 * gi + fi];
+        fprintf(g, "%s,%.2f,%s,%s,%.6g,%.4f\n", nets[i]->name, (i ? nets[0]->ng : 0) + gi + (fi ? 0.1 : -0.1),
+                fi ? "e5m2" : "e4m3", nets[i]->group[gi], o->kl_mean, 100 * o->dacc);
+      }
+  }
+  return fclose(f) | fclose(g) ? LOWP_EIO : LOWP_OK;
+}
+
+/* gnuplot commands: the configurations as x tics, and (bars) each paired
+   bootstrap interval as an error bar, grey where it spans 0, red where not. */
+static void config_axis(char *e, size_t len, net_t *const *nets, int bars) {
+  size_t n = 0;
+  int i, k;
+  n += (size_t)snprintf(e + n, len - n, "set xrange [%g:%g]\nset xtics rotate by -40 (", bars ? -0.6 : 0.4,
+                        C_LAYER - 0.4);
+  for (k = bars ? 0 : 1; k < C_LAYER; k++)
+    n += (size_t)snprintf(e + n, len - n, "%s'%s' %d", k > !bars ? ", " : "", nets[0]->cfg[k].label, k);
+  n += (size_t)snprintf(e + n, len - n, ")\nset key top left\nset arrow from %g, graph 0 to %g, graph 1 nohead dt 3 "
+                        "lc rgb '#999999'\n", C_TC - 0.5, C_TC - 0.5);
+  if (!bars) {
+    snprintf(e + n, len - n, "set label 1 'tensor-core model (fewer images)' at %g, graph 0.95 left font ',9'\n",
+             C_TC - 0.3);
+    return;
+  }
+  {
+    double lo = 0, hi = 0;
+    for (i = 0; i < 2; i++)
+      for (k = 1; k < C_LAYER && k < nets[i]->nc; k++) {
+        if (100 * nets[i]->out[k].lo < lo) lo = 100 * nets[i]->out[k].lo;
+        if (100 * nets[i]->out[k].hi > hi) hi = 100 * nets[i]->out[k].hi;
+      }
+    n += (size_t)snprintf(e + n, len - n, "set yrange [%g:%g]\n", lo - 0.1 * (hi - lo) - 0.05, hi + 0.1 * (hi - lo) + 0.05);
+  }
+  n += (size_t)snprintf(e + n, len - n, "set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 3 lc rgb "
+                        "'#555555'\nset label 1 'grey: interval spans 0, no ranking supported; red: excludes 0' at "
+                        "graph 0.02, graph 0.05 left font ',9'\n");
+  for (i = 0; i < 2; i++)
+    for (k = 1; k < C_LAYER && k < nets[i]->nc && n < len - 200; k++) {
+      const out_t *o = &nets[i]->out[k];
+      double x = k + (i ? 0.15 : -0.15);
+      n += (size_t)snprintf(e + n, len - n, "set arrow from %g, %.4f to %g, %.4f heads size 0.06,90 lw 1.5 lc rgb "
+                            "'%s' front\n", x, 100 * o->lo, x, 100 * o->hi,
+                            o->lo > 0 || o->hi < 0 ? "#d62728" : "#999999");
+    }
+}
+
+static int plot_configs(lowp_run_t *r, net_t *const *nets) {
+  char e[8192];
+  lowp_plot_t pa = {"Accuracy change vs FP32, paired, with the 95% bootstrap interval",
+                    "configuration (left of the dotted line: all test images)", "accuracy minus FP32 (points)", 0, 0, e};
+  lowp_plot_t pk = {"KL divergence of the softmax from FP32 (mean over images)", "configuration",
+                    "mean KL(FP32 || configuration) (nats)", 0, 1, e};
+  lowp_plot_t pd = {"Top-1 disagreement with FP32", "configuration", "images whose class differs from FP32's (%)",
+                    0, 1, e};
+  lowp_series_t sa[2] = {{"plot_configs.csv", 2, 4, "CNN", "points pt 7 ps 1.3", "cnn", 1, 0},
+                         {"plot_configs.csv", 2, 4, "ViT", "points pt 5 ps 1.3", "vit", 1, 0}};
+  lowp_series_t sk[2] = {{"plot_configs.csv", 2, 7, "CNN", "points pt 7 ps 1.3", "cnn", 1, 0},
+                         {"plot_configs.csv", 2, 7, "ViT", "points pt 5 ps 1.3", "vit", 1, 0}};
+  lowp_series_t sd[2] = {{"plot_configs.csv", 2, 8, "CNN", "points pt 7 ps 1.3", "cnn", 1, 0},
+                         {"plot_configs.csv", 2, 8, "ViT", "points pt 5 ps 1.3", "vit", 1, 0}};
+  int st;
+  config_axis(e, sizeof e, nets, 1);
+  st = lowp_plot(r->outdir, "accuracy", &pa, sa, 2);
+  config_axis(e, sizeof e, nets, 0);
+  if (st == LOWP_OK) st = lowp_plot(r->outdir, "kl", &pk, sk, 2);
+  if (st == LOWP_OK) st = lowp_plot(r->outdir, "disagreement", &pd, sd, 2);
+  return st;
+}
+
+static int plot_layers(lowp_run_t *r, net_t *const *nets) {
+  char e[2048];
+  size_t n = 0;
+  int i, g, x = 0;
+  lowp_plot_t pl = {"Per-layer sensitivity: one site group quantized per tensor, the rest FP32",
+                    "site group quantized (left: CNN, right: ViT)", "mean KL(FP32 || quantized) (nats)", 0, 1, e};
+  lowp_series_t sl[2] = {{"plot_layers.csv", 2, 5, "e4m3", "points pt 7 ps 1.3", "e4m3", 3, 0},
+                         {"plot_layers.csv", 2, 5, "e5m2", "points pt 5 ps 1.3", "e5m2", 3, 0}};
+  n += (size_t)snprintf(e + n, sizeof e - n, "set xtics rotate by -40 (");
+  for (i = 0; i < 2; i++)
+    for (g = 0; g < nets[i]->ng; g++, x++)
+      n += (size_t)snprintf(e + n, sizeof e - n, "%s'%s %s' %d", x ? ", " : "", nets[i]->name, nets[i]->group[g], x);
+  snprintf(e + n, sizeof e - n, ")\nset xrange [-0.6:%g]\nset key top left\nset arrow from %g, graph 0 to %g, graph 1 "
+           "nohead dt 3 lc rgb '#999999'\n", x - 0.4, nets[0]->ng - 0.5, nets[0]->ng - 0.5);
+  return lowp_plot(r->outdir, "layers", &pl, sl, 2);
+}
+
+static int plots(lowp_run_t *r, net_t *const *nets) {
+  cJSON *pa = cJSON_AddArrayToObject(r->results, "plots");
+  int st = write_plot_csv(r, nets);
+  if (st == LOWP_OK) st = plot_configs(r, nets);
+  if (st == LOWP_OK) st = plot_layers(r, nets);
+  if (st != LOWP_OK) return st;
+  lowp_result_plot(pa, "accuracy.png", "Accuracy of each configuration minus FP32's on the same images (points), with "
+                   "its paired bootstrap 95% interval: grey bars span 0 (this run cannot rank that configuration "
+                   "against FP32, nor against another grey one), red bars exclude it. Left of the dotted line all test "
+                   "images, right of it the tensor-core model's subset (wider intervals). Data: plot_configs.csv.");
+  lowp_result_plot(pa, "kl.png", "Mean KL divergence of each configuration's softmax from FP32's, per format and "
+                   "scaling (log axis): the primary measure, which separates formats where accuracy cannot.");
+  lowp_result_plot(pa, "disagreement.png", "Share of images whose top-1 class differs from FP32's (100% minus top-1 "
+                   "agreement; log axis: a configuration with no disagreement has no point).");
+  lowp_result_plot(pa, "layers.png", "Per-layer sensitivity: mean KL from FP32 when one site group alone is "
+                   "quantized per tensor (e4m3, e5m2), CNN left of the dotted line, ViT right. Data: plot_layers.csv.");
+  return LOWP_OK;
+}
+
 static void outputs(lowp_run_t *r, net_t *const *nets, const fq_data_t *te, const fq_settings_t *s,
                     const uint8_t *wfull, const uint8_t *wtc, int *st) {
   cJSON *mo = cJSON_AddObjectToObject(r->results, "models");
@@ -764,6 +916,7 @@ static void outputs(lowp_run_t *r, net_t *const *nets, const fq_data_t *te, cons
   if (*st == LOWP_OK) *st = write_configs(r, nets);
   if (*st == LOWP_OK) *st = write_outliers(r, nets);
   if (*st == LOWP_OK) *st = write_per_image(r, nets, te);
+  if (*st == LOWP_OK && (*st = plots(r, nets)) != LOWP_OK) lowp_run_plot_failed(r, *st);
 }
 
 int fq_evaluate(lowp_run_t *r, const fq_settings_t *s, const fq_data_t *tr, const fq_data_t *te) {

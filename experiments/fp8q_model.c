@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define CHUNK 250 /* evaluation batch: results do not depend on it */
+#define PCHUNK 50 /* images per task of the parallel evaluation (results do not depend on it either) */
 #define MAXT (3 + 12 * LOWP_VIT_MAXLAYERS + 4 + 1)
 
 static const char *const cnn_names[LOWP_CNN_LAYERS] = {"conv1", "conv2", "fc1", "fc2"};
@@ -101,6 +102,56 @@ int fq_logits_observed(float *logits, const fq_data_t *d, size_t n, const fq_mod
     st = forward_obs(logits + i * FQ_NCLASS, x, len, m, gemm, ctx, obs, octx);
   }
   free(x);
+  return st;
+}
+
+/* One task of fq_logits_q: images [i, i + len) on this thread alone (the
+   kernels' own parallel loops are nested here, hence serial). */
+static int logits_task(float *logits, const fq_data_t *d, size_t i, size_t len, const fq_model_t *m,
+                       const fq_qnet_t *q, lowp_qstats_t *ast) {
+  float *x = malloc(len * 784 * sizeof *x);
+  fq_qnet_t qc;
+  int st;
+  if (!x) return LOWP_ENOMEM;
+  fq_gather(x, NULL, d, NULL, i, len);
+  if (!q) {
+    st = forward_obs(logits + i * FQ_NCLASS, x, len, m, NULL, NULL, NULL, NULL);
+  } else {
+    qc = *q; /* shares q's read-only weights; counts its own activation statistics */
+    memset(&qc.ast, 0, sizeof qc.ast);
+    st = forward_obs(logits + i * FQ_NCLASS, x, len, m, fq_qgemm, &qc, NULL, NULL);
+    *ast = qc.ast;
+  }
+  free(x);
+  return st;
+}
+
+int fq_logits_q(float *logits, const fq_data_t *d, size_t n, const fq_model_t *m, fq_qnet_t *q) {
+  long nt = (long)((n + PCHUNK - 1) / PCHUNK), t;
+  lowp_qstats_t *ast = calloc((size_t)nt + 1, sizeof *ast);
+  int *sts = calloc((size_t)nt + 1, sizeof *sts), st = LOWP_OK;
+  if (!ast || !sts) {
+    free(ast);
+    free(sts);
+    return LOWP_ENOMEM;
+  }
+#pragma omp parallel for schedule(dynamic, 1)
+  for (t = 0; t < nt; t++) {
+    size_t i = (size_t)t * PCHUNK;
+    sts[t] = logits_task(logits, d, i, n - i < PCHUNK ? n - i : PCHUNK, m, q, &ast[t]);
+  }
+  for (t = 0; t < nt; t++) { /* in task order: the first failure, the counts summed */
+    if (st == LOWP_OK) st = sts[t];
+    if (q) {
+      q->ast.n += ast[t].n;
+      q->ast.nonzero += ast[t].nonzero;
+      q->ast.saturated += ast[t].saturated;
+      q->ast.flushed += ast[t].flushed;
+      q->ast.subnormal += ast[t].subnormal;
+    }
+  }
+  free(ast);
+  free(sts);
   return st;
 }
 

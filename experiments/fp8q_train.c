@@ -41,7 +41,7 @@ static void shuffle(size_t *perm, size_t n, uint64_t seed, long epoch) {
 static double test_accuracy(const fq_model_t *m, const fq_data_t *te, size_t n, int *st) {
   float *lg = malloc(n * FQ_NCLASS * sizeof *lg);
   size_t i, ok = 0;
-  *st = lg ? fq_logits(lg, te, n, m, NULL, NULL) : LOWP_ENOMEM;
+  *st = lg ? fq_logits_q(lg, te, n, m, NULL) : LOWP_ENOMEM;
   for (i = 0; *st == LOWP_OK && i < n; i++) ok += fq_argmax(lg + i * FQ_NCLASS) == fq_label(te, i);
   free(lg);
   return (double)ok / (double)n;

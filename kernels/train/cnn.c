@@ -303,27 +303,54 @@ size_t lowp_cnn_nparams(const lowp_cnn_t *m) {
   return n;
 }
 
-/* Rows in groups of 8 so that a row of w serves the group from L1; each
-   row's sum is the same sequence of operations as the row alone. */
+/* Rows in groups of 8 (the tasks of the parallel loop); each output is
+   b[j] + x[0] w[0][j] + ... in k order, one fp32 rounding per operation
+   (terms with x == 0 skipped), whatever the grouping. */
 #define RGROUP 8
+/* One group of rows. Compiled twice where the compiler can (x86-64 GCC or
+   clang: function multiversioning), for AVX2 and the baseline ISA, chosen
+   at load time: the j loop is a separate multiply and add per element
+   (-ffp-contract=off, no FMA), so the vector widths give the same bits. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define LOWP_CNN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LOWP_CNN_CLONES
+#endif
+#define JB 16 /* output columns kept in registers */
+LOWP_CNN_CLONES static void gemm_group(float *y, const float *x, size_t r0, size_t nr, int K, int N,
+                                       const float *w, const float *b) {
+  size_t t;
+  int j0, j, k;
+  for (t = 0; t < nr; t++) {
+    const float *xr = x + (r0 + t) * K;
+    float *yr = y + (r0 + t) * N;
+    for (j0 = 0; j0 + JB <= N; j0 += JB) { /* whole blocks of JB columns in a local accumulator */
+      float acc[JB];
+      for (j = 0; j < JB; j++) acc[j] = b[j0 + j];
+      for (k = 0; k < K; k++) {
+        const float xk = xr[k], *wr = w + (size_t)k * N + j0;
+        if (xk == 0.0f) continue;
+        for (j = 0; j < JB; j++) acc[j] += xk * wr[j];
+      }
+      for (j = 0; j < JB; j++) yr[j0 + j] = acc[j];
+    }
+    if (j0 == N) continue;
+    for (j = j0; j < N; j++) yr[j] = b[j]; /* the other columns: the same sums, in y */
+    for (k = 0; k < K; k++) {
+      const float xk = xr[k], *wr = w + (size_t)k * N;
+      if (xk == 0.0f) continue;
+      for (j = j0; j < N; j++) yr[j] += xk * wr[j];
+    }
+  }
+}
+
 void lowp_cnn_gemm_f32(float *y, const float *x, size_t rows, int K, int N, const float *w,
                        const float *b) {
   long g, ng = (long)((rows + RGROUP - 1) / RGROUP);
 #pragma omp parallel for schedule(static)
   for (g = 0; g < ng; g++) {
-    size_t r0 = (size_t)g * RGROUP, nr = rows - r0 < RGROUP ? rows - r0 : RGROUP, t;
-    int j, k;
-    for (t = 0; t < nr; t++)
-      for (j = 0; j < N; j++) y[(r0 + t) * N + j] = b[j];
-    for (k = 0; k < K; k++) {
-      const float *wr = w + (size_t)k * N;
-      for (t = 0; t < nr; t++) {
-        const float xk = x[(r0 + t) * K + k];
-        float *yr = y + (r0 + t) * N;
-        if (xk == 0.0f) continue;
-        for (j = 0; j < N; j++) yr[j] += xk * wr[j];
-      }
-    }
+    size_t r0 = (size_t)g * RGROUP;
+    gemm_group(y, x, r0, rows - r0 < RGROUP ? rows - r0 : RGROUP, K, N, w, b);
   }
 }
 

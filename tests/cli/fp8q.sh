@@ -65,9 +65,12 @@ ls -d "$T"/r.* "$T"/r >/dev/null 2>&1 && bad "output left after short labels" ||
 # a --quick evaluation of the shipped models (300 images, 100 on the tensor-core model), 1 and 2 threads
 OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization --quick --out "$T/t1" >"$T/log1" 2>&1 || bad "quick run (1 thread) exit $?: $(tail -3 "$T/log1")"
 OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization --quick --out "$T/t2" >"$T/log2" 2>&1 || bad "quick run (2 threads) exit $?"
-FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz"
+FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz plot_configs.csv plot_layers.csv"
 for f in $FILES; do [ -s "$T/t1/$f" ] && ok || bad "missing $f"; done
 for f in $FILES; do cmp -s "$T/t1/$f" "$T/t2/$f" && ok || bad "$f differs between 1 and 2 threads"; done
+for p in accuracy kl disagreement layers; do [ -s "$T/t1/$p.png" ] && grep -q "\"$p.png\"" "$T/t1/results.json" && ok || bad "plot $p missing"; done
+# the accuracy plot draws one interval per configuration and network but FP32's: 2 x 16 error bars
+[ "$(grep -c 'heads size' "$T/t1/accuracy.gp")" -eq 32 ] && ok || bad "accuracy.gp: $(grep -c 'heads size' "$T/t1/accuracy.gp") error bars"
 grep -q '"answer"' "$T/t1/results.json" && grep -q '"verdicts"' "$T/t1/results.json" && ok || bad "answer/verdicts missing"
 grep -q 'arXiv:2208.07339' "$T/t1/results.json" && ok || bad "the answer does not cite LLM.int8()"
 # 11 main + 6 tensor-core rows per network, 2 formats x (4 CNN layers, 8 ViT site groups) per-layer rows
