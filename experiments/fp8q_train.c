@@ -5,7 +5,7 @@
  * from Philox stream (seed, 1000 + epoch). Learning rate: linear warm-up
  * over the first `warmup` steps, then a cosine decay to zero at the last
  * step (Loshchilov and Hutter, SGDR, arXiv:1608.03983, without restarts).
- * CNN: SGD with momentum (kernels/cpu/cnn); ViT: AdamW (kernels/cpu/vit).
+ * CNN: SGD with momentum (kernels/train/cnn); ViT: AdamW (kernels/train/vit).
  * Deterministic: the same seed and settings give the same bytes.
  */
 

@@ -530,7 +530,7 @@ static int open_subject(kernel_t *k, const char *name, const char *fmt, ...) {
   return k->open ? LOWP_OK : LOWP_EUNSUPPORTED;
 }
 
-/* a format's name as a kernel parameter: its commas as ';' (kernels/subject.c) */
+/* a format's name as a kernel parameter: its commas as ';' (kernels/registry_subject.c) */
 static const char *pname(char *b, size_t len, const lowp_format_t *f) {
   size_t j;
   snprintf(b, len, "%s", f->name);

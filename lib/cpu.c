@@ -2,6 +2,19 @@
 
 #include "cpu.h"
 
+#include <string.h>
+
+const char *lowp_isa_name(lowp_isa_t isa) {
+  return isa == LOWP_ISA_AVX512 ? "avx512" : isa == LOWP_ISA_AVX2 ? "avx2" : "generic";
+}
+
+int lowp_isa_parse(const char *name) {
+  if (!strcmp(name, "generic")) return LOWP_ISA_GENERIC;
+  if (!strcmp(name, "avx2")) return LOWP_ISA_AVX2;
+  if (!strcmp(name, "avx512")) return LOWP_ISA_AVX512;
+  return -1;
+}
+
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <cpuid.h>
 
@@ -19,6 +32,19 @@ int lowp_cpu_has_f16c(void) {
   if (!(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 29))) return 0;
   return (read_xcr0() & 6) == 6; /* XMM and YMM state saved */
 }
+
+lowp_isa_t lowp_cpu_isa(int need_fma) {
+  int fma = !need_fma || __builtin_cpu_supports("fma");
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && fma)
+    return LOWP_ISA_AVX512;
+  if (__builtin_cpu_supports("avx2") && fma) return LOWP_ISA_AVX2;
+  return LOWP_ISA_GENERIC;
+}
 #else
 int lowp_cpu_has_f16c(void) { return 0; }
+lowp_isa_t lowp_cpu_isa(int need_fma) {
+  (void)need_fma;
+  return LOWP_ISA_GENERIC;
+}
 #endif

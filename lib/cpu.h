@@ -17,4 +17,21 @@
  */
 int lowp_cpu_has_f16c(void);
 
+/** @brief The vector instruction sets of lowp's fast paths, narrowest first. */
+typedef enum { LOWP_ISA_GENERIC = 0, LOWP_ISA_AVX2 = 1, LOWP_ISA_AVX512 = 2 } lowp_isa_t;
+
+/**
+ * @brief The widest of them this CPU runs: AVX-512 with F, BW, VL and DQ
+ * (the narrowing and masked moves gcc emits for 8- and 16-bit stores), or
+ * AVX2; with need_fma, FMA as well. LOWP_ISA_GENERIC on a CPU that is not
+ * x86 or with a compiler that cannot ask.
+ */
+lowp_isa_t lowp_cpu_isa(int need_fma);
+
+/** @brief "generic", "avx2" or "avx512". */
+const char *lowp_isa_name(lowp_isa_t isa);
+
+/** @brief The instruction set of that name, or -1 for another name. */
+int lowp_isa_parse(const char *name);
+
 #endif

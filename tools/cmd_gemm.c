@@ -94,10 +94,6 @@ static void usage(FILE *out, const char *cmd) {
     strcmp(cmd, "dot") ? "A: (M, K), B: (K, N)" : "both 1-D of length N");
 }
 
-static const char *need_arg(const opts_t *o, int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) lowp_cli_die(o->cmd, "option %s needs an argument", argv[*i]);
-  return argv[++*i];
-}
 
 /* physical memory in bytes (0 if unknown) */
 static double phys_mem(void) {
@@ -204,37 +200,37 @@ static void parse(opts_t *o, int argc, char **argv) {
       exit(0);
     }
     else if (!strcmp(a, "--m") && strcmp(o->cmd, "dot"))
-      o->m = lowp_cli_int(o->cmd, "--m", need_arg(o, argc, argv, &i), 1, INT32_MAX);
+      o->m = lowp_cli_int(o->cmd, "--m", lowp_cli_need_arg(o->cmd, argc, argv, &i), 1, INT32_MAX);
     else if (!strcmp(a, "--n"))
-      o->n = lowp_cli_int(o->cmd, "--n", need_arg(o, argc, argv, &i), 1, INT32_MAX);
+      o->n = lowp_cli_int(o->cmd, "--n", lowp_cli_need_arg(o->cmd, argc, argv, &i), 1, INT32_MAX);
     else if (!strcmp(a, "--k") && strcmp(o->cmd, "dot"))
-      o->k = lowp_cli_int(o->cmd, "--k", need_arg(o, argc, argv, &i), 1, INT32_MAX);
-    else if (!strcmp(a, "--in")) o->in = lowp_cli_format(o->cmd, need_arg(o, argc, argv, &i));
+      o->k = lowp_cli_int(o->cmd, "--k", lowp_cli_need_arg(o->cmd, argc, argv, &i), 1, INT32_MAX);
+    else if (!strcmp(a, "--in")) o->in = lowp_cli_format(o->cmd, lowp_cli_need_arg(o->cmd, argc, argv, &i));
     else if (!strcmp(a, "--acc")) {
-      o->acc_text = need_arg(o, argc, argv, &i);
+      o->acc_text = lowp_cli_need_arg(o->cmd, argc, argv, &i);
       o->acc = lowp_cli_format(o->cmd, o->acc_text);
     }
-    else if (!strcmp(a, "--round")) o->rnd = lowp_cli_rounding(o->cmd, need_arg(o, argc, argv, &i));
+    else if (!strcmp(a, "--round")) o->rnd = lowp_cli_rounding(o->cmd, lowp_cli_need_arg(o->cmd, argc, argv, &i));
     else if (!strcmp(a, "--prod")) {
-      const char *v = need_arg(o, argc, argv, &i);
+      const char *v = lowp_cli_need_arg(o->cmd, argc, argv, &i);
       o->have_prod = strcmp(v, "exact") != 0;
       if (o->have_prod) o->prod = lowp_cli_format(o->cmd, v);
-    } else if (!strcmp(a, "--dist")) o->dist_text = need_arg(o, argc, argv, &i);
+    } else if (!strcmp(a, "--dist")) o->dist_text = lowp_cli_need_arg(o->cmd, argc, argv, &i);
     else if (!strcmp(a, "--seed"))
-      o->seed = (uint64_t)lowp_cli_int(o->cmd, "--seed", need_arg(o, argc, argv, &i), 0, INT64_MAX);
-    else if (!strcmp(a, "--a")) o->a_path = need_arg(o, argc, argv, &i);
-    else if (!strcmp(a, "--b")) o->b_path = need_arg(o, argc, argv, &i);
-    else if (!strcmp(a, "--out-exact")) o->out_exact = need_arg(o, argc, argv, &i);
+      o->seed = (uint64_t)lowp_cli_int(o->cmd, "--seed", lowp_cli_need_arg(o->cmd, argc, argv, &i), 0, INT64_MAX);
+    else if (!strcmp(a, "--a")) o->a_path = lowp_cli_need_arg(o->cmd, argc, argv, &i);
+    else if (!strcmp(a, "--b")) o->b_path = lowp_cli_need_arg(o->cmd, argc, argv, &i);
+    else if (!strcmp(a, "--out-exact")) o->out_exact = lowp_cli_need_arg(o->cmd, argc, argv, &i);
     else if (!strcmp(a, "--prob")) {
-      o->prob = lowp_cli_number(o->cmd, "--prob", need_arg(o, argc, argv, &i));
+      o->prob = lowp_cli_number(o->cmd, "--prob", lowp_cli_need_arg(o->cmd, argc, argv, &i));
       if (!(o->prob > 0 && o->prob < 1)) lowp_cli_die(o->cmd, "--prob must lie in (0, 1)");
     } else if (!strcmp(a, "--threads"))
-      o->threads = (int)lowp_cli_int(o->cmd, "--threads", need_arg(o, argc, argv, &i), 1, 1024);
+      o->threads = (int)lowp_cli_int(o->cmd, "--threads", lowp_cli_need_arg(o->cmd, argc, argv, &i), 1, 1024);
     else if (!strcmp(a, "--json")) o->json = 1;
-    else if (!strcmp(a, "--model")) o->model = need_arg(o, argc, argv, &i);
-    else if (!strcmp(a, "--order")) o->order = need_arg(o, argc, argv, &i);
+    else if (!strcmp(a, "--model")) o->model = lowp_cli_need_arg(o->cmd, argc, argv, &i);
+    else if (!strcmp(a, "--order")) o->order = lowp_cli_need_arg(o->cmd, argc, argv, &i);
     else if (!strcmp(a, "--promote")) {
-      const char *v = need_arg(o, argc, argv, &i);
+      const char *v = lowp_cli_need_arg(o->cmd, argc, argv, &i);
       o->promote = strcmp(v, "off") ? (long)lowp_cli_int(o->cmd, "--promote", v, 1, INT32_MAX) : 0;
     }
     else lowp_cli_die(o->cmd, "unknown option '%s' (see lowp %s --help)", a, o->cmd);

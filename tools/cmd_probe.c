@@ -77,10 +77,6 @@ static void usage(FILE *out) {
           "usage or input, or no GPU for --device gpu.\n");
 }
 
-static const char *need_arg(int argc, char **argv, int *i) {
-  if (*i + 1 >= argc) lowp_cli_die(CMD, "option %s needs an argument", argv[*i]);
-  return argv[++*i];
-}
 
 /* the preset of a GPU, by compute capability (NVIDIA's table) */
 static const char *preset_of_sm(int sm) {
@@ -385,15 +381,15 @@ int lowp_cmd_probe(int argc, char **argv) {
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return LOWP_EXIT_OK; }
-    else if (!strcmp(a, "--device")) device = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--in")) in_list = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--out")) out_opt = need_arg(argc, argv, &i);
+    else if (!strcmp(a, "--device")) device = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--in")) in_list = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--out")) out_opt = lowp_cli_need_arg(CMD, argc, argv, &i);
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--device-info")) return device_info();
-    else if (!strcmp(a, "--capture")) cap = need_arg(argc, argv, &i);
-    else if (!strcmp(a, "--rows")) rows = (long)lowp_cli_int(CMD, "--rows", need_arg(argc, argv, &i), 1, 100000);
+    else if (!strcmp(a, "--capture")) cap = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--rows")) rows = (long)lowp_cli_int(CMD, "--rows", lowp_cli_need_arg(CMD, argc, argv, &i), 1, 100000);
     else if (!strcmp(a, "--seed"))
-      seed = (uint64_t)lowp_cli_int(CMD, "--seed", need_arg(argc, argv, &i), 0, 0x7fffffffffffffffLL);
+      seed = (uint64_t)lowp_cli_int(CMD, "--seed", lowp_cli_need_arg(CMD, argc, argv, &i), 0, 0x7fffffffffffffffLL);
     else lowp_cli_die(CMD, "unknown option '%s' (see lowp probe --help)", a);
   }
   if (strcmp(out_opt, "fp32") && strcmp(out_opt, "fp16") && strcmp(out_opt, "both"))

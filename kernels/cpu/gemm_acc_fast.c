@@ -42,6 +42,7 @@
  * lib/format/round_fast.c.
  */
 
+#include "cpu.h"
 #include "cpu/gemm_acc_fast.h"
 
 #include <math.h>
@@ -523,17 +524,14 @@ run_avx512(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t
 }
 #endif
 
-enum { ISA_GENERIC, ISA_AVX2, ISA_AVX512 };
+enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LOWP_ISA_AVX512 };
 
 static int pick_isa(void) {
 #ifdef LOWP_ACCFAST_X86
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("fma"))
-    return ISA_AVX512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return ISA_AVX2;
-#endif
+  return (int)lowp_cpu_isa(1);
+#else
   return ISA_GENERIC;
+#endif
 }
 
 static void run_isa(int isa, const job_t *jb, void *panel, size_t i0, size_t i1,
@@ -665,10 +663,7 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
   long long t;
   int best = pick_isa(), use = best, kk, fail = 0;
   if (isa) {
-    if (!strcmp(isa, "generic")) use = ISA_GENERIC;
-    else if (!strcmp(isa, "avx2")) use = ISA_AVX2;
-    else if (!strcmp(isa, "avx512")) use = ISA_AVX512;
-    else return LOWP_EINVAL;
+    if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;
     if (use > best) return LOWP_EUNSUPPORTED;
   }
   if (kind == LOWP_ACCFAST_NONE || !cfg || (m && n && !c) || (k && (!a || !b)))
@@ -730,9 +725,5 @@ int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
 }
 
 const char *lowp_gemm_acc_fast_isa(void) {
-  switch (pick_isa()) {
-  case ISA_AVX512: return "avx512";
-  case ISA_AVX2: return "avx2";
-  default: return "generic";
-  }
+  return lowp_isa_name((lowp_isa_t)pick_isa());
 }

@@ -1,5 +1,6 @@
 /* lowp_gemm_tc8 -- fast fp8 GEMM on the tensor-core block-FMA model (see gemm_tc8.h) */
 
+#include "bits.h"
 #include "cpu/gemm_tc8.h"
 #include "cpu/gemm_tc_fast.h"
 
@@ -27,15 +28,6 @@ static int ilog2(double v) {
   return (int)((u >> 52) & 0x7ff) - 1023;
 }
 
-static int bitlen64(uint64_t v) {
-#if defined(__GNUC__)
-  return v ? 64 - __builtin_clzll(v) : 0;
-#else
-  int n = 0;
-  while (v) { v >>= 1; n++; }
-  return n;
-#endif
-}
 
 /* The block's sum S 2^L (S != 0) rounded to P significant bits in fp32's
    exponent range (emin -126, emax 127), by rnd (rtz or rne); beyond the
@@ -43,7 +35,7 @@ static int bitlen64(uint64_t v) {
 static double round_block(int64_t S, int L, int P, lowp_rounding_t rnd) {
   int neg = S < 0;
   uint64_t U = neg ? (uint64_t)(-(S + 1)) + 1 : (uint64_t)S;
-  int nb = bitlen64(U), e = L + nb - 1, q, sh;
+  int nb = lowp_bitlen64(U), e = L + nb - 1, q, sh;
   double v;
   if (e > LOWP_FMT_FP32.emax) return neg ? -INFINITY : INFINITY;
   q = e - P + 1;
@@ -102,7 +94,7 @@ int lowp_tc8_supported(const lowp_tc_model_t *m, const lowp_format_t *in) {
     return LOWP_EUNSUPPORTED;
   if (p->out_rnd != LOWP_RND_TZ && p->out_rnd != LOWP_RND_NE) return LOWP_EUNSUPPORTED;
   /* |S| < (b + 1) 2^(F + 2) must convert exactly through int64 products */
-  if (p->F + 3 + bitlen64((uint64_t)p->b + 1) > 52) return LOWP_EUNSUPPORTED;
+  if (p->F + 3 + lowp_bitlen64((uint64_t)p->b + 1) > 52) return LOWP_EUNSUPPORTED;
   return LOWP_OK;
 }
 

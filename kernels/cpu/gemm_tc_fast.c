@@ -28,6 +28,8 @@
  * gemm_acc_fast.c.
  */
 
+#include "cpu.h"
+#include "bits.h"
 #include "cpu/gemm_tc_fast.h"
 
 #include <math.h>
@@ -289,16 +291,14 @@ __attribute__((target(LOWP_TC_AVX512))) static void run_avx512(const job_t *g, s
 }
 #endif
 
-enum { ISA_GENERIC, ISA_AVX2, ISA_AVX512 };
+enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LOWP_ISA_AVX512 };
 
 static int pick_isa(void) {
 #ifdef LOWP_TCFAST_X86
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return ISA_AVX512;
-  if (__builtin_cpu_supports("avx2")) return ISA_AVX2;
-#endif
+  return (int)lowp_cpu_isa(0);
+#else
   return ISA_GENERIC;
+#endif
 }
 
 static void run_isa(int isa, const job_t *g, size_t i0, size_t i1, size_t pan) {
@@ -362,11 +362,6 @@ static int pack(job_t *g, int32_t *ma, int32_t *xa, int32_t *mb, int32_t *xb, ch
   return LOWP_OK;
 }
 
-static int bitlen(uint64_t v) {
-  int n = 0;
-  while (v) v >>= 1, n++;
-  return n;
-}
 
 static void setup(job_t *g, const lowp_gemm_tc_cfg_t *cfg) {
   const lowp_bfma_t *p = &cfg->model.bfma;
@@ -403,7 +398,7 @@ int lowp_gemm_tc_fast_ok(const lowp_gemm_tc_cfg_t *cfg) {
   if (cfg->in->precision > 12 || cfg->in->emin < -200 || cfg->in->emax > 200) return 0;
   if (cfg->out->precision > 24 || cfg->out->emin < -126 || cfg->out->emax > 127) return 0;
   if (!cfg->in->subnormals || !cfg->out->subnormals) return 0;
-  if (p->F + 2 + bitlen((uint64_t)p->b + 1) > 52) return 0;
+  if (p->F + 2 + lowp_bitlen64((uint64_t)p->b + 1) > 52) return 0;
   if (cfg->model.promote % (size_t)p->b) return 0;
   return 1;
 }
@@ -453,8 +448,7 @@ int lowp_gemm_tc_fast(double *c, const double *a, const double *b, size_t m, siz
   char *flags;
   if (!lowp_gemm_tc_fast_ok(cfg)) return LOWP_EINVAL;
   if (isa) {
-    int want = !strcmp(isa, "generic") ? ISA_GENERIC : !strcmp(isa, "avx2") ? ISA_AVX2
-               : !strcmp(isa, "avx512") ? ISA_AVX512 : -1;
+    int want = lowp_isa_parse(isa);
     if (want < 0) return LOWP_EINVAL;
     if (want > use) return LOWP_EUNSUPPORTED;
     use = want;

@@ -21,7 +21,7 @@
  * Deterministic: every output element, gradient element and pooled value is
  * computed by one thread in a fixed order (sums over ascending index), so the
  * same seed gives the same bytes whatever the number of OpenMP threads. As in
- * kernels/cpu/mlp, zero inputs are skipped in the forward sums (adding
+ * kernels/train/mlp, zero inputs are skipped in the forward sums (adding
  * x*w = +-0 changes nothing but the sign of an exact zero).
  */
 
@@ -64,7 +64,7 @@ void lowp_cnn_gemm_f32(float *y, const float *x, size_t rows, int K, int N, cons
                        const float *b);
 
 /**
- * @brief The backward pass of that GEMM (shared with kernels/cpu/vit):
+ * @brief The backward pass of that GEMM (shared with kernels/train/vit):
  * dw (K x N) = x^T dy, summed over rows ascending (OpenMP over k, zero x
  * skipped); db (N, may be NULL) = column sums of dy over rows ascending.
  */

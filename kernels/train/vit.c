@@ -3,7 +3,7 @@
 /*
  * Every sum runs in one fixed order; OpenMP splits independent outputs
  * only (rows, (image, head) pairs, gradient rows): the bytes do not depend
- * on the thread count. The products go through kernels/cpu/cnn's GEMMs
+ * on the thread count. The products go through kernels/train/cnn's GEMMs
  * (lowp_cnn_gemm_f32 forward, lowp_cnn_gemm_bwd_w / _x backward). No fast math.
  */
 

@@ -23,7 +23,7 @@
  * form 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (Hendrycks and
  * Gimpel 2016, arXiv:1606.08415), evaluated in fp64 and rounded to fp32;
  * softmax subtracts the row maximum, exponentiates in fp64 and normalises
- * in fp64. Matrices are input-major (K x N: y = x W), as in kernels/cpu/cnn.
+ * in fp64. Matrices are input-major (K x N: y = x W), as in kernels/train/cnn.
  *
  * Every matrix product is a "site" that a quantized deployment changes:
  *   site 0 embed; for block l: 1 + 6l qkv, 2 + 6l scores (q k^T), 3 + 6l

@@ -40,6 +40,7 @@
  * subnormals below f's xmin, which the formula for x relies on.
  */
 
+#include "cpu.h"
 #include "format/round_fast.h"
 #include "status.h"
 
@@ -295,18 +296,16 @@ run_avx512(void *bits, const float *x, size_t n, const fast_consts *c,
 }
 #endif
 
-enum { ISA_GENERIC, ISA_AVX2, ISA_AVX512 };
+enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LOWP_ISA_AVX512 };
 
 /* The widest copy this CPU runs. AVX-512 is used with BW/VL/DQ (the
    narrowing and masked moves gcc emits for the 8- and 16-bit stores). */
 static int pick_isa(void) {
 #ifdef LOWP_FAST_X86
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
-    return ISA_AVX512;
-  if (__builtin_cpu_supports("avx2")) return ISA_AVX2;
-#endif
+  return (int)lowp_cpu_isa(0);
+#else
   return ISA_GENERIC;
+#endif
 }
 
 /* ----------------------------------------------------------- public API */
@@ -343,10 +342,7 @@ int lowp_round_fast_encode_f32_isa(void *bits, const float *x, size_t n,
   int mode = fast_mode(rnd), width, best = pick_isa(), use = best;
   if (!pol) pol = &dflt;
   if (isa) {
-    if (!strcmp(isa, "generic")) use = ISA_GENERIC;
-    else if (!strcmp(isa, "avx2")) use = ISA_AVX2;
-    else if (!strcmp(isa, "avx512")) use = ISA_AVX512;
-    else return LOWP_EINVAL;
+    if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;
     /* AVX-512 implies AVX2 on every CPU that has it */
     if (use > best) return LOWP_EUNSUPPORTED;
   }
@@ -365,9 +361,5 @@ int lowp_round_fast_encode_f32_isa(void *bits, const float *x, size_t n,
 }
 
 const char *lowp_round_fast_isa(void) {
-  switch (pick_isa()) {
-  case ISA_AVX512: return "avx512";
-  case ISA_AVX2: return "avx2";
-  default: return "generic";
-  }
+  return lowp_isa_name((lowp_isa_t)pick_isa());
 }

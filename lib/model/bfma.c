@@ -14,6 +14,7 @@
  * F + 2 + log2(b+1) <= 62, and lowp_bfma refuses longer blocks.
  */
 
+#include "bits.h"
 #include "model/tc.h"
 #include "status.h"
 
@@ -50,15 +51,6 @@ static int unpack(uint64_t *M, int *E, int *x, double v, int emin) {
   return 0;
 }
 
-static int bitlen(uint64_t v) {
-#if defined(__GNUC__)
-  return v ? 64 - __builtin_clzll(v) : 0;
-#else
-  int n = 0;
-  while (v) { v >>= 1; n++; }
-  return n;
-#endif
-}
 
 /* floor, or a rounding, of M 2^E in units of 2^L (M 2^E < 2^(L+62)). */
 static uint64_t cut(uint64_t M, int E, int L, lowp_rounding_t rnd) {
@@ -91,7 +83,7 @@ static uint64_t cut_sticky(uint64_t M, int E, int L) {
 /* Round sign * S 2^L to format f (S > 0). ovf_inf: beyond emax -> inf. */
 static void round_out(double *y, int neg, uint64_t S, int L,
                       const lowp_format_t *f, lowp_rounding_t rnd, int ovf_inf) {
-  int nb = bitlen(S);
+  int nb = lowp_bitlen64(S);
   int64_t e = (int64_t)L + nb - 1; /* value in [2^e, 2^(e+1)) */
   uint64_t sig = S << (64 - nb);
   if (ovf_inf && e > f->emax) { *y = neg ? -INFINITY : INFINITY; return; }
@@ -103,7 +95,7 @@ static void round_out(double *y, int neg, uint64_t S, int L,
 
 int lowp_bfma_validate(const lowp_bfma_t *p, char *err, size_t errlen) {
   const char *why = NULL;
-  int lb = bitlen((uint64_t)(p->b > 0 ? p->b : 1));
+  int lb = lowp_bitlen64((uint64_t)(p->b > 0 ? p->b : 1));
   if (p->b < 1 || p->b > 1024) why = "b must be in [1, 1024]";
   else if (p->F < 1 || p->F + p->sticky + 2 + lb > 62)
     why = "F too large for the exact 64-bit block sum (F + 2 + log2(b+1) <= 62)";

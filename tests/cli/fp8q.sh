@@ -3,13 +3,7 @@
 # shipped models is complete, thread-count independent, and its statistics are recomputed by numpy from
 # its per-image rows; the training command is deterministic.
 # Run: bash tests/cli/fp8q.sh build/lowp
-set -u
-LOWP="$1"
-T="$(mktemp -d)"
-trap 'rm -rf "$T"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 DATA=/usr/share/datasets/fashion-mnist
 MODELS="$(cd "$(dirname "$0")/../.." && pwd)/models"
 
