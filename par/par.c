@@ -91,11 +91,11 @@ int lowp_par_sync(int failed) {
 /* Every rank must run the same command on the same inputs (io/agree.h):
    rank 0 gathers the ranks' records and compares; a difference ends the
    job before any work, one message, exit 2 on every rank. */
-static void agree_args(int argc, char **argv) {
+static void agree_records(int n, char **args, const char *what) {
   lowp_agree_t mine, *all = NULL;
   int r, verdict = 0;
   char msg[1400];
-  lowp_agree_record(&mine, argc > 1 ? argc - 1 : 0, argv + 1);
+  lowp_agree_record(&mine, n, args);
   if (g_rank == 0) {
     all = calloc((size_t)g_size, sizeof mine);
     verdict = all ? 0 : 2;
@@ -111,9 +111,18 @@ static void agree_args(int argc, char **argv) {
   if (!verdict) return;
   leaving();
   if (g_rank == 0)
-    fprintf(stderr, "lowp: %s\n", verdict == 1 ? msg : "cannot compare the ranks' command lines (out "
-            "of memory or MPI failure)");
+    fprintf(stderr, "lowp: %s%s\n", verdict == 1 ? what : "",
+            verdict == 1 ? msg : "cannot compare the ranks' command lines or files (out of memory "
+            "or MPI failure)");
   exit(LOWP_PAR_EXIT);
+}
+
+static void agree_args(int argc, char **argv) {
+  agree_records(argc > 1 ? argc - 1 : 0, argv + 1, "");
+}
+
+void lowp_par_agree_files(const char *what, int n, char **paths) {
+  if (g_size > 1) agree_records(n, paths, what);
 }
 
 void lowp_par_init(int *argc, char ***argv) {
@@ -347,6 +356,9 @@ void lowp_par_init(int *argc, char ***argv) {
   }
 }
 void lowp_par_end(void) {}
+void lowp_par_agree_files(const char *what, int n, char **paths) {
+  (void)what; (void)n; (void)paths;
+}
 int lowp_par_sync(int failed) { return failed; }
 int lowp_par_gather_rows(double *all, const double *mine, size_t rows, size_t width) {
   if (all != mine) memcpy(all, mine, rows * width * sizeof *all);

@@ -34,6 +34,13 @@
    ("lowp: ...") and exits with this status itself. */
 #define LOWP_PAR_EXIT 2
 
+/** @brief Every rank calls this with the input files it will read beyond
+    its command line (those a spec names): their sizes and contents are
+    compared across ranks as the command line's files are (io/agree.h), and
+    a difference ends the job before any work (one message that starts with
+    what, exit 2). Nothing in one process. */
+void lowp_par_agree_files(const char *what, int n, char **paths);
+
 /** @brief Join the MPI job when started by a launcher and built with MPI
     (else one process); compare the ranks' build ids, then their command
     lines and input files (refuse a mismatch: one message, exit 2). Call

@@ -192,6 +192,43 @@ static void check_outputs(const opts_t *o, const lowp_spec_t *spec) {
     lowp_output_check_file(LOWP_CHK_CMD, "baseline", spec->baseline);
 }
 
+/* Under MPI every rank reads the files the spec names (the spec itself is
+   on the command line, compared at start): they must be the same files on
+   every rank (par/par.h), or the job ends before any work. */
+static void add_path(char ***v, int *n, int *cap, const char *p) {
+  if (!p) return;
+  if (*n == *cap) {
+    char **w = realloc(*v, (size_t)(*cap = *cap ? 2 * *cap : 64) * sizeof *w);
+    if (!w) lowp_cli_die(LOWP_CHK_CMD, "out of memory");
+    *v = w;
+  }
+  (*v)[(*n)++] = (char *)p;
+}
+
+static void add_subject_paths(char ***v, int *n, int *cap, const lowp_spec_subject_t *d) {
+  int i;
+  add_path(v, n, cap, d->plugin);
+  for (i = 0; i < d->n_inputs; i++) add_path(v, n, cap, d->inputs[i].path);
+  for (i = 0; i < d->n_outputs; i++) add_path(v, n, cap, d->outputs[i].path);
+}
+
+static void agree_spec_files(const opts_t *o, const lowp_spec_t *spec) {
+  char **v = NULL;
+  int n = 0, cap = 0, i, k;
+  if (lowp_par_size() < 2) return;
+  if (!o->update_baseline) add_path(&v, &n, &cap, spec->baseline);
+  for (i = 0; i < spec->n_checks; i++) {
+    const lowp_spec_check_t *sc = &spec->checks[i];
+    for (k = 0; k < sc->n_files; k++) add_path(&v, &n, &cap, sc->files[k].path);
+    for (k = 0; k < sc->n_data; k++) add_path(&v, &n, &cap, sc->data[k].path);
+    add_subject_paths(&v, &n, &cap, &sc->subject);
+    for (k = 0; k < sc->n_rules; k++)
+      if (sc->rules[k].has_ref) add_subject_paths(&v, &n, &cap, &sc->rules[k].ref);
+  }
+  lowp_par_agree_files("the files the spec names differ: ", n, v);
+  free(v);
+}
+
 /* ---------------------------------------------------------------- outputs */
 
 /* The output files are written to temporary files (io/atomic.h) and only
@@ -313,6 +350,7 @@ int lowp_cmd_check(int argc, char **argv) {
       lowp_cli_die(LOWP_CHK_CMD, "--only %s: the spec has no check of that name", o.only[k]);
 
   /* phase 1: everything is opened and checked before any work */
+  agree_spec_files(&o, &spec);
   if (lowp_par_rank() == 0) check_outputs(&o, &spec);
   runs = calloc((size_t)spec.n_checks, sizeof *runs);
   if (!runs) lowp_cli_die(LOWP_CHK_CMD, "out of memory");

@@ -672,7 +672,6 @@ static void print_text(const view_t *v) {
   else if (!o->model)
     printf("  probabilistic bound: none for this method (it needs round to nearest and a "
            "non-compensated order)\n");
-  if (o->out_exact) printf("  exact result (fp64) written to %s\n", o->out_exact);
 }
 
 /* --out-exact: the exact result rounded to fp64 */
@@ -729,9 +728,6 @@ static int run(const char *cmd, int argc, char **argv) {
     lowp_par_sync(0);
     return LOWP_EXIT_OK;
   }
-  if (o.out_exact) write_exact(&o, &res, m, n);
-  lowp_par_sync(0); /* the file is in place: the other ranks may leave */
-
   /* render: the bound of the method (gamma-type for an accumulation order,
      with its probabilistic form; the block-FMA bound for a tensor-core model) */
   memset(&v, 0, sizeof v);
@@ -748,6 +744,16 @@ static int run(const char *cmd, int argc, char **argv) {
   v.u_acc = res.gamma.have ? res.gamma.u : lowp_format_u(&o.acc);
   if (o.json) print_json(&v);
   else print_text(&v);
+  /* the file last: what was printed must have reached stdout first, or
+     nothing is published (a full disk, /dev/full, a closed pipe) */
+  if (o.out_exact) {
+    if (fflush(stdout) != 0 || ferror(stdout))
+      lowp_cli_die(cmd, "cannot write to the standard output: --out-exact %s not written",
+                   o.out_exact);
+    write_exact(&o, &res, m, n);
+    if (!o.json) printf("  exact result (fp64) written to %s\n", o.out_exact);
+  }
+  lowp_par_sync(0); /* the file is in place: the other ranks may leave */
   lowp_check_result_free(&res);
   return LOWP_EXIT_OK;
 }

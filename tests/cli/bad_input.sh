@@ -478,6 +478,7 @@ convert --file userdir --to fp16
 convert 1.5 --to fp16 >/dev/full
 convert 1.5 --to fp16 >&-
 gemm --m 2 --n 2 --k 2 >/dev/full
+gemm --m 2 --n 2 --k 2 --out-exact C.npy >/dev/full
 check ok.json >/dev/full
 check ok.json --junit j.xml >/dev/full
 formats >/dev/full

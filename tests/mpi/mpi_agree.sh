@@ -55,6 +55,21 @@ fails "different --a contents" "A.npy is [0-9]* bytes on rank 0 and [0-9]* bytes
   -np 1 --wdir "$T/d1" "$LOWP" gemm --a A.npy --b B.npy --out-exact "$T/C.npy" : \
   -np 1 --wdir "$T/d2" "$LOWP" gemm --a A.npy --b B.npy --out-exact "$T/C.npy"
 
+# the same spec naming tensor files of one name and other contents: the files a spec names are
+# compared too (not only those on the command line)
+"$LOWP" gemm --m 6 --n 3 --k 4 --seed 4 --out-exact "$T/d1/C.npy" >/dev/null && cp "$T/d1/C.npy" "$T/d2/C.npy" &&
+  cp "$T/d1/B.npy" "$T/d2/B.npy" || bad "making the tensor files"
+TC='"op": "gemm", "in": "fp64", "out": "fp64", "subject": { "tensors": { "inputs": [ { "path": "A.npy" },
+  { "path": "B.npy" } ], "outputs": [ { "path": "C.npy" } ] } }, "rules": [ { "max_ulp": 1e300 } ]'
+printf '{ "lowp_check": 1, "checks": [ { "name": "t", %s }, { "name": "u", %s } ] }\n' "$TC" "$TC" >"$T/d1/t.json" &&
+  cp "$T/d1/t.json" "$T/d2/t.json"
+fails "a tensor file the spec names differs" "the files the spec names differ: .*A.npy is [0-9]* bytes on rank 0 and [0-9]* bytes with other content on rank 1" \
+  -np 1 --wdir "$T/d1" "$LOWP" check t.json : -np 1 --wdir "$T/d2" "$LOWP" check t.json
+cp "$T/d1/A.npy" "$T/d2/A.npy"
+MPI -np 1 --wdir "$T/d1" "$LOWP" check t.json : -np 1 --wdir "$T/d2" "$LOWP" check t.json >"$T/o" 2>"$T/e"
+[ $? -ne 2 ] && ok || bad "the same tensor files on both ranks: refused: $(cat "$T/e")"
+rm -f "$T/d1/C.npy" "$T/d2/C.npy"
+
 # an output is not an input: a stale C.npy in one rank's folder does not matter
 printf 'stale' >"$T/d2/C.npy"
 cp "$T/d1/A.npy" "$T/d2/A.npy"
