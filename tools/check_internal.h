@@ -160,7 +160,7 @@ void lowp_chk_dump_probe(const char *dir);
     stderr what it could not write, never fatal. */
 void lowp_chk_dump(const char *dir, const lowp_chk_run_t *runs, int n);
 
-/* -------------------------------------------------------- cmd_check.c */
+/* ----------------------------------------------------- check_outputs.c */
 
 /** @brief A new output of the run: a temporary beside path, published with
     the others at the end. @return NULL if it cannot be created. */
@@ -168,5 +168,9 @@ lowp_atomic_t *lowp_chk_new_out(const char *path);
 
 /** @brief Remove every output's temporary (nothing published). */
 void lowp_chk_abort_all(void);
+
+/** @brief Publish every output together (io/atomic.h: all or none).
+    @return LOWP_OK, or the status of the failure (none published). */
+int lowp_chk_commit_all(void);
 
 #endif

@@ -231,24 +231,6 @@ static void agree_spec_files(const opts_t *o, const lowp_spec_t *spec) {
 
 /* ---------------------------------------------------------------- outputs */
 
-/* The output files are written to temporary files (io/atomic.h) and only
-   renamed into place together, at the very end (publish_all). */
-static lowp_atomic_t g_out[3];
-static int g_nout;
-
-void lowp_chk_abort_all(void) {
-  int i;
-  for (i = 0; i < g_nout; i++) lowp_atomic_abort(&g_out[i]);
-  g_nout = 0;
-}
-
-lowp_atomic_t *lowp_chk_new_out(const char *path) {
-  lowp_atomic_t *w = &g_out[g_nout];
-  if (g_nout >= 3 || lowp_atomic_open(w, path)) return NULL;
-  g_nout++;
-  return w;
-}
-
 /* outputs: all written to temporary files first, with SIGINT, SIGTERM and
    SIGHUP held; if one arrived meanwhile (or any write failed) none is
    published, else all are renamed into place, then the signal acts.
@@ -305,12 +287,11 @@ static int publish(const opts_t *o, const lowp_spec_t *spec, const lowp_chk_base
         st = -1;
       }
       /* together or not at all (io/atomic.h) */
-      if (g_nout && st == 0 && lowp_atomic_commit_all(g_out, g_nout) != LOWP_OK) {
+      if (st == 0 && lowp_chk_commit_all() != LOWP_OK) {
         fprintf(stderr, "lowp check: cannot publish the output files (disk full?): none "
                 "written\n");
         st = -1;
       }
-      g_nout = 0;
       sigprocmask(SIG_SETMASK, &old, NULL); /* a held signal acts now */
       if (st == -1) return -1;
     }

@@ -103,7 +103,7 @@ static void unpack(int32_t *m, int32_t *x, double v, int p, int emin) {
 }
 
 /* The block: cur[j] = bfma(products of segment s, c = cur[j]) for j < W. */
-AI void block(const job_t *g, st_t *t, const int32_t *ma, const int32_t *xa,
+AI void tc_block(const job_t *g, st_t *t, const int32_t *ma, const int32_t *xa,
               const int32_t *mb, const int32_t *xb, size_t len) {
   int64_t mc[W], xc[W], sc[W];
   size_t kk;
@@ -243,7 +243,7 @@ AI void row_panel(const job_t *g, size_t i, size_t pan) {
       for (j = 0; j < W; j++) t.acc[j] = g->promote ? 0.0 : t.acc[j];
     if (sg->flags & SEG_INSTR0)
       for (j = 0; j < W; j++) t.cur[j] = g->late_c ? 0.0 : t.acc[j];
-    block(g, &t, ma + sg->start, xa + sg->start, mb + sg->start * W, xb + sg->start * W,
+    tc_block(g, &t, ma + sg->start, xa + sg->start, mb + sg->start * W, xb + sg->start * W,
           sg->len);
     {
       int64_t lo = 0;

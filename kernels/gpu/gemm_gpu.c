@@ -62,7 +62,7 @@ static int elem_bytes(const lowp_format_t *f) {
 }
 
 /* encode n values of f into width-byte patterns (tf32: in fp32 layout) */
-static int encode(void *dst, const double *x, size_t n, const lowp_format_t *f) {
+static int encode_into(void *dst, const double *x, size_t n, const lowp_format_t *f) {
   const lowp_format_t *store = elem_bytes(f) == 4 ? &LOWP_FMT_FP32 : f;
   int bytes = elem_bytes(f);
   size_t i;
@@ -175,8 +175,8 @@ int lowp_gemm_gpu(int which, int variant, double *c, const double *a, const doub
     st = LOWP_ENOMEM;
     goto done;
   }
-  if ((st = encode(ab, a, m * k, v->in)) || (st = encode(bb, b, k * n, v->in)) ||
-      (st = encode(cb, c, m * n, v->out))) {
+  if ((st = encode_into(ab, a, m * k, v->in)) || (st = encode_into(bb, b, k * n, v->in)) ||
+      (st = encode_into(cb, c, m * n, v->out))) {
     set_err(err, errlen, st, "an input is not a value of the variant's format");
     goto done;
   }

@@ -80,7 +80,7 @@ static int softmax(int stable, const lowp_kcfg_t *c, double *const *out, const d
   return st;
 }
 
-static int gemm(int which, int fastacc, const char *entry, const lowp_kcfg_t *c,
+static int run_gemm_entry(int which, int fastacc, const char *entry, const lowp_kcfg_t *c,
                 double *const *out, const double *const *in, const lowp_problem_t *p, char *err,
                 size_t errlen) {
   const lowp_dims_t *d = &p->dims;
@@ -266,16 +266,16 @@ done:
 
 int lowp_kernel_gemm_cublas(const lowp_kcfg_t *c, double *const *out, const double *const *in,
                             const lowp_problem_t *p, char *err, size_t errlen) {
-  return gemm(0, 0, "gemm_cublas", c, out, in, p, err, errlen);
+  return run_gemm_entry(0, 0, "gemm_cublas", c, out, in, p, err, errlen);
 }
 
 int lowp_kernel_gemm_cublas_fastacc(const lowp_kcfg_t *c, double *const *out,
                                     const double *const *in, const lowp_problem_t *p, char *err,
                                     size_t errlen) {
-  return gemm(0, 1, "gemm_cublas_fastacc", c, out, in, p, err, errlen);
+  return run_gemm_entry(0, 1, "gemm_cublas_fastacc", c, out, in, p, err, errlen);
 }
 
 int lowp_kernel_gemm_mma(const lowp_kcfg_t *c, double *const *out, const double *const *in,
                          const lowp_problem_t *p, char *err, size_t errlen) {
-  return gemm(1, 0, "gemm_mma", c, out, in, p, err, errlen);
+  return run_gemm_entry(1, 0, "gemm_mma", c, out, in, p, err, errlen);
 }

@@ -472,24 +472,6 @@ double lowp_metric_value(const lowp_check_result_t *r, lowp_metric_t m) {
 
 /* ------------------------------------------------------------------- rules */
 
-void lowp_check_pytorch_tol(double *rtol, double *atol, const lowp_format_t *f) {
-  /* PyTorch's _DTYPE_PRECISIONS {dtype: (rtol, atol)}, in
-     torch/testing/_asserts.py (1.10-1.12) and torch/testing/_comparison.py
-     (1.13 on): float16 (1e-3, 1e-5), bfloat16 (0.016, 1e-5), float32
-     (1.3e-6, 1e-5), float64 (1e-7, 1e-7); other dtypes default to (0, 0).
-     PyTorch has no entry for fp8 or tf32: lowp uses bf16's for formats of
-     at most 8 significand bits and fp16's for tf32 (p = 11), so a team can
-     start from a tolerance of the same order and tighten it. */
-  double r = 0, a = 0;
-  if (f) {
-    if (f->precision >= 53) { r = 1e-7; a = 1e-7; }
-    else if (f->precision >= 24) { r = 1.3e-6; a = 1e-5; }
-    else if (f->precision >= 11) { r = 1e-3; a = 1e-5; }  /* fp16; tf32 (p=11) as fp16 */
-    else { r = 1.6e-2; a = 1e-5; }                        /* bf16 and narrower (fp8) */
-  }
-  if (rtol) *rtol = r;
-  if (atol) *atol = a;
-}
 
 static void out_index(char *buf, size_t len, const lowp_check_result_t *r, int j, size_t i) {
   if (i == (size_t)-1) snprintf(buf, len, "-");
@@ -759,27 +741,6 @@ int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
   return LOWP_EINVAL;
 }
 
-void lowp_check_index_str(char *buf, size_t len, const lowp_problem_t *p, int out_j,
-                          size_t i) {
-  size_t sh[LOWP_OP_MAXDIM], c, used;
-  size_t idx[LOWP_OP_MAXDIM];
-  int nd, d;
-  const char *name;
-  if (!buf || !len) return;
-  if (!p || !p->op || out_j < 0 || out_j >= p->op->n_out ||
-      lowp_op_shape(p, p->op->n_in + out_j, sh, &nd, &c)) {
-    snprintf(buf, len, "[%zu]", i);
-    return;
-  }
-  name = p->op->out_names[out_j];
-  for (d = nd - 1; d >= 0; d--) {
-    idx[d] = i % sh[d];
-    i /= sh[d];
-  }
-  used = (size_t)snprintf(buf, len, "%s", name);
-  for (d = 0; d < nd && used < len; d++)
-    used += (size_t)snprintf(buf + used, len - used, "[%zu]", idx[d]);
-}
 
 static void minmax(double *lo, double *hi, const double *x, size_t n, size_t stride) {
   size_t i;

@@ -7,7 +7,7 @@
 
 /* ------------------------------------------------------ private helpers */
 
-static philox4x32_ctr_t block(uint64_t seed, uint64_t index, uint32_t stream) {
+static philox4x32_ctr_t philox_block(uint64_t seed, uint64_t index, uint32_t stream) {
   philox4x32_ctr_t c = {{(uint32_t)index, (uint32_t)(index >> 32), stream, 0}};
   philox4x32_key_t k = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
   return philox4x32(c, k);
@@ -16,11 +16,11 @@ static philox4x32_ctr_t block(uint64_t seed, uint64_t index, uint32_t stream) {
 /* ----------------------------------------------------------- public API */
 
 uint32_t lowp_rng_u32(uint64_t seed, uint64_t index, uint32_t stream) {
-  return block(seed, index, stream).v[0];
+  return philox_block(seed, index, stream).v[0];
 }
 
 uint64_t lowp_rng_u64(uint64_t seed, uint64_t index, uint32_t stream) {
-  philox4x32_ctr_t r = block(seed, index, stream);
+  philox4x32_ctr_t r = philox_block(seed, index, stream);
   return ((uint64_t)r.v[1] << 32) | r.v[0];
 }
 
