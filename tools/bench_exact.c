@@ -60,7 +60,7 @@ double lowp_bench_clock_s(int wall) {
 
 /* The MPFR baseline on rows [0, rows): c[i*n+j] = RN64(sum_l a*b); CPU
    seconds, operand conversion included (k n + rows k sets) */
-static double mpfr_baseline(double *c, const double *a, const double *b, size_t rows,
+static double plain_baseline(double *c, const double *a, const double *b, size_t rows,
                             size_t n, size_t k, int pin) {
   double t0 = lowp_bench_clock_s(0);
   if (lowp_exact_gemm_plain_mpfr(c, a, b, rows, n, k, pin, &LOWP_FMT_FP64, LOWP_RND_NE))
@@ -147,7 +147,7 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
       if (memcmp(&c[i], &ca[i], sizeof c[i]) != 0 && bad++ < 5)
         printf("  MISMATCH C[%zu][%zu]: sliced %a acc %a\n", i / N, i % N, c[i], ca[i]);
   }
-  t_mpfr = mpfr_baseline(cm, a, b, rows, N, N, fin->precision);
+  t_mpfr = plain_baseline(cm, a, b, rows, N, N, fin->precision);
   for (i = 0; i < rows * N; i++)
     if (memcmp(&c[i], &cm[i], sizeof c[i]) != 0 && bad++ < 5)
       printf("  MISMATCH C[%zu][%zu]: sliced %a mpfr %a\n", i / N, i % N, c[i], cm[i]);

@@ -8,7 +8,7 @@
  *   fast    lowp_gemm_acc_ref as every caller runs it (the fast kernel it
  *           dispatches to is named), all N^3, best of --reps
  *   sgemm   OpenBLAS cblas_sgemm on the same data, best of --reps
- *   exact   lowp_exact_gemm (exact, rounded once to fp64), once
+ *   exact   the pipeline's exact reference (lowp_op_exact: lib/exact's GEMM, rounded once to fp64), once
  * with the ratios ref/fast and fast/sgemm. Validation first (docs/style.md B8): the
  * fast result equals the reference on the sampled rows bit for bit; a case
  * that does not validate prints FAIL and the exit status is 1.
@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/op.h"
 #include "bench.h"
 #include "cli.h"
 #include "cpu/gemm_acc.h"
@@ -63,6 +64,24 @@ typedef struct {
 } gopts_t;
 
 /* ------------------------------------------------------ private helpers */
+
+/* the exact reference the measurement pipeline computes for an N^3 GEMM
+   (lowp_op_exact: lib/exact's GEMM, rounded once to fp64) */
+static int exact_reference(double *c, const double *a, const double *b, size_t N) {
+  lowp_problem_t p;
+  double *outs[1];
+  const double *ins[2];
+  memset(&p, 0, sizeof p);
+  p.op = lowp_op_get(LOWP_OP_GEMM);
+  p.dims.batch = 1;
+  p.dims.m = p.dims.n = p.dims.k = N;
+  p.in[0] = p.in[1] = LOWP_FMT_FP64;
+  p.out = LOWP_FMT_FP64;
+  outs[0] = c;
+  ins[0] = a;
+  ins[1] = b;
+  return lowp_op_exact(outs, NULL, ins, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
+}
 
 static const char *kind_name(lowp_accfast_kind_t k) {
   switch (k) {
@@ -112,7 +131,7 @@ static int run_gcase(const gcase_t *gc, const gopts_t *o) {
     if (memcmp(&c[e], &cr[e], sizeof *c)) bad = 1;
   t_blas = 1e9 * lowp_bench_time_blas(0, a, b, N, o->reps) / madds;
   t = lowp_bench_clock_s(0);
-  if (lowp_exact_gemm(c, a, b, NULL, N, N, N, &LOWP_FMT_FP64, NULL, LOWP_RND_NE))
+  if (exact_reference(c, a, b, N))
     lowp_cli_die("bench gemm", "exact GEMM failed");
   t_exact = 1e9 * (lowp_bench_clock_s(0) - t) / madds;
   printf("%-34s %-6s %9.3f %9.4f %9.4f %9.4f %8.0fx %8.1fx  %s\n", gc->label,
@@ -179,7 +198,7 @@ static void gemm_usage(void) {
          "  The emulated GEMM kernels (lowp gemm's subject, registry gemm_acc), one\n"
          "  thread, m = n = k = N: ns per multiply-add of the scalar reference (first R\n"
          "  rows), the fast path every caller runs, OpenBLAS sgemm, and the exact\n"
-         "  reference (lowp_exact_gemm), side by side. Validates fast == reference bit\n"
+         "  reference (the pipeline's, lowp_op_exact), side by side. Validates fast == reference bit\n"
          "  for bit on the sampled rows first.\n"
          "  --n N      size (default 1024; 8 .. 8192)   --quick   N = 128\n"
          "  --reps R   repetitions of fast and sgemm, minimum kept (default 3)\n"
