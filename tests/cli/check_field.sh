@@ -102,6 +102,14 @@ sed 's#"plugin": "example_kernels.so"#"plugin": "/nonexistent/example_kernels.so
 sed 's#"plugin": "example_kernels.so"#"plugin": "/nonexistent/nothere.so"#' crash.json >moved2.json
 "$LOWP" check moved2.json --only planted --plugin-dir=alt >o 2>e; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <e)" -eq 1 ] && ok || bad "missing plugin: exit $rc: $(cat e)"
+# a plugin found in a folder whose name is not UTF-8: its kernel's name would make JUnit XML and
+# JSON that do not parse; refused before any work (exit 2, one line), nothing written
+bad8=$(printf 'alt\377')
+mkdir -p "$bad8" && cp "$PLUG/example_kernels.so" "$bad8/"
+rm -f nonutf8.xml
+"$LOWP" check moved.json --only planted --plugin-dir "$bad8" --junit nonutf8.xml >o 2>e; rc=$?
+[ $rc -eq 2 ] && grep -q "not UTF-8" e && [ "$(wc -l <e)" -eq 1 ] && [ ! -e nonutf8.xml ] && ok ||
+  bad "plugin name not UTF-8: exit $rc: $(cat e)"
 
 # --- the rules of the field, on a registry kernel (fp16 vs fp32 accumulation)
 cat >field.json <<'EOF'
