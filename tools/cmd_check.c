@@ -307,7 +307,7 @@ int lowp_cmd_check(int argc, char **argv) {
   lowp_chk_baseline_t base;
   lowp_chk_run_t *runs;
   char err[800];
-  int i, k, n = 0, failures = 0, need_base = 0, st;
+  int i, k, n = 0, failures = 0, need_base = 0, st, rc;
   double total = 0;
   char **lines = NULL, **jsons = NULL; /* an MPI job: each check's line and JSON */
 
@@ -390,15 +390,19 @@ int lowp_cmd_check(int argc, char **argv) {
   }
   printf("\n");
 
-  if (publish(&o, &spec, &base, runs, n, failures, total, jsons)) return LOWP_EXIT_USAGE;
+  /* phase 3: publish (nothing on failure: said), then free on every path */
+  rc = publish(&o, &spec, &base, runs, n, failures, total, jsons) ? LOWP_EXIT_USAGE
+       : failures                                                  ? LOWP_EXIT_CHECK
+                                                                   : LOWP_EXIT_OK;
   for (i = 0; i < n; i++) lowp_chk_release(&runs[i]);
   free(runs);
   if (lines) {
     for (i = 0; i < n; i++) { free(lines[i]); free(jsons[i]); }
     free(lines); free(jsons);
-    lowp_par_sync(0); /* the outputs are in place: the other ranks may leave */
+    /* the outputs are in place (or none is): the other ranks may leave */
+    lowp_par_sync(rc == LOWP_EXIT_USAGE);
   }
   lowp_chk_baseline_free(&base);
   lowp_spec_free(&spec);
-  return failures ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
+  return rc;
 }
