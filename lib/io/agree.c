@@ -155,9 +155,11 @@ int lowp_agree_compare(const lowp_agree_t *r0, const lowp_agree_t *rr, int rank,
     if (!same_text) {
       char note[300] = "";
       if (i < nr && b && r0->kind[i] == LOWP_AGREE_FILE && rr->kind[i] == LOWP_AGREE_NOFILE)
-        snprintf(note, sizeof note, " (rank %d: %.200s: cannot open)", rank, b);
-      lowp_errf(msg, len, 1, "the ranks of this MPI job disagree: argument %d is '%.200s' on rank 0, "
-                "'%.200s' on rank %d%s; %s", i + 1, i < n0 ? (a ? a : "...") : "(none)",
+        snprintf(note, sizeof note, " (rank %d: %.64s: cannot open)", rank, b);
+      /* each argument cut to 64 bytes: a message escapes control bytes (up
+         to 4 characters each), and it must still name both ranks */
+      lowp_errf(msg, len, 1, "the ranks of this MPI job disagree: argument %d is '%.64s' on rank 0, "
+                "'%.64s' on rank %d%s; %s", i + 1, i < n0 ? (a ? a : "...") : "(none)",
                 i < nr ? (b ? b : "...") : "(none)", rank, note, tail);
       return 1;
     }
@@ -165,12 +167,12 @@ int lowp_agree_compare(const lowp_agree_t *r0, const lowp_agree_t *rr, int rank,
       static const char *const kinds[] = {"no such file", "a file", "not a regular file", "an unreadable file"};
       const char *p = a ? a : "...";
       if (r0->kind[i] == LOWP_AGREE_FILE && rr->kind[i] == LOWP_AGREE_FILE)
-        lowp_errf(msg, len, 1, "the ranks of this MPI job read different files: %.300s is %llu bytes on "
+        lowp_errf(msg, len, 1, "the ranks of this MPI job read different files: %.100s is %llu bytes on "
                   "rank 0 and %llu bytes%s on rank %d; %s", p, (unsigned long long)get_le(r0->size[i], 8),
                   (unsigned long long)get_le(rr->size[i], 8),
                   get_le(r0->size[i], 8) == get_le(rr->size[i], 8) ? " with other content" : "", rank, tail);
       else
-        lowp_errf(msg, len, 1, "the ranks of this MPI job read different files: %.300s is %s on rank 0 and "
+        lowp_errf(msg, len, 1, "the ranks of this MPI job read different files: %.100s is %s on rank 0 and "
                   "%s on rank %d%s; %s", p, kinds[r0->kind[i] & 3], kinds[rr->kind[i] & 3], rank,
                   rr->kind[i] == LOWP_AGREE_NOFILE ? " (cannot open it there)" : "", tail);
       return 1;
