@@ -12,7 +12,7 @@ set logscale x 10
 set format x '10^{%L}'
 set logscale y 10
 set format y '10^{%L}'
-set key outside right top Left reverse font ',10'
+set key outside right top Left reverse font ',9'
 set logscale x 2
 set format x '2^{%L}'
 set format y '10^{%L}'
@@ -20,16 +20,20 @@ set mxtics 1
 set yrange [*:2]
 set xrange [16:4096]
 set rmargin at screen 0.74
-set label 1 "gamma_n (fp16 u) stops: it is\n>= 1 (no bound) from k = 1024" at screen 0.75, screen 0.420 left font ',9' tc rgb '#d62728' noenhanced
-set label 2 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#d62728'
+set label 1 "fp16 FMA chain: its bound is\n>= 1 (vacuous) from k = 1024" at screen 0.75, screen 0.420 left font ',9' tc rgb '#d95f02' noenhanced
+set label 2 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#d95f02'
 plot 'gemm_bf16_uniform01.csv' using 2:(strcol(1) eq "fp32 FMA chain" ? $3 : NaN) with linespoints lc rgb '#1b9e77' dt 1 pt 1 lw 2 title "fp32 FMA chain" noenhanced, \
+     'bounds_gemm_bf16.csv' using 2:(strcol(1) eq "fp32 FMA chain: bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 2 lw 2 title "fp32 FMA chain: bound" noenhanced, \
+     'bounds_gemm_bf16.csv' using 2:(strcol(1) eq "fp32 FMA chain: prob. bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 3 lw 2 title "fp32 FMA chain: prob. bound" noenhanced, \
      'gemm_bf16_uniform01.csv' using 2:(strcol(1) eq "fp16 FMA chain" ? $3 : NaN) with linespoints lc rgb '#d95f02' dt 1 pt 2 lw 2 title "fp16 FMA chain" noenhanced, \
+     'bounds_gemm_bf16.csv' using 2:(strcol(1) eq "fp16 FMA chain: bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 2 lw 2 title "fp16 FMA chain: bound" noenhanced, \
+     'bounds_gemm_bf16.csv' using 2:(strcol(1) eq "fp16 FMA chain: prob. bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 3 lw 2 title "fp16 FMA chain: prob. bound" noenhanced, \
      'gemm_bf16_uniform01.csv' using 2:(strcol(1) eq "fp32 pairwise" ? $3 : NaN) with linespoints lc rgb '#7570b3' dt 1 pt 3 lw 2 title "fp32 pairwise" noenhanced, \
+     'bounds_gemm_bf16.csv' using 2:(strcol(1) eq "fp32 pairwise: bound" ? $3 : NaN) with lines lc rgb '#7570b3' dt 2 lw 2 title "fp32 pairwise: bound" noenhanced, \
      'gemm_bf16_uniform01.csv' using 2:(strcol(1) eq "fp32 blocked 32" ? $3 : NaN) with linespoints lc rgb '#e7298a' dt 1 pt 4 lw 2 title "fp32 blocked 32" noenhanced, \
+     'bounds_gemm_bf16.csv' using 2:(strcol(1) eq "fp32 blocked 32: bound" ? $3 : NaN) with lines lc rgb '#e7298a' dt 2 lw 2 title "fp32 blocked 32: bound" noenhanced, \
      'gemm_bf16_uniform01.csv' using 2:(strcol(1) eq "TC a100" ? $3 : NaN) with linespoints lc rgb '#66a61e' dt 1 pt 5 lw 2 title "TC a100" noenhanced, \
+     'bounds_gemm_bf16.csv' using 2:(strcol(1) eq "TC a100: bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 2 lw 2 title "TC a100: bound" noenhanced, \
      'gemm_bf16_uniform01.csv' using 2:(strcol(1) eq "TC h100" ? $3 : NaN) with linespoints lc rgb '#e6ab02' dt 1 pt 6 lw 2 title "TC h100" noenhanced, \
-     'bounds.csv' using 1:2 with lines lc rgb '#1f77b4' dt 2 lw 2 title "gamma_n, fp32 u" noenhanced, \
-     'bounds.csv' using 1:3 with lines lc rgb '#1f77b4' dt 4 lw 2 title "prob. bound, fp32 u" noenhanced, \
-     'bounds.csv' using 1:4 with lines lc rgb '#d62728' dt 2 lw 2 title "gamma_n, fp16 u" noenhanced, \
-     'bounds.csv' using 1:5 with lines lc rgb '#d62728' dt 4 lw 2 title "prob. bound, fp16 u" noenhanced
+     'bounds_gemm_bf16.csv' using 2:(strcol(1) eq "TC h100: bound" ? $3 : NaN) with lines lc rgb '#e6ab02' dt 2 lw 2 title "TC h100: bound" noenhanced
 unset output

@@ -12,7 +12,7 @@ set logscale x 10
 set format x '10^{%L}'
 set logscale y 10
 set format y '10^{%L}'
-set key outside right top Left reverse font ',10'
+set key outside right top Left reverse font ',9'
 set logscale x 2
 set format x '2^{%L}'
 set format y '10^{%L}'
@@ -20,19 +20,24 @@ set mxtics 1
 set yrange [*:2]
 set xrange [16:1048576]
 set rmargin at screen 0.74
-set label 1 "gamma_n (fp16 u) stops: it is\n>= 1 (no bound) from n = 1024" at screen 0.75, screen 0.420 left font ',9' tc rgb '#d62728' noenhanced
-set label 2 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#d62728'
-set label 3 "prob. bound (fp16 u) stops: it is\n>= 1 (no bound) from n = 65536" at screen 0.75, screen 0.345 left font ',9' tc rgb '#d62728' noenhanced
-set label 4 '' at 16384, first 0.414009 point pt 6 ps 2.5 lc rgb '#d62728'
+set label 1 "fp16 recursive: its bound is\n>= 1 (vacuous) from n = 1024" at screen 0.75, screen 0.420 left font ',9' tc rgb '#66a61e' noenhanced
+set label 2 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#66a61e'
+set label 3 "fp16 Kahan: its bound is\n>= 1 (vacuous) from n = 256" at screen 0.75, screen 0.345 left font ',9' tc rgb '#a6761d' noenhanced
+set label 4 '' at 64, first 0.0010376 point pt 6 ps 2.5 lc rgb '#a6761d'
 plot 'sum_uniform11.csv' using 2:(strcol(1) eq "fp32 recursive" ? $3 : NaN) with linespoints lc rgb '#1b9e77' dt 1 pt 1 lw 2 title "fp32 recursive" noenhanced, \
+     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 recursive: bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 2 lw 2 title "fp32 recursive: bound" noenhanced, \
+     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 recursive: prob. bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 3 lw 2 title "fp32 recursive: prob. bound" noenhanced, \
      'sum_uniform11.csv' using 2:(strcol(1) eq "fp32 pairwise" ? $3 : NaN) with linespoints lc rgb '#d95f02' dt 1 pt 2 lw 2 title "fp32 pairwise" noenhanced, \
+     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 pairwise: bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 2 lw 2 title "fp32 pairwise: bound" noenhanced, \
      'sum_uniform11.csv' using 2:(strcol(1) eq "fp32 blocked 32" ? $3 : NaN) with linespoints lc rgb '#7570b3' dt 1 pt 3 lw 2 title "fp32 blocked 32" noenhanced, \
+     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 blocked 32: bound" ? $3 : NaN) with lines lc rgb '#7570b3' dt 2 lw 2 title "fp32 blocked 32: bound" noenhanced, \
      'sum_uniform11.csv' using 2:(strcol(1) eq "fp32 Kahan" ? $3 : NaN) with linespoints lc rgb '#e7298a' dt 1 pt 4 lw 2 title "fp32 Kahan" noenhanced, \
+     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 Kahan: bound" ? $3 : NaN) with lines lc rgb '#e7298a' dt 2 lw 2 title "fp32 Kahan: bound" noenhanced, \
      'sum_uniform11.csv' using 2:(strcol(1) eq "fp16 recursive" ? $3 : NaN) with linespoints lc rgb '#66a61e' dt 1 pt 5 lw 2 title "fp16 recursive" noenhanced, \
+     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp16 recursive: bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 2 lw 2 title "fp16 recursive: bound" noenhanced, \
+     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp16 recursive: prob. bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 3 lw 2 title "fp16 recursive: prob. bound" noenhanced, \
      'sum_uniform11.csv' using 2:(strcol(1) eq "fp16 pairwise" ? $3 : NaN) with linespoints lc rgb '#e6ab02' dt 1 pt 6 lw 2 title "fp16 pairwise" noenhanced, \
+     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp16 pairwise: bound" ? $3 : NaN) with lines lc rgb '#e6ab02' dt 2 lw 2 title "fp16 pairwise: bound" noenhanced, \
      'sum_uniform11.csv' using 2:(strcol(1) eq "fp16 Kahan" ? $3 : NaN) with linespoints lc rgb '#a6761d' dt 1 pt 7 lw 2 title "fp16 Kahan" noenhanced, \
-     'bounds.csv' using 1:2 with lines lc rgb '#1f77b4' dt 2 lw 2 title "gamma_n, fp32 u" noenhanced, \
-     'bounds.csv' using 1:3 with lines lc rgb '#1f77b4' dt 4 lw 2 title "prob. bound, fp32 u" noenhanced, \
-     'bounds.csv' using 1:4 with lines lc rgb '#d62728' dt 2 lw 2 title "gamma_n, fp16 u" noenhanced, \
-     'bounds.csv' using 1:5 with lines lc rgb '#d62728' dt 4 lw 2 title "prob. bound, fp16 u" noenhanced
+     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp16 Kahan: bound" ? $3 : NaN) with lines lc rgb '#a6761d' dt 2 lw 2 title "fp16 Kahan: bound" noenhanced
 unset output

@@ -5,42 +5,49 @@ if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' e
 set datafile separator ','
 set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
-set title "Test accuracy change vs FP32, all layers quantized (TC: h100 tensor-core model; +p: promoted every 128 products)" noenhanced
-set xlabel "configuration (bars: 95% t-interval over 4 seeds of the paired difference with FP32)" noenhanced
-set ylabel "test accuracy minus FP32 (percentage points)" noenhanced
-set xtics rotate by 45 right ("bf16" 2, "fp16" 3, "e4m3 cast" 4, "e4m3 tensor" 5, "e4m3 channel" 6, "e4m3 tile" 7, "e4m3 mx" 8, "e4m3 tensor TC" 9, "e4m3 tensor TC+p" 10, "e4m3 channel TC" 11, "e4m3 channel TC+p" 12, "e4m3 tile TC+p" 13, "e5m2 cast" 14, "e5m2 tensor" 15, "e5m2 channel" 16, "e5m2 tile" 17, "e5m2 mx" 18, "e5m2 tensor TC" 19, "e5m2 tensor TC+p" 20, "e5m2 channel TC" 21, "e5m2 channel TC+p" 22, "e5m2 tile TC+p" 23)
-set boxwidth 0.75
-set xrange [1.4:23.5]
-set bmargin 11
-set key bottom left Left reverse
-unset mxtics
-set grid noxtics
-set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#555555'
-set arrow from 2, first -0.10456 to 2, first 0.05456 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 3, first 0.00000 to 3, first 0.00000 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 4, first -0.44374 to 4, first 0.24374 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 5, first -0.86628 to 5, first 0.36628 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 6, first -1.00477 to 6, first 0.35477 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 7, first -0.73825 to 7, first 0.43825 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 8, first -1.80629 to 8, first 0.70629 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 9, first -0.86628 to 9, first 0.36628 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 10, first -0.86628 to 10, first 0.36628 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 11, first -0.92309 to 11, first 0.32309 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 12, first -0.93956 to 12, first 0.28956 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 13, first -0.73825 to 13, first 0.43825 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 14, first -0.97984 to 14, first 0.62984 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 15, first -1.12879 to 15, first -0.37121 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 16, first -1.09774 to 16, first 0.44774 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 17, first -0.45007 to 17, first 0.45007 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 18, first -2.41290 to 18, first 0.76290 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 19, first -1.12879 to 19, first -0.37121 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 20, first -1.12879 to 20, first -0.37121 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 21, first -1.11312 to 21, first 0.41312 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 22, first -1.09774 to 22, first 0.44774 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set arrow from 23, first -0.56632 to 23, first 0.56632 heads size 0.12,90 lw 1.5 lc rgb 'black'
-set yrange [-2.74049:1.56686]
-plot 'configs.csv' using 1:(strcol(3) eq "bf16" ? $8 : NaN) with boxes fill solid 0.8 lc rgb '#2ca02c' lw 2 title "bf16" noenhanced, \
-     'configs.csv' using 1:(strcol(3) eq "fp16" ? $8 : NaN) with boxes fill solid 0.8 lc rgb '#17becf' lw 2 title "fp16" noenhanced, \
-     'configs.csv' using 1:(strcol(3) eq "e4m3" ? $8 : NaN) with boxes fill solid 0.8 lc rgb '#1f4e9e' lw 2 title "e4m3" noenhanced, \
-     'configs.csv' using 1:(strcol(3) eq "e5m2" ? $8 : NaN) with boxes fill solid 0.8 lc rgb '#d62728' lw 2 title "e5m2" noenhanced
+set title "Accuracy change vs FP32, paired, with the 95% bootstrap interval" noenhanced
+set xlabel "configuration (left of the dotted line: all test images)" noenhanced
+set ylabel "accuracy minus FP32 (points)" noenhanced
+set xrange [-0.6:16.6]
+set xtics rotate by -40 ('fp32' 0, 'bf16' 1, 'fp16' 2, 'e4m3 tensor' 3, 'e4m3 channel' 4, 'e4m3 tile' 5, 'e4m3 mx' 6, 'e5m2 tensor' 7, 'e5m2 channel' 8, 'e5m2 tile' 9, 'e5m2 mx' 10, 'e4m3 tensor TC' 11, 'e4m3 tensor TC+p' 12, 'e4m3 channel TC' 13, 'e4m3 channel TC+p' 14, 'e5m2 channel TC' 15, 'e5m2 channel TC+p' 16)
+set key top left
+set arrow from 10.5, graph 0 to 10.5, graph 1 nohead dt 3 lc rgb '#999999'
+set yrange [-2.832:1.612]
+set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 3 lc rgb '#555555'
+set label 1 'grey: interval spans 0, no ranking supported; red: excludes 0' at graph 0.02, graph 0.05 left font ',9'
+set arrow from 0.85, -0.0200 to 0.85, 0.0700 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 1.85, -0.0300 to 1.85, 0.0300 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 2.85, -0.3700 to 2.85, 0.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 3.85, -0.4200 to 3.85, 0.0900 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 4.85, -0.2800 to 4.85, 0.1300 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 5.85, -0.5600 to 5.85, -0.0200 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 6.85, -2.4200 to 6.85, -1.5700 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 7.85, -0.8800 to 7.85, -0.2400 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 8.85, -0.8900 to 8.85, -0.3100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 9.85, -1.2000 to 9.85, -0.5100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 10.85, -0.8000 to 10.85, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 11.85, -0.8000 to 11.85, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 12.85, -0.4000 to 12.85, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 13.85, -0.4000 to 13.85, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 14.85, -2.3000 to 14.85, -0.2000 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 15.85, -2.3000 to 15.85, -0.2000 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 1.15, -0.0400 to 1.15, 0.0600 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 2.15, -0.0300 to 2.15, 0.0000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 3.15, -0.4400 to 3.15, -0.0200 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 4.15, -0.2600 to 4.15, 0.1200 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 5.15, -0.1600 to 5.15, 0.2300 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 6.15, -0.2100 to 6.15, 0.2600 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 7.15, -0.6500 to 7.15, -0.1100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 8.15, -0.6100 to 8.15, -0.0300 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 9.15, -0.7300 to 9.15, -0.2100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 10.15, -0.5300 to 10.15, 0.1200 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 11.15, -1.1000 to 11.15, 0.3000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 12.15, -1.1000 to 12.15, 0.3000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 13.15, -1.2000 to 13.15, 0.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 14.15, -1.2000 to 14.15, 0.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 15.15, -1.1000 to 15.15, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 16.15, -1.1000 to 16.15, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+
+plot 'plot_configs.csv' using 2:(strcol(1) eq "cnn" ? $4 : NaN) with points pt 7 ps 1.3 lw 2 title "CNN" noenhanced, \
+     'plot_configs.csv' using 2:(strcol(1) eq "vit" ? $4 : NaN) with points pt 5 ps 1.3 lw 2 title "ViT" noenhanced
 unset output

@@ -5,25 +5,16 @@ if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' e
 set datafile separator ','
 set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
-set title "Per-layer sensitivity: one layer in fp8 (per tensor, tensor-core model), the rest FP32" noenhanced
-set xlabel "layer quantized" noenhanced
-set ylabel "test accuracy minus FP32 (points; bars: 95% t-interval over seeds)" noenhanced
-set xtics ('conv1' 0, 'conv2' 1, 'fc1' 2, 'fc2' 3)
-set boxwidth 0.38
-set xrange [-0.6:3.6]
-unset mxtics
-set grid noxtics
-set key bottom left Left reverse
-set arrow from graph 0, first 0 to graph 1, first 0 nohead lc rgb '#555555'
-set arrow from -0.20, first -0.31368 to -0.20, first 0.16368 heads size 0.06,90 lw 1.5 lc rgb 'black'
-set arrow from 0.80, first -0.31368 to 0.80, first 0.16368 heads size 0.06,90 lw 1.5 lc rgb 'black'
-set arrow from 1.80, first -0.22522 to 1.80, first 0.17522 heads size 0.06,90 lw 1.5 lc rgb 'black'
-set arrow from 2.80, first -0.71708 to 2.80, first 0.66708 heads size 0.06,90 lw 1.5 lc rgb 'black'
-set arrow from 0.20, first -0.65015 to 0.20, first 0.30015 heads size 0.06,90 lw 1.5 lc rgb 'black'
-set arrow from 1.20, first -0.37783 to 1.20, first 0.32783 heads size 0.06,90 lw 1.5 lc rgb 'black'
-set arrow from 2.20, first -0.14675 to 2.20, first 0.39675 heads size 0.06,90 lw 1.5 lc rgb 'black'
-set arrow from 3.20, first -0.32735 to 3.20, first -0.02265 heads size 0.06,90 lw 1.5 lc rgb 'black'
-set yrange [-0.86549:0.95391]
-plot 'layers.csv' using 1:(strcol(2) eq "e4m3" ? $4 : NaN) with boxes fill solid 0.8 lc rgb '#1f4e9e' lw 2 title "e4m3" noenhanced, \
-     'layers.csv' using 1:(strcol(2) eq "e5m2" ? $4 : NaN) with boxes fill solid 0.8 lc rgb '#d62728' lw 2 title "e5m2" noenhanced
+set title "Per-layer sensitivity: one site group quantized per tensor, the rest FP32" noenhanced
+set xlabel "site group quantized (left: CNN, right: ViT)" noenhanced
+set ylabel "mean KL(FP32 || quantized) (nats)" noenhanced
+set logscale y 10
+set format y '10^{%L}'
+set xtics rotate by -40 ('cnn conv1' 0, 'cnn conv2' 1, 'cnn fc1' 2, 'cnn fc2' 3, 'vit embed' 4, 'vit qkv' 5, 'vit scores' 6, 'vit pv' 7, 'vit proj' 8, 'vit fc1' 9, 'vit fc2' 10, 'vit head' 11)
+set xrange [-0.6:11.6]
+set key top left
+set arrow from 3.5, graph 0 to 3.5, graph 1 nohead dt 3 lc rgb '#999999'
+
+plot 'plot_layers.csv' using 2:(strcol(3) eq "e4m3" ? $5 : NaN) with points pt 7 ps 1.3 lw 2 title "e4m3" noenhanced, \
+     'plot_layers.csv' using 2:(strcol(3) eq "e5m2" ? $5 : NaN) with points pt 5 ps 1.3 lw 2 title "e5m2" noenhanced
 unset output
