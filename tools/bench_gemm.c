@@ -65,6 +65,60 @@ typedef struct {
 
 /* ------------------------------------------------------ private helpers */
 
+/* a kernel under timing: the reference (first rows) or the fast path */
+typedef int (*gemm_fn)(double *c, const double *a, const double *b, size_t m, size_t n,
+                       size_t k, const void *cfg);
+
+static int acc_scalar(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
+                      const void *cfg) {
+  return lowp_gemm_acc_scalar(c, a, b, m, n, k, cfg);
+}
+static int acc_fast(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
+                    const void *cfg) {
+  return lowp_gemm_acc_ref(c, a, b, m, n, k, cfg);
+}
+static int tc_scalar(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
+                     const void *cfg) {
+  return lowp_gemm_tc_scalar(c, a, b, m, n, k, cfg);
+}
+static int tc_fast(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
+                   const void *cfg) {
+  return lowp_gemm_tc_ref(c, a, b, m, n, k, cfg);
+}
+
+/* ns per multiply-add of the reference on the first r rows (into cr), of the
+   fast path (best of o->reps, into c) and of OpenBLAS sgemm on the same
+   data; *bad = 1 when the fast path's first r rows differ from the
+   reference's in any bit (validate before reporting: docs/style.md B8) */
+typedef struct {
+  double ref, fast, blas;
+  int bad;
+} times_t;
+
+static times_t time_kernels(double *c, double *cr, const double *a, const double *b, size_t N,
+                            size_t r, const gopts_t *o, gemm_fn ref, gemm_fn fast,
+                            const void *cfg) {
+  times_t tm = {0, 1e300, 0, 0};
+  double t, madds = (double)N * N * N;
+  size_t e;
+  int rep;
+  t = lowp_bench_clock_s(0);
+  if (ref(cr, a, b, r, N, N, cfg) != LOWP_OK) lowp_cli_die("bench gemm", "reference kernel failed");
+  tm.ref = 1e9 * (lowp_bench_clock_s(0) - t) / ((double)r * N * N);
+  for (rep = 0; rep < o->reps; rep++) {
+    memset(c, 0, N * N * sizeof *c);
+    t = lowp_bench_clock_s(0);
+    if (fast(c, a, b, N, N, N, cfg) != LOWP_OK) lowp_cli_die("bench gemm", "kernel failed");
+    t = lowp_bench_clock_s(0) - t;
+    if (t < tm.fast) tm.fast = t;
+  }
+  tm.fast *= 1e9 / madds;
+  for (e = 0; e < r * N; e++)
+    if (memcmp(&c[e], &cr[e], sizeof *c)) tm.bad = 1;
+  tm.blas = 1e9 * lowp_bench_time_blas(0, a, b, N, o->reps) / madds;
+  return tm;
+}
+
 /* the exact reference the measurement pipeline computes for an N^3 GEMM
    (lowp_op_exact: lib/exact's GEMM, rounded once to fp64) */
 static int exact_reference(double *c, const double *a, const double *b, size_t N) {
@@ -101,85 +155,54 @@ static void *xalloc(size_t bytes) {
 
 /* one row of the table; returns 1 when validation failed */
 static int run_gcase(const gcase_t *gc, const gopts_t *o) {
-  size_t N = o->n, r = o->rows < N ? o->rows : N, len = N * N, e;
+  size_t N = o->n, r = o->rows < N ? o->rows : N, len = N * N;
   double *a = xalloc(len * sizeof *a), *b = xalloc(len * sizeof *b);
   double *c = xalloc(len * sizeof *c), *cr = xalloc(r * N * sizeof *cr);
-  double t, t_ref, t_fast = 1e300, t_blas, t_exact, madds = (double)N * N * N;
+  double t, t_exact, madds = (double)N * N * N;
   lowp_dist_t d = {gc->dist, 0x1p-20, 1.0};
   lowp_gemm_acc_cfg_t cfg;
-  int rep, bad = 0;
+  times_t tm;
   memset(&cfg, 0, sizeof cfg);
   cfg.acc = gc->acc, cfg.acc_rnd = gc->acc_rnd, cfg.prod = gc->prod, cfg.prod_rnd = gc->prod_rnd;
   if (lowp_dist_fill(a, len, &d, gc->in, o->seed, 1) ||
       lowp_dist_fill(b, len, &d, gc->in, o->seed, 2))
     lowp_cli_die("bench gemm", "input generation failed");
   /* reference on the first r rows, then the fast path on all, compared */
-  t = lowp_bench_clock_s(0);
-  if (lowp_gemm_acc_scalar(cr, a, b, r, N, N, &cfg) != LOWP_OK)
-    lowp_cli_die("bench gemm", "reference kernel failed");
-  t_ref = 1e9 * (lowp_bench_clock_s(0) - t) / ((double)r * N * N);
-  for (rep = 0; rep < o->reps; rep++) {
-    memset(c, 0, len * sizeof *c);
-    t = lowp_bench_clock_s(0);
-    if (lowp_gemm_acc_ref(c, a, b, N, N, N, &cfg) != LOWP_OK)
-      lowp_cli_die("bench gemm", "kernel failed");
-    t = lowp_bench_clock_s(0) - t;
-    if (t < t_fast) t_fast = t;
-  }
-  t_fast *= 1e9 / madds;
-  for (e = 0; e < r * N; e++)
-    if (memcmp(&c[e], &cr[e], sizeof *c)) bad = 1;
-  t_blas = 1e9 * lowp_bench_time_blas(0, a, b, N, o->reps) / madds;
+  tm = time_kernels(c, cr, a, b, N, r, o, acc_scalar, acc_fast, &cfg);
   t = lowp_bench_clock_s(0);
   if (exact_reference(c, a, b, N))
     lowp_cli_die("bench gemm", "exact GEMM failed");
   t_exact = 1e9 * (lowp_bench_clock_s(0) - t) / madds;
   printf("%-34s %-6s %9.3f %9.4f %9.4f %9.4f %8.0fx %8.1fx  %s\n", gc->label,
-         kind_name(lowp_gemm_acc_fast_kind(a, b, N, N, N, &cfg)), t_ref, t_fast, t_blas,
-         t_exact, t_ref / t_fast, t_fast / t_blas, bad ? "FAIL" : "ok");
+         kind_name(lowp_gemm_acc_fast_kind(a, b, N, N, N, &cfg)), tm.ref, tm.fast, tm.blas,
+         t_exact, tm.ref / tm.fast, tm.fast / tm.blas, tm.bad ? "FAIL" : "ok");
   free(a), free(b), free(c), free(cr);
-  return bad;
+  return tm.bad;
 }
 
 /* one row of the tensor-core table (ref = lowp_gemm_tc_scalar on the first
    rows, fast = lowp_gemm_tc_ref on all); returns 1 when validation failed */
 static int run_tcase(const tcase_t *tc, const gopts_t *o) {
-  size_t N = o->n, r = o->rows < N ? o->rows : N, len = N * N, e;
+  size_t N = o->n, r = o->rows < N ? o->rows : N, len = N * N;
   double *a = xalloc(len * sizeof *a), *b = xalloc(len * sizeof *b);
   double *c = xalloc(len * sizeof *c), *cr = xalloc(r * N * sizeof *cr);
-  double t, t_ref, t_fast = 1e300, t_blas, madds = (double)N * N * N;
   lowp_dist_t d = {LOWP_DIST_NORMAL, 0x1p-20, 1.0};
   lowp_gemm_tc_cfg_t cfg;
   char err[256], label[64];
-  int rep, bad = 0;
+  times_t tm;
   if (lowp_gemm_tc_config(&cfg, tc->model, tc->promote, tc->in, tc->out, err, sizeof err))
     lowp_cli_die("bench gemm", "%s", err);
   if (lowp_dist_fill(a, len, &d, tc->in, o->seed, 1) ||
       lowp_dist_fill(b, len, &d, tc->in, o->seed, 2))
     lowp_cli_die("bench gemm", "input generation failed");
-  t = lowp_bench_clock_s(0);
-  if (lowp_gemm_tc_scalar(cr, a, b, r, N, N, &cfg) != LOWP_OK)
-    lowp_cli_die("bench gemm", "reference kernel failed");
-  t_ref = 1e9 * (lowp_bench_clock_s(0) - t) / ((double)r * N * N);
-  for (rep = 0; rep < o->reps; rep++) {
-    memset(c, 0, len * sizeof *c);
-    t = lowp_bench_clock_s(0);
-    if (lowp_gemm_tc_ref(c, a, b, N, N, N, &cfg) != LOWP_OK)
-      lowp_cli_die("bench gemm", "kernel failed");
-    t = lowp_bench_clock_s(0) - t;
-    if (t < t_fast) t_fast = t;
-  }
-  t_fast *= 1e9 / madds;
-  for (e = 0; e < r * N; e++)
-    if (memcmp(&c[e], &cr[e], sizeof *c)) bad = 1;
-  t_blas = 1e9 * lowp_bench_time_blas(0, a, b, N, o->reps) / madds;
+  tm = time_kernels(c, cr, a, b, N, r, o, tc_scalar, tc_fast, &cfg);
   snprintf(label, sizeof label, "%s %s->%s%s%.0ld", tc->model, tc->in->name, tc->out->name,
            cfg.model.promote ? " promote " : "", (long)cfg.model.promote);
   printf("%-34s %-6s %9.3f %9.4f %9.4f %9s %8.0fx %8.1fx  %s\n", label,
-         lowp_gemm_tc_fast_ok(&cfg) ? "int" : "none", t_ref, t_fast, t_blas, "-",
-         t_ref / t_fast, t_fast / t_blas, bad ? "FAIL" : "same");
+         lowp_gemm_tc_fast_ok(&cfg) ? "int" : "none", tm.ref, tm.fast, tm.blas, "-",
+         tm.ref / tm.fast, tm.fast / tm.blas, tm.bad ? "FAIL" : "same");
   free(a), free(b), free(c), free(cr);
-  return bad;
+  return tm.bad;
 }
 
 static const tcase_t tcases[] = {
