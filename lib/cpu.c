@@ -41,8 +41,21 @@ lowp_isa_t lowp_cpu_isa(int need_fma) {
   if (__builtin_cpu_supports("avx2") && fma) return LOWP_ISA_AVX2;
   return LOWP_ISA_GENERIC;
 }
+void lowp_cpu_units16(lowp_cpu_units16_t *u) {
+  unsigned int a, b, c, d;
+  memset(u, 0, sizeof *u);
+  if (__get_cpuid_max(0, NULL) < 7) return;
+  __cpuid_count(7, 0, a, b, c, d);
+  u->amx_bf16 = (d >> 22) & 1;
+  u->avx512_fp16 = (d >> 23) & 1;
+  if (a < 1) return; /* EAX of sub-leaf 0: the highest sub-leaf */
+  __cpuid_count(7, 1, a, b, c, d);
+  u->avx512_bf16 = (a >> 5) & 1;
+  u->amx_fp16 = (a >> 21) & 1;
+}
 #else
 int lowp_cpu_has_f16c(void) { return 0; }
+void lowp_cpu_units16(lowp_cpu_units16_t *u) { memset(u, 0, sizeof *u); }
 lowp_isa_t lowp_cpu_isa(int need_fma) {
   (void)need_fma;
   return LOWP_ISA_GENERIC;

@@ -28,6 +28,22 @@ typedef enum { LOWP_ISA_GENERIC = 0, LOWP_ISA_AVX2 = 1, LOWP_ISA_AVX512 = 2 } lo
  */
 lowp_isa_t lowp_cpu_isa(int need_fma);
 
+/** @brief The CPU's 16-bit floating-point arithmetic units, as CPUID lists
+    them (the flags /proc/cpuinfo shows on Linux); 0 on a CPU that is not x86. */
+typedef struct {
+  int avx512_bf16; /**< CPUID.(7,1):EAX[5]: VDPBF16PS, bf16 dot products into fp32 */
+  int amx_bf16;    /**< CPUID.(7,0):EDX[22]: TDPBF16PS, bf16 tile matrix multiply into fp32 */
+  int avx512_fp16; /**< CPUID.(7,0):EDX[23]: fp16 vector arithmetic (VFMADDPH, ...) */
+  int amx_fp16;    /**< CPUID.(7,1):EAX[21]: TDPFP16PS, fp16 tile matrix multiply */
+} lowp_cpu_units16_t;
+
+/**
+ * @brief Which 16-bit units this CPU has (Intel SDM vol. 2A, CPUID leaf 7,
+ * sub-leaves 0 and 1). Only what the CPU declares: whether the OS lets a
+ * process use AMX (Linux: arch_prctl(ARCH_REQ_XCOMP_PERM)) is not asked.
+ */
+void lowp_cpu_units16(lowp_cpu_units16_t *u);
+
 /** @brief "generic", "avx2" or "avx512". */
 const char *lowp_isa_name(lowp_isa_t isa);
 

@@ -16,6 +16,14 @@
  *    kernel runs.
  * 5. lowp run amp-speedup: --measure=none twice gives the same results.json
  *    bytes; a tiny CPU measurement writes its timing files; bad values exit 2.
+ * 6. The structure of the outputs, never their timings: results.json's
+ *    "memory_bound_gemms" counts agree with kernels.csv's "bound" column,
+ *    every predicted speedup band has lo <= hi, and a precision with no
+ *    tensor cores that stores fp32 (tf32 on V100) gets the band [1, 1]; in
+ *    the CPU measurement every kernel has fastest <= median <= slowest, its
+ *    roofline time <= its fastest time, its rates <= the roofs (true by
+ *    construction: each roof is at least every rate the run reached), and
+ *    timing.json's roofs are at least the sgemm and triad they come from.
  *
  * Run: ctest --test-dir build -R tamp_speedup
  */
@@ -29,6 +37,7 @@
 #include "model/roofline.h"
 #include "status.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +230,150 @@ static int same_file(const char *x, const char *y) {
   return same;
 }
 
+static cJSON *read_json(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *buf;
+  long n;
+  cJSON *j;
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  buf = malloc((size_t)n + 1);
+  if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); fclose(f); return NULL; }
+  buf[n] = '\0';
+  fclose(f);
+  j = cJSON_Parse(buf);
+  free(buf);
+  return j;
+}
+
+static double num(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* GEMMs of kernels.csv with bound "memory" for device and precision */
+static int csv_membound(const char *path, const char *dev, const char *prec, int *gemms) {
+  FILE *f = fopen(path, "r");
+  char line[1024];
+  int n = 0;
+  *gemms = 0;
+  if (!f) return -1;
+  while (fgets(line, sizeof line, f)) {
+    char *tok[16], *save = NULL, *t;
+    int k = 0;
+    for (t = strtok_r(line, ",\n", &save); t && k < 16; t = strtok_r(NULL, ",\n", &save)) tok[k++] = t;
+    if (k < 13 || strcmp(tok[0], dev) || strcmp(tok[1], prec) || strcmp(tok[4], "gemm")) continue;
+    (*gemms)++;
+    n += !strcmp(tok[12], "memory");
+  }
+  fclose(f);
+  return n;
+}
+
+/* results.json and kernels.csv of a model-only run (dir) */
+static void model_outputs(const char *dir) {
+  char path[4400];
+  cJSON *j, *e;
+  int seen = 0, bad = 0, tf32_v100 = 0;
+  snprintf(path, sizeof path, "%s/results.json", dir);
+  j = read_json(path);
+  lowp_test_check(j != NULL, "results.json parses");
+  if (!j) return;
+  {
+    cJSON *res = cJSON_DetachItemFromObjectCaseSensitive(j, "results"); /* cmd_run.c: the experiment's own keys */
+    cJSON_Delete(j);
+    j = res;
+  }
+  lowp_test_check(j != NULL, "results.json has results");
+  if (!j) return;
+  lowp_test_check(strstr(str(j, "prediction_basis"), "100% of the datasheet peaks") != NULL,
+                  "results.json says the roofline is a prediction at 100%% of the datasheet peaks");
+  snprintf(path, sizeof path, "%s/kernels.csv", dir);
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "memory_bound_gemms")) {
+    int gemms, n = csv_membound(path, str(e, "device"), str(e, "precision"), &gemms);
+    seen++;
+    if (n != (int)num(e, "memory_bound") || gemms != (int)num(e, "gemms") ||
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(e, "kernels")) != n) {
+      bad++;
+      lowp_test_check(0, "memory_bound_gemms %s %s: %g of %g, kernels.csv %d of %d", str(e, "device"),
+                      str(e, "precision"), num(e, "memory_bound"), num(e, "gemms"), n, gemms);
+    }
+  }
+  lowp_test_check(seen == 12 && !bad, "memory_bound_gemms: 3 devices x 4 precisions, each as kernels.csv counts (%d)", seen);
+  seen = bad = 0;
+  cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "predicted_speedup")) {
+    double lo = num(e, "speedup_eff_lo"), hi = num(e, "speedup_eff_hi");
+    seen++;
+    bad += !(lo > 0 && lo <= hi && num(e, "speedup") > 0);
+    if (!strcmp(str(e, "device"), "v100") && !strcmp(str(e, "precision"), "tf32")) tf32_v100 = lo == 1 && hi == 1;
+  }
+  lowp_test_check(seen == 9 && !bad, "predicted_speedup: 9 entries, each band 0 < lo <= hi (%d)", seen);
+  lowp_test_check(tf32_v100, "tf32 on V100 (no tensor cores, fp32 storage): the band is exactly [1, 1]");
+  e = cJSON_GetObjectItemCaseSensitive(j, "gemm_efficiency_band");
+  lowp_test_check(num(e, "low") > 0 && num(e, "low") < num(e, "high") && num(e, "high") < 1 &&
+                  strstr(str(e, "sources"), "doi:") != NULL, "gemm_efficiency_band: 0 < low < high < 1, with sources");
+  cJSON_Delete(j);
+}
+
+/* cpu_kernels.csv and timing.json of a CPU run (dir): structure, not times */
+static void cpu_outputs(const char *dir) {
+  char path[4400], line[1024];
+  FILE *f;
+  int rows = 0, bad = 0;
+  cJSON *j, *c;
+  snprintf(path, sizeof path, "%s/cpu_kernels.csv", dir);
+  f = fopen(path, "r");
+  lowp_test_check(f != NULL, "cpu_kernels.csv opens");
+  if (!f) return;
+  if (!fgets(line, sizeof line, f) || strncmp(line, "precision,kernel,kind,flops,bytes_model,median_s,fastest_s,slowest_s,"
+                                                   "gflops,gbps,roof_gflops,roof_gbps,predicted_s,", 97))
+    lowp_test_check(0, "cpu_kernels.csv header: %s", line);
+  while (fgets(line, sizeof line, f)) {
+    double med, fast, slow, gf, gb, rgf, rgb, pred;
+    char kern[64];
+    if (sscanf(line, "fp32,%63[^,],%*[^,],%*g,%*g,%lg,%lg,%lg,%lg,%lg,%lg,%lg,%lg", kern, &med, &fast, &slow, &gf, &gb,
+               &rgf, &rgb, &pred) != 9) {
+      bad++;
+      continue;
+    }
+    rows++;
+    if (!(fast <= med && med <= slow && pred <= fast && gf <= rgf && gb <= rgb && pred > 0)) {
+      bad++;
+      lowp_test_check(0, "%s: fastest %g median %g slowest %g predicted %g; %g <= %g GFLOP/s, %g <= %g GB/s", kern,
+                      fast, med, slow, pred, gf, rgf, gb, rgb);
+    }
+  }
+  fclose(f);
+  lowp_test_check(rows > 20 && !bad, "cpu_kernels.csv: %d kernels, each fastest <= median <= slowest, roofline time "
+                  "<= fastest, rates <= roofs", rows);
+  snprintf(path, sizeof path, "%s/timing.json", dir);
+  j = read_json(path);
+  c = j ? cJSON_GetObjectItemCaseSensitive(j, "cpu") : NULL;
+  lowp_test_check(c != NULL, "timing.json has a cpu object");
+  if (c) {
+    lowp_test_check(num(c, "roof_gflops") >= num(c, "sgemm_square_gflops") && num(c, "sgemm_square_gflops") > 0,
+                    "the GEMM roof is at least the measured sgemm rate");
+    lowp_test_check(num(c, "roof_gbps") >= num(c, "stream_triad_gbps") && num(c, "roof_gbps") >= num(c, "stream_triad_small_gbps") &&
+                    num(c, "stream_triad_gbps") > 0, "the memory roof is at least both triads");
+    lowp_test_check(num(c, "step_fastest_s") <= num(c, "step_median_s") && num(c, "step_median_s") <= num(c, "step_slowest_s") &&
+                    num(c, "step_predicted_s") <= num(c, "step_fastest_s"),
+                    "step: roofline <= fastest <= median <= slowest");
+    lowp_test_check(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(c, "cpu_has_avx512_bf16")) &&
+                    cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(c, "cpu_has_amx_bf16")) &&
+                    cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(c, "cpu_has_avx512_fp16")),
+                    "timing.json says which 16-bit units the CPU has");
+    lowp_test_check(strstr(str(c, "answer"), "16-bit units of this CPU") != NULL, "the CPU answer says it too");
+  }
+  cJSON_Delete(j);
+}
+
 static void cli(void) {
   char dir[] = "/tmp/tamp_speedup.XXXXXX", cmd[4400], p1[4300], p2[4300];
   static const char *const model_files[] = {"results.json", "summary.md", "kernels.csv", "speedup.csv", "speedup.png",
@@ -239,11 +392,14 @@ static void cli(void) {
   snprintf(p1, sizeof p1, "%s/m1/kernels.csv", dir);
   snprintf(p2, sizeof p2, "%s/m2/kernels.csv", dir);
   lowp_test_check(same_file(p1, p2), "kernels.csv is byte-identical between runs");
+  snprintf(p1, sizeof p1, "%s/m1", dir);
+  model_outputs(p1);
   snprintf(cmd, sizeof cmd, "run amp-speedup --measure=cpu --cpu_seq=8 --d_model=64 --heads=4 --cpu_reps=1 "
            "--stream_mb=4 --roof_n=64 --out '%s/c1'", dir);
   lowp_test_check(lowp_test_run_lowp(cmd) == 0, "tiny CPU measurement exits 0 (its GEMMs validated)");
   snprintf(p1, sizeof p1, "%s/c1", dir);
   lowp_test_check(lowp_test_files_exist(p1, cpu_files), "the CPU measurement's files are written");
+  cpu_outputs(p1);
   snprintf(cmd, sizeof cmd, "run amp-speedup --heads=3 --out '%s/bad'", dir);
   lowp_test_check(lowp_test_run_lowp(cmd) == 2, "heads not dividing d_model exits 2");
   snprintf(p1, sizeof p1, "%s", dir);
