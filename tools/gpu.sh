@@ -18,7 +18,8 @@
 #   5. lowp check of every GPU registry entry against its CPU twin (bitexact;
 #      cuBLAS against the model's error bound only: its twins are measured,
 #      unvalidated, by tgemm_gpu in step 3)
-#   6. lowp run amp-speedup
+#   6. lowp run amp-speedup: the layer timed with cuBLAS beside the roofline's
+#      prediction for this GPU's datasheet row (index.md quotes the result)
 # and writes each command's output, its exit status and the time it took,
 # with the date, the GPU, the driver and the CUDA version, under
 # reports/gpu/<gpu-name>/ (index.md lists it all). A command this lowp does
@@ -288,6 +289,16 @@ fi
   printf '%s\n' "${STEPS[@]}"
   echo
   echo "Each step's output is in STEP.txt."
+  # amp-speedup's GPU measurement beside its prediction (the experiment sets
+  # the cuBLAS timings against the roofline of this GPU's datasheet row)
+  if [ -f "$TMP/amp-speedup/summary.md" ]; then
+    echo
+    echo "## amp-speedup: measured on this GPU against the prediction"
+    echo
+    grep -h '^\*\*Measured (GPU)\.\*\*\|^\*\*GPU\.\*\*' "$TMP/amp-speedup/summary.md" || echo "(no GPU measurement in amp-speedup/summary.md)"
+    echo
+    echo "Per kernel: amp-speedup/gpu_kernels.csv; numbers: amp-speedup/timing.json (\"gpu\")."
+  fi
 } >"$TMP/index.md"
 echo "tools/gpu.sh" >"$TMP/.gpu-report"
 
