@@ -550,7 +550,8 @@ static void model_answer(amp_t *A) {
   snprintf(A->ans, sizeof A->ans, "A prediction, not a measurement: the roofline at 100%% of the datasheet peaks "
            "(dense GEMM rates, HBM bandwidth; layer batch %zu x seq %zu, d_model %zu, forward + backward); in brackets "
            "the speedup if every GEMM reaches %.0f-%.0f%% of its peak, the range of published cuBLAS measurements "
-           "(Markidis et al. 2018 on V100; Bekman's matmul table on A100 and H100): ",
+           "(Markidis et al. 2018 on V100; Bekman's matmul table on A100 and H100), low end with the fp32 GEMMs at the "
+           "top of the range and the tensor-core ones at the bottom, high end the reverse: ",
            A->c.dims.batch, A->c.dims.seq, A->c.dims.d_model, 100 * EFF_LO, 100 * EFF_HI);
   for (g = 0; g < A->c.ng; g++) {
     model_t *m = &A->mods[g];
@@ -584,6 +585,12 @@ static void model_answer(amp_t *A) {
              A->pr[pf].name, isnan(d->gemm_peak[pf]) ? NAN : d->gemm_peak[pf] / d->gemm_peak[0], A->pr[pf].name, d->part,
              m->nmb[pf], m->ngemm, which[0] ? which : "none");
     strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
+    for (g = 0; g < A->c.ng; g++) {
+      snprintf(part, sizeof part, "%s%s: %d of %d in %s, %d in %s%s", g ? "; " : " Memory-bound GEMMs per device: ",
+               A->c.gpus[g]->name, A->mods[g].nmb[pf], A->mods[g].ngemm, A->pr[pf].name, A->mods[g].nmb[0], A->pr[0].name,
+               g + 1 < A->c.ng ? "" : ".");
+      strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
+    }
   }
 }
 
@@ -869,6 +876,12 @@ static int cpu_write(lowp_run_t *r, amp_t *A, cpu_t *C) {
   return fclose(csv) ? 2 : 0;
 }
 
+/* how this build's OpenBLAS would do a bf16 GEMM (kernels/train/amp_layer.c) */
+static const char *bf16_engine(const amp_t *A) {
+  const char *e = lowp_amp_cpu_gemm_engine(&A->pr[A->np - 1]);
+  return e ? e : "none";
+}
+
 /* the kernels far from their roofline time, and why */
 static void cpu_slow_text(char *q, size_t len, const amp_t *A, const cpu_t *C) {
   size_t i, n = 0;
@@ -917,7 +930,7 @@ static void cpu_json(amp_t *A, cpu_t *C) {
   cJSON_AddBoolToObject(C->cj, "cpu_has_amx_bf16", C->u.amx_bf16);
   cJSON_AddBoolToObject(C->cj, "cpu_has_avx512_fp16", C->u.avx512_fp16);
   cJSON_AddBoolToObject(C->cj, "cpu_has_amx_fp16", C->u.amx_fp16);
-  cJSON_AddStringToObject(C->cj, "bf16_gemm_engine", lowp_amp_cpu_gemm_engine(&A->pr[A->np - 1]));
+  cJSON_AddStringToObject(C->cj, "bf16_gemm_engine", bf16_engine(A));
   cJSON_AddStringToObject(C->cj, "precision", "fp32");
   cJSON_AddNumberToObject(C->cj, "batch", (double)A->c.cdims.batch);
   cJSON_AddNumberToObject(C->cj, "seq", (double)A->c.cdims.seq);
@@ -959,7 +972,7 @@ static void cpu_answer(lowp_run_t *r, amp_t *A, cpu_t *C) {
            C->step_med / C->pstep);
   cpu_slow_text(q, sizeof q, A, C);
   strncat(m, q, sizeof m - strlen(m) - 1);
-  cpu_units_text(q, sizeof q, C, lowp_amp_cpu_gemm_engine(&A->pr[A->np - 1]));
+  cpu_units_text(q, sizeof q, C, bf16_engine(A));
   strncat(m, q, sizeof m - strlen(m) - 1);
   cJSON_AddStringToObject(C->cj, "answer", m);
   printf("%s\n", m);
