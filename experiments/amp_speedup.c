@@ -777,7 +777,7 @@ static int cpu_time(lowp_run_t *r, amp_t *A, cpu_t *C) {
   long rep;
   size_t i;
   for (rep = -1; rep < A->c.cpu_reps; rep++) {
-    if (rep >= 0 && cpu_roofs(C, 1)) return 2;
+    if (rep >= 0 && cpu_roofs(C, 2)) return 2;
     for (i = 0; i < A->cnk; i++) {
       double t0;
       lowp_run_progress(r, "CPU fp32, %s %ld of %ld: %s", rep < 0 ? "warm-up" : "pass", rep < 0 ? 1 : rep + 1,
