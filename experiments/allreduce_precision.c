@@ -159,9 +159,16 @@ static double norm_ratio(const double *a, const double *s, size_t n) {
  * lowp's model (comm = acc = the low format, correctly rounded additions) is
  * that arithmetic. Who sends what:
  * - PyTorch DDP all-reduces each gradient bucket in the parameters' dtype
- *   (https://pytorch.org/docs/stable/notes/ddp.html); under autocast the
- *   parameters, hence the gradients, stay fp32
+ *   (torch/csrc/distributed/c10d/reducer.cpp, Reducer::initialize_buckets:
+ *   the flat bucket.gradients is allocated with the parameters' tensor
+ *   options; https://pytorch.org/docs/stable/notes/ddp.html); under
+ *   autocast the parameters, hence the gradients, stay fp32
  *   (https://pytorch.org/docs/stable/amp.html): the "fp32" curve.
+ *   Megatron-Core's DDP reduces a bf16 model's gradients in fp32 when
+ *   grad_reduce_in_fp32 is set ("gradient accumulation in a type other than
+ *   the param type (e.g., fp32 for a bf16 model)",
+ *   https://docs.nvidia.com/megatron-core/developer-guide/latest/apidocs/core/core.distributed.distributed_data_parallel.html):
+ *   also the "fp32" curve; without it, the "bf16" curve.
  * - DDP's fp16_compress_hook / bf16_compress_hook cast the bucket to
  *   fp16 / bf16, divide it by the world size in that dtype ("apply the
  *   division first to avoid overflow"), all-reduce it and cast back
