@@ -57,7 +57,7 @@ static const lowp_param_t params[] = {
     {"burst_at", "0.7", NULL, "the NaN-loss burst starts at this fraction of the run"},
     {"burst_len", "30", NULL, "steps with a NaN loss (0: none)"},
     {"window", "100", "50", "steps per point of the rounded-to-zero plot"},
-    {"sweep_n", "64", "32", "gradient elements per step in the sweep of mu0, drift and burst_len (0: no sweep)"},
+    {"sweep_n", "32", "16", "gradient elements per step in the sweep of mu0, drift and burst_len (0: no sweep)"},
     {NULL, NULL, NULL, NULL}};
 
 #define NPOL 5 /* none + the four scaler policies */
