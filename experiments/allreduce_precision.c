@@ -615,7 +615,8 @@ static int run(lowp_run_t *r) {
                    "(NCCL's reduce-scatter), each curve with its own worst-case bound (dashed, same colour: the cast "
                    "plus gamma_{W-1} of the summing format, elementwise, in norm). The realistic curves: fp32 (DDP's "
                    "default), bf16/fp16 rounded at every hop (NCCL's arithmetic in those dtypes, used by the "
-                   "compression hooks and FSDP reduce_dtype); fp16 sent but summed in fp32 is not what NCCL does.");
+                   "compression hooks and FSDP reduce_dtype); fp16 sent but summed in fp32 is not what NCCL does. "
+                   "Bounds above 10 are off the plot; bf16's ring bound is vacuous ((W-1) u >= 1) from W = 257.");
   lowp_result_plot(plots, "allreduce_tree.png", "The same in a binary-tree order (gamma_{ceil log2 W} bounds); the "
                    "measured errors stay flat in W.");
   lowp_result_plot(plots, "feedback.png", "Running sum of the all-reduced gradients over training steps: without error "
