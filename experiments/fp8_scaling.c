@@ -1,11 +1,11 @@
-/* lowp_exp_fp8_scaling -- FP8 scaling recipes on an MLP's tensors: error, saturation, flush */
+/* lowp_exp_fp8_scaling -- FP8 scaling recipes on an MLP's tensors: error, saturation, values rounded to zero */
 
 /*
  * Question: how large is the FP8 quantization error of an MLP's weights,
  *   activations and gradients under each published scaling recipe (per
  *   tensor current, delayed with an amax history and margin, per channel,
  *   DeepSeek-V3's 1x128 and 128x128 blocks, OCP MX 32-element blocks with an
- *   E8M0 scale), and how many elements saturate or flush to zero?
+ *   E8M0 scale), and how many elements saturate or round to zero?
  * Method: a 2-layer MLP (in -> hidden ReLU -> classes) is trained in fp64
  *   with SGD on seeded synthetic data whose inputs have a few outlier
  *   channels (Philox, lib/rng). Its tensors (first-layer weights W1, a
@@ -14,12 +14,17 @@
  *   Transformer Engine docs, DeepSeek-V3 report section 3.3.1, OCP MX v1.0
  *   section 6.3), e4m3 throughout (e5m2 too for the gradient, TE's HYBRID),
  *   and dequantized; error against the fp64 values: relative Frobenius
- *   norm, saturated (clamped) and flushed (nonzero -> 0) fractions. Delayed
+ *   norm, saturated (clamped) and rounded-to-zero (nonzero -> 0) fractions. Delayed
  *   scaling runs over the training steps on each step's input batch, with
- *   an input spike (x spike_factor) at one step, against current scaling.
+ *   an input spike (x spike_factor) at one step, against current scaling;
+ *   each step's clipped elements (|x| scale beyond the format's max plus
+ *   half an ulp) are recounted from the scale used (count_clipped) and
+ *   drawn beside the mean error (delayed_clipped.png), which hides them.
  * Run: lowp run fp8-scaling [--hidden=256 --steps=60 --spike_factor=8]
  * Expected / acceptance: finer blocks give smaller errors on tensors with
- *   outlier channels; per-tensor scaling flushes small gradient entries;
+ *   outlier channels; per-tensor scaling rounds small gradient entries to
+ *   zero (e4m3 has subnormals: they become zero by rounding, not by a
+ *   flush-to-zero mode);
  *   delayed scaling saturates at the spike step and recovers one step
  *   later (history len 1) or keeps a too-small scale for `history` steps.
  */
@@ -110,12 +115,14 @@ typedef struct {
 /* the MLP's tensors (fp64) and the scratch of a quantization */
 typedef struct {
   double *means, *W1, *W2, *X, *Z1, *H, *P, *dZ2, *dH, *dW1, *dW2, *deq, *derr, *dsat;
+  long long *dclip; /* per recipe and step: elements with |x| scale beyond e4m3's rounding range, recounted */
   int *y;
 } mlp_t;
 
 static void mlp_free(mlp_t *m) {
   free(m->means); free(m->W1); free(m->W2); free(m->X); free(m->Z1); free(m->H); free(m->P); free(m->dZ2);
   free(m->dH); free(m->dW1); free(m->dW2); free(m->deq); free(m->y); free(m->derr); free(m->dsat);
+  free(m->dclip);
 }
 
 static int mlp_alloc(mlp_t *m, const cfg_t *c) {
@@ -135,8 +142,9 @@ static int mlp_alloc(mlp_t *m, const cfg_t *c) {
   m->y = malloc((size_t)c->B * sizeof(int));
   m->derr = malloc((size_t)(3 * c->steps) * sizeof(double));
   m->dsat = malloc((size_t)(3 * c->steps) * sizeof(double));
+  m->dclip = malloc((size_t)(3 * c->steps) * sizeof(long long));
   return m->means && m->W1 && m->W2 && m->X && m->Z1 && m->H && m->P && m->dZ2 && m->dH && m->dW1 && m->dW2 &&
-                 m->deq && m->y && m->derr && m->dsat ? LOWP_OK : LOWP_ENOMEM;
+                 m->deq && m->y && m->derr && m->dsat && m->dclip ? LOWP_OK : LOWP_ENOMEM;
 }
 
 /* one SGD step of the 2-layer MLP on the batch in m->X (fp64: a simulation, not measured) */
@@ -192,19 +200,33 @@ typedef struct {
   double after_del, after_cur; /* mean error over the steps after the spike while it is in the history */
 } spike_t;
 
+/* elements that the cast with scale sc clips: |x| sc beyond the largest
+   finite value plus half its ulp (what would round past it without
+   saturation), counted here from the format's descriptor, apart from
+   lib/amp's own statistics, which delayed.csv prints beside it */
+static long long count_clipped(const double *x, size_t n, double sc, const lowp_format_t *f) {
+  double lim = lowp_format_xmax(f) + ldexp(1.0, f->emax - f->precision + 1) / 2;
+  long long k = 0;
+  size_t i;
+  for (i = 0; i < n; i++) k += fabs(x[i]) * sc > lim;
+  return k;
+}
+
 /* delayed vs current scaling of step s's X (e4m3) */
 static void quantize_step(mlp_t *m, const cfg_t *c, long long s, lowp_fp8_delayed_t *d1, lowp_fp8_delayed_t *dh,
                           spike_t *sp) {
   lowp_quant_stats_t q[3];
+  double sc[3];
   long long k;
   memset(q, 0, sizeof q);
-  lowp_fp8_quantize_blocks(m->deq, NULL, m->X, (size_t)c->B, (size_t)c->in, (size_t)c->B, (size_t)c->in,
+  lowp_fp8_quantize_blocks(m->deq, sc, m->X, (size_t)c->B, (size_t)c->in, (size_t)c->B, (size_t)c->in,
                            &LOWP_FMT_E4M3, LOWP_SCALE_AMAX, c->margin, &q[0]);
-  lowp_fp8_delayed_quantize(d1, m->deq, m->X, (size_t)(c->B * c->in), &LOWP_FMT_E4M3, NULL, &q[1]);
-  lowp_fp8_delayed_quantize(dh, m->deq, m->X, (size_t)(c->B * c->in), &LOWP_FMT_E4M3, NULL, &q[2]);
+  lowp_fp8_delayed_quantize(d1, m->deq, m->X, (size_t)(c->B * c->in), &LOWP_FMT_E4M3, &sc[1], &q[1]);
+  lowp_fp8_delayed_quantize(dh, m->deq, m->X, (size_t)(c->B * c->in), &LOWP_FMT_E4M3, &sc[2], &q[2]);
   for (k = 0; k < 3; k++) {
     m->derr[k * c->steps + s] = lowp_quant_mean_rel_err(&q[k]);
     m->dsat[k * c->steps + s] = (double)q[k].saturated / (double)q[k].n;
+    m->dclip[k * c->steps + s] = count_clipped(m->X, (size_t)(c->B * c->in), sc[k], &LOWP_FMT_E4M3);
   }
   if (s > sp->spike_step && s <= sp->spike_step + c->hist) {
     sp->after_cur += m->derr[s];
@@ -249,20 +271,23 @@ static int write_delayed(lowp_run_t *r, const mlp_t *m, const cfg_t *c) {
   FILE *fd = fopen(lowp_run_path(r, "delayed.csv"), "w");
   long long k, i;
   if (!fd) return LOWP_EIO;
-  fprintf(fd, "step,recipe,mean_rel_err,saturated\n");
+  /* saturated: lib/amp's fraction; clipped, n: this file's recount (count_clipped); clipped_pct = 100 clipped / n */
+  fprintf(fd, "step,recipe,mean_rel_err,saturated,clipped,n,clipped_pct\n");
   for (k = 0; k < 3; k++) /* rows grouped per recipe: contiguous gnuplot lines */
     for (i = 0; i < c->steps; i++)
-      fprintf(fd, "%lld,%s,%.6g,%.6g\n", i, nm[k], m->derr[k * c->steps + i], m->dsat[k * c->steps + i]);
+      fprintf(fd, "%lld,%s,%.6g,%.6g,%lld,%lld,%.6g\n", i, nm[k], m->derr[k * c->steps + i],
+              m->dsat[k * c->steps + i], m->dclip[k * c->steps + i], c->B * c->in,
+              100.0 * (double)m->dclip[k * c->steps + i] / (double)(c->B * c->in));
   return fclose(fd) != 0 ? LOWP_EIO : LOWP_OK;
 }
 
 /* the recipes on the four tensors: table, summary rows and recipes.csv */
 static int render_recipes(lowp_run_t *r, const mlp_t *m, const cfg_t *c) {
   static const char *const cols[] = {"tensor", "shape", "recipe", "element", "rel. error (norm)",
-                                     "mean elementwise rel. error", "saturated", "flushed", "subnormal", "scales"};
+                                     "mean elementwise rel. error", "saturated", "rounded to zero", "subnormal", "scales"};
   cJSON *tables = cJSON_AddArrayToObject(r->results, "tables");
   cJSON *rows = lowp_result_table(tables, "Quantization error of the MLP's tensors by recipe (relative Frobenius "
-                                  "error against fp64; saturated = clamped to max; flushed = nonzero to 0)", cols, 10);
+                                  "error against fp64; saturated = clamped to max; rounded to zero = nonzero to 0)", cols, 10);
   double *deq = m->deq;
   FILE *fe = fopen(lowp_run_path(r, "recipes.csv"), "w");
   {
@@ -273,8 +298,8 @@ static int render_recipes(lowp_run_t *r, const mlp_t *m, const cfg_t *c) {
         {"dW1 (weight gradient)", m->dW1, c->hid, c->in, 0, 1}};
     int t, q;
     if (!fe) return LOWP_EIO;
-    fprintf(fe, "tensor_index,tensor,recipe_index,recipe,element,rel_err,saturated,flushed,mean_rel_err\n");
-    fprintf(r->summary, "| tensor | recipe | element | rel. error (norm) | mean elem. rel. error | saturated | flushed |\n|---|---|---|---|---|---|---|\n");
+    fprintf(fe, "tensor_index,tensor,recipe_index,recipe,element,rel_err,saturated,rounded_to_zero,mean_rel_err,x_plot\n");
+    fprintf(r->summary, "| tensor | recipe | element | rel. error (norm) | mean elem. rel. error | saturated | rounded to zero |\n|---|---|---|---|---|---|---|\n");
     for (t = 0; t < 4; t++) {
       recipe_t R[8] = {
           {"per tensor (current)", 0, 0, LOWP_SCALE_AMAX, &LOWP_FMT_E4M3},
@@ -313,9 +338,11 @@ static int render_recipes(lowp_run_t *r, const mlp_t *m, const cfg_t *c) {
         for (m = 0; m < 10; m++) cp[m] = cell[m];
         lowp_result_add_row(rows, cp, 10);
         fprintf(r->summary, "| %s | %s | %s | %s | %s | %s | %s |\n", cp[0], cp[2], cp[3], cp[4], cp[5], cp[6], cp[7]);
-        fprintf(fe, "%d,%s,%d,%s %s,%s,%.6g,%.6g,%.6g,%.6g\n", t, T[t].name, q, R[q].name, R[q].elem->name,
+        /* x_plot: the recipe's index, each tensor a little to the side so that its point shows */
+        fprintf(fe, "%d,%s,%d,%s %s,%s,%.6g,%.6g,%.6g,%.6g,%.3g\n", t, T[t].name, q, R[q].name, R[q].elem->name,
                 R[q].elem->name, lowp_quant_rel_err(&qs), (double)qs.saturated / (double)qs.n,
-                qs.nonzero ? (double)qs.flushed / (double)qs.nonzero : 0.0, lowp_quant_mean_rel_err(&qs));
+                qs.nonzero ? (double)qs.flushed / (double)qs.nonzero : 0.0, lowp_quant_mean_rel_err(&qs),
+                q + 0.12 * (t - 1.5));
       }
     }
   }
@@ -328,6 +355,7 @@ static int render_plots(lowp_run_t *r, const cfg_t *c, const spike_t *sp) {
   long long spike_step = sp->spike_step;
   plots = cJSON_AddArrayToObject(r->results, "plots");
   {
+    /* recipes are categories: points, no lines between them */
     lowp_plot_t pl = {"FP8 quantization error by recipe and tensor (e4m3 unless marked)",
                       "recipe (element format e4m3 unless marked)",
                       "mean elementwise relative error", 0, 1,
@@ -337,10 +365,10 @@ static int render_plots(lowp_run_t *r, const cfg_t *c, const spike_t *sp) {
                       "set label 1 \"e5m2 recipes:\\nthe gradient only\" at 6.5, graph 0.6 center font ',10'\n"
                       "set arrow 1 from 5.5, graph 0 to 5.5, graph 1 nohead dt 3 lc rgb '#999999'"};
     lowp_series_t s4[4] = {
-        {"recipes.csv", 3, 9, "W1 (weights)", "linespoints pt 7 ps 1.2", "0", 1, 0},
-        {"recipes.csv", 3, 9, "X (inputs with outlier channels)", "linespoints pt 5 ps 1.2", "1", 1, 0},
-        {"recipes.csv", 3, 9, "H (hidden activations)", "linespoints pt 9 ps 1.2", "2", 1, 0},
-        {"recipes.csv", 3, 9, "dW1 (weight gradient)", "linespoints pt 11 ps 1.2", "3", 1, 0}};
+        {"recipes.csv", 10, 9, "W1 (weights)", "points pt 7 ps 1.6", "0", 1, 0},
+        {"recipes.csv", 10, 9, "X (inputs with outlier channels)", "points pt 5 ps 1.6", "1", 1, 0},
+        {"recipes.csv", 10, 9, "H (hidden activations)", "points pt 9 ps 1.8", "2", 1, 0},
+        {"recipes.csv", 10, 9, "dW1 (weight gradient)", "points pt 11 ps 1.8", "3", 1, 0}};
     st = lowp_plot(r->outdir, "recipes", &pl, s4, 4);
   }
   if (st == 0) {
@@ -356,13 +384,31 @@ static int render_plots(lowp_run_t *r, const cfg_t *c, const spike_t *sp) {
     pl.title = title;
     st = lowp_plot(r->outdir, "delayed", &pl, s3, 3);
   }
+  if (st == 0) {
+    char title[160];
+    lowp_plot_t pl = {NULL, "training step (the input batch is quantized each step)",
+                      "elements of X clipped to e4m3's max (percent)", 0, 0,
+                      "set key top right\nset yrange [-0.05:*]"};
+    lowp_series_t s3[3] = {
+        {"delayed.csv", 1, 7, "current scaling (amax of this tensor)", "linespoints pt 7 ps 0.6", "current", 2, 0},
+        {"delayed.csv", 1, 7, "delayed, max of amax history", "linespoints pt 5 ps 0.6", "delayed", 2, 0},
+        {"delayed.csv", 1, 7, "delayed, most recent amax", "linespoints pt 9 ps 0.6", "delayed-len1", 2, 1}};
+    snprintf(title, sizeof title, "Clipped (saturated) elements per step; the inputs spike x%g at step %lld", c->spike,
+             spike_step);
+    pl.title = title;
+    st = lowp_plot(r->outdir, "delayed_clipped", &pl, s3, 3);
+  }
   lowp_result_plot(plots, "recipes.png", "Mean elementwise relative error of each recipe on each tensor of the trained MLP "
-                   "(log axis); the norm-wise errors are in the table.");
+                   "(log axis; recipes are categories, so points without lines); the norm-wise errors are in the table.");
   lowp_result_plot(plots, "delayed.png", "Per-tensor e4m3 error of each step's input batch (mean elementwise): delayed "
-                   "scaling casts with the scale from earlier steps' amax: step 0 (TE's initial scale 1) and the spike step "
-                   "clip their largest elements (saturated fractions in delayed.csv, column 4; few elements, so the mean "
-                   "barely moves); afterwards the max over the history keeps a scale 1/spike too small, pushing small "
-                   "values into e4m3's subnormals, until the spike leaves the history.");
+                   "scaling casts with the scale from earlier steps' amax; afterwards the max over the history keeps a "
+                   "scale 1/spike too small, pushing small values into e4m3's subnormals, until the spike leaves the "
+                   "history. The mean hides the clipping at step 0 (TE's initial scale 1) and at the spike step: see "
+                   "delayed_clipped.png.");
+  lowp_result_plot(plots, "delayed_clipped.png", "Beside delayed.png: the share of X's elements each step's cast clips "
+                   "to e4m3's max (|x| scale beyond 448 + 16), counted in delayed.csv (clipped, n, clipped_pct). "
+                   "Current scaling never clips (its scale maps amax to 448); delayed scaling clips at step 0 and at "
+                   "the spike.");
   return st;
 }
 
@@ -382,7 +428,7 @@ static void judge(lowp_run_t *r, const mlp_t *m, const cfg_t *c, const spike_t *
     snprintf(buf, sizeof buf,
              "Inputs with %lld outlier channels (x%g): e4m3 mean elementwise error per tensor %.3g vs per channel "
              "%.3g (norm-wise %.3g vs %.3g: the norm hides the small channels). Weight gradient: per tensor %.3g "
-             "with %.2f%% of nonzero entries flushed to zero, MXFP8 %.3g with %.2f%%. "
+             "with %.2f%% of nonzero entries rounded to zero, MXFP8 %.3g with %.2f%%. "
              "At the x%g input spike, delayed scaling (history %lld) saturated %.2f%% of the elements (mean "
              "elementwise error %.3g) where current scaling saturated %.2f%% (error %.3g); over the next %lld steps, "
              "while the spike stayed in the amax history, delayed scaling's error was %.3g vs %.3g for current "
@@ -455,11 +501,11 @@ static int run(lowp_run_t *r) {
 const lowp_experiment_t lowp_exp_fp8_scaling = {
     "fp8-scaling",
     "How large is the FP8 error of an MLP's weights, activations and gradients under each published scaling "
-    "recipe, and how many elements saturate or flush?",
+    "recipe, and how many elements saturate or round to zero?",
     "A 2-layer MLP trained in fp64 on seeded data with outlier input channels; W1, X, H, dW1 quantized with "
     "lib/amp/fp8scale: per tensor (TE current), per channel, 1x128 and 128x128 (DeepSeek-V3), MX 1x32 E8M0 "
     "(OCP MX v1.0), e4m3 (and e5m2, e2m1); delayed scaling (TE, amax history, margin) over training steps "
     "with an input spike; errors against the fp64 values.",
-    "Finer scaling -> smaller error on outlier tensors; per-tensor flushes small gradients; delayed scaling "
+    "Finer scaling -> smaller error on outlier tensors; per-tensor rounds small gradients to zero; delayed scaling "
     "saturates at a spike.",
     params, run, check};

@@ -1,9 +1,9 @@
-/* lowp_exp_gradscaler_dynamics -- loss scaling over a synthetic training run: underflow, skips, the scale */
+/* lowp_exp_gradscaler_dynamics -- loss scaling over a synthetic training run: gradients rounded to zero, skips, the scale */
 
 /*
  * Question: on a stream of gradients that drift smaller, spike, and hit a
- *   run of NaN losses, how much of each step's gradient does fp16 lose to
- *   underflow with and without dynamic loss scaling, how many steps are
+ *   run of NaN losses, how much of each step's gradient does fp16 round to
+ *   zero with and without dynamic loss scaling, how many steps are
  *   skipped, and how do PyTorch's GradScaler and the documents' variants
  *   (Genesis clamp at 1.0, the MLX C++ and Python sketches) differ?
  * Method: step t has n gradient elements g = +-10^(mu(t) + sigma z), z
@@ -15,12 +15,16 @@
  *   two here, so exactly) and rounded once to fp16 (lib/format, nearest
  *   even): this models the scaled backward pass's last rounding. An inf or
  *   NaN element is found-inf (the step is skipped); a nonzero g that
- *   becomes 0 is lost to underflow; a subnormal result keeps fewer than 11
+ *   becomes 0 is lost (rounded to zero); a subnormal result keeps fewer than 11
  *   bits. The scale then follows lib/amp/scaler (exact PyTorch rules, or a
- *   variant). Baseline "none": S = 1 throughout.
+ *   variant). Baseline "none": S = 1 throughout. Provenance of the
+ *   hand-chosen scenario (mu0 -6, drift -2, a 30-step burst): a sweep
+ *   moves each of mu0, drift and burst_len alone (sweep_n elements per
+ *   step) and says whether the two findings hold at each point (sweep.csv,
+ *   the sweep table, the answer's last sentence).
  * Run: lowp run gradscaler-dynamics [--steps=20000 --n=1024 --interval=2000]
  * Expected / acceptance: without scaling a growing fraction of elements
- *   flushes to zero as mu drifts below fp16's subnormal range; with
+ *   rounds to zero as mu drifts below fp16's subnormal range; with
  *   PyTorch's scaler almost none do, except after the NaN burst, which
  *   drives the scale down by 2^burst_len; Genesis stops at 1.0 and recovers
  *   sooner; the MLX C++ sketch's tracker quirk grows one step early.
@@ -52,7 +56,8 @@ static const lowp_param_t params[] = {
     {"spike_decades", "3", NULL, "a spike multiplies the step's gradients by 10^this"},
     {"burst_at", "0.7", NULL, "the NaN-loss burst starts at this fraction of the run"},
     {"burst_len", "30", NULL, "steps with a NaN loss (0: none)"},
-    {"window", "100", "50", "steps per point of the underflow plot"},
+    {"window", "100", "50", "steps per point of the rounded-to-zero plot"},
+    {"sweep_n", "32", "16", "gradient elements per step in the sweep of mu0, drift and burst_len (0: no sweep)"},
     {NULL, NULL, NULL, NULL}};
 
 #define NPOL 5 /* none + the four scaler policies */
@@ -60,7 +65,7 @@ static const lowp_param_t params[] = {
 /* ------------------------------------------------------ private helpers */
 
 typedef struct {
-  long long steps, n, interval, burst_len, window;
+  long long steps, n, interval, burst_len, window, sweep_n;
   double init, mu0, drift, sigma, spike_prob, spike_dec, burst_at;
 } cfg_t;
 
@@ -77,6 +82,7 @@ static void get_cfg(const lowp_run_t *r, cfg_t *c) {
   c->burst_at = lowp_run_param_num(r, "burst_at");
   c->burst_len = lowp_run_param_int(r, "burst_len", 0, 1000000);
   c->window = lowp_run_param_int(r, "window", 1, 1000000);
+  c->sweep_n = lowp_run_param_int(r, "sweep_n", 0, 1 << 20);
   if (!(c->init > 0) || isinf(c->init) || (float)c->init > 3.4e38f)
     lowp_run_bad_param(r, "init", "must be > 0 and finite in fp32");
   if (!(c->sigma >= 0) || c->sigma > 10) lowp_run_bad_param(r, "sigma", "must be in [0, 10]");
@@ -201,8 +207,142 @@ static int simulate(lowp_run_t *r, const cfg_t *c, pol_t *p, long long burst0, l
   return LOWP_OK;
 }
 
+/* ------------------------------------------------------------ the sweep */
+
+/*
+ * Provenance of the hand-chosen scenario: mu0, drift and burst_len varied
+ * one at a time around the run's values (sweep_n elements per step, all
+ * else as in the run), and for each point whether the two findings hold:
+ * 1. before the burst, PyTorch's scaler rounds at most a tenth as many
+ *    gradient elements to zero as no scaling does (n/a if none are lost);
+ * 2. the NaN burst leaves PyTorch's scale below 1 (no lower clamp), after
+ *    which it rounds more elements to zero than Genesis (clamped at 1)
+ *    (n/a without a burst).
+ */
+typedef struct {
+  const char *param;
+  double value;
+  double pre0, pre1, post1, post2, after1, after2; /* lost before (none, pytorch); scale after the burst and
+                                                      lost after it (pytorch, genesis) */
+  int f1, f2;                                      /* 1 holds, 0 fails, -1 n/a */
+} sweep_row_t;
+
+#define NSWEEP 9
+
+static double frac(long long a, long long b) { return b > 0 ? (double)a / (double)b : 0; }
+
+static int sweep_point(lowp_run_t *r, const cfg_t *base, const char *param, double value, sweep_row_t *row) {
+  cfg_t c = *base;
+  pol_t p[NPOL];
+  long long b0, b1;
+  int st;
+  c.n = base->sweep_n;
+  c.window = c.steps;
+  if (!strcmp(param, "mu0")) c.mu0 = value;
+  else if (!strcmp(param, "drift")) c.drift = value;
+  else if (!strcmp(param, "burst_len")) c.burst_len = (long long)value;
+  b0 = (long long)floor(c.burst_at * (double)c.steps);
+  b1 = b0 + c.burst_len;
+  st = policies_init(p, &c);
+  if (!st) st = simulate(r, &c, p, b0, b1);
+  if (!st) {
+    row->param = param;
+    row->value = value;
+    row->pre0 = frac(p[0].lost_pre, p[0].seen_pre);
+    row->pre1 = frac(p[1].lost_pre, p[1].seen_pre);
+    row->post1 = p[1].post_burst;
+    row->post2 = p[2].post_burst;
+    row->after1 = frac(p[1].lost - p[1].lost_pre, p[1].seen - p[1].seen_pre);
+    row->after2 = frac(p[2].lost - p[2].lost_pre, p[2].seen - p[2].seen_pre);
+    row->f1 = row->pre0 > 0 ? row->pre1 * 10 <= row->pre0 : -1;
+    row->f2 = c.burst_len > 0 ? row->post1 < 1 && row->after1 > row->after2 : -1;
+  }
+  policies_free(p);
+  return st;
+}
+
+/* the run's own values first, then each parameter moved alone */
+static int sweep(lowp_run_t *r, const cfg_t *c, sweep_row_t *row) {
+  struct { const char *param; double value; } pt[NSWEEP] = {
+      {"(the run's values)", 0}, {"mu0", c->mu0 + 1}, {"mu0", c->mu0 - 1},
+      {"drift", 0}, {"drift", c->drift / 2}, {"drift", c->drift * 1.5},
+      {"burst_len", 0}, {"burst_len", (double)(c->burst_len / 3)}, {"burst_len", (double)(c->burst_len * 2)}};
+  int k, st = LOWP_OK;
+  for (k = 0; k < NSWEEP && !st; k++) {
+    st = sweep_point(r, c, pt[k].param, pt[k].value, &row[k]);
+    lowp_run_progress(r, "sweep %d/%d", k + 1, NSWEEP);
+  }
+  return st;
+}
+
+static const char *verdict_word(int f) { return f < 0 ? "n/a" : f ? "holds" : "fails"; }
+
+static int write_sweep(lowp_run_t *r, const cfg_t *c, const sweep_row_t *row) {
+  static const char *const cols[] = {"parameter", "value", "lost before burst: none", "lost before burst: pytorch",
+                                     "scale after burst: pytorch", "scale after burst: genesis",
+                                     "lost after burst: pytorch", "lost after burst: genesis", "finding 1",
+                                     "finding 2"};
+  FILE *f = fopen(lowp_run_path(r, "sweep.csv"), "w");
+  cJSON *rows;
+  char title[400];
+  int k, j;
+  if (!f) return LOWP_EIO;
+  snprintf(title, sizeof title, "Sweep of the scenario's hand-chosen parameters, one at a time (%lld gradient elements "
+           "per step): 1 = scaling keeps >= 10x more gradients than none before the burst; 2 = the burst leaves "
+           "PyTorch's scale < 1 and it then loses more than Genesis", c->sweep_n);
+  rows = lowp_result_table(cJSON_GetObjectItem(r->results, "tables"), title, cols, 10);
+  fprintf(f, "parameter,value,lost_pre_none,lost_pre_pytorch,scale_after_burst_pytorch,scale_after_burst_genesis,"
+             "lost_after_burst_pytorch,lost_after_burst_genesis,finding1,finding2\n");
+  fprintf(r->summary, "\n| parameter | value | lost before burst: none | pytorch | scale after burst: pytorch | "
+                      "genesis | lost after burst: pytorch | genesis | finding 1 | finding 2 |\n"
+                      "|---|---|---|---|---|---|---|---|---|---|\n");
+  for (k = 0; k < NSWEEP; k++) {
+    const sweep_row_t *w = &row[k];
+    char cell[10][96];
+    const char *cp[10];
+    if (k == 0) fprintf(f, "%s,-", w->param); /* the run's values: the table's first row names them */
+    else fprintf(f, "%s,%.6g", w->param, w->value);
+    fprintf(f, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%s\n", w->pre0, w->pre1, w->post1, w->post2, w->after1, w->after2,
+            verdict_word(w->f1), verdict_word(w->f2));
+    snprintf(cell[0], 96, "%s", w->param);
+    if (k == 0) snprintf(cell[1], 96, "mu0 %g, drift %g, burst_len %lld", c->mu0, c->drift, c->burst_len);
+    else snprintf(cell[1], 96, "%g", w->value);
+    snprintf(cell[2], 96, "%.4f%%", 100 * w->pre0);
+    snprintf(cell[3], 96, "%.4f%%", 100 * w->pre1);
+    snprintf(cell[4], 96, "%.6g", w->post1);
+    snprintf(cell[5], 96, "%.6g", w->post2);
+    snprintf(cell[6], 96, "%.4f%%", 100 * w->after1);
+    snprintf(cell[7], 96, "%.4f%%", 100 * w->after2);
+    snprintf(cell[8], 96, "%s", verdict_word(w->f1));
+    snprintf(cell[9], 96, "%s", verdict_word(w->f2));
+    for (j = 0; j < 10; j++) cp[j] = cell[j];
+    lowp_result_add_row_md(rows, r->summary, cp, 10);
+  }
+  return fclose(f) != 0 ? LOWP_EIO : LOWP_OK;
+}
+
+/* one sentence: where each finding held, and the points where it failed */
+static void sweep_text(char *buf, size_t len, const sweep_row_t *row) {
+  int k, f, held[2] = {0, 0}, app[2] = {0, 0};
+  size_t o;
+  for (k = 0; k < NSWEEP; k++)
+    for (f = 0; f < 2; f++) {
+      int v = f ? row[k].f2 : row[k].f1;
+      if (v >= 0) { app[f]++; held[f] += v; }
+    }
+  o = (size_t)snprintf(buf, len, "Sweep (sweep.csv): finding 1 (scaling keeps the gradients) held at %d of %d points "
+                       "where it applies, finding 2 (the burst pushes PyTorch's scale below 1, where it loses more "
+                       "than Genesis) at %d of %d", held[0], app[0], held[1], app[1]);
+  for (k = 0; k < NSWEEP && o < len; k++)
+    for (f = 0; f < 2 && o < len; f++)
+      if ((f ? row[k].f2 : row[k].f1) == 0)
+        o += (size_t)snprintf(buf + o, len - o, "; %d fails at %s = %g (PyTorch's scale after the burst %g)", f + 1,
+                              row[k].param, row[k].value, row[k].post1);
+  if (o < len) snprintf(buf + o, len - o, ".");
+}
+
 static int write_csvs(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
-  FILE *fs = fopen(lowp_run_path(r, "scale.csv"), "w"), *fu = fopen(lowp_run_path(r, "underflow.csv"), "w");
+  FILE *fs = fopen(lowp_run_path(r, "scale.csv"), "w"), *fu = fopen(lowp_run_path(r, "zeroed.csv"), "w");
   long long t, i;
   int k, bad;
   if (!fs || !fu) {
@@ -228,7 +368,7 @@ static void render_table(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
   cJSON *tables = cJSON_AddArrayToObject(r->results, "tables"), *rows;
   int k;
   {
-    static const char *const cols[] = {"policy", "skipped steps", "lost before the burst", "lost to underflow", "subnormal",
+    static const char *const cols[] = {"policy", "skipped steps", "lost before the burst", "rounded to zero", "subnormal",
                                        "min scale", "max scale", "scale after burst",
                                        "steps to recover", "final scale"};
     rows = lowp_result_table(tables, "Per policy: skipped steps, gradient elements lost (fp16 zero) and subnormal, over unskipped steps", cols, 10);
@@ -259,7 +399,17 @@ static void render_table(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
   }
 }
 
-static int render_plots(lowp_run_t *r, long long burst0, long long burst1) {
+/* the y range of scale.png: every policy's extremes inside it, not on its edge */
+static void scale_range(const pol_t *p, double *lo, double *hi) {
+  int k;
+  *lo = *hi = p[1].min_scale;
+  for (k = 1; k < NPOL; k++) {
+    if (p[k].min_scale < *lo) *lo = p[k].min_scale;
+    if (p[k].max_scale > *hi) *hi = p[k].max_scale;
+  }
+}
+
+static int render_plots(lowp_run_t *r, const pol_t *p, long long burst0, long long burst1) {
   cJSON *plots = cJSON_AddArrayToObject(r->results, "plots");
   int st;
   {
@@ -271,48 +421,65 @@ static int render_plots(lowp_run_t *r, long long burst0, long long burst1) {
         {"scale.csv", 1, 3, "Genesis (clamp at 1.0)", "steps lc rgb '#d62728'", "genesis", 2, 0},
         {"scale.csv", 1, 3, "MLX C++ sketch", "steps lc rgb '#2ca02c'", "mlx", 2, 1},
         {"scale.csv", 1, 3, "MLX Python sketch", "steps lc rgb '#ff7f0e'", "mlx-py", 2, 1}};
+    double lo, hi;
+    char tick[96];
+    int e;
+    scale_range(p, &lo, &hi);
+    /* a power of two: the tics start there, every 2^3, plus Genesis's clamp 2^0; otherwise one tick of
+       its own is added */
+    if (frexp(lo, &e) == 0.5) snprintf(tick, sizeof tick, "set ytics %.17g, 8\nset ytics add ('2^{0}' 1)", lo);
+    else snprintf(tick, sizeof tick, "set ytics add ('%.3g' %.17g)", lo, lo);
+    /* a margin of 2^3 below the smallest and above the largest scale, and
+       the smallest (PyTorch's after the burst) labelled as its own tick */
     snprintf(extra, sizeof extra,
              "set logscale y 2\nset format y '2^{%%L}'\nset key outside right top box\n"
+             "set yrange [%.17g:%.17g]\n%s\n"
              "set object 1 rect from %lld, graph 0 to %lld, graph 1 fc rgb '#f4cccc' fs solid 0.5 noborder behind\n"
              "set label 1 'NaN burst' at %lld, graph 0.95 offset 0.5,0",
-             burst0, burst1 > burst0 ? burst1 : burst0 + 1, burst1);
+             lo / 8, hi * 8, tick, burst0, burst1 > burst0 ? burst1 : burst0 + 1, burst1);
     pl.extra = extra;
     st = lowp_plot(r->outdir, "scale", &pl, s, 4);
   }
   if (st == 0) {
-    lowp_plot_t pl = {"Fraction of gradient elements flushed to zero in fp16 (unskipped steps)",
-                      "training step", "fraction lost to underflow (window mean)", 0, 0,
+    lowp_plot_t pl = {"Fraction of gradient elements rounded to zero in fp16 (unskipped steps)",
+                      "training step", "fraction rounded to zero (window mean)", 0, 0,
                       "set key outside right top box\nset yrange [-0.02:1]"};
     lowp_series_t s[3] = {
-        {"underflow.csv", 1, 3, "no loss scaling", "lines lc rgb '#000000'", "none", 2, 0},
-        {"underflow.csv", 1, 3, "PyTorch GradScaler", "lines lc rgb '#1f4e9e'", "pytorch", 2, 0},
-        {"underflow.csv", 1, 3, "Genesis", "lines lc rgb '#d62728'", "genesis", 2, 1}};
-    st = lowp_plot(r->outdir, "underflow", &pl, s, 3);
+        {"zeroed.csv", 1, 3, "no loss scaling", "lines lc rgb '#000000'", "none", 2, 0},
+        {"zeroed.csv", 1, 3, "PyTorch GradScaler", "lines lc rgb '#1f4e9e'", "pytorch", 2, 0},
+        {"zeroed.csv", 1, 3, "Genesis", "lines lc rgb '#d62728'", "genesis", 2, 1}};
+    st = lowp_plot(r->outdir, "zeroed", &pl, s, 3);
   }
   lowp_result_plot(plots, "scale.png", "The loss scale of each policy over the run (the documents' \"Loss Scale over "
-                   "Training\" sketch, measured): growth every interval, halving at spikes, the NaN burst (shaded).");
-  lowp_result_plot(plots, "underflow.png", "Share of the step's gradient elements that fp16 rounds to zero, with and "
+                   "Training\" sketch, measured): growth every interval, halving at spikes, the NaN burst (shaded); the y axis "
+                   "reaches 2^3 beyond the extremes, its tics start at the smallest scale (PyTorch's after the burst).");
+  lowp_result_plot(plots, "zeroed.png", "Share of the step's gradient elements that fp16 rounds to zero, with and "
                    "without loss scaling (window means over unskipped steps). PyTorch's line sits at 0 until the NaN burst "
                    "leaves its scale below 1.");
   return st;
 }
 
-static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
+static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p, const sweep_row_t *sw) {
   const lowp_format_t *f16 = &LOWP_FMT_FP16;
   cJSON *verdicts;
-  char buf[1024], b2[256];
+  char buf[2400], b2[256], b3[1200];
   /* ---- answer and verdicts */
   {
     double f0 = p[0].seen_pre ? (double)p[0].lost_pre / (double)p[0].seen_pre : 0;
     double f1 = p[1].seen_pre ? (double)p[1].lost_pre / (double)p[1].seen_pre : 0;
     snprintf(buf, sizeof buf,
-             "Before the NaN burst, fp16 flushed %.2f%% of the gradient elements to zero without scaling "
+             "Before the NaN burst, fp16 rounded %.2f%% of the gradient elements to zero without scaling "
              "and %.4f%% with PyTorch's GradScaler (%lld of %lld steps skipped in the whole run). The %lld-step NaN burst drove PyTorch's "
              "scale to %.3g (recovery: %s steps; at one doubling per interval it needs about %lld); Genesis's clamp held it at %.3g. The MLX C++ sketch "
              "ended at %.6g vs PyTorch's %.6g.",
              100 * f0, 100 * f1, p[1].skipped, c->steps, c->burst_len, p[1].post_burst,
              p[1].recover < 0 ? "more than the rest of the run" : (snprintf(b2, sizeof b2, "%lld", p[1].recover), b2),
              c->burst_len * c->interval, p[2].post_burst, p[3].s.scale, p[1].s.scale);
+    if (sw) {
+      size_t o = strlen(buf);
+      sweep_text(b3, sizeof b3, sw);
+      snprintf(buf + o, sizeof buf - o, " %s", b3);
+    }
     cJSON_AddStringToObject(r->results, "answer", buf);
     fprintf(r->summary, "\n**Answer.** %s\n", buf);
   }
@@ -355,6 +522,7 @@ static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
 static int run(lowp_run_t *r) {
   cfg_t c;
   pol_t p[NPOL];
+  sweep_row_t sw[NSWEEP];
   long long burst0, burst1;
   int st;
   /* declare */
@@ -377,9 +545,18 @@ static int run(lowp_run_t *r) {
     return 2;
   }
   render_table(r, &c, p);
-  st = render_plots(r, burst0, burst1);
+  /* the sweep of the hand-chosen parameters */
+  if (c.sweep_n > 0) {
+    st = sweep(r, &c, sw);
+    if (!st) st = write_sweep(r, &c, sw);
+    if (st) {
+      fprintf(stderr, "lowp run gradscaler-dynamics: the sweep failed (%s)\n", lowp_status_str(st));
+      return 2;
+    }
+  }
+  st = render_plots(r, p, burst0, burst1);
   if (st != 0) return lowp_run_plot_failed(r, st);
-  judge(r, &c, p);
+  judge(r, &c, p, c.sweep_n > 0 ? sw : NULL);
   return 0;
 }
 
@@ -391,5 +568,6 @@ const lowp_experiment_t lowp_exp_gradscaler_dynamics = {
     "S*g rounded once to fp16; found-inf skips the step; scale from lib/amp/scaler (PyTorch exact rules, "
     "Genesis, MLX C++ and Python sketches); baseline without scaling.",
     "No scaling loses a growing fraction as the gradients shrink; PyTorch's scaler keeps almost all; "
-    "the NaN burst collapses PyTorch's scale (no lower clamp) while Genesis stops at 1.",
+    "the NaN burst collapses PyTorch's scale (no lower clamp) while Genesis stops at 1; a sweep of mu0, drift and "
+    "the burst length shows where these findings hold.",
     params, run, check};

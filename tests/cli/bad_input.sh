@@ -316,6 +316,7 @@ run gradscaler-dynamics --steps=0
 run gradscaler-dynamics --init=-1
 run gradscaler-dynamics --sigma=x
 run gradscaler-dynamics --spike_prob=2
+run gradscaler-dynamics --sweep_n=-1
 run master-weights --delta=zz
 run master-weights --deltas=1e-3,,1e-4
 run master-weights --N=0
