@@ -2,7 +2,8 @@
 
 /*
  * Question: which numeric statements of the documents hold, which hold only
- *   with a qualification, and which are wrong?
+ *   with a qualification, which only redo their own arithmetic, and which
+ *   are wrong?
  * Method: the claims are data (experiments/claims.json: id, the claim in
  *   lowp's words, document and section, the document's words, and the name
  *   of the lowp computation that checks it with its arguments). This file
@@ -1743,8 +1744,9 @@ static int run(lowp_run_t *r) {
 
 const lowp_experiment_t lowp_exp_claims = {
     "claims",
-    "Which numeric claims of the five documents hold, which hold only with a qualification, which are wrong, which "
-    "contradict their own document or are ambiguous, and which cannot be checked without a GPU?",
+    "Which numeric claims of the five documents hold, which hold only with a qualification, which can only have "
+    "their own arithmetic re-checked, which are wrong, which contradict their own document or are ambiguous, and "
+    "which cannot be checked without a GPU?",
     "Claims as data (experiments/claims.json: id, claim, document and section, quote, and the lowp computation "
     "that checks it); each check computes the measured value from the format descriptors, lowp's correctly "
     "rounded arithmetic, MPFR, the grad-scaler and tensor-core models, exhaustively where cheap (all 2^32 "
