@@ -2,7 +2,8 @@
 
 /*
  * Question: which numeric statements of the documents hold, which hold only
- *   with a qualification, and which are wrong?
+ *   with a qualification, which only redo their own arithmetic, and which
+ *   are wrong?
  * Method: the claims are data (experiments/claims.json: id, the claim in
  *   lowp's words, document and section, the document's words, and the name
  *   of the lowp computation that checks it with its arguments). This file
@@ -12,20 +13,26 @@
  *   a registry kernel measured by the pipeline (dot_acc), the grad-scaler
  *   model (lib/amp) or the tensor-core presets (lib/model), and derives the
  *   verdict from it.
- *   Verdicts, in six categories (cats[] below): "holds", "holds with a
- *   qualification: ...", "wrong" (refuted by a computation here, or by the
- *   cited source of the library the document describes), "inconsistent
- *   within the document: ..." (its own figures disagree; nothing refuted),
- *   "ambiguous: ..." (true under one reading only), "not checkable here:
- *   ..." (a GPU measurement). Exhaustive where cheap: all 2^32 fp32 inputs
+ *   Verdicts, in seven categories (cats[] below): "holds", "holds with a
+ *   qualification: ...", "arithmetic re-checked: ..." (only the document's
+ *   own arithmetic on its own figures was redone: nothing measured),
+ *   "wrong" (refuted by a computation here, or by the cited source of the
+ *   library the document describes), "inconsistent within the document:
+ *   ..." (its own figures disagree; nothing refuted), "ambiguous: ..." (true
+ *   under one reading only), "not checkable here: ..." (a GPU measurement).
+ *   The same claim gets the same category in every document: a claim's
+ *   "same_as" (the id of the same statement in another document) and
+ *   identical claim texts are checked after the run (a mismatch fails it). Exhaustive where cheap: all 2^32 fp32 inputs
  *   of document 004's bf16 formula one by one against lowp's rna and rne
  *   conversions (truncation by equivalence classes of the low 16 bits, see
  *   bf16_classes), all 2^23 fp32 significands for the reciprocal, all 65536
  *   bf16 and fp16 patterns for widening and the IEEE formula. Document
- *   004's numpy function runs as written (Debian's numpy, parameter python).
+ *   004's numpy function runs as written (Debian's numpy, parameter python),
+ *   under numpy 1.x's value-based promotion and under NEP 50's rules (numpy
+ *   >= 2's default; numpy 1.24-1.26 switch with np._set_promotion_state).
  * Run: lowp run claims [--file=experiments/claims.json]
  * Expected / acceptance: every claim gets a measured value and a verdict;
- *   the exercise-2 premise, the fp16 underflow statement of document 001,
+ *   the exercise-2 premise, document 001's "below 6.10e-5 becomes 0 in fp16",
  *   document 004's numpy bf16 function and document 002's format bits are
  *   wrong; the "+0x8000" formula is exactly rna.
  */
@@ -39,10 +46,12 @@
 #include "check/pipeline.h"
 #include "check/subject.h"
 #include "cpu/elementwise.h"
+#include "exact/exact.h"
 #include "format/format.h"
 #include "io/spawn.h"
 #include "measure/ref.h"
 #include "model/accum.h"
+#include "model/roofline.h"
 #include "model/tc.h"
 #include "rng/rng.h"
 #include "status.h"
@@ -293,21 +302,30 @@ static int c_width_ratio(const cJSON *a, char *m, char *v) {
 }
 
 /* Bytes per parameter: weights + gradients + Adam's two moments; AMP keeps
-   fp32 master weights beside the low-precision copy (Micikevicius et al.). */
+   fp32 master weights beside the low-precision copy (Micikevicius et al.).
+   Optional "low2"/"claimed2": a second format's claimed ratio (fp8's 25%). */
 static int c_amp_memory(const cJSON *a, char *m, char *v) {
-  const lowp_format_t *lo = fmt(a, "low"), *hi = fmt(a, "high");
+  const lowp_format_t *lo = fmt(a, "low"), *hi = fmt(a, "high"), *lo2 = fmt(a, "low2");
   double bl, bh, full, amp;
+  int n, ok;
   if (!lo || !hi) return -1;
   bl = lowp_format_width(lo) / 8.0;
   bh = lowp_format_width(hi) / 8.0;
   full = bh + bh + 2 * bh;          /* fp32 weights, grads, Adam m and v */
   amp = bl + bl + bh + 2 * bh;      /* fp16 weights and grads, fp32 master, Adam */
-  snprintf(m, ML, "per stored value %g vs %g bytes = %.0f%%; per parameter with Adam: %s training %g bytes, "
-           "mixed precision %g bytes (%s copy + %s master weights) = %.0f%% saved; activations %.0f%% saved",
-           bl, bh, 100 * bl / bh, hi->name, full, amp, lo->name, hi->name, 100 * (1 - amp / full), 100 * (1 - bl / bh));
-  snprintf(v, VL, fabs(bl / bh - num(a, "claimed", 0)) < 1e-12 ?
-           "holds with a qualification: for tensors stored in the low format (activations); the parameter "
-           "and optimizer state does not shrink, so the total saving is below 50%%" : "wrong");
+  n = snprintf(m, ML, "per stored value %g vs %g bytes = %.0f%%; per parameter with Adam: %s training %g bytes, "
+               "mixed precision %g bytes (%s copy + %s master weights) = %.0f%% saved; the weights alone: %g + %g "
+               "bytes = %.0f%% of %s's; activations %.0f%% saved", bl, bh, 100 * bl / bh, hi->name, full, amp,
+               lo->name, hi->name, 100 * (1 - amp / full), bl, bh, 100 * (bl + bh) / bh, hi->name, 100 * (1 - bl / bh));
+  ok = fabs(bl / bh - num(a, "claimed", 0)) < 1e-12;
+  if (lo2) {
+    double b2 = lowp_format_width(lo2) / 8.0;
+    snprintf(m + n, ML - (size_t)n, "; %s: %g byte per value = %.0f%%", lo2->name, b2, 100 * b2 / bh);
+    ok &= fabs(b2 / bh - num(a, "claimed2", 0)) < 1e-12;
+  }
+  snprintf(v, VL, ok ? "holds with a qualification: for tensors stored in the low format (activations, and the "
+           "weights of a pure low-precision copy); mixed precision keeps fp32 master weights and optimizer state, "
+           "so its weight memory grows and the total saving is below 50%%" : "wrong");
   return 0;
 }
 
@@ -337,7 +355,8 @@ static int c_ratios(const cJSON *a, char *m, char *v) {
     n += snprintf(m + n, ML - (size_t)n, "%s%g / %g = %.4g (claimed %g)", n ? "; " : "", x, y, x / y, c);
   }
   snprintf(m + n, ML - (size_t)n, "; %s not measured (needs a GPU)", str(a, "measured_on_gpu", "the figures"));
-  snprintf(v, VL, ok ? "holds with a qualification: the ratios follow from the figures; the figures were not measured here" : "wrong");
+  snprintf(v, VL, ok ? "arithmetic re-checked: the ratios follow from the document's own figures; the figures were not "
+           "measured here" : "inconsistent within the document: its ratios do not follow from its own figures (see measured)");
   return 0;
 }
 
@@ -362,7 +381,9 @@ static int c_differences(const cJSON *a, char *m, char *v) {
     ok &= fabs((y - x) - c) < 1e-9;
     n += snprintf(m + n, ML - (size_t)n, "%s%g - %g = %+.4g", n ? "; " : "", y, x, y - x);
   }
-  snprintf(v, VL, ok ? "holds with a qualification: the differences follow from the figures; the accuracies were not measured here" : "wrong");
+  snprintf(v, VL, ok ? "arithmetic re-checked: the differences follow from the document's own figures; the accuracies "
+           "were not measured here" : "inconsistent within the document: its differences do not follow from its own "
+           "figures (see measured)");
   return 0;
 }
 
@@ -539,7 +560,7 @@ static int c_stagnation(const cJSON *a, char *m, char *v) {
   return 0;
 }
 
-static int c_underflow_threshold(const cJSON *a, char *m, char *v) {
+static int c_zero_threshold(const cJSON *a, char *m, char *v) {
   const lowp_format_t *f = fmt(a, "format"), *o = fmt(a, "compare");
   double c = num(a, "claimed_below", 0), z, x, ex;
   int n;
@@ -571,7 +592,7 @@ static int c_overflow_threshold(const cJSON *a, char *m, char *v) {
   return 0;
 }
 
-static int c_underflow_values(const cJSON *a, char *m, char *v) {
+static int c_zero_values(const cJSON *a, char *m, char *v) {
   const lowp_format_t *f = fmt(a, "format");
   const cJSON *x;
   int n = 0, zeros = 0, cnt = 0, claimed_zero = cJSON_GetObjectItem(a, "claimed_zero") != NULL;
@@ -582,8 +603,13 @@ static int c_underflow_values(const cJSON *a, char *m, char *v) {
     lowp_encode(&bits, y, f);
     cnt++;
     zeros += y == 0;
+    char sig[80] = "";
+    /* IEEE 754's underflow: tiny and inexact; a subnormal keeps floor(log2(y / xmins)) + 1 significant bits */
+    if (y != 0 && fabs(y) < lowp_format_xmin(f))
+      snprintf(sig, sizeof sig, ": it underflows (tiny, inexact) and keeps %d significant bits",
+               (int)floor(log2(fabs(y) / lowp_format_xmins(f))) + 1);
     n += snprintf(m + n, ML - (size_t)n, "%s%s(%g) = %.6g (0x%04llx, %s%s)", n ? "; " : "", f->name, x->valuedouble, y,
-                  (unsigned long long)bits, class_of(y, f), y == 0 ? "" : "");
+                  (unsigned long long)bits, class_of(y, f), sig);
   }
   {
     lowp_policy_t pol;
@@ -731,6 +757,28 @@ static int c_bf16_plus_8000(const cJSON *a, char *m, char *v) {
    tests/cli/claims_quotes.sh proves verbatim) by Debian's numpy, on args
    "input"; the output is compared with lowp's rna bf16 values of the input.
    The script, its output and the verdict go to numpy-bf16-transcript.txt. */
+/* What the document's code does under NEP 50's promotion rules (numpy >= 2's
+   default; numpy 1.24 to 1.26 switch to them with np._set_promotion_state):
+   a Python integer that does not fit the array's dtype raises OverflowError
+   instead of widening int32 to int64 (NEP 50, "Promotion rules for Python
+   scalars", https://numpy.org/neps/nep-0050-scalar-promotion.html). */
+static void nep50_text(char *m, size_t cap, const cJSON *res) {
+  const char *how = str(res, "nep50", "?"), *err = str(res, "nep50_error", NULL);
+  const cJSON *shape = cJSON_GetObjectItem(res, "nep50_out_shape");
+  int is_default = !strcmp(how, "the default");
+  if (!strncmp(how, "unavailable", 11)) {
+    snprintf(m, cap, "; NEP 50 promotion (numpy >= 2) not tried: %s", how);
+    return;
+  }
+  if (err) snprintf(m, cap, "; under NEP 50's promotion rules (numpy >= 2's default; here %s%s): the function raises "
+                    "%s: the Python integer 0xFFFF0000 no longer widens the int32 array to int64, so the code fails on "
+                    "every input instead of returning a wrong array%s", is_default ? "numpy's " : "", how, err,
+                    is_default ? "; numpy 1.x's value-based promotion (int64, zeros interleaved) cannot be run with "
+                    "this numpy" : "");
+  else snprintf(m, cap, "; under NEP 50's promotion rules (%s): the function returns shape [%d]", how,
+                cJSON_IsArray(shape) ? (int)cJSON_GetArrayItem(shape, 0)->valuedouble : -1);
+}
+
 static int c_numpy_bf16(const cJSON *c, char *m, char *v) {
   const cJSON *a = cJSON_GetObjectItem(c, "args"), *in = cJSON_GetObjectItem(a, "input"), *e;
   const char *code = cJSON_GetObjectItem(c, "quote")->valuestring;
@@ -742,11 +790,17 @@ static int c_numpy_bf16(const cJSON *c, char *m, char *v) {
   n = snprintf(py, sizeof py, "import json, sys\ntry:\n    import numpy as np\nexcept Exception as e:\n"
                "    print(json.dumps({'error': 'numpy: ' + str(e)})); sys.exit(0)\n%s\nx = np.array([", code);
   cJSON_ArrayForEach(e, in) n += snprintf(py + n, sizeof py - (size_t)n, "%s%.17g", e == in->child ? "" : ", ", e->valuedouble);
-  n += snprintf(py + n, sizeof py - (size_t)n, "], dtype=np.float32)\ntry:\n    y = fp32_to_bf16(x)\n"
-                "    print(json.dumps({'numpy': np.__version__, 'in_shape': list(x.shape), 'out_shape': list(y.shape), "
-                "'out_dtype': str(y.dtype), 'and_dtype': str((x.view(np.int32) + 0x8000 & 0xFFFF0000).dtype), "
-                "'out': [float(t) for t in y.ravel()]}))\nexcept Exception as e:\n"
-                "    print(json.dumps({'numpy': np.__version__, 'error': type(e).__name__ + ': ' + str(e)}))\n");
+  n += snprintf(py + n, sizeof py - (size_t)n, "], dtype=np.float32)\nres = {'numpy': np.__version__}\ntry:\n"
+                "    y = fp32_to_bf16(x)\n"
+                "    res.update({'in_shape': list(x.shape), 'out_shape': list(y.shape), 'out_dtype': str(y.dtype), "
+                "'and_dtype': str((x.view(np.int32) + 0x8000 & 0xFFFF0000).dtype), 'out': [float(t) for t in y.ravel()]})\n"
+                "except Exception as e:\n    res['error'] = type(e).__name__ + ': ' + str(e)\n"
+                "# NEP 50 promotion: the default from numpy 2; numpy 1.24 to 1.26 can switch to it\ntry:\n"
+                "    if int(np.__version__.split('.')[0]) >= 2:\n        res['nep50'] = 'the default'\n    else:\n"
+                "        np._set_promotion_state('weak')\n        res['nep50'] = \"np._set_promotion_state('weak')\"\n"
+                "    try:\n        res['nep50_out_shape'] = list(fp32_to_bf16(x).shape)\n    except Exception as e:\n"
+                "        res['nep50_error'] = type(e).__name__ + ': ' + str(e)\nexcept Exception as e:\n"
+                "    res['nep50'] = 'unavailable: ' + str(e)\nprint(json.dumps(res))\n");
   if ((size_t)n >= sizeof py) return -1;
   argv[0] = (char *)python; argv[1] = "-c"; argv[2] = py; argv[3] = NULL;
   st = lowp_spawn(&rc, argv, NULL, NULL, cap, sizeof cap);
@@ -762,7 +816,8 @@ static int c_numpy_bf16(const cJSON *c, char *m, char *v) {
   } else {
     const cJSON *out = cJSON_GetObjectItem(res, "out"), *o;
     int nin = cJSON_GetArraySize(in), nout = cJSON_GetArraySize(out), k = 0, match_even = 0, zero_odd = 0;
-    n = snprintf(m, ML, "numpy %s, input %d float32 values: the function returns %d %s values [", 
+    n = snprintf(m, ML, "numpy %s (value-based promotion of Python integers, numpy < 2), input %d float32 values: "
+                 "the function returns %d %s values [", 
                  cJSON_GetObjectItem(res, "numpy")->valuestring, nin, nout,
                  cJSON_GetObjectItem(res, "out_dtype")->valuestring);
     cJSON_ArrayForEach(o, out) {
@@ -781,6 +836,7 @@ static int c_numpy_bf16(const cJSON *c, char *m, char *v) {
     if (nout == nin) snprintf(v, VL, "holds");
     else snprintf(v, VL, "wrong");
   }
+  if (res && cJSON_GetObjectItem(res, "numpy")) nep50_text(m + strlen(m), ML - strlen(m), res);
   if (cur_run && (t = fopen(lowp_run_path(cur_run, "numpy-bf16-transcript.txt"), "w")) != NULL) {
     fprintf(t, "# written by lowp run claims (check numpy_bf16): the document's code run by %s -c SCRIPT\n"
             "# exit status %d\n--- SCRIPT\n%s\n--- OUTPUT\n%s\n--- MEASURED\n%s\n--- VERDICT\n%s\n",
@@ -873,8 +929,78 @@ static int c_scaler_growth_after_overflow(const cJSON *a, char *m, char *v) {
     clean[i] = k;
     n += snprintf(m + n, ML - (size_t)n, "%s%s: grows after %ld clean steps", n ? "; " : "", lowp_scaler_policy_name(ps[i]), k);
   }
-  snprintf(m + n, ML - (size_t)n, " (one overflow step, then clean steps; lib/amp scaler models)");
+  snprintf(m + n, ML - (size_t)n, " (one overflow step, then clean steps; lib/amp scaler models). The C++ code's "
+           "step() backs off, zeroes growth_tracker_ and clears found_inf_ before update() runs, so update() counts "
+           "the overflow step as a clean one: the tracker restarts at 1, and the scale grows after %ld clean steps "
+           "instead of PyTorch's %ld (with growth_interval 1, on the very step after the overflow)", clean[1], clean[0]);
   snprintf(v, VL, clean[1] == clean[0] ? "holds" : "wrong");
+  return 0;
+}
+
+/* Document 000's MLX Python loop: the gradients come from loss_and_grad_fn
+   (the unscaled loss), scaled_loss is never used, and scaler.step() unscales
+   them anyway. Measured with the lib/amp scaler of args "policy": what the
+   optimizer receives for a gradient of 1, and which positive finite values
+   of args "grad_format" (gradients stored in it) become zero on unscaling. */
+static int c_unused_scaled_loss(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *g = fmt(a, "grad_format");
+  lowp_scaler_policy_t pol;
+  lowp_scaler_t s;
+  float one = 1.0f;
+  int inf = 0;
+  double inv, largest_zero = 0;
+  uint64_t b, zeros = 0, finite = 0;
+  if (!g || lowp_format_width(g) > 16 || lowp_scaler_policy_parse(&pol, str(a, "policy", "mlx-py")) != LOWP_OK ||
+      lowp_scaler_init_default(&s, pol) != LOWP_OK || lowp_scaler_unscale_f32(&s, &one, 1, &inf) != LOWP_OK)
+    return -1;
+  inv = lowp_scaler_inv_scale(&s);
+  for (b = 1; b < (UINT64_C(1) << (lowp_format_width(g) - 1)); b++) { /* the positive patterns */
+    double x;
+    lowp_decode(&x, b, g);
+    if (!isfinite(x)) continue;
+    finite++;
+    if (rnd(x * inv, g) == 0) { zeros++; if (x > largest_zero) largest_zero = x; }
+  }
+  snprintf(m, ML, "loss_and_grad_fn differentiates loss_fn, the unscaled loss; scaled_loss is computed and never "
+           "used; scaler.step() still multiplies the gradients by 1/scale (lib/amp %s scaler, scale %g): a "
+           "gradient of 1 reaches the optimizer as %.9g (= 2^%d), every update of SGD %g times too small; stored "
+           "in %s, %llu of its %llu positive finite values become zero (all up to %.6g = 2^%d)",
+           lowp_scaler_policy_name(pol), s.scale, (double)one, (int)lrint(log2((double)one)), s.scale, g->name,
+           (unsigned long long)zeros, (unsigned long long)finite, largest_zero, (int)lrint(log2(largest_zero)));
+  snprintf(v, VL, (double)one == 1.0 ? "holds" : "wrong");
+  return 0;
+}
+
+/* Document 002's overflow test between scaler.step() and scaler.update():
+   in PyTorch only update() changes the scale (step() unscales, checks and
+   maybe steps the optimizer: torch/amp/grad_scaler.py). Replayed on the
+   lib/amp PyTorch scaler: steps with an inf gradient every args
+   "overflow_every"; the comparison evaluated where the document places it
+   (after the unscale and the inf check, before the update) and after the
+   update. */
+static int c_scale_change_in_step(const cJSON *a, char *m, char *v) {
+  long steps = (long)num(a, "steps", 1000), every = (long)num(a, "overflow_every", 97), k;
+  long overflows = 0, fired_between = 0, fired_after = 0, skipped = 0;
+  lowp_scaler_t s;
+  if (steps < 1 || every < 1 || lowp_scaler_init_default(&s, LOWP_SCALER_PYTORCH) != LOWP_OK) return -1;
+  for (k = 0; k < steps; k++) {
+    float g[2] = {1e-3f, k % every == every - 1 ? INFINITY : 2e-3f};
+    double before = s.scale;
+    int found = 0, skip = 0;
+    if (lowp_scaler_unscale_f32(&s, g, 2, &found) != LOWP_OK) return -1; /* step(): unscale_, the inf check */
+    overflows += found;
+    fired_between += s.scale < before;                                    /* the document's test */
+    if (lowp_scaler_update(&s, found, &skip) != LOWP_OK) return -1;       /* update() */
+    skipped += skip;
+    fired_after += s.scale < before;
+  }
+  snprintf(m, ML, "%ld steps with %ld overflows (lib/amp pytorch scaler; step() = unscale_, inf check, optimizer step "
+           "or skip; update() = the scale rule): get_scale() < scale_before fired %ld times between step() and "
+           "update(), where the document tests it, and %ld times after update(); %ld steps were skipped. In PyTorch "
+           "only update() writes the scale (torch/amp/grad_scaler.py: step() calls unscale_ and _maybe_opt_step; "
+           "update() backs off or grows); Accelerate's own AcceleratedOptimizer.step (src/accelerate/optimizer.py) "
+           "reads the scale after update(): scale_after < scale_before", steps, overflows, fired_between, fired_after, skipped);
+  snprintf(v, VL, fired_between == overflows && overflows > 0 ? "holds" : "wrong");
   return 0;
 }
 
@@ -896,17 +1022,62 @@ static int c_grow_every_step(const cJSON *a, char *m, char *v) {
   return 0;
 }
 
+/* Which GEMMs of a transformer layer are memory-bound: the roofline model of
+   the amp-speedup experiment (lib/model/roofline.h: seed 001's layer, its
+   kernels, the datasheet device), the same numbers as amp-speedup's
+   kernels.csv; beside it the square GEMM of args "n" against the document's
+   own A100 figures. */
 static int c_gemm_intensity(const cJSON *a, char *m, char *v) {
   const lowp_format_t *f = fmt(a, "format");
+  const cJSON *ly = cJSON_GetObjectItem(a, "layer");
+  const lowp_rdevice_t *dev = lowp_roofline_device(str(a, "device", "a100"));
+  const lowp_rprec_t *pr;
+  lowp_layer_dims_t d;
+  lowp_rkernel_t ks[64];
+  size_t np, pi, nk, i;
   double n = num(a, "n", 1024), bytes, ai, ridge, nstar;
-  if (!f) return -1;
+  int ngemm = 0, nmem = 0, len;
+  char names[1000] = "";
+  if (!f || !dev || cJSON_GetArraySize(ly) != 6) return -1;
+  d.batch = (size_t)cJSON_GetArrayItem(ly, 0)->valuedouble;
+  d.seq = (size_t)cJSON_GetArrayItem(ly, 1)->valuedouble;
+  d.d_model = (size_t)cJSON_GetArrayItem(ly, 2)->valuedouble;
+  d.heads = (size_t)cJSON_GetArrayItem(ly, 3)->valuedouble;
+  d.ffn_mult = (size_t)cJSON_GetArrayItem(ly, 4)->valuedouble;
+  d.dropout = cJSON_GetArrayItem(ly, 5)->valuedouble;
+  nk = lowp_roofline_layer(ks, 64, &d);
+  pr = lowp_roofline_precisions(&np);
+  for (pi = 0; pi < np && strcmp(pr[pi].name, f->name); pi++) {}
+  if (nk == 0 || nk > 64 || pi == np) return -1;
+  for (i = 0; i < nk; i++) {
+    lowp_rtime_t t;
+    if (ks[i].kind != LOWP_RK_GEMM) continue;
+    ngemm++;
+    lowp_roofline_time(&t, &ks[i], pi, dev);
+    if (t.t_memory > t.t_compute) {
+      char item[120];
+      snprintf(item, sizeof item, "%s%.32s (%zu x %zu x %zu)", nmem ? ", " : "", ks[i].name, ks[i].m, ks[i].n, ks[i].k);
+      strncat(names, item, sizeof names - strlen(names) - 1);
+      nmem++;
+    }
+  }
   bytes = lowp_format_width(f) / 8.0;
   ai = 2 * n * n * n / (3 * n * n * bytes); /* flops / bytes for reading A, B and writing C once */
   ridge = num(a, "peak_tflops", 1) / num(a, "bandwidth_tbs", 1);
   nstar = ceil(1.5 * bytes * ridge);
-  snprintf(m, ML, "square %s GEMM, n = %g: 2n^3 flops over 3n^2 x %g bytes = %.0f flop/byte; %s ridge point %.0f "
-           "flop/byte: compute-bound for every n >= %.0f", f->name, n, bytes, ai, str(a, "gpu", "GPU"), ridge, nstar);
-  snprintf(v, VL, ai > ridge ? "wrong" : "holds");
+  len = snprintf(m, ML, "roofline of seed 001's transformer layer (batch %zu, sequence %zu, d_model %zu, %zu heads; the "
+                 "amp-speedup model, lib/model/roofline.c) on %s in %s: %d of its %d GEMMs (forward and backward) are "
+                 "memory-bound: %s; the others are compute-bound. A square %s GEMM, n = %g: %.0f flop/byte against "
+                 "the %s ridge point %.0f flop/byte: compute-bound for every n >= %.0f", d.batch, d.seq, d.d_model,
+                 d.heads, dev->part, f->name, nmem, ngemm, nmem ? names : "none", f->name, n, ai, str(a, "gpu", "GPU"),
+                 ridge, nstar);
+  if (len >= ML) m[ML - 2] = '.';
+  if (nmem == 0) snprintf(v, VL, "wrong");
+  else if (nmem == ngemm) snprintf(v, VL, "holds");
+  else snprintf(v, VL, "holds with a qualification: only for the GEMMs with a small dimension (the attention GEMMs, "
+                "head dimension %zu: %d of the layer's %d); the large GEMMs are compute-bound and gain from the "
+                "tensor cores' peak, not from the halved traffic; convolutions are not modelled here",
+                d.d_model / d.heads, nmem, ngemm);
   return 0;
 }
 
@@ -1063,6 +1234,124 @@ static int c_dot_bound(const cJSON *a, char *m, char *v) {
   return 0;
 }
 
+/* Document 004's multi-layer bound |eps_L| <~ L n u prod |W_i|, held against
+   a linear network y = W_L ... W_1 x (activations the identity: Lipschitz
+   constant 1, the bound's most favourable case) computed in format f, each
+   output a dot product with every product and sum rounded to f, left to
+   right. The exact output is the sum over all paths of W_L[r][j] ... W_1[j'][k]
+   x[k]: products of L + 1 values of f, exact in binary64 when (L + 1) p <= 53
+   (fp16: L <= 3; checked), summed once by lib/exact. */
+#define ML_MAXN 16
+#define ML_MAXL 4
+typedef struct {
+  int n, L;
+  double w[ML_MAXL][ML_MAXN][ML_MAXN], x[ML_MAXN];
+} mlnet_t;
+
+static void ml_forward(double *y, const mlnet_t *t, const lowp_format_t *f) {
+  double cur[ML_MAXN], nxt[ML_MAXN];
+  int l, r, j;
+  memcpy(cur, t->x, sizeof cur);
+  for (l = 0; l < t->L; l++) {
+    for (r = 0; r < t->n; r++) {
+      double acc = 0;
+      for (j = 0; j < t->n; j++) acc = j ? add(acc, mul(t->w[l][r][j], cur[j], f), f) : mul(t->w[l][r][j], cur[j], f);
+      nxt[r] = acc;
+    }
+    memcpy(cur, nxt, sizeof cur);
+  }
+  memcpy(y, cur, (size_t)t->n * sizeof *y);
+}
+
+/* exact output r (rounded once to binary64) and |W_L|...|W_1||x| at r */
+static int ml_exact(double *y, double *absprod, const mlnet_t *t, int r, double *terms) {
+  int idx[ML_MAXL + 1], l;
+  size_t nt = 0;
+  double s = 0;
+  memset(idx, 0, sizeof idx);
+  for (;;) { /* idx[0..L-1]: the path's inputs of layers L-1 .. 0; idx[L - 1] indexes x */
+    double p = 1;
+    int row = r;
+    for (l = t->L - 1; l >= 0; l--) { p *= t->w[l][row][idx[t->L - 1 - l]]; row = idx[t->L - 1 - l]; }
+    p *= t->x[row];
+    terms[nt++] = p;
+    s += fabs(p);
+    for (l = 0; l < t->L && ++idx[l] == t->n; l++) idx[l] = 0;
+    if (l == t->L) break;
+  }
+  *absprod = s;
+  return lowp_exact_sum(y, terms, nt, &LOWP_FMT_FP64, NULL, LOWP_RND_NE) == LOWP_OK ? 0 : -1;
+}
+
+static int c_multilayer_bound(const cJSON *a, char *m, char *v) {
+  const lowp_format_t *f = fmt(a, "format");
+  const cJSON *sc;
+  mlnet_t t;
+  lowp_rng_t g;
+  double u, gam, *terms;
+  long trials = (long)num(a, "trials", 100), over_fix = 0, runs = 0, tr;
+  int len, l, r, j, fails = 0;
+  if (!f) return -1;
+  t.n = (int)num(a, "n", 8);
+  t.L = (int)num(a, "layers", 2);
+  /* the path products must be exact in binary64: (L + 1) significands of f in 53 bits */
+  if (t.n < 1 || t.n > ML_MAXN || t.L < 1 || t.L > ML_MAXL || pow(t.n, t.L) > 65536 || trials < 1 ||
+      (t.L + 1) * f->precision > 53)
+    return -1;
+  if ((terms = malloc((size_t)pow(t.n, t.L) * sizeof *terms)) == NULL) return -1;
+  u = lowp_format_u(f);
+  gam = t.n * u / (1 - t.n * u);
+  len = snprintf(m, ML, "a linear %d-layer network, width n = %d, in %s (dot products, products and sums rounded, "
+                 "left to right; activations the identity, Lipschitz constant 1), weights +-[0.25, 1], inputs "
+                 "+-s[0.25, 1], %ld draws per s; worst max|error| against the document's bound L n u prod ||W_i|| "
+                 "(||.|| the max-row-sum norm, its most generous reading):", t.L, t.n, f->name, trials);
+  lowp_rng_init(&g, 20261122, 13);
+  cJSON_ArrayForEach(sc, cJSON_GetObjectItem(a, "scales")) {
+    double s = sc->valuedouble, worst = 0, worst_b = 0;
+    for (tr = 0; tr < trials; tr++) {
+      double y[ML_MAXN], bdoc = t.L * t.n * u, e = 0;
+      for (l = 0; l < t.L; l++) {
+        double norm = 0;
+        for (r = 0; r < t.n; r++) {
+          double row = 0;
+          for (j = 0; j < t.n; j++) {
+            double w = 0.25 + 0.75 * lowp_rng_uniform(&g);
+            t.w[l][r][j] = rnd(lowp_rng_uniform(&g) < 0.5 ? -w : w, f);
+            row += fabs(t.w[l][r][j]);
+          }
+          if (row > norm) norm = row;
+        }
+        bdoc *= norm;
+      }
+      for (j = 0; j < t.n; j++) {
+        double x = s * (0.25 + 0.75 * lowp_rng_uniform(&g));
+        t.x[j] = rnd(lowp_rng_uniform(&g) < 0.5 ? -x : x, f);
+      }
+      ml_forward(y, &t, f);
+      for (r = 0; r < t.n; r++) {
+        double ex, ap;
+        if (ml_exact(&ex, &ap, &t, r, terms) != 0) { free(terms); return -1; }
+        if (fabs(y[r] - ex) > e) e = fabs(y[r] - ex);
+        over_fix += fabs(y[r] - ex) > (pow(1 + gam, t.L) - 1) * ap;
+      }
+      runs++;
+      if (e / bdoc > worst) { worst = e / bdoc; worst_b = bdoc; }
+    }
+    fails += worst > 1;
+    len += snprintf(m + len, ML - (size_t)len, " s = %g: %.3g (%.3g times the bound %.3g);", s, worst * worst_b, worst,
+                    worst_b);
+  }
+  free(terms);
+  snprintf(m + len, ML - (size_t)len, " scaling x scales the error, not the bound. The componentwise bound with |x|, "
+           "((1+gamma_n)^L - 1) |W_L|...|W_1||x| (first order L n u |W_L|...|W_1||x|; Higham, Accuracy and "
+           "Stability of Numerical Algorithms, 2nd ed., ch. 3), is exceeded by %ld of the %ld x %d outputs. With "
+           "activations, each layer also multiplies the incoming error by the activation's Lipschitz constant "
+           "(GELU: about 1.13), which the bound leaves out too", over_fix, runs, t.n);
+  snprintf(v, VL, fails ? "wrong" : "holds with a qualification: only for inputs with |x| <= 1 and activations with "
+           "Lipschitz constant <= 1");
+  return 0;
+}
+
 static int c_sterbenz(const cJSON *a, char *m, char *v) {
   const lowp_format_t *f = fmt(a, "format");
   long n = (long)num(a, "pairs", 100000), k, inexact = 0, tested = 0;
@@ -1169,9 +1458,9 @@ static const check_t checks[] = {
     {"missing_bits", c_missing_bits, NULL, NULL},
     {"spacing_at", c_spacing_at, NULL, NULL},
     {"stagnation", c_stagnation, NULL, NULL},
-    {"underflow_threshold", c_underflow_threshold, NULL, NULL},
+    {"zero_threshold", c_zero_threshold, NULL, NULL},
     {"overflow_threshold", c_overflow_threshold, NULL, NULL},
-    {"underflow_values", c_underflow_values, NULL, NULL},
+    {"zero_values", c_zero_values, NULL, NULL},
     {"bf16_plus_8000", c_bf16_plus_8000, NULL, NULL},
     {"numpy_bf16", NULL, NULL, c_numpy_bf16},
     {"library_source", c_library_source, NULL, NULL},
@@ -1180,6 +1469,8 @@ static const check_t checks[] = {
     {"reciprocal_fp64", c_reciprocal_fp64, NULL, NULL},
     {"scaler_growth_after_overflow", c_scaler_growth_after_overflow, NULL, NULL},
     {"grow_every_step", c_grow_every_step, NULL, NULL},
+    {"unused_scaled_loss", c_unused_scaled_loss, NULL, NULL},
+    {"scale_change_in_step", c_scale_change_in_step, NULL, NULL},
     {"gemm_intensity", c_gemm_intensity, NULL, NULL},
     {"square_overflow", c_square_overflow, NULL, NULL},
     {"normal_formula", c_normal_formula, NULL, NULL},
@@ -1187,6 +1478,7 @@ static const check_t checks[] = {
     {"exp_overflow_inputs", c_exp_overflow_inputs, NULL, NULL},
     {"dot_bound", c_dot_bound, NULL, NULL},
     {"sterbenz", c_sterbenz, NULL, NULL},
+    {"multilayer_bound", c_multilayer_bound, NULL, NULL},
     {"softmax_e12", c_softmax_e12, NULL, NULL},
     {"mask_value", c_mask_value, NULL, NULL},
     {"scaler_defaults", c_scaler_defaults, NULL, NULL},
@@ -1213,6 +1505,45 @@ static char *slurp(const char *path) {
   return buf;
 }
 
+/* the claim with id id, or NULL */
+static const cJSON *claim_by_id(const cJSON *root, const char *id) {
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItem(root, "claims"))
+    if (cJSON_IsString(cJSON_GetObjectItem(c, "id")) && !strcmp(cJSON_GetObjectItem(c, "id")->valuestring, id)) return c;
+  return NULL;
+}
+
+static int same_as_ok(const cJSON *root, const cJSON *c) {
+  const char *to = str(c, "same_as", NULL);
+  return to && strcmp(to, str(c, "id", "")) != 0 && claim_by_id(root, to) != NULL;
+}
+
+/* The same claim gets the same category in every document: a claim and the
+   one its "same_as" names, and claims with identical "claim" texts. Returns
+   the number of pairs that disagree (each named on stderr). */
+static int consistency(const cJSON *root, const cJSON *verdicts) {
+  const cJSON *x, *y;
+  int bad = 0, i = 0, j;
+  cJSON_ArrayForEach(x, verdicts) {
+    const cJSON *cx = claim_by_id(root, str(x, "id", ""));
+    const char *to = str(cx, "same_as", NULL);
+    j = 0;
+    cJSON_ArrayForEach(y, verdicts) {
+      const cJSON *cy = claim_by_id(root, str(y, "id", ""));
+      int same = (to && !strcmp(to, str(y, "id", ""))) ||
+                 (j > i && !strcmp(str(cx, "claim", "a"), str(cy, "claim", "b")));
+      if (same && strcmp(str(x, "category", ""), str(y, "category", ""))) {
+        fprintf(stderr, "lowp run claims: %s and %s state the same claim but got different categories (%s, %s)\n",
+                str(x, "id", "?"), str(y, "id", "?"), str(x, "category", "?"), str(y, "category", "?"));
+        bad++;
+      }
+      j++;
+    }
+    i++;
+  }
+  return bad;
+}
+
 /* The claims file parsed and validated: every entry has the fields and a
    known check. Returns the root (caller deletes) or exits 2 with a message. */
 static cJSON *load(const lowp_run_t *r) {
@@ -1233,6 +1564,10 @@ static cJSON *load(const lowp_run_t *r) {
         snprintf(why, sizeof why, "a claim lacks the string field \"%s\"", keys[k]);
         lowp_run_bad_param(r, "file", why);
       }
+    if (cJSON_GetObjectItem(c, "same_as") && !same_as_ok(root, c)) {
+      snprintf(why, sizeof why, "claim %s: \"same_as\" must name another claim's id", cJSON_GetObjectItem(c, "id")->valuestring);
+      lowp_run_bad_param(r, "file", why);
+    }
     if (!find_check(cJSON_GetObjectItem(c, "check")->valuestring)) {
       snprintf(why, sizeof why, "claim %s names an unknown check \"%s\"", cJSON_GetObjectItem(c, "id")->valuestring,
                cJSON_GetObjectItem(c, "check")->valuestring);
@@ -1274,6 +1609,9 @@ static const category_t cats[] = {
     {"holds with a qualification", "qualified", "holds with a qualification",
      "true as far as computed, but only under a condition the document does not state"},
     {"holds", "holds", "holds", "computed here, and it agrees"},
+    {"arithmetic re-checked", "arithmetic", "arithmetic re-checked",
+     "only the document's own arithmetic was redone (ratios, differences of its own figures), and it agrees; the "
+     "figures themselves were not measured here, so nothing is said about them"},
     {"wrong", "wrong", "wrong",
      "refuted: by a computation here, or by the source code of the library the document describes (cited)"},
     {"inconsistent within the document", "inconsistent", "inconsistent within the document",
@@ -1297,7 +1635,7 @@ static int run(lowp_run_t *r) {
   cJSON *root = load(r), *c, *verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
   cJSON *tables = cJSON_AddArrayToObject(r->results, "tables"), *catj, *rows;
   const cJSON *data = cJSON_GetObjectItem(root, "data");
-  int count[NCATS + 1] = {0}, nclaims = 0, bad = 0;
+  int count[NCATS + 1] = {0}, nclaims = 0, bad = 0, inconsistent;
   size_t i;
   char m[ML], v[VL], ans[6000], ids[NCATS][1500];
   FILE *csv = fopen(lowp_run_path(r, "claims.csv"), "w");
@@ -1338,6 +1676,8 @@ static int run(lowp_run_t *r) {
     cJSON_AddStringToObject(o, "check", ck->name);
     cJSON_AddStringToObject(o, "quote", cJSON_GetObjectItem(c, "quote")->valuestring);
     cJSON_AddStringToObject(o, "category", k < NCATS ? cats[k].key : "not-checked");
+    if (cJSON_IsString(cJSON_GetObjectItem(c, "same_as")))
+      cJSON_AddStringToObject(o, "same_as", cJSON_GetObjectItem(c, "same_as")->valuestring);
     cJSON_AddItemToArray(verdicts, o);
     csv_field(csv, id); fputc(',', csv);
     csv_field(csv, cJSON_GetObjectItem(c, "source")->valuestring); fputc(',', csv);
@@ -1349,6 +1689,7 @@ static int run(lowp_run_t *r) {
     csv_field(csv, v); fputc('\n', csv);
   }
   fclose(csv);
+  inconsistent = consistency(root, verdicts);
   /* the categories with their counts: a table for people, an array for the report */
   {
     static const char *const cn[] = {"category", "claims", "meaning", "which (ids)"};
@@ -1370,11 +1711,20 @@ static int run(lowp_run_t *r) {
     }
   }
   {
-    int n = snprintf(ans, sizeof ans, "Of %d numeric claims in the five documents, %d hold, %d hold only with a "
-                     "qualification, %d %s wrong (refuted), %d %s inconsistent within their document, %d %s "
-                     "ambiguous, and %d %s not checkable here.", nclaims, count[1], count[0], count[2],
-                     count[2] == 1 ? "is" : "are", count[3], count[3] == 1 ? "is" : "are", count[4],
-                     count[4] == 1 ? "is" : "are", count[5], count[5] == 1 ? "is" : "are");
+    /* the counts in the order of cats[], "holds" first; then the ids of every category but the two "holds" */
+    static const char *const phrase[2][NCATS] = {
+        {"holds only with a qualification", "holds", "has only the document's own arithmetic re-checked",
+         "is wrong (refuted)", "is inconsistent within its document", "is ambiguous", "is not checkable here"},
+        {"hold only with a qualification", "hold", "have only the document's own arithmetic re-checked",
+         "are wrong (refuted)", "are inconsistent within their document", "are ambiguous", "are not checkable here"}};
+    static const size_t order[NCATS] = {1, 0, 2, 3, 4, 5, 6};
+    int n = snprintf(ans, sizeof ans, "Of %d numeric claims in the five documents,", nclaims);
+    for (i = 0; i < NCATS; i++) {
+      size_t k = order[i];
+      n += snprintf(ans + n, sizeof ans - (size_t)n, "%s %d %s", i == 0 ? "" : i + 1 == NCATS ? ", and" : ",",
+                    count[k], phrase[count[k] != 1][k]);
+    }
+    n += snprintf(ans + n, sizeof ans - (size_t)n, ".");
     for (i = 2; i < NCATS && n < (int)sizeof ans; i++)
       if (count[i]) n += snprintf(ans + n, sizeof ans - (size_t)n, " %c%s: %s.", cats[i].label[0] - 32,
                                   cats[i].label + 1, ids[i]);
@@ -1384,8 +1734,9 @@ static int run(lowp_run_t *r) {
           "and the verdict: results.json (\"verdicts\") and claims.csv.\n", ans);
   cJSON_Delete(root);
   cur_run = NULL;
-  if (bad) {
-    fprintf(stderr, "lowp run claims: %d claims could not be checked (bad arguments)\n", bad);
+  if (bad || inconsistent) {
+    if (bad) fprintf(stderr, "lowp run claims: %d claims could not be checked (bad arguments)\n", bad);
+    if (inconsistent) fprintf(stderr, "lowp run claims: %d pairs of the same claim graded differently\n", inconsistent);
     return 1;
   }
   return 0;
@@ -1393,16 +1744,19 @@ static int run(lowp_run_t *r) {
 
 const lowp_experiment_t lowp_exp_claims = {
     "claims",
-    "Which numeric claims of the five documents hold, which hold only with a qualification, which are wrong, which "
-    "contradict their own document or are ambiguous, and which cannot be checked without a GPU?",
+    "Which numeric claims of the five documents hold, which hold only with a qualification, which can only have "
+    "their own arithmetic re-checked, which are wrong, which contradict their own document or are ambiguous, and "
+    "which cannot be checked without a GPU?",
     "Claims as data (experiments/claims.json: id, claim, document and section, quote, and the lowp computation "
     "that checks it); each check computes the measured value from the format descriptors, lowp's correctly "
     "rounded arithmetic, MPFR, the grad-scaler and tensor-core models, exhaustively where cheap (all 2^32 "
     "fp32 inputs of the bf16 conversion code, all 2^23 reciprocal significands, all 16-bit patterns), and "
-    "derives the verdict; document 004's numpy code is run as written by Debian's numpy ({python}); behaviours of "
-    "PyTorch that lowp cannot run are cited with their source file. Each verdict falls in one category: holds, "
-    "holds with a qualification, wrong (refuted), inconsistent within the document, ambiguous, not checkable here.",
+    "derives the verdict; document 004's numpy code is run as written by Debian's numpy ({python}), with numpy "
+    "1.x's promotion of Python integers and with NEP 50's (numpy >= 2); behaviours of PyTorch that lowp cannot run "
+    "are cited with their source file. Each verdict falls in one category: holds, holds with a qualification, "
+    "arithmetic re-checked (only the document's own arithmetic redone), wrong (refuted), inconsistent within the "
+    "document, ambiguous, not checkable here; the same claim in two documents gets the same category.",
     "Every claim measured and quoted verbatim; the format tables hold; the exercise-2 premise, document 001's "
-    "fp16 underflow threshold, document 002's fp16 bits and document 004's numpy bf16 function are wrong; the "
+    "fp16 zero threshold (6.10e-5, the smallest normal), document 002's fp16 bits and document 004's numpy bf16 function are wrong; the "
     "+0x8000 formula is round-to-nearest with ties away.",
     params, run, check};

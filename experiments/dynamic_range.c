@@ -2,7 +2,7 @@
 
 /*
  * Question: for values uniformly and log-uniformly distributed on
- *   [1e-8, 1e8], what fraction overflows, flushes to zero, lands subnormal
+ *   [1e-8, 1e8], what fraction overflows, rounds to zero, lands subnormal
  *   and stays normal when rounded to fp16, bf16, tf32, e4m3 and e5m2?
  * Method: round to nearest even with IEEE overflow (e4m3, which has no
  *   infinity, gives NaN). The classes are intervals whose ends come from the
@@ -169,7 +169,7 @@ static int render_tables(lowp_run_t *r, dr_t *D) {
   for (law = 0; law < 2; law++) {
     /* one file per law too: the plot filters on the class column only */
     FILE *lcsv = fopen(lowp_run_path(r, law ? "fractions_loguniform.csv" : "fractions_uniform.csv"), "w");
-    static const char *const cols[] = {"format", "overflow", "zero (flushed)", "subnormal", "normal",
+    static const char *const cols[] = {"format", "overflow", "zero (rounds to 0)", "subnormal", "normal",
                                        "lost (overflow + zero)", "sampled within bound"};
     char title[256];
     cJSON *rows;
@@ -333,7 +333,7 @@ static int run(lowp_run_t *r) {
 
 const lowp_experiment_t lowp_exp_dynamic_range = {
     "dynamic-range",
-    "Of values spread uniformly or log-uniformly over [{lo}, {hi}], what fraction overflows, flushes to zero, "
+    "Of values spread uniformly or log-uniformly over [{lo}, {hi}], what fraction overflows, rounds to zero, "
     "lands subnormal or stays normal in fp16, bf16, tf32, e4m3 and e5m2?",
     "Class boundaries from each format descriptor and round-to-nearest-even (zero up to xmins/2, subnormal "
     "below xmin - xmins/2, overflow from xmax + ulp/2), checked by rounding on both sides; exact fractions "

@@ -304,7 +304,7 @@ static void judge(lowp_run_t *r, ls_t *L) {
 
     snprintf(meas, sizeof meas, "%s(%g) = %s: %s; with flush-to-zero: %g", f->name, ex, b,
              y == 0.0 ? "zero" : "nonzero, it becomes 0 only when subnormals are flushed to zero", yf);
-    lowp_result_verdict(L->verdicts, "A gradient of 1e-6 underflows to zero in fp16 without loss scaling",
+    lowp_result_verdict(L->verdicts, "A gradient of 1e-6 becomes zero in fp16 without loss scaling",
                         "004_57bea4ceb5c470d1 (Reduced Precision Training), Exercises, 2", meas,
                         (y == 0.0) ? "holds" : "wrong");
     snprintf(meas, sizeof meas, "nonzero for S > %s (S = 1 suffices); normal from S >= %s, smallest power of two 2^%d = %g",
@@ -316,7 +316,7 @@ static void judge(lowp_run_t *r, ls_t *L) {
     snprintf(meas, sizeof meas, "values in (%.6g, %.6g) become subnormals, not 0; e.g. %s(3e-5) = %.6g; only "
              "|g| <= %a = %.6g becomes 0 (everything below %.6g only with flush-to-zero, not the IEEE default)",
              t.zero_t, t.xmin, f->name, rnd(3e-5, f, 0), t.zero_t, t.zero_t, t.ftz_t);
-    lowp_result_verdict(L->verdicts, "A gradient below the smallest normal 6.10e-5 is flushed to zero in fp16",
+    lowp_result_verdict(L->verdicts, "A gradient below the smallest normal 6.10e-5 becomes zero in fp16",
                         "001_f0391e47365751f2 (Elaborated AMP), 1.A", meas, rnd(3e-5, f, 0) == 0 ? "holds" : "wrong");
   }
 

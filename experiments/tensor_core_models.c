@@ -16,6 +16,20 @@
  *   K = 4096 dot product (DeepSeek-V3's case) with and without promotion to
  *   fp32 every 128 products (the registry kernel gemm_tc), measured by the
  *   pipeline against the exact dot product (lib/check, lib/exact).
+ * Provenance of the vectors (tests/data/tensor-core-vectors/README.md and
+ *   LICENCE): bit patterns captured on real GPUs by F. A. Khattak and M.
+ *   Mikaitis, published with their MATLAB tensor-core models (GitHub
+ *   north-numerical-computing/MATLAB-tensor-core, folder model_validation/,
+ *   BSD 2-Clause; their papers are cited in lib/model/tc.h); lowp keeps
+ *   the first 1000 rows of each file. Which instruction each preset's datapath models is the
+ *   one the rows were captured with: fp16, bf16 and tf32 with wmma (all
+ *   GPUs); fp8 with inline PTX mma.sync.aligned.m16n8k32 (ada; h100/h200
+ *   with fp16 output; b200), and on H100 with fp32 output with wgmma (D =
+ *   A.B + D from D = 0: the only wgmma datapath here). Blackwell's tcgen05
+ *   and any cuBLAS kernel are not modelled: a GEMM on a preset (registry
+ *   kernel gemm_tc, the "tc-h100" series of matmul-precision) chains the
+ *   single instruction's block FMA along K in order (lib/model/tc_dot.c),
+ *   with no split-K or other reordering a library kernel may use.
  * Run: lowp run tensor-core-models [--vectors=DIR] [--map=GPU=SPEC,...]
  * Expected / acceptance: every row of every file matches (exit 1 otherwise,
  *   with the first mismatching row of each file in the table). The fp8
@@ -415,7 +429,12 @@ static int replay_all(lowp_run_t *r, cJSON *tables, tally_t *T) {
     static const char *const c[] = {"GPU", "format", "output", "model", "rows", "match", "first mismatch"};
     rows = lowp_result_table(tables, "GPU-captured rows reproduced bit for bit", c, 7);
   }
-  fprintf(r->summary, "Vectors: `%s`\n\n| GPU | format | output | model | rows | match |\n|---|---|---|---|---|---|\n", lowp_run_param(r, "vectors"));
+  fprintf(r->summary, "Vectors: `%s`%s\n\n| GPU | format | output | model | rows | match |\n|---|---|---|---|---|---|\n",
+          lowp_run_param(r, "vectors"), strcmp(lowp_run_param(r, "vectors"), params[0].def) ? "" :
+          " (captured on the GPUs by F. A. Khattak and M. Mikaitis, published with their MATLAB tensor-core models: "
+          "github.com/north-numerical-computing/MATLAB-tensor-core, model_validation/, BSD 2-Clause, LICENCE beside "
+          "the files; the first 1000 rows of each file). Instructions captured: wmma (fp16, bf16, tf32), mma.sync "
+          "m16n8k32 (fp8; H100 fp8 with fp32 output: wgmma, D = A.B + D from 0).");
   for (gi = 0; gi < ng; gi++) {
     char gdir[2048], spec[512];
     size_t nf, fi;
@@ -441,6 +460,17 @@ static int replay_all(lowp_run_t *r, cJSON *tables, tally_t *T) {
   return 0;
 }
 
+/* The instruction whose captured rows a preset's datapath reproduces
+   (tests/data/tensor-core-vectors/README.md and lib/model/tc_model.c):
+   wmma for fp16/bf16/tf32; fp8 inline PTX mma.sync.aligned.m16n8k32, except
+   H100 fp8 with fp32 output, captured with wgmma (D = A.B + D from D = 0). */
+static const char *instruction_of(const char *preset, size_t datapath) {
+  int hopper = !strcmp(preset, "h100") || !strcmp(preset, "h200");
+  if (datapath < 3) return "wmma";
+  if (datapath == 3 && hopper) return "wgmma (D = A.B + D, D = 0)";
+  return "mma.sync m16n8k32";
+}
+
 /* the parameters behind every preset, per datapath */
 static void render_presets(lowp_run_t *r) {
   static const lowp_format_t *const ins[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_TF32, &LOWP_FMT_E4M3,
@@ -448,11 +478,14 @@ static void render_presets(lowp_run_t *r) {
   static const char *const what[] = {"fp16", "bf16", "tf32", "fp8 -> fp32", "fp8 -> fp16"};
   size_t pi, di;
   cJSON *pj = cJSON_AddObjectToObject(r->results, "presets");
-  fprintf(r->summary, "\n### Preset parameters (lib/model/tc_model.c)\n\n| preset | datapath | parameters |\n"
-          "|---|---|---|\n");
+  cJSON *ij = cJSON_AddObjectToObject(r->results, "preset_instructions");
+  fprintf(r->summary, "\n### Preset parameters (lib/model/tc_model.c)\n\nEach datapath models one instruction, the one "
+          "its rows were captured with (h200 and l40s have no rows: they take h100's and ada's parameters); a GEMM "
+          "on a preset chains it along K, in order (lib/model/tc_dot.c), not a cuBLAS kernel.\n\n"
+          "| preset | datapath | instruction modelled | parameters |\n|---|---|---|---|\n");
   for (pi = 0; pi < lowp_tc_preset_count(); pi++) {
     const lowp_tc_preset_t *pr = lowp_tc_preset_at(pi);
-    cJSON *o = cJSON_AddObjectToObject(pj, pr->name);
+    cJSON *o = cJSON_AddObjectToObject(pj, pr->name), *oi = cJSON_AddObjectToObject(ij, pr->name);
     for (di = 0; di < 5; di++) {
       lowp_tc_model_t m;
       char err[256], txt[256];
@@ -460,8 +493,9 @@ static void render_presets(lowp_run_t *r) {
                             sizeof err) != LOWP_OK)
         continue;
       lowp_tc_model_str(txt, sizeof txt, &m);
-      fprintf(r->summary, "| %s | %s | `%s` |\n", pr->name, what[di], txt);
+      fprintf(r->summary, "| %s | %s | %s | `%s` |\n", pr->name, what[di], instruction_of(pr->name, di), txt);
       cJSON_AddStringToObject(o, what[di], txt);
+      cJSON_AddStringToObject(oi, what[di], instruction_of(pr->name, di));
     }
   }
 }
@@ -509,7 +543,13 @@ const lowp_experiment_t lowp_exp_tensor_core_models = {
               "fp16 outputs) replayed through the preset named after the GPU (lib/model block-FMA model: "
               "exact products, alignment to the largest exponent with F fraction bits, truncation, one "
               "normalisation, output rounding); bits compared. Then fp8 e4m3 dot products of length k on "
-              "the h100 model with and without promotion to fp32 every 128 products, against lib/exact.",
+              "the h100 model with and without promotion to fp32 every 128 products, against lib/exact. "
+              "The vectors: captured on the GPUs by F. A. Khattak and M. Mikaitis and published with their "
+              "MATLAB tensor-core models (github.com/north-numerical-computing/MATLAB-tensor-core, "
+              "model_validation/, BSD 2-Clause); lowp keeps the first 1000 rows per file (the default --vectors). Each preset models the instruction the rows were captured with: wmma for fp16, "
+              "bf16 and tf32; mma.sync (m16n8k32) for fp8 on Ada, on H100 with fp16 output and on B200; wgmma "
+              "only for H100 fp8 with fp32 output. A GEMM on a preset (gemm_tc, e.g. matmul-precision's "
+              "tc-h100) chains that single instruction along K, in order: it is not a model of a cuBLAS kernel.",
     .expected = "Zero mismatching rows in every file (exit 1 otherwise). Promotion every 128 cuts the "
                 "fp8 accumulation error at k = 4096 by more than 10x on same-sign data.",
     .params = params,

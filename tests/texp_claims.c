@@ -12,7 +12,11 @@
  *    words, the counts add up, and the graded cases (000-cnn-speedup
  *    inconsistent, 000-accuracy-loss ambiguous, 004-tc-table not checkable);
  *  - the MLX C++ GradScaler's steps to growth after an overflow, by running
- *    the document's own logic written out here;
+ *    the document's own logic written out here; the fp16 gradients the MLX
+ *    Python loop turns into zeros (its scaled loss is never used);
+ *  - the same claim gets the same category in every document (claims.json
+ *    "same_as" links and identical claim texts); the count of memory-bound
+ *    GEMMs against amp-speedup's own kernels.csv;
  *  - 10^4 updates of 1e-7 to an fp32 weight of 1, with MPFR at 24 bits.
  *
  * Run: ctest --test-dir build -R texp_claims
@@ -176,7 +180,8 @@ int main(void) {
     vd = field(v, "verdict");
     lowp_test_check(!strcmp(vd, "holds") || !strcmp(vd, "wrong") || !strncmp(vd, "holds with a qualification: ", 28) ||
                     !strncmp(vd, "not checkable here: ", 20) || !strncmp(vd, "inconsistent within the document: ", 34) ||
-                    !strncmp(vd, "ambiguous: ", 11), "claim %s: verdict '%s' is one of the allowed", id, vd);
+                    !strncmp(vd, "ambiguous: ", 11) || !strncmp(vd, "arithmetic re-checked: ", 23),
+                    "claim %s: verdict '%s' is one of the allowed", id, vd);
     lowp_test_check(strlen(field(v, "measured")) > 10, "claim %s has a measured value", id);
   }
   lowp_test_check(cJSON_GetArraySize(verdicts) == ncl, "%d verdicts for %ld claims", cJSON_GetArraySize(verdicts), ncl);
@@ -194,38 +199,120 @@ int main(void) {
 
   /* categories: the first words of each verdict decide it; counts add up */
   {
-    static const char *const pre[] = {"holds with a qualification", "holds", "wrong", "inconsistent within the document",
-                                      "ambiguous", "not checkable here"};
-    static const char *const key[] = {"qualified", "holds", "wrong", "inconsistent", "ambiguous", "not-checkable"};
+    static const char *const pre[] = {"holds with a qualification", "holds", "arithmetic re-checked", "wrong",
+                                      "inconsistent within the document", "ambiguous", "not checkable here"};
+    static const char *const key[] = {"qualified", "holds", "arithmetic", "wrong", "inconsistent", "ambiguous",
+                                      "not-checkable"};
     const cJSON *cats = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "results"), "categories"), *k;
-    int counted[6] = {0}, total = 0, i;
+    int counted[7] = {0}, total = 0, i;
     cJSON_ArrayForEach(v, verdicts) {
       const char *vd = field(v, "verdict"), *cat = field(v, "category");
-      for (i = 0; i < 6; i++)
+      for (i = 0; i < 7; i++)
         if (!strncmp(vd, pre[i], strlen(pre[i]))) break;
-      lowp_test_check(i < 6 && !strcmp(cat, key[i]), "verdict '%.40s' has category %s", vd, cat);
-      if (i < 6) counted[i]++;
+      lowp_test_check(i < 7 && !strcmp(cat, key[i]), "verdict '%.40s' has category %s", vd, cat);
+      if (i < 7) counted[i]++;
       lowp_test_check(strlen(field(v, "quote")) > 5, "verdict %s carries the document's words", field(v, "id"));
     }
     i = 0;
     cJSON_ArrayForEach(k, cats) {
-      lowp_test_check(i < 6 && !strcmp(field(k, "key"), key[i]) &&
+      lowp_test_check(i < 7 && !strcmp(field(k, "key"), key[i]) &&
                       cJSON_GetObjectItem(k, "count")->valueint == counted[i],
-                      "category %s counted %d", field(k, "key"), i < 6 ? counted[i] : -1);
+                      "category %s counted %d", field(k, "key"), i < 7 ? counted[i] : -1);
       total += cJSON_GetObjectItem(k, "count")->valueint;
       i++;
     }
-    lowp_test_check(i == 6 && total == ncl, "6 categories adding up to the %ld claims (%d)", ncl, total);
+    lowp_test_check(i == 7 && total == ncl, "7 categories adding up to the %ld claims (%d)", ncl, total);
     v = find(verdicts, "000-cnn-speedup");
     lowp_test_check(v && !strcmp(field(v, "category"), "inconsistent"), "000-cnn-speedup: inconsistent within the document");
     v = find(verdicts, "000-accuracy-loss");
     lowp_test_check(v && !strcmp(field(v, "category"), "ambiguous"), "000-accuracy-loss: ambiguous");
     v = find(verdicts, "004-tc-table");
     lowp_test_check(v && !strcmp(field(v, "category"), "not-checkable"), "004-tc-table: not checkable here");
+    /* checks that only redo the document's own arithmetic have their own category */
+    v = find(verdicts, "000-speed-table");
+    lowp_test_check(v && !strcmp(field(v, "category"), "arithmetic"), "000-speed-table: arithmetic re-checked");
+    v = find(verdicts, "004-tf32-tflops");
+    lowp_test_check(v && !strcmp(field(v, "category"), "arithmetic"), "004-tf32-tflops: arithmetic re-checked");
     v = find(verdicts, "002-unscale-idempotent");
     lowp_test_check(v && !strcmp(field(v, "category"), "wrong") && strstr(field(v, "measured"), "grad_scaler.py"),
                     "002-unscale-idempotent: wrong, with PyTorch's source named");
   }
+
+  /* the same claim, the same category in every document: "same_as" links and identical claim texts */
+  {
+    const cJSON *va, *vb;
+    int links = 0;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(claims, "claims")) {
+      const cJSON *to = cJSON_GetObjectItem(c, "same_as");
+      const char *id = cJSON_GetObjectItem(c, "id")->valuestring;
+      va = find(verdicts, id);
+      if (cJSON_IsString(to)) {
+        links++;
+        vb = find(verdicts, to->valuestring);
+        lowp_test_check(va && vb && !strcmp(field(va, "category"), field(vb, "category")),
+                        "%s and its same_as %s: the same category (%s, %s)", id, to->valuestring,
+                        va ? field(va, "category") : "?", vb ? field(vb, "category") : "?");
+      }
+      cJSON_ArrayForEach(vb, cJSON_GetObjectItem(claims, "claims")) {
+        const cJSON *vy = find(verdicts, cJSON_GetObjectItem(vb, "id")->valuestring);
+        if (vb == c || strcmp(cJSON_GetObjectItem(vb, "claim")->valuestring, cJSON_GetObjectItem(c, "claim")->valuestring)) continue;
+        lowp_test_check(va && vy && !strcmp(field(va, "category"), field(vy, "category")),
+                        "%s and %s, the same words: the same category", id, cJSON_GetObjectItem(vb, "id")->valuestring);
+      }
+    }
+    lowp_test_check(links >= 5, "claims.json links the same claim across documents (%d same_as)", links);
+    va = find(verdicts, "004-bandwidth-table");
+    vb = find(verdicts, "000-memory-50");
+    lowp_test_check(va && vb && !strcmp(field(va, "category"), "qualified") && !strcmp(field(vb, "category"), "qualified"),
+                    "004's 50%% weight memory and 000's 50%% memory: both qualified");
+  }
+
+  /* 000-matmul-bandwidth-bound counts amp-speedup's memory-bound A100 fp16 GEMMs: read them from that
+     experiment's own kernels.csv */
+  {
+    FILE *kf;
+    char line[512];
+    int nmem = 0, ngemm = 0;
+    snprintf(cmd, sizeof cmd, "run amp-speedup --measure=none --out %s/amp", dir);
+    lowp_test_check(lowp_test_run_lowp(cmd) == 0, "lowp run amp-speedup --measure=none");
+    snprintf(path, sizeof path, "%s/amp/kernels.csv", dir);
+    kf = fopen(path, "r");
+    while (kf && fgets(line, sizeof line, kf))
+      if (!strncmp(line, "a100,fp16,", 10) && strstr(line, ",gemm,")) {
+        ngemm++;
+        nmem += strstr(line, ",memory,") != NULL;
+      }
+    if (kf) fclose(kf);
+    snprintf(want, sizeof want, "%d of its %d GEMMs (forward and backward) are memory-bound", nmem, ngemm);
+    v = find(verdicts, "000-matmul-bandwidth-bound");
+    lowp_test_check(ngemm > 0 && nmem > 0 && nmem < ngemm && v && strstr(field(v, "measured"), want) &&
+                    !strcmp(field(v, "category"), "qualified"),
+                    "matmul bandwidth-bound: '%s' (amp-speedup's kernels.csv), qualified", want);
+  }
+
+  /* document 000's MLX loop divides unscaled fp16 gradients by 65536: the positive finite fp16 values v with
+     v 2^-16 <= 2^-25 (half the smallest subnormal; the tie rounds to the even 0) become zero */
+  {
+    unsigned b, zeros = 0;
+    for (b = 1; b < 0x7c00u; b++) {
+      unsigned e = b >> 10, mnt = b & 0x3ffu;
+      double val = e ? ldexp(1024.0 + mnt, (int)e - 25) : ldexp(mnt, -24);
+      zeros += ldexp(val, -16) <= ldexp(1, -25);
+    }
+    snprintf(want, sizeof want, "stored in fp16, %u of its 31743 positive finite values become zero", zeros);
+    v = find(verdicts, "000-mlx-scaled-loss-unused");
+    lowp_test_check(v && strstr(field(v, "measured"), want) && !strcmp(field(v, "verdict"), "wrong"),
+                    "MLX Python loop: '%s'", want);
+  }
+  v = find(verdicts, "002-overflow-check");
+  lowp_test_check(v && strstr(field(v, "measured"), "fired 0 times between step() and update()") &&
+                  !strcmp(field(v, "verdict"), "wrong"), "002: the scale test between step() and update() never fires");
+  v = find(verdicts, "004-multilayer-bound");
+  lowp_test_check(v && strstr(field(v, "measured"), "is exceeded by 0 of the") && !strcmp(field(v, "verdict"), "wrong"),
+                  "004's multi-layer bound fails without |x|; the componentwise bound with |x| holds");
+  v = find(verdicts, "004-tf32-default");
+  lowp_test_check(v && strstr(field(v, "measured"), "allow_tf32 defaults to False since PyTorch 1.12") &&
+                  !strcmp(field(v, "category"), "wrong"), "TF32 default: PyTorch matmuls since 1.12 cited");
 
   /* the MLX C++ scaler, as document 000 writes it: step() then update() each iteration */
   {

@@ -121,6 +121,7 @@ static void html_tables(FILE *f, const cJSON *res) {
 static const char *verdict_class(const char *vs) {
   if (!strncmp(vs, "wrong", 5)) return "bad";
   if (!strncmp(vs, "holds", 5) && !strstr(vs, "qualif")) return "ok";
+  if (!strncmp(vs, "arithmetic re-checked", 21)) return "arith"; /* the claims ledger: nothing measured */
   return "mid";
 }
 
@@ -301,7 +302,9 @@ static void html_claims_summary(FILE *f, const char *dir) {
   if (cJSON_IsString(c)) { fputs("<p class=\"answer\"><b>Answer.</b> ", f); esc(f, c->valuestring); fputs("</p>\n", f); }
   fputs("<table class=\"categories\">\n<tr><th>verdict category</th><th>claims</th><th>meaning</th></tr>\n", f);
   cJSON_ArrayForEach(c, cJSON_GetObjectItem(res, "categories")) {
-    fputs("<tr><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(c, "label"));
+    const cJSON *lab = cJSON_GetObjectItem(c, "label");
+    fprintf(f, "<tr><td class=\"t %s\">", verdict_class(cJSON_IsString(lab) ? lab->valuestring : ""));
+    cell(f, lab);
     fputs("</td><td>", f); cell(f, cJSON_GetObjectItem(c, "count"));
     fputs("</td><td class=\"t\">", f); cell(f, cJSON_GetObjectItem(c, "meaning"));
     fputs("</td></tr>\n", f);
@@ -540,7 +543,7 @@ int lowp_cmd_report(int argc, char **argv) {
         "td.t{text-align:left}th{background:#eee}caption{font-weight:bold;text-align:left;padding:4px 0}\n"
         "img{max-width:100%;border:1px solid #ddd}figure{margin:1em 0}figcaption{font-size:90%;color:#555}\n"
         ".q{font-size:110%;font-style:italic}.answer{background:#eef6ee;padding:.6em;border-left:4px solid #4a4}\n"
-        ".ok{color:#161}.bad{color:#a11;font-weight:bold}.mid{color:#a60}section{border-top:2px solid #ccc;margin-top:2em}\n"
+        ".ok{color:#161}.bad{color:#a11;font-weight:bold}.mid{color:#a60}.arith{color:#246}section{border-top:2px solid #ccc;margin-top:2em}\n"
         ".quote{white-space:pre-wrap;font-family:monospace;font-size:85%;background:#f6f6f0}\n"
         "ol.exercises li{margin:.5em 0}\n"
         "</style></head><body>\n<h1>lowp report</h1>\n", f);

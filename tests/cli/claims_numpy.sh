@@ -2,7 +2,9 @@
 # claims_numpy.sh -- document 004's numpy fp32_to_bf16, run as written (the quote of claim
 # 004-bf16-numpy, which claims_quotes.sh proves verbatim) by Debian's numpy: it returns an array twice
 # as long, the bf16 values (rounded to nearest, ties away) at even positions and zeros between; and
-# `lowp run claims` reports the same, with a transcript of the run.
+# `lowp run claims` reports the same, with a transcript of the run. That is numpy 1.x's value-based
+# promotion (Debian's numpy is 1.24); under NEP 50's rules (numpy >= 2) the code raises OverflowError,
+# checked here too, and lowp's measured text names both.
 # Skips (77) only when Debian's python3-numpy is missing (tools/test.sh installs it).
 # Run: bash tests/cli/claims_numpy.sh path/to/lowp
 . "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
@@ -34,6 +36,31 @@ assert v["verdict"] == "wrong" and v["category"] == "wrong", v
 assert "the function returns 8 float32 values" in v["measured"] and "has dtype int64" in v["measured"], v["measured"]
 PY
 grep -q '"out_shape": \[8\]' "$T/cl/numpy-bf16-transcript.txt" && ok || bad "transcript lacks the output shape"
+
+# NEP 50 (numpy >= 2's promotion of Python scalars): the mask 0xFFFF0000 does not fit int32 and raises
+# OverflowError instead of widening to int64; numpy 1.24-1.26 switch to these rules with
+# np._set_promotion_state('weak'). Run directly, then the same must be in lowp's measured text.
+/usr/bin/python3 - "$SRC/experiments/claims.json" "$T/cl/results.json" <<'PY' && ok || bad "the document's numpy code under NEP 50"
+import json, sys
+import numpy as np
+claim = [c for c in json.load(open(sys.argv[1], encoding="utf-8"))["claims"] if c["id"] == "004-bf16-numpy"][0]
+ns = {}
+exec(claim["quote"], {"np": np}, ns)
+major = int(np.__version__.split(".")[0])
+if major < 2:
+    if not hasattr(np, "_set_promotion_state"):
+        print("numpy", np.__version__, "cannot switch to NEP 50: nothing to check"); sys.exit(0)
+    np._set_promotion_state("weak")
+try:
+    ns["fp32_to_bf16"](np.array([1.0, 0.1], dtype=np.float32))
+    raised = None
+except OverflowError as e:
+    raised = str(e)
+assert raised and "out of bounds for int32" in raised, raised
+v = [v for v in json.load(open(sys.argv[2]))["results"]["verdicts"] if v["id"] == "004-bf16-numpy"][0]
+assert "NEP 50" in v["measured"] and "OverflowError" in v["measured"] and np.__version__ in v["measured"], v["measured"]
+print("numpy", np.__version__, "under NEP 50:", raised)
+PY
 grep -q 'def fp32_to_bf16' "$T/cl/numpy-bf16-transcript.txt" && ok || bad "transcript lacks the document's code"
 
 # without numpy (a Python that cannot import it) the verdict says so, and the run still succeeds

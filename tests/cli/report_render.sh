@@ -44,9 +44,13 @@ else
 fi
 check "exercise 4 points at softmax-overflow" grep -q '<li id="exercise-4">.*<a href="#softmax-overflow">' "$page"
 check "the claims ledger" grep -q '<section id="claims-ledger">' "$page"
-for cat in "holds" "holds with a qualification" "wrong" "inconsistent within the document" "ambiguous" "not checkable here"; do
-  check "category '$cat' with a count" grep -q "<tr><td class=\"t\">$cat</td><td>[0-9][0-9]*</td>" "$page"
+for cat in "holds" "holds with a qualification" "arithmetic re-checked" "wrong" "inconsistent within the document" \
+  "ambiguous" "not checkable here"; do
+  check "category '$cat' with a count" grep -q "<tr><td class=\"t [a-z]*\">$cat</td><td>[0-9][0-9]*</td>" "$page"
 done
+# each category in its verdict colour (the table is the legend): its own for "arithmetic re-checked"
+check "the legend colours 'arithmetic re-checked' on its own" grep -q '<tr><td class="t arith">arithmetic re-checked</td>' "$page"
+check "and 'wrong' as the verdicts are" grep -q '<tr><td class="t bad">wrong</td>' "$page"
 ncl=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["claims"]))' experiments/claims.json 2>/dev/null || echo 0)
 sum=$(sed -n '/<table class="categories">/,/<\/table>/p' "$page" | grep -o '</td><td>[0-9]*</td>' | grep -o '[0-9]*' | paste -sd+ | bc)
 check "the category counts add up to the $ncl claims (got $sum)" test "$sum" = "$ncl"
