@@ -382,7 +382,7 @@ static void judge(lowp_run_t *r, const mlp_t *m, const cfg_t *c, const spike_t *
     snprintf(buf, sizeof buf,
              "Inputs with %lld outlier channels (x%g): e4m3 mean elementwise error per tensor %.3g vs per channel "
              "%.3g (norm-wise %.3g vs %.3g: the norm hides the small channels). Weight gradient: per tensor %.3g "
-             "with %.2f%% of nonzero entries flushed to zero, MXFP8 %.3g with %.2f%%. "
+             "with %.2f%% of nonzero entries rounded to zero, MXFP8 %.3g with %.2f%%. "
              "At the x%g input spike, delayed scaling (history %lld) saturated %.2f%% of the elements (mean "
              "elementwise error %.3g) where current scaling saturated %.2f%% (error %.3g); over the next %lld steps, "
              "while the spike stayed in the amax history, delayed scaling's error was %.3g vs %.3g for current "
@@ -395,6 +395,11 @@ static void judge(lowp_run_t *r, const mlp_t *m, const cfg_t *c, const spike_t *
              sp->n_after ? sp->after_del / (double)sp->n_after : 0.0, sp->n_after ? sp->after_cur / (double)sp->n_after : 0.0);
     cJSON_AddStringToObject(r->results, "answer", buf);
     fprintf(r->summary, "\n**Answer.** %s\n", buf);
+    /* the index's key numbers (tools/cmd_report.c) */
+    lowp_result_key(r->results, "x_err_per_tensor", "e4m3 mean elementwise error of X, per tensor", lowp_quant_mean_rel_err(&a));
+    lowp_result_key(r->results, "x_err_per_channel", "per channel", lowp_quant_mean_rel_err(&bq));
+    lowp_result_key(r->results, "dw_err_per_tensor", "weight gradient, per tensor", lowp_quant_mean_rel_err(&cq));
+    lowp_result_key(r->results, "dw_err_mxfp8", "MXFP8", lowp_quant_mean_rel_err(&dq));
     verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
     snprintf(buf, sizeof buf, "mean elementwise relative error on X: per tensor %.3g, per channel %.3g "
              "(norm-wise %.3g, %.3g)", lowp_quant_mean_rel_err(&a), lowp_quant_mean_rel_err(&bq),

@@ -306,7 +306,7 @@ static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
     double f0 = p[0].seen_pre ? (double)p[0].lost_pre / (double)p[0].seen_pre : 0;
     double f1 = p[1].seen_pre ? (double)p[1].lost_pre / (double)p[1].seen_pre : 0;
     snprintf(buf, sizeof buf,
-             "Before the NaN burst, fp16 flushed %.2f%% of the gradient elements to zero without scaling "
+             "Before the NaN burst, fp16 rounded %.2f%% of the gradient elements to zero without scaling "
              "and %.4f%% with PyTorch's GradScaler (%lld of %lld steps skipped in the whole run). The %lld-step NaN burst drove PyTorch's "
              "scale to %.3g (recovery: %s steps; at one doubling per interval it needs about %lld); Genesis's clamp held it at %.3g. The MLX C++ sketch "
              "ended at %.6g vs PyTorch's %.6g.",
@@ -315,6 +315,13 @@ static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p) {
              c->burst_len * c->interval, p[2].post_burst, p[3].s.scale, p[1].s.scale);
     cJSON_AddStringToObject(r->results, "answer", buf);
     fprintf(r->summary, "\n**Answer.** %s\n", buf);
+    /* the index's key numbers (tools/cmd_report.c) */
+    cJSON_AddStringToObject(lowp_result_key(r->results, "zero_no_scaling", "gradient elements that become 0 in fp16 "
+                                            "without scaling, before the NaN burst", 100 * f0), "unit", "%");
+    cJSON_AddStringToObject(lowp_result_key(r->results, "zero_gradscaler", "the same with PyTorch's GradScaler",
+                                            100 * f1), "unit", "%");
+    snprintf(b2, sizeof b2, "steps GradScaler skipped, of %lld", c->steps);
+    lowp_result_key(r->results, "skipped_gradscaler", b2, (double)p[1].skipped);
   }
   verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
   {
