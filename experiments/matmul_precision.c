@@ -780,8 +780,8 @@ static int kernel_same(mp_t *S, ictx_t *X, int i, int fi) {
 }
 
 /* the emulation of a cpu kernel as the pipeline's subject: the registry subject's declared method
-   (gemm_acc with its parameters), its bits computed by fast_gemm; outputs flagged (fp32 underflow of a
-   product, F overflow) recomputed by the reference kernel; `check` random entries compared with it */
+   (gemm_acc with its parameters), its bits computed by fast_gemm; outputs flagged (a product below fp32's
+   normal range, a result beyond F's) recomputed by the reference kernel; `check` random entries compared with it */
 typedef struct {
   mp_t *S;
   ictx_t *X;

@@ -251,7 +251,8 @@ typedef struct {
 static const exercise_t exercises[] = {
     {"Precision comparison", "matrix multiplication in FP32, FP16 and BF16 for 1000 x 1000 matrices; the maximum "
      "element-wise difference; how the error grows with the size", {"matmul-precision", "error-growth", NULL}, NULL},
-    {"Loss scaling", "a gradient that underflows in FP16 (e.g. 1e-6); that it becomes zero without loss scaling; the "
+    {"Loss scaling", "a gradient that underflows in FP16 (e.g. 1e-6, which fp16 holds only as an inexact subnormal: "
+     "tiny and inexact, the IEEE 754 meaning of underflow); whether it becomes zero without loss scaling; the "
      "minimum loss scale that preserves it", {"loss-scaling", "gradscaler-dynamics", NULL}, NULL},
     {"Dynamic range", "values uniform in [1e-8, 1e8]: the fraction lost converting to FP16 and to BF16",
      {"dynamic-range", NULL, NULL}, NULL},
