@@ -52,7 +52,7 @@
  *   fp32 for F-in/fp32-acc, the tensor-core model bound for tc); normwise
  *   backward error ||C - X||_F / (||A||_F ||B||_F).
  *   Spread: every metric per seed (errors.csv); tables and answer give the
- *   mean over the seeds and their range (min-max). Seed s of size n draws
+ *   mean over the seeds and their range [min, max]. Seed s of size n draws
  *   from its own Philox stream (s * 16 + size index) of the run's seed, so
  *   the seeds are fixed by --seed.
  *   Growth: per seed, least-squares slope of log(error) on log(n) over the
@@ -1275,9 +1275,9 @@ static void answer_tc(mp_t *S, const growth_t *G, char *ans, size_t alen) {
   }
   if (isfinite(lo))
     cat(ans, alen, "The %s tensor-core model (products exact, aligned blocks, fp32 output; every entry of the "
-        "product, every seed, n <= %ld) is within a factor %.4f-%.4f of F-in/fp32-acc on the same inputs at "
+        "product, every seed, n <= %ld) is within a factor [%.4f, %.4f] of F-in/fp32-acc on the same inputs at "
         "n = %ld (%d products, formats x seeds): its error is the rounding of the inputs; against its own inputs its "
-        "componentwise backward error is %.3g-%.3g u of fp32, within the model's bound. ",
+        "componentwise backward error is in [%.3g, %.3g] u of fp32, within the model's bound. ",
         S->c.model, S->c.tcmax, lo, hi, S->c.sizes[tcpos], cnt, blo, bhi);
 }
 
@@ -1566,7 +1566,7 @@ const lowp_experiment_t lowp_exp_matmul_precision = {
     "against exact products (lib/check, lib/exact) of the data and of the rounded inputs; componentwise and "
     "normwise backward errors (lib/measure) against gamma_n and the tensor-core model bound (lowp_op_bound); "
     "{seeds} seeds per size ({bigseeds} and only {bigformats} above n = {big}, componentwise backward errors "
-    "there only if bigabs = 1, now {bigabs}); means and ranges (min-max) over the seeds; growth exponents with t-based 95% confidence intervals.",
+    "there only if bigabs = 1, now {bigabs}); means and [min, max] over the seeds; growth exponents with t-based 95% confidence intervals.",
     "Backward errors within their bounds; fp32-accumulating kernels' error is the rounding of the inputs and "
     "grows like n^0.5; all-format accumulation grows faster, between lambda sqrt(n) u and gamma_n.",
     params, run, check};
