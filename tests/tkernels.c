@@ -374,6 +374,10 @@ static void sgemm(void) {
   a[5] = 0.1; /* not an fp32 value */
   st = s.run(&s, o1, in, &p64, err, sizeof err);
   lowp_test_check(st == LOWP_EUNSUPPORTED && strstr(err, "not an fp32 value"), "a non-fp32 input refused: %s", err);
+  a[5] = 1e300; /* beyond fp32's range */
+  err[0] = '\0';
+  st = s.run(&s, o1, in, &p64, err, sizeof err);
+  lowp_test_check(st == LOWP_EUNSUPPORTED && strstr(err, "not an fp32 value"), "1e300 refused: %s", err);
   lowp_subject_close(&s);
 }
 

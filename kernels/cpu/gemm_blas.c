@@ -17,7 +17,9 @@
 #include "cpu/gemm_blas.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +34,12 @@ char *openblas_get_corename(void);
 
 /* ------------------------------------------------------ private helpers */
 
-/* x (n values) as floats; 1 when one is not an fp32 value (NaN passes) */
+/* x (n values) as floats; 1 when one is not an fp32 value (NaN and infinities pass; a finite value beyond
+   fp32's range is refused before its conversion, which C leaves undefined) */
 static int to_float(float *y, const double *x, size_t n) {
   size_t i;
   for (i = 0; i < n; i++) {
+    if (isfinite(x[i]) && fabs(x[i]) > FLT_MAX) return 1;
     y[i] = (float)x[i];
     if ((double)y[i] != x[i] && x[i] == x[i]) return 1;
   }
