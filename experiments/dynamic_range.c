@@ -233,6 +233,13 @@ static void judge(lowp_run_t *r, dr_t *D) {
                  fs[i].name, 100 * lost[law][i], 100 * exact[law][i][0], 100 * exact[law][i][1],
                  100 * exact[law][i][2], i + 1 < nf ? ", " : ".");
         strncat(ans, part, sizeof ans - strlen(ans) - 1);
+        if (i == i16 || i == ib16) { /* the index's key numbers (tools/cmd_report.c): the exercise's formats */
+          char key[64], lab[256];
+          snprintf(key, sizeof key, "lost_%s_%s", fs[i].name, law ? "loguniform" : "uniform");
+          snprintf(lab, sizeof lab, "%s loses (%s on [%s, %s])", fs[i].name, dist_names[law], lowp_run_param(r, "lo"),
+                   lowp_run_param(r, "hi"));
+          cJSON_AddStringToObject(lowp_result_key(r->results, key, lab, 100 * lost[law][i]), "unit", "%");
+        }
       }
     }
     snprintf(part, sizeof part, " Exact fractions from the rounding thresholds (MPFR); %lld samples per law "

@@ -441,6 +441,11 @@ static void judge(lowp_run_t *r, const mlp_t *m, const cfg_t *c, const spike_t *
              sp->n_after ? sp->after_del / (double)sp->n_after : 0.0, sp->n_after ? sp->after_cur / (double)sp->n_after : 0.0);
     cJSON_AddStringToObject(r->results, "answer", buf);
     fprintf(r->summary, "\n**Answer.** %s\n", buf);
+    /* the index's key numbers (tools/cmd_report.c) */
+    lowp_result_key(r->results, "x_err_per_tensor", "e4m3 mean elementwise error of X, per tensor", lowp_quant_mean_rel_err(&a));
+    lowp_result_key(r->results, "x_err_per_channel", "per channel", lowp_quant_mean_rel_err(&bq));
+    lowp_result_key(r->results, "dw_err_per_tensor", "weight gradient, per tensor", lowp_quant_mean_rel_err(&cq));
+    lowp_result_key(r->results, "dw_err_mxfp8", "MXFP8", lowp_quant_mean_rel_err(&dq));
     verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
     snprintf(buf, sizeof buf, "mean elementwise relative error on X: per tensor %.3g, per channel %.3g "
              "(norm-wise %.3g, %.3g)", lowp_quant_mean_rel_err(&a), lowp_quant_mean_rel_err(&bq),

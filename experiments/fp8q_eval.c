@@ -611,6 +611,18 @@ static void answer(lowp_run_t *r, net_t *const *nets, const fq_settings_t *s) {
       nets[0]->out[C_TC + 3].kl_mean, nets[1]->out[C_TC + 3].kl_mean, nets[0]->out[C_E4 + 1].kl_mean,
       nets[1]->out[C_E4 + 1].kl_mean, nets[0]->m.cnn.K[2], fq_nparams(&nets[1]->m));
   cJSON_AddStringToObject(r->results, "answer", ans);
+  { /* the index's key numbers (tools/cmd_report.c): test accuracy of FP32, BF16, FP16 and E4M3 per tensor */
+    static const int kk[4] = {C_FP32, C_BF16, C_FP16, C_E4};
+    static const char *const kn[4] = {"fp32", "bf16", "fp16", "e4m3_tensor"}, *const kl[4] = {"FP32", "BF16", "FP16",
+                                                                                               "E4M3 per tensor"};
+    for (i = 0; i < 2; i++)
+      for (j = 0; j < 4; j++) {
+        char key[64], lab[128];
+        snprintf(key, sizeof key, "%s_accuracy_%s", i ? "vit" : "cnn", kn[j]);
+        snprintf(lab, sizeof lab, "%s test accuracy, %s", i ? "ViT" : "CNN", kl[j]);
+        cJSON_AddStringToObject(lowp_result_key(r->results, key, lab, 100 * nets[i]->out[kk[j]].acc), "unit", "%");
+      }
+  }
   fprintf(r->summary, "**Answer.** %s\n\nData: configs.csv (one row per model and configuration), per_image.csv.gz "
           "(one row per image and configuration: prediction, correctness, KL), outliers.csv, outlier_channels.csv. "
           "Run time on stdout only. Scalings: activations per tensor use a static amax calibrated on training "

@@ -482,6 +482,13 @@ static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p, const sweep_row
     }
     cJSON_AddStringToObject(r->results, "answer", buf);
     fprintf(r->summary, "\n**Answer.** %s\n", buf);
+    /* the index's key numbers (tools/cmd_report.c) */
+    cJSON_AddStringToObject(lowp_result_key(r->results, "zero_no_scaling", "gradient elements that become 0 in fp16 "
+                                            "without scaling, before the NaN burst", 100 * f0), "unit", "%");
+    cJSON_AddStringToObject(lowp_result_key(r->results, "zero_gradscaler", "the same with PyTorch's GradScaler",
+                                            100 * f1), "unit", "%");
+    snprintf(b2, sizeof b2, "steps GradScaler skipped, of %lld", c->steps);
+    lowp_result_key(r->results, "skipped_gradscaler", b2, (double)p[1].skipped);
   }
   verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
   {

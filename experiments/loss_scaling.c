@@ -301,6 +301,23 @@ static void judge(lowp_run_t *r, ls_t *L) {
              t.ovf_incl ? ">=" : ">", sl, kl, ldexp(1, kl), t.ovf_incl ? ">=" : ">", t.ovf_t);
     cJSON_AddStringToObject(r->results, "answer", ans);
     fprintf(r->summary, "**Answer.** %s\n\n", ans);
+    {
+      /* the index's key numbers (tools/cmd_report.c): the example in the format, where it becomes 0, and
+         the smallest loss scales (the thresholds' decimal strings above, read back) */
+      char lab[160];
+      snprintf(lab, sizeof lab, "%s(%g), S = 1 (nonzero: %s)", f->name, ex, lowp_class_name(lowp_classify(y, f)));
+      lowp_result_key(r->results, "example_in_format", lab, y);
+      snprintf(lab, sizeof lab, "largest |g| that becomes 0 in %s", f->name);
+      lowp_result_key(r->results, "zero_threshold", lab, t.zero_t);
+      snprintf(lab, sizeof lab, "loss scale above which %g stays nonzero", ex);
+      lowp_result_key(r->results, "min_scale_nonzero", lab, strtod(sz, NULL));
+      snprintf(lab, sizeof lab, "smallest loss scale making %g normal", ex);
+      lowp_result_key(r->results, "min_scale_normal", lab, strtod(sn, NULL));
+      snprintf(lab, sizeof lab, "smallest power-of-two loss scale making %g normal", ex);
+      lowp_result_key(r->results, "min_scale_normal_pow2", lab, ldexp(1, kn));
+      snprintf(lab, sizeof lab, "smallest loss scale keeping %g within u", ex);
+      lowp_result_key(r->results, "min_scale_within_u", lab, strtod(su, NULL));
+    }
 
     snprintf(meas, sizeof meas, "%s(%g) = %s: %s; with flush-to-zero: %g", f->name, ex, b,
              y == 0.0 ? "zero" : "nonzero, it becomes 0 only when subnormals are flushed to zero", yf);

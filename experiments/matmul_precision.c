@@ -16,23 +16,28 @@
  *              rounded to fp32 (gemm_acc with prod = NULL, acc = fp32): the
  *              input rounding alone, on an fp32 accumulator;
  *   tc-M-F     kernels/cpu/gemm_tc on the lib/model tensor-core preset M
- *              (default h100), on `tcrows` random rows of the first seed
- *              only, up to `tcmax`, compared with F-in/fp32-acc on the
- *              same rows. The model runs at about 0.6 ns per multiply-add
- *              (kernels/cpu/gemm_tc_fast.c), so `--tcrows=1000` computes
- *              whole 1000 x 1000 products in seconds; the default keeps 8
- *              rows, the sample the reference run was made with.
+ *              (default h100), the whole product at every seed, up to
+ *              `tcmax` (the model runs at about 0.6 ns per multiply-add,
+ *              kernels/cpu/gemm_tc_fast.c: seconds at n = 1000), compared
+ *              with F-in/fp32-acc on the same inputs;
+ *   openblas-sgemm  OpenBLAS cblas_sgemm on the fp32 data (registry kernel
+ *              gemm_sgemm, kernels/cpu/gemm_blas.c: one OpenBLAS thread,
+ *              its own blocked order; the version and CPU kernel are in
+ *              results.json), beside the recursive cpu-fp32, at every size
+ *              fp32 runs at; its bound is gamma_n of fp32, which holds for
+ *              any order of evaluation (Higham 2002, Sec. 3.1).
  *   The CPU kernels are emulated at BLAS-like speed (fast_gemm below): in
  *   fp32 arithmetic, each result rounded to F by bit operations. This is
  *   exact, not an approximation: products of two F values (<= 11 bits) are
  *   exact in fp32, and a sum of two F values rounded to fp32 (24 bits) and
  *   then to F (p bits) is rounded once when 24 >= 2p + 2 (double rounding
  *   is innocuous: S. A. Figueroa, "When is double rounding innocuous?",
- *   SIGNUM Newsl. 30(3), 1995). Outputs that meet an fp32 underflow or an
- *   F overflow are recomputed by the reference kernel, and every run is
+ *   SIGNUM Newsl. 30(3), 1995). Outputs with a product below fp32's normal
+ *   range (where it may be inexact) or a result beyond F's finite range are
+ *   recomputed by the reference kernel, and every run is
  *   checked bit for bit against kernels/cpu/gemm_acc on `check` entries.
  *   Every kernel is a registry subject with parameters (gemm_acc
- *   acc=F,prod=acc; gemm_acc acc=fp32,prod=exact; gemm_tc model=M) that
+ *   acc=F,prod=acc; gemm_acc acc=fp32,prod=exact; gemm_tc model=M; gemm_sgemm) that
  *   the pipeline measures (lib/check: lowp_check_measure for the first
  *   kernel of a format, lowp_check_measure_same for the others, so one
  *   exact product of the rounded inputs, and |A||B|, serves them all; the
@@ -46,15 +51,21 @@
  *   (lowp_check_bound: gamma_n with rounded products for cpu-F, gamma_n of
  *   fp32 for F-in/fp32-acc, the tensor-core model bound for tc); normwise
  *   backward error ||C - X||_F / (||A||_F ||B||_F).
+ *   Spread: every metric per seed (errors.csv); tables and answer give the
+ *   mean over the seeds and their range [min, max]. Seed s of size n draws
+ *   from its own Philox stream (s * 16 + size index) of the run's seed, so
+ *   the seeds are fixed by --seed.
  *   Growth: per seed, least-squares slope of log(error) on log(n) over the
- *   sizes; mean over seeds and a t-based 95% confidence interval
- *   (mean +- t_{0.975, S-1} sd / sqrt(S)).
+ *   sizes; mean over seeds, their range and a t-based 95% confidence
+ *   interval (mean +- t_{0.975, S-1} sd / sqrt(S)).
  *   Time budget: every format with 3 seeds up to n = big (1000); above it
  *   one seed of bigformats (fp32, fp16, bf16), without |A||B| (bigabs=0: no
- *   componentwise backward error there). About 170 s of CPU on 2 cores.
+ *   componentwise backward error there). About 153 s of CPU (user + sys) on
+ *   the 2-core reference machine, 135 s before the tensor-core model ran on
+ *   whole products and OpenBLAS joined (the reference run took 70 s then).
  * Run: lowp run matmul-precision [--sizes=64,...,4096] [--seeds=3]
- *   [--big=1000] [--bigseeds=1] [--bigformats=fp32,fp16,bf16] [--tcrows=8]
- *   [--tcmax=1000] [--bigabs=0] [--model=h100]
+ *   [--big=1000] [--bigseeds=1] [--bigformats=fp32,fp16,bf16]
+ *   [--tcmax=1000] [--bigabs=0] [--model=h100] [--sgemm=1]
  * Expected / acceptance: every backward error within its bound where the
  *   bound exists; fp32 is far closer to exact than the others; cpu-fp16 and
  *   cpu-bf16 grow faster with n than the fp32-accumulating kernels, whose
@@ -67,6 +78,7 @@
 
 #include "check/same.h"
 #include "cpu/gemm_acc.h"
+#include "cpu/gemm_blas.h"
 #include "cpu/gemm_tc.h"
 #include "format/format.h"
 #include "io/plot.h"
@@ -95,8 +107,8 @@ static const lowp_param_t params[] = {
     {"bigformats", "fp32,fp16,bf16", NULL, "the formats measured at sizes above big (time budget; names not in formats are ignored; fp32 always)"},
     {"model", "h100", NULL, "tensor-core model preset (lib/model), or none"},
     {"bigabs", "0", "1", "1: componentwise backward errors above big too (|A||B|: one more exact product per format)"},
-    {"tcrows", "8", "4", "rows of the product the tensor-core model computes (first seed)"},
-    {"tcmax", "1000", "100", "largest n the tensor-core model runs at"},
+    {"tcmax", "1000", "100", "largest n the tensor-core model runs at (whole products, every seed)"},
+    {"sgemm", "1", "1", "1: OpenBLAS cblas_sgemm (registry kernel gemm_sgemm) on the fp32 data beside cpu-fp32"},
     {"check", "16", "16", "entries per product checked bit for bit against kernels/cpu/gemm_acc"},
     {NULL, NULL, NULL, NULL}};
 
@@ -121,8 +133,8 @@ typedef struct {
   int nf;
   int bigf[MAXF]; /* 1: fs[i] is measured above big too */
   const char *model; /* NULL: no tensor-core kernels */
-  long tcrows, tcmax, check;
-  int bigabs;
+  long tcmax, check;
+  int bigabs, sgemm;
 } cfg_t;
 
 /* lowp_run_param_formats check: what fast_gemm emulates exactly (see the
@@ -175,7 +187,7 @@ static void parse(const lowp_run_t *r, cfg_t *c) {
       lowp_run_bad_param(r, "model", "unknown tensor-core model (a lib/model preset such as h100, or none)");
   }
   c->bigabs = (int)lowp_run_param_int(r, "bigabs", 0, 1);
-  c->tcrows = (long)lowp_run_param_int(r, "tcrows", 1, 4096);
+  c->sgemm = (int)lowp_run_param_int(r, "sgemm", 0, 1);
   c->tcmax = (long)lowp_run_param_int(r, "tcmax", 1, 4096);
   c->check = (long)lowp_run_param_int(r, "check", 1, 1000000);
 }
@@ -232,8 +244,8 @@ static inline __attribute__((always_inline)) float frnd(float x, uint32_t d, flo
    c_ij = round(... round(round(0 + p_i0j) + p_i1j) ...). Tiles of JB
    columns x LB terms keep B in cache; the terms of every output are added
    in increasing l, as in the reference. flags[i * njb + jb] is set where a
-   product underflowed fp32 (then it may not be exact) or a result left F's
-   range. OpenMP over column tiles: the result does not depend on it, nor
+   product fell below fp32's normal range (then it may not be exact) or a
+   result left F's range. OpenMP over column tiles: the result does not depend on it, nor
    on the vector width the machine offers (target_clones: the same IEEE
    operations, no contraction, on 4, 8 or 16 lanes). */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
@@ -318,7 +330,7 @@ static void fast_gemm(float *C, int *flags, const float *A, const float *B, long
   }
 }
 
-typedef enum { K_ALL = 0, K_MIX = 1, K_TC = 2 } kind_t;
+typedef enum { K_ALL = 0, K_MIX = 1, K_TC = 2, K_BLAS = 3 } kind_t;
 
 typedef struct {
   char name[64];
@@ -329,6 +341,8 @@ typedef struct {
   lowp_subject_t subj; /* the registry subject: gemm_acc or gemm_tc with parameters (its method) */
   int open;            /* subj is open */
   frnd_t fp, fa;
+  int over;            /* 1: the bounds use oacc (a subject that declares no method: gemm_sgemm) */
+  lowp_accum_t oacc;
   double bound[MAXS];  /* on the componentwise backward error (lowp_check_bound), +inf: vacuous */
   double pbound[MAXS]; /* probabilistic, P = 0.99 per entry (cpu kernels) */
   char bname[MAXS][200];
@@ -336,7 +350,7 @@ typedef struct {
 } kernel_t;
 
 /* what is kept per (kernel, size, seed) */
-enum { M_FWD_DATA, M_FWD_IN, M_VS32, M_CBWD, M_NBWD_IN, M_NBWD_DATA, M_SPECIAL, M_FALLBACK, M_TCMIX, NM };
+enum { M_FWD_DATA, M_FWD_IN, M_VS32, M_CBWD, M_NBWD_IN, M_NBWD_DATA, M_SPECIAL, M_FALLBACK, NM };
 
 typedef struct {
   double v[MAXK][MAXS][MAXSEED][NM];
@@ -392,10 +406,10 @@ static double fit_slope(const double *x, const double *y, int n) {
   return c >= 2 && c * sxx - sx * sx > 0 ? (c * sxy - sx * sy) / (c * sxx - sx * sx) : NAN;
 }
 
-/* mean slope over the seeds that have every fitted size, and the t-based
-   95% half-width (NAN with one seed) */
+/* mean slope over the seeds that have every fitted size, the t-based
+   95% half-width (NAN with one seed) and the range of the slopes (lohi[0..1]) */
 static void growth(const meas_t *M, const cfg_t *c, int k, int which, long nseeds, int nsz, double *mean,
-                   double *half, int *used) {
+                   double *half, double *lohi, int *used) {
   double sl[MAXSEED], s = 0, v = 0;
   int q = 0, si;
   long sd;
@@ -412,9 +426,14 @@ static void growth(const meas_t *M, const cfg_t *c, int k, int which, long nseed
     if (isfinite(sl[q])) q++;
   }
   *used = q;
-  *mean = *half = NAN;
+  *mean = *half = lohi[0] = lohi[1] = NAN;
   if (q == 0) return;
-  for (si = 0; si < q; si++) s += sl[si];
+  lohi[0] = lohi[1] = sl[0];
+  for (si = 0; si < q; si++) {
+    s += sl[si];
+    if (sl[si] < lohi[0]) lohi[0] = sl[si];
+    if (sl[si] > lohi[1]) lohi[1] = sl[si];
+  }
   *mean = s / q;
   if (q < 2) return;
   for (si = 0; si < q; si++) v += (sl[si] - *mean) * (sl[si] - *mean);
@@ -429,6 +448,29 @@ static double mean_at(const meas_t *M, int k, int si, int which, int *cnt) {
     if (M->have[k][si][sd]) { s += M->v[k][si][sd][which]; q++; }
   if (cnt) *cnt = q;
   return q ? s / q : NAN;
+}
+
+/* the range over the seeds measured at size si: lohi[0..1] (NAN when none) */
+static void range_at(const meas_t *M, int k, int si, int which, double *lohi) {
+  int sd;
+  lohi[0] = lohi[1] = NAN;
+  for (sd = 0; sd < MAXSEED; sd++)
+    if (M->have[k][si][sd]) {
+      double v = M->v[k][si][sd][which];
+      if (!(v >= lohi[0])) lohi[0] = v; /* NAN compares false: the first value sets both */
+      if (!(v <= lohi[1])) lohi[1] = v;
+    }
+}
+
+/* "mean [min, max]" over the seeds at size si, scaled by 1/unit; the mean alone with one seed */
+static const char *spread_cell(char *b, size_t len, const meas_t *M, int k, int si, int which, double unit) {
+  int q;
+  double m = mean_at(M, k, si, which, &q), lh[2];
+  range_at(M, k, si, which, lh);
+  if (isnan(m)) snprintf(b, len, "-");
+  else if (q < 2 || !isfinite(lh[0]) || !isfinite(lh[1])) snprintf(b, len, "%.3g", m / unit);
+  else snprintf(b, len, "%.3g [%.3g, %.3g]", m / unit, lh[0] / unit, lh[1] / unit);
+  return b;
 }
 
 static void cat(char *dst, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -449,21 +491,23 @@ static lowp_problem_t kernel_problem(const kernel_t *k, long m, long n) {
 }
 
 /* the bounds of kernel k at size n, on the componentwise backward error against its own inputs: the
-   bound of its subject's declared method (lowp_check_bound), and the probabilistic one for the cpu
-   kernels */
+   bound of its subject's declared method (lowp_check_bound; for gemm_sgemm, which declares none, that of
+   cpu-fp32: gamma_n and the probabilistic bound hold for any order of evaluation, Higham 2002 Sec. 3.1
+   and Higham & Mary 2019 Thm 3.1), and the probabilistic one for the cpu kernels */
 static void kernel_bounds(kernel_t *k, int si, long n) {
   lowp_problem_t p = kernel_problem(k, n, n);
   lowp_check_bound_t b;
   k->pbound[si] = NAN;
   if (lowp_check_bound(&b, &p, &k->subj, k->kind == K_TC ? LOWP_BOUND_MODEL : LOWP_BOUND_GAMMA, 0.99,
-                       NULL, NULL, 0) == LOWP_OK) {
+                       k->over ? &k->oacc : NULL, NULL, 0) == LOWP_OK) {
     k->bound[si] = b.value;
     snprintf(k->bname[si], sizeof k->bname[si], "%s", b.name);
   } else {
     k->bound[si] = INFINITY;
     snprintf(k->bname[si], sizeof k->bname[si], "none");
   }
-  if (k->kind != K_TC && lowp_check_bound(&b, &p, &k->subj, LOWP_BOUND_PROB, 0.99, NULL, NULL, 0) == LOWP_OK)
+  if (k->kind != K_TC &&
+      lowp_check_bound(&b, &p, &k->subj, LOWP_BOUND_PROB, 0.99, k->over ? &k->oacc : NULL, NULL, 0) == LOWP_OK)
     k->pbound[si] = b.value;
 }
 
@@ -474,11 +518,11 @@ static const char *cell(char *b, size_t len, double v, const char *fmt) {
   return b;
 }
 
-/* "a = 1.23 +- 0.04 (3 seeds)" */
-static const char *slope_cell(char *b, size_t len, double m, double h, int q) {
+/* "1.23 +- 0.04 [1.20, 1.27]": mean, t-based 95% half-width, range of the seeds' slopes */
+static const char *slope_cell(char *b, size_t len, double m, double h, const double *lohi, int q) {
   if (!isfinite(m)) snprintf(b, len, "-");
   else if (!isfinite(h)) snprintf(b, len, "%.2f (%d seed, no CI)", m, q);
-  else snprintf(b, len, "%.2f +- %.2f", m, h);
+  else snprintf(b, len, "%.2f +- %.2f [%.2f, %.2f]", m, h, lohi[0], lohi[1]);
   return b;
 }
 
@@ -501,17 +545,17 @@ typedef struct {
   item_t *items;
   int *isi;
   long *isd;
-  double *A0, *B0, *Ain, *Bin, *Xd, *C32, *Atc;
-  double *Xtc, *Otc, *Rtc; /* the model's rows of the exact product, the same rounded to fp32, of |A||B| */
+  double *A0, *B0, *Ain, *Bin, *Xd, *C32;
+  double *Otc; /* the exact product of the rounded inputs rounded to fp32 (the model's output format) */
   float *Af, *Bf, *Cf;
   int *flags;
-  long *rowidx;
+  char blas_info[256]; /* OpenBLAS's version and CPU kernel (gemm_sgemm) */
   cJSON *tables, *plots;
 } mp_t;
 
 /* the growth exponents and where the tables look */
 typedef struct {
-  double gm[MAXK][4], gh[MAXK][4];
+  double gm[MAXK][4], gh[MAXK][4], gr[MAXK][4][2]; /* mean, CI half-width, range over the seeds */
   int gq[MAXK][4];
   int nsmall, tcpos, head, last;
 } growth_t;
@@ -537,6 +581,21 @@ static const char *pname(char *b, size_t len, const lowp_format_t *f) {
   for (j = 0; b[j]; j++)
     if (b[j] == ',') b[j] = ';';
   return b;
+}
+
+/* OpenBLAS's sgemm on the fp32 inputs, declared right after cpu-fp32 (k32): it shares its exact products;
+   its bounds are cpu-fp32's method's (any order of evaluation) */
+static void declare_sgemm(mp_t *S, const kernel_t *k32) {
+  kernel_t *k = &S->ks[S->nk];
+  *k = *k32;
+  memset(&k->subj, 0, sizeof k->subj);
+  snprintf(k->name, sizeof k->name, "openblas-sgemm");
+  k->kind = K_BLAS;
+  k->over = 1;
+  k->oacc = k32->subj.accum;
+  if (open_subject(k, "gemm_sgemm", "%s", "") != LOWP_OK) return;
+  lowp_gemm_sgemm_info(S->blas_info, sizeof S->blas_info);
+  S->nk++;
 }
 
 /* declare the kernels: cpu-F for every format; F-in/fp32-acc for formats
@@ -575,6 +634,7 @@ static void declare_kernels(mp_t *S) {
     k->uacc = lowp_format_u(&S->c.fs[i]);
     (void)open_subject(k, "gemm_acc", "acc=%s,order=recursive,round=rne,prod=acc",
                        pname(fb, sizeof fb, k->in));
+    if (i == S->fi32 && S->c.sgemm) declare_sgemm(S, k);
   }
   for (i = 0; i < S->c.nf; i++) {
     kernel_t *k = &S->ks[S->nk];
@@ -620,22 +680,21 @@ static int alloc_buffers(mp_t *S) {
   S->Bin = malloc(S->nn_max * sizeof *S->Bin);
   S->Xd = malloc(S->nn_max * sizeof *S->Xd);
   S->C32 = malloc(S->nn_max * sizeof *S->C32);
-  S->Atc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Atc);
-  S->Xtc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Xtc);
-  S->Otc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Otc);
-  S->Rtc = malloc((size_t)S->c.tcrows * S->nmax * sizeof *S->Rtc);
+  {
+    long tn = S->c.model ? (S->c.tcmax < S->nmax ? S->c.tcmax : S->nmax) : 1;
+    S->Otc = malloc((size_t)tn * tn * sizeof *S->Otc);
+  }
   S->Af = malloc(S->nn_max * sizeof *S->Af);
   S->Bf = malloc(S->nn_max * sizeof *S->Bf);
   S->Cf = malloc(S->nn_max * sizeof *S->Cf);
   S->flags = malloc((size_t)S->nmax * ((S->nmax + JB - 1) / JB) * sizeof *S->flags);
-  S->rowidx = malloc((size_t)S->nmax * sizeof *S->rowidx);
   /* the work items (size, seed), in the order of the sizes, then the seeds */
   for (si = 0; si < S->c.ns; si++) S->nit += (size_t)(S->c.sizes[si] > S->c.big ? S->c.bigseeds : S->c.seeds);
   S->items = calloc(S->nit, sizeof *S->items);
   S->isi = malloc(S->nit * sizeof *S->isi);
   S->isd = malloc(S->nit * sizeof *S->isd);
-  nomem = !S->A0 || !S->B0 || !S->Ain || !S->Bin || !S->Xd || !S->C32 || !S->Atc || !S->Xtc || !S->Otc ||
-          !S->Rtc || !S->Af || !S->Bf || !S->Cf || !S->flags || !S->rowidx || !S->items || !S->isi || !S->isd;
+  nomem = !S->A0 || !S->B0 || !S->Ain || !S->Bin || !S->Xd || !S->C32 || !S->Otc || !S->Af || !S->Bf ||
+          !S->Cf || !S->flags || !S->items || !S->isi || !S->isd;
   if (lowp_par_spread() ? lowp_par_max(nomem) > 0 : nomem) {
     if (!lowp_par_spread() || lowp_par_rank() == 0) fprintf(stderr, "lowp run matmul-precision: out of memory\n");
     return 2;
@@ -650,9 +709,8 @@ static int alloc_buffers(mp_t *S) {
 
 static void free_buffers(mp_t *S) {
   int i;
-  free(S->A0); free(S->B0); free(S->Ain); free(S->Bin); free(S->Xd); free(S->C32); free(S->Atc);
-  free(S->Xtc); free(S->Otc); free(S->Rtc); free(S->Af); free(S->Bf); free(S->Cf); free(S->flags);
-  free(S->rowidx); free(S->items); free(S->isi); free(S->isd);
+  free(S->A0); free(S->B0); free(S->Ain); free(S->Bin); free(S->Xd); free(S->C32); free(S->Otc);
+  free(S->Af); free(S->Bf); free(S->Cf); free(S->flags); free(S->items); free(S->isi); free(S->isd);
   for (i = 0; S->ks && i < MAXK; i++)
     if (S->ks[i].open) lowp_subject_close(&S->ks[i].subj);
   free(S->ks); free(S->M);
@@ -660,7 +718,7 @@ static void free_buffers(mp_t *S) {
 
 /* one work item (size, seed) as it is measured */
 typedef struct {
-  long n, njb, mtc, sd;
+  long n, njb, sd;
   size_t nn;
   int si, withabs, tc_here;
   double nA0, nB0, nA, nB;
@@ -670,9 +728,9 @@ typedef struct {
   int have_xd;                    /* S->Xd holds this item's exact product of the data */
 } ictx_t;
 
-/* data: fp32 N(0,1), one stream per (seed, size); the tensor-core model's rows */
+/* data: fp32 N(0,1), one stream per (seed, size) */
 static void item_data(lowp_run_t *r, mp_t *S, ictx_t *X) {
-  long j, n = X->n;
+  long j;
   size_t nn = X->nn;
   int fi;
   lowp_rng_init(&X->g, r->seed, (uint32_t)(X->sd * MAXS + X->si));
@@ -688,81 +746,44 @@ static void item_data(lowp_run_t *r, mp_t *S, ictx_t *X) {
       X->I->tinyc[fi] = 0;
       for (j = 0; j < (long)nn; j++) X->I->tinyc[fi] += (fabs(S->A0[j]) < xm) + (fabs(S->B0[j]) < xm);
     }
-  /* the tensor-core model's rows (first seed): mtc distinct rows at random (partial Fisher-Yates) */
-  for (j = 0; j < n; j++) S->rowidx[j] = j;
-  for (j = 0; j < X->mtc; j++) {
-    long t = j + (long)(lowp_rng_uniform(&X->g) * (double)(n - j)), tmp;
-    if (t >= n) t = n - 1;
-    tmp = S->rowidx[j]; S->rowidx[j] = S->rowidx[t]; S->rowidx[t] = tmp;
-  }
 }
 
-/* the tensor-core model (registry subject gemm_tc) on the chosen rows, measured by the pipeline against
-   those rows of the format's exact product (lowp_check_measure_same); the errors over those rows */
-static int kernel_tc(mp_t *S, ictx_t *X, int i) {
+static void kernel_metrics(mp_t *S, ictx_t *X, int i, int fi, const lowp_check_result_t *res, long fb);
+
+/* a registry subject that runs itself (gemm_tc, gemm_sgemm) on the whole product, measured by the
+   pipeline on the format's exact references (lowp_check_measure_same); the tensor-core model's problem
+   has fp32 outputs, so its exact result rounded once is the exact product rounded to fp32 */
+static int kernel_same(mp_t *S, ictx_t *X, int i, int fi) {
   kernel_t *k = &S->ks[i];
-  double *v = X->I->v[i];
-  const lowp_check_output_t *ro = &X->ref->out[0];
-  long j, n = X->n, mtc = X->mtc;
-  size_t ent = (size_t)mtc * n;
-  lowp_check_result_t ref, res;
+  lowp_check_result_t ref = *X->ref, res; /* a shallow copy: the arrays stay the format's */
   lowp_check_inputs_t in;
+  size_t e;
   int st;
-  memset(&ref, 0, sizeof ref);
   memset(&in, 0, sizeof in);
-  ref.problem = kernel_problem(k, mtc, n);
-  ref.n_out = 1;
-  ref.out[0].name = ro->name;
-  ref.out[0].count = ent;
-  ref.out[0].exact = S->Xtc;
-  ref.out[0].exact_out = S->Otc;
-  ref.out[0].absab = S->Rtc;
-  for (j = 0; j < mtc; j++) {
-    size_t src = (size_t)S->rowidx[j] * n, dst = (size_t)j * n;
-    long q;
-    memcpy(&S->Atc[dst], &S->Ain[src], (size_t)n * sizeof *S->Atc);
-    memcpy(&S->Xtc[dst], &ro->exact[src], (size_t)n * sizeof *S->Xtc);
-    memcpy(&S->Rtc[dst], &ro->absab[src], (size_t)n * sizeof *S->Rtc);
-    for (q = 0; q < n; q++)
-      lowp_round_f64(&S->Otc[dst + q], S->Xtc[dst + q], &ref.problem.out, NULL, LOWP_RND_NE);
+  if (k->kind == K_TC) {
+    ref.problem = kernel_problem(k, X->n, X->n);
+    for (e = 0; e < X->nn; e++)
+      lowp_round_f64(&S->Otc[e], ref.out[0].exact[e], &ref.problem.out, NULL, LOWP_RND_NE);
+    ref.out[0].exact_out = S->Otc;
   }
   in.n = 2;
-  in.x[0] = S->Atc; /* borrowed, not freed */
+  in.x[0] = S->Ain; /* borrowed, not freed */
   in.x[1] = S->Bin;
-  in.count[0] = ent;
-  in.count[1] = X->nn;
+  in.count[0] = in.count[1] = X->nn;
   st = lowp_check_measure_same(&res, &ref, &k->subj, &in, NULL, X->I->msg, sizeof X->I->msg);
   if (st != LOWP_OK) {
     lowp_check_result_free(&res);
     snprintf(X->I->msg, sizeof X->I->msg, "kernel %s failed: %s", k->name, lowp_status_str(st));
     return st;
   }
-  X->I->ent[i] = ent;
-  v[M_FWD_IN] = diff(res.out[0].got, S->Xtc, ent, NULL);
-  for (j = 0, v[M_FWD_DATA] = 0; j < mtc; j++) { /* the rows of the exact product of the data */
-    double d = diff(&res.out[0].got[(size_t)j * n], &S->Xd[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
-    if (d > v[M_FWD_DATA]) v[M_FWD_DATA] = d;
-  }
-  v[M_VS32] = NAN;
-  if (S->fi32 >= 0) {
-    double m32 = 0;
-    for (j = 0; j < mtc; j++) {
-      double d = diff(&res.out[0].got[(size_t)j * n], &S->C32[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
-      if (d > m32) m32 = d;
-    }
-    v[M_VS32] = m32;
-  }
-  v[M_CBWD] = res.out[0].err.max_bwd;
-  v[M_SPECIAL] = (double)res.out[0].err.n_special;
-  v[M_NBWD_IN] = v[M_NBWD_DATA] = NAN; /* a norm over some rows is not the normwise error */
-  v[M_FALLBACK] = 0;
+  kernel_metrics(S, X, i, fi, &res, 0);
   lowp_check_result_free(&res);
   return LOWP_OK;
 }
 
 /* the emulation of a cpu kernel as the pipeline's subject: the registry subject's declared method
-   (gemm_acc with its parameters), its bits computed by fast_gemm; outputs flagged (fp32 underflow of a
-   product, F overflow) recomputed by the reference kernel; `check` random entries compared with it */
+   (gemm_acc with its parameters), its bits computed by fast_gemm; outputs flagged (a product below fp32's
+   normal range, a result beyond F's) recomputed by the reference kernel; `check` random entries compared with it */
 typedef struct {
   mp_t *S;
   ictx_t *X;
@@ -840,12 +861,11 @@ static int emul_measure(lowp_check_result_t *res, mp_t *S, ictx_t *X, int i, lon
   return st;
 }
 
-/* the metrics of an emulated kernel's result (its got, its exact product) */
-static void kernel_emul(mp_t *S, ictx_t *X, int i, int fi, const lowp_check_result_t *res, long fb) {
+/* the metrics of a kernel's result (its got, its exact product) */
+static void kernel_metrics(mp_t *S, ictx_t *X, int i, int fi, const lowp_check_result_t *res, long fb) {
   kernel_t *k = &S->ks[i];
   const lowp_check_output_t *o = &res->out[0];
-  double *v = X->I->v[i], fro_in, fro_d, m_in;
-  long j, n = X->n;
+  double *v = X->I->v[i], fro_in, fro_d;
   size_t nn = X->nn;
   X->I->fallback += fb;
   if (k->kind == K_ALL && fi == S->fi32) memcpy(S->C32, o->got, nn * sizeof *S->C32);
@@ -857,14 +877,6 @@ static void kernel_emul(mp_t *S, ictx_t *X, int i, int fi, const lowp_check_resu
   v[M_NBWD_IN] = fro_in / (X->nA * X->nB);
   v[M_NBWD_DATA] = fro_d / (X->nA0 * X->nB0);
   v[M_FALLBACK] = (double)fb;
-  /* the same kernel on the tensor-core model's rows, for the comparison */
-  m_in = 0;
-  if (k->kind == K_MIX && X->tc_here && X->sd == 0)
-    for (j = 0; j < X->mtc; j++) {
-      double d = diff(&o->got[(size_t)S->rowidx[j] * n], &S->Xd[(size_t)S->rowidx[j] * n], (size_t)n, NULL);
-      if (d > m_in) m_in = d;
-    }
-  v[M_TCMIX] = m_in;
   X->I->ent[i] = nn;
 }
 
@@ -877,8 +889,8 @@ static int item_kernel(lowp_run_t *r, mp_t *S, ictx_t *X, int i, int fi, lowp_ch
   int st, with_data = !X->ref && S->fi32 < 0 && !X->have_xd;
   lowp_run_progress(r, "n = %ld, seed %ld: %s%s", X->n, X->sd, k->name,
                     X->ref ? "" : " and the exact product of its inputs");
-  if (k->kind == K_TC) {
-    if ((st = kernel_tc(S, X, i)) != LOWP_OK) return st;
+  if (k->kind == K_TC || k->kind == K_BLAS) {
+    if ((st = kernel_same(S, X, i, fi)) != LOWP_OK) return st;
   } else {
     lowp_check_result_t *R = X->ref ? &res : first;
     if ((st = emul_measure(R, S, X, i, &fb, with_data)) != LOWP_OK) {
@@ -891,7 +903,7 @@ static int item_kernel(lowp_run_t *r, mp_t *S, ictx_t *X, int i, int fi, lowp_ch
       X->have_xd = 1;
       X->ref = first;
     }
-    kernel_emul(S, X, i, fi, R, fb);
+    kernel_metrics(S, X, i, fi, R, fb);
     if (R == &res) lowp_check_result_free(&res);
   }
   X->I->have[i] = 1;
@@ -923,7 +935,7 @@ static int item_format(lowp_run_t *r, mp_t *S, ictx_t *X, int fi) {
   for (i = 0; i < S->nk && st == LOWP_OK; i++) {
     const kernel_t *k = &S->ks[i];
     if (k->fi != fi) continue;
-    if (k->kind == K_TC && !(X->tc_here && X->sd == 0)) continue;
+    if (k->kind == K_TC && !X->tc_here) continue;
     st = item_kernel(r, S, X, i, fi, &first);
   }
   lowp_check_result_free(&first);
@@ -943,7 +955,6 @@ static int measure_item(lowp_run_t *r, mp_t *S, size_t it) {
   X.n = S->c.sizes[X.si];
   X.nn = (size_t)X.n * X.n;
   X.njb = (X.n + JB - 1) / JB;
-  X.mtc = S->c.tcrows < X.n ? S->c.tcrows : X.n;
   X.withabs = X.n <= S->c.big || S->c.bigabs;
   X.tc_here = S->c.model && X.n <= S->c.tcmax && X.withabs;
   item_data(r, S, &X);
@@ -1023,27 +1034,38 @@ static int write_errors(lowp_run_t *r, mp_t *S) {
 
 static void growth_all(mp_t *S, growth_t *G) {
   static const int which[3] = {M_FWD_DATA, M_CBWD, M_NBWD_IN};
-  int i, si, nseed_small = (int)S->c.seeds;
+  int i, si, nseed_small = (int)S->c.seeds, ntc = 0;
   G->nsmall = 0;
   G->tcpos = -1;
   G->head = S->c.head;
   G->last = S->c.ns - 1;
-  for (si = 0; si < S->c.ns; si++)
+  for (si = 0; si < S->c.ns; si++) {
     if (S->c.sizes[si] <= S->c.big) G->nsmall = si + 1;
-  for (i = 0; i < S->nk; i++) {
-    int w;
-    for (w = 0; w < 3; w++) growth(S->M, &S->c, i, which[w], S->ks[i].kind == K_TC ? 1 : nseed_small, G->nsmall, &G->gm[i][w], &G->gh[i][w], &G->gq[i][w]);
-    growth(S->M, &S->c, i, M_FWD_DATA, S->ks[i].kind == K_TC ? 1 : S->c.bigseeds, S->c.ns, &G->gm[i][3], &G->gh[i][3], &G->gq[i][3]);
-  }
-
-  for (si = 0; si < S->c.ns; si++)
     if (S->c.model && S->c.sizes[si] <= S->c.tcmax) G->tcpos = si;
+    if (S->c.sizes[si] <= S->c.big && S->c.sizes[si] <= S->c.tcmax) ntc = si + 1;
+  }
+  for (i = 0; i < S->nk; i++) {
+    int w, tc = S->ks[i].kind == K_TC; /* the tensor-core model: over the sizes it ran at */
+    for (w = 0; w < 3; w++)
+      growth(S->M, &S->c, i, which[w], nseed_small, tc ? ntc : G->nsmall, &G->gm[i][w], &G->gh[i][w],
+             G->gr[i][w], &G->gq[i][w]);
+    growth(S->M, &S->c, i, M_FWD_DATA, S->c.bigseeds, S->c.ns, &G->gm[i][3], &G->gh[i][3], G->gr[i][3],
+           &G->gq[i][3]);
+  }
+}
+
+/* the F-in/fp32-acc kernel of kernel i's input format, or -1 */
+static int mix_of(const mp_t *S, int i) {
+  int q;
+  for (q = 0; q < S->nk; q++)
+    if (S->ks[q].kind == K_MIX && S->ks[q].fi == S->ks[i].fi) return q;
+  return -1;
 }
 
 /* tables at the exercise's size and at the largest, and the growth table */
 static void render_tables(mp_t *S, const growth_t *G) {
   int i, hs;
-  char t1[256], b1[64], b2[64], b3[64], b4[64], b5[64], b6[64], b7[64], b8[64];
+  char t1[256], b[9][96];
   const char *cols1[] = {"kernel", "max |C - exact(data)|", "max |C - exact(rounded inputs)|",
                          "max |C - C_cpu-fp32|", "componentwise backward error (u of the accumulator)",
                          "its bound (u of the accumulator)", "probabilistic bound, P = 0.99 per entry (u)",
@@ -1051,153 +1073,228 @@ static void render_tables(mp_t *S, const growth_t *G) {
   const char *cols3[] = {"kernel", "max |C - exact(data)| ~ n^a", "componentwise backward error ~ n^a",
                          "normwise backward error ~ n^a", "max |C - exact(data)| ~ n^a, every size"};
   int head = G->head, last = G->last, nsmall = G->nsmall;
-  const double(*gm)[4] = G->gm, (*gh)[4] = G->gh;
-  const int(*gq)[4] = G->gq;
   cJSON *rows;
-  /* tables at the exercise's size and at the largest */
   for (hs = 0; hs < 2; hs++) {
     int at = hs ? last : head, cnt = 0;
     if (hs && last == head) break;
     (void)mean_at(S->M, 0, at, M_FWD_DATA, &cnt);
-    snprintf(t1, sizeof t1, "n = %ld, every entry of the %ld x %ld product; fp32 N(0,1) data; mean over %d seed%s",
-             S->c.sizes[at], S->c.sizes[at], S->c.sizes[at], cnt, cnt == 1 ? "" : "s");
+    snprintf(t1, sizeof t1, "n = %ld, every entry of the %ld x %ld product; fp32 N(0,1) data; mean [min, max] over "
+             "%d seed%s", S->c.sizes[at], S->c.sizes[at], S->c.sizes[at], cnt, cnt == 1 ? "" : "s");
     rows = lowp_result_table(S->tables, t1, cols1, 9);
     for (i = 0; i < S->nk; i++) {
       const char *cells[9];
       int q;
+      double u = S->ks[i].uacc;
       (void)mean_at(S->M, i, at, M_FWD_DATA, &q);
-      if (S->ks[i].kind == K_TC || !q) continue;
+      if (!q) continue;
       cells[0] = S->ks[i].name;
-      cells[1] = cell(b1, sizeof b1, mean_at(S->M, i, at, M_FWD_DATA, NULL), "%.3g");
-      cells[2] = cell(b2, sizeof b2, mean_at(S->M, i, at, M_FWD_IN, NULL), "%.3g");
-      cells[3] = cell(b3, sizeof b3, mean_at(S->M, i, at, M_VS32, NULL), "%.3g");
-      cells[4] = cell(b4, sizeof b4, mean_at(S->M, i, at, M_CBWD, NULL) / S->ks[i].uacc, "%.3g");
-      cells[5] = cell(b5, sizeof b5, S->ks[i].bound[at] / S->ks[i].uacc, "%.4g");
-      cells[6] = cell(b8, sizeof b8, S->ks[i].pbound[at] / S->ks[i].uacc, "%.4g");
-      cells[7] = cell(b6, sizeof b6, mean_at(S->M, i, at, M_NBWD_IN, NULL), "%.3g");
-      cells[8] = cell(b7, sizeof b7, mean_at(S->M, i, at, M_NBWD_DATA, NULL), "%.3g");
+      cells[1] = spread_cell(b[1], sizeof b[1], S->M, i, at, M_FWD_DATA, 1);
+      cells[2] = spread_cell(b[2], sizeof b[2], S->M, i, at, M_FWD_IN, 1);
+      cells[3] = spread_cell(b[3], sizeof b[3], S->M, i, at, M_VS32, 1);
+      cells[4] = spread_cell(b[4], sizeof b[4], S->M, i, at, M_CBWD, u);
+      cells[5] = cell(b[5], sizeof b[5], S->ks[i].bound[at] / u, "%.4g");
+      cells[6] = cell(b[6], sizeof b[6], S->ks[i].pbound[at] / u, "%.4g");
+      cells[7] = spread_cell(b[7], sizeof b[7], S->M, i, at, M_NBWD_IN, 1);
+      cells[8] = spread_cell(b[8], sizeof b[8], S->M, i, at, M_NBWD_DATA, 1);
       lowp_result_add_row(rows, cells, 9);
     }
   }
-  {
-    char t3[256];
-    snprintf(t3, sizeof t3, "Growth with n: least-squares slope of log(error) on log(n) per seed; mean +- "
-             "t-based 95%% half-width over %ld seeds, n = %ld..%ld (last column: n = %ld..%ld, %ld seed%s)",
-             S->c.seeds, S->c.sizes[0], S->c.sizes[nsmall ? nsmall - 1 : 0], S->c.sizes[0], S->c.sizes[last], S->c.bigseeds,
-             S->c.bigseeds == 1 ? "" : "s");
-    rows = lowp_result_table(S->tables, t3, cols3, 5);
-    for (i = 0; i < S->nk; i++) {
-      const char *cells[5];
-      if (S->ks[i].kind == K_TC) continue;
-      cells[0] = S->ks[i].name;
-      cells[1] = slope_cell(b1, sizeof b1, gm[i][0], gh[i][0], gq[i][0]);
-      cells[2] = slope_cell(b2, sizeof b2, gm[i][1], gh[i][1], gq[i][1]);
-      cells[3] = slope_cell(b3, sizeof b3, gm[i][2], gh[i][2], gq[i][2]);
-      cells[4] = slope_cell(b4, sizeof b4, gm[i][3], gh[i][3], gq[i][3]);
-      lowp_result_add_row(rows, cells, 5);
-    }
+  snprintf(t1, sizeof t1, "Growth with n: least-squares slope of log(error) on log(n) per seed; mean +- t-based 95%% "
+           "half-width [range] over %ld seeds, n = %ld..%ld (tensor-core model: up to n = %ld; last column: n = "
+           "%ld..%ld, %ld seed%s)", S->c.seeds, S->c.sizes[0], S->c.sizes[nsmall ? nsmall - 1 : 0], S->c.tcmax,
+           S->c.sizes[0], S->c.sizes[last], S->c.bigseeds, S->c.bigseeds == 1 ? "" : "s");
+  rows = lowp_result_table(S->tables, t1, cols3, 5);
+  for (i = 0; i < S->nk; i++) {
+    const char *cells[5];
+    int w;
+    cells[0] = S->ks[i].name;
+    for (w = 0; w < 4; w++)
+      cells[w + 1] = slope_cell(b[w + 1], sizeof b[w + 1], G->gm[i][w], G->gh[i][w], G->gr[i][w], G->gq[i][w]);
+    lowp_result_add_row(rows, cells, 5);
   }
 }
 
-/* the tensor-core model: at the largest size it ran, on its rows, beside F-in/fp32-acc on the same rows */
-static void render_tc_table(mp_t *S, const growth_t *G) {
-  int i, tcpos = G->tcpos;
-  char b1[64], b2[64], b3[64], b4[64], b5[64];
-  const double(*gm)[4] = G->gm;
-  cJSON *rows;
-  if (tcpos >= 0) {
-    const char *colst[] = {"kernel", "max |C - exact(data)| on the rows", "same rows, F-in/fp32-acc",
-                           "componentwise backward error (u of fp32)", "model bound (u of fp32)",
-                           "growth n^a (1 seed)"};
-    char tt[256];
-    long mtc = S->c.tcrows < S->c.sizes[tcpos] ? S->c.tcrows : S->c.sizes[tcpos];
-    snprintf(tt, sizeof tt, "Tensor-core model %s at n = %ld: %ld random rows of the product (first seed), "
-             "every column", S->c.model, S->c.sizes[tcpos], mtc);
-    rows = lowp_result_table(S->tables, tt, colst, 6);
-    for (i = 0; i < S->nk; i++) {
-      const char *cells[6];
-      int mix = -1, q;
-      if (S->ks[i].kind != K_TC || !S->M->have[i][tcpos][0]) continue;
-      for (q = 0; q < S->nk; q++)
-        if (S->ks[q].kind == K_MIX && S->ks[q].fi == S->ks[i].fi) mix = q;
-      cells[0] = S->ks[i].name;
-      cells[1] = cell(b1, sizeof b1, S->M->v[i][tcpos][0][M_FWD_DATA], "%.3g");
-      cells[2] = cell(b2, sizeof b2, mix >= 0 ? S->M->v[mix][tcpos][0][M_TCMIX] : NAN, "%.3g");
-      cells[3] = cell(b3, sizeof b3, S->M->v[i][tcpos][0][M_CBWD] / S->ks[i].uacc, "%.3g");
-      cells[4] = cell(b4, sizeof b4, S->ks[i].bound[tcpos] / S->ks[i].uacc, "%.4g");
-      cells[5] = slope_cell(b5, sizeof b5, gm[i][0], NAN, 1);
-      lowp_result_add_row(rows, cells, 6);
-    }
-  }
-
+/* the largest error of kernel i at size si: "mean [min, max]" into b */
+static const char *err_at(char *b, size_t len, const mp_t *S, int i, int si) {
+  return spread_cell(b, len, S->M, i, si, M_FWD_DATA, 1);
 }
 
-/* the answer, from the numbers: the errors at the exercise's size, the two references, input rounding */
+/* "name mean [min, max], " for every kernel of kind mask measured at size si */
+static void list_errors(const mp_t *S, int si, unsigned kinds, char *ans, size_t alen) {
+  int i, q;
+  char b[96];
+  for (i = 0; i < S->nk; i++) {
+    (void)mean_at(S->M, i, si, M_FWD_DATA, &q);
+    if (q && (kinds >> S->ks[i].kind & 1u)) cat(ans, alen, "%s %s, ", S->ks[i].name, err_at(b, sizeof b, S, i, si));
+  }
+}
+
+/* the all-F kernel of format name, or -1 */
+static int all_of(const mp_t *S, const char *name) {
+  int i;
+  for (i = 0; i < S->nk; i++)
+    if (S->ks[i].kind == K_ALL && !strcmp(S->ks[i].in->name, name)) return i;
+  return -1;
+}
+
+/* the answer's first sentence (the one the report's index shows): the exercise's three formats in brief */
+static void answer_lead(const mp_t *S, const growth_t *G, char *ans, size_t alen) {
+  int a = all_of(S, "fp32"), h = all_of(S, "fp16"), b = all_of(S, "bf16"), head = G->head;
+  double ea, eh, eb;
+  if (a < 0 || h < 0 || b < 0) return;
+  ea = mean_at(S->M, a, head, M_FWD_DATA, NULL);
+  eh = mean_at(S->M, h, head, M_FWD_DATA, NULL);
+  eb = mean_at(S->M, b, head, M_FWD_DATA, NULL);
+  cat(ans, alen, "With every product and sum in the format, the largest elementwise error of a %ld x %ld product "
+      "is %.3g times fp32's in fp16 and %.3g times fp16's in bf16, and it grows like n^%.2f (fp32), n^%.2f (fp16) "
+      "and n^%.2f (bf16) over n = %ld..%ld. ", S->c.sizes[head],
+      S->c.sizes[head], eh / ea, eb / eh, G->gm[a][0], G->gm[h][0], G->gm[b][0], S->c.sizes[0],
+      S->c.sizes[G->nsmall ? G->nsmall - 1 : 0]);
+}
+
+/* the answer, from the numbers: the errors at the exercise's size (mean and range over the seeds), the two
+   references, input rounding */
 static void answer_errors(lowp_run_t *r, mp_t *S, const growth_t *G, char *ans, size_t alen) {
   int i, hs, ls, head = G->head, last = G->last;
-  /* ---- the answer, from the numbers */
   ans[0] = '\0';
   ls = 0;
   (void)mean_at(S->M, 0, head, M_FWD_DATA, &hs);
   (void)mean_at(S->M, 0, last, M_FWD_DATA, &ls);
-  cat(ans, alen, "Every entry of the product is measured (no sampling) against the exact product of "
-      "the fp32 data. At n = %ld (mean of %d seed%s) the largest elementwise error is ", S->c.sizes[head], hs,
-      hs == 1 ? "" : "s");
-  for (i = 0; i < S->nk; i++) {
-    int q;
-    double e = mean_at(S->M, i, head, M_FWD_DATA, &q);
-    if (S->ks[i].kind != K_TC && q) cat(ans, alen, "%s %.3g, ", S->ks[i].name, e);
-  }
+  answer_lead(S, G, ans, alen);
+  cat(ans, alen, "At n = %ld the largest elementwise error against the exact product of the fp32 data (every "
+      "entry measured; mean [min, max] over %d seed%s) is ", S->c.sizes[head], hs, hs == 1 ? "" : "s");
+  list_errors(S, head, 1u << K_ALL | 1u << K_BLAS | 1u << K_MIX | 1u << K_TC, ans, alen);
   if (last != head) {
     if (S->c.sizes[last] > S->c.big)
       cat(ans, alen, "and at n = %ld (%d seed%s and only %s above n = %ld, for the time budget) ",
           S->c.sizes[last], ls, ls == 1 ? "" : "s", lowp_run_param(r, "bigformats"), S->c.big);
     else
       cat(ans, alen, "and at n = %ld (%d seed%s) ", S->c.sizes[last], ls, ls == 1 ? "" : "s");
-    for (i = 0; i < S->nk; i++) {
-      int q;
-      double e = mean_at(S->M, i, last, M_FWD_DATA, &q);
-      if (S->ks[i].kind != K_TC && q) cat(ans, alen, "%s %.3g, ", S->ks[i].name, e);
-    }
+    list_errors(S, last, 1u << K_ALL | 1u << K_BLAS | 1u << K_MIX | 1u << K_TC, ans, alen);
   }
   ans[strlen(ans) - 2] = '.';
   ans[strlen(ans) - 1] = ' ';
   if (S->fi32 >= 0) {
     double worst = 0;
-    for (i = 1; i < S->nk; i++)
-      if (S->ks[i].kind != K_TC) {
-        double d = fabs(mean_at(S->M, i, head, M_VS32, NULL) - mean_at(S->M, i, head, M_FWD_DATA, NULL));
-        if (d > worst) worst = d;
-      }
+    for (i = 1; i < S->nk; i++) {
+      double d = fabs(mean_at(S->M, i, head, M_VS32, NULL) - mean_at(S->M, i, head, M_FWD_DATA, NULL));
+      if (d > worst) worst = d;
+    }
     cat(ans, alen, "Measured against cpu-fp32 instead (the exercise's second reference) the errors move "
         "by at most %.2g, within cpu-fp32's own error %.3g: that comparison cannot rank anything closer to "
         "exact than fp32. ", worst, mean_at(S->M, 0, head, M_FWD_DATA, NULL));
   }
   /* input rounding against accumulation */
   for (i = 0; i < S->nk; i++) {
-    int q;
-    if (S->ks[i].kind != K_ALL) continue;
-    for (q = 0; q < S->nk; q++)
-      if (S->ks[q].kind == K_MIX && S->ks[q].fi == S->ks[i].fi) {
-        double ea = mean_at(S->M, i, head, M_FWD_DATA, NULL), em = mean_at(S->M, q, head, M_FWD_DATA, NULL);
-        double acc = mean_at(S->M, q, head, M_FWD_IN, NULL);
-        cat(ans, alen, "%s inputs: rounding the inputs alone (%s) gives %.3g, while its error against "
-            "the exact product of the rounded inputs (the fp32 accumulation alone) is %.2g; accumulating in %s too "
-            "multiplies the error by %.1f. ", S->ks[i].in->name, S->ks[q].name, em, acc, S->ks[i].in->name, ea / em);
-      }
+    int q = mix_of(S, i);
+    if (S->ks[i].kind != K_ALL || q < 0) continue;
+    {
+      double ea = mean_at(S->M, i, head, M_FWD_DATA, NULL), em = mean_at(S->M, q, head, M_FWD_DATA, NULL);
+      double acc = mean_at(S->M, q, head, M_FWD_IN, NULL);
+      cat(ans, alen, "%s inputs: rounding the inputs alone (%s) gives %.3g, while its error against "
+          "the exact product of the rounded inputs (the fp32 accumulation alone) is %.2g; accumulating in %s too "
+          "multiplies the error by %.1f. ", S->ks[i].in->name, S->ks[q].name, em, acc, S->ks[i].in->name, ea / em);
+    }
   }
+}
+
+/* the answer: OpenBLAS's sgemm beside the recursive fp32 kernel; PyTorch's CPU bf16 matmul (reports/pytorch-cpu) */
+static void answer_blas(mp_t *S, const growth_t *G, char *ans, size_t alen) {
+  int i, k32 = -1, kb = -1, kbf = -1, mbf, head = G->head;
+  char b1[96], b2[96], b3[96], b4[96];
+  for (i = 0; i < S->nk; i++) {
+    if (S->ks[i].kind == K_BLAS) kb = i;
+    if (S->ks[i].kind == K_ALL && S->ks[i].fi == S->fi32) k32 = i;
+    if (S->ks[i].kind == K_ALL && !strcmp(S->ks[i].in->name, "bf16")) kbf = i;
+  }
+  if (kb >= 0 && k32 >= 0) {
+    double eb = mean_at(S->M, kb, head, M_FWD_DATA, NULL), e32 = mean_at(S->M, k32, head, M_FWD_DATA, NULL);
+    cat(ans, alen, "An optimized fp32 BLAS on the same fp32 inputs, OpenBLAS's cblas_sgemm (%s; one thread), "
+        "errs by %s at n = %ld against %s for the recursive cpu-fp32, %.1f times less: it adds each output's "
+        "products in its own blocked order (the k loop in panels), so a term meets fewer roundings than in one "
+        "chain of n rounded products and additions, as the blocked-summation bound gamma_{(b-1) + (n/b-1)} "
+        "against gamma_n suggests (Higham 2002, Sec. 4.2; Blanchard, Higham & Mary 2020); its error grows like n^%.2f against n^%.2f, and its componentwise backward "
+        "error is %s u of fp32 against cpu-fp32's %s, both within gamma_n, which holds for any order. ",
+        S->blas_info, err_at(b1, sizeof b1, S, kb, head), S->c.sizes[head], err_at(b2, sizeof b2, S, k32, head),
+        e32 / eb, G->gm[kb][0], G->gm[k32][0],
+        spread_cell(b3, sizeof b3, S->M, kb, head, M_CBWD, S->ks[kb].uacc),
+        spread_cell(b4, sizeof b4, S->M, k32, head, M_CBWD, S->ks[k32].uacc));
+  }
+  if (kbf >= 0 && (mbf = mix_of(S, kbf)) >= 0)
+    cat(ans, alen, "PyTorch's CPU bf16 matmul (Debian's PyTorch 1.13.1, measured by lowp check in "
+        "reports/pytorch-cpu/README.md) is bit for bit lowp's gemm_acc acc=bf16,prod=bf16 in order k = 0, 1, ...: "
+        "the cpu-bf16 kernel here, which accumulates in bf16, so a bf16 a @ b there errs like cpu-bf16 (%s at "
+        "n = %ld), not like bf16 inputs with fp32 accumulation (bf16-in/fp32-acc, %s). ",
+        err_at(b1, sizeof b1, S, kbf, head), S->c.sizes[head], err_at(b2, sizeof b2, S, mbf, head));
+}
+
+/* equal precision, different range: the same significand rounding (cpu-tf32 and cpu-fp16) */
+static void answer_equal(mp_t *S, int head, char *ans, size_t alen) {
+  int i, q;
+  for (i = 0; i < S->nk; i++)
+    for (q = i + 1; q < S->nk; q++)
+      if (S->ks[i].kind == K_ALL && S->ks[q].kind == K_ALL && S->ks[i].in->precision == S->ks[q].in->precision) {
+        double a = mean_at(S->M, i, head, M_FWD_DATA, NULL), b = mean_at(S->M, q, head, M_FWD_DATA, NULL);
+        const lowp_format_t *nr = S->ks[i].in->emin > S->ks[q].in->emin ? S->ks[i].in : S->ks[q].in;
+        int fn = S->ks[i].in->emin > S->ks[q].in->emin ? S->ks[i].fi : S->ks[q].fi;
+        double nd = 2.0 * (double)S->c.sizes[head] * (double)S->c.sizes[head];
+        if (a == b)
+          cat(ans, alen, "%s and %s give the same largest error at n = %ld", S->ks[i].name, S->ks[q].name,
+              S->c.sizes[head]);
+        else
+          cat(ans, alen, "%s and %s differ by %.2g%% at n = %ld", S->ks[i].name, S->ks[q].name,
+              100 * fabs(a - b) / (a > b ? a : b), S->c.sizes[head]);
+        cat(ans, alen, ": both keep %d significand bits (u = 2^-%d) in every product and sum, and differ "
+            "only in exponent range (%s: 2^%d..2^%d, %s: 2^%d..2^%d), which these data reach only through "
+            "the %ld of %.0f inputs (%.3g%%) below %s's smallest normal 2^%d (and products below it). tf32 as "
+            "GPUs use it is tf32 inputs with fp32 accumulation: tf32-in/fp32-acc and the tensor-core model. ",
+            S->ks[i].in->precision, S->ks[i].in->precision, S->ks[i].in->name, S->ks[i].in->emin, S->ks[i].in->emax,
+            S->ks[q].in->name, S->ks[q].in->emin, S->ks[q].in->emax, S->tinyc[fn], nd, 100.0 * (double)S->tinyc[fn] / nd,
+            nr->name, nr->emin);
+      }
+}
+
+/* the tensor-core model on whole products beside F-in/fp32-acc on the same inputs, at the largest size it ran */
+static void answer_tc(mp_t *S, const growth_t *G, char *ans, size_t alen) {
+  int i, sd, tcpos = G->tcpos, cnt = 0;
+  double lo = INFINITY, hi = 0, blo = INFINITY, bhi = 0;
+  if (tcpos < 0) return;
+  for (i = 0; i < S->nk; i++) {
+    int mix = mix_of(S, i);
+    if (S->ks[i].kind != K_TC) continue;
+    for (sd = 0; sd < MAXSEED; sd++) {
+      const double *v = S->M->v[i][tcpos][sd];
+      if (!S->M->have[i][tcpos][sd]) continue;
+      cnt += mix >= 0 && S->M->have[mix][tcpos][sd];
+      if (mix >= 0 && S->M->have[mix][tcpos][sd] && S->M->v[mix][tcpos][sd][M_FWD_DATA] > 0) {
+        double ratio = v[M_FWD_DATA] / S->M->v[mix][tcpos][sd][M_FWD_DATA];
+        if (ratio < lo) lo = ratio;
+        if (ratio > hi) hi = ratio;
+      }
+      if (v[M_CBWD] / S->ks[i].uacc < blo) blo = v[M_CBWD] / S->ks[i].uacc;
+      if (v[M_CBWD] / S->ks[i].uacc > bhi) bhi = v[M_CBWD] / S->ks[i].uacc;
+    }
+  }
+  if (isfinite(lo))
+    cat(ans, alen, "The %s tensor-core model (products exact, aligned blocks, fp32 output; every entry of the "
+        "product, every seed, n <= %ld) is within a factor [%.4f, %.4f] of F-in/fp32-acc on the same inputs at "
+        "n = %ld (%d products, formats x seeds): its error is the rounding of the inputs; against its own inputs its "
+        "componentwise backward error is in [%.3g, %.3g] u of fp32, within the model's bound. ",
+        S->c.model, S->c.tcmax, lo, hi, S->c.sizes[tcpos], cnt, blo, bhi);
 }
 
 /* the answer: growth, equal precision, the tensor-core model, the checks */
 static void answer_growth(lowp_run_t *r, mp_t *S, const growth_t *G, char *ans, size_t alen) {
-  int i, head = G->head, nsmall = G->nsmall, tcpos = G->tcpos, last = G->last;
+  int i, head = G->head, nsmall = G->nsmall, last = G->last;
   const double(*gm)[4] = G->gm, (*gh)[4] = G->gh;
-  /* growth */
   cat(ans, alen, "Growth (slope of log error on log n, n = %ld..%ld, mean and t-based 95%% CI over %ld "
-      "seeds): the largest error grows like ", S->c.sizes[0], S->c.sizes[nsmall ? nsmall - 1 : 0], S->c.seeds);
+      "seeds, [range of the seeds' slopes]): the largest error grows like ", S->c.sizes[0],
+      S->c.sizes[nsmall ? nsmall - 1 : 0], S->c.seeds);
   for (i = 0; i < S->nk; i++)
     if (S->ks[i].kind != K_TC) {
-      if (isfinite(gh[i][0])) cat(ans, alen, "%s n^(%.2f +- %.2f), ", S->ks[i].name, gm[i][0], gh[i][0]);
+      if (isfinite(gh[i][0]))
+        cat(ans, alen, "%s n^(%.2f +- %.2f) [%.2f, %.2f], ", S->ks[i].name, gm[i][0], gh[i][0], G->gr[i][0][0],
+            G->gr[i][0][1]);
       else if (isfinite(gm[i][0])) cat(ans, alen, "%s n^%.2f, ", S->ks[i].name, gm[i][0]);
     }
   ans[strlen(ans) - 2] = ';';
@@ -1208,58 +1305,9 @@ static void answer_growth(lowp_run_t *r, mp_t *S, const growth_t *G, char *ans, 
   cat(ans, alen, "inside the probabilistic lambda sqrt(n) u (n^0.5) and the worst-case gamma_n (n^1). For the "
       "forward error a random-walk model expects about n^1 from the accumulation (partial sums of size sqrt(k), "
       "n roundings) and n^0.5 from the input rounding, plus the slow growth of a maximum over n^2 entries. ");
-  {
-    /* equal precision, different range: the same significand rounding */
-    int q;
-    for (i = 0; i < S->nk; i++)
-      for (q = i + 1; q < S->nk; q++)
-        if (S->ks[i].kind == K_ALL && S->ks[q].kind == K_ALL && S->ks[i].in->precision == S->ks[q].in->precision) {
-          double a = mean_at(S->M, i, head, M_FWD_DATA, NULL), b = mean_at(S->M, q, head, M_FWD_DATA, NULL);
-          const lowp_format_t *nr = S->ks[i].in->emin > S->ks[q].in->emin ? S->ks[i].in : S->ks[q].in;
-          int fn = S->ks[i].in->emin > S->ks[q].in->emin ? S->ks[i].fi : S->ks[q].fi;
-          double nd = 2.0 * (double)S->c.sizes[head] * (double)S->c.sizes[head];
-          if (a == b)
-            cat(ans, alen, "%s and %s give the same largest error at n = %ld", S->ks[i].name, S->ks[q].name,
-                S->c.sizes[head]);
-          else
-            cat(ans, alen, "%s and %s differ by %.2g%% at n = %ld", S->ks[i].name, S->ks[q].name,
-                100 * fabs(a - b) / (a > b ? a : b), S->c.sizes[head]);
-          cat(ans, alen, ": both keep %d significand bits (u = 2^-%d) in every product and sum, and differ "
-              "only in exponent range (%s: 2^%d..2^%d, %s: 2^%d..2^%d), which these data reach only through "
-              "the %ld of %.0f inputs (%.3g%%) below %s's smallest normal 2^%d (and products below it). tf32 as "
-              "GPUs use it is tf32 inputs with fp32 accumulation: tf32-in/fp32-acc and the tensor-core model. ",
-              S->ks[i].in->precision, S->ks[i].in->precision, S->ks[i].in->name, S->ks[i].in->emin, S->ks[i].in->emax,
-              S->ks[q].in->name, S->ks[q].in->emin, S->ks[q].in->emax, S->tinyc[fn], nd, 100.0 * (double)S->tinyc[fn] / nd,
-              nr->name, nr->emin);
-        }
-  }
-  if (tcpos >= 0) {
-    double lo = INFINITY, hi = 0;
-    for (i = 0; i < S->nk; i++) {
-      int q, mix = -1;
-      if (S->ks[i].kind != K_TC || !S->M->have[i][tcpos][0]) continue;
-      for (q = 0; q < S->nk; q++)
-        if (S->ks[q].kind == K_MIX && S->ks[q].fi == S->ks[i].fi) mix = q;
-      if (mix >= 0 && S->M->v[mix][tcpos][0][M_TCMIX] > 0) {
-        double ratio = S->M->v[i][tcpos][0][M_FWD_DATA] / S->M->v[mix][tcpos][0][M_TCMIX];
-        if (ratio < lo) lo = ratio;
-        if (ratio > hi) hi = ratio;
-      }
-    }
-    double blo = INFINITY, bhi = 0;
-    for (i = 0; i < S->nk; i++)
-      if (S->ks[i].kind == K_TC && S->M->have[i][tcpos][0]) {
-        double b = S->M->v[i][tcpos][0][M_CBWD] / S->ks[i].uacc;
-        if (b < blo) blo = b;
-        if (b > bhi) bhi = b;
-      }
-    if (isfinite(lo))
-      cat(ans, alen, "The %s tensor-core model (products exact, aligned blocks, fp32 output; %ld rows, "
-          "first seed, n <= %ld) is within a factor %.4f-%.4f of F-in/fp32-acc on the same rows at n = %ld: its "
-          "error is the rounding of the inputs; against its own inputs its componentwise backward error is "
-          "%.3g-%.3g u of fp32, within the model's "
-          "bound. ", S->c.model, S->c.tcrows, S->c.tcmax, lo, hi, S->c.sizes[tcpos], blo, bhi);
-  }
+  answer_equal(S, head, ans, alen);
+  answer_tc(S, G, ans, alen);
+  answer_blas(S, G, ans, alen);
   if (!S->c.bigabs && S->c.sizes[last] > S->c.big)
     cat(ans, alen, "Componentwise backward errors are measured up to n = %ld (above, |A||B| would cost one "
         "more exact product per format; bigabs=1 adds them). ", S->c.big);
@@ -1267,39 +1315,89 @@ static void answer_growth(lowp_run_t *r, mp_t *S, const growth_t *G, char *ans, 
       "agreed bit for bit with kernels/cpu/gemm_acc on all %ld entries checked (%ld outputs recomputed by "
       "it).", S->bad ? "NOT always within" : "within", S->tot_checked, S->tot_fallback);
   cJSON_AddStringToObject(r->results, "answer", ans);
-  fprintf(r->summary, "**Answer.** %s\n\nFiles: errors.csv (every size, seed and kernel), growth.csv, "
+  fprintf(r->summary, "**Answer.** %s\n\nSee also: [PyTorch's CPU kernels measured by lowp check]"
+          "(../../pytorch-cpu/README.md) (reports/pytorch-cpu: its bf16 matmul accumulates in bf16, as cpu-bf16 "
+          "here).\n\nFiles: errors.csv (every size, seed and kernel), growth.csv (means and ranges over the seeds), "
           "bounds.csv, tc.csv, growth.png, backward.png, growth_tc.png.\n", ans);
 }
 
+/* one key number of the index (tools/cmd_report.c): label, mean, range over the seeds, 95% half-width */
+static void key_number(lowp_run_t *r, const char *key, const char *label, double v, const double *lohi, double ci,
+                       int seeds) {
+  cJSON *o = lowp_result_key(r->results, key, label, v);
+  if (lohi && isfinite(lohi[0]) && isfinite(lohi[1]) && seeds > 1) {
+    cJSON_AddNumberToObject(o, "min", lohi[0]);
+    cJSON_AddNumberToObject(o, "max", lohi[1]);
+  }
+  if (isfinite(ci)) cJSON_AddNumberToObject(o, "ci95", ci);
+  cJSON_AddNumberToObject(o, "seeds", seeds);
+}
+
+/* results.json: the key numbers (the largest errors of fp32, fp16, bf16 and OpenBLAS at the exercise's size,
+   and their growth), OpenBLAS's identity, the link to reports/pytorch-cpu */
+static void write_keys(lowp_run_t *r, mp_t *S, const growth_t *G) {
+  cJSON *links, *l;
+  int i, w, head = G->head;
+  for (w = 0; w < 2; w++)
+    for (i = 0; i < S->nk; i++) {
+      const kernel_t *k = &S->ks[i];
+      char key[96], label[160];
+      double lh[2];
+      int q;
+      if (!(k->kind == K_BLAS || (k->kind == K_ALL && (!strcmp(k->in->name, "fp32") || !strcmp(k->in->name, "fp16") ||
+                                                      !strcmp(k->in->name, "bf16")))))
+        continue;
+      if (w == 0) {
+        double m = mean_at(S->M, i, head, M_FWD_DATA, &q);
+        if (!q) continue;
+        range_at(S->M, i, head, M_FWD_DATA, lh);
+        snprintf(key, sizeof key, "max_err_%s_n%ld", k->name, S->c.sizes[head]);
+        snprintf(label, sizeof label, "%s max |C - exact| at n = %ld", k->name, S->c.sizes[head]);
+        key_number(r, key, label, m, lh, NAN, q);
+      } else if (isfinite(G->gm[i][0])) {
+        snprintf(key, sizeof key, "growth_%s", k->name);
+        snprintf(label, sizeof label, "%s growth exponent a (error ~ n^a)", k->name);
+        key_number(r, key, label, G->gm[i][0], G->gr[i][0], G->gh[i][0], G->gq[i][0]);
+      }
+    }
+  if (S->blas_info[0]) cJSON_AddStringToObject(r->results, "openblas", S->blas_info);
+  links = cJSON_AddArrayToObject(r->results, "see_also");
+  l = cJSON_CreateObject();
+  cJSON_AddStringToObject(l, "text", "reports/pytorch-cpu: PyTorch's CPU bf16 matmul accumulates in bf16 (bit for bit "
+                          "cpu-bf16 here)");
+  cJSON_AddStringToObject(l, "href", "../pytorch-cpu/README.md");
+  cJSON_AddItemToArray(links, l);
+}
 
 static int write_plot_data(lowp_run_t *r, mp_t *S) {
   FILE *csv;
   int i, si;
-  /* ---- plot data: means over the seeds, kernel-major (one kernel's rows consecutive) */
+  /* ---- plot data: means and ranges over the seeds, kernel-major (one kernel's rows consecutive) */
   csv = fopen(lowp_run_path(r, "growth.csv"), "w");
   if (!csv) return 2;
-  fprintf(csv, "kernel,n,seeds,max_err_vs_exact_data,max_err_vs_exact_inputs,comp_bwd_in_u_acc,norm_bwd_vs_inputs\n");
+  fprintf(csv, "kernel,n,seeds,max_err_vs_exact_data,max_err_vs_exact_inputs,comp_bwd_in_u_acc,norm_bwd_vs_inputs,"
+          "max_err_vs_exact_data_min,max_err_vs_exact_data_max\n");
   for (i = 0; i < S->nk; i++)
     for (si = 0; si < S->c.ns; si++) {
       int cnt;
-      double f0 = mean_at(S->M, i, si, M_FWD_DATA, &cnt);
-      if (S->ks[i].kind == K_TC || !cnt) continue;
-      fprintf(csv, "%s,%ld,%d,%.6e,%.6e,%.6e,%.6e\n", S->ks[i].name, S->c.sizes[si], cnt, f0,
+      double f0 = mean_at(S->M, i, si, M_FWD_DATA, &cnt), lh[2];
+      if (!cnt) continue;
+      range_at(S->M, i, si, M_FWD_DATA, lh);
+      fprintf(csv, "%s,%ld,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e\n", S->ks[i].name, S->c.sizes[si], cnt, f0,
               mean_at(S->M, i, si, M_FWD_IN, NULL), mean_at(S->M, i, si, M_CBWD, NULL) / S->ks[i].uacc,
-              mean_at(S->M, i, si, M_NBWD_IN, NULL));
+              mean_at(S->M, i, si, M_NBWD_IN, NULL), lh[0], lh[1]);
     }
   fclose(csv);
   csv = fopen(lowp_run_path(r, "tc.csv"), "w");
   if (!csv) return 2;
-  fprintf(csv, "kernel,n,rows,max_err_vs_exact_data_tc,same_rows_in_fp32_acc\n");
+  fprintf(csv, "kernel,n,seeds,max_err_vs_exact_data_tc,same_inputs_fp32_acc\n");
   for (i = 0; i < S->nk; i++)
     for (si = 0; si < S->c.ns; si++) {
-      int q, mix = -1;
-      if (S->ks[i].kind != K_TC || !S->M->have[i][si][0]) continue;
-      for (q = 0; q < S->nk; q++)
-        if (S->ks[q].kind == K_MIX && S->ks[q].fi == S->ks[i].fi) mix = q;
-      fprintf(csv, "%s,%ld,%ld,%.6e,%.6e\n", S->ks[i].name, S->c.sizes[si], S->c.tcrows < S->c.sizes[si] ? S->c.tcrows : S->c.sizes[si],
-              S->M->v[i][si][0][M_FWD_DATA], mix >= 0 ? S->M->v[mix][si][0][M_TCMIX] : NAN);
+      int mix = mix_of(S, i), cnt;
+      double e = mean_at(S->M, i, si, M_FWD_DATA, &cnt);
+      if (S->ks[i].kind != K_TC || !cnt) continue;
+      fprintf(csv, "%s,%ld,%d,%.6e,%.6e\n", S->ks[i].name, S->c.sizes[si], cnt, e,
+              mix >= 0 ? mean_at(S->M, mix, si, M_FWD_DATA, NULL) : NAN);
     }
   fclose(csv);
   /* the bounds in units of u (fp32's u; to first order they do not depend on u): gamma_n / u and the
@@ -1353,8 +1451,8 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
       static const char *const titles[3] = {
           "Largest elementwise error against the exact product (every entry; mean over seeds)",
           "Componentwise backward error max |C - X| / (|A||B|), in units of the accumulator's u",
-          "Tensor-core model against F-in/fp32-acc on the same rows (first seed)"};
-      static const char *const ylabels[3] = {"max |C - exact(A B)|", "backward error / u", "max |C - exact(A B)| on the rows"};
+          "Tensor-core model against F-in/fp32-acc on the same inputs (every entry; mean over seeds)"};
+      static const char *const ylabels[3] = {"max |C - exact(A B)|", "backward error / u", "max |C - exact(A B)|"};
       static const char *const bases[3] = {"growth", "backward", "growth_tc"};
       lowp_plot_t p = {titles[pass], "n (matrices n x n)", ylabels[pass], 1, 1, pass == 2 ? extra_tc : extra};
       if (pass == 2 && !S->c.model) continue;
@@ -1371,13 +1469,15 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
         s.filter_col = 1;
         /* colour and point shape per input format (so that curves that coincide, cpu-tf32 on cpu-fp16, both
            show), solid and filled for cpu-F and tc, dashed and open for F-in/fp32-acc */
+        /* OpenBLAS's sgemm: fp32's colour, dotted, stars */
         snprintf(styles[ns], sizeof styles[ns], "linespoints lc rgb '%s' dt %d pt %d ps 1.3", colors[S->ks[i].fi % 8],
-                 S->ks[i].kind == K_MIX ? 2 : 1, pts[S->ks[i].fi % 8] - (S->ks[i].kind == K_MIX ? 1 : 0));
+                 S->ks[i].kind == K_MIX ? 2 : S->ks[i].kind == K_BLAS ? 3 : 1,
+                 S->ks[i].kind == K_BLAS ? 3 : pts[S->ks[i].fi % 8] - (S->ks[i].kind == K_MIX ? 1 : 0));
         s.style = styles[ns];
         sr[ns++] = s;
-        if (pass == 2) { /* the same rows on F-in/fp32-acc */
+        if (pass == 2) { /* the same inputs on F-in/fp32-acc */
           lowp_series_t s2 = s;
-          snprintf(mixt[i], sizeof mixt[i], "%s-in/fp32-acc, same rows", S->ks[i].in->name);
+          snprintf(mixt[i], sizeof mixt[i], "%s-in/fp32-acc", S->ks[i].in->name);
           s2.ycol = 5;
           s2.title = mixt[i];
           snprintf(styles[ns], sizeof styles[ns], "linespoints lc rgb '%s' dt 2 pt %d ps 1.3", colors[S->ks[i].fi % 8],
@@ -1396,15 +1496,17 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
       st = lowp_plot(r->outdir, bases[pass], &p, sr, (size_t)ns);
     }
     lowp_result_plot(S->plots, "growth.png", "Largest elementwise error of every entry against the exact product of the "
-                     "fp32 data, mean over seeds; solid: every product and sum in the format (cpu-F); dashed: inputs "
-                     "rounded to the format, exact products, fp32 accumulation (F-in/fp32-acc).");
+                     "fp32 data, mean over seeds (errors.csv has each seed, growth.csv the range); solid: every product and sum "
+                     "in the format (cpu-F); dashed: inputs rounded to the format, exact products, fp32 accumulation "
+                     "(F-in/fp32-acc); dotted with stars: OpenBLAS cblas_sgemm on the fp32 data.");
     lowp_result_plot(S->plots, "backward.png", "Componentwise backward error against the kernel's own (rounded) inputs, "
                      "in units of its accumulator's u, with the worst-case gamma_n / u and the probabilistic lambda "
                      "sqrt(n) (Higham & Mary 2019, P = 0.99 per entry); one F-in/fp32-acc curve shown (its backward "
                      "error is fp32's accumulation, the same for every input format).");
     if (S->c.model)
-      lowp_result_plot(S->plots, "growth_tc.png", "The tensor-core model on random rows of the first seed's product, "
-                       "beside F-in/fp32-acc on the same rows: the model's error is the rounding of its inputs.");
+      lowp_result_plot(S->plots, "growth_tc.png", "The tensor-core model on whole products (every entry, mean over "
+                       "the seeds) beside F-in/fp32-acc on the same inputs: the model's error is the rounding of its "
+                       "inputs.");
   }
   return st;
 }
@@ -1412,7 +1514,7 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
 static int run(lowp_run_t *r) {
   static mp_t Sv;
   static growth_t G;
-  static char ans[8192];
+  static char ans[16384];
   mp_t *S = &Sv;
   int st, nomem;
   /* declare */
@@ -1439,10 +1541,10 @@ static int run(lowp_run_t *r) {
   /* judge and render */
   growth_all(S, &G);
   render_tables(S, &G);
-  render_tc_table(S, &G);
   ans[0] = '\0';
   answer_errors(r, S, &G, ans, sizeof ans);
   answer_growth(r, S, &G, ans, sizeof ans); /* writes the answer */
+  write_keys(r, S, &G);
   if (write_plot_data(r, S)) return 2;
   st = render_plots(r, S);
   free_buffers(S);
@@ -1461,11 +1563,12 @@ const lowp_experiment_t lowp_exp_matmul_precision = {
     "up to {sizes}?",
     "fp32 N(0,1) data rounded to each format ({formats}); kernels: cpu-F (every product and sum rounded to F, "
     "recursive), F-in/fp32-acc (exact products, fp32 accumulation), emulated exactly at BLAS-like speed and "
-    "checked against kernels/cpu/gemm_acc, and tc-{model}-F (kernels/cpu/gemm_tc on {tcrows} rows); every entry "
+    "checked against kernels/cpu/gemm_acc, tc-{model}-F (kernels/cpu/gemm_tc, whole products up to n = {tcmax}) "
+    "and openblas-sgemm (OpenBLAS cblas_sgemm on the fp32 data, one thread; sgemm = {sgemm}); every entry "
     "against exact products (lib/check, lib/exact) of the data and of the rounded inputs; componentwise and "
     "normwise backward errors (lib/measure) against gamma_n and the tensor-core model bound (lowp_op_bound); "
     "{seeds} seeds per size ({bigseeds} and only {bigformats} above n = {big}, componentwise backward errors "
-    "there only if bigabs = 1, now {bigabs}); growth exponents with t-based 95% confidence intervals.",
+    "there only if bigabs = 1, now {bigabs}); means and [min, max] over the seeds; growth exponents with t-based 95% confidence intervals.",
     "Backward errors within their bounds; fp32-accumulating kernels' error is the rounding of the inputs and "
     "grows like n^0.5; all-format accumulation grows faster, between lambda sqrt(n) u and gamma_n.",
     params, run, check};

@@ -118,6 +118,15 @@ cJSON *lowp_result_table(cJSON *tables, const char *title, const char *const *co
   return cJSON_AddArrayToObject(t, "rows");
 }
 
+cJSON *lowp_result_key(cJSON *results, const char *key, const char *label, double value) {
+  cJSON *kn = cJSON_GetObjectItemCaseSensitive(results, "key_numbers"), *o;
+  if (!kn) kn = cJSON_AddObjectToObject(results, "key_numbers");
+  o = cJSON_AddObjectToObject(kn, key);
+  cJSON_AddStringToObject(o, "label", label);
+  cJSON_AddNumberToObject(o, "value", value);
+  return o;
+}
+
 size_t lowp_run_param_formats(const lowp_run_t *r, const char *key, lowp_format_t *out, size_t max,
                               lowp_format_check_t check) {
   const char *s = lowp_run_param(r, key);

@@ -87,6 +87,17 @@ void lowp_result_add_row_md(cJSON *rows, FILE *md, const char *const *cells, siz
 cJSON *lowp_result_table(cJSON *tables, const char *title, const char *const *cols, size_t n);
 
 /**
+ * @brief Add one key number {"label", "value"} as member `key` of the object
+ *   results.key_numbers (created on first use). `lowp report`'s index shows
+ *   an experiment's key numbers in the row of the exercise it answers
+ *   (tools/cmd_report.c); the experiment's own results stay the source.
+ * @return the object, to which a caller may add "min" and "max" (a range,
+ *   e.g. over seeds), "ci95" (a 95% half-width), "seeds", "unit" (printed
+ *   after the value, e.g. "%").
+ */
+cJSON *lowp_result_key(cJSON *results, const char *key, const char *label, double value);
+
+/**
  * @brief Why a format may not be used, or NULL if it may (an experiment's
  * own requirement, e.g. "formats need subnormals and zero").
  */

@@ -523,6 +523,15 @@ static void judge(lowp_run_t *r, so_t *so) {
              "with n equal inputs the sum overflows first, from %.9g at n = %ld. ",
              so->fs[i].name, a, so->T[i], so->lnT[i], so->thr[i][so->nmax], so->nmax);
     strncat(ans, part, sizeof ans - strlen(ans) - 1);
+    { /* the index's key numbers (tools/cmd_report.c) */
+      char key[64], lab[160];
+      snprintf(key, sizeof key, "exp_overflow_%s", so->fs[i].name);
+      snprintf(lab, sizeof lab, "smallest %s input whose exp overflows", so->fs[i].name);
+      lowp_result_key(r->results, key, lab, so->x1[i]);
+      snprintf(key, sizeof key, "sum_overflow_%s_n%ld", so->fs[i].name, so->nmax);
+      snprintf(lab, sizeof lab, "naive softmax of n = %ld equal %s inputs overflows from", so->nmax, so->fs[i].name);
+      lowp_result_key(r->results, key, lab, so->thr[i][so->nmax]);
+    }
   }
   strncat(ans, "Subtracting the maximum removes every overflow, and the stable result stays within its error bound "
           "(table).", sizeof ans - strlen(ans) - 1);

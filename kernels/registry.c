@@ -6,6 +6,7 @@
 
 #include "cpu/allreduce_kernel.h"
 #include "cpu/elementwise.h"
+#include "cpu/gemm_blas.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
 #include "cpu/norm_kernel.h"
@@ -46,6 +47,9 @@ static const lowp_kernel_t table[] = {
     {"gemm_tc", LOWP_OP_GEMM, "model,promote", "model=h100",
      "C = A B (batched) on a tensor-core block-FMA model (lib/model/tc.h)", lowp_kernel_gemm_tc,
      lowp_gemm_tc_ref, 0},
+    {"gemm_sgemm", LOWP_OP_GEMM, "", "",
+     "C = A B (batched) by OpenBLAS cblas_sgemm, fp32, one thread (its own blocked order)",
+     lowp_kernel_gemm_sgemm, NULL, 0},
     {"softmax_naive", LOWP_OP_SOFTMAX, "compute,exp", "compute=fp32,exp=libm",
      "softmax without max subtraction, every operation in compute (exp: libm or cr)",
      lowp_kernel_softmax_naive, NULL, 0},

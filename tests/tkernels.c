@@ -13,12 +13,17 @@
 #include "check/subject.h"
 #include "cpu/gemm_tc.h"
 #include "exact/exact.h"
+#include "measure/measure.h"
 #include "model/accum.h"
 #include "registry.h"
 #include "rng/rng.h"
 #include "status.h"
 #include "testutil.h"
 #include "tkernel.h"
+
+/* OpenBLAS's thread count (cblas.h of OpenBLAS declares them; kernels/cpu/gemm_blas.c pins one thread) */
+void openblas_set_num_threads(int num_threads);
+int openblas_get_num_threads(void);
 
 /* a problem of op with dims and formats */
 static lowp_problem_t prob(const char *op, size_t batch, size_t m, size_t n, size_t k,
@@ -316,6 +321,66 @@ static void measure_same(void) {
   lowp_check_inputs_free(&in);
 }
 
+/* gemm_sgemm (OpenBLAS cblas_sgemm): within gamma_k of fp32 against a binary64 product (whose own error
+   is far below it), fp32 values, the same bytes whatever OpenBLAS's and OpenMP's thread counts, the output
+   rounded once to a narrower format, inputs that are not fp32 values refused */
+static void sgemm(void) {
+  enum { B = 2, M = 7, N = 9, K = 300 };
+  static double a[B * M * K], b[B * K * N], c1[B * M * N], c2[B * M * N], c16[B * M * N];
+  lowp_problem_t p = prob("gemm", B, M, N, K, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
+  lowp_problem_t p16 = prob("gemm", B, M, N, K, &LOWP_FMT_FP32, &LOWP_FMT_FP16);
+  lowp_problem_t p64 = prob("gemm", B, M, N, K, &LOWP_FMT_FP64, &LOWP_FMT_FP64);
+  double *o1[1] = {c1}, *o2[1] = {c2}, *o16[1] = {c16}, worst = 0, g = lowp_bound_gamma(K, ldexp(1, -24));
+  const double *in[2] = {a, b};
+  lowp_subject_t s;
+  char err[300];
+  int ok = 1, st, t, bt, i, j, l;
+  fill(a, sizeof a / sizeof a[0], &LOWP_FMT_FP32, 0, 31);
+  fill(b, sizeof b / sizeof b[0], &LOWP_FMT_FP32, 0, 32);
+  lowp_test_check(lowp_kernel_subject_open(&s, "gemm_sgemm", "", err, sizeof err) == LOWP_OK && !s.has_accum,
+                  "gemm_sgemm opens and declares no method: %s", err);
+  st = s.run(&s, o1, in, &p, err, sizeof err);
+  lowp_test_check(st == LOWP_OK, "gemm_sgemm runs: %s", err);
+  for (bt = 0; bt < B; bt++)
+    for (i = 0; i < M; i++)
+      for (j = 0; j < N; j++) {
+        double x = 0, ab = 0, y = c1[(bt * M + i) * N + j];
+        for (l = 0; l < K; l++) {
+          x += a[(bt * M + i) * K + l] * b[(bt * K + l) * N + j];
+          ab += fabs(a[(bt * M + i) * K + l] * b[(bt * K + l) * N + j]);
+        }
+        ok &= (double)(float)y == y;
+        if (fabs(y - x) / ab > worst) worst = fabs(y - x) / ab;
+      }
+  lowp_test_check(ok && worst <= g && worst > 0,
+                  "gemm_sgemm: fp32 values, backward error %.3g within gamma_%d(fp32) = %.3g", worst, K, g);
+  for (t = 1; t <= 2; t++) {
+    omp_set_num_threads(t);
+    openblas_set_num_threads(3 - t); /* OpenBLAS's own count, changed: the kernel pins one thread */
+    memset(c2, 0, sizeof c2);
+    st = s.run(&s, o2, in, &p, err, sizeof err);
+    lowp_test_check(st == LOWP_OK && !memcmp(c1, c2, sizeof c1) && openblas_get_num_threads() == 3 - t,
+                    "gemm_sgemm: the same bytes with %d OpenMP and %d OpenBLAS threads (restored: %d)", t, 3 - t,
+                    openblas_get_num_threads());
+  }
+  omp_set_num_threads(2);
+  st = s.run(&s, o16, in, &p16, err, sizeof err);
+  for (i = 0, ok = st == LOWP_OK; i < B * M * N; i++) {
+    double y;
+    lowp_round_f64(&y, c1[i], &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
+    ok &= y == c16[i];
+  }
+  lowp_test_check(ok, "gemm_sgemm with fp16 output: the fp32 result rounded once (rne)");
+  a[5] = 0.1; /* not an fp32 value */
+  st = s.run(&s, o1, in, &p64, err, sizeof err);
+  lowp_test_check(st == LOWP_EUNSUPPORTED && strstr(err, "not an fp32 value"), "a non-fp32 input refused: %s", err);
+  a[5] = 1e300; /* beyond fp32's range */
+  err[0] = '\0';
+  st = s.run(&s, o1, in, &p64, err, sizeof err);
+  lowp_test_check(st == LOWP_EUNSUPPORTED && strstr(err, "not an fp32 value"), "1e300 refused: %s", err);
+  lowp_subject_close(&s);
+}
+
 static void params(void) {
   static const struct { const char *name, *params, *want; } bad[] = {
       {"gemm_nope", "", "unknown kernel 'gemm_nope' (known: cast sum_acc"},
@@ -421,6 +486,7 @@ int main(void) {
   nonlinear();
   allreduce();
   measure_same();
+  sgemm();
   params();
   threads();
   return lowp_test_end();

@@ -5,7 +5,10 @@
  * DIR/index.html is generated from the results.json files: first document
  * 004's six exercises, each mapped to the experiments that answer it (found
  * by name at run time; exercise 5 to amp-speedup, or a "needs a GPU" note
- * where this build has none) with the first sentence of their answers, and
+ * where this build has none) with the first sentence of their answers and
+ * their key numbers (results.key_numbers, experiments/results.h
+ * lowp_result_key; for an experiment without them, the columns of one of
+ * its tables named in table_keys below), and
  * the claims ledger (verdict categories with counts, every claim that does
  * not simply hold with the document's words); then one section per
  * experiment that opens with its question and answer, then method,
@@ -27,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +160,26 @@ static const char *text_of(const cJSON *root, const char *key, const char *fallb
   return cJSON_IsString(t) ? t->valuestring : fallback;
 }
 
+/* results.see_also: links [{"text", "href"}] relative to the report's folder (e.g. another report beside it);
+   an href with a scheme or a quote is not a link (the text is shown alone) */
+static void html_see_also(FILE *f, const cJSON *res) {
+  const cJSON *l;
+  int n = 0;
+  cJSON_ArrayForEach(l, cJSON_GetObjectItem(res, "see_also")) {
+    const cJSON *t = cJSON_GetObjectItem(l, "text"), *h = cJSON_GetObjectItem(l, "href");
+    if (!cJSON_IsString(t)) continue;
+    fputs(n++ ? "; " : "<p class=\"files\">See also: ", f);
+    if (cJSON_IsString(h) && !strchr(h->valuestring, ':') && !strpbrk(h->valuestring, "\"'<>")) {
+      fputs("<a href=\"", f);
+      esc(f, h->valuestring);
+      fputs("\">", f);
+      esc(f, t->valuestring);
+      fputs("</a>", f);
+    } else esc(f, t->valuestring);
+  }
+  if (n) fputs(".</p>\n", f);
+}
+
 /* One experiment's section: its question, then its answer, then how it was
    found (method, expectation), verdicts, tables and plots. */
 static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e, int rc) {
@@ -176,6 +200,7 @@ static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e
   if (cJSON_IsString(p)) { fputs("<p class=\"answer\"><b>Answer.</b> ", f); esc(f, p->valuestring); fputs("</p>\n", f); }
   else if (root) fputs("<p class=\"answer\"><b>Answer.</b> This experiment states no answer of its own: see its "
                        "verdicts, tables and plots below.</p>\n", f);
+  html_see_also(f, res);
   fputs("<p><b>Method.</b> ", f);
   esc(f, text_of(root, "method", e->method));
   fputs("</p>\n<p><b>Expected.</b> ", f);
@@ -227,7 +252,8 @@ typedef struct {
 static const exercise_t exercises[] = {
     {"Precision comparison", "matrix multiplication in FP32, FP16 and BF16 for 1000 x 1000 matrices; the maximum "
      "element-wise difference; how the error grows with the size", {"matmul-precision", "error-growth", NULL}, NULL},
-    {"Loss scaling", "a gradient that underflows in FP16 (e.g. 1e-6); that it becomes zero without loss scaling; the "
+    {"Loss scaling", "a gradient that underflows in FP16 (e.g. 1e-6, which fp16 holds only as an inexact subnormal: "
+     "tiny and inexact, the IEEE 754 meaning of underflow); whether it becomes zero without loss scaling; the "
      "minimum loss scale that preserves it", {"loss-scaling", "gradscaler-dynamics", NULL}, NULL},
     {"Dynamic range", "values uniform in [1e-8, 1e8]: the fraction lost converting to FP16 and to BF16",
      {"dynamic-range", NULL, NULL}, NULL},
@@ -251,6 +277,111 @@ static void first_sentence(FILE *f, const char *text) {
   buf[n] = '\0';
   esc(f, buf);
   free(buf);
+}
+
+/* Key numbers read from an experiment's tables, for experiments whose results.json has no key_numbers:
+   in the table whose columns include label_col, filter_col and cols, each row whose filter_col is
+   filter_val gives "label (filter): col value, ...". Matched by column name, so a renamed column
+   falls back to the answer's first sentence alone. */
+typedef struct {
+  const char *exp, *label_col, *filter_col, *filter_val, *cols[3];
+} table_key_t;
+
+static const table_key_t table_keys[] = {
+    {"amp-speedup", "device", "precision", "fp16",
+     {"speedup over FP32", "time saved: from compute", "time saved: from memory traffic"}},
+};
+
+/* A number as the index prints it: integers up to 1e6 in full, the rest to 4 significant digits. */
+static void num(FILE *f, double v) {
+  char buf[64];
+  if (v == floor(v) && fabs(v) < 1e6) snprintf(buf, sizeof buf, "%.0f", v);
+  else snprintf(buf, sizeof buf, "%.4g", v);
+  esc(f, buf);
+}
+
+/* One key number (experiments/results.h, lowp_result_key): a number (its name, '_' as ' ', labels
+   it), a string, or an object {label, value, [min, max], [ci95], [seeds], [unit]}. */
+static void key_number(FILE *f, const cJSON *k) {
+  const cJSON *v = cJSON_IsObject(k) ? cJSON_GetObjectItem(k, "value") : k;
+  const cJSON *lab = cJSON_GetObjectItem(k, "label"), *lo = cJSON_GetObjectItem(k, "min"),
+              *hi = cJSON_GetObjectItem(k, "max"), *ci = cJSON_GetObjectItem(k, "ci95"),
+              *sd = cJSON_GetObjectItem(k, "seeds"), *unit = cJSON_GetObjectItem(k, "unit");
+  if (cJSON_IsString(lab)) esc(f, lab->valuestring);
+  else {
+    char buf[200];
+    size_t i;
+    snprintf(buf, sizeof buf, "%s", k->string ? k->string : "");
+    for (i = 0; buf[i]; i++)
+      if (buf[i] == '_') buf[i] = ' ';
+    esc(f, buf);
+  }
+  fputs(": ", f);
+  if (cJSON_IsNumber(v)) num(f, v->valuedouble);
+  else if (cJSON_IsString(v)) esc(f, v->valuestring);
+  else fputs("-", f);
+  if (cJSON_IsString(unit)) esc(f, unit->valuestring);
+  if (cJSON_IsNumber(ci)) { fputs(" +- ", f); num(f, ci->valuedouble); }
+  if (cJSON_IsNumber(lo) && cJSON_IsNumber(hi)) {
+    fputs(" [", f); num(f, lo->valuedouble); fputs(", ", f); num(f, hi->valuedouble);
+    if (cJSON_IsNumber(sd)) { fputs(" over ", f); num(f, sd->valuedouble); fputs(" seeds", f); }
+    fputs("]", f);
+  }
+}
+
+/* The cell of row under the column called name in columns, or NULL. */
+static const cJSON *column(const cJSON *columns, const cJSON *row, const char *name) {
+  int i = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, columns) {
+    if (cJSON_IsString(c) && !strcmp(c->valuestring, name)) return cJSON_GetArrayItem(row, i);
+    i++;
+  }
+  return NULL;
+}
+
+/* table_keys' numbers of experiment name from its results; the count printed */
+static int table_key_numbers(FILE *f, const char *name, const cJSON *res) {
+  size_t q;
+  int n = 0, c;
+  const cJSON *t, *row;
+  for (q = 0; q < sizeof table_keys / sizeof table_keys[0]; q++) {
+    const table_key_t *x = &table_keys[q];
+    if (strcmp(x->exp, name)) continue;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(res, "tables")) {
+      const cJSON *cols = cJSON_GetObjectItem(t, "columns");
+      cJSON_ArrayForEach(row, cJSON_GetObjectItem(t, "rows")) {
+        const cJSON *lab = column(cols, row, x->label_col), *fv = column(cols, row, x->filter_col);
+        if (!cJSON_IsString(lab) || !cJSON_IsString(fv) || strcmp(fv->valuestring, x->filter_val)) continue;
+        fputs(n++ ? "; " : "", f);
+        esc(f, lab->valuestring);
+        fprintf(f, " (%s %s):", x->filter_col, x->filter_val);
+        for (c = 0; c < 3 && x->cols[c]; c++) {
+          const cJSON *v = column(cols, row, x->cols[c]);
+          fputs(c ? ", " : " ", f);
+          esc(f, x->cols[c]);
+          fputc(' ', f);
+          cell(f, v);
+        }
+      }
+    }
+  }
+  return n;
+}
+
+/* An experiment's key numbers for its exercise's row: results.key_numbers, else table_keys; the count printed */
+static int html_key_numbers(FILE *f, const char *name, const cJSON *res) {
+  const cJSON *k, *kn = cJSON_GetObjectItem(res, "key_numbers");
+  int n = 0;
+  fputs(" <span class=\"keys\">Key numbers: ", f);
+  cJSON_ArrayForEach(k, kn) {
+    fputs(n++ ? "; " : "", f);
+    key_number(f, k);
+  }
+  if (!n) n = table_key_numbers(f, name, res);
+  if (!n) fputs("none in its results.json (see its section)", f);
+  fputs(".</span>", f);
+  return n;
 }
 
 static void html_exercises(FILE *f, const char *dir) {
@@ -279,6 +410,7 @@ static void html_exercises(FILE *f, const char *dir) {
       fputs("</a>: ", f);
       if (cJSON_IsString(a)) first_sentence(f, a->valuestring);
       else fputs("see its section.", f);
+      if (res) (void)html_key_numbers(f, e->name, res);
       cJSON_Delete(root);
     }
     if (!found) {
@@ -545,7 +677,7 @@ int lowp_cmd_report(int argc, char **argv) {
         ".q{font-size:110%;font-style:italic}.answer{background:#eef6ee;padding:.6em;border-left:4px solid #4a4}\n"
         ".ok{color:#161}.bad{color:#a11;font-weight:bold}.mid{color:#a60}.arith{color:#246}section{border-top:2px solid #ccc;margin-top:2em}\n"
         ".quote{white-space:pre-wrap;font-family:monospace;font-size:85%;background:#f6f6f0}\n"
-        "ol.exercises li{margin:.5em 0}\n"
+        "ol.exercises li{margin:.5em 0}.keys{color:#333;font-size:95%}\n"
         "</style></head><body>\n<h1>lowp report</h1>\n", f);
   fprintf(f, "<p>What low precision costs, measured against exact MPFR references. %s run; "
           "every number below was computed by the experiments listed, from the seed in each "

@@ -33,6 +33,10 @@ check "e2m1 outputs were recomputed by the reference" \
 # every entry measured: the entries column is n^2 for the CPU kernels
 check "every entry of every CPU product measured" \
   awk -F, 'NR > 1 && $3 !~ /^tc-/ && $5 != $1 * $1 { bad = 1 } END { exit bad }' "$tmp/e/errors.csv"
+# and for the tensor-core model and OpenBLAS's sgemm too (whole products, every seed)
+check "every entry of the tensor-core model's and OpenBLAS's products measured, at every seed" \
+  awk -F, 'NR > 1 && ($3 ~ /^tc-/ || $3 == "openblas-sgemm") { n++; if ($5 != $1 * $1) bad = 1; s[$2] = 1 }
+           END { exit bad || n == 0 || !(0 in s) || !(1 in s) }' "$tmp/t1/errors.csv"
 
 # 3. independent checks of the numbers in errors.csv (columns: 6 err vs exact data, 7 err vs exact
 #    inputs, 8 diff vs cpu-fp32, 9 componentwise backward error, 11 bound)
@@ -46,10 +50,32 @@ check "componentwise backward error <= bound" \
 #    error against the exact product of the rounded inputs is < 1% of the error against the data
 check "F-in/fp32-acc: accumulation error < 1% of the total" \
   awk -F, '$3 ~ /-in\/fp32-acc$/ && $7 + 0 > 0.01 * $6 { bad = 1 } END { exit bad }' "$tmp/t1/errors.csv"
-#    fp32 is far closer to exact than any narrower format (at every size and seed)
+#    fp32 is far closer to exact than any narrower format (at every size and seed; openblas-sgemm is fp32 too,
+#    compared below)
 check "cpu-fp32 error below every other kernel's" \
-  awk -F, 'NR > 1 { k = $1 " " $2; if ($3 == "cpu-fp32") f[k] = $6 + 0; else if (!(k in o) || $6 + 0 < o[k]) o[k] = $6 + 0 }
+  awk -F, 'NR > 1 && $3 != "openblas-sgemm" { k = $1 " " $2; if ($3 == "cpu-fp32") f[k] = $6 + 0; else if (!(k in o) || $6 + 0 < o[k]) o[k] = $6 + 0 }
            END { n = 0; for (k in f) { n++; if (!(k in o) || !(f[k] < o[k])) exit 1 } exit n == 0 }' "$tmp/t1/errors.csv"
+#    OpenBLAS's sgemm: fp32 inputs are the data, its error against the data is within a factor 4 of
+#    cpu-fp32's either way (both fp32 accumulations, different orders) and far below every narrower kernel's
+check "openblas-sgemm: within 4x of cpu-fp32 at every size and seed" \
+  awk -F, 'NR > 1 { k = $1 " " $2; if ($3 == "cpu-fp32") f[k] = $6 + 0; if ($3 == "openblas-sgemm") o[k] = $6 + 0 }
+           END { n = 0; for (k in f) { n++; if (!(k in o) || o[k] > 4 * f[k] || f[k] > 4 * o[k]) exit 1 } exit n == 0 }' "$tmp/t1/errors.csv"
+#    the spread over seeds and the index's key numbers: results.json carries mean, min and max, and
+#    min <= mean <= max; OpenBLAS names its version and CPU kernel
+check "key numbers with their range over the seeds, OpenBLAS identified" /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+k = r["key_numbers"]
+want = [n for n in k if n.startswith("max_err_")]
+assert {"max_err_cpu-fp32_n64", "max_err_cpu-fp16_n64", "max_err_cpu-bf16_n64", "max_err_openblas-sgemm_n64"} <= set(want), want
+for n in want:
+    v = k[n]
+    assert v["seeds"] == 2 and v["min"] <= v["value"] <= v["max"] and v["min"] < v["max"], (n, v)
+assert "growth_cpu-bf16" in k and "ci95" in k["growth_cpu-bf16"]
+assert r["openblas"].startswith("OpenBLAS") and ", core " in r["openblas"], r["openblas"]
+assert r["see_also"][0]["href"] == "../pytorch-cpu/README.md"
+assert "reports/pytorch-cpu" in r["answer"] and "accumulates in bf16" in r["answer"]
+' "$tmp/t1/results.json"
 
 echo "matmul_precision.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -43,6 +43,31 @@ else
   check "exercise 5 says it needs a GPU" grep -q '<li id="exercise-5">.*class="mid needs-gpu">Needs a GPU' "$page"
 fi
 check "exercise 4 points at softmax-overflow" grep -q '<li id="exercise-4">.*<a href="#softmax-overflow">' "$page"
+# every experiment an exercise names carries its key numbers in the row, read from its results.json
+# (results.key_numbers, or for an experiment without them the columns tools/cmd_report.c names): at least
+# one number each; exercise 5 (amp-speedup, when built) one per GPU, so more than one
+check "each exercise row carries key numbers for each experiment it names" python3 -c '
+import re, sys
+page = open(sys.argv[1]).read()
+for k in range(1, 7):
+    li = re.search(r"<li id=\"exercise-%d\">(.*?)</li>" % k, page, re.S).group(1)
+    parts = li.split("<br><a href=\"#")[1:]
+    if not parts:
+        assert k == 5 and "needs-gpu" in li, (k, li[:200])
+        continue
+    for p in parts:
+        m = re.search(r"<span class=\"keys\">Key numbers: ([^<]*)</span>", p)
+        assert m and re.search(r"[0-9]", m.group(1)) and "none in its results" not in m.group(1), (k, p[:300])
+        if k == 5:
+            assert m.group(1).count("; ") >= 1, ("exercise 5: one GPU only", m.group(1))
+        if p.startswith("matmul-precision"):
+            for f in ("cpu-fp32", "cpu-fp16", "cpu-bf16", "openblas-sgemm"):
+                assert f + " max |C - exact|" in m.group(1), (f, m.group(1))
+        if p.startswith("loss-scaling"):
+            assert "smallest loss scale making 1e-06 normal" in m.group(1), m.group(1)
+' "$page"
+check "matmul-precision links reports/pytorch-cpu (relative to the report's folder)" \
+  grep -q '<p class="files">See also: <a href="../pytorch-cpu/README.md">' "$page"
 check "the claims ledger" grep -q '<section id="claims-ledger">' "$page"
 for cat in "holds" "holds with a qualification" "arithmetic re-checked" "wrong" "inconsistent within the document" \
   "ambiguous" "not checkable here"; do
