@@ -247,47 +247,47 @@ static int kernel_run(const char *name, const char *params, lowp_op_id_t op, siz
   return st;
 }
 
-/* y = the registry kernel softmax_stable (max subtracted, libm's exp, every
-   operation rounded to F: compute=F) on rows x n values of F */
-static int kernel_softmax(double *y, const double *x, size_t rows, size_t n, const lowp_format_t *F) {
-  double *out[1];
-  const double *in[1];
-  char params_[64];
-  out[0] = y; in[0] = x;
-  snprintf(params_, sizeof params_, "compute=%s", F->name);
-  return kernel_run("softmax_stable", params_, LOWP_OP_SOFTMAX, rows, n, F, F, out, in);
-}
-
-static double op_softmax(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
+/* softmax of the rows of X rounded to F by the registry kernel
+   softmax_stable (max subtracted, libm's exp) with params (compute= the
+   format every operation is rounded to, acc= the sum's), output rounded to
+   F, against the exact softmax of the same rounded inputs */
+static double op_softmax_p(tensor_t *Y, const tensor_t *X, const lowp_format_t *F, const char *params) {
   size_t i, n = X->c, N = X->r * n;
   double *x = malloc(N * sizeof *x), *ex = malloc(N * sizeof *ex), e = INFINITY;
   double *o[1];
   const double *in[1];
   if (x && ex) {
     for (i = 0; i < N; i++) x[i] = rf(X->v[i], F);
-    o[0] = ex; in[0] = x;
-    if (kernel_softmax(Y->v, x, X->r, n, F) == 0 && exact_op(LOWP_OP_SOFTMAX, X->r, n, o, in) == 0)
-      e = rel_norm(Y->v, ex, N);
+    o[0] = Y->v; in[0] = x;
+    if (kernel_run("softmax_stable", params, LOWP_OP_SOFTMAX, X->r, n, F, F, o, in) == 0) {
+      o[0] = ex;
+      if (exact_op(LOWP_OP_SOFTMAX, X->r, n, o, in) == 0) e = rel_norm(Y->v, ex, N);
+    }
   }
   Y->r = X->r; Y->c = n; Y->f = F;
   free(x); free(ex);
   return e;
 }
 
-/* layer norm of each row in F: the registry kernel layernorm (two passes,
-   y = (x - mean) * F(1/sqrt(F(var + eps))): compute=F,scale=rsqrt) against
-   the exact layer norm of the same rounded inputs */
-static double op_layernorm(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
+/* softmax with every operation rounded to F (compute=F) */
+static double op_softmax(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
+  char params_[64];
+  snprintf(params_, sizeof params_, "compute=%s", F->name);
+  return op_softmax_p(Y, X, F, params_);
+}
+
+/* layer norm of each row of X rounded to F: the registry kernel layernorm
+   with params, output rounded to F, against the exact layer norm of the same
+   rounded inputs */
+static double op_layernorm_p(tensor_t *Y, const tensor_t *X, const lowp_format_t *F, const char *params) {
   size_t i, n = X->c, N = X->r * n;
   double *x = malloc(N * sizeof *x), *ex = malloc(N * sizeof *ex), *st = malloc(4 * X->r * sizeof *st);
   double e = INFINITY, *o[3];
   const double *in[1];
-  char params_[96];
   if (x && ex && st) {
     for (i = 0; i < N; i++) x[i] = rf(X->v[i], F);
-    snprintf(params_, sizeof params_, "compute=%s,variant=twopass,scale=rsqrt", F->name);
     o[0] = Y->v; o[1] = st; o[2] = st + X->r; in[0] = x;
-    if (kernel_run("layernorm", params_, LOWP_OP_LAYERNORM, X->r, n, F, F, o, in) == 0) {
+    if (kernel_run("layernorm", params, LOWP_OP_LAYERNORM, X->r, n, F, F, o, in) == 0) {
       o[0] = ex; o[1] = st + 2 * X->r; o[2] = st + 3 * X->r;
       if (exact_op(LOWP_OP_LAYERNORM, X->r, n, o, in) == 0) e = rel_norm(Y->v, ex, N);
     }
@@ -295,6 +295,14 @@ static double op_layernorm(tensor_t *Y, const tensor_t *X, const lowp_format_t *
   Y->r = X->r; Y->c = n; Y->f = F;
   free(x); free(ex); free(st);
   return e;
+}
+
+/* layer norm in F: two passes, y = (x - mean) * F(1/sqrt(F(var + eps)))
+   (compute=F,scale=rsqrt) */
+static double op_layernorm(tensor_t *Y, const tensor_t *X, const lowp_format_t *F) {
+  char params_[96];
+  snprintf(params_, sizeof params_, "compute=%s,variant=twopass,scale=rsqrt", F->name);
+  return op_layernorm_p(Y, X, F, params_);
 }
 
 /* GELU (erf form) in F: the registry kernel gelu (compute=F) against the exact GELU */
@@ -477,6 +485,7 @@ typedef struct {
   double err[NPOL][NOPS], loss[NPOL], lerr[NPOL], gerr[NPOL], loss_ref, eref[NOPS];
   const char *fmt[NPOL][NOPS], *fref[NOPS];
   vcell_t vc[3][NVA][NVM][NRATIO];
+  double aerr[2][2][3];        /* [fp16, bf16][layer norm, softmax][in F, acc=fp32, PyTorch (compute=fp32)] */
   cJSON *tables, *plots;
 } ac_t;
 
@@ -529,6 +538,31 @@ static int measure_policies(lowp_run_t *r, ac_t *a) {
   return 0;
 }
 
+/* measure: layer norm and softmax of the block's input x stored in fp16 and
+   bf16, computed three ways: every operation in the format; the sums and
+   statistics in fp32 (acc=fp32); everything in fp32 with only the input and
+   output in the format, as PyTorch computes layer_norm (Welford moments in
+   float, aten/src/ATen/native/cuda/layer_norm_kernel.cu) and softmax
+   (accscalar_t = float, aten/src/ATen/native/cuda/SoftMax.cu) on half and
+   bfloat16 tensors */
+static int measure_accum_ops(ac_t *a) {
+  static const char *const acc[3] = {"", ",acc=fp32", ""};
+  tensor_t y = tnew(a->x.r, a->x.c);
+  size_t q, k;
+  if (!y.v) return 2;
+  for (q = 0; q < 2; q++)
+    for (k = 0; k < 3; k++) {
+      const char *cf = k == 2 ? "fp32" : VF[q]->name;
+      char par[128];
+      snprintf(par, sizeof par, "compute=%s%s,variant=%s,scale=rsqrt", cf, acc[k], k == 2 ? "welford" : "twopass");
+      a->aerr[q][0][k] = op_layernorm_p(&y, &a->x, VF[q], par);
+      snprintf(par, sizeof par, "compute=%s%s", cf, acc[k]);
+      a->aerr[q][1][k] = op_softmax_p(&y, &a->x, VF[q], par);
+    }
+  free(y.v);
+  return 0;
+}
+
 /* the format the statistics of data format q are computed in: its own (acc 0) or fp32 */
 static const lowp_format_t *vacc(size_t q, size_t acc) { return acc ? &LOWP_FMT_FP32 : VF[q]; }
 
@@ -559,15 +593,13 @@ static void var_row(ac_t *a, const double *xq, size_t n, size_t q, size_t k) {
 }
 
 /* the level at which overflowing points are drawn: a decade above every
-   finite error and bound */
+   finite error (bounds above it, vacuous there, leave the plot) */
 static double var_ovf_level(const ac_t *a) {
   const vcell_t *c = &a->vc[0][0][0][0];
   double top = 1;
   size_t i;
-  for (i = 0; i < 3 * NVA * NVM * NRATIO; i++) {
+  for (i = 0; i < 3 * NVA * NVM * NRATIO; i++)
     if (c[i].err > top) top = c[i].err;
-    if (c[i].bnd > top && isfinite(c[i].bnd)) top = c[i].bnd;
-  }
   return pow(10, ceil(log10(top)) + 1);
 }
 
@@ -706,6 +738,26 @@ static void render_tables(lowp_run_t *r, ac_t *a) {
     lowp_result_add_row_md(rows, r->summary, cp, 4);
   }
   render_var_table(a, tables);
+  {
+    static const char *const cols[] = {"op, data stored in", "every operation in the format",
+                                       "sums and statistics in fp32 (acc=fp32)",
+                                       "computed in fp32, input and output in the format (PyTorch)"};
+    static const char *const opn[2] = {"layer norm", "softmax"};
+    rows = lowp_result_table(tables, "Layer norm and softmax of the block's input x (T rows of d values) stored in "
+                             "fp16/bf16: relative error against the exact op on the same inputs, with the op's "
+                             "arithmetic in the format, with its sums in fp32, and all in fp32 as PyTorch's "
+                             "layer_norm and softmax compute for half and bfloat16 tensors", cols, 4);
+    for (p = 0; p < 2; p++)
+      for (o = 0; o < 2; o++) {
+        char cell[4][64];
+        const char *cp[4];
+        size_t k;
+        snprintf(cell[0], 64, "%s, %s", opn[o], VF[p]->name);
+        for (k = 0; k < 3; k++) snprintf(cell[k + 1], 64, "%.2e", a->aerr[p][o][k]);
+        for (k = 0; k < 4; k++) cp[k] = cell[k];
+        lowp_result_add_row(rows, cp, 4);
+      }
+  }
 }
 
 /* variance.png (acc 1: the statistics in fp32, data fp16, bf16, fp32; the
@@ -729,7 +781,6 @@ static int plot_variance(lowp_run_t *r, const ac_t *a, int acc) {
         any_ovf |= c->ovf > 0;
         any_zero |= c->rows > c->ovf && !c->ovf && c->err <= 1e-12;
         if (c->err > top) top = c->err;
-        if (isfinite(c->bnd) && c->bnd > top) top = c->bnd;
       }
   lvl = var_ovf_level(a);
   pl.title = acc ? "Variance with fp32 statistics (PyTorch's layer_norm for fp16/bf16 data)"
@@ -803,23 +854,27 @@ static int render_plots(lowp_run_t *r, ac_t *a) {
                    "exact results drawn at 1e-12, below the axis). Dashed: pure fp16/bf16.");
   {
     /* the captions from the computed numbers (mean/std = 100: index 4) */
-    char cap[900], o16[96], t16[96], w16[96];
+    char cap[1400], o16[96], t16[96], w16[96];
     vcell_t *f = a->vc[0][1][V_ONEPASS], *l = a->vc[0][0][V_ONEPASS];
     var_cell(o16, sizeof o16, &a->vc[0][1][V_ONEPASS][4]);
-    snprintf(cap, sizeof cap, "Layer-norm statistics under cancellation, computed in fp32 as PyTorch's layer_norm does "
-             "for fp16 and bf16 tensors: relative error of the variance (points; mean over the rows) and its rigorous "
-             "bound (dotted; lowp_bound_variance on the fp16 data; it holds on every row). At mean/std = 100, fp16 "
-             "data: one-pass %s, two-pass %.1e, Welford %.1e; fp32 data: one-pass %.1e.", o16,
-             a->vc[0][1][V_TWOPASS][4].err, a->vc[0][1][V_WELFORD][4].err, a->vc[2][0][V_ONEPASS][4].err);
+    snprintf(cap, sizeof cap, "Layer-norm statistics under cancellation, computed in fp32 as PyTorch's layer_norm "
+             "does for fp16 and bf16 tensors: relative error of the variance (points; mean over the rows) and its "
+             "rigorous bound (grey dotted or dash-dotted line, one per method: lowp_bound_variance on the fp16 data; "
+             "it holds on every row). At mean/std = 100, fp16 data: one-pass %s, two-pass %.1e, Welford %.1e; fp32 "
+             "data: one-pass %.1e.", o16, a->vc[0][1][V_TWOPASS][4].err, a->vc[0][1][V_WELFORD][4].err,
+             a->vc[2][0][V_ONEPASS][4].err);
     lowp_result_plot(plots, "variance.png", cap);
     var_cell(o16, sizeof o16, &l[4]);
     var_cell(t16, sizeof t16, &a->vc[0][0][V_TWOPASS][4]);
     var_cell(w16, sizeof w16, &a->vc[0][0][V_WELFORD][4]);
-    snprintf(cap, sizeof cap, "The same statistics computed in the data's own format (every sum, square and division "
-             "rounded to fp16 or bf16; no framework accumulates so): points at the top line overflowed (inf or NaN: "
-             "fp16's sum of squares or running sum exceeds 65504; bf16 cannot overflow here), every other point is a "
-             "finite relative error, unclipped, with its rigorous bound (dotted). At mean/std = 100, fp16: one-pass "
-             "%s; two-pass %s; Welford %s (fp32 statistics: %.1e).", o16, t16, w16, f[4].err);
+    snprintf(cap, sizeof cap, "The same statistics computed in the data's own format (every sum, square and "
+             "division rounded to fp16 or bf16, as PyTorch's layer_norm does not, but ONNX Runtime's fused "
+             "SkipLayerNorm CUDA kernels did until github.com/microsoft/onnxruntime/pull/28682): points at the top "
+             "line overflowed (inf or NaN: fp16's sum of squares or running sum exceeds 65504; bf16 cannot overflow "
+             "here), every other point is a finite relative error, unclipped, with its rigorous bound (thin dotted or "
+             "dash-dotted line, one per method; for bf16 with n = %lld, n u is about 1 and the worst-case bounds of "
+             "the recursive sums exceed 1: true, but vacuous). At mean/std = 100, fp16: one-pass %s; two-pass %s; "
+             "Welford %s (fp32 statistics: %.1e).", a->c.vn, o16, t16, w16, f[4].err);
     lowp_result_plot(plots, "variance_low.png", cap);
   }
   if (st != 0) return lowp_run_plot_failed(r, st);
@@ -845,7 +900,7 @@ static void judge(lowp_run_t *r, ac_t *a) {
           (*lb16)[NRATIO] = a->vc[1][0], (*f32)[NRATIO] = a->vc[2][0];
   const char *(*fmt)[NOPS] = a->fmt;
   cJSON *verdicts;
-  char buf[2000], c1[96], c2[96], c3[96], c4[96];
+  char buf[3000], c1[96], c2[96], c3[96], c4[96];
   var_cell(c1, sizeof c1, &l16[V_ONEPASS][4]);
   var_cell(c2, sizeof c2, &l16[V_TWOPASS][4]);
   var_cell(c3, sizeof c3, &lb16[V_ONEPASS][4]);
@@ -857,11 +912,14 @@ static void judge(lowp_run_t *r, ac_t *a) {
            "fp32 statistics, as PyTorch's layer_norm computes them for fp16/bf16 tensors: fp16 data one-pass %.1e, "
            "two-pass %.1e, Welford %.1e; bf16 data one-pass %.1e, two-pass %.1e, Welford %.1e; each within its "
            "rigorous bound on every row (%ld violations). With the statistics in the data's own format instead: fp16 "
-           "one-pass %s, two-pass %s, Welford %.1e; bf16 one-pass %s, two-pass %s, Welford %.1e.",
+           "one-pass %s, two-pass %s, Welford %.1e; bf16 one-pass %s, two-pass %s, Welford %.1e. Layer norm of the "
+           "block's input stored in fp16: %.1e with every operation in fp16, %.1e with fp32 statistics (acc=fp32), "
+           "%.1e computed in fp32 as PyTorch does; softmax %.1e, %.1e, %.1e.",
            lerr[0], lerr[1], lerr[2], lerr[3], lerr[4], lerr[5], err[1][3], err[4][3], err[1][0], err[4][0],
            err[1][13], err[4][13], err[1][1], f16[V_ONEPASS][4].err, f16[V_TWOPASS][4].err, f16[V_WELFORD][4].err,
            b16[V_ONEPASS][4].err, b16[V_TWOPASS][4].err, b16[V_WELFORD][4].err, var_violations(a), c1, c2,
-           l16[V_WELFORD][4].err, c3, c4, lb16[V_WELFORD][4].err);
+           l16[V_WELFORD][4].err, c3, c4, lb16[V_WELFORD][4].err, a->aerr[0][0][0], a->aerr[0][0][1],
+           a->aerr[0][0][2], a->aerr[0][1][0], a->aerr[0][1][1], a->aerr[0][1][2]);
   cJSON_AddStringToObject(r->results, "answer", buf);
   fprintf(r->summary, "\n**Answer.** %s\n", buf);
   verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
@@ -878,8 +936,8 @@ static void judge(lowp_run_t *r, ac_t *a) {
   lowp_result_verdict(verdicts, "LayerNorm in FP32: variance computation is sensitive to cancellation", "document 004, "
                       "\"Normalization Layers\"", buf,
                       "holds: with fp32 statistics (PyTorch's layer_norm for fp16/bf16 inputs: Welford in float, "
-                      "aten/src/ATen/native/cuda/layer_norm_kernel.cu) two-pass and Welford stay within a few u32 "
-                      "where one-pass loses digits (its error grows like n u (mean/std)^2); with the statistics in "
+                      "aten/src/ATen/native/cuda/layer_norm_kernel.cu) two-pass and Welford keep their error orders "
+                      "of magnitude below one-pass's, which grows like n u (mean/std)^2; with the statistics in "
                       "fp16/bf16 the sums themselves fail (fp16's overflow beyond 65504, bf16's running sum coarser "
                       "than the standard deviation)");
   {
@@ -917,6 +975,7 @@ static int run(lowp_run_t *r) {
   st = declare(r, &a);
   if (!st) st = measure_policies(r, &a);
   if (!st) st = measure_variance(r, &a);
+  if (!st) st = measure_accum_ops(&a);
   if (!st) {
     render_tables(r, &a);
     st = render_plots(r, &a);
