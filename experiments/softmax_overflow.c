@@ -2,24 +2,39 @@
 
 /*
  * Question: computing softmax without subtracting the maximum, with exp
- *   and the sum in fp16, bf16 or e4m3, what is the smallest input that
- *   overflows, how does it shrink with the vector length n, does the stable
- *   version agree with the exact softmax, and is the documents' "-1e4
- *   instead of -inf" masking advice sound in each format?
+ *   in fp16, bf16 or e4m3 and the sum accumulated in fp32 (as frameworks
+ *   accumulate these formats) or in the format itself, what is the smallest
+ *   input that overflows, how does it shrink with the vector length n, does
+ *   the stable version agree with the exact softmax, and is the documents'
+ *   "-1e4 instead of -inf" masking advice sound in each format?
+ * Frameworks: PyTorch accumulates half and bfloat16 in float
+ *   (at::acc_type<Half|BFloat16> = float, aten/src/ATen/AccumulateType.h):
+ *   its CUDA softmax takes max, sum of exp(x - max) and the quotient
+ *   exp(x - max) / sum all in accscalar_t = float and casts the result
+ *   (aten/src/ATen/native/cuda/SoftMax.cu, SoftMaxForwardEpilogue), and its
+ *   sum of a half tensor accumulates in float and returns half
+ *   (aten/src/ATen/native/cuda/ReduceSumProdKernel.cu, sum_kernel_impl<at::Half,
+ *   float>); oneDNN's default accumulation mode is f32 for floating point
+ *   (https://oneapi-src.github.io/oneDNN/enum_dnnl_accumulation_mode_t.html).
+ *   So the headline is the sum in fp32 (kernel parameter acc=fp32); the sum
+ *   in the format is measured beside it, and the fp32 sum returned in the
+ *   format (PyTorch's x.exp().sum(-1) on a half tensor) is tabulated.
  * Method: every operation is rounded once to the format (round to nearest
  *   even; IEEE overflow: inf, or NaN for e4m3, which has no infinity):
  *   exp is correctly rounded to the format (lowp_kernel_exp_cr: lib/exact's
  *   exp, round to odd then to the format, Boldo & Melquiond 2008),
  *   additions are the accumulation model's (lowp_accum_add, one rounding),
  *   and the softmax itself is the registry kernel softmax_stable with
- *   compute=FORMAT,exp=cr (its division is correctly rounded for formats of
- *   at most 25 bits). n = 1: exp(x) overflows iff exp(x) >= T = xmax +
+ *   compute=FORMAT,exp=cr and acc=fp32 or the format (its division is
+ *   correctly rounded for formats of at most 25 bits). n = 1: exp(x)
+ *   overflows iff exp(x) >= T = xmax +
  *   ulp(xmax)/2 (> T for e4m3, whose xmax takes the tie), so the real
  *   threshold is ln T (lib/measure/ref.h) and the answer is the smallest
  *   value of the format above it; both neighbours are checked. n > 1: all
  *   n inputs equal x (for a given maximum the worst case: the sum is
- *   monotone in every term); the sum, added left to right in the format,
- *   overflows at some step k(x),
+ *   monotone in every term); the sum, added left to right in fp32 or in the
+ *   format (or in fp32 and then rounded to the format), overflows at some
+ *   step k(x),
  *   non-increasing in x; the values of the format are scanned downward
  *   from the n = 1 answer, giving the exact threshold for every n up to
  *   nmax. Beside it: ln(T/n), the threshold if the sum were exact. The
@@ -30,9 +45,12 @@
  *   MPFR one (lowp_ref_softmax256).
  * Run: lowp run softmax-overflow [--formats=fp16,bf16,e4m3] [--nmax=4096]
  * Expected / acceptance: fp16 overflows from 11.09375 (ln 65520 =
- *   11.0901...); the threshold falls roughly like ln(T/n) and flattens
- *   where the rounded sum stagnates; the stable version is always finite
- *   and within its bound.
+ *   11.0901...); with an fp32 sum that stays fp16's threshold for every n
+ *   (e4m3 likewise: no sum of their values reaches fp32's range) and bf16's
+ *   follows ln(T/n) (80.5 at n = 4096); with the sum in the format the
+ *   threshold falls roughly like ln(T/n) and flattens where the rounded sum
+ *   stagnates (bf16 82.5, e4m3 3); the stable version is always finite and
+ *   within its bound with either sum.
  */
 
 #include "catalog.h"
@@ -78,8 +96,11 @@ typedef struct {
   double lnT[MAXF];        /* ln T, rounded to binary64 */
   double x1[MAXF];         /* the n = 1 answer: smallest value of the format above ln T */
   double dn[MAXF];         /* the value of the format below it */
-  double **thr;            /* thr[i][n]: the threshold for n equal inputs */
-  stable_t st[MAXF];
+  double **thr;            /* thr[i][n]: the threshold for n equal inputs, exp and sum in the format */
+  double **thr32;          /* the same with the sum accumulated in fp32 (the headline: frameworks' acc_type) */
+  double **thrst;          /* the sum accumulated in fp32 and returned in the format (PyTorch eager x.exp().sum()) */
+  stable_t st[MAXF];       /* the stable kernel, sum in the format */
+  stable_t st32[MAXF];     /* the stable kernel, sum in fp32 (acc=fp32) */
   int bad;
   cJSON *tables, *verdicts, *plots;
 } so_t;
@@ -110,15 +131,16 @@ static double ln_ratio(double a, double b, const lowp_format_t *f, lowp_rounding
   return y;
 }
 
-/* First k (1-based) at which the left-to-right sum of k copies of e
-   overflows in f, or nmax + 1 if none up to nmax. */
-static long first_overflow(double e, long nmax, const lowp_format_t *f) {
+/* First k (1-based) at which the left-to-right sum of k copies of e,
+   accumulated in A, overflows A or (S not NULL) overflows S once rounded to
+   it, or nmax + 1 if none up to nmax. */
+static long first_overflow(double e, long nmax, const lowp_format_t *A, const lowp_format_t *S) {
   double s = 0;
   long k;
   if (is_ovf(e)) return 1;
   for (k = 1; k <= nmax; k++) {
-    double t = add_f(s, e, f);
-    if (is_ovf(t)) return k;
+    double t = add_f(s, e, A);
+    if (is_ovf(t) || (S && is_ovf(round_to(t, S, NULL)))) return k;
     if (t == s) return nmax + 1; /* stagnation: the sum never moves again */
     s = t;
   }
@@ -149,15 +171,16 @@ static lowp_problem_t softmax_problem(size_t n, const lowp_format_t *f) {
 }
 
 /* The registry kernel softmax_stable with every operation in f and exp
-   correctly rounded (compute=f,exp=cr): the subject this experiment measures. */
-static int stable_open(lowp_subject_t *s, const lowp_format_t *f, size_t n) {
+   correctly rounded (compute=f,exp=cr), the sum in f or (acc32) in fp32
+   (acc=fp32): the subject this experiment measures. */
+static int stable_open(lowp_subject_t *s, const lowp_format_t *f, size_t n, int acc32) {
   lowp_problem_t p = softmax_problem(n, f);
-  char spec[200], params[260], err[300];
+  char spec[200], params[280], err[300];
   size_t i;
   if (strcmp(f->name, "custom") && lowp_format_by_name(f->name)) snprintf(spec, sizeof spec, "%s", f->name);
   else if (lowp_format_spec_str(spec, sizeof spec, f) != LOWP_OK) return LOWP_EFORMAT;
   for (i = 0; spec[i]; i++) if (spec[i] == ',') spec[i] = ';';
-  snprintf(params, sizeof params, "compute=%s,exp=cr", spec);
+  snprintf(params, sizeof params, "compute=%s,exp=cr%s", spec, acc32 ? ",acc=fp32" : "");
   if (lowp_kernel_subject_open(s, "softmax_stable", params, err, sizeof err) != LOWP_OK ||
       lowp_kernel_subject_bind(s, &p, err, sizeof err) != LOWP_OK) {
     fprintf(stderr, "lowp run softmax-overflow: %s\n", err);
@@ -176,7 +199,7 @@ static void softmax_stable(double *y, const double *x, size_t n, const lowp_form
   size_t i;
   out[0] = y; in[0] = x;
   memset(&s, 0, sizeof s);
-  if (stable_open(&s, f, n) != LOWP_OK || s.run(&s, out, in, &p, err, sizeof err) != LOWP_OK)
+  if (stable_open(&s, f, n, 0) != LOWP_OK || s.run(&s, out, in, &p, err, sizeof err) != LOWP_OK)
     for (i = 0; i < n; i++) y[i] = NAN;
   lowp_subject_close(&s);
 }
@@ -220,12 +243,16 @@ static int declare(lowp_run_t *r, so_t *so) {
   int i;
   so->nf = parse(r, so->fs, &so->nmax, &so->nvec, &so->trials, &so->mask);
   so->thr = calloc((size_t)so->nf, sizeof *so->thr);
-  if (!so->thr) return 2;
+  so->thr32 = calloc((size_t)so->nf, sizeof *so->thr32);
+  so->thrst = calloc((size_t)so->nf, sizeof *so->thrst);
+  if (!so->thr || !so->thr32 || !so->thrst) return 2;
   for (i = 0; i < so->nf; i++) {
     double xM = lowp_format_xmax(&so->fs[i]);
     so->T[i] = xM + lowp_ulp(xM, &so->fs[i]) / 2;
     so->thr[i] = malloc((size_t)(so->nmax + 1) * sizeof **so->thr);
-    if (!so->thr[i]) return 2;
+    so->thr32[i] = malloc((size_t)(so->nmax + 1) * sizeof **so->thr32);
+    so->thrst[i] = malloc((size_t)(so->nmax + 1) * sizeof **so->thrst);
+    if (!so->thr[i] || !so->thr32[i] || !so->thrst[i]) return 2;
   }
   so->tables = cJSON_AddArrayToObject(r->results, "tables");
   so->verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
@@ -247,28 +274,44 @@ static void measure_exp_threshold(so_t *so) {
   }
 }
 
-/* n > 1: the values of the format scanned downward from x1; for each, the
-   first n at which the sum of n copies of its exp overflows */
+/* n > 1: the values of f scanned downward from x1 (whose exp overflows);
+   for each, the first n at which the sum of n copies of its exp, added in A
+   (and returned in S, if not NULL), overflows: thr[n] is the smallest value
+   that overflows at n. Returns the count of monotonicity failures (k(x) is
+   non-increasing in x). */
+static int scan_threshold(lowp_run_t *r, const lowp_format_t *f, double x1, long nmax, const lowp_format_t *A,
+                          const lowp_format_t *S, double *thr) {
+  double x = x1;
+  long kprev = 1, n, k;
+  int bad = 0;
+  for (n = 1; n <= nmax; n++) thr[n] = x;
+  for (;;) {
+    double y;
+    /* next value of the format below x (rounding down from just below x) */
+    lowp_round_f64(&y, nextafter(x, -INFINITY), f, NULL, LOWP_RND_DN);
+    /* the scan may go below 0 (an fp32 sum returned in e4m3 overflows for
+       n > 464 with every term below 1); it ends where even nmax terms no
+       longer overflow, at the latest where exp rounds to 0 */
+    if (!isfinite(y)) break;
+    k = first_overflow(exp_f(y, f), nmax, A, S);
+    if (k < kprev) bad++;
+    if (k > nmax) break;
+    for (n = k; n <= nmax; n++) thr[n] = y;
+    kprev = k;
+    x = y;
+    lowp_run_progress(r, "%s, sums in %s: x = %g sums overflow from n = %ld", f->name, A->name, y, k);
+  }
+  return bad;
+}
+
+/* the three sums: in the format, in fp32, in fp32 returned in the format */
 static void measure_sum_threshold(lowp_run_t *r, so_t *so) {
   int i;
   for (i = 0; i < so->nf; i++) {
     const lowp_format_t *f = &so->fs[i];
-    double x = so->x1[i], *thr = so->thr[i];
-    long kprev = 1, n, k, nmax = so->nmax;
-    for (n = 1; n <= nmax; n++) thr[n] = x;
-    for (;;) {
-      double y;
-      /* next value of the format below x (rounding down from just below x) */
-      lowp_round_f64(&y, nextafter(x, -INFINITY), f, NULL, LOWP_RND_DN);
-      if (!(y > 0)) break;
-      k = first_overflow(exp_f(y, f), nmax, f);
-      if (k < kprev) so->bad++; /* monotonicity: k(x) is non-increasing in x */
-      if (k > nmax) break;
-      for (n = k; n <= nmax; n++) thr[n] = y;
-      kprev = k;
-      x = y;
-      lowp_run_progress(r, "%s: x = %g sums overflow from n = %ld", f->name, y, k);
-    }
+    so->bad += scan_threshold(r, f, so->x1[i], so->nmax, f, NULL, so->thr[i]);
+    so->bad += scan_threshold(r, f, so->x1[i], so->nmax, &LOWP_FMT_FP32, NULL, so->thr32[i]);
+    so->bad += scan_threshold(r, f, so->x1[i], so->nmax, &LOWP_FMT_FP32, f, so->thrst[i]);
   }
 }
 
@@ -284,10 +327,11 @@ static double stable_bound(double dj, double u, double gam, double eta) {
   return hi > lo ? hi : lo;
 }
 
-/* One vector x (values of f): the stable kernel measured by the pipeline
-   against the exact softmax; its errors judged against stable_bound. */
+/* One vector x (values of f): the stable kernel (its sum accumulated in a
+   format of unit roundoff uA) measured by the pipeline against the exact
+   softmax; its errors judged against stable_bound. */
 static int measure_one_vector(stable_t *st, const lowp_subject_t *sub, const double *x, double *dd,
-                              double *yr, size_t n, const lowp_format_t *f) {
+                              double *yr, size_t n, const lowp_format_t *f, double uA) {
   lowp_problem_t p = softmax_problem(n, f);
   lowp_check_inputs_t in;
   lowp_check_result_t res;
@@ -315,7 +359,7 @@ static int measure_one_vector(stable_t *st, const lowp_subject_t *sub, const dou
     if (is_ovf(y[j])) { st->stable_bad++; break; }
     if (-dd[j] > D) D = -dd[j];
   }
-  gam = (double)(n - 1) * u / (1 - (double)(n - 1) * u);
+  gam = (double)(n - 1) * uA / (1 - (double)(n - 1) * uA); /* the sum's accumulation */
   for (j = 0; j < n; j++) any_sub |= y[j] != 0 && lowp_classify(exp_f(dd[j], f), f) != LOWP_CLASS_NORMAL;
   eta = exp(D * u) * (1 + u) - 1 + (any_sub ? (double)n * lowp_format_xmins(f) / 2 : 0);
   for (j = 0; j < n; j++) {
@@ -331,32 +375,35 @@ static int measure_one_vector(stable_t *st, const lowp_subject_t *sub, const dou
 }
 
 /* stable vs exact on random vectors uniform in [-2 x1, 2 x1] (rounded to f),
-   which overflow the naive softmax */
+   which overflow the naive softmax; the sum in f (so->st) and in fp32
+   (so->st32), on the same vectors */
 static int measure_stable(lowp_run_t *r, so_t *so) {
   size_t n = (size_t)so->nvec;
   double *x = malloc(n * sizeof *x), *dd = malloc(n * sizeof *dd), *yr = malloc(n * sizeof *yr);
-  int i, rc = 0;
+  int i, a, rc = 0;
   if (!x || !dd || !yr) rc = 2;
-  for (i = 0; i < so->nf && !rc; i++) {
-    const lowp_format_t *f = &so->fs[i];
-    stable_t *st = &so->st[i];
-    lowp_subject_t sub;
-    lowp_rng_t g;
-    long t;
-    size_t j;
-    memset(st, 0, sizeof *st);
-    memset(&sub, 0, sizeof sub);
-    st->R = 2 * so->x1[i];
-    lowp_rng_init(&g, r->seed, 100 + (uint32_t)i);
-    if (stable_open(&sub, f, n) != LOWP_OK) { rc = 2; break; }
-    for (t = 0; t < so->trials && !rc; t++) {
-      for (j = 0; j < n; j++) x[j] = round_to(st->R * (2 * lowp_rng_uniform(&g) - 1), f, NULL);
-      rc = measure_one_vector(st, &sub, x, dd, yr, n, f);
+  for (i = 0; i < so->nf && !rc; i++)
+    for (a = 0; a < 2 && !rc; a++) {
+      const lowp_format_t *f = &so->fs[i];
+      stable_t *st = a ? &so->st32[i] : &so->st[i];
+      double uA = lowp_format_u(a ? &LOWP_FMT_FP32 : f);
+      lowp_subject_t sub;
+      lowp_rng_t g;
+      long t;
+      size_t j;
+      memset(st, 0, sizeof *st);
+      memset(&sub, 0, sizeof sub);
+      st->R = 2 * so->x1[i];
+      lowp_rng_init(&g, r->seed, 100 + (uint32_t)i);
+      if (stable_open(&sub, f, n, a) != LOWP_OK) { rc = 2; break; }
+      for (t = 0; t < so->trials && !rc; t++) {
+        for (j = 0; j < n; j++) x[j] = round_to(st->R * (2 * lowp_rng_uniform(&g) - 1), f, NULL);
+        rc = measure_one_vector(st, &sub, x, dd, yr, n, f, uA);
+      }
+      lowp_subject_close(&sub);
+      if (st->stable_bad || st->used > 1) so->bad++;
+      if (st->same != st->total) so->bad++;
     }
-    lowp_subject_close(&sub);
-    if (st->stable_bad || st->used > 1) so->bad++;
-    if (st->same != st->total) so->bad++;
-  }
   free(x); free(dd); free(yr);
   return rc;
 }
@@ -433,7 +480,9 @@ static void render_exp_threshold(so_t *so) {
   }
 }
 
-/* threshold_vs_n.csv: every n, each format's threshold, ln(T/n) and ln T - threshold */
+/* threshold_vs_n.csv: every n, each format's threshold (sum in the format),
+   ln(T/n) and ln T - threshold; then each format's threshold with the sum in
+   fp32, ln T - it, and with the fp32 sum returned in the format */
 static int render_threshold_csv(lowp_run_t *r, const so_t *so) {
   FILE *csv = fopen(lowp_run_path(r, "threshold_vs_n.csv"), "w");
   long k;
@@ -441,12 +490,17 @@ static int render_threshold_csv(lowp_run_t *r, const so_t *so) {
   if (!csv) { fprintf(stderr, "lowp run softmax-overflow: cannot write CSV\n"); return 2; }
   fprintf(csv, "n,ln_n");
   for (i = 0; i < so->nf; i++) fprintf(csv, ",%s,%s_exact_sum,%s_lnT_minus_threshold", so->fs[i].name, so->fs[i].name, so->fs[i].name);
+  for (i = 0; i < so->nf; i++)
+    fprintf(csv, ",%s_fp32_sum,%s_fp32_sum_lnT_minus_threshold,%s_fp32_sum_returned_in_%s", so->fs[i].name,
+            so->fs[i].name, so->fs[i].name, so->fs[i].name);
   fprintf(csv, "\n");
   for (k = 1; k <= so->nmax; k++) {
     fprintf(csv, "%ld,%.17g", k, log((double)k));
     for (i = 0; i < so->nf; i++)
       fprintf(csv, ",%.17g,%.17g,%.17g", so->thr[i][k], ln_ratio(so->T[i], (double)k, &LOWP_FMT_FP64, LOWP_RND_NE),
               so->lnT[i] - so->thr[i][k]);
+    for (i = 0; i < so->nf; i++)
+      fprintf(csv, ",%.17g,%.17g,%.17g", so->thr32[i][k], so->lnT[i] - so->thr32[i][k], so->thrst[i][k]);
     fprintf(csv, "\n");
   }
   return fclose(csv) == 0 ? 0 : 2;
@@ -459,12 +513,20 @@ static void render_threshold_table(so_t *so) {
   size_t j;
   int i;
   cJSON_AddStringToObject(t, "title", "Smallest x (a value of the format) for which naive softmax of n copies of x "
-                          "overflows (exp or the sum), next to ln(T/n), the threshold if the sum were exact");
+                          "overflows (exp, rounded to the format, or the sum): the sum accumulated in fp32 (as PyTorch "
+                          "accumulates half/bfloat16: at::acc_type = float), in the format itself, and accumulated in "
+                          "fp32 but returned in the format (PyTorch's x.exp().sum(-1) on a half tensor); next to "
+                          "ln(T/n), the threshold if the sum were exact");
   cJSON_AddItemToArray(cl, cJSON_CreateString("n"));
   for (i = 0; i < so->nf; i++) {
-    snprintf(a, sizeof a, "%s", so->fs[i].name);
+    const char *nm = so->fs[i].name;
+    snprintf(a, sizeof a, "%s, sum in fp32", nm);
     cJSON_AddItemToArray(cl, cJSON_CreateString(a));
-    snprintf(a, sizeof a, "ln(T/n), %s", so->fs[i].name);
+    snprintf(a, sizeof a, "%s, sum in %s", nm, nm);
+    cJSON_AddItemToArray(cl, cJSON_CreateString(a));
+    snprintf(a, sizeof a, "%s, fp32 sum returned in %s", nm, nm);
+    cJSON_AddItemToArray(cl, cJSON_CreateString(a));
+    snprintf(a, sizeof a, "ln(T/n), %s", nm);
     cJSON_AddItemToArray(cl, cJSON_CreateString(a));
   }
   rows = cJSON_AddArrayToObject(t, "rows");
@@ -472,7 +534,11 @@ static void render_threshold_table(so_t *so) {
     cJSON *row = cJSON_CreateArray();
     cJSON_AddItemToArray(row, cJSON_CreateNumber((double)ns[j]));
     for (i = 0; i < so->nf; i++) {
+      snprintf(a, sizeof a, "%.9g", so->thr32[i][ns[j]]);
+      cJSON_AddItemToArray(row, cJSON_CreateString(a));
       snprintf(a, sizeof a, "%.9g", so->thr[i][ns[j]]);
+      cJSON_AddItemToArray(row, cJSON_CreateString(a));
+      snprintf(a, sizeof a, "%.9g", so->thrst[i][ns[j]]);
       cJSON_AddItemToArray(row, cJSON_CreateString(a));
       snprintf(a, sizeof a, "%.6f", ln_ratio(so->T[i], (double)ns[j], &LOWP_FMT_FP64, LOWP_RND_NE));
       cJSON_AddItemToArray(row, cJSON_CreateString(a));
@@ -488,53 +554,83 @@ static void render_stable(so_t *so) {
   static const char ref_col[] =
       "exact reference (lowp_check_measure: lib/exact's softmax) vs an independent MPFR 256-bit softmax "
       "(lowp_ref_softmax256)";
-  static const char *const cols[] = {"format", "inputs", "naive: vectors with inf/NaN", "stable: vectors with inf/NaN",
-                                     "stable: max relative error (normal outputs)", "its bound there", "within bound",
-                                     ref_col};
-  const char *cells[8];
+  static const char *const cols[] = {"format", "sum accumulated in", "inputs", "naive: vectors with inf/NaN",
+                                     "stable: vectors with inf/NaN", "stable: max relative error (normal outputs)",
+                                     "its bound there", "within bound", ref_col};
+  const char *cells[9];
   char a[256], b[256], c[256], d[256], e[256], part[1024], agree[128];
-  cJSON *rows = lowp_result_table(so->tables, "Stable softmax in the format (max subtracted) against the exact softmax (MPFR)", cols, 8);
-  int i;
-  for (i = 0; i < so->nf; i++) {
-    const stable_t *st = &so->st[i];
-    double u = lowp_format_u(&so->fs[i]);
-    snprintf(a, sizeof a, "%ld vectors of %ld values uniform in [-%g, %g], rounded", so->trials, so->nvec, st->R, st->R);
-    snprintf(b, sizeof b, "%ld of %ld", st->naive_bad, so->trials);
-    snprintf(c, sizeof c, "%ld of %ld", st->stable_bad, so->trials);
-    snprintf(d, sizeof d, "%.4g (%.3g u)", st->worst, st->worst / u);
-    snprintf(e, sizeof e, "%.4g", st->worst_bound);
-    snprintf(part, sizeof part, "%s (%.0f%% of its bound at worst)", st->used <= 1 ? "yes" : "NO", 100 * st->used);
-    snprintf(agree, sizeof agree, "%ld of %ld entries identical", st->same, st->total);
-    cells[0] = so->fs[i].name; cells[1] = a; cells[2] = b; cells[3] = c; cells[4] = d; cells[5] = e; cells[6] = part;
-    cells[7] = agree;
-    lowp_result_add_row(rows, cells, 8);
-  }
+  cJSON *rows = lowp_result_table(so->tables, "Stable softmax in the format (max subtracted; the sum accumulated in "
+                                  "fp32, as frameworks do, or in the format) against the exact softmax (MPFR)", cols, 9);
+  int i, k;
+  for (i = 0; i < so->nf; i++)
+    for (k = 1; k >= 0; k--) {
+      const stable_t *st = k ? &so->st32[i] : &so->st[i];
+      double u = lowp_format_u(&so->fs[i]);
+      snprintf(a, sizeof a, "%ld vectors of %ld values uniform in [-%g, %g], rounded", so->trials, so->nvec, st->R, st->R);
+      snprintf(b, sizeof b, "%ld of %ld", st->naive_bad, so->trials);
+      snprintf(c, sizeof c, "%ld of %ld", st->stable_bad, so->trials);
+      snprintf(d, sizeof d, "%.4g (%.3g u)", st->worst, st->worst / u);
+      snprintf(e, sizeof e, "%.4g", st->worst_bound);
+      snprintf(part, sizeof part, "%s (%.0f%% of its bound at worst)", st->used <= 1 ? "yes" : "NO", 100 * st->used);
+      snprintf(agree, sizeof agree, "%ld of %ld entries identical", st->same, st->total);
+      cells[0] = so->fs[i].name; cells[1] = k ? "fp32 (acc=fp32)" : so->fs[i].name; cells[2] = a; cells[3] = b;
+      cells[4] = c; cells[5] = d; cells[6] = e; cells[7] = part; cells[8] = agree;
+      lowp_result_add_row(rows, cells, 9);
+    }
 }
 
 /* ---------------------------------------------------------------- judge */
 
-static void judge(lowp_run_t *r, so_t *so) {
-  char ans[4096], part[1024], a[256], b[256];
+/* the answer: the fp32-sum thresholds first (the headline), the low-format
+   ones beside them, then each format's n = 1 threshold */
+static void answer(char *ans, size_t len, const so_t *so) {
+  char part[1024], a[256];
+  long N = so->nmax;
   int i;
-  ans[0] = '\0';
+  snprintf(ans, len, "With the sum accumulated in fp32, as frameworks accumulate half and bfloat16 (PyTorch: "
+           "at::acc_type = float), naive softmax of n = %ld equal inputs overflows from ", N);
+  for (i = 0; i < so->nf; i++) {
+    int flat = so->thr32[i][N] == so->x1[i];
+    snprintf(part, sizeof part, "%s%.9g in %s%s", i ? (i + 1 == so->nf ? " and " : ", ") : "", so->thr32[i][N],
+             so->fs[i].name, flat ? " (exp itself overflows: an fp32 sum of its values cannot)" : "");
+    strncat(ans, part, len - strlen(ans) - 1);
+  }
+  strncat(ans, "; with the sum in the format itself from ", len - strlen(ans) - 1);
+  for (i = 0; i < so->nf; i++) {
+    snprintf(part, sizeof part, "%s%.9g in %s", i ? (i + 1 == so->nf ? " and " : ", ") : "", so->thr[i][N],
+             so->fs[i].name);
+    strncat(ans, part, len - strlen(ans) - 1);
+  }
+  strncat(ans, " (where the curve goes flat with n the rounded sum has stopped growing: an artefact of the "
+          "low-format sum). ", len - strlen(ans) - 1);
   for (i = 0; i < so->nf; i++) {
     describe(a, sizeof a, so->x1[i], &so->fs[i]);
     snprintf(part, sizeof part, "%s: the smallest input whose exp overflows is %s (real threshold ln %.9g = %.9f); "
-             "with n equal inputs the sum overflows first, from %.9g at n = %ld. ",
-             so->fs[i].name, a, so->T[i], so->lnT[i], so->thr[i][so->nmax], so->nmax);
-    strncat(ans, part, sizeof ans - strlen(ans) - 1);
-    { /* the index's key numbers (tools/cmd_report.c) */
-      char key[64], lab[160];
-      snprintf(key, sizeof key, "exp_overflow_%s", so->fs[i].name);
-      snprintf(lab, sizeof lab, "smallest %s input whose exp overflows", so->fs[i].name);
-      lowp_result_key(r->results, key, lab, so->x1[i]);
-      snprintf(key, sizeof key, "sum_overflow_%s_n%ld", so->fs[i].name, so->nmax);
-      snprintf(lab, sizeof lab, "naive softmax of n = %ld equal %s inputs overflows from", so->nmax, so->fs[i].name);
-      lowp_result_key(r->results, key, lab, so->thr[i][so->nmax]);
-    }
+             "an fp32 sum returned in %s (PyTorch's x.exp().sum(-1)) overflows from %.9g at n = %ld. ", so->fs[i].name,
+             a, so->T[i], so->lnT[i], so->fs[i].name, so->thrst[i][N], N);
+    strncat(ans, part, len - strlen(ans) - 1);
   }
   strncat(ans, "Subtracting the maximum removes every overflow, and the stable result stays within its error bound "
-          "(table).", sizeof ans - strlen(ans) - 1);
+          "with either sum (table).", len - strlen(ans) - 1);
+}
+
+static void judge(lowp_run_t *r, so_t *so) {
+  char ans[4096], part[1024], a[256], b[256];
+  int i;
+  answer(ans, sizeof ans, so);
+  for (i = 0; i < so->nf; i++) { /* the index's key numbers (tools/cmd_report.c) */
+    char key[64], lab[160];
+    snprintf(key, sizeof key, "exp_overflow_%s", so->fs[i].name);
+    snprintf(lab, sizeof lab, "smallest %s input whose exp overflows", so->fs[i].name);
+    lowp_result_key(r->results, key, lab, so->x1[i]);
+    snprintf(key, sizeof key, "sum_overflow_%s_n%ld", so->fs[i].name, so->nmax);
+    snprintf(lab, sizeof lab, "naive softmax of n = %ld equal %s inputs, sum in fp32, overflows from", so->nmax,
+             so->fs[i].name);
+    lowp_result_key(r->results, key, lab, so->thr32[i][so->nmax]);
+    snprintf(key, sizeof key, "sum_overflow_%s_lowsum_n%ld", so->fs[i].name, so->nmax);
+    snprintf(lab, sizeof lab, "the same with the sum in %s", so->fs[i].name);
+    lowp_result_key(r->results, key, lab, so->thr[i][so->nmax]);
+  }
   if (so->bad) strncat(ans, " SOME CHECKS FAILED.", sizeof ans - strlen(ans) - 1);
   cJSON_AddStringToObject(r->results, "answer", ans);
   fprintf(r->summary, "**Answer.** %s\n\n", ans);
@@ -567,47 +663,73 @@ static void judge(lowp_run_t *r, so_t *so) {
 
 /* --------------------------------------------------------------- plot */
 
+/* gnuplot labels where a curve goes flat: the format's own sum (above the
+   line) stops growing; an fp32 sum (below) cannot overflow before exp does */
+static size_t flat_labels(char *extra, size_t len, size_t cap, const so_t *so, int i) {
+  const lowp_format_t *f = &so->fs[i];
+  long nmax = so->nmax, flat = nmax;
+  const char *col = lowp_result_format_color(f->name);
+  while (flat > 1 && so->thr[i][flat - 1] == so->thr[i][nmax]) flat--;
+  if (flat < nmax / 2)
+    len += (size_t)snprintf(extra + len, cap - len, "\nset label %d \"%s, sum in %s: flat from n = %ld, the rounded "
+                            "sum stops growing\" at %ld, first %.17g right offset 0,0.8 tc rgb '%s' noenhanced", 2 * i + 1,
+                            f->name, f->name, flat, nmax, so->lnT[i] - so->thr[i][nmax], col);
+  if (so->thr32[i][nmax] == so->x1[i])
+    len += (size_t)snprintf(extra + len, cap - len, "\nset label %d \"%s, sum in fp32: flat, exp itself overflows "
+                            "first\" at %ld, first %.17g right offset 0,-0.8 tc rgb '%s' noenhanced", 2 * i + 2,
+                            f->name, nmax / 2, so->lnT[i] - so->thr32[i][nmax], col);
+  return len;
+}
+
 static int render_plot(lowp_run_t *r, so_t *so) {
-  lowp_series_t sr[MAXF + 1];
-  char styles[MAXF][96], titles[MAXF][96], extra[256 + MAXF * 200];
+  lowp_series_t sr[2 * MAXF + 1];
+  char styles[2 * MAXF][96], titles[2 * MAXF][128], extra[256 + MAXF * 400];
   lowp_plot_t p = {"Naive softmax of n equal inputs: how far the overflow threshold falls below ln T",
                    "vector length n (log scale)", "ln T - (smallest overflowing input)", 1, 0, extra};
-  lowp_series_t ln = {"threshold_vs_n.csv", 1, 2, "ln n: an exact sum (the same for every format)", "lines lc rgb '#000000'", NULL, 0, 1};
+  lowp_series_t ln = {"threshold_vs_n.csv", 1, 2, "ln n: an exact sum (the same for every format)",
+                      "lines lc rgb '#000000' dt 3", NULL, 0, 0};
   long nmax = so->nmax;
   size_t len = (size_t)snprintf(extra, 256, "set key top left box opaque\nset xrange [1:%ld]\nset logscale x 2\n"
                                 "set format x '%%g'", nmax);
-  int i, st;
-  for (i = 0; i < so->nf; i++) {
+  int i, st, nf = so->nf;
+  for (i = 0; i < nf; i++) {
+    /* the headline: exp rounded to the format, the sum in fp32; beside it (dashed) the sum in the format */
+    lowp_series_t s32 = {"threshold_vs_n.csv", 1, 4 + 3 * nf + 3 * i, NULL, NULL, NULL, 0, 0};
     lowp_series_t s1 = {"threshold_vs_n.csv", 1, 5 + 3 * i, NULL, NULL, NULL, 0, 0};
-    long flat = nmax;
-    double xM = lowp_format_xmax(&so->fs[i]);
-    lowp_result_format_style(so->fs[i].name, "steps", styles[i], sizeof styles[i]);
-    snprintf(titles[i], sizeof titles[i], "%s: exp and sum rounded to %s (exact threshold)", so->fs[i].name, so->fs[i].name);
-    s1.style = styles[i]; s1.title = titles[i];
-    sr[i] = s1;
-    /* where the curve goes flat: from there on the threshold no longer changes (the rounded sum stagnates) */
-    while (flat > 1 && so->thr[i][flat - 1] == so->thr[i][nmax]) flat--;
-    if (flat < nmax / 2)
-      len += (size_t)snprintf(extra + len, sizeof extra - len, "\nset label %d \"%s flat from n = %ld: the rounded "
-                              "sum stops growing\" at %ld, first %.17g right offset 0,0.8 tc rgb '%s' noenhanced", i + 1,
-                              so->fs[i].name, flat, nmax, log(xM + lowp_ulp(xM, &so->fs[i]) / 2) - so->thr[i][nmax],
-                              lowp_result_format_color(so->fs[i].name));
+    const char *col = lowp_result_format_color(so->fs[i].name);
+    snprintf(styles[2 * i], sizeof styles[2 * i], "steps lc rgb '%s' dt 1", col);
+    snprintf(styles[2 * i + 1], sizeof styles[2 * i + 1], "steps lc rgb '%s' dt 2", col);
+    snprintf(titles[2 * i], sizeof titles[2 * i], "%s: exp rounded to %s, sum in fp32 (as frameworks)", so->fs[i].name,
+             so->fs[i].name);
+    snprintf(titles[2 * i + 1], sizeof titles[2 * i + 1], "%s: exp and sum rounded to %s", so->fs[i].name,
+             so->fs[i].name);
+    s32.style = styles[2 * i]; s32.title = titles[2 * i];
+    s1.style = styles[2 * i + 1]; s1.title = titles[2 * i + 1];
+    sr[2 * i] = s32;
+    sr[2 * i + 1] = s1;
+    len = flat_labels(extra, len, sizeof extra, so, i);
   }
-  sr[so->nf] = ln;
-  st = lowp_plot(r->outdir, "threshold_vs_n", &p, sr, (size_t)so->nf + 1);
+  sr[2 * nf] = ln;
+  st = lowp_plot(r->outdir, "threshold_vs_n", &p, sr, (size_t)(2 * nf + 1));
   lowp_result_plot(so->plots, "threshold_vs_n.png", "How far below ln T (T = xmax + ulp/2) the smallest overflowing "
-                   "input lies for n equal inputs: steps are the exact thresholds with exp and the sum rounded "
-                   "in the format, the dashed line ln n is what an exact sum would give. Where the rounded "
-                   "sum stagnates (adding a term no longer changes it) the threshold stops falling: bf16 "
-                   "and e4m3 flatten early, fp16 follows ln n up to n = 4096.");
+                   "input lies for n equal inputs (exact thresholds). Solid: exp rounded to the format and the sum "
+                   "accumulated in fp32, as frameworks accumulate half and bfloat16 (PyTorch's at::acc_type = float): "
+                   "fp16 and e4m3 stay at their exp's own threshold for every n (an fp32 sum of their largest values "
+                   "cannot overflow), bf16 (whose range is fp32's) follows ln n. Dashed: the sum rounded to the format "
+                   "itself; where that rounded sum stagnates (adding a term no longer changes it) the threshold stops "
+                   "falling: bf16 and e4m3 flatten early, an artefact of the low-format sum. Dotted: ln n, what an "
+                   "exact sum would give.");
   return st;
 }
 
 static void so_free(so_t *so) {
   int i;
-  if (!so->thr) return;
-  for (i = 0; i < so->nf; i++) free(so->thr[i]);
-  free(so->thr);
+  for (i = 0; i < so->nf; i++) {
+    if (so->thr) free(so->thr[i]);
+    if (so->thr32) free(so->thr32[i]);
+    if (so->thrst) free(so->thrst[i]);
+  }
+  free(so->thr); free(so->thr32); free(so->thrst);
 }
 
 /* --------------------------------------------------------------- run */
@@ -650,16 +772,20 @@ static int run(lowp_run_t *r) {
 
 const lowp_experiment_t lowp_exp_softmax_overflow = {
     "softmax-overflow",
-    "What is the smallest input that overflows softmax without max-subtraction in fp16, bf16 and e4m3, how "
-    "does it shrink with the vector length, and does the stable version match the exact softmax?",
+    "What is the smallest input that overflows softmax without max-subtraction in fp16, bf16 and e4m3 (the sum "
+    "accumulated in fp32, as frameworks do, or in the format), how does it shrink with the vector length, and "
+    "does the stable version match the exact softmax?",
     "exp correctly rounded to the format (lowp_kernel_exp_cr: lib/exact's exp, round to odd, then one rounding), "
-    "sums by the accumulation model (lowp_accum_add, one rounding), divisions rounded once; n = 1: real threshold ln(xmax + ulp/2) and the smallest value "
-    "of the format above it, both neighbours checked; n = 2..nmax: all inputs equal (the worst case for a "
-    "given maximum), values of the format scanned downward, the step at which the left-to-right sum "
+    "sums by the accumulation model (lowp_accum_add, one rounding) in fp32 (PyTorch's at::acc_type for half and "
+    "bfloat16: the headline) or in the format, divisions rounded once; n = 1: real threshold ln(xmax + ulp/2) and "
+    "the smallest value of the format above it, both neighbours checked; n = 2..nmax: all inputs equal (the worst "
+    "case for a given maximum), values of the format scanned downward, the step at which the left-to-right sum "
     "overflows recorded, giving the exact threshold for every n; stable softmax (the registry kernel "
-    "softmax_stable, compute=FORMAT,exp=cr) measured by the pipeline (lowp_check_measure) against lib/exact's "
-    "softmax, cross-checked with an independent MPFR softmax at 256 bits (lowp_ref_softmax256), with a rigorous "
-    "error bound; -1e4 masking checked in each format.",
-    "fp16 overflows from 11.09375; the threshold follows ln(T/n) until the rounded sum stagnates; the stable "
-    "version is finite and within its bound everywhere.",
+    "softmax_stable, compute=FORMAT,exp=cr,acc=fp32|FORMAT) measured by the pipeline (lowp_check_measure) against "
+    "lib/exact's softmax, cross-checked with an independent MPFR softmax at 256 bits (lowp_ref_softmax256), with a "
+    "rigorous error bound; -1e4 masking checked in each format.",
+    "fp16 overflows from 11.09375; with fp32 sums fp16's and e4m3's thresholds stay their exp's own for every n "
+    "and bf16's follows ln(T/n) (80.5 at n = 4096); with sums in the format the threshold follows ln(T/n) until the "
+    "rounded sum stagnates (bf16 82.5, e4m3 3 at n = 4096); the stable version is finite and within its bound "
+    "everywhere.",
     params, run, check};

@@ -8,6 +8,8 @@
  *   round=MODE  prod=exact|acc|FORMAT  compute=FORMAT
  *   variant=onepass|twopass|welford  model=SPEC  promote=N|off
  *   exp=libm|cr (softmax_naive, softmax_stable: the exp model)
+ *   acc=FORMAT|compute (softmax_naive, softmax_stable, layernorm: the format
+ *   their reductions accumulate in; default compute, the compute format)
  *   comm=FORMAT and order=ring|tree (allreduce: lib/amp/allreduce.h)
  *   scale=div|rsqrt (layernorm: divide by the standard deviation, or
  *   multiply by its reciprocal), clamp=on|off (layernorm: the one-pass
@@ -185,6 +187,23 @@ static int finish_allreduce(lowp_kcfg_t *c, const char *acc, const char *order, 
   return LOWP_OK;
 }
 
+/* softmax, layernorm: acc=FORMAT, the format their reductions accumulate in
+   (acc=compute, the default: the compute format). At most 25 bits unless it is compute
+   itself: kernels/cpu/kcfg.h says why. */
+static int finish_racc(lowp_kcfg_t *c, const char *acc, char *err, size_t errlen) {
+  char buf[256], e2[200];
+  c->racc = c->compute;
+  if (!acc || !strcmp(acc, "compute")) return LOWP_OK;
+  semis(buf, sizeof buf, acc);
+  if (lowp_format_parse(&c->racc, buf, e2, sizeof e2) || lowp_accum_format_check(&c->racc, e2, sizeof e2))
+    return set_err(err, errlen, LOWP_EINVAL, "acc=%s: %s", acc, e2);
+  if (c->racc.precision > 25 && memcmp(&c->racc, &c->compute, sizeof c->racc))
+    return set_err(err, errlen, LOWP_EINVAL,
+                   "acc=%s: an accumulation format needs at most 25 significand bits, or to equal "
+                   "compute%s", acc, "");
+  return LOWP_OK;
+}
+
 /* acc, order, round and prod together into cfg.acc / have_prod / prod */
 static int finish(kctx_t *x, const char *acc, const char *order, const char *rnd,
                   const char *prod, char *err, size_t errlen) {
@@ -201,6 +220,7 @@ static int finish(kctx_t *x, const char *acc, const char *order, const char *rnd
   }
   if (x->k->op == LOWP_OP_CAST) return LOWP_OK;
   if (entry_takes(x->k, "comm")) return finish_allreduce(c, acc, order, err, errlen);
+  if (entry_takes(x->k, "compute")) return finish_racc(c, acc, err, errlen);
   if (!entry_takes(x->k, "acc")) return LOWP_OK;
   if (acc) {
     semis(buf, sizeof buf, acc);
@@ -355,7 +375,7 @@ int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *pa
   s->run = kernel_run;
   s->ctx = x;
   s->release = kernel_release;
-  if (entry_takes(k, "acc") && !entry_takes(k, "comm")) {
+  if (entry_takes(k, "acc") && !entry_takes(k, "comm") && !entry_takes(k, "compute")) {
     s->has_accum = 1;
     s->accum = x->cfg.acc;
     s->prod = x->cfg.have_prod ? &x->cfg.prod : NULL;

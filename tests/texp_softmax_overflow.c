@@ -9,7 +9,9 @@
  * smallest value of the format at which naive softmax overflows (exp or
  * the left-to-right sum) by scanning the format's values upward from 0
  * (n = 1) or by bisection over them (a monotone predicate), and compares
- * with threshold_vs_n.csv of the quick run. Also: the stable version never
+ * with threshold_vs_n.csv of the quick run: with the sum in the format,
+ * with the sum accumulated in fp32 (mpfr_add at 24 bits, fp32's range), and
+ * with the fp32 sum returned (rounded) in the format. Also: the stable version never
  * overflowed and stayed within its bound (the run's table), files exist.
  *
  * Run: ctest --test-dir build -R texp_softmax_overflow
@@ -30,6 +32,8 @@ typedef struct { const char *name; int p, xmins_exp; double xmax; } ofmt_t;
 static const ofmt_t fmts[] = {
     {"fp16", 11, -24, 65504.0}, {"bf16", 8, -133, 0x1.fep+127}, {"e4m3", 4, -9, 448.0}};
 #define NF 3
+static const ofmt_t fp32 = {"fp32", 24, -149, 0x1.fffffep+127};
+#define NM 3 /* sums: in the format; in fp32; in fp32 returned in the format */
 
 static mpfr_exp_t g_emin, g_emax;
 static void enter(const ofmt_t *f) {
@@ -79,24 +83,26 @@ static double onext(double x, const ofmt_t *f) {
   q = ldexp(1, e - f->p);
   return x + q;
 }
-static int overflows(double x, long n, const ofmt_t *f) {
+/* naive softmax of n copies of x: exp rounded to f, the sum accumulated in
+   acc and (store) returned in f; does it overflow? */
+static int overflows(double x, long n, const ofmt_t *f, const ofmt_t *acc, int store) {
   double e = oexp(x, f), s = 0;
   long k;
   if (isinf(e)) return 1;
   for (k = 0; k < n; k++) {
-    s = oadd(s, e, f);
+    s = oadd(s, e, acc);
     if (isinf(s)) return 1;
   }
-  return 0;
+  return store && isinf(oadd(s, 0, f)); /* s + 0 rounded to f */
 }
 
 int main(void) {
   char dir[] = "/tmp/texp_softmax.XXXXXX", out[4200], path[4300], line[4096], cmd[4400];
   static const long ns[] = {1, 2, 3, 4, 7, 16, 100, 256};
-  double thr[NF][sizeof ns / sizeof ns[0]];
-  double csv[257][NF];
+  double thr[NM][NF][sizeof ns / sizeof ns[0]];
+  double csv[257][NM][NF];
   size_t j;
-  int i, got = 0;
+  int i, m, got = 0;
   FILE *f;
   lowp_test_start("texp_softmax_overflow");
 
@@ -111,15 +117,17 @@ int main(void) {
       if (nv == cap) { cap *= 2; vals = realloc(vals, cap * sizeof *vals); }
       vals[nv++] = x;
     }
-    for (j = 0; j < sizeof ns / sizeof ns[0]; j++) {
-      lo = 0;
-      hi = nv - 1; /* overflows(vals[hi]) holds: exp(128) overflows all three */
-      while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (overflows(vals[mid], ns[j], &fmts[i])) hi = mid; else lo = mid;
+    for (m = 0; m < NM; m++)
+      for (j = 0; j < sizeof ns / sizeof ns[0]; j++) {
+        const ofmt_t *acc = m ? &fp32 : &fmts[i];
+        lo = 0;
+        hi = nv - 1; /* overflows(vals[hi]) holds: exp(128) overflows all three */
+        while (hi - lo > 1) {
+          size_t mid = lo + (hi - lo) / 2;
+          if (overflows(vals[mid], ns[j], &fmts[i], acc, m == 2)) hi = mid; else lo = mid;
+        }
+        thr[m][i][j] = vals[hi];
       }
-      thr[i][j] = vals[hi];
-    }
     free(vals);
   }
 
@@ -135,20 +143,40 @@ int main(void) {
   if (f) {
     if (!fgets(line, sizeof line, f)) line[0] = '\0';
     while (fgets(line, sizeof line, f)) {
+      /* n, ln n, per format (threshold, ln(T/n), ln T - threshold), then per
+         format (fp32-sum threshold, ln T - it, fp32 sum returned in the format) */
+      double v[2 + 6 * NF];
+      char *p = line, *end;
+      int nv = 0;
       long n;
-      double lnn, v[3 * NF];
-      if (sscanf(line, "%ld,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &n, &lnn, &v[0], &v[1], &v[2], &v[3], &v[4],
-                 &v[5], &v[6], &v[7], &v[8]) != 11 || n < 1 || n > 256) continue;
-      for (i = 0; i < NF; i++) csv[n][i] = v[3 * i];
+      while (nv < 2 + 6 * NF) {
+        v[nv] = strtod(p, &end);
+        if (end == p) break;
+        nv++;
+        p = *end == ',' ? end + 1 : end;
+      }
+      n = (long)v[0];
+      if (nv != 2 + 6 * NF || n < 1 || n > 256) continue;
+      for (i = 0; i < NF; i++) {
+        csv[n][0][i] = v[2 + 3 * i];
+        csv[n][1][i] = v[2 + 3 * NF + 3 * i];
+        csv[n][2][i] = v[4 + 3 * NF + 3 * i];
+      }
       got++;
     }
     fclose(f);
   }
   lowp_test_check(got == 256, "256 rows (n = 1..256) in the CSV (%d)", got);
-  for (i = 0; i < NF && got == 256; i++)
-    for (j = 0; j < sizeof ns / sizeof ns[0]; j++)
-      lowp_test_check(csv[ns[j]][i] == thr[i][j], "%s, n = %ld: experiment %.9g, oracle %.9g", fmts[i].name, ns[j],
-                      csv[ns[j]][i], thr[i][j]);
+  for (m = 0; m < NM && got == 256; m++)
+    for (i = 0; i < NF; i++)
+      for (j = 0; j < sizeof ns / sizeof ns[0]; j++)
+        lowp_test_check(csv[ns[j]][m][i] == thr[m][i][j], "%s, sum %s, n = %ld: experiment %.9g, oracle %.9g",
+                        fmts[i].name, m == 0 ? "in the format" : m == 1 ? "in fp32" : "in fp32 returned in the format",
+                        ns[j], csv[ns[j]][m][i], thr[m][i][j]);
+  /* fp32 sums: fp16's and e4m3's threshold is their exp's own at every n (an fp32 sum of 256 values below
+     65520 cannot overflow); bf16's falls with n (bf16 has fp32's range) */
+  lowp_test_check(thr[1][0][7] == 11.09375 && thr[1][2][7] == thr[1][2][0] && thr[1][1][7] < thr[1][1][0],
+                  "fp32 sums: fp16 %.9g, e4m3 flat, bf16 falls (%.9g -> %.9g)", thr[1][0][7], thr[1][1][0], thr[1][1][7]);
   snprintf(cmd, sizeof cmd, "run softmax-overflow --nmax=0 --out %s/bad", dir);
   lowp_test_check(lowp_test_run_lowp(cmd) == 2, "nmax = 0 exits 2");
   snprintf(cmd, sizeof cmd, "run softmax-overflow --mask=5 --out %s/bad", dir);

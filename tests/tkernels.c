@@ -127,6 +127,128 @@ static double max_rel(const double *got, const double *want, size_t n) {
   return e;
 }
 
+/* ------------------------------------------------ acc=: the reductions' format */
+
+/* v rounded to nearest even with p significand bits, exponents >= emin
+   (subnormals below), inf beyond xmax: an independent rounding by frexp/rint
+   (the default rounding mode is nearest even), not lib/format's */
+static double rnd_p(double v, int p, int emin, double xmax) {
+  int e, q;
+  double r;
+  if (v == 0 || !isfinite(v)) return v;
+  (void)frexp(v, &e); /* |v| in [2^(e-1), 2^e) */
+  q = (e - 1 < emin ? emin : e - 1) - (p - 1);
+  r = ldexp(rint(ldexp(v, -q)), q);
+  return fabs(r) > xmax ? copysign(INFINITY, v) : r;
+}
+static double r16(double v) { return rnd_p(v, 11, -14, 65504.0); }
+static double rbf(double v) { return rnd_p(v, 8, -126, 0x1.fep127); }
+
+/* the statistics of one row in C float arithmetic (fp32 = acc), in the
+   kernel's order; products through a volatile so that no FMA contracts them */
+static void stats_f32(float *mean, float *var, const double *x, size_t n, int variant) {
+  float s = 0, q = 0, m, dn = (float)n;
+  volatile float pr;
+  size_t i;
+  if (variant == 2) { /* welford */
+    float m2 = 0;
+    m = 0;
+    for (i = 0; i < n; i++) {
+      float xi = (float)x[i], d = xi - m, t = d / (float)(i + 1);
+      m = m + t;
+      pr = d * (xi - m);
+      m2 = m2 + pr;
+    }
+    *mean = m;
+    *var = m2 / dn;
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    float xi = (float)x[i];
+    s = s + xi;
+    if (variant == 1) { pr = xi * xi; q = q + pr; }
+  }
+  m = s / dn;
+  *mean = m;
+  if (variant == 1) {
+    float a = q / dn;
+    pr = m * m;
+    *var = a - pr;
+    if (*var < 0) *var = 0;
+    return;
+  }
+  for (i = 0; i < n; i++) {
+    float d = (float)x[i] - m;
+    pr = d * d;
+    q = q + pr;
+  }
+  *var = q / dn;
+}
+
+/* softmax and layer norm with acc=fp32 against the same computed with C
+   float sums and frexp/rint rounding to fp16 or bf16, bit for bit; acc=compute
+   is the default; acc=fp32 changes the result where the low-format sum drifts */
+static void accum_param(void) {
+  enum { M = 3, N = 1500 };
+  static double x[M * N], y[M * N], y2[M * N], mean[M], var[M], mean2[M], var2[M];
+  static const char *const variants[3] = {"twopass", "onepass", "welford"};
+  double *out[3] = {y, mean, var}, *out2[3] = {y2, mean2, var2};
+  const double *in[1] = {x};
+  char err[300], par[128];
+  size_t r, i;
+  int v, bad = 0, naive;
+  lowp_problem_t p = prob("softmax", 1, M, N, 1, &LOWP_FMT_BF16, &LOWP_FMT_BF16);
+  fill(x, M * N, &LOWP_FMT_BF16, 0, 21);
+  for (naive = 0; naive < 2; naive++) {
+    const char *k = naive ? "softmax_naive" : "softmax_stable";
+    lowp_test_check(lowp_test_run_kernel(out, in, k, "compute=bf16,acc=fp32", &p, err, sizeof err) == LOWP_OK, "%s: %s", k, err);
+    for (r = 0, bad = 0; r < M; r++) {
+      const double *xr = &x[r * N];
+      double m = -INFINITY;
+      float s = 0;
+      for (i = 0; i < N; i++) if (xr[i] > m) m = xr[i];
+      if (naive) m = 0;
+      for (i = 0; i < N; i++) s = s + (float)rbf(exp(rbf(xr[i] - m)));
+      for (i = 0; i < N; i++) bad += y[r * N + i] != rbf(rbf(exp(rbf(xr[i] - m))) / (double)s);
+    }
+    lowp_test_check(bad == 0, "%s compute=bf16,acc=fp32 == float sum, rint rounding: %d differ", k, bad);
+    lowp_test_check(lowp_test_run_kernel(out2, in, k, "compute=bf16", &p, err, sizeof err) == LOWP_OK &&
+                        memcmp(y, y2, sizeof y) != 0,
+                    "%s: acc=fp32 differs from the bf16 sum over %d terms", k, N);
+    lowp_test_check(lowp_test_run_kernel(out, in, k, "compute=bf16,acc=compute", &p, err, sizeof err) == LOWP_OK &&
+                        lowp_test_run_kernel(out2, in, k, "compute=bf16,acc=bf16", &p, err, sizeof err) == LOWP_OK &&
+                        memcmp(y, y2, sizeof y) == 0,
+                    "%s: acc=compute and acc=bf16 are the default", k);
+  }
+  /* layer norm, fp16 data and normalisation, statistics in fp32; data with
+     mean 30 (cancellation in the one-pass formula) */
+  p = prob("layernorm", 1, M, N, 1, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+  fill(x, M * N, &LOWP_FMT_FP16, 30, 22);
+  for (v = 0; v < 3; v++) {
+    int sc;
+    for (sc = 0; sc < 2; sc++) {
+      snprintf(par, sizeof par, "compute=fp16,acc=fp32,variant=%s,scale=%s", variants[v], sc ? "rsqrt" : "div");
+      lowp_test_check(lowp_test_run_kernel(out, in, "layernorm", par, &p, err, sizeof err) == LOWP_OK, "%s: %s", par, err);
+      for (r = 0, bad = 0; r < M; r++) {
+        float fm, fv, ve, den;
+        stats_f32(&fm, &fv, &x[r * N], N, v);
+        ve = fv + (float)1e-5;
+        den = sc ? (float)(1.0 / sqrt((double)ve)) : sqrtf(ve);
+        bad += mean[r] != (double)fm || var[r] != (double)fv;
+        for (i = 0; i < N; i++) {
+          double d = r16(x[r * N + i] - (double)fm);
+          bad += y[r * N + i] != r16(sc ? d * (double)den : d / (double)den);
+        }
+      }
+      lowp_test_check(bad == 0, "layernorm %s == C float statistics, rint rounding: %d differ", par, bad);
+    }
+    snprintf(par, sizeof par, "compute=fp16,variant=%s", variants[v]);
+    lowp_test_check(lowp_test_run_kernel(out2, in, "layernorm", par, &p, err, sizeof err) == LOWP_OK &&
+                        var2[0] != var[0],
+                    "layernorm %s: fp16 statistics differ from fp32 ones (%g vs %g)", par, var2[0], var[0]);
+  }
+}
+
 static void nonlinear(void) {
   enum { M = 4, N = 300 };
   static double x[M * N], y[M * N], ex[M * N], mean[M], var[M];
@@ -401,6 +523,10 @@ static void params(void) {
       {"layernorm", "scale=mul", "scale=mul: expected div or rsqrt"},
       {"layernorm", "clamp=yes", "clamp=yes: expected on or off"},
       {"softmax_stable", "scale=rsqrt", "takes no parameter 'scale'"},
+      {"softmax_stable", "compute=fp16,acc=p=30;emin=-100;emax=100", "accumulation format needs at most 25"},
+      {"softmax_naive", "acc=e8m0", "acc=e8m0"},
+      {"layernorm", "acc=fp17", "acc=fp17"},
+      {"logsoftmax", "acc=fp32", "takes no parameter 'acc'"},
       {"gemm_tc", "promote=-3", "promote=-3"},
       {"cast", "order=pairwise", "takes no parameter 'order'"},
       {"allreduce", "order=pairwise", "expected ring or tree"},
@@ -457,7 +583,9 @@ static void threads(void) {
       {"gemm_acc", "acc=fp32,order=kahan", "gemm"}, {"gemm_tc", "model=h100", "gemm"},
       {"softmax_stable", "compute=fp16", "softmax"}, {"logsoftmax", "", "logsoftmax"},
       {"logsumexp", "", "logsumexp"}, {"layernorm", "variant=welford", "layernorm"},
-      {"rmsnorm", "", "rmsnorm"}, {"gelu", "compute=bf16", "gelu"}, {"dot_acc", "", "dot"}};
+      {"rmsnorm", "", "rmsnorm"}, {"gelu", "compute=bf16", "gelu"}, {"dot_acc", "", "dot"},
+      {"softmax_naive", "compute=bf16,acc=fp32", "softmax"},
+      {"layernorm", "compute=fp16,acc=fp32,variant=onepass", "layernorm"}};
   enum { B = 2, M = 16, N = 40, K = 48 };
   static double a[B * M * 64], b[B * 64 * N], o1[3][B * M * N], o2[3][B * M * N];
   size_t i;
@@ -484,6 +612,7 @@ int main(void) {
   lowp_test_start("tkernels");
   sums();
   nonlinear();
+  accum_param();
   allreduce();
   measure_same();
   sgemm();

@@ -13,6 +13,28 @@
  *                      or exact (an FMA: the default)
  *   compute            nonlinear kernels (softmax, norms, elementwise):
  *                      every operation rounded to this format (rne)
+ *   acc (softmax_naive, softmax_stable, layernorm): the format the row's
+ *                      reductions accumulate in (default: compute itself).
+ *                      softmax: s = sum e_i, each addition rounded to acc,
+ *                      then y_i = F(e_i / s) (the exps and the quotient in
+ *                      compute); layernorm: the statistics (the sums, the
+ *                      mean, the deviations and squares of the variance
+ *                      pass, the variance, var + eps and its square root or
+ *                      reciprocal) in acc, the normalisation
+ *                      F(F(x_i - mean) / sd) in compute. acc=fp32 with
+ *                      compute=fp16|bf16 is how PyTorch accumulates for
+ *                      half and bfloat16 tensors (at::acc_type<Half|BFloat16>
+ *                      = float, aten/src/ATen/AccumulateType.h; the CUDA
+ *                      softmax's sum and epilogue exp(x - max) / sum in
+ *                      accscalar_t, aten/src/ATen/native/cuda/SoftMax.cu;
+ *                      layer_norm's Welford moments in T_ACC = float,
+ *                      aten/src/ATen/native/cuda/layer_norm_kernel.cu and
+ *                      cpu/moments_utils.h); acc must have at most 25 bits
+ *                      (or equal compute), so that a quotient of a compute
+ *                      value by an acc value rounded in binary64 and then to
+ *                      compute is correctly rounded (p_F + p_acc <= 51: the
+ *                      quotient is then never within 2^-53 of a midpoint of
+ *                      F without being one)
  *   exp                softmax_naive, softmax_stable: the exp model, libm
  *                      (binary64 libm exp rounded to compute: the default)
  *                      or cr (exp correctly rounded to compute, lib/exact)
@@ -65,6 +87,7 @@ typedef struct {
   int have_prod;          /**< prod=FORMAT given */
   lowp_format_t prod;     /**< product format (recursive order only) */
   lowp_format_t compute;  /**< compute= (default fp32) */
+  lowp_format_t racc;     /**< softmax, layernorm: acc= (default: compute), the reductions' format */
   lowp_rounding_t rnd;    /**< cast: round= (default rne) */
   lowp_ln_variant_t variant;
   char model[200];        /**< gemm_tc: model spec (default "h100") */

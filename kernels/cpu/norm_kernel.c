@@ -16,6 +16,14 @@
  *   y_i = F(F(x_i - mean) * F(1 / sqrt(F(var + eps))))         scale=rsqrt
  *         (1/sqrt evaluated in binary64 and rounded once to F, as
  *         PyTorch's layer_norm forms rstd = 1/sqrt(var + eps) and multiplies)
+ *   layernorm's acc=A (default F): mean, var, var + eps and the square
+ *   root or its reciprocal above are computed with every operation rounded
+ *   to A instead of F (the statistics in A); the normalisation
+ *   F(x_i - mean) and its scaling stay in F. acc=fp32 with compute=fp16 or
+ *   bf16 is PyTorch's layer_norm for half/bfloat16 (Welford moments in
+ *   T_ACC = at::acc_type = float: aten/src/ATen/native/cuda/layer_norm_kernel.cu,
+ *   RowwiseMomentsCUDAKernel; cpu/moments_utils.h, RowwiseMomentsImpl in
+ *   opmath_t = float), whose normalisation is in float too (compute=fp32).
  *   rmsnorm: ms = F(Q/n); y_i = F(x_i / F(sqrt(F(ms + eps))))
  * Outputs (y, and layernorm's mean and var) are then rounded to the output
  * format. OpenMP over rows; the result does not depend on the thread count.
@@ -67,7 +75,7 @@ static void moments(double *mean, double *var, const double *x, size_t n, lowp_l
 
 int lowp_kernel_layernorm(const lowp_kcfg_t *c, double *const *out, const double *const *in,
                           const lowp_problem_t *p, char *err, size_t errlen) {
-  const lowp_format_t *F = &c->compute;
+  const lowp_format_t *F = &c->compute, *A = &c->racc;
   long long r, rows = (long long)(p->dims.batch * p->dims.m);
   size_t n = p->dims.n;
   (void)err; (void)errlen;
@@ -76,9 +84,10 @@ int lowp_kernel_layernorm(const lowp_kcfg_t *c, double *const *out, const double
     const double *x = &in[0][(size_t)r * n];
     double *y = &out[0][(size_t)r * n], mean, var, ve, den;
     size_t i;
-    moments(&mean, &var, x, n, c->variant, c->ln_raw, F);
-    ve = lowp_kcfg_r(var + lowp_kcfg_r(p->eps, F), F);
-    den = lowp_kcfg_r(c->ln_rsqrt ? 1.0 / sqrt(ve) : sqrt(ve), F);
+    /* the statistics in A = acc (default F), the normalisation in F */
+    moments(&mean, &var, x, n, c->variant, c->ln_raw, A);
+    ve = lowp_kcfg_r(var + lowp_kcfg_r(p->eps, A), A);
+    den = lowp_kcfg_r(c->ln_rsqrt ? 1.0 / sqrt(ve) : sqrt(ve), A);
     for (i = 0; i < n; i++) {
       double d = lowp_kcfg_r(x[i] - mean, F);
       y[i] = lowp_kcfg_r(lowp_kcfg_r(c->ln_rsqrt ? d * den : d / den, F), &p->out);

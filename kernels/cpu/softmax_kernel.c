@@ -7,7 +7,11 @@
  * to right in F. softmax_naive and softmax_stable take the exp model as a
  * parameter: exp=libm (that default) or exp=cr, exp correctly rounded to F
  * (lowp_kernel_exp_cr), so every operation of the row is then F's correctly
- * rounded one (the softmax-overflow experiment). Variants (registry names):
+ * rounded one (the softmax-overflow experiment). They also take acc=A, the
+ * format of the row sum (default F): s = A(s + e_i), y_i = F(e_i / s), the
+ * quotient of an F value by an A value rounded once to F (kernels/cpu/kcfg.h:
+ * acc=fp32 is PyTorch's accumulation for half and bfloat16 tensors).
+ * Variants (registry names):
  *   softmax_naive   e_i = F(exp(x_i)), s = sum e_i, y_i = F(e_i / s):
  *                   overflows where exp(x_i) exceeds F's range
  *   softmax_stable  the same on x_i - max (max subtraction)
@@ -46,20 +50,21 @@ static double exp_in(double t, const lowp_format_t *F, int cr) {
   return cr ? lowp_kernel_exp_cr(t, F) : lowp_kcfg_r(exp(t), F);
 }
 
-/* s = sum F(exp(F(x_i - shift))) accumulated in F; shift 0 for naive */
+/* s = sum F(exp(F(x_i - shift))) accumulated in A (each addition rounded
+   to A); shift 0 for naive */
 static double exp_sum_cr(const double *x, size_t n, double shift, const lowp_format_t *F,
-                         int cr) {
+                         const lowp_format_t *A, int cr) {
   double s = 0;
   size_t i;
   for (i = 0; i < n; i++) {
     double t = shift == 0 ? x[i] : lowp_kcfg_r(x[i] - shift, F);
-    s = lowp_kcfg_r(s + exp_in(t, F, cr), F);
+    s = lowp_kcfg_r(s + exp_in(t, F, cr), A);
   }
   return s;
 }
 
 static double exp_sum(const double *x, size_t n, double shift, const lowp_format_t *F) {
-  return exp_sum_cr(x, n, shift, F, 0);
+  return exp_sum_cr(x, n, shift, F, F, 0);
 }
 
 /* F-rounded logsumexp of a row (stable) */
@@ -83,7 +88,7 @@ static int softmax(int stable, const lowp_kcfg_t *c, double *const *out, const d
     double m = stable ? row_max(x, n) : 0, s;
     size_t i;
     if (stable && isinf(m)) m = 0; /* a row with inf: no shift, IEEE's result */
-    s = exp_sum_cr(x, n, m, F, c->exp_cr);
+    s = exp_sum_cr(x, n, m, F, &c->racc, c->exp_cr); /* the sum in acc (default F) */
     for (i = 0; i < n; i++) {
       double t = m == 0 ? x[i] : lowp_kcfg_r(x[i] - m, F);
       y[i] = lowp_kcfg_r(lowp_kcfg_r(exp_in(t, F, c->exp_cr) / s, F), &p->out);

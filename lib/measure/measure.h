@@ -114,4 +114,48 @@ double lowp_bound_blocked(double n, double b, double u);
  */
 double lowp_bound_pairwise(double n, double u);
 
+/** @brief Variance algorithms, as the registry kernel layernorm computes them
+    (kernels/cpu/norm_kernel.c, variant=). */
+typedef enum {
+  LOWP_VAR_ONEPASS = 0, /**< S = sum x_i, Q = sum fl(x_i^2), fl(fl(Q/n) - fl(fl(S/n)^2)), not clamped */
+  LOWP_VAR_TWOPASS = 1, /**< m = fl(S/n), fl(sum fl(fl(x_i - m)^2) / n) */
+  LOWP_VAR_WELFORD = 2  /**< d = x_i - m; m += d/i; M2 += d (x_i - m); fl(M2/n) */
+} lowp_var_alg_t;
+
+/**
+ * @brief A rigorous bound on the relative error |v - V| / V of the
+ * population variance v of x[0..n) computed by algorithm alg, sums left to
+ * right, with every operation rounded to nearest in a format of unit
+ * roundoff u whose results below the normal range have absolute error at
+ * most eta (half the subnormal spacing; additions and subtractions are then
+ * exact): fl(a op b) = (a op b)(1 + d) + e, |d| <= u, |e| <= eta, d e = 0
+ * (Higham 2002, Sec. 2.1 and eq. (2.8)). mean and var > 0 are the exact mean
+ * and population variance V of x. It holds wherever nothing overflowed (a
+ * finite result). Derivations (forward error analysis of each step, with
+ * gamma = gamma_{n-1}(u), A = mean |x_i|, dm = (1+u) gamma A + u |m| + eta
+ * the bound on the error of the computed mean, kappa^2 = 1 + m^2/V):
+ *   two-pass: sum (x_i - m^)^2 / n = V + (m^ - m)^2, so the relative error is
+ *     at most (1+u)^4 (1+gamma)(1 + dm^2/V) - 1 plus eta terms, i.e.
+ *     ~ (n+3) u + n^2 u^2 kappa^2: the two-pass bound of Chan, Golub &
+ *     LeVeque, "Algorithms for computing the sample variance: analysis and
+ *     recommendations", Am. Stat. 37(3), 242-247, 1983 (their n u +
+ *     n^2 u^2 kappa^2), Higham 2002, Sec. 1.9 and Problem 1.10;
+ *   one-pass: fl(Q/n) and fl(m^2) each carry errors ~ (n+1) u Q/n and
+ *     ~ 2 dm |m| + u m^2, and Q/n = kappa^2 V: ~ (2n + 3) u kappa^2 (Chan,
+ *     Golub & LeVeque 1983: n u kappa^2, the cancellation of the textbook
+ *     formula);
+ *   Welford: a recurrence over i of bounds E_i on the running mean's error
+ *     (|m^_i - mu_i| <= (1 - 1/i) E_{i-1} + ((1+u)^2 - 1) a_i / i + eta + u P_i)
+ *     and G_i on M2's (each increment's error from the product's three
+ *     roundings and the two means' errors), evaluated on x itself: ~ n u
+ *     kappa to first order, as Chan, Golub & LeVeque 1983 give for the
+ *     updating algorithms (Welford 1962; West 1979).
+ * The bound is evaluated in binary64; its own rounding errors (relative
+ * O(n 2^-53)) are covered by a final factor 1 + 2^-20.
+ * @return the bound, or +inf where none applies (n < 1, n u >= 1, V <= 0 or
+ *         not finite, an unknown alg).
+ */
+double lowp_bound_variance(const double *x, size_t n, lowp_var_alg_t alg, double u, double eta,
+                           double mean, double var);
+
 #endif

@@ -14,6 +14,8 @@ declare -A files=(
   [dynamic-range]="fractions.csv thresholds.csv uniform.png uniform.svg loguniform.png loguniform.svg"
   [softmax-overflow]="threshold_vs_n.csv threshold_vs_n.png threshold_vs_n.svg"
   [claims]="claims.csv"
+  # exits 1 if a finite variance exceeds its rigorous bound (lowp_bound_variance)
+  [autocast-policy]="ops.csv variance.csv ops.png variance.png variance.svg variance_low.png variance_low.svg"
 )
 if "$LOWP" list | grep -q '^matmul-precision '; then
   files[matmul-precision]="errors.csv growth.csv bounds.csv growth.png growth.svg backward.png growth_tc.png"
