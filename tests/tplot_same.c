@@ -19,6 +19,7 @@ int main(void) {
   if (!f) { lowp_test_check(0, "cannot write %s", path); return lowp_test_end(); }
   /* a: reference; b: a exactly; c: a within 0.5%; d: differs at one size; e: fewer sizes; f: b again */
   fprintf(f, "# comment\nmodel,n,err,other\n"
+             "g,16,1.0e-6,nan\ng,1024,5.0e-6,nan\n"
              "a,16,1.0e-6,nan\na,64,2.0e-6,nan\na,256,4.0e-6,nan\n"
              "b,16,1.0e-6,nan\nb,64,2.0e-6,nan\nb,256,4.0e-6,nan\n"
              "c,16,1.004e-6,nan\nc,64,2.0e-6,nan\nc,256,3.99e-6,nan\n"
@@ -30,10 +31,10 @@ int main(void) {
                           {"c.csv", 2, 3, "c", NULL, "c", 1, 0}, {"c.csv", 2, 3, "d", NULL, "d", 1, 0},
                           {"c.csv", 2, 3, "e", NULL, "e", 1, 0}, {"c.csv", 2, 3, "z", NULL, "z", 1, 0}};
     lowp_test_check(lowp_plot_coincide(dir, s, 6, 0.0, same) == LOWP_OK, "rtol 0 runs");
-    lowp_test_check(same[0] == -1 && same[1] == 0 && same[2] == -1 && same[3] == -1 && same[4] == -1 &&
+    lowp_test_check(same[0] == -1 && same[1] == 0 && same[2] == -1 && same[3] == -1 && same[4] == 0 &&
                         same[5] == -1,
-                    "rtol 0: only b = a (got %d %d %d %d %d %d)", same[0], same[1], same[2], same[3], same[4],
-                    same[5]);
+                    "rtol 0: b = a, e = a where both run (2 sizes of 3), d and the empty z not (got %d %d %d %d "
+                    "%d %d)", same[0], same[1], same[2], same[3], same[4], same[5]);
     lowp_test_check(lowp_plot_coincide(dir, s, 6, 0.01, same) == LOWP_OK && same[2] == 0 && same[3] == -1,
                     "rtol 1%%: c = a (0.4%% off), d is not (50%% off at n = 64): %d %d", same[2], same[3]);
     /* the same series twice through another column: NaN equals NaN */
@@ -41,6 +42,12 @@ int main(void) {
     s[2].ycol = 4;
     lowp_test_check(lowp_plot_coincide(dir, s, 3, 0.0, same) == LOWP_OK && same[1] == -1 && same[2] == 1,
                     "NaN column: b and c coincide with each other, not with a (%d %d)", same[1], same[2]);
+    /* g shares a single size (16) with a: not enough to call them the same curve */
+    {
+      lowp_series_t t2[2] = {{"c.csv", 2, 3, "a", NULL, "a", 1, 0}, {"c.csv", 2, 3, "g", NULL, "g", 1, 0}};
+      lowp_test_check(lowp_plot_coincide(dir, t2, 2, 0.0, same) == LOWP_OK && same[1] == -1,
+                      "one shared size of several: not the same curve (%d)", same[1]);
+    }
     s[0].csv = "missing.csv";
     lowp_test_check(lowp_plot_coincide(dir, s, 2, 0.0, same) == LOWP_EIO, "a missing file: LOWP_EIO");
     lowp_test_check(lowp_plot_coincide(NULL, s, 2, 0.0, same) == LOWP_EINVAL, "no folder: LOWP_EINVAL");

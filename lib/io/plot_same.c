@@ -62,11 +62,27 @@ static int close_to(double a, double b, double rtol) {
   return fabs(a - b) <= rtol * fmax(fabs(a), fabs(b));
 }
 
+/* do curves a and b agree at every x both have, with one's x values all among the other's, and at
+   least 2 of them (or 1 when each has only that one)? */
+static int on_curve(const double *xa, const double *ya, size_t na, const double *xb, const double *yb, size_t nb,
+                    double rtol) {
+  size_t k, l, common = 0;
+  for (k = 0; k < na; k++)
+    for (l = 0; l < nb; l++)
+      if (xa[k] == xb[l]) {
+        if (!close_to(ya[k], yb[l], rtol)) return 0;
+        common++;
+        break;
+      }
+  if (common == 0 || common < (na < nb ? na : nb)) return 0;
+  return common >= 2 || (na == 1 && nb == 1);
+}
+
 /* ----------------------------------------------------------- public API */
 
 int lowp_plot_coincide(const char *outdir, const lowp_series_t *s, size_t ns, double rtol, int *same) {
   double *x, *y;
-  size_t *np, i, j, k;
+  size_t *np, i, j;
   int st = LOWP_OK;
   if (!outdir || (ns && (!s || !same)) || !(rtol >= 0)) return LOWP_EINVAL;
   x = malloc((ns ? ns : 1) * MAXPTS * sizeof *x);
@@ -76,12 +92,9 @@ int lowp_plot_coincide(const char *outdir, const lowp_series_t *s, size_t ns, do
   for (i = 0; i < ns && !st; i++) st = points(outdir, &s[i], x + i * MAXPTS, y + i * MAXPTS, &np[i]);
   for (i = 0; i < ns; i++) {
     same[i] = -1;
-    for (j = 0; !st && j < i && same[i] < 0; j++) {
-      int eq = np[i] > 0 && np[i] == np[j];
-      for (k = 0; eq && k < np[i]; k++)
-        eq = x[i * MAXPTS + k] == x[j * MAXPTS + k] && close_to(y[i * MAXPTS + k], y[j * MAXPTS + k], rtol);
-      if (eq) same[i] = (int)j;
-    }
+    for (j = 0; !st && j < i && same[i] < 0; j++)
+      if (on_curve(x + i * MAXPTS, y + i * MAXPTS, np[i], x + j * MAXPTS, y + j * MAXPTS, np[j], rtol))
+        same[i] = (int)j;
   }
   free(x);
   free(y);
