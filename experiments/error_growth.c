@@ -271,13 +271,16 @@ static void check(const lowp_run_t *r) {
 
 /*
  * The growth of a curve: least-squares lines of log(mean error) on log(n)
- * (lib/measure/fit.c; 95% confidence intervals of the slope from the
- * residuals, Student's t with points - 2 degrees of freedom), fitted only
- * where one power law holds. Criteria, in this order:
+ * (lib/measure/fit.c), each size weighted by its trials (the variance of
+ * the log of a mean of T trials is about 1/T that of one), 95% confidence
+ * intervals of the slope from the weighted residuals (Student's t with
+ * sizes - 2 degrees of freedom), fitted only where one power law holds.
+ * Criteria, in this order:
  *  (1) saturation: from the first size whose mean backward error reaches
  *      1/2 the result has lost most of its value (a sum that stagnates, the
  *      fp16 FMA chain on [0,1]: its backward error tends to 1); that size and
  *      the larger ones are left out of every fit and reported;
+ *      a result that overflows (inf) ends the fit the same way, reported apart;
  *  (2) zero errors (exact results) have no logarithm: left out and counted;
  *  (3) a change of slope: the two-segment F test (lowp_fit_break: the best
  *      split with >= 3 points a side against one line, at 1% with Bonferroni
@@ -289,26 +292,29 @@ typedef struct {
   lowp_fit_t seg[2];
   size_t from[2], to[2]; /* the sizes each fit spans */
   size_t sat;            /* first saturated size (mean error >= 1/2), 0 if none */
+  size_t ovf;            /* first size whose result overflowed (inf) in a trial, 0 if none */
   size_t zeros;          /* sizes left out because their mean error is 0 */
   double F, fcrit;       /* the break test (NaN: too few points for it) */
 } growth_t;
 
 #define SATURATED 0.5
 
-static void growth_of(growth_t *gr, const double *mean, const size_t *nv, size_t ns) {
-  double x[MAXSZ], y[MAXSZ];
+static void growth_of(growth_t *gr, const double *mean, const size_t *nv, const size_t *ntr, size_t ns) {
+  double x[MAXSZ], y[MAXSZ], w[MAXSZ];
   size_t k, c = 0, xs[MAXSZ];
   lowp_fit_break_t b;
   memset(gr, 0, sizeof *gr);
   for (k = 0; k < ns; k++) {
-    if (!(mean[k] < SATURATED)) { gr->sat = nv[k]; break; } /* inf (overflow) or NaN too */
+    if (isinf(mean[k])) { gr->ovf = nv[k]; break; }
+    if (!(mean[k] < SATURATED)) { gr->sat = nv[k]; break; } /* NaN too */
     if (mean[k] == 0) { gr->zeros++; continue; }
     x[c] = log((double)nv[k]);
     y[c] = log(mean[k]);
+    w[c] = (double)ntr[k];
     xs[c++] = nv[k];
   }
   gr->F = gr->fcrit = NAN;
-  if (c < 3 || lowp_fit_break(&b, x, y, c, 3, 0.95, 0.01) != LOWP_OK) return;
+  if (c < 3 || lowp_fit_break(&b, x, y, w, c, 3, 0.95, 0.01) != LOWP_OK) return;
   gr->F = b.F;
   gr->fcrit = b.fcrit;
   if (b.brk) {
@@ -343,6 +349,8 @@ static const char *growth_text(char *b, size_t len, const growth_t *gr, const ch
   if (gr->sat && o < len)
     o += (size_t)snprintf(b + o, len - o, "; saturated (mean error >= %g) from %s = %zu, not fitted", SATURATED,
                           xn, gr->sat);
+  if (gr->ovf && o < len)
+    o += (size_t)snprintf(b + o, len - o, "; overflows (inf) from %s = %zu, not fitted", xn, gr->ovf);
   if (gr->zeros && o < len)
     snprintf(b + o, len - o, "; %zu size%s with error 0 left out", gr->zeros, gr->zeros > 1 ? "s" : "");
   return b;
@@ -363,6 +371,7 @@ static void growth_json(cJSON *parent, const char *key, const growth_t *gr) {
   }
   if (gr->sat) cJSON_AddNumberToObject(o, "saturated_from", (double)gr->sat);
   else cJSON_AddNullToObject(o, "saturated_from");
+  if (gr->ovf) cJSON_AddNumberToObject(o, "overflows_from", (double)gr->ovf);
   cJSON_AddNumberToObject(o, "zero_sizes", (double)gr->zeros);
   if (isfinite(gr->F)) cJSON_AddNumberToObject(o, "break_F", gr->F);
   if (isfinite(gr->fcrit)) cJSON_AddNumberToObject(o, "break_F_critical", gr->fcrit);
@@ -849,7 +858,8 @@ typedef struct {
   double fp8_nop, fp8_p;
   size_t fp8_k, nbound, nbound_bad; /* deterministic bound points checked against the max error, violated */
   char bound_bad[512];              /* the first violation */
-  size_t nsat, nbrk;                /* curves that saturate, curves with a change of slope */
+  size_t nsat, nbrk, novf, novfc;          /* curves that saturate, with a change of slope; bound points
+                                       not checked because a trial overflowed */
   char satnames[512];               /* the models that saturate (each once) */
   int plot_failed;
   cJSON *plots, *tables, *slopes, *bounds;
@@ -959,8 +969,9 @@ static void analyse(grid_t *g, const series_list_t *L, const size_t *xv, size_t 
   for (i = 0; i < L->n; i++) {
     g->same[i] = -1;
     if (!g->used[i]) continue;
-    growth_of(&g->gr[i], g->mean[i], xv, nx);
+    growth_of(&g->gr[i], g->mean[i], xv, g->ntr, nx);
     F->nsat += g->gr[i].sat != 0;
+    F->novfc += g->gr[i].ovf != 0;
     F->nbrk += g->gr[i].nseg == 2;
     if (g->gr[i].sat) {
       char nm[600];
@@ -973,6 +984,10 @@ static void analyse(grid_t *g, const series_list_t *L, const size_t *xv, size_t 
       if (g->used[j] && same_curve(g->mean[i], g->mean[j], nx)) g->same[i] = (int)j;
     for (k = 0; k < nx; k++) {
       if (!bound_ok(g->bound[i][k])) continue;
+      if (isinf(g->max[i][k])) { /* an overflow: outside the rounding-error model every bound assumes */
+        F->novf++;
+        continue;
+      }
       F->nbound++;
       if (!(g->max[i][k] <= g->bound[i][k]) && !F->nbound_bad++)
         snprintf(F->bound_bad, sizeof F->bound_bad, "%s %s at %zu: max error %.3e > bound %.3e", what,
@@ -1165,17 +1180,17 @@ static void claim_slope(verdict_t *vd, const char *what, const growth_t *gr, dou
 }
 
 static void answer(lowp_run_t *r, const found_t *F) {
-  char line[1536], a[512], b[512], c[512];
+  char line[2048], a[512], b[512], c[512];
   snprintf(line, sizeof line,
-           "Growth (least-squares slope of log mean error on log n, 95%% t-interval from the residuals): fp32 "
-           "recursive sums %s on [0,1] and %s on [-1,1]; the truncating h100 model (fp16 data on [0,1]) %s; "
+           "Growth (weighted least-squares slope of log mean error on log n, 95%% t-interval from the residuals): "
+           "fp32 recursive sums %s on [0,1] and %s on [-1,1]; the truncating h100 model (fp16 data on [0,1]) %s; "
            "fp8 on h100 at k=%zu: backward error %.3g without promotion, %.3g with promotion every 128. "
-           "Saturation (mean error >= 1/2, not fitted) in %zu curves (%s); a change of slope (fitted on each "
-           "side) in %zu; every one of the %zu points of a drawn deterministic bound is >= the max error of "
-           "its curve%s.",
+           "Saturation (mean error >= 1/2, not fitted) in %zu curves (%s); overflow (inf) in %zu; a change of "
+           "slope (fitted on each side) in %zu; of the %zu points of drawn deterministic bounds, %zu are below the "
+           "max error of their curve (%zu points where a trial overflowed are outside every bound's assumptions).",
            growth_text(a, sizeof a, &F->rec01, "n"), growth_text(b, sizeof b, &F->rec11, "n"),
            growth_text(c, sizeof c, &F->tc01, "n"), F->fp8_k, F->fp8_nop, F->fp8_p, F->nsat,
-           F->satnames[0] ? F->satnames : "none", F->nbrk, F->nbound, F->nbound_bad ? " EXCEPT SOME (see verdicts)" : "");
+           F->satnames[0] ? F->satnames : "none", F->novfc, F->nbrk, F->nbound, F->nbound_bad, F->novf);
   cJSON_AddStringToObject(r->results, "answer", line);
   fprintf(r->summary, "\n**Answer.** %s\n", line);
   printf("%s\n", line);
@@ -1198,7 +1213,7 @@ static int judge(lowp_run_t *r, const plan_t *P, const found_t *F, cJSON *verdic
   vd[nvd].v = F->fp8_p > 0 ? F->fp8_nop / F->fp8_p : (F->fp8_nop > 0 ? INFINITY : NAN);
   vd[nvd].ok = vd[nvd].v > 10; nvd++;
   snprintf(vd[nvd].what, sizeof vd[nvd].what, "every drawn deterministic bound (< 1) is >= the max error over the "
-           "trials of its own curve, at every size (value: the violations among %zu points)", F->nbound);
+           "trials of its own curve, at every size without overflow (value: the violations among %zu points)", F->nbound);
   vd[nvd].v = F->nbound ? (double)F->nbound_bad : NAN;
   vd[nvd].ok = F->nbound_bad == 0; nvd++;
   fprintf(r->summary, "\n### Verdicts\n\n");

@@ -47,11 +47,11 @@ int main(void) {
       x[i] = log(16.0 * pow(4.0, (double)i));
       y[i] = log(3e-8) + 0.5 * x[i];
     }
-    lowp_test_check(lowp_fit_line(&f, x, y, 9, 0.95) == LOWP_OK, "fit");
+    lowp_test_check(lowp_fit_line(&f, x, y, NULL, 9, 0.95) == LOWP_OK, "fit");
     near("exact slope", f.slope, 0.5, 1e-14);
     near("exact intercept", f.intercept, log(3e-8), 1e-14);
     lowp_test_check(f.half < 1e-12 && f.n == 9, "exact data: half-width %g", f.half);
-    lowp_test_check(lowp_fit_break(&b, x, y, 9, 3, 0.95, 0.01) == LOWP_OK && b.brk == 0,
+    lowp_test_check(lowp_fit_break(&b, x, y, NULL, 9, 3, 0.95, 0.01) == LOWP_OK && b.brk == 0,
                     "an exact line has no break (brk %zu, F %g)", b.brk, b.F);
   }
 
@@ -66,12 +66,25 @@ int main(void) {
       x[i] = log(16.0 * pow(4.0, (double)i));
       y[i] = log(e[i]);
     }
-    lowp_fit_line(&f, x, y, 9, 0.95);
+    lowp_fit_line(&f, x, y, NULL, 9, 0.95);
     near("numpy slope", f.slope, 0.5028854356770913, 1e-12);
     near("numpy intercept", f.intercept, -16.41179177351295, 1e-12);
     near("numpy se", f.se, 0.006439604152043439, 1e-10);
     near("numpy rss", f.rss, 0.03347175987660096, 1e-10);
     near("half = t_{0.975,7} se", f.half, 2.36462425159279 * 0.006439604152043439, 1e-10);
+    /* weighted by the trials of each point, w = [64 64 64 64 64 32 8 5 5]: np.polyfit(x, y, 1,
+       w=np.sqrt(w), cov='unbiased') (numpy's w multiplies the residuals) -> slope 0.49778876089418367,
+       intercept -16.382690779493544, se 0.009053453051174895; sum w r^2 = 1.4009041922871976 */
+    {
+      static const double w[] = {64, 64, 64, 64, 64, 32, 8, 5, 5};
+      double w0[9] = {64, 64, 64, 64, 64, 32, 8, 5, 0};
+      lowp_test_check(lowp_fit_line(&f, x, y, w, 9, 0.95) == LOWP_OK, "weighted fit");
+      near("numpy weighted slope", f.slope, 0.49778876089418367, 1e-12);
+      near("numpy weighted intercept", f.intercept, -16.382690779493544, 1e-12);
+      near("numpy weighted se", f.se, 0.009053453051174895, 1e-10);
+      near("weighted rss", f.rss, 1.4009041922871976, 1e-10);
+      lowp_test_check(lowp_fit_line(&f, x, y, w0, 9, 0.95) == LOWP_EINVAL, "a zero weight refused");
+    }
   }
 
   /* two segments, against numpy: x = 0..9, y = x below 5, 4 + 0.02 (x - 5) from 5, plus
@@ -87,7 +100,7 @@ int main(void) {
       y[i] = (i < 5 ? (double)i : 4.0 + 0.02 * (double)(i - 5)) + pert[i];
       y2[i] = 0.5 * (double)i + pert[i];
     }
-    lowp_fit_break(&b, x, y, 10, 3, 0.95, 0.01);
+    lowp_fit_break(&b, x, y, NULL, 10, 3, 0.95, 0.01);
     lowp_test_check(b.brk == 5, "break at 5, got %zu", b.brk);
     near("F", b.F, 1173.7223272727447, 1e-9);
     near("F critical", b.fcrit, 20.81101577952299, 1e-13);
@@ -96,7 +109,7 @@ int main(void) {
     lowp_test_check(b.left.n == 5 && b.right.n == 5 && isfinite(b.left.half) && isfinite(b.right.half),
                     "both sides fitted with intervals");
     /* the same noise on one line: numpy F = 0.4016, far below the critical value: no break */
-    lowp_fit_break(&b, x, y2, 10, 3, 0.95, 0.01);
+    lowp_fit_break(&b, x, y2, NULL, 10, 3, 0.95, 0.01);
     lowp_test_check(b.brk == 0, "one line: no break (got %zu)", b.brk);
     near("one line F", b.F, 0.4015999999999962, 1e-9);
     near("one line slope", b.all.slope, 0.5, 0.01);
@@ -105,12 +118,12 @@ int main(void) {
   /* too few points: no interval (2 points), no break test (fewer than 2 minseg) */
   {
     double x[2] = {0, 1}, y[2] = {0, 2};
-    lowp_fit_line(&f, x, y, 2, 0.95);
+    lowp_fit_line(&f, x, y, NULL, 2, 0.95);
     lowp_test_check(f.slope == 2 && isnan(f.half), "2 points: slope 2, no interval");
-    lowp_fit_break(&b, x, y, 2, 3, 0.95, 0.01);
+    lowp_fit_break(&b, x, y, NULL, 2, 3, 0.95, 0.01);
     lowp_test_check(b.brk == 0 && isnan(b.F), "2 points: no test");
-    lowp_test_check(lowp_fit_line(&f, x, y, 2, 1.5) == LOWP_EINVAL, "level outside (0, 1) refused");
-    lowp_test_check(lowp_fit_break(&b, x, y, 2, 1, 0.95, 0.01) == LOWP_EINVAL, "minseg < 2 refused");
+    lowp_test_check(lowp_fit_line(&f, x, y, NULL, 2, 1.5) == LOWP_EINVAL, "level outside (0, 1) refused");
+    lowp_test_check(lowp_fit_break(&b, x, y, NULL, 2, 1, 0.95, 0.01) == LOWP_EINVAL, "minseg < 2 refused");
   }
   return lowp_test_end();
 }

@@ -1,11 +1,15 @@
 /* lowp_fit -- least-squares lines with confidence intervals, and a two-segment (breakpoint) test */
 
 /*
- * Ordinary least squares of y on x (Draper & Smith, Applied Regression
- * Analysis, 3rd ed., 1998, ch. 1 and 3): slope b = Sxy / Sxx, intercept
- * a = ybar - b xbar, residual sum of squares RSS, standard error of the
- * slope se = sqrt(RSS / (n - 2) / Sxx), and the two-sided confidence
- * interval b +- t_{(1 + level)/2, n-2} se (normal, independent residuals).
+ * Weighted least squares of y on x (Draper & Smith, Applied Regression
+ * Analysis, 3rd ed., 1998, ch. 1, 3 and 9.2), weights w_i > 0 (all 1:
+ * ordinary least squares), for residuals of variance sigma^2 / w_i (e.g.
+ * y_i a mean of w_i independent trials): with weighted means xbar, ybar,
+ * Sxx = sum w (x - xbar)^2, Sxy = sum w (x - xbar)(y - ybar): slope
+ * b = Sxy / Sxx, intercept a = ybar - b xbar, RSS = sum w r^2, standard
+ * error of the slope se = sqrt(RSS / (n - 2) / Sxx), and the two-sided
+ * confidence interval b +- t_{(1 + level)/2, n-2} se (normal, independent
+ * residuals).
  *
  * Student's t distribution function for integer degrees of freedom nu in
  * closed form (Abramowitz & Stegun, Handbook of Mathematical Functions,
@@ -61,27 +65,29 @@ static double t_two_sided(double t, unsigned nu) {
   return s * sum;
 }
 
-static void line(lowp_fit_t *f, const double *x, const double *y, size_t n, double level) {
-  double xb = 0, yb = 0, sxx = 0, sxy = 0, rss = 0;
+#define W(i) (w ? w[i] : 1.0)
+
+static void line(lowp_fit_t *f, const double *x, const double *y, const double *w, size_t n, double level) {
+  double xb = 0, yb = 0, sw = 0, sxx = 0, sxy = 0, rss = 0;
   size_t i;
   memset(f, 0, sizeof *f);
   f->n = n;
   f->level = level;
   f->slope = f->intercept = f->se = f->half = f->rss = NAN;
   if (n < 2) return;
-  for (i = 0; i < n; i++) { xb += x[i]; yb += y[i]; }
-  xb /= (double)n;
-  yb /= (double)n;
+  for (i = 0; i < n; i++) { xb += W(i) * x[i]; yb += W(i) * y[i]; sw += W(i); }
+  xb /= sw;
+  yb /= sw;
   for (i = 0; i < n; i++) {
-    sxx += (x[i] - xb) * (x[i] - xb);
-    sxy += (x[i] - xb) * (y[i] - yb);
+    sxx += W(i) * (x[i] - xb) * (x[i] - xb);
+    sxy += W(i) * (x[i] - xb) * (y[i] - yb);
   }
   if (!(sxx > 0)) return;
   f->slope = sxy / sxx;
   f->intercept = yb - f->slope * xb;
   for (i = 0; i < n; i++) {
     double r = y[i] - f->intercept - f->slope * x[i];
-    rss += r * r;
+    rss += W(i) * r * r;
   }
   f->rss = rss;
   if (n < 3) return;
@@ -118,26 +124,34 @@ double lowp_f2_quantile(double p, unsigned d2) {
   return (double)d2 / 2 * (pow(1 - p, -2.0 / (double)d2) - 1);
 }
 
-int lowp_fit_line(lowp_fit_t *f, const double *x, const double *y, size_t n, double level) {
-  if (!f || (n && (!x || !y)) || !(level > 0 && level < 1)) return LOWP_EINVAL;
-  line(f, x, y, n, level);
+static int bad_weights(const double *w, size_t n) {
+  size_t i;
+  for (i = 0; w && i < n; i++)
+    if (!(w[i] > 0) || isinf(w[i])) return 1;
+  return 0;
+}
+
+int lowp_fit_line(lowp_fit_t *f, const double *x, const double *y, const double *w, size_t n, double level) {
+  if (!f || (n && (!x || !y)) || !(level > 0 && level < 1) || bad_weights(w, n)) return LOWP_EINVAL;
+  line(f, x, y, w, n, level);
   return LOWP_OK;
 }
 
-int lowp_fit_break(lowp_fit_break_t *r, const double *x, const double *y, size_t n, size_t minseg,
-                   double level, double alpha) {
+int lowp_fit_break(lowp_fit_break_t *r, const double *x, const double *y, const double *w, size_t n,
+                   size_t minseg, double level, double alpha) {
   size_t b, best = 0, cand = 0;
-  double rss2 = INFINITY, sst = 0, yb = 0;
-  if (!r || (n && (!x || !y)) || minseg < 2 || !(level > 0 && level < 1) || !(alpha > 0 && alpha < 1))
+  double rss2 = INFINITY, sst = 0, yb = 0, sw = 0;
+  if (!r || (n && (!x || !y)) || minseg < 2 || !(level > 0 && level < 1) || !(alpha > 0 && alpha < 1) ||
+      bad_weights(w, n))
     return LOWP_EINVAL;
   memset(r, 0, sizeof *r);
   r->F = r->fcrit = NAN;
-  line(&r->all, x, y, n, level);
+  line(&r->all, x, y, w, n, level);
   if (n < 2 * minseg || n < 5) return LOWP_OK; /* no room for two segments and a residual */
   for (b = minseg; b + minseg <= n; b++) {
     lowp_fit_t lf, rf;
-    line(&lf, x, y, b, level);
-    line(&rf, x + b, y + b, n - b, level);
+    line(&lf, x, y, w, b, level);
+    line(&rf, x + b, y + b, w ? w + b : NULL, n - b, level);
     cand++;
     if (isfinite(lf.rss) && isfinite(rf.rss) && lf.rss + rf.rss < rss2) {
       rss2 = lf.rss + rf.rss;
@@ -145,16 +159,17 @@ int lowp_fit_break(lowp_fit_break_t *r, const double *x, const double *y, size_t
     }
   }
   if (!best || !isfinite(r->all.rss)) return LOWP_OK;
-  for (b = 0; b < n; b++) yb += y[b] / (double)n;
-  for (b = 0; b < n; b++) sst += (y[b] - yb) * (y[b] - yb);
+  for (b = 0; b < n; b++) { yb += W(b) * y[b]; sw += W(b); }
+  yb /= sw;
+  for (b = 0; b < n; b++) sst += W(b) * (y[b] - yb) * (y[b] - yb);
   r->fcrit = lowp_f2_quantile(1 - alpha / (double)cand, (unsigned)(n - 4));
   /* both fits exact to rounding (relative to the spread of y): no evidence either way */
   if (r->all.rss <= 1e-24 * (sst > 0 ? sst : 1)) { r->F = 0; return LOWP_OK; }
   r->F = rss2 > 0 ? (r->all.rss - rss2) / 2 / (rss2 / (double)(n - 4)) : INFINITY;
   if (r->F > r->fcrit) {
     r->brk = best;
-    line(&r->left, x, y, best, level);
-    line(&r->right, x + best, y + best, n - best, level);
+    line(&r->left, x, y, w, best, level);
+    line(&r->right, x + best, y + best, w ? w + best : NULL, n - best, level);
   }
   return LOWP_OK;
 }

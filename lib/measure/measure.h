@@ -102,18 +102,21 @@ double lowp_f2_quantile(double p, unsigned d2);
 
 /**
  * @brief Least-squares line of y on x[0..n) with the slope's confidence
- * interval at level (0 < level < 1).
- * @return LOWP_OK; LOWP_EINVAL (NULL pointers, level outside (0, 1)).
+ * interval at level (0 < level < 1); w: weights (> 0, finite; the residual
+ * of point i has variance sigma^2 / w[i], e.g. w = the trials averaged into
+ * y[i]) or NULL for ordinary least squares. rss is the weighted sum.
+ * @return LOWP_OK; LOWP_EINVAL (NULL pointers, level outside (0, 1), a bad weight).
  */
-int lowp_fit_line(lowp_fit_t *f, const double *x, const double *y, size_t n, double level);
+int lowp_fit_line(lowp_fit_t *f, const double *x, const double *y, const double *w, size_t n, double level);
 
 /**
- * @brief The two-segment test above (x increasing); minseg >= 2, alpha the
- * false-break probability (e.g. 0.01), level the confidence level of the fits.
+ * @brief The two-segment test above (x increasing, weights w or NULL as in
+ * lowp_fit_line); minseg >= 2, alpha the false-break probability (e.g.
+ * 0.01), level the confidence level of the fits.
  * @return LOWP_OK; LOWP_EINVAL.
  */
-int lowp_fit_break(lowp_fit_break_t *r, const double *x, const double *y, size_t n, size_t minseg,
-                   double level, double alpha);
+int lowp_fit_break(lowp_fit_break_t *r, const double *x, const double *y, const double *w, size_t n,
+                   size_t minseg, double level, double alpha);
 
 /* ---------------------------------------------------------------- bounds */
 
