@@ -34,7 +34,8 @@
  *   bounds.csv keeps gamma_n and the probabilistic bound for the u of fp32
  *   and fp16 as a reference table.
  *   Growth: lib/measure/fit.c's least-squares line of log(mean error) on
- *   log(n) with the slope's 95% t-interval from the residuals, only where one
+ *   log(n), weighted by the trials, with the slope's 95% t-interval from the
+ *   residuals, only where one
  *   power law holds (see growth_of: saturation at mean error >= 1/2 and zero
  *   errors left out; a change of slope by a two-segment F test fitted on
  *   each side; fewer than 3 sizes: no fit).
@@ -1271,12 +1272,13 @@ static int run(lowp_run_t *r) {
           "|C^ - C| / (|A||B|)), mean over the trials of each size (independent seeded inputs; sums and dots: "
           "%s; GEMMs: %s; column trials of every CSV). Sizes %zu .. %zu (x%zu); GEMMs %zux%zu with "
           "k = %zu .. %zu.\n\n"
-          "Growth: least-squares line of log(mean error) on log(n), the slope with its 95%% confidence interval "
-          "from the residuals (Student's t, sizes - 2 degrees of freedom; lib/measure/fit.c), fitted only where "
-          "one power law holds: sizes whose mean error reaches %g (saturation: the result has lost most of its "
-          "value, e.g. a stagnating fp16 sum) and beyond are left out, zero errors are left out, and a change "
-          "of slope found by a two-segment F test (>= 3 sizes a side, 1%% with Bonferroni over the splits) is "
-          "fitted on each side; fewer than 3 sizes: no fit.\n\n",
+          "Growth: least-squares line of log(mean error) on log(n), each size weighted by its trials (the log "
+          "of a mean of T trials has about 1/T the variance of one), the slope with its 95%% confidence interval "
+          "from the weighted residuals (Student's t, sizes - 2 degrees of freedom; lib/measure/fit.c), fitted "
+          "only where one power law holds: sizes whose mean error reaches %g (saturation: the result has lost "
+          "most of its value, e.g. a stagnating fp16 sum) or overflows and beyond are left out, zero errors are "
+          "left out, and a change of slope found by a two-segment F test (>= 3 sizes a side, 1%% with "
+          "Bonferroni over the splits) is fitted on each side; fewer than 3 sizes: no fit.\n\n",
           trials_text(tt, sizeof tt, P.tn, P.nv, P.ns, "n"), trials_text(tk, sizeof tk, P.tk, P.kv, P.nk, "k"),
           P.nmin, P.nmax, P.nstep, P.m, P.m, P.nmin, P.kmax, SATURATED);
   /* measure and render: sums, then dots and GEMMs per input format and distribution */
