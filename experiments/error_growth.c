@@ -1187,11 +1187,12 @@ static void answer(lowp_run_t *r, const found_t *F) {
            "fp32 recursive sums %s on [0,1] and %s on [-1,1]; the truncating h100 model (fp16 data on [0,1]) %s; "
            "fp8 on h100 at k=%zu: backward error %.3g without promotion, %.3g with promotion every 128. "
            "Saturation (mean error >= 1/2, not fitted) in %zu curves (%s); overflow (inf) in %zu; a change of "
-           "slope (fitted on each side) in %zu; of the %zu points of drawn deterministic bounds, %zu are below the "
-           "max error of their curve (%zu points where a trial overflowed are outside every bound's assumptions).",
+           "slope (fitted on each side) in %zu; drawn deterministic bounds below the max error of their own "
+           "curve: %zu of %zu points (%zu more points, where a trial overflowed, are outside every bound's "
+           "assumptions).",
            growth_text(a, sizeof a, &F->rec01, "n"), growth_text(b, sizeof b, &F->rec11, "n"),
            growth_text(c, sizeof c, &F->tc01, "n"), F->fp8_k, F->fp8_nop, F->fp8_p, F->nsat,
-           F->satnames[0] ? F->satnames : "none", F->novfc, F->nbrk, F->nbound, F->nbound_bad, F->novf);
+           F->satnames[0] ? F->satnames : "none", F->novfc, F->nbrk, F->nbound_bad, F->nbound, F->novf);
   cJSON_AddStringToObject(r->results, "answer", line);
   fprintf(r->summary, "\n**Answer.** %s\n", line);
   printf("%s\n", line);
