@@ -1167,17 +1167,19 @@ static int run_gemms(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size
 /* the claims, checked (exit 1 if one is refuted) */
 typedef struct {
   char what[256];
-  int ok;
+  int ok; /* 1 confirmed, 0 inconclusive, -1 refuted */
   double v;
 } verdict_t;
 
-/* a growth claim: the fit that reaches the largest size, its whole 95%
-   interval inside [lo, hi]; NaN value when there is no fit */
+/* a growth claim, on the fit that reaches the largest size: confirmed when
+   its whole 95% interval lies inside [lo, hi], refuted when the whole
+   interval lies outside, inconclusive when it straddles an end (too few
+   sizes or too much noise to tell); NaN value when there is no fit */
 static void claim_slope(verdict_t *vd, const char *what, const growth_t *gr, double lo, double hi) {
   double s = growth_last(gr), h = growth_last_half(gr);
   snprintf(vd->what, sizeof vd->what, "%s", what);
-  vd->v = s;
-  vd->ok = isfinite(s) && isfinite(h) && s - h >= lo && s + h <= hi;
+  vd->v = isfinite(h) ? s : NAN;
+  vd->ok = !isfinite(h) ? -1 : s - h >= lo && s + h <= hi ? 1 : s + h < lo || s - h > hi ? -1 : 0;
 }
 
 static void answer(lowp_run_t *r, const found_t *F) {
@@ -1213,24 +1215,29 @@ static int judge(lowp_run_t *r, const plan_t *P, const found_t *F, cJSON *verdic
   snprintf(vd[nvd].what, sizeof vd[nvd].what, "fp8 e4m3 dots on h100 at k=4096, data [0,1]: promotion every 128 "
            "cuts the error > 10x");
   vd[nvd].v = F->fp8_p > 0 ? F->fp8_nop / F->fp8_p : (F->fp8_nop > 0 ? INFINITY : NAN);
-  vd[nvd].ok = vd[nvd].v > 10; nvd++;
+  vd[nvd].ok = vd[nvd].v > 10 ? 1 : -1; nvd++;
   snprintf(vd[nvd].what, sizeof vd[nvd].what, "every drawn deterministic bound (< 1) is >= the max error over the "
            "trials of its own curve, at every size without overflow (value: the violations among %zu points)", F->nbound);
   vd[nvd].v = F->nbound ? (double)F->nbound_bad : NAN;
-  vd[nvd].ok = F->nbound_bad == 0; nvd++;
+  vd[nvd].ok = F->nbound_bad == 0 ? 1 : -1; nvd++;
   fprintf(r->summary, "\n### Verdicts\n\n");
   for (i = 0; i < nvd; i++) {
     cJSON *o = cJSON_CreateObject();
     int measured = !isnan(vd[i].v);
     cJSON_AddStringToObject(o, "claim", vd[i].what);
     cJSON_AddNumberToObject(o, "value", measured ? vd[i].v : -1);
-    cJSON_AddStringToObject(o, "verdict", !measured ? "not measured" : vd[i].ok ? "confirmed" : "refuted");
+    cJSON_AddStringToObject(o, "verdict", !measured       ? "not measured"
+                                          : vd[i].ok > 0  ? "confirmed"
+                                          : vd[i].ok == 0 ? "inconclusive"
+                                                          : "refuted");
     cJSON_AddItemToArray(verdicts, o);
     fprintf(r->summary, "- %s: %s (%.3g)\n", vd[i].what,
-            !measured ? "not measured (series or format not run, or no fit)" : vd[i].ok ? "**confirmed**"
-                                                                                         : "**refuted**",
+            !measured       ? "not measured (series or format not run, or no fit with an interval)"
+            : vd[i].ok > 0  ? "**confirmed**"
+            : vd[i].ok == 0 ? "inconclusive (the 95% interval straddles an end of the range)"
+                            : "**refuted**",
             vd[i].v);
-    if (measured && !vd[i].ok) bad++;
+    if (measured && vd[i].ok < 0) bad++;
   }
   if (F->nbound_bad) fprintf(r->summary, "\nFirst bound violated: %s.\n", F->bound_bad);
   cJSON_AddNumberToObject(keynums, "fp8_h100_k", (double)F->fp8_k);
