@@ -16,7 +16,11 @@
  *   kernels/cpu/gemm_tc for the tensor cores). The error measured is the
  *   componentwise backward error |s^ - s| / sum |a_i b_i| (|C^ - C| /
  *   (|A||B|), maximum over the elements, for GEMMs), the quantity gamma_n
- *   bounds (Higham 2002, eq. (3.5)); mean over the trials. Every model is
+ *   bounds (Higham 2002, eq. (3.5)); mean over the trials. Trials (independent
+ *   seeded inputs) per size: budget / (products of one trial), clamped to
+ *   [trials, trials_max] (defaults 524288, 5, 64: 64 trials up to n = 8192,
+ *   8 at 65536, 5 from 2^18; GEMMs count m^2 k products), written per point
+ *   (column trials of every CSV). Every model is
  *   a registry kernel (sum_acc, dot_acc, gemm_acc with acc/order/round/
  *   prod; gemm_tc with model=, dots as a batch of 1 x 1 GEMMs) measured by
  *   the pipeline (lib/check: exact reference of the rounded inputs, |A||B|,
@@ -24,13 +28,23 @@
  *   the bound of its own method (tensor-core model; gamma of the order,
  *   directed rounding doubling u; recursive orders also Higham & Mary's
  *   probabilistic bound at probability 0.99); a bound >= 1 is vacuous and
- *   not drawn. bounds.csv keeps gamma_n and the probabilistic bound for the
- *   u of fp32 and fp16 as a reference table.
+ *   not drawn; every drawn bound is checked against the max error of its
+ *   curve over the trials (a verdict). A curve with the same numbers as an
+ *   earlier one is drawn with open circles and "(= X)" in the key.
+ *   bounds.csv keeps gamma_n and the probabilistic bound for the u of fp32
+ *   and fp16 as a reference table.
+ *   Growth: lib/measure/fit.c's least-squares line of log(mean error) on
+ *   log(n), weighted by the trials, with the slope's 95% t-interval from the
+ *   residuals, only where one
+ *   power law holds (see growth_of: saturation at mean error >= 1/2 and zero
+ *   errors left out; a change of slope by a two-segment F test fitted on
+ *   each side; fewer than 3 sizes: no fit).
  * Run: lowp run error-growth [--quick] [--formats=fp16,bf16,e4m3]
  *   [--models="acc:fma,acc=fp32;tc:h100;..."] [--nmax=1048576]
  * Expected / acceptance (checked, exit 1 if refuted): (1) fp32 recursive
- *   sums of fp32 data on [0,1] grow like sqrt(n) (log-log slope 0.3..0.7),
- *   on [-1,1] they stay nearly flat (slope < 0.25) (Higham & Mary, SISC
+ *   sums of fp32 data on [0,1] grow like sqrt(n) (the 95% interval of the
+ *   slope inside 0.3..0.7), on [-1,1] they stay nearly flat (the interval
+ *   below 0.25) (Higham & Mary, SISC
  *   2020, "Sharper probabilistic backward error analysis for basic linear
  *   algebra kernels with random data"). Dots of narrow-format data are
  *   reported but not judged on this: their products are exact on a coarse
@@ -38,10 +52,12 @@
  *   rounding errors of adding many terms below ulp(s)/2 are not mean-zero);
  *   the table of slopes shows it;
  *   (2) truncating tensor cores (h100 model) drift linearly in n on [0,1]
- *   data (slope 0.75..1.25), far above the sqrt(n) of round-to-nearest;
+ *   data (the interval inside 0.75..1.25), far above the sqrt(n) of
+ *   round-to-nearest;
  *   (3) fp8 (e4m3) dots on the h100 model at k = 4096 (or the largest size
  *   run) on [0,1] lose more than 10x more accuracy without promotion every
- *   128 products than with it.
+ *   128 products than with it; (4) every drawn deterministic bound is >= the
+ *   max error of its curve at every size.
  */
 
 #include "par.h"
@@ -81,7 +97,11 @@ static const lowp_param_t params[] = {
     {"nstep", "4", NULL, "factor between consecutive sizes"},
     {"kmax", "4096", "1024", "largest inner dimension of the GEMMs"},
     {"gemm_m", "8", "4", "GEMMs are gemm_m x k times k x gemm_m"},
-    {"trials", "5", "2", "independent inputs per size (errors are averaged)"},
+    {"trials", "5", "2", "independent inputs at the largest sizes (the fewest; errors are averaged)"},
+    {"trials_max", "64", "16", "independent inputs at the small sizes, where they are cheap (at least trials)"},
+    {"budget", "524288", "65536",
+     "products (summands) per size and model that set the trials: budget / (work of one trial), "
+     "clamped to [trials, trials_max]"},
     {NULL, NULL, NULL, NULL}};
 
 #define MAXSER 24
@@ -238,7 +258,9 @@ static void check(const lowp_run_t *r) {
   lowp_run_param_int(r, "nstep", 2, 1024);
   lowp_run_param_int(r, "kmax", 2, 1 << 16);
   lowp_run_param_int(r, "gemm_m", 1, 256);
-  lowp_run_param_int(r, "trials", 1, 1000);
+  lowp_run_param_int(r, "trials", 1, 64);
+  lowp_run_param_int(r, "trials_max", 1, 256);
+  lowp_run_param_int(r, "budget", 1, 1LL << 40);
   if (nmax < nmin) lowp_run_bad_param(r, "nmax", "must be >= nmin");
   lowp_run_param_formats(r, "formats", f, MAXFMT, input_format);
   parse_dists(d, dn, r);
@@ -248,21 +270,112 @@ static void check(const lowp_run_t *r) {
     lowp_run_bad_param(r, "sum_format", err);
 }
 
-/* Least-squares slope of log(err) against log(n) over the sizes with
-   nmin_fit <= n (finite, positive errors only). NaN if fewer than 2. */
-static double slope(const double *err, const size_t *nv, size_t ns, size_t nmin_fit) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  size_t i, c = 0;
-  for (i = 0; i < ns; i++) {
-    double x, y;
-    if (nv[i] < nmin_fit || !(err[i] > 0) || !isfinite(err[i])) continue;
-    x = log((double)nv[i]);
-    y = log(err[i]);
-    sx += x; sy += y; sxx += x * x; sxy += x * y;
-    c++;
+/*
+ * The growth of a curve: least-squares lines of log(mean error) on log(n)
+ * (lib/measure/fit.c), each size weighted by its trials (the variance of
+ * the log of a mean of T trials is about 1/T that of one), 95% confidence
+ * intervals of the slope from the weighted residuals (Student's t with
+ * sizes - 2 degrees of freedom), fitted only where one power law holds.
+ * Criteria, in this order:
+ *  (1) saturation: from the first size whose mean backward error reaches
+ *      1/2 the result has lost most of its value (a sum that stagnates, the
+ *      fp16 FMA chain on [0,1]: its backward error tends to 1); that size and
+ *      the larger ones are left out of every fit and reported;
+ *      a result that overflows (inf) ends the fit the same way, reported apart;
+ *  (2) zero errors (exact results) have no logarithm: left out and counted;
+ *  (3) a change of slope: the two-segment F test (lowp_fit_break: the best
+ *      split with >= 3 points a side against one line, at 1% with Bonferroni
+ *      over the splits) fits each side separately when it finds one;
+ *  fewer than 3 points left: no fit (a slope without an interval says little).
+ */
+typedef struct {
+  int nseg;              /* 0: no fit; 1: one power law; 2: two, split at a change of slope */
+  lowp_fit_t seg[2];
+  size_t from[2], to[2]; /* the sizes each fit spans */
+  size_t sat;            /* first saturated size (mean error >= 1/2), 0 if none */
+  size_t ovf;            /* first size whose result overflowed (inf) in a trial, 0 if none */
+  size_t zeros;          /* sizes left out because their mean error is 0 */
+  double F, fcrit;       /* the break test (NaN: too few points for it) */
+} growth_t;
+
+#define SATURATED 0.5
+
+static void growth_of(growth_t *gr, const double *mean, const size_t *nv, const size_t *ntr, size_t ns) {
+  double x[MAXSZ], y[MAXSZ], w[MAXSZ];
+  size_t k, c = 0, xs[MAXSZ];
+  lowp_fit_break_t b;
+  memset(gr, 0, sizeof *gr);
+  for (k = 0; k < ns; k++) {
+    if (isinf(mean[k])) { gr->ovf = nv[k]; break; }
+    if (!(mean[k] < SATURATED)) { gr->sat = nv[k]; break; } /* NaN too */
+    if (mean[k] == 0) { gr->zeros++; continue; }
+    x[c] = log((double)nv[k]);
+    y[c] = log(mean[k]);
+    w[c] = (double)ntr[k];
+    xs[c++] = nv[k];
   }
-  if (c < 2) return NAN;
-  return (c * sxy - sx * sy) / (c * sxx - sx * sx);
+  gr->F = gr->fcrit = NAN;
+  if (c < 3 || lowp_fit_break(&b, x, y, w, c, 3, 0.95, 0.01) != LOWP_OK) return;
+  gr->F = b.F;
+  gr->fcrit = b.fcrit;
+  if (b.brk) {
+    gr->nseg = 2;
+    gr->seg[0] = b.left;
+    gr->seg[1] = b.right;
+    gr->from[0] = xs[0]; gr->to[0] = xs[b.brk - 1];
+    gr->from[1] = xs[b.brk]; gr->to[1] = xs[c - 1];
+  } else {
+    gr->nseg = 1;
+    gr->seg[0] = b.all;
+    gr->from[0] = xs[0]; gr->to[0] = xs[c - 1];
+  }
+}
+
+/* the slope of the fit that reaches the largest fitted size (NaN: none) */
+static double growth_last(const growth_t *gr) { return gr->nseg ? gr->seg[gr->nseg - 1].slope : NAN; }
+static double growth_last_half(const growth_t *gr) { return gr->nseg ? gr->seg[gr->nseg - 1].half : NAN; }
+
+/* "n^(0.52 +- 0.04), n = 16..1048576 (9 sizes)", two of them at a change of slope, saturation */
+static const char *growth_text(char *b, size_t len, const growth_t *gr, const char *xn) {
+  size_t o = 0;
+  int s;
+  b[0] = '\0';
+  if (!gr->nseg) o += (size_t)snprintf(b, len, "no fit (fewer than 3 sizes with 0 < error < %g)", SATURATED);
+  for (s = 0; s < gr->nseg && o < len; s++)
+    o += (size_t)snprintf(b + o, len - o, "%s%s^(%.2f +- %.2f), %s = %zu..%zu (%zu sizes)",
+                          s ? "; then " : "", xn, gr->seg[s].slope, gr->seg[s].half, xn, gr->from[s],
+                          gr->to[s], gr->seg[s].n);
+  if (gr->nseg == 2 && o < len)
+    o += (size_t)snprintf(b + o, len - o, " [change of slope: F = %.3g > %.3g]", gr->F, gr->fcrit);
+  if (gr->sat && o < len)
+    o += (size_t)snprintf(b + o, len - o, "; saturated (mean error >= %g) from %s = %zu, not fitted", SATURATED,
+                          xn, gr->sat);
+  if (gr->ovf && o < len)
+    o += (size_t)snprintf(b + o, len - o, "; overflows (inf) from %s = %zu, not fitted", xn, gr->ovf);
+  if (gr->zeros && o < len)
+    snprintf(b + o, len - o, "; %zu size%s with error 0 left out", gr->zeros, gr->zeros > 1 ? "s" : "");
+  return b;
+}
+
+/* results.json: {"segments": [{"from", "to", "sizes", "slope", "ci95_half"}], "saturated_from", ...} */
+static void growth_json(cJSON *parent, const char *key, const growth_t *gr) {
+  cJSON *o = cJSON_AddObjectToObject(parent, key), *a = cJSON_AddArrayToObject(o, "segments");
+  int s;
+  for (s = 0; s < gr->nseg; s++) {
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddNumberToObject(e, "from", (double)gr->from[s]);
+    cJSON_AddNumberToObject(e, "to", (double)gr->to[s]);
+    cJSON_AddNumberToObject(e, "sizes", (double)gr->seg[s].n);
+    cJSON_AddNumberToObject(e, "slope", gr->seg[s].slope);
+    if (isfinite(gr->seg[s].half)) cJSON_AddNumberToObject(e, "ci95_half", gr->seg[s].half);
+    cJSON_AddItemToArray(a, e);
+  }
+  if (gr->sat) cJSON_AddNumberToObject(o, "saturated_from", (double)gr->sat);
+  else cJSON_AddNullToObject(o, "saturated_from");
+  if (gr->ovf) cJSON_AddNumberToObject(o, "overflows_from", (double)gr->ovf);
+  cJSON_AddNumberToObject(o, "zero_sizes", (double)gr->zeros);
+  if (isfinite(gr->F)) cJSON_AddNumberToObject(o, "break_F", gr->F);
+  if (isfinite(gr->fcrit)) cJSON_AddNumberToObject(o, "break_F_critical", gr->fcrit);
 }
 
 static void csv_num(FILE *f, double v) {
@@ -304,6 +417,9 @@ typedef struct grid {
   double bound[MAXSER][MAXSZ], pbound[MAXSER][MAXSZ]; /* NaN: none; >= 1: vacuous */
   char bname[MAXSER][200];
   int used[MAXSER];
+  size_t ntr[MAXSZ];  /* trials (independent inputs) per size */
+  growth_t gr[MAXSER];
+  int same[MAXSER];   /* -1, or the earlier series whose curve this one coincides with */
 } grid_t;
 
 /* a bound says something only below 1 */
@@ -394,12 +510,17 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
   int j;
   lowp_plot_t p;
   static notes_t n;
-  char sty[3 * MAXSER][96], btitle[2 * MAXSER][300];
+  char sty[3 * MAXSER][96], btitle[2 * MAXSER][300], ctitle[MAXSER][600];
   memset(s, 0, sizeof s);
   for (i = 0, ci = 0; i < L->n; i++) {
     if (!g->used[i]) continue;
     s[c].csv = csv; s[c].xcol = 2; s[c].ycol = 3; s[c].title = L->s[i].label;
     s[c].style = lowp_result_series_style(ci, "linespoints", sty[c], sizeof sty[c]);
+    if (g->same[i] >= 0) { /* drawn over an earlier curve: open circles around its points, and said so */
+      snprintf(ctitle[i], sizeof ctitle[i], "%s (= %s)", L->s[i].label, L->s[g->same[i]].label);
+      snprintf(sty[c], sizeof sty[c], "linespoints lc rgb '%s' dt 3 pt 6 ps 2.2", lowp_result_series_color(ci));
+      s[c].title = ctitle[i];
+    }
     s[c].filter = L->s[i].label; s[c].filter_col = 1;
     c++;
     for (j = 0; j < 2; j++) {
@@ -470,8 +591,8 @@ typedef struct {
   const series_list_t *L;
   const lowp_format_t *f;
   double *const *a, *const *b; /* per trial; b unused for sums */
-  size_t trials, m, kmax;      /* GEMMs: A_k = first k columns of m x kmax, B_k = first k rows */
-  const size_t *nv;
+  size_t tmax, m, kmax;        /* GEMMs: A_k = first k columns of m x kmax, B_k = first k rows */
+  const size_t *nv, *tr;       /* sizes, and the trials at each */
   size_t ns;
 } decl_t;
 
@@ -521,21 +642,22 @@ static int series_subject(lowp_subject_t *subj, const series_t *s, kind_t kind, 
 }
 
 /* the problem of size n (batch = the trials; dots are 1 x 1 GEMMs on tensor cores) */
-static lowp_problem_t problem_of(const decl_t *d, size_t n, int tc) {
-  if (d->kind == K_SUM) return lowp_exp_problem("sum", 1, d->trials, n, 1, d->f, &LOWP_FMT_FP32);
-  if (d->kind == K_GEMM) return lowp_exp_problem("gemm", d->trials, d->m, d->m, n, d->f, &LOWP_FMT_FP32);
-  if (tc) return lowp_exp_problem("gemm", d->trials, 1, 1, n, d->f, &LOWP_FMT_FP32);
-  return lowp_exp_problem("dot", d->trials, 1, 1, n, d->f, &LOWP_FMT_FP32);
+static lowp_problem_t problem_of(const decl_t *d, size_t n, size_t trials, int tc) {
+  if (d->kind == K_SUM) return lowp_exp_problem("sum", 1, trials, n, 1, d->f, &LOWP_FMT_FP32);
+  if (d->kind == K_GEMM) return lowp_exp_problem("gemm", trials, d->m, d->m, n, d->f, &LOWP_FMT_FP32);
+  if (tc) return lowp_exp_problem("gemm", trials, 1, 1, n, d->f, &LOWP_FMT_FP32);
+  return lowp_exp_problem("dot", trials, 1, 1, n, d->f, &LOWP_FMT_FP32);
 }
 
 /* the inputs of size n, from the trials' vectors */
-static int inputs_of(lowp_check_inputs_t *in, const decl_t *d, const lowp_problem_t *p, size_t n) {
+static int inputs_of(lowp_check_inputs_t *in, const decl_t *d, const lowp_problem_t *p, size_t n,
+                     size_t trials) {
   size_t t, r0, j, m = d->kind == K_GEMM ? d->m : 1, len = m * n;
-  double *x = malloc(d->trials * len * sizeof *x), *w = malloc(d->trials * len * sizeof *w);
+  double *x = malloc(trials * len * sizeof *x), *w = malloc(trials * len * sizeof *w);
   const double *xs[2];
   int st;
   if (!x || !w) { free(x); free(w); return LOWP_ENOMEM; }
-  for (t = 0; t < d->trials; t++) {
+  for (t = 0; t < trials; t++) {
     if (d->kind == K_GEMM) {
       for (r0 = 0; r0 < m; r0++)
         for (j = 0; j < n; j++) x[t * len + r0 * n + j] = d->a[t][r0 * d->kmax + j];
@@ -570,7 +692,7 @@ static void trial_errors(double *e, const lowp_check_result_t *r, size_t trials)
    the exact references are computed once (lowp_check_measure for the
    first series, lowp_check_measure_same for the others). v: per series the
    trials' errors, then the status. */
-static int measure_size(double *v, const decl_t *d, const int *used, size_t n) {
+static int measure_size(double *v, const decl_t *d, const int *used, size_t n, size_t trials) {
   lowp_check_result_t ref[2];
   lowp_check_inputs_t in[2];
   int have[2] = {0, 0}, st = LOWP_OK;
@@ -580,16 +702,16 @@ static int measure_size(double *v, const decl_t *d, const int *used, size_t n) {
   memset(in, 0, sizeof in);
   for (i = 0; i < d->L->n && !st; i++) {
     int tc = d->kind == K_DOT && d->L->s[i].tc; /* its own problem: a batch of 1 x 1 GEMMs */
-    lowp_problem_t p = problem_of(d, n, tc);
+    lowp_problem_t p = problem_of(d, n, trials, tc);
     lowp_subject_t s;
     lowp_check_result_t r;
     if (!used[i]) continue;
-    if (!have[tc] && (st = inputs_of(&in[tc], d, &p, n)) != 0) break;
+    if (!have[tc] && (st = inputs_of(&in[tc], d, &p, n, trials)) != 0) break;
     if ((st = series_subject(&s, &d->L->s[i], d->kind, &p)) != 0) break;
     if (have[tc]) st = lowp_check_measure_same(&r, &ref[tc], &s, &in[tc], NULL, err, sizeof err);
     else st = lowp_check_measure(&r, &p, &s, &in[tc], NULL, err, sizeof err);
     lowp_subject_close(&s);
-    if (!st) trial_errors(&v[i * d->trials], &r, d->trials);
+    if (!st) trial_errors(&v[i * d->tmax], &r, trials);
     if (!st && !have[tc]) {
       ref[tc] = r;
       have[tc] = 1;
@@ -601,7 +723,7 @@ static int measure_size(double *v, const decl_t *d, const int *used, size_t n) {
     lowp_check_result_free(&ref[i]);
     lowp_check_inputs_free(&in[i]);
   }
-  v[MAXSER * d->trials] = st;
+  v[MAXSER * d->tmax] = st;
   return st;
 }
 
@@ -614,7 +736,7 @@ static void bounds_of(grid_t *g, const decl_t *d) {
   for (i = 0; i < d->L->n; i++) {
     g->bname[i][0] = '\0';
     for (k = 0; k < d->ns; k++) {
-      lowp_problem_t p = problem_of(d, d->nv[k], d->kind == K_DOT && d->L->s[i].tc);
+      lowp_problem_t p = problem_of(d, d->nv[k], d->tr[k], d->kind == K_DOT && d->L->s[i].tc);
       lowp_subject_t s;
       lowp_check_bound_t b, pb;
       g->bound[i][k] = g->pbound[i][k] = NAN;
@@ -640,7 +762,7 @@ static void bounds_of(grid_t *g, const decl_t *d) {
  * or rank count. Mean and max over the trials per series and size.
  */
 static int measure(grid_t *g, const decl_t *d) {
-  size_t stride = MAXSER * d->trials + 1, i, k, t;
+  size_t stride = MAXSER * d->tmax + 1, i, k, t;
   double *val = calloc(d->ns * stride, sizeof *val);
   long it;
   int status = LOWP_OK;
@@ -651,18 +773,20 @@ static int measure(grid_t *g, const decl_t *d) {
   for (i = 0; i < d->L->n; i++) g->used[i] = applies(&d->L->s[i], d->f);
 #pragma omp parallel for schedule(dynamic, 1)
   for (it = (long)d->ns - 1; it >= 0; it--) /* the largest first */
-    if (lowp_par_mine((size_t)it)) measure_size(&val[(size_t)it * stride], d, g->used, d->nv[it]);
+    if (lowp_par_mine((size_t)it)) measure_size(&val[(size_t)it * stride], d, g->used, d->nv[it], d->tr[it]);
   if (lowp_par_allgather_items(val, d->ns, stride * sizeof *val) != 0) status = LOWP_EIO;
   for (k = 0; k < d->ns && !status; k++) status = (int)val[k * stride + stride - 1];
+  for (k = 0; k < d->ns; k++) g->ntr[k] = d->tr[k];
   for (i = 0; i < d->L->n; i++)
     for (k = 0; k < d->ns; k++) {
-      const double *e = &val[k * stride + i * d->trials];
+      const double *e = &val[k * stride + i * d->tmax];
+      size_t nt = d->tr[k];
       double s = 0, mx = 0;
       g->mean[i][k] = g->max[i][k] = 0;
       if (!g->used[i]) continue;
-      for (t = 0; t < d->trials; t++) {
+      for (t = 0; t < nt; t++) {
         if (d->kind == K_GEMM) { /* the order of the sums of earlier versions: same bytes */
-          g->mean[i][k] += e[t] / (double)d->trials;
+          g->mean[i][k] += e[t] / (double)nt;
           if (isinf(e[t]) || e[t] > g->max[i][k]) g->max[i][k] = e[t];
           continue;
         }
@@ -670,7 +794,7 @@ static int measure(grid_t *g, const decl_t *d) {
         if (e[t] > mx || isnan(e[t])) mx = e[t];
       }
       if (d->kind != K_GEMM) {
-        g->mean[i][k] = s / (double)d->trials;
+        g->mean[i][k] = s / (double)nt;
         g->max[i][k] = mx;
       }
     }
@@ -686,7 +810,7 @@ static int write_grid(const lowp_run_t *r, const char *file, const grid_t *g, co
   size_t i, k;
   if (!f) return LOWP_EIO;
   fprintf(f, "# generated by lowp run error-growth, do not edit\n");
-  fprintf(f, "model,%s,mean_backward_error,max_backward_error\n", xname);
+  fprintf(f, "model,%s,mean_backward_error,max_backward_error,trials\n", xname);
   for (i = 0; i < L->n; i++) {
     if (!g->used[i]) continue;
     for (k = 0; k < ns; k++) {
@@ -694,7 +818,7 @@ static int write_grid(const lowp_run_t *r, const char *file, const grid_t *g, co
       fprintf(f, "%s,%zu", L->s[i].label, nv[k]);
       csv_num(f, g->mean[i][k]);
       csv_num(f, g->max[i][k]);
-      fputc('\n', f);
+      fprintf(f, ",%zu\n", g->ntr[k]);
     }
   }
   return fclose(f) ? LOWP_EIO : LOWP_OK;
@@ -722,21 +846,44 @@ typedef struct {
   lowp_format_t fmts[MAXFMT], sumf;
   lowp_dist_t dists[MAXDIST];
   char dnames[MAXDIST][32];
-  size_t nf, nd, nmin, nmax, nstep, kmax, m, trials, nv[MAXSZ], kv[MAXSZ], ns, nk;
+  size_t nf, nd, nmin, nmax, nstep, kmax, m, nv[MAXSZ], kv[MAXSZ], ns, nk;
+  size_t tmin, tmax, budget;   /* trials: budget / work, clamped to [tmin, tmax] */
+  size_t tn[MAXSZ], tk[MAXSZ]; /* trials at each n (sums, dots) and each k (GEMMs) */
+  size_t ta, len[256];         /* trial vectors allocated, and the length of each */
   double **a, **b;
 } plan_t;
 
 /* what the judgement and the render collect */
 typedef struct {
-  double sl_rec01, sl_rec11, sl_tc01, fp8_nop, fp8_p;
-  size_t fp8_k;
+  growth_t rec01, rec11, tc01;
+  double fp8_nop, fp8_p;
+  size_t fp8_k, nbound, nbound_bad; /* deterministic bound points checked against the max error, violated */
+  char bound_bad[512];              /* the first violation */
+  size_t nsat, nbrk, novf, novfc;          /* curves that saturate, with a change of slope; bound points
+                                       not checked because a trial overflowed */
+  char satnames[512];               /* the models that saturate (each once) */
   int plot_failed;
   cJSON *plots, *tables, *slopes, *bounds;
 } found_t;
 
+/* trials at a size whose one trial costs `work` products (summands):
+   budget / work, at least trials and at most trials_max (cheap sizes get more) */
+static size_t trials_for(const plan_t *P, size_t work) {
+  size_t t = P->budget / (work ? work : 1);
+  return t < P->tmin ? P->tmin : t > P->tmax ? P->tmax : t;
+}
+
+/* the Philox stream of trial t's vector (w = 0: a, 1: b) for data set (fi, di);
+   the first 5 trials keep the streams of earlier versions (same data), later
+   ones a range of their own (fi < 100, di < 6, t < 256: no stream twice) */
+static uint32_t stream_of(int sum, size_t fi, size_t di, size_t t, int w) {
+  if (t < 5) return (uint32_t)(sum ? 1000 + 10 * di + t : 2000 + 100 * fi + 10 * di + 2 * t + (size_t)w);
+  return (uint32_t)(sum ? 100000 + 1000 * di + t : 200000 + 10000 * fi + 1000 * di + 2 * t + (size_t)w);
+}
+
 static int declare(lowp_run_t *r, plan_t *P) {
   char err[256];
-  size_t t;
+  size_t t, k;
   memset(P, 0, sizeof *P);
   P->nf = lowp_run_param_formats(r, "formats", P->fmts, MAXFMT, input_format);
   P->nd = parse_dists(P->dists, P->dnames, r);
@@ -745,19 +892,32 @@ static int declare(lowp_run_t *r, plan_t *P) {
   P->nstep = (size_t)lowp_run_param_int(r, "nstep", 2, 1024);
   P->kmax = (size_t)lowp_run_param_int(r, "kmax", 2, 1 << 16);
   P->m = (size_t)lowp_run_param_int(r, "gemm_m", 1, 256);
-  P->trials = (size_t)lowp_run_param_int(r, "trials", 1, 64);
+  P->tmin = (size_t)lowp_run_param_int(r, "trials", 1, 64);
+  P->tmax = (size_t)lowp_run_param_int(r, "trials_max", 1, 256);
+  if (P->tmax < P->tmin) P->tmax = P->tmin; /* --trials=100 alone: 100 at every size */
+  P->budget = (size_t)lowp_run_param_int(r, "budget", 1, 1LL << 40);
   parse_series(&P->dots, r, "models", 1);
   parse_series(&P->sums, r, "sum_models", 0);
   lowp_format_parse(&P->sumf, lowp_run_param(r, "sum_format"), err, sizeof err);
   P->ns = sizes(P->nv, P->nmin, P->nmax, P->nstep);
   P->nk = sizes(P->kv, P->nmin, P->kmax, P->nstep);
-  P->a = calloc(P->trials, sizeof *P->a);
-  P->b = calloc(P->trials, sizeof *P->b);
+  /* the trials of each size, and so how long each trial's vectors must be
+     (the GEMMs read trial t's m x kmax block whatever k) */
+  for (k = 0; k < P->ns; k++) {
+    P->tn[k] = trials_for(P, P->nv[k]);
+    for (t = 0; t < P->tn[k]; t++) P->len[t] = P->nv[k] > P->len[t] ? P->nv[k] : P->len[t];
+  }
+  for (k = 0; k < P->nk; k++) {
+    P->tk[k] = trials_for(P, P->m * P->m * P->kv[k]);
+    for (t = 0; t < P->tk[k]; t++) P->len[t] = P->m * P->kmax > P->len[t] ? P->m * P->kmax : P->len[t];
+  }
+  for (t = 0; t < P->tmax && P->len[t]; t++) P->ta = t + 1;
+  P->a = calloc(P->ta, sizeof *P->a);
+  P->b = calloc(P->ta, sizeof *P->b);
   if (!P->a || !P->b) return LOWP_ENOMEM;
-  for (t = 0; t < P->trials; t++) {
-    size_t len = P->nv[P->ns - 1] > P->m * P->kmax ? P->nv[P->ns - 1] : P->m * P->kmax;
-    P->a[t] = malloc(len * sizeof **P->a);
-    P->b[t] = malloc(len * sizeof **P->b);
+  for (t = 0; t < P->ta; t++) {
+    P->a[t] = malloc(P->len[t] * sizeof **P->a);
+    P->b[t] = malloc(P->len[t] * sizeof **P->b);
     if (!P->a[t] || !P->b[t]) return LOWP_ENOMEM;
   }
   return LOWP_OK;
@@ -765,8 +925,8 @@ static int declare(lowp_run_t *r, plan_t *P) {
 
 static void plan_free(plan_t *P) {
   size_t t;
-  for (t = 0; P->a && t < P->trials; t++) free(P->a[t]);
-  for (t = 0; P->b && t < P->trials; t++) free(P->b[t]);
+  for (t = 0; P->a && t < P->ta; t++) free(P->a[t]);
+  for (t = 0; P->b && t < P->ta; t++) free(P->b[t]);
   free(P->a);
   free(P->b);
 }
@@ -787,18 +947,91 @@ static void record_bounds(found_t *F, const char *what, const series_list_t *L, 
   }
 }
 
+/* two curves coincide when every size gave the same mean (the same
+   numbers: e.g. fp8 b200 products are exact and its fp32 blocks round like
+   fp32 blocked accumulation) */
+#define SAME_NOTE                                                                                   \
+  "A curve with the same numbers as an earlier one (found in the data: the same mean at every size) is "  \
+  "drawn with open circles around its points and \"(= X)\" in the key."
+
+static int same_curve(const double *a, const double *b, size_t nx) {
+  size_t k;
+  for (k = 0; k < nx; k++)
+    if (!(a[k] == b[k]) && !(isinf(a[k]) && isinf(b[k]))) return 0;
+  return 1;
+}
+
+/* what every measured grid gets: the growth fits, the curves that coincide
+   with an earlier one, and each drawn (deterministic, < 1) bound checked
+   against the curve's max error over the trials */
+static void analyse(grid_t *g, const series_list_t *L, const size_t *xv, size_t nx, found_t *F,
+                    const char *what) {
+  size_t i, j, k;
+  for (i = 0; i < L->n; i++) {
+    g->same[i] = -1;
+    if (!g->used[i]) continue;
+    growth_of(&g->gr[i], g->mean[i], xv, g->ntr, nx);
+    F->nsat += g->gr[i].sat != 0;
+    F->novfc += g->gr[i].ovf != 0;
+    F->nbrk += g->gr[i].nseg == 2;
+    if (g->gr[i].sat) {
+      char nm[600];
+      size_t o = strlen(F->satnames);
+      snprintf(nm, sizeof nm, "%s %s", what, L->s[i].label);
+      if (!strstr(F->satnames, nm) && o + strlen(nm) + 3 < sizeof F->satnames)
+        snprintf(F->satnames + o, sizeof F->satnames - o, "%s%s", o ? ", " : "", nm);
+    }
+    for (j = 0; j < i && g->same[i] < 0; j++)
+      if (g->used[j] && same_curve(g->mean[i], g->mean[j], nx)) g->same[i] = (int)j;
+    for (k = 0; k < nx; k++) {
+      if (!bound_ok(g->bound[i][k])) continue;
+      if (isinf(g->max[i][k])) { /* an overflow: outside the rounding-error model every bound assumes */
+        F->novf++;
+        continue;
+      }
+      F->nbound++;
+      if (!(g->max[i][k] <= g->bound[i][k]) && !F->nbound_bad++)
+        snprintf(F->bound_bad, sizeof F->bound_bad, "%s %s at %zu: max error %.3e > bound %.3e", what,
+                 L->s[i].label, xv[k], g->max[i][k], g->bound[i][k]);
+    }
+  }
+}
+
+/* "16 (n <= 16384) .. 5 (n = 1048576)": the trials of the sizes */
+static const char *trials_text(char *b, size_t len, const size_t *tr, const size_t *xv, size_t nx,
+                               const char *xn) {
+  size_t k, hi = 0;
+  for (k = 0; k < nx; k++)
+    if (tr[k] == tr[0]) hi = k;
+  if (tr[0] == tr[nx - 1]) snprintf(b, len, "%zu at every %s", tr[0], xn);
+  else snprintf(b, len, "%zu at %s <= %zu, down to %zu at %s = %zu", tr[0], xn, xv[hi], tr[nx - 1], xn, xv[nx - 1]);
+  return b;
+}
+
+/* one row of a summary table: the errors at two sizes and the growth */
+static void table_row(const lowp_run_t *r, const char *head, const char *label, const grid_t *g, size_t i,
+                      size_t k4, size_t klast, const char *xn, cJSON *slopes, const char *key) {
+  char gt[512];
+  fprintf(r->summary, "| %s | %s | %.3e | %.3e | %s |\n", head, label, g->mean[i][k4], g->mean[i][klast],
+          growth_text(gt, sizeof gt, &g->gr[i], xn));
+  growth_json(slopes, key, &g->gr[i]);
+}
+
 static int run_sums(lowp_run_t *r, const plan_t *P, found_t *F) {
   grid_t g;
   size_t di, t, i;
   char bcsv[96];
-  decl_t d = {K_SUM, &P->sums, &P->sumf, P->a, P->b, P->trials, P->m, P->kmax, P->nv, P->ns};
+  decl_t d = {K_SUM, &P->sums, &P->sumf, P->a, P->b, P->tmax, P->m, P->kmax, P->nv, P->tn, P->ns};
+  size_t k4 = find_size(P->nv, P->ns, 4096);
   snprintf(bcsv, sizeof bcsv, "bounds_sum_%s.csv", P->sumf.name);
+  fprintf(r->summary, "| data | model | error at n=%zu | error at n=%zu | growth: slope +- 95%% CI |\n"
+          "|---|---|---|---|---|\n", P->nv[k4], P->nv[P->ns - 1]);
   for (di = 0; di < P->nd; di++) {
-    char csv[96], base[96], title[160];
+    char csv[96], base[96], title[160], cap[1024], tt[160];
     int st;
     lowp_run_progress(r, "sums, %s", P->dnames[di]);
-    for (t = 0; t < P->trials; t++)
-      lowp_dist_fill(P->a[t], P->nv[P->ns - 1], &P->dists[di], &P->sumf, r->seed, (uint32_t)(1000 + 10 * di + t));
+    for (t = 0; t < P->ta; t++)
+      lowp_dist_fill(P->a[t], P->len[t], &P->dists[di], &P->sumf, r->seed, stream_of(1, 0, di, t, 0));
     st = measure(&g, &d);
     if (st) { fprintf(stderr, "lowp run error-growth: sums: %s\n", lowp_status_str(st)); return 2; }
     snprintf(csv, sizeof csv, "sum_%s.csv", P->dnames[di]);
@@ -806,15 +1039,16 @@ static int run_sums(lowp_run_t *r, const plan_t *P, found_t *F) {
     if (write_grid(r, csv, &g, &P->sums, P->nv, P->ns, "n") || write_bound_csv(r, bcsv, &g, &P->sums, P->nv, P->ns))
       return 2;
     if (di == 0) record_bounds(F, "sum", &P->sums, &g, P->nv, P->ns);
+    analyse(&g, &P->sums, P->nv, P->ns, F, "sum");
     {
       int ir = find_series(&P->sums, 0, "recursive,acc=fp32");
-      if (ir >= 0 && !strcmp(P->dnames[di], "uniform01")) F->sl_rec01 = slope(g.mean[ir], P->nv, P->ns, 0);
-      if (ir >= 0 && !strcmp(P->dnames[di], "uniform11")) F->sl_rec11 = slope(g.mean[ir], P->nv, P->ns, 0);
+      if (ir >= 0 && !strcmp(P->dnames[di], "uniform01")) F->rec01 = g.gr[ir];
+      if (ir >= 0 && !strcmp(P->dnames[di], "uniform11")) F->rec11 = g.gr[ir];
       for (i = 0; i < P->sums.n; i++) {
         char key[640]; /* "sum " + three names of up to 255 bytes: never truncated */
-        double sl = slope(g.mean[i], P->nv, P->ns, 0);
+        if (!g.used[i]) continue;
         snprintf(key, sizeof key, "sum %s %s %s", P->sumf.name, P->dnames[di], P->sums.s[i].label);
-        if (g.used[i] && isfinite(sl)) cJSON_AddNumberToObject(F->slopes, key, sl);
+        table_row(r, P->dnames[di], P->sums.s[i].label, &g, i, k4, P->ns - 1, "n", F->slopes, key);
       }
     }
     snprintf(title, sizeof title, "Sums of n %s values, %s", P->sumf.name, pretty(P->dnames[di]));
@@ -822,10 +1056,13 @@ static int run_sums(lowp_run_t *r, const plan_t *P, found_t *F) {
                  &P->sums, &g, P->nv, P->ns))
       F->plot_failed = 1;
     snprintf(base, sizeof base, "sum_%s.png", P->dnames[di]);
-    lowp_result_plot(F->plots, base, "Sums: backward error against n per summation model, each with the bound "
-                     "of its own method from the pipeline (dashed, in its colour; probabilistic bound dotted); a "
-                     "bound >= 1 is vacuous and not drawn. Zero errors are not drawn (log axis).");
+    snprintf(cap, sizeof cap, "Sums: mean backward error over the trials (%s; column trials of %s) against n "
+             "per summation model, each with the bound of its own method from the pipeline (dashed, in its "
+             "colour; probabilistic bound dotted); a bound >= 1 is vacuous and not drawn. " SAME_NOTE " Zero errors "
+             "are not drawn (log axis).", trials_text(tt, sizeof tt, P->tn, P->nv, P->ns, "n"), csv);
+    lowp_result_plot(F->plots, base, cap);
   }
+  fprintf(r->summary, "\n");
   return 0;
 }
 
@@ -834,8 +1071,8 @@ static int run_dots(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size_
   grid_t g;
   const lowp_format_t *f = &P->fmts[fi];
   size_t k4 = find_size(P->nv, P->ns, 4096), i;
-  char csv[96], base[96], title[200], bcsv[96];
-  decl_t d = {K_DOT, &P->dots, f, P->a, P->b, P->trials, P->m, P->kmax, P->nv, P->ns};
+  char csv[96], base[96], title[200], bcsv[96], cap[1024], tt[160];
+  decl_t d = {K_DOT, &P->dots, f, P->a, P->b, P->tmax, P->m, P->kmax, P->nv, P->tn, P->ns};
   int st = measure(&g, &d);
   if (st) { fprintf(stderr, "lowp run error-growth: dots: %s\n", lowp_status_str(st)); return 2; }
   snprintf(csv, sizeof csv, "dot_%s_%s.csv", f->name, P->dnames[di]);
@@ -843,33 +1080,31 @@ static int run_dots(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size_
   snprintf(bcsv, sizeof bcsv, "bounds_dot_%s.csv", f->name);
   if (write_grid(r, csv, &g, &P->dots, P->nv, P->ns, "n") || write_bound_csv(r, bcsv, &g, &P->dots, P->nv, P->ns))
     return 2;
-  if (di == 0) {
-    snprintf(title, sizeof title, "dot %s", f->name);
-    record_bounds(F, title, &P->dots, &g, P->nv, P->ns);
-  }
+  snprintf(title, sizeof title, "dot %s", f->name);
+  if (di == 0) record_bounds(F, title, &P->dots, &g, P->nv, P->ns);
+  analyse(&g, &P->dots, P->nv, P->ns, F, title);
   snprintf(title, sizeof title, "Dot products of %s vectors, %s, fp32 result", f->name, pretty(P->dnames[di]));
   if (plot_one(r, base, csv, bcsv, title, "n (length of the dot product)", "backward error |s^ - s| / sum |a_i b_i|",
                &P->dots, &g, P->nv, P->ns))
     F->plot_failed = 1;
   snprintf(base, sizeof base, "dot_%s_%s.png", f->name, P->dnames[di]);
-  lowp_result_plot(F->plots, base, "Dot products: backward error against n per accumulation model, each with the "
-                   "bound of its own method from the pipeline (tensor-core model, gamma of the order; dashed, in its "
-                   "colour; probabilistic bound dotted); a bound >= 1 is vacuous and not drawn. Zero errors are not "
-                   "drawn (log axis).");
+  snprintf(cap, sizeof cap, "Dot products: mean backward error over the trials (%s; column trials of %s) "
+           "against n per accumulation model, each with the bound of its own method from the pipeline "
+           "(tensor-core model, gamma of the order; dashed, in its colour; probabilistic bound dotted); a bound "
+           ">= 1 is vacuous and not drawn. " SAME_NOTE " Zero errors are not drawn (log axis).",
+           trials_text(tt, sizeof tt, P->tn, P->nv, P->ns, "n"), csv);
+  lowp_result_plot(F->plots, base, cap);
   for (i = 0; i < P->dots.n; i++) {
-    double sl;
-    char key[640]; /* as above */
+    char key[640], head[96]; /* as above */
     if (!g.used[i]) continue;
-    sl = slope(g.mean[i], P->nv, P->ns, 256);
-    fprintf(r->summary, "| %s | %s | %s | %.3e | %.3e | %.2f |\n", f->name, P->dnames[di], P->dots.s[i].label,
-            g.mean[i][k4], g.mean[i][P->ns - 1], sl);
+    snprintf(head, sizeof head, "%s | %s", f->name, P->dnames[di]);
     snprintf(key, sizeof key, "dot %s %s %s", f->name, P->dnames[di], P->dots.s[i].label);
-    if (isfinite(sl)) cJSON_AddNumberToObject(F->slopes, key, sl);
+    table_row(r, head, P->dots.s[i].label, &g, i, k4, P->ns - 1, "n", F->slopes, key);
   }
   /* the effects the literature reports, with lowp's numbers */
   if (!strcmp(f->name, "fp16")) {
     int it = find_series(&P->dots, 1, "h100");
-    if (it >= 0 && !strcmp(P->dnames[di], "uniform01")) F->sl_tc01 = slope(g.mean[it], P->nv, P->ns, 256);
+    if (it >= 0 && !strcmp(P->dnames[di], "uniform01")) F->tc01 = g.gr[it];
   }
   if (!strcmp(f->name, "e4m3") && !strcmp(P->dnames[di], "uniform01")) {
     int i0 = find_series(&P->dots, 1, "h100"), i1 = find_series(&P->dots, 1, "h100,promote=128");
@@ -887,8 +1122,8 @@ static int run_gemms(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size
   grid_t g;
   const lowp_format_t *f = &P->fmts[fi];
   size_t i;
-  char csv[96], base[96], title[200], bcsv[96];
-  decl_t d = {K_GEMM, &P->dots, f, P->a, P->b, P->trials, P->m, P->kmax, P->kv, P->nk};
+  char csv[96], base[96], title[200], bcsv[96], cap[1024], tt[160];
+  decl_t d = {K_GEMM, &P->dots, f, P->a, P->b, P->tmax, P->m, P->kmax, P->kv, P->tk, P->nk};
   int st;
   lowp_run_progress(r, "GEMMs, %s, %s", f->name, P->dnames[di]);
   st = measure(&g, &d);
@@ -898,83 +1133,141 @@ static int run_gemms(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size
   snprintf(bcsv, sizeof bcsv, "bounds_gemm_%s.csv", f->name);
   if (write_grid(r, csv, &g, &P->dots, P->kv, P->nk, "k") || write_bound_csv(r, bcsv, &g, &P->dots, P->kv, P->nk))
     return 2;
-  if (di == 0) {
-    snprintf(title, sizeof title, "gemm %s", f->name);
-    record_bounds(F, title, &P->dots, &g, P->kv, P->nk);
-  }
+  snprintf(title, sizeof title, "gemm %s", f->name);
+  if (di == 0) record_bounds(F, title, &P->dots, &g, P->kv, P->nk);
+  analyse(&g, &P->dots, P->kv, P->nk, F, title);
   snprintf(title, sizeof title, "GEMMs (%zu x k) (k x %zu) of %s, %s, fp32 result", P->m, P->m, f->name,
            pretty(P->dnames[di]));
   if (plot_one(r, base, csv, bcsv, title, "k (inner dimension)", "max componentwise backward error |C^-C|/(|A||B|)",
                &P->dots, &g, P->kv, P->nk))
     F->plot_failed = 1;
   snprintf(base, sizeof base, "gemm_%s_%s.png", f->name, P->dnames[di]);
-  lowp_result_plot(F->plots, base, "GEMMs: worst element's backward error against k, per model, each with the "
-                   "bound of its own method (dashed; probabilistic dotted); a bound >= 1 is vacuous and not drawn.");
+  snprintf(cap, sizeof cap, "GEMMs: worst element's backward error against k, mean over the trials (%s; column "
+           "trials of %s), per model, each with the bound of its own method (dashed; probabilistic dotted); a "
+           "bound >= 1 is vacuous and not drawn. " SAME_NOTE, trials_text(tt, sizeof tt, P->tk, P->kv, P->nk, "k"), csv);
+  lowp_result_plot(F->plots, base, cap);
   for (i = 0; i < P->dots.n; i++) {
     cJSON *row;
+    char key[640]; /* as above */
     if (!g.used[i]) continue;
+    snprintf(key, sizeof key, "gemm %s %s %s", f->name, P->dnames[di], P->dots.s[i].label);
+    growth_json(F->slopes, key, &g.gr[i]);
     row = cJSON_CreateObject();
     cJSON_AddStringToObject(row, "format", f->name);
     cJSON_AddStringToObject(row, "data", P->dnames[di]);
     cJSON_AddStringToObject(row, "model", P->dots.s[i].label);
     cJSON_AddNumberToObject(row, "k", (double)P->kv[P->nk - 1]);
     cJSON_AddNumberToObject(row, "mean_max_backward_error", g.mean[i][P->nk - 1]);
+    cJSON_AddNumberToObject(row, "trials", (double)P->tk[P->nk - 1]);
     cJSON_AddItemToArray(F->tables, row);
   }
   return 0;
 }
 
 /* the claims, checked (exit 1 if one is refuted) */
+typedef struct {
+  char what[256];
+  int ok; /* 1 confirmed, 0 inconclusive, -1 refuted */
+  double v;
+} verdict_t;
+
+/* a growth claim, on the fit that reaches the largest size: confirmed when
+   its whole 95% interval lies inside [lo, hi], refuted when the whole
+   interval lies outside, inconclusive when it straddles an end (too few
+   sizes or too much noise to tell); NaN value when there is no fit */
+static void claim_slope(verdict_t *vd, const char *what, const growth_t *gr, double lo, double hi) {
+  double s = growth_last(gr), h = growth_last_half(gr);
+  snprintf(vd->what, sizeof vd->what, "%s", what);
+  vd->v = isfinite(h) ? s : NAN;
+  vd->ok = !isfinite(h) ? -1 : s - h >= lo && s + h <= hi ? 1 : s + h < lo || s - h > hi ? -1 : 0;
+}
+
+static void answer(lowp_run_t *r, const found_t *F) {
+  char line[2048], a[512], b[512], c[512];
+  snprintf(line, sizeof line,
+           "Growth (weighted least-squares slope of log mean error on log n, 95%% t-interval from the residuals): "
+           "fp32 recursive sums %s on [0,1] and %s on [-1,1]; the truncating h100 model (fp16 data on [0,1]) %s; "
+           "fp8 on h100 at k=%zu: backward error %.3g without promotion, %.3g with promotion every 128. "
+           "Saturation (mean error >= 1/2, not fitted) in %zu curves (%s); overflow (inf) in %zu; a change of "
+           "slope (fitted on each side) in %zu; drawn deterministic bounds below the max error of their own "
+           "curve: %zu of %zu points (%zu more points, where a trial overflowed, are outside every bound's "
+           "assumptions).",
+           growth_text(a, sizeof a, &F->rec01, "n"), growth_text(b, sizeof b, &F->rec11, "n"),
+           growth_text(c, sizeof c, &F->tc01, "n"), F->fp8_k, F->fp8_nop, F->fp8_p, F->nsat,
+           F->satnames[0] ? F->satnames : "none", F->novfc, F->nbrk, F->nbound_bad, F->nbound, F->novf);
+  cJSON_AddStringToObject(r->results, "answer", line);
+  fprintf(r->summary, "\n**Answer.** %s\n", line);
+  printf("%s\n", line);
+}
+
 static int judge(lowp_run_t *r, const plan_t *P, const found_t *F, cJSON *verdicts, cJSON *keynums) {
-  struct { const char *what; int ok; double v; } vd[4];
+  verdict_t vd[5];
   size_t nvd = 0, i;
   int bad = 0;
-  char line[512], what0[160];
-  snprintf(what0, sizeof what0,
-           "fp32 recursive sums of %s data on [0,1] grow like sqrt(n): log-log slope in [0.3, 0.7]", P->sumf.name);
-  vd[nvd].what = what0;
-  vd[nvd].v = F->sl_rec01; vd[nvd].ok = F->sl_rec01 >= 0.3 && F->sl_rec01 <= 0.7; nvd++;
-  vd[nvd].what = "the same on [-1,1] stays nearly flat: slope < 0.25";
-  vd[nvd].v = F->sl_rec11; vd[nvd].ok = F->sl_rec11 < 0.25; nvd++;
-  vd[nvd].what = "truncating tensor cores (h100 model, fp16 data on [0,1]) drift linearly: slope in [0.75, 1.25]";
-  vd[nvd].v = F->sl_tc01; vd[nvd].ok = F->sl_tc01 >= 0.75 && F->sl_tc01 <= 1.25; nvd++;
-  vd[nvd].what = "fp8 e4m3 dots on h100 at k=4096, data [0,1]: promotion every 128 cuts the error > 10x";
+  char what0[200];
+  snprintf(what0, sizeof what0, "fp32 recursive sums of %s data on [0,1] grow like sqrt(n): the slope's 95%% "
+           "interval inside [0.3, 0.7]", P->sumf.name);
+  claim_slope(&vd[nvd++], what0, &F->rec01, 0.3, 0.7);
+  claim_slope(&vd[nvd++], "the same on [-1,1] stays nearly flat: the slope's 95% interval below 0.25", &F->rec11,
+              -INFINITY, 0.25);
+  claim_slope(&vd[nvd++], "truncating tensor cores (h100 model, fp16 data on [0,1]) drift linearly: the slope's "
+              "95% interval inside [0.75, 1.25]", &F->tc01, 0.75, 1.25);
+  snprintf(vd[nvd].what, sizeof vd[nvd].what, "fp8 e4m3 dots on h100 at k=4096, data [0,1]: promotion every 128 "
+           "cuts the error > 10x");
   vd[nvd].v = F->fp8_p > 0 ? F->fp8_nop / F->fp8_p : (F->fp8_nop > 0 ? INFINITY : NAN);
-  vd[nvd].ok = vd[nvd].v > 10; nvd++;
+  vd[nvd].ok = vd[nvd].v > 10 ? 1 : -1; nvd++;
+  snprintf(vd[nvd].what, sizeof vd[nvd].what, "every drawn deterministic bound (< 1) is >= the max error over the "
+           "trials of its own curve, at every size without overflow (value: the violations among %zu points)", F->nbound);
+  vd[nvd].v = F->nbound ? (double)F->nbound_bad : NAN;
+  vd[nvd].ok = F->nbound_bad == 0 ? 1 : -1; nvd++;
   fprintf(r->summary, "\n### Verdicts\n\n");
   for (i = 0; i < nvd; i++) {
     cJSON *o = cJSON_CreateObject();
     int measured = !isnan(vd[i].v);
     cJSON_AddStringToObject(o, "claim", vd[i].what);
     cJSON_AddNumberToObject(o, "value", measured ? vd[i].v : -1);
-    cJSON_AddStringToObject(o, "verdict", !measured ? "not measured" : vd[i].ok ? "confirmed" : "refuted");
+    cJSON_AddStringToObject(o, "verdict", !measured       ? "not measured"
+                                          : vd[i].ok > 0  ? "confirmed"
+                                          : vd[i].ok == 0 ? "inconclusive"
+                                                          : "refuted");
     cJSON_AddItemToArray(verdicts, o);
     fprintf(r->summary, "- %s: %s (%.3g)\n", vd[i].what,
-            !measured ? "not measured (series or format not run)" : vd[i].ok ? "**confirmed**" : "**refuted**",
+            !measured       ? "not measured (series or format not run, or no fit with an interval)"
+            : vd[i].ok > 0  ? "**confirmed**"
+            : vd[i].ok == 0 ? "inconclusive (the 95% interval straddles an end of the range)"
+                            : "**refuted**",
             vd[i].v);
-    if (measured && !vd[i].ok) bad++;
+    if (measured && vd[i].ok < 0) bad++;
   }
+  if (F->nbound_bad) fprintf(r->summary, "\nFirst bound violated: %s.\n", F->bound_bad);
   cJSON_AddNumberToObject(keynums, "fp8_h100_k", (double)F->fp8_k);
   cJSON_AddNumberToObject(keynums, "fp8_h100_no_promotion_backward_error", isnan(F->fp8_nop) ? -1 : F->fp8_nop);
   cJSON_AddNumberToObject(keynums, "fp8_h100_promote128_backward_error", isnan(F->fp8_p) ? -1 : F->fp8_p);
-  snprintf(line, sizeof line,
-           "fp32 recursive sums grow with slope %.2f on [0,1] and %.2f on [-1,1]; the truncating h100 "
-           "model with slope %.2f; fp8 on h100 at k=%zu: backward error %.3g without promotion, %.3g "
-           "with promotion every 128.",
-           F->sl_rec01, F->sl_rec11, F->sl_tc01, F->fp8_k, F->fp8_nop, F->fp8_p);
-  cJSON_AddStringToObject(r->results, "answer", line);
-  fprintf(r->summary, "\n**Answer.** %s\n", line);
-  printf("%s\n", line);
+  cJSON_AddNumberToObject(keynums, "bound_points_checked", (double)F->nbound);
+  cJSON_AddNumberToObject(keynums, "bound_points_violated", (double)F->nbound_bad);
+  answer(r, F);
   return bad;
+}
+
+/* the dots' data of input format fi and distribution di */
+static void fill_dots(const lowp_run_t *r, plan_t *P, size_t fi, size_t di) {
+  size_t t;
+  for (t = 0; t < P->ta; t++) {
+    lowp_dist_fill(P->a[t], P->len[t], &P->dists[di], &P->fmts[fi], r->seed, stream_of(0, fi, di, t, 0));
+    lowp_dist_fill(P->b[t], P->len[t], &P->dists[di], &P->fmts[fi], r->seed, stream_of(0, fi, di, t, 1));
+  }
 }
 
 static int run(lowp_run_t *r) {
   static plan_t P;
-  found_t F = {NAN, NAN, NAN, NAN, NAN, 0, 0, NULL, NULL, NULL, NULL};
+  static found_t F;
   cJSON *verdicts, *keynums;
-  size_t fi, di, t;
+  size_t fi, di;
   int bad = 0, st;
+  char tt[160], tk[160];
   /* declare */
+  memset(&F, 0, sizeof F);
+  F.fp8_nop = F.fp8_p = NAN;
   F.plots = cJSON_AddArrayToObject(r->results, "plots");
   F.tables = cJSON_AddArrayToObject(r->results, "tables");
   verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
@@ -984,21 +1277,27 @@ static int run(lowp_run_t *r) {
   F.bounds = cJSON_AddObjectToObject(r->results, "bounds");
   if (write_bounds(r, P.nv, P.ns)) { plan_free(&P); fprintf(stderr, "lowp run error-growth: cannot write bounds.csv\n"); return 2; }
   fprintf(r->summary, "Backward error |s^ - s| / sum |a_i b_i| (GEMMs: max over elements of "
-          "|C^ - C| / (|A||B|)), mean of %zu trials. Sizes %zu .. %zu (x%zu); GEMMs %zux%zu with "
-          "k = %zu .. %zu.\n\n", P.trials, P.nmin, P.nmax, P.nstep, P.m, P.m, P.nmin, P.kmax);
+          "|C^ - C| / (|A||B|)), mean over the trials of each size (independent seeded inputs; sums and dots: "
+          "%s; GEMMs: %s; column trials of every CSV). Sizes %zu .. %zu (x%zu); GEMMs %zux%zu with "
+          "k = %zu .. %zu.\n\n"
+          "Growth: least-squares line of log(mean error) on log(n), each size weighted by its trials (the log "
+          "of a mean of T trials has about 1/T the variance of one), the slope with its 95%% confidence interval "
+          "from the weighted residuals (Student's t, sizes - 2 degrees of freedom; lib/measure/fit.c), fitted "
+          "only where one power law holds: sizes whose mean error reaches %g (saturation: the result has lost "
+          "most of its value, e.g. a stagnating fp16 sum) or overflows and beyond are left out, zero errors are "
+          "left out, and a change of slope found by a two-segment F test (>= 3 sizes a side, 1%% with "
+          "Bonferroni over the splits) is fitted on each side; fewer than 3 sizes: no fit.\n\n",
+          trials_text(tt, sizeof tt, P.tn, P.nv, P.ns, "n"), trials_text(tk, sizeof tk, P.tk, P.kv, P.nk, "k"),
+          P.nmin, P.nmax, P.nstep, P.m, P.m, P.nmin, P.kmax, SATURATED);
   /* measure and render: sums, then dots and GEMMs per input format and distribution */
   st = run_sums(r, &P, &F);
   if (!st)
-    fprintf(r->summary, "| input | data | model | error at n=%zu | error at n=%zu | log-log slope |\n"
+    fprintf(r->summary, "| input | data | model | error at n=%zu | error at n=%zu | growth: slope +- 95%% CI |\n"
             "|---|---|---|---|---|---|\n", P.nv[find_size(P.nv, P.ns, 4096)], P.nv[P.ns - 1]);
   for (fi = 0; fi < P.nf && !st; fi++)
     for (di = 0; di < P.nd && !st; di++) {
       lowp_run_progress(r, "dots, %s, %s", P.fmts[fi].name, P.dnames[di]);
-      for (t = 0; t < P.trials; t++) {
-        size_t len = P.nv[P.ns - 1] > P.m * P.kmax ? P.nv[P.ns - 1] : P.m * P.kmax;
-        lowp_dist_fill(P.a[t], len, &P.dists[di], &P.fmts[fi], r->seed, (uint32_t)(2000 + 100 * fi + 10 * di + 2 * t));
-        lowp_dist_fill(P.b[t], len, &P.dists[di], &P.fmts[fi], r->seed, (uint32_t)(2001 + 100 * fi + 10 * di + 2 * t));
-      }
+      fill_dots(r, &P, fi, di);
       st = run_dots(r, &P, &F, fi, di);
       if (!st) st = run_gemms(r, &P, &F, fi, di);
     }
@@ -1007,7 +1306,7 @@ static int run(lowp_run_t *r) {
   plan_free(&P);
   if (st) return st;
   fprintf(r->summary, "\nFiles: bounds.csv, bounds_*.csv (each model's own bound), sum_*.csv/png/svg, "
-          "dot_*.csv/png/svg, gemm_*.csv/png/svg.\n");
+          "dot_*.csv/png/svg, gemm_*.csv/png/svg; results.json \"slopes\": every curve's fits (GEMMs too).\n");
   lowp_run_progress(r, "done\n");
   if (F.plot_failed) {
     fprintf(stderr, "lowp run error-growth: gnuplot failed or is missing; nothing was published\n");
@@ -1023,8 +1322,11 @@ const lowp_experiment_t lowp_exp_error_growth = {
     .method = "Seeded inputs (uniform [0,1], uniform [-1,1], normal) rounded to each format; sums and dots "
               "of the first n elements (n = 16 .. 2^20, x4) and GEMMs (k = 16 .. 4096) on each model "
               "(lib/model: recursive/FMA, pairwise, blocked, Kahan in fp32 or fp16; tensor-core presets, "
-              "fp8 with and without promotion every 128); backward error against lib/exact; bounds "
-              "gamma_n and Higham-Mary's probabilistic bound (lib/measure).",
+              "fp8 with and without promotion every 128); backward error against lib/exact, mean over "
+              "up to {trials_max} trials at small n, down to {trials} at the largest (column trials); each curve with the bound of "
+              "its own method (lowp_check_bound) and, for recursive orders, Higham-Mary's probabilistic "
+              "bound; growth slopes with 95% t-intervals, fitted only where one power law holds "
+              "(lib/measure/fit.c: saturation and changes of slope detected).",
     .expected = "sqrt(n) growth on [0,1] and nearly flat error on [-1,1] for round-to-nearest "
                 "accumulation; linear drift of truncating tensor cores on same-sign data; fp8 on h100 "
                 "at k = 4096 over 10x worse without promotion.",

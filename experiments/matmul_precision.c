@@ -511,6 +511,25 @@ static void kernel_bounds(kernel_t *k, int si, long n) {
     k->pbound[si] = b.value;
 }
 
+/* curves that lie on an earlier one (read back from their CSVs: within 1% at every size, which a log
+   axis cannot separate, e.g. cpu-tf32 on cpu-fp16, the tensor-core model on F-in/fp32-acc) are drawn
+   with open circles around the earlier curve's points and "(= X)" in the key */
+static void mark_same(const char *outdir, lowp_series_t *sr, int ns, char (*styles)[96]) {
+  static char titles[2 * MAXK + 2][200];
+  int same[2 * MAXK + 2], i;
+  if (lowp_plot_coincide(outdir, sr, (size_t)ns, 0.01, same) != LOWP_OK) return;
+  for (i = 0; i < ns; i++) {
+    const char *lc = strstr(styles[i], "lc rgb '");
+    char col[16] = "#000000";
+    if (same[i] < 0) continue;
+    if (lc) snprintf(col, sizeof col, "%.*s", (int)strcspn(lc + 8, "'"), lc + 8);
+    snprintf(titles[i], sizeof titles[i], "%s (= %s)", sr[i].title, sr[same[i]].title);
+    snprintf(styles[i], sizeof styles[i], "linespoints lc rgb '%s' dt 3 pt 6 ps 2.4", col);
+    sr[i].title = titles[i];
+    sr[i].style = styles[i];
+  }
+}
+
 static const char *cell(char *b, size_t len, double v, const char *fmt) {
   if (isnan(v)) snprintf(b, len, "-");
   else if (isinf(v)) snprintf(b, len, "vacuous");
@@ -1493,12 +1512,15 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
         sr[ns++] = b2;
       }
       if (ns == 0) continue;
+      if (pass != 1) mark_same(r->outdir, sr, ns, styles);
       st = lowp_plot(r->outdir, bases[pass], &p, sr, (size_t)ns);
     }
     lowp_result_plot(S->plots, "growth.png", "Largest elementwise error of every entry against the exact product of the "
                      "fp32 data, mean over seeds (errors.csv has each seed, growth.csv the range); solid: every product and sum "
                      "in the format (cpu-F); dashed: inputs rounded to the format, exact products, fp32 accumulation "
-                     "(F-in/fp32-acc); dotted with stars: OpenBLAS cblas_sgemm on the fp32 data.");
+                     "(F-in/fp32-acc); dotted with stars: OpenBLAS cblas_sgemm on the fp32 data. A curve within 1% of "
+                     "an earlier one at every size (found in the data) is drawn with open circles and \"(= X)\" in "
+                     "the key.");
     lowp_result_plot(S->plots, "backward.png", "Componentwise backward error against the kernel's own (rounded) inputs, "
                      "in units of its accumulator's u, with the worst-case gamma_n / u and the probabilistic lambda "
                      "sqrt(n) (Higham & Mary 2019, P = 0.99 per entry); one F-in/fp32-acc curve shown (its backward "
@@ -1506,7 +1528,8 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
     if (S->c.model)
       lowp_result_plot(S->plots, "growth_tc.png", "The tensor-core model on whole products (every entry, mean over "
                        "the seeds) beside F-in/fp32-acc on the same inputs: the model's error is the rounding of its "
-                       "inputs.");
+                       "inputs. A curve within 1% of an earlier one at every size is drawn with open circles and "
+                       "\"(= X)\" in the key.");
   }
   return st;
 }

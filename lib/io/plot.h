@@ -40,6 +40,19 @@ typedef struct {
 int lowp_plot(const char *outdir, const char *base, const lowp_plot_t *p,
               const lowp_series_t *s, size_t ns);
 
+/**
+ * @brief Which curves lie on an earlier one (lib/io/plot_same.c): same[i] =
+ * the first j < i whose points, read back from their CSV files in outdir
+ * (rows passing the filter, x parsed), agree with series i's within rtol
+ * relatively (rtol = 0: equal; NaN with NaN, inf with the same inf) at
+ * every x both have, where the x values of one are all among the other's
+ * (one may run to more sizes) and at least 2 are shared (1 if both have
+ * just 1); -1 if none. At most 4096 points a series are compared. For
+ * marking curves that hide each other.
+ * @return LOWP_OK; LOWP_EINVAL; LOWP_EIO (a CSV file cannot be read); LOWP_ENOMEM.
+ */
+int lowp_plot_coincide(const char *outdir, const lowp_series_t *s, size_t ns, double rtol, int *same);
+
 /** @brief 1 if a gnuplot executable can be run, else 0. */
 int lowp_plot_available(void);
 

@@ -64,6 +64,60 @@ int lowp_measure_errors(lowp_errors_t *e, const double *c, const double *x,
  */
 int lowp_measure_stats(lowp_stats_t *s, const double *x, size_t n);
 
+/* ------------------------------------------------------------ line fits */
+
+/**
+ * @brief A least-squares line y = intercept + slope x (lib/measure/fit.c).
+ * half: half-width of the two-sided confidence interval of the slope at
+ * `level` from the residuals, t_{(1+level)/2, n-2} se; NaN with n < 3.
+ * slope, intercept, rss NaN with n < 2 or all x equal.
+ */
+typedef struct {
+  size_t n;         /**< points fitted */
+  double slope, intercept;
+  double se;        /**< standard error of the slope, sqrt(rss / (n-2) / Sxx) */
+  double half;      /**< confidence half-width of the slope */
+  double level;     /**< confidence level, e.g. 0.95 */
+  double rss;       /**< residual sum of squares */
+} lowp_fit_t;
+
+/**
+ * @brief Two segments against one line: brk > 0 when the best split
+ * [0, brk) / [brk, n) (each at least minseg points) beats the single line by
+ * the F test at alpha / (number of candidate splits); then left and right
+ * are its fits. all: the single line, always.
+ */
+typedef struct {
+  size_t brk;              /**< 0: one line suffices; else first index of the right segment */
+  double F, fcrit;         /**< the F statistic of the best split and its critical value (NaN: no test) */
+  lowp_fit_t all, left, right;
+} lowp_fit_break_t;
+
+/** @brief Student's t distribution function, nu >= 1 degrees of freedom (closed form). */
+double lowp_t_cdf(double t, unsigned nu);
+/** @brief Its quantile (bisection): P(T <= q) = p, 0 < p < 1; NaN otherwise. */
+double lowp_t_quantile(double p, unsigned nu);
+/** @brief Quantile of the F(2, d2) distribution (closed form); NaN for p outside [0, 1). */
+double lowp_f2_quantile(double p, unsigned d2);
+
+/**
+ * @brief Least-squares line of y on x[0..n) with the slope's confidence
+ * interval at level (0 < level < 1); w: weights (> 0, finite; the residual
+ * of point i has variance sigma^2 / w[i], e.g. w = the trials averaged into
+ * y[i]) or NULL for ordinary least squares. rss is the weighted sum.
+ * @return LOWP_OK; LOWP_EINVAL (NULL pointers, level outside (0, 1), a bad weight).
+ */
+int lowp_fit_line(lowp_fit_t *f, const double *x, const double *y, const double *w, size_t n, double level);
+
+/**
+ * @brief The two-segment test above (x increasing, weights w or NULL as in
+ * lowp_fit_line); minseg >= 2, alpha the false-break probability (e.g.
+ * 0.01), level the confidence level of the fits.
+ * @return LOWP_OK; LOWP_EINVAL.
+ */
+int lowp_fit_break(lowp_fit_break_t *r, const double *x, const double *y, const double *w, size_t n,
+                   size_t minseg, double level, double alpha);
+
 /* ---------------------------------------------------------------- bounds */
 
 /**

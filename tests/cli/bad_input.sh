@@ -314,6 +314,10 @@ run error-growth --sum_models='recursive,acc=fp16,acc=fp32'
 run error-growth --sum_format=fp17
 run error-growth --nmin=0
 run error-growth --nstep=1
+run error-growth --trials_max=0
+run error-growth --trials_max=257
+run error-growth --budget=0
+run error-growth --trials=65
 run gradscaler-dynamics --steps=0
 run gradscaler-dynamics --init=-1
 run gradscaler-dynamics --sigma=x

@@ -19,9 +19,9 @@ for f in results.json summary.md bounds.csv sum_uniform01.png sum_uniform11.svg 
   [ -s "$T/eg/$f" ] && ok || bad "missing $f"
 done
 
-# the four effects are confirmed (none refuted, none unmeasured)
+# the four effects and the bound check are confirmed (none refuted, none unmeasured)
 n=$(grep -o '"verdict":[[:space:]]*"confirmed"' "$T/eg/results.json" | wc -l)
-[ "$n" -eq 4 ] && ok || bad "expected 4 confirmed verdicts, got $n: $(grep -o '"verdict":[^,}]*' "$T/eg/results.json" | tr '\n' ' ')"
+[ "$n" -eq 5 ] && ok || bad "expected 5 confirmed verdicts, got $n: $(grep -o '"verdict":[^,}]*' "$T/eg/results.json" | tr '\n' ' ')"
 
 # independent check of one number: the h100 fp8 error at the largest size without promotion
 # exceeds the one with promotion (read back from the CSV the plot was made from)
@@ -45,6 +45,42 @@ awk -F, 'NR>2 && !($3 > 0 && $3 < 1) {bad=1} END {exit bad || NR < 3}' "$T/eg/bo
 grep -q '"dot fp16 fp16 FMA chain":[[:space:]]*"vacuous' "$T/eg/results.json" && ok || bad "fp16 FMA chain's bound not reported vacuous"
 grep -q '"dot e4m3 TC h100 + fp32 every 128":[[:space:]]*"[0-9.e+-]* at .*tensor-core model' "$T/eg/results.json" && ok \
   || bad "promoted fp8 curve lacks its tensor-core model bound"
+
+# every drawn deterministic bound holds over its own curve's data: each "MODEL: bound" row of
+# bounds_OP_FMT.csv is >= the max error (column 4: max over the trials) of MODEL at that size in
+# every data file of that operation and format (all distributions); many points compared
+for bf in "$T"/eg/bounds_*.csv; do
+  op_fmt=$(basename "$bf" .csv); op_fmt=${op_fmt#bounds_}; op=${op_fmt%%_*}; fmt=${op_fmt#*_}
+  if [ "$op" = sum ]; then data=("$T"/eg/sum_*.csv); else data=("$T"/eg/${op}_${fmt}_*.csv); fi
+  awk -F, 'FNR == NR { if ($1 ~ /: bound$/) { m = $1; sub(/: bound$/, "", m); b[m "," $2] = $3 } next }
+           FNR > 2 && (($1 "," $2) in b) { n++; if (!($4 + 0 <= b[$1 "," $2] + 0)) { bad++; print FILENAME ": " $1 " at " $2 ": " $4 " > " b[$1 "," $2] } }
+           END { print n + 0 > "/dev/stderr"; exit bad > 0 || n < 10 }' "$bf" "${data[@]}" 2>"$T/nb" &&
+    ok || bad "$bf: a drawn bound below its curve's max error, or fewer than 10 points compared ($(cat "$T/nb"))"
+done
+
+# every point states its trial count, and the cheap small sizes get more trials than the largest
+awk -F, 'FNR == 2 { if ($5 != "trials") bad = 1 } FNR > 2 { if (!($5 >= 1)) bad = 1 }
+         END { exit bad }' "$T"/eg/dot_*.csv "$T"/eg/sum_*.csv "$T"/eg/gemm_*.csv && ok || bad "a CSV lacks the trials column"
+awk -F, '$1 == "fp32 FMA chain" { if (!first) first = $5; last = $5 } END { exit !(first > last) }' \
+  "$T/eg/dot_fp16_uniform01.csv" && ok || bad "no more trials at small n than at the largest"
+
+# growth: slopes carry 95% intervals; the fp16 FMA chain's stagnation on [0,1] is detected as
+# saturation and left out of its fit; a fit never spans a saturated size
+grep -q '"sum fp32 uniform01 fp32 recursive":{"segments":\[{"from":16,"to":[0-9]*,"sizes":[0-9]*,"slope":[-0-9.e]*,"ci95_half":' \
+  <(tr -d '\n\t' < "$T/eg/results.json") && ok || bad "fp32 recursive sum: no fit with an interval over n = 16..65536"
+tr -d '\n\t' < "$T/eg/results.json" | grep -o '"dot fp16 uniform01 fp16 FMA chain":{[^}]*}[^}]*}' |
+  grep -q '"saturated_from":[0-9]' && ok || bad "fp16 FMA chain's saturation not detected"
+grep -q 'fp16 FMA chain | .*saturated (mean error >= 0.5) from n = ' "$T/eg/summary.md" && ok || bad "summary does not say where the fp16 FMA chain saturates"
+
+# coinciding curves are marked: where two models give the same mean at every size (fp8 b200 and
+# fp32 blocked 32 here: products exact, 16-term fp32 blocks), the later one's key says so
+if awk -F, '$1 == "fp32 blocked 32" { a[$2] = $3 } $1 == "TC b200" { b[$2] = $3 }
+            END { for (k in a) { n++; if (a[k] != b[k]) exit 1 } exit n == 0 }' "$T/eg/dot_e4m3_uniform01.csv"; then
+  grep -q 'TC b200 (= fp32 blocked 32)' "$T/eg/dot_e4m3_uniform01.gp" && ok || bad "coinciding TC b200 not marked in the key"
+else
+  bad "TC b200 and fp32 blocked 32 no longer coincide on e4m3 [0,1]: update this check"
+fi
+grep -q 'fp32 pairwise (= ' "$T/eg/dot_fp16_uniform01.gp" && bad "a curve marked coinciding that does not" || ok
 
 # same seed, same bytes, whatever the thread count
 OMP_NUM_THREADS=1 "$LOWP" run error-growth --quick --out "$T/eg2" >/dev/null 2>&1
