@@ -509,22 +509,25 @@ static void oz_collect(oz_t *z, int ta, int tb, const lowp__csr_t *only) {
     if (only && only->ptr[x] == only->ptr[x + 1]) continue;
     for (ll = 0; ll < k; ll++) want += (uint64_t)(int64_t)At[x * k + ll] * bs[ll];
     /* each entry an integer of magnitude <= 2^E (E <= 53, so the
-       conversion is exact and undoes nothing but a fraction) */
-    for (y = 0; y < nbc && !bad; y++) {
-      int64_t q;
-      if (!(fabs(cr[y]) <= z->emax_entry)) bad = 1;
-      q = bad ? 0 : (int64_t)cr[y];
-      if ((double)q != cr[y]) bad = 1;
-      got += (uint64_t)q;
-    }
-    if (!bad) {
+       conversion is exact and undoes nothing but a fraction), added as it
+       is checked: a row that fails is recomputed whole by the accumulator,
+       so what it added no longer matters */
+    {
       int64_t *dr = Dd ? Dd + x * nbc : NULL;
       i128 *vr = z->Vh && sh >= 64 ? z->Vh + x * nbc : z->V ? z->V + x * nbc : NULL;
       int s2 = z->Vh && sh >= 64 ? sh - 64 : sh;
-      if (dr)
-        for (y = 0; y < nbc; y++) dr[y] += (int64_t)cr[y];
-      else /* two's complement shift: v 2^s2, no signed overflow */
-        for (y = 0; y < nbc; y++) vr[y] += (i128)((u128)(i128)(int64_t)cr[y] << s2);
+      const double E = z->emax_entry;
+      for (y = 0; y < nbc; y++) {
+        const double v = cr[y];
+        int64_t q;
+        if (!(fabs(v) <= E)) break;
+        q = (int64_t)v;
+        if ((double)q != v) break;
+        got += (uint64_t)q;
+        if (dr) dr[y] += q;
+        else vr[y] += (i128)((u128)(i128)q << s2); /* two's complement: q 2^s2 */
+      }
+      bad = y < nbc;
     }
     if (bad || got != want) z->fail[x] = 1;
   }
