@@ -2,6 +2,7 @@
    wide W form give the same bits as the DGEMM-only sliced path, the accumulator and MPFR */
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,7 @@ static void off_grid(double *x, size_t len, int count) {
 }
 
 int main(void) {
-  enum { MX = 24, KX = 1100 };
+  enum { MX = 40, KX = 1100 };
   double *a = calloc(MX * KX, sizeof *a), *b = calloc(KX * MX, sizeof *b),
          *c0 = calloc(MX * MX, sizeof *c0);
   uint64_t seed;
@@ -207,6 +208,26 @@ int main(void) {
     a[2 * k + 9] = INFINITY;
     b[11 * n + 2] = NAN;
     check_all(a, b, NULL, m, n, k, &LOWP_FMT_FP64, LOWP_RND_NE, "cancel + inf/NaN", NULL);
+  }
+
+  /* the same bytes on 1 and 3 threads, sparse products included (the
+     gradient-like data again, large enough for the parallel loops) */
+  {
+    const size_t m = 40, n = 40, k = 1100;
+    double *c1 = malloc(m * n * sizeof *c1), *c3 = malloc(m * n * sizeof *c3);
+    lowp_gemm_opts_t o = {.method = LOWP_GEMM_SLICED, .test_sparse = 1};
+    int nt = omp_get_max_threads();
+    grad(a, m * k, seed, 11);
+    grad(b, k * n, seed, 12);
+    omp_set_num_threads(1);
+    lowp_exact_gemm_ex(c1, a, b, NULL, m, n, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &o, &st);
+    omp_set_num_threads(3);
+    lowp_exact_gemm_ex(c3, a, b, NULL, m, n, k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &o, NULL);
+    omp_set_num_threads(nt);
+    lowp_test_check(st.sparse_products > 0 && memcmp(c1, c3, m * n * sizeof *c1) == 0,
+                    "1 vs 3 threads: different bytes (%zu sparse products)", st.sparse_products);
+    free(c1);
+    free(c3);
   }
 
   /* bad test hook value */

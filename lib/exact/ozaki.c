@@ -42,9 +42,21 @@
  * 5. Choice. Rows/columns holding NaN or inf, or needing more than
  *    LOWP__OZAKI_MAXSLICES slices, go to the accumulator (whose semantics define the
  *    special values). nA and nB are chosen to minimise a cost model:
- *    nA nB ma nb k DGEMM multiply-adds + R k per output left to the
- *    accumulator (R = ACC_COST multiply-adds of DGEMM time). The result does
- *    not depend on the choice.
+ *    per slice pair a DGEMM (k multiply-adds per output) or a sparse
+ *    product (below), plus PAIR_COST per output collected and SLICE_COST
+ *    per entry cut, + R k per output left to the accumulator (R = ACC_COST
+ *    multiply-adds of DGEMM time). The result does not depend on the choice.
+ * 7. Far-off entries (sparse slices). A row whose entries span many more
+ *    bits than most (gradient-like data over 40 binades, a handful of fp16
+ *    values off the fp16 grid) needs slices that hold only the low bits of
+ *    those few entries, mostly zeros. Such a slice is multiplied from its
+ *    nonzeros (ozaki_sparse.c; any order is exact within the budget) when
+ *    that is cheaper than a DGEMM, judged from the slices' nonzero counts;
+ *    the cost model estimates those counts beforehand from histograms of
+ *    the entries' bit spans below their row's top (sampled rows). A sparse
+ *    slice of A is collected over its nonzero rows only.
+ * 8. The W form holds V in two signed 128-bit words when its shift SH is up
+ *    to 130 bits (w_fits), so unequal widths may take 3 x 3 slices and more.
  */
 
 #include <cblas.h>
