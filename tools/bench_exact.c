@@ -4,9 +4,16 @@
  * What it times, side by side in one run on the same inputs, one thread
  * (process CPU time), m = n = k = N for each N of --sizes (512,2048,4096;
  * --quick: 512), for fp16, bf16, fp32, e4m3, e5m2 inputs with standard
- * normal and uniform [-1, 1) data, and one fp32 wide-exponent case
+ * normal and uniform [-1, 1) data, one fp32 wide-exponent case
  * (LOWP_DIST_SPREAD: exponents over the whole range, where the accumulator
- * must be chosen):
+ * must be chosen), and two cases of data with a few far-off entries:
+ *   grad     fp32 "gradient-like" data: magnitudes log-uniform on
+ *            [2^-40, 1], random signs (rows span about 64 bits; the low
+ *            slices hold few nonzeros and are multiplied as sparse slices)
+ *   offgrid  fp16 normal data with 16 entries per matrix off the fp16 grid
+ *            (8 times x (1 + 2^-30), 8 times x 2^-40): a handful of entries
+ *            that widen their rows
+ * and prints each case's time over the fp32 normal case's ("x fp32n"):
  *   exact   lowp_exact_gemm_ex, best of 2 (automatic choice; the slices per row of A /
  *           column of B and the share of outputs taken from slices printed),
  *           all outputs rounded to fp64
@@ -43,6 +50,7 @@
 #include "cli.h"
 #include "exact/exact.h"
 #include "rng/dist.h"
+#include "rng/rng.h"
 
 #include <cblas.h>
 void openblas_set_num_threads(int num_threads);
@@ -73,6 +81,29 @@ static void gen(double *x, size_t len, const lowp_format_t *f, lowp_dist_kind_t 
   lowp_dist_t d = {kind, 0, 0};
   if (lowp_dist_fill(x, len, &d, f, seed, stream) != 0)
     lowp_cli_die("bench", "input generation failed");
+}
+
+/* the cases beyond a format and a distribution (see the top comment) */
+enum { CASE_PLAIN = 0, CASE_GRAD = 1, CASE_OFFGRID = 2 };
+
+/* inputs of a case: gen's, or the gradient-like / off-grid data */
+static void gen_case(double *x, size_t len, const lowp_format_t *f, lowp_dist_kind_t kind,
+                     int which, uint64_t seed, uint32_t stream) {
+  size_t i;
+  if (which == CASE_GRAD) {
+    lowp_dist_t d = {LOWP_DIST_LOGUNIFORM, ldexp(1.0, -40), 1.0};
+    if (lowp_dist_fill(x, len, &d, f, seed, stream) != 0)
+      lowp_cli_die("bench", "input generation failed");
+    for (i = 0; i < len; i++)
+      if (lowp_rng_u64(seed, i, stream + 100) & 1) x[i] = -x[i];
+    return;
+  }
+  gen(x, len, f, kind, seed, stream);
+  if (which == CASE_OFFGRID)
+    for (i = 0; i < 16; i++) {
+      size_t at = (size_t)(lowp_rng_u64(seed, i, stream + 200) % len);
+      x[at] = i < 8 ? x[at] * (1.0 + ldexp(1.0, -30)) : ldexp(x[at], -40);
+    }
 }
 
 double lowp_bench_time_blas(int dbl, const double *a, const double *b, size_t N, int reps) {
@@ -111,9 +142,10 @@ double lowp_bench_time_blas(int dbl, const double *a, const double *b, size_t N,
 }
 
 /* One case: same inputs for every method; validate, then report. Returns 1
-   if validation failed. */
-static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, size_t rows,
-                    uint64_t seed, int no_acc) {
+   if validation failed. *t_out: the exact GEMM's time; t_ref > 0: the fp32
+   normal case's, printed as a ratio. */
+static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, int which, size_t N,
+                    size_t rows, uint64_t seed, int no_acc, double *t_out, double t_ref) {
   size_t len = N * N, i, bad = 0;
   double *a = malloc(len * sizeof *a), *b = malloc(len * sizeof *b);
   double *c = malloc(len * sizeof *c), *ca = malloc(len * sizeof *ca),
@@ -121,10 +153,14 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
   double t_sl, t_acc = 0, t_mpfr, t_s, t_d, macs = (double)N * N * N, floor_;
   lowp_gemm_opts_t oa = {.method = LOWP_GEMM_ACC};
   lowp_gemm_stats_t st;
-  const char *dn = lowp_dist_name(kind);
+  const char *dn = which == CASE_GRAD ? "grad" : which == CASE_OFFGRID ? "offgrid"
+                                                                      : lowp_dist_name(kind);
+  /* off-grid entries need all 53 bits in the MPFR loop */
+  int pin = which == CASE_OFFGRID ? 53 : fin->precision;
+  *t_out = 0.0;
   if (!a || !b || !c || !ca || !cm) lowp_cli_die("bench", "out of memory at size %zu", N);
-  gen(a, len, fin, kind, seed, 1);
-  gen(b, len, fin, kind, seed, 2);
+  gen_case(a, len, fin, kind, which, seed, 1);
+  gen_case(b, len, fin, kind, which, seed, 2);
 
   omp_set_num_threads(1);
   /* best of 2, as the BLAS calls are timed best of 3: the first call of a
@@ -147,7 +183,7 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
       if (memcmp(&c[i], &ca[i], sizeof c[i]) != 0 && bad++ < 5)
         printf("  MISMATCH C[%zu][%zu]: sliced %a acc %a\n", i / N, i % N, c[i], ca[i]);
   }
-  t_mpfr = plain_baseline(cm, a, b, rows, N, N, fin->precision);
+  t_mpfr = plain_baseline(cm, a, b, rows, N, N, pin);
   for (i = 0; i < rows * N; i++)
     if (memcmp(&c[i], &cm[i], sizeof c[i]) != 0 && bad++ < 5)
       printf("  MISMATCH C[%zu][%zu]: sliced %a mpfr %a\n", i / N, i % N, c[i], cm[i]);
@@ -160,12 +196,15 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, size_t N, s
   t_s = lowp_bench_time_blas(0, a, b, N, N <= 1024 ? 3 : 1);
   t_d = lowp_bench_time_blas(1, a, b, N, N <= 1024 ? 3 : 1);
   floor_ = (double)st.dgemm_calls * t_d;
+  *t_out = t_sl;
 #define NS(t) (1e9 * (t) / macs)
-  printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% | exact %7.3f ns %6.1fx S %5.1fx D"
-         " (DGEMM floor %5.1fx D) | acc ",
+  printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% sparse %2zu | exact %7.3f ns"
+         " %6.1fx S %5.1fx D (DGEMM floor %5.1fx D)",
          fin->name, dn, N, st.slices_a, st.slices_b, st.slice_bits_a, st.slice_bits_b,
-         100.0 * (double)st.sliced_outputs / (double)len, NS(t_sl), t_sl / t_s, t_sl / t_d,
-         floor_ / t_d);
+         100.0 * (double)st.sliced_outputs / (double)len, st.sparse_products, NS(t_sl),
+         t_sl / t_s, t_sl / t_d, floor_ / t_d);
+  if (t_ref > 0) printf(" %5.2fx fp32n", t_sl / t_ref);
+  printf(" | acc ");
   if (no_acc) printf("   (skipped)          ");
   else printf("%7.3f ns %6.1fx S", NS(t_acc), t_acc / t_s);
   printf(" | mpfr %7.1f ns (%zu rows) | sgemm %6.4f ns dgemm %6.4f ns\n",
@@ -205,7 +244,8 @@ static void run_big(size_t N, int threads, uint64_t seed) {
 int lowp_bench_exact(int argc, char **argv) {
   size_t sizes[8] = {512, 2048, 4096}, nsizes = 3, rows = 0, z;
   uint64_t seed = 7;
-  int big = 0, threads = 2, no_acc = 0, i, bad = 0, want[6] = {1, 1, 1, 1, 1, 1};
+  int big = 0, threads = 2, no_acc = 0, i, bad = 0, want[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+  static const char *const extra[] = {"spread", "grad", "offgrid"};
   static const lowp_format_t *fmts[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_FP32,
                                         &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
   for (i = 1; i < argc; i++) {
@@ -232,10 +272,10 @@ int lowp_bench_exact(int argc, char **argv) {
       snprintf(buf, sizeof buf, "%s", VAL());
       memset(want, 0, sizeof want);
       for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        for (q = 0; q < 6 && strcmp(tok, q < 5 ? fmts[q]->name : "spread"); q++) {}
-        if (q == 6)
+        for (q = 0; q < 8 && strcmp(tok, q < 5 ? fmts[q]->name : extra[q - 5]); q++) {}
+        if (q == 8)
           lowp_cli_die("bench", "--formats: unknown case '%s' (fp16, bf16, fp32, e4m3, e5m2, "
-                       "spread)", tok);
+                       "spread, grad, offgrid)", tok);
         want[q] = 1;
       }
     } else if (!strcmp(arg, "--rows"))
@@ -261,7 +301,10 @@ int lowp_bench_exact(int argc, char **argv) {
              "  an fp32 wide-exponent case (the accumulator must be chosen). Sizes default to\n"
              "  512,2048,4096 (--quick: 512). Ratios: x S = time / sgemm, x D = / dgemm;\n"
              "  DGEMM floor = the slice-pair DGEMM calls alone. --big: 4096^3 fp16 on T threads.\n"
-             "  --formats: a subset of fp16,bf16,fp32,e4m3,e5m2,spread (default all).\n");
+             "  --formats: a subset of fp16,bf16,fp32,e4m3,e5m2,spread,grad,offgrid (default\n"
+             "  all). grad: fp32, magnitudes log-uniform on [2^-40, 1], random signs;\n"
+             "  offgrid: fp16 normal with 16 entries off the fp16 grid. x fp32n: time over\n"
+             "  the fp32 normal case's (run when fp32 is among the cases).\n");
       return 0;
     } else
       lowp_cli_die("bench", "unknown or incomplete option '%s' (see --help)", argv[i]);
@@ -273,14 +316,22 @@ int lowp_bench_exact(int argc, char **argv) {
   for (z = 0; z < nsizes; z++) {
     size_t N = sizes[z], r = rows ? rows : (16 * 512 * 512) / (N * N);
     size_t fi;
+    double t, tn = 0.0;
     if (r < 1) r = 1;
     if (r > N) r = N;
     for (fi = 0; fi < sizeof fmts / sizeof fmts[0]; fi++) {
       if (!want[fi]) continue;
-      bad |= run_case(fmts[fi], LOWP_DIST_NORMAL, N, r, seed, no_acc);
-      bad |= run_case(fmts[fi], LOWP_DIST_UNIFORM11, N, r, seed, no_acc);
+      bad |= run_case(fmts[fi], LOWP_DIST_NORMAL, CASE_PLAIN, N, r, seed, no_acc, &t, tn);
+      if (fmts[fi] == &LOWP_FMT_FP32) tn = t;
+      bad |= run_case(fmts[fi], LOWP_DIST_UNIFORM11, CASE_PLAIN, N, r, seed, no_acc, &t, tn);
     }
-    if (want[5]) bad |= run_case(&LOWP_FMT_FP32, LOWP_DIST_SPREAD, N, r, seed, no_acc);
+    if (want[5])
+      bad |= run_case(&LOWP_FMT_FP32, LOWP_DIST_SPREAD, CASE_PLAIN, N, r, seed, no_acc, &t, tn);
+    if (want[6])
+      bad |= run_case(&LOWP_FMT_FP32, LOWP_DIST_NORMAL, CASE_GRAD, N, r, seed, no_acc, &t, tn);
+    if (want[7])
+      bad |= run_case(&LOWP_FMT_FP16, LOWP_DIST_NORMAL, CASE_OFFGRID, N, r, seed, no_acc, &t,
+                      tn);
   }
   if (big) run_big(4096, threads, seed);
   return bad ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;

@@ -120,6 +120,11 @@ typedef struct {
       (kernels/cuda/ozaki_int8.cu: cuBLAS int8 x int8 -> int32). */
   int engine_bits;
   int slice_bits_max;
+  /** Testing only: how the sliced path multiplies slices. 0: the cheaper of
+      a DGEMM and the sparse kernels (from the slices' nonzero counts);
+      -1: DGEMM only; 1: every product by the sparse-left kernel; 2: every
+      product by the sparse-right kernel. The result is the same bits. */
+  int test_sparse;
 } lowp_gemm_opts_t;
 
 /** @brief What lowp_exact_gemm_ex did. */
@@ -131,6 +136,9 @@ typedef struct {
   size_t fallback_outputs;  /**< outputs computed by the accumulator */
   size_t check_failed_rows; /**< rows whose exactness checksum failed (then redone
                                  by the accumulator; 0 unless the budget is broken) */
+  size_t sparse_products;   /**< slice products computed from the nonzeros of a
+                                 sparse slice instead of by a DGEMM (not counted
+                                 in dgemm_calls) */
 } lowp_gemm_stats_t;
 
 /**

@@ -42,9 +42,21 @@
  * 5. Choice. Rows/columns holding NaN or inf, or needing more than
  *    LOWP__OZAKI_MAXSLICES slices, go to the accumulator (whose semantics define the
  *    special values). nA and nB are chosen to minimise a cost model:
- *    nA nB ma nb k DGEMM multiply-adds + R k per output left to the
- *    accumulator (R = ACC_COST multiply-adds of DGEMM time). The result does
- *    not depend on the choice.
+ *    per slice pair a DGEMM (k multiply-adds per output) or a sparse
+ *    product (below), plus PAIR_COST per output collected and SLICE_COST
+ *    per entry cut, + R k per output left to the accumulator (R = ACC_COST
+ *    multiply-adds of DGEMM time). The result does not depend on the choice.
+ * 7. Far-off entries (sparse slices). A row whose entries span many more
+ *    bits than most (gradient-like data over 40 binades, a handful of fp16
+ *    values off the fp16 grid) needs slices that hold only the low bits of
+ *    those few entries, mostly zeros. Such a slice is multiplied from its
+ *    nonzeros (ozaki_sparse.c; any order is exact within the budget) when
+ *    that is cheaper than a DGEMM, judged from the slices' nonzero counts;
+ *    the cost model estimates those counts beforehand from histograms of
+ *    the entries' bit spans below their row's top (sampled rows). A sparse
+ *    slice of A is collected over its nonzero rows only.
+ * 8. The W form holds V in two signed 128-bit words when its shift SH is up
+ *    to 130 bits (w_fits), so unequal widths may take 3 x 3 slices and more.
  */
 
 #include <cblas.h>
@@ -67,6 +79,22 @@ void openblas_set_num_threads(int num_threads);
    1.6-2.2 ns vs about 0.03-0.04 ns per multiply-add for one core) */
 #define ACC_COST 48.0
 #define ACC_COST_GENERAL 400.0 /* the accumulator's 106-bit product path */
+/* a sparse slice product's cost per nonzero and per output column (left
+   slice sparse) or row (right slice sparse), in DGEMM multiply-adds: an
+   axpy streams a row; the right-sparse loop gathers and scatters */
+#define SPARSE_COST_A 13.0
+#define SPARSE_COST_B 36.0
+/* offsets (bits below a row's top) beyond which the span histograms lump
+   entries together: 24 slices of at most 52 bits are 1248 bits */
+#define SPAN_BINS 1280
+/* loops over fewer elements run on the calling thread only (speed only) */
+#define PAR_MIN 32768
+/* checking one slice product and adding it into the per-output sums, per
+   output, and cutting one slice, per entry, in DGEMM multiply-adds
+   (measured at n = 1024 on one AVX-512 core whose DGEMM takes 0.028 ns per
+   multiply-add: about 9 ns per output and 4.5 ns per entry) */
+#define PAIR_COST 300.0
+#define SLICE_COST 160.0
 
 /* ceil(log2 k), k >= 1 */
 static int clog2(size_t k) {
@@ -147,13 +175,18 @@ static inline void cut(double *out, size_t stride, double X, int ns, double p) {
 __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
 
-/* W form: the exact value of output (x, y) as one signed 128-bit integer V
-   times 2^(ea + eb - sA nA - sB nB), V = sum_tu C_tu 2^(sA (nA-1-t) + sB (nB-1-u)).
+/* W form: the exact value of output (x, y) as one signed integer V times
+   2^(ea + eb - sA nA - sB nB), V = sum_tu C_tu 2^(sA (nA-1-t) + sB (nB-1-u)).
    |C_tu| <= 2^53 and the geometric sums of the shifts are below 2^(SH+2),
-   SH = sA (nA-1) + sB (nB-1), so |V| < 2^(SH + 55): it fits when SH <= 70. */
-static int w_fits(int sA, int nA, int sB, int nB) {
-  return sA * (nA - 1) + sB * (nB - 1) <= 70;
-}
+   SH = sA (nA-1) + sB (nB-1), so |V| < 2^(SH + 55): one signed 128-bit
+   integer holds it when SH <= 70. Up to SH = 130 ("wide"), V = Vh 2^64 + Vl:
+   the terms shifted by 64 or more go to Vh (shifted 64 less),
+   |Vh| < 2^(SH - 64 + 55) <= 2^121, and the others to Vl, |Vl| < 2^53 2^63
+   576 < 2^126 (at most 24 x 24 slice pairs). */
+#define W_ONE 70
+#define W_WIDE 130
+static int w_shift(int sA, int nA, int sB, int nB) { return sA * (nA - 1) + sB * (nB - 1); }
+static int w_fits(int sA, int nA, int sB, int nB) { return w_shift(sA, nA, sB, nB) <= W_WIDE; }
 
 /* The state of one sliced GEMM, passed through its phases. */
 typedef struct {
@@ -168,18 +201,26 @@ typedef struct {
   lowp__progress_t *prog;
   lowp_gemm_stats_t *stats;
   /* the choice: widths, counts, budget, form */
-  int budget, sA0, sA, sB, nA, nB, narrow, wmode, forced, extra, cap;
+  int budget, sA0, sA, sB, nA, nB, narrow, wmode, wide, forced, extra, cap, sparse;
   double emax_entry; /* the largest magnitude an engine result may have */
   /* the sets and buffers */
   need_t *na, *nb;
+  /* span histograms, cumulative: cb[o] entries whose lowest bit lies more
+     than o bits below their row's (column's) top, ct[o] entries whose top
+     bit does; A's then B's */
+  size_t *cbA, *ctA, *cbB, *ctB;
   size_t ma, nbc, nd;
   size_t *ri, *cj, *rf, *cf;
   double *As, *Bs, *Ct, *fb1, *fb2;
   int64_t *D;
-  i128 *V;
+  i128 *V, *Vh;
   uint64_t *bsum;
   unsigned char *fail;
   int *ea, *eb;
+  /* nonzeros of each slice; the sparse slices' compressed rows, built on
+     first use */
+  size_t nzA[LOWP__OZAKI_MAXSLICES], nzB[LOWP__OZAKI_MAXSLICES];
+  lowp__csr_t spA[LOWP__OZAKI_MAXSLICES], spB[LOWP__OZAKI_MAXSLICES];
 } oz_t;
 
 /* per-row and per-column needs; z->narrow: every row and column narrow */
@@ -189,7 +230,7 @@ static int oz_needs(oz_t *z) {
   z->na = malloc(m * sizeof *z->na);
   z->nb = malloc(n * sizeof *z->nb);
   if (!z->na || !z->nb) return LOWP_ENOMEM;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m * k > PAR_MIN)
   for (xi = 0; xi < (long long)m; xi++) {
     need_t r = {1, 0, 0, 0, 1};
     size_t ll;
@@ -210,6 +251,69 @@ static int oz_needs(oz_t *z) {
   return LOWP_OK;
 }
 
+/* one entry's span below its row's top ea into the histograms hb, ht */
+static inline void span_add(size_t *hb, size_t *ht, double x, int ea) {
+  int e, q, ob, ot;
+  if (x == 0.0 || !isfinite(x)) return;
+  bits_of(x, &e, &q);
+  ob = ea - q;
+  ot = ea - e;
+  hb[ob < SPAN_BINS ? ob : SPAN_BINS]++;
+  ht[ot < SPAN_BINS ? ot : SPAN_BINS]++;
+}
+
+/* histogram h (bins 0..SPAN_BINS) into c[o] = the entries in bins above o */
+static void span_cumulate(size_t *c, const size_t *h) {
+  int o;
+  c[SPAN_BINS] = h[SPAN_BINS]; /* lumped: "above SPAN_BINS" */
+  for (o = SPAN_BINS - 1; o >= 0; o--) c[o] = c[o + 1] + h[o + 1];
+}
+
+/* the span histograms of the finite rows of A and columns of B, for the
+   cost model's estimate of each slice's nonzeros (speed only): every
+   SPAN_STRIDE-th row of A and of B when there are many, counts scaled up */
+#define SPAN_STRIDE 8
+static int oz_spans(oz_t *z) {
+  size_t j, l, nb1 = SPAN_BINS + 1, m = z->m, n = z->n, k = z->k, o;
+  size_t sa = m >= 8 * SPAN_STRIDE ? SPAN_STRIDE : 1, sb = k >= 8 * SPAN_STRIDE ? SPAN_STRIDE : 1;
+  size_t *h = calloc(4 * nb1, sizeof *h), *hb = h, *ht = h + nb1;
+  long long xi;
+  z->cbA = malloc(4 * nb1 * sizeof *z->cbA);
+  if (!h || !z->cbA) { free(h); return LOWP_ENOMEM; }
+  z->ctA = z->cbA + nb1, z->cbB = z->ctA + nb1, z->ctB = z->cbB + nb1;
+#pragma omp parallel for schedule(static) reduction(+ : hb[:SPAN_BINS + 1], ht[:SPAN_BINS + 1]) \
+    if (m * k > PAR_MIN)
+  for (xi = 0; xi < (long long)m; xi += (long long)sa) {
+    size_t ll;
+    const double *ar = z->a + (size_t)xi * k;
+    if (!z->na[xi].ok || !z->na[xi].any) continue;
+    for (ll = 0; ll < k; ll++) span_add(hb, ht, ar[ll], z->na[xi].emax);
+  }
+  for (o = 0; o < 2 * nb1; o++) h[o] *= sa;
+  span_cumulate(z->cbA, hb);
+  span_cumulate(z->ctA, ht);
+  memset(h, 0, 2 * nb1 * sizeof *h);
+  for (l = 0; l < k; l += sb)
+    for (j = 0; j < n; j++)
+      if (z->nb[j].ok && z->nb[j].any) span_add(hb, ht, z->b[l * n + j], z->nb[j].emax);
+  for (o = 0; o < 2 * nb1; o++) h[o] *= sb;
+  span_cumulate(z->cbB, hb);
+  span_cumulate(z->ctB, ht);
+  free(h);
+  return LOWP_OK;
+}
+
+/* estimated nonzeros of slice t at width x: entries whose span [ot, ob)
+   meets the slice's bits [x t, x (t+1)) below the top (an upper bound) */
+static double span_nnz(const size_t *cb, const size_t *ct, int x, int t) {
+  long lo = (long)x * t, hi = (long)x * (t + 1) - 1;
+  double v;
+  if (lo > SPAN_BINS) lo = SPAN_BINS;
+  if (hi > SPAN_BINS) hi = SPAN_BINS;
+  v = (double)cb[lo] - (double)ct[hi];
+  return v > 0 ? v : 0;
+}
+
 /* slice counts per row (or column) for width x: histogram and maximum */
 static int oz_hist(const need_t *nd, size_t cnt, int x, size_t *hist) {
   size_t i;
@@ -220,6 +324,34 @@ static int oz_hist(const need_t *nd, size_t cnt, int x, size_t *hist) {
     if (q > mx) mx = q;
   }
   return mx;
+}
+
+/* the slice products' cost for ta x tb slices of widths xa, xb over ca
+   rows and cb columns, in DGEMM multiply-adds: each pair by a DGEMM or, when
+   one of its slices is sparse enough, from that slice's nonzeros (as
+   oz_product decides with the true counts); plus PAIR_COST per output
+   collected (a sparse left slice: only its rows with nonzeros) */
+static double oz_pairs_cost(const oz_t *z, int xa, int ta, int xb, int tb, double ca,
+                            double cb) {
+  double K = (double)z->k, dense = (K + PAIR_COST) * ca * cb, cost = 0.0,
+         na[LOWP__OZAKI_MAXSLICES], nb[LOWP__OZAKI_MAXSLICES];
+  int t, u;
+  for (t = 0; t < ta; t++) {
+    double q = span_nnz(z->cbA, z->ctA, xa, t);
+    na[t] = (SPARSE_COST_A * q + PAIR_COST * (q < ca ? q : ca)) * cb;
+  }
+  for (u = 0; u < tb; u++)
+    nb[u] = (SPARSE_COST_B * span_nnz(z->cbB, z->ctB, xb, u) + PAIR_COST * cb) * ca;
+  for (t = 0; t < ta; t++)
+    for (u = 0; u < tb; u++) {
+      double c = dense;
+      if (z->sparse >= 0) {
+        if (na[t] < c) c = na[t];
+        if (nb[u] < c) c = nb[u];
+      }
+      cost += c;
+    }
+  return cost;
 }
 
 /* one candidate split (xa, xb): the best counts under the running best */
@@ -239,7 +371,8 @@ static void oz_candidate(oz_t *z, int xa, int xb, double R, double *best) {
       if (z->forced)
         cost = (ta == maxa && tb == maxb) ? 0.0 : INFINITY;
       else
-        cost = (double)ta * tb * (double)ca * (double)cb * (K + 4.0) +
+        cost = oz_pairs_cost(z, xa, ta, xb, tb, (double)ca, (double)cb) +
+               SLICE_COST * K * ((double)ta * ca + (double)tb * cb) +
                R * K * (m * n - (double)ca * (double)cb);
       if (cost < *best) {
         *best = cost;
@@ -277,6 +410,8 @@ static int oz_choose(oz_t *z) {
   if (z->extra && !z->wmode) return LOWP__NOT_USED;
   z->sA0 = z->sA;
   if (z->extra) z->sA = budget - z->sB + z->extra; /* sA + sB = budget + extra (past a cap too) */
+  if (z->wmode && !w_fits(z->sA, z->nA, z->sB, z->nB)) return LOWP__NOT_USED;
+  z->wide = z->wmode && w_shift(z->sA, z->nA, z->sB, z->nB) > W_ONE;
   return LOWP_OK;
 }
 
@@ -323,12 +458,13 @@ static int oz_alloc(oz_t *z) {
   z->Ct = malloc(ma * nbc * sizeof *z->Ct);
   if (z->wmode) z->V = calloc(ma * nbc, sizeof *z->V);
   else z->D = calloc(z->nd * ma * nbc, sizeof *z->D);
+  if (z->wide) z->Vh = calloc(ma * nbc, sizeof *z->Vh);
   z->bsum = calloc((size_t)z->nB * k, sizeof *z->bsum);
   z->fail = calloc(ma, 1);
   z->fb1 = malloc(nbc * sizeof *z->fb1);
   z->fb2 = malloc(nbc * sizeof *z->fb2);
-  if (!z->As || !z->Bs || !z->Ct || (!z->V && !z->D) || !z->bsum || !z->fail || !z->fb1 ||
-      !z->fb2)
+  if (!z->As || !z->Bs || !z->Ct || (!z->V && !z->D) || (z->wide && !z->Vh) || !z->bsum ||
+      !z->fail || !z->fb1 || !z->fb2)
     return LOWP__NOT_USED;
   for (j = 0; j < nbc; j++) scale_of(z->eb[j], &z->fb1[j], &z->fb2[j]);
   return LOWP_OK;
@@ -340,7 +476,7 @@ static int oz_alloc(oz_t *z) {
 static void oz_split(oz_t *z) {
   size_t ma = z->ma, nbc = z->nbc, k = z->k;
   long long xi;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (ma * k > PAR_MIN)
   for (xi = 0; xi < (long long)ma; xi++) {
     size_t x = (size_t)xi, ll;
     const double *ar = z->a + z->ri[x] * k;
@@ -348,7 +484,7 @@ static void oz_split(oz_t *z) {
     scale_of(z->ea[x], &f1, &f2);
     for (ll = 0; ll < k; ll++) cut(z->As + x * k + ll, ma * k, (ar[ll] * f1) * f2, z->nA, p);
   }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nbc * k > PAR_MIN)
   for (xi = 0; xi < (long long)k; xi++) {
     size_t ll = (size_t)xi, y;
     int u;
@@ -368,55 +504,163 @@ static void oz_split(oz_t *z) {
 
 /* add the DGEMM result Ct of slice pair (ta, tb) into D or V, after the
    exactness checks (integer entries in range, row checksums mod 2^64) */
-static void oz_collect(oz_t *z, int ta, int tb) {
+static void oz_collect(oz_t *z, int ta, int tb, const lowp__csr_t *only) {
   size_t ma = z->ma, nbc = z->nbc, k = z->k;
   int64_t *Dd = z->D ? z->D + (size_t)(ta + tb) * ma * nbc : NULL;
   int sh = z->sA * (z->nA - 1 - ta) + z->sB * (z->nB - 1 - tb);
   const double *At = z->As + (size_t)ta * ma * k;
   long long xi;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (ma * (k + nbc) > PAR_MIN)
   for (xi = 0; xi < (long long)ma; xi++) {
     size_t x = (size_t)xi, y, ll;
     uint64_t want = 0, got = 0;
     const double *cr = z->Ct + x * nbc;
     const uint64_t *bs = z->bsum + (size_t)tb * k;
     int bad = 0;
+    /* a row of a sparse A_ta without nonzeros: its C_tu row is zero */
+    if (only && only->ptr[x] == only->ptr[x + 1]) continue;
     for (ll = 0; ll < k; ll++) want += (uint64_t)(int64_t)At[x * k + ll] * bs[ll];
-    for (y = 0; y < nbc; y++)
-      if (!(fabs(cr[y]) <= z->emax_entry) || cr[y] != trunc(cr[y])) bad = 1;
-    if (!bad) {
-      for (y = 0; y < nbc; y++) got += (uint64_t)(int64_t)cr[y];
-      if (Dd)
-        for (y = 0; y < nbc; y++) Dd[x * nbc + y] += (int64_t)cr[y];
-      else
-        for (y = 0; y < nbc; y++) z->V[x * nbc + y] += (i128)(int64_t)cr[y] * ((i128)1 << sh);
+    /* each entry an integer of magnitude <= 2^E (E <= 53, so the
+       conversion is exact and undoes nothing but a fraction), added as it
+       is checked: a row that fails is recomputed whole by the accumulator,
+       so what it added no longer matters */
+    {
+      int64_t *dr = Dd ? Dd + x * nbc : NULL;
+      i128 *vr = z->Vh && sh >= 64 ? z->Vh + x * nbc : z->V ? z->V + x * nbc : NULL;
+      int s2 = z->Vh && sh >= 64 ? sh - 64 : sh;
+      const double E = z->emax_entry;
+      for (y = 0; y < nbc; y++) {
+        const double v = cr[y];
+        int64_t q;
+        if (!(fabs(v) <= E)) break;
+        q = (int64_t)v;
+        if ((double)q != v) break;
+        got += (uint64_t)q;
+        if (dr) dr[y] += q;
+        else vr[y] += (i128)((u128)(i128)q << s2); /* two's complement: q 2^s2 */
+      }
+      bad = y < nbc;
     }
     if (bad || got != want) z->fail[x] = 1;
   }
 }
 
-/* one exact DGEMM per slice pair; threads set explicitly (the result cannot
-   depend on them: every operation is exact) */
-static int oz_dgemms(oz_t *z) {
+/* the nonzeros of every slice of A and B */
+static void oz_count(oz_t *z) {
+  size_t la = z->ma * z->k, lb = z->nbc * z->k;
+  int t;
+  for (t = 0; t < z->nA; t++) {
+    const double *x = z->As + (size_t)t * la;
+    size_t q = 0;
+    long long i;
+#pragma omp parallel for schedule(static) reduction(+ : q) if (la > PAR_MIN)
+    for (i = 0; i < (long long)la; i++) q += x[i] != 0.0;
+    z->nzA[t] = q;
+  }
+  for (t = 0; t < z->nB; t++) {
+    const double *x = z->Bs + (size_t)t * lb;
+    size_t q = 0;
+    long long i;
+#pragma omp parallel for schedule(static) reduction(+ : q) if (lb > PAR_MIN)
+    for (i = 0; i < (long long)lb; i++) q += x[i] != 0.0;
+    z->nzB[t] = q;
+  }
+}
+
+/* how to multiply slices ta, tb: 0 a DGEMM, 1 from A_ta's nonzeros, 2 from
+   B_tb's (the cheaper by the cost model; the test hook may force one) */
+static int oz_how(const oz_t *z, int ta, int tb) {
+  double ma = (double)z->ma, nbc = (double)z->nbc, dense = (double)z->k * ma * nbc;
+  double qa = (double)z->nzA[ta], qb = (double)z->nzB[tb];
+  double ca = (SPARSE_COST_A * qa - PAIR_COST * (qa < ma ? ma - qa : 0.0)) * nbc;
+  double cb = SPARSE_COST_B * qb * ma;
+  if (z->sparse != 0) return z->sparse < 0 ? 0 : z->sparse;
+  if (ca < dense && ca <= cb) return 1;
+  return cb < dense ? 2 : 0;
+}
+
+/* C_tu = A_ta B_tb into z->Ct, exactly: a DGEMM (or the engine hook), or
+   the sparse kernels of ozaki_sparse.c (a DGEMM if their rows cannot be
+   allocated) */
+static int oz_product(oz_t *z, int ta, int tb, int *how_out) {
   size_t ma = z->ma, nbc = z->nbc, k = z->k;
+  const double *At = z->As + (size_t)ta * ma * k, *Bt = z->Bs + (size_t)tb * nbc * k;
+  int how = oz_how(z, ta, tb);
+  *how_out = 0;
+  if (how == 1 && !z->spA[ta].ptr && lowp__csr_build(&z->spA[ta], At, ma, k)) {
+    lowp__csr_free(&z->spA[ta]);
+    how = 0;
+  }
+  if (how == 2 && !z->spB[tb].ptr && lowp__csr_build(&z->spB[tb], Bt, k, nbc)) {
+    lowp__csr_free(&z->spB[tb]);
+    how = 0;
+  }
+  *how_out = how;
+  if (how == 1) lowp__spmm_a(z->Ct, &z->spA[ta], Bt, ma, nbc, k);
+  if (how == 2) lowp__spmm_b(z->Ct, At, &z->spB[tb], ma, nbc, k);
+  if (how && z->stats) z->stats->sparse_products++;
+  if (how) return LOWP_OK;
+  if (z->opt && z->opt->dgemm) {
+    int err = z->opt->dgemm(z->opt->dgemm_ctx, ma, nbc, k, At, Bt, z->Ct);
+    if (err) return err;
+  } else {
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ma, (int)nbc, (int)k, 1.0, At,
+                (int)k, Bt, (int)nbc, 0.0, z->Ct, (int)nbc);
+  }
+  if (z->stats) z->stats->dgemm_calls++;
+  return LOWP_OK;
+}
+
+/* one exact product per slice pair; threads set explicitly (the result
+   cannot depend on them: every operation is exact) */
+static int oz_dgemms(oz_t *z) {
   double total = (double)z->nA * z->nB;
-  int ta, tb, err;
+  int ta, tb, err, how;
   openblas_set_num_threads(omp_get_max_threads());
+  oz_count(z);
   for (ta = 0; ta < z->nA; ta++)
     for (tb = 0; tb < z->nB; tb++) {
-      const double *At = z->As + (size_t)ta * ma * k, *Bt = z->Bs + (size_t)tb * nbc * k;
-      if (z->opt && z->opt->dgemm) {
-        err = z->opt->dgemm(z->opt->dgemm_ctx, ma, nbc, k, At, Bt, z->Ct);
-        if (err) return err;
-      } else {
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)ma, (int)nbc, (int)k, 1.0,
-                    At, (int)k, Bt, (int)nbc, 0.0, z->Ct, (int)nbc);
-      }
-      if (z->stats) z->stats->dgemm_calls++;
-      oz_collect(z, ta, tb);
+      err = oz_product(z, ta, tb, &how);
+      if (err) return err;
+      oz_collect(z, ta, tb, how == 1 ? &z->spA[ta] : NULL);
       if (z->prog) lowp__progress_set(z->prog, 0.8 * (double)(ta * z->nB + tb + 1) / total);
     }
   return LOWP_OK;
+}
+
+/* 192-bit magnitudes as three 64-bit limbs, w[0] the lowest */
+static void w3_shr(uint64_t *o, const uint64_t *w, int d) { /* o = w >> d, 0 <= d < 192 */
+  int i, q = d / 64, r = d % 64;
+  for (i = 0; i < 3; i++) {
+    uint64_t a = i + q < 3 ? w[i + q] : 0, b = i + q + 1 < 3 ? w[i + q + 1] : 0;
+    o[i] = r ? (a >> r) | (b << (64 - r)) : a;
+  }
+}
+
+static int w3_len(const uint64_t *w) { /* bit length */
+  int i;
+  for (i = 2; i >= 0; i--)
+    if (w[i]) return 64 * i + 64 - __builtin_clzll(w[i]);
+  return 0;
+}
+
+/* the exact value of output (x, y) of the W form, V 2^e0: V's magnitude in
+   w, its sign returned. V = Vh 2^64 + Vl = hi 2^64 + lo, lo = Vl mod 2^64. */
+static int oz_value(const oz_t *z, size_t x, size_t y, uint64_t *w) {
+  i128 vl = z->V[x * z->nbc + y], hi;
+  uint64_t lo = (uint64_t)vl;
+  int neg;
+  hi = (vl - (i128)lo) / ((i128)1 << 64); /* exact: vl - lo is a multiple of 2^64 */
+  if (z->Vh) hi += z->Vh[x * z->nbc + y];
+  neg = hi < 0;
+  if (neg) { /* two's complement of the 192-bit hi 2^64 + lo */
+    hi = -hi - (lo != 0);
+    lo = (uint64_t)0 - lo;
+  }
+  w[0] = lo;
+  w[1] = (uint64_t)(u128)hi;
+  w[2] = (uint64_t)((u128)hi >> 64);
+  return neg;
 }
 
 /* output (x, y) of the W form: V 2^e0 rounded straight from its top 64
@@ -424,34 +668,35 @@ static int oz_dgemms(oz_t *z) {
    returns 0 when zero or C0 need the accumulator (acc then holds V 2^e0) */
 static int oz_round_w(const oz_t *z, size_t x, size_t y, lowp_acc_t *acc) {
   size_t idx = z->ri[x] * z->n + z->cj[y];
-  i128 v = z->V[x * z->nbc + y];
-  u128 M = v < 0 ? (u128)(-v) : (u128)v;
+  uint64_t w[3], t[3];
   int64_t e0 = (int64_t)z->ea[x] + z->eb[y] - (int64_t)z->sA * z->nA - (int64_t)z->sB * z->nB;
-  uint64_t hi = (uint64_t)(M >> 64), lo = (uint64_t)M, sig;
-  int L, sticky;
-  if (v != 0 && !z->c0) {
-    L = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll(lo); /* bit length */
-    if (L > 64) {
-      sig = (uint64_t)(M >> (L - 64));
-      sticky = (M & (((u128)1 << (L - 64)) - 1)) != 0;
+  int neg = oz_value(z, x, y, w), L = w3_len(w), i;
+  if (L && !z->c0) {
+    uint64_t sig;
+    int sticky = 0, sh = L - 64;
+    if (sh <= 0) {
+      sig = w[0] << (64 - L);
     } else {
-      sig = lo << (64 - L);
-      sticky = 0;
+      w3_shr(t, w, sh);
+      sig = t[0];
+      for (i = 0; i < sh / 64; i++) sticky |= w[i] != 0;
+      if (sh % 64) sticky |= (w[sh / 64] & ((UINT64_C(1) << (sh % 64)) - 1)) != 0;
     }
-    (void)lowp_round_sig(&z->c[idx], v < 0, e0 + L - 1, sig, sticky, z->f, z->pol, z->rnd,
+    (void)lowp_round_sig(&z->c[idx], neg, e0 + L - 1, sig, sticky, z->f, z->pol, z->rnd,
                          lowp__exact_index(z->pol, idx));
     return 1;
   }
   lowp_acc_reset(acc);
-  if (v != 0) {
+  if (L) {
     if (e0 < LOWP_ACC_LSB) {
       /* every slice part is a multiple of 2^-1074, so V 2^e0 is a
          multiple of 2^-2148 > 2^LOWP_ACC_LSB: the shift drops zeros */
-      M >>= LOWP_ACC_LSB - e0;
+      w3_shr(t, w, (int)(LOWP_ACC_LSB - e0));
+      memcpy(w, t, sizeof t);
       e0 = LOWP_ACC_LSB;
     }
-    lowp_acc_add_int(acc, (uint64_t)M, (int)e0, v < 0);
-    lowp_acc_add_int(acc, (uint64_t)(M >> 64), (int)e0 + 64, v < 0);
+    for (i = 0; i < 3; i++)
+      if (w[i]) lowp_acc_add_int(acc, w[i], (int)e0 + 64 * i, neg);
   }
   return 0;
 }
@@ -476,7 +721,7 @@ static void oz_sum_d(const oz_t *z, size_t x, size_t y, lowp_acc_t *acc) {
 /* combine exactly and round once per output */
 static void oz_combine(oz_t *z) {
   long long xi;
-#pragma omp parallel
+#pragma omp parallel if (z->ma * z->nbc > PAR_MIN / 16)
   {
     lowp_acc_t acc;
     lowp_acc_init(&acc);
@@ -526,9 +771,15 @@ static int oz_rest(oz_t *z) {
 }
 
 static void oz_free(oz_t *z) {
+  int t;
   free(z->na), free(z->nb), free(z->ri), free(z->rf), free(z->cj), free(z->cf);
   free(z->ea), free(z->eb), free(z->As), free(z->Bs), free(z->fb1), free(z->fb2);
-  free(z->Ct), free(z->D), free(z->V), free(z->bsum), free(z->fail);
+  free(z->Ct), free(z->D), free(z->V), free(z->Vh), free(z->bsum), free(z->fail);
+  free(z->cbA);
+  for (t = 0; t < LOWP__OZAKI_MAXSLICES; t++) {
+    lowp__csr_free(&z->spA[t]);
+    lowp__csr_free(&z->spB[t]);
+  }
 }
 
 int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const double *c0,
@@ -544,12 +795,18 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   z.forced = opt && opt->method == LOWP_GEMM_SLICED;
   z.extra = opt ? opt->test_extra_bits : 0;
   z.cap = opt && opt->slice_bits_max ? opt->slice_bits_max : 64;
+  /* an engine hook multiplies every pair (it may not be a binary64 DGEMM);
+     the budget-breaking hook keeps the DGEMM its test expects */
+  z.sparse = opt ? opt->test_sparse : 0;
+  if ((opt && opt->dgemm) || z.extra) z.sparse = -1;
+  if (z.sparse < -1 || z.sparse > 2) return LOWP_EINVAL;
   /* sA + sB + ceil(log2 k) <= engine bits (53: binary64 DGEMM) */
   if (ebits < 2 || ebits > 53 || z.cap < 1) return LOWP_EINVAL;
   z.budget = ebits - clog2(k);
   if (z.budget < 2 || k > ((size_t)1 << 50)) return LOWP__NOT_USED;
   z.emax_entry = ldexp(1.0, ebits);
   err = oz_needs(&z);
+  if (!err) err = oz_spans(&z);
   if (!err) err = oz_choose(&z);
   if (!err) err = oz_sets(&z);
   if (!err) err = oz_alloc(&z);

@@ -3,6 +3,7 @@
 #define LOWP_EXACT_OZAKI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "exact/exact.h"
 #include "exact/gemm_bins.h"
@@ -26,5 +27,29 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
                             const lowp_policy_t *pol, lowp_rounding_t rnd,
                             const lowp_gemm_opts_t *opt, lowp__progress_t *prog,
                             lowp_gemm_stats_t *stats);
+
+/** @brief A sparse slice in compressed-row form: row r's nonzeros are
+    val[ptr[r] .. ptr[r+1]) in columns idx[...] (ascending). */
+typedef struct {
+  size_t *ptr;
+  uint32_t *idx;
+  double *val;
+  size_t nnz;
+} lowp__csr_t;
+
+/** @brief s = the nonzeros of x (rows x cols, row-major, cols <= 2^32);
+    LOWP_ENOMEM (free s anyway with lowp__csr_free). */
+int lowp__csr_build(lowp__csr_t *s, const double *x, size_t rows, size_t cols);
+void lowp__csr_free(lowp__csr_t *s);
+
+/** @brief C (m x n) = S B, S sparse (m rows), B dense (k x n), all
+    row-major; exact on integer slices within the bit budget. The rows of C
+    where S has no nonzeros are not written (they are zero). */
+void lowp__spmm_a(double *c, const lowp__csr_t *s, const double *b, size_t m, size_t n,
+                  size_t k);
+
+/** @brief C (m x n) = A S, A dense (m x k), S sparse (k rows of n). */
+void lowp__spmm_b(double *c, const double *a, const lowp__csr_t *s, size_t m, size_t n,
+                  size_t k);
 
 #endif
