@@ -34,6 +34,11 @@ static double entry(const lowp_format_t *f, int wide, int specials) {
   int cat = (int)(r % 16), sgn = (int)((r >> 8) & 1);
   double v;
   int half_min = (f->emin - f->precision) / 2, half_max = f->emax / 2;
+  if (wide == 3) { /* narrow data of one tiny binade, both signs: sums of products
+                      cancel down to 2^-143, bf16's subnormals included */
+    v = ldexp(1.0 + (double)((r >> 12) % 2048) / 2048.0, -60 + (int)((r >> 40) % 3));
+    return sgn ? -v : v;
+  }
   if (wide == 2) { /* narrow data (the RO32 kernel): magnitudes in [2^-60, 2^50] */
     half_min = half_min < -56 ? -56 : half_min;
     half_max = half_max > 48 ? 48 : half_max;
@@ -77,7 +82,9 @@ static void fill(double *x, size_t cnt, const lowp_format_t *f, int wide, int sp
 
 /* fast (every isa this CPU runs, 1 and 2 threads) == scalar on one shape;
    cancel: every output is a b + a (-b) on a zero addend (exact zero sums,
-   whose sign depends on the mode) */
+   whose sign depends on the mode); specials: 1 inf and NaN in a, b and C,
+   2 in C only, where every fifth addend is also near acc's largest value
+   (overflow mid-sum for any accumulator) */
 static void compare_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, size_t m,
                          size_t n, size_t k, int wide, int specials, int cancel,
                          lowp_accfast_kind_t want) {
@@ -89,9 +96,13 @@ static void compare_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, size_
   int s, th;
   lowp_accfast_kind_t kd;
   if (!a || !b || !c0 || !ref || !got) { lowp_test_check(0, "alloc"); goto out; }
-  fill(a, m * k, cfg->acc, wide, specials);
-  fill(b, k * n, cfg->acc, wide, specials);
-  fill(c0, m * n, cfg->acc, 1, specials);
+  fill(a, m * k, cfg->acc, wide, specials == 1);
+  fill(b, k * n, cfg->acc, wide, specials == 1);
+  fill(c0, m * n, cfg->acc, 1, specials != 0);
+  if (specials == 2)
+    for (e = 0; e < m * n; e += 5)
+      c0[e] = ldexp((e % 2 ? -1.0 : 1.0) * (2.0 - ldexp(1.0, (int)(e % 3) - cfg->acc->precision)),
+                    cfg->acc->emax);
   if (cancel && k == 2) {
     for (e = 0; e < m; e++) a[2 * e + 1] = a[2 * e];
     for (e = 0; e < n; e++) b[n + e] = -b[e];
@@ -178,12 +189,16 @@ int main(void) {
         compare_data(what, &cfg, 4, 19, 2, 0, 0, 1, want);
         /* narrow data: the binary32-lane kernel where acc and prod fit it */
         if (cfg.acc->precision <= 22 && (!cfg.prod || cfg.prod->precision <= 22)) {
+          /* (tf32, emax 127 with p = 11, is too wide for RO32's rounding) */
+          lowp_accfast_kind_t w32 = cfg.acc == &LOWP_FMT_TF32 ? want : LOWP_ACCFAST_RO32;
           snprintf(what, sizeof what, "acc %s %s, prod %s %s narrow", cfg.acc->name,
                    mode_name(cfg.acc_rnd), cfg.prod ? cfg.prod->name : "exact",
                    mode_name(cfg.prod_rnd));
-          compare(what, &cfg, 5, 37, 300, 2, 0, LOWP_ACCFAST_RO32);
+          compare(what, &cfg, 5, 37, 300, 2, 0, w32);
+          compare(what, &cfg, 5, 37, 300, 2, 2, w32); /* inf, NaN, max in C */
+          compare(what, &cfg, 5, 37, 300, 3, 0, w32); /* tiny sums */
           strcat(what, " cancel");
-          compare_data(what, &cfg, 4, 19, 2, 2, 0, 1, LOWP_ACCFAST_RO32);
+          compare_data(what, &cfg, 4, 19, 2, 2, 0, 1, w32);
         }
       }
   /* fp32 with products rounded to fp32 in the accumulator's mode */

@@ -284,6 +284,10 @@ int lowp_bench_gemm(int argc, char **argv) {
        LOWP_DIST_NORMAL},
       {"fp16 in, fp16 prod, fp16 acc", &LOWP_FMT_FP16, &LOWP_FMT_FP16, &LOWP_FMT_FP16,
        LOWP_RND_NE, LOWP_RND_NE, LOWP_DIST_NORMAL},
+      {"bf16 in, bf16 prod, bf16 acc", &LOWP_FMT_BF16, &LOWP_FMT_BF16, &LOWP_FMT_BF16,
+       LOWP_RND_NE, LOWP_RND_NE, LOWP_DIST_NORMAL},
+      {"fp16 in, fp16 acc rtz", &LOWP_FMT_FP16, &LOWP_FMT_FP16, NULL, LOWP_RND_TZ,
+       LOWP_RND_NE, LOWP_DIST_NORMAL},
       {"fp64 in, fp64 acc (fma)", &LOWP_FMT_FP64, &LOWP_FMT_FP64, NULL, LOWP_RND_NE,
        LOWP_RND_NE, LOWP_DIST_NORMAL},
   };

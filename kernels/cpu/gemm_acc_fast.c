@@ -35,6 +35,11 @@
  *          that rounds to zero keeps the sign of x; any NaN of the sum is
  *          the positive quiet NaN lowp_round_f64(NAN) gives.
  *
+ *   RO32   the same on 16 binary32 lanes for narrow data and accumulators
+ *          (fp16, bf16, fp8 inputs; fp16, bf16, e5m2 accumulators): TwoSum in
+ *          binary32, or on AVX-512 the pair of fused multiply-adds rounded
+ *          down and up whose odd member is the sum rounded to odd (rofma*).
+ *
  * Loops: tasks of (column panel, row group), a panel of B packed for KB
  * rows of k at a time, the running sums kept in C between panels of k (a
  * value of the accumulator is a binary64 value). Compiled three times
@@ -62,6 +67,7 @@ typedef struct {
   int p, emin, mode;
   double xmax;
   int bf16; /* exactly bf16 (RO32: rounded on the binary32 bits) */
+  int fp16; /* exactly fp16 (RO32 on AVX-512: vcvtps2ph) */
 } tgt_t;
 
 /* Everything a task needs. */
@@ -262,13 +268,18 @@ AI vf fadd_odd(vf s, vf p, int mode) {
    at bit 16 (a carry into the exponent is the next binade, or inf from the
    top one, as IEEE 754 overflow in rne and toward the overflowing side;
    truncation gives max in rtz and away from it). NaN stays NaN. */
-AI vf fround_bf16(vf x, int mode) {
-  vfi u = (vfi)x, neg = u >> 31, nan = (u & INT32_MAX) > 0x7f800000, inc;
+AI vf fround_bf16_bits(vf x, int mode) {
+  vfi u = (vfi)x, neg = u >> 31, inc;
   if (mode == M_NE) inc = 0x7fff + ((u >> 16) & 1);
   else if (mode == M_UP) inc = 0xffff & ~neg;
   else if (mode == M_DN) inc = 0xffff & neg;
   else inc = (vfi){0};
-  return fsel(nan, x, (vf)((u + inc) & (int32_t)0xffff0000u));
+  return (vf)((u + inc) & (int32_t)0xffff0000u);
+}
+
+AI vf fround_bf16(vf x, int mode) {
+  vfi nan = ((vfi)x & INT32_MAX) > 0x7f800000;
+  return fsel(nan, x, fround_bf16_bits(x, mode));
 }
 
 AI vf fstep_ro(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod, int mode, int rp) {
@@ -327,36 +338,116 @@ dir32_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const f
 /* (gcc only: clang refuses 64-byte vector arguments between the default and
    the AVX-512 target, even to always-inline helpers; clang builds run K_RF) */
 #define LOWP_ACC_RO16 1
-/* RO32 with an fp16 accumulator on AVX-512: the last rounding by the CPU's
-   own binary32 -> fp16 conversion (vcvtps2ph, IEEE 754 in the mode of its
-   immediate, subnormals and overflow included) and back (exact); the sum
-   before it is rounded to odd at 24 bits as in fstep_ro. */
-#define LOWP_RO16_LOOP(MODE, RC)                                                 \
+/* RO32 on AVX-512 (any RO32 accumulator; fp16 and bf16 the fast ones).
+   The sum rounded to odd at 24 bits from two roundings of the same exact
+   value: d = fma(a, b, s) rounded down and u = rounded up (AVX-512's
+   rounding in the instruction; IEEE 754 fusedMultiplyAdd, or multiply,
+   round to prod, then add). d == u: the sum is exact (zeros included: u
+   has IEEE 754's sign of an exact zero sum for rne/rtz/rup, d for rdn, so
+   the mode's own result is taken). d != u: they are the two binary32
+   neighbours of the exact value, one of them odd (adjacent encodings of
+   one sign), and that one is the round-to-odd value (RO32 data: the exact
+   sums are multiples of 2^-143, so binary32's subnormal grid holds them and
+   the 24-bit argument of fstep_ro applies; a sum beyond FLT_MAX gives
+   d = FLT_MAX, odd, above every narrower format's largest value and
+   midpoint, so the last rounding overflows as the exact value would).
+   Then the last rounding to acc: fp16 by the CPU's own binary32 -> fp16
+   conversion (vcvtps2ph, IEEE 754 in the mode of its immediate,
+   subnormals and overflow included) and back (exact); bf16 on the bits
+   (fround_bf16_bits); others by fround_to. Rounded products (a b is exact in
+   binary32 on RO32 data) are rounded the same three ways. NaN (from C only: RO32 data is
+   finite) stays NaN: the comparison is ordered, the FMA returns the quiet
+   NaN it is given (0x7fc00000, block_rows' canon) and the bf16 rounding on
+   the bits keeps a NaN whose low 16 bits are zero; inf stays inf. */
+/* pb[0..JB) = av bl[j] rounded to prod (exact in binary32 on RO32 data):
+   fp16 by vcvtps2ph, bf16 on the bits (finite: no NaN test), others by
+   fround_to; the choice made once per row of products */
+__attribute__((target(LOWP_ACC_AVX512))) AI void
+prods_avx512(float *pb, float av, const float *bl, const tgt_t *prod) {
+  const __m512 va = _mm512_set1_ps(av);
+  size_t j;
+#define LOWP_PROD_LOOP(EXPR)                                                     \
+  for (j = 0; j < JB; j += 16) {                                                 \
+    __m512 p = _mm512_mul_ps(va, _mm512_loadu_ps(bl + j));                       \
+    _mm512_storeu_ps(pb + j, EXPR);                                              \
+  }
+#define LOWP_P16(RC) _mm512_cvtph_ps(_mm512_cvtps_ph(p, RC | _MM_FROUND_NO_EXC))
+  if (prod->fp16) {
+    switch (prod->mode) {
+    case M_TZ: LOWP_PROD_LOOP(LOWP_P16(_MM_FROUND_TO_ZERO)) break;
+    case M_UP: LOWP_PROD_LOOP(LOWP_P16(_MM_FROUND_TO_POS_INF)) break;
+    case M_DN: LOWP_PROD_LOOP(LOWP_P16(_MM_FROUND_TO_NEG_INF)) break;
+    default: LOWP_PROD_LOOP(LOWP_P16(_MM_FROUND_TO_NEAREST_INT)) break;
+    }
+  } else if (prod->bf16 && prod->mode == M_NE) {
+    LOWP_PROD_LOOP((__m512)(((vfi)p + 0x7fff + (((vfi)p >> 16) & 1)) & (int32_t)0xffff0000u))
+  } else if (prod->bf16) {
+    /* rup / rdn: + 0xffff on the magnitudes of the positive / negative ones */
+    const int32_t pos = prod->mode == M_UP ? 0xffff : 0, neg = prod->mode == M_DN ? 0xffff : 0;
+    LOWP_PROD_LOOP((__m512)(((vfi)p + (((vfi)p >> 31 & neg) | (~((vfi)p >> 31) & pos))) &
+                            (int32_t)0xffff0000u))
+  } else {
+    LOWP_PROD_LOOP((__m512)fround_to((vf)p, prod))
+  }
+#undef LOWP_P16
+#undef LOWP_PROD_LOOP
+}
+
+#define LOWP_ROFMA_LOOP(MODE, RC)                                                \
   for (l = 0; l < kw; l++)                                                       \
     for (r = 0; r < rows; r++) {                                                 \
-      vf va = (vf){0} + (float)a[(i + r) * k + l0 + l];                          \
+      float av = (float)a[(i + r) * k + l0 + l];                                 \
+      __m512 va = _mm512_set1_ps(av);                                            \
+      if (rp) prods_avx512(pb, av, panel + l * JB, prod);                        \
       for (j = 0; j < JB; j += 16) {                                             \
-        vf vb, vs, p;                                                            \
-        memcpy(&vb, panel + l * JB + j, sizeof vb);                              \
-        memcpy(&vs, s + r * JB + j, sizeof vs);                                  \
-        p = va * vb;                                                             \
-        if (rp) p = fround_to(p, prod);                                          \
-        vs = (vf)_mm512_cvtph_ps(_mm512_cvtps_ph((__m512)fadd_odd(vs, p, MODE), RC)); \
-        memcpy(s + r * JB + j, &vs, sizeof vs);                                  \
+        __m512 vs = _mm512_loadu_ps(s + r * JB + j), d, u, x;                    \
+        __mmask16 inx, dodd;                                                     \
+        if (rp) {                                                                \
+          __m512 p = _mm512_loadu_ps(pb + j);                                    \
+          d = _mm512_add_round_ps(p, vs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); \
+          u = _mm512_add_round_ps(p, vs, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); \
+        } else {                                                                 \
+          __m512 vb = _mm512_loadu_ps(panel + l * JB + j);                       \
+          d = _mm512_fmadd_round_ps(va, vb, vs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); \
+          u = _mm512_fmadd_round_ps(va, vb, vs, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); \
+        }                                                                        \
+        inx = _mm512_cmp_ps_mask(d, u, _CMP_NEQ_OQ);                             \
+        dodd = _mm512_test_epi32_mask(_mm512_castps_si512(d), one);              \
+        x = (MODE) == M_DN ? _mm512_mask_blend_ps(inx & ~dodd, d, u)             \
+                           : _mm512_mask_blend_ps(inx & dodd, u, d);             \
+        if (fmt == 1)                                                            \
+          vs = _mm512_cvtph_ps(_mm512_cvtps_ph(x, RC));                          \
+        else if (fmt == 2)                                                       \
+          vs = (__m512)fround_bf16_bits((vf)x, MODE); /* (NaN: below) */         \
+        else {                                                                   \
+          tgt_t ac = *acc;                                                       \
+          ac.mode = MODE;                                                        \
+          vs = (__m512)fround_to((vf)x, &ac);                                    \
+        }                                                                        \
+        _mm512_storeu_ps(s + r * JB + j, vs);                                    \
       }                                                                          \
     }
-__attribute__((target(LOWP_ACC_AVX512))) static void
-ro16_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const float *panel,
-            size_t l0, size_t kw, const tgt_t *prod, int rp, int mode) {
-  size_t l, r, j;
-  switch (mode) {
-  case M_TZ: LOWP_RO16_LOOP(M_TZ, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC) break;
-  case M_UP: LOWP_RO16_LOOP(M_UP, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC) break;
-  case M_DN: LOWP_RO16_LOOP(M_DN, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC) break;
-  default: LOWP_RO16_LOOP(M_NE, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) break;
+/* fmt: 1 fp16, 2 bf16, 0 another RO32 accumulator */
+#define LOWP_ROFMA_FN(NAME, FMT)                                                 \
+  __attribute__((target(LOWP_ACC_AVX512))) static void NAME(                     \
+      float *s, const double *a, size_t i, size_t rows, size_t k, const float *panel, \
+      size_t l0, size_t kw, const tgt_t *acc, const tgt_t *prod, int rp, int mode) { \
+    const __m512i one = _mm512_set1_epi32(1);                                    \
+    const int fmt = FMT;                                                         \
+    float pb[JB] __attribute__((aligned(64)));                                   \
+    size_t l, r, j;                                                              \
+    switch (mode) {                                                              \
+    case M_TZ: LOWP_ROFMA_LOOP(M_TZ, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC) break; \
+    case M_UP: LOWP_ROFMA_LOOP(M_UP, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC) break; \
+    case M_DN: LOWP_ROFMA_LOOP(M_DN, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC) break; \
+    default: LOWP_ROFMA_LOOP(M_NE, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) break; \
+    }                                                                            \
   }
-}
-#undef LOWP_RO16_LOOP
+LOWP_ROFMA_FN(rofma16_avx512, 1)
+LOWP_ROFMA_FN(rofmab_avx512, 2)
+LOWP_ROFMA_FN(rofma_avx512, 0)
+#undef LOWP_ROFMA_FN
+#undef LOWP_ROFMA_LOOP
 #endif
 #endif
 
@@ -364,7 +455,7 @@ ro16_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const fl
 
 /* Kinds as compile-time constants of the inlined loops. */
 enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP, K_RF, K_RFRP, K_DIR32, K_DIR32RP,
-       K_RF16, K_RF16RP };
+       K_RFM, K_RFMRP };
 
 /* rows [i0, i1) x columns [j0, j0 + jw) for k in [l0, l0 + kw), the panel
    of B packed as kw x jw (doubles, or floats for the fp32 kernels) */
@@ -374,7 +465,7 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
      which keeps them out of registers and the loop from vectorising */
   const tgt_t acc = jb->acc, prod = jb->prod;
   const int ro = kind == K_RO || kind == K_RORP;
-  const int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RF16 || kind == K_RF16RP;
+  const int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RFM || kind == K_RFMRP;
   const int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP || blk;
   size_t i, r, j, l, rows;
   for (i = i0; i < i1; i += rows) {
@@ -386,7 +477,10 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
         sd[r][j] = jb->c[(i + r) * jb->n + j0 + j];
-        sf[r][j] = (float)sd[r][j];
+        /* NaN as the quiet NaN with an empty low half (rofmab's rounding on
+           the bits keeps it: the only NaN its sums meet, RO32 data being
+           finite); the output is canon()'s NaN whatever its sign */
+        sf[r][j] = (float)canon(sd[r][j]);
       }
     /* (the blk kinds run the whole block in an AVX-512 function below) */
     for (l = 0; l < (blk ? 0 : kw); l++)
@@ -437,9 +531,16 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
                    jb->acc.mode);
 #endif
 #ifdef LOWP_ACC_RO16
-    if (kind == K_RF16 || kind == K_RF16RP)
-      ro16_avx512(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, &prod, kind == K_RF16RP,
-                  jb->acc.mode);
+    if (kind == K_RFM || kind == K_RFMRP) {
+      int rpp = kind == K_RFMRP;
+      float *s0 = &sf[0][0];
+      if (acc.fp16)
+        rofma16_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, rpp, acc.mode);
+      else if (acc.bf16)
+        rofmab_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, rpp, acc.mode);
+      else
+        rofma_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, rpp, acc.mode);
+    }
 #endif
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
@@ -453,7 +554,7 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
 AI void task(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
              int kind, int mode) {
   size_t l0, l, j;
-  int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RF16 || kind == K_RF16RP;
+  int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RFM || kind == K_RFMRP;
   int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP || blk;
   size_t ld = (kind == K_RF || kind == K_RFRP || blk) ? JB : jw; /* padded rows */
   for (l0 = 0; l0 < jb->k; l0 += KB) {
@@ -483,8 +584,8 @@ AI void task_kinds(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0
   case K_ADD32: task(jb, panel, i0, i1, j0, jw, K_ADD32, M_NE); break;
   case K_DIR32: task(jb, panel, i0, i1, j0, jw, K_DIR32, M_NE); break;
   case K_DIR32RP: task(jb, panel, i0, i1, j0, jw, K_DIR32RP, M_NE); break;
-  case K_RF16: task(jb, panel, i0, i1, j0, jw, K_RF16, M_NE); break;
-  case K_RF16RP: task(jb, panel, i0, i1, j0, jw, K_RF16RP, M_NE); break;
+  case K_RFM: task(jb, panel, i0, i1, j0, jw, K_RFM, M_NE); break;
+  case K_RFMRP: task(jb, panel, i0, i1, j0, jw, K_RFMRP, M_NE); break;
   default: {
     int rp = kind == K_RORP || kind == K_RFRP, rf = kind == K_RF || kind == K_RFRP;
 #define LOWP_RO_CASE(MODE)                                                     \
@@ -602,10 +703,13 @@ static int input_class(const double *x, size_t cnt, size_t inc) {
   return cls;
 }
 
-/* the RO32 arithmetic: p <= 22, quantum >= 2^-147, binade <= 127 */
+/* the RO32 arithmetic: p <= 22, quantum >= 2^-147, binade <= 127; and
+   fround_to's sigma = 1.5 2^(q+23) a binary32 value for every sum up to
+   the binade above emax (q = emax + 2 - p <= 104), except for bf16, rounded
+   on its bits (tf32, emax 127, fails it and runs RO64) */
 static int ro32_fits(const lowp_format_t *f, lowp_rounding_t rnd) {
   return ro_fits(f, rnd) && f->precision <= 22 && f->emin - f->precision + 1 >= -147 &&
-         f->emax <= 127;
+         f->emax <= 127 && (f->emax + 2 - f->precision <= 104 || is_fmt(f, 8, -126, 127));
 }
 
 static lowp_accfast_kind_t kind_of(const lowp_gemm_acc_cfg_t *g, int f32_inputs) {
@@ -639,6 +743,7 @@ static void tgt_of(tgt_t *t, const lowp_format_t *f, lowp_rounding_t rnd) {
   t->mode = fast_mode(rnd);
   t->xmax = lowp_format_xmax(f);
   t->bf16 = ieee_like(f) && is_fmt(f, 8, -126, 127);
+  t->fp16 = ieee_like(f) && is_fmt(f, 11, -14, 15);
 }
 
 /* ----------------------------------------------------------- public API */
@@ -680,9 +785,8 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
        : kind == LOWP_ACCFAST_FMA32 && cfg->acc_rnd != LOWP_RND_NE
            ? (use == ISA_AVX512 ? (cfg->prod ? K_DIR32RP : K_DIR32) : (cfg->prod ? K_RORP : K_RO))
        : kind == LOWP_ACCFAST_FMA32 ? (cfg->prod ? K_ADD32 : K_FMA32)
-       : kind == LOWP_ACCFAST_RO32 && use == ISA_AVX512 && is_fmt(cfg->acc, 11, -14, 15) &&
-             ro16_built()
-           ? (cfg->prod ? K_RF16RP : K_RF16)
+       : kind == LOWP_ACCFAST_RO32 && use == ISA_AVX512 && ro16_built()
+           ? (cfg->prod ? K_RFMRP : K_RFM)
        : kind == LOWP_ACCFAST_RO32 ? (cfg->prod ? K_RFRP : K_RF)
        : (cfg->prod ? K_RORP : K_RO);
   nj = (n + JB - 1) / JB, ni = (m + IR - 1) / IR, ntask = nj * ni;

@@ -15,8 +15,11 @@ typedef enum {
   LOWP_ACCFAST_RO64,     /**< any IEEE-like format p <= 51, rne/rtz/rup/rdn, fp32 inputs:
                               binary64 TwoSum, round to odd, one rounding to acc */
   LOWP_ACCFAST_RO32      /**< the same on binary32 lanes: acc (and prod) p <= 22,
-                              quantum >= 2^-147, emax <= 127; inputs zero or of <= 12
-                              significant bits in [2^-60, 2^50] (fp16, bf16, fp8 data) */
+                              quantum >= 2^-147, emax <= min(127, 102 + p) or bf16;
+                              inputs zero or of <= 12 significant bits in [2^-60, 2^50]
+                              (fp16, bf16, fp8 data). On AVX-512 (gcc builds) the odd
+                              rounding comes from two fused multiply-adds rounded down
+                              and up, and fp16 is rounded by vcvtps2ph */
 } lowp_accfast_kind_t;
 
 /**
