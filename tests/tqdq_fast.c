@@ -92,11 +92,11 @@ int main(void) {
                                &LOWP_FMT_E3M2, &LOWP_FMT_E2M3, &LOWP_FMT_E2M1, &LOWP_FMT_E4M3FNUZ};
   /* calibrated amax for the tensor scheme: scales that are not powers of
      two, a power of two, far above 2^700 (s = inf: the reference path) */
-  const double am[] = {1.0, 3.0, 0x1p-20, 7e-31, 1e30, 0.1, 1e-300};
+  const double am[] = {3.0, 0x1p-20, 7e-31, 1e30, 1e-300};
   size_t rows = 0, i, k;
   float *x;
   lowp_test_start("tqdq_fast");
-  x = inputs((size_t)1 << 20, &rows);
+  x = inputs((size_t)1 << 18, &rows);
   if (!lowp_test_check(x != NULL, "allocation")) return lowp_test_end();
   for (i = 0; i < sizeof fm / sizeof fm[0]; i++) {
     compare(x, rows, fm[i], LOWP_QS_CAST, 32, NULL, "cast");
