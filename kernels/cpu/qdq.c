@@ -72,6 +72,75 @@ static double q1r(float x, double s, const qctx_t *q, lowp_qstats_t *c) {
   return r;
 }
 
+/* ------------------------------------------------- the vectorised path */
+
+/* The same rounding as round_fast, without branches, for a group of
+   elements sharing the scale s (2^-700 <= s <= 2^700, so every nonzero
+   v = x * s has 2^-849 <= |v| < 2^829: a normal double, far from both
+   ends). For a = |v| with exponent E = max(floor(log2 a), emin) the
+   quantum is u = 2^(E - p + 1); C = 2^52 u is a power of two above a
+   (p <= 52), so a + C lies in [C, 2C] where the doubles are the multiples
+   of u, and fl(a + C) - C (exact) is a rounded to the nearest multiple of
+   u, ties to the even multiple (C is an even one): rint(a / u) * u, which
+   round_fast computes. A result above xmax saturates; the sign is put
+   back on (0 keeps the sign of v, as in round_fast). The counts are those
+   of q1r. Compiled for AVX-512, AVX2 and the baseline ISA where the
+   compiler can, chosen at load time: integer and IEEE operations only, so
+   every copy gives the same bits (tests/tqdq_fast.c checks them against
+   q1r). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
+#define LOWP_QDQ_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define LOWP_QDQ_CLONES
+#endif
+LOWP_QDQ_CLONES static void group_fast(float *y, double *qo, const float *x, size_t len, double s,
+                                       const qctx_t *q, lowp_qstats_t *c) {
+  const int64_t emin = q->f->emin + 1023, cadd = 53 - q->f->precision;
+  const uint64_t sign = (uint64_t)1 << 63;
+  const double xmax = q->xmax, xmin = q->xmin, ovf = q->ovf;
+  size_t j, nz = 0, sat = 0, fl = 0, sub = 0;
+  for (j = 0; j < len; j++) {
+    double v = (double)x[j] * s, a, cc, r;
+    uint64_t u, sg;
+    int64_t e;
+    memcpy(&u, &v, sizeof u);
+    sg = u & sign;
+    u ^= sg;
+    memcpy(&a, &u, sizeof a);
+    e = (int64_t)(u >> 52);
+    e = e < emin ? emin : e;
+    u = (uint64_t)(e + cadd) << 52;
+    memcpy(&cc, &u, sizeof cc);
+    r = (a + cc) - cc;
+    r = r > xmax ? xmax : r;
+    memcpy(&u, &r, sizeof u);
+    sat += a >= ovf;
+    nz += x[j] != 0.0f;
+    fl += (x[j] != 0.0f) & (r == 0.0);
+    sub += (x[j] != 0.0f) & (r != 0.0) & (r < xmin);
+    u |= sg;
+    memcpy(&r, &u, sizeof r);
+    if (qo) qo[j] = r;
+    else y[j] = (float)(r / s);
+  }
+  c->nonzero += nz;
+  c->saturated += sat;
+  c->flushed += fl;
+  c->subnormal += sub;
+}
+
+/* One group: the vectorised path where it applies, else q1r element by
+   element (the reference, also used when ref is set). */
+static void group(float *y, double *qo, const float *x, size_t len, double s, const qctx_t *q,
+                  lowp_qstats_t *c, int ref) {
+  size_t j;
+  if (!ref && q->fast && s >= 0x1p-700 && s <= 0x1p700) group_fast(y, qo, x, len, s, q, c);
+  else if (qo)
+    for (j = 0; j < len; j++) qo[j] = q1r(x[j], s, q, c);
+  else
+    for (j = 0; j < len; j++) y[j] = (float)(q1r(x[j], s, q, c) / s);
+}
+
 static double amax_of(const float *x, size_t n, int *finite) {
   double a = 0.0;
   size_t i;
@@ -106,7 +175,7 @@ static double amax_scale(double a, const lowp_format_t *f) { return (double)lowp
 /* Both entry points: y = q / s (fp32), or q and the groups' fl32(1 / s). */
 static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows, size_t cols,
                  const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
-                 const double *amax, lowp_qstats_t *st) {
+                 const double *amax, lowp_qstats_t *st, int ref) {
   qctx_t q;
   double s_tensor = 1.0;
   int finite = 1, blocked = scheme == LOWP_QS_MXBLOCK || scheme == LOWP_QS_BLOCK;
@@ -134,7 +203,7 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
   for (r = 0; r < (long)rows; r++) {
     const float *xr = x + (size_t)r * cols;
     lowp_qstats_t c;
-    size_t j, b, g;
+    size_t b, g;
     double s = s_tensor;
     memset(&c, 0, sizeof c);
     if (scheme == LOWP_QS_ROW) {
@@ -148,12 +217,9 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
         double a = amax_of(xr + b, len, &fin);
         s = scheme == LOWP_QS_MXBLOCK ? ldexp(1.0, -lowp_qdq_mx_exponent(a, f)) : amax_scale(a, f);
       }
-      if (qo) {
-        for (j = b; j < b + len; j++) qo[(size_t)r * cols + j] = q1r(xr[j], s, &q, &c);
-        sinv[(size_t)r * nb + g] = (float)(1.0 / s);
-      } else {
-        for (j = b; j < b + len; j++) y[(size_t)r * cols + j] = (float)(q1r(xr[j], s, &q, &c) / s);
-      }
+      group(qo ? NULL : y + (size_t)r * cols + b, qo ? qo + (size_t)r * cols + b : NULL, xr + b, len, s, &q, &c,
+            ref);
+      if (qo) sinv[(size_t)r * nb + g] = (float)(1.0 / s);
     }
     n += cols;
     nz += c.nonzero;
@@ -174,12 +240,24 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
 int lowp_qdq_f32(float *y, const float *x, size_t rows, size_t cols,
                  const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
                  const double *amax, lowp_qstats_t *st) {
-  return quant(y, NULL, NULL, x, rows, cols, f, scheme, block, amax, st);
+  return quant(y, NULL, NULL, x, rows, cols, f, scheme, block, amax, st, 0);
+}
+
+int lowp_qdq_f32_ref(float *y, const float *x, size_t rows, size_t cols, const lowp_format_t *f,
+                     lowp_qscheme_t scheme, size_t block, const double *amax, lowp_qstats_t *st) {
+  return quant(y, NULL, NULL, x, rows, cols, f, scheme, block, amax, st, 1);
 }
 
 int lowp_qdq_quant(double *q, float *sinv, const float *x, size_t rows, size_t cols,
                    const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
                    const double *amax, lowp_qstats_t *st) {
   if (!q || !sinv) return LOWP_EINVAL;
-  return quant(NULL, q, sinv, x, rows, cols, f, scheme, block, amax, st);
+  return quant(NULL, q, sinv, x, rows, cols, f, scheme, block, amax, st, 0);
+}
+
+int lowp_qdq_quant_ref(double *q, float *sinv, const float *x, size_t rows, size_t cols,
+                       const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
+                       const double *amax, lowp_qstats_t *st) {
+  if (!q || !sinv) return LOWP_EINVAL;
+  return quant(NULL, q, sinv, x, rows, cols, f, scheme, block, amax, st, 1);
 }

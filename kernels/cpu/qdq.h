@@ -84,6 +84,20 @@ int lowp_qdq_quant(double *q, float *sinv, const float *x, size_t rows, size_t c
                    const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
                    const double *amax, lowp_qstats_t *st);
 
+/**
+ * @brief lowp_qdq_f32 and lowp_qdq_quant on their reference path: every
+ * element rounded by itself (round_fast or lowp_round_f64), never by the
+ * vectorised group loop the two functions above use where they can. The
+ * results and counts are the same bits (tests/tqdq_fast.c); for tests.
+ */
+int lowp_qdq_f32_ref(float *y, const float *x, size_t rows, size_t cols,
+                     const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
+                     const double *amax, lowp_qstats_t *st);
+/** @brief See lowp_qdq_f32_ref. */
+int lowp_qdq_quant_ref(double *q, float *sinv, const float *x, size_t rows, size_t cols,
+                       const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
+                       const double *amax, lowp_qstats_t *st);
+
 /** @brief fl32(xmax(f) / amax), or 1 when amax is 0 or not finite. */
 float lowp_qdq_scale(double amax, const lowp_format_t *f);
 

@@ -307,16 +307,25 @@ size_t lowp_cnn_nparams(const lowp_cnn_t *m) {
    b[j] + x[0] w[0][j] + ... in k order, one fp32 rounding per operation
    (terms with x == 0 skipped), whatever the grouping. */
 #define RGROUP 8
-/* One group of rows. Compiled twice where the compiler can (x86-64 GCC or
-   clang: function multiversioning), for AVX2 and the baseline ISA, chosen
-   at load time: the j loop is a separate multiply and add per element
-   (-ffp-contract=off, no FMA), so the vector widths give the same bits. */
+/* One group of rows. Compiled three times where the compiler can (x86-64
+   GCC or clang: function multiversioning), for AVX-512, AVX2 and the
+   baseline ISA, chosen at load time: the j loop is a separate multiply and
+   add per element (-ffp-contract=off, no FMA), each output's operations in
+   k order, so the vector widths give the same bits (checked by comparing
+   the fp8-quantization outputs and trained models with and without the
+   AVX-512 copy). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define LOWP_CNN_CLONES __attribute__((target_clones("avx2", "default")))
+#define LOWP_CNN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define LOWP_CNN_CLONES
 #endif
 #define JB 16 /* output columns kept in registers */
+#if defined(__GNUC__) || defined(__clang__)
+/* JB lanes, each lane's multiply and add its own fp32 operations (GCC and
+   clang vector extensions: one zmm, two ymm or four xmm registers). */
+typedef float cnn_vjb_t __attribute__((vector_size(JB * sizeof(float))));
+#define CNN_VLOAD(v, p) memcpy(&(v), (p), sizeof(v))
+#endif
 LOWP_CNN_CLONES static void gemm_group(float *y, const float *x, size_t r0, size_t nr, int K, int N,
                                        const float *w, const float *b) {
   size_t t;
@@ -325,6 +334,42 @@ LOWP_CNN_CLONES static void gemm_group(float *y, const float *x, size_t r0, size
     const float *xr = x + (r0 + t) * K;
     float *yr = y + (r0 + t) * N;
     for (j0 = 0; j0 + JB <= N; j0 += JB) { /* whole blocks of JB columns in a local accumulator */
+#if defined(__GNUC__) || defined(__clang__)
+      cnn_vjb_t acc, wv;
+      if (j0 + 4 * JB <= N) { /* four blocks at once: four independent chains of additions */
+        cnn_vjb_t a1, a2, a3, w1, w2, w3;
+        CNN_VLOAD(acc, b + j0);
+        CNN_VLOAD(a1, b + j0 + JB);
+        CNN_VLOAD(a2, b + j0 + 2 * JB);
+        CNN_VLOAD(a3, b + j0 + 3 * JB);
+        for (k = 0; k < K; k++) {
+          const float xk = xr[k], *wr = w + (size_t)k * N + j0;
+          if (xk == 0.0f) continue;
+          CNN_VLOAD(wv, wr);
+          CNN_VLOAD(w1, wr + JB);
+          CNN_VLOAD(w2, wr + 2 * JB);
+          CNN_VLOAD(w3, wr + 3 * JB);
+          acc += xk * wv;
+          a1 += xk * w1;
+          a2 += xk * w2;
+          a3 += xk * w3;
+        }
+        memcpy(yr + j0, &acc, sizeof acc);
+        memcpy(yr + j0 + JB, &a1, sizeof a1);
+        memcpy(yr + j0 + 2 * JB, &a2, sizeof a2);
+        memcpy(yr + j0 + 3 * JB, &a3, sizeof a3);
+        j0 += 3 * JB;
+        continue;
+      }
+      CNN_VLOAD(acc, b + j0);
+      for (k = 0; k < K; k++) {
+        const float xk = xr[k];
+        if (xk == 0.0f) continue;
+        CNN_VLOAD(wv, w + (size_t)k * N + j0);
+        acc += xk * wv;
+      }
+      memcpy(yr + j0, &acc, sizeof acc);
+#else
       float acc[JB];
       for (j = 0; j < JB; j++) acc[j] = b[j0 + j];
       for (k = 0; k < K; k++) {
@@ -333,6 +378,7 @@ LOWP_CNN_CLONES static void gemm_group(float *y, const float *x, size_t r0, size
         for (j = 0; j < JB; j++) acc[j] += xk * wr[j];
       }
       for (j = 0; j < JB; j++) yr[j0 + j] = acc[j];
+#endif
     }
     if (j0 == N) continue;
     for (j = j0; j < N; j++) yr[j] = b[j]; /* the other columns: the same sums, in y */

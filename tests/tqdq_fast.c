@@ -1,0 +1,112 @@
+/* tqdq_fast -- lowp_qdq_f32 and lowp_qdq_quant's vectorised path against their element-by-element reference */
+
+#include "cpu/qdq.h"
+#include "format/format.h"
+#include "rng/rng.h"
+#include "status.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COLS 256
+
+/* Low 16 bits put under every high half: the rounding points of the
+   formats tested (fp8 and fp6/fp4 round at bit 20 or above, bf16 at bit
+   16, fp16 and tf32 at bit 13) with the patterns just below, at and above
+   each tie (0x0fff 0x1000 0x1001 for fp16, odd and even neighbours 0x17ff
+   0x1800 0x3000), the half-way points of the low half and its extremes. */
+static const uint32_t lows[] = {0x0000, 0x0001, 0x07ff, 0x0800, 0x0801, 0x0fff, 0x1000, 0x1001,
+                                0x17ff, 0x1800, 0x3000, 0x7fff, 0x8000, 0x8001, 0xc000, 0xffff};
+
+/* Every finite float whose high half is any of the 2^16 patterns (signs,
+   -0, every exponent field with subnormals of binary32, the top 7
+   fraction bits) and whose low half is in lows, then nrand random finite
+   bit patterns; padded with zeros to whole rows of COLS. */
+static float *inputs(size_t nrand, size_t *rows) {
+  size_t nl = sizeof lows / sizeof lows[0], cap = 65536 * nl + nrand + COLS, n = 0;
+  float *x = calloc(cap, sizeof *x);
+  lowp_rng_t rng;
+  uint32_t h, l;
+  *rows = 0;
+  if (!x) return NULL;
+  for (h = 0; h < 65536; h++)
+    for (l = 0; l < nl; l++) {
+      uint32_t b = h << 16 | lows[l];
+      float v;
+      memcpy(&v, &b, sizeof v);
+      if (isfinite(v)) x[n++] = v;
+    }
+  lowp_rng_init(&rng, lowp_test_seed(), 7);
+  while (n < 65536 * nl + nrand) {
+    uint32_t b = (uint32_t)lowp_rng_next(&rng);
+    float v;
+    memcpy(&v, &b, sizeof v);
+    if (isfinite(v)) x[n++] = v;
+  }
+  *rows = (n + COLS - 1) / COLS;
+  return x;
+}
+
+static int same_stats(const lowp_qstats_t *a, const lowp_qstats_t *b) {
+  return a->n == b->n && a->nonzero == b->nonzero && a->saturated == b->saturated && a->flushed == b->flushed &&
+         a->subnormal == b->subnormal;
+}
+
+/* Both entry points, fast and reference, on x: the same bits and counts. */
+static void compare(const float *x, size_t rows, const lowp_format_t *f, lowp_qscheme_t sch, size_t block,
+                    const double *amax, const char *what) {
+  size_t n = rows * COLS, ns = rows * ((COLS + block - 1) / block);
+  float *y1 = malloc(n * sizeof *y1), *y2 = malloc(n * sizeof *y2);
+  float *s1 = malloc(ns * sizeof *s1), *s2 = malloc(ns * sizeof *s2);
+  double *q1 = malloc(n * sizeof *q1), *q2 = malloc(n * sizeof *q2);
+  lowp_qstats_t a, b, c, d;
+  int r1, r2, r3, r4;
+  memset(&a, 0, sizeof a);
+  memset(&b, 0, sizeof b);
+  memset(&c, 0, sizeof c);
+  memset(&d, 0, sizeof d);
+  if (!lowp_test_check(y1 && y2 && s1 && s2 && q1 && q2, "allocation")) goto done;
+  r1 = lowp_qdq_f32(y1, x, rows, COLS, f, sch, block, amax, &a);
+  r2 = lowp_qdq_f32_ref(y2, x, rows, COLS, f, sch, block, amax, &b);
+  r3 = lowp_qdq_quant(q1, s1, x, rows, COLS, f, sch, block, amax, &c);
+  r4 = lowp_qdq_quant_ref(q2, s2, x, rows, COLS, f, sch, block, amax, &d);
+  lowp_test_check(r1 == LOWP_OK && r2 == LOWP_OK && r3 == LOWP_OK && r4 == LOWP_OK, "%s %s: status %d %d %d %d",
+                  f->name, what, r1, r2, r3, r4);
+  lowp_test_check(memcmp(y1, y2, n * sizeof *y1) == 0, "%s %s: qdq values differ", f->name, what);
+  lowp_test_check(memcmp(q1, q2, n * sizeof *q1) == 0, "%s %s: quantized values differ", f->name, what);
+  lowp_test_check(memcmp(s1, s2, ns * sizeof *s1) == 0, "%s %s: scales differ", f->name, what);
+  lowp_test_check(same_stats(&a, &b) && same_stats(&c, &d) && same_stats(&a, &c), "%s %s: counts differ",
+                  f->name, what);
+  lowp_test_check(a.n == n && a.nonzero > 0, "%s %s: %zu elements counted", f->name, what, a.n);
+done:
+  free(y1); free(y2); free(s1); free(s2); free(q1); free(q2);
+}
+
+int main(void) {
+  /* fast-path formats of every kind, and e4m3fnuz (no -0: the reference
+     path only) */
+  const lowp_format_t *fm[] = {&LOWP_FMT_E4M3, &LOWP_FMT_E5M2, &LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_TF32,
+                               &LOWP_FMT_E3M2, &LOWP_FMT_E2M3, &LOWP_FMT_E2M1, &LOWP_FMT_E4M3FNUZ};
+  /* calibrated amax for the tensor scheme: scales that are not powers of
+     two, a power of two, far above 2^700 (s = inf: the reference path) */
+  const double am[] = {3.0, 0x1p-20, 7e-31, 1e30, 1e-300};
+  size_t rows = 0, i, k;
+  float *x;
+  lowp_test_start("tqdq_fast");
+  x = inputs((size_t)1 << 18, &rows);
+  if (!lowp_test_check(x != NULL, "allocation")) return lowp_test_end();
+  for (i = 0; i < sizeof fm / sizeof fm[0]; i++) {
+    compare(x, rows, fm[i], LOWP_QS_CAST, 32, NULL, "cast");
+    compare(x, rows, fm[i], LOWP_QS_TENSOR, 32, NULL, "tensor");
+    compare(x, rows, fm[i], LOWP_QS_ROW, 32, NULL, "row");
+    compare(x, rows, fm[i], LOWP_QS_MXBLOCK, 32, NULL, "mx 32");
+    compare(x, rows, fm[i], LOWP_QS_BLOCK, 128, NULL, "block 128");
+    compare(x, rows, fm[i], LOWP_QS_BLOCK, 3, NULL, "block 3");
+    for (k = 0; k < sizeof am / sizeof am[0]; k++) compare(x, rows, fm[i], LOWP_QS_TENSOR, 32, &am[k], "tensor amax");
+  }
+  free(x);
+  return lowp_test_end();
+}
