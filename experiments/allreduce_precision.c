@@ -21,7 +21,7 @@
  *   gamma_{W-1} (ring) or gamma_{ceil log2 W} (tree) of its summing format
  *   times sum |x|, Higham 2002 section 4.2, elementwise, then in norm). The
  *   growth exponent a of error ~ W^a of every curve and bound: the
- *   least-squares slope of log error on log W (lowp_result_loglog_slope).
+ *   least-squares slope of log error on log W (lowp_fit_loglog_slope).
  *   Error feedback: T steps of fresh gradients on ef_workers workers; each
  *   worker keeps the residual of its cast (lib/amp/allreduce); the error
  *   of the running total sum_t s^_t against the exact sum_t s_t.
@@ -45,6 +45,7 @@
 #include "exp_check.h"
 #include "format/format.h"
 #include "io/plot.h"
+#include "measure/measure.h"
 #include "rng/rng.h"
 #include "status.h"
 
@@ -365,12 +366,12 @@ static void fit_slopes(const cfg_t *c, meas_t *m) {
   size_t q;
   int v, o;
   for (q = 0; q < c->nW; q++) w[q] = (double)c->W[q];
-  m->rslope = lowp_result_loglog_slope(w, m->ratio, c->nW);
+  m->rslope = lowp_fit_loglog_slope(w, m->ratio, c->nW);
   for (v = 0; v < NV; v++)
     for (o = 0; o < 2; o++) {
       for (q = 0; q < c->nW; q++) { e[q] = m->err[q][v][o]; b[q] = m->bnd[q][v][o]; }
-      m->slope[v][o] = lowp_result_loglog_slope(w, e, c->nW);
-      m->bslope[v][o] = lowp_result_loglog_slope(w, b, c->nW);
+      m->slope[v][o] = lowp_fit_loglog_slope(w, e, c->nW);
+      m->bslope[v][o] = lowp_fit_loglog_slope(w, b, c->nW);
     }
 }
 

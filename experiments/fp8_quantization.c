@@ -54,6 +54,7 @@ static const lowp_param_t params[] = {
     {"models", "<source>/models", NULL, "folder with cnn.safetensors and vit.safetensors (the shipped models)"},
     {"test", "10000", "300", "test images evaluated (the first N of the file; 10000: all); training: the test accuracy of each epoch"},
     {"tc_test", "1000", "100", "test images for the tensor-core model configurations (the first N; slow arithmetic)"},
+    {"layer_test", "2000", "300", "test images for the per-layer sensitivity configurations (the first N)"},
     {"calib", "1000", "200", "training images that calibrate activation amax and outlier statistics"},
     {"boot", "2000", "200", "paired bootstrap replicates (fixed seed)"},
     {"model", "h100", NULL, "tensor-core model for the fp8 GEMMs (lowp gemm --model; fp8 datapath with aligned truncation)"},
@@ -136,6 +137,7 @@ static void parse_settings(const lowp_run_t *r, fq_settings_t *s) {
   s->tcmodel = lowp_run_param(r, "model");
   s->test = (long)lowp_run_param_int(r, "test", 1, 10000);
   s->tc_test = (long)lowp_run_param_int(r, "tc_test", 1, 10000);
+  s->layer_test = (long)lowp_run_param_int(r, "layer_test", 1, 10000);
   s->calib = (long)lowp_run_param_int(r, "calib", 1, 60000);
   s->boot = (long)lowp_run_param_int(r, "boot", 10, 100000);
   s->promote = (long)lowp_run_param_int(r, "promote", 1, 4096);
@@ -226,6 +228,7 @@ static int run(lowp_run_t *r) {
   if ((size_t)s.test > te.n) lowp_run_bad_param(r, "test", "more than the test file holds");
   if ((size_t)s.calib > tr.n) lowp_run_bad_param(r, "calib", "more than the training file holds");
   if (s.tc_test > s.test) s.tc_test = s.test;
+  if (s.layer_test > s.test) s.layer_test = s.test;
   rc = strcmp(s.train, "none") ? run_train(r, &s, &tr, &te) : fq_evaluate(r, &s, &tr, &te);
   fq_free_split(&tr);
   fq_free_split(&te);
@@ -246,7 +249,8 @@ const lowp_experiment_t lowp_exp_fp8_quantization = {
     "scales; accumulated in fp32, or on the {model} tensor-core model with and without promotion every "
     "{promote} products (on the first {tc_test} images). Paired with FP32 image by image: top-1 agreement and "
     "KL divergence of the softmax (primary), accuracy difference with a paired bootstrap 95% interval "
-    "({boot} replicates) and McNemar's exact test; per-layer sensitivity; ViT outlier statistics.",
+    "({boot} replicates) and McNemar's exact test; per-layer sensitivity (one layer group quantized at a time, "
+    "on the first {layer_test} images); ViT outlier statistics.",
     "FP32 about 91% (CNN) and 88-89% (ViT); FP16 and BF16 indistinguishable from FP32; scaled e4m3 within a "
     "few tenths of a point with agreement above 99%, e5m2 worse; the transformer more sensitive than the "
     "CNN; promotion matters little at these short dot products.",

@@ -164,7 +164,7 @@ void fq_boot_ci(const uint8_t *w, size_t n, int reps, const int8_t *d, double *l
 typedef struct {
   char data[4096], models[4096];
   const char *train, *tcmodel;
-  long test, tc_test, calib, promote, mxblock, boot;
+  long test, tc_test, layer_test, calib, promote, mxblock, boot;
   fq_train_cfg_t cfg[2]; /* cnn, vit */
   lowp_tc_model_t tc[2]; /* e4m3, e5m2 */
 } fq_settings_t;

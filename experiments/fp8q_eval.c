@@ -186,7 +186,7 @@ static void score(out_t *o, const float *lg, const float *ref, const fq_data_t *
 
 static int eval_config(net_t *t, int k, const fq_data_t *te, const fq_settings_t *s) {
   const fq_config_t *c = &t->cfg[k];
-  size_t n = (size_t)(c->kind == 1 ? s->tc_test : s->test);
+  size_t n = (size_t)(c->kind == 1 ? s->tc_test : c->kind == 2 ? s->layer_test : s->test);
   out_t *o = &t->out[k];
   float *lg = NULL;
   fq_qnet_t q;
@@ -300,13 +300,14 @@ static pair_t paired(const net_t *t, int a, int b, const fq_data_t *te, const ui
   return p;
 }
 
-static void summarize(net_t *t, const fq_data_t *te, const fq_settings_t *s, const uint8_t *wfull,
-                      const uint8_t *wtc, int reps) {
+/* w[0..2]: the bootstrap weights of the full, tensor-core and per-layer image sets */
+static void summarize(net_t *t, const fq_data_t *te, const fq_settings_t *s, uint8_t *const *w, int reps) {
   int k;
   for (k = 0; k < t->nc; k++) {
     out_t *o = &t->out[k];
-    pair_t p = paired(t, C_FP32, k, te, o->n == (size_t)s->test ? wfull : wtc,
-                      o->n == (size_t)s->test ? (size_t)s->test : (size_t)s->tc_test, reps);
+    int set = t->cfg[k].kind;
+    size_t wn = (size_t)(set == 1 ? s->tc_test : set == 2 ? s->layer_test : s->test);
+    pair_t p = paired(t, C_FP32, k, te, w[set], wn, reps);
     o->dacc = p.d;
     o->lo = p.lo;
     o->hi = p.hi;
@@ -933,7 +934,7 @@ static void outputs(lowp_run_t *r, net_t *const *nets, const fq_data_t *te, cons
 
 int fq_evaluate(lowp_run_t *r, const fq_settings_t *s, const fq_data_t *tr, const fq_data_t *te) {
   net_t *nets[2];
-  uint8_t *wfull = NULL, *wtc = NULL;
+  uint8_t *wfull = NULL, *wtc = NULL, *wlay = NULL, *w[3];
   int i, st = LOWP_OK, fails = 0;
   nets[0] = calloc(1, sizeof(net_t));
   nets[1] = calloc(1, sizeof(net_t));
@@ -942,7 +943,13 @@ int fq_evaluate(lowp_run_t *r, const fq_settings_t *s, const fq_data_t *tr, cons
   for (i = 0; i < 2 && st == LOWP_OK; i++) st = run_net(r, nets[i], tr, te, s);
   if (st == LOWP_OK) st = fq_boot_weights(&wfull, (size_t)s->test, (int)s->boot, r->seed);
   if (st == LOWP_OK) st = fq_boot_weights(&wtc, (size_t)s->tc_test, (int)s->boot, r->seed + 1);
-  for (i = 0; i < 2 && st == LOWP_OK; i++) summarize(nets[i], te, s, wfull, wtc, (int)s->boot);
+  /* the per-layer rows on all the images share the main rows' replicates */
+  if (st == LOWP_OK && s->layer_test != s->test)
+    st = fq_boot_weights(&wlay, (size_t)s->layer_test, (int)s->boot, r->seed + 2);
+  w[0] = wfull;
+  w[1] = wtc;
+  w[2] = s->layer_test != s->test ? wlay : wfull;
+  for (i = 0; i < 2 && st == LOWP_OK; i++) summarize(nets[i], te, s, w, (int)s->boot);
   for (i = 0; i < 2 && st == LOWP_OK; i++) {
     size_t diff = check_reference(nets[i], s);
     if (diff) {
@@ -953,7 +960,8 @@ int fq_evaluate(lowp_run_t *r, const fq_settings_t *s, const fq_data_t *tr, cons
   }
   if (st == LOWP_OK) {
     printf("evaluated cnn (%d configurations) in %.1f s, vit (%d) in %.1f s; %ld test images (%ld for the "
-           "tensor-core model)\n", nets[0]->nc, nets[0]->secs, nets[1]->nc, nets[1]->secs, s->test, s->tc_test);
+           "tensor-core model, %ld per layer)\n", nets[0]->nc, nets[0]->secs, nets[1]->nc, nets[1]->secs, s->test,
+           s->tc_test, s->layer_test);
     fflush(stdout);
     outputs(r, nets, te, s, wfull, wtc, &st);
   }
@@ -964,5 +972,6 @@ int fq_evaluate(lowp_run_t *r, const fq_settings_t *s, const fq_data_t *tr, cons
   free(nets[1]);
   free(wfull);
   free(wtc);
+  free(wlay);
   return st != LOWP_OK ? 2 : fails ? 1 : 0;
 }

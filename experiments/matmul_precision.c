@@ -117,12 +117,6 @@ static const lowp_param_t params[] = {
 #define MAXSEED 31
 #define MAXK (3 * MAXF)
 
-/* t_{0.975, nu} for nu = 1..30 (two-sided 95%), from the standard table
-   (NIST/SEMATECH e-Handbook of Statistical Methods, Sec. 1.3.6.7.2) */
-static const double t975[30] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-                                2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-                                2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
-
 /* ------------------------------------------------------ private helpers */
 
 typedef struct {
@@ -393,19 +387,6 @@ static double diff(const double *c, const double *x, size_t n, double *frob) {
   return m;
 }
 
-/* least-squares slope of log y on log x over the points with y > 0 */
-static double fit_slope(const double *x, const double *y, int n) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  int i, c = 0;
-  for (i = 0; i < n; i++)
-    if (y[i] > 0 && isfinite(y[i])) {
-      double lx = log(x[i]), ly = log(y[i]);
-      sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly;
-      c++;
-    }
-  return c >= 2 && c * sxx - sx * sx > 0 ? (c * sxy - sx * sy) / (c * sxx - sx * sx) : NAN;
-}
-
 /* mean slope over the seeds that have every fitted size, the t-based
    95% half-width (NAN with one seed) and the range of the slopes (lohi[0..1]) */
 static void growth(const meas_t *M, const cfg_t *c, int k, int which, long nseeds, int nsz, double *mean,
@@ -422,7 +403,7 @@ static void growth(const meas_t *M, const cfg_t *c, int k, int which, long nseed
       y[cnt++] = M->v[k][si][sd][which];
     }
     if (!ok || cnt < 2) continue;
-    sl[q] = fit_slope(x, y, cnt);
+    sl[q] = lowp_fit_loglog_slope(x, y, (size_t)cnt);
     if (isfinite(sl[q])) q++;
   }
   *used = q;
@@ -437,7 +418,7 @@ static void growth(const meas_t *M, const cfg_t *c, int k, int which, long nseed
   *mean = s / q;
   if (q < 2) return;
   for (si = 0; si < q; si++) v += (sl[si] - *mean) * (sl[si] - *mean);
-  *half = t975[q - 2 < 29 ? q - 2 : 29] * sqrt(v / (q - 1)) / sqrt((double)q);
+  *half = lowp_t_quantile(0.975, (unsigned)(q - 1)) * sqrt(v / (q - 1)) / sqrt((double)q);
 }
 
 /* mean over the seeds measured at size si */

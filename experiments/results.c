@@ -154,18 +154,3 @@ size_t lowp_run_param_formats(const lowp_run_t *r, const char *key, lowp_format_
   if (nf == 0) lowp_run_bad_param(r, key, "expected at least one format");
   return nf;
 }
-
-double lowp_result_loglog_slope(const double *x, const double *y, size_t n) {
-  double sx = 0, sy = 0, sxx = 0, sxy = 0, c = 0;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    double lx, ly;
-    if (!(x[i] > 0) || !(y[i] > 0) || !isfinite(y[i]) || !isfinite(x[i])) continue;
-    lx = log(x[i]);
-    ly = log(y[i]);
-    sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly;
-    c += 1;
-  }
-  if (c < 2 || c * sxx - sx * sx <= 0) return NAN;
-  return (c * sxy - sx * sy) / (c * sxx - sx * sx);
-}

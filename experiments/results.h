@@ -122,11 +122,5 @@ typedef const char *(*lowp_format_check_t)(const lowp_format_t *f);
 size_t lowp_run_param_formats(const lowp_run_t *r, const char *key, lowp_format_t *out, size_t max,
                               lowp_format_check_t check);
 
-/**
- * @brief Growth exponent a of y ~ x^a: the least-squares slope of log y
- * against log x over the points with x > 0 and finite y > 0 (the fit every
- * experiment states as "grows like x^a"). NaN if fewer than 2 such points.
- */
-double lowp_result_loglog_slope(const double *x, const double *y, size_t n);
 
 #endif

@@ -173,3 +173,18 @@ int lowp_fit_break(lowp_fit_break_t *r, const double *x, const double *y, const 
   }
   return LOWP_OK;
 }
+
+double lowp_fit_loglog_slope(const double *x, const double *y, size_t n) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, c = 0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    double lx, ly;
+    if (!(x[i] > 0) || !(y[i] > 0) || !isfinite(y[i]) || !isfinite(x[i])) continue;
+    lx = log(x[i]);
+    ly = log(y[i]);
+    sx += lx; sy += ly; sxx += lx * lx; sxy += lx * ly;
+    c += 1;
+  }
+  if (c < 2 || c * sxx - sx * sx <= 0) return NAN;
+  return (c * sxy - sx * sy) / (c * sxx - sx * sx);
+}

@@ -118,6 +118,13 @@ int lowp_fit_line(lowp_fit_t *f, const double *x, const double *y, const double 
 int lowp_fit_break(lowp_fit_break_t *r, const double *x, const double *y, const double *w, size_t n,
                    size_t minseg, double level, double alpha);
 
+/**
+ * @brief Growth exponent a of y ~ x^a: the least-squares slope of log y
+ * against log x over the points with x > 0 and finite y > 0 (the fit every
+ * experiment states as "grows like x^a"). NaN if fewer than 2 such points.
+ */
+double lowp_fit_loglog_slope(const double *x, const double *y, size_t n);
+
 /* ---------------------------------------------------------------- bounds */
 
 /**
