@@ -91,6 +91,9 @@ typedef int64_t vi __attribute__((vector_size(64)));
 typedef uint64_t vu __attribute__((vector_size(64)));
 #define VW 8
 
+/* x in every lane; (vd){0} + x would turn -0 into +0 */
+AI vd vsplat(double x) { return (vd){x, x, x, x, x, x, x, x}; }
+
 AI vd vsel(vi m, vd a, vd b) { return (vd)(((vi)a & m) | ((vi)b & ~m)); }
 
 AI vi vall(int c) { return (vi){0} - (int64_t)(c != 0); }

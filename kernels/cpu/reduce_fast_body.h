@@ -1,0 +1,69 @@
+/* lowp_reduce_fast's loops, compiled once per instruction set: included by
+   reduce_fast.c with SFX (a name suffix) and ATTR (a target attribute or
+   nothing) defined. No include guard: meant to be included several times. */
+
+#define LOWP_CAT2(a, b) a##b
+#define LOWP_CAT(a, b) LOWP_CAT2(a, b)
+#define FN(name) LOWP_CAT(name, SFX)
+
+/* pairwise over [lo, hi), hi - lo >= 1: leaves are exact terms, every
+   addition rounds once (lowp_accum_dot's pairwise_raw, mid the same) */
+ATTR static void FN(pair_)(double *out, const octx_t *c, size_t lo, size_t hi) {
+  double tmp[OW] __attribute__((aligned(64)));
+  size_t mid;
+  if (hi - lo == 1) {
+    term(out, c, lo);
+    return;
+  }
+  mid = lo + (hi - lo) / 2;
+  FN(pair_)(out, c, lo, mid);
+  FN(pair_)(tmp, c, mid, hi);
+  add_to(out, tmp, c);
+}
+
+/* recursive over [lo, hi), hi - lo >= 1: the first two terms in one
+   rounding, a lone term rounded once (round(t + 0)) */
+ATTR static void FN(rec_)(double *out, const octx_t *c, size_t lo, size_t hi) {
+  double t[OW] __attribute__((aligned(64)));
+  size_t l;
+  term(out, c, lo);
+  if (hi - lo == 1) {
+    memset(t, 0, sizeof t);
+    add_to(out, t, c);
+    return;
+  }
+  for (l = lo + 1; l < hi; l++) {
+    term(t, c, l);
+    add_to(out, t, c);
+  }
+}
+
+/* one row of outputs (OW columns) in the order, k >= 1 */
+ATTR static void FN(row_)(double *out, const octx_t *c, size_t k) {
+  double part[OW] __attribute__((aligned(64)));
+  size_t lo, w;
+  switch (c->order) {
+  case LOWP_ACC_PAIRWISE:
+    if (k == 1) FN(rec_)(out, c, 0, 1);
+    else FN(pair_)(out, c, 0, k);
+    break;
+  case LOWP_ACC_BLOCKED:
+  case LOWP_ACC_SPLITK:
+    w = c->order == LOWP_ACC_BLOCKED ? c->block : (k + c->block - 1) / c->block;
+    if (w == 0) w = 1;
+    /* block sums, added left to right from the first (no initial rounding) */
+    FN(rec_)(out, c, 0, w < k ? w : k);
+    for (lo = w; lo < k; lo += w) {
+      FN(rec_)(part, c, lo, lo + w < k ? lo + w : k);
+      add_to(out, part, c);
+    }
+    break;
+  default:
+    FN(rec_)(out, c, 0, k);
+    break;
+  }
+}
+
+#undef FN
+#undef LOWP_CAT
+#undef LOWP_CAT2
