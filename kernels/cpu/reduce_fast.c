@@ -79,6 +79,62 @@ AI void add_to(double *x, const double *y, const octx_t *c) {
   }
 }
 
+/* the fp32-in-rne lanes */
+enum { OWF = 64 };
+typedef float vf8 __attribute__((vector_size(32)));
+
+typedef struct {
+  const float *arow;  /* row i of A as binary32 */
+  const float *panel; /* k x OWF, columns j0 .. j0 + OWF of B */
+  int rp;
+  lowp_acc_order_t order;
+  size_t block;
+} fctx_t;
+
+/* out = round(t_l + t_{l+1}), the two terms exact: fma = 1, TwoSum rounded
+   to odd at 53 bits then to binary32 by the conversion (rne; Boldo and
+   Melquiond, Theorem 1: 53 >= 24 + 2); fma = 0, binary32 products added */
+AI void ftwo(float *out, const fctx_t *c, size_t l) {
+  const float a0 = c->arow[l], a1 = c->arow[l + 1];
+  const float *b0 = c->panel + l * OWF, *b1 = b0 + OWF;
+  size_t j;
+  if (c->rp) {
+    for (j = 0; j < OWF; j++) out[j] = a0 * b0[j] + a1 * b1[j];
+    return;
+  }
+  for (j = 0; j < OWF; j += 8) {
+    vf8 f0, f1;
+    vd p0, p1;
+    memcpy(&f0, b0 + j, sizeof f0);
+    memcpy(&f1, b1 + j, sizeof f1);
+    p0 = vsplat(a0) * __builtin_convertvector(f0, vd);
+    p1 = vsplat(a1) * __builtin_convertvector(f1, vd);
+    f0 = __builtin_convertvector(vadd_odd(p0, p1, M_NE), vf8);
+    memcpy(out + j, &f0, sizeof f0);
+  }
+}
+
+/* out = round(t_l + 0): a lone term, -0 to +0 */
+AI void flone(float *out, const fctx_t *c, size_t l) {
+  const float a0 = c->arow[l], *b0 = c->panel + l * OWF;
+  size_t j;
+  for (j = 0; j < OWF; j++)
+    out[j] = c->rp ? a0 * b0[j] + 0.0f : (float)((double)a0 * (double)b0[j] + 0.0);
+}
+
+/* pairwise over 1 to 3 terms: t, round(t + t), round(t + round(t + t)) */
+AI void fsmall(float *out, const fctx_t *c, size_t lo, size_t hi) {
+  const float a0 = c->arow[lo], *b0 = c->panel + lo * OWF;
+  size_t j;
+  if (hi - lo == 1) { flone(out, c, lo); return; }
+  if (hi - lo == 2) { ftwo(out, c, lo); return; }
+  ftwo(out, c, lo + 1);
+  if (c->rp)
+    for (j = 0; j < OWF; j++) out[j] = a0 * b0[j] + out[j];
+  else
+    for (j = 0; j < OWF; j++) out[j] = fmaf(a0, b0[j], out[j]);
+}
+
 #define SFX _generic
 #define ATTR
 #include "cpu/reduce_fast_body.h"
@@ -106,6 +162,16 @@ static void row_isa(int isa, double *out, const octx_t *c, size_t k) {
   case LOWP_ISA_AVX2: row__avx2(out, c, k); break;
 #endif
   default: row__generic(out, c, k); break;
+  }
+}
+
+static void frow_isa(int isa, float *out, const fctx_t *c, size_t k) {
+  switch (isa) {
+#ifdef LOWP_ORDFAST_X86
+  case LOWP_ISA_AVX512: frow__avx512(out, c, k); break;
+  case LOWP_ISA_AVX2: frow__avx2(out, c, k); break;
+#endif
+  default: frow__generic(out, c, k); break;
   }
 }
 
@@ -152,11 +218,70 @@ int lowp_gemm_order_fast_ok(const double *a, const double *b, size_t m, size_t n
   return kind_for(a, b, m, n, k, acc) != LOWP_ACCFAST_NONE;
 }
 
+/* one task of the binary64 lanes: rows [i0, i1), columns j0 .. j0 + jw */
+static int task64(double *c, const double *a, const double *b, size_t n, size_t k,
+                  const lowp_accum_t *acc, int f64, int isa, size_t i0, size_t i1, size_t j0,
+                  size_t jw) {
+  double *panel = aligned_alloc(64, k * OW * sizeof(double)), out[OW];
+  size_t i, l, j;
+  octx_t oc;
+  if (!panel) return 1;
+  for (l = 0; l < k; l++)
+    for (j = 0; j < OW; j++) panel[l * OW + j] = j < jw ? b[l * n + j0 + j] : 0.0;
+  memset(&oc, 0, sizeof oc);
+  oc.panel = panel;
+  oc.acc.p = acc->acc.precision;
+  oc.acc.emin = acc->acc.emin;
+  oc.acc.mode = fast_mode_of(acc->rnd);
+  oc.acc.xmax = lowp_format_xmax(&acc->acc);
+  oc.rp = !acc->fma;
+  oc.f64 = f64;
+  oc.order = acc->order;
+  oc.block = acc->block;
+  for (i = i0; i < i1; i++) {
+    oc.arow = a + i * k;
+    row_isa(isa, out, &oc, k);
+    for (j = 0; j < jw; j++) c[i * n + j0 + j] = canon(out[j]);
+  }
+  free(panel);
+  return 0;
+}
+
+/* one task of the binary32 lanes (fp32 in rne) */
+static int task32(double *c, const double *a, const double *b, size_t n, size_t k,
+                  const lowp_accum_t *acc, int isa, size_t i0, size_t i1, size_t j0,
+                  size_t jw) {
+  float *panel = aligned_alloc(64, k * OWF * sizeof(float)), *arow = malloc(k * sizeof(float));
+  float out[OWF] __attribute__((aligned(64)));
+  size_t i, l, j;
+  fctx_t fc;
+  if (!panel || !arow) {
+    free(panel), free(arow);
+    return 1;
+  }
+  for (l = 0; l < k; l++)
+    for (j = 0; j < OWF; j++) panel[l * OWF + j] = j < jw ? (float)b[l * n + j0 + j] : 0.0f;
+  memset(&fc, 0, sizeof fc);
+  fc.panel = panel;
+  fc.arow = arow;
+  fc.rp = !acc->fma;
+  fc.order = acc->order;
+  fc.block = acc->block;
+  for (i = i0; i < i1; i++) {
+    for (l = 0; l < k; l++) arow[l] = (float)a[i * k + l];
+    frow_isa(isa, out, &fc, k);
+    for (j = 0; j < jw; j++) c[i * n + j0 + j] = canon((double)out[j]);
+  }
+  free(panel), free(arow);
+  return 0;
+}
+
 int lowp_gemm_order_fast(double *c, const double *a, const double *b, size_t m, size_t n,
                          size_t k, const lowp_accum_t *acc, const char *isa) {
-  size_t nj, ni, e;
+  size_t nj, ni, e, w;
   long long t;
-  int best = best_isa(), use = best, fail = 0, f64;
+  int best = best_isa(), use = best, fail = 0, f64, f32;
+  lowp_accfast_kind_t kd;
   if (isa) {
     if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;
     if (use > best) return LOWP_EUNSUPPORTED;
@@ -167,33 +292,18 @@ int lowp_gemm_order_fast(double *c, const double *a, const double *b, size_t m, 
     for (e = 0; e < m * n; e++) c[e] = 0.0;
     return LOWP_OK;
   }
-  f64 = kind_for(a, b, m, n, k, acc) == LOWP_ACCFAST_FMA64;
-  nj = (n + OW - 1) / OW, ni = (m + IRO - 1) / IRO;
+  kd = kind_for(a, b, m, n, k, acc);
+  f64 = kd == LOWP_ACCFAST_FMA64;
+  /* fp32 (FMA32: binary32 inputs) in rne: binary32 lanes */
+  f32 = kd == LOWP_ACCFAST_FMA32 && acc->rnd == LOWP_RND_NE;
+  w = f32 ? OWF : OW;
+  nj = (n + w - 1) / w, ni = (m + IRO - 1) / IRO;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : fail)
   for (t = 0; t < (long long)(nj * ni); t++) {
-    size_t j0 = ((size_t)t % nj) * OW, i0 = ((size_t)t / nj) * IRO, i, l, j;
-    size_t jw = n - j0 < OW ? n - j0 : OW, i1 = m - i0 < IRO ? m : i0 + IRO;
-    double *panel = aligned_alloc(64, k * OW * sizeof(double)), out[OW];
-    octx_t oc;
-    if (!panel) { fail = 1; continue; }
-    for (l = 0; l < k; l++)
-      for (j = 0; j < OW; j++) panel[l * OW + j] = j < jw ? b[l * n + j0 + j] : 0.0;
-    memset(&oc, 0, sizeof oc);
-    oc.panel = panel;
-    oc.acc.p = acc->acc.precision;
-    oc.acc.emin = acc->acc.emin;
-    oc.acc.mode = fast_mode_of(acc->rnd);
-    oc.acc.xmax = lowp_format_xmax(&acc->acc);
-    oc.rp = !acc->fma;
-    oc.f64 = f64;
-    oc.order = acc->order;
-    oc.block = acc->block;
-    for (i = i0; i < i1; i++) {
-      oc.arow = a + i * k;
-      row_isa(use, out, &oc, k);
-      for (j = 0; j < jw; j++) c[i * n + j0 + j] = canon(out[j]);
-    }
-    free(panel);
+    size_t j0 = ((size_t)t % nj) * w, i0 = ((size_t)t / nj) * IRO;
+    size_t jw = n - j0 < w ? n - j0 : w, i1 = m - i0 < IRO ? m : i0 + IRO;
+    fail |= f32 ? task32(c, a, b, n, k, acc, use, i0, i1, j0, jw)
+                : task64(c, a, b, n, k, acc, f64, use, i0, i1, j0, jw);
   }
   return fail ? LOWP_ENOMEM : LOWP_OK;
 }

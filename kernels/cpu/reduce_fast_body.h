@@ -64,6 +64,65 @@ ATTR static void FN(row_)(double *out, const octx_t *c, size_t k) {
   }
 }
 
+/* ---- fp32 in rne on binary32 lanes (OWF outputs): a sum of two fp32
+   values is one binary32 addition, a term added to one fmaf (or, fma = 0,
+   a binary32 product then an addition), two exact terms TwoSum rounded to
+   odd, then to binary32 by the conversion (ftwo) */
+
+/* pairwise over [lo, hi), hi - lo >= 1 */
+ATTR static void FN(fpair_)(float *out, const fctx_t *c, size_t lo, size_t hi) {
+  float tmp[OWF] __attribute__((aligned(64)));
+  size_t mid, j;
+  if (hi - lo <= 3) {
+    fsmall(out, c, lo, hi);
+    return;
+  }
+  mid = lo + (hi - lo) / 2;
+  FN(fpair_)(out, c, lo, mid);
+  FN(fpair_)(tmp, c, mid, hi);
+  for (j = 0; j < OWF; j++) out[j] = out[j] + tmp[j];
+}
+
+/* recursive over [lo, hi), hi - lo >= 1 */
+ATTR static void FN(frec_)(float *out, const fctx_t *c, size_t lo, size_t hi) {
+  size_t l, j;
+  if (hi - lo == 1) {
+    flone(out, c, lo);
+    return;
+  }
+  ftwo(out, c, lo);
+  for (l = lo + 2; l < hi; l++) {
+    const float av = c->arow[l], *bl = c->panel + l * OWF;
+    if (c->rp)
+      for (j = 0; j < OWF; j++) out[j] = av * bl[j] + out[j];
+    else
+      for (j = 0; j < OWF; j++) out[j] = fmaf(av, bl[j], out[j]);
+  }
+}
+
+ATTR static void FN(frow_)(float *out, const fctx_t *c, size_t k) {
+  float part[OWF] __attribute__((aligned(64)));
+  size_t lo, w, j;
+  switch (c->order) {
+  case LOWP_ACC_PAIRWISE:
+    FN(fpair_)(out, c, 0, k);
+    break;
+  case LOWP_ACC_BLOCKED:
+  case LOWP_ACC_SPLITK:
+    w = c->order == LOWP_ACC_BLOCKED ? c->block : (k + c->block - 1) / c->block;
+    if (w == 0) w = 1;
+    FN(frec_)(out, c, 0, w < k ? w : k);
+    for (lo = w; lo < k; lo += w) {
+      FN(frec_)(part, c, lo, lo + w < k ? lo + w : k);
+      for (j = 0; j < OWF; j++) out[j] = out[j] + part[j];
+    }
+    break;
+  default:
+    FN(frec_)(out, c, 0, k);
+    break;
+  }
+}
+
 #undef FN
 #undef LOWP_CAT
 #undef LOWP_CAT2
