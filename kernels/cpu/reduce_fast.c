@@ -114,6 +114,37 @@ AI void ftwo(float *out, const fctx_t *c, size_t l) {
   }
 }
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define LOWP_ORD_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma"
+/* ftwo on AVX-512, fma = 1: the sum rounded to odd from the two roundings
+   of the same exact sum, down (d) and up (u), AVX-512's rounding in the
+   instruction (gemm_acc_fast.c's rofma argument on binary64): d == u, the
+   sum is exact (u: the sign of an exact zero sum as rne gives it); else
+   they are adjacent and the odd one is the value rounded to odd */
+__attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(float *out, const fctx_t *c,
+                                                          size_t l) {
+  const float *b0 = c->panel + l * OWF, *b1 = b0 + OWF;
+  const __m512d va0 = _mm512_set1_pd((double)c->arow[l]);
+  const __m512d va1 = _mm512_set1_pd((double)c->arow[l + 1]);
+  const __m512i one = _mm512_set1_epi64(1);
+  size_t j;
+  if (c->rp) {
+    ftwo(out, c, l);
+    return;
+  }
+  for (j = 0; j < OWF; j += 8) {
+    __m512d p0 = _mm512_mul_pd(va0, _mm512_cvtps_pd(_mm256_loadu_ps(b0 + j)));
+    __m512d p1 = _mm512_mul_pd(va1, _mm512_cvtps_pd(_mm256_loadu_ps(b1 + j)));
+    __m512d d = _mm512_add_round_pd(p0, p1, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512d u = _mm512_add_round_pd(p0, p1, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    __mmask8 pick_d = _mm512_cmp_pd_mask(d, u, _CMP_NEQ_OQ) &
+                      _mm512_test_epi64_mask(_mm512_castpd_si512(d), one);
+    _mm256_storeu_ps(out + j, _mm512_cvtpd_ps(_mm512_mask_blend_pd(pick_d, u, d)));
+  }
+}
+#endif
+
 /* out = round(t_l + 0): a lone term, -0 to +0 */
 AI void flone(float *out, const fctx_t *c, size_t l) {
   const float a0 = c->arow[l], *b0 = c->panel + l * OWF;
@@ -122,37 +153,30 @@ AI void flone(float *out, const fctx_t *c, size_t l) {
     out[j] = c->rp ? a0 * b0[j] + 0.0f : (float)((double)a0 * (double)b0[j] + 0.0);
 }
 
-/* pairwise over 1 to 3 terms: t, round(t + t), round(t + round(t + t)) */
-AI void fsmall(float *out, const fctx_t *c, size_t lo, size_t hi) {
-  const float a0 = c->arow[lo], *b0 = c->panel + lo * OWF;
-  size_t j;
-  if (hi - lo == 1) { flone(out, c, lo); return; }
-  if (hi - lo == 2) { ftwo(out, c, lo); return; }
-  ftwo(out, c, lo + 1);
-  if (c->rp)
-    for (j = 0; j < OWF; j++) out[j] = a0 * b0[j] + out[j];
-  else
-    for (j = 0; j < OWF; j++) out[j] = fmaf(a0, b0[j], out[j]);
-}
-
 #define SFX _generic
 #define ATTR
+#define FTWO ftwo
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
+#undef FTWO
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define LOWP_ORDFAST_X86 1
 #define SFX _avx2
 #define ATTR __attribute__((target("avx2,fma")))
+#define FTWO ftwo
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
+#undef FTWO
 #define SFX _avx512
-#define ATTR __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,fma")))
+#define ATTR __attribute__((target(LOWP_ORD_AVX512)))
+#define FTWO ftwo512
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
+#undef FTWO
 #endif
 
 static void row_isa(int isa, double *out, const octx_t *c, size_t k) {

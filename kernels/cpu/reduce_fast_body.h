@@ -1,6 +1,7 @@
 /* lowp_reduce_fast's loops, compiled once per instruction set: included by
-   reduce_fast.c with SFX (a name suffix) and ATTR (a target attribute or
-   nothing) defined. No include guard: meant to be included several times. */
+   reduce_fast.c with SFX (a name suffix), ATTR (a target attribute or
+   nothing) and FTWO (ftwo, or ftwo512 in the AVX-512 copy) defined. No
+   include guard: meant to be included several times. */
 
 #define LOWP_CAT2(a, b) a##b
 #define LOWP_CAT(a, b) LOWP_CAT2(a, b)
@@ -69,17 +70,41 @@ ATTR static void FN(row_)(double *out, const octx_t *c, size_t k) {
    a binary32 product then an addition), two exact terms TwoSum rounded to
    odd, then to binary32 by the conversion (ftwo) */
 
+/* pairwise over 1 to 3 terms: t, round(t + t), round(t + round(t + t)) */
+ATTR AI void FN(fsmall_)(float *out, const fctx_t *c, size_t lo, size_t hi) {
+  const float a0 = c->arow[lo], *b0 = c->panel + lo * OWF;
+  size_t j;
+  if (hi - lo == 1) {
+    flone(out, c, lo);
+    return;
+  }
+  if (hi - lo == 2) {
+    FTWO(out, c, lo);
+    return;
+  }
+  FTWO(out, c, lo + 1);
+  if (c->rp)
+    for (j = 0; j < OWF; j++) out[j] = a0 * b0[j] + out[j];
+  else
+    for (j = 0; j < OWF; j++) out[j] = fmaf(a0, b0[j], out[j]);
+}
+
 /* pairwise over [lo, hi), hi - lo >= 1 */
 ATTR static void FN(fpair_)(float *out, const fctx_t *c, size_t lo, size_t hi) {
   float tmp[OWF] __attribute__((aligned(64)));
   size_t mid, j;
   if (hi - lo <= 3) {
-    fsmall(out, c, lo, hi);
+    FN(fsmall_)(out, c, lo, hi);
     return;
   }
   mid = lo + (hi - lo) / 2;
-  FN(fpair_)(out, c, lo, mid);
-  FN(fpair_)(tmp, c, mid, hi);
+  if (hi - lo <= 6) { /* both halves of 2 or 3 terms: no calls */
+    FN(fsmall_)(out, c, lo, mid);
+    FN(fsmall_)(tmp, c, mid, hi);
+  } else {
+    FN(fpair_)(out, c, lo, mid);
+    FN(fpair_)(tmp, c, mid, hi);
+  }
   for (j = 0; j < OWF; j++) out[j] = out[j] + tmp[j];
 }
 
@@ -90,7 +115,7 @@ ATTR static void FN(frec_)(float *out, const fctx_t *c, size_t lo, size_t hi) {
     flone(out, c, lo);
     return;
   }
-  ftwo(out, c, lo);
+  FTWO(out, c, lo);
   for (l = lo + 2; l < hi; l++) {
     const float av = c->arow[l], *bl = c->panel + l * OWF;
     if (c->rp)
