@@ -96,6 +96,9 @@ typedef int32_t vfi __attribute__((vector_size(64)));
 typedef uint32_t vfu __attribute__((vector_size(64)));
 #define VWF 16
 
+/* x in every lane; (vf){0} + x would turn -0 into +0 */
+AI vf fsplat(float x) { return (vf){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
+
 AI vf fsel(vfi m, vf a, vf b) { return (vf)(((vfi)a & m) | ((vfi)b & ~m)); }
 
 AI vfi fall(int c) { return (vfi){0} - (int32_t)(c != 0); }
@@ -366,7 +369,7 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
         if (kind == K_RF || kind == K_RFRP) {
           /* whole vectors over the padded panel (JB columns, zeros past jw) */
           const float *bl = (const float *)panel + l * JB;
-          vf va = (vf){0} + (float)av;
+          vf va = fsplat((float)av);
           float *s = sf[r];
           for (j = 0; j < JB; j += VWF) {
             vf vs, vb;
@@ -391,7 +394,7 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
             for (j = 0; j < jw; j++) s[j] = av * bl[j] + s[j];
           else {
             /* whole vectors over the padded panel (JB columns, zeros past jw) */
-            vd va = (vd){0} + av;
+            vd va = vsplat(av);
             for (j = 0; j < JB; j += VW) {
               vd vs, vb;
               memcpy(&vs, s + j, sizeof vs);
