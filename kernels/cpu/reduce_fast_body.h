@@ -16,6 +16,13 @@ ATTR static void FN(pair_)(double *out, const octx_t *c, size_t lo, size_t hi) {
     term(out, c, lo);
     return;
   }
+  if (hi - lo == 2 && c->f64) { /* round(t + t) in one loop */
+    const double a0 = c->arow[lo], a1 = c->arow[lo + 1];
+    const double *b0 = c->panel + lo * OW, *b1 = b0 + OW;
+    size_t j;
+    for (j = 0; j < OW; j++) out[j] = a0 * b0[j] + a1 * b1[j];
+    return;
+  }
   mid = lo + (hi - lo) / 2;
   FN(pair_)(out, c, lo, mid);
   FN(pair_)(tmp, c, mid, hi);
@@ -31,6 +38,14 @@ ATTR static void FN(rec_)(double *out, const octx_t *c, size_t lo, size_t hi) {
   if (hi - lo == 1) {
     memset(t, 0, sizeof t);
     add_to(out, t, c);
+    return;
+  }
+  if (c->f64) { /* term and add_to in one loop: binary64 a b, then + */
+    for (l = lo + 1; l < hi; l++) {
+      const double av = c->arow[l], *bl = c->panel + l * OW;
+      size_t j;
+      for (j = 0; j < OW; j++) out[j] = out[j] + av * bl[j];
+    }
     return;
   }
   for (l = lo + 1; l < hi; l++) {
