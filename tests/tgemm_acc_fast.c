@@ -154,6 +154,33 @@ static const char *mode_name(lowp_rounding_t r) {
   return names[r];
 }
 
+/* A = -0, B = 1, C = -0: every sum is -0 + -0 = -0 (a broadcast written
+   as 0 + a once turned the factor -0 into +0 and the sums into +0) */
+static void check_negzero(const lowp_format_t *acc, lowp_rounding_t rnd) {
+  static const char *isas[] = {"generic", "avx2", "avx512"};
+  enum { M = 3, N = 40, K = 3 };
+  double a[M * K], b[K * N], ref[M * N], got[M * N];
+  lowp_gemm_acc_cfg_t cfg;
+  size_t e;
+  int s;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.acc = acc, cfg.acc_rnd = rnd, cfg.order = LOWP_ORDER_RECURSIVE;
+  for (e = 0; e < M * K; e++) a[e] = -0.0;
+  for (e = 0; e < K * N; e++) b[e] = 1.0;
+  for (e = 0; e < M * N; e++) ref[e] = -0.0;
+  lowp_gemm_acc_scalar(ref, a, b, M, N, K, &cfg);
+  lowp_test_check(signbit(ref[0]) != 0, "%s: the reference's sum is -0", acc->name);
+  for (s = 0; s < 3; s++) {
+    lowp_accfast_kind_t kd = lowp_gemm_acc_fast_kind(a, b, M, N, K, &cfg);
+    int st;
+    for (e = 0; e < M * N; e++) got[e] = -0.0;
+    st = lowp_gemm_acc_fast(got, a, b, M, N, K, &cfg, kd, isas[s]);
+    if (st == LOWP_EUNSUPPORTED) continue;
+    lowp_test_check(st == LOWP_OK && memcmp(got, ref, sizeof got) == 0,
+                    "%s rnd %d %s: -0 factors keep -0 sums", acc->name, (int)rnd, isas[s]);
+  }
+}
+
 int main(void) {
   static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
   const lowp_format_t *accs[] = {&LOWP_FMT_FP32, &LOWP_FMT_TF32, &LOWP_FMT_FP16,
@@ -164,6 +191,8 @@ int main(void) {
   size_t ia, ip, im;
   lowp_test_start("tgemm_acc_fast");
   rng_state = lowp_test_seed();
+  for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)
+    for (im = 0; im < 4; im++) check_negzero(accs[ia], modes[im]);
 
   /* every accumulator x product format x mode, ties/subnormals/overflow/NaN */
   for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)

@@ -35,6 +35,7 @@
 #include "cli.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_acc_fast.h"
+#include "cpu/reduce_fast.h"
 #include "cpu/gemm_tc.h"
 #include "cpu/gemm_tc_fast.h"
 #include "exact/exact.h"
@@ -84,6 +85,20 @@ static int tc_scalar(double *c, const double *a, const double *b, size_t m, size
 static int tc_fast(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
                    const void *cfg) {
   return lowp_gemm_tc_ref(c, a, b, m, n, k, cfg);
+}
+
+static int ord_scalar(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
+                      const void *cfg) {
+  size_t i, j;
+  for (i = 0; i < m; i++)
+    for (j = 0; j < n; j++)
+      if (lowp_accum_dot(&c[i * n + j], a + i * k, 1, b + j, n, k, cfg) != LOWP_OK)
+        return LOWP_EINVAL;
+  return LOWP_OK;
+}
+static int ord_fast(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
+                    const void *cfg) {
+  return lowp_gemm_order_fast(c, a, b, m, n, k, cfg, NULL);
 }
 
 /* ns per multiply-add of the reference on the first r rows (into cr), of the
@@ -180,6 +195,65 @@ static int run_gcase(const gcase_t *gc, const gopts_t *o) {
   return tm.bad;
 }
 
+/* a summation order case (lowp_accum_dot's orders, cpu/reduce_fast.h) */
+typedef struct {
+  const char *spec; /* lowp_accum_parse's */
+  const lowp_format_t *in;
+} ocase_t;
+
+/* one row of the orders table: ref = lowp_accum_dot per output on the first
+   rows, fast = lowp_gemm_order_fast, rec = the recursive path every caller
+   runs (lowp_gemm_acc_ref, the fast kernels of gemm_acc_fast.h) on the same
+   data and accumulator, best of o->reps; returns 1 when validation failed */
+static int run_ocase(const ocase_t *oc, const gopts_t *o) {
+  size_t N = o->n, r = o->rows < N ? o->rows : N, len = N * N;
+  double *a = xalloc(len * sizeof *a), *b = xalloc(len * sizeof *b);
+  double *c = xalloc(len * sizeof *c), *cr = xalloc(r * N * sizeof *cr);
+  double t, rec = 1e300, madds = (double)N * N * N;
+  lowp_dist_t d = {LOWP_DIST_NORMAL, 0x1p-20, 1.0};
+  lowp_accum_t ac;
+  lowp_gemm_acc_cfg_t g;
+  times_t tm;
+  int rep;
+  char label[64];
+  if (lowp_accum_parse(&ac, oc->spec, NULL, 0) != LOWP_OK)
+    lowp_cli_die("bench gemm", "bad order case %s", oc->spec);
+  if (lowp_dist_fill(a, len, &d, oc->in, o->seed, 1) ||
+      lowp_dist_fill(b, len, &d, oc->in, o->seed, 2))
+    lowp_cli_die("bench gemm", "input generation failed");
+  tm = time_kernels(c, cr, a, b, N, r, o, ord_scalar, ord_fast, &ac);
+  memset(&g, 0, sizeof g);
+  g.acc = &ac.acc, g.acc_rnd = ac.rnd, g.prod = ac.fma ? NULL : &ac.acc, g.prod_rnd = ac.rnd;
+  for (rep = 0; rep < o->reps; rep++) {
+    memset(c, 0, len * sizeof *c);
+    t = lowp_bench_clock_s(0);
+    if (lowp_gemm_acc_ref(c, a, b, N, N, N, &g) != LOWP_OK)
+      lowp_cli_die("bench gemm", "recursive kernel failed");
+    t = lowp_bench_clock_s(0) - t;
+    if (t < rec) rec = t;
+  }
+  rec *= 1e9 / madds;
+  snprintf(label, sizeof label, "%s in, %s", oc->in->name, oc->spec);
+  printf("%-44s %9.3f %9.4f %9.4f %8.0fx %8.2fx  %s\n", label, tm.ref, tm.fast, rec,
+         tm.ref / tm.fast, tm.fast / rec, tm.bad ? "FAIL" : "ok");
+  free(a), free(b), free(c), free(cr);
+  return tm.bad;
+}
+
+static const ocase_t ocases[] = {
+    {"recursive,acc=fp32,fma=1", &LOWP_FMT_FP32},
+    {"pairwise,acc=fp32,fma=1", &LOWP_FMT_FP32},
+    {"blocked:32,acc=fp32,fma=1", &LOWP_FMT_FP32},
+    {"splitk:4,acc=fp32,fma=1", &LOWP_FMT_FP32},
+    {"pairwise,acc=fp32,fma=0", &LOWP_FMT_FP32},
+    {"pairwise,acc=fp32,rnd=rtz,fma=1", &LOWP_FMT_FP32},
+    {"pairwise,acc=fp16,fma=1", &LOWP_FMT_FP16},
+    {"pairwise,acc=bf16,fma=1", &LOWP_FMT_BF16},
+    {"blocked:32,acc=fp16,fma=1", &LOWP_FMT_FP16},
+    {"pairwise,acc=fp64,fma=1", &LOWP_FMT_FP64},
+    {"splitk:4,acc=fp64,fma=1", &LOWP_FMT_FP64},
+};
+
 /* one row of the tensor-core table (ref = lowp_gemm_tc_scalar on the first
    rows, fast = lowp_gemm_tc_ref on all); returns 1 when validation failed */
 static int run_tcase(const tcase_t *tc, const gopts_t *o) {
@@ -232,6 +306,9 @@ static void gemm_usage(void) {
          "  (the integer kernel, cpu/gemm_tc_fast.h); bits: same = equal bytes.\n"
          "  Targets (issue 22): fast <= 0.2 ns per multiply-add at N = 1024 (recursive),\n"
          "  <= 2 ns (tensor-core models).\n"
+         "  Orders table: ref lowp_accum_dot per output (first rows), fast\n"
+         "  lowp_gemm_order_fast (cpu/reduce_fast.h), rec the recursive path\n"
+         "  (lowp_gemm_acc_ref) on the same data; target fast/rec <= 2.\n"
          "  Exit: 0 ok; 1 validation failed; 2 bad usage.\n");
 }
 
@@ -303,6 +380,11 @@ int lowp_bench_gemm(int argc, char **argv) {
          "fast", "sgemm", "exact", "ref/fast", "fast/S", "fast==ref");
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) bad |= run_gcase(&cases[i], &o);
   printf("target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024, one thread\n");
+  printf("%-44s %9s %9s %9s %9s %9s  %s\n", "summation order (lowp_accum_dot)", "ref",
+         "fast", "rec", "ref/fast", "fast/rec", "fast==ref");
+  for (i = 0; i < sizeof ocases / sizeof ocases[0]; i++) bad |= run_ocase(&ocases[i], &o);
+  printf("target (issue 22): pairwise, blocked and splitk within 2x of the recursive path "
+         "(fast/rec <= 2)\n");
   printf("%-34s %-6s %9s %9s %9s %9s %9s %9s  %s\n", "tensor-core model (gemm_tc)", "kernel",
          "ref", "fast", "sgemm", "exact", "ref/fast", "fast/S", "bits");
   for (i = 0; i < sizeof tcases / sizeof tcases[0]; i++) bad |= run_tcase(&tcases[i], &o);

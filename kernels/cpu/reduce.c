@@ -13,6 +13,8 @@
  * acc when fma=0). The result, a value of acc, is rounded (rne) to the
  * output format. Every output element is computed alone, so the result
  * does not depend on the thread count (OpenMP over output elements).
+ * gemm shapes whose order cpu/reduce_fast.h serves run there (same bits:
+ * tests/treduce_fast.c).
  */
 
 #include "cpu/reduce.h"
@@ -23,6 +25,7 @@
 
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
+#include "cpu/reduce_fast.h"
 #include "status.h"
 
 /* ------------------------------------------------------ private helpers */
@@ -53,10 +56,28 @@ typedef struct {
   size_t m, n, k; /* gemm shape of one batch entry (gemv: n = 1; dot: m = n = 1) */
 } shape_t;
 
+/* the batch entries that cpu/reduce_fast.h serves (same bits, whole rows of
+   outputs at once; gemm shapes of 8 columns or more), done: 1; else 0 */
+static int dots_fast(double *y, const shape_t *s, size_t batch, const lowp_kcfg_t *c) {
+  size_t bt, mn = s->m * s->n;
+  if (c->have_prod || s->n < 8) return 0;
+  for (bt = 0; bt < batch; bt++)
+    if (!lowp_gemm_order_fast_ok(s->a + bt * s->m * s->k, s->b + bt * s->k * s->n, s->m,
+                                 s->n, s->k, &c->acc))
+      return 0;
+  for (bt = 0; bt < batch; bt++)
+    if (lowp_gemm_order_fast(y + bt * mn, s->a + bt * s->m * s->k, s->b + bt * s->k * s->n,
+                             s->m, s->n, s->k, &c->acc, NULL) != LOWP_OK)
+      return 0;
+  return 1;
+}
+
 static int dots(double *y, const shape_t *s, size_t batch, const lowp_kcfg_t *c,
                 const lowp_format_t *out) {
   long long e, total = (long long)(batch * s->m * s->n);
   int bad = 0;
+  if (dots_fast(y, s, batch, c))
+    return lowp_round_array_f64(y, y, (size_t)total, out, NULL, LOWP_RND_NE);
 #pragma omp parallel for schedule(static) reduction(|| : bad)
   for (e = 0; e < total; e++) {
     size_t bt = (size_t)e / (s->m * s->n), ij = (size_t)e % (s->m * s->n);

@@ -40,7 +40,7 @@ static int is_fp64_like(const lowp_format_t *f) {
 
 /* ----------------------------------------------------------- public API */
 
-int lowp_accum_add(double *z, double x, double y, const lowp_format_t *f,
+static int accum_add(double *z, double x, double y, const lowp_format_t *f,
                      lowp_rounding_t rnd) {
   double hi, lo, bb;
   uint64_t sig;
@@ -69,6 +69,16 @@ int lowp_accum_add(double *z, double x, double y, const lowp_format_t *f,
   sig -= 1;
   if (!(sig >> 63)) { sig <<= 1; e -= 1; }
   return lowp_round_sig(z, neg, e, sig, 1, f, NULL, rnd, 0);
+}
+
+/* A NaN sum is the positive quiet NaN, whatever NaN the hardware made
+   (x86 gives inf - inf a negative one, ARM a positive one): the same bytes
+   on every machine, and those of the vectorised orders (cpu/reduce_fast.h). */
+int lowp_accum_add(double *z, double x, double y, const lowp_format_t *f,
+                     lowp_rounding_t rnd) {
+  int st = accum_add(z, x, y, f, rnd);
+  if (*z != *z) *z = NAN;
+  return st;
 }
 
 int lowp_accum_format_check(const lowp_format_t *f, char *err, size_t errlen) {

@@ -64,7 +64,9 @@ expect_exit2 "gemm --reps not a number" "malformed --reps" "$LOWP" bench gemm --
 "$LOWP" bench gemm --help >"$T/help" 2>&1 && grep -q -- '--quick' "$T/help" && ok || bad "bench gemm --help"
 "$LOWP" bench gemm --n=37 --reps 1 --rows 37 >"$T/gm" 2>"$T/err"; rc=$?
 [ $rc -eq 0 ] && ok || bad "bench gemm --n 37: exit $rc: $(cat "$T/err")"
-[ "$(grep -c ' ok$' "$T/gm")" -eq 11 ] && ok || bad "bench gemm: not 11 validated rows: $(cat "$T/gm")"
+[ "$(sed '/^summation order/q' "$T/gm" | grep -c ' ok$')" -eq 11 ] && ok || bad "bench gemm: not 11 validated rows: $(cat "$T/gm")"
+[ "$(sed -n '/^summation order/,/^target/p' "$T/gm" | grep -c ' ok$')" -eq 11 ] && ok ||
+  bad "bench gemm: not 11 validated order rows (pairwise, blocked, splitk beside recursive): $(cat "$T/gm")"
 [ "$(grep -c ' same$' "$T/gm")" -eq 15 ] && ok || bad "bench gemm: not 15 tensor-core rows equal to the reference: $(cat "$T/gm")"
 grep -q "FAIL$" "$T/gm" && bad "bench gemm validation failed" || ok
 grep -q "^fp16 in, fp16 acc  *ro32 " "$T/gm" && ok || bad "bench gemm: fp16 accumulation not on the ro32 kernel"

@@ -1,0 +1,147 @@
+/* treduce_fast -- the vectorised summation orders against lowp_accum_dot, bit for bit */
+
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/reduce_fast.h"
+#include "model/accum.h"
+#include "status.h"
+#include "testutil.h"
+
+static uint64_t rng_state;
+
+static uint64_t next(void) { /* splitmix64 */
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
+
+/* One adversarial binary32 entry for accumulator f: small integers times a
+   power of two (ties at every step of a narrow accumulator), factors whose
+   products are subnormal in f or round to zero, factors whose products
+   reach f's largest binade (overflow mid-sum), zeros of both signs, inf and
+   NaN (specials), and binary32 values of any magnitude. */
+static double entry(const lowp_format_t *f, int specials) {
+  uint64_t r = next();
+  int cat = (int)(r % 16), sgn = (int)((r >> 8) & 1);
+  int lo = (f->emin - f->precision) / 2, hi = f->emax / 2;
+  double v;
+  if (lo < -140) lo = -140;
+  if (hi > 126) hi = 126;
+  switch (cat) {
+  case 0: case 1: case 2: case 3: case 4: /* ties */
+    v = ldexp((double)((r >> 12) % 64 + 1), (int)((r >> 24) % 5) - 2);
+    break;
+  case 5: case 6: /* products near f's subnormals */
+    v = ldexp(1.0 + (double)((r >> 12) % 256) / 256.0, lo + (int)((r >> 24) % 4) - 1);
+    break;
+  case 7: case 8: /* products near f's overflow */
+    v = ldexp(1.0 + (double)((r >> 12) % 256) / 256.0, hi - (int)((r >> 24) % 2));
+    break;
+  case 9:
+    v = 0.0;
+    break;
+  case 10:
+    v = specials ? ((r >> 12) & 1 ? INFINITY : NAN) : 1.0;
+    break;
+  default: { /* any binary32 value (finite) */
+    uint32_t u = (uint32_t)(r >> 16) & 0x7fffffffu;
+    float fv;
+    if ((u >> 23) == 0xff) u &= 0xbfffffffu;
+    memcpy(&fv, &u, sizeof fv);
+    v = (double)fv;
+  }
+  }
+  v = (double)(float)v; /* a binary32 value */
+  return sgn ? -v : v;
+}
+
+static const char *const isas[] = {"generic", "avx2", "avx512"};
+
+/* fast == lowp_accum_dot on one m x k by k x n problem, on every isa
+   this CPU runs, with 1 and 2 threads */
+static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int specials) {
+  double *a = malloc((m * k + 1) * sizeof *a), *b = malloc((k * n + 1) * sizeof *b);
+  double *want = malloc(m * n * sizeof *want), *got = malloc(m * n * sizeof *got);
+  char desc[160];
+  size_t e, i, j;
+  int s, th;
+  lowp_accum_str(desc, sizeof desc, ac);
+  for (e = 0; e < m * k; e++) a[e] = entry(&ac->acc, specials);
+  for (e = 0; e < k * n; e++) b[e] = entry(&ac->acc, specials);
+  for (i = 0; i < m; i++)
+    for (j = 0; j < n; j++)
+      lowp_accum_dot(&want[i * n + j], a + i * k, 1, b + j, n, k, ac);
+  lowp_test_check(lowp_gemm_order_fast_ok(a, b, m, n, k, ac), "%s k=%zu: fast path applies", desc, k);
+  for (s = 0; s < 3; s++)
+    for (th = 1; th <= 2; th++) {
+      int st, bad = 0;
+      omp_set_num_threads(th);
+      memset(got, 0x5a, m * n * sizeof *got);
+      st = lowp_gemm_order_fast(got, a, b, m, n, k, ac, isas[s]);
+      if (st == LOWP_EUNSUPPORTED) continue;
+      for (e = 0; e < m * n; e++)
+        if (!same_bits(got[e], want[e])) {
+          if (!bad)
+            lowp_test_check(0, "%s %s k=%zu th=%d out %zu: %a want %a", desc, isas[s], k, th, e,
+                            got[e], want[e]);
+          bad = 1;
+        }
+      lowp_test_check(st == LOWP_OK && !bad, "%s %s k=%zu n=%zu th=%d specials=%d: same bits",
+                      desc, isas[s], k, n, th, specials);
+    }
+  free(a), free(b), free(want), free(got);
+}
+
+static void check_refusals(void) {
+  lowp_accum_t ac;
+  double a[4] = {1, 2, 3, 0.1}, b[4] = {1, 1, 1, 1}, c[4];
+  lowp_accum_parse(&ac, "kahan", NULL, 0);
+  lowp_test_check(!lowp_gemm_order_fast_ok(a, b, 1, 1, 3, &ac), "kahan is refused");
+  lowp_test_check(lowp_gemm_order_fast(c, a, b, 1, 1, 3, &ac, NULL) == LOWP_EINVAL,
+                  "kahan: EINVAL");
+  lowp_accum_parse(&ac, "pairwise,rnd=rto", NULL, 0);
+  lowp_test_check(!lowp_gemm_order_fast_ok(a, b, 1, 1, 3, &ac), "rto is refused");
+  lowp_accum_parse(&ac, "pairwise,acc=fp32", NULL, 0);
+  lowp_test_check(!lowp_gemm_order_fast_ok(a, b, 1, 1, 4, &ac),
+                  "fp32 with an input that is no binary32 value (0.1) is refused");
+  lowp_test_check(lowp_gemm_order_fast_ok(a, b, 1, 1, 3, &ac), "fp32 binary32 inputs apply");
+  lowp_test_check(lowp_gemm_order_fast(c, a, b, 1, 1, 3, &ac, "nosuchisa") == LOWP_EINVAL,
+                  "unknown isa: EINVAL");
+}
+
+int main(void) {
+  static const char *const orders[] = {"recursive", "pairwise", "blocked:1", "blocked:3",
+                                       "blocked:32", "splitk:1", "splitk:3", "splitk:4",
+                                       "splitk:7"};
+  static const char *const accs[] = {"fp32", "fp64", "fp16", "bf16", "tf32"};
+  static const char *const rnds[] = {"rne", "rtz", "rup", "rdn"};
+  static const size_t ks[] = {1, 2, 3, 5, 17, 100};
+  size_t o, f, r, fm, q, sp;
+  lowp_test_start("treduce_fast");
+  rng_state = 22;
+  check_refusals();
+  for (f = 0; f < sizeof accs / sizeof *accs; f++)
+    for (r = 0; r < 4; r++)
+      for (fm = 0; fm < 2; fm++)
+        for (o = 0; o < sizeof orders / sizeof *orders; o++) {
+          char spec[96];
+          lowp_accum_t ac;
+          if (f == 1 && r) continue; /* fp64 is modelled in rne only */
+          snprintf(spec, sizeof spec, "%s,acc=%s,rnd=%s,fma=%zu", orders[o], accs[f], rnds[r], fm);
+          if (lowp_accum_parse(&ac, spec, NULL, 0) != LOWP_OK) {
+            lowp_test_check(0, "parse %s", spec);
+            continue;
+          }
+          for (q = 0; q < sizeof ks / sizeof *ks; q++)
+            for (sp = 0; sp < 2; sp++) check_case(&ac, 3, q % 2 ? 37 : 5, ks[q], (int)sp);
+        }
+  return lowp_test_end();
+}
