@@ -89,14 +89,21 @@ for f in "$DATA"/t10k-labels*.gz; do gzip -dc "$f" >"$T/raw/$(basename "$f" .gz)
 "$LOWP" run fp8-quantization --quick --data="$T/raw" --out "$T/t3" >/dev/null 2>&1 || bad "uncompressed data run"
 cmp -s "$T/t1/configs.csv" "$T/t3/configs.csv" && ok || bad "uncompressed data gives different results"
 
-# training: the same command twice gives the same weights and curve (a small run)
+# training: the same command with 1 and 2 threads gives the same weights and curve (small runs of
+# both networks; the ViT at the shipped shape, the defaults)
 TR="--quick --train=cnn --train_images=256 --cnn_epochs=2 --warmup=4 --batch=32"
-"$LOWP" run fp8-quantization $TR --out "$T/a1" >/dev/null 2>&1 || bad "training run"
-"$LOWP" run fp8-quantization $TR --out "$T/a2" >/dev/null 2>&1 || bad "training run again"
+OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization $TR --out "$T/a1" >/dev/null 2>&1 || bad "training run"
+OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization $TR --out "$T/a2" >/dev/null 2>&1 || bad "training run again"
 for f in cnn.safetensors cnn_training.csv; do
   [ -s "$T/a1/$f" ] && cmp -s "$T/a1/$f" "$T/a2/$f" && ok || bad "training: $f missing or not reproduced"
 done
 [ "$(wc -l <"$T/a1/cnn_training.csv")" -eq 3 ] && ok || bad "training curve: $(cat "$T/a1/cnn_training.csv")"
+TV="--quick --train=vit --train_images=128 --vit_epochs=1 --warmup=2 --batch=32 --test=100"
+OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization $TV --out "$T/v1" >/dev/null 2>&1 || bad "vit training run"
+OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization $TV --out "$T/v2" >/dev/null 2>&1 || bad "vit training run, 2 threads"
+for f in vit.safetensors vit_training.csv; do
+  [ -s "$T/v1/$f" ] && cmp -s "$T/v1/$f" "$T/v2/$f" && ok || bad "vit training: $f missing or differs between 1 and 2 threads"
+done
 
 echo "cli_fp8q: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -5,25 +5,26 @@ if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' e
 set datafile separator ','
 set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
-set title "All-reduce error against the exact sum" noenhanced
+set title "All-reduce error, ring (NCCL) order; dashed: each curve's worst-case bound" noenhanced
 set xlabel "workers W" noenhanced
 set ylabel "relative error ||s^ - s|| / ||s||" noenhanced
 set logscale x 10
 set format x '10^{%L}'
 set logscale y 10
 set format y '10^{%L}'
-set key outside right
+set key outside right top Left reverse
 set format y '10^{%L}'
 set logscale x 2
 set format x '%g'
-plot 'allreduce.csv' using 2:(strcol(1) eq "fp32 ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#1f77b4' dt 1 lw 2 title "fp32 ring" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp32 tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#1f77b4' dt 2 lw 2 title "fp32 tree" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#d62728' dt 1 lw 2 title "fp16 ring" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#d62728' dt 2 lw 2 title "fp16 tree" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "bf16 ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#ff7f0e' dt 1 lw 2 title "bf16 ring" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "bf16 tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#ff7f0e' dt 2 lw 2 title "bf16 tree" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum ring" ? $3 : NaN) with linespoints pt 7 lc rgb '#2ca02c' dt 1 lw 2 title "fp16 send + fp32 sum (ring)" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum tree" ? $3 : NaN) with linespoints pt 6 lc rgb '#2ca02c' dt 2 lw 2 title "fp16 send + fp32 sum (tree)" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 bound ring" ? $3 : NaN) with lines lc rgb '#d62728' dt 3 lw 2 title "fp16 ring: worst-case bound" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 bound tree" ? $3 : NaN) with lines lc rgb '#d62728' dt 5 lw 2 title "fp16 tree: worst-case bound" noenhanced
+set yrange [:10]
+plot 'allreduce.csv' using 2:(strcol(1) eq "fp32 ring" ? $3 : NaN) with linespoints pt 7 ps 1.3 lc rgb '#1f77b4' lw 2 title "fp32 (DDP default)" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 ring" ? $3 : NaN) with linespoints pt 7 ps 1.3 lc rgb '#d62728' lw 2 title "fp16, rounded per hop (NCCL)" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "bf16 ring" ? $3 : NaN) with linespoints pt 7 ps 1.3 lc rgb '#ff7f0e' lw 2 title "bf16, rounded per hop (NCCL)" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 hook ring" ? $3 : NaN) with linespoints pt 6 ps 1.3 lc rgb '#9467bd' lw 2 title "fp16_compress_hook (/W first)" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum ring" ? $3 : NaN) with linespoints pt 7 ps 1.3 lc rgb '#2ca02c' lw 2 title "fp16 sent, fp32 sum (not NCCL)" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp32 bound ring" ? $3 : NaN) with lines lc rgb '#1f77b4' dt 2 lw 2 title "fp32: worst-case bound" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 bound ring" ? $3 : NaN) with lines lc rgb '#d62728' dt 2 lw 2 title "fp16: worst-case bound" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "bf16 bound ring" ? $3 : NaN) with lines lc rgb '#ff7f0e' dt 2 lw 2 title "bf16: worst-case bound" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 hook bound ring" ? $3 : NaN) with lines lc rgb '#9467bd' dt 2 lw 2 title "fp16 hook: worst-case bound" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum bound ring" ? $3 : NaN) with lines lc rgb '#2ca02c' dt 2 lw 2 title "fp16 send + fp32 sum: worst-case bound" noenhanced
 unset output

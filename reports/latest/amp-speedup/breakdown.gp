@@ -11,7 +11,7 @@ set ylabel "step time / FP32 step time" noenhanced
 set xtics ("V100 SXM2" 2.5, "A100 SXM4 40 GB" 7.5, "H100 SXM5 80 GB" 12.5)
 set boxwidth 0.9
 set xrange [0:15]
-set yrange [0:*]
+set yrange [0:20]
 set key top left
 unset mxtics
 set grid noxtics

@@ -5,13 +5,13 @@ if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' e
 set datafile separator ','
 set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
-set title "Predicted speedup over FP32 of a transformer layer step (roofline, datasheet peaks)" noenhanced
+set title "Predicted speedup over FP32 of a transformer layer step (roofline at 100% of datasheet peaks)" noenhanced
 set xlabel "device" noenhanced
 set ylabel "speedup over FP32 (x)" noenhanced
 set xtics ("V100 SXM2" 2.5, "A100 SXM4 40 GB" 7.5, "H100 SXM5 80 GB" 12.5)
 set boxwidth 0.9
 set xrange [0:15]
-set yrange [0:*]
+set yrange [0:20]
 set key top left
 unset mxtics
 set grid noxtics
@@ -19,5 +19,7 @@ set grid noxtics
 plot 'speedup.csv' using 1:(strcol(3) eq "fp32" ? $5 : NaN) with boxes fill solid 0.8 lc rgb '#7f7f7f' lw 2 title "fp32" noenhanced, \
      'speedup.csv' using 1:(strcol(3) eq "tf32" ? $5 : NaN) with boxes fill solid 0.8 lc rgb '#1f77b4' lw 2 title "tf32" noenhanced, \
      'speedup.csv' using 1:(strcol(3) eq "fp16" ? $5 : NaN) with boxes fill solid 0.8 lc rgb '#d62728' lw 2 title "fp16" noenhanced, \
-     'speedup.csv' using 1:(strcol(3) eq "bf16" ? $5 : NaN) with boxes fill solid 0.8 lc rgb '#2ca02c' lw 2 title "bf16" noenhanced
+     'speedup.csv' using 1:(strcol(3) eq "bf16" ? $5 : NaN) with boxes fill solid 0.8 lc rgb '#2ca02c' lw 2 title "bf16" noenhanced, \
+     'speedup.csv' using 1:10 with points pt 10 ps 1.4 lc rgb '#000000' lw 2 title "band: lowest (GEMMs at 66-87% of peak)" noenhanced, \
+     'speedup.csv' using 1:11 with points pt 8 ps 1.4 lc rgb '#000000' lw 2 title "band: highest" noenhanced
 unset output

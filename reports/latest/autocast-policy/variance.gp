@@ -5,9 +5,9 @@ if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' e
 set datafile separator ','
 set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
-set title "Variance under cancellation: one-pass vs two-pass vs Welford" noenhanced
+set title "Variance with fp32 statistics (PyTorch's layer_norm for fp16/bf16 data)" noenhanced
 set xlabel "mean / standard deviation" noenhanced
-set ylabel "relative error of the variance (clipped at 1e3; 1e3 = overflow)" noenhanced
+set ylabel "relative error of the variance" noenhanced
 set logscale x 10
 set format x '10^{%L}'
 set logscale y 10
@@ -15,16 +15,19 @@ set format y '10^{%L}'
 set key outside right top font ',9'
 set format y '10^{%L}'
 set format x '10^{%L}'
-set yrange [1e-9:2e3]
-plot 'variance.csv' using 2:(strcol(1) eq "fp16 one-pass" ? $3 : NaN) with linespoints pt 7 lc rgb '#d62728' lw 2 title "fp16 one-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass" ? $3 : NaN) with linespoints pt 5 lc rgb '#d62728' lw 2 dt 2 title "fp16 two-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 Welford" ? $3 : NaN) with linespoints pt 9 lc rgb '#d62728' lw 2 dt 2 title "fp16 Welford" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "bf16 one-pass" ? $3 : NaN) with linespoints pt 7 lc rgb '#ff7f0e' lw 2 title "bf16 one-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "bf16 two-pass" ? $3 : NaN) with linespoints pt 5 lc rgb '#ff7f0e' lw 2 dt 2 title "bf16 two-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "bf16 Welford" ? $3 : NaN) with linespoints pt 9 lc rgb '#ff7f0e' lw 2 dt 2 title "bf16 Welford" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp32 one-pass" ? $3 : NaN) with linespoints pt 7 lc rgb '#1f77b4' lw 2 title "fp32 one-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp32 two-pass" ? $3 : NaN) with linespoints pt 5 lc rgb '#1f77b4' lw 2 dt 2 title "fp32 two-pass" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp32 Welford" ? $3 : NaN) with linespoints pt 9 lc rgb '#1f77b4' lw 2 dt 2 title "fp32 Welford" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 estimate" ? $3 : NaN) with lines lc rgb '#d62728' dt 3 lw 2 title "fp16 estimate ((m/s)^2+1) u, doc 004" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp32 estimate" ? $3 : NaN) with lines lc rgb '#1f77b4' dt 3 lw 2 title "fp32 estimate ((m/s)^2+1) u" noenhanced
+set yrange [1e-13:8362.63]
+set arrow from graph 0, first 1e-12 to graph 1, first 1e-12 nohead dt 2 lc rgb '#888888'
+set label 'error 0 (exact)' at graph 0.02, first 2.5e-12
+plot 'variance.csv' using 2:(strcol(1) eq "fp16 one-pass fp32 stats" ? $7 : NaN) with linespoints pt 7 lc rgb '#d62728' lw 2 title "fp16 data, one-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass fp32 stats" ? $7 : NaN) with linespoints pt 5 lc rgb '#d62728' lw 2 dt 2 title "fp16 data, two-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 Welford fp32 stats" ? $7 : NaN) with linespoints pt 9 lc rgb '#d62728' lw 2 dt 2 title "fp16 data, Welford" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 one-pass fp32 stats" ? $7 : NaN) with linespoints pt 7 lc rgb '#ff7f0e' lw 2 title "bf16 data, one-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 two-pass fp32 stats" ? $7 : NaN) with linespoints pt 5 lc rgb '#ff7f0e' lw 2 dt 2 title "bf16 data, two-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 Welford fp32 stats" ? $7 : NaN) with linespoints pt 9 lc rgb '#ff7f0e' lw 2 dt 2 title "bf16 data, Welford" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 one-pass fp32 stats" ? $7 : NaN) with linespoints pt 7 lc rgb '#1f77b4' lw 2 title "fp32 data, one-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 two-pass fp32 stats" ? $7 : NaN) with linespoints pt 5 lc rgb '#1f77b4' lw 2 dt 2 title "fp32 data, two-pass" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 Welford fp32 stats" ? $7 : NaN) with linespoints pt 9 lc rgb '#1f77b4' lw 2 dt 2 title "fp32 data, Welford" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 one-pass fp32 stats" ? $4 : NaN) with lines dt 3 lc rgb '#444444' lw 2 title "bound, one-pass, fp16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass fp32 stats" ? $4 : NaN) with lines dt 4 lc rgb '#444444' lw 2 title "bound, two-pass, fp16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 Welford fp32 stats" ? $4 : NaN) with lines dt 5 lc rgb '#444444' lw 2 title "bound, Welford, fp16 data" noenhanced
 unset output

@@ -22,7 +22,6 @@ set xrange [16:1048576]
 set rmargin at screen 0.74
 set label 1 "fp16 FMA chain: its bound is\n>= 1 (vacuous) from n = 1024" at screen 0.75, screen 0.420 left font ',9' tc rgb '#d95f02' noenhanced
 set label 2 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#d95f02'
-set label 3 "5 points not drawn: their error is\nexactly 0 (no place on a log axis)" at screen 0.75, screen 0.345 left font ',9' noenhanced
 plot 'dot_bf16_uniform11.csv' using 2:(strcol(1) eq "fp32 FMA chain" ? $3 : NaN) with linespoints lc rgb '#1b9e77' dt 1 pt 1 lw 2 title "fp32 FMA chain" noenhanced, \
      'bounds_dot_bf16.csv' using 2:(strcol(1) eq "fp32 FMA chain: bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 2 lw 2 title "fp32 FMA chain: bound" noenhanced, \
      'bounds_dot_bf16.csv' using 2:(strcol(1) eq "fp32 FMA chain: prob. bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 3 lw 2 title "fp32 FMA chain: prob. bound" noenhanced, \

@@ -31,12 +31,12 @@ plot 'gemm_e4m3_normal.csv' using 2:(strcol(1) eq "fp32 FMA chain" ? $3 : NaN) w
      'bounds_gemm_e4m3.csv' using 2:(strcol(1) eq "fp16 FMA chain: prob. bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 3 lw 2 title "fp16 FMA chain: prob. bound" noenhanced, \
      'gemm_e4m3_normal.csv' using 2:(strcol(1) eq "fp32 pairwise" ? $3 : NaN) with linespoints lc rgb '#7570b3' dt 1 pt 3 lw 2 title "fp32 pairwise" noenhanced, \
      'bounds_gemm_e4m3.csv' using 2:(strcol(1) eq "fp32 pairwise: bound" ? $3 : NaN) with lines lc rgb '#7570b3' dt 2 lw 2 title "fp32 pairwise: bound" noenhanced, \
-     'gemm_e4m3_normal.csv' using 2:(strcol(1) eq "fp32 blocked 32" ? $3 : NaN) with linespoints lc rgb '#e7298a' dt 1 pt 4 lw 2 title "fp32 blocked 32" noenhanced, \
+     'gemm_e4m3_normal.csv' using 2:(strcol(1) eq "fp32 blocked 32" ? $3 : NaN) with linespoints lc rgb '#e7298a' dt 3 pt 6 ps 2.2 lw 2 title "fp32 blocked 32 (= fp32 FMA chain)" noenhanced, \
      'bounds_gemm_e4m3.csv' using 2:(strcol(1) eq "fp32 blocked 32: bound" ? $3 : NaN) with lines lc rgb '#e7298a' dt 2 lw 2 title "fp32 blocked 32: bound" noenhanced, \
      'gemm_e4m3_normal.csv' using 2:(strcol(1) eq "TC h100" ? $3 : NaN) with linespoints lc rgb '#66a61e' dt 1 pt 5 lw 2 title "TC h100" noenhanced, \
      'bounds_gemm_e4m3.csv' using 2:(strcol(1) eq "TC h100: bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 2 lw 2 title "TC h100: bound" noenhanced, \
      'gemm_e4m3_normal.csv' using 2:(strcol(1) eq "TC h100 + fp32 every 128" ? $3 : NaN) with linespoints lc rgb '#e6ab02' dt 1 pt 6 lw 2 title "TC h100 + fp32 every 128" noenhanced, \
      'bounds_gemm_e4m3.csv' using 2:(strcol(1) eq "TC h100 + fp32 every 128: bound" ? $3 : NaN) with lines lc rgb '#e6ab02' dt 2 lw 2 title "TC h100 + fp32 every 128: bound" noenhanced, \
-     'gemm_e4m3_normal.csv' using 2:(strcol(1) eq "TC b200" ? $3 : NaN) with linespoints lc rgb '#a6761d' dt 1 pt 7 lw 2 title "TC b200" noenhanced, \
+     'gemm_e4m3_normal.csv' using 2:(strcol(1) eq "TC b200" ? $3 : NaN) with linespoints lc rgb '#a6761d' dt 3 pt 6 ps 2.2 lw 2 title "TC b200 (= fp32 FMA chain)" noenhanced, \
      'bounds_gemm_e4m3.csv' using 2:(strcol(1) eq "TC b200: bound" ? $3 : NaN) with lines lc rgb '#a6761d' dt 2 lw 2 title "TC b200: bound" noenhanced
 unset output

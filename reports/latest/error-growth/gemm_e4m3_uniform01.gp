@@ -37,6 +37,6 @@ plot 'gemm_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp32 FMA chain" ? $3 : NaN
      'bounds_gemm_e4m3.csv' using 2:(strcol(1) eq "TC h100: bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 2 lw 2 title "TC h100: bound" noenhanced, \
      'gemm_e4m3_uniform01.csv' using 2:(strcol(1) eq "TC h100 + fp32 every 128" ? $3 : NaN) with linespoints lc rgb '#e6ab02' dt 1 pt 6 lw 2 title "TC h100 + fp32 every 128" noenhanced, \
      'bounds_gemm_e4m3.csv' using 2:(strcol(1) eq "TC h100 + fp32 every 128: bound" ? $3 : NaN) with lines lc rgb '#e6ab02' dt 2 lw 2 title "TC h100 + fp32 every 128: bound" noenhanced, \
-     'gemm_e4m3_uniform01.csv' using 2:(strcol(1) eq "TC b200" ? $3 : NaN) with linespoints lc rgb '#a6761d' dt 1 pt 7 lw 2 title "TC b200" noenhanced, \
+     'gemm_e4m3_uniform01.csv' using 2:(strcol(1) eq "TC b200" ? $3 : NaN) with linespoints lc rgb '#a6761d' dt 3 pt 6 ps 2.2 lw 2 title "TC b200 (= fp32 blocked 32)" noenhanced, \
      'bounds_gemm_e4m3.csv' using 2:(strcol(1) eq "TC b200: bound" ? $3 : NaN) with lines lc rgb '#a6761d' dt 2 lw 2 title "TC b200: bound" noenhanced
 unset output

@@ -23,9 +23,9 @@ set rmargin at screen 0.74
 set label 1 "fp16 recursive: its bound is\n>= 1 (vacuous) from n = 1024" at screen 0.75, screen 0.420 left font ',9' tc rgb '#66a61e' noenhanced
 set label 2 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#66a61e'
 set label 3 "fp16 pairwise stops: its result\noverflows (inf) from n = 262144" at screen 0.75, screen 0.345 left font ',9' tc rgb '#e6ab02' noenhanced
-set label 4 '' at 65536, first 0.000280887 point pt 6 ps 2.5 lc rgb '#e6ab02'
+set label 4 '' at 65536, first 0.00032192 point pt 6 ps 2.5 lc rgb '#e6ab02'
 set label 5 "fp16 Kahan stops: its result\noverflows (inf) from n = 262144" at screen 0.75, screen 0.270 left font ',9' tc rgb '#a6761d' noenhanced
-set label 6 '' at 65536, first 9.84844e-05 point pt 6 ps 2.5 lc rgb '#a6761d'
+set label 6 '' at 65536, first 0.00014677 point pt 6 ps 2.5 lc rgb '#a6761d'
 set label 7 "fp16 Kahan: its bound is\n>= 1 (vacuous) from n = 256" at screen 0.75, screen 0.195 left font ',9' tc rgb '#a6761d' noenhanced
 set label 8 '' at 64, first 0.0010376 point pt 6 ps 2.5 lc rgb '#a6761d'
 plot 'sum_uniform01.csv' using 2:(strcol(1) eq "fp32 recursive" ? $3 : NaN) with linespoints lc rgb '#1b9e77' dt 1 pt 1 lw 2 title "fp32 recursive" noenhanced, \

@@ -31,22 +31,22 @@ set arrow from 12.85, -0.4000 to 12.85, 1.2000 heads size 0.06,90 lw 1.5 lc rgb 
 set arrow from 13.85, -0.4000 to 13.85, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
 set arrow from 14.85, -2.3000 to 14.85, -0.2000 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
 set arrow from 15.85, -2.3000 to 15.85, -0.2000 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
-set arrow from 1.15, -0.0400 to 1.15, 0.0600 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 2.15, -0.0300 to 2.15, 0.0000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 3.15, -0.4400 to 3.15, -0.0200 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
-set arrow from 4.15, -0.2600 to 4.15, 0.1200 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 5.15, -0.1600 to 5.15, 0.2300 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 6.15, -0.2100 to 6.15, 0.2600 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 7.15, -0.6500 to 7.15, -0.1100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
-set arrow from 8.15, -0.6100 to 8.15, -0.0300 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
-set arrow from 9.15, -0.7300 to 9.15, -0.2100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
-set arrow from 10.15, -0.5300 to 10.15, 0.1200 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 11.15, -1.1000 to 11.15, 0.3000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 12.15, -1.1000 to 12.15, 0.3000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 13.15, -1.2000 to 13.15, 0.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 14.15, -1.2000 to 14.15, 0.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 15.15, -1.1000 to 15.15, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 16.15, -1.1000 to 16.15, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 1.15, -0.0200 to 1.15, 0.0600 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 2.15, -0.0500 to 2.15, 0.0000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 3.15, -0.2900 to 3.15, 0.1400 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 4.15, -0.3500 to 4.15, 0.0900 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 5.15, -0.3100 to 5.15, 0.0900 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 6.15, -0.2400 to 6.15, 0.2300 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 7.15, -0.4700 to 7.15, 0.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 8.15, -0.6300 to 8.15, -0.0600 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 9.15, -0.4200 to 9.15, 0.1500 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 10.15, -0.6100 to 10.15, -0.0100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 11.15, -0.8000 to 11.15, 0.5000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 12.15, -0.8000 to 12.15, 0.5000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 13.15, -0.5000 to 13.15, 1.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 14.15, -0.7000 to 14.15, 0.9000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 15.15, -0.3000 to 15.15, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 16.15, -0.3000 to 16.15, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
 
 plot 'plot_configs.csv' using 2:(strcol(1) eq "cnn" ? $4 : NaN) with points pt 7 ps 1.3 lw 2 title "CNN" noenhanced, \
      'plot_configs.csv' using 2:(strcol(1) eq "vit" ? $4 : NaN) with points pt 5 ps 1.3 lw 2 title "ViT" noenhanced

@@ -16,8 +16,8 @@ set format y '10^{%L}'
 set xtics rotate by -30 ('per tensor' 0, 'per channel' 1, '1x128' 2, '128x128' 3, 'MXFP8' 4, 'MXFP4 (e2m1)' 5, 'per tensor e5m2' 6, 'MX e5m2' 7)
 set label 1 "e5m2 recipes:\nthe gradient only" at 6.5, graph 0.6 center font ',10'
 set arrow 1 from 5.5, graph 0 to 5.5, graph 1 nohead dt 3 lc rgb '#999999'
-plot 'recipes.csv' using 3:(strcol(1) eq "0" ? $9 : NaN) with linespoints pt 7 ps 1.2 lw 2 title "W1 (weights)" noenhanced, \
-     'recipes.csv' using 3:(strcol(1) eq "1" ? $9 : NaN) with linespoints pt 5 ps 1.2 lw 2 title "X (inputs with outlier channels)" noenhanced, \
-     'recipes.csv' using 3:(strcol(1) eq "2" ? $9 : NaN) with linespoints pt 9 ps 1.2 lw 2 title "H (hidden activations)" noenhanced, \
-     'recipes.csv' using 3:(strcol(1) eq "3" ? $9 : NaN) with linespoints pt 11 ps 1.2 lw 2 title "dW1 (weight gradient)" noenhanced
+plot 'recipes.csv' using 10:(strcol(1) eq "0" ? $9 : NaN) with points pt 7 ps 1.6 lw 2 title "W1 (weights)" noenhanced, \
+     'recipes.csv' using 10:(strcol(1) eq "1" ? $9 : NaN) with points pt 5 ps 1.6 lw 2 title "X (inputs with outlier channels)" noenhanced, \
+     'recipes.csv' using 10:(strcol(1) eq "2" ? $9 : NaN) with points pt 9 ps 1.8 lw 2 title "H (hidden activations)" noenhanced, \
+     'recipes.csv' using 10:(strcol(1) eq "3" ? $9 : NaN) with points pt 11 ps 1.8 lw 2 title "dW1 (weight gradient)" noenhanced
 unset output

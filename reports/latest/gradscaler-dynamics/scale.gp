@@ -13,6 +13,9 @@ set format y '10^{%L}'
 set logscale y 2
 set format y '2^{%L}'
 set key outside right top box
+set yrange [0.000244140625:16777216]
+set ytics 0.001953125, 8
+set ytics add ('2^{0}' 1)
 set object 1 rect from 14000, graph 0 to 14030, graph 1 fc rgb '#f4cccc' fs solid 0.5 noborder behind
 set label 1 'NaN burst' at 14030, graph 0.95 offset 0.5,0
 plot 'scale.csv' using 1:(strcol(2) eq "pytorch" ? $3 : NaN) with steps lc rgb '#1f4e9e' lw 2 title "PyTorch GradScaler" noenhanced, \

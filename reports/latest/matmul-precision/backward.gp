@@ -19,6 +19,7 @@ set format y '10^{%L}'
 set mxtics 1
 set xrange [64:4096]
 plot 'growth.csv' using 2:(strcol(1) eq "cpu-fp32" ? $6 : NaN) with linespoints lc rgb '#000000' dt 1 pt 5 ps 1.3 lw 2 title "cpu-fp32" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "openblas-sgemm" ? $6 : NaN) with linespoints lc rgb '#000000' dt 3 pt 3 ps 1.3 lw 2 title "openblas-sgemm" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "cpu-tf32" ? $6 : NaN) with linespoints lc rgb '#1f77b4' dt 1 pt 7 ps 1.3 lw 2 title "cpu-tf32" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "cpu-fp16" ? $6 : NaN) with linespoints lc rgb '#d62728' dt 1 pt 9 ps 1.3 lw 2 title "cpu-fp16" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "cpu-bf16" ? $6 : NaN) with linespoints lc rgb '#2ca02c' dt 1 pt 11 ps 1.3 lw 2 title "cpu-bf16" noenhanced, \

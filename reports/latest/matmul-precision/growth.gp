@@ -19,13 +19,14 @@ set format y '10^{%L}'
 set mxtics 1
 set xrange [64:4096]
 plot 'growth.csv' using 2:(strcol(1) eq "cpu-fp32" ? $4 : NaN) with linespoints lc rgb '#000000' dt 1 pt 5 ps 1.3 lw 2 title "cpu-fp32" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "openblas-sgemm" ? $4 : NaN) with linespoints lc rgb '#000000' dt 3 pt 3 ps 1.3 lw 2 title "openblas-sgemm" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "cpu-tf32" ? $4 : NaN) with linespoints lc rgb '#1f77b4' dt 1 pt 7 ps 1.3 lw 2 title "cpu-tf32" noenhanced, \
-     'growth.csv' using 2:(strcol(1) eq "cpu-fp16" ? $4 : NaN) with linespoints lc rgb '#d62728' dt 1 pt 9 ps 1.3 lw 2 title "cpu-fp16" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-fp16" ? $4 : NaN) with linespoints lc rgb '#d62728' dt 3 pt 6 ps 2.4 lw 2 title "cpu-fp16 (= cpu-tf32)" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "cpu-bf16" ? $4 : NaN) with linespoints lc rgb '#2ca02c' dt 1 pt 11 ps 1.3 lw 2 title "cpu-bf16" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "cpu-e4m3" ? $4 : NaN) with linespoints lc rgb '#9467bd' dt 1 pt 13 ps 1.3 lw 2 title "cpu-e4m3" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "cpu-e5m2" ? $4 : NaN) with linespoints lc rgb '#ff7f0e' dt 1 pt 15 ps 1.3 lw 2 title "cpu-e5m2" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "tf32-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#1f77b4' dt 2 pt 6 ps 1.3 lw 2 title "tf32-in/fp32-acc" noenhanced, \
-     'growth.csv' using 2:(strcol(1) eq "fp16-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#d62728' dt 2 pt 8 ps 1.3 lw 2 title "fp16-in/fp32-acc" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "fp16-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#d62728' dt 3 pt 6 ps 2.4 lw 2 title "fp16-in/fp32-acc (= tf32-in/fp32-acc)" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "bf16-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#2ca02c' dt 2 pt 10 ps 1.3 lw 2 title "bf16-in/fp32-acc" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "e4m3-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#9467bd' dt 2 pt 12 ps 1.3 lw 2 title "e4m3-in/fp32-acc" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "e5m2-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#ff7f0e' dt 2 pt 14 ps 1.3 lw 2 title "e5m2-in/fp32-acc" noenhanced
