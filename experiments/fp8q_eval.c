@@ -361,7 +361,7 @@ static int write_configs(lowp_run_t *r, net_t *const *nets) {
   if (!f) return LOWP_EIO;
   fprintf(f, "model,index,config,format,scaling,accumulation,kind,images,accuracy_pct,delta_pp,ci95_lo_pp,"
              "ci95_hi_pp,mcnemar_p,fp32_right_only,fp32_wrong_only,agree_pct,kl_mean,kl_max,w_saturated_pct,"
-             "w_flushed_pct,a_saturated_pct,a_flushed_pct\n");
+             "w_zeroed_pct,a_saturated_pct,a_zeroed_pct\n");
   for (i = 0; i < 2; i++)
     for (k = 0; k < nets[i]->nc; k++) {
       const fq_config_t *c = &nets[i]->cfg[k];

@@ -41,7 +41,7 @@ typedef struct {
   size_t nonzero;   /**< elements with x != 0 */
   size_t saturated; /**< |x * s| >= xmax + ulp(xmax)/2: would overflow under
                          round to nearest, clamped to +-xmax instead */
-  size_t flushed;   /**< x != 0 but q == 0: underflow to zero */
+  size_t flushed;   /**< x != 0 but q == 0: rounded to zero (not flush-to-zero: the formats keep their subnormals) */
   size_t subnormal; /**< q is a nonzero subnormal of f */
 } lowp_qstats_t;
 
