@@ -507,14 +507,6 @@ run_avx512(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t
 
 enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LOWP_ISA_AVX512 };
 
-static int pick_isa(void) {
-#ifdef LOWP_ACCFAST_X86
-  return (int)lowp_cpu_isa(1);
-#else
-  return ISA_GENERIC;
-#endif
-}
-
 static void run_isa(int isa, const job_t *jb, void *panel, size_t i0, size_t i1,
                     size_t j0, size_t jw, int kind) {
   switch (isa) {
@@ -605,7 +597,7 @@ static lowp_accfast_kind_t kind_of(const lowp_gemm_acc_cfg_t *g, int f32_inputs)
   /* fp32 in rne, or (AVX-512's rounding in the instruction) rtz/rup/rdn
      with products exact or rounded to fp32 in the same mode */
   if (ieee_like(acc) && is_fmt(acc, 24, -126, 127) && fast_mode(g->acc_rnd) >= 0 &&
-      (g->acc_rnd == LOWP_RND_NE || pick_isa() == ISA_AVX512) &&
+      (g->acc_rnd == LOWP_RND_NE || (int)lowp_cpu_isa(1) == ISA_AVX512) &&
       (!prod || (ieee_like(prod) && g->prod_rnd == g->acc_rnd && is_fmt(prod, 24, -126, 127))))
     return LOWP_ACCFAST_FMA32;
   if (f32_inputs == 2 && ro32_fits(acc, g->acc_rnd) && (!prod || ro32_fits(prod, g->prod_rnd)))
@@ -646,7 +638,7 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
   job_t jb;
   size_t e, ntask, nj, ni;
   long long t;
-  int best = pick_isa(), use = best, kk, fail = 0;
+  int best = (int)lowp_cpu_isa(1), use = best, kk, fail = 0;
   if (isa) {
     if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;
     if (use > best) return LOWP_EUNSUPPORTED;
@@ -709,5 +701,5 @@ int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
 }
 
 const char *lowp_gemm_acc_fast_isa(void) {
-  return lowp_isa_name((lowp_isa_t)pick_isa());
+  return lowp_isa_name(lowp_cpu_isa(1));
 }

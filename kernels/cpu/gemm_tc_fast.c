@@ -293,14 +293,6 @@ __attribute__((target(LOWP_TC_AVX512))) static void run_avx512(const job_t *g, s
 
 enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LOWP_ISA_AVX512 };
 
-static int pick_isa(void) {
-#ifdef LOWP_TCFAST_X86
-  return (int)lowp_cpu_isa(0);
-#else
-  return ISA_GENERIC;
-#endif
-}
-
 static void run_isa(int isa, const job_t *g, size_t i0, size_t i1, size_t pan) {
   switch (isa) {
 #ifdef LOWP_TCFAST_X86
@@ -440,7 +432,7 @@ static void run_all(const job_t *g, int isa) {
 int lowp_gemm_tc_fast(double *c, const double *a, const double *b, size_t m, size_t n,
                       size_t k, const lowp_gemm_tc_cfg_t *cfg, const char *isa) {
   job_t g;
-  int use = pick_isa(), st = LOWP_ENOMEM;
+  int use = (int)lowp_cpu_isa(0), st = LOWP_ENOMEM;
   size_t npan = (n + W - 1) / W, *perm;
   int32_t *buf;
   seg_t *seg;

@@ -199,14 +199,6 @@ static void frow_isa(int isa, float *out, const fctx_t *c, size_t k) {
   }
 }
 
-static int best_isa(void) {
-#ifdef LOWP_ORDFAST_X86
-  return (int)lowp_cpu_isa(1);
-#else
-  return LOWP_ISA_GENERIC;
-#endif
-}
-
 static int fast_mode_of(lowp_rounding_t rnd) {
   switch (rnd) {
   case LOWP_RND_NE: return M_NE;
@@ -304,7 +296,7 @@ int lowp_gemm_order_fast(double *c, const double *a, const double *b, size_t m, 
                          size_t k, const lowp_accum_t *acc, const char *isa) {
   size_t nj, ni, e, w;
   long long t;
-  int best = best_isa(), use = best, fail = 0, f64, f32;
+  int best = (int)lowp_cpu_isa(1), use = best, fail = 0, f64, f32;
   lowp_accfast_kind_t kd;
   if (isa) {
     if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;

@@ -23,5 +23,5 @@ int lowp_exact_gemm_cuda_int8(double *c, const double *a, const double *b, const
   return LOWP_EUNSUPPORTED;
 }
 #else
-typedef int lowp_ozaki_gpu_stub_unused; /* ISO C: a translation unit is not empty */
+typedef int lowp_ozaki_gpu_nocuda_unused; /* ISO C: a translation unit is not empty */
 #endif

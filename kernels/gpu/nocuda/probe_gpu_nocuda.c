@@ -29,5 +29,5 @@ int lowp_probe_gpu_dot(void *ctx, double *d, const double *a, const double *b, s
   return LOWP_EUNSUPPORTED;
 }
 #else
-typedef int lowp_probe_gpu_stub_unused; /* ISO C: a translation unit is not empty */
+typedef int lowp_probe_gpu_nocuda_unused; /* ISO C: a translation unit is not empty */
 #endif

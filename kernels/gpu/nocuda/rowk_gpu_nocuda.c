@@ -32,5 +32,5 @@ int lowp_scaler_update_cuda(float *scale, int32_t *tracker, int found_inf, doubl
   return LOWP_EUNSUPPORTED;
 }
 #else
-typedef int lowp_rowk_gpu_stub_unused; /* ISO C: a translation unit is not empty */
+typedef int lowp_rowk_gpu_nocuda_unused; /* ISO C: a translation unit is not empty */
 #endif

@@ -36,5 +36,5 @@ int lowp_cuda_runtime_status(char *msg, size_t len) {
   return -1;
 }
 #else
-typedef int lowp_gemm_gpu_stub_unused; /* ISO C: a translation unit is not empty */
+typedef int lowp_gemm_gpu_nocuda_unused; /* ISO C: a translation unit is not empty */
 #endif

@@ -16,5 +16,5 @@ int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkernel_t *ks, s
   return LOWP_EUNSUPPORTED;
 }
 #else
-typedef int lowp_amp_gpu_stub_unused; /* ISO C: a translation unit is not empty */
+typedef int lowp_amp_gpu_nocuda_unused; /* ISO C: a translation unit is not empty */
 #endif
