@@ -62,7 +62,27 @@ typedef struct {
   size_t n, rows;
   int reps;
   uint64_t seed;
+  unsigned tables; /* T_ACC | T_ORD | T_TC: which tables run */
 } gopts_t;
+
+enum { T_ACC = 1, T_ORD = 2, T_TC = 4 };
+
+/* --tables: a comma-separated list of acc, orders, tc */
+static unsigned parse_tables(const char *val) {
+  unsigned t = 0;
+  const char *p = val;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    if (len == 3 && !strncmp(p, "acc", 3)) t |= T_ACC;
+    else if (len == 6 && !strncmp(p, "orders", 6)) t |= T_ORD;
+    else if (len == 2 && !strncmp(p, "tc", 2)) t |= T_TC;
+    else lowp_cli_die("bench gemm", "--tables: unknown table '%.*s' (acc, orders, tc)", (int)len, p);
+    p += len;
+    if (*p == ',') p++;
+  }
+  if (!t) lowp_cli_die("bench gemm", "--tables needs at least one of acc, orders, tc");
+  return t;
+}
 
 /* ------------------------------------------------------ private helpers */
 
@@ -292,6 +312,7 @@ static const tcase_t tcases[] = {
 
 static void gemm_usage(void) {
   printf("usage: lowp bench gemm [--n N] [--quick] [--reps R] [--rows R] [--seed S]\n"
+         "                       [--tables acc,orders,tc]\n"
          "  The emulated GEMM kernels (lowp gemm's subject, registry gemm_acc), one\n"
          "  thread, m = n = k = N: ns per multiply-add of the scalar reference (first R\n"
          "  rows), the fast path every caller runs, OpenBLAS sgemm, and the exact\n"
@@ -301,6 +322,7 @@ static void gemm_usage(void) {
          "  --reps R   repetitions of fast and sgemm, minimum kept (default 3)\n"
          "  --rows R   rows of the reference timed and compared (default 2)\n"
          "  --seed S   input seed (default 11)\n"
+         "  --tables T which tables run, comma-separated (default acc,orders,tc)\n"
          "  Then the tensor-core model (registry gemm_tc, lowp gemm --model): ref is\n"
          "  lowp_gemm_tc_scalar (lowp_tc_dot per element), fast lowp_gemm_tc_ref\n"
          "  (the integer kernel, cpu/gemm_tc_fast.h); bits: same = equal bytes.\n"
@@ -326,7 +348,7 @@ static void parse(gopts_t *o, int argc, char **argv) {
     if (!strcmp(arg, "--quick") && !val) { o->n = 128; continue; }
     if (!strcmp(arg, "--help") && !val) { gemm_usage(); exit(LOWP_EXIT_OK); }
     if (strcmp(arg, "--n") && strcmp(arg, "--reps") && strcmp(arg, "--rows") &&
-        strcmp(arg, "--seed"))
+        strcmp(arg, "--seed") && strcmp(arg, "--tables"))
       lowp_cli_die("bench gemm", "unknown option '%s' (see --help)", argv[i]);
     if (!val) {
       if (i + 1 >= argc) lowp_cli_die("bench gemm", "%s needs a value", arg);
@@ -337,6 +359,7 @@ static void parse(gopts_t *o, int argc, char **argv) {
       o->reps = (int)lowp_cli_int("bench gemm", "--reps", val, 1, 100);
     else if (!strcmp(arg, "--rows"))
       o->rows = (size_t)lowp_cli_int("bench gemm", "--rows", val, 1, 8192);
+    else if (!strcmp(arg, "--tables")) o->tables = parse_tables(val);
     else o->seed = (uint64_t)lowp_cli_int("bench gemm", "--seed", val, 0, INT64_MAX);
   }
 }
@@ -368,7 +391,7 @@ int lowp_bench_gemm(int argc, char **argv) {
       {"fp64 in, fp64 acc (fma)", &LOWP_FMT_FP64, &LOWP_FMT_FP64, NULL, LOWP_RND_NE,
        LOWP_RND_NE, LOWP_DIST_NORMAL},
   };
-  gopts_t o = {1024, 2, 3, 11};
+  gopts_t o = {1024, 2, 3, 11, T_ACC | T_ORD | T_TC};
   size_t i;
   int bad = 0;
   parse(&o, argc, argv);
@@ -376,18 +399,24 @@ int lowp_bench_gemm(int argc, char **argv) {
   printf("lowp bench gemm: m = n = k = %zu, one thread (CPU time), seed %llu; ns per "
          "multiply-add; ref on the first %zu rows, fast and sgemm best of %d, exact once\n",
          o.n, (unsigned long long)o.seed, o.rows < o.n ? o.rows : o.n, o.reps);
-  printf("%-34s %-6s %9s %9s %9s %9s %9s %9s  %s\n", "case (recursive order)", "kernel", "ref",
-         "fast", "sgemm", "exact", "ref/fast", "fast/S", "fast==ref");
-  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) bad |= run_gcase(&cases[i], &o);
-  printf("target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024, one thread\n");
-  printf("%-44s %9s %9s %9s %9s %9s  %s\n", "summation order (lowp_accum_dot)", "ref",
-         "fast", "rec", "ref/fast", "fast/rec", "fast==ref");
-  for (i = 0; i < sizeof ocases / sizeof ocases[0]; i++) bad |= run_ocase(&ocases[i], &o);
-  printf("target (issue 22): pairwise, blocked and splitk within 2x of the recursive path "
-         "(fast/rec <= 2)\n");
-  printf("%-34s %-6s %9s %9s %9s %9s %9s %9s  %s\n", "tensor-core model (gemm_tc)", "kernel",
-         "ref", "fast", "sgemm", "exact", "ref/fast", "fast/S", "bits");
-  for (i = 0; i < sizeof tcases / sizeof tcases[0]; i++) bad |= run_tcase(&tcases[i], &o);
-  printf("target (issue 22): tensor-core models <= 2 ns per multiply-add at N = 1024\n");
+  if (o.tables & T_ACC) {
+    printf("%-34s %-6s %9s %9s %9s %9s %9s %9s  %s\n", "case (recursive order)", "kernel", "ref",
+           "fast", "sgemm", "exact", "ref/fast", "fast/S", "fast==ref");
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) bad |= run_gcase(&cases[i], &o);
+    printf("target (issue 22): fast <= 0.2 ns per multiply-add at N = 1024, one thread\n");
+  }
+  if (o.tables & T_ORD) {
+    printf("%-44s %9s %9s %9s %9s %9s  %s\n", "summation order (lowp_accum_dot)", "ref",
+           "fast", "rec", "ref/fast", "fast/rec", "fast==ref");
+    for (i = 0; i < sizeof ocases / sizeof ocases[0]; i++) bad |= run_ocase(&ocases[i], &o);
+    printf("target (issue 22): pairwise, blocked and splitk within 2x of the recursive path "
+           "(fast/rec <= 2)\n");
+  }
+  if (o.tables & T_TC) {
+    printf("%-34s %-6s %9s %9s %9s %9s %9s %9s  %s\n", "tensor-core model (gemm_tc)", "kernel",
+           "ref", "fast", "sgemm", "exact", "ref/fast", "fast/S", "bits");
+    for (i = 0; i < sizeof tcases / sizeof tcases[0]; i++) bad |= run_tcase(&tcases[i], &o);
+    printf("target (issue 22): tensor-core models <= 2 ns per multiply-add at N = 1024\n");
+  }
   return bad ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
 }

@@ -71,6 +71,13 @@ expect_exit2 "gemm --reps not a number" "malformed --reps" "$LOWP" bench gemm --
 grep -q "FAIL$" "$T/gm" && bad "bench gemm validation failed" || ok
 grep -q "^fp16 in, fp16 acc  *ro32 " "$T/gm" && ok || bad "bench gemm: fp16 accumulation not on the ro32 kernel"
 grep -q "^fp32 in, fp32 acc (fma), normal  *fma32 " "$T/gm" && ok || bad "bench gemm: fp32 not on fma32"
+# --tables picks tables; an unknown one is bad usage
+"$LOWP" bench gemm --n 16 --reps 1 --tables=orders >"$T/go" 2>"$T/err" && ok || bad "bench gemm --tables=orders: $(cat "$T/err")"
+[ "$(grep -c ' ok$' "$T/go")" -eq 11 ] && ! grep -q '^case (recursive order)\|^tensor-core model' "$T/go" && ok ||
+  bad "bench gemm --tables=orders: not the orders table alone: $(cat "$T/go")"
+"$LOWP" bench gemm --n 16 --reps 1 --tables acc,tc >"$T/go" 2>"$T/err" && ! grep -q '^summation order' "$T/go" &&
+  grep -q '^tensor-core model' "$T/go" && ok || bad "bench gemm --tables acc,tc: $(cat "$T/go")"
+expect_exit2 "gemm --tables unknown" "unknown table 'bogus'" "$LOWP" bench gemm --tables acc,bogus
 
 echo "cli_bench: $pass passed, $fail failed"
 [ $fail -eq 0 ]
