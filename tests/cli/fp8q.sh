@@ -56,9 +56,17 @@ LATE=1 expect_exit2 "short labels" "t10k-labels-idx1-ubyte" \
   "$LOWP" run fp8-quantization --quick --data="$T/raw" --out "$T/r"
 ls -d "$T"/r.* "$T"/r >/dev/null 2>&1 && bad "output left after short labels" || ok
 
-# a --quick evaluation of the shipped models (300 images, 100 on the tensor-core model), 1 and 2 threads
-OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization --quick --out "$T/t1" >"$T/log1" 2>&1 || bad "quick run (1 thread) exit $?: $(tail -3 "$T/log1")"
-OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization --quick --out "$T/t2" >"$T/log2" 2>&1 || bad "quick run (2 threads) exit $?"
+# a --quick evaluation of the shipped models (300 images, 100 on the tensor-core model), 1 and 2 threads;
+# under the sanitizers (CMake sets LOWP_TEST_SANITIZED; ASan makes every image several times dearer)
+# the same code paths run on fewer images: N images, NT on the tensor-core model
+if [ -n "${LOWP_TEST_SANITIZED:-}" ]; then
+  N=100 NT=30
+  EVAL="--test=$N --tc_test=$NT --layer_test=$N --calib=50 --boot=50"
+else
+  N=300 NT=100 EVAL=""
+fi
+OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization --quick $EVAL --out "$T/t1" >"$T/log1" 2>&1 || bad "quick run (1 thread) exit $?: $(tail -3 "$T/log1")"
+OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization --quick $EVAL --out "$T/t2" >"$T/log2" 2>&1 || bad "quick run (2 threads) exit $?"
 FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz plot_configs.csv plot_layers.csv"
 for f in $FILES; do [ -s "$T/t1/$f" ] && ok || bad "missing $f"; done
 for f in $FILES; do cmp -s "$T/t1/$f" "$T/t2/$f" && ok || bad "$f differs between 1 and 2 threads"; done
@@ -69,11 +77,11 @@ grep -q '"answer"' "$T/t1/results.json" && grep -q '"verdicts"' "$T/t1/results.j
 grep -q 'arXiv:2208.07339' "$T/t1/results.json" && ok || bad "the answer does not cite LLM.int8()"
 # 11 main + 6 tensor-core rows per network, 2 formats x (4 CNN layers, 8 ViT site groups) per-layer rows
 [ "$(wc -l <"$T/t1/configs.csv")" -eq $((1 + 2 * 17 + 2 * 4 + 2 * 8)) ] && ok || bad "configs.csv: $(wc -l <"$T/t1/configs.csv") lines"
-# one row per image and configuration: 300 images (100 for the 6 tensor-core rows of each network)
-[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + 300 * (11 + 8) + 100 * 6 + 300 * (11 + 16) + 100 * 6)) ] && ok ||
+# one row per image and configuration: N images (NT for the 6 tensor-core rows of each network)
+[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + N * (11 + 8) + NT * 6 + N * (11 + 16) + NT * 6)) ] && ok ||
   bad "per_image.csv.gz: $(gzip -dc "$T/t1/per_image.csv.gz" | wc -l) lines"
 # the FP32 rows are the reference: zero change, 100% agreement, zero KL
-[ "$(grep -c '^[a-z]*,0,fp32,fp32,reference,fp32,main,300,[0-9.]*,0.00,0.00,0.00,1,0,0,100.00,0,0,' "$T/t1/configs.csv")" -eq 2 ] && ok ||
+[ "$(grep -c '^[a-z]*,0,fp32,fp32,reference,fp32,main,'"$N"',[0-9.]*,0.00,0.00,0.00,1,0,0,100.00,0,0,' "$T/t1/configs.csv")" -eq 2 ] && ok ||
   bad "fp32 rows: $(grep ',0,fp32,' "$T/t1/configs.csv")"
 # e5m2 (2 significand bits) moves the softmax more than e4m3 (3) and than bf16 (7) in both networks
 awk -F, '$3 == "e4m3 tensor" {e4[$1] = $17} $3 == "e5m2 tensor" {e5[$1] = $17} $3 == "bf16" {b[$1] = $17}
@@ -81,12 +89,12 @@ awk -F, '$3 == "e4m3 tensor" {e4[$1] = $17} $3 == "e5m2 tensor" {e5[$1] = $17} $
   "$T/t1/configs.csv" && ok || bad "KL not ordered e5m2 > e4m3 > bf16"
 # the statistics, recomputed by numpy from the per-image rows; lowp's FP32 predictions = numpy's
 if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-  /usr/bin/python3 "$(dirname "$0")/../numpy/fp8q_eval.py" --run "$T/t1" --n 300 >"$T/py" 2>&1 && ok ||
+  /usr/bin/python3 "$(dirname "$0")/../numpy/fp8q_eval.py" --run "$T/t1" --n $N >"$T/py" 2>&1 && ok ||
     bad "numpy recomputation: $(cat "$T/py")"
 fi
 # the data path also works uncompressed (good copies this time)
 for f in "$DATA"/t10k-labels*.gz; do gzip -dc "$f" >"$T/raw/$(basename "$f" .gz)"; done
-"$LOWP" run fp8-quantization --quick --data="$T/raw" --out "$T/t3" >/dev/null 2>&1 || bad "uncompressed data run"
+"$LOWP" run fp8-quantization --quick $EVAL --data="$T/raw" --out "$T/t3" >/dev/null 2>&1 || bad "uncompressed data run"
 cmp -s "$T/t1/configs.csv" "$T/t3/configs.csv" && ok || bad "uncompressed data gives different results"
 
 # training: the same command with 1 and 2 threads gives the same weights and curve (small runs of
