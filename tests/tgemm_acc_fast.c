@@ -257,27 +257,31 @@ static void check_bf16_products(int wide9) {
   }
 }
 
-/* Where rounding the sum once in binary32 and then to acc would be wrong:
-   a product rounded to fp16 that lies on a bf16 midpoint (1 + 2^-8) plus
-   a tiny bf16 addend (+-2^-30) is, in binary32, the midpoint itself (a tie
-   for bf16); the sum rounded once is 1 + 2^-7 for +2^-30 and 1 for -2^-30
-   (the fast kernels round to odd here: products wider than acc) */
-static void check_double_rounding(void) {
+/* Where rounding the sum once in binary32 (or 64) and then to acc would be
+   wrong: a product rounded to fp16 (fp32) that lies on a bf16 midpoint
+   (1 + 2^-8) plus a tiny bf16 addend (+-2^-30, +-2^-70) is, in binary32
+   (64), the midpoint itself (a tie for bf16); the sum rounded once is
+   1 + 2^-7 for the positive addend and 1 for the negative one (the fast
+   kernels round to odd here: products wider than acc). wide: fp32 products
+   on binary32 data (one entry of 21 bits: the RO64 kernel) */
+static void check_double_rounding(int wide) {
   enum { N = 32 };
-  double a[1], b[N], c0[N], ref[N];
+  double a[1], b[N], c0[N], ref[N], tiny = wide ? 0x1p-70 : 0x1p-30;
   lowp_gemm_acc_cfg_t cfg;
   size_t j;
   memset(&cfg, 0, sizeof cfg);
-  cfg.acc = &LOWP_FMT_BF16, cfg.prod = &LOWP_FMT_FP16;
+  cfg.acc = &LOWP_FMT_BF16, cfg.prod = wide ? &LOWP_FMT_FP32 : &LOWP_FMT_FP16;
   cfg.order = LOWP_ORDER_RECURSIVE;
   a[0] = 1.0 + 0x1p-8;
-  for (j = 0; j < N; j++) b[j] = 1.0, c0[j] = (j % 2) ? -0x1p-30 : 0x1p-30;
+  for (j = 0; j < N; j++) b[j] = 1.0, c0[j] = (j % 2) ? -tiny : tiny;
+  if (wide) b[N - 1] = 1.0 + 0x1p-20;
   memcpy(ref, c0, sizeof ref);
   lowp_test_check(lowp_gemm_acc_scalar(ref, a, b, 1, N, 1, &cfg) == LOWP_OK &&
                       ref[0] == 1.0 + 0x1p-7 && ref[1] == 1.0,
                   "bf16 midpoint product: the reference's sums %a, %a", ref[0], ref[1]);
-  check_data("bf16 acc, fp16 product on a bf16 midpoint", &cfg, a, b, c0, 1, N, 1,
-             LOWP_ACCFAST_RO32);
+  check_data(wide ? "bf16 acc, fp32 product on a bf16 midpoint"
+                  : "bf16 acc, fp16 product on a bf16 midpoint",
+             &cfg, a, b, c0, 1, N, 1, wide ? LOWP_ACCFAST_RO64 : LOWP_ACCFAST_RO32);
 }
 
 int main(void) {
@@ -295,7 +299,8 @@ int main(void) {
   check_rounded_prods();
   check_bf16_products(0);
   check_bf16_products(1);
-  check_double_rounding();
+  check_double_rounding(0);
+  check_double_rounding(1);
 
   /* every accumulator x product format x mode, ties/subnormals/overflow/NaN */
   for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)

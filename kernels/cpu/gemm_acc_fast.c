@@ -120,6 +120,12 @@ AI vd vstep_ro(vd s, vd a, vd b, const tgt_t *acc, const tgt_t *prod, int mode, 
   return vround_to(vadd_odd(s, p, mode), &ac);
 }
 
+/* FIG's step (the opening comment) in binary64: the product rounded to
+   prod, the sum rounded to nearest in binary64, then to acc */
+AI vd vstep_fig(vd s, vd a, vd b, const tgt_t *acc, const tgt_t *prod) {
+  return vround_to(s + vround_to(a * b, prod), acc);
+}
+
 /* The RO32 steps: the same algorithm on 16 binary32 lanes, for narrow data
    (inputs of <= 12 significant bits with magnitudes in [2^-60, 2^50], so
    each product is exact in binary32 and no sum overflows it) and narrow
@@ -208,6 +214,11 @@ AI vf fstep_ro(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod, int mode, 
   return ac.bf16 ? fround_bf16(x, mode) : fround_to(x, &ac);
 }
 
+/* FIG's step in binary32 (RO32 data: a b exact) */
+AI vf fstep_fig(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod) {
+  vf x = s + fround_to(a * b, prod);
+  return acc->bf16 ? fround_bf16(x, M_NE) : fround_to(x, acc);
+}
 
 /* ------------------------------------- fp32 directed modes on AVX-512 */
 
@@ -335,6 +346,16 @@ __attribute__((target(LOWP_ACC_AVX512))) AI __m512 prod_v8(__m512 va, __m512 vb,
   return _mm512_sub_ps(g, _mm512_fnmadd_ps(va, vb, g));
 }
 
+/* fround_bf16_bits in rne in four instructions: + 0x7fff, + 1 more where
+   bit 16 (the last kept bit) is set (a mask from vptestmd), clear 16 bits */
+__attribute__((target(LOWP_ACC_AVX512))) AI __m512 bf16_rne(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __mmask16 odd = _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x10000));
+  __m512i v = _mm512_add_epi32(u, _mm512_set1_epi32(0x7fff));
+  v = _mm512_mask_add_epi32(v, odd, v, _mm512_set1_epi32(1));
+  return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int32_t)0xffff0000u)));
+}
+
 /* s[r JB + j] for the rows and the panel's columns, k from l0 to l0 + kw;
    MODE, RC: acc's mode and its rounding constant; PK: the products (see
    above); ONE: the sum rounded once in binary32 (else to odd) */
@@ -353,7 +374,7 @@ __attribute__((target(LOWP_ACC_AVX512))) AI __m512 prod_v8(__m512 va, __m512 vb,
         else if ((PK) == PK_SAME && fmt == 1)                                    \
           p = LOWP_F16(_mm512_mul_ps(va, vb), _MM_FROUND_TO_NEAREST_INT);        \
         else if ((PK) == PK_SAME)                                                \
-          p = (__m512)fround_bf16_bits((vf)_mm512_mul_ps(va, vb), M_NE);         \
+          p = bf16_rne(_mm512_mul_ps(va, vb));                                   \
         else if ((PK) == PK_ANY)                                                 \
           p = prod_any(_mm512_mul_ps(va, vb), prod);                             \
         if ((ONE) && (PK) == PK_EXACT)                                           \
@@ -377,8 +398,10 @@ __attribute__((target(LOWP_ACC_AVX512))) AI __m512 prod_v8(__m512 va, __m512 vb,
         }                                                                        \
         if (fmt == 1)                                                            \
           vs = LOWP_F16(x, RC);                                                  \
+        else if (fmt == 2 && (MODE) == M_NE)                                     \
+          vs = bf16_rne(x); /* (NaN: above) */                                   \
         else if (fmt == 2)                                                       \
-          vs = (__m512)fround_bf16_bits((vf)x, MODE); /* (NaN: above) */         \
+          vs = (__m512)fround_bf16_bits((vf)x, MODE);                            \
         else {                                                                   \
           tgt_t ac = *acc;                                                       \
           ac.mode = MODE;                                                        \
@@ -454,6 +477,9 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
   const int ro = kind == K_RO || kind == K_RORP;
   const int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RFM || kind == K_RFMRP;
   const int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP || blk;
+  /* rounded products inside acc, rne: FIG's one rounding in binary32 / 64 */
+  const int fig32 = kind == K_RFRP && fig_holds(&acc, &prod, 24, -126);
+  const int fig64 = kind == K_RORP && fig_holds(&acc, &prod, 53, -1022);
   size_t i, r, j, l, rows;
   for (i = i0; i < i1; i += rows) {
     double sd[MR][JB];
@@ -482,7 +508,8 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
             vf vs, vb;
             memcpy(&vs, s + j, sizeof vs);
             memcpy(&vb, bl + j, sizeof vb);
-            vs = fstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RFRP);
+            if (fig32) vs = fstep_fig(vs, va, vb, &acc, &prod);
+            else vs = fstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RFRP);
             memcpy(s + j, &vs, sizeof vs);
           }
         } else if (kind == K_FMA32 || kind == K_ADD32) {
@@ -506,7 +533,8 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
               vd vs, vb;
               memcpy(&vs, s + j, sizeof vs);
               memcpy(&vb, bl + j, sizeof vb);
-              vs = vstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RORP);
+              if (fig64) vs = vstep_fig(vs, va, vb, &acc, &prod);
+              else vs = vstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RORP);
               memcpy(s + j, &vs, sizeof vs);
             }
           }
