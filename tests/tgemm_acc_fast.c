@@ -24,7 +24,9 @@ static uint64_t next(void) { /* splitmix64 */
 static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
 
 /* One adversarial entry for accumulator f (wide 0: a binary32 value; 1: a
-   binary64 value; 2: 11 significant bits, magnitudes in [2^-60, 2^50]):
+   binary64 value; 2: 11 significant bits, magnitudes in [2^-60, 2^50]; 4:
+   the same with 8 significant bits, as bf16 data; 3 and 5: one tiny binade
+   with 11 and 8 bits):
    small integers times a power of two (ties at every step of a narrow
    accumulator), factors whose products are subnormal in f, factors whose
    products reach f's largest binade (overflow mid-sum), zeros of both
@@ -34,12 +36,13 @@ static double entry(const lowp_format_t *f, int wide, int specials) {
   int cat = (int)(r % 16), sgn = (int)((r >> 8) & 1);
   double v;
   int half_min = (f->emin - f->precision) / 2, half_max = f->emax / 2;
-  if (wide == 3) { /* narrow data of one tiny binade, both signs: sums of products
-                      cancel down to 2^-143, bf16's subnormals included */
-    v = ldexp(1.0 + (double)((r >> 12) % 2048) / 2048.0, -60 + (int)((r >> 40) % 3));
+  if (wide == 3 || wide == 5) { /* narrow data of one tiny binade, both signs: sums of
+                                   products cancel down to 2^-143, bf16's subnormals included */
+    double sig = wide == 3 ? 2048.0 : 128.0;
+    v = ldexp(1.0 + (double)((r >> 12) % (uint64_t)sig) / sig, -60 + (int)((r >> 40) % 3));
     return sgn ? -v : v;
   }
-  if (wide == 2) { /* narrow data (the RO32 kernel): magnitudes in [2^-60, 2^50] */
+  if (wide == 2 || wide == 4) { /* narrow data (the RO32 kernel): magnitudes in [2^-60, 2^50] */
     half_min = half_min < -56 ? -56 : half_min;
     half_max = half_max > 48 ? 48 : half_max;
   }
@@ -67,10 +70,10 @@ static double entry(const lowp_format_t *f, int wide, int specials) {
     float fv = (float)v;
     v = (double)fv;
   }
-  if (wide == 2 && v != 0 && isfinite(v)) { /* 11 significant bits, as fp16 data */
+  if ((wide == 2 || wide == 4) && v != 0 && isfinite(v)) { /* 11 (fp16) or 8 (bf16) bits */
     int e;
-    double mt = frexp(v, &e);
-    v = ldexp(nearbyint(mt * 2048.0) / 2048.0, e);
+    double mt = frexp(v, &e), sig = wide == 2 ? 2048.0 : 256.0;
+    v = ldexp(nearbyint(mt * sig) / sig, e);
   }
   return v;
 }
@@ -80,34 +83,16 @@ static void fill(double *x, size_t cnt, const lowp_format_t *f, int wide, int sp
   for (i = 0; i < cnt; i++) x[i] = entry(f, wide, specials);
 }
 
-/* fast (every isa this CPU runs, 1 and 2 threads) == scalar on one shape;
-   cancel: every output is a b + a (-b) on a zero addend (exact zero sums,
-   whose sign depends on the mode); specials: 1 inf and NaN in a, b and C,
-   2 in C only, where every fifth addend is also near acc's largest value
-   (overflow mid-sum for any accumulator) */
-static void compare_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, size_t m,
-                         size_t n, size_t k, int wide, int specials, int cancel,
-                         lowp_accfast_kind_t want) {
+/* fast (every isa this CPU runs, 1 and 2 threads) == scalar on given data */
+static void check_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, const double *a,
+                       const double *b, const double *c0, size_t m, size_t n, size_t k,
+                       lowp_accfast_kind_t want) {
   static const char *isas[] = {"generic", "avx2", "avx512"};
-  double *a = malloc((m * k + 1) * sizeof *a), *b = malloc((k * n + 1) * sizeof *b);
-  double *c0 = malloc(m * n * sizeof *c0), *ref = malloc(m * n * sizeof *ref);
-  double *got = malloc(m * n * sizeof *got);
+  double *ref = malloc(m * n * sizeof *ref), *got = malloc(m * n * sizeof *got);
   size_t e, bad;
   int s, th;
   lowp_accfast_kind_t kd;
-  if (!a || !b || !c0 || !ref || !got) { lowp_test_check(0, "alloc"); goto out; }
-  fill(a, m * k, cfg->acc, wide, specials == 1);
-  fill(b, k * n, cfg->acc, wide, specials == 1);
-  fill(c0, m * n, cfg->acc, 1, specials != 0);
-  if (specials == 2)
-    for (e = 0; e < m * n; e += 5)
-      c0[e] = ldexp((e % 2 ? -1.0 : 1.0) * (2.0 - ldexp(1.0, (int)(e % 3) - cfg->acc->precision)),
-                    cfg->acc->emax);
-  if (cancel && k == 2) {
-    for (e = 0; e < m; e++) a[2 * e + 1] = a[2 * e];
-    for (e = 0; e < n; e++) b[n + e] = -b[e];
-    for (e = 0; e < m * n; e++) c0[e] = (e % 3) ? 0.0 : -0.0;
-  }
+  if (!ref || !got) { lowp_test_check(0, "alloc"); goto out; }
   memcpy(ref, c0, m * n * sizeof *ref);
   lowp_test_check(lowp_gemm_acc_scalar(ref, a, b, m, n, k, cfg) == LOWP_OK, "%s: scalar", what);
   kd = lowp_gemm_acc_fast_kind(a, b, m, n, k, cfg);
@@ -141,7 +126,36 @@ static void compare_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, size_
     lowp_test_check(same_bits(y0, y1), "%s: dot %a, reference %a", what, y1, y0);
   }
 out:
-  free(a), free(b), free(c0), free(ref), free(got);
+  free(ref), free(got);
+}
+
+/* check_data on one shape of generated data;
+   cancel: every output is a b + a (-b) on a zero addend (exact zero sums,
+   whose sign depends on the mode); specials: 1 inf and NaN in a, b and C,
+   2 in C only, where every fifth addend is also near acc's largest value
+   (overflow mid-sum for any accumulator) */
+static void compare_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, size_t m,
+                         size_t n, size_t k, int wide, int specials, int cancel,
+                         lowp_accfast_kind_t want) {
+  double *a = malloc((m * k + 1) * sizeof *a), *b = malloc((k * n + 1) * sizeof *b);
+  double *c0 = malloc(m * n * sizeof *c0);
+  size_t e;
+  if (!a || !b || !c0) { lowp_test_check(0, "alloc"); goto out; }
+  fill(a, m * k, cfg->acc, wide, specials == 1);
+  fill(b, k * n, cfg->acc, wide, specials == 1);
+  fill(c0, m * n, cfg->acc, 1, specials != 0);
+  if (specials == 2)
+    for (e = 0; e < m * n; e += 5)
+      c0[e] = ldexp((e % 2 ? -1.0 : 1.0) * (2.0 - ldexp(1.0, (int)(e % 3) - cfg->acc->precision)),
+                    cfg->acc->emax);
+  if (cancel && k == 2) {
+    for (e = 0; e < m; e++) a[2 * e + 1] = a[2 * e];
+    for (e = 0; e < n; e++) b[n + e] = -b[e];
+    for (e = 0; e < m * n; e++) c0[e] = (e % 3) ? 0.0 : -0.0;
+  }
+  check_data(what, cfg, a, b, c0, m, n, k, want);
+out:
+  free(a), free(b), free(c0);
 }
 
 static void compare(const char *what, const lowp_gemm_acc_cfg_t *cfg, size_t m, size_t n,
@@ -181,6 +195,95 @@ static void check_negzero(const lowp_format_t *acc, lowp_rounding_t rnd) {
   }
 }
 
+/* Products rounded to a format inside the accumulator's (or not), in every
+   pair of modes, rne with rne included: the sums rounded once in binary32
+   (rne where double rounding is innocuous, every directed mode) and to odd,
+   on fp16 data (11 bits) and, for bf16 products, bf16 data (8 bits: split
+   products in rne) */
+static void check_rounded_prods(void) {
+  static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
+  const lowp_format_t *pairs[][2] = {
+      {&LOWP_FMT_FP16, &LOWP_FMT_FP16}, {&LOWP_FMT_BF16, &LOWP_FMT_BF16},
+      {&LOWP_FMT_E5M2, &LOWP_FMT_E5M2}, {&LOWP_FMT_FP16, &LOWP_FMT_E5M2},
+      {&LOWP_FMT_BF16, &LOWP_FMT_FP16}, {&LOWP_FMT_FP16, &LOWP_FMT_BF16}};
+  lowp_gemm_acc_cfg_t cfg;
+  char what[160];
+  size_t ip, ia, im, iw;
+  for (ip = 0; ip < sizeof pairs / sizeof *pairs; ip++)
+    for (ia = 0; ia < 4; ia++)
+      for (im = 0; im < 4; im++)
+        for (iw = 0; iw < (pairs[ip][1] == &LOWP_FMT_BF16 ? 2u : 1u); iw++) {
+          int wide = iw ? 4 : 2;
+          memset(&cfg, 0, sizeof cfg);
+          cfg.acc = pairs[ip][0], cfg.prod = pairs[ip][1];
+          cfg.acc_rnd = modes[ia], cfg.prod_rnd = modes[im];
+          cfg.order = LOWP_ORDER_RECURSIVE;
+          snprintf(what, sizeof what, "acc %s %s, prod %s %s, %d-bit data", cfg.acc->name,
+                   mode_name(cfg.acc_rnd), cfg.prod->name, mode_name(cfg.prod_rnd),
+                   iw ? 8 : 11);
+          compare(what, &cfg, 5, 37, 160, wide, 0, LOWP_ACCFAST_RO32);
+          compare(what, &cfg, 5, 37, 160, wide, 2, LOWP_ACCFAST_RO32); /* inf, NaN, max in C */
+          compare(what, &cfg, 5, 37, 160, iw ? 5 : 3, 0, LOWP_ACCFAST_RO32); /* tiny sums */
+          strcat(what, " cancel");
+          compare_data(what, &cfg, 4, 19, 2, wide, 0, 1, LOWP_ACCFAST_RO32);
+        }
+}
+
+/* every product of two bf16 significands, both signs, rounded to bf16 in
+   each mode (k = 1 on a zero addend: the output is the rounded product);
+   wide9: one more row of 9 significant bits (bf16 data no longer, so the
+   rne products are rounded on the bits, not split) */
+static void check_bf16_products(int wide9) {
+  static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
+  enum { N = 256 };
+  static double a[N + 1], b[N], c0[(N + 1) * N];
+  lowp_gemm_acc_cfg_t cfg;
+  char what[80];
+  size_t i, im, m = N + (wide9 != 0);
+  for (i = 0; i < N; i++) {
+    a[i] = ldexp((i % 2 ? -1.0 : 1.0) * (128.0 + (double)(i / 2)), -10);
+    b[i] = ldexp((i >= N / 2 ? -1.0 : 1.0) * (128.0 + (double)(i % (N / 2))), 3);
+  }
+  a[N] = ldexp(257.0, -9);
+  for (i = 0; i < m * N; i++) c0[i] = (i % 3) ? 0.0 : -0.0;
+  for (im = 0; im < 4; im++) {
+    memset(&cfg, 0, sizeof cfg);
+    cfg.acc = cfg.prod = &LOWP_FMT_BF16;
+    cfg.acc_rnd = LOWP_RND_NE, cfg.prod_rnd = modes[im];
+    cfg.order = LOWP_ORDER_RECURSIVE;
+    snprintf(what, sizeof what, "every bf16 product%s, %s", wide9 ? " (and a 9-bit row)" : "",
+             mode_name(modes[im]));
+    check_data(what, &cfg, a, b, c0, m, N, 1, LOWP_ACCFAST_RO32);
+  }
+}
+
+/* Where rounding the sum once in binary32 (or 64) and then to acc would be
+   wrong: a product rounded to fp16 (fp32) that lies on a bf16 midpoint
+   (1 + 2^-8) plus a tiny bf16 addend (+-2^-30, +-2^-70) is, in binary32
+   (64), the midpoint itself (a tie for bf16); the sum rounded once is
+   1 + 2^-7 for the positive addend and 1 for the negative one (the fast
+   kernels round to odd here: products wider than acc). wide: fp32 products
+   on binary32 data (one entry of 21 bits: the RO64 kernel) */
+static void check_double_rounding(int wide) {
+  enum { N = 32 };
+  double a[1], b[N], c0[N], ref[N], tiny = wide ? 0x1p-70 : 0x1p-30;
+  lowp_gemm_acc_cfg_t cfg;
+  size_t j;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.acc = &LOWP_FMT_BF16, cfg.prod = wide ? &LOWP_FMT_FP32 : &LOWP_FMT_FP16;
+  cfg.order = LOWP_ORDER_RECURSIVE;
+  a[0] = 1.0 + 0x1p-8;
+  for (j = 0; j < N; j++) b[j] = 1.0, c0[j] = (j % 2) ? -tiny : tiny;
+  if (wide) b[N - 1] = 1.0 + 0x1p-20;
+  memcpy(ref, c0, sizeof ref);
+  lowp_test_check(lowp_gemm_acc_scalar(ref, a, b, 1, N, 1, &cfg) == LOWP_OK &&
+                      ref[0] == 1.0 + 0x1p-7 && ref[1] == 1.0,
+                  "bf16 midpoint product: the reference's sums %a, %a", ref[0], ref[1]);
+  check_data(wide ? "bf16 acc, fp32 product on a bf16 midpoint"
+                  : "bf16 acc, fp16 product on a bf16 midpoint",
+             &cfg, a, b, c0, 1, N, 1, wide ? LOWP_ACCFAST_RO64 : LOWP_ACCFAST_RO32);
+}
+
 int main(void) {
   static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
   const lowp_format_t *accs[] = {&LOWP_FMT_FP32, &LOWP_FMT_TF32, &LOWP_FMT_FP16,
@@ -193,6 +296,11 @@ int main(void) {
   rng_state = lowp_test_seed();
   for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)
     for (im = 0; im < 4; im++) check_negzero(accs[ia], modes[im]);
+  check_rounded_prods();
+  check_bf16_products(0);
+  check_bf16_products(1);
+  check_double_rounding(0);
+  check_double_rounding(1);
 
   /* every accumulator x product format x mode, ties/subnormals/overflow/NaN */
   for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)

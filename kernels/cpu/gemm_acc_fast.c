@@ -40,6 +40,33 @@
  *          binary32, or on AVX-512 the pair of fused multiply-adds rounded
  *          down and up whose odd member is the sum rounded to odd (rofma*).
  *
+ *   FIG    where the accumulator rounds to nearest and each product is
+ *          rounded to a format inside the accumulator's (fig_holds), the
+ *          sum of s and the rounded product y can be rounded to nearest in
+ *          the working binary format (w = 24 bits, or 53) and then to acc,
+ *          without rounding to odd: both are p-bit numbers on acc's grid,
+ *          and with w >= 2p + 2 that double rounding is innocuous (so for
+ *          sums when w is about twice p: Figueroa, "When is double rounding
+ *          innocuous?", ACM SIGNUM Newsletter 30(3), 1995; Roux, "Innocuous
+ *          double rounding of basic arithmetic operations", J. Formalized
+ *          Reasoning 7(1), 2014, underflow included). The argument: if
+ *          x = s + y is not a w-bit number, say |y| <= |s|, 2^e <= |s| <
+ *          2^(e+1), then y's exponent is <= e + p - w (else x, a multiple
+ *          of y's last place below 2^(e+2), would fit in w bits), so
+ *          |y| <= 2^(e+p-w+1) - 2^(e-w+1). The p-bit midpoints next to s are
+ *          >= 2^(e-p-1) from it (2^(e-p) but below a power of two), so x is
+ *          >= 2^(e-p-1) - |y| >= 2^(e-w+1) from both (2p + 2 <= w), more
+ *          than half a w-bit ulp of x (<= 2^(e-w) below 2^(e+1); beyond,
+ *          the midpoint above is >= 2^(e-p) - |y| >= 2^(e-p-1) away and half
+ *          an ulp is 2^(e-w+1)): x and its w-bit rounding lie strictly
+ *          between the same two midpoints, and s, the p-bit value between
+ *          them, is the rounding to acc of both. Sums below acc's 2^emin
+ *          are multiples of its quantum: exact in acc and in the working
+ *          format (whose normal range starts at or below acc's emin).
+ *          Overflow is that of the unbounded rounding, the same for both
+ *          (an overflow of the working format lies beyond every acc
+ *          threshold).
+ *
  * Loops: tasks of (column panel, row group), a panel of B packed for KB
  * rows of k at a time, the running sums kept in C between panels of k (a
  * value of the accumulator is a binary64 value). Compiled three times
@@ -67,7 +94,15 @@ typedef struct {
   double *c;
   size_t m, n, k;
   tgt_t acc, prod;
+  int nb8; /* every entry of a and b has <= 8 significant bits (PK_V8) */
 } job_t;
+
+/* the opening comment's FIG: products rounded to prod, then the sum
+   rounded to nearest at w bits (working exponents from wemin) and to acc */
+AI int fig_holds(const tgt_t *acc, const tgt_t *prod, int w, int wemin) {
+  return acc->mode == M_NE && 2 * acc->p + 2 <= w && acc->emin >= wemin &&
+         prod->p <= acc->p && prod->emin - prod->p >= acc->emin - acc->p;
+}
 
 /* one multiply-add of the RO64 kernel; rp: products are rounded to prod */
 AI double step_ro(double s, double a, double b, const tgt_t *acc, const tgt_t *prod,
@@ -83,6 +118,12 @@ AI vd vstep_ro(vd s, vd a, vd b, const tgt_t *acc, const tgt_t *prod, int mode, 
   if (rp) p = vround_to(p, prod);
   ac.mode = mode;
   return vround_to(vadd_odd(s, p, mode), &ac);
+}
+
+/* FIG's step (the opening comment) in binary64: the product rounded to
+   prod, the sum rounded to nearest in binary64, then to acc */
+AI vd vstep_fig(vd s, vd a, vd b, const tgt_t *acc, const tgt_t *prod) {
+  return vround_to(s + vround_to(a * b, prod), acc);
 }
 
 /* The RO32 steps: the same algorithm on 16 binary32 lanes, for narrow data
@@ -173,6 +214,11 @@ AI vf fstep_ro(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod, int mode, 
   return ac.bf16 ? fround_bf16(x, mode) : fround_to(x, &ac);
 }
 
+/* FIG's step in binary32 (RO32 data: a b exact) */
+AI vf fstep_fig(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod) {
+  vf x = s + fround_to(a * b, prod);
+  return acc->bf16 ? fround_bf16(x, M_NE) : fround_to(x, acc);
+}
 
 /* ------------------------------------- fp32 directed modes on AVX-512 */
 
@@ -218,87 +264,144 @@ dir32_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const f
 /* (gcc only: clang refuses 64-byte vector arguments between the default and
    the AVX-512 target, even to always-inline helpers; clang builds run K_RF) */
 #define LOWP_ACC_RO16 1
-/* RO32 on AVX-512 (any RO32 accumulator; fp16 and bf16 the fast ones).
-   The sum rounded to odd at 24 bits from two roundings of the same exact
-   value: d = fma(a, b, s) rounded down and u = rounded up (AVX-512's
-   rounding in the instruction; IEEE 754 fusedMultiplyAdd, or multiply,
-   round to prod, then add). d == u: the sum is exact (zeros included: u
-   has IEEE 754's sign of an exact zero sum for rne/rtz/rup, d for rdn, so
-   the mode's own result is taken). d != u: they are the two binary32
-   neighbours of the exact value, one of them odd (adjacent encodings of
-   one sign), and that one is the round-to-odd value (RO32 data: the exact
-   sums are multiples of 2^-143, so binary32's subnormal grid holds them and
-   the 24-bit argument of fstep_ro applies; a sum beyond FLT_MAX gives
-   d = FLT_MAX, odd, above every narrower format's largest value and
-   midpoint, so the last rounding overflows as the exact value would).
-   Then the last rounding to acc: fp16 by the CPU's own binary32 -> fp16
-   conversion (vcvtps2ph, IEEE 754 in the mode of its immediate,
-   subnormals and overflow included) and back (exact); bf16 on the bits
-   (fround_bf16_bits); others by fround_to. Rounded products (a b is exact in
-   binary32 on RO32 data) are rounded the same three ways. NaN (from C only: RO32 data is
-   finite) stays NaN: the comparison is ordered, the FMA returns the quiet
-   NaN it is given (0x7fc00000, block_rows' canon) and the bf16 rounding on
-   the bits keeps a NaN whose low 16 bits are zero; inf stays inf. */
-/* pb[0..JB) = av bl[j] rounded to prod (exact in binary32 on RO32 data):
-   fp16 by vcvtps2ph, bf16 on the bits (finite: no NaN test), others by
-   fround_to; the choice made once per row of products */
-__attribute__((target(LOWP_ACC_AVX512))) AI void
-prods_avx512(float *pb, float av, const float *bl, const tgt_t *prod) {
-  const __m512 va = _mm512_set1_ps(av);
-  size_t j;
-#define LOWP_PROD_LOOP(EXPR)                                                     \
-  for (j = 0; j < JB; j += 16) {                                                 \
-    __m512 p = _mm512_mul_ps(va, _mm512_loadu_ps(bl + j));                       \
-    _mm512_storeu_ps(pb + j, EXPR);                                              \
-  }
-#define LOWP_P16(RC) _mm512_cvtph_ps(_mm512_cvtps_ph(p, RC | _MM_FROUND_NO_EXC))
+/* RO32 on AVX-512 (any RO32 accumulator; fp16 and bf16 the fast ones), 16
+   sums per vector, each step in registers: the product, the sum rounded in
+   binary32, the last rounding to acc.
+
+   Products: a b is exact in binary32 (RO32 data). Rounded products: fp16 by
+   the CPU's own binary32 -> fp16 conversion (vcvtps2ph, IEEE 754 in the
+   mode of its immediate, subnormals and overflow included) and back
+   (exact); bf16 on the bits (fround_bf16_bits; finite: no NaN test), or in
+   rne, when every input has <= 8 significant bits, by Veltkamp's splitting
+   (PK_V8, prod_v8); others by fround_to.
+
+   The sum, two ways. ODD: the sum rounded to odd at 24 bits from two
+   roundings of the same exact value: d = fma(a, b, s) (or p + s, p the
+   rounded product) rounded down and u = rounded up (AVX-512's rounding in
+   the instruction; IEEE 754 fusedMultiplyAdd). d == u: the sum is exact
+   (zeros included: u has IEEE 754's sign of an exact zero sum for rne, d
+   for rdn, so the mode's own result is taken). d != u: they are the two
+   binary32 neighbours of the exact value, one of them odd (adjacent
+   encodings of one sign), and that one is the round-to-odd value (RO32
+   data: the exact sums are multiples of 2^-147, so binary32's subnormal
+   grid holds them and the 24-bit argument of fstep_ro applies; a sum beyond
+   FLT_MAX gives d = FLT_MAX, odd, above every narrower format's largest
+   value and midpoint, so the last rounding overflows as the exact value
+   would). ONE: the sum rounded once in binary32 in the accumulator's own
+   mode (one fma, or one add of the rounded product), where that is already
+   the bits of the sum rounded once to acc after the last rounding:
+   - rtz/rup/rdn, always. Every acc value is a binary32 value (p <= 22,
+     quantum >= 2^-147, largest value <= FLT_MAX), and so are +-inf. Let
+     v = RD_acc(x), the largest acc value (or -inf) <= the exact sum x:
+     v <= RD_32(x) <= x, so RD_acc(RD_32(x)) = v (monotone, and no acc
+     value lies in (v, x]); RU the same upward, RZ one of them by the sign
+     (RZ_32(x) has x's sign). Overflow included (+-inf and +-max are such
+     v); an exact zero sum has IEEE 754's sign in both; a nonzero x stays
+     nonzero in binary32 (its quantum 2^-149 is finer).
+   - rne, when acc has p <= 11 bits and emin >= -126 and every rounded
+     product y is a p-bit multiple of acc's quantum (prod p <= acc p,
+     quantum no finer: fig_holds, the opening comment's FIG with w = 24).
+
+   Then the last rounding to acc: fp16 by vcvtps2ph and back; bf16 on the
+   bits (fround_bf16_bits); others by fround_to. NaN (from C, or an
+   overflowed product meeting an opposite inf) stays NaN: the comparison is
+   ordered, the FMA returns the quiet NaN it is given (0x7fc00000,
+   block_rows' canon, or the default NaN) and the bf16 rounding on the bits
+   keeps a NaN whose low 16 bits are zero; inf stays inf. */
+
+/* how the AVX-512 loops form products: exact, rounded to acc's own format
+   (fp16 or bf16) in rne, bf16 rne by prod_v8, or any prod in any mode */
+enum { PK_EXACT, PK_SAME, PK_V8, PK_ANY };
+
+#define LOWP_F16(X, RC) _mm512_cvtph_ps(_mm512_cvtps_ph((X), (RC) | _MM_FROUND_NO_EXC))
+
+/* p = a b (exact in binary32) rounded to prod, any prod and mode */
+__attribute__((target(LOWP_ACC_AVX512))) AI __m512 prod_any(__m512 p, const tgt_t *prod) {
   if (prod->fp16) {
     switch (prod->mode) {
-    case M_TZ: LOWP_PROD_LOOP(LOWP_P16(_MM_FROUND_TO_ZERO)) break;
-    case M_UP: LOWP_PROD_LOOP(LOWP_P16(_MM_FROUND_TO_POS_INF)) break;
-    case M_DN: LOWP_PROD_LOOP(LOWP_P16(_MM_FROUND_TO_NEG_INF)) break;
-    default: LOWP_PROD_LOOP(LOWP_P16(_MM_FROUND_TO_NEAREST_INT)) break;
+    case M_TZ: return LOWP_F16(p, _MM_FROUND_TO_ZERO);
+    case M_UP: return LOWP_F16(p, _MM_FROUND_TO_POS_INF);
+    case M_DN: return LOWP_F16(p, _MM_FROUND_TO_NEG_INF);
+    default: return LOWP_F16(p, _MM_FROUND_TO_NEAREST_INT);
     }
-  } else if (prod->bf16 && prod->mode == M_NE) {
-    LOWP_PROD_LOOP((__m512)(((vfi)p + 0x7fff + (((vfi)p >> 16) & 1)) & (int32_t)0xffff0000u))
-  } else if (prod->bf16) {
-    /* rup / rdn: + 0xffff on the magnitudes of the positive / negative ones */
-    const int32_t pos = prod->mode == M_UP ? 0xffff : 0, neg = prod->mode == M_DN ? 0xffff : 0;
-    LOWP_PROD_LOOP((__m512)(((vfi)p + (((vfi)p >> 31 & neg) | (~((vfi)p >> 31) & pos))) &
-                            (int32_t)0xffff0000u))
-  } else {
-    LOWP_PROD_LOOP((__m512)fround_to((vf)p, prod))
   }
-#undef LOWP_P16
-#undef LOWP_PROD_LOOP
+  if (prod->bf16) return (__m512)fround_bf16_bits((vf)p, prod->mode);
+  return (__m512)fround_to((vf)p, prod);
 }
 
-#define LOWP_ROFMA_LOOP(MODE, RC)                                                \
-  for (l = 0; l < kw; l++)                                                       \
+/* a b rounded to bf16 in rne for a and b of <= 8 significant bits (RO32
+   data: a b exact, of <= 16 bits, in [2^-120, 2^100]), by Veltkamp's
+   splitting with C = 2^16 + 1, given bc = b C (= 2^16 b + b: 24 bits,
+   exact): g = RN(a bc), t = RN(g - a b) (one fma), h = g - t. Write
+   a b = M 2^w, 2^15 <= |M| < 2^16 (positive here; all steps are odd
+   functions). M C lies in [2^31, 2^32) (M C <= (2^16 - 1)(2^16 + 1)), where
+   binary32's spacing is 2^8: M 2^16 is an even multiple of it, so
+   g = (M 2^16 + R) 2^w with R the multiple of 2^8 nearest M, ties to an
+   even multiple: R = M rounded to 8 bits in rne. g - a b = (M 2^16 +
+   (R - M)) 2^w with |R - M| <= 2^7 (same binade): t = M 2^16 2^w (a tie
+   goes to the even M 2^16), and h = R 2^w exactly, normal, no overflow
+   (a b C < 2^117). a b = -0: g = -0, t = +0, h = -0 (+0: all +0). */
+__attribute__((target(LOWP_ACC_AVX512))) AI __m512 prod_v8(__m512 va, __m512 vb, __m512 bc) {
+  __m512 g = _mm512_mul_ps(va, bc);
+  return _mm512_sub_ps(g, _mm512_fnmadd_ps(va, vb, g));
+}
+
+/* fround_bf16_bits in rne in four instructions: + 0x7fff, + 1 more where
+   bit 16 (the last kept bit) is set (a mask from vptestmd), clear 16 bits */
+__attribute__((target(LOWP_ACC_AVX512))) AI __m512 bf16_rne(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __mmask16 odd = _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x10000));
+  __m512i v = _mm512_add_epi32(u, _mm512_set1_epi32(0x7fff));
+  v = _mm512_mask_add_epi32(v, odd, v, _mm512_set1_epi32(1));
+  return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32((int32_t)0xffff0000u)));
+}
+
+/* s[r JB + j] for the rows and the panel's columns, k from l0 to l0 + kw;
+   MODE, RC: acc's mode and its rounding constant; PK: the products (see
+   above); ONE: the sum rounded once in binary32 (else to odd) */
+#define LOWP_ROFMA_LOOP(MODE, RC, PK, ONE)                                       \
+  for (l = 0; l < kw; l++) {                                                     \
+    const float *bl = panel + l * JB;                                            \
+    if ((PK) == PK_V8)                                                           \
+      for (j = 0; j < JB; j += 16)                                               \
+        _mm512_store_ps(bc + j, _mm512_mul_ps(_mm512_loadu_ps(bl + j), c16));   \
     for (r = 0; r < rows; r++) {                                                 \
-      float av = (float)a[(i + r) * k + l0 + l];                                 \
-      __m512 va = _mm512_set1_ps(av);                                            \
-      if (rp) prods_avx512(pb, av, panel + l * JB, prod);                        \
+      __m512 va = _mm512_set1_ps((float)a[(i + r) * k + l0 + l]);                 \
       for (j = 0; j < JB; j += 16) {                                             \
-        __m512 vs = _mm512_loadu_ps(s + r * JB + j), d, u, x;                    \
-        __mmask16 inx, dodd;                                                     \
-        if (rp) {                                                                \
-          __m512 p = _mm512_loadu_ps(pb + j);                                    \
-          d = _mm512_add_round_ps(p, vs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); \
-          u = _mm512_add_round_ps(p, vs, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); \
-        } else {                                                                 \
-          __m512 vb = _mm512_loadu_ps(panel + l * JB + j);                       \
-          d = _mm512_fmadd_round_ps(va, vb, vs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); \
-          u = _mm512_fmadd_round_ps(va, vb, vs, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); \
+        __m512 vb = _mm512_loadu_ps(bl + j), vs = _mm512_loadu_ps(s + r * JB + j); \
+        __m512 p = vb, x;                                                        \
+        if ((PK) == PK_V8) p = prod_v8(va, vb, _mm512_load_ps(bc + j));          \
+        else if ((PK) == PK_SAME && fmt == 1)                                    \
+          p = LOWP_F16(_mm512_mul_ps(va, vb), _MM_FROUND_TO_NEAREST_INT);        \
+        else if ((PK) == PK_SAME)                                                \
+          p = bf16_rne(_mm512_mul_ps(va, vb));                                   \
+        else if ((PK) == PK_ANY)                                                 \
+          p = prod_any(_mm512_mul_ps(va, vb), prod);                             \
+        if ((ONE) && (PK) == PK_EXACT)                                           \
+          x = _mm512_fmadd_round_ps(va, vb, vs, RC);                             \
+        else if (ONE)                                                            \
+          x = _mm512_add_round_ps(p, vs, RC);                                    \
+        else {                                                                   \
+          __m512 d, u;                                                           \
+          __mmask16 inx, dodd;                                                   \
+          if ((PK) == PK_EXACT) {                                                \
+            d = _mm512_fmadd_round_ps(va, vb, vs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); \
+            u = _mm512_fmadd_round_ps(va, vb, vs, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); \
+          } else {                                                               \
+            d = _mm512_add_round_ps(p, vs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); \
+            u = _mm512_add_round_ps(p, vs, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); \
+          }                                                                      \
+          inx = _mm512_cmp_ps_mask(d, u, _CMP_NEQ_OQ);                           \
+          dodd = _mm512_test_epi32_mask(_mm512_castps_si512(d), one);            \
+          x = (MODE) == M_DN ? _mm512_mask_blend_ps(inx & ~dodd, d, u)           \
+                             : _mm512_mask_blend_ps(inx & dodd, u, d);           \
         }                                                                        \
-        inx = _mm512_cmp_ps_mask(d, u, _CMP_NEQ_OQ);                             \
-        dodd = _mm512_test_epi32_mask(_mm512_castps_si512(d), one);              \
-        x = (MODE) == M_DN ? _mm512_mask_blend_ps(inx & ~dodd, d, u)             \
-                           : _mm512_mask_blend_ps(inx & dodd, u, d);             \
         if (fmt == 1)                                                            \
-          vs = _mm512_cvtph_ps(_mm512_cvtps_ph(x, RC));                          \
+          vs = LOWP_F16(x, RC);                                                  \
+        else if (fmt == 2 && (MODE) == M_NE)                                     \
+          vs = bf16_rne(x); /* (NaN: above) */                                   \
         else if (fmt == 2)                                                       \
-          vs = (__m512)fround_bf16_bits((vf)x, MODE); /* (NaN: below) */         \
+          vs = (__m512)fround_bf16_bits((vf)x, MODE);                            \
         else {                                                                   \
           tgt_t ac = *acc;                                                       \
           ac.mode = MODE;                                                        \
@@ -306,28 +409,55 @@ prods_avx512(float *pb, float av, const float *bl, const tgt_t *prod) {
         }                                                                        \
         _mm512_storeu_ps(s + r * JB + j, vs);                                    \
       }                                                                          \
-    }
-/* fmt: 1 fp16, 2 bf16, 0 another RO32 accumulator */
+    }                                                                            \
+  }
+/* the directed modes: one rounding in binary32 (above), exact products or any */
+#define LOWP_ROFMA_DIR(MODE, RC)                                                 \
+  if (pk == PK_EXACT) LOWP_ROFMA_LOOP(MODE, RC, PK_EXACT, 1)                     \
+  else LOWP_ROFMA_LOOP(MODE, RC, PK_ANY, 1)
+/* fmt: 1 fp16, 2 bf16, 0 another RO32 accumulator; pk: PK_SAME for fp16
+   and bf16 only, PK_V8 for bf16 only */
 #define LOWP_ROFMA_FN(NAME, FMT)                                                 \
   __attribute__((target(LOWP_ACC_AVX512))) static void NAME(                     \
       float *s, const double *a, size_t i, size_t rows, size_t k, const float *panel, \
-      size_t l0, size_t kw, const tgt_t *acc, const tgt_t *prod, int rp, int mode) { \
+      size_t l0, size_t kw, const tgt_t *acc, const tgt_t *prod, int pk, int mode) { \
     const __m512i one = _mm512_set1_epi32(1);                                    \
-    const int fmt = FMT;                                                         \
-    float pb[JB] __attribute__((aligned(64)));                                   \
+    const __m512 c16 = _mm512_set1_ps(65537.0f);                                 \
+    const int fmt = FMT, fig = pk == PK_ANY && fig_holds(acc, prod, 24, -126);  \
+    float bc[JB] __attribute__((aligned(64)));                                   \
     size_t l, r, j;                                                              \
     switch (mode) {                                                              \
-    case M_TZ: LOWP_ROFMA_LOOP(M_TZ, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC) break; \
-    case M_UP: LOWP_ROFMA_LOOP(M_UP, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC) break; \
-    case M_DN: LOWP_ROFMA_LOOP(M_DN, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC) break; \
-    default: LOWP_ROFMA_LOOP(M_NE, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC) break; \
+    case M_TZ: LOWP_ROFMA_DIR(M_TZ, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC) break; \
+    case M_UP: LOWP_ROFMA_DIR(M_UP, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC) break; \
+    case M_DN: LOWP_ROFMA_DIR(M_DN, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC) break; \
+    default:                                                                     \
+      if (pk == PK_EXACT) LOWP_ROFMA_LOOP(M_NE, LOWP_RNE, PK_EXACT, 0)           \
+      else if (fmt != 0 && pk == PK_SAME) LOWP_ROFMA_LOOP(M_NE, LOWP_RNE, PK_SAME, 1) \
+      else if (fmt == 2 && pk == PK_V8) LOWP_ROFMA_LOOP(M_NE, LOWP_RNE, PK_V8, 1) \
+      else if (fig) LOWP_ROFMA_LOOP(M_NE, LOWP_RNE, PK_ANY, 1)                   \
+      else LOWP_ROFMA_LOOP(M_NE, LOWP_RNE, PK_ANY, 0)                            \
+      break;                                                                     \
     }                                                                            \
   }
+#define LOWP_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 LOWP_ROFMA_FN(rofma16_avx512, 1)
 LOWP_ROFMA_FN(rofmab_avx512, 2)
 LOWP_ROFMA_FN(rofma_avx512, 0)
+#undef LOWP_RNE
 #undef LOWP_ROFMA_FN
+#undef LOWP_ROFMA_DIR
 #undef LOWP_ROFMA_LOOP
+#undef LOWP_F16
+
+/* the products of the loops above for this job (rp: products rounded) */
+static int ro16_pk(const job_t *jb, int rp) {
+  const tgt_t *acc = &jb->acc, *prod = &jb->prod;
+  if (!rp) return PK_EXACT;
+  if (acc->mode == M_NE && prod->mode == M_NE &&
+      ((acc->fp16 && prod->fp16) || (acc->bf16 && prod->bf16)))
+    return acc->bf16 && jb->nb8 ? PK_V8 : PK_SAME;
+  return PK_ANY;
+}
 #endif
 #endif
 
@@ -347,6 +477,9 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
   const int ro = kind == K_RO || kind == K_RORP;
   const int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RFM || kind == K_RFMRP;
   const int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP || blk;
+  /* rounded products inside acc, rne: FIG's one rounding in binary32 / 64 */
+  const int fig32 = kind == K_RFRP && fig_holds(&acc, &prod, 24, -126);
+  const int fig64 = kind == K_RORP && fig_holds(&acc, &prod, 53, -1022);
   size_t i, r, j, l, rows;
   for (i = i0; i < i1; i += rows) {
     double sd[MR][JB];
@@ -375,7 +508,8 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
             vf vs, vb;
             memcpy(&vs, s + j, sizeof vs);
             memcpy(&vb, bl + j, sizeof vb);
-            vs = fstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RFRP);
+            if (fig32) vs = fstep_fig(vs, va, vb, &acc, &prod);
+            else vs = fstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RFRP);
             memcpy(s + j, &vs, sizeof vs);
           }
         } else if (kind == K_FMA32 || kind == K_ADD32) {
@@ -399,7 +533,8 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
               vd vs, vb;
               memcpy(&vs, s + j, sizeof vs);
               memcpy(&vb, bl + j, sizeof vb);
-              vs = vstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RORP);
+              if (fig64) vs = vstep_fig(vs, va, vb, &acc, &prod);
+              else vs = vstep_ro(vs, va, vb, &acc, &prod, mode, kind == K_RORP);
               memcpy(s + j, &vs, sizeof vs);
             }
           }
@@ -412,14 +547,14 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
 #endif
 #ifdef LOWP_ACC_RO16
     if (kind == K_RFM || kind == K_RFMRP) {
-      int rpp = kind == K_RFMRP;
+      int pk = ro16_pk(jb, kind == K_RFMRP);
       float *s0 = &sf[0][0];
       if (acc.fp16)
-        rofma16_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, rpp, acc.mode);
+        rofma16_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, pk, acc.mode);
       else if (acc.bf16)
-        rofmab_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, rpp, acc.mode);
+        rofmab_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, pk, acc.mode);
       else
-        rofma_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, rpp, acc.mode);
+        rofma_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, pk, acc.mode);
     }
 #endif
     for (r = 0; r < rows; r++)
@@ -575,6 +710,19 @@ static int input_class(const double *x, size_t cnt, size_t inc) {
   return cls;
 }
 
+/* whether every x[l], l < cnt, of RO32 data (normal binary32 values or
+   zeros) has <= 8 significant bits: the low 16 bits of its encoding zero */
+static int narrow8(const double *x, size_t cnt) {
+  size_t l;
+  for (l = 0; l < cnt; l++) {
+    float fv = (float)x[l];
+    uint32_t u;
+    memcpy(&u, &fv, sizeof u);
+    if (u & 0xffffu) return 0;
+  }
+  return 1;
+}
+
 /* the RO32 arithmetic: p <= 22, quantum >= 2^-147, binade <= 127; and
    fround_to's sigma = 1.5 2^(q+23) a binary32 value for every sum up to
    the binade above emax (q = emax + 2 - p <= 104), except for bf16, rounded
@@ -661,6 +809,7 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
            ? (cfg->prod ? K_RFMRP : K_RFM)
        : kind == LOWP_ACCFAST_RO32 ? (cfg->prod ? K_RFRP : K_RF)
        : (cfg->prod ? K_RORP : K_RO);
+  jb.nb8 = kk == K_RFMRP && jb.prod.bf16 && narrow8(a, m * k) && narrow8(b, k * n);
   nj = (n + JB - 1) / JB, ni = (m + IR - 1) / IR, ntask = nj * ni;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : fail)
   for (t = 0; t < (long long)ntask; t++) {

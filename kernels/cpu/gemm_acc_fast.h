@@ -19,7 +19,9 @@ typedef enum {
                               inputs zero or of <= 12 significant bits in [2^-60, 2^50]
                               (fp16, bf16, fp8 data). On AVX-512 (gcc builds) the odd
                               rounding comes from two fused multiply-adds rounded down
-                              and up, and fp16 is rounded by vcvtps2ph */
+                              and up, or one rounding in the mode suffices (directed
+                              modes; rne with products rounded inside acc, p <= 11),
+                              and fp16 is rounded by vcvtps2ph */
 } lowp_accfast_kind_t;
 
 /**
