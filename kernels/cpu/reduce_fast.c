@@ -40,7 +40,7 @@
 
 #include "cpu/acc_steps.h"
 
-enum { OW = 32, IRO = 128 };
+enum { OW = 32, IRO = 256 };
 
 /* ---- the RO lanes (any format of p <= 51 but fp32 in rne: gcc's step) */
 
@@ -86,7 +86,7 @@ AI void add_to(double *x, const double *y, const octx_t *c) {
    row of outputs is NCH vectors: OW = 32 binary64 or OWF = 64 binary32
    lanes. */
 
-enum { OWF = 256, MR = 4, NCH = OWF / 16, TMAX = 16 };
+enum { OWF = 256, MR = 8, NCH = OWF / 16 };
 typedef float vf __attribute__((vector_size(64))); /* 16 binary32 lanes */
 typedef float vf8 __attribute__((vector_size(32)));
 
@@ -286,12 +286,14 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #define ATTR
 #define FTWO ftwo
 #define FTWO_INLINE 0
+#define TILE_MAX 4
 #define VFMA vfma_g
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
 #undef FTWO
 #undef FTWO_INLINE
+#undef TILE_MAX
 #undef VFMA
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -300,23 +302,27 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #define ATTR __attribute__((target("avx2,fma")))
 #define FTWO ftwo
 #define FTWO_INLINE 0
+#define TILE_MAX 4
 #define VFMA vfma_avx2
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
 #undef FTWO
 #undef FTWO_INLINE
+#undef TILE_MAX
 #undef VFMA
 #define SFX _avx512
 #define ATTR __attribute__((target(LOWP_ORD_AVX512)))
 #define FTWO ftwo512
 #define FTWO_INLINE 1
+#define TILE_MAX 16
 #define VFMA vfma512
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
 #undef FTWO
 #undef FTWO_INLINE
+#undef TILE_MAX
 #undef VFMA
 #endif
 

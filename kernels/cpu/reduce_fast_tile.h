@@ -1,7 +1,7 @@
 /* lowp_reduce_fast's register tiles, one kind of lanes: included by
    reduce_fast_body.h (itself compiled once per instruction set) with FN and
    ATTR of the instruction set, and for the kind: KFN(name) (a name suffix),
-   TV (the lane vector: vd or vf), KL (its lanes), KLEAF2(s, c, l, j)
+   TILE_MAX, TV (the lane vector: vd or vf), KL (its lanes), KLEAF2(s, c, l, j)
    (s[r] = round(t_l + t_{l+1}), two exact terms in one rounding),
    KTADD(s, c, l, j) (s[r] = round(t_l + s[r])) and KLONE(s, c, l, j)
    (s[r] = round(t_l + 0)), for the MR rows r of the tile and the lanes
@@ -12,7 +12,7 @@
    stay in registers while terms come in, each column of B loaded once for
    the MR rows. */
 
-/* ---- pairwise subtrees of 2 to TMAX terms, the shape fixed at compile
+/* ---- pairwise subtrees of 2 to 16 terms, the shape fixed at compile
    time (lowp_accum_dot's pairwise_raw: [l, l + n) splits at l + n / 2; a
    subtree of 3 is a term added to a pair) */
 
@@ -49,7 +49,8 @@ KTREE(16, 8, 8)
 #undef KTREE
 
 /* out[r NCH + h] for the chunks h < c->nch: the pairwise sum of [lo, lo + n),
-   2 <= n <= TMAX */
+   2 <= n <= TILE_MAX (16, or 4 in the copies without AVX-512: small code
+   where speed is not measured) */
 ATTR static void KFN(pbase_)(TV *out, const tctx_t *c, size_t lo, size_t n) {
   size_t h;
   int r;
@@ -58,6 +59,9 @@ ATTR static void KFN(pbase_)(TV *out, const tctx_t *c, size_t lo, size_t n) {
     switch (n) {
     case 2: KFN(p2)(s, c, lo, h * KL); break;
     case 3: KFN(p3)(s, c, lo, h * KL); break;
+#if TILE_MAX == 4
+    default: KFN(p4)(s, c, lo, h * KL); break;
+#else
     case 4: KFN(p4)(s, c, lo, h * KL); break;
     case 5: KFN(p5)(s, c, lo, h * KL); break;
     case 6: KFN(p6)(s, c, lo, h * KL); break;
@@ -71,18 +75,19 @@ ATTR static void KFN(pbase_)(TV *out, const tctx_t *c, size_t lo, size_t n) {
     case 14: KFN(p14)(s, c, lo, h * KL); break;
     case 15: KFN(p15)(s, c, lo, h * KL); break;
     default: KFN(p16)(s, c, lo, h * KL); break;
+#endif
     }
     for (r = 0; r < MR; r++) out[r * NCH + h] = s[r];
   }
 }
 
 /* pairwise over [lo, hi), hi - lo >= 2: the levels above the subtrees of
-   at most TMAX terms through memory */
+   at most TILE_MAX terms through memory */
 ATTR static void KFN(pair_)(TV *out, const tctx_t *c, size_t lo, size_t hi) {
   TV tmp[MR * NCH];
   size_t mid, h;
   int r;
-  if (hi - lo <= TMAX) {
+  if (hi - lo <= TILE_MAX) {
     KFN(pbase_)(out, c, lo, hi - lo);
     return;
   }
