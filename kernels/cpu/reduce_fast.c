@@ -22,9 +22,21 @@
  * (x + 0 keeps the sign of x; an exact zero sum is +0, or -0 in rdn unless
  * both terms are +0); a NaN result is the positive quiet NaN.
  *
+ * fp64 in rne and fp32 in rne (binary32 inputs) run on register tiles
+ * (reduce_fast_tile.h): MR rows of outputs times one vector of lanes (8
+ * binary64 or 16 binary32), the running sums in registers, each vector of
+ * B loaded once for the MR rows; the pairwise subtrees of up to 16 terms
+ * are unrolled at compile time (the shape of [lo, hi) depends only on
+ * hi - lo), the levels above them go through memory. Their arithmetic:
+ * fp64, binary64 products and additions as accum.c computes them; fp32, a
+ * sum of two fp32 values one binary32 addition, a term added to an fp32
+ * value one fmaf (fma = 1) or a binary32 product then an addition (fma =
+ * 0), two exact terms in one rounding by ftwo / ftwo512 below.
+ *
  * Loops: tasks of (column block, row group), the column block of B packed
- * as k x OW (zeros past n). Compiled three times (baseline, AVX2+FMA,
- * AVX-512) and chosen at run time, as in gemm_acc_fast.c.
+ * as k x OW (binary64) or k x OWF (binary32; zeros past n). Compiled three
+ * times (baseline, AVX2+FMA, AVX-512) and chosen at run time, as in
+ * gemm_acc_fast.c.
  */
 
 #include "cpu.h"
@@ -42,7 +54,7 @@
 
 enum { OW = 32, IRO = 256 };
 
-/* ---- the RO lanes (any format of p <= 51 but fp32 in rne: gcc's step) */
+/* ---- the RO lanes (formats of p <= 51 but fp32 in rne: gemm_acc_fast.c's step) */
 
 /* Everything the loops read. */
 typedef struct {
@@ -83,8 +95,8 @@ AI void add_to(double *x, const double *y, const octx_t *c) {
 /* ---- register tiles (reduce_fast_tile.h): MR rows x one vector of lanes,
    for fp64 (binary64 lanes, kind d) and fp32 in rne (binary32 lanes, kind
    f with exact terms, fma = 1, kind r with binary32 products, fma = 0). A
-   row of outputs is NCH vectors: OW = 32 binary64 or OWF = 64 binary32
-   lanes. */
+   row of a tile holds OW = 32 binary64 lanes (4 vectors) or OWF = 256
+   binary32 lanes (NCH = 16 vectors). */
 
 enum { OWF = 256, MR = 8, NCH = OWF / 16 };
 typedef float vf __attribute__((vector_size(64))); /* 16 binary32 lanes */
@@ -113,7 +125,7 @@ AI vf ldf(const float *p) {
   return v;
 }
 
-/* lanes 8 h .. 8 h + 8 of the binary32 vector at p, in binary64 (exact) */
+/* the 8 binary32 values at p, in binary64 (exact) */
 AI vd cvt8(const float *p) {
   vf8 x;
   memcpy(&x, p, sizeof x);

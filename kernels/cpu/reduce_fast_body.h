@@ -1,8 +1,9 @@
 /* lowp_reduce_fast's loops, compiled once per instruction set: included by
    reduce_fast.c with SFX (a name suffix), ATTR (a target attribute or
-   nothing), FTWO (ftwo, or ftwo512 in the AVX-512 copy) and VFMA (the
-   binary32 fused multiply-add on a vf) defined. No include guard: meant to
-   be included several times. */
+   nothing), FTWO (ftwo, or ftwo512 in the AVX-512 copy), FTWO_INLINE (1:
+   inline FTWO into the subtrees), TILE_MAX (the largest unrolled pairwise
+   subtree) and VFMA (the binary32 fused multiply-add on a vf) defined. No
+   include guard: meant to be included several times. */
 
 #define LOWP_CAT2(a, b) a##b
 #define LOWP_CAT(a, b) LOWP_CAT2(a, b)
@@ -77,8 +78,8 @@ ATTR AI void FN(ftadd_)(vf *s, const tctx_t *c, size_t l, size_t j) {
 }
 
 /* kind f's leaf: inlined on AVX-512 (FTWO_INLINE), else one call (the
-   TwoSum of the other copies inlined into every subtree is large and no
-   faster) */
+   TwoSum of the other copies, inlined into every subtree, made the object
+   three times larger) */
 #if FTWO_INLINE
 #define FTWO_K FTWO
 #else
