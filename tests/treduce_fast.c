@@ -73,8 +73,9 @@ static double entry(const lowp_format_t *f, int specials) {
 static const char *const isas[] = {"generic", "avx2", "avx512"};
 
 /* fast == lowp_accum_dot on one m x k by k x n problem, on every isa
-   this CPU runs, with 1 and 2 threads */
-static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int specials) {
+   this CPU runs, with 1 to maxth threads */
+static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int specials,
+                       int maxth) {
   double *a = malloc((m * k + 1) * sizeof *a), *b = malloc((k * n + 1) * sizeof *b);
   double *want = malloc(m * n * sizeof *want), *got = malloc(m * n * sizeof *got);
   char desc[160];
@@ -88,7 +89,7 @@ static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int
       lowp_accum_dot(&want[i * n + j], a + i * k, 1, b + j, n, k, ac);
   lowp_test_check(lowp_gemm_order_fast_ok(a, b, m, n, k, ac), "%s k=%zu: fast path applies", desc, k);
   for (s = 0; s < 3; s++)
-    for (th = 1; th <= 2; th++) {
+    for (th = 1; th <= maxth; th++) {
       int st, bad = 0;
       omp_set_num_threads(th);
       memset(got, 0x5a, m * n * sizeof *got);
@@ -171,7 +172,10 @@ static void check_refusals(void) {
                   "unknown isa: EINVAL");
 }
 
-int main(void) {
+/* pass 0: the cases on one thread (the tiles' extra k and plain data: one
+   task each), before any second thread exists: a spinning idle OpenMP
+   thread costs seconds on a loaded machine; pass 1: 1 and 2 threads */
+static void run_pass(int pass) {
   static const char *const orders[] = {"recursive", "pairwise", "blocked:1", "blocked:3",
                                        "blocked:32", "splitk:1", "splitk:3", "splitk:4",
                                        "splitk:7"};
@@ -183,10 +187,6 @@ int main(void) {
      31, 1000), plain data too (the AVX-512 fp32 kernel's fast way) */
   static const size_t tks[] = {4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 31, 32, 33, 1000};
   size_t o, f, r, fm, q, sp;
-  lowp_test_start("treduce_fast");
-  rng_state = 22;
-  check_refusals();
-  check_midpoints();
   for (f = 0; f < sizeof accs / sizeof *accs; f++)
     for (r = 0; r < 4; r++)
       for (fm = 0; fm < 2; fm++)
@@ -201,14 +201,29 @@ int main(void) {
             continue;
           }
           tile = f == 1 || (f == 0 && r == 0);
+          if (pass == 0) {
+            for (q = 0; tile && q < sizeof ks / sizeof *ks; q++)
+              check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], 2, 1);
+            for (q = 0; tile && q < sizeof tks / sizeof *tks; q++)
+              for (sp = 0; sp < 3; sp++) /* m = 11: a tile of 8 rows padded */
+                check_case(&ac, q % 3 ? 3 : 11, q % 2 ? 37 : 5, tks[q], (int)sp, 1);
+            continue;
+          }
           for (q = 0; q < sizeof ks / sizeof *ks; q++)
-            for (sp = 0; sp < (tile ? 3u : 2u); sp++) /* m = 6: a tile of 4 rows padded */
-              check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], (int)sp);
-          for (q = 0; tile && q < sizeof tks / sizeof *tks; q++)
-            for (sp = 0; sp < 3; sp++) check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, tks[q], (int)sp);
-          /* several tasks (blocks of 128 rows, 256 fp32 or 32 fp64 columns)
+            for (sp = 0; sp < 2; sp++) check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], (int)sp, 2);
+          /* several tasks (blocks of 256 rows, 256 fp32 or 32 fp64 columns)
              for the threads to share */
-          if (tile) check_case(&ac, 131, 260, 17, 1);
+          if (tile) check_case(&ac, 261, 260, 17, 1, 2);
         }
+}
+
+int main(void) {
+  lowp_test_start("treduce_fast");
+  rng_state = 22;
+  check_refusals();
+  omp_set_num_threads(1);
+  run_pass(0);
+  check_midpoints();
+  run_pass(1);
   return lowp_test_end();
 }
