@@ -192,19 +192,6 @@ AI void lone_f(vf *s, const tctx_t *c, size_t l, size_t j) {
   }
 }
 
-/* kind f: s[r] = round(t_l + t_{l+1}), the two terms exact: TwoSum rounded
-   to odd at 53 bits, then to binary32 by the conversion (rne; Boldo and
-   Melquiond, Theorem 1: 53 >= 24 + 2) */
-AI void ftwo(vf *s, const tctx_t *c, size_t l, size_t j) {
-  const float *b0 = c->pf + l * OWF + j, *b1 = b0 + OWF;
-  const vd b0l = cvt8(b0), b0h = cvt8(b0 + 8), b1l = cvt8(b1), b1h = cvt8(b1 + 8);
-  int r;
-  for (r = 0; r < MR; r++) {
-    const double a0 = c->ad[r][l], a1 = c->ad[r][l + 1];
-    s[r] = join8(vadd_odd(a0 * b0l, a1 * b1l, M_NE), vadd_odd(a0 * b0h, a1 * b1h, M_NE));
-  }
-}
-
 /* kind f: *s = round(a b + *s) lane by lane, one rounding (fmaf) */
 AI void vfma_g(vf *s, float a, const vf *b) {
   int e;
@@ -229,7 +216,7 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void vfma512(vf *s, float a, const v
   *s = (vf)_mm512_fmadd_ps(_mm512_set1_ps(a), (__m512)*b, (__m512)*s);
 }
 
-/* ftwo on AVX-512. p0 = a0 b0 is exact in binary64; the fused multiply-add
+/* ftwo_ (reduce_fast_body.h) on AVX-512. p0 = a0 b0 is exact in binary64; the fused multiply-add
    a1 b1 + p0 rounds the exact sum x once (IEEE 754 fusedMultiplyAdd).
 
    Fast: s = x rounded to nearest binary64, then to binary32. That double
@@ -296,14 +283,12 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 
 #define SFX _generic
 #define ATTR
-#define FTWO ftwo
 #define FTWO_INLINE 0
 #define TILE_MAX 4
 #define VFMA vfma_g
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
-#undef FTWO
 #undef FTWO_INLINE
 #undef TILE_MAX
 #undef VFMA
@@ -312,14 +297,12 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #define LOWP_ORDFAST_X86 1
 #define SFX _avx2
 #define ATTR __attribute__((target("avx2,fma")))
-#define FTWO ftwo
 #define FTWO_INLINE 0
 #define TILE_MAX 4
 #define VFMA vfma_avx2
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
-#undef FTWO
 #undef FTWO_INLINE
 #undef TILE_MAX
 #undef VFMA

@@ -1,7 +1,7 @@
 /* lowp_reduce_fast's loops, compiled once per instruction set: included by
    reduce_fast.c with SFX (a name suffix), ATTR (a target attribute or
-   nothing), FTWO (ftwo, or ftwo512 in the AVX-512 copy), FTWO_INLINE (1:
-   inline FTWO into the subtrees), TILE_MAX (the largest unrolled pairwise
+   nothing), FTWO_INLINE (1: kind f's leaf is FTWO, inlined into the
+   subtrees; else the TwoSum below), FTWO (ftwo512) where FTWO_INLINE, TILE_MAX (the largest unrolled pairwise
    subtree) and VFMA (the binary32 fused multiply-add on a vf) defined. No
    include guard: meant to be included several times. */
 
@@ -77,15 +77,40 @@ ATTR AI void FN(ftadd_)(vf *s, const tctx_t *c, size_t l, size_t j) {
   for (r = 0; r < MR; r++) VFMA(&s[r], c->af[r][l], &b);
 }
 
-/* kind f's leaf: inlined on AVX-512 (FTWO_INLINE), else one call (the
-   TwoSum of the other copies, inlined into every subtree, made the object
-   three times larger) */
+/* kind f's leaf: FTWO (ftwo512) inlined on AVX-512 (FTWO_INLINE), else
+   this one, one call (inlined into every subtree it made the object three
+   times larger), compiled in each copy (a generic helper's scalar times
+   vector, inlined here, was built through memory) */
 #if FTWO_INLINE
 #define FTWO_K FTWO
 #else
+/* *o = x in every lane (gcc 12 built scalar times vector, used twice, on
+   AVX2 through memory, eight stores then wide loads) */
+ATTR AI void FN(dsplat_)(vd *o, double x) { *o = (vd){x, x, x, x, x, x, x, x}; }
+
+/* s[r] = round(t_l + t_{l+1}), the two terms exact: TwoSum rounded to odd
+   at 53 bits, then to binary32 by the conversion (rne; Boldo and
+   Melquiond, Theorem 1: 53 >= 24 + 2) */
 ATTR static __attribute__((noinline)) void FN(ftwo_)(vf *s, const tctx_t *c, size_t l,
                                                      size_t j) {
-  FTWO(s, c, l, j);
+  const float *b0 = c->pf + l * OWF + j, *b1 = b0 + OWF;
+  vd b0l, b0h, b1l, b1h;
+  int r;
+  { /* (clang: no vd returned across targets) */
+    vf8 x[4];
+    memcpy(&x[0], b0, sizeof x[0]), memcpy(&x[1], b0 + 8, sizeof x[1]);
+    memcpy(&x[2], b1, sizeof x[2]), memcpy(&x[3], b1 + 8, sizeof x[3]);
+    b0l = __builtin_convertvector(x[0], vd), b0h = __builtin_convertvector(x[1], vd);
+    b1l = __builtin_convertvector(x[2], vd), b1h = __builtin_convertvector(x[3], vd);
+  }
+  for (r = 0; r < MR; r++) {
+    vd a0, a1;
+    vf8 h[2];
+    FN(dsplat_)(&a0, c->ad[r][l]), FN(dsplat_)(&a1, c->ad[r][l + 1]);
+    h[0] = __builtin_convertvector(vadd_odd(a0 * b0l, a1 * b1l, M_NE), vf8);
+    h[1] = __builtin_convertvector(vadd_odd(a0 * b0h, a1 * b1h, M_NE), vf8);
+    memcpy(&s[r], h, sizeof h);
+  }
 }
 #define FTWO_K FN(ftwo_)
 #endif
