@@ -31,7 +31,8 @@
  * fp64, binary64 products and additions as accum.c computes them; fp32, a
  * sum of two fp32 values one binary32 addition, a term added to an fp32
  * value one fmaf (fma = 1) or a binary32 product then an addition (fma =
- * 0), two exact terms in one rounding by ftwo / ftwo512 below.
+ * 0), two exact terms in one rounding by ftwo512 below on AVX-512, else
+ * by the TwoSum leaf of reduce_fast_body.h.
  *
  * Loops: tasks of (column block, row group), the column block of B packed
  * as k x OW (binary64) or k x OWF (binary32; zeros past n). Compiled three
