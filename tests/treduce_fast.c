@@ -23,13 +23,20 @@ static uint64_t next(void) { /* splitmix64 */
 
 static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
 
-/* One adversarial binary32 entry for accumulator f: small integers times a
+/* One binary32 entry for accumulator f. specials = 2: plain values (24
+   random significant bits, magnitudes 2^-20 .. 2^21), whose sums of two
+   products are almost never binary32 midpoints (the AVX-512 fp32 kernel's
+   fast way); else adversarial: small integers times a
    power of two (ties at every step of a narrow accumulator), factors whose
    products are subnormal in f or round to zero, factors whose products
    reach f's largest binade (overflow mid-sum), zeros of both signs, inf and
    NaN (specials), and binary32 values of any magnitude. */
 static double entry(const lowp_format_t *f, int specials) {
   uint64_t r = next();
+  if (specials == 2) { /* plain: 24 random bits, binades -20 .. 20 */
+    double v = ldexp(1.0 + (double)((r >> 12) & 0x7fffff) / 0x1p23, (int)((r >> 40) % 41) - 20);
+    return (r >> 8) & 1 ? -v : v;
+  }
   int cat = (int)(r % 16), sgn = (int)((r >> 8) & 1);
   int lo = (f->emin - f->precision) / 2, hi = f->emax / 2;
   double v;
@@ -66,8 +73,9 @@ static double entry(const lowp_format_t *f, int specials) {
 static const char *const isas[] = {"generic", "avx2", "avx512"};
 
 /* fast == lowp_accum_dot on one m x k by k x n problem, on every isa
-   this CPU runs, with 1 and 2 threads */
-static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int specials) {
+   this CPU runs, with 1 to maxth threads */
+static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int specials,
+                       int maxth) {
   double *a = malloc((m * k + 1) * sizeof *a), *b = malloc((k * n + 1) * sizeof *b);
   double *want = malloc(m * n * sizeof *want), *got = malloc(m * n * sizeof *got);
   char desc[160];
@@ -81,7 +89,7 @@ static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int
       lowp_accum_dot(&want[i * n + j], a + i * k, 1, b + j, n, k, ac);
   lowp_test_check(lowp_gemm_order_fast_ok(a, b, m, n, k, ac), "%s k=%zu: fast path applies", desc, k);
   for (s = 0; s < 3; s++)
-    for (th = 1; th <= 2; th++) {
+    for (th = 1; th <= maxth; th++) {
       int st, bad = 0;
       omp_set_num_threads(th);
       memset(got, 0x5a, m * n * sizeof *got);
@@ -98,6 +106,53 @@ static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int
                       desc, isas[s], k, n, th, specials);
     }
   free(a), free(b), free(want), free(got);
+}
+
+/* The double rounding that the AVX-512 fp32 kernel's fast way must not
+   make: a0 b0 = (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24, a binary32 midpoint,
+   and a1 b1 = +-2^-80, so a0 b0 + a1 b1 rounds to the midpoint in binary64
+   and then to even in binary32, away from the sum rounded once. Trap pairs
+   (l, l + 1) at the pairwise leaves of some rows and columns, the rest plain,
+   k = 2 (one leaf) up to 40; the first case also checks that binary64 then
+   binary32 gives another answer (the trap is real). */
+static void check_midpoints(void) {
+  static const size_t ks[] = {2, 3, 4, 16, 17, 33, 40};
+  const double big = 1.0 + 0x1p-12, tiny = 0x1p-40;
+  size_t q, m = 5, n = 37, i, j, l, e;
+  for (q = 0; q < sizeof ks / sizeof *ks; q++) {
+    const size_t k = ks[q];
+    double *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
+    double *want = malloc(m * n * sizeof *want), *got = malloc(m * n * sizeof *got);
+    lowp_accum_t ac;
+    int s, th;
+    lowp_accum_parse(&ac, "pairwise,acc=fp32,fma=1", NULL, 0);
+    for (e = 0; e < m * k; e++) a[e] = entry(&ac.acc, 2);
+    for (e = 0; e < k * n; e++) b[e] = entry(&ac.acc, 2);
+    for (l = 0; l + 1 < k; l += 2) /* pairs at even l: leaves when k is a power of 2 */
+      for (i = 0; i < m; i += 2) {
+        a[i * k + l] = big, a[i * k + l + 1] = tiny;
+        for (j = 0; j < n; j++) /* columns j = l mod 3 stay plain */
+          if (j % 3 != l % 3) b[l * n + j] = big, b[(l + 1) * n + j] = j % 2 ? tiny : -tiny;
+      }
+    for (i = 0; i < m; i++)
+      for (j = 0; j < n; j++) lowp_accum_dot(&want[i * n + j], a + i * k, 1, b + j, n, k, &ac);
+    if (k == 2) {
+      float twice = (float)fma(tiny, tiny, big * big);
+      lowp_test_check(want[1] == 1.0 + 0x1p-11 + 0x1p-23 && (double)twice == 1.0 + 0x1p-11,
+                      "midpoint trap: rounded once %a, twice %a", want[1], (double)twice);
+    }
+    for (s = 0; s < 3; s++)
+      for (th = 1; th <= 2; th++) {
+        int st, bad = 0;
+        omp_set_num_threads(th);
+        st = lowp_gemm_order_fast(got, a, b, m, n, k, &ac, isas[s]);
+        if (st == LOWP_EUNSUPPORTED) continue;
+        for (e = 0; e < m * n; e++) bad |= !same_bits(got[e], want[e]);
+        lowp_test_check(st == LOWP_OK && !bad, "midpoint trap %s k=%zu th=%d: same bits", isas[s],
+                        k, th);
+      }
+    free(a), free(b), free(want), free(got);
+  }
 }
 
 static void check_refusals(void) {
@@ -117,31 +172,58 @@ static void check_refusals(void) {
                   "unknown isa: EINVAL");
 }
 
-int main(void) {
+/* pass 0: the cases on one thread (the tiles' extra k and plain data: one
+   task each), before any second thread exists: a spinning idle OpenMP
+   thread costs seconds on a loaded machine; pass 1: 1 and 2 threads */
+static void run_pass(int pass) {
   static const char *const orders[] = {"recursive", "pairwise", "blocked:1", "blocked:3",
                                        "blocked:32", "splitk:1", "splitk:3", "splitk:4",
                                        "splitk:7"};
   static const char *const accs[] = {"fp32", "fp64", "fp16", "bf16", "tf32"};
   static const char *const rnds[] = {"rne", "rtz", "rup", "rdn"};
   static const size_t ks[] = {1, 2, 3, 5, 17, 100};
+  /* and on the register tiles (fp32 in rne, fp64): every pairwise subtree
+     size (2 .. 16) as k, sizes just over one (33) and uneven splits (24,
+     31, 1000), plain data too (the AVX-512 fp32 kernel's fast way) */
+  static const size_t tks[] = {4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 31, 32, 33, 1000};
   size_t o, f, r, fm, q, sp;
-  lowp_test_start("treduce_fast");
-  rng_state = 22;
-  check_refusals();
   for (f = 0; f < sizeof accs / sizeof *accs; f++)
     for (r = 0; r < 4; r++)
       for (fm = 0; fm < 2; fm++)
         for (o = 0; o < sizeof orders / sizeof *orders; o++) {
           char spec[96];
           lowp_accum_t ac;
+          int tile;
           if (f == 1 && r) continue; /* fp64 is modelled in rne only */
           snprintf(spec, sizeof spec, "%s,acc=%s,rnd=%s,fma=%zu", orders[o], accs[f], rnds[r], fm);
           if (lowp_accum_parse(&ac, spec, NULL, 0) != LOWP_OK) {
             lowp_test_check(0, "parse %s", spec);
             continue;
           }
+          tile = f == 1 || (f == 0 && r == 0);
+          if (pass == 0) {
+            for (q = 0; tile && q < sizeof ks / sizeof *ks; q++)
+              check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], 2, 1);
+            for (q = 0; tile && q < sizeof tks / sizeof *tks; q++)
+              for (sp = 0; sp < 3; sp++) /* m = 11: a tile of 8 rows padded */
+                check_case(&ac, q % 3 ? 3 : 11, q % 2 ? 37 : 5, tks[q], (int)sp, 1);
+            continue;
+          }
           for (q = 0; q < sizeof ks / sizeof *ks; q++)
-            for (sp = 0; sp < 2; sp++) check_case(&ac, 3, q % 2 ? 37 : 5, ks[q], (int)sp);
+            for (sp = 0; sp < 2; sp++) check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], (int)sp, 2);
+          /* several tasks (blocks of 256 rows, 256 fp32 or 32 fp64 columns)
+             for the threads to share */
+          if (tile) check_case(&ac, 261, 260, 17, 1, 2);
         }
+}
+
+int main(void) {
+  lowp_test_start("treduce_fast");
+  rng_state = 22;
+  check_refusals();
+  omp_set_num_threads(1);
+  run_pass(0);
+  check_midpoints();
+  run_pass(1);
   return lowp_test_end();
 }

@@ -22,9 +22,22 @@
  * (x + 0 keeps the sign of x; an exact zero sum is +0, or -0 in rdn unless
  * both terms are +0); a NaN result is the positive quiet NaN.
  *
+ * fp64 in rne and fp32 in rne (binary32 inputs) run on register tiles
+ * (reduce_fast_tile.h): MR rows of outputs times one vector of lanes (8
+ * binary64 or 16 binary32), the running sums in registers, each vector of
+ * B loaded once for the MR rows; the pairwise subtrees of up to 16 terms
+ * are unrolled at compile time (the shape of [lo, hi) depends only on
+ * hi - lo), the levels above them go through memory. Their arithmetic:
+ * fp64, binary64 products and additions as accum.c computes them; fp32, a
+ * sum of two fp32 values one binary32 addition, a term added to an fp32
+ * value one fmaf (fma = 1) or a binary32 product then an addition (fma =
+ * 0), two exact terms in one rounding by ftwo512 below on AVX-512, else
+ * by the TwoSum leaf of reduce_fast_body.h.
+ *
  * Loops: tasks of (column block, row group), the column block of B packed
- * as k x OW (zeros past n). Compiled three times (baseline, AVX2+FMA,
- * AVX-512) and chosen at run time, as in gemm_acc_fast.c.
+ * as k x OW (binary64) or k x OWF (binary32; zeros past n). Compiled three
+ * times (baseline, AVX2+FMA, AVX-512) and chosen at run time, as in
+ * gemm_acc_fast.c.
  */
 
 #include "cpu.h"
@@ -40,15 +53,16 @@
 
 #include "cpu/acc_steps.h"
 
-enum { OW = 32, IRO = 64 };
+enum { OW = 32, IRO = 256 };
+
+/* ---- the RO lanes (formats of p <= 51 but fp32 in rne: gemm_acc_fast.c's step) */
 
 /* Everything the loops read. */
 typedef struct {
   const double *arow;  /* row i of A (k entries) */
   const double *panel; /* k x OW, columns j0 .. j0 + OW of B */
   tgt_t acc;
-  int rp;  /* fma = 0: products rounded to acc */
-  int f64; /* fp64 in rne: binary64 operations */
+  int rp; /* fma = 0: products rounded to acc */
   lowp_acc_order_t order;
   size_t block;
 } octx_t;
@@ -62,7 +76,7 @@ AI void term(double *out, const octx_t *c, size_t l) {
     vd vb, p;
     memcpy(&vb, bl + j, sizeof vb);
     p = va * vb;
-    if (c->rp && !c->f64) p = vround_to(p, &c->acc);
+    if (c->rp) p = vround_to(p, &c->acc);
     memcpy(out + j, &p, sizeof p);
   }
 }
@@ -74,109 +88,238 @@ AI void add_to(double *x, const double *y, const octx_t *c) {
     vd vx, vy;
     memcpy(&vx, x + j, sizeof vx);
     memcpy(&vy, y + j, sizeof vy);
-    vx = c->f64 ? vx + vy : vround_to(vadd_odd(vx, vy, c->acc.mode), &c->acc);
+    vx = vround_to(vadd_odd(vx, vy, c->acc.mode), &c->acc);
     memcpy(x + j, &vx, sizeof vx);
   }
 }
 
-/* the fp32-in-rne lanes */
-enum { OWF = 64 };
+/* ---- register tiles (reduce_fast_tile.h): MR rows x one vector of lanes,
+   for fp64 (binary64 lanes, kind d) and fp32 in rne (binary32 lanes, kind
+   f with exact terms, fma = 1, kind r with binary32 products, fma = 0). A
+   row of a tile holds OW = 32 binary64 lanes (4 vectors) or OWF = 256
+   binary32 lanes (NCH = 16 vectors). */
+
+enum { OWF = 256, MR = 8, NCH = OWF / 16 };
+typedef float vf __attribute__((vector_size(64))); /* 16 binary32 lanes */
 typedef float vf8 __attribute__((vector_size(32)));
 
+/* Everything a tile reads. */
 typedef struct {
-  const float *arow;  /* row i of A as binary32 */
-  const float *panel; /* k x OWF, columns j0 .. j0 + OWF of B */
-  int rp;
+  const double *ad[MR]; /* MR rows of A (rows past m: zeros) */
+  const float *af[MR];  /* the same in binary32 (fp32 lanes) */
+  const double *pd;     /* k x OW panel of B (fp64) */
+  const float *pf;      /* k x OWF panel of B (fp32) */
+  size_t nch;           /* vectors per row of the tile that hold columns */
   lowp_acc_order_t order;
   size_t block;
-} fctx_t;
+} tctx_t;
 
-/* out = round(t_l + t_{l+1}), the two terms exact: fma = 1, TwoSum rounded
-   to odd at 53 bits then to binary32 by the conversion (rne; Boldo and
-   Melquiond, Theorem 1: 53 >= 24 + 2); fma = 0, binary32 products added */
-AI void ftwo(float *out, const fctx_t *c, size_t l) {
-  const float a0 = c->arow[l], a1 = c->arow[l + 1];
-  const float *b0 = c->panel + l * OWF, *b1 = b0 + OWF;
-  size_t j;
-  if (c->rp) {
-    for (j = 0; j < OWF; j++) out[j] = a0 * b0[j] + a1 * b1[j];
-    return;
+AI vd ldd(const double *p) {
+  vd v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+AI vf ldf(const float *p) {
+  vf v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/* the 8 binary32 values at p, in binary64 (exact) */
+AI vd cvt8(const float *p) {
+  vf8 x;
+  memcpy(&x, p, sizeof x);
+  return __builtin_convertvector(x, vd);
+}
+
+/* two halves of binary64 lanes, each rounded once to binary32 (rne) */
+AI vf join8(vd lo, vd hi) {
+  vf8 l8 = __builtin_convertvector(lo, vf8), h8 = __builtin_convertvector(hi, vf8);
+  float o[16];
+  vf v;
+  memcpy(o, &l8, sizeof l8);
+  memcpy(o + 8, &h8, sizeof h8);
+  memcpy(&v, o, sizeof v);
+  return v;
+}
+
+/* kind d: binary64 products (rounded, as accum.c's term) and additions */
+AI void leaf2_d(vd *s, const tctx_t *c, size_t l, size_t j) {
+  const vd b0 = ldd(c->pd + l * OW + j), b1 = ldd(c->pd + (l + 1) * OW + j);
+  int r;
+  for (r = 0; r < MR; r++) s[r] = c->ad[r][l] * b0 + c->ad[r][l + 1] * b1;
+}
+
+AI void tadd_d(vd *s, const tctx_t *c, size_t l, size_t j) {
+  const vd b = ldd(c->pd + l * OW + j);
+  int r;
+  for (r = 0; r < MR; r++) s[r] = c->ad[r][l] * b + s[r];
+}
+
+AI void lone_d(vd *s, const tctx_t *c, size_t l, size_t j) {
+  const vd b = ldd(c->pd + l * OW + j);
+  int r;
+  for (r = 0; r < MR; r++) s[r] = c->ad[r][l] * b + (vd){0};
+}
+
+/* kind r: binary32 products (the exact product rounded once to fp32) */
+AI void leaf2_r(vf *s, const tctx_t *c, size_t l, size_t j) {
+  const vf b0 = ldf(c->pf + l * OWF + j), b1 = ldf(c->pf + (l + 1) * OWF + j);
+  int r;
+  for (r = 0; r < MR; r++) s[r] = c->af[r][l] * b0 + c->af[r][l + 1] * b1;
+}
+
+AI void tadd_r(vf *s, const tctx_t *c, size_t l, size_t j) {
+  const vf b = ldf(c->pf + l * OWF + j);
+  int r;
+  for (r = 0; r < MR; r++) s[r] = c->af[r][l] * b + s[r];
+}
+
+AI void lone_r(vf *s, const tctx_t *c, size_t l, size_t j) {
+  const vf b = ldf(c->pf + l * OWF + j);
+  int r;
+  for (r = 0; r < MR; r++) s[r] = c->af[r][l] * b + (vf){0};
+}
+
+/* kind f: a lone exact term, round(t + 0) (binary64 exact, -0 to +0) */
+AI void lone_f(vf *s, const tctx_t *c, size_t l, size_t j) {
+  const float *b = c->pf + l * OWF + j;
+  const vd lo = cvt8(b), hi = cvt8(b + 8);
+  int r;
+  for (r = 0; r < MR; r++) {
+    const double a = c->ad[r][l];
+    s[r] = join8(a * lo + (vd){0}, a * hi + (vd){0});
   }
-  for (j = 0; j < OWF; j += 8) {
-    vf8 f0, f1;
-    vd p0, p1;
-    memcpy(&f0, b0 + j, sizeof f0);
-    memcpy(&f1, b1 + j, sizeof f1);
-    p0 = vsplat(a0) * __builtin_convertvector(f0, vd);
-    p1 = vsplat(a1) * __builtin_convertvector(f1, vd);
-    f0 = __builtin_convertvector(vadd_odd(p0, p1, M_NE), vf8);
-    memcpy(out + j, &f0, sizeof f0);
-  }
+}
+
+/* kind f: *s = round(a b + *s) lane by lane, one rounding (fmaf) */
+AI void vfma_g(vf *s, float a, const vf *b) {
+  int e;
+  for (e = 0; e < 16; e++) (*s)[e] = fmaf(a, (*b)[e], (*s)[e]);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
 #define LOWP_ORD_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma"
-/* ftwo on AVX-512, fma = 1: the sum rounded to odd from the two roundings
-   of the same exact sum, down (d) and up (u), AVX-512's rounding in the
-   instruction (gemm_acc_fast.c's rofma argument on binary64): d == u, the
-   sum is exact (u: the sign of an exact zero sum as rne gives it); else
-   they are adjacent and the odd one is the value rounded to odd */
-__attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(float *out, const fctx_t *c,
-                                                          size_t l) {
-  const float *b0 = c->panel + l * OWF, *b1 = b0 + OWF;
-  const __m512d va0 = _mm512_set1_pd((double)c->arow[l]);
-  const __m512d va1 = _mm512_set1_pd((double)c->arow[l + 1]);
-  const __m512i one = _mm512_set1_epi64(1);
-  size_t j;
-  if (c->rp) {
-    ftwo(out, c, l);
-    return;
-  }
-  for (j = 0; j < OWF; j += 8) {
-    __m512d p0 = _mm512_mul_pd(va0, _mm512_cvtps_pd(_mm256_loadu_ps(b0 + j)));
-    __m512d p1 = _mm512_mul_pd(va1, _mm512_cvtps_pd(_mm256_loadu_ps(b1 + j)));
-    __m512d d = _mm512_add_round_pd(p0, p1, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    __m512d u = _mm512_add_round_pd(p0, p1, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-    __mmask8 pick_d = _mm512_cmp_pd_mask(d, u, _CMP_NEQ_OQ) &
-                      _mm512_test_epi64_mask(_mm512_castpd_si512(d), one);
-    _mm256_storeu_ps(out + j, _mm512_cvtpd_ps(_mm512_mask_blend_pd(pick_d, u, d)));
-  }
-}
-#endif
 
-/* out = round(t_l + 0): a lone term, -0 to +0 */
-AI void flone(float *out, const fctx_t *c, size_t l) {
-  const float a0 = c->arow[l], *b0 = c->panel + l * OWF;
-  size_t j;
-  for (j = 0; j < OWF; j++)
-    out[j] = c->rp ? a0 * b0[j] + 0.0f : (float)((double)a0 * (double)b0[j] + 0.0);
+__attribute__((target("avx2,fma"))) AI void vfma_avx2(vf *s, float a, const vf *b) {
+  const __m256 va = _mm256_set1_ps(a);
+  __m256 x[2], y[2];
+  memcpy(x, s, sizeof x);
+  memcpy(y, b, sizeof y);
+  x[0] = _mm256_fmadd_ps(va, y[0], x[0]);
+  x[1] = _mm256_fmadd_ps(va, y[1], x[1]);
+  memcpy(s, x, sizeof x);
 }
+
+__attribute__((target(LOWP_ORD_AVX512))) AI void vfma512(vf *s, float a, const vf *b) {
+  *s = (vf)_mm512_fmadd_ps(_mm512_set1_ps(a), (__m512)*b, (__m512)*s);
+}
+
+/* ftwo_ (reduce_fast_body.h) on AVX-512. p0 = a0 b0 is exact in binary64; the fused multiply-add
+   a1 b1 + p0 rounds the exact sum x once (IEEE 754 fusedMultiplyAdd).
+
+   Fast: s = x rounded to nearest binary64, then to binary32. That double
+   rounding gives x rounded once unless s is a binary32 midpoint (x != s: a
+   midpoint strictly between x and s would be a binary64 number nearer to
+   x than s; x and s lie on the same side of every other midpoint, the
+   overflow threshold, itself a midpoint, included). A binary32 midpoint,
+   normal or subnormal, has at most 25 significant bits: the low 28 bits of
+   its binary64 encoding are zero. So when no lane of the MR rows has those
+   bits all zero (exact zeros, infinities and NaN have them too), s
+   converted is the answer; else the leaf is done again the slow way.
+
+   Slow: x rounded down (d) and up (u), AVX-512's rounding in the
+   instruction. d == u: x is exact (an exact zero: u has rne's sign, +0
+   unless both terms are -0; d = -0 is even, so u is taken); else d and u
+   are adjacent encodings of one sign (a nonzero x is at least 2^-298, far
+   from binary64's zero and overflow), one of them odd, and that one is x
+   rounded to odd, which converts to x rounded once (Boldo and Melquiond,
+   Theorem 1: 53 >= 24 + 2). So: d when d is odd, else u. */
+#define LOWP_RO512(a0, b0, a1, b1)                                                       \
+  __extension__({                                                                        \
+    const __m512d p0_ = _mm512_mul_pd(a0, b0);                                           \
+    const __m512d d_ =                                                                   \
+        _mm512_fmadd_round_pd(a1, b1, p0_, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);   \
+    const __m512d u_ =                                                                   \
+        _mm512_fmadd_round_pd(a1, b1, p0_, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);   \
+    const __mmask8 odd_ = _mm512_test_epi64_mask(_mm512_castpd_si512(d_), one);          \
+    _mm512_cvtpd_ps(_mm512_mask_blend_pd(odd_, u_, d_));                                 \
+  })
+/* the fast way: s converted; ok_ keeps the lanes whose s is no midpoint */
+#define LOWP_RN512(a0, b0, a1, b1)                                                       \
+  __extension__({                                                                        \
+    const __m512d s_ = _mm512_fmadd_pd(a1, b1, _mm512_mul_pd(a0, b0));                   \
+    ok_ = _mm512_mask_test_epi64_mask(ok_, _mm512_castpd_si512(s_), low28);              \
+    _mm512_cvtpd_ps(s_);                                                                 \
+  })
+#define LOWP_JOIN512(lo, hi) (vf) _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1)
+__attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c, size_t l,
+                                                          size_t j) {
+  const float *b0 = c->pf + l * OWF + j, *b1 = b0 + OWF;
+  const __m512d b0l = _mm512_cvtps_pd(_mm256_loadu_ps(b0));
+  const __m512d b0h = _mm512_cvtps_pd(_mm256_loadu_ps(b0 + 8));
+  const __m512d b1l = _mm512_cvtps_pd(_mm256_loadu_ps(b1));
+  const __m512d b1h = _mm512_cvtps_pd(_mm256_loadu_ps(b1 + 8));
+  const __m512i low28 = _mm512_set1_epi64(0x0fffffff), one = _mm512_set1_epi64(1);
+  __mmask8 ok_ = 0xff;
+  int r;
+  for (r = 0; r < MR; r++) {
+    const __m512d a0 = _mm512_set1_pd(c->ad[r][l]), a1 = _mm512_set1_pd(c->ad[r][l + 1]);
+    const __m256 lo = LOWP_RN512(a0, b0l, a1, b1l), hi = LOWP_RN512(a0, b0h, a1, b1h);
+    s[r] = LOWP_JOIN512(lo, hi);
+  }
+  if (__builtin_expect(ok_ == 0xff, 1)) return;
+  for (r = 0; r < MR; r++) {
+    const __m512d a0 = _mm512_set1_pd(c->ad[r][l]), a1 = _mm512_set1_pd(c->ad[r][l + 1]);
+    const __m256 lo = LOWP_RO512(a0, b0l, a1, b1l), hi = LOWP_RO512(a0, b0h, a1, b1h);
+    s[r] = LOWP_JOIN512(lo, hi);
+  }
+}
+#undef LOWP_RO512
+#undef LOWP_RN512
+#undef LOWP_JOIN512
+#endif
 
 #define SFX _generic
 #define ATTR
-#define FTWO ftwo
+#define FTWO_INLINE 0
+#define TILE_MAX 4
+#define VFMA vfma_g
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
-#undef FTWO
+#undef FTWO_INLINE
+#undef TILE_MAX
+#undef VFMA
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define LOWP_ORDFAST_X86 1
 #define SFX _avx2
 #define ATTR __attribute__((target("avx2,fma")))
-#define FTWO ftwo
+#define FTWO_INLINE 0
+#define TILE_MAX 4
+#define VFMA vfma_avx2
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
-#undef FTWO
+#undef FTWO_INLINE
+#undef TILE_MAX
+#undef VFMA
 #define SFX _avx512
 #define ATTR __attribute__((target(LOWP_ORD_AVX512)))
 #define FTWO ftwo512
+#define FTWO_INLINE 1
+#define TILE_MAX 16
+#define VFMA vfma512
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
 #undef FTWO
+#undef FTWO_INLINE
+#undef TILE_MAX
+#undef VFMA
 #endif
 
 static void row_isa(int isa, double *out, const octx_t *c, size_t k) {
@@ -189,13 +332,23 @@ static void row_isa(int isa, double *out, const octx_t *c, size_t k) {
   }
 }
 
-static void frow_isa(int isa, float *out, const fctx_t *c, size_t k) {
+static void tile_d_isa(int isa, vd *out, const tctx_t *c, size_t k) {
   switch (isa) {
 #ifdef LOWP_ORDFAST_X86
-  case LOWP_ISA_AVX512: frow__avx512(out, c, k); break;
-  case LOWP_ISA_AVX2: frow__avx2(out, c, k); break;
+  case LOWP_ISA_AVX512: tile__d_avx512(out, c, k); break;
+  case LOWP_ISA_AVX2: tile__d_avx2(out, c, k); break;
 #endif
-  default: frow__generic(out, c, k); break;
+  default: tile__d_generic(out, c, k); break;
+  }
+}
+
+static void tile_f_isa(int isa, int rp, vf *out, const tctx_t *c, size_t k) {
+  switch (isa) {
+#ifdef LOWP_ORDFAST_X86
+  case LOWP_ISA_AVX512: (rp ? tile__r_avx512 : tile__f_avx512)(out, c, k); break;
+  case LOWP_ISA_AVX2: (rp ? tile__r_avx2 : tile__f_avx2)(out, c, k); break;
+#endif
+  default: (rp ? tile__r_generic : tile__f_generic)(out, c, k); break;
   }
 }
 
@@ -234,14 +387,73 @@ int lowp_gemm_order_fast_ok(const double *a, const double *b, size_t m, size_t n
   return kind_for(a, b, m, n, k, acc) != LOWP_ACCFAST_NONE;
 }
 
-/* one task of the binary64 lanes: rows [i0, i1), columns j0 .. j0 + jw */
+/* one task on register tiles: rows [i0, i1), columns j0 .. j0 + jw; fp32
+   in rne (f32) or fp64 */
+static int task_tiles(double *c, const double *a, const double *b, size_t n, size_t k,
+                      const lowp_accum_t *acc, int f32, int isa, size_t i0, size_t i1,
+                      size_t j0, size_t jw) {
+  const size_t w = f32 ? OWF : OW, kl = f32 ? 16 : VW;
+  void *panel = aligned_alloc(64, k * w * (f32 ? sizeof(float) : sizeof(double)));
+  double *zeros = calloc(k, sizeof *zeros);
+  float *afb = malloc(MR * k * sizeof *afb);
+  union {
+    vd d[MR * NCH];
+    vf f[MR * NCH];
+  } out;
+  size_t i, l, j, r, rows;
+  tctx_t tc;
+  if (!panel || !zeros || !afb) {
+    free(panel), free(zeros), free(afb);
+    return 1;
+  }
+  memset(&tc, 0, sizeof tc);
+  for (l = 0; l < k; l++) {
+    const double *src = b + l * n + j0;
+    if (f32) {
+      float *dst = (float *)panel + l * w;
+      for (j = 0; j < jw; j++) dst[j] = (float)src[j];
+      for (; j < w; j++) dst[j] = 0.0f;
+    } else {
+      double *dst = (double *)panel + l * w;
+      for (j = 0; j < jw; j++) dst[j] = src[j];
+      for (; j < w; j++) dst[j] = 0.0;
+    }
+  }
+  tc.pd = panel, tc.pf = panel;
+  tc.nch = (jw + kl - 1) / kl;
+  tc.order = acc->order;
+  tc.block = acc->block;
+  for (i = i0; i < i1; i += rows) {
+    rows = i1 - i < MR ? i1 - i : MR;
+    for (r = 0; r < MR; r++) { /* rows past i1: zeros, computed and dropped */
+      const double *src = r < rows ? a + (i + r) * k : zeros;
+      float *dst = afb + r * k;
+      tc.ad[r] = src;
+      tc.af[r] = dst;
+      if (f32)
+        for (l = 0; l < k; l++) dst[l] = (float)src[l];
+    }
+    if (f32) tile_f_isa(isa, !acc->fma, out.f, &tc, k);
+    else tile_d_isa(isa, out.d, &tc, k);
+    for (r = 0; r < rows; r++)
+      for (j = 0; j < jw; j++)
+        c[(i + r) * n + j0 + j] = canon(f32 ? (double)out.f[r * NCH + j / 16][j % 16]
+                                            : out.d[r * NCH + j / VW][j % VW]);
+  }
+  free(panel), free(zeros), free(afb);
+  return 0;
+}
+
+/* one task of the binary64 lanes: rows [i0, i1), columns j0 .. j0 + jw;
+   fp64 (f64) on tiles */
 static int task64(double *c, const double *a, const double *b, size_t n, size_t k,
                   const lowp_accum_t *acc, int f64, int isa, size_t i0, size_t i1, size_t j0,
                   size_t jw) {
-  double *panel = aligned_alloc(64, k * OW * sizeof(double)), out[OW];
+  double *panel, out[OW];
   size_t i, l, j;
   octx_t oc;
-  if (!panel) return 1;
+  if (f64) return task_tiles(c, a, b, n, k, acc, 0, isa, i0, i1, j0, jw);
+  if (!(panel = aligned_alloc(64, k * OW * sizeof(double)))) return 1;
   for (l = 0; l < k; l++)
     for (j = 0; j < OW; j++) panel[l * OW + j] = j < jw ? b[l * n + j0 + j] : 0.0;
   memset(&oc, 0, sizeof oc);
@@ -251,7 +463,6 @@ static int task64(double *c, const double *a, const double *b, size_t n, size_t 
   oc.acc.mode = fast_mode_of(acc->rnd);
   oc.acc.xmax = lowp_format_xmax(&acc->acc);
   oc.rp = !acc->fma;
-  oc.f64 = f64;
   oc.order = acc->order;
   oc.block = acc->block;
   for (i = i0; i < i1; i++) {
@@ -267,29 +478,7 @@ static int task64(double *c, const double *a, const double *b, size_t n, size_t 
 static int task32(double *c, const double *a, const double *b, size_t n, size_t k,
                   const lowp_accum_t *acc, int isa, size_t i0, size_t i1, size_t j0,
                   size_t jw) {
-  float *panel = aligned_alloc(64, k * OWF * sizeof(float)), *arow = malloc(k * sizeof(float));
-  float out[OWF] __attribute__((aligned(64)));
-  size_t i, l, j;
-  fctx_t fc;
-  if (!panel || !arow) {
-    free(panel), free(arow);
-    return 1;
-  }
-  for (l = 0; l < k; l++)
-    for (j = 0; j < OWF; j++) panel[l * OWF + j] = j < jw ? (float)b[l * n + j0 + j] : 0.0f;
-  memset(&fc, 0, sizeof fc);
-  fc.panel = panel;
-  fc.arow = arow;
-  fc.rp = !acc->fma;
-  fc.order = acc->order;
-  fc.block = acc->block;
-  for (i = i0; i < i1; i++) {
-    for (l = 0; l < k; l++) arow[l] = (float)a[i * k + l];
-    frow_isa(isa, out, &fc, k);
-    for (j = 0; j < jw; j++) c[i * n + j0 + j] = canon((double)out[j]);
-  }
-  free(panel), free(arow);
-  return 0;
+  return task_tiles(c, a, b, n, k, acc, 1, isa, i0, i1, j0, jw);
 }
 
 int lowp_gemm_order_fast(double *c, const double *a, const double *b, size_t m, size_t n,

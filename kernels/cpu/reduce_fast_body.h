@@ -1,6 +1,8 @@
 /* lowp_reduce_fast's loops, compiled once per instruction set: included by
    reduce_fast.c with SFX (a name suffix), ATTR (a target attribute or
-   nothing) and FTWO (ftwo, or ftwo512 in the AVX-512 copy) defined. No
+   nothing), FTWO_INLINE (1: kind f's leaf is FTWO, inlined into the
+   subtrees; else the TwoSum below), FTWO (ftwo512) where FTWO_INLINE, TILE_MAX (the largest unrolled pairwise
+   subtree) and VFMA (the binary32 fused multiply-add on a vf) defined. No
    include guard: meant to be included several times. */
 
 #define LOWP_CAT2(a, b) a##b
@@ -14,13 +16,6 @@ ATTR static void FN(pair_)(double *out, const octx_t *c, size_t lo, size_t hi) {
   size_t mid;
   if (hi - lo == 1) {
     term(out, c, lo);
-    return;
-  }
-  if (hi - lo == 2 && c->f64) { /* round(t + t) in one loop */
-    const double a0 = c->arow[lo], a1 = c->arow[lo + 1];
-    const double *b0 = c->panel + lo * OW, *b1 = b0 + OW;
-    size_t j;
-    for (j = 0; j < OW; j++) out[j] = a0 * b0[j] + a1 * b1[j];
     return;
   }
   mid = lo + (hi - lo) / 2;
@@ -38,14 +33,6 @@ ATTR static void FN(rec_)(double *out, const octx_t *c, size_t lo, size_t hi) {
   if (hi - lo == 1) {
     memset(t, 0, sizeof t);
     add_to(out, t, c);
-    return;
-  }
-  if (c->f64) { /* term and add_to in one loop: binary64 a b, then + */
-    for (l = lo + 1; l < hi; l++) {
-      const double av = c->arow[l], *bl = c->panel + l * OW;
-      size_t j;
-      for (j = 0; j < OW; j++) out[j] = out[j] + av * bl[j];
-    }
     return;
   }
   for (l = lo + 1; l < hi; l++) {
@@ -80,88 +67,92 @@ ATTR static void FN(row_)(double *out, const octx_t *c, size_t k) {
   }
 }
 
-/* ---- fp32 in rne on binary32 lanes (OWF outputs): a sum of two fp32
-   values is one binary32 addition, a term added to one fmaf (or, fma = 0,
-   a binary32 product then an addition), two exact terms TwoSum rounded to
-   odd, then to binary32 by the conversion (ftwo) */
+/* ---- the register tiles (reduce_fast_tile.h), three kinds */
 
-/* pairwise over 1 to 3 terms: t, round(t + t), round(t + round(t + t)) */
-ATTR AI void FN(fsmall_)(float *out, const fctx_t *c, size_t lo, size_t hi) {
-  const float a0 = c->arow[lo], *b0 = c->panel + lo * OWF;
-  size_t j;
-  if (hi - lo == 1) {
-    flone(out, c, lo);
-    return;
-  }
-  if (hi - lo == 2) {
-    FTWO(out, c, lo);
-    return;
-  }
-  FTWO(out, c, lo + 1);
-  if (c->rp)
-    for (j = 0; j < OWF; j++) out[j] = a0 * b0[j] + out[j];
-  else
-    for (j = 0; j < OWF; j++) out[j] = fmaf(a0, b0[j], out[j]);
+/* kind f: s[r] = round(t_l + s[r]), one fmaf */
+ATTR AI void FN(ftadd_)(vf *s, const tctx_t *c, size_t l, size_t j) {
+  vf b;
+  int r;
+  memcpy(&b, c->pf + l * OWF + j, sizeof b); /* (clang: no vf returned across targets) */
+  for (r = 0; r < MR; r++) VFMA(&s[r], c->af[r][l], &b);
 }
 
-/* pairwise over [lo, hi), hi - lo >= 1 */
-ATTR static void FN(fpair_)(float *out, const fctx_t *c, size_t lo, size_t hi) {
-  float tmp[OWF] __attribute__((aligned(64)));
-  size_t mid, j;
-  if (hi - lo <= 3) {
-    FN(fsmall_)(out, c, lo, hi);
-    return;
-  }
-  mid = lo + (hi - lo) / 2;
-  if (hi - lo <= 6) { /* both halves of 2 or 3 terms: no calls */
-    FN(fsmall_)(out, c, lo, mid);
-    FN(fsmall_)(tmp, c, mid, hi);
-  } else {
-    FN(fpair_)(out, c, lo, mid);
-    FN(fpair_)(tmp, c, mid, hi);
-  }
-  for (j = 0; j < OWF; j++) out[j] = out[j] + tmp[j];
-}
+/* kind f's leaf: FTWO (ftwo512) inlined on AVX-512 (FTWO_INLINE), else
+   this one, one call (inlined into every subtree it made the object three
+   times larger), compiled in each copy (a generic helper's scalar times
+   vector, inlined here, was built through memory) */
+#if FTWO_INLINE
+#define FTWO_K FTWO
+#else
+/* *o = x in every lane (gcc 12 built scalar times vector, used twice, on
+   AVX2 through memory, eight stores then wide loads) */
+ATTR AI void FN(dsplat_)(vd *o, double x) { *o = (vd){x, x, x, x, x, x, x, x}; }
 
-/* recursive over [lo, hi), hi - lo >= 1 */
-ATTR static void FN(frec_)(float *out, const fctx_t *c, size_t lo, size_t hi) {
-  size_t l, j;
-  if (hi - lo == 1) {
-    flone(out, c, lo);
-    return;
+/* s[r] = round(t_l + t_{l+1}), the two terms exact: TwoSum rounded to odd
+   at 53 bits, then to binary32 by the conversion (rne; Boldo and
+   Melquiond, Theorem 1: 53 >= 24 + 2) */
+ATTR static __attribute__((noinline)) void FN(ftwo_)(vf *s, const tctx_t *c, size_t l,
+                                                     size_t j) {
+  const float *b0 = c->pf + l * OWF + j, *b1 = b0 + OWF;
+  vd b0l, b0h, b1l, b1h;
+  int r;
+  { /* (clang: no vd returned across targets) */
+    vf8 x[4];
+    memcpy(&x[0], b0, sizeof x[0]), memcpy(&x[1], b0 + 8, sizeof x[1]);
+    memcpy(&x[2], b1, sizeof x[2]), memcpy(&x[3], b1 + 8, sizeof x[3]);
+    b0l = __builtin_convertvector(x[0], vd), b0h = __builtin_convertvector(x[1], vd);
+    b1l = __builtin_convertvector(x[2], vd), b1h = __builtin_convertvector(x[3], vd);
   }
-  FTWO(out, c, lo);
-  for (l = lo + 2; l < hi; l++) {
-    const float av = c->arow[l], *bl = c->panel + l * OWF;
-    if (c->rp)
-      for (j = 0; j < OWF; j++) out[j] = av * bl[j] + out[j];
-    else
-      for (j = 0; j < OWF; j++) out[j] = fmaf(av, bl[j], out[j]);
+  for (r = 0; r < MR; r++) {
+    vd a0, a1;
+    vf8 h[2];
+    FN(dsplat_)(&a0, c->ad[r][l]), FN(dsplat_)(&a1, c->ad[r][l + 1]);
+    h[0] = __builtin_convertvector(vadd_odd(a0 * b0l, a1 * b1l, M_NE), vf8);
+    h[1] = __builtin_convertvector(vadd_odd(a0 * b0h, a1 * b1h, M_NE), vf8);
+    memcpy(&s[r], h, sizeof h);
   }
 }
+#define FTWO_K FN(ftwo_)
+#endif
 
-ATTR static void FN(frow_)(float *out, const fctx_t *c, size_t k) {
-  float part[OWF] __attribute__((aligned(64)));
-  size_t lo, w, j;
-  switch (c->order) {
-  case LOWP_ACC_PAIRWISE:
-    FN(fpair_)(out, c, 0, k);
-    break;
-  case LOWP_ACC_BLOCKED:
-  case LOWP_ACC_SPLITK:
-    w = c->order == LOWP_ACC_BLOCKED ? c->block : (k + c->block - 1) / c->block;
-    if (w == 0) w = 1;
-    FN(frec_)(out, c, 0, w < k ? w : k);
-    for (lo = w; lo < k; lo += w) {
-      FN(frec_)(part, c, lo, lo + w < k ? lo + w : k);
-      for (j = 0; j < OWF; j++) out[j] = out[j] + part[j];
-    }
-    break;
-  default:
-    FN(frec_)(out, c, 0, k);
-    break;
-  }
-}
+#define KFN(name) FN(LOWP_CAT(name, KSFX))
+#define KSFX _d
+#define TV vd
+#define KL VW
+#define KLEAF2 leaf2_d
+#define KTADD tadd_d
+#define KLONE lone_d
+#include "cpu/reduce_fast_tile.h"
+#undef KSFX
+#undef TV
+#undef KL
+#undef KLEAF2
+#undef KTADD
+#undef KLONE
+#define KSFX _f
+#define TV vf
+#define KL 16
+#define KLEAF2 FTWO_K
+#define KTADD FN(ftadd_)
+#define KLONE lone_f
+#include "cpu/reduce_fast_tile.h"
+#undef KSFX
+#undef KLEAF2
+#undef KTADD
+#undef KLONE
+#define KSFX _r
+#define KLEAF2 leaf2_r
+#define KTADD tadd_r
+#define KLONE lone_r
+#include "cpu/reduce_fast_tile.h"
+#undef KSFX
+#undef TV
+#undef KL
+#undef KLEAF2
+#undef KTADD
+#undef KLONE
+#undef KFN
+#undef FTWO_K
 
 #undef FN
 #undef LOWP_CAT
