@@ -198,10 +198,13 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, int which, 
   floor_ = (double)st.dgemm_calls * t_d;
   *t_out = t_sl;
 #define NS(t) (1e9 * (t) / macs)
-  printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% sparse %2zu | exact %7.3f ns"
-         " %6.1fx S %5.1fx D (DGEMM floor %5.1fx D)",
+  /* trunc: the truncated form's diagonals D (0: full slices) and the share
+     of outputs its bound left in doubt (computed by the accumulator) */
+  printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% sparse %2zu trunc %2d"
+         " doubt %5.2f%% | exact %7.3f ns %6.1fx S %5.1fx D (DGEMM floor %5.1fx D)",
          fin->name, dn, N, st.slices_a, st.slices_b, st.slice_bits_a, st.slice_bits_b,
-         100.0 * (double)st.sliced_outputs / (double)len, st.sparse_products, NS(t_sl),
+         100.0 * (double)st.sliced_outputs / (double)len, st.sparse_products,
+         st.trunc_diagonals, 100.0 * (double)st.trunc_undecided / (double)len, NS(t_sl),
          t_sl / t_s, t_sl / t_d, floor_ / t_d);
   if (t_ref > 0) printf(" %5.2fx fp32n", t_sl / t_ref);
   printf(" | acc ");

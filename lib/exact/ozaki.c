@@ -463,9 +463,10 @@ static size_t oz_trunc_defic(const oz_t *z, int *def) {
   return q;
 }
 
-/* the rounding of the two ends of the interval, per output decided, in
-   DGEMM multiply-adds (speed only) */
-#define TROUND_COST 600.0
+/* rounding the two ends of the interval, per output decided, in DGEMM
+   multiply-adds (speed only; measured at n = 1024 on whole-range fp32 data
+   on the AVX-512 core of PAIR_COST: about 80 ns per output) */
+#define TROUND_COST 3000.0
 
 /* the truncated form's cost for D = 1, 2, ... (pairs kept by DGEMMs,
    splitting D slices, two roundings per output, the outputs expected in
@@ -821,24 +822,31 @@ static int oz_value(const oz_t *z, size_t x, size_t y, uint64_t *w) {
 /* output (x, y) of the W form: V 2^e0 rounded straight from its top 64
    bits and a sticky bit, as lowp_acc_round does from the accumulator;
    returns 0 when zero or C0 need the accumulator (acc then holds V 2^e0) */
+/* *y = (-1)^neg w 2^e0 rounded (w nonzero, 192 bits): its top 64 bits and
+   a sticky bit, as lowp_acc_round does from the accumulator */
+static void w3_round(double *y, int neg, const uint64_t *w, int64_t e0, const oz_t *z,
+                     size_t idx) {
+  uint64_t t[3], sig;
+  int L = w3_len(w), sticky = 0, sh = L - 64, i;
+  if (sh <= 0) {
+    sig = w[0] << (64 - L);
+  } else {
+    w3_shr(t, w, sh);
+    sig = t[0];
+    for (i = 0; i < sh / 64; i++) sticky |= w[i] != 0;
+    if (sh % 64) sticky |= (w[sh / 64] & ((UINT64_C(1) << (sh % 64)) - 1)) != 0;
+  }
+  (void)lowp_round_sig(y, neg, e0 + L - 1, sig, sticky, z->f, z->pol, z->rnd,
+                       lowp__exact_index(z->pol, idx));
+}
+
 static int oz_round_w(const oz_t *z, size_t x, size_t y, lowp_acc_t *acc) {
   size_t idx = z->ri[x] * z->n + z->cj[y];
   uint64_t w[3], t[3];
   int64_t e0 = (int64_t)z->ea[x] + z->eb[y] - (int64_t)z->sA * z->nA - (int64_t)z->sB * z->nB;
   int neg = oz_value(z, x, y, w), L = w3_len(w), i;
   if (L && !z->c0) {
-    uint64_t sig;
-    int sticky = 0, sh = L - 64;
-    if (sh <= 0) {
-      sig = w[0] << (64 - L);
-    } else {
-      w3_shr(t, w, sh);
-      sig = t[0];
-      for (i = 0; i < sh / 64; i++) sticky |= w[i] != 0;
-      if (sh % 64) sticky |= (w[sh / 64] & ((UINT64_C(1) << (sh % 64)) - 1)) != 0;
-    }
-    (void)lowp_round_sig(&z->c[idx], neg, e0 + L - 1, sig, sticky, z->f, z->pol, z->rnd,
-                         lowp__exact_index(z->pol, idx));
+    w3_round(&z->c[idx], neg, w, e0, z, idx);
     return 1;
   }
   lowp_acc_reset(acc);
@@ -881,6 +889,57 @@ static int oz_trunc_exact(const oz_t *z, size_t x, size_t y) {
   return qa == 0 || qb == 0 || qa + qb - 1 <= z->trunc;
 }
 
+/* V += q 2^sh for a 192-bit two's complement V = hi 2^64 + lo (|q| < 2^59,
+   sh <= W_WIDE: the term stays below 2^127 in either word) */
+static void v3_add(i128 *hi, uint64_t *lo, int64_t q, int sh) {
+  if (sh >= 64) {
+    *hi += (i128)((u128)(i128)q << (sh - 64));
+  } else {
+    i128 t = (i128)((u128)(i128)q << sh);
+    uint64_t l = (uint64_t)(u128)t, o = *lo;
+    *lo = o + l;
+    *hi += (t >> 64) + (*lo < o); /* arithmetic shift: floor(t / 2^64) */
+  }
+}
+
+/* *y = V 2^e0 rounded; 0 when V is zero (an endpoint at zero: in doubt) */
+static int v3_round(double *y, i128 hi, uint64_t lo, int64_t e0, const oz_t *z, size_t idx) {
+  uint64_t w[3];
+  int neg = hi < 0;
+  if (neg) { /* the magnitude of hi 2^64 + lo, as in oz_value */
+    hi = -hi - (lo != 0);
+    lo = (uint64_t)0 - lo;
+  }
+  w[0] = lo;
+  w[1] = (uint64_t)(u128)hi;
+  w[2] = (uint64_t)((u128)hi >> 64);
+  if (!w3_len(w)) return 0;
+  w3_round(y, neg, w, e0, z, idx);
+  return 1;
+}
+
+/* truncated form with s (D - 1) <= W_WIDE: S_hi = V 2^e0, V = sum_d D_d
+   2^(s (D-1-d)) (|D_d| < 24 2^53, so |V| < 2^(s (D-1) + 59) <= 2^189) in
+   192-bit integers, and the bound 2^eB = 2^(s + extra) units of 2^e0;
+   1 (output written) when V - that and V + that round to the same bits */
+static int oz_trunc_decide_v(const oz_t *z, size_t x, size_t y) {
+  size_t idx = z->ri[x] * z->n + z->cj[y], d, mn = z->ma * z->nbc;
+  int64_t e0 = (int64_t)z->ea[x] + z->eb[y] - (int64_t)z->sA * (z->trunc + 1);
+  int bs = z->sA + trunc_extra(z->trunc, z->k);
+  i128 hi = 0, h1, h2;
+  uint64_t lo = 0, l1, l2;
+  double r1, r2;
+  for (d = 0; d < z->nd; d++)
+    v3_add(&hi, &lo, z->D[d * mn + x * z->nbc + y], z->sA * (z->trunc - 1 - (int)d));
+  h1 = h2 = hi, l1 = l2 = lo;
+  v3_add(&h1, &l1, -1, bs);
+  v3_add(&h2, &l2, 1, bs);
+  if (!v3_round(&r1, h1, l1, e0, z, idx) || !v3_round(&r2, h2, l2, e0, z, idx)) return 0;
+  if (memcmp(&r1, &r2, sizeof r1) != 0) return 0;
+  z->c[idx] = r1;
+  return 1;
+}
+
 /* truncated form: 1 (output written) when S_hi - 2^eB and S_hi + 2^eB
    round to the same bits (S_hi: the kept diagonals, summed into acc afresh
    for each end, since lowp_acc_round leaves |value| in acc). A bound below
@@ -890,6 +949,8 @@ static int oz_trunc_decide(const oz_t *z, size_t x, size_t y, lowp_acc_t *acc) {
   uint64_t index = lowp__exact_index(z->pol, idx);
   long eB = (long)z->ea[x] + z->eb[y] - (long)z->sA * z->trunc + trunc_extra(z->trunc, z->k);
   double lo, hi;
+  if (z->sA * (z->trunc - 1) <= W_WIDE && z->sA + trunc_extra(z->trunc, z->k) <= W_WIDE)
+    return oz_trunc_decide_v(z, x, y);
   if (eB > 2176 - 96 - 2) return 0;
   if (eB < LOWP_ACC_LSB) eB = LOWP_ACC_LSB;
   oz_sum_d(z, x, y, acc);
