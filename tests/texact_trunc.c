@@ -153,6 +153,29 @@ static void cancellation(double *a, double *b) {
       check_d(a, b, m, n, k, D, &LOWP_FMT_FP64, modes[r], 1, "cancellation");
 }
 
+/* rows and columns the truncated path leaves out or takes exactly: a NaN
+   row, an inf column (the accumulator's), a row of zeros and -0s, a column
+   of -0s (exact zeros, signed by the accumulator's rule) */
+static void special(double *a, double *b, uint64_t seed) {
+  const size_t m = 6, n = 5, k = 150;
+  size_t l, r;
+  spread(a, m * k, seed, 60);
+  spread(b, k * n, seed, 61);
+  a[1 * k + 17] = NAN;
+  b[33 * n + 2] = -INFINITY;
+  for (l = 0; l < k; l++) {
+    a[3 * k + l] = l % 2 ? -0.0 : 0.0;
+    b[l * n + 4] = -0.0;
+  }
+  for (r = 0; r < NMODES; r++) {
+    lowp_gemm_stats_t st = check_d(a, b, m, n, k, 5, &LOWP_FMT_FP64, modes[r], 1, "special");
+    lowp_test_check(st.trunc_diagonals == 5 && st.trunc_decided > 0 &&
+                        st.fallback_outputs >= n + m - 1,
+                    "special: D=%d, %zu decided, %zu fallback", st.trunc_diagonals,
+                    st.trunc_decided, st.fallback_outputs);
+  }
+}
+
 /* the cost model takes the truncated path for whole-range data by itself,
    and 1 and 2 threads give the same bytes */
 static void auto_threads(double *a, double *b, uint64_t seed) {
@@ -216,6 +239,7 @@ int main(void) {
   whole_range(a, b, seed);
   boundaries();
   cancellation(a, b);
+  special(a, b, seed);
   auto_threads(a, b, seed);
   not_taken(a, b, seed);
   free(a);

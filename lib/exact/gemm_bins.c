@@ -112,7 +112,7 @@ void lowp__exact_gemm_finish(double *c, lowp_acc_t *acc, const double *ar, const
   if (c0) lowp_acc_add(acc, c0[idx]);
   if (lowp_acc_is_zero(acc))
     for (l = 0; l < k; l++) {
-      /* a product of nonzero binary64 values may underflow to 0 in fl(a*b);
+      /* a product of nonzero binary64 values may round to zero in fl(a*b);
          the accumulator counts it as a nonzero term */
       double x = ar[l], y = b[l * n + j];
       lowp_acc_note_term(acc, (x != 0.0 && y != 0.0) ? 1.0 : x * y);
