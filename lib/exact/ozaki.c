@@ -425,38 +425,42 @@ static int trunc_pairs(int D, int ta, int tb) {
 static int trunc_extra(int D, size_t k) { return clog2(k) + clog2((size_t)(2 * (D + 2))); }
 
 /* speed only: the cost model's estimate of how far outputs sit below
-   2^(ea+eb): for a grid of up to TRUNC_SAMPLE^2 outputs, ea + eb minus the
+   2^(ea+eb): for a grid of up to TRUNC_SAMPLE^2 outputs (fewer when k is
+   so large that their exponents would take over 16 MB), ea + eb minus the
    top exponent of their products (1 << 20 for an all-zero product) */
 #define TRUNC_SAMPLE 16
-#define TRUNC_ZERO (-(1 << 20))
+#define TRUNC_ZERO (-(1 << 14))
 static size_t oz_trunc_defic(const oz_t *z, int *def) {
   size_t ri[TRUNC_SAMPLE], cj[TRUNC_SAMPLE], nr = 0, nc = 0, i, j, l, k = z->k, q = 0;
-  size_t si = z->m / TRUNC_SAMPLE ? z->m / TRUNC_SAMPLE : 1;
-  size_t sj = z->n / TRUNC_SAMPLE ? z->n / TRUNC_SAMPLE : 1;
-  int *ex = malloc(2 * TRUNC_SAMPLE * k * sizeof *ex), e, lsb;
-  if (!ex) return 0;
-  for (i = 0; i < z->m && nr < TRUNC_SAMPLE; i += si)
+  size_t sn = TRUNC_SAMPLE, si, sj;
+  int16_t *ex;
+  int e, lsb;
+  while (sn > 1 && k > ((size_t)1 << 22) / sn) sn /= 2; /* 2 sn k int16s <= 16 MB */
+  si = z->m / sn ? z->m / sn : 1;
+  sj = z->n / sn ? z->n / sn : 1;
+  if (k > ((size_t)1 << 22) || !(ex = malloc(2 * sn * k * sizeof *ex))) return 0;
+  for (i = 0; i < z->m && nr < sn; i += si)
     if (z->na[i].ok && z->na[i].any) ri[nr++] = i;
-  for (j = 0; j < z->n && nc < TRUNC_SAMPLE; j += sj)
+  for (j = 0; j < z->n && nc < sn; j += sj)
     if (z->nb[j].ok && z->nb[j].any) cj[nc++] = j;
   for (i = 0; i < nr; i++)
     for (l = 0; l < k; l++) {
       double x = z->a[ri[i] * k + l];
       if (x != 0.0) bits_of(x, &e, &lsb);
-      ex[i * k + l] = x != 0.0 ? e : TRUNC_ZERO;
+      ex[i * k + l] = (int16_t)(x != 0.0 ? e : TRUNC_ZERO);
     }
   for (j = 0; j < nc; j++)
     for (l = 0; l < k; l++) {
       double x = z->b[l * z->n + cj[j]];
       if (x != 0.0) bits_of(x, &e, &lsb);
-      ex[(TRUNC_SAMPLE + j) * k + l] = x != 0.0 ? e : TRUNC_ZERO;
+      ex[(sn + j) * k + l] = (int16_t)(x != 0.0 ? e : TRUNC_ZERO);
     }
   for (i = 0; i < nr; i++)
     for (j = 0; j < nc; j++) {
-      const int *xa = ex + i * k, *xb = ex + (TRUNC_SAMPLE + j) * k;
+      const int16_t *xa = ex + i * k, *xb = ex + (sn + j) * k;
       int mx = 2 * TRUNC_ZERO;
       for (l = 0; l < k; l++) mx = xa[l] + xb[l] > mx ? xa[l] + xb[l] : mx;
-      def[q++] = mx <= TRUNC_ZERO ? -TRUNC_ZERO
+      def[q++] = mx < -2200 ? 1 << 20 /* no product: real ones are >= 2^-2148 */
                                   : z->na[ri[i]].emax + z->nb[cj[j]].emax - mx;
     }
   free(ex);
