@@ -388,7 +388,6 @@ static void oz_candidate(oz_t *z, int xa, int xb, double R, double *best) {
   }
 }
 
-
 /* ---------------------------------------------------------------------
    Truncated slices (docs/exact-gemm.md, "Truncated slices"). With equal
    widths s, a = 2^ea sum_t A_t 2^(-s(t+1)), |A_t| <= 2^s - 1, so each
