@@ -827,18 +827,27 @@ static int oz_value(const oz_t *z, size_t x, size_t y, uint64_t *w) {
    returns 0 when zero or C0 need the accumulator (acc then holds V 2^e0) */
 /* *y = (-1)^neg w 2^e0 rounded (w nonzero, 192 bits): its top 64 bits and
    a sticky bit, as lowp_acc_round does from the accumulator */
-static void w3_round(double *y, int neg, const uint64_t *w, int64_t e0, const oz_t *z,
-                     size_t idx) {
-  uint64_t t[3], sig;
-  int L = w3_len(w), sticky = 0, sh = L - 64, i;
+/* what lowp_round_sig reads of a nonzero w: its top 64 bits, a sticky bit
+   for the rest; returns w's bit length */
+static int w3_sig(const uint64_t *w, uint64_t *sig, int *sticky) {
+  uint64_t t[3];
+  int L = w3_len(w), sh = L - 64, i;
+  *sticky = 0;
   if (sh <= 0) {
-    sig = w[0] << (64 - L);
+    *sig = w[0] << (64 - L);
   } else {
     w3_shr(t, w, sh);
-    sig = t[0];
-    for (i = 0; i < sh / 64; i++) sticky |= w[i] != 0;
-    if (sh % 64) sticky |= (w[sh / 64] & ((UINT64_C(1) << (sh % 64)) - 1)) != 0;
+    *sig = t[0];
+    for (i = 0; i < sh / 64; i++) *sticky |= w[i] != 0;
+    if (sh % 64) *sticky |= (w[sh / 64] & ((UINT64_C(1) << (sh % 64)) - 1)) != 0;
   }
+  return L;
+}
+
+static void w3_round(double *y, int neg, const uint64_t *w, int64_t e0, const oz_t *z,
+                     size_t idx) {
+  uint64_t sig;
+  int sticky, L = w3_sig(w, &sig, &sticky);
   (void)lowp_round_sig(y, neg, e0 + L - 1, sig, sticky, z->f, z->pol, z->rnd,
                        lowp__exact_index(z->pol, idx));
 }
@@ -906,10 +915,18 @@ static void v3_add(i128 *hi, uint64_t *lo, int64_t q, int sh) {
 }
 
 /* *y = V 2^e0 rounded; 0 when V is zero (an endpoint at zero: in doubt) */
-static int v3_round(double *y, i128 hi, uint64_t lo, int64_t e0, const oz_t *z, size_t idx) {
+/* the inputs of lowp_round_sig for V = hi 2^64 + lo: sign, exponent of
+   the top bit (V 2^e0), top 64 bits, sticky; 0 when V is zero */
+typedef struct {
+  int neg, sticky;
+  int64_t e;
+  uint64_t sig;
+} v3_sig_t;
+
+static int v3_sig(v3_sig_t *r, i128 hi, uint64_t lo, int64_t e0) {
   uint64_t w[3];
-  int neg = hi < 0;
-  if (neg) { /* the magnitude of hi 2^64 + lo, as in oz_value */
+  r->neg = hi < 0;
+  if (r->neg) { /* the magnitude of hi 2^64 + lo, as in oz_value */
     hi = -hi - (lo != 0);
     lo = (uint64_t)0 - lo;
   }
@@ -917,14 +934,21 @@ static int v3_round(double *y, i128 hi, uint64_t lo, int64_t e0, const oz_t *z, 
   w[1] = (uint64_t)(u128)hi;
   w[2] = (uint64_t)((u128)hi >> 64);
   if (!w3_len(w)) return 0;
-  w3_round(y, neg, w, e0, z, idx);
+  r->e = e0 + w3_sig(w, &r->sig, &r->sticky) - 1;
   return 1;
+}
+
+static void v3_round(double *y, const v3_sig_t *r, const oz_t *z, size_t idx) {
+  (void)lowp_round_sig(y, r->neg, r->e, r->sig, r->sticky, z->f, z->pol, z->rnd,
+                       lowp__exact_index(z->pol, idx));
 }
 
 /* truncated form with s (D - 1) <= W_WIDE: S_hi = V 2^e0, V = sum_d D_d
    2^(s (D-1-d)) (|D_d| < 24 2^53, so |V| < 2^(s (D-1) + 59) <= 2^189) in
    192-bit integers, and the bound 2^eB = 2^(s + extra) units of 2^e0;
-   1 (output written) when V - that and V + that round to the same bits */
+   1 (output written) when V - that and V + that round to the same bits.
+   Both ends usually share what lowp_round_sig reads (the bound sits far
+   below their top 64 bits, both sticky): then one rounding serves both. */
 static int oz_trunc_decide_v(const oz_t *z, size_t x, size_t y) {
   size_t idx = z->ri[x] * z->n + z->cj[y], d, mn = z->ma * z->nbc;
   int64_t e0 = (int64_t)z->ea[x] + z->eb[y] - (int64_t)z->sA * (z->trunc + 1);
@@ -932,13 +956,18 @@ static int oz_trunc_decide_v(const oz_t *z, size_t x, size_t y) {
   i128 hi = 0, h1, h2;
   uint64_t lo = 0, l1, l2;
   double r1, r2;
+  v3_sig_t g1, g2;
   for (d = 0; d < z->nd; d++)
     v3_add(&hi, &lo, z->D[d * mn + x * z->nbc + y], z->sA * (z->trunc - 1 - (int)d));
   h1 = h2 = hi, l1 = l2 = lo;
   v3_add(&h1, &l1, -1, bs);
   v3_add(&h2, &l2, 1, bs);
-  if (!v3_round(&r1, h1, l1, e0, z, idx) || !v3_round(&r2, h2, l2, e0, z, idx)) return 0;
-  if (memcmp(&r1, &r2, sizeof r1) != 0) return 0;
+  if (!v3_sig(&g1, h1, l1, e0) || !v3_sig(&g2, h2, l2, e0)) return 0;
+  v3_round(&r1, &g1, z, idx);
+  if (g1.neg != g2.neg || g1.e != g2.e || g1.sig != g2.sig || g1.sticky != g2.sticky) {
+    v3_round(&r2, &g2, z, idx);
+    if (memcmp(&r1, &r2, sizeof r1) != 0) return 0;
+  }
   z->c[idx] = r1;
   return 1;
 }
