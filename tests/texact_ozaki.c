@@ -298,6 +298,30 @@ int main(void) {
   }
 
 
+  /* the truncated form on the integer engine (7-bit slices): whole-range
+     fp32 data need about 40 slices; with D = 20 diagonals (140 bits) kept,
+     the bound decides outputs, the rest go to the accumulator; == MPFR */
+  {
+    const size_t m = 6, n = 5, k = 77;
+    double *c1 = malloc(m * n * sizeof *c1), *c2 = malloc(m * n * sizeof *c2);
+    size_t wide = 0;
+    lowp_gemm_opts_t o = {.dgemm = int8_gemm, .dgemm_ctx = &wide, .engine_bits = 31,
+                          .slice_bits_max = 7, .test_trunc = 20};
+    int s1;
+    fill(a, m * k, LOWP_DIST_SPREAD, &LOWP_FMT_FP32, seed, 90);
+    fill(b, k * n, LOWP_DIST_SPREAD, &LOWP_FMT_FP32, seed, 91);
+    lowp_exact_gemm_mpfr(c2, a, b, NULL, m, n, k, &LOWP_FMT_FP64, NULL, LOWP_RND_DN);
+    s1 = lowp_exact_gemm_ex(c1, a, b, NULL, m, n, k, &LOWP_FMT_FP64, NULL, LOWP_RND_DN, &o, &st);
+    lowp_test_check(s1 == LOWP_OK && !memcmp(c1, c2, m * n * sizeof *c1) && wide == 0 &&
+                        st.slice_bits_a == 7 && st.trunc_diagonals == 20 &&
+                        st.trunc_decided > 0 && st.check_failed_rows == 0,
+                    "int8 engine, truncated: status %d, %zu wide, %d bits, D=%d, %zu decided, "
+                    "%zu failed rows", s1, wide, st.slice_bits_a, st.trunc_diagonals,
+                    st.trunc_decided, st.check_failed_rows);
+    free(c1);
+    free(c2);
+  }
+
   /* the integer engine (engine_bits 31, int8 slices): the same exact
      result as MPFR, every slice in int8's range, the budget respected, and
      one bit past it caught by the check (and still exact) */

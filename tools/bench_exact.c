@@ -5,8 +5,9 @@
  * (process CPU time), m = n = k = N for each N of --sizes (512,2048,4096;
  * --quick: 512), for fp16, bf16, fp32, e4m3, e5m2 inputs with standard
  * normal and uniform [-1, 1) data, one fp32 wide-exponent case
- * (LOWP_DIST_SPREAD: exponents over the whole range, where the accumulator
- * must be chosen), and two cases of data with a few far-off entries:
+ * (LOWP_DIST_SPREAD: exponents over the whole range; full slicing costs
+ * as much as the accumulator, so the truncated form is chosen where it pays
+ * and the accumulator below that, e.g. at N = 37), and two cases of data with a few far-off entries:
  *   grad     fp32 "gradient-like" data: magnitudes log-uniform on
  *            [2^-40, 1], random signs (rows span about 64 bits; the low
  *            slices hold few nonzeros and are multiplied as sparse slices)
@@ -15,8 +16,10 @@
  *            that widen their rows
  * and prints each case's time over the fp32 normal case's ("x fp32n"):
  *   exact   lowp_exact_gemm_ex, best of 2 (automatic choice; the slices per row of A /
- *           column of B and the share of outputs taken from slices printed),
- *           all outputs rounded to fp64
+ *           column of B and the share of outputs taken from slices printed;
+ *           "trunc D doubt x%": the truncated form's diagonals, 0 when not
+ *           used, and the share of outputs its bound left to the
+ *           accumulator), all outputs rounded to fp64
  *   acc     the same, accumulator only (LOWP_GEMM_ACC); --no-acc skips it
  *   mpfr    the cheapest exact MPFR loop, lowp_exact_gemm_plain_mpfr
  *           (lib/exact/gemm_mpfr.c: operands at the input precision,
@@ -198,10 +201,13 @@ static int run_case(const lowp_format_t *fin, lowp_dist_kind_t kind, int which, 
   floor_ = (double)st.dgemm_calls * t_d;
   *t_out = t_sl;
 #define NS(t) (1e9 * (t) / macs)
-  printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% sparse %2zu | exact %7.3f ns"
-         " %6.1fx S %5.1fx D (DGEMM floor %5.1fx D)",
+  /* trunc: the truncated form's diagonals D (0: full slices) and the share
+     of outputs its bound left in doubt (computed by the accumulator) */
+  printf("%-5s %-9s %5zu | slices %2dx%-2d s=%2d+%-2d sliced %5.1f%% sparse %2zu trunc %2d"
+         " doubt %5.2f%% | exact %7.3f ns %6.1fx S %5.1fx D (DGEMM floor %5.1fx D)",
          fin->name, dn, N, st.slices_a, st.slices_b, st.slice_bits_a, st.slice_bits_b,
-         100.0 * (double)st.sliced_outputs / (double)len, st.sparse_products, NS(t_sl),
+         100.0 * (double)st.sliced_outputs / (double)len, st.sparse_products,
+         st.trunc_diagonals, 100.0 * (double)st.trunc_undecided / (double)len, NS(t_sl),
          t_sl / t_s, t_sl / t_d, floor_ / t_d);
   if (t_ref > 0) printf(" %5.2fx fp32n", t_sl / t_ref);
   printf(" | acc ");

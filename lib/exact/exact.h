@@ -125,6 +125,14 @@ typedef struct {
       -1: DGEMM only; 1: every product by the sparse-left kernel; 2: every
       product by the sparse-right kernel. The result is the same bits. */
   int test_sparse;
+  /** The truncated sliced path (docs/exact-gemm.md, "Truncated slices"):
+      only the slice pairs t + u < D are multiplied, the rest is bounded,
+      and an output whose bound leaves its rounding in doubt goes to the
+      accumulator. 0: when the cost model prefers it; -1: never; D >= 1
+      (testing): always, with D diagonals, equal widths, every finite row
+      and column sliced. Never with an addend C0 or stochastic rounding.
+      The result is the same bits. */
+  int test_trunc;
 } lowp_gemm_opts_t;
 
 /** @brief What lowp_exact_gemm_ex did. */
@@ -139,6 +147,11 @@ typedef struct {
   size_t sparse_products;   /**< slice products computed from the nonzeros of a
                                  sparse slice instead of by a DGEMM (not counted
                                  in dgemm_calls) */
+  int trunc_diagonals;      /**< truncated path: diagonals t + u < D kept (0: not used) */
+  size_t trunc_decided;     /**< outputs the truncated path rounded from its bound
+                                 (a part was dropped; counted in sliced_outputs) */
+  size_t trunc_undecided;   /**< outputs whose bound left the rounding in doubt, sent
+                                 to the accumulator (counted in fallback_outputs) */
 } lowp_gemm_stats_t;
 
 /**

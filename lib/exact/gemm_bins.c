@@ -112,7 +112,7 @@ void lowp__exact_gemm_finish(double *c, lowp_acc_t *acc, const double *ar, const
   if (c0) lowp_acc_add(acc, c0[idx]);
   if (lowp_acc_is_zero(acc))
     for (l = 0; l < k; l++) {
-      /* a product of nonzero binary64 values may underflow to 0 in fl(a*b);
+      /* a product of nonzero binary64 values may round to zero in fl(a*b);
          the accumulator counts it as a nonzero term */
       double x = ar[l], y = b[l * n + j];
       lowp_acc_note_term(acc, (x != 0.0 && y != 0.0) ? 1.0 : x * y);
@@ -270,5 +270,38 @@ int lowp__exact_gemm_acc(double *c, const double *a, const double *b, const doub
   }
   free(bt);
   if (prog) lowp__progress_set(prog, 1.0);
+  return err;
+}
+
+/* single outputs, general path (as lowp__exact_gemm_acc's): each a
+   independent exact sum, so the schedule cannot change the bytes */
+int lowp__exact_gemm_acc_list(double *c, const double *a, const double *b, const double *c0,
+                              size_t n, size_t k, const size_t *out, size_t cnt,
+                              const lowp_format_t *f, const lowp_policy_t *pol,
+                              lowp_rounding_t rnd) {
+  int err = LOWP_OK;
+  long long q;
+  if (cnt == 0) return LOWP_OK;
+#pragma omp parallel if (cnt * k > 32768)
+  {
+    lowp_acc_t *acc = malloc(sizeof *acc);
+    if (!acc) {
+#pragma omp atomic write
+      err = LOWP_ENOMEM;
+    } else {
+      lowp_acc_init(acc);
+    }
+#pragma omp for schedule(dynamic, 8)
+    for (q = 0; q < (long long)cnt; q++) {
+      size_t idx = out[q], i = idx / n, j = idx % n, l;
+      const double *ar = a + i * k;
+      if (!acc) continue;
+      lowp_acc_reset(acc);
+      for (l = 0; l < k; l++) lowp_acc_add_prod(acc, ar[l], b[l * n + j]);
+      if (c0) lowp_acc_add(acc, c0[idx]);
+      (void)lowp_acc_round(&c[idx], acc, f, pol, rnd, lowp__exact_index(pol, idx));
+    }
+    free(acc);
+  }
   return err;
 }

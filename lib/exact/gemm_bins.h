@@ -34,6 +34,16 @@ int lowp__exact_gemm_acc(double *c, const double *a, const double *b, const doub
                          const lowp_policy_t *pol, lowp_rounding_t rnd,
                          lowp__progress_t *prog);
 
+/**
+ * @brief The accumulator for a list of single outputs: C[out[q] / n][out[q] % n]
+ * for q < cnt, each an exact sum of 106-bit products (plus C0), rounded once.
+ * For the few outputs the truncated sliced path leaves undecided.
+ */
+int lowp__exact_gemm_acc_list(double *c, const double *a, const double *b, const double *c0,
+                              size_t n, size_t k, const size_t *out, size_t cnt,
+                              const lowp_format_t *f, const lowp_policy_t *pol,
+                              lowp_rounding_t rnd);
+
 /** @brief Finish output (i, j) whose exact A B sum is in acc: add C0, apply
     the exact-zero sign rule from the signs of a[i][:] * b[:][j], round. */
 void lowp__exact_gemm_finish(double *c, lowp_acc_t *acc, const double *ar, const double *b,

@@ -202,6 +202,12 @@ typedef struct {
   lowp_gemm_stats_t *stats;
   /* the choice: widths, counts, budget, form */
   int budget, sA0, sA, sB, nA, nB, narrow, wmode, wide, forced, extra, cap, sparse;
+  /* the truncated path: trunc = D > 0 keeps the pairs t + u < D; topt the
+     test hook (lowp_gemm_opts_t.test_trunc), tok whether it may be used */
+  int trunc, topt, tok;
+  int *qa, *qb;       /* truncated path: slices each row / column needs (0: all zero) */
+  unsigned char *und; /* truncated path, per output: 1 decided from the bound, 2 in doubt */
+  size_t ntdec, ntund; /* their counts */
   double emax_entry; /* the largest magnitude an engine result may have */
   /* the sets and buffers */
   need_t *na, *nb;
@@ -382,6 +388,155 @@ static void oz_candidate(oz_t *z, int xa, int xb, double R, double *best) {
   }
 }
 
+/* ---------------------------------------------------------------------
+   Truncated slices (docs/exact-gemm.md, "Truncated slices"). With equal
+   widths s, a = 2^ea sum_t A_t 2^(-s(t+1)), |A_t| <= 2^s - 1, so each
+   term is below 2^(ea - s t) (cut continued to every slice; the first D
+   are the ones split). Keeping the pairs t + u < D, the dropped pairs of
+   one product sum to less than 2^(ea+eb) sum_{d >= D} (d+1) 2^(-s d)
+   <= 2^(ea+eb) 2 (D+2) 2^(-s D) (s >= 1), so over k products the dropped
+   part is below 2^eB, eB = ea + eb - s D + ceil(log2 k) + ceil(log2 (2 (D+2))).
+   Rounding (every mode but SR) is monotone and each result's preimage on
+   either sign is an interval, so when S_hi - 2^eB and S_hi + 2^eB round to
+   the same bits the exact value, strictly between them, rounds to them too
+   (Rump, Ogita, Oishi, "Accurate floating-point summation part I:
+   faithful rounding", SIAM J. Sci. Comput. 31(1), 2008; Ozaki et al.,
+   Numer. Algorithms 59, 2012, stop their splitting on the same principle).
+   Otherwise the output goes to the accumulator. */
+
+/* slices a row (column) needs at width s, uncapped; 0: all zero */
+static int trunc_slices(const need_t *nd, int s) {
+  int w;
+  if (!nd->any) return 0;
+  w = (nd->emax - nd->lsb + s - 1) / s;
+  return w < 1 ? 1 : w;
+}
+
+/* slice pairs t < ta, u < tb with t + u < D */
+static int trunc_pairs(int D, int ta, int tb) {
+  int t, u, p = 0;
+  for (t = 0; t < ta; t++)
+    for (u = 0; u < tb; u++) p += t + u < D;
+  return p;
+}
+
+/* eB - (ea + eb - s D): ceil(log2 k) + ceil(log2 (2 (D + 2))) */
+static int trunc_extra(int D, size_t k) { return clog2(k) + clog2((size_t)(2 * (D + 2))); }
+
+/* speed only: the cost model's estimate of how far outputs sit below
+   2^(ea+eb): for a grid of up to TRUNC_SAMPLE^2 outputs (fewer when k is
+   so large that their exponents would take over 16 MB), ea + eb minus the
+   top exponent of their products (1 << 20 for an all-zero product) */
+#define TRUNC_SAMPLE 16
+#define TRUNC_ZERO (-(1 << 14))
+static size_t oz_trunc_defic(const oz_t *z, int *def) {
+  size_t ri[TRUNC_SAMPLE], cj[TRUNC_SAMPLE], nr = 0, nc = 0, i, j, l, k = z->k, q = 0;
+  size_t sn = TRUNC_SAMPLE, si, sj;
+  int16_t *ex;
+  int e, lsb;
+  while (sn > 1 && k > ((size_t)1 << 22) / sn) sn /= 2; /* 2 sn k int16s <= 16 MB */
+  si = z->m / sn ? z->m / sn : 1;
+  sj = z->n / sn ? z->n / sn : 1;
+  if (k > ((size_t)1 << 22) || !(ex = malloc(2 * sn * k * sizeof *ex))) return 0;
+  for (i = 0; i < z->m && nr < sn; i += si)
+    if (z->na[i].ok && z->na[i].any) ri[nr++] = i;
+  for (j = 0; j < z->n && nc < sn; j += sj)
+    if (z->nb[j].ok && z->nb[j].any) cj[nc++] = j;
+  for (i = 0; i < nr; i++)
+    for (l = 0; l < k; l++) {
+      double x = z->a[ri[i] * k + l];
+      if (x != 0.0) bits_of(x, &e, &lsb);
+      ex[i * k + l] = (int16_t)(x != 0.0 ? e : TRUNC_ZERO);
+    }
+  for (j = 0; j < nc; j++)
+    for (l = 0; l < k; l++) {
+      double x = z->b[l * z->n + cj[j]];
+      if (x != 0.0) bits_of(x, &e, &lsb);
+      ex[(sn + j) * k + l] = (int16_t)(x != 0.0 ? e : TRUNC_ZERO);
+    }
+  for (i = 0; i < nr; i++)
+    for (j = 0; j < nc; j++) {
+      const int16_t *xa = ex + i * k, *xb = ex + (sn + j) * k;
+      int mx = 2 * TRUNC_ZERO;
+      for (l = 0; l < k; l++) mx = xa[l] + xb[l] > mx ? xa[l] + xb[l] : mx;
+      def[q++] = mx < -2200 ? 1 << 20 /* no product: real ones are >= 2^-2148 */
+                                  : z->na[ri[i]].emax + z->nb[cj[j]].emax - mx;
+    }
+  free(ex);
+  return q;
+}
+
+/* rounding the two ends of the interval, per output decided, in DGEMM
+   multiply-adds (speed only; measured at n = 1024 on whole-range fp32 data
+   on the AVX-512 core of PAIR_COST: about 80 ns per output) */
+#define TROUND_COST 3000.0
+
+/* the truncated form's cost for D = 1, 2, ... (pairs kept by DGEMMs,
+   splitting D slices, two roundings per output, the outputs expected in
+   doubt at the accumulator's general cost: an output about def bits below
+   2^(ea+eb) is in doubt with probability about 2^(eB - (its ulp)));
+   takes it when cheaper than *best. The hook test_trunc = D forces D. */
+static void oz_trunc_choose(oz_t *z, double R, double *best) {
+  int s = z->budget / 2, D, ta = 0, tb = 0, def[TRUNC_SAMPLE * TRUNC_SAMPLE], q;
+  size_t i, ca = 0, cb = 0, ns;
+  double K = (double)z->k, mn = (double)z->m * (double)z->n, cc;
+  if (s > z->cap) s = z->cap;
+  for (i = 0; i < z->m; i++)
+    if (z->na[i].ok) ca++, q = trunc_slices(&z->na[i], s), ta = q > ta ? q : ta;
+  for (i = 0; i < z->n; i++)
+    if (z->nb[i].ok) cb++, q = trunc_slices(&z->nb[i], s), tb = q > tb ? q : tb;
+  if (s < 1 || !ca || !cb) return;
+  cc = (double)ca * (double)cb;
+  if (z->topt > 0) {
+    D = z->topt;
+  } else {
+    ns = oz_trunc_defic(z, def);
+    for (D = 1, z->trunc = 0; D <= LOWP__OZAKI_MAXSLICES && ns; D++) {
+      int pa = ta < D ? ta : D, pb = tb < D ? tb : D;
+      double frac = 0.0, cost;
+      size_t u;
+      if (D >= ta + tb - 1) break; /* nothing dropped: the full forms */
+      for (u = 0; u < ns; u++) {
+        double p = ldexp(1.0, trunc_extra(D, z->k) + def[u] + z->f->precision + 1 - s * D);
+        frac += p < 1.0 ? p : 1.0;
+      }
+      frac /= (double)ns;
+      cost = (double)trunc_pairs(D, pa, pb) * (K + PAIR_COST) * cc +
+             SLICE_COST * K * ((double)pa * (double)ca + (double)pb * (double)cb) +
+             TROUND_COST * cc + frac * ACC_COST_GENERAL * K * cc + R * K * (mn - cc);
+      if (cost < *best) *best = cost, z->trunc = D;
+    }
+    if (!z->trunc) return;
+    D = z->trunc;
+  }
+  z->trunc = D;
+  z->nA = ta < D ? ta : D, z->nB = tb < D ? tb : D;
+  if (z->nA < 1) z->nA = 1;
+  if (z->nB < 1) z->nB = 1;
+  z->sA = z->sB = s, z->wmode = 0;
+}
+
+/* the truncated form's sets: every finite row and column */
+static int oz_trunc_sets(oz_t *z) {
+  size_t i, nrf = 0, ncf = 0;
+  z->qa = malloc(z->m * sizeof *z->qa);
+  z->qb = malloc(z->n * sizeof *z->qb);
+  if (!z->qa || !z->qb) return LOWP_ENOMEM;
+  for (i = 0; i < z->m; i++) {
+    if (!z->na[i].ok) { z->rf[nrf++] = i; continue; }
+    z->ea[z->ma] = z->na[i].any ? z->na[i].emax : 0;
+    z->qa[z->ma] = trunc_slices(&z->na[i], z->sA);
+    z->ri[z->ma++] = i;
+  }
+  for (i = 0; i < z->n; i++) {
+    if (!z->nb[i].ok) { z->cf[ncf++] = i; continue; }
+    z->eb[z->nbc] = z->nb[i].any ? z->nb[i].emax : 0;
+    z->qb[z->nbc] = trunc_slices(&z->nb[i], z->sB);
+    z->cj[z->nbc++] = i;
+  }
+  return (z->ma == 0 || z->nbc == 0) ? LOWP__NOT_USED : LOWP_OK;
+}
+
 /* choose the slice widths sA + sB = budget and counts nA, nB by cost, in
    DGEMM multiply-adds; the all-accumulator cost is the bar. Equal widths
    may use any counts (diagonals summed in int64, "D form"); unequal ones
@@ -404,6 +559,7 @@ static int oz_choose(oz_t *z) {
     if (xb > z->cap) xb = z->cap;
     oz_candidate(z, xa, xb, R, &best);
   }
+  if (z->tok) oz_trunc_choose(z, R, &best);
   if (z->nA == 0) return LOWP__NOT_USED;
   /* testing only: breaks the budget by extra bits (the W form's shifts
      follow sA; the D form needs sA == sB, so the hook is for W only) */
@@ -425,6 +581,7 @@ static int oz_sets(oz_t *z) {
   z->ea = malloc(m * sizeof *z->ea);
   z->eb = malloc(n * sizeof *z->eb);
   if (!z->ri || !z->rf || !z->cj || !z->cf || !z->ea || !z->eb) return LOWP_ENOMEM;
+  if (z->trunc) return oz_trunc_sets(z);
   for (i = 0; i < m; i++) {
     int q = need_slices(&z->na[i], z->sA0); /* as chosen: the hook only widens */
     if (q >= 1 && q <= z->nA) {
@@ -446,7 +603,7 @@ static int oz_sets(oz_t *z) {
    accumulator then does the whole product: nothing was written yet) */
 static int oz_alloc(oz_t *z) {
   size_t ma = z->ma, nbc = z->nbc, k = z->k, j;
-  z->nd = z->wmode ? 0 : (size_t)(z->nA + z->nB - 1);
+  z->nd = z->wmode ? 0 : z->trunc ? (size_t)z->trunc : (size_t)(z->nA + z->nB - 1);
   if (lowp__mul_overflows(ma, k) || lowp__mul_overflows(ma * k, (size_t)z->nA * sizeof(double)) ||
       lowp__mul_overflows(nbc, k) || lowp__mul_overflows(nbc * k, (size_t)z->nB * sizeof(double)) ||
       lowp__mul_overflows(ma, nbc) ||
@@ -461,6 +618,7 @@ static int oz_alloc(oz_t *z) {
   if (z->wide) z->Vh = calloc(ma * nbc, sizeof *z->Vh);
   z->bsum = calloc((size_t)z->nB * k, sizeof *z->bsum);
   z->fail = calloc(ma, 1);
+  if (z->trunc && !(z->und = calloc(ma * nbc, 1))) return LOWP__NOT_USED;
   z->fb1 = malloc(nbc * sizeof *z->fb1);
   z->fb2 = malloc(nbc * sizeof *z->fb2);
   if (!z->As || !z->Bs || !z->Ct || (!z->V && !z->D) || (z->wide && !z->Vh) || !z->bsum ||
@@ -614,16 +772,17 @@ static int oz_product(oz_t *z, int ta, int tb, int *how_out) {
 /* one exact product per slice pair; threads set explicitly (the result
    cannot depend on them: every operation is exact) */
 static int oz_dgemms(oz_t *z) {
-  double total = (double)z->nA * z->nB;
+  double total = z->trunc ? trunc_pairs(z->trunc, z->nA, z->nB) : (double)z->nA * z->nB, done = 0;
   int ta, tb, err, how;
   openblas_set_num_threads(omp_get_max_threads());
   oz_count(z);
   for (ta = 0; ta < z->nA; ta++)
     for (tb = 0; tb < z->nB; tb++) {
+      if (z->trunc && ta + tb >= z->trunc) continue; /* dropped: bounded instead */
       err = oz_product(z, ta, tb, &how);
       if (err) return err;
       oz_collect(z, ta, tb, how == 1 ? &z->spA[ta] : NULL);
-      if (z->prog) lowp__progress_set(z->prog, 0.8 * (double)(ta * z->nB + tb + 1) / total);
+      if (z->prog) lowp__progress_set(z->prog, 0.8 * ++done / total);
     }
   return LOWP_OK;
 }
@@ -666,24 +825,40 @@ static int oz_value(const oz_t *z, size_t x, size_t y, uint64_t *w) {
 /* output (x, y) of the W form: V 2^e0 rounded straight from its top 64
    bits and a sticky bit, as lowp_acc_round does from the accumulator;
    returns 0 when zero or C0 need the accumulator (acc then holds V 2^e0) */
+/* *y = (-1)^neg w 2^e0 rounded (w nonzero, 192 bits): its top 64 bits and
+   a sticky bit, as lowp_acc_round does from the accumulator */
+/* what lowp_round_sig reads of a nonzero w: its top 64 bits, a sticky bit
+   for the rest; returns w's bit length */
+static int w3_sig(const uint64_t *w, uint64_t *sig, int *sticky) {
+  uint64_t t[3];
+  int L = w3_len(w), sh = L - 64, i;
+  *sticky = 0;
+  if (sh <= 0) {
+    *sig = w[0] << (64 - L);
+  } else {
+    w3_shr(t, w, sh);
+    *sig = t[0];
+    for (i = 0; i < sh / 64; i++) *sticky |= w[i] != 0;
+    if (sh % 64) *sticky |= (w[sh / 64] & ((UINT64_C(1) << (sh % 64)) - 1)) != 0;
+  }
+  return L;
+}
+
+static void w3_round(double *y, int neg, const uint64_t *w, int64_t e0, const oz_t *z,
+                     size_t idx) {
+  uint64_t sig;
+  int sticky, L = w3_sig(w, &sig, &sticky);
+  (void)lowp_round_sig(y, neg, e0 + L - 1, sig, sticky, z->f, z->pol, z->rnd,
+                       lowp__exact_index(z->pol, idx));
+}
+
 static int oz_round_w(const oz_t *z, size_t x, size_t y, lowp_acc_t *acc) {
   size_t idx = z->ri[x] * z->n + z->cj[y];
   uint64_t w[3], t[3];
   int64_t e0 = (int64_t)z->ea[x] + z->eb[y] - (int64_t)z->sA * z->nA - (int64_t)z->sB * z->nB;
   int neg = oz_value(z, x, y, w), L = w3_len(w), i;
   if (L && !z->c0) {
-    uint64_t sig;
-    int sticky = 0, sh = L - 64;
-    if (sh <= 0) {
-      sig = w[0] << (64 - L);
-    } else {
-      w3_shr(t, w, sh);
-      sig = t[0];
-      for (i = 0; i < sh / 64; i++) sticky |= w[i] != 0;
-      if (sh % 64) sticky |= (w[sh / 64] & ((UINT64_C(1) << (sh % 64)) - 1)) != 0;
-    }
-    (void)lowp_round_sig(&z->c[idx], neg, e0 + L - 1, sig, sticky, z->f, z->pol, z->rnd,
-                         lowp__exact_index(z->pol, idx));
+    w3_round(&z->c[idx], neg, w, e0, z, idx);
     return 1;
   }
   lowp_acc_reset(acc);
@@ -718,6 +893,131 @@ static void oz_sum_d(const oz_t *z, size_t x, size_t y, lowp_acc_t *acc) {
   }
 }
 
+
+/* truncated form: 1 when output (x, y) dropped nothing (every nonzero
+   slice pair has t + u < D) */
+static int oz_trunc_exact(const oz_t *z, size_t x, size_t y) {
+  int qa = z->qa[x], qb = z->qb[y];
+  return qa == 0 || qb == 0 || qa + qb - 1 <= z->trunc;
+}
+
+/* V += q 2^sh for a 192-bit two's complement V = hi 2^64 + lo (|q| < 2^59,
+   sh <= W_WIDE: the term stays below 2^127 in either word) */
+static void v3_add(i128 *hi, uint64_t *lo, int64_t q, int sh) {
+  if (sh >= 64) {
+    *hi += (i128)((u128)(i128)q << (sh - 64));
+  } else {
+    i128 t = (i128)((u128)(i128)q << sh);
+    uint64_t l = (uint64_t)(u128)t, o = *lo;
+    *lo = o + l;
+    *hi += (t >> 64) + (*lo < o); /* arithmetic shift: floor(t / 2^64) */
+  }
+}
+
+/* *y = V 2^e0 rounded; 0 when V is zero (an endpoint at zero: in doubt) */
+/* the inputs of lowp_round_sig for V = hi 2^64 + lo: sign, exponent of
+   the top bit (V 2^e0), top 64 bits, sticky; 0 when V is zero */
+typedef struct {
+  int neg, sticky;
+  int64_t e;
+  uint64_t sig;
+} v3_sig_t;
+
+static int v3_sig(v3_sig_t *r, i128 hi, uint64_t lo, int64_t e0) {
+  uint64_t w[3];
+  r->neg = hi < 0;
+  if (r->neg) { /* the magnitude of hi 2^64 + lo, as in oz_value */
+    hi = -hi - (lo != 0);
+    lo = (uint64_t)0 - lo;
+  }
+  w[0] = lo;
+  w[1] = (uint64_t)(u128)hi;
+  w[2] = (uint64_t)((u128)hi >> 64);
+  if (!w3_len(w)) return 0;
+  r->e = e0 + w3_sig(w, &r->sig, &r->sticky) - 1;
+  return 1;
+}
+
+static void v3_round(double *y, const v3_sig_t *r, const oz_t *z, size_t idx) {
+  (void)lowp_round_sig(y, r->neg, r->e, r->sig, r->sticky, z->f, z->pol, z->rnd,
+                       lowp__exact_index(z->pol, idx));
+}
+
+/* truncated form with s (D - 1) <= W_WIDE: S_hi = V 2^e0, V = sum_d D_d
+   2^(s (D-1-d)) (|D_d| < 24 2^53, so |V| < 2^(s (D-1) + 59) <= 2^189) in
+   192-bit integers, and the bound 2^eB = 2^(s + extra) units of 2^e0;
+   1 (output written) when V - that and V + that round to the same bits.
+   Both ends usually share what lowp_round_sig reads (the bound sits far
+   below their top 64 bits, both sticky): then one rounding serves both. */
+static int oz_trunc_decide_v(const oz_t *z, size_t x, size_t y) {
+  size_t idx = z->ri[x] * z->n + z->cj[y], d, mn = z->ma * z->nbc;
+  int64_t e0 = (int64_t)z->ea[x] + z->eb[y] - (int64_t)z->sA * (z->trunc + 1);
+  int bs = z->sA + trunc_extra(z->trunc, z->k);
+  i128 hi = 0, h1, h2;
+  uint64_t lo = 0, l1, l2;
+  double r1, r2;
+  v3_sig_t g1, g2;
+  for (d = 0; d < z->nd; d++)
+    v3_add(&hi, &lo, z->D[d * mn + x * z->nbc + y], z->sA * (z->trunc - 1 - (int)d));
+  h1 = h2 = hi, l1 = l2 = lo;
+  v3_add(&h1, &l1, -1, bs);
+  v3_add(&h2, &l2, 1, bs);
+  if (!v3_sig(&g1, h1, l1, e0) || !v3_sig(&g2, h2, l2, e0)) return 0;
+  v3_round(&r1, &g1, z, idx);
+  if (g1.neg != g2.neg || g1.e != g2.e || g1.sig != g2.sig || g1.sticky != g2.sticky) {
+    v3_round(&r2, &g2, z, idx);
+    if (memcmp(&r1, &r2, sizeof r1) != 0) return 0;
+  }
+  z->c[idx] = r1;
+  return 1;
+}
+
+/* truncated form: 1 (output written) when S_hi - 2^eB and S_hi + 2^eB
+   round to the same bits (S_hi: the kept diagonals, summed into acc afresh
+   for each end, since lowp_acc_round leaves |value| in acc). A bound below
+   the accumulator's window is raised to its lowest bit (still a bound). */
+static int oz_trunc_decide(const oz_t *z, size_t x, size_t y, lowp_acc_t *acc) {
+  size_t idx = z->ri[x] * z->n + z->cj[y];
+  uint64_t index = lowp__exact_index(z->pol, idx);
+  long eB = (long)z->ea[x] + z->eb[y] - (long)z->sA * z->trunc + trunc_extra(z->trunc, z->k);
+  double lo, hi;
+  if (z->sA * (z->trunc - 1) <= W_WIDE && z->sA + trunc_extra(z->trunc, z->k) <= W_WIDE)
+    return oz_trunc_decide_v(z, x, y);
+  if (eB > 2176 - 96 - 2) return 0;
+  if (eB < LOWP_ACC_LSB) eB = LOWP_ACC_LSB;
+  oz_sum_d(z, x, y, acc);
+  lowp_acc_add_int(acc, 1, (int)eB, 1);
+  (void)lowp_acc_round(&lo, acc, z->f, z->pol, z->rnd, index);
+  oz_sum_d(z, x, y, acc);
+  lowp_acc_add_int(acc, 1, (int)eB, 0);
+  (void)lowp_acc_round(&hi, acc, z->f, z->pol, z->rnd, index);
+  if (memcmp(&lo, &hi, sizeof lo) != 0) return 0;
+  z->c[idx] = lo;
+  return 1;
+}
+
+/* truncated form: the outputs in doubt (rows that passed the check) to the
+   accumulator, one by one; counts for the statistics */
+static int oz_trunc_rest(oz_t *z) {
+  size_t x, y, q = 0, *out;
+  int err;
+  for (x = 0; x < z->ma; x++)
+    for (y = 0; y < z->nbc && !z->fail[x]; y++) {
+      z->ntdec += z->und[x * z->nbc + y] == 1;
+      z->ntund += z->und[x * z->nbc + y] == 2;
+    }
+  if (!z->ntund) return LOWP_OK;
+  out = malloc(z->ntund * sizeof *out);
+  if (!out) return LOWP_ENOMEM;
+  for (x = 0; x < z->ma; x++)
+    for (y = 0; y < z->nbc && !z->fail[x]; y++)
+      if (z->und[x * z->nbc + y] == 2) out[q++] = z->ri[x] * z->n + z->cj[y];
+  err = lowp__exact_gemm_acc_list(z->c, z->a, z->b, z->c0, z->n, z->k, out, q, z->f, z->pol,
+                                  z->rnd);
+  free(out);
+  return err;
+}
+
 /* combine exactly and round once per output */
 static void oz_combine(oz_t *z) {
   long long xi;
@@ -733,6 +1033,10 @@ static void oz_combine(oz_t *z) {
         if (z->V) {
           if (oz_round_w(z, x, y, &acc)) continue;
         } else {
+          if (z->trunc && !oz_trunc_exact(z, x, y)) {
+            z->und[x * z->nbc + y] = oz_trunc_decide(z, x, y, &acc) ? 1 : 2;
+            continue;
+          }
           oz_sum_d(z, x, y, &acc);
         }
         lowp__exact_gemm_finish(z->c, &acc, z->a + z->ri[x] * z->k, z->b, z->n, z->c0,
@@ -745,26 +1049,30 @@ static void oz_combine(oz_t *z) {
 /* what the slices did not cover: failed rows join the accumulator's rows */
 static int oz_rest(oz_t *z) {
   size_t m = z->m, n = z->n, nrf = m - z->ma, ncf = n - z->nbc, x, ok = 0, nfail = 0;
-  int err = LOWP_OK;
+  int err = z->trunc ? oz_trunc_rest(z) : LOWP_OK; /* before ri is compacted */
   for (x = 0; x < z->ma; x++)
     if (z->fail[x]) { z->rf[nrf++] = z->ri[x]; nfail++; }
     else z->ri[ok++] = z->ri[x];
   if (z->prog) { z->prog->lo = 0.8; z->prog->hi = 0.9; }
-  if (nrf)
+  if (!err && nrf)
     err = lowp__exact_gemm_acc(z->c, z->a, z->b, z->c0, m, n, z->k, z->rf, nrf, NULL, n, z->f,
                                z->pol, z->rnd, z->prog);
   if (z->prog) { z->prog->lo = 0.9; z->prog->hi = 1.0; }
   if (!err && ncf && ok)
     err = lowp__exact_gemm_acc(z->c, z->a, z->b, z->c0, m, n, z->k, z->ri, ok, z->cf, ncf, z->f,
                                z->pol, z->rnd, z->prog);
+
   if (z->prog) lowp__progress_set(z->prog, 1.0);
   if (z->stats) {
     z->stats->slices_a = z->nA;
     z->stats->slices_b = z->nB;
     z->stats->slice_bits_a = z->sA;
     z->stats->slice_bits_b = z->sB;
-    z->stats->sliced_outputs = ok * z->nbc;
-    z->stats->fallback_outputs = m * n - ok * z->nbc;
+    z->stats->sliced_outputs = ok * z->nbc - z->ntund;
+    z->stats->fallback_outputs = m * n - ok * z->nbc + z->ntund;
+    z->stats->trunc_diagonals = z->trunc;
+    z->stats->trunc_decided = z->ntdec;
+    z->stats->trunc_undecided = z->ntund;
     z->stats->check_failed_rows = nfail;
   }
   return err;
@@ -775,7 +1083,7 @@ static void oz_free(oz_t *z) {
   free(z->na), free(z->nb), free(z->ri), free(z->rf), free(z->cj), free(z->cf);
   free(z->ea), free(z->eb), free(z->As), free(z->Bs), free(z->fb1), free(z->fb2);
   free(z->Ct), free(z->D), free(z->V), free(z->Vh), free(z->bsum), free(z->fail);
-  free(z->cbA);
+  free(z->cbA), free(z->qa), free(z->qb), free(z->und);
   for (t = 0; t < LOWP__OZAKI_MAXSLICES; t++) {
     lowp__csr_free(&z->spA[t]);
     lowp__csr_free(&z->spB[t]);
@@ -800,6 +1108,10 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   z.sparse = opt ? opt->test_sparse : 0;
   if ((opt && opt->dgemm) || z.extra) z.sparse = -1;
   if (z.sparse < -1 || z.sparse > 2) return LOWP_EINVAL;
+  z.topt = opt ? opt->test_trunc : 0;
+  if (z.topt < -1 || z.topt > LOWP__OZAKI_MAXSLICES) return LOWP_EINVAL;
+  /* the bound decides only deterministic roundings of A B alone */
+  z.tok = z.topt >= 0 && !c0 && rnd != LOWP_RND_SR && !z.extra;
   /* sA + sB + ceil(log2 k) <= engine bits (53: binary64 DGEMM) */
   if (ebits < 2 || ebits > 53 || z.cap < 1) return LOWP_EINVAL;
   z.budget = ebits - clog2(k);
