@@ -30,6 +30,7 @@
 #include "cpu.h"
 #include "cpu/gemm_acc_fast.h"
 #include "cpu/reduce_fast.h"
+#include "cpu/reduce_fast32.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -224,14 +225,20 @@ static lowp_accfast_kind_t kind_for(const double *a, const double *b, size_t m, 
 
 /* ----------------------------------------------------------- public API */
 
-int lowp_gemm_order_fast_ok(const double *a, const double *b, size_t m, size_t n, size_t k,
-                            const lowp_accum_t *acc) {
+/* the recursive order's fast kernel when this one serves acc, or NONE */
+static lowp_accfast_kind_t usable_kind(const double *a, const double *b, size_t m, size_t n,
+                                       size_t k, const lowp_accum_t *acc) {
   if (!acc || lowp_accum_validate(acc, NULL, 0) != LOWP_OK || acc->order == LOWP_ACC_KAHAN)
-    return 0;
-  if (fast_mode_of(acc->rnd) < 0 || acc->acc.precision > 53) return 0;
+    return LOWP_ACCFAST_NONE;
+  if (fast_mode_of(acc->rnd) < 0 || acc->acc.precision > 53) return LOWP_ACCFAST_NONE;
   /* FMA64 is fp64 in rne; every other kind runs on formats of p <= 51
      (gemm_acc_fast.c's ro_fits) with binary32 inputs */
-  return kind_for(a, b, m, n, k, acc) != LOWP_ACCFAST_NONE;
+  return kind_for(a, b, m, n, k, acc);
+}
+
+int lowp_gemm_order_fast_ok(const double *a, const double *b, size_t m, size_t n, size_t k,
+                            const lowp_accum_t *acc) {
+  return usable_kind(a, b, m, n, k, acc) != LOWP_ACCFAST_NONE;
 }
 
 /* one task of the binary64 lanes: rows [i0, i1), columns j0 .. j0 + jw */
@@ -302,13 +309,17 @@ int lowp_gemm_order_fast(double *c, const double *a, const double *b, size_t m, 
     if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;
     if (use > best) return LOWP_EUNSUPPORTED;
   }
-  if ((m && n && !c) || !lowp_gemm_order_fast_ok(a, b, m, n, k, acc)) return LOWP_EINVAL;
+  /* the inputs read once (the kind scans them) */
+  kd = usable_kind(a, b, m, n, k, acc);
+  if ((m && n && !c) || kd == LOWP_ACCFAST_NONE) return LOWP_EINVAL;
   if (m == 0 || n == 0) return LOWP_OK;
   if (k == 0) {
     for (e = 0; e < m * n; e++) c[e] = 0.0;
     return LOWP_OK;
   }
-  kd = kind_for(a, b, m, n, k, acc);
+  /* narrow accumulators and fp32 in directed modes: cpu/reduce_fast32.h */
+  if (lowp_order_fast32_ok(kd, acc, use, k))
+    return lowp_order_fast32(c, a, b, m, n, k, acc, fast_mode_of(acc->rnd), use);
   f64 = kd == LOWP_ACCFAST_FMA64;
   /* fp32 (FMA32: binary32 inputs) in rne: binary32 lanes */
   f32 = kd == LOWP_ACCFAST_FMA32 && acc->rnd == LOWP_RND_NE;
