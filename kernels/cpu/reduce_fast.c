@@ -241,6 +241,30 @@ int lowp_gemm_order_fast_ok(const double *a, const double *b, size_t m, size_t n
   return usable_kind(a, b, m, n, k, acc) != LOWP_ACCFAST_NONE;
 }
 
+/* the loops that run kind kd on isa use: 2 cpu/reduce_fast32.h, 1 the
+   fp32-in-rne binary32 lanes here, 0 the binary64 lanes */
+static int path_of(lowp_accfast_kind_t kd, const lowp_accum_t *acc, int use, size_t k) {
+  if (lowp_order_fast32_ok(kd, acc, use, k)) return 2;
+  /* fp32 (FMA32: binary32 inputs) in rne: binary32 lanes */
+  return kd == LOWP_ACCFAST_FMA32 && acc->rnd == LOWP_RND_NE;
+}
+
+/* the isa argument as lowp_isa_t, or -1 (unknown) or -2 (not on this CPU) */
+static int isa_use(const char *isa) {
+  int best = (int)lowp_cpu_isa(1), use;
+  if (!isa) return best;
+  if ((use = lowp_isa_parse(isa)) < 0) return -1;
+  return use > best ? -2 : use;
+}
+
+int lowp_gemm_order_fast_lanes(const double *a, const double *b, size_t m, size_t n, size_t k,
+                               const lowp_accum_t *acc, const char *isa) {
+  int use = isa_use(isa);
+  lowp_accfast_kind_t kd = usable_kind(a, b, m, n, k, acc);
+  if (use < 0 || kd == LOWP_ACCFAST_NONE) return 0;
+  return path_of(kd, acc, use, k) ? 32 : 64;
+}
+
 /* one task of the binary64 lanes: rows [i0, i1), columns j0 .. j0 + jw */
 static int task64(double *c, const double *a, const double *b, size_t n, size_t k,
                   const lowp_accum_t *acc, int f64, int isa, size_t i0, size_t i1, size_t j0,
@@ -303,12 +327,9 @@ int lowp_gemm_order_fast(double *c, const double *a, const double *b, size_t m, 
                          size_t k, const lowp_accum_t *acc, const char *isa) {
   size_t nj, ni, e, w;
   long long t;
-  int best = (int)lowp_cpu_isa(1), use = best, fail = 0, f64, f32;
+  int use = isa_use(isa), fail = 0, f64, f32, path;
   lowp_accfast_kind_t kd;
-  if (isa) {
-    if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;
-    if (use > best) return LOWP_EUNSUPPORTED;
-  }
+  if (use < 0) return use == -1 ? LOWP_EINVAL : LOWP_EUNSUPPORTED;
   /* the inputs read once (the kind scans them) */
   kd = usable_kind(a, b, m, n, k, acc);
   if ((m && n && !c) || kd == LOWP_ACCFAST_NONE) return LOWP_EINVAL;
@@ -318,11 +339,10 @@ int lowp_gemm_order_fast(double *c, const double *a, const double *b, size_t m, 
     return LOWP_OK;
   }
   /* narrow accumulators and fp32 in directed modes: cpu/reduce_fast32.h */
-  if (lowp_order_fast32_ok(kd, acc, use, k))
-    return lowp_order_fast32(c, a, b, m, n, k, acc, fast_mode_of(acc->rnd), use);
+  path = path_of(kd, acc, use, k);
+  if (path == 2) return lowp_order_fast32(c, a, b, m, n, k, acc, fast_mode_of(acc->rnd), use);
   f64 = kd == LOWP_ACCFAST_FMA64;
-  /* fp32 (FMA32: binary32 inputs) in rne: binary32 lanes */
-  f32 = kd == LOWP_ACCFAST_FMA32 && acc->rnd == LOWP_RND_NE;
+  f32 = path == 1;
   w = f32 ? OWF : OW;
   nj = (n + w - 1) / w, ni = (m + IRO - 1) / IRO;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : fail)
