@@ -63,7 +63,7 @@
 
 #include "cpu/acc_steps.h"
 
-enum { OW32 = 128, NV = OW32 / VWF, IRO32 = 256, LEAF = 8 };
+enum { OW32 = 128, NV = OW32 / VWF, IRO32 = 256 };
 
 /* how the last rounding goes: fround_to, bf16 on the bits, fp16 by
    vcvtps2ph, or fp32 in a directed mode (FMA32) */
@@ -128,12 +128,16 @@ AI vf v_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 
 #define SFX _generic
 #define ATTR
+/* (16 lanes on 8 or 16 registers: few values live at once) */
+#define LOWP_N32_LEAF 4
+#define LOWP_N32_NVB 2
 #define V vf
 #define OPFX v_
-#define LOWP_N32_KEY(c) ((c)->fmt * 2 + (c)->rp)
-#define LOWP_N32_CASES(CALL)                                                       \
-  CALL(F_OTHER, c->acc.mode, 0, F_OTHER * 2) CALL(F_OTHER, c->acc.mode, 1, F_OTHER * 2 + 1) \
-  CALL(F_BF16, c->acc.mode, 0, F_BF16 * 2) CALL(F_BF16, c->acc.mode, 1, F_BF16 * 2 + 1)
+#define LOWP_N32_KEY(c) (((c)->fmt * 4 + (c)->acc.mode) * 2 + (c)->rp)
+#define LOWP_MR(CALL, F, M) CALL(F, M, 0, ((F) * 4 + (M)) * 2) CALL(F, M, 1, ((F) * 4 + (M)) * 2 + 1)
+#define LOWP_MDIR(CALL, F) LOWP_MR(CALL, F, M_TZ) LOWP_MR(CALL, F, M_UP) LOWP_MR(CALL, F, M_DN)
+#define LOWP_MALL(CALL, F) LOWP_MR(CALL, F, M_NE) LOWP_MDIR(CALL, F)
+#define LOWP_N32_CASES(CALL) LOWP_MALL(CALL, F_OTHER) LOWP_MALL(CALL, F_BF16)
 #include "cpu/reduce_fast32_body.h"
 #undef SFX
 #undef ATTR
@@ -147,7 +151,6 @@ AI vf v_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 #undef ATTR
 #undef V
 #undef OPFX
-#undef LOWP_N32_KEY
 #undef LOWP_N32_CASES
 
 /* ------------------------------------------------ AVX-512 steps (m_) */
@@ -277,17 +280,16 @@ T5 AI __m512 m_lone(const nctx_t *c, size_t l, size_t jv, KP) {
   return m_add(m_term(c, l, jv, KN), _mm512_setzero_ps(), c, KN);
 }
 
+#undef LOWP_N32_LEAF
+#undef LOWP_N32_NVB
+#define LOWP_N32_LEAF 8
+#define LOWP_N32_NVB NV
 #define SFX _avx512
 #define ATTR T5
 #define V __m512
 #define OPFX m_
-#define LOWP_N32_KEY(c) (((c)->fmt * 4 + (c)->acc.mode) * 2 + (c)->rp)
-#define LOWP_MR(CALL, F, M) CALL(F, M, 0, ((F) * 4 + (M)) * 2) CALL(F, M, 1, ((F) * 4 + (M)) * 2 + 1)
-#define LOWP_MDIR(CALL, F) LOWP_MR(CALL, F, M_TZ) LOWP_MR(CALL, F, M_UP) LOWP_MR(CALL, F, M_DN)
 #ifdef LOWP_ACC_RO16
-#define LOWP_N32_CASES(CALL)                                                       \
-  LOWP_MR(CALL, F_FP16, M_NE) LOWP_MDIR(CALL, F_FP16) LOWP_MR(CALL, F_BF16, M_NE)  \
-  LOWP_MDIR(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
+#define LOWP_N32_CASES(CALL) LOWP_MALL(CALL, F_FP16) LOWP_MALL(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
 #else
 #define LOWP_N32_CASES(CALL) LOWP_MDIR(CALL, F_DIR)
 #endif

@@ -3,7 +3,9 @@
    attribute or nothing), V (the 16-lane vector type), OPFX (the prefix of the
    steps: v_ or m_), LOWP_N32_KEY(c) and LOWP_N32_CASES(CALL) (the (fmt,
    mode, rp) this copy serves, as constants) defined. No include guard: meant
-   to be included several times. */
+   to be included several times. LOWP_N32_LEAF: the largest pairwise
+   subtree kept in registers (2 to 8); LOWP_N32_NVB: the vectors the
+   recursive sums step together (a divisor of NV). */
 
 #define LOWP_CAT2(a, b) a##b
 #define LOWP_CAT(a, b) LOWP_CAT2(a, b)
@@ -28,7 +30,7 @@ LOWP_PW(7, 3, 4)
 LOWP_PW(8, 4, 4)
 #undef LOWP_PW
 
-/* out = pairwise over [lo, lo + n), 1 <= n <= LEAF, for the OW32 columns
+/* out = pairwise over [lo, lo + n), 1 <= n <= LOWP_N32_LEAF, for the OW32 columns
    (n = 1 only for k = 1: the lone term rounded) */
 ATTR AI void FN(leaf_)(float *out, const nctx_t *c, size_t lo, size_t n, KP) {
   size_t jv;
@@ -65,22 +67,26 @@ ATTR AI void FN(addv_)(float *out, const float *y, const nctx_t *c, KP) {
 
 /* recursive sums of width w (the last one shorter), added left to right
    from the first: blocked:B (w = B), splitk:S (w = ceil(k / S)), recursive
-   (w = k). The NV vectors step together: NV independent chains. */
+   (w = k). LOWP_N32_NVB vectors step together: as many independent
+   chains, as many as the registers hold. */
 ATTR AI void FN(blocks_)(float *out, const nctx_t *c, size_t k, size_t w, KP) {
-  V acc[NV], s[NV];
-  size_t lo, l, jv;
-  memset(acc, 0, sizeof acc);
-  for (lo = 0; lo < k; lo += w) {
-    size_t hi = lo + w < k ? lo + w : k;
-    if (hi - lo == 1)
-      for (jv = 0; jv < NV; jv++) s[jv] = OP(lone)(c, lo, jv, KN);
-    else
-      for (jv = 0; jv < NV; jv++) s[jv] = OP(two)(c, lo, jv, KN);
-    for (l = lo + 2; l < hi; l++)
-      for (jv = 0; jv < NV; jv++) s[jv] = OP(addt)(s[jv], c, l, jv, KN);
-    for (jv = 0; jv < NV; jv++) acc[jv] = lo ? OP(add)(acc[jv], s[jv], c, KN) : s[jv];
+  size_t j0, lo, l, jv;
+  for (j0 = 0; j0 < NV; j0 += LOWP_N32_NVB) {
+    V acc[LOWP_N32_NVB], s[LOWP_N32_NVB];
+    memset(acc, 0, sizeof acc);
+    for (lo = 0; lo < k; lo += w) {
+      size_t hi = lo + w < k ? lo + w : k;
+      if (hi - lo == 1)
+        for (jv = 0; jv < LOWP_N32_NVB; jv++) s[jv] = OP(lone)(c, lo, j0 + jv, KN);
+      else
+        for (jv = 0; jv < LOWP_N32_NVB; jv++) s[jv] = OP(two)(c, lo, j0 + jv, KN);
+      for (l = lo + 2; l < hi; l++)
+        for (jv = 0; jv < LOWP_N32_NVB; jv++) s[jv] = OP(addt)(s[jv], c, l, j0 + jv, KN);
+      for (jv = 0; jv < LOWP_N32_NVB; jv++)
+        acc[jv] = lo ? OP(add)(acc[jv], s[jv], c, KN) : s[jv];
+    }
+    memcpy(out + j0 * VWF, acc, sizeof acc);
   }
-  memcpy(out, acc, sizeof acc);
 }
 
 /* the three above with (fmt, mode, rp) as constants */
@@ -112,12 +118,12 @@ ATTR static void FN(blocksd_)(float *out, const nctx_t *c, size_t k, size_t w) {
 }
 #undef LOWP_N32_SWITCH
 
-/* pairwise over [lo, hi), hi - lo >= 1: leaves of up to LEAF terms in
+/* pairwise over [lo, hi), hi - lo >= 1: leaves of up to LOWP_N32_LEAF terms in
    registers, every addition above them on the OW32 lanes in memory */
 ATTR static void FN(pair_)(float *out, const nctx_t *c, size_t lo, size_t hi) {
   float tmp[OW32] __attribute__((aligned(64)));
   size_t mid;
-  if (hi - lo <= LEAF) {
+  if (hi - lo <= LOWP_N32_LEAF) {
     FN(leafd_)(out, c, lo, hi - lo);
     return;
   }
