@@ -42,10 +42,12 @@
  * exact zero sum as 6.3 and lowp_accum_add give it (rofma_pick takes the
  * mode's own zero); a NaN is the positive quiet NaN at the output.
  *
- * Orders (lowp_accum_dot): pairwise keeps subtrees of up to LEAF terms in
- * registers (the tree's shape depends only on k), the additions above them
- * on OW32 lanes in memory; recursive, blocked and splitk step the NV
- * vectors of a row together (NV independent chains). Compiled per
+ * Orders (lowp_accum_dot): pairwise keeps subtrees of up to LOWP_N32_LEAF
+ * terms in registers (8 on AVX-512, 4 in the vector-extension copies; the
+ * tree's shape depends only on k), the additions above them on OW32 lanes
+ * in memory; recursive, blocked and splitk step LOWP_N32_NVB vectors of a
+ * row together (independent chains: all NV on AVX-512, 2 elsewhere).
+ * Tasks of (column block, row group), buffers once per thread. Compiled per
  * instruction set and chosen at run time: the vector-extension steps (v_)
  * in a baseline and an AVX2 copy, the AVX-512 intrinsics (m_) in a third;
  * clang builds (no LOWP_ACC_RO16) run RO32 on the AVX2 copy there, and
@@ -63,7 +65,7 @@
 
 #include "cpu/acc_steps.h"
 
-enum { OW32 = 128, NV = OW32 / VWF, IRO32 = 256 };
+enum { OW32 = 128, NV = OW32 / VWF, IRO32 = 256, RB = 4 };
 
 /* how the last rounding goes: fround_to, bf16 on the bits, fp16 by
    vcvtps2ph, or fp32 in a directed mode (FMA32) */
@@ -71,7 +73,8 @@ enum { F_OTHER, F_BF16, F_FP16, F_DIR };
 
 /* Everything the loops read. */
 typedef struct {
-  const float *arow;  /* row i of A */
+  const float *arow;  /* row i of A (k entries; rows i + 1 .. follow) */
+  size_t k, rows;     /* rows of A the pairwise tree runs at once (<= RB) */
   const float *panel; /* k x OW32: columns j0 .. j0 + OW32 of B (zeros past n) */
   const double *pd;   /* the same in binary64 (FMA32 without rp), else NULL */
   tgt_t acc;
@@ -346,19 +349,20 @@ typedef struct {
 
 static int bufs_alloc(bufs_t *w, size_t k, int wide) {
   w->panel = aligned_alloc(64, k * OW32 * sizeof(float));
-  w->arow = malloc(k * sizeof(float));
+  w->arow = malloc(RB * k * sizeof(float));
   w->pd = wide ? aligned_alloc(64, k * OW32 * sizeof(double)) : NULL;
   return w->panel && w->arow && (w->pd || !wide);
 }
 
 static void bufs_free(bufs_t *w) { free(w->panel), free(w->arow), free(w->pd); }
 
-/* one task: rows [i0, i1), columns j0 .. j0 + jw */
+/* one task: rows [i0, i1), columns j0 .. j0 + jw; RB rows of A at a time
+   (the pairwise leaves reuse the panel's rows from L1) */
 static void task(double *c, const double *a, const double *b, size_t n, size_t k,
                  const nctx_t *proto, const bufs_t *w, int copy, size_t i0, size_t i1,
                  size_t j0, size_t jw) {
-  float out[OW32] __attribute__((aligned(64)));
-  size_t i, l, j;
+  float out[RB * OW32] __attribute__((aligned(64)));
+  size_t i, l, j, r;
   nctx_t nc = *proto;
   for (l = 0; l < k; l++)
     for (j = 0; j < OW32; j++) w->panel[l * OW32 + j] = j < jw ? (float)b[l * n + j0 + j] : 0.0f;
@@ -366,10 +370,13 @@ static void task(double *c, const double *a, const double *b, size_t n, size_t k
   nc.panel = w->panel;
   nc.pd = w->pd;
   nc.arow = w->arow;
-  for (i = i0; i < i1; i++) {
-    for (l = 0; l < k; l++) w->arow[l] = (float)a[i * k + l];
+  nc.k = k;
+  for (i = i0; i < i1; i += nc.rows) {
+    nc.rows = i1 - i < RB ? i1 - i : RB;
+    for (l = 0; l < nc.rows * k; l++) w->arow[l] = (float)a[i * k + l];
     row_copy(copy, out, &nc, k);
-    for (j = 0; j < jw; j++) c[i * n + j0 + j] = canon((double)out[j]);
+    for (r = 0; r < nc.rows; r++)
+      for (j = 0; j < jw; j++) c[(i + r) * n + j0 + j] = canon((double)out[r * OW32 + j]);
   }
 }
 

@@ -30,10 +30,15 @@ LOWP_PW(7, 3, 4)
 LOWP_PW(8, 4, 4)
 #undef LOWP_PW
 
-/* out = pairwise over [lo, lo + n), 1 <= n <= LOWP_N32_LEAF, for the OW32 columns
-   (n = 1 only for k = 1: the lone term rounded) */
-ATTR AI void FN(leaf_)(float *out, const nctx_t *c, size_t lo, size_t n, KP) {
-  size_t jv;
+/* out = pairwise over [lo, lo + n), 1 <= n <= LOWP_N32_LEAF, for the OW32
+   columns of each of c's rows (n = 1 only for k = 1: the lone term rounded) */
+ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
+  size_t jv, ri;
+  for (ri = 0; ri < c0->rows; ri++) {
+    nctx_t cr = *c0;
+    const nctx_t *c = &cr;
+    float *out = out0 + ri * OW32;
+    cr.arow = c0->arow + ri * c0->k;
 #define LOWP_LEAF(EXPR)                                                            \
   for (jv = 0; jv < NV; jv++) {                                                    \
     V r = EXPR;                                                                    \
@@ -50,13 +55,14 @@ ATTR AI void FN(leaf_)(float *out, const nctx_t *c, size_t lo, size_t n, KP) {
   case 7: LOWP_LEAF(FN(pw7_)(c, lo, jv, KN))
   default: LOWP_LEAF(FN(pw8_)(c, lo, jv, KN))
   }
+  }
 #undef LOWP_LEAF
 }
 
-/* out = round(out + y), each of the OW32 lanes */
+/* out = round(out + y), each of the OW32 lanes of c's rows */
 ATTR AI void FN(addv_)(float *out, const float *y, const nctx_t *c, KP) {
   size_t jv;
-  for (jv = 0; jv < NV; jv++) {
+  for (jv = 0; jv < c->rows * NV; jv++) {
     V x, z;
     memcpy(&x, out + jv * VWF, sizeof x);
     memcpy(&z, y + jv * VWF, sizeof z);
@@ -121,7 +127,7 @@ ATTR static void FN(blocksd_)(float *out, const nctx_t *c, size_t k, size_t w) {
 /* pairwise over [lo, hi), hi - lo >= 1: leaves of up to LOWP_N32_LEAF terms in
    registers, every addition above them on the OW32 lanes in memory */
 ATTR static void FN(pair_)(float *out, const nctx_t *c, size_t lo, size_t hi) {
-  float tmp[OW32] __attribute__((aligned(64)));
+  float tmp[RB * OW32] __attribute__((aligned(64)));
   size_t mid;
   if (hi - lo <= LOWP_N32_LEAF) {
     FN(leafd_)(out, c, lo, hi - lo);
@@ -133,16 +139,20 @@ ATTR static void FN(pair_)(float *out, const nctx_t *c, size_t lo, size_t hi) {
   FN(addvd_)(out, tmp, c);
 }
 
-/* one row of OW32 outputs in c's order, k >= 1 */
+/* c->rows rows of OW32 outputs (out: rows x OW32) in c's order, k >= 1 */
 ATTR static void FN(row_)(float *out, const nctx_t *c, size_t k) {
-  size_t w = k;
+  size_t w = k, ri;
   if (c->order == LOWP_ACC_PAIRWISE) {
     FN(pair_)(out, c, 0, k);
     return;
   }
   if (c->order == LOWP_ACC_BLOCKED) w = c->block;
   else if (c->order == LOWP_ACC_SPLITK) w = (k + c->block - 1) / c->block;
-  FN(blocksd_)(out, c, k, w ? w : 1);
+  for (ri = 0; ri < c->rows; ri++) {
+    nctx_t cr = *c;
+    cr.arow = c->arow + ri * c->k;
+    FN(blocksd_)(out + ri * OW32, &cr, k, w ? w : 1);
+  }
 }
 
 #undef OP
