@@ -47,7 +47,9 @@
  * tree's shape depends only on k), the additions above them on OW32 lanes
  * in memory; recursive, blocked and splitk step LOWP_N32_NVB vectors of a
  * row together (independent chains: all NV on AVX-512, 2 elsewhere).
- * Tasks of (column block, row group), buffers once per thread. Compiled per
+ * The pairwise tree runs RB rows of A at once, so that each leaf's rows of
+ * the panel come from L1 after the first row. Tasks of (column block, row
+ * group), buffers once per thread. Compiled per
  * instruction set and chosen at run time: the vector-extension steps (v_)
  * in a baseline and an AVX2 copy, the AVX-512 intrinsics (m_) in a third;
  * clang builds (no LOWP_ACC_RO16) run RO32 on the AVX2 copy there, and
