@@ -70,20 +70,64 @@ static double entry(const lowp_format_t *f, int specials) {
   return sgn ? -v : v;
 }
 
+/* One entry of RO32 data (gemm_acc_fast.h) for accumulator f: zero or a
+   binary32 value of <= 12 significant bits with magnitude in [2^-60, 2^50],
+   so that every product is exact in binary32: ties (small integers times
+   powers of two), products near f's subnormals and near its overflow
+   (inside that range: bf16 reaches neither), zeros of both signs, and
+   11-bit significands of any exponent there. */
+static double ro32_entry(const lowp_format_t *f) {
+  uint64_t r = next();
+  int cat = (int)(r % 8), sgn = (int)((r >> 8) & 1);
+  int lo = (f->emin - f->precision) / 2, hi = f->emax / 2;
+  double v;
+  if (lo < -59) lo = -59;
+  if (hi > 48) hi = 48;
+  switch (cat) {
+  case 0: case 1: case 2: /* ties */
+    v = ldexp((double)((r >> 12) % 64 + 1), (int)((r >> 24) % 5) - 2);
+    break;
+  case 3: /* products near f's subnormals */
+    v = ldexp(1.0 + (double)((r >> 12) % 256) / 256.0, lo + (int)((r >> 24) % 4) - 1);
+    break;
+  case 4: /* products near f's overflow */
+    v = ldexp(1.0 + (double)((r >> 12) % 256) / 256.0, hi - (int)((r >> 24) % 2));
+    break;
+  case 5:
+    v = 0.0;
+    break;
+  default: /* 1024 .. 3071 times 2^-70 .. 2^29 */
+    v = ldexp((double)((r >> 12) % 2048 + 1024), (int)((r >> 24) % 100) - 70);
+  }
+  return sgn ? -v : v;
+}
+
 static const char *const isas[] = {"generic", "avx2", "avx512"};
+
+/* the data of a case: entry (ro32 = 0) or ro32_entry (ro32 = 1) */
+typedef struct {
+  int specials, ro32;
+} data_t;
+
+/* lanes: 32 or 64, the lanes lowp_gemm_order_fast_lanes must report on
+   every isa; 3264: 32 on avx512 and 64 below (fp32 in directed modes);
+   0: either (narrow accumulators on entry's data, RO32 by chance or not) */
+static int lanes_want(int lanes, int s) {
+  return lanes == 3264 ? (s == 2 ? 32 : 64) : lanes;
+}
 
 /* fast == lowp_accum_dot on one m x k by k x n problem, on every isa
    this CPU runs, with 1 to maxth threads */
-static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int specials,
-                       int maxth) {
+static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, data_t dt,
+                       int lanes, int maxth) {
   double *a = malloc((m * k + 1) * sizeof *a), *b = malloc((k * n + 1) * sizeof *b);
   double *want = malloc(m * n * sizeof *want), *got = malloc(m * n * sizeof *got);
   char desc[160];
   size_t e, i, j;
-  int s, th;
+  int s, th, specials = dt.specials;
   lowp_accum_str(desc, sizeof desc, ac);
-  for (e = 0; e < m * k; e++) a[e] = entry(&ac->acc, specials);
-  for (e = 0; e < k * n; e++) b[e] = entry(&ac->acc, specials);
+  for (e = 0; e < m * k; e++) a[e] = dt.ro32 ? ro32_entry(&ac->acc) : entry(&ac->acc, specials);
+  for (e = 0; e < k * n; e++) b[e] = dt.ro32 ? ro32_entry(&ac->acc) : entry(&ac->acc, specials);
   for (i = 0; i < m; i++)
     for (j = 0; j < n; j++)
       lowp_accum_dot(&want[i * n + j], a + i * k, 1, b + j, n, k, ac);
@@ -95,6 +139,11 @@ static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, int
       memset(got, 0x5a, m * n * sizeof *got);
       st = lowp_gemm_order_fast(got, a, b, m, n, k, ac, isas[s]);
       if (st == LOWP_EUNSUPPORTED) continue;
+      if (lanes && th == 1) {
+        int got_lanes = lowp_gemm_order_fast_lanes(a, b, m, n, k, ac, isas[s]);
+        lowp_test_check(got_lanes == lanes_want(lanes, s), "%s %s k=%zu ro32=%d: binary%d lanes",
+                        desc, isas[s], k, dt.ro32, lanes_want(lanes, s));
+      }
       for (e = 0; e < m * n; e++)
         if (!same_bits(got[e], want[e])) {
           if (!bad)
@@ -168,8 +217,44 @@ static void check_refusals(void) {
   lowp_test_check(!lowp_gemm_order_fast_ok(a, b, 1, 1, 4, &ac),
                   "fp32 with an input that is no binary32 value (0.1) is refused");
   lowp_test_check(lowp_gemm_order_fast_ok(a, b, 1, 1, 3, &ac), "fp32 binary32 inputs apply");
+  lowp_test_check(lowp_gemm_order_fast_lanes(a, b, 1, 1, 3, &ac, NULL) == 32,
+                  "fp32 in rne: binary32 lanes");
+  lowp_test_check(lowp_gemm_order_fast_lanes(a, b, 1, 1, 4, &ac, NULL) == 0,
+                  "lanes of a refused case: 0");
+  lowp_test_check(lowp_gemm_order_fast_lanes(a, b, 1, 1, 3, &ac, "nosuchisa") == 0,
+                  "lanes on an unknown isa: 0");
   lowp_test_check(lowp_gemm_order_fast(c, a, b, 1, 1, 3, &ac, "nosuchisa") == LOWP_EINVAL,
                   "unknown isa: EINVAL");
+}
+
+/* RO32 data (cpu/reduce_fast32.c's binary32 lanes) on every order x
+   accumulator (fp16 on vcvtps2ph, bf16 on the bits, e5m2 on fround_to;
+   fp32 in directed modes) x mode x fma; k reaches every pairwise leaf
+   (1 to 8 terms) and trees above them, n a second block of 128 columns */
+static void check_ro32(void) {
+  static const char *const orders[] = {"recursive", "pairwise", "blocked:1", "blocked:3",
+                                       "blocked:32", "splitk:1", "splitk:3", "splitk:4",
+                                       "splitk:7"};
+  static const char *const accs[] = {"fp16", "bf16", "e5m2", "fp32"};
+  static const char *const rnds[] = {"rne", "rtz", "rup", "rdn"};
+  static const size_t ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 33, 100};
+  static const size_t ns[] = {5, 37, 130};
+  size_t o, f, r, fm, q;
+  for (f = 0; f < sizeof accs / sizeof *accs; f++)
+    for (r = f == 3; r < 4; r++) /* fp32 in rne: binary32 lanes of its own */
+      for (fm = 0; fm < 2; fm++)
+        for (o = 0; o < sizeof orders / sizeof *orders; o++) {
+          char spec[96];
+          lowp_accum_t ac;
+          data_t dt = {0, 1};
+          snprintf(spec, sizeof spec, "%s,acc=%s,rnd=%s,fma=%zu", orders[o], accs[f], rnds[r], fm);
+          if (lowp_accum_parse(&ac, spec, NULL, 0) != LOWP_OK) {
+            lowp_test_check(0, "parse %s", spec);
+            continue;
+          }
+          for (q = 0; q < sizeof ks / sizeof *ks; q++)
+            check_case(&ac, 3, ns[q % 3], ks[q], dt, f == 3 ? 3264 : 32, 2);
+        }
 }
 
 /* pass 0: the cases on one thread (the tiles' extra k and plain data: one
@@ -203,17 +288,25 @@ static void run_pass(int pass) {
           tile = f == 1 || (f == 0 && r == 0);
           if (pass == 0) {
             for (q = 0; tile && q < sizeof ks / sizeof *ks; q++)
-              check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], 2, 1);
+              check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], (data_t){2, 0},
+                         f == 0 ? 32 : 64, 1);
             for (q = 0; tile && q < sizeof tks / sizeof *tks; q++)
               for (sp = 0; sp < 3; sp++) /* m = 11: a tile of 8 rows padded */
-                check_case(&ac, q % 3 ? 3 : 11, q % 2 ? 37 : 5, tks[q], (int)sp, 1);
+                check_case(&ac, q % 3 ? 3 : 11, q % 2 ? 37 : 5, tks[q], (data_t){(int)sp, 0},
+                           f == 0 ? 32 : 64, 1);
             continue;
           }
           for (q = 0; q < sizeof ks / sizeof *ks; q++)
-            for (sp = 0; sp < 2; sp++) check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], (int)sp, 2);
+            for (sp = 0; sp < 2; sp++) {
+              data_t dt = {(int)sp, 0};
+              /* fp32: rne binary32 lanes, directed ones on AVX-512; fp64
+                 and tf32 (RO64) binary64 */
+              int lanes = f == 0 ? (r ? 3264 : 32) : f == 1 || f == 4 ? 64 : 0;
+              check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], dt, lanes, 2);
+            }
           /* several tasks (blocks of 256 rows, 256 fp32 or 32 fp64 columns)
              for the threads to share */
-          if (tile) check_case(&ac, 261, 260, 17, 1, 2);
+          if (tile) check_case(&ac, 261, 260, 17, (data_t){1, 0}, f == 0 ? 32 : 64, 2);
         }
 }
 
@@ -225,5 +318,6 @@ int main(void) {
   run_pass(0);
   check_midpoints();
   run_pass(1);
+  check_ro32();
   return lowp_test_end();
 }

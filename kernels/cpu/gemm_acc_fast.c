@@ -126,85 +126,6 @@ AI vd vstep_fig(vd s, vd a, vd b, const tgt_t *acc, const tgt_t *prod) {
   return vround_to(s + vround_to(a * b, prod), acc);
 }
 
-/* The RO32 steps: the same algorithm on 16 binary32 lanes, for narrow data
-   (inputs of <= 12 significant bits with magnitudes in [2^-60, 2^50], so
-   each product is exact in binary32 and no sum overflows it) and narrow
-   accumulators (p <= 22: rounding to odd at 24 bits then once to p is
-   correct; quantum >= 2^-147: binary32's subnormal grid stays 2 bits
-   finer). sigma = 1.5 * 2^(q+23) needs |x| < 2^(q+22): p <= 22. */
-typedef float vf __attribute__((vector_size(64)));
-typedef int32_t vfi __attribute__((vector_size(64)));
-typedef uint32_t vfu __attribute__((vector_size(64)));
-#define VWF 16
-
-/* x in every lane; (vf){0} + x would turn -0 into +0 */
-AI vf fsplat(float x) { return (vf){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
-
-AI vf fsel(vfi m, vf a, vf b) { return (vf)(((vfi)a & m) | ((vfi)b & ~m)); }
-
-AI vfi fall(int c) { return (vfi){0} - (int32_t)(c != 0); }
-
-AI vfi fnz(vfi x) { return (x | -x) >> 31; } /* -1 where x != 0, 0 <= x < 2^31 */
-
-AI vf fround_to(vf x, const tgt_t *t) {
-  const vfi sgn = (vfi){0} + INT32_MIN;
-  vfi u = (vfi)x, sg = u & sgn, neg = u >> 31, eb = (u >> 23) & 0xff;
-  vfi e = eb - 127, emin = (vfi){0} + t->emin, big, q;
-  vf sigma, r, ulp, d, ovv;
-  int mode = t->mode;
-  big = e > emin;
-  q = ((e & big) | (emin & ~big)) - (t->p - 1);
-  sigma = (vf)(((vfu)(q + 150) << 23) | ((uint32_t)1 << 22));
-  r = (x + sigma) - sigma;
-  /* 2^q, a binary32 subnormal below 2^-126 (bf16's quantum is 2^-133) */
-  {
-    vfi sub = q < -126, sh = q + 149;
-    sh = (sh & ~(sh >> 31)) & 31; /* clamped to 0..31: lanes outside use the normal form */
-    ulp = fsel(sub, (vf)(((vfu){0} + 1) << (vfu)sh), (vf)((vfu)(q + 127) << 23));
-  }
-  d = x - r;
-  r = fsel((d > 0) & (fall(mode == M_UP) | (fall(mode == M_TZ) & neg)), r + ulp, r);
-  r = fsel((d < 0) & (fall(mode == M_DN) | (fall(mode == M_TZ) & ~neg)), r - ulp, r);
-  r = fsel(~fnz((vfi)r & ~sgn), (vf)sg, r);
-  ovv = fsel(fall(mode == M_NE) | (fall(mode == M_UP) & ~neg) | (fall(mode == M_DN) & neg),
-             (vf){0} + INFINITY, (vf){0} + (float)t->xmax);
-  ovv = (vf)((vfi)ovv | sg);
-  r = fsel((vf)((vfi)r & ~sgn) > (float)t->xmax, ovv, r);
-  return fsel(eb != 0xff, r, x);
-}
-
-AI vf fadd_odd(vf s, vf p, int mode) {
-  const vfi sgn = (vfi){0} + INT32_MIN;
-  vf t = s + p, bb = t - s, err = (s - (t - bb)) + (p - bb);
-  vfi ut = (vfi)t, step = 1 | ((ut ^ (vfi)err) >> 31);
-  vfi fin = (((ut >> 23) & 0xff) + 1) >> 8; /* 1 for inf/NaN, else 0 */
-  ut += step & (fin - 1) & fnz((vfi)err & ~sgn) & ((ut & 1) - 1);
-  if (mode == M_DN) {
-    vfi z = ~fnz((vfi)t & ~sgn);
-    ut = (ut & ~z) | (((vfi)s | (vfi)p) & sgn & z);
-  }
-  return (vf)ut;
-}
-
-/* x rounded to bf16, whose values are the binary32 values with 16 zero
-   low bits, exponent range and subnormals included: round the bit pattern
-   at bit 16 (a carry into the exponent is the next binade, or inf from the
-   top one, as IEEE 754 overflow in rne and toward the overflowing side;
-   truncation gives max in rtz and away from it). NaN stays NaN. */
-AI vf fround_bf16_bits(vf x, int mode) {
-  vfi u = (vfi)x, neg = u >> 31, inc;
-  if (mode == M_NE) inc = 0x7fff + ((u >> 16) & 1);
-  else if (mode == M_UP) inc = 0xffff & ~neg;
-  else if (mode == M_DN) inc = 0xffff & neg;
-  else inc = (vfi){0};
-  return (vf)((u + inc) & (int32_t)0xffff0000u);
-}
-
-AI vf fround_bf16(vf x, int mode) {
-  vfi nan = ((vfi)x & INT32_MAX) > 0x7f800000;
-  return fsel(nan, x, fround_bf16_bits(x, mode));
-}
-
 AI vf fstep_ro(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod, int mode, int rp) {
   vf p = a * b, x;
   tgt_t ac = *acc;
@@ -224,12 +145,6 @@ AI vf fstep_fig(vf s, vf a, vf b, const tgt_t *acc, const tgt_t *prod) {
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define LOWP_ACCFAST_X86 1
-#include <immintrin.h>
-#if defined(__clang__)
-#define LOWP_ACC_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma"
-#else
-#define LOWP_ACC_AVX512 "avx512f,avx512bw,avx512vl,avx512dq,fma,prefer-vector-width=512"
-#endif
 
 /* fp32 accumulator in rtz/rup/rdn: AVX-512's fused multiply-add (or
    multiply, then add) with the rounding mode in the instruction (IEEE 754
@@ -260,10 +175,8 @@ dir32_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const f
 }
 #undef LOWP_DIR_LOOP
 
-#if !defined(__clang__)
-/* (gcc only: clang refuses 64-byte vector arguments between the default and
-   the AVX-512 target, even to always-inline helpers; clang builds run K_RF) */
-#define LOWP_ACC_RO16 1
+#ifdef LOWP_ACC_RO16
+/* (gcc only, cpu/acc_steps.h: clang builds run K_RF) */
 /* RO32 on AVX-512 (any RO32 accumulator; fp16 and bf16 the fast ones), 16
    sums per vector, each step in registers: the product, the sum rounded in
    binary32, the last rounding to acc.
@@ -383,7 +296,6 @@ __attribute__((target(LOWP_ACC_AVX512))) AI __m512 bf16_rne(__m512 x) {
           x = _mm512_add_round_ps(p, vs, RC);                                    \
         else {                                                                   \
           __m512 d, u;                                                           \
-          __mmask16 inx, dodd;                                                   \
           if ((PK) == PK_EXACT) {                                                \
             d = _mm512_fmadd_round_ps(va, vb, vs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); \
             u = _mm512_fmadd_round_ps(va, vb, vs, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); \
@@ -391,10 +303,7 @@ __attribute__((target(LOWP_ACC_AVX512))) AI __m512 bf16_rne(__m512 x) {
             d = _mm512_add_round_ps(p, vs, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); \
             u = _mm512_add_round_ps(p, vs, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); \
           }                                                                      \
-          inx = _mm512_cmp_ps_mask(d, u, _CMP_NEQ_OQ);                           \
-          dodd = _mm512_test_epi32_mask(_mm512_castps_si512(d), one);            \
-          x = (MODE) == M_DN ? _mm512_mask_blend_ps(inx & ~dodd, d, u)           \
-                             : _mm512_mask_blend_ps(inx & dodd, u, d);           \
+          x = rofma_pick(d, u, MODE);                                            \
         }                                                                        \
         if (fmt == 1)                                                            \
           vs = LOWP_F16(x, RC);                                                  \
@@ -421,7 +330,6 @@ __attribute__((target(LOWP_ACC_AVX512))) AI __m512 bf16_rne(__m512 x) {
   __attribute__((target(LOWP_ACC_AVX512))) static void NAME(                     \
       float *s, const double *a, size_t i, size_t rows, size_t k, const float *panel, \
       size_t l0, size_t kw, const tgt_t *acc, const tgt_t *prod, int pk, int mode) { \
-    const __m512i one = _mm512_set1_epi32(1);                                    \
     const __m512 c16 = _mm512_set1_ps(65537.0f);                                 \
     const int fmt = FMT, fig = pk == PK_ANY && fig_holds(acc, prod, 24, -126);  \
     float bc[JB] __attribute__((aligned(64)));                                   \

@@ -43,6 +43,7 @@
 #include "cpu.h"
 #include "cpu/gemm_acc_fast.h"
 #include "cpu/reduce_fast.h"
+#include "cpu/reduce_fast32.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -377,14 +378,44 @@ static lowp_accfast_kind_t kind_for(const double *a, const double *b, size_t m, 
 
 /* ----------------------------------------------------------- public API */
 
-int lowp_gemm_order_fast_ok(const double *a, const double *b, size_t m, size_t n, size_t k,
-                            const lowp_accum_t *acc) {
+/* the recursive order's fast kernel when this one serves acc, or NONE */
+static lowp_accfast_kind_t usable_kind(const double *a, const double *b, size_t m, size_t n,
+                                       size_t k, const lowp_accum_t *acc) {
   if (!acc || lowp_accum_validate(acc, NULL, 0) != LOWP_OK || acc->order == LOWP_ACC_KAHAN)
-    return 0;
-  if (fast_mode_of(acc->rnd) < 0 || acc->acc.precision > 53) return 0;
+    return LOWP_ACCFAST_NONE;
+  if (fast_mode_of(acc->rnd) < 0 || acc->acc.precision > 53) return LOWP_ACCFAST_NONE;
   /* FMA64 is fp64 in rne; every other kind runs on formats of p <= 51
      (gemm_acc_fast.c's ro_fits) with binary32 inputs */
-  return kind_for(a, b, m, n, k, acc) != LOWP_ACCFAST_NONE;
+  return kind_for(a, b, m, n, k, acc);
+}
+
+int lowp_gemm_order_fast_ok(const double *a, const double *b, size_t m, size_t n, size_t k,
+                            const lowp_accum_t *acc) {
+  return usable_kind(a, b, m, n, k, acc) != LOWP_ACCFAST_NONE;
+}
+
+/* the loops that run kind kd on isa use: 2 cpu/reduce_fast32.h, 1 the
+   fp32-in-rne binary32 lanes here, 0 the binary64 lanes */
+static int path_of(lowp_accfast_kind_t kd, const lowp_accum_t *acc, int use, size_t k) {
+  if (lowp_order_fast32_ok(kd, acc, use, k)) return 2;
+  /* fp32 (FMA32: binary32 inputs) in rne: binary32 lanes */
+  return kd == LOWP_ACCFAST_FMA32 && acc->rnd == LOWP_RND_NE;
+}
+
+/* the isa argument as lowp_isa_t, or -1 (unknown) or -2 (not on this CPU) */
+static int isa_use(const char *isa) {
+  int best = (int)lowp_cpu_isa(1), use;
+  if (!isa) return best;
+  if ((use = lowp_isa_parse(isa)) < 0) return -1;
+  return use > best ? -2 : use;
+}
+
+int lowp_gemm_order_fast_lanes(const double *a, const double *b, size_t m, size_t n, size_t k,
+                               const lowp_accum_t *acc, const char *isa) {
+  int use = isa_use(isa);
+  lowp_accfast_kind_t kd = usable_kind(a, b, m, n, k, acc);
+  if (use < 0 || kd == LOWP_ACCFAST_NONE) return 0;
+  return path_of(kd, acc, use, k) ? 32 : 64;
 }
 
 /* one task on register tiles: rows [i0, i1), columns j0 .. j0 + jw; fp32
@@ -485,22 +516,22 @@ int lowp_gemm_order_fast(double *c, const double *a, const double *b, size_t m, 
                          size_t k, const lowp_accum_t *acc, const char *isa) {
   size_t nj, ni, e, w;
   long long t;
-  int best = (int)lowp_cpu_isa(1), use = best, fail = 0, f64, f32;
+  int use = isa_use(isa), fail = 0, f64, f32, path;
   lowp_accfast_kind_t kd;
-  if (isa) {
-    if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;
-    if (use > best) return LOWP_EUNSUPPORTED;
-  }
-  if ((m && n && !c) || !lowp_gemm_order_fast_ok(a, b, m, n, k, acc)) return LOWP_EINVAL;
+  if (use < 0) return use == -1 ? LOWP_EINVAL : LOWP_EUNSUPPORTED;
+  /* the inputs read once (the kind scans them) */
+  kd = usable_kind(a, b, m, n, k, acc);
+  if ((m && n && !c) || kd == LOWP_ACCFAST_NONE) return LOWP_EINVAL;
   if (m == 0 || n == 0) return LOWP_OK;
   if (k == 0) {
     for (e = 0; e < m * n; e++) c[e] = 0.0;
     return LOWP_OK;
   }
-  kd = kind_for(a, b, m, n, k, acc);
+  /* narrow accumulators and fp32 in directed modes: cpu/reduce_fast32.h */
+  path = path_of(kd, acc, use, k);
+  if (path == 2) return lowp_order_fast32(c, a, b, m, n, k, acc, fast_mode_of(acc->rnd), use);
   f64 = kd == LOWP_ACCFAST_FMA64;
-  /* fp32 (FMA32: binary32 inputs) in rne: binary32 lanes */
-  f32 = kd == LOWP_ACCFAST_FMA32 && acc->rnd == LOWP_RND_NE;
+  f32 = path == 1;
   w = f32 ? OWF : OW;
   nj = (n + w - 1) / w, ni = (m + IRO - 1) / IRO;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : fail)

@@ -20,6 +20,17 @@ int lowp_gemm_order_fast_ok(const double *a, const double *b, size_t m, size_t n
                             const lowp_accum_t *acc);
 
 /**
+ * @brief The lanes lowp_gemm_order_fast runs this case on with instruction
+ * set isa ("generic", "avx2", "avx512" or NULL, the best): 32 (binary32:
+ * fp32 in rne; fp32 in rtz/rup/rdn on "avx512"; the narrow accumulators
+ * and data of gemm_acc_fast.h's RO32 with k <= 2^24), 64 (binary64: the
+ * rest), 0 when it does not apply (not lowp_gemm_order_fast_ok, or an isa
+ * unknown or beyond this CPU). For tests and benchmarks.
+ */
+int lowp_gemm_order_fast_lanes(const double *a, const double *b, size_t m, size_t n, size_t k,
+                               const lowp_accum_t *acc, const char *isa);
+
+/**
  * @brief c[i n + j] = lowp_accum_dot(a + i k, 1, b + j, n, k, acc) for all
  * i < m, j < n, on vectors of outputs (a NaN result is the positive quiet
  * NaN). isa: "generic", "avx2", "avx512" or NULL (the best this CPU runs).
