@@ -547,16 +547,15 @@ LOWP_RA_TGT AI __m256 ra_round(__m256 x, const tgt_t *t, int mode) {
       r, x, _mm256_castsi256_ps(_mm256_cmpeq_epi32(eb, _mm256_set1_epi32(0xff))));
 }
 
-/* s + p rounded to odd at 24 bits (fadd_odd) */
+/* s + p rounded to odd at 24 bits (fadd_odd). err is NaN wherever t is
+   inf or NaN (t - bb or bb is inf - inf, or a NaN propagates), so the
+   ordered err != 0 alone marks the finite inexact sums. */
 LOWP_RA_TGT AI __m256 ra_odd(__m256 s, __m256 p, int mode) {
   const __m256i one = _mm256_set1_epi32(1);
   __m256 t = _mm256_add_ps(s, p), bb = _mm256_sub_ps(t, s);
   __m256 err = _mm256_add_ps(_mm256_sub_ps(s, _mm256_sub_ps(t, bb)), _mm256_sub_ps(p, bb));
   __m256i ut = _mm256_castps_si256(t);
-  __m256i fin = _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7f800000),
-                                   _mm256_and_si256(ut, _mm256_set1_epi32(INT32_MAX)));
-  __m256i inx = _mm256_and_si256(
-      fin, _mm256_castps_si256(_mm256_cmp_ps(err, _mm256_setzero_ps(), _CMP_NEQ_UQ)));
+  __m256i inx = _mm256_castps_si256(_mm256_cmp_ps(err, _mm256_setzero_ps(), _CMP_NEQ_OQ));
   __m256i opp = _mm256_srai_epi32(_mm256_xor_si256(ut, _mm256_castps_si256(err)), 31);
   ut = _mm256_or_si256(_mm256_add_epi32(ut, _mm256_and_si256(opp, inx)),
                        _mm256_and_si256(inx, one));
