@@ -38,7 +38,8 @@
  *   RO32   the same on 16 binary32 lanes for narrow data and accumulators
  *          (fp16, bf16, fp8 inputs; fp16, bf16, e5m2 accumulators): TwoSum in
  *          binary32, or on AVX-512 the pair of fused multiply-adds rounded
- *          down and up whose odd member is the sum rounded to odd (rofma*).
+ *          down and up whose odd member is the sum rounded to odd (rofma*);
+ *          on AVX2 the same TwoSum on 8 lanes of intrinsics (ro32_avx2).
  *
  *   FIG    where the accumulator rounds to nearest and each product is
  *          rounded to a format inside the accumulator's (fig_holds), the
