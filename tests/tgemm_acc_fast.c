@@ -195,6 +195,43 @@ static void check_negzero(const lowp_format_t *acc, lowp_rounding_t rnd) {
   }
 }
 
+/* The sum rounded to odd keeps what lies below binary32's last place: the
+   product (545 2^-9)(481 2^-(9+P)) = (2^18 + 1) 2^-(18+P) = 2^-P + 2^-(P+18)
+   (RO32 data: 10 and 9 bits) added to 1 is just above acc's midpoint
+   1 + 2^-P (P its precision: fp16, bf16), and 2^-(P+18) is below half of
+   binary32's ulp at 1 (2^-24): rounded to nearest in binary32 the sum would
+   be the midpoint itself, a tie. Columns of both signs, and addends of the
+   other sign (the binade below 1). */
+static void check_sticky(void) {
+  static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
+  const lowp_format_t *accs[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16};
+  enum { N = 24 };
+  double a[1], b[N], c0[N], ref[N];
+  lowp_gemm_acc_cfg_t cfg;
+  char what[80];
+  size_t ia, im, j;
+  for (ia = 0; ia < 2; ia++)
+    for (im = 0; im < 4; im++) {
+      int P = accs[ia]->precision;
+      memset(&cfg, 0, sizeof cfg);
+      cfg.acc = accs[ia], cfg.acc_rnd = modes[im], cfg.order = LOWP_ORDER_RECURSIVE;
+      a[0] = ldexp(545.0, -9);
+      for (j = 0; j < N; j++) {
+        b[j] = ldexp(j % 2 ? -481.0 : 481.0, -9 - P);
+        c0[j] = (j % 4 < 2) == (j % 2 == 0) ? 1.0 : -1.0;
+      }
+      memcpy(ref, c0, sizeof ref);
+      lowp_test_check(lowp_gemm_acc_scalar(ref, a, b, 1, N, 1, &cfg) == LOWP_OK &&
+                          (modes[im] != LOWP_RND_NE ||
+                           (ref[0] == 1.0 + ldexp(1.0, 1 - P) && ref[1] == -ref[0])),
+                      "%s: the reference rounds 1 + 2^-P + 2^-(P+18) up: %a", accs[ia]->name,
+                      ref[0]);
+      snprintf(what, sizeof what, "acc %s %s: a sum just above a midpoint", accs[ia]->name,
+               mode_name(modes[im]));
+      check_data(what, &cfg, a, b, c0, 1, N, 1, LOWP_ACCFAST_RO32);
+    }
+}
+
 /* Products rounded to a format inside the accumulator's (or not), in every
    pair of modes, rne with rne included: the sums rounded once in binary32
    (rne where double rounding is innocuous, every directed mode) and to odd,
@@ -296,6 +333,7 @@ int main(void) {
   rng_state = lowp_test_seed();
   for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)
     for (im = 0; im < 4; im++) check_negzero(accs[ia], modes[im]);
+  check_sticky();
   check_rounded_prods();
   check_bf16_products(0);
   check_bf16_products(1);

@@ -5,7 +5,7 @@
  * (default 1024; --quick 128): for each configuration of the accumulation
  * kernel (cpu/gemm_acc.h), ns per multiply-add of
  *   ref     lowp_gemm_acc_scalar, the scalar reference, on the first --rows rows
- *   fast    lowp_gemm_acc_ref as every caller runs it (the fast kernel it
+ *   fast    lowp_gemm_acc_ref as every caller runs it, on the --isa copy (the fast kernel it
  *           dispatches to is named), all N^3, best of --reps
  *   sgemm   OpenBLAS cblas_sgemm on the same data, best of --reps
  *   exact   the pipeline's exact reference (lowp_op_exact: lib/exact's GEMM, rounded once to fp64), once
@@ -19,7 +19,10 @@
  * integer kernel of cpu/gemm_tc_fast.h), sgemm; its last column says "same"
  * (equal bytes) or FAIL. Target <= 2 ns per multiply-add.
  *
- * Run: lowp bench gemm [--n N] [--quick] [--reps R] [--rows R] [--seed S]
+ * --isa generic|avx2|avx512 runs the fast paths' copy for that instruction
+ * set (default: the widest this CPU runs), so the tables can be measured per ISA.
+ *
+ * Run: lowp bench gemm [--n N] [--quick] [--reps R] [--rows R] [--seed S] [--isa I]
  */
 
 #define _POSIX_C_SOURCE 200809L
@@ -33,6 +36,7 @@
 #include "check/op.h"
 #include "bench.h"
 #include "cli.h"
+#include "cpu.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_acc_fast.h"
 #include "cpu/reduce_fast.h"
@@ -63,6 +67,7 @@ typedef struct {
   int reps;
   uint64_t seed;
   unsigned tables; /* T_ACC | T_ORD | T_TC: which tables run */
+  const char *isa; /* the fast paths' instruction set (lowp_isa_name's) */
 } gopts_t;
 
 enum { T_ACC = 1, T_ORD = 2, T_TC = 4 };
@@ -84,32 +89,55 @@ static unsigned parse_tables(const char *val) {
   return t;
 }
 
+/* --isa: an instruction set this CPU runs (lib/cpu.h) */
+static const char *parse_isa(const char *val) {
+  int isa = lowp_isa_parse(val);
+  lowp_isa_t best = lowp_cpu_isa(1);
+  if (isa < 0)
+    lowp_cli_die("bench gemm", "--isa: unknown instruction set '%s' (generic, avx2, avx512)",
+                 val);
+  if (isa > (int)best)
+    lowp_cli_die("bench gemm", "--isa %s: this CPU runs at most %s", val, lowp_isa_name(best));
+  return lowp_isa_name((lowp_isa_t)isa);
+}
+
 /* ------------------------------------------------------ private helpers */
 
-/* a kernel under timing: the reference (first rows) or the fast path */
+/* a kernel under timing: the reference (first rows) or the fast path on
+   the instruction set isa (the references ignore it) */
 typedef int (*gemm_fn)(double *c, const double *a, const double *b, size_t m, size_t n,
-                       size_t k, const void *cfg);
+                       size_t k, const void *cfg, const char *isa);
 
 static int acc_scalar(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
-                      const void *cfg) {
+                      const void *cfg, const char *isa) {
+  (void)isa;
   return lowp_gemm_acc_scalar(c, a, b, m, n, k, cfg);
 }
+/* lowp_gemm_acc_ref's dispatch (gemm_acc.c), the fast kernel on isa */
 static int acc_fast(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
-                    const void *cfg) {
+                    const void *cfg, const char *isa) {
+  lowp_accfast_kind_t kd = lowp_gemm_acc_fast_kind(a, b, m, n, k, cfg);
+  if (kd != LOWP_ACCFAST_NONE && lowp_gemm_acc_fast(c, a, b, m, n, k, cfg, kd, isa) == LOWP_OK)
+    return LOWP_OK;
   return lowp_gemm_acc_ref(c, a, b, m, n, k, cfg);
 }
 static int tc_scalar(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
-                     const void *cfg) {
+                     const void *cfg, const char *isa) {
+  (void)isa;
   return lowp_gemm_tc_scalar(c, a, b, m, n, k, cfg);
 }
+/* lowp_gemm_tc_ref's dispatch (gemm_tc.c), the fast kernel on isa */
 static int tc_fast(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
-                   const void *cfg) {
+                   const void *cfg, const char *isa) {
+  if (lowp_gemm_tc_fast_ok(cfg) && lowp_gemm_tc_fast(c, a, b, m, n, k, cfg, isa) == LOWP_OK)
+    return LOWP_OK;
   return lowp_gemm_tc_ref(c, a, b, m, n, k, cfg);
 }
 
 static int ord_scalar(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
-                      const void *cfg) {
+                      const void *cfg, const char *isa) {
   size_t i, j;
+  (void)isa;
   for (i = 0; i < m; i++)
     for (j = 0; j < n; j++)
       if (lowp_accum_dot(&c[i * n + j], a + i * k, 1, b + j, n, k, cfg) != LOWP_OK)
@@ -117,8 +145,8 @@ static int ord_scalar(double *c, const double *a, const double *b, size_t m, siz
   return LOWP_OK;
 }
 static int ord_fast(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
-                    const void *cfg) {
-  return lowp_gemm_order_fast(c, a, b, m, n, k, cfg, NULL);
+                    const void *cfg, const char *isa) {
+  return lowp_gemm_order_fast(c, a, b, m, n, k, cfg, isa);
 }
 
 /* ns per multiply-add of the reference on the first r rows (into cr), of the
@@ -138,12 +166,12 @@ static times_t time_kernels(double *c, double *cr, const double *a, const double
   size_t e;
   int rep;
   t = lowp_bench_clock_s(0);
-  if (ref(cr, a, b, r, N, N, cfg) != LOWP_OK) lowp_cli_die("bench gemm", "reference kernel failed");
+  if (ref(cr, a, b, r, N, N, cfg, NULL) != LOWP_OK) lowp_cli_die("bench gemm", "reference kernel failed");
   tm.ref = 1e9 * (lowp_bench_clock_s(0) - t) / ((double)r * N * N);
   for (rep = 0; rep < o->reps; rep++) {
     memset(c, 0, N * N * sizeof *c);
     t = lowp_bench_clock_s(0);
-    if (fast(c, a, b, N, N, N, cfg) != LOWP_OK) lowp_cli_die("bench gemm", "kernel failed");
+    if (fast(c, a, b, N, N, N, cfg, o->isa) != LOWP_OK) lowp_cli_die("bench gemm", "kernel failed");
     t = lowp_bench_clock_s(0) - t;
     if (t < tm.fast) tm.fast = t;
   }
@@ -223,8 +251,9 @@ typedef struct {
 
 /* one row of the orders table: ref = lowp_accum_dot per output on the first
    rows, fast = lowp_gemm_order_fast, rec = the recursive path every caller
-   runs (lowp_gemm_acc_ref, the fast kernels of gemm_acc_fast.h) on the same
-   data and accumulator, best of o->reps; returns 1 when validation failed */
+   runs (lowp_gemm_acc_ref, the fast kernels of gemm_acc_fast.h, on the --isa
+   copy) on the same data and accumulator, best of o->reps; returns 1 when
+   validation failed */
 static int run_ocase(const ocase_t *oc, const gopts_t *o) {
   size_t N = o->n, r = o->rows < N ? o->rows : N, len = N * N;
   double *a = xalloc(len * sizeof *a), *b = xalloc(len * sizeof *b);
@@ -247,7 +276,7 @@ static int run_ocase(const ocase_t *oc, const gopts_t *o) {
   for (rep = 0; rep < o->reps; rep++) {
     memset(c, 0, len * sizeof *c);
     t = lowp_bench_clock_s(0);
-    if (lowp_gemm_acc_ref(c, a, b, N, N, N, &g) != LOWP_OK)
+    if (acc_fast(c, a, b, N, N, N, &g, o->isa) != LOWP_OK)
       lowp_cli_die("bench gemm", "recursive kernel failed");
     t = lowp_bench_clock_s(0) - t;
     if (t < rec) rec = t;
@@ -312,7 +341,7 @@ static const tcase_t tcases[] = {
 
 static void gemm_usage(void) {
   printf("usage: lowp bench gemm [--n N] [--quick] [--reps R] [--rows R] [--seed S]\n"
-         "                       [--tables acc,orders,tc]\n"
+         "                       [--tables acc,orders,tc] [--isa generic|avx2|avx512]\n"
          "  The emulated GEMM kernels (lowp gemm's subject, registry gemm_acc), one\n"
          "  thread, m = n = k = N: ns per multiply-add of the scalar reference (first R\n"
          "  rows), the fast path every caller runs, OpenBLAS sgemm, and the exact\n"
@@ -323,6 +352,8 @@ static void gemm_usage(void) {
          "  --rows R   rows of the reference timed and compared (default 2)\n"
          "  --seed S   input seed (default 11)\n"
          "  --tables T which tables run, comma-separated (default acc,orders,tc)\n"
+         "  --isa I    the fast paths' copy: generic, avx2 or avx512 (default: the\n"
+         "             widest this CPU runs; one it cannot run is bad usage)\n"
          "  Then the tensor-core model (registry gemm_tc, lowp gemm --model): ref is\n"
          "  lowp_gemm_tc_scalar (lowp_tc_dot per element), fast lowp_gemm_tc_ref\n"
          "  (the integer kernel, cpu/gemm_tc_fast.h); bits: same = equal bytes.\n"
@@ -348,7 +379,7 @@ static void parse(gopts_t *o, int argc, char **argv) {
     if (!strcmp(arg, "--quick") && !val) { o->n = 128; continue; }
     if (!strcmp(arg, "--help") && !val) { gemm_usage(); exit(LOWP_EXIT_OK); }
     if (strcmp(arg, "--n") && strcmp(arg, "--reps") && strcmp(arg, "--rows") &&
-        strcmp(arg, "--seed") && strcmp(arg, "--tables"))
+        strcmp(arg, "--seed") && strcmp(arg, "--tables") && strcmp(arg, "--isa"))
       lowp_cli_die("bench gemm", "unknown option '%s' (see --help)", argv[i]);
     if (!val) {
       if (i + 1 >= argc) lowp_cli_die("bench gemm", "%s needs a value", arg);
@@ -360,6 +391,7 @@ static void parse(gopts_t *o, int argc, char **argv) {
     else if (!strcmp(arg, "--rows"))
       o->rows = (size_t)lowp_cli_int("bench gemm", "--rows", val, 1, 8192);
     else if (!strcmp(arg, "--tables")) o->tables = parse_tables(val);
+    else if (!strcmp(arg, "--isa")) o->isa = parse_isa(val);
     else o->seed = (uint64_t)lowp_cli_int("bench gemm", "--seed", val, 0, INT64_MAX);
   }
 }
@@ -391,14 +423,15 @@ int lowp_bench_gemm(int argc, char **argv) {
       {"fp64 in, fp64 acc (fma)", &LOWP_FMT_FP64, &LOWP_FMT_FP64, NULL, LOWP_RND_NE,
        LOWP_RND_NE, LOWP_DIST_NORMAL},
   };
-  gopts_t o = {1024, 2, 3, 11, T_ACC | T_ORD | T_TC};
+  gopts_t o = {1024, 2, 3, 11, T_ACC | T_ORD | T_TC, NULL};
   size_t i;
   int bad = 0;
   parse(&o, argc, argv);
+  if (!o.isa) o.isa = lowp_isa_name(lowp_cpu_isa(1));
   omp_set_num_threads(1);
-  printf("lowp bench gemm: m = n = k = %zu, one thread (CPU time), seed %llu; ns per "
+  printf("lowp bench gemm: m = n = k = %zu, one thread (CPU time), seed %llu, isa %s; ns per "
          "multiply-add; ref on the first %zu rows, fast and sgemm best of %d, exact once\n",
-         o.n, (unsigned long long)o.seed, o.rows < o.n ? o.rows : o.n, o.reps);
+         o.n, (unsigned long long)o.seed, o.isa, o.rows < o.n ? o.rows : o.n, o.reps);
   if (o.tables & T_ACC) {
     printf("%-34s %-6s %9s %9s %9s %9s %9s %9s  %s\n", "case (recursive order)", "kernel", "ref",
            "fast", "sgemm", "exact", "ref/fast", "fast/S", "fast==ref");

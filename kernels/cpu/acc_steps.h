@@ -157,31 +157,38 @@ AI vfi fall(int c) { return (vfi){0} - (int32_t)(c != 0); }
 
 AI vfi fnz(vfi x) { return (x | -x) >> 31; } /* -1 where x != 0, 0 <= x < 2^31 */
 
+/* -1 where a < b, for lanes with |a - b| < 2^31; and where the binary32
+   value of the bits d is > 0 (not NaN). Lane tests by arithmetic: gcc 12
+   lowers a comparison of 64-byte vectors element by element (comiss or
+   cmp, then cmov) where the target has no 64-byte compare (AVX2, SSE2). */
+AI vfi flt(vfi a, vfi b) { return (a - b) >> 31; }
+
+AI vfi fpos(vfi d) { return (-d & ~d) >> 31; }
+
 AI vf fround_to(vf x, const tgt_t *t) {
   const vfi sgn = (vfi){0} + INT32_MIN;
   vfi u = (vfi)x, sg = u & sgn, neg = u >> 31, eb = (u >> 23) & 0xff;
-  vfi e = eb - 127, emin = (vfi){0} + t->emin, big, q;
-  vf sigma, r, ulp, d, ovv;
+  vfi e = eb - 127, emin = (vfi){0} + t->emin, big, q, ud, xb;
+  vf sigma, r, ulp, d, ovv, xm = fsplat((float)t->xmax);
   int mode = t->mode;
-  big = e > emin;
+  big = flt(emin, e);
   q = ((e & big) | (emin & ~big)) - (t->p - 1);
   sigma = (vf)(((vfu)(q + 150) << 23) | ((uint32_t)1 << 22));
   r = (x + sigma) - sigma;
-  /* 2^q, a binary32 subnormal below 2^-126 (bf16's quantum is 2^-133) */
-  {
-    vfi sub = q < -126, sh = q + 149;
-    sh = (sh & ~(sh >> 31)) & 31; /* clamped to 0..31: lanes outside use the normal form */
-    ulp = fsel(sub, (vf)(((vfu){0} + 1) << (vfu)sh), (vf)((vfu)(q + 127) << 23));
-  }
+  /* 2^q = 2^(q + 21) 2^-21: q in [-147, 104] for finite x (ro32_fits), a
+     normal encoding, and the product exact (a subnormal below 2^-126) */
+  ulp = (vf)((vfu)(q + 148) << 23) * fsplat(0x1p-21f);
   d = x - r;
-  r = fsel((d > 0) & (fall(mode == M_UP) | (fall(mode == M_TZ) & neg)), r + ulp, r);
-  r = fsel((d < 0) & (fall(mode == M_DN) | (fall(mode == M_TZ) & ~neg)), r - ulp, r);
+  ud = (vfi)d;
+  r = fsel(fpos(ud) & (fall(mode == M_UP) | (fall(mode == M_TZ) & neg)), r + ulp, r);
+  r = fsel(fpos(ud ^ sgn) & (fall(mode == M_DN) | (fall(mode == M_TZ) & ~neg)), r - ulp, r);
   r = fsel(~fnz((vfi)r & ~sgn), (vf)sg, r);
   ovv = fsel(fall(mode == M_NE) | (fall(mode == M_UP) & ~neg) | (fall(mode == M_DN) & neg),
-             (vf){0} + INFINITY, (vf){0} + (float)t->xmax);
+             (vf){0} + INFINITY, xm);
   ovv = (vf)((vfi)ovv | sg);
-  r = fsel((vf)((vfi)r & ~sgn) > (float)t->xmax, ovv, r);
-  return fsel(eb != 0xff, r, x);
+  xb = (vfi)xm; /* |r| > xmax on the bits (both >= 0, not NaN) */
+  r = fsel(flt(xb, (vfi)r & ~sgn), ovv, r);
+  return fsel(fnz(eb ^ 0xff), r, x);
 }
 
 AI vf fadd_odd(vf s, vf p, int mode) {
@@ -212,7 +219,7 @@ AI vf fround_bf16_bits(vf x, int mode) {
 }
 
 AI vf fround_bf16(vf x, int mode) {
-  vfi nan = ((vfi)x & INT32_MAX) > 0x7f800000;
+  vfi nan = flt((vfi){0} + 0x7f800000, (vfi)x & INT32_MAX);
   return fsel(nan, x, fround_bf16_bits(x, mode));
 }
 

@@ -38,7 +38,8 @@
  *   RO32   the same on 16 binary32 lanes for narrow data and accumulators
  *          (fp16, bf16, fp8 inputs; fp16, bf16, e5m2 accumulators): TwoSum in
  *          binary32, or on AVX-512 the pair of fused multiply-adds rounded
- *          down and up whose odd member is the sum rounded to odd (rofma*).
+ *          down and up whose odd member is the sum rounded to odd (rofma*);
+ *          on AVX2 the same TwoSum on 8 lanes of intrinsics (ro32_avx2).
  *
  *   FIG    where the accumulator rounds to nearest and each product is
  *          rounded to a format inside the accumulator's (fig_holds), the
@@ -367,13 +368,194 @@ static int ro16_pk(const job_t *jb, int rp) {
   return PK_ANY;
 }
 #endif
+
+/* RO32 on AVX2 (gcc and clang; F16C for fp16): the steps of fstep_ro and
+   fstep_fig on 8 binary32 lanes written with intrinsics. gcc's build of the
+   64-byte vector-extension steps for AVX2 turned parts of fround_to and
+   fround_bf16 into scalar code (cmov, vpextrd: a variable per-lane shift
+   among them), 2 to 6 ns per multiply-add. Here every operation maps to one
+   AVX2 instruction:
+   - the sum rounded to odd from TwoSum's t and err (as fadd_odd): where
+     err != 0 (t finite), t truncated toward zero (one encoding down where
+     err and t have opposite signs: t was rounded away) with its last bit
+     set; the odd neighbour fadd_odd steps to, as the value rounded to odd
+     is unique. FIG (fig_holds): p + s rounded once, to nearest.
+   - fp16 (acc, or products): vcvtps2ph in the mode of its immediate and
+     back, exact (Intel SDM vol. 2A, VCVTPS2PH: imm8[1:0] the rounding
+     control, IEEE 754 conversion, subnormals and overflow included; the
+     AVX-512 kernels above use the same instruction); bf16 on the bits
+     (fround_bf16_bits; the sums' NaN are 0x7fc00000 from canon() or the
+     default NaN 0xffc00000, whose low 16 bits are zero: kept); other
+     formats by fround_to's algorithm with 2^q = 2^(q + 21) 2^-21 (q in
+     [-147, 104]: a normal encoding, and an exact product) instead of a
+     per-lane shift. */
+#define LOWP_ACC_RA32 1
+#define LOWP_ACC_AVX2 "avx2,fma,f16c"
+#define LOWP_RA_TGT __attribute__((target(LOWP_ACC_AVX2)))
+
+/* how the products are formed: exact, rounded to fp16 or bf16 in rne, any */
+enum { RP_EX, RP_F16NE, RP_BF16NE, RP_ANY };
+
+#define LOWP_F16X(X, RC) _mm256_cvtph_ps(_mm256_cvtps_ph((X), (RC)))
+
+LOWP_RA_TGT AI __m256 ra_f16(__m256 x, int mode) {
+  switch (mode) {
+  case M_TZ: return LOWP_F16X(x, _MM_FROUND_TO_ZERO);
+  case M_UP: return LOWP_F16X(x, _MM_FROUND_TO_POS_INF);
+  case M_DN: return LOWP_F16X(x, _MM_FROUND_TO_NEG_INF);
+  default: return LOWP_F16X(x, _MM_FROUND_TO_NEAREST_INT);
+  }
+}
+
+/* fround_bf16_bits on 8 lanes */
+LOWP_RA_TGT AI __m256 ra_bf16(__m256 x, int mode) {
+  const __m256i u = _mm256_castps_si256(x), lo = _mm256_set1_epi32(0xffff);
+  __m256i inc;
+  if (mode == M_NE)
+    inc = _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+                           _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)));
+  else if (mode == M_UP) inc = _mm256_andnot_si256(_mm256_srai_epi32(u, 31), lo);
+  else if (mode == M_DN) inc = _mm256_and_si256(_mm256_srai_epi32(u, 31), lo);
+  else inc = _mm256_setzero_si256();
+  return _mm256_castsi256_ps(
+      _mm256_andnot_si256(lo, _mm256_add_epi32(u, inc)));
+}
+
+/* fround_to on 8 lanes (x exact, or rounded to odd at 24 bits) */
+LOWP_RA_TGT AI __m256 ra_round(__m256 x, const tgt_t *t, int mode) {
+  const __m256 zero = _mm256_setzero_ps(), xmax = _mm256_set1_ps((float)t->xmax);
+  const __m256 sgn = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
+  const __m256i u = _mm256_castps_si256(x);
+  const __m256i eb = _mm256_and_si256(_mm256_srli_epi32(u, 23), _mm256_set1_epi32(0xff));
+  const __m256 sg = _mm256_and_ps(x, sgn), neg = _mm256_castsi256_ps(_mm256_srai_epi32(u, 31));
+  __m256i q = _mm256_sub_epi32(_mm256_max_epi32(eb, _mm256_set1_epi32(t->emin + 127)),
+                               _mm256_set1_epi32(t->p - 1 + 127)); /* max(e, emin) - (p - 1) */
+  __m256 sigma = _mm256_castsi256_ps(_mm256_or_si256(
+      _mm256_slli_epi32(_mm256_add_epi32(q, _mm256_set1_epi32(150)), 23),
+      _mm256_set1_epi32(1 << 22)));
+  __m256 r = _mm256_sub_ps(_mm256_add_ps(x, sigma), sigma), ovv;
+  if (mode != M_NE) {
+    __m256 ulp = _mm256_mul_ps(
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(q, _mm256_set1_epi32(148)), 23)),
+        _mm256_set1_ps(0x1p-21f));
+    __m256 d = _mm256_sub_ps(x, r), up = _mm256_cmp_ps(d, zero, _CMP_GT_OQ);
+    __m256 dn = _mm256_cmp_ps(d, zero, _CMP_LT_OQ);
+    if (mode == M_TZ) up = _mm256_and_ps(up, neg), dn = _mm256_andnot_ps(neg, dn);
+    if (mode != M_DN) r = _mm256_blendv_ps(r, _mm256_add_ps(r, ulp), up);
+    if (mode != M_UP) r = _mm256_blendv_ps(r, _mm256_sub_ps(r, ulp), dn);
+  }
+  r = _mm256_blendv_ps(r, sg, _mm256_cmp_ps(r, zero, _CMP_EQ_OQ));
+  /* overflow: inf where the mode rounds away from zero, else max */
+  if (mode == M_NE) ovv = _mm256_set1_ps(INFINITY);
+  else if (mode == M_UP) ovv = _mm256_blendv_ps(_mm256_set1_ps(INFINITY), xmax, neg);
+  else if (mode == M_DN) ovv = _mm256_blendv_ps(xmax, _mm256_set1_ps(INFINITY), neg);
+  else ovv = xmax;
+  r = _mm256_blendv_ps(r, _mm256_or_ps(ovv, sg),
+                       _mm256_cmp_ps(_mm256_andnot_ps(sgn, r), xmax, _CMP_GT_OQ));
+  return _mm256_blendv_ps(
+      r, x, _mm256_castsi256_ps(_mm256_cmpeq_epi32(eb, _mm256_set1_epi32(0xff))));
+}
+
+/* s + p rounded to odd at 24 bits (fadd_odd). err is NaN wherever t is
+   inf or NaN (t - bb or bb is inf - inf, or a NaN propagates), so the
+   ordered err != 0 alone marks the finite inexact sums. */
+LOWP_RA_TGT AI __m256 ra_odd(__m256 s, __m256 p, int mode) {
+  const __m256i one = _mm256_set1_epi32(1);
+  __m256 t = _mm256_add_ps(s, p), bb = _mm256_sub_ps(t, s);
+  __m256 err = _mm256_add_ps(_mm256_sub_ps(s, _mm256_sub_ps(t, bb)), _mm256_sub_ps(p, bb));
+  __m256i ut = _mm256_castps_si256(t);
+  __m256i inx = _mm256_castps_si256(_mm256_cmp_ps(err, _mm256_setzero_ps(), _CMP_NEQ_OQ));
+  __m256i opp = _mm256_srai_epi32(_mm256_xor_si256(ut, _mm256_castps_si256(err)), 31);
+  ut = _mm256_or_si256(_mm256_add_epi32(ut, _mm256_and_si256(opp, inx)),
+                       _mm256_and_si256(inx, one));
+  if (mode == M_DN) {
+    /* an exact zero sum: -0 unless both terms are +0 (IEEE 754 6.3) */
+    __m256 z = _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_EQ_OQ);
+    __m256 zs = _mm256_and_ps(_mm256_or_ps(s, p), _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN)));
+    return _mm256_blendv_ps(_mm256_castsi256_ps(ut), zs, z);
+  }
+  return _mm256_castsi256_ps(ut);
+}
+
+/* a product rounded to prod (finite: no NaN test for bf16) */
+LOWP_RA_TGT AI __m256 ra_prod(__m256 p, const tgt_t *prod) {
+  if (prod->fp16) return ra_f16(p, prod->mode);
+  if (prod->bf16) return ra_bf16(p, prod->mode);
+  return ra_round(p, prod, prod->mode);
+}
+
+/* s[r JB + j] for the rows and the panel's columns, k from l0 to l0 + kw
+   (the loops of LOWP_ROFMA_LOOP); MODE acc's mode, FMT 1 fp16 / 2 bf16 /
+   0 another acc, PK the products, FIG one rounding to nearest (fig_holds) */
+LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, size_t k,
+                            const float *panel, size_t l0, size_t kw, const tgt_t *acc,
+                            const tgt_t *prod, const int MODE, const int FMT, const int PK,
+                            const int FIG) {
+  size_t l, r, j;
+  for (l = 0; l < kw; l++) {
+    const float *bl = panel + l * JB;
+    for (r = 0; r < rows; r++) {
+      const __m256 va = _mm256_set1_ps((float)a[(i + r) * k + l0 + l]);
+      float *sr = s + r * JB;
+      for (j = 0; j < JB; j += 8) {
+        __m256 vs = _mm256_loadu_ps(sr + j), p = _mm256_mul_ps(va, _mm256_loadu_ps(bl + j)), x;
+        if (PK == RP_F16NE) p = ra_f16(p, M_NE);
+        else if (PK == RP_BF16NE) p = ra_bf16(p, M_NE);
+        else if (PK == RP_ANY) p = ra_prod(p, prod);
+        x = FIG ? _mm256_add_ps(p, vs) : ra_odd(vs, p, MODE);
+        if (FMT == 1) vs = ra_f16(x, MODE);
+        else if (FMT == 2) vs = ra_bf16(x, MODE);
+        else vs = ra_round(x, acc, MODE);
+        _mm256_storeu_ps(sr + j, vs);
+      }
+    }
+  }
+}
+
+/* the loops with compile-time constants: products by PK_ (the directed
+   modes: exact or any), accumulators by fmt */
+#define LOWP_RA_PK(MODE, FMT, FIG)                                               \
+  switch ((MODE) != M_NE && pk != RP_EX ? RP_ANY : pk) {                         \
+  case RP_EX: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_EX, 0); break; \
+  case RP_F16NE: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_F16NE, FIG); break; \
+  case RP_BF16NE: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_BF16NE, FIG); break; \
+  default: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_ANY, FIG); break; \
+  }
+#define LOWP_RA_FMT(MODE, FIG)                                                   \
+  switch (fmt) {                                                                 \
+  case 1: LOWP_RA_PK(MODE, 1, FIG) break;                                        \
+  case 2: LOWP_RA_PK(MODE, 2, FIG) break;                                        \
+  default: LOWP_RA_PK(MODE, 0, FIG) break;                                       \
+  }
+LOWP_RA_TGT static void ro32_avx2(float *s, const double *a, size_t i, size_t rows, size_t k,
+                                  const float *panel, size_t l0, size_t kw, const tgt_t *acc,
+                                  const tgt_t *prod, int rp) {
+  const int fmt = acc->fp16 ? 1 : acc->bf16 ? 2 : 0;
+  const int pk = !rp                                ? RP_EX
+                 : prod->mode == M_NE && prod->fp16 ? RP_F16NE
+                 : prod->mode == M_NE && prod->bf16 ? RP_BF16NE
+                                                    : RP_ANY;
+  switch (acc->mode) {
+  case M_TZ: LOWP_RA_FMT(M_TZ, 0) break;
+  case M_UP: LOWP_RA_FMT(M_UP, 0) break;
+  case M_DN: LOWP_RA_FMT(M_DN, 0) break;
+  default:
+    if (rp && fig_holds(acc, prod, 24, -126)) LOWP_RA_FMT(M_NE, 1)
+    else LOWP_RA_FMT(M_NE, 0)
+    break;
+  }
+}
+#undef LOWP_RA_FMT
+#undef LOWP_RA_PK
+#undef LOWP_F16X
+#undef LOWP_RA_TGT
 #endif
 
 /* --------------------------------------------------------------- kernels */
 
 /* Kinds as compile-time constants of the inlined loops. */
 enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP, K_RF, K_RFRP, K_DIR32, K_DIR32RP,
-       K_RFM, K_RFMRP };
+       K_RFM, K_RFMRP, K_RFA, K_RFARP };
 
 /* rows [i0, i1) x columns [j0, j0 + jw) for k in [l0, l0 + kw), the panel
    of B packed as kw x jw (doubles, or floats for the fp32 kernels) */
@@ -383,7 +565,8 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
      which keeps them out of registers and the loop from vectorising */
   const tgt_t acc = jb->acc, prod = jb->prod;
   const int ro = kind == K_RO || kind == K_RORP;
-  const int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RFM || kind == K_RFMRP;
+  const int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RFM || kind == K_RFMRP ||
+                  kind == K_RFA || kind == K_RFARP;
   const int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP || blk;
   /* rounded products inside acc, rne: FIG's one rounding in binary32 / 64 */
   const int fig32 = kind == K_RFRP && fig_holds(&acc, &prod, 24, -126);
@@ -403,7 +586,7 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
            finite); the output is canon()'s NaN whatever its sign */
         sf[r][j] = (float)canon(sd[r][j]);
       }
-    /* (the blk kinds run the whole block in an AVX-512 function below) */
+    /* (the blk kinds run the whole block in an AVX-512 or AVX2 function below) */
     for (l = 0; l < (blk ? 0 : kw); l++)
       for (r = 0; r < rows; r++) {
         double av = jb->a[(i + r) * jb->k + l0 + l];
@@ -465,6 +648,10 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
         rofma_avx512(s0, jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, pk, acc.mode);
     }
 #endif
+#ifdef LOWP_ACC_RA32
+    if (kind == K_RFA || kind == K_RFARP)
+      ro32_avx2(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, kind == K_RFARP);
+#endif
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
         double v = f32 ? (double)sf[r][j] : sd[r][j];
@@ -477,7 +664,8 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
 AI void task(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t jw,
              int kind, int mode) {
   size_t l0, l, j;
-  int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RFM || kind == K_RFMRP;
+  int blk = kind == K_DIR32 || kind == K_DIR32RP || kind == K_RFM || kind == K_RFMRP ||
+            kind == K_RFA || kind == K_RFARP;
   int f32 = kind == K_FMA32 || kind == K_ADD32 || kind == K_RF || kind == K_RFRP || blk;
   size_t ld = (kind == K_RF || kind == K_RFRP || blk) ? JB : jw; /* padded rows */
   for (l0 = 0; l0 < jb->k; l0 += KB) {
@@ -509,6 +697,8 @@ AI void task_kinds(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0
   case K_DIR32RP: task(jb, panel, i0, i1, j0, jw, K_DIR32RP, M_NE); break;
   case K_RFM: task(jb, panel, i0, i1, j0, jw, K_RFM, M_NE); break;
   case K_RFMRP: task(jb, panel, i0, i1, j0, jw, K_RFMRP, M_NE); break;
+  case K_RFA: task(jb, panel, i0, i1, j0, jw, K_RFA, M_NE); break;
+  case K_RFARP: task(jb, panel, i0, i1, j0, jw, K_RFARP, M_NE); break;
   default: {
     int rp = kind == K_RORP || kind == K_RFRP, rf = kind == K_RF || kind == K_RFRP;
 #define LOWP_RO_CASE(MODE)                                                     \
@@ -567,6 +757,15 @@ static void run_isa(int isa, const job_t *jb, void *panel, size_t i0, size_t i1,
 static int ro16_built(void) {
 #ifdef LOWP_ACC_RO16
   return 1;
+#else
+  return 0;
+#endif
+}
+
+/* whether the AVX2 RO32 kernel is compiled in (x86) and this CPU has F16C */
+static int ra32_runs(void) {
+#ifdef LOWP_ACC_RA32
+  return lowp_cpu_has_f16c();
 #else
   return 0;
 #endif
@@ -715,6 +914,8 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
        : kind == LOWP_ACCFAST_FMA32 ? (cfg->prod ? K_ADD32 : K_FMA32)
        : kind == LOWP_ACCFAST_RO32 && use == ISA_AVX512 && ro16_built()
            ? (cfg->prod ? K_RFMRP : K_RFM)
+       : kind == LOWP_ACCFAST_RO32 && use == ISA_AVX2 && ra32_runs()
+           ? (cfg->prod ? K_RFARP : K_RFA)
        : kind == LOWP_ACCFAST_RO32 ? (cfg->prod ? K_RFRP : K_RF)
        : (cfg->prod ? K_RORP : K_RO);
   jb.nb8 = kk == K_RFMRP && jb.prod.bf16 && narrow8(a, m * k) && narrow8(b, k * n);

@@ -21,7 +21,9 @@ typedef enum {
                               rounding comes from two fused multiply-adds rounded down
                               and up, or one rounding in the mode suffices (directed
                               modes; rne with products rounded inside acc, p <= 11),
-                              and fp16 is rounded by vcvtps2ph */
+                              and fp16 is rounded by vcvtps2ph; on AVX2 (with F16C)
+                              8 lanes of intrinsics, the sum rounded to odd from
+                              TwoSum, fp16 by vcvtps2ph, bf16 on the bits */
 } lowp_accfast_kind_t;
 
 /**

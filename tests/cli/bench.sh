@@ -78,6 +78,21 @@ grep -q "^fp32 in, fp32 acc (fma), normal  *fma32 " "$T/gm" && ok || bad "bench 
 "$LOWP" bench gemm --n 16 --reps 1 --tables acc,tc >"$T/go" 2>"$T/err" && ! grep -q '^summation order' "$T/go" &&
   grep -q '^tensor-core model' "$T/go" && ok || bad "bench gemm --tables acc,tc: $(cat "$T/go")"
 expect_exit2 "gemm --tables unknown" "unknown table 'bogus'" "$LOWP" bench gemm --tables acc,bogus
+# --isa picks the fast paths' copy; an unknown one, or one this CPU cannot run, is bad usage
+expect_exit2 "gemm --isa unknown" "unknown instruction set 'avx9'" "$LOWP" bench gemm --isa avx9
+rank() { case $1 in avx512) echo 2 ;; avx2) echo 1 ;; *) echo 0 ;; esac; }
+best=$(sed -n 's/^lowp bench gemm: .*, isa \([a-z0-9]*\);.*/\1/p' "$T/gm") # the default: the widest
+[ -n "$best" ] && ok || bad "bench gemm: the header does not name the isa: $(head -1 "$T/gm")"
+for isa in generic avx2 avx512; do
+  if [ "$(rank $isa)" -le "$(rank "$best")" ]; then
+    "$LOWP" bench gemm --n 19 --reps 1 --rows 19 --tables acc --isa=$isa >"$T/gi" 2>"$T/err" &&
+      grep -q ", isa $isa;" "$T/gi" && [ "$(grep -c ' ok$' "$T/gi")" -eq 11 ] && ok ||
+      bad "bench gemm --isa $isa: $(cat "$T/gi" "$T/err")"
+  else
+    expect_exit2 "gemm --isa $isa on a CPU without it" "this CPU runs at most $best" \
+      "$LOWP" bench gemm --isa $isa
+  fi
+done
 
 echo "cli_bench: $pass passed, $fail failed"
 [ $fail -eq 0 ]
