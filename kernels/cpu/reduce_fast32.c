@@ -79,6 +79,7 @@ typedef struct {
   size_t k, rows;     /* rows of A the pairwise tree runs at once (<= RB) */
   const float *panel; /* k x OW32: columns j0 .. j0 + OW32 of B (zeros past n) */
   const double *pd;   /* the same in binary64 (FMA32 without rp), else NULL */
+  const double *ad;   /* with pd: arow in binary64 (broadcast from memory), else NULL */
   tgt_t acc;
   int fmt, rp; /* rp: fma = 0, products rounded to acc first */
   lowp_acc_order_t order;
@@ -261,11 +262,11 @@ T5 AI __m512 m_addt(__m512 x, const nctx_t *c, size_t l, size_t jv, KP) {
    s = a_{l+1} b_{l+1} (two: exact in binary64) or +0 (lone) */
 T5 AI __m512 m_dir64(const nctx_t *c, size_t l, size_t jv, int mode, int lone) {
   const double *b0 = c->pd + l * OW32 + jv * VWF, *b1 = b0 + OW32;
-  const __m512d a0 = _mm512_set1_pd(c->arow[l]);
+  const __m512d a0 = _mm512_set1_pd(c->ad[l]);
   __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
   __m256 lo, hi;
   if (!lone) {
-    const __m512d a1 = _mm512_set1_pd(c->arow[l + 1]);
+    const __m512d a1 = _mm512_set1_pd(c->ad[l + 1]);
     s0 = _mm512_mul_pd(a1, _mm512_loadu_pd(b1));
     s1 = _mm512_mul_pd(a1, _mm512_loadu_pd(b1 + 8));
   }
@@ -355,17 +356,18 @@ int lowp_order_fast32_ok(lowp_accfast_kind_t kind, const lowp_accum_t *acc, int 
 /* The buffers of one thread: the panels and a row of A. */
 typedef struct {
   float *panel, *arow;
-  double *pd;
+  double *pd, *ad;
 } bufs_t;
 
 static int bufs_alloc(bufs_t *w, size_t k, int wide) {
   w->panel = aligned_alloc(64, k * OW32 * sizeof(float));
   w->arow = malloc(RB * k * sizeof(float));
   w->pd = wide ? aligned_alloc(64, k * OW32 * sizeof(double)) : NULL;
-  return w->panel && w->arow && (w->pd || !wide);
+  w->ad = wide ? malloc(RB * k * sizeof(double)) : NULL;
+  return w->panel && w->arow && ((w->pd && w->ad) || !wide);
 }
 
-static void bufs_free(bufs_t *w) { free(w->panel), free(w->arow), free(w->pd); }
+static void bufs_free(bufs_t *w) { free(w->panel), free(w->arow), free(w->pd), free(w->ad); }
 
 /* one task: rows [i0, i1), columns j0 .. j0 + jw; RB rows of A at a time
    (the pairwise leaves reuse the panel's rows from L1) */
@@ -380,11 +382,13 @@ static void task(double *c, const double *a, const double *b, size_t n, size_t k
   for (l = 0; w->pd && l < k * OW32; l++) w->pd[l] = w->panel[l];
   nc.panel = w->panel;
   nc.pd = w->pd;
+  nc.ad = w->ad;
   nc.arow = w->arow;
   nc.k = k;
   for (i = i0; i < i1; i += nc.rows) {
     nc.rows = i1 - i < RB ? i1 - i : RB;
     for (l = 0; l < nc.rows * k; l++) w->arow[l] = (float)a[i * k + l];
+    for (l = 0; w->ad && l < nc.rows * k; l++) w->ad[l] = w->arow[l];
     row_copy(copy, out, &nc, k);
     for (r = 0; r < nc.rows; r++)
       for (j = 0; j < jw; j++) c[(i + r) * n + j0 + j] = canon((double)out[r * OW32 + j]);
