@@ -47,8 +47,11 @@
  * tree's shape depends only on k), the additions above them on OW32 lanes
  * in memory; recursive, blocked and splitk step LOWP_N32_NVB vectors of a
  * row together (independent chains: all NV on AVX-512, 2 elsewhere).
- * The pairwise tree runs RB rows of A at once, so that each leaf's rows of
- * the panel come from L1 after the first row. Tasks of (column block, row
+ * The pairwise tree runs RB_RO rows of A at once (RB for FMA32), so that
+ * each leaf's rows of the panel come from L1 after the first row: FMA32's
+ * binary64 panel (k x OW32 x 8 bytes, 1 MiB at k = 1024) streams from L2
+ * once per group of rows, and 16 rows rather than 4 took the fp32 rtz
+ * pairwise order from 0.082 to 0.075 ns per multiply-add (docs/orders-fast.md). Tasks of (column block, row
  * group), buffers once per thread. Compiled per
  * instruction set and chosen at run time: the vector-extension steps (v_)
  * in a baseline and an AVX2 copy, the AVX-512 intrinsics (m_) in a third;
@@ -67,7 +70,7 @@
 
 #include "cpu/acc_steps.h"
 
-enum { OW32 = 128, NV = OW32 / VWF, IRO32 = 256, RB = 4 };
+enum { OW32 = 128, NV = OW32 / VWF, IRO32 = 256, RB = 16, RB_RO = 4 };
 
 /* how the last rounding goes: fround_to, bf16 on the bits, fp16 by
    vcvtps2ph, or fp32 in a directed mode (FMA32) */
@@ -369,13 +372,13 @@ static int bufs_alloc(bufs_t *w, size_t k, int wide) {
 
 static void bufs_free(bufs_t *w) { free(w->panel), free(w->arow), free(w->pd), free(w->ad); }
 
-/* one task: rows [i0, i1), columns j0 .. j0 + jw; RB rows of A at a time
-   (the pairwise leaves reuse the panel's rows from L1) */
+/* one task: rows [i0, i1), columns j0 .. j0 + jw; RB (FMA32) or RB_RO rows
+   of A at a time (the pairwise leaves reuse the panel's rows from L1) */
 static void task(double *c, const double *a, const double *b, size_t n, size_t k,
                  const nctx_t *proto, const bufs_t *w, int copy, size_t i0, size_t i1,
                  size_t j0, size_t jw) {
   float out[RB * OW32] __attribute__((aligned(64)));
-  size_t i, l, j, r;
+  size_t i, l, j, r, rb = proto->fmt == F_DIR ? RB : RB_RO;
   nctx_t nc = *proto;
   for (l = 0; l < k; l++)
     for (j = 0; j < OW32; j++) w->panel[l * OW32 + j] = j < jw ? (float)b[l * n + j0 + j] : 0.0f;
@@ -386,7 +389,7 @@ static void task(double *c, const double *a, const double *b, size_t n, size_t k
   nc.arow = w->arow;
   nc.k = k;
   for (i = i0; i < i1; i += nc.rows) {
-    nc.rows = i1 - i < RB ? i1 - i : RB;
+    nc.rows = i1 - i < rb ? i1 - i : rb;
     for (l = 0; l < nc.rows * k; l++) w->arow[l] = (float)a[i * k + l];
     for (l = 0; w->ad && l < nc.rows * k; l++) w->ad[l] = w->arow[l];
     row_copy(copy, out, &nc, k);
