@@ -307,6 +307,9 @@ static void run_pass(int pass) {
           /* several tasks (blocks of 256 rows, 256 fp32 or 32 fp64 columns)
              for the threads to share */
           if (tile) check_case(&ac, 261, 260, 17, (data_t){1, 0}, f == 0 ? 32 : 64, 2);
+          /* fp32 directed (reduce_fast32.c): groups of 16 rows, a full one
+             and a shorter one after it */
+          if (f == 0 && r) check_case(&ac, 21, 37, 33, (data_t){0, 0}, 3264, 2);
         }
 }
 

@@ -47,8 +47,11 @@
  * tree's shape depends only on k), the additions above them on OW32 lanes
  * in memory; recursive, blocked and splitk step LOWP_N32_NVB vectors of a
  * row together (independent chains: all NV on AVX-512, 2 elsewhere).
- * The pairwise tree runs RB rows of A at once, so that each leaf's rows of
- * the panel come from L1 after the first row. Tasks of (column block, row
+ * The pairwise tree runs RB_RO rows of A at once (RB for FMA32), so that
+ * each leaf's rows of the panel come from L1 after the first row: FMA32's
+ * binary64 panel (k x OW32 x 8 bytes, 1 MiB at k = 1024) streams from L2
+ * once per group of rows, and 16 rows rather than 4 took the fp32 rtz
+ * pairwise order from 0.082 to 0.075 ns per multiply-add (docs/orders-fast.md). Tasks of (column block, row
  * group), buffers once per thread. Compiled per
  * instruction set and chosen at run time: the vector-extension steps (v_)
  * in a baseline and an AVX2 copy, the AVX-512 intrinsics (m_) in a third;
@@ -67,7 +70,7 @@
 
 #include "cpu/acc_steps.h"
 
-enum { OW32 = 128, NV = OW32 / VWF, IRO32 = 256, RB = 4 };
+enum { OW32 = 128, NV = OW32 / VWF, IRO32 = 256, RB = 16, RB_RO = 4 };
 
 /* how the last rounding goes: fround_to, bf16 on the bits, fp16 by
    vcvtps2ph, or fp32 in a directed mode (FMA32) */
@@ -79,6 +82,7 @@ typedef struct {
   size_t k, rows;     /* rows of A the pairwise tree runs at once (<= RB) */
   const float *panel; /* k x OW32: columns j0 .. j0 + OW32 of B (zeros past n) */
   const double *pd;   /* the same in binary64 (FMA32 without rp), else NULL */
+  const double *ad;   /* with pd: arow in binary64 (broadcast from memory), else NULL */
   tgt_t acc;
   int fmt, rp; /* rp: fma = 0, products rounded to acc first */
   lowp_acc_order_t order;
@@ -261,11 +265,11 @@ T5 AI __m512 m_addt(__m512 x, const nctx_t *c, size_t l, size_t jv, KP) {
    s = a_{l+1} b_{l+1} (two: exact in binary64) or +0 (lone) */
 T5 AI __m512 m_dir64(const nctx_t *c, size_t l, size_t jv, int mode, int lone) {
   const double *b0 = c->pd + l * OW32 + jv * VWF, *b1 = b0 + OW32;
-  const __m512d a0 = _mm512_set1_pd(c->arow[l]);
+  const __m512d a0 = _mm512_set1_pd(c->ad[l]);
   __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
   __m256 lo, hi;
   if (!lone) {
-    const __m512d a1 = _mm512_set1_pd(c->arow[l + 1]);
+    const __m512d a1 = _mm512_set1_pd(c->ad[l + 1]);
     s0 = _mm512_mul_pd(a1, _mm512_loadu_pd(b1));
     s1 = _mm512_mul_pd(a1, _mm512_loadu_pd(b1 + 8));
   }
@@ -355,36 +359,39 @@ int lowp_order_fast32_ok(lowp_accfast_kind_t kind, const lowp_accum_t *acc, int 
 /* The buffers of one thread: the panels and a row of A. */
 typedef struct {
   float *panel, *arow;
-  double *pd;
+  double *pd, *ad;
 } bufs_t;
 
 static int bufs_alloc(bufs_t *w, size_t k, int wide) {
   w->panel = aligned_alloc(64, k * OW32 * sizeof(float));
   w->arow = malloc(RB * k * sizeof(float));
   w->pd = wide ? aligned_alloc(64, k * OW32 * sizeof(double)) : NULL;
-  return w->panel && w->arow && (w->pd || !wide);
+  w->ad = wide ? malloc(RB * k * sizeof(double)) : NULL;
+  return w->panel && w->arow && ((w->pd && w->ad) || !wide);
 }
 
-static void bufs_free(bufs_t *w) { free(w->panel), free(w->arow), free(w->pd); }
+static void bufs_free(bufs_t *w) { free(w->panel), free(w->arow), free(w->pd), free(w->ad); }
 
-/* one task: rows [i0, i1), columns j0 .. j0 + jw; RB rows of A at a time
-   (the pairwise leaves reuse the panel's rows from L1) */
+/* one task: rows [i0, i1), columns j0 .. j0 + jw; RB (FMA32) or RB_RO rows
+   of A at a time (the pairwise leaves reuse the panel's rows from L1) */
 static void task(double *c, const double *a, const double *b, size_t n, size_t k,
                  const nctx_t *proto, const bufs_t *w, int copy, size_t i0, size_t i1,
                  size_t j0, size_t jw) {
   float out[RB * OW32] __attribute__((aligned(64)));
-  size_t i, l, j, r;
+  size_t i, l, j, r, rb = proto->fmt == F_DIR ? RB : RB_RO;
   nctx_t nc = *proto;
   for (l = 0; l < k; l++)
     for (j = 0; j < OW32; j++) w->panel[l * OW32 + j] = j < jw ? (float)b[l * n + j0 + j] : 0.0f;
   for (l = 0; w->pd && l < k * OW32; l++) w->pd[l] = w->panel[l];
   nc.panel = w->panel;
   nc.pd = w->pd;
+  nc.ad = w->ad;
   nc.arow = w->arow;
   nc.k = k;
   for (i = i0; i < i1; i += nc.rows) {
-    nc.rows = i1 - i < RB ? i1 - i : RB;
+    nc.rows = i1 - i < rb ? i1 - i : rb;
     for (l = 0; l < nc.rows * k; l++) w->arow[l] = (float)a[i * k + l];
+    for (l = 0; w->ad && l < nc.rows * k; l++) w->ad[l] = w->arow[l];
     row_copy(copy, out, &nc, k);
     for (r = 0; r < nc.rows; r++)
       for (j = 0; j < jw; j++) c[(i + r) * n + j0 + j] = canon((double)out[r * OW32 + j]);

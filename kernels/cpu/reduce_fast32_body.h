@@ -39,6 +39,7 @@ ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
     const nctx_t *c = &cr;
     float *out = out0 + ri * OW32;
     cr.arow = c0->arow + ri * c0->k;
+    if (c0->ad) cr.ad = c0->ad + ri * c0->k;
 #define LOWP_LEAF(EXPR)                                                            \
   for (jv = 0; jv < NV; jv++) {                                                    \
     V r = EXPR;                                                                    \
@@ -151,6 +152,7 @@ ATTR static void FN(row_)(float *out, const nctx_t *c, size_t k) {
   for (ri = 0; ri < c->rows; ri++) {
     nctx_t cr = *c;
     cr.arow = c->arow + ri * c->k;
+    if (c->ad) cr.ad = c->ad + ri * c->k;
     FN(blocksd_)(out + ri * OW32, &cr, k, w ? w : 1);
   }
 }
