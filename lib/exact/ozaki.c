@@ -703,26 +703,21 @@ static void oz_collect(oz_t *z, int ta, int tb, const lowp__csr_t *only) {
   }
 }
 
+/* the nonzeros of x[0 .. len) */
+static size_t count_nonzero(const double *x, size_t len) {
+  size_t q = 0;
+  long long i;
+#pragma omp parallel for schedule(static) reduction(+ : q) if (len > PAR_MIN)
+  for (i = 0; i < (long long)len; i++) q += x[i] != 0.0;
+  return q;
+}
+
 /* the nonzeros of every slice of A and B */
 static void oz_count(oz_t *z) {
   size_t la = z->ma * z->k, lb = z->nbc * z->k;
   int t;
-  for (t = 0; t < z->nA; t++) {
-    const double *x = z->As + (size_t)t * la;
-    size_t q = 0;
-    long long i;
-#pragma omp parallel for schedule(static) reduction(+ : q) if (la > PAR_MIN)
-    for (i = 0; i < (long long)la; i++) q += x[i] != 0.0;
-    z->nzA[t] = q;
-  }
-  for (t = 0; t < z->nB; t++) {
-    const double *x = z->Bs + (size_t)t * lb;
-    size_t q = 0;
-    long long i;
-#pragma omp parallel for schedule(static) reduction(+ : q) if (lb > PAR_MIN)
-    for (i = 0; i < (long long)lb; i++) q += x[i] != 0.0;
-    z->nzB[t] = q;
-  }
+  for (t = 0; t < z->nA; t++) z->nzA[t] = count_nonzero(z->As + (size_t)t * la, la);
+  for (t = 0; t < z->nB; t++) z->nzB[t] = count_nonzero(z->Bs + (size_t)t * lb, lb);
 }
 
 /* how to multiply slices ta, tb: 0 a DGEMM, 1 from A_ta's nonzeros, 2 from
