@@ -31,6 +31,7 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "io/atomic.h"
+#include "io/spawn.h"
 #include "output.h"
 #include "par.h"
 #include "status.h"
@@ -284,6 +285,15 @@ static int publish(const opts_t *o, const lowp_spec_t *spec, const lowp_chk_base
         lowp_chk_abort_all();
         fprintf(stderr, "lowp check: cannot write the standard output (a full disk or a closed "
                 "file?): no output file written\n");
+        st = -1;
+      }
+      /* nothing a kernel started may outlive the run and write over what
+         is published: every such process is ended first, and the files
+         are renamed into place only once none is left (io/spawn.h) */
+      if (st == 0 && !interrupted && !lowp_spawn_contained()) {
+        lowp_chk_abort_all();
+        fprintf(stderr, "lowp check: processes a plugin kernel started could not be ended: no "
+                "output file written\n");
         st = -1;
       }
       /* together or not at all (io/atomic.h) */

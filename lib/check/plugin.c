@@ -245,6 +245,10 @@ static void child_fault(const lowp_child_t *c, char *msg, size_t len, double lim
   case LOWP_CHILD_TIMEOUT: snprintf(msg, len, "did not finish in %g s (killed", lim); break;
   case LOWP_CHILD_EXIT_CALLED: snprintf(msg, len, "exited with status %d (it called exit)", c->code); break;
   case LOWP_CHILD_EXITED: snprintf(msg, len, "exited with status %d (it called _exit)", c->code); break;
+  case LOWP_CHILD_STOPPED:
+    snprintf(msg, len, "stopped itself (%s; killed at once, not left to the time limit)",
+             sig_text(c->code, b, sizeof b));
+    break;
   default: {
     int sig = c->code;
     int crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT ||

@@ -9,7 +9,7 @@
  * functions (the caller may have threads).
  */
 
-#define _GNU_SOURCE /* prctl's PR_SET_PDEATHSIG, pipe2, execvp, waitid, on_exit, close_range */
+#define _GNU_SOURCE /* prctl, pipe2, execvp, waitid, on_exit, close_range, unshare */
 
 #include "io/spawn.h"
 
@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -131,18 +133,51 @@ int lowp_spawn(int *status, char *const argv[], const char *dir, const char *log
   return LOWP_OK;
 }
 
+static void put_num(char *p, long v) { /* decimal, NUL-terminated */
+  char t[24];
+  int k = 0;
+  do t[k++] = (char)('0' + v % 10); while ((v /= 10) > 0);
+  while (k) *p++ = t[--k];
+  *p = '\0';
+}
+
 /* -------------------------------------------- untrusted code in a child */
 
-/* The page the child of lowp_spawn_fn shares with lowp: how it ended. */
+/*
+ * Containment (issue 30), independent of how the untrusted code arranges
+ * its processes (sessions, groups, depth). lowp is a subreaper: whatever a
+ * call leaves behind becomes lowp's child when its parent dies, and
+ * lowp_spawn_end_orphans stops (SIGSTOP) every descendant it finds before
+ * reading its children, kills them all, reaps lowp's, and repeats until
+ * lowp has no child left but its own. No child means no descendant: the
+ * proof of emptiness the publication waits for (lowp_spawn_contained).
+ * This is the default: the worker's pids stay the system's (CUDA MPS and
+ * profilers know processes by pid; a kernel's logs name real pids).
+ * With LOWP_CONTAIN=pidns the call also runs in a PID namespace of its own
+ * (unshare CLONE_NEWPID as root, else inside a new user namespace mapping
+ * this user to itself; the walk alone where neither is allowed):
+ *   lowp -> C (the call's process) -> N (the namespace's init) -> W (fn)
+ * When N exits the kernel kills every process of the namespace, and N's
+ * exit completes only once none is left (pid_namespaces(7)); C waits for
+ * N. N waits for W with WUNTRACED; without a namespace C is the worker and
+ * lowp watches it the same way: a worker that stops itself (SIGSTOP,
+ * SIGTSTP) is killed and reported at once, not left to the time limit.
+ */
+
+/* The page a call's processes share with lowp: how the worker ended. */
 typedef struct {
   volatile int returned;    /* fn returned */
   volatile int exit_called; /* exit()/quick_exit() ran the guard */
   volatile int exit_code;
+  volatile int w_done;      /* the supervisor saw the worker end: w_status holds how */
+  volatile int w_status;    /* its wait status */
+  volatile int w_stopped;   /* it stopped (signal number): the supervisor killed it */
+  volatile int ns;          /* the worker ran in a PID namespace of its own */
 } fn_state_t;
 
-static fn_state_t *lowp__g_fn_state; /* in the child only */
+static fn_state_t *lowp__g_fn_state; /* in the worker only */
 
-/* Registered last in the child, so run first by exit(): no handler of
+/* Registered last in the worker, so run first by exit(): no handler of
    lowp's or of its libraries (MPI_Finalize, OpenMP, sanitizers) runs. */
 static void exit_guard(int status, void *arg) {
   fn_state_t *st = arg;
@@ -161,9 +196,9 @@ static void quick_exit_guard(void) {
   _exit(0);
 }
 
-/* The child's setup: own group, default signals, no inherited descriptors
-   but the pipe (as stdout and stderr), the exit guards. */
-static void fn_child(int out_fd, pid_t parent, fn_state_t *st) {
+/* The call's process: own group, default signals, no inherited descriptors
+   but the pipe (as stdout and stderr). */
+static void fn_child(int out_fd, pid_t parent) {
   struct sigaction dfl;
   sigset_t none;
   int sig, fd;
@@ -184,9 +219,111 @@ static void fn_child(int out_fd, pid_t parent, fn_state_t *st) {
   fd = open("/dev/null", O_RDONLY);
   if (fd < 0 || dup2(fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0) _exit(127);
   close_range(3, ~0U, 0);
+}
+
+#ifdef __linux__
+static int write_text(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+  if (fd < 0) return -1;
+  ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+  close(fd);
+  return ok ? 0 : -1;
+}
+
+/* "ID ID 1\n": this id mapped to itself */
+static void id_map(char *out, long id) {
+  size_t n;
+  put_num(out, id);
+  n = strlen(out);
+  out[n] = ' ';
+  put_num(out + n + 1, id);
+  n = strlen(out);
+  memcpy(out + n, " 1\n", 4);
+}
+#endif
+
+/* Make this process's next child the init of a new PID namespace: as root
+   (CAP_SYS_ADMIN), else inside a new user namespace where this user is
+   itself (its files, its devices). 1 if done. */
+static int new_pid_ns(void) {
+#ifdef __linux__
+  char map[64];
+  long uid = (long)geteuid(), gid = (long)getegid();
+  if (unshare(CLONE_NEWPID) == 0) return 1;
+  if (unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) return 0;
+  id_map(map, uid);
+  if (write_text("/proc/self/uid_map", map) != 0) return 1; /* contained all the same */
+  (void)write_text("/proc/self/setgroups", "deny");
+  id_map(map, gid);
+  (void)write_text("/proc/self/gid_map", map);
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+/* The worker: the exit guards, then fn; _exit(0) when it returns. */
+static void run_fn(void (*fn)(void *arg), void *arg, fn_state_t *st) {
   lowp__g_fn_state = st;
   on_exit(exit_guard, st);
   at_quick_exit(quick_exit_guard);
+  fn(arg);
+  fflush(stdout);
+  fflush(stderr);
+  st->returned = 1;
+  _exit(0);
+}
+
+/* The init of a PID namespace: start the worker and wait for it; record
+   how it ended; _exit (and so end the namespace). A worker that stops is
+   killed (it would wait out the time limit). */
+static void supervise(void (*fn)(void *arg), void *arg, fn_state_t *st) {
+  pid_t w = fork();
+  if (w < 0) _exit(127);
+  if (w == 0) {
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+    run_fn(fn, arg, st);
+  }
+  for (;;) {
+    int ws = 0;
+    pid_t r = waitpid(w, &ws, WUNTRACED);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      _exit(127);
+    }
+    if (WIFSTOPPED(ws)) {
+      if (!st->w_stopped) st->w_stopped = WSTOPSIG(ws);
+      kill(w, SIGKILL);
+      continue;
+    }
+    st->w_status = ws;
+    st->w_done = 1;
+    _exit(0);
+  }
+}
+
+/* The call's process (C): in a PID namespace, the worker is a grandchild
+   (its init between, see above); else C is the worker itself, and lowp
+   sees it stop (fn_wait). */
+static void call_process(void (*fn)(void *arg), void *arg, int out_fd, pid_t parent, fn_state_t *st,
+                         int want_ns) {
+  fn_child(out_fd, parent);
+  if (want_ns && new_pid_ns()) {
+    pid_t init = fork();
+    if (init < 0) _exit(127);
+    if (init == 0) {
+#ifdef __linux__
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+      st->ns = 1;
+      supervise(fn, arg, st);
+    }
+    while (waitpid(init, NULL, 0) < 0 && errno == EINTR) {}
+    _exit(0);
+  }
+  run_fn(fn, arg, st);
 }
 
 static double mono_now(void) {
@@ -223,7 +360,8 @@ static int drain(int fd, lowp_child_t *r, size_t *len) {
   }
 }
 
-/* wait for the child (draining its output) until it ends or the limit */
+/* wait for the call's process (draining its output) until it ends, stops
+   (something of the call stopped it: killed, reported) or the limit */
 static int fn_wait(lowp_child_t *r, pid_t pid, int fd, double timeout, siginfo_t *info) {
   double t0 = mono_now();
   size_t len = 0;
@@ -232,12 +370,19 @@ static int fn_wait(lowp_child_t *r, pid_t pid, int fd, double timeout, siginfo_t
     struct pollfd pf;
     int ms = 50;
     memset(info, 0, sizeof *info);
-    if (waitid(P_PID, (id_t)pid, info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno != EINTR) {
+    if (waitid(P_PID, (id_t)pid, info, WEXITED | WSTOPPED | WNOHANG | WNOWAIT) != 0 && errno != EINTR) {
       r->tail[len] = '\0';
       return -1;
     }
+    if (info->si_pid == pid && info->si_code == CLD_STOPPED) {
+      r->how = LOWP_CHILD_STOPPED;
+      r->code = info->si_status;
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      continue;
+    }
     if (info->si_pid == pid) break;
-    if (mono_now() - t0 > timeout) {
+    if (mono_now() - t0 > timeout && r->how != LOWP_CHILD_STOPPED) {
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       r->how = LOWP_CHILD_TIMEOUT;
@@ -282,14 +427,6 @@ static int read_children(const char *path, long *out, int n, int max) {
   return n;
 }
 
-static void put_num(char *p, long v) { /* decimal, NUL-terminated */
-  char t[24];
-  int k = 0;
-  do t[k++] = (char)('0' + v % 10); while ((v /= 10) > 0);
-  while (k) *p++ = t[--k];
-  *p = '\0';
-}
-
 static int list_children(long *out, int max) {
   char path[64];
   long ids[2];
@@ -318,23 +455,67 @@ static int listed(const long *a, int n, long v) {
   return 0;
 }
 
+/* append the children of every thread of process pid to out[n..max) (not
+   those already there); the new n. getdents64 on /proc/PID/task. */
+#define WALK_MAX 4096
+static int add_children_of(long pid, long *out, int n, int max) {
+  char path[80], buf[2048];
+  long got;
+  int fd;
+  memcpy(path, "/proc/", 6);
+  put_num(path + 6, pid);
+  memcpy(path + strlen(path), "/task", 6);
+  fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return n;
+  while ((got = (long)syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+    long off = 0;
+    while (off < got) {
+      struct { unsigned long long ino; long long off; unsigned short reclen; unsigned char type;
+               char name[]; } *d = (void *)(buf + off);
+      char cp[128];
+      long kids[256];
+      int k, nk;
+      off += d->reclen;
+      if (d->name[0] < '0' || d->name[0] > '9') continue;
+      memcpy(cp, path, strlen(path));
+      cp[strlen(path)] = '/';
+      memcpy(cp + strlen(path) + 1, d->name, strnlen(d->name, 24) + 1);
+      memcpy(cp + strlen(cp), "/children", 10);
+      nk = read_children(cp, kids, 0, 256);
+      for (k = 0; k < nk; k++)
+        if (n < max && !listed(out, n, kids[k])) out[n++] = kids[k];
+    }
+  }
+  close(fd);
+  return n;
+}
+
 int lowp_spawn_end_orphans(const long *keep, int nkeep) {
-  long kids[256];
-  int round, ended = 0;
+  long kids[512], found[WALK_MAX];
+  int pass, ended = 0;
   if (lowp__g_nforeign < 0) return 0; /* no plugin child ever ran: nothing to end */
-  /* each killed process's own children land here next: until none is left */
-  for (round = 0; round < 64; round++) {
-    int n = list_children(kids, 256), i, any = 0;
+  /* Each pass: lowp's own children (not kept), then, stopped first so that
+     they cannot start more, everything below them, breadth first; all are
+     killed, lowp's children reaped. What a killed process leaves (its
+     children, zombies) is lowp's at the next pass: until none is left. */
+  for (pass = 0; pass < 100000; pass++) {
+    int n = list_children(kids, 512), i, nf = 0, j;
+    for (i = 0; i < n; i++)
+      if (!listed(keep, nkeep, kids[i]) && !listed(lowp__g_foreign, lowp__g_nforeign, kids[i]))
+        found[nf++] = kids[i];
+    if (nf == 0) return ended;
+    n = nf; /* found[0..n): lowp's, to reap */
+    for (j = 0; j < nf; j++) {
+      kill((pid_t)found[j], SIGSTOP);
+      nf = add_children_of(found[j], found, nf, WALK_MAX);
+    }
+    for (j = 0; j < nf; j++) kill((pid_t)found[j], SIGKILL);
     for (i = 0; i < n; i++) {
-      if (listed(keep, nkeep, kids[i]) || listed(lowp__g_foreign, lowp__g_nforeign, kids[i])) continue;
-      kill((pid_t)kids[i], SIGKILL);
-      while (waitpid((pid_t)kids[i], NULL, 0) < 0 && errno == EINTR) {}
-      any = 1;
+      while (waitpid((pid_t)found[i], NULL, 0) < 0 && errno == EINTR) {}
       ended++;
     }
-    if (!any) break;
   }
-  return ended;
+  return -1;
 }
 
 int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double timeout) {
@@ -345,11 +526,13 @@ int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double time
   fn_state_t *st;
   long before[256];
   int w, nbefore;
+  const char *how = getenv("LOWP_CONTAIN");
+  int want_ns = how && !strcmp(how, "pidns");
   if (!r || !fn || !(timeout > 0)) return LOWP_EINVAL;
   if (lowp__g_nforeign < 0) {
 #ifdef __linux__
-    /* processes the child leaves behind outside its group (setsid, a
-       daemon's double fork) become lowp's when their parents die */
+    /* processes the call leaves behind outside its namespace or group
+       (setsid, a daemon's double fork) become lowp's when their parents die */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 #endif
     lowp__g_nforeign = list_children(lowp__g_foreign, 256);
@@ -366,12 +549,8 @@ int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double time
   pid = fork_blocked(&old);
   if (pid == 0) {
     close(pfd[0]);
-    fn_child(pfd[1], parent, st);
-    fn(arg);
-    fflush(stdout);
-    fflush(stderr);
-    st->returned = 1;
-    _exit(0);
+    call_process(fn, arg, pfd[1], parent, st, want_ns);
+    _exit(127);
   }
   if (pid > 0) {
     setpgid(pid, pid); /* also here: no window where the child is in lowp's group */
@@ -392,9 +571,20 @@ int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double time
   kill(-pid, SIGKILL);
   if (lowp__g_spawn_watch) lowp__g_spawn_watch((long)pid, 0);
   while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
-  lowp_spawn_end_orphans(before, nbefore);
+  if (lowp_spawn_end_orphans(before, nbefore) < 0 && w == 0) w = -1;
+  r->contained = st->ns ? LOWP_CONTAIN_PIDNS : LOWP_CONTAIN_TREE;
   if (w == 0 && r->how != LOWP_CHILD_TIMEOUT) {
-    if (info.si_code == CLD_EXITED) {
+    if (st->w_stopped || r->how == LOWP_CHILD_STOPPED) {
+      r->how = LOWP_CHILD_STOPPED;
+      if (st->w_stopped) r->code = st->w_stopped;
+    } else if (st->w_done && WIFEXITED(st->w_status)) {
+      r->code = WEXITSTATUS(st->w_status);
+      r->how = st->returned ? LOWP_CHILD_RETURNED
+               : st->exit_called ? LOWP_CHILD_EXIT_CALLED : LOWP_CHILD_EXITED;
+    } else if (st->w_done) {
+      r->how = LOWP_CHILD_SIGNALED;
+      r->code = WTERMSIG(st->w_status);
+    } else if (info.si_code == CLD_EXITED) { /* the worker (tree), or the call's process */
       r->code = info.si_status & 0xff;
       r->how = st->returned ? LOWP_CHILD_RETURNED
                : st->exit_called ? LOWP_CHILD_EXIT_CALLED : LOWP_CHILD_EXITED;
@@ -405,6 +595,17 @@ int lowp_spawn_fn(lowp_child_t *r, void (*fn)(void *arg), void *arg, double time
   }
   munmap(st, sizeof *st);
   return w == 0 ? LOWP_OK : LOWP_EIO;
+}
+
+int lowp_spawn_contained(void) {
+  long kids[512];
+  int n, i;
+  if (lowp__g_nforeign < 0) return 1;
+  if (lowp_spawn_end_orphans(NULL, 0) < 0) return 0;
+  n = list_children(kids, 512);
+  for (i = 0; i < n; i++)
+    if (!listed(lowp__g_foreign, lowp__g_nforeign, kids[i])) return 0;
+  return 1;
 }
 
 const char *lowp_signal_name(int sig) {

@@ -4,7 +4,8 @@
 # -424242, die by SIGPIPE or SIGUSR1, flood their output, leave processes behind (after a
 # return, a timeout or Ctrl-C), call exit(0) or quick_exit; libraries whose constructor exits,
 # crashes or hangs, whose table function crashes or whose table holds a bad name pointer;
-# LOWP_PLUGIN_TIMEOUT and the spec's "timeout" strictly parsed. Each fails its own check naming
+# LOWP_PLUGIN_TIMEOUT and the spec's "timeout" strictly parsed; a 200-deep chain of sessions
+# (kernel or constructor) and a kernel that stops itself (issue 30). Each fails its own check naming
 # what the kernel did (the others run, JUnit/JSON written), or, for a library that cannot be
 # loaded, exit 2 with one message and nothing written.
 # Run: bash tests/cli/plugin_misbehave.sh path/to/lowp   (needs a C compiler: cc, or $CC)
@@ -102,6 +103,50 @@ for k in forkhang escapehang; do
   [ $rc -eq 130 ] && ok || bad "SIGINT during plugin kernel $k: exit $rc, want 130"
   sleep 0.3
   alive $k && bad "the child of kernel $k outlived lowp's SIGINT" || ok
+done
+
+# ------------- a chain of 200 processes, each in a new session and the parent of the next,
+# started by a kernel or by its library's constructor (issue 30): none outlives lowp, whatever
+# the containment (the default walk, or LOWP_CONTAIN=pidns), and the published files stay
+# what lowp wrote although every link tries to overwrite them 3 s after it started
+build CHAIN_CTOR -DCHAIN_CTOR
+alive_pid() {
+  local st
+  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+chain_case() { # LABEL LIB KERNEL WANT-PIDS [ENV=VALUE...]
+  local label=$1 lib=$2 kern=$3 want=$4 p left=0 n; shift 4
+  rm -f "$T"/chain.* "$T/ch.xml" "$T/ch.json"
+  spec "$T/ch.spec.json" "$(check "$kern" "$lib")"
+  env "$@" MIS_TARGETS="$T/ch.xml:$T/ch.json" "$LOWP" check "$T/ch.spec.json" --junit "$T/ch.xml" \
+    --json "$T/ch.json" >"$T/o" 2>"$T/e"; local rc=$?
+  [ $rc -eq 0 ] && ok || bad "$label: exit $rc, want 0: $(head -c 600 "$T/o" "$T/e")"
+  n=$(wc -l <"$T/chain.pids" 2>/dev/null || echo 0)
+  [ "$n" -ge "$want" ] && ok || bad "$label: $n links of the chain started, want $want"
+  for p in $(cat "$T/chain.pids" 2>/dev/null); do alive_pid "$p" && left=$((left + 1)); done
+  [ $left -eq 0 ] && ok || bad "$label: $left of $n processes of the chain outlived lowp"
+  cp "$T/ch.xml" "$T/ch.xml.0" && cp "$T/ch.json" "$T/ch.json.0" || bad "$label: nothing published"
+  sleep 4 # longer than the links' sleep: a survivor would have written by now
+  cmp -s "$T/ch.xml" "$T/ch.xml.0" && cmp -s "$T/ch.json" "$T/ch.json.0" &&
+    ! grep -q overwritten "$T/ch.xml" "$T/ch.json" && ok || bad "$label: a published file was overwritten"
+  grep -q "^PASS $kern " "$T/o" && ok || bad "$label: the check did not pass: $(head -c 600 "$T/o")"
+}
+chain_case "a kernel's 200-deep setsid chain" mis chain 200
+chain_case "a kernel's 200-deep setsid chain, LOWP_CONTAIN=pidns" mis chain 200 LOWP_CONTAIN=pidns
+chain_case "a constructor's 200-deep setsid chain" CHAIN_CTOR honest 400
+chain_case "a constructor's 200-deep setsid chain, LOWP_CONTAIN=pidns" CHAIN_CTOR honest 400 LOWP_CONTAIN=pidns
+
+# ---------------- a kernel that stops itself is killed and reported at once (issue 30)
+for mode in tree pidns; do
+  spec "$T/stop.json" "$(check stopme)" "$(check honest)"
+  start=$(date +%s)
+  LOWP_CONTAIN=$mode timeout 120 "$LOWP" check "$T/stop.json" >"$T/o" 2>"$T/e"; rc=$?
+  took=$(( $(date +%s) - start ))
+  [ $rc -eq 1 ] && ok || bad "stopme ($mode): exit $rc, want 1: $(cat "$T/o" "$T/e")"
+  [ $took -lt 30 ] && ok || bad "stopme ($mode): took $took s (the time limit is 600 s)"
+  grep -q "^FAIL stopme .*plugin kernel stopme stopped itself (SIGSTOP; killed at once" "$T/o" && ok ||
+    bad "stopme ($mode): $(cat "$T/o")"
 done
 
 # ---------------------------------------------- libraries that misbehave when loaded

@@ -5,7 +5,11 @@
  * die by SIGPIPE/SIGUSR1, flood their output, leave processes behind, call
  * exit(0), and one honest kernel. With -DLOAD_EXIT, -DLOAD_SEGV, -DLOAD_HANG,
  * -DTABLE_CRASH or -DBAD_NAME: a library that misbehaves while it is loaded
- * or its table read.
+ * or its table read. Kernel chain (and -DCHAIN_CTOR: the library's
+ * constructor) starts a chain of CHAIN_DEPTH processes, each in a new
+ * session and the parent of the next, each writing its pid (as the system
+ * knows it, /proc/self) to MIS_DIR/chain.N.pid, then sleeping and trying to
+ * overwrite the files named by MIS_TARGETS (':'-separated) (issue 30).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -153,6 +157,58 @@ static int escapehang(void *const *o, const void *const *i, const lowp_plugin_di
   for (;;) pause();
   return 0;
 }
+/* the chain (issue 30): depth d starts depth d + 1, in a new session; each
+   appends its pid to MIS_DIR/chain.pids; the last makes chain.last.TAG */
+#define CHAIN_DEPTH 200
+static const char *mis_dir(void) { return getenv("MIS_DIR") ? getenv("MIS_DIR") : "/tmp"; }
+static void chain_link(int d, long tag) {
+  char path[700], self[64], *targets, *t;
+  ssize_t n;
+  FILE *f;
+  setsid();
+  n = readlink("/proc/self", self, sizeof self - 1);
+  self[n > 0 ? n : 0] = '\0';
+  snprintf(path, sizeof path, "%s/chain.pids", mis_dir());
+  f = fopen(path, "a");
+  if (f) { fprintf(f, "%s\n", self); fclose(f); }
+  if (d + 1 < CHAIN_DEPTH) {
+    if (fork() == 0) chain_link(d + 1, tag);
+  } else {
+    snprintf(path, sizeof path, "%s/chain.last.%ld", mis_dir(), tag);
+    f = fopen(path, "w");
+    if (f) fclose(f);
+  }
+  close(1);
+  close(2);
+  sleep(3);
+  targets = getenv("MIS_TARGETS");
+  for (t = targets ? strtok(targets, ":") : NULL; t; t = strtok(NULL, ":")) {
+    f = fopen(t, "w");
+    if (f) { fprintf(f, "overwritten by chain process %d\n", d); fclose(f); }
+  }
+  _exit(0);
+}
+/* start the chain; wait (at most 20 s) until its last link is there */
+static void chain_start(void) {
+  char path[700], self[64];
+  ssize_t n = readlink("/proc/self", self, sizeof self - 1); /* unique also in a PID namespace */
+  long tag;
+  int k;
+  self[n > 0 ? n : 0] = '\0';
+  tag = atol(self);
+  if (fork() == 0) chain_link(0, tag);
+  snprintf(path, sizeof path, "%s/chain.last.%ld", mis_dir(), tag);
+  for (k = 0; k < 2000 && access(path, F_OK) != 0; k++) usleep(10000);
+}
+static int chain(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  chain_start();
+  return honest(o, i, d);
+}
+static int stopme(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  (void)o; (void)i; (void)d;
+  raise(SIGSTOP);
+  return 0;
+}
 static int quit0(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
   honest(o, i, d);
   exit(0);
@@ -162,6 +218,9 @@ static int qquit(void *const *o, const void *const *i, const lowp_plugin_dims_t 
   quick_exit(0);
 }
 
+#ifdef CHAIN_CTOR
+__attribute__((constructor)) static void ctor(void) { chain_start(); } /* at every load */
+#endif
 #ifdef LOAD_EXIT
 __attribute__((constructor)) static void ctor(void) { exit(0); }
 #endif
@@ -179,7 +238,7 @@ static const lowp_plugin_kernel_t table[] = {
     G("wrin", wrin),     G("sneakin", sneakin), G("magic", magic),     G("spipe", spipe),
     G("susr1", susr1),   G("flood", flood),   G("daemonize", daemonize), G("forkhang", forkhang),
     G("quit0", quit0),   G("qquit", qquit),   G("escape", escape),     G("escapehang", escapehang),
-    G("beforein", beforein)};
+    G("beforein", beforein), G("chain", chain), G("stopme", stopme)};
 #ifdef BAD_NAME
 static lowp_plugin_kernel_t bad[1];
 #endif
