@@ -153,13 +153,48 @@ static void put(const char *s) {
   (void)r;
 }
 
+/* Core-dumping signals (a fault, abort(), SIGQUIT) end lowp the way they
+   would have (status, core file) after the cleanup: re-raised. */
+static int dumps_core(int sig) {
+  return sig == SIGQUIT || sig == SIGABRT || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+         sig == SIGFPE || sig == SIGSYS || sig == SIGTRAP || sig == SIGXCPU || sig == SIGXFSZ;
+}
+
 static void die_by_signal(int sig) {
   stop_children();
   remove_all();
   if (sig != SIGPIPE) { /* a closed pipe is the reader's choice: no message */
-    put(sig == SIGINT ? "lowp: interrupted (SIGINT)"
-        : sig == SIGTERM ? "lowp: terminated (SIGTERM)" : "lowp: hung up (SIGHUP)");
+    const char *name = lowp_signal_name(sig);
+    char num[16];
+    if (sig == SIGINT) put("lowp: interrupted (SIGINT)");
+    else if (sig == SIGTERM) put("lowp: terminated (SIGTERM)");
+    else if (sig == SIGHUP) put("lowp: hung up (SIGHUP)");
+    else {
+      put("lowp: killed by ");
+      if (!name) { /* a real-time signal: "signal N" */
+        int k = 0, v = sig;
+        char t[8];
+        do t[k++] = (char)('0' + v % 10); while ((v /= 10) > 0);
+        memcpy(num, "signal ", 7);
+        for (v = 0; v < k; v++) num[7 + v] = t[k - 1 - v];
+        num[7 + k] = '\0';
+        name = num;
+      }
+      put(name);
+    }
     put("; children stopped, temporary files removed, nothing published\n");
+  }
+  if (dumps_core(sig)) {
+    struct sigaction dfl;
+    sigset_t one;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
   }
   _exit(128 + sig);
 }
@@ -244,24 +279,61 @@ static void watch_child(long pid, int live) {
 
 /* ----------------------------------------------------------- public API */
 
+/* The signals whose default action ends the process (signal(7)): each
+   ends lowp through the handler, children stopped and temporaries removed
+   (issue 30: SIGQUIT, SIGUSR1, SIGALRM, ... as SIGINT). SIGKILL cannot be
+   caught (then PR_SET_PDEATHSIG ends the children lowp started directly). */
+static int terminating(int sig) {
+  static const int t[] = {SIGHUP,  SIGINT,    SIGQUIT, SIGILL,  SIGTRAP, SIGABRT, SIGBUS,
+                          SIGFPE,  SIGUSR1,   SIGSEGV, SIGUSR2, SIGPIPE, SIGALRM, SIGTERM,
+                          SIGXCPU, SIGXFSZ,   SIGVTALRM, SIGPROF, SIGIO, SIGSYS,
+#ifdef SIGSTKFLT
+                          SIGSTKFLT,
+#endif
+#ifdef SIGPWR
+                          SIGPWR,
+#endif
+  };
+  size_t i;
+  if (sig >= SIGRTMIN && sig <= SIGRTMAX) return 1;
+  for (i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (t[i] == sig) return 1;
+  return 0;
+}
+
+/* always ours: the signals a user sends to stop lowp (and SIGPIPE) */
+static int always(int sig) { return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE; }
+
+static sigset_t lowp__g_handled; /* the signals on_signal handles (read-only after install) */
+
+void lowp_cleanup_signals(sigset_t *set) { *set = lowp__g_handled; }
+
 void lowp_cleanup_install(void) {
   struct sigaction sa;
+  int sig;
   if (lowp__g_installed) return;
   lowp__g_installed = 1;
   lowp__g_main = pthread_self();
   std_streams();
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time in a thread */
-  sigaddset(&sa.sa_mask, SIGTERM);
-  sigaddset(&sa.sa_mask, SIGHUP);
-  sigaddset(&sa.sa_mask, SIGPIPE);
+  sigemptyset(&lowp__g_handled);
+  /* others than the four: only where nothing before main (a sanitizer, a
+     profiler's SIGPROF) installed a handler of its own */
+  for (sig = 1; sig < NSIG; sig++) {
+    struct sigaction old;
+    if (!terminating(sig) || sigaction(sig, NULL, &old) != 0) continue;
+    /* (an inherited SIG_IGN, as a shell's background job gets for SIGINT
+       and SIGQUIT, is replaced: lowp stops its kernels on any of them) */
+    if (!always(sig) && (old.sa_flags & SA_SIGINFO ||
+                         (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)))
+      continue;
+    sigaddset(&lowp__g_handled, sig);
+  }
+  sa.sa_mask = lowp__g_handled; /* one handler at a time in a thread */
   sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  sigaction(SIGPIPE, &sa, NULL);
+  for (sig = 1; sig < NSIG; sig++)
+    if (sigismember(&lowp__g_handled, sig) == 1) sigaction(sig, &sa, NULL);
   atexit(at_exit);
   lowp_atomic_set_watch(watch_file);
   lowp_spawn_set_watch(watch_child);

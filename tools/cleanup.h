@@ -5,10 +5,17 @@
 /*
  * Every temporary file or folder lowp creates, and every child it runs, is
  * registered here. On exit (also exit(2) from lowp_cli_die) the registered
- * temporaries are removed; on SIGINT, SIGTERM or SIGHUP the handler stops
- * the children (SIGKILL, then waits for them), removes the temporaries,
+ * temporaries are removed; on SIGINT, SIGTERM or SIGHUP, and on every other
+ * signal whose default action ends a process (SIGQUIT, SIGUSR1, SIGUSR2,
+ * SIGALRM, SIGXCPU, real-time signals, ...; signal(7)) the handler stops
+ * the children (SIGKILL, then waits for them, and everything they left:
+ * lowp_spawn_end_orphans), removes the temporaries,
  * prints one line and exits 128 + the signal number (130, 143, 129; SIGPIPE,
- * a reader that closed lowp's output, exits 141 without a message).
+ * a reader that closed lowp's output, exits 141 without a message). A
+ * signal that dumps core (SIGQUIT, SIGABRT, a fault) is raised again after
+ * the cleanup, so lowp ends as it would have (status, core file). Signals
+ * other than SIGINT, SIGTERM, SIGHUP and SIGPIPE are left to a handler
+ * installed before main (a sanitizer's, a profiler's).
  *
  * The handler does all that itself, with async-signal-safe calls only
  * (kill, waitpid, open, getdents64, unlinkat, write, _exit), so it works
@@ -31,7 +38,13 @@ enum {
   LOWP_TEMP_DIR = 2   /**< rmdir only if empty (parent folders lowp created) */
 };
 
-/** @brief Install the handlers (SIGINT, SIGTERM, SIGHUP, SIGPIPE), the exit
+/** @brief The signals the handler acts on (after lowp_cleanup_install):
+    what a publication holds while it renames (tools/cmd_check.c). */
+#include <signal.h>
+void lowp_cleanup_signals(sigset_t *set);
+
+/** @brief Install the handlers (SIGINT, SIGTERM, SIGHUP, SIGPIPE and the
+    other terminating signals), the exit
     handler, and the lib watchers (lowp_atomic, lowp_spawn). Call once,
     first thing in main. */
 void lowp_cleanup_install(void);
@@ -51,7 +64,7 @@ void lowp_temp_remove(int id);
     followed). @return 0 if path is gone, -1 otherwise. */
 int lowp_cleanup_rmtree(const char *path);
 
-/** @brief Hold SIGINT/SIGTERM/SIGHUP during the final renames of a
+/** @brief Hold the handled signals during the final renames of a
     publication; commit_end acts on a held one (exits 128 + N after removing
     what is still registered). */
 void lowp_cleanup_commit_begin(void);

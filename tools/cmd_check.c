@@ -17,7 +17,7 @@
  * and the run goes on), 2 bad spec or input.
  */
 
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* NSIG */
 
 #include <omp.h>
 #include <signal.h>
@@ -232,8 +232,8 @@ static void agree_spec_files(const opts_t *o, const lowp_spec_t *spec) {
 
 /* ---------------------------------------------------------------- outputs */
 
-/* outputs: all written to temporary files first, with SIGINT, SIGTERM and
-   SIGHUP held; if one arrived meanwhile (or any write failed) none is
+/* outputs: all written to temporary files first, with SIGINT, SIGTERM,
+   SIGHUP and the other terminating signals held; if one arrived meanwhile (or any write failed) none is
    published, else all are renamed into place, then the signal acts.
    Returns 0, or -1 if publishing failed (said). */
 static int publish(const opts_t *o, const lowp_spec_t *spec, const lowp_chk_baseline_t *base,
@@ -241,10 +241,8 @@ static int publish(const opts_t *o, const lowp_spec_t *spec, const lowp_chk_base
   int i, st;
   {
     sigset_t hold, old;
-    sigemptyset(&hold);
-    sigaddset(&hold, SIGINT);
-    sigaddset(&hold, SIGTERM);
-    sigaddset(&hold, SIGHUP);
+    lowp_cleanup_signals(&hold); /* SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, ... */
+    sigdelset(&hold, SIGPIPE);   /* a closed stdout is found by the flush below */
     sigprocmask(SIG_BLOCK, &hold, &old);
     if (o->update_baseline && lowp_chk_baseline_update(spec, base, runs, n)) {
       lowp_chk_abort_all();
@@ -273,11 +271,11 @@ static int publish(const opts_t *o, const lowp_spec_t *spec, const lowp_chk_base
     }
     {
       sigset_t pend;
-      int interrupted = 0;
+      int interrupted = 0, sig;
       st = 0;
       if (sigpending(&pend) == 0)
-        interrupted = sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 ||
-                      sigismember(&pend, SIGHUP) == 1;
+        for (sig = 1; sig < NSIG; sig++)
+          if (sigismember(&hold, sig) == 1 && sigismember(&pend, sig) == 1) interrupted = 1;
       if (interrupted) lowp_chk_abort_all();
       /* the report on stdout is part of the run: if it could not be
          written, nothing is published */

@@ -44,15 +44,13 @@ static lowp_spawn_watch_t lowp__g_spawn_watch;
 /* The child: async-signal-safe calls only, then exec; 127 on any failure. */
 static void child(char *const argv[], const char *dir, const char *log, int out_fd,
                   const sigset_t *old, pid_t parent) {
-  int fd;
+  int fd, sig;
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  sigaction(SIGINT, &dfl, NULL);
-  sigaction(SIGTERM, &dfl, NULL);
-  sigaction(SIGHUP, &dfl, NULL);
-  sigaction(SIGPIPE, &dfl, NULL);
+  for (sig = 1; sig < NSIG; sig++) /* none of the caller's handlers runs here */
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
 #ifdef __linux__
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127); /* the caller died before prctl */
@@ -73,14 +71,11 @@ static void child(char *const argv[], const char *dir, const char *log, int out_
   _exit(127);
 }
 
-/* fork with SIGINT, SIGTERM and SIGHUP blocked (the caller's handlers never
-   run in the child); the caller restores *old once the child is watched */
+/* fork with every signal blocked (the caller's handlers never run in the
+   child); the caller restores *old once the child is watched */
 static pid_t fork_blocked(sigset_t *old) {
   sigset_t block;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
+  sigfillset(&block);
   pthread_sigmask(SIG_BLOCK, &block, old);
   return fork();
 }

@@ -24,7 +24,7 @@ void lowp_spawn_set_watch(lowp_spawn_watch_t fn);
  * and writes its stdout and stderr, appended, to the file log (a path
  * relative to dir; NULL = /dev/null). If capture is not NULL, the child's
  * stdout instead goes into capture[0..cap), NUL-terminated (truncated to
- * cap - 1 bytes). SIGINT, SIGTERM and SIGHUP are blocked while the child is
+ * cap - 1 bytes). Every signal is blocked while the child is
  * created, so the caller's handlers never run in the child; the child gets
  * default handlers, and on Linux is killed if the caller dies.
  * @param[out] status the child's exit status (0..255), 128 + N if it was
