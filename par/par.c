@@ -3,6 +3,7 @@
 #include "par.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,18 @@ int lowp_par_built(void) {
 #else
   return 0;
 #endif
+}
+
+int lowp_par_fault(const char *point) {
+  const char *f = getenv("LOWP_FAULT"), *colon;
+  size_t n;
+  char *end;
+  long r;
+  if (!f || !point || !(colon = strchr(f, ':'))) return 0;
+  n = (size_t)(colon - f);
+  if (n != strlen(point) || strncmp(f, point, n)) return 0;
+  r = strtol(colon + 1, &end, 10);
+  return end != colon + 1 && !*end && r == (long)g_rank;
 }
 
 void lowp_par_block(size_t n, int r, int size, size_t *lo, size_t *hi) {
@@ -91,7 +104,7 @@ int lowp_par_sync(int failed) {
 /* Every rank must run the same command on the same inputs (io/agree.h):
    rank 0 gathers the ranks' records and compares; a difference ends the
    job before any work, one message, exit 2 on every rank. */
-static void agree_records(int n, char **args, const char *what) {
+static void agree_records(int n, char **args, const char *what, lowp_agree_t *out) {
   lowp_agree_t mine, *all = NULL;
   int r, verdict = 0;
   char msg[1400];
@@ -108,6 +121,7 @@ static void agree_records(int n, char **args, const char *what) {
     if (lowp_agree_compare(&all[0], &all[r], r, msg, sizeof msg)) verdict = 1;
   if (MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS && !verdict) verdict = 2;
   free(all);
+  if (out) *out = mine;
   if (!verdict) return;
   leaving();
   if (g_rank == 0)
@@ -118,11 +132,96 @@ static void agree_records(int n, char **args, const char *what) {
 }
 
 static void agree_args(int argc, char **argv) {
-  agree_records(argc > 1 ? argc - 1 : 0, argv + 1, "");
+  agree_records(argc > 1 ? argc - 1 : 0, argv + 1, "", NULL);
 }
 
 void lowp_par_agree_files(const char *what, int n, char **paths) {
-  if (g_size > 1) agree_records(n, paths, what);
+  lowp_agree_t mine;
+  int i, bad = -1, any;
+  if (g_size < 2) return;
+  /* a rank that failed before (reading or parsing the spec, lowp_cli_die)
+     waits in lowp_par_sync(1): meet it there, not in the exchange below */
+  lowp_par_sync(0);
+  agree_records(n, paths, what, &mine);
+  /* the same kinds everywhere now: a FIFO or a device is read by each rank
+     on its own, and what they read cannot be compared: refused */
+  for (i = 0; i < n && i < LOWP_AGREE_NARGS && bad < 0; i++)
+    if (mine.kind[i] == LOWP_AGREE_STREAM) bad = i;
+  any = bad;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (any < 0) return;
+  leaving();
+  if (g_rank == 0)
+    fprintf(stderr, "lowp: %s%.200s is not a regular file (a FIFO, a socket or a device): each rank "
+            "would read it on its own and what they read cannot be compared; under MPI the files "
+            "a spec names must be regular files\n", what, paths[any]);
+  exit(LOWP_PAR_EXIT);
+}
+
+void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t *len,
+                         int from_root) {
+  struct { uint64_t len; uint8_t sha[32]; } mine, *all;
+  int r, bad = 0;
+  if (g_size < 2) return;
+  lowp_par_sync(0); /* as in lowp_par_agree_files */
+  if (from_root) {
+    /* rank 0's bytes become every rank's */
+    unsigned long long n = g_rank == 0 ? (unsigned long long)*len : 0;
+    char *b;
+    if (MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS) bad = 1;
+    b = g_rank == 0 ? *text : malloc((size_t)n + 1);
+    bad |= !b;
+    {
+      int any = bad;
+      MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      if (any) {
+        if (g_rank != 0) free(b);
+        leaving();
+        if (g_rank == 0) fprintf(stderr, "lowp: %s: cannot send it to the other ranks (out of memory or MPI failure)\n", what);
+        exit(LOWP_PAR_EXIT);
+      }
+    }
+    if (n && MPI_Bcast(b, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) bad = 1;
+    if (g_rank != 0) {
+      b[n] = '\0';
+      free(*text);
+      *text = b;
+      *len = (size_t)n;
+    }
+    if (lowp_par_sync(bad)) {
+      fprintf(stderr, "lowp: %s: rank %d: cannot receive it from rank 0 (MPI failure)\n", what, g_rank);
+      exit(LOWP_PAR_EXIT);
+    }
+    return;
+  }
+  /* each rank read its own: the bytes must be the same (length and SHA-256) */
+  memset(&mine, 0, sizeof mine);
+  mine.len = (uint64_t)*len;
+  lowp_sha256(mine.sha, *text ? *text : "", *len);
+  all = calloc((size_t)g_size, sizeof mine);
+  if (!all || MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
+                            MPI_COMM_WORLD) != MPI_SUCCESS) {
+    free(all);
+    if (lowp_par_sync(1))
+      fprintf(stderr, "lowp: rank %d: cannot compare what the ranks read (out of memory or MPI "
+              "failure)\n", g_rank);
+    exit(LOWP_PAR_EXIT);
+  }
+  lowp_par_sync(0); /* every rank holds the table: the same verdict everywhere */
+  for (r = 1; r < g_size; r++)
+    if (memcmp(&all[0], &all[r], sizeof mine)) break;
+  if (r < g_size) {
+    leaving();
+    if (g_rank == 0)
+      fprintf(stderr, "lowp: the ranks of this MPI job read different %s: %llu bytes on rank 0 and "
+              "%llu bytes%s on rank %d%s%s; every rank of an MPI job must run the same command on "
+              "the same input files\n", what, (unsigned long long)all[0].len,
+              (unsigned long long)all[r].len, all[0].len == all[r].len ? " with other content" : "",
+              r, hint && *hint ? " " : "", hint ? hint : "");
+    free(all);
+    exit(LOWP_PAR_EXIT);
+  }
+  free(all);
 }
 
 void lowp_par_init(int *argc, char ***argv) {
@@ -358,6 +457,10 @@ void lowp_par_init(int *argc, char ***argv) {
 void lowp_par_end(void) {}
 void lowp_par_agree_files(const char *what, int n, char **paths) {
   (void)what; (void)n; (void)paths;
+}
+void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t *len,
+                         int from_root) {
+  (void)what; (void)hint; (void)text; (void)len; (void)from_root;
 }
 int lowp_par_sync(int failed) { return failed; }
 int lowp_par_gather_rows(double *all, const double *mine, size_t rows, size_t width) {

@@ -38,8 +38,34 @@
     its command line (those a spec names): their sizes and contents are
     compared across ranks as the command line's files are (io/agree.h), and
     a difference ends the job before any work (one message that starts with
-    what, exit 2). Nothing in one process. */
+    what, exit 2); so does one that is not a regular file (a FIFO, a device:
+    what each rank reads from it cannot be compared). A rank that failed
+    before (lowp_cli_die) is met first (lowp_par_sync). Nothing in one
+    process. */
 void lowp_par_agree_files(const char *what, int n, char **paths);
+
+/**
+ * @brief Collective, after every rank read the text of an input itself
+ * (a spec): from_root = 1 replaces every other rank's *text and *len with
+ * rank 0's (the spec "-": under mpirun only rank 0 has the standard input;
+ * the others pass NULL, 0); from_root = 0 compares the bytes each rank read
+ * (length and SHA-256) and ends the job when two differ (one message
+ * naming `what` and the sizes, then hint; exit 2 on every rank): a FIFO,
+ * /dev/stdin or a per-rank file cannot make ranks run different specs.
+ * A rank that failed before (lowp_cli_die) is met first (lowp_par_sync).
+ * Nothing in one process.
+ */
+void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t *len,
+                         int from_root);
+
+/**
+ * @brief Test hook (fault injection, docs/scale.md): 1 if the environment
+ * variable LOWP_FAULT is "POINT:RANK" with this point and this process's
+ * rank (0 in one process). The caller then fails as a real failure at that
+ * point would (lowp_cli_die), so the tests can make each rank in turn fail
+ * alone at each point and see the whole job end with one message.
+ */
+int lowp_par_fault(const char *point);
 
 /** @brief Join the MPI job when started by a launcher and built with MPI
     (else one process); compare the ranks' build ids, then their command

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check_internal.h"
+#include "cleanup.h"
 #include "cli.h"
 #include "io/npy.h"
 #include "status.h"
@@ -20,8 +22,20 @@ void lowp_chk_dump_probe(const char *dir) {
   DIR *d;
   struct dirent *e;
   if (lstat(dir, &st) != 0) {
-    if (errno == ENOENT) return; /* made when a check fails */
-    lowp_cli_die(LOWP_CHK_CMD, "--dump %s: %s", dir, strerror(errno));
+    int id;
+    if (errno != ENOENT) lowp_cli_die(LOWP_CHK_CMD, "--dump %s: %s", dir, strerror(errno));
+    /* made when a check fails: it must be possible then, so it is tried
+       now, before any work (issue 30: found only after the work, the dump
+       was lost) */
+    id = lowp_temp_add(dir, LOWP_TEMP_DIR);
+    if (mkdir(dir, 0777) != 0) {
+      int e = errno;
+      lowp_temp_drop(id);
+      lowp_cli_die(LOWP_CHK_CMD, "--dump %s: cannot create the folder: %s", dir, strerror(e));
+    }
+    lowp_temp_remove(id);
+    if (id < 0) rmdir(dir);
+    return;
   }
   if (!S_ISDIR(st.st_mode)) lowp_cli_die(LOWP_CHK_CMD, "--dump %s: not a folder", dir);
   d = opendir(dir);

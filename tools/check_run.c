@@ -104,6 +104,10 @@ typedef struct {
 void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, char **lines,
                      char **jsons) {
   int me = lowp_par_rank(), np = lowp_par_size(), i, j;
+  /* what this rank sends, made before the exchange: nothing in the
+     exchange can fail on one rank alone but MPI itself (par/par.h) */
+  shipped_t **ship = calloc((size_t)n, sizeof *ship);
+  if (!ship) lowp_cli_die(LOWP_CHK_CMD, "rank %d: out of memory", me);
   for (i = 0; i < n; i++) {
     char *buf = NULL;
     size_t len = 0;
@@ -121,17 +125,9 @@ void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, c
       cJSON_Delete(jr);
       if (!jsons[i]) lowp_cli_die(LOWP_CHK_CMD, "rank %d: out of memory", me);
     }
-    if (me == 0 && isatty(2)) /* progress: the job's checks, from rank 0 */
-      fprintf(stderr, "lowp check: [%d/%d] %s\n", i + 1, n, runs[i].sc->name);
-  }
-  lowp_par_sync(0);
-  for (i = 0; i < n; i++) {
-    int owner = i % np;
-    lowp_chk_run_t *r = &runs[i];
-    if (owner == 0) continue;
-    if (me == owner) {
-      shipped_t *sh = calloc(1, sizeof *sh);
-      int bad;
+    if (me != 0) {
+      lowp_chk_run_t *r = &runs[i];
+      shipped_t *sh = ship[i] = calloc(1, sizeof *sh);
       if (!sh) lowp_cli_die(LOWP_CHK_CMD, "rank %d: out of memory", me);
       sh->measured = r->measured;
       sh->pass = r->pass;
@@ -145,6 +141,21 @@ void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, c
         o->got = o->exact = o->exact_out = o->exact_data = o->absab = NULL;
       }
       memset(&sh->res.problem, 0, sizeof sh->res.problem);
+    }
+    if (me == 0 && isatty(2)) /* progress: the job's checks, from rank 0 */
+      fprintf(stderr, "lowp check: [%d/%d] %s\n", i + 1, n, runs[i].sc->name);
+  }
+  if (lowp_par_fault("run"))
+    lowp_cli_die(LOWP_CHK_CMD, "rank %d: failure injected at 'run' (LOWP_FAULT=%s)", me, getenv("LOWP_FAULT"));
+  lowp_par_sync(0);
+  for (i = 0; i < n; i++) {
+    int owner = i % np;
+    lowp_chk_run_t *r = &runs[i];
+    if (owner == 0) continue;
+    if (me == owner) {
+      shipped_t *sh = ship[i];
+      int bad;
+      ship[i] = NULL;
       bad = lowp_par_send(sh, sizeof *sh, 0) ||
             lowp_par_send(lines[i], strlen(lines[i]) + 1, 0) ||
             (want_json && lowp_par_send(jsons[i], strlen(jsons[i]) + 1, 0));
@@ -182,6 +193,7 @@ void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, c
         fprintf(stderr, "lowp check: [%d/%d] %s (rank %d)\n", i + 1, n, r->sc->name, owner);
     }
   }
+  free(ship);
   lowp_par_sync(0);
 }
 

@@ -323,10 +323,11 @@ void lowp_cleanup_install(void) {
   for (sig = 1; sig < NSIG; sig++) {
     struct sigaction old;
     if (!terminating(sig) || sigaction(sig, NULL, &old) != 0) continue;
-    /* (an inherited SIG_IGN, as a shell's background job gets for SIGINT
-       and SIGQUIT, is replaced: lowp stops its kernels on any of them) */
+    /* an inherited SIG_IGN is kept (the user asked for it: SIGXFSZ ignored
+       turns a file over the limit into a write error), but for SIGQUIT,
+       which a shell ignores in every background job, as it does SIGINT */
     if (!always(sig) && (old.sa_flags & SA_SIGINFO ||
-                         (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN)))
+                         (old.sa_handler != SIG_DFL && !(old.sa_handler == SIG_IGN && sig == SIGQUIT))))
       continue;
     sigaddset(&lowp__g_handled, sig);
   }

@@ -14,8 +14,10 @@
  * a reader that closed lowp's output, exits 141 without a message). A
  * signal that dumps core (SIGQUIT, SIGABRT, a fault) is raised again after
  * the cleanup, so lowp ends as it would have (status, core file). Signals
- * other than SIGINT, SIGTERM, SIGHUP and SIGPIPE are left to a handler
- * installed before main (a sanitizer's, a profiler's).
+ * other than SIGINT, SIGTERM, SIGHUP, SIGPIPE and SIGQUIT are left to a
+ * handler installed before main (a sanitizer's, a profiler's) and stay
+ * ignored if lowp was started with them ignored (SIGXFSZ: a file over the
+ * limit is then a write error, said).
  *
  * The handler does all that itself, with async-signal-safe calls only
  * (kill, waitpid, open, getdents64, unlinkat, write, _exit), so it works

@@ -149,6 +149,12 @@ static void parse(opts_t *o, int argc, char **argv) {
     else o->spec_path = a;
   }
   if (!o->spec_path && !o->list_ops) lowp_cli_die(LOWP_CHK_CMD, "give a spec file (or - for stdin); see lowp check --help");
+  /* an MPI job spreads the checks: a failing check's arrays are on the rank
+     that ran it, and --dump writes them from one process (docs/scale.md) */
+  if (o->dump && lowp_par_size() > 1)
+    lowp_cli_die(LOWP_CHK_CMD, "--dump is not available in an MPI job (each failing check's arrays "
+                 "stay on the rank that ran it): run lowp check without mpirun, with --only NAME "
+                 "for the failing checks, to dump them");
   if (o->junit && o->json && !strcmp(o->junit, o->json))
     lowp_cli_die(LOWP_CHK_CMD, "--junit and --json name the same file '%s'", o->junit);
 }
@@ -173,6 +179,7 @@ static void check_outputs(const opts_t *o, const lowp_spec_t *spec) {
   memset(&outs, 0, sizeof outs);
   lowp_outputs_add(&outs, LOWP_CHK_CMD, "--junit", o->junit);
   lowp_outputs_add(&outs, LOWP_CHK_CMD, "--json", o->json);
+  lowp_outputs_add(&outs, LOWP_CHK_CMD, "--dump", o->dump); /* a folder, but not theirs */
   if (o->update_baseline) lowp_outputs_add(&outs, LOWP_CHK_CMD, "the baseline", spec->baseline);
   else lowp_outputs_input(&outs, LOWP_CHK_CMD, "the baseline", spec->baseline);
   lowp_outputs_input(&outs, LOWP_CHK_CMD, "the spec", o->spec_path);
@@ -307,6 +314,52 @@ static int publish(const opts_t *o, const lowp_spec_t *spec, const lowp_chk_base
   return 0;
 }
 
+/* ------------------------------------------------------------- the spec */
+
+/* The test hook of par/par.h: LOWP_FAULT=POINT:RANK fails this rank alone
+   here, as a real failure at this point would (one message, exit 2, every
+   rank ends: tests/mpi/mpi_faults.sh). */
+static void fault(const char *point) {
+  if (lowp_par_fault(point))
+    lowp_cli_die(LOWP_CHK_CMD, "rank %d: failure injected at '%s' (LOWP_FAULT=%s)", lowp_par_rank(),
+                 point, getenv("LOWP_FAULT"));
+}
+
+/* Read and parse the spec. In an MPI job every rank must parse the same
+   bytes: "-" (the standard input, which mpirun gives rank 0 alone) is read
+   by rank 0 and sent to the others; any other path is read by every rank
+   and what they read compared (a FIFO, /dev/stdin or a file that differs
+   per node ends the job: par/par.h). Any failure on one rank ends all. */
+static void read_spec(lowp_spec_t *spec, const opts_t *o) {
+  char err[800], *text = NULL, hint[200] = "";
+  size_t len = 0;
+  int st, from_root = !strcmp(o->spec_path, "-") && lowp_par_size() > 1;
+  memset(spec, 0, sizeof *spec);
+  if (!from_root || lowp_par_rank() == 0) {
+    if (!strcmp(o->spec_path, "-") && lowp_stdin_closed())
+      lowp_cli_die(LOWP_CHK_CMD, "spec -: the standard input is closed");
+    st = lowp_spec_slurp(&text, &len, o->spec_path, err, sizeof err);
+    if (st) lowp_cli_die(LOWP_CHK_CMD, "%s", err[0] ? err : lowp_status_str(st));
+  }
+  fault("spec-read");
+  {
+    struct stat sb;
+    if (!strcmp(o->spec_path, "/dev/stdin") || !strncmp(o->spec_path, "/dev/fd/", 8) ||
+        !strncmp(o->spec_path, "/proc/", 6) || (stat(o->spec_path, &sb) == 0 && !S_ISREG(sb.st_mode)))
+      snprintf(hint, sizeof hint, "(under mpirun only rank 0 has the standard input, and each rank "
+               "reads a FIFO or device on its own: give the spec as '-', which rank 0 reads for "
+               "all, or as a file)");
+  }
+  lowp_par_agree_text("specs", hint, &text, &len, from_root);
+  st = lowp_spec_parse_path(spec, text, len, o->spec_path, err, sizeof err);
+  free(text);
+  if (st) {
+    lowp_spec_free(spec);
+    lowp_cli_die(LOWP_CHK_CMD, "%s", err[0] ? err : lowp_status_str(st));
+  }
+  fault("spec-parse");
+}
+
 /* ----------------------------------------------------------- public API */
 
 int lowp_cmd_check(int argc, char **argv) {
@@ -314,8 +367,7 @@ int lowp_cmd_check(int argc, char **argv) {
   lowp_spec_t spec;
   lowp_chk_baseline_t base;
   lowp_chk_run_t *runs;
-  char err[800];
-  int i, k, n = 0, failures = 0, need_base = 0, st, rc;
+  int i, k, n = 0, failures = 0, need_base = 0, rc;
   double total = 0;
   char **lines = NULL, **jsons = NULL; /* an MPI job: each check's line and JSON */
 
@@ -327,19 +379,14 @@ int lowp_cmd_check(int argc, char **argv) {
     if (!o.spec_path) return LOWP_EXIT_OK;
   }
   if (o.threads) omp_set_num_threads(o.threads);
-  if (!strcmp(o.spec_path, "-") && lowp_stdin_closed())
-    lowp_cli_die(LOWP_CHK_CMD, "spec -: the standard input is closed");
-  st = lowp_spec_read(&spec, o.spec_path, err, sizeof err);
-  if (st) {
-    lowp_spec_free(&spec);
-    lowp_cli_die(LOWP_CHK_CMD, "%s", err[0] ? err : lowp_status_str(st));
-  }
+  read_spec(&spec, &o);
   for (k = 0; k < o.n_only; k++)
     if (!lowp_spec_find(&spec, o.only[k]))
       lowp_cli_die(LOWP_CHK_CMD, "--only %s: the spec has no check of that name", o.only[k]);
 
   /* phase 1: everything is opened and checked before any work */
   agree_spec_files(&o, &spec);
+  fault("outputs");
   if (lowp_par_rank() == 0) check_outputs(&o, &spec);
   runs = calloc((size_t)spec.n_checks, sizeof *runs);
   if (!runs) lowp_cli_die(LOWP_CHK_CMD, "out of memory");
@@ -350,11 +397,13 @@ int lowp_cmd_check(int argc, char **argv) {
       if (!strcmp(o.only[k], sc->name)) sel = 1;
     if (!sel) continue;
     lowp_chk_prepare(&runs[n], sc);
+    fault("load");
     for (k = 0; k < sc->n_rules; k++)
       if (sc->rules[k].rule.kind == LOWP_RULE_BASELINE) need_base = 1;
     n++;
   }
   lowp_chk_baseline_load(&base, &spec, runs, n, need_base, o.update_baseline);
+  fault("baseline");
   /* an MPI job: the checks are spread over the ranks, rank 0 gets the
      results and writes everything (par/par.h, docs/scale.md) */
   if (lowp_par_size() > 1) {

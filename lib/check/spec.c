@@ -1107,13 +1107,14 @@ done:
   return st;
 }
 
-int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
+int lowp_spec_slurp(char **text, size_t *len_out, const char *path, char *err, size_t errlen) {
   FILE *f;
-  char *buf = NULL, *dir, ep[512];
+  char *buf = NULL, ep[512];
   size_t len = 0, cap = 0, n;
-  int st, is_stdin;
-  if (!s || !path) return LOWP_EINVAL;
-  memset(s, 0, sizeof *s);
+  int is_stdin;
+  if (!text || !len_out || !path) return LOWP_EINVAL;
+  *text = NULL;
+  *len_out = 0;
   lowp_escape_ctl(ep, sizeof ep, path); /* the path as messages show it */
   is_stdin = !strcmp(path, "-");
   f = is_stdin ? stdin : fopen(path, "rb");
@@ -1151,18 +1152,38 @@ int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
   }
   if (!is_stdin) fclose(f);
   buf[len] = '\0';
-  if (is_stdin) {
+  *text = buf;
+  *len_out = len;
+  return LOWP_OK;
+}
+
+int lowp_spec_parse_path(lowp_spec_t *s, const char *text, size_t len, const char *path, char *err,
+                         size_t errlen) {
+  char *dir;
+  int st;
+  if (!s || !text || !path) return LOWP_EINVAL;
+  memset(s, 0, sizeof *s);
+  if (!strcmp(path, "-")) {
     dir = strdup(".");
   } else {
     const char *sl = strrchr(path, '/');
     dir = sl ? strndup(path, (size_t)(sl - path) + (sl == path)) : strdup(".");
   }
-  if (!dir) {
-    free(buf);
-    return LOWP_ENOMEM;
-  }
-  st = lowp_spec_parse(s, buf, len, dir, err, errlen);
+  if (!dir) return LOWP_ENOMEM;
+  st = lowp_spec_parse(s, text, len, dir, err, errlen);
   free(dir);
+  return st;
+}
+
+int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
+  char *buf;
+  size_t len;
+  int st;
+  if (!s || !path) return LOWP_EINVAL;
+  memset(s, 0, sizeof *s);
+  st = lowp_spec_slurp(&buf, &len, path, err, errlen);
+  if (st) return st;
+  st = lowp_spec_parse_path(s, buf, len, path, err, errlen);
   free(buf);
   return st;
 }

@@ -120,6 +120,20 @@ int lowp_spec_parse(lowp_spec_t *s, const char *text, size_t len, const char *di
  */
 int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen);
 
+/**
+ * @brief Read a spec's bytes ("-": stdin), at most 64 MiB, into *text
+ * (NUL-terminated, *len bytes; free it). lowp_spec_read is this and
+ * lowp_spec_parse_path; apart, an MPI job compares what each rank read
+ * before parsing it (par/par.h).
+ * @return LOWP_OK; LOWP_EIO (err says why); LOWP_ENOMEM; LOWP_EINVAL.
+ */
+int lowp_spec_slurp(char **text, size_t *len, const char *path, char *err, size_t errlen);
+
+/** @brief lowp_spec_parse of text read from path: relative paths start at
+    path's folder (the current one for "-"). */
+int lowp_spec_parse_path(lowp_spec_t *s, const char *text, size_t len, const char *path, char *err,
+                         size_t errlen);
+
 /** @brief Free a spec (safe on a zeroed struct). */
 void lowp_spec_free(lowp_spec_t *s);
 

@@ -63,6 +63,8 @@ static int describe(const char *path, uint8_t hash[32], uint64_t *size) {
   int fd;
   *size = 0;
   if (!*path || stat(path, &st) != 0) return LOWP_AGREE_NOFILE;
+  if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))
+    return LOWP_AGREE_STREAM;
   if (!S_ISREG(st.st_mode)) return LOWP_AGREE_OTHER;
   fd = open(path, O_RDONLY | O_NONBLOCK);
   if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -164,7 +166,8 @@ int lowp_agree_compare(const lowp_agree_t *r0, const lowp_agree_t *rr, int rank,
       return 1;
     }
     {
-      static const char *const kinds[] = {"no such file", "a file", "not a regular file", "an unreadable file"};
+      static const char *const kinds[] = {"no such file", "a file", "a folder", "an unreadable file",
+                                          "a FIFO, a socket or a device", "?", "?", "?"};
       const char *p = a ? a : "...";
       if (r0->kind[i] == LOWP_AGREE_FILE && rr->kind[i] == LOWP_AGREE_FILE)
         lowp_errf(msg, len, 1, "the ranks of this MPI job read different files: %.100s is %llu bytes on "
@@ -173,7 +176,7 @@ int lowp_agree_compare(const lowp_agree_t *r0, const lowp_agree_t *rr, int rank,
                   get_le(r0->size[i], 8) == get_le(rr->size[i], 8) ? " with other content" : "", rank, tail);
       else
         lowp_errf(msg, len, 1, "the ranks of this MPI job read different files: %.100s is %s on rank 0 and "
-                  "%s on rank %d%s; %s", p, kinds[r0->kind[i] & 3], kinds[rr->kind[i] & 3], rank,
+                  "%s on rank %d%s; %s", p, kinds[r0->kind[i] & 7], kinds[rr->kind[i] & 7], rank,
                   rr->kind[i] == LOWP_AGREE_NOFILE ? " (cannot open it there)" : "", tail);
       return 1;
     }

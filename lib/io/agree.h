@@ -25,8 +25,10 @@
 enum {
   LOWP_AGREE_NOFILE = 0, /**< nothing there (or an output option's value: not read) */
   LOWP_AGREE_FILE,       /**< a regular file: size and content hashed */
-  LOWP_AGREE_OTHER,      /**< a folder, a device, a FIFO: its kind only */
-  LOWP_AGREE_UNREADABLE  /**< a regular file that cannot be read */
+  LOWP_AGREE_OTHER,      /**< a folder: its kind only */
+  LOWP_AGREE_UNREADABLE, /**< a regular file that cannot be read */
+  LOWP_AGREE_STREAM      /**< a FIFO, a socket or a device: its kind only (what a
+                              rank reads from it is compared apart, or refused) */
 };
 
 /** @brief One rank's record: plain bytes (no padding), compared with memcmp. */
