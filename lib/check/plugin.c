@@ -17,7 +17,9 @@
  * anonymous mapping, each tensor in its own pages followed by an
  * inaccessible guard page, placed so that its end touches the guard (to
  * the 64-byte alignment the ABI promises; the few bytes between hold a
- * canary, as do the bytes before the tensor in its pages). A child loads
+ * canary, as do the bytes before the tensor in its pages: random bytes, new
+ * at every call, so that no byte a kernel writes past its output goes
+ * unseen by being the canary's). A child loads
  * the library again, maps the inputs read-only, records the address of a
  * fault, and calls the kernel. lowp waits (the check's "timeout", else
  * LOWP_PLUGIN_TIMEOUT, default 600 s; then the group is killed), then
@@ -40,6 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -62,7 +66,6 @@ typedef struct {
 
 static const size_t csize[] = {8, 4, 2, 1, 8};
 
-#define CANARY 0xA5u
 /* the container of format f (include/lowp_plugin.h), or -1 */
 static int container(const lowp_format_t *f) {
   int w = lowp_format_width(f);
@@ -375,19 +378,48 @@ typedef struct {
   size_t cnt[LOWP_OP_MAXIO * 2];
   int n_in, n_io;
   unsigned char *saved; /* lowp's copy of the inputs */
+  unsigned char *canary; /* the random bytes around each tensor, as written */
+  size_t n_canary;
 } layout_t;
 
 static void layout_free(layout_t *L) {
   if (L->mem && L->mem != MAP_FAILED) munmap(L->mem, L->total);
   free(L->saved);
+  free(L->canary);
   L->mem = NULL;
   L->saved = NULL;
+  L->canary = NULL;
+}
+
+/* n random bytes for the canaries, new at every call (issue 30: a fixed
+   byte, 0xA5, let a write of that very byte past an output go unseen):
+   getrandom(2), else splitmix64 (Steele, Lea, Flood, OOPSLA 2014) of the
+   time, the pid and an address. Not for numerics: no seed to reproduce. */
+static void random_bytes(unsigned char *out, size_t n) {
+  size_t got = 0;
+  uint64_t z = 0;
+  while (got < n) {
+    ssize_t r = getrandom(out + got, n - got, 0);
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  if (got < n) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    z = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 32) ^ ((uint64_t)getpid() << 16) ^ (uintptr_t)out;
+  }
+  for (; got < n; got++) {
+    uint64_t x = (z += 0x9E3779B97F4A7C15u);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9u;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBu;
+    out[got] = (unsigned char)(x ^ (x >> 31));
+  }
 }
 
 /* the mapping: a header page, then each tensor's pages and a guard page */
 static int layout_map(layout_t *L, const lowp_problem_t *p, char *err, size_t errlen) {
   const lowp_op_t *op = p->op;
-  size_t sh[LOWP_OP_MAXDIM], off, saved = 0;
+  size_t sh[LOWP_OP_MAXDIM], off, saved = 0, c;
   int j, nd;
   memset(L, 0, sizeof *L);
   L->page = (size_t)sysconf(_SC_PAGESIZE);
@@ -413,14 +445,21 @@ static int layout_map(layout_t *L, const lowp_problem_t *p, char *err, size_t er
   if (!L->saved) return LOWP_ENOMEM;
   if (mprotect(L->mem + L->page, L->page, PROT_NONE) != 0)
     return lowp_errf(err, errlen, LOWP_EIO, "plugin: cannot protect a guard page: %s", strerror(errno));
-  for (j = 0, off = 2 * L->page; j < L->n_io; j++) {
+  for (j = 0; j < L->n_io; j++) L->n_canary += L->reg[j].pages * L->page - L->reg[j].bytes;
+  L->canary = malloc(L->n_canary + 1);
+  if (!L->canary) return LOWP_ENOMEM;
+  random_bytes(L->canary, L->n_canary);
+  for (j = 0, off = 2 * L->page, c = 0; j < L->n_io; j++) {
     region_t *g = &L->reg[j];
-    size_t span = g->pages * L->page;
+    size_t span = g->pages * L->page, before;
     g->base = L->mem + off;
     /* the end at the guard, the start aligned to 64 bytes */
     g->data = g->base + ((span - g->bytes) & ~(size_t)63);
-    memset(g->base, CANARY, span);
+    before = (size_t)(g->data - g->base);
+    memcpy(g->base, L->canary + c, before);
     memset(g->data, 0, g->bytes);
+    memcpy(g->data + g->bytes, L->canary + c + before, span - before - g->bytes);
+    c += span - g->bytes;
     if (mprotect(g->base + span, L->page, PROT_NONE) != 0)
       return lowp_errf(err, errlen, LOWP_EIO, "plugin: cannot protect a guard page: %s", strerror(errno));
     off += span + L->page;
@@ -491,7 +530,7 @@ static void name_fault(const layout_t *L, const call_hdr_t *h, char *out, size_t
 
 /* after a return: canaries around the outputs, the inputs unchanged */
 static int check_buffers(const layout_t *L, char *msg, size_t len) {
-  size_t s = 0, k;
+  size_t s = 0, k, c = 0;
   int j;
   for (j = 0; j < L->n_io; j++) {
     const region_t *g = &L->reg[j];
@@ -504,20 +543,25 @@ static int check_buffers(const layout_t *L, char *msg, size_t len) {
         return 1;
       }
       s += g->bytes;
+      c += g->pages * L->page - g->bytes;
       continue;
     }
-    for (q = g->data + g->bytes; q < end; q++)
-      if (*q != CANARY) {
-        snprintf(msg, len, "wrote past the end of its output %s (%zu bytes after it changed)",
-                 g->name, (size_t)(q - (g->data + g->bytes)) + 1);
-        return 1;
-      }
-    for (q = g->base; q < g->data; q++)
-      if (*q != CANARY) {
-        snprintf(msg, len, "wrote before the start of its output %s (%zu bytes before it)",
-                 g->name, (size_t)(g->data - q));
-        return 1;
-      }
+    {
+      const unsigned char *cb = L->canary + c, *ca = cb + (g->data - g->base);
+      c += g->pages * L->page - g->bytes;
+      for (q = g->data + g->bytes; q < end; q++)
+        if (*q != ca[q - (g->data + g->bytes)]) {
+          snprintf(msg, len, "wrote past the end of its output %s (%zu bytes after it changed)",
+                   g->name, (size_t)(q - (g->data + g->bytes)) + 1);
+          return 1;
+        }
+      for (q = g->base; q < g->data; q++)
+        if (*q != cb[q - g->base]) {
+          snprintf(msg, len, "wrote before the start of its output %s (%zu bytes before it)",
+                   g->name, (size_t)(g->data - q));
+          return 1;
+        }
+    }
   }
   return 0;
 }

@@ -44,7 +44,8 @@ alive() {
 # ------------------------------------------------- kernels: each fails its own check
 spec "$T/run.json" "$(check honest)" "$(check honest mis '' 16 16 64 honest_big)" "$(check past1)" "$(check pastpage)" \
   "$(check before)" "$(check wrin)" "$(check sneakin)" "$(check magic)" "$(check spipe)" \
-  "$(check susr1)" "$(check flood)" "$(check quit0)" "$(check qquit)" "$(check daemonize)" "$(check escape)" "$(check beforein)"
+  "$(check susr1)" "$(check flood)" "$(check quit0)" "$(check qquit)" "$(check daemonize)" "$(check escape)" "$(check beforein)" \
+  "$(check pasta5)"
 start=$(date +%s)
 "$LOWP" check "$T/run.json" --junit "$T/run.xml" --json "$T/run.res.json" 2>"$T/e" | cat >"$T/o"
 rc=${PIPESTATUS[0]}
@@ -53,6 +54,7 @@ took=$(( $(date +%s) - start ))
 [ $took -lt 60 ] && ok || bad "lowp check | cat took $took s: a kernel's child held the pipe"
 for pat in "^PASS honest " \
   "^FAIL past1 .*plugin kernel past1 wrote past the end of its output C (1 bytes after it changed)" \
+  "^FAIL pasta5 .*plugin kernel pasta5 wrote past the end of its output C (" \
   "^FAIL pastpage .*plugin kernel pastpage crashed (SIGSEGV): it wrote past the end of its output C" \
   "^FAIL before .*plugin kernel before wrote before the start of its output C (4 bytes before it)" \
   "^FAIL wrin .*plugin kernel wrin crashed (SIGSEGV): it wrote into its input B, which is read-only" \
@@ -71,8 +73,8 @@ grep -q '^PASS honest_big ' "$T/o" && ok || bad "the honest kernel (16x16x64: 64
 # the flood stays the kernel's: lowp's report holds a bounded tail of it
 sz=$(cat "$T/o" "$T/e" | wc -c)
 [ "$sz" -lt 20000 ] && ok || bad "the kernel's 10 MB flood reached lowp's output ($sz bytes)"
-/usr/bin/python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); n = len(d.getElementsByTagName('failure')) + len(d.getElementsByTagName('error')); assert n == 12, n" "$T/run.xml" \
-  && ok || bad "JUnit: 12 failures expected: $(head -c 600 "$T/run.xml")"
+/usr/bin/python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); n = len(d.getElementsByTagName('failure')) + len(d.getElementsByTagName('error')); assert n == 13, n" "$T/run.xml" \
+  && ok || bad "JUnit: 13 failures expected: $(head -c 600 "$T/run.xml")"
 [ -s "$T/run.res.json" ] && ok || bad "JSON result not written"
 sleep 0.3
 alive daemonize && bad "the kernel's child outlived lowp" || ok

@@ -57,6 +57,11 @@ static int past1(void *const *o, const void *const *i, const lowp_plugin_dims_t 
   ((float *)o[0])[cnt(d)] = 1.0f; /* one float past the end */
   return 0;
 }
+static int pasta5(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
+  honest(o, i, d);
+  memset((float *)o[0] + cnt(d), 0xA5, 16); /* 16 bytes past the end, of the old fixed canary */
+  return 0;
+}
 static int pastpage(void *const *o, const void *const *i, const lowp_plugin_dims_t *d) {
   honest(o, i, d);
   ((volatile float *)o[0])[cnt(d) + 1024] = 1.0f; /* 4 KiB past */
@@ -238,7 +243,8 @@ static const lowp_plugin_kernel_t table[] = {
     G("wrin", wrin),     G("sneakin", sneakin), G("magic", magic),     G("spipe", spipe),
     G("susr1", susr1),   G("flood", flood),   G("daemonize", daemonize), G("forkhang", forkhang),
     G("quit0", quit0),   G("qquit", qquit),   G("escape", escape),     G("escapehang", escapehang),
-    G("beforein", beforein), G("chain", chain), G("stopme", stopme)};
+    G("beforein", beforein), G("chain", chain), G("stopme", stopme),
+    G("pasta5", pasta5)};
 #ifdef BAD_NAME
 static lowp_plugin_kernel_t bad[1];
 #endif
