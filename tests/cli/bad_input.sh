@@ -490,6 +490,12 @@ check ok.json >/dev/full
 check ok.json --junit j.xml >/dev/full
 formats >/dev/full
 run formats --quick --formats=fp16 --out o3 >/dev/full
+# --- issue 30: --dump that cannot be created (tried before the work), or the path of another output
+check ok.json --dump nowhere/sub/dir
+check ok.json --dump ok.json/d
+check ok.json --junit dd --dump dd
+check ok.json --json dd --dump ./dd
+check ok.json --dump=dd --junit=dd
 EOF
 )
 
