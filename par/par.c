@@ -131,31 +131,41 @@ static void agree_records(int n, char **args, const char *what, lowp_agree_t *ou
   exit(LOWP_PAR_EXIT);
 }
 
+static void refuse_streams(const lowp_agree_t *mine, int n, char **args, const char *what);
+
 static void agree_args(int argc, char **argv) {
-  agree_records(argc > 1 ? argc - 1 : 0, argv + 1, "", NULL);
+  lowp_agree_t mine;
+  agree_records(argc > 1 ? argc - 1 : 0, argv + 1, "", &mine);
+  /* lowp check compares the bytes of its spec itself (it may come from a
+     pipe: lowp_par_agree_text); every other input must be a regular file */
+  if (argc > 1 && strcmp(argv[1], "check") != 0) refuse_streams(&mine, argc - 1, argv + 1, "");
+}
+
+/* After the agreement (the same kinds on every rank, so the same verdict):
+   an argument that names a FIFO, a socket or a device is read by each rank
+   on its own, and what they read cannot be compared: refused. */
+static void refuse_streams(const lowp_agree_t *mine, int n, char **args, const char *what) {
+  int i;
+  for (i = 0; i < n && i < LOWP_AGREE_NARGS; i++) {
+    const char *a = args[i] ? args[i] : "", *eq = strchr(a, '=');
+    if (mine->kind[i] != LOWP_AGREE_STREAM) continue;
+    leaving();
+    if (g_rank == 0)
+      fprintf(stderr, "lowp: %s%.200s is not a regular file (a FIFO, a socket or a device): each "
+              "rank would read it on its own and what they read cannot be compared; in an MPI job "
+              "input files must be regular files\n", what, !strncmp(a, "--", 2) && eq ? eq + 1 : a);
+    exit(LOWP_PAR_EXIT);
+  }
 }
 
 void lowp_par_agree_files(const char *what, int n, char **paths) {
   lowp_agree_t mine;
-  int i, bad = -1, any;
   if (g_size < 2) return;
   /* a rank that failed before (reading or parsing the spec, lowp_cli_die)
      waits in lowp_par_sync(1): meet it there, not in the exchange below */
   lowp_par_sync(0);
   agree_records(n, paths, what, &mine);
-  /* the same kinds everywhere now: a FIFO or a device is read by each rank
-     on its own, and what they read cannot be compared: refused */
-  for (i = 0; i < n && i < LOWP_AGREE_NARGS && bad < 0; i++)
-    if (mine.kind[i] == LOWP_AGREE_STREAM) bad = i;
-  any = bad;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (any < 0) return;
-  leaving();
-  if (g_rank == 0)
-    fprintf(stderr, "lowp: %s%.200s is not a regular file (a FIFO, a socket or a device): each rank "
-            "would read it on its own and what they read cannot be compared; under MPI the files "
-            "a spec names must be regular files\n", what, paths[any]);
-  exit(LOWP_PAR_EXIT);
+  refuse_streams(&mine, n, paths, what);
 }
 
 void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t *len,

@@ -5,7 +5,8 @@
 # and, by fault injection (LOWP_FAULT=POINT:RANK, par/par.h), each rank in turn failing alone at
 # each point of lowp check (reading the spec, parsing it, checking the outputs, loading a kernel,
 # the baseline, after running its checks): exit 2 on every rank, one message, nothing written,
-# no hang. --dump is refused in an MPI job (exit 2, one message).
+# no hang. --dump is refused in an MPI job (exit 2, one message), and so is an input argument
+# that is a FIFO or a device (gemm --a /dev/stdin).
 # Run: bash tests/mpi/mpi_faults.sh path/to/lowp path/to/mpiexec   (skips: exit 77 without MPI)
 set -u
 LOWP=${1:?usage: mpi_faults.sh path/to/lowp path/to/mpiexec}
@@ -56,6 +57,10 @@ MPI -np 2 "$LOWP" check "$T/nofifo.json" >"$T/out" 2>"$T/err" && grep -q "^2 of 
   bad "the spec with .npy files: $(cat "$T/out" "$T/err")"
 fails "a FIFO named by the spec" "Af.npy is not a regular file (a FIFO, a socket or a device)" \
   -np 2 "$LOWP" check "$T/fifo.json" --junit "$T/out.xml"
+
+# an input argument that is a FIFO or device (gemm --a /dev/stdin): each rank would read its own
+cat "$T/A.npy" | fails "gemm --a /dev/stdin under mpirun" "/dev/stdin is not a regular file (a FIFO, a socket or a device)" \
+  -np 2 "$LOWP" gemm --a /dev/stdin --b "$T/B.npy" --out-exact "$T/out.xml"
 
 # ------------------------- each rank in turn fails alone at each point: the whole job ends
 for np in 2 3; do
