@@ -104,6 +104,12 @@ void lowp_chk_execute(lowp_chk_run_t *r, int updating);
 
 /** @brief Collective (MPI): check i runs on rank i mod N; rank 0 gets each
     report line, JSON (when want_json) and the verdicts, in the spec's order. */
+/** @brief The test hook of par/par.h at a point of lowp check: with
+    LOWP_FAULT=POINT:RANK this rank fails here alone, as a real failure
+    would (lowp_cli_die: one message, exit 2, every rank ends;
+    tests/mpi/mpi_faults.sh). */
+void lowp_chk_fault(const char *point);
+
 void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, char **lines,
                      char **jsons);
 

@@ -89,6 +89,12 @@ void lowp_chk_execute(lowp_chk_run_t *r, int updating) {
 
 /* ------------------------------------------------------------ MPI ranks */
 
+void lowp_chk_fault(const char *point) {
+  if (lowp_par_fault(point))
+    lowp_cli_die(LOWP_CHK_CMD, "rank %d: failure injected at '%s' (LOWP_FAULT=%s)", lowp_par_rank(),
+                 point, getenv("LOWP_FAULT"));
+}
+
 /* What rank 0 needs of a check another rank ran: its verdicts and the
    scalars of its result (no arrays; pointers are rank 0's own again). */
 typedef struct {
@@ -145,8 +151,7 @@ void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, c
     if (me == 0 && isatty(2)) /* progress: the job's checks, from rank 0 */
       fprintf(stderr, "lowp check: [%d/%d] %s\n", i + 1, n, runs[i].sc->name);
   }
-  if (lowp_par_fault("run"))
-    lowp_cli_die(LOWP_CHK_CMD, "rank %d: failure injected at 'run' (LOWP_FAULT=%s)", me, getenv("LOWP_FAULT"));
+  lowp_chk_fault("run");
   lowp_par_sync(0);
   for (i = 0; i < n; i++) {
     int owner = i % np;

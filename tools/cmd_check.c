@@ -316,15 +316,6 @@ static int publish(const opts_t *o, const lowp_spec_t *spec, const lowp_chk_base
 
 /* ------------------------------------------------------------- the spec */
 
-/* The test hook of par/par.h: LOWP_FAULT=POINT:RANK fails this rank alone
-   here, as a real failure at this point would (one message, exit 2, every
-   rank ends: tests/mpi/mpi_faults.sh). */
-static void fault(const char *point) {
-  if (lowp_par_fault(point))
-    lowp_cli_die(LOWP_CHK_CMD, "rank %d: failure injected at '%s' (LOWP_FAULT=%s)", lowp_par_rank(),
-                 point, getenv("LOWP_FAULT"));
-}
-
 /* Read and parse the spec. In an MPI job every rank must parse the same
    bytes: "-" (the standard input, which mpirun gives rank 0 alone) is read
    by rank 0 and sent to the others; any other path is read by every rank
@@ -341,7 +332,7 @@ static void read_spec(lowp_spec_t *spec, const opts_t *o) {
     st = lowp_spec_slurp(&text, &len, o->spec_path, err, sizeof err);
     if (st) lowp_cli_die(LOWP_CHK_CMD, "%s", err[0] ? err : lowp_status_str(st));
   }
-  fault("spec-read");
+  lowp_chk_fault("spec-read");
   {
     struct stat sb;
     if (!strcmp(o->spec_path, "/dev/stdin") || !strncmp(o->spec_path, "/dev/fd/", 8) ||
@@ -357,7 +348,7 @@ static void read_spec(lowp_spec_t *spec, const opts_t *o) {
     lowp_spec_free(spec);
     lowp_cli_die(LOWP_CHK_CMD, "%s", err[0] ? err : lowp_status_str(st));
   }
-  fault("spec-parse");
+  lowp_chk_fault("spec-parse");
 }
 
 /* ----------------------------------------------------------- public API */
@@ -386,7 +377,7 @@ int lowp_cmd_check(int argc, char **argv) {
 
   /* phase 1: everything is opened and checked before any work */
   agree_spec_files(&o, &spec);
-  fault("outputs");
+  lowp_chk_fault("outputs");
   if (lowp_par_rank() == 0) check_outputs(&o, &spec);
   runs = calloc((size_t)spec.n_checks, sizeof *runs);
   if (!runs) lowp_cli_die(LOWP_CHK_CMD, "out of memory");
@@ -397,13 +388,13 @@ int lowp_cmd_check(int argc, char **argv) {
       if (!strcmp(o.only[k], sc->name)) sel = 1;
     if (!sel) continue;
     lowp_chk_prepare(&runs[n], sc);
-    fault("load");
+    lowp_chk_fault("load");
     for (k = 0; k < sc->n_rules; k++)
       if (sc->rules[k].rule.kind == LOWP_RULE_BASELINE) need_base = 1;
     n++;
   }
   lowp_chk_baseline_load(&base, &spec, runs, n, need_base, o.update_baseline);
-  fault("baseline");
+  lowp_chk_fault("baseline");
   /* an MPI job: the checks are spread over the ranks, rank 0 gets the
      results and writes everything (par/par.h, docs/scale.md) */
   if (lowp_par_size() > 1) {
