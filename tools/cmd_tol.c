@@ -52,11 +52,26 @@ static const char *opt_value(int argc, char **argv, int *i, const char *key) {
   return argv[++*i];
 }
 
+/* an option given twice is refused (--k 64 --k 65: which one?), in either
+   spelling; options[] is the order of the bits of *seen */
+static const char *const options[] = {"--json", "--k", "--input", "--acc", "--out", "--method",
+                                      "--confidence", "--scale", NULL};
+
+static const char *once(unsigned *seen, const char *key, const char *v) {
+  int b;
+  if (!v) return NULL;
+  for (b = 0; options[b] && strcmp(options[b], key); b++) {}
+  if (*seen & (1u << b)) lowp_cli_die(CMD, "option %s given twice", key);
+  *seen |= 1u << b;
+  return v;
+}
+
 /* the options as lowp_capi_tol's query (one parser for the CLI and Python) */
 static cJSON *parse(int argc, char **argv, int *as_json) {
   cJSON *q = cJSON_CreateObject();
   const char *v;
   int i, have_op = 0, have_k = 0;
+  unsigned seen = 0;
   *as_json = 0;
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -64,25 +79,26 @@ static cJSON *parse(int argc, char **argv, int *as_json) {
       usage(stdout);
       exit(0);
     } else if (!strcmp(a, "--json")) {
+      (void)once(&seen, "--json", a);
       *as_json = 1;
-    } else if ((v = opt_value(argc, argv, &i, "--k"))) {
+    } else if ((v = once(&seen, "--k", opt_value(argc, argv, &i, "--k")))) {
       cJSON_AddNumberToObject(q, "k", (double)lowp_cli_int(CMD, "--k", v, 1, 1LL << 40));
       have_k = 1;
-    } else if ((v = opt_value(argc, argv, &i, "--input"))) {
+    } else if ((v = once(&seen, "--input", opt_value(argc, argv, &i, "--input")))) {
       cJSON_AddStringToObject(q, "input", v);
-    } else if ((v = opt_value(argc, argv, &i, "--acc"))) {
+    } else if ((v = once(&seen, "--acc", opt_value(argc, argv, &i, "--acc")))) {
       cJSON_AddStringToObject(q, "acc", v);
-    } else if ((v = opt_value(argc, argv, &i, "--out"))) {
+    } else if ((v = once(&seen, "--out", opt_value(argc, argv, &i, "--out")))) {
       cJSON_AddStringToObject(q, "out", v);
-    } else if ((v = opt_value(argc, argv, &i, "--method"))) {
+    } else if ((v = once(&seen, "--method", opt_value(argc, argv, &i, "--method")))) {
       cJSON_AddStringToObject(q, "method", v);
-    } else if ((v = opt_value(argc, argv, &i, "--confidence"))) {
+    } else if ((v = once(&seen, "--confidence", opt_value(argc, argv, &i, "--confidence")))) {
       if (strcmp(v, "worst")) {
         double p = lowp_cli_number(CMD, "--confidence", v);
         if (!(p > 0 && p < 1)) lowp_cli_die(CMD, "--confidence must lie in (0, 1) or be 'worst', not %s", v);
         cJSON_AddNumberToObject(q, "confidence", p);
       }
-    } else if ((v = opt_value(argc, argv, &i, "--scale"))) {
+    } else if ((v = once(&seen, "--scale", opt_value(argc, argv, &i, "--scale")))) {
       double s = lowp_cli_number(CMD, "--scale", v);
       if (!(s > 0) || !isfinite(s)) lowp_cli_die(CMD, "--scale must be a finite number > 0, not %s", v);
       cJSON_AddNumberToObject(q, "scale", s);
