@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/number.h"
 #include "model/accum.h"
 #include "io/escape.h"
 #include "status.h"
@@ -350,9 +351,8 @@ static int parse_rule_field(ctx_t *c, const cJSON *j, int i, lowp_rule_t *ru) {
     ru->kind = LOWP_RULE_MISMATCH;
     x = ITEM("mismatch");
     if (cJSON_IsString(x)) {
-      char *end = NULL;
-      double f = strtod(x->valuestring, &end);
-      if (end == x->valuestring || strcmp(end, "%") || !(f >= 0 && f <= 100))
+      double f = -1;
+      if (lowp_parse_percent(&f, x->valuestring) || !(f >= 0 && f <= 100))
         return fail(c, "%s\"mismatch\" '%s': a count or a percentage like \"0.1%%\"", w,
                     x->valuestring);
       ru->limit = f / 100;
