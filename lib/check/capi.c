@@ -141,14 +141,21 @@ static void shape_str(char *buf, size_t len, const size_t *sh, int nd) {
    shape and every shape must fit (lowp_op_shape_matches: leading axes of
    size 1 aside, equal; a transposed array is refused). */
 static int arrays_check(const lowp_problem_t *p, const cJSON *d, const double *const *in,
-                        const double *const *out, const double *const *ref, char *err,
-                        size_t errlen) {
+                        const double *const *out, const double *const *ref, int shapes_only,
+                        char *err, size_t errlen) {
   static const char *const keys[] = {"shapes", "out_shapes", "ref_shapes"};
+  static const double *const given[LOWP_OP_MAXIO] = {(const double *)keys, (const double *)keys,
+                                                     (const double *)keys, (const double *)keys};
   int g, i;
   for (g = 0; g < 3; g++) {
     const double *const *arr = g == 0 ? in : g == 1 ? out : ref;
     const cJSON *list = ITEM(d, keys[g]);
     int n = g == 0 ? p->op->n_in : p->op->n_out, base = g == 0 ? 0 : p->op->n_in;
+    if (shapes_only) {
+      /* lowp_capi_shapes: no arrays, the shapes the caller will give */
+      if (!list) continue;
+      arr = given;
+    }
     if (!arr) {
       if (list) return bad(err, errlen, LOWP_EINVAL, "\"%s\" given without its arrays", keys[g]);
       continue;
@@ -165,6 +172,7 @@ static int arrays_check(const lowp_problem_t *p, const cJSON *d, const double *c
       size_t sh[LOWP_OP_MAXDIM], want[LOWP_OP_MAXDIM], c;
       int nd, wn, st, need = g == 0 || i == 0;
       char got[96], exp[96];
+      if (shapes_only && cJSON_IsNull(s) && !need) continue;
       if (cJSON_IsNull(s) && !arr[i] && !need) continue;
       if (cJSON_IsNull(s) || !arr[i]) {
         if (err && errlen)
@@ -404,7 +412,7 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
     st = bad(err, errlen, LOWP_EINVAL, "%s\"in\": the inputs' formats are needed", "");
     goto done;
   }
-  if ((st = arrays_check(&p, d, in, out, ref, err, errlen))) goto done;
+  if ((st = arrays_check(&p, d, in, out, ref, 0, err, errlen))) goto done;
   if ((st = arrays_in_format(&p, in, out, ref, err, errlen))) goto done;
   ru = ck.rules;
   n = ck.n_rules;
@@ -460,6 +468,7 @@ int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen) {
   if (!json || !desc) return LOWP_EINVAL;
   *json = NULL;
   st = desc_parse(&d, &ck, &p, desc, 0, err, errlen);
+  if (!st) st = arrays_check(&p, d, NULL, NULL, NULL, 1, err, errlen);
   if (!st && ck.n_in_formats) {
     lowp_subject_t s;
     memset(&s, 0, sizeof s);

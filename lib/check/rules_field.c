@@ -45,13 +45,14 @@ static int eval_sqnr(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_chec
   v->measured = r->out[j].sqnr_db;
   v->limit = rule->limit;
   v->pass = v->measured >= v->limit;
-  /* the noise power as a share of the noise the rule allows */
-  v->percent = isinf(v->measured) && v->measured > 0 ? 0
-               : 100 * pow(10, (v->limit - v->measured) / 10);
+  /* a gate in dB has no "percent of the limit": the message and the report
+     give the margin in dB (measured - gate) instead */
+  v->percent = NAN;
   worst_abs(v, r, j);
   where_text(idx, sizeof idx, v, r);
-  snprintf(v->msg, sizeof v->msg, "SQNR %.4g dB %s %.4g dB (output %s; largest |d| at %s)",
-           v->measured, v->pass ? ">=" : "<", v->limit, r->out[j].name, idx);
+  snprintf(v->msg, sizeof v->msg, "SQNR %.4g dB %s gate %.4g dB (margin %+.3g dB; output %s; "
+           "largest |d| at %s)", v->measured, v->pass ? ">=" : "<", v->limit,
+           v->measured - v->limit, r->out[j].name, idx);
   return LOWP_OK;
 }
 

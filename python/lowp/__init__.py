@@ -18,7 +18,8 @@ from . import _arrays, _lib
 from ._lib import LowpError, library_path
 
 __all__ = ["check", "assert_precision", "tolerance", "CheckResult", "Tolerance", "LowpError",
-           "VacuousBoundError", "library_path", "DEFAULT_RULES"]
+           "VacuousBoundError", "library_path", "DEFAULT_RULES", "TOLERANCE_RULES",
+           "rule_headline"]
 __version__ = "0.1.0"
 
 #: the rules of lowp.check when none are given: NaN/inf classes agree with the
@@ -94,8 +95,51 @@ class CheckResult:
         return "Mismatched elements: %d / %d (%.1f%%) under rtol=%g, atol=%g" % (
             m["count"], m["total"], 100.0 * m["count"] / tot, m["rtol"], m["atol"])
 
+    @property
+    def failure_text(self):
+        """What assert_precision raises: each failing rule by name with its
+        message and its own worst element (got, exact, the inputs behind
+        it); the torch-style "Mismatched elements" line only when a
+        tolerance rule (assert_close, rtol/atol, mismatch) failed, since
+        for other rules a count under torch's defaults says nothing about
+        why they failed."""
+        lines = ["%s %s: %s" % (self.json["op"], self.verdict.upper(), self.json["subject"])]
+        for r in self.failed_rules:
+            lines.append("  rule %s failed: %s" % (r["rule"], r["message"]))
+            w = r.get("worst")
+            if w:
+                lines.append("    worst element %s: got %r, exact %r%s" % (
+                    w.get("index"), w.get("got"), w.get("exact"),
+                    " (%s)" % w["inputs"] if w.get("inputs") else ""))
+        if any(r["rule"] in TOLERANCE_RULES for r in self.failed_rules) and self.mismatch:
+            lines.append(self.mismatch_line)
+        return "\n".join(lines)
+
     def __repr__(self):
         return "<lowp.CheckResult %s>" % self.message
+
+
+#: the rules that compare elementwise under an rtol/atol pair (torch.isclose's
+#: form): only their failures come with a "Mismatched elements" count
+TOLERANCE_RULES = ("assert_close", "rtol/atol", "mismatch")
+
+
+def rule_headline(rule):
+    """One rule's verdict in a few words: a percentage of its limit, or for
+    sqnr_db (a gate in dB, where no percentage means anything) its value
+    against the gate and the margin in dB."""
+    name = rule["rule"]
+    if name == "sqnr_db":
+        m, g = rule.get("measured"), rule.get("limit")
+        if isinstance(m, (int, float)) and isinstance(g, (int, float)):
+            return "sqnr_db %.1f dB vs gate %.1f dB (%+.1f dB)" % (m, g, m - g)
+        return "sqnr_db"
+    if rule.get("vacuous"):
+        return "%s vacuous" % name
+    p = rule.get("percent")
+    if isinstance(p, (int, float)) and p == p:
+        return "%s %.0f%% of limit" % (name, p)
+    return "%s %s" % (name, "pass" if rule.get("pass") else "fail")
 
 
 def _several(x, n_out):
@@ -199,6 +243,9 @@ def check(op, inputs, output, rules=None, *, reference=None, input=None, out=Non
         if v is not None:
             desc[k] = list(v) if isinstance(v, tuple) else v
     desc["shapes"] = [_shape(x) for x in inputs]
+    desc["out_shapes"] = [_shape(y) for y in outs]
+    if refs is not None:
+        desc["ref_shapes"] = [_shape(y) for y in refs]
     # every argument through lowp's own validator before any array is decoded
     _lib.call_json("lowp_capi_shapes", desc)
     ins, in_fmts, out_vals, out_fmt = _formats(inputs, outs, io, input, out)
@@ -221,12 +268,13 @@ def check(op, inputs, output, rules=None, *, reference=None, input=None, out=Non
 
 
 def assert_precision(op, inputs, output, rules=None, **kw):
-    """lowp.check, raising AssertionError with lowp's one-line message and
-    the mismatch count (as torch.testing.assert_close's "Mismatched
-    elements: 556 / 768 (72.4%)") when a rule fails. Returns the result."""
+    """lowp.check, raising AssertionError when a rule fails: each failing
+    rule by name, its message and its worst element, and (only when a
+    tolerance rule failed) torch.testing.assert_close's "Mismatched
+    elements: 556 / 768 (72.4%)" count. Returns the result."""
     r = check(op, inputs, output, rules, **kw)
     if not r.passed:
-        raise AssertionError(r.message + "\n" + r.mismatch_line)
+        raise AssertionError(r.failure_text)
     return r
 
 
