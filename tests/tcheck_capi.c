@@ -195,6 +195,14 @@ static void test_formats(void) {
                        "1e9}]}", in, outs2, NULL, err, sizeof err);
   lowp_test_check(st == LOWP_EFORMAT && strstr(err, "output C: 1 values are not fp16 values"),
                   "fp64 output declared fp16: %s", err);
+  /* ... unless an in_format rule counts them */
+  st = lowp_capi_check(&js, "{\"op\": \"gemm\", \"in\": \"fp16\", \"out\": \"fp16\", \"shapes\": "
+                       "[[4, 8], [8, 4]], \"out_shapes\": [[4, 4]], \"rules\": [{\"in_format\": "
+                       "0}]}", in, outs2, NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_OK && js && strstr(js, "\"verdict\":\"fail\"") &&
+                  strstr(js, "1 output values are not fp16 values"), "in_format rule: %.300s",
+                  js ? js : err);
+  lowp_capi_free(js);
   /* bit patterns in a container of the wrong width */
   {
     unsigned char b8[2] = {0x3c, 0x00};

@@ -354,10 +354,11 @@ static int measure(lowp_check_result_t *r, const lowp_problem_t *p, const lowp_s
    lowp check refuses a file whose values are not values of the check's
    "in"): an fp64 array declared fp16 that holds 0.1 is refused, whatever it
    is, before any work. Index inputs (xent's target) hold integers: the
-   pipeline checks them. */
+   pipeline checks them. outputs = 0: the outputs' values are left to an
+   {"in_format": N} rule, which counts them. */
 static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
-                            const double *const *out, const double *const *ref, char *err,
-                            size_t errlen) {
+                            const double *const *out, const double *const *ref, int outputs,
+                            char *err, size_t errlen) {
   int g, i;
   for (g = 0; g < 3; g++) {
     const double *const *arr = g == 0 ? in : g == 1 ? out : ref;
@@ -366,7 +367,7 @@ static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
       const lowp_format_t *f = g == 0 ? &p->in[i] : &p->out;
       size_t sh[LOWP_OP_MAXDIM], c, k, bad_n = 0, first = 0;
       int nd;
-      if (!arr[i] || (g == 0 && p->op->in_index[i])) continue;
+      if (!arr[i] || (g == 0 && p->op->in_index[i]) || (g > 0 && !outputs)) continue;
       if (lowp_op_shape(p, (g == 0 ? 0 : p->op->n_in) + i, sh, &nd, &c)) return LOWP_EINVAL;
       for (k = 0; k < c; k++) {
         double y, x = arr[i][k];
@@ -413,9 +414,12 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
     goto done;
   }
   if ((st = arrays_check(&p, d, in, out, ref, 0, err, errlen))) goto done;
-  if ((st = arrays_in_format(&p, in, out, ref, err, errlen))) goto done;
   ru = ck.rules;
   n = ck.n_rules;
+  /* outputs outside their format are refused, unless an in_format rule asks
+     to count them */
+  for (i = 0; i < n && ru[i].rule.kind != LOWP_RULE_IN_FORMAT; i++) {}
+  if ((st = arrays_in_format(&p, in, out, ref, i == n, err, errlen))) goto done;
   jn = ITEM(d, "prob");
   prob = jn ? jn->valuedouble : 0.99;
   /* the description's probability is that of every prob bound naming none */

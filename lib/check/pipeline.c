@@ -738,6 +738,7 @@ static int eval_kind(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_chec
   case LOWP_RULE_NAN_INF: return eval_nan_inf(v, r);
   case LOWP_RULE_BITEXACT: return eval_bitexact(v, rule, r);
   case LOWP_RULE_SQNR: case LOWP_RULE_COSINE: case LOWP_RULE_MISMATCH:
+  case LOWP_RULE_IN_FORMAT:
     return lowp_check_rule_eval_field(v, rule, r);
   }
   return LOWP_EINVAL;

@@ -320,7 +320,8 @@ static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_t
 
 static const char *const rule_names[] = {"max_ulp", "bound", "vs_reference", "rtol", "atol",
                                          "assert_close", "baseline", "nan_inf", "bitexact",
-                                         "sqnr_db", "cosine", "mismatch", NULL};
+                                         "sqnr_db", "cosine", "mismatch", "in_format",
+                                         NULL};
 
 /* the rules the field uses: {"sqnr_db": D}, {"cosine": C}, and {"mismatch":
    N or "F%", "rtol": R, "atol": A} or with "assert_close": "pytorch" */
@@ -397,11 +398,21 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
   if (!known) {
     const char *first = j->child ? j->child->string : "";
     return fail(c, "%sunknown rule '%s' (max_ulp, bound, vs_reference, rtol/atol, "
-                "assert_close, baseline, nan_inf, bitexact, sqnr_db, cosine, mismatch)", w,
-                first);
+                "assert_close, baseline, nan_inf, bitexact, sqnr_db, cosine, mismatch, "
+                "in_format)", w, first);
   }
 #define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
   if (ITEM("sqnr_db") || ITEM("cosine") || ITEM("mismatch")) return parse_rule_field(c, j, i, ru);
+  if (ITEM("in_format")) {
+    static const char *const keys[] = {"in_format", NULL};
+    uint64_t n = 0;
+    if ((st = check_keys(c, j, w, keys))) return st;
+    ru->kind = LOWP_RULE_IN_FORMAT;
+    snprintf(w, sizeof w, "rule %d: \"in_format\"", i + 1);
+    if ((st = get_uint(c, ITEM("in_format"), w, 0, 9007199254740992.0, &n))) return st;
+    ru->limit = (double)n;
+    return LOWP_OK;
+  }
   if (ITEM("max_ulp")) {
     static const char *const keys[] = {"max_ulp", NULL};
     if ((st = check_keys(c, j, w, keys))) return st;

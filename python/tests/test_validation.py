@@ -229,6 +229,23 @@ def test_fp64_output_not_in_fp16_refused():
         lowp.check("gemm", [A, B], C, out="fp16")
 
 
+def test_in_format_rule_counts_instead_of_refusing():
+    A, B = data()
+    C = gemm32(A, B).astype(np.float64)         # fp16 values, in an fp64 array
+    C.flat[[1, 5, 9]] += 1e-5
+    r = lowp.check("gemm", [A, B], C, [{"in_format": 0}], out="fp16")
+    assert not r.passed and r.rules[0]["measured"] == 3
+    assert "3 output values are not fp16 values" in r.rules[0]["message"]
+    assert r.rules[0]["worst"]["index"] == "C[0][1]"
+    assert lowp.check("gemm", [A, B], C, [{"in_format": 3}], out="fp16").passed
+    assert lowp.check("gemm", [A, B], gemm32(A, B), [{"in_format": 0}]).passed
+    # inputs outside their format are refused all the same
+    A64 = A.astype(np.float64)
+    A64[0, 0] += 1e-4
+    with pytest.raises(lowp.LowpError, match="input A"):
+        lowp.check("gemm", [A64, B], C, [{"in_format": 3}], input="fp16", out="fp16")
+
+
 def test_fp16_bits_as_uint16_decoded():
     A, B = data()
     C = gemm32(A, B)
