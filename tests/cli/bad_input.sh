@@ -506,6 +506,10 @@ check pct_sign.json
 check pct_blank.json
 check rule_nan.json
 check rules_empty.json --junit j.xml
+check ok.json --junit j.xml --junit=k.xml
+check ok.json --json r.json --json r2.json
+check ok.json --threads 2 --threads=3
+check ok.json --update-baseline --update-baseline
 # --- issue 30: lowp tol: repeated options, derivations without a bound, bad numbers
 tol dot --k 64 --k 65
 tol dot --k=64 --k 64
