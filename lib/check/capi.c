@@ -355,13 +355,14 @@ static int measure(lowp_check_result_t *r, const lowp_problem_t *p, const lowp_s
    "in"): an fp64 array declared fp16 that holds 0.1 is refused, whatever it
    is, before any work. Index inputs (xent's target) hold integers: the
    pipeline checks them. outputs = 0: the outputs' values are left to an
-   {"in_format": N} rule, which counts them. */
+   {"in_format": N} rule, which counts them. A reference's outputs are
+   another subject's (a wider reference implementation's, say): its own
+   errors are what vs_reference compares with, so they are not refused. */
 static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
-                            const double *const *out, const double *const *ref, int outputs,
-                            char *err, size_t errlen) {
+                            const double *const *out, int outputs, char *err, size_t errlen) {
   int g, i;
-  for (g = 0; g < 3; g++) {
-    const double *const *arr = g == 0 ? in : g == 1 ? out : ref;
+  for (g = 0; g < 2; g++) {
+    const double *const *arr = g == 0 ? in : out;
     int n = g == 0 ? p->op->n_in : p->op->n_out;
     for (i = 0; arr && i < n; i++) {
       const lowp_format_t *f = g == 0 ? &p->in[i] : &p->out;
@@ -377,8 +378,8 @@ static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
       }
       if (bad_n) {
         if (err && errlen)
-          snprintf(err, errlen, "%s%s %s: %zu values are not %s values (the first: element "
-                   "%zu = %.17g): declare the format they are in", g == 2 ? "reference " : "",
+          snprintf(err, errlen, "%s %s: %zu values are not %s values (the first: element "
+                   "%zu = %.17g): declare the format they are in",
                    g == 0 ? "input" : "output", g == 0 ? p->op->in_names[i] : p->op->out_names[i],
                    bad_n, f->name ? f->name : "custom-format", first, arr[i][first]);
         return LOWP_EFORMAT;
@@ -419,7 +420,7 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
   /* outputs outside their format are refused, unless an in_format rule asks
      to count them */
   for (i = 0; i < n && ru[i].rule.kind != LOWP_RULE_IN_FORMAT; i++) {}
-  if ((st = arrays_in_format(&p, in, out, ref, i == n, err, errlen))) goto done;
+  if ((st = arrays_in_format(&p, in, out, i == n, err, errlen))) goto done;
   jn = ITEM(d, "prob");
   prob = jn ? jn->valuedouble : 0.99;
   /* the description's probability is that of every prob bound naming none */
