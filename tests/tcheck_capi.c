@@ -124,34 +124,36 @@ static void test_fail_closed(void) {
 }
 
 /* the description goes through the spec's parser: what a spec refuses is refused */
+#define U "[{\"max_ulp\": 1}]"
+#define P01 "\"prob\" must be a number in (0, 1)"
+#define PCT "a count or a percentage"
 static void test_desc(void) {
-  refused("empty rules", "", "[]", "\"rules\" must be a non-empty array");
-  refused("eps a string", ", \"eps\": \"x\"", "[{\"max_ulp\": 1}]", "\"eps\" belongs to layernorm");
-  refused("prob 2", ", \"prob\": 2", "[{\"max_ulp\": 1}]", "\"prob\" must be a number in (0, 1)");
-  refused("prob 1", ", \"prob\": 1", "[{\"max_ulp\": 1}]", "\"prob\" must be a number in (0, 1)");
-  refused("prob 0", ", \"prob\": 0", "[{\"max_ulp\": 1}]", "\"prob\" must be a number in (0, 1)");
-  refused("prob -1", ", \"prob\": -1", "[{\"max_ulp\": 1}]", "\"prob\" must be a number in (0, 1)");
-  refused("prob NaN", ", \"prob\": NaN", "[{\"max_ulp\": 1}]",
-          "\"prob\": a number that is not finite");
-  refused("factor Infinity", "", "[{\"vs_reference\": \"outputs\", \"factor\": Infinity}]",
-          "\"factor\": a number that is not finite");
-  refused("reduction for gemm", ", \"reduction\": \"sum\"", "[{\"max_ulp\": 1}]",
-          "\"reduction\" belongs to xent");
-  refused("fractional dims", ", \"dims\": {\"m\": 4, \"n\": 4, \"k\": 7.5}", "[{\"max_ulp\": 1}]",
-          "\"dims\".k must be an integer");
-  refused("unknown dims key", ", \"dims\": {\"m\": 4, \"q\": 4}", "[{\"max_ulp\": 1}]",
-          "\"dims\": unknown key 'q'");
-  refused("unknown key", ", \"epsilon\": 1", "[{\"max_ulp\": 1}]", "unknown key 'epsilon'");
-  refused("NUL in a name", ", \"subject\": \"a\\u0000b\"", "[{\"max_ulp\": 1}]", "NUL");
-  refused("control character in a name", ", \"subject\": \"a\\nb\"", "[{\"max_ulp\": 1}]",
-          "control character");
-  refused("acc a number", ", \"acc\": 3", "[{\"max_ulp\": 1}]", "\"acc\" must be a string");
-  refused("mismatch \" 5%\"", "", "[{\"mismatch\": \" 5%\", \"assert_close\": \"pytorch\"}]",
-          "a count or a percentage");
-  refused("mismatch \"0x10%\"", "", "[{\"mismatch\": \"0x10%\", \"assert_close\": \"pytorch\"}]",
-          "a count or a percentage");
-  refused("mismatch \"1e1%\"", "", "[{\"mismatch\": \"1e1%\", \"assert_close\": \"pytorch\"}]",
-          "a count or a percentage");
+  /* what, extra keys, rules, the message wanted */
+  static const char *const cases[][4] = {
+      {"empty rules", "", "[]", "\"rules\" must be a non-empty array"},
+      {"eps for gemm", ", \"eps\": \"x\"", U, "\"eps\" belongs to layernorm"},
+      {"prob 2", ", \"prob\": 2", U, P01},
+      {"prob 1", ", \"prob\": 1", U, P01},
+      {"prob 0", ", \"prob\": 0", U, P01},
+      {"prob -1", ", \"prob\": -1", U, P01},
+      {"prob NaN", ", \"prob\": NaN", U, "\"prob\": a number that is not finite"},
+      {"factor Infinity", "", "[{\"vs_reference\": \"outputs\", \"factor\": Infinity}]",
+       "\"factor\": a number that is not finite"},
+      {"reduction for gemm", ", \"reduction\": \"sum\"", U, "\"reduction\" belongs to xent"},
+      {"fractional dims", ", \"dims\": {\"m\": 4, \"n\": 4, \"k\": 7.5}", U,
+       "\"dims\".k must be an integer"},
+      {"unknown dims key", ", \"dims\": {\"m\": 4, \"q\": 4}", U, "\"dims\": unknown key 'q'"},
+      {"unknown key", ", \"epsilon\": 1", U, "unknown key 'epsilon'"},
+      {"NUL in a name", ", \"subject\": \"a\\u0000b\"", U, "NUL"},
+      {"control character in a name", ", \"subject\": \"a\\nb\"", U, "control character"},
+      {"acc a number", ", \"acc\": 3", U, "\"acc\" must be a string"},
+      {"mismatch ' 5%'", "", "[{\"mismatch\": \" 5%\", \"assert_close\": \"pytorch\"}]", PCT},
+      {"mismatch '0x10%'", "", "[{\"mismatch\": \"0x10%\", \"assert_close\": \"pytorch\"}]", PCT},
+      {"mismatch '1e1%'", "", "[{\"mismatch\": \"1e1%\", \"assert_close\": \"pytorch\"}]", PCT},
+  };
+  size_t c;
+  for (c = 0; c < sizeof cases / sizeof *cases; c++)
+    refused(cases[c][0], cases[c][1], cases[c][2], cases[c][3]);
   {
     /* a short "in" list, and a layernorm eps of the wrong kind, through the shapes call */
     char *js = NULL, err[512];
