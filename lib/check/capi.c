@@ -120,9 +120,13 @@ static int desc_parse(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const
       return bad(err, errlen, LOWP_EINVAL, "%s\"absent\" must be an array of output numbers", "");
     cJSON_ArrayForEach(it, j)
       if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
-          !(it->valuedouble >= 1 && it->valuedouble < p->op->n_out))
-        return bad(err, errlen, LOWP_EINVAL, "\"absent\": output numbers are integers in [1, "
-                   "%s) (the first output is always needed)", p->op->n_out == 3 ? "3" : "n_out");
+          !(it->valuedouble >= 1 && it->valuedouble < p->op->n_out)) {
+        if (err && errlen)
+          snprintf(err, errlen, "\"absent\": %s has no output %g that may be absent (the "
+                   "first output is always needed)", p->op->name,
+                   cJSON_IsNumber(it) ? it->valuedouble : NAN);
+        return LOWP_EINVAL;
+      }
   }
   return LOWP_OK;
 }
