@@ -83,6 +83,15 @@ static void test_shapes(void) {
                        "4, \"k\": 8}, \"shapes\": [[4, 8], [8, 4]], \"out_shapes\": [[4, 4]], "
                        "\"rules\": [{\"max_ulp\": 1}]}", in, outs, NULL, err, sizeof err);
   lowp_test_check(st == LOWP_ESHAPE && strstr(err, "A has shape [4, 8]"), "dims vs shapes: %s", err);
+  /* sizes beyond a spec's (2^30) and fractional sizes */
+  st = lowp_capi_check(&js, "{\"op\": \"gemm\", \"in\": \"fp16\", \"shapes\": [[4, 8], [8, "
+                       "2147483648]], \"out_shapes\": [[4, 4]], \"rules\": [{\"max_ulp\": 1}]}",
+                       in, outs, NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_ESHAPE && strstr(err, "[0, 2^30]"), "2^31 refused: %s", err);
+  st = lowp_capi_check(&js, "{\"op\": \"gemm\", \"in\": \"fp16\", \"shapes\": [[4, 8], [8, 4]], "
+                       "\"out_shapes\": [[4, 4.5]], \"rules\": [{\"max_ulp\": 1}]}", in, outs,
+                       NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_ESHAPE && strstr(err, "integers"), "4.5 refused: %s", err);
   /* the honest case passes */
   st = run(&js, "", "[{\"max_ulp\": 0}]", C, NULL, err, sizeof err);
   lowp_test_check(st == LOWP_OK && js && strstr(js, "\"verdict\":\"pass\""), "honest: %s", err);

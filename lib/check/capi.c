@@ -47,7 +47,8 @@ static const char *const desc_keys[] = {"shapes", "out_shapes", "ref_shapes", "o
                                         "model", "prob", "subject", "reference", "absent",
                                         NULL};
 
-/* a shape: an array of at most 4 integers in [0, 2^48] */
+/* a shape: an array of at most 4 integers in [0, 2^30] (a spec's sizes are
+   at most 2^30 too) */
 static int get_shape(size_t *sh, int *nd, const cJSON *s, const char *what, char *err,
                      size_t errlen) {
   const cJSON *x;
@@ -55,9 +56,9 @@ static int get_shape(size_t *sh, int *nd, const cJSON *s, const char *what, char
   if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) > LOWP_OP_MAXDIM)
     return bad(err, errlen, LOWP_ESHAPE, "%s: a shape is an array of at most 4 sizes", what);
   cJSON_ArrayForEach(x, s) {
-    if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 281474976710656.0) ||
+    if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 1073741824.0) ||
         x->valuedouble != floor(x->valuedouble))
-      return bad(err, errlen, LOWP_ESHAPE, "%s: sizes are integers in [0, 2^48]", what);
+      return bad(err, errlen, LOWP_ESHAPE, "%s: sizes are integers in [0, 2^30]", what);
     sh[(*nd)++] = (size_t)x->valuedouble;
   }
   return LOWP_OK;
