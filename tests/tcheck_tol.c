@@ -82,6 +82,7 @@ static void test_field_rules(void) {
     y[i] = x[i] * (1 + ldexp(1, -10)); /* SQNR = 20 log10(2^10) = 60.2 dB */
   }
   st = lowp_capi_check(&js, "{\"op\": \"cast\", \"dims\": {\"m\": 1000}, \"in\": \"fp64\", "
+                       "\"shapes\": [[1000, 1]], \"out_shapes\": [[1000, 1]], "
                        "\"out\": \"fp64\", \"rules\": [{\"sqnr_db\": 60}, {\"sqnr_db\": 61}, "
                        "{\"cosine\": 0.9999999}, {\"mismatch\": 0, \"rtol\": 1e-3, \"atol\": 0}, "
                        "{\"mismatch\": \"50%\", \"rtol\": 5e-4, \"atol\": 0}, "
@@ -113,10 +114,12 @@ static void test_field_rules(void) {
     for (i = 0; i < 4096; i++) a[i] = b[i] = 1;
     c[0] = 4096;
     st = lowp_capi_check(&js, "{\"op\": \"dot\", \"dims\": {\"k\": 4096}, \"in\": \"bf16\", "
+                         "\"shapes\": [[4096], [4096]], \"out_shapes\": [[1]], "
                          "\"out\": \"fp32\", \"rules\": [{\"bound\": \"gamma\", \"order\": "
                          "\"recursive\", \"acc\": \"bf16\"}]}", ins, outs, NULL, err, sizeof err);
     lowp_test_check(st == LOWP_EPARSE && strstr(err, "vacuous"), "vacuous refused: %s", err);
     st = lowp_capi_check(&js, "{\"op\": \"dot\", \"dims\": {\"k\": 4096}, \"in\": \"bf16\", "
+                         "\"shapes\": [[4096], [4096]], \"out_shapes\": [[1]], "
                          "\"out\": \"fp32\", \"rules\": [{\"bound\": \"gamma\", \"order\": "
                          "\"recursive\", \"acc\": \"bf16\", \"accept_vacuous\": true}]}", ins, outs,
                          NULL, err, sizeof err);

@@ -11,6 +11,7 @@
 
 static void fmt_pct(char *buf, size_t len, const lowp_verdict_t *v) {
   if (v->vacuous) snprintf(buf, len, "vacuous");
+  else if (!strcmp(v->what, "sqnr_db")) snprintf(buf, len, "margin %+.3g dB", v->measured - v->limit);
   else if (isnan(v->percent)) snprintf(buf, len, "-");
   else if (isinf(v->percent)) snprintf(buf, len, "inf%%");
   else snprintf(buf, len, "%.1f%%", v->percent);

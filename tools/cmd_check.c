@@ -115,7 +115,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *key) {
 }
 
 static void parse(opts_t *o, int argc, char **argv) {
-  int i;
+  int i, seen[5] = {0, 0, 0, 0, 0}; /* options of one value, each at most once */
   const char *v;
   memset(o, 0, sizeof *o);
   for (i = 1; i < argc; i++) {
@@ -124,10 +124,19 @@ static void parse(opts_t *o, int argc, char **argv) {
       if (lowp_par_rank() == 0) usage(stdout);
       exit(0);
     }
-    else if (!strcmp(a, "--list-ops")) o->list_ops = 1;
-    else if (!strcmp(a, "--update-baseline")) o->update_baseline = 1;
-    else if ((v = opt_value(argc, argv, &i, "--junit"))) o->junit = v;
-    else if ((v = opt_value(argc, argv, &i, "--json"))) o->json = v;
+    else if (!strcmp(a, "--list-ops")) {
+      lowp_cli_once(LOWP_CHK_CMD, a, &seen[0]);
+      o->list_ops = 1;
+    } else if (!strcmp(a, "--update-baseline")) {
+      lowp_cli_once(LOWP_CHK_CMD, a, &seen[1]);
+      o->update_baseline = 1;
+    } else if ((v = opt_value(argc, argv, &i, "--junit"))) {
+      lowp_cli_once(LOWP_CHK_CMD, "--junit", &seen[2]);
+      o->junit = v;
+    } else if ((v = opt_value(argc, argv, &i, "--json"))) {
+      lowp_cli_once(LOWP_CHK_CMD, "--json", &seen[3]);
+      o->json = v;
+    }
     else if ((v = opt_value(argc, argv, &i, "--plugin-dir"))) {
       if (o->n_plugin_dirs >= 16) lowp_cli_die(LOWP_CHK_CMD, "at most 16 --plugin-dir options");
       if (!v[0]) lowp_cli_die(LOWP_CHK_CMD, "--plugin-dir needs a folder");
@@ -140,8 +149,10 @@ static void parse(opts_t *o, int argc, char **argv) {
       if (o->n_only >= 64) lowp_cli_die(LOWP_CHK_CMD, "at most 64 --only options");
       if (!v[0]) lowp_cli_die(LOWP_CHK_CMD, "--only needs a check name");
       o->only[o->n_only++] = v;
-    } else if ((v = opt_value(argc, argv, &i, "--threads")))
+    } else if ((v = opt_value(argc, argv, &i, "--threads"))) {
+      lowp_cli_once(LOWP_CHK_CMD, "--threads", &seen[4]);
       o->threads = (int)lowp_cli_int(LOWP_CHK_CMD, "--threads", v, 1, 1024);
+    }
     else if (a[0] == '-' && a[1] != '\0')
       lowp_cli_die(LOWP_CHK_CMD, "unknown option '%s' (see lowp check --help)", a);
     else if (o->spec_path)

@@ -42,61 +42,17 @@ static void usage(FILE *out) {
           "Exit status: 0 (a vacuous bound is reported, not an error), 2 bad usage.\n");
 }
 
-static const char *opt_value(int argc, char **argv, int *i, const char *key) {
-  size_t n = strlen(key);
-  const char *a = argv[*i];
-  if (strncmp(a, key, n)) return NULL;
-  if (a[n] == '=') return a + n + 1;
-  if (a[n] != '\0') return NULL;
-  if (*i + 1 >= argc) lowp_cli_die(CMD, "option %s needs an argument", key);
-  return argv[++*i];
-}
-
-/* the options as lowp_capi_tol's query (one parser for the CLI and Python) */
+/* the options as lowp_capi_tol's query (lib/check/tol_args.c; one parser of
+   the query for the CLI and Python) */
 static cJSON *parse(int argc, char **argv, int *as_json) {
-  cJSON *q = cJSON_CreateObject();
-  const char *v;
-  int i, have_op = 0, have_k = 0;
-  *as_json = 0;
-  for (i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-      usage(stdout);
-      exit(0);
-    } else if (!strcmp(a, "--json")) {
-      *as_json = 1;
-    } else if ((v = opt_value(argc, argv, &i, "--k"))) {
-      cJSON_AddNumberToObject(q, "k", (double)lowp_cli_int(CMD, "--k", v, 1, 1LL << 40));
-      have_k = 1;
-    } else if ((v = opt_value(argc, argv, &i, "--input"))) {
-      cJSON_AddStringToObject(q, "input", v);
-    } else if ((v = opt_value(argc, argv, &i, "--acc"))) {
-      cJSON_AddStringToObject(q, "acc", v);
-    } else if ((v = opt_value(argc, argv, &i, "--out"))) {
-      cJSON_AddStringToObject(q, "out", v);
-    } else if ((v = opt_value(argc, argv, &i, "--method"))) {
-      cJSON_AddStringToObject(q, "method", v);
-    } else if ((v = opt_value(argc, argv, &i, "--confidence"))) {
-      if (strcmp(v, "worst")) {
-        double p = lowp_cli_number(CMD, "--confidence", v);
-        if (!(p > 0 && p < 1)) lowp_cli_die(CMD, "--confidence must lie in (0, 1) or be 'worst', not %s", v);
-        cJSON_AddNumberToObject(q, "confidence", p);
-      }
-    } else if ((v = opt_value(argc, argv, &i, "--scale"))) {
-      double s = lowp_cli_number(CMD, "--scale", v);
-      if (!(s > 0) || !isfinite(s)) lowp_cli_die(CMD, "--scale must be a finite number > 0, not %s", v);
-      cJSON_AddNumberToObject(q, "scale", s);
-    } else if (a[0] == '-' && a[1] != '\0') {
-      lowp_cli_die(CMD, "unknown option '%s' (see lowp tol --help)", a);
-    } else if (have_op) {
-      lowp_cli_die(CMD, "one operation at a time ('%s')", a);
-    } else {
-      cJSON_AddStringToObject(q, "op", a);
-      have_op = 1;
-    }
+  cJSON *q = NULL;
+  char err[512];
+  int help = 0, st = lowp_tol_args(&q, as_json, &help, argc, argv, err, sizeof err);
+  if (st) lowp_cli_die(CMD, "%s", err[0] ? err : lowp_status_str(st));
+  if (help) {
+    usage(stdout);
+    exit(0);
   }
-  if (!have_op) lowp_cli_die(CMD, "give an operation (e.g. lowp tol dot --k 1024); see lowp tol --help");
-  if (!have_k) lowp_cli_die(CMD, "give the reduction length --k");
   return q;
 }
 

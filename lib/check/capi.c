@@ -42,64 +42,162 @@ static int get_format(lowp_format_t *f, const cJSON *j, const char *key, const c
   return LOWP_OK;
 }
 
-/* a size: 1 when absent; 0 (refused by the caller) when not in [1, 2^48] */
-static size_t get_size(const cJSON *o, const char *key) {
-  const cJSON *j = ITEM(o, key);
-  if (!j) return 1;
-  if (!cJSON_IsNumber(j) || !(j->valuedouble >= 1 && j->valuedouble <= 281474976710656.0))
-    return 0;
-  return (size_t)j->valuedouble;
+/* the keys of a check's description that lowp_spec_desc_parse leaves to us */
+static const char *const desc_keys[] = {"shapes", "out_shapes", "ref_shapes", "order", "acc",
+                                        "model", "prob", "subject", "reference", "absent",
+                                        NULL};
+
+/* a shape: an array of at most 4 integers in [0, 2^30] (a spec's sizes are
+   at most 2^30 too) */
+static int get_shape(size_t *sh, int *nd, const cJSON *s, const char *what, char *err,
+                     size_t errlen) {
+  const cJSON *x;
+  *nd = 0;
+  if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) > LOWP_OP_MAXDIM)
+    return bad(err, errlen, LOWP_ESHAPE, "%s: a shape is an array of at most 4 sizes", what);
+  cJSON_ArrayForEach(x, s) {
+    if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 1073741824.0) ||
+        x->valuedouble != floor(x->valuedouble))
+      return bad(err, errlen, LOWP_ESHAPE, "%s: sizes are integers in [0, 2^30]", what);
+    sh[(*nd)++] = (size_t)x->valuedouble;
+  }
+  return LOWP_OK;
 }
 
 /* "shapes": [[..], ..] of the inputs -> p->dims (lowp_op_dims_infer) */
 static int dims_from_shapes(lowp_problem_t *p, const cJSON *shapes, char *err, size_t errlen) {
   size_t sh[LOWP_OP_MAXIO][LOWP_OP_MAXDIM];
   const size_t *sp[LOWP_OP_MAXIO];
-  int nd[LOWP_OP_MAXIO], i;
+  int nd[LOWP_OP_MAXIO], i, st;
   if (!cJSON_IsArray(shapes) || cJSON_GetArraySize(shapes) != p->op->n_in)
     return bad(err, errlen, LOWP_ESHAPE, "%s: give \"dims\" or the shape of every input",
                p->op->name);
   for (i = 0; i < p->op->n_in; i++) {
-    const cJSON *s = cJSON_GetArrayItem(shapes, i), *x;
-    nd[i] = 0;
     sp[i] = sh[i];
-    if (!cJSON_IsArray(s) || cJSON_GetArraySize(s) > LOWP_OP_MAXDIM)
-      return bad(err, errlen, LOWP_ESHAPE, "input %s: at most 4 axes", p->op->in_names[i]);
-    cJSON_ArrayForEach(x, s) {
-      if (!cJSON_IsNumber(x) || !(x->valuedouble >= 0 && x->valuedouble <= 281474976710656.0))
-        return bad(err, errlen, LOWP_ESHAPE, "input %s: bad shape", p->op->in_names[i]);
-      sh[i][nd[i]++] = (size_t)x->valuedouble;
-    }
+    if ((st = get_shape(sh[i], &nd[i], cJSON_GetArrayItem(shapes, i), p->op->in_names[i], err,
+                        errlen)))
+      return st;
   }
   return lowp_op_dims_infer(p, sp, nd, err, errlen);
 }
 
-/* op, dims (or shapes), in, out, eps, reduction */
-static int desc_problem(lowp_problem_t *p, const cJSON *d, char *err, size_t errlen) {
-  const cJSON *j = ITEM(d, "op"), *in = ITEM(d, "in"), *dims = ITEM(d, "dims");
+/* The description as JSON text: parsed as strictly as a spec file (valid
+   UTF-8, no NUL, no NaN/Infinity, nothing after the value) and then by the
+   spec's own parser of a check (lowp_spec_desc_parse), so that Python
+   refuses what lowp check refuses; then the problem: op, dims (or the
+   input shapes), formats, eps, reduction. need_rules: lowp_capi_check. */
+static int desc_parse(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const char *desc,
+                      int need_rules, char *err, size_t errlen) {
+  const cJSON *j;
   int i, st;
   memset(p, 0, sizeof *p);
-  p->eps = 1e-5;
-  if (!cJSON_IsString(j)) return bad(err, errlen, LOWP_EINVAL, "%s\"op\" is needed", "");
-  p->op = lowp_op_by_name(j->valuestring);
-  if (!p->op) return bad(err, errlen, LOWP_EINVAL, "unknown operation '%s'", j->valuestring);
-  p->dims.batch = get_size(dims, "batch");
-  p->dims.m = get_size(dims, "m");
-  p->dims.n = get_size(dims, "n");
-  p->dims.k = get_size(dims, "k");
-  if (!p->dims.batch || !p->dims.m || !p->dims.n || !p->dims.k)
-    return bad(err, errlen, LOWP_EINVAL, "%s\"dims\": sizes are integers in [1, 2^48]", "");
-  if (!cJSON_IsObject(dims) && (st = dims_from_shapes(p, ITEM(d, "shapes"), err, errlen)))
-    return st;
-  for (i = 0; i < p->op->n_in; i++) {
-    const cJSON *f = cJSON_IsArray(in) ? cJSON_GetArrayItem(in, i) : in;
-    if (p->op->in_index[i]) { p->in[i] = LOWP_FMT_FP64; continue; }
-    if ((st = get_format(&p->in[i], f, "in", NULL, err, errlen))) return st;
+  memset(ck, 0, sizeof *ck);
+  if ((st = lowp_spec_json(d, desc, strlen(desc), err, errlen))) return st;
+  if ((st = lowp_spec_desc_parse(ck, *d, desc_keys, need_rules, err, errlen))) return st;
+  for (i = 0; i < 2; i++) {
+    static const char *const nk[] = {"subject", "reference"};
+    if ((j = ITEM(*d, nk[i])) && (st = lowp_spec_name_check(j, nk[i], err, errlen))) return st;
   }
-  if ((st = get_format(&p->out, ITEM(d, "out"), "out", p->in[0].name, err, errlen))) return st;
-  if (cJSON_IsNumber(ITEM(d, "eps"))) p->eps = ITEM(d, "eps")->valuedouble;
-  j = ITEM(d, "reduction");
-  p->reduction_mean = cJSON_IsString(j) && !strcmp(j->valuestring, "mean");
+  j = ITEM(*d, "prob");
+  if (j && !(cJSON_IsNumber(j) && j->valuedouble > 0 && j->valuedouble < 1))
+    return bad(err, errlen, LOWP_EINVAL, "%s\"prob\" must be a number in (0, 1), the "
+               "probability the probabilistic bound holds with", "");
+  for (i = 0; i < 3; i++) {
+    static const char *const sk[] = {"order", "acc", "model"};
+    if ((j = ITEM(*d, sk[i])) && !cJSON_IsString(j))
+      return bad(err, errlen, LOWP_EINVAL, "\"%s\" must be a string", sk[i]);
+  }
+  p->op = ck->op;
+  p->eps = ck->eps;
+  p->reduction_mean = ck->reduction_mean;
+  p->dims = ck->dims;
+  if (!ck->has_shape && (st = dims_from_shapes(p, ITEM(*d, "shapes"), err, errlen))) return st;
+  for (i = 0; i < p->op->n_in; i++)
+    p->in[i] = ck->n_in_formats ? ck->in[i] : LOWP_FMT_FP64;
+  p->out = ck->has_out ? ck->out : p->in[0];
+  if ((j = ITEM(*d, "absent"))) {
+    const cJSON *it;
+    if (!cJSON_IsArray(j))
+      return bad(err, errlen, LOWP_EINVAL, "%s\"absent\" must be an array of output numbers", "");
+    cJSON_ArrayForEach(it, j)
+      if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
+          !(it->valuedouble >= 1 && it->valuedouble < p->op->n_out)) {
+        if (err && errlen)
+          snprintf(err, errlen, "\"absent\": %s has no output %g that may be absent (the "
+                   "first output is always needed)", p->op->name,
+                   cJSON_IsNumber(it) ? it->valuedouble : NAN);
+        return LOWP_EINVAL;
+      }
+  }
+  return LOWP_OK;
+}
+
+static void shape_str(char *buf, size_t len, const size_t *sh, int nd) {
+  size_t u = 0;
+  int k;
+  buf[0] = '\0';
+  for (k = 0; k < nd && u < len; k++)
+    u += (size_t)snprintf(buf + u, len - u, "%s%zu", k ? ", " : "", sh[k]);
+}
+
+/* The shapes of the caller's arrays ("shapes", "out_shapes", "ref_shapes")
+   against the problem's, element counts included: a pointer the caller gives
+   is read for exactly lowp_op_shape's count, so every one given needs its
+   shape and every shape must fit (lowp_op_shape_matches: leading axes of
+   size 1 aside, equal; a transposed array is refused). */
+static int arrays_check(const lowp_problem_t *p, const cJSON *d, const double *const *in,
+                        const double *const *out, const double *const *ref, int shapes_only,
+                        char *err, size_t errlen) {
+  static const char *const keys[] = {"shapes", "out_shapes", "ref_shapes"};
+  static const double *const given[LOWP_OP_MAXIO] = {(const double *)keys, (const double *)keys,
+                                                     (const double *)keys, (const double *)keys};
+  int g, i;
+  for (g = 0; g < 3; g++) {
+    const double *const *arr = g == 0 ? in : g == 1 ? out : ref;
+    const cJSON *list = ITEM(d, keys[g]);
+    int n = g == 0 ? p->op->n_in : p->op->n_out, base = g == 0 ? 0 : p->op->n_in;
+    if (shapes_only) {
+      /* lowp_capi_shapes: no arrays, the shapes the caller will give */
+      if (!list) continue;
+      arr = given;
+    }
+    if (!arr) {
+      if (list) return bad(err, errlen, LOWP_EINVAL, "\"%s\" given without its arrays", keys[g]);
+      continue;
+    }
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != n) {
+      if (err && errlen)
+        snprintf(err, errlen, "\"%s\": the shape of each of the %d %s (null for one not "
+                 "given) is needed", keys[g], n, g == 0 ? "inputs" : "outputs");
+      return LOWP_ESHAPE;
+    }
+    for (i = 0; i < n; i++) {
+      const cJSON *s = cJSON_GetArrayItem(list, i);
+      const char *name = g == 0 ? p->op->in_names[i] : p->op->out_names[i];
+      size_t sh[LOWP_OP_MAXDIM], want[LOWP_OP_MAXDIM], c;
+      int nd, wn, st, need = g == 0 || i == 0;
+      char got[96], exp[96];
+      if (shapes_only && cJSON_IsNull(s) && !need) continue;
+      if (cJSON_IsNull(s) && !arr[i] && !need) continue;
+      if (cJSON_IsNull(s) || !arr[i]) {
+        if (err && errlen)
+          snprintf(err, errlen, "%s%s %s: %s", g == 2 ? "reference " : "",
+                   g == 0 ? "input" : "output", name,
+                   !arr[i] && cJSON_IsNull(s) ? "is needed"
+                   : !arr[i] ? "a shape but no array" : "an array but no shape");
+        return LOWP_EINVAL;
+      }
+      if ((st = get_shape(sh, &nd, s, name, err, errlen))) return st;
+      if (lowp_op_shape_matches(p, base + i, sh, nd)) continue;
+      (void)lowp_op_shape(p, base + i, want, &wn, &c);
+      shape_str(got, sizeof got, sh, nd);
+      shape_str(exp, sizeof exp, want, wn);
+      if (err && errlen)
+        snprintf(err, errlen, "%s%s has shape [%s]; the problem needs shape [%s]",
+                 g == 2 ? "reference " : "", name, got, exp);
+      return LOWP_ESHAPE;
+    }
+  }
   return LOWP_OK;
 }
 
@@ -257,18 +355,57 @@ static int measure(lowp_check_result_t *r, const lowp_problem_t *p, const lowp_s
   return lowp_check_measure(r, p, s, in, &o, err, errlen);
 }
 
+/* Every value the caller gives must be a value of its declared format (as
+   lowp check refuses a file whose values are not values of the check's
+   "in"): an fp64 array declared fp16 that holds 0.1 is refused, whatever it
+   is, before any work. Index inputs (xent's target) hold integers: the
+   pipeline checks them. outputs = 0: the outputs' values are left to an
+   {"in_format": N} rule, which counts them. A reference's outputs are
+   another subject's (a wider reference implementation's, say): its own
+   errors are what vs_reference compares with, so they are not refused. */
+static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
+                            const double *const *out, int outputs, char *err, size_t errlen) {
+  int g, i;
+  for (g = 0; g < 2; g++) {
+    const double *const *arr = g == 0 ? in : out;
+    int n = g == 0 ? p->op->n_in : p->op->n_out;
+    for (i = 0; arr && i < n; i++) {
+      const lowp_format_t *f = g == 0 ? &p->in[i] : &p->out;
+      size_t sh[LOWP_OP_MAXDIM], c, k, bad_n = 0, first = 0;
+      int nd;
+      if (!arr[i] || (g == 0 && p->op->in_index[i]) || (g > 0 && !outputs)) continue;
+      if (lowp_op_shape(p, (g == 0 ? 0 : p->op->n_in) + i, sh, &nd, &c)) return LOWP_EINVAL;
+      for (k = 0; k < c; k++) {
+        double y, x = arr[i][k];
+        if (isnan(x)) continue;
+        (void)lowp_round_f64(&y, x, f, NULL, LOWP_RND_NE);
+        if (y != x && !bad_n++) first = k;
+      }
+      if (bad_n) {
+        if (err && errlen)
+          snprintf(err, errlen, "%s %s: %zu values are not %s values (the first: element "
+                   "%zu = %.17g): declare the format they are in",
+                   g == 0 ? "input" : "output", g == 0 ? p->op->in_names[i] : p->op->out_names[i],
+                   bad_n, f->name ? f->name : "custom-format", first, arr[i][first]);
+        return LOWP_EFORMAT;
+      }
+    }
+  }
+  return LOWP_OK;
+}
+
 int lowp_capi_check(char **json, const char *desc, const double *const *in,
                     const double *const *out, const double *const *ref, char *err,
                     size_t errlen) {
   cJSON *d = NULL, *res = NULL;
+  lowp_spec_check_t ck;
   lowp_problem_t p;
   lowp_subject_t s, rs;
   lowp_check_inputs_t inp;
   lowp_check_result_t r, rr;
-  lowp_spec_rule_t *ru = NULL;
+  lowp_spec_rule_t *ru;
   lowp_verdict_t *v = NULL;
-  int n = 0, st;
-  char *rules_txt = NULL;
+  int n, st, i;
   const cJSON *jn;
   double prob;
   if (err && errlen) err[0] = '\0';
@@ -277,23 +414,28 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
   memset(&inp, 0, sizeof inp);
   memset(&r, 0, sizeof r);
   memset(&rr, 0, sizeof rr);
-  d = cJSON_Parse(desc);
-  if (!cJSON_IsObject(d)) {
-    cJSON_Delete(d);
-    return bad(err, errlen, LOWP_EPARSE, "%sthe description is not a JSON object", "");
+  if ((st = desc_parse(&d, &ck, &p, desc, 1, err, errlen))) goto done;
+  if (!ck.n_in_formats) {
+    st = bad(err, errlen, LOWP_EINVAL, "%s\"in\": the inputs' formats are needed", "");
+    goto done;
   }
+  if ((st = arrays_check(&p, d, in, out, ref, 0, err, errlen))) goto done;
+  ru = ck.rules;
+  n = ck.n_rules;
+  /* outputs outside their format are refused, unless an in_format rule asks
+     to count them */
+  for (i = 0; i < n && ru[i].rule.kind != LOWP_RULE_IN_FORMAT; i++) {}
+  if ((st = arrays_in_format(&p, in, out, i == n, err, errlen))) goto done;
   jn = ITEM(d, "prob");
-  prob = cJSON_IsNumber(jn) ? jn->valuedouble : 0.99;
-  if ((st = desc_problem(&p, d, err, errlen))) goto done;
+  prob = jn ? jn->valuedouble : 0.99;
+  /* the description's probability is that of every prob bound naming none */
+  for (i = 0; i < n; i++)
+    if (ru[i].rule.kind == LOWP_RULE_BOUND && !(ru[i].rule.prob > 0)) ru[i].rule.prob = prob;
   jn = ITEM(d, "subject");
-  arrays_subject(&s, cJSON_IsString(jn) ? jn->valuestring : "arrays", out, &p, ITEM(d, "absent"));
+  arrays_subject(&s, jn ? jn->valuestring : "arrays", out, &p, ITEM(d, "absent"));
   if ((st = desc_method(&s, d, &p, NULL, err, errlen))) goto done;
   jn = ITEM(d, "reference");
-  arrays_subject(&rs, cJSON_IsString(jn) ? jn->valuestring : "reference", ref ? ref : out, &p,
-                 ITEM(d, "absent"));
-  if (cJSON_IsArray(ITEM(d, "rules"))) rules_txt = cJSON_PrintUnformatted(ITEM(d, "rules"));
-  if ((st = lowp_spec_rules_parse(&ru, &n, rules_txt ? rules_txt : "[]", &p.out, err, errlen)))
-    goto done;
+  arrays_subject(&rs, jn ? jn->valuestring : "reference", ref ? ref : out, &p, ITEM(d, "absent"));
   if ((st = rules_prepare(ru, n, &p, &s, err, errlen))) goto done;
   if ((st = lowp_check_inputs_copy(&inp, &p, in, NULL))) {
     bad(err, errlen, st, "inputs: %s", lowp_status_str(st));
@@ -317,11 +459,10 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
   *json = cJSON_PrintUnformatted(res);
   st = *json ? LOWP_OK : LOWP_ENOMEM;
 done:
-  if (rules_txt) cJSON_free(rules_txt);
   cJSON_Delete(res);
   cJSON_Delete(d);
   free(v);
-  lowp_spec_rules_free(ru, n);
+  lowp_spec_check_free(&ck);
   lowp_check_result_free(&r);
   lowp_check_result_free(&rr);
   lowp_check_inputs_free(&inp);
@@ -329,17 +470,21 @@ done:
 }
 
 int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen) {
-  cJSON *d, *o, *ins, *outs, *shapes, *index;
+  cJSON *d = NULL, *o, *ins, *outs, *shapes, *index;
+  lowp_spec_check_t ck;
   lowp_problem_t p;
   int i, st;
+  if (err && errlen) err[0] = '\0';
   if (!json || !desc) return LOWP_EINVAL;
   *json = NULL;
-  d = cJSON_Parse(desc);
-  if (!cJSON_IsObject(d)) {
-    cJSON_Delete(d);
-    return bad(err, errlen, LOWP_EPARSE, "%sthe description is not a JSON object", "");
+  st = desc_parse(&d, &ck, &p, desc, 0, err, errlen);
+  if (!st) st = arrays_check(&p, d, NULL, NULL, NULL, 1, err, errlen);
+  if (!st && ck.n_in_formats) {
+    lowp_subject_t s;
+    memset(&s, 0, sizeof s);
+    st = desc_method(&s, d, &p, NULL, err, errlen); /* order/acc/model refused here too */
   }
-  st = desc_problem(&p, d, err, errlen);
+  lowp_spec_check_free(&ck);
   cJSON_Delete(d);
   if (st) return st;
   o = cJSON_CreateObject();
@@ -383,13 +528,31 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errl
   lowp_subject_t s;
   cJSON *md;
   int st;
+  static const char *const keys[] = {"op", "k", "input", "acc", "out", "method", "confidence",
+                                     "scale", NULL};
+  const cJSON *it;
   memset(q, 0, sizeof *q);
+  for (it = d->child; it; it = it->next) {
+    const cJSON *jt;
+    int i, ok = 0;
+    for (i = 0; keys[i]; i++) ok |= !strcmp(keys[i], it->string);
+    if (!ok)
+      return bad(err, errlen, LOWP_EINVAL, "unknown key '%s' (op, k, input, acc, out, method, "
+                 "confidence, scale)", it->string);
+    for (jt = d->child; jt != it; jt = jt->next)
+      if (!strcmp(jt->string, it->string))
+        return bad(err, errlen, LOWP_EINVAL, "'%s' given twice", it->string);
+    if (cJSON_IsNull(it) || (strcmp(it->string, "k") && strcmp(it->string, "confidence") &&
+                             strcmp(it->string, "scale") && !cJSON_IsString(it)))
+      return bad(err, errlen, LOWP_EINVAL, "\"%s\" must be a string", it->string);
+  }
   if (!cJSON_IsString(j)) return bad(err, errlen, LOWP_EINVAL, "%s\"op\" is needed", "");
   q->op = lowp_op_by_name(j->valuestring);
   if (!q->op) return bad(err, errlen, LOWP_EINVAL, "unknown operation '%s'", j->valuestring);
   j = ITEM(d, "k");
-  if (!cJSON_IsNumber(j) || !(j->valuedouble >= 1) || j->valuedouble > 1e15)
-    return bad(err, errlen, LOWP_EINVAL, "%s\"k\" must be an integer >= 1", "");
+  if (!cJSON_IsNumber(j) || !(j->valuedouble >= 1) || j->valuedouble > 1099511627776.0 ||
+      j->valuedouble != floor(j->valuedouble))
+    return bad(err, errlen, LOWP_EINVAL, "%s\"k\" must be an integer in [1, 2^40]", "");
   q->k = (size_t)j->valuedouble;
   if ((st = get_format(&q->in, ITEM(d, "input"), "input", "fp32", err, errlen))) return st;
   if ((st = get_format(&q->out, ITEM(d, "out"), "out", q->in.name ? q->in.name : "fp32", err,
@@ -412,20 +575,41 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errl
   st = desc_method(&s, md, &p, "fp32", err, errlen);
   cJSON_Delete(md);
   if (st) return st;
+  if (s.has_model && q->op->id != LOWP_OP_DOT && q->op->id != LOWP_OP_GEMV &&
+      q->op->id != LOWP_OP_GEMM)
+    return bad(err, errlen, LOWP_EINVAL, "a tensor-core model computes products (dot, gemv, "
+               "gemm), not %s: give an order (recursive, pairwise, blocked:B, splitk:S, kahan) "
+               "and the accumulation format instead", q->op->name);
   q->accum = s.accum;
   q->has_model = s.has_model;
   q->model = s.model;
   j = ITEM(d, "confidence");
-  if (cJSON_IsNumber(j)) {
-    if (!(j->valuedouble > 0 && j->valuedouble <= 1))
-      return bad(err, errlen, LOWP_EINVAL, "%s\"confidence\" must lie in (0, 1]", "");
+  if (j) {
+    if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble <= 1))
+      return bad(err, errlen, LOWP_EINVAL, "%s\"confidence\" must be a number in (0, 1] "
+                 "(1: the worst case)", "");
     q->confidence = j->valuedouble >= 1 ? 0 : j->valuedouble;
   }
   j = ITEM(d, "scale");
-  if (cJSON_IsNumber(j)) {
+  if (j) {
+    if (!cJSON_IsNumber(j))
+      return bad(err, errlen, LOWP_EINVAL, "%s\"scale\" must be a finite number > 0", "");
     if (!(j->valuedouble > 0) || !isfinite(j->valuedouble))
       return bad(err, errlen, LOWP_EINVAL, "%s\"scale\" must be a finite number > 0", "");
     q->scale = j->valuedouble;
+  }
+  return LOWP_OK;
+}
+
+/* the query's text parsed as strictly as a spec (lowp_spec_json: no NaN,
+   no NUL, valid UTF-8): an object */
+static int tol_json(cJSON **d, const char *query, char *err, size_t errlen) {
+  int st = lowp_spec_json(d, query, strlen(query), err, errlen);
+  if (st) return st;
+  if (!cJSON_IsObject(*d)) {
+    cJSON_Delete(*d);
+    *d = NULL;
+    return bad(err, errlen, LOWP_EPARSE, "%sthe query is not a JSON object", "");
   }
   return LOWP_OK;
 }
@@ -459,11 +643,7 @@ int lowp_capi_tol(char **json, const char *query, char *err, size_t errlen) {
   if (err && errlen) err[0] = '\0';
   if (!json || !query) return LOWP_EINVAL;
   *json = NULL;
-  d = cJSON_Parse(query);
-  if (!cJSON_IsObject(d)) {
-    cJSON_Delete(d);
-    return bad(err, errlen, LOWP_EPARSE, "%sthe query is not a JSON object", "");
-  }
+  if ((st = tol_json(&d, query, err, errlen))) return st;
   st = tol_query(&q, d, err, errlen);
   cJSON_Delete(d);
   if (st) return st;
@@ -475,12 +655,11 @@ int lowp_capi_tol(char **json, const char *query, char *err, size_t errlen) {
 }
 
 int lowp_capi_tol_query(lowp_tol_query_t *q, const char *query, char *err, size_t errlen) {
-  cJSON *d = cJSON_Parse(query);
+  cJSON *d;
   int st;
-  if (!cJSON_IsObject(d)) {
-    cJSON_Delete(d);
-    return bad(err, errlen, LOWP_EPARSE, "%sthe query is not a JSON object", "");
-  }
+  if (err && errlen) err[0] = '\0';
+  if (!q || !query) return LOWP_EINVAL;
+  if ((st = tol_json(&d, query, err, errlen))) return st;
   st = tol_query(q, d, err, errlen);
   cJSON_Delete(d);
   return st;
@@ -493,6 +672,18 @@ int lowp_capi_decode(double *out, const void *bits, size_t n, int width, const c
   int st;
   if (!out || (!bits && n) || (width != 1 && width != 2 && width != 4)) return LOWP_EINVAL;
   if ((st = get_format(&f, NULL, "format", format, err, errlen))) return st;
+  {
+    /* the smallest container of the format's bits must be the given width:
+       fp16 bits in uint16, e4m3 (and 4-bit formats) in uint8, fp32 in uint32 */
+    int nbits = f.has_sign + f.ebits + f.precision - 1;
+    int want = nbits <= 8 ? 1 : nbits <= 16 ? 2 : nbits <= 32 ? 4 : 8;
+    if (want != width) {
+      if (err && errlen)
+        snprintf(err, errlen, "%s bit patterns (%d bits) are held in %d-byte integers, not "
+                 "%d-byte ones", format, nbits, want, width);
+      return LOWP_EFORMAT;
+    }
+  }
   for (i = 0; i < n; i++) {
     uint64_t b = width == 1 ? ((const uint8_t *)bits)[i]
                : width == 2 ? ((const uint16_t *)bits)[i] : ((const uint32_t *)bits)[i];

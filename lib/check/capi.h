@@ -14,22 +14,37 @@
  *   lowp_capi_tol    lowp_tol (lib/check/tol.h) as JSON
  *   lowp_capi_free   frees a returned string
  *
- * The description of a check (JSON object):
- *   "op": "gemm", "dims": {"batch", "m", "n", "k"} (missing: 1),
- *   "in": "fp16" or ["fp16", "bf16"], "out": "fp16",
+ * The description of a check (JSON object), read as strictly as a spec
+ * (lowp_spec_json: valid UTF-8, no NUL, no NaN/Infinity, whose key is
+ * named) and by the spec's own parser of a check (lowp_spec_desc_parse), so
+ * that the Python binding refuses what lowp check refuses:
+ *   "op": "gemm", "dims": {"batch", "m", "n", "k"} (a spec's "shape":
+ *   integers in [1, 2^30], missing: 1; without "dims", from "shapes"),
+ *   "in": "fp16" or ["fp16", "bf16"] (one per input), "out": "fp16",
  *   "order": "recursive|pairwise|blocked:B|splitk:S|kahan|fma" and/or "acc":
  *   FORMAT (the subject's declared accumulation, for the bounds), or
- *   "model": "h100,promote=128" (a tensor-core model), "prob": 0.99,
- *   "eps": 1e-5, "reduction": "none"|"mean", "subject": "a name",
- *   "reference": "a name", "absent": [1, 2] (outputs not produced),
- *   "rules": [ ... ] (lowp_spec_rules_parse; "vs_reference": "outputs"
- *   compares with the reference outputs given).
+ *   "model": "h100,promote=128" (a tensor-core model), "prob": P in (0, 1)
+ *   (default 0.99: the reported prob bound's and every {"bound": "prob"}
+ *   rule's that names none), "eps": 1e-5 (layernorm, rmsnorm),
+ *   "reduction": "none"|"mean" (xent), "subject": "a name", "reference":
+ *   "a name" (names as a spec's check names), "absent": [1, 2] (outputs not
+ *   produced), "rules": [ ... ] (a non-empty array in the spec's syntax;
+ *   "vs_reference": "outputs" compares with the reference outputs given).
+ * The arrays' shapes: "shapes" (each input), "out_shapes" (each output,
+ * null for one not given), "ref_shapes" (with ref): lowp_capi_check reads
+ * exactly the elements those shapes hold, and only after checking each
+ * against the problem's shape (lowp_op_shape_matches: leading axes of size
+ * 1 aside, equal; a transposed or shorter array is refused). Values that
+ * are not values of their declared format are refused (LOWP_EFORMAT).
  * A bound rule whose bound is vacuous is refused (LOWP_EPARSE) unless it
- * says "accept_vacuous": true.
+ * says "accept_vacuous": true; a rule whose limit is infinite or NaN fails
+ * (lowp_check_rule_eval fails closed).
  *
- * The query of a tolerance: "op", "k", "input", "acc", "out", "method"
- * (an order as above, or "model:PRESET[,key=value...]"), "confidence"
- * (absent, null or 1: worst case), "scale".
+ * The query of a tolerance: "op", "k" (an integer in [1, 2^40]), "input",
+ * "acc", "out", "method" (an order as above, or "model:PRESET[,key=value...]"
+ * for dot, gemv, gemm), "confidence" (absent or 1: worst case; else in
+ * (0, 1)), "scale" (finite, > 0); no other key, none twice, no NaN. Every
+ * result passes lowp_tol's one check: finite and >= 0, or vacuous.
  */
 
 #include <cjson/cJSON.h>
@@ -59,6 +74,19 @@ int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen);
 /** @brief The query of lowp_capi_tol parsed (lowp tol builds it from its
     options the same way). */
 int lowp_capi_tol_query(lowp_tol_query_t *q, const char *query, char *err, size_t errlen);
+
+/**
+ * @brief lowp tol's command line (argv[0] the command, then OP and the
+ * options of `lowp tol --help`, "--key value" or "--key=value", each at
+ * most once) as the query of lowp_capi_tol, numbers read with the grammar
+ * of format/number.h; the query then goes through lowp_capi_tol_query like
+ * Python's (lib/check/tol_args.c).
+ * @param[out] query  on LOWP_OK without help: the query (cJSON_Delete it)
+ * @param[out] help   1 when --help or -h was given (nothing else read after)
+ * @return LOWP_OK; LOWP_EPARSE (err: one line); LOWP_ENOMEM; LOWP_EINVAL.
+ */
+int lowp_tol_args(cJSON **query, int *as_json, int *help, int argc, char *const *argv,
+                  char *err, size_t errlen);
 
 /** @brief lowp_tol's result as a cJSON object (lowp tol --json prints it). */
 cJSON *lowp_tol_json(const lowp_tol_t *t, const lowp_tol_query_t *q);

@@ -615,6 +615,12 @@ static int eval_vs_ref(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_ch
   where_metric(v, r, rule->metric);
   v->pass = mine <= v->limit;
   set_percent(v);
+  if (!isfinite(theirs)) {
+    snprintf(v->msg, sizeof v->msg, "%s %.4g; the reference's %s is %g, so %g x it is no limit "
+             "(%.*s)", mn ? mn : "?", mine, mn ? mn : "?", theirs, rule->limit, (int)120,
+             rule->other->subject);
+    return LOWP_OK; /* lowp_check_rule_eval fails it closed */
+  }
   if (rule->floor > 0) snprintf(fl, sizeof fl, " + floor %g", rule->floor);
   snprintf(v->msg, sizeof v->msg, "%s %.4g %s %.4g = %g x the reference's %.4g%s (%.*s)",
            mn ? mn : "?", mine, v->pass ? "<=" : ">", v->limit, rule->limit, theirs, fl,
@@ -721,12 +727,8 @@ static int eval_bitexact(lowp_verdict_t *v, const lowp_rule_t *rule,
   return LOWP_OK;
 }
 
-int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
-                         const lowp_check_result_t *r, const lowp_subject_t *s) {
-  if (!v || !rule || !r || !r->problem.op) return LOWP_EINVAL;
-  memset(v, 0, sizeof *v);
-  v->where = (size_t)-1;
-  v->where_out = worst_out(r);
+static int eval_kind(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_check_result_t *r,
+                     const lowp_subject_t *s) {
   switch (rule->kind) {
   case LOWP_RULE_MAX_ULP: return eval_max_ulp(v, rule, r);
   case LOWP_RULE_BOUND: return eval_bound(v, rule, r, s);
@@ -736,9 +738,42 @@ int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
   case LOWP_RULE_NAN_INF: return eval_nan_inf(v, r);
   case LOWP_RULE_BITEXACT: return eval_bitexact(v, rule, r);
   case LOWP_RULE_SQNR: case LOWP_RULE_COSINE: case LOWP_RULE_MISMATCH:
+  case LOWP_RULE_IN_FORMAT:
     return lowp_check_rule_eval_field(v, rule, r);
   }
   return LOWP_EINVAL;
+}
+
+/* Every rule fails closed: a limit that is not a finite number (factor x an
+   infinite reference error, a baseline of inf, 0 x inf = NaN) or a measured
+   value that is NaN decides nothing, since "x <= inf" holds for every
+   output, all-NaN ones included. Only a bound rule's vacuous bound, which
+   the caller accepted explicitly ("accept_vacuous"), may pass with an
+   infinite limit. */
+static void fail_closed(lowp_verdict_t *v) {
+  char msg[sizeof v->msg];
+  const char *why;
+  if (v->vacuous) return;
+  if (isnan(v->limit)) why = "the limit is undefined (NaN)";
+  else if (isinf(v->limit)) why = "the limit is infinite";
+  else if (isnan(v->measured)) why = "the measured value is NaN";
+  else return;
+  v->pass = 0;
+  v->percent = NAN;
+  snprintf(msg, sizeof msg, "fails closed: %s (%.*s)", why, 400, v->msg);
+  memcpy(v->msg, msg, sizeof msg);
+}
+
+int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
+                         const lowp_check_result_t *r, const lowp_subject_t *s) {
+  int st;
+  if (!v || !rule || !r || !r->problem.op) return LOWP_EINVAL;
+  memset(v, 0, sizeof *v);
+  v->where = (size_t)-1;
+  v->where_out = worst_out(r);
+  st = eval_kind(v, rule, r, s);
+  if (!st) fail_closed(v);
+  return st;
 }
 
 

@@ -187,9 +187,11 @@ typedef enum {
   LOWP_RULE_BITEXACT = 6,    /**< {"bitexact": {...}} */
   LOWP_RULE_SQNR = 7,        /**< {"sqnr_db": D}: SQNR >= D dB (torchao's gates) */
   LOWP_RULE_COSINE = 8,      /**< {"cosine": C}: cosine similarity >= C */
-  LOWP_RULE_MISMATCH = 9     /**< {"mismatch": N|"F%", "rtol": R, "atol": A} or with
+  LOWP_RULE_MISMATCH = 9,    /**< {"mismatch": N|"F%", "rtol": R, "atol": A} or with
                                   "assert_close": "pytorch": at most N elements (or a
                                   fraction F) outside atol + rtol |x| */
+  LOWP_RULE_IN_FORMAT = 10   /**< {"in_format": N}: at most N output values that are
+                                  not values of the output format */
 } lowp_rule_kind_t;
 
 /** @brief Metrics a rule can name ("max_ulp", "max_abs", "rmse", "max_rel",

@@ -45,13 +45,14 @@ static int eval_sqnr(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_chec
   v->measured = r->out[j].sqnr_db;
   v->limit = rule->limit;
   v->pass = v->measured >= v->limit;
-  /* the noise power as a share of the noise the rule allows */
-  v->percent = isinf(v->measured) && v->measured > 0 ? 0
-               : 100 * pow(10, (v->limit - v->measured) / 10);
+  /* a gate in dB has no "percent of the limit": the message and the report
+     give the margin in dB (measured - gate) instead */
+  v->percent = NAN;
   worst_abs(v, r, j);
   where_text(idx, sizeof idx, v, r);
-  snprintf(v->msg, sizeof v->msg, "SQNR %.4g dB %s %.4g dB (output %s; largest |d| at %s)",
-           v->measured, v->pass ? ">=" : "<", v->limit, r->out[j].name, idx);
+  snprintf(v->msg, sizeof v->msg, "SQNR %.4g dB %s gate %.4g dB (margin %+.3g dB; output %s; "
+           "largest |d| at %s)", v->measured, v->pass ? ">=" : "<", v->limit,
+           v->measured - v->limit, r->out[j].name, idx);
   return LOWP_OK;
 }
 
@@ -99,6 +100,45 @@ static int eval_mismatch(lowp_verdict_t *v, const lowp_rule_t *rule,
   return LOWP_OK;
 }
 
+/* {"in_format": N}: how many output values are not values of the output
+   format (an fp64 array declared fp16 holding 0.1); the first one is the
+   rule's element */
+static int eval_in_format(lowp_verdict_t *v, const lowp_rule_t *rule,
+                          const lowp_check_result_t *r) {
+  const lowp_format_t *f = &r->problem.out;
+  char idx[96];
+  size_t n = 0, i;
+  int j;
+  snprintf(v->what, sizeof v->what, "in_format");
+  v->where = (size_t)-1;
+  for (j = 0; j < r->n_out; j++) {
+    const lowp_check_output_t *o = &r->out[j];
+    n += o->absent ? 0 : o->n_not_in_format;
+    for (i = 0; v->where == (size_t)-1 && !o->absent && o->n_not_in_format && i < o->count; i++) {
+      double y, g = o->got[i];
+      if (isnan(g)) continue;
+      (void)lowp_round_f64(&y, g, f, NULL, LOWP_RND_NE);
+      if (y != g) {
+        v->where = i;
+        v->where_out = j;
+      }
+    }
+  }
+  v->measured = (double)n;
+  v->limit = rule->limit;
+  v->pass = v->measured <= v->limit;
+  v->percent = v->limit > 0 ? 100 * v->measured / v->limit : (n ? INFINITY : 0);
+  where_text(idx, sizeof idx, v, r);
+  if (n)
+    snprintf(v->msg, sizeof v->msg, "%zu output values are not %s values (%s %.0f); the first "
+             "at %s: %.17g", n, f->name ? f->name : "output-format", v->pass ? "<=" : ">",
+             v->limit, idx, r->out[v->where_out].got[v->where]);
+  else
+    snprintf(v->msg, sizeof v->msg, "every output value is a %s value",
+             f->name ? f->name : "output-format");
+  return LOWP_OK;
+}
+
 int lowp_check_rule_eval_field(lowp_verdict_t *v, const lowp_rule_t *rule,
                                const lowp_check_result_t *r) {
   if (!v || !rule || !r) return LOWP_EINVAL;
@@ -106,6 +146,7 @@ int lowp_check_rule_eval_field(lowp_verdict_t *v, const lowp_rule_t *rule,
   case LOWP_RULE_SQNR: return eval_sqnr(v, rule, r);
   case LOWP_RULE_COSINE: return eval_cosine(v, rule, r);
   case LOWP_RULE_MISMATCH: return eval_mismatch(v, rule, r);
+  case LOWP_RULE_IN_FORMAT: return eval_in_format(v, rule, r);
   default: return LOWP_EINVAL;
   }
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/number.h"
 #include "model/accum.h"
 #include "io/escape.h"
 #include "status.h"
@@ -319,7 +320,8 @@ static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_t
 
 static const char *const rule_names[] = {"max_ulp", "bound", "vs_reference", "rtol", "atol",
                                          "assert_close", "baseline", "nan_inf", "bitexact",
-                                         "sqnr_db", "cosine", "mismatch", NULL};
+                                         "sqnr_db", "cosine", "mismatch", "in_format",
+                                         NULL};
 
 /* the rules the field uses: {"sqnr_db": D}, {"cosine": C}, and {"mismatch":
    N or "F%", "rtol": R, "atol": A} or with "assert_close": "pytorch" */
@@ -350,9 +352,8 @@ static int parse_rule_field(ctx_t *c, const cJSON *j, int i, lowp_rule_t *ru) {
     ru->kind = LOWP_RULE_MISMATCH;
     x = ITEM("mismatch");
     if (cJSON_IsString(x)) {
-      char *end = NULL;
-      double f = strtod(x->valuestring, &end);
-      if (end == x->valuestring || strcmp(end, "%") || !(f >= 0 && f <= 100))
+      double f = -1;
+      if (lowp_parse_percent(&f, x->valuestring) || !(f >= 0 && f <= 100))
         return fail(c, "%s\"mismatch\" '%s': a count or a percentage like \"0.1%%\"", w,
                     x->valuestring);
       ru->limit = f / 100;
@@ -397,11 +398,21 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
   if (!known) {
     const char *first = j->child ? j->child->string : "";
     return fail(c, "%sunknown rule '%s' (max_ulp, bound, vs_reference, rtol/atol, "
-                "assert_close, baseline, nan_inf, bitexact, sqnr_db, cosine, mismatch)", w,
-                first);
+                "assert_close, baseline, nan_inf, bitexact, sqnr_db, cosine, mismatch, "
+                "in_format)", w, first);
   }
 #define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
   if (ITEM("sqnr_db") || ITEM("cosine") || ITEM("mismatch")) return parse_rule_field(c, j, i, ru);
+  if (ITEM("in_format")) {
+    static const char *const keys[] = {"in_format", NULL};
+    uint64_t n = 0;
+    if ((st = check_keys(c, j, w, keys))) return st;
+    ru->kind = LOWP_RULE_IN_FORMAT;
+    snprintf(w, sizeof w, "rule %d: \"in_format\"", i + 1);
+    if ((st = get_uint(c, ITEM("in_format"), w, 0, 9007199254740992.0, &n))) return st;
+    ru->limit = (double)n;
+    return LOWP_OK;
+  }
   if (ITEM("max_ulp")) {
     static const char *const keys[] = {"max_ulp", NULL};
     if ((st = check_keys(c, j, w, keys))) return st;
@@ -624,6 +635,32 @@ static size_t index_slot(const lowp_spec_t *s, const char *name, unsigned long l
 
 /* ------------------------------------------------------------------ checks */
 
+/* a name (of a check, of a subject): a string without control characters
+   that JUnit XML can hold */
+static int get_name(ctx_t *c, const cJSON *j, const char *what, const char **out) {
+  const char *s = NULL;
+  int st, i;
+  if ((st = get_string(c, j, what, &s))) return st;
+  for (i = 0; s[i]; i++)
+    if ((unsigned char)s[i] < 0x20) return fail(c, "%s contains a control character", what);
+  if (!lowp_name_ok(s))
+    return fail(c, "%s '%s' holds a character JUnit XML cannot (U+007F, U+FFFE, U+FFFF)", what, s);
+  *out = s;
+  return LOWP_OK;
+}
+
+static int get_op(ctx_t *c, const cJSON *it, lowp_spec_check_t *ck) {
+  const char *s = NULL;
+  int st;
+  if (!it) return fail(c, "\"op\" is missing");
+  if ((st = get_string(c, it, "\"op\"", &s))) return st;
+  ck->op = lowp_op_by_name(s);
+  if (!ck->op)
+    return fail(c, "unknown op '%s' (cast, sum, dot, gemv, gemm, softmax, logsoftmax, "
+                "logsumexp, layernorm, rmsnorm, xent, exp, log, tanh, gelu)", s);
+  return LOWP_OK;
+}
+
 /* "name" (unique), "op", "subject" and the keys */
 static int check_head(ctx_t *c, const cJSON *j, int idx, lowp_spec_check_t *ck, lowp_spec_t *spec) {
   static const char *const keys[] = {"name", "op", "subject", "in", "out", "shape", "inputs",
@@ -631,15 +668,11 @@ static int check_head(ctx_t *c, const cJSON *j, int idx, lowp_spec_check_t *ck, 
   const cJSON *it;
   const char *s = NULL;
   size_t slot;
-  int st, i;
+  int st;
   if (!cJSON_IsObject(j)) return fail(c, "must be an object, not %s", type_name(j));
   it = cJSON_GetObjectItemCaseSensitive(j, "name");
   if (!it) return fail(c, "\"name\" is missing");
-  if ((st = get_string(c, it, "\"name\"", &s))) return st;
-  for (i = 0; s[i]; i++)
-    if ((unsigned char)s[i] < 0x20) return fail(c, "\"name\" contains a control character");
-  if (!lowp_name_ok(s))
-    return fail(c, "\"name\" '%s' holds a character JUnit XML cannot (U+007F, U+FFFE, U+FFFF)", s);
+  if ((st = get_name(c, it, "\"name\"", &s))) return st;
   ck->name = dupstr(s);
   if (!ck->name) return LOWP_ENOMEM;
   snprintf(c->where, sizeof c->where, "check '%.200s' (checks[%d]): ", s, idx);
@@ -648,13 +681,7 @@ static int check_head(ctx_t *c, const cJSON *j, int idx, lowp_spec_check_t *ck, 
     return fail(c, "duplicate check name (also checks[%d])", spec->by_name[slot] - 1);
   spec->by_name[slot] = idx + 1;
   if ((st = check_keys(c, j, "", keys))) return st;
-  it = cJSON_GetObjectItemCaseSensitive(j, "op");
-  if (!it) return fail(c, "\"op\" is missing");
-  if ((st = get_string(c, it, "\"op\"", &s))) return st;
-  ck->op = lowp_op_by_name(s);
-  if (!ck->op)
-    return fail(c, "unknown op '%s' (cast, sum, dot, gemv, gemm, softmax, logsoftmax, "
-                "logsumexp, layernorm, rmsnorm, xent, exp, log, tanh, gelu)", s);
+  if ((st = get_op(c, cJSON_GetObjectItemCaseSensitive(j, "op"), ck))) return st;
   it = cJSON_GetObjectItemCaseSensitive(j, "subject");
   if (!it) return fail(c, "\"subject\" is missing");
   return parse_subject(c, it, "subject", 1, &ck->subject);
@@ -701,20 +728,24 @@ static int check_formats(ctx_t *c, const cJSON *j, const cJSON *defaults, lowp_s
   return LOWP_OK;
 }
 
-static int check_shape(ctx_t *c, const cJSON *shape, lowp_spec_check_t *ck) {
+static int check_shape(ctx_t *c, const cJSON *shape, const char *key, lowp_spec_check_t *ck) {
   static const char *const sk[] = {"batch", "m", "n", "k", NULL};
   size_t *dst[4] = {&ck->dims.batch, &ck->dims.m, &ck->dims.n, &ck->dims.k};
   int st, i;
   ck->dims.batch = ck->dims.m = ck->dims.n = ck->dims.k = 1;
   if (!shape) return LOWP_OK;
-  if (!cJSON_IsObject(shape)) return fail(c, "\"shape\" must be an object, not %s", type_name(shape));
-  if ((st = check_keys(c, shape, "\"shape\": ", sk))) return st;
+  if (!cJSON_IsObject(shape)) return fail(c, "\"%s\" must be an object, not %s", key, type_name(shape));
+  {
+    char w[32];
+    snprintf(w, sizeof w, "\"%s\": ", key);
+    if ((st = check_keys(c, shape, w, sk))) return st;
+  }
   for (i = 0; i < 4; i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(shape, sk[i]);
     uint64_t x = 0;
     char w[32];
     if (!v) continue;
-    snprintf(w, sizeof w, "\"shape\".%s", sk[i]);
+    snprintf(w, sizeof w, "\"%s\".%s", key, sk[i]);
     if ((st = get_uint(c, v, w, 1, 1 << 30, &x))) return st;
     *dst[i] = (size_t)x;
   }
@@ -782,11 +813,11 @@ static int check_inputs(ctx_t *c, const cJSON *j, const cJSON *shape, lowp_spec_
   return LOWP_OK;
 }
 
-/* "eps", "reduction" and "rules" */
-static int check_rest(ctx_t *c, const cJSON *j, lowp_spec_check_t *ck) {
-  const cJSON *it, *rules;
+/* "eps" and "reduction" */
+static int check_params(ctx_t *c, const cJSON *j, lowp_spec_check_t *ck) {
+  const cJSON *it;
   const char *s = NULL;
-  int st, i;
+  int st;
   if ((it = cJSON_GetObjectItemCaseSensitive(j, "eps"))) {
     if (ck->op->id != LOWP_OP_LAYERNORM && ck->op->id != LOWP_OP_RMSNORM)
       return fail(c, "\"eps\" belongs to layernorm and rmsnorm, not %s", ck->op->name);
@@ -799,7 +830,13 @@ static int check_rest(ctx_t *c, const cJSON *j, lowp_spec_check_t *ck) {
     if (!strcmp(s, "mean")) ck->reduction_mean = 1;
     else if (strcmp(s, "none")) return fail(c, "unknown reduction '%s' (none, mean)", s);
   }
-  rules = cJSON_GetObjectItemCaseSensitive(j, "rules");
+  return LOWP_OK;
+}
+
+/* "rules": a non-empty array */
+static int check_rules(ctx_t *c, const cJSON *rules, lowp_spec_check_t *ck) {
+  const cJSON *it;
+  int st, i;
   if (!rules) return fail(c, "\"rules\" is missing");
   if (!cJSON_IsArray(rules) || cJSON_GetArraySize(rules) < 1)
     return fail(c, "\"rules\" must be a non-empty array");
@@ -843,9 +880,10 @@ static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
   if ((st = check_head(c, j, idx, ck, spec))) return st;
   if ((st = check_formats(c, j, defaults, ck, &in_j, &out_j))) return st;
   shape = cJSON_GetObjectItemCaseSensitive(j, "shape");
-  if ((st = check_shape(c, shape, ck))) return st;
+  if ((st = check_shape(c, shape, "shape", ck))) return st;
   if ((st = check_inputs(c, j, shape, ck))) return st;
-  if ((st = check_rest(c, j, ck))) return st;
+  if ((st = check_params(c, j, ck))) return st;
+  if ((st = check_rules(c, cJSON_GetObjectItemCaseSensitive(j, "rules"), ck))) return st;
   return check_fingerprint(j, in_j, out_j, ck);
 }
 
@@ -869,6 +907,35 @@ static size_t line_of(const char *text, size_t off) {
   for (k = 0; k < off; k++)
     if (text[k] == '\n') line++;
   return line;
+}
+
+/* 1 when the text at off is a NaN or Infinity literal (what Python's json
+   writes for float("nan") and float("inf")); key: the last "key": before it */
+static int nonfinite_at(const char *text, size_t len, size_t off, char *key, size_t keylen) {
+  static const char *const lit[] = {"NaN", "Infinity", "-Infinity", "nan", "inf", "-inf"};
+  size_t i, a, b;
+  key[0] = '\0';
+  for (i = 0; i < sizeof lit / sizeof *lit; i++)
+    if (len - off >= strlen(lit[i]) && !strncmp(text + off, lit[i], strlen(lit[i]))) break;
+  if (i == sizeof lit / sizeof *lit) return 0;
+  /* back over blanks, an optional ':' or ',' or '[', to a quoted key */
+  b = off;
+  while (b > 0 && strchr(" \t\r\n", text[b - 1])) b--;
+  if (b > 0 && text[b - 1] == ':') {
+    b--;
+    while (b > 0 && strchr(" \t\r\n", text[b - 1])) b--;
+    if (b > 0 && text[b - 1] == '"') {
+      a = b - 1;
+      while (a > 0 && text[a - 1] != '"') a--;
+      if (a > 0 && b - 1 - a < keylen) {
+        memcpy(key, text + a, b - 1 - a);
+        key[b - 1 - a] = '\0';
+        for (i = 0; key[i]; i++)
+          if ((unsigned char)key[i] < 0x20 || key[i] == '\\') key[0] = '\0';
+      }
+    }
+  }
+  return 1;
 }
 
 int lowp_spec_json(cJSON **root, const char *text, size_t len, char *err, size_t errlen) {
@@ -903,7 +970,12 @@ int lowp_spec_json(cJSON **root, const char *text, size_t len, char *err, size_t
   }
   if (!*root) {
     size_t off = ep ? (size_t)(ep - text) : 0;
+    char key[80];
     if (off > len) off = len;
+    if (nonfinite_at(text, len, off, key, sizeof key))
+      return lowp_errf(err, errlen, LOWP_EPARSE, "%s%s%sa number that is not finite (NaN or "
+                       "Infinity; JSON has none) near line %zu, byte %zu: give a finite number",
+                       key[0] ? "\"" : "", key, key[0] ? "\": " : "", line_of(text, off), off);
     return lowp_errf(err, errlen, LOWP_EPARSE, "not valid JSON (near line %zu, byte %zu)",
                      line_of(text, off), off);
   }
@@ -1190,6 +1262,81 @@ int lowp_spec_read(lowp_spec_t *s, const char *path, char *err, size_t errlen) {
 
 /* ------------------------------------------- rules alone (the Python API) */
 
+/* "vs_reference"/"bitexact": "outputs" names arrays the caller gives (its
+   subject description reads kernel "outputs") */
+static void rules_outputs(cJSON *rules) {
+  static const char *const refk[] = {"vs_reference", "bitexact"};
+  cJSON *it;
+  cJSON_ArrayForEach(it, rules) {
+    int r;
+    for (r = 0; r < 2 && cJSON_IsObject(it); r++) {
+      cJSON *v = cJSON_GetObjectItemCaseSensitive(it, refk[r]);
+      if (cJSON_IsString(v) && !strcmp(v->valuestring, "outputs")) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "kernel", "outputs");
+        cJSON_ReplaceItemInObjectCaseSensitive(it, refk[r], o);
+      }
+    }
+  }
+}
+
+int lowp_spec_desc_parse(lowp_spec_check_t *ck, const cJSON *j, const char *const *extra,
+                         int need_rules, char *err, size_t errlen) {
+  static const char *const own[] = {"op", "name", "in", "out", "dims", "eps", "reduction",
+                                    "rules"};
+  const char *allowed[48];
+  const cJSON *in_j, *out_j, *it;
+  size_t na = 0, i;
+  ctx_t c;
+  int st;
+  if (!ck) return LOWP_EINVAL;
+  memset(ck, 0, sizeof *ck);
+  ck->eps = 1e-5;
+  memset(&c, 0, sizeof c);
+  c.err = err;
+  c.errlen = errlen;
+  c.dir = ".";
+  if (err && errlen) err[0] = '\0';
+  if (!cJSON_IsObject(j)) return fail(&c, "the description must be a JSON object, not %s", type_name(j));
+  for (i = 0; i < sizeof own / sizeof *own; i++) allowed[na++] = own[i];
+  for (i = 0; extra && extra[i] && na + 1 < sizeof allowed / sizeof *allowed; i++)
+    allowed[na++] = extra[i];
+  allowed[na] = NULL;
+  if ((st = check_keys(&c, j, "", allowed))) return st;
+  if ((st = get_op(&c, cJSON_GetObjectItemCaseSensitive(j, "op"), ck))) return st;
+  if ((it = cJSON_GetObjectItemCaseSensitive(j, "name"))) {
+    const char *s = NULL;
+    if ((st = get_name(&c, it, "\"name\"", &s))) return st;
+    if (!(ck->name = dupstr(s))) return LOWP_ENOMEM;
+  }
+  if ((st = check_formats(&c, j, NULL, ck, &in_j, &out_j))) return st;
+  if ((st = check_shape(&c, cJSON_GetObjectItemCaseSensitive(j, "dims"), "dims", ck))) return st;
+  if ((st = check_params(&c, j, ck))) return st;
+  it = cJSON_GetObjectItemCaseSensitive(j, "rules");
+  if (it || need_rules) {
+    cJSON *dup = it ? cJSON_Duplicate(it, 1) : NULL;
+    if (it && !dup) return LOWP_ENOMEM;
+    rules_outputs(dup);
+    st = check_rules(&c, dup, ck);
+    cJSON_Delete(dup);
+    if (st) return st;
+  }
+  return LOWP_OK;
+}
+
+int lowp_spec_name_check(const cJSON *j, const char *what, char *err, size_t errlen) {
+  ctx_t c;
+  const char *s;
+  memset(&c, 0, sizeof c);
+  c.err = err;
+  c.errlen = errlen;
+  return get_name(&c, j, what, &s);
+}
+
+void lowp_spec_check_free(lowp_spec_check_t *ck) {
+  if (ck) free_check(ck);
+}
+
 int lowp_spec_rules_parse(lowp_spec_rule_t **rules, int *n_rules, const char *json,
                           const lowp_format_t *out, char *err, size_t errlen) {
   ctx_t c;
@@ -1220,18 +1367,8 @@ int lowp_spec_rules_parse(lowp_spec_rule_t **rules, int *n_rules, const char *js
     cJSON_Delete(root);
     return LOWP_ENOMEM;
   }
+  rules_outputs(root);
   cJSON_ArrayForEach(it, root) {
-    /* "vs_reference"/"bitexact": "outputs" names arrays the caller gives */
-    static const char *const refk[] = {"vs_reference", "bitexact"};
-    int r;
-    for (r = 0; r < 2 && cJSON_IsObject(it); r++) {
-      cJSON *v = cJSON_GetObjectItemCaseSensitive(it, refk[r]);
-      if (cJSON_IsString(v) && !strcmp(v->valuestring, "outputs")) {
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "kernel", "outputs");
-        cJSON_ReplaceItemInObjectCaseSensitive(it, refk[r], o);
-      }
-    }
     st = parse_rule(&c, it, i, &ck, &(*rules)[i]);
     i++;
     if (st) break;

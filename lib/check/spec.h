@@ -153,6 +153,30 @@ const lowp_spec_check_t *lowp_spec_find(const lowp_spec_t *s, const char *name);
 int lowp_spec_rules_parse(lowp_spec_rule_t **rules, int *n_rules, const char *json,
                           const lowp_format_t *out, char *err, size_t errlen);
 
+/**
+ * @brief Parse the description of a check on arrays the caller holds (the
+ * Python binding; lib/check/capi.h) with the spec's own parts, so that it
+ * refuses exactly what a spec refuses: "op", "in", "out", "eps",
+ * "reduction" and "rules" as a spec check's ("rules", when present or
+ * need_rules, a non-empty array; "vs_reference"/"bitexact": "outputs" names
+ * the caller's arrays), "dims" as a check's "shape", "name" as a check's
+ * name. Any other key must be in extra (NULL-terminated; the caller reads
+ * it); unknown keys are errors.
+ * @param[out] ck  filled (free with lowp_spec_check_free, also on failure);
+ *                 "in" absent: n_in_formats 0
+ * @return LOWP_OK; LOWP_EPARSE (err: one line); LOWP_ENOMEM.
+ */
+struct cJSON;
+int lowp_spec_desc_parse(lowp_spec_check_t *ck, const struct cJSON *j, const char *const *extra,
+                         int need_rules, char *err, size_t errlen);
+
+/** @brief Check a name as a spec checks a check's name (a string, no
+    control character, JUnit XML can hold it); what names it in err. */
+int lowp_spec_name_check(const struct cJSON *j, const char *what, char *err, size_t errlen);
+
+/** @brief Free a check of lowp_spec_desc_parse (safe on a zeroed struct). */
+void lowp_spec_check_free(lowp_spec_check_t *ck);
+
 /** @brief Free rules of lowp_spec_rules_parse. */
 void lowp_spec_rules_free(lowp_spec_rule_t *rules, int n_rules);
 

@@ -42,7 +42,7 @@ static size_t add(char *buf, size_t len, size_t used, const char *fmt, ...) {
 }
 
 /* lowp_op_bound for a problem of operation op, length k, output out */
-static int op_bound(double *v, char *name, size_t namelen, const lowp_tol_query_t *q,
+static int op_bound_at(double *v, char *name, size_t namelen, const lowp_tol_query_t *q,
                     lowp_op_id_t op, double k, const lowp_format_t *out) {
   lowp_problem_t p;
   lowp_bound_spec_t b;
@@ -67,6 +67,32 @@ static int op_bound(double *v, char *name, size_t namelen, const lowp_tol_query_
      fused multiply-add takes them (lib/model/accum.h) */
   if (op == LOWP_OP_SUM || 2 * q->in.precision <= q->accum.acc.precision) b.accum.fma = 1;
   return lowp_op_bound(v, name, namelen, &p, &b);
+}
+
+/* op_bound_at made monotone in k: a tolerance for k must not be tighter
+   than one for a shorter reduction. Every order's bound grows with k except
+   splitk:S's, whose slices are ceil(k / S) long: at k = jS + 1 the slices
+   grow by one and their number falls from S to ceil(k / (j + 1)), so the
+   exact bound of the algorithm drops (gamma_64 at k = 64, gamma_33 at k = 65
+   for splitk:64). Within one slice length the bound grows with k, so the
+   largest bound over k' <= k is the larger of k's and that of k0 = jS, the
+   last k of the shorter slices. */
+static int op_bound(double *v, char *name, size_t namelen, const lowp_tol_query_t *q,
+                    lowp_op_id_t op, double k, const lowp_format_t *out) {
+  double w, k0, v0;
+  char n0[200];
+  int st = op_bound_at(v, name, namelen, q, op, k, out);
+  if (st || q->has_model || q->accum.order != LOWP_ACC_SPLITK || q->accum.block == 0) return st;
+  w = ceil(k / (double)q->accum.block);
+  k0 = (w - 1) * (double)q->accum.block;
+  if (k0 < 1) return st;
+  st = op_bound_at(&v0, n0, sizeof n0, q, op, k0, out);
+  if (!st && v0 > *v) {
+    *v = v0;
+    if (name && namelen)
+      snprintf(name, namelen, "%.140s: the bound at k = %.0f, larger (monotone in k)", n0, k0);
+  }
+  return st;
 }
 
 static int tol_sumprod(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, char *err,
@@ -134,7 +160,7 @@ static int sum_rel(double *b, const lowp_tol_query_t *q, double n) {
 static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, char *err,
                      size_t errlen);
 
-int lowp_tol(lowp_tol_t *t, const lowp_tol_query_t *q, char *err, size_t errlen) {
+static int tol_derive(lowp_tol_t *t, const lowp_tol_query_t *q, char *err, size_t errlen) {
   double scale;
   if (err && errlen) err[0] = '\0';
   if (!t || !q || !q->op) return LOWP_EINVAL;
@@ -252,4 +278,55 @@ static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, cha
     t->rtol = t->atol = INFINITY;
   }
   return LOWP_OK;
+}
+
+/* ------------------------------------------------ every result, one check */
+
+/* The one place every tolerance lowp prints or returns passes through: rtol,
+   atol, bound, bound_acc and rtol_same_sign are finite and non-negative, or
+   the result is vacuous (all +inf). A derivation that breaks down (a
+   first-order term past 1 gives a negative "tolerance"; a scale near the
+   largest double gives atol = inf; NaN from inf - inf) says so instead of
+   printing nonsense. Vacuity is also monotone in k: every bound lowp_tol
+   uses grows with k, and k' > k with k vacuous is vacuous too, because the
+   tests below only ever turn a result vacuous. */
+static int tol_sane(double x) { return isfinite(x) && x >= 0; }
+
+static void tol_finish(lowp_tol_t *t) {
+  const char *what = NULL;
+  size_t w;
+  if (t->vacuous) {
+    t->rtol = t->atol = t->bound = t->rtol_same_sign = INFINITY;
+    if (!(t->bound_acc >= 0)) t->bound_acc = INFINITY;
+    return;
+  }
+  if (!tol_sane(t->rtol)) what = "rtol";
+  else if (!tol_sane(t->atol)) what = "atol";
+  else if (!tol_sane(t->bound)) what = "the bound";
+  else if (!tol_sane(t->bound_acc)) what = "the accumulation's bound";
+  else if (!tol_sane(t->rtol_same_sign)) what = "the same-sign bound";
+  if (!what) return;
+  /* the derivation's first clause (what is summed, in which format) stays;
+     its later numbers are not results */
+  w = strcspn(t->why, ";");
+  t->why[w] = '\0';
+  (void)add(t->why, sizeof t->why, w, "; the derivation breaks down here: %s is not a finite "
+            "number >= 0 (%s), so the bound is vacuous and no tolerance can be derived.", what,
+            isinf(t->atol) && t->atol > 0 && tol_sane(t->rtol)
+                ? "the scale times k exceeds binary64's range"
+                : "a first-order error term reached 1: the errors are not small");
+  t->vacuous = 1;
+  t->rtol = t->atol = t->bound = t->rtol_same_sign = INFINITY;
+  if (!(t->bound_acc >= 0)) t->bound_acc = INFINITY;
+}
+
+int lowp_tol(lowp_tol_t *t, const lowp_tol_query_t *q, char *err, size_t errlen) {
+  int st = tol_derive(t, q, err, errlen);
+  if (st == LOWP_EUNSUPPORTED && err && errlen && !err[0])
+    snprintf(err, errlen, "no %s bound for this method: a probabilistic bound needs round to "
+             "nearest and a non-compensated order (recursive, pairwise, blocked:B, splitk:S); "
+             "kahan and directed roundings have a worst case only (drop the confidence)",
+             q && q->confidence > 0 && q->confidence < 1 ? "probabilistic" : "derived");
+  if (!st) tol_finish(t);
+  return st;
 }

@@ -58,7 +58,12 @@ typedef struct {
 } lowp_tol_t;
 
 /**
- * @brief Derive the tolerance of q.
+ * @brief Derive the tolerance of q. Every result passes one check before it
+ * is returned (tol.c, tol_finish): rtol, atol, bound, bound_acc and
+ * rtol_same_sign are finite and >= 0, or the result is vacuous (rtol = atol
+ * = bound = inf, why says where the derivation broke down); tolerances and
+ * vacuity are monotone in k (splitk:S takes the larger bound of k and of the
+ * last k with shorter slices).
  * @return LOWP_OK; LOWP_EINVAL (k = 0, missing op); LOWP_EUNSUPPORTED (an
  *         operation with no derivation (cast, exp, ...: err says which), a
  *         probabilistic bound with directed rounding or Kahan, or a

@@ -110,3 +110,26 @@ int lowp_parse_u64(uint64_t *v, const char *text) {
   *v = (uint64_t)u;
   return LOWP_OK;
 }
+
+int lowp_parse_percent(double *x, const char *text) {
+  const char *t = text;
+  size_t ni, nf = 0, len;
+  char buf[64];
+  double v;
+  if (!t) return LOWP_EPARSE;
+  ni = span(t, isdigit);
+  t += ni;
+  if (*t == '.') {
+    t++;
+    nf = span(t, isdigit);
+    t += nf;
+  }
+  if (ni + nf == 0 || strcmp(t, "%")) return LOWP_EPARSE;
+  len = (size_t)(t - text);
+  if (len >= sizeof buf) return LOWP_EPARSE;
+  memcpy(buf, text, len);
+  buf[len] = '\0';
+  if (lowp_parse_f64(&v, buf) != LOWP_OK) return LOWP_EPARSE;
+  *x = v;
+  return LOWP_OK;
+}

@@ -56,4 +56,13 @@ int lowp_parse_int(long long *v, const char *text, long long lo, long long hi);
  */
 int lowp_parse_u64(uint64_t *v, const char *text);
 
+/**
+ * @brief Parse a percentage: decimal digits with an optional fraction and a
+ * '%' right after them ("5%", "0.1%", "100%", ".5%"), nothing else (no
+ * blank, sign, exponent, hex, inf or nan).
+ * @param[out] x  the number before the '%' (5 for "5%"; untouched on error)
+ * @return LOWP_OK, or LOWP_EPARSE.
+ */
+int lowp_parse_percent(double *x, const char *text);
+
 #endif

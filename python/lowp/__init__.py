@@ -18,7 +18,8 @@ from . import _arrays, _lib
 from ._lib import LowpError, library_path
 
 __all__ = ["check", "assert_precision", "tolerance", "CheckResult", "Tolerance", "LowpError",
-           "VacuousBoundError", "library_path", "DEFAULT_RULES"]
+           "VacuousBoundError", "library_path", "DEFAULT_RULES", "TOLERANCE_RULES",
+           "rule_headline"]
 __version__ = "0.1.0"
 
 #: the rules of lowp.check when none are given: NaN/inf classes agree with the
@@ -94,62 +95,98 @@ class CheckResult:
         return "Mismatched elements: %d / %d (%.1f%%) under rtol=%g, atol=%g" % (
             m["count"], m["total"], 100.0 * m["count"] / tot, m["rtol"], m["atol"])
 
+    @property
+    def failure_text(self):
+        """What assert_precision raises: each failing rule by name with its
+        message and its own worst element (got, exact, the inputs behind
+        it); the torch-style "Mismatched elements" line only when a
+        tolerance rule (assert_close, rtol/atol, mismatch) failed, since
+        for other rules a count under torch's defaults says nothing about
+        why they failed."""
+        lines = ["%s %s: %s" % (self.json["op"], self.verdict.upper(), self.json["subject"])]
+        for r in self.failed_rules:
+            lines.append("  rule %s failed: %s" % (r["rule"], r["message"]))
+            w = r.get("worst")
+            if w:
+                lines.append("    worst element %s: got %r, exact %r%s" % (
+                    w.get("index"), w.get("got"), w.get("exact"),
+                    " (%s)" % w["inputs"] if w.get("inputs") else ""))
+        if any(r["rule"] in TOLERANCE_RULES for r in self.failed_rules) and self.mismatch:
+            lines.append(self.mismatch_line)
+        return "\n".join(lines)
+
     def __repr__(self):
         return "<lowp.CheckResult %s>" % self.message
 
 
-def _formats(inputs, output, op_shapes, input, out):
+#: the rules that compare elementwise under an rtol/atol pair (torch.isclose's
+#: form): only their failures come with a "Mismatched elements" count
+TOLERANCE_RULES = ("assert_close", "rtol/atol", "mismatch")
+
+
+def rule_headline(rule):
+    """One rule's verdict in a few words: a percentage of its limit, or for
+    sqnr_db (a gate in dB, where no percentage means anything) its value
+    against the gate and the margin in dB."""
+    name = rule["rule"]
+    if name == "sqnr_db":
+        m, g = rule.get("measured"), rule.get("limit")
+        if isinstance(m, (int, float)) and isinstance(g, (int, float)):
+            return "sqnr_db %.1f dB vs gate %.1f dB (%+.1f dB)" % (m, g, m - g)
+        return "sqnr_db"
+    if rule.get("vacuous"):
+        return "%s vacuous" % name
+    p = rule.get("percent")
+    if isinstance(p, (int, float)) and p == p:
+        return "%s %.0f%% of limit" % (name, p)
+    return "%s %s" % (name, "pass" if rule.get("pass") else "fail")
+
+
+def _several(x, n_out):
+    """x as a list of outputs: a list or tuple of arrays (or None) where the
+    operation has several outputs; else one array (a nested list of numbers
+    is one output, never two)."""
+    if n_out > 1 and isinstance(x, (list, tuple)) and all(
+            e is None or hasattr(e, "shape") for e in x):
+        return list(x)
+    return [x]
+
+
+def _formats(inputs, outs, io, input, out):
     """float64 arrays and format names of the inputs and outputs."""
-    n_in = len(op_shapes["inputs"])
-    if not isinstance(inputs, (list, tuple)):
-        inputs = [inputs]
-    if len(inputs) != n_in:
-        raise LowpError("%d inputs given, the operation takes %d (%s)" %
-                        (len(inputs), n_in, ", ".join(op_shapes["inputs"])))
     ins, in_fmts = [], []
     for i, x in enumerate(inputs):
         f = input[i] if isinstance(input, (list, tuple)) else input
-        is_index = op_shapes["index"][i]
-        v, fmt = _arrays.to_values(x, None if is_index else f, index=is_index)
+        is_index = io["index"][i]
+        v, fmt = _arrays.to_values(x, None if is_index else f, index=is_index,
+                                   what=io["inputs"][i])
         ins.append(v)
         in_fmts.append(fmt)
-    outs = list(output) if isinstance(output, (list, tuple)) else [output]
-    n_out = len(op_shapes["outputs"])
-    if len(outs) > n_out:
-        raise LowpError("%d outputs given, the operation has %d (%s)" %
-                        (len(outs), n_out, ", ".join(op_shapes["outputs"])))
-    outs += [None] * (n_out - len(outs))
     out_vals, out_fmt = [], out
     for j, y in enumerate(outs):
-        v, fmt = _arrays.to_values(y, out_fmt)
+        v, fmt = _arrays.to_values(y, out_fmt, what=io["outputs"][j], output=True)
         if v is not None and out_fmt is None:
             out_fmt = fmt
         out_vals.append(v)
     if out_vals[0] is None:
-        raise LowpError("the first output (%s) is needed" % op_shapes["outputs"][0])
+        raise LowpError("the first output (%s) is needed" % io["outputs"][0])
     return ins, in_fmts, out_vals, out_fmt
 
 
 def _op_io(op):
     """The operation's inputs, outputs and which inputs are indices (lowp's table)."""
+    if not isinstance(op, str):
+        raise LowpError("op must be an operation's name (a string), not %r" % (op,))
     return _lib.call_json("lowp_capi_shapes", {"op": op, "in": "fp64", "dims": {}})
 
 
-def _check_shapes(ins, outs, desc, io):
-    sh = _lib.call_json("lowp_capi_shapes", desc)
-    arrays = ins + outs
-    names = io["inputs"] + io["outputs"]
-    def lead(shape):  # leading axes of size 1 do not matter (lowp_op_shape_matches)
-        shape = list(shape)
-        while shape and shape[0] == 1:
-            shape.pop(0)
-        return shape
-    for a, want, name in zip(arrays, sh["shapes"], names):
-        if a is None:
-            continue
-        if lead(a.shape) != lead(want):
-            raise LowpError("%s has shape %s; the problem needs shape %s" %
-                            (name, list(a.shape), want), 9)
+def _shape(x):
+    return None if x is None else [int(d) for d in (x.shape if hasattr(x, "shape")
+                                                     else np.shape(x))]
+
+
+def _flat(a):
+    return None if a is None else np.ascontiguousarray(a.reshape(-1))
 
 
 def check(op, inputs, output, rules=None, *, reference=None, input=None, out=None, acc=None,
@@ -159,45 +196,70 @@ def check(op, inputs, output, rules=None, *, reference=None, input=None, out=Non
 
     op: "gemm", "dot", "sum", "gemv", "softmax", "layernorm", "xent", ...
     inputs: the arrays the computation read (numpy, or torch tensors incl.
-        bf16/fp8); output: its output array, or a tuple (layernorm: y, mean,
-        var; None for one not produced).
+        bf16/fp8); output: its output array, or a tuple of arrays where the
+        operation has several (layernorm: y, mean, var; None for one not
+        produced).
     rules: the rules of a lowp check spec (docs/check-spec.schema.json), e.g.
         [{"bound": "gamma"}], [{"sqnr_db": 25}], [{"mismatch": "0.1%",
         "rtol": 1e-3, "atol": 1e-5}], [{"vs_reference": "outputs",
-        "factor": 2, "floor": 1e-5}] with reference=...; default DEFAULT_RULES.
-    input / out: formats (default: from the dtypes), one or one per input.
+        "factor": 2, "floor": 1e-5}] with reference=... (the same shape as
+        output); default DEFAULT_RULES; an empty list is refused.
+    input / out: formats (default: from the dtypes), one or one per input;
+        values not in them are refused; unsigned integer arrays are bit
+        patterns and need their format.
     acc + order (or method) / model: how the computation accumulates, for
         the bounds ("recursive", "pairwise", "blocked:32"; model "h100").
-    prob: the probability of the probabilistic bound (0.99).
+    prob: the probability in (0, 1) of the probabilistic bound (0.99), for
+        the reported bound and every {"bound": "prob"} rule naming none.
+    Every argument is validated by lowp's C parser of a check (the one
+    lowp check uses for a spec), before any array is read.
     A bound rule whose bound is vacuous raises VacuousBoundError unless the
     rule says "accept_vacuous": True.
     """
     io = _op_io(op)
-    ins, in_fmts, outs, out_fmt = _formats(inputs, output, io, input, out)
-    desc = {"op": op, "in": in_fmts, "out": out_fmt,
-            "rules": list(DEFAULT_RULES if rules is None else rules)}
-    if dims is not None:
-        desc["dims"] = dict(dims)
-    else:
-        desc["shapes"] = [list(a.shape) for a in ins]
-    for k, v in (("acc", acc), ("order", order or method), ("model", model), ("prob", prob),
-                 ("eps", eps), ("reduction", reduction), ("subject", name),
-                 ("reference", reference_name)):
-        if v is not None:
-            desc[k] = v
-    _check_shapes(ins, outs, desc, io)
-    ref_vals = None
+    n_in, n_out = len(io["inputs"]), len(io["outputs"])
+    if not isinstance(inputs, (list, tuple)):
+        inputs = [inputs]
+    if len(inputs) != n_in:
+        raise LowpError("%d inputs given, the operation takes %d (%s)" %
+                        (len(inputs), n_in, ", ".join(io["inputs"])))
+    outs = _several(output, n_out)
+    if len(outs) > n_out:
+        raise LowpError("%d outputs given, the operation has %d (%s)" %
+                        (len(outs), n_out, ", ".join(io["outputs"])))
+    outs += [None] * (n_out - len(outs))
+    refs = None
     if reference is not None:
-        refs = list(reference) if isinstance(reference, (list, tuple)) else [reference]
-        refs += [None] * (len(outs) - len(refs))
-        ref_vals = [_arrays.to_values(r, out_fmt)[0] for r in refs]
-        ref_vals = [r if r is not None else outs[j] for j, r in enumerate(ref_vals)]
-    ins = [np.ascontiguousarray(a.reshape(-1)) for a in ins]
-    outs = [None if a is None else np.ascontiguousarray(a.reshape(-1)) for a in outs]
-    if ref_vals is not None:
-        ref_vals = [None if a is None else np.ascontiguousarray(a.reshape(-1)) for a in ref_vals]
+        refs = _several(reference, n_out)
+        if len(refs) > n_out:
+            raise LowpError("%d reference outputs given, the operation has %d" %
+                            (len(refs), n_out))
+        refs += [None] * (n_out - len(refs))
+        refs = [r if r is not None else outs[j] for j, r in enumerate(refs)]
+    desc = {"op": op, "rules": list(DEFAULT_RULES) if rules is None else rules}
+    for k, v in (("in", input), ("out", out), ("dims", dims), ("acc", acc),
+                 ("order", order or method), ("model", model), ("prob", prob), ("eps", eps),
+                 ("reduction", reduction), ("subject", name), ("reference", reference_name)):
+        if v is not None:
+            desc[k] = list(v) if isinstance(v, tuple) else v
+    desc["shapes"] = [_shape(x) for x in inputs]
+    desc["out_shapes"] = [_shape(y) for y in outs]
+    if refs is not None:
+        desc["ref_shapes"] = [_shape(y) for y in refs]
+    # every argument through lowp's own validator before any array is decoded
+    _lib.call_json("lowp_capi_shapes", desc)
+    ins, in_fmts, out_vals, out_fmt = _formats(inputs, outs, io, input, out)
+    desc["in"], desc["out"] = in_fmts, out_fmt
+    desc["shapes"] = [_shape(a) for a in ins]
+    desc["out_shapes"] = [_shape(a) for a in out_vals]
+    ref_vals = None
+    if refs is not None:
+        ref_vals = [_arrays.to_values(r, out_fmt, what="reference " + io["outputs"][j],
+                                      output=True)[0] for j, r in enumerate(refs)]
+        desc["ref_shapes"] = [_shape(a) for a in ref_vals]
     try:
-        js = _lib.check_arrays(desc, ins, outs, ref_vals)
+        js = _lib.check_arrays(desc, [_flat(a) for a in ins], [_flat(a) for a in out_vals],
+                               None if ref_vals is None else [_flat(a) for a in ref_vals])
     except LowpError as e:
         if "vacuous" in str(e):
             raise VacuousBoundError(str(e), e.status) from None
@@ -206,12 +268,13 @@ def check(op, inputs, output, rules=None, *, reference=None, input=None, out=Non
 
 
 def assert_precision(op, inputs, output, rules=None, **kw):
-    """lowp.check, raising AssertionError with lowp's one-line message and
-    the mismatch count (as torch.testing.assert_close's "Mismatched
-    elements: 556 / 768 (72.4%)") when a rule fails. Returns the result."""
+    """lowp.check, raising AssertionError when a rule fails: each failing
+    rule by name, its message and its worst element, and (only when a
+    tolerance rule failed) torch.testing.assert_close's "Mismatched
+    elements: 556 / 768 (72.4%)" count. Returns the result."""
     r = check(op, inputs, output, rules, **kw)
     if not r.passed:
-        raise AssertionError(r.message + "\n" + r.mismatch_line)
+        raise AssertionError(r.failure_text)
     return r
 
 
@@ -266,15 +329,17 @@ def tolerance(op, k, input="fp32", acc="fp32", out=None, method="recursive", con
     Raises VacuousBoundError when no bound exists (unless accept_vacuous:
     then rtol = atol = inf).
     """
-    q = {"op": op, "k": int(k), "input": input, "acc": acc, "method": method}
+    # the values as given: lowp's C parser of the query validates each (the
+    # one lowp tol's options go through), a fractional k or a string included
+    q = {"op": op, "k": k, "input": input, "acc": acc, "method": method}
     if out is not None:
         q["out"] = out
     if confidence is not None:
-        q["confidence"] = float(confidence)
+        q["confidence"] = confidence
     if scale is not None:
-        q["scale"] = float(scale)
+        q["scale"] = scale
     t = Tolerance(_lib.call_json("lowp_capi_tol", q))
     if t.vacuous and not accept_vacuous:
-        raise VacuousBoundError("lowp.tolerance(%s, k=%d, input=%s, acc=%s): %s" %
-                                (op, int(k), input, acc, t.explanation))
+        raise VacuousBoundError("lowp.tolerance(%s, k=%s, input=%s, acc=%s): %s" %
+                                (op, k, input, acc, t.explanation))
     return t

@@ -35,7 +35,11 @@ def _decode(bits, fmt):
     return out
 
 
-def _from_torch(t, fmt):
+def _refuse(what, msg):
+    raise _lib.LowpError("%s: %s" % (what, msg))
+
+
+def _from_torch(t, fmt, what, output):
     import torch  # noqa: F401  (t is a torch tensor: torch imports)
     t = t.detach()
     if t.device.type != "cpu":
@@ -46,39 +50,59 @@ def _from_torch(t, fmt):
         bits = t.contiguous().view(getattr(__import__("torch"), view)).numpy()
         bits = bits.view(np.uint16 if bits.dtype.itemsize == 2 else np.uint8)
         return _decode(bits, fmt or _TORCH_FORMATS[name]), fmt or _TORCH_FORMATS[name]
-    if name not in _TORCH_FORMATS and not t.is_floating_point():
-        return t.numpy().astype(np.float64), fmt or "fp64"  # index tensors (xent target)
+    if t.is_complex():
+        _refuse(what, "a complex tensor (%s): lowp checks real values" % name)
+    if name not in _TORCH_FORMATS and t.is_floating_point():
+        _refuse(what, "tensor dtype %s: lowp reads float16/32/64, bfloat16, float8_e4m3fn "
+                "and float8_e5m2" % name)
     if name not in _TORCH_FORMATS:
-        raise _lib.LowpError("tensor dtype %s: lowp reads float16/32/64, bfloat16, "
-                             "float8_e4m3fn and float8_e5m2" % name)
+        return _from_numpy(t.numpy(), fmt, what, output)
     return t.numpy().astype(np.float64), fmt or _TORCH_FORMATS[name]
 
 
-def to_values(x, fmt=None, index=False):
+def _from_numpy(a, fmt, what, output):
+    name = getattr(a.dtype, "name", "")
+    if name in _ML_DTYPES:
+        f, w = _ML_DTYPES[name]
+        return _decode(a.view(np.uint16 if w == 2 else np.uint8), fmt or f), fmt or f
+    if a.dtype.kind == "c":
+        _refuse(what, "a complex array (%s): lowp checks real values" % a.dtype)
+    if a.dtype.kind not in "fiub":
+        _refuse(what, "an array of dtype %s: lowp reads float16/32/64 values (and bf16/fp8 "
+                "bits with a format)" % a.dtype)
+    if a.dtype.kind == "u":
+        # unsigned integers are bit patterns: of the format declared for them
+        if not fmt:
+            _refuse(what, "%s holds bit patterns: declare their format (%s=\"bf16\", "
+                    "\"fp16\", \"e4m3\", ...)" % (a.dtype, "out" if output else "input"))
+        if a.dtype not in _BITS_WIDTH:
+            _refuse(what, "bit patterns are uint8, uint16 or uint32, not %s" % a.dtype)
+        return _decode(a, fmt), fmt
+    if a.dtype in _NUMPY_FORMATS:
+        return np.ascontiguousarray(a, dtype=np.float64), fmt or _NUMPY_FORMATS[a.dtype]
+    return np.ascontiguousarray(a, dtype=np.float64), fmt or "fp64"
+
+
+def to_values(x, fmt=None, index=False, what="array", output=False):
     """x as a contiguous float64 array and its format name (fmt if given).
 
     index: integer class indices (xent's target), passed as values.
-    Integer numpy arrays with a narrow float format (bf16, e4m3, e5m2, ...)
-    are that format's raw bit patterns.
+    Unsigned integer arrays (uint8/16/32) are bit patterns of the format
+    declared for them (fmt; lowp_capi_decode checks the width fits it):
+    without one they are refused. Complex and object arrays are refused.
+    Whether the values are values of fmt, lowp_capi_check checks.
     """
     if x is None:
         return None, fmt
     if is_torch(x):
         if index:
+            if x.is_complex():
+                _refuse(what, "class indices are integers, not %s" % x.dtype)
             return x.detach().cpu().numpy().astype(np.float64), "fp64"
-        return _from_torch(x, fmt)
+        return _from_torch(x, fmt, what, output)
     a = np.asarray(x)
     if index:
+        if a.dtype.kind not in "iuf":
+            _refuse(what, "class indices are integers, not %s" % a.dtype)
         return np.ascontiguousarray(a, dtype=np.float64), "fp64"
-    name = getattr(a.dtype, "name", "")
-    if name in _ML_DTYPES:
-        f, w = _ML_DTYPES[name]
-        return _decode(a.view(np.uint16 if w == 2 else np.uint8), fmt or f), fmt or f
-    if a.dtype in _BITS_WIDTH and fmt and fmt not in ("fp16", "fp32", "fp64"):
-        return _decode(a, fmt), fmt
-    if a.dtype in _NUMPY_FORMATS:
-        return np.ascontiguousarray(a, dtype=np.float64), fmt or _NUMPY_FORMATS[a.dtype]
-    if a.dtype.kind in "iub":
-        return np.ascontiguousarray(a, dtype=np.float64), fmt or "fp64"
-    raise _lib.LowpError("array dtype %s: lowp reads float16/32/64 (and bf16/fp8 by their "
-                         "bits with a format)" % a.dtype)
+    return _from_numpy(a, fmt, what, output)

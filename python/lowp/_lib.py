@@ -99,12 +99,29 @@ def _fail(st, err):
     raise LowpError(msg, st)
 
 
+def _plain(x):
+    """numpy scalars and arrays as the Python values json writes; the rest
+    unchanged (json refuses what is left, such as sets or objects)."""
+    if hasattr(x, "tolist") and type(x).__module__ == "numpy":
+        return x.tolist()
+    raise TypeError("%r is not a JSON value" % (x,))
+
+
+def dumps(query):
+    """query as JSON text; NaN and inf are written as NaN/Infinity so that
+    lowp's parser names the key holding one (its message, not Python's)."""
+    try:
+        return json.dumps(query, default=_plain).encode()
+    except (TypeError, ValueError) as e:
+        raise LowpError("an argument lowp cannot read: %s" % e) from None
+
+
 def call_json(fn_name, query):
     """lowp_capi_tol / lowp_capi_shapes on a dict; returns the decoded JSON."""
     lib = _load()
     out = ctypes.c_void_p()
     err = ctypes.create_string_buffer(1024)
-    st = getattr(lib, fn_name)(ctypes.byref(out), json.dumps(query).encode(), err, len(err))
+    st = getattr(lib, fn_name)(ctypes.byref(out), dumps(query), err, len(err))
     if st:
         _fail(st, err)
     return _take(lib, out)
@@ -122,7 +139,7 @@ def check_arrays(desc, inputs, outputs, reference=None):
     lib = _load()
     out = ctypes.c_void_p()
     err = ctypes.create_string_buffer(1024)
-    st = lib.lowp_capi_check(ctypes.byref(out), json.dumps(desc).encode(), _ptrs(inputs),
+    st = lib.lowp_capi_check(ctypes.byref(out), dumps(desc), _ptrs(inputs),
                              _ptrs(outputs), _ptrs(reference) if reference is not None else None,
                              err, len(err))
     if st:

@@ -10,7 +10,10 @@ with pip, automatically through its ``pytest11`` entry point).
 
 Each check is recorded: the summary at the end of the session lists every
 precision check with its verdict and headline numbers, and each is added to
-the test's JUnit properties (``pytest --junitxml``) as lowp_check_N.
+the JUnit report (``pytest --junitxml``) as a property of the test suite
+named "NODEID lowp_check_N" (record_testsuite_property: valid under every
+junit_family, xunit2 included, where per-test properties are not and
+record_property warns).
 """
 
 import pytest
@@ -24,16 +27,16 @@ class PrecisionChecker:
     """The ``lowp_check`` fixture: lowp.check / assert_precision / tolerance,
     recording every check for the session summary and JUnit."""
 
-    def __init__(self, nodeid, record_property):
+    def __init__(self, nodeid, record_suite_property):
         self.nodeid = nodeid
-        self._record_property = record_property
+        self._record_property = record_suite_property
         self.results = []
 
     def _record(self, op, r):
         self.results.append(r)
         line = "%s %s %s" % (op, r.verdict, _headline(r))
         _RECORDS.append((self.nodeid, op, r.passed, _headline(r), r.message))
-        self._record_property("lowp_check_%d" % len(self.results), line)
+        self._record_property("%s lowp_check_%d" % (self.nodeid, len(self.results)), line)
 
     def check(self, op, inputs, output, rules=None, **kw):
         r = lowp.check(op, inputs, output, rules, **kw)
@@ -43,7 +46,7 @@ class PrecisionChecker:
     def assert_precision(self, op, inputs, output, rules=None, **kw):
         r = self.check(op, inputs, output, rules, **kw)
         if not r.passed:
-            raise AssertionError(r.message + "\n" + r.mismatch_line)
+            raise AssertionError(r.failure_text)
         return r
 
     def tolerance(self, *a, **kw):
@@ -58,16 +61,14 @@ def _headline(r):
         if isinstance(v, (int, float)):
             parts.append(fmt % v)
     for rule in r.rules:
-        p = rule.get("percent")
-        if isinstance(p, (int, float)) and p == p:
-            parts.append("%s %.0f%% of limit" % (rule["rule"], p))
+        parts.append(lowp.rule_headline(rule))
     return ", ".join(parts)
 
 
 @pytest.fixture
-def lowp_check(request, record_property):
+def lowp_check(request, record_testsuite_property):
     """lowp.check / assert_precision / tolerance, recorded for the summary."""
-    return PrecisionChecker(request.node.nodeid, record_property)
+    return PrecisionChecker(request.node.nodeid, record_testsuite_property)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -56,12 +56,31 @@ def test_plugin_fixture_summary_and_junit(tmp_path):
     assert "PASS " in out and "test_honest[63]" in out and "test_honest[64]" in out
     assert "FAIL " in out and "test_planted" in out and "gamma bound" in out
     assert "3 precision checks, 1 failed" in out
-    assert "Mismatched elements:" in out
-    cases = {c.get("name"): c for c in ET.parse(str(junit)).getroot().iter("testcase")}
+    # a gamma bound failed: its name and worst element, no torch-style count
+    assert "rule gamma bound failed" in out and "worst element C[" in out
+    assert "Mismatched elements:" not in out
+    root = ET.parse(str(junit)).getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
     assert set(cases) == {"test_honest[63]", "test_honest[64]", "test_planted", "test_tolerance"}
-    props = [pr.get("value") for pr in cases["test_honest[63]"].iter("property")]
-    assert props and props[0].startswith("gemm pass")
+    # the checks are the suite's properties (valid in xunit2, pytest's default
+    # junit_family), and no test warns about junit_family
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    props = {pr.get("name"): pr.get("value") for pr in suite.find("properties").iter("property")}
+    assert props["test_user.py::test_honest[63] lowp_check_1"].startswith("gemm pass")
+    assert props["test_user.py::test_planted lowp_check_1"].startswith("gemm fail")
+    assert not any(c.find("properties") is not None for c in cases.values())
     assert cases["test_planted"].find("failure") is not None
+    assert "incompatible with junit_family" not in out + p.stderr and "PytestWarning" not in out
+
+
+@pytest.mark.parametrize("family", ["xunit1", "xunit2", "legacy"])
+def test_plugin_no_junit_family_warning(tmp_path, family):
+    junit = tmp_path / "junit.xml"
+    p = run_pytest(tmp_path, "--junitxml", str(junit), "-o", "junit_family=" + family, "-W",
+                   "error::pytest.PytestWarning")
+    assert p.returncode == 1, p.stdout + p.stderr  # the planted test only
+    assert "incompatible with junit_family" not in p.stdout + p.stderr
+    assert "1 failed, 3 passed" in p.stdout
 
 
 def test_library_override_is_used(tmp_path):

@@ -70,6 +70,14 @@ printf '{ "lowp_check": 1, "checks": [ { "name": "a\0b", %s } ] }' "$CK" >"$S/sp
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\\u0000b", %s } ] }' "$CK" >"$S/spec_u0000.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\377b", %s } ] }' "$CK" >"$S/spec_ff.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x\\uffff", %s } ] }' "$CK" >"$S/spec_uffff.json"
+# issue 30: percentages outside the one grammar (" 5%", hex, exponent), a NaN in a rule
+CKR=${CK%\"rules\"*}
+for pc in sp:' 5%' hex:'0x10%' exp:'1e1%' sign:'+5%' blank:'5 %'; do
+  printf '{ "lowp_check": 1, "checks": [ { "name": "a", %s"rules": [ { "mismatch": "%s", "assert_close": "pytorch" } ] } ] }' \
+    "$CKR" "${pc#*:}" >"$S/pct_${pc%%:*}.json"
+done
+printf '{ "lowp_check": 1, "checks": [ { "name": "a", %s"rules": [ { "max_ulp": NaN } ] } ] }' "$CKR" >"$S/rule_nan.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "a", %s"rules": [ ] } ] }' "$CKR" >"$S/rules_empty.json"
 # baselines the parser must refuse, each named by its own spec
 BCK='"op": "dot", "in": "fp16", "out": "fp32", "subject": { "kernel": "dot_acc" }, "shape": { "k": 8 }, "rules": [ { "baseline": "max_ulp" } ]'
 E='{"fingerprint": "0", "metrics": {"max_ulp": 1}}'
@@ -496,6 +504,31 @@ check ok.json --dump ok.json/d
 check ok.json --junit dd --dump dd
 check ok.json --json dd --dump ./dd
 check ok.json --dump=dd --junit=dd
+# --- issue 30: percentages of one grammar, NaN in a spec, an empty rules list
+check pct_sp.json
+check pct_hex.json
+check pct_exp.json
+check pct_sign.json
+check pct_blank.json
+check rule_nan.json
+check rules_empty.json --junit j.xml
+check ok.json --junit j.xml --junit=k.xml
+check ok.json --json r.json --json r2.json
+check ok.json --threads 2 --threads=3
+check ok.json --update-baseline --update-baseline
+# --- issue 30: lowp tol: repeated options, derivations without a bound, bad numbers
+tol dot --k 64 --k 65
+tol dot --k=64 --k 64
+tol dot --k 4 --confidence 0.9 --confidence=0.99
+tol dot --k 4 --json --json
+tol dot --k 64 --method kahan --confidence 0.9
+tol sum --k 64 --input fp16 --method model:h100
+tol layernorm --k 64 --input fp16 --method model:h100
+tol dot --k 1.9
+tol dot --k 4 --scale nan
+tol dot --k 4 --scale inf
+tol dot --k 4 --confidence nan
+tol dot --k 4 --confidence 1
 EOF
 )
 

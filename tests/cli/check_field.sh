@@ -125,7 +125,7 @@ cat >field.json <<'EOF'
 EOF
 "$LOWP" check field.json --json f.json >o 2>e; rc=$?
 [ $rc -eq 1 ] && grep -q "^PASS good  " o && grep -q "^FAIL bad  " o && ok || bad "field rules: exit $rc: $(cat o e)"
-grep -q "rule 1 failed: SQNR .* dB < 50 dB" o && grep -q "rule 2 failed: mismatched elements: [0-9]*/256" o \
+grep -q "rule 1 failed: SQNR .* dB < gate 50 dB (margin -" o && grep -q "rule 2 failed: mismatched elements: [0-9]*/256" o \
   && grep -q "rule 3 failed: .* + floor 1e-05" o && ok || bad "field rule messages: $(cat o)"
 /usr/bin/python3 - <<'PY' && ok || bad "field JSON"
 import json

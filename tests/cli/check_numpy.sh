@@ -47,5 +47,29 @@ expect_fail "more outputs than the operation has" "2 output files for gemm, whic
 printf 'junk' >junk.npy
 expect_fail "not a .npy file" "junk.npy: not a .npy file" "$H"'{ "inputs": [ { "path": "junk.npy" }, { "path": "B16.npy" } ], "outputs": [ { "path": "C16.npy" } ] }'"$R"
 
+# issue 30: vs_reference fails closed when the reference's error is infinite. The
+# reference accumulates in fp16 (gemm_acc acc=fp16) on inputs in [1e2, 6e4]: it overflows,
+# its max_abs is inf, and 2 x inf must not pass an all-NaN or an all-zero output.
+/usr/bin/python3 -c "
+import numpy as np
+rng = np.random.default_rng(1)
+np.save('Abig.npy', rng.uniform(1e2, 6e4, (4, 64)).astype(np.float16))
+np.save('Bbig.npy', rng.uniform(1e2, 6e4, (64, 4)).astype(np.float16))
+np.save('Czero.npy', np.zeros((4, 4), np.float32))
+np.save('Cnan.npy', np.full((4, 4), np.nan, np.float32))"
+for o in Czero Cnan; do
+  cat >vsinf.json <<EOF
+{ "lowp_check": 1, "checks": [ { "name": "vs_inf", "op": "gemm", "out": "fp32",
+  "subject": { "tensors": { "inputs": [ { "path": "Abig.npy" }, { "path": "Bbig.npy" } ], "outputs": [ { "path": "$o.npy" } ] } },
+  "rules": [ { "vs_reference": { "kernel": "gemm_acc", "params": "acc=fp16" }, "factor": 2 } ] } ] }
+EOF
+  rm -f vs.xml
+  "$LOWP" check vsinf.json --junit vs.xml >o 2>e; rc=$?
+  if grep -q "this build has no kernel subjects" e; then echo "note: no kernel subjects: vs_reference $o not run"; continue; fi
+  [ $rc -eq 1 ] && grep -q "^0 of 1 checks passed" o && grep -q "fails closed: the limit is infinite" o \
+    && grep -q "the reference's max_abs is inf" o && grep -q 'failures="1"' vs.xml && ok \
+    || bad "vs_reference with an infinite reference error, output $o: exit $rc: $(cat o e)"
+done
+
 echo "cli check_numpy: $pass passed, $fail failed"
 [ $fail -eq 0 ]

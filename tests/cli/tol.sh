@@ -52,6 +52,53 @@ expect2 "scale -1" "scale" dot --k 4 --scale -1
 expect2 "unknown option" "unknown option" dot --k 4 --frobnicate
 expect2 "two ops" "one operation" dot gemm --k 4
 expect2 "missing value" "needs an argument" dot --k
+# issue 30: repeated options (either spelling), kahan with a confidence, sum with a model
+expect2 "k twice" "option --k given twice" dot --k 64 --k 65
+expect2 "k twice, = spelling" "option --k given twice" dot --k 64 --k=64
+expect2 "method twice" "option --method given twice" dot --k 4 --method pairwise --method=recursive
+expect2 "json twice" "option --json given twice" dot --k 4 --json --json
+expect2 "kahan + confidence" "no probabilistic bound for this method" dot --k 64 --method kahan --confidence 0.9
+expect2 "sum with a model" "computes products" sum --k 64 --input fp16 --method model:h100
+expect2 "softmax with a model" "computes products" softmax --k 64 --input fp16 --method model:h100
+expect2 "scale nan" "scale" dot --k 4 --scale nan
+
+# issue 30: every number printed is finite and >= 0, or the result is vacuous: the
+# derivations that broke down (negative rtol/atol, atol = inf) say vacuous
+for c in "softmax --k 125 --input fp16 --acc bf16" "layernorm --k 89 --input bf16 --acc bf16" \
+         "rmsnorm --k 8388607" "dot --k 64 --scale 1e308" "logsumexp --k 300 --input bf16 --acc bf16"; do
+  # shellcheck disable=SC2086
+  "$LOWP" tol $c --json >"$T/j" 2>&1 && /usr/bin/python3 - "$T/j" <<'PY' && ok || bad "$c: $(cat "$T/j")"
+import json, math, sys
+j = json.load(open(sys.argv[1]), parse_constant=float)
+num = [j[k] for k in ("rtol", "atol", "bound", "bound_acc", "rtol_same_sign")]
+num = [float(x) if isinstance(x, str) else x for x in num]
+assert j["vacuous"] is True, j
+assert all(x == math.inf for x in num[:3]), j
+PY
+  # shellcheck disable=SC2086
+  "$LOWP" tol $c >"$T/o" 2>&1 && grep -q "no tolerance: the bound is vacuous" "$T/o" && ! grep -qE "(rtol|atol) = -" "$T/o" \
+    && ok || bad "$c text: $(cat "$T/o")"
+done
+# vacuous never goes back to a tolerance as k grows, and no tolerance ever falls
+# (splitk:S at k = jS + 1 included): a sweep through the CLI
+/usr/bin/python3 - "$LOWP" <<'PY' && ok || bad "monotone sweep"
+import json, math, subprocess, sys
+for args in (["softmax", "--input", "fp16", "--acc", "bf16"], ["dot", "--input", "fp16", "--acc", "fp16",
+             "--method", "splitk:16"], ["layernorm", "--input", "bf16", "--acc", "bf16"]):
+    vac, prev = False, None
+    for k in [1, 2, 3, 16, 17, 32, 33, 48, 49, 64, 65, 88, 89, 90, 124, 125, 126, 1000, 100000]:
+        j = json.loads(subprocess.run([sys.argv[1], "tol"] + args + ["--k", str(k), "--json"], check=True,
+                                      capture_output=True, text=True).stdout, parse_constant=float)
+        assert not (vac and not j["vacuous"]), (args, k)
+        if not j["vacuous"]:
+            assert j["rtol"] >= 0 and j["atol"] >= 0 and math.isfinite(j["atol"]), (args, k, j)
+            if prev:
+                assert j["rtol"] >= prev["rtol"] and j["atol"] >= prev["atol"], (args, k, prev, j)
+            prev = j
+        vac |= j["vacuous"]
+PY
+"$LOWP" tol dot --k 65 --input fp16 --acc fp16 --method splitk:64 >"$T/o" 2>&1 && grep -q "the bound at k = 64, larger (monotone in k)" "$T/o" \
+  && ok || bad "splitk monotone named: $(cat "$T/o")"
 
 echo "tol: $pass passed, $fail failed"
 [ $fail -eq 0 ]
