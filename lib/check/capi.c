@@ -377,6 +377,39 @@ static int is_preset(const char *spec) {
   return lowp_tc_preset_find(name) != NULL;
 }
 
+/* issue 31's fields: "confidence": "worst" (or "worst": true), "risk" (the
+   whole test's false-failure probability), "numel" (outputs compared),
+   "compute" (row operations' per-element format) */
+static int tol_query_risk(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errlen) {
+  const cJSON *j = ITEM(d, "confidence");
+  int st;
+  if (cJSON_IsString(j)) {
+    if (strcmp(j->valuestring, "worst"))
+      return bad(err, errlen, LOWP_EINVAL, "\"confidence\" is a probability in (0, 1) or "
+                 "\"worst\", not '%s'", j->valuestring);
+    q->worst = 1;
+  }
+  if (cJSON_IsTrue(ITEM(d, "worst"))) q->worst = 1;
+  j = ITEM(d, "risk");
+  if (cJSON_IsNumber(j)) {
+    if (!(j->valuedouble > 0 && j->valuedouble < 1))
+      return bad(err, errlen, LOWP_EINVAL, "%s\"risk\" must lie in (0, 1)", "");
+    q->risk = j->valuedouble;
+  }
+  j = ITEM(d, "numel");
+  if (cJSON_IsNumber(j)) {
+    if (!(j->valuedouble >= 1) || !isfinite(j->valuedouble))
+      return bad(err, errlen, LOWP_EINVAL, "%s\"numel\" must be a number >= 1", "");
+    q->numel = j->valuedouble;
+  }
+  j = ITEM(d, "compute");
+  if (cJSON_IsString(j)) {
+    if ((st = get_format(&q->compute, j, "compute", NULL, err, errlen))) return st;
+    q->has_compute = 1;
+  }
+  return LOWP_OK;
+}
+
 static int tol_query(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errlen) {
   const cJSON *j = ITEM(d, "op"), *m = ITEM(d, "method");
   lowp_problem_t p;
@@ -427,7 +460,7 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errl
       return bad(err, errlen, LOWP_EINVAL, "%s\"scale\" must be a finite number > 0", "");
     q->scale = j->valuedouble;
   }
-  return LOWP_OK;
+  return tol_query_risk(q, d, err, errlen);
 }
 
 cJSON *lowp_tol_json(const lowp_tol_t *t, const lowp_tol_query_t *q) {
@@ -445,9 +478,17 @@ cJSON *lowp_tol_json(const lowp_tol_t *t, const lowp_tol_query_t *q) {
   cJSON_AddStringToObject(o, "input", q->in.name ? q->in.name : "custom");
   cJSON_AddStringToObject(o, "acc", q->has_model ? "model" : (q->accum.acc.name ? q->accum.acc.name : "custom"));
   cJSON_AddStringToObject(o, "out", q->out.name ? q->out.name : "custom");
-  if (q->confidence > 0) lowp_json_num(o, "confidence", q->confidence);
+  if (t->probabilistic) lowp_json_num(o, "confidence", t->confidence);
   else cJSON_AddStringToObject(o, "confidence", "worst case");
   lowp_json_num(o, "scale", q->scale > 0 ? q->scale : 1);
+  cJSON_AddBoolToObject(o, "probabilistic", t->probabilistic);
+  lowp_json_num(o, "risk", t->risk);
+  lowp_json_num(o, "numel", t->numel);
+  cJSON_AddStringToObject(o, "not_probabilistic", t->not_prob);
+  lowp_json_num(o, "beta", t->beta);
+  lowp_json_num(o, "atol_floor", t->atol_floor);
+  cJSON_AddStringToObject(o, "compute", q->has_compute && q->compute.name ? q->compute.name
+                          : (q->in.name ? q->in.name : "custom"));
   return o;
 }
 
@@ -472,6 +513,74 @@ int lowp_capi_tol(char **json, const char *query, char *err, size_t errlen) {
   *json = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   return *json ? LOWP_OK : LOWP_ENOMEM;
+}
+
+int lowp_capi_tol_data(char **json, const char *query, const double *const *in, double *atol,
+                       double *rtol, size_t count, char *err, size_t errlen) {
+  cJSON *d, *o;
+  lowp_tol_query_t q;
+  lowp_problem_t p;
+  lowp_tol_t t;
+  size_t shape[LOWP_OP_MAXDIM], want;
+  int st, nd;
+  if (err && errlen) err[0] = '\0';
+  if (!json || !query || !in || !atol) return LOWP_EINVAL;
+  *json = NULL;
+  d = cJSON_Parse(query);
+  if (!cJSON_IsObject(d)) {
+    cJSON_Delete(d);
+    return bad(err, errlen, LOWP_EPARSE, "%sthe query is not a JSON object", "");
+  }
+  if (!cJSON_IsNumber(ITEM(d, "k"))) cJSON_AddNumberToObject(d, "k", 1); /* from the shapes */
+  if (!ITEM(d, "in") && cJSON_IsString(ITEM(d, "input")))
+    cJSON_AddStringToObject(d, "in", ITEM(d, "input")->valuestring);
+  st = tol_query(&q, d, err, errlen);
+  if (!st) st = desc_problem(&p, d, err, errlen);
+  cJSON_Delete(d);
+  if (st) return st;
+  if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &want))) return st;
+  if (want != count)
+    return bad(err, errlen, LOWP_ESHAPE, "%s: the tolerance arrays have the wrong size", "");
+  if ((st = lowp_tol_data(&t, atol, rtol, &q, &p.dims, in, err, errlen))) return st;
+  q.k = p.op->id == LOWP_OP_GEMM || p.op->id == LOWP_OP_GEMV || p.op->id == LOWP_OP_DOT
+            ? p.dims.k : p.dims.n;
+  o = lowp_tol_json(&t, &q);
+  cJSON_AddBoolToObject(o, "data_aware", 1);
+  *json = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return *json ? LOWP_OK : LOWP_ENOMEM;
+}
+
+int lowp_capi_exact(const char *desc, const double *const *in, double *out, size_t count,
+                    char *err, size_t errlen) {
+  cJSON *d;
+  lowp_problem_t p;
+  size_t shape[LOWP_OP_MAXDIM], want;
+  double *outs[LOWP_OP_MAXIO] = {0};
+  int st, nd, j;
+  if (err && errlen) err[0] = '\0';
+  if (!desc || !in || !out) return LOWP_EINVAL;
+  d = cJSON_Parse(desc);
+  if (!cJSON_IsObject(d)) {
+    cJSON_Delete(d);
+    return bad(err, errlen, LOWP_EPARSE, "%sthe description is not a JSON object", "");
+  }
+  st = desc_problem(&p, d, err, errlen);
+  cJSON_Delete(d);
+  if (st) return st;
+  if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &want))) return st;
+  if (want != count)
+    return bad(err, errlen, LOWP_ESHAPE, "%s: the output array has the wrong size", "");
+  outs[0] = out;
+  for (j = 1; j < p.op->n_out; j++) {
+    size_t c;
+    if ((st = lowp_op_shape(&p, p.op->n_in + j, shape, &nd, &c))) break;
+    if (!(outs[j] = malloc((c ? c : 1) * sizeof(double)))) { st = LOWP_ENOMEM; break; }
+  }
+  if (!st) st = lowp_op_exact(outs, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
+  for (j = 1; j < p.op->n_out; j++) free(outs[j]);
+  if (st) return bad(err, errlen, st, "exact reference: %s", lowp_status_str(st));
+  return LOWP_OK;
 }
 
 int lowp_capi_tol_query(lowp_tol_query_t *q, const char *query, char *err, size_t errlen) {

@@ -635,8 +635,8 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
     lam = lowp_bound_prob_lambda(k, uu, b->prob);
     g = rr > 0 ? lowp_bound_gamma_prob(rr, uu, lam) : 0;
     *value = (!isfinite(g) || g >= 1) ? INFINITY : g;
-    snprintf(nm, sizeof nm, "probabilistic gamma~_%.0f(lambda=%.3f), P >= %.4g (u=%.3g)", rr,
-             lam, b->prob, uu);
+    snprintf(nm, sizeof nm, "probabilistic gamma~_%.0f(lambda=%.3f), P >= 1 - %.3g (u=%.3g)", rr,
+             lam, 1 - b->prob, uu);
   } else {
     return LOWP_EINVAL;
   }
