@@ -125,7 +125,7 @@ static double choose_prob(lowp_tol_t *t, const lowp_tol_query_t *q, double k) {
   }
   t->probabilistic = 1;
   t->confidence = P;
-  t->risk = numel * (1 - P);
+  t->risk = q->confidence > 0 && q->confidence < 1 ? numel * (1 - P) : risk;
   return P;
 }
 
@@ -133,9 +133,9 @@ static double choose_prob(lowp_tol_t *t, const lowp_tol_query_t *q, double k) {
 static size_t add_risk(lowp_tol_t *t, size_t w) {
   if (t->probabilistic)
     return add(t->why, sizeof t->why, w, "; probabilistic (Higham & Mary, SISC 41(5) 2019, "
-               "Thm 2.4/3.1, errors independent and mean-zero): P >= %.12g per element, so "
+               "Thm 2.4/3.1, errors independent and mean-zero): P >= 1 - %.3g per element, so "
                "over %.6g outputs (union bound) an honest kernel fails this test with "
-               "probability <= %.3g", t->confidence, t->numel, t->risk);
+               "probability <= %.3g", 1 - t->confidence, t->numel, t->risk);
   return add(t->why, sizeof t->why, w, "; worst case (never fails an honest kernel): %s",
              t->not_prob);
 }

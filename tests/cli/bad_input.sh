@@ -490,6 +490,14 @@ check ok.json >/dev/full
 check ok.json --junit j.xml >/dev/full
 formats >/dev/full
 run formats --quick --formats=fp16 --out o3 >/dev/full
+# --- lowp tol: data-aware inputs, risk, compute format (issue 31)
+tol gemm --b notes.txt
+tol gemm --a notes.txt --b notes.txt --save-atol atol.npy
+tol gemm --k 4 --save-atol atol.npy
+tol dot --k 4 --risk 0
+tol dot --k 4 --numel 0
+tol softmax --k 4 --compute nosuch
+tol dot --k 4 --confidence worstest
 EOF
 )
 
