@@ -122,3 +122,31 @@ def test_tightness_at_4096():
     fp32 acc, fp16 out, 16 x 16, K = 4096)."""
     r = brute.sensitivity(4096, "fp16acc", 6)
     assert 0.25 <= r["worst_honest"] <= 1, r
+
+
+def test_row_ops_mixed_formats_hold_on_lowps_kernels():
+    """Item 3: the registry row kernels computing in fp16 with an fp32 row
+    sum stay under the tolerance composed of fp16's u (exp, log, subtract,
+    divide) and fp32's (the sum); the single-format one (every step in fp32)
+    does not hold for them (python/tests/brute_rows.py runs the full table)."""
+    import brute_rows
+    r = brute_rows.sweep(1, ns=(1024,), scales=(3.0,))
+    assert all(v[0] <= 1 for v in r.values()), r
+    assert sum(v[1] > 1 for v in r.values()) >= 3, r
+
+
+def test_compute_format_defaults_to_the_inputs():
+    a = lowp.tolerance("logsumexp", k=1024, input="fp16", acc="fp32", out="fp16")
+    b = lowp.tolerance("logsumexp", k=1024, input="fp16", compute="fp16", acc="fp32", out="fp16")
+    c = lowp.tolerance("logsumexp", k=1024, input="fp16", compute="fp32", acc="fp32", out="fp16")
+    assert (a.rtol, a.atol) == (b.rtol, b.atol) and c.atol < a.atol / 10
+    assert a.json["compute"] == "fp16" and c.json["compute"] == "fp32"
+
+
+def test_row_ops_data_aware_per_row():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 256)).astype(np.float16)
+    x[2] *= np.float16(8)
+    t = lowp.tolerance("logsoftmax", inputs=x, acc="fp32", out="fp16")
+    assert t.atol.shape == (3, 256) and t.atol[2, 0] > t.atol[0, 0]
+    assert np.all(t.atol[0] == t.atol[0, 0])
