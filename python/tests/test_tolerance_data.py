@@ -150,3 +150,26 @@ def test_row_ops_data_aware_per_row():
     t = lowp.tolerance("logsoftmax", inputs=x, acc="fp32", out="fp16")
     assert t.atol.shape == (3, 256) and t.atol[2, 0] > t.atol[0, 0]
     assert np.all(t.atol[0] == t.atol[0, 0])
+
+
+@pytest.mark.parametrize("k,ulps", [(64, 1.2), (64, 4), (512, 256), (4096, 64)])
+@pytest.mark.parametrize("bound", ["gamma", "prob"])
+def test_gamma_rule_sees_single_bad_outputs(k, ulps, bound):
+    """Item 6 of issue 31: one fp16 output off by `ulps` (fp32 accumulation)
+    fails the bound rule; the honest kernel passes it. (The worst-case gamma
+    rule at K = 4096 allows gamma_4096 |A||B| ~ 0.6 here, more than 64 ulps
+    of a small output: an honest kernel could be that far in the worst case;
+    the probabilistic rule catches it.)"""
+    if bound == "gamma" and k == 4096:
+        ulps = 256
+    rng = np.random.default_rng(k)
+    a = rng.standard_normal((16, k)).astype(np.float16)
+    b = rng.standard_normal((k, 16)).astype(np.float16)
+    c = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    rule = [{"bound": bound, "order": "recursive", "acc": "fp32"}]
+    assert lowp.check("gemm", [a, b], c, rule)
+    x = lowp.exact("gemm", (a, b))
+    bad = c.astype(np.float64)
+    bad[5, 7] = x[5, 7] + ulps * float(np.spacing(np.float16(abs(x[5, 7]))))
+    r = lowp.check("gemm", [a, b], bad, rule, out="fp16")
+    assert not r.passed and r.rules[0]["worst"]["index"] == "C[5][7]", r.message
