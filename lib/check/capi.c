@@ -79,10 +79,9 @@ static int desc_problem(lowp_problem_t *p, const cJSON *d, char *err, size_t err
   const cJSON *j = ITEM(d, "op"), *in = ITEM(d, "in"), *dims = ITEM(d, "dims");
   int i, st;
   memset(p, 0, sizeof *p);
-  p->eps = 1e-5;
   if (!cJSON_IsString(j)) return bad(err, errlen, LOWP_EINVAL, "%s\"op\" is needed", "");
-  p->op = lowp_op_by_name(j->valuestring);
-  if (!p->op) return bad(err, errlen, LOWP_EINVAL, "unknown operation '%s'", j->valuestring);
+  if (lowp_problem_init(p, lowp_op_by_name(j->valuestring)))
+    return bad(err, errlen, LOWP_EINVAL, "unknown operation '%s'", j->valuestring);
   p->dims.batch = get_size(dims, "batch");
   p->dims.m = get_size(dims, "m");
   p->dims.n = get_size(dims, "n");

@@ -46,10 +46,8 @@ static int op_bound(double *v, char *name, size_t namelen, const lowp_tol_query_
                     lowp_op_id_t op, double k, const lowp_format_t *out, double prob) {
   lowp_problem_t p;
   lowp_bound_spec_t b;
-  memset(&p, 0, sizeof p);
   memset(&b, 0, sizeof b);
-  p.op = lowp_op_get(op);
-  p.dims.batch = p.dims.m = p.dims.n = p.dims.k = 1;
+  if (lowp_problem_init(&p, lowp_op_get(op))) return LOWP_EINVAL;
   if (op == LOWP_OP_SUM) p.dims.n = (size_t)k;
   else p.dims.k = (size_t)k;
   p.in[0] = p.in[1] = q->in;

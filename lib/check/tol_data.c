@@ -187,8 +187,7 @@ int lowp_tol_data(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_quer
   int nd, i, st;
   if (err && errlen) err[0] = '\0';
   if (!t || !atol || !q || !q->op || !dims || !in) return LOWP_EINVAL;
-  memset(&p, 0, sizeof p);
-  p.op = q->op;
+  if ((st = lowp_problem_init(&p, q->op))) return st;
   p.dims = *dims;
   p.in[0] = p.in[1] = q->in;
   p.out = q->out;
