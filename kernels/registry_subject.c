@@ -380,6 +380,19 @@ int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *pa
     s->accum = x->cfg.acc;
     s->prod = x->cfg.have_prod ? &x->cfg.prod : NULL;
   }
+  /* row kernels: every step in compute, the row sum left to right in acc
+     (kernels/cpu/softmax_kernel.c, norm_kernel.c) */
+  if (entry_takes(k, "compute") && entry_takes(k, "acc") && k->op != LOWP_OP_GEMM &&
+      !entry_takes(k, "comm")) {
+    s->has_compute = 1;
+    s->compute = x->cfg.compute;
+    s->has_accum = 1;
+    memset(&s->accum, 0, sizeof s->accum);
+    s->accum.order = LOWP_ACC_RECURSIVE;
+    s->accum.acc = x->cfg.racc;
+    s->accum.rnd = LOWP_RND_NE;
+    s->accum.fma = 1;
+  }
   return LOWP_OK;
 }
 

@@ -537,6 +537,9 @@ int lowp_capi_tol_data(char **json, const char *query, const double *const *in, 
   if (!st) st = desc_problem(&p, d, err, errlen);
   cJSON_Delete(d);
   if (st) return st;
+  if (p.reduction_mean)
+    return bad(err, errlen, LOWP_EUNSUPPORTED, "%sno tolerance derivation for xent's mean "
+               "(reduction none only)", "");
   if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &want))) return st;
   if (want != count)
     return bad(err, errlen, LOWP_ESHAPE, "%s: the tolerance arrays have the wrong size", "");

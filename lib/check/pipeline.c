@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include "check/pipeline.h"
+#include "check/tol.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -196,6 +197,63 @@ int lowp_check_rule_bound(lowp_check_bound_t *b, const lowp_rule_t *rule,
                           rule->has_model ? &rule->model : NULL, max_bwd);
 }
 
+/* ---------------------------------------------------- row-operation bounds */
+
+/* The bound of a row operation whose subject declares its compute and
+   accumulation formats (issue 31): lowp_tol_data per row of the inputs,
+   worst case (b->kind gamma) or probabilistic at the default risk (prob),
+   measured as the largest |c - x| / (atol + rtol |x|) over output 0.
+   b->value is the loosest row's rtol; b->used the measured ratio. */
+static void row_bound(lowp_check_bound_t *b, lowp_bound_kind_t kind, const lowp_problem_t *p,
+                      const lowp_subject_t *s, const lowp_check_inputs_t *in,
+                      const lowp_check_output_t *o) {
+  lowp_tol_query_t q;
+  lowp_tol_t t;
+  double *atol = NULL, *rtol = NULL, worst = 0;
+  size_t i, at = 0;
+  memset(b, 0, sizeof *b);
+  memset(&q, 0, sizeof q);
+  if (p->dims.batch * p->dims.m * (p->op->id == LOWP_OP_LOGSUMEXP || p->op->id == LOWP_OP_XENT
+                                       ? 1 : p->dims.n) != o->count)
+    return; /* lowp_tol_data's layout: one value per row, or per element */
+  q.op = p->op;
+  q.in = p->in[0];
+  q.out = p->out;
+  q.accum = s->accum;
+  q.has_compute = 1;
+  q.compute = s->compute;
+  q.worst = kind == LOWP_BOUND_GAMMA;
+  atol = malloc((o->count ? o->count : 1) * sizeof *atol);
+  rtol = malloc((o->count ? o->count : 1) * sizeof *rtol);
+  if (atol && rtol && !lowp_tol_data(&t, atol, rtol, &q, &p->dims, (const double *const *)in->x,
+                                     NULL, 0)) {
+    for (i = 0; i < o->count; i++) {
+      double c = o->got[i], x = o->exact[i], d, lim, r;
+      if (!isfinite(c) || !isfinite(x)) continue;
+      d = fabs(c - x);
+      lim = atol[i] + rtol[i] * fabs(x);
+      r = d == 0 ? 0 : d / lim;
+      if (r > worst) {
+        worst = r;
+        at = i;
+      }
+    }
+    b->row_where = at;
+    b->have = 1;
+    b->value = t.vacuous ? INFINITY : t.rtol;
+    b->used = t.vacuous ? 0 : worst;
+    b->u = lowp_format_u(&s->compute);
+    b->lambda = b->probability = NAN;
+    if (t.probabilistic) b->probability = 1 - t.risk;
+    snprintf(b->name, sizeof b->name, "%s bound of %s (compute %s, acc %s): rtol %.4g, atol "
+             "<= %.4g", t.probabilistic ? "probabilistic" : "worst-case", p->op->name,
+             s->compute.name ? s->compute.name : "custom",
+             s->accum.acc.name ? s->accum.acc.name : "custom", t.rtol, t.atol);
+  }
+  free(atol);
+  free(rtol);
+}
+
 /* ---------------------------------------------------------------- measure */
 
 void lowp_check_result_free(lowp_check_result_t *r) {
@@ -373,7 +431,14 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
     return st;
   }
 
-  return lowp_check_finish(r, s, opts);
+  st = lowp_check_finish(r, s, opts);
+  /* 4b. a row operation's bound, from the inputs (lowp_tol_data) */
+  if (!st && p->op->kind != LOWP_OPKIND_SUMPROD && s->has_compute && s->has_accum &&
+      !r->out[0].n_class_mismatch && !p->reduction_mean /* xent's mean: no derivation */) {
+    row_bound(&r->gamma, LOWP_BOUND_GAMMA, p, s, in, &r->out[0]);
+    row_bound(&r->prob, LOWP_BOUND_PROB, p, s, in, &r->out[0]);
+  }
+  return st;
 }
 
 int lowp_check_finish(lowp_check_result_t *r, const lowp_subject_t *s,
@@ -612,6 +677,23 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
   double mb;
   int st;
   snprintf(v->what, sizeof v->what, "%s bound", kn[rule->bound]);
+  if (r->problem.op->kind != LOWP_OPKIND_SUMPROD && rule->bound != LOWP_BOUND_MODEL &&
+      !rule->has_accum && (rule->bound == LOWP_BOUND_GAMMA ? r->gamma.have : r->prob.have)) {
+    /* a row operation whose subject declared compute and acc: its bound */
+    const lowp_check_bound_t *rb = rule->bound == LOWP_BOUND_GAMMA ? &r->gamma : &r->prob;
+    v->bound = *rb;
+    v->bound_kind = (int)rule->bound;
+    v->where_out = 0;
+    v->where = rb->row_where;
+    v->vacuous = isinf(rb->value);
+    v->measured = rb->used;
+    v->limit = v->vacuous ? INFINITY : rule->limit;
+    v->pass = v->vacuous || v->measured <= v->limit;
+    set_percent(v);
+    snprintf(v->msg, sizeof v->msg, "|c - x| / (atol + rtol |x|) = %.4g %s %g (%s)", v->measured,
+             v->pass ? "<=" : ">", rule->limit, rb->name);
+    return LOWP_OK;
+  }
   if (r->problem.op->kind != LOWP_OPKIND_SUMPROD) {
     snprintf(v->msg, sizeof v->msg, "a %s bound applies to sums of products (sum, dot, "
              "gemv, gemm), not to %s", kn[rule->bound], r->problem.op->name);

@@ -56,6 +56,12 @@ struct lowp_subject {
   const lowp_format_t *prod;     /**< products rounded first (NULL: exact) */
   int has_model;                 /**< a tensor-core model computes it */
   lowp_tc_model_t model;
+  /** Row operations (softmax, logsoftmax, logsumexp, xent, rmsnorm,
+      layernorm): the format of the per-element steps (exp, log, subtract,
+      divide), with accum.acc the row sum's (has_accum): the pipeline then
+      fills in the row operation's bound (lowp_tol_data, lib/check/tol.h). */
+  int has_compute;
+  lowp_format_t compute;
   /** Outputs the subject does not produce (bit j for output j), e.g. saved
       layer-norm tensors with y only: the pipeline leaves them out of every
       metric and rule and reports them as absent. Output 0 is never absent. */

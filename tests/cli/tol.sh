@@ -59,6 +59,23 @@ assert t.shape == (3, 2) and np.all(t >= 5.0e-6 * s) and np.all(t <= 1e-4 * s), 
   && grep -q '"data_aware":' "$T/o" && ok || bad "row op data-aware: $(cat "$T/o")"
 "$LOWP" tol logsumexp --k 1024 --input fp16 --compute fp16 --acc fp32 --out fp16 >"$T/o" 2>&1 \
   && grep -q "computed in fp16" "$T/o" && grep -q "summed in fp32" "$T/o" && ok || bad "compute/acc: $(cat "$T/o")"
+# row operations in the pipeline: lowp's row kernels declare compute and acc, and the bound
+# rules of lowp check use the tolerance derived for them (fp16 compute, fp32 row sum)
+( cd "$T" && /usr/bin/python3 -c "
+import numpy as np
+np.save('xr.npy', (np.random.default_rng(3).standard_normal((16, 512)) * 3).astype(np.float16))" )
+cat >"$T/rows.json" <<'JSON'
+{"lowp_check": 1, "checks": [
+ {"name": "lse", "op": "logsumexp", "in": "fp16", "out": "fp16", "subject": {"kernel": "logsumexp",
+  "params": "compute=fp16,acc=fp32"}, "shape": {"m": 16, "n": 512}, "inputs": {"files": ["xr.npy"]},
+  "rules": [{"bound": "gamma"}, {"bound": "prob"}]},
+ {"name": "rms", "op": "rmsnorm", "in": "fp16", "out": "fp16", "subject": {"kernel": "rmsnorm",
+  "params": "compute=fp16,acc=fp32"}, "shape": {"m": 16, "n": 512}, "inputs": {"files": ["xr.npy"]},
+  "rules": [{"bound": "gamma"}, {"bound": "prob"}]}]}
+JSON
+( cd "$T" && "$LOWP" check rows.json --json rows.out.json >"$T/o" 2>&1 ) && grep -q "2 of 2 checks passed" "$T/o" \
+  && grep -q '"probabilistic bound of logsumexp (compute fp16, acc fp32)' "$T/rows.out.json" && ok \
+  || bad "row bounds: $(cat "$T/o")"
 
 expect2() { # NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
