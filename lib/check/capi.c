@@ -327,20 +327,26 @@ done:
   return st;
 }
 
-int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen) {
-  cJSON *d, *o, *ins, *outs, *shapes, *index;
-  lowp_problem_t p;
-  int i, st;
-  if (!json || !desc) return LOWP_EINVAL;
-  *json = NULL;
-  d = cJSON_Parse(desc);
+/* a problem description (JSON text) parsed by desc_problem */
+static int problem_of(lowp_problem_t *p, const char *desc, char *err, size_t errlen) {
+  cJSON *d = cJSON_Parse(desc);
+  int st;
   if (!cJSON_IsObject(d)) {
     cJSON_Delete(d);
     return bad(err, errlen, LOWP_EPARSE, "%sthe description is not a JSON object", "");
   }
-  st = desc_problem(&p, d, err, errlen);
+  st = desc_problem(p, d, err, errlen);
   cJSON_Delete(d);
-  if (st) return st;
+  return st;
+}
+
+int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen) {
+  cJSON *o, *ins, *outs, *shapes, *index;
+  lowp_problem_t p;
+  int i, st;
+  if (!json || !desc) return LOWP_EINVAL;
+  *json = NULL;
+  if ((st = problem_of(&p, desc, err, errlen))) return st;
   o = cJSON_CreateObject();
   ins = cJSON_AddArrayToObject(o, "inputs");
   outs = cJSON_AddArrayToObject(o, "outputs");
@@ -555,21 +561,13 @@ int lowp_capi_tol_data(char **json, const char *query, const double *const *in, 
 
 int lowp_capi_exact(const char *desc, const double *const *in, double *out, size_t count,
                     char *err, size_t errlen) {
-  cJSON *d;
   lowp_problem_t p;
   size_t shape[LOWP_OP_MAXDIM], want;
   double *outs[LOWP_OP_MAXIO] = {0};
   int st, nd, j;
   if (err && errlen) err[0] = '\0';
   if (!desc || !in || !out) return LOWP_EINVAL;
-  d = cJSON_Parse(desc);
-  if (!cJSON_IsObject(d)) {
-    cJSON_Delete(d);
-    return bad(err, errlen, LOWP_EPARSE, "%sthe description is not a JSON object", "");
-  }
-  st = desc_problem(&p, d, err, errlen);
-  cJSON_Delete(d);
-  if (st) return st;
+  if ((st = problem_of(&p, desc, err, errlen))) return st;
   if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &want))) return st;
   if (want != count)
     return bad(err, errlen, LOWP_ESHAPE, "%s: the output array has the wrong size", "");
