@@ -130,6 +130,15 @@ static int data_sumprod(lowp_tol_t *t, double *atol, double *rtol, const lowp_to
     if (atol[e] > worst_atol) worst_atol = atol[e];
   }
   t->atol = worst_atol;
+  {
+    /* the data-free sentence above used k scale: say what the data gave */
+    size_t w = strlen(t->why);
+    if (w < sizeof t->why)
+      snprintf(t->why + w, sizeof t->why - w, " On the inputs, each element's own sum |t_i| "
+               "replaces k scale: atol_e = %.4g S_e%s + %.3g, at most %.4g over %zu outputs.",
+               t->beta, t->probabilistic ? " + (1 + u_out) M_e (terms that can stagnate)" : "",
+               t->atol_floor, worst_atol, count);
+  }
   return LOWP_OK;
 }
 
