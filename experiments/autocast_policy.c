@@ -45,6 +45,7 @@
 
 #include "catalog.h"
 #include "results.h"
+#include "exp_check.h"
 
 #include "amp/allreduce.h"
 #include "check/op.h"
@@ -134,28 +135,17 @@ static double rf(double x, const lowp_format_t *f) {
    lib/check/op.h). rows x n tensors (dot-shaped ops: see exact_matmul). */
 static int exact_op(lowp_op_id_t op, size_t rows, size_t n, double *const *out,
                     const double *const *in) {
-  lowp_problem_t p;
-  int i;
-  memset(&p, 0, sizeof p);
-  p.op = lowp_op_get(op);
-  p.dims.batch = 1; p.dims.m = rows; p.dims.n = n; p.dims.k = 1;
-  for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = LOWP_FMT_FP64;
-  p.out = LOWP_FMT_FP64;
+  lowp_problem_t p = lowp_exp_problem(lowp_op_get(op)->name, 1, rows, n, 1, &LOWP_FMT_FP64,
+                                      &LOWP_FMT_FP64);
   p.eps = LN_EPS;
   return lowp_op_exact(out, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
 }
 
 /* C (m x n) = A (m x k) B (k x n) exactly, each element rounded once */
 static int exact_matmul(double *c, const double *a, const double *b, size_t m, size_t n, size_t k) {
-  lowp_problem_t p;
+  lowp_problem_t p = lowp_exp_problem("gemm", 1, m, n, k, &LOWP_FMT_FP64, &LOWP_FMT_FP64);
   double *out[1];
   const double *in[2];
-  int i;
-  memset(&p, 0, sizeof p);
-  p.op = lowp_op_get(LOWP_OP_GEMM);
-  p.dims.batch = 1; p.dims.m = m; p.dims.n = n; p.dims.k = k;
-  for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = LOWP_FMT_FP64;
-  p.out = LOWP_FMT_FP64;
   out[0] = c; in[0] = a; in[1] = b;
   return lowp_op_exact(out, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
 }
@@ -228,15 +218,10 @@ static double op_matmul(tensor_t *C, const tensor_t *A, const tensor_t *B, int t
 static int kernel_run(const char *name, const char *params, lowp_op_id_t op, size_t rows, size_t n,
                       const lowp_format_t *F, const lowp_format_t *Fout, double *const *out,
                       const double *const *in) {
-  lowp_problem_t p;
+  lowp_problem_t p = lowp_exp_problem(lowp_op_get(op)->name, 1, rows, n, 1, F, Fout);
   lowp_subject_t s;
   char err[300];
-  int st, i;
-  memset(&p, 0, sizeof p);
-  p.op = lowp_op_get(op);
-  p.dims.batch = p.dims.k = 1; p.dims.m = rows; p.dims.n = n;
-  for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = *F;
-  p.out = *Fout;
+  int st;
   p.eps = LN_EPS;
   p.reduction_mean = op == LOWP_OP_XENT;
   st = lowp_kernel_subject_open(&s, name, params, err, sizeof err);

@@ -41,6 +41,7 @@
 
 #include "catalog.h"
 #include "results.h"
+#include "exp_check.h"
 
 #include "amp/scaler.h"
 #include "check/pipeline.h"
@@ -1184,11 +1185,7 @@ static double dot_bwd(const lowp_subject_t *sub, const double *x, const double *
   const double *xs[2];
   char err[300];
   double bwd = NAN;
-  memset(&p, 0, sizeof p);
-  p.op = lowp_op_get(LOWP_OP_DOT);
-  p.dims.batch = p.dims.m = p.dims.n = 1;
-  p.dims.k = n;
-  p.in[0] = p.in[1] = p.out = *f;
+  p = lowp_exp_problem("dot", 1, 1, 1, n, f, f);
   xs[0] = x; xs[1] = w;
   if (lowp_check_inputs_copy(&in, &p, xs, NULL) != LOWP_OK) return NAN;
   if (lowp_check_measure(&res, &p, sub, &in, NULL, err, sizeof err) == LOWP_OK) bwd = res.max_bwd;

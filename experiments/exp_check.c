@@ -34,14 +34,12 @@ lowp_problem_t lowp_exp_problem(const char *op, size_t batch, size_t m, size_t n
                                 const lowp_format_t *in, const lowp_format_t *out) {
   lowp_problem_t p;
   int i;
-  memset(&p, 0, sizeof p);
-  p.op = lowp_op_by_name(op);
+  if (lowp_problem_init(&p, lowp_op_by_name(op))) memset(&p, 0, sizeof p); /* op NULL */
   p.dims.batch = batch;
   p.dims.m = m;
   p.dims.n = n;
   p.dims.k = k;
   for (i = 0; i < LOWP_OP_MAXIO; i++) p.in[i] = *in;
   p.out = *out;
-  p.eps = 1e-5;
   return p;
 }

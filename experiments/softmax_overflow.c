@@ -55,6 +55,7 @@
 
 #include "catalog.h"
 #include "results.h"
+#include "exp_check.h"
 
 #include "check/pipeline.h"
 #include "cpu/elementwise.h"
@@ -160,14 +161,7 @@ static int naive_overflows(const double *x, size_t n, const lowp_format_t *f) {
 
 /* The softmax problem of one row of n values of f, output in f. */
 static lowp_problem_t softmax_problem(size_t n, const lowp_format_t *f) {
-  lowp_problem_t p;
-  memset(&p, 0, sizeof p);
-  p.op = lowp_op_get(LOWP_OP_SOFTMAX);
-  p.dims.batch = p.dims.m = p.dims.k = 1;
-  p.dims.n = n;
-  p.in[0] = *f;
-  p.out = *f;
-  return p;
+  return lowp_exp_problem("softmax", 1, 1, n, 1, f, f);
 }
 
 /* The registry kernel softmax_stable with every operation in f and exp

@@ -380,7 +380,78 @@ int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *pa
     s->accum = x->cfg.acc;
     s->prod = x->cfg.have_prod ? &x->cfg.prod : NULL;
   }
+  /* row kernels: every step in compute, the row sum left to right in acc
+     (kernels/cpu/softmax_kernel.c, norm_kernel.c) */
+  if (entry_takes(k, "compute") && entry_takes(k, "acc") && k->op != LOWP_OP_GEMM &&
+      !entry_takes(k, "comm")) {
+    s->has_compute = 1;
+    s->compute = x->cfg.compute;
+    s->has_accum = 1;
+    memset(&s->accum, 0, sizeof s->accum);
+    s->accum.order = LOWP_ACC_RECURSIVE;
+    s->accum.acc = x->cfg.racc;
+    s->accum.rnd = LOWP_RND_NE;
+    s->accum.fma = 1;
+  }
   return LOWP_OK;
+}
+
+/* key=FORMAT: its name, or its spec with ';' for ',' (semis() turns them back) */
+static size_t put_format(char *buf, size_t len, size_t used, const char *key,
+                         const lowp_format_t *f) {
+  char spec[200];
+  size_t i;
+  int n;
+  if (!f || used >= len) return used;
+  if (f->name && lowp_format_by_name(f->name)) {
+    snprintf(spec, sizeof spec, "%s", f->name);
+  } else {
+    if (lowp_format_spec_str(spec, sizeof spec, f)) spec[0] = '\0';
+    for (i = 0; spec[i]; i++)
+      if (spec[i] == ',') spec[i] = ';';
+  }
+  n = snprintf(buf + used, len - used, "%s%s=%s", used ? "," : "", key, spec);
+  return n < 0 ? used : used + (size_t)n;
+}
+
+int lowp_kernel_subject_open_args(lowp_subject_t *s, const char *name,
+                                  const lowp_kernel_args_t *a, const lowp_problem_t *p,
+                                  char *err, size_t errlen) {
+  static const char *const orders[] = {"recursive", "pairwise", "blocked", "splitk", "kahan"};
+  char params[1024];
+  size_t used = 0;
+  int st;
+  params[0] = '\0';
+  if (!s || !name) return LOWP_EINVAL;
+  if (a) {
+    used = put_format(params, sizeof params, used, "compute", a->compute);
+    used = put_format(params, sizeof params, used, "acc", a->acc);
+    used = put_format(params, sizeof params, used, "prod", a->prod);
+    if (a->has_order && used < sizeof params) {
+      int n;
+      if ((unsigned)a->order > LOWP_ACC_KAHAN) return LOWP_EINVAL;
+      if (a->order == LOWP_ACC_BLOCKED || a->order == LOWP_ACC_SPLITK)
+        n = snprintf(params + used, sizeof params - used, "%sorder=%s:%zu", used ? "," : "",
+                     orders[a->order], a->block);
+      else
+        n = snprintf(params + used, sizeof params - used, "%sorder=%s", used ? "," : "",
+                     orders[a->order]);
+      if (n > 0) used += (size_t)n;
+    }
+    if (a->exp_cr && used < sizeof params) {
+      int n = snprintf(params + used, sizeof params - used, "%sexp=cr", used ? "," : "");
+      if (n > 0) used += (size_t)n;
+    }
+    if (a->extra && a->extra[0] && used < sizeof params) {
+      int n = snprintf(params + used, sizeof params - used, "%s%s", used ? "," : "", a->extra);
+      if (n > 0) used += (size_t)n;
+    }
+    if (used >= sizeof params) return set_err(err, errlen, LOWP_EINVAL, "kernel %s: parameters "
+                                              "too long%s", name, "");
+  }
+  if ((st = lowp_kernel_subject_open(s, name, params, err, errlen))) return st;
+  if (p && (st = lowp_kernel_subject_bind(s, p, err, errlen))) lowp_subject_close(s);
+  return st;
 }
 
 int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *err,

@@ -23,13 +23,14 @@ static lowp_tol_query_t query(const char *op, size_t k, const char *in, const ch
   q.out = *lowp_format_by_name(out);
   (void)lowp_accum_parse(&q.accum, "recursive", NULL, 0);
   q.accum.acc = *lowp_format_by_name(acc);
-  q.confidence = conf;
+  q.confidence = conf > 0 ? conf : 0;
+  q.worst = conf < 0; /* -1: the worst case */
   return q;
 }
 
 static void test_tol(void) {
   lowp_tol_t t;
-  lowp_tol_query_t q = query("dot", 1024, "fp16", "fp32", "fp16", 0);
+  lowp_tol_query_t q = query("dot", 1024, "fp16", "fp32", "fp16", -1);
   double u = ldexp(1, -24), g = 1024 * u / (1 - 1024 * u);
   char err[200];
   lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK, "dot fp16/fp32/fp16: %s", err);
@@ -37,32 +38,50 @@ static void test_tol(void) {
   lowp_test_check(t.rtol == ldexp(1, -11), "rtol = u_fp16 (%g)", t.rtol);
   lowp_test_check(fabs(t.bound_acc - g) <= 1e-15 * g, "bound_acc = gamma_1024(u32) (%g vs %g)",
                   t.bound_acc, g);
-  lowp_test_check(fabs(t.atol - (1 + ldexp(1, -11)) * g * 1024) < 1e-12, "atol (%g)", t.atol);
+  /* plus the subnormal floor: half fp16's spacing 2^-25, k of fp32's 2^-150 */
+  lowp_test_check(fabs(t.atol - ((1 + ldexp(1, -11)) * g * 1024 + ldexp(1, -25) +
+                                 1024 * ldexp(1, -150))) < 1e-12, "atol (%g)", t.atol);
+  lowp_test_check(t.atol_floor == ldexp(1, -25) + 1024 * ldexp(1, -150) && !t.probabilistic &&
+                  t.risk == 0, "floor %g, worst case asked for", t.atol_floor);
   lowp_test_check(!t.vacuous && strstr(t.why, "Higham") != NULL, "why cites: %s", t.why);
   /* probabilistic: sharper; bf16 accumulation of 1024 terms: vacuous in the worst case */
   {
     lowp_tol_t p;
     int st;
     q.confidence = 0.99;
+    q.worst = 0;
     st = lowp_tol(&p, &q, err, sizeof err);
     /* lambda sqrt(k) u versus k u: 4.9 x 32 against 1024 */
     lowp_test_check(st == LOWP_OK && p.bound_acc < t.bound_acc / 5,
                     "probabilistic %g < worst %g / 5", p.bound_acc, t.bound_acc);
   }
   q = query("dot", 1024, "bf16", "bf16", "bf16", 0);
+  lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK && !t.probabilistic &&
+                  strstr(t.not_prob, "stagnate"), "bf16 accumulation: no probabilistic bound "
+                  "without the data: %s", t.not_prob);
   lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK && t.vacuous && isinf(t.rtol),
                   "bf16 accumulation of 1024 terms is vacuous");
   /* bf16 products (16 bits) are exact in fp32; in bf16 they are rounded: one more factor */
-  q = query("dot", 8, "bf16", "bf16", "bf16", 0);
+  q = query("dot", 8, "bf16", "bf16", "bf16", -1);
   lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK && strstr(t.bound_name, "gamma_8") &&
                   t.bound_acc > lowp_bound_gamma(8, ldexp(1, -8)), "products rounded: %s %g",
                   t.bound_name, t.bound_acc);
   /* row ops: relative, at least the output's rounding; forward ops without a
      derivation are refused */
   q = query("softmax", 4096, "fp16", "fp32", "fp16", 0);
+  q.compute = LOWP_FMT_FP32; /* computed in fp32, summed in fp32, rounded to fp16 */
+  q.has_compute = 1;
   lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK && t.rtol >= ldexp(1, -11) &&
-                  t.rtol < 2e-3 && t.atol == ldexp(1, -14 - 11), "softmax rtol %g atol %g", t.rtol,
-                  t.atol);
+                  t.rtol < 2e-3 && fabs(t.atol - ldexp(1, -14 - 11)) < 1e-40,
+                  "softmax rtol %g atol %g: %s", t.rtol, t.atol, err);
+  /* computed in fp16 (the default: the input's format): fp16's u for exp, subtraction and
+     division, fp32's for the sum */
+  q.has_compute = 0;
+  {
+    lowp_tol_t t16;
+    lowp_test_check(lowp_tol(&t16, &q, err, sizeof err) == LOWP_OK && t16.rtol > 4 * t.rtol &&
+                    t16.rtol < 1e-2 && t16.probabilistic, "softmax in fp16: rtol %g", t16.rtol);
+  }
   q = query("exp", 1, "fp16", "fp32", "fp16", 0);
   lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_EUNSUPPORTED &&
                   strstr(err, "no tolerance derivation"), "exp refused: %s", err);

@@ -526,7 +526,8 @@ static void params(void) {
       {"softmax_stable", "compute=fp16,acc=p=30;emin=-100;emax=100", "accumulation format needs at most 25"},
       {"softmax_naive", "acc=e8m0", "acc=e8m0"},
       {"layernorm", "acc=fp17", "acc=fp17"},
-      {"logsoftmax", "acc=fp32", "takes no parameter 'acc'"},
+      {"exp", "acc=fp32", "takes no parameter 'acc'"},
+      {"logsumexp", "acc=fp17", "acc=fp17"},
       {"gemm_tc", "promote=-3", "promote=-3"},
       {"cast", "order=pairwise", "takes no parameter 'order'"},
       {"allreduce", "order=pairwise", "expected ring or tree"},
@@ -608,8 +609,56 @@ static void threads(void) {
   }
 }
 
+/* lowp_kernel_subject_open_args: typed parameters, the same checks as the text */
+static void typed_open(void) {
+  lowp_subject_t s;
+  lowp_kernel_args_t a;
+  lowp_problem_t p;
+  lowp_format_t f8;
+  char err[300];
+  int st;
+  memset(&a, 0, sizeof a);
+  a.compute = &LOWP_FMT_FP16;
+  a.acc = &LOWP_FMT_FP32;
+  (void)lowp_problem_init(&p, lowp_op_get(LOWP_OP_SOFTMAX));
+  p.dims.n = 64;
+  p.in[0] = p.out = LOWP_FMT_FP16;
+  st = lowp_kernel_subject_open_args(&s, "softmax_stable", &a, &p, err, sizeof err);
+  lowp_test_check(st == LOWP_OK && s.has_compute && s.compute.precision == 11 &&
+                  s.has_accum && s.accum.acc.precision == 24 &&
+                  strstr(s.name, "compute=fp16,acc=fp32"), "softmax typed: %s %s", err, s.name);
+  lowp_subject_close(&s);
+  memset(&a, 0, sizeof a);
+  a.acc = &LOWP_FMT_FP16;
+  a.has_order = 1;
+  a.order = LOWP_ACC_BLOCKED;
+  a.block = 32;
+  st = lowp_kernel_subject_open_args(&s, "gemm_acc", &a, NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_OK && s.has_accum && s.accum.order == LOWP_ACC_BLOCKED &&
+                  s.accum.block == 32 && s.accum.acc.precision == 11, "gemm_acc typed: %s", err);
+  lowp_subject_close(&s);
+  /* a format without a name goes as its spec */
+  lowp_test_check(lowp_format_parse(&f8, "p=8,emin=-14,emax=15", err, sizeof err) == LOWP_OK, "f8: %s", err);
+  f8.name = NULL;
+  memset(&a, 0, sizeof a);
+  a.compute = &f8;
+  st = lowp_kernel_subject_open_args(&s, "tanh", &a, NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_OK, "custom compute format: %s", err);
+  lowp_subject_close(&s);
+  /* a parameter the kernel does not take: refused as in text */
+  memset(&a, 0, sizeof a);
+  a.exp_cr = 1;
+  st = lowp_kernel_subject_open_args(&s, "gemm_acc", &a, NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_EINVAL && strstr(err, "exp"), "exp=cr on gemm_acc refused: %s", err);
+  /* bind: another operation is refused and the subject closed */
+  memset(&a, 0, sizeof a);
+  st = lowp_kernel_subject_open_args(&s, "gemm_acc", &a, &p, err, sizeof err);
+  lowp_test_check(st == LOWP_EUNSUPPORTED && s.ctx == NULL, "bind refused: %s", err);
+}
+
 int main(void) {
   lowp_test_start("tkernels");
+  typed_open();
   sums();
   nonlinear();
   accum_param();

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "check/capi.h"
+#include "check/result_json.h"
 #include "check/tol.h"
+#include "io/npy.h"
 #include "cli.h"
 #include "status.h"
 
@@ -18,7 +20,9 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: lowp tol OP --k K [--input FMT] [--acc FMT] [--out FMT] [--method M]\n"
-          "                [--confidence P|worst] [--scale S] [--json]\n\n"
+          "                [--compute FMT] [--confidence P|worst] [--risk R] [--numel N]\n"
+          "                [--scale S] [--json]\n"
+          "       lowp tol OP --a A.npy [--b B.npy] [...] [--save-atol ATOL.npy]\n\n"
           "The tolerance a precision test should use, derived from first principles:\n"
           "the componentwise bound of the accumulation (gamma_r per order, Higham &\n"
           "Mary's probabilistic bound at confidence P, or a tensor-core model's), the\n"
@@ -32,26 +36,56 @@ static void usage(FILE *out) {
           "  --out FMT     output format (default: the input's)\n"
           "  --method M    recursive (default), pairwise, blocked:B, splitk:S, kahan, fma,\n"
           "                or model:PRESET[,key=value...] (e.g. model:h100,promote=128)\n"
-          "  --confidence  P in (0, 1): holds with probability >= P per element\n"
-          "                (Higham & Mary 2019); worst (default): always\n"
+          "  --compute FMT row ops: the format of exp, log, subtract, divide (default:\n"
+          "                the input's); --acc is the row sum's\n"
+          "  --confidence  P in (0, 1): probability >= P per element (Higham & Mary\n"
+          "                2019); worst: the worst case, never fails an honest kernel.\n"
+          "                Default: probabilistic where the errors can be independent,\n"
+          "                P = 1 - risk / numel per element\n"
+          "  --risk R      the whole test's false-failure probability (default 1e-6)\n"
+          "  --numel N     the outputs one test compares (default 2^24; counted from\n"
+          "                the inputs when given)\n"
           "  --scale S     sums of products: bound on the mean of |a_i b_i| along k\n"
           "                (|x_i| for sum; default 1); row ops: bound on |x_i|\n"
           "                (layernorm: on |x_i - mean| / std)\n"
+          "  --a, --b FILE the inputs (.npy; --a only for sum and row ops): atol per\n"
+          "                output element from its own sum |a_i b_i| (row ops: scale\n"
+          "                per row); --k is then their reduction length\n"
+          "  --save-atol F write the per-element atol as .npy (fp64, the output's shape)\n"
           "  --json        print the result as JSON\n\n"
           "Example: lowp tol gemm --k 4096 --input bf16 --acc fp32 --out bf16 --confidence 0.999\n"
           "Exit status: 0 (a vacuous bound is reported, not an error), 2 bad usage.\n");
 }
 
+/* the files of a data-aware tolerance (--a, --b, --save-atol), owned */
+typedef struct {
+  char *a, *b, *save;
+} files_t;
+
+static void files_free(files_t *fl) {
+  free(fl->a);
+  free(fl->b);
+  free(fl->save);
+}
+
 /* the options as lowp_capi_tol's query (lib/check/tol_args.c; one parser of
-   the query for the CLI and Python) */
-static cJSON *parse(int argc, char **argv, int *as_json) {
+   the query for the CLI and Python); the file options are taken out of it */
+static cJSON *parse(int argc, char **argv, int *as_json, files_t *fl) {
+  static const char *const fk[] = {"a", "b", "save_atol"};
+  char **fv[] = {&fl->a, &fl->b, &fl->save};
   cJSON *q = NULL;
   char err[512];
-  int help = 0, st = lowp_tol_args(&q, as_json, &help, argc, argv, err, sizeof err);
+  int i, help = 0, st = lowp_tol_args(&q, as_json, &help, argc, argv, err, sizeof err);
   if (st) lowp_cli_die(CMD, "%s", err[0] ? err : lowp_status_str(st));
   if (help) {
     usage(stdout);
     exit(0);
+  }
+  for (i = 0; i < 3; i++) {
+    cJSON *j = cJSON_DetachItemFromObjectCaseSensitive(q, fk[i]);
+    *fv[i] = NULL;
+    if (cJSON_IsString(j) && !(*fv[i] = strdup(j->valuestring))) lowp_cli_die(CMD, "out of memory");
+    cJSON_Delete(j);
   }
   return q;
 }
@@ -66,7 +100,9 @@ static void print_text(const lowp_tol_t *t, const lowp_tol_query_t *q) {
     lowp_accum_str(meth, sizeof meth, &q->accum);
     printf("accumulation %s", meth);
   }
-  if (q->confidence > 0) printf(", probability >= %g per element\n", q->confidence);
+  if (t->probabilistic)
+    printf(", probabilistic: P >= 1 - %.3g per element, risk %.3g over %.6g outputs\n",
+           1 - t->confidence, t->risk, t->numel);
   else printf(", worst case\n");
   if (t->vacuous) {
     printf("  no tolerance: the bound is vacuous (%s)\n", t->bound_name);
@@ -77,15 +113,111 @@ static void print_text(const lowp_tol_t *t, const lowp_tol_query_t *q) {
     printf("  torch.testing.assert_close(actual, expected, rtol=%.3g, atol=%.3g)\n", t->rtol,
            t->atol);
   }
+  if (!t->probabilistic) printf("  not probabilistic: %s\n", t->not_prob);
   printf("  why: %s\n", t->why);
+}
+
+/* lowp tol --a A.npy [--b B.npy]: the data-aware tolerance (lowp_tol_data) */
+static int run_data(cJSON *q, const files_t *fl, int as_json) {
+  char err[512], *txt, *js = NULL;
+  lowp_npy_info_t info[2];
+  double *in[2] = {NULL, NULL}, *atol = NULL, lo = INFINITY, hi = 0;
+  const char *paths[2] = {fl->a, fl->b};
+  cJSON *shapes = cJSON_AddArrayToObject(q, "shapes"), *o;
+  const cJSON *in_fmt = cJSON_GetObjectItemCaseSensitive(q, "input");
+  lowp_format_t f;
+  size_t count, i, shape[LOWP_OP_MAXDIM];
+  int n = fl->b ? 2 : 1, j, st, nd;
+  const lowp_format_t *fp = NULL;
+  if (cJSON_IsString(in_fmt) && !lowp_format_parse(&f, in_fmt->valuestring, err, sizeof err))
+    fp = &f;
+  for (j = 0; j < n; j++) {
+    cJSON *sh = cJSON_CreateArray();
+    int d;
+    if ((st = lowp_npy_read(paths[j], &info[j], &in[j], fp, 0)))
+      lowp_cli_die(CMD, "%s: cannot read it as .npy (%s)", paths[j], lowp_status_str(st));
+    for (d = 0; d < info[j].ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)info[j].shape[d]));
+    cJSON_AddItemToArray(shapes, sh);
+  }
+  txt = cJSON_PrintUnformatted(q);
+  if (!txt) lowp_cli_die(CMD, "out of memory");
+  {
+    /* the output's count: lowp_capi_shapes of the same description */
+    cJSON *d = cJSON_Parse(txt), *r;
+    char *dt, *sj = NULL;
+    cJSON_AddStringToObject(d, "in", cJSON_IsString(in_fmt) ? in_fmt->valuestring : "fp32");
+    dt = cJSON_PrintUnformatted(d);
+    cJSON_Delete(d);
+    st = dt ? lowp_capi_shapes(&sj, dt, err, sizeof err) : LOWP_ENOMEM;
+    cJSON_free(dt);
+    if (st) lowp_cli_die(CMD, "%s", err[0] ? err : lowp_status_str(st));
+    r = cJSON_Parse(sj);
+    lowp_capi_free(sj);
+    {
+      const cJSON *all = cJSON_GetObjectItemCaseSensitive(r, "shapes"), *x;
+      const cJSON *out0 = cJSON_GetArrayItem(all, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "inputs")));
+      count = 1;
+      nd = 0;
+      cJSON_ArrayForEach(x, out0) {
+        shape[nd++] = (size_t)x->valuedouble;
+        count *= (size_t)x->valuedouble;
+      }
+    }
+    cJSON_Delete(r);
+  }
+  atol = malloc((count ? count : 1) * sizeof *atol);
+  if (!atol) lowp_cli_die(CMD, "out of memory");
+  st = lowp_capi_tol_data(&js, txt, (const double *const *)in, atol, NULL, count, err, sizeof err);
+  cJSON_free(txt);
+  if (st) lowp_cli_die(CMD, "%s", err[0] ? err : lowp_status_str(st));
+  for (i = 0; i < count; i++) {
+    if (atol[i] < lo) lo = atol[i];
+    if (atol[i] > hi) hi = atol[i];
+  }
+  o = cJSON_Parse(js);
+  lowp_capi_free(js);
+  if (!o) lowp_cli_die(CMD, "out of memory");
+  lowp_json_num(o, "atol_min", lo);
+  lowp_json_num(o, "atol_max", hi);
+  cJSON_AddNumberToObject(o, "count", (double)count);
+  if (fl->save && (st = lowp_npy_write(fl->save, LOWP_NPY_F8, shape, nd, atol, NULL)))
+    lowp_cli_die(CMD, "%s: cannot write it (%s)", fl->save, lowp_status_str(st));
+  if (as_json) {
+    char *s = cJSON_Print(o);
+    if (!s) lowp_cli_die(CMD, "out of memory");
+    printf("%s\n", s);
+    cJSON_free(s);
+  } else {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(o, "explanation");
+    const cJSON *np = cJSON_GetObjectItemCaseSensitive(o, "not_probabilistic");
+    printf("%s on the inputs (%zu outputs): rtol = %.6g, atol per element from %.6g to %.6g%s%s\n",
+           cJSON_GetObjectItemCaseSensitive(q, "op")->valuestring, count,
+           cJSON_GetObjectItemCaseSensitive(o, "rtol")->valuedouble, lo, hi,
+           fl->save ? "; saved to " : "", fl->save ? fl->save : "");
+    if (cJSON_IsString(np) && np->valuestring[0]) printf("  not probabilistic: %s\n", np->valuestring);
+    if (cJSON_IsString(e)) printf("  why (the loosest element): %s\n", e->valuestring);
+  }
+  cJSON_Delete(o);
+  free(atol);
+  free(in[0]);
+  free(in[1]);
+  (void)fp;
+  return fflush(stdout) == 0 && !ferror(stdout) ? LOWP_EXIT_OK : LOWP_EXIT_USAGE;
 }
 
 int lowp_cmd_tol(int argc, char **argv) {
   char err[512], *txt;
   int as_json, st;
-  cJSON *q = parse(argc, argv, &as_json);
+  files_t fl = {NULL, NULL, NULL};
+  cJSON *q = parse(argc, argv, &as_json, &fl);
   lowp_tol_query_t qq;
   lowp_tol_t t;
+  if (fl.a) {
+    st = run_data(q, &fl, as_json);
+    cJSON_Delete(q);
+    files_free(&fl);
+    return st;
+  }
   txt = cJSON_PrintUnformatted(q);
   cJSON_Delete(q);
   if (!txt) lowp_cli_die(CMD, "out of memory");

@@ -24,7 +24,9 @@
  *   T_ACC = at::acc_type = float: aten/src/ATen/native/cuda/layer_norm_kernel.cu,
  *   RowwiseMomentsCUDAKernel; cpu/moments_utils.h, RowwiseMomentsImpl in
  *   opmath_t = float), whose normalisation is in float too (compute=fp32).
- *   rmsnorm: ms = F(Q/n); y_i = F(x_i / F(sqrt(F(ms + eps))))
+ *   rmsnorm: Q = sum F(x_i^2) in A, ms = A(Q/n); y_i = F(x_i / F(sqrt(A(ms + eps))))
+ *   (acc=A, default F: the mean square in A, the square and the normalisation
+ *   in F)
  * Outputs (y, and layernorm's mean and var) are then rounded to the output
  * format. OpenMP over rows; the result does not depend on the thread count.
  */
@@ -100,7 +102,7 @@ int lowp_kernel_layernorm(const lowp_kcfg_t *c, double *const *out, const double
 
 int lowp_kernel_rmsnorm(const lowp_kcfg_t *c, double *const *out, const double *const *in,
                         const lowp_problem_t *p, char *err, size_t errlen) {
-  const lowp_format_t *F = &c->compute;
+  const lowp_format_t *F = &c->compute, *A = &c->racc;
   long long r, rows = (long long)(p->dims.batch * p->dims.m);
   size_t n = p->dims.n;
   (void)err; (void)errlen;
@@ -109,9 +111,9 @@ int lowp_kernel_rmsnorm(const lowp_kcfg_t *c, double *const *out, const double *
     const double *x = &in[0][(size_t)r * n];
     double *y = &out[0][(size_t)r * n], q = 0, den;
     size_t i;
-    for (i = 0; i < n; i++) q = lowp_kcfg_r(q + lowp_kcfg_r(x[i] * x[i], F), F);
-    q = lowp_kcfg_r(q / (double)n, F);
-    den = lowp_kcfg_r(sqrt(lowp_kcfg_r(q + lowp_kcfg_r(p->eps, F), F)), F);
+    for (i = 0; i < n; i++) q = lowp_kcfg_r(q + lowp_kcfg_r(x[i] * x[i], F), A);
+    q = lowp_kcfg_r(q / (double)n, A);
+    den = lowp_kcfg_r(sqrt(lowp_kcfg_r(q + lowp_kcfg_r(p->eps, A), A)), F);
     for (i = 0; i < n; i++) y[i] = lowp_kcfg_r(lowp_kcfg_r(x[i] / den, F), &p->out);
   }
   return LOWP_OK;

@@ -7,10 +7,12 @@
  * to right in F. softmax_naive and softmax_stable take the exp model as a
  * parameter: exp=libm (that default) or exp=cr, exp correctly rounded to F
  * (lowp_kernel_exp_cr), so every operation of the row is then F's correctly
- * rounded one (the softmax-overflow experiment). They also take acc=A, the
- * format of the row sum (default F): s = A(s + e_i), y_i = F(e_i / s), the
- * quotient of an F value by an A value rounded once to F (kernels/cpu/kcfg.h:
- * acc=fp32 is PyTorch's accumulation for half and bfloat16 tensors).
+ * rounded one (the softmax-overflow experiment). Every kernel here takes
+ * acc=A, the format of the row sum (default F): s = A(s + e_i), y_i =
+ * F(e_i / s), the quotient of an F value by an A value rounded once to F
+ * (kernels/cpu/kcfg.h: acc=fp32 is PyTorch's accumulation for half and
+ * bfloat16 tensors); log(s) is then rounded to F, and xent's mean sums its
+ * losses in A.
  * Variants (registry names):
  *   softmax_naive   e_i = F(exp(x_i)), s = sum e_i, y_i = F(e_i / s):
  *                   overflows where exp(x_i) exceeds F's range
@@ -63,16 +65,12 @@ static double exp_sum_cr(const double *x, size_t n, double shift, const lowp_for
   return s;
 }
 
-static double exp_sum(const double *x, size_t n, double shift, const lowp_format_t *F) {
-  return exp_sum_cr(x, n, shift, F, F, 0);
-}
-
-/* F-rounded logsumexp of a row (stable) */
-static double lse(const double *x, size_t n, const lowp_format_t *F) {
+/* F-rounded logsumexp of a row (stable), the sum in A */
+static double lse(const double *x, size_t n, const lowp_format_t *F, const lowp_format_t *A) {
   double m = row_max(x, n), s;
   if (isinf(m) && m < 0) return -INFINITY; /* every entry -inf */
   if (isinf(m)) return INFINITY;
-  s = exp_sum(x, n, m, F);
+  s = exp_sum_cr(x, n, m, F, A, 0);
   return lowp_kcfg_r(m + lowp_kcfg_r(log(s), F), F);
 }
 
@@ -124,7 +122,7 @@ int lowp_kernel_logsoftmax(const lowp_kcfg_t *c, double *const *out, const doubl
     double m = row_max(x, n), ls;
     size_t i;
     if (isinf(m)) m = 0;
-    ls = lowp_kcfg_r(log(exp_sum(x, n, m, F)), F);
+    ls = lowp_kcfg_r(log(exp_sum_cr(x, n, m, F, &c->racc, 0)), F);
     for (i = 0; i < n; i++) {
       double t = m == 0 ? x[i] : lowp_kcfg_r(x[i] - m, F);
       y[i] = lowp_kcfg_r(lowp_kcfg_r(t - ls, F), &p->out);
@@ -140,7 +138,7 @@ int lowp_kernel_logsumexp(const lowp_kcfg_t *c, double *const *out, const double
   (void)err; (void)errlen;
 #pragma omp parallel for schedule(static)
   for (r = 0; r < rows; r++)
-    out[0][r] = lowp_kcfg_r(lse(&in[0][(size_t)r * n], n, &c->compute), &p->out);
+    out[0][r] = lowp_kcfg_r(lse(&in[0][(size_t)r * n], n, &c->compute, &c->racc), &p->out);
   return LOWP_OK;
 }
 
@@ -157,10 +155,11 @@ int lowp_kernel_xent(const lowp_kcfg_t *c, double *const *out, const double *con
       return LOWP_EINVAL;
     }
     ti = (size_t)t;
-    loss = lowp_kcfg_r(lse(&in[0][r * n], n, F) - in[0][r * n + ti], F);
-    if (p->reduction_mean) s = lowp_kcfg_r(s + loss, F);
+    loss = lowp_kcfg_r(lse(&in[0][r * n], n, F, &c->racc) - in[0][r * n + ti], F);
+    if (p->reduction_mean) s = lowp_kcfg_r(s + loss, &c->racc);
     else out[0][r] = lowp_kcfg_r(loss, &p->out);
   }
-  if (p->reduction_mean) out[0][0] = lowp_kcfg_r(lowp_kcfg_r(s / (double)rows, F), &p->out);
+  if (p->reduction_mean)
+    out[0][0] = lowp_kcfg_r(lowp_kcfg_r(lowp_kcfg_r(s, F) / (double)rows, F), &p->out);
   return LOWP_OK;
 }

@@ -94,6 +94,8 @@ static int desc_parse(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const
   memset(ck, 0, sizeof *ck);
   if ((st = lowp_spec_json(d, desc, strlen(desc), err, errlen))) return st;
   if ((st = lowp_spec_desc_parse(ck, *d, desc_keys, need_rules, err, errlen))) return st;
+  if (lowp_problem_init(p, ck->op)) /* the documented defaults, then the description's */
+    return bad(err, errlen, LOWP_EINVAL, "%sunknown operation", "");
   for (i = 0; i < 2; i++) {
     static const char *const nk[] = {"subject", "reference"};
     if ((j = ITEM(*d, nk[i])) && (st = lowp_spec_name_check(j, nk[i], err, errlen))) return st;
@@ -469,6 +471,17 @@ done:
   return st;
 }
 
+/* a problem description (JSON text) parsed as lowp_capi_check parses it
+   (desc_parse: the spec's own validator), without rules */
+static int problem_of(lowp_problem_t *p, const char *desc, char *err, size_t errlen) {
+  cJSON *d = NULL;
+  lowp_spec_check_t ck;
+  int st = desc_parse(&d, &ck, p, desc, 0, err, errlen);
+  lowp_spec_check_free(&ck);
+  cJSON_Delete(d);
+  return st;
+}
+
 int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen) {
   cJSON *d = NULL, *o, *ins, *outs, *shapes, *index;
   lowp_spec_check_t ck;
@@ -522,29 +535,71 @@ static int is_preset(const char *spec) {
   return lowp_tc_preset_find(name) != NULL;
 }
 
-static int tol_query(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errlen) {
+/* issue 31's fields: "confidence": "worst" (or "worst": true), "risk" (the
+   whole test's false-failure probability), "numel" (outputs compared),
+   "compute" (row operations' per-element format) */
+static int tol_query_risk(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errlen) {
+  const cJSON *j = ITEM(d, "confidence");
+  int st;
+  if (cJSON_IsString(j)) {
+    if (strcmp(j->valuestring, "worst"))
+      return bad(err, errlen, LOWP_EINVAL, "\"confidence\" is a probability in (0, 1) or "
+                 "\"worst\", not '%s'", j->valuestring);
+    q->worst = 1;
+  }
+  if (cJSON_IsTrue(ITEM(d, "worst"))) q->worst = 1;
+  j = ITEM(d, "risk");
+  if (cJSON_IsNumber(j)) {
+    if (!(j->valuedouble > 0 && j->valuedouble < 1))
+      return bad(err, errlen, LOWP_EINVAL, "%s\"risk\" must lie in (0, 1)", "");
+    q->risk = j->valuedouble;
+  }
+  j = ITEM(d, "numel");
+  if (cJSON_IsNumber(j)) {
+    if (!(j->valuedouble >= 1) || !isfinite(j->valuedouble))
+      return bad(err, errlen, LOWP_EINVAL, "%s\"numel\" must be a number >= 1", "");
+    q->numel = j->valuedouble;
+  }
+  j = ITEM(d, "compute");
+  if (cJSON_IsString(j)) {
+    if ((st = get_format(&q->compute, j, "compute", NULL, err, errlen))) return st;
+    q->has_compute = 1;
+  }
+  return LOWP_OK;
+}
+
+/* data: a data-aware query (lowp_capi_tol_data), whose problem keys
+   (shapes, dims, in, eps, reduction) tol_problem reads */
+static int tol_query(lowp_tol_query_t *q, const cJSON *d, int data, char *err, size_t errlen) {
   const cJSON *j = ITEM(d, "op"), *m = ITEM(d, "method");
   lowp_problem_t p;
   lowp_subject_t s;
   cJSON *md;
   int st;
-  static const char *const keys[] = {"op", "k", "input", "acc", "out", "method", "confidence",
-                                     "scale", NULL};
+  static const char *const keys[] = {"op",    "k",     "input", "acc",     "out",
+                                     "method", "confidence", "scale", "worst", "risk",
+                                     "numel", "compute", NULL};
+  static const char *const data_keys[] = {"shapes", "dims", "in", "eps", "reduction", NULL};
   const cJSON *it;
   memset(q, 0, sizeof *q);
   for (it = d->child; it; it = it->next) {
     const cJSON *jt;
     int i, ok = 0;
     for (i = 0; keys[i]; i++) ok |= !strcmp(keys[i], it->string);
+    for (i = 0; data && data_keys[i]; i++) ok |= 2 * !strcmp(data_keys[i], it->string);
     if (!ok)
       return bad(err, errlen, LOWP_EINVAL, "unknown key '%s' (op, k, input, acc, out, method, "
-                 "confidence, scale)", it->string);
+                 "confidence, scale, worst, risk, numel, compute)", it->string);
     for (jt = d->child; jt != it; jt = jt->next)
       if (!strcmp(jt->string, it->string))
         return bad(err, errlen, LOWP_EINVAL, "'%s' given twice", it->string);
-    if (cJSON_IsNull(it) || (strcmp(it->string, "k") && strcmp(it->string, "confidence") &&
-                             strcmp(it->string, "scale") && !cJSON_IsString(it)))
-      return bad(err, errlen, LOWP_EINVAL, "\"%s\" must be a string", it->string);
+    if (ok & 2) continue; /* tol_problem's */
+    if (!strcmp(it->string, "worst") ? !cJSON_IsBool(it)
+        : (cJSON_IsNull(it) || (strcmp(it->string, "k") && strcmp(it->string, "confidence") &&
+                                strcmp(it->string, "scale") && strcmp(it->string, "risk") &&
+                                strcmp(it->string, "numel") && !cJSON_IsString(it))))
+      return bad(err, errlen, LOWP_EINVAL, !strcmp(it->string, "worst")
+                 ? "\"%s\" must be a boolean" : "\"%s\" must be a string", it->string);
   }
   if (!cJSON_IsString(j)) return bad(err, errlen, LOWP_EINVAL, "%s\"op\" is needed", "");
   q->op = lowp_op_by_name(j->valuestring);
@@ -584,7 +639,7 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errl
   q->has_model = s.has_model;
   q->model = s.model;
   j = ITEM(d, "confidence");
-  if (j) {
+  if (j && !cJSON_IsString(j)) { /* "worst": tol_query_risk */
     if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble <= 1))
       return bad(err, errlen, LOWP_EINVAL, "%s\"confidence\" must be a number in (0, 1] "
                  "(1: the worst case)", "");
@@ -598,7 +653,7 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errl
       return bad(err, errlen, LOWP_EINVAL, "%s\"scale\" must be a finite number > 0", "");
     q->scale = j->valuedouble;
   }
-  return LOWP_OK;
+  return tol_query_risk(q, d, err, errlen);
 }
 
 /* the query's text parsed as strictly as a spec (lowp_spec_json: no NaN,
@@ -629,9 +684,17 @@ cJSON *lowp_tol_json(const lowp_tol_t *t, const lowp_tol_query_t *q) {
   cJSON_AddStringToObject(o, "input", q->in.name ? q->in.name : "custom");
   cJSON_AddStringToObject(o, "acc", q->has_model ? "model" : (q->accum.acc.name ? q->accum.acc.name : "custom"));
   cJSON_AddStringToObject(o, "out", q->out.name ? q->out.name : "custom");
-  if (q->confidence > 0) lowp_json_num(o, "confidence", q->confidence);
+  if (t->probabilistic) lowp_json_num(o, "confidence", t->confidence);
   else cJSON_AddStringToObject(o, "confidence", "worst case");
   lowp_json_num(o, "scale", q->scale > 0 ? q->scale : 1);
+  cJSON_AddBoolToObject(o, "probabilistic", t->probabilistic);
+  lowp_json_num(o, "risk", t->risk);
+  lowp_json_num(o, "numel", t->numel);
+  cJSON_AddStringToObject(o, "not_probabilistic", t->not_prob);
+  lowp_json_num(o, "beta", t->beta);
+  lowp_json_num(o, "atol_floor", t->atol_floor);
+  cJSON_AddStringToObject(o, "compute", q->has_compute && q->compute.name ? q->compute.name
+                          : (q->in.name ? q->in.name : "custom"));
   return o;
 }
 
@@ -644,7 +707,7 @@ int lowp_capi_tol(char **json, const char *query, char *err, size_t errlen) {
   if (!json || !query) return LOWP_EINVAL;
   *json = NULL;
   if ((st = tol_json(&d, query, err, errlen))) return st;
-  st = tol_query(&q, d, err, errlen);
+  st = tol_query(&q, d, 0, err, errlen);
   cJSON_Delete(d);
   if (st) return st;
   if ((st = lowp_tol(&t, &q, err, errlen))) return st;
@@ -654,13 +717,118 @@ int lowp_capi_tol(char **json, const char *query, char *err, size_t errlen) {
   return *json ? LOWP_OK : LOWP_ENOMEM;
 }
 
+/* a size in a tol query's "dims": absent 1; an integer in [1, 2^48], else 0 */
+static size_t get_size(const cJSON *o, const char *key) {
+  const cJSON *j = ITEM(o, key);
+  if (!j) return 1;
+  if (!cJSON_IsNumber(j) || !(j->valuedouble >= 1 && j->valuedouble <= 281474976710656.0) ||
+      j->valuedouble != floor(j->valuedouble))
+    return 0;
+  return (size_t)j->valuedouble;
+}
+
+/* the problem of a data-aware tolerance query (lowp_capi_tol_data): op, dims
+   (or shapes), in, out, eps, reduction, from lowp_problem_init's defaults;
+   the query's other keys were validated by tol_query */
+static int tol_problem(lowp_problem_t *p, const cJSON *d, char *err, size_t errlen) {
+  const cJSON *j = ITEM(d, "op"), *in = ITEM(d, "in"), *dims = ITEM(d, "dims");
+  int i, st;
+  memset(p, 0, sizeof *p);
+  if (!cJSON_IsString(j)) return bad(err, errlen, LOWP_EINVAL, "%s\"op\" is needed", "");
+  if (lowp_problem_init(p, lowp_op_by_name(j->valuestring)))
+    return bad(err, errlen, LOWP_EINVAL, "unknown operation '%s'", j->valuestring);
+  p->dims.batch = get_size(dims, "batch");
+  p->dims.m = get_size(dims, "m");
+  p->dims.n = get_size(dims, "n");
+  p->dims.k = get_size(dims, "k");
+  if (!p->dims.batch || !p->dims.m || !p->dims.n || !p->dims.k)
+    return bad(err, errlen, LOWP_EINVAL, "%s\"dims\": sizes are integers in [1, 2^48]", "");
+  if (!cJSON_IsObject(dims) && (st = dims_from_shapes(p, ITEM(d, "shapes"), err, errlen)))
+    return st;
+  for (i = 0; i < p->op->n_in; i++) {
+    const cJSON *f = cJSON_IsArray(in) ? cJSON_GetArrayItem(in, i) : in;
+    if (p->op->in_index[i]) { p->in[i] = LOWP_FMT_FP64; continue; }
+    if ((st = get_format(&p->in[i], f, "in", NULL, err, errlen))) return st;
+  }
+  if ((st = get_format(&p->out, ITEM(d, "out"), "out", p->in[0].name, err, errlen))) return st;
+  if ((j = ITEM(d, "eps"))) {
+    if (!cJSON_IsNumber(j) || !(j->valuedouble > 0) || !isfinite(j->valuedouble))
+      return bad(err, errlen, LOWP_EINVAL, "%s\"eps\" must be a finite number > 0", "");
+    p->eps = j->valuedouble;
+  }
+  j = ITEM(d, "reduction");
+  if (j && !(cJSON_IsString(j) && (!strcmp(j->valuestring, "mean") || !strcmp(j->valuestring, "none"))))
+    return bad(err, errlen, LOWP_EINVAL, "%s\"reduction\" is \"none\" or \"mean\"", "");
+  p->reduction_mean = cJSON_IsString(j) && !strcmp(j->valuestring, "mean");
+  return LOWP_OK;
+}
+
+int lowp_capi_tol_data(char **json, const char *query, const double *const *in, double *atol,
+                       double *rtol, size_t count, char *err, size_t errlen) {
+  cJSON *d, *o;
+  lowp_tol_query_t q;
+  lowp_problem_t p;
+  lowp_tol_t t;
+  size_t shape[LOWP_OP_MAXDIM], want;
+  int st, nd;
+  if (err && errlen) err[0] = '\0';
+  if (!json || !query || !in || !atol) return LOWP_EINVAL;
+  *json = NULL;
+  if ((st = tol_json(&d, query, err, errlen))) return st;
+  if (!cJSON_IsNumber(ITEM(d, "k"))) cJSON_AddNumberToObject(d, "k", 1); /* from the shapes */
+  if (!ITEM(d, "in") && cJSON_IsString(ITEM(d, "input")))
+    cJSON_AddStringToObject(d, "in", ITEM(d, "input")->valuestring);
+  st = tol_query(&q, d, 1, err, errlen);
+  if (!st) st = tol_problem(&p, d, err, errlen);
+  cJSON_Delete(d);
+  if (st) return st;
+  if (p.reduction_mean)
+    return bad(err, errlen, LOWP_EUNSUPPORTED, "%sno tolerance derivation for xent's mean "
+               "(reduction none only)", "");
+  if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &want))) return st;
+  if (want != count)
+    return bad(err, errlen, LOWP_ESHAPE, "%s: the tolerance arrays have the wrong size", "");
+  if ((st = lowp_tol_data(&t, atol, rtol, &q, &p.dims, in, err, errlen))) return st;
+  q.k = p.op->id == LOWP_OP_GEMM || p.op->id == LOWP_OP_GEMV || p.op->id == LOWP_OP_DOT
+            ? p.dims.k : p.dims.n;
+  o = lowp_tol_json(&t, &q);
+  cJSON_AddBoolToObject(o, "data_aware", 1);
+  *json = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return *json ? LOWP_OK : LOWP_ENOMEM;
+}
+
+int lowp_capi_exact(const char *desc, const double *const *in, double *out, size_t count,
+                    char *err, size_t errlen) {
+  lowp_problem_t p;
+  size_t shape[LOWP_OP_MAXDIM], want;
+  double *outs[LOWP_OP_MAXIO] = {0};
+  int st, nd, j;
+  if (err && errlen) err[0] = '\0';
+  if (!desc || !in || !out) return LOWP_EINVAL;
+  if ((st = problem_of(&p, desc, err, errlen))) return st;
+  if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &want))) return st;
+  if (want != count)
+    return bad(err, errlen, LOWP_ESHAPE, "%s: the output array has the wrong size", "");
+  outs[0] = out;
+  for (j = 1; j < p.op->n_out; j++) {
+    size_t c;
+    if ((st = lowp_op_shape(&p, p.op->n_in + j, shape, &nd, &c))) break;
+    if (!(outs[j] = malloc((c ? c : 1) * sizeof(double)))) { st = LOWP_ENOMEM; break; }
+  }
+  if (!st) st = lowp_op_exact(outs, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
+  for (j = 1; j < p.op->n_out; j++) free(outs[j]);
+  if (st) return bad(err, errlen, st, "exact reference: %s", lowp_status_str(st));
+  return LOWP_OK;
+}
+
 int lowp_capi_tol_query(lowp_tol_query_t *q, const char *query, char *err, size_t errlen) {
   cJSON *d;
   int st;
   if (err && errlen) err[0] = '\0';
   if (!q || !query) return LOWP_EINVAL;
   if ((st = tol_json(&d, query, err, errlen))) return st;
-  st = tol_query(q, d, err, errlen);
+  st = tol_query(q, d, 0, err, errlen);
   cJSON_Delete(d);
   return st;
 }

@@ -66,6 +66,19 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
 /** @brief A derived tolerance as JSON (see the top of this file). */
 int lowp_capi_tol(char **json, const char *query, char *err, size_t errlen);
 
+/** @brief A data-aware tolerance (lowp_tol_data): the query of
+    lowp_capi_tol with "shapes" (or "dims") of the inputs in[] instead of "k";
+    atol (and rtol, may be NULL) get count = lowp_op_shape's count of output 0
+    values; json the loosest element's tolerance with "data_aware": true. */
+int lowp_capi_tol_data(char **json, const char *query, const double *const *in, double *atol,
+                       double *rtol, size_t count, char *err, size_t errlen);
+
+/** @brief The exact result (output 0 of a described problem: "op", "in",
+    "shapes" or "dims", "eps", "reduction"), rounded once to binary64,
+    into out (count values: lowp_op_shape's count of output 0). */
+int lowp_capi_exact(const char *desc, const double *const *in, double *out, size_t count,
+                    char *err, size_t errlen);
+
 /** @brief The inputs and outputs of a described problem, as JSON
     {"inputs": [names], "outputs": [names], "shapes": [[..], ..] (inputs then
     outputs), "index": [whether each input holds integer indices]}. */

@@ -66,6 +66,19 @@ static int is_rowwise(lowp_op_id_t id) {
          id == LOWP_OP_LOG || id == LOWP_OP_TANH || id == LOWP_OP_GELU;
 }
 
+int lowp_problem_init(lowp_problem_t *p, const lowp_op_t *op) {
+  int i;
+  if (!p || !op) return LOWP_EINVAL;
+  memset(p, 0, sizeof *p);
+  p->op = op;
+  p->dims.batch = p->dims.m = p->dims.n = p->dims.k = 1;
+  for (i = 0; i < LOWP_OP_MAXIO; i++) p->in[i] = op->in_index[i] ? LOWP_FMT_FP64 : LOWP_FMT_FP32;
+  p->out = LOWP_FMT_FP32;
+  p->eps = 1e-5; /* op.h: PyTorch's default */
+  p->reduction_mean = 0;
+  return LOWP_OK;
+}
+
 int lowp_op_shape(const lowp_problem_t *p, int which, size_t *shape, int *ndim,
                   size_t *count) {
   size_t s[LOWP_OP_MAXDIM];
@@ -635,8 +648,8 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
     lam = lowp_bound_prob_lambda(k, uu, b->prob);
     g = rr > 0 ? lowp_bound_gamma_prob(rr, uu, lam) : 0;
     *value = (!isfinite(g) || g >= 1) ? INFINITY : g;
-    snprintf(nm, sizeof nm, "probabilistic gamma~_%.0f(lambda=%.3f), P >= %.4g (u=%.3g)", rr,
-             lam, b->prob, uu);
+    snprintf(nm, sizeof nm, "probabilistic gamma~_%.0f(lambda=%.3f), P >= 1 - %.3g (u=%.3g)", rr,
+             lam, 1 - b->prob, uu);
   } else {
     return LOWP_EINVAL;
   }

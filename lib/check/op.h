@@ -127,6 +127,15 @@ typedef struct {
 
 /* ------------------------------------------------------------- public API */
 
+/**
+ * @brief A problem of op with the documented defaults: every size 1, every
+ * input format and the output fp32 (index inputs fp64), eps = 1e-5
+ * (PyTorch's), reduction none. Set the sizes and formats after it; use it
+ * instead of memset (which gives eps = 0).
+ * @return LOWP_OK; LOWP_EINVAL (p or op NULL).
+ */
+int lowp_problem_init(lowp_problem_t *p, const lowp_op_t *op);
+
 /** @brief The operation called name (e.g. "gemm"), or NULL. */
 const lowp_op_t *lowp_op_by_name(const char *name);
 /** @brief The operation with id, or NULL. */

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
 #include "check/pipeline.h"
+#include "check/tol.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -196,6 +197,63 @@ int lowp_check_rule_bound(lowp_check_bound_t *b, const lowp_rule_t *rule,
                           rule->has_model ? &rule->model : NULL, max_bwd);
 }
 
+/* ---------------------------------------------------- row-operation bounds */
+
+/* The bound of a row operation whose subject declares its compute and
+   accumulation formats (issue 31): lowp_tol_data per row of the inputs,
+   worst case (b->kind gamma) or probabilistic at the default risk (prob),
+   measured as the largest |c - x| / (atol + rtol |x|) over output 0.
+   b->value is the loosest row's rtol; b->used the measured ratio. */
+static void row_bound(lowp_check_bound_t *b, lowp_bound_kind_t kind, const lowp_problem_t *p,
+                      const lowp_subject_t *s, const lowp_check_inputs_t *in,
+                      const lowp_check_output_t *o) {
+  lowp_tol_query_t q;
+  lowp_tol_t t;
+  double *atol = NULL, *rtol = NULL, worst = 0;
+  size_t i, at = 0;
+  memset(b, 0, sizeof *b);
+  memset(&q, 0, sizeof q);
+  if (p->dims.batch * p->dims.m * (p->op->id == LOWP_OP_LOGSUMEXP || p->op->id == LOWP_OP_XENT
+                                       ? 1 : p->dims.n) != o->count)
+    return; /* lowp_tol_data's layout: one value per row, or per element */
+  q.op = p->op;
+  q.in = p->in[0];
+  q.out = p->out;
+  q.accum = s->accum;
+  q.has_compute = 1;
+  q.compute = s->compute;
+  q.worst = kind == LOWP_BOUND_GAMMA;
+  atol = malloc((o->count ? o->count : 1) * sizeof *atol);
+  rtol = malloc((o->count ? o->count : 1) * sizeof *rtol);
+  if (atol && rtol && !lowp_tol_data(&t, atol, rtol, &q, &p->dims, (const double *const *)in->x,
+                                     NULL, 0)) {
+    for (i = 0; i < o->count; i++) {
+      double c = o->got[i], x = o->exact[i], d, lim, r;
+      if (!isfinite(c) || !isfinite(x)) continue;
+      d = fabs(c - x);
+      lim = atol[i] + rtol[i] * fabs(x);
+      r = d == 0 ? 0 : d / lim;
+      if (r > worst) {
+        worst = r;
+        at = i;
+      }
+    }
+    b->row_where = at;
+    b->have = 1;
+    b->value = t.vacuous ? INFINITY : t.rtol;
+    b->used = t.vacuous ? 0 : worst;
+    b->u = lowp_format_u(&s->compute);
+    b->lambda = b->probability = NAN;
+    if (t.probabilistic) b->probability = 1 - t.risk;
+    snprintf(b->name, sizeof b->name, "%s bound of %s (compute %s, acc %s): rtol %.4g, atol "
+             "<= %.4g", t.probabilistic ? "probabilistic" : "worst-case", p->op->name,
+             s->compute.name ? s->compute.name : "custom",
+             s->accum.acc.name ? s->accum.acc.name : "custom", t.rtol, t.atol);
+  }
+  free(atol);
+  free(rtol);
+}
+
 /* ---------------------------------------------------------------- measure */
 
 void lowp_check_result_free(lowp_check_result_t *r) {
@@ -373,7 +431,14 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
     return st;
   }
 
-  return lowp_check_finish(r, s, opts);
+  st = lowp_check_finish(r, s, opts);
+  /* 4b. a row operation's bound, from the inputs (lowp_tol_data) */
+  if (!st && p->op->kind != LOWP_OPKIND_SUMPROD && s->has_compute && s->has_accum &&
+      !r->out[0].n_class_mismatch && !p->reduction_mean /* xent's mean: no derivation */) {
+    row_bound(&r->gamma, LOWP_BOUND_GAMMA, p, s, in, &r->out[0]);
+    row_bound(&r->prob, LOWP_BOUND_PROB, p, s, in, &r->out[0]);
+  }
+  return st;
 }
 
 int lowp_check_finish(lowp_check_result_t *r, const lowp_subject_t *s,
@@ -526,6 +591,84 @@ static int bound_unsupported(lowp_verdict_t *v, const lowp_rule_t *rule,
   return LOWP_EUNSUPPORTED;
 }
 
+/* --- the output's rounding apart from the accumulation (issue 31) ---
+   An output narrower than the accumulator is rounded once, relative to |x|
+   (u_out |x|), not to sum |a_i b_i|: folded into the componentwise bound
+   (u_out + (1 + u_out) beta) sum|a b| it lets a single output be off by
+   many ulps wherever sum |a b| >> |x| (cancellation, large K). So the
+   gamma and prob rules check, per element,
+     |c - x| <= u_out |x| + (1 + u_out) beta sum|a b| + floor
+   (floor: half the output's smallest subnormal spacing, and k of the
+   accumulator's for products below its range) and measure the largest
+   ratio of the two sides; beta is the accumulation's bound alone. */
+
+/* the accumulation the bound rule uses (as lowp_check_rule_bound) */
+static int rule_accum(lowp_accum_t *acc, const lowp_rule_t *rule, const lowp_subject_t *s) {
+  if (rule->has_accum) {
+    *acc = rule->accum;
+    if (rule->accum_given && s && s->has_accum) {
+      *acc = s->accum;
+      if (rule->accum_given & 1) {
+        acc->order = rule->accum.order;
+        acc->block = rule->accum.block;
+        acc->rnd = rule->accum.rnd;
+        acc->fma = rule->accum.fma;
+      }
+      if (rule->accum_given & 2) acc->acc = rule->accum.acc;
+    }
+    return 1;
+  }
+  if (s && s->has_accum) {
+    *acc = s->accum;
+    return 1;
+  }
+  return 0;
+}
+
+static double half_subnormal(const lowp_format_t *f) {
+  return f->subnormals ? ldexp(1.0, f->emin - f->precision) : ldexp(1.0, f->emin);
+}
+
+/* the largest |c - x| / (u_out |x| + (1 + u_out) beta |A||B| + floor) of
+   output 0, and its element; 0 (nothing to split) when the output is not
+   narrower than the accumulator or the bound is a model's */
+static int split_ratio(double *ratio, size_t *where, double *beta_out, const lowp_rule_t *rule,
+                       const lowp_check_result_t *r, const lowp_subject_t *s) {
+  const lowp_check_output_t *o = &r->out[0];
+  const lowp_format_t *out = &r->problem.out;
+  lowp_problem_t pa = r->problem;
+  lowp_check_bound_t ba;
+  lowp_accum_t acc;
+  double uo, beta, fl, k, worst = 0;
+  size_t i, arg = (size_t)-1;
+  if (rule->bound == LOWP_BOUND_MODEL || !o->absab || !rule_accum(&acc, rule, s)) return 0;
+  if (!(out->precision < acc.acc.precision || out->emax < acc.acc.emax ||
+        out->emin > acc.acc.emin || (!out->subnormals && acc.acc.subnormals)))
+    return 0;
+  pa.out = LOWP_FMT_FP64; /* holds the accumulator's values: no output rounding */
+  if (lowp_check_rule_bound(&ba, rule, &pa, s, 0) || !isfinite(ba.value)) return 0;
+  beta = ba.value;
+  uo = lowp_format_u(out) *
+       (acc.rnd == LOWP_RND_NE || acc.rnd == LOWP_RND_NA ? 1 : 2);
+  k = (double)(r->problem.op->id == LOWP_OP_SUM ? r->problem.dims.n : r->problem.dims.k);
+  fl = half_subnormal(out) + (r->problem.op->id == LOWP_OP_SUM ? 0 : k * half_subnormal(&acc.acc));
+  for (i = 0; i < o->count; i++) {
+    double c = o->got[i], x = o->exact[i], d, lim, q;
+    if (!isfinite(c) || !isfinite(x)) continue; /* class mismatches are counted apart */
+    d = fabs(c - x);
+    lim = uo * fabs(x) + (1 + uo) * beta * o->absab[i] + fl;
+    q = d == 0 ? 0 : d / lim;
+    if (arg == (size_t)-1 || q > worst) {
+      worst = q;
+      arg = i;
+    }
+  }
+  *ratio = worst;
+  *where = arg;
+  *beta_out = beta;
+  return 1;
+}
+
 static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_check_result_t *r,
                       const lowp_subject_t *s) {
   static const char *kn[] = {"gamma", "prob", "model"};
@@ -534,6 +677,23 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
   double mb;
   int st;
   snprintf(v->what, sizeof v->what, "%s bound", kn[rule->bound]);
+  if (r->problem.op->kind != LOWP_OPKIND_SUMPROD && rule->bound != LOWP_BOUND_MODEL &&
+      !rule->has_accum && (rule->bound == LOWP_BOUND_GAMMA ? r->gamma.have : r->prob.have)) {
+    /* a row operation whose subject declared compute and acc: its bound */
+    const lowp_check_bound_t *rb = rule->bound == LOWP_BOUND_GAMMA ? &r->gamma : &r->prob;
+    v->bound = *rb;
+    v->bound_kind = (int)rule->bound;
+    v->where_out = 0;
+    v->where = rb->row_where;
+    v->vacuous = isinf(rb->value);
+    v->measured = rb->used;
+    v->limit = v->vacuous ? INFINITY : rule->limit;
+    v->pass = v->vacuous || v->measured <= v->limit;
+    set_percent(v);
+    snprintf(v->msg, sizeof v->msg, "|c - x| / (atol + rtol |x|) = %.4g %s %g (%s)", v->measured,
+             v->pass ? "<=" : ">", rule->limit, rb->name);
+    return LOWP_OK;
+  }
   if (r->problem.op->kind != LOWP_OPKIND_SUMPROD) {
     snprintf(v->msg, sizeof v->msg, "a %s bound applies to sums of products (sum, dot, "
              "gemv, gemm), not to %s", kn[rule->bound], r->problem.op->name);
@@ -560,6 +720,22 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
     snprintf(v->msg, sizeof v->msg, "backward error %.4g; bound %s is vacuous (no bound "
              "for this length and precision)", mb, b.name);
     return LOWP_OK;
+  }
+  {
+    double q, beta;
+    size_t at;
+    if (!r->out[0].n_class_mismatch && split_ratio(&q, &at, &beta, rule, r, s)) {
+      v->measured = q;
+      v->limit = rule->limit;
+      v->where = at;
+      v->pass = v->measured <= v->limit;
+      set_percent(v);
+      out_index(idx, sizeof idx, r, 0, v->where);
+      snprintf(v->msg, sizeof v->msg, "backward error %.4g; with the output's rounding apart, "
+               "|c - x| / (u_out |x| + (1 + u_out) %.4g |A||B|) = %.4g %s %g at %s (%s)", mb,
+               beta, q, v->pass ? "<=" : ">", rule->limit, idx, b.name);
+      return LOWP_OK;
+    }
   }
   v->limit = rule->limit * b.value;
   v->pass = v->measured <= v->limit;

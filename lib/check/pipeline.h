@@ -67,11 +67,15 @@ void lowp_check_inputs_free(lowp_check_inputs_t *in);
 
 /* ----------------------------------------------------------------- results */
 
-/** @brief A bound of the backward error, for sums of products. */
+/** @brief A bound of the backward error, for sums of products; for a row
+    operation whose subject declares compute and acc, its derived tolerance
+    (value: the rtol of the loosest row; used: the largest |c - x| / (atol +
+    rtol |x|), at element row_where of output 0). */
 typedef struct {
   int have;         /**< 1 when computed */
   double value;     /**< +inf: vacuous */
   double used;      /**< max backward error / value (0 when vacuous) */
+  size_t row_where; /**< row operations: the element of used */
   char name[200];
   /** the constants of gamma and prob bounds (lowp_op_bound_units): the
       accumulation's u (2u for directed modes); prob: lambda and the

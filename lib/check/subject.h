@@ -56,6 +56,12 @@ struct lowp_subject {
   const lowp_format_t *prod;     /**< products rounded first (NULL: exact) */
   int has_model;                 /**< a tensor-core model computes it */
   lowp_tc_model_t model;
+  /** Row operations (softmax, logsoftmax, logsumexp, xent, rmsnorm,
+      layernorm): the format of the per-element steps (exp, log, subtract,
+      divide), with accum.acc the row sum's (has_accum): the pipeline then
+      fills in the row operation's bound (lowp_tol_data, lib/check/tol.h). */
+  int has_compute;
+  lowp_format_t compute;
   /** Outputs the subject does not produce (bit j for output j), e.g. saved
       layer-norm tensors with y only: the pipeline leaves them out of every
       metric and rule and reports them as absent. Output 0 is never absent. */
@@ -80,6 +86,33 @@ void lowp_subject_close(lowp_subject_t *s);
  */
 int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *params,
                              char *err, size_t errlen);
+
+/** @brief A registry kernel's parameters, typed (lowp_kernel_subject_open_args):
+    NULL / 0 fields keep the kernel's defaults. */
+typedef struct {
+  const lowp_format_t *compute;  /**< compute= (row kernels, elementwise) */
+  const lowp_format_t *acc;      /**< acc= (sums of products; row kernels: the row sum) */
+  const lowp_format_t *prod;     /**< prod= (products rounded to it first) */
+  int has_order;                 /**< order= given: */
+  lowp_acc_order_t order;        /**<   recursive, pairwise, blocked, splitk, kahan */
+  size_t block;                  /**<   blocked:B / splitk:S */
+  int exp_cr;                    /**< exp=cr (softmax kernels) */
+  const char *extra;             /**< more "key=value,..." (variant=, model=, ...), or NULL */
+} lowp_kernel_args_t;
+
+/**
+ * @brief lowp_kernel_subject_open with typed parameters (formats as
+ * descriptors, the order as an enum), then lowp_kernel_subject_bind to p
+ * when p is not NULL: an experiment opens a registry kernel without
+ * writing "key=value" text. The parameters go through the registry's one
+ * parser, so they are checked exactly as lowp_kernel_subject_open checks
+ * them; on failure s is closed.
+ * @return the codes of lowp_kernel_subject_open and _bind; LOWP_EINVAL
+ *         (a field the kernel does not take, said in err).
+ */
+int lowp_kernel_subject_open_args(lowp_subject_t *s, const char *name,
+                                  const lowp_kernel_args_t *a, const lowp_problem_t *p,
+                                  char *err, size_t errlen);
 
 /**
  * @brief Check a kernel subject against the problem it will compute

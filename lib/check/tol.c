@@ -43,13 +43,11 @@ static size_t add(char *buf, size_t len, size_t used, const char *fmt, ...) {
 
 /* lowp_op_bound for a problem of operation op, length k, output out */
 static int op_bound_at(double *v, char *name, size_t namelen, const lowp_tol_query_t *q,
-                    lowp_op_id_t op, double k, const lowp_format_t *out) {
+                       lowp_op_id_t op, double k, const lowp_format_t *out, double prob) {
   lowp_problem_t p;
   lowp_bound_spec_t b;
-  memset(&p, 0, sizeof p);
   memset(&b, 0, sizeof b);
-  p.op = lowp_op_get(op);
-  p.dims.batch = p.dims.m = p.dims.n = p.dims.k = 1;
+  if (lowp_problem_init(&p, lowp_op_get(op))) return LOWP_EINVAL;
   if (op == LOWP_OP_SUM) p.dims.n = (size_t)k;
   else p.dims.k = (size_t)k;
   p.in[0] = p.in[1] = q->in;
@@ -59,8 +57,8 @@ static int op_bound_at(double *v, char *name, size_t namelen, const lowp_tol_que
     b.kind = LOWP_BOUND_MODEL;
     b.model = &q->model;
   } else {
-    b.kind = q->confidence > 0 && q->confidence < 1 ? LOWP_BOUND_PROB : LOWP_BOUND_GAMMA;
-    b.prob = b.kind == LOWP_BOUND_PROB ? q->confidence : 0;
+    b.kind = prob > 0 && prob < 1 ? LOWP_BOUND_PROB : LOWP_BOUND_GAMMA;
+    b.prob = b.kind == LOWP_BOUND_PROB ? prob : 0;
   }
   /* products of two p-bit numbers hold 2p bits: exact in an accumulator of
      at least 2p bits (fp16 x fp16 in fp32), else rounded to it unless a
@@ -78,15 +76,15 @@ static int op_bound_at(double *v, char *name, size_t namelen, const lowp_tol_que
    largest bound over k' <= k is the larger of k's and that of k0 = jS, the
    last k of the shorter slices. */
 static int op_bound(double *v, char *name, size_t namelen, const lowp_tol_query_t *q,
-                    lowp_op_id_t op, double k, const lowp_format_t *out) {
+                    lowp_op_id_t op, double k, const lowp_format_t *out, double prob) {
   double w, k0, v0;
   char n0[200];
-  int st = op_bound_at(v, name, namelen, q, op, k, out);
+  int st = op_bound_at(v, name, namelen, q, op, k, out, prob);
   if (st || q->has_model || q->accum.order != LOWP_ACC_SPLITK || q->accum.block == 0) return st;
   w = ceil(k / (double)q->accum.block);
   k0 = (w - 1) * (double)q->accum.block;
   if (k0 < 1) return st;
-  st = op_bound_at(&v0, n0, sizeof n0, q, op, k0, out);
+  st = op_bound_at(&v0, n0, sizeof n0, q, op, k0, out, prob);
   if (!st && v0 > *v) {
     *v = v0;
     if (name && namelen)
@@ -95,9 +93,80 @@ static int op_bound(double *v, char *name, size_t namelen, const lowp_tol_query_
   return st;
 }
 
+/* ------------------------------------------------ the probability (issue 31) */
+
+/* half the smallest subnormal spacing of f, 2^(emin - p): the absolute
+   rounding error below its normal range (2^emin when it flushes) */
+static double half_sub(const lowp_format_t *f) {
+  return f->subnormals ? ldexp(1.0, f->emin - f->precision) : ldexp(1.0, f->emin);
+}
+
+/* The probability per element of Higham & Mary's bound (SISC 41(5) 2019,
+   Thm 2.4/3.1: |theta_r| <= lambda sqrt(r) u + O(u^2) except with
+   probability 2 r exp(-lambda^2 (1 - u)^2 / 2) per sum of r terms), or 0
+   for the worst case with t->not_prob saying why. By default the test's
+   false-failure probability is stated (risk, 1e-6) and spread over its
+   numel outputs by a union bound: P = 1 - risk / numel per element (the
+   union over the terms of each sum is inside lowp_bound_prob_lambda). The
+   model needs independent mean-zero errors: round to nearest, no
+   stagnation (|x_k| < u |s_k|: s + x_k rounds back to s, an error that is
+   -x_k, determined by the data) and no bias from same-sign sums whose
+   partial sums grow like k. Without the data (data_checked 0) lowp
+   refuses it where k u_acc >= 1/16: a term 1/16 of the mean |term| can
+   then stagnate against a partial sum of k same-sign terms.
+   lowp_tol_data checks the data instead (tol_data.c). */
+static double choose_prob(lowp_tol_t *t, const lowp_tol_query_t *q, double k) {
+  double numel = q->numel > 0 ? q->numel : LOWP_TOL_NUMEL;
+  double risk = q->risk > 0 ? q->risk : LOWP_TOL_RISK, ua, P;
+  t->numel = numel;
+  t->probabilistic = 0;
+  t->confidence = t->risk = 0;
+  t->not_prob[0] = '\0';
+  ua = unit_of(&q->accum.acc, q->accum.rnd);
+  if (q->worst)
+    snprintf(t->not_prob, sizeof t->not_prob, "the worst case was asked for");
+  else if (q->has_model && q->op->kind == LOWP_OPKIND_SUMPROD && q->op->id != LOWP_OP_SUM)
+    snprintf(t->not_prob, sizeof t->not_prob, "the tensor-core model's bound is a worst case");
+  else if (q->accum.order == LOWP_ACC_KAHAN)
+    snprintf(t->not_prob, sizeof t->not_prob, "compensated summation has no probabilistic "
+             "bound in lowp");
+  else if (q->accum.rnd != LOWP_RND_NE && q->accum.rnd != LOWP_RND_NA)
+    snprintf(t->not_prob, sizeof t->not_prob, "directed rounding: every error has the same "
+             "sign (biased), and Higham & Mary's model needs mean-zero errors (round to "
+             "nearest)");
+  else if (!q->data_checked && k * ua >= 1.0 / 16)
+    snprintf(t->not_prob, sizeof t->not_prob, "k u_acc = %.3g >= 1/16 in %s: terms can "
+             "stagnate (|x_k| < u |s_k|: the sum does not move, the error is -x_k) and sums "
+             "of same-sign terms make the rounding errors biased, not independent as the "
+             "probabilistic model assumes (give the inputs to check this on the data)",
+             k * ua, q->accum.acc.name ? q->accum.acc.name : "the accumulator");
+  if (t->not_prob[0]) return 0;
+  P = q->confidence > 0 && q->confidence < 1 ? q->confidence : 1 - risk / numel;
+  if (!(P > 0 && P < 1)) {
+    snprintf(t->not_prob, sizeof t->not_prob, "risk %g over %g outputs leaves no "
+             "probability per element", risk, numel);
+    return 0;
+  }
+  t->probabilistic = 1;
+  t->confidence = P;
+  t->risk = q->confidence > 0 && q->confidence < 1 ? numel * (1 - P) : risk;
+  return P;
+}
+
+/* the risk statement appended to the derivation */
+static size_t add_risk(lowp_tol_t *t, size_t w) {
+  if (t->probabilistic)
+    return add(t->why, sizeof t->why, w, "; probabilistic (Higham & Mary, SISC 41(5) 2019, "
+               "Thm 2.4/3.1, errors independent and mean-zero): P >= 1 - %.3g per element, so "
+               "over %.6g outputs (union bound) an honest kernel fails this test with "
+               "probability <= %.3g", 1 - t->confidence, t->numel, t->risk);
+  return add(t->why, sizeof t->why, w, "; worst case (never fails an honest kernel): %s",
+             t->not_prob);
+}
+
 static int tol_sumprod(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, char *err,
                        size_t errlen) {
-  double k = (double)q->k, uo = 0, s;
+  double k = (double)q->k, uo = 0, s, P;
   size_t w = 0;
   int st;
   int sum = q->op->id == LOWP_OP_SUM;
@@ -105,21 +174,27 @@ static int tol_sumprod(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, c
     fail(err, errlen, "%s", "the tensor-core model's bound is a worst case: no confidence");
     return LOWP_EUNSUPPORTED;
   }
+  P = choose_prob(t, q, k);
   if (q->has_model) {
-    st = op_bound(&t->bound, t->bound_name, sizeof t->bound_name, q, q->op->id, k, &q->out);
+    st = op_bound(&t->bound, t->bound_name, sizeof t->bound_name, q, q->op->id, k, &q->out, 0);
     if (st) return st;
     t->bound_acc = t->bound;
   } else {
     st = op_bound(&t->bound_acc, t->bound_name, sizeof t->bound_name, q, q->op->id, k,
-                  &q->accum.acc);
+                  &q->accum.acc, P);
     if (st) return st;
     if (narrower(&q->out, &q->accum.acc)) uo = unit_of(&q->out, LOWP_RND_NE);
     t->bound = isinf(t->bound_acc) ? INFINITY : cmp(uo, t->bound_acc);
   }
   s = k * scale;
+  /* below the normal range rounding is absolute: the output's half
+     subnormal spacing, and k of the accumulator's for products that
+     underflow it (additions there are exact: Hauser, ACM TOPLAS 18(2) 1996) */
+  t->atol_floor = half_sub(&q->out) + (sum ? 0 : k * half_sub(&q->accum.acc));
   t->vacuous = isinf(t->bound) || t->bound >= 1;
+  t->beta = t->vacuous ? INFINITY : (1 + uo) * t->bound_acc;
   t->rtol = t->vacuous ? INFINITY : uo;
-  t->atol = t->vacuous ? INFINITY : (1 + uo) * t->bound_acc * s;
+  t->atol = t->vacuous ? INFINITY : t->beta * s + t->atol_floor;
   t->rtol_same_sign = t->vacuous ? INFINITY : t->bound;
   w = add(t->why, sizeof t->why, w, "the accumulation's componentwise bound is %.4g = %s on "
           "|c - x| / sum |%s|", t->bound_acc, t->bound_name, sum ? "x_i" : "a_i b_i");
@@ -127,17 +202,16 @@ static int tol_sumprod(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, c
     w = add(t->why, sizeof t->why, w, " (block-FMA analysis of Blanchard, Higham, Lopez, Mary "
             "& Pranesh, SISC 2020, for lowp's tensor-core model; it includes the output "
             "rounding)");
-  else if (q->confidence > 0 && q->confidence < 1)
-    w = add(t->why, sizeof t->why, w, " (Higham & Mary, SISC 41(5) 2019, Thm 2.4/3.1: holds "
-            "with probability >= %.6g per element if the rounding errors are independent and "
-            "mean-zero)", q->confidence);
-  else
-    w = add(t->why, sizeof t->why, w, " (worst case: Higham 2002, Lemma 3.1, eqs. 3.5/4.6)");
+  else if (!t->probabilistic)
+    w = add(t->why, sizeof t->why, w, " (Higham 2002, Lemma 3.1, eqs. 3.5/4.6)");
+  w = add_risk(t, w);
   if (uo > 0)
     w = add(t->why, sizeof t->why, w, "; the result is rounded once to the narrower output "
             "(u_out = %.4g): |c - x| <= u_out |x| + (1 + u_out) bound sum|a b|", uo);
-  w = add(t->why, sizeof t->why, w, "; sum |%s| <= k scale = %.6g x %.6g (scale bounds |%s|)",
-          sum ? "x_i" : "a_i b_i", k, scale, sum ? "x_i" : "a_i b_i");
+  w = add(t->why, sizeof t->why, w, "; sum |%s| <= k scale = %.6g x %.6g (scale bounds |%s|; "
+          "give the inputs for each element's own sum); atol adds %.3g for rounding below the "
+          "normal range", sum ? "x_i" : "a_i b_i", k, scale, sum ? "x_i" : "a_i b_i",
+          t->atol_floor);
   if (t->vacuous)
     (void)add(t->why, sizeof t->why, w, ": the bound is vacuous (k u >= 1 or the bound "
               "reaches 1), no tolerance can be derived");
@@ -150,11 +224,11 @@ static int tol_sumprod(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, c
 /* relative error of a sum of n positive terms in the accumulation format:
    the componentwise backward bound of the query's order is a relative
    forward bound when no term is negative */
-static int sum_rel(double *b, const lowp_tol_query_t *q, double n) {
+static int sum_rel(double *b, const lowp_tol_query_t *q, double n, double prob) {
   lowp_tol_query_t qq = *q;
   char nm[200];
   qq.has_model = 0;
-  return op_bound(b, nm, sizeof nm, &qq, LOWP_OP_SUM, n, &q->accum.acc);
+  return op_bound(b, nm, sizeof nm, &qq, LOWP_OP_SUM, n, &q->accum.acc, prob);
 }
 
 static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, char *err,
@@ -176,15 +250,26 @@ static int tol_derive(lowp_tol_t *t, const lowp_tol_query_t *q, char *err, size_
 
 /* ------------------------------------------------------------ row operations */
 
-/* exp and log within 2 ulps of the accumulation format (CUDA C Programming
+/* exp and log within 2 ulps of the compute format (CUDA C Programming
    Guide, Mathematical Functions: expf, logf 2 ulps maximum; glibc's are
    within 1): relative error 2 ulps <= 4 u */
 #define FN_ULPS 4
 
+/* Row operations with two formats (issue 31): the compute format F (u_c)
+   rounds every per-element operation (x - max, exp, log, the division by
+   the sum, squares, x - mean, the scaling) and the statistics' own
+   operations (division by n, + eps, sqrt, 1/x: u_m = max(u_c, u_acc),
+   whichever format a kernel uses for them); the accumulator A (u_acc)
+   only the row sum, whose relative bound bs is that of a sum of n
+   positive terms in A (recursive, pairwise or blocked; probabilistic
+   where choose_prob allows it). exp underflowing in F is absolute: n
+   half-spacings of F in the sum (>= 1 after the max subtraction) and one
+   in each output. */
 static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, char *err,
                      size_t errlen) {
   double n = (double)q->k, ua = unit_of(&q->accum.acc, q->accum.rnd), uo = 0, bs, eta_e,
-         eta_s, labs_s;
+         eta_s, labs_s, uc, um, P, fsub;
+  const lowp_format_t *F = q->has_compute ? &q->compute : &q->in;
   size_t w = 0;
   int st;
   lowp_op_id_t id = q->op->id;
@@ -194,8 +279,12 @@ static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, cha
          "logsoftmax, logsumexp, xent, rmsnorm, layernorm)", q->op->name);
     return LOWP_EUNSUPPORTED;
   }
-  if (narrower(&q->out, &q->accum.acc)) uo = unit_of(&q->out, LOWP_RND_NE);
-  st = sum_rel(&bs, q, n);
+  uc = unit_of(F, q->accum.rnd);
+  um = uc > ua ? uc : ua;
+  fsub = half_sub(F);
+  if (narrower(&q->out, F)) uo = unit_of(&q->out, LOWP_RND_NE);
+  P = choose_prob(t, q, n);
+  st = sum_rel(&bs, q, n, P);
   if (st) {
     fail(err, errlen, "%s", "no bound for the row sum with this order and confidence");
     return st;
@@ -209,58 +298,63 @@ static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, cha
              "no tolerance can be derived", n, q->accum.acc.name ? q->accum.acc.name : "acc");
     return LOWP_OK;
   }
-  w = add(t->why, sizeof t->why, w, "row of n = %.0f in %s (u_acc = %.4g, u_out = %.4g%s); "
-          "a sum of positive terms is within %.4g relative (%s)", n,
+  w = add(t->why, sizeof t->why, w, "row of n = %.0f computed in %s (u_c = %.4g), summed in %s "
+          "(u_acc = %.4g), output u_out = %.4g%s; a sum of positive terms is within %.4g "
+          "relative (%s)", n, F->name ? F->name : "compute", uc,
           q->accum.acc.name ? q->accum.acc.name : "acc", ua, uo,
-          uo > 0 ? "" : ": the output holds the accumulator's values", bs, t->bound_name);
-  /* exp(x_i - max): the subtraction's rounding, |x_i - max| u_acc <= 2 scale
-     u_acc in the exponent, and exp itself */
-  eta_e = cmp(expm1(2 * scale * ua), FN_ULPS * ua);
-  eta_s = cmp(eta_e, bs);
-  labs_s = -log1p(-eta_s) + FN_ULPS * ua * log(n > 1 ? n : 2);
+          uo > 0 ? "" : " (the output holds the compute format's values)", bs, t->bound_name);
+  w = add_risk(t, w);
+  /* exp(x_i - max): the subtraction's rounding, |x_i - max| u_c <= 2 scale
+     u_c in the exponent, and exp itself in F */
+  eta_e = cmp(expm1(2 * scale * uc), FN_ULPS * uc);
+  eta_s = cmp(cmp(eta_e, bs), n * fsub);
+  labs_s = -log1p(-eta_s) + FN_ULPS * uc * log(n > 1 ? n : 2);
+  t->atol = 0;
   switch (id) {
   case LOWP_OP_SOFTMAX:
-    t->rtol = cmp(cmp(cmp(eta_e, ua), uo), eta_s / (1 - eta_s));
-    t->atol = 0;
+    t->rtol = cmp(cmp(cmp(eta_e, uc), uo), eta_s / (1 - eta_s));
+    t->atol = fsub * (1 + t->rtol);
     (void)add(t->why, sizeof t->why, w, "; y = exp(x - max) / sum: each exp within %.4g (the "
-              "subtraction's rounding with |x| <= scale = %g, exp within 2 ulps), the sum "
-              "within %.4g, one division, one output rounding: rtol = %.4g, atol = 0 "
-              "(softmax's error is relative).", eta_e, scale, eta_s, t->rtol);
+              "subtraction's rounding with |x| <= scale = %g, exp within 2 ulps of F), the "
+              "sum within %.4g, one division in F, one output rounding: rtol = %.4g (atol: "
+              "exp underflowing in F).", eta_e, scale, eta_s, t->rtol);
     break;
   case LOWP_OP_LOGSUMEXP:
-    t->rtol = cmp(ua, uo);
+    t->rtol = cmp(uc, uo);
     t->atol = labs_s;
     (void)add(t->why, sizeof t->why, w, "; y = max + log(sum): the log of a sum within %.4g "
-              "relative is within that much absolutely, log within 2 ulps of |log sum| <= "
-              "log n; the final addition and the output rounding are relative: rtol = %.4g, "
-              "atol = %.4g.", eta_s, t->rtol, t->atol);
+              "relative is within that much absolutely, log within 2 ulps of F of |log sum| "
+              "<= log n; the final addition in F and the output rounding are relative: rtol = "
+              "%.4g, atol = %.4g.", eta_s, t->rtol, t->atol);
     break;
   case LOWP_OP_LOGSOFTMAX: case LOWP_OP_XENT:
-    t->rtol = cmp(ua, uo);
-    t->atol = labs_s + 2 * scale * ua;
+    t->rtol = cmp(uc, uo);
+    t->atol = labs_s + 2 * scale * uc;
+    if (id == LOWP_OP_XENT) t->atol += (scale + log(n > 1 ? n : 2)) * uc; /* lse rounded to F */
     (void)add(t->why, sizeof t->why, w, "; y = (x - max) - log(sum) (xent: logsumexp - "
-              "x_target): the subtraction within 2 scale u_acc, log(sum) within %.4g "
-              "absolutely, the last subtraction and the output rounding relative: rtol = "
-              "%.4g, atol = %.4g%s.", labs_s, t->rtol, t->atol,
+              "x_target, logsumexp rounded to F): the subtraction within 2 scale u_c, log(sum) "
+              "within %.4g absolutely, the last subtraction and the output rounding relative: "
+              "rtol = %.4g, atol = %.4g%s.", labs_s, t->rtol, t->atol,
               id == LOWP_OP_XENT ? " (reduction none; a mean adds the row sum's relative "
               "bound)" : "");
     break;
   default: {
     /* rmsnorm: y = x / sqrt(sum(x^2)/n + eps); layernorm: d = x - mean,
        y = d / sqrt(sum(d^2)/n + eps), scale bounds |d| / std */
-    double eta_ms = cmp(cmp(ua, bs), ua), eta_r, eta_mu = 0;
+    double eta_ms = cmp(cmp(uc, bs), um), eta_r, eta_mu = 0;
     if (id == LOWP_OP_LAYERNORM) {
-      eta_mu = cmp(bs, ua) * scale; /* |delta mean| / std */
-      eta_ms = cmp(cmp(cmp(expm1(3 * log1p(ua)), bs), ua), eta_mu * eta_mu);
+      eta_mu = cmp(bs, um) * scale; /* |delta mean| / std */
+      eta_ms = cmp(cmp(cmp(expm1(3 * log1p(uc)), bs), um), eta_mu * eta_mu);
     }
-    eta_r = cmp(cmp(eta_ms / (2 * (1 - eta_ms)), ua), ua); /* half, sqrt, 1/x */
-    t->rtol = cmp(cmp(eta_r, ua), uo);
+    eta_r = cmp(cmp(cmp(eta_ms / (2 * (1 - eta_ms)), um), um), um); /* half, +eps, sqrt, 1/x */
+    t->rtol = cmp(cmp(eta_r, uc), uo);
+    if (id == LOWP_OP_LAYERNORM) t->rtol = cmp(t->rtol, uc); /* d = F(x - mean) */
     t->atol = id == LOWP_OP_LAYERNORM ? eta_mu * (1 + t->rtol) : 0;
-    (void)add(t->why, sizeof t->why, w, "; the mean square within %.4g relative (squares, "
-              "sum, division by n), its inverse square root within %.4g (half of it, the sqrt "
-              "and division roundings); the product and the output rounding: rtol = %.4g, "
-              "atol = %.4g%s.", eta_ms, eta_r, t->rtol, t->atol,
-              id == LOWP_OP_LAYERNORM ? " (the mean within (row-sum bound + u_acc) x scale "
+    (void)add(t->why, sizeof t->why, w, "; the mean square within %.4g relative (squares in "
+              "F, sum in A, division by n), its inverse square root within %.4g (half of it, "
+              "+ eps, the sqrt and division roundings); the product in F and the output "
+              "rounding: rtol = %.4g, atol = %.4g%s.", eta_ms, eta_r, t->rtol, t->atol,
+              id == LOWP_OP_LAYERNORM ? " (the mean within (row-sum bound + u) x scale "
               "standard deviations gives atol; scale bounds |x - mean| / std; output y only)"
               : "");
     break;
@@ -269,8 +363,8 @@ static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, cha
   /* below the output's normal range its rounding error is absolute: half
      its smallest subnormal spacing, 2^(emin - p) (0 without subnormals:
      a flush to zero loses up to 2^emin) */
-  t->atol += q->out.subnormals ? ldexp(1.0, q->out.emin - q->out.precision)
-                               : ldexp(1.0, q->out.emin);
+  t->atol_floor = half_sub(&q->out);
+  t->atol += t->atol_floor;
   t->bound = t->rtol;
   t->rtol_same_sign = t->rtol;
   if (!(t->rtol < 1)) {

@@ -41,7 +41,24 @@ typedef struct {
   double scale;           /**< sums of products: bound on |a_i b_i| (|x_i| for sum);
                                row ops: bound on |x_i| (layernorm: on |x_i - mean| / std);
                                0 means 1 */
+  /* -- the stated risk (docs/tolerances.md, "Probabilistic by default") -- */
+  int worst;              /**< 1: the worst-case bound even where a probabilistic one applies */
+  double risk;            /**< with confidence 0 and worst 0: the false-failure probability
+                               of an honest kernel for the whole test (all numel outputs);
+                               0 means LOWP_TOL_RISK */
+  double numel;           /**< the outputs one test compares (the union bound's count);
+                               0 means LOWP_TOL_NUMEL */
+  int data_checked;       /**< set by lowp_tol_data: the caller checks the independence
+                               assumption on the data (no data-free refusal) */
+  /* -- row operations: the per-element format (exp, log, subtract, divide) -- */
+  int has_compute;        /**< 0: compute = the input format */
+  lowp_format_t compute;
 } lowp_tol_query_t;
+
+/** @brief The default false-failure probability of a whole test (1e-6) and the
+    default number of outputs it compares (2^24) when the caller gives none. */
+#define LOWP_TOL_RISK 1e-6
+#define LOWP_TOL_NUMEL 16777216.0
 
 /** @brief The derived tolerance. */
 typedef struct {
@@ -53,6 +70,17 @@ typedef struct {
   double rtol_same_sign;  /**< sums of products: |c - x| <= this |x| when every
                                product has the same sign (no cancellation) */
   int vacuous;            /**< no bound exists (k u >= 1, ...): rtol/atol +inf */
+  int probabilistic;      /**< Higham & Mary's probabilistic bound was used */
+  double confidence;      /**< its probability per element (0: worst case) */
+  double risk;            /**< the stated false-failure probability of the whole test,
+                               numel (1 - confidence) (0: worst case: never) */
+  double numel;           /**< the outputs the union bound counts */
+  double beta;            /**< sums of products: atol per unit of sum |a_i b_i|,
+                               (1 + u_out) bound_acc (atol = beta k scale + atol_floor) */
+  double atol_floor;      /**< the absolute part below the normal range: half the
+                               output's smallest subnormal spacing, plus (sums of
+                               products) k times the accumulator's for the products */
+  char not_prob[400];     /**< why the probabilistic bound is not used ("" if it is) */
   char bound_name[200];
   char why[2400];         /**< the derivation in words, with citations */
 } lowp_tol_t;
@@ -70,5 +98,24 @@ typedef struct {
  *         confidence with a tensor-core model).
  */
 int lowp_tol(lowp_tol_t *t, const lowp_tol_query_t *q, char *err, size_t errlen);
+
+/**
+ * @brief Data-aware tolerance (lib/check/tol_data.c): the tolerance of q for
+ * the inputs in[] of a problem of dims (lowp_op_shape's layout; q->k is taken
+ * from dims), per output element. Sums of products: atol[e] = (1 + u_out)
+ * (bound_acc S_e + M_e) + atol_floor with S_e = sum_i |a_i b_i| of that
+ * element (|x_i| for sum) and M_e the terms that can stagnate (|a_i b_i| <
+ * u_acc S_e; with a probabilistic bound only); rtol[e] = t->rtol. The
+ * probabilistic bound is refused (worst case, t->not_prob says why) when
+ * for some element those terms exceed half its probabilistic budget or the
+ * products all have one sign with k u_acc >= 1/16. Row operations: scale
+ * per row (max |x_i|; layernorm max |x_i - mean| / std) and that row's
+ * rtol/atol for each of its outputs. t describes the loosest element.
+ * numel defaults to the number of outputs.
+ * @param[out] atol, rtol  lowp_op_shape's count of output 0 each (rtol may be NULL)
+ * @return LOWP_OK; lowp_tol's codes; LOWP_EINVAL (NULL, bad dims).
+ */
+int lowp_tol_data(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_query_t *q,
+                  const lowp_dims_t *dims, const double *const *in, char *err, size_t errlen);
 
 #endif

@@ -28,8 +28,10 @@ static int no(char *err, size_t errlen, const char *fmt, ...) {
 }
 
 /* the options, in the order of the bits of `seen` */
-static const char *const options[] = {"--json", "--k", "--input", "--acc", "--out", "--method",
-                                      "--confidence", "--scale", NULL};
+static const char *const options[] = {"--json",   "--k",      "--input", "--acc",
+                                      "--out",    "--method", "--confidence", "--scale",
+                                      "--compute", "--a",     "--b",     "--save-atol",
+                                      "--risk",   "--numel",  NULL};
 
 /* argv[*i] as option key: its value (--key value or --key=value), or NULL
    when argv[*i] is another option; *bad set when the value is missing */
@@ -68,7 +70,7 @@ static int option(cJSON *q, int b, const char *v, char *err, size_t errlen) {
     if (st) return no(err, errlen, "--k %s out of range [1, %lld]", v, 1LL << 40);
     return add_number(q, "k", (double)k);
   case 6:
-    if (!strcmp(v, "worst")) return LOWP_OK;
+    if (!strcmp(v, "worst")) return add_string(q, "confidence", "worst");
     if (lowp_parse_f64(&x, v))
       return no(err, errlen, "malformed --confidence '%s': expected a decimal (1e-6), a hex "
                 "float (0x1.8p-3), inf or nan", v);
@@ -82,6 +84,22 @@ static int option(cJSON *q, int b, const char *v, char *err, size_t errlen) {
     if (!(x > 0) || !isfinite(x))
       return no(err, errlen, "--scale must be a finite number > 0, not %s", v);
     return add_number(q, "scale", x);
+  case 9: /* the data-aware tolerance's files: the caller takes them out */
+  case 10:
+    return add_string(q, options[b] + 2, v);
+  case 11:
+    return add_string(q, "save_atol", v);
+  case 12:
+    if (lowp_parse_f64(&x, v))
+      return no(err, errlen, "malformed --risk '%s': expected a decimal (1e-6) or a hex float", v);
+    if (!(x > 0 && x < 1)) return no(err, errlen, "--risk must lie in (0, 1), not %s", v);
+    return add_number(q, "risk", x);
+  case 13:
+    st = lowp_parse_int(&k, v, 1, 1LL << 50);
+    if (st == LOWP_EPARSE)
+      return no(err, errlen, "malformed --numel '%s': expected an integer (decimal or 0x hex)", v);
+    if (st) return no(err, errlen, "--numel %s out of range [1, %lld]", v, 1LL << 50);
+    return add_number(q, "numel", (double)k);
   default:
     return add_string(q, options[b] + 2, v);
   }
@@ -130,7 +148,15 @@ int lowp_tol_args(cJSON **query, int *as_json, int *help, int argc, char *const 
   }
   if (!st && !*help && !have_op)
     st = no(err, errlen, "give an operation (e.g. lowp tol dot --k 1024); see lowp tol --help");
-  if (!st && !*help && !(seen & 2u)) st = no(err, errlen, "give the reduction length --k");
+  /* the data-aware tolerance (--a, --b) takes k from the inputs' shapes */
+  if (!st && !*help && (seen & (1u << 10)) && !(seen & (1u << 9)))
+    st = no(err, errlen, "--b needs --a");
+  if (!st && !*help && (seen & (1u << 11)) && !(seen & (1u << 9)))
+    st = no(err, errlen, "--save-atol needs the inputs (--a, --b)");
+  if (!st && !*help && !(seen & 2u)) {
+    if (seen & (1u << 9)) st = add_number(q, "k", 1);
+    else st = no(err, errlen, "give the reduction length --k (or the inputs --a, --b)");
+  }
   if (st) {
     cJSON_Delete(q);
     return st;

@@ -17,9 +17,9 @@ import numpy as np
 from . import _arrays, _lib
 from ._lib import LowpError, library_path
 
-__all__ = ["check", "assert_precision", "tolerance", "CheckResult", "Tolerance", "LowpError",
-           "VacuousBoundError", "library_path", "DEFAULT_RULES", "TOLERANCE_RULES",
-           "rule_headline"]
+__all__ = ["check", "assert_precision", "tolerance", "assert_close", "exact", "CheckResult",
+           "Tolerance", "LowpError", "VacuousBoundError", "library_path", "DEFAULT_RULES",
+           "TOLERANCE_RULES", "rule_headline"]
 __version__ = "0.1.0"
 
 #: the rules of lowp.check when none are given: NaN/inf classes agree with the
@@ -281,13 +281,31 @@ def assert_precision(op, inputs, output, rules=None, **kw):
 class Tolerance:
     """A derived tolerance: rtol, atol (unpack: rtol, atol = t), bound,
     bound_acc, rtol_same_sign, vacuous, explanation (the derivation in words,
-    with citations), kwargs (dict(rtol=, atol=) for assert_close)."""
+    with citations), kwargs (dict(rtol=, atol=) for assert_close).
 
-    def __init__(self, js):
+    probabilistic (Higham & Mary's bound used), confidence (its probability
+    per element), risk (the whole test's false-failure probability for an
+    honest kernel; 0 for the worst case), numel, not_probabilistic (why
+    not, "" when it is). Given the inputs (lowp.tolerance(..., inputs=)),
+    atol is an array of the output's shape (each element's own sum
+    |a_i b_i|) and rtol_array the per-element rtol (row operations);
+    rtol is then the largest, atol_max the largest atol."""
+
+    def __init__(self, js, atol=None, rtol=None):
         js = _num(js)
         self.json = js
         self.rtol = js["rtol"]
-        self.atol = js["atol"]
+        self.atol = js["atol"] if atol is None else atol
+        self.rtol_array = rtol
+        if rtol is not None and rtol.size:
+            self.rtol = float(rtol.max())
+        self.atol_max = float(np.max(self.atol)) if atol is not None and atol.size else js["atol"]
+        self.probabilistic = js.get("probabilistic", False)
+        self.confidence = js.get("confidence")
+        self.risk = js.get("risk", 0.0)
+        self.numel = js.get("numel")
+        self.not_probabilistic = js.get("not_probabilistic", "")
+        self.data_aware = js.get("data_aware", False)
         self.bound = js["bound"]
         self.bound_acc = js["bound_acc"]
         self.rtol_same_sign = js["rtol_same_sign"]
@@ -309,37 +327,167 @@ class Tolerance:
         return 2
 
     def __repr__(self):
-        return "Tolerance(rtol=%.4g, atol=%.4g)" % (self.rtol, self.atol)
+        return "Tolerance(rtol=%.4g, atol=%.4g%s)" % (self.rtol, self.atol_max,
+                                                       " (max)" if self.data_aware else "")
 
     def __str__(self):
-        return "rtol=%.4g, atol=%.4g: %s" % (self.rtol, self.atol, self.explanation)
+        return "rtol=%.4g, atol=%.4g: %s" % (self.rtol, self.atol_max, self.explanation)
+
+    def _arrays(self, shape):
+        rt = self.rtol if self.rtol_array is None else self.rtol_array
+        return np.broadcast_to(np.asarray(rt, dtype=np.float64), shape), \
+            np.broadcast_to(np.asarray(self.atol, dtype=np.float64), shape)
+
+    def violations(self, actual, expected):
+        """Boolean array: |actual - expected| > atol + rtol |expected| (numpy or torch)."""
+        a, _ = _arrays.to_values(actual)
+        e, _ = _arrays.to_values(expected)
+        a, e = a.reshape(np.shape(self.atol) or a.shape), e.reshape(np.shape(self.atol) or e.shape)
+        rt, at = self._arrays(e.shape)
+        with np.errstate(invalid="ignore"):
+            bad = ~(np.abs(a - e) <= at + rt * np.abs(e))
+        return bad & ~((a == e) | (np.isnan(a) & np.isnan(e)))
+
+    def torch_kwargs(self, actual, expected):
+        """Arguments for torch.testing.assert_close with a per-element atol
+        (torch takes a float atol): the values divided by atol, atol 1,
+        since |a - e| <= w + r |e| iff |a/w - e/w| <= 1 + r |e/w|.
+        torch.testing.assert_close(**t.torch_kwargs(actual, expected))."""
+        import torch
+        w = torch.as_tensor(np.asarray(self.atol, dtype=np.float64)).reshape(actual.shape)
+        return {"actual": actual.double() / w, "expected": expected.double() / w,
+                "rtol": self.rtol, "atol": 1.0}
 
 
-def tolerance(op, k, input="fp32", acc="fp32", out=None, method="recursive", confidence=None,
-              scale=None, accept_vacuous=False):
+def tolerance(op, k=None, input=None, acc="fp32", out=None, method="recursive",
+              confidence=None, scale=None, accept_vacuous=False, *, inputs=None, risk=None,
+              numel=None, compute=None, eps=None):
     """The (rtol, atol) a test of op should use, derived (lowp tol).
 
     k: the reduction length (k of dot/gemm; the row length of softmax...);
-    input, acc, out: formats (out defaults to input); method: "recursive",
+    input, acc, out: formats (input: fp32, or the inputs' dtypes when given;
+    out defaults to input); method: "recursive",
     "pairwise", "blocked:B", "splitk:S", "kahan", "fma", or
     "model:PRESET[,key=value]" (e.g. "model:h100,promote=128"); confidence:
     None or 1 for the worst case, P in (0, 1) for Higham & Mary's
-    probabilistic bound (per element); scale: a bound on the mean of
-    |a_i b_i| along k (sums of products; default 1) or on |x_i| (row ops).
+    probabilistic bound (per element), "worst" for the worst case; by default
+    (None) probabilistic where the rounding errors can be independent, with
+    P = 1 - risk / numel per element: an honest kernel fails the whole test
+    of numel outputs with probability <= risk (default 1e-6; numel default
+    2^24, or the outputs' count when inputs are given); t.not_probabilistic
+    says why where the worst case is used instead. scale: a bound on the
+    mean of |a_i b_i| along k (sums of products; default 1) or on |x_i|
+    (row ops), for data-free use. inputs: the arrays the computation reads
+    (A, B for gemm; x for sum and row ops): atol per output element from
+    its own sum |a_i b_i| (row ops: per row), k from their shapes.
+    compute: row ops' per-element format (exp, log, subtract, divide;
+    default the input's), acc the row sum's.
     Raises VacuousBoundError when no bound exists (unless accept_vacuous:
     then rtol = atol = inf).
     """
     # the values as given: lowp's C parser of the query validates each (the
     # one lowp tol's options go through), a fractional k or a string included
-    q = {"op": op, "k": k, "input": input, "acc": acc, "method": method}
-    if out is not None:
-        q["out"] = out
-    if confidence is not None:
-        q["confidence"] = confidence
-    if scale is not None:
-        q["scale"] = scale
-    t = Tolerance(_lib.call_json("lowp_capi_tol", q))
+    q = {"op": op, "input": input or "fp32", "acc": acc, "method": method}
+    if k is not None:
+        q["k"] = k
+    elif inputs is None:
+        raise LowpError("give k (the reduction length) or the inputs")
+    for key, v in (("out", out), ("compute", compute), ("confidence", confidence),
+                   ("scale", scale), ("risk", risk), ("numel", numel)):
+        if v is not None:
+            q[key] = v
+    if eps is not None:
+        if inputs is None:
+            raise LowpError("eps is read from the inputs' problem: give inputs=, or leave it out")
+        q["eps"] = eps
+    if inputs is None:
+        t = Tolerance(_lib.call_json("lowp_capi_tol", q))
+    else:
+        t = _tolerance_data(op, q, inputs, input)
     if t.vacuous and not accept_vacuous:
         raise VacuousBoundError("lowp.tolerance(%s, k=%s, input=%s, acc=%s): %s" %
                                 (op, k, input, acc, t.explanation))
+    return t
+
+
+def _inputs(op, inputs, input):
+    """The inputs as contiguous float64 arrays, their shapes and the description."""
+    io = _op_io(op)
+    if not isinstance(inputs, (list, tuple)):
+        inputs = [inputs]
+    if len(inputs) != len(io["inputs"]):
+        raise LowpError("%d inputs given, the operation takes %d (%s)" %
+                        (len(inputs), len(io["inputs"]), ", ".join(io["inputs"])))
+    vals, fmts = [], []
+    for i, x in enumerate(inputs):
+        f = input[i] if isinstance(input, (list, tuple)) else input
+        v, fmt = _arrays.to_values(x, None if io["index"][i] else f, index=io["index"][i])
+        vals.append(v)
+        fmts.append(fmt)
+    return vals, fmts, io
+
+
+def _out_shape(desc, io):
+    return _lib.call_json("lowp_capi_shapes", desc)["shapes"][len(io["inputs"])]
+
+
+def _tolerance_data(op, q, inputs, input):
+    vals, fmts, io = _inputs(op, inputs, input)
+    q = dict(q)
+    q["shapes"] = [list(v.shape) for v in vals]
+    q["in"] = fmts
+    q["input"] = fmts[0]
+    shape = _out_shape({"op": op, "in": fmts, "shapes": q["shapes"]}, io)
+    atol = np.empty(int(np.prod(shape)), dtype=np.float64)
+    rtol = np.empty_like(atol)
+    js = _lib.tol_data(q, [np.ascontiguousarray(v.reshape(-1)) for v in vals], atol, rtol)
+    return Tolerance(js, atol.reshape(shape), rtol.reshape(shape))
+
+
+def exact(op, inputs, input=None, eps=None, reduction=None):
+    """lowp's exact result of op on inputs (output 0), rounded once to float64."""
+    vals, fmts, io = _inputs(op, inputs, input)
+    desc = {"op": op, "in": fmts, "shapes": [list(v.shape) for v in vals]}
+    if eps is not None:
+        desc["eps"] = float(eps)
+    if reduction is not None:
+        desc["reduction"] = reduction
+    shape = _out_shape(desc, io)
+    out = np.empty(int(np.prod(shape)), dtype=np.float64)
+    _lib.exact(desc, [np.ascontiguousarray(v.reshape(-1)) for v in vals], out)
+    return out.reshape(shape)
+
+
+def assert_close(actual, expected=None, *, inputs, op, input=None, acc="fp32", out=None,
+                 method="recursive", confidence=None, risk=None, compute=None, eps=None,
+                 accept_vacuous=False):
+    """Assert actual within the data-aware derived tolerance of expected
+    (default: lowp's exact result of op on inputs): |actual - expected| <=
+    atol_e + rtol |expected| per element, atol_e from that element's own
+    sum |a_i b_i| (lowp.tolerance(op, inputs=...)). Raises AssertionError
+    naming the worst element and the tolerance's risk; returns the Tolerance."""
+    vals, fmts, _ = _inputs(op, inputs, input)
+    a, afmt = _arrays.to_values(actual, out)
+    t = tolerance(op, input=input if input is not None else fmts[0], acc=acc,
+                  out=out or afmt, method=method, confidence=confidence, risk=risk,
+                  compute=compute, eps=eps, inputs=inputs, accept_vacuous=accept_vacuous)
+    e = exact(op, inputs, input=input, eps=eps) if expected is None \
+        else _arrays.to_values(expected)[0]
+    a = a.reshape(np.shape(t.atol))
+    e = e.reshape(np.shape(t.atol))
+    bad = t.violations(a, e)
+    if bad.any():
+        rt, at = t._arrays(e.shape)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = np.abs(a - e) / (at + rt * np.abs(e))
+        ratio = np.where(np.isnan(ratio), np.inf, ratio)
+        w = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+        raise AssertionError(
+            "%s: %d / %d elements outside the derived tolerance (%s, false-failure "
+            "probability of an honest kernel <= %.3g); worst at %s: actual %r, expected %r, "
+            "|diff| %.4g > atol %.4g + rtol %.4g |expected| (%.3gx)" %
+            (op, int(bad.sum()), bad.size,
+             "probabilistic" if t.probabilistic else "worst case", t.risk, tuple(int(i) for i in w),
+             float(a[w]), float(e[w]), abs(float(a[w]) - float(e[w])), float(at[w]),
+             float(rt[w]), float(ratio[w])))
     return t

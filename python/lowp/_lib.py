@@ -83,6 +83,10 @@ def _declare(lib):
     lib.lowp_capi_shapes.restype = ctypes.c_int
     lib.lowp_capi_decode.argtypes = [vp, vp, sz, ctypes.c_int, cp, cp, sz]
     lib.lowp_capi_decode.restype = ctypes.c_int
+    lib.lowp_capi_tol_data.argtypes = [dpp, cp, dpp, vp, vp, sz, cp, sz]
+    lib.lowp_capi_tol_data.restype = ctypes.c_int
+    lib.lowp_capi_exact.argtypes = [cp, dpp, vp, sz, cp, sz]
+    lib.lowp_capi_exact.restype = ctypes.c_int
     lib.lowp_capi_free.argtypes = [vp]
     lib.lowp_capi_free.restype = None
 
@@ -145,6 +149,29 @@ def check_arrays(desc, inputs, outputs, reference=None):
     if st:
         _fail(st, err)
     return _take(lib, out)
+
+
+def tol_data(query, inputs, atol, rtol):
+    """lowp_capi_tol_data: inputs contiguous float64; atol, rtol filled."""
+    lib = _load()
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(1024)
+    st = lib.lowp_capi_tol_data(ctypes.byref(out), json.dumps(query).encode(), _ptrs(inputs),
+                                atol.ctypes.data, rtol.ctypes.data, atol.size, err, len(err))
+    if st:
+        _fail(st, err)
+    return _take(lib, out)
+
+
+def exact(desc, inputs, out):
+    """lowp_capi_exact: output 0's exact values into float64 out."""
+    lib = _load()
+    err = ctypes.create_string_buffer(1024)
+    st = lib.lowp_capi_exact(json.dumps(desc).encode(), _ptrs(inputs), out.ctypes.data,
+                             out.size, err, len(err))
+    if st:
+        _fail(st, err)
+    return out
 
 
 def decode(bits, width, fmt, out):

@@ -69,10 +69,13 @@ def test_fp16_only_in_last_block_caught():
     bad = gemm_acc(A, B, np.float32, fp16_last_block=128, out=np.float32)
     assert lowp.check("gemm", [A, B], good, GAMMA, acc="fp32")
     assert not lowp.check("gemm", [A, B], bad, GAMMA, acc="fp32")
-    # with an fp16 output the output's rounding (u = 2^-11) dominates the
-    # bound and hides it: the gamma rule is only as sharp as the output
+    # with an fp16 output the gamma rule keeps the output's rounding (u_out
+    # |x|) apart from the accumulation's bound (beta |A||B|), so the fp16
+    # output does not hide it (issue 31; it did when both were on |A||B|)
     r = lowp.check("gemm", [A, B], bad.astype(np.float16), GAMMA, acc="fp32")
-    assert r.passed and r.bounds["gamma"]["used"] > 0.5
+    assert not r.passed and r.rules[0]["measured"] > 2, r.message
+    assert "output's rounding apart" in r.rules[0]["message"]
+    assert lowp.check("gemm", [A, B], good.astype(np.float16), GAMMA, acc="fp32")
 
 
 def test_nan_caught():

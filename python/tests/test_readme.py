@@ -31,12 +31,16 @@ def test_python_example_runs():
         assert p.stdout.startswith("True "), p.stdout
 
 
-def test_tol_examples_run():
+def test_tol_examples_run(tmp_path):
+    import numpy as np
     exe = os.environ.get("LOWP_CLI", os.path.join(REPO, "build", "lowp"))
     lines = [ln for b in blocks(section("lowp tol"), "sh") for ln in b.splitlines()
              if ln.startswith("build/lowp tol")]
     assert len(lines) >= 4
+    rng = np.random.default_rng(0)   # the inputs the data-aware example reads
+    np.save(tmp_path / "A.npy", rng.standard_normal((16, 4096)).astype(np.float16))
+    np.save(tmp_path / "B.npy", rng.standard_normal((4096, 16)).astype(np.float16))
     for ln in lines:
         args = ln.split()[1:]
-        p = subprocess.run([exe] + args, capture_output=True, text=True, cwd=REPO)
+        p = subprocess.run([exe] + args, capture_output=True, text=True, cwd=tmp_path)
         assert p.returncode == 0 and "rtol" in p.stdout, ln + "\n" + p.stdout + p.stderr

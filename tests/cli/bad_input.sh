@@ -529,6 +529,14 @@ tol dot --k 4 --scale nan
 tol dot --k 4 --scale inf
 tol dot --k 4 --confidence nan
 tol dot --k 4 --confidence 1
+# --- lowp tol: data-aware inputs, risk, compute format (issue 31)
+tol gemm --b notes.txt
+tol gemm --a notes.txt --b notes.txt --save-atol atol.npy
+tol gemm --k 4 --save-atol atol.npy
+tol dot --k 4 --risk 0
+tol dot --k 4 --numel 0
+tol softmax --k 4 --compute nosuch
+tol dot --k 4 --confidence worstest
 EOF
 )
 

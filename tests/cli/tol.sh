@@ -6,18 +6,19 @@
 . "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 
 "$LOWP" tol --help >"$T/o" 2>&1 && grep -q "usage: lowp tol" "$T/o" && ok || bad "--help"
-"$LOWP" tol dot --k 1024 --input fp16 --acc fp32 --out fp16 >"$T/o" 2>&1 && ok || bad "text: $(cat "$T/o")"
+"$LOWP" tol dot --k 1024 --input fp16 --acc fp32 --out fp16 --confidence worst >"$T/o" 2>&1 && ok || bad "text: $(cat "$T/o")"
 grep -q "rtol = 0.000488281" "$T/o" && grep -q "gamma_1024" "$T/o" && grep -q "assert_close(actual, expected" "$T/o" \
   && grep -q "Higham" "$T/o" && ok || bad "text content: $(cat "$T/o")"
 # the same with --key=value, as JSON: rtol = u_out = 2^-11, atol = (1 + u_out) gamma_k(u32) k
-"$LOWP" tol dot --k=1024 --input=fp16 --acc=fp32 --out=fp16 --json >"$T/j" 2>&1 && ok || bad "json: $(cat "$T/j")"
+"$LOWP" tol dot --k=1024 --input=fp16 --acc=fp32 --out=fp16 --confidence=worst --json >"$T/j" 2>&1 && ok || bad "json: $(cat "$T/j")"
 /usr/bin/python3 - "$T/j" <<'PY' && ok || bad "json values: $(cat "$T/j")"
 import json, sys
 j = json.load(open(sys.argv[1]))
 u32, k = 2.0 ** -24, 1024
 g = k * u32 / (1 - k * u32)
 assert j["rtol"] == 2.0 ** -11, j
-assert abs(j["atol"] - (1 + 2.0 ** -11) * g * k) < 1e-15, j
+floor = 2.0 ** -25 + k * 2.0 ** -150   # half fp16's subnormal spacing, k of fp32's
+assert abs(j["atol"] - ((1 + 2.0 ** -11) * g * k + floor)) < 1e-15, j
 assert j["vacuous"] is False and j["confidence"] == "worst case"
 PY
 # probabilistic: smaller than the worst case; pairwise: smaller still
@@ -25,12 +26,56 @@ w=$("$LOWP" tol dot --k 65536 --input bf16 --acc bf16 --out bf16 --json | /usr/b
 [ "$w" = "True" ] && ok || bad "bf16 accumulation of 65536 terms must be vacuous"
 "$LOWP" tol dot --k 65536 --input bf16 --acc bf16 --out bf16 >"$T/o" 2>&1 && grep -q "no tolerance: the bound is vacuous" "$T/o" \
   && ok || bad "vacuous text: $(cat "$T/o")"
-p=$("$LOWP" tol gemm --k 4096 --input fp16 --acc fp16 --out fp16 --confidence 0.99 --json | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['bound_acc'])")
-q=$("$LOWP" tol gemm --k 4096 --input fp16 --acc fp16 --out fp16 --confidence 0.99 --method pairwise --json | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['bound_acc'])")
+p=$("$LOWP" tol gemm --k 4096 --input fp16 --acc fp32 --out fp16 --confidence 0.99 --json | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['bound_acc'])")
+q=$("$LOWP" tol gemm --k 4096 --input fp16 --acc fp32 --out fp16 --confidence 0.99 --method pairwise --json | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['bound_acc'])")
 /usr/bin/python3 -c "assert 0 < $q < $p < 1" && ok || bad "pairwise $q < recursive $p"
 "$LOWP" tol gemm --k 4096 --input e4m3 --out fp32 --method model:h100,promote=128 >"$T/o" 2>&1 && grep -q "tensor-core model" "$T/o" \
   && ok || bad "model: $(cat "$T/o")"
 "$LOWP" tol softmax --k 4096 --input bf16 --acc fp32 --out bf16 >"$T/o" 2>&1 && grep -q "softmax" "$T/o" && ok || bad "softmax"
+# the default: probabilistic, its risk stated; refused (with the reason) for a narrow accumulator
+"$LOWP" tol gemm --k 4096 --input fp16 --acc fp32 --out fp16 --json >"$T/j" 2>&1 && /usr/bin/python3 - "$T/j" <<'PY' && ok || bad "default risk: $(cat "$T/j")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["probabilistic"] is True and j["risk"] == 1e-6 and j["numel"] == 2 ** 24, j
+assert "fails this test with probability <= 1e-06" in j["explanation"]
+PY
+"$LOWP" tol dot --k 256 --input fp16 --acc fp16 --out fp16 >"$T/o" 2>&1 && grep -q "not probabilistic: k u_acc" "$T/o" \
+  && ok || bad "refusal text: $(cat "$T/o")"
+# data-aware: --a/--b, atol per element from each sum |a_i b_i|, saved as .npy
+/usr/bin/python3 -c "
+import numpy as np
+r = np.random.default_rng(1)
+np.save('$T/a.npy', r.standard_normal((3, 200)).astype(np.float16))
+np.save('$T/b.npy', r.standard_normal((200, 2)).astype(np.float16))
+np.save('$T/x.npy', r.standard_normal((4, 64)).astype(np.float16))"
+"$LOWP" tol gemm --a "$T/a.npy" --b "$T/b.npy" --input fp16 --acc fp32 --out fp16 --save-atol "$T/atol.npy" >"$T/o" 2>&1 \
+  && grep -q "on the inputs (6 outputs)" "$T/o" && ok || bad "data-aware: $(cat "$T/o")"
+/usr/bin/python3 -c "
+import numpy as np
+a, b, t = np.load('$T/a.npy'), np.load('$T/b.npy'), np.load('$T/atol.npy')
+s = np.abs(a.astype(float)) @ np.abs(b.astype(float))
+assert t.shape == (3, 2) and np.all(t >= 5.0e-6 * s) and np.all(t <= 1e-4 * s), (t, s)" && ok || bad "saved atol"
+"$LOWP" tol softmax --a "$T/x.npy" --input fp16 --acc fp32 --out fp16 --json >"$T/o" 2>&1 \
+  && grep -q '"data_aware":' "$T/o" && ok || bad "row op data-aware: $(cat "$T/o")"
+"$LOWP" tol logsumexp --k 1024 --input fp16 --compute fp16 --acc fp32 --out fp16 >"$T/o" 2>&1 \
+  && grep -q "computed in fp16" "$T/o" && grep -q "summed in fp32" "$T/o" && ok || bad "compute/acc: $(cat "$T/o")"
+# row operations in the pipeline: lowp's row kernels declare compute and acc, and the bound
+# rules of lowp check use the tolerance derived for them (fp16 compute, fp32 row sum)
+( cd "$T" && /usr/bin/python3 -c "
+import numpy as np
+np.save('xr.npy', (np.random.default_rng(3).standard_normal((16, 512)) * 3).astype(np.float16))" )
+cat >"$T/rows.json" <<'JSON'
+{"lowp_check": 1, "checks": [
+ {"name": "lse", "op": "logsumexp", "in": "fp16", "out": "fp16", "subject": {"kernel": "logsumexp",
+  "params": "compute=fp16,acc=fp32"}, "shape": {"m": 16, "n": 512}, "inputs": {"files": ["xr.npy"]},
+  "rules": [{"bound": "gamma"}, {"bound": "prob"}]},
+ {"name": "rms", "op": "rmsnorm", "in": "fp16", "out": "fp16", "subject": {"kernel": "rmsnorm",
+  "params": "compute=fp16,acc=fp32"}, "shape": {"m": 16, "n": 512}, "inputs": {"files": ["xr.npy"]},
+  "rules": [{"bound": "gamma"}, {"bound": "prob"}]}]}
+JSON
+( cd "$T" && "$LOWP" check rows.json --json rows.out.json >"$T/o" 2>&1 ) && grep -q "2 of 2 checks passed" "$T/o" \
+  && grep -q '"probabilistic bound of logsumexp (compute fp16, acc fp32)' "$T/rows.out.json" && ok \
+  || bad "row bounds: $(cat "$T/o")"
 
 expect2() { # NAME PATTERN ARGS...
   local name=$1 pat=$2; shift 2
@@ -99,6 +144,13 @@ for args in (["softmax", "--input", "fp16", "--acc", "bf16"], ["dot", "--input",
 PY
 "$LOWP" tol dot --k 65 --input fp16 --acc fp16 --method splitk:64 >"$T/o" 2>&1 && grep -q "the bound at k = 64, larger (monotone in k)" "$T/o" \
   && ok || bad "splitk monotone named: $(cat "$T/o")"
+expect2 "b without a" "needs --a" gemm --b "$T/b.npy"
+expect2 "save without inputs" "needs the inputs" gemm --k 4 --save-atol "$T/s.npy"
+expect2 "missing file" "cannot read" gemm --a "$T/nosuch.npy" --b "$T/b.npy"
+expect2 "shapes" "" gemm --a "$T/a.npy" --b "$T/a.npy"
+expect2 "risk 2" "risk" dot --k 4 --risk 2
+expect2 "numel 0" "out of range" dot --k 4 --numel 0
+expect2 "bad compute" "unknown format" softmax --k 4 --compute fp17
 
 echo "tol: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,0 +1,214 @@
+/* lowp_tol_data -- tolerances from the inputs themselves (lib/check/tol.h) */
+
+/*
+ * The data-free tolerance (lowp_tol) bounds sum_i |a_i b_i| by k scale; with
+ * the inputs each output element gets its own sum S_e, so the atol follows
+ * the data (small inputs, large K, rows of different magnitude) with no
+ * guess. The same pass checks the probabilistic bound's independence
+ * assumption on the data (docs/tolerances.md, "Probabilistic by default"):
+ * a term |t_i| < u_acc S_e can stagnate (s + t_i rounds back to s: its
+ * error is -t_i, fixed by the data, not random); those terms' magnitudes
+ * M_e are added to the bound as a worst case, and where they exceed half
+ * the element's probabilistic budget, or the terms of an element all have
+ * one sign with k u_acc >= 1/16 (partial sums growing like k: biased
+ * errors), the probabilistic bound is not used at all.
+ */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/tol.h"
+#include "status.h"
+
+/* ------------------------------------------------------ private helpers */
+
+/* the terms of output element e of a sum of products: t_i = a[ia + i sa] *
+   b[ib + i sb], i < k (b NULL for sum: t_i = a[...]) */
+typedef struct {
+  const double *a, *b;
+  size_t k, sa, sb;
+} terms_t;
+
+/* where element e's terms are (lowp_op_shape's layouts) */
+static terms_t terms_of(const lowp_problem_t *p, const double *const *in, size_t e) {
+  terms_t t;
+  const lowp_dims_t *d = &p->dims;
+  memset(&t, 0, sizeof t);
+  switch (p->op->id) {
+  case LOWP_OP_SUM: /* x (batch, m, n) -> (batch, m) */
+    t.a = in[0] + e * d->n; t.k = d->n; t.sa = 1;
+    break;
+  case LOWP_OP_DOT: /* (batch, k) . (batch, k) */
+    t.a = in[0] + e * d->k; t.b = in[1] + e * d->k; t.k = d->k; t.sa = t.sb = 1;
+    break;
+  case LOWP_OP_GEMV: { /* (batch, m, k) (batch, k) -> (batch, m) */
+    size_t bt = e / d->m, i = e % d->m;
+    t.a = in[0] + (bt * d->m + i) * d->k; t.b = in[1] + bt * d->k; t.k = d->k; t.sa = t.sb = 1;
+    break;
+  }
+  default: { /* gemm (batch, m, k) (batch, k, n) -> (batch, m, n) */
+    size_t bt = e / (d->m * d->n), i = (e / d->n) % d->m, j = e % d->n;
+    t.a = in[0] + (bt * d->m + i) * d->k; t.sa = 1;
+    t.b = in[1] + bt * d->k * d->n + j; t.sb = d->n; t.k = d->k;
+    break;
+  }
+  }
+  return t;
+}
+
+/* S = sum |t_i| (rounded up to cover binary64's own rounding), M = sum of
+   the |t_i| < u S, and whether every nonzero t_i has one sign */
+static void scan(const terms_t *t, double u, double *S, double *M, int *one_sign) {
+  double s = 0, m = 0, cut;
+  size_t i;
+  int pos = 0, neg = 0;
+  for (i = 0; i < t->k; i++) {
+    double v = t->b ? t->a[i * t->sa] * t->b[i * t->sb] : t->a[i * t->sa];
+    s += fabs(v);
+    pos |= v > 0;
+    neg |= v < 0;
+  }
+  s *= 1 + (double)(t->k + 2) * 0x1p-52; /* binary64's recursive sum: gamma_k */
+  cut = u * s;
+  for (i = 0; i < t->k; i++) {
+    double v = fabs(t->b ? t->a[i * t->sa] * t->b[i * t->sb] : t->a[i * t->sa]);
+    if (v < cut) m += v;
+  }
+  *S = s;
+  *M = m * (1 + (double)(t->k + 2) * 0x1p-52);
+  *one_sign = !(pos && neg);
+}
+
+static int data_sumprod(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_query_t *q0,
+                        const lowp_problem_t *p, const double *const *in, size_t count,
+                        char *err, size_t errlen) {
+  lowp_tol_query_t q = *q0;
+  double ua, worst_atol = 0, k = (double)p->dims.k;
+  size_t e, n_stag = 0, n_sign = 0;
+  int st;
+  if (p->op->id == LOWP_OP_SUM) k = (double)p->dims.n;
+  q.k = (size_t)k;
+  q.data_checked = 1;
+  if ((st = lowp_tol(t, &q, err, errlen))) return st;
+  ua = q.has_model ? 0 : (q.accum.rnd == LOWP_RND_NE || q.accum.rnd == LOWP_RND_NA
+                              ? lowp_format_u(&q.accum.acc) : 2 * lowp_format_u(&q.accum.acc));
+  if (t->probabilistic) {
+    for (e = 0; e < count; e++) {
+      terms_t tm = terms_of(p, in, e);
+      double S, M;
+      int one;
+      scan(&tm, ua, &S, &M, &one);
+      if (M > 0.5 * t->bound_acc * S) n_stag++;
+      else if (one && k * ua >= 1.0 / 16 && S > 0) n_sign++;
+    }
+    if (n_stag || n_sign) {
+      char why[400];
+      snprintf(why, sizeof why, "on these inputs the rounding errors need not be independent: "
+               "%zu of %zu outputs have terms below u_acc sum|t| (they can stagnate) adding "
+               "up to more than half the probabilistic budget, %zu have terms of one sign with "
+               "k u_acc = %.3g >= 1/16 (biased errors)", n_stag, count, n_sign, k * ua);
+      q.worst = 1;
+      if ((st = lowp_tol(t, &q, err, errlen))) return st;
+      snprintf(t->not_prob, sizeof t->not_prob, "%s", why);
+      {
+        char *w = strstr(t->why, "; worst case (never fails an honest kernel): ");
+        if (w) snprintf(w, sizeof t->why - (size_t)(w - t->why), "; worst case (never fails "
+                        "an honest kernel): %s", why);
+      }
+    }
+  }
+  for (e = 0; e < count; e++) {
+    terms_t tm = terms_of(p, in, e);
+    double S, M;
+    int one;
+    scan(&tm, ua, &S, &M, &one);
+    if (t->vacuous) atol[e] = INFINITY;
+    else atol[e] = t->beta * S + (t->probabilistic ? (1 + t->rtol) * M : 0) + t->atol_floor;
+    if (rtol) rtol[e] = t->rtol;
+    if (atol[e] > worst_atol) worst_atol = atol[e];
+  }
+  t->atol = worst_atol;
+  {
+    /* the data-free sentence above used k scale: say what the data gave */
+    size_t w = strlen(t->why);
+    if (w < sizeof t->why)
+      snprintf(t->why + w, sizeof t->why - w, " On the inputs, each element's own sum |t_i| "
+               "replaces k scale: atol_e = %.4g S_e%s + %.3g, at most %.4g over %zu outputs.",
+               t->beta, t->probabilistic ? " + (1 + u_out) M_e (terms that can stagnate)" : "",
+               t->atol_floor, worst_atol, count);
+  }
+  return LOWP_OK;
+}
+
+/* the scale of row r: max |x_i| (layernorm: max |x_i - mean| / std) */
+static double row_scale(const double *x, size_t n, int layernorm) {
+  double mx = 0, mean = 0, var = 0;
+  size_t i;
+  if (!layernorm) {
+    for (i = 0; i < n; i++)
+      if (fabs(x[i]) > mx) mx = fabs(x[i]);
+    return mx > 0 ? mx : 1;
+  }
+  for (i = 0; i < n; i++) mean += x[i];
+  mean /= (double)n;
+  for (i = 0; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
+  var /= (double)n;
+  for (i = 0; i < n; i++)
+    if (fabs(x[i] - mean) > mx) mx = fabs(x[i] - mean);
+  /* binary64's mean and variance: a margin far above their errors */
+  return var > 0 ? mx / sqrt(var) * (1 + 0x1p-30) : 1;
+}
+
+static int data_rowop(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_query_t *q0,
+                      const lowp_problem_t *p, const double *const *in, size_t count,
+                      char *err, size_t errlen) {
+  lowp_tol_query_t q = *q0;
+  lowp_tol_t tr, loosest;
+  size_t rows = p->dims.batch * p->dims.m, n = p->dims.n, per = count / (rows ? rows : 1), r, j;
+  int st, have = 0;
+  q.k = n;
+  for (r = 0; r < rows; r++) {
+    q.scale = row_scale(in[0] + r * n, n, p->op->id == LOWP_OP_LAYERNORM);
+    if ((st = lowp_tol(&tr, &q, err, errlen))) return st;
+    for (j = 0; j < per; j++) {
+      atol[r * per + j] = tr.atol;
+      if (rtol) rtol[r * per + j] = tr.rtol;
+    }
+    if (!have || tr.rtol > loosest.rtol || (tr.rtol == loosest.rtol && tr.atol > loosest.atol)) {
+      loosest = tr;
+      have = 1;
+    }
+  }
+  if (!have) return lowp_tol(t, &q, err, errlen);
+  *t = loosest;
+  return LOWP_OK;
+}
+
+/* ----------------------------------------------------------- public API */
+
+int lowp_tol_data(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_query_t *q,
+                  const lowp_dims_t *dims, const double *const *in, char *err, size_t errlen) {
+  lowp_problem_t p;
+  lowp_tol_query_t qq;
+  size_t shape[LOWP_OP_MAXDIM], count;
+  int nd, i, st;
+  if (err && errlen) err[0] = '\0';
+  if (!t || !atol || !q || !q->op || !dims || !in) return LOWP_EINVAL;
+  if ((st = lowp_problem_init(&p, q->op))) return st;
+  p.dims = *dims;
+  p.in[0] = p.in[1] = q->in;
+  p.out = q->out;
+  if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &count))) {
+    if (err && errlen) snprintf(err, errlen, "%s: bad sizes", p.op->name);
+    return st;
+  }
+  for (i = 0; i < p.op->n_in; i++)
+    if (!in[i] && !p.op->in_index[i]) return LOWP_EINVAL;
+  qq = *q;
+  if (!(qq.numel > 0)) qq.numel = (double)count;
+  if (p.op->kind == LOWP_OPKIND_SUMPROD)
+    return data_sumprod(t, atol, rtol, &qq, &p, in, count, err, errlen);
+  return data_rowop(t, atol, rtol, &qq, &p, in, count, err, errlen);
+}
