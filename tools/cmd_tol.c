@@ -62,6 +62,13 @@ typedef struct {
   char *a, *b, *save;
 } files_t;
 
+static char *copy_str(const char *v) {
+  size_t n = strlen(v) + 1;
+  char *c = malloc(n);
+  if (c) memcpy(c, v, n);
+  return c;
+}
+
 static void files_free(files_t *fl) {
   free(fl->a);
   free(fl->b);
@@ -84,7 +91,7 @@ static cJSON *parse(int argc, char **argv, int *as_json, files_t *fl) {
   for (i = 0; i < 3; i++) {
     cJSON *j = cJSON_DetachItemFromObjectCaseSensitive(q, fk[i]);
     *fv[i] = NULL;
-    if (cJSON_IsString(j) && !(*fv[i] = strdup(j->valuestring))) lowp_cli_die(CMD, "out of memory");
+    if (cJSON_IsString(j) && !(*fv[i] = copy_str(j->valuestring))) lowp_cli_die(CMD, "out of memory");
     cJSON_Delete(j);
   }
   return q;

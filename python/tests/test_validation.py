@@ -320,3 +320,26 @@ def test_sqnr_in_db_against_its_gate():
     assert not r.passed and "gate 200 dB" in rule["message"] and "margin -" in rule["message"]
     assert "percent" not in lowp.rule_headline(rule) and "dB" in lowp.rule_headline(rule)
     assert not (rule["percent"] == rule["percent"])  # NaN: no percentage of a dB gate
+
+
+# ------------------------------------------------------ defaults (31.5)
+
+
+@pytest.mark.parametrize("k", [64, 1024, 4096])
+def test_default_rules_never_fail_an_honest_gemm(k):
+    # torch.testing's fp32 defaults fail these (honest fp32 GEMMs, K >= 1024 on
+    # N(0, 1) data); lowp.check's default for sums of products is the gamma bound
+    rng = np.random.default_rng(k)
+    A = rng.standard_normal((8, k)).astype(np.float32)
+    B = rng.standard_normal((k, 8)).astype(np.float32)
+    r = lowp.check("gemm", [A, B], A @ B)
+    assert r.passed, r.message
+    assert [x["rule"] for x in r.rules] == ["nan_inf", "gamma bound"]
+    A16, B16 = A.astype(np.float16), B.astype(np.float16)
+    C16 = (A16.astype(np.float32) @ B16.astype(np.float32)).astype(np.float16)
+    assert lowp.check("gemm", [A16, B16], C16).passed
+    assert lowp.check("gemm", [A16, B16], C16, acc="fp32").passed
+    # and it still catches a wrong result
+    bad = (A @ B).copy()
+    bad[2, 3] = -bad[2, 3] + 1.0
+    assert not lowp.check("gemm", [A, B], bad).passed
