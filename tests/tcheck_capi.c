@@ -254,7 +254,7 @@ static void test_tol(void) {
   /* the cases: negative tolerances became vacuous, atol inf too */
   st = tol_of(&t, "{\"op\": \"softmax\", \"k\": 125, \"input\": \"fp16\", \"acc\": \"bf16\"}", err,
               sizeof err);
-  lowp_test_check(!st && t.vacuous && sane(&t) && strstr(t.why, "breaks down"), "softmax 125: %g",
+  lowp_test_check(!st && t.vacuous && sane(&t) && strstr(t.why, "no tolerance can be derived"), "softmax 125: %g",
                   t.rtol);
   st = tol_of(&t, "{\"op\": \"layernorm\", \"k\": 89, \"input\": \"bf16\", \"acc\": \"bf16\"}", err,
               sizeof err);
@@ -294,8 +294,12 @@ static void test_tol(void) {
               if (!sane(&t)) n_bad++;
               if (was_vacuous && !t.vacuous) n_back++;
               if (!t.vacuous && (t.rtol < prev_rtol * (1 - 1e-12) ||
-                                 t.atol < prev_atol * (1 - 1e-12)))
+                                 t.atol < prev_atol * (1 - 1e-12))) {
+                if (n_drop < 8)
+                  fprintf(stderr, "drop: %s: rtol %g -> %g, atol %g -> %g\n", q, prev_rtol,
+                          t.rtol, prev_atol, t.atol);
                 n_drop++;
+              }
               was_vacuous |= t.vacuous;
               prev_rtol = t.vacuous ? prev_rtol : t.rtol;
               prev_atol = t.vacuous ? prev_atol : t.atol;

@@ -150,8 +150,11 @@ static int run_data(cJSON *q, const files_t *fl, int as_json) {
   if (!txt) lowp_cli_die(CMD, "out of memory");
   {
     /* the output's count: lowp_capi_shapes of the same description */
-    cJSON *d = cJSON_Parse(txt), *r;
+    /* a check's description of the problem alone: op, input format, shapes */
+    cJSON *d = cJSON_CreateObject(), *r;
     char *dt, *sj = NULL;
+    cJSON_AddStringToObject(d, "op", cJSON_GetObjectItemCaseSensitive(q, "op")->valuestring);
+    cJSON_AddItemToObject(d, "shapes", cJSON_Duplicate(shapes, 1));
     cJSON_AddStringToObject(d, "in", cJSON_IsString(in_fmt) ? in_fmt->valuestring : "fp32");
     dt = cJSON_PrintUnformatted(d);
     cJSON_Delete(d);

@@ -650,6 +650,16 @@ int lowp_op_bound(double *value, char *name, size_t namelen, const lowp_problem_
     *value = (!isfinite(g) || g >= 1) ? INFINITY : g;
     snprintf(nm, sizeof nm, "probabilistic gamma~_%.0f(lambda=%.3f), P >= 1 - %.3g (u=%.3g)", rr,
              lam, 1 - b->prob, uu);
+    /* the worst case holds always, so the smaller of the two holds with
+       probability >= P: for short sums (lambda sqrt(r) > r) the worst case
+       is the tighter one */
+    g = lowp_bound_gamma(r, u);
+    g = isinf(g) ? INFINITY : compose(up, g);
+    if (g < *value) {
+      *value = g;
+      snprintf(nm, sizeof nm, "gamma_%.0f (u=%.3g; the worst case, tighter here than the "
+               "probabilistic bound at P >= 1 - %.3g)", r, u, 1 - b->prob);
+    }
   } else {
     return LOWP_EINVAL;
   }

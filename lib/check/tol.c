@@ -244,6 +244,13 @@ static int tol_derive(lowp_tol_t *t, const lowp_tol_query_t *q, char *err, size_
     return LOWP_EINVAL;
   }
   scale = q->scale > 0 ? q->scale : 1;
+  /* a confidence asked for explicitly where no probabilistic bound exists
+     is refused (lowp_tol says why); by default such methods get the worst
+     case with the reason (choose_prob) */
+  if (q->confidence > 0 && q->confidence < 1 && !q->has_model &&
+      (q->accum.order == LOWP_ACC_KAHAN ||
+       (q->accum.rnd != LOWP_RND_NE && q->accum.rnd != LOWP_RND_NA)))
+    return LOWP_EUNSUPPORTED;
   if (q->op->kind == LOWP_OPKIND_SUMPROD) return tol_sumprod(t, q, scale, err, errlen);
   return tol_rowop(t, q, scale, err, errlen);
 }
@@ -370,6 +377,9 @@ static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, cha
   if (!(t->rtol < 1)) {
     t->vacuous = 1;
     t->rtol = t->atol = INFINITY;
+    w = strlen(t->why);
+    (void)add(t->why, sizeof t->why, w, " The relative bound reaches 1: vacuous, no tolerance "
+              "can be derived.");
   }
   return LOWP_OK;
 }

@@ -170,6 +170,12 @@ def test_gamma_rule_sees_single_bad_outputs(k, ulps, bound):
     assert lowp.check("gemm", [a, b], c, rule)
     x = lowp.exact("gemm", (a, b))
     bad = c.astype(np.float64)
-    bad[5, 7] = x[5, 7] + ulps * float(np.spacing(np.float16(abs(x[5, 7]))))
+    # an fp16 value (the output is declared fp16, and values off its grid are
+    # refused): the grid point at least `ulps` from the exact result
+    sp = float(np.spacing(np.float16(abs(x[5, 7]))))
+    v = np.float16(x[5, 7] + ulps * sp)
+    if abs(float(v) - x[5, 7]) < ulps * sp:
+        v = np.nextafter(v, np.float16(np.inf))
+    bad[5, 7] = float(v)
     r = lowp.check("gemm", [a, b], bad, rule, out="fp16")
     assert not r.passed and r.rules[0]["worst"]["index"] == "C[5][7]", r.message

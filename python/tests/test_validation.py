@@ -162,7 +162,7 @@ def test_nonfinite_rule_parameter_named():
 @pytest.mark.parametrize("kw,msg", [
     (dict(k=1.9), r"\"k\" must be an integer"),
     (dict(k="64"), r"\"k\" must be an integer"),
-    (dict(k=64, confidence="x"), r"\"confidence\" must be a number"),
+    (dict(k=64, confidence="x"), r"\"confidence\" is a probability in \(0, 1\) or \"worst\""),
     (dict(k=64, confidence=float("nan")), r"\"confidence\": a number that is not finite"),
     (dict(k=64, scale=float("inf")), r"\"scale\": a number that is not finite"),
     (dict(k=64, method="kahan", confidence=0.9), r"no probabilistic bound"),
