@@ -418,7 +418,14 @@ int lowp_par_recv(void **buf, size_t *n, int from) {
       MPI_SUCCESS)
     return 1;
   b = malloc(len ? (size_t)len : 1);
-  if (!b) return 1; /* the sender's chunks are never received: the caller dies */
+  if (!b) {
+    /* the sender's chunks are still matched (a receive of 0 bytes consumes
+       a message and says MPI_ERR_TRUNCATE), so that it is not left blocked
+       in its send while this rank reports the failure */
+    for (off = 0; off < len; off += CHUNK)
+      MPI_Recv(NULL, 0, MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return 1;
+  }
   for (off = 0; off < len; off += CHUNK) {
     size_t c = len - off < CHUNK ? (size_t)len - off : CHUNK;
     if (MPI_Recv(b + off, (int)c, MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=

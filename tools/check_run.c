@@ -110,6 +110,7 @@ typedef struct {
 void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, char **lines,
                      char **jsons) {
   int me = lowp_par_rank(), np = lowp_par_size(), i, j;
+  char why[600] = ""; /* rank 0: the first result that did not arrive */
   /* what this rank sends, made before the exchange: nothing in the
      exchange can fail on one rank alone but MPI itself (par/par.h) */
   shipped_t **ship = calloc((size_t)n, sizeof *ship);
@@ -167,37 +168,40 @@ void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, c
       free(sh);
       if (bad) lowp_cli_die(LOWP_CHK_CMD, "rank %d: sending the result of %s failed", me, r->sc->name);
     } else if (me == 0) {
+      /* every message is received even after a bad one (the owner would
+         be left blocked in a send): the failure ends the job after it */
       void *b = NULL;
       size_t len = 0;
       shipped_t sh;
-      if (lowp_par_recv(&b, &len, owner) || len != sizeof sh)
-        lowp_cli_die(LOWP_CHK_CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
-      memcpy(&sh, b, sizeof sh);
+      int good = !lowp_par_recv(&b, &len, owner) && len == sizeof sh && !lowp_par_fault("receive");
+      if (good) memcpy(&sh, b, sizeof sh);
       free(b);
-      if (sh.n_v < 0 || sh.n_v > r->sc->n_rules)
-        lowp_cli_die(LOWP_CHK_CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
-      r->measured = sh.measured;
-      r->pass = sh.pass;
-      r->n_v = sh.n_v;
-      memcpy(r->error, sh.error, sizeof r->error);
-      memcpy(r->v, sh.v, (size_t)sh.n_v * sizeof *r->v);
-      lowp_check_result_free(&r->res);
-      r->res = sh.res;
-      r->res.problem = r->p;
-      for (j = 0; j < r->res.n_out && j < LOWP_OP_MAXIO; j++)
-        r->res.out[j].name = r->p.op->out_names[j];
-      if (lowp_par_recv(&b, &len, owner) || !len || ((char *)b)[len - 1])
-        lowp_cli_die(LOWP_CHK_CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
-      lines[i] = b;
-      if (want_json) {
-        if (lowp_par_recv(&b, &len, owner) || !len || ((char *)b)[len - 1])
-          lowp_cli_die(LOWP_CHK_CMD, "receiving the result of %s from rank %d failed", r->sc->name, owner);
-        jsons[i] = b;
+      good = good && sh.n_v >= 0 && sh.n_v <= r->sc->n_rules;
+      if (good) {
+        r->measured = sh.measured;
+        r->pass = sh.pass;
+        r->n_v = sh.n_v;
+        memcpy(r->error, sh.error, sizeof r->error);
+        memcpy(r->v, sh.v, (size_t)sh.n_v * sizeof *r->v);
+        lowp_check_result_free(&r->res);
+        r->res = sh.res;
+        r->res.problem = r->p;
+        for (j = 0; j < r->res.n_out && j < LOWP_OP_MAXIO; j++)
+          r->res.out[j].name = r->p.op->out_names[j];
       }
-      if (isatty(2))
+      for (j = 0; j < 1 + want_json; j++) { /* its line, its JSON */
+        b = NULL;
+        if (lowp_par_recv(&b, &len, owner) || !len || ((char *)b)[len - 1]) good = 0;
+        if (good) *(j ? &jsons[i] : &lines[i]) = b;
+        else free(b);
+      }
+      if (!good && !why[0])
+        snprintf(why, sizeof why, "receiving the result of %s from rank %d failed", r->sc->name, owner);
+      if (good && isatty(2))
         fprintf(stderr, "lowp check: [%d/%d] %s (rank %d)\n", i + 1, n, r->sc->name, owner);
     }
   }
+  if (why[0]) lowp_cli_die(LOWP_CHK_CMD, "%s", why);
   free(ship);
   lowp_par_sync(0);
 }

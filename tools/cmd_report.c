@@ -557,41 +557,52 @@ static int report_ranks(int *rcs, size_t n, int quick, char **qargv, const char 
   }
   lowp_par_solo(0);
   if (lowp_par_sync(failed)) return 2;
-  for (k = 0; k < n; k++) {
-    const lowp_experiment_t *e = lowp_experiment_at(k);
-    int owner = (int)(k % (size_t)np);
-    char dir[8400];
-    snprintf(dir, sizeof dir, "%s/%s", root, e->name);
-    if (owner == 0) continue;
-    if (me == owner) {
-      char *b = NULL;
-      size_t len = 0;
-      int32_t head[2] = {rcs[k], 0};
-      head[1] = pack_dir(dir, &b, &len);
-      if (lowp_par_send(head, sizeof head, 0) || (!head[1] && lowp_par_send(b, len, 0)))
-        lowp_cli_die("report", "rank %d: sending the results of %s failed", me, e->name);
-      free(b);
-      if (head[1]) lowp_cli_die("report", "rank %d: cannot read its folder of %s", me, e->name);
-    } else if (me == 0) {
-      void *h = NULL, *b = NULL;
-      size_t hl = 0, len = 0;
-      int32_t head[2];
-      if (lowp_par_recv(&h, &hl, owner) || hl != sizeof head) {
-        free(h);
-        lowp_cli_die("report", "receiving the results of %s from rank %d failed", e->name, owner);
-      }
-      memcpy(head, h, sizeof head);
-      free(h);
-      if (head[1]) break; /* the owner says why; the sync below ends the job */
-      fprintf(stderr, "lowp report: [%zu/%zu] %s (from rank %d)\n", k + 1, n, e->name, owner);
-      if (lowp_par_recv(&b, &len, owner) || unpack_dir(dir, b, len)) {
+  /* Every message is sent and received even after a failure on either
+     side (a folder that cannot be read or written): a rank that left the
+     exchange early would leave another blocked in a send or a receive it
+     never matches (issue 30); the failure ends the job after the loop. */
+  {
+    char why[9000] = "";
+    for (k = 0; k < n; k++) {
+      const lowp_experiment_t *e = lowp_experiment_at(k);
+      int owner = (int)(k % (size_t)np);
+      char dir[8400];
+      snprintf(dir, sizeof dir, "%s/%s", root, e->name);
+      if (owner == 0) continue;
+      if (me == owner) {
+        char *b = NULL;
+        size_t len = 0;
+        int32_t head[2] = {rcs[k], 0};
+        /* LOWP_FAULT=report-exchange:R (par/par.h): this folder cannot be read */
+        head[1] = lowp_par_fault("report-exchange") ? 1 : pack_dir(dir, &b, &len);
+        if (lowp_par_send(head, sizeof head, 0) || (!head[1] && lowp_par_send(b, len, 0)))
+          lowp_cli_die("report", "rank %d: sending the results of %s failed", me, e->name);
         free(b);
-        lowp_cli_die("report", "writing the results of %s from rank %d into '%s' failed",
-                     e->name, owner, root);
+        if (head[1] && !why[0])
+          snprintf(why, sizeof why, "rank %d: cannot read its folder of %s", me, e->name);
+      } else if (me == 0) {
+        void *h = NULL, *b = NULL;
+        size_t hl = 0, len = 0;
+        int32_t head[2];
+        if (lowp_par_recv(&h, &hl, owner) || hl != sizeof head) {
+          free(h);
+          lowp_cli_die("report", "receiving the results of %s from rank %d failed", e->name, owner);
+        }
+        memcpy(head, h, sizeof head);
+        free(h);
+        if (head[1]) continue; /* the owner says why after the loop */
+        if (!why[0])
+          fprintf(stderr, "lowp report: [%zu/%zu] %s (from rank %d)\n", k + 1, n, e->name, owner);
+        if (lowp_par_recv(&b, &len, owner))
+          lowp_cli_die("report", "receiving the results of %s from rank %d failed", e->name, owner);
+        if (!why[0] && (lowp_par_fault("report-exchange") || unpack_dir(dir, b, len)))
+          snprintf(why, sizeof why, "writing the results of %s from rank %d into '%s' failed", e->name,
+                   owner, root);
+        free(b);
+        rcs[k] = head[0];
       }
-      free(b);
-      rcs[k] = head[0];
     }
+    if (why[0]) lowp_cli_die("report", "%s", why);
   }
   lowp_par_sync(0);
   return 0;

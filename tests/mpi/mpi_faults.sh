@@ -64,8 +64,16 @@ cat "$T/A.npy" | fails "gemm --a /dev/stdin under mpirun" "/dev/stdin is not a r
 
 # ------------------------- each rank in turn fails alone at each point: the whole job ends
 for np in 2 3; do
-  for point in spec-read spec-parse outputs load baseline run; do
+  for point in spec-read spec-parse outputs load baseline run receive; do
     for r in $(seq 0 $((np - 1))); do
+      # rank 0 receives the others' results: a bad one is drained, then the job ends
+      if [ $point = receive ]; then
+        [ $r -eq 0 ] || continue
+        LOWP_FAULT="receive:0" fails "$np ranks, rank 0 receives a bad result" \
+          "^lowp check: receiving the result of .* from rank 1 failed" \
+          -np "$np" -x LOWP_FAULT "$LOWP" check "$T/s.json" --junit "$T/out.xml" --json "$T/out.json"
+        continue
+      fi
       LOWP_FAULT="$point:$r" fails "$np ranks, rank $r fails at $point" \
         "^lowp check: rank $r: failure injected at '$point' (LOWP_FAULT=$point:$r)" \
         -np "$np" -x LOWP_FAULT "$LOWP" check "$T/s.json" --junit "$T/out.xml"

@@ -17,6 +17,15 @@ for np in 2 3; do
   if [ $rc -ne $rc1 ]; then bad "-np $np: exit $rc, one process $rc1: $(tail -3 "$T/eN")"; continue; fi
   if diff -r "$T/one" "$T/many" >"$T/d"; then ok; else bad "-np $np: folders differ: $(head -5 "$T/d")"; fi
 done
+# issue 30: a failure on one side of the exchange of folders (rank 0 cannot write one, or a rank
+# cannot read its own: LOWP_FAULT=report-exchange:R) ends every rank, once, without a hang (the
+# other ranks' sends are still received)
+for r in 0 2; do
+  rm -rf "$T/many"
+  LOWP_FAULT=report-exchange:$r MPI -np 3 -x LOWP_FAULT "$LOWP" report --quick --out "$T/many" >/dev/null 2>"$T/eN"; rc=$?
+  [ $rc -eq 2 ] && [ "$(grep -vc '^lowp report: \[' "$T/eN")" -eq 1 ] && ok ||
+    bad "-np 3, the exchange fails on rank $r: exit $rc: $(grep -v '^lowp report: \[' "$T/eN" | head -3)"
+done
 n=$("$LOWP" list | wc -l)
 MPI -np $((n + 1)) "$LOWP" report --quick --out "$T/bad" >/dev/null 2>"$T/err"; rc=$?
 if [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "MPI ranks for $n experiments" "$T/err" &&
