@@ -281,6 +281,47 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #undef LOWP_RO512
 #undef LOWP_RN512
 #undef LOWP_JOIN512
+
+/* ftwo512's fast way on AVX2 (4 binary64 lanes per instruction, the same
+   proof): s = a1 b1 + p0 rounded to nearest binary64 by the fused
+   multiply-add (p0 = a0 b0 exact), converted to binary32; a lane whose s
+   has the low 28 bits of its encoding zero may be a binary32 midpoint, and
+   when any lane of the MR rows has, the leaf is done again by SLOW (the
+   TwoSum leaf of reduce_fast_body.h, ftwo_avx2: no rounding in the
+   instruction on AVX2). */
+#define LOWP_RN256(a0, b0, a1, b1)                                                       \
+  __extension__({                                                                        \
+    const __m256d s_ = _mm256_fmadd_pd(a1, b1, _mm256_mul_pd(a0, b0));                   \
+    mid_ = _mm256_or_si256(                                                              \
+        mid_, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(s_), low28), zero)); \
+    _mm256_cvtpd_ps(s_);                                                                 \
+  })
+#define LOWP_FTWO256(NAME, SLOW)                                                         \
+  __attribute__((target("avx2,fma"))) AI void NAME(vf *s, const tctx_t *c, size_t l,     \
+                                                   size_t j) {                          \
+    const float *b0 = c->pf + l * OWF + j, *b1 = b0 + OWF;                               \
+    const __m256d b0a = _mm256_cvtps_pd(_mm_loadu_ps(b0));                               \
+    const __m256d b0b = _mm256_cvtps_pd(_mm_loadu_ps(b0 + 4));                           \
+    const __m256d b0c = _mm256_cvtps_pd(_mm_loadu_ps(b0 + 8));                           \
+    const __m256d b0d = _mm256_cvtps_pd(_mm_loadu_ps(b0 + 12));                          \
+    const __m256d b1a = _mm256_cvtps_pd(_mm_loadu_ps(b1));                               \
+    const __m256d b1b = _mm256_cvtps_pd(_mm_loadu_ps(b1 + 4));                           \
+    const __m256d b1c = _mm256_cvtps_pd(_mm_loadu_ps(b1 + 8));                           \
+    const __m256d b1d = _mm256_cvtps_pd(_mm_loadu_ps(b1 + 12));                          \
+    const __m256i low28 = _mm256_set1_epi64x(0x0fffffff), zero = _mm256_setzero_si256(); \
+    __m256i mid_ = zero;                                                                 \
+    int r;                                                                               \
+    for (r = 0; r < MR; r++) {                                                           \
+      const __m256d a0 = _mm256_broadcast_sd(&c->ad[r][l]);                              \
+      const __m256d a1 = _mm256_broadcast_sd(&c->ad[r][l + 1]);                          \
+      __m128 q[4];                                                                       \
+      q[0] = LOWP_RN256(a0, b0a, a1, b1a), q[1] = LOWP_RN256(a0, b0b, a1, b1b);          \
+      q[2] = LOWP_RN256(a0, b0c, a1, b1c), q[3] = LOWP_RN256(a0, b0d, a1, b1d);          \
+      memcpy(&s[r], q, sizeof q);                                                        \
+    }                                                                                    \
+    if (__builtin_expect(_mm256_testz_si256(mid_, mid_), 1)) return;                     \
+    SLOW(s, c, l, j);                                                                    \
+  }
 #endif
 
 #define SFX _generic
@@ -299,12 +340,14 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #define LOWP_ORDFAST_X86 1
 #define SFX _avx2
 #define ATTR __attribute__((target("avx2,fma")))
-#define FTWO_INLINE 0
+#define FTWO ftwo256
+#define FTWO_INLINE 2
 #define TILE_MAX 4
 #define VFMA vfma_avx2
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
+#undef FTWO
 #undef FTWO_INLINE
 #undef TILE_MAX
 #undef VFMA

@@ -1,7 +1,9 @@
 /* lowp_reduce_fast's loops, compiled once per instruction set: included by
    reduce_fast.c with SFX (a name suffix), ATTR (a target attribute or
    nothing), FTWO_INLINE (1: kind f's leaf is FTWO, inlined into the
-   subtrees; else the TwoSum below), FTWO (ftwo512) where FTWO_INLINE, TILE_MAX (the largest unrolled pairwise
+   subtrees; 2: FTWO is defined here by LOWP_FTWO256, the fast way inlined
+   with the TwoSum below as its slow way; 0: the TwoSum below), FTWO
+   (ftwo512, or the name LOWP_FTWO256 gives) where FTWO_INLINE, TILE_MAX (the largest unrolled pairwise
    subtree) and VFMA (the binary32 fused multiply-add on a vf) defined. No
    include guard: meant to be included several times. */
 
@@ -81,7 +83,7 @@ ATTR AI void FN(ftadd_)(vf *s, const tctx_t *c, size_t l, size_t j) {
    this one, one call (inlined into every subtree it made the object three
    times larger), compiled in each copy (a generic helper's scalar times
    vector, inlined here, was built through memory) */
-#if FTWO_INLINE
+#if FTWO_INLINE == 1
 #define FTWO_K FTWO
 #else
 /* *o = x in every lane (gcc 12 built scalar times vector, used twice, on
@@ -112,7 +114,13 @@ ATTR static __attribute__((noinline)) void FN(ftwo_)(vf *s, const tctx_t *c, siz
     memcpy(&s[r], h, sizeof h);
   }
 }
+#if FTWO_INLINE == 2
+/* the fast way inlined, this TwoSum leaf its slow way (LOWP_FTWO256) */
+LOWP_FTWO256(FTWO, FN(ftwo_))
+#define FTWO_K FTWO
+#else
 #define FTWO_K FN(ftwo_)
+#endif
 #endif
 
 #define KFN(name) FN(LOWP_CAT(name, KSFX))
