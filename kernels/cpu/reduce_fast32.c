@@ -101,6 +101,14 @@ AI vf v_b(const nctx_t *c, size_t l, size_t jv) {
   return b;
 }
 
+AI vf v_ld(const float *p) {
+  vf x;
+  memcpy(&x, p, sizeof x);
+  return x;
+}
+
+AI void v_st(float *p, vf x) { memcpy(p, &x, sizeof x); }
+
 /* x (exact or rounded to odd at 24 bits) rounded once to acc */
 AI vf v_ra(vf x, const nctx_t *c, int fmt, int mode) {
   tgt_t t = c->acc;
@@ -196,6 +204,21 @@ T2 AI a16_t a_ra(a16_t x, const nctx_t *c, int fmt, int mode) {
   return x;
 }
 
+/* (loads and stores of whole 8-lane vectors: a struct copied by memcpy
+   went through 16-byte moves, and the 32-byte loads after them missed
+   store forwarding) */
+T2 AI a16_t a_ld(const float *p) {
+  a16_t x;
+  x.h[0] = _mm256_loadu_ps(p);
+  x.h[1] = _mm256_loadu_ps(p + 8);
+  return x;
+}
+
+T2 AI void a_st(float *p, a16_t x) {
+  _mm256_storeu_ps(p, x.h[0]);
+  _mm256_storeu_ps(p + 8, x.h[1]);
+}
+
 T2 AI a16_t a_b(const nctx_t *c, size_t l, size_t jv) {
   a16_t b;
   b.h[0] = _mm256_loadu_ps(c->panel + l * OW32 + jv * VWF);
@@ -247,7 +270,8 @@ T2 AI a16_t a_dir64(const nctx_t *c, size_t l, size_t jv, int lone) {
     if (!lone) s = _mm256_mul_pd(_mm256_broadcast_sd(&c->ad[l + 1]), _mm256_loadu_pd(b1 + 4 * e));
     q[e] = _mm256_cvtpd_ps(_mm256_fmadd_pd(a0, _mm256_loadu_pd(b0 + 4 * e), s));
   }
-  memcpy(&r, q, sizeof r);
+  r.h[0] = _mm256_insertf128_ps(_mm256_castps128_ps256(q[0]), q[1], 1);
+  r.h[1] = _mm256_insertf128_ps(_mm256_castps128_ps256(q[2]), q[3], 1);
   return r;
 }
 
@@ -275,6 +299,8 @@ T2 AI a16_t a_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 #define LOWP_N32_CASES(CALL)                                                       \
   CALL(F_OTHER, c->acc.mode, 0, 0) CALL(F_OTHER, c->acc.mode, 1, 1)                 \
   LOWP_MALL(CALL, F_FP16) LOWP_MALL(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
+#undef LOWP_N32_LEAF
+#define LOWP_N32_LEAF 8
 #define SFX _avx2
 #define ATTR T2
 #define V a16_t
@@ -339,6 +365,10 @@ T5 AI __m512 m_fp16r(__m512 x, int mode) {
   LOWP_IN_MODE(mode, LOWP_E)
 #undef LOWP_E
 }
+
+T5 AI __m512 m_ld(const float *p) { return _mm512_loadu_ps(p); }
+
+T5 AI void m_st(float *p, __m512 x) { _mm512_storeu_ps(p, x); }
 
 T5 AI __m512 m_b(const nctx_t *c, size_t l, size_t jv) {
   return _mm512_loadu_ps(c->panel + l * OW32 + jv * VWF);
