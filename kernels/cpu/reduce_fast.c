@@ -286,14 +286,17 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
    proof): s = a1 b1 + p0 rounded to nearest binary64 by the fused
    multiply-add (p0 = a0 b0 exact), converted to binary32; a lane whose s
    has the low 28 bits of its encoding zero may be a binary32 midpoint, and
-   when any lane of the MR rows has, the leaf is done again by SLOW (the
+   when any lane of the MR rows has, the leaf is done again by SLOW. The
+   test is one unsigned 32-bit minimum per vector over the encodings ANDed
+   with 0xffffffff0fffffff: a zero low half is the low 28 bits zero; a zero
+   high half (s = +0 or a subnormal, which no nonzero sum of products of
+   binary32 values is) only sends a leaf to SLOW as well (the
    TwoSum leaf of reduce_fast_body.h, ftwo_avx2: no rounding in the
    instruction on AVX2). */
 #define LOWP_RN256(a0, b0, a1, b1)                                                       \
   __extension__({                                                                        \
     const __m256d s_ = _mm256_fmadd_pd(a1, b1, _mm256_mul_pd(a0, b0));                   \
-    mid_ = _mm256_or_si256(                                                              \
-        mid_, _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_castpd_si256(s_), low28), zero)); \
+    mid_ = _mm256_min_epu32(mid_, _mm256_and_si256(_mm256_castpd_si256(s_), low28));   \
     _mm256_cvtpd_ps(s_);                                                                 \
   })
 #define LOWP_FTWO256(NAME, SLOW)                                                         \
@@ -308,18 +311,21 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
     const __m256d b1b = _mm256_cvtps_pd(_mm_loadu_ps(b1 + 4));                           \
     const __m256d b1c = _mm256_cvtps_pd(_mm_loadu_ps(b1 + 8));                           \
     const __m256d b1d = _mm256_cvtps_pd(_mm_loadu_ps(b1 + 12));                          \
-    const __m256i low28 = _mm256_set1_epi64x(0x0fffffff), zero = _mm256_setzero_si256(); \
-    __m256i mid_ = zero;                                                                 \
+    const __m256i low28 = _mm256_set1_epi64x((long long)0xffffffff0fffffffull);         \
+    __m256i mid_ = _mm256_set1_epi32(-1), z_;                                            \
     int r;                                                                               \
     for (r = 0; r < MR; r++) {                                                           \
       const __m256d a0 = _mm256_broadcast_sd(&c->ad[r][l]);                              \
       const __m256d a1 = _mm256_broadcast_sd(&c->ad[r][l + 1]);                          \
-      __m128 q[4];                                                                       \
-      q[0] = LOWP_RN256(a0, b0a, a1, b1a), q[1] = LOWP_RN256(a0, b0b, a1, b1b);          \
-      q[2] = LOWP_RN256(a0, b0c, a1, b1c), q[3] = LOWP_RN256(a0, b0d, a1, b1d);          \
-      memcpy(&s[r], q, sizeof q);                                                        \
+      __m256 h[2]; /* (whole 32-byte halves: 16-byte stores miss store forwarding) */     \
+      h[0] = _mm256_insertf128_ps(_mm256_castps128_ps256(LOWP_RN256(a0, b0a, a1, b1a)),  \
+                                  LOWP_RN256(a0, b0b, a1, b1b), 1);                      \
+      h[1] = _mm256_insertf128_ps(_mm256_castps128_ps256(LOWP_RN256(a0, b0c, a1, b1c)),  \
+                                  LOWP_RN256(a0, b0d, a1, b1d), 1);                      \
+      memcpy(&s[r], h, sizeof h);                                                        \
     }                                                                                    \
-    if (__builtin_expect(_mm256_testz_si256(mid_, mid_), 1)) return;                     \
+    z_ = _mm256_cmpeq_epi32(mid_, _mm256_setzero_si256());                               \
+    if (__builtin_expect(_mm256_testz_si256(z_, z_), 1)) return;                         \
     SLOW(s, c, l, j);                                                                    \
   }
 #endif
