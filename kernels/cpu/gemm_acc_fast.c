@@ -492,10 +492,54 @@ LOWP_RA_TGT static void ro32_avx2(float *s, const double *a, size_t i, size_t ro
 }
 #undef LOWP_RA_FMT
 #undef LOWP_RA_PK
+
+/* RO64 on AVX2 (K_RO, K_RORP): vstep_ro and vstep_fig on 4 binary64 lanes
+   of intrinsics (rd_odd, rd_round: cpu/acc_steps.h); s: rows x JB sums,
+   panel: kw x JB binary64 (zeros past jw) */
+LOWP_RA_TGT AI void rd_loop(double *s, const double *a, size_t i, size_t rows, size_t k,
+                            const double *panel, size_t l0, size_t kw, const tgt_t *acc,
+                            const tgt_t *prod, const int MODE, const int RP, const int FIG) {
+  size_t l, r, j;
+  for (l = 0; l < kw; l++) {
+    const double *bl = panel + l * JB;
+    for (r = 0; r < rows; r++) {
+      const __m256d va = _mm256_broadcast_sd(&a[(i + r) * k + l0 + l]);
+      double *sr = s + r * JB;
+      for (j = 0; j < JB; j += 4) {
+        __m256d vs = _mm256_loadu_pd(sr + j), p = _mm256_mul_pd(va, _mm256_loadu_pd(bl + j));
+        if (RP) p = rd_round(p, prod, prod->mode);
+        vs = rd_round(FIG ? _mm256_add_pd(vs, p) : rd_odd(vs, p, MODE), acc, MODE);
+        _mm256_storeu_pd(sr + j, vs);
+      }
+    }
+  }
+}
+
+LOWP_RA_TGT static void ro64_avx2(double *s, const double *a, size_t i, size_t rows, size_t k,
+                                  const double *panel, size_t l0, size_t kw, const tgt_t *acc,
+                                  const tgt_t *prod, int rp, int fig) {
+#define LOWP_RD(MODE)                                                              \
+  if (fig) rd_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, 1, 1);         \
+  else if (rp) rd_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, 1, 0);     \
+  else rd_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, 0, 0);
+  switch (acc->mode) {
+  case M_TZ: LOWP_RD(M_TZ) break;
+  case M_UP: LOWP_RD(M_UP) break;
+  case M_DN: LOWP_RD(M_DN) break;
+  default: LOWP_RD(M_NE) break;
+  }
+#undef LOWP_RD
+}
 #undef LOWP_RA_TGT
 #endif
 
 /* --------------------------------------------------------------- kernels */
+
+#ifdef LOWP_ACC_RA32
+#define LOWP_RO64_AVX2 1
+#else
+#define LOWP_RO64_AVX2 0
+#endif
 
 /* Kinds as compile-time constants of the inlined loops. */
 enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP, K_RF, K_RFRP, K_DIR32, K_DIR32RP,
@@ -530,8 +574,9 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
            finite); the output is canon()'s NaN whatever its sign */
         sf[r][j] = (float)canon(sd[r][j]);
       }
-    /* (the blk kinds run the whole block in an AVX-512 or AVX2 function below) */
-    for (l = 0; l < (blk ? 0 : kw); l++)
+    /* (the blk kinds run the whole block in an AVX-512 or AVX2 function
+       below, and so does RO64 on AVX2) */
+    for (l = 0; l < (blk || (ro && jb->isa == ISA_AVX2 && LOWP_RO64_AVX2) ? 0 : kw); l++)
       for (r = 0; r < rows; r++) {
         double av = jb->a[(i + r) * jb->k + l0 + l];
         if (kind == K_RF || kind == K_RFRP) {
@@ -596,6 +641,9 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
     }
 #endif
 #ifdef LOWP_ACC_RA32
+    if (ro && jb->isa == ISA_AVX2)
+      ro64_avx2(&sd[0][0], jb->a, i, rows, jb->k, (const double *)panel, l0, kw, &acc, &prod,
+                kind == K_RORP, fig64);
     if (kind == K_RFA || kind == K_RFARP)
       ro32_avx2(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, kind == K_RFARP);
 #endif

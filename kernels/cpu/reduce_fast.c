@@ -94,6 +94,33 @@ AI void add_to(double *x, const double *y, const octx_t *c) {
   }
 }
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* term and add_to on AVX2: the same steps on 4 binary64 lanes of
+   intrinsics (rd_round, rd_odd: cpu/acc_steps.h; gcc's AVX2 build of the
+   vector-extension steps kept scalar pieces) */
+#define LOWP_RD_TGT __attribute__((target("avx2,fma")))
+LOWP_RD_TGT AI void term_avx2(double *out, const octx_t *c, size_t l) {
+  const __m256d va = _mm256_broadcast_sd(&c->arow[l]);
+  const double *bl = c->panel + l * OW;
+  size_t j;
+  for (j = 0; j < OW; j += 4) {
+    __m256d p = _mm256_mul_pd(va, _mm256_loadu_pd(bl + j));
+    if (c->rp) p = rd_round(p, &c->acc, c->acc.mode);
+    _mm256_storeu_pd(out + j, p);
+  }
+}
+
+LOWP_RD_TGT AI void add_to_avx2(double *x, const double *y, const octx_t *c) {
+  size_t j;
+  for (j = 0; j < OW; j += 4) {
+    __m256d vx = _mm256_loadu_pd(x + j);
+    vx = rd_round(rd_odd(vx, _mm256_loadu_pd(y + j), c->acc.mode), &c->acc, c->acc.mode);
+    _mm256_storeu_pd(x + j, vx);
+  }
+}
+#undef LOWP_RD_TGT
+#endif
+
 /* ---- register tiles (reduce_fast_tile.h): MR rows x one vector of lanes,
    for fp64 (binary64 lanes, kind d) and fp32 in rne (binary32 lanes, kind
    f with exact terms, fma = 1, kind r with binary32 products, fma = 0). A
@@ -335,6 +362,8 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #define FTWO_INLINE 0
 #define TILE_MAX 4
 #define VFMA vfma_g
+#define TERM term
+#define ADD_TO add_to
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
@@ -350,7 +379,15 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #define FTWO_INLINE 2
 #define TILE_MAX 4
 #define VFMA vfma_avx2
+#undef TERM
+#undef ADD_TO
+#define TERM term_avx2
+#define ADD_TO add_to_avx2
 #include "cpu/reduce_fast_body.h"
+#undef TERM
+#undef ADD_TO
+#define TERM term
+#define ADD_TO add_to
 #undef SFX
 #undef ATTR
 #undef FTWO

@@ -4,7 +4,8 @@
    subtrees; 2: FTWO is defined here by LOWP_FTWO256, the fast way inlined
    with the TwoSum below as its slow way; 0: the TwoSum below), FTWO
    (ftwo512, or the name LOWP_FTWO256 gives) where FTWO_INLINE, TILE_MAX (the largest unrolled pairwise
-   subtree) and VFMA (the binary32 fused multiply-add on a vf) defined. No
+   subtree), VFMA (the binary32 fused multiply-add on a vf), TERM and ADD_TO
+   (the binary64 lanes' term and add_to, or their AVX2 copies) defined. No
    include guard: meant to be included several times. */
 
 #define LOWP_CAT2(a, b) a##b
@@ -17,13 +18,13 @@ ATTR static void FN(pair_)(double *out, const octx_t *c, size_t lo, size_t hi) {
   double tmp[OW] __attribute__((aligned(64)));
   size_t mid;
   if (hi - lo == 1) {
-    term(out, c, lo);
+    TERM(out, c, lo);
     return;
   }
   mid = lo + (hi - lo) / 2;
   FN(pair_)(out, c, lo, mid);
   FN(pair_)(tmp, c, mid, hi);
-  add_to(out, tmp, c);
+  ADD_TO(out, tmp, c);
 }
 
 /* recursive over [lo, hi), hi - lo >= 1: the first two terms in one
@@ -31,15 +32,15 @@ ATTR static void FN(pair_)(double *out, const octx_t *c, size_t lo, size_t hi) {
 ATTR static void FN(rec_)(double *out, const octx_t *c, size_t lo, size_t hi) {
   double t[OW] __attribute__((aligned(64)));
   size_t l;
-  term(out, c, lo);
+  TERM(out, c, lo);
   if (hi - lo == 1) {
     memset(t, 0, sizeof t);
-    add_to(out, t, c);
+    ADD_TO(out, t, c);
     return;
   }
   for (l = lo + 1; l < hi; l++) {
-    term(t, c, l);
-    add_to(out, t, c);
+    TERM(t, c, l);
+    ADD_TO(out, t, c);
   }
 }
 
@@ -60,7 +61,7 @@ ATTR static void FN(row_)(double *out, const octx_t *c, size_t k) {
     FN(rec_)(out, c, 0, w < k ? w : k);
     for (lo = w; lo < k; lo += w) {
       FN(rec_)(part, c, lo, lo + w < k ? lo + w : k);
-      add_to(out, part, c);
+      ADD_TO(out, part, c);
     }
     break;
   default:
