@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu.h"
 #include "cpu/reduce_fast.h"
 #include "model/accum.h"
 #include "status.h"
@@ -110,10 +111,11 @@ typedef struct {
 } data_t;
 
 /* lanes: 32 or 64, the lanes lowp_gemm_order_fast_lanes must report on
-   every isa; 3264: 32 on avx512 and 64 below (fp32 in directed modes);
+   every isa; 3264: 32 on avx512 and on avx2 with F16C (the rounding
+   mode register), 64 on the baseline (fp32 in directed modes);
    0: either (narrow accumulators on entry's data, RO32 by chance or not) */
 static int lanes_want(int lanes, int s) {
-  return lanes == 3264 ? (s == 2 ? 32 : 64) : lanes;
+  return lanes == 3264 ? (s == 2 || (s == 1 && lowp_cpu_has_f16c()) ? 32 : 64) : lanes;
 }
 
 /* fast == lowp_accum_dot on one m x k by k x n problem, on every isa
@@ -299,7 +301,7 @@ static void run_pass(int pass) {
           for (q = 0; q < sizeof ks / sizeof *ks; q++)
             for (sp = 0; sp < 2; sp++) {
               data_t dt = {(int)sp, 0};
-              /* fp32: rne binary32 lanes, directed ones on AVX-512; fp64
+              /* fp32: rne binary32 lanes, directed ones on AVX-512 and AVX2; fp64
                  and tf32 (RO64) binary64 */
               int lanes = f == 0 ? (r ? 3264 : 32) : f == 1 || f == 4 ? 64 : 0;
               check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], dt, lanes, 2);

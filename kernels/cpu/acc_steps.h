@@ -102,33 +102,43 @@ AI vi vall(int c) { return (vi){0} - (int64_t)(c != 0); }
    the same test written as several comparisons joined by & */
 AI vi vnz(vi x) { return (x | -x) >> 63; }
 
+/* -1 where a < b, for lanes with |a - b| < 2^63; and where the binary64
+   value of the bits d is > 0 (not NaN): lane tests by arithmetic, as flt
+   and fpos below (gcc 12 lowered comparisons of 64-byte vectors element
+   by element, comisd and cmov, on AVX2: 5 to 19 ns per step there) */
+AI vi vlt(vi a, vi b) { return (a - b) >> 63; }
+
+AI vi vpos(vi d) { return (-d & ~d) >> 63; }
+
 AI vd vround_to(vd x, const tgt_t *t) {
   const vi sgn = (vi){0} + INT64_MIN;
-  vi u = (vi)x, sg = u & sgn, neg = u >> 63, eb = (u >> 52) & 0x7ff;
-  vi e = eb - 1023, emin = (vi){0} + t->emin, big, q;
+  vi u = (vi)x, sg = u & sgn, neg = u >> 63, eb = (vi)(((vu)u >> 52) & 0x7ff);
+  vi e = eb - 1023, emin = (vi){0} + t->emin, big, q, ud;
   vd sigma, r, ulp, d, ovv;
   int mode = t->mode;
-  big = e > emin;
+  big = vlt(emin, e);
   q = ((e & big) | (emin & ~big)) - (t->p - 1);
   sigma = (vd)(((vu)(q + 1075) << 52) | ((uint64_t)1 << 51));
   r = (x + sigma) - sigma;
   ulp = (vd)((vu)(q + 1023) << 52);
   d = x - r;
-  r = vsel((d > 0) & (vall(mode == M_UP) | (vall(mode == M_TZ) & neg)), r + ulp, r);
-  r = vsel((d < 0) & (vall(mode == M_DN) | (vall(mode == M_TZ) & ~neg)), r - ulp, r);
+  ud = (vi)d;
+  r = vsel(vpos(ud) & (vall(mode == M_UP) | (vall(mode == M_TZ) & neg)), r + ulp, r);
+  r = vsel(vpos(ud ^ sgn) & (vall(mode == M_DN) | (vall(mode == M_TZ) & ~neg)), r - ulp, r);
   r = vsel(~vnz((vi)r & ~sgn), (vd)sg, r);
   ovv = vsel(vall(mode == M_NE) | (vall(mode == M_UP) & ~neg) | (vall(mode == M_DN) & neg),
              (vd){0} + INFINITY, (vd){0} + t->xmax);
   ovv = (vd)((vi)ovv | sg);
-  r = vsel((vd)((vi)r & ~sgn) > t->xmax, ovv, r);
-  return vsel(eb != 0x7ff, r, x);
+  /* |r| > xmax on the bits (both >= 0, not NaN) */
+  r = vsel(vlt((vi)((vd){0} + t->xmax), (vi)r & ~sgn), ovv, r);
+  return vsel(vnz(eb ^ 0x7ff), r, x);
 }
 
 AI vd vadd_odd(vd s, vd p, int mode) {
   const vi sgn = (vi){0} + INT64_MIN;
   vd t = s + p, bb = t - s, err = (s - (t - bb)) + (p - bb);
   vi ut = (vi)t, step = 1 | ((ut ^ (vi)err) >> 63);
-  vi fin = (((ut >> 52) & 0x7ff) + 1) >> 11; /* 1 for inf/NaN, else 0 */
+  vi fin = (vi)((((vu)ut >> 52) & 0x7ff) + 1) >> 11; /* 1 for inf/NaN, else 0 */
   ut += step & (fin - 1) & vnz((vi)err & ~sgn) & ((ut & 1) - 1);
   if (mode == M_DN) {
     vi z = ~vnz((vi)t & ~sgn);
@@ -251,6 +261,178 @@ __attribute__((target(LOWP_ACC_AVX512))) AI __m512 rofma_pick(__m512 d, __m512 u
   return mode == M_DN ? _mm512_mask_blend_ps(inx & ~dodd, d, u)
                       : _mm512_mask_blend_ps(inx & dodd, u, d);
 }
+
+/* ------------------------------------------------- RO32 on AVX2 intrinsics */
+
+/* The RO32 steps on 8 binary32 lanes (gcc and clang; F16C for fp16),
+   gemm_acc_fast.c's ro32_avx2 and reduce_fast32.c's AVX2 copy: every
+   operation one AVX2 instruction (what each computes and why:
+   gemm_acc_fast.c, above ro32_avx2). The definitions below end with
+   #undef LOWP_RA_TGT; users define it again where they need it. */
+#define LOWP_ACC_AVX2 "avx2,fma,f16c"
+#define LOWP_RA_TGT __attribute__((target(LOWP_ACC_AVX2)))
+
+/* how the products are formed: exact, rounded to fp16 or bf16 in rne, any */
+enum { RP_EX, RP_F16NE, RP_BF16NE, RP_ANY };
+
+#define LOWP_F16X(X, RC) _mm256_cvtph_ps(_mm256_cvtps_ph((X), (RC)))
+
+LOWP_RA_TGT AI __m256 ra_f16(__m256 x, int mode) {
+  switch (mode) {
+  case M_TZ: return LOWP_F16X(x, _MM_FROUND_TO_ZERO);
+  case M_UP: return LOWP_F16X(x, _MM_FROUND_TO_POS_INF);
+  case M_DN: return LOWP_F16X(x, _MM_FROUND_TO_NEG_INF);
+  default: return LOWP_F16X(x, _MM_FROUND_TO_NEAREST_INT);
+  }
+}
+
+/* fround_bf16_bits on 8 lanes */
+LOWP_RA_TGT AI __m256 ra_bf16(__m256 x, int mode) {
+  const __m256i u = _mm256_castps_si256(x), lo = _mm256_set1_epi32(0xffff);
+  __m256i inc;
+  if (mode == M_NE)
+    inc = _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
+                           _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)));
+  else if (mode == M_UP) inc = _mm256_andnot_si256(_mm256_srai_epi32(u, 31), lo);
+  else if (mode == M_DN) inc = _mm256_and_si256(_mm256_srai_epi32(u, 31), lo);
+  else inc = _mm256_setzero_si256();
+  return _mm256_castsi256_ps(
+      _mm256_andnot_si256(lo, _mm256_add_epi32(u, inc)));
+}
+
+/* fround_to on 8 lanes (x exact, or rounded to odd at 24 bits) */
+LOWP_RA_TGT AI __m256 ra_round(__m256 x, const tgt_t *t, int mode) {
+  const __m256 zero = _mm256_setzero_ps(), xmax = _mm256_set1_ps((float)t->xmax);
+  const __m256 sgn = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
+  const __m256i u = _mm256_castps_si256(x);
+  const __m256i eb = _mm256_and_si256(_mm256_srli_epi32(u, 23), _mm256_set1_epi32(0xff));
+  const __m256 sg = _mm256_and_ps(x, sgn), neg = _mm256_castsi256_ps(_mm256_srai_epi32(u, 31));
+  __m256i q = _mm256_sub_epi32(_mm256_max_epi32(eb, _mm256_set1_epi32(t->emin + 127)),
+                               _mm256_set1_epi32(t->p - 1 + 127)); /* max(e, emin) - (p - 1) */
+  __m256 sigma = _mm256_castsi256_ps(_mm256_or_si256(
+      _mm256_slli_epi32(_mm256_add_epi32(q, _mm256_set1_epi32(150)), 23),
+      _mm256_set1_epi32(1 << 22)));
+  __m256 r = _mm256_sub_ps(_mm256_add_ps(x, sigma), sigma), ovv;
+  if (mode != M_NE) {
+    __m256 ulp = _mm256_mul_ps(
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(q, _mm256_set1_epi32(148)), 23)),
+        _mm256_set1_ps(0x1p-21f));
+    __m256 d = _mm256_sub_ps(x, r), up = _mm256_cmp_ps(d, zero, _CMP_GT_OQ);
+    __m256 dn = _mm256_cmp_ps(d, zero, _CMP_LT_OQ);
+    if (mode == M_TZ) up = _mm256_and_ps(up, neg), dn = _mm256_andnot_ps(neg, dn);
+    if (mode != M_DN) r = _mm256_blendv_ps(r, _mm256_add_ps(r, ulp), up);
+    if (mode != M_UP) r = _mm256_blendv_ps(r, _mm256_sub_ps(r, ulp), dn);
+  }
+  r = _mm256_blendv_ps(r, sg, _mm256_cmp_ps(r, zero, _CMP_EQ_OQ));
+  /* overflow: inf where the mode rounds away from zero, else max */
+  if (mode == M_NE) ovv = _mm256_set1_ps(INFINITY);
+  else if (mode == M_UP) ovv = _mm256_blendv_ps(_mm256_set1_ps(INFINITY), xmax, neg);
+  else if (mode == M_DN) ovv = _mm256_blendv_ps(xmax, _mm256_set1_ps(INFINITY), neg);
+  else ovv = xmax;
+  r = _mm256_blendv_ps(r, _mm256_or_ps(ovv, sg),
+                       _mm256_cmp_ps(_mm256_andnot_ps(sgn, r), xmax, _CMP_GT_OQ));
+  return _mm256_blendv_ps(
+      r, x, _mm256_castsi256_ps(_mm256_cmpeq_epi32(eb, _mm256_set1_epi32(0xff))));
+}
+
+/* s + p rounded to odd at 24 bits (fadd_odd). err is NaN wherever t is
+   inf or NaN (t - bb or bb is inf - inf, or a NaN propagates), so the
+   ordered err != 0 alone marks the finite inexact sums. */
+LOWP_RA_TGT AI __m256 ra_odd(__m256 s, __m256 p, int mode) {
+  const __m256i one = _mm256_set1_epi32(1);
+  __m256 t = _mm256_add_ps(s, p), bb = _mm256_sub_ps(t, s);
+  __m256 err = _mm256_add_ps(_mm256_sub_ps(s, _mm256_sub_ps(t, bb)), _mm256_sub_ps(p, bb));
+  __m256i ut = _mm256_castps_si256(t);
+  __m256i inx = _mm256_castps_si256(_mm256_cmp_ps(err, _mm256_setzero_ps(), _CMP_NEQ_OQ));
+  __m256i opp = _mm256_srai_epi32(_mm256_xor_si256(ut, _mm256_castps_si256(err)), 31);
+  ut = _mm256_or_si256(_mm256_add_epi32(ut, _mm256_and_si256(opp, inx)),
+                       _mm256_and_si256(inx, one));
+  if (mode == M_DN) {
+    /* an exact zero sum: -0 unless both terms are +0 (IEEE 754 6.3) */
+    __m256 z = _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_EQ_OQ);
+    __m256 zs = _mm256_and_ps(_mm256_or_ps(s, p), _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN)));
+    return _mm256_blendv_ps(_mm256_castsi256_ps(ut), zs, z);
+  }
+  return _mm256_castsi256_ps(ut);
+}
+
+/* a product rounded to prod (finite: no NaN test for bf16) */
+LOWP_RA_TGT AI __m256 ra_prod(__m256 p, const tgt_t *prod) {
+  if (prod->fp16) return ra_f16(p, prod->mode);
+  if (prod->bf16) return ra_bf16(p, prod->mode);
+  return ra_round(p, prod, prod->mode);
+}
+
+
+/* RO64's steps (vround_to, vadd_odd: round_to's and add_odd's algorithm,
+   proven in gemm_acc_fast.c) on 4 binary64 lanes of AVX2 intrinsics, each
+   operation one instruction (gcc's build of the 64-byte vector-extension
+   steps for AVX2 kept scalar pieces: 17 to 19 ns per step). x exact, or
+   rounded to odd at 53 bits; t's p <= 51 and emin - p >= -1000
+   (ro_fits), so 2^q and sigma are normal binary64 values. No F16C: the
+   AVX2 copies of every kernel inline them. */
+#define LOWP_RD_TGT __attribute__((target("avx2,fma")))
+LOWP_RD_TGT AI __m256d rd_round(__m256d x, const tgt_t *t, int mode) {
+  const __m256d zero = _mm256_setzero_pd(), xmax = _mm256_set1_pd(t->xmax);
+  const __m256d sgn = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MIN));
+  const __m256i u = _mm256_castpd_si256(x);
+  const __m256i eb = _mm256_and_si256(_mm256_srli_epi64(u, 52), _mm256_set1_epi64x(0x7ff));
+  const __m256i ebmin = _mm256_set1_epi64x(t->emin + 1023);
+  const __m256d sg = _mm256_and_pd(x, sgn);
+  const __m256d neg = _mm256_castsi256_pd(_mm256_cmpgt_epi64(_mm256_setzero_si256(), u));
+  /* q + 1023 = max(e, emin) - (p - 1) + 1023 */
+  const __m256i qb = _mm256_sub_epi64(
+      _mm256_castpd_si256(_mm256_blendv_pd(_mm256_castsi256_pd(ebmin), _mm256_castsi256_pd(eb),
+                                           _mm256_castsi256_pd(_mm256_cmpgt_epi64(eb, ebmin)))),
+      _mm256_set1_epi64x(t->p - 1));
+  const __m256d sigma = _mm256_castsi256_pd(_mm256_or_si256(
+      _mm256_slli_epi64(_mm256_add_epi64(qb, _mm256_set1_epi64x(52)), 52),
+      _mm256_set1_epi64x((long long)1 << 51)));
+  __m256d r = _mm256_sub_pd(_mm256_add_pd(x, sigma), sigma), ovv;
+  if (mode != M_NE) {
+    const __m256d ulp = _mm256_castsi256_pd(_mm256_slli_epi64(qb, 52));
+    const __m256d d = _mm256_sub_pd(x, r);
+    __m256d up = _mm256_cmp_pd(d, zero, _CMP_GT_OQ), dn = _mm256_cmp_pd(d, zero, _CMP_LT_OQ);
+    if (mode == M_TZ) up = _mm256_and_pd(up, neg), dn = _mm256_andnot_pd(neg, dn);
+    if (mode != M_DN) r = _mm256_blendv_pd(r, _mm256_add_pd(r, ulp), up);
+    if (mode != M_UP) r = _mm256_blendv_pd(r, _mm256_sub_pd(r, ulp), dn);
+  }
+  r = _mm256_blendv_pd(r, sg, _mm256_cmp_pd(r, zero, _CMP_EQ_OQ));
+  /* overflow: inf where the mode rounds away from zero, else max */
+  if (mode == M_NE) ovv = _mm256_set1_pd(INFINITY);
+  else if (mode == M_UP) ovv = _mm256_blendv_pd(_mm256_set1_pd(INFINITY), xmax, neg);
+  else if (mode == M_DN) ovv = _mm256_blendv_pd(xmax, _mm256_set1_pd(INFINITY), neg);
+  else ovv = xmax;
+  r = _mm256_blendv_pd(r, _mm256_or_pd(ovv, sg),
+                       _mm256_cmp_pd(_mm256_andnot_pd(sgn, r), xmax, _CMP_GT_OQ));
+  return _mm256_blendv_pd(
+      r, x, _mm256_castsi256_pd(_mm256_cmpeq_epi64(eb, _mm256_set1_epi64x(0x7ff))));
+}
+
+/* s + p rounded to odd at 53 bits (vadd_odd, as ra_odd: err is NaN
+   wherever t is inf or NaN, so the ordered err != 0 marks the finite
+   inexact sums) */
+LOWP_RD_TGT AI __m256d rd_odd(__m256d s, __m256d p, int mode) {
+  const __m256i one = _mm256_set1_epi64x(1);
+  __m256d t = _mm256_add_pd(s, p), bb = _mm256_sub_pd(t, s);
+  __m256d err = _mm256_add_pd(_mm256_sub_pd(s, _mm256_sub_pd(t, bb)), _mm256_sub_pd(p, bb));
+  __m256i ut = _mm256_castpd_si256(t);
+  __m256i inx = _mm256_castpd_si256(_mm256_cmp_pd(err, _mm256_setzero_pd(), _CMP_NEQ_OQ));
+  __m256i opp = _mm256_cmpgt_epi64(_mm256_setzero_si256(),
+                                   _mm256_xor_si256(ut, _mm256_castpd_si256(err)));
+  ut = _mm256_or_si256(_mm256_add_epi64(ut, _mm256_and_si256(opp, inx)),
+                       _mm256_and_si256(inx, one));
+  if (mode == M_DN) {
+    /* an exact zero sum: -0 unless both terms are +0 (IEEE 754 6.3) */
+    __m256d z = _mm256_cmp_pd(t, _mm256_setzero_pd(), _CMP_EQ_OQ);
+    __m256d zs = _mm256_and_pd(_mm256_or_pd(s, p),
+                               _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MIN)));
+    return _mm256_blendv_pd(_mm256_castsi256_pd(ut), zs, z);
+  }
+  return _mm256_castsi256_pd(ut);
+}
+#undef LOWP_RD_TGT
+#undef LOWP_RA_TGT
 #endif
 
 /* the positive quiet NaN for any NaN (exact/acc.c rounds NAN) */

@@ -96,7 +96,10 @@ typedef struct {
   size_t m, n, k;
   tgt_t acc, prod;
   int nb8; /* every entry of a and b has <= 8 significant bits (PK_V8) */
+  int isa; /* the copy that runs (lowp_isa_t) */
 } job_t;
+
+enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LOWP_ISA_AVX512 };
 
 /* the opening comment's FIG: products rounded to prod, then the sum
    rounded to nearest at w bits (working exponents from wemin) and to acc */
@@ -175,6 +178,38 @@ dir32_avx512(float *s, const double *a, size_t i, size_t rows, size_t k, const f
   }
 }
 #undef LOWP_DIR_LOOP
+
+/* The same on AVX2, which has no rounding in the instruction: the
+   rounding-control field of MXCSR (bits 13-14: 01 down, 10 up, 11 toward
+   zero; Intel SDM vol. 1, 10.2.3.3) set to the mode around the loop and
+   restored after. Every floating-point operation between the two writes
+   is this loop's (the conversions of binary32 inputs are exact; the
+   function is never inlined, so nothing of the caller's moves in), on this
+   thread: each OpenMP thread has its own MXCSR. _mm256_fmadd_ps is IEEE
+   754's fusedMultiplyAdd in that mode, _mm256_mul_ps and _mm256_add_ps its
+   multiplication and addition. */
+__attribute__((target("avx2,fma"), noinline)) static void
+dir32_avx2(float *s, const double *a, size_t i, size_t rows, size_t k, const float *panel,
+           size_t l0, size_t kw, int rp, int mode) {
+  const unsigned csr = _mm_getcsr();
+  size_t l, r, j;
+  _mm_setcsr((csr & ~0x6000u) | (mode == M_DN ? 0x2000u : mode == M_UP ? 0x4000u : 0x6000u));
+  for (l = 0; l < kw; l++)
+    for (r = 0; r < rows; r++) {
+      const __m256 va = _mm256_set1_ps((float)a[(i + r) * k + l0 + l]);
+      float *sr = s + r * JB;
+      const float *bl = panel + l * JB;
+      if (rp)
+        for (j = 0; j < JB; j += 8)
+          _mm256_storeu_ps(sr + j, _mm256_add_ps(_mm256_mul_ps(va, _mm256_loadu_ps(bl + j)),
+                                                 _mm256_loadu_ps(sr + j)));
+      else
+        for (j = 0; j < JB; j += 8)
+          _mm256_storeu_ps(sr + j, _mm256_fmadd_ps(va, _mm256_loadu_ps(bl + j),
+                                                   _mm256_loadu_ps(sr + j)));
+    }
+  _mm_setcsr(csr);
+}
 
 #ifdef LOWP_ACC_RO16
 /* (gcc only, cpu/acc_steps.h: clang builds run K_RF) */
@@ -388,101 +423,11 @@ static int ro16_pk(const job_t *jb, int rp) {
      default NaN 0xffc00000, whose low 16 bits are zero: kept); other
      formats by fround_to's algorithm with 2^q = 2^(q + 21) 2^-21 (q in
      [-147, 104]: a normal encoding, and an exact product) instead of a
-     per-lane shift. */
+     per-lane shift.
+   The steps (ra_f16, ra_bf16, ra_round, ra_odd, ra_prod) are in
+   cpu/acc_steps.h, shared with reduce_fast32.c's AVX2 copy. */
 #define LOWP_ACC_RA32 1
-#define LOWP_ACC_AVX2 "avx2,fma,f16c"
 #define LOWP_RA_TGT __attribute__((target(LOWP_ACC_AVX2)))
-
-/* how the products are formed: exact, rounded to fp16 or bf16 in rne, any */
-enum { RP_EX, RP_F16NE, RP_BF16NE, RP_ANY };
-
-#define LOWP_F16X(X, RC) _mm256_cvtph_ps(_mm256_cvtps_ph((X), (RC)))
-
-LOWP_RA_TGT AI __m256 ra_f16(__m256 x, int mode) {
-  switch (mode) {
-  case M_TZ: return LOWP_F16X(x, _MM_FROUND_TO_ZERO);
-  case M_UP: return LOWP_F16X(x, _MM_FROUND_TO_POS_INF);
-  case M_DN: return LOWP_F16X(x, _MM_FROUND_TO_NEG_INF);
-  default: return LOWP_F16X(x, _MM_FROUND_TO_NEAREST_INT);
-  }
-}
-
-/* fround_bf16_bits on 8 lanes */
-LOWP_RA_TGT AI __m256 ra_bf16(__m256 x, int mode) {
-  const __m256i u = _mm256_castps_si256(x), lo = _mm256_set1_epi32(0xffff);
-  __m256i inc;
-  if (mode == M_NE)
-    inc = _mm256_add_epi32(_mm256_set1_epi32(0x7fff),
-                           _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)));
-  else if (mode == M_UP) inc = _mm256_andnot_si256(_mm256_srai_epi32(u, 31), lo);
-  else if (mode == M_DN) inc = _mm256_and_si256(_mm256_srai_epi32(u, 31), lo);
-  else inc = _mm256_setzero_si256();
-  return _mm256_castsi256_ps(
-      _mm256_andnot_si256(lo, _mm256_add_epi32(u, inc)));
-}
-
-/* fround_to on 8 lanes (x exact, or rounded to odd at 24 bits) */
-LOWP_RA_TGT AI __m256 ra_round(__m256 x, const tgt_t *t, int mode) {
-  const __m256 zero = _mm256_setzero_ps(), xmax = _mm256_set1_ps((float)t->xmax);
-  const __m256 sgn = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
-  const __m256i u = _mm256_castps_si256(x);
-  const __m256i eb = _mm256_and_si256(_mm256_srli_epi32(u, 23), _mm256_set1_epi32(0xff));
-  const __m256 sg = _mm256_and_ps(x, sgn), neg = _mm256_castsi256_ps(_mm256_srai_epi32(u, 31));
-  __m256i q = _mm256_sub_epi32(_mm256_max_epi32(eb, _mm256_set1_epi32(t->emin + 127)),
-                               _mm256_set1_epi32(t->p - 1 + 127)); /* max(e, emin) - (p - 1) */
-  __m256 sigma = _mm256_castsi256_ps(_mm256_or_si256(
-      _mm256_slli_epi32(_mm256_add_epi32(q, _mm256_set1_epi32(150)), 23),
-      _mm256_set1_epi32(1 << 22)));
-  __m256 r = _mm256_sub_ps(_mm256_add_ps(x, sigma), sigma), ovv;
-  if (mode != M_NE) {
-    __m256 ulp = _mm256_mul_ps(
-        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(q, _mm256_set1_epi32(148)), 23)),
-        _mm256_set1_ps(0x1p-21f));
-    __m256 d = _mm256_sub_ps(x, r), up = _mm256_cmp_ps(d, zero, _CMP_GT_OQ);
-    __m256 dn = _mm256_cmp_ps(d, zero, _CMP_LT_OQ);
-    if (mode == M_TZ) up = _mm256_and_ps(up, neg), dn = _mm256_andnot_ps(neg, dn);
-    if (mode != M_DN) r = _mm256_blendv_ps(r, _mm256_add_ps(r, ulp), up);
-    if (mode != M_UP) r = _mm256_blendv_ps(r, _mm256_sub_ps(r, ulp), dn);
-  }
-  r = _mm256_blendv_ps(r, sg, _mm256_cmp_ps(r, zero, _CMP_EQ_OQ));
-  /* overflow: inf where the mode rounds away from zero, else max */
-  if (mode == M_NE) ovv = _mm256_set1_ps(INFINITY);
-  else if (mode == M_UP) ovv = _mm256_blendv_ps(_mm256_set1_ps(INFINITY), xmax, neg);
-  else if (mode == M_DN) ovv = _mm256_blendv_ps(xmax, _mm256_set1_ps(INFINITY), neg);
-  else ovv = xmax;
-  r = _mm256_blendv_ps(r, _mm256_or_ps(ovv, sg),
-                       _mm256_cmp_ps(_mm256_andnot_ps(sgn, r), xmax, _CMP_GT_OQ));
-  return _mm256_blendv_ps(
-      r, x, _mm256_castsi256_ps(_mm256_cmpeq_epi32(eb, _mm256_set1_epi32(0xff))));
-}
-
-/* s + p rounded to odd at 24 bits (fadd_odd). err is NaN wherever t is
-   inf or NaN (t - bb or bb is inf - inf, or a NaN propagates), so the
-   ordered err != 0 alone marks the finite inexact sums. */
-LOWP_RA_TGT AI __m256 ra_odd(__m256 s, __m256 p, int mode) {
-  const __m256i one = _mm256_set1_epi32(1);
-  __m256 t = _mm256_add_ps(s, p), bb = _mm256_sub_ps(t, s);
-  __m256 err = _mm256_add_ps(_mm256_sub_ps(s, _mm256_sub_ps(t, bb)), _mm256_sub_ps(p, bb));
-  __m256i ut = _mm256_castps_si256(t);
-  __m256i inx = _mm256_castps_si256(_mm256_cmp_ps(err, _mm256_setzero_ps(), _CMP_NEQ_OQ));
-  __m256i opp = _mm256_srai_epi32(_mm256_xor_si256(ut, _mm256_castps_si256(err)), 31);
-  ut = _mm256_or_si256(_mm256_add_epi32(ut, _mm256_and_si256(opp, inx)),
-                       _mm256_and_si256(inx, one));
-  if (mode == M_DN) {
-    /* an exact zero sum: -0 unless both terms are +0 (IEEE 754 6.3) */
-    __m256 z = _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_EQ_OQ);
-    __m256 zs = _mm256_and_ps(_mm256_or_ps(s, p), _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN)));
-    return _mm256_blendv_ps(_mm256_castsi256_ps(ut), zs, z);
-  }
-  return _mm256_castsi256_ps(ut);
-}
-
-/* a product rounded to prod (finite: no NaN test for bf16) */
-LOWP_RA_TGT AI __m256 ra_prod(__m256 p, const tgt_t *prod) {
-  if (prod->fp16) return ra_f16(p, prod->mode);
-  if (prod->bf16) return ra_bf16(p, prod->mode);
-  return ra_round(p, prod, prod->mode);
-}
 
 /* s[r JB + j] for the rows and the panel's columns, k from l0 to l0 + kw
    (the loops of LOWP_ROFMA_LOOP); MODE acc's mode, FMT 1 fp16 / 2 bf16 /
@@ -547,11 +492,54 @@ LOWP_RA_TGT static void ro32_avx2(float *s, const double *a, size_t i, size_t ro
 }
 #undef LOWP_RA_FMT
 #undef LOWP_RA_PK
-#undef LOWP_F16X
+
+/* RO64 on AVX2 (K_RO, K_RORP): vstep_ro and vstep_fig on 4 binary64 lanes
+   of intrinsics (rd_odd, rd_round: cpu/acc_steps.h); s: rows x JB sums,
+   panel: kw x JB binary64 (zeros past jw) */
+LOWP_RA_TGT AI void rd_loop(double *s, const double *a, size_t i, size_t rows, size_t k,
+                            const double *panel, size_t l0, size_t kw, const tgt_t *acc,
+                            const tgt_t *prod, const int MODE, const int RP, const int FIG) {
+  size_t l, r, j;
+  for (l = 0; l < kw; l++) {
+    const double *bl = panel + l * JB;
+    for (r = 0; r < rows; r++) {
+      const __m256d va = _mm256_broadcast_sd(&a[(i + r) * k + l0 + l]);
+      double *sr = s + r * JB;
+      for (j = 0; j < JB; j += 4) {
+        __m256d vs = _mm256_loadu_pd(sr + j), p = _mm256_mul_pd(va, _mm256_loadu_pd(bl + j));
+        if (RP) p = rd_round(p, prod, prod->mode);
+        vs = rd_round(FIG ? _mm256_add_pd(vs, p) : rd_odd(vs, p, MODE), acc, MODE);
+        _mm256_storeu_pd(sr + j, vs);
+      }
+    }
+  }
+}
+
+LOWP_RA_TGT static void ro64_avx2(double *s, const double *a, size_t i, size_t rows, size_t k,
+                                  const double *panel, size_t l0, size_t kw, const tgt_t *acc,
+                                  const tgt_t *prod, int rp, int fig) {
+#define LOWP_RD(MODE)                                                              \
+  if (fig) rd_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, 1, 1);         \
+  else if (rp) rd_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, 1, 0);     \
+  else rd_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, 0, 0);
+  switch (acc->mode) {
+  case M_TZ: LOWP_RD(M_TZ) break;
+  case M_UP: LOWP_RD(M_UP) break;
+  case M_DN: LOWP_RD(M_DN) break;
+  default: LOWP_RD(M_NE) break;
+  }
+#undef LOWP_RD
+}
 #undef LOWP_RA_TGT
 #endif
 
 /* --------------------------------------------------------------- kernels */
+
+#ifdef LOWP_ACC_RA32
+#define LOWP_RO64_AVX2 1
+#else
+#define LOWP_RO64_AVX2 0
+#endif
 
 /* Kinds as compile-time constants of the inlined loops. */
 enum { K_FMA64, K_ADD64, K_FMA32, K_ADD32, K_RO, K_RORP, K_RF, K_RFRP, K_DIR32, K_DIR32RP,
@@ -586,8 +574,9 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
            finite); the output is canon()'s NaN whatever its sign */
         sf[r][j] = (float)canon(sd[r][j]);
       }
-    /* (the blk kinds run the whole block in an AVX-512 or AVX2 function below) */
-    for (l = 0; l < (blk ? 0 : kw); l++)
+    /* (the blk kinds run the whole block in an AVX-512 or AVX2 function
+       below, and so does RO64 on AVX2) */
+    for (l = 0; l < (blk || (ro && jb->isa == ISA_AVX2 && LOWP_RO64_AVX2) ? 0 : kw); l++)
       for (r = 0; r < rows; r++) {
         double av = jb->a[(i + r) * jb->k + l0 + l];
         if (kind == K_RF || kind == K_RFRP) {
@@ -632,9 +621,12 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
         }
       }
 #ifdef LOWP_ACCFAST_X86
-    if (kind == K_DIR32 || kind == K_DIR32RP)
+    if ((kind == K_DIR32 || kind == K_DIR32RP) && jb->isa == ISA_AVX512)
       dir32_avx512(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, kind == K_DIR32RP,
                    jb->acc.mode);
+    else if (kind == K_DIR32 || kind == K_DIR32RP)
+      dir32_avx2(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, kind == K_DIR32RP,
+                 jb->acc.mode);
 #endif
 #ifdef LOWP_ACC_RO16
     if (kind == K_RFM || kind == K_RFMRP) {
@@ -649,6 +641,9 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
     }
 #endif
 #ifdef LOWP_ACC_RA32
+    if (ro && jb->isa == ISA_AVX2)
+      ro64_avx2(&sd[0][0], jb->a, i, rows, jb->k, (const double *)panel, l0, kw, &acc, &prod,
+                kind == K_RORP, fig64);
     if (kind == K_RFA || kind == K_RFARP)
       ro32_avx2(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, kind == K_RFARP);
 #endif
@@ -738,7 +733,6 @@ run_avx512(const job_t *jb, void *panel, size_t i0, size_t i1, size_t j0, size_t
 }
 #endif
 
-enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LOWP_ISA_AVX512 };
 
 static void run_isa(int isa, const job_t *jb, void *panel, size_t i0, size_t i1,
                     size_t j0, size_t jw, int kind) {
@@ -849,10 +843,11 @@ static lowp_accfast_kind_t kind_of(const lowp_gemm_acc_cfg_t *g, int f32_inputs)
       (!prod || (ieee_like(prod) && g->prod_rnd == LOWP_RND_NE && is_fmt(prod, 53, -1022, 1023))))
     return LOWP_ACCFAST_FMA64;
   if (!f32_inputs) return LOWP_ACCFAST_NONE;
-  /* fp32 in rne, or (AVX-512's rounding in the instruction) rtz/rup/rdn
-     with products exact or rounded to fp32 in the same mode */
+  /* fp32 in rne, or (AVX-512's rounding in the instruction, AVX2's
+     rounding mode register) rtz/rup/rdn with products exact or rounded to
+     fp32 in the same mode */
   if (ieee_like(acc) && is_fmt(acc, 24, -126, 127) && fast_mode(g->acc_rnd) >= 0 &&
-      (g->acc_rnd == LOWP_RND_NE || (int)lowp_cpu_isa(1) == ISA_AVX512) &&
+      (g->acc_rnd == LOWP_RND_NE || (int)lowp_cpu_isa(1) >= ISA_AVX2) &&
       (!prod || (ieee_like(prod) && g->prod_rnd == g->acc_rnd && is_fmt(prod, 24, -126, 127))))
     return LOWP_ACCFAST_FMA32;
   if (f32_inputs == 2 && ro32_fits(acc, g->acc_rnd) && (!prod || ro32_fits(prod, g->prod_rnd)))
@@ -910,7 +905,7 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
   tgt_of(&jb.prod, cfg->prod, cfg->prod_rnd);
   kk = kind == LOWP_ACCFAST_FMA64 ? (cfg->prod ? K_ADD64 : K_FMA64)
        : kind == LOWP_ACCFAST_FMA32 && cfg->acc_rnd != LOWP_RND_NE
-           ? (use == ISA_AVX512 ? (cfg->prod ? K_DIR32RP : K_DIR32) : (cfg->prod ? K_RORP : K_RO))
+           ? (use >= ISA_AVX2 ? (cfg->prod ? K_DIR32RP : K_DIR32) : (cfg->prod ? K_RORP : K_RO))
        : kind == LOWP_ACCFAST_FMA32 ? (cfg->prod ? K_ADD32 : K_FMA32)
        : kind == LOWP_ACCFAST_RO32 && use == ISA_AVX512 && ro16_built()
            ? (cfg->prod ? K_RFMRP : K_RFM)
@@ -918,6 +913,7 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
            ? (cfg->prod ? K_RFARP : K_RFA)
        : kind == LOWP_ACCFAST_RO32 ? (cfg->prod ? K_RFRP : K_RF)
        : (cfg->prod ? K_RORP : K_RO);
+  jb.isa = use;
   jb.nb8 = kk == K_RFMRP && jb.prod.bf16 && narrow8(a, m * k) && narrow8(b, k * n);
   nj = (n + JB - 1) / JB, ni = (m + IR - 1) / IR, ntask = nj * ni;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : fail)

@@ -94,6 +94,33 @@ AI void add_to(double *x, const double *y, const octx_t *c) {
   }
 }
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* term and add_to on AVX2: the same steps on 4 binary64 lanes of
+   intrinsics (rd_round, rd_odd: cpu/acc_steps.h; gcc's AVX2 build of the
+   vector-extension steps kept scalar pieces) */
+#define LOWP_RD_TGT __attribute__((target("avx2,fma")))
+LOWP_RD_TGT AI void term_avx2(double *out, const octx_t *c, size_t l) {
+  const __m256d va = _mm256_broadcast_sd(&c->arow[l]);
+  const double *bl = c->panel + l * OW;
+  size_t j;
+  for (j = 0; j < OW; j += 4) {
+    __m256d p = _mm256_mul_pd(va, _mm256_loadu_pd(bl + j));
+    if (c->rp) p = rd_round(p, &c->acc, c->acc.mode);
+    _mm256_storeu_pd(out + j, p);
+  }
+}
+
+LOWP_RD_TGT AI void add_to_avx2(double *x, const double *y, const octx_t *c) {
+  size_t j;
+  for (j = 0; j < OW; j += 4) {
+    __m256d vx = _mm256_loadu_pd(x + j);
+    vx = rd_round(rd_odd(vx, _mm256_loadu_pd(y + j), c->acc.mode), &c->acc, c->acc.mode);
+    _mm256_storeu_pd(x + j, vx);
+  }
+}
+#undef LOWP_RD_TGT
+#endif
+
 /* ---- register tiles (reduce_fast_tile.h): MR rows x one vector of lanes,
    for fp64 (binary64 lanes, kind d) and fp32 in rne (binary32 lanes, kind
    f with exact terms, fma = 1, kind r with binary32 products, fma = 0). A
@@ -281,6 +308,53 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #undef LOWP_RO512
 #undef LOWP_RN512
 #undef LOWP_JOIN512
+
+/* ftwo512's fast way on AVX2 (4 binary64 lanes per instruction, the same
+   proof): s = a1 b1 + p0 rounded to nearest binary64 by the fused
+   multiply-add (p0 = a0 b0 exact), converted to binary32; a lane whose s
+   has the low 28 bits of its encoding zero may be a binary32 midpoint, and
+   when any lane of the MR rows has, the leaf is done again by SLOW. The
+   test is one unsigned 32-bit minimum per vector over the encodings ANDed
+   with 0xffffffff0fffffff: a zero low half is the low 28 bits zero; a zero
+   high half (s = +0 or a subnormal, which no nonzero sum of products of
+   binary32 values is) only sends a leaf to SLOW as well (the
+   TwoSum leaf of reduce_fast_body.h, ftwo_avx2: no rounding in the
+   instruction on AVX2). */
+#define LOWP_RN256(a0, b0, a1, b1)                                                       \
+  __extension__({                                                                        \
+    const __m256d s_ = _mm256_fmadd_pd(a1, b1, _mm256_mul_pd(a0, b0));                   \
+    mid_ = _mm256_min_epu32(mid_, _mm256_and_si256(_mm256_castpd_si256(s_), low28));   \
+    _mm256_cvtpd_ps(s_);                                                                 \
+  })
+#define LOWP_FTWO256(NAME, SLOW)                                                         \
+  __attribute__((target("avx2,fma"))) AI void NAME(vf *s, const tctx_t *c, size_t l,     \
+                                                   size_t j) {                          \
+    const float *b0 = c->pf + l * OWF + j, *b1 = b0 + OWF;                               \
+    const __m256d b0a = _mm256_cvtps_pd(_mm_loadu_ps(b0));                               \
+    const __m256d b0b = _mm256_cvtps_pd(_mm_loadu_ps(b0 + 4));                           \
+    const __m256d b0c = _mm256_cvtps_pd(_mm_loadu_ps(b0 + 8));                           \
+    const __m256d b0d = _mm256_cvtps_pd(_mm_loadu_ps(b0 + 12));                          \
+    const __m256d b1a = _mm256_cvtps_pd(_mm_loadu_ps(b1));                               \
+    const __m256d b1b = _mm256_cvtps_pd(_mm_loadu_ps(b1 + 4));                           \
+    const __m256d b1c = _mm256_cvtps_pd(_mm_loadu_ps(b1 + 8));                           \
+    const __m256d b1d = _mm256_cvtps_pd(_mm_loadu_ps(b1 + 12));                          \
+    const __m256i low28 = _mm256_set1_epi64x((long long)0xffffffff0fffffffull);         \
+    __m256i mid_ = _mm256_set1_epi32(-1), z_;                                            \
+    int r;                                                                               \
+    for (r = 0; r < MR; r++) {                                                           \
+      const __m256d a0 = _mm256_broadcast_sd(&c->ad[r][l]);                              \
+      const __m256d a1 = _mm256_broadcast_sd(&c->ad[r][l + 1]);                          \
+      __m256 h[2]; /* (whole 32-byte halves: 16-byte stores miss store forwarding) */     \
+      h[0] = _mm256_insertf128_ps(_mm256_castps128_ps256(LOWP_RN256(a0, b0a, a1, b1a)),  \
+                                  LOWP_RN256(a0, b0b, a1, b1b), 1);                      \
+      h[1] = _mm256_insertf128_ps(_mm256_castps128_ps256(LOWP_RN256(a0, b0c, a1, b1c)),  \
+                                  LOWP_RN256(a0, b0d, a1, b1d), 1);                      \
+      memcpy(&s[r], h, sizeof h);                                                        \
+    }                                                                                    \
+    z_ = _mm256_cmpeq_epi32(mid_, _mm256_setzero_si256());                               \
+    if (__builtin_expect(_mm256_testz_si256(z_, z_), 1)) return;                         \
+    SLOW(s, c, l, j);                                                                    \
+  }
 #endif
 
 #define SFX _generic
@@ -288,6 +362,8 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #define FTWO_INLINE 0
 #define TILE_MAX 4
 #define VFMA vfma_g
+#define TERM term
+#define ADD_TO add_to
 #include "cpu/reduce_fast_body.h"
 #undef SFX
 #undef ATTR
@@ -299,12 +375,22 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #define LOWP_ORDFAST_X86 1
 #define SFX _avx2
 #define ATTR __attribute__((target("avx2,fma")))
-#define FTWO_INLINE 0
+#define FTWO ftwo256
+#define FTWO_INLINE 2
 #define TILE_MAX 4
 #define VFMA vfma_avx2
+#undef TERM
+#undef ADD_TO
+#define TERM term_avx2
+#define ADD_TO add_to_avx2
 #include "cpu/reduce_fast_body.h"
+#undef TERM
+#undef ADD_TO
+#define TERM term
+#define ADD_TO add_to
 #undef SFX
 #undef ATTR
+#undef FTWO
 #undef FTWO_INLINE
 #undef TILE_MAX
 #undef VFMA

@@ -101,6 +101,14 @@ AI vf v_b(const nctx_t *c, size_t l, size_t jv) {
   return b;
 }
 
+AI vf v_ld(const float *p) {
+  vf x;
+  memcpy(&x, p, sizeof x);
+  return x;
+}
+
+AI void v_st(float *p, vf x) { memcpy(p, &x, sizeof x); }
+
 /* x (exact or rounded to odd at 24 bits) rounded once to acc */
 AI vf v_ra(vf x, const nctx_t *c, int fmt, int mode) {
   tgt_t t = c->acc;
@@ -154,16 +162,159 @@ AI vf v_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 #undef SFX
 #undef ATTR
 
+#undef V
+#undef OPFX
+#undef LOWP_N32_CASES
+#undef LOWP_N32_KEY
+
 #if defined(LOWP_ACC_AVX512)
 #define LOWP_N32_X86 1
+
+/* ------------------------------------------------ AVX2 steps (a_) */
+
+/* 16 lanes as two 8-lane AVX2 vectors (the loops' vector of VWF lanes) */
+typedef struct {
+  __m256 h[2];
+} a16_t;
+
+#define T2 __attribute__((target(LOWP_ACC_AVX2)))
+
+/* RO32: gemm_acc_fast.c's ro32_avx2 steps (cpu/acc_steps.h): the sum
+   rounded to odd from TwoSum (ra_odd), then to acc: fp16 by vcvtps2ph in
+   the mode, bf16 on the bits (the sums' NaN keep an empty low half, as
+   m_ra says), others by ra_round.
+
+   FMA32 in rtz/rup/rdn: AVX2 has no rounding in the instruction; the
+   copy runs with the rounding-control field of MXCSR set to the mode
+   (row_dir_avx2 below, around the whole call, restored after), where every
+   binary32 and binary64 addition, multiplication, fused multiply-add and
+   the conversion binary64 -> binary32 rounds in that mode as IEEE 754
+   defines it (Intel SDM vol. 1, 10.2.3.3 and 4.8.4): the steps are the
+   AVX-512 copy's (m_add, m_term, m_addt, m_dir64) with the mode taken from
+   MXCSR instead of the immediate, proven in the opening comment. */
+
+T2 AI __m256 a_half(__m256 x, const nctx_t *c, int fmt, int mode) {
+  return fmt == F_FP16 ? ra_f16(x, mode) : fmt == F_BF16 ? ra_bf16(x, mode)
+                                                        : ra_round(x, &c->acc, mode);
+}
+
+T2 AI a16_t a_ra(a16_t x, const nctx_t *c, int fmt, int mode) {
+  x.h[0] = a_half(x.h[0], c, fmt, mode);
+  x.h[1] = a_half(x.h[1], c, fmt, mode);
+  return x;
+}
+
+/* (loads and stores of whole 8-lane vectors: a struct copied by memcpy
+   went through 16-byte moves, and the 32-byte loads after them missed
+   store forwarding) */
+T2 AI a16_t a_ld(const float *p) {
+  a16_t x;
+  x.h[0] = _mm256_loadu_ps(p);
+  x.h[1] = _mm256_loadu_ps(p + 8);
+  return x;
+}
+
+T2 AI void a_st(float *p, a16_t x) {
+  _mm256_storeu_ps(p, x.h[0]);
+  _mm256_storeu_ps(p + 8, x.h[1]);
+}
+
+T2 AI a16_t a_b(const nctx_t *c, size_t l, size_t jv) {
+  a16_t b;
+  b.h[0] = _mm256_loadu_ps(c->panel + l * OW32 + jv * VWF);
+  b.h[1] = _mm256_loadu_ps(c->panel + l * OW32 + jv * VWF + 8);
+  return b;
+}
+
+/* round(x + y) */
+T2 AI a16_t a_add(a16_t x, a16_t y, const nctx_t *c, KP) {
+  int h;
+  (void)rp;
+  for (h = 0; h < 2; h++)
+    x.h[h] = fmt == F_DIR ? _mm256_add_ps(x.h[h], y.h[h])
+                          : a_half(ra_odd(x.h[h], y.h[h], mode), c, fmt, mode);
+  return x;
+}
+
+/* term l: a b (RO32: exact), rounded (rp; FMA32 rp: the product in the mode) */
+T2 AI a16_t a_term(const nctx_t *c, size_t l, size_t jv, KP) {
+  const __m256 a = _mm256_set1_ps(c->arow[l]);
+  a16_t b = a_b(c, l, jv);
+  b.h[0] = _mm256_mul_ps(a, b.h[0]);
+  b.h[1] = _mm256_mul_ps(a, b.h[1]);
+  return rp && fmt != F_DIR ? a_ra(b, c, fmt, mode) : b;
+}
+
+/* round(x + t_l); FMA32 without rp: one fused multiply-add */
+T2 AI a16_t a_addt(a16_t x, const nctx_t *c, size_t l, size_t jv, KP) {
+  if (fmt == F_DIR && !rp) {
+    const __m256 a = _mm256_set1_ps(c->arow[l]);
+    a16_t b = a_b(c, l, jv);
+    x.h[0] = _mm256_fmadd_ps(a, b.h[0], x.h[0]);
+    x.h[1] = _mm256_fmadd_ps(a, b.h[1], x.h[1]);
+    return x;
+  }
+  return a_add(x, a_term(c, l, jv, KN), c, KN);
+}
+
+/* FMA32 without rp: round(a_l b_l + s) on the 16 lanes of vector jv in
+   binary64 then binary32 (m_dir64), s = a_{l+1} b_{l+1} or +0 (lone) */
+T2 AI a16_t a_dir64(const nctx_t *c, size_t l, size_t jv, int lone) {
+  const double *b0 = c->pd + l * OW32 + jv * VWF, *b1 = b0 + OW32;
+  const __m256d a0 = _mm256_broadcast_sd(&c->ad[l]);
+  __m128 q[4];
+  a16_t r;
+  int e;
+  for (e = 0; e < 4; e++) {
+    __m256d s = _mm256_setzero_pd();
+    if (!lone) s = _mm256_mul_pd(_mm256_broadcast_sd(&c->ad[l + 1]), _mm256_loadu_pd(b1 + 4 * e));
+    q[e] = _mm256_cvtpd_ps(_mm256_fmadd_pd(a0, _mm256_loadu_pd(b0 + 4 * e), s));
+  }
+  r.h[0] = _mm256_insertf128_ps(_mm256_castps128_ps256(q[0]), q[1], 1);
+  r.h[1] = _mm256_insertf128_ps(_mm256_castps128_ps256(q[2]), q[3], 1);
+  return r;
+}
+
+/* round(t_l + t_{l+1}), both exact */
+T2 AI a16_t a_two(const nctx_t *c, size_t l, size_t jv, KP) {
+  if (fmt == F_DIR && !rp) return a_dir64(c, l, jv, 0);
+  return a_add(a_term(c, l, jv, KN), a_term(c, l + 1, jv, KN), c, KN);
+}
+
+/* round(t_l + 0) */
+T2 AI a16_t a_lone(const nctx_t *c, size_t l, size_t jv, KP) {
+  a16_t z;
+  if (fmt == F_DIR && !rp) return a_dir64(c, l, jv, 1);
+  z.h[0] = z.h[1] = _mm256_setzero_ps();
+  return a_add(a_term(c, l, jv, KN), z, c, KN);
+}
+
+/* the AVX2 copy: (fmt, mode, rp) constants for fp16, bf16 and fp32 in the
+   directed modes; the mode at run time for the other accumulators */
+#define LOWP_N32_KEY(c)                                                            \
+  ((c)->fmt == F_OTHER ? (c)->rp : (((c)->fmt * 4 + (c)->acc.mode) * 2 + (c)->rp))
+#define LOWP_MR(CALL, F, M) CALL(F, M, 0, ((F) * 4 + (M)) * 2) CALL(F, M, 1, ((F) * 4 + (M)) * 2 + 1)
+#define LOWP_MDIR(CALL, F) LOWP_MR(CALL, F, M_TZ) LOWP_MR(CALL, F, M_UP) LOWP_MR(CALL, F, M_DN)
+#define LOWP_MALL(CALL, F) LOWP_MR(CALL, F, M_NE) LOWP_MDIR(CALL, F)
+#define LOWP_N32_CASES(CALL)                                                       \
+  CALL(F_OTHER, c->acc.mode, 0, 0) CALL(F_OTHER, c->acc.mode, 1, 1)                 \
+  LOWP_MALL(CALL, F_FP16) LOWP_MALL(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
+#undef LOWP_N32_LEAF
+#define LOWP_N32_LEAF 8
 #define SFX _avx2
-#define ATTR __attribute__((target("avx2,fma")))
+#define ATTR T2
+#define V a16_t
+#define OPFX a_
 #include "cpu/reduce_fast32_body.h"
 #undef SFX
 #undef ATTR
 #undef V
 #undef OPFX
 #undef LOWP_N32_CASES
+#undef LOWP_N32_KEY
+#undef LOWP_MALL
+#undef LOWP_MDIR
+#undef LOWP_MR
 
 /* ------------------------------------------------ AVX-512 steps (m_) */
 
@@ -214,6 +365,10 @@ T5 AI __m512 m_fp16r(__m512 x, int mode) {
   LOWP_IN_MODE(mode, LOWP_E)
 #undef LOWP_E
 }
+
+T5 AI __m512 m_ld(const float *p) { return _mm512_loadu_ps(p); }
+
+T5 AI void m_st(float *p, __m512 x) { _mm512_storeu_ps(p, x); }
 
 T5 AI __m512 m_b(const nctx_t *c, size_t l, size_t jv) {
   return _mm512_loadu_ps(c->panel + l * OW32 + jv * VWF);
@@ -294,7 +449,6 @@ T5 AI __m512 m_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 
 #undef LOWP_N32_LEAF
 #undef LOWP_N32_NVB
-#undef LOWP_N32_KEY
 /* the AVX-512 copy: (fmt, mode, rp) constants of each instance */
 #define LOWP_N32_KEY(c) (((c)->fmt * 4 + (c)->acc.mode) * 2 + (c)->rp)
 #define LOWP_MR(CALL, F, M) CALL(F, M, 0, ((F) * 4 + (M)) * 2) CALL(F, M, 1, ((F) * 4 + (M)) * 2 + 1)
@@ -316,6 +470,16 @@ T5 AI __m512 m_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 
 /* ------------------------------------------------------------- dispatch */
 
+/* whether the AVX2 copy (intrinsics with F16C) runs on isa here */
+static int avx2_runs(int isa) {
+#ifdef LOWP_N32_X86
+  return isa >= LOWP_ISA_AVX2 && lowp_cpu_has_f16c();
+#else
+  (void)isa;
+  return 0;
+#endif
+}
+
 /* the copy that runs: 2 the AVX-512 intrinsics, 1 the AVX2 copy, 0 the
    baseline; c->fmt set for it */
 static int copy_for(nctx_t *c, int isa) {
@@ -326,20 +490,33 @@ static int copy_for(nctx_t *c, int isa) {
 #else
   if (isa == LOWP_ISA_AVX512 && dir) return 2;
 #endif
-  if (c->fmt == F_FP16) c->fmt = F_OTHER; /* fround_to on the vector-extension steps */
-  return isa >= LOWP_ISA_AVX2 ? 1 : 0;
-#else
-  (void)dir, (void)isa;
-  if (c->fmt == F_FP16) c->fmt = F_OTHER;
-  return 0;
+  if (avx2_runs(isa)) return 1;
 #endif
+  (void)dir;
+  if (c->fmt == F_FP16) c->fmt = F_OTHER; /* fround_to on the vector-extension steps */
+  return 0;
 }
+
+#ifdef LOWP_N32_X86
+/* the AVX2 copy of FMA32 in a directed mode: MXCSR's rounding control
+   (bits 13-14: 01 down, 10 up, 11 toward zero) set to the mode for the
+   call, then restored. row__avx2 is a function of another target, never
+   inlined here: every floating-point operation of the copy runs between
+   the two writes of MXCSR, on this thread (each OpenMP thread has its own). */
+static void row_dir_avx2(float *out, const nctx_t *c, size_t k) {
+  const unsigned csr = _mm_getcsr();
+  const unsigned rc = c->acc.mode == M_DN ? 0x2000u : c->acc.mode == M_UP ? 0x4000u : 0x6000u;
+  _mm_setcsr((csr & ~0x6000u) | rc);
+  row__avx2(out, c, k);
+  _mm_setcsr(csr);
+}
+#endif
 
 static void row_copy(int copy, float *out, const nctx_t *c, size_t k) {
   switch (copy) {
 #ifdef LOWP_N32_X86
   case 2: row__avx512(out, c, k); break;
-  case 1: row__avx2(out, c, k); break;
+  case 1: (c->fmt == F_DIR ? row_dir_avx2 : row__avx2)(out, c, k); break;
 #endif
   default: row__generic(out, c, k); break;
   }
@@ -349,7 +526,8 @@ int lowp_order_fast32_ok(lowp_accfast_kind_t kind, const lowp_accum_t *acc, int 
   if (!acc || acc->order == LOWP_ACC_KAHAN) return 0;
   if (kind == LOWP_ACCFAST_RO32) return k <= ((size_t)1 << 24);
 #ifdef LOWP_N32_X86
-  return kind == LOWP_ACCFAST_FMA32 && acc->rnd != LOWP_RND_NE && isa == LOWP_ISA_AVX512;
+  return kind == LOWP_ACCFAST_FMA32 && acc->rnd != LOWP_RND_NE &&
+         (isa == LOWP_ISA_AVX512 || avx2_runs(isa));
 #else
   (void)isa;
   return 0;

@@ -2,7 +2,8 @@
    steps: included by reduce_fast32.c with SFX (a name suffix), ATTR (a target
    attribute or nothing), V (the 16-lane vector type), OPFX (the prefix of the
    steps: v_ or m_), LOWP_N32_KEY(c) and LOWP_N32_CASES(CALL) (the (fmt,
-   mode, rp) this copy serves, as constants) defined. No include guard: meant
+   mode, rp) this copy serves, as constants) defined; the steps include
+   OP(ld) and OP(st), a vector from and to 16 floats. No include guard: meant
    to be included several times. LOWP_N32_LEAF: the largest pairwise
    subtree kept in registers (2 to 8); LOWP_N32_NVB: the vectors the
    recursive sums step together (a divisor of NV). */
@@ -42,8 +43,7 @@ ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
     if (c0->ad) cr.ad = c0->ad + ri * c0->k;
 #define LOWP_LEAF(EXPR)                                                            \
   for (jv = 0; jv < NV; jv++) {                                                    \
-    V r = EXPR;                                                                    \
-    memcpy(out + jv * VWF, &r, sizeof r);                                          \
+    OP(st)(out + jv * VWF, EXPR);                                                  \
   }                                                                                \
   break;
   switch (n) {
@@ -64,11 +64,7 @@ ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
 ATTR AI void FN(addv_)(float *out, const float *y, const nctx_t *c, KP) {
   size_t jv;
   for (jv = 0; jv < c->rows * NV; jv++) {
-    V x, z;
-    memcpy(&x, out + jv * VWF, sizeof x);
-    memcpy(&z, y + jv * VWF, sizeof z);
-    x = OP(add)(x, z, c, KN);
-    memcpy(out + jv * VWF, &x, sizeof x);
+    OP(st)(out + jv * VWF, OP(add)(OP(ld)(out + jv * VWF), OP(ld)(y + jv * VWF), c, KN));
   }
 }
 
@@ -92,7 +88,7 @@ ATTR AI void FN(blocks_)(float *out, const nctx_t *c, size_t k, size_t w, KP) {
       for (jv = 0; jv < LOWP_N32_NVB; jv++)
         acc[jv] = lo ? OP(add)(acc[jv], s[jv], c, KN) : s[jv];
     }
-    memcpy(out + j0 * VWF, acc, sizeof acc);
+    for (jv = 0; jv < LOWP_N32_NVB; jv++) OP(st)(out + (j0 + jv) * VWF, acc[jv]);
   }
 }
 

@@ -1,8 +1,11 @@
 /* lowp_reduce_fast's loops, compiled once per instruction set: included by
    reduce_fast.c with SFX (a name suffix), ATTR (a target attribute or
    nothing), FTWO_INLINE (1: kind f's leaf is FTWO, inlined into the
-   subtrees; else the TwoSum below), FTWO (ftwo512) where FTWO_INLINE, TILE_MAX (the largest unrolled pairwise
-   subtree) and VFMA (the binary32 fused multiply-add on a vf) defined. No
+   subtrees; 2: FTWO is defined here by LOWP_FTWO256, the fast way inlined
+   with the TwoSum below as its slow way; 0: the TwoSum below), FTWO
+   (ftwo512, or the name LOWP_FTWO256 gives) where FTWO_INLINE, TILE_MAX (the largest unrolled pairwise
+   subtree), VFMA (the binary32 fused multiply-add on a vf), TERM and ADD_TO
+   (the binary64 lanes' term and add_to, or their AVX2 copies) defined. No
    include guard: meant to be included several times. */
 
 #define LOWP_CAT2(a, b) a##b
@@ -15,13 +18,13 @@ ATTR static void FN(pair_)(double *out, const octx_t *c, size_t lo, size_t hi) {
   double tmp[OW] __attribute__((aligned(64)));
   size_t mid;
   if (hi - lo == 1) {
-    term(out, c, lo);
+    TERM(out, c, lo);
     return;
   }
   mid = lo + (hi - lo) / 2;
   FN(pair_)(out, c, lo, mid);
   FN(pair_)(tmp, c, mid, hi);
-  add_to(out, tmp, c);
+  ADD_TO(out, tmp, c);
 }
 
 /* recursive over [lo, hi), hi - lo >= 1: the first two terms in one
@@ -29,15 +32,15 @@ ATTR static void FN(pair_)(double *out, const octx_t *c, size_t lo, size_t hi) {
 ATTR static void FN(rec_)(double *out, const octx_t *c, size_t lo, size_t hi) {
   double t[OW] __attribute__((aligned(64)));
   size_t l;
-  term(out, c, lo);
+  TERM(out, c, lo);
   if (hi - lo == 1) {
     memset(t, 0, sizeof t);
-    add_to(out, t, c);
+    ADD_TO(out, t, c);
     return;
   }
   for (l = lo + 1; l < hi; l++) {
-    term(t, c, l);
-    add_to(out, t, c);
+    TERM(t, c, l);
+    ADD_TO(out, t, c);
   }
 }
 
@@ -58,7 +61,7 @@ ATTR static void FN(row_)(double *out, const octx_t *c, size_t k) {
     FN(rec_)(out, c, 0, w < k ? w : k);
     for (lo = w; lo < k; lo += w) {
       FN(rec_)(part, c, lo, lo + w < k ? lo + w : k);
-      add_to(out, part, c);
+      ADD_TO(out, part, c);
     }
     break;
   default:
@@ -81,7 +84,7 @@ ATTR AI void FN(ftadd_)(vf *s, const tctx_t *c, size_t l, size_t j) {
    this one, one call (inlined into every subtree it made the object three
    times larger), compiled in each copy (a generic helper's scalar times
    vector, inlined here, was built through memory) */
-#if FTWO_INLINE
+#if FTWO_INLINE == 1
 #define FTWO_K FTWO
 #else
 /* *o = x in every lane (gcc 12 built scalar times vector, used twice, on
@@ -112,7 +115,13 @@ ATTR static __attribute__((noinline)) void FN(ftwo_)(vf *s, const tctx_t *c, siz
     memcpy(&s[r], h, sizeof h);
   }
 }
+#if FTWO_INLINE == 2
+/* the fast way inlined, this TwoSum leaf its slow way (LOWP_FTWO256) */
+LOWP_FTWO256(FTWO, FN(ftwo_))
+#define FTWO_K FTWO
+#else
 #define FTWO_K FN(ftwo_)
+#endif
 #endif
 
 #define KFN(name) FN(LOWP_CAT(name, KSFX))
