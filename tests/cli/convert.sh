@@ -84,6 +84,11 @@ done
 if grep -q '"max_finite":[[:space:]]*65504,' "$tmp/out" && grep -q '"max_finite_bits":[[:space:]]*"0x7bff"' "$tmp/out"; then ok; else bad "formats --json: fp16 max 65504 0x7bff"; fi
 if grep -q '"max_finite":[[:space:]]*448,' "$tmp/out" && grep -q '"max_finite_bits":[[:space:]]*"0x7e"' "$tmp/out"; then ok; else bad "formats --json: e4m3 max 448 0x7e"; fi
 if "$LOWP" formats | grep -Eq '^e4m3 .* 448 '; then ok; else bad "formats: no e4m3 row with 448"; fi
+# block-scaled formats: the table, --json and specs (OCP MX v1.0 Table 1: MXFP8 = 8.25 bits a value)
+if "$LOWP" formats | grep -Eq '^mxfp8_e4m3 +e4m3 +8 +e8m0 +32 .* 8\.250 +448$'; then ok; else bad "formats: no mxfp8_e4m3 row"; fi
+if "$LOWP" formats | grep -Eq '^nvfp4 +e2m1 +4 +ue4m3 +16 +fp32 +nvfp4 +4\.500'; then ok; else bad "formats: no nvfp4 row"; fi
+if "$LOWP" formats --json q8_0 | grep -q '"spec":[[:space:]]*"elem=int8,scale=fp16,block=32,rule=ggml"'; then ok; else bad "formats --json q8_0: spec"; fi
+if "$LOWP" formats 'elem=e4m3,scale=fp16,block=16,rule=absmax' | grep -Eq '^custom +e4m3 +8 +fp16 +16 .* 9\.000'; then ok; else bad "formats: a user block format"; fi
 
 # ---------------------------------------------------------------- bad
 expect_usage_error convert 1 --to fp17
