@@ -153,6 +153,14 @@ formats 'elem=fp16,scale=e8m0,block=32'
 formats 'elem=e4m3,scale=e8m0,block=32,rule=nvfp4'
 formats 'elem=e2m1,scale=ue4m3,block=0,tensor'
 formats 'elem=e4m3,scale=e8m0,block=32,colour=red'
+convert 1 --to mxfp8_e4m3 --scale-rule round
+convert 1 --to nvfp4 --scale-rule floor
+convert 1 --to mxfp4:nearest
+convert --to mxfp4
+convert 1x --to mxfp4
+convert 1 --to mxfp4 --round rtz
+convert 1 --to fp16 --scale-rule floor
+convert 1 --to 'elem=e4m3,scale=e8m0,block=0'
 formats 'p=3,emin=-2,emax=3,'
 formats 'p=0x3,emin=-2,emax=3'
 formats 'p=3,emin=-2,emax=3,sub,nozero'
