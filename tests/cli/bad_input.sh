@@ -161,6 +161,12 @@ convert 1x --to mxfp4
 convert 1 --to mxfp4 --round rtz
 convert 1 --to fp16 --scale-rule floor
 convert 1 --to 'elem=e4m3,scale=e8m0,block=0'
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant nvfp4
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf9 --quant mxfp4
+gemm --m 4 --n 4 --k 64 --quant mxfp9
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant mxfp4 --promote 128
+dot --n 64 --quant mxfp4
 formats 'p=3,emin=-2,emax=3,'
 formats 'p=0x3,emin=-2,emax=3'
 formats 'p=3,emin=-2,emax=3,sub,nozero'
