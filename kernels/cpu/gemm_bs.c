@@ -74,6 +74,14 @@ typedef struct {
   size_t blk, nb, k;
 } kp_t;
 
+/* m 2^s truncated toward zero (|m| < 2^62 and |m| 2^s < 2^63): the cut of
+   a signed term, as lowp__tc_cut on its magnitude */
+static inline __attribute__((always_inline)) int64_t cut(int64_t m, int64_t s) {
+  int64_t sg = m >> 63, l = s > 0 ? s : 0, r = s < 0 ? (-s > 63 ? 63 : -s) : 0;
+  uint64_t a = (uint64_t)((m ^ sg) - sg), t = (a << l) >> r;
+  return (int64_t)((t ^ (uint64_t)sg) - (uint64_t)sg);
+}
+
 /* round sign * U 2^L toward zero to fp32 (U > 0); inf beyond 2^128 */
 static double to_f32_rtz(int neg, uint64_t U, int L) {
   int nbits = lowp_bitlen64(U), e = L + nbits - 1, P = e >= -126 ? 24 : 24 - (-126 - e), drop;
@@ -113,10 +121,7 @@ CLONES static void panel_row(double *acc, int *slow, const kp_t *q, const int32_
         }
       }
       for (j = 0; j < W; j++) {
-        int64_t s = xc[j] - 23 - X[j] + q->F, l = s > 0 ? s : 0, r = s < 0 ? (-s > 63 ? 63 : -s) : 0;
-        int64_t sg = mc[j] >> 63;
-        uint64_t a = (uint64_t)((mc[j] ^ sg) - sg), t = (a << l) >> r;
-        S[j] = (int64_t)((t ^ (uint64_t)sg) - (uint64_t)sg);
+        S[j] = cut(mc[j], xc[j] - 23 - X[j] + q->F); /* c at 2^(xc - 23) */
         live[j] = X[j] > ZX / 2; /* a nonzero term or c */
       }
       for (p = k0; p < k0 + len; p++) { /* (|M| << (F - c0)) >> (X - x): F >= c0 (fold) */
@@ -141,21 +146,15 @@ CLONES static void panel_row(double *acc, int *slow, const kp_t *q, const int32_
           live[j] |= !z;
         }
       }
-      for (j = 0; j < W; j++) { /* c cut at 2^(X - F): c at 2^(xc - 23) */
-        int64_t s = xc[j] - 23 - X[j] + q->F, l = s > 0 ? s : 0, r = s < 0 ? (-s > 63 ? 63 : -s) : 0;
-        int64_t sg = mc[j] >> 63;
-        uint64_t a = (uint64_t)((mc[j] ^ sg) - sg), t = (a << l) >> r;
-        S[j] = (int64_t)((t ^ (uint64_t)sg) - (uint64_t)sg);
+      for (j = 0; j < W; j++) {
+        S[j] = cut(mc[j], xc[j] - 23 - X[j] + q->F); /* c at 2^(xc - 23) */
       }
       for (p = k0; p < k0 + len; p++) { /* the cut products */
         size_t b = p / q->blk;
         int64_t m0 = (int64_t)ma[p] * sam[b], x0 = xa[p] + sax[b] - q->c0 + q->F;
         const int32_t *mbr = mb + p * W, *xbr = xb + p * W, *sbmr = sbm + b * W, *sbxr = sbx + b * W;
         for (j = 0; j < W; j++) {
-          int64_t pr = m0 * (int64_t)mbr[j] * sbmr[j], sg = pr >> 63;
-          int64_t s = x0 + xbr[j] + sbxr[j] - X[j], l = s > 0 ? s : 0, r = s < 0 ? (-s > 63 ? 63 : -s) : 0;
-          uint64_t a = (uint64_t)((pr ^ sg) - sg), t = (a << l) >> r;
-          S[j] += (int64_t)((t ^ (uint64_t)sg) - (uint64_t)sg);
+          S[j] += cut(m0 * (int64_t)mbr[j] * sbmr[j], x0 + xbr[j] + sbxr[j] - X[j]);
         }
       }
     } else {
@@ -184,17 +183,11 @@ CLONES static void panel_row(double *acc, int *slow, const kp_t *q, const int32_
         }
       }
       for (j = 0; j < W; j++) {
-        int64_t s = xc[j] - 23 - X[j] + q->F, l = s > 0 ? s : 0, r = s < 0 ? (-s > 63 ? 63 : -s) : 0;
-        int64_t sg = mc[j] >> 63;
-        uint64_t a = (uint64_t)((mc[j] ^ sg) - sg), t = (a << l) >> r;
-        S[j] = (int64_t)((t ^ (uint64_t)sg) - (uint64_t)sg);
+        S[j] = cut(mc[j], xc[j] - 23 - X[j] + q->F); /* c at 2^(xc - 23) */
       }
       for (g = 0; g < ng; g++)
         for (j = 0; j < W; j++) {
-          int64_t sg = GM[g][j] >> 63, s = GX[g][j] - X[j] + q->F;
-          int64_t l = s > 0 ? s : 0, r = s < 0 ? (-s > 63 ? 63 : -s) : 0;
-          uint64_t a = (uint64_t)((GM[g][j] ^ sg) - sg), t = (a << l) >> r;
-          S[j] += (int64_t)((t ^ (uint64_t)sg) - (uint64_t)sg);
+          S[j] += cut(GM[g][j], GX[g][j] - X[j] + q->F);
         }
     }
     for (j = 0; j < W; j++) {

@@ -322,15 +322,22 @@ static int elem_value(double *v, uint64_t b, const lowp_bsformat_t *bf) {
   return lowp_decode(v, b, &bf->elem);
 }
 
+/* the arguments checked; blocks a row, bytes of a packed row, bytes a scale */
+static int geometry(size_t *nb, size_t *rb, size_t *sb, const void *elems, const void *scales, const void *q,
+                    const void *s, size_t cols, const lowp_bsformat_t *bf) {
+  if (!elems || !scales || !q || !s || !bf) return LOWP_EINVAL;
+  if (lowp_bsformat_validate(bf, NULL, 0)) return LOWP_EFORMAT;
+  *nb = lowp_bsformat_blocks(bf, cols);
+  *rb = lowp_bsformat_row_bytes(bf, cols);
+  *sb = (size_t)lowp_bsformat_scale_bytes(bf);
+  return LOWP_OK;
+}
+
 int lowp_bs_pack(uint8_t *elems, uint8_t *scales, const double *q, const double *s, size_t rows,
                  size_t cols, const lowp_bsformat_t *bf) {
   size_t r, j, nb, rb, sb;
-  int st;
-  if (!elems || !scales || !q || !s || !bf) return LOWP_EINVAL;
-  if (lowp_bsformat_validate(bf, NULL, 0)) return LOWP_EFORMAT;
-  nb = lowp_bsformat_blocks(bf, cols);
-  rb = lowp_bsformat_row_bytes(bf, cols);
-  sb = (size_t)lowp_bsformat_scale_bytes(bf);
+  int st = geometry(&nb, &rb, &sb, elems, scales, q, s, cols, bf);
+  if (st) return st;
   memset(elems, 0, rows * rb);
   for (r = 0; r < rows; r++) {
     for (j = 0; j < cols; j++) {
@@ -354,12 +361,8 @@ int lowp_bs_pack(uint8_t *elems, uint8_t *scales, const double *q, const double 
 int lowp_bs_unpack(double *q, double *s, const uint8_t *elems, const uint8_t *scales, size_t rows,
                    size_t cols, const lowp_bsformat_t *bf) {
   size_t r, j, nb, rb, sb;
-  int st;
-  if (!elems || !scales || !q || !s || !bf) return LOWP_EINVAL;
-  if (lowp_bsformat_validate(bf, NULL, 0)) return LOWP_EFORMAT;
-  nb = lowp_bsformat_blocks(bf, cols);
-  rb = lowp_bsformat_row_bytes(bf, cols);
-  sb = (size_t)lowp_bsformat_scale_bytes(bf);
+  int st = geometry(&nb, &rb, &sb, elems, scales, q, s, cols, bf);
+  if (st) return st;
   for (r = 0; r < rows; r++) {
     for (j = 0; j < cols; j++) {
       uint64_t b = bf->elem_bits <= 4 ? (uint64_t)(elems[r * rb + j / 2] >> (4 * (j % 2))) & 0xf
