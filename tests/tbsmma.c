@@ -20,6 +20,7 @@
 
 #include "format/bsformat.h"
 #include "format/bsquant.h"
+#include "check/tol.h"
 #include "format/format.h"
 #include "model/bsmma.h"
 #include "rng/rng.h"
@@ -297,6 +298,50 @@ static void hand_picked(void) {
                   m.p.group == 16 && m.p.F == 35 && m.p.zero == LOWP_BSZ_EMIN, "spec parsing");
 }
 
+/* lowp tol's bound of the model (lib/check/tol.c) holds on chained dot
+   products of realistic data: |d - x| <= bound sum |a_i b_i|, x exact */
+static void check_tol_bound(const char *model, const char *fmt, size_t k, lowp_rng_t *g) {
+  lowp_bsmma_model_t m;
+  lowp_bsformat_t bf;
+  lowp_tol_query_t q;
+  lowp_tol_t t;
+  char err[256];
+  double *a = malloc(k * sizeof *a), *b = malloc(k * sizeof *b), sa[512], sb[512], ts, worst = 0;
+  float *x = malloc(k * sizeof *x), *y = malloc(k * sizeof *y);
+  int r;
+  size_t i;
+  (void)lowp_bsmma_get(&m, model, NULL, 0);
+  (void)lowp_bsformat_parse(&bf, fmt, NULL, 0);
+  memset(&q, 0, sizeof q);
+  q.op = lowp_op_by_name("gemm"), q.k = k, q.has_bs = 1, q.bs = bf, q.has_bsmodel = 1, q.bsmodel = m.p;
+  q.in = bf.elem, q.out = q.accum.acc = LOWP_FMT_FP32;
+  if (!lowp_test_check(lowp_tol(&t, &q, err, sizeof err) == LOWP_OK && !t.vacuous, "tol %s: %s", model, err)) return;
+  for (r = 0; r < 100; r++) {
+    double d, sumabs = 0;
+    int e = (int)(lowp_rng_next(g) % 20) - 10;
+    for (i = 0; i < k; i++) x[i] = (float)ldexp(lowp_rng_normal(g), e), y[i] = (float)lowp_rng_normal(g);
+    if (r % 2) x[k / 2] = 0x1p20f; /* a spread */
+    (void)lowp_bs_quantize(a, sa, &ts, x, 1, k, &bf);
+    (void)lowp_bs_quantize(b, sb, &ts, y, 1, k, &bf);
+    (void)lowp_bsmma_dot(&d, a, b, sa, sb, k, (size_t)bf.block, 0.0, &m.p, &bf.elem, &bf.elem, &bf.scale);
+    mpq_set_ui(G, 0, 1);
+    for (i = 0; i < k; i++) {
+      mpq_set_d(Q1, a[i] * sa[i / (size_t)bf.block]);
+      mpq_set_d(Q2, b[i] * sb[i / (size_t)bf.block]);
+      mpq_mul(Q1, Q1, Q2);
+      mpq_add(G, G, Q1);
+      sumabs += fabs(a[i] * sa[i / (size_t)bf.block] * b[i] * sb[i / (size_t)bf.block]);
+    }
+    mpq_set_d(Q1, d);
+    mpq_sub(Q1, Q1, G);
+    if (sumabs > 0 && fabs(mpq_get_d(Q1)) / sumabs > worst) worst = fabs(mpq_get_d(Q1)) / sumabs;
+  }
+  printf("  tol bound %s %s k=%zu: %.3g, worst of 100 rows %.3g (%.2f%%)\n", model, fmt, k, t.bound, worst,
+         100 * worst / t.bound);
+  lowp_test_check(worst <= t.bound, "%s: |d - x| / sum|ab| %.3g <= lowp tol's bound %.3g", model, worst, t.bound);
+  free(a), free(b), free(x), free(y);
+}
+
 int main(void) {
   static const cfg_t cfgs[] = {
       {"mxf8f6f4 e4m3 x e4m3", "b200,kind=mxf8f6f4", &C_E4M3, &C_E4M3, 0, 32, "mxfp8_e4m3", "mxfp8_e4m3"},
@@ -322,6 +367,10 @@ int main(void) {
     printf("  %-22s %6ld rows, %5ld separate F from F+-1, %5ld depend on the zero convention\n", cfgs[i].name,
            n_rows - before, n_sep - sep, n_zero_dep - zd);
   }
+  lowp_rng_init(&g, lowp_test_seed(), 99);
+  check_tol_bound("b200,kind=mxf8f6f4", "mxfp8_e4m3", 2048, &g);
+  check_tol_bound("b200,kind=mxf4nvf4", "mxfp4", 2048, &g);
+  check_tol_bound("b200,kind=mxf8f6f4", "mxfp6_e2m3", 512, &g);
   printf("  %ld rows, 0 mismatches expected; %ld NaN results; %ld F-separating; %ld zero-convention rows "
          "(checked under both conventions)\n", n_rows, n_nan_rows, n_sep, n_zero_dep);
   for (i = 0; i < 300; i++) mpq_clear(T[i]);
