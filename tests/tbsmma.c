@@ -23,6 +23,7 @@
 #include "check/tol.h"
 #include "format/format.h"
 #include "model/bsmma.h"
+#include "model/bsprobe.h"
 #include "rng/rng.h"
 #include "status.h"
 #include "testutil.h"
@@ -342,6 +343,32 @@ static void check_tol_bound(const char *model, const char *fmt, size_t k, lowp_r
   free(a), free(b), free(x), free(y);
 }
 
+/* the probes (model/bsprobe.h) recover F and the group size of every model
+   on a grid, under both zero conventions */
+static void check_probes(void) {
+  static const int Ks[] = {32, 64}, groups[] = {0, 2, 8, 16, 32}, Fs[] = {14, 23, 25, 31, 35, 44};
+  static const lowp_format_t *const els[] = {&LOWP_FMT_E2M1, &LOWP_FMT_E4M3, &LOWP_FMT_E3M2};
+  size_t a, b, c, e;
+  int z, n = 0, bad = 0;
+  for (e = 0; e < 3; e++)
+  for (a = 0; a < 2; a++)
+    for (b = 0; b < 5; b++)
+      for (c = 0; c < 6; c++)
+        for (z = 0; z < 2; z++) {
+          lowp_bsmma_t p = {Ks[a], groups[b], Fs[c], LOWP_RND_TZ, z ? LOWP_BSZ_EMIN : LOWP_BSZ_IGNORE};
+          lowp_bsprobe_model_t ctx = {&p, els[e], els[e], &LOWP_FMT_E8M0};
+          lowp_bsprobe_t r;
+          if (groups[b] >= Ks[a]) continue; /* one exact group: F is not observable */
+          n++;
+          if (lowp_bsprobe_run(&r, lowp_bsprobe_model_dev, &ctx, Ks[a], 32, els[e]) || r.F != Fs[c] ||
+              r.group != (groups[b] ? groups[b] : 1))
+            bad += !lowp_test_check(0, "probe K=%d group=%d F=%d zero=%d: found F=%d group=%d", Ks[a], groups[b],
+                                    Fs[c], z, r.F, r.group);
+        }
+  lowp_test_check(bad == 0, "the probes recover F and the group size of %d models", n);
+  printf("  probes: F and group size recovered on %d models\n", n - bad);
+}
+
 int main(void) {
   static const cfg_t cfgs[] = {
       {"mxf8f6f4 e4m3 x e4m3", "b200,kind=mxf8f6f4", &C_E4M3, &C_E4M3, 0, 32, "mxfp8_e4m3", "mxfp8_e4m3"},
@@ -360,6 +387,7 @@ int main(void) {
   mpz_inits(Z, SUM, (mpz_ptr)0);
   mpfr_init2(R, 512);
   hand_picked();
+  check_probes();
   for (i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
     long before = n_rows, sep = n_sep, zd = n_zero_dep;
     lowp_rng_init(&g, lowp_test_seed(), (uint32_t)(100 + i));

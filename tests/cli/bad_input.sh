@@ -167,6 +167,8 @@ gemm --m 4 --n 4 --k 64 --model b200,kind=mxf9 --quant mxfp4
 gemm --m 4 --n 4 --k 64 --quant mxfp9
 gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant mxfp4 --promote 128
 dot --n 64 --quant mxfp4
+probe --device model:b200,kind=mxf5
+probe --device model:b200,kind=mxf4nvf4,F=99
 formats 'p=3,emin=-2,emax=3,'
 formats 'p=0x3,emin=-2,emax=3'
 formats 'p=3,emin=-2,emax=3,sub,nozero'
