@@ -164,13 +164,29 @@ def pack(elements, scales, fmt, axis=-1):
     return e, sc
 
 
+def _bytes(x):
+    """A numpy uint8 view of stored bytes: numpy arrays as they are; torch
+    tensors of 8-bit or packed 4-bit dtypes (float8_e4m3fn, float8_e5m2,
+    float8_e8m0fnu, float4_e2m1fn_x2, uint8, int8) by their bits."""
+    if hasattr(x, "detach") and hasattr(x, "element_size"):  # a torch tensor
+        import torch
+        if x.element_size() != 1:
+            raise TypeError("lowp.unpack: a 1-byte torch dtype is needed, got %s" % x.dtype)
+        x = x.detach().cpu().contiguous().view(torch.uint8).numpy()
+    a = np.asarray(x)
+    if a.dtype.itemsize != 1 or a.dtype.kind not in "ui":
+        raise TypeError("lowp.unpack: bytes (uint8) are needed, got dtype %s" % a.dtype)
+    return np.ascontiguousarray(a.view(np.uint8))
+
+
 def unpack(elements, scales, fmt, cols, tensor_scale=1.0):
-    """Stored bytes (uint8 [rows, row_bytes], uint8 [rows, blocks * scale_bytes], e.g.
-    torch's uint8-packed fp4 and its scale tensor viewed as uint8) to a
-    BlockQuantized with blocks along the last axis of length cols."""
+    """Stored bytes (uint8 [rows, row_bytes], uint8 [rows, blocks * scale_bytes]; or
+    torch tensors of 1-byte dtypes: float8_e4m3fn elements, float8_e8m0fnu or
+    float8_e4m3fn scales, uint8-packed fp4) to a BlockQuantized with blocks along
+    the last axis of length cols."""
     block, sb, bits, _t = _info(fmt)
-    e = np.ascontiguousarray(np.asarray(elements, dtype=np.uint8))
-    sc = np.ascontiguousarray(np.asarray(scales, dtype=np.uint8))
+    e = _bytes(elements)
+    sc = _bytes(scales)
     rows = e.shape[0] if e.ndim > 1 else 1
     nb = -(-cols // block)
     if e.size != rows * ((cols + 1) // 2 if bits <= 4 else cols) or sc.size != rows * nb * sb:
