@@ -3,6 +3,7 @@
 #define LOWP_BENCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Each benchmark is int fn(int argc, char **argv) with argv[0] = its name
@@ -26,6 +27,10 @@ int lowp_bench_check(int argc, char **argv);
 /** @brief `lowp bench gemm`: the emulated accumulation kernels, reference vs
     fast path vs OpenBLAS vs exact, ns per multiply-add (tools/bench_gemm.c). */
 int lowp_bench_gemm(int argc, char **argv);
+
+/** @brief The block-scaled rows of `lowp bench gemm --tables tc`
+    (tools/bench_gemm_bs.c); returns 1 when a validation failed. */
+int lowp__bench_gemm_bs(size_t N, size_t rows, int reps, uint64_t seed);
 
 /** @brief Seconds of the process's CPU time (wall = 0: other processes do
     not inflate it) or of the monotonic clock (wall = 1). */

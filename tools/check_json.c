@@ -38,7 +38,8 @@ cJSON *lowp_chk_result_json(const lowp_chk_run_t *r) {
   {
     cJSON *in = cJSON_CreateArray();
     for (k = 0; k < r->p.op->n_in; k++)
-      cJSON_AddItemToArray(in, cJSON_CreateString(r->p.in[k].name ? r->p.in[k].name : "?"));
+      cJSON_AddItemToArray(in, cJSON_CreateString(r->p.has_bin[k] ? r->p.bin[k].name
+                                                  : r->p.in[k].name ? r->p.in[k].name : "?"));
     cJSON_AddItemToObject(c, "in", in);
   }
   {

@@ -255,8 +255,8 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
   r->p.eps = sc->eps;
   r->p.reduction_mean = sc->reduction_mean;
   for (i = 0; i < sc->op->n_in; i++) {
-    if (sc->n_in_formats) r->p.in[i] = sc->in[i];
-    if (sc->op->in_index[i]) r->p.in[i] = LOWP_FMT_FP64;
+    if (sc->n_in_formats) r->p.in[i] = sc->in[i], r->p.has_bin[i] = sc->has_bin[i], r->p.bin[i] = sc->bin[i];
+    if (sc->op->in_index[i]) r->p.in[i] = LOWP_FMT_FP64, r->p.has_bin[i] = 0;
   }
   if (sc->has_out) r->p.out = sc->out;
   if (sc->subject.kind == LOWP_SPEC_TENSORS) {

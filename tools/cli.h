@@ -43,6 +43,8 @@ long long lowp_cli_int(const char *cmd, const char *what, const char *text,
 /* commands: int lowp_cmd_NAME(int argc, char **argv), argv[0] = "NAME" */
 int lowp_cmd_formats(int argc, char **argv);
 int lowp_cmd_convert(int argc, char **argv);
+/** lowp convert with a block-scaled --to (tools/convert_block.c) */
+int lowp__convert_block(int argc, char **argv);
 int lowp_cmd_list(int argc, char **argv);
 int lowp_cmd_run(int argc, char **argv);
 int lowp_cmd_report(int argc, char **argv);

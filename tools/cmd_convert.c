@@ -14,6 +14,7 @@
 
 #include "cleanup.h"
 #include "cli.h"
+#include "format/bsformat.h"
 #include "format/number.h"
 #include "measure/point.h"
 #include "status.h"
@@ -43,6 +44,17 @@ typedef struct {
 
 /* ------------------------------------------------------ private helpers */
 
+/* a built-in block-scaled format name, with or without :RULE */
+static int is_bsformat(const char *name) {
+  lowp_bsformat_t b;
+  char cut[64];
+  size_t len = strcspn(name, ":");
+  if (len >= sizeof cut) return 0;
+  memcpy(cut, name, len);
+  cut[len] = '\0';
+  return lowp_bsformat_parse(&b, cut, NULL, 0) == LOWP_OK;
+}
+
 static void usage(FILE *out) {
   fprintf(out,
     "usage: lowp convert VALUE... --to F[,F..]|all [options]\n"
@@ -63,7 +75,10 @@ static void usage(FILE *out) {
     "  --daz     treat subnormal inputs of --from's format as zero\n"
     "  --sr-bits K  random bits for sr (1..32, default 32)\n"
     "  --seed S  stochastic rounding seed (default 0; index = value position)\n"
-    "  --json    machine-readable output with stable keys\n");
+    "  --json    machine-readable output with stable keys\n"
+    "  --to mxfp8_e4m3|mxfp4|nvfp4|int8_b32|...  a block-scaled format: the values\n"
+    "            are one row, quantized block by block (--scale-rule; lowp convert\n"
+    "            --to mxfp4 --help)\n");
 }
 
 static void fields_text(char *buf, size_t len, uint64_t b, const lowp_format_t *f) {
@@ -315,6 +330,12 @@ int lowp_cmd_convert(int argc, char **argv) {
   int i, have_to = 0, csv = 0;
   cJSON *root, *res;
 
+  /* a block-scaled --to (mxfp8_e4m3, nvfp4, elem=..): tools/convert_block.c */
+  for (i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--to") && (strstr(argv[i + 1], "elem=") || is_bsformat(argv[i + 1]))) {
+      free(vals), free(owned);
+      return lowp__convert_block(argc, argv);
+    }
   memset(&o, 0, sizeof o);
   o.rnd = LOWP_RND_NE;
   if (!vals) lowp_cli_die("convert", "out of memory");
@@ -360,6 +381,8 @@ int lowp_cmd_convert(int argc, char **argv) {
       file = "-";
     }
     else if (!strcmp(a, "--bits")) o.bits = 1;
+    else if (!strcmp(a, "--scale-rule"))
+      lowp_cli_die("convert", "--scale-rule needs a block-scaled --to (mxfp8_e4m3, nvfp4, ...)");
     else if (!strcmp(a, "--sr-bits"))
       o.pol.sr_bits =
           (int)lowp_cli_int("convert", "--sr-bits", lowp_cli_need_arg("convert", argc, argv, &i), 1, 32);

@@ -1,6 +1,8 @@
 /* lowp formats -- the table of formats, every number computed from the descriptors */
 
 #include "cli.h"
+#include "format/bsformat.h"
+#include "status.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -73,35 +75,94 @@ static void print_table(const lowp_format_t *fs, size_t n) {
          "encodings; decades = log10(max_finite / min_subn).\n");
 }
 
+/* ------------------------------------------------- block-scaled formats */
+
+static void scale_name(char *buf, size_t len, const lowp_bsformat_t *b) {
+  snprintf(buf, len, "%s%s", b->scale_unsigned ? "u" : "", b->scale.name);
+}
+
+static cJSON *bsformat_json(const lowp_bsformat_t *b) {
+  cJSON *o = cJSON_CreateObject();
+  char buf[160];
+  cJSON_AddStringToObject(o, "name", b->name);
+  lowp_bsformat_spec(buf, sizeof buf, b);
+  cJSON_AddStringToObject(o, "spec", buf);
+  cJSON_AddStringToObject(o, "element", b->elem.name);
+  cJSON_AddNumberToObject(o, "element_bits", b->elem_bits);
+  cJSON_AddBoolToObject(o, "integer_elements", b->elem_int);
+  cJSON_AddNumberToObject(o, "element_max", lowp_bsformat_elem_max(b));
+  scale_name(buf, sizeof buf, b);
+  cJSON_AddStringToObject(o, "scale", buf);
+  cJSON_AddNumberToObject(o, "scale_bytes", lowp_bsformat_scale_bytes(b));
+  cJSON_AddNumberToObject(o, "block", b->block);
+  cJSON_AddBoolToObject(o, "tensor_scale", b->tensor_scale);
+  cJSON_AddStringToObject(o, "rule", lowp_bsrule_name(b->rule));
+  cJSON_AddNumberToObject(o, "bits_per_value", lowp_bsformat_bits_per_value(b));
+  cJSON_AddStringToObject(o, "packing", b->elem_bits <= 4 ? "two per byte, low nibble first"
+                                        : b->elem_bits < 8 ? "one per byte, low bits" : "one per byte");
+  if (b->doc) cJSON_AddStringToObject(o, "source", b->doc);
+  return o;
+}
+
+static void print_bstable(const lowp_bsformat_t *bs, size_t n) {
+  size_t i;
+  printf("\n%-11s %-6s %4s %-6s %5s %-6s %-6s %7s %10s\n", "block fmt", "elem", "bits", "scale", "block",
+         "tensor", "rule", "bits/v", "elem_max");
+  for (i = 0; i < n; i++) {
+    char sc[32];
+    scale_name(sc, sizeof sc, &bs[i]);
+    printf("%-11s %-6s %4d %-6s %5d %-6s %-6s %7.3f %10g\n", bs[i].name, bs[i].elem.name, bs[i].elem_bits, sc,
+           bs[i].block, bs[i].tensor_scale ? "fp32" : "-", lowp_bsrule_name(bs[i].rule),
+           lowp_bsformat_bits_per_value(&bs[i]), lowp_bsformat_elem_max(&bs[i]));
+  }
+  printf("\nA value is element * block scale (* the fp32 tensor scale); bits/v counts the\n"
+         "block scale's share. Rules and sources: docs/formats.md, \"Block-scaled formats\".\n");
+}
+
 /* ----------------------------------------------------------------- main */
 
 int lowp_cmd_formats(int argc, char **argv) {
   int json = 0, i;
   lowp_format_t fs[64];
-  size_t n = 0;
+  lowp_bsformat_t bs[64];
+  size_t n = 0, nbs = 0;
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) json = 1;
     else if (!strcmp(argv[i], "--help")) {
       printf("usage: lowp formats [--json] [FORMAT...]\n"
              "  Prints every built-in format (or the named ones, including specs\n"
-             "  such as p=5,emin=-6,emax=7,nosub) with its computed properties.\n");
+             "  such as p=5,emin=-6,emax=7,nosub) with its computed properties, then\n"
+             "  the block-scaled formats (mxfp8_e4m3 ... nvfp4, int8_b32, or specs such\n"
+             "  as elem=e4m3,scale=fp16,block=16,rule=absmax).\n");
       return LOWP_EXIT_OK;
     } else if (argv[i][0] == '-') lowp_cli_die("formats", "unknown option '%s'; accepted: --json, --help", argv[i]);
-    else if (n < 64) fs[n++] = lowp_cli_format("formats", argv[i]);
+    else if (n + nbs < 64) {
+      lowp_bsformat_t b;
+      char err[256];
+      int st = lowp_bsformat_parse(&b, argv[i], err, sizeof err);
+      if (st == LOWP_OK) bs[nbs++] = b;
+      else if (strstr(argv[i], "elem=")) lowp_cli_die("formats", "%s", err);
+      else fs[n++] = lowp_cli_format("formats", argv[i]);
+    }
   }
-  if (n == 0)
+  if (n == 0 && nbs == 0) {
     for (n = 0; n < lowp_format_count(); n++) fs[n] = *lowp_format_at(n);
+    for (nbs = 0; nbs < lowp_bsformat_count(); nbs++) bs[nbs] = *lowp_bsformat_at(nbs);
+  }
   if (json) {
     cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "formats");
     char *s;
     size_t k;
     for (k = 0; k < n; k++) cJSON_AddItemToArray(arr, format_json(&fs[k]));
+    arr = cJSON_AddArrayToObject(root, "block_formats");
+    for (k = 0; k < nbs; k++) cJSON_AddItemToArray(arr, bsformat_json(&bs[k]));
     s = cJSON_Print(root);
     puts(s);
     free(s);
     cJSON_Delete(root);
   } else {
-    print_table(fs, n);
+    if (n) print_table(fs, n);
+    if (nbs) print_bstable(bs, nbs);
   }
   return LOWP_EXIT_OK;
 }

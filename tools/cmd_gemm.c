@@ -37,6 +37,9 @@
 #include "output.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
+#include "cpu/gemm_bs.h"
+#include "format/bsformat.h"
+#include "format/bsquant.h"
 #include "model/accum.h"
 #include "io/npy.h"
 #include "measure/measure.h"
@@ -60,6 +63,9 @@ typedef struct {
   const char *model;      /* tensor-core model spec, or NULL */
   long promote;           /* -1: the model's own; 0: off; N: every N products */
   const char *order;      /* accumulation order spec, or NULL (recursive) */
+  int have_quant;         /* --quant: block-scaled inputs */
+  lowp_bsformat_t quant;
+  int bs_model;           /* --model GPU,kind=..: the block-scaled MMA model */
 } opts_t;
 
 /* ------------------------------------------------------ private helpers */
@@ -87,6 +93,10 @@ static void usage(FILE *out, const char *cmd) {
     "                (--acc is the output format: fp32 or fp16)\n"
     "  --promote N|off  fp8 models: promote the partial sum to fp32 every N\n"
     "                products (DeepSeek-V3: 128); off = fast accumulation\n"
+    "  --quant Q     block-scaled inputs: mxfp8_e4m3 mxfp8_e5m2 mxfp6_e3m2 mxfp6_e2m3\n"
+    "                mxfp4 int8_b32 ... [:RULE] (docs/formats.md): fp32 data quantized\n"
+    "                by the rule in blocks along K; with --model b200,kind=mxf8f6f4\n"
+    "                (or kind=mxf4nvf4, sm120,kind=..) the block-scaled MMA model\n"
     "  --order O     accumulation order in --acc: recursive pairwise blocked:B\n"
     "                splitk:S kahan fma (products exact, or rounded with --prod=--acc)\n"
     "  --threads T   OpenMP threads (results do not depend on it)\n"
@@ -229,6 +239,12 @@ static void parse(opts_t *o, int argc, char **argv) {
     else if (!strcmp(a, "--json")) o->json = 1;
     else if (!strcmp(a, "--model")) o->model = lowp_cli_need_arg(o->cmd, argc, argv, &i);
     else if (!strcmp(a, "--order")) o->order = lowp_cli_need_arg(o->cmd, argc, argv, &i);
+    else if (!strcmp(a, "--quant")) {
+      char e[256];
+      const char *v = lowp_cli_need_arg(o->cmd, argc, argv, &i);
+      if (lowp_bsformat_parse(&o->quant, v, e, sizeof e)) lowp_cli_die(o->cmd, "--quant %s: %s", v, e);
+      o->have_quant = 1;
+    }
     else if (!strcmp(a, "--promote")) {
       const char *v = lowp_cli_need_arg(o->cmd, argc, argv, &i);
       o->promote = strcmp(v, "off") ? (long)lowp_cli_int(o->cmd, "--promote", v, 1, INT32_MAX) : 0;
@@ -244,6 +260,20 @@ static void parse(opts_t *o, int argc, char **argv) {
                  "loguniform[:lo:hi], cancel or spread", o->dist_text);
   if (o->dist.kind == LOWP_DIST_CANCEL && (!o->in.has_sign || !o->in.has_zero))
     lowp_cli_die(o->cmd, "--dist cancel needs a signed input format with zero");
+  o->bs_model = o->model && strstr(o->model, "kind=") != NULL;
+  if (o->bs_model && !o->have_quant)
+    lowp_cli_die(o->cmd, "--model %s is a block-scaled model: give the inputs' format with --quant "
+                 "(mxfp8_e4m3, mxfp4, ...)", o->model);
+  if (o->have_quant && (o->quant.tensor_scale || o->quant.elem_int) && o->bs_model)
+    lowp_cli_die(o->cmd, "--quant %s: the block-scaled MMA model takes MX formats (floating-point "
+                 "elements, no per-tensor scale)", o->quant.name);
+  if (o->have_quant && (o->a_path || !strcmp(o->cmd, "dot") || o->dist.kind == LOWP_DIST_CANCEL ||
+                        o->dist.kind == LOWP_DIST_SPREAD))
+    lowp_cli_die(o->cmd, "--quant takes generated inputs of lowp gemm (not --a/--b, dot, or --dist "
+                 "cancel/spread)");
+  if (o->have_quant) o->in = LOWP_FMT_FP32;
+  if (o->bs_model && o->promote >= 0)
+    lowp_cli_die(o->cmd, "--promote is a parameter of the tensor-core models, not of %s", o->model);
   if (o->promote >= 0 && !o->model)
     lowp_cli_die(o->cmd, "--promote needs --model (it is a parameter of the tensor-core model)");
   if (o->model && (o->order || o->have_prod))
@@ -308,11 +338,57 @@ static void param_fmt(char *dst, size_t len, const char *text) {
   dst[i] = '\0';
 }
 
+/* the block-scaled MMA model as a subject: the inputs (the pipeline's
+   dequantized values) are split again into elements and scales by the
+   format's rule -- the same values; under floor the same pair -- and
+   multiplied by lowp_gemm_bs_fast */
+static int bs_run(const lowp_subject_t *s, double *const *out, const double *const *in, const lowp_problem_t *p,
+                  char *err, size_t errlen) {
+  const lowp_gemm_bs_cfg_t *cfg = s->ctx;
+  size_t m = p->dims.m, n = p->dims.n, k = p->dims.k, nb = lowp_bsformat_blocks(&cfg->fa, k), i, j;
+  float *fa = malloc(m * k * sizeof *fa + 1), *fb = malloc(n * k * sizeof *fb + 1);
+  double *qa = malloc(m * k * sizeof *qa + 1), *qbt = malloc(n * k * sizeof *qbt + 1), *qb = malloc(n * k * sizeof *qb + 1);
+  double *sa = malloc(m * nb * sizeof *sa + 1), *sb = malloc(n * nb * sizeof *sb + 1), ts;
+  int st = LOWP_ENOMEM;
+  (void)err, (void)errlen;
+  if (fa && fb && qa && qbt && qb && sa && sb) {
+    for (i = 0; i < m * k; i++) fa[i] = (float)in[0][i];
+    for (i = 0; i < k; i++)
+      for (j = 0; j < n; j++) fb[j * k + i] = (float)in[1][i * n + j];
+    st = lowp_bs_quantize(qa, sa, &ts, fa, m, k, &cfg->fa);
+    if (!st) st = lowp_bs_quantize(qbt, sb, &ts, fb, n, k, &cfg->fb);
+    for (i = 0; i < k && !st; i++)
+      for (j = 0; j < n; j++) qb[i * n + j] = qbt[j * k + i];
+    for (i = 0; i < m * n && !st; i++) out[0][i] = 0.0;
+    if (!st) st = lowp_gemm_bs_fast(out[0], qa, sa, qb, sb, m, n, k, cfg);
+  }
+  free(fa), free(fb), free(qa), free(qbt), free(qb), free(sa), free(sb);
+  return st;
+}
+
 /* the registry subject of the options, bound to problem p */
 static void open_subject(lowp_subject_t *s, twin_ctx_t *tw, const opts_t *o,
                          const lowp_problem_t *p) {
   char prm[600], acc[200], err[600];
   int st;
+  if (o->bs_model) {
+    static lowp_gemm_bs_cfg_t cfg; /* lives as long as the subject: one per run */
+    char ms[160];
+    if (lowp_gemm_bs_config(&cfg, o->model, "mxfp8_e4m3", "mxfp8_e4m3", err, sizeof err))
+      lowp_cli_die(o->cmd, "--model %s: %s", o->model, err);
+    cfg.fa = cfg.fb = o->quant;
+    if (cfg.model.p.group && cfg.fa.block % cfg.model.p.group)
+      lowp_cli_die(o->cmd, "--quant %s: blocks of %d do not hold whole groups of %d", o->quant.name,
+                   cfg.fa.block, cfg.model.p.group);
+    memset(s, 0, sizeof *s);
+    lowp_bsmma_str(ms, sizeof ms, &cfg.model.p);
+    snprintf(s->name, sizeof s->name, "block-scaled model %s (%s)", o->model, ms);
+    s->kind = "kernel";
+    s->run = bs_run;
+    s->ctx = &cfg;
+    (void)tw, (void)p;
+    return;
+  }
   if (o->model || o->order) {
     if (o->model && o->promote == 0)
       snprintf(prm, sizeof prm, "model=%s,promote=off", o->model);
@@ -408,7 +484,16 @@ static void describe(opts_t *o, char *subject, size_t len) {
     lowp_cli_die(o->cmd, "--acc %s: %s", o->acc.name, err);
   if (o->have_prod && lowp_accum_format_check(&o->prod, err, sizeof err) != 0)
     lowp_cli_die(o->cmd, "--prod %s: %s", o->prod.name, err);
-  if (o->model) {
+  if (o->bs_model) {
+    char ms[256];
+    lowp_bsmma_model_t bm;
+    if (lowp_bsmma_get(&bm, o->model, err, sizeof err)) lowp_cli_die(o->cmd, "--model %s: %s", o->model, err);
+    lowp_bsmma_str(ms, sizeof ms, &bm.p);
+    snprintf(subject, len, "block-scaled model %s (%s; %s), %s inputs by rule %s, output fp32", o->model, ms,
+             bm.instr, o->quant.name, lowp_bsrule_name(o->quant.rule));
+    if (strcmp(o->acc.name, "fp32"))
+      lowp_cli_die(o->cmd, "--model %s writes fp32: --acc must be fp32", o->model);
+  } else if (o->model) {
     char ms[256];
     lowp_gemm_tc_cfg_t tc;
     if (lowp_gemm_tc_config(&tc, o->model, o->promote, &o->in, &o->acc, err, sizeof err))
@@ -451,6 +536,8 @@ static lowp_problem_t problem_of(const opts_t *o, size_t rows, size_t n, size_t 
   p.dims.n = n;
   p.dims.k = k;
   p.in[0] = p.in[1] = o->in;
+  p.has_bin[0] = p.has_bin[1] = o->have_quant;
+  p.bin[0] = p.bin[1] = o->quant;
   p.out = o->acc;
   return p;
 }
@@ -584,7 +671,7 @@ static void print_json(const view_t *v) {
   cJSON_AddNumberToObject(r, "m", (double)v->m);
   cJSON_AddNumberToObject(r, "n", (double)v->n);
   cJSON_AddNumberToObject(r, "k", (double)v->k);
-  cJSON_AddStringToObject(r, "in", o->in.name);
+  cJSON_AddStringToObject(r, "in", o->have_quant ? o->quant.name : o->in.name);
   cJSON_AddStringToObject(r, "acc", o->acc.name);
   cJSON_AddStringToObject(r, "prod", o->have_prod ? o->prod.name : "exact");
   cJSON_AddStringToObject(r, "round", lowp_rounding_name(o->rnd));
@@ -641,7 +728,7 @@ static void print_text(const view_t *v) {
   const double *c = res->out[0].got, *cx = res->out[0].exact;
   size_t worst = v->worst, n = v->n;
   printf("lowp %s: m=%zu n=%zu k=%zu, inputs %s (%s, seed %llu), %s\n", o->cmd, v->m, n, v->k,
-         o->in.name, o->a_path ? "from .npy" : o->dist_text, (unsigned long long)o->seed, v->subject);
+         o->have_quant ? o->quant.name : o->in.name, o->a_path ? "from .npy" : o->dist_text, (unsigned long long)o->seed, v->subject);
   if (v->changed)
     printf("  note: %zu input values were not values of %s and were rounded to it (rne)\n",
            v->changed, o->in.name);

@@ -10,6 +10,7 @@
  */
 
 #include "cli.h"
+#include "model/bsprobe.h"
 #include "gpu/gemm_gpu.h"
 #include "gpu/gpu_kernels.h"
 #include "output.h"
@@ -53,7 +54,9 @@ static void usage(FILE *out) {
           "  --device D     gpu (the default: the first CUDA GPU; without one, lowp probe\n"
           "                 says so and exits 2), or model:SPEC, SPEC a preset (v100 a100\n"
           "                 a2 ada l40s h100 h200 b200) or parameters as in\n"
-          "                 'lowp gemm --tc' (b=16,F=25,align=rtz,...)\n"
+          "                 'lowp gemm --tc' (b=16,F=25,align=rtz,...), or a block-scaled\n"
+          "                 model (model:b200,kind=mxf8f6f4, model:sm120,kind=mxf4nvf4,F=34):\n"
+          "                 F and the group size (model/bsprobe.h)\n"
           "  --in LIST      input formats (default: all of fp16,bf16,tf32,e4m3,e5m2 the\n"
           "                 device has)\n"
           "  --out O        fp32, fp16 or both (default both; fp16 output for fp16 and\n"
@@ -365,6 +368,46 @@ static void open_device(dev_t_ *dv, const char *device, const lowp_format_t *ins
 
 /* ----------------------------------------------------------- the command */
 
+/* --device model:GPU,kind=...: the block-scaled probes (model/bsprobe.h) on
+   lowp's block-scaled MMA model; prints what they recover beside the model's
+   parameters */
+static int probe_bs(const char *spec, int json) {
+  lowp_bsmma_model_t m;
+  lowp_bsprobe_model_t ctx;
+  lowp_bsprobe_t r;
+  char err[256], ms[160];
+  const lowp_format_t *el;
+  int ok;
+  if (lowp_bsmma_get(&m, spec, err, sizeof err)) lowp_cli_die(CMD, "--device model:%s: %s", spec, err);
+  el = m.p.group ? &LOWP_FMT_E2M1 : &LOWP_FMT_E4M3; /* mxf4nvf4 multiplies fp4; mxf8f6f4 fp8 */
+  ctx.p = &m.p, ctx.fa = ctx.fb = el, ctx.fs = &LOWP_FMT_E8M0;
+  if (lowp_bsprobe_run(&r, lowp_bsprobe_model_dev, &ctx, m.p.K, 32, el))
+    lowp_cli_die(CMD, "--device model:%s: the probes cannot run on K = %d", spec, m.p.K);
+  ok = r.F == m.p.F && r.group == (m.p.group ? m.p.group : 1);
+  lowp_bsmma_str(ms, sizeof ms, &m.p);
+  if (json) {
+    cJSON *o = cJSON_CreateObject();
+    char *t;
+    cJSON_AddStringToObject(o, "device", spec);
+    cJSON_AddStringToObject(o, "instruction", m.instr);
+    cJSON_AddNumberToObject(o, "K", r.K);
+    cJSON_AddNumberToObject(o, "F", r.F);
+    cJSON_AddNumberToObject(o, "group", r.group);
+    cJSON_AddStringToObject(o, "model", ms);
+    cJSON_AddBoolToObject(o, "match", ok);
+    t = cJSON_Print(o);
+    puts(t);
+    free(t);
+    cJSON_Delete(o);
+  } else {
+    printf("block-scaled probes on model %s (%s, %s elements, e8m0 scales 1)\n", spec, m.instr, el->name);
+    printf("  F      %d fraction bits kept below the alignment exponent\n", r.F);
+    printf("  group  %d product%s summed exactly per term (K = %d)\n", r.group, r.group == 1 ? "" : "s", r.K);
+    printf("  model  %s: %s\n", ms, ok ? "the probes recover it" : "DIFFERS");
+  }
+  return ok ? LOWP_EXIT_OK : LOWP_EXIT_CHECK;
+}
+
 int lowp_cmd_probe(int argc, char **argv) {
   const char *device = NULL, *in_list = NULL, *out_opt = "both", *cap = NULL;
   long rows = 1000;
@@ -392,6 +435,8 @@ int lowp_cmd_probe(int argc, char **argv) {
       seed = (uint64_t)lowp_cli_int(CMD, "--seed", lowp_cli_need_arg(CMD, argc, argv, &i), 0, 0x7fffffffffffffffLL);
     else lowp_cli_die(CMD, "unknown option '%s' (see lowp probe --help)", a);
   }
+  if (device && !strncmp(device, "model:", 6) && (strstr(device, "kind=") || strstr(device, "group=")))
+    return probe_bs(device + 6, json);
   if (strcmp(out_opt, "fp32") && strcmp(out_opt, "fp16") && strcmp(out_opt, "both"))
     lowp_cli_die(CMD, "--out must be fp32, fp16 or both, got '%s'", out_opt);
   if (in_list) {

@@ -35,7 +35,8 @@ static void usage(FILE *out) {
           "  --acc FMT     accumulation format (default fp32)\n"
           "  --out FMT     output format (default: the input's)\n"
           "  --method M    recursive (default), pairwise, blocked:B, splitk:S, kahan, fma,\n"
-          "                or model:PRESET[,key=value...] (e.g. model:h100,promote=128)\n"
+          "                or model:PRESET[,key=value...] (e.g. model:h100,promote=128), or\n"
+          "                a block-scaled model (model:b200,kind=mxf8f6f4 with --input mxfp8_e4m3)\n"
           "  --compute FMT row ops: the format of exp, log, subtract, divide (default:\n"
           "                the input's); --acc is the row sum's\n"
           "  --confidence  P in (0, 1): probability >= P per element (Higham & Mary\n"
@@ -101,8 +102,11 @@ static void print_text(const lowp_tol_t *t, const lowp_tol_query_t *q) {
   char meth[160];
   if (q->has_model) lowp_tc_model_str(meth, sizeof meth, &q->model);
   printf("%s, k = %zu: %s inputs, %s output, ", q->op->name, q->k,
-         q->in.name ? q->in.name : "custom", q->out.name ? q->out.name : "custom");
-  if (q->has_model) printf("tensor-core model %s", meth);
+         q->has_bs ? q->bs.name : q->in.name ? q->in.name : "custom", q->out.name ? q->out.name : "custom");
+  if (q->has_bsmodel) {
+    lowp_bsmma_str(meth, sizeof meth, &q->bsmodel);
+    printf("block-scaled model %s", meth);
+  } else if (q->has_model) printf("tensor-core model %s", meth);
   else {
     lowp_accum_str(meth, sizeof meth, &q->accum);
     printf("accumulation %s", meth);

@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check/capi.h"
+#include "format/bsformat.h"
+#include "model/bsmma.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -609,10 +611,32 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, int data, char *err, s
       j->valuedouble != floor(j->valuedouble))
     return bad(err, errlen, LOWP_EINVAL, "%s\"k\" must be an integer in [1, 2^40]", "");
   q->k = (size_t)j->valuedouble;
-  if ((st = get_format(&q->in, ITEM(d, "input"), "input", "fp32", err, errlen))) return st;
-  if ((st = get_format(&q->out, ITEM(d, "out"), "out", q->in.name ? q->in.name : "fp32", err,
-                       errlen)))
-    return st;
+  j = ITEM(d, "input");
+  if (cJSON_IsString(j) && lowp_bsformat_parse(&q->bs, j->valuestring, NULL, 0) == LOWP_OK) {
+    /* block-scaled inputs: a dequantized value holds the element's and the
+       scale's significand bits; the products' exactness follows from that */
+    q->has_bs = 1;
+    q->in = q->bs.elem;
+    q->in.precision = q->bs.elem.precision + q->bs.scale.precision - 1;
+    if ((st = get_format(&q->out, ITEM(d, "out"), "out", "fp32", err, errlen))) return st;
+  } else {
+    if ((st = get_format(&q->in, ITEM(d, "input"), "input", "fp32", err, errlen))) return st;
+    if ((st = get_format(&q->out, ITEM(d, "out"), "out", q->in.name ? q->in.name : "fp32", err,
+                         errlen)))
+      return st;
+  }
+  if (cJSON_IsString(m) && !strncmp(m->valuestring, "model:", 6) && strstr(m->valuestring, "kind=")) {
+    lowp_bsmma_model_t bm;
+    if ((st = lowp_bsmma_get(&bm, m->valuestring + 6, err, errlen))) return st;
+    q->has_bsmodel = 1;
+    q->bsmodel = bm.p;
+    q->accum.acc = LOWP_FMT_FP32;
+    j = ITEM(d, "confidence");
+    if (cJSON_IsNumber(j) && j->valuedouble < 1) q->confidence = j->valuedouble;
+    j = ITEM(d, "scale");
+    if (cJSON_IsNumber(j) && j->valuedouble > 0 && isfinite(j->valuedouble)) q->scale = j->valuedouble;
+    return LOWP_OK;
+  }
   /* the method: an order (with "acc") or "model:PRESET[,key=value]" */
   memset(&p, 0, sizeof p);
   p.op = q->op;
@@ -681,7 +705,7 @@ cJSON *lowp_tol_json(const lowp_tol_t *t, const lowp_tol_query_t *q) {
   cJSON_AddStringToObject(o, "explanation", t->why);
   cJSON_AddStringToObject(o, "op", q->op->name);
   cJSON_AddNumberToObject(o, "k", (double)q->k);
-  cJSON_AddStringToObject(o, "input", q->in.name ? q->in.name : "custom");
+  cJSON_AddStringToObject(o, "input", q->has_bs ? q->bs.name : q->in.name ? q->in.name : "custom");
   cJSON_AddStringToObject(o, "acc", q->has_model ? "model" : (q->accum.acc.name ? q->accum.acc.name : "custom"));
   cJSON_AddStringToObject(o, "out", q->out.name ? q->out.name : "custom");
   if (t->probabilistic) lowp_json_num(o, "confidence", t->confidence);

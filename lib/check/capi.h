@@ -49,6 +49,7 @@
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "check/tol.h"
 
@@ -112,5 +113,22 @@ int lowp_capi_decode(double *out, const void *bits, size_t n, int width, const c
 
 /** @brief Free a string returned by lowp_capi_*. */
 void lowp_capi_free(char *p);
+
+/* Block-scaled formats for Python (lib/check/capi_block.c): FORMAT is a
+   lowp_bsformat_parse string ("mxfp8_e4m3", "nvfp4:nvfp4", "elem=..");
+   arrays are row-major rows x cols, blocks along the rows. Each returns a
+   status with a message in err. */
+/** @brief block size, stored scale bytes, element bits, 1 if a tensor scale. */
+int lowp_capi_bs_info(int *block, int *scale_bytes, int *elem_bits, int *tensor, const char *format,
+                      char *err, size_t errlen);
+/** @brief lowp_bs_quantize on fp32 x; q rows*cols, s rows*blocks, *ts. */
+int lowp_capi_bs_quantize(double *q, double *s, double *ts, const float *x, size_t rows, size_t cols,
+                          const char *format, char *err, size_t errlen);
+/** @brief lowp_bs_dequantize. */
+int lowp_capi_bs_dequantize(double *y, const double *q, const double *s, double ts, size_t rows,
+                            size_t cols, const char *format, char *err, size_t errlen);
+/** @brief lowp_bs_pack (unpack = 0) or lowp_bs_unpack (unpack = 1). */
+int lowp_capi_bs_pack(uint8_t *elems, uint8_t *scales, double *q, double *s, size_t rows, size_t cols,
+                      int unpack, const char *format, char *err, size_t errlen);
 
 #endif

@@ -41,6 +41,7 @@
 
 #include <stddef.h>
 
+#include "format/bsformat.h"
 #include "format/format.h"
 #include "model/accum.h"
 #include "model/tc.h"
@@ -106,6 +107,13 @@ typedef struct {
   lowp_format_t out;               /**< format of every output */
   double eps;                      /**< layernorm, rmsnorm (default 1e-5, PyTorch's) */
   int reduction_mean;              /**< xent: 0 none (per row), 1 mean */
+  /** Block-scaled inputs (docs/formats.md): input i with has_bin[i] is
+      drawn, rounded to fp32, quantized by bin[i]'s rule in blocks along the
+      reduction axis (A's rows and B's columns for gemm, the last axis
+      otherwise) and dequantized; in[i] is fp32, and the exact reference is
+      that of the dequantized values. */
+  int has_bin[LOWP_OP_MAXIO];
+  lowp_bsformat_t bin[LOWP_OP_MAXIO];
 } lowp_problem_t;
 
 /** @brief The bounds lowp knows (on the componentwise backward error of a

@@ -116,8 +116,8 @@ cJSON *lowp_check_result_json(const lowp_check_result_t *r, const lowp_check_inp
   cJSON_AddStringToObject(c, "subject", r->subject);
   if (r->problem.out.name) cJSON_AddStringToObject(c, "out", r->problem.out.name);
   for (k = 0; k < r->problem.op->n_in; k++)
-    cJSON_AddItemToArray(ins, cJSON_CreateString(r->problem.in[k].name ? r->problem.in[k].name
-                                                                       : "custom"));
+    cJSON_AddItemToArray(ins, cJSON_CreateString(r->problem.has_bin[k] ? r->problem.bin[k].name
+                                                 : r->problem.in[k].name ? r->problem.in[k].name : "custom"));
   cJSON_AddItemToObject(c, "in", ins);
   cJSON_AddNumberToObject(d, "batch", (double)r->problem.dims.batch);
   cJSON_AddNumberToObject(d, "m", (double)r->problem.dims.m);

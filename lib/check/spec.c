@@ -128,6 +128,24 @@ static int get_format(ctx_t *c, const cJSON *j, const char *what, lowp_format_t 
   return LOWP_OK;
 }
 
+/* an input format: a lowp format, or a block-scaled one ("mxfp8_e4m3",
+   "int8_b32:absmax", "elem=..,scale=..,block=.."): the input is then fp32
+   data quantized by the format's rule (lowp_problem_t.bin) */
+static int get_in_format(ctx_t *c, const cJSON *j, const char *what, lowp_spec_check_t *ck, int i) {
+  const char *s = NULL;
+  char e[256];
+  int st = get_string(c, j, what, &s);
+  if (st) return st;
+  ck->has_bin[i] = 0;
+  if (lowp_bsformat_parse(&ck->bin[i], s, e, sizeof e) == LOWP_OK) {
+    ck->has_bin[i] = 1;
+    ck->in[i] = LOWP_FMT_FP32;
+    return LOWP_OK;
+  }
+  if (strstr(s, "elem=") || strchr(s, ':')) return fail(c, "%s: %s", what, e);
+  return get_format(c, j, what, &ck->in[i]);
+}
+
 static char *resolve(ctx_t *c, const char *path) {
   size_t n;
   char *r;
@@ -710,16 +728,17 @@ static int check_formats(ctx_t *c, const cJSON *j, const cJSON *defaults, lowp_s
       for (i = 0, e = in_j->child; e; i++, e = e->next) {
         char w[32];
         snprintf(w, sizeof w, "\"in\"[%d]", i);
-        if ((st = get_format(c, e, w, &ck->in[i]))) return st;
+        if ((st = get_in_format(c, e, w, ck, i))) return st;
       }
       ck->n_in_formats = n;
     } else {
-      if ((st = get_format(c, in_j, "\"in\"", &ck->in[0]))) return st;
-      for (i = 1; i < ck->op->n_in; i++) ck->in[i] = ck->in[0];
+      if ((st = get_in_format(c, in_j, "\"in\"", ck, 0))) return st;
+      for (i = 1; i < ck->op->n_in; i++)
+        ck->in[i] = ck->in[0], ck->has_bin[i] = ck->has_bin[0], ck->bin[i] = ck->bin[0];
       ck->n_in_formats = 1;
     }
     for (i = 0; i < ck->op->n_in; i++)
-      if (ck->op->in_index[i]) ck->in[i] = LOWP_FMT_FP64;
+      if (ck->op->in_index[i]) ck->in[i] = LOWP_FMT_FP64, ck->has_bin[i] = 0;
   }
   if (out_j) {
     if ((st = get_format(c, out_j, "\"out\"", &ck->out))) return st;

@@ -68,6 +68,8 @@ typedef struct {
   int index;                  /**< position in "checks" */
   const lowp_op_t *op;
   lowp_spec_subject_t subject;
+  int has_bin[LOWP_OP_MAXIO];    /**< input i in a block-scaled format (bin[i]; in[i] is fp32) */
+  lowp_bsformat_t bin[LOWP_OP_MAXIO];
   int n_in_formats;           /**< 0: none given (tensors: follow the files);
                                    1: one for all inputs; else one per input */
   lowp_format_t in[LOWP_OP_MAXIO];

@@ -164,12 +164,68 @@ static size_t add_risk(lowp_tol_t *t, size_t w) {
              t->not_prob);
 }
 
+/* The block-scaled MMA model's bound (model/bsmma.h), worst case, on
+   |c - x| / sum |a_i b_i| of the dequantized operands. One instruction cuts
+   n_t terms (K products, or K/g group sums, and c) below 2^(X - F),
+   truncating each by less than 2^(X - F); the term that sets X is at least
+   2^(X - w) (w = (pa - 1) + (pb - 1) + 2 (ps - 1) for products whose
+   elements or scales may be subnormal; 2 (ps - 1) for exact group sums),
+   so the cut loses less than n_t 2^(w - F) of the sum of the magnitudes;
+   the rounding toward zero to fp32 adds 2^-23 relative. Chained through c
+   over N = ceil(k / K) instructions (the first from c = 0), the recursive-
+   summation argument (Higham 2002, Lemma 3.1) gives
+   ((1 + d)^N - 1) <= N d / (1 - N d), d = n_t 2^(w - F) (1 + 2^-23) + 2^-23.
+   zero = emin has no such bound: an all-zero block under a large scale
+   sets X with no magnitude behind it. c is assumed normal or zero. */
+static int bs_model_bound(double *b, char *name, size_t namelen, const lowp_tol_query_t *q, char *err,
+                          size_t errlen) {
+  const lowp_bsmma_t *m = &q->bsmodel;
+  int pa = q->bs.elem.precision, ps = q->bs.scale.precision;
+  double nt = m->group ? (double)(m->K / m->group) + 1 : (double)m->K + 1;
+  int w = m->group ? 2 * (ps - 1) : 2 * (pa - 1) + 2 * (ps - 1);
+  double d = nt * ldexp(1.0, w - m->F) * (1 + 0x1p-23) + 0x1p-23;
+  double N = ceil((double)q->k / m->K);
+  if (m->zero == LOWP_BSZ_EMIN) {
+    fail(err, errlen, "%s", "the block-scaled model with zero=emin has no bound: an all-zero block "
+         "under a large scale moves the alignment with nothing to bound it by");
+    return LOWP_EUNSUPPORTED;
+  }
+  *b = N * d >= 1 ? INFINITY : N * d / (1 - N * d);
+  snprintf(name, namelen, "N d / (1 - N d), N = %.0f instructions, d = %.0f x 2^(%d - %d) + 2^-23", N, nt, w,
+           m->F);
+  return LOWP_OK;
+}
+
 static int tol_sumprod(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, char *err,
                        size_t errlen) {
   double k = (double)q->k, uo = 0, s, P;
   size_t w = 0;
   int st;
   int sum = q->op->id == LOWP_OP_SUM;
+  if (q->has_bsmodel) {
+    if (q->confidence > 0 && q->confidence < 1) {
+      fail(err, errlen, "%s", "the block-scaled model's bound is a worst case: no confidence");
+      return LOWP_EUNSUPPORTED;
+    }
+    if (sum || !q->has_bs) {
+      fail(err, errlen, "%s", "the block-scaled model takes products of block-scaled inputs (--input mxfp8_e4m3 ...)");
+      return LOWP_EUNSUPPORTED;
+    }
+    if ((st = bs_model_bound(&t->bound, t->bound_name, sizeof t->bound_name, q, err, errlen))) return st;
+    t->bound_acc = t->bound;
+    s = k * scale;
+    t->vacuous = isinf(t->bound) || t->bound >= 1;
+    t->rtol = t->vacuous ? INFINITY : 0;
+    t->atol = t->vacuous ? INFINITY : t->bound * s;
+    t->rtol_same_sign = t->vacuous ? INFINITY : t->bound;
+    (void)add(t->why, sizeof t->why, 0, "the block-scaled MMA model (lib/model/bsmma.h: K=%d, group=%d, F=%d, "
+              "truncation, rtz to fp32) bounds |c - x| / sum |a_i b_i| of the dequantized %s operands by %.4g = "
+              "%s (per instruction the cut terms lose < n_t 2^(w - F) of the sum of magnitudes, the rtz output "
+              "2^-23; chained as recursive summation, Higham 2002 Lemma 3.1); sum |a_i b_i| <= k scale = %.6g x "
+              "%.6g: rtol = %.4g, atol = %.4g.", q->bsmodel.K, q->bsmodel.group, q->bsmodel.F, q->bs.name, t->bound,
+              t->bound_name, k, scale, t->rtol, t->atol);
+    return LOWP_OK;
+  }
   if (q->has_model && q->confidence > 0 && q->confidence < 1) {
     fail(err, errlen, "%s", "the tensor-core model's bound is a worst case: no confidence");
     return LOWP_EUNSUPPORTED;

@@ -27,6 +27,7 @@
 
 #include "check/op.h"
 #include "model/accum.h"
+#include "model/bsmma.h"
 #include "model/tc.h"
 
 /** @brief What a tolerance is for. */
@@ -38,6 +39,10 @@ typedef struct {
   int has_model;          /**< a tensor-core model computes it (worst case only) */
   lowp_tc_model_t model;
   double confidence;      /**< 0 or 1: worst case; in (0, 1): probability per element */
+  int has_bs;             /**< the inputs are in a block-scaled format (bs) */
+  lowp_bsformat_t bs;
+  int has_bsmodel;        /**< the block-scaled MMA model computes it (bsmodel; worst case) */
+  lowp_bsmma_t bsmodel;
   double scale;           /**< sums of products: bound on |a_i b_i| (|x_i| for sum);
                                row ops: bound on |x_i| (layernorm: on |x_i - mean| / std);
                                0 means 1 */

@@ -16,6 +16,7 @@
 
 #include "bits.h"
 #include "model/tc.h"
+#include "model/tc_int.h"
 #include "status.h"
 
 #include <math.h>
@@ -25,70 +26,12 @@
 
 /* ------------------------------------------------------ private helpers */
 
-/* |v| = M 2^E with M odd (or v = 0: M = 0); x = max(floor(log2|v|), emin).
-   Returns 0, or -1 if M needs more than 32 bits (not a narrow-format value). */
-static int unpack(uint64_t *M, int *E, int *x, double v, int emin) {
-  int ex;
-  double f = frexp(fabs(v), &ex); /* |v| = f 2^ex, f in [0.5, 1) */
-  uint64_t m;
-  int e;
-  if (f == 0) { *M = 0; *E = 0; *x = emin; return 0; }
-  m = (uint64_t)ldexp(f, 53); /* exact: f has at most 53 bits */
-  e = ex - 53;
-#if defined(__GNUC__)
-  {
-    int tz = __builtin_ctzll(m);
-    m >>= tz;
-    e += tz;
-  }
-#else
-  while (!(m & 1)) { m >>= 1; e++; }
-#endif
-  if (m >> 32) return -1;
-  *M = m;
-  *E = e;
-  *x = (ex - 1 > emin) ? ex - 1 : emin;
-  return 0;
-}
-
-
-/* floor, or a rounding, of M 2^E in units of 2^L (M 2^E < 2^(L+62)). */
-static uint64_t cut(uint64_t M, int E, int L, lowp_rounding_t rnd) {
-  int s = L - E;
-  uint64_t q, rem, half;
-  if (s <= 0) return M << (-s); /* exact; in range by the header's bound */
-  if (s >= 64) { /* q = 0; only s == 64 can reach half a unit */
-    if (rnd == LOWP_RND_TO) return M != 0;
-    if (rnd == LOWP_RND_NE) return s == 64 && M > (UINT64_C(1) << 63);
-    return 0;
-  }
-  q = M >> s;
-  rem = M & ((UINT64_C(1) << s) - 1);
-  half = UINT64_C(1) << (s - 1);
-  switch (rnd) {
-  case LOWP_RND_NE: return q + (rem > half || (rem == half && (q & 1)));
-  case LOWP_RND_TO: return q | (rem != 0);
-  default: return q; /* LOWP_RND_TZ: truncation, the hardware's cut */
-  }
-}
-
 /* A term with a sticky bit: F bits plus one bit that ORs everything below. */
 static uint64_t cut_sticky(uint64_t M, int E, int L) {
   int s = L - E; /* L is already one below the F-bit quantum */
   if (s <= 0) return M << (-s);
   if (s >= 64) return M != 0;
   return (M >> s) | ((M & ((UINT64_C(1) << s) - 1)) != 0);
-}
-
-/* Round sign * S 2^L to format f (S > 0). ovf_inf: beyond emax -> inf. */
-static void round_out(double *y, int neg, uint64_t S, int L,
-                      const lowp_format_t *f, lowp_rounding_t rnd, int ovf_inf) {
-  int nb = lowp_bitlen64(S);
-  int64_t e = (int64_t)L + nb - 1; /* value in [2^e, 2^(e+1)) */
-  uint64_t sig = S << (64 - nb);
-  if (ovf_inf && e > f->emax) { *y = neg ? -INFINITY : INFINITY; return; }
-  lowp_round_sig(y, neg, e, sig, 0, f, NULL, rnd, 0); /* a carry past xmax gives
-                                                        inf (IEEE) in the modes that round up */
 }
 
 /* ----------------------------------------------------------- public API */
@@ -158,7 +101,7 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
     int ea, eb, xa, xb;
     int neg = signbit(a[i]) != signbit(b[i]);
     if (a[i] == 0 || b[i] == 0) { allneg &= neg; continue; }
-    if (unpack(&ma, &ea, &xa, a[i], xemin) || unpack(&mb, &eb, &xb, b[i], xemin))
+    if (lowp__tc_unpack(&ma, &ea, &xa, a[i], xemin) || lowp__tc_unpack(&mb, &eb, &xb, b[i], xemin))
       return LOWP_EINVAL;
     Mi[cnt] = ma * mb; /* < 2^64: both below 2^32 */
     Ei[cnt] = ea + eb;
@@ -169,7 +112,7 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
     anynz = 1;
   }
   if (c != 0) {
-    if (unpack(&Mc, &Ec, &xc, c, out->emin)) return LOWP_EINVAL;
+    if (lowp__tc_unpack(&Mc, &Ec, &xc, c, out->emin)) return LOWP_EINVAL;
     if (xc > X) X = xc;
     anynz = 1;
   } else {
@@ -184,11 +127,11 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
   L = X - p->F - (p->sticky ? 1 : 0);
   for (k = 0; k < cnt; k++) {
     uint64_t t = p->sticky ? cut_sticky(Mi[k], Ei[k], L)
-                           : cut(Mi[k], Ei[k], L, p->align);
+                           : lowp__tc_cut(Mi[k], Ei[k], L, p->align);
     S += negi[k] ? -(int64_t)t : (int64_t)t;
   }
   if (c != 0) {
-    uint64_t t = p->sticky ? cut_sticky(Mc, Ec, L) : cut(Mc, Ec, L, p->align);
+    uint64_t t = p->sticky ? cut_sticky(Mc, Ec, L) : lowp__tc_cut(Mc, Ec, L, p->align);
     S += signbit(c) ? -(int64_t)t : (int64_t)t;
   }
   if (S == 0) { *d = 0.0; return LOWP_OK; } /* exact cancellation: +0 */
@@ -204,10 +147,10 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
       mid = *out;
       mid.name = "tc-accumulator";
       if (p->out_frac + 1 < mid.precision) mid.precision = p->out_frac + 1;
-      round_out(d, neg, U, L, &mid, p->out_rnd, p->ovf_inf);
+      lowp__tc_round_out(d, neg, U, L, &mid, p->out_rnd, p->ovf_inf);
       return LOWP_OK;
     }
-    round_out(d, neg, U, L, out, rnd, p->ovf_inf);
+    lowp__tc_round_out(d, neg, U, L, out, rnd, p->ovf_inf);
   }
   return LOWP_OK;
 }

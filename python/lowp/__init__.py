@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _arrays, _lib
 from ._lib import LowpError, library_path
+from ._blockscaled import BlockQuantized, dequantize, pack, quantize, unpack  # noqa: F401 block-scaled formats
 
 __all__ = ["check", "assert_precision", "tolerance", "assert_close", "exact", "CheckResult",
            "Tolerance", "LowpError", "VacuousBoundError", "library_path", "DEFAULT_RULES",

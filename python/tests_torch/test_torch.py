@@ -69,3 +69,20 @@ def test_fp8_tensor_by_bits():
     x = torch.tensor([0.5, -448.0, 0.001953125], dtype=torch.float32).to(torch.float8_e4m3fn)
     r = lowp.check("cast", [x], x, [{"max_ulp": 0}])
     assert r.passed and r.json["in"] == ["e4m3"]
+
+
+def test_blockscaled_unpack_takes_torch_byte_tensors():
+    """lowp.unpack reads torch's float8 elements and e8m0 / uint8 scales by their bits."""
+    if not hasattr(torch, "float8_e4m3fn"):
+        pytest.skip("this torch has no float8 dtypes (PyTorch >= 2.1)")
+    x = np.linspace(-3, 3, 64, dtype=np.float32).reshape(2, 32)
+    q = lowp.quantize(x, "mxfp8_e4m3")
+    e, s = q.pack()
+    te, ts = torch.from_numpy(e).view(torch.float8_e4m3fn), torch.from_numpy(s)
+    if hasattr(torch, "float8_e8m0fnu"):
+        ts = ts.view(torch.float8_e8m0fnu)
+    u = lowp.unpack(te, ts, "mxfp8_e4m3", cols=32)
+    assert np.array_equal(u.dequantize(), q.dequantize())
+    assert np.array_equal(u.elements, te.float().numpy())
+    with pytest.raises(TypeError):
+        lowp.unpack(torch.zeros(4, dtype=torch.float16), ts, "mxfp8_e4m3", cols=32)

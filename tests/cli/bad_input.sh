@@ -156,6 +156,27 @@ formats 'p=3,p=4,emin=-2,emax=3'
 formats 'p=3,emin=-2,emax=3,sub,nosub'
 formats 'p=54,emin=-2,emax=3'
 formats 'p=3,emin=-2,emax=3,ebits=12'
+formats 'elem=e4m3,scale=e8m0'
+formats 'elem=fp16,scale=e8m0,block=32'
+formats 'elem=e4m3,scale=e8m0,block=32,rule=nvfp4'
+formats 'elem=e2m1,scale=ue4m3,block=0,tensor'
+formats 'elem=e4m3,scale=e8m0,block=32,colour=red'
+convert 1 --to mxfp8_e4m3 --scale-rule round
+convert 1 --to nvfp4 --scale-rule floor
+convert 1 --to mxfp4:nearest
+convert --to mxfp4
+convert 1x --to mxfp4
+convert 1 --to mxfp4 --round rtz
+convert 1 --to fp16 --scale-rule floor
+convert 1 --to 'elem=e4m3,scale=e8m0,block=0'
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant nvfp4
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf9 --quant mxfp4
+gemm --m 4 --n 4 --k 64 --quant mxfp9
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant mxfp4 --promote 128
+dot --n 64 --quant mxfp4
+probe --device model:b200,kind=mxf5
+probe --device model:b200,kind=mxf4nvf4,F=99
 formats 'p=3,emin=-2,emax=3,'
 formats 'p=0x3,emin=-2,emax=3'
 formats 'p=3,emin=-2,emax=3,sub,nozero'

@@ -67,7 +67,9 @@ expect_exit2 "gemm --reps not a number" "malformed --reps" "$LOWP" bench gemm --
 [ "$(sed '/^summation order/q' "$T/gm" | grep -c ' ok$')" -eq 11 ] && ok || bad "bench gemm: not 11 validated rows: $(cat "$T/gm")"
 [ "$(sed -n '/^summation order/,/^target/p' "$T/gm" | grep -c ' ok$')" -eq 11 ] && ok ||
   bad "bench gemm: not 11 validated order rows (pairwise, blocked, splitk beside recursive): $(cat "$T/gm")"
-[ "$(grep -c ' same$' "$T/gm")" -eq 15 ] && ok || bad "bench gemm: not 15 tensor-core rows equal to the reference: $(cat "$T/gm")"
+[ "$(sed -n '/^tensor-core model/,/^target/p' "$T/gm" | grep -c ' same$')" -eq 15 ] && ok || bad "bench gemm: not 15 tensor-core rows equal to the reference: $(cat "$T/gm")"
+# the block-scaled rows (issue 33): b200 mxf8f6f4 (mxfp8, mxfp6) and mxf4nvf4 (mxfp4, nvfp4-style)
+[ "$(sed -n '/^block-scaled model/,/^target/p' "$T/gm" | grep -c ' same$')" -eq 4 ] && ok || bad "bench gemm: not 4 block-scaled rows equal to the reference: $(cat "$T/gm")"
 grep -q "FAIL$" "$T/gm" && bad "bench gemm validation failed" || ok
 grep -q "^fp16 in, fp16 acc  *ro32 " "$T/gm" && ok || bad "bench gemm: fp16 accumulation not on the ro32 kernel"
 grep -q "^fp32 in, fp32 acc (fma), normal  *fma32 " "$T/gm" && ok || bad "bench gemm: fp32 not on fma32"

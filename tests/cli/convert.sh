@@ -84,6 +84,27 @@ done
 if grep -q '"max_finite":[[:space:]]*65504,' "$tmp/out" && grep -q '"max_finite_bits":[[:space:]]*"0x7bff"' "$tmp/out"; then ok; else bad "formats --json: fp16 max 65504 0x7bff"; fi
 if grep -q '"max_finite":[[:space:]]*448,' "$tmp/out" && grep -q '"max_finite_bits":[[:space:]]*"0x7e"' "$tmp/out"; then ok; else bad "formats --json: e4m3 max 448 0x7e"; fi
 if "$LOWP" formats | grep -Eq '^e4m3 .* 448 '; then ok; else bad "formats: no e4m3 row with 448"; fi
+# block-scaled formats: the table, --json and specs (OCP MX v1.0 Table 1: MXFP8 = 8.25 bits a value)
+if "$LOWP" formats | grep -Eq '^mxfp8_e4m3 +e4m3 +8 +e8m0 +32 .* 8\.250 +448$'; then ok; else bad "formats: no mxfp8_e4m3 row"; fi
+if "$LOWP" formats | grep -Eq '^nvfp4 +e2m1 +4 +ue4m3 +16 +fp32 +nvfp4 +4\.500'; then ok; else bad "formats: no nvfp4 row"; fi
+if "$LOWP" formats --json q8_0 | grep -q '"spec":[[:space:]]*"elem=int8,scale=fp16,block=32,rule=ggml"'; then ok; else bad "formats --json q8_0: spec"; fi
+if "$LOWP" formats 'elem=e4m3,scale=fp16,block=16,rule=absmax' | grep -Eq '^custom +e4m3 +8 +fp16 +16 .* 9\.000'; then ok; else bad "formats: a user block format"; fi
+# convert to block-scaled formats. MX floor (OCP MX v1.0 6.3): amax 500 -> 2^(8-8) = 1, 500
+# clamps to 448 (0x7e); rceil: 500/448 rounds up to 2 (e8m0 0x80), 500/2 = 250 -> 256 (0x78)
+out=$("$LOWP" convert 0.1 -3 448 1e-3 500 --to mxfp8_e4m3 --json)
+if echo "$out" | grep -q '"scale_bits":[[:space:]]*"0x7f"' && echo "$out" | grep -Eq '"element":[[:space:]]*448,' &&
+  [ "$(echo "$out" | grep -c '"element_bits":[[:space:]]*"0x7e"')" = 2 ]; then ok; else bad "convert --to mxfp8_e4m3: floor scale 1, 500 clamps to 448"; fi
+out=$("$LOWP" convert 0.1 -3 448 1e-3 500 --to=mxfp8_e4m3 --scale-rule=rceil --json)
+if echo "$out" | grep -q '"scale_bits":[[:space:]]*"0x80"' && echo "$out" | grep -q '"element_bits":[[:space:]]*"0x78"'; then ok; else bad "convert --scale-rule rceil"; fi
+# int8_b32 (ggml q8_0): amax 7 -> d = 7/127 stored in fp16 as 0x2b0e; 1 -> round(18.14) = 18 (0x12)
+out=$("$LOWP" convert 1 2 3 -7 0.01 --to int8_b32 --json)
+if echo "$out" | grep -q '"scale_bits":[[:space:]]*"0x2b0e"' && echo "$out" | grep -q '"element_bits":[[:space:]]*"0x12"'; then ok; else bad "convert --to int8_b32"; fi
+# nvfp4: tensor amax 7 -> S_enc = 2688/7 = 384, block scale 7*384/6 = 448 (0x7e), tensor scale fl32(1/384)
+out=$("$LOWP" convert 1 2 3 -7 0.01 --to nvfp4 --json)
+if echo "$out" | grep -q '"scale_bits":[[:space:]]*"0x7e"' && echo "$out" | grep -q '"tensor_scale":[[:space:]]*0.0026041667'; then ok; else bad "convert --to nvfp4"; fi
+# 33 values: two blocks, the second one short; an inf in block 1 poisons it (e8m0 NaN 0xff)
+out=$("$LOWP" convert $(seq 1 32) inf --to mxfp4 --json)
+if echo "$out" | grep -q '"scale_bits":[[:space:]]*"0xff"' && echo "$out" | grep -q '"value":[[:space:]]*"nan"'; then ok; else bad "convert --to mxfp4: inf poisons its block"; fi
 
 # ---------------------------------------------------------------- bad
 expect_usage_error convert 1 --to fp17

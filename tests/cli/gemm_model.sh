@@ -44,5 +44,10 @@ expect_exit2 "model with bf16 output" "--model h100" "$LOWP" gemm --m 2 --n 2 --
 expect_exit2 "bad order" "--order" "$LOWP" dot --n 4 --order sideways
 expect_exit2 "order with other prod" "--prod" "$LOWP" dot --n 4 --acc fp32 --order pairwise --prod fp16
 
+# block-scaled model (issue 33): lowp gemm --model b200,kind=mxf8f6f4 --quant mxfp8:rceil
+out=$("$LOWP" gemm --m 8 --n 8 --k 256 --model b200,kind=mxf8f6f4 --quant mxfp8:rceil --json)
+if echo "$out" | grep -q '"model":[[:space:]]*"b200,kind=mxf8f6f4"' && echo "$out" | grep -q '"in":[[:space:]]*"mxfp8_e4m3"'; then ok; else bad "gemm --quant mxfp8:rceil --json: $out"; fi
+if "$LOWP" gemm --m 8 --n 8 --k 256 --model sm120,kind=mxf4nvf4 --quant mxfp4 | grep -q 'K=64,group=16,F=35'; then ok; else bad "gemm sm120 mxf4nvf4 names its parameters"; fi
+
 echo "cli_gemm_model: $pass passed, $fail failed"
 [ $fail -eq 0 ]

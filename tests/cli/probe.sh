@@ -68,5 +68,11 @@ awk 'NR==3 { $0 = substr($0, 1, 31) (substr($0, 32, 1) == "0" ? "1" : "0") } { p
 grep -q 'block result rounding rtz' "$T/o" && grep -q 'rounding with c       rne' "$T/o" && ok ||
   bad "b200: $(grep rounding "$T/o")"
 
+# block-scaled probes (issue 33): F and the group size of the block-scaled models
+if "$LOWP" probe --device model:b200,kind=mxf4nvf4 | grep -q 'F      35' &&
+  "$LOWP" probe --device model:b200,kind=mxf4nvf4 | grep -q 'group  16 products'; then ok; else bad "probe b200 mxf4nvf4"; fi
+out=$("$LOWP" probe --device model:sm120,kind=mxf8f6f4,F=27 --json)
+if echo "$out" | grep -q '"F":[[:space:]]*27' && echo "$out" | grep -q '"group":[[:space:]]*1,' && echo "$out" | grep -q '"match":[[:space:]]*true'; then ok; else bad "probe sm120 mxf8f6f4 F=27: $out"; fi
+
 echo "cli_probe: $pass passed, $fail failed"
 [ $fail -eq 0 ]

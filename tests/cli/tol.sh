@@ -152,5 +152,11 @@ expect2 "risk 2" "risk" dot --k 4 --risk 2
 expect2 "numel 0" "out of range" dot --k 4 --numel 0
 expect2 "bad compute" "unknown format" softmax --k 4 --compute fp17
 
+# block-scaled (issue 33): the model's bound, N d / (1 - N d): mxf4nvf4 at k = 4096 is
+# 64 x (5 x 2^-35 (1 + 2^-23) + 2^-23) / (1 - ...) = 7.639e-06
+out=$("$LOWP" tol gemm --k 4096 --input mxfp4 --method model:b200,kind=mxf4nvf4 --json)
+if echo "$out" | grep -q '"bound":[[:space:]]*7.6387661' && echo "$out" | grep -q '"input":[[:space:]]*"mxfp4"'; then ok; else bad "tol block-scaled mxf4nvf4: $out"; fi
+expect2 "zero=emin has no bound" "no bound" gemm --k 64 --input mxfp8_e4m3 --method model:b200,kind=mxf8f6f4,zero=emin
+
 echo "tol: $pass passed, $fail failed"
 [ $fail -eq 0 ]

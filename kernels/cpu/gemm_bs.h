@@ -1,0 +1,41 @@
+/* lowp_gemm_bs -- GEMM on the block-scaled MMA model: the reference and the integer-SIMD fast path */
+#ifndef LOWP_GEMM_BS_H
+#define LOWP_GEMM_BS_H
+
+#include <stddef.h>
+
+#include "format/bsformat.h"
+#include "model/bsmma.h"
+
+/** @brief A block-scaled GEMM: the model and the operands' formats. */
+typedef struct {
+  lowp_bsmma_model_t model;
+  lowp_bsformat_t fa, fb; /**< A's and B's block-scaled formats (the same scale format and block) */
+} lowp_gemm_bs_cfg_t;
+
+/**
+ * @brief C = A B + C on the model: C[i][j] = lowp_bsmma_dot over row i of A
+ * (elements A[i*k + p], scales SA[i*nb + p/blk]) and column j of B (elements
+ * B[p*n + j], scales SB[j*nb + p/blk]), nb = ceil(k / blk), blk the formats'
+ * block, c = C[i][j] on entry.
+ * @return LOWP_OK, LOWP_EINVAL (mismatched formats, a value that is not
+ *         one of its format's), LOWP_ENOMEM.
+ */
+int lowp_gemm_bs_ref(double *C, const double *A, const double *SA, const double *B, const double *SB,
+                     size_t m, size_t n, size_t k, const lowp_gemm_bs_cfg_t *cfg);
+
+/**
+ * @brief The same bytes as lowp_gemm_bs_ref, vectorised over 64 output
+ * columns with the model's integers (kernels/cpu/gemm_bs.c says how); rows,
+ * columns or C entries holding NaN or inf, all-zero instructions, and
+ * out roundings other than rtz go to the reference.
+ */
+int lowp_gemm_bs_fast(double *C, const double *A, const double *SA, const double *B, const double *SB,
+                      size_t m, size_t n, size_t k, const lowp_gemm_bs_cfg_t *cfg);
+
+/** @brief Fill cfg from a model spec ("b200,kind=mxf8f6f4") and two format
+    names ("mxfp8_e4m3"); err says why on failure (LOWP_EINVAL). */
+int lowp_gemm_bs_config(lowp_gemm_bs_cfg_t *cfg, const char *model, const char *fa, const char *fb, char *err,
+                        size_t errlen);
+
+#endif

@@ -1,0 +1,140 @@
+/* lowp_bsformat -- block-scaled formats (OCP MX, NVFP4, int8/int4 blocks) as data; packing */
+#ifndef LOWP_BSFORMAT_H
+#define LOWP_BSFORMAT_H
+
+#include "format/format.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/**
+ * @brief How a block's scale is chosen from its elements (lib/format/bsquant.c
+ * states each rule exactly, with its source). Explicit values: stored in files.
+ */
+typedef enum {
+  /** OCP MX v1.0 section 6.3: X = 2^(floor(log2 amax) - emax_elem); elements
+      rounded to nearest even and clamped to +-xmax_elem */
+  LOWP_BSR_FLOOR = 0,
+  /** X = 2^(ceil(log2 amax) - emax_elem) (torchao ScaleCalculationMode.CEIL) */
+  LOWP_BSR_CEIL = 1,
+  /** amax first rounded to the element's significand width, ties away, then
+      floor (torchao ScaleCalculationMode.EVEN) */
+  LOWP_BSR_EVEN = 2,
+  /** X = 2^ceil(log2 fl32(amax / xmax_elem)), saturated to the scale's range
+      (cuBLAS "1D block quantization", FP8 with UE8M0 scales; PTX
+      cvt.rp.satfinite.ue8m0x2.f32) */
+  LOWP_BSR_RCEIL = 3,
+  /** NVFP4's two-level rule in TransformerEngine's order of fp32 operations:
+      per-tensor encode scale fl32(fl32(xmax_s * xmax_e) / amax_tensor),
+      block decode scale RN_sat(fl32(amax_b * fl32(S_enc * fl32(1 / xmax_e)))) */
+  LOWP_BSR_NVFP4 = 4,
+  /** exact: d = RN_scale(amax / xmax_elem), q = RN_sat(x / d) against the
+      stored d (one rounding each, from the exact quotients) */
+  LOWP_BSR_ABSMAX = 5,
+  /** ggml's q8_0 reference order: d = fl32(amax / qmax), id = fl32(1 / d),
+      q = round-half-away(fl32(x * id)); the stored scale is RN_scale(d) */
+  LOWP_BSR_GGML = 6
+} lowp_bsrule_t;
+#define LOWP_BSR_COUNT 7
+
+/**
+ * @brief A block-scaled format: element format, scale format, block size,
+ * optional second-level per-tensor scale, packing. Value of element i of a
+ * block with scale s (and tensor scale t, 1 if none): q_i * s * t.
+ *
+ * Integer elements (elem_int) are described by the format of the integers
+ * 0..qmax (p = bits - 1, emin = emax = bits - 2: values m * 2^0), so the
+ * same rounding code serves them; qmax = 2^(bits-1) - 1 (symmetric: -128 of
+ * int8 is never produced). They pack as two's-complement integers.
+ *
+ * Packing (lowp_bs_pack): elements row by row, each row starting on a byte;
+ * 4-bit elements two per byte, the even element in the low nibble (OCP MX
+ * v1.0 section 5.2 does not fix it; PTX's e2m1x2 and NVIDIA ModelOpt store
+ * the first element low); 6-bit elements one per byte in the low 6 bits
+ * (torchao's "unpacked" fp6); 8-bit one per byte. Scales: one per block,
+ * row-major [rows][ceil(cols / block)] (the "compact" layout; cuBLAS's
+ * swizzled 128x4 tiles are not produced), in the scale format's width,
+ * little-endian; an unsigned scale (ue4m3) has its sign bit written 0 and
+ * ignored when read.
+ */
+typedef struct {
+  const char *name;       /**< "mxfp8_e4m3", ...; user formats: "custom" */
+  lowp_format_t elem;     /**< element format (integers: see above) */
+  int elem_bits;          /**< bits of one packed element (4, 6, 8; 2..8 for integers) */
+  int elem_int;           /**< 1: two's-complement integer elements */
+  lowp_format_t scale;    /**< block scale format */
+  int scale_unsigned;     /**< 1: the scale's sign bit is ignored (ue4m3) */
+  int block;              /**< elements per block, >= 1 */
+  int tensor_scale;       /**< 1: a second-level per-tensor fp32 scale */
+  lowp_bsrule_t rule;     /**< the default scale rule */
+  const char *alias;      /**< other accepted names, comma separated, or NULL */
+  const char *doc;        /**< where the format comes from */
+} lowp_bsformat_t;
+
+/** @brief Number of built-in block-scaled formats. */
+size_t lowp_bsformat_count(void);
+/** @brief The i-th built-in block-scaled format, or NULL past the end. */
+const lowp_bsformat_t *lowp_bsformat_at(size_t i);
+
+/**
+ * @brief Parse a block-scaled format: a built-in name or alias
+ * (case-insensitive), or a spec "elem=E,scale=S,block=N[,tensor][,rule=R]"
+ * where E is a built-in element format name or intN (2 <= N <= 8), S a
+ * built-in format name or ue4m3 (e4m3 with its sign ignored), N 1..65536,
+ * tensor adds the per-tensor fp32 scale and R a rule name (default floor
+ * for a power-of-two scale format (precision 1), nvfp4 with tensor, else
+ * absmax). A built-in name may carry ":RULE" to change its rule
+ * ("mxfp8_e4m3:rceil").
+ * @return LOWP_OK, or LOWP_EFORMAT with err saying what was wrong.
+ */
+int lowp_bsformat_parse(lowp_bsformat_t *out, const char *text, char *err, size_t errlen);
+
+/** @brief Check a descriptor (elements <= 8 bits, a valid scale of <= 32
+    bits, block >= 1, the rule applicable: nvfp4 needs the tensor scale).
+    @return LOWP_OK or LOWP_EFORMAT with the reason in err. */
+int lowp_bsformat_validate(const lowp_bsformat_t *bf, char *err, size_t errlen);
+
+/** @brief Parse a rule name (floor, ceil, even, rceil, nvfp4, absmax,
+    ggml); LOWP_OK or LOWP_EINVAL. */
+int lowp_bsrule_parse(lowp_bsrule_t *rule, const char *text);
+/** @brief The name of a rule ("floor", ...), or "?" */
+const char *lowp_bsrule_name(lowp_bsrule_t rule);
+
+/** @brief The spec string of bf ("elem=e4m3,scale=e8m0,block=32,rule=floor"). */
+int lowp_bsformat_spec(char *buf, size_t len, const lowp_bsformat_t *bf);
+
+/** @brief Largest element magnitude: xmax of the element format (qmax for integers). */
+double lowp_bsformat_elem_max(const lowp_bsformat_t *bf);
+/** @brief Bytes of one stored scale (1, 2 or 4). */
+int lowp_bsformat_scale_bytes(const lowp_bsformat_t *bf);
+/** @brief Bytes of one packed row of cols elements. */
+size_t lowp_bsformat_row_bytes(const lowp_bsformat_t *bf, size_t cols);
+/** @brief Blocks in a row of cols elements: ceil(cols / block). */
+size_t lowp_bsformat_blocks(const lowp_bsformat_t *bf, size_t cols);
+/** @brief Bits per element, the block scale's share included (OCP MX v1.0
+    counts MXFP8 as 8.25): elem_bits + scale bits / block. The per-tensor
+    scale (32 bits a tensor) and fp6's byte-per-element storage are not
+    counted. */
+double lowp_bsformat_bits_per_value(const lowp_bsformat_t *bf);
+
+/**
+ * @brief Encode element values q (rows x cols, values of bf's element
+ * format; NaN allowed where the element format has NaN) and scale values s
+ * (rows x blocks; NaN encodes as the scale format's NaN) into bytes.
+ * @param[out] elems  rows * lowp_bsformat_row_bytes(bf, cols) bytes
+ * @param[out] scales rows * blocks * lowp_bsformat_scale_bytes(bf) bytes
+ * @return LOWP_OK, LOWP_ERANGE if a value is not one of its format's values,
+ *         LOWP_EINVAL on NULL pointers.
+ */
+int lowp_bs_pack(uint8_t *elems, uint8_t *scales, const double *q, const double *s,
+                 size_t rows, size_t cols, const lowp_bsformat_t *bf);
+
+/**
+ * @brief Decode packed bytes into element values q and scale values s (the
+ * inverse of lowp_bs_pack; a scale NaN pattern decodes to NaN).
+ * @return LOWP_OK, LOWP_ERANGE on a pattern the format does not use.
+ */
+int lowp_bs_unpack(double *q, double *s, const uint8_t *elems, const uint8_t *scales,
+                   size_t rows, size_t cols, const lowp_bsformat_t *bf);
+
+#endif

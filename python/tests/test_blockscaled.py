@@ -1,0 +1,98 @@
+"""lowp.quantize / lowp.dequantize / lowp.pack / lowp.unpack: block-scaled formats.
+
+The exact rules are tested in C (tests/tbsquant.c, against MPFR); here the
+binding: shapes, axes, packing, errors, and one rule re-derived in numpy.
+"""
+
+import numpy as np
+import pytest
+
+import lowp
+
+E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])  # OCP MX v1.0 Table 4 (FP4 E2M1)
+
+
+def mxfp4_floor_numpy(x):
+    """OCP MX v1.0 section 6.3 written out in numpy: X = 2^(floor(log2 amax) - 2),
+    elements to nearest e2m1 value (ties to the even code), clamped to 6."""
+    out = np.empty_like(x, dtype=np.float64)
+    for b in range(0, x.size, 32):
+        blk = x[b:b + 32].astype(np.float64)
+        amax = np.max(np.abs(blk))
+        e = max(int(np.floor(np.log2(amax))) - 2, -127) if amax > 0 else -127
+        v = np.abs(blk) / 2.0 ** e
+        idx = np.searchsorted(E2M1, v)  # E2M1[idx-1] < v <= E2M1[idx]
+        q = np.empty_like(v)
+        for i, (vi, k) in enumerate(zip(v, idx)):
+            if k >= len(E2M1):
+                q[i] = 6.0
+            elif k == 0 or vi == E2M1[k]:
+                q[i] = E2M1[k]
+            else:
+                lo, hi = E2M1[k - 1], E2M1[k]
+                q[i] = lo if vi - lo < hi - vi else hi if vi - lo > hi - vi else (lo if (k - 1) % 2 == 0 else hi)
+        out[b:b + 32] = np.copysign(q, blk) * 2.0 ** e
+    return out
+
+
+def test_mxfp4_floor_matches_numpy_derivation():
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(32 * 64) * 2.0 ** rng.integers(-20, 20, 32 * 64)).astype(np.float32)
+    x[5] = 0.25 * 2 ** -3  # a tie
+    q = lowp.quantize(x, "mxfp4")
+    assert np.array_equal(q.dequantize(), mxfp4_floor_numpy(x))
+
+
+def test_shapes_axes_and_short_last_block():
+    x = np.arange(2 * 3 * 40, dtype=np.float32).reshape(2, 3, 40) - 50
+    q = lowp.quantize(x, "mxfp8_e4m3")
+    assert q.elements.shape == x.shape and q.scales.shape == (2, 3, 2)
+    qa = lowp.quantize(np.moveaxis(x, -1, 0), "mxfp8_e4m3", axis=0)
+    assert np.array_equal(np.moveaxis(qa.dequantize(), 0, -1), q.dequantize())
+    # the OCP floor rule clamps 500 to 448 in a block whose scale is 1
+    q1 = lowp.quantize(np.array([0.1, -3, 448, 500], dtype=np.float32), "mxfp8_e4m3")
+    assert q1.scales.tolist() == [1.0] and q1.elements.tolist()[2:] == [448.0, 448.0]
+    q2 = lowp.quantize(np.array([0.1, -3, 448, 500], dtype=np.float32), "mxfp8_e4m3", rule="rceil")
+    assert q2.scales.tolist() == [2.0] and q2.elements.tolist()[3] == 256.0
+
+
+def test_nvfp4_tensor_scale_and_int8():
+    x = np.array([1, 2, 3, -7, 0.01], dtype=np.float32)
+    q = lowp.quantize(x, "nvfp4")
+    assert q.tensor_scale == float(np.float32(1) / np.float32(384))  # 2688 / amax 7 = 384
+    assert q.scales.tolist() == [448.0]
+    r = lowp.quantize(x, "int8_b32")
+    assert r.elements.tolist() == [18.0, 36.0, 54.0, -127.0, 0.0]
+    assert r.scales[0] == float(np.float16(np.float32(7) / np.float32(127)))
+
+
+def test_nan_poisons_its_block_only():
+    x = np.ones(64, dtype=np.float32)
+    x[40] = np.nan
+    y = lowp.quantize(x, "mxfp8_e4m3").dequantize()
+    assert np.all(y[:32] == 1.0) and np.all(np.isnan(y[32:]))
+
+
+def test_pack_unpack_roundtrip_and_nibble_order():
+    q = lowp.quantize(np.array([1.0, -6.0, 0.5], dtype=np.float32), "mxfp4")
+    e, s = q.pack()
+    assert e.tolist() == [[0xF2, 0x01]] and s.tolist() == [[0x7F]]
+    back = lowp.unpack(e, s, "mxfp4", cols=3)
+    assert np.array_equal(back.dequantize(), q.dequantize().reshape(1, 3))
+    x = np.linspace(-3, 3, 96, dtype=np.float32).reshape(2, 48)
+    for fmt in ("nvfp4", "int8_b32", "int4_b32", "mxfp6_e3m2", "mxfp8_e5m2"):
+        qq = lowp.quantize(x, fmt)
+        e, s = qq.pack()
+        u = lowp.unpack(e, s, fmt, cols=48, tensor_scale=qq.tensor_scale)
+        assert np.array_equal(u.dequantize(), qq.dequantize()), fmt
+
+
+def test_bad_input():
+    with pytest.raises(lowp.LowpError, match="unknown block-scaled format"):
+        lowp.quantize(np.ones(4, dtype=np.float32), "mxfp9")
+    with pytest.raises(lowp.LowpError, match="nvfp4 rule"):
+        lowp.quantize(np.ones(4, dtype=np.float32), "mxfp4", rule="nvfp4")
+    with pytest.raises(ValueError, match="binary32"):
+        lowp.quantize(np.array([0.1]), "mxfp4")
+    with pytest.raises(ValueError, match="scales have shape"):
+        lowp.dequantize(np.ones(40), np.ones(1), "mxfp4")
