@@ -77,7 +77,7 @@ typedef struct {
 /* m 2^s truncated toward zero (|m| < 2^62 and |m| 2^s < 2^63): the cut of
    a signed term, as lowp__tc_cut on its magnitude */
 static inline __attribute__((always_inline)) int64_t cut(int64_t m, int64_t s) {
-  int64_t sg = m >> 63, l = s > 0 ? s : 0, r = s < 0 ? (-s > 63 ? 63 : -s) : 0;
+  int64_t sg = m >> 63, l = s > 0 ? (s > 63 ? 63 : s) : 0, r = s < 0 ? (-s > 63 ? 63 : -s) : 0;
   uint64_t a = (uint64_t)((m ^ sg) - sg), t = (a << l) >> r;
   return (int64_t)((t ^ (uint64_t)sg) - (uint64_t)sg);
 }
@@ -129,7 +129,7 @@ CLONES static void panel_row(double *acc, int *slow, const kp_t *q, const int32_
         const int32_t *mbr = mb + p * W, *xbr = xb + p * W;
         for (j = 0; j < W; j++) {
           int64_t pr = m0 * mbr[j], sg = pr >> 63, r = X[j] - x0 - xbr[j];
-          uint64_t a = (uint64_t)((pr ^ sg) - sg), t = (a << (q->F - q->c0)) >> (r > 63 ? 63 : r);
+          uint64_t a = (uint64_t)((pr ^ sg) - sg), t = (a << (q->F - q->c0)) >> (r < 0 ? 0 : r > 63 ? 63 : r);
           S[j] += (int64_t)((t ^ (uint64_t)sg) - (uint64_t)sg);
         }
       }
