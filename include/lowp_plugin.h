@@ -32,9 +32,11 @@
  * signal, calls exit, or hangs (past the time limit: the subject's
  * "timeout" in the spec, else LOWP_PLUGIN_TIMEOUT seconds, default 600)
  * fails its check with a message naming what it did, and lowp goes on with
- * the others. The child leads its own process group: processes a kernel
- * starts are killed with it when the call ends, times out or lowp is
- * interrupted. Its stdout and stderr are captured (a failure shows their
+ * the others. Every process a kernel (or its library's constructor)
+ * starts, in any session and at any depth, is killed when the call ends,
+ * times out or lowp is interrupted by a terminating signal; none outlives
+ * the call (lib/io/spawn.h). A kernel that stops itself (SIGSTOP) is killed
+ * and reported at once. Its stdout and stderr are captured (a failure shows their
  * last bytes), never mixed into lowp's output. It leaves through _exit:
  * an exit() in a kernel runs none of lowp's exit handlers (nor
  * MPI_Finalize under mpirun).
