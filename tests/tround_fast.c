@@ -128,6 +128,30 @@ static void compare(const lowp_format_t *f, const policy_case *pc,
                     what, f->name, lowp_rounding_name(rnd), pc->name, isas[k],
                     bad, n, sf, sr);
   }
+  /* the values (lowp_round_array_f32's fast path) against its reference
+     loop, every copy, bit for bit (NaN included) */
+  {
+    float *yf = malloc((n ? n : 1) * sizeof *yf), *yr = malloc((n ? n : 1) * sizeof *yr);
+    if (!yf || !yr) { printf("out of memory\n"); exit(1); }
+    sr = lowp_round_array_f32_ref(yr, x, n, f, &pc->pol, rnd);
+    for (k = 0; k < NISAS; k++) {
+      size_t bad = 0, shown = 0;
+      int sf = lowp_round_fast_values_f32_isa(yf, x, n, f, &pc->pol, rnd, isas[k]);
+      if (sf == LOWP_EUNSUPPORTED) continue;
+      for (i = 0; i < n; i++)
+        if (memcmp(&yf[i], &yr[i], sizeof yf[i])) {
+          if (shown++ < 3)
+            printf("  values %s %s %s %s [%s]: x = 0x%08lx (%a): fast %a, reference %a\n",
+                   what, f->name, lowp_rounding_name(rnd), pc->name, isas[k],
+                   (unsigned long)in[i], (double)x[i], (double)yf[i], (double)yr[i]);
+          bad++;
+        }
+      lowp_test_check(sf == LOWP_OK && sr == LOWP_OK && bad == 0,
+                      "values %s: %s %s %s [%s]: %zu of %zu elements differ (status %d/%d)",
+                      what, f->name, lowp_rounding_name(rnd), pc->name, isas[k], bad, n, sf, sr);
+    }
+    free(yf), free(yr);
+  }
   free(x); free(fast); free(ref);
 }
 

@@ -1,11 +1,12 @@
 /* lowp_round_array_f32 -- round and encode arrays of binary32 values */
 
 /*
- * The reference array path: one call of the scalar core per element, so the
- * array and scalar results agree by construction. lowp_encode_array_f32 is
- * the hot path of `lowp bench round`; a branch-free fast path for the common
- * case (see round_fast.c) is selected when it applies, and the tests hold it
- * to these reference results bit for bit.
+ * The reference array paths: one call of the scalar core per element, so the
+ * array and scalar results agree by construction. lowp_encode_array_f32 and
+ * lowp_round_array_f32 are the hot paths of `lowp bench round`; a
+ * branch-free fast path for the common case (see round_fast.c) is selected
+ * when it applies, and the tests hold it to these reference results bit for
+ * bit.
  */
 
 #include "format/format.h"
@@ -41,6 +42,18 @@ static int results_fit_f32(const lowp_format_t *f, const lowp_policy_t *pol) {
 int lowp_round_array_f32(float *y, const float *x, size_t n,
                          const lowp_format_t *f, const lowp_policy_t *pol,
                          lowp_rounding_t rnd) {
+  static const lowp_policy_t dflt;
+  lowp_policy_t p = pol ? *pol : dflt;
+  if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
+  if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
+  if (lowp_round_fast_applies(f, &p, rnd))
+    return lowp_round_fast_values_f32_isa(y, x, n, f, &p, rnd, NULL);
+  return lowp_round_array_f32_ref(y, x, n, f, pol, rnd);
+}
+
+int lowp_round_array_f32_ref(float *y, const float *x, size_t n,
+                             const lowp_format_t *f, const lowp_policy_t *pol,
+                             lowp_rounding_t rnd) {
   static const lowp_policy_t dflt;
   lowp_policy_t p = pol ? *pol : dflt;
   uint64_t base = p.sr_offset;

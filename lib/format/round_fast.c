@@ -174,12 +174,12 @@ static inline __attribute__((always_inline)) uint32_t ifmask(int cond) {
  * data is in cache, so each step is written to cost one or two vector ops.
  */
 static inline __attribute__((always_inline)) uint32_t
-round_one(uint32_t u, const fast_consts *c, int mode, int general) {
+mag_one(uint32_t u, const fast_consts *c, int mode, int general) {
   const int32_t a = (int32_t)(u & 0x7fffffffu);
   const uint32_t sm = ifmask((int)(u >> 31)); /* all ones for x < 0 */
   const int32_t e = a >> 23;
   int32_t cl, sh;
-  uint32_t x, t, m, r;
+  uint32_t x, t, m;
   /* cl = clamp(e, 1, eoff): below eoff, x is the integer significand (e = 0
      and e = 1 share the quantum 2^-149); from eoff on, x is a with its
      exponent field lowered to f's field, e - eoff + 1 */
@@ -200,6 +200,16 @@ round_one(uint32_t u, const fast_consts *c, int mode, int general) {
   }
   /* m is now the encoding of the rounded magnitude, carries included */
   if (general) m = (int32_t)m < c->minnorm ? 0 : m; /* FTZ (minnorm = 0: never) */
+  return m;
+}
+
+static inline __attribute__((always_inline)) uint32_t
+round_one(uint32_t u, const fast_consts *c, int mode, int general) {
+  const int32_t a = (int32_t)(u & 0x7fffffffu);
+  const uint32_t sm = ifmask((int)(u >> 31)); /* all ones for x < 0 */
+  const int32_t e = a >> 23;
+  const uint32_t m = mag_one(u, c, mode, general);
+  uint32_t r;
   r = m | ((u >> c->signpos) & c->signbit);
   if (general) r = r == c->signbit ? c->negzero : r; /* -0, where f has it */
   r = (int32_t)m > c->maxbits ? c->ovf0 ^ (sm & c->ovfx) : r;
@@ -208,6 +218,58 @@ round_one(uint32_t u, const fast_consts *c, int mode, int general) {
      (non-negative) lanes became two */
   r = e == 255 ? (a == 0x7f800000 ? c->inf0 ^ (sm & c->infx)
                                   : c->nan0 ^ (sm & c->nanx)) : r;
+  return r;
+}
+
+/*
+ * The value of x rounded to f, as binary32 bits (lowp_round_array_f32's
+ * fast path): the magnitude's encoding m (mag_one) read back as a value.
+ * f's field F = m >> (p - 1): F >= 1 is 2^(F - bias_f) (1 + frac 2^(1-p)),
+ * whose binary32 bits are m << (24 - p) plus (eoff - 1) << 23 (the field
+ * raised by emin + 126, the fraction moved up); F = 0 is m 2^q, q = emin -
+ * p + 1 >= -149 (a multiple of binary32's quantum): a binary32 subnormal,
+ * bits m << (q + 149), below 2^-126 (m < thr = 2^(-126 - q)), else
+ * (2^23 + m) 2^q - 2^23 2^q: two normal binary32 values of one binade
+ * (field q + 150 in [1, 254]) whose difference m 2^q is a normal binary32
+ * value, so the subtraction is exact in every rounding mode and untouched
+ * by FTZ and DAZ (the one floating-point operation here; an integer to
+ * float conversion would have been exact too, but gcc does not vectorise
+ * it under -ftrapping-math). The sign is x's (a zero's too, -0 to +0 where f has no -0 or
+ * FTZ leaves +0 as the encoder does), and overflow, infinities and NaN are
+ * the reference's values for them, per sign (vc's constants).
+ */
+typedef struct {
+  uint32_t nsh, nadd;  /* F >= 1: (m << nsh) + nadd */
+  uint32_t pm1;        /* p - 1 */
+  uint32_t ssh, thr;   /* F = 0: m << ssh below thr, else (sbits | m) - sval */
+  uint32_t sbits;      /* (q + 150) << 23: 2^(q + 23), whose quantum is 2^q */
+  float sval;          /* its value */
+  uint32_t negz;       /* the sign bit of a negative zero result: 0x80000000, or 0 */
+  uint32_t ovv0, ovvx, infv0, infvx, nanv0, nanvx; /* as ovf0 .. nanx, values */
+} value_consts;
+
+static inline __attribute__((always_inline)) uint32_t
+value_one(uint32_t u, const fast_consts *c, const value_consts *v, int mode, int general) {
+  const int32_t a = (int32_t)(u & 0x7fffffffu);
+  const uint32_t sm = ifmask((int)(u >> 31));
+  const int32_t e = a >> 23;
+  const uint32_t m = mag_one(u, c, mode, general);
+  const uint32_t hb = v->sbits | (m & 0x7fffffu);
+  float h, d;
+  uint32_t mb, r;
+  memcpy(&h, &hb, sizeof h);
+  d = h - v->sval; /* m 2^q where used (m < 2^23): exact */
+  memcpy(&mb, &d, sizeof mb);
+  /* a select by mask: the subtraction's result is used on every path, so
+     gcc keeps it unconditional (a value used on one arm only was sunk into
+     a branch, which -ftrapping-math then kept from if-conversion) */
+  r = ((m << v->ssh) & ifmask(m < v->thr)) | (mb & ~ifmask(m < v->thr));
+  r = (m >> v->pm1) != 0 ? (m << v->nsh) + v->nadd : r;
+  r |= u & 0x80000000u;
+  if (general) r = m == 0 ? (u & v->negz) : r;
+  r = (int32_t)m > c->maxbits ? v->ovv0 ^ (sm & v->ovvx) : r;
+  r = e == 255 ? (a == 0x7f800000 ? v->infv0 ^ (sm & v->infvx)
+                                  : v->nanv0 ^ (sm & v->nanvx)) : r;
   return r;
 }
 
@@ -238,6 +300,19 @@ loop_all(void *bits, const float *x, size_t n, const fast_consts *cp,
   }
 }
 
+/* The values: y may be x itself. */
+static inline __attribute__((always_inline)) void
+loop_values(float *y, const float *x, size_t n, const fast_consts *cp,
+            const value_consts *vp, int mode, int general) {
+  const fast_consts c0 = *cp, *c = &c0;
+  const value_consts v0 = *vp, *v = &v0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint32_t r = value_one(bits_of(x + i), c, v, mode, general);
+    memcpy(y + i, &r, sizeof r);
+  }
+}
+
 /* One loop per (mode, variant): "general" adds FTZ, DAZ and formats
    without -0 ("fnuz"), which cost about a fifth more work per element, so
    the common case does not pay for them. */
@@ -261,6 +336,29 @@ loop_modes(void *bits, const float *x, size_t n, const fast_consts *c,
   else loop_modes1(bits, x, n, c, width, mode, 0);
 }
 
+/* values: v NULL encodes (loop_modes), else rounds to values into bits */
+static inline __attribute__((always_inline)) void
+loop_any(void *bits, const float *x, size_t n, const fast_consts *c,
+         const value_consts *v, int width, int mode) {
+  if (!v) {
+    loop_modes(bits, x, n, c, width, mode);
+    return;
+  }
+#define LOWP_VAL(M)                                                            \
+  if (c->general) loop_values(bits, x, n, c, v, M, 1);                         \
+  else loop_values(bits, x, n, c, v, M, 0);                                    \
+  break;
+  switch (mode) {
+  case M_NE: LOWP_VAL(M_NE)
+  case M_NA: LOWP_VAL(M_NA)
+  case M_TZ: LOWP_VAL(M_TZ)
+  case M_UP: LOWP_VAL(M_UP)
+  case M_DN: LOWP_VAL(M_DN)
+  default: LOWP_VAL(M_TO)
+  }
+#undef LOWP_VAL
+}
+
 /* ------------------------------------------------------------- dispatch */
 
 /* The same loops compiled three times: for the baseline ISA of the build,
@@ -268,16 +366,16 @@ loop_modes(void *bits, const float *x, size_t n, const fast_consts *c,
    mask registers, three-input logic). The copy is chosen at run time, never
    by -march=native. */
 static void run_generic(void *bits, const float *x, size_t n,
-                        const fast_consts *c, int width, int mode) {
-  loop_modes(bits, x, n, c, width, mode);
+                        const fast_consts *c, const value_consts *v, int width, int mode) {
+  loop_any(bits, x, n, c, v, width, mode);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define LOWP_FAST_X86 1
 __attribute__((target("avx2"))) static void
 run_avx2(void *bits, const float *x, size_t n, const fast_consts *c,
-         int width, int mode) {
-  loop_modes(bits, x, n, c, width, mode);
+         const value_consts *v, int width, int mode) {
+  loop_any(bits, x, n, c, v, width, mode);
 }
 
 /* prefer-vector-width=512 keeps 512-bit vectors even when the build tunes
@@ -291,8 +389,8 @@ run_avx2(void *bits, const float *x, size_t n, const fast_consts *c,
 #endif
 __attribute__((target(LOWP_AVX512_TARGET))) static void
 run_avx512(void *bits, const float *x, size_t n, const fast_consts *c,
-         int width, int mode) {
-  loop_modes(bits, x, n, c, width, mode);
+         const value_consts *v, int width, int mode) {
+  loop_any(bits, x, n, c, v, width, mode);
 }
 #endif
 
@@ -334,11 +432,45 @@ int lowp_round_fast_encode_f32(void *bits, const float *x, size_t n,
   return lowp_round_fast_encode_f32_isa(bits, x, n, f, pol, rnd, NULL);
 }
 
-int lowp_round_fast_encode_f32_isa(void *bits, const float *x, size_t n,
-                                   const lowp_format_t *f, const lowp_policy_t *pol,
-                                   lowp_rounding_t rnd, const char *isa) {
+/* the reference's value of x, as binary32 bits (a value of f: a binary32 one) */
+static uint32_t ref_value(float x, const lowp_format_t *f, const lowp_policy_t *pol,
+                          lowp_rounding_t rnd) {
+  double r = 0;
+  float y;
+  uint32_t b;
+  (void)lowp_round_f32(&r, x, f, pol, rnd);
+  y = (float)r;
+  memcpy(&b, &y, sizeof b);
+  return b;
+}
+
+static void make_values(value_consts *v, const lowp_format_t *f, const lowp_policy_t *pol,
+                        lowp_rounding_t rnd) {
+  const int p = f->precision, q = f->emin - p + 1;
+  v->nsh = (uint32_t)(24 - p);
+  v->nadd = (uint32_t)(f->emin + 126) << 23;
+  v->pm1 = (uint32_t)(p - 1);
+  v->ssh = (uint32_t)(q + 149 < 31 ? q + 149 : 31);
+  v->thr = -126 - q > 0 ? UINT32_C(1) << (-126 - q) : 1;
+  v->sbits = (uint32_t)(q + 150) << 23;
+  memcpy(&v->sval, &v->sbits, sizeof v->sval);
+  v->negz = f->nan == LOWP_NAN_NEGZERO ? 0 : 0x80000000u; /* (the encoder's negzero) */
+  /* the reference's results: FLT_MAX overflows wherever any finite x does
+     (the encoding is monotone); its value is used only there */
+  v->ovv0 = ref_value(0x1.fffffep127f, f, pol, rnd);
+  v->ovvx = v->ovv0 ^ ref_value(-0x1.fffffep127f, f, pol, rnd);
+  v->infv0 = ref_value(INFINITY, f, pol, rnd);
+  v->infvx = v->infv0 ^ ref_value(-INFINITY, f, pol, rnd);
+  v->nanv0 = ref_value(NAN, f, pol, rnd);
+  v->nanvx = v->nanv0 ^ ref_value(-NAN, f, pol, rnd);
+}
+
+/* the encoder (v NULL) or the values on the named copy */
+static int fast_run(void *bits, const float *x, size_t n, const lowp_format_t *f,
+                    const lowp_policy_t *pol, lowp_rounding_t rnd, const char *isa, int values) {
   static const lowp_policy_t dflt;
   fast_consts c;
+  value_consts v;
   int mode = fast_mode(rnd), width, best = pick_isa(), use = best;
   if (!pol) pol = &dflt;
   if (isa) {
@@ -347,17 +479,31 @@ int lowp_round_fast_encode_f32_isa(void *bits, const float *x, size_t n,
     if (use > best) return LOWP_EUNSUPPORTED;
   }
   if (!lowp_round_fast_applies(f, pol, rnd))
-    return lowp_encode_array_f32_ref(bits, x, n, f, pol, rnd);
+    return values ? lowp_round_array_f32_ref(bits, x, n, f, pol, rnd)
+                  : lowp_encode_array_f32_ref(bits, x, n, f, pol, rnd);
   make_consts(&c, f, pol, mode);
+  if (values) make_values(&v, f, pol, rnd);
   width = lowp_format_width(f);
   switch (use) {
 #ifdef LOWP_FAST_X86
-  case ISA_AVX512: run_avx512(bits, x, n, &c, width, mode); break;
-  case ISA_AVX2: run_avx2(bits, x, n, &c, width, mode); break;
+  case ISA_AVX512: run_avx512(bits, x, n, &c, values ? &v : NULL, width, mode); break;
+  case ISA_AVX2: run_avx2(bits, x, n, &c, values ? &v : NULL, width, mode); break;
 #endif
-  default: run_generic(bits, x, n, &c, width, mode); break;
+  default: run_generic(bits, x, n, &c, values ? &v : NULL, width, mode); break;
   }
   return LOWP_OK;
+}
+
+int lowp_round_fast_encode_f32_isa(void *bits, const float *x, size_t n,
+                                   const lowp_format_t *f, const lowp_policy_t *pol,
+                                   lowp_rounding_t rnd, const char *isa) {
+  return fast_run(bits, x, n, f, pol, rnd, isa, 0);
+}
+
+int lowp_round_fast_values_f32_isa(float *y, const float *x, size_t n,
+                                   const lowp_format_t *f, const lowp_policy_t *pol,
+                                   lowp_rounding_t rnd, const char *isa) {
+  return fast_run(y, x, n, f, pol, rnd, isa, 1);
 }
 
 const char *lowp_round_fast_isa(void) {

@@ -39,6 +39,24 @@ int lowp_round_fast_encode_f32_isa(void *bits, const float *x, size_t n,
                                    const lowp_format_t *f, const lowp_policy_t *pol,
                                    lowp_rounding_t rnd, const char *isa);
 
+/**
+ * @brief Fast path of lowp_round_array_f32 (same arguments but isa, same
+ * bits): x rounded to f, as binary32 values, on the named copy (isa as
+ * lowp_round_fast_encode_f32_isa's; NULL the best). Where the fast path
+ * does not apply it runs the reference loop. y may be x.
+ * @return LOWP_OK; LOWP_EINVAL; LOWP_EUNSUPPORTED; or the reference
+ *         loop's status.
+ */
+int lowp_round_fast_values_f32_isa(float *y, const float *x, size_t n,
+                                   const lowp_format_t *f, const lowp_policy_t *pol,
+                                   lowp_rounding_t rnd, const char *isa);
+
+/** @brief The reference loop (scalar core per element) behind
+    lowp_round_array_f32, exported for tests and benchmarks. */
+int lowp_round_array_f32_ref(float *y, const float *x, size_t n,
+                             const lowp_format_t *f, const lowp_policy_t *pol,
+                             lowp_rounding_t rnd);
+
 /** @brief Which compiled copy of the fast path this CPU runs: "avx512",
     "avx2" or "generic" (static storage). Chosen at run time, per call. */
 const char *lowp_round_fast_isa(void);

@@ -20,6 +20,21 @@ ORD_MAX=4     # fast / rec, every order, every copy (target 2)
 ACC_MAX=20    # fast / sgemm, recursive, avx2 and avx512 (target about 9)
 ACC_MAX_GENERIC=300
 
+# check_table ISA HEADER MAX WHAT MINNF: the rows between HEADER and the next target line (rows
+# of more than MINNF fields) validated ("ok" last) and their next-to-last field (a ratio) <= MAX
+check_table() {
+  awk -v isa="$1" -v head="$2" -v max="$3" -v what="$4" -v minnf="$5" '
+    $0 ~ head { on = 1; next }
+    /^target/ { on = 0 }
+    on && NF > minnf {
+      n++; r = $(NF - 1); sub(/x$/, "", r)
+      if ($NF != "ok") { print "FAIL: " isa ": " $0 ": not validated"; bad++ }
+      else if (r + 0 > max) { print "FAIL: " isa ": " $0 ": " what " " r " > " max; bad++ }
+    }
+    END { if (n < 5) { print "FAIL: " isa ": table " head " has " n " rows"; bad++ } exit bad > 0 }
+  ' "$T/$1"
+}
+
 # check_isa ISA: one run of the acc and orders tables; every row validated, every ratio in bounds
 check_isa() {
   local isa=$1 accmax=$2 rc
@@ -30,29 +45,9 @@ check_isa() {
     return
   fi
   [ $rc -eq 0 ] && ok || { bad "bench gemm --isa $isa: exit $rc: $(cat "$T/err")"; return; }
-  # acc table: rows between its header and its target line; fields from the end:
-  # fast==ref, fast/S, ref/fast, exact, sgemm, fast
-  awk -v max="$accmax" -v isa="$isa" '
-    /^case \(recursive order\)/ { on = 1; next }
-    /^target/ { on = 0 }
-    on && NF > 6 {
-      n++; r = $(NF - 1); sub(/x$/, "", r)
-      if ($NF != "ok") { print "FAIL: " isa ": " $0 ": not validated"; bad++ }
-      else if (r + 0 > max) { print "FAIL: " isa ": " $0 ": fast/sgemm " r " > " max; bad++ }
-    }
-    END { if (n < 5) { print "FAIL: " isa ": acc table has " n " rows"; bad++ } exit bad > 0 }
-  ' "$T/$isa" && ok || bad "$isa: acc table ratios"
-  # orders table: fields from the end: fast==ref, fast/rec
-  awk -v max="$ORD_MAX" -v isa="$isa" '
-    /^summation order/ { on = 1; next }
-    /^target/ { on = 0 }
-    on && NF > 5 {
-      n++; r = $(NF - 1); sub(/x$/, "", r)
-      if ($NF != "ok") { print "FAIL: " isa ": " $0 ": not validated"; bad++ }
-      else if (r + 0 > max) { print "FAIL: " isa ": " $0 ": fast/rec " r " > " max; bad++ }
-    }
-    END { if (n < 5) { print "FAIL: " isa ": orders table has " n " rows"; bad++ } exit bad > 0 }
-  ' "$T/$isa" && ok || bad "$isa: orders table ratios"
+  # acc table: fields from the end: fast==ref, fast/S; orders table: fast==ref, fast/rec
+  check_table "$isa" '^case \(recursive order\)' "$accmax" fast/sgemm 6 && ok || bad "$isa: acc table ratios"
+  check_table "$isa" '^summation order' "$ORD_MAX" fast/rec 5 && ok || bad "$isa: orders table ratios"
 }
 
 check_isa generic "$ACC_MAX_GENERIC"
