@@ -188,9 +188,10 @@ static int outputs(int argc, char **argv) {
 }
 
 int lowp_cmd_fpx(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc < 2 ? LOWP_EXIT_USAGE : LOWP_EXIT_OK;
+  if (argc < 2) lowp_cli_die(CMD, "give a subcommand: scan or outputs (lowp fpx --help)");
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    usage(stdout);
+    return LOWP_EXIT_OK;
   }
   if (!strcmp(argv[1], "scan")) return scan(argc, argv);
   if (!strcmp(argv[1], "outputs")) return outputs(argc, argv);

@@ -490,6 +490,23 @@ check ok.json >/dev/full
 check ok.json --junit j.xml >/dev/full
 formats >/dev/full
 run formats --quick --formats=fp16 --out o3 >/dev/full
+# --- lowp fpx (issue 36)
+fpx
+fpx bogus
+fpx scan
+fpx scan logits.npy
+fpx scan logits.npy --format nosuch
+fpx scan logits.npy --format fp16 --rounding nosuch
+fpx scan logits.npy --format fp16 --fail-on nosuch
+fpx scan logits.npy --format fp16 --bogus
+fpx scan text.npy --format fp16
+fpx scan empty.npy --format fp16
+fpx scan nosuchfile.npy --format fp16
+fpx scan logits.npy logits.npy --format fp16
+fpx outputs
+fpx outputs text.npy
+fpx outputs logits.npy --inputs nosuchfile.npy
+gemm --m 2 --n 2 --k 2 --order pairwise --fpx
 EOF
 )
 
@@ -518,7 +535,7 @@ done <<<"$CASES"
 # ------------------------------------------------ --help: exit 0, on stdout
 helps=("--help" "formats --help" "convert --help" "list --help" "run --help" "report --help"
        "bench --help" "bench round --help" "bench exact --help" "scaler --help" "gemm --help"
-       "dot --help" "probe --help")
+       "dot --help" "probe --help" "fpx --help" "fpx scan --help" "fpx outputs --help")
 for e in $("$LOWP" list | awk '{print $1}'); do helps+=("run $e --help"); done
 for h in "${helps[@]}"; do
   before=$after
