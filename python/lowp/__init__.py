@@ -278,3 +278,6 @@ def tolerance(op, k, input="fp32", acc="fp32", out=None, method="recursive", con
         raise VacuousBoundError("lowp.tolerance(%s, k=%d, input=%s, acc=%s): %s" %
                                 (op, int(k), input, acc, t.explanation))
     return t
+
+from ._fpx import FpxScan, fpx_outputs, fpx_scan, with_fpx as _with_fpx  # noqa: E402
+check = _with_fpx(check)  # lowp.check(..., fpx=True): python/lowp/_fpx.py
