@@ -27,6 +27,10 @@ int lowp_bench_check(int argc, char **argv);
     fast path vs OpenBLAS vs exact, ns per multiply-add (tools/bench_gemm.c). */
 int lowp_bench_gemm(int argc, char **argv);
 
+/** @brief `lowp bench fpx`: exception tracing beside the same path untraced
+    (tools/bench_fpx.c). */
+int lowp_bench_fpx(int argc, char **argv);
+
 /** @brief Seconds of the process's CPU time (wall = 0: other processes do
     not inflate it) or of the monotonic clock (wall = 1). */
 double lowp_bench_clock_s(int wall);

@@ -64,7 +64,8 @@ static double dot(double init, const double *x, size_t incx, const double *w,
   if (g->pol) p0 = *g->pol;
   p0.sr_offset = init_index;
   (void)lowp_round_f64(&s, init, g->acc, &p0, g->acc_rnd);
-  if (tr) lowp_fpx_dot_step(tr, 0, LOWP_FPX_OP_ROUND, 0.0, init, 0.0, s, g->acc, g->acc_rnd);
+  if (tr && !lowp_fpx_dot_quiet(tr, g->acc, s))
+    lowp_fpx_dot_step(tr, 0, LOWP_FPX_OP_ROUND, 0.0, init, 0.0, s, g->acc, g->acc_rnd);
   for (l = 0; l < k; l++) {
     double a = x[l * incx], b = w[l * incw];
     s0 = s;
@@ -72,13 +73,14 @@ static double dot(double init, const double *x, size_t incx, const double *w,
       double p;
       (void)lowp_exact_mul2(&p, a, b, g->prod, g->pol, g->prod_rnd, base + 2 * l + 1);
       (void)lowp_exact_add2(&s, s, p, g->acc, g->pol, g->acc_rnd, base + 2 * l);
-      if (tr) {
+      if (tr && !lowp_fpx_dot_quiet(tr, g->prod, p))
         lowp_fpx_dot_step(tr, 2 * l + 1, LOWP_FPX_OP_MUL, 0.0, a, b, p, g->prod, g->prod_rnd);
+      if (tr && !lowp_fpx_dot_quiet(tr, g->acc, s))
         lowp_fpx_dot_step(tr, 2 * l + 2, LOWP_FPX_OP_ADD, s0, p, 0.0, s, g->acc, g->acc_rnd);
-      }
     } else {
       fma_acc(&s, a, b, g, base + 2 * l);
-      if (tr) lowp_fpx_dot_step(tr, 2 * l + 2, LOWP_FPX_OP_FMA, s0, a, b, s, g->acc, g->acc_rnd);
+      if (tr && !lowp_fpx_dot_quiet(tr, g->acc, s))
+        lowp_fpx_dot_step(tr, 2 * l + 2, LOWP_FPX_OP_FMA, s0, a, b, s, g->acc, g->acc_rnd);
     }
   }
   return s;

@@ -235,17 +235,13 @@ uint64_t lowp_fpx_bits(double v) {
   return u;
 }
 
-int lowp_fpx_round_f64(lowp_fpx_trace_t *t, uint64_t seq, int64_t i, double *y,
-                       double x, const lowp_format_t *f, const lowp_policy_t *pol,
-                       lowp_rounding_t rnd) {
-  int tern = lowp_round_f64(y, x, f, pol, rnd);
+/* classify and record one conversion x -> y (its exact value is x) */
+static void note_round(lowp_fpx_trace_t *t, uint64_t seq, int64_t i, double x, double y,
+                       const lowp_format_t *f, const lowp_policy_t *pol, lowp_rounding_t rnd) {
   unsigned m;
-  if (!t) return tern;
-  t->ops++;
-  /* the conversion's exact value is x itself (sticky 0); DAZ reads a
-     subnormal input as zero, which is what was rounded */
-  if (pol && pol->daz && x != 0 && fabs(x) < 0x1p-1022) return tern;
-  m = lowp_fpx_classify(f, rnd, x, 0, *y, isnan(x) ? LOWP_FPX_IN_NAN : 0);
+  /* DAZ reads a subnormal input as zero, which is what was rounded */
+  if (pol && pol->daz && x != 0 && fabs(x) < 0x1p-1022) return;
+  m = lowp_fpx_classify(f, rnd, x, 0, y, isnan(x) ? LOWP_FPX_IN_NAN : 0);
   if (m) {
     lowp_fpx_event_t ev;
     lowp_fpx_event_init(&ev);
@@ -253,12 +249,46 @@ int lowp_fpx_round_f64(lowp_fpx_trace_t *t, uint64_t seq, int64_t i, double *y,
     ev.i = i;
     ev.op = LOWP_FPX_OP_ROUND;
     ev.a = lowp_fpx_bits(x);
-    ev.r = lowp_fpx_bits(*y);
+    ev.r = lowp_fpx_bits(y);
     ev.exact = x;
     ev.inherent = 1;
     lowp_fpx_record(t, m, &ev);
   }
+}
+
+int lowp_fpx_round_f64(lowp_fpx_trace_t *t, uint64_t seq, int64_t i, double *y,
+                       double x, const lowp_format_t *f, const lowp_policy_t *pol,
+                       lowp_rounding_t rnd) {
+  int tern = lowp_round_f64(y, x, f, pol, rnd);
+  if (!t) return tern;
+  t->ops++;
+  note_round(t, seq, i, x, *y, f, pol, rnd);
   return tern;
+}
+
+int lowp_fpx_round_array_f64(lowp_fpx_trace_t *t, uint64_t seq0, double *y, const double *x,
+                             size_t n, const lowp_format_t *f, const lowp_policy_t *pol,
+                             lowp_rounding_t rnd) {
+  lowp_policy_t p = pol ? *pol : (lowp_policy_t){0};
+  uint64_t base = p.sr_offset;
+  double xmin, xmax;
+  size_t i;
+  if (!t) return lowp_round_array_f64(y, x, n, f, pol, rnd);
+  if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
+  if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
+  xmin = lowp_format_xmin(f);
+  xmax = lowp_format_xmax(f);
+  for (i = 0; i < n; i++) {
+    double v = x[i], ay;
+    p.sr_offset = base + i;
+    (void)lowp_round_f64(&y[i], v, f, &p, rnd);
+    ay = fabs(y[i]);
+    /* a result strictly inside (xmin, xmax) from a finite input: nothing */
+    if (!(ay > xmin && ay < xmax && isfinite(v)))
+      note_round(t, seq0 + i, (int64_t)(seq0 + i), v, y[i], f, &p, rnd);
+  }
+  t->ops += n;
+  return LOWP_OK;
 }
 
 /* the lowest kind of a nonzero mask */
@@ -320,7 +350,7 @@ int lowp_fpx_op2(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, lowp_fpx_op
 int lowp_fpx_scan(lowp_fpx_scan_t *s, const double *x, size_t n, const lowp_format_t *f,
                   const lowp_policy_t *pol, lowp_rounding_t rnd) {
   size_t i;
-  int top;
+  int top, k;
   if (!s || (n && !x) || !f) return LOWP_EINVAL;
   if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
   if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
@@ -332,26 +362,32 @@ int lowp_fpx_scan(lowp_fpx_scan_t *s, const double *x, size_t n, const lowp_form
   s->hist_n = top - s->hist_lo + 1;
   if (s->hist_n > LOWP_FPX_HIST) s->hist_n = LOWP_FPX_HIST;
   s->n = n;
-  for (i = 0; i < n; i++) {
-    double y, v = x[i];
-    int b;
+  for (i = 0; i < n; i += 4096) { /* in chunks, through the traced array conversion */
+    double y[4096];
+    size_t c, len = n - i < 4096 ? n - i : 4096;
     lowp_policy_t p = pol ? *pol : (lowp_policy_t){0};
     p.sr_offset += i;
-    (void)lowp_fpx_round_f64(&s->trace, i, (int64_t)i, &y, v, f, &p, rnd);
-    if (isnan(v)) s->nan_in++;
-    else if (isinf(v)) s->inf_in++;
-    else if (v == 0) s->zero_in++;
-    else {
-      int e;
+    (void)lowp_fpx_round_array_f64(&s->trace, i, y, x + i, len, f, &p, rnd);
+    for (c = 0; c < len; c++) {
+      double v = x[i + c];
+      int e, b;
+      if (!isfinite(v)) {
+        if (s->first_bad < 0) s->first_bad = (int64_t)(i + c);
+        if (isnan(v)) s->nan_in++;
+        else s->inf_in++;
+        continue;
+      }
+      if (v == 0) { s->zero_in++; continue; }
       (void)frexp(v, &e);
       b = e - 1 - s->hist_lo;
       if (b < 0) b = 0;
       if (b >= s->hist_n) b = s->hist_n - 1;
       s->hist[b]++;
     }
-    if (s->first_bad < 0 && (!isfinite(v) || lowp_fpx_kinds(&s->trace)))
-      s->first_bad = (int64_t)i;
   }
+  for (k = 0; k < LOWP_FPX_NKINDS; k++)
+    if (s->trace.count[k] && (s->first_bad < 0 || s->trace.first[k].i < s->first_bad))
+      s->first_bad = s->trace.first[k].i;
   return LOWP_OK;
 }
 
@@ -427,3 +463,4 @@ int lowp_fpx_div(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, double *y, 
   lowp_fpx_record(t, m, &ev);
   return tern;
 }
+

@@ -182,6 +182,16 @@ int lowp_fpx_round_f64(lowp_fpx_trace_t *t, uint64_t seq, int64_t i, double *y,
                        lowp_rounding_t rnd);
 
 /**
+ * @brief lowp_round_array_f64 (same bits) with each conversion traced as
+ * lowp_fpx_round_f64 with sequence and index seq0 + i (t NULL: untraced).
+ * Results strictly inside (xmin, xmax) cost one comparison.
+ * @return as lowp_round_array_f64.
+ */
+int lowp_fpx_round_array_f64(lowp_fpx_trace_t *t, uint64_t seq0, double *y, const double *x,
+                             size_t n, const lowp_format_t *f, const lowp_policy_t *pol,
+                             lowp_rounding_t rnd);
+
+/**
  * @brief One traced addition or product: *y = round(a + b) or round(a b) to f
  * (lowp_exact_add2/mul2, the accumulators' building blocks), classified
  * from the exact value, whose own exceptions are inherent. where (NULL:

@@ -25,9 +25,19 @@ void lowp_fpx_dot_begin(lowp_fpx_dot_t *d, lowp_fpx_trace_t *t, const double *x,
   d->init = init;
   d->seq0 = seq0;
   d->i = i;
+  d->lf[0] = d->lf[1] = NULL; /* limits cached per dot: two formats at most */
   d->j = j;
   d->ref_on = 0;
   d->ref_n = 0;
+}
+
+int lowp_fpx_dot_slot(lowp_fpx_dot_t *d, const lowp_format_t *f) {
+  /* two slots: the accumulator's and the product's (or the output's) */
+  int s = d->lf[0] ? 1 : 0; /* a third format replaces the second */
+  d->lf[s] = f;
+  d->lmin[s] = lowp_format_xmin(f);
+  d->lmax[s] = lowp_format_xmax(f);
+  return s;
 }
 
 /* the exact partial sum with n products, as (x truncated, sticky) */
@@ -72,12 +82,10 @@ void lowp_fpx_dot_note(lowp_fpx_dot_t *d, uint64_t s, int64_t k, lowp_fpx_op_t o
 void lowp_fpx_dot_step(lowp_fpx_dot_t *d, uint64_t s, lowp_fpx_op_t op, double acc,
                        double a, double b, double y, const lowp_format_t *f,
                        lowp_rounding_t rnd) {
-  double ay = fabs(y), x;
+  double x;
   int sticky, sum = op == LOWP_FPX_OP_ADD || op == LOWP_FPX_OP_FMA;
   unsigned in = 0;
   lowp_acc_t e;
-  d->t->ops++;
-  if (ay > lowp_format_xmin(f) && ay < lowp_format_xmax(f)) return;
   lowp_acc_init(&e);
   if (sum) lowp_acc_add(&e, acc);
   if (op == LOWP_FPX_OP_ROUND || op == LOWP_FPX_OP_ADD) lowp_acc_add(&e, a);

@@ -23,6 +23,8 @@ typedef struct lowp_fpx_dot_s {
   double init;
   uint64_t seq0;
   int64_t i, j;
+  const lowp_format_t *lf[2]; /**< formats whose limits are cached */
+  double lmin[2], lmax[2];    /**< their xmin and xmax */
   int ref_on;     /**< ref initialised */
   size_t ref_n;   /**< products in ref */
   lowp_acc_t ref; /**< the exact partial sum */
@@ -32,6 +34,19 @@ typedef struct lowp_fpx_dot_s {
 void lowp_fpx_dot_begin(lowp_fpx_dot_t *d, lowp_fpx_trace_t *t, const double *x,
                         size_t incx, const double *w, size_t incw, double init,
                         uint64_t seq0, int64_t i, int64_t j);
+
+/** @brief The slot of f's cached limits (filled on first use). */
+int lowp_fpx_dot_slot(lowp_fpx_dot_t *d, const lowp_format_t *f);
+
+/** @brief 1 when no exception can have given y in f: y strictly inside
+    (xmin, xmax), the test every rounding of a traced dot pays (counts the
+    operation). Inline: a comparison with cached limits. */
+static inline int lowp_fpx_dot_quiet(lowp_fpx_dot_t *d, const lowp_format_t *f, double y) {
+  int s = f == d->lf[0] ? 0 : f == d->lf[1] ? 1 : lowp_fpx_dot_slot(d, f);
+  double ay = y < 0 ? -y : y;
+  d->t->ops++;
+  return ay > d->lmin[s] && ay < d->lmax[s];
+}
 
 /**
  * @brief One rounding of the dot, y its result in f under rnd; s is the

@@ -74,19 +74,20 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
         lowp_bfma_exact_t ex;
         double c0 = x;
         if ((st = lowp_bfma_ex(&x, &ex, ab, bb, cnt, c0, p, in, out)) != LOWP_OK) return st;
-        tr->t->ops++;
-        lowp_fpx_dot_note(tr, 2 * (i + n - 1) + 1, block_index(ab, bb, idx, cnt), LOWP_FPX_OP_BFMA,
-                          ex.x, ex.sticky, x, nan_in(ab, bb, cnt, c0), !p->late_c,
-                          out, out->precision < LOWP_FMT_FP32.precision ? p->out16_rnd
-                                                                         : p->out_rnd,
-                          ab[0], bb[0], c0);
+        if (!lowp_fpx_dot_quiet(tr, out, x))
+          lowp_fpx_dot_note(tr, 2 * (i + n - 1) + 1, block_index(ab, bb, idx, cnt),
+                            LOWP_FPX_OP_BFMA, ex.x, ex.sticky, x, nan_in(ab, bb, cnt, c0),
+                            !p->late_c, out,
+                            out->precision < LOWP_FMT_FP32.precision ? p->out16_rnd : p->out_rnd,
+                            ab[0], bb[0], c0);
       }
     }
     if (p->late_c) {
       double a0 = *acc;
       lowp_accum_add(acc, x, a0, out, p->c_rnd);
-      if (tr) lowp_fpx_dot_step(tr, 2 * (i + n - 1) + 2, LOWP_FPX_OP_ADD, a0, x, 0.0, *acc,
-                                out, p->c_rnd);
+      if (tr && !lowp_fpx_dot_quiet(tr, out, *acc))
+        lowp_fpx_dot_step(tr, 2 * (i + n - 1) + 2, LOWP_FPX_OP_ADD, a0, x, 0.0, *acc, out,
+                          p->c_rnd);
     } else {
       *acc = x;
     }
@@ -127,8 +128,9 @@ int lowp_tc_dot_fpx(double *d, const double *a, size_t sa, const double *b, size
     part = 0.0;
     if ((st = chain(&part, a, sa, b, sb, lo, hi, p, in, out, tr)) != LOWP_OK) return st;
     lowp_accum_add(&total, t0, part, &LOWP_FMT_FP32, LOWP_RND_NE);
-    if (tr) lowp_fpx_dot_step(tr, 2 * (hi - 1) + 2, LOWP_FPX_OP_ADD, t0, part, 0.0, total,
-                              &LOWP_FMT_FP32, LOWP_RND_NE);
+    if (tr && !lowp_fpx_dot_quiet(tr, &LOWP_FMT_FP32, total))
+      lowp_fpx_dot_step(tr, 2 * (hi - 1) + 2, LOWP_FPX_OP_ADD, t0, part, 0.0, total,
+                        &LOWP_FMT_FP32, LOWP_RND_NE);
   }
   lowp_round_f64(d, total, out, NULL, LOWP_RND_NE);
   return LOWP_OK;

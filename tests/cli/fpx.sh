@@ -52,4 +52,7 @@ assert e["first"]["op"] == "fma" and e["first"]["result"] == "inf" and e["inhere
 PY
 "$LOWP" gemm --m 4 --n 4 --k 256 --in fp16 --acc fp16 --model h100 --dist loguniform:1:5000 --fpx >"$T/o" 2>&1 \
   && grep -q "bfma" "$T/o" && ok || bad "gemm --model --fpx: $(cat "$T/o")"
+# lowp bench fpx validates before it times: traced and untraced bits agree (no timing judged here)
+"$LOWP" bench fpx --n 16 --reps 1 >"$T/o" 2>&1 && [ "$(grep -c "same bits" "$T/o")" -eq 3 ] && ! grep -q "DIFFER" "$T/o" \
+  && ok || bad "bench fpx: $(cat "$T/o")"
 finish fpx
