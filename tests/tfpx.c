@@ -517,12 +517,53 @@ static int same_trace(const lowp_fpx_trace_t *a, const lowp_fpx_trace_t *b) {
   return 1;
 }
 
+enum { KM = 24, KN = 9, KK = 40 };
+
+typedef int (*plain_fn)(double *, const double *, const double *, size_t, size_t, size_t,
+                        const void *);
+typedef int (*traced_fn)(double *, const double *, const double *, size_t, size_t, size_t,
+                         const void *, lowp_fpx_trace_t *);
+
+static int acc_fpx(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
+                   const void *cfg, lowp_fpx_trace_t *t) {
+  return lowp_gemm_acc_fpx(c, a, b, m, n, k, cfg, t);
+}
+
+static int tc_fpx(double *c, const double *a, const double *b, size_t m, size_t n, size_t k,
+                  const void *cfg, lowp_fpx_trace_t *t) {
+  return lowp_gemm_tc_fpx(c, a, b, m, n, k, cfg, t);
+}
+
+/* the traced kernel gives the untraced bits, and one trace for 1 and 2 threads */
+static void traced_twice(const char *name, plain_fn plain, traced_fn traced, const void *cfg,
+                         const double *a, const double *b, unsigned want) {
+  static double c0[KM * KN], c1[KM * KN], c2[KM * KN];
+  lowp_fpx_trace_t t1, t2;
+  memset(c0, 0, sizeof c0);
+  memset(c1, 0, sizeof c1);
+  memset(c2, 0, sizeof c2);
+  plain(c0, a, b, KM, KN, KK, cfg);
+  lowp_fpx_init(&t1);
+  lowp_fpx_init(&t2);
+#ifdef _OPENMP
+  omp_set_num_threads(1);
+#endif
+  traced(c1, a, b, KM, KN, KK, cfg, &t1);
+#ifdef _OPENMP
+  omp_set_num_threads(2);
+#endif
+  traced(c2, a, b, KM, KN, KK, cfg, &t2);
+  lowp_test_check(!memcmp(c0, c1, sizeof c0) && !memcmp(c0, c2, sizeof c0),
+                  "traced %s gives the reference's bits", name);
+  lowp_test_check(same_trace(&t1, &t2), "%s trace: 1 thread == 2 threads", name);
+  lowp_test_check((lowp_fpx_kinds(&t1) & want) != 0, "%s: the data raise 0x%x somewhere", name,
+                  want);
+}
+
 static void kernels_same(void) {
-  enum { M = 24, N = 9, K = 40 };
-  static double a[M * K], b[K * N], c0[M * N], c1[M * N], c2[M * N];
+  static double a[KM * KK], b[KK * KN];
   lowp_gemm_acc_cfg_t g;
   lowp_gemm_tc_cfg_t tc;
-  lowp_fpx_trace_t t1, t2;
   size_t q;
   uint64_t seed = lowp_test_seed() + 5;
   memset(&g, 0, sizeof g);
@@ -530,45 +571,11 @@ static void kernels_same(void) {
   g.acc_rnd = LOWP_RND_NE;
   g.prod = &LOWP_FMT_FP16;
   /* fp16 data whose sums overflow and underflow here and there */
-  for (q = 0; q < M * K; q++) lowp_round_f64(&a[q], draw(seed, q, 1, -20, 9), &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
-  for (q = 0; q < K * N; q++) lowp_round_f64(&b[q], draw(seed, q, 2, -8, 6), &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
-  memset(c0, 0, sizeof c0);
-  memset(c1, 0, sizeof c1);
-  memset(c2, 0, sizeof c2);
-  lowp_gemm_acc_scalar(c0, a, b, M, N, K, &g);
-  lowp_fpx_init(&t1);
-  lowp_fpx_init(&t2);
-#ifdef _OPENMP
-  omp_set_num_threads(1);
-#endif
-  lowp_gemm_acc_fpx(c1, a, b, M, N, K, &g, &t1);
-#ifdef _OPENMP
-  omp_set_num_threads(2);
-#endif
-  lowp_gemm_acc_fpx(c2, a, b, M, N, K, &g, &t2);
-  lowp_test_check(!memcmp(c0, c1, sizeof c0) && !memcmp(c0, c2, sizeof c0),
-                  "traced gemm_acc gives the reference's bits");
-  lowp_test_check(same_trace(&t1, &t2), "gemm_acc trace: 1 thread == 2 threads");
-  lowp_test_check(lowp_fpx_kinds(&t1) & LOWP_FPX_OVERFLOW, "the data overflows fp16 somewhere");
-  /* the tensor-core model */
+  for (q = 0; q < KM * KK; q++) lowp_round_f64(&a[q], draw(seed, q, 1, -20, 9), &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
+  for (q = 0; q < KK * KN; q++) lowp_round_f64(&b[q], draw(seed, q, 2, -8, 6), &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
+  traced_twice("gemm_acc", lowp_gemm_acc_scalar, acc_fpx, &g, a, b, LOWP_FPX_OVERFLOW);
   lowp_gemm_tc_config(&tc, "h100", -1, &LOWP_FMT_FP16, &LOWP_FMT_FP16, NULL, 0);
-  memset(c0, 0, sizeof c0);
-  memset(c1, 0, sizeof c1);
-  memset(c2, 0, sizeof c2);
-  lowp_gemm_tc_scalar(c0, a, b, M, N, K, &tc);
-  lowp_fpx_init(&t1);
-  lowp_fpx_init(&t2);
-#ifdef _OPENMP
-  omp_set_num_threads(1);
-#endif
-  lowp_gemm_tc_fpx(c1, a, b, M, N, K, &tc, &t1);
-#ifdef _OPENMP
-  omp_set_num_threads(2);
-#endif
-  lowp_gemm_tc_fpx(c2, a, b, M, N, K, &tc, &t2);
-  lowp_test_check(!memcmp(c0, c1, sizeof c0) && !memcmp(c0, c2, sizeof c0),
-                  "traced gemm_tc gives the reference's bits");
-  lowp_test_check(same_trace(&t1, &t2), "gemm_tc trace: 1 thread == 2 threads");
+  traced_twice("gemm_tc", lowp_gemm_tc_scalar, tc_fpx, &tc, a, b, LOWP_FPX_OVERFLOW);
 }
 
 /* an overflow whose exact partial sum is in range: spurious. fp16, rup:
