@@ -42,7 +42,7 @@
 
 typedef struct {
   const char *spec_path, *junit, *json;
-  int update_baseline, list_ops, threads;
+  int update_baseline, list_ops, threads, fpx;
   const char *only[64];
   int n_only;
   const char *plugin_dirs[16];
@@ -61,6 +61,9 @@ static void usage(FILE *out) {
     "  1 any fails, 2 bad spec or input (nothing written).\n"
     "  --junit FILE       write JUnit XML (testsuite/testcase/failure) for CI\n"
     "  --json FILE        write the results as JSON\n"
+    "  --fpx              also report each subject's first NaN/inf output, its kind,\n"
+    "                     whether its inputs already held one, and whether the exact\n"
+    "                     result is finite there (spurious) or not (inherent)\n"
     "  --update-baseline  rewrite the spec's baseline file from this run and say\n"
     "                     what changed (baseline rules are not applied)\n"
     "  --only NAME        run only this check (repeatable)\n"
@@ -125,6 +128,10 @@ static void parse(opts_t *o, int argc, char **argv) {
     }
     else if (!strcmp(a, "--list-ops")) o->list_ops = 1;
     else if (!strcmp(a, "--update-baseline")) o->update_baseline = 1;
+    else if (!strcmp(a, "--fpx")) {
+      if (lowp_par_size() > 1) lowp_cli_die(LOWP_CHK_CMD, "--fpx runs in one process (no MPI ranks)");
+      o->fpx = 1;
+    }
     else if ((v = opt_value(argc, argv, &i, "--junit"))) o->junit = v;
     else if ((v = opt_value(argc, argv, &i, "--json"))) o->json = v;
     else if ((v = opt_value(argc, argv, &i, "--plugin-dir"))) {
@@ -342,6 +349,7 @@ int lowp_cmd_check(int argc, char **argv) {
       if (!strcmp(o.only[k], sc->name)) sel = 1;
     if (!sel) continue;
     lowp_chk_prepare(&runs[n], sc);
+    runs[n].fpx.on = o.fpx;
     for (k = 0; k < sc->n_rules; k++)
       if (sc->rules[k].rule.kind == LOWP_RULE_BASELINE) need_base = 1;
     n++;

@@ -52,6 +52,35 @@ assert e["first"]["op"] == "fma" and e["first"]["result"] == "inf" and e["inhere
 PY
 "$LOWP" gemm --m 4 --n 4 --k 256 --in fp16 --acc fp16 --model h100 --dist loguniform:1:5000 --fpx >"$T/o" 2>&1 \
   && grep -q "bfma" "$T/o" && ok || bad "gemm --model --fpx: $(cat "$T/o")"
+# lowp check --fpx: a saved softmax with a planted NaN at y[2][5] (inputs finite, exact finite:
+# produced, spurious), in text, JSON and JUnit properties; a clean check reports none
+/usr/bin/python3 - "$T" <<'PY'
+import numpy as np, sys
+d = sys.argv[1]
+x = np.random.default_rng(1).standard_normal((4, 16)).astype(np.float32)
+e = np.exp(x.astype(np.float64)); y = (e / e.sum(1, keepdims=True)).astype(np.float32)
+np.save(d + "/sx.npy", x); np.save(d + "/sy_ok.npy", y)
+y[2, 5] = np.nan; np.save(d + "/sy.npy", y)
+PY
+cat >"$T/spec.json" <<EOF2
+{ "lowp_check": 1, "checks": [
+  { "name": "planted", "op": "softmax", "subject": { "tensors": { "inputs": [ { "path": "$T/sx.npy" } ], "outputs": [ "$T/sy.npy" ] } },
+    "rules": [ { "nan_inf": "match" } ] },
+  { "name": "clean", "op": "softmax", "subject": { "tensors": { "inputs": [ { "path": "$T/sx.npy" } ], "outputs": [ "$T/sy_ok.npy" ] } },
+    "rules": [ { "max_ulp": 4 } ] } ] }
+EOF2
+"$LOWP" check "$T/spec.json" --fpx --json "$T/r.json" --junit "$T/r.xml" >"$T/o" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "fpx: first NaN/inf output y\[2\]\[5\] (invalid; spurious" "$T/o" \
+  && grep -q "fpx: no NaN or infinity" "$T/o" && ok || bad "check --fpx text: exit $rc: $(cat "$T/o")"
+/usr/bin/python3 - "$T/r.json" <<'PY' && ok || bad "check --fpx json: $(cat "$T/r.json")"
+import json, sys
+c = json.load(open(sys.argv[1]))["checks"]
+f = c[0]["fpx"]
+assert f["first"] == 37 and f["at"] == "y[2][5]" and f["kinds"] == ["invalid"] and f["inherent"] is False, f
+assert f["inputs_exceptional"] == [False] and c[1]["fpx"]["first"] == -1, c
+PY
+grep -q '<property name="fpx.first" value="37"/>' "$T/r.xml" && grep -q '<property name="fpx.first" value="-1"/>' "$T/r.xml" \
+  && ok || bad "check --fpx junit: $(cat "$T/r.xml")"
 # lowp bench fpx validates before it times: traced and untraced bits agree (no timing judged here)
 "$LOWP" bench fpx --n 16 --reps 1 >"$T/o" 2>&1 && [ "$(grep -c "same bits" "$T/o")" -eq 3 ] && ! grep -q "DIFFER" "$T/o" \
   && ok || bad "bench fpx: $(cat "$T/o")"
