@@ -737,6 +737,7 @@ int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
   case LOWP_RULE_BITEXACT: return eval_bitexact(v, rule, r);
   case LOWP_RULE_SQNR: case LOWP_RULE_COSINE: case LOWP_RULE_MISMATCH:
     return lowp_check_rule_eval_field(v, rule, r);
+  case LOWP_RULE_NO_EXC: return lowp_check_rule_eval_fpx(v, rule, r);
   }
   return LOWP_EINVAL;
 }

@@ -187,9 +187,11 @@ typedef enum {
   LOWP_RULE_BITEXACT = 6,    /**< {"bitexact": {...}} */
   LOWP_RULE_SQNR = 7,        /**< {"sqnr_db": D}: SQNR >= D dB (torchao's gates) */
   LOWP_RULE_COSINE = 8,      /**< {"cosine": C}: cosine similarity >= C */
-  LOWP_RULE_MISMATCH = 9     /**< {"mismatch": N|"F%", "rtol": R, "atol": A} or with
+  LOWP_RULE_MISMATCH = 9,    /**< {"mismatch": N|"F%", "rtol": R, "atol": A} or with
                                   "assert_close": "pytorch": at most N elements (or a
                                   fraction F) outside atol + rtol |x| */
+  LOWP_RULE_NO_EXC = 10      /**< {"no_exceptions": ["invalid", "overflow", ...]}: no
+                                  output element shows those kinds (lib/check/rule_fpx.c) */
 } lowp_rule_kind_t;
 
 /** @brief Metrics a rule can name ("max_ulp", "max_abs", "rmse", "max_rel",
@@ -239,6 +241,7 @@ typedef struct {
                                      work (lowp_check_rule_eval itself passes it,
                                      flagged vacuous) */
   double baseline;              /**< BASELINE: the stored value (NaN: none) */
+  unsigned fpx_mask;            /**< NO_EXC: the kinds refused (measure/fpx.h bits) */
   /** VS_REF and BITEXACT: the other subject's result on the same inputs
       (the caller runs it with lowp_check_measure) */
   const lowp_check_result_t *other;
@@ -300,6 +303,11 @@ size_t lowp_check_mismatch(const lowp_check_result_t *r, double rtol, double ato
     lowp_check_rule_eval calls it. */
 int lowp_check_rule_eval_field(lowp_verdict_t *v, const lowp_rule_t *rule,
                                const lowp_check_result_t *r);
+
+/** @brief Evaluate a no_exceptions rule (lib/check/rule_fpx.c);
+    lowp_check_rule_eval calls it. */
+int lowp_check_rule_eval_fpx(lowp_verdict_t *v, const lowp_rule_t *rule,
+                             const lowp_check_result_t *r);
 
 /** @brief sqnr_db and cosine of an output (lib/check/metrics.c). */
 void lowp_check_output_similarity(lowp_check_output_t *o);

@@ -50,3 +50,15 @@ def test_check_fpx():
     assert not r
     assert r.fpx[0]["first"] == 2 * 4 + 3 and r.fpx[0]["kinds"] == ["overflow_inf"]
     assert r.fpx[0]["inputs_exceptional"] == [False, False]
+
+
+def test_no_exceptions_rule():
+    a = np.ones((4, 8), dtype=np.float32)
+    b = np.ones((8, 4), dtype=np.float32)
+    c = (a.astype(np.float64) @ b).astype(np.float32)
+    assert lowp.check("gemm", [a, b], c, rules=[{"no_exceptions": ["invalid", "overflow"]}])
+    c[1, 2] = np.nan
+    r = lowp.check("gemm", [a, b], c, rules=[{"no_exceptions": ["invalid", "overflow"]}])
+    assert not r and "invalid" in r.message
+    with pytest.raises(lowp.LowpError):
+        lowp.check("gemm", [a, b], c, rules=[{"no_exceptions": ["bogus"]}])

@@ -81,6 +81,20 @@ assert f["inputs_exceptional"] == [False] and c[1]["fpx"]["first"] == -1, c
 PY
 grep -q '<property name="fpx.first" value="37"/>' "$T/r.xml" && grep -q '<property name="fpx.first" value="-1"/>' "$T/r.xml" \
   && ok || bad "check --fpx junit: $(cat "$T/r.xml")"
+# the rule {"no_exceptions": [...]}: the planted NaN fails it with the kind and index; the clean
+# softmax passes; an unknown kind is bad input
+cat >"$T/spec2.json" <<EOF2
+{ "lowp_check": 1, "checks": [
+  { "name": "planted", "op": "softmax", "subject": { "tensors": { "inputs": [ { "path": "$T/sx.npy" } ], "outputs": [ "$T/sy.npy" ] } },
+    "rules": [ { "no_exceptions": ["invalid", "overflow"] } ] },
+  { "name": "clean", "op": "softmax", "subject": { "tensors": { "inputs": [ { "path": "$T/sx.npy" } ], "outputs": [ "$T/sy_ok.npy" ] } },
+    "rules": [ { "no_exceptions": ["all"] } ] } ] }
+EOF2
+"$LOWP" check "$T/spec2.json" >"$T/o" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "FAIL planted" "$T/o" && grep -q "first at y\[2\]\[5\] (invalid)" "$T/o" && grep -q "PASS clean" "$T/o" \
+  && ok || bad "no_exceptions rule: exit $rc: $(cat "$T/o")"
+sed 's/"all"/"bogus"/' "$T/spec2.json" >"$T/spec3.json"
+expect_exit2 "no_exceptions bogus kind" "unknown exception kind bogus" "$LOWP" check "$T/spec3.json"
 # lowp bench fpx validates before it times: traced and untraced bits agree (no timing judged here)
 "$LOWP" bench fpx --n 16 --reps 1 >"$T/o" 2>&1 && [ "$(grep -c "same bits" "$T/o")" -eq 3 ] && ! grep -q "DIFFER" "$T/o" \
   && ok || bad "bench fpx: $(cat "$T/o")"
