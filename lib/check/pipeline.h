@@ -304,6 +304,10 @@ size_t lowp_check_mismatch(const lowp_check_result_t *r, double rtol, double ato
 int lowp_check_rule_eval_field(lowp_verdict_t *v, const lowp_rule_t *rule,
                                const lowp_check_result_t *r);
 
+/** @brief A verdict that counts elements (limit 0): measured n, pass when
+    none, where the first (pipeline.c; shared by lib/check's rule files). */
+void lowp__check_verdict_count(lowp_verdict_t *v, size_t n, size_t first, int out);
+
 /** @brief Evaluate a no_exceptions rule (lib/check/rule_fpx.c);
     lowp_check_rule_eval calls it. */
 int lowp_check_rule_eval_fpx(lowp_verdict_t *v, const lowp_rule_t *rule,

@@ -44,12 +44,7 @@ int lowp_check_rule_eval_fpx(lowp_verdict_t *v, const lowp_rule_t *rule,
       n++;
     }
   }
-  v->measured = (double)n;
-  v->limit = 0;
-  v->where = first;
-  v->where_out = fj;
-  v->pass = n == 0;
-  v->percent = NAN;
+  lowp__check_verdict_count(v, n, first, fj);
   if (!n) {
     snprintf(v->msg, sizeof v->msg, "no output shows the refused exceptions");
     return LOWP_OK;
