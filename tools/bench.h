@@ -32,6 +32,10 @@ int lowp_bench_gemm(int argc, char **argv);
     (tools/bench_gemm_bs.c); returns 1 when a validation failed. */
 int lowp__bench_gemm_bs(size_t N, size_t rows, int reps, uint64_t seed);
 
+/** @brief `lowp bench fpx`: exception tracing beside the same path untraced
+    (tools/bench_fpx.c). */
+int lowp_bench_fpx(int argc, char **argv);
+
 /** @brief Seconds of the process's CPU time (wall = 0: other processes do
     not inflate it) or of the monotonic clock (wall = 1). */
 double lowp_bench_clock_s(int wall);

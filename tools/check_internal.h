@@ -66,6 +66,12 @@ typedef struct {
   lowp_verdict_t *v;             /* per rule */
   int n_v;
   double baseline[LOWP_METRIC_COUNT]; /* stored values (NaN: none) */
+  struct {                       /* --fpx (check_fpx.c) */
+    int on, out, inherent;       /* out: the output holding the first, -1 none */
+    long long first;             /* its flat index, -1 none */
+    unsigned kinds;
+    int bad_in[LOWP_OP_MAXIO];   /* inputs already NaN/inf */
+  } fpx;
 } lowp_chk_run_t;
 
 /** @brief The old baseline file. */
@@ -130,6 +136,15 @@ int lowp_chk_baseline_update(const lowp_spec_t *spec, const lowp_chk_baseline_t 
 
 /** @brief A number stored by lowp_chk_add_num (NaN for null or absent). */
 double lowp_chk_get_num(const cJSON *j);
+
+/* -------------------------------------------------------- check_fpx.c */
+
+/** @brief --fpx: find the first NaN/inf output of a measured run. */
+void lowp_chk_fpx(lowp_chk_run_t *r);
+/** @brief --fpx: its report line, JSON object and JUnit properties. */
+void lowp_chk_fpx_print(FILE *f, const lowp_chk_run_t *r);
+cJSON *lowp_chk_fpx_json(const lowp_chk_run_t *r);
+void lowp_chk_fpx_junit(FILE *f, const lowp_chk_run_t *r);
 
 /* ------------------------------------------------------- check_text.c */
 

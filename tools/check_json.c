@@ -120,6 +120,7 @@ cJSON *lowp_chk_result_json(const lowp_chk_run_t *r) {
     cJSON_AddItemToArray(rules, x);
   }
   cJSON_AddItemToObject(c, "rules", rules);
+  if (r->fpx.on && r->measured) cJSON_AddItemToObject(c, "fpx", lowp_chk_fpx_json(r));
   return c;
 }
 

@@ -60,8 +60,14 @@ int lowp_chk_write_junit(const char *path, const lowp_chk_run_t *runs, int n, in
     fprintf(w.fp, "\" name=\"");
     xml_escape(w.fp, r->sc->name);
     fprintf(w.fp, "\" time=\"%.3f\"", r->res.time_subject_s + r->res.time_exact_s);
-    if (r->pass) {
+    if (r->pass && !(r->fpx.on && r->measured)) {
       fprintf(w.fp, "/>\n");
+      continue;
+    }
+    if (r->pass) { /* --fpx: the trace as properties */
+      fprintf(w.fp, ">\n");
+      lowp_chk_fpx_junit(w.fp, r);
+      fprintf(w.fp, "    </testcase>\n");
       continue;
     }
     if (!r->measured) {
@@ -72,7 +78,9 @@ int lowp_chk_write_junit(const char *path, const lowp_chk_run_t *runs, int n, in
       fprintf(w.fp, "</error>\n    </testcase>\n");
       continue;
     }
-    fprintf(w.fp, ">\n      <failure message=\"");
+    fprintf(w.fp, ">\n");
+    if (r->fpx.on) lowp_chk_fpx_junit(w.fp, r);
+    fprintf(w.fp, "      <failure message=\"");
     if (!r->measured) xml_escape(w.fp, r->error);
     else
       for (k = 0; k < r->n_v; k++)

@@ -50,6 +50,7 @@ void lowp_chk_execute(lowp_chk_run_t *r, int updating) {
   }
   r->measured = 1;
   r->pass = 1;
+  if (r->fpx.on) lowp_chk_fpx(r);
   for (i = 0; i < sc->n_rules; i++) {
     lowp_rule_t rule = sc->rules[i].rule;
     lowp_check_result_t other;

@@ -86,5 +86,6 @@ void lowp_chk_print_line(FILE *f, const lowp_chk_run_t *r) {
   if (!r->pass)
     for (i = 0; i < r->n_v; i++)
       if (!r->v[i].pass) fprintf(f, "  rule %d failed: %s\n", i + 1, r->v[i].msg);
+  if (r->fpx.on) lowp_chk_fpx_print(f, r);
 }
 

@@ -56,5 +56,6 @@ int lowp_cmd_dot(int argc, char **argv);
 int lowp_cmd_check(int argc, char **argv);
 int lowp_cmd_probe(int argc, char **argv);
 int lowp_cmd_tol(int argc, char **argv);
+int lowp_cmd_fpx(int argc, char **argv);
 
 #endif

@@ -66,6 +66,8 @@ static const bench_t benches[] = {
      "emulated GEMM kernels (n=1024, one thread): reference vs fast path vs sgemm vs exact"},
     {"check", lowp_bench_check,
      "lowp check's pipeline: a 1024^3 fp16 GEMM check, and a spec of 50 small checks"},
+    {"fpx", lowp_bench_fpx,
+     "exception tracing: traced / untraced reference GEMMs and casts (target <= 1.25x)"},
 };
 #define NBENCH (sizeof benches / sizeof benches[0])
 

@@ -43,7 +43,7 @@
 
 typedef struct {
   const char *spec_path, *junit, *json;
-  int update_baseline, list_ops, threads;
+  int update_baseline, list_ops, threads, fpx;
   const char *only[64];
   int n_only;
   const char *plugin_dirs[16];
@@ -62,6 +62,9 @@ static void usage(FILE *out) {
     "  1 any fails, 2 bad spec or input (nothing written).\n"
     "  --junit FILE       write JUnit XML (testsuite/testcase/failure) for CI\n"
     "  --json FILE        write the results as JSON\n"
+    "  --fpx              also report each subject's first NaN/inf output, its kind,\n"
+    "                     whether its inputs already held one, and whether the exact\n"
+    "                     result is finite there (spurious) or not (inherent)\n"
     "  --update-baseline  rewrite the spec's baseline file from this run and say\n"
     "                     what changed (baseline rules are not applied)\n"
     "  --only NAME        run only this check (repeatable)\n"
@@ -115,7 +118,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *key) {
 }
 
 static void parse(opts_t *o, int argc, char **argv) {
-  int i, seen[5] = {0, 0, 0, 0, 0}; /* options of one value, each at most once */
+  int i, seen[6] = {0, 0, 0, 0, 0, 0}; /* options of one value, each at most once */
   const char *v;
   memset(o, 0, sizeof *o);
   for (i = 1; i < argc; i++) {
@@ -136,6 +139,11 @@ static void parse(opts_t *o, int argc, char **argv) {
     } else if ((v = opt_value(argc, argv, &i, "--json"))) {
       lowp_cli_once(LOWP_CHK_CMD, "--json", &seen[3]);
       o->json = v;
+    }
+    else if (!strcmp(a, "--fpx")) {
+      lowp_cli_once(LOWP_CHK_CMD, a, &seen[5]);
+      if (lowp_par_size() > 1) lowp_cli_die(LOWP_CHK_CMD, "--fpx runs in one process (no MPI ranks)");
+      o->fpx = 1;
     }
     else if ((v = opt_value(argc, argv, &i, "--plugin-dir"))) {
       if (o->n_plugin_dirs >= 16) lowp_cli_die(LOWP_CHK_CMD, "at most 16 --plugin-dir options");
@@ -400,6 +408,7 @@ int lowp_cmd_check(int argc, char **argv) {
     if (!sel) continue;
     lowp_chk_prepare(&runs[n], sc);
     lowp_chk_fault("load");
+    runs[n].fpx.on = o.fpx;
     for (k = 0; k < sc->n_rules; k++)
       if (sc->rules[k].rule.kind == LOWP_RULE_BASELINE) need_base = 1;
     n++;

@@ -33,7 +33,9 @@
 #include "../kernels/registry.h"
 #include "check/pipeline.h"
 #include "check/subject.h"
+#include "check/fpx_json.h"
 #include "cli.h"
+#include "fpx_cli.h"
 #include "output.h"
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_tc.h"
@@ -66,6 +68,7 @@ typedef struct {
   int have_quant;         /* --quant: block-scaled inputs */
   lowp_bsformat_t quant;
   int bs_model;           /* --model GPU,kind=..: the block-scaled MMA model */
+  int fpx;                /* --fpx: trace the floating-point exceptions */
 } opts_t;
 
 /* ------------------------------------------------------ private helpers */
@@ -100,7 +103,10 @@ static void usage(FILE *out, const char *cmd) {
     "  --order O     accumulation order in --acc: recursive pairwise blocked:B\n"
     "                splitk:S kahan fma (products exact, or rounded with --prod=--acc)\n"
     "  --threads T   OpenMP threads (results do not depend on it)\n"
-    "  --json        machine-readable output with stable keys\n",
+    "  --json        machine-readable output with stable keys\n"
+    "  --fpx         also trace the floating-point exceptions of the method's reference\n"
+    "                path (recursive order or a --model): counts per kind, the first\n"
+    "                of each (C[i][j], k), inherent or spurious (README)\n",
     strcmp(cmd, "dot") ? "A: (M, K), B: (K, N)" : "both 1-D of length N");
 }
 
@@ -237,6 +243,7 @@ static void parse(opts_t *o, int argc, char **argv) {
     } else if (!strcmp(a, "--threads"))
       o->threads = (int)lowp_cli_int(o->cmd, "--threads", lowp_cli_need_arg(o->cmd, argc, argv, &i), 1, 1024);
     else if (!strcmp(a, "--json")) o->json = 1;
+    else if (!strcmp(a, "--fpx")) o->fpx = 1;
     else if (!strcmp(a, "--model")) o->model = lowp_cli_need_arg(o->cmd, argc, argv, &i);
     else if (!strcmp(a, "--order")) o->order = lowp_cli_need_arg(o->cmd, argc, argv, &i);
     else if (!strcmp(a, "--quant")) {
@@ -658,6 +665,7 @@ typedef struct {
   const lowp_check_result_t *res;
   const lowp_check_bound_t *det; /* the deterministic bound of the method */
   double bound_det, u_acc;
+  const lowp_fpx_trace_t *fpx; /* --fpx: the trace, or NULL */
 } view_t;
 
 static void print_json(const view_t *v) {
@@ -715,6 +723,7 @@ static void print_json(const view_t *v) {
   add_num(r, "time_subject_s", v->res->time_subject_s);
   add_num(r, "time_exact_s", v->res->time_exact_s);
   if (o->out_exact) cJSON_AddStringToObject(r, "out_exact", o->out_exact);
+  if (v->fpx) cJSON_AddItemToObject(r, "fpx", lowp_fpx_trace_json(v->fpx));
   txt = cJSON_Print(r);
   printf("%s\n", txt);
   free(txt);
@@ -759,6 +768,28 @@ static void print_text(const view_t *v) {
   else if (!o->model)
     printf("  probabilistic bound: none for this method (it needs round to nearest and a "
            "non-compensated order)\n");
+  if (v->fpx) lowp_fpx_cli_print(stdout, v->fpx, "C");
+}
+
+/* --fpx: the exceptions of the method's reference path on the same inputs */
+static void trace_fpx(lowp_fpx_trace_t *t, const opts_t *o, const lowp_check_inputs_t *in,
+                      size_t m, size_t n, size_t k) {
+  lowp_fpx_gemm_spec_t sp;
+  char err[300] = "";
+  if (o->order && strcmp(o->order, "recursive"))
+    lowp_cli_die(o->cmd, "--fpx traces the recursive order and the tensor-core models, "
+                 "not --order %s", o->order);
+  if (lowp_par_size() > 1) lowp_cli_die(o->cmd, "--fpx runs in one process (no MPI ranks)");
+  memset(&sp, 0, sizeof sp);
+  sp.model = o->model;
+  sp.promote = o->promote;
+  sp.in = &o->in;
+  sp.acc = &o->acc; /* the model's output format */
+  sp.prod = o->have_prod ? &o->prod : NULL;
+  sp.rnd = o->rnd;
+  sp.prod_rnd = o->prod_rnd;
+  if (lowp_fpx_cli_gemm(t, in->x[0], in->x[1], m, n, k, &sp, err, sizeof err))
+    lowp_cli_die(o->cmd, "--fpx: %s", err);
 }
 
 /* --out-exact: the exact result rounded to fp64 */
@@ -793,6 +824,7 @@ static int run(const char *cmd, int argc, char **argv) {
   char subject[320];
   lowp_check_inputs_t in;
   lowp_check_result_t res;
+  lowp_fpx_trace_t fpx;
 
   /* declare: the options, the method, the inputs */
   memset(&o, 0, sizeof o);
@@ -809,6 +841,7 @@ static int run(const char *cmd, int argc, char **argv) {
   lowp_par_sync(0);
 
   /* measure */
+  if (o.fpx) trace_fpx(&fpx, &o, &in, r1 - r0, n, k);
   measure(&res, &o, &in, m, n, k, r1 - r0);
   if (lowp_par_rank() != 0) { /* rank 0 writes and prints; wait for its verdict */
     lowp_check_result_free(&res);
@@ -823,6 +856,7 @@ static int run(const char *cmd, int argc, char **argv) {
   v.m = m; v.n = n; v.k = k;
   v.changed = changed;
   v.res = &res;
+  v.fpx = o.fpx ? &fpx : NULL;
   v.worst = res.out[0].err.argmax_abs;
   v.det = o.model ? &res.model : &res.gamma;
   v.bound_det = v.det->have ? v.det->value : INFINITY;

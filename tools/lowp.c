@@ -28,6 +28,7 @@ static const command_t commands[] = {
     {"gemm", lowp_cmd_gemm, "measure one GEMM (CPU accumulation twin) against its exact value"},
     {"dot", lowp_cmd_dot, "measure one dot product against its exact value"},
     {"check", lowp_cmd_check, "run a spec of precision checks (CI): kernels, plugins, saved tensors"},
+    {"fpx", lowp_cmd_fpx, "floating-point exceptions of a tensor: counts, first index, exponents"},
     {"tol", lowp_cmd_tol, "the rtol/atol a precision test should use, derived from K, formats, method"},
     {"probe", lowp_cmd_probe, "tensor-core feature probes on the GPU, or on a model (--device model:h100)"},
 };

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "format/format.h"
+#include "measure/fpx.h"
 
 /* ------------------------------------------------------------------ types */
 
@@ -70,6 +71,19 @@ int lowp_dot_acc_ref(double *y, const double *x, size_t incx, const double *w,
     kernel is tested against it bit for bit. */
 int lowp_gemm_acc_scalar(double *c, const double *a, const double *b, size_t m,
                          size_t n, size_t k, const void *cfg);
+
+/**
+ * @brief lowp_gemm_acc_scalar (the reference: same bits) with every rounding
+ * traced into trace (lib/measure/fpx.h; NULL: not traced). Sequence of
+ * output e = i n + j: e (2k + 1) for the addend's rounding, + 2l + 1 for
+ * product l's rounding, + 2l + 2 for addition l; indices (i, j, l). An
+ * exception of an addition is inherent when the exact partial sum
+ * C + sum_{t <= l} a_t b_t is beyond the accumulator's range too, spurious
+ * when it is not. The trace is the same for any thread count.
+ * @return as lowp_gemm_acc_ref.
+ */
+int lowp_gemm_acc_fpx(double *c, const double *a, const double *b, size_t m, size_t n,
+                      size_t k, const lowp_gemm_acc_cfg_t *cfg, lowp_fpx_trace_t *trace);
 
 /** @brief The scalar reference behind lowp_dot_acc_ref (same contract). */
 int lowp_dot_acc_scalar(double *y, const double *x, size_t incx, const double *w,

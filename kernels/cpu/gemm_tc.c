@@ -8,6 +8,7 @@
 
 #include "cpu/gemm_tc.h"
 #include "cpu/gemm_tc_fast.h"
+#include "measure/fpx_dot.h"
 #include "status.h"
 
 #include <math.h>
@@ -87,25 +88,51 @@ int lowp_gemm_tc_ref(double *c, const double *a, const double *b, size_t m,
   return lowp_gemm_tc_scalar(c, a, b, m, n, k, cfg);
 }
 
-int lowp_gemm_tc_scalar(double *c, const double *a, const double *b, size_t m,
-                        size_t n, size_t k, const void *cfgv) {
-  const lowp_gemm_tc_cfg_t *cfg = (const lowp_gemm_tc_cfg_t *)cfgv;
-  long i;
+/* the scalar reference, traced into tr when not NULL (per-thread traces
+   merged by minimum sequence: the same for any thread count) */
+static int gemm_scalar(double *c, const double *a, const double *b, size_t m, size_t n,
+                       size_t k, const lowp_gemm_tc_cfg_t *cfg, lowp_fpx_trace_t *tr) {
   int status = check(c, a, b, m, n, k, cfg);
   if (status != LOWP_OK) return status;
-#pragma omp parallel for schedule(static)
-  for (i = 0; i < (long)m; i++) {
-    size_t j;
-    for (j = 0; j < n; j++) {
-      double d;
-      int st = lowp_tc_dot(&d, a + (size_t)i * k, 1, b + j, n, k, c[(size_t)i * n + j],
-                           &cfg->model, cfg->in, cfg->out);
-      if (st != LOWP_OK) {
+#pragma omp parallel
+  {
+    lowp_fpx_trace_t mine;
+    lowp_fpx_dot_t ctx, *cp = tr ? &ctx : NULL;
+    long i;
+    if (tr) lowp_fpx_init(&mine);
+#pragma omp for schedule(static)
+    for (i = 0; i < (long)m; i++) {
+      size_t j;
+      for (j = 0; j < n; j++) {
+        double d;
+        size_t e = (size_t)i * n + j;
+        int st;
+        if (cp)
+          lowp_fpx_dot_begin(cp, &mine, a + (size_t)i * k, 1, b + j, n, c[e],
+                             (uint64_t)e * (2 * (uint64_t)k + 1), i, (int64_t)j);
+        st = lowp_tc_dot_fpx(&d, a + (size_t)i * k, 1, b + j, n, k, c[e], &cfg->model,
+                             cfg->in, cfg->out, cp);
+        if (st != LOWP_OK) {
 #pragma omp critical(lowp_gemm_tc_status)
-        status = st;
+          status = st;
+        }
+        c[e] = d;
       }
-      c[(size_t)i * n + j] = d;
+    }
+    if (tr) {
+#pragma omp critical(lowp_fpx_merge)
+      lowp_fpx_merge(tr, &mine);
     }
   }
   return status;
+}
+
+int lowp_gemm_tc_scalar(double *c, const double *a, const double *b, size_t m,
+                        size_t n, size_t k, const void *cfgv) {
+  return gemm_scalar(c, a, b, m, n, k, (const lowp_gemm_tc_cfg_t *)cfgv, NULL);
+}
+
+int lowp_gemm_tc_fpx(double *c, const double *a, const double *b, size_t m, size_t n,
+                     size_t k, const lowp_gemm_tc_cfg_t *cfg, lowp_fpx_trace_t *trace) {
+  return gemm_scalar(c, a, b, m, n, k, cfg, trace);
 }

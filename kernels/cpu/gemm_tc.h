@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "format/format.h"
+#include "measure/fpx.h"
 #include "model/tc.h"
 
 /*
@@ -55,5 +56,14 @@ int lowp_gemm_tc_ref(double *c, const double *a, const double *b, size_t m,
 /** @brief The same on the scalar reference (one lowp_tc_dot per element). */
 int lowp_gemm_tc_scalar(double *c, const double *a, const double *b, size_t m,
                         size_t n, size_t k, const void *cfg);
+
+/**
+ * @brief lowp_gemm_tc_scalar (same bits) with every block FMA and rounded
+ * addition traced into trace (lib/measure/fpx.h, lowp_tc_dot_fpx); output
+ * e = i n + j has sequence base e (2k + 1). The trace is the same for any
+ * thread count.
+ */
+int lowp_gemm_tc_fpx(double *c, const double *a, const double *b, size_t m, size_t n,
+                     size_t k, const lowp_gemm_tc_cfg_t *cfg, lowp_fpx_trace_t *trace);
 
 #endif

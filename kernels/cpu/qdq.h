@@ -101,4 +101,17 @@ int lowp_qdq_quant_ref(double *q, float *sinv, const float *x, size_t rows, size
 /** @brief fl32(xmax(f) / amax), or 1 when amax is 0 or not finite. */
 float lowp_qdq_scale(double amax, const lowp_format_t *f);
 
+struct lowp_fpx_trace_s;
+/**
+ * @brief Trace the exceptions a quantization of x (rows x cols, any values,
+ * NaN and inf included) would raise, without producing it: each group's
+ * scale (kind scale when NaN, infinite or clamped: an MX block with an
+ * infinity gets an E8M0 NaN scale) at sequence 2 (r cols + c0), and each
+ * element's rounding of x s to f (saturating, rne) at 2 (r cols + c) + 1,
+ * index r cols + c (kernels/cpu/qdq_fpx.c).
+ * @return LOWP_OK; LOWP_EINVAL; LOWP_EFORMAT.
+ */
+int lowp_qdq_fpx(struct lowp_fpx_trace_s *t, const float *x, size_t rows, size_t cols,
+                 const lowp_format_t *f, lowp_qscheme_t scheme, size_t block);
+
 #endif

@@ -595,6 +595,15 @@ static void set_percent(lowp_verdict_t *v) {
   else v->percent = v->measured == 0 ? 0 : INFINITY;
 }
 
+void lowp__check_verdict_count(lowp_verdict_t *v, size_t n, size_t first, int out) {
+  v->measured = (double)n;
+  v->limit = 0;
+  v->where = first;
+  v->where_out = out;
+  v->pass = n == 0;
+  set_percent(v);
+}
+
 /* Each rule kind is one function: v is zeroed, where = -1, where_out = the
    output with the largest ulp error; each sets what, measured, limit, pass,
    the element of its own metric that decided it, and the one-line message. */
@@ -922,12 +931,7 @@ static int eval_bitexact(lowp_verdict_t *v, const lowp_rule_t *rule,
         n++;
       }
     }
-  v->measured = (double)n;
-  v->limit = 0;
-  v->where = first;
-  v->where_out = fj;
-  v->pass = n == 0;
-  set_percent(v);
+  lowp__check_verdict_count(v, n, first, fj);
   if (n) {
     out_index(idx, sizeof idx, r, fj, first);
     snprintf(v->msg, sizeof v->msg, "%zu elements differ from %.*s; first at %s: got %a, "
@@ -952,6 +956,7 @@ static int eval_kind(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_chec
   case LOWP_RULE_SQNR: case LOWP_RULE_COSINE: case LOWP_RULE_MISMATCH:
   case LOWP_RULE_IN_FORMAT:
     return lowp_check_rule_eval_field(v, rule, r);
+  case LOWP_RULE_NO_EXC: return lowp_check_rule_eval_fpx(v, rule, r);
   }
   return LOWP_EINVAL;
 }

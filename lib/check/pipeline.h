@@ -194,8 +194,10 @@ typedef enum {
   LOWP_RULE_MISMATCH = 9,    /**< {"mismatch": N|"F%", "rtol": R, "atol": A} or with
                                   "assert_close": "pytorch": at most N elements (or a
                                   fraction F) outside atol + rtol |x| */
-  LOWP_RULE_IN_FORMAT = 10   /**< {"in_format": N}: at most N output values that are
+  LOWP_RULE_IN_FORMAT = 10,  /**< {"in_format": N}: at most N output values that are
                                   not values of the output format */
+  LOWP_RULE_NO_EXC = 11      /**< {"no_exceptions": ["invalid", "overflow", ...]}: no
+                                  output element shows those kinds (lib/check/rule_fpx.c) */
 } lowp_rule_kind_t;
 
 /** @brief Metrics a rule can name ("max_ulp", "max_abs", "rmse", "max_rel",
@@ -245,6 +247,7 @@ typedef struct {
                                      work (lowp_check_rule_eval itself passes it,
                                      flagged vacuous) */
   double baseline;              /**< BASELINE: the stored value (NaN: none) */
+  unsigned fpx_mask;            /**< NO_EXC: the kinds refused (measure/fpx.h bits) */
   /** VS_REF and BITEXACT: the other subject's result on the same inputs
       (the caller runs it with lowp_check_measure) */
   const lowp_check_result_t *other;
@@ -306,6 +309,15 @@ size_t lowp_check_mismatch(const lowp_check_result_t *r, double rtol, double ato
     lowp_check_rule_eval calls it. */
 int lowp_check_rule_eval_field(lowp_verdict_t *v, const lowp_rule_t *rule,
                                const lowp_check_result_t *r);
+
+/** @brief A verdict that counts elements (limit 0): measured n, pass when
+    none, where the first (pipeline.c; shared by lib/check's rule files). */
+void lowp__check_verdict_count(lowp_verdict_t *v, size_t n, size_t first, int out);
+
+/** @brief Evaluate a no_exceptions rule (lib/check/rule_fpx.c);
+    lowp_check_rule_eval calls it. */
+int lowp_check_rule_eval_fpx(lowp_verdict_t *v, const lowp_rule_t *rule,
+                             const lowp_check_result_t *r);
 
 /** @brief sqnr_db and cosine of an output (lib/check/metrics.c). */
 void lowp_check_output_similarity(lowp_check_output_t *o);

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* strdup, getcwd */
 
 #include "check/spec.h"
+#include "measure/fpx.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -339,7 +340,29 @@ static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_t
 static const char *const rule_names[] = {"max_ulp", "bound", "vs_reference", "rtol", "atol",
                                          "assert_close", "baseline", "nan_inf", "bitexact",
                                          "sqnr_db", "cosine", "mismatch", "in_format",
+                                         "no_exceptions",
                                          NULL};
+
+/* {"no_exceptions": [KIND, ...]}: kinds or groups of measure/fpx.h */
+static int parse_rule_fpx(ctx_t *c, const cJSON *j, const char *w, lowp_rule_t *ru) {
+  static const char *const keys[] = {"no_exceptions", NULL};
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, "no_exceptions"), *it;
+  int st;
+  if ((st = check_keys(c, j, w, keys))) return st;
+  if (!cJSON_IsArray(x) || !x->child)
+    return fail(c, "%s\"no_exceptions\" must be a non-empty list of kinds", w);
+  ru->kind = LOWP_RULE_NO_EXC;
+  cJSON_ArrayForEach(it, x) {
+    unsigned m = cJSON_IsString(it) ? lowp_fpx_mask_parse(it->valuestring) : 0;
+    if (!m)
+      return fail(c, "%sunknown exception kind %s (invalid, nan_propagated, divzero, "
+                  "overflow_inf, overflow_nan, saturation, underflow_subnormal, "
+                  "underflow_zero, scale; groups overflow, underflow, nan, all)", w,
+                  cJSON_IsString(it) ? it->valuestring : "(not a string)");
+    ru->fpx_mask |= m;
+  }
+  return LOWP_OK;
+}
 
 /* the rules the field uses: {"sqnr_db": D}, {"cosine": C}, and {"mismatch":
    N or "F%", "rtol": R, "atol": A} or with "assert_close": "pytorch" */
@@ -417,10 +440,11 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
     const char *first = j->child ? j->child->string : "";
     return fail(c, "%sunknown rule '%s' (max_ulp, bound, vs_reference, rtol/atol, "
                 "assert_close, baseline, nan_inf, bitexact, sqnr_db, cosine, mismatch, "
-                "in_format)", w, first);
+                "in_format, no_exceptions)", w, first);
   }
 #define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
   if (ITEM("sqnr_db") || ITEM("cosine") || ITEM("mismatch")) return parse_rule_field(c, j, i, ru);
+  if (ITEM("no_exceptions")) return parse_rule_fpx(c, j, w, ru);
   if (ITEM("in_format")) {
     static const char *const keys[] = {"in_format", NULL};
     uint64_t n = 0;

@@ -38,7 +38,7 @@
  * A plain struct (about 1.1 KB) so callers can keep one per thread on the
  * stack or in an array; no allocation anywhere.
  */
-typedef struct {
+typedef struct lowp_acc_s {
   int64_t limb[LOWP_ACC_LIMBS];
   int lo, hi;          /**< limbs touched since the last normalisation: [lo, hi] */
   uint32_t pending;    /**< additions since the last carry propagation */

@@ -34,6 +34,19 @@ static uint64_t cut_sticky(uint64_t M, int E, int L) {
   return (M >> s) | ((M & ((UINT64_C(1) << s) - 1)) != 0);
 }
 
+/* Round sign * S 2^L to format f (S > 0) by lowp__tc_round_out; ex (NULL:
+   not wanted) gets the value rounded, truncated to binary64 with a sticky
+   bit (lib/measure/fpx.h's convention). */
+static void round_out(double *y, int neg, uint64_t S, int L, const lowp_format_t *f,
+                      lowp_rounding_t rnd, int ovf_inf, lowp_bfma_exact_t *ex) {
+  if (ex) { /* S < 2^62 and L within binary64's normal range: ldexp is exact */
+    int nb = lowp_bitlen64(S), cut = nb > 53 ? nb - 53 : 0;
+    ex->x = ldexp((double)(S >> cut), L + cut) * (neg ? -1.0 : 1.0);
+    ex->sticky = (S & ((UINT64_C(1) << cut) - 1)) != 0;
+  }
+  lowp__tc_round_out(y, neg, S, L, f, rnd, ovf_inf);
+}
+
 /* ----------------------------------------------------------- public API */
 
 int lowp_bfma_validate(const lowp_bfma_t *p, char *err, size_t errlen) {
@@ -62,6 +75,12 @@ int lowp_bfma_validate(const lowp_bfma_t *p, char *err, size_t errlen) {
 int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
               const lowp_bfma_t *p, const lowp_format_t *in,
               const lowp_format_t *out) {
+  return lowp_bfma_ex(d, NULL, a, b, n, c, p, in, out);
+}
+
+int lowp_bfma_ex(double *d, lowp_bfma_exact_t *ex, const double *a, const double *b,
+                 size_t n, double c, const lowp_bfma_t *p, const lowp_format_t *in,
+                 const lowp_format_t *out) {
   uint64_t Mi[1025], Mc = 0;
   int Ei[1025], xi[1025], negi[1025];
   int Ec = 0, xc = 0, X = INT32_MIN, L, cnt = 0, k, allneg = 1, anynz = 0, xemin;
@@ -84,8 +103,9 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
   }
   if (isnan(c)) nan = 1;
   else if (isinf(c)) { if (c < 0) ninf = 1; else pinf = 1; }
-  if (nan || (pinf && ninf)) { *d = NAN; return LOWP_OK; }
-  if (pinf || ninf) { *d = pinf ? INFINITY : -INFINITY; return LOWP_OK; }
+  if (ex) { ex->x = 0.0; ex->sticky = 0; }
+  if (nan || (pinf && ninf)) { *d = NAN; if (ex) ex->x = NAN; return LOWP_OK; }
+  if (pinf || ninf) { *d = pinf ? INFINITY : -INFINITY; if (ex) ex->x = *d; return LOWP_OK; }
 
   /* (2) unpack: products exact, exponents per the hardware's convention:
      floor(log2|v|), clamped at the emin of the format the multiplier sees.
@@ -147,10 +167,10 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
       mid = *out;
       mid.name = "tc-accumulator";
       if (p->out_frac + 1 < mid.precision) mid.precision = p->out_frac + 1;
-      lowp__tc_round_out(d, neg, U, L, &mid, p->out_rnd, p->ovf_inf);
+      round_out(d, neg, U, L, &mid, p->out_rnd, p->ovf_inf, ex);
       return LOWP_OK;
     }
-    lowp__tc_round_out(d, neg, U, L, out, rnd, p->ovf_inf);
+    round_out(d, neg, U, L, out, rnd, p->ovf_inf, ex);
   }
   return LOWP_OK;
 }

@@ -159,6 +159,19 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
               const lowp_bfma_t *p, const lowp_format_t *in,
               const lowp_format_t *out);
 
+/** @brief The value a block FMA rounded (its integer sum S 2^(X-F), or NaN
+    or an infinity from the special-value rules), truncated to binary64, and
+    whether nonzero bits lie below (lib/measure/fpx.h's convention). */
+typedef struct {
+  double x;
+  int sticky;
+} lowp_bfma_exact_t;
+
+/** @brief lowp_bfma, also reporting in *ex (NULL: not) the value it rounded. */
+int lowp_bfma_ex(double *d, lowp_bfma_exact_t *ex, const double *a, const double *b,
+                 size_t n, double c, const lowp_bfma_t *p, const lowp_format_t *in,
+                 const lowp_format_t *out);
+
 /**
  * @brief A dot product of length k on the model: blocks of m->bfma.b chained
  * through c, with promotion every m->promote products (a multiple of b).
@@ -168,6 +181,18 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
 int lowp_tc_dot(double *d, const double *a, size_t sa, const double *b,
                 size_t sb, size_t k, double c, const lowp_tc_model_t *m,
                 const lowp_format_t *in, const lowp_format_t *out);
+
+struct lowp_fpx_dot_s;
+/**
+ * @brief lowp_tc_dot (same bits) traced into tr (measure/fpx_dot.h; NULL:
+ * untraced): each block FMA classified from the integer sum it rounds
+ * (sequence offset 2 last + 1, index last, the block's last product; the
+ * reference at that point: the exact partial dot through it), each rounded
+ * addition of late_c and promotion (offset 2 last + 2).
+ */
+int lowp_tc_dot_fpx(double *d, const double *a, size_t sa, const double *b, size_t sb,
+                    size_t k, double c, const lowp_tc_model_t *m, const lowp_format_t *in,
+                    const lowp_format_t *out, struct lowp_fpx_dot_s *tr);
 
 /* --------------------------------------------------- GPU-captured vectors */
 

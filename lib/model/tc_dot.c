@@ -12,6 +12,7 @@
  * addition (round to nearest even); the total starts at c.
  */
 
+#include "measure/fpx_dot.h"
 #include "model/accum.h"
 #include "model/tc.h"
 #include "status.h"
@@ -27,10 +28,30 @@
  * one addition in the output format, rounded by c_rnd (the blocks round by
  * out_rnd / out16_rnd).
  */
+/* the index (in idx) of the block's first product that is NaN or infinite,
+   else its last: where a trace points for an exception of the block */
+static int64_t block_index(const double *a, const double *b, const size_t *idx, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (!isfinite(a[i]) || !isfinite(b[i])) return (int64_t)idx[i];
+  return (int64_t)idx[n - 1];
+}
+
+/* the operands' NaN flag of a block (lib/measure/fpx.h) */
+static unsigned nan_in(const double *a, const double *b, size_t n, double c) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (isnan(a[i]) || isnan(b[i])) return LOWP_FPX_IN_NAN;
+  return isnan(c) ? LOWP_FPX_IN_NAN : 0;
+}
+
+/* tr (NULL: untraced) sees each block FMA (sequence offset 2 last + 1, last
+   the block's last product index) and each rounded addition (2 last + 2) */
 static int chain(double *acc, const double *a, size_t sa, const double *b,
                  size_t sb, size_t lo, size_t hi, const lowp_bfma_t *p,
-                 const lowp_format_t *in, const lowp_format_t *out) {
+                 const lowp_format_t *in, const lowp_format_t *out, lowp_fpx_dot_t *tr) {
   double ab[1024], bb[1024];
+  size_t idx[1024];
   size_t i, j, w = (size_t)p->b, P = (size_t)p->interleave;
   size_t g = P ? 2 * w : w;
   int st, half;
@@ -43,13 +64,33 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
         if (!P || (int)((j / P) % 2) == half) {
           ab[cnt] = a[(i + j) * sa];
           bb[cnt] = b[(i + j) * sb];
+          idx[cnt] = i + j;
           cnt++;
         }
       if (cnt == 0) continue;
-      if ((st = lowp_bfma(&x, ab, bb, cnt, x, p, in, out)) != LOWP_OK) return st;
+      if (!tr) {
+        if ((st = lowp_bfma(&x, ab, bb, cnt, x, p, in, out)) != LOWP_OK) return st;
+      } else {
+        lowp_bfma_exact_t ex;
+        double c0 = x;
+        if ((st = lowp_bfma_ex(&x, &ex, ab, bb, cnt, c0, p, in, out)) != LOWP_OK) return st;
+        if (!lowp_fpx_dot_quiet(tr, out, x))
+          lowp_fpx_dot_note(tr, 2 * (i + n - 1) + 1, block_index(ab, bb, idx, cnt),
+                            LOWP_FPX_OP_BFMA, ex.x, ex.sticky, x, nan_in(ab, bb, cnt, c0),
+                            !p->late_c, out,
+                            out->precision < LOWP_FMT_FP32.precision ? p->out16_rnd : p->out_rnd,
+                            ab[0], bb[0], c0);
+      }
     }
-    if (p->late_c) lowp_accum_add(acc, x, *acc, out, p->c_rnd);
-    else *acc = x;
+    if (p->late_c) {
+      double a0 = *acc;
+      lowp_accum_add(acc, x, a0, out, p->c_rnd);
+      if (tr && !lowp_fpx_dot_quiet(tr, out, *acc))
+        lowp_fpx_dot_step(tr, 2 * (i + n - 1) + 2, LOWP_FPX_OP_ADD, a0, x, 0.0, *acc, out,
+                          p->c_rnd);
+    } else {
+      *acc = x;
+    }
   }
   return LOWP_OK;
 }
@@ -57,6 +98,12 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
 int lowp_tc_dot(double *d, const double *a, size_t sa, const double *b,
                 size_t sb, size_t k, double c, const lowp_tc_model_t *m,
                 const lowp_format_t *in, const lowp_format_t *out) {
+  return lowp_tc_dot_fpx(d, a, sa, b, sb, k, c, m, in, out, NULL);
+}
+
+int lowp_tc_dot_fpx(double *d, const double *a, size_t sa, const double *b, size_t sb,
+                    size_t k, double c, const lowp_tc_model_t *m, const lowp_format_t *in,
+                    const lowp_format_t *out, lowp_fpx_dot_t *tr) {
   const lowp_bfma_t *p = &m->bfma;
   double total, part;
   size_t lo;
@@ -69,7 +116,7 @@ int lowp_tc_dot(double *d, const double *a, size_t sa, const double *b,
       lowp_round_f64(d, c, out, NULL, LOWP_RND_NE);
       return LOWP_OK;
     }
-    st = chain(&acc, a, sa, b, sb, 0, k, p, in, out);
+    st = chain(&acc, a, sa, b, sb, 0, k, p, in, out, tr);
     *d = acc;
     return st;
   }
@@ -77,9 +124,13 @@ int lowp_tc_dot(double *d, const double *a, size_t sa, const double *b,
   total = c;
   for (lo = 0; lo < k; lo += m->promote) {
     size_t hi = lo + m->promote < k ? lo + m->promote : k;
+    double t0 = total;
     part = 0.0;
-    if ((st = chain(&part, a, sa, b, sb, lo, hi, p, in, out)) != LOWP_OK) return st;
-    lowp_accum_add(&total, total, part, &LOWP_FMT_FP32, LOWP_RND_NE);
+    if ((st = chain(&part, a, sa, b, sb, lo, hi, p, in, out, tr)) != LOWP_OK) return st;
+    lowp_accum_add(&total, t0, part, &LOWP_FMT_FP32, LOWP_RND_NE);
+    if (tr && !lowp_fpx_dot_quiet(tr, &LOWP_FMT_FP32, total))
+      lowp_fpx_dot_step(tr, 2 * (hi - 1) + 2, LOWP_FPX_OP_ADD, t0, part, 0.0, total,
+                        &LOWP_FMT_FP32, LOWP_RND_NE);
   }
   lowp_round_f64(d, total, out, NULL, LOWP_RND_NE);
   return LOWP_OK;

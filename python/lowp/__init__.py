@@ -520,3 +520,6 @@ def assert_close(actual, expected=None, *, inputs, op, input=None, acc="fp32", o
              float(a[w]), float(e[w]), abs(float(a[w]) - float(e[w])), float(at[w]),
              float(rt[w]), float(ratio[w])))
     return t
+
+from ._fpx import FpxScan, fpx_outputs, fpx_scan, with_fpx as _with_fpx  # noqa: E402
+check = _with_fpx(check)  # lowp.check(..., fpx=True): python/lowp/_fpx.py

@@ -558,6 +558,23 @@ tol dot --k 4 --risk 0
 tol dot --k 4 --numel 0
 tol softmax --k 4 --compute nosuch
 tol dot --k 4 --confidence worstest
+# --- lowp fpx (issue 36)
+fpx
+fpx bogus
+fpx scan
+fpx scan logits.npy
+fpx scan logits.npy --format nosuch
+fpx scan logits.npy --format fp16 --rounding nosuch
+fpx scan logits.npy --format fp16 --fail-on nosuch
+fpx scan logits.npy --format fp16 --bogus
+fpx scan text.npy --format fp16
+fpx scan empty.npy --format fp16
+fpx scan nosuchfile.npy --format fp16
+fpx scan logits.npy logits.npy --format fp16
+fpx outputs
+fpx outputs text.npy
+fpx outputs logits.npy --inputs nosuchfile.npy
+gemm --m 2 --n 2 --k 2 --order pairwise --fpx
 EOF
 )
 
@@ -586,7 +603,7 @@ done <<<"$CASES"
 # ------------------------------------------------ --help: exit 0, on stdout
 helps=("--help" "formats --help" "convert --help" "list --help" "run --help" "report --help"
        "bench --help" "bench round --help" "bench exact --help" "scaler --help" "gemm --help"
-       "dot --help" "probe --help")
+       "dot --help" "probe --help" "fpx --help" "fpx scan --help" "fpx outputs --help")
 for e in $("$LOWP" list | awk '{print $1}'); do helps+=("run $e --help"); done
 for h in "${helps[@]}"; do
   before=$after
