@@ -540,6 +540,20 @@ static size_t sorted_kids(size_t *out, const lowp_tree_t *t, size_t k, const siz
   return c;
 }
 
+/* with shape_only, a node of one child (x + 0) is looked through: counting
+   probes cannot see it */
+static size_t through(const lowp_tree_t *t, size_t id, int shape_only) {
+  while (shape_only && id != LOWP_TREE_ZERO && id >= t->n) {
+    const lowp_tree_node_t *nd = &t->nodes[id - t->n];
+    size_t i, only = LOWP_TREE_ZERO, cnt = 0;
+    for (i = 0; i < nd->count; i++)
+      if (t->kids[nd->first + i] != LOWP_TREE_ZERO) { only = t->kids[nd->first + i]; cnt++; }
+    if (cnt != 1) break;
+    id = only;
+  }
+  return id;
+}
+
 int lowp_tree_same(const lowp_tree_t *a, const lowp_tree_t *b, int shape_only, size_t *where) {
   size_t *ma, *mb, *stack, *ka, *kb, sp = 0;
   int same = 1;
@@ -557,14 +571,20 @@ int lowp_tree_same(const lowp_tree_t *a, const lowp_tree_t *b, int shape_only, s
   ka = malloc(2048 * sizeof *ka);
   kb = ka ? ka + 1024 : NULL;
   if (!ma || !mb || !stack || !ka) { same = -1; goto done; }
-  stack[sp++] = a->n + a->n_nodes - 1;
-  stack[sp++] = b->n + b->n_nodes - 1;
+  stack[sp++] = through(a, a->n + a->n_nodes - 1, shape_only);
+  stack[sp++] = through(b, b->n + b->n_nodes - 1, shape_only);
+  if ((stack[0] < a->n) != (stack[1] < b->n)) { same = stack[0] == stack[1]; sp = 0; }
   while (sp && same == 1) {
     size_t yb = stack[--sp], xa = stack[--sp], ca, cb, i;
-    const lowp_tree_node_t *na = &a->nodes[xa - a->n], *nb = &b->nodes[yb - b->n];
+    const lowp_tree_node_t *na, *nb;
+    if (xa < a->n || yb < b->n) { same = xa == yb; if (!same) *where = xa; break; }
+    na = &a->nodes[xa - a->n];
+    nb = &b->nodes[yb - b->n];
     if (na->count > 1024 || nb->count > 1024) { same = -1; break; }
     ca = sorted_kids(ka, a, xa - a->n, ma);
     cb = sorted_kids(kb, b, yb - b->n, mb);
+    for (i = 0; i < ca; i++) ka[i] = through(a, ka[i], shape_only);
+    for (i = 0; i < cb; i++) kb[i] = through(b, kb[i], shape_only);
     if (ca != cb || (!shape_only && !same_arith(&a->arith[na->arith], &b->arith[nb->arith]))) {
       same = 0;
       *where = xa;

@@ -165,7 +165,9 @@ int lowp_tree_depths(size_t *d, const lowp_tree_t *t);
 /**
  * @brief Are two trees the same node for node? Children are compared as
  * sets (an addition and a block FMA are commutative), nodes by their
- * arithmetic; with shape_only the arithmetic is not compared.
+ * arithmetic; with shape_only the arithmetic is not compared and a node of
+ * one child (x + 0, a lone product rounded) is looked through: the shape
+ * that counting probes (check/reveal.h) can see.
  * @return 1 same, 0 different (*where: the id in a of the first node that
  *         differs, or LOWP_TREE_ZERO for a different leaf count or root).
  */
