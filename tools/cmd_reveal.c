@@ -201,8 +201,9 @@ static void print_text(const lowp_reveal_t *r, const lowp_problem_t *p, const lo
     if (cl->has_tree) {
       lowp_tree_str(buf, sizeof buf, &cl->tree);
       printf("  tree: %s\n  arithmetic: %s\n", buf, cl->arith);
-      printf("  bound: %.3gx tighter than recursive's gamma_%zu (terms of equal size)\n",
-             bound_ratio(&cl->tree), r->K - 1);
+      double br = bound_ratio(&cl->tree);
+      printf("  bound: %.3gx %s than recursive summation's gamma_%zu in the accumulator (terms of equal size)\n",
+             br >= 1 ? br : 1 / br, br >= 1 ? "tighter" : "looser (rounded products count)", r->K - 1);
     } else {
       printf("  no tree: %s\n", cl->note);
     }

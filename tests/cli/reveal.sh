@@ -33,6 +33,25 @@ command -v "$CC" >/dev/null || { echo "FAIL: no C compiler ($CC) to build the te
 "$LOWP" twin --tree "$T/lanes.json" --kernel gemm_acc --params acc=fp32,order=fma --in fp16 --shape 2,3,256 >"$T/t3" 2>&1
 [ $? -eq 1 ] && grep -q "differ" "$T/t3" && ok || bad "twin of another kernel: $(cat "$T/t3")"
 
+# lowp check: "order": "revealed" passes the honest kernel and fails the fp16 accumulator;
+# "order": {"tree": FILE} takes the saved tree; a malformed tree object is bad input
+chk() { # NAME KERNEL ORDER-JSON K
+  printf '{ "name": "%s", "op": "gemm", "subject": { "plugin": "%s", "kernel": "%s" }, "shape": { "m": 2, "n": 2, "k": %s }, "rules": [ { "bound": "gamma", "order": %s } ] }' \
+    "$1" "$T/p.so" "$2" "$4" "$3"
+}
+printf '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ %s, %s, %s ] }' \
+  "$(chk honest gemm_lanes '"revealed"' 256)" "$(chk bug gemm_lanes_f16acc '"revealed"' 256)" \
+  "$(chk file gemm_lanes "{ \"tree\": \"$T/lanes.json\" }" 256)" >"$T/spec.json"
+"$LOWP" check "$T/spec.json" >"$T/c1" 2>&1
+[ $? -eq 1 ] && grep -q "^PASS honest" "$T/c1" && grep -q "^FAIL bug" "$T/c1" && grep -q "^PASS file" "$T/c1" &&
+  grep -q "fewer bits than declared" "$T/c1" && ok || bad "check order revealed: $(cat "$T/c1")"
+printf '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ %s ] }' \
+  "$(chk x gemm_lanes '{ "tree": "" }' 256)" >"$T/spec2.json"
+expect_exit2 "tree object without a file" '"tree"' "$LOWP" check "$T/spec2.json"
+printf '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ %s ] }' \
+  "$(chk x gemm_lanes "{ \"tree\": \"$T/lanes.json\" }" 128)" >"$T/spec3.json"
+expect_exit2 "tree of another K" "leaves" "$LOWP" check "$T/spec3.json"
+
 # the fp16 accumulator: 11 bits seen; at K = 4096 the outputs are not counts: no tree, exit 1
 "$LOWP" reveal --plugin "$T/p.so" --name gemm_lanes_f16acc --in fp16 --shape 1,1,4096 --validate 100 >"$T/r3" 2>&1
 [ $? -eq 1 ] && grep -q "accumulator bits seen at the output: 11" "$T/r3" && grep -q "no tree" "$T/r3" && ok ||
