@@ -178,5 +178,8 @@ int lowp_chk_commit_all(void);
    the subject now; {"tree": FILE} reads lowp reveal's file or a tree file),
    into r->trees[i]; dies on a bad file */
 void lowp_chk_tree(lowp_chk_run_t *r, int i);
+/* a whole file as a NUL-terminated string (malloc'd; NULL if unreadable or
+   over 1 GiB): tree and reveal files */
+char *lowp_chk_read_text(const char *path);
 
 #endif

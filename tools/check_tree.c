@@ -21,7 +21,7 @@
 #include "check_internal.h"
 #include "status.h"
 
-static char *read_text(const char *path) {
+char *lowp_chk_read_text(const char *path) {
   FILE *f = fopen(path, "rb");
   char *b = NULL;
   long n;
@@ -95,7 +95,7 @@ void lowp_chk_tree(lowp_chk_run_t *r, int i) {
     st = lowp_reveal(&rv, &r->subj, &q, &o, err, sizeof err);
     if (st) lowp_chk_die(sc, "rule %d: \"order\": \"revealed\": %s", i + 1, err[0] ? err : lowp_status_str(st));
   } else {
-    char *text = read_text(ru->tree);
+    char *text = lowp_chk_read_text(ru->tree);
     if (!text) lowp_chk_die(sc, "rule %d: \"order\": {\"tree\": \"%s\"}: cannot read it", i + 1, ru->tree);
     st = load(&rv, text, K, err, sizeof err);
     free(text);

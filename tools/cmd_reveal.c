@@ -11,6 +11,7 @@
 
 #include "check/reveal.h"
 #include "check/subject.h"
+#include "check_internal.h"
 #include "cli.h"
 #include "io/atomic.h"
 #include "measure/measure.h"
@@ -255,19 +256,6 @@ int lowp_cmd_reveal(int argc, char **argv) {
 
 /* --------------------------------------------------------------- twin */
 
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  char *b = NULL;
-  long n;
-  if (!f) return NULL;
-  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && n < (1L << 30) && fseek(f, 0, SEEK_SET) == 0 &&
-      (b = malloc((size_t)n + 1)) && fread(b, 1, (size_t)n, f) == (size_t)n)
-    b[n] = '\0';
-  else { free(b); b = NULL; }
-  fclose(f);
-  return b;
-}
-
 static double rand_val(uint64_t seed, uint64_t i, uint32_t stream, const lowp_format_t *f) {
   uint64_t x = lowp_rng_u64(seed, i, stream);
   double v = ldexp(1.0 + (double)(x >> 12) / 4503599627370496.0, (int)((x >> 4) % 13) - 6), y;
@@ -289,7 +277,7 @@ int lowp_cmd_twin(int argc, char **argv) {
   parse(&o, "twin", argc, argv, usage_twin);
   if (!o.tree) lowp_cli_die("twin", "--tree FILE is required (lowp reveal --save FILE)");
   problem(&p, "twin", &o);
-  if (!(text = read_all(o.tree))) lowp_cli_die("twin", "--tree %s: cannot read it", o.tree);
+  if (!(text = lowp_chk_read_text(o.tree))) lowp_cli_die("twin", "--tree %s: cannot read it", o.tree);
   st = lowp_reveal_from_json(&r, text, err, sizeof err);
   free(text);
   if (st != LOWP_OK) lowp_cli_die("twin", "--tree %s: %s", o.tree, err);

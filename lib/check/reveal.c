@@ -57,7 +57,7 @@ static int geo_init(lowp__geo_t *g, const lowp_subject_t *s, const lowp_problem_
   g->op = p->op->id;
   g->err = err;
   g->errlen = errlen;
-  g->max_elems = o && o->max_elems ? o->max_elems : ((size_t)1 << 24);
+  g->max_elems = o && o->max_elems ? o->max_elems : ((size_t)1 << 25);
   switch (g->op) {
   case LOWP_OP_SUM: g->K = p->dims.n; g->R = p->dims.m; g->C = 1; break;
   case LOWP_OP_DOT: g->K = p->dims.k; g->R = 1; g->C = 1; break;

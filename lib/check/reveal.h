@@ -63,7 +63,7 @@ typedef struct {
   uint64_t seed;       /**< random validation inputs */
   size_t validate;     /**< outputs compared per class (0: 10000, fewer when
                             K is large: at most 2^25 input elements) */
-  size_t max_elems;    /**< elements of one call's first input (0: 2^24) */
+  size_t max_elems;    /**< elements of one call's inputs (0: 2^25) */
   int no_conversions;  /**< skip the conversion probes */
 } lowp_reveal_opts_t;
 

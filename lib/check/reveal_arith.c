@@ -234,8 +234,9 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   cand_t **cands = calloc(r->n_classes + 1, sizeof *cands);
   size_t *ncand = calloc(r->n_classes + 1, sizeof *ncand);
   long *chosen = malloc((r->n_classes + 1) * sizeof *chosen);
+  unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
   memset(&v, 0, sizeof v);
-  if (!cls_of || !cands || !ncand || !chosen) { st = LOWP_ENOMEM; goto done; }
+  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c) { st = LOWP_ENOMEM; goto done; }
   for (c = 0; c < r->n_classes; c++) {
     size_t k;
     chosen[c] = -1;
@@ -272,8 +273,22 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   for (call = 0; call < ncalls && st == LOWP_OK; call++) {
     size_t na = batch * lowp__per_a(g), nb = batch * lowp__per_b(g), i;
     uint64_t seed = o->seed + 0x632be59bd9b4e019u * (call + 1);
-    for (i = 0; i < na; i++) v.a[i] = rand_value(seed, i, 51, &g->p.in[0]);
-    for (i = 0; i < nb; i++) v.b[i] = rand_value(seed, i, 52, &g->p.in[1]);
+    /* random where an output still to be compared reads it, zero elsewhere
+       (an edge class of one position needs one row of A and one column of B) */
+    memset(need_r, 0, g->R);
+    memset(need_c, 0, g->C);
+    for (c = 0; c < r->n_classes; c++) {
+      size_t k;
+      if (call > 0 && (chosen[c] < 0 || r->classes[c].validated + r->classes[c].mismatched >= want)) continue;
+      for (k = 0; k < r->classes[c].n_pos; k++) {
+        need_r[r->classes[c].pos[k] / g->C] = 1;
+        need_c[r->classes[c].pos[k] % g->C] = 1;
+      }
+    }
+    for (i = 0; i < na; i++)
+      v.a[i] = need_r[(i / g->K) % g->R] ? rand_value(seed, i, 51, &g->p.in[0]) : 0.0;
+    for (i = 0; i < nb; i++)
+      v.b[i] = (g->op != LOWP_OP_GEMM || need_c[i % g->C]) ? rand_value(seed, i, 52, &g->p.in[1]) : 0.0;
     lowp__reveal_convert(v.ca, v.a, na, &r->conv[0]);
     if (nb) lowp__reveal_convert(v.cb, v.b, nb, &r->conv[1]);
     if ((st = lowp__reveal_call(g, batch, v.a, v.b, v.out))) break;
@@ -336,7 +351,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
 done:
   if (cands)
     for (c = 0; c < r->n_classes; c++) free(cands[c]);
-  free(cands); free(ncand); free(chosen); free(cls_of);
+  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c);
   free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.bcol); free(v.tmp);
   return st;
 }
