@@ -272,7 +272,6 @@ planted:
   planted_open(&s, &pl, 2);
   problem(&p, "gemm", 3, 4, 300, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
   lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "hidden fp16: %s", err);
-  if (getenv("TREVEAL_ONLY")) printf("hidden: A %d/%d, B %d/%d\n", r.conv[0].converted, r.conv[0].unexplained, r.conv[1].converted, r.conv[1].unexplained);
   lowp_test_check(!r.conv[0].converted && r.conv[1].converted &&
                       r.conv[1].fmt.precision == 11 && r.conv[1].fmt.emax == 15 &&
                       r.conv[1].rnd == LOWP_RND_NE,
