@@ -386,7 +386,7 @@ static int cmp_size(const void *a, const void *b) {
 }
 
 /* classification: batch entry b carries pair b in every row, twice */
-static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *counts) {
+static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *counts, int reps) {
   lowp__pair_t pr[8];
   size_t K = g->K, np = 0, i, j, s, npos = g->R * g->C, nb;
   bufs_t x, y;
@@ -411,9 +411,12 @@ static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *c
       for (j = 0; j < g->C; j++) *lowp__slot_b(g, x.b, s, l, j) = sc->bv;
   }
   st = lowp__reveal_call(g, np, x.a, x.b, x.out);
-  if (st == LOWP_OK) st = lowp__reveal_call(g, np, x.a, x.b, y.out);
-  r->calls_classify = 2;
-  r->deterministic = st == LOWP_OK && !memcmp(x.out, y.out, np * npos * sizeof *x.out);
+  r->deterministic = st == LOWP_OK;
+  for (i = 1; i < (size_t)reps && st == LOWP_OK; i++) { /* the same inputs again: the same bytes? */
+    st = lowp__reveal_call(g, np, x.a, x.b, y.out);
+    r->deterministic &= st == LOWP_OK && !memcmp(x.out, y.out, np * npos * sizeof *x.out);
+  }
+  r->calls_classify = (size_t)reps;
   *counts = 1;
   for (i = 0; i < np * npos && st == LOWP_OK; i++) {
     double cnt = x.out[i] / sc->unit;
@@ -521,13 +524,13 @@ int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t 
   if ((st = choose_scales(&sc, r, &g, 1, 0))) goto out;
   {
     int counts;
-    if ((st = classify(r, &g, &sc, &counts))) goto out;
+    if ((st = classify(r, &g, &sc, &counts, 2))) goto out;
     if (!counts && choose_scales(&sc, r, &g, 1, 1) == LOWP_OK) {
       /* products that a narrow format must hold (a kernel rounding them to fp16) */
       for (c = 0; c < r->n_classes; c++) free(r->classes[c].pos);
       free(r->classes);
       r->classes = NULL;
-      if ((st = classify(r, &g, &sc, &counts))) goto out;
+      if ((st = classify(r, &g, &sc, &counts, 2))) goto out;
     }
   }
   if (!r->deterministic) {
@@ -544,6 +547,26 @@ int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t 
     if (st) goto out;
   }
   st = lowp__reveal_arith(r, &g, shapes, o);
+  for (c = 0; c < r->n_classes && st == LOWP_OK; c++)
+    if (!r->classes[c].has_tree) { /* a subject that only sometimes differs: six more calls */
+      lowp_reveal_t again;
+      int counts;
+      memset(&again, 0, sizeof again);
+      st = classify(&again, &g, &sc, &counts, 7);
+      if (st == LOWP_OK && !again.deterministic) {
+        r->deterministic = 0;
+        snprintf(r->msg, sizeof r->msg,
+                 "nondeterministic: repeated calls on the same inputs gave different outputs (no tree)");
+        for (c = 0; c < r->n_classes; c++) {
+          lowp_tree_free(&r->classes[c].tree);
+          r->classes[c].has_tree = 0;
+          snprintf(r->classes[c].note, sizeof r->classes[c].note, "nondeterministic subject");
+        }
+      }
+      for (c = 0; c < again.n_classes; c++) free(again.classes[c].pos);
+      free(again.classes);
+      break;
+    }
 out:
   if (shapes)
     for (c = 0; c < r->n_classes; c++) lowp_tree_free(&shapes[c]);

@@ -6,7 +6,7 @@
  *   gemm_lanes_f16acc  the same lanes accumulating in fp16 (the bug of issue 32)
  *   gemm_hidden_b16    fp32 x fp32 -> fp32, B rounded to fp16 (rne) before a
  *                      recursive fp32 FMA chain (a hidden conversion)
- *   gemm_random_split  fp32: split-K with 2, 3 or 4 slices drawn per call
+ *   gemm_random_split  fp32: split-K with 2 to 8 slices drawn per call
  *                      (nondeterministic: no tree may be given)
  * Build: cc -shared -fPIC -O1 -ffp-contract=off -I include tests/plugins/reveal_planted.c -o planted.so -lm
  * fp16 by hand (plain C11): decoding the bits, and rounding an exact binary64
@@ -91,7 +91,7 @@ static int gemm_random_split(void *const *out, const void *const *in, const lowp
   struct timespec ts;
   size_t bt, i, j, l, m = d->m, n = d->n, k = d->k, S, w, lo;
   clock_gettime(CLOCK_REALTIME, &ts);
-  S = 2 + (size_t)(ts.tv_nsec / 1000) % 3; /* drawn per call */
+  S = 2 + (size_t)(ts.tv_nsec / 1000) % 7; /* drawn per call */
   w = (k + S - 1) / S;
   for (bt = 0; bt < d->batch; bt++) {
     const float *A = (const float *)in[0] + bt * m * k, *B = (const float *)in[1] + bt * k * n;
