@@ -14,6 +14,7 @@
  *   scale=div|rsqrt (layernorm: divide by the standard deviation, or
  *   multiply by its reciprocal), clamp=on|off (layernorm: the one-pass
  *   variance clamped at 0, or the formula's own value)
+ *   threads=N (gemm_sgemm, gemm_dgemm: OpenBLAS's thread count, default 1)
  *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu/gpu_kernels.h;
  *   their model=auto, the default, is the GPU's own preset)
  * A format or model spec that itself holds commas is written with ';'
@@ -47,7 +48,7 @@ typedef struct {
 
 static const char *const all_keys[] = {"acc", "order", "round", "prod", "compute",
                                        "variant", "model", "promote", "device", "exp",
-                                       "comm", "scale", "clamp"};
+                                       "comm", "scale", "clamp", "threads"};
 #define NKEYS (sizeof all_keys / sizeof all_keys[0])
 
 static int key_index(const char *key, size_t len) {
@@ -166,6 +167,14 @@ static int apply(kctx_t *x, int key, const char *val, char *err, size_t errlen) 
     return apply_scale(c, val, err, errlen);
   case 12: /* clamp */
     return apply_clamp(c, val, err, errlen);
+  case 13: /* threads (OpenBLAS entries) */
+    {
+      long long v;
+      if (lowp_parse_int(&v, val, 1, 64))
+        return set_err(err, errlen, LOWP_EINVAL, "threads=%s: expected a thread count in [1, 64]%s", val, "");
+      c->threads = (int)v;
+    }
+    return LOWP_OK;
   default:
     return LOWP_OK; /* acc, order, round, prod: combined in finish() */
   }
@@ -267,6 +276,7 @@ static int parse(kctx_t *x, const char *params, char *err, size_t errlen) {
   x->cfg.rnd = LOWP_RND_NE;
   x->cfg.variant = LOWP_LN_TWOPASS;
   x->cfg.promote = -1;
+  x->cfg.threads = 1;
   x->cfg.device = LOWP_DEVICE_AUTO;
   x->cfg.comm = LOWP_FMT_FP32;
   /* entries with a GPU kernel default to the GPU's own preset */

@@ -56,6 +56,7 @@ typedef struct {
   lowp_subject_t *refs;          /* per rule with a reference subject */
   int *ref_open;
   lowp_tc_model_t *models;       /* per bound-model rule with "model" */
+  lowp_rule_t *trees;            /* per bound rule with a tree: has_tree, tree_bound, tree_name */
   double *file_in[LOWP_OP_MAXIO], *file_data[LOWP_OP_MAXIO];
   /* results */
   lowp_check_inputs_t in;
@@ -193,5 +194,13 @@ void lowp_chk_abort_all(void);
 /** @brief Publish every output together (io/atomic.h: all or none).
     @return LOWP_OK, or the status of the failure (none published). */
 int lowp_chk_commit_all(void);
+
+/* tools/check_tree.c: the bound of rule i's tree ("order": "revealed" reveals
+   the subject now; {"tree": FILE} reads lowp reveal's file or a tree file),
+   into r->trees[i]; dies on a bad file */
+void lowp_chk_tree(lowp_chk_run_t *r, int i);
+/* a whole file as a NUL-terminated string (malloc'd; NULL if unreadable or
+   over 1 GiB): tree and reveal files */
+char *lowp_chk_read_text(const char *path);
 
 #endif

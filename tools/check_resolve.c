@@ -249,8 +249,9 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
   r->refs = calloc((size_t)sc->n_rules, sizeof *r->refs);
   r->ref_open = calloc((size_t)sc->n_rules, sizeof *r->ref_open);
   r->models = calloc((size_t)sc->n_rules, sizeof *r->models);
+  r->trees = calloc((size_t)sc->n_rules, sizeof *r->trees);
   r->v = calloc((size_t)sc->n_rules, sizeof *r->v);
-  if (!r->refs || !r->ref_open || !r->models || !r->v) lowp_chk_die(sc, "out of memory");
+  if (!r->refs || !r->ref_open || !r->models || !r->trees || !r->v) lowp_chk_die(sc, "out of memory");
   r->p.op = sc->op;
   r->p.eps = sc->eps;
   r->p.reduction_mean = sc->reduction_mean;
@@ -327,6 +328,8 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
       } else if (ru->rule.bound == LOWP_BOUND_MODEL && !r->subj.has_model) {
         lowp_chk_die(sc, "rule %d: the subject (%s) declares no tensor-core model: name one with "
                   "\"model\"", i + 1, r->subj.name);
+      } else if (ru->tree) {
+        lowp_chk_tree(r, i);
       } else if (ru->rule.bound != LOWP_BOUND_MODEL && !ru->rule.has_accum && !r->subj.has_accum) {
         lowp_chk_die(sc, "rule %d: the subject (%s) does not say how it accumulates: give \"order\" "
                   "and \"acc\" in the rule", i + 1, r->subj.name);
@@ -340,6 +343,7 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
           rl.has_model = 1;
           rl.model = r->models[i];
         }
+        if (ru->tree) rl = r->trees[i];
         st = lowp_check_rule_bound(&b, &rl, &r->p, &r->subj, 0);
         if (st == LOWP_EUNSUPPORTED)
           lowp_chk_die(sc, "rule %d: no %s bound is known for this method (%s)", i + 1,
@@ -366,6 +370,7 @@ void lowp_chk_release(lowp_chk_run_t *r) {
   free(r->refs);
   free(r->ref_open);
   free(r->models);
+  free(r->trees);
   free(r->v);
   for (i = 0; i < LOWP_OP_MAXIO; i++) {
     free(r->file_in[i]);

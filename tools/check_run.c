@@ -60,6 +60,7 @@ void lowp_chk_execute(lowp_chk_run_t *r, int updating) {
       rule.has_model = 1;
       rule.model = r->models[i];
     }
+    if (rule.kind == LOWP_RULE_BOUND && sc->rules[i].tree) rule = r->trees[i];
     if (rule.kind == LOWP_RULE_BASELINE) {
       if (updating) continue; /* being rewritten: not applied */
       rule.baseline = r->baseline[rule.metric];

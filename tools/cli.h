@@ -57,5 +57,7 @@ int lowp_cmd_check(int argc, char **argv);
 int lowp_cmd_probe(int argc, char **argv);
 int lowp_cmd_tol(int argc, char **argv);
 int lowp_cmd_fpx(int argc, char **argv);
+int lowp_cmd_reveal(int argc, char **argv);
+int lowp_cmd_twin(int argc, char **argv);
 
 #endif

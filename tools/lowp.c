@@ -30,6 +30,8 @@ static const command_t commands[] = {
     {"check", lowp_cmd_check, "run a spec of precision checks (CI): kernels, plugins, saved tensors"},
     {"fpx", lowp_cmd_fpx, "floating-point exceptions of a tensor: counts, first index, exponents"},
     {"tol", lowp_cmd_tol, "the rtol/atol a precision test should use, derived from K, formats, method"},
+    {"reveal", lowp_cmd_reveal, "reveal a kernel's summation trees and hidden conversions (FPRev)"},
+    {"twin", lowp_cmd_twin, "run a revealed tree on new inputs against the kernel, bit for bit"},
     {"probe", lowp_cmd_probe, "tensor-core feature probes on the GPU, or on a model (--device model:h100)"},
 };
 

@@ -1,4 +1,4 @@
-/* lowp_gemm_blas -- OpenBLAS's cblas_sgemm as a registry kernel: an optimized fp32 BLAS to measure */
+/* lowp_gemm_blas -- OpenBLAS's cblas_sgemm and cblas_dgemm as registry kernels: optimized BLAS to measure */
 
 /*
  * What an optimized fp32 GEMM gives, beside lowp's recursive fp32 kernel
@@ -9,9 +9,10 @@
  * it). Whatever the order, with or without FMA, the componentwise backward
  * error is at most gamma_k of fp32 (Higham, Accuracy and Stability of
  * Numerical Algorithms, 2nd ed., 2002, Sec. 3.1: the bound (3.5) holds for
- * any order of evaluation). The call runs on one OpenBLAS thread: OpenBLAS
- * splits m and n over its threads, but one thread rules out any dependence
- * on the thread count (lib/exact/ozaki.c sets it for its DGEMMs).
+ * any order of evaluation). The call runs on threads= OpenBLAS threads
+ * (default one): OpenBLAS splits m and n over its threads, and one thread
+ * rules out any dependence on the thread count (lib/exact/ozaki.c sets it
+ * for its DGEMMs); lowp reveal shows what two change.
  */
 
 #include "cpu/gemm_blas.h"
@@ -54,7 +55,6 @@ int lowp_kernel_gemm_sgemm(const lowp_kcfg_t *c, double *const *out, const doubl
   size_t mk = d->m * d->k, kn = d->k * d->n, mn = d->m * d->n, bt, i;
   float *a, *b, *cc;
   int st = LOWP_OK, saved;
-  (void)c;
   if (d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX) {
     if (err && errlen) snprintf(err, errlen, "gemm_sgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
     return LOWP_EUNSUPPORTED;
@@ -67,7 +67,7 @@ int lowp_kernel_gemm_sgemm(const lowp_kcfg_t *c, double *const *out, const doubl
     return LOWP_ENOMEM;
   }
   saved = openblas_get_num_threads();
-  openblas_set_num_threads(1);
+  openblas_set_num_threads(c && c->threads > 0 ? c->threads : 1);
   for (bt = 0; bt < d->batch && st == LOWP_OK; bt++) {
     if (to_float(a, &in[0][bt * mk], mk) || to_float(b, &in[1][bt * kn], kn)) {
       if (err && errlen) snprintf(err, errlen, "gemm_sgemm: an input is not an fp32 value (sgemm takes fp32)");
@@ -83,6 +83,33 @@ int lowp_kernel_gemm_sgemm(const lowp_kcfg_t *c, double *const *out, const doubl
   openblas_set_num_threads(saved > 0 ? saved : 1);
   free(a); free(b); free(cc);
   return st;
+}
+
+int lowp_kernel_gemm_dgemm(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                           const lowp_problem_t *p, char *err, size_t errlen) {
+  const lowp_dims_t *d = &p->dims;
+  size_t mk = d->m * d->k, kn = d->k * d->n, mn = d->m * d->n, bt, i;
+  int saved;
+  if (d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX) {
+    if (err && errlen) snprintf(err, errlen, "gemm_dgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
+    return LOWP_EUNSUPPORTED;
+  }
+  if (p->in[0].precision != 53 || p->in[1].precision != 53) {
+    if (err && errlen) snprintf(err, errlen, "gemm_dgemm: A and B must be fp64 (dgemm takes fp64)");
+    return LOWP_EUNSUPPORTED;
+  }
+  saved = openblas_get_num_threads();
+  openblas_set_num_threads(c && c->threads > 0 ? c->threads : 1);
+  for (bt = 0; bt < d->batch; bt++) {
+    double *cc = &out[0][bt * mn];
+    memset(cc, 0, (mn ? mn : 1) * sizeof *cc);
+    if (mn && d->k)
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d->m, (int)d->n, (int)d->k, 1.0,
+                  &in[0][bt * mk], (int)d->k, &in[1][bt * kn], (int)d->n, 0.0, cc, (int)d->n);
+    for (i = 0; i < mn; i++) (void)lowp_round_f64(&cc[i], cc[i], &p->out, NULL, LOWP_RND_NE);
+  }
+  openblas_set_num_threads(saved > 0 ? saved : 1);
+  return LOWP_OK;
 }
 
 void lowp_gemm_sgemm_info(char *buf, size_t len) {

@@ -47,6 +47,7 @@
  *                      own value, negative under cancellation; y is then NaN
  *                      where var + eps < 0)
  *   model, promote     gemm_tc: tensor-core model spec and fp8 promotion
+ *   threads            gemm_sgemm, gemm_dgemm: OpenBLAS's threads for the call
  *   round (cast)       the rounding mode of the cast
  *   comm, acc, order   allreduce: communication format, accumulation
  *                      format, order=ring|tree (lib/amp/allreduce.h)
@@ -98,6 +99,7 @@ typedef struct {
   int reduce;             /**< allreduce: order= 0 ring, 1 tree */
   int ln_rsqrt;           /**< layernorm scale=rsqrt: multiply by F(1/sqrt(.)) (0: divide) */
   int ln_raw;             /**< layernorm clamp=off: one-pass variance not clamped at 0 */
+  int threads;            /**< gemm_sgemm, gemm_dgemm: OpenBLAS threads= (default 1) */
 } lowp_kcfg_t;
 
 /** @brief A plain CPU kernel: the pipeline's subject signature, minus the

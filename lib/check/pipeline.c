@@ -218,6 +218,15 @@ int lowp_check_rule_bound(lowp_check_bound_t *b, const lowp_rule_t *rule,
   /* the rule's order and format, the rest from the subject's method */
   lowp_accum_t acc;
   if (!b || !rule || !p) return LOWP_EINVAL;
+  if (rule->has_tree) { /* a tree's bound: sum_i c_i |a_i b_i| <= max_i c_i sum_i |a_i b_i| */
+    memset(b, 0, sizeof *b);
+    b->have = 1;
+    b->value = rule->tree_bound;
+    b->u = b->lambda = b->probability = NAN;
+    snprintf(b->name, sizeof b->name, "%s", rule->tree_name);
+    b->used = b->value > 0 ? max_bwd / b->value : (max_bwd > 0 ? INFINITY : 0);
+    return LOWP_OK;
+  }
   acc = rule->accum;
   if (rule->has_accum && rule->accum_given && s && s->has_accum) {
     acc = s->accum;

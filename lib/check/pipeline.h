@@ -235,6 +235,12 @@ typedef struct {
                                      (0 with has_accum: all of accum) */
   int has_model;                /**< BOUND: model given in the rule */
   lowp_tc_model_t model;
+  int has_tree;                 /**< BOUND: the bound of a summation tree
+                                     (model/tree.h: its deepest leaf's
+                                     coefficient), resolved by tools/ from
+                                     "order": "revealed" or {"tree": FILE} */
+  double tree_bound;            /**< that bound (0: no tree; every error fails) */
+  char tree_name[200];          /**< how it was found, for messages */
   lowp_metric_t metric;         /**< VS_REF (max_abs|rmse), BASELINE */
   double rtol, atol;            /**< TOL */
   int pytorch;                  /**< TOL, MISMATCH: PyTorch's assert_close defaults */

@@ -483,7 +483,20 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
       return fail(c, "%sa model bound takes \"model\", not \"order\"/\"acc\"", w);
     if (ITEM("model") && ru->bound != LOWP_BOUND_MODEL)
       return fail(c, "%s\"model\" belongs to {\"bound\": \"model\"}", w);
-    if (ITEM("order") || ITEM("acc")) {
+    if (ITEM("order") && (cJSON_IsObject(ITEM("order")) ||
+                          (cJSON_IsString(ITEM("order")) && !strcmp(ITEM("order")->valuestring, "revealed")))) {
+      /* the kernel's own tree: revealed now, or from a file (tools/ resolve it) */
+      const cJSON *o = ITEM("order"), *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "tree") : NULL;
+      if (ru->bound != LOWP_BOUND_GAMMA)
+        return fail(c, "%sa revealed or given tree bounds \"bound\": \"gamma\" only", w);
+      if (cJSON_IsObject(o) && (cJSON_GetArraySize(o) != 1 || !cJSON_IsString(f) || !f->valuestring[0]))
+        return fail(c, "%s\"order\" as an object is {\"tree\": \"FILE\"} (lowp reveal --save FILE)", w);
+      r->tree = dupstr(f ? f->valuestring : "revealed");
+      if (!r->tree) return fail(c, "%sout of memory", w);
+      ru->accum.acc = LOWP_FMT_FP32;
+      if (ITEM("acc") && (st = get_format(c, ITEM("acc"), "\"acc\"", &ru->accum.acc))) return st;
+      ru->has_tree = 1;
+    } else if (ITEM("order") || ITEM("acc")) {
       const char *os = "recursive";
       lowp_format_t acc;
       if (ITEM("order") && (st = get_string(c, ITEM("order"), "\"order\"", &os))) return st;
@@ -581,6 +594,7 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
 static void free_rule(lowp_spec_rule_t *r) {
   free(r->model);
   free(r->baseline_metric);
+  free(r->tree);
   if (r->has_ref) free_subject(&r->ref);
 }
 

@@ -60,6 +60,9 @@ typedef struct {
   int has_ref;                /**< VS_REF, BITEXACT: the other subject */
   lowp_spec_subject_t ref;
   char *baseline_metric;      /**< BASELINE: the metric's name */
+  char *tree;                 /**< BOUND gamma: "order": "revealed" (this
+                                   string) or {"tree": FILE} (the file), else
+                                   NULL; "acc" is then the declared accumulator */
 } lowp_spec_rule_t;
 
 /** @brief One check. */

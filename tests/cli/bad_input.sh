@@ -575,6 +575,22 @@ fpx outputs
 fpx outputs text.npy
 fpx outputs logits.npy --inputs nosuchfile.npy
 gemm --m 2 --n 2 --k 2 --order pairwise --fpx
+reveal
+reveal --kernel gemm_acc --plugin x.so
+reveal --kernel nosuch
+reveal --kernel gemm_acc --op softmax
+reveal --kernel gemm_acc --shape 2,3
+reveal --kernel gemm_acc --shape 2,0,8
+reveal --kernel gemm_acc --in nosuchfmt
+reveal --kernel gemm_acc --shape 2,2,1
+reveal --kernel gemm_acc --save userdir
+reveal --kernel gemm_acc --params order=bogus
+reveal --kernel gemm_acc --validate 0
+reveal --kernel gemm_acc --bogus
+reveal --plugin missing.so
+twin --kernel gemm_acc
+twin --tree missing.json --kernel gemm_acc
+twin --tree notes.txt --kernel gemm_acc
 EOF
 )
 
@@ -603,7 +619,8 @@ done <<<"$CASES"
 # ------------------------------------------------ --help: exit 0, on stdout
 helps=("--help" "formats --help" "convert --help" "list --help" "run --help" "report --help"
        "bench --help" "bench round --help" "bench exact --help" "scaler --help" "gemm --help"
-       "dot --help" "probe --help" "fpx --help" "fpx scan --help" "fpx outputs --help")
+       "dot --help" "probe --help" "fpx --help" "fpx scan --help" "fpx outputs --help"
+       "reveal --help" "twin --help")
 for e in $("$LOWP" list | awk '{print $1}'); do helps+=("run $e --help"); done
 for h in "${helps[@]}"; do
   before=$after

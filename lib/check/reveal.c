@@ -1,0 +1,596 @@
+/* lowp_reveal -- probe a subject: conversions, accumulator precision, position classes, the order of each class */
+
+/*
+ * The method is described in check/reveal.h. This file makes the calls:
+ * the geometry of the four operations (which input row carries a probe,
+ * which output reads it), the conversion and precision probes, the choice
+ * of M and the unit for the formats at hand, the classification of output
+ * positions, and the LCA oracle that reveal_order.c drives. The arithmetic
+ * and the validation of the twins are in reveal_arith.c.
+ */
+
+#include "check/reveal_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng/rng.h"
+#include "status.h"
+
+/* ------------------------------------------------------------ geometry */
+
+size_t lowp__per_a(const lowp__geo_t *g) { return g->R * g->K; }
+
+size_t lowp__per_b(const lowp__geo_t *g) {
+  return g->op == LOWP_OP_SUM ? 0 : g->op == LOWP_OP_GEMM ? g->K * g->C : g->K;
+}
+
+double *lowp__slot_a(const lowp__geo_t *g, double *a, size_t s) { return a + s * g->K; }
+
+double *lowp__slot_b(const lowp__geo_t *g, double *b, size_t s, size_t l, size_t j) {
+  size_t bt = s / g->R;
+  if (g->op == LOWP_OP_SUM) return NULL;
+  if (g->op == LOWP_OP_GEMM) return b + bt * g->K * g->C + l * g->C + j;
+  return b + bt * g->K + l;
+}
+
+int lowp__reveal_call(lowp__geo_t *g, size_t batch, const double *a, const double *b, double *out) {
+  const double *in[2];
+  double *o[1];
+  int st;
+  g->p.dims.batch = batch;
+  in[0] = a;
+  in[1] = b;
+  o[0] = out;
+  g->calls++;
+  st = g->s->run(g->s, o, in, &g->p, g->err, g->errlen);
+  return st;
+}
+
+static int geo_init(lowp__geo_t *g, const lowp_subject_t *s, const lowp_problem_t *p,
+                    const lowp_reveal_opts_t *o, char *err, size_t errlen) {
+  memset(g, 0, sizeof *g);
+  g->s = s;
+  g->p = *p;
+  g->op = p->op->id;
+  g->err = err;
+  g->errlen = errlen;
+  g->max_elems = o && o->max_elems ? o->max_elems : ((size_t)1 << 25);
+  switch (g->op) {
+  case LOWP_OP_SUM: g->K = p->dims.n; g->R = p->dims.m; g->C = 1; break;
+  case LOWP_OP_DOT: g->K = p->dims.k; g->R = 1; g->C = 1; break;
+  case LOWP_OP_GEMV: g->K = p->dims.k; g->R = p->dims.m; g->C = 1; break;
+  case LOWP_OP_GEMM: g->K = p->dims.k; g->R = p->dims.m; g->C = p->dims.n; break;
+  default:
+    if (err && errlen) snprintf(err, errlen, "reveal: %s is not a sum of products (sum, dot, gemv, gemm)", p->op->name);
+    return LOWP_EUNSUPPORTED;
+  }
+  if (g->K < 2 || g->R == 0 || g->C == 0) {
+    if (err && errlen) snprintf(err, errlen, "reveal: %zu terms per output: there is no order to reveal", g->K);
+    return LOWP_EUNSUPPORTED;
+  }
+  return LOWP_OK;
+}
+
+/* batch entries that fit max_elems (at least 1), and at most want */
+static size_t batch_cap(const lowp__geo_t *g, size_t want) {
+  size_t per = lowp__per_a(g) + lowp__per_b(g), cap = g->max_elems / (per ? per : 1);
+  if (cap < 1) cap = 1;
+  return want < cap ? (want ? want : 1) : cap;
+}
+
+typedef struct {
+  double *a, *b, *out;
+} bufs_t;
+
+static int bufs_get(bufs_t *x, const lowp__geo_t *g, size_t batch) {
+  size_t na = batch * lowp__per_a(g), nb = batch * lowp__per_b(g), no = batch * g->R * g->C;
+  x->a = calloc(na + 1, sizeof *x->a);
+  x->b = calloc(nb + 1, sizeof *x->b);
+  x->out = calloc(no + 1, sizeof *x->out);
+  return x->a && x->b && x->out ? LOWP_OK : LOWP_ENOMEM;
+}
+
+static void bufs_free(bufs_t *x) {
+  free(x->a); free(x->b); free(x->out);
+  memset(x, 0, sizeof *x);
+}
+
+/* the format an input is read in: its conversion, else its declared format */
+static const lowp_format_t *eff(const lowp_reveal_t *r, const lowp__geo_t *g, int w) {
+  return r->conv[w].converted ? &r->conv[w].fmt : &g->p.in[w];
+}
+
+static double rnd_to(double v, const lowp_format_t *f, lowp_rounding_t m) {
+  double y;
+  (void)lowp_round_f64(&y, v, f, NULL, m);
+  return y;
+}
+
+int lowp__reveal_convert(double *dst, const double *src, size_t n, const lowp_reveal_conv_t *c) {
+  size_t i;
+  if (!c->converted) { if (dst != src) memcpy(dst, src, n * sizeof *dst); return LOWP_OK; }
+  for (i = 0; i < n; i++) dst[i] = rnd_to(src[i], &c->fmt, c->rnd);
+  return LOWP_OK;
+}
+
+/* --------------------------------------------------------- conversions */
+
+static const lowp_format_t *const conv_fmts[] = {&LOWP_FMT_TF32, &LOWP_FMT_FP16, &LOWP_FMT_BF16,
+                                                 &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
+static const lowp_rounding_t conv_rnds[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_NA};
+#define N_CONV (sizeof conv_fmts / sizeof conv_fmts[0])
+#define N_CRND (sizeof conv_rnds / sizeof conv_rnds[0])
+
+/* a value of f (declared) in [2^-4, 2^4), random sign, sometimes a tie of a
+   narrower candidate (so that rne, rna and rtz differ) */
+static double conv_value(uint64_t seed, size_t i, const lowp_format_t *f) {
+  uint64_t r = lowp_rng_u64(seed, i, 41);
+  double v = ldexp(1.0 + (double)(r >> 12) / 4503599627370496.0, (int)((r >> 4) % 9) - 4);
+  /* below fp16's normal range: fp16 keeps fewer bits there than tf32 (an
+     overflowing value would not do: inf x 0 makes every output NaN) */
+  if ((r & 0x70) == 0x10) return rnd_to(ldexp((r & 1) ? -v : v, -22), f, LOWP_RND_NE);
+  if ((r & 6) == 2) { /* a midpoint of fp16 / tf32 (11 bits) or bf16 (8 bits) */
+    int p = (r & 8) ? 8 : 11;
+    v = ldexp(floor(ldexp(v, p - 1 - ((int)((r >> 4) % 9) - 4))) + 0.5, ((int)((r >> 4) % 9) - 4) - (p - 1));
+  }
+  return rnd_to((r & 1) ? -v : v, f, LOWP_RND_NE);
+}
+
+/*
+ * Probe input w: random values on its declared grid, its partner one-hot
+ * with the value 1.5 (so that an accumulator narrower than the output is not
+ * mistaken for a conversion: 1.5 x fp16(v) is exact in fp32, fp16(1.5 v) is
+ * not), each output one value as the kernel read it.
+ */
+static int conv_probe(lowp_reveal_t *r, lowp__geo_t *g, int w, uint64_t seed) {
+  size_t per = g->R * g->C, batch = batch_cap(g, (2048 + per - 1) / per), s, j, l, i, cnt = 0;
+  size_t nslot = batch * g->R, ok[N_CONV * N_CRND + 1];
+  bufs_t x;
+  const lowp_format_t *decl = &g->p.in[w];
+  int st, best = -1, nfit = 0, c;
+  double part = g->op == LOWP_OP_SUM ? 1.0 : 1.5;
+  lowp_reveal_conv_t *cv = &r->conv[w];
+  memset(cv, 0, sizeof *cv);
+  for (c = 0; c < (int)N_CONV; c++) cv->tested |= conv_fmts[c]->precision < decl->precision;
+  if (!cv->tested) return LOWP_OK;
+  if ((st = bufs_get(&x, g, batch))) return st;
+  /* fill (the buffers start at zero): the partner one-hot (1.5), and the
+     tested input random where an output reads it */
+  for (s = 0; s < nslot; s++) {
+    double *ar = lowp__slot_a(g, x.a, s);
+    size_t bt = s / g->R;
+    if (g->op == LOWP_OP_SUM) ar[s % g->K] = conv_value(seed, s, decl);
+    else if (w == 1) ar[s % g->K] = part;
+    else if (g->op == LOWP_OP_GEMM)
+      for (j = 0; j < g->C && j < g->K; j++) ar[j] = conv_value(seed, s * g->K + j, decl);
+    else ar[bt % g->K] = conv_value(seed, s, decl);
+    if (g->op == LOWP_OP_SUM) continue;
+    if (w == 1) { /* the row of B (or x) that slot s's one-hot picks */
+      for (j = 0; j < g->C; j++)
+        *lowp__slot_b(g, x.b, s, s % g->K, j) = conv_value(seed ^ 0x5bd1e995u, s * g->C + j, decl);
+      continue;
+    }
+    if (s % g->R) continue;
+    for (l = 0; l < g->K; l++)
+      for (j = 0; j < g->C; j++)
+        *lowp__slot_b(g, x.b, s, l, j) =
+            (l == (g->op == LOWP_OP_GEMM ? j % g->K : bt % g->K)) ? part : 0.0;
+  }
+  st = lowp__reveal_call(g, batch, x.a, x.b, x.out);
+  for (i = 0; i < N_CONV * N_CRND + 1; i++) ok[i] = 1;
+  for (s = 0; s < nslot && st == LOWP_OK; s++)
+    for (j = 0; j < g->C; j++) {
+      double v, got = x.out[s * g->C + j];
+      size_t bt = s / g->R, lk;
+      if (g->op == LOWP_OP_SUM) { v = lowp__slot_a(g, x.a, s)[s % g->K]; }
+      else if (w == 1) { lk = s % g->K; v = *lowp__slot_b(g, x.b, s, lk, j); }
+      else { lk = g->op == LOWP_OP_GEMM ? j % g->K : bt % g->K; v = lowp__slot_a(g, x.a, s)[lk]; }
+      cnt++;
+      for (i = 0; i < N_CONV * N_CRND + 1; i++) {
+        double rv = v, y;
+        if (!ok[i]) continue;
+        if (i < N_CONV * N_CRND) {
+          const lowp_format_t *f = conv_fmts[i / N_CRND];
+          if (f->precision >= decl->precision) { ok[i] = 0; continue; }
+          rv = rnd_to(v, f, conv_rnds[i % N_CRND]);
+        }
+        y = rnd_to(part * rv, &g->p.out, LOWP_RND_NE);
+        /* +0 and -0 alike: a kernel's sum starts from +0 */
+        if (!(y == got || (y != y && got != got))) ok[i] = 0;
+      }
+    }
+  bufs_free(&x);
+  if (st) return st;
+  if (ok[N_CONV * N_CRND]) return LOWP_OK; /* read as declared */
+  cv->unexplained = 1;
+  for (i = 0; i < N_CONV * N_CRND; i++)
+    if (ok[i]) { if (best < 0) best = (int)i; nfit++; }
+  if (best >= 0) {
+    cv->converted = 1;
+    cv->unexplained = 0;
+    cv->fmt = *conv_fmts[best / N_CRND];
+    cv->rnd = conv_rnds[best % N_CRND];
+    cv->ambiguous = nfit > 1;
+  }
+  (void)cnt;
+  return LOWP_OK;
+}
+
+/* ---------------------------------------------------- precision probe */
+
+/* the accumulator bits seen at the output: rows t = 1..T add 2^e0 and 2^(e0-t) */
+static int precision_probe(lowp_reveal_t *r, lowp__geo_t *g) {
+  const lowp_format_t *fa = eff(r, g, 0), *fo = &g->p.out;
+  /* at most 2^14: products that a kernel rounds to fp16 stay finite */
+  int e0 = (fa->emax < fo->emax ? fa->emax : fo->emax) < 15 ? (fa->emax < fo->emax ? fa->emax : fo->emax) - 1 : 14;
+  int T, t;
+  size_t nslot, batch, s, l, j;
+  bufs_t x;
+  int st;
+  T = e0 - (fa->emin - (fa->subnormals ? fa->precision - 1 : 0));
+  if (T > 60) T = 60;
+  batch = batch_cap(g, ((size_t)T + g->R - 1) / g->R);
+  nslot = batch * g->R;
+  if ((st = bufs_get(&x, g, batch))) return st;
+  for (s = 0; s < nslot; s++) {
+    double *ar = lowp__slot_a(g, x.a, s);
+    t = (int)(s % (size_t)T) + 1;
+    ar[0] = ldexp(1.0, e0);
+    ar[1] = ldexp(1.0, e0 - t);
+  }
+  for (s = 0; s < nslot && g->op != LOWP_OP_SUM; s++)
+    for (l = 0; l < g->K; l++)
+      for (j = 0; j < g->C; j++) *lowp__slot_b(g, x.b, s, l, j) = 1.0;
+  st = lowp__reveal_call(g, batch, x.a, x.b, x.out);
+  r->precision_seen = T + 1; /* none failed: at least T + 1 bits */
+  for (s = 0; s < nslot && st == LOWP_OK; s++) {
+    t = (int)(s % (size_t)T) + 1;
+    /* exact at t < P; 2^e0 (1 + 2^-P) is a tie, rounded away at t = P under rne */
+    /* out - 2^e0 is exact (Sterbenz); 2^e0 + 2^(e0-t) itself would round in binary64 */
+    if (x.out[s * g->C] - ldexp(1.0, e0) != ldexp(1.0, e0 - t) && t < r->precision_seen)
+      r->precision_seen = t;
+  }
+  bufs_free(&x);
+  return st;
+}
+
+/* ------------------------------------------------------------- scales */
+
+typedef struct {
+  double ua, Ma, bv; /* unit and M in input 0, the value of every input-1 term */
+  double unit;       /* the product of a unit, signed */
+} scales_t;
+
+static int ceil_log2(size_t k) {
+  int e = 0;
+  while (((size_t)1 << e) < k) e++;
+  return e;
+}
+
+/* M and the unit: M / unit = 2^D, D = ceil(log2 K) + P + 1 (absorption in P
+   bits); the unit's product a normal number of the output, M's product in
+   the output's range; normal units preferred, then the span centred on 1 */
+static int choose_scales(scales_t *sc, const lowp_reveal_t *r, const lowp__geo_t *g, int sign,
+                         int narrow) {
+  const lowp_format_t *fa = eff(r, g, 0), *fb = g->op == LOWP_OP_SUM ? NULL : eff(r, g, 1);
+  const lowp_format_t *fo = &g->p.out;
+  int P = r->precision_seen, D, eb, eu, best_score = 1 << 30, found = 0;
+  int ebl = fb ? fb->emin : 0, ebh = fb ? fb->emax - 1 : 0;
+  if (P >= fo->precision && fo->precision < 24) P = 24; /* the output hides a wider accumulator */
+  D = ceil_log2(g->K) + P + 1;
+  for (eb = ebl; eb <= ebh; eb++)
+    for (eu = fa->emin - (fa->subnormals ? fa->precision - 1 : 0); eu + D <= fa->emax - 1; eu++) {
+      int EU = eu + eb, EB = eu + D + eb, score;
+      if (EU < fo->emin || EB > fo->emax - 1) continue;
+      /* narrow: products that fp16 holds too (kernels that round products to it) */
+      if (narrow && (EU < LOWP_FMT_FP16.emin - 10 || EB > LOWP_FMT_FP16.emax - 1)) continue;
+      score = (eu < fa->emin ? 100000 : 0) + abs(EU + EB) + abs(eb);
+      if (score < best_score) {
+        best_score = score;
+        sc->ua = ldexp(1.0, eu);
+        sc->Ma = ldexp(1.0, eu + D);
+        sc->bv = ldexp(1.0, eb);
+        sc->unit = sign * ldexp(1.0, EU);
+        found = 1;
+      }
+    }
+  if (!found && g->err && g->errlen)
+    snprintf(g->err, g->errlen,
+             "reveal: %s x %s inputs cannot hold M / unit = 2^%d (K = %zu terms, %d accumulator "
+             "bits seen) with the output %s: no probe absorbs",
+             fa->name, fb ? fb->name : "-", D, g->K, r->precision_seen, fo->name);
+  return found ? LOWP_OK : LOWP_EUNSUPPORTED;
+}
+
+/* --------------------------------------------------------- the oracle */
+
+typedef struct {
+  lowp__geo_t *g;
+  scales_t sc;
+  const size_t *rows, *cols; /* the class's rows and a column of each */
+  size_t nrows;
+  size_t calls;
+  char msg[400]; /* why the outputs are not counts */
+} oracle_t;
+
+static void fill_probe(double *ar, size_t K, const scales_t *sc, size_t x, size_t y) {
+  size_t l;
+  double u = sc->unit < 0 ? -sc->ua : sc->ua;
+  for (l = 0; l < K; l++) ar[l] = u;
+  ar[x] = sc->Ma;
+  ar[y] = -sc->Ma;
+}
+
+static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n) {
+  oracle_t *o = ctx;
+  lowp__geo_t *g = o->g;
+  size_t done = 0, batch = batch_cap(g, (n + o->nrows - 1) / o->nrows), s, l, j, bt, q;
+  bufs_t x;
+  int st;
+  if ((st = bufs_get(&x, g, batch))) return st;
+  for (s = 0; s < batch * g->R && g->op != LOWP_OP_SUM; s += g->R)
+    for (l = 0; l < g->K; l++)
+      for (j = 0; j < g->C; j++) *lowp__slot_b(g, x.b, s, l, j) = o->sc.bv;
+  while (done < n && st == LOWP_OK) {
+    size_t take = n - done < batch * o->nrows ? n - done : batch * o->nrows, nb;
+    nb = (take + o->nrows - 1) / o->nrows;
+    memset(x.a, 0, batch * lowp__per_a(g) * sizeof *x.a);
+    for (q = 0; q < take; q++) {
+      bt = q / o->nrows;
+      s = bt * g->R + o->rows[q % o->nrows];
+      fill_probe(lowp__slot_a(g, x.a, s), g->K, &o->sc, pairs[done + q].x, pairs[done + q].y);
+    }
+    st = lowp__reveal_call(g, nb, x.a, x.b, x.out);
+    o->calls++;
+    for (q = 0; q < take && st == LOWP_OK; q++) {
+      double v, cnt;
+      bt = q / o->nrows;
+      s = bt * g->R + o->rows[q % o->nrows];
+      v = x.out[s * g->C + o->cols[q % o->nrows]];
+      cnt = v / o->sc.unit;
+      if (!(cnt >= 0 && cnt <= (double)g->K - 2 && cnt == floor(cnt))) {
+        st = LOWP_EINVAL;
+        snprintf(o->msg, sizeof o->msg,
+                   "probe (%zu, %zu) gave %.17g, not a count of units (an accumulator that does not "
+                   "absorb, rounds toward zero, or holds fewer bits than K needs)",
+                   pairs[done + q].x, pairs[done + q].y, v);
+        break;
+      }
+      sizes[done + q] = g->K - (size_t)cnt;
+    }
+    done += take;
+  }
+  bufs_free(&x);
+  return st;
+}
+
+/* ------------------------------------------------------ classification */
+
+typedef struct {
+  const double *sig; /* this position's outputs, np of them */
+  size_t np, pos;
+} sigpos_t;
+
+static int cmp_sig(const void *a, const void *b) {
+  const sigpos_t *x = a, *y = b;
+  int c = memcmp(x->sig, y->sig, x->np * sizeof *x->sig);
+  return c ? c : (x->pos < y->pos ? -1 : x->pos > y->pos);
+}
+
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* classification: batch entry b carries pair b in every row, twice */
+static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *counts, int reps) {
+  lowp__pair_t pr[8];
+  size_t K = g->K, np = 0, i, j, s, npos = g->R * g->C, nb;
+  bufs_t x, y;
+  double *sig;
+  sigpos_t *order;
+  int st;
+  size_t cand[8][2] = {{0, K - 1}, {0, 1}, {K - 2, K - 1}, {0, K / 2}, {K / 2 - 1, K / 2},
+                       {1, K / 2 + 1}, {K / 3, 2 * K / 3}, {K / 4, 3 * K / 4}};
+  for (i = 0; i < 8; i++) {
+    size_t a = cand[i][0], b = cand[i][1], k;
+    if (a >= b || b >= K) continue;
+    for (k = 0; k < np && !(pr[k].x == a && pr[k].y == b); k++) {}
+    if (k == np) { pr[np].x = a; pr[np++].y = b; }
+  }
+  nb = batch_cap(g, np);
+  if (nb < np) np = nb;
+  if ((st = bufs_get(&x, g, np)) || (st = bufs_get(&y, g, np))) { bufs_free(&x); return st; }
+  for (s = 0; s < np * g->R; s++) fill_probe(lowp__slot_a(g, x.a, s), K, sc, pr[s / g->R].x, pr[s / g->R].y);
+  for (s = 0; s < np * g->R && g->op != LOWP_OP_SUM; s += g->R) {
+    size_t l;
+    for (l = 0; l < K; l++)
+      for (j = 0; j < g->C; j++) *lowp__slot_b(g, x.b, s, l, j) = sc->bv;
+  }
+  st = lowp__reveal_call(g, np, x.a, x.b, x.out);
+  r->deterministic = st == LOWP_OK;
+  for (i = 1; i < (size_t)reps && st == LOWP_OK; i++) { /* the same inputs again: the same bytes? */
+    st = lowp__reveal_call(g, np, x.a, x.b, y.out);
+    r->deterministic &= st == LOWP_OK && !memcmp(x.out, y.out, np * npos * sizeof *x.out);
+  }
+  r->calls_classify = (size_t)reps;
+  *counts = 1;
+  for (i = 0; i < np * npos && st == LOWP_OK; i++) {
+    double cnt = x.out[i] / sc->unit;
+    if (!(cnt >= 0 && cnt <= (double)K && cnt == floor(cnt))) *counts = 0;
+  }
+  sig = malloc((npos * np + 1) * sizeof *sig);
+  order = malloc((npos + 1) * sizeof *order);
+  if ((!sig || !order) && st == LOWP_OK) st = LOWP_ENOMEM;
+  for (i = 0; i < npos && st == LOWP_OK; i++) {
+    for (j = 0; j < np; j++) sig[i * np + j] = x.out[j * npos + i];
+    order[i].sig = sig + i * np;
+    order[i].np = np;
+    order[i].pos = i;
+  }
+  if (st == LOWP_OK) {
+    qsort(order, npos, sizeof *order, cmp_sig);
+    r->n_classes = 0;
+    r->classes = calloc(npos, sizeof *r->classes);
+    if (!r->classes) st = LOWP_ENOMEM;
+    for (i = 0; i < npos && st == LOWP_OK; i = j) {
+      lowp_reveal_class_t *cl = &r->classes[r->n_classes++];
+      size_t k;
+      for (j = i + 1; j < npos && !memcmp(order[i].sig, order[j].sig, np * sizeof *sig); j++) {}
+      cl->n_pos = j - i;
+      if (!(cl->pos = malloc(cl->n_pos * sizeof *cl->pos))) { st = LOWP_ENOMEM; break; }
+      for (k = 0; k < cl->n_pos; k++) cl->pos[k] = order[i + k].pos;
+      qsort(cl->pos, cl->n_pos, sizeof *cl->pos, cmp_size);
+    }
+  }
+  free(sig);
+  free(order);
+  bufs_free(&x);
+  bufs_free(&y);
+  return st;
+}
+
+/* the order of one class: its rows (one column each), positive units then negative */
+static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *cl, lowp_tree_t *shape) {
+  size_t *rows = malloc(g->R * sizeof *rows), *cols = malloc(g->R * sizeof *cols), nr = 0, k, rounds;
+  int st = LOWP_ENOMEM, try;
+  oracle_t o;
+  if (!rows || !cols) goto done;
+  for (k = 0; k < cl->n_pos; k++) {
+    size_t i = cl->pos[k] / g->C;
+    if (nr && rows[nr - 1] == i) continue;
+    rows[nr] = i;
+    cols[nr++] = cl->pos[k] % g->C;
+  }
+  for (try = 0; try < 3; try++) {
+    char e[400];
+    int sign = try == 1 ? -1 : 1; /* negative units: an accumulator rounding up */
+    memset(&o, 0, sizeof o);
+    o.g = g;
+    o.rows = rows;
+    o.cols = cols;
+    o.nrows = nr;
+    if ((st = choose_scales(&o.sc, r, g, sign, try == 2)) != LOWP_OK) {
+      if (try == 2) { st = LOWP_EINVAL; break; } /* the note keeps the last reason */
+      break;
+    }
+    st = lowp__reveal_order(shape, g->K, oracle, &o, &cl->probes, &rounds, e, sizeof e);
+    cl->calls += o.calls;
+    r->probes += cl->probes;
+    if (st == LOWP_OK) cl->note[0] = '\0';
+    if (st != LOWP_EINVAL) break;
+    snprintf(cl->note, sizeof cl->note, "%s", o.msg[0] ? o.msg : e);
+  }
+done:
+  free(rows);
+  free(cols);
+  return st;
+}
+
+/* ----------------------------------------------------------- public API */
+
+void lowp_reveal_free(lowp_reveal_t *r) {
+  size_t c;
+  if (!r) return;
+  for (c = 0; c < r->n_classes; c++) {
+    free(r->classes[c].pos);
+    lowp_tree_free(&r->classes[c].tree);
+  }
+  free(r->classes);
+  memset(r, 0, sizeof *r);
+}
+
+int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
+                const lowp_reveal_opts_t *o, char *err, size_t errlen) {
+  lowp__geo_t g;
+  lowp_reveal_opts_t def;
+  lowp_tree_t *shapes = NULL;
+  scales_t sc;
+  size_t c;
+  int st, w;
+  memset(r, 0, sizeof *r);
+  if (!o) { memset(&def, 0, sizeof def); o = &def; }
+  if (err && errlen) err[0] = '\0';
+  if ((st = geo_init(&g, s, p, o, err, errlen))) return st;
+  r->K = g.K;
+  r->rows = g.R;
+  r->cols = g.C;
+  for (w = 0; w < (g.op == LOWP_OP_SUM ? 1 : 2) && !o->no_conversions; w++)
+    if ((st = conv_probe(r, &g, w, o->seed ^ (0x9e3779b97f4a7c15u * (uint64_t)(w + 1))))) goto out;
+  if ((st = precision_probe(r, &g))) goto out;
+  if ((st = choose_scales(&sc, r, &g, 1, 0))) goto out;
+  {
+    int counts;
+    if ((st = classify(r, &g, &sc, &counts, 2))) goto out;
+    if (!counts && choose_scales(&sc, r, &g, 1, 1) == LOWP_OK) {
+      /* products that a narrow format must hold (a kernel rounding them to fp16) */
+      for (c = 0; c < r->n_classes; c++) free(r->classes[c].pos);
+      free(r->classes);
+      r->classes = NULL;
+      if ((st = classify(r, &g, &sc, &counts, 2))) goto out;
+    }
+  }
+  if (!r->deterministic) {
+    snprintf(r->msg, sizeof r->msg,
+             "nondeterministic: two calls on the same inputs gave different outputs (no tree)");
+    for (c = 0; c < r->n_classes; c++)
+      snprintf(r->classes[c].note, sizeof r->classes[c].note, "nondeterministic subject");
+    goto out;
+  }
+  if (!(shapes = calloc(r->n_classes, sizeof *shapes))) { st = LOWP_ENOMEM; goto out; }
+  for (c = 0; c < r->n_classes; c++) {
+    st = reveal_class(r, &g, &r->classes[c], &shapes[c]);
+    if (st == LOWP_EINVAL) st = LOWP_OK; /* said in the class's note */
+    if (st) goto out;
+  }
+  st = lowp__reveal_arith(r, &g, shapes, o);
+  for (c = 0; c < r->n_classes && st == LOWP_OK; c++)
+    if (!r->classes[c].has_tree) { /* a subject that only sometimes differs: six more calls */
+      lowp_reveal_t again;
+      int counts;
+      memset(&again, 0, sizeof again);
+      st = classify(&again, &g, &sc, &counts, 7);
+      if (st == LOWP_OK && !again.deterministic) {
+        r->deterministic = 0;
+        snprintf(r->msg, sizeof r->msg,
+                 "nondeterministic: repeated calls on the same inputs gave different outputs (no tree)");
+        for (c = 0; c < r->n_classes; c++) {
+          lowp_tree_free(&r->classes[c].tree);
+          r->classes[c].has_tree = 0;
+          snprintf(r->classes[c].note, sizeof r->classes[c].note, "nondeterministic subject");
+        }
+      }
+      for (c = 0; c < again.n_classes; c++) free(again.classes[c].pos);
+      free(again.classes);
+      break;
+    }
+out:
+  if (shapes)
+    for (c = 0; c < r->n_classes; c++) lowp_tree_free(&shapes[c]);
+  free(shapes);
+  r->calls = g.calls;
+  if (st == LOWP_OK && !r->msg[0]) {
+    size_t ok = 0;
+    for (c = 0; c < r->n_classes; c++) ok += r->classes[c].has_tree;
+    snprintf(r->msg, sizeof r->msg, "%zu position class%s, %zu with a validated tree; %zu calls, %zu probes",
+             r->n_classes, r->n_classes == 1 ? "" : "es", ok, r->calls, r->probes);
+  }
+  if (st != LOWP_OK) lowp_reveal_free(r);
+  return st;
+}
+
+void lowp_reveal_conv_str(char *buf, size_t len, const lowp_reveal_t *r, const lowp_problem_t *p,
+                          int which) {
+  const lowp_reveal_conv_t *c = &r->conv[which];
+  const char *name = p->op->in_names[which] ? p->op->in_names[which] : "input";
+  if (!c->tested) snprintf(buf, len, "%s: no narrower format to test (declared %s)", name, p->in[which].name);
+  else if (c->unexplained)
+    snprintf(buf, len, "%s: single values come out as no format reads them (an accumulator narrower than the output?)", name);
+  else if (!c->converted) snprintf(buf, len, "%s is read as declared (%s)", name, p->in[which].name);
+  else
+    snprintf(buf, len, "%s is rounded to %s (%s) before use%s", name, c->fmt.name,
+             lowp_rounding_name(c->rnd), c->ambiguous ? " (another rounding fits too)" : "");
+}

@@ -1,0 +1,151 @@
+/* lowp_reveal -- find a subject's summation tree and hidden input conversions from crafted inputs (FPRev) */
+#ifndef LOWP_REVEAL_H
+#define LOWP_REVEAL_H
+
+/*
+ * FPRev (Xie et al., "FPRev: revealing the order of floating-point
+ * summation by numerical testing", USENIX ATC 2025, arXiv:2411.00442):
+ * give every term the value 1 except +M at position i and -M at position j,
+ * M so large that M + (any count of units) rounds back to M in the
+ * accumulator. Every node that holds one of the two big terms and not the
+ * other evaluates to +-M (its units are absorbed); their lowest common
+ * ancestor evaluates to 0 (the units under it are lost); every other node
+ * counts its units exactly. The output is therefore
+ *     n - |leaves under LCA(i, j)|,
+ * which names the size of the LCA. From the sizes of LCA(x, y) for one
+ * pivot x against every y, the ancestors of x (distinct sizes s_1 < s_2 <
+ * ...) and the leaves hanging off each (the y with that size) follow; each
+ * such group is a set of sibling subtrees, revealed recursively. A node
+ * with more than two children (a block FMA) shows as a group whose members
+ * all meet at the parent. lowp probes one pivot against its whole group in
+ * one round, all groups of a round together, and packs each round into
+ * batched calls (one probe per row of A: a GEMM call of B x m rows is B m
+ * probes), so a tree of depth d costs about d calls; a group whose pivot
+ * meets every other member at the parent is resolved by probing all its
+ * pairs at once (a block FMA of b terms: b(b-1)/2 probes, one round).
+ *
+ * The order found, lowp identifies the arithmetic: the accumulation
+ * format's precision seen at the output (1 + 2^-t probes), then candidate
+ * arithmetics on the revealed shape (accumulation format and rounding,
+ * products exact or rounded, an FMA chain's first product rounded alone,
+ * block FMAs of every tensor-core preset for the input format), each run as
+ * a twin on random inputs: the one that reproduces the subject bit for bit
+ * on every validation output is the tree. Hidden conversions: each input is
+ * given random values off the grid of every narrower format, against a
+ * one-hot partner, so that each output is one input value as the kernel
+ * read it; the format and rounding that reproduce every output are
+ * reported ("B is rounded to fp16 (rne) before use").
+ *
+ * Every call is made twice at the start (classification); outputs that
+ * differ mean a nondeterministic subject (atomics, a split chosen per call),
+ * which gets no tree. Output positions (rows and columns of C) whose LCA
+ * sizes differ on a set of probe pairs are different classes, each
+ * revealed on its own.
+ *
+ * Limits (reported, never guessed past): the outputs must be counts, so K
+ * must fit the output format's precision and the accumulator must round
+ * to nearest or down (absorption fails under truncation toward zero of a
+ * negative big value; a retry with negative units covers rounding up);
+ * the input formats must span 2^(log2 K + P + 1) between unit and M, with
+ * P the accumulator's precision (fp8 GEMMs of large K cannot); the tree is
+ * assumed the same for every batch entry (lowp varies the batch to pack
+ * probes).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check/subject.h"
+#include "model/tree.h"
+
+/** @brief Options (zero-initialised = defaults). */
+typedef struct {
+  uint64_t seed;       /**< random validation inputs */
+  size_t validate;     /**< outputs compared per class (0: 10000, fewer when
+                            K is large: at most 2^25 input elements) */
+  size_t max_elems;    /**< elements of one call's inputs (0: 2^25) */
+  int no_conversions;  /**< skip the conversion probes */
+} lowp_reveal_opts_t;
+
+/** @brief What lowp found about one input's conversion. */
+typedef struct {
+  int tested;              /**< 1: probed (formats narrower than the declared one exist) */
+  int converted;           /**< 1: the kernel reads it rounded to fmt with rnd */
+  int ambiguous;           /**< 1: another candidate fits every output too */
+  int unexplained;         /**< 1: no format (the declared one included) explains
+                                the outputs: 1.5 x v came out rounded (a narrow
+                                accumulator) */
+  lowp_format_t fmt;
+  lowp_rounding_t rnd;
+} lowp_reveal_conv_t;
+
+/** @brief One class of output positions that share a tree. */
+typedef struct {
+  size_t *pos;         /**< positions: i * cols + j within one batch entry */
+  size_t n_pos;
+  int has_tree;        /**< 0: see note */
+  lowp_tree_t tree;    /**< the revealed tree (order and arithmetic) */
+  size_t probes;       /**< LCA probes spent on the order */
+  size_t calls;        /**< subject calls spent on the order */
+  size_t validated;    /**< outputs the twin reproduced bit for bit */
+  size_t mismatched;   /**< outputs it did not (0 when has_tree) */
+  size_t candidates;   /**< arithmetics that fitted every output */
+  char arith[240];     /**< the arithmetic in words */
+  char note[400];      /**< why there is no tree, or what stays undecided */
+} lowp_reveal_class_t;
+
+/** @brief The result of lowp_reveal (lowp_reveal_free releases it). */
+typedef struct {
+  size_t K;               /**< terms per output */
+  size_t rows, cols;      /**< output positions per batch entry */
+  int deterministic;      /**< 0: two identical calls differed (no trees) */
+  int precision_seen;     /**< accumulator bits seen at the output (1 + 2^-t) */
+  lowp_reveal_conv_t conv[2];
+  lowp_reveal_class_t *classes;
+  size_t n_classes;
+  size_t calls, probes;   /**< totals, conversions and validation included */
+  size_t calls_classify, calls_validate;
+  char msg[400];          /**< a one-line summary, or why revelation stopped */
+} lowp_reveal_t;
+
+/**
+ * @brief Reveal the summation trees of a subject for problem p (sum, dot,
+ * gemv or gemm; the shape is kept, the batch is lowp's to choose).
+ * @return LOWP_OK (r filled; a nondeterministic subject or a class without
+ *         a tree is a result, said in r, not an error); LOWP_EUNSUPPORTED
+ *         (another operation; formats that cannot make the probes: err
+ *         says why); a subject's own failure status (err has its message);
+ *         LOWP_ENOMEM.
+ */
+int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
+                const lowp_reveal_opts_t *o, char *err, size_t errlen);
+
+/** @brief Release what lowp_reveal allocated. */
+void lowp_reveal_free(lowp_reveal_t *r);
+
+/**
+ * @brief The twin: the problem's outputs computed from the revealed trees
+ * and conversions (every position's class tree; inputs converted first).
+ * p's shape must keep r's rows, cols and K (any batch).
+ * @return LOWP_OK; LOWP_EINVAL (a class without a tree, another shape).
+ */
+int lowp_reveal_twin(double *out, const lowp_reveal_t *r, const double *const *in,
+                     const lowp_problem_t *p);
+
+/**
+ * @brief The result as JSON text (malloc'd; lib/check/reveal_json.c): shape,
+ * conversions, classes with their positions and trees (model/tree.h JSON).
+ * @return LOWP_OK; LOWP_ENOMEM.
+ */
+int lowp_reveal_to_json(char **text, const lowp_reveal_t *r, const lowp_problem_t *p);
+
+/** @brief Read lowp_reveal_to_json's text back (what a twin needs: shape,
+    conversions, classes and trees). @return LOWP_OK; LOWP_EFILE (err says
+    what); LOWP_ENOMEM. */
+int lowp_reveal_from_json(lowp_reveal_t *r, const char *text, char *err, size_t errlen);
+
+/** @brief Sentence for a conversion: "B is rounded to fp16 (rne) before use". */
+void lowp_reveal_conv_str(char *buf, size_t len, const lowp_reveal_t *r, const lowp_problem_t *p,
+                          int which);
+
+#endif

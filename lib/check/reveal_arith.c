@@ -1,0 +1,397 @@
+/* lowp__reveal_arith, lowp_reveal_twin -- the arithmetic of a revealed order, validated as a bit-exact twin */
+
+/*
+ * Counting probes see the order, not the arithmetic. On each class's
+ * shape lowp builds candidate trees, in order of preference:
+ *   additions only: accumulation format (fp32, fp64, fp16, bf16, tf32;
+ *     only those whose precision agrees with the bits seen at the output),
+ *     rounding (rne, rtz, rdn, rup, rna), products exact (FMA) or rounded
+ *     to the accumulator, and FMA chains that start from zero (the first
+ *     product rounded alone, s = fma(a0, b0, 0): invisible to counting)
+ *     or from two exact products;
+ *   with block FMAs (a node of more than two children): the block FMA of
+ *     every tensor-core preset for the input format (model/tc.h), the other
+ *     additions in fp32 (rne: promotion) or in the output format (rne or
+ *     rtz: late c), two-child nodes with a product as block FMAs too (a
+ *     last short block) or as additions, and a final rounding or none.
+ * Each candidate is a twin: it computes the outputs of random inputs (on
+ * the declared formats' grids, converted as the kernel converts them). The
+ * first candidate that reproduces every output of a first validation call
+ * bit for bit is the class's tree, then checked on every output of every
+ * validation call. A class none fits has no tree, and says so.
+ */
+
+#include "check/reveal_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng/rng.h"
+#include "status.h"
+
+/* ------------------------------------------------------- candidates */
+
+typedef struct {
+  int fused;                 /* the shape has block FMAs */
+  lowp_tree_arith_t add;     /* additions */
+  lowp_tree_arith_t blk;     /* block FMAs (fused) */
+  int first_rounded;         /* additions only: chains start from zero */
+  int lone_rounded;          /* additions only: a product added to a sum of sums is
+                                rounded first (a block of one term) */
+  int leafy_fused;           /* fused: two-child nodes with a product are block FMAs */
+  int has_out;
+} cand_t;
+
+static int has_leaf_kid(const lowp_tree_t *s, const lowp_tree_node_t *nd, size_t *nleaves) {
+  size_t i;
+  *nleaves = 0;
+  for (i = 0; i < nd->count; i++) *nleaves += s->kids[nd->first + i] < s->n;
+  return *nleaves > 0;
+}
+
+/* the candidate's tree on the shape (see the header) */
+static int build(lowp_tree_t *t, const lowp_tree_t *shape, const cand_t *c, const lowp_format_t *out) {
+  size_t *map = malloc((shape->n_nodes + 1) * sizeof *map), k, i, ar_add, ar_blk = 0, kids[1025];
+  int st = LOWP_OK;
+  lowp_tree_init(t, shape->n);
+  if (!map) return LOWP_ENOMEM;
+  ar_add = lowp_tree_arith_add(t, &c->add);
+  if (c->fused) ar_blk = lowp_tree_arith_add(t, &c->blk);
+  for (k = 0; k < shape->n_nodes && st == LOWP_OK; k++) {
+    const lowp_tree_node_t *nd = &shape->nodes[k];
+    size_t nl, ar;
+    int blk;
+    has_leaf_kid(shape, nd, &nl);
+    if (nd->count > 1024) { st = LOWP_EUNSUPPORTED; break; }
+    for (i = 0; i < nd->count; i++) {
+      size_t id = shape->kids[nd->first + i];
+      kids[i] = id < shape->n ? id : map[id - shape->n];
+    }
+    blk = c->fused && (nd->count > 2 || (c->leafy_fused && nl > 0));
+    ar = blk ? ar_blk : ar_add;
+    if (!blk && c->first_rounded && nd->count == 2 && nl == 2) {
+      size_t lo = kids[0] < kids[1] ? 0 : 1, z[2];
+      z[0] = kids[lo];
+      z[1] = LOWP_TREE_ZERO;
+      kids[lo] = lowp_tree_node_add(t, ar, z, 2);
+    }
+    if (!blk && c->lone_rounded && nd->count == 2 && nl == 1) {
+      size_t li = shape->kids[nd->first] < shape->n ? 0 : 1, other = shape->kids[nd->first + 1 - li];
+      size_t onl, z[2];
+      has_leaf_kid(shape, &shape->nodes[other - shape->n], &onl);
+      if (onl == 0) {
+        z[0] = kids[li];
+        z[1] = LOWP_TREE_ZERO;
+        kids[li] = lowp_tree_node_add(t, ar, z, 2);
+      }
+    }
+    map[k] = lowp_tree_node_add(t, ar, kids, nd->count);
+    if (map[k] == LOWP_TREE_ZERO) st = LOWP_ENOMEM;
+  }
+  free(map);
+  if (c->has_out) {
+    t->has_out = 1;
+    t->out = *out;
+    t->out_rnd = LOWP_RND_NE;
+  }
+  if (st != LOWP_OK) lowp_tree_free(t);
+  return st;
+}
+
+static const lowp_format_t *const acc_fmts[] = {&LOWP_FMT_FP32, &LOWP_FMT_FP64, &LOWP_FMT_FP16,
+                                                &LOWP_FMT_BF16, &LOWP_FMT_TF32};
+static const lowp_rounding_t acc_rnds[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_DN, LOWP_RND_UP,
+                                           LOWP_RND_NA};
+
+/* every candidate for a shape, in order of preference (*n set; malloc'd) */
+static cand_t *candidates(size_t *n, const lowp_tree_t *shape, const lowp_reveal_t *r,
+                          const lowp__geo_t *g) {
+  const lowp_format_t *out = &g->p.out;
+  const lowp_format_t *in = r->conv[0].converted ? &r->conv[0].fmt : &g->p.in[0];
+  cand_t *v = malloc(1024 * sizeof *v);
+  static const lowp_format_t *const prods[] = {NULL, &LOWP_FMT_FP16, &LOWP_FMT_BF16};
+  size_t k, a, b, e, f, h, q;
+  int fused = 0, sum = g->op == LOWP_OP_SUM;
+  *n = 0;
+  if (!v) return NULL;
+  for (k = 0; k < shape->n_nodes; k++) fused |= shape->nodes[k].count > 2;
+  if (!fused) {
+    for (a = 0; a < sizeof acc_fmts / sizeof *acc_fmts; a++) {
+      const lowp_format_t *af = acc_fmts[a];
+      int P = af->precision;
+      if (r->precision_seen < out->precision ? P != r->precision_seen : P < out->precision) continue;
+      for (b = 0; b < sizeof acc_rnds / sizeof *acc_rnds; b++) {
+        if (P >= 53 && acc_rnds[b] != LOWP_RND_NE) continue;
+        for (e = 0; e < (sum ? 1u : 4u); e++) /* exact; rounded to acc, fp16, bf16 */
+          for (f = 0; f < (sum ? 1u : 4u); f++) {
+            const lowp_format_t *pf = e < 2 ? af : prods[e - 1];
+            cand_t *c;
+            if (e >= 2 && pf->precision >= P) continue;
+            c = &v[(*n)++];
+            memset(c, 0, sizeof *c);
+            c->add = lowp_tree_arith_sum(af, acc_rnds[b], e == 0, pf, acc_rnds[b]);
+            c->first_rounded = (int)(f & 1);
+            c->lone_rounded = (int)(f >> 1);
+            c->has_out = out->precision < P;
+          }
+      }
+    }
+  }
+  /* block FMAs: also for shapes of two-child nodes only (a dot of one block) */
+  for (k = 0; k < lowp_tc_preset_count() && *n < 1000; k++) {
+    lowp_tc_model_t m;
+    int dup = 0;
+    if (lowp_tc_model_get(&m, lowp_tc_preset_at(k)->name, in, out, NULL, 0) != LOWP_OK) continue;
+    for (q = 0; q < *n; q++) dup |= !memcmp(&v[q].blk.bfma, &m.bfma, sizeof m.bfma);
+    if (dup) continue;
+    for (a = 0; a < 3; a++)
+      for (h = 0; h < 2; h++)
+        for (f = 0; f < 2; f++) {
+          cand_t *c = &v[(*n)++];
+          memset(c, 0, sizeof *c);
+          c->fused = 1;
+          c->blk.kind = LOWP_NODE_FUSED;
+          c->blk.acc = *out;
+          c->blk.in = *in;
+          c->blk.bfma = m.bfma;
+          c->add = a == 0 ? lowp_tree_arith_sum(&LOWP_FMT_FP32, LOWP_RND_NE, 1, NULL, LOWP_RND_NE)
+                          : lowp_tree_arith_sum(out, a == 1 ? LOWP_RND_NE : LOWP_RND_TZ, 1, NULL,
+                                                LOWP_RND_NE);
+          c->leafy_fused = f == 0;
+          if (!fused && !c->leafy_fused) (*n)--; /* no block FMA would be left */
+          c->has_out = (int)h;
+        }
+  }
+  return v;
+}
+
+static void describe(char *buf, size_t len, const cand_t *c, const lowp_format_t *out) {
+  if (c->fused) {
+    lowp_tc_model_t m;
+    char b[300];
+    memset(&m, 0, sizeof m);
+    m.bfma = c->blk.bfma;
+    lowp_tc_model_str(b, sizeof b, &m);
+    size_t at;
+    snprintf(buf, len, "block FMAs (%s in, %s out; ", c->blk.in.name, c->blk.acc.name);
+    at = strlen(buf);
+    if (at < len) snprintf(buf + at, len - at, "%.*s", (int)(len - at), b);
+    at = strlen(buf);
+    if (at < len)
+      snprintf(buf + at, len - at, "); additions %s %s%s", c->add.acc.name,
+               lowp_rounding_name(c->add.rnd), c->has_out ? "; result rounded to the output" : "");
+  } else {
+    snprintf(buf, len, "additions in %s (%s), products %s%s%s%s", c->add.acc.name,
+             lowp_rounding_name(c->add.rnd), c->add.leaf_exact ? "exact (FMA)" : "rounded to ",
+             c->add.leaf_exact ? "" : c->add.prod.name,
+             c->first_rounded ? ", each chain starts from zero (first product rounded alone)" : "",
+             c->lone_rounded ? ", a lone product added to a sum of sums is rounded first" : "");
+  }
+  (void)out;
+}
+
+/* -------------------------------------------------------- validation */
+
+/* a value of f: random sign, exponent in [-6, 6], every significand bit random */
+static double rand_value(uint64_t seed, uint64_t i, uint32_t stream, const lowp_format_t *f) {
+  uint64_t r = lowp_rng_u64(seed, i, stream);
+  double v = ldexp(1.0 + (double)(r >> 12) / 4503599627370496.0, (int)((r >> 4) % 13) - 6), y;
+  (void)lowp_round_f64(&y, (r & 1) ? -v : v, f, NULL, LOWP_RND_NE);
+  return y;
+}
+
+typedef struct {
+  lowp__geo_t *g;
+  const lowp_reveal_t *r;
+  double *a, *b, *out;  /* one call's inputs (converted copies in ca, cb) and outputs */
+  double *ca, *cb;
+  size_t batch;
+  double *arow, *bcol, *tmp;
+} val_t;
+
+/* the twin's output for slot s, column j */
+static int twin_one(double *y, val_t *v, const lowp_tree_t *t, size_t s, size_t j) {
+  lowp__geo_t *g = v->g;
+  size_t l;
+  const double *ar = lowp__slot_a(g, v->ca, s);
+  if (g->op == LOWP_OP_SUM) return lowp_tree_eval(y, t, ar, 1, NULL, 1, v->tmp);
+  for (l = 0; l < g->K; l++) v->bcol[l] = *lowp__slot_b(g, v->cb, s, l, j);
+  return lowp_tree_eval(y, t, ar, 1, v->bcol, 1, v->tmp);
+}
+
+static int same(double a, double b) { return !memcmp(&a, &b, sizeof a); }
+
+/* ----------------------------------------------------------- the driver */
+
+int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
+                       const lowp_reveal_opts_t *o) {
+  size_t want = o->validate ? o->validate : 10000, c, minpos = (size_t)-1, per, batch, call, s, j;
+  size_t *cls_of = malloc((g->R * g->C + 1) * sizeof *cls_of), maxnodes = 1, ncalls;
+  val_t v;
+  int st = LOWP_OK;
+  cand_t **cands = calloc(r->n_classes + 1, sizeof *cands);
+  size_t *ncand = calloc(r->n_classes + 1, sizeof *ncand);
+  long *chosen = malloc((r->n_classes + 1) * sizeof *chosen);
+  unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
+  memset(&v, 0, sizeof v);
+  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c) { st = LOWP_ENOMEM; goto done; }
+  for (c = 0; c < r->n_classes; c++) {
+    size_t k;
+    chosen[c] = -1;
+    for (k = 0; k < r->classes[c].n_pos; k++) cls_of[r->classes[c].pos[k]] = c;
+    if (r->classes[c].n_pos < minpos) minpos = r->classes[c].n_pos;
+    if (shapes[c].n_nodes + 2 > maxnodes) maxnodes = shapes[c].n_nodes + 2;
+  }
+  /* at most 2^25 input elements over all validation calls */
+  per = lowp__per_a(g) + lowp__per_b(g);
+  if (want * g->K > ((size_t)1 << 25)) want = ((size_t)1 << 25) / g->K;
+  if (want < 64) want = 64;
+  batch = (want + minpos - 1) / minpos;
+  ncalls = 1;
+  if (batch * per > g->max_elems) {
+    size_t cap = g->max_elems / per ? g->max_elems / per : 1;
+    ncalls = (batch + cap - 1) / cap;
+    if (ncalls > 8) ncalls = 8;
+    batch = cap;
+  }
+  v.g = g;
+  v.r = r;
+  v.batch = batch;
+  v.a = malloc((batch * lowp__per_a(g) + 1) * sizeof *v.a);
+  v.b = malloc((batch * lowp__per_b(g) + 1) * sizeof *v.b);
+  v.ca = malloc((batch * lowp__per_a(g) + 1) * sizeof *v.a);
+  v.cb = malloc((batch * lowp__per_b(g) + 1) * sizeof *v.b);
+  v.out = malloc((batch * g->R * g->C + 1) * sizeof *v.out);
+  v.bcol = malloc((g->K + 1) * sizeof *v.bcol);
+  v.tmp = malloc((2 * maxnodes + 8) * sizeof *v.tmp);
+  if (!v.a || !v.b || !v.ca || !v.cb || !v.out || !v.bcol || !v.tmp) { st = LOWP_ENOMEM; goto done; }
+  for (c = 0; c < r->n_classes; c++)
+    if (shapes[c].n == g->K && !r->classes[c].note[0] &&
+        !(cands[c] = candidates(&ncand[c], &shapes[c], r, g))) { st = LOWP_ENOMEM; goto done; }
+  for (call = 0; call < ncalls && st == LOWP_OK; call++) {
+    size_t na = batch * lowp__per_a(g), nb = batch * lowp__per_b(g), i;
+    uint64_t seed = o->seed + 0x632be59bd9b4e019u * (call + 1);
+    /* random where an output still to be compared reads it, zero elsewhere
+       (an edge class of one position needs one row of A and one column of B) */
+    memset(need_r, 0, g->R);
+    memset(need_c, 0, g->C);
+    for (c = 0; c < r->n_classes; c++) {
+      size_t k;
+      if (call > 0 && (chosen[c] < 0 || r->classes[c].validated + r->classes[c].mismatched >= want)) continue;
+      for (k = 0; k < r->classes[c].n_pos; k++) {
+        need_r[r->classes[c].pos[k] / g->C] = 1;
+        need_c[r->classes[c].pos[k] % g->C] = 1;
+      }
+    }
+    for (i = 0; i < na; i++)
+      v.a[i] = need_r[(i / g->K) % g->R] ? rand_value(seed, i, 51, &g->p.in[0]) : 0.0;
+    for (i = 0; i < nb; i++)
+      v.b[i] = (g->op != LOWP_OP_GEMM || need_c[i % g->C]) ? rand_value(seed, i, 52, &g->p.in[1]) : 0.0;
+    lowp__reveal_convert(v.ca, v.a, na, &r->conv[0]);
+    if (nb) lowp__reveal_convert(v.cb, v.b, nb, &r->conv[1]);
+    if ((st = lowp__reveal_call(g, batch, v.a, v.b, v.out))) break;
+    r->calls_validate++;
+    for (c = 0; c < r->n_classes && st == LOWP_OK; c++) {
+      lowp_reveal_class_t *cl = &r->classes[c];
+      size_t k, seen = 0;
+      if (!cands[c]) continue;
+      if (call == 0) { /* choose: the first candidate that fits the first outputs */
+        size_t q, fit = 0;
+        for (q = 0; q < ncand[c] && st == LOWP_OK; q++) {
+          lowp_tree_t t;
+          int ok = 1;
+          if ((st = build(&t, &shapes[c], &cands[c][q], &g->p.out))) break;
+          for (s = 0, seen = 0; s < batch * g->R && ok && seen < 256; s++)
+            for (k = 0; k < cl->n_pos && ok && seen < 256; k++) {
+              double y;
+              if (cl->pos[k] / g->C != s % g->R) continue;
+              j = cl->pos[k] % g->C;
+              if (twin_one(&y, &v, &t, s, j) != LOWP_OK || !same(y, v.out[s * g->C + j])) ok = 0;
+              seen++;
+            }
+          if (ok) {
+            fit++;
+            if (chosen[c] < 0) { chosen[c] = (long)q; cl->tree = t; continue; }
+          }
+          lowp_tree_free(&t);
+        }
+        cl->candidates = fit;
+        if (chosen[c] < 0) {
+          snprintf(cl->note, sizeof cl->note,
+                   "the order was revealed, but none of %zu candidate arithmetics reproduces the outputs",
+                   ncand[c]);
+          continue;
+        }
+        describe(cl->arith, sizeof cl->arith, &cands[c][chosen[c]], &g->p.out);
+      }
+      if (chosen[c] < 0) continue;
+      for (s = 0; s < batch * g->R; s++) {
+        size_t i0 = s % g->R;
+        for (j = 0; j < g->C; j++) {
+          double y;
+          if (cls_of[i0 * g->C + j] != c || cl->validated + cl->mismatched >= want) continue;
+          if (twin_one(&y, &v, &cl->tree, s, j) == LOWP_OK && same(y, v.out[s * g->C + j]))
+            cl->validated++;
+          else
+            cl->mismatched++;
+        }
+      }
+    }
+  }
+  for (c = 0; c < r->n_classes && st == LOWP_OK; c++) {
+    lowp_reveal_class_t *cl = &r->classes[c];
+    cl->has_tree = chosen[c] >= 0 && cl->mismatched == 0 && cl->validated > 0;
+    if (chosen[c] >= 0 && cl->mismatched)
+      snprintf(cl->note, sizeof cl->note, "the twin differs from the subject on %zu of %zu outputs",
+               cl->mismatched, cl->mismatched + cl->validated);
+    if (!cl->has_tree) lowp_tree_free(&cl->tree);
+  }
+done:
+  if (cands)
+    for (c = 0; c < r->n_classes; c++) free(cands[c]);
+  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c);
+  free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.bcol); free(v.tmp);
+  return st;
+}
+
+int lowp_reveal_twin(double *out, const lowp_reveal_t *r, const double *const *in,
+                     const lowp_problem_t *p) {
+  lowp__geo_t g;
+  val_t v;
+  size_t *cls_of, c, k, s, j, maxn = 1, na, nb;
+  int st = LOWP_OK;
+  memset(&g, 0, sizeof g);
+  g.p = *p;
+  g.op = p->op->id;
+  g.K = g.op == LOWP_OP_SUM ? p->dims.n : p->dims.k;
+  g.R = (g.op == LOWP_OP_DOT) ? 1 : p->dims.m;
+  g.C = g.op == LOWP_OP_GEMM ? p->dims.n : 1;
+  if (g.K != r->K || g.R != r->rows || g.C != r->cols) return LOWP_EINVAL;
+  for (c = 0; c < r->n_classes; c++) {
+    if (!r->classes[c].has_tree) return LOWP_EINVAL;
+    if (r->classes[c].tree.n_nodes + 2 > maxn) maxn = r->classes[c].tree.n_nodes + 2;
+  }
+  memset(&v, 0, sizeof v);
+  v.g = &g;
+  na = p->dims.batch * lowp__per_a(&g);
+  nb = p->dims.batch * lowp__per_b(&g);
+  cls_of = malloc((g.R * g.C + 1) * sizeof *cls_of);
+  v.ca = malloc((na + 1) * sizeof *v.ca);
+  v.cb = malloc((nb + 1) * sizeof *v.cb);
+  v.bcol = malloc((g.K + 1) * sizeof *v.bcol);
+  v.tmp = malloc((maxn + 8) * sizeof *v.tmp);
+  if (!cls_of || !v.ca || !v.cb || !v.bcol || !v.tmp) st = LOWP_ENOMEM;
+  for (c = 0; c < r->n_classes && st == LOWP_OK; c++)
+    for (k = 0; k < r->classes[c].n_pos; k++) cls_of[r->classes[c].pos[k]] = c;
+  if (st == LOWP_OK) {
+    lowp__reveal_convert(v.ca, in[0], na, &r->conv[0]);
+    if (nb) lowp__reveal_convert(v.cb, in[1], nb, &r->conv[1]);
+  }
+  for (s = 0; s < p->dims.batch * g.R && st == LOWP_OK; s++)
+    for (j = 0; j < g.C && st == LOWP_OK; j++)
+      st = twin_one(&out[s * g.C + j], &v, &r->classes[cls_of[(s % g.R) * g.C + j]].tree, s, j);
+  free(cls_of); free(v.ca); free(v.cb); free(v.bcol); free(v.tmp);
+  return st;
+}

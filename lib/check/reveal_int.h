@@ -1,0 +1,65 @@
+/* lowp__reveal -- what the files of lowp_reveal share (not public) */
+#ifndef LOWP_REVEAL_INT_H
+#define LOWP_REVEAL_INT_H
+
+#include <stddef.h>
+
+#include "check/reveal.h"
+
+/** @brief A probe: +M at x, -M at y (x != y). */
+typedef struct {
+  size_t x, y;
+} lowp__pair_t;
+
+/** @brief The LCA oracle: sizes[i] = leaves under LCA(pairs[i]) (batched
+    calls of the subject). Returns a status; err set on failure. */
+typedef int (*lowp__lca_fn)(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n);
+
+/**
+ * @brief The order of K leaves from the oracle (reveal_order.c): *shape
+ * gets one node per internal node of the kernel's tree, every node with
+ * arithmetic 0 (a placeholder: lowp__reveal_arith assigns the real one);
+ * nodes of more than two children are block FMAs.
+ * @return LOWP_OK; LOWP_EINVAL with err set when the sizes are not those
+ *         of any tree (a nondeterministic subject, or outputs that are not
+ *         counts); the oracle's status.
+ */
+int lowp__reveal_order(lowp_tree_t *shape, size_t K, lowp__lca_fn f, void *ctx, size_t *probes,
+                       size_t *rounds, char *err, size_t errlen);
+
+/** @brief Geometry of a call: slots (rows of A) and output positions. */
+typedef struct {
+  const lowp_subject_t *s;
+  lowp_problem_t p;     /**< the problem; dims.batch set per call */
+  lowp_op_id_t op;
+  size_t K, R, C;       /**< terms, rows and columns of outputs per batch entry */
+  size_t max_elems;
+  size_t calls;
+  char *err;
+  size_t errlen;
+} lowp__geo_t;
+
+/** @brief Input 0's row of slot s (s = batch entry * R + row). */
+double *lowp__slot_a(const lowp__geo_t *g, double *a, size_t s);
+/** @brief Element l of input 1 for slot s, column j (NULL for a sum). */
+double *lowp__slot_b(const lowp__geo_t *g, double *b, size_t s, size_t l, size_t j);
+/** @brief Elements of input 0 / input 1 per batch entry. */
+size_t lowp__per_a(const lowp__geo_t *g);
+size_t lowp__per_b(const lowp__geo_t *g);
+/** @brief Run the subject on batch entries of the problem (g->calls++). */
+int lowp__reveal_call(lowp__geo_t *g, size_t batch, const double *a, const double *b, double *out);
+
+/**
+ * @brief Identify the arithmetic of every class and validate the twins
+ * (reveal_arith.c): candidates on each class's shape, random inputs,
+ * bit-for-bit comparison; fills classes[c].tree, has_tree, validated,
+ * mismatched, candidates, arith, note. shapes[c] is class c's shape.
+ */
+int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
+                       const lowp_reveal_opts_t *o);
+
+/** @brief Input values as the kernel reads them: round each to the found
+    conversion (copies; NULL where none). */
+int lowp__reveal_convert(double *dst, const double *src, size_t n, const lowp_reveal_conv_t *c);
+
+#endif

@@ -1,0 +1,123 @@
+/* reveal_planted -- test plugin (include/lowp_plugin.h): kernels whose order lowp reveal must find, and planted bugs it must expose
+ *
+ *   gemm_lanes         fp16 x fp16 -> fp32: 32 fp32 lanes, lane l an FMA chain
+ *                      over k = l, l + 32, ... (from zero), then lanes l and
+ *                      l + w added for w = 16, 8, 4, 2, 1 (a SIMD dot product)
+ *   gemm_lanes_f16acc  the same lanes accumulating in fp16 (the bug of issue 32)
+ *   gemm_hidden_b16    fp32 x fp32 -> fp32, B rounded to fp16 (rne) before a
+ *                      recursive fp32 FMA chain (a hidden conversion)
+ *   gemm_random_split  fp32: split-K with 2 to 8 slices drawn per call
+ *                      (nondeterministic: no tree may be given)
+ * Build: cc -shared -fPIC -O1 -ffp-contract=off -I include tests/plugins/reveal_planted.c -o planted.so -lm
+ * fp16 by hand (plain C11): decoding the bits, and rounding an exact binary64
+ * value once to fp16 (nearbyint: the default mode, to nearest even).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <lowp_plugin.h>
+#include <math.h>
+#include <time.h>
+
+LOWP_PLUGIN_EXPORT const uint32_t lowp_plugin_abi_version = LOWP_PLUGIN_ABI_VERSION;
+
+static float h2f(uint16_t h) {
+  int e = (h >> 10) & 31, m = h & 1023;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+  return (float)((h >> 15) ? -v : v);
+}
+
+/* v rounded once to fp16 (rne; overflow to infinity) */
+static double to16(double v) {
+  double a = fabs(v), r;
+  int e, q;
+  if (a == 0 || a != a || a == INFINITY) return v;
+  (void)frexp(a, &e); /* a in [2^(e-1), 2^e) */
+  q = e - 11 < -24 ? -24 : e - 11;
+  r = ldexp(nearbyint(ldexp(a, -q)), q);
+  if (r > 65504) r = INFINITY;
+  return v < 0 ? -r : r;
+}
+
+/* the lanes dot of row i of A and column j of B */
+static float lanes(const uint16_t *A, const uint16_t *B, size_t n, size_t k, size_t i, size_t j, int f16acc) {
+  double lane[32];
+  size_t l, t, w;
+  for (l = 0; l < 32; l++) {
+    lane[l] = 0.0;
+    for (t = l; t < k; t += 32) {
+      double a = h2f(A[i * k + t]), b = h2f(B[t * n + j]);
+      lane[l] = f16acc ? to16(lane[l] + a * b) : (double)fmaf((float)a, (float)b, (float)lane[l]);
+    }
+  }
+  for (w = 16; w >= 1; w /= 2)
+    for (l = 0; l < w; l++)
+      lane[l] = f16acc ? to16(lane[l] + lane[l + w]) : (double)((float)lane[l] + (float)lane[l + w]);
+  return (float)lane[0];
+}
+
+static int run_lanes(void *const *out, const void *const *in, const lowp_plugin_dims_t *d, int f16acc) {
+  size_t bt, i, j, m = d->m, n = d->n, k = d->k;
+  for (bt = 0; bt < d->batch; bt++) {
+    const uint16_t *A = (const uint16_t *)in[0] + bt * m * k, *B = (const uint16_t *)in[1] + bt * k * n;
+    float *C = (float *)out[0] + bt * m * n;
+    for (i = 0; i < m; i++)
+      for (j = 0; j < n; j++) C[i * n + j] = lanes(A, B, n, k, i, j, f16acc);
+  }
+  return 0;
+}
+
+static int gemm_lanes(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
+  return run_lanes(out, in, d, 0);
+}
+static int gemm_lanes_f16acc(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
+  return run_lanes(out, in, d, 1);
+}
+
+static int gemm_hidden_b16(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
+  size_t bt, i, j, l, m = d->m, n = d->n, k = d->k;
+  for (bt = 0; bt < d->batch; bt++) {
+    const float *A = (const float *)in[0] + bt * m * k, *B = (const float *)in[1] + bt * k * n;
+    float *C = (float *)out[0] + bt * m * n;
+    for (i = 0; i < m; i++)
+      for (j = 0; j < n; j++) {
+        float s = 0.0f;
+        for (l = 0; l < k; l++) s = fmaf(A[i * k + l], (float)to16(B[l * n + j]), s);
+        C[i * n + j] = s;
+      }
+  }
+  return 0;
+}
+
+static int gemm_random_split(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
+  struct timespec ts;
+  size_t bt, i, j, l, m = d->m, n = d->n, k = d->k, S, w, lo;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  S = 2 + (size_t)(ts.tv_nsec / 1000) % 7; /* drawn per call */
+  w = (k + S - 1) / S;
+  for (bt = 0; bt < d->batch; bt++) {
+    const float *A = (const float *)in[0] + bt * m * k, *B = (const float *)in[1] + bt * k * n;
+    float *C = (float *)out[0] + bt * m * n;
+    for (i = 0; i < m; i++)
+      for (j = 0; j < n; j++) {
+        float y = 0.0f;
+        for (lo = 0; lo < k; lo += w) {
+          float part = 0.0f;
+          for (l = lo; l < k && l < lo + w; l++) part = fmaf(A[i * k + l], B[l * n + j], part);
+          y += part;
+        }
+        C[i * n + j] = y;
+      }
+  }
+  return 0;
+}
+
+static const lowp_plugin_kernel_t table[] = {
+    {"gemm_lanes", "gemm", {"fp16", "fp16"}, "fp32", gemm_lanes},
+    {"gemm_lanes_f16acc", "gemm", {"fp16", "fp16"}, "fp32", gemm_lanes_f16acc},
+    {"gemm_hidden_b16", "gemm", {"fp32", "fp32"}, "fp32", gemm_hidden_b16},
+    {"gemm_random_split", "gemm", {"fp32", "fp32"}, "fp32", gemm_random_split},
+};
+
+LOWP_PLUGIN_EXPORT const lowp_plugin_kernel_t *lowp_plugin_kernels(size_t *count) {
+  *count = sizeof table / sizeof table[0];
+  return table;
+}

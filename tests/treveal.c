@@ -1,0 +1,295 @@
+/* treveal -- lowp_reveal (lib/check/reveal.h): every lowp order revealed node for node, planted kernels, conversions, nondeterminism */
+
+/*
+ * Oracles: the trees built from the orders' definitions (model/tree.h,
+ * tested against the orders in tests/ttree.c), compared node for node with
+ * what the probes reveal from the registry kernels (sum_acc, dot_acc,
+ * gemv_acc, gemm_acc, gemm_tc); hand-written kernels in this file with a
+ * known order (SIMD lanes then a tree, fp16 inputs, fp32 lanes), a hidden
+ * fp16 conversion, a split drawn per call, and an fp16 accumulator.
+ */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/reveal.h"
+#include "check/subject.h"
+#include "status.h"
+#include "testutil.h"
+
+/* ------------------------------------------------ hand-written kernels */
+
+typedef struct {
+  int kind;          /* 0 lanes fp32, 1 lanes fp16 accumulator, 2 hidden fp16 B, 3 random split */
+  unsigned calls;    /* kind 3: the split changes with every call */
+} planted_t;
+
+static double r32(double v) { double y; lowp_round_f64(&y, v, &LOWP_FMT_FP32, NULL, LOWP_RND_NE); return y; }
+
+/* round(s + a b) once to f (the product exact in binary64 for fp16 x fp32) */
+static double fma_to(double s, double a, double b, const lowp_format_t *f) {
+  double z;
+  lowp_accum_add(&z, s, a * b, f, LOWP_RND_NE);
+  return z;
+}
+
+/* 32 lanes, lane l an FMA chain over products l, l + 32, ... from zero;
+   then lanes l and l + w added for w = 16, 8, 4, 2, 1 (a horizontal sum) */
+static double lanes_dot(const double *a, const double *b, size_t sb, size_t k, const lowp_format_t *f) {
+  double lane[32];
+  size_t l, i, w;
+  for (l = 0; l < 32; l++) {
+    lane[l] = 0.0;
+    for (i = l; i < k; i += 32) lane[l] = fma_to(lane[l], a[i], b[i * sb], f);
+  }
+  for (w = 16; w >= 1; w /= 2)
+    for (l = 0; l < w; l++) lowp_accum_add(&lane[l], lane[l], lane[l + w], f, LOWP_RND_NE);
+  return lane[0];
+}
+
+static int planted_run(const lowp_subject_t *s, double *const *out, const double *const *in,
+                       const lowp_problem_t *p, char *err, size_t errlen) {
+  planted_t *pl = s->ctx;
+  const lowp_dims_t *d = &p->dims;
+  size_t bt, i, j, l, k = d->k;
+  double *bh = NULL;
+  (void)err; (void)errlen;
+  pl->calls++;
+  for (bt = 0; bt < d->batch; bt++) {
+    const double *A = in[0] + bt * d->m * k, *B = in[1] + bt * k * d->n;
+    if (pl->kind == 2) { /* B rounded to fp16 before use */
+      bh = malloc(k * d->n * sizeof *bh);
+      for (l = 0; l < k * d->n; l++) lowp_round_f64(&bh[l], B[l], &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
+      B = bh;
+    }
+    for (i = 0; i < d->m; i++)
+      for (j = 0; j < d->n; j++) {
+        double y = 0.0;
+        if (pl->kind == 0) y = lanes_dot(A + i * k, B + j, d->n, k, &LOWP_FMT_FP32);
+        else if (pl->kind == 1) y = lanes_dot(A + i * k, B + j, d->n, k, &LOWP_FMT_FP16);
+        else if (pl->kind == 2) {
+          for (l = 0; l < k; l++) y = fma_to(y, A[i * k + l], B[l * d->n + j], &LOWP_FMT_FP32);
+        } else {
+          size_t S = 2 + pl->calls % 3, w = (k + S - 1) / S, lo;
+          for (lo = 0; lo < k; lo += w) {
+            double part = 0.0;
+            for (l = lo; l < k && l < lo + w; l++) part = fma_to(part, A[i * k + l], B[l * d->n + j], &LOWP_FMT_FP32);
+            y = r32(y + part);
+          }
+        }
+        lowp_round_f64(&out[0][bt * d->m * d->n + i * d->n + j], y, &p->out, NULL, LOWP_RND_NE);
+      }
+    free(bh);
+    bh = NULL;
+  }
+  return LOWP_OK;
+}
+
+static void planted_open(lowp_subject_t *s, planted_t *pl, int kind) {
+  memset(s, 0, sizeof *s);
+  memset(pl, 0, sizeof *pl);
+  pl->kind = kind;
+  snprintf(s->name, sizeof s->name, "planted %d", kind);
+  s->kind = "test";
+  s->run = planted_run;
+  s->ctx = pl;
+}
+
+/* the lanes kernel's tree, from its definition */
+static void lanes_tree(lowp_tree_t *t, size_t k) {
+  lowp_tree_arith_t a = lowp_tree_arith_sum(&LOWP_FMT_FP32, LOWP_RND_NE, 1, NULL, LOWP_RND_NE);
+  size_t lane[32], l, i, w, kids[2];
+  lowp_tree_init(t, k);
+  lowp_tree_arith_add(t, &a);
+  for (l = 0; l < 32; l++) {
+    lane[l] = LOWP_TREE_ZERO;
+    for (i = l; i < k; i += 32) {
+      kids[0] = lane[l];
+      kids[1] = i;
+      lane[l] = lowp_tree_node_add(t, 0, kids, 2);
+    }
+  }
+  for (w = 16; w >= 1; w /= 2)
+    for (l = 0; l < w; l++) {
+      if (lane[l + w] == LOWP_TREE_ZERO) continue;
+      if (lane[l] == LOWP_TREE_ZERO) { lane[l] = lane[l + w]; continue; }
+      kids[0] = lane[l];
+      kids[1] = lane[l + w];
+      lane[l] = lowp_tree_node_add(t, 0, kids, 2);
+    }
+}
+
+/* ------------------------------------------------------------ helpers */
+
+static void problem(lowp_problem_t *p, const char *op, size_t m, size_t n, size_t k,
+                    const lowp_format_t *in, const lowp_format_t *out) {
+  memset(p, 0, sizeof *p);
+  p->op = lowp_op_by_name(op);
+  p->dims.batch = 1;
+  p->dims.m = m;
+  p->dims.n = n;
+  p->dims.k = k;
+  p->in[0] = *in;
+  p->in[1] = *in;
+  p->out = *out;
+}
+
+/* reveal s on p; every class must have a validated tree of want's shape */
+static int quick; /* the sweep: no conversion probes (tested on their own below) */
+
+static int reveal_expect(const char *label, const lowp_subject_t *s, const lowp_problem_t *p,
+                         const lowp_tree_t *want, size_t validate, int show) {
+  lowp_reveal_t r;
+  lowp_reveal_opts_t o;
+  char err[400];
+  size_t c, where;
+  int ok = 1, st;
+  memset(&o, 0, sizeof o);
+  o.seed = lowp_test_seed();
+  o.validate = validate;
+  o.no_conversions = quick;
+  st = lowp_reveal(&r, s, p, &o, err, sizeof err);
+  if (!lowp_test_check(st == LOWP_OK, "%s: reveal failed: %s", label, err)) return 0;
+  ok &= lowp_test_check(r.deterministic, "%s: called nondeterministic", label);
+  for (c = 0; c < r.n_classes; c++) {
+    lowp_reveal_class_t *cl = &r.classes[c];
+    ok &= lowp_test_check(cl->has_tree, "%s class %zu: no tree: %s", label, c, cl->note);
+    if (cl->has_tree && want)
+      ok &= lowp_test_check(lowp_tree_same(&cl->tree, want, 1, &where),
+                            "%s class %zu: revealed shape differs from the definition at node %zu",
+                            label, c, where);
+    if (show)
+      printf("  %s: class %zu (%zu positions): %zu probes, %zu calls (+%zu classify, %zu validate), "
+             "%zu outputs bit-exact; %s\n",
+             label, c, cl->n_pos, cl->probes, cl->calls, r.calls_classify, r.calls_validate,
+             cl->validated, cl->arith);
+  }
+  lowp_reveal_free(&r);
+  return ok;
+}
+
+static void registry_case(const char *kernel, const char *params, const char *op, size_t m,
+                          size_t n, size_t k, const lowp_format_t *in, const lowp_tree_t *want,
+                          size_t validate, int show) {
+  lowp_subject_t s;
+  lowp_problem_t p;
+  char err[300], label[300];
+  problem(&p, op, m, n, k, in, &LOWP_FMT_FP32);
+  snprintf(label, sizeof label, "%s[%s] %s k=%zu", kernel, params, op, k);
+  if (getenv("TREVEAL_TRACE")) fprintf(stderr, "%s\n", label);
+  if (!lowp_test_check(lowp_kernel_subject_open(&s, kernel, params, err, sizeof err) == LOWP_OK,
+                       "%s: %s", label, err))
+    return;
+  if (!strcmp(kernel, "gemm_tc")) lowp_kernel_subject_bind(&s, &p, err, sizeof err);
+  reveal_expect(label, &s, &p, want, validate, show);
+  lowp_subject_close(&s);
+}
+
+static void accum_case(const char *order, const char *kernel, const char *op, size_t n, int show) {
+  lowp_accum_t m;
+  lowp_tree_t t;
+  char err[200], params[200];
+  lowp_accum_parse(&m, order, err, sizeof err);
+  lowp_tree_from_accum(&t, n, &m, strcmp(op, "sum") != 0);
+  snprintf(params, sizeof params, "acc=fp32,order=%s", order);
+  registry_case(kernel, params, op, !strcmp(op, "sum") || !strcmp(op, "gemv") ? 4 : 2,
+                !strcmp(op, "sum") ? n : 1, n, &LOWP_FMT_FP32, &t, show ? 2000 : 64, show);
+  lowp_tree_free(&t);
+}
+
+int main(void) {
+  static const char *const orders[] = {"recursive", "pairwise", "blocked:32", "splitk:4", "blocked:5"};
+  size_t n, i;
+  lowp_subject_t s;
+  planted_t pl;
+  lowp_problem_t p;
+  lowp_tree_t t;
+  lowp_reveal_t r;
+  char err[300];
+  lowp_test_start("treveal");
+
+  /* every order: n = 2..40, then every 23rd n to 512 (tests/long/treveal_all.c:
+     every n <= 512), and n = 4096 */
+  quick = 1;
+  if (getenv("TREVEAL_ONLY")) goto planted; /* a developer's shortcut: the planted kernels only */
+  for (n = 2; n <= 512; n += n < 40 ? 1 : 23)
+    for (i = 0; i < sizeof orders / sizeof *orders; i++) accum_case(orders[i], "sum_acc", "sum", n, 0);
+  quick = 0;
+  for (i = 0; i < sizeof orders / sizeof *orders; i++)
+    if (!getenv("TREVEAL_SKIP4096")) accum_case(orders[i], "gemm_acc", "gemm", 4096, 1);
+  accum_case("pairwise", "sum_acc", "sum", 4096, 1);
+  accum_case("splitk:4", "dot_acc", "dot", 4096, 1);
+  accum_case("pairwise", "gemv_acc", "gemv", 300, 0);
+  /* the FMA chain of gemm_acc with prod= and the tensor-core chain of width 16 */
+  lowp_tree_from_fma_chain(&t, 4096, &LOWP_FMT_FP16, LOWP_RND_NE, &LOWP_FMT_FP32, LOWP_RND_NE);
+  registry_case("gemm_acc", "acc=fp32,prod=fp16", "gemm", 2, 3, 4096, &LOWP_FMT_FP32, &t, 2000, 1);
+  lowp_tree_free(&t);
+  {
+    lowp_tc_model_t m;
+    lowp_tc_model_get(&m, "h100", &LOWP_FMT_FP16, &LOWP_FMT_FP32, err, sizeof err);
+    for (n = 2; n <= 512; n += 37) {
+      lowp_tree_from_tc(&t, n, &m, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+      registry_case("gemm_tc", "model=h100", "gemm", 2, 2, n, &LOWP_FMT_FP16, &t, 64, 0);
+      lowp_tree_free(&t);
+    }
+    lowp_tree_from_tc(&t, 4096, &m, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+    registry_case("gemm_tc", "model=h100", "gemm", 2, 2, 4096, &LOWP_FMT_FP16, &t, 2000, 1);
+    lowp_tree_free(&t);
+  }
+
+planted:
+  /* SIMD lanes + tree, fp16 inputs, fp32 lanes */
+  planted_open(&s, &pl, 0);
+  for (n = 40; n <= 4096; n *= 4) {
+    char label[64];
+    snprintf(label, sizeof label, "lanes k=%zu", n);
+    problem(&p, "gemm", 3, 4, n, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+    lanes_tree(&t, n);
+    reveal_expect(label, &s, &p, &t, 2000, n == 2560 || n == 4096);
+    lowp_tree_free(&t);
+  }
+  problem(&p, "gemm", 3, 4, 4096, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+  lanes_tree(&t, 4096);
+  reveal_expect("lanes k=4096", &s, &p, &t, 2000, 1);
+  lowp_tree_free(&t);
+
+  /* the same kernel accumulating in fp16: its outputs are not counts at k = 4096 */
+  planted_open(&s, &pl, 1);
+  lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "fp16 lanes: %s", err);
+  lowp_test_check(r.precision_seen == 11, "fp16 lanes: %d accumulator bits seen, not 11", r.precision_seen);
+  lowp_test_check(r.n_classes >= 1 && !r.classes[0].has_tree, "fp16 lanes at k=4096: given a tree");
+  lowp_reveal_free(&r);
+  problem(&p, "gemm", 3, 4, 256, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
+  lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "fp16 lanes k=256: %s", err);
+  lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree &&
+                      r.classes[0].tree.arith[0].acc.precision == 11,
+                  "fp16 lanes k=256: no fp16 tree (%s)", r.n_classes ? r.classes[0].note : "");
+  lowp_reveal_free(&r);
+
+  /* a hidden fp16 conversion of B (declared fp32) */
+  planted_open(&s, &pl, 2);
+  problem(&p, "gemm", 3, 4, 300, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
+  lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "hidden fp16: %s", err);
+  lowp_test_check(!r.conv[0].converted && r.conv[1].converted &&
+                      r.conv[1].fmt.precision == 11 && r.conv[1].fmt.emax == 15 &&
+                      r.conv[1].rnd == LOWP_RND_NE,
+                  "hidden fp16: conversions A %d, B %d (%s)", r.conv[0].converted, r.conv[1].converted,
+                  r.conv[1].fmt.name ? r.conv[1].fmt.name : "-");
+  lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree, "hidden fp16: no tree (%s)",
+                  r.n_classes ? r.classes[0].note : "");
+  lowp_reveal_free(&r);
+
+  /* a split drawn per call: nondeterministic, no tree */
+  planted_open(&s, &pl, 3);
+  lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "random split: %s", err);
+  lowp_test_check(!r.deterministic, "random split: called deterministic");
+  for (i = 0; i < r.n_classes; i++) lowp_test_check(!r.classes[i].has_tree, "random split: given a tree");
+  lowp_reveal_free(&r);
+
+  /* not a sum of products */
+  problem(&p, "softmax", 2, 8, 1, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
+  lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_EUNSUPPORTED, "softmax accepted");
+  return lowp_test_end();
+}
