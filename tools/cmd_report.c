@@ -24,7 +24,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "env.h"
 #include "output.h"
+#include "report_diff.h"
 #include "par.h"
 #include "catalog.h"
 
@@ -459,6 +461,83 @@ static void html_claims_summary(FILE *f, const char *dir) {
   cJSON_Delete(root);
 }
 
+/* flattened "key.sub: value" rows of the environment manifest */
+static void env_rows(FILE *f, const cJSON *o, const char *path) {
+  const cJSON *c;
+  char sub[300];
+  cJSON_ArrayForEach(c, o) {
+    snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", c->string);
+    if (cJSON_IsObject(c)) { env_rows(f, c, sub); continue; }
+    fputs("<tr><td class=\"t\">", f);
+    esc(f, sub);
+    fputs("</td><td class=\"t\">", f);
+    if (cJSON_IsArray(c)) {
+      const cJSON *x;
+      int n = 0;
+      cJSON_ArrayForEach(x, c) { fputs(n++ ? " " : "", f); cell(f, x); }
+    } else cell(f, c);
+    fputs("</td></tr>\n", f);
+  }
+}
+
+/* The environment the experiments ran in (tools/env.h; the first experiment's manifest, and every revision
+   the experiments name: a reference report is one revision), and the rows that depend on it: those differ
+   on another machine and are outside "same seed, same bytes" (lowp report --diff expects them to differ). */
+static void html_environment(FILE *f, const char *dir) {
+  size_t k, n = lowp_experiment_count(), nrev = 0, i;
+  char revs[32][128];
+  int shown = 0, dirty = 0;
+  fputs("<section id=\"environment\">\n<h2>Environment</h2>\n", f);
+  for (k = 0; k < n; k++) {
+    const lowp_experiment_t *e = lowp_experiment_at(k);
+    cJSON *root = NULL;
+    const cJSON *env, *rev;
+    (void)load_results(dir, e->name, &root);
+    env = cJSON_GetObjectItem(root, "environment");
+    rev = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "header"), "git_revision");
+    if (cJSON_IsString(rev)) {
+      for (i = 0; i < nrev && strcmp(revs[i], rev->valuestring); i++) {}
+      if (i == nrev && nrev < 32) snprintf(revs[nrev++], sizeof revs[0], "%s", rev->valuestring);
+      dirty |= strstr(rev->valuestring, "dirty") != NULL;
+    }
+    if (!shown && cJSON_IsObject(env)) {
+      fputs("<p>What the experiments ran on (each results.json holds this manifest as \"environment\"; "
+            "the date is the run's UTC day):</p>\n<table class=\"env\">\n<tr><th>item</th><th>value</th></tr>\n", f);
+      env_rows(f, env, "");
+      fputs("</table>\n", f);
+      shown = 1;
+    }
+    cJSON_Delete(root);
+  }
+  if (!shown) fputs("<p class=\"mid\">The results carry no environment manifest (made by an older lowp).</p>\n", f);
+  fprintf(f, "<p class=\"%s\">Revisions: ", nrev == 1 && !dirty ? "ok" : "bad");
+  for (i = 0; i < nrev; i++) { fputs(i ? ", " : "", f); esc(f, revs[i]); }
+  fputs(nrev == 1 ? (dirty ? " (one revision, with uncommitted changes)" : " (one revision for the whole report)")
+                  : " (more than one: this report mixes runs of different code)", f);
+  fputs(".</p>\n<p>Rows that depend on the CPU or a library's build, outside the &quot;same seed, same bytes&quot; "
+        "guarantee (another machine gives other numbers there; <code>lowp report --diff OTHER</code> expects "
+        "them to differ):</p>\n<ul>\n", f);
+  for (k = 0; k < n; k++) {
+    const lowp_experiment_t *e = lowp_experiment_at(k);
+    cJSON *dep = lowp_env_dependent(e->name);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, dep) {
+      const cJSON *m = cJSON_GetObjectItem(x, "match"), *fl = cJSON_GetObjectItem(x, "file"),
+                  *why = cJSON_GetObjectItem(x, "why");
+      fprintf(f, "<li><a href=\"#%s\">", e->name);
+      esc(f, e->name);
+      fputs("</a>: ", f);
+      if (cJSON_IsString(m)) { fputs("rows and sentences that mention &quot;", f); esc(f, m->valuestring); fputs("&quot;", f); }
+      if (cJSON_IsString(fl)) { fputs("the file ", f); esc(f, fl->valuestring); }
+      fputs(": ", f);
+      if (cJSON_IsString(why)) esc(f, why->valuestring);
+      fputs("</li>\n", f);
+    }
+    cJSON_Delete(dep);
+  }
+  fputs("</ul>\n</section>\n", f);
+}
+
 /* ------------------------------------------------------------ MPI ranks */
 
 /*
@@ -600,7 +679,7 @@ static int report_ranks(int *rcs, size_t n, int quick, char **qargv, const char 
 /* ----------------------------------------------------------------- main */
 
 int lowp_cmd_report(int argc, char **argv) {
-  const char *out = "reports/latest";
+  const char *out = "reports/latest", *other = NULL;
   char *qargv[1] = {"--quick"};
   int quick = 0, i, worst = 0, *rcs;
   size_t k, n = lowp_experiment_count();
@@ -614,11 +693,27 @@ int lowp_cmd_report(int argc, char **argv) {
       out = argv[++i];
     }
     else if (!strncmp(argv[i], "--out=", 6)) out = argv[i] + 6;
+    else if (!strcmp(argv[i], "--diff")) other = lowp_cli_need_arg("report", argc, argv, &i);
+    else if (!strncmp(argv[i], "--diff=", 7)) other = argv[i] + 7;
     else if (!strcmp(argv[i], "--help")) {
       if (lowp_par_rank() == 0) /* once in an MPI job */
-        printf("usage: lowp report [--out DIR] [--quick]\n  runs every experiment into DIR/<name>/ and writes DIR/index.html\n");
+        printf("usage: lowp report [--out DIR] [--quick]\n"
+               "       lowp report --diff OTHER [--out DIR]\n"
+               "  runs every experiment into DIR/<name>/ and writes DIR/index.html (DIR: reports/latest);\n"
+               "  --diff compares the report in DIR with the one in OTHER, experiment by experiment: each\n"
+               "  difference is expected (a row that depends on the CPU or a library build: results.json\n"
+               "  \"environment_dependent\") or UNEXPECTED; exit 0 none unexpected, 1 some, 2 bad input\n");
       return LOWP_EXIT_OK;
-    } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick", argv[i]);
+    } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick, --diff OTHER", argv[i]);
+  }
+  if (other) {
+    char err[9000];
+    int rc;
+    if (quick) lowp_cli_die("report", "--diff compares two existing reports: it takes no --quick");
+    if (!*other) lowp_cli_die("report", "--diff needs a report folder");
+    rc = lowp_par_rank() == 0 ? lowp_report_diff(out, other, stdout, err, sizeof err) : 0;
+    if (rc == 2) lowp_cli_die("report", "%s", err);
+    return rc;
   }
   if (lowp_par_size() > (int)n)
     lowp_cli_die("report", "%d MPI ranks for %zu experiments: the ranks share whole "
@@ -693,8 +788,11 @@ int lowp_cmd_report(int argc, char **argv) {
     fputs("</li>\n", f);
     cJSON_Delete(root);
   }
+  fputs("<li><a href=\"#environment\">Environment</a>: the machine, libraries and revision of this run, and the "
+        "rows that depend on them</li>\n", f);
   fputs("<li><a href=\"#exercises\">The six exercises of document 004</a> and <a href=\"#claims-ledger\">the "
         "documents' claims, by verdict</a>: summaries of the sections below</li>\n</ul>\n", f);
+  html_environment(f, od.tmp);
   html_exercises(f, od.tmp);
   html_claims_summary(f, od.tmp);
   for (k = 0; k < n; k++) html_experiment(f, od.tmp, lowp_experiment_at(k), rcs[k]);
