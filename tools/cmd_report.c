@@ -269,11 +269,29 @@ static const exercise_t exercises[] = {
      {"fp8-quantization", "fp8-scaling", NULL}, NULL},
 };
 
-/* The first sentence of text (up to ". " or the end), escaped. */
+/* Does the word before text[i] (a '.') abbreviate, so that ". " there ends no sentence? */
+static int abbreviation(const char *text, size_t i) {
+  static const char *const abbr[] = {"al", "e.g", "i.e", "cf", "vs", "Fig", "Eq", "Sec", "Thm", "Ch", "ed", "no",
+                                     "vol", "approx", "etc", NULL};
+  size_t k, b = i;
+  while (b > 0 && text[b - 1] != ' ' && text[b - 1] != '(') b--;
+  for (k = 0; abbr[k]; k++)
+    if (i - b == strlen(abbr[k]) && !strncmp(text + b, abbr[k], i - b)) return 1;
+  return 0;
+}
+
+/* The first sentence of text (up to ". " outside parentheses and brackets, not after an abbreviation such as
+   "et al.", or the end), escaped: never cut inside "(Markidis et al. ...)". */
 static void first_sentence(FILE *f, const char *text) {
-  const char *end = strstr(text, ". ");
-  size_t n = end ? (size_t)(end - text) + 1 : strlen(text);
-  char *buf = malloc(n + 1);
+  size_t i, n = strlen(text);
+  int depth = 0;
+  char *buf;
+  for (i = 0; text[i]; i++) {
+    if (text[i] == '(' || text[i] == '[') depth++;
+    else if ((text[i] == ')' || text[i] == ']') && depth > 0) depth--;
+    else if (text[i] == '.' && text[i + 1] == ' ' && depth == 0 && !abbreviation(text, i)) { n = i + 1; break; }
+  }
+  buf = malloc(n + 1);
   if (!buf) return;
   memcpy(buf, text, n);
   buf[n] = '\0';
@@ -354,7 +372,15 @@ static int table_key_numbers(FILE *f, const char *name, const cJSON *res) {
       const cJSON *cols = cJSON_GetObjectItem(t, "columns");
       cJSON_ArrayForEach(row, cJSON_GetObjectItem(t, "rows")) {
         const cJSON *lab = column(cols, row, x->label_col), *fv = column(cols, row, x->filter_col);
+        int have = 1;
         if (!cJSON_IsString(lab) || !cJSON_IsString(fv) || strcmp(fv->valuestring, x->filter_val)) continue;
+        /* only a table that has every column, and a row with a value in each: never an empty slot (another
+           table with the same label and filter columns, e.g. amp-speedup's memory-bound GEMMs, is not it) */
+        for (c = 0; c < 3 && x->cols[c]; c++) {
+          const cJSON *v = column(cols, row, x->cols[c]);
+          if (!v || cJSON_IsNull(v) || (cJSON_IsString(v) && !v->valuestring[0])) have = 0;
+        }
+        if (!have) continue;
         fputs(n++ ? "; " : "", f);
         esc(f, lab->valuestring);
         fprintf(f, " (%s %s):", x->filter_col, x->filter_val);
