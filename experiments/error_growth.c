@@ -72,6 +72,7 @@
 
 #include "check/same.h"
 #include "exp_check.h"
+#include "extrapolation.h"
 #include "io/plot.h"
 #include "measure/measure.h"
 #include "model/accum.h"
@@ -1074,6 +1075,12 @@ static void record_bounds(found_t *F, const char *what, const series_list_t *L, 
   "second-order constant is lowp's, not a theorem; used while n u <= 0.1): dash-dotted, and kept out of the "   \
   "checked counts."
 
+/* what the tensor-core curves rest on (extrapolation.h) */
+#define TC_NOTE                                                                                            \
+  "Tensor-core (TC) curves are lowp's models, which reproduce captured hardware vectors of one instruction "  \
+  "(k = 4 .. 32 products per GPU and format; H100 fp8 only with C = 0): every TC point beyond one "          \
+  "instruction's k is model extrapolation (results.json key numbers name the captured k)."
+
 /* two curves coincide when every size gave the same mean (the same
    numbers: e.g. fp8 b200 products are exact and its fp32 blocks round like
    fp32 blocked accumulation) */
@@ -1242,7 +1249,7 @@ static int run_dots(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size_
   snprintf(cap, sizeof cap, "Dot products: mean backward error over the trials (%s; column trials of %s) "
            "against n per accumulation model, each with the bound of its own method from the pipeline "
            "(tensor-core model, gamma of the order; dashed, in its colour; probabilistic bound dotted); a bound "
-           ">= 1 is vacuous and not drawn. " BOUNDS_NOTE " " SAME_NOTE " Zero errors are not drawn (log axis).",
+           ">= 1 is vacuous and not drawn. " BOUNDS_NOTE " " TC_NOTE " " SAME_NOTE " Zero errors are not drawn (log axis).",
            trials_text(tt, sizeof tt, P->tn, P->nv, P->ns, "n"), csv);
   lowp_result_plot(F->plots, base, cap);
   for (i = 0; i < P->dots.n; i++) {
@@ -1295,7 +1302,7 @@ static int run_gemms(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size
   snprintf(base, sizeof base, "gemm_%s_%s.png", f->name, P->dnames[di]);
   snprintf(cap, sizeof cap, "GEMMs: worst element's backward error against k, mean over the trials (%s; column "
            "trials of %s), per model, each with the bound of its own method (dashed; probabilistic dotted); a "
-           "bound >= 1 is vacuous and not drawn. " BOUNDS_NOTE " " SAME_NOTE, trials_text(tt, sizeof tt, P->tk, P->kv, P->nk, "k"), csv);
+           "bound >= 1 is vacuous and not drawn. " BOUNDS_NOTE " " TC_NOTE " " SAME_NOTE, trials_text(tt, sizeof tt, P->tk, P->kv, P->nk, "k"), csv);
   lowp_result_plot(F->plots, base, cap);
   for (i = 0; i < P->dots.n; i++) {
     cJSON *row;
@@ -1334,11 +1341,13 @@ static void claim_slope(verdict_t *vd, const char *what, const growth_t *gr, dou
 }
 
 static void answer(lowp_run_t *r, const found_t *F) {
-  char line[4096], a[512], b[512], c[512];
+  char line[4096], a[512], b[512], c[512], ext[512];
+  if (!lowp_exp_tc_extrapolated(ext, sizeof ext, "h100", &LOWP_FMT_E4M3, F->fp8_k, NULL, NULL))
+    snprintf(ext, sizeof ext, "inside the captured range of the h100 model");
   snprintf(line, sizeof line,
            "Growth (weighted least-squares slope of log mean error on log n, 95%% t-interval from the residuals): "
            "fp32 recursive sums %s on [0,1] and %s on [-1,1]; the truncating h100 model (fp16 data on [0,1]) %s; "
-           "fp8 on h100 at k=%zu: backward error %.3g without promotion, %.3g with promotion every 128. "
+           "fp8 on h100 at k=%zu: backward error %.3g without promotion, %.3g with promotion every 128 (%s). "
            "Saturation (mean error >= 1/2, not fitted) in %zu curves (%s); overflow (inf) in %zu; a change of "
            "slope (fitted on each side) in %zu; drawn deterministic bounds below the max error of their own "
            "curve: %zu of %zu points (%zu more points, where a trial overflowed, are outside every bound's "
@@ -1347,7 +1356,7 @@ static void answer(lowp_run_t *r, const found_t *F) {
            "Kahan's bound is heuristic (lowp's 4ku^2 second-order constant): drawn, labelled so and not counted "
            "(%zu of its %zu points exceeded).",
            growth_text(a, sizeof a, &F->rec01, "n"), growth_text(b, sizeof b, &F->rec11, "n"),
-           growth_text(c, sizeof c, &F->tc01, "n"), F->fp8_k, F->fp8_nop, F->fp8_p, F->nsat,
+           growth_text(c, sizeof c, &F->tc01, "n"), F->fp8_k, F->fp8_nop, F->fp8_p, ext, F->nsat,
            F->satnames[0] ? F->satnames : "none", F->novfc, F->nbrk, F->nbound_bad, F->nbound, F->novf,
            F->nprob_exc, F->nprob_trials, F->nprob, F->npcut, F->npcut_pts, F->pcutnames[0] ? F->pcutnames : "none",
            F->nheur_bad, F->nheur);
@@ -1369,7 +1378,7 @@ static int judge(lowp_run_t *r, const plan_t *P, const found_t *F, cJSON *verdic
   claim_slope(&vd[nvd++], "truncating tensor cores (h100 model, fp16 data on [0,1]) drift linearly: the slope's "
               "95% interval inside [0.75, 1.25]", &F->tc01, 0.75, 1.25);
   snprintf(vd[nvd].what, sizeof vd[nvd].what, "fp8 e4m3 dots on h100 at k=4096, data [0,1]: promotion every 128 "
-           "cuts the error > 10x");
+           "cuts the error > 10x (on the model: model extrapolation beyond the captured k = 32, C = 0)");
   vd[nvd].v = F->fp8_p > 0 ? F->fp8_nop / F->fp8_p : (F->fp8_nop > 0 ? INFINITY : NAN);
   vd[nvd].ok = vd[nvd].v > 10 ? 1 : -1; nvd++;
   snprintf(vd[nvd].what, sizeof vd[nvd].what, "every drawn deterministic bound (< 1) is >= the max error over the "
@@ -1404,9 +1413,17 @@ static int judge(lowp_run_t *r, const plan_t *P, const found_t *F, cJSON *verdic
   }
   if (F->nbound_bad) fprintf(r->summary, "\nFirst bound violated: %s.\n", F->bound_bad);
   if (F->nprob_bad) fprintf(r->summary, "\nFirst probabilistic bound exceeded (max over the trials): %s.\n", F->prob_bad);
-  cJSON_AddNumberToObject(keynums, "fp8_h100_k", (double)F->fp8_k);
-  cJSON_AddNumberToObject(keynums, "fp8_h100_no_promotion_backward_error", isnan(F->fp8_nop) ? -1 : F->fp8_nop);
-  cJSON_AddNumberToObject(keynums, "fp8_h100_promote128_backward_error", isnan(F->fp8_p) ? -1 : F->fp8_p);
+  {
+    char ext[512], l1[700], l2[700];
+    size_t K = 0;
+    int ex = lowp_exp_tc_extrapolated(ext, sizeof ext, "h100", &LOWP_FMT_E4M3, F->fp8_k, &K, NULL);
+    cJSON_AddNumberToObject(keynums, "fp8_h100_k", (double)F->fp8_k);
+    snprintf(l1, sizeof l1, "fp8 h100 no promotion backward error%s%s%s", ex ? " (" : "", ex ? ext : "", ex ? ")" : "");
+    snprintf(l2, sizeof l2, "fp8 h100 promote128 backward error%s", ex ? " (model extrapolation, as above)" : "");
+    lowp_result_key(r->results, "fp8_h100_no_promotion_backward_error", l1, isnan(F->fp8_nop) ? -1 : F->fp8_nop);
+    lowp_result_key(r->results, "fp8_h100_promote128_backward_error", l2, isnan(F->fp8_p) ? -1 : F->fp8_p);
+    cJSON_AddNumberToObject(keynums, "fp8_h100_captured_k", (double)K);
+  }
   cJSON_AddNumberToObject(keynums, "bound_points_checked", (double)F->nbound);
   cJSON_AddNumberToObject(keynums, "bound_points_violated", (double)F->nbound_bad);
   cJSON_AddNumberToObject(keynums, "prob_bound_trial_sums_checked", (double)F->nprob_trials);

@@ -2,6 +2,7 @@
 
 #include "fp8q.h"
 #include "results.h"
+#include "extrapolation.h"
 
 #include "status.h"
 
@@ -560,7 +561,7 @@ static int vit_kmax(const net_t *t) {
 }
 
 static void answer(lowp_run_t *r, net_t *const *nets, const fq_settings_t *s) {
-  char ans[6144], d[2][6][256];
+  char ans[6144], d[2][6][256], tc_ext[512];
   size_t len = 0;
   int i, j;
   static const int ks[6] = {C_BF16, C_FP16, C_E4, C_E5, C_E4 + 1, C_E4 + 3};
@@ -597,8 +598,11 @@ static void answer(lowp_run_t *r, net_t *const *nets, const fq_settings_t *s) {
         nets[1]->out[C_E4].kl_mean, nets[0]->out[C_E4].kl_mean,
         nets[1]->out[C_E5].kl_mean / (nets[0]->out[C_E5].kl_mean > 0 ? nets[0]->out[C_E5].kl_mean : 1), rk, pk, rc, pc);
   }
+  if (!lowp_exp_tc_extrapolated(tc_ext, sizeof tc_ext, s->tcmodel, &LOWP_FMT_E4M3, (size_t)nets[0]->m.cnn.K[2], NULL,
+                                NULL))
+    snprintf(tc_ext, sizeof tc_ext, "inside the captured range of the model");
   len += (size_t)snprintf(ans + len, sizeof ans - len,
-      "On the %s tensor-core model (first %ld images) e4m3 per channel without promotion: CNN KL %.2g, ViT %.2g; "
+      "On the %s tensor-core model (first %ld images; %s) e4m3 per channel without promotion: CNN KL %.2g, ViT %.2g; "
       "promoted every %ld products: CNN %.2g, ViT %.2g (fp32 accumulation, all images: %.2g, %.2g). "
       "What these models cannot tell about large pre-trained language models: their dot products are at most %d "
       "terms long (thousands in an LLM, where a short accumulator loses more), and systematic outlier features "
@@ -608,7 +612,7 @@ static void answer(lowp_run_t *r, net_t *const *nets, const fq_settings_t *s) {
       "would there. What they do tell: how formats, scalings and accumulation rank under equal conditions on real "
       "trained weights, which operations (attention, layer-norm outputs, residual branches) are the sensitive "
       "ones, and how large a difference must be to be measurable on 10,000 images.",
-      s->tcmodel, s->tc_test, nets[0]->out[C_TC + 2].kl_mean, nets[1]->out[C_TC + 2].kl_mean, s->promote,
+      s->tcmodel, s->tc_test, tc_ext, nets[0]->out[C_TC + 2].kl_mean, nets[1]->out[C_TC + 2].kl_mean, s->promote,
       nets[0]->out[C_TC + 3].kl_mean, nets[1]->out[C_TC + 3].kl_mean, nets[0]->out[C_E4 + 1].kl_mean,
       nets[1]->out[C_E4 + 1].kl_mean, nets[0]->m.cnn.K[2], fq_nparams(&nets[1]->m));
   cJSON_AddStringToObject(r->results, "answer", ans);
@@ -828,7 +832,7 @@ static void config_axis(char *e, size_t len, net_t *const *nets, int bars) {
   n += (size_t)snprintf(e + n, len - n, ")\nset key top left\nset arrow from %g, graph 0 to %g, graph 1 nohead dt 3 "
                         "lc rgb '#999999'\n", C_TC - 0.5, C_TC - 0.5);
   if (!bars) {
-    snprintf(e + n, len - n, "set label 1 'tensor-core model (fewer images)' at %g, graph 0.95 left font ',9'\n",
+    snprintf(e + n, len - n, "set label 1 'tensor-core model (fewer images; model extrapolation)' at %g, graph 0.95 left font ',9'\n",
              C_TC - 0.3);
     return;
   }

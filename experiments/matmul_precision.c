@@ -86,6 +86,7 @@
 #include "model/accum.h"
 #include "rng/rng.h"
 #include "exp_check.h"
+#include "extrapolation.h"
 #include "status.h"
 
 #include <float.h>
@@ -1281,6 +1282,20 @@ static void answer_tc(mp_t *S, const growth_t *G, char *ans, size_t alen) {
         "n = %ld (%d products, formats x seeds): its error is the rounding of the inputs; against its own inputs its "
         "componentwise backward error is in [%.3g, %.3g] u of fp32, within the model's bound. ",
         S->c.model, S->c.tcmax, lo, hi, S->c.sizes[tcpos], cnt, blo, bhi);
+  /* what of it rests on captured hardware data (experiments/extrapolation.h) */
+  if (S->c.model) {
+    int i2;
+    for (i2 = 0; i2 < S->nk; i2++) {
+      char ext[512];
+      size_t K = 0;
+      if (S->ks[i2].kind != K_TC ||
+          !lowp_exp_tc_extrapolated(ext, sizeof ext, S->c.model, &S->c.fs[S->ks[i2].fi],
+                                    (size_t)(S->c.tcmax < S->nmax ? S->c.tcmax : S->nmax), &K, NULL))
+        continue;
+      cat(ans, alen, "The %s rows with n > %zu (up to n = %ld) are %s. ", S->ks[i2].name, K,
+          S->c.tcmax < S->nmax ? S->c.tcmax : S->nmax, ext);
+    }
+  }
 }
 
 /* the answer: growth, equal precision, the tensor-core model, the checks */

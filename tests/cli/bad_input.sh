@@ -445,6 +445,9 @@ dot --n 8 --dist loguniform:1e-3
 dot --n 8 --dist loguniform:1e3:1e-3
 # --- probe (no GPU needed: every line fails before any device is used)
 probe --bogus
+probe --device model:h100 --capture cap_k0 --k 0
+probe --device model:h100 --capture cap_k --k 1025
+probe --device model:h100 --capture cap_k --k x
 probe --device nosuch
 probe --device model:zzz
 probe --device model:
