@@ -300,15 +300,15 @@ static void first_sentence(FILE *f, const char *text) {
 }
 
 /* Key numbers read from an experiment's tables, for experiments whose results.json has no key_numbers:
-   in the table whose columns include label_col, filter_col and cols, each row whose filter_col is
+   in the table whose title starts with title and whose columns include label_col, filter_col and cols, each row whose filter_col is
    filter_val gives "label (filter): col value, ...". Matched by column name, so a renamed column
    falls back to the answer's first sentence alone. */
 typedef struct {
-  const char *exp, *label_col, *filter_col, *filter_val, *cols[3];
+  const char *exp, *title, *label_col, *filter_col, *filter_val, *cols[3]; /* title: the table's title starts so */
 } table_key_t;
 
 static const table_key_t table_keys[] = {
-    {"amp-speedup", "device", "precision", "fp16",
+    {"amp-speedup", "Autocast policy", "device", "precision", "fp16",
      {"speedup over FP32", "time saved: from compute", "time saved: from memory traffic"}},
 };
 
@@ -369,7 +369,8 @@ static int table_key_numbers(FILE *f, const char *name, const cJSON *res) {
     const table_key_t *x = &table_keys[q];
     if (strcmp(x->exp, name)) continue;
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(res, "tables")) {
-      const cJSON *cols = cJSON_GetObjectItem(t, "columns");
+      const cJSON *cols = cJSON_GetObjectItem(t, "columns"), *title = cJSON_GetObjectItem(t, "title");
+      if (!cJSON_IsString(title) || strncmp(title->valuestring, x->title, strlen(x->title))) continue;
       cJSON_ArrayForEach(row, cJSON_GetObjectItem(t, "rows")) {
         const cJSON *lab = column(cols, row, x->label_col), *fv = column(cols, row, x->filter_col);
         int have = 1;
@@ -383,7 +384,7 @@ static int table_key_numbers(FILE *f, const char *name, const cJSON *res) {
         if (!have) continue;
         fputs(n++ ? "; " : "", f);
         esc(f, lab->valuestring);
-        fprintf(f, " (%s %s):", x->filter_col, x->filter_val);
+        fprintf(f, " (%s %s, %s):", x->filter_col, x->filter_val, x->title);
         for (c = 0; c < 3 && x->cols[c]; c++) {
           const cJSON *v = column(cols, row, x->cols[c]);
           fputs(c ? ", " : " ", f);
