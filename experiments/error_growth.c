@@ -474,6 +474,7 @@ typedef struct {
   char extra[512 + (MAXSER + 2) * 400];
   size_t len;
   int nlab;
+  double x0; /* where the notes start (screen fraction): right of the plot, under the key */
 } notes_t;
 
 /* a note in the right margin under the key, in the curve's colour, with a
@@ -481,9 +482,9 @@ typedef struct {
 static void note(notes_t *n, const char *color, size_t x, double y, const char *text) {
   if (n->nlab >= 14) return;
   n->len += (size_t)snprintf(n->extra + n->len, sizeof n->extra - n->len,
-                             "\nset label %d \"%s\" at screen 0.71, screen %.3f left font ',9' tc rgb '%s' "
+                             "\nset label %d \"%s\" at screen %.3f, screen %.3f left font ',9' tc rgb '%s' "
                              "noenhanced\nset label %d '' at %zu, first %.6g point pt 6 ps 2.5 lc rgb '%s'",
-                             n->nlab + 1, text, 0.42 - 0.075 * n->nlab / 2, color, n->nlab + 2, x, y, color);
+                             n->nlab + 1, text, n->x0, 0.42 - 0.075 * n->nlab / 2, color, n->nlab + 2, x, y, color);
   n->nlab += 2;
 }
 
@@ -570,10 +571,21 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
   p.ylabel = ylabel;
   p.logx = p.logy = 1;
   n.nlab = 0;
-  n.len = (size_t)snprintf(n.extra, 512,
-           "set key outside right top Left reverse font ',9'\nset logscale x 2\nset format x '2^{%%L}'\n"
-           "set format y '10^{%%L}'\nset mxtics 1\nset yrange [*:2]\nset xrange [%zu:%zu]\n"
-           "set rmargin at screen 0.69", xv[0], xv[nx - 1]);
+  {
+    /* the key stays in the right margin, wide enough for its longest entry (font 9 on the 1000-pixel canvas:
+       gnuplot reserves about 7 pixels a character, 110 for the sample and the box); tools/plot_check.py checks
+       that it covers no data */
+    size_t q, lmax = 0;
+    double rm;
+    for (q = 0; q < c; q++) lmax = strlen(s[q].title) > lmax ? strlen(s[q].title) : lmax;
+    rm = 1 - (7.2 * (double)lmax + 110) / 1000;
+    rm = rm < 0.55 ? 0.55 : rm > 0.72 ? 0.72 : rm;
+    n.x0 = rm + 0.02;
+    n.len = (size_t)snprintf(n.extra, 512,
+             "set key outside right top Left reverse font ',9'\nset logscale x 2\nset format x '2^{%%L}'\n"
+             "set format y '10^{%%L}'\nset mxtics 1\nset yrange [*:2]\nset xrange [%zu:%zu]\n"
+             "set rmargin at screen %.3f", xv[0], xv[nx - 1], rm);
+  }
   stop_notes(&n, L, g, xv, nx, xlabel[0] == 'k' ? "k" : "n");
   /* points that are missing because the error is exactly 0 (a log axis cannot show it) */
   {
@@ -582,8 +594,8 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
       for (k = 0; g->used[i] && k < nx; k++) zeros += g->mean[i][k] == 0;
     if (zeros)
       n.len += (size_t)snprintf(n.extra + n.len, sizeof n.extra - n.len, "\nset label %d \"%d points not drawn: their error is\\n"
-                                "exactly 0 (no place on a log axis)\" at screen 0.71, screen %.3f left font ',9' "
-                                "noenhanced", n.nlab + 1, zeros, 0.42 - 0.075 * n.nlab / 2);
+                                "exactly 0 (no place on a log axis)\" at screen %.3f, screen %.3f left font ',9' "
+                                "noenhanced", n.nlab + 1, zeros, n.x0, 0.42 - 0.075 * n.nlab / 2);
   }
   p.extra = n.extra;
   return lowp_plot(r->outdir, base, &p, s, c);
