@@ -823,7 +823,11 @@ static int render_plots(lowp_run_t *r, amp_t *A) {
     lowp_result_plot(A->plots, "speedup.png", "Predicted speedup of TF32, FP16 and BF16 over FP32 per device: a "
                      "prediction (roofline of every kernel of the layer, forward and backward, at 100% of the datasheet "
                      "peaks), with triangles at the lowest and highest speedup when the GEMMs reach 66-87% of their "
-                     "peak, the range of published cuBLAS measurements (speedup.csv, kernels.csv).");
+                     "peak, the range of published cuBLAS measurements (speedup.csv, kernels.csv). The bar is not an "
+                     "upper bound: a speedup is a ratio, and with the fp32 GEMMs at 87% and the tensor-core ones at 66% "
+                     "of peak it is lower, the other way round higher (the upper triangle can sit above the bar). The "
+                     "bars are pure 16-bit storage (every tensor 16-bit, the layer's kernels only); the autocast "
+                     "policy's speedups, lower, are in the table \"Autocast policy, op by op\".");
     {
       /* the step's composition: total (memory-bound kernels on top) behind the GEMMs' part */
       lowp_series_t sb[2] = {{"speedup.csv", 1, 8, "memory-bound kernels (softmax, layer norm, GELU, dropout, adds)",

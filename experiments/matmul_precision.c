@@ -1534,7 +1534,9 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
       st = lowp_plot(r->outdir, bases[pass], &p, sr, (size_t)ns);
     }
     lowp_result_plot(S->plots, "growth.png", "Largest elementwise error of every entry against the exact product of the "
-                     "fp32 data, mean over seeds (errors.csv has each seed, growth.csv the range); solid: every product and sum "
+                     "fp32 data, mean over the seeds of each size (column seeds of growth.csv: sizes above big have "
+                     "bigseeds, 1 by default, so no mean there; errors.csv has each seed, growth.csv the range); solid: "
+                     "every product and sum "
                      "in the format (cpu-F); dashed: inputs rounded to the format, exact products, fp32 accumulation "
                      "(F-in/fp32-acc); dotted with stars: OpenBLAS cblas_sgemm on the fp32 data. A curve within 1% of "
                      "an earlier one at every size (found in the data) is drawn with open circles and \"(= X)\" in "
@@ -1542,7 +1544,10 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
     lowp_result_plot(S->plots, "backward.png", "Componentwise backward error against the kernel's own (rounded) inputs, "
                      "in units of its accumulator's u, with the worst-case gamma_n / u and the probabilistic lambda "
                      "sqrt(n) (Higham & Mary 2019, P = 0.99 per entry); one F-in/fp32-acc curve shown (its backward "
-                     "error is fp32's accumulation, the same for every input format).");
+                     "error is fp32's accumulation, the same for every input format). The curves are the largest "
+                     "entry's error: gamma_n bounds every entry, so it bounds the maximum too; the probabilistic "
+                     "bound holds per entry with P >= 0.99, so the maximum of n^2 entries may exceed it (a union "
+                     "bound over the n^2 entries would widen lambda to sqrt(2 ln(200 n^3)) / (1 - u)).");
     if (S->c.model)
       lowp_result_plot(S->plots, "growth_tc.png", "The tensor-core model on whole products (every entry, mean over "
                        "the seeds) beside F-in/fp32-acc on the same inputs: the model's error is the rounding of its "
