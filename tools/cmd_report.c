@@ -66,22 +66,6 @@ static void esc(FILE *f, const char *s) {
   }
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  long n;
-  char *buf;
-  if (!f) return NULL;
-  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    fclose(f);
-    return NULL;
-  }
-  buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-  if (buf) buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
-
 /* Numbers right-aligned, text left-aligned (class "t"). */
 static const char *cell_class(const cJSON *c) { return cJSON_IsNumber(c) ? "" : " class=\"t\""; }
 
@@ -189,7 +173,7 @@ static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e
   char *text;
   cJSON *root, *res = NULL, *p;
   snprintf(path, sizeof path, "%s/%s/results.json", dir, e->name);
-  text = slurp(path);
+  text = lowp_report_slurp(path);
   root = text ? cJSON_Parse(text) : NULL;
   free(text);
   fprintf(f, "<section id=\"%s\">\n<h2>", e->name);
@@ -237,7 +221,7 @@ static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e
 static const cJSON *load_results(const char *dir, const char *name, cJSON **root) {
   char path[8400], *text;
   snprintf(path, sizeof path, "%s/%s/results.json", dir, name);
-  text = slurp(path);
+  text = lowp_report_slurp(path);
   *root = text ? cJSON_Parse(text) : NULL;
   free(text);
   return *root ? cJSON_GetObjectItem(*root, "results") : NULL;

@@ -49,7 +49,7 @@ typedef struct {
 
 /* ------------------------------------------------------ private helpers */
 
-static char *slurp(const char *path) {
+char *lowp_report_slurp(const char *path) {
   FILE *f = fopen(path, "rb");
   long n;
   char *buf;
@@ -75,33 +75,27 @@ static int ci_contains(const char *hay, const char *needle) {
   return 0;
 }
 
-/* the why of the first match string text mentions, or NULL */
-static const char *mentions(const diff_t *d, const char *text) {
+/* the first entry of the runs' environment_dependent lists (and this build's) whose member key fits text:
+   "match" a string text mentions (case-insensitive), "file" text itself; its value, or NULL */
+static const char *dep_lookup(const diff_t *d, const char *key, const char *text) {
   int k;
   const cJSON *e;
   for (k = 0; k < 3; k++) {
     const cJSON *list = k < 2 ? d->deps[k] : d->own;
     cJSON_ArrayForEach(e, list) {
-      const cJSON *m = cJSON_GetObjectItem(e, "match");
-      if (cJSON_IsString(m) && ci_contains(text, m->valuestring)) return m->valuestring;
+      const cJSON *m = cJSON_GetObjectItem(e, key);
+      if (cJSON_IsString(m) && (key[0] == 'm' ? ci_contains(text, m->valuestring) : !strcmp(m->valuestring, text)))
+        return m->valuestring;
     }
   }
   return NULL;
 }
 
+/* the first match string text mentions, or NULL */
+static const char *mentions(const diff_t *d, const char *text) { return text ? dep_lookup(d, "match", text) : NULL; }
+
 /* is file name listed as a whole? */
-static const char *whole_file(const diff_t *d, const char *name) {
-  int k;
-  const cJSON *e;
-  for (k = 0; k < 3; k++) {
-    const cJSON *list = k < 2 ? d->deps[k] : d->own;
-    cJSON_ArrayForEach(e, list) {
-      const cJSON *f = cJSON_GetObjectItem(e, "file");
-      if (cJSON_IsString(f) && !strcmp(f->valuestring, name)) return f->valuestring;
-    }
-  }
-  return NULL;
-}
+static const char *whole_file(const diff_t *d, const char *name) { return dep_lookup(d, "file", name); }
 
 /* one difference, counted and (up to SHOW of each kind) printed */
 static void report(diff_t *d, int expected, const char *where, const char *a, const char *b, const char *why) {
@@ -260,8 +254,8 @@ static void diff_files(diff_t *d, const char *da, const char *db) {
       if (skipped(e->d_name)) continue;
       snprintf(p0, sizeof p0, "%s/%s", da, e->d_name);
       snprintf(p1, sizeof p1, "%s/%s", db, e->d_name);
-      a = slurp(p0);
-      b = slurp(p1);
+      a = lowp_report_slurp(p0);
+      b = lowp_report_slurp(p1);
       if (side == 1 && a) { free(a); free(b); continue; } /* seen from side 0 */
       if (!a || !b || strcmp(a, b)) {
         const char *w = whole_file(d, e->d_name);
@@ -332,7 +326,7 @@ int lowp_report_diff(const char *a, const char *b, FILE *out, char *err, size_t 
       char p[8400], *t;
       cJSON *j;
       snprintf(p, sizeof p, "%s/%s/results.json", s ? b : a, name);
-      t = slurp(p);
+      t = lowp_report_slurp(p);
       if (!t) continue;
       j = cJSON_Parse(t);
       free(t);
@@ -357,8 +351,8 @@ int lowp_report_diff(const char *a, const char *b, FILE *out, char *err, size_t 
     snprintf(db, sizeof db, "%s/%s", b, name);
     snprintf(pa, sizeof pa, "%s/results.json", da);
     snprintf(pb, sizeof pb, "%s/results.json", db);
-    ta = slurp(pa);
-    tb = slurp(pb);
+    ta = lowp_report_slurp(pa);
+    tb = lowp_report_slurp(pb);
     if (!ta && !tb) { free(ta); free(tb); continue; }
     fprintf(out, "%s:\n", name);
     roots[0] = ta ? cJSON_Parse(ta) : NULL;

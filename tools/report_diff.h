@@ -15,4 +15,7 @@
  */
 int lowp_report_diff(const char *a, const char *b, FILE *out, char *err, size_t errlen);
 
+/** @brief A whole file as a NUL-terminated string (caller frees), or NULL. */
+char *lowp_report_slurp(const char *path);
+
 #endif
