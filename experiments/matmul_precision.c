@@ -498,18 +498,7 @@ static void kernel_bounds(kernel_t *k, int si, long n) {
    with open circles around the earlier curve's points and "(= X)" in the key */
 static void mark_same(const char *outdir, lowp_series_t *sr, int ns, char (*styles)[96]) {
   static char titles[2 * MAXK + 2][200];
-  int same[2 * MAXK + 2], i;
-  if (lowp_plot_coincide(outdir, sr, (size_t)ns, 0.01, same) != LOWP_OK) return;
-  for (i = 0; i < ns; i++) {
-    const char *lc = strstr(styles[i], "lc rgb '");
-    char col[16] = "#000000";
-    if (same[i] < 0) continue;
-    if (lc) snprintf(col, sizeof col, "%.*s", (int)strcspn(lc + 8, "'"), lc + 8);
-    snprintf(titles[i], sizeof titles[i], "%s (= %s)", sr[i].title, sr[same[i]].title);
-    snprintf(styles[i], sizeof styles[i], "linespoints lc rgb '%s' dt 3 pt 6 ps 2.4", col);
-    sr[i].title = titles[i];
-    sr[i].style = styles[i];
-  }
+  (void)lowp_result_mark_same(outdir, sr, (size_t)ns, 0.01, titles, styles);
 }
 
 static const char *cell(char *b, size_t len, double v, const char *fmt) {
