@@ -879,7 +879,10 @@ static void config_axis(char *e, size_t len, net_t *const *nets, int bars) {
                         C_LAYER - 0.4);
   for (k = bars ? 0 : 1; k < C_LAYER; k++)
     n += (size_t)snprintf(e + n, len - n, "%s'%s' %d", k > !bars ? ", " : "", nets[0]->cfg[k].label, k);
-  n += (size_t)snprintf(e + n, len - n, ")\nset key top left\nset arrow from %g, graph 0 to %g, graph 1 nohead dt 3 "
+  /* the key's text left-justified beside its samples with room to spare (the box clipped "CNN"); a right
+     margin for the last rotated tick label */
+  n += (size_t)snprintf(e + n, len - n, ")\nset key top left Left reverse width 2\nset rmargin 14\n"
+                        "set arrow from %g, graph 0 to %g, graph 1 nohead dt 3 "
                         "lc rgb '#999999'\n", C_TC - 0.5, C_TC - 0.5);
   if (!bars) {
     snprintf(e + n, len - n, "set label 1 'tensor-core model (fewer images; model extrapolation)' at %g, graph 0.95 left font ',9'\n",
@@ -943,7 +946,8 @@ static int plot_layers(lowp_run_t *r, net_t *const *nets) {
   for (i = 0; i < 2; i++)
     for (g = 0; g < nets[i]->ng; g++, x++)
       n += (size_t)snprintf(e + n, sizeof e - n, "%s'%s %s' %d", x ? ", " : "", nets[i]->name, nets[i]->group[g], x);
-  snprintf(e + n, sizeof e - n, ")\nset xrange [-0.6:%g]\nset key top left\nset arrow from %g, graph 0 to %g, graph 1 "
+  snprintf(e + n, sizeof e - n, ")\nset xrange [-0.6:%g]\nset key top left Left reverse width 2\nset rmargin 14\n"
+           "set arrow from %g, graph 0 to %g, graph 1 "
            "nohead dt 3 lc rgb '#999999'\n", x - 0.4, nets[0]->ng - 0.5, nets[0]->ng - 0.5);
   return lowp_plot(r->outdir, "layers", &pl, sl, 2);
 }
