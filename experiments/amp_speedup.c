@@ -18,6 +18,13 @@
  *      (peak and bytes), kernel by kernel. The GEMMs the model finds memory
  *      bound are counted per device and precision (results.json
  *      "memory_bound_gemms").
+ *   1b. The autocast policy, op by op (policy_model below): PyTorch's
+ *      autocast keeps softmax, layer norm and the residual stream in fp32
+ *      and adds cast kernels; the step also gets what the layer kernels
+ *      leave out (attention scale/mask and dropout, head transposes, weight
+ *      casts, GradScaler, Adam's step). Its table gives the index's key
+ *      numbers; the pure 16-bit rows stay as an upper bound.
+ *      bf16 is modelled only where the GPU has bf16 units (not V100).
  *   2. The band: published measurements put cuBLAS at 66-87% of the
  *      datasheet GEMM peak at its best shapes (EFF_LO, EFF_HI below, cited);
  *      the speedup is recomputed with the CUDA-core and the tensor-core GEMMs
@@ -278,6 +285,119 @@ static void model(model_t *m, const lowp_rkernel_t *ks, size_t nk, size_t np, co
   for (p = 0; p < np; p++) band_speedup(m, ks, nk, p);
 }
 
+/*
+ * The autocast policy, op by op. PyTorch's torch.autocast (CUDA) runs the
+ * matmuls in 16 bits and keeps softmax and layer norm in fp32 (its "fp32
+ * list"; the chapter's own table of seed 004 says the same); an op that
+ * needs another dtype than its input gets a cast kernel. On top of the
+ * layer kernels (lib/model/roofline.c, which stores every tensor in 16
+ * bits: the "pure 16-bit" rows, an upper bound), the policy step has:
+ *  - softmax, layer norm and the residual stream in fp32: those kernels at
+ *    their fp32 roofline (the residual adds read one fp32 and one 16-bit
+ *    operand: taken as fp32, a slight overestimate);
+ *  - casts: the scores to fp32 before softmax and the probabilities back to
+ *    16 bits before P V; the layer input and the layer-norm output to 16
+ *    bits before the QKV and MLP GEMMs; each mirrored in the backward pass;
+ *    the fp32 master weights to 16 bits once per forward pass (autocast's
+ *    weight cache) and the 16-bit weight gradients to fp32;
+ *  - the GradScaler's unscale and inf check of the fp32 gradients;
+ * and, in every precision (fp32 included, so the speedups compare like
+ * with like), what the layer kernels leave out: the scaling by 1/sqrt(d_h)
+ * and the mask of the scores, the dropout of the attention probabilities
+ * (fp32 under autocast: it follows softmax), the head split and merge
+ * copies (transposes of Q, K, V and of the attention output) forward and
+ * backward, and Adam's step on the fp32 master weights (read weight,
+ * gradient and two moments, write three: 28 bytes per parameter).
+ * Each is a memory-bound kernel: max(flops / fp32 peak, bytes / bandwidth).
+ * A precision whose device has no 16-bit unit for it (bf16 on V100) is not
+ * modelled: autocast refuses it there (torch.cuda.is_bf16_supported()).
+ */
+typedef struct {
+  const char *name;
+  double elems;      /* elements the kernel touches */
+  double b32, b16;   /* bytes per element: every precision's fp32 path (b32, also tf32), 16-bit autocast (b16) */
+  double flops;      /* per element */
+} extra_t;
+
+#define MAXX 24
+
+/* the extra kernels of the step (see above); returns their count */
+static size_t policy_extras(extra_t *x, const lowp_layer_dims_t *d) {
+  double T = (double)d->batch * (double)d->seq, D = (double)d->d_model, F = D * (double)d->ffn_mult;
+  double A = (double)d->batch * (double)d->heads * (double)d->seq * (double)d->seq, P = 4 * D * D + 2 * D * F;
+  size_t n = 0;
+  int dr = d->dropout > 0;
+#define X(nm, e, a, b, f) (x[n].name = nm, x[n].elems = e, x[n].b32 = a, x[n].b16 = b, x[n].flops = f, n++)
+  X("scale_mask.fwd", A, 8, 4, 2);            /* 16-bit scores in and out, before the cast */
+  X("scale_mask.bwd", A, 8, 4, 1);
+  if (dr) {
+    X("attn_dropout.fwd", A, 9, 9, 2);        /* fp32 under autocast (after softmax), 1-byte mask */
+    X("attn_dropout.bwd", A, 9, 9, 1);
+  }
+  X("heads_split.fwd", 3 * T * D, 8, 4, 0);   /* Q, K, V to head-major */
+  X("heads_merge.fwd", T * D, 8, 4, 0);
+  X("heads_split.bwd", 3 * T * D, 8, 4, 0);
+  X("heads_merge.bwd", T * D, 8, 4, 0);
+  X("adam_step", P, 28, 28, 12);              /* fp32 master weights, both moments */
+  X("cast_scores_to_fp32.fwd", A, 0, 6, 0);   /* autocast only: b32 = 0 */
+  X("cast_probs_to_16.fwd", A, 0, 6, 0);
+  X("cast_probs_grad.bwd", A, 0, 6, 0);
+  X("cast_scores_grad.bwd", A, 0, 6, 0);
+  X("cast_input_to_16.fwd", T * D, 0, 6, 0);
+  X("cast_ln1_to_16.fwd", T * D, 0, 6, 0);
+  X("cast_input_grad.bwd", T * D, 0, 6, 0);
+  X("cast_ln1_grad.bwd", T * D, 0, 6, 0);
+  X("cast_weights_to_16", P, 0, 6, 0);
+  X("cast_wgrad_to_fp32", P, 0, 6, 0);
+  X("gradscaler_unscale", P, 0, 12, 2);
+#undef X
+  return n;
+}
+
+/* does layer kernel k stay fp32 under autocast (softmax, layer norm, the fp32 residual stream)? */
+static int autocast_fp32(const lowp_rkernel_t *k) {
+  return k->op == LOWP_MOP_SOFTMAX || k->op == LOWP_MOP_SOFTMAX_BWD || k->op == LOWP_MOP_LN ||
+         k->op == LOWP_MOP_LN_BWD || !strncmp(k->name, "residual", 8);
+}
+
+/* the policy step of precision p on device d (model m holds the layer kernels' rooflines): step, and the
+   time saved against fp32 split into compute and memory (Shapley per kernel); 0 if not modelled */
+typedef struct {
+  double step[LOWP_RPREC_MAX], dc[LOWP_RPREC_MAX], dm[LOWP_RPREC_MAX], extra[LOWP_RPREC_MAX], casts[LOWP_RPREC_MAX];
+  int modelled[LOWP_RPREC_MAX];
+} policy_t;
+
+static void policy_model(policy_t *pm, const model_t *m, const lowp_rkernel_t *ks, size_t nk, const lowp_rprec_t *pr,
+                         size_t np, const lowp_rdevice_t *d, const lowp_layer_dims_t *dims) {
+  extra_t x[MAXX];
+  size_t nx = policy_extras(x, dims), i, p;
+  memset(pm, 0, sizeof *pm);
+  for (p = 0; p < np; p++) {
+    int sixteen = lowp_format_width(pr[p].storage) < 32;
+    pm->modelled[p] = !(sixteen && isnan(d->gemm_peak[p]));
+    if (!pm->modelled[p]) continue;
+    for (i = 0; i < nk; i++) {
+      const lowp_rtime_t *t = sixteen && autocast_fp32(&ks[i]) ? &m->t[i][0] : &m->t[i][p], *t0 = &m->t[i][0];
+      double dc, dm;
+      pm->step[p] += t->t;
+      lowp_roofline_split(&dc, &dm, t0->t_compute, t0->t_memory, t->t_compute, t->t_memory);
+      pm->dc[p] += dc;
+      pm->dm[p] += dm;
+    }
+    for (i = 0; i < nx; i++) {
+      double c0 = x[i].elems * x[i].flops / d->fp32_peak, m0 = x[i].elems * x[i].b32 / d->bw;
+      double m1 = x[i].elems * (sixteen ? x[i].b16 : x[i].b32) / d->bw, c1 = m1 > 0 ? c0 : 0, dc, dm;
+      if (x[i].b32 == 0) c0 = 0; /* a cast: no such kernel in fp32 */
+      pm->step[p] += fmax(c1, m1);
+      pm->extra[p] += fmax(c1, m1);
+      if (x[i].b32 == 0) pm->casts[p] += fmax(c1, m1);
+      lowp_roofline_split(&dc, &dm, c0, m0, c1, m1);
+      pm->dc[p] += dc;
+      pm->dm[p] += dm;
+    }
+  }
+}
+
 static void write_json_file(const char *path, cJSON *o) {
   char *s = cJSON_Print(o);
   FILE *f = fopen(path, "w");
@@ -295,6 +415,7 @@ typedef struct {
   size_t nk, cnk, np;
   const lowp_rprec_t *pr;
   model_t mods[MAXG];
+  policy_t pol[MAXG];            /* the autocast policy's step per device */
   cJSON *tables, *plots, *timing;
   char ans[8192];
   int bad;
@@ -429,6 +550,66 @@ static int render_speedup(lowp_run_t *r, amp_t *A) {
 
 }
 
+/* the autocast policy's table (first of the speedups: the index's key numbers read it), results.json
+   "predicted_speedup_autocast", and its sentence of the answer */
+static void render_policy(lowp_run_t *r, amp_t *A) {
+  static const char *const cols[] = {"device", "precision", "predicted step (fwd+bwd), ms", "speedup over FP32",
+                                     "time saved: from compute", "time saved: from memory traffic",
+                                     "pure 16-bit speedup (every tensor 16-bit, layer kernels only)",
+                                     "casts (ms)", "note"};
+  cJSON *rows, *arr = cJSON_AddArrayToObject(r->results, "predicted_speedup_autocast");
+  char title[600], b[8][64], part[512];
+  size_t p;
+  int g;
+  snprintf(title, sizeof title, "Autocast policy, op by op: predicted step and speedup (roofline at 100%% of the "
+           "datasheet peaks; GEMMs in 16 bits, softmax, layer norm and the residual stream in fp32, cast kernels, "
+           "attention scale/mask and dropout, head transposes, weight casts, GradScaler and Adam's step; layer batch "
+           "%zu, seq %zu, d_model %zu)", A->c.dims.batch, A->c.dims.seq, A->c.dims.d_model);
+  rows = lowp_result_table(A->tables, title, cols, 9);
+  strncat(A->ans, " Under PyTorch's autocast policy, op by op (16-bit GEMMs; fp32 softmax, layer norm and residual "
+          "stream; the casts, attention scale/mask and dropout, head transposes, weight casts, GradScaler and Adam's "
+          "step added to every precision's step): ", sizeof A->ans - strlen(A->ans) - 1);
+  for (g = 0; g < A->c.ng; g++)
+    for (p = 0; p < A->np; p++) {
+      const policy_t *pm = &A->pol[g];
+      const model_t *m = &A->mods[g];
+      const char *cells[9];
+      double saved = pm->step[0] - pm->step[p];
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "device", A->c.gpus[g]->name);
+      cJSON_AddStringToObject(o, "precision", A->pr[p].name);
+      cells[0] = A->c.gpus[g]->part;
+      cells[1] = A->pr[p].name;
+      if (!pm->modelled[p]) {
+        cells[2] = cells[3] = cells[4] = cells[5] = cells[6] = cells[7] = "-";
+        snprintf(b[7], sizeof b[7], "no %s unit: not modelled", A->pr[p].name);
+        cells[8] = b[7];
+        cJSON_AddNullToObject(o, "speedup");
+        cJSON_AddStringToObject(o, "note", b[7]);
+      } else {
+        cells[2] = g3(b[0], sizeof b[0], 1e3 * pm->step[p]);
+        cells[3] = g3(b[1], sizeof b[1], pm->step[0] / pm->step[p]);
+        snprintf(b[2], sizeof b[2], p == 0 ? "-" : saved > 0 ? "%.1f%%" : "(none saved)", 100 * pm->dc[p] / saved);
+        snprintf(b[3], sizeof b[3], p == 0 ? "-" : saved > 0 ? "%.1f%%" : "(none saved)", 100 * pm->dm[p] / saved);
+        cells[4] = b[2];
+        cells[5] = b[3];
+        cells[6] = p == 0 ? "-" : g3(b[4], sizeof b[4], m->step[0] / m->step[p]);
+        cells[7] = g3(b[5], sizeof b[5], 1e3 * pm->casts[p]);
+        cells[8] = m->fallback[p] ? "no tensor cores for it: GEMMs at the FP32 rate" : "";
+        cJSON_AddNumberToObject(o, "speedup", pm->step[0] / pm->step[p]);
+        cJSON_AddNumberToObject(o, "step_ms", 1e3 * pm->step[p]);
+        if (p > 0 && lowp_format_width(A->pr[p].storage) < 32) {
+          snprintf(part, sizeof part, "%s %s x%.2f (pure 16-bit x%.2f)%s", A->c.gpus[g]->name, A->pr[p].name,
+                   pm->step[0] / pm->step[p], m->step[0] / m->step[p], "; ");
+          strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
+        }
+      }
+      lowp_result_add_row(rows, cells, 9);
+      cJSON_AddItemToArray(arr, o);
+    }
+  strncat(A->ans, "bf16 only where the GPU has bf16 units (not V100). ", sizeof A->ans - strlen(A->ans) - 1);
+}
+
 static void render_kernel_tables(amp_t *A) {
   cJSON *rows;
   size_t i, p;
@@ -551,7 +732,9 @@ static void model_answer(amp_t *A) {
            "(dense GEMM rates, HBM bandwidth; layer batch %zu x seq %zu, d_model %zu, forward + backward); in brackets "
            "the speedup if every GEMM reaches %.0f-%.0f%% of its peak, the range of published cuBLAS measurements "
            "(Markidis et al. 2018 on V100; Bekman's matmul table on A100 and H100), low end with the fp32 GEMMs at the "
-           "top of the range and the tensor-core ones at the bottom, high end the reverse: ",
+           "top of the range and the tensor-core ones at the bottom, high end the reverse; first with every tensor stored "
+           "in 16 bits and only the layer's kernels (pure 16-bit: an upper bound; the autocast policy PyTorch runs "
+           "follows below): ",
            A->c.dims.batch, A->c.dims.seq, A->c.dims.d_model, 100 * EFF_LO, 100 * EFF_HI);
   for (g = 0; g < A->c.ng; g++) {
     model_t *m = &A->mods[g];
@@ -559,7 +742,10 @@ static void model_answer(amp_t *A) {
     strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
     for (p = 1; p < A->np; p++) {
       double saved = m->step[0] - m->step[p];
-      if (saved > 0)
+      if (!A->pol[g].modelled[p])
+        snprintf(part, sizeof part, "%s: no %s unit, not modelled%s", A->pr[p].name, A->pr[p].name,
+                 p + 1 < A->np ? ", " : ".");
+      else if (saved > 0)
         snprintf(part, sizeof part, "%s x%.2f [%.2f-%.2f] (%.0f%% of the time saved from compute, %.0f%% from memory "
                  "traffic%s)%s", A->pr[p].name, m->step[0] / m->step[p], m->lo[p], m->hi[p], 100 * m->dc[p] / saved,
                  100 * m->dm[p] / saved, m->fallback[p] ? "; no tensor cores for it, only its storage helps" : "",
@@ -637,7 +823,11 @@ static int render_plots(lowp_run_t *r, amp_t *A) {
     lowp_result_plot(A->plots, "speedup.png", "Predicted speedup of TF32, FP16 and BF16 over FP32 per device: a "
                      "prediction (roofline of every kernel of the layer, forward and backward, at 100% of the datasheet "
                      "peaks), with triangles at the lowest and highest speedup when the GEMMs reach 66-87% of their "
-                     "peak, the range of published cuBLAS measurements (speedup.csv, kernels.csv).");
+                     "peak, the range of published cuBLAS measurements (speedup.csv, kernels.csv). The bar is not an "
+                     "upper bound: a speedup is a ratio, and with the fp32 GEMMs at 87% and the tensor-core ones at 66% "
+                     "of peak it is lower, the other way round higher (the upper triangle can sit above the bar). The "
+                     "bars are pure 16-bit storage (every tensor 16-bit, the layer's kernels only); the autocast "
+                     "policy's speedups, lower, are in the table \"Autocast policy, op by op\".");
     {
       /* the step's composition: total (memory-bound kernels on top) behind the GEMMs' part */
       lowp_series_t sb[2] = {{"speedup.csv", 1, 8, "memory-bound kernels (softmax, layer norm, GELU, dropout, adds)",
@@ -1142,7 +1332,10 @@ static int run(lowp_run_t *r) {
   parse(r, &A.c);
   A.nk = lowp_roofline_layer(A.ks, MAXK, &A.c.dims);
   if (A.nk == 0 || A.nk > MAXK) { fprintf(stderr, "lowp run amp-speedup: bad layer sizes\n"); return 2; }
-  for (g = 0; g < A.c.ng; g++) model(&A.mods[g], A.ks, A.nk, A.np, A.c.gpus[g]);
+  for (g = 0; g < A.c.ng; g++) {
+    model(&A.mods[g], A.ks, A.nk, A.np, A.c.gpus[g]);
+    policy_model(&A.pol[g], &A.mods[g], A.ks, A.nk, A.pr, A.np, A.c.gpus[g], &A.c.dims);
+  }
   /* render the model (deterministic: results.json) */
   render_roofs(&A);
   if (write_kernels_csv(r, &A)) { fprintf(stderr, "lowp run amp-speedup: cannot write kernels.csv\n"); return 2; }
@@ -1151,6 +1344,7 @@ static int run(lowp_run_t *r) {
   render_membound(r, &A);
   render_prediction_keys(r, &A);
   model_answer(&A);
+  render_policy(r, &A);
   st = render_plots(r, &A);
   if (st != LOWP_OK) return lowp_run_plot_failed(r, st);
   /* measure (timing-dependent: timing.json) */
@@ -1189,7 +1383,9 @@ const lowp_experiment_t lowp_exp_amp_speedup = {
     "dropout, residual adds) at 100% of the datasheet peaks, time = max(flops / peak, bytes / bandwidth) "
     "(lib/model/roofline.c, each peak cited); speedup = ratio of step times; time saved split into compute and "
     "memory by the Shapley value per kernel; a band for GEMMs at 66-87% of peak, the range of published cuBLAS "
-    "measurements. Measured: the layer at batch {cpu_batch} x seq {cpu_seq} on this CPU in fp32 (OpenBLAS sgemm "
+    "measurements; the autocast policy op by op (16-bit GEMMs, fp32 softmax, layer norm and residual stream, cast "
+    "kernels, attention scale/mask and dropout, head transposes, weight casts, GradScaler, Adam's step; bf16 only "
+    "where the GPU has bf16 units). Measured: the layer at batch {cpu_batch} x seq {cpu_seq} on this CPU in fp32 (OpenBLAS sgemm "
     "validated against the exact product, plain fp32 kernels; median of {cpu_reps} passes), with this CPU's roofs "
     "(sgemm rate, STREAM triad) measured in the same run; cuBLAS on a GPU when one is present (tools/gpu.sh). "
     "Timings go to timing.json, not results.json.",

@@ -228,8 +228,12 @@ static int c_format_range_pow2(const cJSON *a, char *m, char *v) {
                   o->emin - o->precision + 1);
     ok &= o->emin == f->emin && o->emax == f->emax;
   }
-  snprintf(v, VL, ok ? "holds with a qualification: these are the exponents of the normal binades; the "
-           "values reach from the subnormal minimum to almost 2^(emax+1)" : "wrong");
+  /* a claim of the exponent range alone (no approximate values to check, no other format) is exact when the
+     exponents are emin and emax: the values beyond them (subnormals, up to 2^(emax+1)) are in the measured text */
+  if (ok && !(ha > 0) && !o) snprintf(v, VL, "holds");
+  else
+    snprintf(v, VL, ok ? "holds with a qualification: these are the exponents of the normal binades; the "
+             "values reach from the subnormal minimum to almost 2^(emax+1)" : "wrong");
   return 0;
 }
 
@@ -575,6 +579,10 @@ static int c_zero_threshold(const cJSON *a, char *m, char *v) {
     n += snprintf(m + n, ML - (size_t)n, "; %s: 0 only for |g| <= %.4g", o->name, lowp_format_xmins(o) / 2);
   snprintf(m + n, ML - (size_t)n, "; with flush-to-zero everything below %.4g is lost", x - z);
   if (c > 0) snprintf(v, VL, fabs(c - z) <= 0.02 * z ? "holds" : "wrong");
+  else if (o) /* a claim about needing no loss scale (000-bf16-no-scaler): compared with the other format */
+    snprintf(v, VL, "holds with a qualification: %s keeps gradients nonzero down to %.3g (%s: %.3g), so no loss scale "
+             "is needed to stop them vanishing; below its smallest normal %.3g they keep fewer bits, which a scale "
+             "would restore", f->name, z, o->name, lowp_format_xmins(o) / 2, x);
   else snprintf(v, VL, "holds with a qualification: only below half the smallest subnormal; between that and the "
                 "smallest normal, values survive with reduced precision");
   return 0;
@@ -855,7 +863,8 @@ static int c_library_source(const cJSON *a, char *m, char *v) {
   const char *own = str(a, "doc_own", NULL);
   snprintf(m, ML, "%s (source: %s)%s%s; not run here", str(a, "fact", "?"), str(a, "source", "?"), own ? "; " : "",
            own ? own : "");
-  snprintf(v, VL, "wrong");
+  /* "verdict": the grade the fact gives the claim when it is not simply wrong (e.g. right for one of two cases) */
+  snprintf(v, VL, "%s", str(a, "verdict", "wrong"));
   return 0;
 }
 

@@ -188,6 +188,13 @@ static int render_plots(lowp_run_t *r, const lowp_format_t *fs, size_t nf) {
       sr[i] = x;
     }
     st = lowp_plot(r->outdir, "density", &p, sr, nf);
+    if (st == 0) {
+      /* the narrow formats live in a few decades around 1 of the 90-decade axis: the same data, zoomed */
+      lowp_plot_t z = p;
+      z.title = "Values per decade, zoomed on 1e-10 .. 1e6 (fp16, fp8, fp6, fp4 formats)";
+      z.extra = "set key outside right\nset xrange [1e-10:1e6]\nset yrange [0.8:*]";
+      st = lowp_plot(r->outdir, "density_zoom", &z, sr, nf);
+    }
   }
   plots = cJSON_AddArrayToObject(r->results, "plots");
   lowp_result_plot(plots, "values.png", "Every positive value of each format up to 13 bits, "
@@ -197,6 +204,8 @@ static int render_plots(lowp_run_t *r, const lowp_format_t *fs, size_t nf) {
                    "binade, e5m2 4, e2m1 2; fp16 and wider look solid.");
   lowp_result_plot(plots, "density.png", "Representable values per decade: the height is "
                    "precision (about 2^(p-1) * 3.32 per decade), the width is range.");
+  lowp_result_plot(plots, "density_zoom.png", "The same, from 1e-10 to 1e6, where the narrow formats (fp16, the "
+                   "fp8, fp6 and fp4 ones) live: a few decades each.");
   return st;
 }
 
@@ -217,7 +226,7 @@ static void answer(lowp_run_t *r, const lowp_format_t *fs, size_t nf) {
     cJSON_AddStringToObject(r->results, "answer", ans);
     fprintf(r->summary, "**Answer.** %s\n\n", ans);
   }
-  fprintf(r->summary, "Plots: values.png, density.png.\n\n| format | p | emin | emax | max finite | decades |\n|---|---|---|---|---|---|\n");
+  fprintf(r->summary, "Plots: values.png, density.png, density_zoom.png.\n\n| format | p | emin | emax | max finite | decades |\n|---|---|---|---|---|---|\n");
   for (i = 0; i < nf; i++)
     fprintf(r->summary, "| %s | %d | %d | %d | %.6g | %.2f |\n", fs[i].name, fs[i].precision,
             fs[i].emin, fs[i].emax, lowp_format_xmax(&fs[i]), lowp_format_range_decades(&fs[i]));

@@ -2,6 +2,7 @@
 
 #include "fp8q.h"
 #include "results.h"
+#include "extrapolation.h"
 
 #include "status.h"
 
@@ -560,7 +561,7 @@ static int vit_kmax(const net_t *t) {
 }
 
 static void answer(lowp_run_t *r, net_t *const *nets, const fq_settings_t *s) {
-  char ans[6144], d[2][6][256];
+  char ans[6144], d[2][6][256], tc_ext[512];
   size_t len = 0;
   int i, j;
   static const int ks[6] = {C_BF16, C_FP16, C_E4, C_E5, C_E4 + 1, C_E4 + 3};
@@ -597,8 +598,11 @@ static void answer(lowp_run_t *r, net_t *const *nets, const fq_settings_t *s) {
         nets[1]->out[C_E4].kl_mean, nets[0]->out[C_E4].kl_mean,
         nets[1]->out[C_E5].kl_mean / (nets[0]->out[C_E5].kl_mean > 0 ? nets[0]->out[C_E5].kl_mean : 1), rk, pk, rc, pc);
   }
+  if (!lowp_exp_tc_extrapolated(tc_ext, sizeof tc_ext, s->tcmodel, &LOWP_FMT_E4M3, (size_t)nets[0]->m.cnn.K[2], NULL,
+                                NULL))
+    snprintf(tc_ext, sizeof tc_ext, "inside the captured range of the model");
   len += (size_t)snprintf(ans + len, sizeof ans - len,
-      "On the %s tensor-core model (first %ld images) e4m3 per channel without promotion: CNN KL %.2g, ViT %.2g; "
+      "On the %s tensor-core model (first %ld images; %s) e4m3 per channel without promotion: CNN KL %.2g, ViT %.2g; "
       "promoted every %ld products: CNN %.2g, ViT %.2g (fp32 accumulation, all images: %.2g, %.2g). "
       "What these models cannot tell about large pre-trained language models: their dot products are at most %d "
       "terms long (thousands in an LLM, where a short accumulator loses more), and systematic outlier features "
@@ -608,7 +612,7 @@ static void answer(lowp_run_t *r, net_t *const *nets, const fq_settings_t *s) {
       "would there. What they do tell: how formats, scalings and accumulation rank under equal conditions on real "
       "trained weights, which operations (attention, layer-norm outputs, residual branches) are the sensitive "
       "ones, and how large a difference must be to be measurable on 10,000 images.",
-      s->tcmodel, s->tc_test, nets[0]->out[C_TC + 2].kl_mean, nets[1]->out[C_TC + 2].kl_mean, s->promote,
+      s->tcmodel, s->tc_test, tc_ext, nets[0]->out[C_TC + 2].kl_mean, nets[1]->out[C_TC + 2].kl_mean, s->promote,
       nets[0]->out[C_TC + 3].kl_mean, nets[1]->out[C_TC + 3].kl_mean, nets[0]->out[C_E4 + 1].kl_mean,
       nets[1]->out[C_E4 + 1].kl_mean, nets[0]->m.cnn.K[2], fq_nparams(&nets[1]->m));
   cJSON_AddStringToObject(r->results, "answer", ans);
@@ -682,9 +686,22 @@ static void verdict_e4_e5(lowp_run_t *r, cJSON *v, net_t *const *nets, const fq_
                            : "wrong for at least one of these networks");
 }
 
+/* the accuracy side of a "closer in KL" verdict, in the direction the estimates point: "no accuracy gain: the
+   estimates are negative" is not "a gain that is not significant" (p[0]: CNN, p[1]: ViT; d in points / 100) */
+static const char *acc_side(char *b, size_t len, const pair_t *p) {
+  int up = (p[0].d > 0) + (p[1].d > 0);
+  snprintf(b, len, "%s (CNN %+.2f, ViT %+.2f points; %s)",
+           up == 0 ? "no accuracy gain: both estimates are zero or negative"
+           : up == 1 ? "the accuracy estimates disagree in sign"
+                     : "the accuracy gain is positive in both",
+           100 * p[0].d, 100 * p[1].d,
+           (p[0].p < 0.05 || p[1].p < 0.05) ? "one difference is significant at 5%" : "neither difference is significant");
+  return b;
+}
+
 static void verdict_channel(lowp_run_t *r, cJSON *v, net_t *const *nets, const fq_data_t *te, const uint8_t *w,
                             size_t n, int reps) {
-  char meas[1024];
+  char meas[1024], q[512], b[300];
   pair_t p[2];
   int i, lower = 0;
   for (i = 0; i < 2; i++) {
@@ -698,15 +715,15 @@ static void verdict_channel(lowp_run_t *r, cJSON *v, net_t *const *nets, const f
   add_verdict(v, r->summary, "Per-channel scaling provides better accuracy than per-tensor scaling",
               "004, FP8 / Per-Tensor vs Per-Channel Scaling", meas,
               lower == 2 && ((p[0].p < 0.05 && p[0].d > 0) || (p[1].p < 0.05 && p[1].d > 0)) ? "holds"
-              : lower == 2 ? "holds with a qualification: per-channel weights bring the softmax closer to FP32 (KL) in "
-                             "both networks; the accuracy gain is not significant"
+              : lower == 2 ? (snprintf(q, sizeof q, "holds with a qualification: per-channel weights bring the softmax "
+                                       "closer to FP32 (KL) in both networks; %s", acc_side(b, sizeof b, p)), q)
               : lower == 1 ? "holds with a qualification: closer to FP32 in one network only"
                            : "wrong for these networks");
 }
 
 static void verdict_promote(lowp_run_t *r, cJSON *v, net_t *const *nets, const fq_data_t *te, const uint8_t *w,
                             size_t n, int reps, const fq_settings_t *s) {
-  char meas[1024];
+  char meas[1024], q[512], b[300];
   pair_t p[2];
   int i, lower = 0;
   for (i = 0; i < 2; i++) {
@@ -722,9 +739,45 @@ static void verdict_promote(lowp_run_t *r, cJSON *v, net_t *const *nets, const f
   add_verdict(v, r->summary, "Three formats dominate: FP32 for storage/accumulation",
               "004, Key Takeaways 1 (fp8 accumulation: DeepSeek-V3, arXiv:2412.19437, 3.3.2)", meas,
               (p[0].p < 0.05 && p[0].d > 0) || (p[1].p < 0.05 && p[1].d > 0) ? "holds: promotion to fp32 measurably helps"
-              : lower ? "holds with a qualification: promoting to fp32 brings the softmax closer to FP32 (KL), the "
-                        "accuracy gain at these short dot products is not significant"
+              : lower ? (snprintf(q, sizeof q, "holds with a qualification: promoting to fp32 brings the softmax "
+                                  "closer to FP32 (KL) at these short dot products; %s", acc_side(b, sizeof b, p)), q)
                       : "holds with a qualification: no measurable difference at these short dot products");
+}
+
+/* the experiment's own expectations (its "expected" text), each said met or not, and the configurations whose
+   bootstrap interval and McNemar test disagree about 5% (one excludes 0, the other does not: borderline) */
+static void verdict_expectations(lowp_run_t *r, cJSON *v, net_t *const *nets) {
+  char meas[1024], b[600] = "";
+  int i, k, agree99 = 1, n = 0;
+  size_t o = 0;
+  for (i = 0; i < 2; i++) agree99 &= nets[i]->out[C_E4].agree > 0.99;
+  snprintf(meas, sizeof meas, "top-1 agreement with FP32, e4m3 per tensor: CNN %.2f%%, ViT %.2f%%",
+           100 * nets[0]->out[C_E4].agree, 100 * nets[1]->out[C_E4].agree);
+  add_verdict(v, r->summary, "Scaled e4m3 agrees with FP32 on more than 99% of the images", "this experiment's expectation",
+              meas, agree99 ? "holds" : "wrong: the expectation is not met (below 99% in at least one network)");
+  snprintf(meas, sizeof meas, "mean KL of e4m3 per tensor: ViT %.3g, CNN %.3g; accuracy change ViT %+.2f, CNN %+.2f "
+           "points", nets[1]->out[C_E4].kl_mean, nets[0]->out[C_E4].kl_mean, 100 * nets[1]->out[C_E4].dacc,
+           100 * nets[0]->out[C_E4].dacc);
+  add_verdict(v, r->summary, "The transformer is more sensitive to fp8 than the CNN", "this experiment's expectation",
+              meas, nets[1]->out[C_E4].kl_mean > nets[0]->out[C_E4].kl_mean && nets[1]->out[C_E4].dacc <
+                            nets[0]->out[C_E4].dacc
+                        ? "holds"
+                        : "wrong: the expectation is not met (the ViT moves less, in KL or in accuracy)");
+  for (i = 0; i < 2; i++)
+    for (k = 1; k < nets[i]->nc && o + 100 < sizeof b; k++) {
+      const out_t *q = &nets[i]->out[k];
+      int ci_excl = q->lo > 0 || q->hi < 0, test = q->p < 0.05;
+      if (ci_excl == test || !(q->p >= 0)) continue;
+      o += (size_t)snprintf(b + o, sizeof b - o, "%s%s %s (interval [%+.2f, %+.2f], McNemar p = %.3g)", n++ ? "; " : "",
+                            nets[i]->name, nets[i]->cfg[k].label, 100 * q->lo, 100 * q->hi, q->p);
+    }
+  snprintf(meas, sizeof meas, "%s", n ? b : "none");
+  add_verdict(v, r->summary, "The bootstrap 95% interval and McNemar's test agree on each accuracy change",
+              "this experiment's method", meas,
+              n ? "holds with a qualification: they disagree near the 5% edge for the configurations listed (the "
+                  "percentile bootstrap and the exact test answer slightly different questions): read those as "
+                  "borderline, neither significant nor not"
+                : "holds");
 }
 
 static void verdicts(lowp_run_t *r, net_t *const *nets, const fq_data_t *te, const fq_settings_t *s,
@@ -761,6 +814,7 @@ static void verdicts(lowp_run_t *r, net_t *const *nets, const fq_data_t *te, con
   add_verdict(v, r->summary, "FP8 weight memory is 25% of FP32", "004, Memory Bandwidth Benefits", meas,
               "holds with a qualification: plus the scales (per tensor negligible, MX blocks add 1/block of a byte "
               "per element)");
+  verdict_expectations(r, v, nets);
   fprintf(r->summary, "\n");
 }
 
@@ -825,10 +879,13 @@ static void config_axis(char *e, size_t len, net_t *const *nets, int bars) {
                         C_LAYER - 0.4);
   for (k = bars ? 0 : 1; k < C_LAYER; k++)
     n += (size_t)snprintf(e + n, len - n, "%s'%s' %d", k > !bars ? ", " : "", nets[0]->cfg[k].label, k);
-  n += (size_t)snprintf(e + n, len - n, ")\nset key top left\nset arrow from %g, graph 0 to %g, graph 1 nohead dt 3 "
+  /* the key's text left-justified beside its samples with room to spare (the box clipped "CNN"); a right
+     margin for the last rotated tick label */
+  n += (size_t)snprintf(e + n, len - n, ")\nset key top left Left reverse width 2\nset rmargin 14\n"
+                        "set arrow from %g, graph 0 to %g, graph 1 nohead dt 3 "
                         "lc rgb '#999999'\n", C_TC - 0.5, C_TC - 0.5);
   if (!bars) {
-    snprintf(e + n, len - n, "set label 1 'tensor-core model (fewer images)' at %g, graph 0.95 left font ',9'\n",
+    snprintf(e + n, len - n, "set label 1 'tensor-core model (fewer images; model extrapolation)' at %g, graph 0.95 left font ',9'\n",
              C_TC - 0.3);
     return;
   }
@@ -889,7 +946,8 @@ static int plot_layers(lowp_run_t *r, net_t *const *nets) {
   for (i = 0; i < 2; i++)
     for (g = 0; g < nets[i]->ng; g++, x++)
       n += (size_t)snprintf(e + n, sizeof e - n, "%s'%s %s' %d", x ? ", " : "", nets[i]->name, nets[i]->group[g], x);
-  snprintf(e + n, sizeof e - n, ")\nset xrange [-0.6:%g]\nset key top left\nset arrow from %g, graph 0 to %g, graph 1 "
+  snprintf(e + n, sizeof e - n, ")\nset xrange [-0.6:%g]\nset key top left Left reverse width 2\nset rmargin 14\n"
+           "set arrow from %g, graph 0 to %g, graph 1 "
            "nohead dt 3 lc rgb '#999999'\n", x - 0.4, nets[0]->ng - 0.5, nets[0]->ng - 0.5);
   return lowp_plot(r->outdir, "layers", &pl, sl, 2);
 }

@@ -409,7 +409,7 @@ static void scale_range(const pol_t *p, double *lo, double *hi) {
   }
 }
 
-static int render_plots(lowp_run_t *r, const pol_t *p, long long burst0, long long burst1) {
+static int render_plots(lowp_run_t *r, const cfg_t *c, const pol_t *p, long long burst0, long long burst1) {
   cJSON *plots = cJSON_AddArrayToObject(r->results, "plots");
   int st;
   {
@@ -441,9 +441,10 @@ static int render_plots(lowp_run_t *r, const pol_t *p, long long burst0, long lo
     st = lowp_plot(r->outdir, "scale", &pl, s, 4);
   }
   if (st == 0) {
+    static char ylab[96];
     lowp_plot_t pl = {"Fraction of gradient elements rounded to zero in fp16 (unskipped steps)",
-                      "training step", "fraction rounded to zero (window mean)", 0, 0,
-                      "set key outside right top box\nset yrange [-0.02:1]"};
+                      "training step", ylab, 0, 0, "set key outside right top box\nset yrange [-0.02:1]"};
+    snprintf(ylab, sizeof ylab, "fraction rounded to zero (mean over windows of %lld steps)", c->window);
     lowp_series_t s[3] = {
         {"zeroed.csv", 1, 3, "no loss scaling", "lines lc rgb '#000000'", "none", 2, 0},
         {"zeroed.csv", 1, 3, "PyTorch GradScaler", "lines lc rgb '#1f4e9e'", "pytorch", 2, 0},
@@ -453,9 +454,13 @@ static int render_plots(lowp_run_t *r, const pol_t *p, long long burst0, long lo
   lowp_result_plot(plots, "scale.png", "The loss scale of each policy over the run (the documents' \"Loss Scale over "
                    "Training\" sketch, measured): growth every interval, halving at spikes, the NaN burst (shaded); the y axis "
                    "reaches 2^3 beyond the extremes, its tics start at the smallest scale (PyTorch's after the burst).");
-  lowp_result_plot(plots, "zeroed.png", "Share of the step's gradient elements that fp16 rounds to zero, with and "
-                   "without loss scaling (window means over unskipped steps). PyTorch's line sits at 0 until the NaN burst "
-                   "leaves its scale below 1.");
+  {
+    char cap[512];
+    snprintf(cap, sizeof cap, "Share of the step's gradient elements that fp16 rounds to zero, with and without loss "
+             "scaling (means over windows of %lld steps, unskipped steps only; each point at its window's last step). "
+             "PyTorch's line sits at 0 until the NaN burst leaves its scale below 1.", c->window);
+    lowp_result_plot(plots, "zeroed.png", cap);
+  }
   return st;
 }
 
@@ -561,7 +566,7 @@ static int run(lowp_run_t *r) {
       return 2;
     }
   }
-  st = render_plots(r, p, burst0, burst1);
+  st = render_plots(r, &c, p, burst0, burst1);
   if (st != 0) return lowp_run_plot_failed(r, st);
   judge(r, &c, p, c.sweep_n > 0 ? sw : NULL);
   return 0;

@@ -293,8 +293,9 @@ static void judge(lowp_run_t *r, ls_t *L) {
              "0 only with flush-to-zero (%g). %s loses a gradient (round to nearest even) only when "
              "|g| <= %a = %.6g (xmins/2: the tie goes to the even 0); with flush-to-zero everything below "
              "%.6g is lost. For g = %g: any scale S > %s keeps it nonzero (so S = 1 already does; "
-             "smallest power of two 2^%d), S >= %s makes it normal (2^%d = %g), S >= %s keeps its "
-             "relative error within u = 2^%d (2^%d). A loss of %g overflows %s at S %s %s (largest power "
+             "smallest power of two 2^%d), S >= %s makes it normal (2^%d = %g), and from S = %s on every larger "
+             "scale keeps its relative error within u = 2^%d (from 2^%d; some smaller scales, where S g happens to "
+             "lie near a representable value, are within u too: slice.csv). A loss of %g overflows %s at S %s %s (largest power "
              "of two 2^%d = %g); a gradient g overflows at S %s %.6g/g.",
              ex, f->name, b, 100 * re, yf, f->name, t.zero_t, t.zero_t, t.ftz_t, ex, sz, kz, sn, kn,
              ldexp(1, kn), su, -f->precision, ku, loss, f->name,
@@ -315,7 +316,7 @@ static void judge(lowp_run_t *r, ls_t *L) {
       lowp_result_key(r->results, "min_scale_normal", lab, strtod(sn, NULL));
       snprintf(lab, sizeof lab, "smallest power-of-two loss scale making %g normal", ex);
       lowp_result_key(r->results, "min_scale_normal_pow2", lab, ldexp(1, kn));
-      snprintf(lab, sizeof lab, "smallest loss scale keeping %g within u", ex);
+      snprintf(lab, sizeof lab, "loss scale from which every larger one keeps %g within u", ex);
       lowp_result_key(r->results, "min_scale_within_u", lab, strtod(su, NULL));
     }
 

@@ -406,8 +406,11 @@ static int render_plots(lowp_run_t *r, const mw_t *w) {
         {"stagnation.csv", 1, 5, "bf16 SR (exact sum), mean of replicas", "lines lc rgb '#ff7f0e'", NULL, 0, 0},
         {"stagnation.csv", 1, 3, "bf16 round-to-nearest", "lines lc rgb '#d62728'", NULL, 0, 0},
         {"stagnation.csv", 1, 2, "fp16 round-to-nearest", "lines lc rgb '#9467bd'", NULL, 0, 1}};
+    static char mt[6][200], ms[6][96];
     snprintf(title, sizeof title, "A weight of 1 plus N updates of %g", w->c.delta);
     pl.title = title;
+    /* curves that coincide (fp16 and bf16 round-to-nearest both stay at 0) are marked "(= X)", dashed over */
+    (void)lowp_result_mark_same(r->outdir, s, 6, 0, mt, ms);
     st = lowp_plot(r->outdir, "stagnation", &pl, s, 6);
   }
   if (st == 0) {

@@ -86,6 +86,7 @@
 #include "model/accum.h"
 #include "rng/rng.h"
 #include "exp_check.h"
+#include "extrapolation.h"
 #include "status.h"
 
 #include <float.h>
@@ -344,7 +345,7 @@ typedef struct {
 } kernel_t;
 
 /* what is kept per (kernel, size, seed) */
-enum { M_FWD_DATA, M_FWD_IN, M_VS32, M_CBWD, M_NBWD_IN, M_NBWD_DATA, M_SPECIAL, M_FALLBACK, NM };
+enum { M_FWD_DATA, M_FWD_IN, M_VS32, M_CBWD, M_NBWD_IN, M_NBWD_DATA, M_SPECIAL, M_FALLBACK, M_RMS_DATA, NM };
 
 typedef struct {
   double v[MAXK][MAXS][MAXSEED][NM];
@@ -497,18 +498,7 @@ static void kernel_bounds(kernel_t *k, int si, long n) {
    with open circles around the earlier curve's points and "(= X)" in the key */
 static void mark_same(const char *outdir, lowp_series_t *sr, int ns, char (*styles)[96]) {
   static char titles[2 * MAXK + 2][200];
-  int same[2 * MAXK + 2], i;
-  if (lowp_plot_coincide(outdir, sr, (size_t)ns, 0.01, same) != LOWP_OK) return;
-  for (i = 0; i < ns; i++) {
-    const char *lc = strstr(styles[i], "lc rgb '");
-    char col[16] = "#000000";
-    if (same[i] < 0) continue;
-    if (lc) snprintf(col, sizeof col, "%.*s", (int)strcspn(lc + 8, "'"), lc + 8);
-    snprintf(titles[i], sizeof titles[i], "%s (= %s)", sr[i].title, sr[same[i]].title);
-    snprintf(styles[i], sizeof styles[i], "linespoints lc rgb '%s' dt 3 pt 6 ps 2.4", col);
-    sr[i].title = titles[i];
-    sr[i].style = styles[i];
-  }
+  (void)lowp_result_mark_same(outdir, sr, (size_t)ns, 0.01, titles, styles);
 }
 
 static const char *cell(char *b, size_t len, double v, const char *fmt) {
@@ -555,8 +545,8 @@ typedef struct {
 
 /* the growth exponents and where the tables look */
 typedef struct {
-  double gm[MAXK][4], gh[MAXK][4], gr[MAXK][4][2]; /* mean, CI half-width, range over the seeds */
-  int gq[MAXK][4];
+  double gm[MAXK][5], gh[MAXK][5], gr[MAXK][5][2]; /* mean, CI half-width, range over the seeds; [4]: RMS */
+  int gq[MAXK][5];
   int nsmall, tcpos, head, last;
 } growth_t;
 
@@ -877,6 +867,7 @@ static void kernel_metrics(mp_t *S, ictx_t *X, int i, int fi, const lowp_check_r
   v[M_NBWD_IN] = fro_in / (X->nA * X->nB);
   v[M_NBWD_DATA] = fro_d / (X->nA0 * X->nB0);
   v[M_FALLBACK] = (double)fb;
+  v[M_RMS_DATA] = fro_d / sqrt((double)nn); /* the RMS error over the n^2 entries: a light-tailed statistic beside the max */
   X->I->ent[i] = nn;
 }
 
@@ -1051,6 +1042,8 @@ static void growth_all(mp_t *S, growth_t *G) {
              G->gr[i][w], &G->gq[i][w]);
     growth(S->M, &S->c, i, M_FWD_DATA, S->c.bigseeds, S->c.ns, &G->gm[i][3], &G->gh[i][3], G->gr[i][3],
            &G->gq[i][3]);
+    growth(S->M, &S->c, i, M_RMS_DATA, nseed_small, tc ? ntc : G->nsmall, &G->gm[i][4], &G->gh[i][4], G->gr[i][4],
+           &G->gq[i][4]);
   }
 }
 
@@ -1071,7 +1064,8 @@ static void render_tables(mp_t *S, const growth_t *G) {
                          "its bound (u of the accumulator)", "probabilistic bound, P = 0.99 per entry (u)",
                          "normwise backward error vs inputs", "normwise backward error vs data"};
   const char *cols3[] = {"kernel", "max |C - exact(data)| ~ n^a", "componentwise backward error ~ n^a",
-                         "normwise backward error ~ n^a", "max |C - exact(data)| ~ n^a, every size"};
+                         "normwise backward error ~ n^a", "max |C - exact(data)| ~ n^a, every size",
+                         "RMS |C - exact(data)| ~ n^a (over the n^2 entries)"};
   int head = G->head, last = G->last, nsmall = G->nsmall;
   cJSON *rows;
   for (hs = 0; hs < 2; hs++) {
@@ -1103,14 +1097,15 @@ static void render_tables(mp_t *S, const growth_t *G) {
            "half-width [range] over %ld seeds, n = %ld..%ld (tensor-core model: up to n = %ld; last column: n = "
            "%ld..%ld, %ld seed%s)", S->c.seeds, S->c.sizes[0], S->c.sizes[nsmall ? nsmall - 1 : 0], S->c.tcmax,
            S->c.sizes[0], S->c.sizes[last], S->c.bigseeds, S->c.bigseeds == 1 ? "" : "s");
-  rows = lowp_result_table(S->tables, t1, cols3, 5);
+  rows = lowp_result_table(S->tables, t1, cols3, 6);
   for (i = 0; i < S->nk; i++) {
-    const char *cells[5];
+    const char *cells[6];
     int w;
     cells[0] = S->ks[i].name;
     for (w = 0; w < 4; w++)
       cells[w + 1] = slope_cell(b[w + 1], sizeof b[w + 1], G->gm[i][w], G->gh[i][w], G->gr[i][w], G->gq[i][w]);
-    lowp_result_add_row(rows, cells, 5);
+    cells[5] = slope_cell(b[0], sizeof b[0], G->gm[i][4], G->gh[i][4], G->gr[i][4], G->gq[i][4]);
+    lowp_result_add_row(rows, cells, 6);
   }
 }
 
@@ -1145,11 +1140,19 @@ static void answer_lead(const mp_t *S, const growth_t *G, char *ans, size_t alen
   ea = mean_at(S->M, a, head, M_FWD_DATA, NULL);
   eh = mean_at(S->M, h, head, M_FWD_DATA, NULL);
   eb = mean_at(S->M, b, head, M_FWD_DATA, NULL);
-  cat(ans, alen, "With every product and sum in the format, the largest elementwise error of a %ld x %ld product "
-      "is %.3g times fp32's in fp16 and %.3g times fp16's in bf16, and it grows like n^%.2f (fp32), n^%.2f (fp16) "
-      "and n^%.2f (bf16) over n = %ld..%ld. ", S->c.sizes[head],
-      S->c.sizes[head], eh / ea, eb / eh, G->gm[a][0], G->gm[h][0], G->gm[b][0], S->c.sizes[0],
-      S->c.sizes[G->nsmall ? G->nsmall - 1 : 0]);
+  {
+    /* what GPU libraries do by default: 16-bit inputs, fp32 accumulation (cuBLAS, PyTorch's matmul on GPUs) */
+    int mh = mix_of(S, h);
+    char dflt[200] = "";
+    if (mh >= 0)
+      snprintf(dflt, sizeof dflt, " (with fp16 inputs and fp32 accumulation, GPU libraries' default, %.3g times)",
+               mean_at(S->M, mh, head, M_FWD_DATA, NULL) / ea);
+    cat(ans, alen, "With every product and sum in the format, the largest elementwise error of a %ld x %ld product "
+        "is %.3g times fp32's in fp16%s and %.3g times fp16's in bf16, and it grows like n^%.2f (fp32), n^%.2f (fp16) "
+        "and n^%.2f (bf16) over n = %ld..%ld. ", S->c.sizes[head],
+        S->c.sizes[head], eh / ea, dflt, eb / eh, G->gm[a][0], G->gm[h][0], G->gm[b][0], S->c.sizes[0],
+        S->c.sizes[G->nsmall ? G->nsmall - 1 : 0]);
+  }
 }
 
 /* the answer, from the numbers: the errors at the exercise's size (mean and range over the seeds), the two
@@ -1281,12 +1284,26 @@ static void answer_tc(mp_t *S, const growth_t *G, char *ans, size_t alen) {
         "n = %ld (%d products, formats x seeds): its error is the rounding of the inputs; against its own inputs its "
         "componentwise backward error is in [%.3g, %.3g] u of fp32, within the model's bound. ",
         S->c.model, S->c.tcmax, lo, hi, S->c.sizes[tcpos], cnt, blo, bhi);
+  /* what of it rests on captured hardware data (experiments/extrapolation.h) */
+  if (S->c.model) {
+    int i2;
+    for (i2 = 0; i2 < S->nk; i2++) {
+      char ext[512];
+      size_t K = 0;
+      if (S->ks[i2].kind != K_TC ||
+          !lowp_exp_tc_extrapolated(ext, sizeof ext, S->c.model, &S->c.fs[S->ks[i2].fi],
+                                    (size_t)(S->c.tcmax < S->nmax ? S->c.tcmax : S->nmax), &K, NULL))
+        continue;
+      cat(ans, alen, "The %s rows with n > %zu (up to n = %ld) are %s. ", S->ks[i2].name, K,
+          S->c.tcmax < S->nmax ? S->c.tcmax : S->nmax, ext);
+    }
+  }
 }
 
 /* the answer: growth, equal precision, the tensor-core model, the checks */
 static void answer_growth(lowp_run_t *r, mp_t *S, const growth_t *G, char *ans, size_t alen) {
   int i, head = G->head, nsmall = G->nsmall, last = G->last;
-  const double(*gm)[4] = G->gm, (*gh)[4] = G->gh;
+  const double(*gm)[5] = G->gm, (*gh)[5] = G->gh;
   cat(ans, alen, "Growth (slope of log error on log n, n = %ld..%ld, mean and t-based 95%% CI over %ld "
       "seeds, [range of the seeds' slopes]): the largest error grows like ", S->c.sizes[0],
       S->c.sizes[nsmall ? nsmall - 1 : 0], S->c.seeds);
@@ -1305,6 +1322,15 @@ static void answer_growth(lowp_run_t *r, mp_t *S, const growth_t *G, char *ans, 
   cat(ans, alen, "inside the probabilistic lambda sqrt(n) u (n^0.5) and the worst-case gamma_n (n^1). For the "
       "forward error a random-walk model expects about n^1 from the accumulation (partial sums of size sqrt(k), "
       "n roundings) and n^0.5 from the input rounding, plus the slow growth of a maximum over n^2 entries. ");
+  {
+    /* the RMS error over the entries: no heavy tail of a maximum, so it reads against theory directly */
+    int n4 = 0;
+    for (i = 0; i < S->nk; i++)
+      if ((S->ks[i].kind == K_ALL || S->ks[i].kind == K_MIX) && isfinite(G->gm[i][4]))
+        cat(ans, alen, "%s%s n^(%.2f +- %.2f)", n4++ ? ", " : "The RMS error over the n^2 entries (beside the maximum, "
+            "whose tail is heavy) grows like ", S->ks[i].name, G->gm[i][4], G->gh[i][4]);
+    if (n4) cat(ans, alen, " (mean and t-based 95%% CI over %ld seeds). ", S->c.seeds);
+  }
   answer_equal(S, head, ans, alen);
   answer_tc(S, G, ans, alen);
   answer_blas(S, G, ans, alen);
@@ -1497,7 +1523,9 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
       st = lowp_plot(r->outdir, bases[pass], &p, sr, (size_t)ns);
     }
     lowp_result_plot(S->plots, "growth.png", "Largest elementwise error of every entry against the exact product of the "
-                     "fp32 data, mean over seeds (errors.csv has each seed, growth.csv the range); solid: every product and sum "
+                     "fp32 data, mean over the seeds of each size (column seeds of growth.csv: sizes above big have "
+                     "bigseeds, 1 by default, so no mean there; errors.csv has each seed, growth.csv the range); solid: "
+                     "every product and sum "
                      "in the format (cpu-F); dashed: inputs rounded to the format, exact products, fp32 accumulation "
                      "(F-in/fp32-acc); dotted with stars: OpenBLAS cblas_sgemm on the fp32 data. A curve within 1% of "
                      "an earlier one at every size (found in the data) is drawn with open circles and \"(= X)\" in "
@@ -1505,7 +1533,10 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
     lowp_result_plot(S->plots, "backward.png", "Componentwise backward error against the kernel's own (rounded) inputs, "
                      "in units of its accumulator's u, with the worst-case gamma_n / u and the probabilistic lambda "
                      "sqrt(n) (Higham & Mary 2019, P = 0.99 per entry); one F-in/fp32-acc curve shown (its backward "
-                     "error is fp32's accumulation, the same for every input format).");
+                     "error is fp32's accumulation, the same for every input format). The curves are the largest "
+                     "entry's error: gamma_n bounds every entry, so it bounds the maximum too; the probabilistic "
+                     "bound holds per entry with P >= 0.99, so the maximum of n^2 entries may exceed it (a union "
+                     "bound over the n^2 entries would widen lambda to sqrt(2 ln(200 n^3)) / (1 - u)).");
     if (S->c.model)
       lowp_result_plot(S->plots, "growth_tc.png", "The tensor-core model on whole products (every entry, mean over "
                        "the seeds) beside F-in/fp32-acc on the same inputs: the model's error is the rounding of its "

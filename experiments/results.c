@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------ private helpers */
@@ -153,4 +154,31 @@ size_t lowp_run_param_formats(const lowp_run_t *r, const char *key, lowp_format_
   }
   if (nf == 0) lowp_run_bad_param(r, key, "expected at least one format");
   return nf;
+}
+
+int lowp_result_mark_same(const char *outdir, lowp_series_t *sr, size_t ns, double rtol, char (*titles)[200],
+                          char (*styles)[96]) {
+  int *same = malloc((ns ? ns : 1) * sizeof *same), n = 0;
+  size_t i;
+  if (!same || lowp_plot_coincide(outdir, sr, ns, rtol, same) != LOWP_OK) {
+    free(same);
+    return 0;
+  }
+  for (i = 0; i < ns; i++) {
+    const char *st = sr[i].style ? sr[i].style : "linespoints", *lc = strstr(st, "lc rgb '");
+    char col[16] = "#000000";
+    if (same[i] < 0) continue;
+    if (lc) snprintf(col, sizeof col, "%.*s", (int)strcspn(lc + 8, "'"), lc + 8);
+    snprintf(titles[i], 200, "%s (= %s)", sr[i].title ? sr[i].title : "", sr[same[i]].title ? sr[same[i]].title : "");
+    /* a series drawn dashed gets its dash from the driver (lib/io/plot.c): no second dt */
+    if (!strncmp(st, "lines ", 6) || !strcmp(st, "lines"))
+      snprintf(styles[i], 96, "lines lc rgb '%s'%s", col, sr[i].dashed ? "" : " dt 2"); /* the driver adds lw */
+    else
+      snprintf(styles[i], 96, "linespoints lc rgb '%s'%s pt 6 ps 2.4", col, sr[i].dashed ? "" : " dt 3");
+    sr[i].title = titles[i];
+    sr[i].style = styles[i];
+    n++;
+  }
+  free(same);
+  return n;
 }

@@ -3,6 +3,7 @@
 #define LOWP_RESULT_H
 
 #include "format/format.h"
+#include "io/plot.h"
 #include "catalog.h"
 
 #include <cjson/cJSON.h>
@@ -61,6 +62,16 @@ const char *lowp_result_format_color(const char *name);
  * repeat among themselves, then dash types; same arguments as above.
  */
 const char *lowp_result_series_style(size_t i, const char *with, char *buf, size_t len);
+
+/**
+ * @brief Mark the curves that lie on an earlier one (lowp_plot_coincide, read back from their CSVs in
+ * outdir, within rtol at every shared x): such a curve keeps its colour, is drawn dashed (lines) or
+ * with open circles (linespoints) over the earlier one, and its key says "(= X)". titles and
+ * styles: the caller's buffers, one per series (series i's title and style point into them when marked).
+ * @return the number of curves marked (0 also when the CSVs cannot be read).
+ */
+int lowp_result_mark_same(const char *outdir, lowp_series_t *sr, size_t ns, double rtol, char (*titles)[200],
+                          char (*styles)[96]);
 
 /** @brief The colour of lowp_result_series_style(i, ...) ("#rrggbb"). */
 const char *lowp_result_series_color(size_t i);

@@ -316,6 +316,26 @@ static void model_outputs(const char *dir) {
   }
   lowp_test_check(seen == 9 && !bad, "predicted_speedup: 9 entries, each band 0 < lo <= hi (%d)", seen);
   lowp_test_check(tf32_v100, "tf32 on V100 (no tensor cores, fp32 storage): the band is exactly [1, 1]");
+  /* the autocast policy (experiments/amp_speedup.c policy_model): bf16 on V100 not modelled (no bf16 unit);
+     every modelled 16-bit speedup above 1 and below the pure 16-bit one (fp32 softmax and layer norm, the casts);
+     fp32 is the baseline (x1) */
+  {
+    cJSON *q;
+    int nq = 0, qbad = 0, v100bf16 = 0;
+    cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(j, "predicted_speedup_autocast")) {
+      const cJSON *sp = cJSON_GetObjectItemCaseSensitive(q, "speedup");
+      const char *dv = str(q, "device"), *pr = str(q, "precision");
+      nq++;
+      if (!strcmp(dv, "v100") && !strcmp(pr, "bf16")) { v100bf16 = cJSON_IsNull(sp); continue; }
+      if (!strcmp(pr, "fp32")) { qbad += !(cJSON_IsNumber(sp) && sp->valuedouble == 1); continue; }
+      if (strcmp(pr, "fp16") && strcmp(pr, "bf16")) continue;
+      cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "predicted_speedup"))
+        if (!strcmp(str(e, "device"), dv) && !strcmp(str(e, "precision"), pr))
+          qbad += !(cJSON_IsNumber(sp) && sp->valuedouble > 1 && sp->valuedouble < num(e, "speedup"));
+    }
+    lowp_test_check(nq == 12 && !qbad && v100bf16, "predicted_speedup_autocast: 12 entries, fp32 x1, 16-bit "
+                    "between 1 and the pure 16-bit speedup, V100 bf16 not modelled (%d, %d bad)", nq, qbad);
+  }
   e = cJSON_GetObjectItemCaseSensitive(j, "gemm_efficiency_band");
   lowp_test_check(num(e, "low") > 0 && num(e, "low") < num(e, "high") && num(e, "high") < 1 &&
                   strstr(str(e, "sources"), "doi:") != NULL, "gemm_efficiency_band: 0 < low < high < 1, with sources");

@@ -312,7 +312,13 @@ int main(void) {
                   "004's multi-layer bound fails without |x|; the componentwise bound with |x| holds");
   v = find(verdicts, "004-tf32-default");
   lowp_test_check(v && strstr(field(v, "measured"), "allow_tf32 defaults to False since PyTorch 1.12") &&
-                  !strcmp(field(v, "category"), "wrong"), "TF32 default: PyTorch matmuls since 1.12 cited");
+                  !strcmp(field(v, "category"), "qualified") && strstr(field(v, "verdict"), "cuDNN convolutions only"),
+                  "TF32 default: PyTorch matmuls since 1.12 cited; right for the convolutions only (qualified)");
+  v = find(verdicts, "000-fp32-range");
+  lowp_test_check(v && !strcmp(field(v, "verdict"), "holds"), "000's fp32 exponent range 2^-126..2^127 holds exactly");
+  v = find(verdicts, "000-bf16-no-scaler");
+  lowp_test_check(v && strstr(field(v, "verdict"), "no loss scale is needed") && strstr(field(v, "verdict"), "fp16: "),
+                  "bf16 needs no GradScaler: graded on scaling, against fp16 (not the underflow template)");
 
   /* the MLX C++ scaler, as document 000 writes it: step() then update() each iteration */
   {

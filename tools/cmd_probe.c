@@ -68,6 +68,10 @@ static void usage(FILE *out) {
           "                 capitals (MODEL for parameters); replay them with\n"
           "                 'lowp run tensor-core-models --vectors=DIR'\n"
           "  --rows N       rows per captured file (default 1000, at most 100000)\n"
+          "  --k K          captured rows of K products (rounded up to whole instructions,\n"
+          "                 at most 1024): the device chains the instructions, each after\n"
+          "                 the first adding the running sum as its C (default: one\n"
+          "                 instruction, as the vendored rows)\n"
           "  --seed S       seed of the captured inputs (default 1)\n"
           "  --device-info  only say which GPU the CUDA runtime can use (name, compute\n"
           "                 capability), or its error, e.g. a driver too old for this\n"
@@ -140,7 +144,7 @@ typedef struct {
 
 /* write one captured file set for in (both outputs where modelled) */
 static void capture(const char *root, dev_t_ *dv, const lowp_format_t *in, const char *fmt, long rows,
-                    uint64_t seed, lowp_probe_dot_fn dot) {
+                    uint64_t seed, long kchain, lowp_probe_dot_fn dot) {
   char dir[4400], path[4600];
   lowp_atomic_t w[5];
   const lowp_format_t *o16 = &LOWP_FMT_FP16, *o32 = &LOWP_FMT_FP32;
@@ -161,6 +165,13 @@ static void capture(const char *root, dev_t_ *dv, const lowp_format_t *in, const
   }
   if (lowp_format_width(in) <= 8 && K < 32) K = 32; /* the vendored fp8 rows: 32 */
   if (K < 4) K = 4;
+  /* --k: rows of kchain products, rounded up to whole instructions (the device chains them, each after the
+     first taking the running sum as its C: what a long GEMM does, and what one-instruction rows never show) */
+  if (kchain > K) {
+    long kc = (kchain + K - 1) / K * K;
+    while (kc > LOWP_PROBE_KMAX) kc -= K;
+    K = (int)kc;
+  }
   snprintf(dir, sizeof dir, "%s/%s", root, dv->label);
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) lowp_cli_die(CMD, "cannot create %s", dir);
   snprintf(dir, sizeof dir, "%s/%s/%s", root, dv->label, fmt);
@@ -410,7 +421,7 @@ static int probe_bs(const char *spec, int json) {
 
 int lowp_cmd_probe(int argc, char **argv) {
   const char *device = NULL, *in_list = NULL, *out_opt = "both", *cap = NULL;
-  long rows = 1000;
+  long rows = 1000, kchain = 0;
   uint64_t seed = 1;
   int json = 0, i, ndiff_total = 0, nprobed = 0;
   lowp_format_t ins[8];
@@ -430,6 +441,7 @@ int lowp_cmd_probe(int argc, char **argv) {
     else if (!strcmp(a, "--json")) json = 1;
     else if (!strcmp(a, "--device-info")) return device_info();
     else if (!strcmp(a, "--capture")) cap = lowp_cli_need_arg(CMD, argc, argv, &i);
+    else if (!strcmp(a, "--k")) kchain = (long)lowp_cli_int(CMD, "--k", lowp_cli_need_arg(CMD, argc, argv, &i), 1, LOWP_PROBE_KMAX);
     else if (!strcmp(a, "--rows")) rows = (long)lowp_cli_int(CMD, "--rows", lowp_cli_need_arg(CMD, argc, argv, &i), 1, 100000);
     else if (!strcmp(a, "--seed"))
       seed = (uint64_t)lowp_cli_int(CMD, "--seed", lowp_cli_need_arg(CMD, argc, argv, &i), 0, 0x7fffffffffffffffLL);
@@ -512,7 +524,7 @@ int lowp_cmd_probe(int argc, char **argv) {
       if (json) print_json(arr, in, out, &r, pms, have_preset, nd, why);
       else print_text(in, out, &r, dv.spec, have_preset, nd, why);
     }
-    if (cap) capture(od.tmp, &dv, in, vec_name(in), rows, seed, dv.gpu ? lowp_probe_gpu_dot : lowp_probe_model_dot);
+    if (cap) capture(od.tmp, &dv, in, vec_name(in), rows, seed, kchain, dv.gpu ? lowp_probe_gpu_dot : lowp_probe_model_dot);
   }
   if (nprobed == 0) {
     if (cap) lowp_outdir_abort(&od);

@@ -24,7 +24,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "env.h"
 #include "output.h"
+#include "report_diff.h"
 #include "par.h"
 #include "catalog.h"
 
@@ -62,22 +64,6 @@ static void esc(FILE *f, const char *s) {
     default: fputc(*s, f);
     }
   }
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  long n;
-  char *buf;
-  if (!f) return NULL;
-  if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-    fclose(f);
-    return NULL;
-  }
-  buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-  if (buf) buf[n] = '\0';
-  fclose(f);
-  return buf;
 }
 
 /* Numbers right-aligned, text left-aligned (class "t"). */
@@ -187,7 +173,7 @@ static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e
   char *text;
   cJSON *root, *res = NULL, *p;
   snprintf(path, sizeof path, "%s/%s/results.json", dir, e->name);
-  text = slurp(path);
+  text = lowp_report_slurp(path);
   root = text ? cJSON_Parse(text) : NULL;
   free(text);
   fprintf(f, "<section id=\"%s\">\n<h2>", e->name);
@@ -235,7 +221,7 @@ static void html_experiment(FILE *f, const char *dir, const lowp_experiment_t *e
 static const cJSON *load_results(const char *dir, const char *name, cJSON **root) {
   char path[8400], *text;
   snprintf(path, sizeof path, "%s/%s/results.json", dir, name);
-  text = slurp(path);
+  text = lowp_report_slurp(path);
   *root = text ? cJSON_Parse(text) : NULL;
   free(text);
   return *root ? cJSON_GetObjectItem(*root, "results") : NULL;
@@ -267,11 +253,29 @@ static const exercise_t exercises[] = {
      {"fp8-quantization", "fp8-scaling", NULL}, NULL},
 };
 
-/* The first sentence of text (up to ". " or the end), escaped. */
+/* Does the word before text[i] (a '.') abbreviate, so that ". " there ends no sentence? */
+static int abbreviation(const char *text, size_t i) {
+  static const char *const abbr[] = {"al", "e.g", "i.e", "cf", "vs", "Fig", "Eq", "Sec", "Thm", "Ch", "ed", "no",
+                                     "vol", "approx", "etc", NULL};
+  size_t k, b = i;
+  while (b > 0 && text[b - 1] != ' ' && text[b - 1] != '(') b--;
+  for (k = 0; abbr[k]; k++)
+    if (i - b == strlen(abbr[k]) && !strncmp(text + b, abbr[k], i - b)) return 1;
+  return 0;
+}
+
+/* The first sentence of text (up to ". " outside parentheses and brackets, not after an abbreviation such as
+   "et al.", or the end), escaped: never cut inside "(Markidis et al. ...)". */
 static void first_sentence(FILE *f, const char *text) {
-  const char *end = strstr(text, ". ");
-  size_t n = end ? (size_t)(end - text) + 1 : strlen(text);
-  char *buf = malloc(n + 1);
+  size_t i, n = strlen(text);
+  int depth = 0;
+  char *buf;
+  for (i = 0; text[i]; i++) {
+    if (text[i] == '(' || text[i] == '[') depth++;
+    else if ((text[i] == ')' || text[i] == ']') && depth > 0) depth--;
+    else if (text[i] == '.' && text[i + 1] == ' ' && depth == 0 && !abbreviation(text, i)) { n = i + 1; break; }
+  }
+  buf = malloc(n + 1);
   if (!buf) return;
   memcpy(buf, text, n);
   buf[n] = '\0';
@@ -280,15 +284,15 @@ static void first_sentence(FILE *f, const char *text) {
 }
 
 /* Key numbers read from an experiment's tables, for experiments whose results.json has no key_numbers:
-   in the table whose columns include label_col, filter_col and cols, each row whose filter_col is
+   in the table whose title starts with title and whose columns include label_col, filter_col and cols, each row whose filter_col is
    filter_val gives "label (filter): col value, ...". Matched by column name, so a renamed column
    falls back to the answer's first sentence alone. */
 typedef struct {
-  const char *exp, *label_col, *filter_col, *filter_val, *cols[3];
+  const char *exp, *title, *label_col, *filter_col, *filter_val, *cols[3]; /* title: the table's title starts so */
 } table_key_t;
 
 static const table_key_t table_keys[] = {
-    {"amp-speedup", "device", "precision", "fp16",
+    {"amp-speedup", "Autocast policy", "device", "precision", "fp16",
      {"speedup over FP32", "time saved: from compute", "time saved: from memory traffic"}},
 };
 
@@ -349,13 +353,22 @@ static int table_key_numbers(FILE *f, const char *name, const cJSON *res) {
     const table_key_t *x = &table_keys[q];
     if (strcmp(x->exp, name)) continue;
     cJSON_ArrayForEach(t, cJSON_GetObjectItem(res, "tables")) {
-      const cJSON *cols = cJSON_GetObjectItem(t, "columns");
+      const cJSON *cols = cJSON_GetObjectItem(t, "columns"), *title = cJSON_GetObjectItem(t, "title");
+      if (!cJSON_IsString(title) || strncmp(title->valuestring, x->title, strlen(x->title))) continue;
       cJSON_ArrayForEach(row, cJSON_GetObjectItem(t, "rows")) {
         const cJSON *lab = column(cols, row, x->label_col), *fv = column(cols, row, x->filter_col);
+        int have = 1;
         if (!cJSON_IsString(lab) || !cJSON_IsString(fv) || strcmp(fv->valuestring, x->filter_val)) continue;
+        /* only a table that has every column, and a row with a value in each: never an empty slot (another
+           table with the same label and filter columns, e.g. amp-speedup's memory-bound GEMMs, is not it) */
+        for (c = 0; c < 3 && x->cols[c]; c++) {
+          const cJSON *v = column(cols, row, x->cols[c]);
+          if (!v || cJSON_IsNull(v) || (cJSON_IsString(v) && !v->valuestring[0])) have = 0;
+        }
+        if (!have) continue;
         fputs(n++ ? "; " : "", f);
         esc(f, lab->valuestring);
-        fprintf(f, " (%s %s):", x->filter_col, x->filter_val);
+        fprintf(f, " (%s %s, %s):", x->filter_col, x->filter_val, x->title);
         for (c = 0; c < 3 && x->cols[c]; c++) {
           const cJSON *v = column(cols, row, x->cols[c]);
           fputs(c ? ", " : " ", f);
@@ -457,6 +470,83 @@ static void html_claims_summary(FILE *f, const char *dir) {
   }
   fputs("</table>\n</section>\n", f);
   cJSON_Delete(root);
+}
+
+/* flattened "key.sub: value" rows of the environment manifest */
+static void env_rows(FILE *f, const cJSON *o, const char *path) {
+  const cJSON *c;
+  char sub[300];
+  cJSON_ArrayForEach(c, o) {
+    snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", c->string);
+    if (cJSON_IsObject(c)) { env_rows(f, c, sub); continue; }
+    fputs("<tr><td class=\"t\">", f);
+    esc(f, sub);
+    fputs("</td><td class=\"t\">", f);
+    if (cJSON_IsArray(c)) {
+      const cJSON *x;
+      int n = 0;
+      cJSON_ArrayForEach(x, c) { fputs(n++ ? " " : "", f); cell(f, x); }
+    } else cell(f, c);
+    fputs("</td></tr>\n", f);
+  }
+}
+
+/* The environment the experiments ran in (tools/env.h; the first experiment's manifest, and every revision
+   the experiments name: a reference report is one revision), and the rows that depend on it: those differ
+   on another machine and are outside "same seed, same bytes" (lowp report --diff expects them to differ). */
+static void html_environment(FILE *f, const char *dir) {
+  size_t k, n = lowp_experiment_count(), nrev = 0, i;
+  char revs[32][128];
+  int shown = 0, dirty = 0;
+  fputs("<section id=\"environment\">\n<h2>Environment</h2>\n", f);
+  for (k = 0; k < n; k++) {
+    const lowp_experiment_t *e = lowp_experiment_at(k);
+    cJSON *root = NULL;
+    const cJSON *env, *rev;
+    (void)load_results(dir, e->name, &root);
+    env = cJSON_GetObjectItem(root, "environment");
+    rev = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "header"), "git_revision");
+    if (cJSON_IsString(rev)) {
+      for (i = 0; i < nrev && strcmp(revs[i], rev->valuestring); i++) {}
+      if (i == nrev && nrev < 32) snprintf(revs[nrev++], sizeof revs[0], "%s", rev->valuestring);
+      dirty |= strstr(rev->valuestring, "dirty") != NULL;
+    }
+    if (!shown && cJSON_IsObject(env)) {
+      fputs("<p>What the experiments ran on (each results.json holds this manifest as \"environment\"; "
+            "the date is the run's UTC day):</p>\n<table class=\"env\">\n<tr><th>item</th><th>value</th></tr>\n", f);
+      env_rows(f, env, "");
+      fputs("</table>\n", f);
+      shown = 1;
+    }
+    cJSON_Delete(root);
+  }
+  if (!shown) fputs("<p class=\"mid\">The results carry no environment manifest (made by an older lowp).</p>\n", f);
+  fprintf(f, "<p class=\"%s\">Revisions: ", nrev == 1 && !dirty ? "ok" : "bad");
+  for (i = 0; i < nrev; i++) { fputs(i ? ", " : "", f); esc(f, revs[i]); }
+  fputs(nrev == 1 ? (dirty ? " (one revision, with uncommitted changes)" : " (one revision for the whole report)")
+                  : " (more than one: this report mixes runs of different code)", f);
+  fputs(".</p>\n<p>Rows that depend on the CPU or a library's build, outside the &quot;same seed, same bytes&quot; "
+        "guarantee (another machine gives other numbers there; <code>lowp report --diff OTHER</code> expects "
+        "them to differ):</p>\n<ul>\n", f);
+  for (k = 0; k < n; k++) {
+    const lowp_experiment_t *e = lowp_experiment_at(k);
+    cJSON *dep = lowp_env_dependent(e->name);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, dep) {
+      const cJSON *m = cJSON_GetObjectItem(x, "match"), *fl = cJSON_GetObjectItem(x, "file"),
+                  *why = cJSON_GetObjectItem(x, "why");
+      fprintf(f, "<li><a href=\"#%s\">", e->name);
+      esc(f, e->name);
+      fputs("</a>: ", f);
+      if (cJSON_IsString(m)) { fputs("rows and sentences that mention &quot;", f); esc(f, m->valuestring); fputs("&quot;", f); }
+      if (cJSON_IsString(fl)) { fputs("the file ", f); esc(f, fl->valuestring); }
+      fputs(": ", f);
+      if (cJSON_IsString(why)) esc(f, why->valuestring);
+      fputs("</li>\n", f);
+    }
+    cJSON_Delete(dep);
+  }
+  fputs("</ul>\n</section>\n", f);
 }
 
 /* ------------------------------------------------------------ MPI ranks */
@@ -611,7 +701,7 @@ static int report_ranks(int *rcs, size_t n, int quick, char **qargv, const char 
 /* ----------------------------------------------------------------- main */
 
 int lowp_cmd_report(int argc, char **argv) {
-  const char *out = "reports/latest";
+  const char *out = "reports/latest", *other = NULL;
   char *qargv[1] = {"--quick"};
   int quick = 0, i, worst = 0, *rcs;
   size_t k, n = lowp_experiment_count();
@@ -625,11 +715,27 @@ int lowp_cmd_report(int argc, char **argv) {
       out = argv[++i];
     }
     else if (!strncmp(argv[i], "--out=", 6)) out = argv[i] + 6;
+    else if (!strcmp(argv[i], "--diff")) other = lowp_cli_need_arg("report", argc, argv, &i);
+    else if (!strncmp(argv[i], "--diff=", 7)) other = argv[i] + 7;
     else if (!strcmp(argv[i], "--help")) {
       if (lowp_par_rank() == 0) /* once in an MPI job */
-        printf("usage: lowp report [--out DIR] [--quick]\n  runs every experiment into DIR/<name>/ and writes DIR/index.html\n");
+        printf("usage: lowp report [--out DIR] [--quick]\n"
+               "       lowp report --diff OTHER [--out DIR]\n"
+               "  runs every experiment into DIR/<name>/ and writes DIR/index.html (DIR: reports/latest);\n"
+               "  --diff compares the report in DIR with the one in OTHER, experiment by experiment: each\n"
+               "  difference is expected (a row that depends on the CPU or a library build: results.json\n"
+               "  \"environment_dependent\") or UNEXPECTED; exit 0 none unexpected, 1 some, 2 bad input\n");
       return LOWP_EXIT_OK;
-    } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick", argv[i]);
+    } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick, --diff OTHER", argv[i]);
+  }
+  if (other) {
+    char err[9000];
+    int rc;
+    if (quick) lowp_cli_die("report", "--diff compares two existing reports: it takes no --quick");
+    if (!*other) lowp_cli_die("report", "--diff needs a report folder");
+    rc = lowp_par_rank() == 0 ? lowp_report_diff(out, other, stdout, err, sizeof err) : 0;
+    if (rc == 2) lowp_cli_die("report", "%s", err);
+    return rc;
   }
   if (lowp_par_size() > (int)n)
     lowp_cli_die("report", "%d MPI ranks for %zu experiments: the ranks share whole "
@@ -704,8 +810,11 @@ int lowp_cmd_report(int argc, char **argv) {
     fputs("</li>\n", f);
     cJSON_Delete(root);
   }
+  fputs("<li><a href=\"#environment\">Environment</a>: the machine, libraries and revision of this run, and the "
+        "rows that depend on them</li>\n", f);
   fputs("<li><a href=\"#exercises\">The six exercises of document 004</a> and <a href=\"#claims-ledger\">the "
         "documents' claims, by verdict</a>: summaries of the sections below</li>\n</ul>\n", f);
+  html_environment(f, od.tmp);
   html_exercises(f, od.tmp);
   html_claims_summary(f, od.tmp);
   for (k = 0; k < n; k++) html_experiment(f, od.tmp, lowp_experiment_at(k), rcs[k]);

@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "env.h"
 #include "io/spawn.h"
 #include "output.h"
 #include "par.h"
@@ -55,7 +56,7 @@ static cJSON *format_descriptor(const lowp_format_t *f) {
 }
 
 /* The run header (docs/style.md B14): printed first and embedded in results.json.
-   It holds nothing that changes between identical runs (no clock). */
+   It holds nothing that changes between identical runs (no clock: the date is in "environment"). */
 static cJSON *run_header(const lowp_run_t *r) {
   cJSON *h = cJSON_CreateObject(), *params, *fmts;
   char rev[128];
@@ -253,6 +254,10 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   cJSON_AddStringToObject(root, "generated_by", "lowp run (do not edit: re-run to update)");
   header = run_header(&r);
   cJSON_AddItemToObject(root, "header", header);
+  /* what the run executed on (the date too): kept apart from the rest, which is the same bytes for the same
+     seed and revision except the rows environment_dependent names (tools/env.h) */
+  cJSON_AddItemToObject(root, "environment", lowp_env_manifest(e->name));
+  cJSON_AddItemToObject(root, "environment_dependent", lowp_env_dependent(e->name));
   /* the texts follow the run's parameters ("{lo}" -> its value) */
   lowp_run_text(&r, e->question, tq, sizeof tq);
   lowp_run_text(&r, e->method, tm, sizeof tm);

@@ -14,7 +14,9 @@
 #   3. runs the GPU tests (ctest -L cuda): the row kernels and the mma.sync
 #      GEMMs against their CPU twins bit for bit, cuBLAS against the GPU's
 #      tensor-core model, the cvt instructions, the exact GEMM on cuBLAS
-#   4. lowp probe, and lowp probe --capture (tensor-core vectors of this GPU)
+#   4. lowp probe, and lowp probe --capture (tensor-core vectors of this GPU);
+#      on fp8 GPUs (8.9+) also chained fp8 rows (--k 1024: 32 instructions,
+#      the running sum as C != 0) and their replay against the model
 #   5. lowp check of every GPU registry entry against its CPU twin (bitexact;
 #      cuBLAS against the model's error bound only: its twins are measured,
 #      unvalidated, by tgemm_gpu in step 3)
@@ -231,9 +233,22 @@ step gemm-models "$BUILD/tgemm_gpu"
 if has_cmd probe; then
   step probe "$LOWP" probe
   step probe-capture "$LOWP" probe --capture "$TMP/capture"
+  # fp8 rows of 1024 products: 32 chained mma instructions, each after the first adding the running sum as its
+  # C (C != 0), which the vendored H100 fp8 rows (one instruction, C = 0) never show; the error-growth and
+  # matmul-precision fp8 tensor-core numbers beyond k = 32 rest on the model there ("model extrapolation"),
+  # and the replay says whether the model reproduces the GPU on them. fp8 tensor cores: compute capability 8.9+.
+  if [ "${ARCH:-0}" -ge 89 ] 2>/dev/null; then
+    step probe-capture-chained "$LOWP" probe --in e4m3,e5m2 --out fp32 --k 1024 --rows 200 --capture "$TMP/capture-chained"
+    step replay-chained "$LOWP" run tensor-core-models --vectors="$TMP/capture-chained" --czero= --out "$TMP/replay-chained"
+  else
+    missing probe-capture-chained "no fp8 tensor cores (compute capability ${CC:-unknown} < 8.9)"
+    missing replay-chained "no fp8 tensor cores (compute capability ${CC:-unknown} < 8.9)"
+  fi
 else
   missing probe "this lowp has no 'probe' command"
   missing probe-capture "this lowp has no 'probe' command"
+  missing probe-capture-chained "this lowp has no 'probe' command"
+  missing replay-chained "this lowp has no 'probe' command"
 fi
 
 # every GPU registry entry on the GPU, held bit for bit to its CPU twin

@@ -35,6 +35,11 @@ mk_vec vec_noa && rm "$S/vec_noa/V100/$F/$A"
 mk_vec vec_bin && sed -i '1s/^./2/' "$S/vec_bin/V100/$F/$D"
 mk_vec vec_long && sed -i '1s/ .*//; 1s/$/ 1234567890/' "$S/vec_long/V100/$F/$A"
 mkdir -p "$S/vec_none"
+# report folders for --diff: a good one (index.html, one experiment) and one whose results.json is cut short
+mkdir -p "$S/rep_ok/formats" "$S/rep_broken/formats"
+echo '<html></html>' >"$S/rep_ok/index.html" && cp "$S/rep_ok/index.html" "$S/rep_broken/index.html"
+echo '{"header": {"experiment": "formats"}}' >"$S/rep_ok/formats/results.json"
+echo '{"header": ' >"$S/rep_broken/formats/results.json"
 # scaler states
 GOOD='{"scale": 65536, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 2000, "_growth_tracker": 0}'
 echo "$GOOD" >"$S/good.json"
@@ -377,6 +382,12 @@ run amp-speedup --cpu_reps=0
 # --- report
 report --bogus
 report --out
+report --diff
+report --diff=
+report --diff userdir --out userdir
+report --diff nosuchdir
+report --diff rep_ok --out rep_broken
+report --diff rep_ok --out rep_ok --quick
 # --- bench
 bench nosuchbench
 bench --bogus
@@ -463,6 +474,9 @@ dot --n 8 --dist loguniform:1e-3
 dot --n 8 --dist loguniform:1e3:1e-3
 # --- probe (no GPU needed: every line fails before any device is used)
 probe --bogus
+probe --device model:h100 --capture cap_k0 --k 0
+probe --device model:h100 --capture cap_k --k 1025
+probe --device model:h100 --capture cap_k --k x
 probe --device nosuch
 probe --device model:zzz
 probe --device model:

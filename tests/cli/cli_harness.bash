@@ -9,6 +9,9 @@
 #   expect_exit2 NAME PATTERN CMD...: exit status 2, nothing on stdout, and a
 #   stderr of one line that contains PATTERN
 set -u
+# one date for every run of the script: results.json's "environment" names the UTC day (tools/env.c), and
+# runs compared byte for byte must not straddle midnight
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(date +%s)}
 LOWP=${1:-}
 case $LOWP in "" | /*) ;; *) LOWP=$PWD/$LOWP ;; esac
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

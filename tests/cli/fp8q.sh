@@ -75,6 +75,13 @@ for p in accuracy kl disagreement layers; do [ -s "$T/t1/$p.png" ] && grep -q "\
 [ "$(grep -c 'heads size' "$T/t1/accuracy.gp")" -eq 32 ] && ok || bad "accuracy.gp: $(grep -c 'heads size' "$T/t1/accuracy.gp") error bars"
 grep -q '"answer"' "$T/t1/results.json" && grep -q '"verdicts"' "$T/t1/results.json" && ok || bad "answer/verdicts missing"
 grep -q 'arXiv:2208.07339' "$T/t1/results.json" && ok || bad "the answer does not cite LLM.int8()"
+# the experiment's own expectations are verdicts too (met or not), and so is the agreement of the bootstrap
+# interval with McNemar's test; a "not significant" accuracy wording says which way the estimates point
+[ "$(grep -c '"source":[[:space:]]*"this experiment.s expectation"' "$T/t1/results.json")" -eq 2 ] && ok ||
+  bad "the experiment's expectations are not verdicts"
+grep -q '"claim":[[:space:]]*"The bootstrap 95% interval and McNemar' "$T/t1/results.json" && ok ||
+  bad "no verdict on interval and test agreeing"
+grep -q 'the accuracy gain is not significant' "$T/t1/results.json" && bad "'gain not significant' wording" || ok
 # 11 main + 6 tensor-core rows per network, 2 formats x (4 CNN layers, 8 ViT site groups) per-layer rows
 [ "$(wc -l <"$T/t1/configs.csv")" -eq $((1 + 2 * 17 + 2 * 4 + 2 * 8)) ] && ok || bad "configs.csv: $(wc -l <"$T/t1/configs.csv") lines"
 # one row per image and configuration: N images (NT for the 6 tensor-core rows of each network)

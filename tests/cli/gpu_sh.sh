@@ -66,7 +66,7 @@ EOF2
 }
 fake_smi "$T/smi-h100" 9.0
 fake_smi "$T/smi-nocc" ""
-steps="install build-configure build sass device ctest-cuda gemm-models probe probe-capture check-gpu-kernels amp-speedup"
+steps="install build-configure build sass device ctest-cuda gemm-models probe probe-capture probe-capture-chained replay-chained check-gpu-kernels amp-speedup"
 # row STEP REPORT: the step's exit status in index.md (empty if absent)
 row() { sed -n "s/^| $1 | .* | \([0-9a-z]*\) | [0-9]* s |\$/\1/p" "$2/index.md"; }
 for how in env flag; do
@@ -87,6 +87,8 @@ for how in env flag; do
      grep -q 'LOWP_SETUP_BUILD=0 bash .*tools/setup.sh' "$T/dest/dry/install.txt" &&
      grep -q 'NVIDIA H100 80GB HBM3 (compute capability 9.0)' "$T/dest/dry/index.md" &&
      grep -q '^dry-run: env LOWP_SASS_ARCHS=90 .*/tsass$' "$T/dest/dry/sass.txt" &&
+     grep -q '^dry-run: .*/lowp probe --in e4m3,e5m2 --out fp32 --k 1024 --rows 200 --capture ' "$T/dest/dry/probe-capture-chained.txt" &&
+     grep -q '^dry-run: .*/lowp run tensor-core-models --vectors=.*capture-chained --czero= ' "$T/dest/dry/replay-chained.txt" &&
      [ "$(echo "$before" | grep -v "$T/dest")" = "$(echo "$after" | grep -v "$T/dest")" ]; then ok
   else bad "dry run ($how): exit $rc, steps not passed:$bad_steps; $(cat "$T/err" | tail -3)"; fi
 done

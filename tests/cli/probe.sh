@@ -46,6 +46,15 @@ PY
     bad "replay $p (exit $rc): $(grep -v '^#' "$T/r_$p/matches.csv" | head -4 | tr '\n' '|')"
 done
 
+# chained rows (--k): fp8 rows of 256 products (8 instructions of 32, C != 0 from the second on), rounded up to
+# whole instructions (--k 250 -> 256), replayed bit for bit through the h100 preset; C files are not all zero
+"$LOWP" probe --device model:h100 --in e4m3 --k 250 --capture "$T/chain" --rows 40 >/dev/null 2>"$T/e"
+[ $? -eq 0 ] && [ "$(awk '{print NF; exit}' "$T/chain/H100/E4M3/a_H100_E4M3.txt")" = 256 ] &&
+  grep -q 1 "$T/chain/H100/E4M3/c_H100_fp32.txt" && ok || bad "chained capture: $(cat "$T/e")"
+"$LOWP" run tensor-core-models --quick --vectors="$T/chain" --czero= --out "$T/rchain" >/dev/null 2>&1 &&
+  awk -F, '$1 ~ /^#/ || $1 == "gpu" { next } { files++; if ($5 != 40 || $6 != $5) bad = 1 } END { exit (bad || files < 1) }' \
+    "$T/rchain/matches.csv" && ok || bad "chained rows not replayed bit for bit"
+
 # same seed, same bytes
 "$LOWP" probe --device model:b200 --in e5m2 --capture "$T/again" --rows 150 --seed 7 >/dev/null 2>&1
 cmp -s "$T/again/B200/E5M2/d_B200_fp32.txt" "$T/cap_b200/B200/E5M2/d_B200_fp32.txt" && ok || bad "capture not reproducible"

@@ -18,7 +18,7 @@ expect_exit2() {
 
 # a run writes results.json (with header, seed), summary.md, CSV and plots, and no temporary folder
 "$LOWP" run formats --out "$T/f" >"$T/runout" 2>&1 || bad "run formats exit"
-for f in results.json summary.md values.csv density.csv values.png values.svg density.png; do
+for f in results.json summary.md values.csv density.csv values.png values.svg density.png density_zoom.png; do
   [ -s "$T/f/$f" ] && ok || bad "run formats: missing $f"
 done
 grep -q '"seed"' "$T/f/results.json" && grep -q '"git_revision"' "$T/f/results.json" && ok || bad "header in results.json"

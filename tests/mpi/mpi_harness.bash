@@ -9,6 +9,9 @@ if [ "$MPIEXEC" = none ] || ! command -v "$MPIEXEC" >/dev/null; then
   echo "SKIP: lowp built without MPI (or no mpiexec)"; exit 77
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# one date for every run of the script: results.json's "environment" names the UTC day (tools/env.c), and
+# runs compared byte for byte must not straddle midnight
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(date +%s)}
 MPI() { timeout "${MPI_TIMEOUT:-300}" "$MPIEXEC" -q --allow-run-as-root --oversubscribe "$@"; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# report_diff.sh -- `lowp report --diff OTHER`: two reports compared, differences in rows that depend on the
+# machine (results.json "environment_dependent") expected, any other unexpected (exit 1), bad input exit 2;
+# and the environment manifest every results.json carries.
+# Run: bash tests/cli/report_diff.sh build/lowp
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
+
+# the manifest: what a run executed on, apart from the byte-stable rest
+"$LOWP" run formats --quick --out "$T/a/formats" >/dev/null 2>&1 || bad "run formats"
+python3 - "$T/a/formats/results.json" <<'EOF' && ok || bad "results.json lacks parts of the environment manifest"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = d["environment"]
+for k in ("date_utc", "git_revision", "git_dirty", "cpu", "openblas", "libraries", "compiler", "compile_flags",
+          "build_type", "gnuplot", "os"):
+    assert k in e, k
+assert e["cpu"]["model"] and isinstance(e["cpu"]["isa_flags"], list)
+assert e["openblas"]["config"].startswith("OpenBLAS") and e["openblas"]["core"]
+for k in ("mpfr", "gmp", "glibc"):
+    assert e["libraries"][k][0].isdigit(), k
+assert "-ffp-contract=off" in e["compile_flags"]
+assert isinstance(d["environment_dependent"], list)
+EOF
+SOURCE_DATE_EPOCH=86400 "$LOWP" run formats --quick --out "$T/b/formats" >/dev/null 2>&1 || bad "run formats again"
+grep -q '"date_utc":[[:space:]]*"1970-01-02"' "$T/b/formats/results.json" && ok || bad "SOURCE_DATE_EPOCH not honoured"
+"$LOWP" run matmul-precision --help >/dev/null 2>&1 # (the experiment exists in this build)
+echo '<html></html>' >"$T/a/index.html"
+cp "$T/a/index.html" "$T/b/index.html"
+
+# two runs that differ only in their date: the same (the environment is listed, never a difference)
+"$LOWP" report --diff "$T/b" --out "$T/a" >"$T/d1" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q '^formats:$' "$T/d1" && grep -q '  the same' "$T/d1" && grep -q 'date_utc' "$T/d1" && ok ||
+  bad "same runs: exit $rc: $(cat "$T/d1")"
+"$LOWP" report --diff="$T/b" --out="$T/a" >/dev/null 2>&1 && ok || bad "--diff=OTHER --out=DIR"
+
+# a machine-dependent row (OpenBLAS's sgemm in matmul-precision) differs: expected, exit 0
+mk() { # mk DIR FP32 SGEMM: a matmul-precision results.json with a table and an answer naming both kernels
+  mkdir -p "$1/matmul-precision"
+  cat >"$1/matmul-precision/results.json" <<EOF
+{"header": {"experiment": "matmul-precision", "seed": 1},
+ "environment": {"cpu": {"model": "$4"}},
+ "environment_dependent": [{"match": "openblas", "why": "its kernel depends on the CPU"}],
+ "results": {"answer": "At n = 1000 the error is cpu-fp32 $2. OpenBLAS's cblas_sgemm errs by $3; it grows like n^0.9.",
+  "key_numbers": {"openblas-sgemm max error": $3, "cpu-fp32 max error": $2},
+  "tables": [{"title": "t", "columns": ["kernel", "error"], "rows": [["cpu-fp32", $2], ["openblas-sgemm", $3]]}]}}
+EOF
+  printf 'kernel,error\ncpu-fp32,%s\nopenblas-sgemm,%s\n' "$2" "$3" >"$1/matmul-precision/errors.csv"
+}
+mk "$T/a" 0.000217 0.000101 "Intel Xeon"
+mk "$T/b" 0.000217 0.0000799 "AMD EPYC"
+"$LOWP" report --diff "$T/b" --out "$T/a" >"$T/d2" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q 'expected: ' "$T/d2" && ! grep -q 'UNEXPECTED' "$T/d2" &&
+  grep -q "cpu.model: \"Intel Xeon\" | \"AMD EPYC\"" "$T/d2" && ok || bad "openblas row: exit $rc: $(cat "$T/d2")"
+n=$(grep -c 'expected: ' "$T/d2")
+[ "$n" -ge 4 ] && ok || bad "expected 4 expected differences (answer, key, row, CSV line), got $n"
+
+# any other number that differs: unexpected, exit 1, and said where
+mk "$T/b" 0.000218 0.0000799 "AMD EPYC"
+"$LOWP" report --diff "$T/b" --out "$T/a" >"$T/d3" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q 'UNEXPECTED: .results.answer: At n = 1000 the error is cpu-fp32 0.000217' "$T/d3" &&
+  grep -q 'UNEXPECTED: .results.tables\[0\].rows\[0\]\[1\]' "$T/d3" && grep -q 'UNEXPECTED: errors.csv:2' "$T/d3" &&
+  grep -q 'UNEXPECTED: .results.key_numbers.cpu-fp32 max error' "$T/d3" && ok || bad "cpu-fp32 change: exit $rc: $(cat "$T/d3")"
+# a file only one side has is a difference too
+mk "$T/b" 0.000217 0.0000799 "AMD EPYC"
+echo x >"$T/b/matmul-precision/extra.csv"
+"$LOWP" report --diff "$T/b" --out "$T/a" >"$T/d4" 2>&1
+[ $? -eq 1 ] && grep -q 'UNEXPECTED: extra.csv' "$T/d4" && ok || bad "extra file not reported: $(cat "$T/d4")"
+rm "$T/b/matmul-precision/extra.csv"
+
+# bad input: exit 2, one message, nothing on stdout
+expect_exit2 "--diff without a folder" "needs an argument" "$LOWP" report --diff
+expect_exit2 "--diff of a folder that is not a report" "not a lowp report folder" "$LOWP" report --diff "$T/nosuch" --out "$T/a"
+expect_exit2 "--diff against a folder that is not a report" "not a lowp report folder" "$LOWP" report --diff "$T/a" --out "$T/nosuch"
+echo '{"header": ' >"$T/b/formats/results.json"
+expect_exit2 "--diff of a broken results.json" "is not a results.json" "$LOWP" report --diff "$T/b" --out "$T/a"
+expect_exit2 "--diff with --quick" "takes no --quick" "$LOWP" report --diff "$T/b" --quick
+"$LOWP" report --help >"$T/h" 2>&1 && grep -q -- '--diff OTHER' "$T/h" && ok || bad "report --help"
+
+finish report_diff
