@@ -1,5 +1,7 @@
 /* lowp_cli -- shared helpers of the lowp command line (tools/ only) */
 
+#define _POSIX_C_SOURCE 200809L /* sigset_t (cleanup.h) under -std=c11 */
+
 #include "cli.h"
 
 #include "cleanup.h"

@@ -1,5 +1,7 @@
 /* lowp -- the command line: one subcommand per tools/cmd_*.c */
 
+#define _POSIX_C_SOURCE 200809L /* sigset_t (cleanup.h) under -std=c11 */
+
 #include "cleanup.h"
 #include "cli.h"
 #include "format/number.h"
