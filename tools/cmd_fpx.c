@@ -1,5 +1,7 @@
 /* lowp fpx -- floating-point exceptions of any tensor: `lowp fpx scan t.npy --format e4m3`, `lowp fpx outputs` */
 
+#define _POSIX_C_SOURCE 200809L /* strtok_r under -std=c11 */
+
 /*
  * scan: convert every value of a .npy file to a format as a cast would and
  *       report the exceptions (lib/measure/fpx.h): counts per kind, the
