@@ -17,6 +17,7 @@
 #include "check/result_json.h"
 #include "check/spec.h"
 #include "check/tol.h"
+#include "io/escape.h"
 #include "status.h"
 
 #define ITEM(o, key) cJSON_GetObjectItemCaseSensitive(o, key)
@@ -38,8 +39,8 @@ static int get_format(lowp_format_t *f, const cJSON *j, const char *key, const c
     return LOWP_OK;
   }
   if (lowp_format_parse(f, name, e, sizeof e)) {
-    if (err && errlen) snprintf(err, errlen, "\"%s\": unknown format '%s' (%s)", key, name, e);
-    return LOWP_EFORMAT;
+    /* the name escaped (lowp_errf): one line whatever it holds */
+    return lowp_errf(err, errlen, LOWP_EFORMAT, "\"%s\": unknown format '%s' (%s)", key, name, e);
   }
   return LOWP_OK;
 }
