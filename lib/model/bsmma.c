@@ -245,7 +245,13 @@ int lowp_bsmma_get(lowp_bsmma_model_t *m, const char *spec, char *err, size_t er
   const char *kind = NULL;
   size_t i;
   int st;
-  if (!m || !spec || strlen(spec) >= sizeof buf) return LOWP_EINVAL;
+  if (!m || !spec) return LOWP_EINVAL;
+  if (strlen(spec) >= sizeof buf) {
+    if (err && errlen)
+      snprintf(err, errlen, "block-scaled model: the description is longer than %zu characters",
+               sizeof buf - 1);
+    return LOWP_EINVAL;
+  }
   memset(m, 0, sizeof *m);
   m->p.K = 32, m->p.group = 0, m->p.F = 25, m->p.out_rnd = LOWP_RND_TZ, m->p.zero = LOWP_BSZ_IGNORE;
   m->instr = "custom";
