@@ -421,9 +421,166 @@ static int parse_rule_field(ctx_t *c, const cJSON *j, int i, lowp_rule_t *ru) {
 #undef ITEM
 }
 
+#define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
+/* {"bound": "gamma"|"prob"|"model", ...}: the order or tree, the model */
+static int parse_rule_bound(ctx_t *c, const cJSON *j, int i, const char *w0, const lowp_spec_check_t *ck,
+                           lowp_spec_rule_t *r) {
+  char w[64], e[200];
+  const char *s = NULL;
+  int st;
+  lowp_rule_t *ru = &r->rule;
+  (void)i, (void)ck, (void)e;
+  snprintf(w, sizeof w, "%s", w0);
+  static const char *const keys[] = {"bound", "fraction", "prob", "order", "acc", "model",
+                                     "accept_vacuous", NULL};
+  if ((st = check_keys(c, j, w, keys))) return st;
+  ru->kind = LOWP_RULE_BOUND;
+  ru->limit = 1;
+  if ((st = get_string(c, ITEM("bound"), "\"bound\"", &s))) return st;
+  if (!strcmp(s, "gamma")) ru->bound = LOWP_BOUND_GAMMA;
+  else if (!strcmp(s, "prob")) ru->bound = LOWP_BOUND_PROB;
+  else if (!strcmp(s, "model")) ru->bound = LOWP_BOUND_MODEL;
+  else return fail(c, "%sunknown bound '%s' (gamma, prob, model)", w, s);
+  if (ITEM("fraction") && (st = get_number(c, ITEM("fraction"), "\"fraction\"", 0, &ru->limit)))
+    return st;
+  if (ITEM("prob")) {
+    if ((st = get_number(c, ITEM("prob"), "\"prob\"", 0, &ru->prob))) return st;
+    if (!(ru->prob > 0 && ru->prob < 1)) return fail(c, "%s\"prob\" must lie in (0, 1)", w);
+  }
+  if ((ITEM("order") || ITEM("acc")) && ru->bound == LOWP_BOUND_MODEL)
+    return fail(c, "%sa model bound takes \"model\", not \"order\"/\"acc\"", w);
+  if (ITEM("model") && ru->bound != LOWP_BOUND_MODEL)
+    return fail(c, "%s\"model\" belongs to {\"bound\": \"model\"}", w);
+  if (ITEM("order") && (cJSON_IsObject(ITEM("order")) ||
+                        (cJSON_IsString(ITEM("order")) && !strcmp(ITEM("order")->valuestring, "revealed")))) {
+    /* the kernel's own tree: revealed now, or from a file (tools/ resolve it) */
+    const cJSON *o = ITEM("order"), *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "tree") : NULL;
+    if (ru->bound != LOWP_BOUND_GAMMA)
+      return fail(c, "%sa revealed or given tree bounds \"bound\": \"gamma\" only", w);
+    if (cJSON_IsObject(o) && (cJSON_GetArraySize(o) != 1 || !cJSON_IsString(f) || !f->valuestring[0]))
+      return fail(c, "%s\"order\" as an object is {\"tree\": \"FILE\"} (lowp reveal --save FILE)", w);
+    r->tree = dupstr(f ? f->valuestring : "revealed");
+    if (!r->tree) return fail(c, "%sout of memory", w);
+    ru->accum.acc = LOWP_FMT_FP32;
+    if (ITEM("acc") && (st = get_format(c, ITEM("acc"), "\"acc\"", &ru->accum.acc))) return st;
+    ru->has_tree = 1;
+  } else if (ITEM("order") || ITEM("acc")) {
+    const char *os = "recursive";
+    lowp_format_t acc;
+    if (ITEM("order") && (st = get_string(c, ITEM("order"), "\"order\"", &os))) return st;
+    if (lowp_accum_parse(&ru->accum, os, e, sizeof e))
+      return fail(c, "%s\"order\" %s: %s", w, os, e);
+    if (ITEM("acc")) {
+      if ((st = get_format(c, ITEM("acc"), "\"acc\"", &acc))) return st;
+      ru->accum.acc = acc;
+    } else if (ck->has_out) {
+      ru->accum.acc = ck->out;
+    }
+    if (lowp_accum_validate(&ru->accum, e, sizeof e))
+      return fail(c, "%s\"order\" %s: %s", w, os, e);
+    ru->has_accum = 1;
+    ru->accum_given = (ITEM("order") ? 1 : 0) | (ITEM("acc") ? 2 : 0);
+  }
+  if (ITEM("model")) {
+    if ((st = get_string(c, ITEM("model"), "\"model\"", &s))) return st;
+    r->model = dupstr(s);
+  }
+  if (ITEM("accept_vacuous")) {
+    if (!cJSON_IsBool(ITEM("accept_vacuous")))
+      return fail(c, "%s\"accept_vacuous\" must be true or false", w);
+    ru->vacuous_ok = cJSON_IsTrue(ITEM("accept_vacuous"));
+  }
+  return LOWP_OK;
+}
+
+/* {"vs_reference": SUBJECT, ...} and {"bitexact": SUBJECT} */
+static int parse_rule_ref(ctx_t *c, const cJSON *j, int i, const char *w0, const lowp_spec_check_t *ck,
+                           lowp_spec_rule_t *r) {
+  char w[64], e[200];
+  const char *s = NULL;
+  int st;
+  lowp_rule_t *ru = &r->rule;
+  (void)i, (void)ck, (void)e;
+  snprintf(w, sizeof w, "%s", w0);
+  static const char *const kv[] = {"vs_reference", "factor", "metric", "floor", NULL};
+  static const char *const kb[] = {"bitexact", NULL};
+  int vs = ITEM("vs_reference") != NULL;
+  if ((st = check_keys(c, j, w, vs ? kv : kb))) return st;
+  ru->kind = vs ? LOWP_RULE_VS_REF : LOWP_RULE_BITEXACT;
+  ru->limit = 1;
+  ru->metric = LOWP_METRIC_MAX_ABS;
+  snprintf(w, sizeof w, "rule %d: \"%s\"", i + 1, vs ? "vs_reference" : "bitexact");
+  if ((st = parse_subject(c, ITEM(vs ? "vs_reference" : "bitexact"), w, 0, &r->ref))) return st;
+  r->has_ref = 1;
+  if (ITEM("factor") && (st = get_number(c, ITEM("factor"), "\"factor\"", 0, &ru->limit)))
+    return st;
+  if (ITEM("floor") && (st = get_number(c, ITEM("floor"), "\"floor\"", 0, &ru->floor)))
+    return st;
+  if (ITEM("metric")) {
+    if ((st = get_string(c, ITEM("metric"), "\"metric\"", &s))) return st;
+    if (strcmp(s, "max_abs") && strcmp(s, "rmse") && strcmp(s, "max_ulp"))
+      return fail(c, "rule %d: unknown metric '%s' (max_abs, rmse, max_ulp)", i + 1, s);
+    (void)lowp_metric_parse(&ru->metric, s);
+  }
+  return LOWP_OK;
+}
+
+/* {"rtol": R, "atol": A} and {"assert_close": "pytorch"} */
+static int parse_rule_tol(ctx_t *c, const cJSON *j, int i, const char *w0, const lowp_spec_check_t *ck,
+                           lowp_spec_rule_t *r) {
+  char w[64], e[200];
+  const char *s = NULL;
+  int st;
+  lowp_rule_t *ru = &r->rule;
+  (void)i, (void)ck, (void)e;
+  snprintf(w, sizeof w, "%s", w0);
+  static const char *const kt[] = {"rtol", "atol", NULL};
+  static const char *const ka[] = {"assert_close", NULL};
+  ru->kind = LOWP_RULE_TOL;
+  if (ITEM("assert_close")) {
+    if ((st = check_keys(c, j, w, ka))) return st;
+    if ((st = get_string(c, ITEM("assert_close"), "\"assert_close\"", &s))) return st;
+    if (strcmp(s, "pytorch"))
+      return fail(c, "%sunknown assert_close defaults '%s' (pytorch)", w, s);
+    ru->pytorch = 1;
+    return LOWP_OK;
+  }
+  if ((st = check_keys(c, j, w, kt))) return st;
+  if (ITEM("rtol") && (st = get_number(c, ITEM("rtol"), "\"rtol\"", 0, &ru->rtol))) return st;
+  if (ITEM("atol") && (st = get_number(c, ITEM("atol"), "\"atol\"", 0, &ru->atol))) return st;
+  return LOWP_OK;
+}
+
+/* {"baseline": METRIC, "growth": G} */
+static int parse_rule_baseline(ctx_t *c, const cJSON *j, int i, const char *w0, const lowp_spec_check_t *ck,
+                           lowp_spec_rule_t *r) {
+  char w[64], e[200];
+  const char *s = NULL;
+  int st;
+  lowp_rule_t *ru = &r->rule;
+  (void)i, (void)ck, (void)e;
+  snprintf(w, sizeof w, "%s", w0);
+  static const char *const keys[] = {"baseline", "growth", NULL};
+  if ((st = check_keys(c, j, w, keys))) return st;
+  ru->kind = LOWP_RULE_BASELINE;
+  ru->limit = 1;
+  if ((st = get_string(c, ITEM("baseline"), "\"baseline\"", &s))) return st;
+  if (lowp_metric_parse(&ru->metric, s))
+    return fail(c, "%sunknown metric '%s' (max_ulp, max_abs, rmse, max_rel, max_bwd, "
+                "mean_ulp)", w, s);
+  r->baseline_metric = dupstr(s);
+  if (ITEM("growth")) {
+    if ((st = get_number(c, ITEM("growth"), "\"growth\"", 0, &ru->limit))) return st;
+    if (ru->limit < 1) return fail(c, "%s\"growth\" must be >= 1, not %g", w, ru->limit);
+  }
+  return LOWP_OK;
+}
+
+#undef ITEM
+
 static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *ck,
                       lowp_spec_rule_t *r) {
-  char w[64], e[200];
+  char w[64];
   const cJSON *it;
   const char *s = NULL;
   int st, known = 0, k;
@@ -462,124 +619,10 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
     snprintf(w, sizeof w, "rule %d: \"max_ulp\"", i + 1);
     return get_number(c, ITEM("max_ulp"), w, 0, &ru->limit);
   }
-  if (ITEM("bound")) {
-    static const char *const keys[] = {"bound", "fraction", "prob", "order", "acc", "model",
-                                       "accept_vacuous", NULL};
-    if ((st = check_keys(c, j, w, keys))) return st;
-    ru->kind = LOWP_RULE_BOUND;
-    ru->limit = 1;
-    if ((st = get_string(c, ITEM("bound"), "\"bound\"", &s))) return st;
-    if (!strcmp(s, "gamma")) ru->bound = LOWP_BOUND_GAMMA;
-    else if (!strcmp(s, "prob")) ru->bound = LOWP_BOUND_PROB;
-    else if (!strcmp(s, "model")) ru->bound = LOWP_BOUND_MODEL;
-    else return fail(c, "%sunknown bound '%s' (gamma, prob, model)", w, s);
-    if (ITEM("fraction") && (st = get_number(c, ITEM("fraction"), "\"fraction\"", 0, &ru->limit)))
-      return st;
-    if (ITEM("prob")) {
-      if ((st = get_number(c, ITEM("prob"), "\"prob\"", 0, &ru->prob))) return st;
-      if (!(ru->prob > 0 && ru->prob < 1)) return fail(c, "%s\"prob\" must lie in (0, 1)", w);
-    }
-    if ((ITEM("order") || ITEM("acc")) && ru->bound == LOWP_BOUND_MODEL)
-      return fail(c, "%sa model bound takes \"model\", not \"order\"/\"acc\"", w);
-    if (ITEM("model") && ru->bound != LOWP_BOUND_MODEL)
-      return fail(c, "%s\"model\" belongs to {\"bound\": \"model\"}", w);
-    if (ITEM("order") && (cJSON_IsObject(ITEM("order")) ||
-                          (cJSON_IsString(ITEM("order")) && !strcmp(ITEM("order")->valuestring, "revealed")))) {
-      /* the kernel's own tree: revealed now, or from a file (tools/ resolve it) */
-      const cJSON *o = ITEM("order"), *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "tree") : NULL;
-      if (ru->bound != LOWP_BOUND_GAMMA)
-        return fail(c, "%sa revealed or given tree bounds \"bound\": \"gamma\" only", w);
-      if (cJSON_IsObject(o) && (cJSON_GetArraySize(o) != 1 || !cJSON_IsString(f) || !f->valuestring[0]))
-        return fail(c, "%s\"order\" as an object is {\"tree\": \"FILE\"} (lowp reveal --save FILE)", w);
-      r->tree = dupstr(f ? f->valuestring : "revealed");
-      if (!r->tree) return fail(c, "%sout of memory", w);
-      ru->accum.acc = LOWP_FMT_FP32;
-      if (ITEM("acc") && (st = get_format(c, ITEM("acc"), "\"acc\"", &ru->accum.acc))) return st;
-      ru->has_tree = 1;
-    } else if (ITEM("order") || ITEM("acc")) {
-      const char *os = "recursive";
-      lowp_format_t acc;
-      if (ITEM("order") && (st = get_string(c, ITEM("order"), "\"order\"", &os))) return st;
-      if (lowp_accum_parse(&ru->accum, os, e, sizeof e))
-        return fail(c, "%s\"order\" %s: %s", w, os, e);
-      if (ITEM("acc")) {
-        if ((st = get_format(c, ITEM("acc"), "\"acc\"", &acc))) return st;
-        ru->accum.acc = acc;
-      } else if (ck->has_out) {
-        ru->accum.acc = ck->out;
-      }
-      if (lowp_accum_validate(&ru->accum, e, sizeof e))
-        return fail(c, "%s\"order\" %s: %s", w, os, e);
-      ru->has_accum = 1;
-      ru->accum_given = (ITEM("order") ? 1 : 0) | (ITEM("acc") ? 2 : 0);
-    }
-    if (ITEM("model")) {
-      if ((st = get_string(c, ITEM("model"), "\"model\"", &s))) return st;
-      r->model = dupstr(s);
-    }
-    if (ITEM("accept_vacuous")) {
-      if (!cJSON_IsBool(ITEM("accept_vacuous")))
-        return fail(c, "%s\"accept_vacuous\" must be true or false", w);
-      ru->vacuous_ok = cJSON_IsTrue(ITEM("accept_vacuous"));
-    }
-    return LOWP_OK;
-  }
-  if (ITEM("vs_reference") || ITEM("bitexact")) {
-    static const char *const kv[] = {"vs_reference", "factor", "metric", "floor", NULL};
-    static const char *const kb[] = {"bitexact", NULL};
-    int vs = ITEM("vs_reference") != NULL;
-    if ((st = check_keys(c, j, w, vs ? kv : kb))) return st;
-    ru->kind = vs ? LOWP_RULE_VS_REF : LOWP_RULE_BITEXACT;
-    ru->limit = 1;
-    ru->metric = LOWP_METRIC_MAX_ABS;
-    snprintf(w, sizeof w, "rule %d: \"%s\"", i + 1, vs ? "vs_reference" : "bitexact");
-    if ((st = parse_subject(c, ITEM(vs ? "vs_reference" : "bitexact"), w, 0, &r->ref))) return st;
-    r->has_ref = 1;
-    if (ITEM("factor") && (st = get_number(c, ITEM("factor"), "\"factor\"", 0, &ru->limit)))
-      return st;
-    if (ITEM("floor") && (st = get_number(c, ITEM("floor"), "\"floor\"", 0, &ru->floor)))
-      return st;
-    if (ITEM("metric")) {
-      if ((st = get_string(c, ITEM("metric"), "\"metric\"", &s))) return st;
-      if (strcmp(s, "max_abs") && strcmp(s, "rmse") && strcmp(s, "max_ulp"))
-        return fail(c, "rule %d: unknown metric '%s' (max_abs, rmse, max_ulp)", i + 1, s);
-      (void)lowp_metric_parse(&ru->metric, s);
-    }
-    return LOWP_OK;
-  }
-  if (ITEM("rtol") || ITEM("atol") || ITEM("assert_close")) {
-    static const char *const kt[] = {"rtol", "atol", NULL};
-    static const char *const ka[] = {"assert_close", NULL};
-    ru->kind = LOWP_RULE_TOL;
-    if (ITEM("assert_close")) {
-      if ((st = check_keys(c, j, w, ka))) return st;
-      if ((st = get_string(c, ITEM("assert_close"), "\"assert_close\"", &s))) return st;
-      if (strcmp(s, "pytorch"))
-        return fail(c, "%sunknown assert_close defaults '%s' (pytorch)", w, s);
-      ru->pytorch = 1;
-      return LOWP_OK;
-    }
-    if ((st = check_keys(c, j, w, kt))) return st;
-    if (ITEM("rtol") && (st = get_number(c, ITEM("rtol"), "\"rtol\"", 0, &ru->rtol))) return st;
-    if (ITEM("atol") && (st = get_number(c, ITEM("atol"), "\"atol\"", 0, &ru->atol))) return st;
-    return LOWP_OK;
-  }
-  if (ITEM("baseline")) {
-    static const char *const keys[] = {"baseline", "growth", NULL};
-    if ((st = check_keys(c, j, w, keys))) return st;
-    ru->kind = LOWP_RULE_BASELINE;
-    ru->limit = 1;
-    if ((st = get_string(c, ITEM("baseline"), "\"baseline\"", &s))) return st;
-    if (lowp_metric_parse(&ru->metric, s))
-      return fail(c, "%sunknown metric '%s' (max_ulp, max_abs, rmse, max_rel, max_bwd, "
-                  "mean_ulp)", w, s);
-    r->baseline_metric = dupstr(s);
-    if (ITEM("growth")) {
-      if ((st = get_number(c, ITEM("growth"), "\"growth\"", 0, &ru->limit))) return st;
-      if (ru->limit < 1) return fail(c, "%s\"growth\" must be >= 1, not %g", w, ru->limit);
-    }
-    return LOWP_OK;
-  }
+  if (ITEM("bound")) return parse_rule_bound(c, j, i, w, ck, r);
+  if (ITEM("vs_reference") || ITEM("bitexact")) return parse_rule_ref(c, j, i, w, ck, r);
+  if (ITEM("rtol") || ITEM("atol") || ITEM("assert_close")) return parse_rule_tol(c, j, i, w, ck, r);
+  if (ITEM("baseline")) return parse_rule_baseline(c, j, i, w, ck, r);
   {
     static const char *const keys[] = {"nan_inf", NULL};
     if ((st = check_keys(c, j, w, keys))) return st;
