@@ -17,20 +17,9 @@
 
 #include <math.h>
 
+#include "format/bsquant.h"
 #include "measure/fpx.h"
 #include "status.h"
-
-/* amax of n values; NaN if one is NaN */
-static double amax_nan(const float *x, size_t n) {
-  double a = 0.0;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    double v = fabs((double)x[i]);
-    if (isnan(v)) return NAN;
-    if (v > a) a = v;
-  }
-  return a;
-}
 
 /* the scale of a group, traced (seq, row r, first column c) */
 static double scale_of(lowp_fpx_trace_t *t, uint64_t seq, size_t r, size_t c, double a,
@@ -82,7 +71,7 @@ int lowp_qdq_fpx(lowp_fpx_trace_t *t, const float *x, size_t rows, size_t cols,
     return LOWP_EINVAL;
   pol.overflow = LOWP_OVF_SAT;
   if (scheme == LOWP_QS_TENSOR && rows * cols != 0)
-    s_tensor = scale_of(t, 0, 0, 0, amax_nan(x, rows * cols), f, scheme);
+    s_tensor = scale_of(t, 0, 0, 0, lowp_bs_amax(x, rows * cols), f, scheme);
   for (r = 0; r < rows; r++) {
     const float *xr = x + r * cols;
     double s = s_tensor;
@@ -90,8 +79,8 @@ int lowp_qdq_fpx(lowp_fpx_trace_t *t, const float *x, size_t rows, size_t cols,
     for (b = 0; b < cols; b += step) {
       size_t len = cols - b < step ? cols - b : step;
       uint64_t e0 = 2 * ((uint64_t)r * cols + b);
-      if (scheme == LOWP_QS_ROW && b == 0) s = scale_of(t, e0, r, b, amax_nan(xr, cols), f, scheme);
-      if (blocked) s = scale_of(t, e0, r, b, amax_nan(xr + b, len), f, scheme);
+      if (scheme == LOWP_QS_ROW && b == 0) s = scale_of(t, e0, r, b, lowp_bs_amax(xr, cols), f, scheme);
+      if (blocked) s = scale_of(t, e0, r, b, lowp_bs_amax(xr + b, len), f, scheme);
       for (c = b; c < b + len; c++) {
         double q;
         uint64_t e = (uint64_t)r * cols + c;

@@ -70,7 +70,7 @@ static double rnd(double v, const lowp_format_t *f, lowp_overflow_t ovf, lowp_ro
   return r;
 }
 
-static double amax_of(const float *x, size_t n) {
+double lowp_bs_amax(const float *x, size_t n) {
   double a = 0.0;
   size_t i;
   for (i = 0; i < n; i++) {
@@ -124,7 +124,7 @@ static void poison(double *q, double *s, size_t len) {
 static void block(double *q, double *s, const float *x, size_t len, const lowp_bsformat_t *bf,
                   double senc, double sdec) {
   const lowp_format_t *ef = &bf->elem;
-  double amax = amax_of(x, len), xe = lowp_bsformat_elem_max(bf);
+  double amax = lowp_bs_amax(x, len), xe = lowp_bsformat_elem_max(bf);
   size_t j;
   switch (bf->rule) {
   case LOWP_BSR_NVFP4: {
@@ -180,7 +180,7 @@ int lowp_bs_quantize(double *q, double *s, double *ts, const float *x, size_t ro
   if (!q || !s || (!x && rows != 0 && cols != 0) || !bf || (bf->tensor_scale && !ts)) return LOWP_EINVAL;
   if (lowp_bsformat_validate(bf, NULL, 0)) return LOWP_EFORMAT;
   if (bf->tensor_scale) {
-    senc = lowp_bs_tensor_encode_scale(amax_of(x, rows * cols), bf);
+    senc = lowp_bs_tensor_encode_scale(lowp_bs_amax(x, rows * cols), bf);
     sdec = fl32(1.0 / senc);
   }
   if (ts) *ts = bf->tensor_scale ? sdec : 1.0;

@@ -46,4 +46,7 @@ int lowp_bs_dequantize(double *y, const double *q, const double *s, double ts, s
  */
 double lowp_bs_tensor_encode_scale(double amax, const lowp_bsformat_t *bf);
 
+/** @brief max |x_i| of n values (0 for n = 0), NaN if one is NaN. */
+double lowp_bs_amax(const float *x, size_t n);
+
 #endif
