@@ -15,7 +15,7 @@
 
 /* ------------------------------------------------ a subject made here */
 
-typedef enum { EXACT, PERTURB, NANAT, ACCUM, FAILS } mode_t_;
+typedef enum { EXACT, PERTURB, NANAT, ACCUM, FAILS, CONV16 } mode_t_;
 
 typedef struct {
   mode_t_ mode;
@@ -45,6 +45,16 @@ static int t_run(const lowp_subject_t *s, double *const *out, const double *cons
           lowp_round_f64(&out[0][b * d->m * d->n + i * d->n + j], v, &p->out, NULL, LOWP_RND_NE);
         }
     return LOWP_OK;
+  }
+  if (c->mode == CONV16) { /* input 1 read as fp16 (rne), then exact */
+    size_t n = p->dims.batch * p->dims.k * p->dims.n, i;
+    double *b16 = malloc(n * sizeof *b16);
+    const double *ins[2] = {in[0], b16};
+    if (!b16) return LOWP_ENOMEM;
+    for (i = 0; i < n; i++) lowp_round_f64(&b16[i], in[1][i], &LOWP_FMT_FP16, NULL, LOWP_RND_NE);
+    st = lowp_op_exact(out, NULL, ins, p, &p->out, LOWP_RND_NE);
+    free(b16);
+    return st;
   }
   st = lowp_op_exact(out, NULL, in, p, &p->out, LOWP_RND_NE);
   if (st) return st;
@@ -407,8 +417,37 @@ static void test_double_rounding(void) {
   lowp_check_inputs_free(&in);
 }
 
+/* a conversion declared (lowp_problem_t.has_conv): the reference is that
+   of the converted inputs, the conversion's cost is input error */
+static void test_convert(void) {
+  lowp_problem_t p = problem("gemm", 1, 4, 5, 300, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
+  lowp_check_inputs_t in;
+  lowp_dist_t d = {LOWP_DIST_NORMAL, 0, 0};
+  tctx_t c = {CONV16, 0, 0, {0}};
+  lowp_subject_t s = subject(&c, "conv16");
+  lowp_check_result_t r;
+  lowp_test_check(lowp_check_inputs_generate(&in, &p, &d, 5) == 0, "generate");
+  r = measure(&p, &s, &in);
+  lowp_test_check(r.max_ulp > 50, "undeclared: the fp16 conversion is error (%g ulp)", r.max_ulp);
+  lowp_check_result_free(&r);
+  p.has_conv[1] = 1;
+  p.conv[1] = LOWP_FMT_FP16;
+  p.conv_rnd[1] = LOWP_RND_NE;
+  r = measure(&p, &s, &in);
+  lowp_test_check(r.max_ulp <= 0.5 && r.out[0].exact_data && r.out[0].max_ulp_input > 50,
+                  "declared fp16 rne: exact of the converted inputs (%g ulp), the conversion as input "
+                  "error (%g ulp)", r.max_ulp, r.out[0].max_ulp_input);
+  lowp_check_result_free(&r);
+  p.conv_rnd[1] = LOWP_RND_TZ;
+  r = measure(&p, &s, &in);
+  lowp_test_check(r.max_ulp > 10, "declared fp16 rtz, kernel rne: error (%g ulp)", r.max_ulp);
+  lowp_check_result_free(&r);
+  lowp_check_inputs_free(&in);
+}
+
 int main(void) {
   lowp_test_start("tcheck_rules");
+  test_convert();
   test_inputs();
   test_measure_split();
   test_rules();

@@ -371,8 +371,55 @@ static void test_linear(void) {
   }
 }
 
+/* "convert": per input a format (rne) or {"format", "rnd"}, or "revealed";
+   what is refused names the entry */
+static void test_convert(void) {
+  static const char *spec =
+      "{\"lowp_check\": 1, \"checks\": [ {" OK_HEAD ", \"convert\": {\"A\": \"fp16\", \"B\": {\"format\": "
+      "\"bf16\", \"rnd\": \"rtz\"}}, \"rules\": [ {\"max_ulp\": 1} ] },"
+      " {\"name\": \"y\", \"op\": \"dot\", \"in\": \"fp32\", \"out\": \"fp32\", " OK_SUBJ
+      ", \"shape\": {\"k\": 8}, \"convert\": \"revealed\", \"rules\": [ {\"max_ulp\": 1} ] } ] }";
+  lowp_spec_t s;
+  char err[400];
+  int st = lowp_spec_parse(&s, spec, strlen(spec), ".", err, sizeof err);
+  lowp_test_check(st == LOWP_OK, "a spec with \"convert\" parses: %s", err);
+  if (!st) {
+    const lowp_spec_check_t *c = &s.checks[0];
+    lowp_test_check(c->has_conv[0] && c->conv[0].precision == 11 && c->conv_rnd[0] == LOWP_RND_NE &&
+                    c->has_conv[1] && c->conv[1].precision == 8 && c->conv_rnd[1] == LOWP_RND_TZ &&
+                    !c->conv_revealed, "A fp16 rne, B bf16 rtz");
+    lowp_test_check(s.checks[1].conv_revealed && !s.checks[1].has_conv[0] && !s.checks[1].has_conv[1],
+                    "\"convert\": \"revealed\"");
+    lowp_test_check(strcmp(s.checks[0].fingerprint, s.checks[1].fingerprint) != 0, "fingerprints differ");
+  }
+  lowp_spec_free(&s);
+  bad("{" OK_HEAD ", \"convert\": {\"C\": \"fp16\"}, \"rules\": [ {\"max_ulp\": 1} ]}",
+      "\"convert\": unknown key 'C' (expected: A, B)");
+  bad("{" OK_HEAD ", \"convert\": {\"A\": \"fp17\"}, \"rules\": [ {\"max_ulp\": 1} ]}",
+      "\"convert\".A: unknown format 'fp17'");
+  bad("{" OK_HEAD ", \"convert\": {\"A\": {\"format\": \"fp16\", \"rnd\": \"sr\"}}, \"rules\": [ {\"max_ulp\": 1} ]}",
+      "\"convert\".A: unknown rounding 'sr'");
+  bad("{" OK_HEAD ", \"convert\": {\"A\": {\"rnd\": \"rne\"}}, \"rules\": [ {\"max_ulp\": 1} ]}",
+      "\"convert\".A: \"format\" is missing");
+  bad("{" OK_HEAD ", \"convert\": {\"A\": {\"format\": \"fp16\", \"x\": 1}}, \"rules\": [ {\"max_ulp\": 1} ]}",
+      "\"convert\".A: unknown key 'x'");
+  bad("{" OK_HEAD ", \"convert\": {\"A\": \"fp16\", \"A\": \"bf16\"}, \"rules\": [ {\"max_ulp\": 1} ]}",
+      "duplicate key 'A'");
+  bad("{" OK_HEAD ", \"convert\": \"fp16\", \"rules\": [ {\"max_ulp\": 1} ]}",
+      "\"convert\" must be \"revealed\" or an object naming inputs");
+  bad("{" OK_HEAD ", \"convert\": {}, \"rules\": [ {\"max_ulp\": 1} ]}",
+      "\"convert\" must be \"revealed\" or an object naming inputs");
+  bad("{\"name\": \"x\", \"op\": \"xent\", \"in\": \"fp32\", \"out\": \"fp32\", " OK_SUBJ
+      ", \"shape\": {\"m\": 2, \"n\": 4}, \"convert\": {\"target\": \"fp16\"}, \"rules\": [ {\"max_ulp\": 1} ]}",
+      "input target holds indices");
+  bad("{\"name\": \"x\", \"op\": \"gemm\", \"in\": \"mxfp8_e4m3\", \"out\": \"fp32\", " OK_SUBJ
+      ", \"shape\": {\"m\": 2, \"n\": 2, \"k\": 32}, \"convert\": {\"A\": \"fp16\"}, \"rules\": [ {\"max_ulp\": 1} ]}",
+      "input A is block-scaled");
+}
+
 int main(void) {
   lowp_test_start("tcheck_spec");
+  test_convert();
   test_good();
   test_fingerprint();
   test_bad();

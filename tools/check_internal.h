@@ -57,6 +57,9 @@ typedef struct {
   int *ref_open;
   lowp_tc_model_t *models;       /* per bound-model rule with "model" */
   lowp_rule_t *trees;            /* per bound rule with a tree: has_tree, tree_bound, tree_name */
+  struct lowp_reveal_s *rv;      /* the subject revealed (check_tree.c: once per check), or NULL */
+  char notes[1600];              /* lines the report adds after the verdict (lowp_chk_note) */
+  char conv_bad[600];            /* a declared "convert" the subject does not do (the check fails) */
   double *file_in[LOWP_OP_MAXIO], *file_data[LOWP_OP_MAXIO];
   /* results */
   lowp_check_inputs_t in;
@@ -199,6 +202,21 @@ int lowp_chk_commit_all(void);
    the subject now; {"tree": FILE} reads lowp reveal's file or a tree file),
    into r->trees[i]; dies on a bad file */
 void lowp_chk_tree(lowp_chk_run_t *r, int i);
+/* the subject revealed at the check's shape (batch 1), once per check and
+   kept in r->rv; dies when revelation cannot run */
+const struct lowp_reveal_s *lowp_chk_revealed(lowp_chk_run_t *r);
+/* "convert": "revealed": the conversions revelation finds become r->p's
+   (a note says which) */
+void lowp_chk_convert(lowp_chk_run_t *r);
+/* a declared "convert": probe the subject's conversion (sum, dot, gemv and
+   gemm subjects lowp calls); a mismatch goes to r->conv_bad */
+void lowp_chk_convert_verify(lowp_chk_run_t *r);
+/* append one line to r->notes (printed after the verdict, in JSON "notes") */
+void lowp_chk_note(lowp_chk_run_t *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* a whole file as a NUL-terminated string (malloc'd; NULL if unreadable or
    over 1 GiB): tree and reveal files */
 char *lowp_chk_read_text(const char *path);

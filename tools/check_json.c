@@ -50,6 +50,30 @@ cJSON *lowp_chk_result_json(const lowp_chk_run_t *r) {
     cJSON_AddNumberToObject(d, "k", (double)r->p.dims.k);
     cJSON_AddItemToObject(c, "dims", d);
   }
+  {
+    cJSON *cv = NULL;
+    for (k = 0; k < r->p.op->n_in; k++)
+      if (r->p.has_conv[k]) {
+        cJSON *o = cJSON_CreateObject();
+        if (!cv) cv = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "format", r->p.conv[k].name ? r->p.conv[k].name : "?");
+        cJSON_AddStringToObject(o, "rnd", lowp_rounding_name(r->p.conv_rnd[k]));
+        cJSON_AddItemToObject(cv, r->p.op->in_names[k], o);
+      }
+    if (cv) cJSON_AddItemToObject(c, "convert", cv);
+  }
+  if (r->notes[0]) {
+    cJSON *nl = cJSON_CreateArray();
+    const char *q = r->notes, *e;
+    for (; *q; q = *e ? e + 1 : e) {
+      char line[sizeof r->notes];
+      e = strchr(q, '\n');
+      if (!e) e = q + strlen(q);
+      snprintf(line, sizeof line, "%.*s", (int)(e - q), q);
+      cJSON_AddItemToArray(nl, cJSON_CreateString(line));
+    }
+    cJSON_AddItemToObject(c, "notes", nl);
+  }
   if (r->error[0]) cJSON_AddStringToObject(c, "error", r->error);
   if (r->measured) {
     cJSON *outs = cJSON_CreateArray();

@@ -12,6 +12,7 @@
 
 #include "check/op.h"
 #include "check/plugin.h"
+#include "check/reveal.h"
 #include "check_internal.h"
 #include "cli.h"
 #include "io/escape.h"
@@ -258,6 +259,7 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
   for (i = 0; i < sc->op->n_in; i++) {
     if (sc->n_in_formats) r->p.in[i] = sc->in[i], r->p.has_bin[i] = sc->has_bin[i], r->p.bin[i] = sc->bin[i];
     if (sc->op->in_index[i]) r->p.in[i] = LOWP_FMT_FP64, r->p.has_bin[i] = 0;
+    r->p.has_conv[i] = sc->has_conv[i], r->p.conv[i] = sc->conv[i], r->p.conv_rnd[i] = sc->conv_rnd[i];
   }
   if (sc->has_out) r->p.out = sc->out;
   if (sc->subject.kind == LOWP_SPEC_TENSORS) {
@@ -301,6 +303,8 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
                 "machine has %.3g GiB", r->p.dims.batch, r->p.dims.m, r->p.dims.n, r->p.dims.k,
                 need / 1073741824.0, have / 1073741824.0);
   }
+  if (sc->conv_revealed) lowp_chk_convert(r);
+  else lowp_chk_convert_verify(r);
   for (i = 0; i < sc->n_rules; i++) {
     const lowp_spec_rule_t *ru = &sc->rules[i];
     if (ru->has_ref) {
@@ -372,6 +376,9 @@ void lowp_chk_release(lowp_chk_run_t *r) {
   free(r->models);
   free(r->trees);
   free(r->v);
+  if (r->rv) lowp_reveal_free(r->rv);
+  free(r->rv);
+  r->rv = NULL;
   for (i = 0; i < LOWP_OP_MAXIO; i++) {
     free(r->file_in[i]);
     free(r->file_data[i]);

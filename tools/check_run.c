@@ -49,7 +49,8 @@ void lowp_chk_execute(lowp_chk_run_t *r, int updating) {
     return;
   }
   r->measured = 1;
-  r->pass = 1;
+  r->pass = !r->conv_bad[0];
+  if (r->conv_bad[0]) snprintf(r->error, sizeof r->error, "%s", r->conv_bad);
   if (r->fpx.on) lowp_chk_fpx(r);
   for (i = 0; i < sc->n_rules; i++) {
     lowp_rule_t rule = sc->rules[i].rule;

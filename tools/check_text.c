@@ -87,5 +87,13 @@ void lowp_chk_print_line(FILE *f, const lowp_chk_run_t *r) {
     for (i = 0; i < r->n_v; i++)
       if (!r->v[i].pass) fprintf(f, "  rule %d failed: %s\n", i + 1, r->v[i].msg);
   if (r->fpx.on) lowp_chk_fpx_print(f, r);
+  if (r->notes[0]) { /* one line each */
+    const char *q = r->notes, *e;
+    for (; *q; q = *e ? e + 1 : e) {
+      e = strchr(q, '\n');
+      if (!e) e = q + strlen(q);
+      fprintf(f, "  note: %.*s\n", (int)(e - q), q);
+    }
+  }
 }
 

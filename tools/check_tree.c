@@ -13,6 +13,7 @@
  * the reason in the bound's name.
  */
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +53,101 @@ static int load(lowp_reveal_t *rv, const char *text, size_t K, char *err, size_t
   return LOWP_OK;
 }
 
+void lowp_chk_note(lowp_chk_run_t *r, const char *fmt, ...) {
+  size_t u = strlen(r->notes);
+  va_list ap;
+  if (u + 2 >= sizeof r->notes) return;
+  if (u) r->notes[u++] = '\n', r->notes[u] = '\0';
+  va_start(ap, fmt);
+  vsnprintf(r->notes + u, sizeof r->notes - u, fmt, ap);
+  va_end(ap);
+}
+
+const lowp_reveal_t *lowp_chk_revealed(lowp_chk_run_t *r) {
+  lowp_reveal_opts_t o;
+  lowp_problem_t q = r->p;
+  char err[600];
+  int st, w;
+  if (r->rv) return r->rv;
+  if (!(r->rv = calloc(1, sizeof *r->rv))) lowp_chk_die(r->sc, "out of memory");
+  memset(&o, 0, sizeof o);
+  o.seed = 1;
+  o.validate = 2000;
+  q.dims.batch = 1;
+  for (w = 0; w < LOWP_OP_MAXIO; w++) q.has_conv[w] = 0;
+  st = lowp_reveal(r->rv, &r->subj, &q, &o, err, sizeof err);
+  if (st) {
+    free(r->rv);
+    r->rv = NULL;
+    lowp_chk_die(r->sc, "revealing the subject: %s", err[0] ? err : lowp_status_str(st));
+  }
+  return r->rv;
+}
+
+void lowp_chk_convert(lowp_chk_run_t *r) {
+  const lowp_reveal_t *rv = lowp_chk_revealed(r);
+  char line[300];
+  int w, any = 0;
+  for (w = 0; w < 2 && w < r->p.op->n_in; w++) {
+    const lowp_reveal_conv_t *c = &rv->conv[w];
+    if (!c->tested) continue;
+    lowp_reveal_conv_str(line, sizeof line, rv, &r->p, w);
+    if (c->unexplained)
+      lowp_chk_die(r->sc, "\"convert\": \"revealed\": %s", line);
+    if (c->converted) {
+      r->p.has_conv[w] = 1;
+      r->p.conv[w] = c->fmt;
+      r->p.conv_rnd[w] = c->rnd;
+      any = 1;
+    }
+    lowp_chk_note(r, "convert (revealed): %s", line);
+  }
+  if (!any && !r->notes[0]) lowp_chk_note(r, "convert (revealed): no conversion found");
+}
+
+void lowp_chk_convert_verify(lowp_chk_run_t *r) {
+  const lowp_op_t *op = r->p.op;
+  char err[600];
+  int w, fits, plain, st;
+  if (r->sc->subject.kind == LOWP_SPEC_TENSORS || op->kind != LOWP_OPKIND_SUMPROD) return;
+  for (w = 0; w < op->n_in; w++) {
+    if (!r->p.has_conv[w]) continue;
+    st = lowp_reveal_conv_verify(&fits, &plain, &r->subj, &r->p, w, &r->p.conv[w], r->p.conv_rnd[w], 7, err,
+                                 sizeof err);
+    if (st == LOWP_EUNSUPPORTED) return; /* too few terms to probe: nothing said */
+    if (st) lowp_chk_die(r->sc, "\"convert\": probing the subject: %s", err[0] ? err : lowp_status_str(st));
+    if (fits) continue;
+    {
+      lowp_reveal_t rv;
+      lowp_reveal_opts_t o;
+      char found[300] = "";
+      lowp_problem_t q = r->p;
+      memset(&o, 0, sizeof o);
+      o.conversions_only = 1;
+      q.dims.batch = 1;
+      /* what it does instead: the candidates revelation knows */
+      if (!plain && lowp_reveal(&rv, &r->subj, &q, &o, err, sizeof err) == LOWP_OK) {
+        if (rv.conv[w].converted) lowp_reveal_conv_str(found, sizeof found, &rv, &q, w);
+        lowp_reveal_free(&rv);
+      }
+      if (!found[0]) snprintf(found, sizeof found, "%s is %s", op->in_names[w],
+                              plain ? "read as given, not converted" : "read in no format lowp can name");
+      snprintf(r->conv_bad, sizeof r->conv_bad, "\"convert\" declares %s rounded to %s (%s); the kernel does "
+               "otherwise: %s", op->in_names[w], r->p.conv[w].name, lowp_rounding_name(r->p.conv_rnd[w]), found);
+      return;
+    }
+  }
+}
+
 /* max_i c_i of a tree whose additions are bounded in acc; found: the
    narrowest addition the tree holds */
-static double deepest(lowp_tree_t *t, const lowp_format_t *acc, int *found_p, size_t *depth) {
-  double *c = malloc((t->n + 1) * sizeof *c), m = 0;
-  size_t *d = malloc((t->n + 1) * sizeof *d), k, i;
+static double deepest(const lowp_tree_t *t0, const lowp_format_t *acc, int *found_p, size_t *depth) {
+  lowp_tree_t tc, *t = &tc;
+  double *c, m = 0;
+  size_t *d, k, i;
+  if (lowp_tree_copy(&tc, t0)) return -1;
+  c = malloc((t->n + 1) * sizeof *c);
+  d = malloc((t->n + 1) * sizeof *d);
   *depth = 0;
   for (k = 0; k < t->n_arith; k++)
     if (t->arith[k].kind == LOWP_NODE_ADD) {
@@ -70,7 +161,39 @@ static double deepest(lowp_tree_t *t, const lowp_format_t *acc, int *found_p, si
   }
   free(c);
   free(d);
+  lowp_tree_free(&tc);
   return m;
+}
+
+/* t->tree_bound and t->tree_name from the trees of rv, the additions
+   bounded in acc (how: "revealed" or "given") */
+static void tree_bound(lowp_rule_t *t, const lowp_reveal_t *rv, const lowp_format_t *acc, const char *how,
+                       const lowp_spec_check_t *sc, int i) {
+  size_t c, depth = 0, dmax = 0;
+  int found_p = 1000;
+  double m = 0;
+  if (!rv->deterministic) {
+    t->tree_bound = 0;
+    snprintf(t->tree_name, sizeof t->tree_name, "no tree: the subject is nondeterministic (bound 0)");
+    return;
+  }
+  for (c = 0; c < rv->n_classes; c++) {
+    double mc;
+    if (!rv->classes[c].has_tree) {
+      t->tree_bound = 0;
+      snprintf(t->tree_name, sizeof t->tree_name, "no tree (bound 0) for positions class %zu: %.100s", c,
+               rv->classes[c].note);
+      return;
+    }
+    mc = deepest(&rv->classes[c].tree, acc, &found_p, &depth);
+    if (mc < 0) lowp_chk_die(sc, "rule %d: the tree of class %zu has no bound (too deep for %s)", i + 1, c, acc->name);
+    if (mc > m) m = mc;
+    if (depth > dmax) dmax = depth;
+  }
+  t->tree_bound = m;
+  snprintf(t->tree_name, sizeof t->tree_name, "%s tree, %zu class%s, deepest leaf %zu roundings, in %s%s", how,
+           rv->n_classes, rv->n_classes == 1 ? "" : "es", dmax, acc->name,
+           found_p < acc->precision ? " (the kernel accumulates in fewer bits than declared)" : "");
 }
 
 void lowp_chk_tree(lowp_chk_run_t *r, int i) {
@@ -78,54 +201,25 @@ void lowp_chk_tree(lowp_chk_run_t *r, int i) {
   const lowp_spec_rule_t *ru = &sc->rules[i];
   lowp_rule_t *t = &r->trees[i];
   const lowp_format_t *acc = &ru->rule.accum.acc;
-  size_t K = r->p.op->id == LOWP_OP_SUM ? r->p.dims.n : r->p.dims.k, c, depth = 0, dmax = 0;
-  lowp_reveal_t rv;
+  size_t K = r->p.op->id == LOWP_OP_SUM ? r->p.dims.n : r->p.dims.k;
+  lowp_reveal_t file, *rvp = &file;
   char err[600];
-  int st, revealed = !strcmp(ru->tree, "revealed"), found_p = 1000;
-  double m = 0;
+  int st, revealed = !strcmp(ru->tree, "revealed");
   *t = ru->rule;
   t->has_tree = 1;
+  memset(&file, 0, sizeof file);
   if (revealed) {
-    lowp_reveal_opts_t o;
-    lowp_problem_t q = r->p;
-    memset(&o, 0, sizeof o);
-    o.seed = 1;
-    o.validate = 2000;
-    q.dims.batch = 1;
-    st = lowp_reveal(&rv, &r->subj, &q, &o, err, sizeof err);
-    if (st) lowp_chk_die(sc, "rule %d: \"order\": \"revealed\": %s", i + 1, err[0] ? err : lowp_status_str(st));
+    rvp = (lowp_reveal_t *)lowp_chk_revealed(r);
   } else {
     char *text = lowp_chk_read_text(ru->tree);
     if (!text) lowp_chk_die(sc, "rule %d: \"order\": {\"tree\": \"%s\"}: cannot read it", i + 1, ru->tree);
-    st = load(&rv, text, K, err, sizeof err);
+    st = load(&file, text, K, err, sizeof err);
     free(text);
     if (st) lowp_chk_die(sc, "rule %d: \"order\": {\"tree\": \"%s\"}: %s", i + 1, ru->tree, err);
-    if (rv.K != K)
+    if (file.K != K)
       lowp_chk_die(sc, "rule %d: the tree in %s has %zu leaves; the check sums %zu terms", i + 1, ru->tree,
-                   rv.K, K);
+                   file.K, K);
   }
-  if (!rv.deterministic) {
-    t->tree_bound = 0;
-    snprintf(t->tree_name, sizeof t->tree_name, "no tree: the subject is nondeterministic (bound 0)");
-  } else {
-    for (c = 0; c < rv.n_classes; c++) {
-      double mc;
-      if (!rv.classes[c].has_tree) {
-        t->tree_bound = 0;
-        snprintf(t->tree_name, sizeof t->tree_name, "no tree (bound 0) for positions class %zu: %.100s", c,
-                 rv.classes[c].note);
-        lowp_reveal_free(&rv);
-        return;
-      }
-      mc = deepest(&rv.classes[c].tree, acc, &found_p, &depth);
-      if (mc < 0) lowp_chk_die(sc, "rule %d: the tree of class %zu has no bound (too deep for %s)", i + 1, c, acc->name);
-      if (mc > m) m = mc;
-      if (depth > dmax) dmax = depth;
-    }
-    t->tree_bound = m;
-    snprintf(t->tree_name, sizeof t->tree_name, "%s tree, %zu class%s, deepest leaf %zu roundings, in %s%s",
-             revealed ? "revealed" : "given", rv.n_classes, rv.n_classes == 1 ? "" : "es", dmax, acc->name,
-             found_p < acc->precision ? " (the kernel accumulates in fewer bits than declared)" : "");
-  }
-  lowp_reveal_free(&rv);
+  tree_bound(t, rvp, acc, revealed ? "revealed" : "given", sc, i);
+  lowp_reveal_free(&file);
 }

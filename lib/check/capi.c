@@ -117,8 +117,13 @@ static int desc_parse(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const
   p->reduction_mean = ck->reduction_mean;
   p->dims = ck->dims;
   if (!ck->has_shape && (st = dims_from_shapes(p, ITEM(*d, "shapes"), err, errlen))) return st;
-  for (i = 0; i < p->op->n_in; i++)
+  if (ck->conv_revealed)
+    return bad(err, errlen, LOWP_EINVAL, "%s\"convert\": \"revealed\" needs a kernel lowp can call: "
+               "pass the conversions lowp.reveal found (its result's \"convert\"), or name them", "");
+  for (i = 0; i < p->op->n_in; i++) {
     p->in[i] = ck->n_in_formats ? ck->in[i] : LOWP_FMT_FP64;
+    p->has_conv[i] = ck->has_conv[i], p->conv[i] = ck->conv[i], p->conv_rnd[i] = ck->conv_rnd[i];
+  }
   p->out = ck->has_out ? ck->out : p->in[0];
   if ((j = ITEM(*d, "absent"))) {
     const cJSON *it;

@@ -114,6 +114,16 @@ typedef struct {
       that of the dequantized values. */
   int has_bin[LOWP_OP_MAXIO];
   lowp_bsformat_t bin[LOWP_OP_MAXIO];
+  /** Conversions inside the subject (a check spec's "convert"): input i
+      with has_conv[i] is given to the subject in in[i], and the subject
+      rounds it to conv[i] with conv_rnd[i] before it computes (a kernel
+      that reads fp32 activations as fp16). The exact reference is that of
+      the converted values, so the bounds judge the subject's arithmetic
+      alone; the conversion's cost shows as the input part of the split
+      (lowp_check_output_t.ulp_input). Zero (lowp_problem_init): none. */
+  int has_conv[LOWP_OP_MAXIO];
+  lowp_format_t conv[LOWP_OP_MAXIO];
+  lowp_rounding_t conv_rnd[LOWP_OP_MAXIO];
 } lowp_problem_t;
 
 /** @brief The bounds lowp knows (on the componentwise backward error of a

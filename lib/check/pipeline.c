@@ -392,17 +392,29 @@ static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
   }
 }
 
-int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
-                       const lowp_subject_t *s, const lowp_check_inputs_t *in,
-                       const lowp_check_opts_t *opts, char *err, size_t errlen) {
+/* the inputs as the subject computes with them: input j converted (p's
+   "convert") into conv[j] (owned by the caller), else in->x[j] */
+static int converted_inputs(const double **ins, double **conv, const lowp_problem_t *p,
+                            const lowp_check_inputs_t *in) {
+  int j;
+  for (j = 0; j < p->op->n_in; j++) {
+    ins[j] = in->x[j];
+    if (!p->has_conv[j]) continue;
+    if (!(conv[j] = malloc((in->count[j] + 1) * sizeof *conv[j]))) return LOWP_ENOMEM;
+    if (lowp_round_array_f64(conv[j], in->x[j], in->count[j], &p->conv[j], NULL, p->conv_rnd[j]))
+      return LOWP_EINVAL;
+    ins[j] = conv[j];
+  }
+  return LOWP_OK;
+}
+
+static int measure_run(lowp_check_result_t *r, const lowp_problem_t *p, const lowp_subject_t *s,
+                       const lowp_check_inputs_t *in, const lowp_check_opts_t *opts, double **conv,
+                       char *err, size_t errlen) {
   double *outs[LOWP_OP_MAXIO] = {0}, *ex[LOWP_OP_MAXIO] = {0};
-  const double *ins[LOWP_OP_MAXIO] = {0};
+  const double *ins[LOWP_OP_MAXIO] = {0}, *ref_in[LOWP_OP_MAXIO] = {0};
   int j, st, n_in, have_data = 0, sumprod;
   double t0;
-  if (err && errlen) err[0] = '\0';
-  if (!r) return LOWP_EINVAL;
-  memset(r, 0, sizeof *r);
-  if (!p || !p->op || !s || !s->run || !in) return LOWP_EINVAL;
   r->problem = *p;
   snprintf(r->subject, sizeof r->subject, "%s", s->name);
   n_in = p->op->n_in;
@@ -414,7 +426,12 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
       return LOWP_ESHAPE;
     }
     ins[j] = in->x[j];
-    if (in->data[j]) have_data = 1;
+    if (in->data[j] || p->has_conv[j]) have_data = 1; /* a conversion: its cost is input error */
+  }
+  if ((st = converted_inputs(ref_in, conv, p, in))) {
+    seterr(err, errlen, "converting the inputs as declared (\"convert\") failed: %s%s",
+           lowp_status_str(st), "");
+    return st;
   }
   for (j = 0; j < r->n_out; j++) {
     lowp_check_output_t *o = &r->out[j];
@@ -448,7 +465,7 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
      format), and of the unrounded data */
   t0 = secs();
   for (j = 0; j < r->n_out; j++) ex[j] = r->out[j].exact;
-  st = lowp_op_exact_ex(ex, sumprod ? r->out[0].absab : NULL, ins, p, &LOWP_FMT_FP64,
+  st = lowp_op_exact_ex(ex, sumprod ? r->out[0].absab : NULL, ref_in, p, &LOWP_FMT_FP64,
                         LOWP_RND_NE, opts && opts->progress.fn ? &opts->progress : NULL);
   if (!st) {
     int mid = 0;
@@ -456,7 +473,7 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
       mid |= round_out(r->out[j].exact_out, r->out[j].exact, r->out[j].count, &p->out);
     if (mid) {
       for (j = 0; j < r->n_out; j++) ex[j] = r->out[j].exact_out;
-      st = lowp_op_exact(ex, NULL, ins, p, &p->out, LOWP_RND_NE);
+      st = lowp_op_exact(ex, NULL, ref_in, p, &p->out, LOWP_RND_NE);
     }
   }
   if (!st && have_data) {
@@ -483,6 +500,20 @@ int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
     row_bound(&r->gamma, LOWP_BOUND_GAMMA, p, s, in, &r->out[0]);
     row_bound(&r->prob, LOWP_BOUND_PROB, p, s, in, &r->out[0]);
   }
+  return st;
+}
+
+int lowp_check_measure(lowp_check_result_t *r, const lowp_problem_t *p,
+                       const lowp_subject_t *s, const lowp_check_inputs_t *in,
+                       const lowp_check_opts_t *opts, char *err, size_t errlen) {
+  double *conv[LOWP_OP_MAXIO] = {0};
+  int j, st;
+  if (err && errlen) err[0] = '\0';
+  if (!r) return LOWP_EINVAL;
+  memset(r, 0, sizeof *r);
+  if (!p || !p->op || !s || !s->run || !in) return LOWP_EINVAL;
+  st = measure_run(r, p, s, in, opts, conv, err, errlen);
+  for (j = 0; j < LOWP_OP_MAXIO; j++) free(conv[j]);
   return st;
 }
 

@@ -125,98 +125,129 @@ static const lowp_rounding_t conv_rnds[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_N
 #define N_CRND (sizeof conv_rnds / sizeof conv_rnds[0])
 
 /* a value of f (declared) in [2^-4, 2^4), random sign, sometimes a tie of a
-   narrower candidate (so that rne, rna and rtz differ) */
-static double conv_value(uint64_t seed, size_t i, const lowp_format_t *f) {
+   narrower candidate (so that rne, rna and rtz differ): of 11 bits (fp16,
+   tf32), 8 (bf16) or pmid (a declared conversion's precision; 0: none) */
+static double conv_value(uint64_t seed, size_t i, const lowp_format_t *f, int pmid) {
   uint64_t r = lowp_rng_u64(seed, i, 41);
   double v = ldexp(1.0 + (double)(r >> 12) / 4503599627370496.0, (int)((r >> 4) % 9) - 4);
   /* below fp16's normal range: fp16 keeps fewer bits there than tf32 (an
      overflowing value would not do: inf x 0 makes every output NaN) */
   if ((r & 0x70) == 0x10) return rnd_to(ldexp((r & 1) ? -v : v, -22), f, LOWP_RND_NE);
-  if ((r & 6) == 2) { /* a midpoint of fp16 / tf32 (11 bits) or bf16 (8 bits) */
-    int p = (r & 8) ? 8 : 11;
+  if ((r & 6) == 2) { /* a midpoint */
+    int p = (r & 8) ? 8 : (pmid > 1 && (r & 0x80)) ? pmid : 11;
     v = ldexp(floor(ldexp(v, p - 1 - ((int)((r >> 4) % 9) - 4))) + 0.5, ((int)((r >> 4) % 9) - 4) - (p - 1));
   }
   return rnd_to((r & 1) ? -v : v, f, LOWP_RND_NE);
 }
 
-/*
- * Probe input w: random values on its declared grid, its partner one-hot
- * with the value 1.5 (so that an accumulator narrower than the output is not
- * mistaken for a conversion: 1.5 x fp16(v) is exact in fp32, fp16(1.5 v) is
- * not), each output one value as the kernel read it.
- */
-static int conv_probe(lowp_reveal_t *r, lowp__geo_t *g, int w, uint64_t seed) {
-  size_t per = g->R * g->C, batch = batch_cap(g, (2048 + per - 1) / per), s, j, l, i, cnt = 0;
-  size_t nslot = batch * g->R, ok[N_CONV * N_CRND + 1];
-  bufs_t x;
+/* Call the subject on input w's conversion probe: random values on its
+   declared grid, its partner one-hot with the value 1.5 (so that an
+   accumulator narrower than the output is not mistaken for a conversion:
+   1.5 x fp16(v) is exact in fp32, fp16(1.5 v) is not), each output one value
+   as the kernel read it. x: the buffers (bufs_free them), *nslot slots. */
+static int conv_call(bufs_t *x, size_t *nslot, lowp__geo_t *g, int w, uint64_t seed, int pmid) {
+  size_t per = g->R * g->C, batch = batch_cap(g, (2048 + per - 1) / per), s, j, l;
   const lowp_format_t *decl = &g->p.in[w];
-  int st, best = -1, nfit = 0, c;
   double part = g->op == LOWP_OP_SUM ? 1.0 : 1.5;
-  lowp_reveal_conv_t *cv = &r->conv[w];
-  memset(cv, 0, sizeof *cv);
-  for (c = 0; c < (int)N_CONV; c++) cv->tested |= conv_fmts[c]->precision < decl->precision;
-  if (!cv->tested) return LOWP_OK;
-  if ((st = bufs_get(&x, g, batch))) return st;
+  int st;
+  *nslot = batch * g->R;
+  if ((st = bufs_get(x, g, batch))) return st;
   /* fill (the buffers start at zero): the partner one-hot (1.5), and the
      tested input random where an output reads it */
-  for (s = 0; s < nslot; s++) {
-    double *ar = lowp__slot_a(g, x.a, s);
+  for (s = 0; s < *nslot; s++) {
+    double *ar = lowp__slot_a(g, x->a, s);
     size_t bt = s / g->R;
-    if (g->op == LOWP_OP_SUM) ar[s % g->K] = conv_value(seed, s, decl);
+    if (g->op == LOWP_OP_SUM) ar[s % g->K] = conv_value(seed, s, decl, pmid);
     else if (w == 1) ar[s % g->K] = part;
     else if (g->op == LOWP_OP_GEMM)
-      for (j = 0; j < g->C && j < g->K; j++) ar[j] = conv_value(seed, s * g->K + j, decl);
-    else ar[bt % g->K] = conv_value(seed, s, decl);
+      for (j = 0; j < g->C && j < g->K; j++) ar[j] = conv_value(seed, s * g->K + j, decl, pmid);
+    else ar[bt % g->K] = conv_value(seed, s, decl, pmid);
     if (g->op == LOWP_OP_SUM) continue;
     if (w == 1) { /* the row of B (or x) that slot s's one-hot picks */
       for (j = 0; j < g->C; j++)
-        *lowp__slot_b(g, x.b, s, s % g->K, j) = conv_value(seed ^ 0x5bd1e995u, s * g->C + j, decl);
+        *lowp__slot_b(g, x->b, s, s % g->K, j) = conv_value(seed ^ 0x5bd1e995u, s * g->C + j, decl, pmid);
       continue;
     }
     if (s % g->R) continue;
     for (l = 0; l < g->K; l++)
       for (j = 0; j < g->C; j++)
-        *lowp__slot_b(g, x.b, s, l, j) =
+        *lowp__slot_b(g, x->b, s, l, j) =
             (l == (g->op == LOWP_OP_GEMM ? j % g->K : bt % g->K)) ? part : 0.0;
   }
-  st = lowp__reveal_call(g, batch, x.a, x.b, x.out);
-  for (i = 0; i < N_CONV * N_CRND + 1; i++) ok[i] = 1;
-  for (s = 0; s < nslot && st == LOWP_OK; s++)
+  return lowp__reveal_call(g, batch, x->a, x->b, x->out);
+}
+
+/* 1 when every output of conv_call is input w's value read as f with rnd
+   (f NULL: as declared) */
+static int conv_fits(const lowp__geo_t *g, int w, const bufs_t *x, size_t nslot, const lowp_format_t *f,
+                     lowp_rounding_t rnd) {
+  double part = g->op == LOWP_OP_SUM ? 1.0 : 1.5;
+  size_t s, j;
+  for (s = 0; s < nslot; s++)
     for (j = 0; j < g->C; j++) {
-      double v, got = x.out[s * g->C + j];
+      double v, y, got = x->out[s * g->C + j];
       size_t bt = s / g->R, lk;
-      if (g->op == LOWP_OP_SUM) { v = lowp__slot_a(g, x.a, s)[s % g->K]; }
-      else if (w == 1) { lk = s % g->K; v = *lowp__slot_b(g, x.b, s, lk, j); }
-      else { lk = g->op == LOWP_OP_GEMM ? j % g->K : bt % g->K; v = lowp__slot_a(g, x.a, s)[lk]; }
-      cnt++;
-      for (i = 0; i < N_CONV * N_CRND + 1; i++) {
-        double rv = v, y;
-        if (!ok[i]) continue;
-        if (i < N_CONV * N_CRND) {
-          const lowp_format_t *f = conv_fmts[i / N_CRND];
-          if (f->precision >= decl->precision) { ok[i] = 0; continue; }
-          rv = rnd_to(v, f, conv_rnds[i % N_CRND]);
-        }
-        y = rnd_to(part * rv, &g->p.out, LOWP_RND_NE);
-        /* +0 and -0 alike: a kernel's sum starts from +0 */
-        if (!(y == got || (y != y && got != got))) ok[i] = 0;
-      }
+      if (g->op == LOWP_OP_SUM) v = lowp__slot_a(g, x->a, s)[s % g->K];
+      else if (w == 1) { lk = s % g->K; v = *lowp__slot_b(g, x->b, s, lk, j); }
+      else { lk = g->op == LOWP_OP_GEMM ? j % g->K : bt % g->K; v = lowp__slot_a(g, x->a, s)[lk]; }
+      if (f) v = rnd_to(v, f, rnd);
+      y = rnd_to(part * v, &g->p.out, LOWP_RND_NE);
+      /* +0 and -0 alike: a kernel's sum starts from +0 */
+      if (!(y == got || (y != y && got != got))) return 0;
     }
-  bufs_free(&x);
-  if (st) return st;
-  if (ok[N_CONV * N_CRND]) return LOWP_OK; /* read as declared */
-  cv->unexplained = 1;
-  for (i = 0; i < N_CONV * N_CRND; i++)
-    if (ok[i]) { if (best < 0) best = (int)i; nfit++; }
-  if (best >= 0) {
-    cv->converted = 1;
-    cv->unexplained = 0;
-    cv->fmt = *conv_fmts[best / N_CRND];
-    cv->rnd = conv_rnds[best % N_CRND];
-    cv->ambiguous = nfit > 1;
+  return 1;
+}
+
+/* the conversion of input w among the candidates (conv_fmts x conv_rnds) */
+static int conv_probe(lowp_reveal_t *r, lowp__geo_t *g, int w, uint64_t seed) {
+  size_t nslot = 0, i;
+  bufs_t x;
+  const lowp_format_t *decl = &g->p.in[w];
+  int st, best = -1, nfit = 0, c;
+  lowp_reveal_conv_t *cv = &r->conv[w];
+  memset(cv, 0, sizeof *cv);
+  for (c = 0; c < (int)N_CONV; c++) cv->tested |= conv_fmts[c]->precision < decl->precision;
+  if (!cv->tested) return LOWP_OK;
+  st = conv_call(&x, &nslot, g, w, seed, 0);
+  if (st == LOWP_OK && !conv_fits(g, w, &x, nslot, NULL, LOWP_RND_NE)) {
+    cv->unexplained = 1;
+    for (i = 0; i < N_CONV * N_CRND; i++) {
+      const lowp_format_t *f = conv_fmts[i / N_CRND];
+      if (f->precision >= decl->precision || !conv_fits(g, w, &x, nslot, f, conv_rnds[i % N_CRND])) continue;
+      if (best < 0) best = (int)i;
+      nfit++;
+    }
   }
-  (void)cnt;
+  bufs_free(&x);
+  if (st || best < 0) return st;
+  cv->converted = 1;
+  cv->unexplained = 0;
+  cv->fmt = *conv_fmts[best / N_CRND];
+  cv->rnd = conv_rnds[best % N_CRND];
+  cv->ambiguous = nfit > 1;
   return LOWP_OK;
+}
+
+int lowp_reveal_conv_verify(int *fits, int *as_declared, const lowp_subject_t *s, const lowp_problem_t *p,
+                            int w, const lowp_format_t *f, lowp_rounding_t rnd, uint64_t seed, char *err,
+                            size_t errlen) {
+  lowp__geo_t g;
+  bufs_t x;
+  size_t nslot = 0;
+  int st;
+  lowp_problem_t q = *p;
+  *fits = *as_declared = 0;
+  memset(&x, 0, sizeof x);
+  q.dims.batch = 1;
+  if ((st = geo_init(&g, s, &q, NULL, err, errlen))) return st;
+  if (w < 0 || w >= (g.op == LOWP_OP_SUM ? 1 : 2)) return LOWP_EINVAL;
+  st = conv_call(&x, &nslot, &g, w, seed, f->precision);
+  if (st == LOWP_OK) {
+    *fits = conv_fits(&g, w, &x, nslot, f, rnd);
+    *as_declared = conv_fits(&g, w, &x, nslot, NULL, LOWP_RND_NE);
+  }
+  bufs_free(&x);
+  return st;
 }
 
 /* ---------------------------------------------------- precision probe */
@@ -520,6 +551,7 @@ int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t 
   r->cols = g.C;
   for (w = 0; w < (g.op == LOWP_OP_SUM ? 1 : 2) && !o->no_conversions; w++)
     if ((st = conv_probe(r, &g, w, o->seed ^ (0x9e3779b97f4a7c15u * (uint64_t)(w + 1))))) goto out;
+  if (o->conversions_only) goto out;
   if ((st = precision_probe(r, &g))) goto out;
   if ((st = choose_scales(&sc, r, &g, 1, 0))) goto out;
   {

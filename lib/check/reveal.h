@@ -65,6 +65,7 @@ typedef struct {
                             K is large: at most 2^25 input elements) */
   size_t max_elems;    /**< elements of one call's inputs (0: 2^25) */
   int no_conversions;  /**< skip the conversion probes */
+  int conversions_only;/**< stop after the conversion probes (no classes) */
 } lowp_reveal_opts_t;
 
 /** @brief What lowp found about one input's conversion. */
@@ -95,7 +96,7 @@ typedef struct {
 } lowp_reveal_class_t;
 
 /** @brief The result of lowp_reveal (lowp_reveal_free releases it). */
-typedef struct {
+typedef struct lowp_reveal_s {
   size_t K;               /**< terms per output */
   size_t rows, cols;      /**< output positions per batch entry */
   int deterministic;      /**< 0: two identical calls differed (no trees) */
@@ -143,6 +144,19 @@ int lowp_reveal_to_json(char **text, const lowp_reveal_t *r, const lowp_problem_
     conversions, classes and trees). @return LOWP_OK; LOWP_EFILE (err says
     what); LOWP_ENOMEM. */
 int lowp_reveal_from_json(lowp_reveal_t *r, const char *text, char *err, size_t errlen);
+
+/**
+ * @brief Check a declared conversion (a check's "convert") against the
+ * subject: one call of the conversion probe (single values of input w
+ * against a one-hot partner, some of them ties of f) at p's shape.
+ * *fits: every output is the value rounded to f with rnd; *as_declared:
+ * every output is the value as given (no conversion).
+ * @return LOWP_OK; LOWP_EUNSUPPORTED (not sum/dot/gemv/gemm); the subject's
+ *         status (err has its message).
+ */
+int lowp_reveal_conv_verify(int *fits, int *as_declared, const lowp_subject_t *s, const lowp_problem_t *p,
+                            int w, const lowp_format_t *f, lowp_rounding_t rnd, uint64_t seed, char *err,
+                            size_t errlen);
 
 /** @brief Sentence for a conversion: "B is rounded to fp16 (rne) before use". */
 void lowp_reveal_conv_str(char *buf, size_t len, const lowp_reveal_t *r, const lowp_problem_t *p,

@@ -763,7 +763,7 @@ static int get_op(ctx_t *c, const cJSON *it, lowp_spec_check_t *ck) {
 /* "name" (unique), "op", "subject" and the keys */
 static int check_head(ctx_t *c, const cJSON *j, int idx, lowp_spec_check_t *ck, lowp_spec_t *spec) {
   static const char *const keys[] = {"name", "op", "subject", "in", "out", "shape", "inputs",
-                                     "rules", "eps", "reduction", NULL};
+                                     "rules", "eps", "reduction", "convert", NULL};
   const cJSON *it;
   const char *s = NULL;
   size_t slot;
@@ -913,6 +913,54 @@ static int check_inputs(ctx_t *c, const cJSON *j, const cJSON *shape, lowp_spec_
   return LOWP_OK;
 }
 
+/* "convert": conversions inside the subject, per input name: a format
+   (rounded rne) or {"format": F, "rnd": R}; or "revealed" */
+static int check_convert(ctx_t *c, const cJSON *j, lowp_spec_check_t *ck) {
+  static const char *const fk[] = {"format", "rnd", NULL};
+  const cJSON *cv = cJSON_GetObjectItemCaseSensitive(j, "convert"), *it;
+  int i, st;
+  if (!cv) return LOWP_OK;
+  if (cJSON_IsString(cv) && !strcmp(cv->valuestring, "revealed")) {
+    ck->conv_revealed = 1;
+    return LOWP_OK;
+  }
+  if (!cJSON_IsObject(cv) || !cv->child)
+    return fail(c, "\"convert\" must be \"revealed\" or an object naming inputs, e.g. {\"B\": "
+                "\"fp16\"} or {\"B\": {\"format\": \"fp16\", \"rnd\": \"rtz\"}}, not %s",
+                cJSON_IsString(cv) ? "that string" : type_name(cv));
+  {
+    const char *names[LOWP_OP_MAXIO + 1] = {0};
+    for (i = 0; i < ck->op->n_in; i++) names[i] = ck->op->in_names[i];
+    if ((st = check_keys(c, cv, "\"convert\": ", names))) return st; /* inputs, once each */
+  }
+  cJSON_ArrayForEach(it, cv) {
+    char w[96];
+    const cJSON *fj = it;
+    if (!strcmp(it->string, "comment")) continue;
+    for (i = 0; strcmp(ck->op->in_names[i], it->string); i++) continue;
+    snprintf(w, sizeof w, "\"convert\".%s: ", it->string);
+    if (ck->op->in_index[i]) return fail(c, "%sinput %s holds indices, not values", w, it->string);
+    if (ck->has_bin[i])
+      return fail(c, "%sinput %s is block-scaled (its dequantized values are what lowp gives)", w, it->string);
+    ck->conv_rnd[i] = LOWP_RND_NE;
+    if (cJSON_IsObject(it)) {
+      const char *rs = NULL;
+      if ((st = check_keys(c, it, w, fk))) return st;
+      fj = cJSON_GetObjectItemCaseSensitive(it, "format");
+      if (!fj) return fail(c, "%s\"format\" is missing", w);
+      if (cJSON_GetObjectItemCaseSensitive(it, "rnd")) {
+        if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(it, "rnd"), "\"rnd\"", &rs))) return st;
+        if (lowp_rounding_parse(&ck->conv_rnd[i], rs) || ck->conv_rnd[i] == LOWP_RND_SR)
+          return fail(c, "%sunknown rounding '%s' (rne, rna, rtz, rup, rdn, rto)", w, rs);
+      }
+    }
+    snprintf(w, sizeof w, "\"convert\".%s", it->string);
+    if ((st = get_format(c, fj, w, &ck->conv[i]))) return st;
+    ck->has_conv[i] = 1;
+  }
+  return LOWP_OK;
+}
+
 /* "eps" and "reduction" */
 static int check_params(ctx_t *c, const cJSON *j, lowp_spec_check_t *ck) {
   const cJSON *it;
@@ -983,6 +1031,7 @@ static int parse_check(ctx_t *c, const cJSON *j, int idx, const cJSON *defaults,
   if ((st = check_shape(c, shape, "shape", ck))) return st;
   if ((st = check_inputs(c, j, shape, ck))) return st;
   if ((st = check_params(c, j, ck))) return st;
+  if ((st = check_convert(c, j, ck))) return st;
   if ((st = check_rules(c, cJSON_GetObjectItemCaseSensitive(j, "rules"), ck))) return st;
   return check_fingerprint(j, in_j, out_j, ck);
 }
@@ -1383,7 +1432,7 @@ static void rules_outputs(cJSON *rules) {
 int lowp_spec_desc_parse(lowp_spec_check_t *ck, const cJSON *j, const char *const *extra,
                          int need_rules, char *err, size_t errlen) {
   static const char *const own[] = {"op", "name", "in", "out", "dims", "eps", "reduction",
-                                    "rules"};
+                                    "rules", "convert"};
   const char *allowed[48];
   const cJSON *in_j, *out_j, *it;
   size_t na = 0, i;
@@ -1412,6 +1461,7 @@ int lowp_spec_desc_parse(lowp_spec_check_t *ck, const cJSON *j, const char *cons
   if ((st = check_formats(&c, j, NULL, ck, &in_j, &out_j))) return st;
   if ((st = check_shape(&c, cJSON_GetObjectItemCaseSensitive(j, "dims"), "dims", ck))) return st;
   if ((st = check_params(&c, j, ck))) return st;
+  if ((st = check_convert(&c, j, ck))) return st;
   it = cJSON_GetObjectItemCaseSensitive(j, "rules");
   if (it || need_rules) {
     cJSON *dup = it ? cJSON_Duplicate(it, 1) : NULL;

@@ -76,6 +76,14 @@ typedef struct {
   int n_in_formats;           /**< 0: none given (tensors: follow the files);
                                    1: one for all inputs; else one per input */
   lowp_format_t in[LOWP_OP_MAXIO];
+  /** "convert": {"B": "fp16" | {"format": F, "rnd": R}}: conversions inside
+      the subject (lowp_problem_t.has_conv; rnd default rne); or "revealed"
+      (conv_revealed: tools/ reveal the subject and take the conversions
+      found, check/reveal.h) */
+  int has_conv[LOWP_OP_MAXIO];
+  lowp_format_t conv[LOWP_OP_MAXIO];
+  lowp_rounding_t conv_rnd[LOWP_OP_MAXIO];
+  int conv_revealed;
   int has_out;
   lowp_format_t out;
   int has_shape;              /**< 1: "shape" given (dims, missing ones 1) */

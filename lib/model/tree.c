@@ -71,6 +71,27 @@ void lowp_tree_free(lowp_tree_t *t) {
   lowp_tree_init(t, 0);
 }
 
+int lowp_tree_copy(lowp_tree_t *dst, const lowp_tree_t *src) {
+  lowp_tree_init(dst, src->n);
+  dst->has_out = src->has_out;
+  dst->out = src->out;
+  dst->out_rnd = src->out_rnd;
+  dst->nodes = malloc((src->n_nodes + 1) * sizeof *dst->nodes);
+  dst->kids = malloc((src->n_kids + 1) * sizeof *dst->kids);
+  dst->arith = malloc((src->n_arith + 1) * sizeof *dst->arith);
+  if (!dst->nodes || !dst->kids || !dst->arith) {
+    lowp_tree_free(dst);
+    return LOWP_ENOMEM;
+  }
+  if (src->n_nodes) memcpy(dst->nodes, src->nodes, src->n_nodes * sizeof *dst->nodes);
+  if (src->n_kids) memcpy(dst->kids, src->kids, src->n_kids * sizeof *dst->kids);
+  if (src->n_arith) memcpy(dst->arith, src->arith, src->n_arith * sizeof *dst->arith);
+  dst->n_nodes = dst->cap_nodes = src->n_nodes;
+  dst->n_kids = dst->cap_kids = src->n_kids;
+  dst->n_arith = dst->cap_arith = src->n_arith;
+  return LOWP_OK;
+}
+
 size_t lowp_tree_arith_add(lowp_tree_t *t, const lowp_tree_arith_t *a) {
   size_t i;
   for (i = 0; i < t->n_arith; i++)

@@ -91,6 +91,9 @@ typedef struct {
 void lowp_tree_init(lowp_tree_t *t, size_t n);
 /** @brief Free the arrays (the struct itself is the caller's). */
 void lowp_tree_free(lowp_tree_t *t);
+/** @brief A deep copy of src into dst (dst's old arrays are not freed).
+    @return LOWP_OK; LOWP_ENOMEM (dst left empty). */
+int lowp_tree_copy(lowp_tree_t *dst, const lowp_tree_t *src);
 /** @brief Index of arithmetic a in t's table (added if new), or (size_t)-1 (no memory). */
 size_t lowp_tree_arith_add(lowp_tree_t *t, const lowp_tree_arith_t *a);
 /** @brief Append a node (children ids, count >= 1); returns its id (n + k),

@@ -69,6 +69,12 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
 done
 # a check of a GPU registry kernel with an unknown device (kernels/gpu/gpu_kernels.h)
 echo '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ { "name": "x", "op": "sum", "subject": { "kernel": "sum_tree", "params": "device=quantum" }, "shape": { "m": 2, "n": 8 }, "rules": [ { "max_ulp": 1 } ] } ] }' >"$S/gpu_device.json"
+# issue 32: "convert" declarations that cannot hold (an unknown input, a stochastic rounding,
+# "revealed" on an operation lowp cannot reveal)
+CV='"op": "gemm", "in": "fp32", "out": "fp32", "subject": { "kernel": "gemm_acc", "params": "acc=fp32" }, "shape": { "m": 2, "n": 2, "k": 8 }, "rules": [ { "max_ulp": 64 } ]'
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s, "convert": { "C": "fp16" } } ] }' "$CV" >"$S/conv_input.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s, "convert": { "B": { "format": "fp16", "rnd": "sr" } } } ] }' "$CV" >"$S/conv_sr.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "softmax", "in": "fp32", "out": "fp32", "subject": { "kernel": "softmax_naive" }, "shape": { "m": 2, "n": 8 }, "convert": "revealed", "rules": [ { "max_ulp": 64 } ] } ] }' >"$S/conv_softmax.json"
 # issue 19: specs with NUL bytes, text that is not UTF-8, names XML cannot hold
 CK='"op": "dot", "in": "fp16", "out": "fp32", "subject": { "kernel": "dot_acc" }, "shape": { "k": 8 }, "rules": [ { "max_ulp": 64 } ]'
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\0b", %s } ] }' "$CK" >"$S/spec_nul.json"
@@ -492,6 +498,9 @@ probe --device model:h100 --capture notes.txt
 probe --device model:h100 --in
 # --- issue 19: NUL bytes, text that is not UTF-8, names JUnit cannot hold
 check spec_nul.json
+check conv_input.json
+check conv_sr.json
+check conv_softmax.json
 check spec_u0000.json
 check spec_ff.json
 check spec_uffff.json

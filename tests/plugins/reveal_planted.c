@@ -8,6 +8,11 @@
  *                      recursive fp32 FMA chain (a hidden conversion)
  *   gemm_random_split  fp32: split-K with 2 to 8 slices drawn per call
  *                      (nondeterministic: no tree may be given)
+ *   gemm_lanes_a32     fp32 activations A x fp16 weights B -> fp32: A rounded
+ *                      to fp16 (rne) first, then gemm_lanes (issue 32's
+ *                      honest kernel that converts)
+ *   gemm_fma32         fp32 x fp32 -> fp32: the recursive FMA chain, no
+ *                      conversion (fails a check that declares one)
  * Build: cc -shared -fPIC -O1 -ffp-contract=off -I include tests/plugins/reveal_planted.c -o planted.so -lm
  * fp16 by hand (plain C11): decoding the bits, and rounding an exact binary64
  * value once to fp16 (nearbyint: the default mode, to nearest even).
@@ -37,14 +42,17 @@ static double to16(double v) {
   return v < 0 ? -r : r;
 }
 
-/* the lanes dot of row i of A and column j of B */
-static float lanes(const uint16_t *A, const uint16_t *B, size_t n, size_t k, size_t i, size_t j, int f16acc) {
+/* the lanes dot of row i of A and column j of B (A32: fp32 values of A,
+   rounded to fp16 as they are read; else fp16 bits) */
+static float lanes(const void *A, const uint16_t *B, size_t n, size_t k, size_t i, size_t j, int f16acc,
+                   int a32) {
   double lane[32];
   size_t l, t, w;
   for (l = 0; l < 32; l++) {
     lane[l] = 0.0;
     for (t = l; t < k; t += 32) {
-      double a = h2f(A[i * k + t]), b = h2f(B[t * n + j]);
+      double a = a32 ? to16(((const float *)A)[i * k + t]) : h2f(((const uint16_t *)A)[i * k + t]);
+      double b = h2f(B[t * n + j]);
       lane[l] = f16acc ? to16(lane[l] + a * b) : (double)fmaf((float)a, (float)b, (float)lane[l]);
     }
   }
@@ -54,22 +62,43 @@ static float lanes(const uint16_t *A, const uint16_t *B, size_t n, size_t k, siz
   return (float)lane[0];
 }
 
-static int run_lanes(void *const *out, const void *const *in, const lowp_plugin_dims_t *d, int f16acc) {
+static int run_lanes(void *const *out, const void *const *in, const lowp_plugin_dims_t *d, int f16acc,
+                     int a32) {
   size_t bt, i, j, m = d->m, n = d->n, k = d->k;
   for (bt = 0; bt < d->batch; bt++) {
-    const uint16_t *A = (const uint16_t *)in[0] + bt * m * k, *B = (const uint16_t *)in[1] + bt * k * n;
+    const void *A = a32 ? (const void *)((const float *)in[0] + bt * m * k)
+                        : (const void *)((const uint16_t *)in[0] + bt * m * k);
+    const uint16_t *B = (const uint16_t *)in[1] + bt * k * n;
     float *C = (float *)out[0] + bt * m * n;
     for (i = 0; i < m; i++)
-      for (j = 0; j < n; j++) C[i * n + j] = lanes(A, B, n, k, i, j, f16acc);
+      for (j = 0; j < n; j++) C[i * n + j] = lanes(A, B, n, k, i, j, f16acc, a32);
   }
   return 0;
 }
 
 static int gemm_lanes(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
-  return run_lanes(out, in, d, 0);
+  return run_lanes(out, in, d, 0, 0);
 }
 static int gemm_lanes_f16acc(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
-  return run_lanes(out, in, d, 1);
+  return run_lanes(out, in, d, 1, 0);
+}
+static int gemm_lanes_a32(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
+  return run_lanes(out, in, d, 0, 1);
+}
+
+static int gemm_fma32(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
+  size_t bt, i, j, l, m = d->m, n = d->n, k = d->k;
+  for (bt = 0; bt < d->batch; bt++) {
+    const float *A = (const float *)in[0] + bt * m * k, *B = (const float *)in[1] + bt * k * n;
+    float *C = (float *)out[0] + bt * m * n;
+    for (i = 0; i < m; i++)
+      for (j = 0; j < n; j++) {
+        float s = 0.0f;
+        for (l = 0; l < k; l++) s = fmaf(A[i * k + l], B[l * n + j], s);
+        C[i * n + j] = s;
+      }
+  }
+  return 0;
 }
 
 static int gemm_hidden_b16(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
@@ -115,6 +144,8 @@ static const lowp_plugin_kernel_t table[] = {
     {"gemm_lanes_f16acc", "gemm", {"fp16", "fp16"}, "fp32", gemm_lanes_f16acc},
     {"gemm_hidden_b16", "gemm", {"fp32", "fp32"}, "fp32", gemm_hidden_b16},
     {"gemm_random_split", "gemm", {"fp32", "fp32"}, "fp32", gemm_random_split},
+    {"gemm_lanes_a32", "gemm", {"fp32", "fp16"}, "fp32", gemm_lanes_a32},
+    {"gemm_fma32", "gemm", {"fp32", "fp32"}, "fp32", gemm_fma32},
 };
 
 LOWP_PLUGIN_EXPORT const lowp_plugin_kernel_t *lowp_plugin_kernels(size_t *count) {
