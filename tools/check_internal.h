@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "check/pipeline.h"
+#include "check/reveal.h"
 #include "check/spec.h"
 #include "check/subject.h"
 #include "io/atomic.h"
@@ -58,6 +59,8 @@ typedef struct {
   lowp_tc_model_t *models;       /* per bound-model rule with "model" */
   lowp_rule_t *trees;            /* per bound rule with a tree: has_tree, tree_bound, tree_name */
   struct lowp_reveal_s *rv;      /* the subject revealed (check_tree.c: once per check), or NULL */
+  struct lowp_reveal_s *twins;   /* per rule: the twin of a twin rule (check_twin.c) */
+  int *twin_owned;               /* per rule: 1 when twins[i] owns its classes */
   char notes[1600];              /* lines the report adds after the verdict (lowp_chk_note) */
   char conv_bad[600];            /* a declared "convert" the subject does not do (the check fails) */
   double *file_in[LOWP_OP_MAXIO], *file_data[LOWP_OP_MAXIO];
@@ -217,6 +220,18 @@ void lowp_chk_note(lowp_chk_run_t *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* rv from FILE (lowp reveal's file, or one tree: one class of every
+   position) for rule i; its leaves must be the check's K, and for a twin
+   its positions the check's; dies on a bad file */
+void lowp_chk_load_reveal(struct lowp_reveal_s *rv, const char *path, const lowp_chk_run_t *r, int i, int twin);
+/* rv: one class of every position (R x C) holding tree t (taken);
+   LOWP_OK or LOWP_ENOMEM */
+int lowp_chk_one_class(struct lowp_reveal_s *rv, struct lowp_tree_s *t, size_t R, size_t C);
+/* check_twin.c: rule i's twin ({"vs_twin": true} / {"bitexact": "twin"})
+   built (prepare) and compared bit for bit, the first differing node named
+   in the notes (execute) */
+void lowp_chk_twin_prepare(lowp_chk_run_t *r, int i);
+void lowp_chk_twin_eval(lowp_chk_run_t *r, int i, lowp_verdict_t *v);
 /* a whole file as a NUL-terminated string (malloc'd; NULL if unreadable or
    over 1 GiB): tree and reveal files */
 char *lowp_chk_read_text(const char *path);

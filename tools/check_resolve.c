@@ -314,6 +314,7 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
       r->ref_open[i] = 1;
       name_ok(sc, "reference subject", &r->refs[i]);
     }
+    if (ru->twin) lowp_chk_twin_prepare(r, i);
     if (ru->rule.kind == LOWP_RULE_BOUND) {
       /* a row operation: the bound lowp_tol derives for the subject's own
          compute and acc formats (lib/check/pipeline.c, row_bound) */
@@ -376,6 +377,12 @@ void lowp_chk_release(lowp_chk_run_t *r) {
   free(r->models);
   free(r->trees);
   free(r->v);
+  for (i = 0; r->twins && i < r->sc->n_rules; i++)
+    if (r->twin_owned[i]) lowp_reveal_free(&r->twins[i]);
+  free(r->twins);
+  free(r->twin_owned);
+  r->twins = NULL;
+  r->twin_owned = NULL;
   if (r->rv) lowp_reveal_free(r->rv);
   free(r->rv);
   r->rv = NULL;

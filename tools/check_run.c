@@ -66,6 +66,12 @@ void lowp_chk_execute(lowp_chk_run_t *r, int updating) {
       if (updating) continue; /* being rewritten: not applied */
       rule.baseline = r->baseline[rule.metric];
     }
+    if (sc->rules[i].twin) { /* check_twin.c */
+      lowp_chk_twin_eval(r, i, &r->v[r->n_v]);
+      if (!r->v[r->n_v].pass) r->pass = 0;
+      r->n_v++;
+      continue;
+    }
     if (sc->rules[i].has_ref) {
       st = lowp_check_measure(&other, &r->p, &r->refs[i], &r->in, &co, err, sizeof err);
       if (st) {

@@ -35,22 +35,55 @@ char *lowp_chk_read_text(const char *path) {
   return b;
 }
 
-/* the file as a revelation: lowp reveal's file, or one tree (one class) */
-static int load(lowp_reveal_t *rv, const char *text, size_t K, char *err, size_t errlen) {
-  lowp_tree_t t;
-  int st;
-  if (strstr(text, "\"lowp_reveal\"")) return lowp_reveal_from_json(rv, text, err, errlen);
+/* one class of every position (R x C) holding tree t (taken) */
+int lowp_chk_one_class(lowp_reveal_t *rv, lowp_tree_t *t, size_t R, size_t C) {
+  size_t k;
   memset(rv, 0, sizeof *rv);
-  if ((st = lowp_tree_from_json(&t, text, err, errlen))) return st;
   rv->deterministic = 1;
-  rv->K = t.n;
+  rv->K = t->n;
+  rv->rows = R;
+  rv->cols = C;
   rv->n_classes = 1;
   rv->classes = calloc(1, sizeof *rv->classes);
-  if (!rv->classes) { lowp_tree_free(&t); return LOWP_ENOMEM; }
+  if (rv->classes) rv->classes[0].pos = malloc((R * C + 1) * sizeof *rv->classes[0].pos);
+  if (!rv->classes || !rv->classes[0].pos) {
+    lowp_tree_free(t);
+    lowp_reveal_free(rv);
+    return LOWP_ENOMEM;
+  }
+  for (k = 0; k < R * C; k++) rv->classes[0].pos[k] = k;
+  rv->classes[0].n_pos = R * C;
   rv->classes[0].has_tree = 1;
-  rv->classes[0].tree = t;
-  (void)K;
+  rv->classes[0].tree = *t;
   return LOWP_OK;
+}
+
+/* output positions (rows, columns) of one batch entry of p, as lowp_reveal counts them */
+static void positions(const lowp_problem_t *p, size_t *R, size_t *C) {
+  int id = p->op->id;
+  *R = id == LOWP_OP_DOT ? 1 : p->dims.m;
+  *C = id == LOWP_OP_GEMM ? p->dims.n : 1;
+}
+
+void lowp_chk_load_reveal(lowp_reveal_t *rv, const char *path, const lowp_chk_run_t *r, int i, int twin) {
+  const lowp_spec_check_t *sc = r->sc;
+  size_t K = r->p.op->id == LOWP_OP_SUM ? r->p.dims.n : r->p.dims.k, R, C;
+  char err[600], *text = lowp_chk_read_text(path);
+  int st;
+  lowp_tree_t t;
+  if (!text) lowp_chk_die(sc, "rule %d: \"order\": {\"tree\": \"%s\"}: cannot read it", i + 1, path);
+  positions(&r->p, &R, &C);
+  if (strstr(text, "\"lowp_reveal\"")) st = lowp_reveal_from_json(rv, text, err, sizeof err);
+  else if ((st = lowp_tree_from_json(&t, text, err, sizeof err)) == LOWP_OK)
+    st = lowp_chk_one_class(rv, &t, R, C);
+  free(text);
+  if (st == LOWP_ENOMEM) lowp_chk_die(sc, "out of memory");
+  if (st) lowp_chk_die(sc, "rule %d: \"order\": {\"tree\": \"%s\"}: %s", i + 1, path, err);
+  if (rv->K != K)
+    lowp_chk_die(sc, "rule %d: the tree in %s has %zu leaves; the check sums %zu terms", i + 1, path, rv->K, K);
+  if (twin && (rv->rows != R || rv->cols != C))
+    lowp_chk_die(sc, "rule %d: %s was revealed on %zu x %zu outputs per batch entry; the check has %zu x %zu "
+                 "(reveal at the check's shape)", i + 1, path, rv->rows, rv->cols, R, C);
 }
 
 void lowp_chk_note(lowp_chk_run_t *r, const char *fmt, ...) {
@@ -201,24 +234,15 @@ void lowp_chk_tree(lowp_chk_run_t *r, int i) {
   const lowp_spec_rule_t *ru = &sc->rules[i];
   lowp_rule_t *t = &r->trees[i];
   const lowp_format_t *acc = &ru->rule.accum.acc;
-  size_t K = r->p.op->id == LOWP_OP_SUM ? r->p.dims.n : r->p.dims.k;
   lowp_reveal_t file, *rvp = &file;
-  char err[600];
-  int st, revealed = !strcmp(ru->tree, "revealed");
+  int revealed = !strcmp(ru->tree, "revealed");
   *t = ru->rule;
   t->has_tree = 1;
   memset(&file, 0, sizeof file);
   if (revealed) {
     rvp = (lowp_reveal_t *)lowp_chk_revealed(r);
   } else {
-    char *text = lowp_chk_read_text(ru->tree);
-    if (!text) lowp_chk_die(sc, "rule %d: \"order\": {\"tree\": \"%s\"}: cannot read it", i + 1, ru->tree);
-    st = load(&file, text, K, err, sizeof err);
-    free(text);
-    if (st) lowp_chk_die(sc, "rule %d: \"order\": {\"tree\": \"%s\"}: %s", i + 1, ru->tree, err);
-    if (file.K != K)
-      lowp_chk_die(sc, "rule %d: the tree in %s has %zu leaves; the check sums %zu terms", i + 1, ru->tree,
-                   file.K, K);
+    lowp_chk_load_reveal(&file, ru->tree, r, i, 0);
   }
   tree_bound(t, rvp, acc, revealed ? "revealed" : "given", sc, i);
   lowp_reveal_free(&file);

@@ -288,6 +288,13 @@ static int rules_prepare(lowp_spec_rule_t *ru, int n, const lowp_problem_t *p,
   for (i = 0; i < n; i++) {
     lowp_rule_t *r = &ru[i].rule;
     lowp_check_bound_t b;
+    if (ru[i].twin || ru[i].tree) {
+      if (err && errlen)
+        snprintf(err, errlen, "rule %d: %s needs a kernel lowp can call: use lowp check, or "
+                 "lowp.reveal(fn, ...) and its twin", i + 1,
+                 ru[i].twin ? "a twin rule (vs_twin)" : "a revealed or given tree");
+      return LOWP_EPARSE;
+    }
     if (r->kind != LOWP_RULE_BOUND) continue;
     if (ru[i].model) {
       st = lowp_tc_model_get(&r->model, ru[i].model, &p->in[0], &p->out, e, sizeof e);

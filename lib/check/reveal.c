@@ -49,8 +49,8 @@ int lowp__reveal_call(lowp__geo_t *g, size_t batch, const double *a, const doubl
   return st;
 }
 
-static int geo_init(lowp__geo_t *g, const lowp_subject_t *s, const lowp_problem_t *p,
-                    const lowp_reveal_opts_t *o, char *err, size_t errlen) {
+int lowp__geo_init(lowp__geo_t *g, const lowp_subject_t *s, const lowp_problem_t *p,
+                   const lowp_reveal_opts_t *o, char *err, size_t errlen) {
   memset(g, 0, sizeof *g);
   g->s = s;
   g->p = *p;
@@ -239,7 +239,7 @@ int lowp_reveal_conv_verify(int *fits, int *as_declared, const lowp_subject_t *s
   *fits = *as_declared = 0;
   memset(&x, 0, sizeof x);
   q.dims.batch = 1;
-  if ((st = geo_init(&g, s, &q, NULL, err, errlen))) return st;
+  if ((st = lowp__geo_init(&g, s, &q, NULL, err, errlen))) return st;
   if (w < 0 || w >= (g.op == LOWP_OP_SUM ? 1 : 2)) return LOWP_EINVAL;
   st = conv_call(&x, &nslot, &g, w, seed, f->precision);
   if (st == LOWP_OK) {
@@ -545,7 +545,7 @@ int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t 
   memset(r, 0, sizeof *r);
   if (!o) { memset(&def, 0, sizeof def); o = &def; }
   if (err && errlen) err[0] = '\0';
-  if ((st = geo_init(&g, s, p, o, err, errlen))) return st;
+  if ((st = lowp__geo_init(&g, s, p, o, err, errlen))) return st;
   r->K = g.K;
   r->rows = g.R;
   r->cols = g.C;

@@ -158,6 +158,32 @@ int lowp_reveal_conv_verify(int *fits, int *as_declared, const lowp_subject_t *s
                             int w, const lowp_format_t *f, lowp_rounding_t rnd, uint64_t seed, char *err,
                             size_t errlen);
 
+/** @brief Where a subject first leaves its twin (lowp_reveal_diff). */
+typedef struct {
+  size_t cls;               /**< the output's class */
+  size_t node;              /**< the node (id n + k in the class tree) */
+  char what[96];            /**< "an addition of 2 operands in fp32 (rne)" */
+  size_t kids;              /**< its inputs (partial sums and terms) */
+  size_t n_terms, first_term, last_term; /**< the terms under it */
+  double expected, got;     /**< its terms alone summed by the twin, by the subject */
+  size_t calls, rounds;
+} lowp_reveal_diff_t;
+
+/**
+ * @brief The first node of the twin's tree at which subject s differs, for
+ * output o (flat index into output 0 of p, any batch) of inputs in: the
+ * node whose terms alone the subject sums differently from the twin while
+ * each of its inputs agrees (lib/check/reveal_diff.c: restricted probes,
+ * batched, descending from the root).
+ * @return LOWP_OK; LOWP_EINVAL (tw does not fit p, o has no tree, or the
+ *         output agrees with the twin: err says so); the subject's status.
+ */
+int lowp_reveal_diff(lowp_reveal_diff_t *r, const lowp_reveal_t *tw, const lowp_subject_t *s,
+                     const lowp_problem_t *p, const double *const *in, size_t o, char *err, size_t errlen);
+
+/** @brief One line: "first differing node: 4130 of class 0 (...) over 32 terms ...". */
+void lowp_reveal_diff_str(char *buf, size_t len, const lowp_reveal_diff_t *r);
+
 /** @brief Sentence for a conversion: "B is rounded to fp16 (rne) before use". */
 void lowp_reveal_conv_str(char *buf, size_t len, const lowp_reveal_t *r, const lowp_problem_t *p,
                           int which);

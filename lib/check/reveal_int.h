@@ -39,6 +39,11 @@ typedef struct {
   size_t errlen;
 } lowp__geo_t;
 
+/** @brief The geometry of problem p for subject s (K, R, C; max_elems from
+    o, default 2^25). @return LOWP_OK; LOWP_EUNSUPPORTED (err says why). */
+int lowp__geo_init(lowp__geo_t *g, const lowp_subject_t *s, const lowp_problem_t *p,
+                   const lowp_reveal_opts_t *o, char *err, size_t errlen);
+
 /** @brief Input 0's row of slot s (s = batch entry * R + row). */
 double *lowp__slot_a(const lowp__geo_t *g, double *a, size_t s);
 /** @brief Element l of input 1 for slot s, column j (NULL for a sum). */

@@ -340,7 +340,7 @@ static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_t
 static const char *const rule_names[] = {"max_ulp", "bound", "vs_reference", "rtol", "atol",
                                          "assert_close", "baseline", "nan_inf", "bitexact",
                                          "sqnr_db", "cosine", "mismatch", "in_format",
-                                         "no_exceptions",
+                                         "no_exceptions", "vs_twin",
                                          NULL};
 
 /* {"no_exceptions": [KIND, ...]}: kinds or groups of measure/fpx.h */
@@ -493,6 +493,44 @@ static int parse_rule_bound(ctx_t *c, const cJSON *j, int i, const char *w0, con
   return LOWP_OK;
 }
 
+/* {"vs_twin": true, "order": ..., "acc": F} and {"bitexact": "twin", ...}:
+   bit for bit against the twin of a tree: "revealed" (the default), {"tree":
+   FILE}, or a named order with "acc" (default the check's "out", else fp32) */
+static int parse_rule_twin(ctx_t *c, const cJSON *j, const char *w0, const lowp_spec_check_t *ck,
+                           lowp_spec_rule_t *r) {
+  static const char *const kv[] = {"vs_twin", "order", "acc", NULL};
+  static const char *const kb[] = {"bitexact", "order", "acc", NULL};
+  const cJSON *o = ITEM("order"), *f = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "tree") : NULL;
+  int vs = ITEM("vs_twin") != NULL, st;
+  char e[200];
+  if ((st = check_keys(c, j, w0, vs ? kv : kb))) return st;
+  if (vs && !cJSON_IsTrue(ITEM("vs_twin")))
+    return fail(c, "%s\"vs_twin\" must be true (leave the rule out to compare with no twin)", w0);
+  r->rule.kind = LOWP_RULE_BITEXACT;
+  r->twin = 1;
+  r->rule.accum.acc = ck->has_out ? ck->out : LOWP_FMT_FP32;
+  if (ITEM("acc") && (st = get_format(c, ITEM("acc"), "\"acc\"", &r->rule.accum.acc))) return st;
+  if (!o || (cJSON_IsString(o) && !strcmp(o->valuestring, "revealed")) || cJSON_IsObject(o)) {
+    if (cJSON_IsObject(o) && (cJSON_GetArraySize(o) != 1 || !cJSON_IsString(f) || !f->valuestring[0]))
+      return fail(c, "%s\"order\" as an object is {\"tree\": \"FILE\"} (lowp reveal --save FILE)", w0);
+    if (ITEM("acc")) return fail(c, "%s\"acc\" goes with a named order; a revealed or given tree has its own arithmetic", w0);
+    if (!(r->tree = dupstr(f ? f->valuestring : "revealed"))) return fail(c, "%sout of memory", w0);
+    return LOWP_OK;
+  }
+  {
+    const char *os = NULL;
+    lowp_format_t acc = r->rule.accum.acc;
+    if ((st = get_string(c, o, "\"order\"", &os))) return st;
+    if (lowp_accum_parse(&r->rule.accum, os, e, sizeof e)) return fail(c, "%s\"order\" %s: %s", w0, os, e);
+    r->rule.accum.acc = acc;
+    if (lowp_accum_validate(&r->rule.accum, e, sizeof e)) return fail(c, "%s\"order\" %s: %s", w0, os, e);
+    if (r->rule.accum.order == LOWP_ACC_KAHAN)
+      return fail(c, "%s\"order\" kahan has no twin tree (its correction term makes a DAG)", w0);
+    r->rule.has_accum = 1;
+  }
+  return LOWP_OK;
+}
+
 /* {"vs_reference": SUBJECT, ...} and {"bitexact": SUBJECT} */
 static int parse_rule_ref(ctx_t *c, const cJSON *j, int i, const char *w0, const lowp_spec_check_t *ck,
                            lowp_spec_rule_t *r) {
@@ -596,7 +634,7 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
   if (!known) {
     const char *first = j->child ? j->child->string : "";
     return fail(c, "%sunknown rule '%s' (max_ulp, bound, vs_reference, rtol/atol, "
-                "assert_close, baseline, nan_inf, bitexact, sqnr_db, cosine, mismatch, "
+                "assert_close, baseline, nan_inf, bitexact, vs_twin, sqnr_db, cosine, mismatch, "
                 "in_format, no_exceptions)", w, first);
   }
 #define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
@@ -620,6 +658,8 @@ static int parse_rule(ctx_t *c, const cJSON *j, int i, const lowp_spec_check_t *
     return get_number(c, ITEM("max_ulp"), w, 0, &ru->limit);
   }
   if (ITEM("bound")) return parse_rule_bound(c, j, i, w, ck, r);
+  if (ITEM("vs_twin") || (cJSON_IsString(ITEM("bitexact")) && !strcmp(ITEM("bitexact")->valuestring, "twin")))
+    return parse_rule_twin(c, j, w, ck, r);
   if (ITEM("vs_reference") || ITEM("bitexact")) return parse_rule_ref(c, j, i, w, ck, r);
   if (ITEM("rtol") || ITEM("atol") || ITEM("assert_close")) return parse_rule_tol(c, j, i, w, ck, r);
   if (ITEM("baseline")) return parse_rule_baseline(c, j, i, w, ck, r);

@@ -62,7 +62,13 @@ typedef struct {
   char *baseline_metric;      /**< BASELINE: the metric's name */
   char *tree;                 /**< BOUND gamma: "order": "revealed" (this
                                    string) or {"tree": FILE} (the file), else
-                                   NULL; "acc" is then the declared accumulator */
+                                   NULL; "acc" is then the declared accumulator.
+                                   twin: the twin's tree, the same way (NULL: a
+                                   named order in rule.accum, has_accum) */
+  int twin;                   /**< {"vs_twin": true, "order": ...} or
+                                   {"bitexact": "twin", "order": ...}: kind
+                                   BITEXACT against the twin of the revealed,
+                                   given or declared tree (tools/ build it) */
 } lowp_spec_rule_t;
 
 /** @brief One check. */

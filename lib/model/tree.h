@@ -72,7 +72,7 @@ typedef struct {
 } lowp_tree_node_t;
 
 /** @brief A summation tree (owns its arrays; lowp_tree_free). */
-typedef struct {
+typedef struct lowp_tree_s {
   size_t n;                 /**< leaves */
   lowp_tree_node_t *nodes;  /**< internal nodes, children first, root last */
   size_t n_nodes, cap_nodes;

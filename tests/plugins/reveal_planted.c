@@ -13,6 +13,8 @@
  *                      honest kernel that converts)
  *   gemm_fma32         fp32 x fp32 -> fp32: the recursive FMA chain, no
  *                      conversion (fails a check that declares one)
+ *   gemm_lanes16       gemm_lanes with 16 lanes (a library update that
+ *                      changed the order: fails the twin of gemm_lanes)
  * Build: cc -shared -fPIC -O1 -ffp-contract=off -I include tests/plugins/reveal_planted.c -o planted.so -lm
  * fp16 by hand (plain C11): decoding the bits, and rounding an exact binary64
  * value once to fp16 (nearbyint: the default mode, to nearest even).
@@ -45,25 +47,25 @@ static double to16(double v) {
 /* the lanes dot of row i of A and column j of B (A32: fp32 values of A,
    rounded to fp16 as they are read; else fp16 bits) */
 static float lanes(const void *A, const uint16_t *B, size_t n, size_t k, size_t i, size_t j, int f16acc,
-                   int a32) {
+                   int a32, size_t L) {
   double lane[32];
   size_t l, t, w;
-  for (l = 0; l < 32; l++) {
+  for (l = 0; l < L; l++) {
     lane[l] = 0.0;
-    for (t = l; t < k; t += 32) {
+    for (t = l; t < k; t += L) {
       double a = a32 ? to16(((const float *)A)[i * k + t]) : h2f(((const uint16_t *)A)[i * k + t]);
       double b = h2f(B[t * n + j]);
       lane[l] = f16acc ? to16(lane[l] + a * b) : (double)fmaf((float)a, (float)b, (float)lane[l]);
     }
   }
-  for (w = 16; w >= 1; w /= 2)
+  for (w = L / 2; w >= 1; w /= 2)
     for (l = 0; l < w; l++)
       lane[l] = f16acc ? to16(lane[l] + lane[l + w]) : (double)((float)lane[l] + (float)lane[l + w]);
   return (float)lane[0];
 }
 
 static int run_lanes(void *const *out, const void *const *in, const lowp_plugin_dims_t *d, int f16acc,
-                     int a32) {
+                     int a32, size_t L) {
   size_t bt, i, j, m = d->m, n = d->n, k = d->k;
   for (bt = 0; bt < d->batch; bt++) {
     const void *A = a32 ? (const void *)((const float *)in[0] + bt * m * k)
@@ -71,19 +73,22 @@ static int run_lanes(void *const *out, const void *const *in, const lowp_plugin_
     const uint16_t *B = (const uint16_t *)in[1] + bt * k * n;
     float *C = (float *)out[0] + bt * m * n;
     for (i = 0; i < m; i++)
-      for (j = 0; j < n; j++) C[i * n + j] = lanes(A, B, n, k, i, j, f16acc, a32);
+      for (j = 0; j < n; j++) C[i * n + j] = lanes(A, B, n, k, i, j, f16acc, a32, L);
   }
   return 0;
 }
 
 static int gemm_lanes(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
-  return run_lanes(out, in, d, 0, 0);
+  return run_lanes(out, in, d, 0, 0, 32);
 }
 static int gemm_lanes_f16acc(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
-  return run_lanes(out, in, d, 1, 0);
+  return run_lanes(out, in, d, 1, 0, 32);
 }
 static int gemm_lanes_a32(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
-  return run_lanes(out, in, d, 0, 1);
+  return run_lanes(out, in, d, 0, 1, 32);
+}
+static int gemm_lanes16(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
+  return run_lanes(out, in, d, 0, 0, 16);
 }
 
 static int gemm_fma32(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
@@ -146,6 +151,7 @@ static const lowp_plugin_kernel_t table[] = {
     {"gemm_random_split", "gemm", {"fp32", "fp32"}, "fp32", gemm_random_split},
     {"gemm_lanes_a32", "gemm", {"fp32", "fp16"}, "fp32", gemm_lanes_a32},
     {"gemm_fma32", "gemm", {"fp32", "fp32"}, "fp32", gemm_fma32},
+    {"gemm_lanes16", "gemm", {"fp16", "fp16"}, "fp32", gemm_lanes16},
 };
 
 LOWP_PLUGIN_EXPORT const lowp_plugin_kernel_t *lowp_plugin_kernels(size_t *count) {
