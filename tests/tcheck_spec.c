@@ -417,8 +417,41 @@ static void test_convert(void) {
       "input A is block-scaled");
 }
 
+/* twin rules: {"vs_twin": true, "order": ...} and {"bitexact": "twin", ...} */
+static void test_twin(void) {
+  static const char *spec =
+      "{\"lowp_check\": 1, \"checks\": [ {" OK_HEAD ", \"rules\": [ {\"vs_twin\": true}, "
+      "{\"vs_twin\": true, \"order\": {\"tree\": \"t.json\"}}, {\"bitexact\": \"twin\", \"order\": "
+      "\"blocked:16\", \"acc\": \"fp16\"}, {\"bitexact\": {\"kernel\": \"k2\"}} ] } ] }";
+  lowp_spec_t s;
+  char err[400];
+  int st = lowp_spec_parse(&s, spec, strlen(spec), "/d", err, sizeof err);
+  lowp_test_check(st == LOWP_OK, "twin rules parse: %s", err);
+  if (!st) {
+    const lowp_spec_rule_t *r = s.checks[0].rules;
+    lowp_test_check(r[0].twin && r[0].rule.kind == LOWP_RULE_BITEXACT && !strcmp(r[0].tree, "revealed") &&
+                    !r[0].has_ref, "vs_twin: the revealed tree by default");
+    lowp_test_check(r[1].twin && !strcmp(r[1].tree, "/d/t.json"),
+                    "vs_twin with a tree file, relative to the spec's folder: %s", r[1].tree);
+    lowp_test_check(r[2].twin && !r[2].tree && r[2].rule.has_accum && r[2].rule.accum.order == LOWP_ACC_BLOCKED &&
+                    r[2].rule.accum.block == 16 && r[2].rule.accum.acc.precision == 11,
+                    "bitexact twin of a declared order");
+    lowp_test_check(!r[3].twin && r[3].has_ref, "bitexact of a subject is unchanged");
+  }
+  lowp_spec_free(&s);
+  bad("{" OK_HEAD ", \"rules\": [ {\"vs_twin\": false} ]}", "\"vs_twin\" must be true");
+  bad("{" OK_HEAD ", \"rules\": [ {\"vs_twin\": true, \"order\": \"kahan\"} ]}", "kahan has no twin tree");
+  bad("{" OK_HEAD ", \"rules\": [ {\"vs_twin\": true, \"order\": \"zigzag\"} ]}", "\"order\" zigzag");
+  bad("{" OK_HEAD ", \"rules\": [ {\"vs_twin\": true, \"acc\": \"fp16\"} ]}", "\"acc\" goes with a named order");
+  bad("{" OK_HEAD ", \"rules\": [ {\"vs_twin\": true, \"order\": {\"file\": \"t.json\"}} ]}",
+      "{\"tree\": \"FILE\"}");
+  bad("{" OK_HEAD ", \"rules\": [ {\"vs_twin\": true, \"factor\": 2} ]}", "unknown key 'factor'");
+  bad("{" OK_HEAD ", \"rules\": [ {\"bitexact\": \"twin\", \"vs_twin\": true} ]}", "unknown key");
+}
+
 int main(void) {
   lowp_test_start("tcheck_spec");
+  test_twin();
   test_convert();
   test_good();
   test_fingerprint();

@@ -459,7 +459,7 @@ static int parse_rule_bound(ctx_t *c, const cJSON *j, int i, const char *w0, con
       return fail(c, "%sa revealed or given tree bounds \"bound\": \"gamma\" only", w);
     if (cJSON_IsObject(o) && (cJSON_GetArraySize(o) != 1 || !cJSON_IsString(f) || !f->valuestring[0]))
       return fail(c, "%s\"order\" as an object is {\"tree\": \"FILE\"} (lowp reveal --save FILE)", w);
-    r->tree = dupstr(f ? f->valuestring : "revealed");
+    r->tree = f ? resolve(c, f->valuestring) : dupstr("revealed"); /* relative to the spec's folder */
     if (!r->tree) return fail(c, "%sout of memory", w);
     ru->accum.acc = LOWP_FMT_FP32;
     if (ITEM("acc") && (st = get_format(c, ITEM("acc"), "\"acc\"", &ru->accum.acc))) return st;
@@ -514,7 +514,7 @@ static int parse_rule_twin(ctx_t *c, const cJSON *j, const char *w0, const lowp_
     if (cJSON_IsObject(o) && (cJSON_GetArraySize(o) != 1 || !cJSON_IsString(f) || !f->valuestring[0]))
       return fail(c, "%s\"order\" as an object is {\"tree\": \"FILE\"} (lowp reveal --save FILE)", w0);
     if (ITEM("acc")) return fail(c, "%s\"acc\" goes with a named order; a revealed or given tree has its own arithmetic", w0);
-    if (!(r->tree = dupstr(f ? f->valuestring : "revealed"))) return fail(c, "%sout of memory", w0);
+    if (!(r->tree = f ? resolve(c, f->valuestring) : dupstr("revealed"))) return fail(c, "%sout of memory", w0);
     return LOWP_OK;
   }
   {

@@ -75,6 +75,10 @@ CV='"op": "gemm", "in": "fp32", "out": "fp32", "subject": { "kernel": "gemm_acc"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s, "convert": { "C": "fp16" } } ] }' "$CV" >"$S/conv_input.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s, "convert": { "B": { "format": "fp16", "rnd": "sr" } } } ] }' "$CV" >"$S/conv_sr.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "softmax", "in": "fp32", "out": "fp32", "subject": { "kernel": "softmax_naive" }, "shape": { "m": 2, "n": 8 }, "convert": "revealed", "rules": [ { "max_ulp": 64 } ] } ] }' >"$S/conv_softmax.json"
+# twin rules: vs_twin false, a twin of a softmax, a missing tree file
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s } ] }' "${CV%%\"rules\"*}\"rules\": [ { \"vs_twin\": false } ]" >"$S/twin_false.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "softmax", "in": "fp32", "out": "fp32", "subject": { "kernel": "softmax_naive" }, "shape": { "m": 2, "n": 8 }, "rules": [ { "vs_twin": true, "order": "recursive" } ] } ] }' >"$S/twin_softmax.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s } ] }' "${CV%%\"rules\"*}\"rules\": [ { \"vs_twin\": true, \"order\": { \"tree\": \"nosuch.json\" } } ]" >"$S/twin_nofile.json"
 # issue 19: specs with NUL bytes, text that is not UTF-8, names XML cannot hold
 CK='"op": "dot", "in": "fp16", "out": "fp32", "subject": { "kernel": "dot_acc" }, "shape": { "k": 8 }, "rules": [ { "max_ulp": 64 } ]'
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\0b", %s } ] }' "$CK" >"$S/spec_nul.json"
@@ -501,6 +505,9 @@ check spec_nul.json
 check conv_input.json
 check conv_sr.json
 check conv_softmax.json
+check twin_false.json
+check twin_softmax.json
+check twin_nofile.json
 check spec_u0000.json
 check spec_ff.json
 check spec_uffff.json

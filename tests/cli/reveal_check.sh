@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# reveal_check.sh -- lowp check with what revelation gives (issue 32): "convert" declared, revealed or
+# mismatched, and twin rules (vs_twin / bitexact twin) with the first differing node named
+#
+# The planted kernels are tests/plugins/reveal_planted.c's: gemm_lanes_a32 (fp32 activations
+# rounded to fp16, rne, then 32 lanes), gemm_fma32 (no conversion), gemm_hidden_b16 (B rounded to
+# fp16), gemm_lanes and gemm_lanes16 (the same kernel with 16 lanes: a changed order).
+# Run: bash tests/cli/reveal_check.sh build/lowp   (needs a C compiler: cc, or $CC)
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
+CC=${CC:-cc}
+export OMP_NUM_THREADS=1
+command -v "$CC" >/dev/null || { echo "FAIL: no C compiler ($CC) to build the test plugin"; exit 1; }
+"$CC" -shared -fPIC -O1 -ffp-contract=off -I"$SRC/include" "$SRC/tests/plugins/reveal_planted.c" -o "$T/p.so" -lm ||
+  { echo "FAIL: cannot build the plugin"; exit 1; }
+"$LOWP" reveal --plugin "$T/p.so" --name gemm_lanes --in fp16 --shape 2,3,256 --validate 1000 --save "$T/lanes.json" >"$T/r0" 2>&1 ||
+  bad "reveal gemm_lanes: $(cat "$T/r0")"
+
+# twin rules (issue 32): the subject bit for bit against the twin of its saved tree, its revealed
+# tree, a declared order; a changed order (16 lanes for 32) fails naming the first differing node;
+# the twin of a tree revealed at another shape is bad input
+twc() { # NAME KERNEL IN RULE
+  printf '{ "name": "%s", "op": "gemm", "subject": { "plugin": "%s", "kernel": "%s" }, "in": %s, "shape": { "m": 2, "n": 3, "k": 256 }, "rules": [ %s ] }' \
+    "$1" "$T/p.so" "$2" "$3" "$4"
+}
+printf '{ "lowp_check": 1, "defaults": { "out": "fp32" }, "checks": [ %s, %s, %s, %s, %s ] }' \
+  "$(twc saved gemm_lanes '"fp16"' "{ \"vs_twin\": true, \"order\": { \"tree\": \"$T/lanes.json\" } }")" \
+  "$(twc revealed gemm_hidden_b16 '"fp32"' '{ "vs_twin": true }')" \
+  "$(twc declared gemm_fma32 '"fp32"' '{ "bitexact": "twin", "order": "recursive,fma=1", "acc": "fp32" }')" \
+  "$(twc changed gemm_lanes16 '"fp16"' "{ \"vs_twin\": true, \"order\": { \"tree\": \"$T/lanes.json\" } }")" \
+  "$(twc wrongdecl gemm_lanes '"fp16"' '{ "vs_twin": true, "order": "recursive,fma=1", "acc": "fp32" }')" >"$T/twin.json"
+"$LOWP" check "$T/twin.json" --json "$T/twin_r.json" >"$T/c5" 2>&1
+[ $? -eq 1 ] && grep -q "^PASS saved " "$T/c5" && grep -q "^PASS revealed " "$T/c5" && grep -q "^PASS declared " "$T/c5" &&
+  grep -q "^FAIL changed " "$T/c5" && grep -q "differ from the twin of the saved tree; first at C\[" "$T/c5" &&
+  grep -q "note: rule 1: first differing node: [0-9]* of class 0 (an addition of 2 operands in fp32 (rne)) over 16 terms" "$T/c5" &&
+  grep -q "^FAIL wrongdecl " "$T/c5" && grep -q "differ from the twin of the declared order" "$T/c5" &&
+  /usr/bin/python3 -c "
+import json,sys; d={c['name']: c for c in json.load(open(sys.argv[1]))['checks']}
+assert any('first differing node' in n for n in d['changed']['notes']), d['changed']
+assert d['saved']['verdict'] == 'pass' and 'notes' not in d['saved']" "$T/twin_r.json" && ok || bad "twin rules: $(cat "$T/c5")"
+printf '{ "lowp_check": 1, "defaults": { "out": "fp32" }, "checks": [ %s ] }' \
+  "$(twc x gemm_lanes '"fp16"' "{ \"vs_twin\": true, \"order\": { \"tree\": \"$T/lanes.json\" } }" | sed 's/"n": 3/"n": 2/')" >"$T/twin2.json"
+expect_exit2 "twin of another shape" "revealed on 2 x 3 outputs per batch entry; the check has 2 x 2" "$LOWP" check "$T/twin2.json"
+
+# "convert" (issue 32): fp32 activations rounded to fp16 inside the kernel. Undeclared, the honest
+# kernel fails at K = 256; declared (or revealed) it passes; a declaration the kernel does not
+# match (rtz for rne; a conversion a kernel does not make) fails and says what the kernel does
+cchk() { # NAME KERNEL IN CONVERT ORDER
+  printf '{ "name": "%s", "op": "gemm", "subject": { "plugin": "%s", "kernel": "%s" }, "in": %s, "shape": { "m": 2, "n": 2, "k": 256 }%s, "rules": [ { "bound": "gamma", "order": "%s", "acc": "fp32" } ] }' \
+    "$1" "$T/p.so" "$2" "$3" "$4" "$5"
+}
+A32='["fp32", "fp16"]'
+printf '{ "lowp_check": 1, "defaults": { "out": "fp32" }, "checks": [ %s, %s, %s, %s, %s ] }' \
+  "$(cchk none gemm_lanes_a32 "$A32" '' splitk:32)" \
+  "$(cchk decl gemm_lanes_a32 "$A32" ', "convert": { "A": "fp16" }' splitk:32)" \
+  "$(cchk rtz gemm_lanes_a32 "$A32" ', "convert": { "A": { "format": "fp16", "rnd": "rtz" } }' splitk:32)" \
+  "$(cchk rev gemm_lanes_a32 "$A32" ', "convert": "revealed"' splitk:32)" \
+  "$(cchk noconv gemm_fma32 '"fp32"' ', "convert": { "B": "fp16" }' recursive)" >"$T/conv.json"
+"$LOWP" check "$T/conv.json" --json "$T/conv_r.json" >"$T/c4" 2>&1
+[ $? -eq 1 ] && grep -q "^FAIL none .*1190" "$T/c4" && grep -q "^PASS decl " "$T/c4" && grep -q "^PASS rev " "$T/c4" &&
+  grep -q "^FAIL rtz .*declares A rounded to fp16 (rtz); the kernel does otherwise: A is rounded to fp16 (rne)" "$T/c4" &&
+  grep -q "^FAIL noconv .*B is read as given, not converted" "$T/c4" &&
+  grep -q "note: convert (revealed): A is rounded to fp16 (rne) before use" "$T/c4" &&
+  /usr/bin/python3 -c "
+import json,sys; d={c['name']: c for c in json.load(open(sys.argv[1]))['checks']}
+assert d['decl']['convert'] == {'A': {'format': 'fp16', 'rnd': 'rne'}}, d['decl'].get('convert')
+assert d['rev']['convert']['A']['format'] == 'fp16' and any('revealed' in n for n in d['rev']['notes'])
+assert 'convert' not in d['none']" "$T/conv_r.json" && ok || bad "convert: $(cat "$T/c4")"
+
+finish reveal_check
