@@ -365,6 +365,7 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
       }
     }
   }
+  lowp_chk_declared(r); /* after the rules: a revealed order may have been asked */
 }
 
 void lowp_chk_release(lowp_chk_run_t *r) {
@@ -381,6 +382,8 @@ void lowp_chk_release(lowp_chk_run_t *r) {
     if (r->twin_owned[i]) lowp_reveal_free(&r->twins[i]);
   free(r->twins);
   free(r->twin_owned);
+  free(r->alts);
+  r->alts = NULL;
   r->twins = NULL;
   r->twin_owned = NULL;
   if (r->rv) lowp_reveal_free(r->rv);

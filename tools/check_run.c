@@ -94,6 +94,7 @@ void lowp_chk_execute(lowp_chk_run_t *r, int updating) {
     r->n_v++;
     if (have_other) lowp_check_result_free(&other);
   }
+  lowp_chk_declared_verdicts(r);
 }
 
 /* ------------------------------------------------------------ MPI ranks */

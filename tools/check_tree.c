@@ -200,8 +200,8 @@ static double deepest(const lowp_tree_t *t0, const lowp_format_t *acc, int *foun
 
 /* t->tree_bound and t->tree_name from the trees of rv, the additions
    bounded in acc (how: "revealed" or "given") */
-static void tree_bound(lowp_rule_t *t, const lowp_reveal_t *rv, const lowp_format_t *acc, const char *how,
-                       const lowp_spec_check_t *sc, int i) {
+void lowp_chk_tree_bound(lowp_rule_t *t, const lowp_reveal_t *rv, const lowp_format_t *acc, const char *how,
+                         const lowp_spec_check_t *sc, int i) {
   size_t c, depth = 0, dmax = 0;
   int found_p = 1000;
   double m = 0;
@@ -244,6 +244,6 @@ void lowp_chk_tree(lowp_chk_run_t *r, int i) {
   } else {
     lowp_chk_load_reveal(&file, ru->tree, r, i, 0);
   }
-  tree_bound(t, rvp, acc, revealed ? "revealed" : "given", sc, i);
+  lowp_chk_tree_bound(t, rvp, acc, revealed ? "revealed" : "given", sc, i);
   lowp_reveal_free(&file);
 }

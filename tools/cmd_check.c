@@ -65,6 +65,9 @@ static void usage(FILE *out) {
     "  --fpx              also report each subject's first NaN/inf output, its kind,\n"
     "                     whether its inputs already held one, and whether the exact\n"
     "                     result is finite there (spurious) or not (inherent)\n"
+    "  --reveal           reveal every check's subject (sum, dot, gemv, gemm) and say\n"
+    "                     where a declared order is not the kernel's tree: both\n"
+    "                     bounds and which verdicts change (lowp reveal)\n"
     "  --update-baseline  rewrite the spec's baseline file from this run and say\n"
     "                     what changed (baseline rules are not applied)\n"
     "  --only NAME        run only this check (repeatable)\n"
@@ -118,7 +121,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *key) {
 }
 
 static void parse(opts_t *o, int argc, char **argv) {
-  int i, seen[6] = {0, 0, 0, 0, 0, 0}; /* options of one value, each at most once */
+  int i, seen[7] = {0, 0, 0, 0, 0, 0, 0}; /* options of one value, each at most once */
   const char *v;
   memset(o, 0, sizeof *o);
   for (i = 1; i < argc; i++) {
@@ -139,6 +142,10 @@ static void parse(opts_t *o, int argc, char **argv) {
     } else if ((v = opt_value(argc, argv, &i, "--json"))) {
       lowp_cli_once(LOWP_CHK_CMD, "--json", &seen[3]);
       o->json = v;
+    }
+    else if (!strcmp(a, "--reveal")) {
+      lowp_cli_once(LOWP_CHK_CMD, a, &seen[6]);
+      lowp_chk_set_reveal(1);
     }
     else if (!strcmp(a, "--fpx")) {
       lowp_cli_once(LOWP_CHK_CMD, a, &seen[5]);

@@ -228,16 +228,7 @@ int lowp_check_rule_bound(lowp_check_bound_t *b, const lowp_rule_t *rule,
     return LOWP_OK;
   }
   acc = rule->accum;
-  if (rule->has_accum && rule->accum_given && s && s->has_accum) {
-    acc = s->accum;
-    if (rule->accum_given & 1) {
-      acc.order = rule->accum.order;
-      acc.block = rule->accum.block;
-      acc.rnd = rule->accum.rnd;
-      acc.fma = rule->accum.fma;
-    }
-    if (rule->accum_given & 2) acc.acc = rule->accum.acc;
-  }
+  if (rule->has_accum) (void)lowp_check_rule_accum(&acc, rule, s);
   return lowp_check_bound(b, p, s, rule->bound, rule->prob, rule->has_accum ? &acc : NULL,
                           rule->has_model ? &rule->model : NULL, max_bwd);
 }
@@ -688,7 +679,7 @@ static int bound_unsupported(lowp_verdict_t *v, const lowp_rule_t *rule,
    ratio of the two sides; beta is the accumulation's bound alone. */
 
 /* the accumulation the bound rule uses (as lowp_check_rule_bound) */
-static int rule_accum(lowp_accum_t *acc, const lowp_rule_t *rule, const lowp_subject_t *s) {
+int lowp_check_rule_accum(lowp_accum_t *acc, const lowp_rule_t *rule, const lowp_subject_t *s) {
   if (rule->has_accum) {
     *acc = rule->accum;
     if (rule->accum_given && s && s->has_accum) {
@@ -726,7 +717,7 @@ static int split_ratio(double *ratio, size_t *where, double *beta_out, const low
   lowp_accum_t acc;
   double uo, beta, fl, k, worst = 0;
   size_t i, arg = (size_t)-1;
-  if (rule->bound == LOWP_BOUND_MODEL || !o->absab || !rule_accum(&acc, rule, s)) return 0;
+  if (rule->bound == LOWP_BOUND_MODEL || !o->absab || !lowp_check_rule_accum(&acc, rule, s)) return 0;
   if (!(out->precision < acc.acc.precision || out->emax < acc.acc.emax ||
         out->emin > acc.acc.emin || (!out->subnormals && acc.acc.subnormals)))
     return 0;

@@ -269,6 +269,11 @@ typedef struct {
 int lowp_check_rule_bound(lowp_check_bound_t *b, const lowp_rule_t *rule,
                           const lowp_problem_t *p, const lowp_subject_t *s, double max_bwd);
 
+/** @brief The accumulation a BOUND rule means for subject s: the rule's
+    order and format (the parts it gave, lowp_rule_t.accum_given) over the
+    subject's declared method. @return 1 (acc set); 0 (neither declares one). */
+int lowp_check_rule_accum(lowp_accum_t *acc, const lowp_rule_t *rule, const lowp_subject_t *s);
+
 /** @brief The outcome of one rule. */
 typedef struct {
   int pass;

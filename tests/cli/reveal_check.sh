@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # reveal_check.sh -- lowp check with what revelation gives (issue 32): "convert" declared, revealed or
-# mismatched, and twin rules (vs_twin / bitexact twin) with the first differing node named
+# mismatched; twin rules (vs_twin / bitexact twin) with the first differing node named; a declared
+# order held against the revealed tree (--reveal)
 #
 # The planted kernels are tests/plugins/reveal_planted.c's: gemm_lanes_a32 (fp32 activations
 # rounded to fp16, rne, then 32 lanes), gemm_fma32 (no conversion), gemm_hidden_b16 (B rounded to
@@ -66,4 +67,27 @@ assert d['decl']['convert'] == {'A': {'format': 'fp16', 'rnd': 'rne'}}, d['decl'
 assert d['rev']['convert']['A']['format'] == 'fp16' and any('revealed' in n for n in d['rev']['notes'])
 assert 'convert' not in d['none']" "$T/conv_r.json" && ok || bad "convert: $(cat "$T/c4")"
 
+# a declared order that is not the kernel's (issue 32): with --reveal, or when the check reveals
+# anyway, one note says what was declared, what the kernel does, both bounds, and whether the
+# verdict changes (the fp16-accumulating lanes pass under "recursive" at K = 1024, fail under
+# their own tree); without either, nothing is revealed and nothing said
+dchk() { # NAME KERNEL K RULES
+  printf '{ "name": "%s", "op": "gemm", "subject": { "plugin": "%s", "kernel": "%s" }, "shape": { "m": 2, "n": 2, "k": %s }, "rules": [ %s ] }' \
+    "$1" "$T/p.so" "$2" "$3" "$4"
+}
+REC='{ "bound": "gamma", "order": "recursive", "acc": "fp32" }'
+printf '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ %s, %s ] }' \
+  "$(dchk honest gemm_lanes 256 "$REC")" "$(dchk bug gemm_lanes_f16acc 1024 "$REC")" >"$T/decl.json"
+"$LOWP" check "$T/decl.json" --reveal >"$T/c6" 2>&1
+[ $? -eq 0 ] && grep -q "^PASS bug " "$T/c6" &&
+  grep -q "note: rule 1 declares recursive,acc=fp32,rnd=rne,fma=0; the kernel sums otherwise: class 0 (4 positions): 32 interleaved lanes" "$T/c6" &&
+  grep -q "x tighter)" "$T/c6" && grep -q "note: rule 1: the verdict is the same under the revealed tree (pass" "$T/c6" &&
+  grep -q "note: rule 1: the verdict changes: passes under the declared order (.*), fails under the revealed tree" "$T/c6" &&
+  ok || bad "--reveal: $(cat "$T/c6")"
+"$LOWP" check "$T/decl.json" --only honest >"$T/c7" 2>&1 && ! grep -q "note:" "$T/c7" && ok || bad "no --reveal: $(cat "$T/c7")"
+printf '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ %s ] }' \
+  "$(dchk both gemm_lanes 256 "{ \"bound\": \"gamma\", \"order\": \"revealed\" }, $REC")" >"$T/decl2.json"
+"$LOWP" check "$T/decl2.json" >"$T/c8" 2>&1 && grep -q "note: rule 2 declares recursive" "$T/c8" &&
+  ! grep -q "note: rule 1 declares" "$T/c8" && ok || bad "revealed anyway: $(cat "$T/c8")"
+"$LOWP" check "$T/decl.json" --reveal --reveal >"$T/c9" 2>&1; [ $? -eq 2 ] && ok || bad "--reveal twice: $(cat "$T/c9")"
 finish reveal_check
