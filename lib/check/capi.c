@@ -89,14 +89,14 @@ static int dims_from_shapes(lowp_problem_t *p, const cJSON *shapes, char *err, s
    spec's own parser of a check (lowp_spec_desc_parse), so that Python
    refuses what lowp check refuses; then the problem: op, dims (or the
    input shapes), formats, eps, reduction. need_rules: lowp_capi_check. */
-static int desc_parse(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const char *desc,
-                      int need_rules, char *err, size_t errlen) {
+int lowp__capi_desc(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const char *desc,
+                    int need_rules, const char *const *keys, char *err, size_t errlen) {
   const cJSON *j;
   int i, st;
   memset(p, 0, sizeof *p);
   memset(ck, 0, sizeof *ck);
   if ((st = lowp_spec_json(d, desc, strlen(desc), err, errlen))) return st;
-  if ((st = lowp_spec_desc_parse(ck, *d, desc_keys, need_rules, err, errlen))) return st;
+  if ((st = lowp_spec_desc_parse(ck, *d, keys ? keys : desc_keys, need_rules, err, errlen))) return st;
   if (lowp_problem_init(p, ck->op)) /* the documented defaults, then the description's */
     return bad(err, errlen, LOWP_EINVAL, "%sunknown operation", "");
   for (i = 0; i < 2; i++) {
@@ -140,6 +140,11 @@ static int desc_parse(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const
       }
   }
   return LOWP_OK;
+}
+
+static int desc_parse(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const char *desc,
+                      int need_rules, char *err, size_t errlen) {
+  return lowp__capi_desc(d, ck, p, desc, need_rules, NULL, err, errlen);
 }
 
 static void shape_str(char *buf, size_t len, const size_t *sh, int nd) {

@@ -111,6 +111,34 @@ cJSON *lowp_tol_json(const lowp_tol_t *t, const lowp_tol_query_t *q);
 int lowp_capi_decode(double *out, const void *bits, size_t n, int width, const char *format,
                      char *err, size_t errlen);
 
+/**
+ * @brief Reveal a caller's kernel (lib/check/reveal.h) through a callback:
+ * fn(ctx, out, in, dims) computes the problem's outputs out[j] from the
+ * inputs in[i] (binary64 arrays of lowp_op_shape's counts for dims =
+ * {batch, m, n, k}) and returns 0, or nonzero when it failed. desc: "op"
+ * (sum, dot, gemv, gemm), "dims" (or "shapes"), "in", "out" as lowp_capi_check's,
+ * and "seed" (integer, default 1), "validate" (outputs compared per class,
+ * default lowp_reveal's), "max_elems" (input elements per call, default 2^22).
+ * @param[out] json  lowp_reveal_to_json's text (free with lowp_capi_free)
+ * @return LOWP_OK (a nondeterministic kernel is a result); LOWP_EPARSE /
+ *         LOWP_EINVAL (err says which key); LOWP_EUNSUPPORTED (err says why);
+ *         LOWP_EIO (the callback failed).
+ */
+typedef int (*lowp_capi_fn)(void *ctx, double *const *out, const double *const *in, const size_t *dims);
+int lowp_capi_reveal(char **json, const char *desc, lowp_capi_fn fn, void *ctx, char *err, size_t errlen);
+
+/** @brief The twin of a revelation (lowp_capi_reveal's or lowp reveal
+    --save's JSON) on new inputs of the problem desc describes (any batch;
+    the revealed shape otherwise): out gets count = output 0's values. */
+int lowp_capi_twin(double *out, size_t count, const char *reveal_json, const char *desc,
+                   const double *const *in, char *err, size_t errlen);
+
+/** @brief capi.c's parser of a description (not public: capi_reveal.c
+    shares it): keys NULL for lowp_capi_check's extra keys. */
+struct lowp_spec_check_s;
+int lowp__capi_desc(cJSON **d, struct lowp_spec_check_s *ck, lowp_problem_t *p, const char *desc,
+                    int need_rules, const char *const *keys, char *err, size_t errlen);
+
 /** @brief Free a string returned by lowp_capi_*. */
 void lowp_capi_free(char *p);
 

@@ -57,6 +57,19 @@ static cJSON *class_json(const lowp_reveal_class_t *cl) {
     }
     free(t);
     cJSON_AddItemToObject(o, "tree", tj);
+    { /* the leaves' depths (roundings on their paths): the bound's reach */
+      size_t *d = malloc((cl->tree.n + 1) * sizeof *d), i, lo = (size_t)-1, hi = 0;
+      cJSON *dj;
+      if (d && lowp_tree_depths(d, &cl->tree) == LOWP_OK && cl->tree.n && (dj = cJSON_AddArrayToObject(o, "depth"))) {
+        for (i = 0; i < cl->tree.n; i++) {
+          if (d[i] < lo) lo = d[i];
+          if (d[i] > hi) hi = d[i];
+        }
+        cJSON_AddItemToArray(dj, cJSON_CreateNumber((double)lo));
+        cJSON_AddItemToArray(dj, cJSON_CreateNumber((double)hi));
+      }
+      free(d);
+    }
   } else {
     cJSON_AddNullToObject(o, "tree");
   }

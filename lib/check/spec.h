@@ -72,7 +72,7 @@ typedef struct {
 } lowp_spec_rule_t;
 
 /** @brief One check. */
-typedef struct {
+typedef struct lowp_spec_check_s {
   char *name;
   int index;                  /**< position in "checks" */
   const lowp_op_t *op;

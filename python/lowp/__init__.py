@@ -17,10 +17,11 @@ import numpy as np
 from . import _arrays, _lib
 from ._lib import LowpError, library_path
 from ._blockscaled import BlockQuantized, dequantize, pack, quantize, unpack  # noqa: F401 block-scaled formats
+from ._reveal import Reveal, reveal  # noqa: F401 summation orders revealed (FPRev)
 
 __all__ = ["check", "assert_precision", "tolerance", "assert_close", "exact", "CheckResult",
            "Tolerance", "LowpError", "VacuousBoundError", "library_path", "DEFAULT_RULES",
-           "DEFAULT_RULES_SUMPROD", "TOLERANCE_RULES", "rule_headline"]
+           "DEFAULT_RULES_SUMPROD", "TOLERANCE_RULES", "rule_headline", "reveal", "Reveal"]
 __version__ = "0.1.0"
 
 #: the rules of lowp.check when none are given, for operations other than
@@ -216,7 +217,7 @@ def _flat(a):
 
 def check(op, inputs, output, rules=None, *, reference=None, input=None, out=None, acc=None,
           order=None, method=None, model=None, prob=None, eps=None, reduction=None,
-          dims=None, name=None, reference_name=None):
+          dims=None, name=None, reference_name=None, convert=None):
     """Check a computation against lowp's exact result; returns a CheckResult.
 
     op: "gemm", "dot", "sum", "gemv", "softmax", "layernorm", "xent", ...
@@ -238,6 +239,11 @@ def check(op, inputs, output, rules=None, *, reference=None, input=None, out=Non
         the bounds ("recursive", "pairwise", "blocked:32"; model "h100").
     prob: the probability in (0, 1) of the probabilistic bound (0.99), for
         the reported bound and every {"bound": "prob"} rule naming none.
+    convert: conversions inside the kernel, {"B": "fp16"} or {"B":
+        {"format": "fp16", "rnd": "rtz"}} (a spec's "convert"), or a
+        lowp.reveal result (the conversions it found): the exact reference
+        is that of the converted inputs, so the bounds judge the kernel's
+        arithmetic; the conversion's cost is reported as input error.
     Every argument is validated by lowp's C parser of a check (the one
     lowp check uses for a spec), before any array is read.
     A bound rule whose bound is vacuous raises VacuousBoundError unless the
@@ -266,9 +272,12 @@ def check(op, inputs, output, rules=None, *, reference=None, input=None, out=Non
     if rules is None:
         rules = _default_rules(op, acc is not None or (order or method) is not None, model)
     desc = {"op": op, "rules": rules}
+    if isinstance(convert, Reveal):
+        convert = convert.convert or None  # none found: nothing to declare
     for k, v in (("in", input), ("out", out), ("dims", dims), ("acc", acc),
                  ("order", order or method), ("model", model), ("prob", prob), ("eps", eps),
-                 ("reduction", reduction), ("subject", name), ("reference", reference_name)):
+                 ("reduction", reduction), ("subject", name), ("reference", reference_name),
+                 ("convert", convert)):
         if v is not None:
             desc[k] = list(v) if isinstance(v, tuple) else v
     desc["shapes"] = [_shape(x) for x in inputs]

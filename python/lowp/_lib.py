@@ -87,6 +87,10 @@ def _declare(lib):
     lib.lowp_capi_tol_data.restype = ctypes.c_int
     lib.lowp_capi_exact.argtypes = [cp, dpp, vp, sz, cp, sz]
     lib.lowp_capi_exact.restype = ctypes.c_int
+    lib.lowp_capi_reveal.argtypes = [dpp, cp, vp, vp, cp, sz]
+    lib.lowp_capi_reveal.restype = ctypes.c_int
+    lib.lowp_capi_twin.argtypes = [vp, sz, cp, cp, dpp, cp, sz]
+    lib.lowp_capi_twin.restype = ctypes.c_int
     lib.lowp_capi_free.argtypes = [vp]
     lib.lowp_capi_free.restype = None
 
@@ -180,6 +184,35 @@ def decode(bits, width, fmt, out):
     err = ctypes.create_string_buffer(256)
     st = lib.lowp_capi_decode(out.ctypes.data, bits.ctypes.data, bits.size, width,
                               fmt.encode(), err, len(err))
+    if st:
+        _fail(st, err)
+    return out
+
+
+#: int fn(void *ctx, double *const *out, const double *const *in, const size_t *dims)
+REVEAL_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p),
+                             ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t))
+
+
+def reveal(desc, call):
+    """lowp_capi_reveal with a Python function call(ctx, out, in, dims) as the kernel."""
+    lib = _load()
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(1024)
+    cb = REVEAL_FN(call)  # kept alive for the call
+    st = lib.lowp_capi_reveal(ctypes.byref(out), dumps(desc), ctypes.cast(cb, ctypes.c_void_p), None, err,
+                              len(err))
+    if st:
+        _fail(st, err)
+    return _take(lib, out)
+
+
+def twin(out, reveal_json, desc, inputs):
+    """lowp_capi_twin: the twin's outputs into float64 out."""
+    lib = _load()
+    err = ctypes.create_string_buffer(1024)
+    st = lib.lowp_capi_twin(out.ctypes.data, out.size, reveal_json.encode(), dumps(desc), _ptrs(inputs), err,
+                            len(err))
     if st:
         _fail(st, err)
     return out
