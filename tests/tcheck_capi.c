@@ -323,6 +323,70 @@ static void test_percent(void) {
     lowp_test_check(lowp_parse_percent(&x, badp[i]) == LOWP_EPARSE, "'%s' refused", badp[i]);
 }
 
+/* lowp_capi_reveal through a C callback: a recursive fp32 FMA chain per
+   output (fp16 inputs), batch entries of gemm; fail: the callback fails */
+static int chain_fn(void *ctx, double *const *out, const double *const *in, const size_t *dims) {
+  size_t bt, i, j, l, m = dims[1], n = dims[2], k = dims[3];
+  if (ctx) return 1;
+  for (bt = 0; bt < dims[0]; bt++)
+    for (i = 0; i < m; i++)
+      for (j = 0; j < n; j++) {
+        float s = 0.0f;
+        for (l = 0; l < k; l++)
+          s = fmaf((float)in[0][bt * m * k + i * k + l], (float)in[1][bt * k * n + l * n + j], s);
+        out[0][bt * m * n + i * n + j] = s;
+      }
+  return 0;
+}
+
+static void test_reveal(void) {
+  static const char *desc = "{\"op\": \"gemm\", \"dims\": {\"m\": 2, \"n\": 3, \"k\": 40}, \"in\": \"fp16\", "
+                            "\"out\": \"fp32\", \"validate\": 200}";
+  static const char *tdesc = "{\"op\": \"gemm\", \"dims\": {\"batch\": 2, \"m\": 2, \"n\": 3, \"k\": 40}, "
+                             "\"in\": \"fp16\", \"out\": \"fp32\"}";
+  char *js = NULL, err[400];
+  double a[2 * 2 * 40], b[2 * 40 * 3], y[12], yt[12];
+  const double *in[2] = {a, b};
+  double *out[1] = {y};
+  size_t dims[4] = {2, 2, 3, 40}, i;
+  int st = lowp_capi_reveal(&js, desc, chain_fn, NULL, err, sizeof err), same = 1;
+  {
+    cJSON *root = js ? cJSON_Parse(js) : NULL;
+    lowp_test_check(st == LOWP_OK && cJSON_IsTrue(cJSON_GetObjectItem(root, "deterministic")) && strstr(js, "\"depth\""),
+                    "a C callback revealed: %s", st ? err : "");
+    cJSON_Delete(root);
+  }
+  for (i = 0; i < 160; i++) a[i] = (double)((int)(i * 37 % 11) - 5) / 4;
+  for (i = 0; i < 240; i++) b[i] = (double)((int)(i * 13 % 9) - 4) / 8 + 1.0 / 1024;
+  chain_fn(NULL, out, in, dims);
+  if (js) {
+    st = lowp_capi_twin(yt, 12, js, tdesc, in, err, sizeof err);
+    for (i = 0; i < 12; i++) same &= !memcmp(&y[i], &yt[i], sizeof y[i]);
+    lowp_test_check(st == LOWP_OK && same, "its twin is bit-exact on 2 batch entries: %s", st ? err : "");
+    st = lowp_capi_twin(yt, 11, js, tdesc, in, err, sizeof err);
+    lowp_test_check(st == LOWP_ESHAPE && strstr(err, "12"), "a wrong output count: %s", err);
+    st = lowp_capi_twin(yt, 6, js, "{\"op\": \"gemm\", \"dims\": {\"m\": 2, \"n\": 3, \"k\": 41}, \"in\": "
+                        "\"fp16\", \"out\": \"fp32\"}", in, err, sizeof err);
+    lowp_test_check(st == LOWP_EINVAL && strstr(err, "K = 40"), "another K: %s", err);
+    lowp_capi_free(js);
+  }
+  js = NULL;
+  st = lowp_capi_reveal(&js, desc, chain_fn, (void *)1, err, sizeof err);
+  lowp_test_check(st == LOWP_EIO && !js && strstr(err, "callback"), "a failing callback: %s", err);
+  st = lowp_capi_reveal(&js, "{\"op\": \"softmax\", \"dims\": {\"m\": 2, \"n\": 4}, \"in\": \"fp32\"}", chain_fn,
+                        NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_EUNSUPPORTED && strstr(err, "not a sum of products"), "softmax refused: %s", err);
+  st = lowp_capi_reveal(&js, "{\"op\": \"gemm\", \"dims\": {\"k\": 8}, \"in\": \"fp16\", \"seed\": -1}", chain_fn,
+                        NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_EINVAL && strstr(err, "\"seed\""), "a bad seed: %s", err);
+  st = lowp_capi_reveal(&js, "{\"op\": \"gemm\", \"dims\": {\"k\": 8}, \"in\": \"fp16\", \"rounds\": 2}", chain_fn,
+                        NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_EPARSE && strstr(err, "unknown key 'rounds'"), "an unknown key: %s", err);
+  st = lowp_capi_reveal(&js, "{\"op\": \"gemm\", \"dims\": {\"k\": 8}, \"in\": \"fp32\", \"convert\": {\"A\": "
+                        "\"fp16\"}}", chain_fn, NULL, err, sizeof err);
+  lowp_test_check(st == LOWP_EINVAL && strstr(err, "finds conversions itself"), "convert refused: %s", err);
+}
+
 int main(void) {
   data();
   test_shapes();
@@ -331,5 +395,6 @@ int main(void) {
   test_formats();
   test_tol();
   test_percent();
+  test_reveal();
   return lowp_test_end();
 }
