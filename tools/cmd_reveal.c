@@ -64,7 +64,9 @@ static void usage_twin(FILE *f) {
           "and compare it bit for bit with the kernel: the twin must give the kernel's\n"
           "bits on every output. --op, --shape, --in and --out must be those the tree was\n"
           "revealed with (the batch is free: --rows outputs per class, default 10000).\n\n"
-          "Exit status: 0 every output equal; 1 an output differs (the first is printed);\n"
+          "Exit status: 0 every output equal; 1 an output differs (the first is printed,\n"
+          "with the first differing node of its tree: the node whose terms alone the\n"
+          "kernel sums otherwise while each of its inputs agrees);\n"
           "2 bad usage or a bad tree file.\n");
 }
 
@@ -308,10 +310,19 @@ int lowp_cmd_twin(int argc, char **argv) {
     lowp_cli_die("twin", "--tree %s does not fit --op/--shape (K %zu, %zu x %zu outputs)", o.tree, r.K, r.rows, r.cols);
   for (i = 0; i < batch * nout; i++)
     if (memcmp(&ys[i], &yt[i], sizeof ys[i])) { if (!diff++) first = i; }
-  if (diff)
+  if (diff) {
+    lowp_reveal_diff_t d;
+    char line[900];
     printf("lowp twin: %zu of %zu outputs differ; first: output %zu, kernel %a, twin %a\n", diff,
            batch * nout, first, ys[first], yt[first]);
-  else
+    /* where in the tree (lib/check/reveal_diff.c): one batch entry's probes */
+    if (lowp_reveal_diff(&d, &r, &s, &p, in, first, err, sizeof err) == LOWP_OK) {
+      lowp_reveal_diff_str(line, sizeof line, &d);
+      printf("lowp twin: %s\n", line);
+    } else {
+      printf("lowp twin: no differing node found: %s\n", err);
+    }
+  } else
     printf("lowp twin: %zu of %zu outputs bit-exact (%zu classes)\n", batch * nout, batch * nout, r.n_classes);
   free(a); free(b); free(ys); free(yt);
   lowp_reveal_free(&r);

@@ -67,6 +67,12 @@ assert d['decl']['convert'] == {'A': {'format': 'fp16', 'rnd': 'rne'}}, d['decl'
 assert d['rev']['convert']['A']['format'] == 'fp16' and any('revealed' in n for n in d['rev']['notes'])
 assert 'convert' not in d['none']" "$T/conv_r.json" && ok || bad "convert: $(cat "$T/c4")"
 
+# lowp twin names the first differing node too: the 16-lane kernel against the 32-lane tree
+"$LOWP" twin --tree "$T/lanes.json" --plugin "$T/p.so" --name gemm_lanes16 --in fp16 --shape 2,3,256 --rows 300 >"$T/t1" 2>&1
+[ $? -eq 1 ] && grep -q "outputs differ; first: output" "$T/t1" &&
+  grep -q "first differing node: [0-9]* of class 0 (an addition of 2 operands in fp32 (rne)) over 16 terms" "$T/t1" &&
+  ok || bad "twin names the node: $(cat "$T/t1")"
+
 # a declared order that is not the kernel's (issue 32): with --reveal, or when the check reveals
 # anyway, one note says what was declared, what the kernel does, both bounds, and whether the
 # verdict changes (the fp16-accumulating lanes pass under "recursive" at K = 1024, fail under
