@@ -162,3 +162,20 @@ def test_save_is_a_reveal_file(tmp_path):
     import json
     d = json.loads(p.read_text())
     assert d["lowp_reveal"] == 1 and d["K"] == 16 and d["classes"][0]["tree"]["n"] == 16
+
+
+def test_readme_example_runs():
+    """The README's lowp.reveal example runs as written and prints True."""
+    import os
+    import re
+    import subprocess
+    import sys
+    py = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    text = open(os.path.join(os.path.dirname(py), "README.md"), encoding="utf-8").read()
+    start = text.index("\n## lowp reveal and lowp twin\n")
+    sec = text[start:text.find("\n## ", start + 1)]
+    code = [b for b in re.findall(r"```python\n(.*?)```", sec, re.S) if "lowp.reveal(" in b]
+    assert code
+    p = subprocess.run([sys.executable, "-c", code[0]], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=py))
+    assert p.returncode == 0 and p.stdout.strip().endswith("True"), p.stdout + p.stderr
