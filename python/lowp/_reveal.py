@@ -154,7 +154,12 @@ def reveal(fn, op="gemm", shape=None, input="fp32", out=None, *, seed=1, validat
         fn(A, x) for gemv, fn(x, w) for dot, fn(x) for sum (over the last
         axis); numpy arrays, or torch tensors with torch=True (and for
         bf16/fp8 inputs). With batched=True fn gets a leading batch axis
-        (numpy/torch matmul broadcasting) and lowp calls it less often.
+        (numpy/torch matmul broadcasting) and lowp calls it less often:
+        only for a fn whose order does not depend on the batch size (lowp
+        packs its probes into batches of its own choosing; torch's bf16
+        matmul, for one, sums 2-D and batched 3-D products differently),
+        else the tree found is the batched kernel's, not the one called
+        on a single problem (the default, batched=False, calls fn on each).
     shape: (m, n, k) for gemm, (m, k) gemv, (k,) dot, (m, n) or (n,) sum.
     input: the input format(s) fn reads ("fp16", or one per input); out:
         the output format fn's values are in (default fp32; fp64 when

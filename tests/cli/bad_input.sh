@@ -508,6 +508,7 @@ check conv_softmax.json
 check twin_false.json
 check twin_softmax.json
 check twin_nofile.json
+check twin_nofile.json --reveal --reveal
 check spec_u0000.json
 check spec_ff.json
 check spec_uffff.json

@@ -91,7 +91,8 @@ static int gemm_lanes16(void *const *out, const void *const *in, const lowp_plug
   return run_lanes(out, in, d, 0, 0, 16);
 }
 
-static int gemm_fma32(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
+/* the recursive fp32 FMA chain, B rounded to fp16 first when b16 */
+static int fma_chain(void *const *out, const void *const *in, const lowp_plugin_dims_t *d, int b16) {
   size_t bt, i, j, l, m = d->m, n = d->n, k = d->k;
   for (bt = 0; bt < d->batch; bt++) {
     const float *A = (const float *)in[0] + bt * m * k, *B = (const float *)in[1] + bt * k * n;
@@ -99,26 +100,19 @@ static int gemm_fma32(void *const *out, const void *const *in, const lowp_plugin
     for (i = 0; i < m; i++)
       for (j = 0; j < n; j++) {
         float s = 0.0f;
-        for (l = 0; l < k; l++) s = fmaf(A[i * k + l], B[l * n + j], s);
+        for (l = 0; l < k; l++) s = fmaf(A[i * k + l], b16 ? (float)to16(B[l * n + j]) : B[l * n + j], s);
         C[i * n + j] = s;
       }
   }
   return 0;
 }
 
+static int gemm_fma32(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
+  return fma_chain(out, in, d, 0);
+}
+
 static int gemm_hidden_b16(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
-  size_t bt, i, j, l, m = d->m, n = d->n, k = d->k;
-  for (bt = 0; bt < d->batch; bt++) {
-    const float *A = (const float *)in[0] + bt * m * k, *B = (const float *)in[1] + bt * k * n;
-    float *C = (float *)out[0] + bt * m * n;
-    for (i = 0; i < m; i++)
-      for (j = 0; j < n; j++) {
-        float s = 0.0f;
-        for (l = 0; l < k; l++) s = fmaf(A[i * k + l], (float)to16(B[l * n + j]), s);
-        C[i * n + j] = s;
-      }
-  }
-  return 0;
+  return fma_chain(out, in, d, 1);
 }
 
 static int gemm_random_split(void *const *out, const void *const *in, const lowp_plugin_dims_t *d) {
