@@ -115,6 +115,11 @@ void lowp_chk_twin_eval(lowp_chk_run_t *r, int i, lowp_verdict_t *v) {
         LOWP_OK) {
       lowp_reveal_diff_str(line, sizeof line, &d);
       lowp_chk_note(r, "rule %d: %s", i + 1, line);
+      { /* the short form in the rule's own message (JUnit, JSON verdicts) */
+        size_t u = strlen(v->msg);
+        snprintf(v->msg + u, sizeof v->msg - u, "; first differing node %zu over %zu terms (k = %zu .. %zu): "
+                 "twin %a, kernel %a", d.node, d.n_terms, d.first_term, d.last_term, d.expected, d.got);
+      }
     } else {
       lowp_chk_note(r, "rule %d: no differing node found: %s", i + 1, err[0] ? err : "the probe failed");
     }

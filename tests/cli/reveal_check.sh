@@ -32,6 +32,7 @@ printf '{ "lowp_check": 1, "defaults": { "out": "fp32" }, "checks": [ %s, %s, %s
 "$LOWP" check "$T/twin.json" --json "$T/twin_r.json" >"$T/c5" 2>&1
 [ $? -eq 1 ] && grep -q "^PASS saved " "$T/c5" && grep -q "^PASS revealed " "$T/c5" && grep -q "^PASS declared " "$T/c5" &&
   grep -q "^FAIL changed " "$T/c5" && grep -q "differ from the twin of the saved tree; first at C\[" "$T/c5" &&
+  grep -q "rule 1 failed: .*; first differing node [0-9]* over 16 terms (k = " "$T/c5" &&
   grep -q "note: rule 1: first differing node: [0-9]* of class 0 (an addition of 2 operands in fp32 (rne)) over 16 terms" "$T/c5" &&
   grep -q "^FAIL wrongdecl " "$T/c5" && grep -q "differ from the twin of the declared order" "$T/c5" &&
   /usr/bin/python3 -c "
