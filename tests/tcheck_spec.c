@@ -371,6 +371,14 @@ static void test_linear(void) {
   }
 }
 
+/* spec parses (in dir): 1, else a failed check naming what */
+static int parse_ok(lowp_spec_t *s, const char *spec, const char *dir, const char *what) {
+  char err[400];
+  int st = lowp_spec_parse(s, spec, strlen(spec), dir, err, sizeof err);
+  lowp_test_check(st == LOWP_OK, "%s parses: %s", what, err);
+  return st == LOWP_OK;
+}
+
 /* "convert": per input a format (rne) or {"format", "rnd"}, or "revealed";
    what is refused names the entry */
 static void test_convert(void) {
@@ -380,10 +388,7 @@ static void test_convert(void) {
       " {\"name\": \"y\", \"op\": \"dot\", \"in\": \"fp32\", \"out\": \"fp32\", " OK_SUBJ
       ", \"shape\": {\"k\": 8}, \"convert\": \"revealed\", \"rules\": [ {\"max_ulp\": 1} ] } ] }";
   lowp_spec_t s;
-  char err[400];
-  int st = lowp_spec_parse(&s, spec, strlen(spec), ".", err, sizeof err);
-  lowp_test_check(st == LOWP_OK, "a spec with \"convert\" parses: %s", err);
-  if (!st) {
+  if (parse_ok(&s, spec, ".", "a spec with \"convert\"")) {
     const lowp_spec_check_t *c = &s.checks[0];
     lowp_test_check(c->has_conv[0] && c->conv[0].precision == 11 && c->conv_rnd[0] == LOWP_RND_NE &&
                     c->has_conv[1] && c->conv[1].precision == 8 && c->conv_rnd[1] == LOWP_RND_TZ &&
@@ -424,10 +429,7 @@ static void test_twin(void) {
       "{\"vs_twin\": true, \"order\": {\"tree\": \"t.json\"}}, {\"bitexact\": \"twin\", \"order\": "
       "\"blocked:16\", \"acc\": \"fp16\"}, {\"bitexact\": {\"kernel\": \"k2\"}} ] } ] }";
   lowp_spec_t s;
-  char err[400];
-  int st = lowp_spec_parse(&s, spec, strlen(spec), "/d", err, sizeof err);
-  lowp_test_check(st == LOWP_OK, "twin rules parse: %s", err);
-  if (!st) {
+  if (parse_ok(&s, spec, "/d", "twin rules")) {
     const lowp_spec_rule_t *r = s.checks[0].rules;
     lowp_test_check(r[0].twin && r[0].rule.kind == LOWP_RULE_BITEXACT && !strcmp(r[0].tree, "revealed") &&
                     !r[0].has_ref, "vs_twin: the revealed tree by default");
