@@ -127,6 +127,12 @@ int lowp_capi_decode(double *out, const void *bits, size_t n, int width, const c
 typedef int (*lowp_capi_fn)(void *ctx, double *const *out, const double *const *in, const size_t *dims);
 int lowp_capi_reveal(char **json, const char *desc, lowp_capi_fn fn, void *ctx, char *err, size_t errlen);
 
+/** @brief lowp_capi_reveal of a plugin kernel (include/lowp_plugin.h):
+    library path, kernel (NULL: the table's only entry of the operation),
+    each call in a child process as lowp check runs plugins. */
+int lowp_capi_reveal_plugin(char **json, const char *desc, const char *path, const char *kernel, char *err,
+                            size_t errlen);
+
 /** @brief The twin of a revelation (lowp_capi_reveal's or lowp reveal
     --save's JSON) on new inputs of the problem desc describes (any batch;
     the revealed shape otherwise): out gets count = output 0's values. */

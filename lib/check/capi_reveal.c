@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "check/capi.h"
+#include "check/plugin.h"
 #include "check/reveal.h"
 #include "check/spec.h"
 #include "status.h"
@@ -68,17 +69,32 @@ static int count_key(size_t *v, const cJSON *d, const char *key, double lo, doub
   return LOWP_OK;
 }
 
-int lowp_capi_reveal(char **json, const char *desc, lowp_capi_fn fn, void *ctx, char *err, size_t errlen) {
+/* the subject a reveal call probes: a callback, or a plugin kernel */
+typedef struct {
+  cb_t cb;
+  const char *path, *kernel; /* a plugin when path */
+} src_t;
+
+static int open_subject(lowp_subject_t *s, const src_t *src, const lowp_problem_t *p, char *err, size_t errlen) {
+  memset(s, 0, sizeof *s);
+  if (src->path) return lowp_plugin_subject_open_ex(s, src->path, src->kernel, 0, p, err, errlen);
+  snprintf(s->name, sizeof s->name, "python callable");
+  s->kind = "callable";
+  s->run = cb_run;
+  s->ctx = (void *)&src->cb;
+  return LOWP_OK;
+}
+
+static int reveal_src(char **json, const char *desc, const src_t *src, char *err, size_t errlen) {
   cJSON *d = NULL;
   lowp_problem_t p;
   lowp_subject_t s;
   lowp_reveal_opts_t o;
   lowp_reveal_t r;
-  cb_t cb;
   size_t seed = 1;
   int st;
   if (err && errlen) err[0] = '\0';
-  if (!json || !desc || !fn) return LOWP_EINVAL;
+  if (!json || !desc) return LOWP_EINVAL;
   *json = NULL;
   memset(&o, 0, sizeof o);
   o.max_elems = (size_t)1 << 22;
@@ -89,18 +105,37 @@ int lowp_capi_reveal(char **json, const char *desc, lowp_capi_fn fn, void *ctx, 
   cJSON_Delete(d);
   if (st) return st;
   o.seed = seed;
-  cb.fn = fn;
-  cb.ctx = ctx;
-  memset(&s, 0, sizeof s);
-  snprintf(s.name, sizeof s.name, "python callable");
-  s.kind = "callable";
-  s.run = cb_run;
-  s.ctx = &cb;
   p.dims.batch = 1;
-  if ((st = lowp_reveal(&r, &s, &p, &o, err, errlen))) return st;
-  st = lowp_reveal_to_json(json, &r, &p);
-  lowp_reveal_free(&r);
+  if ((st = open_subject(&s, src, &p, err, errlen))) return st;
+  st = lowp_reveal(&r, &s, &p, &o, err, errlen);
+  if (!st) {
+    st = lowp_reveal_to_json(json, &r, &p);
+    lowp_reveal_free(&r);
+  }
+  if (src->path) lowp_subject_close(&s);
   return st;
+}
+
+int lowp_capi_reveal(char **json, const char *desc, lowp_capi_fn fn, void *ctx, char *err, size_t errlen) {
+  src_t src;
+  if (!fn) return LOWP_EINVAL;
+  memset(&src, 0, sizeof src);
+  src.cb.fn = fn;
+  src.cb.ctx = ctx;
+  return reveal_src(json, desc, &src, err, errlen);
+}
+
+int lowp_capi_reveal_plugin(char **json, const char *desc, const char *path, const char *kernel, char *err,
+                            size_t errlen) {
+  src_t src;
+  if (!path || !path[0]) {
+    if (err && errlen) snprintf(err, errlen, "a plugin library path is needed");
+    return LOWP_EINVAL;
+  }
+  memset(&src, 0, sizeof src);
+  src.path = path;
+  src.kernel = kernel && kernel[0] ? kernel : NULL;
+  return reveal_src(json, desc, &src, err, errlen);
 }
 
 int lowp_capi_twin(double *out, size_t count, const char *reveal_json, const char *desc,

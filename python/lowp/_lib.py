@@ -89,6 +89,8 @@ def _declare(lib):
     lib.lowp_capi_exact.restype = ctypes.c_int
     lib.lowp_capi_reveal.argtypes = [dpp, cp, vp, vp, cp, sz]
     lib.lowp_capi_reveal.restype = ctypes.c_int
+    lib.lowp_capi_reveal_plugin.argtypes = [dpp, cp, cp, cp, cp, sz]
+    lib.lowp_capi_reveal_plugin.restype = ctypes.c_int
     lib.lowp_capi_twin.argtypes = [vp, sz, cp, cp, dpp, cp, sz]
     lib.lowp_capi_twin.restype = ctypes.c_int
     lib.lowp_capi_free.argtypes = [vp]
@@ -216,3 +218,15 @@ def twin(out, reveal_json, desc, inputs):
     if st:
         _fail(st, err)
     return out
+
+
+def reveal_plugin(desc, path, kernel):
+    """lowp_capi_reveal_plugin: a plugin library's kernel (include/lowp_plugin.h)."""
+    lib = _load()
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(1024)
+    st = lib.lowp_capi_reveal_plugin(ctypes.byref(out), dumps(desc), os.fsencode(path),
+                                     kernel.encode() if kernel else None, err, len(err))
+    if st:
+        _fail(st, err)
+    return _take(lib, out)

@@ -146,9 +146,14 @@ class Reveal:
 
 
 def reveal(fn, op="gemm", shape=None, input="fp32", out=None, *, seed=1, validate=None, batched=False,
-           torch=False, max_elems=None):
+           torch=False, max_elems=None, kernel=None):
     """Reveal what fn computes: its summation tree per class of output
     positions, its accumulator, its hidden input conversions, its twin.
+
+    fn may also be a plugin library's path (str or os.PathLike; a lowp
+    check plugin, include/lowp_plugin.h) with kernel= its table entry (None:
+    the only entry of the operation): each call runs in a child process, as
+    lowp check and lowp reveal run plugins.
 
     fn: a callable on arrays: fn(A, B) -> C for gemm (A m x k, B k x n),
         fn(A, x) for gemv, fn(x, w) for dot, fn(x) for sum (over the last
@@ -181,6 +186,10 @@ def reveal(fn, op="gemm", shape=None, input="fp32", out=None, *, seed=1, validat
         desc["validate"] = int(validate)
     if max_elems is not None:
         desc["max_elems"] = int(max_elems)
+    if isinstance(fn, (str, bytes)) or hasattr(fn, "__fspath__"):
+        return Reveal(_lib.reveal_plugin(desc, fn, kernel), desc)
+    if kernel is not None:
+        raise _lib.LowpError("reveal: kernel= names a plugin's kernel; fn is a callable")
     raised = []
 
     def call(ctx, outp, inp, dimsp):

@@ -179,3 +179,24 @@ def test_readme_example_runs():
     p = subprocess.run([sys.executable, "-c", code[0]], capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=py))
     assert p.returncode == 0 and p.stdout.strip().endswith("True"), p.stdout + p.stderr
+
+
+def test_plugin_kernel():
+    """A plugin library's kernel (tests/plugins/reveal_planted.c, built into
+    BUILD/plugins/ beside liblowp.so): the hidden fp16 conversion of B found,
+    the lanes kernel's tree and its twin."""
+    import os
+    so = os.path.join(os.path.dirname(lowp.library_path()), "plugins", "reveal_planted.so")
+    if not os.path.exists(so):
+        pytest.skip("no " + so + " (built with the tree's plugins)")
+    r = lowp.reveal(so, "gemm", shape=(2, 2, 64), input="fp32", kernel="gemm_hidden_b16", validate=200)
+    assert r.convert == {"B": {"format": "fp16", "rnd": "rne"}} and r.has_tree, r
+    r = lowp.reveal(so, "gemm", shape=(2, 2, 64), input="fp16", kernel="gemm_lanes", validate=200)
+    f = lanes_gemm(32)
+    A = RNG.standard_normal((2, 64)).astype(np.float16)
+    B = RNG.standard_normal((64, 2)).astype(np.float16)
+    assert np.array_equal(r.twin(A, B), f(A[None], B[None])[0].astype(np.float64))
+    with pytest.raises(lowp.LowpError, match="nosuch"):
+        lowp.reveal(so, "gemm", shape=(2, 2, 64), input="fp16", kernel="nosuch")
+    with pytest.raises(lowp.LowpError, match="callable"):
+        lowp.reveal(f, "gemm", shape=(2, 2, 64), input="fp16", kernel="gemm_lanes")
