@@ -443,10 +443,40 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
       const __m256 va = _mm256_set1_ps((float)a[(i + r) * k + l0 + l]);
       float *sr = s + r * JB;
       for (j = 0; j < JB; j += 8) {
-        __m256 vs = _mm256_loadu_ps(sr + j), p = _mm256_mul_ps(va, _mm256_loadu_ps(bl + j)), x;
+        __m256 vs, vb, p, x;
+        if (FMT != 0 && !FIG && PK == RP_EX) {
+          /* ra_sum on two vectors, t = RN(a b + s) (a b exact), one test
+             for both; the products only where a lane is sent to ra_odd */
+          const __m256 s1 = _mm256_loadu_ps(sr + j + 8), b1 = _mm256_loadu_ps(bl + j + 8);
+          __m256 x1;
+          vs = _mm256_loadu_ps(sr + j), vb = _mm256_loadu_ps(bl + j);
+          x = _mm256_fmadd_ps(va, vb, vs);
+          x1 = _mm256_fmadd_ps(va, b1, s1);
+          if (__builtin_expect(_mm256_movemask_ps(_mm256_or_ps(ra_edge(x, FMT, MODE),
+                                                               ra_edge(x1, FMT, MODE))) != 0, 0)) {
+            x = ra_odd(vs, _mm256_mul_ps(va, vb), MODE);
+            x1 = ra_odd(s1, _mm256_mul_ps(va, b1), MODE);
+            x = FMT == 1 ? ra_f16(x, MODE) : ra_bf16(x, MODE);
+            x1 = FMT == 1 ? ra_f16(x1, MODE) : ra_bf16(x1, MODE);
+          } else {
+            x = ra_near(x, FMT, MODE);
+            x1 = ra_near(x1, FMT, MODE);
+          }
+          _mm256_storeu_ps(sr + j, x);
+          _mm256_storeu_ps(sr + j + 8, x1);
+          j += 8;
+          continue;
+        }
+        vs = _mm256_loadu_ps(sr + j), vb = _mm256_loadu_ps(bl + j);
+        p = _mm256_mul_ps(va, vb);
         if (PK == RP_F16NE) p = ra_f16(p, M_NE);
         else if (PK == RP_BF16NE) p = ra_bf16(p, M_NE);
         else if (PK == RP_ANY) p = ra_prod(p, prod);
+        if (FMT != 0 && !FIG) {
+          vs = ra_sum(vs, p, _mm256_add_ps(p, vs), FMT, MODE);
+          _mm256_storeu_ps(sr + j, vs);
+          continue;
+        }
         x = FIG ? _mm256_add_ps(p, vs) : ra_odd(vs, p, MODE);
         if (FMT == 1) vs = ra_f16(x, MODE);
         else if (FMT == 2) vs = ra_bf16(x, MODE);
