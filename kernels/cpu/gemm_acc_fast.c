@@ -424,8 +424,13 @@ static int ro16_pk(const job_t *jb, int rp) {
      formats by fround_to's algorithm with 2^q = 2^(q + 21) 2^-21 (q in
      [-147, 104]: a normal encoding, and an exact product) instead of a
      per-lane shift.
-   The steps (ra_f16, ra_bf16, ra_round, ra_odd, ra_prod) are in
-   cpu/acc_steps.h, shared with reduce_fast32.c's AVX2 copy. */
+   - fp16 and bf16 accumulators, products exact or rounded but not FIG:
+     t = RN(s + p) (one fused multiply-add for exact products), converted
+     (ra_near), and the sum rounded to odd only where t's low bits say it
+     may be a boundary of acc's rounding (ra_edge, proven there; two
+     vectors per test).
+   The steps (ra_f16, ra_bf16, ra_round, ra_odd, ra_prod, ra_edge, ra_near,
+   ra_sum) are in cpu/acc_steps.h, shared with reduce_fast32.c's AVX2 copy. */
 #define LOWP_ACC_RA32 1
 #define LOWP_RA_TGT __attribute__((target(LOWP_ACC_AVX2)))
 
