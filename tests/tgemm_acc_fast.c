@@ -232,6 +232,44 @@ static void check_sticky(void) {
     }
 }
 
+/* The same below fp16's normals, where binary32 keeps more than 13 bits
+   under fp16's last place (the AVX2 kernels' fast test, cpu/acc_steps.h
+   ra_edge, reads t's 12 or 13 low bits): C = m 2^-24 (a subnormal, m in
+   [256, 1023]) plus (99 2^-20)(331 2^-20) = (2^15 + 1) 2^-40 = 2^-25 +
+   2^-40 is just above the midpoint (2m + 1) 2^-25, and 2^-40 is at most
+   half of binary32's last place there (a tie, to the even midpoint); plus
+   (255 2^-20)(257 2^-20) = 2^-24 - 2^-40, just below the fp16 value
+   (m + 1) 2^-24. Columns of both signs. */
+static void check_sticky_sub(void) {
+  static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
+  enum { N = 40 };
+  double a[1], b[N], c0[N], ref[N];
+  lowp_gemm_acc_cfg_t cfg;
+  char what[80];
+  size_t im, j;
+  int v;
+  for (v = 0; v < 2; v++)
+    for (im = 0; im < 4; im++) {
+      memset(&cfg, 0, sizeof cfg);
+      cfg.acc = &LOWP_FMT_FP16, cfg.acc_rnd = modes[im], cfg.order = LOWP_ORDER_RECURSIVE;
+      a[0] = ldexp(v ? 255.0 : 99.0, -20);
+      for (j = 0; j < N; j++) {
+        double sg = j % 2 ? -1.0 : 1.0;
+        b[j] = sg * ldexp(v ? 257.0 : 331.0, -20);
+        c0[j] = sg * ldexp((double)(256 + (j * 37) % 768), -24);
+      }
+      memcpy(ref, c0, sizeof ref);
+      lowp_test_check(lowp_gemm_acc_scalar(ref, a, b, 1, N, 1, &cfg) == LOWP_OK &&
+                          (modes[im] != LOWP_RND_NE || v ||
+                           (ref[0] == ldexp(257.0, -24) && ref[1] == -ldexp(294.0, -24))),
+                      "fp16: the reference rounds m 2^-24 + 2^-25 + 2^-40 up: %a %a", ref[0],
+                      ref[1]);
+      snprintf(what, sizeof what, "acc fp16 %s: a subnormal sum just %s", mode_name(modes[im]),
+               v ? "below a value" : "above a midpoint");
+      check_data(what, &cfg, a, b, c0, 1, N, 1, LOWP_ACCFAST_RO32);
+    }
+}
+
 /* Products rounded to a format inside the accumulator's (or not), in every
    pair of modes, rne with rne included: the sums rounded once in binary32
    (rne where double rounding is innocuous, every directed mode) and to odd,
@@ -334,6 +372,7 @@ int main(void) {
   for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)
     for (im = 0; im < 4; im++) check_negzero(accs[ia], modes[im]);
   check_sticky();
+  check_sticky_sub();
   check_rounded_prods();
   check_bf16_products(0);
   check_bf16_products(1);

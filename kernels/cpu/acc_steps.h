@@ -363,6 +363,60 @@ LOWP_RA_TGT AI __m256 ra_prod(__m256 p, const tgt_t *prod) {
   return ra_round(p, prod, prod->mode);
 }
 
+/* The fast RO32 step for fp16 and bf16 accumulators (fmt 1, 2), without
+   rounding to odd. t = s + p rounded to nearest in binary32 (one addition,
+   or one fused multiply-add when p = a b is exact) is a faithful rounding
+   of the exact sum x: no binary32 value lies strictly between x and t.
+   acc's rounding in a mode is constant on each open interval between two
+   consecutive boundaries of that mode (rne: the midpoints of acc's grid,
+   extended past the largest value, so 65520 for fp16; rtz, rup, rdn: the
+   values of acc's grid, zero and +-max included), and every boundary is a
+   binary32 value (p + 1 <= 24 bits, quantum >= 2^-133). So where t is not a
+   boundary, neither is x (else t = x), and no boundary lies between them:
+   acc's rounding of t (ra_near) is that of x. Where t may be one, ra_edge
+   gives -1 and the caller redoes the lanes by ra_odd (the sum rounded to
+   odd, exact in every case). On t's encoding: bf16's grid is binary32's
+   with 16 bits fewer, subnormals included, so a boundary has its 16 low
+   bits 0x8000 (rne) or 0 (directed). fp16's grid in its normals (binades
+   2^-14 to 2^15) leaves 13 low bits of binary32's: a value has them 0, a
+   midpoint 0x1000; its subnormals are multiples of 2^-24 below 2^-14 and
+   their midpoints odd multiples of 2^-25, whose binary32 encodings (binade
+   2^e, e <= -15, last place 2^(e-23)) end in -2 - e >= 13 zero bits. So a
+   boundary of fp16 has its 12 low bits zero (rne; grid values are sent
+   too, harmless) or its 13 low bits zero (directed). Zeros are sent to
+   ra_odd in every mode (an exact zero sum is +0 in binary32's rne, -0 for
+   rdn). inf and NaN: an inf sum is exact; a NaN t is a NaN x (ra_odd
+   returns t itself there), converted alike. */
+LOWP_RA_TGT AI __m256 ra_edge(__m256 t, int fmt, int mode) {
+  const __m256i u = _mm256_castps_si256(t);
+  if (fmt == 1)
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_slli_epi32(u, mode == M_NE ? 20 : 19),
+                                                  _mm256_setzero_si256()));
+  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(
+      _mm256_slli_epi32(u, 16), _mm256_set1_epi32(mode == M_NE ? INT32_MIN : 0)));
+}
+
+/* acc's rounding of t where t is not a boundary (ra_edge): in rne, bf16's
+   rounding of a t that is no midpoint is the rounding half away from zero
+   on the magnitude's bits (+ 0x8000, then clear 16 bits: the carry into the
+   exponent and to inf as ra_bf16's; NaN and inf keep their bits) */
+LOWP_RA_TGT AI __m256 ra_near(__m256 t, int fmt, int mode) {
+  if (fmt == 1) return ra_f16(t, mode);
+  if (mode != M_NE) return ra_bf16(t, mode);
+  return _mm256_castsi256_ps(_mm256_and_si256(
+      _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x8000)),
+      _mm256_set1_epi32((int32_t)0xffff0000u)));
+}
+
+/* acc's rounding of s + p, t = RN(s + p) given (ra_edge's step) */
+LOWP_RA_TGT AI __m256 ra_sum(__m256 s, __m256 p, __m256 t, int fmt, int mode) {
+  if (__builtin_expect(_mm256_movemask_ps(ra_edge(t, fmt, mode)) != 0, 0)) {
+    t = ra_odd(s, p, mode);
+    return fmt == 1 ? ra_f16(t, mode) : ra_bf16(t, mode);
+  }
+  return ra_near(t, fmt, mode);
+}
+
 
 /* RO64's steps (vround_to, vadd_odd: round_to's and add_odd's algorithm,
    proven in gemm_acc_fast.c) on 4 binary64 lanes of AVX2 intrinsics, each

@@ -424,8 +424,13 @@ static int ro16_pk(const job_t *jb, int rp) {
      formats by fround_to's algorithm with 2^q = 2^(q + 21) 2^-21 (q in
      [-147, 104]: a normal encoding, and an exact product) instead of a
      per-lane shift.
-   The steps (ra_f16, ra_bf16, ra_round, ra_odd, ra_prod) are in
-   cpu/acc_steps.h, shared with reduce_fast32.c's AVX2 copy. */
+   - fp16 and bf16 accumulators, products exact or rounded but not FIG:
+     t = RN(s + p) (one fused multiply-add for exact products), converted
+     (ra_near), and the sum rounded to odd only where t's low bits say it
+     may be a boundary of acc's rounding (ra_edge, proven there; two
+     vectors per test).
+   The steps (ra_f16, ra_bf16, ra_round, ra_odd, ra_prod, ra_edge, ra_near,
+   ra_sum) are in cpu/acc_steps.h, shared with reduce_fast32.c's AVX2 copy. */
 #define LOWP_ACC_RA32 1
 #define LOWP_RA_TGT __attribute__((target(LOWP_ACC_AVX2)))
 
@@ -443,10 +448,40 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
       const __m256 va = _mm256_set1_ps((float)a[(i + r) * k + l0 + l]);
       float *sr = s + r * JB;
       for (j = 0; j < JB; j += 8) {
-        __m256 vs = _mm256_loadu_ps(sr + j), p = _mm256_mul_ps(va, _mm256_loadu_ps(bl + j)), x;
+        __m256 vs, vb, p, x;
+        if (FMT != 0 && !FIG && PK == RP_EX) {
+          /* ra_sum on two vectors, t = RN(a b + s) (a b exact), one test
+             for both; the products only where a lane is sent to ra_odd */
+          const __m256 s1 = _mm256_loadu_ps(sr + j + 8), b1 = _mm256_loadu_ps(bl + j + 8);
+          __m256 x1;
+          vs = _mm256_loadu_ps(sr + j), vb = _mm256_loadu_ps(bl + j);
+          x = _mm256_fmadd_ps(va, vb, vs);
+          x1 = _mm256_fmadd_ps(va, b1, s1);
+          if (__builtin_expect(_mm256_movemask_ps(_mm256_or_ps(ra_edge(x, FMT, MODE),
+                                                               ra_edge(x1, FMT, MODE))) != 0, 0)) {
+            x = ra_odd(vs, _mm256_mul_ps(va, vb), MODE);
+            x1 = ra_odd(s1, _mm256_mul_ps(va, b1), MODE);
+            x = FMT == 1 ? ra_f16(x, MODE) : ra_bf16(x, MODE);
+            x1 = FMT == 1 ? ra_f16(x1, MODE) : ra_bf16(x1, MODE);
+          } else {
+            x = ra_near(x, FMT, MODE);
+            x1 = ra_near(x1, FMT, MODE);
+          }
+          _mm256_storeu_ps(sr + j, x);
+          _mm256_storeu_ps(sr + j + 8, x1);
+          j += 8;
+          continue;
+        }
+        vs = _mm256_loadu_ps(sr + j), vb = _mm256_loadu_ps(bl + j);
+        p = _mm256_mul_ps(va, vb);
         if (PK == RP_F16NE) p = ra_f16(p, M_NE);
         else if (PK == RP_BF16NE) p = ra_bf16(p, M_NE);
         else if (PK == RP_ANY) p = ra_prod(p, prod);
+        if (FMT != 0 && !FIG) {
+          vs = ra_sum(vs, p, _mm256_add_ps(p, vs), FMT, MODE);
+          _mm256_storeu_ps(sr + j, vs);
+          continue;
+        }
         x = FIG ? _mm256_add_ps(p, vs) : ra_odd(vs, p, MODE);
         if (FMT == 1) vs = ra_f16(x, MODE);
         else if (FMT == 2) vs = ra_bf16(x, MODE);

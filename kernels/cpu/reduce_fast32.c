@@ -230,6 +230,20 @@ T2 AI a16_t a_b(const nctx_t *c, size_t l, size_t jv) {
 T2 AI a16_t a_add(a16_t x, a16_t y, const nctx_t *c, KP) {
   int h;
   (void)rp;
+  if (fmt == F_FP16 || fmt == F_BF16) {
+    /* ra_sum on both halves: t = RN(x + y), one test for the two */
+    const int f = fmt == F_FP16 ? 1 : 2;
+    const __m256 t0 = _mm256_add_ps(x.h[0], y.h[0]), t1 = _mm256_add_ps(x.h[1], y.h[1]);
+    if (__builtin_expect(
+            _mm256_movemask_ps(_mm256_or_ps(ra_edge(t0, f, mode), ra_edge(t1, f, mode))) != 0,
+            0)) {
+      for (h = 0; h < 2; h++) x.h[h] = a_half(ra_odd(x.h[h], y.h[h], mode), c, fmt, mode);
+      return x;
+    }
+    x.h[0] = ra_near(t0, f, mode);
+    x.h[1] = ra_near(t1, f, mode);
+    return x;
+  }
   for (h = 0; h < 2; h++)
     x.h[h] = fmt == F_DIR ? _mm256_add_ps(x.h[h], y.h[h])
                           : a_half(ra_odd(x.h[h], y.h[h], mode), c, fmt, mode);
@@ -252,6 +266,24 @@ T2 AI a16_t a_addt(a16_t x, const nctx_t *c, size_t l, size_t jv, KP) {
     a16_t b = a_b(c, l, jv);
     x.h[0] = _mm256_fmadd_ps(a, b.h[0], x.h[0]);
     x.h[1] = _mm256_fmadd_ps(a, b.h[1], x.h[1]);
+    return x;
+  }
+  if ((fmt == F_FP16 || fmt == F_BF16) && !rp) {
+    /* a_add's ra_sum with t = RN(a b + x) by one fused multiply-add (a b
+       exact); the products only where a lane goes to ra_odd */
+    const int f = fmt == F_FP16 ? 1 : 2;
+    const __m256 a = _mm256_set1_ps(c->arow[l]);
+    a16_t b = a_b(c, l, jv);
+    const __m256 t0 = _mm256_fmadd_ps(a, b.h[0], x.h[0]), t1 = _mm256_fmadd_ps(a, b.h[1], x.h[1]);
+    if (__builtin_expect(
+            _mm256_movemask_ps(_mm256_or_ps(ra_edge(t0, f, mode), ra_edge(t1, f, mode))) != 0,
+            0)) {
+      x.h[0] = a_half(ra_odd(x.h[0], _mm256_mul_ps(a, b.h[0]), mode), c, fmt, mode);
+      x.h[1] = a_half(ra_odd(x.h[1], _mm256_mul_ps(a, b.h[1]), mode), c, fmt, mode);
+      return x;
+    }
+    x.h[0] = ra_near(t0, f, mode);
+    x.h[1] = ra_near(t1, f, mode);
     return x;
   }
   return a_add(x, a_term(c, l, jv, KN), c, KN);

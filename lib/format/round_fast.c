@@ -249,7 +249,8 @@ typedef struct {
 } value_consts;
 
 static inline __attribute__((always_inline)) uint32_t
-value_one(uint32_t u, const fast_consts *c, const value_consts *v, int mode, int general) {
+value_one(uint32_t u, const fast_consts *c, const value_consts *v, int mode, int general,
+          int bymask) {
   const int32_t a = (int32_t)(u & 0x7fffffffu);
   const uint32_t sm = ifmask((int)(u >> 31));
   const int32_t e = a >> 23;
@@ -263,14 +264,35 @@ value_one(uint32_t u, const fast_consts *c, const value_consts *v, int mode, int
   /* a select by mask: the subtraction's result is used on every path, so
      gcc keeps it unconditional (a value used on one arm only was sunk into
      a branch, which -ftrapping-math then kept from if-conversion) */
-  r = ((m << v->ssh) & ifmask(m < v->thr)) | (mb & ~ifmask(m < v->thr));
-  r = (m >> v->pm1) != 0 ? (m << v->nsh) + v->nadd : r;
-  r |= u & 0x80000000u;
-  if (general) r = m == 0 ? (u & v->negz) : r;
-  r = (int32_t)m > c->maxbits ? v->ovv0 ^ (sm & v->ovvx) : r;
-  r = e == 255 ? (a == 0x7f800000 ? v->infv0 ^ (sm & v->infvx)
-                                  : v->nanv0 ^ (sm & v->nanvx)) : r;
-  return r;
+  if (!bymask) { /* the baseline copy: selects gcc lowers to cmov, faster there */
+    r = ((m << v->ssh) & ifmask(m < v->thr)) | (mb & ~ifmask(m < v->thr));
+    r = (m >> v->pm1) != 0 ? (m << v->nsh) + v->nadd : r;
+    r |= u & 0x80000000u;
+    if (general) r = m == 0 ? (u & v->negz) : r;
+    r = (int32_t)m > c->maxbits ? v->ovv0 ^ (sm & v->ovvx) : r;
+    return e == 255 ? (a == 0x7f800000 ? v->infv0 ^ (sm & v->infvx)
+                                       : v->nanv0 ^ (sm & v->nanvx)) : r;
+  }
+  {
+    /* the same, every choice a select by mask of values computed on every
+       path: gcc 12 if-converted the ?: chain above for AVX-512 (mask
+       registers) but not for AVX2 ("control flow in loop": a scalar loop
+       there, 4-15x the encoder's time) */
+    const uint32_t sub = ifmask(m < v->thr), nrm = ifmask((m >> v->pm1) != 0);
+    const uint32_t ovf = ifmask((int32_t)m > c->maxbits), spc = ifmask(e == 255);
+    const uint32_t inf = ifmask(a == 0x7f800000);
+    const uint32_t spv =
+        ((v->infv0 ^ (sm & v->infvx)) & inf) | ((v->nanv0 ^ (sm & v->nanvx)) & ~inf);
+    r = ((m << v->ssh) & sub) | (mb & ~sub);
+    r = (((m << v->nsh) + v->nadd) & nrm) | (r & ~nrm);
+    r |= u & 0x80000000u;
+    if (general) {
+      const uint32_t z = ifmask(m == 0);
+      r = (u & v->negz & z) | (r & ~z);
+    }
+    r = ((v->ovv0 ^ (sm & v->ovvx)) & ovf) | (r & ~ovf);
+    return (spv & spc) | (r & ~spc);
+  }
 }
 
 static inline __attribute__((always_inline)) uint32_t bits_of(const float *x) {
@@ -303,12 +325,12 @@ loop_all(void *bits, const float *x, size_t n, const fast_consts *cp,
 /* The values: y may be x itself. */
 static inline __attribute__((always_inline)) void
 loop_values(float *y, const float *x, size_t n, const fast_consts *cp,
-            const value_consts *vp, int mode, int general) {
+            const value_consts *vp, int mode, int general, int bymask) {
   const fast_consts c0 = *cp, *c = &c0;
   const value_consts v0 = *vp, *v = &v0;
   size_t i;
   for (i = 0; i < n; i++) {
-    uint32_t r = value_one(bits_of(x + i), c, v, mode, general);
+    uint32_t r = value_one(bits_of(x + i), c, v, mode, general, bymask);
     memcpy(y + i, &r, sizeof r);
   }
 }
@@ -339,14 +361,14 @@ loop_modes(void *bits, const float *x, size_t n, const fast_consts *c,
 /* values: v NULL encodes (loop_modes), else rounds to values into bits */
 static inline __attribute__((always_inline)) void
 loop_any(void *bits, const float *x, size_t n, const fast_consts *c,
-         const value_consts *v, int width, int mode) {
+         const value_consts *v, int width, int mode, int bymask) {
   if (!v) {
     loop_modes(bits, x, n, c, width, mode);
     return;
   }
 #define LOWP_VAL(M)                                                            \
-  if (c->general) loop_values(bits, x, n, c, v, M, 1);                         \
-  else loop_values(bits, x, n, c, v, M, 0);                                    \
+  if (c->general) loop_values(bits, x, n, c, v, M, 1, bymask);                 \
+  else loop_values(bits, x, n, c, v, M, 0, bymask);                            \
   break;
   switch (mode) {
   case M_NE: LOWP_VAL(M_NE)
@@ -367,7 +389,7 @@ loop_any(void *bits, const float *x, size_t n, const fast_consts *c,
    by -march=native. */
 static void run_generic(void *bits, const float *x, size_t n,
                         const fast_consts *c, const value_consts *v, int width, int mode) {
-  loop_any(bits, x, n, c, v, width, mode);
+  loop_any(bits, x, n, c, v, width, mode, 0);
 }
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -375,7 +397,7 @@ static void run_generic(void *bits, const float *x, size_t n,
 __attribute__((target("avx2"))) static void
 run_avx2(void *bits, const float *x, size_t n, const fast_consts *c,
          const value_consts *v, int width, int mode) {
-  loop_any(bits, x, n, c, v, width, mode);
+  loop_any(bits, x, n, c, v, width, mode, 1);
 }
 
 /* prefer-vector-width=512 keeps 512-bit vectors even when the build tunes
@@ -390,7 +412,7 @@ run_avx2(void *bits, const float *x, size_t n, const fast_consts *c,
 __attribute__((target(LOWP_AVX512_TARGET))) static void
 run_avx512(void *bits, const float *x, size_t n, const fast_consts *c,
          const value_consts *v, int width, int mode) {
-  loop_any(bits, x, n, c, v, width, mode);
+  loop_any(bits, x, n, c, v, width, mode, 1);
 }
 #endif
 
