@@ -35,6 +35,7 @@
 #include "amp/fp8scale.h"
 #include "format/format.h"
 #include "io/plot.h"
+#include "measure/fpx.h"
 #include "rng/rng.h"
 #include "status.h"
 
@@ -198,7 +199,36 @@ typedef struct {
   long long spike_step, n_after;
   double sat_spike_delayed, sat_spike_cur, err_spike_delayed, err_spike_cur;
   double after_del, after_cur; /* mean error over the steps after the spike while it is in the history */
+  lowp_fpx_trace_t fpx[3];     /* the casts of X sc to e4m3 per recipe: event i = step, j = element */
 } spike_t;
+
+/* The cast of step s's X (n values) with scale sc to f (satfinite, as
+   lib/amp/fp8scale casts) traced: each x sc classified from the exact
+   product (a clamp is saturation, a nonzero value cast to 0
+   underflow_zero); sequence s n + e. Values whose product lies strictly
+   inside f's normal range raise nothing and are skipped at once. */
+static void trace_cast(lowp_fpx_trace_t *t, const double *X, size_t n, double sc, long long s,
+                       const lowp_format_t *f) {
+  static const lowp_policy_t sat = {LOWP_OVF_SAT, LOWP_NANSIGN_KEEP, LOWP_NANMAP_MAXPOS, 0, 0, 0, 0, 0};
+  double lo = lowp_format_xmin(f), hi = lowp_format_xmax(f);
+  size_t e;
+  t->ops += n;
+  for (e = 0; e < n; e++) {
+    double v = X[e] * sc, y, x;
+    int sticky;
+    unsigned k;
+    lowp_fpx_event_t ev;
+    if (fabs(v) > lo && fabs(v) < hi) continue;
+    lowp_round_f64(&y, v, f, &sat, LOWP_RND_NE);
+    lowp_fpx_exact_mul(&x, &sticky, X[e], sc);
+    lowp_fpx_event_init(&ev);
+    ev.seq = (uint64_t)s * n + e;
+    ev.i = s;
+    ev.j = (int64_t)e;
+    k = lowp_fpx_eval(&ev, LOWP_FPX_OP_MUL, X[e], sc, x, sticky, y, f, LOWP_RND_NE, isnan(X[e]) ? LOWP_FPX_IN_NAN : 0);
+    lowp_fpx_record_ref(t, k, &ev, f, NULL, 0);
+  }
+}
 
 /* elements that the cast with scale sc clips: |x| sc beyond the largest
    finite value plus half its ulp (what would round past it without
@@ -224,6 +254,7 @@ static void quantize_step(mlp_t *m, const cfg_t *c, long long s, lowp_fp8_delaye
   lowp_fp8_delayed_quantize(d1, m->deq, m->X, (size_t)(c->B * c->in), &LOWP_FMT_E4M3, &sc[1], &q[1]);
   lowp_fp8_delayed_quantize(dh, m->deq, m->X, (size_t)(c->B * c->in), &LOWP_FMT_E4M3, &sc[2], &q[2]);
   for (k = 0; k < 3; k++) {
+    trace_cast(&sp->fpx[k], m->X, (size_t)(c->B * c->in), sc[k], s, &LOWP_FMT_E4M3);
     m->derr[k * c->steps + s] = lowp_quant_mean_rel_err(&q[k]);
     m->dsat[k * c->steps + s] = (double)q[k].saturated / (double)q[k].n;
     m->dclip[k * c->steps + s] = count_clipped(m->X, (size_t)(c->B * c->in), sc[k], &LOWP_FMT_E4M3);
@@ -255,6 +286,7 @@ static void train(lowp_run_t *r, mlp_t *m, const cfg_t *c, spike_t *sp) {
   lowp_fp8_delayed_init(&d1, (size_t)c->hist, 1, c->margin);
   lowp_fp8_delayed_init(&dh, 1, 0, c->margin);
   memset(sp, 0, sizeof *sp);
+  for (i = 0; i < 3; i++) lowp_fpx_init(&sp->fpx[i]);
   sp->spike_step = c->steps / 2;
   for (s = 0; s < c->steps; s++) {
     /* the input batch; one spike step */
@@ -472,6 +504,25 @@ static void judge(lowp_run_t *r, const mlp_t *m, const cfg_t *c, const spike_t *
   }
 }
 
+/* per recipe of the step-by-step study, where the e4m3 cast of the input
+   batch first clamped a value (saturation: the step and element) and where
+   it first cast a nonzero value to zero */
+static int report_first_exception(lowp_run_t *r, const cfg_t *c, const spike_t *sp) {
+  static const char *const nm[3] = {"current", "delayed", "delayed-len1"};
+  char ctx[200];
+  int k;
+  for (k = 0; k < 3; k++) {
+    snprintf(ctx, sizeof ctx, "%s scaling, the input batch X cast to e4m3 (satfinite) at each of %lld steps, spike "
+             "at step %lld: first overflow", nm[k], c->steps, sp->spike_step);
+    if (!lowp_result_first_exception(r, ctx, &sp->fpx[k], LOWP_FPX_OVERFLOW | LOWP_FPX_BIT(LOWP_FPX_INVALID) |
+                                     LOWP_FPX_BIT(LOWP_FPX_NAN_PROP)))
+      return 2;
+    snprintf(ctx, sizeof ctx, "%s scaling, the same casts: first underflow", nm[k]);
+    if (!lowp_result_first_exception(r, ctx, &sp->fpx[k], LOWP_FPX_UNDERFLOW)) return 2;
+  }
+  return 0;
+}
+
 static int run(lowp_run_t *r) {
   cfg_t c;
   mlp_t m;
@@ -500,7 +551,7 @@ static int run(lowp_run_t *r) {
   }
   judge(r, &m, &c, &sp);
   mlp_free(&m);
-  return 0;
+  return report_first_exception(r, &c, &sp);
 }
 
 const lowp_experiment_t lowp_exp_fp8_scaling = {

@@ -36,6 +36,7 @@
 #include "amp/scaler.h"
 #include "format/format.h"
 #include "io/plot.h"
+#include "measure/fpx.h"
 #include "rng/rng.h"
 #include "status.h"
 
@@ -112,6 +113,7 @@ typedef struct {
   double *wfrac, *wsubf; /* per window */
   long long nw;
   long long recover;     /* steps after the burst until scale >= pre_burst (-1 never) */
+  lowp_fpx_trace_t fpx;  /* the roundings of S g: event i = step, j = element */
 } pol_t;
 
 /* the policies: "none" and lib/amp/scaler's, each with its trajectory buffers */
@@ -119,6 +121,7 @@ static int policies_init(pol_t *p, const cfg_t *c) {
   int k;
   memset(p, 0, NPOL * sizeof *p);
   p[0].name = "none";
+  for (k = 0; k < NPOL; k++) lowp_fpx_init(&p[k].fpx);
   for (k = 1; k < NPOL; k++) {
     lowp_scaler_init(&p[k].s, (lowp_scaler_policy_t)(k - 1), c->init, 2.0, 0.5, c->interval);
     p[k].name = lowp_scaler_policy_name((lowp_scaler_policy_t)(k - 1));
@@ -142,8 +145,30 @@ static void policies_free(pol_t *p) {
   }
 }
 
-/* one step of policy k on the gradients g: S g rounded once to fp16, the
-   lost (zero) and subnormal elements counted, the scaler updated */
+/* the rounding y of S g[i] at step t traced into tr: classified from the
+   exact product (lib/measure/fpx.h); results strictly inside fp16's normal
+   range raise nothing and cost one comparison */
+static void trace_scaled(lowp_fpx_trace_t *tr, const cfg_t *c, long long t, long long i, double S, double g,
+                         double y) {
+  const lowp_format_t *f16 = &LOWP_FMT_FP16;
+  double ay = fabs(y), x;
+  int sticky;
+  unsigned m;
+  lowp_fpx_event_t ev;
+  tr->ops++;
+  if (ay > lowp_format_xmin(f16) && ay < lowp_format_xmax(f16)) return;
+  lowp_fpx_exact_mul(&x, &sticky, S, g);
+  lowp_fpx_event_init(&ev);
+  ev.seq = (uint64_t)t * (uint64_t)c->n + (uint64_t)i;
+  ev.i = t;
+  ev.j = i;
+  m = lowp_fpx_eval(&ev, LOWP_FPX_OP_MUL, S, g, x, sticky, y, f16, LOWP_RND_NE, isnan(g) ? LOWP_FPX_IN_NAN : 0);
+  lowp_fpx_record_ref(tr, m, &ev, f16, NULL, 0);
+}
+
+/* one step of policy k on the gradients g: S g rounded once to fp16 (and
+   traced), the lost (zero) and subnormal elements counted, the scaler
+   updated */
 static void policy_step(pol_t *q, int k, const cfg_t *c, const double *g, long long t, long long burst0,
                         long long burst1) {
   const lowp_format_t *f16 = &LOWP_FMT_FP16;
@@ -153,6 +178,7 @@ static void policy_step(pol_t *q, int k, const cfg_t *c, const double *g, long l
   for (i = 0; i < c->n; i++) {
     double y;
     lowp_round_f64(&y, S * g[i], f16, NULL, LOWP_RND_NE);
+    trace_scaled(&q->fpx, c, t, i, S, g[i], y);
     if (!isfinite(y)) found = 1;
     else if (y == 0 && g[i] != 0) lost++;
     else if (fabs(y) < lowp_format_xmin(f16)) sub++;
@@ -531,6 +557,23 @@ static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p, const sweep_row
   }
 }
 
+/* per policy, the first step and element where S g became non-finite in
+   fp16 (a NaN from the NaN-loss burst: nan_propagated; a product beyond
+   65504: overflow_inf), and where the first gradient underflowed */
+static int report_first_exception(lowp_run_t *r, const pol_t *p) {
+  int k;
+  char ctx[160];
+  for (k = 0; k < NPOL; k++) {
+    snprintf(ctx, sizeof ctx, "%s: S g rounded to fp16, first non-finite", p[k].name);
+    if (!lowp_result_first_exception(r, ctx, &p[k].fpx, LOWP_FPX_OVERFLOW | LOWP_FPX_BIT(LOWP_FPX_INVALID) |
+                                     LOWP_FPX_BIT(LOWP_FPX_NAN_PROP) | LOWP_FPX_BIT(LOWP_FPX_DIVZERO)))
+      return 2;
+    snprintf(ctx, sizeof ctx, "%s: S g rounded to fp16, first underflow", p[k].name);
+    if (!lowp_result_first_exception(r, ctx, &p[k].fpx, LOWP_FPX_UNDERFLOW)) return 2;
+  }
+  return 0;
+}
+
 static int run(lowp_run_t *r) {
   cfg_t c;
   pol_t p[NPOL];
@@ -569,7 +612,7 @@ static int run(lowp_run_t *r) {
   st = render_plots(r, &c, p, burst0, burst1);
   if (st != 0) return lowp_run_plot_failed(r, st);
   judge(r, &c, p, c.sweep_n > 0 ? sw : NULL);
-  return 0;
+  return report_first_exception(r, p);
 }
 
 const lowp_experiment_t lowp_exp_gradscaler_dynamics = {

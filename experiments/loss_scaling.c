@@ -28,6 +28,7 @@
 
 #include "format/format.h"
 #include "io/plot.h"
+#include "measure/fpx.h"
 #include "measure/ref.h"
 #include "status.h"
 
@@ -442,6 +443,37 @@ static int render_plots(lowp_run_t *r, ls_t *L) {
   return 0;
   }
 
+/* Where scaling first goes wrong: for S = 2^k, k = 0..kmax (the step), the
+   product S g_i of each gradient of the table (element i) and S times the
+   loss (element ng) rounded once to the format (lowp_fpx_op2: classified
+   from the exact product), in that order. The first underflow and the
+   first overflow, each with its kind and whether the exact product raises
+   it too (a single rounding: always, unless the trace finds otherwise).
+   Returns 2 when out of memory. */
+static int report_first_exception(lowp_run_t *r, ls_t *L) {
+  lowp_fpx_trace_t t;
+  char ctx[256];
+  int k, i;
+  lowp_fpx_init(&t);
+  for (k = 0; k <= L->kmax; k++)
+    for (i = 0; i <= L->ng; i++) {
+      lowp_fpx_event_t w;
+      double y;
+      lowp_fpx_event_init(&w);
+      w.seq = (uint64_t)k * (uint64_t)(L->ng + 1) + (uint64_t)i;
+      w.i = k;
+      w.j = i;
+      (void)lowp_fpx_op2(&t, &w, LOWP_FPX_OP_MUL, &y, ldexp(1.0, k), i < L->ng ? L->grads[i] : L->loss,
+                         L->f, NULL, LOWP_RND_NE, 0);
+    }
+  snprintf(ctx, sizeof ctx, "%s, loss scales S = 2^step (step 0..%d) times the table's %d gradients (elements "
+           "0..%d) and the loss %g (element %d), underflow", L->f->name, L->kmax, L->ng, L->ng - 1, L->loss, L->ng);
+  if (!lowp_result_first_exception(r, ctx, &t, LOWP_FPX_UNDERFLOW)) return 2;
+  snprintf(ctx, sizeof ctx, "%s, the same products, overflow", L->f->name);
+  if (!lowp_result_first_exception(r, ctx, &t, LOWP_FPX_OVERFLOW | LOWP_FPX_BIT(LOWP_FPX_INVALID))) return 2;
+  return 0;
+}
+
 static int run(lowp_run_t *r) {
   ls_t L;
   int st;
@@ -456,6 +488,7 @@ static int run(lowp_run_t *r) {
   /* measure (with the sweep's table) and judge */
   if ((st = measure_sweep(r, &L)) != 0) return st;
   judge(r, &L);
+  if ((st = report_first_exception(r, &L)) != 0) return st;
   if ((st = measure_heatmap(r, &L)) != 0) return st;
   /* render */
   if ((st = render_plots(r, &L)) != 0) return st;

@@ -35,6 +35,7 @@
 #include "amp/master.h"
 #include "format/format.h"
 #include "io/plot.h"
+#include "measure/fpx.h"
 #include "measure/ref.h"
 #include "rng/rng.h"
 
@@ -210,16 +211,65 @@ static double loss_of(const double *X, const double *y, const float *w, long lon
   return L / (2.0 * (double)ns);
 }
 
-static int train(const lowp_run_t *r, const cfg_t *c, double fin[NT], double *floor_loss) {
+/* One traced rounding at step st, phase ph (0 the gradient to fp32, 1 the
+   update -lr g, 2 the weight's addition, 3 the model copy of a master
+   weight), element j: (x, sticky) the exact value, y the value kept, f its
+   format. Sequence st (4 d) + ph d + j: the order of the step. */
+static void trace_one(lowp_fpx_trace_t *t, long long st, int ph, long long j, long long d, lowp_fpx_op_t op,
+                      double a, double b, double x, int sticky, double y, const lowp_format_t *f,
+                      lowp_rounding_t rnd) {
+  lowp_fpx_event_t ev;
+  unsigned m;
+  double ay = fabs(y);
+  t->ops++;
+  if (ay > lowp_format_xmin(f) && ay < lowp_format_xmax(f)) return;
+  lowp_fpx_event_init(&ev);
+  ev.seq = (uint64_t)(st * 4 * d + ph * d + j);
+  ev.i = st;
+  ev.j = j;
+  m = lowp_fpx_eval(&ev, op, a, b, x, sticky, y, f, rnd, (isnan(a) || isnan(b)) ? LOWP_FPX_IN_NAN : 0);
+  lowp_fpx_record_ref(t, m, &ev, f, NULL, 0);
+}
+
+/* the roundings of one SGD step of mode m traced: gq = fp32(g / B), upd =
+   fp32(-lr gq), then the weight: w = F(w + upd) (F the mode's storage:
+   fp16, bf16 rounded to nearest or stochastically, fp32), or for a master
+   mode the master m = fp32(m + upd) and its copy w = F(m) */
+static void trace_step(lowp_fpx_trace_t *t, int m, long long st, long long d, const double *g, long long B,
+                       double lr, const float *upd, const float *w0, const float *w, const float *ms0,
+                       const float *ms) {
+  static const lowp_format_t *const store[NT] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_BF16,
+                                                 &LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_FP32};
+  long long j;
+  for (j = 0; j < d; j++) {
+    double gb = g[j] / (double)B, gq = (double)(float)gb, x;
+    int sk;
+    trace_one(t, st, 0, j, d, LOWP_FPX_OP_ROUND, gb, 0, gb, 0, gq, &LOWP_FMT_FP32, LOWP_RND_NE);
+    lowp_fpx_exact_mul(&x, &sk, -lr, gq);
+    trace_one(t, st, 1, j, d, LOWP_FPX_OP_MUL, -lr, gq, x, sk, upd[j], &LOWP_FMT_FP32, LOWP_RND_NE);
+    if (m == T_MASTER16 || m == T_MASTER) {
+      lowp_fpx_exact_add(&x, &sk, ms0[j], upd[j]);
+      trace_one(t, st, 2, j, d, LOWP_FPX_OP_ADD, ms0[j], upd[j], x, sk, ms[j], &LOWP_FMT_FP32, LOWP_RND_NE);
+      trace_one(t, st, 3, j, d, LOWP_FPX_OP_ROUND, ms[j], 0, ms[j], 0, w[j], store[m], LOWP_RND_NE);
+    } else {
+      lowp_fpx_exact_add(&x, &sk, w0[j], upd[j]);
+      trace_one(t, st, 2, j, d, LOWP_FPX_OP_ADD, w0[j], upd[j], x, sk, w[j], store[m],
+                m == T_SR ? LOWP_RND_SR : LOWP_RND_NE);
+    }
+  }
+}
+
+static int train(const lowp_run_t *r, const cfg_t *c, double fin[NT], double *floor_loss,
+                 lowp_fpx_trace_t fpx[NT]) {
   long long d = c->dim, ns = c->samples, B = c->batch, i, j, st;
   double *X = malloc((size_t)(ns * d) * sizeof *X), *y = malloc((size_t)ns * sizeof *y),
          *ws = malloc((size_t)d * sizeof *ws), *gd = malloc((size_t)d * sizeof *gd);
   float *w = malloc((size_t)(NT * d) * sizeof *w), *ms = malloc((size_t)d * sizeof *ms),
-        *upd = malloc((size_t)d * sizeof *upd);
+        *upd = malloc((size_t)d * sizeof *upd), *w0 = malloc((size_t)(2 * d) * sizeof *w0);
   lowp_rng_t rg;
   FILE *f = fopen(lowp_run_path(r, "training.csv"), "w");
   int m;
-  if (!X || !y || !ws || !gd || !w || !ms || !upd || !f) return -1;
+  if (!X || !y || !ws || !gd || !w || !ms || !upd || !w0 || !f) return -1;
   lowp_rng_init(&rg, r->seed, 0x7472u);
   for (j = 0; j < d; j++) ws[j] = 1.0 + 0.1 * lowp_rng_normal(&rg);
   for (i = 0; i < ns; i++) {
@@ -260,6 +310,8 @@ static int train(const lowp_run_t *r, const cfg_t *c, double fin[NT], double *fl
         for (j = 0; j < d; j++) gd[j] += e * X[row * d + j];
       }
       for (j = 0; j < d; j++) upd[j] = (float)(-c->lr * (double)(float)(gd[j] / (double)B));
+      memcpy(w0, wm, (size_t)d * sizeof *w0);
+      memcpy(w0 + d, ms, (size_t)d * sizeof *w0);
       switch (m) {
       case T_FP16: lowp_mw_add_rn(wm, upd, (size_t)d, &LOWP_FMT_FP16); break;
       case T_BF16: lowp_mw_add_rn(wm, upd, (size_t)d, &LOWP_FMT_BF16); break;
@@ -268,11 +320,12 @@ static int train(const lowp_run_t *r, const cfg_t *c, double fin[NT], double *fl
       case T_MASTER: lowp_mw_add_master(ms, wm, upd, (size_t)d, &LOWP_FMT_BF16); break;
       default: for (j = 0; j < d; j++) wm[j] = wm[j] + upd[j]; break;
       }
+      trace_step(&fpx[m], m, st, d, gd, B, c->lr, upd, w0, wm, w0 + d, ms);
     }
     fin[m] = loss_of(X, y, wm, ns, d);
     lowp_run_progress(r, "training %s done", t_name[m]);
   }
-  free(X); free(y); free(ws); free(gd); free(w); free(ms); free(upd);
+  free(X); free(y); free(ws); free(gd); free(w); free(ms); free(upd); free(w0);
   return fclose(f);
 }
 
@@ -370,7 +423,9 @@ static int measure_training(lowp_run_t *r, mw_t *w) {
   char cell[10][64];
   const char *cp[10];
   int m;
-  if (train(r, &w->c, w->tfin, &w->floor_loss) != 0) {
+  lowp_fpx_trace_t fpx[NT];
+  for (m = 0; m < NT; m++) lowp_fpx_init(&fpx[m]);
+  if (train(r, &w->c, w->tfin, &w->floor_loss, fpx) != 0) {
     fprintf(stderr, "lowp run master-weights: training failed (memory or training.csv)\n");
     return 2;
   }
@@ -386,7 +441,16 @@ static int measure_training(lowp_run_t *r, mw_t *w) {
     cp[0] = cell[0]; cp[1] = cell[1]; cp[2] = cell[2];
     lowp_result_add_row_md(rows, r->summary, cp, 3);
   }
-
+  fprintf(r->summary, "\n");
+  /* where each mode's training first produced a non-finite value (a
+     diverging run: lr too large), and its first underflow */
+  for (m = 0; m < NT; m++) {
+    char ctx[160];
+    snprintf(ctx, sizeof ctx, "SGD, %s: first non-finite", t_name[m]);
+    if (!lowp_result_first_exception(r, ctx, &fpx[m], LOWP_FPX_OVERFLOW | LOWP_FPX_BIT(LOWP_FPX_INVALID) |
+                                     LOWP_FPX_BIT(LOWP_FPX_NAN_PROP) | LOWP_FPX_BIT(LOWP_FPX_DIVZERO)))
+      return 2;
+  }
   return 0;
 }
 

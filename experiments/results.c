@@ -2,6 +2,8 @@
 
 #include "results.h"
 
+#include "check/fpx_json.h"
+
 #include "status.h"
 
 #include <math.h>
@@ -181,4 +183,18 @@ int lowp_result_mark_same(const char *outdir, lowp_series_t *sr, size_t ns, doub
   }
   free(same);
   return n;
+}
+
+cJSON *lowp_result_first_exception(lowp_run_t *r, const char *context,
+                                   const lowp_fpx_trace_t *t, unsigned mask) {
+  cJSON *arr = cJSON_GetObjectItemCaseSensitive(r->results, "first_exceptions");
+  cJSON *o = lowp_fpx_first_json(t, mask);
+  char line[512];
+  if (!o) return NULL;
+  if (!arr) arr = cJSON_AddArrayToObject(r->results, "first_exceptions");
+  cJSON_AddItemToObject(o, "context", cJSON_CreateString(context));
+  cJSON_AddItemToArray(arr, o);
+  (void)lowp_fpx_first_text(line, sizeof line, t, mask);
+  fprintf(r->summary, "First exception (%s): %s.\n\n", context, line);
+  return o;
 }

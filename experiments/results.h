@@ -4,11 +4,23 @@
 
 #include "format/format.h"
 #include "io/plot.h"
+#include "measure/fpx.h"
 #include "catalog.h"
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdio.h>
+
+/**
+ * @brief Report where the first floating-point exception of a computation
+ * came from: appends {"context": context, ...lowp_fpx_first_json(t, mask)}
+ * (kind, op, step, element, k, seq, result, exact, inherent, spurious,
+ * counts) to the results' "first_exceptions" array and writes one summary
+ * line "First exception (context): KIND in OP at step S, element E ...".
+ * @return the object appended (owned by r->results), NULL when out of memory.
+ */
+cJSON *lowp_result_first_exception(lowp_run_t *r, const char *context,
+                                   const lowp_fpx_trace_t *t, unsigned mask);
 
 /**
  * @brief Append one verdict {"claim", "source", "measured", "verdict"} (keys

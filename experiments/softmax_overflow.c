@@ -59,6 +59,7 @@
 
 #include "check/pipeline.h"
 #include "cpu/elementwise.h"
+#include "cpu/softmax_kernel.h"
 #include "format/format.h"
 #include "io/plot.h"
 #include "measure/ref.h"
@@ -655,6 +656,39 @@ static void judge(lowp_run_t *r, so_t *so) {
   }
 }
 
+/* ------------------------------------------------- first exception */
+
+/* Where the naive softmax of nmax equal inputs at each threshold (the
+   smallest overflowing input, with the sum in fp32 and in the format) first
+   goes wrong: the traced kernel (lowp_softmax_naive_fpx) names the
+   operation (exp, the sum's addition, the division), its element, its kind
+   and whether the exact value there raises it too (inherent) or is in range
+   (spurious: the rounding made it). Returns 2 when out of memory. */
+static int report_first_exception(lowp_run_t *r, so_t *so) {
+  size_t n = (size_t)so->nmax, j;
+  double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+  int i, a, st = 0;
+  if (!x || !y) st = 2;
+  for (i = 0; i < so->nf && !st; i++)
+    for (a = 1; a >= 0 && !st; a--) {
+      const lowp_format_t *f = &so->fs[i], *A = a ? &LOWP_FMT_FP32 : f;
+      double x0 = a ? so->thr32[i][n] : so->thr[i][n];
+      lowp_fpx_trace_t t;
+      char ctx[256];
+      lowp_fpx_init(&t);
+      for (j = 0; j < n; j++) x[j] = x0;
+      if (lowp_softmax_naive_fpx(&t, y, x, n, f, A, -1, 0) != LOWP_OK) { st = 2; break; }
+      snprintf(ctx, sizeof ctx, "%s, sum in %s: naive softmax of n = %ld equal inputs %.9g, the smallest that "
+               "overflows", f->name, A->name, so->nmax, x0);
+      if (!lowp_result_first_exception(r, ctx, &t, LOWP_FPX_ALL)) st = 2;
+      /* the threshold's own definition: this input overflows the softmax */
+      if (lowp_fpx_first_kind(&t, LOWP_FPX_OVERFLOW) < 0) so->bad++;
+    }
+  free(x);
+  free(y);
+  return st;
+}
+
 /* --------------------------------------------------------------- plot */
 
 /* gnuplot labels where a curve goes flat: the format's own sum (above the
@@ -754,7 +788,8 @@ static int run(lowp_run_t *r) {
     measure_mask(&so);
     /* judge: the answer and the documents' claims */
     judge(r, &so);
-    st = render_plot(r, &so);
+    st = report_first_exception(r, &so);
+    if (!st) st = render_plot(r, &so);
     if (st != 0) { so_free(&so); return lowp_run_plot_failed(r, st); }
   }
   so_free(&so);

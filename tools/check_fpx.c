@@ -4,8 +4,9 @@
  * Subjects of lowp check are black boxes (registry kernels, plugins, saved
  * tensors): what can be said of them is which output first became NaN or
  * infinite, whether its inputs already held such values (propagated) or
- * not (produced), and whether the exact result there is finite too
- * (spurious: the subject lost it) or not (inherent). lib/measure/fpx.h's
+ * not (produced), and whether the exact result there fits the output
+ * format (spurious: the subject lost it) or not (inherent: NaN, infinite,
+ * or overflowing when rounded to it). lib/measure/fpx.h's
  * lowp_fpx_outputs decides the first two; the pipeline's exact result the
  * third. Text, JSON and JUnit properties are written from here.
  */
@@ -38,7 +39,14 @@ void lowp_chk_fpx(lowp_chk_run_t *r) {
     r->fpx.out = j;
     r->fpx.first = first;
     r->fpx.kinds = kinds;
-    r->fpx.inherent = o->exact ? !isfinite(o->exact[first]) : -1;
+    /* inherent: the exact result does not fit the output format either
+       (NaN or infinite, or it overflows when rounded to it, rne) */
+    r->fpx.inherent = -1;
+    if (o->exact) {
+      double y;
+      (void)lowp_round_f64(&y, o->exact[first], &r->p.out, NULL, LOWP_RND_NE);
+      r->fpx.inherent = !isfinite(o->exact[first]) || !isfinite(y);
+    }
     return;
   }
 }
@@ -66,8 +74,8 @@ void lowp_chk_fpx_print(FILE *f, const lowp_chk_run_t *r) {
   kinds_text(kt, sizeof kt, r->fpx.kinds);
   lowp_check_index_str(at, sizeof at, &r->p, r->fpx.out, (size_t)r->fpx.first);
   fprintf(f, "     fpx: first NaN/inf output %s (%s; %s); inputs already NaN/inf:", at, kt,
-          r->fpx.inherent == 1 ? "inherent: the exact result is not finite either"
-                               : "spurious: the exact result is finite");
+          r->fpx.inherent == 1 ? "inherent: the exact result does not fit the output format either"
+                               : "spurious: the exact result is finite, in the output's range");
   for (q = 0; q < r->in.n; q++) fprintf(f, " %s", r->fpx.bad_in[q] ? "yes" : "no");
   fprintf(f, "\n");
 }

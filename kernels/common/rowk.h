@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "format/format.h"
+#include "common/fpxd.h"
 #include "common/karith.h"
 
 /** @brief Layer-norm variants, as lowp_ln_variant_t (kernels/cpu/kcfg.h). */
@@ -44,6 +45,15 @@ int lowp_rsum_cuda(float *y, const float *x, size_t rows, size_t n, lowp_ka_fmt_
 int lowp_softmax_cpu(float *y, const float *x, size_t rows, size_t n, int stable);
 int lowp_softmax_cuda(float *y, const float *x, size_t rows, size_t n, int stable);
 
+/** @brief The same, traced (kernels/common/fpxd.h: the first NaN or
+    infinity produced, by its key, and counts per kind; trace NULL:
+    untraced, as lowp_softmax_*). The CPU twin gives the GPU's record bit
+    for bit. */
+int lowp_softmax_fpx_cpu(float *y, const float *x, size_t rows, size_t n, int stable,
+                         lowp_fpxd_t *trace);
+int lowp_softmax_fpx_cuda(float *y, const float *x, size_t rows, size_t n, int stable,
+                          lowp_fpxd_t *trace);
+
 /** @brief Layer norm of each row (no affine): y, and mean and var per row
     (population variance); variant LOWP_ROWK_LN_*. */
 int lowp_layernorm_cpu(float *y, float *mean, float *var, const float *x, size_t rows,
@@ -60,6 +70,11 @@ int lowp_xent_cuda(float *loss, const float *x, const int32_t *target, size_t ro
     incoming g[i] was NaN or infinite, else 0. n < 2^39. */
 int lowp_unscale_cpu(float *g, size_t n, float inv_scale, int *found_inf);
 int lowp_unscale_cuda(float *g, size_t n, float inv_scale, int *found_inf);
+
+/** @brief The same, traced: each g[i] * inv_scale (inv_scale != 1) by
+    the key i << 4 | kind (kernels/common/fpxd.h). */
+int lowp_unscale_fpx_cpu(float *g, size_t n, float inv_scale, int *found_inf, lowp_fpxd_t *trace);
+int lowp_unscale_fpx_cuda(float *g, size_t n, float inv_scale, int *found_inf, lowp_fpxd_t *trace);
 
 /** @brief Grad scaler: one update of (scale, tracker), lowp_ka_scaler_update
     (the CPU twin is that function itself). */

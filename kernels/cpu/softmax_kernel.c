@@ -32,7 +32,11 @@
 #include <stdio.h>
 
 #include "cpu/elementwise.h"
+#include "exact/exact.h"
+#include "measure/ref.h"
 #include "status.h"
+
+#include <stdlib.h>
 
 /* ------------------------------------------------------ private helpers */
 
@@ -162,4 +166,101 @@ int lowp_kernel_xent(const lowp_kcfg_t *c, double *const *out, const double *con
   if (p->reduction_mean)
     out[0][0] = lowp_kcfg_r(lowp_kcfg_r(lowp_kcfg_r(s, F) / (double)rows, F), &p->out);
   return LOWP_OK;
+}
+
+/* ------------------------------------------------------ traced naive softmax */
+
+/* an event at (row, element, k) with sequence number seq */
+static lowp_fpx_event_t at(int64_t row, int64_t j, int64_t k, uint64_t seq) {
+  lowp_fpx_event_t e;
+  lowp_fpx_event_init(&e);
+  e.seq = seq;
+  e.i = row;
+  e.j = j;
+  e.k = k;
+  return e;
+}
+
+/* e = F(exp(v)) traced: classified from exp(v) itself (lowp_ref_expsum of one term) */
+static int exp_traced(lowp_fpx_trace_t *t, double *e, double v, const lowp_format_t *F,
+                      lowp_fpx_event_t ev) {
+  double ae, xe;
+  int st;
+  unsigned m;
+  lowp_ref_expsum_t *one;
+  *e = lowp_kernel_exp_cr(v, F);
+  t->ops++;
+  ae = fabs(*e);
+  if (ae > lowp_format_xmin(F) && ae < lowp_format_xmax(F)) return LOWP_OK;
+  if (!(one = lowp_ref_expsum_new())) return LOWP_ENOMEM;
+  st = lowp_ref_expsum_add(one, v);
+  if (st == LOWP_OK) (void)lowp_ref_expsum_get(one, &xe, &st);
+  else { lowp_ref_expsum_free(one); return st; }
+  lowp_ref_expsum_free(one);
+  m = lowp_fpx_eval(&ev, LOWP_FPX_OP_EXP, v, 0, xe, st, *e, F, LOWP_RND_NE,
+                    isnan(v) ? LOWP_FPX_IN_NAN : 0);
+  lowp_fpx_record_ref(t, m, &ev, F, NULL, 0);
+  return LOWP_OK;
+}
+
+/* y_j = F(e_j / s) for every j, traced against the exact softmax */
+static int div_traced(lowp_fpx_trace_t *t, double *y, const double *e, double s, const double *x,
+                      size_t n, const lowp_format_t *F, int64_t row, uint64_t seq0) {
+  double *ref = NULL;
+  int have = 0, nan_in = 0, inf_in = 0;
+  size_t j;
+  for (j = 0; j < n; j++) { nan_in |= isnan(x[j]) != 0; inf_in |= isinf(x[j]) != 0; }
+  for (j = 0; j < n; j++) {
+    lowp_fpx_event_t ev = at(row, (int64_t)j, -1, seq0 + 2 * n + j);
+    unsigned m = lowp_fpx_div_eval(&ev, NULL, &y[j], e[j], s, F, NULL, LOWP_RND_NE);
+    double r = NAN;
+    if (!t) continue;
+    t->ops++;
+    if (!m) continue;
+    if (!have && !nan_in && !inf_in) { /* the exact softmax, once, at the first event */
+      if (!(ref = malloc(n * sizeof *ref))) return LOWP_ENOMEM;
+      if (lowp_ref_softmax256(ref, x, n) != LOWP_OK) { free(ref); ref = NULL; }
+    }
+    have = 1;
+    if (ref) r = ref[j];
+    lowp_fpx_record_ref(t, m, &ev, F, (ref || nan_in) ? &r : NULL, 1);
+  }
+  free(ref);
+  return LOWP_OK;
+}
+
+int lowp_softmax_naive_fpx(lowp_fpx_trace_t *t, double *y, const double *x, size_t n,
+                           const lowp_format_t *F, const lowp_format_t *A, int64_t row,
+                           uint64_t seq0) {
+  double *e, s = 0;
+  lowp_ref_expsum_t *ex = NULL;
+  size_t j;
+  int st = LOWP_OK;
+  if (!y || !x || !n || !F || !A) return LOWP_EINVAL;
+  if (F->precision > 25 || A->precision > 25) return LOWP_EFORMAT;
+  if (!(e = malloc(n * sizeof *e))) return LOWP_ENOMEM;
+  if (t && !(ex = lowp_ref_expsum_new())) { free(e); return LOWP_ENOMEM; }
+  for (j = 0; j < n && st == LOWP_OK; j++) {
+    lowp_fpx_event_t ev = at(row, (int64_t)j, (int64_t)j, seq0 + 2 * j + 1);
+    unsigned m;
+    if (!t) {
+      e[j] = lowp_kernel_exp_cr(x[j], F);
+      (void)lowp_exact_add2(&s, s, e[j], A, NULL, LOWP_RND_NE, 0);
+      continue;
+    }
+    st = exp_traced(t, &e[j], x[j], F, at(row, (int64_t)j, -1, seq0 + 2 * j));
+    if (st == LOWP_OK) st = lowp_ref_expsum_add(ex, x[j]);
+    m = lowp_fpx_op2_eval(&ev, NULL, &s, LOWP_FPX_OP_ADD, s, e[j], A, NULL, LOWP_RND_NE, 0);
+    t->ops++;
+    if (m) { /* against the exact running sum */
+      double r;
+      int rs;
+      (void)lowp_ref_expsum_get(ex, &r, &rs);
+      lowp_fpx_record_ref(t, m, &ev, A, &r, rs);
+    }
+  }
+  if (st == LOWP_OK) st = div_traced(t, y, e, s, x, n, F, row, seq0);
+  lowp_ref_expsum_free(ex);
+  free(e);
+  return st;
 }

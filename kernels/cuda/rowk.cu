@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 extern "C" {
+#include "common/fpxd.h"
 #include "common/rowk.h"
 #include "status.h"
 }
@@ -38,21 +39,30 @@ struct OpMax {
 };
 
 /* steps 2 and 3 of the launch order on this thread's partial v; every
-   thread of the block gets the result */
+   thread of the block gets the result. fx (nullptr: untraced) gets each
+   meaningful operation by its tree key (common/fpxd.h), as the CPU twin's
+   tree_add gives it. */
 template <class Op>
-__device__ float block_reduce(float v, Op op) {
+__device__ float block_reduce(float v, Op op, lowp_fpxd_t *fx = nullptr) {
   __shared__ float warp_r[W];
   __shared__ float result;
-  int lane = threadIdx.x % 32, w = threadIdx.x / 32;
-  for (int off = 16; off >= 1; off /= 2) {
+  int lane = threadIdx.x % 32, w = threadIdx.x / 32, lev = 0;
+  for (int off = 16; off >= 1; off /= 2, lev++) {
     float o = __shfl_down_sync(0xffffffffu, v, off);
-    v = op(v, o); /* meaningful for lanes < off only (the others go unread) */
+    float nv = op(v, o); /* meaningful for lanes < off only (the others go unread) */
+    if (fx && lane < off)
+      lowp_fpxd_op(fx, lowp_fpxd_key(blockIdx.x, LOWP_FPXD_TREE, 256u * lev + threadIdx.x, 0), v, o, nv, 0);
+    v = nv;
   }
   if (lane == 0) warp_r[w] = v;
   __syncthreads();
   if (threadIdx.x == 0) {
     float r = warp_r[0];
-    for (int i = 1; i < W; i++) r = op(r, warp_r[i]);
+    for (int i = 1; i < W; i++) {
+      float nr = op(r, warp_r[i]);
+      if (fx) lowp_fpxd_op(fx, lowp_fpxd_key(blockIdx.x, LOWP_FPXD_TREE, 256u * 5 + i, 0), r, warp_r[i], nr, 0);
+      r = nr;
+    }
     result = r;
   }
   __syncthreads();
@@ -87,18 +97,32 @@ __device__ lowp_ka_welford_t block_welford(lowp_ka_welford_t v) {
 
 enum { R_SUM, R_SQ, R_DEV2, R_EXP, R_EXPSHIFT };
 
-/* step 1 + tree: the sum of f(x_i) in format acc (kernels/cpu/rowk.c row_sum) */
-__device__ float row_sum(const float *x, uint32_t n, int what, float c, lowp_ka_fmt_t acc) {
+/* a softmax exp term, traced: exp(x_i) (naive) or exp(x_i - c) (kernels/cpu/rowk.c exp_term) */
+__device__ float exp_term(float v, int what, float c, lowp_fpxd_t *fx, unsigned phase, uint32_t i) {
+  float d = v;
+  if (what == R_EXPSHIFT) {
+    d = v - c;
+    lowp_fpxd_op(fx, lowp_fpxd_key(blockIdx.x, phase, i, LOWP_FPXD_SUB), v, c, d, 0);
+  }
+  float e = lowp_ka_expf(d);
+  lowp_fpxd_op(fx, lowp_fpxd_key(blockIdx.x, phase, i, LOWP_FPXD_EXP), d, 0.0f, e, 0);
+  return e;
+}
+
+/* step 1 + tree: the sum of f(x_i) in format acc (kernels/cpu/rowk.c row_sum), traced into fx */
+__device__ float row_sum(const float *x, uint32_t n, int what, float c, lowp_ka_fmt_t acc,
+                         lowp_fpxd_t *fx = nullptr) {
   float a = 0.0f;
   for (uint32_t i = threadIdx.x; i < n; i += T) {
     float v = x[i];
     if (what == R_SQ) v = v * v;
     else if (what == R_DEV2) v = (v - c) * (v - c);
-    else if (what == R_EXP) v = lowp_ka_expf(v);
-    else if (what == R_EXPSHIFT) v = lowp_ka_expf(v - c);
+    else if (what == R_EXP || what == R_EXPSHIFT) v = exp_term(v, what, c, fx, LOWP_FPXD_FOLD, i);
+    float a0 = a;
     a = lowp_ka_add(a, v, acc);
+    lowp_fpxd_op(fx, lowp_fpxd_key(blockIdx.x, LOWP_FPXD_FOLD, i, LOWP_FPXD_ADD), a0, v, a, 0);
   }
-  return block_reduce(a, OpAdd{acc});
+  return block_reduce(a, OpAdd{acc}, fx);
 }
 
 __device__ float row_max(const float *x, uint32_t n) {
@@ -116,13 +140,17 @@ __global__ void __launch_bounds__(T) rsum_kernel1(float *y, const float *x, uint
 }
 
 __global__ void __launch_bounds__(T) softmax_kernel1(float *y, const float *x, uint32_t n,
-                                                     int stable) {
+                                                     int stable, lowp_fpxd_t *fx) {
   const float *xr = x + (size_t)blockIdx.x * n;
   float *yr = y + (size_t)blockIdx.x * n;
+  int what = stable ? R_EXPSHIFT : R_EXP;
   float m = stable ? row_max(xr, n) : 0.0f;
-  float s = row_sum(xr, n, stable ? R_EXPSHIFT : R_EXP, m, F32);
-  for (uint32_t i = threadIdx.x; i < n; i += T)
-    yr[i] = (stable ? lowp_ka_expf(xr[i] - m) : lowp_ka_expf(xr[i])) / s;
+  float s = row_sum(xr, n, what, m, F32, fx);
+  for (uint32_t i = threadIdx.x; i < n; i += T) {
+    float e = exp_term(xr[i], what, m, fx, LOWP_FPXD_OUT, i);
+    yr[i] = e / s;
+    lowp_fpxd_op(fx, lowp_fpxd_key(blockIdx.x, LOWP_FPXD_OUT, i, LOWP_FPXD_DIV), e, s, yr[i], 1);
+  }
 }
 
 __global__ void __launch_bounds__(T) layernorm_kernel1(float *y, float *mean, float *var,
@@ -161,11 +189,12 @@ __global__ void __launch_bounds__(T) xent_kernel1(float *loss, const float *x,
   if (threadIdx.x == 0) loss[blockIdx.x] = lowp_ka_logf(s) - (xr[target[blockIdx.x]] - m);
 }
 
-__global__ void unscale_kernel1(float *g, size_t n, float inv_scale, int *found) {
+__global__ void unscale_kernel1(float *g, size_t n, float inv_scale, int *found, lowp_fpxd_t *fx) {
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  float v = g[i];
+  float v = g[i], v0 = v;
   if (lowp_ka_unscale(&v, inv_scale)) *found = 1; /* every writer stores the same 1 */
+  if (inv_scale != 1.0f) lowp_fpxd_op(fx, (unsigned long long)i << 4, v0, inv_scale, v, 0);
   g[i] = v;
 }
 
@@ -240,16 +269,28 @@ extern "C" int lowp_rsum_cuda(float *y, const float *x, size_t rows, size_t n,
 }
 
 extern "C" int lowp_softmax_cuda(float *y, const float *x, size_t rows, size_t n, int stable) {
+  return lowp_softmax_fpx_cuda(y, x, rows, n, stable, NULL);
+}
+
+extern "C" int lowp_softmax_fpx_cuda(float *y, const float *x, size_t rows, size_t n, int stable,
+                                     lowp_fpxd_t *trace) {
   Bufs b;
-  void *dx, *dy;
+  void *dx, *dy, *dt = nullptr;
   if (!y || !x || !sizes_ok(rows, n)) return LOWP_EINVAL;
   if (!have_device()) return LOWP_EUNSUPPORTED;
+  if (trace) lowp_fpxd_init(trace);
   if (rows == 0) return LOWP_OK;
   TRY(b.alloc(&dx, rows * n * sizeof(float)));
   TRY(b.alloc(&dy, rows * n * sizeof(float)));
   TRY(h2d(dx, x, rows * n * sizeof(float)));
-  softmax_kernel1<<<(unsigned)rows, T>>>((float *)dy, (const float *)dx, (uint32_t)n, stable);
+  if (trace) {
+    TRY(b.alloc(&dt, sizeof *trace));
+    TRY(h2d(dt, trace, sizeof *trace));
+  }
+  softmax_kernel1<<<(unsigned)rows, T>>>((float *)dy, (const float *)dx, (uint32_t)n, stable,
+                                         (lowp_fpxd_t *)dt);
   TRY(launched());
+  if (trace) TRY(d2h(trace, dt, sizeof *trace));
   return d2h(y, dy, rows * n * sizeof(float));
 }
 
@@ -296,20 +337,32 @@ extern "C" int lowp_xent_cuda(float *loss, const float *x, const int32_t *target
 }
 
 extern "C" int lowp_unscale_cuda(float *g, size_t n, float inv_scale, int *found_inf) {
+  return lowp_unscale_fpx_cuda(g, n, inv_scale, found_inf, NULL);
+}
+
+extern "C" int lowp_unscale_fpx_cuda(float *g, size_t n, float inv_scale, int *found_inf,
+                                     lowp_fpxd_t *trace) {
   Bufs b;
-  void *dg, *df;
+  void *dg, *df, *dt = nullptr;
   int zero = 0;
   if (!found_inf || (n && !g) || n >= ((size_t)1 << 39)) return LOWP_EINVAL;
   if (!have_device()) return LOWP_EUNSUPPORTED;
+  if (trace) lowp_fpxd_init(trace);
   TRY(b.alloc(&dg, n * sizeof(float)));
   TRY(b.alloc(&df, sizeof(int)));
   TRY(h2d(df, &zero, sizeof zero));
+  if (trace) {
+    TRY(b.alloc(&dt, sizeof *trace));
+    TRY(h2d(dt, trace, sizeof *trace));
+  }
   if (n) {
     TRY(h2d(dg, g, n * sizeof(float)));
-    unscale_kernel1<<<(unsigned)((n + 255) / 256), 256>>>((float *)dg, n, inv_scale, (int *)df);
+    unscale_kernel1<<<(unsigned)((n + 255) / 256), 256>>>((float *)dg, n, inv_scale, (int *)df,
+                                                        (lowp_fpxd_t *)dt);
     TRY(launched());
     TRY(d2h(g, dg, n * sizeof(float)));
   }
+  if (trace) TRY(d2h(trace, dt, sizeof *trace));
   return d2h(found_inf, df, sizeof(int));
 }
 

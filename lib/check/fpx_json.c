@@ -42,7 +42,65 @@ static cJSON *event_json(const lowp_fpx_event_t *e) {
   return o;
 }
 
+/* an index, or null for -1 (none) */
+static void add_index(cJSON *o, const char *key, int64_t v) {
+  if (v < 0) cJSON_AddNullToObject(o, key);
+  else cJSON_AddNumberToObject(o, key, (double)v);
+}
+
 /* ----------------------------------------------------------- public API */
+
+cJSON *lowp_fpx_first_json(const lowp_fpx_trace_t *t, unsigned mask) {
+  cJSON *o = cJSON_CreateObject(), *c;
+  int k = lowp_fpx_first_kind(t, mask), q;
+  const lowp_fpx_event_t *e;
+  if (!o) return NULL;
+  cJSON_AddBoolToObject(o, "found", k >= 0);
+  if (k >= 0) {
+    e = &t->first[k];
+    cJSON_AddStringToObject(o, "kind", lowp_fpx_kind_name((lowp_fpx_kind_t)k));
+    cJSON_AddStringToObject(o, "op", lowp_fpx_op_name(e->op));
+    add_index(o, "step", e->i);
+    add_index(o, "element", e->j);
+    add_index(o, "k", e->k);
+    cJSON_AddNumberToObject(o, "seq", (double)e->seq);
+    add_value(o, "a", e->a);
+    add_value(o, "b", e->b);
+    add_value(o, "result", e->r);
+    add_value(o, "exact", lowp_fpx_bits(e->exact));
+    if (e->inherent < 0) {
+      cJSON_AddNullToObject(o, "inherent");
+      cJSON_AddNullToObject(o, "spurious");
+    } else {
+      cJSON_AddBoolToObject(o, "inherent", e->inherent);
+      cJSON_AddBoolToObject(o, "spurious", !e->inherent);
+    }
+  }
+  c = cJSON_AddObjectToObject(o, "counts");
+  for (q = 0; q < LOWP_FPX_NKINDS; q++)
+    if (t->count[q]) cJSON_AddNumberToObject(c, lowp_fpx_kind_name((lowp_fpx_kind_t)q), (double)t->count[q]);
+  return o;
+}
+
+int lowp_fpx_first_text(char *buf, size_t len, const lowp_fpx_trace_t *t, unsigned mask) {
+  int k = lowp_fpx_first_kind(t, mask);
+  const lowp_fpx_event_t *e;
+  double r;
+  char at[96] = "";
+  size_t m = 0;
+  if (k < 0) return snprintf(buf, len, "none");
+  e = &t->first[k];
+  memcpy(&r, &e->r, sizeof r);
+  if (e->i >= 0) m += (size_t)snprintf(at + m, sizeof at - m, " at step %" PRId64, e->i);
+  if (e->j >= 0) m += (size_t)snprintf(at + m, sizeof at - m, "%s element %" PRId64, m ? "," : " at", e->j);
+  if (e->k >= 0 && m < sizeof at) snprintf(at + m, sizeof at - m, ", k = %" PRId64, e->k);
+  return snprintf(buf, len, "%s in %s%s (result %.9g, exact %.9g%s): %s",
+                  lowp_fpx_kind_name((lowp_fpx_kind_t)k), lowp_fpx_op_name(e->op), at, r, e->exact,
+                  e->sticky ? "..." : "",
+                  e->inherent < 0 ? "no exact reference at this point"
+                  : e->inherent ? "inherent (the exact value raises it too)"
+                                : "spurious (the exact value is finite and in range: rounding made it)");
+}
 
 cJSON *lowp_fpx_trace_json(const lowp_fpx_trace_t *t) {
   cJSON *o = cJSON_CreateObject(), *kinds;

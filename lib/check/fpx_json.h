@@ -19,6 +19,26 @@
  */
 cJSON *lowp_fpx_trace_json(const lowp_fpx_trace_t *t);
 
+/**
+ * @brief The first exception of a trace among the kinds of mask (the
+ * smallest sequence number; lowp_fpx_first_kind), as an experiment reports
+ * it: {"found": false} when none occurred, else {"found": true, "kind",
+ * "op", "step" (the event's i; null when -1), "element" (j; null when -1),
+ * "k" (null when -1), "seq", "result", "exact" (numbers, or "nan", "inf",
+ * "-inf"), "inherent" (true / false / null: no reference), "spurious"
+ * (the opposite; null likewise), "counts": {KIND: n} over every kind}.
+ * @return a new object, NULL when out of memory.
+ */
+cJSON *lowp_fpx_first_json(const lowp_fpx_trace_t *t, unsigned mask);
+
+/**
+ * @brief The same as one line of text: "overflow_inf in exp at step 3,
+ * element 7 (result inf, exact 65536.3): inherent (the exact value raises it
+ * too)", or "none" when no kind of mask occurred.
+ * @return the length written (snprintf's convention).
+ */
+int lowp_fpx_first_text(char *buf, size_t len, const lowp_fpx_trace_t *t, unsigned mask);
+
 /** @brief A scan as JSON: the trace, "n", "nan_in", "inf_in", "zero_in",
     "first_bad" (-1 none), "format" and its exponent range, and
     "exponents": {"lo": E, "counts": [...]} trimmed to the used bins. */

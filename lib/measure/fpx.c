@@ -28,8 +28,8 @@ static const char *const kind_names[LOWP_FPX_NKINDS] = {
     "invalid",    "nan_propagated",      "divzero",        "overflow_inf", "overflow_nan",
     "saturation", "underflow_subnormal", "underflow_zero", "scale"};
 
-static const char *const op_names[LOWP_FPX_NOPS] = {"round", "add", "mul",   "fma",
-                                                     "div",   "bfma", "scale", "output"};
+static const char *const op_names[LOWP_FPX_NOPS] = {"round", "add",   "mul",    "fma", "div",
+                                                     "bfma",  "scale", "output", "exp"};
 
 /* does the mode round a magnitude away from zero for this sign? */
 static int away_of(lowp_rounding_t rnd, int neg) {
@@ -107,6 +107,46 @@ void lowp_fpx_exact_acc(double *x, int *sticky, lowp_acc_t *a) {
   }
 }
 
+void lowp_fpx_exact_mul(double *x, int *sticky, double a, double b) {
+  double p = a * b;
+  lowp_acc_t acc;
+  *sticky = 0;
+  *x = p;
+  /* NaN, an infinity times a nonzero value, an exact zero: p is exact */
+  if (isnan(p) || !isfinite(a) || !isfinite(b) || a == 0 || b == 0) return;
+  if (isfinite(p) && fabs(p) >= 0x1p-969) {
+    /* fma gives the product's rounding error exactly: it is a binary64
+       number when the exponent of a b is at least emin + p - 1 = -970
+       (Boldo & Muller, "Exact and approximated error of the FMA", IEEE TC
+       60(2), 2011) */
+    double e = fma(a, b, -p);
+    *sticky = e != 0;
+    if (e != 0 && (e < 0) != (p < 0)) *x = nextafter(p, 0.0); /* toward zero */
+    return;
+  }
+  lowp_acc_init(&acc); /* beyond binary64's range or near underflow */
+  lowp_acc_add_prod(&acc, a, b);
+  lowp_fpx_exact_acc(x, sticky, &acc);
+}
+
+void lowp_fpx_exact_add(double *x, int *sticky, double a, double b) {
+  double s = a + b, bb, e;
+  lowp_acc_t acc;
+  *sticky = 0;
+  *x = s;
+  if (isnan(s) || !isfinite(a) || !isfinite(b)) return; /* exact */
+  if (isfinite(s)) {
+    bb = s - a; /* TwoSum: e = (a - (s - bb)) + (b - bb) exactly */
+    e = (a - (s - bb)) + (b - bb);
+    *sticky = e != 0;
+    if (e != 0 && (e < 0) != (s < 0)) *x = nextafter(s, 0.0);
+    return;
+  }
+  lowp_acc_init(&acc); /* beyond binary64's range */
+  lowp_acc_add(&acc, a);
+  lowp_acc_add(&acc, b);
+  lowp_fpx_exact_acc(x, sticky, &acc);
+}
 
 const char *lowp_fpx_kind_name(lowp_fpx_kind_t k) {
   return ((unsigned)k < LOWP_FPX_NKINDS) ? kind_names[k] : "?";
@@ -303,7 +343,6 @@ unsigned lowp_fpx_op2_eval(lowp_fpx_event_t *ev, int *tern, double *y, lowp_fpx_
                            const lowp_policy_t *pol, lowp_rounding_t rnd, uint64_t index) {
   double ay, x;
   int sticky, t0;
-  unsigned m;
   lowp_acc_t acc;
   t0 = op == LOWP_FPX_OP_MUL ? lowp_exact_mul2(y, a, b, f, pol, rnd, index)
                              : lowp_exact_add2(y, a, b, f, pol, rnd, index);
@@ -315,15 +354,8 @@ unsigned lowp_fpx_op2_eval(lowp_fpx_event_t *ev, int *tern, double *y, lowp_fpx_
   if (op == LOWP_FPX_OP_MUL) lowp_acc_add_prod(&acc, a, b);
   else { lowp_acc_add(&acc, a); lowp_acc_add(&acc, b); }
   lowp_fpx_exact_acc(&x, &sticky, &acc);
-  m = lowp_fpx_classify(f, rnd, x, sticky, *y, (isnan(a) || isnan(b)) ? LOWP_FPX_IN_NAN : 0);
-  if (!m) return 0;
-  ev->op = op;
-  ev->a = lowp_fpx_bits(a);
-  ev->b = lowp_fpx_bits(b);
-  ev->r = lowp_fpx_bits(*y);
-  ev->exact = x;
-  ev->sticky = sticky;
-  return m;
+  return lowp_fpx_eval(ev, op, a, b, x, sticky, *y, f, rnd,
+                       (isnan(a) || isnan(b)) ? LOWP_FPX_IN_NAN : 0);
 }
 
 int lowp_fpx_op2(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, lowp_fpx_op_t op,
@@ -342,8 +374,7 @@ int lowp_fpx_op2(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, lowp_fpx_op
   m = lowp_fpx_op2_eval(&ev, &tern, y, op, a, b, f, pol, rnd, index);
   if (!m) return tern;
   /* a single operation: its own exact value is the reference */
-  ev.inherent = lowp_fpx_inherent(f, lowest(m), ev.exact, ev.sticky);
-  lowp_fpx_record(t, m, &ev);
+  lowp_fpx_record_ref(t, m, &ev, f, NULL, 0);
   return tern;
 }
 
@@ -420,14 +451,13 @@ int lowp_fpx_outputs(int64_t *first, unsigned *kinds, int *bad_in, const double 
   return LOWP_OK;
 }
 
-int lowp_fpx_div(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, double *y, double a,
-                 double b, const lowp_format_t *f, const lowp_policy_t *pol,
-                 lowp_rounding_t rnd) {
+unsigned lowp_fpx_div_eval(lowp_fpx_event_t *ev, int *tern, double *y, double a, double b,
+                           const lowp_format_t *f, const lowp_policy_t *pol,
+                           lowp_rounding_t rnd) {
   mpfr_t q;
   double x;
-  int sticky, tern;
-  unsigned m, in = 0;
-  lowp_fpx_event_t ev;
+  int sticky, t0;
+  unsigned in = 0;
   /* the quotient rounded to odd at 120 bits >= 2 p + 2: rounding that once
      to p <= 53 bits is the correct rounding of the exact quotient (Boldo &
      Melquiond, "Emulation of FMA and correctly rounded sums: proved
@@ -435,12 +465,11 @@ int lowp_fpx_div(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, double *y, 
   mpfr_init2(q, 120);
   mpfr_set_d(q, a, MPFR_RNDN); /* exact */
   lowp_mpfr_make_odd(q, mpfr_div_d(q, q, b, MPFR_RNDZ));
-  tern = lowp_round_mpfr(y, q, f, pol, rnd);
-  if (!t) { mpfr_clear(q); return tern; }
-  t->ops++;
+  t0 = lowp_round_mpfr(y, q, f, pol, rnd);
+  if (tern) *tern = t0;
   if (fabs(*y) > lowp_format_xmin(f) && fabs(*y) < lowp_format_xmax(f)) {
     mpfr_clear(q);
-    return tern;
+    return 0;
   }
   /* truncating the odd-rounded quotient truncates the exact one */
   x = mpfr_get_d(q, MPFR_RNDZ);
@@ -449,18 +478,42 @@ int lowp_fpx_div(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, double *y, 
   mpfr_clear(q);
   if (isnan(a) || isnan(b)) in |= LOWP_FPX_IN_NAN;
   if (b == 0 && isfinite(a) && a != 0) in |= LOWP_FPX_IN_DIVZERO;
-  m = lowp_fpx_classify(f, rnd, x, sticky, *y, in);
-  if (!m) return tern;
+  return lowp_fpx_eval(ev, LOWP_FPX_OP_DIV, a, b, x, sticky, *y, f, rnd, in);
+}
+
+int lowp_fpx_div(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, double *y, double a,
+                 double b, const lowp_format_t *f, const lowp_policy_t *pol,
+                 lowp_rounding_t rnd) {
+  lowp_fpx_event_t ev;
+  unsigned m;
+  int tern;
   if (where) ev = *where;
   else lowp_fpx_event_init(&ev);
-  ev.op = LOWP_FPX_OP_DIV;
-  ev.a = lowp_fpx_bits(a);
-  ev.b = lowp_fpx_bits(b);
-  ev.r = lowp_fpx_bits(*y);
-  ev.exact = x;
-  ev.sticky = sticky;
-  ev.inherent = lowp_fpx_inherent(f, lowest(m), x, sticky);
-  lowp_fpx_record(t, m, &ev);
+  m = lowp_fpx_div_eval(&ev, &tern, y, a, b, f, pol, rnd);
+  if (!t) return tern;
+  t->ops++;
+  lowp_fpx_record_ref(t, m, &ev, f, NULL, 0);
   return tern;
 }
 
+unsigned lowp_fpx_eval(lowp_fpx_event_t *ev, lowp_fpx_op_t op, double a, double b, double x,
+                       int sticky, double y, const lowp_format_t *f, lowp_rounding_t rnd,
+                       unsigned in) {
+  unsigned m = lowp_fpx_classify(f, rnd, x, sticky, y, in);
+  if (!m) return 0;
+  ev->op = op;
+  ev->a = lowp_fpx_bits(a);
+  ev->b = lowp_fpx_bits(b);
+  ev->r = lowp_fpx_bits(y);
+  ev->exact = x;
+  ev->sticky = sticky;
+  return m;
+}
+
+void lowp_fpx_record_ref(lowp_fpx_trace_t *t, unsigned mask, lowp_fpx_event_t *ev,
+                         const lowp_format_t *f, const double *ref, int ref_sticky) {
+  if (!mask) return;
+  ev->inherent = ref ? lowp_fpx_inherent(f, lowest(mask), *ref, ref_sticky)
+                     : lowp_fpx_inherent(f, lowest(mask), ev->exact, ev->sticky);
+  lowp_fpx_record(t, mask, ev);
+}

@@ -77,9 +77,10 @@ typedef enum {
   LOWP_FPX_OP_DIV,       /**< a / b rounded */
   LOWP_FPX_OP_BFMA,      /**< one tensor-core block FMA */
   LOWP_FPX_OP_SCALE,     /**< a scale computed from an amax */
-  LOWP_FPX_OP_OUTPUT     /**< an output of a black-box subject */
+  LOWP_FPX_OP_OUTPUT,    /**< an output of a black-box subject */
+  LOWP_FPX_OP_EXP        /**< exp(a) rounded once (an elementary function) */
 } lowp_fpx_op_t;
-#define LOWP_FPX_NOPS 8
+#define LOWP_FPX_NOPS 9
 
 /** @brief One occurrence. Operand and result bits are binary64 bits (every
     lowp format's values are binary64 values). */
@@ -110,7 +111,7 @@ typedef struct lowp_fpx_trace_s {
 /** @brief "invalid", "nan_propagated", "divzero", "overflow_inf",
     "overflow_nan", "saturation", "underflow_subnormal", "underflow_zero", "scale". */
 const char *lowp_fpx_kind_name(lowp_fpx_kind_t k);
-/** @brief "round", "add", "mul", "fma", "div", "bfma", "scale", "output". */
+/** @brief "round", "add", "mul", "fma", "div", "bfma", "scale", "output", "exp". */
 const char *lowp_fpx_op_name(lowp_fpx_op_t op);
 
 /**
@@ -146,6 +147,16 @@ int lowp_fpx_inherent(const lowp_format_t *f, lowp_fpx_kind_t k, double x, int s
     is NaN or infinite, or lies outside [xmins, xmax] of the scale format f,
     or the scale y that was used is NaN; else 0. */
 unsigned lowp_fpx_classify_scale(const lowp_format_t *f, double x, int sticky, double y);
+
+/** @brief The exact product a b as lowp_fpx_classify takes it: truncated
+    to binary64 (*x), sticky, +-inf with sticky at 2^1024 or more; NaN for
+    a NaN or 0 x inf. Costs one fma where the product is a normal binary64
+    number. */
+void lowp_fpx_exact_mul(double *x, int *sticky, double a, double b);
+
+/** @brief The exact sum a + b, likewise (TwoSum where the binary64 sum is
+    finite: Knuth, TAOCP vol. 2, 4.2.2). */
+void lowp_fpx_exact_add(double *x, int *sticky, double a, double b);
 
 struct lowp_acc_s;
 /** @brief The exact value held by an exact accumulator (exact/acc.h) as
@@ -222,6 +233,38 @@ int lowp_fpx_div(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, double *y, 
 unsigned lowp_fpx_op2_eval(lowp_fpx_event_t *ev, int *tern, double *y, lowp_fpx_op_t op,
                            double a, double b, const lowp_format_t *f,
                            const lowp_policy_t *pol, lowp_rounding_t rnd, uint64_t index);
+
+/**
+ * @brief The division behind lowp_fpx_div without recording: *y as
+ * lowp_fpx_div gives it (*tern its ternary value; tern may be NULL); when
+ * the rounding raised anything, fills ev's op, operand and result bits,
+ * exact and sticky and returns the kinds; else 0.
+ */
+unsigned lowp_fpx_div_eval(lowp_fpx_event_t *ev, int *tern, double *y, double a, double b,
+                           const lowp_format_t *f, const lowp_policy_t *pol,
+                           lowp_rounding_t rnd);
+
+/**
+ * @brief One rounding whose exact value the caller computed (an elementary
+ * function, a product formed exactly elsewhere): classifies (x, sticky) ->
+ * y in f under rnd (lowp_fpx_classify, operand flags in) and, when it
+ * raised anything, fills ev's op, operands a and b, result, exact and
+ * sticky (the rest is the caller's) and returns the kinds; else 0.
+ */
+unsigned lowp_fpx_eval(lowp_fpx_event_t *ev, lowp_fpx_op_t op, double a, double b, double x,
+                       int sticky, double y, const lowp_format_t *f, lowp_rounding_t rnd,
+                       unsigned in);
+
+/**
+ * @brief Record an evaluated event (mask from one of the _eval functions)
+ * with its inherent flag decided against the exact reference of the whole
+ * computation at that point: ref (truncated to binary64, ref_sticky its
+ * sticky bit, lowp_fpx_classify's convention), or, with ref NULL, against
+ * the operation's own exact value (ev->exact, ev->sticky). t->ops is the
+ * caller's. Does nothing for mask 0.
+ */
+void lowp_fpx_record_ref(lowp_fpx_trace_t *t, unsigned mask, lowp_fpx_event_t *ev,
+                         const lowp_format_t *f, const double *ref, int ref_sticky);
 
 #define LOWP_FPX_HIST 2112 /**< histogram bins: fp64's emin - p .. emax + 2 */
 

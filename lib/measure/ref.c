@@ -226,3 +226,103 @@ int lowp_ref_round_quotient(double *y, double a, double b, const lowp_format_t *
   mpfr_clears(q, d, (mpfr_ptr)0);
   return LOWP_OK;
 }
+
+/* ------------------------------------------------------- sums of exps */
+
+struct lowp_ref_expsum {
+  double *v;       /* the finite nonzero arguments, for a recomputation */
+  size_t n, cap;
+  int nan, pinf;   /* a NaN / +inf argument was added */
+  int inexact;     /* some finite nonzero argument: E is transcendental */
+  unsigned long ones; /* arguments 0 (exp(0) = 1) */
+  mpfr_t lo, hi;   /* E in [lo, hi] */
+};
+
+lowp_ref_expsum_t *lowp_ref_expsum_new(void) {
+  lowp_ref_expsum_t *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  mpfr_inits2(REF_PREC0, s->lo, s->hi, (mpfr_ptr)0);
+  mpfr_set_zero(s->lo, 1);
+  mpfr_set_zero(s->hi, 1);
+  return s;
+}
+
+/* t = exp(v) rounded in mode r, added to a rounded in mode r */
+static void expsum_term(mpfr_t a, mpfr_t t, double v, mpfr_rnd_t r) {
+  mpfr_set_d(t, v, MPFR_RNDN); /* exact */
+  mpfr_exp(t, t, r);
+  mpfr_add(a, a, t, r);
+}
+
+int lowp_ref_expsum_add(lowp_ref_expsum_t *s, double v) {
+  mpfr_t t;
+  if (!s) return LOWP_EINVAL;
+  if (isnan(v)) { s->nan = 1; return LOWP_OK; }
+  if (isinf(v)) { s->pinf |= v > 0; return LOWP_OK; } /* exp(-inf) = 0 */
+  if (v == 0) { /* exp(0) = 1 exactly */
+    s->ones++;
+    mpfr_add_ui(s->lo, s->lo, 1, MPFR_RNDD);
+    mpfr_add_ui(s->hi, s->hi, 1, MPFR_RNDU);
+    return LOWP_OK;
+  }
+  if (s->n == s->cap) {
+    size_t c = s->cap ? 2 * s->cap : 64;
+    double *nv = realloc(s->v, c * sizeof *nv);
+    if (!nv) return LOWP_ENOMEM;
+    s->v = nv;
+    s->cap = c;
+  }
+  s->v[s->n++] = v;
+  s->inexact = 1;
+  mpfr_init2(t, mpfr_get_prec(s->lo));
+  expsum_term(s->lo, t, v, MPFR_RNDD);
+  expsum_term(s->hi, t, v, MPFR_RNDU);
+  mpfr_clear(t);
+  return LOWP_OK;
+}
+
+/* m truncated to binary64; +inf at 2^1024 and above (m >= 0) */
+static double trunc64(const mpfr_t m) {
+  if (mpfr_regular_p(m) && mpfr_get_exp(m) > 1024) return INFINITY;
+  return mpfr_get_d(m, MPFR_RNDZ);
+}
+
+int lowp_ref_expsum_get(lowp_ref_expsum_t *s, double *x, int *sticky) {
+  mpfr_prec_t w;
+  if (!s || !x || !sticky) return LOWP_EINVAL;
+  w = mpfr_get_prec(s->lo);
+  *sticky = 0;
+  if (s->nan) { *x = NAN; return LOWP_OK; }
+  if (s->pinf) { *x = INFINITY; return LOWP_OK; }
+  if (!s->inexact) { /* a sum of ones */
+    *x = trunc64(s->lo);
+    *sticky = mpfr_cmp_d(s->lo, *x) != 0;
+    return LOWP_OK;
+  }
+  *sticky = 1;
+  while (trunc64(s->lo) != trunc64(s->hi)) {
+    mpfr_t t;
+    size_t i;
+    if (w >= REF_PRECMAX) { *x = trunc64(s->lo); return LOWP_ERANGE; }
+    w *= 2;
+    mpfr_set_prec(s->lo, w);
+    mpfr_set_prec(s->hi, w);
+    mpfr_init2(t, w);
+    mpfr_set_ui(s->lo, s->ones, MPFR_RNDD);
+    mpfr_set_ui(s->hi, s->ones, MPFR_RNDU);
+    for (i = 0; i < s->n; i++) {
+      expsum_term(s->lo, t, s->v[i], MPFR_RNDD);
+      expsum_term(s->hi, t, s->v[i], MPFR_RNDU);
+    }
+    mpfr_clear(t);
+  }
+  *x = trunc64(s->lo);
+  return LOWP_OK;
+}
+
+void lowp_ref_expsum_free(lowp_ref_expsum_t *s) {
+  if (!s) return;
+  mpfr_clears(s->lo, s->hi, (mpfr_ptr)0);
+  free(s->v);
+  free(s);
+}

@@ -41,6 +41,28 @@ int lowp_ref_log_ratio(double *y, double a, double b, const lowp_format_t *f,
  */
 int lowp_ref_softmax256(double *y, const double *x, size_t n);
 
+/**
+ * @brief A running sum of exponentials E = exp(v_0) + ... + exp(v_k), kept
+ * exactly enough to classify it (lowp_fpx_classify's convention: E
+ * truncated to binary64, a sticky bit, +inf with sticky set for a finite E
+ * of 2^1024 or more). Method: Ziv loop. Two running sums at 128 bits, one
+ * of exps and additions rounded down, one rounded up, enclose E; when their
+ * truncations to binary64 differ, the sum is recomputed from the stored
+ * arguments at 256, 512, ... bits. E is exact only when every argument is 0
+ * or -inf; otherwise it is transcendental (Lindemann-Weierstrass) and the
+ * sticky bit is 1. A NaN argument makes E NaN, +inf makes it +inf (exact).
+ */
+typedef struct lowp_ref_expsum lowp_ref_expsum_t;
+/** @brief An empty sum (E = 0), or NULL when out of memory. */
+lowp_ref_expsum_t *lowp_ref_expsum_new(void);
+/** @brief E += exp(v). @return LOWP_OK; LOWP_EINVAL; LOWP_ENOMEM. */
+int lowp_ref_expsum_add(lowp_ref_expsum_t *s, double v);
+/** @brief *x = E truncated to binary64, *sticky its sticky bit.
+    @return LOWP_OK; LOWP_EINVAL; LOWP_ERANGE (undecided at 2^16 bits, not
+    seen: *x is then the lower enclosure's truncation, sticky 1). */
+int lowp_ref_expsum_get(lowp_ref_expsum_t *s, double *x, int *sticky);
+void lowp_ref_expsum_free(lowp_ref_expsum_t *s);
+
 /** @brief A running harmonic sum H_k = 1 + 1/2 + ... + 1/k (opaque). */
 typedef struct lowp_ref_harmonic lowp_ref_harmonic_t;
 

@@ -15,6 +15,7 @@ import json
 import numpy as np
 
 from . import _arrays, _lib
+from ._lib import LowpError
 
 _DECLARED = set()
 
@@ -106,10 +107,36 @@ def fpx_outputs(output, inputs=()):
     return _lib._take(lib, out)
 
 
+def _inherent(entry, op, inputs, output, kw):
+    """entry["inherent"] / ["spurious"] / ["exact"] for output 0's first
+    NaN/inf element: inherent when lowp's exact result there does not fit
+    the output format either (NaN, infinite, or overflowing when rounded to
+    it), spurious when it does (the subject lost it); None without an exact
+    result (an input NaN or inf, or an operation lowp.exact refuses)."""
+    from . import exact as _exact  # the package's lowp.exact (circular at import time)
+    entry["inherent"] = entry["spurious"] = entry["exact"] = None
+    if entry["first"] < 0 or any(entry.get("inputs_exceptional", [])):
+        return entry
+    try:
+        ex = np.asarray(_exact(op, inputs, input=kw.get("input"), eps=kw.get("eps"),
+                               reduction=kw.get("reduction")), dtype=np.float64).reshape(-1)
+        fmt = _arrays.to_values(output, kw.get("out"))[1]
+        e = float(ex[entry["first"]])
+        s = fpx_scan(np.array([e]), fmt)
+    except (LowpError, ValueError, TypeError, IndexError):
+        return entry
+    bad = (not np.isfinite(e)) or any(s.counts.get(k, 0) for k in ("overflow_inf", "overflow_nan", "saturation"))
+    entry["exact"] = e
+    entry["inherent"] = bool(bad)
+    entry["spurious"] = not bad
+    return entry
+
+
 def with_fpx(check):
     """lowp.check with fpx=True: the result gets .fpx, a list with one entry
     per output (None for an output not produced): fpx_outputs of that output
-    against the inputs."""
+    against the inputs; for output 0 also "inherent" / "spurious" (the exact
+    result there does not / does fit the output format) and "exact"."""
     @functools.wraps(check)
     def wrapped(op, inputs, output, *args, fpx=False, **kw):
         r = check(op, inputs, output, *args, **kw)
@@ -117,5 +144,7 @@ def with_fpx(check):
             outs = list(output) if isinstance(output, (list, tuple)) else [output]
             ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
             r.fpx = [None if o is None else fpx_outputs(o, ins) for o in outs]
+            if r.fpx and r.fpx[0] is not None:
+                _inherent(r.fpx[0], op, ins, outs[0], kw)
         return r
     return wrapped

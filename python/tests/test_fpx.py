@@ -62,3 +62,41 @@ def test_no_exceptions_rule():
     assert not r and "invalid" in r.message
     with pytest.raises(lowp.LowpError):
         lowp.check("gemm", [a, b], c, rules=[{"no_exceptions": ["bogus"]}])
+
+
+def _fp16_gemm(a, b):
+    """A Python callable kernel: C = A B with every product and partial sum
+    rounded to fp16, left to right (what an fp16-accumulating kernel does)."""
+    m, k = a.shape
+    n = b.shape[1]
+    c = np.zeros((m, n), dtype=np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(m):
+            for j in range(n):
+                s = np.float16(0)
+                for l in range(k):
+                    s = np.float16(s + np.float16(a[i, l]) * np.float16(b[l, j]))
+                c[i, j] = s
+    return c
+
+
+def test_check_fpx_spurious_and_inherent():
+    # row 1 of A is (60000, 60000, -60000, 0): the fp16 running sum overflows
+    # at its second term though the exact result, 60000, fits fp16: spurious
+    a = np.zeros((3, 4), dtype=np.float16)
+    a[1, :3] = (60000, 60000, -60000)
+    b = np.zeros((4, 2), dtype=np.float16)
+    b[:3, 1] = 1
+    c = _fp16_gemm(a, b)
+    r = lowp.check("gemm", [a, b], c, fpx=True)
+    e = r.fpx[0]
+    assert e["first"] == 1 * 2 + 1 and e["kinds"] == ["overflow_inf"]
+    assert e["spurious"] is True and e["inherent"] is False and e["exact"] == 60000
+    # A row (60000, 60000, 0, 0) against a column of ones: the exact result
+    # 120000 overflows fp16 too: inherent, at output (2, 0)
+    a = np.zeros((3, 4), dtype=np.float16)
+    a[2, :2] = (60000, 60000)
+    b = np.zeros((4, 2), dtype=np.float16)
+    b[:2, 0] = 1
+    e = lowp.check("gemm", [a, b], _fp16_gemm(a, b), fpx=True).fpx[0]
+    assert e["first"] == 2 * 2 + 0 and e["inherent"] is True and e["exact"] == 120000

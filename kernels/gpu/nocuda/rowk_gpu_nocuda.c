@@ -13,6 +13,15 @@ int lowp_softmax_cuda(float *y, const float *x, size_t rows, size_t n, int stabl
   (void)y; (void)x; (void)rows; (void)n; (void)stable;
   return LOWP_EUNSUPPORTED;
 }
+int lowp_softmax_fpx_cuda(float *y, const float *x, size_t rows, size_t n, int stable,
+                          lowp_fpxd_t *trace) {
+  (void)y; (void)x; (void)rows; (void)n; (void)stable; (void)trace;
+  return LOWP_EUNSUPPORTED;
+}
+int lowp_unscale_fpx_cuda(float *g, size_t n, float inv_scale, int *found_inf, lowp_fpxd_t *trace) {
+  (void)g; (void)n; (void)inv_scale; (void)found_inf; (void)trace;
+  return LOWP_EUNSUPPORTED;
+}
 int lowp_layernorm_cuda(float *y, float *mean, float *var, const float *x, size_t rows,
                         size_t n, float eps, int variant) {
   (void)y; (void)mean; (void)var; (void)x; (void)rows; (void)n; (void)eps; (void)variant;

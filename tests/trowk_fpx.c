@@ -1,0 +1,145 @@
+/* trowk_fpx -- the CPU twin of the device tracer (kernels/common/fpxd.h): planted exceptions at their keys */
+
+/*
+ * The row kernels' CPU twins (kernels/cpu/rowk.c) traced with the device
+ * tracer's functions, on rows with one exception planted where the launch
+ * order (kernels/common/karith.h) puts it, the expected key derived here by
+ * hand from that order:
+ *   - exp(100) overflows fp32 at row 2, element 537: the fold's exp
+ *     (phase 0, op exp), again in the output pass, then inf / inf there;
+ *   - two exp(88.5) = 2.7e38 folded by the same thread (elements 10 and
+ *     266: thread 10) overflow at the fold's addition of element 266;
+ *   - the same two on threads 10 and 11 meet in the warp tree at offset 1
+ *     (level 4) on thread 0: element 256 * 4 + 0;
+ *   - on threads 0 and 32 (warps 0 and 1) in the warp fold: 256 * 5 + 1;
+ *   - a +inf input under max subtraction: inf - inf at its element (op sub);
+ *   - exps that all underflow to 0: 0 / 0 at every output, the first at 0;
+ *   - a NaN input: nan_propagated at its exp;
+ *   - unscale: a NaN gradient and one that overflows when multiplied by 2.
+ * The record is the same for 1 and several OpenMP threads, and the traced
+ * outputs have the untraced kernel's bits.
+ * Run: ctest --test-dir build -R trowk_fpx
+ */
+
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "common/fpxd.h"
+#include "common/rowk.h"
+#include "status.h"
+
+#define ROWS 4
+#define N 1000
+
+static float X[ROWS * N], Y[ROWS * N], Y2[ROWS * N];
+
+static void fill(float v) {
+  int i;
+  for (i = 0; i < ROWS * N; i++) X[i] = v;
+}
+
+/* run the traced softmax; check the first key's fields and a count */
+static void expect(const char *what, int stable, uint32_t row, unsigned phase, uint32_t elem, unsigned op,
+                   int kind, int count_kind, unsigned long long count) {
+  lowp_fpxd_t t;
+  uint32_t r, e;
+  unsigned ph, o;
+  int k;
+  lowp_test_check(lowp_softmax_fpx_cpu(Y, X, ROWS, N, stable, &t) == LOWP_OK, "%s: run", what);
+  lowp_fpxd_decode(t.first, &r, &ph, &e, &o, &k);
+  lowp_test_check(r == row && ph == phase && e == elem && o == op && k == kind,
+                  "%s: first (row %u, phase %u, element %u, op %u, kind %d), expected (%u, %u, %u, %u, %d)", what,
+                  r, ph, e, o, k, row, phase, elem, op, kind);
+  lowp_test_check(t.first == (lowp_fpxd_key(row, phase, elem, op) | (unsigned long long)kind), "%s: key", what);
+  lowp_test_check(t.count[count_kind] == count, "%s: count of kind %d: %llu, expected %llu", what, count_kind,
+                  t.count[count_kind], count);
+}
+
+static void softmax_cases(void) {
+  fill(0.5f);
+  X[2 * N + 537] = 100;
+  expect("exp(100) at row 2, element 537", 0, 2, LOWP_FPXD_FOLD, 537, LOWP_FPXD_EXP, LOWP_FPXD_OVF_INF,
+         LOWP_FPXD_OVF_INF, 2);
+  expect("... then inf / inf", 0, 2, LOWP_FPXD_FOLD, 537, LOWP_FPXD_EXP, LOWP_FPXD_OVF_INF, LOWP_FPXD_INVALID, 1);
+  fill(0);
+  X[N + 10] = X[N + 266] = 88.5f;
+  expect("fold addition of element 266 (thread 10)", 0, 1, LOWP_FPXD_FOLD, 266, LOWP_FPXD_ADD, LOWP_FPXD_OVF_INF,
+         LOWP_FPXD_OVF_INF, 1);
+  fill(0);
+  X[3 * N + 10] = X[3 * N + 11] = 88.5f;
+  expect("warp tree, offset 1, thread 0", 0, 3, LOWP_FPXD_TREE, 256 * 4 + 0, 0, LOWP_FPXD_OVF_INF,
+         LOWP_FPXD_OVF_INF, 1);
+  fill(0);
+  X[0] = X[32] = 88.5f;
+  expect("warp fold, warp 1", 0, 0, LOWP_FPXD_TREE, 256 * 5 + 1, 0, LOWP_FPXD_OVF_INF, LOWP_FPXD_OVF_INF, 1);
+  fill(1);
+  X[N + 5] = INFINITY;
+  expect("stable: inf - inf at row 1, element 5", 1, 1, LOWP_FPXD_FOLD, 5, LOWP_FPXD_SUB, LOWP_FPXD_INVALID,
+         LOWP_FPXD_INVALID, 2);
+  fill(-200);
+  expect("0 / 0 after exps underflow", 0, 0, LOWP_FPXD_OUT, 0, LOWP_FPXD_DIV, LOWP_FPXD_INVALID, LOWP_FPXD_INVALID,
+         ROWS * N);
+  fill(1);
+  X[7] = NAN;
+  expect("NaN input at element 7", 0, 0, LOWP_FPXD_FOLD, 7, LOWP_FPXD_EXP, LOWP_FPXD_NAN_PROP, LOWP_FPXD_INVALID,
+         0);
+}
+
+static void unscale_cases(void) {
+  static float g[20000];
+  lowp_fpxd_t t;
+  int found, i;
+  for (i = 0; i < 20000; i++) g[i] = 1e-3f * (float)(i % 7);
+  g[12345] = NAN;
+  g[100] = 3e38f;
+  lowp_test_check(lowp_unscale_fpx_cpu(g, 20000, 2.0f, &found, &t) == LOWP_OK && found == 1, "unscale run");
+  lowp_test_check(t.first == ((100ULL << 4) | LOWP_FPXD_OVF_INF) && t.count[LOWP_FPXD_OVF_INF] == 1 &&
+                      t.count[LOWP_FPXD_NAN_PROP] == 1,
+                  "unscale: first 0x%llx (overflow at 100 expected), counts %llu %llu", t.first,
+                  t.count[LOWP_FPXD_OVF_INF], t.count[LOWP_FPXD_NAN_PROP]);
+  g[100] = 1;
+  g[12345] = NAN;
+  (void)lowp_unscale_fpx_cpu(g, 20000, 0.5f, &found, &t);
+  lowp_test_check(t.first == ((12345ULL << 4) | LOWP_FPXD_NAN_PROP), "unscale: NaN at 12345: 0x%llx", t.first);
+}
+
+/* random rows with exceptions scattered: the same record for any thread
+   count, and the untraced kernel's bits */
+static void invariance(void) {
+  lowp_fpxd_t a, b;
+  int i, same = 1;
+  srand(36);
+  for (i = 0; i < ROWS * N; i++) X[i] = (float)(rand() % 2000) / 10.0f - 100.0f;
+  X[3 * N + 999] = NAN;
+#ifdef _OPENMP
+  omp_set_num_threads(1);
+#endif
+  (void)lowp_softmax_fpx_cpu(Y, X, ROWS, N, 0, &a);
+#ifdef _OPENMP
+  omp_set_num_threads(4);
+#endif
+  (void)lowp_softmax_fpx_cpu(Y2, X, ROWS, N, 0, &b);
+  lowp_test_check(memcmp(&a, &b, sizeof a) == 0 && a.first != LOWP_FPXD_NONE,
+                  "1 vs 4 threads: 0x%llx vs 0x%llx", a.first, b.first);
+  (void)lowp_softmax_cpu(Y2, X, ROWS, N, 0);
+  for (i = 0; i < ROWS * N; i++) same &= memcmp(&Y[i], &Y2[i], sizeof Y[i]) == 0;
+  lowp_test_check(same, "traced outputs differ from the untraced kernel's");
+  printf("random rows: first key 0x%016llx, overflow %llu, invalid %llu, nan %llu\n", a.first,
+         a.count[LOWP_FPXD_OVF_INF], a.count[LOWP_FPXD_INVALID], a.count[LOWP_FPXD_NAN_PROP]);
+}
+
+int main(void) {
+  lowp_test_start("trowk_fpx");
+  softmax_cases();
+  unscale_cases();
+  invariance();
+  return lowp_test_end();
+}
