@@ -99,23 +99,27 @@ void lowp_ampc_triad_free(lowp_ampc_triad_t *t) {
 #define NCHAIN 12
 #define CHAIN_ITERS 65536L /* 2^16: the sums stay exact powers of two (see the header) */
 
+/* every lane of every accumulator (stored in v) holds want */
+static int chains_hold(const float *v, float want) {
+  int i, ok = 1;
+  for (i = 0; i < NCHAIN * 16; i++) ok &= v[i] == want;
+  return ok;
+}
+
 /* 12 chains of VFMADD231PS: acc += 1 * 2^-20; seconds, and the check */
 __attribute__((target("avx512f"))) static double chain_fp32(int *ok) {
   __m512 a = _mm512_set1_ps(1.0f), b = _mm512_set1_ps(0x1p-20f), acc[NCHAIN];
-  float out[16];
+  float out[NCHAIN * 16];
   double t;
   long i;
-  int k, j;
+  int k;
   for (k = 0; k < NCHAIN; k++) acc[k] = _mm512_setzero_ps();
   t = now_s();
   for (i = 0; i < CHAIN_ITERS; i++)
     for (k = 0; k < NCHAIN; k++) acc[k] = _mm512_fmadd_ps(a, b, acc[k]);
   t = now_s() - t;
-  *ok = 1;
-  for (k = 0; k < NCHAIN; k++) {
-    _mm512_storeu_ps(out, acc[k]);
-    for (j = 0; j < 16; j++) *ok &= out[j] == (float)CHAIN_ITERS * 0x1p-20f;
-  }
+  for (k = 0; k < NCHAIN; k++) _mm512_storeu_ps(out + 16 * k, acc[k]);
+  *ok = chains_hold(out, (float)CHAIN_ITERS * 0x1p-20f);
   return t;
 }
 
@@ -124,20 +128,17 @@ __attribute__((target("avx512f,avx512bf16"))) static double chain_bf16(int *ok) 
   __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1.0f), _mm512_set1_ps(1.0f));
   __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0x1p-20f), _mm512_set1_ps(0x1p-20f));
   __m512 acc[NCHAIN];
-  float out[16];
+  float out[NCHAIN * 16];
   double t;
   long i;
-  int k, j;
+  int k;
   for (k = 0; k < NCHAIN; k++) acc[k] = _mm512_setzero_ps();
   t = now_s();
   for (i = 0; i < CHAIN_ITERS; i++)
     for (k = 0; k < NCHAIN; k++) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
   t = now_s() - t;
-  *ok = 1;
-  for (k = 0; k < NCHAIN; k++) {
-    _mm512_storeu_ps(out, acc[k]);
-    for (j = 0; j < 16; j++) *ok &= out[j] == (float)CHAIN_ITERS * 0x1p-19f;
-  }
+  for (k = 0; k < NCHAIN; k++) _mm512_storeu_ps(out + 16 * k, acc[k]);
+  *ok = chains_hold(out, (float)CHAIN_ITERS * 0x1p-19f);
   return t;
 }
 
