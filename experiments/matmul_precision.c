@@ -61,9 +61,11 @@
  *   Time budget: every format with 8 seeds up to n = big (1000; 3 seeds
  *   gave t_{0.975,2} = 4.30 and nearly useless intervals); above it
  *   one seed of bigformats (fp32, fp16, bf16), without |A||B| (bigabs=0: no
- *   componentwise backward error there). About 153 s of CPU (user + sys) on
- *   the 2-core reference machine, 135 s before the tensor-core model ran on
- *   whole products and OpenBLAS joined (the reference run took 70 s then).
+ *   componentwise backward error there). With 3 seeds it took about 153 s
+ *   of CPU (user + sys) on the 2-core reference machine, 135 s before the
+ *   tensor-core model ran on whole products and OpenBLAS joined (the
+ *   reference run took 70 s then); 8 seeds multiply the n <= big part by
+ *   8/3 (not yet timed on a quiet machine).
  * Run: lowp run matmul-precision [--sizes=64,...,4096] [--seeds=8]
  *   [--big=1000] [--bigseeds=1] [--bigformats=fp32,fp16,bf16]
  *   [--tcmax=1000] [--bigabs=0] [--model=h100] [--sgemm=1]
