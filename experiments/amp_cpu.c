@@ -93,6 +93,81 @@ void lowp_ampc_triad_free(lowp_ampc_triad_t *t) {
   t->a = t->b = t->c = NULL;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define NCHAIN 12
+#define CHAIN_ITERS 65536L /* 2^16: the sums stay exact powers of two (see the header) */
+
+/* every lane of every accumulator (stored in v) holds want */
+static int chains_hold(const float *v, float want) {
+  int i, ok = 1;
+  for (i = 0; i < NCHAIN * 16; i++) ok &= v[i] == want;
+  return ok;
+}
+
+/* 12 chains of VFMADD231PS: acc += 1 * 2^-20; seconds, and the check */
+__attribute__((target("avx512f"))) static double chain_fp32(int *ok) {
+  __m512 a = _mm512_set1_ps(1.0f), b = _mm512_set1_ps(0x1p-20f), acc[NCHAIN];
+  float out[NCHAIN * 16];
+  double t;
+  long i;
+  int k;
+  for (k = 0; k < NCHAIN; k++) acc[k] = _mm512_setzero_ps();
+  t = now_s();
+  for (i = 0; i < CHAIN_ITERS; i++)
+    for (k = 0; k < NCHAIN; k++) acc[k] = _mm512_fmadd_ps(a, b, acc[k]);
+  t = now_s() - t;
+  for (k = 0; k < NCHAIN; k++) _mm512_storeu_ps(out + 16 * k, acc[k]);
+  *ok = chains_hold(out, (float)CHAIN_ITERS * 0x1p-20f);
+  return t;
+}
+
+/* 12 chains of VDPBF16PS: acc += 1 * 2^-20 + 1 * 2^-20 per lane; seconds, and the check */
+__attribute__((target("avx512f,avx512bf16"))) static double chain_bf16(int *ok) {
+  __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1.0f), _mm512_set1_ps(1.0f));
+  __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0x1p-20f), _mm512_set1_ps(0x1p-20f));
+  __m512 acc[NCHAIN];
+  float out[NCHAIN * 16];
+  double t;
+  long i;
+  int k;
+  for (k = 0; k < NCHAIN; k++) acc[k] = _mm512_setzero_ps();
+  t = now_s();
+  for (i = 0; i < CHAIN_ITERS; i++)
+    for (k = 0; k < NCHAIN; k++) acc[k] = _mm512_dpbf16_ps(acc[k], a, b);
+  t = now_s() - t;
+  for (k = 0; k < NCHAIN; k++) _mm512_storeu_ps(out + 16 * k, acc[k]);
+  *ok = chains_hold(out, (float)CHAIN_ITERS * 0x1p-19f);
+  return t;
+}
+
+double lowp_ampc_bf16_rate_ratio(int has_bf16, int reps, double *gf32, double *gf16) {
+  double b32 = INFINITY, b16 = INFINITY, n = (double)CHAIN_ITERS * NCHAIN;
+  int r, ok32 = 1, ok16 = 1, ok;
+  *gf32 = *gf16 = NAN;
+  if (!has_bf16 || reps < 1) return NAN;
+  for (r = 0; r < reps; r++) { /* interleaved: a load change hits both */
+    double t = chain_fp32(&ok);
+    ok32 &= ok;
+    if (t < b32) b32 = t;
+    t = chain_bf16(&ok);
+    ok16 &= ok;
+    if (t < b16) b16 = t;
+  }
+  if (!ok32 || !ok16) return NAN;
+  *gf32 = 32.0 * n / b32 / 1e9;
+  *gf16 = 64.0 * n / b16 / 1e9;
+  return *gf16 / *gf32;
+}
+#else
+double lowp_ampc_bf16_rate_ratio(int has_bf16, int reps, double *gf32, double *gf16) {
+  (void)has_bf16; (void)reps;
+  *gf32 = *gf16 = NAN;
+  return NAN;
+}
+#endif
+
 static int cmp_double(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
   return (a > b) - (a < b);

@@ -46,6 +46,22 @@ double lowp_ampc_triad_run(lowp_ampc_triad_t *t, int reps);
 /** @brief Free the arrays (a zeroed or freed t is harmless). */
 void lowp_ampc_triad_free(lowp_ampc_triad_t *t);
 
+/**
+ * @brief The arithmetic rates of one core's bf16 and fp32 vector units and
+ * their ratio: register-resident chains of VDPBF16PS (AVX512_BF16: 16 lanes
+ * x 2 bf16 products summed into fp32, 64 flops) against VFMADD231PS (16
+ * lanes, 32 flops), 12 independent accumulators each (more than latency x
+ * ports on current cores), best of reps. Validated: every accumulator must
+ * hold its exact sum (1 x 2^-20 added 2^16 times, a power of two: no
+ * rounding), else NAN. Not a GEMM and not a layer step: what the units can
+ * do where a library used them (this OpenBLAS may have no bf16 GEMM).
+ * @param has_bf16 the CPU has AVX512_BF16 (CPUID, lib/cpu.h); 0: nothing run
+ * @param[out] gf32, gf16 GFLOP/s of each chain (NAN when not measured)
+ * @return gf16 / gf32, or NAN: no AVX512_BF16, not an x86-64 build, or a
+ *   chain that failed its check
+ */
+double lowp_ampc_bf16_rate_ratio(int has_bf16, int reps, double *gf32, double *gf16);
+
 /** @brief Median of v[0..n) (sorts v; the mean of the middle two for even n). */
 double lowp_ampc_median(double *v, size_t n);
 

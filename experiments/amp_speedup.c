@@ -44,9 +44,12 @@
  *      per array and over one activation tensor per array); each roof is
  *      then raised to the highest rate any kernel of the run reached (that
  *      kernel is named), so that no achieved rate exceeds its roof and the
- *      roofline's step is a lower bound of the measured one. bf16 is not
- *      timed in C: whether the CPU has bf16/fp16 units (CPUID, lib/cpu.c) and
- *      whether this OpenBLAS has cblas_sbgemm is reported, and
+ *      roofline's step is a lower bound of the measured one. The layer is
+ *      not timed in bf16 in C: whether the CPU has bf16/fp16 units (CPUID,
+ *      lib/cpu.c) and whether this OpenBLAS has cblas_sbgemm is reported;
+ *      where the CPU has AVX512_BF16, the bf16/fp32 ratio of the units'
+ *      arithmetic rate is measured (lowp_ampc_bf16_rate_ratio: validated
+ *      VDPBF16PS against VFMADD231PS chains, timing.json), "absent" otherwise;
  *      python/tests_torch/test_amp_cpu.py (label torch) times fp32 against
  *      bf16 with PyTorch's CPU kernels where PyTorch is installed.
  *   4. On a GPU (CUDA build and a device; tools/gpu.sh runs this): the same
@@ -434,6 +437,7 @@ typedef struct {
   lowp_ampc_triad_t tb, ts;      /* triads: stream_mb per array, and one activation tensor per array */
   double sq_gemm, triad, triad_small, roof_gemm, roof_bw;
   double step_med, step_fast, step_slow, gemm_med, mem_med, pstep, pgemm, pmem;
+  double r16, gf32, gf16;        /* bf16 / fp32 arithmetic rate of one core's units (NAN: not measured) */
   char gemm_src[96], bw_src[96];
   lowp_rdevice_t cpu;
   lowp_cpu_units16_t u;
@@ -1110,6 +1114,17 @@ static void cpu_units_text(char *q, size_t len, const cpu_t *C, const char *engi
                  "cblas_sbgemm): a bf16 GEMM through it is fp32 arithmetic plus conversions, so it is not timed and "
                  "the measurement is fp32 only; the torch script (python/tests_torch/test_amp_cpu.py, label torch) "
                  "times bf16 with PyTorch's CPU kernels where PyTorch is installed.");
+  if (isfinite(C->r16)) {
+    char b[640];
+    snprintf(b, sizeof b, "Measured bf16/fp32 ratio of the units' arithmetic rate (one core, register-resident "
+             "chains of VDPBF16PS against VFMADD231PS, each validated, best of the run; experiments/amp_cpu.c): %.3g "
+             "(bf16 %.3g GFLOP/s, fp32 %.3g GFLOP/s): the most a bf16 GEMM could gain here over an fp32 one at the "
+             "same efficiency; AMX-BF16 tiles are not timed. ", C->r16, C->gf16, C->gf32);
+    strncat(q, b, len - strlen(q) - 1);
+  } else
+    strncat(q, C->u.avx512_bf16 ? "The bf16/fp32 rate ratio could not be measured (a chain failed its check). "
+                                : "A bf16/fp32 rate ratio of this CPU: absent (no AVX512_BF16 unit). ",
+            len - strlen(q) - 1);
 }
 
 static void cpu_json(amp_t *A, cpu_t *C) {
@@ -1121,6 +1136,11 @@ static void cpu_json(amp_t *A, cpu_t *C) {
   cJSON_AddBoolToObject(C->cj, "cpu_has_avx512_fp16", C->u.avx512_fp16);
   cJSON_AddBoolToObject(C->cj, "cpu_has_amx_fp16", C->u.amx_fp16);
   cJSON_AddStringToObject(C->cj, "bf16_gemm_engine", bf16_engine(A));
+  if (isfinite(C->r16)) { /* the units' rates (lowp_ampc_bf16_rate_ratio); null where absent */
+    cJSON_AddNumberToObject(C->cj, "bf16_fp32_rate_ratio", C->r16);
+    cJSON_AddNumberToObject(C->cj, "bf16_vdpbf16ps_gflops", C->gf16);
+    cJSON_AddNumberToObject(C->cj, "fp32_fma_gflops", C->gf32);
+  } else cJSON_AddNullToObject(C->cj, "bf16_fp32_rate_ratio");
   cJSON_AddStringToObject(C->cj, "precision", "fp32");
   cJSON_AddNumberToObject(C->cj, "batch", (double)A->c.cdims.batch);
   cJSON_AddNumberToObject(C->cj, "seq", (double)A->c.cdims.seq);
@@ -1141,7 +1161,7 @@ static void cpu_json(amp_t *A, cpu_t *C) {
 }
 
 static void cpu_answer(lowp_run_t *r, amp_t *A, cpu_t *C) {
-  char m[6144], q[1536];
+  char m[6144], q[2048];
   double gfl = 0;
   size_t i;
   for (i = 0; i < A->cnk; i++)
@@ -1181,6 +1201,7 @@ static int measure_cpu(lowp_run_t *r, amp_t *A) {
     st = cpu_time(r, A, &C);
     if (!st) cpu_reduce(A, &C);
     if (!st) st = cpu_write(r, A, &C);
+    if (!st) C.r16 = lowp_ampc_bf16_rate_ratio(C.u.avx512_bf16, 20, &C.gf32, &C.gf16);
     if (!st) cpu_answer(r, A, &C);
   } else if (!st)
     cJSON_AddStringToObject(C.cj, "answer", "not timed: a GEMM failed validation");

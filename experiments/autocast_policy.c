@@ -450,6 +450,7 @@ static tensor_t weight(size_t r, size_t c, lowp_rng_t *g) {
    mean/std), over its rows. */
 typedef struct {
   double err;   /* mean relative error over the rows with a finite result */
+  double errd;  /* the same against the exact variance of the unrounded (fp32) data: the data's rounding included */
   double bnd;   /* mean of the rigorous bound (lowp_bound_variance) over the same rows */
   double worst; /* the largest ratio error / bound */
   long rows;    /* rows used (rounded data not constant) */
@@ -552,8 +553,9 @@ static int measure_accum_ops(ac_t *a) {
 static const lowp_format_t *vacc(size_t q, size_t acc) { return acc ? &LOWP_FMT_FP32 : VF[q]; }
 
 /* one row xq of n values of VF[q] at mean/std index k: each method with the
-   statistics in each format, its error and its bound */
-static void var_row(ac_t *a, const double *xq, size_t n, size_t q, size_t k) {
+   statistics in each format, its error and its bound; evd the exact variance
+   of the row before it was rounded to VF[q] (errd: the error the user sees) */
+static void var_row(ac_t *a, const double *xq, size_t n, size_t q, size_t k, double evd) {
   double mean = NAN, ev = exact_var(xq, n, &mean);
   size_t acc, m;
   /* rows whose rounded data are all equal (variance 0) have no relative
@@ -568,6 +570,7 @@ static void var_row(ac_t *a, const double *xq, size_t n, size_t q, size_t k) {
       c->rows++;
       if (!isfinite(vv)) { c->ovf++; continue; } /* overflow: the bound does not apply */
       e = fabs(vv - ev) / ev;
+      c->errd += fabs(vv - evd) / evd;
       b = lowp_bound_variance(xq, n, (lowp_var_alg_t)m, lowp_format_u(A), lowp_format_xmins(A) / 2, mean, ev);
       c->err += e;
       c->bnd += b;
@@ -596,7 +599,7 @@ static int var_csv(lowp_run_t *r, const ac_t *a) {
   double lvl = var_ovf_level(a);
   size_t q, acc, m, k;
   if (!fv) return 2;
-  fprintf(fv, "series,ratio,rel_err,bound,rows,overflow_rows,plot_y\n");
+  fprintf(fv, "series,ratio,rel_err,bound,rows,overflow_rows,plot_y,rel_err_vs_unrounded\n");
   for (acc = NVA; acc-- > 0;)
     for (q = 0; q < 3; q++)
       for (m = 0; m < NVM; m++)
@@ -604,8 +607,9 @@ static int var_csv(lowp_run_t *r, const ac_t *a) {
           const vcell_t *c = &a->vc[q][acc][m][k];
           double y = c->ovf ? lvl : (c->err > 1e-12 ? c->err : 1e-12);
           if (!c->rows || (acc && vacc(q, acc) == VF[q])) continue; /* no usable row; fp32 data once */
-          fprintf(fv, "%s %s %s stats,%.6g,%.6g,%.6g,%ld,%ld,%.6g\n", VF[q]->name, VM_NAME[m], vacc(q, acc)->name,
-                  pow(10.0, 0.5 * (double)k), c->err, c->bnd, c->rows, c->ovf, y);
+          fprintf(fv, "%s %s %s stats,%.6g,%.6g,%.6g,%ld,%ld,%.6g,%.6g\n", VF[q]->name, VM_NAME[m],
+                  vacc(q, acc)->name, pow(10.0, 0.5 * (double)k), c->err, c->bnd, c->rows, c->ovf, y,
+                  c->ovf ? lvl : c->errd);
         }
   return fclose(fv) == 0 ? 0 : 2;
 }
@@ -621,10 +625,12 @@ static int measure_variance(lowp_run_t *r, ac_t *a) {
   for (k = 0; k < NRATIO; k++) {
     double ratio = pow(10.0, 0.5 * (double)k);
     for (row = 0; row < (size_t)c.vrows; row++) {
+      double mean, evd;
       for (i = 0; i < n; i++) xv[i] = (double)(float)(ratio + lowp_rng_normal(&a->g));
+      evd = exact_var(xv, n, &mean);
       for (q = 0; q < 3; q++) {
         for (i = 0; i < n; i++) xq[i] = rf(xv[i], VF[q]); /* the data are values of the format tested */
-        var_row(a, xq, n, q, k);
+        var_row(a, xq, n, q, k, evd);
       }
     }
     lowp_run_progress(r, "variance: mean/std = %g", ratio);
@@ -635,6 +641,7 @@ static int measure_variance(lowp_run_t *r, ac_t *a) {
     for (i = 0; i < 3 * NVA * NVM * NRATIO; i++) {
       long fin = cl[i].rows - cl[i].ovf;
       cl[i].err = fin ? cl[i].err / (double)fin : NAN;
+      cl[i].errd = fin ? cl[i].errd / (double)fin : NAN;
       cl[i].bnd = fin ? cl[i].bnd / (double)fin : NAN;
     }
   }
@@ -745,8 +752,9 @@ static void render_tables(lowp_run_t *r, ac_t *a) {
   }
 }
 
-/* variance.png (acc 1: the statistics in fp32, data fp16, bf16, fp32; the
-   bounds on the fp16 data) or variance_low.png (acc 0: the statistics in the
+/* variance.png (acc 1: the statistics in fp32, data fp16, bf16, fp32, each
+   with its bounds, and the two-pass error against the unrounded data, which
+   includes the data's own rounding) or variance_low.png (acc 0: the statistics in the
    data's own format, fp16 and bf16, each with its bound); overflowing points
    drawn on a line a decade above the rest */
 static int plot_variance(lowp_run_t *r, const ac_t *a, int acc) {
@@ -754,8 +762,8 @@ static int plot_variance(lowp_run_t *r, const ac_t *a, int acc) {
                                       "linespoints pt 9 lc rgb '%s'"};
   static const int bdt[NVM] = {3, 4, 5};
   lowp_plot_t pl = {NULL, "mean / standard deviation", "relative error of the variance", 1, 1, NULL};
-  lowp_series_t s[3 * NVM * 2];
-  char nm[3 * NVM * 2][96], flt[3 * NVM * 2][64], sty[3 * NVM * 2][96], extra[900];
+  lowp_series_t s[3 * NVM * 2 + 2];
+  char nm[3 * NVM * 2 + 2][96], flt[3 * NVM * 2 + 2][64], sty[3 * NVM * 2 + 2][96], extra[900];
   size_t q, m, k, ns = 0, nq = acc ? 3 : 2;
   double top = 1, lvl;
   int any_ovf = 0, any_zero = 0, len;
@@ -766,6 +774,7 @@ static int plot_variance(lowp_run_t *r, const ac_t *a, int acc) {
         any_ovf |= c->ovf > 0;
         any_zero |= c->rows > c->ovf && !c->ovf && c->err <= 1e-12;
         if (c->err > top) top = c->err;
+        if (acc && c->errd > top) top = c->errd;
       }
   lvl = var_ovf_level(a);
   pl.title = acc ? "Variance with fp32 statistics (PyTorch's layer_norm for fp16/bf16 data)"
@@ -789,16 +798,23 @@ static int plot_variance(lowp_run_t *r, const ac_t *a, int acc) {
       x1.title = nm[ns]; x1.filter = flt[ns]; x1.style = sty[ns]; x1.dashed = m > 0;
       s[ns++] = x1;
     }
-  for (q = 0; q < (acc ? 1u : nq); q++)
+  for (q = 0; q < nq; q++)
     for (m = 0; m < NVM; m++) { /* bounds: column 4 */
       lowp_series_t x1 = {"variance.csv", 2, 4, NULL, NULL, NULL, 1, 0};
       snprintf(flt[ns], sizeof flt[ns], "%s %s %s stats", VF[q]->name, VM_NAME[m], vacc(q, (size_t)acc)->name);
-      snprintf(nm[ns], sizeof nm[ns], "bound, %s, %s%s", VM_NAME[m], VF[q]->name, acc ? " data" : "");
-      snprintf(sty[ns], sizeof sty[ns], "lines dt %d lc rgb '%s'", bdt[m],
-               acc ? "#444444" : lowp_result_format_color(VF[q]->name));
+      snprintf(nm[ns], sizeof nm[ns], "bound, %s, %s data", VM_NAME[m], VF[q]->name);
+      snprintf(sty[ns], sizeof sty[ns], "lines dt %d lc rgb '%s'", bdt[m], lowp_result_format_color(VF[q]->name));
       x1.title = nm[ns]; x1.filter = flt[ns]; x1.style = sty[ns];
       s[ns++] = x1;
     }
+  for (q = 0; acc && q < 2; q++) { /* fp16/bf16 data, two-pass, against the unrounded data: column 8 */
+    lowp_series_t x1 = {"variance.csv", 2, 8, NULL, NULL, NULL, 1, 0};
+    snprintf(flt[ns], sizeof flt[ns], "%s %s %s stats", VF[q]->name, VM_NAME[V_TWOPASS], vacc(q, 1)->name);
+    snprintf(nm[ns], sizeof nm[ns], "%s data, %s, vs unrounded data", VF[q]->name, VM_NAME[V_TWOPASS]);
+    snprintf(sty[ns], sizeof sty[ns], "linespoints pt 2 ps 1.5 lc rgb '%s'", lowp_result_format_color(VF[q]->name));
+    x1.title = nm[ns]; x1.filter = flt[ns]; x1.style = sty[ns];
+    s[ns++] = x1;
+  }
   return lowp_plot(r->outdir, acc ? "variance" : "variance_low", &pl, s, ns);
 }
 
@@ -843,11 +859,15 @@ static int render_plots(lowp_run_t *r, ac_t *a) {
     vcell_t *f = a->vc[0][1][V_ONEPASS], *l = a->vc[0][0][V_ONEPASS];
     var_cell(o16, sizeof o16, &a->vc[0][1][V_ONEPASS][4]);
     snprintf(cap, sizeof cap, "Layer-norm statistics under cancellation, computed in fp32 as PyTorch's layer_norm "
-             "does for fp16 and bf16 tensors: relative error of the variance (points; mean over the rows) and its "
-             "rigorous bound (grey dotted or dash-dotted line, one per method: lowp_bound_variance on the fp16 data; "
-             "it holds on every row). At mean/std = 100, fp16 data: one-pass %s, two-pass %.1e, Welford %.1e; fp32 "
-             "data: one-pass %.1e.", o16, a->vc[0][1][V_TWOPASS][4].err, a->vc[0][1][V_WELFORD][4].err,
-             a->vc[2][0][V_ONEPASS][4].err);
+             "does for fp16 and bf16 tensors: relative error of the variance against the exact variance of the data "
+             "as stored (points; mean over the rows) and its rigorous bound (dotted or dash-dotted line in the data "
+             "format's colour, one per method and data format: lowp_bound_variance; it holds on every row). An error "
+             "of 0 means exact for the stored data; the crosses are the two-pass error against the exact variance of "
+             "the unrounded fp32 data, which the rounding to fp16 or bf16 dominates. At mean/std = 100, fp16 data: "
+             "one-pass %s, two-pass %.1e (%.1e against the unrounded data), Welford %.1e; bf16 data: two-pass %.1e "
+             "(%.1e against the unrounded data); fp32 data: one-pass %.1e.", o16, a->vc[0][1][V_TWOPASS][4].err,
+             a->vc[0][1][V_TWOPASS][4].errd, a->vc[0][1][V_WELFORD][4].err, a->vc[1][1][V_TWOPASS][4].err,
+             a->vc[1][1][V_TWOPASS][4].errd, a->vc[2][0][V_ONEPASS][4].err);
     lowp_result_plot(plots, "variance.png", cap);
     var_cell(o16, sizeof o16, &l[4]);
     var_cell(t16, sizeof t16, &a->vc[0][0][V_TWOPASS][4]);

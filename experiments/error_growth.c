@@ -540,9 +540,18 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
   lowp_plot_t p;
   static notes_t n;
   char sty[3 * MAXSER][96], btitle[2 * MAXSER][300], ctitle[MAXSER][600];
+  char exact[600] = "";
+  size_t nexact = 0;
   memset(s, 0, sizeof s);
   for (i = 0, ci = 0; i < L->n; i++) {
+    int pos = 0;
     if (!g->used[i]) continue;
+    for (k = 0; k < nx; k++) pos |= g->mean[i][k] > 0;
+    if (!pos) { /* error 0 at every size: no point on the log axis, so no key entry; named in a label */
+      if (strlen(exact) + strlen(L->s[i].label) + 4 < sizeof exact)
+        snprintf(exact + strlen(exact), sizeof exact - strlen(exact), "%s%s", nexact ? "\\n" : "", L->s[i].label);
+      nexact++;
+    }
     s[c].csv = csv; s[c].xcol = 2; s[c].ycol = 3; s[c].title = L->s[i].label;
     s[c].style = lowp_result_series_style(ci, "linespoints", sty[c], sizeof sty[c]);
     if (g->same[i] >= 0) { /* drawn over an earlier curve: open circles around its points, and said so */
@@ -551,7 +560,7 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
       s[c].title = ctitle[i];
     }
     s[c].filter = L->s[i].label; s[c].filter_col = 1;
-    c++;
+    if (pos) c++;
     for (j = 0; j < 2; j++) {
       char *bt = btitle[2 * i + (size_t)j];
       if (!has_bound(g, i, j, nx)) continue;
@@ -594,8 +603,9 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
       for (k = 0; g->used[i] && k < nx; k++) zeros += g->mean[i][k] == 0;
     if (zeros)
       n.len += (size_t)snprintf(n.extra + n.len, sizeof n.extra - n.len, "\nset label %d \"%d points not drawn: their error is\\n"
-                                "exactly 0 (no place on a log axis)\" at screen %.3f, screen %.3f left font ',9' "
-                                "noenhanced", n.nlab + 1, zeros, n.x0, 0.42 - 0.075 * n.nlab / 2);
+                                "exactly 0 (no place on a log axis)%s%s\" at screen %.3f, screen %.3f left font ',9' "
+                                "noenhanced", n.nlab + 1, zeros, nexact ? ";\\nexact at every size:\\n" : "", exact,
+                                n.x0, 0.42 - 0.075 * n.nlab / 2);
   }
   p.extra = n.extra;
   return lowp_plot(r->outdir, base, &p, s, c);
@@ -1083,9 +1093,13 @@ static void record_bounds(found_t *F, const char *what, const series_list_t *L, 
   "Every drawn bound is checked against the max error over the trials at every size (verdicts). The "          \
   "probabilistic bound (Higham & Mary 2019, P >= 0.99 per sum) assumes independent mean-zero rounding "        \
   "errors: it is cut from the first size where a trial has more than sqrt(n) stagnating steps (a term below "   \
-  "u |s| of the running sum, whose error is one-signed). Kahan's bound 2u + 4nu^2 is heuristic (the "           \
-  "second-order constant is lowp's, not a theorem; used while n u <= 0.1): dash-dotted, and kept out of the "   \
-  "checked counts."
+  "u |s| of the running sum, whose error is one-signed)."
+
+/* the sums' plots only: the one model with a heuristic bound (tools/plot_check.py --captions holds a caption's
+   "dash-dotted" to a dash-dotted curve) */
+#define KAHAN_NOTE                                                                                         \
+  "Kahan's bound 2u + 4nu^2 is heuristic (the second-order constant is lowp's, not a theorem; used while "     \
+  "n u <= 0.1): dash-dotted, and kept out of the checked counts."
 
 /* what the tensor-core curves rest on (extrapolation.h) */
 #define TC_NOTE                                                                                            \
@@ -1228,7 +1242,7 @@ static int run_sums(lowp_run_t *r, const plan_t *P, found_t *F) {
     snprintf(base, sizeof base, "sum_%s.png", P->dnames[di]);
     snprintf(cap, sizeof cap, "Sums: mean backward error over the trials (%s; column trials of %s) against n "
              "per summation model, each with the bound of its own method from the pipeline (dashed, in its "
-             "colour; probabilistic bound dotted); a bound >= 1 is vacuous and not drawn. " BOUNDS_NOTE " " SAME_NOTE " Zero errors "
+             "colour; probabilistic bound dotted); a bound >= 1 is vacuous and not drawn. " BOUNDS_NOTE " " KAHAN_NOTE " " SAME_NOTE " Zero errors "
              "are not drawn (log axis).", trials_text(tt, sizeof tt, P->tn, P->nv, P->ns, "n"), csv);
     lowp_result_plot(F->plots, base, cap);
   }
@@ -1261,7 +1275,8 @@ static int run_dots(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size_
   snprintf(cap, sizeof cap, "Dot products: mean backward error over the trials (%s; column trials of %s) "
            "against n per accumulation model, each with the bound of its own method from the pipeline "
            "(tensor-core model, gamma of the order; dashed, in its colour; probabilistic bound dotted); a bound "
-           ">= 1 is vacuous and not drawn. " BOUNDS_NOTE " " TC_NOTE " " SAME_NOTE " Zero errors are not drawn (log axis).",
+           ">= 1 is vacuous and not drawn. " BOUNDS_NOTE " " TC_NOTE " " SAME_NOTE " Zero errors are not drawn (log axis): a curve exact at every size is left out of the "
+           "key and named in the plot.",
            trials_text(tt, sizeof tt, P->tn, P->nv, P->ns, "n"), csv);
   lowp_result_plot(F->plots, base, cap);
   for (i = 0; i < P->dots.n; i++) {
@@ -1314,7 +1329,8 @@ static int run_gemms(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size
   snprintf(base, sizeof base, "gemm_%s_%s.png", f->name, P->dnames[di]);
   snprintf(cap, sizeof cap, "GEMMs: worst element's backward error against k, mean over the trials (%s; column "
            "trials of %s), per model, each with the bound of its own method (dashed; probabilistic dotted); a "
-           "bound >= 1 is vacuous and not drawn. " BOUNDS_NOTE " " TC_NOTE " " SAME_NOTE, trials_text(tt, sizeof tt, P->tk, P->kv, P->nk, "k"), csv);
+           "bound >= 1 is vacuous and not drawn. " BOUNDS_NOTE " " TC_NOTE " " SAME_NOTE " Zero errors are not drawn "
+           "(log axis): a curve exact at every size is left out of the key and named in the plot.", trials_text(tt, sizeof tt, P->tk, P->kv, P->nk, "k"), csv);
   lowp_result_plot(F->plots, base, cap);
   for (i = 0; i < P->dots.n; i++) {
     cJSON *row;

@@ -58,12 +58,15 @@
  *   Growth: per seed, least-squares slope of log(error) on log(n) over the
  *   sizes; mean over seeds, their range and a t-based 95% confidence
  *   interval (mean +- t_{0.975, S-1} sd / sqrt(S)).
- *   Time budget: every format with 3 seeds up to n = big (1000); above it
+ *   Time budget: every format with 8 seeds up to n = big (1000; 3 seeds
+ *   gave t_{0.975,2} = 4.30 and nearly useless intervals); above it
  *   one seed of bigformats (fp32, fp16, bf16), without |A||B| (bigabs=0: no
- *   componentwise backward error there). About 153 s of CPU (user + sys) on
- *   the 2-core reference machine, 135 s before the tensor-core model ran on
- *   whole products and OpenBLAS joined (the reference run took 70 s then).
- * Run: lowp run matmul-precision [--sizes=64,...,4096] [--seeds=3]
+ *   componentwise backward error there). With 3 seeds it took about 153 s
+ *   of CPU (user + sys) on the 2-core reference machine, 135 s before the
+ *   tensor-core model ran on whole products and OpenBLAS joined (the
+ *   reference run took 70 s then); 8 seeds multiply the n <= big part by
+ *   8/3 (not yet timed on a quiet machine).
+ * Run: lowp run matmul-precision [--sizes=64,...,4096] [--seeds=8]
  *   [--big=1000] [--bigseeds=1] [--bigformats=fp32,fp16,bf16]
  *   [--tcmax=1000] [--bigabs=0] [--model=h100] [--sgemm=1]
  * Expected / acceptance: every backward error within its bound where the
@@ -101,7 +104,7 @@ static const lowp_param_t params[] = {
     {"sizes", "64,128,256,512,1000,2048,4096", "16,32,64,100",
      "matrix sizes n (n x n times n x n), all measured on the full matrix"},
     {"head", "1000", "64", "the size of the exercise's question (one of sizes)"},
-    {"seeds", "3", "2", "independent data sets per size (for the confidence intervals)"},
+    {"seeds", "8", "2", "independent data sets per size (for the confidence intervals: t_{0.975,7} = 2.36)"},
     {"big", "1000", "64", "sizes above this get only bigseeds data sets and bigformats (time budget)"},
     {"bigseeds", "1", "1", "data sets per size above big"},
     {"formats", "fp32,tf32,fp16,bf16,e4m3,e5m2", NULL, "input formats (cpu-F accumulates in F too)"},
@@ -1448,9 +1451,9 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
   int i, si, st = 0;
   /* ---- plots: one colour per input format, one dash type per kind of kernel */
   {
-    lowp_series_t sr[2 * MAXK + 2];
-    char styles[2 * MAXK + 2][96], extra[512], extra_tc[512], mixt[MAXK][80];
-    int mixshow = -1;
+    lowp_series_t sr[4 * MAXK + 2];
+    char styles[4 * MAXK + 2][96], extra[512], extra_tc[512], mixt[MAXK][80];
+    int mixshow = -1, blas_stars = 0;
     int pass;
     snprintf(extra, sizeof extra, "set key outside right top Left reverse font ',10'\nset logscale x 2\n"
              "set format x '2^{%%L}'\nset format y '10^{%%L}'\nset mxtics 1\nset xrange [%ld:%ld]",
@@ -1520,16 +1523,39 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
       }
       if (ns == 0) continue;
       if (pass != 1) mark_same(r->outdir, sr, ns, styles);
+      if (pass == 0) { /* does OpenBLAS's curve keep its stars (not marked as the same as another)? */
+        int j;
+        for (j = 0; j < ns; j++)
+          if (strstr(styles[j], "dt 3 pt 3 ")) blas_stars = 1;
+      }
+      if (pass == 0) { /* the seeds: their smallest and largest error, small marks in the curve's colour, no key */
+        int nc = ns, j, lh;
+        for (j = 0; j < nc; j++)
+          for (lh = 0; lh < 2; lh++) {
+            lowp_series_t s = sr[j];
+            const char *c = strstr(styles[j], "rgb '");
+            snprintf(styles[ns], sizeof styles[ns], "points pt %d ps 0.9 lc rgb '%.7s'", lh ? 9 : 11,
+                     c ? c + 5 : "#000000");
+            s.ycol = 8 + lh;
+            s.title = "";
+            s.style = styles[ns];
+            sr[ns++] = s;
+          }
+      }
       st = lowp_plot(r->outdir, bases[pass], &p, sr, (size_t)ns);
     }
-    lowp_result_plot(S->plots, "growth.png", "Largest elementwise error of every entry against the exact product of the "
-                     "fp32 data, mean over the seeds of each size (column seeds of growth.csv: sizes above big have "
-                     "bigseeds, 1 by default, so no mean there; errors.csv has each seed, growth.csv the range); solid: "
-                     "every product and sum "
-                     "in the format (cpu-F); dashed: inputs rounded to the format, exact products, fp32 accumulation "
-                     "(F-in/fp32-acc); dotted with stars: OpenBLAS cblas_sgemm on the fp32 data. A curve within 1% of "
-                     "an earlier one at every size (found in the data) is drawn with open circles and \"(= X)\" in "
-                     "the key.");
+    {
+      char cap[1200];
+      snprintf(cap, sizeof cap, "Largest elementwise error of every entry against the exact product of the fp32 data, "
+               "mean over the seeds of each size (column seeds of growth.csv: sizes above big have bigseeds, 1 by "
+               "default, so no mean there; errors.csv has each seed, growth.csv the range), and small triangles in "
+               "the curve's colour at the smallest (down) and largest (up) seed; solid: every product and sum in the "
+               "format (cpu-F); dashed: inputs rounded to the format, exact products, fp32 accumulation "
+               "(F-in/fp32-acc); dotted%s: OpenBLAS cblas_sgemm on the fp32 data. A curve within 1%% of an earlier "
+               "one at every size (found in the data) is drawn with open circles and \"(= X)\" in the key.",
+               blas_stars ? " with stars" : "");
+      lowp_result_plot(S->plots, "growth.png", cap);
+    }
     lowp_result_plot(S->plots, "backward.png", "Componentwise backward error against the kernel's own (rounded) inputs, "
                      "in units of its accumulator's u, with the worst-case gamma_n / u and the probabilistic lambda "
                      "sqrt(n) (Higham & Mary 2019, P = 0.99 per entry); one F-in/fp32-acc curve shown (its backward "

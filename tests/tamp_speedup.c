@@ -390,6 +390,19 @@ static void cpu_outputs(const char *dir) {
                     cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(c, "cpu_has_avx512_fp16")),
                     "timing.json says which 16-bit units the CPU has");
     lowp_test_check(strstr(str(c, "answer"), "16-bit units of this CPU") != NULL, "the CPU answer says it too");
+    { /* the bf16/fp32 ratio of the units' rates: measured (validated chains) where the CPU has AVX512_BF16,
+         reported absent otherwise; no speed is asserted (docs/style.md B8) */
+      const cJSON *has = cJSON_GetObjectItemCaseSensitive(c, "cpu_has_avx512_bf16");
+      const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(c, "bf16_fp32_rate_ratio");
+      if (cJSON_IsTrue(has))
+        lowp_test_check(cJSON_IsNumber(ratio) && ratio->valuedouble > 0 && num(c, "bf16_vdpbf16ps_gflops") > 0 &&
+                        num(c, "fp32_fma_gflops") > 0 && strstr(str(c, "answer"), "Measured bf16/fp32 ratio"),
+                        "AVX512_BF16: the bf16/fp32 rate ratio is measured (%g) and in the answer",
+                        cJSON_IsNumber(ratio) ? ratio->valuedouble : -1.0);
+      else
+        lowp_test_check(cJSON_IsNull(ratio) && strstr(str(c, "answer"), "absent (no AVX512_BF16 unit)"),
+                        "no AVX512_BF16: the bf16/fp32 rate ratio is reported absent");
+    }
   }
   cJSON_Delete(j);
 }

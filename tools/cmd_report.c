@@ -703,13 +703,14 @@ static int report_ranks(int *rcs, size_t n, int quick, char **qargv, const char 
 int lowp_cmd_report(int argc, char **argv) {
   const char *out = "reports/latest", *other = NULL;
   char *qargv[1] = {"--quick"};
-  int quick = 0, i, worst = 0, *rcs;
+  int quick = 0, nosvg = 0, i, worst = 0, *rcs;
   size_t k, n = lowp_experiment_count();
   char fin[4300];
   lowp_outdir_t od;
   FILE *f;
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--no-svg")) nosvg = 1;
     else if (!strcmp(argv[i], "--out")) {
       if (i + 1 >= argc) lowp_cli_die("report", "option --out needs an argument (a folder)");
       out = argv[++i];
@@ -719,19 +720,23 @@ int lowp_cmd_report(int argc, char **argv) {
     else if (!strncmp(argv[i], "--diff=", 7)) other = argv[i] + 7;
     else if (!strcmp(argv[i], "--help")) {
       if (lowp_par_rank() == 0) /* once in an MPI job */
-        printf("usage: lowp report [--out DIR] [--quick]\n"
+        printf("usage: lowp report [--out DIR] [--quick] [--no-svg]\n"
                "       lowp report --diff OTHER [--out DIR]\n"
                "  runs every experiment into DIR/<name>/ and writes DIR/index.html (DIR: reports/latest);\n"
+               "  --no-svg keeps only the PNG plots (the committed reference report): each folder's\n"
+               "  .lowp-output then lists only the files that are there\n"
                "  --diff compares the report in DIR with the one in OTHER, experiment by experiment: each\n"
                "  difference is expected (a row that depends on the CPU or a library build: results.json\n"
                "  \"environment_dependent\") or UNEXPECTED; exit 0 none unexpected, 1 some, 2 bad input\n");
       return LOWP_EXIT_OK;
-    } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick, --diff OTHER", argv[i]);
+    } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick, --no-svg, --diff OTHER",
+                        argv[i]);
   }
   if (other) {
     char err[9000];
     int rc;
-    if (quick) lowp_cli_die("report", "--diff compares two existing reports: it takes no --quick");
+    if (quick || nosvg)
+      lowp_cli_die("report", "--diff compares two existing reports: it takes no %s", quick ? "--quick" : "--no-svg");
     if (!*other) lowp_cli_die("report", "--diff needs a report folder");
     rc = lowp_par_rank() == 0 ? lowp_report_diff(out, other, stdout, err, sizeof err) : 0;
     if (rc == 2) lowp_cli_die("report", "%s", err);
@@ -780,8 +785,20 @@ int lowp_cmd_report(int argc, char **argv) {
     fprintf(stderr, "lowp report: [%zu/%zu] %s took %.1f s\n", k + 1, n, e->name, wall_seconds() - t0);
     if (rcs[k] > worst) worst = rcs[k];
   }
-  for (k = 0; k < n; k++)
+  for (k = 0; k < n; k++) {
     if (rcs[k] > worst) worst = rcs[k];
+    if (nosvg) { /* the SVG copies dropped, each folder's marker rewritten to list what is left */
+      const lowp_experiment_t *e = lowp_experiment_at(k);
+      char dir[4400], what[200];
+      snprintf(dir, sizeof dir, "%s/%s", od.tmp, e->name);
+      snprintf(what, sizeof what, "`lowp run %s`", e->name);
+      if (lowp_outdir_drop_suffix(dir, ".svg", what) != 0) {
+        free(rcs);
+        lowp_outdir_abort(&od);
+        lowp_cli_die("report", "--no-svg: cannot remove the SVG plots from '%s'", dir);
+      }
+    }
+  }
   snprintf(fin, sizeof fin, "%s/index.html", od.tmp);
   f = fopen(fin, "w");
   if (!f) lowp_cli_die("report", "cannot write '%s'", fin);

@@ -271,6 +271,22 @@ static int write_marker(const char *tmp, const char *what) {
   return ok ? 0 : -1;
 }
 
+int lowp_outdir_drop_suffix(const char *dir, const char *suffix, const char *what) {
+  list_t l = {NULL, 0, 0};
+  char path[8400];
+  size_t i, ls = strlen(suffix);
+  int bad = 0;
+  if (walk(&l, dir, "") != 0) { list_free(&l); return -1; }
+  for (i = 0; i < l.n; i++) {
+    size_t n = strlen(l.v[i]);
+    if (strchr(l.v[i], '/') || n <= ls || strcmp(l.v[i] + n - ls, suffix)) continue; /* top-level files only */
+    snprintf(path, sizeof path, "%s/%s", dir, l.v[i]);
+    if (remove(path) != 0) bad = 1;
+  }
+  list_free(&l);
+  return bad || write_marker(dir, what) != 0 ? -1 : 0;
+}
+
 /* mkdir -p of the folders above final, each registered (removed if empty
    when the run fails). Dies on a failure. */
 static void make_parents(lowp_outdir_t *o, const char *cmd, const char *opt, const char *final) {

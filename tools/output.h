@@ -55,6 +55,15 @@ void lowp_outdir_begin(lowp_outdir_t *o, const char *cmd, const char *opt, const
  */
 void lowp_outdir_publish(lowp_outdir_t *o, const char *cmd, const char *what);
 
+/**
+ * @brief In a finished lowp folder dir (not yet published: inside a report's
+ * temporary folder), remove the plain files at its top whose names end in
+ * suffix (".svg") and rewrite its marker so that it lists what is left
+ * (what: the command named in the marker, "`lowp run NAME`"). 0, or -1 if a
+ * file could not be removed or the marker not written.
+ */
+int lowp_outdir_drop_suffix(const char *dir, const char *suffix, const char *what);
+
 /** @brief Remove the temporary folder (and the parents begin created). */
 void lowp_outdir_abort(lowp_outdir_t *o);
 

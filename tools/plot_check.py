@@ -9,10 +9,23 @@ the render without it has a coloured pixel inside the key box (a curve, a point,
 white background, the grey grid or the black axes and text). A plot whose key covers more than
 --tolerance such pixels (anti-aliasing: a few) is reported. A multiplot script is not checked (said so).
 
+With --captions it checks instead, without rendering, that each plot draws what its key and caption
+name: for every results.json under the folders, every plot it lists has its script, every curve in the
+script's key draws at least one point (its CSV rows, through the script's own filter, give a finite value
+inside the axis ranges: positive on a log axis), and every way of drawing the caption names (dashed,
+dotted, dash-dotted, solid, open circles, crosses, stars, triangles, squares, diamonds, grey, bars) is in the
+script (dt 2 / dt 3 / dt 4-5, a line without dt 2-9, pt 6 / 2 / 3 / 8-11 / 4-5 / 12-13, a colour with
+r = g = b, boxes or error bars or interval arrows).
+
 Usage: python3 tools/plot_check.py [--tolerance N] [--list] DIR...
-Exit: 0 no key covers data, 1 some do (each listed with the covered pixels' bounding box), 2 bad usage or
-a script gnuplot cannot render.
+       python3 tools/plot_check.py --captions [--list] DIR...
+Exit: 0 no key covers data (with --captions: every plot draws what it names), 1 some do (each listed with
+the covered pixels' bounding box; with --captions each curve not drawn and each caption word without its
+style), 2 bad usage or a script gnuplot cannot render.
 """
+import csv
+import json
+import math
 import os
 import re
 import shutil
@@ -136,11 +149,133 @@ def check(folder, gp, tmp, tol):
     return (n, box) if n > tol else (0, None)
 
 
+# how a caption names a way of drawing, and what in the script draws it
+STYLE_WORDS = [
+    (r"(?<!dash-)(?<!dot-)\bdashed\b", r"\bdt [2]\b", "dashed (dt 2)"),
+    (r"(?<!dash-)\bdotted\b", r"\bdt [3]\b", "dotted (dt 3)"),
+    (r"\bdash-dotted\b", r"\bdt [45]\b", "dash-dotted (dt 4 or 5)"),
+    (r"(?<!look )\bsolid\b", r"with (?:lines|linespoints|steps)(?:(?!\bdt [2-9])[^\"])*title",
+     "solid (a line without a dash type)"),
+    (r"\bopen circles?\b", r"\bpt 6\b", "open circles (pt 6)"),
+    (r"\bcross(?:es)?\b", r"\bpt 2\b", "crosses (pt 2)"),
+    (r"\bstars?\b", r"\bpt 3\b", "stars (pt 3)"),
+    (r"\btriangles?\b", r"\bpt (?:8|9|10|11)\b", "triangles (pt 8-11)"),
+    (r"\bsquares\b", r"\bpt [45]\b", "squares (pt 4, 5)"),
+    (r"\bdiamonds?\b", r"\bpt 1[23]\b", "diamonds (pt 12, 13)"),
+    (r"\bgr[ae]y\b", r"rgb '#(..)\1\1'", "grey (a colour with r = g = b)"),
+    (r"\bbars?\b", r"\b(?:boxes|histograms?|boxerrorbars|[xy]?errorbars)\b|set arrow .* heads\b",
+     "bars (boxes, error bars, or interval arrows with heads)"),
+]
+
+SERIES = re.compile(r"'([^']+)' using (\d+):(?:\(strcol\((\d+)\) eq \"((?:[^\"\\\\]|\\\\.)*)\" \? \$(\d+) : NaN\)|(\d+))"
+                    r" with (.*?) title \"((?:[^\"\\\\]|\\\\.)*)\"")
+
+
+def axis_range(text, axis):
+    """[lo, hi] of `set Xrange [lo:hi]` (None where open or not numeric)"""
+    m = None
+    for m in re.finditer(r"(?m)^\s*set %srange \[([^:\]]*):([^\]]*)\]" % axis, text):
+        pass
+    def num(v):
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return [num(m.group(1)), num(m.group(2))] if m else [None, None]
+
+
+def drawn(folder, csvname, xcol, fcol, fval, ycol, logx, logy, xr, yr, cache):
+    """does the series give at least one point gnuplot draws inside the axis ranges?"""
+    if csvname not in cache:
+        try:
+            with open(os.path.join(folder, csvname), newline="") as f:
+                cache[csvname] = list(csv.reader(f))[1:]
+        except OSError:
+            cache[csvname] = None
+    rows = cache[csvname]
+    if rows is None:
+        return False
+    for row in rows:
+        try:
+            if fcol and row[fcol - 1] != fval:
+                continue
+            x, y = float(row[xcol - 1]), float(row[ycol - 1])
+        except (IndexError, ValueError):
+            continue
+        if not (math.isfinite(x) and math.isfinite(y)) or (logx and x <= 0) or (logy and y <= 0):
+            continue
+        if (xr[0] is not None and x < xr[0]) or (xr[1] is not None and x > xr[1]):
+            continue
+        if (yr[0] is not None and y < yr[0]) or (yr[1] is not None and y > yr[1]):
+            continue
+        return True
+    return False
+
+
+def check_captions(top, listing):
+    """problems found under top (one line each), plots checked"""
+    problems, checked = [], 0
+    for folder, _, files in sorted(os.walk(top)):
+        if "results.json" not in files:
+            continue
+        try:
+            res = json.load(open(os.path.join(folder, "results.json"))).get("results", {})
+        except ValueError as e:
+            problems.append("%s/results.json: not JSON (%s)" % (folder, e))
+            continue
+        for p in res.get("plots", []) if isinstance(res, dict) else []:
+            name, cap = p.get("file", ""), p.get("caption", "")
+            gp = os.path.join(folder, re.sub(r"\.(png|svg)$", "", name) + ".gp")
+            where = os.path.join(folder, name)
+            if not os.path.exists(gp):
+                problems.append("NO SCRIPT: %s (results.json lists it; %s is missing)" % (where, gp))
+                continue
+            text = open(gp).read()
+            if "multiplot" in text:
+                continue
+            checked += 1
+            logx = re.search(r"(?m)^\s*set logscale x", text) is not None
+            logy = re.search(r"(?m)^\s*set logscale y", text) is not None
+            xr, yr, cache = axis_range(text, "x"), axis_range(text, "y"), {}
+            for m in SERIES.finditer(text):
+                csvname, xcol, fcol, fval, ycol_f, ycol, _, title = m.groups()
+                if not title:
+                    continue  # no key entry (marks, ranges)
+                fv = fval.replace('\\"', '"').replace("\\\\", "\\") if fval is not None else None
+                if not drawn(folder, csvname, int(xcol), int(fcol) if fcol else 0, fv, int(ycol_f or ycol),
+                             logx, logy, xr, yr, cache):
+                    problems.append("CURVE NOT DRAWN: %s: key entry \"%s\" has no point inside the axes" % (where, title))
+            for word, style, what in STYLE_WORDS:
+                if re.search(word, cap, re.I) and not re.search(style, text):
+                    problems.append("CAPTION NAMES A STYLE NOT DRAWN: %s: the caption says %s, the script has none"
+                                    % (where, what))
+            if listing:
+                print("checked: %s" % where)
+    return problems, checked
+
+
+def main_captions(dirs, listing):
+    problems, checked = [], 0
+    for top in dirs:
+        if not os.path.isdir(top):
+            print("plot_check.py: '%s' is not a folder" % top, file=sys.stderr)
+            return 2
+        p, c = check_captions(top, listing)
+        problems += p
+        checked += c
+    for line in problems:
+        print(line)
+    print("plot_check.py --captions: %d plots checked, %d problems" % (checked, len(problems)))
+    return 1 if problems else 0
+
+
 def main(argv):
-    tol, dirs, listing = 30, [], False
+    tol, dirs, listing, captions = 30, [], False, False
     i = 0
     while i < len(argv):
-        if argv[i] == "--tolerance" and i + 1 < len(argv):
+        if argv[i] == "--captions":
+            captions = True; i += 1
+        elif argv[i] == "--tolerance" and i + 1 < len(argv):
             tol = int(argv[i + 1]); i += 2
         elif argv[i] == "--list":
             listing = True; i += 1
@@ -152,6 +287,8 @@ def main(argv):
             dirs.append(argv[i]); i += 1
     if not dirs:
         print("plot_check.py: name the folders to check", file=sys.stderr); return 2
+    if captions:
+        return main_captions(dirs, listing)
     if shutil.which("gnuplot") is None:
         print("plot_check.py: gnuplot is not installed", file=sys.stderr); return 2
     bad = checked = skipped = 0

@@ -396,6 +396,7 @@ report --diff
 report --diff=
 report --diff userdir --out userdir
 report --diff nosuchdir
+report --diff rep_ok --no-svg
 report --diff rep_ok --out rep_broken
 report --diff rep_ok --out rep_ok --quick
 # --- bench

@@ -38,5 +38,16 @@ for e in "${!files[@]}"; do
   check "$e: no folder after a bad run" test ! -e "$tmp/$e.bad"
 done
 
+# variance.png: a two-pass error of 0 against the stored fp16/bf16 data is not 0 against the unrounded data
+# (the rounding of the data), and the fp32-statistics plot draws both and a bound for every data format
+v="$tmp/autocast-policy.1/variance.csv"
+check "autocast-policy: variance.csv has the error against the unrounded data" \
+  awk -F, 'NR == 1 { ok = $8 == "rel_err_vs_unrounded" } END { exit !ok }' "$v"
+check "autocast-policy: a two-pass error of 0 is > 0 against the unrounded data" \
+  awk -F, '$1 ~ /^(fp16|bf16) two-pass fp32 stats$/ && $3 == 0 { z++; if (!($8 > 0)) bad++ } END { exit !(z > 0 && !bad) }' "$v"
+for t in "bound, one-pass, bf16 data" "bound, Welford, fp32 data" "fp16 data, two-pass, vs unrounded data"; do
+  check "autocast-policy: variance.png draws '$t'" grep -qF "title \"$t\"" "$tmp/autocast-policy.1/variance.gp"
+done
+
 echo "experiments.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
