@@ -397,11 +397,13 @@ static int judge(lowp_run_t *r, const ord_t *o) {
     caught += o->bwd[1][i] > o->g_tree[i] && o->bwd[1][i] > o->g_self[1][i];
     honest += o->bwd[0][i] <= o->g_tree[i] && o->bwd[0][i] <= o->g_self[0][i];
   }
-  snprintf(m, sizeof m, "the fp16-accumulating lanes kernel passes the declared recursive bound at %zu of %zu K >= 4096",
+  snprintf(m, sizeof m,
+           "the fp16-accumulating lanes kernel passes the declared recursive bound at %zu of %zu K >= 4096",
            pass_rec, big);
   lowp_result_verdict(v, "With \"order\": \"recursive\" the fp16-accumulation bug passes the gamma rule at K >= 4096",
                       "issue 32", m, big && pass_rec == big ? "holds" : "wrong");
-  snprintf(m, sizeof m, "caught at %zu of %zu K by the revealed tree's bound and by \"order\": \"revealed\"; the honest "
+  snprintf(m, sizeof m,
+           "caught at %zu of %zu K by the revealed tree's bound and by \"order\": \"revealed\"; the honest "
            "kernel passes both at %zu of %zu", caught, o->nvk, honest, o->nvk);
   lowp_result_verdict(v, "The revealed order catches the bug at every K and passes the honest kernel", "issue 32", m,
                       caught == o->nvk && honest == o->nvk ? "holds" : "wrong");
@@ -412,6 +414,16 @@ static int judge(lowp_run_t *r, const ord_t *o) {
 }
 
 /* ------------------------------------------------------------- render */
+
+/* the summary's Markdown table head: ### title, the columns, the rule */
+static void md_head(FILE *f, const char *title, const char *const *cols, size_t n) {
+  size_t i;
+  fprintf(f, "\n### %s\n\n|", title);
+  for (i = 0; i < n; i++) fprintf(f, " %s |", cols[i]);
+  fprintf(f, "\n|");
+  for (i = 0; i < n; i++) fprintf(f, "---|");
+  fprintf(f, "\n");
+}
 
 static const char *pct(char *buf, size_t len, double x, double b) {
   if (b > 0) snprintf(buf, len, "%.0f%%", 100 * x / b);
@@ -428,8 +440,7 @@ static void render_own(lowp_run_t *r, const ord_t *o, cJSON *tables) {
   size_t i;
   snprintf(title, sizeof title, "lowp's own kernels revealed at K = %zu (2 x 2 GEMM; sum: 4 rows)", o->K);
   rows = lowp_result_table(tables, title, cols, 11);
-  fprintf(r->summary, "\n### %s\n\n| %s |\n|---|---|---|---|---|---|---|---|---|---|---|\n", title,
-          "kernel | K | classes | probes | calls (order) | calls (all) | validated | leaf depth | tighter than recursive | definition | arithmetic found");
+  md_head(r->summary, title, cols, 11);
   for (i = 0; i < o->nown; i++) {
     const own_t *w = &o->own[i];
     const char *cells[11];
@@ -477,8 +488,7 @@ static int render_blas(lowp_run_t *r, const ord_t *o, cJSON *tables, cJSON *plot
   snprintf(title, sizeof title, "OpenBLAS revealed: %lld x %lld outputs, K from %lld to %lld", o->bshape[0],
            o->bshape[1], o->k[0], o->k[o->nk - 1]);
   rows = lowp_result_table(tables, title, cols, 11);
-  fprintf(r->summary, "\n### %s\n\n| %s |\n|---|---|---|---|---|---|---|---|---|---|---|\n", title,
-          "routine | threads | K | classes | probes (largest class) | calls (largest class) | calls (all) | validated | leaf depth | tighter than recursive | same trees on 1 and 2 threads");
+  md_head(r->summary, title, cols, 11);
   fprintf(csv, "k,sgemm_t1_probes,sgemm_t2_probes,dgemm_t1_probes,dgemm_t2_probes\n");
   fprintf(tim, "what,threads,k,classes,seconds,seconds_per_class\n");
   for (i = 0; i < o->nk; i++) {
@@ -531,8 +541,7 @@ static void render_verdicts(lowp_run_t *r, const ord_t *o, cJSON *tables) {
   snprintf(title, sizeof title, "The verdict: gemm_lanes (32 lanes, fp16 in, fp32 out, 8 x 8), honest (fp32 lanes) "
            "and bug (fp16 lanes), gamma bounds in fp32");
   rows = lowp_result_table(tables, title, cols, 9);
-  fprintf(r->summary, "\n### %s\n\n| %s |\n|---|---|---|---|---|---|---|---|---|\n", title,
-          "K | kernel | backward error | declared recursive: bound | % of it | revealed (honest build): bound | % of it | \"order\": \"revealed\" on the kernel | % of it");
+  md_head(r->summary, title, cols, 9);
   for (i = 0; i < o->nvk; i++)
     for (w = 0; w < 2; w++) {
       const char *cells[9];
