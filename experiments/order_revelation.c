@@ -133,7 +133,7 @@ static void own_list(ord_t *o) {
       {"gemm_acc order=blocked:32", "gemm_acc", "acc=fp32,order=blocked:32", "gemm", NULL, 0, 0, {0}, 0},
       {"gemm_acc order=splitk:4", "gemm_acc", "acc=fp32,order=splitk:4", "gemm", NULL, 0, 0, {0}, 0},
       {"sum_acc order=pairwise", "sum_acc", "acc=fp32,order=pairwise", "sum", NULL, 0, 0, {0}, 0},
-      {"gemm_acc prod=fp16 (FMA chain, fp16 products)", "gemm_acc", "acc=fp32,prod=fp16", "gemm", NULL, 1, 0, {0}, 0},
+      {"gemm_acc prod=fp16 (FMA chain of fp16 products)", "gemm_acc", "acc=fp32,prod=fp16", "gemm", NULL, 1, 0, {0}, 0},
       {"gemm_tc model=h100 (block FMAs of 16)", "gemm_tc", "model=h100", "gemm", NULL, 2, 0, {0}, 0},
       {"gemm_tc model=a100 (block FMAs of 8)", "gemm_tc", "model=a100", "gemm", NULL, 2, 0, {0}, 0},
       {"gemm_lanes lanes=16 (NEON)", "gemm_lanes", "acc=fp32,lanes=16", "gemm", NULL, 3, 16, {0}, 0},
