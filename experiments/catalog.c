@@ -32,6 +32,7 @@ extern const lowp_experiment_t lowp_exp_fp8_scaling;
 extern const lowp_experiment_t lowp_exp_allreduce_precision;
 extern const lowp_experiment_t lowp_exp_autocast_policy;
 extern const lowp_experiment_t lowp_exp_amp_speedup;
+extern const lowp_experiment_t lowp_exp_order_revelation;
 
 static const lowp_experiment_t *const table[] = {
     &lowp_exp_formats,
@@ -49,6 +50,7 @@ static const lowp_experiment_t *const table[] = {
     &lowp_exp_allreduce_precision,
     &lowp_exp_autocast_policy,
     &lowp_exp_amp_speedup,
+    &lowp_exp_order_revelation,
 };
 
 /* ----------------------------------------------------------- public API */

@@ -8,6 +8,7 @@
 #include "cpu/elementwise.h"
 #include "cpu/gemm_blas.h"
 #include "cpu/gemm_acc.h"
+#include "cpu/gemm_lanes.h"
 #include "cpu/gemm_tc.h"
 #include "cpu/norm_kernel.h"
 #include "cpu/reduce.h"
@@ -53,6 +54,10 @@ static const lowp_kernel_t table[] = {
     {"gemm_dgemm", LOWP_OP_GEMM, "threads", "threads=1",
      "C = A B (batched) by OpenBLAS cblas_dgemm, fp64, threads=N (its own blocked order)",
      lowp_kernel_gemm_dgemm, NULL, 0},
+    {"gemm_lanes", LOWP_OP_GEMM, "acc,lanes", "acc=fp32,lanes=32",
+     "C = A B (batched), a SIMD dot product: lanes= FMA chains over every L-th product, then a "
+     "halving tree, each addition in acc (issue 32's kernel; acc=fp16 its planted bug)",
+     lowp_kernel_gemm_lanes, NULL, 0},
     {"softmax_naive", LOWP_OP_SOFTMAX, "compute,exp,acc", "compute=fp32,exp=libm,acc=compute",
      "softmax without max subtraction, every operation in compute (exp: libm or cr), the sum in acc",
      lowp_kernel_softmax_naive, NULL, 0},

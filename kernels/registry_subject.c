@@ -15,6 +15,7 @@
  *   multiply by its reciprocal), clamp=on|off (layernorm: the one-pass
  *   variance clamped at 0, or the formula's own value)
  *   threads=N (gemm_sgemm, gemm_dgemm: OpenBLAS's thread count, default 1)
+ *   lanes=L (gemm_lanes: SIMD lanes, a power of two up to 1024, default 32)
  *   device=auto|cpu|gpu (entries with a GPU kernel: kernels/gpu/gpu_kernels.h;
  *   their model=auto, the default, is the GPU's own preset)
  * A format or model spec that itself holds commas is written with ';'
@@ -48,7 +49,7 @@ typedef struct {
 
 static const char *const all_keys[] = {"acc", "order", "round", "prod", "compute",
                                        "variant", "model", "promote", "device", "exp",
-                                       "comm", "scale", "clamp", "threads"};
+                                       "comm", "scale", "clamp", "threads", "lanes"};
 #define NKEYS (sizeof all_keys / sizeof all_keys[0])
 
 static int key_index(const char *key, size_t len) {
@@ -175,6 +176,14 @@ static int apply(kctx_t *x, int key, const char *val, char *err, size_t errlen) 
       c->threads = (int)v;
     }
     return LOWP_OK;
+  case 14: /* lanes (gemm_lanes) */
+    {
+      long long v;
+      if (lowp_parse_int(&v, val, 1, 1024) || (v & (v - 1)))
+        return set_err(err, errlen, LOWP_EINVAL, "lanes=%s: expected a power of two in [1, 1024]%s", val, "");
+      c->lanes = (int)v;
+    }
+    return LOWP_OK;
   default:
     return LOWP_OK; /* acc, order, round, prod: combined in finish() */
   }
@@ -277,6 +286,7 @@ static int parse(kctx_t *x, const char *params, char *err, size_t errlen) {
   x->cfg.variant = LOWP_LN_TWOPASS;
   x->cfg.promote = -1;
   x->cfg.threads = 1;
+  x->cfg.lanes = 32;
   x->cfg.device = LOWP_DEVICE_AUTO;
   x->cfg.comm = LOWP_FMT_FP32;
   /* entries with a GPU kernel default to the GPU's own preset */

@@ -16,6 +16,7 @@
 
 #include "check/reveal.h"
 #include "check/subject.h"
+#include "model/tree_lanes.h"
 #include "status.h"
 #include "testutil.h"
 
@@ -97,28 +98,9 @@ static void planted_open(lowp_subject_t *s, planted_t *pl, int kind) {
   s->ctx = pl;
 }
 
-/* the lanes kernel's tree, from its definition */
+/* the lanes kernel's tree, from its definition: 32 lanes (model/tree_lanes.h) */
 static void lanes_tree(lowp_tree_t *t, size_t k) {
-  lowp_tree_arith_t a = lowp_tree_arith_sum(&LOWP_FMT_FP32, LOWP_RND_NE, 1, NULL, LOWP_RND_NE);
-  size_t lane[32], l, i, w, kids[2];
-  lowp_tree_init(t, k);
-  lowp_tree_arith_add(t, &a);
-  for (l = 0; l < 32; l++) {
-    lane[l] = LOWP_TREE_ZERO;
-    for (i = l; i < k; i += 32) {
-      kids[0] = lane[l];
-      kids[1] = i;
-      lane[l] = lowp_tree_node_add(t, 0, kids, 2);
-    }
-  }
-  for (w = 16; w >= 1; w /= 2)
-    for (l = 0; l < w; l++) {
-      if (lane[l + w] == LOWP_TREE_ZERO) continue;
-      if (lane[l] == LOWP_TREE_ZERO) { lane[l] = lane[l + w]; continue; }
-      kids[0] = lane[l];
-      kids[1] = lane[l + w];
-      lane[l] = lowp_tree_node_add(t, 0, kids, 2);
-    }
+  lowp_tree_from_lanes(t, k, 32, &LOWP_FMT_FP32, LOWP_RND_NE);
 }
 
 /* ------------------------------------------------------------ helpers */

@@ -166,6 +166,12 @@ static const dep_t deps[] = {
     {"amp-speedup", NULL, "cpu_kernels.csv", "timings of this machine's kernels"},
     {"amp-speedup", NULL, "gpu_kernels.csv", "timings of the GPU's kernels"},
     {"amp-speedup", NULL, "summary.md", "it quotes the timings"},
+    {"order-revelation", "openblas", NULL,
+     "OpenBLAS's sgemm and dgemm: the kernel it picks for the CPU (openblas.core) sets their trees, classes, probes "
+     "and calls"},
+    {"order-revelation", NULL, "timing.csv", "wall times of each revelation on this machine"},
+    {"order-revelation", NULL, "blas.csv", "probes of OpenBLAS's position classes (its kernel depends on the CPU)"},
+    {"order-revelation", NULL, "summary.md", "it holds the OpenBLAS rows"},
 };
 
 cJSON *lowp_env_dependent(const char *name) {

@@ -14,6 +14,7 @@
 #   3. runs the GPU tests (ctest -L cuda): the row kernels and the mma.sync
 #      GEMMs against their CPU twins bit for bit, cuBLAS against the GPU's
 #      tensor-core model, the cvt instructions, the exact GEMM on cuBLAS
+#      (and cuBLASLt's summation trees, revealed: lowp reveal --kernel gemm_cublas)
 #   4. lowp probe, and lowp probe --capture (tensor-core vectors of this GPU);
 #      on fp8 GPUs (8.9+) also chained fp8 rows (--k 1024: 32 instructions,
 #      the running sum as C != 0) and their replay against the model
@@ -229,6 +230,13 @@ if [ $RUNTIME_OK = 1 ]; then
 step ctest-cuda ctest --test-dir "$BUILD" -L cuda --output-on-failure -V
 # the cuBLAS and mma GEMMs against this GPU's tensor-core model (also in ctest-cuda)
 step gemm-models "$BUILD/tgemm_gpu"
+# cuBLASLt's summation trees revealed from the GPU (issue 32; treveal_gpu in ctest-cuda asserts them at K = 256):
+# fp16 in, fp32 out, K = 4096, every position class with its tree and its bit-exact twin, as JSON
+if has_cmd reveal; then
+  step reveal-cublas "$LOWP" reveal --kernel gemm_cublas --params device=gpu --in fp16 --shape 64,32,4096 --json
+else
+  missing reveal-cublas "this lowp has no 'reveal' command"
+fi
 
 if has_cmd probe; then
   step probe "$LOWP" probe

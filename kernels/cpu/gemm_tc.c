@@ -94,7 +94,10 @@ static int gemm_scalar(double *c, const double *a, const double *b, size_t m, si
                        size_t k, const lowp_gemm_tc_cfg_t *cfg, lowp_fpx_trace_t *tr) {
   int status = check(c, a, b, m, n, k, cfg);
   if (status != LOWP_OK) return status;
-#pragma omp parallel
+  /* a small GEMM on one thread: a parallel region per call costs more than
+     it saves (lowp reveal calls thousands of 2 x 2 GEMMs; each output is
+     computed alone, so the bits do not depend on it) */
+#pragma omp parallel if ((double)m * (double)n * (double)k >= LOWP_GEMM_TC_PAR_MIN)
   {
     lowp_fpx_trace_t mine;
     lowp_fpx_dot_t ctx, *cp = tr ? &ctx : NULL;

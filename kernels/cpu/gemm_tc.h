@@ -2,6 +2,11 @@
 #ifndef LOWP_GEMM_TC_H
 #define LOWP_GEMM_TC_H
 
+/** @brief Multiply-adds (m n k) below which the tensor-core GEMMs run on one
+    thread (a parallel region costs more than such a GEMM; the bits are the
+    same on any thread count). */
+#define LOWP_GEMM_TC_PAR_MIN 65536.0
+
 #include <stddef.h>
 
 #include "format/format.h"

@@ -400,7 +400,7 @@ static int fixup(const job_t *g, const double *c0, const char *rbad, const char 
                  const lowp_gemm_tc_cfg_t *cfg) {
   long i;
   int status = LOWP_OK;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if ((double)g->m * (double)g->n * (double)g->k >= LOWP_GEMM_TC_PAR_MIN)
   for (i = 0; i < (long)g->m; i++) {
     size_t j;
     for (j = 0; j < g->n; j++) {
@@ -422,7 +422,7 @@ static int fixup(const job_t *g, const double *c0, const char *rbad, const char 
 
 static void run_all(const job_t *g, int isa) {
   long t, nt = (long)(g->npan * ((g->m + 7) / 8));
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) if ((double)g->m * (double)g->n * (double)g->k >= LOWP_GEMM_TC_PAR_MIN)
   for (t = 0; t < nt; t++) {
     size_t pan = (size_t)t % g->npan, i0 = ((size_t)t / g->npan) * 8;
     run_isa(isa, g, i0, i0 + 8 < g->m ? i0 + 8 : g->m, pan);

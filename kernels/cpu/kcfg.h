@@ -48,6 +48,8 @@
  *                      where var + eps < 0)
  *   model, promote     gemm_tc: tensor-core model spec and fp8 promotion
  *   threads            gemm_sgemm, gemm_dgemm: OpenBLAS's threads for the call
+ *   lanes              gemm_lanes: the SIMD lanes of its dot product (a power
+ *                      of two, 1..1024; default 32)
  *   round (cast)       the rounding mode of the cast
  *   comm, acc, order   allreduce: communication format, accumulation
  *                      format, order=ring|tree (lib/amp/allreduce.h)
@@ -100,6 +102,7 @@ typedef struct {
   int ln_rsqrt;           /**< layernorm scale=rsqrt: multiply by F(1/sqrt(.)) (0: divide) */
   int ln_raw;             /**< layernorm clamp=off: one-pass variance not clamped at 0 */
   int threads;            /**< gemm_sgemm, gemm_dgemm: OpenBLAS threads= (default 1) */
+  int lanes;              /**< gemm_lanes: lanes= (default 32) */
 } lowp_kcfg_t;
 
 /** @brief A plain CPU kernel: the pipeline's subject signature, minus the

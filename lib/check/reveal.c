@@ -418,15 +418,22 @@ static int cmp_size(const void *a, const void *b) {
 
 /* classification: batch entry b carries pair b in every row, twice */
 static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *counts, int reps) {
-  lowp__pair_t pr[8];
-  size_t K = g->K, np = 0, i, j, s, npos = g->R * g->C, nb;
+  lowp__pair_t pr[8 + 2 * 64];
+  size_t K = g->K, np = 0, i, j, s, npos = g->R * g->C, nb, nc = 8, t;
   bufs_t x, y;
   double *sig;
   sigpos_t *order;
   int st;
-  size_t cand[8][2] = {{0, K - 1}, {0, 1}, {K - 2, K - 1}, {0, K / 2}, {K / 2 - 1, K / 2},
-                       {1, K / 2 + 1}, {K / 3, 2 * K / 3}, {K / 4, 3 * K / 4}};
-  for (i = 0; i < 8; i++) {
+  size_t cand[8 + 2 * 64][2] = {{0, K - 1}, {0, 1}, {K - 2, K - 1}, {0, K / 2}, {K / 2 - 1, K / 2},
+                                {1, K / 2 + 1}, {K / 3, 2 * K / 3}, {K / 4, 3 * K / 4}};
+  /* across and within every power-of-two boundary: blocks of a kernel's k
+     loop (an edge row of OpenBLAS's dgemm differs from its neighbours only
+     at K >= 256, seen by no pair above) */
+  for (t = 1; t < 64 && ((size_t)1 << t) < K; t++) {
+    cand[nc][0] = ((size_t)1 << t) - 1; cand[nc++][1] = (size_t)1 << t;
+    cand[nc][0] = 0; cand[nc++][1] = (size_t)1 << t;
+  }
+  for (i = 0; i < nc; i++) {
     size_t a = cand[i][0], b = cand[i][1], k;
     if (a >= b || b >= K) continue;
     for (k = 0; k < np && !(pr[k].x == a && pr[k].y == b); k++) {}

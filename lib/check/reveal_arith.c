@@ -208,17 +208,16 @@ typedef struct {
   double *a, *b, *out;  /* one call's inputs (converted copies in ca, cb) and outputs */
   double *ca, *cb;
   size_t batch;
-  double *arow, *bcol, *tmp;
+  double *tmp;
 } val_t;
 
 /* the twin's output for slot s, column j */
 static int twin_one(double *y, val_t *v, const lowp_tree_t *t, size_t s, size_t j) {
   lowp__geo_t *g = v->g;
-  size_t l;
   const double *ar = lowp__slot_a(g, v->ca, s);
   if (g->op == LOWP_OP_SUM) return lowp_tree_eval(y, t, ar, 1, NULL, 1, v->tmp);
-  for (l = 0; l < g->K; l++) v->bcol[l] = *lowp__slot_b(g, v->cb, s, l, j);
-  return lowp_tree_eval(y, t, ar, 1, v->bcol, 1, v->tmp);
+  /* B's column in place: element l of it is l rows (of C values) further on */
+  return lowp_tree_eval(y, t, ar, 1, lowp__slot_b(g, v->cb, s, 0, j), g->op == LOWP_OP_GEMM ? g->C : 1, v->tmp);
 }
 
 static int same(double a, double b) { return !memcmp(&a, &b, sizeof a); }
@@ -264,9 +263,8 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   v.ca = malloc((batch * lowp__per_a(g) + 1) * sizeof *v.a);
   v.cb = malloc((batch * lowp__per_b(g) + 1) * sizeof *v.b);
   v.out = malloc((batch * g->R * g->C + 1) * sizeof *v.out);
-  v.bcol = malloc((g->K + 1) * sizeof *v.bcol);
   v.tmp = malloc((2 * maxnodes + 8) * sizeof *v.tmp);
-  if (!v.a || !v.b || !v.ca || !v.cb || !v.out || !v.bcol || !v.tmp) { st = LOWP_ENOMEM; goto done; }
+  if (!v.a || !v.b || !v.ca || !v.cb || !v.out || !v.tmp) { st = LOWP_ENOMEM; goto done; }
   for (c = 0; c < r->n_classes; c++)
     if (shapes[c].n == g->K && !r->classes[c].note[0] &&
         !(cands[c] = candidates(&ncand[c], &shapes[c], r, g))) { st = LOWP_ENOMEM; goto done; }
@@ -285,10 +283,12 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
         need_c[r->classes[c].pos[k] % g->C] = 1;
       }
     }
-    for (i = 0; i < na; i++)
-      v.a[i] = need_r[(i / g->K) % g->R] ? rand_value(seed, i, 51, &g->p.in[0]) : 0.0;
-    for (i = 0; i < nb; i++)
-      v.b[i] = (g->op != LOWP_OP_GEMM || need_c[i % g->C]) ? rand_value(seed, i, 52, &g->p.in[1]) : 0.0;
+    for (s = 0; s < batch * g->R; s++) /* row s of A: element i = s K + l */
+      for (i = s * g->K; i < (s + 1) * g->K; i++)
+        v.a[i] = need_r[s % g->R] ? rand_value(seed, i, 51, &g->p.in[0]) : 0.0;
+    for (i = 0; i < nb; i += g->C) /* a row of B's C columns (one value for dot and gemv) */
+      for (j = 0; j < g->C && i + j < nb; j++)
+        v.b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1]) : 0.0;
     lowp__reveal_convert(v.ca, v.a, na, &r->conv[0]);
     if (nb) lowp__reveal_convert(v.cb, v.b, nb, &r->conv[1]);
     if ((st = lowp__reveal_call(g, batch, v.a, v.b, v.out))) break;
@@ -352,7 +352,7 @@ done:
   if (cands)
     for (c = 0; c < r->n_classes; c++) free(cands[c]);
   free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c);
-  free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.bcol); free(v.tmp);
+  free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.tmp);
   return st;
 }
 
@@ -380,9 +380,8 @@ int lowp_reveal_twin(double *out, const lowp_reveal_t *r, const double *const *i
   cls_of = malloc((g.R * g.C + 1) * sizeof *cls_of);
   v.ca = malloc((na + 1) * sizeof *v.ca);
   v.cb = malloc((nb + 1) * sizeof *v.cb);
-  v.bcol = malloc((g.K + 1) * sizeof *v.bcol);
   v.tmp = malloc((maxn + 8) * sizeof *v.tmp);
-  if (!cls_of || !v.ca || !v.cb || !v.bcol || !v.tmp) st = LOWP_ENOMEM;
+  if (!cls_of || !v.ca || !v.cb || !v.tmp) st = LOWP_ENOMEM;
   for (c = 0; c < r->n_classes && st == LOWP_OK; c++)
     for (k = 0; k < r->classes[c].n_pos; k++) cls_of[r->classes[c].pos[k]] = c;
   if (st == LOWP_OK) {
@@ -392,6 +391,6 @@ int lowp_reveal_twin(double *out, const lowp_reveal_t *r, const double *const *i
   for (s = 0; s < p->dims.batch * g.R && st == LOWP_OK; s++)
     for (j = 0; j < g.C && st == LOWP_OK; j++)
       st = twin_one(&out[s * g.C + j], &v, &r->classes[cls_of[(s % g.R) * g.C + j]].tree, s, j);
-  free(cls_of); free(v.ca); free(v.cb); free(v.bcol); free(v.tmp);
+  free(cls_of); free(v.ca); free(v.cb); free(v.tmp);
   return st;
 }

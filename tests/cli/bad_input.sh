@@ -618,6 +618,10 @@ reveal --kernel gemm_acc --shape 2,2,1
 reveal --kernel gemm_acc --save userdir
 reveal --kernel gemm_acc --params order=bogus
 reveal --kernel gemm_acc --validate 0
+reveal --kernel gemm_lanes --params lanes=3
+reveal --kernel gemm_lanes --params lanes=2048
+run order-revelation --verdict_k=100
+run order-revelation --blas_k=64,0
 reveal --kernel gemm_acc --bogus
 reveal --plugin missing.so
 twin --kernel gemm_acc

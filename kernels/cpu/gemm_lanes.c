@@ -1,0 +1,79 @@
+/* lowp_gemm_lanes -- a SIMD dot product as a registry kernel: interleaved FMA lanes, then a horizontal tree */
+
+/*
+ * The order of a vectorised dot product (an AVX2 kernel keeps 4 registers
+ * of 8 fp32 lanes: 32 partial sums, each an FMA chain over every 32nd
+ * product, reduced at the end by halving), written plainly: every
+ * addition is lowp_accum_add (the exact sum rounded once to acc), every
+ * product exact in binary64 (inputs of at most 53 bits together). Its
+ * summation tree is lowp_tree_from_lanes (model/tree_lanes.h); lowp reveal
+ * finds it from the kernel (experiments/order_revelation.c).
+ */
+
+#include "cpu/gemm_lanes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "model/accum.h"
+#include "status.h"
+
+/* the lanes dot of a (stride 1) and b (stride sb), k terms */
+static double lanes_dot(const double *a, const double *b, size_t sb, size_t k, size_t L,
+                        const lowp_format_t *acc, double *lane) {
+  size_t l, t, w;
+  for (l = 0; l < L; l++) lane[l] = 0.0;
+  for (t = 0; t < k; t++) (void)lowp_accum_add(&lane[t % L], lane[t % L], a[t] * b[t * sb], acc, LOWP_RND_NE);
+  for (w = L / 2; w >= 1; w /= 2)
+    for (l = 0; l < w; l++)
+      if (l + w < k) (void)lowp_accum_add(&lane[l], lane[l], lane[l + w], acc, LOWP_RND_NE);
+  return lane[0];
+}
+
+/* the same in fp32 arithmetic (acc fp32, inputs fp32 values): fmaf is the
+   product exact plus one rounding to nearest, a float sum one rounding */
+static double lanes_dot32(const double *a, const double *b, size_t sb, size_t k, size_t L, float *lane) {
+  size_t l, t, w;
+  for (l = 0; l < L; l++) lane[l] = 0.0f;
+  for (t = 0; t < k; t++) lane[t % L] = fmaf((float)a[t], (float)b[t * sb], lane[t % L]);
+  for (w = L / 2; w >= 1; w /= 2)
+    for (l = 0; l < w; l++)
+      if (l + w < k) lane[l] = lane[l] + lane[l + w];
+  return lane[0];
+}
+
+static int is_fp32(const lowp_format_t *f) {
+  return f->precision == 24 && f->emin == -126 && f->emax == 127 && f->subnormals;
+}
+
+/* every value of f is a float (fmaf takes it exactly) */
+static int fits_float(const lowp_format_t *f) {
+  return f->precision <= 24 && f->emax <= 127 && f->emin - (f->subnormals ? f->precision - 1 : 0) >= -149;
+}
+
+int lowp_kernel_gemm_lanes(const lowp_kcfg_t *c, double *const *out, const double *const *in,
+                           const lowp_problem_t *p, char *err, size_t errlen) {
+  const lowp_dims_t *d = &p->dims;
+  size_t L = c->lanes ? (size_t)c->lanes : 32, bt, i, j;
+  double *lane;
+  if (p->in[0].precision + p->in[1].precision > 53) {
+    if (err && errlen)
+      snprintf(err, errlen, "gemm_lanes: %s x %s products are not exact in binary64 (at most 53 bits together)",
+               p->in[0].name, p->in[1].name);
+    return LOWP_EUNSUPPORTED;
+  }
+  int f32 = is_fp32(&c->acc.acc) && fits_float(&p->in[0]) && fits_float(&p->in[1]);
+  if (!(lane = malloc(L * sizeof *lane))) return LOWP_ENOMEM;
+  for (bt = 0; bt < d->batch; bt++) {
+    const double *A = in[0] + bt * d->m * d->k, *B = in[1] + bt * d->k * d->n;
+    double *C = out[0] + bt * d->m * d->n;
+    for (i = 0; i < d->m; i++)
+      for (j = 0; j < d->n; j++)
+        C[i * d->n + j] = lowp_kcfg_r(f32 ? lanes_dot32(A + i * d->k, B + j, d->n, d->k, L, (float *)lane)
+                                          : lanes_dot(A + i * d->k, B + j, d->n, d->k, L, &c->acc.acc, lane),
+                                      &p->out);
+  }
+  free(lane);
+  return LOWP_OK;
+}

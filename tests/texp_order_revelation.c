@@ -1,0 +1,137 @@
+/* texp_order_revelation -- the order-revelation experiment (issue 32) at --quick: verdicts, tables, files, same bytes */
+
+/*
+ * Runs `lowp run order-revelation --quick` twice with one seed and checks:
+ * it exits 0 and every verdict holds; every own kernel that is a tree is
+ * "equal node for node" with its definition (the experiment compares the
+ * revealed tree with model/tree.h's; this test reads the table) and Kahan's
+ * sum gets none; every OpenBLAS row has all its classes validated; in the
+ * verdict table the fp16-accumulating lanes kernel passes the declared
+ * recursive bound at K = 4096 and fails the revealed tree's, the honest one
+ * passes it; results.json and blas.csv are the same bytes for the same seed
+ * (timing.csv holds wall times: not compared); a bad parameter exits 2 and
+ * leaves no folder. The full sweep (K 64..8192) is
+ * tests/long/texp_order_revelation_long.c (label long).
+ * Run: ctest --test-dir build -R texp_order_revelation --output-on-failure
+ */
+
+#define _POSIX_C_SOURCE 200809L
+
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *slurp(const char *dir, const char *file) {
+  char path[4300];
+  FILE *f;
+  long n;
+  char *b = NULL;
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  if (!(f = fopen(path, "rb"))) return NULL;
+  if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+      (b = malloc((size_t)n + 1)) && fread(b, 1, (size_t)n, f) == (size_t)n)
+    b[n] = '\0';
+  else { free(b); b = NULL; }
+  fclose(f);
+  return b;
+}
+
+static cJSON *table(cJSON *res, const char *prefix) {
+  cJSON *t;
+  cJSON_ArrayForEach(t, cJSON_GetObjectItem(res, "tables")) {
+    const cJSON *ti = cJSON_GetObjectItem(t, "title");
+    if (cJSON_IsString(ti) && !strncmp(ti->valuestring, prefix, strlen(prefix))) return cJSON_GetObjectItem(t, "rows");
+  }
+  return NULL;
+}
+
+static const char *cell(const cJSON *row, int i) {
+  const cJSON *c = cJSON_GetArrayItem(row, i);
+  return cJSON_IsString(c) ? c->valuestring : "";
+}
+
+static void check_tables(cJSON *res) {
+  cJSON *rows, *row, *v;
+  int nown = 0, nblas = 0, nver = 0;
+  cJSON_ArrayForEach(v, cJSON_GetObjectItem(res, "verdicts"))
+    lowp_test_check(!strcmp(cJSON_GetObjectItem(v, "verdict")->valuestring, "holds"), "verdict '%s': %s (%s)",
+                    cJSON_GetObjectItem(v, "claim")->valuestring, cJSON_GetObjectItem(v, "verdict")->valuestring,
+                    cJSON_GetObjectItem(v, "measured")->valuestring);
+  rows = table(res, "lowp's own kernels");
+  cJSON_ArrayForEach(row, rows) {
+    int kahan = strstr(cell(row, 0), "kahan") != NULL;
+    nown++;
+    lowp_test_check(!strcmp(cell(row, 9), kahan ? "no tree (not one)" : "equal node for node"), "%s: %s",
+                    cell(row, 0), cell(row, 9));
+    lowp_test_check(kahan || strtoul(cell(row, 6), NULL, 10) >= 1000, "%s: %s outputs validated", cell(row, 0),
+                    cell(row, 6));
+  }
+  lowp_test_check(nown == 12, "12 own kernels (%d)", nown);
+  rows = table(res, "OpenBLAS revealed");
+  cJSON_ArrayForEach(row, rows) {
+    unsigned long classes = strtoul(cell(row, 3), NULL, 10), val = strtoul(cell(row, 7), NULL, 10);
+    nblas++;
+    lowp_test_check(classes >= 2 && val == classes * 1000, "%s %s threads K = %s: %lu classes, %lu validated",
+                    cell(row, 0), cell(row, 1), cell(row, 2), classes, val);
+  }
+  lowp_test_check(nblas == 4, "4 OpenBLAS rows (%d)", nblas);
+  rows = table(res, "The verdict");
+  cJSON_ArrayForEach(row, rows) {
+    int bug = strstr(cell(row, 1), "bug") != NULL;
+    double bwd = atof(cell(row, 2)), rec = atof(cell(row, 3)), tree = atof(cell(row, 5));
+    long k = atol(cell(row, 0));
+    nver++;
+    lowp_test_check(bwd > 0 && rec > 0 && tree > 0 && tree < rec, "K = %ld %s: bounds %g %g", k, cell(row, 1), rec, tree);
+    if (!bug) lowp_test_check(bwd <= tree, "honest K = %ld: %g above the revealed bound %g", k, bwd, tree);
+    if (bug) lowp_test_check(bwd > tree, "bug K = %ld: %g within the revealed bound %g", k, bwd, tree);
+    if (bug && k >= 4096) lowp_test_check(bwd <= rec, "bug K = %ld: %g fails the recursive bound %g", k, bwd, rec);
+  }
+  lowp_test_check(nver == 4, "4 verdict rows (%d)", nver);
+}
+
+int main(void) {
+  char dir[] = "/tmp/texp_order_revelation.XXXXXX", cmd[4400];
+  char *a, *b;
+  cJSON *res;
+  lowp_test_start("texp_order_revelation");
+  lowp_test_make_tmpdir(dir);
+  snprintf(cmd, sizeof cmd, "run order-revelation --quick --out %s/a", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "lowp run order-revelation --quick exits 0");
+  lowp_test_check(lowp_test_files_exist(strcat(strcpy(cmd, dir), "/a"),
+                                        (const char *const[]){"results.json", "summary.md", "blas.csv", "timing.csv",
+                                                              "blas_probes.png", "blas_probes.svg", NULL}),
+                  "the run wrote its files");
+  a = slurp(cmd, "results.json");
+  res = a ? cJSON_Parse(a) : NULL;
+  lowp_test_check(res != NULL, "results.json parses");
+  if (res) check_tables(cJSON_GetObjectItem(res, "results"));
+  cJSON_Delete(res);
+  /* the same seed: the same bytes (the environment block aside: it holds the date) */
+  snprintf(cmd, sizeof cmd, "run order-revelation --quick --out %s/b", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "second run exits 0");
+  snprintf(cmd, sizeof cmd, "%s/b", dir);
+  b = slurp(cmd, "results.json");
+  {
+    char *ra = a ? strstr(a, "\"results\"") : NULL, *rb = b ? strstr(b, "\"results\"") : NULL;
+    lowp_test_check(ra && rb && !strcmp(ra, rb), "results the same bytes for the same seed");
+  }
+  free(a);
+  free(b);
+  snprintf(cmd, sizeof cmd, "%s/a", dir);
+  a = slurp(cmd, "blas.csv");
+  snprintf(cmd, sizeof cmd, "%s/b", dir);
+  b = slurp(cmd, "blas.csv");
+  lowp_test_check(a && b && !strcmp(a, b), "blas.csv the same bytes");
+  free(a);
+  free(b);
+  snprintf(cmd, sizeof cmd, "run order-revelation --blas_k=64,0 --out %s/bad", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "a K of 0 exits 2");
+  snprintf(cmd, sizeof cmd, "run order-revelation --verdict_k=100 --out %s/bad", dir);
+  lowp_test_check(lowp_test_run_lowp(cmd) == 2, "a verdict K that is not a multiple of 64 exits 2");
+  lowp_test_check(!lowp_test_file_exists(dir, "bad"), "a bad run leaves no folder");
+  lowp_test_remove_dir(dir);
+  return lowp_test_end();
+}
