@@ -571,6 +571,8 @@ static int tol_query_risk(lowp_tol_query_t *q, const cJSON *d, char *err, size_t
   return LOWP_OK;
 }
 
+static int tol_query_common(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errlen);
+
 /* data: a data-aware query (lowp_capi_tol_data), whose problem keys
    (shapes, dims, in, eps, reduction) tol_problem reads */
 static int tol_query(lowp_tol_query_t *q, const cJSON *d, int data, char *err, size_t errlen) {
@@ -632,11 +634,7 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, int data, char *err, s
     q->has_bsmodel = 1;
     q->bsmodel = bm.p;
     q->accum.acc = LOWP_FMT_FP32;
-    j = ITEM(d, "confidence");
-    if (cJSON_IsNumber(j) && j->valuedouble < 1) q->confidence = j->valuedouble;
-    j = ITEM(d, "scale");
-    if (cJSON_IsNumber(j) && j->valuedouble > 0 && isfinite(j->valuedouble)) q->scale = j->valuedouble;
-    return LOWP_OK;
+    return tol_query_common(q, d, err, errlen);
   }
   /* the method: an order (with "acc") or "model:PRESET[,key=value]" */
   memset(&p, 0, sizeof p);
@@ -663,7 +661,13 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, int data, char *err, s
   q->accum = s.accum;
   q->has_model = s.has_model;
   q->model = s.model;
-  j = ITEM(d, "confidence");
+  return tol_query_common(q, d, err, errlen);
+}
+
+/* the keys every method shares: "confidence" (a number; "worst" is
+   tol_query_risk's), "scale", then tol_query_risk's */
+static int tol_query_common(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errlen) {
+  const cJSON *j = ITEM(d, "confidence");
   if (j && !cJSON_IsString(j)) { /* "worst": tol_query_risk */
     if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble <= 1))
       return bad(err, errlen, LOWP_EINVAL, "%s\"confidence\" must be a number in (0, 1] "

@@ -125,6 +125,8 @@ static double choose_prob(lowp_tol_t *t, const lowp_tol_query_t *q, double k) {
   ua = unit_of(&q->accum.acc, q->accum.rnd);
   if (q->worst)
     snprintf(t->not_prob, sizeof t->not_prob, "the worst case was asked for");
+  else if (q->has_bsmodel)
+    snprintf(t->not_prob, sizeof t->not_prob, "the block-scaled model's bound is a worst case");
   else if (q->has_model && q->op->kind == LOWP_OPKIND_SUMPROD && q->op->id != LOWP_OP_SUM)
     snprintf(t->not_prob, sizeof t->not_prob, "the tensor-core model's bound is a worst case");
   else if (q->accum.order == LOWP_ACC_KAHAN)
@@ -211,6 +213,7 @@ static int tol_sumprod(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, c
       fail(err, errlen, "%s", "the block-scaled model takes products of block-scaled inputs (--input mxfp8_e4m3 ...)");
       return LOWP_EUNSUPPORTED;
     }
+    (void)choose_prob(t, q, k); /* a worst case: numel kept, risk 0, the reason stated */
     if ((st = bs_model_bound(&t->bound, t->bound_name, sizeof t->bound_name, q, err, errlen))) return st;
     t->bound_acc = t->bound;
     s = k * scale;
