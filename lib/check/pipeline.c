@@ -38,7 +38,7 @@ static size_t count_of(const lowp_problem_t *p, int which) {
    format's rule along the reduction axis and dequantized into x. gemm's B
    (k x n per batch) is blocked down its columns: transposed around the
    quantizer. */
-static int bs_qdq(double *x, const double *data, size_t c, const lowp_problem_t *p, int i) {
+int lowp_check_bs_qdq(double *x, const double *data, size_t c, const lowp_problem_t *p, int i) {
   size_t sh[LOWP_OP_MAXDIM], cnt, rows, cols, nbat = 1, b, r, j, nb;
   int nd, st = LOWP_OK, tr = p->op->id == LOWP_OP_GEMM && i == 1;
   const lowp_bsformat_t *bf = &p->bin[i];
@@ -143,7 +143,7 @@ int lowp_check_inputs_generate(lowp_check_inputs_t *in, const lowp_problem_t *p,
       st = lowp_round_array_f64(in->data[i], in->data[i], c, &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
     if (!st && p->has_bin[i]) { /* block-scaled: data in fp32, x its quantization */
       st = lowp_round_array_f64(in->data[i], in->data[i], c, &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
-      if (!st) st = bs_qdq(in->x[i], in->data[i], c, p, i);
+      if (!st) st = lowp_check_bs_qdq(in->x[i], in->data[i], c, p, i);
     }
   }
   if (st) lowp_check_inputs_free(in);

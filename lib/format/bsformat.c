@@ -380,3 +380,60 @@ int lowp_bs_unpack(double *q, double *s, const uint8_t *elems, const uint8_t *sc
   }
   return LOWP_OK;
 }
+
+/* --------------------------------------------------- checks, scale layouts */
+
+int lowp_bs_elem_check(const lowp_bsformat_t *bf, double v) {
+  uint64_t b;
+  if (!bf) return LOWP_EINVAL;
+  return elem_code(&b, v, bf) ? LOWP_ERANGE : LOWP_OK;
+}
+
+int lowp_bs_scale_check(const lowp_bsformat_t *bf, double v) {
+  uint64_t b;
+  if (!bf) return LOWP_EINVAL;
+  if (bf->scale_unsigned && v < 0) return LOWP_ERANGE;
+  return lowp_encode(&b, v, &bf->scale) ? LOWP_ERANGE : LOWP_OK;
+}
+
+int lowp_bslayout_parse(lowp_bslayout_t *l, const char *text) {
+  if (!l || !text) return LOWP_EINVAL;
+  if (!strcmp(text, "compact")) *l = LOWP_BSL_COMPACT;
+  else if (!strcmp(text, "128x4") || !strcmp(text, "tiled") || !strcmp(text, "swizzled"))
+    *l = LOWP_BSL_TILED128X4;
+  else return LOWP_EINVAL;
+  return LOWP_OK;
+}
+
+const char *lowp_bslayout_name(lowp_bslayout_t l) { return l == LOWP_BSL_TILED128X4 ? "128x4" : "compact"; }
+
+size_t lowp_bs_scale_slots(lowp_bslayout_t l, size_t rows, size_t nb) {
+  if (l == LOWP_BSL_TILED128X4) return (rows + 127) / 128 * 128 * ((nb + 3) / 4 * 4);
+  return rows * nb;
+}
+
+size_t lowp_bs_scale_slot(lowp_bslayout_t l, size_t rows, size_t nb, size_t r, size_t j) {
+  size_t tiles_across, tile, rr;
+  if (l != LOWP_BSL_TILED128X4) return r * nb + j;
+  (void)rows;
+  tiles_across = (nb + 3) / 4;
+  tile = (r / 128) * tiles_across + j / 4;
+  rr = r % 128;
+  return tile * 512 + (rr % 32) * 16 + (rr / 32) * 4 + j % 4;
+}
+
+int lowp_bs_scales_relayout(void *dst, const void *src, size_t size, size_t rows, size_t nb,
+                            lowp_bslayout_t l, int to_layout) {
+  unsigned char *d = dst;
+  const unsigned char *s = src;
+  size_t r, j;
+  if (!dst || !src || !size) return LOWP_EINVAL;
+  if (to_layout) memset(d, 0, lowp_bs_scale_slots(l, rows, nb) * size);
+  for (r = 0; r < rows; r++)
+    for (j = 0; j < nb; j++) {
+      size_t t = lowp_bs_scale_slot(l, rows, nb, r, j), c = r * nb + j;
+      if (to_layout) memcpy(d + t * size, s + c * size, size);
+      else memcpy(d + c * size, s + t * size, size);
+    }
+  return LOWP_OK;
+}

@@ -71,6 +71,14 @@ done
 echo '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ { "name": "x", "op": "sum", "subject": { "kernel": "sum_tree", "params": "device=quantum" }, "shape": { "m": 2, "n": 8 }, "rules": [ { "max_ulp": 1 } ] } ] }' >"$S/gpu_device.json"
 # issue 19: specs with NUL bytes, text that is not UTF-8, names XML cannot hold
 CK='"op": "dot", "in": "fp16", "out": "fp32", "subject": { "kernel": "dot_acc" }, "shape": { "k": 8 }, "rules": [ { "max_ulp": 64 } ]'
+# block-scaled inputs with companion scales (issue 33; the files' own mismatches: tests/cli/check_block_scales.sh)
+BS() { printf '{ "lowp_check": 1, "checks": [ { "name": "bs", "op": "gemm", "in": "%s", "out": "fp32", "subject": { "tensors": { "inputs": [ %s, "b.npy" ], "outputs": [ "c.npy" ] } }, "rules": [ { "max_ulp": 1 } ] } ] }' "$2" "$3" >"$S/$1.json"; }
+BS bs_layout mxfp8_e4m3 '{ "path": "a.npy", "scales": "s.npy", "scale_layout": "rowmajor" }'
+BS bs_ts_fp32 nvfp4 '{ "path": "a.npy", "scales": "s.npy", "tensor_scale": 0.1 }'
+BS bs_ts_alone nvfp4 '{ "path": "a.npy", "tensor_scale": 0.5 }'
+BS bs_scales_num mxfp8_e4m3 '{ "path": "a.npy", "scales": 3 }'
+BS bs_scales_key mxfp8_e4m3 '{ "path": "a.npy", "scales": { "path": "s.npy", "dtype": "u8" } }'
+BS bs_missing mxfp8_e4m3 '{ "path": "text.npy", "scales": "nothere.npy" }'
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\0b", %s } ] }' "$CK" >"$S/spec_nul.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\\u0000b", %s } ] }' "$CK" >"$S/spec_u0000.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\377b", %s } ] }' "$CK" >"$S/spec_ff.json"
@@ -491,6 +499,12 @@ probe --device model:h100 --capture userdir
 probe --device model:h100 --capture notes.txt
 probe --device model:h100 --in
 # --- issue 19: NUL bytes, text that is not UTF-8, names JUnit cannot hold
+check bs_layout.json
+check bs_ts_fp32.json
+check bs_ts_alone.json
+check bs_scales_num.json
+check bs_scales_key.json
+check bs_missing.json
 check spec_nul.json
 check spec_u0000.json
 check spec_ff.json
