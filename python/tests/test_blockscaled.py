@@ -96,3 +96,58 @@ def test_bad_input():
         lowp.quantize(np.array([0.1]), "mxfp4")
     with pytest.raises(ValueError, match="scales have shape"):
         lowp.dequantize(np.ones(40), np.ones(1), "mxfp4")
+
+
+# ---- lowp.check with block-scaled inputs (issue 33 item 1)
+
+def _gemm_inputs(fmt, m=8, k=96, n=6, seed=3):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, k)).astype(np.float32)
+    B = rng.standard_normal((k, n)).astype(np.float32)
+    return A, B, lowp.quantize(A, fmt), lowp.quantize(B, fmt, axis=0)
+
+
+@pytest.mark.parametrize("fmt", ["mxfp8_e4m3", "mxfp4", "nvfp4", "int8_b32"])
+def test_check_blockquantized_inputs(fmt):
+    A, B, qa, qb = _gemm_inputs(fmt)
+    C = (qa.dequantize() @ qb.dequantize()).astype(np.float32)  # fp64 sums, one fp32 rounding
+    r = lowp.check("gemm", [qa, qb], C, [{"max_ulp": 1}])
+    assert r.passed, r.failure_text
+    assert r.json["in"] == [qa.format, qb.format]
+    # the same scales read one block off (a layout bug): caught
+    bad = lowp.BlockQuantized(qa.elements, np.roll(qa.scales, 1, axis=1), qa.tensor_scale, qa.format)
+    Cb = (bad.dequantize() @ qb.dequantize()).astype(np.float32)
+    assert not lowp.check("gemm", [qa, qb], Cb, [{"max_ulp": 1}]).passed
+
+
+def test_check_unpacked_bytes_and_rule_quantized_inputs():
+    A, B, qa, qb = _gemm_inputs("nvfp4", k=64)
+    ea, sa = qa.pack()
+    ua = lowp.unpack(ea, sa, "nvfp4", 64, qa.tensor_scale)  # the stored bytes, read back
+    C = (qa.dequantize() @ qb.dequantize()).astype(np.float32)
+    assert lowp.check("gemm", [ua, qb], C, [{"max_ulp": 1}]).passed
+    # fp32 data with a block-scaled "input": lowp quantizes by the rule; a kernel that
+    # quantized the same way has only its accumulation error
+    r = lowp.check("gemm", [A, B], C, [{"max_ulp": 1}], input="nvfp4")
+    assert r.passed, r.failure_text
+    # the data's fp32 product is off by the quantization: the split's input part
+    C32 = (A.astype(np.float64) @ B).astype(np.float32)
+    r = lowp.check("gemm", [A, B], C32, [{"max_ulp": 1}], input="nvfp4")
+    assert not r.passed
+
+
+def test_check_blockquantized_refused():
+    A, B, qa, qb = _gemm_inputs("mxfp8_e4m3")
+    C = (qa.dequantize() @ qb.dequantize()).astype(np.float32)
+    with pytest.raises(lowp.LowpError, match="reduction axis is 0"):
+        lowp.check("gemm", [qa, lowp.quantize(B, "mxfp8_e4m3")], C)
+    e = qa.elements.copy()
+    e[0, 0] = 0.3
+    with pytest.raises(lowp.LowpError):
+        lowp.check("gemm", [lowp.BlockQuantized(e, qa.scales, 1.0, qa.format), qb], C)
+    with pytest.raises(lowp.LowpError, match="input names mxfp4"):
+        lowp.check("gemm", [qa, qb], C, input=["mxfp4", "mxfp8_e4m3"])
+    qn = lowp.quantize(A, "nvfp4")
+    with pytest.raises(lowp.LowpError, match="not a positive finite fp32"):
+        lowp.check("gemm", [lowp.BlockQuantized(qn.elements, qn.scales, 0.1, "nvfp4"),
+                            lowp.quantize(B, "nvfp4", axis=0)], C)
