@@ -195,6 +195,13 @@ static int bs_model_bound(double *b, char *name, size_t namelen, const lowp_tol_
   *b = N * d >= 1 ? INFINITY : N * d / (1 - N * d);
   snprintf(name, namelen, "N d / (1 - N d), N = %.0f instructions, d = %.0f x 2^(%d - %d) + 2^-23", N, nt, w,
            m->F);
+  if (q->bs.tensor_scale && isfinite(*b)) {
+    /* the per-tensor scales in the epilogue: alpha = fl32(tA tB), D =
+       fl32(alpha acc): two roundings to nearest, (1 + b)(1 + 2^-24)^2 - 1 */
+    *b = (1 + *b) * (1 + 0x1p-24) * (1 + 0x1p-24) - 1;
+    snprintf(name + strlen(name), namelen - strlen(name), ", then (1 + .)(1 + 2^-24)^2 - 1 for the epilogue's "
+             "alpha = fl32(tA tB), fl32(alpha acc)");
+  }
   return LOWP_OK;
 }
 

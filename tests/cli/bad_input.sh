@@ -185,6 +185,8 @@ convert 1 --to 'elem=e4m3,scale=e8m0,block=0'
 gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4
 gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant nvfp4
 gemm --m 4 --n 4 --k 64 --model b200,kind=mxf9 --quant mxfp4
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf4nvf4 --quant mxfp8_e4m3
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf4nvf4 --quant int8_b32
 gemm --m 4 --n 4 --k 64 --quant mxfp9
 gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant mxfp4 --promote 128
 dot --n 64 --quant mxfp4
