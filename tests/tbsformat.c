@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -84,10 +85,75 @@ static void check_table(void) {
   lowp_test_check(lowp_bsformat_at(i) == NULL, "nothing past the end");
 }
 
+/* ---- the 128x4 tiled scale layout, derived independently of lib/format:
+   the layout is what cuBLAS's description does to the padded [R][C] scale
+   matrix: view it as [R/128][128][C/4][4], permute to [R/128][C/4][128][4]
+   (tiles in row-major order), view that as [T][4][32][4] and swap the two
+   middle axes ([T][32][4][4]). A generic row-major permutation computes each
+   element's final offset, with no formula for the tile. */
+static size_t permuted(const size_t *shape, const size_t *idx, const int *perm, int nd) {
+  /* the flat offset of element idx (of shape) after axes are permuted by perm */
+  size_t off = 0;
+  int d;
+  for (d = 0; d < nd; d++) off = off * shape[perm[d]] + idx[perm[d]];
+  return off;
+}
+
+static size_t tiled_by_views(size_t R, size_t C, size_t r, size_t c) {
+  size_t sh1[4] = {R / 128, 128, C / 4, 4}, ix1[4] = {r / 128, r % 128, c / 4, c % 4};
+  size_t sh2[4] = {R * C / 512, 4, 32, 4}, ix2[4];
+  const int p1[4] = {0, 2, 1, 3}, p2[4] = {0, 2, 1, 3};
+  size_t f = permuted(sh1, ix1, p1, 4); /* after the first permutation, contiguous */
+  ix2[3] = f % 4, ix2[2] = f / 4 % 32, ix2[1] = f / 128 % 4, ix2[0] = f / 512;
+  return permuted(sh2, ix2, p2, 4);
+}
+
+static void check_layout(void) {
+  static const size_t rs[] = {1, 7, 32, 127, 128, 129, 300}, ns[] = {1, 3, 4, 5, 8, 13};
+  size_t a, b, r, j, bad = 0, bad_rt = 0, bad_pad = 0, n = 0;
+  lowp_bslayout_t l;
+  lowp_test_check(lowp_bslayout_parse(&l, "128x4") == LOWP_OK && l == LOWP_BSL_TILED128X4 &&
+                      lowp_bslayout_parse(&l, "swizzled") == LOWP_OK && lowp_bslayout_parse(&l, "compact") == LOWP_OK &&
+                      l == LOWP_BSL_COMPACT && lowp_bslayout_parse(&l, "4x128") == LOWP_EINVAL,
+                  "layout names");
+  for (a = 0; a < sizeof rs / sizeof rs[0]; a++)
+    for (b = 0; b < sizeof ns / sizeof ns[0]; b++) {
+      size_t rows = rs[a], nb = ns[b], R = (rows + 127) / 128 * 128, C = (nb + 3) / 4 * 4, slots;
+      uint16_t *src, *t, *back;
+      slots = lowp_bs_scale_slots(LOWP_BSL_TILED128X4, rows, nb);
+      lowp_test_check(slots == R * C, "%zu x %zu: %zu slots, want %zu", rows, nb, slots, R * C);
+      src = malloc(rows * nb * sizeof *src), t = malloc(slots * sizeof *t), back = malloc(rows * nb * sizeof *back);
+      for (r = 0; r < rows * nb; r++) src[r] = (uint16_t)(r + 1); /* 0 marks padding */
+      lowp_bs_scales_relayout(t, src, sizeof *src, rows, nb, LOWP_BSL_TILED128X4, 1);
+      lowp_bs_scales_relayout(back, t, sizeof *src, rows, nb, LOWP_BSL_TILED128X4, 0);
+      for (r = 0; r < rows; r++)
+        for (j = 0; j < nb; j++, n++) {
+          size_t want = tiled_by_views(R, C, r, j);
+          bad += lowp_bs_scale_slot(LOWP_BSL_TILED128X4, rows, nb, r, j) != want || t[want] != src[r * nb + j];
+          bad_rt += back[r * nb + j] != src[r * nb + j];
+        }
+      for (r = 0, j = 0; r < slots; r++) j += t[r] != 0;
+      bad_pad += j != rows * nb; /* every other slot is padding, zero */
+      free(src), free(t), free(back);
+    }
+  lowp_test_check(bad == 0, "128x4 layout: %zu of %zu scales not where the views put them", bad, n);
+  lowp_test_check(bad_rt == 0, "128x4 layout: %zu scales changed by the round trip", bad_rt);
+  lowp_test_check(bad_pad == 0, "128x4 layout: %zu shapes with padding not zero", bad_pad);
+  /* the cuDNN/cuBLAS example points: row 32 of the first tile sits 4 slots in,
+     row 1 16 slots in; the second column of tiles starts at 512 */
+  lowp_test_check(lowp_bs_scale_slot(LOWP_BSL_TILED128X4, 256, 8, 32, 0) == 4 &&
+                      lowp_bs_scale_slot(LOWP_BSL_TILED128X4, 256, 8, 1, 0) == 16 &&
+                      lowp_bs_scale_slot(LOWP_BSL_TILED128X4, 256, 8, 0, 4) == 512 &&
+                      lowp_bs_scale_slot(LOWP_BSL_TILED128X4, 256, 8, 128, 0) == 1024 &&
+                      lowp_bs_scale_slot(LOWP_BSL_COMPACT, 256, 8, 3, 5) == 29,
+                  "128x4 layout: fixed points");
+}
+
 int main(void) {
   lowp_test_start("tbsformat");
   check_table();
   check_parse();
   check_packing();
+  check_layout();
   return lowp_test_end();
 }

@@ -151,3 +151,31 @@ def test_check_blockquantized_refused():
     with pytest.raises(lowp.LowpError, match="not a positive finite fp32"):
         lowp.check("gemm", [lowp.BlockQuantized(qn.elements, qn.scales, 0.1, "nvfp4"),
                             lowp.quantize(B, "nvfp4", axis=0)], C)
+
+
+def _tiled128x4_numpy(s):
+    """cuBLAS's 128x4 layout by reshapes (written from its description, not lowp's code)."""
+    r, c = s.shape
+    R, C = -(-r // 128) * 128, -(-c // 4) * 4
+    p = np.zeros((R, C), dtype=s.dtype)
+    p[:r, :c] = s
+    t = p.reshape(R // 128, 128, C // 4, 4).transpose(0, 2, 1, 3)
+    return t.reshape(-1, 4, 32, 4).transpose(0, 2, 1, 3).reshape(-1)
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 32), (130, 96), (256, 512), (7, 200)])
+def test_pack_unpack_128x4_scale_layout(rows, cols):
+    rng = np.random.default_rng(rows)
+    q = lowp.quantize((rng.standard_normal((rows, cols)) * 2.0 ** rng.integers(-9, 9, (rows, 1)))
+                      .astype(np.float32), "mxfp8_e4m3")
+    e, sc = q.pack()
+    e2, st = q.pack(scale_layout="128x4")
+    assert np.array_equal(e, e2)
+    assert np.array_equal(st, _tiled128x4_numpy(sc))
+    u = lowp.unpack(e2, st, "mxfp8_e4m3", cols, scale_layout="128x4")
+    assert np.array_equal(u.scales, q.scales) and np.array_equal(u.elements, q.elements)
+    with pytest.raises(ValueError, match="128x4 layout"):
+        lowp.unpack(e, sc, "mxfp8_e4m3", cols, scale_layout="128x4") if sc.size != st.size else \
+            lowp.unpack(e, st[:-1], "mxfp8_e4m3", cols, scale_layout="128x4")
+    with pytest.raises(lowp.LowpError, match="compact or 128x4"):
+        q.pack(scale_layout="4x128")
