@@ -108,6 +108,34 @@ static size_t tiled_by_views(size_t R, size_t C, size_t r, size_t c) {
   return permuted(sh2, ix2, p2, 4);
 }
 
+/* fp6 with :dense, 4 values in 3 bytes: the codes 0x01 0x02 0x3f 0x20 of e3m2
+   (0.0625, 0.125, -28, -0) as one LSB-first bit stream:
+   0x01 | 0x02 << 6 | 0x3f << 12 | 0x20 << 18 = 0x83f081 -> 81 f0 83 */
+static void check_dense(void) {
+  lowp_bsformat_t bf, bb;
+  const double q[5] = {0.0625, 0.125, -28, -0.0, 0.25}, s[1] = {1};
+  double q2[5], s2[1];
+  uint8_t e[8] = {0}, sc[1];
+  lowp_test_check(lowp_bsformat_parse(&bf, "mxfp6_e3m2:dense", NULL, 0) == LOWP_OK && bf.dense &&
+                      lowp_bsformat_parse(&bb, "elem=e3m2,scale=e8m0,block=32,pack=dense", NULL, 0) == LOWP_OK &&
+                      bb.dense && lowp_bsformat_parse(&bb, "mxfp6_e3m2:rceil:byte", NULL, 0) == LOWP_OK && !bb.dense &&
+                      bb.rule == LOWP_BSR_RCEIL,
+                  "dense packing parsed");
+  lowp_test_check(lowp_bsformat_row_bytes(&bf, 4) == 3 && lowp_bsformat_row_bytes(&bf, 5) == 4 &&
+                      lowp_bsformat_row_cols(&bf, 3) == 4 && lowp_bsformat_row_bytes(&bb, 5) == 5,
+                  "fp6: 4 values in 3 bytes, else one a byte");
+  lowp_test_check(lowp_bs_pack(e, sc, q, s, 1, 4, &bf) == LOWP_OK && e[0] == 0x81 && e[1] == 0xf0 && e[2] == 0x83,
+                  "fp6 dense bytes %02x %02x %02x", e[0], e[1], e[2]);
+  {
+    int ok = lowp_bs_pack(e, sc, q, s, 1, 5, &bf) == LOWP_OK && e[3] == 0x04; /* 0.25 = 0 001 00 */
+    ok = ok && lowp_bs_unpack(q2, s2, e, sc, 1, 5, &bf) == LOWP_OK && !memcmp(q2, q, sizeof q) && s2[0] == 1;
+    lowp_test_check(ok, "fp6 dense: the fifth code in the low bits of byte 3 (0x%02x), round trip", e[3]);
+  }
+  lowp_test_check(lowp_bsformat_parse(&bb, "elem=e3m2,scale=e8m0,block=32,pack=tight", NULL, 0) == LOWP_EFORMAT &&
+                      lowp_bsformat_parse(&bb, "mxfp6:chunky", NULL, 0) == LOWP_EFORMAT,
+                  "unknown packings refused");
+}
+
 static void check_layout(void) {
   static const size_t rs[] = {1, 7, 32, 127, 128, 129, 300}, ns[] = {1, 3, 4, 5, 8, 13};
   size_t a, b, r, j, bad = 0, bad_rt = 0, bad_pad = 0, n = 0;
@@ -155,5 +183,6 @@ int main(void) {
   check_parse();
   check_packing();
   check_layout();
+  check_dense();
   return lowp_test_end();
 }

@@ -75,3 +75,12 @@ int lowp_capi_bs_relayout(void *dst, const void *src, size_t size, size_t rows, 
   if (!dst) return LOWP_OK; /* the size alone */
   return fail(lowp_bs_scales_relayout(dst, src, size, rows, nb, l, to_layout), "relayout", err, errlen);
 }
+
+int lowp_capi_bs_row_bytes(size_t *bytes, size_t cols, const char *format, char *err, size_t errlen) {
+  lowp_bsformat_t bf;
+  int st;
+  if (!bytes) return LOWP_EINVAL;
+  if ((st = get(&bf, format, err, errlen))) return st;
+  *bytes = lowp_bsformat_row_bytes(&bf, cols);
+  return LOWP_OK;
+}

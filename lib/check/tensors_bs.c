@@ -90,7 +90,7 @@ static int elements(double **q, size_t *rows, size_t *cols, const raw_t *E, cons
     if (E->code_bytes != 1)
       return lowp_errf(err, errlen, LOWP_EUNSUPPORTED, "%s: element codes are bytes (|u1, U8), not 2-byte "
                        "integers", E->lab);
-    *cols = bf->elem_bits <= 4 ? 2 * last : last;
+    *cols = lowp_bsformat_row_cols(bf, last);
     rb = lowp_bsformat_row_bytes(bf, *cols);
     b = malloc(E->count + 1);
     zs = calloc(lowp_bsformat_blocks(bf, *cols) * 4 + 1, 1);
@@ -99,7 +99,7 @@ static int elements(double **q, size_t *rows, size_t *cols, const raw_t *E, cons
     if (!b || !zs || !sd || !*q) { free(b), free(zs), free(sd); return LOWP_ENOMEM; }
     for (k = 0; k < E->count; k++) {
       b[k] = (uint8_t)E->v[k];
-      if (bf->elem_bits < 8 && bf->elem_bits > 4 && (b[k] >> bf->elem_bits)) {
+      if (!bf->dense && bf->elem_bits < 8 && bf->elem_bits > 4 && (b[k] >> bf->elem_bits)) {
         unsigned v = b[k];
         free(b), free(zs), free(sd);
         return lowp_errf(err, errlen, LOWP_ERANGE, "%s: byte %zu = 0x%02x has bits above the %d-bit element "

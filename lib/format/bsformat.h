@@ -48,6 +48,9 @@ typedef enum {
  * int8 is never produced). They pack as two's-complement integers.
  *
  * Packing (lowp_bs_pack): elements row by row, each row starting on a byte;
+ * with dense (pack=dense) the codes of a row form one bit stream, code j in
+ * bits [bits j, bits (j + 1)) counted from bit 0 of the row's first byte
+ * (least significant first), the last byte's unused high bits 0. Otherwise
  * 4-bit elements two per byte, the even element in the low nibble (OCP MX
  * v1.0 section 5.2 does not fix it; PTX's e2m1x2 and NVIDIA ModelOpt store
  * the first element low); 6-bit elements one per byte in the low 6 bits
@@ -69,6 +72,10 @@ typedef struct {
   lowp_bsrule_t rule;     /**< the default scale rule */
   const char *alias;      /**< other accepted names, comma separated, or NULL */
   const char *doc;        /**< where the format comes from */
+  int dense;              /**< 1: a row's codes as one LSB-first bit stream, ceil(bits cols / 8)
+                               bytes (fp6: 4 values in 3 bytes, ONNX FLOAT6's packing); 0: the
+                               default packing above. Spec key pack=dense|byte; a built-in
+                               name takes ":dense" ("mxfp6_e2m3:dense", "mxfp6:rceil:dense") */
 } lowp_bsformat_t;
 
 /** @brief Number of built-in block-scaled formats. */
@@ -108,7 +115,14 @@ double lowp_bsformat_elem_max(const lowp_bsformat_t *bf);
 /** @brief Bytes of one stored scale (1, 2 or 4). */
 int lowp_bsformat_scale_bytes(const lowp_bsformat_t *bf);
 /** @brief Bytes of one packed row of cols elements. */
+/* (dense: ceil(elem_bits cols / 8)) */
 size_t lowp_bsformat_row_bytes(const lowp_bsformat_t *bf, size_t cols);
+/** @brief The most elements a packed row of nbytes bytes holds (the
+    inverse of lowp_bsformat_row_bytes where it is one: fp4 2 nbytes, dense
+    fp6 floor(8 nbytes / 6)). */
+size_t lowp_bsformat_row_cols(const lowp_bsformat_t *bf, size_t nbytes);
+/** @brief Code j of a packed row. */
+uint64_t lowp_bs_code_get(const uint8_t *row, size_t j, const lowp_bsformat_t *bf);
 /** @brief Blocks in a row of cols elements: ceil(cols / block). */
 size_t lowp_bsformat_blocks(const lowp_bsformat_t *bf, size_t cols);
 /** @brief Bits per element, the block scale's share included (OCP MX v1.0

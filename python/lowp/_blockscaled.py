@@ -33,7 +33,8 @@ def _c():
         lib.lowp_capi_bs_dequantize.argtypes = [vp, vp, vp, dp, sz, sz, cp, cp, sz]
         lib.lowp_capi_bs_pack.argtypes = [vp, vp, vp, vp, sz, sz, ctypes.c_int, cp, cp, sz]
         lib.lowp_capi_bs_relayout.argtypes = [vp, vp, sz, sz, sz, cp, ctypes.c_int, ctypes.POINTER(sz), cp, sz]
-        for f in ("info", "quantize", "dequantize", "pack", "relayout"):
+        lib.lowp_capi_bs_row_bytes.argtypes = [ctypes.POINTER(sz), sz, cp, cp, sz]
+        for f in ("info", "quantize", "dequantize", "pack", "relayout", "row_bytes"):
             getattr(lib, "lowp_capi_bs_" + f).restype = ctypes.c_int
         _DECLARED.add(id(lib))
     return lib
@@ -153,6 +154,14 @@ def dequantize(elements, scales=None, fmt=None, tensor_scale=1.0, axis=-1):
     return np.moveaxis(y.reshape(shape), -1, axis)
 
 
+def _row_bytes(fmt, cols):
+    """bytes of one packed row of cols elements (fp4 two a byte; fp6 one a byte, or
+    4 in 3 bytes with ":dense")"""
+    n = ctypes.c_size_t()
+    _call(_c().lowp_capi_bs_row_bytes, ctypes.byref(n), cols, fmt.encode())
+    return n.value
+
+
 def _relayout(sc, rows, nb, sb, layout, to_layout):
     """scale bytes (rows x nb scales of sb bytes) to (to_layout) or from the layout"""
     slots = ctypes.c_size_t()
@@ -178,8 +187,8 @@ def pack(elements, scales, fmt, axis=-1, scale_layout="compact"):
     q2, _ = _rows(np.asarray(elements, dtype=np.float64), axis)
     s2, _ = _rows(np.asarray(scales, dtype=np.float64), axis)
     rows, cols = q2.shape
-    block, sb, bits, _t = _info(fmt)
-    e = np.zeros((rows, (cols + 1) // 2 if bits <= 4 else cols), dtype=np.uint8)
+    block, sb, _bits, _t = _info(fmt)
+    e = np.zeros((rows, _row_bytes(fmt, cols)), dtype=np.uint8)
     sc = np.zeros((rows, -(-cols // block) * sb), dtype=np.uint8)
     _call(_c().lowp_capi_bs_pack, e.ctypes.data, sc.ctypes.data, q2.ctypes.data, s2.ctypes.data, rows,
           cols, 0, fmt.encode())
@@ -209,14 +218,14 @@ def unpack(elements, scales, fmt, cols, tensor_scale=1.0, scale_layout="compact"
     float8_e4m3fn scales, uint8-packed fp4) to a BlockQuantized with blocks along
     the last axis of length cols. scale_layout "128x4": scales stored in cuBLAS's
     tiled layout (as pack writes them)."""
-    block, sb, bits, _t = _info(fmt)
+    block, sb, _bits, _t = _info(fmt)
     e = _bytes(elements)
     sc = _bytes(scales)
     rows = e.shape[0] if e.ndim > 1 else 1
     nb = -(-cols // block)
     if scale_layout != "compact":
         sc = _relayout(sc, rows, nb, sb, scale_layout, False)
-    if e.size != rows * ((cols + 1) // 2 if bits <= 4 else cols) or sc.size != rows * nb * sb:
+    if e.size != rows * _row_bytes(fmt, cols) or sc.size != rows * nb * sb:
         raise ValueError("lowp.unpack: %d element bytes and %d scale bytes do not hold %d rows of %d "
                          "values of %s" % (e.size, sc.size, rows, cols, fmt))
     q = np.empty((rows, cols), dtype=np.float64)

@@ -179,3 +179,29 @@ def test_pack_unpack_128x4_scale_layout(rows, cols):
             lowp.unpack(e, st[:-1], "mxfp8_e4m3", cols, scale_layout="128x4")
     with pytest.raises(lowp.LowpError, match="compact or 128x4"):
         q.pack(scale_layout="4x128")
+
+
+def _e2m3_code(v):
+    """OCP MX v1.0 FP6 E2M3 (bias 1, no inf/NaN): the code of a value, by table"""
+    mags = [m / 8.0 for m in range(8)] + [(1 + m / 8.0) * 2.0 ** (e - 1) for e in (1, 2, 3) for m in range(8)]
+    return (32 if np.signbit(v) else 0) | mags.index(abs(v))
+
+
+@pytest.mark.parametrize("cols", [4, 7, 32, 45])
+def test_fp6_dense_packing_4_in_3_bytes(cols):
+    rng = np.random.default_rng(cols)
+    x = (rng.standard_normal((3, cols)) * 4).astype(np.float32)
+    q = lowp.quantize(x, "mxfp6_e2m3:dense")
+    e, sc = q.pack()
+    assert e.shape == (3, -(-6 * cols // 8))  # ceil(6 cols / 8): 4 values in 3 bytes
+    # an LSB-first bit stream of the codes, built here bit by bit
+    for r in range(3):
+        bits = [(_e2m3_code(v) >> b) & 1 for v in q.elements[r] for b in range(6)]
+        bits += [0] * (-len(bits) % 8)
+        want = [sum(bits[8 * i + b] << b for b in range(8)) for i in range(len(bits) // 8)]
+        assert list(e[r]) == want
+    u = lowp.unpack(e, sc, "mxfp6_e2m3:dense", cols)
+    assert np.array_equal(u.elements, q.elements) and np.array_equal(u.scales, q.scales)
+    # the byte-a-value packing holds the same codes, one a byte
+    eb, _ = lowp.pack(q.elements, q.scales, "mxfp6_e2m3")
+    assert eb.shape == (3, cols) and eb[0, 0] == _e2m3_code(q.elements[0, 0])
