@@ -84,6 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case LOWP_ST_F64: { uint64_t u = le(p, 8); memcpy(&want, &u, 8); break; }
         case LOWP_ST_I32: want = (int32_t)(uint32_t)le(p, 4); break;
         case LOWP_ST_I64: want = (double)(int64_t)le(p, 8); break;
+        case LOWP_ST_U8: want = p[0]; break;
         default: FUZZ_CHECK(lowp_decode(&want, le(p, lowp_st_itemsize(info.dtype)), lowp_st_format(info.dtype)) == LOWP_OK, "decode");
         }
         FUZZ_CHECK(same(vals[i][k], want), "'%s'[%zu]: read %a, bytes say %a", t[i].name, k, vals[i][k], want);

@@ -277,6 +277,38 @@ static void test_tol(void) {
   st = tol_of(&t, "{\"op\": \"dot\", \"k\": 64, \"confidence\": NaN}", err, sizeof err);
   lowp_test_check(st != LOWP_OK && strstr(err, "\"confidence\": a number that is not finite"),
                   "confidence NaN: %s", err);
+  /* the block-scaled model's query takes the same keys, validated the same
+     way: risk, numel, worst and scale (issue 33 item 6: they were skipped) */
+  {
+    static const char *const badq[][2] = {
+        {", \"risk\": 2", "\"risk\" must lie in (0, 1)"},
+        {", \"numel\": 0", "\"numel\" must be a number >= 1"},
+        {", \"confidence\": \"best\"", "\"confidence\" is a probability"},
+        {", \"confidence\": 1.5", "\"confidence\" must be a number in (0, 1]"},
+        {", \"scale\": -1", "\"scale\" must be a finite number > 0"},
+        {", \"scale\": \"x\"", "\"scale\" must be a finite number > 0"},
+        {", \"compute\": \"fp99\"", "compute"}};
+    size_t i;
+    for (i = 0; i < sizeof badq / sizeof badq[0]; i++) {
+      snprintf(q, sizeof q, "{\"op\": \"gemm\", \"k\": 4096, \"input\": \"mxfp4\", \"method\": "
+               "\"model:b200,kind=mxf4nvf4\"%s}", badq[i][0]);
+      st = tol_of(&t, q, err, sizeof err);
+      lowp_test_check(st != LOWP_OK && strstr(err, badq[i][1]), "block-scaled model with%s: %d %s",
+                      badq[i][0], st, err);
+    }
+    st = tol_of(&t, "{\"op\": \"gemm\", \"k\": 4096, \"input\": \"mxfp4\", \"method\": "
+                "\"model:b200,kind=mxf4nvf4\", \"risk\": 1e-9, \"numel\": 1000, \"scale\": 2}",
+                err, sizeof err);
+    lowp_test_check(!st && !t.probabilistic && t.risk == 0 && t.numel == 1000 &&
+                        strstr(t.not_prob, "block-scaled model's bound is a worst case") &&
+                        fabs(t.atol - t.bound * 4096 * 2) <= 1e-15 * t.atol,
+                    "block-scaled model, risk/numel/scale: st %d numel %g atol %g bound %g (%s)", st, t.numel,
+                    t.atol, t.bound, t.not_prob);
+    st = tol_of(&t, "{\"op\": \"gemm\", \"k\": 4096, \"input\": \"mxfp4\", \"method\": "
+                "\"model:b200,kind=mxf4nvf4\", \"worst\": true}", err, sizeof err);
+    lowp_test_check(!st && strstr(t.not_prob, "worst case was asked"), "block-scaled model, worst: %d %s", st,
+                    t.not_prob);
+  }
   /* every result sane; vacuity never goes back; splitk tolerances never drop as k grows */
   for (o = 0; o < 9; o++)
     for (a = 0; a < 3; a++)

@@ -41,17 +41,18 @@ static void round_trips(void) {
   static const double bf[3] = {1.0, -0x1.fep127, 0x1p-133}, h[3] = {65504, -0x1p-24, 0.333251953125},
                       f4[3] = {0x1.fffffep127f, 0x1p-149, -1.5}, f8[3] = {0.1, -1e308, 0x1p-1074},
                       e43[3] = {448, -0x1p-9, 1.125}, e52[3] = {57344, -0x1p-16, 1.5},
-                      i32[3] = {0, 2147483647.0, -2147483648.0}, i64[3] = {0, 9007199254740992.0, -3};
-  const double *data[8] = {bf, h, f4, f8, e43, e52, i32, i64};
-  const char *names[8] = {"bf", "h", "f4", "f8", "e43", "e52", "i32", "i64"};
-  lowp_st_dtype_t dt[8] = {LOWP_ST_BF16, LOWP_ST_F16, LOWP_ST_F32, LOWP_ST_F64,
-                           LOWP_ST_F8_E4M3, LOWP_ST_F8_E5M2, LOWP_ST_I32, LOWP_ST_I64};
+                      i32[3] = {0, 2147483647.0, -2147483648.0}, i64[3] = {0, 9007199254740992.0, -3},
+                      u8[3] = {0, 255, 17}, e80[3] = {0x1p-127, 0x1p127, 1};
+  const double *data[10] = {bf, h, f4, f8, e43, e52, i32, i64, u8, e80};
+  const char *names[10] = {"bf", "h", "f4", "f8", "e43", "e52", "i32", "i64", "u8", "e80"};
+  lowp_st_dtype_t dt[10] = {LOWP_ST_BF16, LOWP_ST_F16, LOWP_ST_F32, LOWP_ST_F64, LOWP_ST_F8_E4M3,
+                            LOWP_ST_F8_E5M2, LOWP_ST_I32, LOWP_ST_I64, LOWP_ST_U8, LOWP_ST_F8_E8M0};
   size_t s3[1] = {3};
-  const size_t *shapes[8] = {s3, s3, s3, s3, s3, s3, s3, s3};
-  int nd[8] = {1, 1, 1, 1, 1, 1, 1, 1}, i, k;
+  const size_t *shapes[10] = {s3, s3, s3, s3, s3, s3, s3, s3, s3, s3};
+  int nd[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, i, k;
   char err[300];
-  lowp_test_check(lowp_st_write(path, 8, names, dt, shapes, nd, data) == LOWP_OK, "write 8 tensors");
-  for (i = 0; i < 8; i++) {
+  lowp_test_check(lowp_st_write(path, 10, names, dt, shapes, nd, data) == LOWP_OK, "write 10 tensors");
+  for (i = 0; i < 10; i++) {
     lowp_st_tensor_t info;
     double *v = NULL;
     int st = lowp_st_read(path, names[i], &info, &v, 0, err, sizeof err);
@@ -65,7 +66,7 @@ static void round_trips(void) {
     lowp_st_tensor_t info;
     double *v = NULL;
     lowp_test_check(lowp_st_read(path, NULL, &info, &v, 0, err, sizeof err) == LOWP_EINVAL &&
-                        strstr(err, "8 tensors: name the one"), "several tensors, no name: %s", err);
+                        strstr(err, "10 tensors: name the one"), "several tensors, no name: %s", err);
     lowp_test_check(lowp_st_read(path, "nope", &info, &v, 0, err, sizeof err) == LOWP_EINVAL &&
                         strstr(err, "no tensor named 'nope'"), "unknown name: %s", err);
     lowp_test_check(lowp_st_read(path, "h", &info, &v, 2, err, sizeof err) == LOWP_ENOMEM && !v,

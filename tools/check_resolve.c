@@ -129,10 +129,16 @@ static int open_subject(lowp_subject_t *s, const lowp_spec_subject_t *d, lowp_pr
                       p->op->out_names[0], p->op->n_out > 1 ? ", " : "", p->op->n_out > 1 ? p->op->out_names[1] : "",
                       p->op->n_out > 2 ? ", " : "", p->op->n_out > 2 ? p->op->out_names[2] : ""), LOWP_ESHAPE;
     memset(outs, 0, sizeof outs);
+    memset(ins, 0, sizeof ins);
     for (i = 0; i < d->n_inputs; i++) {
-      ins[i].path = d->inputs[i].path;
-      ins[i].tensor = d->inputs[i].tensor;
-      ins[i].format = d->inputs[i].format;
+      const lowp_spec_file_t *f = &d->inputs[i];
+      ins[i].path = f->path;
+      ins[i].tensor = f->tensor;
+      ins[i].format = f->format;
+      ins[i].scales_path = f->scales_path, ins[i].scales_tensor = f->scales_tensor;
+      ins[i].ts_path = f->ts_path, ins[i].ts_tensor = f->ts_tensor;
+      ins[i].tensor_scale = f->tensor_scale;
+      ins[i].scale_layout = f->scale_layout;
     }
     for (i = 0; i < d->n_outputs; i++) {
       outs[i].path = d->outputs[i].path;

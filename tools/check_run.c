@@ -24,7 +24,7 @@ void lowp_chk_execute(lowp_chk_run_t *r, int updating) {
   if (sc->subject.kind == LOWP_SPEC_TENSORS) {
 #ifdef HAVE_TENSOR_SUBJECT
     const double *const *x = lowp_tensor_subject_inputs(&r->subj);
-    st = lowp_check_inputs_copy(&r->in, &r->p, x, NULL);
+    st = lowp_check_inputs_copy(&r->in, &r->p, x, lowp_tensor_subject_data(&r->subj));
 #else
     st = LOWP_EUNSUPPORTED;
 #endif

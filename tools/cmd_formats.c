@@ -98,8 +98,10 @@ static cJSON *bsformat_json(const lowp_bsformat_t *b) {
   cJSON_AddBoolToObject(o, "tensor_scale", b->tensor_scale);
   cJSON_AddStringToObject(o, "rule", lowp_bsrule_name(b->rule));
   cJSON_AddNumberToObject(o, "bits_per_value", lowp_bsformat_bits_per_value(b));
-  cJSON_AddStringToObject(o, "packing", b->elem_bits <= 4 ? "two per byte, low nibble first"
-                                        : b->elem_bits < 8 ? "one per byte, low bits" : "one per byte");
+  cJSON_AddStringToObject(o, "packing", b->dense && b->elem_bits != 4 && b->elem_bits != 8
+                                        ? "dense: one LSB-first bit stream a row"
+                                        : b->elem_bits <= 4 ? "two per byte, low nibble first"
+                                        : b->elem_bits < 8 ? "one per byte, low bits (:dense: 4 in 3 bytes)" : "one per byte");
   if (b->doc) cJSON_AddStringToObject(o, "source", b->doc);
   return o;
 }

@@ -41,6 +41,7 @@
 #include "cpu/gemm_tc.h"
 #include "cpu/gemm_bs.h"
 #include "format/bsformat.h"
+#include "io/escape.h"
 #include "format/bsquant.h"
 #include "model/accum.h"
 #include "io/npy.h"
@@ -192,6 +193,24 @@ static double *read_input(const opts_t *o, const char *path, const char *name,
   return x;
 }
 
+/* a preset kind takes the operands its PTX instruction takes (PTX ISA,
+   tcgen05.mma block_scale): kind::mxf8f6f4 elements of at most 8 bits with
+   ue8m0 scales a block of 32 (scale_vec::1X); kind::mxf4nvf4 e2m1 elements
+   with ue8m0 scales a block of 32 (scale_vec::2X) or ue4m3 scales a block of
+   16 (scale_vec::4X, NVFP4). Parameter models (K=..,group=..) take any. */
+static void bs_kind_check(const opts_t *o) {
+  const lowp_bsformat_t *q = &o->quant;
+  int e8m0 = q->scale.name && !strcmp(q->scale.name, "e8m0");
+  int ue4m3 = q->scale_unsigned && q->scale.name && !strcmp(q->scale.name, "e4m3");
+  int e2m1 = q->elem.name && !strcmp(q->elem.name, "e2m1");
+  if (strstr(o->model, "kind=mxf8f6f4") && !(e8m0 && q->block == 32))
+    lowp_cli_die(o->cmd, "--quant %s: kind=mxf8f6f4 takes ue8m0 scales a block of 32 (MX formats), not %s "
+                 "scales a block of %d", q->name, q->scale_unsigned ? "ue4m3" : q->scale.name, q->block);
+  if (strstr(o->model, "kind=mxf4nvf4") && !(e2m1 && ((e8m0 && q->block == 32) || (ue4m3 && q->block == 16))))
+    lowp_cli_die(o->cmd, "--quant %s: kind=mxf4nvf4 takes e2m1 elements with ue8m0 scales a block of 32 (mxfp4) "
+                 "or ue4m3 scales a block of 16 (nvfp4)", q->name);
+}
+
 static void parse(opts_t *o, int argc, char **argv) {
   int i, st;
   o->m = o->n = o->k = -1;
@@ -271,9 +290,10 @@ static void parse(opts_t *o, int argc, char **argv) {
   if (o->bs_model && !o->have_quant)
     lowp_cli_die(o->cmd, "--model %s is a block-scaled model: give the inputs' format with --quant "
                  "(mxfp8_e4m3, mxfp4, ...)", o->model);
-  if (o->have_quant && (o->quant.tensor_scale || o->quant.elem_int) && o->bs_model)
-    lowp_cli_die(o->cmd, "--quant %s: the block-scaled MMA model takes MX formats (floating-point "
-                 "elements, no per-tensor scale)", o->quant.name);
+  if (o->have_quant && o->quant.elem_int && o->bs_model)
+    lowp_cli_die(o->cmd, "--quant %s: the block-scaled MMA model takes floating-point elements (MX "
+                 "formats, nvfp4), not integers", o->quant.name);
+  if (o->have_quant && o->bs_model) bs_kind_check(o);
   if (o->have_quant && (o->a_path || !strcmp(o->cmd, "dot") || o->dist.kind == LOWP_DIST_CANCEL ||
                         o->dist.kind == LOWP_DIST_SPREAD))
     lowp_cli_die(o->cmd, "--quant takes generated inputs of lowp gemm (not --a/--b, dot, or --dist "
@@ -345,31 +365,61 @@ static void param_fmt(char *dst, size_t len, const char *text) {
   dst[i] = '\0';
 }
 
-/* the block-scaled MMA model as a subject: the inputs (the pipeline's
-   dequantized values) are split again into elements and scales by the
-   format's rule -- the same values; under floor the same pair -- and
-   multiplied by lowp_gemm_bs_fast */
+/* The block-scaled MMA model as a subject. generate_inputs keeps the
+   quantization itself (elements, scales, per-tensor scales: the pipeline's
+   lowp_check_bs_quantize of the same data), so the model multiplies the
+   very pairs the inputs were dequantized from (bs_run checks q s t = x).
+   A per-tensor scale (nvfp4) is applied as cuBLASLt applies it, in the
+   epilogue: alpha = fl32(tA tB), D = fl32(alpha acc), acc the model's fp32
+   result on elements and block scales (lowp's choice, documented in
+   docs/formats.md: the tensor-core instruction takes block scales only). */
+static struct {
+  lowp_gemm_bs_cfg_t cfg;
+  double *qa, *sa, *qbt, *sb, ta, tb; /* A's rows r0.. of the run, B transposed (n x k) */
+} bs_pre;
+
+static void bs_pre_free(void) {
+  free(bs_pre.qa), free(bs_pre.sa), free(bs_pre.qbt), free(bs_pre.sb);
+  bs_pre.qa = bs_pre.sa = bs_pre.qbt = bs_pre.sb = NULL;
+}
+
+/* the quantization of the full problem's data (before the rows are split
+   among ranks); A's rows r0..r1 kept */
+static int bs_pre_fill(const lowp_check_inputs_t *in, const lowp_problem_t *full, size_t r0, size_t r1) {
+  size_t m = full->dims.m, n = full->dims.n, k = full->dims.k, nb = lowp_bsformat_blocks(&full->bin[0], k);
+  int st;
+  bs_pre_free();
+  bs_pre.qa = malloc(m * k * sizeof(double) + 1), bs_pre.sa = malloc(m * nb * sizeof(double) + 1);
+  bs_pre.qbt = malloc(n * k * sizeof(double) + 1), bs_pre.sb = malloc(n * nb * sizeof(double) + 1);
+  if (!bs_pre.qa || !bs_pre.sa || !bs_pre.qbt || !bs_pre.sb) return LOWP_ENOMEM;
+  st = lowp_check_bs_quantize(bs_pre.qa, bs_pre.sa, &bs_pre.ta, in->data[0], m * k, full, 0);
+  if (!st) st = lowp_check_bs_quantize(bs_pre.qbt, bs_pre.sb, &bs_pre.tb, in->data[1], k * n, full, 1);
+  if (!st && r0) {
+    memmove(bs_pre.qa, bs_pre.qa + r0 * k, (r1 - r0) * k * sizeof(double));
+    memmove(bs_pre.sa, bs_pre.sa + r0 * nb, (r1 - r0) * nb * sizeof(double));
+  }
+  return st;
+}
+
 static int bs_run(const lowp_subject_t *s, double *const *out, const double *const *in, const lowp_problem_t *p,
                   char *err, size_t errlen) {
   const lowp_gemm_bs_cfg_t *cfg = s->ctx;
   size_t m = p->dims.m, n = p->dims.n, k = p->dims.k, nb = lowp_bsformat_blocks(&cfg->fa, k), i, j;
-  float *fa = malloc(m * k * sizeof *fa + 1), *fb = malloc(n * k * sizeof *fb + 1);
-  double *qa = malloc(m * k * sizeof *qa + 1), *qbt = malloc(n * k * sizeof *qbt + 1), *qb = malloc(n * k * sizeof *qb + 1);
-  double *sa = malloc(m * nb * sizeof *sa + 1), *sb = malloc(n * nb * sizeof *sb + 1), ts;
-  int st = LOWP_ENOMEM;
-  (void)err, (void)errlen;
-  if (fa && fb && qa && qbt && qb && sa && sb) {
-    for (i = 0; i < m * k; i++) fa[i] = (float)in[0][i];
-    for (i = 0; i < k; i++)
-      for (j = 0; j < n; j++) fb[j * k + i] = (float)in[1][i * n + j];
-    st = lowp_bs_quantize(qa, sa, &ts, fa, m, k, &cfg->fa);
-    if (!st) st = lowp_bs_quantize(qbt, sb, &ts, fb, n, k, &cfg->fb);
-    for (i = 0; i < k && !st; i++)
-      for (j = 0; j < n; j++) qb[i * n + j] = qbt[j * k + i];
-    for (i = 0; i < m * n && !st; i++) out[0][i] = 0.0;
-    if (!st) st = lowp_gemm_bs_fast(out[0], qa, sa, qb, sb, m, n, k, cfg);
-  }
-  free(fa), free(fb), free(qa), free(qbt), free(qb), free(sa), free(sb);
+  double *qb = malloc(n * k * sizeof *qb + 1);
+  float alpha = (float)bs_pre.ta * (float)bs_pre.tb;
+  int st = qb ? LOWP_OK : LOWP_ENOMEM;
+  for (i = 0; i < k && !st; i++)
+    for (j = 0; j < n; j++) qb[i * n + j] = bs_pre.qbt[j * k + i];
+  /* the pairs are those the inputs came from */
+  for (i = 0; i < m * k && !st; i++)
+    if (!(bs_pre.qa[i] * bs_pre.sa[i / k * nb + i % k / (size_t)cfg->fa.block] * bs_pre.ta == in[0][i]) &&
+        !isnan(in[0][i]))
+      st = lowp_errf(err, errlen, LOWP_EINVAL, "block-scaled model: A[%zu] is not its elements' value", i);
+  for (i = 0; i < m * n && !st; i++) out[0][i] = 0.0;
+  if (!st) st = lowp_gemm_bs_fast(out[0], bs_pre.qa, bs_pre.sa, qb, bs_pre.sb, m, n, k, cfg);
+  if (!st && alpha != 1.0f)
+    for (i = 0; i < m * n; i++) out[0][i] = (double)(alpha * (float)out[0][i]);
+  free(qb);
   return st;
 }
 
@@ -619,6 +669,8 @@ static void generate_inputs(lowp_check_inputs_t *in, const opts_t *o, size_t *m,
   full = problem_of(o, *m, *n, *k);
   st = lowp_check_inputs_generate(in, &full, &o->dist, o->seed);
   if (st) lowp_cli_die(o->cmd, "input generation failed: %s", lowp_status_str(st));
+  if (o->bs_model && (st = bs_pre_fill(in, &full, *r0, *r1)))
+    lowp_cli_die(o->cmd, "quantizing the inputs: %s", lowp_status_str(st));
   for (j = 0; j < 2; j++) {
     free(in->data[j]);
     in->data[j] = NULL;
@@ -653,6 +705,7 @@ static void measure(lowp_check_result_t *res, const opts_t *o, lowp_check_inputs
   lowp_par_sync(0);
   if (lowp_par_size() > 1) gather_result(o->cmd, res, &subj, &co, m, n);
   lowp_subject_close(&subj);
+  bs_pre_free();
 }
 
 /* ----------------------------------------------------------------- render */

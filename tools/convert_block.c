@@ -74,6 +74,19 @@ static cJSON *quantize_values(const lowp_bsformat_t *bf, const float *x, char **
   cJSON_AddStringToObject(root, "spec", buf);
   cJSON_AddStringToObject(root, "rule", lowp_bsrule_name(bf->rule));
   if (bf->tensor_scale) cJSON_AddItemToObject(root, "tensor_scale", num_or_text(ts));
+  {
+    /* the stored element bytes of the row (lowp_bs_pack: fp4 two a byte, fp6
+       one a byte or, with :dense, 4 in 3 bytes), in hex, first byte first */
+    size_t rb = lowp_bsformat_row_bytes(bf, n), u;
+    char *hx = malloc(2 * rb + 1);
+    if (!hx) lowp_cli_die("convert", "out of memory");
+    for (u = 0; u < rb; u++) snprintf(hx + 2 * u, 3, "%02x", eb[u]);
+    hx[2 * rb] = '\0';
+    cJSON_AddStringToObject(root, "packing", bf->dense ? "dense (LSB-first bit stream)" : bf->elem_bits <= 4
+                            ? "two per byte, low nibble first" : "one per byte");
+    cJSON_AddStringToObject(root, "element_bytes", hx);
+    free(hx);
+  }
   blocks = cJSON_AddArrayToObject(root, "blocks");
   for (b = 0; b < nb; b++) {
     cJSON *bo = cJSON_CreateObject(), *vals;
@@ -86,7 +99,7 @@ static cJSON *quantize_values(const lowp_bsformat_t *bf, const float *x, char **
     vals = cJSON_AddArrayToObject(bo, "values");
     for (j = b * (size_t)bf->block; j < n && j < (b + 1) * (size_t)bf->block; j++) {
       cJSON *v = cJSON_CreateObject();
-      uint64_t e = bf->elem_bits <= 4 ? (uint64_t)(eb[j / 2] >> (4 * (j % 2))) & 0xf : eb[j];
+      uint64_t e = lowp_bs_code_get(eb, j, bf);
       double err = y[j] - (double)x[j];
       cJSON_AddStringToObject(v, "input", texts[j]);
       cJSON_AddItemToObject(v, "input_fp32", num_or_text((double)x[j]));
@@ -120,6 +133,8 @@ static void print_text(const cJSON *root) {
   if (cJSON_GetObjectItem(root, "tensor_scale"))
     printf("  tensor scale %s", txt(root, "tensor_scale", b1, sizeof b1));
   printf("\n");
+  printf("stored elements (%s): %s\n", cJSON_GetObjectItem(root, "packing")->valuestring,
+         cJSON_GetObjectItem(root, "element_bytes")->valuestring);
   cJSON_ArrayForEach(b, cJSON_GetObjectItem(root, "blocks")) {
     printf("block %d  scale %s = %s\n", k++, txt(b, "scale_bits", b1, sizeof b1), txt(b, "scale", b2, sizeof b2));
     printf("  %-16s %-14s %-6s %-12s %-14s %-10s %-10s\n", "input", "fp32", "bits", "element", "value",

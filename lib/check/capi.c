@@ -48,7 +48,7 @@ static int get_format(lowp_format_t *f, const cJSON *j, const char *key, const c
 /* the keys of a check's description that lowp_spec_desc_parse leaves to us */
 static const char *const desc_keys[] = {"shapes", "out_shapes", "ref_shapes", "order", "acc",
                                         "model", "prob", "subject", "reference", "absent",
-                                        NULL};
+                                        "prequantized", NULL};
 
 /* a shape: an array of at most 4 integers in [0, 2^30] (a spec's sizes are
    at most 2^30 too) */
@@ -123,6 +123,7 @@ int lowp__capi_desc(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const c
   for (i = 0; i < p->op->n_in; i++) {
     p->in[i] = ck->n_in_formats ? ck->in[i] : LOWP_FMT_FP64;
     p->has_conv[i] = ck->has_conv[i], p->conv[i] = ck->conv[i], p->conv_rnd[i] = ck->conv_rnd[i];
+    p->has_bin[i] = ck->n_in_formats && ck->has_bin[i], p->bin[i] = ck->bin[i];
   }
   p->out = ck->has_out ? ck->out : p->in[0];
   if ((j = ITEM(*d, "absent"))) {
@@ -385,8 +386,45 @@ static int measure(lowp_check_result_t *r, const lowp_problem_t *p, const lowp_s
    {"in_format": N} rule, which counts them. A reference's outputs are
    another subject's (a wider reference implementation's, say): its own
    errors are what vs_reference compares with, so they are not refused. */
+/* "prequantized": the inputs (numbers) of a block-scaled format whose arrays
+   are already the dequantized values of their elements and scales (Python's
+   BlockQuantized); the other block-scaled inputs are fp32 data that the
+   format's rule quantizes. A bit mask in *mask. */
+static int prequantized(unsigned *mask, const lowp_problem_t *p, const cJSON *d, char *err, size_t errlen) {
+  const cJSON *j = ITEM(d, "prequantized"), *it;
+  *mask = 0;
+  if (!j) return LOWP_OK;
+  if (!cJSON_IsArray(j))
+    return bad(err, errlen, LOWP_EINVAL, "%s\"prequantized\" must be an array of input numbers", "");
+  cJSON_ArrayForEach(it, j) {
+    int k;
+    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || !(it->valuedouble >= 0) ||
+        it->valuedouble >= p->op->n_in)
+      return bad(err, errlen, LOWP_EINVAL, "%s\"prequantized\": not an input number", "");
+    k = (int)it->valuedouble;
+    if (!p->has_bin[k])
+      return bad(err, errlen, LOWP_EINVAL, "\"prequantized\": input %s's format is not block-scaled",
+                 p->op->in_names[k]);
+    *mask |= 1u << k;
+  }
+  return LOWP_OK;
+}
+
+/* block-scaled inputs not prequantized: their fp32 data quantized by the
+   format's rule (lowp_check_bs_qdq), the data kept for the split */
+static int quantize_inputs(lowp_check_inputs_t *inp, const lowp_problem_t *p, unsigned pre) {
+  int i, st = LOWP_OK;
+  for (i = 0; i < p->op->n_in && !st; i++) {
+    if (!p->has_bin[i] || (pre >> i & 1u)) continue;
+    inp->data[i] = inp->x[i];
+    inp->x[i] = malloc((inp->count[i] + 1) * sizeof *inp->x[i]);
+    st = inp->x[i] ? lowp_check_bs_qdq(inp->x[i], inp->data[i], inp->count[i], p, i) : LOWP_ENOMEM;
+  }
+  return st;
+}
+
 static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
-                            const double *const *out, int outputs, char *err, size_t errlen) {
+                            const double *const *out, int outputs, unsigned pre, char *err, size_t errlen) {
   int g, i;
   for (g = 0; g < 2; g++) {
     const double *const *arr = g == 0 ? in : out;
@@ -396,6 +434,7 @@ static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
       size_t sh[LOWP_OP_MAXDIM], c, k, bad_n = 0, first = 0;
       int nd;
       if (!arr[i] || (g == 0 && p->op->in_index[i]) || (g > 0 && !outputs)) continue;
+      if (g == 0 && (pre >> i & 1u)) continue; /* exact dequantized values, checked by the caller */
       if (lowp_op_shape(p, (g == 0 ? 0 : p->op->n_in) + i, sh, &nd, &c)) return LOWP_EINVAL;
       for (k = 0; k < c; k++) {
         double y, x = arr[i][k];
@@ -428,6 +467,7 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
   lowp_spec_rule_t *ru;
   lowp_verdict_t *v = NULL;
   int n, st, i;
+  unsigned pre = 0;
   const cJSON *jn;
   double prob;
   if (err && errlen) err[0] = '\0';
@@ -447,7 +487,8 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
   /* outputs outside their format are refused, unless an in_format rule asks
      to count them */
   for (i = 0; i < n && ru[i].rule.kind != LOWP_RULE_IN_FORMAT; i++) {}
-  if ((st = arrays_in_format(&p, in, out, i == n, err, errlen))) goto done;
+  if ((st = prequantized(&pre, &p, d, err, errlen))) goto done;
+  if ((st = arrays_in_format(&p, in, out, i == n, pre, err, errlen))) goto done;
   jn = ITEM(d, "prob");
   prob = jn ? jn->valuedouble : 0.99;
   /* the description's probability is that of every prob bound naming none */
@@ -459,7 +500,7 @@ int lowp_capi_check(char **json, const char *desc, const double *const *in,
   jn = ITEM(d, "reference");
   arrays_subject(&rs, jn ? jn->valuestring : "reference", ref ? ref : out, &p, ITEM(d, "absent"));
   if ((st = rules_prepare(ru, n, &p, &s, err, errlen))) goto done;
-  if ((st = lowp_check_inputs_copy(&inp, &p, in, NULL))) {
+  if ((st = lowp_check_inputs_copy(&inp, &p, in, NULL)) || (st = quantize_inputs(&inp, &p, pre))) {
     bad(err, errlen, st, "inputs: %s", lowp_status_str(st));
     goto done;
   }
@@ -588,6 +629,8 @@ static int tol_query_risk(lowp_tol_query_t *q, const cJSON *d, char *err, size_t
   return LOWP_OK;
 }
 
+static int tol_query_common(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errlen);
+
 /* data: a data-aware query (lowp_capi_tol_data), whose problem keys
    (shapes, dims, in, eps, reduction) tol_problem reads */
 static int tol_query(lowp_tol_query_t *q, const cJSON *d, int data, char *err, size_t errlen) {
@@ -649,11 +692,7 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, int data, char *err, s
     q->has_bsmodel = 1;
     q->bsmodel = bm.p;
     q->accum.acc = LOWP_FMT_FP32;
-    j = ITEM(d, "confidence");
-    if (cJSON_IsNumber(j) && j->valuedouble < 1) q->confidence = j->valuedouble;
-    j = ITEM(d, "scale");
-    if (cJSON_IsNumber(j) && j->valuedouble > 0 && isfinite(j->valuedouble)) q->scale = j->valuedouble;
-    return LOWP_OK;
+    return tol_query_common(q, d, err, errlen);
   }
   /* the method: an order (with "acc") or "model:PRESET[,key=value]" */
   memset(&p, 0, sizeof p);
@@ -680,7 +719,13 @@ static int tol_query(lowp_tol_query_t *q, const cJSON *d, int data, char *err, s
   q->accum = s.accum;
   q->has_model = s.has_model;
   q->model = s.model;
-  j = ITEM(d, "confidence");
+  return tol_query_common(q, d, err, errlen);
+}
+
+/* the keys every method shares: "confidence" (a number; "worst" is
+   tol_query_risk's), "scale", then tol_query_risk's */
+static int tol_query_common(lowp_tol_query_t *q, const cJSON *d, char *err, size_t errlen) {
+  const cJSON *j = ITEM(d, "confidence");
   if (j && !cJSON_IsString(j)) { /* "worst": tol_query_risk */
     if (!cJSON_IsNumber(j) || !(j->valuedouble > 0 && j->valuedouble <= 1))
       return bad(err, errlen, LOWP_EINVAL, "%s\"confidence\" must be a number in (0, 1] "

@@ -161,6 +161,13 @@ int lowp_capi_bs_quantize(double *q, double *s, double *ts, const float *x, size
 /** @brief lowp_bs_dequantize. */
 int lowp_capi_bs_dequantize(double *y, const double *q, const double *s, double ts, size_t rows,
                             size_t cols, const char *format, char *err, size_t errlen);
+/** @brief lowp_bs_scales_relayout of items of size bytes between the
+    compact layout and layout ("compact", "128x4"); *slots: the slots of
+    the layout (dst NULL: only that). */
+int lowp_capi_bs_relayout(void *dst, const void *src, size_t size, size_t rows, size_t nb, const char *layout,
+                          int to_layout, size_t *slots, char *err, size_t errlen);
+/** @brief lowp_bsformat_row_bytes of format (its packing: fp6 with :dense 4 values in 3 bytes). */
+int lowp_capi_bs_row_bytes(size_t *bytes, size_t cols, const char *format, char *err, size_t errlen);
 /** @brief lowp_bs_pack (unpack = 0) or lowp_bs_unpack (unpack = 1). */
 int lowp_capi_bs_pack(uint8_t *elems, uint8_t *scales, double *q, double *s, size_t rows, size_t cols,
                       int unpack, const char *format, char *err, size_t errlen);

@@ -63,3 +63,24 @@ int lowp_capi_bs_pack(uint8_t *elems, uint8_t *scales, double *q, double *s, siz
   return fail(st, unpack ? "unpack (a byte that is no value of the format?)"
                          : "pack (a value that is not one of the format's?)", err, errlen);
 }
+
+int lowp_capi_bs_relayout(void *dst, const void *src, size_t size, size_t rows, size_t nb, const char *layout,
+                          int to_layout, size_t *slots, char *err, size_t errlen) {
+  lowp_bslayout_t l;
+  if (!layout || lowp_bslayout_parse(&l, layout)) {
+    if (err && errlen) snprintf(err, errlen, "scale layout '%.40s': compact or 128x4", layout ? layout : "");
+    return LOWP_EINVAL;
+  }
+  if (slots) *slots = lowp_bs_scale_slots(l, rows, nb);
+  if (!dst) return LOWP_OK; /* the size alone */
+  return fail(lowp_bs_scales_relayout(dst, src, size, rows, nb, l, to_layout), "relayout", err, errlen);
+}
+
+int lowp_capi_bs_row_bytes(size_t *bytes, size_t cols, const char *format, char *err, size_t errlen) {
+  lowp_bsformat_t bf;
+  int st;
+  if (!bytes) return LOWP_EINVAL;
+  if ((st = get(&bf, format, err, errlen))) return st;
+  *bytes = lowp_bsformat_row_bytes(&bf, cols);
+  return LOWP_OK;
+}

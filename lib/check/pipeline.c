@@ -34,34 +34,57 @@ static size_t count_of(const lowp_problem_t *p, int which) {
   return c;
 }
 
-/* Input i of a block-scaled format: data (fp32 values) quantized by the
-   format's rule along the reduction axis and dequantized into x. gemm's B
-   (k x n per batch) is blocked down its columns: transposed around the
-   quantizer. */
-static int bs_qdq(double *x, const double *data, size_t c, const lowp_problem_t *p, int i) {
-  size_t sh[LOWP_OP_MAXDIM], cnt, rows, cols, nbat = 1, b, r, j, nb;
-  int nd, st = LOWP_OK, tr = p->op->id == LOWP_OP_GEMM && i == 1;
+/* the blocked orientation of input i: nbat matrices of rows x cols, blocks
+   along the rows; gemm's B (k x n per batch) is blocked down its columns:
+   its transpose (n x k) */
+static int bs_geometry(size_t *nbat, size_t *rows, size_t *cols, int *tr, size_t c, const lowp_problem_t *p,
+                       int i) {
+  size_t sh[LOWP_OP_MAXDIM], cnt;
+  int nd;
+  if (lowp_op_shape(p, i, sh, &nd, &cnt) || cnt != c) return LOWP_EINVAL;
+  *tr = p->op->id == LOWP_OP_GEMM && i == 1;
+  *cols = nd ? sh[nd - 1] : 1;
+  *rows = *cols ? c / *cols : 0;
+  *nbat = 1;
+  if (*tr) *nbat = p->dims.batch, *rows = p->dims.n, *cols = p->dims.k;
+  return LOWP_OK;
+}
+
+int lowp_check_bs_quantize(double *q, double *s, double *ts, const double *data, size_t c, const lowp_problem_t *p,
+                           int i) {
+  size_t rows, cols, nbat, b, r, j, nb;
+  int tr, st = bs_geometry(&nbat, &rows, &cols, &tr, c, p, i);
   const lowp_bsformat_t *bf = &p->bin[i];
   float *f;
-  double *q, *s, ts;
-  if (lowp_op_shape(p, i, sh, &nd, &cnt) || cnt != c) return LOWP_EINVAL;
-  cols = nd ? sh[nd - 1] : 1;
-  rows = c / cols;
-  if (tr) nbat = p->dims.batch, rows = p->dims.n, cols = p->dims.k;
+  if (st) return st;
   nb = lowp_bsformat_blocks(bf, cols);
-  f = malloc(c * sizeof *f), q = malloc(c * sizeof *q), s = malloc((rows * nbat * nb + 1) * sizeof *s);
-  if (!f || !q || !s) st = LOWP_ENOMEM;
+  if (!(f = malloc(c * sizeof *f + 1))) return LOWP_ENOMEM;
   for (b = 0; b < nbat && !st; b++) {
     size_t off = b * rows * cols;
     for (r = 0; r < rows; r++)
       for (j = 0; j < cols; j++) /* gemm's B: element (k = j, n = r) */
         f[off + r * cols + j] = (float)(tr ? data[off + j * rows + r] : data[off + r * cols + j]);
-    st = lowp_bs_quantize(q + off, s, &ts, f + off, rows, cols, bf);
-    if (!st) st = lowp_bs_dequantize(q + off, q + off, s, ts, rows, cols, bf);
+    st = lowp_bs_quantize(q + off, s + b * rows * nb, &ts[b], f + off, rows, cols, bf);
+  }
+  free(f);
+  return st;
+}
+
+int lowp_check_bs_qdq(double *x, const double *data, size_t c, const lowp_problem_t *p, int i) {
+  size_t rows, cols, nbat, b, r, j, nb;
+  int tr, st = bs_geometry(&nbat, &rows, &cols, &tr, c, p, i);
+  double *q, *s, *ts;
+  if (st) return st;
+  nb = lowp_bsformat_blocks(&p->bin[i], cols);
+  q = malloc(c * sizeof *q + 1), s = malloc((rows * nbat * nb + 1) * sizeof *s), ts = malloc((nbat + 1) * sizeof *ts);
+  st = q && s && ts ? lowp_check_bs_quantize(q, s, ts, data, c, p, i) : LOWP_ENOMEM;
+  for (b = 0; b < nbat && !st; b++) {
+    size_t off = b * rows * cols;
+    st = lowp_bs_dequantize(q + off, q + off, s + b * rows * nb, ts[b], rows, cols, &p->bin[i]);
     for (r = 0; r < rows && !st; r++)
       for (j = 0; j < cols; j++) x[off + (tr ? j * rows + r : r * cols + j)] = q[off + r * cols + j];
   }
-  free(f), free(q), free(s);
+  free(q), free(s), free(ts);
   return st;
 }
 
@@ -143,7 +166,7 @@ int lowp_check_inputs_generate(lowp_check_inputs_t *in, const lowp_problem_t *p,
       st = lowp_round_array_f64(in->data[i], in->data[i], c, &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
     if (!st && p->has_bin[i]) { /* block-scaled: data in fp32, x its quantization */
       st = lowp_round_array_f64(in->data[i], in->data[i], c, &LOWP_FMT_FP32, NULL, LOWP_RND_NE);
-      if (!st) st = bs_qdq(in->x[i], in->data[i], c, p, i);
+      if (!st) st = lowp_check_bs_qdq(in->x[i], in->data[i], c, p, i);
     }
   }
   if (st) lowp_check_inputs_free(in);

@@ -65,6 +65,26 @@ int lowp_check_inputs_copy(lowp_check_inputs_t *in, const lowp_problem_t *p,
 /** @brief Free inputs (safe on a zeroed struct). */
 void lowp_check_inputs_free(lowp_check_inputs_t *in);
 
+/**
+ * @brief Input i of a block-scaled format (p->bin[i]): data (c fp32 values
+ * in the operation's layout) quantized by the format's rule in blocks along
+ * the reduction axis (A's rows, gemm's B down its columns) and dequantized
+ * into x. @return LOWP_OK, LOWP_EINVAL (c is not input i's count),
+ * LOWP_ENOMEM, or lowp_bs_quantize's status.
+ */
+int lowp_check_bs_qdq(double *x, const double *data, size_t c, const lowp_problem_t *p, int i);
+
+/**
+ * @brief lowp_check_bs_qdq's quantization itself: q (c element values) and
+ * s (scales) in the blocked orientation, nbat matrices of rows x cols, rows
+ * = A's m (gemm's B: its n, the matrix transposed), cols = the reduction
+ * length k; s holds rows x ceil(cols / block) a matrix; ts[b] matrix b's
+ * per-tensor scale (1 if the format has none; nbat = the batch for gemm's
+ * B, else 1).
+ */
+int lowp_check_bs_quantize(double *q, double *s, double *ts, const double *data, size_t c, const lowp_problem_t *p,
+                           int i);
+
 /* ----------------------------------------------------------------- results */
 
 /** @brief A bound of the backward error, for sums of products; for a row

@@ -159,8 +159,77 @@ static char *resolve(ctx_t *c, const char *path) {
 
 /* ------------------------------------------------------- files, subjects */
 
-static int parse_file(ctx_t *c, const cJSON *j, const char *what, lowp_spec_file_t *f) {
+/* an object's "path" (resolved) and optional "tensor" */
+static int get_path_tensor(ctx_t *c, const cJSON *j, const char *what, char **path, char **tensor) {
+  const char *s = NULL;
+  char w[200];
+  int st;
+  if (!cJSON_GetObjectItemCaseSensitive(j, "path")) return fail(c, "%s: \"path\" is missing", what);
+  snprintf(w, sizeof w, "%s \"path\"", what);
+  if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "path"), w, &s))) return st;
+  if (!(*path = resolve(c, s))) return LOWP_ENOMEM;
+  if (cJSON_GetObjectItemCaseSensitive(j, "tensor")) {
+    snprintf(w, sizeof w, "%s \"tensor\"", what);
+    if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "tensor"), w, &s))) return st;
+    if (!(*tensor = dupstr(s))) return LOWP_ENOMEM;
+  }
+  return LOWP_OK;
+}
+
+/* {"path": P[, "tensor": T]} or a path: a companion tensor's reference */
+static int parse_ref(ctx_t *c, const cJSON *j, const char *what, char **path, char **tensor) {
+  static const char *const keys[] = {"path", "tensor", NULL};
+  const char *s = NULL;
+  char w[200];
+  int st;
+  if (cJSON_IsString(j)) {
+    if ((st = get_string(c, j, what, &s))) return st;
+    *path = resolve(c, s);
+    return *path ? LOWP_OK : LOWP_ENOMEM;
+  }
+  if (!cJSON_IsObject(j))
+    return fail(c, "%s must be a path or {\"path\": ..., \"tensor\": ...}, not %s", what, type_name(j));
+  snprintf(w, sizeof w, "%s: ", what);
+  if ((st = check_keys(c, j, w, keys))) return st;
+  return get_path_tensor(c, j, what, path, tensor);
+}
+
+/* a block-scaled input's keys: "scales", "tensor_scale", "scale_layout" */
+static int parse_file_bs(ctx_t *c, const cJSON *j, const char *what, lowp_spec_file_t *f) {
+  const cJSON *it;
+  char w[200];
+  int st;
+  if ((it = cJSON_GetObjectItemCaseSensitive(j, "scales"))) {
+    snprintf(w, sizeof w, "%s \"scales\"", what);
+    if ((st = parse_ref(c, it, w, &f->scales_path, &f->scales_tensor))) return st;
+  }
+  if ((it = cJSON_GetObjectItemCaseSensitive(j, "tensor_scale"))) {
+    snprintf(w, sizeof w, "%s \"tensor_scale\"", what);
+    if (cJSON_IsNumber(it)) {
+      if (!(it->valuedouble > 0) || !isfinite(it->valuedouble) || (double)(float)it->valuedouble != it->valuedouble)
+        return fail(c, "%s must be a positive finite fp32 number, not %.17g", w, it->valuedouble);
+      f->tensor_scale = it->valuedouble;
+    } else if ((st = parse_ref(c, it, w, &f->ts_path, &f->ts_tensor))) return st;
+  }
+  if ((it = cJSON_GetObjectItemCaseSensitive(j, "scale_layout"))) {
+    lowp_bslayout_t l;
+    const char *s = NULL;
+    snprintf(w, sizeof w, "%s \"scale_layout\"", what);
+    if ((st = get_string(c, it, w, &s))) return st;
+    if (lowp_bslayout_parse(&l, s)) return fail(c, "%s: '%s' is not a layout (compact, 128x4)", w, s);
+    f->scale_layout = (int)l;
+  }
+  if (!f->scales_path && (f->ts_path || f->tensor_scale > 0 || cJSON_GetObjectItemCaseSensitive(j, "scale_layout")))
+    return fail(c, "%s: \"tensor_scale\" and \"scale_layout\" go with \"scales\", the companion scale tensor",
+                what);
+  return LOWP_OK;
+}
+
+/* bs: an input of saved tensors, which may name companion scales */
+static int parse_file(ctx_t *c, const cJSON *j, const char *what, lowp_spec_file_t *f, int bs) {
   static const char *const keys[] = {"path", "tensor", "format", NULL};
+  static const char *const keys_bs[] = {"path", "tensor", "format", "scales", "tensor_scale", "scale_layout",
+                                        NULL};
   const char *s = NULL;
   char w[200];
   int st;
@@ -173,34 +242,29 @@ static int parse_file(ctx_t *c, const cJSON *j, const char *what, lowp_spec_file
   if (!cJSON_IsObject(j))
     return fail(c, "%s must be a path or {\"path\": ...}, not %s", what, type_name(j));
   snprintf(w, sizeof w, "%s: ", what);
-  if ((st = check_keys(c, j, w, keys))) return st;
-  if (!cJSON_GetObjectItemCaseSensitive(j, "path")) return fail(c, "%s: \"path\" is missing", what);
-  snprintf(w, sizeof w, "%s \"path\"", what);
-  if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "path"), w, &s))) return st;
-  f->path = resolve(c, s);
-  if (!f->path) return LOWP_ENOMEM;
-  if (cJSON_GetObjectItemCaseSensitive(j, "tensor")) {
-    snprintf(w, sizeof w, "%s \"tensor\"", what);
-    if ((st = get_string(c, cJSON_GetObjectItemCaseSensitive(j, "tensor"), w, &s))) return st;
-    f->tensor = dupstr(s);
-  }
+  if ((st = check_keys(c, j, w, bs ? keys_bs : keys))) return st;
+  if ((st = get_path_tensor(c, j, what, &f->path, &f->tensor))) return st;
   if (cJSON_GetObjectItemCaseSensitive(j, "format")) {
     lowp_format_t fm;
     snprintf(w, sizeof w, "%s \"format\"", what);
     if ((st = get_format(c, cJSON_GetObjectItemCaseSensitive(j, "format"), w, &fm))) return st;
     f->format = dupstr(cJSON_GetObjectItemCaseSensitive(j, "format")->valuestring);
   }
-  return LOWP_OK;
+  return bs ? parse_file_bs(c, j, what, f) : LOWP_OK;
 }
 
 static void free_file(lowp_spec_file_t *f) {
   free(f->path);
   free(f->tensor);
   free(f->format);
+  free(f->scales_path);
+  free(f->scales_tensor);
+  free(f->ts_path);
+  free(f->ts_tensor);
 }
 
 static int parse_files(ctx_t *c, const cJSON *j, const char *what, lowp_spec_file_t **out,
-                       int *n) {
+                       int *n, int bs) {
   const cJSON *e;
   int i, st, cnt;
   char w[160];
@@ -213,7 +277,7 @@ static int parse_files(ctx_t *c, const cJSON *j, const char *what, lowp_spec_fil
   *n = cnt;
   for (i = 0, e = j->child; e && i < cnt; i++, e = e->next) {
     snprintf(w, sizeof w, "%s[%d]", what, i);
-    if ((st = parse_file(c, e, w, &(*out)[i]))) return st;
+    if ((st = parse_file(c, e, w, &(*out)[i], bs))) return st;
   }
   return LOWP_OK;
 }
@@ -315,11 +379,11 @@ static int parse_subject(ctx_t *c, const cJSON *j, const char *what, int allow_t
       return fail(c, "%s \"tensors\" needs \"inputs\" and \"outputs\"", what);
     snprintf(w, sizeof w, "%s tensors.inputs", what);
     if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(t, "inputs"), w, &s->inputs,
-                          &s->n_inputs)))
+                          &s->n_inputs, 1)))
       return st;
     snprintf(w, sizeof w, "%s tensors.outputs", what);
     return parse_files(c, cJSON_GetObjectItemCaseSensitive(t, "outputs"), w, &s->outputs,
-                       &s->n_outputs);
+                       &s->n_outputs, 0);
   }
   if (cJSON_GetObjectItemCaseSensitive(j, "kernel")) {
     s->kind = LOWP_SPEC_KERNEL;
@@ -938,14 +1002,14 @@ static int check_inputs(ctx_t *c, const cJSON *j, const cJSON *shape, lowp_spec_
     return check_generated(c, inputs, shape, ck);
   if ((st = check_keys(c, inputs, "\"inputs\": ", ik))) return st;
   if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(inputs, "files"), "\"inputs\".files",
-                        &ck->files, &ck->n_files)))
+                        &ck->files, &ck->n_files, 0)))
     return st;
   if (ck->n_files != ck->op->n_in)
     return fail(c, "\"inputs\".files lists %d files but %s has %d inputs", ck->n_files,
                 ck->op->name, ck->op->n_in);
   if (cJSON_GetObjectItemCaseSensitive(inputs, "data")) {
     if ((st = parse_files(c, cJSON_GetObjectItemCaseSensitive(inputs, "data"), "\"inputs\".data",
-                          &ck->data, &ck->n_data)))
+                          &ck->data, &ck->n_data, 0)))
       return st;
     if (ck->n_data != ck->n_files)
       return fail(c, "\"inputs\".data lists %d files, \"files\" %d", ck->n_data, ck->n_files);

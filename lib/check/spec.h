@@ -32,6 +32,12 @@ typedef struct {
   char *path;
   char *tensor;
   char *format;
+  /* a block-scaled input of saved tensors (docs/formats.md, "Scales from a
+     companion tensor"): path holds the element values or packed codes */
+  char *scales_path, *scales_tensor; /**< the companion scale tensor, or NULL */
+  char *ts_path, *ts_tensor;         /**< the per-tensor scale as a tensor, or NULL */
+  double tensor_scale;               /**< the per-tensor scale as a number; 0: none */
+  int scale_layout;                  /**< lowp_bslayout_t of the scale tensor */
 } lowp_spec_file_t;
 
 /** @brief Subject kinds. */

@@ -147,6 +147,12 @@ typedef struct {
   const char *tensor;
   const char *format; /**< lowp format of raw bit patterns (<u2 bf16, |u1 e4m3/e5m2),
                            or NULL to follow the dtype */
+  /* an input whose format (p->bin) is block-scaled: path holds the element
+     values or packed codes, these the companion scales (docs/formats.md) */
+  const char *scales_path, *scales_tensor; /**< NULL: scales by the format's rule */
+  const char *ts_path, *ts_tensor;         /**< the per-tensor scale as a tensor */
+  double tensor_scale;                     /**< the per-tensor scale as a number; 0: none */
+  int scale_layout;                        /**< lowp_bslayout_t of the scales */
 } lowp_tensor_ref_t;
 
 /**
@@ -158,7 +164,9 @@ typedef struct {
  * .npy: <f2 <f4 <f8; <u2 and |u1 raw bits with ref.format; <i8 <i4 for
  * index inputs. An output reference with a NULL path (not the first) is an
  * output the framework did not save (s->absent). .safetensors: BF16 F16 F32 F64 F8_E4M3 F8_E5M2 (I64 I32
- * for index inputs).
+ * for index inputs). An input of a block-scaled format (p->has_bin) is
+ * read with its companion scales (ref.scales_path; lowp_tensor_bs_load) or,
+ * without them, as fp32 data quantized by the format's rule.
  * @return LOWP_OK; LOWP_EIO; LOWP_EFILE (corrupt file); LOWP_EUNSUPPORTED
  *         (dtype); LOWP_ESHAPE (shapes disagree); err names file and tensor.
  */
@@ -171,6 +179,13 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
  * in[i] has lowp_op_shape's count of input i.
  */
 const double *const *lowp_tensor_subject_inputs(const lowp_subject_t *s);
+
+/**
+ * @brief The unrounded data of a tensor subject's inputs (borrowed): for a
+ * block-scaled input quantized by its format's rule, the file's values (its
+ * input is their quantization); NULL entries elsewhere.
+ */
+const double *const *lowp_tensor_subject_data(const lowp_subject_t *s);
 
 /**
  * @brief Check the index inputs of a problem whose dims are known (xent's

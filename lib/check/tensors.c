@@ -13,6 +13,8 @@
  */
 
 #include "check/subject.h"
+#include "check/pipeline.h"
+#include "check/tensors_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +31,7 @@
 typedef struct {
   int n_in, n_out;
   double *in[LOWP_OP_MAXIO], *out[LOWP_OP_MAXIO];
+  double *data[LOWP_OP_MAXIO]; /* a block-scaled input quantized by its rule: the file's values */
   size_t in_count[LOWP_OP_MAXIO], out_count[LOWP_OP_MAXIO];
 } tctx_t;
 
@@ -42,7 +45,7 @@ typedef struct {
 } loaded_t;
 
 
-static const char *npy_msg(int st) {
+const char *lowp_tensor_npy_msg(int st) {
   switch (st) {
   case LOWP_EFILE: return "not a .npy file, or its header is corrupt or its data truncated";
   case LOWP_EUNSUPPORTED: return "a .npy dtype or layout lowp does not read (<f2 <f4 <f8 <u2 |u1 <i4 <i8, C order)";
@@ -54,13 +57,17 @@ static const char *npy_msg(int st) {
   }
 }
 
-/* "file" or "file[tensor]" for messages */
-static void label(char *out, size_t len, const lowp_tensor_ref_t *r) {
-  if (r->tensor) snprintf(out, len, "%.200s[%.60s]", r->path, r->tensor);
-  else snprintf(out, len, "%.200s", r->path);
+void lowp_tensor_label(char *out, size_t len, const char *path, const char *tensor) {
+  if (tensor) snprintf(out, len, "%.200s[%.60s]", path, tensor);
+  else snprintf(out, len, "%.200s", path);
 }
 
-static int is_safetensors(const char *path) {
+/* "file" or "file[tensor]" for messages */
+static void label(char *out, size_t len, const lowp_tensor_ref_t *r) {
+  lowp_tensor_label(out, len, r->path, r->tensor);
+}
+
+int lowp_tensor_is_safetensors(const char *path) {
   FILE *f = fopen(path, "rb");
   unsigned char b[9];
   size_t got;
@@ -82,7 +89,7 @@ static int load(loaded_t *L, const lowp_tensor_ref_t *r, char *err, size_t errle
       return lowp_errf(err, errlen, LOWP_EINVAL, "%s: format '%.40s': %s", lab, r->format, e2);
     have_named = 1;
   }
-  if (is_safetensors(r->path)) {
+  if (lowp_tensor_is_safetensors(r->path)) {
     lowp_st_tensor_t info;
     st = lowp_st_read(r->path, r->tensor, &info, &L->v, 0, e2, sizeof e2);
     if (st) return lowp_errf(err, errlen, st, "%s: %s", lab, e2);
@@ -97,7 +104,7 @@ static int load(loaded_t *L, const lowp_tensor_ref_t *r, char *err, size_t errle
       return lowp_errf(err, errlen, LOWP_EINVAL, "%s: a tensor name is given but %s is not a .safetensors file",
                     lab, r->path);
     st = lowp_npy_read(r->path, &info, &L->v, have_named ? &named : NULL, 0);
-    if (st) return lowp_errf(err, errlen, st, "%s: %s", lab, npy_msg(st));
+    if (st) return lowp_errf(err, errlen, st, "%s: %s", lab, lowp_tensor_npy_msg(st));
     L->ndim = info.ndim;
     memcpy(L->shape, info.shape, sizeof info.shape);
     L->count = info.count;
@@ -154,6 +161,7 @@ static void tensor_release(lowp_subject_t *s) {
   for (j = 0; j < LOWP_OP_MAXIO; j++) {
     free(x->in[j]);
     free(x->out[j]);
+    free(x->data[j]);
   }
   free(x);
   s->ctx = NULL;
@@ -184,6 +192,26 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
   s->release = tensor_release;
   for (i = 0; i < op->n_in && !st; i++) {
     label(lab, sizeof lab, &inputs[i]);
+    if (inputs[i].scales_path) { /* block-scaled, with companion scales */
+      if (!p->has_bin[i] || op->in_index[i]) {
+        st = lowp_errf(err, errlen, LOWP_EINVAL, "%s: \"scales\" names a companion scale tensor, but the check's "
+                       "\"in\" for %s's %s is not a block-scaled format (\"mxfp8_e4m3\", \"nvfp4\", ...)", lab,
+                       op->name, op->in_names[i]);
+        break;
+      }
+      st = lowp_tensor_bs_load(&x->in[i], shp[i], &ndims[i], &x->in_count[i], &inputs[i], &p->bin[i],
+                               op->id == LOWP_OP_GEMM && i == 1, err, errlen);
+      if (!st && ndims[i] > LOWP_OP_MAXDIM)
+        st = lowp_errf(err, errlen, LOWP_ESHAPE, "%s: %d dimensions, %s's %s has at most %d", lab, ndims[i],
+                       op->name, op->in_names[i], LOWP_OP_MAXDIM);
+      shapes[i] = shp[i];
+      continue;
+    }
+    if (inputs[i].tensor_scale > 0 || inputs[i].ts_path || inputs[i].scale_layout) {
+      st = lowp_errf(err, errlen, LOWP_EINVAL, "%s: \"tensor_scale\" and \"scale_layout\" go with \"scales\"",
+                     lab);
+      break;
+    }
     st = load(&L, &inputs[i], err, errlen);
     if (st) break;
     if (L.ndim > LOWP_OP_MAXDIM) {
@@ -232,6 +260,18 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
     st = lowp_op_dims_infer(p, shapes, ndims, err, errlen);
   }
   if (!st) st = lowp_tensor_check_indices(p, (const double *const *)x->in, err, errlen);
+  /* a block-scaled input without scales: the file's fp32 data quantized by
+     the format's rule, as generated inputs are */
+  for (i = 0; i < op->n_in && !st; i++) {
+    if (!p->has_bin[i] || op->in_index[i] || inputs[i].scales_path) continue;
+    x->data[i] = x->in[i];
+    x->in[i] = malloc((x->in_count[i] + 1) * sizeof *x->in[i]);
+    st = x->in[i] ? lowp_check_bs_qdq(x->in[i], x->data[i], x->in_count[i], p, i) : LOWP_ENOMEM;
+    if (st) {
+      label(lab, sizeof lab, &inputs[i]);
+      st = lowp_errf(err, errlen, st, "%s: quantizing to %s: %s", lab, p->bin[i].name, lowp_status_str(st));
+    }
+  }
   for (i = 0; i < op->n_out && !st; i++) {
     size_t sh[LOWP_OP_MAXDIM], cnt;
     int nd;
@@ -288,6 +328,13 @@ int lowp_tensor_check_indices(const lowp_problem_t *p, const double *const *in, 
                          p->op->in_names[i], k, in[i][k], p->dims.n);
   }
   return LOWP_OK;
+}
+
+const double *const *lowp_tensor_subject_data(const lowp_subject_t *s) {
+  const tctx_t *x;
+  if (!s || !s->ctx || s->run != tensor_run) return NULL;
+  x = s->ctx;
+  return (const double *const *)x->data;
 }
 
 const double *const *lowp_tensor_subject_inputs(const lowp_subject_t *s) {

@@ -125,6 +125,8 @@ static double choose_prob(lowp_tol_t *t, const lowp_tol_query_t *q, double k) {
   ua = unit_of(&q->accum.acc, q->accum.rnd);
   if (q->worst)
     snprintf(t->not_prob, sizeof t->not_prob, "the worst case was asked for");
+  else if (q->has_bsmodel)
+    snprintf(t->not_prob, sizeof t->not_prob, "the block-scaled model's bound is a worst case");
   else if (q->has_model && q->op->kind == LOWP_OPKIND_SUMPROD && q->op->id != LOWP_OP_SUM)
     snprintf(t->not_prob, sizeof t->not_prob, "the tensor-core model's bound is a worst case");
   else if (q->accum.order == LOWP_ACC_KAHAN)
@@ -193,6 +195,13 @@ static int bs_model_bound(double *b, char *name, size_t namelen, const lowp_tol_
   *b = N * d >= 1 ? INFINITY : N * d / (1 - N * d);
   snprintf(name, namelen, "N d / (1 - N d), N = %.0f instructions, d = %.0f x 2^(%d - %d) + 2^-23", N, nt, w,
            m->F);
+  if (q->bs.tensor_scale && isfinite(*b)) {
+    /* the per-tensor scales in the epilogue: alpha = fl32(tA tB), D =
+       fl32(alpha acc): two roundings to nearest, (1 + b)(1 + 2^-24)^2 - 1 */
+    *b = (1 + *b) * (1 + 0x1p-24) * (1 + 0x1p-24) - 1;
+    snprintf(name + strlen(name), namelen - strlen(name), ", then (1 + .)(1 + 2^-24)^2 - 1 for the epilogue's "
+             "alpha = fl32(tA tB), fl32(alpha acc)");
+  }
   return LOWP_OK;
 }
 
@@ -211,6 +220,7 @@ static int tol_sumprod(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, c
       fail(err, errlen, "%s", "the block-scaled model takes products of block-scaled inputs (--input mxfp8_e4m3 ...)");
       return LOWP_EUNSUPPORTED;
     }
+    (void)choose_prob(t, q, k); /* a worst case: numel kept, risk 0, the reason stated */
     if ((st = bs_model_bound(&t->bound, t->bound_name, sizeof t->bound_name, q, err, errlen))) return st;
     t->bound_acc = t->bound;
     s = k * scale;

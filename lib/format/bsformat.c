@@ -34,7 +34,7 @@ static const lowp_format_t INT_FORMATS[7] = {INT_FMT("int2", 2), INT_FMT("int3",
    scale d; quantize_row_q8_0_ref: d = amax / 127). int4_b32: the symmetric
    4-bit analogue (qmax 7, fp16 scale, 32 values) -- not ggml's q4_0, which
    maps the signed extreme value to -8 and stores q + 8. */
-#define E8M0S(nm, el, bits, alias, doc) {nm, el, bits, 0, {0}, 0, 32, 0, LOWP_BSR_FLOOR, alias, doc}
+#define E8M0S(nm, el, bits, alias, doc) {nm, el, bits, 0, {0}, 0, 32, 0, LOWP_BSR_FLOOR, alias, doc, 0}
 
 /* The table holds the element and scale descriptors by value, and C cannot
    copy an extern const object in a static initializer: it is filled once,
@@ -51,11 +51,11 @@ static void init_table(void) {
       E8M0S("mxfp6_e2m3", LOWP_FMT_E2M3, 6, "mxfp6", mx),
       E8M0S("mxfp4", LOWP_FMT_E2M1, 4, "mxfp4_e2m1", mx),
       {"nvfp4", LOWP_FMT_E2M1, 4, 0, LOWP_FMT_E4M3, 1, 16, 1, LOWP_BSR_NVFP4, NULL,
-       "NVIDIA NVFP4: 16 e2m1 sharing a ue4m3 scale, times a per-tensor fp32 scale"},
+       "NVIDIA NVFP4: 16 e2m1 sharing a ue4m3 scale, times a per-tensor fp32 scale", 0},
       {"int8_b32", INT_FORMATS[6], 8, 1, LOWP_FMT_FP16, 0, 32, 0, LOWP_BSR_GGML, "q8_0",
-       "ggml block_q8_0: 32 int8 sharing an fp16 scale d = amax/127"},
+       "ggml block_q8_0: 32 int8 sharing an fp16 scale d = amax/127", 0},
       {"int4_b32", INT_FORMATS[2], 4, 1, LOWP_FMT_FP16, 0, 32, 0, LOWP_BSR_GGML, NULL,
-       "symmetric int4 (-7..7), 32 sharing an fp16 scale d = amax/7 (q8_0's rule; not ggml q4_0)"}};
+       "symmetric int4 (-7..7), 32 sharing an fp16 scale d = amax/7 (q8_0's rule; not ggml q4_0)", 0}};
   size_t i;
   for (i = 0; i < 8; i++) {
     if (t[i].scale.name == NULL) t[i].scale = LOWP_FMT_E8M0;
@@ -144,9 +144,9 @@ static int parse_item(lowp_bsformat_t *bf, char *item, unsigned *seen, char *err
   unsigned bit;
   if (eq) *eq = '\0';
   bit = !strcmp(item, "elem") ? 1u : !strcmp(item, "scale") ? 2u : !strcmp(item, "block") ? 4u
-      : !strcmp(item, "tensor") ? 8u : !strcmp(item, "rule") ? 16u : 0u;
+      : !strcmp(item, "tensor") ? 8u : !strcmp(item, "rule") ? 16u : !strcmp(item, "pack") ? 32u : 0u;
   if (!bit) {
-    set_err(err, errlen, "unknown key '%s'; accepted: elem=, scale=, block=, tensor, rule=", item);
+    set_err(err, errlen, "unknown key '%s'; accepted: elem=, scale=, block=, tensor, rule=, pack=", item);
     return LOWP_EFORMAT;
   }
   if (*seen & bit) {
@@ -161,6 +161,14 @@ static int parse_item(lowp_bsformat_t *bf, char *item, unsigned *seen, char *err
   if (bit == 1) return parse_elem(bf, v, err, errlen);
   if (bit == 2) return parse_scale(bf, v, err, errlen);
   if (bit == 8) { bf->tensor_scale = 1; return LOWP_OK; }
+  if (bit == 32) {
+    if (strcmp(v, "dense") && strcmp(v, "byte")) {
+      set_err(err, errlen, "pack '%s': dense (a bit stream: fp6 4 values in 3 bytes) or byte", v);
+      return LOWP_EFORMAT;
+    }
+    bf->dense = !strcmp(v, "dense");
+    return LOWP_OK;
+  }
   if (bit == 16) {
     if (lowp_bsrule_parse(&bf->rule, v) == LOWP_OK) return LOWP_OK;
     set_err(err, errlen, "unknown rule '%s'; accepted: floor ceil even rceil nvfp4 absmax ggml", v);
@@ -261,9 +269,19 @@ int lowp_bsformat_parse(lowp_bsformat_t *out, const char *text, char *err, size_
   for (i = 0; i < lowp_bsformat_count(); i++)
     if (name_matches(lowp_bsformat_at(i), name)) {
       *out = *lowp_bsformat_at(i);
-      if (colon && lowp_bsrule_parse(&out->rule, colon + 1)) {
-        set_err(err, errlen, "unknown rule '%s'; accepted: floor ceil even rceil nvfp4 absmax ggml", colon + 1);
-        return LOWP_EFORMAT;
+      while (colon) { /* ":RULE", ":dense", ":byte", in any order */
+        char tok[64];
+        const char *next = strchr(colon + 1, ':');
+        size_t n = next ? (size_t)(next - colon - 1) : strlen(colon + 1);
+        memcpy(tok, colon + 1, n < sizeof tok ? n : sizeof tok - 1);
+        tok[n < sizeof tok ? n : sizeof tok - 1] = '\0';
+        if (!strcmp(tok, "dense") || !strcmp(tok, "byte")) out->dense = !strcmp(tok, "dense");
+        else if (lowp_bsrule_parse(&out->rule, tok)) {
+          set_err(err, errlen, "unknown rule '%s'; accepted: floor ceil even rceil nvfp4 absmax ggml (or the "
+                  "packing dense, byte)", tok);
+          return LOWP_EFORMAT;
+        }
+        colon = next;
       }
       return lowp_bsformat_validate(out, err, errlen);
     }
@@ -275,9 +293,10 @@ int lowp_bsformat_parse(lowp_bsformat_t *out, const char *text, char *err, size_
 int lowp_bsformat_spec(char *buf, size_t len, const lowp_bsformat_t *bf) {
   int n;
   if (!buf || !bf) return LOWP_EINVAL;
-  n = snprintf(buf, len, "elem=%s,scale=%s%s,block=%d%s,rule=%s", bf->elem.name,
+  n = snprintf(buf, len, "elem=%s,scale=%s%s,block=%d%s,rule=%s%s", bf->elem.name,
                bf->scale_unsigned ? "u" : "", bf->scale.name, bf->block,
-               bf->tensor_scale ? ",tensor" : "", lowp_bsrule_name(bf->rule));
+               bf->tensor_scale ? ",tensor" : "", lowp_bsrule_name(bf->rule),
+               bf->dense && bf->elem_bits != 4 && bf->elem_bits != 8 ? ",pack=dense" : "");
   return n < 0 || (size_t)n >= len ? LOWP_ERANGE : LOWP_OK;
 }
 
@@ -289,7 +308,37 @@ int lowp_bsformat_scale_bytes(const lowp_bsformat_t *bf) {
 }
 
 size_t lowp_bsformat_row_bytes(const lowp_bsformat_t *bf, size_t cols) {
+  if (bf->dense) return ((size_t)bf->elem_bits * cols + 7) / 8;
   return bf->elem_bits <= 4 ? (cols + 1) / 2 : cols;
+}
+
+size_t lowp_bsformat_row_cols(const lowp_bsformat_t *bf, size_t nbytes) {
+  if (bf->dense) return 8 * nbytes / (size_t)bf->elem_bits;
+  return bf->elem_bits <= 4 ? 2 * nbytes : nbytes;
+}
+
+/* where code j lies: its first bit and its width (dense: a bit stream;
+   else nibble slots for <= 4 bits, bytes above) */
+static void code_at(size_t *bit, int *w, size_t j, const lowp_bsformat_t *bf) {
+  *w = bf->elem_bits;
+  *bit = bf->dense ? j * (size_t)bf->elem_bits : bf->elem_bits <= 4 ? 4 * j : 8 * j;
+}
+
+uint64_t lowp_bs_code_get(const uint8_t *row, size_t j, const lowp_bsformat_t *bf) {
+  size_t bit;
+  int w, k;
+  uint64_t c = 0;
+  code_at(&bit, &w, j, bf);
+  for (k = 0; k < w; k++) c |= (uint64_t)(row[(bit + (size_t)k) / 8] >> ((bit + (size_t)k) % 8) & 1u) << k;
+  return c;
+}
+
+static void code_put(uint8_t *row, size_t j, uint64_t c, const lowp_bsformat_t *bf) {
+  size_t bit;
+  int w, k;
+  code_at(&bit, &w, j, bf);
+  for (k = 0; k < w; k++)
+    if (c >> k & 1u) row[(bit + (size_t)k) / 8] |= (uint8_t)(1u << ((bit + (size_t)k) % 8));
 }
 
 size_t lowp_bsformat_blocks(const lowp_bsformat_t *bf, size_t cols) {
@@ -343,8 +392,7 @@ int lowp_bs_pack(uint8_t *elems, uint8_t *scales, const double *q, const double 
     for (j = 0; j < cols; j++) {
       uint64_t b;
       if ((st = elem_code(&b, q[r * cols + j], bf))) return st;
-      if (bf->elem_bits <= 4) elems[r * rb + j / 2] |= (uint8_t)(b << (4 * (j % 2)));
-      else elems[r * rb + j] = (uint8_t)b;
+      code_put(elems + r * rb, j, b, bf);
     }
     for (j = 0; j < nb; j++) {
       double v = s[r * nb + j];
@@ -365,9 +413,7 @@ int lowp_bs_unpack(double *q, double *s, const uint8_t *elems, const uint8_t *sc
   if (st) return st;
   for (r = 0; r < rows; r++) {
     for (j = 0; j < cols; j++) {
-      uint64_t b = bf->elem_bits <= 4 ? (uint64_t)(elems[r * rb + j / 2] >> (4 * (j % 2))) & 0xf
-                                      : (uint64_t)elems[r * rb + j];
-      b &= ((uint64_t)1 << bf->elem_bits) - 1;
+      uint64_t b = lowp_bs_code_get(elems + r * rb, j, bf);
       if ((st = elem_value(&q[r * cols + j], b, bf))) return st;
     }
     for (j = 0; j < nb; j++) {
@@ -378,5 +424,62 @@ int lowp_bs_unpack(double *q, double *s, const uint8_t *elems, const uint8_t *sc
       if ((st = lowp_decode(&s[r * nb + j], b, &bf->scale))) return st;
     }
   }
+  return LOWP_OK;
+}
+
+/* --------------------------------------------------- checks, scale layouts */
+
+int lowp_bs_elem_check(const lowp_bsformat_t *bf, double v) {
+  uint64_t b;
+  if (!bf) return LOWP_EINVAL;
+  return elem_code(&b, v, bf) ? LOWP_ERANGE : LOWP_OK;
+}
+
+int lowp_bs_scale_check(const lowp_bsformat_t *bf, double v) {
+  uint64_t b;
+  if (!bf) return LOWP_EINVAL;
+  if (bf->scale_unsigned && v < 0) return LOWP_ERANGE;
+  return lowp_encode(&b, v, &bf->scale) ? LOWP_ERANGE : LOWP_OK;
+}
+
+int lowp_bslayout_parse(lowp_bslayout_t *l, const char *text) {
+  if (!l || !text) return LOWP_EINVAL;
+  if (!strcmp(text, "compact")) *l = LOWP_BSL_COMPACT;
+  else if (!strcmp(text, "128x4") || !strcmp(text, "tiled") || !strcmp(text, "swizzled"))
+    *l = LOWP_BSL_TILED128X4;
+  else return LOWP_EINVAL;
+  return LOWP_OK;
+}
+
+const char *lowp_bslayout_name(lowp_bslayout_t l) { return l == LOWP_BSL_TILED128X4 ? "128x4" : "compact"; }
+
+size_t lowp_bs_scale_slots(lowp_bslayout_t l, size_t rows, size_t nb) {
+  if (l == LOWP_BSL_TILED128X4) return (rows + 127) / 128 * 128 * ((nb + 3) / 4 * 4);
+  return rows * nb;
+}
+
+size_t lowp_bs_scale_slot(lowp_bslayout_t l, size_t rows, size_t nb, size_t r, size_t j) {
+  size_t tiles_across, tile, rr;
+  if (l != LOWP_BSL_TILED128X4) return r * nb + j;
+  (void)rows;
+  tiles_across = (nb + 3) / 4;
+  tile = (r / 128) * tiles_across + j / 4;
+  rr = r % 128;
+  return tile * 512 + (rr % 32) * 16 + (rr / 32) * 4 + j % 4;
+}
+
+int lowp_bs_scales_relayout(void *dst, const void *src, size_t size, size_t rows, size_t nb,
+                            lowp_bslayout_t l, int to_layout) {
+  unsigned char *d = dst;
+  const unsigned char *s = src;
+  size_t r, j;
+  if (!dst || !src || !size) return LOWP_EINVAL;
+  if (to_layout) memset(d, 0, lowp_bs_scale_slots(l, rows, nb) * size);
+  for (r = 0; r < rows; r++)
+    for (j = 0; j < nb; j++) {
+      size_t t = lowp_bs_scale_slot(l, rows, nb, r, j), c = r * nb + j;
+      if (to_layout) memcpy(d + t * size, s + c * size, size);
+      else memcpy(d + c * size, s + t * size, size);
+    }
   return LOWP_OK;
 }

@@ -48,6 +48,9 @@ typedef enum {
  * int8 is never produced). They pack as two's-complement integers.
  *
  * Packing (lowp_bs_pack): elements row by row, each row starting on a byte;
+ * with dense (pack=dense) the codes of a row form one bit stream, code j in
+ * bits [bits j, bits (j + 1)) counted from bit 0 of the row's first byte
+ * (least significant first), the last byte's unused high bits 0. Otherwise
  * 4-bit elements two per byte, the even element in the low nibble (OCP MX
  * v1.0 section 5.2 does not fix it; PTX's e2m1x2 and NVIDIA ModelOpt store
  * the first element low); 6-bit elements one per byte in the low 6 bits
@@ -69,6 +72,10 @@ typedef struct {
   lowp_bsrule_t rule;     /**< the default scale rule */
   const char *alias;      /**< other accepted names, comma separated, or NULL */
   const char *doc;        /**< where the format comes from */
+  int dense;              /**< 1: a row's codes as one LSB-first bit stream, ceil(bits cols / 8)
+                               bytes (fp6: 4 values in 3 bytes, ONNX FLOAT6's packing); 0: the
+                               default packing above. Spec key pack=dense|byte; a built-in
+                               name takes ":dense" ("mxfp6_e2m3:dense", "mxfp6:rceil:dense") */
 } lowp_bsformat_t;
 
 /** @brief Number of built-in block-scaled formats. */
@@ -108,7 +115,14 @@ double lowp_bsformat_elem_max(const lowp_bsformat_t *bf);
 /** @brief Bytes of one stored scale (1, 2 or 4). */
 int lowp_bsformat_scale_bytes(const lowp_bsformat_t *bf);
 /** @brief Bytes of one packed row of cols elements. */
+/* (dense: ceil(elem_bits cols / 8)) */
 size_t lowp_bsformat_row_bytes(const lowp_bsformat_t *bf, size_t cols);
+/** @brief The most elements a packed row of nbytes bytes holds (the
+    inverse of lowp_bsformat_row_bytes where it is one: fp4 2 nbytes, dense
+    fp6 floor(8 nbytes / 6)). */
+size_t lowp_bsformat_row_cols(const lowp_bsformat_t *bf, size_t nbytes);
+/** @brief Code j of a packed row. */
+uint64_t lowp_bs_code_get(const uint8_t *row, size_t j, const lowp_bsformat_t *bf);
 /** @brief Blocks in a row of cols elements: ceil(cols / block). */
 size_t lowp_bsformat_blocks(const lowp_bsformat_t *bf, size_t cols);
 /** @brief Bits per element, the block scale's share included (OCP MX v1.0
@@ -136,5 +150,51 @@ int lowp_bs_pack(uint8_t *elems, uint8_t *scales, const double *q, const double 
  */
 int lowp_bs_unpack(double *q, double *s, const uint8_t *elems, const uint8_t *scales,
                    size_t rows, size_t cols, const lowp_bsformat_t *bf);
+
+/** @brief LOWP_OK if v is a value of bf's element format (an integer in
+    [-qmax, qmax] for integer elements; NaN where the format has NaN), else
+    LOWP_ERANGE. */
+int lowp_bs_elem_check(const lowp_bsformat_t *bf, double v);
+
+/** @brief LOWP_OK if v is a value of bf's scale format (NaN where it has
+    NaN; an unsigned scale (ue4m3) must not be negative), else LOWP_ERANGE. */
+int lowp_bs_scale_check(const lowp_bsformat_t *bf, double v);
+
+/**
+ * @brief Where a tensor's block scales lie in memory.
+ *
+ * COMPACT: row-major [rows][nb] (nb = blocks a row).
+ *
+ * TILED128X4: the layout cuBLASLt ("1D Block Scaling Factors Layout",
+ * cuBLAS 12.8+ documentation), cuDNN (cudnn-frontend blog "MXFP8 scale
+ * factor 128x4 layout") and TransformerEngine (nvte_swizzle_scaling_factors:
+ * "padded to 128x4 for row-scale") give sm_100 block-scaled GEMMs. The
+ * [rows][nb] matrix is padded to R = 128 ceil(rows / 128) rows and
+ * C = 4 ceil(nb / 4) columns and cut into 128 x 4 tiles of 512 slots,
+ * stored one after another in row-major order of the tiles; inside a tile,
+ * row r = 32 a + b (a = 0..3, b = 0..31) and column c = 0..3 lie at
+ * slot 16 b + 4 a + c (the four 32-row strips interleaved, so the 16 slots
+ * of one b are contiguous). Padding slots are written 0 and never read.
+ * Several matrices (batches) are each laid out so, one after another.
+ */
+typedef enum { LOWP_BSL_COMPACT = 0, LOWP_BSL_TILED128X4 = 1 } lowp_bslayout_t;
+
+/** @brief "compact" or "128x4" (also "tiled", "swizzled"); LOWP_OK or LOWP_EINVAL. */
+int lowp_bslayout_parse(lowp_bslayout_t *l, const char *text);
+/** @brief "compact" or "128x4". */
+const char *lowp_bslayout_name(lowp_bslayout_t l);
+/** @brief Scale slots of one rows x nb matrix in layout l (padding included). */
+size_t lowp_bs_scale_slots(lowp_bslayout_t l, size_t rows, size_t nb);
+/** @brief The slot of scale (r, j) of a rows x nb matrix in layout l. */
+size_t lowp_bs_scale_slot(lowp_bslayout_t l, size_t rows, size_t nb, size_t r, size_t j);
+/**
+ * @brief Reorder scales between the compact layout and l, items of size
+ * bytes each (a double, or a stored scale's 1, 2 or 4 bytes): to_layout = 1
+ * moves compact src (rows x nb) into dst (lowp_bs_scale_slots slots,
+ * padding zeroed); 0 moves dst = the compact matrix read from src in l.
+ * @return LOWP_OK or LOWP_EINVAL (NULL pointers, size 0).
+ */
+int lowp_bs_scales_relayout(void *dst, const void *src, size_t size, size_t rows, size_t nb,
+                            lowp_bslayout_t l, int to_layout);
 
 #endif

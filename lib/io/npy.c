@@ -220,8 +220,9 @@ int lowp_npy_parse_header(lowp_npy_info_t *info, const unsigned char *buf, size_
   return LOWP_OK;
 }
 
-int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
-                  const lowp_format_t *u1_format, size_t max_count) {
+/* codes: |u1 and <u2 read as the unsigned integers they hold */
+static int read_npy(const char *path, lowp_npy_info_t *info, double **data,
+                    const lowp_format_t *u1_format, size_t max_count, int codes) {
   FILE *fp;
   long fsize;
   unsigned char head[65536 + 12];
@@ -259,7 +260,7 @@ int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
     st = lowp_npy_parse_header(info, head, got, (uint64_t)fsize);
   }
   if (st) { fclose(fp); return st; }
-  if (!bits_format_ok(info->dtype, u1_format)) {
+  if (!codes && !bits_format_ok(info->dtype, u1_format)) {
     fclose(fp);
     return LOWP_EINVAL;
   }
@@ -295,7 +296,8 @@ int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
     }
     case LOWP_NPY_U1:
     case LOWP_NPY_U2:
-      if (lowp_decode(&out[i], le(p, (int)isz), u1_format) != 0) {
+      if (codes) out[i] = (double)le(p, (int)isz);
+      else if (lowp_decode(&out[i], le(p, (int)isz), u1_format) != 0) {
         free(raw); free(out);
         return LOWP_EINVAL;
       }
@@ -316,6 +318,15 @@ int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
   free(raw);
   *data = out;
   return LOWP_OK;
+}
+
+int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
+                  const lowp_format_t *u1_format, size_t max_count) {
+  return read_npy(path, info, data, u1_format, max_count, 0);
+}
+
+int lowp_npy_read_codes(const char *path, lowp_npy_info_t *info, double **data, size_t max_count) {
+  return read_npy(path, info, data, NULL, max_count, 1);
 }
 
 int lowp_npy_write(const char *path, lowp_npy_dtype_t t, const size_t *shape, int ndim,

@@ -76,6 +76,13 @@ int lowp_npy_read(const char *path, lowp_npy_info_t *info, double **data,
                   const lowp_format_t *u1_format, size_t max_count);
 
 /**
+ * @brief lowp_npy_read, except that |u1 and <u2 data are read as the
+ * unsigned integers they hold (0..255, 0..65535: packed element codes and
+ * scale codes of block-scaled tensors), needing no format.
+ */
+int lowp_npy_read_codes(const char *path, lowp_npy_info_t *info, double **data, size_t max_count);
+
+/**
  * @brief Write values as a .npy file of dtype t and the given shape,
  * atomically (io/atomic.h). Values must be exactly representable in t
  * (binary16/32 values; for u1/u2, values of u1_format of that width; for

@@ -22,12 +22,13 @@ static const struct {
     {"BF16", 2, &LOWP_FMT_BF16}, {"F16", 2, &LOWP_FMT_FP16},      {"F32", 4, &LOWP_FMT_FP32},
     {"F64", 8, &LOWP_FMT_FP64},  {"F8_E4M3", 1, &LOWP_FMT_E4M3}, {"F8_E5M2", 1, &LOWP_FMT_E5M2},
     {"I32", 4, NULL},            {"I64", 8, NULL},
+    {"U8", 1, NULL},             {"F8_E8M0", 1, &LOWP_FMT_E8M0},
 };
 #define NDT (sizeof DT / sizeof DT[0])
 
 /* dtypes of the format that lowp does not read */
-static const char *const OTHER[] = {"BOOL", "U8", "I8", "I16", "U16", "U32", "U64",
-                                    "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64"};
+static const char *const OTHER[] = {"BOOL", "I8", "I16", "U16", "U32", "U64",
+                                    "F6_E2M3", "F6_E3M2", "F4", "C64"};
 
 
 static uint64_t le(const unsigned char *p, int n) {
@@ -277,6 +278,7 @@ int lowp_st_read(const char *path, const char *name, lowp_st_tensor_t *info, dou
     }
     case LOWP_ST_F64: memcpy(&out[i], &u, sizeof u); break;
     case LOWP_ST_I32: out[i] = (double)(int32_t)(uint32_t)u; break;
+    case LOWP_ST_U8: out[i] = (double)u; break;
     case LOWP_ST_I64: {
       int64_t v = (int64_t)u;
       if (v > (INT64_C(1) << 53) || v < -(INT64_C(1) << 53))
@@ -361,6 +363,10 @@ int lowp_st_write(const char *path, size_t n, const char *const *names,
       case LOWP_ST_I32:
         if (v != floor(v) || v < -2147483648.0 || v > 2147483647.0) st = LOWP_ERANGE;
         else bits = (uint64_t)(uint32_t)(int32_t)v;
+        break;
+      case LOWP_ST_U8:
+        if (v != floor(v) || !(v >= 0 && v <= 255)) st = LOWP_ERANGE;
+        else bits = (uint64_t)v;
         break;
       case LOWP_ST_I64:
         if (v != floor(v) || fabs(v) > 9007199254740992.0) st = LOWP_ERANGE;

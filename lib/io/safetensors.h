@@ -13,8 +13,9 @@
  * row-major. The buffer must be entirely indexed with no holes and no
  * overlaps (the format forbids them, so no file can be a polyglot), and
  * each tensor's bytes must equal its element count times its item size.
- * lowp reads the dtypes BF16 F16 F32 F64 F8_E4M3 F8_E5M2 (values) and I32
- * I64 (class indices); any other valid dtype is LOWP_EUNSUPPORTED.
+ * lowp reads the dtypes BF16 F16 F32 F64 F8_E4M3 F8_E5M2 F8_E8M0 (values),
+ * I32 I64 (class indices) and U8 (bytes: block-scaled element codes, scale
+ * codes); any other valid dtype is LOWP_EUNSUPPORTED.
  */
 
 #include <stddef.h>
@@ -30,7 +31,7 @@
 /** @brief dtypes lowp reads. */
 typedef enum {
   LOWP_ST_BF16 = 0, LOWP_ST_F16, LOWP_ST_F32, LOWP_ST_F64, LOWP_ST_F8_E4M3, LOWP_ST_F8_E5M2,
-  LOWP_ST_I32, LOWP_ST_I64
+  LOWP_ST_I32, LOWP_ST_I64, LOWP_ST_U8, LOWP_ST_F8_E8M0
 } lowp_st_dtype_t;
 
 /** @brief One tensor of a file. */
@@ -47,7 +48,7 @@ typedef struct {
 const char *lowp_st_dtype_name(lowp_st_dtype_t t);
 /** @brief Bytes per element. */
 size_t lowp_st_itemsize(lowp_st_dtype_t t);
-/** @brief The lowp format of a floating dtype (NULL for I32/I64). */
+/** @brief The lowp format of a floating dtype (NULL for I32/I64/U8). */
 const lowp_format_t *lowp_st_format(lowp_st_dtype_t t);
 
 /**

@@ -199,6 +199,39 @@ def _formats(inputs, outs, io, input, out):
     return ins, in_fmts, out_vals, out_fmt
 
 
+def _blockscaled_inputs(op, inputs, input):
+    """BlockQuantized inputs (lowp.quantize, lowp.unpack: elements and scale
+    tensors) replaced by their exact dequantized values; returns the inputs,
+    the per-input formats (the block-scaled format's name for those) and
+    their numbers. The blocks must run along the reduction axis: the last
+    axis, gemm's B (k, n) down its columns (axis -2)."""
+    idx = [i for i, x in enumerate(inputs) if isinstance(x, BlockQuantized)]
+    if not idx:
+        return inputs, input, []
+    inputs = list(inputs)
+    fmts = list(input) if isinstance(input, (list, tuple)) else [input] * len(inputs)
+    if len(fmts) != len(inputs):
+        raise LowpError("input lists %d formats for %d inputs" % (len(fmts), len(inputs)))
+    for i in idx:
+        b = inputs[i]
+        nd = np.ndim(b.elements)
+        want = nd - 2 if op == "gemm" and i == 1 else nd - 1
+        if nd == 0 or (b.axis % nd) != want:
+            raise LowpError("input %d (%s): blocks along axis %d, but the reduction axis is %d (%s)"
+                            % (i, b.format, b.axis, want, "gemm's B is (k, n): quantize it with axis=0"
+                               if op == "gemm" and i == 1 else "the last axis"))
+        if fmts[i] is not None and fmts[i] != b.format:
+            raise LowpError("input %d is %s, but input names %s" % (i, b.format, fmts[i]))
+        ts = b.tensor_scale
+        if not (ts > 0 and math.isfinite(ts) and float(np.float32(ts)) == ts):
+            raise LowpError("input %d (%s): the tensor scale %r is not a positive finite fp32 value"
+                            % (i, b.format, ts))
+        b.pack()  # every element and scale a value of its format, or LowpError
+        inputs[i] = b.dequantize()
+        fmts[i] = b.format
+    return inputs, fmts, idx
+
+
 def _op_io(op):
     """The operation's inputs, outputs and which inputs are indices (lowp's table)."""
     if not isinstance(op, str):
@@ -234,7 +267,13 @@ def check(op, inputs, output, rules=None, *, reference=None, input=None, out=Non
         for the other operations; an empty list is refused.
     input / out: formats (default: from the dtypes), one or one per input;
         values not in them are refused; unsigned integer arrays are bit
-        patterns and need their format.
+        patterns and need their format. A block-scaled input format
+        ("mxfp8_e4m3", "nvfp4", "int8_b32", ...) takes fp32 data and
+        quantizes it by the format's rule along the reduction axis; an input
+        that is a lowp.BlockQuantized (lowp.quantize, or lowp.unpack of
+        stored element and scale tensors, torch's float8/uint8-packed fp4
+        included) is taken as its exact dequantized values, its elements and
+        scales checked against the format.
     acc + order (or method) / model: how the computation accumulates, for
         the bounds ("recursive", "pairwise", "blocked:32"; model "h100").
     prob: the probability in (0, 1) of the probabilistic bound (0.99), for
@@ -261,6 +300,7 @@ def check(op, inputs, output, rules=None, *, reference=None, input=None, out=Non
         raise LowpError("%d outputs given, the operation has %d (%s)" %
                         (len(outs), n_out, ", ".join(io["outputs"])))
     outs += [None] * (n_out - len(outs))
+    inputs, input, pre = _blockscaled_inputs(op, inputs, input)
     refs = None
     if reference is not None:
         refs = _several(reference, n_out)
@@ -286,8 +326,14 @@ def check(op, inputs, output, rules=None, *, reference=None, input=None, out=Non
         desc["ref_shapes"] = [_shape(y) for y in refs]
     # every argument through lowp's own validator before any array is decoded
     _lib.call_json("lowp_capi_shapes", desc)
-    ins, in_fmts, out_vals, out_fmt = _formats(inputs, outs, io, input, out)
+    ins, in_fmts, out_vals, out_fmt = _formats(inputs, outs, io,
+                                                [("fp64" if i in pre else f) for i, f in enumerate(input)]
+                                                if pre else input, out)
+    for i in pre:
+        in_fmts[i] = input[i]
     desc["in"], desc["out"] = in_fmts, out_fmt
+    if pre:
+        desc["prequantized"] = pre
     desc["shapes"] = [_shape(a) for a in ins]
     desc["out_shapes"] = [_shape(a) for a in out_vals]
     ref_vals = None

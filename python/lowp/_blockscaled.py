@@ -32,7 +32,9 @@ def _c():
         lib.lowp_capi_bs_quantize.argtypes = [vp, vp, ctypes.POINTER(dp), vp, sz, sz, cp, cp, sz]
         lib.lowp_capi_bs_dequantize.argtypes = [vp, vp, vp, dp, sz, sz, cp, cp, sz]
         lib.lowp_capi_bs_pack.argtypes = [vp, vp, vp, vp, sz, sz, ctypes.c_int, cp, cp, sz]
-        for f in ("info", "quantize", "dequantize", "pack"):
+        lib.lowp_capi_bs_relayout.argtypes = [vp, vp, sz, sz, sz, cp, ctypes.c_int, ctypes.POINTER(sz), cp, sz]
+        lib.lowp_capi_bs_row_bytes.argtypes = [ctypes.POINTER(sz), sz, cp, cp, sz]
+        for f in ("info", "quantize", "dequantize", "pack", "relayout", "row_bytes"):
             getattr(lib, "lowp_capi_bs_" + f).restype = ctypes.c_int
         _DECLARED.add(id(lib))
     return lib
@@ -102,10 +104,11 @@ class BlockQuantized:
         """elements * scale * tensor_scale, exact, as float64."""
         return dequantize(self.elements, self.scales, self.format, self.tensor_scale, self.axis)
 
-    def pack(self):
+    def pack(self, scale_layout="compact"):
         """The stored bytes: (elements uint8 [rows, row_bytes], scales uint8
-        [rows, blocks * scale_bytes]); rows = the product of the other axes."""
-        return pack(self.elements, self.scales, self.format, self.axis)
+        [rows, blocks * scale_bytes], or flat in scale_layout "128x4"); rows = the
+        product of the other axes."""
+        return pack(self.elements, self.scales, self.format, self.axis, scale_layout)
 
     def __repr__(self):
         return "BlockQuantized(%s, shape=%s, blocks=%s)" % (self.format, self.elements.shape,
@@ -151,16 +154,46 @@ def dequantize(elements, scales=None, fmt=None, tensor_scale=1.0, axis=-1):
     return np.moveaxis(y.reshape(shape), -1, axis)
 
 
-def pack(elements, scales, fmt, axis=-1):
-    """Element and scale values to the stored bytes (docs/formats.md, "Packing")."""
+def _row_bytes(fmt, cols):
+    """bytes of one packed row of cols elements (fp4 two a byte; fp6 one a byte, or
+    4 in 3 bytes with ":dense")"""
+    n = ctypes.c_size_t()
+    _call(_c().lowp_capi_bs_row_bytes, ctypes.byref(n), cols, fmt.encode())
+    return n.value
+
+
+def _relayout(sc, rows, nb, sb, layout, to_layout):
+    """scale bytes (rows x nb scales of sb bytes) to (to_layout) or from the layout"""
+    slots = ctypes.c_size_t()
+    _call(_c().lowp_capi_bs_relayout, None, None, sb, rows, nb, layout.encode(), 1, ctypes.byref(slots))
+    if to_layout:
+        out = np.zeros(slots.value * sb, dtype=np.uint8)
+        src = np.ascontiguousarray(sc)
+    else:
+        if sc.size != slots.value * sb:
+            raise ValueError("lowp.unpack: %d scale bytes, but the %s layout of %d x %d scales of %d bytes "
+                             "holds %d" % (sc.size, layout, rows, nb, sb, slots.value * sb))
+        out = np.zeros((rows, nb * sb), dtype=np.uint8)
+        src = np.ascontiguousarray(sc.reshape(-1))
+    _call(_c().lowp_capi_bs_relayout, out.ctypes.data, src.ctypes.data, sb, rows, nb, layout.encode(),
+          1 if to_layout else 0, None)
+    return out
+
+
+def pack(elements, scales, fmt, axis=-1, scale_layout="compact"):
+    """Element and scale values to the stored bytes (docs/formats.md, "Packing").
+    scale_layout "128x4": the scales in cuBLAS's tiled layout of sm_100 GEMMs
+    (rows padded to 128, blocks to 4, flat), else row-major [rows, blocks]."""
     q2, _ = _rows(np.asarray(elements, dtype=np.float64), axis)
     s2, _ = _rows(np.asarray(scales, dtype=np.float64), axis)
     rows, cols = q2.shape
-    block, sb, bits, _t = _info(fmt)
-    e = np.zeros((rows, (cols + 1) // 2 if bits <= 4 else cols), dtype=np.uint8)
+    block, sb, _bits, _t = _info(fmt)
+    e = np.zeros((rows, _row_bytes(fmt, cols)), dtype=np.uint8)
     sc = np.zeros((rows, -(-cols // block) * sb), dtype=np.uint8)
     _call(_c().lowp_capi_bs_pack, e.ctypes.data, sc.ctypes.data, q2.ctypes.data, s2.ctypes.data, rows,
           cols, 0, fmt.encode())
+    if scale_layout != "compact":
+        sc = _relayout(sc, rows, -(-cols // block), sb, scale_layout, True)
     return e, sc
 
 
@@ -179,17 +212,20 @@ def _bytes(x):
     return np.ascontiguousarray(a.view(np.uint8))
 
 
-def unpack(elements, scales, fmt, cols, tensor_scale=1.0):
+def unpack(elements, scales, fmt, cols, tensor_scale=1.0, scale_layout="compact"):
     """Stored bytes (uint8 [rows, row_bytes], uint8 [rows, blocks * scale_bytes]; or
     torch tensors of 1-byte dtypes: float8_e4m3fn elements, float8_e8m0fnu or
     float8_e4m3fn scales, uint8-packed fp4) to a BlockQuantized with blocks along
-    the last axis of length cols."""
-    block, sb, bits, _t = _info(fmt)
+    the last axis of length cols. scale_layout "128x4": scales stored in cuBLAS's
+    tiled layout (as pack writes them)."""
+    block, sb, _bits, _t = _info(fmt)
     e = _bytes(elements)
     sc = _bytes(scales)
     rows = e.shape[0] if e.ndim > 1 else 1
     nb = -(-cols // block)
-    if e.size != rows * ((cols + 1) // 2 if bits <= 4 else cols) or sc.size != rows * nb * sb:
+    if scale_layout != "compact":
+        sc = _relayout(sc, rows, nb, sb, scale_layout, False)
+    if e.size != rows * _row_bytes(fmt, cols) or sc.size != rows * nb * sb:
         raise ValueError("lowp.unpack: %d element bytes and %d scale bytes do not hold %d rows of %d "
                          "values of %s" % (e.size, sc.size, rows, cols, fmt))
     q = np.empty((rows, cols), dtype=np.float64)

@@ -96,3 +96,112 @@ def test_bad_input():
         lowp.quantize(np.array([0.1]), "mxfp4")
     with pytest.raises(ValueError, match="scales have shape"):
         lowp.dequantize(np.ones(40), np.ones(1), "mxfp4")
+
+
+# ---- lowp.check with block-scaled inputs (issue 33 item 1)
+
+def _gemm_inputs(fmt, m=8, k=96, n=6, seed=3):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, k)).astype(np.float32)
+    B = rng.standard_normal((k, n)).astype(np.float32)
+    return A, B, lowp.quantize(A, fmt), lowp.quantize(B, fmt, axis=0)
+
+
+@pytest.mark.parametrize("fmt", ["mxfp8_e4m3", "mxfp4", "nvfp4", "int8_b32"])
+def test_check_blockquantized_inputs(fmt):
+    A, B, qa, qb = _gemm_inputs(fmt)
+    C = (qa.dequantize() @ qb.dequantize()).astype(np.float32)  # fp64 sums, one fp32 rounding
+    r = lowp.check("gemm", [qa, qb], C, [{"max_ulp": 1}])
+    assert r.passed, r.failure_text
+    assert r.json["in"] == [qa.format, qb.format]
+    # the same scales read one block off (a layout bug): caught
+    bad = lowp.BlockQuantized(qa.elements, np.roll(qa.scales, 1, axis=1), qa.tensor_scale, qa.format)
+    Cb = (bad.dequantize() @ qb.dequantize()).astype(np.float32)
+    assert not lowp.check("gemm", [qa, qb], Cb, [{"max_ulp": 1}]).passed
+
+
+def test_check_unpacked_bytes_and_rule_quantized_inputs():
+    A, B, qa, qb = _gemm_inputs("nvfp4", k=64)
+    ea, sa = qa.pack()
+    ua = lowp.unpack(ea, sa, "nvfp4", 64, qa.tensor_scale)  # the stored bytes, read back
+    C = (qa.dequantize() @ qb.dequantize()).astype(np.float32)
+    assert lowp.check("gemm", [ua, qb], C, [{"max_ulp": 1}]).passed
+    # fp32 data with a block-scaled "input": lowp quantizes by the rule; a kernel that
+    # quantized the same way has only its accumulation error
+    r = lowp.check("gemm", [A, B], C, [{"max_ulp": 1}], input="nvfp4")
+    assert r.passed, r.failure_text
+    # the data's fp32 product is off by the quantization: the split's input part
+    C32 = (A.astype(np.float64) @ B).astype(np.float32)
+    r = lowp.check("gemm", [A, B], C32, [{"max_ulp": 1}], input="nvfp4")
+    assert not r.passed
+
+
+def test_check_blockquantized_refused():
+    A, B, qa, qb = _gemm_inputs("mxfp8_e4m3")
+    C = (qa.dequantize() @ qb.dequantize()).astype(np.float32)
+    with pytest.raises(lowp.LowpError, match="reduction axis is 0"):
+        lowp.check("gemm", [qa, lowp.quantize(B, "mxfp8_e4m3")], C)
+    e = qa.elements.copy()
+    e[0, 0] = 0.3
+    with pytest.raises(lowp.LowpError):
+        lowp.check("gemm", [lowp.BlockQuantized(e, qa.scales, 1.0, qa.format), qb], C)
+    with pytest.raises(lowp.LowpError, match="input names mxfp4"):
+        lowp.check("gemm", [qa, qb], C, input=["mxfp4", "mxfp8_e4m3"])
+    qn = lowp.quantize(A, "nvfp4")
+    with pytest.raises(lowp.LowpError, match="not a positive finite fp32"):
+        lowp.check("gemm", [lowp.BlockQuantized(qn.elements, qn.scales, 0.1, "nvfp4"),
+                            lowp.quantize(B, "nvfp4", axis=0)], C)
+
+
+def _tiled128x4_numpy(s):
+    """cuBLAS's 128x4 layout by reshapes (written from its description, not lowp's code)."""
+    r, c = s.shape
+    R, C = -(-r // 128) * 128, -(-c // 4) * 4
+    p = np.zeros((R, C), dtype=s.dtype)
+    p[:r, :c] = s
+    t = p.reshape(R // 128, 128, C // 4, 4).transpose(0, 2, 1, 3)
+    return t.reshape(-1, 4, 32, 4).transpose(0, 2, 1, 3).reshape(-1)
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 32), (130, 96), (256, 512), (7, 200)])
+def test_pack_unpack_128x4_scale_layout(rows, cols):
+    rng = np.random.default_rng(rows)
+    q = lowp.quantize((rng.standard_normal((rows, cols)) * 2.0 ** rng.integers(-9, 9, (rows, 1)))
+                      .astype(np.float32), "mxfp8_e4m3")
+    e, sc = q.pack()
+    e2, st = q.pack(scale_layout="128x4")
+    assert np.array_equal(e, e2)
+    assert np.array_equal(st, _tiled128x4_numpy(sc))
+    u = lowp.unpack(e2, st, "mxfp8_e4m3", cols, scale_layout="128x4")
+    assert np.array_equal(u.scales, q.scales) and np.array_equal(u.elements, q.elements)
+    with pytest.raises(ValueError, match="128x4 layout"):
+        lowp.unpack(e, sc, "mxfp8_e4m3", cols, scale_layout="128x4") if sc.size != st.size else \
+            lowp.unpack(e, st[:-1], "mxfp8_e4m3", cols, scale_layout="128x4")
+    with pytest.raises(lowp.LowpError, match="compact or 128x4"):
+        q.pack(scale_layout="4x128")
+
+
+def _e2m3_code(v):
+    """OCP MX v1.0 FP6 E2M3 (bias 1, no inf/NaN): the code of a value, by table"""
+    mags = [m / 8.0 for m in range(8)] + [(1 + m / 8.0) * 2.0 ** (e - 1) for e in (1, 2, 3) for m in range(8)]
+    return (32 if np.signbit(v) else 0) | mags.index(abs(v))
+
+
+@pytest.mark.parametrize("cols", [4, 7, 32, 45])
+def test_fp6_dense_packing_4_in_3_bytes(cols):
+    rng = np.random.default_rng(cols)
+    x = (rng.standard_normal((3, cols)) * 4).astype(np.float32)
+    q = lowp.quantize(x, "mxfp6_e2m3:dense")
+    e, sc = q.pack()
+    assert e.shape == (3, -(-6 * cols // 8))  # ceil(6 cols / 8): 4 values in 3 bytes
+    # an LSB-first bit stream of the codes, built here bit by bit
+    for r in range(3):
+        bits = [(_e2m3_code(v) >> b) & 1 for v in q.elements[r] for b in range(6)]
+        bits += [0] * (-len(bits) % 8)
+        want = [sum(bits[8 * i + b] << b for b in range(8)) for i in range(len(bits) // 8)]
+        assert list(e[r]) == want
+    u = lowp.unpack(e, sc, "mxfp6_e2m3:dense", cols)
+    assert np.array_equal(u.elements, q.elements) and np.array_equal(u.scales, q.scales)
+    # the byte-a-value packing holds the same codes, one a byte
+    eb, _ = lowp.pack(q.elements, q.scales, "mxfp6_e2m3")
+    assert eb.shape == (3, cols) and eb[0, 0] == _e2m3_code(q.elements[0, 0])

@@ -81,6 +81,14 @@ printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "softmax", "in": "fp
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s } ] }' "${CV%%\"rules\"*}\"rules\": [ { \"vs_twin\": true, \"order\": { \"tree\": \"nosuch.json\" } } ]" >"$S/twin_nofile.json"
 # issue 19: specs with NUL bytes, text that is not UTF-8, names XML cannot hold
 CK='"op": "dot", "in": "fp16", "out": "fp32", "subject": { "kernel": "dot_acc" }, "shape": { "k": 8 }, "rules": [ { "max_ulp": 64 } ]'
+# block-scaled inputs with companion scales (issue 33; the files' own mismatches: tests/cli/check_block_scales.sh)
+BS() { printf '{ "lowp_check": 1, "checks": [ { "name": "bs", "op": "gemm", "in": "%s", "out": "fp32", "subject": { "tensors": { "inputs": [ %s, "b.npy" ], "outputs": [ "c.npy" ] } }, "rules": [ { "max_ulp": 1 } ] } ] }' "$2" "$3" >"$S/$1.json"; }
+BS bs_layout mxfp8_e4m3 '{ "path": "a.npy", "scales": "s.npy", "scale_layout": "rowmajor" }'
+BS bs_ts_fp32 nvfp4 '{ "path": "a.npy", "scales": "s.npy", "tensor_scale": 0.1 }'
+BS bs_ts_alone nvfp4 '{ "path": "a.npy", "tensor_scale": 0.5 }'
+BS bs_scales_num mxfp8_e4m3 '{ "path": "a.npy", "scales": 3 }'
+BS bs_scales_key mxfp8_e4m3 '{ "path": "a.npy", "scales": { "path": "s.npy", "dtype": "u8" } }'
+BS bs_missing mxfp8_e4m3 '{ "path": "text.npy", "scales": "nothere.npy" }'
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\0b", %s } ] }' "$CK" >"$S/spec_nul.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\\u0000b", %s } ] }' "$CK" >"$S/spec_u0000.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "a\377b", %s } ] }' "$CK" >"$S/spec_ff.json"
@@ -176,6 +184,8 @@ formats 'elem=fp16,scale=e8m0,block=32'
 formats 'elem=e4m3,scale=e8m0,block=32,rule=nvfp4'
 formats 'elem=e2m1,scale=ue4m3,block=0,tensor'
 formats 'elem=e4m3,scale=e8m0,block=32,colour=red'
+formats 'elem=e3m2,scale=e8m0,block=32,pack=tight'
+convert 1 --to mxfp6:chunky
 convert 1 --to mxfp8_e4m3 --scale-rule round
 convert 1 --to nvfp4 --scale-rule floor
 convert 1 --to mxfp4:nearest
@@ -187,6 +197,8 @@ convert 1 --to 'elem=e4m3,scale=e8m0,block=0'
 gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4
 gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant nvfp4
 gemm --m 4 --n 4 --k 64 --model b200,kind=mxf9 --quant mxfp4
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf4nvf4 --quant mxfp8_e4m3
+gemm --m 4 --n 4 --k 64 --model b200,kind=mxf4nvf4 --quant int8_b32
 gemm --m 4 --n 4 --k 64 --quant mxfp9
 gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant mxfp4 --promote 128
 dot --n 64 --quant mxfp4
@@ -502,6 +514,12 @@ probe --device model:h100 --capture userdir
 probe --device model:h100 --capture notes.txt
 probe --device model:h100 --in
 # --- issue 19: NUL bytes, text that is not UTF-8, names JUnit cannot hold
+check bs_layout.json
+check bs_ts_fp32.json
+check bs_ts_alone.json
+check bs_scales_num.json
+check bs_scales_key.json
+check bs_missing.json
 check spec_nul.json
 check conv_input.json
 check conv_sr.json

@@ -49,5 +49,24 @@ out=$("$LOWP" gemm --m 8 --n 8 --k 256 --model b200,kind=mxf8f6f4 --quant mxfp8:
 if echo "$out" | grep -q '"model":[[:space:]]*"b200,kind=mxf8f6f4"' && echo "$out" | grep -q '"in":[[:space:]]*"mxfp8_e4m3"'; then ok; else bad "gemm --quant mxfp8:rceil --json: $out"; fi
 if "$LOWP" gemm --m 8 --n 8 --k 256 --model sm120,kind=mxf4nvf4 --quant mxfp4 | grep -q 'K=64,group=16,F=35'; then ok; else bad "gemm sm120 mxf4nvf4 names its parameters"; fi
 
+# nvfp4 (issue 33 item 2): e2m1 elements, ue4m3 block scales, the per-tensor scales in the epilogue; its
+# backward error within the bound lowp tol derives for it (the model's, plus the epilogue's two roundings)
+js=$("$LOWP" gemm --m 24 --n 24 --k 2048 --model b200,kind=mxf4nvf4 --quant nvfp4 --json)
+tb=$("$LOWP" tol gemm --k 2048 --input nvfp4 --method model:b200,kind=mxf4nvf4 --json)
+if /usr/bin/python3 -c "
+import json, sys
+g, t = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert g['in'] == 'nvfp4' and g['errors']['n_special'] == 0, g
+assert 0 < g['errors']['max_backward'] <= t['bound'], (g['errors'], t['bound'])
+assert 'epilogue' in t['bound_name'], t" "$js" "$tb"; then ok; else bad "gemm --quant nvfp4: $js $tb"; fi
+for q in mxfp4 nvfp4; do
+  "$LOWP" gemm --m 8 --n 8 --k 256 --model sm120,kind=mxf4nvf4 --quant $q >/dev/null && ok || bad "sm120 mxf4nvf4 --quant $q"
+done
+expect_exit2 "nvfp4 on kind=mxf8f6f4" "kind=mxf8f6f4 takes ue8m0 scales a block of 32" \
+  "$LOWP" gemm --m 4 --n 4 --k 64 --model b200,kind=mxf8f6f4 --quant nvfp4
+expect_exit2 "mxfp8 on kind=mxf4nvf4" "kind=mxf4nvf4 takes e2m1 elements" \
+  "$LOWP" gemm --m 4 --n 4 --k 64 --model b200,kind=mxf4nvf4 --quant mxfp8_e4m3
+expect_exit2 "integers on the model" "not integers" "$LOWP" gemm --m 4 --n 4 --k 64 --model b200,kind=mxf4nvf4 --quant int8_b32
+
 echo "cli_gemm_model: $pass passed, $fail failed"
 [ $fail -eq 0 ]
