@@ -291,15 +291,6 @@ T2 AI a16_t a_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 
 /* the AVX2 copy: (fmt, mode, rp) constants for fp16, bf16 and fp32 in the
    directed modes; the mode at run time for the other accumulators */
-#ifdef LOWP_SANITIZED
-/* sanitizer builds (CMake's LOWP_SANITIZED): the same steps with the mode
-   at run time, one instance per (fmt, rp), 4-term leaves; the 46 instances
-   with constant modes below took clang's ASan+UBSan over 10 minutes */
-#define LOWP_N32_KEY(c) ((c)->fmt * 2 + (c)->rp)
-#define LOWP_NR(CALL, F) CALL(F, c->acc.mode, 0, (F) * 2) CALL(F, c->acc.mode, 1, (F) * 2 + 1)
-#define LOWP_N32_CASES(CALL)                                                       \
-  LOWP_NR(CALL, F_OTHER) LOWP_NR(CALL, F_FP16) LOWP_NR(CALL, F_BF16) LOWP_NR(CALL, F_DIR)
-#else
 #define LOWP_N32_KEY(c)                                                            \
   ((c)->fmt == F_OTHER ? (c)->rp : (((c)->fmt * 4 + (c)->acc.mode) * 2 + (c)->rp))
 #define LOWP_MR(CALL, F, M) CALL(F, M, 0, ((F) * 4 + (M)) * 2) CALL(F, M, 1, ((F) * 4 + (M)) * 2 + 1)
@@ -309,6 +300,9 @@ T2 AI a16_t a_lone(const nctx_t *c, size_t l, size_t jv, KP) {
   CALL(F_OTHER, c->acc.mode, 0, 0) CALL(F_OTHER, c->acc.mode, 1, 1)                 \
   LOWP_MALL(CALL, F_FP16) LOWP_MALL(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
 #undef LOWP_N32_LEAF
+#ifdef LOWP_SANITIZED /* (CMake: sanitizer builds) 4-term leaves, as the baseline's */
+#define LOWP_N32_LEAF 4
+#else
 #define LOWP_N32_LEAF 8
 #endif
 #define SFX _avx2
@@ -459,27 +453,18 @@ T5 AI __m512 m_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 
 #undef LOWP_N32_LEAF
 #undef LOWP_N32_NVB
-#ifdef LOWP_SANITIZED /* as the AVX2 copy's: the mode at run time, 4-term leaves, 2 chains */
-#define LOWP_N32_KEY(c) ((c)->fmt * 2 + (c)->rp)
-#define LOWP_N32_LEAF 4
-#define LOWP_N32_NVB 2
-#define SFX _avx512
-#define ATTR T5
-#define V __m512
-#define OPFX m_
-#ifdef LOWP_ACC_RO16
-#define LOWP_N32_CASES(CALL) LOWP_NR(CALL, F_FP16) LOWP_NR(CALL, F_BF16) LOWP_NR(CALL, F_DIR)
-#else
-#define LOWP_N32_CASES(CALL) LOWP_NR(CALL, F_DIR)
-#endif
-#else
 /* the AVX-512 copy: (fmt, mode, rp) constants of each instance */
 #define LOWP_N32_KEY(c) (((c)->fmt * 4 + (c)->acc.mode) * 2 + (c)->rp)
 #define LOWP_MR(CALL, F, M) CALL(F, M, 0, ((F) * 4 + (M)) * 2) CALL(F, M, 1, ((F) * 4 + (M)) * 2 + 1)
 #define LOWP_MDIR(CALL, F) LOWP_MR(CALL, F, M_TZ) LOWP_MR(CALL, F, M_UP) LOWP_MR(CALL, F, M_DN)
 #define LOWP_MALL(CALL, F) LOWP_MR(CALL, F, M_NE) LOWP_MDIR(CALL, F)
+#ifdef LOWP_SANITIZED /* (CMake: sanitizer builds) the same steps on smaller trees: */
+#define LOWP_N32_LEAF 4  /* 4-term leaves and 2 chains, as the baseline's; */
+#define LOWP_N32_NVB 2   /* the largest trees made the asan build's slowest compile */
+#else
 #define LOWP_N32_LEAF 8
 #define LOWP_N32_NVB NV
+#endif
 #define SFX _avx512
 #define ATTR T5
 #define V __m512
@@ -488,7 +473,6 @@ T5 AI __m512 m_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 #define LOWP_N32_CASES(CALL) LOWP_MALL(CALL, F_FP16) LOWP_MALL(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
 #else
 #define LOWP_N32_CASES(CALL) LOWP_MDIR(CALL, F_DIR)
-#endif
 #endif
 #include "cpu/reduce_fast32_body.h"
 #endif
