@@ -223,8 +223,8 @@ static void large_cases(size_t k) {
 }
 
 /* treveal: the default run (label unit); treveal --k4096: the large
-   cases alone at k = 4096 (label long, as treveal_4096: 100 s on 2 idle
-   cores, 16 minutes under ASan) */
+   cases alone at k = 4096 (label long, as treveal_4096: they were most of
+   treveal's 104 s on 2 cores and 990 s under ASan) */
 int main(int argc, char **argv) {
   static const char *const orders[] = {"recursive", "pairwise", "blocked:32", "splitk:4", "blocked:5"};
   size_t n, i;
