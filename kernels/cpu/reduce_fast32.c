@@ -460,7 +460,7 @@ T5 AI __m512 m_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 #define LOWP_MALL(CALL, F) LOWP_MR(CALL, F, M_NE) LOWP_MDIR(CALL, F)
 #ifdef LOWP_SANITIZED /* (CMake: sanitizer builds) the same steps on smaller trees: */
 #define LOWP_N32_LEAF 4  /* 4-term leaves and 2 chains, as the baseline's; */
-#define LOWP_N32_NVB 2   /* the largest trees made the asan build's slowest compile */
+#define LOWP_N32_NVB 2   /* clang ASan+UBSan: 80 s of CPU for this file, 302 s before */
 #else
 #define LOWP_N32_LEAF 8
 #define LOWP_N32_NVB NV
