@@ -18,7 +18,7 @@ phase() {
   phase_t=$now
 }
 LABEL="${LOWP_TEST_LABEL:-}"
-EXTRA="chromium python3 python3-jsonschema python3-numpy python3-pytest clang"
+EXTRA="chromium python3 python3-jsonschema python3-numpy python3-pytest clang time"
 # label torch measures PyTorch's CPU kernels: Debian's python3-torch (large)
 [ "$LABEL" = torch ] && EXTRA="$EXTRA python3-torch"
 

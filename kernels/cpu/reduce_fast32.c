@@ -332,7 +332,11 @@ T2 AI a16_t a_lone(const nctx_t *c, size_t l, size_t jv, KP) {
   CALL(F_OTHER, c->acc.mode, 0, 0) CALL(F_OTHER, c->acc.mode, 1, 1)                 \
   LOWP_MALL(CALL, F_FP16) LOWP_MALL(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
 #undef LOWP_N32_LEAF
+#ifdef LOWP_SANITIZED /* (CMake: sanitizer builds) 4-term leaves, as the baseline's */
+#define LOWP_N32_LEAF 4
+#else
 #define LOWP_N32_LEAF 8
+#endif
 #define SFX _avx2
 #define ATTR T2
 #define V a16_t
@@ -486,8 +490,13 @@ T5 AI __m512 m_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 #define LOWP_MR(CALL, F, M) CALL(F, M, 0, ((F) * 4 + (M)) * 2) CALL(F, M, 1, ((F) * 4 + (M)) * 2 + 1)
 #define LOWP_MDIR(CALL, F) LOWP_MR(CALL, F, M_TZ) LOWP_MR(CALL, F, M_UP) LOWP_MR(CALL, F, M_DN)
 #define LOWP_MALL(CALL, F) LOWP_MR(CALL, F, M_NE) LOWP_MDIR(CALL, F)
+#ifdef LOWP_SANITIZED /* (CMake: sanitizer builds) the same steps on smaller trees: */
+#define LOWP_N32_LEAF 4  /* 4-term leaves and 2 chains, as the baseline's; */
+#define LOWP_N32_NVB 2   /* clang ASan+UBSan: 80 s of CPU for this file, 302 s before */
+#else
 #define LOWP_N32_LEAF 8
 #define LOWP_N32_NVB NV
+#endif
 #define SFX _avx512
 #define ATTR T5
 #define V __m512

@@ -50,11 +50,15 @@ ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
   case 1: LOWP_LEAF(OP(lone)(c, lo, jv, KN))
   case 2: LOWP_LEAF(FN(pw2_)(c, lo, jv, KN))
   case 3: LOWP_LEAF(FN(pw3_)(c, lo, jv, KN))
+#if LOWP_N32_LEAF > 4
   case 4: LOWP_LEAF(FN(pw4_)(c, lo, jv, KN))
   case 5: LOWP_LEAF(FN(pw5_)(c, lo, jv, KN))
   case 6: LOWP_LEAF(FN(pw6_)(c, lo, jv, KN))
   case 7: LOWP_LEAF(FN(pw7_)(c, lo, jv, KN))
   default: LOWP_LEAF(FN(pw8_)(c, lo, jv, KN))
+#else /* pair_ asks for no more than LOWP_N32_LEAF terms: 5 to 8 never come */
+  default: LOWP_LEAF(FN(pw4_)(c, lo, jv, KN))
+#endif
   }
   }
 #undef LOWP_LEAF

@@ -24,7 +24,7 @@
  * Build: part of lowp_cuda (CMake, LOWP_CUDA=ON). Run: lowp run amp-speedup
  */
 
-#include <cublas_v2.h>
+#include "cublas_lazy.h" /* cuBLAS, opened on first use */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

@@ -28,7 +28,7 @@
  * checked; nothing prints.
  */
 
-#include <cublasLt.h>
+#include "cublas_lazy.h" /* cuBLASLt, opened on first use */
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -154,7 +154,11 @@ int upload(Ctx &x, const Var &v, const void *a, const void *bt, size_t m, size_t
 /* the descriptors of D = op(A) B in the TN form */
 int describe(Ctx &x, const Var &v, size_t m, size_t n, size_t k, char *err, size_t errlen) {
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  LT(cublasLtCreate(&x.h), "create");
+  if (cublasLtCreate(&x.h) != CUBLAS_STATUS_SUCCESS) { /* the library itself may be missing */
+    char m[512];
+    snprintf(m, sizeof m, "cuBLASLt: create%s%s", *lowp_cublas_error() ? ": " : "", lowp_cublas_error());
+    return fail(err, errlen, LOWP_EIO, m);
+  }
   LT(cublasLtMatmulDescCreate(&x.op, v.compute, v.scale), "matmul descriptor");
   LT(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
   LT(cublasLtMatmulDescSetAttribute(x.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");

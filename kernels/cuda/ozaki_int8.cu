@@ -16,7 +16,7 @@
  * GEMM supports. Every CUDA and cuBLAS call is checked.
  */
 
-#include <cublas_v2.h>
+#include "cublas_lazy.h" /* cuBLAS, opened on first use */
 #include <cuda_runtime.h>
 
 #include "cuda_ok.h"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# rss.sh -- light commands stay light: peak resident size under 32 MB (issue 34)
+#
+# `lowp formats` printing a table kept 225 MB resident while cuBLAS and
+# cuBLASLt were linked (mapped and relocated at every start; now opened on
+# first use, kernels/cuda/cublas_lazy.h). Each command below must exit 0
+# with a peak under LIMIT_KB, read by GNU time (/usr/bin/time -f %M, the
+# "Maximum resident set size" of -v; tools/test.sh installs it), else by a
+# python3 parent from os.wait4 (an upper bound: the child's peak before its
+# exec, python's own, counts too). A sanitizer build keeps shadow memory,
+# so the limit is not checked there.
+#
+# Run: bash tests/cli/rss.sh build/lowp
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
+[ "${LOWP_TEST_SANITIZED:-0}" = 1 ] && skip "sanitizer build: ASan's shadow memory counts as resident"
+[ -x /usr/bin/time ] || command -v python3 >/dev/null || skip "neither /usr/bin/time nor python3"
+LIMIT_KB=32768
+# one command line a line (shell words, run in $T)
+CMDS=$(cat <<'EOF2'
+--help
+formats
+formats --json
+formats fp16
+list
+convert 0.1 --to fp16,bf16,e4m3
+convert 1.5 2.5 -3 --to e5m2 --round rtz --json
+tol gemm --k 4096 --input bf16 --acc fp32 --out bf16
+gemm --help
+check --help
+EOF2
+)
+cd "$T" || exit 1
+while IFS= read -r line; do
+  [ -z "$line" ] && continue
+  if [ -x /usr/bin/time ]; then
+    # shellcheck disable=SC2086
+    /usr/bin/time -f '%x %M' -o "$T/.rss" "$LOWP" $line >/dev/null 2>"$T/.err"
+    out=$(cat "$T/.rss")
+  else
+    # shellcheck disable=SC2086
+    out=$(python3 - "$LOWP" $line 2>"$T/.err" <<'PY'
+import os, sys
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, ru = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), ru.ru_maxrss)  # ru_maxrss: KB on Linux
+PY
+)
+  fi
+  rc=${out%% *} kb=${out##* }
+  if [ "$rc" != 0 ]; then bad "lowp $line: exit $rc ($(head -c 300 "$T/.err"))"
+  elif [ "$kb" -ge "$LIMIT_KB" ]; then bad "lowp $line: peak resident $kb KB, limit $LIMIT_KB KB"
+  else ok; echo "lowp $line: $kb KB"; fi
+done <<<"$CMDS"
+finish rss
