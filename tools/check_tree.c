@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "check/reveal.h"
+#include "check/reveal_bound.h"
 #include "check_internal.h"
 #include "status.h"
 
@@ -172,61 +173,34 @@ void lowp_chk_convert_verify(lowp_chk_run_t *r) {
   }
 }
 
-/* max_i c_i of a tree whose additions are bounded in acc; found: the
-   narrowest addition the tree holds */
-static double deepest(const lowp_tree_t *t0, const lowp_format_t *acc, int *found_p, size_t *depth) {
-  lowp_tree_t tc, *t = &tc;
-  double *c, m = 0;
-  size_t *d, k, i;
-  if (lowp_tree_copy(&tc, t0)) return -1;
-  c = malloc((t->n + 1) * sizeof *c);
-  d = malloc((t->n + 1) * sizeof *d);
-  *depth = 0;
-  for (k = 0; k < t->n_arith; k++)
-    if (t->arith[k].kind == LOWP_NODE_ADD) {
-      if (t->arith[k].acc.precision < *found_p) *found_p = t->arith[k].acc.precision;
-      t->arith[k].acc = *acc;
-    }
-  if (!c || !d || lowp_tree_bound_coef(c, t) != LOWP_OK || lowp_tree_depths(d, t) != LOWP_OK) m = -1;
-  for (i = 0; i < t->n && m >= 0; i++) {
-    if (c[i] > m) m = c[i];
-    if (d[i] > *depth) *depth = d[i];
-  }
-  free(c);
-  free(d);
-  lowp_tree_free(&tc);
-  return m;
-}
-
 /* t->tree_bound and t->tree_name from the trees of rv, the additions
-   bounded in acc (how: "revealed" or "given") */
+   bounded in acc (how: "revealed" or "given"); the bound is
+   lowp_reveal_bound's */
 void lowp_chk_tree_bound(lowp_rule_t *t, const lowp_reveal_t *rv, const lowp_format_t *acc, const char *how,
                          const lowp_spec_check_t *sc, int i) {
-  size_t c, depth = 0, dmax = 0;
-  int found_p = 1000;
-  double m = 0;
+  lowp_reveal_bound_t b;
+  size_t c;
+  int st;
   if (!rv->deterministic) {
     t->tree_bound = 0;
     snprintf(t->tree_name, sizeof t->tree_name, "no tree: the subject is nondeterministic (bound 0)");
     return;
   }
-  for (c = 0; c < rv->n_classes; c++) {
-    double mc;
+  for (c = 0; c < rv->n_classes; c++)
     if (!rv->classes[c].has_tree) {
       t->tree_bound = 0;
       snprintf(t->tree_name, sizeof t->tree_name, "no tree (bound 0) for positions class %zu: %.100s", c,
                rv->classes[c].note);
       return;
     }
-    mc = deepest(&rv->classes[c].tree, acc, &found_p, &depth);
-    if (mc < 0) lowp_chk_die(sc, "rule %d: the tree of class %zu has no bound (too deep for %s)", i + 1, c, acc->name);
-    if (mc > m) m = mc;
-    if (depth > dmax) dmax = depth;
-  }
-  t->tree_bound = m;
+  if ((st = lowp_reveal_bound(&b, rv, acc)) == LOWP_ERANGE)
+    lowp_chk_die(sc, "rule %d: a tree of the subject has no bound (too deep for %s)", i + 1, acc->name);
+  if (st != LOWP_OK) lowp_chk_die(sc, "rule %d: out of memory bounding the subject's tree", i + 1);
+  t->tree_bound = b.bound;
   snprintf(t->tree_name, sizeof t->tree_name, "%s tree, %zu class%s, deepest leaf %zu roundings, in %s%s", how,
-           rv->n_classes, rv->n_classes == 1 ? "" : "es", dmax, acc->name,
-           found_p < acc->precision ? " (the kernel accumulates in fewer bits than declared)" : "");
+           rv->n_classes, rv->n_classes == 1 ? "" : "es", b.depth, acc->name,
+           b.narrowest && b.narrowest < acc->precision ? " (the kernel accumulates in fewer bits than declared)"
+                                                       : "");
 }
 
 void lowp_chk_tree(lowp_chk_run_t *r, int i) {
