@@ -163,8 +163,9 @@ def soundness(trials, ks, triples=FORMAT_TRIPLES, kinds=("normal", "positive", "
                     st[3] += m if t.probabilistic else 0
                 n += m
                 if log and progress and (n % progress < chunk or n == trials):
-                    log("  %s k=%d: %d trials so far, violations %s" % (
-                        "/".join(trip), k, n, {o: v[1] for o, v in acc_o.items()}))
+                    log("  %s k=%d: %d trials so far, violations %s, worst %s" % (
+                        "/".join(trip), k, n, {o: v[1] for o, v in acc_o.items()},
+                        {o: round(v[2], 4) for o, v in acc_o.items()}))
             for order in orders:
                 tr, bad, worst, prob = acc_o[order]
                 res[(trip, k, order)] = (tr, bad, worst, prob / tr)
