@@ -193,3 +193,17 @@ def test_headline_fp16_accumulation_caught_at_k4096():
     assert res["fp16acc"][0] == 6 and res["splitk64"][0] == 6
     for name in ("fp16acc", "splitk64"):
         assert res[name][0] >= res[name][1], (name, res[name])
+
+
+def test_torch_kwargs_data_free_is_torch_with_rtol_atol():
+    """A data-free tolerance (one rtol, one atol): torch_kwargs judges each
+    element as torch.isclose with that rtol and atol does."""
+    t = lowp.tolerance("gemm", k=256, input="fp16", acc="fp32", out="fp16")
+    assert np.ndim(t.atol) == 0
+    rng = np.random.default_rng(12)
+    e = rng.standard_normal(4096) * 4
+    actual = e + rng.uniform(-3, 3, e.shape) * (t.atol + t.rtol * np.abs(e))
+    want = torch.isclose(torch.from_numpy(actual), torch.from_numpy(e), rtol=t.rtol, atol=t.atol)
+    got = _isclose(t.torch_kwargs(actual, e))
+    assert 0 < int((~want).sum()) < e.size
+    assert int((got != want).sum()) == 0
