@@ -214,6 +214,28 @@ static void test_formats(void) {
                   strstr(js, "1 output values are not fp16 values"), "in_format rule: %.300s",
                   js ? js : err);
   lowp_capi_free(js);
+  /* a data-aware tolerance and the exact result refuse them too */
+  {
+    static double at[M * N], ex[M * N];
+    size_t nb = 9, first = 9;
+    const double vals[4] = {1.0, 0.1, 65504.0, 0.2};
+    in[0] = a2;
+    st = lowp_capi_tol_data(&js, "{\"op\": \"gemm\", \"in\": \"fp16\", \"acc\": \"fp32\", "
+                            "\"shapes\": [[4, 8], [8, 4]]}", in, at, NULL, M * N, err, sizeof err);
+    lowp_test_check(st == LOWP_EFORMAT && strstr(err, "input A: 1 values are not fp16 values"),
+                    "tol_data with 0.1 declared fp16: %d %s", st, err);
+    st = lowp_capi_exact("{\"op\": \"gemm\", \"in\": \"fp16\", \"shapes\": [[4, 8], [8, 4]]}",
+                         in, ex, M * N, err, sizeof err);
+    lowp_test_check(st == LOWP_EFORMAT && strstr(err, "input A: 1 values are not fp16 values"),
+                    "exact with 0.1 declared fp16: %d %s", st, err);
+    st = lowp_capi_in_format(&nb, &first, "fp16", vals, 4, err, sizeof err);
+    lowp_test_check(st == LOWP_OK && nb == 2 && first == 1, "in_format fp16: %d %zu %zu", st, nb,
+                    first);
+    st = lowp_capi_in_format(&nb, &first, "fp32", vals, 1, err, sizeof err);
+    lowp_test_check(st == LOWP_OK && nb == 0 && first == 0, "in_format fp32: %zu", nb);
+    st = lowp_capi_in_format(&nb, &first, "fp99", vals, 4, err, sizeof err);
+    lowp_test_check(st != LOWP_OK && err[0], "in_format fp99: %s", err);
+  }
   /* bit patterns in a container of the wrong width */
   {
     unsigned char b8[2] = {0x3c, 0x00};

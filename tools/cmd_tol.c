@@ -31,7 +31,8 @@ static void usage(FILE *out) {
           "  OP            sum, dot, gemv, gemm (sums of products); softmax, logsoftmax,\n"
           "                logsumexp, xent, rmsnorm, layernorm (row operations)\n"
           "  --k K         the reduction length (k of dot/gemm, the row length n)\n"
-          "  --input FMT   input format (default fp32)\n"
+          "  --input FMT   input format (default fp32; with --a/--b the files' dtypes:\n"
+          "                <f2 fp16, <f4 fp32, <f8 fp64; their values must be in it)\n"
           "  --acc FMT     accumulation format (default fp32)\n"
           "  --out FMT     output format (default: the input's)\n"
           "  --method M    recursive (default), pairwise, blocked:B, splitk:S, kahan, fma,\n"
@@ -128,6 +129,12 @@ static void print_text(const lowp_tol_t *t, const lowp_tol_query_t *q) {
   printf("  why: %s\n", t->why);
 }
 
+/* the format of a .npy file's float dtype (f2/f4/f8 read without --input;
+   u1/u2 bit patterns need --input, as lowp_npy_read says) */
+static const char *npy_format(lowp_npy_dtype_t t) {
+  return t == LOWP_NPY_F2 ? "fp16" : t == LOWP_NPY_F4 ? "fp32" : "fp64";
+}
+
 /* lowp tol --a A.npy [--b B.npy]: the data-aware tolerance (lowp_tol_data) */
 static int run_data(cJSON *q, const files_t *fl, int as_json) {
   char err[512], *txt, *js = NULL;
@@ -149,6 +156,13 @@ static int run_data(cJSON *q, const files_t *fl, int as_json) {
       lowp_cli_die(CMD, "%s: cannot read it as .npy (%s)", paths[j], lowp_status_str(st));
     for (d = 0; d < info[j].ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)info[j].shape[d]));
     cJSON_AddItemToArray(shapes, sh);
+  }
+  if (!in_fmt) {
+    /* no --input: the formats are the files' dtypes (as lowp check reads them) */
+    cJSON *fmts = cJSON_AddArrayToObject(q, "in");
+    for (j = 0; j < n; j++)
+      cJSON_AddItemToArray(fmts, cJSON_CreateString(npy_format(info[j].dtype)));
+    in_fmt = cJSON_AddStringToObject(q, "input", npy_format(info[0].dtype));
   }
   txt = cJSON_PrintUnformatted(q);
   if (!txt) lowp_cli_die(CMD, "out of memory");

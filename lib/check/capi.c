@@ -423,6 +423,19 @@ static int quantize_inputs(lowp_check_inputs_t *inp, const lowp_problem_t *p, un
   return st;
 }
 
+/* how many of x[0..n) (NaN aside) are not values of f; *first the first */
+static size_t count_not_in(const lowp_format_t *f, const double *x, size_t n, size_t *first) {
+  size_t k, bad_n = 0;
+  *first = 0;
+  for (k = 0; k < n; k++) {
+    double y;
+    if (isnan(x[k])) continue;
+    (void)lowp_round_f64(&y, x[k], f, NULL, LOWP_RND_NE);
+    if (y != x[k] && !bad_n++) *first = k;
+  }
+  return bad_n;
+}
+
 static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
                             const double *const *out, int outputs, unsigned pre, char *err, size_t errlen) {
   int g, i;
@@ -431,18 +444,12 @@ static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
     int n = g == 0 ? p->op->n_in : p->op->n_out;
     for (i = 0; arr && i < n; i++) {
       const lowp_format_t *f = g == 0 ? &p->in[i] : &p->out;
-      size_t sh[LOWP_OP_MAXDIM], c, k, bad_n = 0, first = 0;
+      size_t sh[LOWP_OP_MAXDIM], c, bad_n, first;
       int nd;
       if (!arr[i] || (g == 0 && p->op->in_index[i]) || (g > 0 && !outputs)) continue;
       if (g == 0 && (pre >> i & 1u)) continue; /* exact dequantized values, checked by the caller */
       if (lowp_op_shape(p, (g == 0 ? 0 : p->op->n_in) + i, sh, &nd, &c)) return LOWP_EINVAL;
-      for (k = 0; k < c; k++) {
-        double y, x = arr[i][k];
-        if (isnan(x)) continue;
-        (void)lowp_round_f64(&y, x, f, NULL, LOWP_RND_NE);
-        if (y != x && !bad_n++) first = k;
-      }
-      if (bad_n) {
+      if ((bad_n = count_not_in(f, arr[i], c, &first))) {
         if (err && errlen)
           snprintf(err, errlen, "%s %s: %zu values are not %s values (the first: element "
                    "%zu = %.17g): declare the format they are in",
@@ -875,6 +882,7 @@ int lowp_capi_tol_data(char **json, const char *query, const double *const *in, 
   if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &want))) return st;
   if (want != count)
     return bad(err, errlen, LOWP_ESHAPE, "%s: the tolerance arrays have the wrong size", "");
+  if ((st = arrays_in_format(&p, in, NULL, 0, 0, err, errlen))) return st;
   if ((st = lowp_tol_data(&t, atol, rtol, &q, &p.dims, in, err, errlen))) return st;
   q.k = p.op->id == LOWP_OP_GEMM || p.op->id == LOWP_OP_GEMV || p.op->id == LOWP_OP_DOT
             ? p.dims.k : p.dims.n;
@@ -897,6 +905,7 @@ int lowp_capi_exact(const char *desc, const double *const *in, double *out, size
   if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &want))) return st;
   if (want != count)
     return bad(err, errlen, LOWP_ESHAPE, "%s: the output array has the wrong size", "");
+  if ((st = arrays_in_format(&p, in, NULL, 0, 0, err, errlen))) return st;
   outs[0] = out;
   for (j = 1; j < p.op->n_out; j++) {
     size_t c;
@@ -906,6 +915,17 @@ int lowp_capi_exact(const char *desc, const double *const *in, double *out, size
   if (!st) st = lowp_op_exact(outs, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
   for (j = 1; j < p.op->n_out; j++) free(outs[j]);
   if (st) return bad(err, errlen, st, "exact reference: %s", lowp_status_str(st));
+  return LOWP_OK;
+}
+
+int lowp_capi_in_format(size_t *n_bad, size_t *first, const char *format, const double *x,
+                        size_t n, char *err, size_t errlen) {
+  lowp_format_t f;
+  int st;
+  if (err && errlen) err[0] = '\0';
+  if (!n_bad || !first || !format || (!x && n)) return LOWP_EINVAL;
+  if ((st = get_format(&f, NULL, "format", format, err, errlen))) return st;
+  *n_bad = count_not_in(&f, x, n, first);
   return LOWP_OK;
 }
 

@@ -80,6 +80,15 @@ int lowp_capi_tol_data(char **json, const char *query, const double *const *in, 
 int lowp_capi_exact(const char *desc, const double *const *in, double *out, size_t count,
                     char *err, size_t errlen);
 
+/** @brief How many of x[0..n) are not values of format (a name or a
+    format string as in "in"; NaN counts as a value): *n_bad, and the index
+    of the first in *first (0 when none). lowp_capi_tol_data and
+    lowp_capi_exact refuse inputs that are not values of their declared
+    formats (LOWP_EFORMAT) as lowp_capi_check does; this checks an output
+    (Python's lowp.assert_close) the same way. */
+int lowp_capi_in_format(size_t *n_bad, size_t *first, const char *format, const double *x,
+                        size_t n, char *err, size_t errlen);
+
 /** @brief The inputs and outputs of a described problem, as JSON
     {"inputs": [names], "outputs": [names], "shapes": [[..], ..] (inputs then
     outputs), "index": [whether each input holds integer indices]}. */

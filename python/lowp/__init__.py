@@ -423,24 +423,52 @@ class Tolerance:
             np.broadcast_to(np.asarray(self.atol, dtype=np.float64), shape)
 
     def violations(self, actual, expected):
-        """Boolean array: |actual - expected| > atol + rtol |expected| (numpy or torch)."""
+        """Boolean array: |actual - expected| > atol + rtol |expected| (numpy or
+        torch); NaN matches NaN, and an infinite expected only itself."""
         a, _ = _arrays.to_values(actual)
         e, _ = _arrays.to_values(expected)
         a, e = a.reshape(np.shape(self.atol) or a.shape), e.reshape(np.shape(self.atol) or e.shape)
         rt, at = self._arrays(e.shape)
         with np.errstate(invalid="ignore"):
-            bad = ~(np.abs(a - e) <= at + rt * np.abs(e))
+            bad = ~(np.abs(a - e) <= at + rt * np.abs(e)) | np.isinf(e)
         return bad & ~((a == e) | (np.isnan(a) & np.isnan(e)))
 
     def torch_kwargs(self, actual, expected):
-        """Arguments for torch.testing.assert_close with a per-element atol
-        (torch takes a float atol): the values divided by atol, atol 1,
-        since |a - e| <= w + r |e| iff |a/w - e/w| <= 1 + r |e/w|.
-        torch.testing.assert_close(**t.torch_kwargs(actual, expected))."""
+        """Arguments for torch.testing.assert_close (or, less "msg", for
+        torch.isclose) that apply this tolerance, per-element atol (and
+        per-row rtol) included:
+
+            torch.testing.assert_close(**t.torch_kwargs(actual, expected))
+
+        torch takes one float atol and rtol, so each element is divided by
+        its own limit L_e = atol_e + rtol_e |e| (> 0: atol_e holds the
+        subnormal floor) in float64, and compared with atol 1, rtol 0:
+        |a - e| <= L_e iff |a/L_e - e/L_e| <= 1. The operations round
+        (relative 2^-53), so the verdicts are t.violations' except for an
+        element within a few float64 ulps of its limit; torch's "Mismatched
+        elements" count is then t.violations(actual, expected).sum(), and its
+        "Greatest absolute difference" the worst element's multiple of its
+        limit (msg says so). NaN matches NaN, as in t.violations; an
+        infinite expected matches only itself. actual and expected: torch
+        tensors (any float dtype, any device: the limits go to actual's) or
+        numpy arrays, of the tolerance's shape (or its number of elements)."""
         import torch
-        w = torch.as_tensor(np.asarray(self.atol, dtype=np.float64)).reshape(actual.shape)
-        return {"actual": actual.double() / w, "expected": expected.double() / w,
-                "rtol": self.rtol, "atol": 1.0}
+
+        def as_t(x):
+            if not _arrays.is_torch(x):
+                x = torch.from_numpy(np.asarray(x, dtype=np.float64))
+            return x.detach().to(torch.float64)
+
+        a, e = as_t(actual), as_t(expected)
+        e = e.to(a.device).reshape(a.shape)
+        e_np = e.cpu().numpy().reshape(np.shape(self.atol) or e.shape)
+        rt, at = self._arrays(e_np.shape)
+        with np.errstate(invalid="ignore", over="ignore"):
+            lim = at + rt * np.abs(e_np)
+        w = torch.from_numpy(np.ascontiguousarray(lim)).to(a.device).reshape(a.shape)
+        return {"actual": a / w, "expected": e / w, "rtol": 0.0, "atol": 1.0, "equal_nan": True,
+                "msg": lambda m: m + "\n(lowp: each element divided by its derived limit "
+                "atol_e + rtol |expected_e|: a difference over 1 is outside it)"}
 
 
 def tolerance(op, k=None, input=None, acc="fp32", out=None, method="recursive",
@@ -551,7 +579,13 @@ def assert_close(actual, expected=None, *, inputs, op, input=None, acc="fp32", o
     sum |a_i b_i| (lowp.tolerance(op, inputs=...)). Raises AssertionError
     naming the worst element and the tolerance's risk; returns the Tolerance."""
     vals, fmts, _ = _inputs(op, inputs, input)
-    a, afmt = _arrays.to_values(actual, out)
+    a, afmt = _arrays.to_values(actual, out, what="actual", output=True)
+    a = np.ascontiguousarray(a)
+    n_bad, first = _lib.not_in_format(afmt, a.reshape(-1))
+    if n_bad:   # as lowp.check refuses an output that is not in its format
+        raise LowpError("actual: %d values are not %s values (the first: element %d = %.17g): "
+                        "declare the format they are in (out=)" %
+                        (n_bad, afmt, first, a.reshape(-1)[first]))
     t = tolerance(op, input=input if input is not None else fmts[0], acc=acc,
                   out=out or afmt, method=method, confidence=confidence, risk=risk,
                   compute=compute, eps=eps, inputs=inputs, accept_vacuous=accept_vacuous)

@@ -46,10 +46,13 @@ def _from_torch(t, fmt, what, output):
         t = t.cpu()
     name = str(t.dtype)
     if name in _TORCH_BITS:
+        # the dtype names the bits' format: decoded as that format, whatever
+        # format is declared (a bf16 tensor declared "fp16" holds bf16 values,
+        # which lowp_capi_check then requires to be fp16 values)
         view, _ = _TORCH_BITS[name]
         bits = t.contiguous().view(getattr(__import__("torch"), view)).numpy()
         bits = bits.view(np.uint16 if bits.dtype.itemsize == 2 else np.uint8)
-        return _decode(bits, fmt or _TORCH_FORMATS[name]), fmt or _TORCH_FORMATS[name]
+        return _decode(bits, _TORCH_FORMATS[name]), fmt or _TORCH_FORMATS[name]
     if t.is_complex():
         _refuse(what, "a complex tensor (%s): lowp checks real values" % name)
     if name not in _TORCH_FORMATS and t.is_floating_point():

@@ -93,6 +93,9 @@ def _declare(lib):
     lib.lowp_capi_reveal_plugin.restype = ctypes.c_int
     lib.lowp_capi_twin.argtypes = [vp, sz, cp, cp, dpp, cp, sz]
     lib.lowp_capi_twin.restype = ctypes.c_int
+    lib.lowp_capi_in_format.argtypes = [ctypes.POINTER(sz), ctypes.POINTER(sz), cp, vp, sz, cp,
+                                         sz]
+    lib.lowp_capi_in_format.restype = ctypes.c_int
     lib.lowp_capi_free.argtypes = [vp]
     lib.lowp_capi_free.restype = None
 
@@ -230,3 +233,16 @@ def reveal_plugin(desc, path, kernel):
     if st:
         _fail(st, err)
     return _take(lib, out)
+
+
+def not_in_format(fmt, values):
+    """lowp_capi_in_format on a contiguous float64 array: (how many values
+    are not values of fmt, the flat index of the first)."""
+    lib = _load()
+    err = ctypes.create_string_buffer(256)
+    n_bad, first = ctypes.c_size_t(), ctypes.c_size_t()
+    st = lib.lowp_capi_in_format(ctypes.byref(n_bad), ctypes.byref(first), fmt.encode(),
+                                 values.ctypes.data, values.size, err, len(err))
+    if st:
+        _fail(st, err)
+    return n_bad.value, first.value

@@ -10,6 +10,7 @@ fp32 values are exact there); its own error, at most gamma_k(2^-53) sum
 |a_i b_i|, is added to the tolerance (far below it).
 
     /usr/bin/python3 python/tests/brute.py [TRIALS] [K...]   # the table
+    /usr/bin/python3 python/tests/brute.py 100000 16384 --triple fp16/fp32/fp16 --progress 10000
 """
 
 import math
@@ -131,38 +132,47 @@ def honest(a, b, inp, acc, out, order):
 
 
 def soundness(trials, ks, triples=FORMAT_TRIPLES, kinds=("normal", "positive", "small", "wide"),
-              orders=("recursive", "pairwise", "blocked:64"), seed=31, chunk=256, log=None):
-    """{(triple, k, order): (trials, violations, worst ratio, probabilistic share)}."""
+              orders=("recursive", "pairwise", "blocked:64"), seed=31, chunk=256, log=None,
+              progress=0):
+    """{(triple, k, order): (trials, violations, worst ratio, probabilistic share)}.
+    Each chunk of inputs (and its exact result) is shared by every order.
+    With progress=N, log a running count every N trials (a long run that is
+    stopped still says how many trials it completed)."""
     rng = np.random.default_rng(seed)
     res = {}
     for trip in triples:
         inp, acc, out = trip
         for k in ks:
-            for order in orders:
-                n = bad = 0
-                worst = 0.0
-                prob = 0
-                while n < trials:
-                    kind = kinds[(n // chunk) % len(kinds)]
-                    m = min(chunk, trials - n)
-                    a, b = data(rng, kind, (m, k), inp), data(rng, kind, (m, k), inp)
+            acc_o = {o: [0, 0, 0.0, 0] for o in orders}  # trials, violations, worst, probabilistic
+            n = 0
+            while n < trials:
+                kind = kinds[(n // chunk) % len(kinds)]
+                m = min(chunk, trials - n)
+                a, b = data(rng, kind, (m, k), inp), data(rng, kind, (m, k), inp)
+                x, s = exact(a, b)
+                for order in orders:
+                    st = acc_o[order]
                     t = tol_arrays(a, b, inp, acc, out, order)
+                    st[0] += m
                     if t.vacuous:
-                        n += m
-                        worst = math.nan
+                        st[2] = math.nan
                         continue
-                    x, s = exact(a, b)
-                    c = honest(a, b, inp, acc, out, order)
-                    v, r = violations(c, x, s, t)
-                    bad += int(v.sum())
-                    worst = max(worst, float(np.max(r)))
-                    prob += m if t.probabilistic else 0
-                    n += m
-                res[(trip, k, order)] = (n, bad, worst, prob / n)
+                    v, r = violations(honest(a, b, inp, acc, out, order), x, s, t)
+                    st[1] += int(v.sum())
+                    st[2] = max(st[2], float(np.max(r)))
+                    st[3] += m if t.probabilistic else 0
+                n += m
+                if log and progress and (n % progress < chunk or n == trials):
+                    log("  %s k=%d: %d trials so far, violations %s, worst %s" % (
+                        "/".join(trip), k, n, {o: v[1] for o, v in acc_o.items()},
+                        {o: round(v[2], 4) for o, v in acc_o.items()}))
+            for order in orders:
+                tr, bad, worst, prob = acc_o[order]
+                res[(trip, k, order)] = (tr, bad, worst, prob / tr)
                 if log:
                     log("%s k=%d %s: %d trials, %d violations, worst %.3g of the tolerance, "
-                        "probabilistic %.0f%%" % ("/".join(trip), k, order, n, bad, worst,
-                                                  100 * prob / n))
+                        "probabilistic %.0f%%" % ("/".join(trip), k, order, tr, bad, worst,
+                                                  100 * prob / tr))
     return res
 
 
@@ -238,7 +248,38 @@ def long_run(trials, ks, log):
     return ok
 
 
+def main(argv):
+    """brute.py [TRIALS] [K...]: long_run's table. With --triple IN/ACC/OUT
+    (repeatable) and optionally --orders O1,O2 and --progress N: only the
+    soundness rows of those triples (a piece of the table, in its own process)."""
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("trials", nargs="?", type=int, default=2000)
+    ap.add_argument("ks", nargs="*", type=int)
+    ap.add_argument("--triple", action="append", default=[],
+                    help="IN/ACC/OUT, e.g. fp16/fp32/fp16: soundness of this triple only")
+    ap.add_argument("--orders", default="recursive,pairwise,blocked:64")
+    ap.add_argument("--progress", type=int, default=0, help="log a count every N trials")
+    ap.add_argument("--seed", type=int, default=31)
+    o = ap.parse_args(argv)
+    ks = o.ks or [64, 256, 1024, 4096, 16384]
+    log = lambda s: print(s, flush=True)  # noqa: E731
+    if not o.triple:
+        return 0 if long_run(o.trials, ks, log) else 1
+    trips = []
+    for t in o.triple:
+        parts = t.split("/")
+        if len(parts) != 3 or any(f not in ("fp16", "bf16", "fp32") for f in parts) \
+                or parts[1] == "bf16":
+            ap.error("--triple %r: IN/ACC/OUT of fp16, bf16, fp32 (ACC not bf16)" % t)
+        trips.append(tuple(parts))
+    orders = tuple(o.orders.split(","))
+    if any(x not in KERNELS for x in orders):
+        ap.error("--orders: a comma-separated list of %s" % ", ".join(KERNELS))
+    res = soundness(o.trials, ks, triples=trips, orders=orders, seed=o.seed, log=log,
+                    progress=o.progress)
+    return 0 if all(v[1] == 0 for v in res.values()) else 1
+
+
 if __name__ == "__main__":
-    trials = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
-    ks = [int(v) for v in sys.argv[2:]] or [64, 256, 1024, 4096, 16384]
-    sys.exit(0 if long_run(trials, ks, lambda s: print(s, flush=True)) else 1)
+    sys.exit(main(sys.argv[1:]))

@@ -58,6 +58,9 @@ echo '{"growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 2000, "_gro
 echo 'not an npy file' >"$S/text.npy"
 : >"$S/empty.npy"
 printf '\223NUMPY\001\000v\000{' >"$S/cut.npy"
+# an fp64 .npy (1 x 1) holding 0.1, not an fp16 value
+{ printf '\223NUMPY\001\000v\000'; printf "%-117s\n" "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }"
+  printf '\232\231\231\231\231\231\271\077'; } >"$S/tenth.npy"
 # a claims file that is not JSON
 echo '{ "claims": [' >"$S/claims_cut.json"
 # a Fashion-MNIST folder without its files, and ones with bad IDX files
@@ -603,6 +606,7 @@ tol dot --k 4 --confidence 1
 # --- lowp tol: data-aware inputs, risk, compute format (issue 31)
 tol gemm --b notes.txt
 tol gemm --a notes.txt --b notes.txt --save-atol atol.npy
+tol gemm --a tenth.npy --b tenth.npy --input fp16
 tol gemm --k 4 --save-atol atol.npy
 tol dot --k 4 --risk 0
 tol dot --k 4 --numel 0

@@ -55,6 +55,18 @@ import numpy as np
 a, b, t = np.load('$T/a.npy'), np.load('$T/b.npy'), np.load('$T/atol.npy')
 s = np.abs(a.astype(float)) @ np.abs(b.astype(float))
 assert t.shape == (3, 2) and np.all(t >= 5.0e-6 * s) and np.all(t <= 1e-4 * s), (t, s)" && ok || bad "saved atol"
+# without --input the files' dtypes are the formats (<f2: fp16), the same tolerance
+"$LOWP" tol gemm --a "$T/a.npy" --b "$T/b.npy" --acc fp32 --save-atol "$T/atol2.npy" >"$T/o" 2>&1 \
+  && /usr/bin/python3 -c "
+import numpy as np
+assert np.array_equal(np.load('$T/atol.npy'), np.load('$T/atol2.npy'))" && ok || bad "formats from dtypes: $(cat "$T/o")"
+# values that are not values of the declared format: refused (exit 2, one line)
+/usr/bin/python3 -c "
+import numpy as np
+np.save('$T/a64.npy', np.full((3, 200), 0.1))"
+"$LOWP" tol gemm --a "$T/a64.npy" --b "$T/b.npy" --input fp16 >"$T/o" 2>"$T/e"; rc=$?
+[ $rc -eq 2 ] && [ ! -s "$T/o" ] && grep -q "input A: 600 values are not fp16 values" "$T/e" && ok ||
+  bad "fp64 values declared fp16: exit $rc $(cat "$T/e")"
 "$LOWP" tol softmax --a "$T/x.npy" --input fp16 --acc fp32 --out fp16 --json >"$T/o" 2>&1 \
   && grep -q '"data_aware":' "$T/o" && ok || bad "row op data-aware: $(cat "$T/o")"
 "$LOWP" tol logsumexp --k 1024 --input fp16 --compute fp16 --acc fp32 --out fp16 >"$T/o" 2>&1 \
