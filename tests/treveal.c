@@ -204,6 +204,23 @@ static void large_cases(size_t k) {
   lowp_tree_free(&t);
 }
 
+/* inputs whose range alone cannot hold M / unit (issue 32): the probe's
+   magnitude is split across both operands (the products' span). e5m2 at
+   k = 1024 needs 2^35, beyond e5m2's 2^31 but within its products' 2^62;
+   fp16 at k = 16384 (treveal --k16384) needs 2^39, beyond fp16's range */
+static void split_cases(size_t k, const lowp_format_t *in, size_t n) {
+  lowp_tree_t t;
+  lowp_accum_t m;
+  char err[200];
+  lanes_tree(&t, k);
+  registry_case("gemm_lanes", "acc=fp32,lanes=32", "gemm", 1, n, k, in, &t, 200, 1);
+  lowp_tree_free(&t);
+  lowp_accum_parse(&m, "recursive", err, sizeof err);
+  lowp_tree_from_accum(&t, k, &m, 1);
+  registry_case("gemm_acc", "acc=fp32", "gemm", 1, n, k, in, &t, 200, 1);
+  lowp_tree_free(&t);
+}
+
 /* treveal: the default run (label unit); treveal --k4096: the large
    cases alone at k = 4096 (label long, as treveal_4096: they were most of
    treveal's 104 s on 2 cores and 990 s under ASan) */
@@ -221,6 +238,11 @@ int main(int argc, char **argv) {
     large_cases(4096);
     return lowp_test_end();
   }
+  if (argc > 1 && !strcmp(argv[1], "--k16384")) { /* label long (about 30 s) */
+    split_cases(16384, &LOWP_FMT_FP16, 1);
+    return lowp_test_end();
+  }
+  split_cases(1024, &LOWP_FMT_E5M2, 2);
 
   /* every order: n = 2..40, then every 23rd n to 512; the large cases at
      k = 520, ragged for every block and lane width (4096: treveal --k4096) */

@@ -291,7 +291,9 @@ static int precision_probe(lowp_reveal_t *r, lowp__geo_t *g) {
 /* ------------------------------------------------------------- scales */
 
 typedef struct {
-  double ua, Ma, bv; /* unit and M in input 0, the value of every input-1 term */
+  double ua, Ma, bv; /* unit and M in input 0, input 1 at the units (every term unless split) */
+  double bM;         /* input 1 at the two masks (bv unless split) */
+  int split;         /* M's magnitude shared by both operands: input 1 differs per probe */
   double unit;       /* the product of a unit, signed */
 } scales_t;
 
@@ -301,9 +303,56 @@ static int ceil_log2(size_t k) {
   return e;
 }
 
+/* the exponents an input may take: its subnormals with sub, else normals */
+static int exp_lo(const lowp_format_t *f, int sub) {
+  return f->emin - (sub && f->subnormals ? f->precision - 1 : 0);
+}
+
+/* 1 when products 2^EU (unit) and 2^EB (M) suit the output (and fp16 when narrow) */
+static int products_fit(const lowp_format_t *fo, int EU, int EB, int narrow) {
+  if (EU < fo->emin || EB > fo->emax - 1) return 0;
+  /* narrow: products that fp16 holds too (kernels that round products to it) */
+  return !narrow || (EU >= LOWP_FMT_FP16.emin - 10 && EB <= LOWP_FMT_FP16.emax - 1);
+}
+
+static void set_scales(scales_t *sc, int sign, int eu, int eM, int ebu, int ebM) {
+  sc->ua = ldexp(1.0, eu);
+  sc->Ma = ldexp(1.0, eM);
+  sc->bv = ldexp(1.0, ebu);
+  sc->bM = ldexp(1.0, ebM);
+  sc->split = ebu != ebM;
+  sc->unit = sign * ldexp(1.0, eu + ebu);
+}
+
+/* M / unit = 2^D with M's magnitude split across both operands (the probed
+   quantity is the product a_l b_l): a = 2^eM, b = 2^ebM at the masks, a =
+   2^eu, b = 2^ebu at the units, so that the span of products (fp16: 2^-48 to
+   2^30) rather than of one input bounds D. Input 1 then differs per probe:
+   one probe per batch entry. */
+static int choose_split(scales_t *sc, const lowp_format_t *fa, const lowp_format_t *fb,
+                        const lowp_format_t *fo, int D, int sign, int narrow) {
+  int eu, ebu, eM, best_score = 1 << 30, found = 0;
+  for (eu = exp_lo(fa, 1); eu <= fa->emax - 1; eu++)
+    for (ebu = exp_lo(fb, 1); ebu <= fb->emax - 1; ebu++)
+      for (eM = eu; eM <= fa->emax - 1; eM++) {
+        int EU = eu + ebu, EB = EU + D, ebM = EB - eM, score;
+        if (ebM < fb->emin || ebM > fb->emax - 1 || !products_fit(fo, EU, EB, narrow)) continue;
+        score = (eu < fa->emin ? 100000 : 0) + (ebu < fb->emin ? 100000 : 0) + abs(EU + EB) +
+                abs(eM - ebM) + abs(eu - ebu);
+        if (score < best_score) {
+          best_score = score;
+          set_scales(sc, sign, eu, eM, ebu, ebM);
+          found = 1;
+        }
+      }
+  return found;
+}
+
 /* M and the unit: M / unit = 2^D, D = ceil(log2 K) + P + 1 (absorption in P
    bits); the unit's product a normal number of the output, M's product in
-   the output's range; normal units preferred, then the span centred on 1 */
+   the output's range; normal units preferred, then the span centred on 1.
+   Input 1 is one value throughout where input 0 alone holds the span;
+   else (not a sum) the span is split across both (choose_split). */
 static int choose_scales(scales_t *sc, const lowp_reveal_t *r, const lowp__geo_t *g, int sign,
                          int narrow) {
   const lowp_format_t *fa = eff(r, g, 0), *fb = g->op == LOWP_OP_SUM ? NULL : eff(r, g, 1);
@@ -313,24 +362,20 @@ static int choose_scales(scales_t *sc, const lowp_reveal_t *r, const lowp__geo_t
   if (P >= fo->precision && fo->precision < 24) P = 24; /* the output hides a wider accumulator */
   D = ceil_log2(g->K) + P + 1;
   for (eb = ebl; eb <= ebh; eb++)
-    for (eu = fa->emin - (fa->subnormals ? fa->precision - 1 : 0); eu + D <= fa->emax - 1; eu++) {
+    for (eu = exp_lo(fa, 1); eu + D <= fa->emax - 1; eu++) {
       int EU = eu + eb, EB = eu + D + eb, score;
-      if (EU < fo->emin || EB > fo->emax - 1) continue;
-      /* narrow: products that fp16 holds too (kernels that round products to it) */
-      if (narrow && (EU < LOWP_FMT_FP16.emin - 10 || EB > LOWP_FMT_FP16.emax - 1)) continue;
+      if (!products_fit(fo, EU, EB, narrow)) continue;
       score = (eu < fa->emin ? 100000 : 0) + abs(EU + EB) + abs(eb);
       if (score < best_score) {
         best_score = score;
-        sc->ua = ldexp(1.0, eu);
-        sc->Ma = ldexp(1.0, eu + D);
-        sc->bv = ldexp(1.0, eb);
-        sc->unit = sign * ldexp(1.0, EU);
+        set_scales(sc, sign, eu, eu + D, eb, eb);
         found = 1;
       }
     }
+  if (!found && fb) found = choose_split(sc, fa, fb, fo, D, sign, narrow);
   if (!found && g->err && g->errlen)
     snprintf(g->err, g->errlen,
-             "reveal: %s x %s inputs cannot hold M / unit = 2^%d (K = %zu terms, %d accumulator "
+             "reveal: %s x %s products cannot hold M / unit = 2^%d (K = %zu terms, %d accumulator "
              "bits seen) with the output %s: no probe absorbs",
              fa->name, fb ? fb->name : "-", D, g->K, r->precision_seen, fo->name);
   return found ? LOWP_OK : LOWP_EUNSUPPORTED;
@@ -355,16 +400,24 @@ static void fill_probe(double *ar, size_t K, const scales_t *sc, size_t x, size_
   ar[y] = -sc->Ma;
 }
 
+/* input 1 of slot s's batch entry for the probe (x, y): bv, and bM at x and y */
+static void fill_probe_b(const lowp__geo_t *g, double *b, size_t s, const scales_t *sc, size_t x,
+                         size_t y) {
+  size_t l, j;
+  if (g->op == LOWP_OP_SUM) return;
+  for (l = 0; l < g->K; l++)
+    for (j = 0; j < g->C; j++)
+      *lowp__slot_b(g, b, s, l, j) = (l == x || l == y) ? sc->bM : sc->bv;
+}
+
 static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n) {
   oracle_t *o = ctx;
   lowp__geo_t *g = o->g;
-  size_t done = 0, batch = batch_cap(g, (n + o->nrows - 1) / o->nrows), s, l, j, bt, q;
+  size_t done = 0, batch = batch_cap(g, (n + o->nrows - 1) / o->nrows), s, bt, q;
   bufs_t x;
   int st;
   if ((st = bufs_get(&x, g, batch))) return st;
-  for (s = 0; s < batch * g->R && g->op != LOWP_OP_SUM; s += g->R)
-    for (l = 0; l < g->K; l++)
-      for (j = 0; j < g->C; j++) *lowp__slot_b(g, x.b, s, l, j) = o->sc.bv;
+  for (s = 0; s < batch * g->R && !o->sc.split; s += g->R) fill_probe_b(g, x.b, s, &o->sc, 0, 0);
   while (done < n && st == LOWP_OK) {
     size_t take = n - done < batch * o->nrows ? n - done : batch * o->nrows, nb;
     nb = (take + o->nrows - 1) / o->nrows;
@@ -373,6 +426,7 @@ static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n)
       bt = q / o->nrows;
       s = bt * g->R + o->rows[q % o->nrows];
       fill_probe(lowp__slot_a(g, x.a, s), g->K, &o->sc, pairs[done + q].x, pairs[done + q].y);
+      if (o->sc.split) fill_probe_b(g, x.b, s, &o->sc, pairs[done + q].x, pairs[done + q].y);
     }
     st = lowp__reveal_call(g, nb, x.a, x.b, x.out);
     o->calls++;
@@ -443,11 +497,7 @@ static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *c
   if (nb < np) np = nb;
   if ((st = bufs_get(&x, g, np)) || (st = bufs_get(&y, g, np))) { bufs_free(&x); return st; }
   for (s = 0; s < np * g->R; s++) fill_probe(lowp__slot_a(g, x.a, s), K, sc, pr[s / g->R].x, pr[s / g->R].y);
-  for (s = 0; s < np * g->R && g->op != LOWP_OP_SUM; s += g->R) {
-    size_t l;
-    for (l = 0; l < K; l++)
-      for (j = 0; j < g->C; j++) *lowp__slot_b(g, x.b, s, l, j) = sc->bv;
-  }
+  for (s = 0; s < np * g->R; s += g->R) fill_probe_b(g, x.b, s, sc, pr[s / g->R].x, pr[s / g->R].y);
   st = lowp__reveal_call(g, np, x.a, x.b, x.out);
   r->deterministic = st == LOWP_OK;
   for (i = 1; i < (size_t)reps && st == LOWP_OK; i++) { /* the same inputs again: the same bytes? */
@@ -515,6 +565,7 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
       if (try == 2) { st = LOWP_EINVAL; break; } /* the note keeps the last reason */
       break;
     }
+    if (o.sc.split) o.nrows = 1; /* input 1 differs per probe: one per batch entry */
     st = lowp__reveal_order(shape, g->K, oracle, &o, &cl->probes, &rounds, e, sizeof e);
     cl->calls += o.calls;
     r->probes += cl->probes;
