@@ -334,9 +334,9 @@ static int choose_split(scales_t *sc, const lowp_format_t *fa, const lowp_format
   int eu, ebu, eM, best_score = 1 << 30, found = 0;
   for (eu = exp_lo(fa, 1); eu <= fa->emax - 1; eu++)
     for (ebu = exp_lo(fb, 1); ebu <= fb->emax - 1; ebu++)
-      for (eM = eu; eM <= fa->emax - 1; eM++) {
+      for (eM = eu; eM <= fa->emax - 1 && products_fit(fo, eu + ebu, eu + ebu + D, narrow); eM++) {
         int EU = eu + ebu, EB = EU + D, ebM = EB - eM, score;
-        if (ebM < fb->emin || ebM > fb->emax - 1 || !products_fit(fo, EU, EB, narrow)) continue;
+        if (ebM < fb->emin || ebM > fb->emax - 1) continue;
         score = (eu < fa->emin ? 100000 : 0) + (ebu < fb->emin ? 100000 : 0) + abs(EU + EB) +
                 abs(eM - ebM) + abs(eu - ebu);
         if (score < best_score) {

@@ -46,8 +46,12 @@
  * must fit the output format's precision and the accumulator must round
  * to nearest or down (absorption fails under truncation toward zero of a
  * negative big value; a retry with negative units covers rounding up);
- * the input formats must span 2^(log2 K + P + 1) between unit and M, with
- * P the accumulator's precision (fp8 GEMMs of large K cannot); the tree is
+ * the products must span 2^(log2 K + P + 1) between unit and M, with P the
+ * accumulator's precision: the probed quantity is a_l b_l, so where input 0
+ * alone cannot hold the span (fp16 at K = 16384 with fp32 accumulation, fp8)
+ * M's magnitude is split across both operands (input 1 then differs per
+ * probe: one probe per batch entry); fp16 products span about 2^78, e5m2's
+ * about 2^62, e4m3's about 2^32 (e4m3 GEMMs of large K cannot); the tree is
  * assumed the same for every batch entry (lowp varies the batch to pack
  * probes).
  */
