@@ -3,7 +3,7 @@
 # M / unit = 2^(ceil(log2 K) + 25) for an fp32 accumulator, beyond e5m2's range at K = 1024 and fp16's
 # at K = 16384; revelation splits M across both operands (the products' span), so the honest kernel
 # (32 fp32 lanes) passes against its revealed tree and the fp16-accumulating one fails.
-# Run: bash tests/cli/reveal_split.sh build/lowp [fp16]   (fp16: K = 16384, about 40 s: label long,
+# Run: bash tests/cli/reveal_split.sh build/lowp [fp16]   (fp16: K = 16384, about 50 s, 100 s under load: label long,
 # as cli_reveal_split_fp16; the default run is e5m2 at K = 1024)
 . "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
 IN=e5m2 K=1024 M=2
