@@ -343,7 +343,7 @@ static int measure_verdicts(lowp_run_t *r, ord_t *o) {
     o->g_rec[i] = b.value;
     /* the honest build's tree, probed with fp32 inputs: the kernel's order does not depend on
        the inputs' format (fp16 probes need M / unit split across both operands past K = 2^13:
-       lib/check/reveal.h; one probe per batch entry, slower at 8 x 8 outputs) */
+       lib/check/reveal.h; one probe per row in its own column of B, slower) */
     if (reveal_one(&o->vrv[i], &res, "gemm_lanes", "acc=fp32,lanes=32", &q32, 2000, r->seed)) return 2;
     if (o->vrv[i].st != LOWP_OK) memset(&res, 0, sizeof res);
     if (lowp_reveal_bound(&rb, &res, &LOWP_FMT_FP32) != LOWP_OK) rb.bound = 0;

@@ -400,13 +400,14 @@ static void fill_probe(double *ar, size_t K, const scales_t *sc, size_t x, size_
   ar[y] = -sc->Ma;
 }
 
-/* input 1 of slot s's batch entry for the probe (x, y): bv, and bM at x and y */
+/* input 1 of slot s's batch entry for the probe (x, y): bv, and bM at x and
+   y; in column jc alone (jc < C: a split probe of a GEMM row) or in all */
 static void fill_probe_b(const lowp__geo_t *g, double *b, size_t s, const scales_t *sc, size_t x,
-                         size_t y) {
+                         size_t y, size_t jc) {
   size_t l, j;
   if (g->op == LOWP_OP_SUM) return;
   for (l = 0; l < g->K; l++)
-    for (j = 0; j < g->C; j++)
+    for (j = jc < g->C ? jc : 0; j < (jc < g->C ? jc + 1 : g->C); j++)
       *lowp__slot_b(g, b, s, l, j) = (l == x || l == y) ? sc->bM : sc->bv;
 }
 
@@ -417,7 +418,7 @@ static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n)
   bufs_t x;
   int st;
   if ((st = bufs_get(&x, g, batch))) return st;
-  for (s = 0; s < batch * g->R && !o->sc.split; s += g->R) fill_probe_b(g, x.b, s, &o->sc, 0, 0);
+  for (s = 0; s < batch * g->R && !o->sc.split; s += g->R) fill_probe_b(g, x.b, s, &o->sc, 0, 0, g->C);
   while (done < n && st == LOWP_OK) {
     size_t take = n - done < batch * o->nrows ? n - done : batch * o->nrows, nb;
     nb = (take + o->nrows - 1) / o->nrows;
@@ -426,7 +427,10 @@ static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n)
       bt = q / o->nrows;
       s = bt * g->R + o->rows[q % o->nrows];
       fill_probe(lowp__slot_a(g, x.a, s), g->K, &o->sc, pairs[done + q].x, pairs[done + q].y);
-      if (o->sc.split) fill_probe_b(g, x.b, s, &o->sc, pairs[done + q].x, pairs[done + q].y);
+      /* a split probe: its own column of B (the class's rows of a batch entry in distinct columns) */
+      if (o->sc.split)
+        fill_probe_b(g, x.b, s, &o->sc, pairs[done + q].x, pairs[done + q].y,
+                     g->op == LOWP_OP_GEMM ? o->cols[q % o->nrows] : g->C);
     }
     st = lowp__reveal_call(g, nb, x.a, x.b, x.out);
     o->calls++;
@@ -497,7 +501,7 @@ static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *c
   if (nb < np) np = nb;
   if ((st = bufs_get(&x, g, np)) || (st = bufs_get(&y, g, np))) { bufs_free(&x); return st; }
   for (s = 0; s < np * g->R; s++) fill_probe(lowp__slot_a(g, x.a, s), K, sc, pr[s / g->R].x, pr[s / g->R].y);
-  for (s = 0; s < np * g->R; s += g->R) fill_probe_b(g, x.b, s, sc, pr[s / g->R].x, pr[s / g->R].y);
+  for (s = 0; s < np * g->R; s += g->R) fill_probe_b(g, x.b, s, sc, pr[s / g->R].x, pr[s / g->R].y, g->C);
   st = lowp__reveal_call(g, np, x.a, x.b, x.out);
   r->deterministic = st == LOWP_OK;
   for (i = 1; i < (size_t)reps && st == LOWP_OK; i++) { /* the same inputs again: the same bytes? */
@@ -544,14 +548,22 @@ static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *c
 /* the order of one class: its rows (one column each), positive units then negative */
 static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *cl, lowp_tree_t *shape) {
   size_t *rows = malloc(g->R * sizeof *rows), *cols = malloc(g->R * sizeof *cols), nr = 0, k, rounds;
+  size_t *srows = malloc(g->R * sizeof *srows), *scols = malloc(g->R * sizeof *scols), ns = 0;
+  unsigned char *used = calloc(g->C, 1);
   int st = LOWP_ENOMEM, try;
   oracle_t o;
-  if (!rows || !cols) goto done;
+  if (!rows || !cols || !srows || !scols || !used) goto done;
   for (k = 0; k < cl->n_pos; k++) {
-    size_t i = cl->pos[k] / g->C;
+    size_t i = cl->pos[k] / g->C, j = cl->pos[k] % g->C;
+    if (!(ns && srows[ns - 1] == i) && !used[j] && (g->op == LOWP_OP_GEMM || !ns)) {
+      /* split probes: rows in distinct columns (gemm), else one per batch entry */
+      used[j] = 1;
+      srows[ns] = i;
+      scols[ns++] = j;
+    }
     if (nr && rows[nr - 1] == i) continue;
     rows[nr] = i;
-    cols[nr++] = cl->pos[k] % g->C;
+    cols[nr++] = j;
   }
   for (try = 0; try < 3; try++) {
     char e[400];
@@ -565,7 +577,11 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
       if (try == 2) { st = LOWP_EINVAL; break; } /* the note keeps the last reason */
       break;
     }
-    if (o.sc.split) o.nrows = 1; /* input 1 differs per probe: one per batch entry */
+    if (o.sc.split) { /* input 1 differs per probe */
+      o.rows = srows;
+      o.cols = scols;
+      o.nrows = ns;
+    }
     st = lowp__reveal_order(shape, g->K, oracle, &o, &cl->probes, &rounds, e, sizeof e);
     cl->calls += o.calls;
     r->probes += cl->probes;
@@ -576,6 +592,9 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
 done:
   free(rows);
   free(cols);
+  free(srows);
+  free(scols);
+  free(used);
   return st;
 }
 

@@ -50,7 +50,8 @@
  * accumulator's precision: the probed quantity is a_l b_l, so where input 0
  * alone cannot hold the span (fp16 at K = 16384 with fp32 accumulation, fp8)
  * M's magnitude is split across both operands (input 1 then differs per
- * probe: one probe per batch entry); fp16 products span about 2^78, e5m2's
+ * probe: a GEMM carries one per row, each row in its own column of B, a
+ * gemv or dot one per batch entry); fp16 products span about 2^78, e5m2's
  * about 2^62, e4m3's about 2^32 (e4m3 GEMMs of large K cannot); the tree is
  * assumed the same for every batch entry (lowp varies the batch to pack
  * probes).
