@@ -487,14 +487,13 @@ static int parse_rule_field(ctx_t *c, const cJSON *j, int i, lowp_rule_t *ru) {
 
 #define ITEM(key) cJSON_GetObjectItemCaseSensitive(j, key)
 /* {"bound": "gamma"|"prob"|"model", ...}: the order or tree, the model */
-static int parse_rule_bound(ctx_t *c, const cJSON *j, int i, const char *w0, const lowp_spec_check_t *ck,
+static int parse_rule_bound(ctx_t *c, const cJSON *j, int i, const char *w, const lowp_spec_check_t *ck,
                            lowp_spec_rule_t *r) {
-  char w[64], e[200];
+  char e[200];
   const char *s = NULL;
   int st;
   lowp_rule_t *ru = &r->rule;
-  (void)i, (void)ck, (void)e;
-  snprintf(w, sizeof w, "%s", w0);
+  (void)i, (void)ck;
   static const char *const keys[] = {"bound", "fraction", "prob", "order", "acc", "model",
                                      "accept_vacuous", NULL};
   if ((st = check_keys(c, j, w, keys))) return st;
@@ -598,16 +597,15 @@ static int parse_rule_twin(ctx_t *c, const cJSON *j, const char *w0, const lowp_
 /* {"vs_reference": SUBJECT, ...} and {"bitexact": SUBJECT} */
 static int parse_rule_ref(ctx_t *c, const cJSON *j, int i, const char *w0, const lowp_spec_check_t *ck,
                            lowp_spec_rule_t *r) {
-  char w[64], e[200];
+  char w[64];
   const char *s = NULL;
   int st;
   lowp_rule_t *ru = &r->rule;
-  (void)i, (void)ck, (void)e;
-  snprintf(w, sizeof w, "%s", w0);
+  (void)ck;
   static const char *const kv[] = {"vs_reference", "factor", "metric", "floor", NULL};
   static const char *const kb[] = {"bitexact", NULL};
   int vs = ITEM("vs_reference") != NULL;
-  if ((st = check_keys(c, j, w, vs ? kv : kb))) return st;
+  if ((st = check_keys(c, j, w0, vs ? kv : kb))) return st;
   ru->kind = vs ? LOWP_RULE_VS_REF : LOWP_RULE_BITEXACT;
   ru->limit = 1;
   ru->metric = LOWP_METRIC_MAX_ABS;
@@ -628,14 +626,12 @@ static int parse_rule_ref(ctx_t *c, const cJSON *j, int i, const char *w0, const
 }
 
 /* {"rtol": R, "atol": A} and {"assert_close": "pytorch"} */
-static int parse_rule_tol(ctx_t *c, const cJSON *j, int i, const char *w0, const lowp_spec_check_t *ck,
+static int parse_rule_tol(ctx_t *c, const cJSON *j, int i, const char *w, const lowp_spec_check_t *ck,
                            lowp_spec_rule_t *r) {
-  char w[64], e[200];
   const char *s = NULL;
   int st;
   lowp_rule_t *ru = &r->rule;
-  (void)i, (void)ck, (void)e;
-  snprintf(w, sizeof w, "%s", w0);
+  (void)i, (void)ck;
   static const char *const kt[] = {"rtol", "atol", NULL};
   static const char *const ka[] = {"assert_close", NULL};
   ru->kind = LOWP_RULE_TOL;
@@ -654,14 +650,12 @@ static int parse_rule_tol(ctx_t *c, const cJSON *j, int i, const char *w0, const
 }
 
 /* {"baseline": METRIC, "growth": G} */
-static int parse_rule_baseline(ctx_t *c, const cJSON *j, int i, const char *w0, const lowp_spec_check_t *ck,
+static int parse_rule_baseline(ctx_t *c, const cJSON *j, int i, const char *w, const lowp_spec_check_t *ck,
                            lowp_spec_rule_t *r) {
-  char w[64], e[200];
   const char *s = NULL;
   int st;
   lowp_rule_t *ru = &r->rule;
-  (void)i, (void)ck, (void)e;
-  snprintf(w, sizeof w, "%s", w0);
+  (void)i, (void)ck;
   static const char *const keys[] = {"baseline", "growth", NULL};
   if ((st = check_keys(c, j, w, keys))) return st;
   ru->kind = LOWP_RULE_BASELINE;
