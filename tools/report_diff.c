@@ -11,8 +11,8 @@
  *    executed on: its differences are listed, and expected) and
  *    "environment_dependent"; a difference is expected when it sits under a
  *    key that mentions a match string, in a table row (an array of plain
- *    values) that does, or, in a text, in a sentence (split at ". " and
- *    "; ") that does;
+ *    values) that does, or, in a text, in a sentence (split at ". "
+ *    outside parentheses, the two texts' sentences aligned) that does;
  *  - every other text file (CSV, gnuplot script, summary.md, JSON) line by
  *    line, each differing line judged as a text; a file listed as a whole
  *    is expected to differ; PNG and SVG files are drawn from the CSV and
@@ -106,14 +106,31 @@ static void report(diff_t *d, int expected, const char *where, const char *a, co
             b && strlen(b) > 160 ? "..." : "", why ? " (mentions '" : "", why ? why : "", why ? "')" : "");
 }
 
-/* the sentences of a text: split after ". " and "; " (kept with their sentence) */
+/* is the '.' at s[i] an abbreviation's ("Sec.", "et al.", "e.g.", "i.e.", "Fig.", "Eq.", "vs.", "cf."), not a
+   sentence's end? */
+static int abbreviation(const char *s, size_t i) {
+  static const char *const ab[] = {"Sec", "al", "e.g", "i.e", "Fig", "Eq", "vs", "cf", "Ch", "Tab", "approx", NULL};
+  size_t k, j = i;
+  while (j > 0 && (isalpha((unsigned char)s[j - 1]) || s[j - 1] == '.')) j--;
+  for (k = 0; ab[k]; k++)
+    if (i - j == strlen(ab[k]) && !strncmp(s + j, ab[k], i - j)) return 1;
+  return 0;
+}
+
+/* the sentences of a text: split after ". " outside parentheses and brackets (kept with their sentence), not
+   after an abbreviation: "(OpenBLAS ...; one thread), errs by ..." and "(Higham 2002, Sec. 4.2; ...); its error
+   grows like ..." stay in the sentence that names their subject */
 static size_t sentences(const char *s, const char **start, size_t *len, size_t max) {
   size_t n = 0;
   const char *p = s;
   while (*p && n < max) {
     const char *q = p, *e = NULL;
-    for (; *q; q++)
-      if ((q[0] == '.' || q[0] == ';') && q[1] == ' ') { e = q + 2; break; }
+    int depth = 0;
+    for (; *q; q++) {
+      if (*q == '(' || *q == '[') depth++;
+      else if ((*q == ')' || *q == ']') && depth > 0) depth--;
+      else if (!depth && q[0] == '.' && q[1] == ' ' && !abbreviation(s, (size_t)(q - s))) { e = q + 2; break; }
+    }
     if (!e) e = p + strlen(p);
     start[n] = p;
     len[n++] = (size_t)(e - p);
@@ -122,32 +139,51 @@ static size_t sentences(const char *s, const char **start, size_t *len, size_t m
   return *p ? max + 1 : n; /* more than max: compared whole */
 }
 
-/* two texts that differ: sentence by sentence, each differing one expected when it mentions a match */
+static int same_sentence(const char *a, size_t la, const char *b, size_t lb) { return la == lb && !memcmp(a, b, la); }
+
+/* one differing sentence (either side may be absent), expected when it mentions a match */
+static void diff_sentence(diff_t *d, const char *where, const char *a, size_t la, const char *b, size_t lb) {
+  char *x = a ? strndup(a, la) : NULL, *y = b ? strndup(b, lb) : NULL;
+  const char *why = mentions(d, x) ? mentions(d, x) : mentions(d, y);
+  if ((a && !x) || (b && !y)) why = NULL;
+  report(d, why != NULL, where, x, y, why);
+  free(x);
+  free(y);
+}
+
+/* two texts that differ: sentence by sentence, aligned by their longest common subsequence (a sentence added or
+   dropped on one side shifts no other), each differing one expected when it mentions a match; the unmatched
+   sentences between two common ones are paired in order */
 static void diff_text(diff_t *d, const char *where, const char *a, const char *b, int ctx) {
   enum { MAXS = 400 };
   static const char *sa[MAXS + 1], *sb[MAXS + 1];
   static size_t la[MAXS + 1], lb[MAXS + 1];
-  size_t na, nb, i;
-  const char *why;
+  static unsigned short L[MAXS + 1][MAXS + 1];
+  size_t na, nb, i, j;
   if (!strcmp(a, b)) return;
   if (ctx) { report(d, 1, where, a, b, NULL); return; }
   na = sentences(a, sa, la, MAXS);
   nb = sentences(b, sb, lb, MAXS);
-  if (na != nb || na > MAXS) { /* not the same sentences: a change of wording or structure */
-    report(d, 0, where, a, b, NULL);
+  if (na > MAXS || nb > MAXS) { /* too many sentences to align: compared whole */
+    diff_sentence(d, where, a, strlen(a), b, strlen(b));
     return;
   }
-  for (i = 0; i < na; i++) {
-    char *x, *y;
-    if (la[i] == lb[i] && !memcmp(sa[i], sb[i], la[i])) continue;
-    x = strndup(sa[i], la[i]);
-    y = strndup(sb[i], lb[i]);
-    if (x && y) {
-      why = mentions(d, x) ? mentions(d, x) : mentions(d, y);
-      report(d, why != NULL, where, x, y, why);
+  for (i = na + 1; i-- > 0;)
+    for (j = nb + 1; j-- > 0;)
+      L[i][j] = (unsigned short)(i == na || j == nb ? 0
+                                 : same_sentence(sa[i], la[i], sb[j], lb[j]) ? L[i + 1][j + 1] + 1
+                                 : L[i + 1][j] > L[i][j + 1] ? L[i + 1][j] : L[i][j + 1]);
+  i = j = 0;
+  while (i < na || j < nb) {
+    size_t i0 = i, j0 = j;
+    if (i < na && j < nb && same_sentence(sa[i], la[i], sb[j], lb[j])) { i++; j++; continue; }
+    while (i < na || j < nb) { /* the run of unmatched sentences up to the next common one */
+      if (i < na && j < nb && same_sentence(sa[i], la[i], sb[j], lb[j]) && L[i][j] == L[i + 1][j + 1] + 1) break;
+      if (j == nb || (i < na && L[i + 1][j] >= L[i][j + 1])) i++;
+      else j++;
     }
-    free(x);
-    free(y);
+    for (; i0 < i || j0 < j; i0 += i0 < i, j0 += j0 < j)
+      diff_sentence(d, where, i0 < i ? sa[i0] : NULL, la[i0], j0 < j ? sb[j0] : NULL, lb[j0]);
   }
 }
 
@@ -285,7 +321,7 @@ static void env_lines(FILE *out, const cJSON *a, const cJSON *b, const char *pat
     }
     return;
   }
-  if (a && b && cJSON_Compare(a, b, 1)) return;
+  if ((!a && !b) || (a && b && cJSON_Compare(a, b, 1))) return; /* neither run has it, or the same */
   {
     char *pa = a ? cJSON_PrintUnformatted(a) : NULL, *pb = b ? cJSON_PrintUnformatted(b) : NULL, l[640];
     size_t i;

@@ -77,5 +77,36 @@ assert r["see_also"][0]["href"] == "../pytorch-cpu/README.md"
 assert "reports/pytorch-cpu" in r["answer"] and "accumulates in bf16" in r["answer"]
 ' "$tmp/t1/results.json"
 
+#    the OpenBLAS sentence says what the numbers show on this CPU (its kernel differs between CPUs: on one it
+#    gives cpu-fp32's bits, on another it errs less or more), and is one sentence whichever it is
+check "the OpenBLAS sentence follows errors.csv (same bits / times less / times more)" /usr/bin/python3 -c '
+import csv, json, re, sys
+rows = list(csv.DictReader(open(sys.argv[1] + "/errors.csv")))
+a = json.load(open(sys.argv[1] + "/results.json"))["results"]["answer"]
+s = a[a.index("An optimized fp32 BLAS"):]
+s = s[:s.index("which holds for any order. ") + 27]
+depth, ends = 0, 0
+for i, c in enumerate(s[:-2]):
+    depth += (c in "([") - (c in ")]" and depth > 0)
+    ends += depth == 0 and c == "." and s[i + 1] == " " and not s[:i].endswith("Sec")
+assert ends == 0, "the OpenBLAS text is more than one sentence: " + s
+same = all(float(r["max_diff_vs_cpu_fp32"]) == 0 for r in rows if r["kernel"] == "openblas-sgemm")
+m = re.search(r"errs by ([0-9.e+-]+) .* against ([0-9.e+-]+) .* for the recursive cpu-fp32, ", s)
+eb, e32 = float(m.group(1)), float(m.group(2))
+if same:
+    assert "the same bits as the recursive cpu-fp32" in s and eb == e32, s
+else:
+    assert ("times less" in s) == (eb <= e32) and ("times more" in s) == (eb > e32), s
+    assert "same bits" not in s, s
+b = re.search(r"lowp.s kernels move by at most ([0-9.e+-]+), (within|more than) cpu-fp32.s own error ([0-9.e+-]+)", a)
+assert b and (b.group(2) == "within") == (float(b.group(1)) <= float(b.group(3))), a
+' "$tmp/t1"
+if grep -qw avx2 /proc/cpuinfo; then # another kernel of OpenBLAS (its Haswell one) on the same data
+  OPENBLAS_CORETYPE=Haswell "$LOWP" run matmul-precision --quick --seed=11 --out "$tmp/hw" > "$tmp/hw.log" 2>&1
+  check "quick run with OpenBLAS's Haswell kernel exits 0" test $? -eq 0
+  check "its OpenBLAS sentence is one sentence and says times less or more" \
+    grep -q 'for the recursive cpu-fp32, [0-9.]* times \(less\|more\), and differs from it by up to' "$tmp/hw/summary.md"
+fi
+
 echo "matmul_precision.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -70,6 +70,32 @@ echo x >"$T/b/matmul-precision/extra.csv"
 [ $? -eq 1 ] && grep -q 'UNEXPECTED: extra.csv' "$T/d4" && ok || bad "extra file not reported: $(cat "$T/d4")"
 rm "$T/b/matmul-precision/extra.csv"
 
+# a text's sentences: split at ". " outside parentheses (not at "; " nor after "Sec."), aligned between the runs, so
+# a clause of the OpenBLAS sentence is expected with it, and a sentence one run adds shifts no other
+mka() { # mka DIR ANSWER: a matmul-precision results.json whose answer is ANSWER
+  mkdir -p "$1/matmul-precision"
+  rm -f "$1/matmul-precision/errors.csv"
+  printf '{"header": {"experiment": "matmul-precision"}, "environment_dependent": [{"match": "openblas", "why": "CPU"}], "results": {"answer": "%s"}}\n' "$2" >"$1/matmul-precision/results.json"
+}
+head="At n = 1000 cpu-fp32 errs by 0.000217."
+mka "$T/a" "$head OpenBLAS's cblas_sgemm (OpenBLAS 0.3.21, core SkylakeX; one thread), errs by 0.000101 (Higham 2002, Sec. 4.2; Blanchard 2020); its error grows like n^0.92. The end."
+mka "$T/b" "$head OpenBLAS's cblas_sgemm (OpenBLAS 0.3.21, core Prescott; one thread), errs by 0.000217 (Higham 2002, Sec. 4.2; Blanchard 2020); its error grows like n^1.19. The end."
+"$LOWP" report --diff "$T/b" --out "$T/a" >"$T/d5" 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c 'expected: ' "$T/d5")" -eq 1 ] && ok || bad "a clause of the OpenBLAS sentence: exit $rc: $(cat "$T/d5")"
+mka "$T/b" "$head OpenBLAS's kernel for this CPU adds in one chain. OpenBLAS's cblas_sgemm (OpenBLAS 0.3.21, core SkylakeX; one thread), errs by 0.000101 (Higham 2002, Sec. 4.2; Blanchard 2020); its error grows like n^0.92. The end."
+"$LOWP" report --diff "$T/b" --out "$T/a" >"$T/d6" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q 'expected:   .results.answer: (absent) | OpenBLAS.s kernel for this CPU adds in one chain. ' "$T/d6" &&
+  [ "$(grep -c 'expected: ' "$T/d6")" -eq 1 ] && ok || bad "a sentence one run adds: exit $rc: $(cat "$T/d6")"
+mka "$T/b" "$head OpenBLAS's cblas_sgemm (OpenBLAS 0.3.21, core SkylakeX; one thread), errs by 0.000101 (Higham 2002, Sec. 4.2; Blanchard 2020); its error grows like n^0.92. A new claim. The end."
+"$LOWP" report --diff "$T/b" --out "$T/a" >"$T/d7" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q 'UNEXPECTED: .results.answer: (absent) | A new claim. ' "$T/d7" &&
+  [ "$(grep -c 'UNEXPECTED: ' "$T/d7")" -eq 1 ] && ok || bad "an added sentence without a match: exit $rc: $(cat "$T/d7")"
+mk "$T/a" 0.000217 0.000101 "Intel Xeon"
+mk "$T/b" 0.000217 0.0000799 "AMD EPYC"
+
 # bad input: exit 2, one message, nothing on stdout
 expect_exit2 "--diff without a folder" "needs an argument" "$LOWP" report --diff
 expect_exit2 "--diff of a folder that is not a report" "not a lowp report folder" "$LOWP" report --diff "$T/nosuch" --out "$T/a"
