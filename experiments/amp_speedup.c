@@ -562,7 +562,8 @@ static void render_policy(lowp_run_t *r, amp_t *A) {
                                      "pure 16-bit speedup (every tensor 16-bit, layer kernels only)",
                                      "casts (ms)", "note"};
   cJSON *rows, *arr = cJSON_AddArrayToObject(r->results, "predicted_speedup_autocast");
-  char title[600], b[8][64], part[512];
+  char title[600], b[8][64], part[512], nomod[256] = "";
+  static char pol[sizeof A->ans];
   size_t p;
   int g;
   snprintf(title, sizeof title, "Autocast policy, op by op: predicted step and speedup (roofline at 100%% of the "
@@ -570,9 +571,13 @@ static void render_policy(lowp_run_t *r, amp_t *A) {
            "attention scale/mask and dropout, head transposes, weight casts, GradScaler and Adam's step; layer batch "
            "%zu, seq %zu, d_model %zu)", A->c.dims.batch, A->c.dims.seq, A->c.dims.d_model);
   rows = lowp_result_table(A->tables, title, cols, 9);
-  strncat(A->ans, " Under PyTorch's autocast policy, op by op (16-bit GEMMs; fp32 softmax, layer norm and residual "
-          "stream; the casts, attention scale/mask and dropout, head transposes, weight casts, GradScaler and Adam's "
-          "step added to every precision's step): ", sizeof A->ans - strlen(A->ans) - 1);
+  /* the answer opens with this policy (what PyTorch runs: the index shows the first sentence beside the key
+     numbers read from this table); the pure 16-bit model (model_answer, already in A->ans) follows as its bound */
+  snprintf(pol, sizeof pol, "A prediction, not a measurement: the roofline at 100%% of the datasheet peaks (dense GEMM "
+           "rates, HBM bandwidth; layer batch %zu x seq %zu, d_model %zu, forward + backward) under PyTorch's autocast "
+           "policy, op by op (16-bit GEMMs; fp32 softmax, layer norm and residual stream; the casts, attention "
+           "scale/mask and dropout, head transposes, weight casts, GradScaler and Adam's step added to every "
+           "precision's step), gives ", A->c.dims.batch, A->c.dims.seq, A->c.dims.d_model);
   for (g = 0; g < A->c.ng; g++)
     for (p = 0; p < A->np; p++) {
       const policy_t *pm = &A->pol[g];
@@ -585,6 +590,8 @@ static void render_policy(lowp_run_t *r, amp_t *A) {
       cells[0] = A->c.gpus[g]->part;
       cells[1] = A->pr[p].name;
       if (!pm->modelled[p]) {
+        snprintf(part, sizeof part, "%s%s %s", nomod[0] ? ", " : "", A->c.gpus[g]->part, A->pr[p].name);
+        strncat(nomod, part, sizeof nomod - strlen(nomod) - 1);
         cells[2] = cells[3] = cells[4] = cells[5] = cells[6] = cells[7] = "-";
         snprintf(b[7], sizeof b[7], "no %s unit: not modelled", A->pr[p].name);
         cells[8] = b[7];
@@ -605,13 +612,20 @@ static void render_policy(lowp_run_t *r, amp_t *A) {
         if (p > 0 && lowp_format_width(A->pr[p].storage) < 32) {
           snprintf(part, sizeof part, "%s %s x%.2f (pure 16-bit x%.2f)%s", A->c.gpus[g]->name, A->pr[p].name,
                    pm->step[0] / pm->step[p], m->step[0] / m->step[p], "; ");
-          strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
+          strncat(pol, part, sizeof pol - strlen(pol) - 1);
         }
       }
       lowp_result_add_row(rows, cells, 9);
       cJSON_AddItemToArray(arr, o);
     }
-  strncat(A->ans, "bf16 only where the GPU has bf16 units (not V100). ", sizeof A->ans - strlen(A->ans) - 1);
+  if (nomod[0]) {
+    snprintf(part, sizeof part, "a 16-bit format only where the GPU has units for it (not modelled: %s)", nomod);
+    strncat(pol, part, sizeof pol - strlen(pol) - 1);
+  } else
+    pol[strlen(pol) - 2] = '\0'; /* the last "; " */
+  strncat(pol, ". ", sizeof pol - strlen(pol) - 1);
+  strncat(pol, A->ans, sizeof pol - strlen(pol) - 1);
+  snprintf(A->ans, sizeof A->ans, "%s", pol);
 }
 
 static void render_kernel_tables(amp_t *A) {
@@ -732,14 +746,11 @@ static void model_answer(amp_t *A) {
   size_t p;
   int g;
   /* ---- the answer (model only: results.json stays byte-identical) */
-  snprintf(A->ans, sizeof A->ans, "A prediction, not a measurement: the roofline at 100%% of the datasheet peaks "
-           "(dense GEMM rates, HBM bandwidth; layer batch %zu x seq %zu, d_model %zu, forward + backward); in brackets "
-           "the speedup if every GEMM reaches %.0f-%.0f%% of its peak, the range of published cuBLAS measurements "
-           "(Markidis et al. 2018 on V100; Bekman's matmul table on A100 and H100), low end with the fp32 GEMMs at the "
-           "top of the range and the tensor-core ones at the bottom, high end the reverse; first with every tensor stored "
-           "in 16 bits and only the layer's kernels (pure 16-bit: an upper bound; the autocast policy PyTorch runs "
-           "follows below): ",
-           A->c.dims.batch, A->c.dims.seq, A->c.dims.d_model, 100 * EFF_LO, 100 * EFF_HI);
+  snprintf(A->ans, sizeof A->ans, "With every tensor stored in 16 bits and only the layer's kernels (pure 16-bit: "
+           "an upper bound on the policy's speedups), and in brackets the speedup if every GEMM reaches %.0f-%.0f%% of "
+           "its peak, the range of published cuBLAS measurements (Markidis et al. 2018 on V100; Bekman's matmul table "
+           "on A100 and H100), low end with the fp32 GEMMs at the top of the range and the tensor-core ones at the "
+           "bottom, high end the reverse: ", 100 * EFF_LO, 100 * EFF_HI);
   for (g = 0; g < A->c.ng; g++) {
     model_t *m = &A->mods[g];
     snprintf(part, sizeof part, "%s%s: FP32 step %.3g ms; ", g ? " " : "", A->c.gpus[g]->part, 1e3 * m->step[0]);
@@ -1110,7 +1121,8 @@ static void cpu_units_text(char *q, size_t len, const cpu_t *C, const char *engi
            : strstr(engine, "sbgemm") && !strstr(engine, "no cblas_sbgemm")
                ? "This OpenBLAS has cblas_sbgemm, but the C measurement stays fp32 (lowp's bf16 row kernels emulate); "
                  "the torch script (python/tests_torch/test_amp_cpu.py) times bf16 with PyTorch's CPU kernels."
-               : "The hardware could multiply bf16 faster than fp32, but this OpenBLAS is built without bf16 (no "
+               : "The hardware has bf16 arithmetic (its rate against fp32's is measured below), but this OpenBLAS is "
+                 "built without bf16 (no "
                  "cblas_sbgemm): a bf16 GEMM through it is fp32 arithmetic plus conversions, so it is not timed and "
                  "the measurement is fp32 only; the torch script (python/tests_torch/test_amp_cpu.py, label torch) "
                  "times bf16 with PyTorch's CPU kernels where PyTorch is installed.");
@@ -1118,8 +1130,11 @@ static void cpu_units_text(char *q, size_t len, const cpu_t *C, const char *engi
     char b[640];
     snprintf(b, sizeof b, "Measured bf16/fp32 ratio of the units' arithmetic rate (one core, register-resident "
              "chains of VDPBF16PS against VFMADD231PS, each validated, best of the run; experiments/amp_cpu.c): %.3g "
-             "(bf16 %.3g GFLOP/s, fp32 %.3g GFLOP/s): the most a bf16 GEMM could gain here over an fp32 one at the "
-             "same efficiency; AMX-BF16 tiles are not timed. ", C->r16, C->gf16, C->gf32);
+             "(bf16 %.3g GFLOP/s, fp32 %.3g GFLOP/s): %s; AMX-BF16 tiles are not timed. ", C->r16, C->gf16, C->gf32,
+             C->r16 > 1 ? "the most a bf16 GEMM on these vector units could gain here over an fp32 one at the same "
+                          "efficiency"
+                        : "not above 1, so on this core the bf16 vector instruction delivers no more flops than fp32 "
+                          "FMA and a bf16 GEMM on it could not be faster than an fp32 one at the same efficiency");
     strncat(q, b, len - strlen(q) - 1);
   } else
     strncat(q, C->u.avx512_bf16 ? "The bf16/fp32 rate ratio could not be measured (a chain failed its check). "
@@ -1335,7 +1350,7 @@ static int measure_gpu(lowp_run_t *r, amp_t *A) {
                                     "cuBLAS and sets the measurement beside this prediction (timing.json \"gpu\")";
       cJSON_AddStringToObject(A->timing, "gpu", why);
       fprintf(r->summary, "**GPU.** %s.\n\n", why);
-      snprintf(part, sizeof part, " No GPU was timed in this run (%s).", why);
+      snprintf(part, sizeof part, "%sNo GPU was timed in this run (%s).", A->ans[strlen(A->ans) - 1] == ' ' ? "" : " ", why);
       strncat(A->ans, part, sizeof A->ans - strlen(A->ans) - 1);
     }
   }

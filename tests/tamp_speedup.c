@@ -336,6 +336,35 @@ static void model_outputs(const char *dir) {
     lowp_test_check(nq == 12 && !qbad && v100bf16, "predicted_speedup_autocast: 12 entries, fp32 x1, 16-bit "
                     "between 1 and the pure 16-bit speedup, V100 bf16 not modelled (%d, %d bad)", nq, qbad);
   }
+  /* the answer opens with the policy (the index shows the first sentence beside the key numbers read from the
+     policy's table): its first sentence, up to ". " outside parentheses, names every modelled 16-bit policy
+     speedup as "DEVICE PRECISION xS.SS" and the 16-bit rows not modelled; the pure 16-bit figures come later */
+  {
+    static char first[4096];
+    const char *ans = str(j, "answer");
+    size_t i;
+    int depth = 0, nq = 0, missing = 0;
+    cJSON *q;
+    for (i = 0; ans[i] && i + 1 < sizeof first; i++) {
+      if (ans[i] == '(') depth++;
+      else if (ans[i] == ')' && depth > 0) depth--;
+      else if (!depth && ans[i] == '.' && ans[i + 1] == ' ') break;
+      first[i] = ans[i];
+    }
+    first[i] = '\0';
+    cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(j, "predicted_speedup_autocast")) {
+      const cJSON *sp = cJSON_GetObjectItemCaseSensitive(q, "speedup");
+      char want[128];
+      if (!strcmp(str(q, "precision"), "fp32") || !strcmp(str(q, "precision"), "tf32")) continue;
+      nq++;
+      if (cJSON_IsNumber(sp)) snprintf(want, sizeof want, "%s %s x%.2f", str(q, "device"), str(q, "precision"), sp->valuedouble);
+      else snprintf(want, sizeof want, "not modelled: ");
+      if (!strstr(first, want)) { missing++; lowp_test_check(0, "first sentence lacks '%s': %s", want, first); }
+    }
+    lowp_test_check(nq == 6 && !missing && strstr(first, "autocast policy") && strstr(first, "A prediction, not a measurement") &&
+                    !strstr(first, "pure 16-bit: an upper bound"),
+                    "the answer's first sentence is the autocast policy's prediction, every 16-bit row in it (%d)", nq);
+  }
   e = cJSON_GetObjectItemCaseSensitive(j, "gemm_efficiency_band");
   lowp_test_check(num(e, "low") > 0 && num(e, "low") < num(e, "high") && num(e, "high") < 1 &&
                   strstr(str(e, "sources"), "doi:") != NULL, "gemm_efficiency_band: 0 < low < high < 1, with sources");

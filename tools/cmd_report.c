@@ -253,29 +253,11 @@ static const exercise_t exercises[] = {
      {"fp8-quantization", "fp8-scaling", NULL}, NULL},
 };
 
-/* Does the word before text[i] (a '.') abbreviate, so that ". " there ends no sentence? */
-static int abbreviation(const char *text, size_t i) {
-  static const char *const abbr[] = {"al", "e.g", "i.e", "cf", "vs", "Fig", "Eq", "Sec", "Thm", "Ch", "ed", "no",
-                                     "vol", "approx", "etc", NULL};
-  size_t k, b = i;
-  while (b > 0 && text[b - 1] != ' ' && text[b - 1] != '(') b--;
-  for (k = 0; abbr[k]; k++)
-    if (i - b == strlen(abbr[k]) && !strncmp(text + b, abbr[k], i - b)) return 1;
-  return 0;
-}
-
-/* The first sentence of text (up to ". " outside parentheses and brackets, not after an abbreviation such as
-   "et al.", or the end), escaped: never cut inside "(Markidis et al. ...)". */
+/* The first sentence of text (lowp_report_sentence_len: up to ". " outside parentheses and brackets, not after
+   an abbreviation such as "et al.", or the end), escaped: never cut inside "(Markidis et al. ...)". */
 static void first_sentence(FILE *f, const char *text) {
-  size_t i, n = strlen(text);
-  int depth = 0;
-  char *buf;
-  for (i = 0; text[i]; i++) {
-    if (text[i] == '(' || text[i] == '[') depth++;
-    else if ((text[i] == ')' || text[i] == ']') && depth > 0) depth--;
-    else if (text[i] == '.' && text[i + 1] == ' ' && depth == 0 && !abbreviation(text, i)) { n = i + 1; break; }
-  }
-  buf = malloc(n + 1);
+  size_t n = lowp_report_sentence_len(text);
+  char *buf = malloc(n + 1);
   if (!buf) return;
   memcpy(buf, text, n);
   buf[n] = '\0';

@@ -106,35 +106,40 @@ static void report(diff_t *d, int expected, const char *where, const char *a, co
             b && strlen(b) > 160 ? "..." : "", why ? " (mentions '" : "", why ? why : "", why ? "')" : "");
 }
 
-/* is the '.' at s[i] an abbreviation's ("Sec.", "et al.", "e.g.", "i.e.", "Fig.", "Eq.", "vs.", "cf."), not a
-   sentence's end? */
-static int abbreviation(const char *s, size_t i) {
-  static const char *const ab[] = {"Sec", "al", "e.g", "i.e", "Fig", "Eq", "vs", "cf", "Ch", "Tab", "approx", NULL};
-  size_t k, j = i;
-  while (j > 0 && (isalpha((unsigned char)s[j - 1]) || s[j - 1] == '.')) j--;
-  for (k = 0; ab[k]; k++)
-    if (i - j == strlen(ab[k]) && !strncmp(s + j, ab[k], i - j)) return 1;
+/* Does the word before text[i] (a '.') abbreviate, so that ". " there ends no sentence? */
+static int abbreviation(const char *text, size_t i) {
+  static const char *const abbr[] = {"al", "e.g", "i.e", "cf", "vs", "Fig", "Eq", "Sec", "Thm", "Ch", "ed", "no",
+                                     "vol", "approx", "etc", NULL};
+  size_t k, b = i;
+  while (b > 0 && text[b - 1] != ' ' && text[b - 1] != '(') b--;
+  for (k = 0; abbr[k]; k++)
+    if (i - b == strlen(abbr[k]) && !strncmp(text + b, abbr[k], i - b)) return 1;
   return 0;
 }
 
-/* the sentences of a text: split after ". " outside parentheses and brackets (kept with their sentence), not
-   after an abbreviation: "(OpenBLAS ...; one thread), errs by ..." and "(Higham 2002, Sec. 4.2; ...); its error
-   grows like ..." stay in the sentence that names their subject */
+size_t lowp_report_sentence_len(const char *text) {
+  size_t i;
+  int depth = 0;
+  for (i = 0; text[i]; i++) {
+    if (text[i] == '(' || text[i] == '[') depth++;
+    else if ((text[i] == ')' || text[i] == ']') && depth > 0) depth--;
+    else if (text[i] == '.' && text[i + 1] == ' ' && depth == 0 && !abbreviation(text, i)) return i + 1;
+  }
+  return i;
+}
+
+/* the sentences of a text (lowp_report_sentence_len, each with the space after it): "(OpenBLAS ...; one thread),
+   errs by ..." and "(Higham 2002, Sec. 4.2; ...); its error grows like ..." stay in the sentence that names their
+   subject */
 static size_t sentences(const char *s, const char **start, size_t *len, size_t max) {
   size_t n = 0;
   const char *p = s;
   while (*p && n < max) {
-    const char *q = p, *e = NULL;
-    int depth = 0;
-    for (; *q; q++) {
-      if (*q == '(' || *q == '[') depth++;
-      else if ((*q == ')' || *q == ']') && depth > 0) depth--;
-      else if (!depth && q[0] == '.' && q[1] == ' ' && !abbreviation(s, (size_t)(q - s))) { e = q + 2; break; }
-    }
-    if (!e) e = p + strlen(p);
+    size_t l = lowp_report_sentence_len(p);
+    if (p[l] == ' ') l++;
     start[n] = p;
-    len[n++] = (size_t)(e - p);
-    p = e;
+    len[n++] = l;
+    p += l;
   }
   return *p ? max + 1 : n; /* more than max: compared whole */
 }

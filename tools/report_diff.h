@@ -15,6 +15,14 @@
  */
 int lowp_report_diff(const char *a, const char *b, FILE *out, char *err, size_t errlen);
 
+/**
+ * @brief The length of text's first sentence: up to and including the first
+ * '.' followed by a space outside parentheses and brackets and not after an
+ * abbreviation ("et al.", "Sec.", "e.g." ...), or the whole text. The
+ * index's first sentences and --diff's sentences both end there.
+ */
+size_t lowp_report_sentence_len(const char *text);
+
 /** @brief A whole file as a NUL-terminated string (caller frees), or NULL. */
 char *lowp_report_slurp(const char *path);
 
