@@ -454,15 +454,19 @@ static void html_claims_summary(FILE *f, const char *dir) {
   cJSON_Delete(root);
 }
 
-/* flattened "key.sub: value" rows of the environment manifest */
-static void env_rows(FILE *f, const cJSON *o, const char *path) {
+/* flattened "key.sub: value" rows of the environment manifest o; with base, only the items of o that base lacks
+   or holds with another value, each marked with the experiment exp whose manifest it is */
+static void env_rows(FILE *f, const cJSON *o, const cJSON *base, const char *path, const char *exp) {
   const cJSON *c;
   char sub[300];
   cJSON_ArrayForEach(c, o) {
+    const cJSON *b = base ? cJSON_GetObjectItemCaseSensitive(base, c->string) : NULL;
     snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", c->string);
-    if (cJSON_IsObject(c)) { env_rows(f, c, sub); continue; }
+    if (cJSON_IsObject(c)) { env_rows(f, c, b, sub, exp); continue; }
+    if (exp && b && cJSON_Compare(b, c, 1)) continue; /* as in the first manifest */
     fputs("<tr><td class=\"t\">", f);
     esc(f, sub);
+    if (exp) { fputs(" (", f); esc(f, exp); fputs(" only)", f); }
     fputs("</td><td class=\"t\">", f);
     if (cJSON_IsArray(c)) {
       const cJSON *x;
@@ -473,13 +477,16 @@ static void env_rows(FILE *f, const cJSON *o, const char *path) {
   }
 }
 
-/* The environment the experiments ran in (tools/env.h; the first experiment's manifest, and every revision
-   the experiments name: a reference report is one revision), and the rows that depend on it: those differ
-   on another machine and are outside "same seed, same bytes" (lowp report --diff expects them to differ). */
+/* The environment the experiments ran in (tools/env.h; the first experiment's manifest, then each item another
+   experiment's manifest adds or holds with another value, such as claims' numpy, named with that experiment;
+   and every revision the experiments name: a reference report is one revision), and the rows that depend on it:
+   those differ on another machine and are outside "same seed, same bytes" (lowp report --diff expects them to
+   differ). */
 static void html_environment(FILE *f, const char *dir) {
   size_t k, n = lowp_experiment_count(), nrev = 0, i;
   char revs[32][128];
-  int shown = 0, dirty = 0;
+  int dirty = 0;
+  cJSON *first = NULL;
   fputs("<section id=\"environment\">\n<h2>Environment</h2>\n", f);
   for (k = 0; k < n; k++) {
     const lowp_experiment_t *e = lowp_experiment_at(k);
@@ -493,16 +500,19 @@ static void html_environment(FILE *f, const char *dir) {
       if (i == nrev && nrev < 32) snprintf(revs[nrev++], sizeof revs[0], "%s", rev->valuestring);
       dirty |= strstr(rev->valuestring, "dirty") != NULL;
     }
-    if (!shown && cJSON_IsObject(env)) {
+    if (!first && cJSON_IsObject(env)) {
       fputs("<p>What the experiments ran on (each results.json holds this manifest as \"environment\"; "
-            "the date is the run's UTC day):</p>\n<table class=\"env\">\n<tr><th>item</th><th>value</th></tr>\n", f);
-      env_rows(f, env, "");
-      fputs("</table>\n", f);
-      shown = 1;
-    }
+            "the date is the run's UTC day; an item marked with an experiment is that experiment's alone):</p>\n"
+            "<table class=\"env\">\n<tr><th>item</th><th>value</th></tr>\n", f);
+      env_rows(f, env, NULL, "", NULL);
+      first = cJSON_Duplicate(env, 1);
+    } else if (first && cJSON_IsObject(env))
+      env_rows(f, env, first, "", e->name);
     cJSON_Delete(root);
   }
-  if (!shown) fputs("<p class=\"mid\">The results carry no environment manifest (made by an older lowp).</p>\n", f);
+  if (first) fputs("</table>\n", f);
+  else fputs("<p class=\"mid\">The results carry no environment manifest (made by an older lowp).</p>\n", f);
+  cJSON_Delete(first);
   fprintf(f, "<p class=\"%s\">Revisions: ", nrev == 1 && !dirty ? "ok" : "bad");
   for (i = 0; i < nrev; i++) { fputs(i ? ", " : "", f); esc(f, revs[i]); }
   fputs(nrev == 1 ? (dirty ? " (one revision, with uncommitted changes)" : " (one revision for the whole report)")

@@ -112,6 +112,15 @@ while read -r name _; do
   check "section $name opens with its answer" bash -c "grep -A3 '<section id=\"$name\">' '$page' | sed -n 4p | grep -q '^<p class=\"answer\"><b>Answer.</b>'"
 done < <("$LOWP" list)
 
+# the environment section: the first experiment's manifest (CPU, OpenBLAS core, libraries, compiler flags,
+# revision) and what another experiment's manifest adds, named with it (claims runs numpy); one revision
+for item in cpu.model cpu.isa_flags openblas.core libraries.mpfr libraries.gmp libraries.glibc compile_flags gnuplot \
+  git_revision git_dirty date_utc; do
+  check "the environment table lists $item" grep -q "<tr><td class=\"t\">$item</td>" "$page"
+done
+check "the environment table lists numpy as claims' alone" grep -q '<tr><td class="t">numpy (claims only)</td>' "$page"
+check "one revision for the whole report (or said that it is not)" grep -q '<p class="\(ok\|bad\)">Revisions: ' "$page"
+
 # headless render: a 1200 x 3000 screenshot of the top of the page
 if [ -z "$CHROMIUM" ]; then
   echo "report_render.sh: the screenshot skipped: chromium is not installed (apt-get install chromium)"
