@@ -488,6 +488,9 @@ static int render_threshold_csv(lowp_run_t *r, const so_t *so) {
   for (i = 0; i < so->nf; i++)
     fprintf(csv, ",%s_fp32_sum,%s_fp32_sum_lnT_minus_threshold,%s_fp32_sum_returned_in_%s", so->fs[i].name,
             so->fs[i].name, so->fs[i].name, so->fs[i].name);
+  /* the plot's marks for the fp32 sum returned in the format: ln T - its threshold at powers of two (nan
+     elsewhere: gnuplot draws no point there) */
+  for (i = 0; i < so->nf; i++) fprintf(csv, ",%s_fp32_sum_returned_lnT_minus_threshold_pow2", so->fs[i].name);
   fprintf(csv, "\n");
   for (k = 1; k <= so->nmax; k++) {
     fprintf(csv, "%ld,%.17g", k, log((double)k));
@@ -496,6 +499,9 @@ static int render_threshold_csv(lowp_run_t *r, const so_t *so) {
               so->lnT[i] - so->thr[i][k]);
     for (i = 0; i < so->nf; i++)
       fprintf(csv, ",%.17g,%.17g,%.17g", so->thr32[i][k], so->lnT[i] - so->thr32[i][k], so->thrst[i][k]);
+    for (i = 0; i < so->nf; i++)
+      if (k & (k - 1)) fprintf(csv, ",nan");
+      else fprintf(csv, ",%.17g", so->lnT[i] - so->thrst[i][k]);
     fprintf(csv, "\n");
   }
   return fclose(csv) == 0 ? 0 : 2;
@@ -710,8 +716,8 @@ static size_t flat_labels(char *extra, size_t len, size_t cap, const so_t *so, i
 }
 
 static int render_plot(lowp_run_t *r, so_t *so) {
-  lowp_series_t sr[2 * MAXF + 1];
-  char styles[2 * MAXF][96], titles[2 * MAXF][128], extra[256 + MAXF * 400];
+  lowp_series_t sr[3 * MAXF + 1];
+  char styles[3 * MAXF][96], titles[3 * MAXF][128], extra[256 + MAXF * 400], cap[1800];
   lowp_plot_t p = {"Naive softmax of n equal inputs: how far the overflow threshold falls below ln T",
                    "vector length n (log scale)", "ln T - (smallest overflowing input)", 1, 0, extra};
   lowp_series_t ln = {"threshold_vs_n.csv", 1, 2, "ln n: an exact sum (the same for every format)",
@@ -738,18 +744,29 @@ static int render_plot(lowp_run_t *r, so_t *so) {
     len = flat_labels(extra, len, sizeof extra, so, i);
   }
   sr[2 * nf] = ln;
-  st = lowp_plot(r->outdir, "threshold_vs_n", &p, sr, (size_t)(2 * nf + 1));
-  lowp_result_plot(so->plots, "threshold_vs_n.png", "How far below ln T (T = xmax + ulp/2) the smallest overflowing "
-                   "input lies for n equal inputs (exact thresholds). Solid: exp rounded to the format and the sum "
-                   "accumulated in fp32, as frameworks accumulate half and bfloat16 (PyTorch's at::acc_type = float): "
-                   "fp16 and e4m3 stay at their exp's own threshold for every n (an fp32 sum of their largest values "
-                   "cannot overflow), bf16 (whose range is fp32's) follows ln n. Dashed: the sum rounded to the format "
-                   "itself; where that rounded sum stagnates (adding a term no longer changes it) the threshold stops "
-                   "falling: bf16 and e4m3 flatten early, an artefact of the low-format sum. Dotted: ln n, what an "
-                   "exact sum would give. Not drawn: a sum that is accumulated in fp32 but returned in the format, "
-                   "as PyTorch's x.exp().sum() on a half tensor returns it, overflows once the sum passes the "
-                   "format's largest value: for n equal inputs from about ln(xmax / n) (fp16: 2.77 at n = 4096), "
-                   "far below the softmax kernels' threshold.");
+  for (i = 0; i < nf; i++) { /* the fp32 sum returned in the format (PyTorch's x.exp().sum()): open circles */
+    lowp_series_t sret = {"threshold_vs_n.csv", 1, 3 + 6 * nf + i, NULL, NULL, NULL, 0, 0};
+    snprintf(styles[2 * nf + i], sizeof styles[2 * nf + i], "points lc rgb '%s' pt 6 ps 1.4",
+             lowp_result_format_color(so->fs[i].name));
+    snprintf(titles[2 * nf + i], sizeof titles[2 * nf + i], "%s: sum in fp32 returned in %s (x.exp().sum())",
+             so->fs[i].name, so->fs[i].name);
+    sret.style = styles[2 * nf + i];
+    sret.title = titles[2 * nf + i];
+    sr[2 * nf + 1 + i] = sret;
+  }
+  st = lowp_plot(r->outdir, "threshold_vs_n", &p, sr, (size_t)(3 * nf + 1));
+  snprintf(cap, sizeof cap, "How far below ln T (T = xmax + ulp/2) the smallest overflowing input lies for n equal "
+           "inputs (exact thresholds). Solid: exp rounded to the format and the sum accumulated in fp32, as the "
+           "frameworks' softmax kernels accumulate half and bfloat16 (PyTorch's at::acc_type = float): fp16 and e4m3 "
+           "stay at their exp's own threshold for every n (an fp32 sum of their largest values cannot overflow), bf16 "
+           "(whose range is fp32's) follows ln n. Dashed: the sum rounded to the format itself; where that rounded sum "
+           "stagnates (adding a term no longer changes it) the threshold stops falling: bf16 and e4m3 flatten early, "
+           "an artefact of the low-format sum. Dotted: ln n, what an exact sum would give. Open circles (at powers "
+           "of two): a sum accumulated in fp32 but returned in the format, as PyTorch's x.exp().sum() on a half "
+           "tensor returns it: it overflows once the sum passes the format's largest value, for n equal inputs from "
+           "about ln(xmax / n), so its circles sit on or near the dotted line (%s: %.9g at n = %ld), far below the "
+           "softmax kernels' threshold; bf16's (whose range is fp32's) sit on its solid curve.", so->fs[0].name, so->thrst[0][nmax], nmax);
+  lowp_result_plot(so->plots, "threshold_vs_n.png", cap);
   return st;
 }
 

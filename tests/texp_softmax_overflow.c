@@ -177,6 +177,25 @@ int main(void) {
      65520 cannot overflow); bf16's falls with n (bf16 has fp32's range) */
   lowp_test_check(thr[1][0][7] == 11.09375 && thr[1][2][7] == thr[1][2][0] && thr[1][1][7] < thr[1][1][0],
                   "fp32 sums: fp16 %.9g, e4m3 flat, bf16 falls (%.9g -> %.9g)", thr[1][0][7], thr[1][1][0], thr[1][1][7]);
+  /* the plot draws the fp32 sum returned in the format (PyTorch's x.exp().sum()) as its own marks: the script
+     names each such curve, and the caption says where they sit */
+  {
+    char gp[4400], buf[16384];
+    size_t nr;
+    int k, have = 0;
+    snprintf(gp, sizeof gp, "%s/threshold_vs_n.gp", out);
+    f = fopen(gp, "r");
+    nr = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    buf[nr] = '\0';
+    if (f) fclose(f);
+    for (k = 0; k < NF; k++) {
+      char want[128];
+      snprintf(want, sizeof want, "%s: sum in fp32 returned in %s (x.exp().sum())", fmts[k].name, fmts[k].name);
+      have += strstr(buf, want) != NULL;
+    }
+    lowp_test_check(have == NF && strstr(buf, "pt 6") != NULL,
+                    "threshold_vs_n.gp draws the fp32 sum returned in each format as open circles (%d of %d)", have, NF);
+  }
   snprintf(cmd, sizeof cmd, "run softmax-overflow --nmax=0 --out %s/bad", dir);
   lowp_test_check(lowp_test_run_lowp(cmd) == 2, "nmax = 0 exits 2");
   snprintf(cmd, sizeof cmd, "run softmax-overflow --mask=5 --out %s/bad", dir);
