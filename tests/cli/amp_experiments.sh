@@ -36,16 +36,32 @@ out=$(awk -F, 'NR > 1 {
     print "curves " nc
   }' "$A/allreduce.csv")
 check "allreduce: every curve has its bound, each >= the measured error ($out)" test "$out" = "curves 10"
-# the growth exponents the summary states: the least-squares slope of log err on log W, recomputed here
+# the growth exponents the summary states: each seed's least-squares slope of log err on log W (from
+# allreduce_seeds.csv), their mean and t-based 95% half-width (t_{0.975, seeds-1} from a table), recomputed here
+check "allreduce: every seed's errors in allreduce_seeds.csv" \
+  awk -F, 'NR == 1 { ok = $0 == "curve,order,W,seed,rel_err,bound,abs_sum_over_sum_norm_ratio" } NR > 1 { s[$4] = 1 }
+           END { n = 0; for (k in s) n++; exit !(ok && n >= 3) }' "$A/allreduce_seeds.csv"
 for key in "fp16" "bf16" "fp32"; do
   for o in ring tree; do
-    want=$(awk -F, -v s="$key $o" '$1 == s { x = log($2); y = log($3); sx += x; sy += y; sxx += x * x; sxy += x * y; c++ }
-      END { printf "%.2f", (c * sxy - sx * sy) / (c * sxx - sx * sx) }' "$A/allreduce.csv")
+    want=$(awk -F, -v k="$key" -v o=$o '$1 == k && $2 == o { d = $4; x = log($3); y = log($5)
+        sx[d] += x; sy[d] += y; sxx[d] += x * x; sxy[d] += x * y; c[d]++ }
+      END { split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 2.201 2.179 2.160 2.145 2.131", t, " ")
+        n = 0; for (d in c) { sl[n++] = (c[d] * sxy[d] - sx[d] * sy[d]) / (c[d] * sxx[d] - sx[d] * sx[d]); m += sl[n - 1] }
+        m /= n; for (i = 0; i < n; i++) v += (sl[i] - m) ^ 2 / (n - 1)
+        printf "%.2f +- %.2f", m, t[n - 1] * sqrt(v / n) }' "$A/allreduce_seeds.csv")
     col=$([ $o = ring ] && echo 4 || echo 5)
-    got=$(awk -F'|' -v k=" $key " -v c=$col '$2 == k { gsub(/ /, "", $c); print $c }' "$A/summary.md")
-    check "allreduce: $key $o growth exponent $got = $want (awk fit)" test "$got" = "$want"
+    got=$(awk -F'|' -v k=" $key " -v c=$col '$2 == k { sub(/^ /, "", $c); sub(/ \[.*$/, "", $c); print $c }' "$A/summary.md")
+    check "allreduce: $key $o growth exponent $got = $want (awk fit over the seeds)" test "$got" = "$want"
   done
 done
+# the means and ranges in allreduce.csv are those of the seeds
+check "allreduce: allreduce.csv's mean, min and max are the seeds' (allreduce_seeds.csv)" awk -F, '
+  FNR == 1 { f++; next }
+  f == 1 { k = $1 " " $2 SUBSEP $3; s[k] += $5; c[k]++; if (!(k in lo) || $5 < lo[k]) lo[k] = $5; if (!(k in hi) || $5 > hi[k]) hi[k] = $5 }
+  f == 2 && $1 !~ / bound / { k = $1 SUBSEP $2; n++
+    if (!(k in c) || c[k] != $6 || abs(s[k] / c[k] / $3 - 1) > 1e-5 || abs(lo[k] / $4 - 1) > 1e-5 || abs(hi[k] / $5 - 1) > 1e-5) bad++ }
+  function abs(x) { return x < 0 ? -x : x }
+  END { exit bad || n == 0 }' "$A/allreduce_seeds.csv" "$A/allreduce.csv"
 # NCCL's per-hop fp16 rounding loses more than a fp32 sum of the same fp16 values at the largest W
 last=$(awk -F, 'NR > 1 && $2 + 0 > m { m = $2 + 0 } END { print m }' "$A/allreduce.csv")
 check "allreduce: fp16 per hop worse than fp16 sent + fp32 sum at W = $last" awk -F, -v W="$last" '
