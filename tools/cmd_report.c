@@ -534,6 +534,16 @@ static void html_environment(FILE *f, const char *dir) {
       if (cJSON_IsString(fl)) { fputs("the file ", f); esc(f, fl->valuestring); }
       fputs(": ", f);
       if (cJSON_IsString(why)) esc(f, why->valuestring);
+      {
+        const cJSON *w = cJSON_GetObjectItem(x, "when"), *it;
+        int nw = 0;
+        fputs(cJSON_IsArray(w) ? " (differs where " : " (differs from run to run)", f);
+        cJSON_ArrayForEach(it, w) {
+          fputs(nw++ ? " or " : "", f);
+          if (cJSON_IsString(it)) esc(f, it->valuestring);
+        }
+        if (cJSON_IsArray(w)) fputs(" differs)", f);
+      }
       fputs("</li>\n", f);
     }
     cJSON_Delete(dep);

@@ -152,26 +152,35 @@ cJSON *lowp_env_manifest(const char *name) {
   return o;
 }
 
-/* what depends on the machine, per experiment */
+/* what depends on the machine, per experiment; when: the environment items (comma-separated paths into the
+   manifest) whose difference makes the row differ, NULL: it differs from run to run (a timing) */
 typedef struct {
-  const char *exp, *match, *file, *why;
+  const char *exp, *match, *file, *why, *when;
 } dep_t;
+
+#define BLAS_WHEN "openblas.core,openblas.config"
+#define LIBM_WHEN "libraries.glibc,cpu.isa_flags"
 
 static const dep_t deps[] = {
     {"matmul-precision", "openblas", NULL,
      "OpenBLAS's sgemm: the kernel it picks for the CPU (openblas.core in the environment) sets the order and "
-     "blocking of the sums, so its errors differ between CPUs"},
-    {"matmul-precision", "sgemm", NULL, "as openblas"},
-    {"amp-speedup", NULL, "timing.json", "timings of this machine's kernels"},
-    {"amp-speedup", NULL, "cpu_kernels.csv", "timings of this machine's kernels"},
-    {"amp-speedup", NULL, "gpu_kernels.csv", "timings of the GPU's kernels"},
-    {"amp-speedup", NULL, "summary.md", "it quotes the timings"},
+     "blocking of the sums, so its errors differ between CPUs", BLAS_WHEN},
+    {"matmul-precision", "sgemm", NULL, "as openblas", BLAS_WHEN},
+    {"amp-speedup", NULL, "timing.json", "timings of this machine's kernels", NULL},
+    {"amp-speedup", NULL, "cpu_kernels.csv", "timings of this machine's kernels", NULL},
+    {"amp-speedup", NULL, "gpu_kernels.csv", "timings of the GPU's kernels", NULL},
+    {"amp-speedup", NULL, "summary.md", "it quotes the timings", NULL},
     {"order-revelation", "openblas", NULL,
      "OpenBLAS's sgemm and dgemm: the kernel it picks for the CPU (openblas.core) sets their trees, classes, probes "
-     "and calls"},
-    {"order-revelation", NULL, "timing.csv", "wall times of each revelation on this machine"},
-    {"order-revelation", NULL, "blas.csv", "probes of OpenBLAS's position classes (its kernel depends on the CPU)"},
-    {"order-revelation", NULL, "summary.md", "it holds the OpenBLAS rows"},
+     "and calls", BLAS_WHEN},
+    {"order-revelation", NULL, "timing.csv", "wall times of each revelation on this machine", NULL},
+    {"order-revelation", NULL, "blas.csv", "probes of OpenBLAS's position classes (its kernel depends on the CPU)",
+     BLAS_WHEN},
+    {"order-revelation", NULL, "summary.md", "it holds the OpenBLAS rows", NULL},
+    {"fp8-scaling", "key_numbers", NULL,
+     "fp64 data drawn by lowp_rng_normal (glibc's log and cos), printed with 17 digits: their last bits follow "
+     "glibc's version and its FMA or non-FMA code, which glibc picks for the CPU (measured: dw_err_mxfp8 moves by "
+     "1 ulp with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA)", LIBM_WHEN},
 };
 
 cJSON *lowp_env_dependent(const char *name) {
@@ -184,6 +193,17 @@ cJSON *lowp_env_dependent(const char *name) {
     if (deps[i].match) cJSON_AddStringToObject(o, "match", deps[i].match);
     if (deps[i].file) cJSON_AddStringToObject(o, "file", deps[i].file);
     cJSON_AddStringToObject(o, "why", deps[i].why);
+    if (deps[i].when) {
+      cJSON *w = cJSON_AddArrayToObject(o, "when");
+      const char *p = deps[i].when;
+      while (*p) {
+        size_t n = strcspn(p, ",");
+        char item[64];
+        snprintf(item, sizeof item, "%.*s", (int)n, p);
+        cJSON_AddItemToArray(w, cJSON_CreateString(item));
+        p += n + (p[n] == ',');
+      }
+    }
     cJSON_AddItemToArray(a, o);
   }
   return a;

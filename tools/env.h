@@ -22,9 +22,12 @@ cJSON *lowp_env_manifest(const char *name);
  * @brief What of experiment name depends on the CPU or a library's build,
  * as a new JSON array (caller owns it) of {"match", "why"} (a table row,
  * key, CSV line or sentence that mentions match, case-insensitive) and
- * {"file", "why"} (a whole file): the rows `lowp report --diff` expects to
- * differ on another machine. Empty for an experiment whose every number
- * is the same bytes anywhere.
+ * {"file", "why"} (a whole file), each with "when" (the manifest items,
+ * such as "openblas.core", whose difference makes it differ; absent: it
+ * differs from run to run, a timing): the rows `lowp report --diff`
+ * expects to differ on another machine, and only when one of its "when"
+ * items differs between the two runs. Empty for an experiment whose every
+ * number is the same bytes anywhere.
  */
 cJSON *lowp_env_dependent(const char *name);
 

@@ -41,6 +41,8 @@
 
 typedef struct {
   const cJSON *deps[2]; /* the two runs' environment_dependent lists */
+  const cJSON *env[2];  /* the two runs' environment manifests (NULL: a run made before them) */
+  const char *held;     /* the last text's match whose "when" items are the same in both runs */
   cJSON *own;           /* this build's list, when a run has none */
   size_t nexp, nunexp;  /* differences of the current experiment */
   FILE *out;
@@ -75,35 +77,68 @@ static int ci_contains(const char *hay, const char *needle) {
   return 0;
 }
 
-/* the first entry of the runs' environment_dependent lists (and this build's) whose member key fits text:
-   "match" a string text mentions (case-insensitive), "file" text itself; its value, or NULL */
-static const char *dep_lookup(const diff_t *d, const char *key, const char *text) {
+/* the manifest item at a dotted path ("openblas.core"), or NULL */
+static const cJSON *env_item(const cJSON *env, const char *path) {
+  char key[64];
+  while (env && *path) {
+    size_t n = strcspn(path, ".");
+    snprintf(key, sizeof key, "%.*s", (int)n, path);
+    env = cJSON_GetObjectItemCaseSensitive(env, key);
+    path += n + (path[n] == '.');
+  }
+  return env;
+}
+
+/* does entry e of a list apply to these two runs? Yes without "when" (it differs from run to run), when a run
+   has no manifest (nothing to tell by), or when one of its "when" items differs between the runs */
+static int dep_applies(const diff_t *d, const cJSON *e) {
+  const cJSON *w = cJSON_GetObjectItem(e, "when"), *p;
+  if (!cJSON_IsArray(w) || !d->env[0] || !d->env[1]) return 1;
+  cJSON_ArrayForEach(p, w) {
+    const cJSON *a = cJSON_IsString(p) ? env_item(d->env[0], p->valuestring) : NULL;
+    const cJSON *b = cJSON_IsString(p) ? env_item(d->env[1], p->valuestring) : NULL;
+    if (!a || !b || !cJSON_Compare(a, b, 1)) return 1;
+  }
+  return 0;
+}
+
+/* the first entry of the runs' environment_dependent lists (and this build's) whose member key fits text and
+   that applies to the two runs: "match" a string text mentions (case-insensitive), "file" text itself; its
+   value, or NULL (d->held: a fitting entry that does not apply, for the message) */
+static const char *dep_lookup(diff_t *d, const char *key, const char *text) {
   int k;
   const cJSON *e;
   for (k = 0; k < 3; k++) {
     const cJSON *list = k < 2 ? d->deps[k] : d->own;
     cJSON_ArrayForEach(e, list) {
       const cJSON *m = cJSON_GetObjectItem(e, key);
-      if (cJSON_IsString(m) && (key[0] == 'm' ? ci_contains(text, m->valuestring) : !strcmp(m->valuestring, text)))
-        return m->valuestring;
+      if (cJSON_IsString(m) && (key[0] == 'm' ? ci_contains(text, m->valuestring) : !strcmp(m->valuestring, text))) {
+        if (dep_applies(d, e)) return m->valuestring;
+        if (!d->held) d->held = m->valuestring;
+      }
     }
   }
   return NULL;
 }
 
 /* the first match string text mentions, or NULL */
-static const char *mentions(const diff_t *d, const char *text) { return text ? dep_lookup(d, "match", text) : NULL; }
+static const char *mentions(diff_t *d, const char *text) { return text ? dep_lookup(d, "match", text) : NULL; }
 
 /* is file name listed as a whole? */
-static const char *whole_file(const diff_t *d, const char *name) { return dep_lookup(d, "file", name); }
+static const char *whole_file(diff_t *d, const char *name) { return dep_lookup(d, "file", name); }
 
-/* one difference, counted and (up to SHOW of each kind) printed */
+/* one difference, counted and (up to SHOW of each kind) printed; an unexpected one that mentions a match whose
+   environment items are the same in both runs says so */
 static void report(diff_t *d, int expected, const char *where, const char *a, const char *b, const char *why) {
   size_t *n = expected ? &d->nexp : &d->nunexp;
+  const char *held = !expected ? d->held : NULL;
   if ((*n)++ < SHOW)
-    fprintf(d->out, "  %s %s: %.160s%s | %.160s%s%s%s%s\n", expected ? "expected:  " : "UNEXPECTED:", where,
+    fprintf(d->out, "  %s %s: %.160s%s | %.160s%s%s%s%s%s%s%s\n", expected ? "expected:  " : "UNEXPECTED:", where,
             a ? a : "(absent)", a && strlen(a) > 160 ? "..." : "", b ? b : "(absent)",
-            b && strlen(b) > 160 ? "..." : "", why ? " (mentions '" : "", why ? why : "", why ? "')" : "");
+            b && strlen(b) > 160 ? "..." : "", why ? " (mentions '" : "", why ? why : "", why ? "')" : "",
+            held ? " (mentions '" : "", held ? held : "",
+            held ? "', but what it depends on is the same in both runs)" : "");
+  d->held = NULL;
 }
 
 /* Does the word before text[i] (a '.') abbreviate, so that ". " there ends no sentence? */
@@ -211,6 +246,7 @@ static void diff_children(diff_t *d, const cJSON *a, const cJSON *b, const char 
       snprintf(sub, sizeof sub, "%s.%s", path, c->string);
       if (!path[0] && (!strcmp(c->string, "environment") || !strcmp(c->string, "environment_dependent"))) continue;
       diff_json(d, c, o, sub, ctx || mentions(d, c->string));
+      d->held = NULL;
     }
     cJSON_ArrayForEach(c, b)
       if (!cJSON_GetObjectItemCaseSensitive(a, c->string)) {
@@ -402,6 +438,8 @@ int lowp_report_diff(const char *a, const char *b, FILE *out, char *err, size_t 
     free(tb);
     d.deps[0] = cJSON_GetObjectItem(roots[0], "environment_dependent");
     d.deps[1] = cJSON_GetObjectItem(roots[1], "environment_dependent");
+    d.env[0] = cJSON_GetObjectItem(roots[0], "environment");
+    d.env[1] = cJSON_GetObjectItem(roots[1], "environment");
     d.own = lowp_env_dependent(name);
     if (roots[0] && roots[1]) /* what each run executed on: listed (new lines only), never a difference */
       env_lines(out, cJSON_GetObjectItem(roots[0], "environment"), cJSON_GetObjectItem(roots[1], "environment"), "",

@@ -96,6 +96,33 @@ rc=$?
 mk "$T/a" 0.000217 0.000101 "Intel Xeon"
 mk "$T/b" 0.000217 0.0000799 "AMD EPYC"
 
+# "when": an OpenBLAS row is expected to differ only when OpenBLAS's core or build differs between the runs; the
+# same core and a different number is a real change (nondeterminism, or the code), UNEXPECTED and said why
+mkw() { # mkw DIR SGEMM CORE: matmul-precision with this build's environment_dependent list (with "when")
+  mkdir -p "$1/matmul-precision"
+  rm -f "$1/matmul-precision/errors.csv"
+  printf '{"header": {"experiment": "matmul-precision"}, "environment": {"openblas": {"core": "%s", "config": "c"}}, "environment_dependent": %s, "results": {"tables": [{"title": "t", "columns": ["kernel", "error"], "rows": [["cpu-fp32", 0.000217], ["openblas-sgemm", %s]]}]}}\n' \
+    "$3" "$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["environment_dependent"]))' "$T/mp/results.json")" "$2" >"$1/matmul-precision/results.json"
+}
+"$LOWP" run matmul-precision --quick --sizes=16,24 --head=16 --formats=fp32 --bigformats=fp32 --model=none --out "$T/mp" >/dev/null 2>&1 ||
+  bad "run matmul-precision (small)"
+python3 -c 'import json,sys; d = json.load(open(sys.argv[1]))["environment_dependent"]
+assert any(e.get("match") == "openblas" and "openblas.core" in e.get("when", []) for e in d), d' "$T/mp/results.json" &&
+  ok || bad "matmul-precision's environment_dependent rows lack when: openblas.core"
+mkw "$T/a" 0.000101 SkylakeX
+mkw "$T/b" 0.0000799 SkylakeX
+"$LOWP" report --diff "$T/b" --out "$T/a" >"$T/d8" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "UNEXPECTED: .results.tables\[0\].rows\[1\]\[1\]: 0.000101 | 7.99e-05 (mentions 'openblas', but what it depends on is the same in both runs)" "$T/d8" &&
+  ok || bad "the same OpenBLAS core, another sgemm error: exit $rc: $(cat "$T/d8")"
+mkw "$T/b" 0.0000799 Haswell
+"$LOWP" report --diff "$T/b" --out "$T/a" >"$T/d9" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q "expected:   .results.tables\[0\].rows\[1\]\[1\]: 0.000101 | 7.99e-05" "$T/d9" &&
+  ok || bad "another OpenBLAS core: exit $rc: $(cat "$T/d9")"
+mk "$T/a" 0.000217 0.000101 "Intel Xeon"
+mk "$T/b" 0.000217 0.0000799 "AMD EPYC"
+
 # bad input: exit 2, one message, nothing on stdout
 expect_exit2 "--diff without a folder" "needs an argument" "$LOWP" report --diff
 expect_exit2 "--diff of a folder that is not a report" "not a lowp report folder" "$LOWP" report --diff "$T/nosuch" --out "$T/a"
