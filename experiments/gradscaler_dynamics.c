@@ -105,6 +105,9 @@ typedef struct {
   lowp_scaler_t s;       /* unused for "none" */
   long long skipped, lost, sub, seen; /* seen: elements of unskipped steps */
   long long lost_pre, seen_pre;       /* the same before the burst */
+  long long prev_lost;                /* the last unskipped pre-burst step's lost count (-1: none yet) */
+  double ssd_pre;                     /* sum of squared differences of successive such counts */
+  long long nsd_pre;                  /* their number */
   long long wlost, wsub, wseen;       /* current window */
   double min_scale, max_scale, pre_burst, post_burst;
   double *scale_t;       /* scale after each step (rows grouped per policy in the CSV,
@@ -129,6 +132,7 @@ static int policies_init(pol_t *p, const cfg_t *c) {
   for (k = 0; k < NPOL; k++) {
     p[k].min_scale = p[k].max_scale = k ? p[k].s.scale : 1.0;
     p[k].recover = -1;
+    p[k].prev_lost = -1;
     p[k].scale_t = malloc((size_t)c->steps * sizeof(double));
     p[k].skip_t = malloc((size_t)c->steps);
     p[k].wfrac = malloc(((size_t)c->steps / (size_t)c->window + 1) * sizeof(double));
@@ -186,7 +190,15 @@ static void policy_step(pol_t *q, int k, const cfg_t *c, const double *g, long l
   if (found) q->skipped++;
   else {
     q->lost += lost; q->sub += sub; q->seen += c->n;
-    if (t < burst0) { q->lost_pre += lost; q->seen_pre += c->n; }
+    if (t < burst0) {
+      q->lost_pre += lost;
+      q->seen_pre += c->n;
+      if (q->prev_lost >= 0) {
+        q->ssd_pre += (double)(lost - q->prev_lost) * (double)(lost - q->prev_lost);
+        q->nsd_pre++;
+      }
+      q->prev_lost = lost;
+    }
     q->wlost += lost; q->wsub += sub; q->wseen += c->n;
   }
   if (k) {
@@ -490,6 +502,20 @@ static int render_plots(lowp_run_t *r, const cfg_t *c, const pol_t *p, long long
   return st;
 }
 
+/*
+ * The 95% half-width of a policy's pre-burst fraction lost_pre / seen_pre. The steps are independent draws
+ * (their gradients and whether they spike), so the variance of the total count is the sum of the steps'
+ * variances; each step is drawn once, so that sum is estimated from successive differences (von Neumann
+ * 1941): Var(l_t) ~ (l_{t+1} - l_t)^2 / 2 where the mean moves little from one step to the next (here mu
+ * moves by drift / steps decades a step). Normal approximation: 1.96 standard errors.
+ */
+static double pre_half(const pol_t *q, const cfg_t *c) {
+  double steps = (double)q->seen_pre / (double)c->n, var_step;
+  if (q->nsd_pre < 1 || q->seen_pre == 0) return NAN;
+  var_step = q->ssd_pre / (2.0 * (double)q->nsd_pre);
+  return 1.96 * sqrt(steps * var_step) / (double)q->seen_pre;
+}
+
 static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p, const sweep_row_t *sw) {
   const lowp_format_t *f16 = &LOWP_FMT_FP16;
   cJSON *verdicts;
@@ -498,12 +524,15 @@ static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p, const sweep_row
   {
     double f0 = p[0].seen_pre ? (double)p[0].lost_pre / (double)p[0].seen_pre : 0;
     double f1 = p[1].seen_pre ? (double)p[1].lost_pre / (double)p[1].seen_pre : 0;
+    double h0 = pre_half(&p[0], c), h1 = pre_half(&p[1], c);
     snprintf(buf, sizeof buf,
-             "Before the NaN burst, fp16 rounded %.2f%% of the gradient elements to zero without scaling "
-             "and %.4f%% with PyTorch's GradScaler (%lld of %lld steps skipped in the whole run). The %lld-step NaN burst drove PyTorch's "
+             "Before the NaN burst, fp16 rounded %.2f%% (95%% interval +- %.2g%%) of the gradient elements to zero "
+             "without scaling and %.4f%% (+- %.2g%%) with PyTorch's GradScaler (intervals from the step-to-step "
+             "variation of each step's count: the steps are independent draws, whose mean drifts slowly; %lld of "
+             "%lld steps skipped in the whole run). The %lld-step NaN burst drove PyTorch's "
              "scale to %.3g (recovery: %s steps; at one doubling per interval it needs about %lld); Genesis's clamp held it at %.3g. The MLX C++ sketch "
              "ended at %.6g vs PyTorch's %.6g.",
-             100 * f0, 100 * f1, p[1].skipped, c->steps, c->burst_len, p[1].post_burst,
+             100 * f0, 100 * h0, 100 * f1, 100 * h1, p[1].skipped, c->steps, c->burst_len, p[1].post_burst,
              p[1].recover < 0 ? "more than the rest of the run" : (snprintf(b2, sizeof b2, "%lld", p[1].recover), b2),
              c->burst_len * c->interval, p[2].post_burst, p[3].s.scale, p[1].s.scale);
     if (sw) {
@@ -514,10 +543,15 @@ static void judge(lowp_run_t *r, const cfg_t *c, const pol_t *p, const sweep_row
     cJSON_AddStringToObject(r->results, "answer", buf);
     fprintf(r->summary, "\n**Answer.** %s\n", buf);
     /* the index's key numbers (tools/cmd_report.c) */
-    cJSON_AddStringToObject(lowp_result_key(r->results, "zero_no_scaling", "gradient elements that become 0 in fp16 "
-                                            "without scaling, before the NaN burst", 100 * f0), "unit", "%");
-    cJSON_AddStringToObject(lowp_result_key(r->results, "zero_gradscaler", "the same with PyTorch's GradScaler",
-                                            100 * f1), "unit", "%");
+    {
+      cJSON *k0 = lowp_result_key(r->results, "zero_no_scaling", "gradient elements that become 0 in fp16 without "
+                                  "scaling, before the NaN burst", 100 * f0);
+      cJSON *k1 = lowp_result_key(r->results, "zero_gradscaler", "the same with PyTorch's GradScaler", 100 * f1);
+      cJSON_AddNumberToObject(k0, "ci95", 100 * h0);
+      cJSON_AddStringToObject(k0, "unit", "%");
+      cJSON_AddNumberToObject(k1, "ci95", 100 * h1);
+      cJSON_AddStringToObject(k1, "unit", "%");
+    }
     snprintf(b2, sizeof b2, "steps GradScaler skipped, of %lld", c->steps);
     lowp_result_key(r->results, "skipped_gradscaler", b2, (double)p[1].skipped);
   }

@@ -109,6 +109,22 @@ check "gradscaler: burst of L steps = scale * 2^-L (PyTorch), max(that, 1) (Gene
     for (l in L) { want = s0 * 2 ^ -l; g = want > 1 ? want : 1; n++
       if (L[l] / want > 1.00001 || want / L[l] > 1.00001 || G[l] / g > 1.00001 || g / G[l] > 1.00001) exit 1 }
     exit n != 2 }' "$G/sweep.csv"
+# the headline's 95% interval (from the steps' successive differences) agrees within 3x with the same estimate
+# made independently from zeroed.csv's windows before the burst (window means, successive differences)
+check "gradscaler: the headline's interval matches one re-derived from zeroed.csv's windows" /usr/bin/python3 -c '
+import csv, json, math, sys
+g = sys.argv[1]
+r = json.load(open(g + "/results.json"))["results"]
+k = r["key_numbers"]["zero_no_scaling"]
+assert 0 < k["ci95"] < k["value"] and "95% interval" in r["answer"], k
+burst0 = 0.7 * 3000
+w = [float(x["frac_zero"]) for x in csv.DictReader(open(g + "/zeroed.csv")) if x["policy"] == "none" and int(x["step"]) <= burst0]
+K = len(w)
+ssd = sum((w[i + 1] - w[i]) ** 2 for i in range(K - 1))
+half = 1.96 * math.sqrt(K * ssd / (2 * (K - 1))) / K * 100
+mean = sum(w) / K * 100
+assert abs(mean - k["value"]) < 0.05 and half / 3 < k["ci95"] < half * 3, (mean, half, k)
+' "$G"
 check "gradscaler: the answer says where the findings hold" grep -q 'Sweep (sweep.csv): finding 1' "$G/results.json"
 # scale.png: the smallest scale is a labelled tick (the tics start there), not the clipped lower edge
 min=$(awk -F, 'NR > 1 && $2 != "none" && (m == "" || $3 + 0 < m) { m = $3 + 0 } END { printf "%.17g", m }' "$G/scale.csv")
