@@ -87,6 +87,28 @@ check "fp8: current scaling never clips" awk -F, 'NR > 1 && $2 == "current" && $
 check "fp8: delayed scaling clips at step 0 and at the spike step 6" awk -F, '
   NR > 1 && $2 == "delayed" && ($1 == 0 || $1 == 6) && $5 > 0 { n++ } END { exit n != 2 }' "$F/delayed.csv"
 check "fp8: recipes.png is drawn with points only" bash -c "! grep -q 'with linespoints' '$F/recipes.gp' && grep -q 'with points' '$F/recipes.gp'"
+# the answer's means and t-based 95% intervals over the training runs, re-derived from seeds.csv; run 0's X
+# numbers are the table's (recipes.csv: X per tensor and per channel, e4m3)
+check "fp8: the answer's means and intervals are seeds.csv's, run 0 is the tables' run" /usr/bin/python3 -c '
+import csv, json, math, sys
+f = sys.argv[1]
+rows = list(csv.DictReader(open(f + "/seeds.csv")))
+n = len(rows)
+t = {2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}[n - 1]
+r = json.load(open(f + "/results.json"))["results"]
+for key in ("x_err_per_tensor", "x_err_per_channel", "dw_err_per_tensor", "dw_err_mxfp8"):
+    v = [float(x[key]) for x in rows]
+    m = sum(v) / n
+    h = t * math.sqrt(sum((y - m) ** 2 for y in v) / (n - 1) / n)
+    k = r["key_numbers"][key]
+    assert n >= 3 and k["seeds"] == n and abs(k["value"] / m - 1) < 1e-12 and abs(k["ci95"] / h - 1) < 1e-3, (key, k, m, h)
+    assert "%.3g +- %.2g" % (m, h) in r["answer"], (key, m, h)
+d = [float(x["x_err_per_tensor"]) - float(x["x_err_per_channel"]) for x in rows]
+assert all(abs(float(x["x_err_per_tensor_minus_per_channel"]) - y) < 1e-15 for x, y in zip(rows, d))
+x0 = {x["recipe"]: float(x["mean_rel_err"]) for x in csv.DictReader(open(f + "/recipes.csv")) if x["tensor"].startswith("X ")}
+assert abs(x0["per tensor (current) e4m3"] / float(rows[0]["x_err_per_tensor"]) - 1) < 1e-5, x0
+assert abs(x0["per channel e4m3"] / float(rows[0]["x_err_per_channel"]) - 1) < 1e-5, x0
+' "$F"
 check "fp8: no 'flushed' in the summary (e4m3 rounds to zero; it has subnormals)" bash -c "! grep -qi flush '$F/summary.md'"
 
 # ------------------------------------------------------------ gradscaler-dynamics
