@@ -508,7 +508,7 @@ static int render_speedup(lowp_run_t *r, amp_t *A) {
   csv = fopen(lowp_run_path(r, "speedup.csv"), "w");
   if (!csv) { fprintf(stderr, "lowp run amp-speedup: cannot write speedup.csv\n"); return LOWP_EIO; }
   fprintf(csv, "x,device,precision,step_ms,speedup,saved_compute_share,saved_memory_share,rel_step,rel_gemm,"
-          "speedup_eff_lo,speedup_eff_hi\n");
+          "speedup_eff_lo,speedup_eff_hi,speedup_autocast\n");
   {
     static const char *const cols[] = {"device", "precision", "predicted step (fwd+bwd), ms", "speedup over FP32",
                                        "time saved: from compute", "time saved: from memory traffic",
@@ -526,6 +526,18 @@ static int render_speedup(lowp_run_t *r, amp_t *A) {
         double shc = saved > 0 ? m->dc[p] / saved : NAN, shm = saved > 0 ? m->dm[p] / saved : NAN;
         const char *cells[10];
         char note[128] = "", band[64];
+        const policy_t *pm = &A->pol[g];
+        if (!pm->modelled[p]) { /* a 16-bit format the GPU has no unit for (bf16 on V100): not a prediction */
+          snprintf(note, sizeof note, "no %s unit: not modelled (autocast refuses it there)", A->pr[p].name);
+          cells[0] = A->c.gpus[g]->part;
+          cells[1] = A->pr[p].name;
+          cells[2] = cells[3] = cells[4] = cells[5] = cells[6] = cells[7] = cells[8] = "-";
+          cells[9] = note;
+          lowp_result_add_row(rows, cells, 10);
+          fprintf(csv, "%zu,%s,%s,nan,nan,nan,nan,nan,nan,nan,nan,nan\n", (size_t)g * (A->np + 1) + p + 1,
+                  A->c.gpus[g]->name, A->pr[p].name);
+          continue;
+        }
         if (m->fallback[p])
           snprintf(note, sizeof note, "no %s tensor cores: GEMMs at best at the FP32 rate; only %s", A->pr[p].name,
                    lowp_format_width(A->pr[p].storage) < 32 ? "the 16-bit storage helps" : "nothing changes");
@@ -545,9 +557,9 @@ static int render_speedup(lowp_run_t *r, amp_t *A) {
         cells[8] = band;
         cells[9] = note;
         lowp_result_add_row(rows, cells, 10);
-        fprintf(csv, "%zu,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", (size_t)g * (A->np + 1) + p + 1,
+        fprintf(csv, "%zu,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", (size_t)g * (A->np + 1) + p + 1,
                 A->c.gpus[g]->name, A->pr[p].name, 1e3 * m->step[p], sp, p == 0 ? 0.0 : shc, p == 0 ? 0.0 : shm,
-                m->step[p] / m->step[0], m->gemm[p] / m->step[0], m->lo[p], m->hi[p]);
+                m->step[p] / m->step[0], m->gemm[p] / m->step[0], m->lo[p], m->hi[p], pm->step[0] / pm->step[p]);
       }
   }
   return fclose(csv) ? LOWP_EIO : LOWP_OK;
@@ -731,7 +743,9 @@ static void render_prediction_keys(lowp_run_t *r, amp_t *A) {
   for (g = 0; g < A->c.ng; g++)
     for (p = 1; p < A->np; p++) {
       const model_t *m = &A->mods[g];
-      cJSON *o = cJSON_CreateObject();
+      cJSON *o;
+      if (!A->pol[g].modelled[p]) continue; /* no unit for it: not predicted (the table says so) */
+      o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "device", A->c.gpus[g]->name);
       cJSON_AddStringToObject(o, "precision", A->pr[p].name);
       cJSON_AddNumberToObject(o, "speedup", m->step[0] / m->step[p]);
@@ -801,7 +815,7 @@ static int render_plots(lowp_run_t *r, amp_t *A) {
   /* ---- the plot: speedup bars per device and precision */
   {
     static const char *const colr[4] = {"#7f7f7f", "#1f77b4", "#d62728", "#2ca02c"};
-    lowp_series_t sr[LOWP_RPREC_MAX + 2];
+    lowp_series_t sr[LOWP_RPREC_MAX + 3];
     char style[LOWP_RPREC_MAX][96], extra[2048], xt[1024] = "set xtics (";
     for (g = 0; g < A->c.ng; g++) {
       char item[128];
@@ -828,11 +842,14 @@ static int render_plots(lowp_run_t *r, amp_t *A) {
       /* the band: the speedup if the GEMMs reach EFF_LO..EFF_HI of peak (speedup.csv columns 10, 11) */
       lowp_series_t lo = {"speedup.csv", 1, 10, "band: lowest (GEMMs at 66-87% of peak)", "points pt 10 ps 1.4 lc rgb '#000000'", NULL, 0, 0};
       lowp_series_t hi = {"speedup.csv", 1, 11, "band: highest", "points pt 8 ps 1.4 lc rgb '#000000'", NULL, 0, 0};
+      lowp_series_t ac = {"speedup.csv", 1, 12, "autocast policy, op by op (what PyTorch runs)",
+                          "points pt 13 ps 1.8 lc rgb '#000000'", NULL, 0, 0};
       lowp_plot_t pl = {"Predicted speedup over FP32 of a transformer layer step (roofline at 100% of datasheet peaks)",
                         "device", "speedup over FP32 (x)", 0, 0, extra};
       sr[A->np] = lo;
       sr[A->np + 1] = hi;
-      st = lowp_plot(r->outdir, "speedup", &pl, sr, A->np + 2);
+      sr[A->np + 2] = ac;
+      st = lowp_plot(r->outdir, "speedup", &pl, sr, A->np + 3);
     }
     if (st != LOWP_OK) return st;
     lowp_result_plot(A->plots, "speedup.png", "Predicted speedup of TF32, FP16 and BF16 over FP32 per device: a "
@@ -841,8 +858,11 @@ static int render_plots(lowp_run_t *r, amp_t *A) {
                      "peak, the range of published cuBLAS measurements (speedup.csv, kernels.csv). The bar is not an "
                      "upper bound: a speedup is a ratio, and with the fp32 GEMMs at 87% and the tensor-core ones at 66% "
                      "of peak it is lower, the other way round higher (the upper triangle can sit above the bar). The "
-                     "bars are pure 16-bit storage (every tensor 16-bit, the layer's kernels only); the autocast "
-                     "policy's speedups, lower, are in the table \"Autocast policy, op by op\".");
+                     "bars are pure 16-bit storage (every tensor 16-bit, the layer's kernels only), an upper bound on "
+                     "the autocast policy's speedups: the filled diamonds, what PyTorch runs (fp32 softmax, layer norm "
+                     "and residual stream, casts, scale/mask, dropout, transposes, weight casts, Adam's step; table "
+                     "\"Autocast policy, op by op\"). No bar or diamond for a 16-bit format on a GPU without units "
+                     "for it (bf16 on V100).");
     {
       /* the step's composition: total (memory-bound kernels on top) behind the GEMMs' part */
       lowp_series_t sb[2] = {{"speedup.csv", 1, 8, "memory-bound kernels (softmax, layer norm, GELU, dropout, adds)",
