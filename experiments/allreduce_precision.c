@@ -29,7 +29,7 @@
  *   Error feedback: T steps of fresh gradients on ef_workers workers; each
  *   worker keeps the residual of its cast (lib/amp/allreduce); the error
  *   of the running total sum_t s^_t against the exact sum_t s_t.
- * Run: lowp run allreduce-precision [--workers=2,4,...,1024 --n=4096]
+ * Run: lowp run allreduce-precision [--workers=2,4,...,1024 --n=1024 --seeds=8]
  * Expected / acceptance: fp32 errors ~1e-7 regardless of W; fp16 and bf16
  *   dominated by the cast (u = 2^-11, 2^-8) for small W, growing with W
  *   when the sum is rounded to them at every hop, below the worst-case
