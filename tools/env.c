@@ -137,6 +137,10 @@ cJSON *lowp_env_manifest(const char *name) {
   cJSON_AddStringToObject(libs, "glibc", gnu_get_libc_version());
   snprintf(buf, sizeof buf, "%s", cJSON_Version());
   cJSON_AddStringToObject(libs, "cjson", buf);
+  { /* glibc's run-time choices (the libm code for the CPU among them) can be overridden from the environment */
+    const char *t = getenv("GLIBC_TUNABLES");
+    cJSON_AddStringToObject(o, "glibc_tunables", t ? t : "");
+  }
 #ifdef __VERSION__
   cJSON_AddStringToObject(o, "compiler", "gcc " __VERSION__);
 #endif
@@ -159,7 +163,7 @@ typedef struct {
 } dep_t;
 
 #define BLAS_WHEN "openblas.core,openblas.config"
-#define LIBM_WHEN "libraries.glibc,cpu.isa_flags"
+#define LIBM_WHEN "libraries.glibc,cpu.isa_flags,glibc_tunables"
 
 static const dep_t deps[] = {
     {"matmul-precision", "openblas", NULL,
@@ -179,8 +183,9 @@ static const dep_t deps[] = {
     {"order-revelation", NULL, "summary.md", "it holds the OpenBLAS rows", NULL},
     {"fp8-scaling", "key_numbers", NULL,
      "fp64 data drawn by lowp_rng_normal (glibc's log and cos), printed with 17 digits: their last bits follow "
-     "glibc's version and its FMA or non-FMA code, which glibc picks for the CPU (measured: dw_err_mxfp8 moves by "
-     "1 ulp with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA)", LIBM_WHEN},
+     "glibc's version and its FMA or non-FMA code, which glibc picks for the CPU (measured: the key numbers move "
+     "in their last digits with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA)", LIBM_WHEN},
+    {"fp8-scaling", NULL, "seeds.csv", "every training run's numbers to 17 digits: as key_numbers", LIBM_WHEN},
 };
 
 cJSON *lowp_env_dependent(const char *name) {

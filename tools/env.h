@@ -10,7 +10,8 @@
  * reproducible-builds convention), git revision and dirty flag, CPU model
  * and its numeric ISA flags (/proc/cpuinfo), OpenBLAS version, config and
  * core (openblas_get_config / openblas_get_corename), MPFR, GMP, glibc and
- * cJSON versions, compiler and flags, gnuplot's version, the OS, and
+ * cJSON versions, GLIBC_TUNABLES (it can switch glibc's libm code),
+ * compiler and flags, gnuplot's version, the OS, and
  * numpy's version for an experiment that runs Python (name: the
  * experiment, or NULL for the report). results.json keeps it apart from
  * everything else ("environment"): the rest is the same bytes for the same

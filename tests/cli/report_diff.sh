@@ -123,6 +123,19 @@ rc=$?
 mk "$T/a" 0.000217 0.000101 "Intel Xeon"
 mk "$T/b" 0.000217 0.0000799 "AMD EPYC"
 
+# glibc's non-FMA libm (GLIBC_TUNABLES, recorded in the manifest) moves the last bits of fp8-scaling's 17-digit
+# numbers (fp64 data from lowp_rng_normal's log and cos): expected there, and nothing else differs
+mkdir -p "$T/ga" "$T/gb"
+"$LOWP" run fp8-scaling --quick --out "$T/ga/fp8-scaling" >/dev/null 2>&1 || bad "run fp8-scaling"
+GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX "$LOWP" run fp8-scaling --quick --out "$T/gb/fp8-scaling" >/dev/null 2>&1 ||
+  bad "run fp8-scaling under glibc's non-FMA libm"
+echo '<html></html>' >"$T/ga/index.html"
+cp "$T/ga/index.html" "$T/gb/index.html"
+"$LOWP" report --diff "$T/gb" --out "$T/ga" >"$T/d10" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -q 'environment: glibc_tunables: "" | "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX"' "$T/d10" &&
+  ! grep -q UNEXPECTED "$T/d10" && ok || bad "glibc's non-FMA libm: exit $rc: $(cat "$T/d10")"
+
 # bad input: exit 2, one message, nothing on stdout
 expect_exit2 "--diff without a folder" "needs an argument" "$LOWP" report --diff
 expect_exit2 "--diff of a folder that is not a report" "not a lowp report folder" "$LOWP" report --diff "$T/nosuch" --out "$T/a"
