@@ -220,6 +220,25 @@ int lowp_gemm_bs_config(lowp_gemm_bs_cfg_t *cfg, const char *model, const char *
   return LOWP_OK;
 }
 
+int lowp_gemm_bs_kind_check(const char *model, const lowp_bsformat_t *q, char *err, size_t errlen) {
+  int e8m0 = q->scale.name && !strcmp(q->scale.name, "e8m0");
+  int ue4m3 = q->scale_unsigned && q->scale.name && !strcmp(q->scale.name, "e4m3");
+  int e2m1 = q->elem.name && !strcmp(q->elem.name, "e2m1");
+  if (strstr(model, "kind=mxf8f6f4") && !(e8m0 && q->block == 32)) {
+    if (err && errlen)
+      snprintf(err, errlen, "kind=mxf8f6f4 takes ue8m0 scales a block of 32 (MX formats), not %s scales a block "
+               "of %d", q->scale_unsigned ? "ue4m3" : q->scale.name, q->block);
+    return LOWP_EINVAL;
+  }
+  if (strstr(model, "kind=mxf4nvf4") && !(e2m1 && ((e8m0 && q->block == 32) || (ue4m3 && q->block == 16)))) {
+    if (err && errlen)
+      snprintf(err, errlen, "kind=mxf4nvf4 takes e2m1 elements with ue8m0 scales a block of 32 (mxfp4) or ue4m3 "
+               "scales a block of 16 (nvfp4)");
+    return LOWP_EINVAL;
+  }
+  return LOWP_OK;
+}
+
 int lowp_gemm_bs_ref(double *C, const double *A, const double *SA, const double *B, const double *SB,
                      size_t m, size_t n, size_t k, const lowp_gemm_bs_cfg_t *cfg) {
   size_t nb = (k + (size_t)cfg->fa.block - 1) / (size_t)cfg->fa.block, i, j, p;
