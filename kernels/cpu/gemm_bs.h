@@ -34,6 +34,17 @@ int lowp_gemm_bs_fast(double *C, const double *A, const double *SA, const double
                       size_t m, size_t n, size_t k, const lowp_gemm_bs_cfg_t *cfg);
 
 /**
+ * @brief lowp_gemm_bs_fast on the copy for one instruction set: isa =
+ * "generic", "avx2", "avx512" or NULL (the best this CPU runs; what
+ * lowp_gemm_bs_fast uses). Every copy gives the same bytes (integer and
+ * IEEE operations only).
+ * @return as lowp_gemm_bs_fast; LOWP_EINVAL (unknown isa);
+ *         LOWP_EUNSUPPORTED (this CPU cannot run that isa).
+ */
+int lowp_gemm_bs_fast_isa(double *C, const double *A, const double *SA, const double *B, const double *SB,
+                          size_t m, size_t n, size_t k, const lowp_gemm_bs_cfg_t *cfg, const char *isa);
+
+/**
  * @brief Does a preset kind take these operands? The PTX instruction
  * (tcgen05.mma block_scale) fixes them: kind=mxf8f6f4 elements of at most 8
  * bits with ue8m0 scales a block of 32 (scale_vec::1X); kind=mxf4nvf4 e2m1
