@@ -39,6 +39,17 @@
  *   earlier one is drawn with open circles and "(= X)" in the key.
  *   bounds.csv keeps gamma_n and the probabilistic bound for the u of fp32
  *   and fp16 as a reference table.
+ *   Block-scaled GEMMs (issue 33): for each of bs_formats (mxfp8_e4m3,
+ *   mxfp4, nvfp4) m x k times k x m products, k = bs_kmin .. bs_kmax
+ *   (32 .. 16384, x2), of fp32 data quantized along k by the format's rule
+ *   (fill_bs), on the block-scaled MMA models (bs_models: b200
+ *   kind=mxf8f6f4 and kind=mxf4nvf4, each on the operands its instruction
+ *   takes; lowp_gemm_bs_fast on the elements and scales, a per-tensor scale
+ *   in the epilogue) and fp32 accumulation of the dequantized products
+ *   (gemm_acc), against the exact product of the dequantized inputs; each
+ *   model drawn with the bound `lowp tol` gives for it (bs_bound: the
+ *   worst case of lib/check/tol.c), fp32 accumulation with gamma_k and the
+ *   probabilistic bound, all checked as above.
  *   Growth: lib/measure/fit.c's least-squares line of log(mean error) on
  *   log(n), weighted by the trials, with the slope's 95% t-interval from the
  *   residuals, only where one
@@ -1942,9 +1953,12 @@ const lowp_experiment_t lowp_exp_error_growth = {
     .method = "Seeded inputs (uniform [0,1], uniform [-1,1], normal) rounded to each format; sums and dots "
               "of the first n elements (n = 16 .. 2^20, x4) and GEMMs (k = 16 .. 4096) on each model "
               "(lib/model: recursive/FMA, pairwise, blocked, Kahan in fp32 or fp16; tensor-core presets, "
-              "fp8 with and without promotion every 128); backward error against lib/exact, mean over "
+              "fp8 with and without promotion every 128); block-scaled GEMMs (k = {bs_kmin} .. {bs_kmax}, "
+              "x{bs_kstep}) of fp32 data quantized to {bs_formats} on the block-scaled MMA models (B200 "
+              "kind=mxf8f6f4 and kind=mxf4nvf4) and fp32 accumulation of the dequantized products, against "
+              "the exact product of the dequantized inputs; backward error against lib/exact, mean over "
               "up to {trials_max} trials at small n, down to {trials} at the largest (column trials); each curve with the bound of "
-              "its own method (lowp_check_bound) and, for recursive orders, Higham-Mary's probabilistic "
+              "its own method (lowp_check_bound; the block-scaled models' from lowp tol) and, for recursive orders, Higham-Mary's probabilistic "
               "bound; growth slopes with 95% t-intervals, fitted only where one power law holds "
               "(lib/measure/fit.c: saturation and changes of slope detected).",
     .expected = "sqrt(n) growth on [0,1] and nearly flat error on [-1,1] for round-to-nearest "
