@@ -39,6 +39,17 @@
  *   earlier one is drawn with open circles and "(= X)" in the key.
  *   bounds.csv keeps gamma_n and the probabilistic bound for the u of fp32
  *   and fp16 as a reference table.
+ *   Block-scaled GEMMs (issue 33): for each of bs_formats (mxfp8_e4m3,
+ *   mxfp4, nvfp4) m x k times k x m products, k = bs_kmin .. bs_kmax
+ *   (32 .. 16384, x2), of fp32 data quantized along k by the format's rule
+ *   (fill_bs), on the block-scaled MMA models (bs_models: b200
+ *   kind=mxf8f6f4 and kind=mxf4nvf4, each on the operands its instruction
+ *   takes; lowp_gemm_bs_fast on the elements and scales, a per-tensor scale
+ *   in the epilogue) and fp32 accumulation of the dequantized products
+ *   (gemm_acc), against the exact product of the dequantized inputs; each
+ *   model drawn with the bound `lowp tol` gives for it (bs_bound: the
+ *   worst case of lib/check/tol.c), fp32 accumulation with gamma_k and the
+ *   probabilistic bound, all checked as above.
  *   Growth: lib/measure/fit.c's least-squares line of log(mean error) on
  *   log(n), weighted by the trials, with the slope's 95% t-interval from the
  *   residuals, only where one
@@ -70,9 +81,15 @@
 #include "catalog.h"
 #include "results.h"
 
+#include "check/capi.h"
 #include "check/same.h"
+#include "check/tol.h"
+#include "cpu/gemm_bs.h"
 #include "exp_check.h"
 #include "extrapolation.h"
+#include "format/bsformat.h"
+#include "format/bsquant.h"
+#include "io/escape.h"
 #include "io/plot.h"
 #include "measure/measure.h"
 #include "model/accum.h"
@@ -109,6 +126,16 @@ static const lowp_param_t params[] = {
     {"budget", "524288", "65536",
      "products (summands) per size and model that set the trials: budget / (work of one trial), "
      "clamped to [trials, trials_max]"},
+    {"bs_formats", "mxfp8_e4m3,mxfp4,nvfp4", NULL,
+     "block-scaled input formats of the block-scaled GEMMs (docs/formats.md names, NAME:RULE for another "
+     "scale rule), or none"},
+    {"bs_models", "bs:b200,kind=mxf8f6f4;bs:b200,kind=mxf4nvf4;acc:fma,acc=fp32", NULL,
+     "block-scaled GEMM models, ';' separated: bs:MODEL (lib/model/bsmma.h: b200|sm120,kind=..., or "
+     "K=..,group=..,F=..; each runs on the formats its instruction takes) or acc:ORDER[,acc=F,...] on the "
+     "dequantized inputs, optionally @fmt,fmt (block-scaled names)"},
+    {"bs_kmin", "32", NULL, "smallest inner dimension of the block-scaled GEMMs"},
+    {"bs_kmax", "16384", "2048", "largest inner dimension of the block-scaled GEMMs"},
+    {"bs_kstep", "2", NULL, "factor between consecutive inner dimensions of the block-scaled GEMMs"},
     {NULL, NULL, NULL, NULL}};
 
 #define MAXSER 24
@@ -124,6 +151,7 @@ typedef struct {
   char only[96];       /* "" or comma-separated input formats */
   char label[256];     /* legend entry */
   int heuristic;       /* 1: its "bound" is not a theorem (Kahan's second-order constant is lowp's) */
+  int bs;              /* 1: a block-scaled MMA model (lib/model/bsmma.h) on block-scaled inputs */
 } series_t;
 
 typedef struct {
@@ -152,7 +180,11 @@ static size_t split(char *buf, char **tok, size_t max, char sep) {
 static void label_of(series_t *s) {
   char sp[160];
   memcpy(sp, s->spec, sizeof sp); /* a copy: the compiler cannot prove s->label and s->spec apart */
-  if (s->tc) {
+  if (s->bs) { /* "TC b200 kind=mxf8f6f4": no comma (the label is a CSV field) */
+    char *c;
+    snprintf(s->label, sizeof s->label, "TC %s", sp);
+    for (c = s->label; *c; c++) *c = *c == ',' ? ' ' : *c;
+  } else if (s->tc) {
     char base[160], *pr;
     memcpy(base, sp, sizeof base);
     pr = strstr(base, ",promote=");
@@ -180,8 +212,9 @@ static void label_of(series_t *s) {
   }
 }
 
-/* Parse a ';'-list of models; kinds: 1 = acc:/tc: prefixed (dots), 0 = sums
-   (plain accumulation specs). Calls lowp_run_bad_param on an error. */
+/* Parse a ';'-list of models; kinds: 1 = acc:/tc: prefixed (dots), 2 =
+   acc:/bs: prefixed (block-scaled GEMMs; '@' names block-scaled formats), 0
+   = sums (plain accumulation specs). Calls lowp_run_bad_param on an error. */
 static void parse_series(series_list_t *L, const lowp_run_t *r, const char *key, int prefixed) {
   char buf[2048], *tok[MAXSER + 1];
   size_t n, i;
@@ -195,8 +228,10 @@ static void parse_series(series_list_t *L, const lowp_run_t *r, const char *key,
     memset(s, 0, sizeof *s);
     if (prefixed) {
       if (!strncmp(t, "acc:", 4)) { s->tc = 0; t += 4; }
-      else if (!strncmp(t, "tc:", 3)) { s->tc = 1; t += 3; }
-      else lowp_run_bad_param(r, key, "each model starts with acc: or tc:");
+      else if (prefixed == 1 && !strncmp(t, "tc:", 3)) { s->tc = 1; t += 3; }
+      else if (prefixed == 2 && !strncmp(t, "bs:", 3)) { s->bs = 1; t += 3; }
+      else lowp_run_bad_param(r, key, prefixed == 1 ? "each model starts with acc: or tc:"
+                                                    : "each model starts with acc: or bs:");
     }
     at = strchr(t, '@');
     if (at) {
@@ -207,11 +242,17 @@ static void parse_series(series_list_t *L, const lowp_run_t *r, const char *key,
       snprintf(ob, sizeof ob, "%s", at + 1);
       on = strlen(at + 1) < sizeof ob ? split(ob, ot, 16, ',') : 0;
       if (on == 0) lowp_run_bad_param(r, key, "after '@': expected input format names separated by ','");
-      for (oi = 0; oi < on; oi++)
-        if (!lowp_format_by_name(ot[oi])) lowp_run_bad_param(r, key, "after '@': unknown format name");
+      for (oi = 0; oi < on; oi++) {
+        lowp_bsformat_t bf;
+        if (prefixed == 2 ? lowp_bsformat_parse(&bf, ot[oi], NULL, 0) != LOWP_OK : !lowp_format_by_name(ot[oi]))
+          lowp_run_bad_param(r, key, "after '@': unknown format name");
+      }
     }
     snprintf(s->spec, sizeof s->spec, "%s", t);
-    if (s->tc) {
+    if (s->bs) {
+      lowp_bsmma_model_t bm;
+      if (lowp_bsmma_get(&bm, s->spec, err, sizeof err) != LOWP_OK) lowp_run_bad_param(r, key, err);
+    } else if (s->tc) {
       lowp_tc_model_t m;
       /* validated against fp16 -> fp32; datapaths a preset lacks are skipped later */
       int st = lowp_tc_model_get(&m, s->spec, &LOWP_FMT_FP16, &LOWP_FMT_FP32, err, sizeof err);
@@ -239,6 +280,24 @@ static size_t parse_dists(lowp_dist_t *out, char names[][32], const lowp_run_t *
   for (i = 0; i < n; i++) {
     if (lowp_dist_parse(&out[i], tok[i]) != LOWP_OK) lowp_run_bad_param(r, "dists", "unknown distribution");
     snprintf(names[i], 32, "%s", tok[i]);
+  }
+  return n;
+}
+
+/* bs_formats: up to 8 block-scaled formats, or "none" (0); bad -> exit 2 */
+static size_t parse_bsformats(lowp_bsformat_t *out, char names[][64], const lowp_run_t *r) {
+  char buf[512], *tok[MAXFMT + 1], err[256], *c;
+  size_t n, i;
+  if (!strcmp(lowp_run_param(r, "bs_formats"), "none")) return 0;
+  snprintf(buf, sizeof buf, "%s", lowp_run_param(r, "bs_formats"));
+  n = split(buf, tok, MAXFMT + 1, ',');
+  if (n == 0 || n > MAXFMT) lowp_run_bad_param(r, "bs_formats", "expected 1 to 8 block-scaled formats, or none");
+  for (i = 0; i < n; i++) {
+    if (lowp_bsformat_parse(&out[i], tok[i], err, sizeof err) != LOWP_OK) lowp_run_bad_param(r, "bs_formats", err);
+    if (strlen(tok[i]) >= 64 || strspn(tok[i], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:") != strlen(tok[i]))
+      lowp_run_bad_param(r, "bs_formats", "give built-in names (NAME or NAME:RULE), which name the files");
+    snprintf(names[i], 64, "%s", tok[i]);
+    for (c = names[i]; *c; c++) *c = *c == ':' ? '_' : *c; /* file names: mxfp8_e4m3_rceil */
   }
   return n;
 }
@@ -275,6 +334,15 @@ static void check(const lowp_run_t *r) {
   parse_dists(d, dn, r);
   parse_series(&L, r, "models", 1);
   parse_series(&L, r, "sum_models", 0);
+  parse_series(&L, r, "bs_models", 2);
+  {
+    lowp_bsformat_t bf[MAXFMT];
+    char bn[MAXFMT][64];
+    long long kmin = lowp_run_param_int(r, "bs_kmin", 1, 1 << 16), kmax = lowp_run_param_int(r, "bs_kmax", 2, 1 << 16);
+    lowp_run_param_int(r, "bs_kstep", 2, 1024);
+    if (kmax < kmin) lowp_run_bad_param(r, "bs_kmax", "must be >= bs_kmin");
+    parse_bsformats(bf, bn, r);
+  }
   if (lowp_format_parse(&sf, lowp_run_param(r, "sum_format"), err, sizeof err) != LOWP_OK)
     lowp_run_bad_param(r, "sum_format", err);
 }
@@ -611,9 +679,12 @@ static int plot_one(const lowp_run_t *r, const char *base, const char *csv, cons
   return lowp_plot(r->outdir, base, &p, s, c);
 }
 
-/* Does series s run on input format f? */
-static int applies(const series_t *s, const lowp_format_t *f) {
+/* Does series s run on input format f (bf: the block-scaled format of a
+   block-scaled grid, NULL elsewhere)? A block-scaled model runs on the
+   formats its instruction takes (lowp_gemm_bs_kind_check), and only there. */
+static int applies(const series_t *s, const lowp_format_t *f, const lowp_bsformat_t *bf) {
   lowp_tc_model_t m;
+  lowp_gemm_bs_cfg_t cfg;
   char err[256];
   if (s->only[0]) {
     char buf[96], *tok[16];
@@ -621,11 +692,20 @@ static int applies(const series_t *s, const lowp_format_t *f) {
     int hit = 0;
     snprintf(buf, sizeof buf, "%s", s->only);
     n = split(buf, tok, 16, ',');
-    for (i = 0; i < n; i++)
-      if (lowp_format_by_name(tok[i]) && !strcmp(lowp_format_by_name(tok[i])->name, f->name)) hit = 1;
+    for (i = 0; i < n; i++) {
+      lowp_bsformat_t ob;
+      if (bf) hit |= lowp_bsformat_parse(&ob, tok[i], NULL, 0) == LOWP_OK && !strcmp(ob.name, bf->name);
+      else if (lowp_format_by_name(tok[i]) && !strcmp(lowp_format_by_name(tok[i])->name, f->name)) hit = 1;
+    }
     if (!hit) return 0;
   }
-  if (s->tc) return lowp_tc_model_get(&m, s->spec, f, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK;
+  if (s->bs && !bf) return 0;
+  if (s->bs) { /* floating-point elements, the kind's operands, blocks holding whole groups */
+    if (lowp_bsmma_get(&cfg.model, s->spec, err, sizeof err) != LOWP_OK) return 0;
+    return !bf->elem_int && lowp_gemm_bs_kind_check(s->spec, bf, err, sizeof err) == LOWP_OK &&
+           !(cfg.model.p.group && bf->block % cfg.model.p.group);
+  }
+  if (s->tc) return !bf && lowp_tc_model_get(&m, s->spec, f, &LOWP_FMT_FP32, err, sizeof err) == LOWP_OK;
   return 1;
 }
 
@@ -637,14 +717,25 @@ static int applies(const series_t *s, const lowp_format_t *f) {
    first n elements of each) and the sizes. The pipeline does the rest. */
 typedef enum { K_SUM = 0, K_DOT = 1, K_GEMM = 2 } kind_t;
 
+/* block-scaled GEMMs: each trial's A (m x kmax) and B (kmax x m), quantized
+   once along k by the format's rule; what the model multiplies */
+typedef struct {
+  double **qa, **sa, **qb, **sb; /* per trial: A's elements (m x kmax) and scales (m x nb); B's transposed */
+  double **xa, **xb;             /* per trial: the dequantized A (m x kmax) and B (kmax x m) */
+  double *ta, *tb;               /* per trial: the per-tensor scales (1 where the format has none) */
+  size_t nb;                     /* blocks of a row of kmax */
+} bsq_t;
+
 typedef struct {
   kind_t kind;
   const series_list_t *L;
   const lowp_format_t *f;
-  double *const *a, *const *b; /* per trial; b unused for sums */
+  double *const *a, *const *b; /* per trial; b unused for sums; block-scaled: the dequantized values */
   size_t tmax, m, kmax;        /* GEMMs: A_k = first k columns of m x kmax, B_k = first k rows */
   const size_t *nv, *tr;       /* sizes, and the trials at each */
   size_t ns;
+  const lowp_bsformat_t *bf;   /* block-scaled GEMMs: the inputs' format (NULL elsewhere) */
+  const bsq_t *q;              /* and their quantization */
 } decl_t;
 
 /* The registry kernel and parameters of a series for an operation kind:
@@ -672,12 +763,90 @@ static const char *series_kernel(char *prm, size_t len, const series_t *s, kind_
   return kind == K_SUM ? "sum_acc" : kind == K_DOT ? "dot_acc" : "gemm_acc";
 }
 
+/* The block-scaled MMA model as a subject: trial t of the batch multiplies
+   the elements and scales its inputs were dequantized from (checked: q s t
+   = x), A_k the first k columns of the trial's quantized A, B_k the first k
+   rows of B, on lowp_gemm_bs_fast (the same bits as the model's reference,
+   tests/tgemm_bs.c). A per-tensor scale (nvfp4) is applied in the epilogue,
+   as cuBLASLt's alpha: D = fl32(fl32(tA tB) acc) (tools/cmd_gemm.c's
+   subject, docs/formats.md). */
+typedef struct {
+  lowp_gemm_bs_cfg_t cfg;
+  const decl_t *d;
+} bs_ctx_t;
+
+static void bs_release(lowp_subject_t *s) { free(s->ctx); }
+
+/* trial t's A_k / B_k elements and scales; 0 if each q s t is the input x */
+static int bs_operands(double *A, double *SA, double *B, double *SB, const decl_t *d, size_t t, size_t k,
+                       const double *xa, const double *xb) {
+  const bsq_t *q = d->q;
+  size_t m = d->m, blk = (size_t)d->bf->block, nb = (k + blk - 1) / blk, i, j, bad = 0;
+  for (i = 0; i < m; i++) {
+    for (j = 0; j < nb; j++) {
+      SA[i * nb + j] = q->sa[t][i * q->nb + j];
+      SB[i * nb + j] = q->sb[t][i * q->nb + j];
+    }
+    for (j = 0; j < k; j++) {
+      A[i * k + j] = q->qa[t][i * d->kmax + j];
+      B[j * m + i] = q->qb[t][i * d->kmax + j];
+      bad += !(A[i * k + j] * SA[i * nb + j / blk] * q->ta[t] == xa[i * k + j]);
+      bad += !(B[j * m + i] * SB[i * nb + j / blk] * q->tb[t] == xb[j * m + i]);
+    }
+  }
+  return bad != 0;
+}
+
+static int bs_run(const lowp_subject_t *s, double *const *out, const double *const *in, const lowp_problem_t *p,
+                  char *err, size_t errlen) {
+  const bs_ctx_t *x = s->ctx;
+  const decl_t *d = x->d;
+  size_t m = p->dims.m, k = p->dims.k, nb = lowp_bsformat_blocks(d->bf, k), t, i;
+  double *A = malloc(m * k * sizeof *A), *B = malloc(m * k * sizeof *B), *SA = malloc(m * nb * sizeof *SA),
+         *SB = malloc(m * nb * sizeof *SB);
+  int st = A && B && SA && SB && m == d->m && p->dims.n == m ? LOWP_OK : LOWP_ENOMEM;
+  for (t = 0; t < p->dims.batch && !st; t++) {
+    double *C = out[0] + t * m * m;
+    float alpha = (float)d->q->ta[t] * (float)d->q->tb[t];
+    if (bs_operands(A, SA, B, SB, d, t, k, in[0] + t * m * k, in[1] + t * m * k))
+      st = lowp_errf(err, errlen, LOWP_EINVAL, "block-scaled model: trial %zu's inputs are not its elements' values",
+                     t);
+    for (i = 0; i < m * m && !st; i++) C[i] = 0.0;
+    if (!st) st = lowp_gemm_bs_fast(C, A, SA, B, SB, m, m, k, &x->cfg);
+    for (i = 0; i < m * m && !st && alpha != 1.0f; i++) C[i] = (double)(alpha * (float)C[i]);
+  }
+  free(A), free(B), free(SA), free(SB);
+  return st;
+}
+
+static int bs_subject(lowp_subject_t *subj, const series_t *s, const decl_t *d) {
+  bs_ctx_t *x = calloc(1, sizeof *x);
+  char ms[160];
+  if (!x) return LOWP_ENOMEM;
+  if (lowp_bsmma_get(&x->cfg.model, s->spec, NULL, 0) != LOWP_OK) {
+    free(x);
+    return LOWP_EINVAL;
+  }
+  x->cfg.fa = x->cfg.fb = *d->bf;
+  x->d = d;
+  memset(subj, 0, sizeof *subj);
+  lowp_bsmma_str(ms, sizeof ms, &x->cfg.model.p);
+  snprintf(subj->name, sizeof subj->name, "block-scaled model %.100s (%.120s)", s->spec, ms);
+  subj->kind = "kernel";
+  subj->run = bs_run;
+  subj->ctx = x;
+  subj->release = bs_release;
+  return LOWP_OK;
+}
+
 /* the series' subject for problem p: it must declare the series' method */
-static int series_subject(lowp_subject_t *subj, const series_t *s, kind_t kind, const lowp_problem_t *p) {
+static int series_subject(lowp_subject_t *subj, const series_t *s, const decl_t *d, const lowp_problem_t *p) {
   char prm[256], err[512];
+  kind_t kind = d->kind;
   const char *k = series_kernel(prm, sizeof prm, s, kind);
   lowp_accum_t m;
   int st;
+  if (s->bs) return d->bf && d->q ? bs_subject(subj, s, d) : LOWP_EINVAL;
   if (!k) return LOWP_EINVAL;
   st = lowp_exp_subject(subj, p, k, prm, err, sizeof err);
   if (st || s->tc) return st;
@@ -694,6 +863,12 @@ static int series_subject(lowp_subject_t *subj, const series_t *s, kind_t kind, 
 
 /* the problem of size n (batch = the trials; dots are 1 x 1 GEMMs on tensor cores) */
 static lowp_problem_t problem_of(const decl_t *d, size_t n, size_t trials, int tc) {
+  if (d->bf) { /* block-scaled inputs (fp32 data quantized by bf; the inputs are the dequantized values) */
+    lowp_problem_t p = lowp_exp_problem("gemm", trials, d->m, d->m, n, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
+    p.has_bin[0] = p.has_bin[1] = 1;
+    p.bin[0] = p.bin[1] = *d->bf;
+    return p;
+  }
   if (d->kind == K_SUM) return lowp_exp_problem("sum", 1, trials, n, 1, d->f, &LOWP_FMT_FP32);
   if (d->kind == K_GEMM) return lowp_exp_problem("gemm", trials, d->m, d->m, n, d->f, &LOWP_FMT_FP32);
   if (tc) return lowp_exp_problem("gemm", trials, 1, 1, n, d->f, &LOWP_FMT_FP32);
@@ -758,7 +933,7 @@ static int measure_size(double *v, const decl_t *d, const int *used, size_t n, s
     lowp_check_result_t r;
     if (!used[i]) continue;
     if (!have[tc] && (st = inputs_of(&in[tc], d, &p, n, trials)) != 0) break;
-    if ((st = series_subject(&s, &d->L->s[i], d->kind, &p)) != 0) break;
+    if ((st = series_subject(&s, &d->L->s[i], d, &p)) != 0) break;
     if (have[tc]) st = lowp_check_measure_same(&r, &ref[tc], &s, &in[tc], NULL, err, sizeof err);
     else st = lowp_check_measure(&r, &p, &s, &in[tc], NULL, err, sizeof err);
     lowp_subject_close(&s);
@@ -778,6 +953,23 @@ static int measure_size(double *v, const decl_t *d, const int *used, size_t n, s
   return st;
 }
 
+/* the bound `lowp tol gemm --k K --input BS --out fp32 --method model:SPEC`
+   gives (lowp_capi_tol_query + lowp_tol: the block-scaled model's worst
+   case, lib/check/tol.c bs_model_bound, with the epilogue's two roundings
+   where the format has a per-tensor scale) */
+static void bs_bound(struct grid *g, size_t i, size_t k, const decl_t *d) {
+  char qs[600], err[512], bs[200];
+  lowp_tol_query_t q;
+  lowp_tol_t t;
+  lowp_bsformat_spec(bs, sizeof bs, d->bf);
+  snprintf(qs, sizeof qs, "{\"op\": \"gemm\", \"k\": %zu, \"input\": \"%s\", \"out\": \"fp32\", \"method\": "
+           "\"model:%s\"}", d->nv[k], bs, d->L->s[i].spec);
+  if (lowp_capi_tol_query(&q, qs, err, sizeof err) != LOWP_OK || lowp_tol(&t, &q, err, sizeof err) != LOWP_OK)
+    return;
+  g->bound[i][k] = t.bound;
+  snprintf(g->bname[i], sizeof g->bname[i], "lowp tol: %.180s", t.bound_name);
+}
+
 /* the bound of each series' own method at each size (lowp_check_bound:
    tensor-core model, or gamma of the order, directed rounding doubling u;
    +inf where it does not exist), and for recursive orders the
@@ -791,7 +983,12 @@ static void bounds_of(grid_t *g, const decl_t *d) {
       lowp_subject_t s;
       lowp_check_bound_t b, pb;
       g->bound[i][k] = g->pbound[i][k] = NAN;
-      if (!g->used[i] || series_subject(&s, &d->L->s[i], d->kind, &p) != LOWP_OK) continue;
+      if (!g->used[i]) continue;
+      if (d->L->s[i].bs) { /* the block-scaled model's bound: lowp tol's */
+        bs_bound(g, i, k, d);
+        continue;
+      }
+      if (series_subject(&s, &d->L->s[i], d, &p) != LOWP_OK) continue;
       if (lowp_check_bound(&b, &p, &s, s.has_model ? LOWP_BOUND_MODEL : LOWP_BOUND_GAMMA, 0.99, NULL,
                            NULL, 0) == LOWP_OK) {
         g->bound[i][k] = b.value;
@@ -834,7 +1031,7 @@ static void stagnation_trial(size_t *cnt, const decl_t *d, const lowp_accum_t *m
                  : d->kind == K_DOT ? d->a[t][j] * d->b[t][j] /* exact: inputs of <= 26 bits */
                                     : d->a[t][row * d->kmax + j] * d->b[t][j * d->m + col];
       if (d->kind != K_SUM && !m->fma) lowp_round_f64(&x, x, &m->acc, NULL, m->rnd);
-      if (fabs(x) < u * fabs(s)) c++;
+      if (x != 0 && fabs(x) < u * fabs(s)) c++; /* a zero term (fp4 elements quantized to 0) loses nothing */
       lowp_accum_add(&s, s, x, &m->acc, m->rnd);
       for (; kk < d->ns && d->nv[kk] <= j + 1; kk++)
         if (c > cnt[kk]) cnt[kk] = c;
@@ -858,7 +1055,7 @@ static int stagnation_cut(grid_t *g, const decl_t *d) {
       g->stag[i][k] = NAN;
       any |= bound_ok(g->pbound[i][k]);
     }
-    if (!g->used[i] || !any || d->L->s[i].tc || lowp_accum_parse(&m, d->L->s[i].spec, err, sizeof err) != LOWP_OK ||
+    if (!g->used[i] || !any || d->L->s[i].tc || d->L->s[i].bs || lowp_accum_parse(&m, d->L->s[i].spec, err, sizeof err) != LOWP_OK ||
         m.order != LOWP_ACC_RECURSIVE)
       continue;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -895,7 +1092,7 @@ static int measure(grid_t *g, const decl_t *d) {
     free(val);
     return LOWP_ENOMEM;
   }
-  for (i = 0; i < d->L->n; i++) g->used[i] = applies(&d->L->s[i], d->f);
+  for (i = 0; i < d->L->n; i++) g->used[i] = applies(&d->L->s[i], d->f, d->bf);
 #pragma omp parallel for schedule(dynamic, 1)
   for (it = (long)d->ns - 1; it >= 0; it--) /* the largest first */
     if (lowp_par_mine((size_t)it)) measure_size(&val[(size_t)it * stride], d, g->used, d->nv[it], d->tr[it]);
@@ -981,6 +1178,12 @@ typedef struct {
   size_t tn[MAXSZ], tk[MAXSZ]; /* trials at each n (sums, dots) and each k (GEMMs) */
   size_t ta, len[256];         /* trial vectors allocated, and the length of each */
   double **a, **b;
+  /* block-scaled GEMMs: formats (as given, and parsed), models, inner dimensions and their trials */
+  series_list_t bsl;
+  lowp_bsformat_t bsf[MAXFMT];
+  char bsnames[MAXFMT][64];
+  size_t nbf, bkmax, bkv[MAXSZ], nbk, tbk[MAXSZ];
+  bsq_t bq;
 } plan_t;
 
 /* what the judgement and the render collect */
@@ -1000,6 +1203,9 @@ typedef struct {
   char satnames[512];               /* the models that saturate (each once) */
   int plot_failed;
   cJSON *plots, *tables, *slopes, *bounds;
+  cJSON *bsrows;                    /* block-scaled GEMMs at the largest k: error, bound, ratio, growth */
+  char bstext[3072];                /* the same for the answer (uniform [0,1] data) */
+  double bs_worst_ratio;            /* the largest max error / bound over every block-scaled point */
 } found_t;
 
 /* trials at a size whose one trial costs `work` products (summands):
@@ -1015,6 +1221,38 @@ static size_t trials_for(const plan_t *P, size_t work) {
 static uint32_t stream_of(int sum, size_t fi, size_t di, size_t t, int w) {
   if (t < 5) return (uint32_t)(sum ? 1000 + 10 * di + t : 2000 + 100 * fi + 10 * di + 2 * t + (size_t)w);
   return (uint32_t)(sum ? 100000 + 1000 * di + t : 200000 + 10000 * fi + 1000 * di + 2 * t + (size_t)w);
+}
+
+/* the quantized operands of T trials of m x kmax (A) and kmax x m (B); the
+   largest block (32) is no smaller than any format's needs: nb = kmax */
+static int bsq_alloc(bsq_t *q, size_t T, size_t m, size_t kmax) {
+  size_t t;
+  double **v[6];
+  int j;
+  q->nb = kmax; /* blocks of >= 1 element: at most kmax a row */
+  q->qa = calloc(T, sizeof *q->qa), q->sa = calloc(T, sizeof *q->sa);
+  q->qb = calloc(T, sizeof *q->qb), q->sb = calloc(T, sizeof *q->sb);
+  q->xa = calloc(T, sizeof *q->xa), q->xb = calloc(T, sizeof *q->xb);
+  q->ta = calloc(T, sizeof *q->ta), q->tb = calloc(T, sizeof *q->tb);
+  if (!q->qa || !q->sa || !q->qb || !q->sb || !q->xa || !q->xb || !q->ta || !q->tb) return LOWP_ENOMEM;
+  v[0] = q->qa, v[1] = q->sa, v[2] = q->qb, v[3] = q->sb, v[4] = q->xa, v[5] = q->xb;
+  for (t = 0; t < T; t++)
+    for (j = 0; j < 6; j++)
+      if (!(v[j][t] = malloc(m * kmax * sizeof(double)))) return LOWP_ENOMEM;
+  return LOWP_OK;
+}
+
+static void bsq_free(bsq_t *q, size_t T) {
+  double **v[6];
+  size_t t;
+  int j;
+  v[0] = q->qa, v[1] = q->sa, v[2] = q->qb, v[3] = q->sb, v[4] = q->xa, v[5] = q->xb;
+  for (j = 0; j < 6; j++) {
+    for (t = 0; v[j] && t < T; t++) free(v[j][t]);
+    free(v[j]);
+  }
+  free(q->ta), free(q->tb);
+  memset(q, 0, sizeof *q);
 }
 
 static int declare(lowp_run_t *r, plan_t *P) {
@@ -1037,6 +1275,11 @@ static int declare(lowp_run_t *r, plan_t *P) {
   lowp_format_parse(&P->sumf, lowp_run_param(r, "sum_format"), err, sizeof err);
   P->ns = sizes(P->nv, P->nmin, P->nmax, P->nstep);
   P->nk = sizes(P->kv, P->nmin, P->kmax, P->nstep);
+  P->nbf = parse_bsformats(P->bsf, P->bsnames, r);
+  parse_series(&P->bsl, r, "bs_models", 2);
+  P->bkmax = (size_t)lowp_run_param_int(r, "bs_kmax", 2, 1 << 16);
+  P->nbk = P->nbf ? sizes(P->bkv, (size_t)lowp_run_param_int(r, "bs_kmin", 1, 1 << 16), P->bkmax,
+                          (size_t)lowp_run_param_int(r, "bs_kstep", 2, 1024)) : 0;
   /* the trials of each size, and so how long each trial's vectors must be
      (the GEMMs read trial t's m x kmax block whatever k) */
   for (k = 0; k < P->ns; k++) {
@@ -1047,6 +1290,7 @@ static int declare(lowp_run_t *r, plan_t *P) {
     P->tk[k] = trials_for(P, P->m * P->m * P->kv[k]);
     for (t = 0; t < P->tk[k]; t++) P->len[t] = P->m * P->kmax > P->len[t] ? P->m * P->kmax : P->len[t];
   }
+  for (k = 0; k < P->nbk; k++) P->tbk[k] = trials_for(P, P->m * P->m * P->bkv[k]);
   for (t = 0; t < P->tmax && P->len[t]; t++) P->ta = t + 1;
   P->a = calloc(P->ta, sizeof *P->a);
   P->b = calloc(P->ta, sizeof *P->b);
@@ -1056,11 +1300,12 @@ static int declare(lowp_run_t *r, plan_t *P) {
     P->b[t] = malloc(P->len[t] * sizeof **P->b);
     if (!P->a[t] || !P->b[t]) return LOWP_ENOMEM;
   }
-  return LOWP_OK;
+  return P->nbk ? bsq_alloc(&P->bq, P->nbk ? P->tbk[0] : 0, P->m, P->bkmax) : LOWP_OK;
 }
 
 static void plan_free(plan_t *P) {
   size_t t;
+  bsq_free(&P->bq, P->nbk ? P->tbk[0] : 0);
   for (t = 0; P->a && t < P->ta; t++) free(P->a[t]);
   for (t = 0; P->b && t < P->ta; t++) free(P->b[t]);
   free(P->a);
@@ -1107,12 +1352,27 @@ static void record_bounds(found_t *F, const char *what, const series_list_t *L, 
   "(k = 4 .. 32 products per GPU and format; H100 fp8 only with C = 0): every TC point beyond one "          \
   "instruction's k is model extrapolation (results.json key numbers name the captured k)."
 
+/* what the block-scaled curves rest on */
+#define BS_NOTE                                                                                             \
+  "The block-scaled models are lowp's reading of the PTX instructions (tcgen05.mma kind::mxf8f6f4 and "       \
+  "kind::mxf4nvf4; docs/formats.md), held to an independent simulator but not to captured B200 vectors: "    \
+  "every point is model extrapolation."
+
 /* two curves coincide when every size gave the same mean (the same
    numbers: e.g. fp8 b200 products are exact and its fp32 blocks round like
    fp32 blocked accumulation) */
 #define SAME_NOTE                                                                                   \
   "A curve with the same numbers as an earlier one (found in the data: the same mean at every size) is "  \
   "drawn with open circles around its points and \"(= X)\" in the key."
+
+/* is a curve drawn over an earlier one (some error > 0: drawn, with open circles)? */
+static int drawn_same(const grid_t *g, const series_list_t *L, size_t nx) {
+  size_t i, k;
+  for (i = 0; i < L->n; i++)
+    for (k = 0; g->used[i] && g->same[i] >= 0 && k < nx; k++)
+      if (g->mean[i][k] > 0) return 1;
+  return 0;
+}
 
 static int same_curve(const double *a, const double *b, size_t nx) {
   size_t k;
@@ -1205,7 +1465,7 @@ static int run_sums(lowp_run_t *r, const plan_t *P, found_t *F) {
   grid_t g;
   size_t di, t, i;
   char bcsv[96];
-  decl_t d = {K_SUM, &P->sums, &P->sumf, P->a, P->b, P->tmax, P->m, P->kmax, P->nv, P->tn, P->ns};
+  decl_t d = {K_SUM, &P->sums, &P->sumf, P->a, P->b, P->tmax, P->m, P->kmax, P->nv, P->tn, P->ns, NULL, NULL};
   size_t k4 = find_size(P->nv, P->ns, 4096);
   fprintf(r->summary, "| data | model | error at n=%zu | error at n=%zu | growth: slope +- 95%% CI |\n"
           "|---|---|---|---|---|\n", P->nv[k4], P->nv[P->ns - 1]);
@@ -1256,7 +1516,7 @@ static int run_dots(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size_
   const lowp_format_t *f = &P->fmts[fi];
   size_t k4 = find_size(P->nv, P->ns, 4096), i;
   char csv[96], base[96], title[200], bcsv[96], cap[2048], tt[160];
-  decl_t d = {K_DOT, &P->dots, f, P->a, P->b, P->tmax, P->m, P->kmax, P->nv, P->tn, P->ns};
+  decl_t d = {K_DOT, &P->dots, f, P->a, P->b, P->tmax, P->m, P->kmax, P->nv, P->tn, P->ns, NULL, NULL};
   int st = measure(&g, &d);
   if (st) { fprintf(stderr, "lowp run error-growth: dots: %s\n", lowp_status_str(st)); return 2; }
   snprintf(csv, sizeof csv, "dot_%s_%s.csv", f->name, P->dnames[di]);
@@ -1308,7 +1568,7 @@ static int run_gemms(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size
   const lowp_format_t *f = &P->fmts[fi];
   size_t i;
   char csv[96], base[96], title[200], bcsv[96], cap[2048], tt[160];
-  decl_t d = {K_GEMM, &P->dots, f, P->a, P->b, P->tmax, P->m, P->kmax, P->kv, P->tk, P->nk};
+  decl_t d = {K_GEMM, &P->dots, f, P->a, P->b, P->tmax, P->m, P->kmax, P->kv, P->tk, P->nk, NULL, NULL};
   int st;
   lowp_run_progress(r, "GEMMs, %s, %s", f->name, P->dnames[di]);
   st = measure(&g, &d);
@@ -1350,6 +1610,145 @@ static int run_gemms(lowp_run_t *r, const plan_t *P, found_t *F, size_t fi, size
   return 0;
 }
 
+/* Quantize the m x kt rows of x by bf: elements and scales into q (row
+   stride K) and s (row stride nb), the per-tensor scale into *ts, the
+   dequantized values (exact in binary64) into y (m x kt). tq, tsc: room
+   for m kt values. */
+static int quant_rows(double *q, double *s, double *ts, double *y, double *tq, double *tsc, const float *x,
+                      size_t m, size_t kt, size_t K, size_t nb, const lowp_bsformat_t *bf) {
+  size_t nbt = lowp_bsformat_blocks(bf, kt), i;
+  int st = lowp_bs_quantize(tq, tsc, ts, x, m, kt, bf);
+  if (!st) st = lowp_bs_dequantize(y, tq, tsc, *ts, m, kt, bf);
+  for (i = 0; i < m && !st; i++) {
+    memcpy(q + i * K, tq + i * kt, kt * sizeof *q);
+    memcpy(s + i * nb, tsc + i * nbt, nbt * sizeof *s);
+  }
+  return st;
+}
+
+/* The block-scaled GEMMs' data for format bi and distribution di: trial
+   t's A (m x K_t) and B (K_t x m), K_t the largest k it is used at, drawn
+   in fp32 (Philox streams of their own), quantized along k by the format's
+   rule (lowp_bs_quantize: one scale per block of a row of A or a column of
+   B, nvfp4's per-tensor scale from the whole m x K_t matrix), and replaced
+   by their dequantized values (exact in binary64), which the reference and
+   the fp32 accumulation take; the model takes the elements and scales. A_k
+   is the first k columns of the quantized A (whole blocks for k a multiple
+   of the block), B_k the first k rows of B. */
+static int fill_bs(const lowp_run_t *r, plan_t *P, size_t bi, size_t di) {
+  const lowp_bsformat_t *bf = &P->bsf[bi];
+  size_t T = P->tbk[0], m = P->m, K = P->bkmax, t, i, j, k, nb = lowp_bsformat_blocks(bf, K);
+  float *x = malloc(m * K * sizeof *x);
+  double *y = malloc(m * K * sizeof *y), *d = malloc(m * K * sizeof *d), *tq = malloc(m * K * sizeof *tq),
+         *tsc = malloc(m * K * sizeof *tsc);
+  int st = x && y && d && tq && tsc ? LOWP_OK : LOWP_ENOMEM;
+  P->bq.nb = nb;
+  for (t = 0; t < T && !st; t++) {
+    uint32_t s0 = (uint32_t)(2000000 + 10000 * bi + 1000 * di + 2 * t); /* bi < 8, di < 6, t < 256 */
+    size_t kt = 0;
+    for (k = 0; k < P->nbk; k++)
+      if (t < P->tbk[k]) kt = P->bkv[k];
+    st = lowp_dist_fill(d, m * kt, &P->dists[di], &LOWP_FMT_FP32, r->seed, s0);
+    for (i = 0; i < m * kt && !st; i++) x[i] = (float)d[i];
+    if (!st) st = quant_rows(P->bq.qa[t], P->bq.sa[t], &P->bq.ta[t], y, tq, tsc, x, m, kt, K, nb, bf);
+    for (i = 0; i < m && !st; i++) memcpy(P->bq.xa[t] + i * K, y + i * kt, kt * sizeof *y);
+    if (!st) st = lowp_dist_fill(d, m * kt, &P->dists[di], &LOWP_FMT_FP32, r->seed, s0 + 1);
+    for (i = 0; i < m && !st; i++) /* B (kt x m): its columns are the rows quantized */
+      for (j = 0; j < kt; j++) x[i * kt + j] = (float)d[j * m + i];
+    if (!st) st = quant_rows(P->bq.qb[t], P->bq.sb[t], &P->bq.tb[t], y, tq, tsc, x, m, kt, K, nb, bf);
+    for (i = 0; i < m && !st; i++)
+      for (j = 0; j < kt; j++) P->bq.xb[t][j * m + i] = y[i * kt + j];
+  }
+  free(x), free(y), free(d), free(tq), free(tsc);
+  return st;
+}
+
+/* the block-scaled rows of the summary, results.json and the answer: each
+   curve at the largest k, its bound there, and the largest max error /
+   bound over its sizes */
+static void bs_rows(lowp_run_t *r, const plan_t *P, found_t *F, const grid_t *g, size_t bi, size_t di) {
+  size_t i, k, kl = P->nbk - 1;
+  for (i = 0; i < P->bsl.n; i++) {
+    char gt[512], key[640], bt[32] = "vacuous";
+    double worst = 0, b = g->bound[i][kl];
+    cJSON *row;
+    if (!g->used[i]) continue;
+    for (k = 0; k < P->nbk; k++)
+      if (bound_ok(g->bound[i][k]) && !P->bsl.s[i].heuristic && g->max[i][k] / g->bound[i][k] > worst)
+        worst = g->max[i][k] / g->bound[i][k];
+    if (worst > F->bs_worst_ratio) F->bs_worst_ratio = worst;
+    growth_text(gt, sizeof gt, &g->gr[i], "k");
+    if (bound_ok(b)) snprintf(bt, sizeof bt, "%.3e", b);
+    fprintf(r->summary, "| %s | %s | %s | %.3e | %.3e | %s | %.3g | %s |\n", P->bsnames[bi], P->dnames[di],
+            P->bsl.s[i].label, g->mean[i][kl], g->max[i][kl], bt, worst, gt);
+    snprintf(key, sizeof key, "gemm %s %s %s", P->bsnames[bi], P->dnames[di], P->bsl.s[i].label);
+    growth_json(F->slopes, key, &g->gr[i]);
+    row = cJSON_CreateObject();
+    cJSON_AddStringToObject(row, "format", P->bsnames[bi]);
+    cJSON_AddStringToObject(row, "data", P->dnames[di]);
+    cJSON_AddStringToObject(row, "model", P->bsl.s[i].label);
+    cJSON_AddNumberToObject(row, "k", (double)P->bkv[kl]);
+    cJSON_AddNumberToObject(row, "trials", (double)P->tbk[kl]);
+    cJSON_AddNumberToObject(row, "mean_max_backward_error", g->mean[i][kl]);
+    cJSON_AddNumberToObject(row, "max_backward_error", g->max[i][kl]);
+    if (bound_ok(b)) cJSON_AddNumberToObject(row, "bound", b);
+    else cJSON_AddStringToObject(row, "bound", "vacuous or none");
+    cJSON_AddNumberToObject(row, "worst_max_over_bound", worst);
+    if (g->gr[i].nseg) {
+      cJSON_AddNumberToObject(row, "growth_slope", growth_last(&g->gr[i]));
+      if (isfinite(growth_last_half(&g->gr[i]))) cJSON_AddNumberToObject(row, "growth_ci95_half", growth_last_half(&g->gr[i]));
+    }
+    cJSON_AddItemToArray(F->bsrows, row);
+    if (!strcmp(P->dnames[di], "uniform01")) {
+      size_t o = strlen(F->bstext);
+      snprintf(F->bstext + o, sizeof F->bstext - o, "%s%s on %s: %.3g (max %.3g, bound %.3g, worst max/bound %.3g; "
+               "growth %s)", o ? "; " : "", P->bsnames[bi], P->bsl.s[i].label, g->mean[i][kl], g->max[i][kl], b,
+               worst, g->gr[i].nseg ? gt : "no fit");
+    }
+  }
+}
+
+/* block-scaled GEMMs of one format and distribution, on the block-scaled models and fp32 accumulation */
+static int run_bs_gemms(lowp_run_t *r, plan_t *P, found_t *F, size_t bi, size_t di) {
+  static grid_t g;
+  const lowp_bsformat_t *bf = &P->bsf[bi];
+  char csv[160], base[160], title[400], bcsv[160], cap[3072], tt[160], bs[200];
+  decl_t d = {K_GEMM, &P->bsl, &LOWP_FMT_FP32, P->bq.xa, P->bq.xb, P->tmax, P->m, P->bkmax, P->bkv, P->tbk, P->nbk,
+              bf, &P->bq};
+  int st;
+  lowp_run_progress(r, "block-scaled GEMMs, %s, %s", P->bsnames[bi], P->dnames[di]);
+  st = fill_bs(r, P, bi, di);
+  if (!st) st = measure(&g, &d);
+  if (st) { fprintf(stderr, "lowp run error-growth: block-scaled GEMMs: %s\n", lowp_status_str(st)); return 2; }
+  snprintf(csv, sizeof csv, "gemm_%s_%s.csv", P->bsnames[bi], P->dnames[di]);
+  snprintf(base, sizeof base, "gemm_%s_%s", P->bsnames[bi], P->dnames[di]);
+  snprintf(bcsv, sizeof bcsv, "bounds_gemm_%s_%s.csv", P->bsnames[bi], P->dnames[di]);
+  if (write_grid(r, csv, &g, &P->bsl, P->bkv, P->nbk, "k") || write_bound_csv(r, bcsv, &g, &P->bsl, P->bkv, P->nbk))
+    return 2;
+  snprintf(title, sizeof title, "gemm %s", P->bsnames[bi]);
+  if (di == 0) record_bounds(F, title, &P->bsl, &g, P->bkv, P->nbk);
+  analyse(&g, &P->bsl, P->bkv, P->nbk, F, title, P->dnames[di]);
+  bs_rows(r, P, F, &g, bi, di);
+  lowp_bsformat_spec(bs, sizeof bs, bf);
+  snprintf(title, sizeof title, "Block-scaled GEMMs (%zu x k) (k x %zu) of %s, %s, fp32 result", P->m, P->m,
+           P->bsnames[bi], pretty(P->dnames[di]));
+  if (plot_one(r, base, csv, bcsv, title, "k (inner dimension)", "max componentwise backward error |C^-C|/(|A||B|)",
+               &P->bsl, &g, P->bkv, P->nbk))
+    F->plot_failed = 1;
+  snprintf(base, sizeof base, "gemm_%s_%s.png", P->bsnames[bi], P->dnames[di]);
+  snprintf(cap, sizeof cap, "Block-scaled GEMMs: fp32 data quantized to %s (%s) by its rule (blocks along k), worst "
+           "element's backward error against k, measured against the exact product of the dequantized inputs, "
+           "mean over the trials (%s; column trials of %s), per model: the block-scaled MMA models (TC b200 kind=..., "
+           "lib/model/bsmma.h, on the elements and scales; a per-tensor scale in the epilogue) and fp32 "
+           "accumulation of the dequantized products, each with the bound of its own method (dashed; the models' "
+           "is the worst case lowp tol gives for them; probabilistic dotted); a bound >= 1 is vacuous and not "
+           "drawn. " BOUNDS_NOTE " " BS_NOTE "%s Zero errors are not drawn (log axis): a curve exact at every size "
+           "is left out of the key and named in the plot.", P->bsnames[bi], bs,
+           trials_text(tt, sizeof tt, P->tbk, P->bkv, P->nbk, "k"), csv, drawn_same(&g, &P->bsl, P->nbk) ? " " SAME_NOTE : "");
+  lowp_result_plot(F->plots, base, cap);
+  return 0;
+}
+
 /* the claims, checked (exit 1 if one is refuted) */
 typedef struct {
   char what[256];
@@ -1369,7 +1768,7 @@ static void claim_slope(verdict_t *vd, const char *what, const growth_t *gr, dou
 }
 
 static void answer(lowp_run_t *r, const found_t *F) {
-  char line[4096], a[512], b[512], c[512], ext[512];
+  char line[8192], a[512], b[512], c[512], ext[512];
   if (!lowp_exp_tc_extrapolated(ext, sizeof ext, "h100", &LOWP_FMT_E4M3, F->fp8_k, NULL, NULL))
     snprintf(ext, sizeof ext, "inside the captured range of the h100 model");
   snprintf(line, sizeof line,
@@ -1388,6 +1787,14 @@ static void answer(lowp_run_t *r, const found_t *F) {
            F->satnames[0] ? F->satnames : "none", F->novfc, F->nbrk, F->nbound_bad, F->nbound, F->novf,
            F->nprob_exc, F->nprob_trials, F->nprob, F->npcut, F->npcut_pts, F->pcutnames[0] ? F->pcutnames : "none",
            F->nheur_bad, F->nheur);
+  if (F->bstext[0]) {
+    size_t o = strlen(line);
+    snprintf(line + o, sizeof line - o, " Block-scaled GEMMs (fp32 data on [0,1] quantized by each format's rule; "
+             "error against the exact product of the dequantized inputs) at the largest k, mean error: %s. The "
+             "largest max error / bound over every block-scaled point: %.3g (%s; the models' bound is lowp tol's "
+             "worst case).", F->bstext, F->bs_worst_ratio, F->bs_worst_ratio <= 1 ? "every point within its bound"
+             : "a bound is exceeded");
+  }
   cJSON_AddStringToObject(r->results, "answer", line);
   fprintf(r->summary, "\n**Answer.** %s\n", line);
   printf("%s\n", line);
@@ -1457,6 +1864,7 @@ static int judge(lowp_run_t *r, const plan_t *P, const found_t *F, cJSON *verdic
   cJSON_AddNumberToObject(keynums, "prob_bound_trial_sums_checked", (double)F->nprob_trials);
   cJSON_AddNumberToObject(keynums, "prob_bound_trial_sums_exceeding", (double)F->nprob_exc);
   cJSON_AddNumberToObject(keynums, "prob_bound_points_cut_by_stagnation", (double)F->npcut_pts);
+  if (P->nbf) cJSON_AddNumberToObject(keynums, "block_scaled_worst_max_over_bound", F->bs_worst_ratio);
   answer(r, F);
   return bad;
 }
@@ -1484,6 +1892,7 @@ static int run(lowp_run_t *r) {
   F.tables = cJSON_AddArrayToObject(r->results, "tables");
   verdicts = cJSON_AddArrayToObject(r->results, "verdicts");
   F.slopes = cJSON_AddObjectToObject(r->results, "slopes");
+  F.bsrows = cJSON_AddArrayToObject(r->results, "block_scaled");
   keynums = cJSON_AddObjectToObject(r->results, "key_numbers");
   if (declare(r, &P)) { plan_free(&P); fprintf(stderr, "lowp run error-growth: out of memory\n"); return 2; }
   F.bounds = cJSON_AddObjectToObject(r->results, "bounds");
@@ -1513,6 +1922,15 @@ static int run(lowp_run_t *r) {
       st = run_dots(r, &P, &F, fi, di);
       if (!st) st = run_gemms(r, &P, &F, fi, di);
     }
+  if (!st && P.nbf)
+    fprintf(r->summary, "\nBlock-scaled GEMMs (%zux%zu, k = %zu .. %zu, x%s; trials %s): fp32 data quantized by each "
+            "format's rule, error against the exact product of the dequantized inputs, at k = %zu; worst max/bound: "
+            "the largest max error over the trials / the bound over every k.\n\n"
+            "| input | data | model | mean error | max error | bound | worst max/bound | growth: slope +- 95%% CI |\n"
+            "|---|---|---|---|---|---|---|---|\n", P.m, P.m, P.bkv[0], P.bkmax, lowp_run_param(r, "bs_kstep"),
+            trials_text(tk, sizeof tk, P.tbk, P.bkv, P.nbk, "k"), P.bkv[P.nbk - 1]);
+  for (fi = 0; fi < P.nbf && !st; fi++)
+    for (di = 0; di < P.nd && !st; di++) st = run_bs_gemms(r, &P, &F, fi, di);
   /* judge */
   if (!st) bad = judge(r, &P, &F, verdicts, keynums);
   plan_free(&P);
@@ -1535,9 +1953,12 @@ const lowp_experiment_t lowp_exp_error_growth = {
     .method = "Seeded inputs (uniform [0,1], uniform [-1,1], normal) rounded to each format; sums and dots "
               "of the first n elements (n = 16 .. 2^20, x4) and GEMMs (k = 16 .. 4096) on each model "
               "(lib/model: recursive/FMA, pairwise, blocked, Kahan in fp32 or fp16; tensor-core presets, "
-              "fp8 with and without promotion every 128); backward error against lib/exact, mean over "
+              "fp8 with and without promotion every 128); block-scaled GEMMs (k = {bs_kmin} .. {bs_kmax}, "
+              "x{bs_kstep}) of fp32 data quantized to {bs_formats} on the block-scaled MMA models (B200 "
+              "kind=mxf8f6f4 and kind=mxf4nvf4) and fp32 accumulation of the dequantized products, against "
+              "the exact product of the dequantized inputs; backward error against lib/exact, mean over "
               "up to {trials_max} trials at small n, down to {trials} at the largest (column trials); each curve with the bound of "
-              "its own method (lowp_check_bound) and, for recursive orders, Higham-Mary's probabilistic "
+              "its own method (lowp_check_bound; the block-scaled models' from lowp tol) and, for recursive orders, Higham-Mary's probabilistic "
               "bound; growth slopes with 95% t-intervals, fitted only where one power law holds "
               "(lib/measure/fit.c: saturation and changes of slope detected).",
     .expected = "sqrt(n) growth on [0,1] and nearly flat error on [-1,1] for round-to-nearest "

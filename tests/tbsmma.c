@@ -15,7 +15,9 @@
  * or F+1 would give another result are counted; rows with zero blocks
  * under large scales, where the zero convention decides, counted apart and
  * checked under both conventions. LOWP_BSMMA_ROWS sets the rows per
- * configuration (default 12500: 62,500 over the five).
+ * configuration (default 16000: 80,000 over the five, of which about
+ * 15,000 depend on the zero convention; issue 33 asks for >= 62,500 rows
+ * with those counted apart, which the default run asserts).
  */
 
 #include "format/bsformat.h"
@@ -378,7 +380,7 @@ int main(void) {
       {"mxf4nvf4 nvfp4", "b200,kind=mxf4nvf4", &C_E2M1, &C_E2M1, 1, 16, "elem=e2m1,scale=ue4m3,block=16,rule=absmax",
        "elem=e2m1,scale=ue4m3,block=16,rule=absmax"}};
   const char *env = getenv("LOWP_BSMMA_ROWS");
-  long rows = env ? atol(env) : 12500;
+  long rows = env ? atol(env) : 16000;
   size_t i;
   lowp_rng_t g;
   lowp_test_start("tbsmma");
@@ -400,7 +402,12 @@ int main(void) {
   check_tol_bound("b200,kind=mxf4nvf4", "mxfp4", 2048, &g);
   check_tol_bound("b200,kind=mxf8f6f4", "mxfp6_e2m3", 512, &g);
   printf("  %ld rows, 0 mismatches expected; %ld NaN results; %ld F-separating; %ld zero-convention rows "
-         "(checked under both conventions)\n", n_rows, n_nan_rows, n_sep, n_zero_dep);
+         "(checked under both conventions), %ld that do not depend on it\n", n_rows, n_nan_rows, n_sep, n_zero_dep,
+         n_rows - n_zero_dep);
+  if (!env) /* the issue's count: the rows that do not depend on the zero convention alone */
+    lowp_test_check(n_rows - n_zero_dep >= 62500 && n_nan_rows > 0 && n_sep > 0 && n_zero_dep > 0,
+                    "%ld rows without the zero-convention ones (>= 62500 wanted), %ld NaN, %ld F-separating",
+                    n_rows - n_zero_dep, n_nan_rows, n_sep);
   for (i = 0; i < 300; i++) mpq_clear(T[i]);
   mpq_clears(Q1, Q2, G, (mpq_ptr)0);
   mpz_clears(Z, SUM, (mpz_ptr)0);

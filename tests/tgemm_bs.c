@@ -11,6 +11,7 @@
  * leaving partial instructions and blocks (k = 100, 33, 1).
  */
 
+#include "cpu.h"
 #include "cpu/gemm_bs.h"
 #include "format/bsquant.h"
 #include "rng/rng.h"
@@ -52,6 +53,7 @@ static void run(const char *model, const char *fa, const char *fb, int zero, siz
   lowp_gemm_bs_cfg_t cfg;
   char err[256], spec[128];
   size_t nb, i, bad = 0;
+  int isa, ok;
   double *A, *SA, *BT, *SB, *B, *C0, *C1, *C2;
   snprintf(spec, sizeof spec, "%s%s", model, zero ? ",zero=emin" : "");
   if (!lowp_test_check(lowp_gemm_bs_config(&cfg, spec, fa, fb, err, sizeof err) == LOWP_OK, "%s: %s", spec, err)) return;
@@ -68,12 +70,25 @@ static void run(const char *model, const char *fa, const char *fb, int zero, siz
     if (kind == 2) C0[i] = i % 3 ? 0.0 : -0.0;
   }
   memcpy(C1, C0, m * n * sizeof *C0), memcpy(C2, C0, m * n * sizeof *C0);
-  lowp_test_check(lowp_gemm_bs_ref(C1, A, SA, B, SB, m, n, k, &cfg) == LOWP_OK &&
-                  lowp_gemm_bs_fast(C2, A, SA, B, SB, m, n, k, &cfg) == LOWP_OK, "%s runs", spec);
-  for (i = 0; i < m * n; i++)
-    if (!same(C1[i], C2[i]) && bad++ < 3)
-      lowp_test_check(0, "%s %s x %s k=%zu kind %d: C[%zu] fast %a, reference %a", spec, fa, fb, k, kind, i, C2[i], C1[i]);
-  lowp_test_check(bad == 0, "%s %s x %s %zux%zux%zu kind %d: %zu of %zu differ", spec, fa, fb, m, n, k, kind, bad, m * n);
+  lowp_test_check(lowp_gemm_bs_ref(C1, A, SA, B, SB, m, n, k, &cfg) == LOWP_OK, "%s runs", spec);
+  for (isa = 0; isa <= (int)lowp_cpu_isa(0); isa++) { /* every copy this CPU runs: the reference's bytes */
+    memcpy(C2, C0, m * n * sizeof *C0);
+    bad = 0;
+    lowp_test_check(lowp_gemm_bs_fast_isa(C2, A, SA, B, SB, m, n, k, &cfg, lowp_isa_name((lowp_isa_t)isa)) == LOWP_OK,
+                    "%s runs on %s", spec, lowp_isa_name((lowp_isa_t)isa));
+    for (i = 0; i < m * n; i++)
+      if (!same(C1[i], C2[i]) && bad++ < 3)
+        lowp_test_check(0, "%s %s x %s k=%zu kind %d (%s): C[%zu] fast %a, reference %a", spec, fa, fb, k, kind,
+                        lowp_isa_name((lowp_isa_t)isa), i, C2[i], C1[i]);
+    lowp_test_check(bad == 0, "%s %s x %s %zux%zux%zu kind %d (%s): %zu of %zu differ", spec, fa, fb, m, n, k, kind,
+                    lowp_isa_name((lowp_isa_t)isa), bad, m * n);
+  }
+  memcpy(C2, C0, m * n * sizeof *C0);
+  ok = lowp_gemm_bs_fast(C2, A, SA, B, SB, m, n, k, &cfg) == LOWP_OK; /* the best copy, as callers run it */
+  for (i = 0; i < m * n; i++) ok &= same(C1[i], C2[i]);
+  lowp_test_check(ok, "%s %s x %s k=%zu kind %d: lowp_gemm_bs_fast gives the reference's bytes", spec, fa, fb, k, kind);
+  lowp_test_check(lowp_gemm_bs_fast_isa(C2, A, SA, B, SB, m, n, k, &cfg, "sse9") == LOWP_EINVAL,
+                  "an unknown isa is refused");
   free(A), free(SA), free(BT), free(SB), free(B), free(C0), free(C1), free(C2);
 }
 

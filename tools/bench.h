@@ -30,7 +30,7 @@ int lowp_bench_gemm(int argc, char **argv);
 
 /** @brief The block-scaled rows of `lowp bench gemm --tables tc`
     (tools/bench_gemm_bs.c); returns 1 when a validation failed. */
-int lowp__bench_gemm_bs(size_t N, size_t rows, int reps, uint64_t seed);
+int lowp__bench_gemm_bs(size_t N, size_t rows, int reps, uint64_t seed, const char *isa);
 
 /** @brief `lowp bench fpx`: exception tracing beside the same path untraced
     (tools/bench_fpx.c). */

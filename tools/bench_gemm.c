@@ -450,7 +450,7 @@ int lowp_bench_gemm(int argc, char **argv) {
            "ref", "fast", "sgemm", "exact", "ref/fast", "fast/S", "bits");
     for (i = 0; i < sizeof tcases / sizeof tcases[0]; i++) bad |= run_tcase(&tcases[i], &o);
     printf("target (issue 22): tensor-core models <= 2 ns per multiply-add at N = 1024\n");
-    bad |= lowp__bench_gemm_bs(o.n, o.rows, o.reps, o.seed);
+    bad |= lowp__bench_gemm_bs(o.n, o.rows, o.reps, o.seed, o.isa);
   }
   return bad ? LOWP_EXIT_CHECK : LOWP_EXIT_OK;
 }

@@ -3,7 +3,8 @@
 /*
  * Inputs: N x N normal data quantized to the operands' formats by their
  * default rules. ref = lowp_gemm_bs_ref (one lowp_bsmma_dot per output) on
- * the first rows; fast = lowp_gemm_bs_fast on all N rows, best of reps; the
+ * the first rows; fast = lowp_gemm_bs_fast_isa on all N rows (the --isa
+ * copy: --isa avx2 times the AVX2 kernel on an AVX-512 CPU), best of reps; the
  * rows both computed are compared byte for byte ("same") before any time is
  * printed as valid. One thread (the kernel has no threading).
  */
@@ -37,7 +38,8 @@ static void quantized(double *q, double *s, const lowp_bsformat_t *bf, size_t N,
   free(x);
 }
 
-static int bs_row(const char *model, const char *fa, const char *fb, size_t N, size_t rows, int reps, uint64_t seed) {
+static int bs_row(const char *model, const char *fa, const char *fb, size_t N, size_t rows, int reps, uint64_t seed,
+                  const char *isa) {
   lowp_gemm_bs_cfg_t cfg;
   char err[256], label[96];
   size_t nb, r = rows < N ? rows : N, i, j;
@@ -59,27 +61,27 @@ static int bs_row(const char *model, const char *fa, const char *fb, size_t N, s
   for (rep = 0; rep < reps; rep++) {
     memset(C, 0, N * N * sizeof *C);
     t = lowp_bench_clock_s(0);
-    if (lowp_gemm_bs_fast(C, A, SA, B, SB, N, N, N, &cfg)) lowp_cli_die("bench gemm", "fast path failed");
+    if (lowp_gemm_bs_fast_isa(C, A, SA, B, SB, N, N, N, &cfg, isa)) lowp_cli_die("bench gemm", "fast path failed");
     t = lowp_bench_clock_s(0) - t;
     if (t < best) best = t;
   }
   best *= 1e9 / madds;
   bad = memcmp(C, Cr, r * N * sizeof *C) != 0;
   snprintf(label, sizeof label, "%s %s", model, fa);
-  printf("%-44s %-6s %9.3f %9.4f %8.0fx  %s\n", label, "int", tref, best, tref / best, bad ? "FAIL" : "same");
+  printf("%-44s %-6s %9.3f %9.4f %8.0fx  %s\n", label, isa, tref, best, tref / best, bad ? "FAIL" : "same");
   free(A), free(SA), free(BT), free(B), free(SB), free(C), free(Cr);
   return bad;
 }
 
-int lowp__bench_gemm_bs(size_t N, size_t rows, int reps, uint64_t seed) {
+int lowp__bench_gemm_bs(size_t N, size_t rows, int reps, uint64_t seed, const char *isa) {
   int bad = 0;
   printf("%-44s %-6s %9s %9s %9s  %s\n", "block-scaled model (lowp_gemm_bs)", "kernel", "ref", "fast", "ref/fast",
          "bits");
-  bad |= bs_row("b200,kind=mxf8f6f4", "mxfp8_e4m3", "mxfp8_e4m3", N, rows, reps, seed);
-  bad |= bs_row("b200,kind=mxf8f6f4", "mxfp6_e3m2", "mxfp6_e3m2", N, rows, reps, seed);
-  bad |= bs_row("b200,kind=mxf4nvf4", "mxfp4", "mxfp4", N, rows, reps, seed);
+  bad |= bs_row("b200,kind=mxf8f6f4", "mxfp8_e4m3", "mxfp8_e4m3", N, rows, reps, seed, isa);
+  bad |= bs_row("b200,kind=mxf8f6f4", "mxfp6_e3m2", "mxfp6_e3m2", N, rows, reps, seed, isa);
+  bad |= bs_row("b200,kind=mxf4nvf4", "mxfp4", "mxfp4", N, rows, reps, seed, isa);
   bad |= bs_row("b200,kind=mxf4nvf4", "elem=e2m1,scale=ue4m3,block=16,rule=absmax",
-                "elem=e2m1,scale=ue4m3,block=16,rule=absmax", N, rows, reps, seed);
+                "elem=e2m1,scale=ue4m3,block=16,rule=absmax", N, rows, reps, seed, isa);
   printf("target (issue 33): block-scaled models <= 4 ns per multiply-add at N = 1024, one thread\n");
   return bad;
 }

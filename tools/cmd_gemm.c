@@ -193,22 +193,11 @@ static double *read_input(const opts_t *o, const char *path, const char *name,
   return x;
 }
 
-/* a preset kind takes the operands its PTX instruction takes (PTX ISA,
-   tcgen05.mma block_scale): kind::mxf8f6f4 elements of at most 8 bits with
-   ue8m0 scales a block of 32 (scale_vec::1X); kind::mxf4nvf4 e2m1 elements
-   with ue8m0 scales a block of 32 (scale_vec::2X) or ue4m3 scales a block of
-   16 (scale_vec::4X, NVFP4). Parameter models (K=..,group=..) take any. */
+/* a preset kind takes the operands its PTX instruction takes (lowp_gemm_bs_kind_check) */
 static void bs_kind_check(const opts_t *o) {
-  const lowp_bsformat_t *q = &o->quant;
-  int e8m0 = q->scale.name && !strcmp(q->scale.name, "e8m0");
-  int ue4m3 = q->scale_unsigned && q->scale.name && !strcmp(q->scale.name, "e4m3");
-  int e2m1 = q->elem.name && !strcmp(q->elem.name, "e2m1");
-  if (strstr(o->model, "kind=mxf8f6f4") && !(e8m0 && q->block == 32))
-    lowp_cli_die(o->cmd, "--quant %s: kind=mxf8f6f4 takes ue8m0 scales a block of 32 (MX formats), not %s "
-                 "scales a block of %d", q->name, q->scale_unsigned ? "ue4m3" : q->scale.name, q->block);
-  if (strstr(o->model, "kind=mxf4nvf4") && !(e2m1 && ((e8m0 && q->block == 32) || (ue4m3 && q->block == 16))))
-    lowp_cli_die(o->cmd, "--quant %s: kind=mxf4nvf4 takes e2m1 elements with ue8m0 scales a block of 32 (mxfp4) "
-                 "or ue4m3 scales a block of 16 (nvfp4)", q->name);
+  char err[256];
+  if (lowp_gemm_bs_kind_check(o->model, &o->quant, err, sizeof err))
+    lowp_cli_die(o->cmd, "--quant %s: %s", o->quant.name, err);
 }
 
 static void parse(opts_t *o, int argc, char **argv) {

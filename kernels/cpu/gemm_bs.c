@@ -26,12 +26,14 @@
  * and c = 0 (the sign-of-zero rule) are recomputed by the reference, as are
  * whole GEMMs the fast path does not cover (out rounding other than rtz,
  * group-mode elements beyond 2^15). Compiled for AVX-512, AVX2 and the
- * baseline (target_clones); integer and IEEE operations only, so every copy
+ * baseline (three copies of the panel kernel, chosen at run time or by
+ * lowp_gemm_bs_fast_isa); integer and IEEE operations only, so every copy
  * gives the same bits. tests/tgemm_bs.c holds it to the reference.
  */
 
 #include "cpu/gemm_bs.h"
 #include "bits.h"
+#include "cpu.h"
 #include "status.h"
 
 #include <math.h>
@@ -40,10 +42,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the panel kernel is compiled three times (generic, AVX2, AVX-512F) and
+   chosen at run time (lowp_gemm_bs_fast_isa); under ASan one copy */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define LOWP_BS_X86 1
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define LOWP_BS_INLINE __attribute__((always_inline)) inline
 #else
-#define CLONES
+#define LOWP_BS_INLINE inline
 #endif
 
 enum { W = 64, ZX = -(1 << 20) };
@@ -96,9 +103,9 @@ static double to_f32_rtz(int neg, uint64_t U, int L) {
 
 /* One panel-row: the chain of instructions for W columns. acc: C on entry,
    the result on exit; slow[j] set where the reference must decide. */
-CLONES static void panel_row(double *acc, int *slow, const kp_t *q, const int32_t *ma, const int32_t *xa,
-                             const int32_t *sam, const int32_t *sax, const int32_t *mb, const int32_t *xb,
-                             const int32_t *sbm, const int32_t *sbx) {
+static LOWP_BS_INLINE void panel_body(double *acc, int *slow, const kp_t *q, const int32_t *ma, const int32_t *xa,
+                                      const int32_t *sam, const int32_t *sax, const int32_t *mb, const int32_t *xb,
+                                      const int32_t *sbm, const int32_t *sbx) {
   size_t k0, p;
   int j;
   for (k0 = 0; k0 < q->k; k0 += (size_t)q->K) {
@@ -199,6 +206,27 @@ CLONES static void panel_row(double *acc, int *slow, const kp_t *q, const int32_
   }
 }
 
+#define PANEL_ARGS                                                                                          \
+  double *acc, int *slow, const kp_t *q, const int32_t *ma, const int32_t *xa, const int32_t *sam,          \
+      const int32_t *sax, const int32_t *mb, const int32_t *xb, const int32_t *sbm, const int32_t *sbx
+#define PANEL_CALL acc, slow, q, ma, xa, sam, sax, mb, xb, sbm, sbx
+static void panel_generic(PANEL_ARGS) { panel_body(PANEL_CALL); }
+#ifdef LOWP_BS_X86
+__attribute__((target("avx2"))) static void panel_avx2(PANEL_ARGS) { panel_body(PANEL_CALL); }
+__attribute__((target("avx512f"))) static void panel_avx512(PANEL_ARGS) { panel_body(PANEL_CALL); }
+#endif
+
+/* the copy for instruction set isa (lowp_isa_t) */
+static void panel_row(int isa, PANEL_ARGS) {
+  switch (isa) {
+#ifdef LOWP_BS_X86
+  case LOWP_ISA_AVX512: panel_avx512(PANEL_CALL); break;
+  case LOWP_ISA_AVX2: panel_avx2(PANEL_CALL); break;
+#endif
+  default: panel_generic(PANEL_CALL); break;
+  }
+}
+
 /* ----------------------------------------------------------- public API */
 
 int lowp_gemm_bs_config(lowp_gemm_bs_cfg_t *cfg, const char *model, const char *fa, const char *fb, char *err,
@@ -215,6 +243,25 @@ int lowp_gemm_bs_config(lowp_gemm_bs_cfg_t *cfg, const char *model, const char *
     if (err && errlen)
       snprintf(err, errlen, "%s x %s on %s: the operands need one scale format and block size, floating-point "
                "elements, and blocks that hold whole groups of %d", fa, fb, model, cfg->model.p.group);
+    return LOWP_EINVAL;
+  }
+  return LOWP_OK;
+}
+
+int lowp_gemm_bs_kind_check(const char *model, const lowp_bsformat_t *q, char *err, size_t errlen) {
+  int e8m0 = q->scale.name && !strcmp(q->scale.name, "e8m0");
+  int ue4m3 = q->scale_unsigned && q->scale.name && !strcmp(q->scale.name, "e4m3");
+  int e2m1 = q->elem.name && !strcmp(q->elem.name, "e2m1");
+  if (strstr(model, "kind=mxf8f6f4") && !(e8m0 && q->block == 32)) {
+    if (err && errlen)
+      snprintf(err, errlen, "kind=mxf8f6f4 takes ue8m0 scales a block of 32 (MX formats), not %s scales a block "
+               "of %d", q->scale_unsigned ? "ue4m3" : q->scale.name, q->block);
+    return LOWP_EINVAL;
+  }
+  if (strstr(model, "kind=mxf4nvf4") && !(e2m1 && ((e8m0 && q->block == 32) || (ue4m3 && q->block == 16)))) {
+    if (err && errlen)
+      snprintf(err, errlen, "kind=mxf4nvf4 takes e2m1 elements with ue8m0 scales a block of 32 (mxfp4) or ue4m3 "
+               "scales a block of 16 (nvfp4)");
     return LOWP_EINVAL;
   }
   return LOWP_OK;
@@ -262,11 +309,23 @@ static int pack_val(int32_t *mm, int32_t *xx, double v, const lowp_format_t *f, 
 
 int lowp_gemm_bs_fast(double *C, const double *A, const double *SA, const double *B, const double *SB,
                       size_t m, size_t n, size_t k, const lowp_gemm_bs_cfg_t *cfg) {
+  return lowp_gemm_bs_fast_isa(C, A, SA, B, SB, m, n, k, cfg, NULL);
+}
+
+int lowp_gemm_bs_fast_isa(double *C, const double *A, const double *SA, const double *B, const double *SB,
+                          size_t m, size_t n, size_t k, const lowp_gemm_bs_cfg_t *cfg, const char *isa) {
+  int use = (int)lowp_cpu_isa(0);
   kp_t q;
   size_t npan = (n + W - 1) / W, i, j, p, pan;
   int32_t *ma, *xa, *sam, *sax, *mb, *xb, *sbm, *sbx;
   int *colok, fixed = cfg->model.p.group > 0, st = LOWP_OK;
   const lowp_format_t *fs = &cfg->fa.scale;
+  if (isa) {
+    int want = lowp_isa_parse(isa);
+    if (want < 0) return LOWP_EINVAL;
+    if (want > use) return LOWP_EUNSUPPORTED;
+    use = want;
+  }
   if (cfg->model.p.out_rnd != LOWP_RND_TZ || lowp_bsmma_validate(&cfg->model.p, NULL, 0))
     return lowp_gemm_bs_ref(C, A, SA, B, SB, m, n, k, cfg);
   memset(&q, 0, sizeof q);
@@ -318,7 +377,7 @@ int lowp_gemm_bs_fast(double *C, const double *A, const double *SA, const double
         slow[jj] = jj >= w || !rowok || !colok[pan * W + jj] || !isfinite(c0[jj]);
       }
       if (rowok)
-        panel_row(acc, slow, &q, ma, xa, sam, sax, mb + pan * k * W, xb + pan * k * W, sbm + pan * q.nb * W,
+        panel_row(use, acc, slow, &q, ma, xa, sam, sax, mb + pan * k * W, xb + pan * k * W, sbm + pan * q.nb * W,
                   sbx + pan * q.nb * W);
       for (jj = 0; jj < w && !st; jj++) {
         size_t jg = pan * W + jj;

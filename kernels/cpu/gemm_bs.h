@@ -33,6 +33,28 @@ int lowp_gemm_bs_ref(double *C, const double *A, const double *SA, const double 
 int lowp_gemm_bs_fast(double *C, const double *A, const double *SA, const double *B, const double *SB,
                       size_t m, size_t n, size_t k, const lowp_gemm_bs_cfg_t *cfg);
 
+/**
+ * @brief lowp_gemm_bs_fast on the copy for one instruction set: isa =
+ * "generic", "avx2", "avx512" or NULL (the best this CPU runs; what
+ * lowp_gemm_bs_fast uses). Every copy gives the same bytes (integer and
+ * IEEE operations only).
+ * @return as lowp_gemm_bs_fast; LOWP_EINVAL (unknown isa);
+ *         LOWP_EUNSUPPORTED (this CPU cannot run that isa).
+ */
+int lowp_gemm_bs_fast_isa(double *C, const double *A, const double *SA, const double *B, const double *SB,
+                          size_t m, size_t n, size_t k, const lowp_gemm_bs_cfg_t *cfg, const char *isa);
+
+/**
+ * @brief Does a preset kind take these operands? The PTX instruction
+ * (tcgen05.mma block_scale) fixes them: kind=mxf8f6f4 elements of at most 8
+ * bits with ue8m0 scales a block of 32 (scale_vec::1X); kind=mxf4nvf4 e2m1
+ * elements with ue8m0 scales a block of 32 (scale_vec::2X) or ue4m3 scales a
+ * block of 16 (scale_vec::4X, NVFP4). Parameter models (K=..,group=..) take
+ * any.
+ * @return LOWP_OK, or LOWP_EINVAL with err saying what the kind takes.
+ */
+int lowp_gemm_bs_kind_check(const char *model, const lowp_bsformat_t *q, char *err, size_t errlen);
+
 /** @brief Fill cfg from a model spec ("b200,kind=mxf8f6f4") and two format
     names ("mxfp8_e4m3"); err says why on failure (LOWP_EINVAL). */
 int lowp_gemm_bs_config(lowp_gemm_bs_cfg_t *cfg, const char *model, const char *fa, const char *fb, char *err,

@@ -377,6 +377,13 @@ run error-growth --trials_max=0
 run error-growth --trials_max=257
 run error-growth --budget=0
 run error-growth --trials=65
+run error-growth --bs_formats=mxfp9
+run error-growth --bs_formats=mxfp8_e4m3,
+run error-growth --bs_models='tc:h100'
+run error-growth --bs_models='bs:b200,kind=zzz'
+run error-growth --bs_models='bs:b200,kind=mxf8f6f4@fp16'
+run error-growth --bs_kmin=64 --bs_kmax=32
+run error-growth --bs_kstep=1
 run gradscaler-dynamics --steps=0
 run gradscaler-dynamics --init=-1
 run gradscaler-dynamics --sigma=x

@@ -90,6 +90,10 @@ for isa in generic avx2 avx512; do
     "$LOWP" bench gemm --n 19 --reps 1 --rows 19 --tables acc --isa=$isa >"$T/gi" 2>"$T/err" &&
       grep -q ", isa $isa;" "$T/gi" && [ "$(grep -c ' ok$' "$T/gi")" -eq 11 ] && ok ||
       bad "bench gemm --isa $isa: $(cat "$T/gi" "$T/err")"
+    # the block-scaled rows run (and name) the same copy, equal to the reference
+    "$LOWP" bench gemm --n 70 --reps 1 --rows 3 --tables tc --isa=$isa >"$T/gb" 2>"$T/err" &&
+      [ "$(sed -n '/^block-scaled model/,/^target/p' "$T/gb" | grep -c " $isa .* same$")" -eq 4 ] && ok ||
+      bad "bench gemm --tables tc --isa $isa: not 4 block-scaled rows on $isa equal to the reference: $(cat "$T/gb" "$T/err")"
   else
     expect_exit2 "gemm --isa $isa on a CPU without it" "this CPU runs at most $best" \
       "$LOWP" bench gemm --isa $isa

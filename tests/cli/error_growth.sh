@@ -104,15 +104,50 @@ else
 fi
 grep -q 'fp32 pairwise (= ' "$T/eg/dot_fp16_uniform01.gp" && bad "a curve marked coinciding that does not" || ok
 
+# block-scaled GEMMs (issue 33 item 5): curves for mxfp8_e4m3, mxfp4 and nvfp4, each model only on the operands
+# its instruction takes, each drawn with the bound `lowp tol` gives for it (recomputed here with lowp tol at
+# every k of the CSV), every drawn bound above the curve's max error (the bounds loop above covers these files)
+for f in gemm_mxfp8_e4m3_uniform01.png gemm_mxfp4_normal.csv gemm_nvfp4_uniform11.svg bounds_gemm_nvfp4_uniform01.csv; do
+  [ -s "$T/eg/$f" ] && ok || bad "missing $f"
+done
+grep -q '^TC b200 kind=mxf4nvf4,' "$T/eg/gemm_mxfp8_e4m3_uniform01.csv" && bad "kind=mxf4nvf4 run on mxfp8 operands" || ok
+grep -q '^TC b200 kind=mxf8f6f4,' "$T/eg/gemm_nvfp4_uniform01.csv" && bad "kind=mxf8f6f4 run on nvfp4 operands" || ok
+for fm in "mxfp8_e4m3 b200,kind=mxf8f6f4" "mxfp4 b200,kind=mxf8f6f4" "mxfp4 b200,kind=mxf4nvf4" "nvfp4 b200,kind=mxf4nvf4"; do
+  set -- $fm
+  lab="TC ${2//,/ }: bound"
+  rows=$(awk -F, -v l="$lab" '$1 == l {print $2 " " $3}' "$T/eg/bounds_gemm_$1_uniform01.csv")
+  [ "$(echo "$rows" | grep -c .)" -ge 5 ] || bad "$1 on $2: fewer than 5 bound points ($rows)"
+  while read -r k b; do
+    [ -n "$k" ] || continue
+    t=$("$LOWP" tol gemm --k "$k" --input "$1" --out fp32 --method "model:$2" --json | tr -d ' \t\n' |
+        sed -n 's/.*"bound":\([-0-9.e+]*\).*/\1/p')
+    awk -v a="$b" -v t="$t" 'BEGIN { exit !(t > 0 && a / t > 0.999999 && a / t < 1.000001) }' ||
+      { bad "$1 on $2 at k = $k: drawn bound $b, lowp tol gives $t"; break; }
+  done <<<"$rows"
+  ok
+done
+# nvfp4 on the model: the error is measured (> 0) and below the bound; mxfp4's elements and power-of-two scales
+# make every sum short enough to be exact in fp32 at these k (error 0 on every model)
+awk -F, '$1 == "TC b200 kind=mxf4nvf4" && $3 > 0 {n++} END {exit n < 3}' "$T/eg/gemm_nvfp4_uniform01.csv" && ok ||
+  bad "nvfp4 on kind=mxf4nvf4: no measured error"
+awk -F, 'FNR > 2 && $3 != 0 {bad = 1} END {exit bad}' "$T/eg/gemm_mxfp4_uniform01.csv" && ok ||
+  bad "mxfp4 on [0,1] not exact at the quick sizes: update this check"
+tr -d '\n\t ' < "$T/eg/results.json" | grep -q '"block_scaled":\[{"format":"mxfp8_e4m3","data":"uniform01","model":"TCb200kind=mxf8f6f4"' &&
+  ok || bad "results.json lacks the block-scaled rows"
+grep -q '"block_scaled_worst_max_over_bound":[[:space:]]*0\.' "$T/eg/results.json" && ok || bad "a block-scaled point above its bound"
+
 # same seed, same bytes, whatever the thread count
 OMP_NUM_THREADS=1 "$LOWP" run error-growth --quick --out "$T/eg2" >/dev/null 2>&1
-for f in dot_fp16_uniform01.csv dot_e4m3_normal.csv sum_uniform11.csv gemm_fp16_uniform01.csv; do
+for f in dot_fp16_uniform01.csv dot_e4m3_normal.csv sum_uniform11.csv gemm_fp16_uniform01.csv gemm_nvfp4_normal.csv \
+         gemm_mxfp8_e4m3_uniform01.csv; do
   cmp -s "$T/eg/$f" "$T/eg2/$f" && ok || bad "$f differs between 2 threads and 1"
 done
 
 # bad parameters exit 2
 "$LOWP" run error-growth --models="bogus" --out "$T/bad" >/dev/null 2>&1; [ $? -eq 2 ] && ok || bad "bad model not exit 2"
 "$LOWP" run error-growth --formats=fp99 --out "$T/bad" >/dev/null 2>&1; [ $? -eq 2 ] && ok || bad "bad format not exit 2"
+"$LOWP" run error-growth --bs_formats=mxfp9 --out "$T/bad" >/dev/null 2>&1; [ $? -eq 2 ] && ok || bad "bad bs format not exit 2"
+"$LOWP" run error-growth --bs_models='tc:h100' --out "$T/bad" >/dev/null 2>&1; [ $? -eq 2 ] && ok || bad "tc: in bs_models not exit 2"
 
 echo "cli_error_growth: $pass passed, $fail failed (quick run ${secs}s)"
 [ $fail -eq 0 ]
