@@ -335,6 +335,53 @@ loop_values(float *y, const float *x, size_t n, const fast_consts *cp,
   }
 }
 
+/*
+ * The values for formats with binary32's exponent range (emin = -126,
+ * emax = 127, subnormals, IEEE infinity and NaN: bf16, tf32 and the like)
+ * under the default overflow, FTZ and DAZ policies: f's quantum is 2^sh
+ * binary32 quanta in every binade, subnormals included (both have field 0
+ * at 2^-126), so rounding is integer rounding of x's bits at bit sh = 24 - p,
+ * a carry moving into the exponent field by itself: out of the largest
+ * finite value into 0x7f800000, infinity, exactly where IEEE 754's overflow
+ * in that mode gives it (the modes that keep xmax add no carry). An
+ * infinite input has a zero fraction and stays; NaN inputs take the
+ * reference's NaN (its sign by the policy). Per lane: the bias, one add,
+ * one and, the NaN select: what hand-written bf16 kernels do, NaN kept.
+ */
+static inline __attribute__((always_inline)) void
+loop_samerange(float *y, const float *x, size_t n, int sh, const value_consts *vp, int mode) {
+  const uint32_t low = (UINT32_C(1) << sh) - 1, half = low >> 1;
+  const uint32_t nan0 = vp->nanv0, nanx = vp->nanvx; /* nanx: 0 or the sign bit */
+  size_t i;
+  for (i = 0; i < n; i++) {
+    const uint32_t u = bits_of(x + i), sm = ifmask((int)(u >> 31));
+    const uint32_t isnan = ifmask((int32_t)(u & 0x7fffffffu) > 0x7f800000);
+    uint32_t r;
+    switch (mode) {
+    case M_NE: r = (u + half + ((u >> sh) & 1)) & ~low; break;
+    case M_NA: r = (u + half + 1) & ~low; break;
+    case M_UP: r = (u + (low & ~sm)) & ~low; break;
+    case M_DN: r = (u + (low & sm)) & ~low; break;
+    case M_TO: r = (u & ~low) | ((uint32_t)((u & low) != 0) << sh); break;
+    default: r = u & ~low; break; /* M_TZ */
+    }
+    r = isnan ? nan0 | (u & nanx) : r;
+    memcpy(y + i, &r, sizeof r);
+  }
+}
+
+static inline __attribute__((always_inline)) void
+samerange_modes(float *y, const float *x, size_t n, int sh, const value_consts *v, int mode) {
+  switch (mode) {
+  case M_NE: loop_samerange(y, x, n, sh, v, M_NE); break;
+  case M_NA: loop_samerange(y, x, n, sh, v, M_NA); break;
+  case M_TZ: loop_samerange(y, x, n, sh, v, M_TZ); break;
+  case M_UP: loop_samerange(y, x, n, sh, v, M_UP); break;
+  case M_DN: loop_samerange(y, x, n, sh, v, M_DN); break;
+  default: loop_samerange(y, x, n, sh, v, M_TO); break;
+  }
+}
+
 /* One loop per (mode, variant): "general" adds FTZ, DAZ and formats
    without -0 ("fnuz"), which cost about a fifth more work per element, so
    the common case does not pay for them. */
@@ -392,12 +439,22 @@ static void run_generic(void *bits, const float *x, size_t n,
   loop_any(bits, x, n, c, v, width, mode, 0);
 }
 
+static void same_generic(float *y, const float *x, size_t n, int sh, const value_consts *v,
+                         int mode) {
+  samerange_modes(y, x, n, sh, v, mode);
+}
+
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define LOWP_FAST_X86 1
 __attribute__((target("avx2"))) static void
 run_avx2(void *bits, const float *x, size_t n, const fast_consts *c,
          const value_consts *v, int width, int mode) {
   loop_any(bits, x, n, c, v, width, mode, 1);
+}
+
+__attribute__((target("avx2"))) static void
+same_avx2(float *y, const float *x, size_t n, int sh, const value_consts *v, int mode) {
+  samerange_modes(y, x, n, sh, v, mode);
 }
 
 /* prefer-vector-width=512 keeps 512-bit vectors even when the build tunes
@@ -413,6 +470,11 @@ __attribute__((target(LOWP_AVX512_TARGET))) static void
 run_avx512(void *bits, const float *x, size_t n, const fast_consts *c,
          const value_consts *v, int width, int mode) {
   loop_any(bits, x, n, c, v, width, mode, 1);
+}
+
+__attribute__((target(LOWP_AVX512_TARGET))) static void
+same_avx512(float *y, const float *x, size_t n, int sh, const value_consts *v, int mode) {
+  samerange_modes(y, x, n, sh, v, mode);
 }
 #endif
 
@@ -487,6 +549,18 @@ static void make_values(value_consts *v, const lowp_format_t *f, const lowp_poli
   v->nanvx = v->nanv0 ^ ref_value(-NAN, f, pol, rnd);
 }
 
+/* loop_samerange's formats and policies */
+static int samerange_applies(const lowp_format_t *f, const lowp_policy_t *pol) {
+  return f->emin == -126 && f->emax == 127 && f->inf == LOWP_INF_IEEE &&
+         f->nan == LOWP_NAN_IEEE && pol->overflow == LOWP_OVF_IEEE && !pol->ftz && !pol->daz;
+}
+
+/* ... whose NaN results differ at most in the sign bit, set by x's sign
+   (nanvx the sign bit) or not (0), nanv0 positive: loop_samerange's NaN */
+static int samerange_nan_ok(const value_consts *v) {
+  return (v->nanvx == 0 || v->nanvx == 0x80000000u) && !(v->nanv0 & 0x80000000u);
+}
+
 /* the encoder (v NULL) or the values on the named copy */
 static int fast_run(void *bits, const float *x, size_t n, const lowp_format_t *f,
                     const lowp_policy_t *pol, lowp_rounding_t rnd, const char *isa, int values) {
@@ -505,6 +579,17 @@ static int fast_run(void *bits, const float *x, size_t n, const lowp_format_t *f
                   : lowp_encode_array_f32_ref(bits, x, n, f, pol, rnd);
   make_consts(&c, f, pol, mode);
   if (values) make_values(&v, f, pol, rnd);
+  if (values && samerange_applies(f, pol) && samerange_nan_ok(&v)) {
+    const int sh = 24 - f->precision;
+    switch (use) {
+#ifdef LOWP_FAST_X86
+    case ISA_AVX512: same_avx512(bits, x, n, sh, &v, mode); break;
+    case ISA_AVX2: same_avx2(bits, x, n, sh, &v, mode); break;
+#endif
+    default: same_generic(bits, x, n, sh, &v, mode); break;
+    }
+    return LOWP_OK;
+  }
   width = lowp_format_width(f);
   switch (use) {
 #ifdef LOWP_FAST_X86
