@@ -54,7 +54,7 @@ typedef struct {
   uint64_t daz;      /* all ones: binary64 subnormal inputs are zero */
   int general;       /* FTZ, DAZ or no -0 in f */
   uint64_t nsh, nadd; /* F >= 1: (m << nsh) + nadd */
-  uint64_t pm1;       /* p - 1 */
+  uint64_t nrm1;      /* 2^(p-1) - 1: m above it has F >= 1 */
   uint64_t ssh, thr;  /* F = 0: m << ssh below thr, else (sbits | m) - sval */
   uint64_t sbits;     /* (q + 1075) << 52 = 2^(q + 52) */
   double sval;        /* its value */
@@ -79,7 +79,7 @@ static inline __attribute__((always_inline)) uint64_t
 value64(uint64_t u, const c64 *c, int mode, int general) {
   const int64_t a = (int64_t)(u & INT64_MAX);
   const uint64_t sm = UINT64_C(0) - (u >> 63);
-  const int64_t e = a >> 52;
+  const int64_t e = (int64_t)((uint64_t)a >> 52); /* a logical shift: AVX2 has no vpsraq */
   int64_t cl, sh;
   uint64_t x, lo, hi, st, m, hb, mb, r;
   double h, d;
@@ -109,7 +109,9 @@ value64(uint64_t u, const c64 *c, int mode, int general) {
   d = h - c->sval; /* m 2^q where used: exact */
   memcpy(&mb, &d, sizeof mb);
   {
-    const uint64_t sub = mask64(m < c->thr), nrm = mask64((m >> c->pm1) != 0);
+    /* signed compares (one vpcmpgtq; m < 2^63): m < thr, and m >= 2^(p-1) for F >= 1 */
+    const uint64_t sub = mask64((int64_t)m < (int64_t)c->thr);
+    const uint64_t nrm = mask64((int64_t)m > (int64_t)c->nrm1);
     const uint64_t ovf = mask64((int64_t)m > c->maxbits), spc = mask64(e == 2047);
     const uint64_t inf = mask64(a == INT64_C(0x7ff0000000000000));
     const uint64_t spv =
@@ -213,7 +215,7 @@ static void make_c64(c64 *c, const lowp_format_t *f, const lowp_policy_t *pol,
   c->general = pol->ftz || pol->daz || !c->negz;
   c->nsh = (uint64_t)(53 - p);
   c->nadd = (uint64_t)(f->emin + 1022) << 52;
-  c->pm1 = (uint64_t)(p - 1);
+  c->nrm1 = (UINT64_C(1) << (p - 1)) - 1;
   c->ssh = (uint64_t)(q + 1074 < 63 ? q + 1074 : 63);
   c->thr = -1022 - q > 0 ? UINT64_C(1) << (-1022 - q) : 1;
   c->sbits = (uint64_t)(q + 1075) << 52;
