@@ -24,9 +24,15 @@
 #include "rng/rng.h"
 #include "status.h"
 
+#include <fenv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#define HAVE_MXCSR 1
+#endif
 
 /* ---------------------------------------------------------------- types */
 
@@ -262,6 +268,59 @@ static void check_lengths(void) {
   free(b.v);
 }
 
+/* The copies that convert through binary32 (p <= 22 on AVX2/AVX-512) use
+   the CPU's conversion: their bits must not depend on the caller's rounding
+   mode, nor on FTZ/DAZ in MXCSR (then the binary64 path runs). The
+   reference is computed first, in the default environment. */
+static void check_fenv(void) {
+  static const int fmodes[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+  static const char *const fmts[] = {"fp16", "bf16", "e4m3", "tf32"};
+  bitvec b = {0};
+  size_t i, k, j, m, bad;
+  for (i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+    const lowp_format_t *f = lowp_format_by_name(fmts[i]);
+    double *x, *yr, *yf;
+    b.n = 0;
+    edge_inputs(&b, f);
+    random_inputs(&b, f, 4096, 50u + (uint32_t)i);
+    x = malloc(b.n * sizeof *x), yr = malloc(b.n * sizeof *yr), yf = malloc(b.n * sizeof *yf);
+    if (!x || !yr || !yf) { printf("out of memory\n"); exit(1); }
+    memcpy(x, b.v, b.n * sizeof *x);
+    for (m = 0; m < NMODES; m++) {
+      (void)lowp_round_array_f64_ref(yr, x, b.n, f, NULL, modes[m]);
+      for (k = 0; k < NISAS; k++) {
+        for (j = 0; j < sizeof fmodes / sizeof fmodes[0] + 2; j++) {
+          int st;
+#ifdef HAVE_MXCSR
+          unsigned csr = _mm_getcsr();
+#endif
+          if (j < 3) fesetround(fmodes[j]);
+#ifdef HAVE_MXCSR
+          else _mm_setcsr(csr | (j == 3 ? 0x8000u : 0x0040u)); /* FTZ, then DAZ */
+#else
+          else continue;
+#endif
+          st = lowp_round_fast_values_f64_isa(yf, x, b.n, f, NULL, modes[m], isas[k]);
+          fesetround(FE_TONEAREST);
+#ifdef HAVE_MXCSR
+          _mm_setcsr(csr);
+#endif
+          if (st == LOWP_EUNSUPPORTED) continue;
+          for (bad = 0; bad < b.n && !memcmp(&yf[bad], &yr[bad], sizeof *yf); bad++)
+            ;
+          lowp_test_check(st == LOWP_OK && bad == b.n,
+                          "%s %s [%s] under %s: element %zu differs from the reference", fmts[i],
+                          lowp_rounding_name(modes[m]), isas[k],
+                          j == 0 ? "FE_UPWARD" : j == 1 ? "FE_DOWNWARD" : j == 2 ? "FE_TOWARDZERO"
+                          : j == 3 ? "MXCSR FTZ" : "MXCSR DAZ", bad);
+        }
+      }
+    }
+    free(x), free(yr), free(yf);
+  }
+  free(b.v);
+}
+
 /* ----------------------------------------------------------------- main */
 
 int main(void) {
@@ -302,6 +361,7 @@ int main(void) {
           compare(&fs[i], &pc[p], modes[m], b.v, b.n, "random");
   }
   check_lengths();
+  check_fenv();
   free(b.v);
   return lowp_test_end();
 }

@@ -48,6 +48,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#endif
+
 _Static_assert(sizeof(float) == sizeof(uint32_t), "float is binary32");
 
 /* ---------------------------------------------------------------- types */
@@ -476,6 +480,90 @@ __attribute__((target(LOWP_AVX512_TARGET))) static void
 same_avx512(float *y, const float *x, size_t n, int sh, const value_consts *v, int mode) {
   samerange_modes(y, x, n, sh, v, mode);
 }
+
+/*
+ * binary64 to binary32 rounded to odd (Boldo and Melquiond, IEEE Trans.
+ * Computers 57(4), 2008), for lowp__round_f64_via32: y = the conversion in
+ * the current rounding mode, one of x's two binary32 neighbours; where
+ * (double)y != x, y is moved to the one nearer zero (its bits less one
+ * where |y| > |x|: infinity becomes FLT_MAX) and its last bit set. Exact for
+ * every rounding mode; not with FTZ or DAZ in MXCSR (the caller checks).
+ * With daz, binary64 subnormals become zeros of their sign first. A NaN
+ * stays a NaN of its sign. The tail: the same in scalar code.
+ */
+static inline __attribute__((always_inline)) float odd32_one(double x, int daz) {
+  float y;
+  double b;
+  uint32_t u;
+  if (daz && fabs(x) < 0x1p-1022) x = copysign(0.0, x);
+  y = (float)x;
+  b = (double)y;
+  memcpy(&u, &y, sizeof u);
+  if (b != x) u = (fabs(b) > fabs(x) ? u - 1 : u) | 1;
+  memcpy(&y, &u, sizeof y);
+  return y;
+}
+
+__attribute__((target("avx2"))) static void
+odd32_avx2(float *t, const double *x, size_t n, int daz) {
+  const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+  const __m256d dmin = _mm256_set1_pd(0x1p-1022);
+  const __m256i idx = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  const __m128i one = _mm_set1_epi32(1);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m256d v = _mm256_loadu_pd(x + i), b, ne, aw;
+    __m128i yi, ne4, aw4;
+    if (daz) /* |x| < 2^-1022: keep the sign only */
+      v = _mm256_andnot_pd(_mm256_and_pd(_mm256_cmp_pd(_mm256_and_pd(v, absm), dmin, _CMP_LT_OQ),
+                                         absm), v);
+    yi = _mm_castps_si128(_mm256_cvtpd_ps(v));
+    b = _mm256_cvtps_pd(_mm_castsi128_ps(yi));
+    ne = _mm256_cmp_pd(b, v, _CMP_NEQ_UQ);
+    aw = _mm256_cmp_pd(_mm256_and_pd(b, absm), _mm256_and_pd(v, absm), _CMP_GT_OQ);
+    ne4 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(ne), idx));
+    aw4 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(aw), idx));
+    yi = _mm_or_si128(_mm_add_epi32(yi, aw4), _mm_and_si128(ne4, one)); /* aw4: -1 or 0 */
+    _mm_storeu_si128((__m128i *)(void *)(t + i), yi);
+  }
+  for (; i < n; i++) t[i] = odd32_one(x[i], daz);
+}
+
+__attribute__((target("avx2"))) static void widen_avx2(double *y, const float *t, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, _mm256_cvtps_pd(_mm_loadu_ps(t + i)));
+  for (; i < n; i++) y[i] = (double)t[i];
+}
+
+__attribute__((target(LOWP_AVX512_TARGET))) static void
+odd32_avx512(float *t, const double *x, size_t n, int daz) {
+  const __m512d dmin = _mm512_set1_pd(0x1p-1022);
+  const __m512d sign = _mm512_castsi512_pd(_mm512_set1_epi64(INT64_MIN));
+  const __m256i one = _mm256_set1_epi32(1);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m512d v = _mm512_loadu_pd(x + i), b;
+    __m256i yi;
+    __mmask8 ne, aw;
+    if (daz)
+      v = _mm512_mask_and_pd(v, _mm512_cmp_pd_mask(_mm512_abs_pd(v), dmin, _CMP_LT_OQ), v, sign);
+    yi = _mm256_castps_si256(_mm512_cvtpd_ps(v));
+    b = _mm512_cvtps_pd(_mm256_castsi256_ps(yi));
+    ne = _mm512_cmp_pd_mask(b, v, _CMP_NEQ_UQ);
+    aw = _mm512_cmp_pd_mask(_mm512_abs_pd(b), _mm512_abs_pd(v), _CMP_GT_OQ);
+    yi = _mm256_mask_sub_epi32(yi, aw, yi, one);
+    yi = _mm256_mask_or_epi32(yi, ne, yi, one);
+    _mm256_storeu_si256((__m256i *)(void *)(t + i), yi);
+  }
+  for (; i < n; i++) t[i] = odd32_one(x[i], daz);
+}
+
+__attribute__((target(LOWP_AVX512_TARGET))) static void
+widen_avx512(double *y, const float *t, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, _mm512_cvtps_pd(_mm256_loadu_ps(t + i)));
+  for (; i < n; i++) y[i] = (double)t[i];
+}
 #endif
 
 enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LOWP_ISA_AVX512 };
@@ -605,6 +693,66 @@ int lowp_round_fast_encode_f32_isa(void *bits, const float *x, size_t n,
                                    const lowp_format_t *f, const lowp_policy_t *pol,
                                    lowp_rounding_t rnd, const char *isa) {
   return fast_run(bits, x, n, f, pol, rnd, isa, 0);
+}
+
+/*
+ * lowp_round_array_f64's fast path for formats of p <= 22 inside binary32
+ * (fp16, bf16, tf32, the fp8/fp6/fp4 formats) on the AVX2 and AVX-512
+ * copies: x rounded to odd at binary32 (odd32_*), then the binary32 values
+ * path, then widened (exact). Rounding to odd at 24 bits and then to p <= 22
+ * bits is rounding once (Boldo and Melquiond, Theorem 1: two extra bits),
+ * also in f's subnormal range, where binary32's quantum 2^-149 lies at least
+ * two bits below f's 2^(emin - p + 1) >= 2^-147. A binary64 x beyond
+ * binary32's range becomes FLT_MAX (odd): for emax < 127 it overflows in f
+ * in every mode, as x does; for emax = 127 it overflows in the modes that
+ * round away (p <= 22: f's midpoint to 2^128 lies below FLT_MAX) and rounds
+ * to xmax in the others, where x's overflow gives xmax too, except under
+ * the policy that makes overflow NaN (left to the binary64 path). A tiny x
+ * becomes 2^-149 (odd), below half of f's smallest subnormal as x is. The policy's DAZ (binary64
+ * subnormal inputs) is applied in the first step, the binary32 step runs
+ * without it. Returns 1 when it ran, 0 when it does not apply (another copy,
+ * FTZ or DAZ set in MXCSR, or a format the argument does not cover).
+ */
+int lowp__round_f64_via32(double *y, const double *x, size_t n, const lowp_format_t *f,
+                          const lowp_policy_t *pol, lowp_rounding_t rnd, int use) {
+#ifdef LOWP_FAST_X86
+  enum { BLK = 1024 };
+  float t[BLK];
+  lowp_policy_t p32 = *pol;
+  fast_consts c;
+  value_consts v;
+  int mode = fast_mode(rnd), same;
+  size_t i;
+  if (use != ISA_AVX2 && use != ISA_AVX512) return 0;
+  if ((_mm_getcsr() & 0x8040u) != 0) return 0; /* FTZ (bit 15) or DAZ (bit 6) */
+  if (!lowp_round_fast_applies(f, pol, rnd) || f->precision > 22) return 0;
+  /* emax = 127 (bf16, tf32): FLT_MAX rounds to xmax in rtz/rto and the
+     directed mode toward zero, where an x beyond binary32 overflows; the
+     results agree (xmax) unless the policy turns overflow into NaN */
+  if (pol->overflow == LOWP_OVF_NAN && f->emax >= 127) return 0;
+  p32.daz = 0;
+  make_consts(&c, f, &p32, mode);
+  make_values(&v, f, &p32, rnd);
+  same = samerange_applies(f, &p32) && samerange_nan_ok(&v);
+  for (i = 0; i < n; i += BLK) {
+    size_t nb = n - i < BLK ? n - i : BLK;
+    if (use == ISA_AVX512) {
+      odd32_avx512(t, x + i, nb, pol->daz);
+      if (same) same_avx512(t, t, nb, 24 - f->precision, &v, mode);
+      else run_avx512(t, t, nb, &c, &v, 32, mode);
+      widen_avx512(y + i, t, nb);
+    } else {
+      odd32_avx2(t, x + i, nb, pol->daz);
+      if (same) same_avx2(t, t, nb, 24 - f->precision, &v, mode);
+      else run_avx2(t, t, nb, &c, &v, 32, mode);
+      widen_avx2(y + i, t, nb);
+    }
+  }
+  return 1;
+#else
+  (void)y, (void)x, (void)n, (void)f, (void)pol, (void)rnd, (void)use;
+  return 0;
+#endif
 }
 
 int lowp_round_fast_values_f32_isa(float *y, const float *x, size_t n,

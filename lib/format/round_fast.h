@@ -85,6 +85,12 @@ int lowp_round_fast_values_f64_isa(double *y, const double *x, size_t n,
                                    const lowp_format_t *f, const lowp_policy_t *pol,
                                    lowp_rounding_t rnd, const char *isa);
 
+/** @brief Internal to lowp_round_fast_values_f64_isa: formats of p <= 22
+    on the AVX2 or AVX-512 copy (use: a lowp_isa_t) through binary32 rounded
+    to odd; 1 when it ran, 0 when it does not apply (round_fast.c). */
+int lowp__round_f64_via32(double *y, const double *x, size_t n, const lowp_format_t *f,
+                          const lowp_policy_t *pol, lowp_rounding_t rnd, int use);
+
 /** @brief The reference loop (scalar core per element) behind
     lowp_round_array_f64, exported for tests and benchmarks. */
 int lowp_round_array_f64_ref(double *y, const double *x, size_t n,

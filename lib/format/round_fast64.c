@@ -264,6 +264,8 @@ int lowp_round_fast_values_f64_isa(double *y, const double *x, size_t n,
   }
   if (!lowp_round_fast64_applies(f, pol, rnd))
     return lowp_round_array_f64_ref(y, x, n, f, pol, rnd);
+  /* p <= 22 on AVX2/AVX-512: through binary32 rounded to odd (round_fast.c) */
+  if (lowp__round_f64_via32(y, x, n, f, pol, rnd, use)) return LOWP_OK;
   make_c64(&c, f, pol, rnd);
   switch (use) {
 #ifdef LOWP_FAST64_X86
