@@ -42,6 +42,7 @@
 
 #include "cpu.h"
 #include "format/round_fast.h"
+#include "format/round_fast_mode.h"
 #include "status.h"
 
 #include <math.h>
@@ -75,9 +76,7 @@ typedef struct {
   uint32_t nan0, nanx; /* NaN with sign bit 0, and ^nanx with sign bit 1 */
 } fast_consts;
 
-/* The rounding modes with a fast path, as compile-time constants of the
-   always-inlined loop body (one specialised loop per mode and width). */
-enum { M_NE, M_NA, M_TZ, M_UP, M_DN, M_TO };
+/* The rounding modes: M_NE .. M_TO and lowp_fast_mode (round_fast_mode.h). */
 
 /* ------------------------------------------------------ private helpers */
 
@@ -130,18 +129,6 @@ static uint32_t ovf_bits(int neg, int mode, const lowp_format_t *f,
     if (!away) return signed_max(neg, f);
     if (f->inf == LOWP_INF_IEEE) return enc32(neg ? -INFINITY : INFINITY, f);
     return f->nan != LOWP_NAN_NONE ? nan_bits(neg, 0, f, pol) : signed_max(neg, f);
-  }
-}
-
-static int fast_mode(lowp_rounding_t rnd) {
-  switch (rnd) {
-  case LOWP_RND_NE: return M_NE;
-  case LOWP_RND_NA: return M_NA;
-  case LOWP_RND_TZ: return M_TZ;
-  case LOWP_RND_UP: return M_UP;
-  case LOWP_RND_DN: return M_DN;
-  case LOWP_RND_TO: return M_TO;
-  default: return -1; /* SR (and anything else): reference loop */
   }
 }
 
@@ -584,7 +571,7 @@ int lowp_round_fast_applies(const lowp_format_t *f, const lowp_policy_t *pol,
                             lowp_rounding_t rnd) {
   (void)pol; /* every overflow, NaN-sign, NaN-map, FTZ and DAZ policy fits */
   if (!f || lowp_format_validate(f, NULL, 0) != 0) return 0;
-  if (fast_mode(rnd) < 0) return 0;
+  if (lowp_fast_mode(rnd) < 0) return 0;
   /* values a subset of binary32's, with binary32 subnormals below xmin */
   if (f->precision > 23 || f->emax > 127 || f->emin < -126) return 0;
   /* the encoding the arithmetic produces: signed, zero and subnormals in
@@ -655,7 +642,7 @@ static int fast_run(void *bits, const float *x, size_t n, const lowp_format_t *f
   static const lowp_policy_t dflt;
   fast_consts c;
   value_consts v;
-  int mode = fast_mode(rnd), width, best = pick_isa(), use = best;
+  int mode = lowp_fast_mode(rnd), width, best = pick_isa(), use = best;
   if (!pol) pol = &dflt;
   if (isa) {
     if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;
@@ -721,7 +708,7 @@ int lowp__round_f64_via32(double *y, const double *x, size_t n, const lowp_forma
   lowp_policy_t p32 = *pol;
   fast_consts c;
   value_consts v;
-  int mode = fast_mode(rnd), same;
+  int mode = lowp_fast_mode(rnd), same;
   size_t i;
   if (use != ISA_AVX2 && use != ISA_AVX512) return 0;
   if ((_mm_getcsr() & 0x8040u) != 0) return 0; /* FTZ (bit 15) or DAZ (bit 6) */

@@ -35,6 +35,7 @@
 
 #include "cpu.h"
 #include "format/round_fast.h"
+#include "format/round_fast_mode.h"
 #include "status.h"
 
 #include <math.h>
@@ -62,7 +63,6 @@ typedef struct {
   uint64_t ovv0, ovvx, infv0, infvx, nanv0, nanvx; /* per-sign results, as bits */
 } c64;
 
-enum { M_NE, M_NA, M_TZ, M_UP, M_DN, M_TO };
 
 /* ------------------------------------------------------ private helpers */
 
@@ -179,17 +179,6 @@ run_avx512(double *y, const double *x, size_t n, const c64 *c, int mode) {
 }
 #endif
 
-static int mode_of(lowp_rounding_t rnd) {
-  switch (rnd) {
-  case LOWP_RND_NE: return M_NE;
-  case LOWP_RND_NA: return M_NA;
-  case LOWP_RND_TZ: return M_TZ;
-  case LOWP_RND_UP: return M_UP;
-  case LOWP_RND_DN: return M_DN;
-  case LOWP_RND_TO: return M_TO;
-  default: return -1; /* stochastic rounding: the reference loop */
-  }
-}
 
 /* the reference's value of x, as bits */
 static uint64_t ref_bits(double x, const lowp_format_t *f, const lowp_policy_t *pol,
@@ -235,7 +224,7 @@ int lowp_round_fast64_applies(const lowp_format_t *f, const lowp_policy_t *pol,
                               lowp_rounding_t rnd) {
   (void)pol; /* every overflow, NaN-sign, NaN-map, FTZ and DAZ policy fits */
   if (!f || lowp_format_validate(f, NULL, 0) != 0) return 0;
-  if (mode_of(rnd) < 0) return 0;
+  if (lowp_fast_mode(rnd) < 0) return 0;
   /* values a subset of binary64's, binary64 subnormals below xmin, and
      2^(q + 52) a normal binary64 value (q = emin - p + 1) */
   if (f->precision > 52 || f->emax > 1023 || f->emin < -1022) return 0;
@@ -253,7 +242,7 @@ int lowp_round_fast_values_f64_isa(double *y, const double *x, size_t n,
                                    lowp_rounding_t rnd, const char *isa) {
   static const lowp_policy_t dflt;
   c64 c;
-  int best = (int)lowp_cpu_isa(0), use = best, mode = mode_of(rnd);
+  int best = (int)lowp_cpu_isa(0), use = best, mode = lowp_fast_mode(rnd);
 #ifndef LOWP_FAST64_X86
   best = use = LOWP_ISA_GENERIC;
 #endif
