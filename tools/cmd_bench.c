@@ -339,18 +339,6 @@ typedef struct {
   double hw16_ns, hwbf_ns;
 } round_run;
 
-/* --isa: an instruction set this CPU runs (as bench gemm's) */
-static const char *round_parse_isa(const char *val) {
-  int isa = lowp_isa_parse(val);
-  lowp_isa_t best = lowp_cpu_isa(0);
-  if (isa < 0)
-    lowp_cli_die("bench round", "--isa: unknown instruction set '%s' (generic, avx2, avx512)",
-                 val);
-  if (isa > (int)best)
-    lowp_cli_die("bench round", "--isa %s: this CPU runs at most %s", val, lowp_isa_name(best));
-  return lowp_isa_name((lowp_isa_t)isa);
-}
-
 static void round_parse(round_run *r, int argc, char **argv) {
   int i;
   for (i = 1; i < argc; i++) {
@@ -358,7 +346,7 @@ static void round_parse(round_run *r, int argc, char **argv) {
     else if (!strcmp(argv[i], "--strict")) r->strict = 1;
     else if (!strcmp(argv[i], "--isa") || !strcmp(argv[i], "--rnd")) {
       if (i + 1 >= argc) lowp_cli_die("bench round", "%s needs a value", argv[i]);
-      if (!strcmp(argv[i], "--isa")) g_isa = round_parse_isa(argv[i + 1]);
+      if (!strcmp(argv[i], "--isa")) g_isa = lowp_bench_parse_isa("bench round", argv[i + 1], 0);
       else if (lowp_rounding_parse(&g_rnd, argv[i + 1]) || g_rnd == LOWP_RND_SR)
         lowp_cli_die("bench round", "--rnd: unknown or unsupported mode '%s' (rne, rna, "
                      "rtz, rup, rdn, rto)", argv[i + 1]);
