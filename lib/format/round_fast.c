@@ -516,6 +516,40 @@ odd32_avx2(float *t, const double *x, size_t n, int daz) {
   for (; i < n; i++) t[i] = odd32_one(x[i], daz);
 }
 
+/* binary16 values of binary32 t (rounded to odd, lowp__round_f64_via32) by
+   the CPU's F16C conversion in the mode R of its immediate (not MXCSR's),
+   which rounds binary16's subnormals and overflows as IEEE 754 does; a
+   NaN takes the reference's NaN (nan0, with x's sign where nanx is the
+   sign bit) instead of the instruction's payload. The tail: through a
+   padded block. */
+#define LOWP_F16C_LOOP(R)                                                                 \
+  for (; i + 8 <= n; i += 8) {                                                            \
+    __m256 v = _mm256_loadu_ps(t + i);                                                    \
+    __m256 h = _mm256_cvtph_ps(_mm256_cvtps_ph(v, R));                                    \
+    __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);                                       \
+    __m256i nv = _mm256_or_si256(n0, _mm256_and_si256(_mm256_castps_si256(v), nx));       \
+    _mm256_storeu_ps(t + i, _mm256_blendv_ps(h, _mm256_castsi256_ps(nv), nan));           \
+  }
+__attribute__((target("avx2,f16c"))) static void
+f16c_values(float *t, size_t n, int mode, uint32_t nan0, uint32_t nanx) {
+  const __m256i n0 = _mm256_set1_epi32((int)nan0), nx = _mm256_set1_epi32((int)nanx);
+  size_t i = 0;
+  float pad[8] = {0};
+  switch (mode) {
+  case M_NE: LOWP_F16C_LOOP(_MM_FROUND_TO_NEAREST_INT) break;
+  case M_TZ: LOWP_F16C_LOOP(_MM_FROUND_TO_ZERO) break;
+  case M_UP: LOWP_F16C_LOOP(_MM_FROUND_TO_POS_INF) break;
+  default: LOWP_F16C_LOOP(_MM_FROUND_TO_NEG_INF) break; /* M_DN */
+  }
+  if (i < n) {
+    size_t k = n - i;
+    memcpy(pad, t + i, k * sizeof *pad);
+    f16c_values(pad, 8, mode, nan0, nanx);
+    memcpy(t + i, pad, k * sizeof *pad);
+  }
+}
+#undef LOWP_F16C_LOOP
+
 __attribute__((target("avx2"))) static void widen_avx2(double *y, const float *t, size_t n) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, _mm256_cvtps_pd(_mm_loadu_ps(t + i)));
@@ -708,7 +742,7 @@ int lowp__round_f64_via32(double *y, const double *x, size_t n, const lowp_forma
   lowp_policy_t p32 = *pol;
   fast_consts c;
   value_consts v;
-  int mode = lowp_fast_mode(rnd), same;
+  int mode = lowp_fast_mode(rnd), same, hw16;
   size_t i;
   if (use != ISA_AVX2 && use != ISA_AVX512) return 0;
   if ((_mm_getcsr() & 0x8040u) != 0) return 0; /* FTZ (bit 15) or DAZ (bit 6) */
@@ -721,9 +755,19 @@ int lowp__round_f64_via32(double *y, const double *x, size_t n, const lowp_forma
   make_consts(&c, f, &p32, mode);
   make_values(&v, f, &p32, rnd);
   same = samerange_applies(f, &p32) && samerange_nan_ok(&v);
+  /* IEEE binary16 in rne/rtz/rup/rdn, default overflow, no FTZ: F16C */
+  hw16 = f->precision == 11 && f->emin == -14 && f->emax == 15 && f->inf == LOWP_INF_IEEE &&
+         f->nan == LOWP_NAN_IEEE && p32.overflow == LOWP_OVF_IEEE && !p32.ftz &&
+         mode != M_NA && mode != M_TO && samerange_nan_ok(&v) && lowp_cpu_has_f16c();
   for (i = 0; i < n; i += BLK) {
     size_t nb = n - i < BLK ? n - i : BLK;
-    if (use == ISA_AVX512) {
+    if (hw16) {
+      if (use == ISA_AVX512) odd32_avx512(t, x + i, nb, pol->daz);
+      else odd32_avx2(t, x + i, nb, pol->daz);
+      f16c_values(t, nb, mode, v.nanv0, v.nanvx);
+      if (use == ISA_AVX512) widen_avx512(y + i, t, nb);
+      else widen_avx2(y + i, t, nb);
+    } else if (use == ISA_AVX512) {
       odd32_avx512(t, x + i, nb, pol->daz);
       if (same) same_avx512(t, t, nb, 24 - f->precision, &v, mode);
       else run_avx512(t, t, nb, &c, &v, 32, mode);
