@@ -17,6 +17,7 @@
  * (LOWP_TEST_SEED=n or =random changes the random inputs).
  */
 
+#include "round_cases.h"
 #include "testutil.h"
 
 #include "format/format.h"
@@ -37,11 +38,6 @@
 /* ---------------------------------------------------------------- types */
 
 typedef struct {
-  const char *name;
-  lowp_policy_t pol;
-} policy_case;
-
-typedef struct {
   uint64_t *v;
   size_t n, cap;
 } bitvec;
@@ -57,37 +53,8 @@ static void push(bitvec *b, uint64_t u) {
   b->v[b->n++] = u;
 }
 
-static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_NA, LOWP_RND_TZ,
-                                        LOWP_RND_UP, LOWP_RND_DN, LOWP_RND_TO};
-#define NMODES (sizeof modes / sizeof modes[0])
-
 static const char *const isas[] = {"generic", "avx2", "avx512"};
 #define NISAS (sizeof isas / sizeof isas[0])
-
-/* every policy switch, alone and combined */
-static size_t make_policies(policy_case *pc) {
-  size_t n = 0;
-  lowp_policy_t p;
-  memset(&p, 0, sizeof p);
-  pc[n].name = "default", pc[n++].pol = p;
-  p.overflow = LOWP_OVF_SAT;
-  pc[n].name = "satfinite", pc[n++].pol = p;
-  p.overflow = LOWP_OVF_SAT_KEEPINF;
-  pc[n].name = "sat-keepinf", pc[n++].pol = p;
-  p.overflow = LOWP_OVF_NAN;
-  pc[n].name = "ovf-nan", pc[n++].pol = p;
-  memset(&p, 0, sizeof p), p.nan_sign = LOWP_NANSIGN_POSITIVE;
-  pc[n].name = "nan-positive", pc[n++].pol = p;
-  memset(&p, 0, sizeof p), p.nan_map = LOWP_NANMAP_ZERO;
-  pc[n].name = "nan-to-zero", pc[n++].pol = p;
-  memset(&p, 0, sizeof p), p.ftz = 1;
-  pc[n].name = "ftz", pc[n++].pol = p;
-  memset(&p, 0, sizeof p), p.daz = 1;
-  pc[n].name = "daz", pc[n++].pol = p;
-  p.ftz = 1, p.overflow = LOWP_OVF_SAT, p.nan_sign = LOWP_NANSIGN_POSITIVE;
-  pc[n].name = "ftz+daz+sat+nan-positive", pc[n++].pol = p;
-  return n;
-}
 
 /* Every copy of the fast path against the reference loop on in[0..n);
    the public entry point too. One check per copy. */
@@ -197,22 +164,6 @@ static const char *const custom_specs[] = {
     "p=11,emin=-1022,emax=1023,noinf,nan=allones",
 };
 #define NCUSTOM (sizeof custom_specs / sizeof custom_specs[0])
-
-static size_t fast_formats(lowp_format_t *out, size_t max) {
-  size_t i, n = 0;
-  for (i = 0; i < lowp_format_count() && n < max; i++)
-    if (lowp_round_fast64_applies(lowp_format_at(i), NULL, LOWP_RND_TZ))
-      out[n++] = *lowp_format_at(i);
-  for (i = 0; i < NCUSTOM && n < max; i++) {
-    char err[256];
-    if (!lowp_test_check(lowp_format_parse(&out[n], custom_specs[i], err, sizeof err) == 0,
-                         "custom spec %s: %s", custom_specs[i], err))
-      continue;
-    out[n].name = custom_specs[i];
-    n++;
-  }
-  return n;
-}
 
 /* where the fast path claims to apply, and where it must not */
 static void check_applies(const policy_case *pc, size_t npc) {
@@ -330,7 +281,7 @@ int main(void) {
   bitvec b = {0};
 
   lowp_test_start("tround_fast64");
-  npc = make_policies(pc);
+  npc = round_policies(pc);
   printf("compiled copies run on this CPU:");
   for (i = 0; i < NISAS; i++) {
     double y, one = 1.0;
@@ -341,7 +292,8 @@ int main(void) {
   printf("\n");
   check_applies(pc, npc);
 
-  nf = fast_formats(fs, sizeof fs / sizeof fs[0]);
+  nf = round_fast_formats(fs, sizeof fs / sizeof fs[0], lowp_round_fast64_applies, custom_specs,
+                          NCUSTOM);
   /* boundaries and specials: every format x mode x policy */
   for (i = 0; i < nf; i++) {
     b.n = 0;
