@@ -15,6 +15,7 @@
  * (LOWP_TEST_SEED=n or =random changes the random inputs).
  */
 
+#include "round_cases.h"
 #include "testutil.h"
 
 #include "format/format.h"
@@ -27,11 +28,6 @@
 #include <string.h>
 
 /* ---------------------------------------------------------------- types */
-
-typedef struct {
-  const char *name;
-  lowp_policy_t pol;
-} policy_case;
 
 typedef struct {
   uint32_t *v;
@@ -56,37 +52,11 @@ static uint64_t elem(const void *p, size_t i, int width) {
   return ((const uint32_t *)p)[i];
 }
 
-static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_NA, LOWP_RND_TZ,
-                                        LOWP_RND_UP, LOWP_RND_DN, LOWP_RND_TO};
-#define NMODES (sizeof modes / sizeof modes[0])
-
 /* Every policy switch the fast path claims to handle, alone and combined. */
 static policy_case policies[9];
 static size_t npolicies;
 
-static void make_policies(void) {
-  lowp_policy_t p;
-  memset(policies, 0, sizeof policies);
-  npolicies = 0;
-  memset(&p, 0, sizeof p);
-  policies[npolicies].name = "default"; policies[npolicies++].pol = p;
-  p.overflow = LOWP_OVF_SAT;
-  policies[npolicies].name = "satfinite"; policies[npolicies++].pol = p;
-  p.overflow = LOWP_OVF_SAT_KEEPINF;
-  policies[npolicies].name = "sat-keepinf"; policies[npolicies++].pol = p;
-  p.overflow = LOWP_OVF_NAN;
-  policies[npolicies].name = "ovf-nan"; policies[npolicies++].pol = p;
-  memset(&p, 0, sizeof p); p.nan_sign = LOWP_NANSIGN_POSITIVE;
-  policies[npolicies].name = "nan-positive"; policies[npolicies++].pol = p;
-  memset(&p, 0, sizeof p); p.nan_map = LOWP_NANMAP_ZERO;
-  policies[npolicies].name = "nan-to-zero"; policies[npolicies++].pol = p;
-  memset(&p, 0, sizeof p); p.ftz = 1;
-  policies[npolicies].name = "ftz"; policies[npolicies++].pol = p;
-  memset(&p, 0, sizeof p); p.daz = 1;
-  policies[npolicies].name = "daz"; policies[npolicies++].pol = p;
-  p.ftz = 1; p.overflow = LOWP_OVF_SAT; p.nan_sign = LOWP_NANSIGN_POSITIVE;
-  policies[npolicies].name = "ftz+daz+sat+nan-positive"; policies[npolicies++].pol = p;
-}
+static void make_policies(void) { npolicies = round_policies(policies); }
 
 /*
  * Run the fast path and the reference on in[0..n) and compare every
@@ -247,22 +217,6 @@ static const char *const custom_specs[] = {
 };
 #define NCUSTOM (sizeof custom_specs / sizeof custom_specs[0])
 
-static size_t fast_formats(lowp_format_t *out, size_t max) {
-  size_t i, n = 0;
-  for (i = 0; i < lowp_format_count() && n < max; i++)
-    if (lowp_round_fast_applies(lowp_format_at(i), NULL, LOWP_RND_NE))
-      out[n++] = *lowp_format_at(i);
-  for (i = 0; i < NCUSTOM && n < max; i++) {
-    char err[256];
-    if (!lowp_test_check(lowp_format_parse(&out[n], custom_specs[i], err, sizeof err) == 0,
-                         "custom spec %s: %s", custom_specs[i], err))
-      continue;
-    out[n].name = custom_specs[i];
-    n++;
-  }
-  return n;
-}
-
 /* ----------------------------------------------------------------- main */
 
 int main(void) {
@@ -312,7 +266,8 @@ int main(void) {
                     "fast path must not claim an invalid mode");
   }
 
-  nf = fast_formats(fs, sizeof fs / sizeof fs[0]);
+  nf = round_fast_formats(fs, sizeof fs / sizeof fs[0], lowp_round_fast_applies, custom_specs,
+                          NCUSTOM);
   for (i = 0; i < nf; i++)
     lowp_test_check(lowp_round_fast_applies(&fs[i], NULL, LOWP_RND_TZ),
                     "fast path should apply to %s", fs[i].name);

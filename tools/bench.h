@@ -44,4 +44,11 @@ double lowp_bench_clock_s(int wall);
     dgemm (dbl = 1) or sgemm on their binary32 roundings; seconds. */
 double lowp_bench_time_blas(int dbl, const double *a, const double *b, size_t N, int reps);
 
+/**
+ * @brief --isa VAL of `lowp bench NAME`: the name of an instruction set this
+ * CPU runs (lib/cpu.h; need_fma: FMA as well). An unknown name, or one this
+ * CPU cannot run, ends the command with exit status 2 and one line.
+ */
+const char *lowp_bench_parse_isa(const char *cmd, const char *val, int need_fma);
+
 #endif

@@ -89,15 +89,14 @@ static unsigned parse_tables(const char *val) {
   return t;
 }
 
-/* --isa: an instruction set this CPU runs (lib/cpu.h) */
-static const char *parse_isa(const char *val) {
+/* --isa: an instruction set this CPU runs (lib/cpu.h); `bench round` shares it */
+const char *lowp_bench_parse_isa(const char *cmd, const char *val, int need_fma) {
   int isa = lowp_isa_parse(val);
-  lowp_isa_t best = lowp_cpu_isa(1);
+  lowp_isa_t best = lowp_cpu_isa(need_fma);
   if (isa < 0)
-    lowp_cli_die("bench gemm", "--isa: unknown instruction set '%s' (generic, avx2, avx512)",
-                 val);
+    lowp_cli_die(cmd, "--isa: unknown instruction set '%s' (generic, avx2, avx512)", val);
   if (isa > (int)best)
-    lowp_cli_die("bench gemm", "--isa %s: this CPU runs at most %s", val, lowp_isa_name(best));
+    lowp_cli_die(cmd, "--isa %s: this CPU runs at most %s", val, lowp_isa_name(best));
   return lowp_isa_name((lowp_isa_t)isa);
 }
 
@@ -391,7 +390,7 @@ static void parse(gopts_t *o, int argc, char **argv) {
     else if (!strcmp(arg, "--rows"))
       o->rows = (size_t)lowp_cli_int("bench gemm", "--rows", val, 1, 8192);
     else if (!strcmp(arg, "--tables")) o->tables = parse_tables(val);
-    else if (!strcmp(arg, "--isa")) o->isa = parse_isa(val);
+    else if (!strcmp(arg, "--isa")) o->isa = lowp_bench_parse_isa("bench gemm", val, 1);
     else o->seed = (uint64_t)lowp_cli_int("bench gemm", "--seed", val, 0, INT64_MAX);
   }
 }

@@ -72,16 +72,23 @@ static const bench_t benches[] = {
 #define NBENCH (sizeof benches / sizeof benches[0])
 
 /* One timed case of `bench round`. */
-typedef enum { C_LOWP, C_REF, C_HW_FP16, C_HW_BF16, C_VAL, C_BF16TRICK } case_kind;
+typedef enum { C_LOWP, C_REF, C_HW_FP16, C_HW_BF16, C_VAL, C_BF16TRICK, C_VAL64 } case_kind;
 
 typedef struct {
   case_kind kind;
   const lowp_format_t *f; /* C_LOWP, C_REF */
-  const char *isa;        /* C_LOWP: compiled copy, NULL = dispatch */
+  const char *isa;        /* C_LOWP: another compiled copy (information), NULL = the one
+                             under test (--isa, else dispatch) */
   size_t n;               /* elements timed */
   int reps;
   double ns;              /* result: minimum ns per element */
 } round_case;
+
+/* What every case of one run shares: the compiled copy under test (--isa;
+   NULL = dispatch), the rounding mode (--rnd), the binary64 inputs. */
+static const char *g_isa;
+static lowp_rounding_t g_rnd = LOWP_RND_NE;
+static const double *g_xd;
 
 /* ------------------------------------------------------ private helpers */
 
@@ -190,16 +197,23 @@ static int have_avx512bf16(void) {
 static int run_case(const round_case *c, void *out, const float *x) {
   switch (c->kind) {
   case C_LOWP:
-    if (c->isa) return lowp_round_fast_encode_f32_isa(out, x, c->n, c->f, NULL, LOWP_RND_NE, c->isa);
-    return lowp_encode_array_f32(out, x, c->n, c->f, NULL, LOWP_RND_NE);
-  case C_REF: return lowp_encode_array_f32_ref(out, x, c->n, c->f, NULL, LOWP_RND_NE);
+    if (c->isa || g_isa)
+      return lowp_round_fast_encode_f32_isa(out, x, c->n, c->f, NULL, g_rnd,
+                                            c->isa ? c->isa : g_isa);
+    return lowp_encode_array_f32(out, x, c->n, c->f, NULL, g_rnd);
+  case C_REF: return lowp_encode_array_f32_ref(out, x, c->n, c->f, NULL, g_rnd);
 #ifdef LOWP_BENCH_X86
   case C_HW_FP16: hw_fp16(out, x, c->n); return LOWP_OK;
 #endif
 #ifdef LOWP_BENCH_AVX512BF16
   case C_HW_BF16: hw_bf16(out, x, c->n); return LOWP_OK;
 #endif
-  case C_VAL: return lowp_round_array_f32(out, x, c->n, c->f, NULL, LOWP_RND_NE);
+  case C_VAL:
+    if (g_isa) return lowp_round_fast_values_f32_isa(out, x, c->n, c->f, NULL, g_rnd, g_isa);
+    return lowp_round_array_f32(out, x, c->n, c->f, NULL, g_rnd);
+  case C_VAL64:
+    if (g_isa) return lowp_round_fast_values_f64_isa(out, g_xd, c->n, c->f, NULL, g_rnd, g_isa);
+    return lowp_round_array_f64(out, g_xd, c->n, c->f, NULL, g_rnd);
 #ifdef LOWP_BENCH_X86
   case C_BF16TRICK: bf16_trick(out, x, c->n); return LOWP_OK;
 #endif
@@ -282,7 +296,8 @@ static void make_inputs(float *x, size_t n, uint64_t seed) {
 
 static void round_usage(FILE *out) {
   fprintf(out,
-    "usage: lowp bench round [--n N] [--reps R] [--seed S] [--strict]\n"
+    "usage: lowp bench round [--n N] [--reps R] [--seed S] [--isa ISA] [--rnd MODE]\n"
+    "                        [--strict]\n"
     "  Rounds N binary32 values (|x| log-uniform over 2^-40..2^42, random signs,\n"
     "  plus special values) to fp16, bf16, e4m3 and e5m2 with rne, single thread:\n"
     "  lowp's fast path, its reference loop, and the CPU's own conversion\n"
@@ -291,11 +306,16 @@ static void round_usage(FILE *out) {
     "  --n N      elements (default 16777216 = 2^24; 1 .. 2^28)\n"
     "  --reps R   repetitions per case (default 7)\n"
     "  --seed S   Philox key of the inputs (default 0x2143FEDC)\n"
+    "  --isa ISA  lowp's compiled copy under test: generic, avx2 or avx512 (default:\n"
+    "             the widest this CPU runs, as dispatch picks)\n"
+    "  --rnd MODE rounding mode of lowp's cases: rne, rna, rtz, rup, rdn, rto\n"
+    "             (default rne; the CPU's instructions and the bit trick are rne only)\n"
     "  --strict   exit 1 when a speed target is missed (default: report only)\n"
     "  Targets (issue 2): fp16 and bf16 within 2x of the hardware instruction\n"
     "  where it exists; every format under 1 ns per element. Issue 34: the values\n"
-    "  (lowp_round_array_f32) within 1.5x of the encoder, bf16 also within 1.2x of\n"
-    "  an AVX2 bit trick (the ratios are printed in the target column).\n"
+    "  (lowp_round_array_f32 and lowp_round_array_f64) within 1.5x of the encoder\n"
+    "  of the same format and mode, bf16 rne also within 1.2x of an AVX2 bit trick\n"
+    "  (the ratios are printed in the target column).\n"
     "  Exit: 0 ok; 1 validation failed (or --strict and a target missed); 2 bad usage.\n");
 }
 
@@ -313,6 +333,7 @@ typedef struct {
   void *ref[NF], *out;
   uint16_t *hw;
   float *x;
+  double *xd;             /* x as binary64 (exact), lowp_round_array_f64's input */
   round_case cases[32];
   int ncases, failed, missed;
   double hw16_ns, hwbf_ns;
@@ -323,6 +344,14 @@ static void round_parse(round_run *r, int argc, char **argv) {
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { round_usage(stdout); exit(LOWP_EXIT_OK); }
     else if (!strcmp(argv[i], "--strict")) r->strict = 1;
+    else if (!strcmp(argv[i], "--isa") || !strcmp(argv[i], "--rnd")) {
+      if (i + 1 >= argc) lowp_cli_die("bench round", "%s needs a value", argv[i]);
+      if (!strcmp(argv[i], "--isa")) g_isa = lowp_bench_parse_isa("bench round", argv[i + 1], 0);
+      else if (lowp_rounding_parse(&g_rnd, argv[i + 1]) || g_rnd == LOWP_RND_SR)
+        lowp_cli_die("bench round", "--rnd: unknown or unsupported mode '%s' (rne, rna, "
+                     "rtz, rup, rdn, rto)", argv[i + 1]);
+      i++;
+    }
     else if (!strcmp(argv[i], "--n") || !strcmp(argv[i], "--reps") || !strcmp(argv[i], "--seed")) {
       if (i + 1 >= argc) lowp_cli_die("bench round", "%s needs a value", argv[i]);
       if (!strcmp(argv[i], "--n"))
@@ -334,7 +363,7 @@ static void round_parse(round_run *r, int argc, char **argv) {
       i++;
     } else {
       lowp_cli_die("bench round", "unknown option '%s'; accepted: --n N, --reps R, "
-                   "--seed S, --strict, --help", argv[i]);
+                   "--seed S, --isa ISA, --rnd MODE, --strict, --help", argv[i]);
     }
   }
 }
@@ -347,13 +376,14 @@ static void round_header(const round_run *r) {
          "minimum of %d runs per case, round robin\n", r->n, (int)NSPECIAL,
          (unsigned long long)r->seed, r->reps);
 #ifdef __VERSION__
-  printf("build: %s, gcc %s; lowp fast path: %s copy (run-time dispatch)\n",
+  printf("build: %s, gcc %s; lowp fast path: %s copy (%s); mode %s\n",
 #ifdef LOWP_BUILD_TYPE
          LOWP_BUILD_TYPE,
 #else
          "?",
 #endif
-         __VERSION__, r->best_isa);
+         __VERSION__, g_isa ? g_isa : r->best_isa, g_isa ? "--isa" : "run-time dispatch",
+         lowp_rounding_name(g_rnd));
 #endif
   if (fp) {
     char line[256];
@@ -379,11 +409,10 @@ static void round_validate_lowp(round_run *r) {
       const char *isa = j < 0 ? NULL : isas[j];
       size_t e, bad = 0;
       int st;
-      if (isa && !strcmp(isa, r->best_isa)) continue; /* the dispatched one, done at j = -1 */
-      if (j >= 0 && k != 0) continue;                 /* other copies: fp16 only */
-      st = isa ? lowp_round_fast_encode_f32_isa(r->out, r->x, r->n, r->fmts[k], NULL,
-                                                LOWP_RND_NE, isa)
-               : lowp_encode_array_f32(r->out, r->x, r->n, r->fmts[k], NULL, LOWP_RND_NE);
+      round_case c = {C_LOWP, r->fmts[k], isa, r->n, r->reps, 0};
+      if (isa && !strcmp(isa, g_isa ? g_isa : r->best_isa)) continue; /* done at j = -1 */
+      if (j >= 0 && (k != 0 || g_isa)) continue; /* other copies: fp16, without --isa */
+      st = run_case(&c, r->out, r->x);
       if (st == LOWP_EUNSUPPORTED) continue;
       for (e = 0; e < r->n; e++)
         if (code_at(r->out, e, w) != code_at(r->ref[k], e, w) && bad++ < 5) {
@@ -393,49 +422,75 @@ static void round_validate_lowp(round_run *r) {
                  (unsigned long)u, (double)r->x[e], (unsigned long)code_at(r->out, e, w),
                  (unsigned long)code_at(r->ref[k], e, w));
         }
-      printf("validate: lowp %s rne, %s copy == reference loop on all %zu: %s\n",
-             r->fmts[k]->name, isa ? isa : r->best_isa, r->n, bad ? "FAIL" : "ok");
-      if (bad) r->failed = 1;
-      if (st == LOWP_OK && r->ncases < 32) {
-        round_case c = {C_LOWP, r->fmts[k], isa, r->n, r->reps, 0};
-        r->cases[r->ncases++] = c;
-      }
+      printf("validate: lowp %s %s, %s copy == reference loop on all %zu: %s\n",
+             r->fmts[k]->name, lowp_rounding_name(g_rnd), isa ? isa : g_isa ? g_isa : r->best_isa,
+             r->n, bad ? "FAIL" : "ok");
+      if (bad || st) r->failed = 1;
+      if (st == LOWP_OK && r->ncases < 32) r->cases[r->ncases++] = c;
     }
   }
 }
 
-/* lowp_round_array_f32 (values) against its reference loop on the first
-   2^16 elements (the reference is ~100x slower), each format; then timed,
-   beside the bf16 bit trick */
+/* the values of one case (C_VAL or C_VAL64) against the reference loop on
+   the first nv inputs, bit for bit; 1 if they agree */
+static int values_agree(const round_case *c, const float *x, size_t nv) {
+  int is64 = c->kind == C_VAL64, st, sr;
+  size_t sz = is64 ? sizeof(double) : sizeof(float), e, bad = 0;
+  unsigned char *yf = xmalloc(nv * sz), *yr = xmalloc(nv * sz);
+  round_case v = *c;
+  v.n = nv;
+  st = run_case(&v, yf, x);
+  sr = is64 ? lowp_round_array_f64_ref((double *)(void *)yr, g_xd, nv, c->f, NULL, g_rnd)
+            : lowp_round_array_f32_ref((float *)(void *)yr, x, nv, c->f, NULL, g_rnd);
+  for (e = 0; e < nv; e++)
+    if (memcmp(yf + e * sz, yr + e * sz, sz) && bad++ < 5) {
+      double a, b;
+      if (is64) memcpy(&a, yf + e * sz, sz), memcpy(&b, yr + e * sz, sz);
+      else {
+        float fa, fb;
+        memcpy(&fa, yf + e * sz, sz), memcpy(&fb, yr + e * sz, sz);
+        a = fa, b = fb;
+      }
+      printf("  x[%zu] = %a: values %a, reference %a\n", e, (double)x[e], a, b);
+    }
+  free(yf), free(yr);
+  return !bad && !st && !sr;
+}
+
+/* lowp_round_array_f32 and _f64 (values) against their reference loops on
+   the first 2^16 elements (the reference is ~100x slower), each format;
+   then timed, beside the bf16 bit trick */
 static void round_validate_values(round_run *r) {
-  size_t nv = r->n < ((size_t)1 << 16) ? r->n : (size_t)1 << 16, e, bad;
-  float *yf = xmalloc(nv * sizeof *yf), *yr = xmalloc(nv * sizeof *yr);
-  int k;
-  for (k = 0; k < NF; k++) {
-    round_case c = {C_VAL, r->fmts[k], NULL, r->n, r->reps, 0};
-    int st = lowp_round_array_f32(yf, r->x, nv, r->fmts[k], NULL, LOWP_RND_NE);
-    int sr = lowp_round_array_f32_ref(yr, r->x, nv, r->fmts[k], NULL, LOWP_RND_NE);
-    for (e = 0, bad = 0; e < nv; e++)
-      if (memcmp(&yf[e], &yr[e], sizeof yf[e]) && bad++ < 5)
-        printf("  x[%zu] = %a: values %a, reference %a\n", e, (double)r->x[e], (double)yf[e],
-               (double)yr[e]);
-    printf("validate: lowp_round_array_f32 %s rne == reference loop on the first %zu: %s\n",
-           r->fmts[k]->name, nv, bad || st || sr ? "FAIL" : "ok");
-    if (bad || st || sr) r->failed = 1;
-    if (r->ncases < 32) r->cases[r->ncases++] = c;
-  }
+  size_t nv = r->n < ((size_t)1 << 16) ? r->n : (size_t)1 << 16;
+  int k, w;
+  for (w = 0; w < 2; w++)
+    for (k = 0; k < NF; k++) {
+      round_case c = {w ? C_VAL64 : C_VAL, r->fmts[k], NULL, r->n, r->reps, 0};
+      int ok = values_agree(&c, r->x, nv);
+      printf("validate: lowp_round_array_%s %s %s (%s copy) == reference loop on the first "
+             "%zu: %s\n", w ? "f64" : "f32", r->fmts[k]->name, lowp_rounding_name(g_rnd),
+             g_isa ? g_isa : r->best_isa, nv, ok ? "ok" : "FAIL");
+      if (!ok) r->failed = 1;
+      if (r->ncases < 32) r->cases[r->ncases++] = c;
+    }
 #ifdef LOWP_BENCH_X86
-  if (__builtin_cpu_supports("avx2") && r->ncases < 32) {
+  /* the trick is AVX2 code: a yardstick for the avx2 and avx512 copies */
+  if (__builtin_cpu_supports("avx2") && g_rnd == LOWP_RND_NE && r->ncases < 32 &&
+      !(g_isa && !strcmp(g_isa, "generic"))) {
     round_case c = {C_BF16TRICK, r->fmts[1], NULL, r->n, r->reps, 0};
     r->cases[r->ncases++] = c;
   }
 #endif
-  free(yf), free(yr);
 }
 
 /* the CPU's own conversions against lowp */
 static void round_validate_hw(round_run *r) {
   size_t np, bad;
+  if (g_rnd != LOWP_RND_NE) {
+    printf("hardware conversions: rne only; not timed with --rnd %s\n",
+           lowp_rounding_name(g_rnd));
+    return;
+  }
   if (r->f16c) {
     round_case c = {C_HW_FP16, NULL, NULL, r->n, r->reps, 0};
     run_case(&c, r->hw, r->x);
@@ -485,6 +540,7 @@ static void round_time(round_run *r) {
   size_t nref = r->n < ((size_t)1 << 20) ? r->n : (size_t)1 << 20;
   int i, k;
   round_case c = {C_REF, r->fmts[0], NULL, nref, r->reps < 3 ? r->reps : 3, 0};
+  void *outd = xmalloc(r->n * sizeof(double));
   r->cases[r->ncases++] = c;
   for (i = 0; i < r->ncases; i++) r->cases[i].ns = 1e300;
   for (k = 0; k < r->reps; k++) {
@@ -493,7 +549,8 @@ static void round_time(round_run *r) {
       double t;
       if (k >= r->cases[i].reps) continue;
       t = time_once(&r->cases[i], r->cases[i].kind == C_HW_FP16 || r->cases[i].kind == C_HW_BF16
-                                      ? (void *)r->hw : r->out, r->x);
+                                      ? (void *)r->hw
+                                  : r->cases[i].kind == C_VAL64 ? outd : r->out, r->x);
       if (t < r->cases[i].ns) r->cases[i].ns = t;
     }
   }
@@ -501,6 +558,7 @@ static void round_time(round_run *r) {
     if (r->cases[i].kind == C_HW_FP16) r->hw16_ns = r->cases[i].ns;
     if (r->cases[i].kind == C_HW_BF16) r->hwbf_ns = r->cases[i].ns;
   }
+  free(outd);
   if (isatty(2)) fprintf(stderr, "%40s\r", "");
 }
 
@@ -521,8 +579,9 @@ static const char *round_row(round_run *r, const round_case *c, char *name, size
   target[0] = '\0';
   switch (c->kind) {
   case C_LOWP:
-    snprintf(name, nlen, "lowp %s rne (%s copy%s)", c->f->name, c->isa ? c->isa : r->best_isa,
-             c->isa ? "" : ", dispatched");
+    snprintf(name, nlen, "lowp %s %s (%s copy%s)", c->f->name, lowp_rounding_name(g_rnd),
+             c->isa ? c->isa : g_isa ? g_isa : r->best_isa,
+             c->isa || g_isa ? "" : ", dispatched");
     if (c->isa) { snprintf(target, tlen, "- (information)"); break; }
     {
       int ok = c->ns < 1.0;
@@ -541,7 +600,8 @@ static const char *round_row(round_run *r, const round_case *c, char *name, size
     }
     break;
   case C_REF:
-    snprintf(name, nlen, "lowp %s rne reference loop (first %zu)", c->f->name, c->n);
+    snprintf(name, nlen, "lowp %s %s reference loop (first %zu)", c->f->name,
+             lowp_rounding_name(g_rnd), c->n);
     snprintf(target, tlen, "- (information)");
     break;
   case C_HW_FP16:
@@ -552,13 +612,15 @@ static const char *round_row(round_run *r, const round_case *c, char *name, size
     snprintf(name, nlen, "hw bf16: AVX512_BF16 vcvtneps2bf16 (zmm)");
     snprintf(target, tlen, "- (baseline)");
     break;
-  case C_VAL: {
-    /* issue 34: values <= 1.5x the encoder (dispatched) of the same format;
-       bf16 also <= 1.2x the bit trick */
+  case C_VAL:
+  case C_VAL64: {
+    /* issue 34: values <= 1.5x the encoder (the same copy) of the same format
+       and mode; bf16 rne also <= 1.2x the bit trick */
     double enc = case_ns(r, C_LOWP, c->f), trick = case_ns(r, C_BF16TRICK, NULL);
     int ok = enc > 0 && c->ns <= 1.5 * enc;
     int isbf = !strcmp(c->f->name, "bf16");
-    snprintf(name, nlen, "lowp_round_array_f32 %s rne (values)", c->f->name);
+    snprintf(name, nlen, "lowp_round_array_%s %s %s (values)",
+             c->kind == C_VAL64 ? "f64" : "f32", c->f->name, lowp_rounding_name(g_rnd));
     if (isbf && trick > 0) {
       ok = ok && c->ns <= 1.2 * trick;
       snprintf(target, tlen, "<= 1.5x enc (%.2fx), 1.2x trick (%.2fx)", c->ns / enc,
@@ -589,7 +651,7 @@ static void round_table(round_run *r) {
     else snprintf(ratio, sizeof ratio, "-");
     printf("%-42s %9.3f %10s  %-38s %s\n", name, c->ns, ratio, target, res);
   }
-  if (r->bf16hw) {
+  if (r->bf16hw && r->hwbf_ns > 0) {
     for (i = 0; i < r->ncases; i++)
       if (r->cases[i].kind == C_LOWP && !r->cases[i].isa && !strcmp(r->cases[i].f->name, "bf16"))
         printf("lowp bf16 / hw bf16 = %.2f\n", r->cases[i].ns / r->hwbf_ns);
@@ -601,7 +663,7 @@ static void round_table(round_run *r) {
 static void round_free(round_run *r) {
   int k;
   for (k = 0; k < NF; k++) free(r->ref[k]);
-  free(r->x), free(r->out), free(r->hw);
+  free(r->x), free(r->xd), free(r->out), free(r->hw);
 }
 
 /* ----------------------------------------------------------- public API */
@@ -611,6 +673,7 @@ int lowp_bench_round(int argc, char **argv) {
   static round_run r; /* large: cases and pointers; one run per process */
   int k;
   memset(&r, 0, sizeof r);
+  g_isa = NULL, g_rnd = LOWP_RND_NE, g_xd = NULL;
   r.n = (size_t)1 << 24, r.reps = 7, r.seed = 0x2143FEDC;
   r.f16c = have_f16c(), r.bf16hw = have_avx512bf16(), r.best_isa = lowp_round_fast_isa();
   round_parse(&r, argc, argv);
@@ -620,13 +683,19 @@ int lowp_bench_round(int argc, char **argv) {
   r.out = xmalloc(r.n * sizeof(uint32_t));
   r.hw = xmalloc(r.n * sizeof *r.hw);
   make_inputs(r.x, r.n, r.seed);
+  r.xd = xmalloc(r.n * sizeof *r.xd);
+  {
+    size_t e;
+    for (e = 0; e < r.n; e++) r.xd[e] = r.x[e]; /* exact */
+    g_xd = r.xd;
+  }
   /* validate: reference loop once per format; every timed copy of the fast
      path against it; the hardware against lowp */
   for (k = 0; k < NF; k++) {
     int w = lowp_format_width(r.fmts[k]);
     r.ref[k] = xmalloc(r.n * (w <= 8 ? 1 : 2));
     progress("reference loop");
-    lowp_encode_array_f32_ref(r.ref[k], r.x, r.n, r.fmts[k], NULL, LOWP_RND_NE);
+    lowp_encode_array_f32_ref(r.ref[k], r.x, r.n, r.fmts[k], NULL, g_rnd);
   }
   round_validate_lowp(&r);
   round_validate_values(&r);

@@ -234,7 +234,10 @@ int lowp_round_sig(double *y, int neg, int64_t e, uint64_t sig, int sticky,
 /**
  * @brief Round arrays (may alias: y == x is allowed). Same results, bit for
  * bit, as calling the scalar function on each element with
- * index = pol->sr_offset + i.
+ * index = pol->sr_offset + i. Formats inside binary32 (f32) or binary64
+ * (f64) with subnormals, in modes other than sr, take branch-free vector
+ * paths (lib/format/round_fast.c, round_fast64.c), which the tests hold to
+ * that loop.
  * @return LOWP_OK, LOWP_EROUND (bad mode), LOWP_EFORMAT (invalid format).
  */
 int lowp_round_array_f64(double *y, const double *x, size_t n,

@@ -15,6 +15,7 @@
  */
 
 #include "format/format.h"
+#include "format/round_fast.h"
 #include "format/pow2.h"
 #include "rng/rng.h"
 #include "status.h"
@@ -256,6 +257,18 @@ int lowp_round_f32(double *y, float x, const lowp_format_t *f,
 int lowp_round_array_f64(double *y, const double *x, size_t n,
                          const lowp_format_t *f, const lowp_policy_t *pol,
                          lowp_rounding_t rnd) {
+  lowp_policy_t p = pol ? *pol : default_policy;
+  if ((unsigned)rnd >= LOWP_RND_COUNT) return LOWP_EROUND;
+  if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
+  /* the branch-free copy (round_fast64.c), held to the loop below bit for bit */
+  if (lowp_round_fast64_applies(f, &p, rnd))
+    return lowp_round_fast_values_f64_isa(y, x, n, f, &p, rnd, NULL);
+  return lowp_round_array_f64_ref(y, x, n, f, pol, rnd);
+}
+
+int lowp_round_array_f64_ref(double *y, const double *x, size_t n,
+                             const lowp_format_t *f, const lowp_policy_t *pol,
+                             lowp_rounding_t rnd) {
   lowp_policy_t p = pol ? *pol : default_policy;
   uint64_t base = p.sr_offset;
   size_t i;

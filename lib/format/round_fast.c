@@ -42,11 +42,16 @@
 
 #include "cpu.h"
 #include "format/round_fast.h"
+#include "format/round_fast_mode.h"
 #include "status.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#endif
 
 _Static_assert(sizeof(float) == sizeof(uint32_t), "float is binary32");
 
@@ -71,9 +76,7 @@ typedef struct {
   uint32_t nan0, nanx; /* NaN with sign bit 0, and ^nanx with sign bit 1 */
 } fast_consts;
 
-/* The rounding modes with a fast path, as compile-time constants of the
-   always-inlined loop body (one specialised loop per mode and width). */
-enum { M_NE, M_NA, M_TZ, M_UP, M_DN, M_TO };
+/* The rounding modes: M_NE .. M_TO and lowp_fast_mode (round_fast_mode.h). */
 
 /* ------------------------------------------------------ private helpers */
 
@@ -126,18 +129,6 @@ static uint32_t ovf_bits(int neg, int mode, const lowp_format_t *f,
     if (!away) return signed_max(neg, f);
     if (f->inf == LOWP_INF_IEEE) return enc32(neg ? -INFINITY : INFINITY, f);
     return f->nan != LOWP_NAN_NONE ? nan_bits(neg, 0, f, pol) : signed_max(neg, f);
-  }
-}
-
-static int fast_mode(lowp_rounding_t rnd) {
-  switch (rnd) {
-  case LOWP_RND_NE: return M_NE;
-  case LOWP_RND_NA: return M_NA;
-  case LOWP_RND_TZ: return M_TZ;
-  case LOWP_RND_UP: return M_UP;
-  case LOWP_RND_DN: return M_DN;
-  case LOWP_RND_TO: return M_TO;
-  default: return -1; /* SR (and anything else): reference loop */
   }
 }
 
@@ -335,6 +326,53 @@ loop_values(float *y, const float *x, size_t n, const fast_consts *cp,
   }
 }
 
+/*
+ * The values for formats with binary32's exponent range (emin = -126,
+ * emax = 127, subnormals, IEEE infinity and NaN: bf16, tf32 and the like)
+ * under the default overflow, FTZ and DAZ policies: f's quantum is 2^sh
+ * binary32 quanta in every binade, subnormals included (both have field 0
+ * at 2^-126), so rounding is integer rounding of x's bits at bit sh = 24 - p,
+ * a carry moving into the exponent field by itself: out of the largest
+ * finite value into 0x7f800000, infinity, exactly where IEEE 754's overflow
+ * in that mode gives it (the modes that keep xmax add no carry). An
+ * infinite input has a zero fraction and stays; NaN inputs take the
+ * reference's NaN (its sign by the policy). Per lane: the bias, one add,
+ * one and, the NaN select: what hand-written bf16 kernels do, NaN kept.
+ */
+static inline __attribute__((always_inline)) void
+loop_samerange(float *y, const float *x, size_t n, int sh, const value_consts *vp, int mode) {
+  const uint32_t low = (UINT32_C(1) << sh) - 1, half = low >> 1;
+  const uint32_t nan0 = vp->nanv0, nanx = vp->nanvx; /* nanx: 0 or the sign bit */
+  size_t i;
+  for (i = 0; i < n; i++) {
+    const uint32_t u = bits_of(x + i), sm = ifmask((int)(u >> 31));
+    const uint32_t isnan = ifmask((int32_t)(u & 0x7fffffffu) > 0x7f800000);
+    uint32_t r;
+    switch (mode) {
+    case M_NE: r = (u + half + ((u >> sh) & 1)) & ~low; break;
+    case M_NA: r = (u + half + 1) & ~low; break;
+    case M_UP: r = (u + (low & ~sm)) & ~low; break;
+    case M_DN: r = (u + (low & sm)) & ~low; break;
+    case M_TO: r = (u & ~low) | ((uint32_t)((u & low) != 0) << sh); break;
+    default: r = u & ~low; break; /* M_TZ */
+    }
+    r = isnan ? nan0 | (u & nanx) : r;
+    memcpy(y + i, &r, sizeof r);
+  }
+}
+
+static inline __attribute__((always_inline)) void
+samerange_modes(float *y, const float *x, size_t n, int sh, const value_consts *v, int mode) {
+  switch (mode) {
+  case M_NE: loop_samerange(y, x, n, sh, v, M_NE); break;
+  case M_NA: loop_samerange(y, x, n, sh, v, M_NA); break;
+  case M_TZ: loop_samerange(y, x, n, sh, v, M_TZ); break;
+  case M_UP: loop_samerange(y, x, n, sh, v, M_UP); break;
+  case M_DN: loop_samerange(y, x, n, sh, v, M_DN); break;
+  default: loop_samerange(y, x, n, sh, v, M_TO); break;
+  }
+}
+
 /* One loop per (mode, variant): "general" adds FTZ, DAZ and formats
    without -0 ("fnuz"), which cost about a fifth more work per element, so
    the common case does not pay for them. */
@@ -392,12 +430,22 @@ static void run_generic(void *bits, const float *x, size_t n,
   loop_any(bits, x, n, c, v, width, mode, 0);
 }
 
+static void same_generic(float *y, const float *x, size_t n, int sh, const value_consts *v,
+                         int mode) {
+  samerange_modes(y, x, n, sh, v, mode);
+}
+
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define LOWP_FAST_X86 1
 __attribute__((target("avx2"))) static void
 run_avx2(void *bits, const float *x, size_t n, const fast_consts *c,
          const value_consts *v, int width, int mode) {
   loop_any(bits, x, n, c, v, width, mode, 1);
+}
+
+__attribute__((target("avx2"))) static void
+same_avx2(float *y, const float *x, size_t n, int sh, const value_consts *v, int mode) {
+  samerange_modes(y, x, n, sh, v, mode);
 }
 
 /* prefer-vector-width=512 keeps 512-bit vectors even when the build tunes
@@ -413,6 +461,129 @@ __attribute__((target(LOWP_AVX512_TARGET))) static void
 run_avx512(void *bits, const float *x, size_t n, const fast_consts *c,
          const value_consts *v, int width, int mode) {
   loop_any(bits, x, n, c, v, width, mode, 1);
+}
+
+__attribute__((target(LOWP_AVX512_TARGET))) static void
+same_avx512(float *y, const float *x, size_t n, int sh, const value_consts *v, int mode) {
+  samerange_modes(y, x, n, sh, v, mode);
+}
+
+/*
+ * binary64 to binary32 rounded to odd (Boldo and Melquiond, IEEE Trans.
+ * Computers 57(4), 2008), for lowp__round_f64_via32: y = the conversion in
+ * the current rounding mode, one of x's two binary32 neighbours; where
+ * (double)y != x, y is moved to the one nearer zero (its bits less one
+ * where |y| > |x|: infinity becomes FLT_MAX) and its last bit set. Exact for
+ * every rounding mode; not with FTZ or DAZ in MXCSR (the caller checks).
+ * With daz, binary64 subnormals become zeros of their sign first. A NaN
+ * stays a NaN of its sign. The tail: the same in scalar code.
+ */
+static inline __attribute__((always_inline)) float odd32_one(double x, int daz) {
+  float y;
+  double b;
+  uint32_t u;
+  if (daz && fabs(x) < 0x1p-1022) x = copysign(0.0, x);
+  y = (float)x;
+  b = (double)y;
+  memcpy(&u, &y, sizeof u);
+  if (b != x) u = (fabs(b) > fabs(x) ? u - 1 : u) | 1;
+  memcpy(&y, &u, sizeof y);
+  return y;
+}
+
+__attribute__((target("avx2"))) static void
+odd32_avx2(float *t, const double *x, size_t n, int daz) {
+  const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
+  const __m256d dmin = _mm256_set1_pd(0x1p-1022);
+  const __m256i idx = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  const __m128i one = _mm_set1_epi32(1);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m256d v = _mm256_loadu_pd(x + i), b, ne, aw;
+    __m128i yi, ne4, aw4;
+    if (daz) /* |x| < 2^-1022: keep the sign only */
+      v = _mm256_andnot_pd(_mm256_and_pd(_mm256_cmp_pd(_mm256_and_pd(v, absm), dmin, _CMP_LT_OQ),
+                                         absm), v);
+    yi = _mm_castps_si128(_mm256_cvtpd_ps(v));
+    b = _mm256_cvtps_pd(_mm_castsi128_ps(yi));
+    ne = _mm256_cmp_pd(b, v, _CMP_NEQ_UQ);
+    aw = _mm256_cmp_pd(_mm256_and_pd(b, absm), _mm256_and_pd(v, absm), _CMP_GT_OQ);
+    ne4 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(ne), idx));
+    aw4 = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(aw), idx));
+    yi = _mm_or_si128(_mm_add_epi32(yi, aw4), _mm_and_si128(ne4, one)); /* aw4: -1 or 0 */
+    _mm_storeu_si128((__m128i *)(void *)(t + i), yi);
+  }
+  for (; i < n; i++) t[i] = odd32_one(x[i], daz);
+}
+
+/* binary16 values of binary32 t (rounded to odd, lowp__round_f64_via32) by
+   the CPU's F16C conversion in the mode R of its immediate (not MXCSR's),
+   which rounds binary16's subnormals and overflows as IEEE 754 does; a
+   NaN takes the reference's NaN (nan0, with x's sign where nanx is the
+   sign bit) instead of the instruction's payload. The tail: through a
+   padded block. */
+#define LOWP_F16C_LOOP(R)                                                                 \
+  for (; i + 8 <= n; i += 8) {                                                            \
+    __m256 v = _mm256_loadu_ps(t + i);                                                    \
+    __m256 h = _mm256_cvtph_ps(_mm256_cvtps_ph(v, R));                                    \
+    __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);                                       \
+    __m256i nv = _mm256_or_si256(n0, _mm256_and_si256(_mm256_castps_si256(v), nx));       \
+    _mm256_storeu_ps(t + i, _mm256_blendv_ps(h, _mm256_castsi256_ps(nv), nan));           \
+  }
+__attribute__((target("avx2,f16c"))) static void
+f16c_values(float *t, size_t n, int mode, uint32_t nan0, uint32_t nanx) {
+  const __m256i n0 = _mm256_set1_epi32((int)nan0), nx = _mm256_set1_epi32((int)nanx);
+  size_t i = 0;
+  float pad[8] = {0};
+  switch (mode) {
+  case M_NE: LOWP_F16C_LOOP(_MM_FROUND_TO_NEAREST_INT) break;
+  case M_TZ: LOWP_F16C_LOOP(_MM_FROUND_TO_ZERO) break;
+  case M_UP: LOWP_F16C_LOOP(_MM_FROUND_TO_POS_INF) break;
+  default: LOWP_F16C_LOOP(_MM_FROUND_TO_NEG_INF) break; /* M_DN */
+  }
+  if (i < n) {
+    size_t k = n - i;
+    memcpy(pad, t + i, k * sizeof *pad);
+    f16c_values(pad, 8, mode, nan0, nanx);
+    memcpy(t + i, pad, k * sizeof *pad);
+  }
+}
+#undef LOWP_F16C_LOOP
+
+__attribute__((target("avx2"))) static void widen_avx2(double *y, const float *t, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) _mm256_storeu_pd(y + i, _mm256_cvtps_pd(_mm_loadu_ps(t + i)));
+  for (; i < n; i++) y[i] = (double)t[i];
+}
+
+__attribute__((target(LOWP_AVX512_TARGET))) static void
+odd32_avx512(float *t, const double *x, size_t n, int daz) {
+  const __m512d dmin = _mm512_set1_pd(0x1p-1022);
+  const __m512d sign = _mm512_castsi512_pd(_mm512_set1_epi64(INT64_MIN));
+  const __m256i one = _mm256_set1_epi32(1);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m512d v = _mm512_loadu_pd(x + i), b;
+    __m256i yi;
+    __mmask8 ne, aw;
+    if (daz)
+      v = _mm512_mask_and_pd(v, _mm512_cmp_pd_mask(_mm512_abs_pd(v), dmin, _CMP_LT_OQ), v, sign);
+    yi = _mm256_castps_si256(_mm512_cvtpd_ps(v));
+    b = _mm512_cvtps_pd(_mm256_castsi256_ps(yi));
+    ne = _mm512_cmp_pd_mask(b, v, _CMP_NEQ_UQ);
+    aw = _mm512_cmp_pd_mask(_mm512_abs_pd(b), _mm512_abs_pd(v), _CMP_GT_OQ);
+    yi = _mm256_mask_sub_epi32(yi, aw, yi, one);
+    yi = _mm256_mask_or_epi32(yi, ne, yi, one);
+    _mm256_storeu_si256((__m256i *)(void *)(t + i), yi);
+  }
+  for (; i < n; i++) t[i] = odd32_one(x[i], daz);
+}
+
+__attribute__((target(LOWP_AVX512_TARGET))) static void
+widen_avx512(double *y, const float *t, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm512_storeu_pd(y + i, _mm512_cvtps_pd(_mm256_loadu_ps(t + i)));
+  for (; i < n; i++) y[i] = (double)t[i];
 }
 #endif
 
@@ -434,7 +605,7 @@ int lowp_round_fast_applies(const lowp_format_t *f, const lowp_policy_t *pol,
                             lowp_rounding_t rnd) {
   (void)pol; /* every overflow, NaN-sign, NaN-map, FTZ and DAZ policy fits */
   if (!f || lowp_format_validate(f, NULL, 0) != 0) return 0;
-  if (fast_mode(rnd) < 0) return 0;
+  if (lowp_fast_mode(rnd) < 0) return 0;
   /* values a subset of binary32's, with binary32 subnormals below xmin */
   if (f->precision > 23 || f->emax > 127 || f->emin < -126) return 0;
   /* the encoding the arithmetic produces: signed, zero and subnormals in
@@ -487,13 +658,25 @@ static void make_values(value_consts *v, const lowp_format_t *f, const lowp_poli
   v->nanvx = v->nanv0 ^ ref_value(-NAN, f, pol, rnd);
 }
 
+/* loop_samerange's formats and policies */
+static int samerange_applies(const lowp_format_t *f, const lowp_policy_t *pol) {
+  return f->emin == -126 && f->emax == 127 && f->inf == LOWP_INF_IEEE &&
+         f->nan == LOWP_NAN_IEEE && pol->overflow == LOWP_OVF_IEEE && !pol->ftz && !pol->daz;
+}
+
+/* ... whose NaN results differ at most in the sign bit, set by x's sign
+   (nanvx the sign bit) or not (0), nanv0 positive: loop_samerange's NaN */
+static int samerange_nan_ok(const value_consts *v) {
+  return (v->nanvx == 0 || v->nanvx == 0x80000000u) && !(v->nanv0 & 0x80000000u);
+}
+
 /* the encoder (v NULL) or the values on the named copy */
 static int fast_run(void *bits, const float *x, size_t n, const lowp_format_t *f,
                     const lowp_policy_t *pol, lowp_rounding_t rnd, const char *isa, int values) {
   static const lowp_policy_t dflt;
   fast_consts c;
   value_consts v;
-  int mode = fast_mode(rnd), width, best = pick_isa(), use = best;
+  int mode = lowp_fast_mode(rnd), width, best = pick_isa(), use = best;
   if (!pol) pol = &dflt;
   if (isa) {
     if ((use = lowp_isa_parse(isa)) < 0) return LOWP_EINVAL;
@@ -505,6 +688,17 @@ static int fast_run(void *bits, const float *x, size_t n, const lowp_format_t *f
                   : lowp_encode_array_f32_ref(bits, x, n, f, pol, rnd);
   make_consts(&c, f, pol, mode);
   if (values) make_values(&v, f, pol, rnd);
+  if (values && samerange_applies(f, pol) && samerange_nan_ok(&v)) {
+    const int sh = 24 - f->precision;
+    switch (use) {
+#ifdef LOWP_FAST_X86
+    case ISA_AVX512: same_avx512(bits, x, n, sh, &v, mode); break;
+    case ISA_AVX2: same_avx2(bits, x, n, sh, &v, mode); break;
+#endif
+    default: same_generic(bits, x, n, sh, &v, mode); break;
+    }
+    return LOWP_OK;
+  }
   width = lowp_format_width(f);
   switch (use) {
 #ifdef LOWP_FAST_X86
@@ -520,6 +714,76 @@ int lowp_round_fast_encode_f32_isa(void *bits, const float *x, size_t n,
                                    const lowp_format_t *f, const lowp_policy_t *pol,
                                    lowp_rounding_t rnd, const char *isa) {
   return fast_run(bits, x, n, f, pol, rnd, isa, 0);
+}
+
+/*
+ * lowp_round_array_f64's fast path for formats of p <= 22 inside binary32
+ * (fp16, bf16, tf32, the fp8/fp6/fp4 formats) on the AVX2 and AVX-512
+ * copies: x rounded to odd at binary32 (odd32_*), then the binary32 values
+ * path, then widened (exact). Rounding to odd at 24 bits and then to p <= 22
+ * bits is rounding once (Boldo and Melquiond, Theorem 1: two extra bits),
+ * also in f's subnormal range, where binary32's quantum 2^-149 lies at least
+ * two bits below f's 2^(emin - p + 1) >= 2^-147. A binary64 x beyond
+ * binary32's range becomes FLT_MAX (odd): for emax < 127 it overflows in f
+ * in every mode, as x does; for emax = 127 it overflows in the modes that
+ * round away (p <= 22: f's midpoint to 2^128 lies below FLT_MAX) and rounds
+ * to xmax in the others, where x's overflow gives xmax too, except under
+ * the policy that makes overflow NaN (left to the binary64 path). A tiny x
+ * becomes 2^-149 (odd), below half of f's smallest subnormal as x is. The policy's DAZ (binary64
+ * subnormal inputs) is applied in the first step, the binary32 step runs
+ * without it. Returns 1 when it ran, 0 when it does not apply (another copy,
+ * FTZ or DAZ set in MXCSR, or a format the argument does not cover).
+ */
+int lowp__round_f64_via32(double *y, const double *x, size_t n, const lowp_format_t *f,
+                          const lowp_policy_t *pol, lowp_rounding_t rnd, int use) {
+#ifdef LOWP_FAST_X86
+  enum { BLK = 1024 };
+  float t[BLK];
+  lowp_policy_t p32 = *pol;
+  fast_consts c;
+  value_consts v;
+  int mode = lowp_fast_mode(rnd), same, hw16;
+  size_t i;
+  if (use != ISA_AVX2 && use != ISA_AVX512) return 0;
+  if ((_mm_getcsr() & 0x8040u) != 0) return 0; /* FTZ (bit 15) or DAZ (bit 6) */
+  if (!lowp_round_fast_applies(f, pol, rnd) || f->precision > 22) return 0;
+  /* emax = 127 (bf16, tf32): FLT_MAX rounds to xmax in rtz/rto and the
+     directed mode toward zero, where an x beyond binary32 overflows; the
+     results agree (xmax) unless the policy turns overflow into NaN */
+  if (pol->overflow == LOWP_OVF_NAN && f->emax >= 127) return 0;
+  p32.daz = 0;
+  make_consts(&c, f, &p32, mode);
+  make_values(&v, f, &p32, rnd);
+  same = samerange_applies(f, &p32) && samerange_nan_ok(&v);
+  /* IEEE binary16 in rne/rtz/rup/rdn, default overflow, no FTZ: F16C */
+  hw16 = f->precision == 11 && f->emin == -14 && f->emax == 15 && f->inf == LOWP_INF_IEEE &&
+         f->nan == LOWP_NAN_IEEE && p32.overflow == LOWP_OVF_IEEE && !p32.ftz &&
+         mode != M_NA && mode != M_TO && samerange_nan_ok(&v) && lowp_cpu_has_f16c();
+  for (i = 0; i < n; i += BLK) {
+    size_t nb = n - i < BLK ? n - i : BLK;
+    if (hw16) {
+      if (use == ISA_AVX512) odd32_avx512(t, x + i, nb, pol->daz);
+      else odd32_avx2(t, x + i, nb, pol->daz);
+      f16c_values(t, nb, mode, v.nanv0, v.nanvx);
+      if (use == ISA_AVX512) widen_avx512(y + i, t, nb);
+      else widen_avx2(y + i, t, nb);
+    } else if (use == ISA_AVX512) {
+      odd32_avx512(t, x + i, nb, pol->daz);
+      if (same) same_avx512(t, t, nb, 24 - f->precision, &v, mode);
+      else run_avx512(t, t, nb, &c, &v, 32, mode);
+      widen_avx512(y + i, t, nb);
+    } else {
+      odd32_avx2(t, x + i, nb, pol->daz);
+      if (same) same_avx2(t, t, nb, 24 - f->precision, &v, mode);
+      else run_avx2(t, t, nb, &c, &v, 32, mode);
+      widen_avx2(y + i, t, nb);
+    }
+  }
+  return 1;
+#else
+  (void)y, (void)x, (void)n, (void)f, (void)pol, (void)rnd, (void)use;
+  return 0;
+#endif
 }
 
 int lowp_round_fast_values_f32_isa(float *y, const float *x, size_t n,

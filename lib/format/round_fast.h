@@ -61,6 +61,42 @@ int lowp_round_array_f32_ref(float *y, const float *x, size_t n,
     "avx2" or "generic" (static storage). Chosen at run time, per call. */
 const char *lowp_round_fast_isa(void);
 
+/**
+ * @brief 1 if lowp_round_array_f64's fast path (round_fast64.c) gives the
+ * reference's bits for (f, pol, rnd): formats whose values are binary64
+ * values with binary64 subnormals below xmin (p <= 52, emin >= -1022,
+ * emax <= 1023), with subnormals, a sign and a zero: fp32, tf32, fp16,
+ * bf16, the fp8/fp6/fp4 formats and specs like them; modes rne, rna, rtz,
+ * rup, rdn, rto (rne and rto not for p = 1); every policy. Not: stochastic
+ * rounding, fp64 itself, e8m0, formats without subnormals.
+ */
+int lowp_round_fast64_applies(const lowp_format_t *f, const lowp_policy_t *pol,
+                              lowp_rounding_t rnd);
+
+/**
+ * @brief Fast path of lowp_round_array_f64 (same arguments but isa, same
+ * bits) on the named compiled copy (isa as lowp_round_fast_encode_f32_isa's;
+ * NULL the best this CPU runs). Where it does not apply it runs the
+ * reference loop. y may be x.
+ * @return LOWP_OK; LOWP_EINVAL (unknown isa); LOWP_EUNSUPPORTED (this CPU
+ *         cannot run that copy; nothing written); or the reference's status.
+ */
+int lowp_round_fast_values_f64_isa(double *y, const double *x, size_t n,
+                                   const lowp_format_t *f, const lowp_policy_t *pol,
+                                   lowp_rounding_t rnd, const char *isa);
+
+/** @brief Internal to lowp_round_fast_values_f64_isa: formats of p <= 22
+    on the AVX2 or AVX-512 copy (use: a lowp_isa_t) through binary32 rounded
+    to odd; 1 when it ran, 0 when it does not apply (round_fast.c). */
+int lowp__round_f64_via32(double *y, const double *x, size_t n, const lowp_format_t *f,
+                          const lowp_policy_t *pol, lowp_rounding_t rnd, int use);
+
+/** @brief The reference loop (scalar core per element) behind
+    lowp_round_array_f64, exported for tests and benchmarks. */
+int lowp_round_array_f64_ref(double *y, const double *x, size_t n,
+                             const lowp_format_t *f, const lowp_policy_t *pol,
+                             lowp_rounding_t rnd);
+
 /** @brief The reference loop (scalar core per element) behind
     lowp_encode_array_f32, exported for tests and benchmarks. */
 int lowp_encode_array_f32_ref(void *bits, const float *x, size_t n,

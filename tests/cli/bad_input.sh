@@ -431,6 +431,10 @@ bench --bogus
 bench round --n 0
 bench round --n x
 bench round --bogus
+bench round --isa sse9
+bench round --isa
+bench round --rnd sr
+bench round --rnd nearest-ish
 bench exact --bogus
 # --- scaler
 scaler

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# cli_bench_ratios -- the speed targets of `lowp bench gemm` as ratios within one run, on every
-# instruction-set copy this CPU runs (generic, avx2, and the native one), so that a copy slowing
-# down fails here on any machine: an AVX2 regression fails on an AVX-512 CI runner too.
+# cli_bench_ratios -- the speed targets of `lowp bench gemm` and `lowp bench round` as ratios
+# within one run, on every instruction-set copy this CPU runs (generic, avx2, and the native
+# one), so that a copy slowing down fails here on any machine: an AVX2 regression fails on an
+# AVX-512 CI runner too.
 # Run: bash tests/cli/bench_ratios.sh build/lowp
 #
 # Never wall times: each bound is a ratio of two kernels timed in the same run (fast / the
@@ -53,4 +54,47 @@ check_isa() {
 check_isa generic "$ACC_MAX_GENERIC"
 check_isa avx2 "$ACC_MAX"
 check_isa avx512 "$ACC_MAX"
+
+# `lowp bench round --isa`: value-returning rounding against the encoder of the same format,
+# mode and copy in one run (issue 34: <= 1.5x; bf16 rne <= 1.2x the six-instruction AVX2 bit
+# trick), bounds at 2x and 2.5x those targets (n = 16384 on a shared machine is noisy).
+# lowp_round_array_f64 reads and writes 8 bytes a value against the encoder's 4 and 1-2, and
+# misses the 1.5x target for fp8 (2-2.4x on avx2/avx512; fp16, bf16 1.2-1.8x; 0.7-2.2x on the baseline,
+# where the encoder is scalar; docs/orders-fast.md): its bound VAL64_MAX only keeps it from
+# getting slower than it is.
+VAL32_MAX=3
+TRICK_MAX=3
+VAL64_MAX=5
+check_round() {
+  local isa=$1 rnd=$2 rc f="$T/round-$1-$2"
+  "$LOWP" bench round --n 16384 --reps 5 --isa "$isa" --rnd "$rnd" >"$f" 2>"$T/err"
+  rc=$?
+  if [ $rc -eq 2 ] && grep -q "this CPU runs at most" "$T/err"; then
+    echo "note: bench round --isa $isa not on this CPU"
+    return
+  fi
+  [ $rc -eq 0 ] && ok || { bad "bench round --isa $isa --rnd $rnd: exit $rc: $(cat "$T/err")"; return; }
+  # rows "lowp_round_array_fNN FMT MODE (values) ns ratio target... (R1x)[, ... (R2x)] result"
+  awk -v isa="$isa" -v rnd="$rnd" -v v32="$VAL32_MAX" -v v64="$VAL64_MAX" -v tr="$TRICK_MAX" '
+    /^validate:.*FAIL/ { print "FAIL: " isa " " rnd ": " $0; bad++ }
+    /^lowp_round_array_f(32|64) / {
+      n++; line = $0; k = 0
+      while (match(line, /\([0-9.]+x\)/)) {
+        r[++k] = substr(line, RSTART + 1, RLENGTH - 3) + 0; line = substr(line, RSTART + RLENGTH)
+      }
+      max = $1 ~ /f64$/ ? v64 : v32
+      if (k < 1) { print "FAIL: " isa " " rnd ": no ratio in: " $0; bad++ }
+      else if (r[1] > max) { print "FAIL: " isa " " rnd ": " $0 ": values/encoder " r[1] " > " max; bad++ }
+      if ($1 ~ /f32$/ && $2 == "bf16" && rnd == "rne" && isa != "generic") {
+        if (k < 2) { print "FAIL: " isa ": no bit-trick ratio in: " $0; bad++ }
+        else if (r[2] > tr) { print "FAIL: " isa ": " $0 ": bf16 values/trick " r[2] " > " tr; bad++ }
+      }
+    }
+    END { if (n != 8) { print "FAIL: " isa " " rnd ": " n " value rows, want 8"; bad++ } exit bad > 0 }
+  ' "$f" && ok || bad "bench round --isa $isa --rnd $rnd: ratios"
+}
+for isa in generic avx2 avx512; do
+  check_round "$isa" rne
+  check_round "$isa" rup
+done
 finish cli_bench_ratios
