@@ -59,7 +59,12 @@ static const lowp_param_t params[] = {
     {"boot", "2000", "200", "paired bootstrap replicates (fixed seed)"},
     {"model", "h100", NULL, "tensor-core model for the fp8 GEMMs (lowp gemm --model; fp8 datapath with aligned truncation)"},
     {"promote", "128", NULL, "promotion interval N_C (products) and the 1xN_C tile of block scaling"},
-    {"mx_block", "32", NULL, "MX block size (OCP MX v1.0: 32)"},
+    {"mx_block", "32", NULL, "MX block size of the e4m3/e5m2 mx rows (OCP MX v1.0: 32)"},
+    {"block_formats", "mxfp8_e4m3:rceil,mxfp8_e5m2:rceil,mxfp4,mxfp4:rceil,nvfp4", NULL,
+     "block-scaled formats (lowp formats --block; NAME[:RULE]) whose rows quantize both operands of every product "
+     "along K with lowp_bs_quantize, fp32 accumulation; none: no such rows"},
+    {"phases", "16", "4", "per-tensor scale phases: the e4m3/e5m2 tensor rows again with every scale times "
+     "2^(-j/P), j = 1..P-1 (1: none)"},
     {"train", "none", NULL, "none: evaluate the shipped models; cnn or vit: train that model (fp32) into the output folder"},
     {"train_images", "60000", NULL, "training: the first N training images"},
     {"cnn_epochs", "15", NULL, "training: CNN epochs over the 60,000 training images"},
@@ -125,6 +130,25 @@ static void parse_tc(const lowp_run_t *r, fq_settings_t *s) {
   }
 }
 
+static void parse_block_formats(const lowp_run_t *r, fq_settings_t *s) {
+  const char *p = lowp_run_param(r, "block_formats");
+  char err[512];
+  s->nbs = 0;
+  if (!strcmp(p, "none")) return;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    if (s->nbs == FQ_MAXBS) lowp_run_bad_param(r, "block_formats", "at most 8 formats");
+    if (len == 0 || len >= sizeof s->bsname[0]) lowp_run_bad_param(r, "block_formats", "expected NAME[:RULE],...");
+    memcpy(s->bsname[s->nbs], p, len);
+    s->bsname[s->nbs][len] = 0;
+    if (lowp_bsformat_parse(&s->bsf[s->nbs], s->bsname[s->nbs], err, sizeof err) != LOWP_OK)
+      lowp_run_bad_param(r, "block_formats", err);
+    if (s->bsf[s->nbs].elem_int) lowp_run_bad_param(r, "block_formats", "integer elements are not evaluated here");
+    s->nbs++;
+    p += len + (p[len] == ',');
+  }
+}
+
 static void parse_settings(const lowp_run_t *r, fq_settings_t *s) {
   char path[4096 + 64];
   int i;
@@ -142,6 +166,8 @@ static void parse_settings(const lowp_run_t *r, fq_settings_t *s) {
   s->boot = (long)lowp_run_param_int(r, "boot", 10, 100000);
   s->promote = (long)lowp_run_param_int(r, "promote", 1, 4096);
   s->mxblock = (long)lowp_run_param_int(r, "mx_block", 1, 4096);
+  s->phases = (long)lowp_run_param_int(r, "phases", 1, FQ_MAXPHASE);
+  parse_block_formats(r, s);
   parse_train(r, s);
   parse_tc(r, s);
   for (i = 0; i < 4; i++) /* the dataset must be there before anything is written */
@@ -246,7 +272,10 @@ const lowp_experiment_t lowp_exp_fp8_quantization = {
     "are evaluated on the first {test} Fashion-MNIST test images with every matrix product's two operands "
     "quantized (round to nearest even, saturating): per tensor (activation amax calibrated on {calib} training "
     "images), per output channel, 1x{promote} tiles with fp32 scales, OCP MX blocks of {mx_block} with E8M0 "
-    "scales; accumulated in fp32, or on the {model} tensor-core model with and without promotion every "
+    "scales; e2m1 per tensor and the block-scaled formats {block_formats} (MXFP8/MXFP4: blocks of 32, E8M0 "
+    "scales; NVFP4: e2m1 in blocks of 16 with UE4M3 scales and a per-tensor fp32 scale, two-level rule) on both "
+    "operands; the per-tensor e4m3 and e5m2 rows at {phases} scale phases (every scale times 2^(-j/{phases})); "
+    "accumulated in fp32, or on the {model} tensor-core model with and without promotion every "
     "{promote} products (on the first {tc_test} images). Paired with FP32 image by image: top-1 agreement and "
     "KL divergence of the softmax (primary), accuracy difference with a paired bootstrap 95% interval "
     "({boot} replicates) and McNemar's exact test; per-layer sensitivity (one layer group quantized at a time, "

@@ -60,11 +60,15 @@ ls -d "$T"/r.* "$T"/r >/dev/null 2>&1 && bad "output left after short labels" ||
 # (the second from uncompressed files);
 # under the sanitizers (CMake sets LOWP_TEST_SANITIZED; ASan makes every image several times dearer)
 # the same code paths run on fewer images: N images, NT on the tensor-core model
+# block-scaled rows: mxfp8_e4m3 with the OCP floor rule (lowp_bs_quantize), which must equal the "e4m3 mx"
+# row (kernels/cpu/qdq's MX path) image by image; rceil; fp4 with E8M0 and NVFP4's two-level rule;
+# --quick evaluates the per-tensor rows at 4 scale phases
+BSF="--block_formats=mxfp8_e4m3,mxfp8_e5m2:rceil,mxfp4,nvfp4"
 if [ -n "${LOWP_TEST_SANITIZED:-}" ]; then
   N=100 NT=30
-  EVAL="--test=$N --tc_test=$NT --layer_test=$N --calib=50 --boot=50"
+  EVAL="--test=$N --tc_test=$NT --layer_test=$N --calib=50 --boot=50 $BSF"
 else
-  N=300 NT=100 EVAL=""
+  N=300 NT=100 EVAL="$BSF"
 fi
 # the second run reads the uncompressed copies (good labels this time): one run checks both that
 # the thread count and that the data's compression leave every output as it was (--data names
@@ -93,11 +97,30 @@ grep -q 'arXiv:2208.07339' "$T/t1/results.json" && ok || bad "the answer does no
 grep -q '"claim":[[:space:]]*"The bootstrap 95% interval and McNemar' "$T/t1/results.json" && ok ||
   bad "no verdict on interval and test agreeing"
 grep -q 'the accuracy gain is not significant' "$T/t1/results.json" && bad "'gain not significant' wording" || ok
-# 11 main + 6 tensor-core rows per network, 2 formats x (4 CNN layers, 8 ViT site groups) per-layer rows
-[ "$(wc -l <"$T/t1/configs.csv")" -eq $((1 + 2 * 17 + 2 * 4 + 2 * 8)) ] && ok || bad "configs.csv: $(wc -l <"$T/t1/configs.csv") lines"
+# 11 main + 6 tensor-core rows per network, 2 formats x (4 CNN layers, 8 ViT site groups) per-layer rows,
+# e2m1 per tensor and 4 block-scaled rows, 2 formats x 3 further scale phases
+[ "$(wc -l <"$T/t1/configs.csv")" -eq $((1 + 2 * 17 + 2 * 4 + 2 * 8 + 2 * (1 + 4 + 6))) ] && ok ||
+  bad "configs.csv: $(wc -l <"$T/t1/configs.csv") lines"
 # one row per image and configuration: N images (NT for the 6 tensor-core rows of each network)
-[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + N * (11 + 8) + NT * 6 + N * (11 + 16) + NT * 6)) ] && ok ||
-  bad "per_image.csv.gz: $(gzip -dc "$T/t1/per_image.csv.gz" | wc -l) lines"
+[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + N * (11 + 8 + 11) + NT * 6 + N * (11 + 16 + 11) + NT * 6)) ] &&
+  ok || bad "per_image.csv.gz: $(gzip -dc "$T/t1/per_image.csv.gz" | wc -l) lines"
+# two quantizers of OCP MX e4m3 (lowp_bs_quantize's floor rule, qdq's MX blocks) give the same network outputs:
+# the same prediction and KL on every image, in both networks
+gzip -dc "$T/t1/per_image.csv.gz" | awk -F, '$3 == "e4m3 mx" {a[$1 "," $4] = $6 "," $8; n++}
+  $3 == "mxfp8_e4m3" {b[$1 "," $4] = $6 "," $8; m++}
+  END {if (n == 0 || n != m) exit 1; for (k in a) if (a[k] != b[k]) exit 1}' && ok ||
+  bad "mxfp8_e4m3 (lowp_bs_quantize) and e4m3 mx (qdq) differ"
+# the block rows and the phase rows are what they say; nvfp4 (4 bits) moves the CNN's softmax more than
+# mxfp8_e4m3 (8 bits), and the phase rows of a format differ from its phase-0 row somewhere
+grep -q '^cnn,[0-9]*,nvfp4,nvfp4,block,fp32,main,' "$T/t1/configs.csv" && ok || bad "no nvfp4 row"
+[ "$(grep -c '^[a-z]*,[0-9]*,e[45]m[32] tensor x2^(-[123]/4),e[45]m[32],tensor,fp32,phase,'"$N"',' "$T/t1/configs.csv")" -eq 12 ] &&
+  ok || bad "phase rows: $(grep -c ',phase,' "$T/t1/configs.csv")"
+awk -F, '$1 == "cnn" && $3 == "nvfp4" {a = $17} $1 == "cnn" && $3 == "mxfp8_e4m3" {b = $17} END {exit !(a > b)}' \
+  "$T/t1/configs.csv" && ok || bad "nvfp4's KL not above mxfp8_e4m3's"
+awk -F, '$3 == "e5m2 tensor" {k[$1] = $17} $3 ~ /^e5m2 tensor x2/ && $17 != k[$1] {d++} END {exit !(d > 0)}' \
+  "$T/t1/configs.csv" && ok || bad "the scale phases change nothing"
+grep -q 'Per-tensor rows over 4 scale phases' "$T/t1/summary.md" && grep -q 'median over 16 phase pairs' "$T/t1/summary.md" &&
+  grep -q 'What the blocks buy over per-tensor scaling' "$T/t1/results.json" && ok || bad "phase table or block answer missing"
 # the FP32 rows are the reference: zero change, 100% agreement, zero KL
 [ "$(grep -c '^[a-z]*,0,fp32,fp32,reference,fp32,main,'"$N"',[0-9.]*,0.00,0.00,0.00,1,0,0,100.00,0,0,' "$T/t1/configs.csv")" -eq 2 ] && ok ||
   bad "fp32 rows: $(grep ',0,fp32,' "$T/t1/configs.csv")"
