@@ -42,6 +42,7 @@
 
 #include "cpu/gemm_tc8.h"
 #include "io/atomic.h"
+#include "io/escape.h"
 #include "status.h"
 
 #include <stdio.h>
@@ -63,6 +64,9 @@ static const lowp_param_t params[] = {
     {"block_formats", "mxfp8_e4m3:rceil,mxfp8_e5m2:rceil,mxfp4,mxfp4:rceil,nvfp4", NULL,
      "block-scaled formats (lowp formats --block; NAME[:RULE]) whose rows quantize both operands of every product "
      "along K with lowp_bs_quantize, fp32 accumulation; none: no such rows"},
+    {"seed_models", "seeds/cnn_s20261123.safetensors", NULL,
+     "the same networks trained from other seeds (files under --models named cnn_* or vit_*; none: none): "
+     "their main, block and phase rows give the spread over training seeds"},
     {"phases", "16", "4", "per-tensor scale phases: the e4m3/e5m2 tensor rows again with every scale times "
      "2^(-j/P), j = 1..P-1 (1: none)"},
     {"train", "none", NULL, "none: evaluate the shipped models; cnn or vit: train that model (fp32) into the output folder"},
@@ -149,6 +153,37 @@ static void parse_block_formats(const lowp_run_t *r, fq_settings_t *s) {
   }
 }
 
+/* --seed_models: up to FQ_MAXSEEDS files under the models folder, each named cnn_* or vit_* and readable */
+static void parse_seed_models(const lowp_run_t *r, fq_settings_t *s) {
+  const char *p = lowp_run_param(r, "seed_models");
+  s->nseedm = 0;
+  if (!strcmp(p, "none")) return;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    char path[4096 + 300];
+    FILE *f;
+    if (s->nseedm == FQ_MAXSEEDS) lowp_run_bad_param(r, "seed_models", "at most 4 files");
+    if (len == 0 || len >= sizeof s->seedm[0]) lowp_run_bad_param(r, "seed_models", "expected FILE,... under --models");
+    memcpy(s->seedm[s->nseedm], p, len);
+    s->seedm[s->nseedm][len] = 0;
+    {
+      const char *base = strrchr(s->seedm[s->nseedm], '/');
+      base = base ? base + 1 : s->seedm[s->nseedm];
+      if (strncmp(base, "cnn_", 4) && strncmp(base, "vit_", 4))
+        lowp_run_bad_param(r, "seed_models", "each file's name starts with cnn_ or vit_ (the network it holds)");
+    }
+    snprintf(path, sizeof path, "%s/%s", s->models, s->seedm[s->nseedm]);
+    if (!(f = fopen(path, "rb"))) {
+      char why[4096 + 400];
+      lowp_errf(why, sizeof why, 0, "%s: cannot open this further seed's model", path);
+      lowp_run_bad_param(r, "seed_models", why);
+    }
+    fclose(f);
+    s->nseedm++;
+    p += len + (p[len] == ',');
+  }
+}
+
 static void parse_settings(const lowp_run_t *r, fq_settings_t *s) {
   char path[4096 + 64];
   int i;
@@ -190,6 +225,7 @@ static void parse_settings(const lowp_run_t *r, fq_settings_t *s) {
       }
       fclose(f);
     }
+  if (!strcmp(s->train, "none")) parse_seed_models(r, s);
 }
 
 /* Every parameter and the dataset's files before anything is printed or created. */

@@ -20,6 +20,7 @@
 #define FQ_MAXSITES 64
 #define FQ_MAXBS 8     /* block-scaled formats evaluated (--block_formats) */
 #define FQ_MAXPHASE 32 /* per-tensor scale phases (--phases) */
+#define FQ_MAXSEEDS 4  /* further training seeds evaluated (--seed_models) */
 
 /* ---------------------------------------------------------------- data */
 
@@ -182,6 +183,8 @@ typedef struct {
   lowp_bsformat_t bsf[FQ_MAXBS]; /* --block_formats, in order */
   char bsname[FQ_MAXBS][48];     /* as given */
   int nbs;
+  char seedm[FQ_MAXSEEDS][256]; /* --seed_models: files under models, "cnn_..." or "vit_..." */
+  int nseedm;
   fq_train_cfg_t cfg[2]; /* cnn, vit */
   lowp_tc_model_t tc[2]; /* e4m3, e5m2 */
 } fq_settings_t;

@@ -48,6 +48,8 @@ typedef struct {
   double secs;
   int c_bs, nbs;  /* "e2m1 tensor" at c_bs, the block-scaled rows at c_bs + 1 .. c_bs + nbs */
   int c_ph, nph;  /* phase j (1..nph-1) of e4m3 (fi 0) / e5m2 (1) tensor at c_ph + fi (nph - 1) + j - 1 */
+  const char *file; /* a further training seed's file under models (its tensor-core and per-layer rows are not
+                       evaluated); NULL: the shipped network */
 } net_t;
 
 enum { C_FP32 = 0, C_BF16, C_FP16, C_E4 = 3, C_E5 = 7, C_TC = 11, C_LAYER = 17 };
@@ -138,18 +140,21 @@ static void build_configs(net_t *t, const fq_settings_t *s) {
 
 /* --------------------------------------------------------- the passes */
 
-static int load_net(const lowp_run_t *r, net_t *t, fq_kind_t kind, const fq_settings_t *s) {
-  char path[4200], err[4600];
+/* the shipped network of this kind, or (file) a further seed's */
+static int load_net(const lowp_run_t *r, net_t *t, fq_kind_t kind, const fq_settings_t *s, const char *file) {
+  char path[4400], err[4600];
   int st;
   memset(t, 0, sizeof *t);
   t->name = kind == FQ_CNN ? "cnn" : "vit";
-  snprintf(path, sizeof path, "%s/%s.safetensors", s->models, t->name);
+  t->file = file;
+  if (file) snprintf(path, sizeof path, "%s/%s", s->models, file);
+  else snprintf(path, sizeof path, "%s/%s.safetensors", s->models, t->name);
   st = fq_model_load(&t->m, kind, path, err, sizeof err);
   if (st != LOWP_OK) {
-    char why[9000];
+    char why[9200];
     if (strstr(err, path)) snprintf(why, sizeof why, "%s (%s)", err, lowp_status_str(st));
     else snprintf(why, sizeof why, "%s: %s (%s)", path, err, lowp_status_str(st));
-    lowp_run_bad_param(r, "models", why);
+    lowp_run_bad_param(r, file ? "seed_models" : "models", why);
   }
   t->ns = fq_nsites(&t->m);
   build_groups(t);
@@ -222,9 +227,11 @@ static int eval_config(net_t *t, int k, const fq_data_t *te, const fq_settings_t
   float *lg = NULL;
   fq_qnet_t q;
   int st;
-  o->pred = malloc(n);
-  o->kl = malloc(n * sizeof *o->kl);
+  if (t->file && (c->kind == 1 || c->kind == 2)) n = 0; /* a further seed: main, block and phase rows only */
+  o->pred = malloc(n ? n : 1);
+  o->kl = malloc((n ? n : 1) * sizeof *o->kl);
   if (!o->pred || !o->kl) return LOWP_ENOMEM;
+  if (n == 0) return LOWP_OK;
   if (!c->f && !c->bs) {
     score(o, t->ref, t->ref, te, n);
     return LOWP_OK;
@@ -435,7 +442,9 @@ static void summarize(net_t *t, const fq_data_t *te, const fq_settings_t *s, uin
     out_t *o = &t->out[k];
     int set = wset_of(t->cfg[k].kind);
     size_t wn = images_of(s, t->cfg[k].kind);
-    pair_t p = paired(t, C_FP32, k, te, w[set], wn, reps);
+    pair_t p;
+    if (o->n == 0) continue; /* not evaluated (a further seed's tensor-core and per-layer rows) */
+    p = paired(t, C_FP32, k, te, w[set], wn, reps);
     o->dacc = p.d;
     o->lo = p.lo;
     o->hi = p.hi;
@@ -676,7 +685,8 @@ static void phase_table(lowp_run_t *r, net_t *const *nets, const boot_t *bt) {
       snprintf(b[2], 96, "%zu", o->n);
       snprintf(b[3], 96, "%d", nets[i]->nph);
       snprintf(b[4], 96, "%+.2f", 100 * p.med);
-      snprintf(b[5], 96, "%+.2f .. %+.2f", 100 * p.min, 100 * p.max);
+      if (p.np > 1) snprintf(b[5], 96, "%+.2f .. %+.2f", 100 * p.min, 100 * p.max);
+      else snprintf(b[5], 96, "-");
       snprintf(b[6], 96, "[%+.2f, %+.2f]", 100 * p.lo, 100 * p.hi);
       snprintf(b[7], 96, "%+.2f [%+.2f, %+.2f]", 100 * o->dacc, 100 * o->lo, 100 * o->hi);
       snprintf(b[8], 96, "%.2g .. %.2g", p.pmin, p.pmax);
@@ -728,6 +738,118 @@ static int vit_kmax(const net_t *t) {
   for (k = 0; k < t->ns; k++)
     if (fq_site(&t->m, k).K > m) m = fq_site(&t->m, k).K;
   return m;
+}
+
+/* ------------------------------------------------------- training seeds */
+
+/* The rows compared across training seeds: per tensor (over its phases), per channel, MX, the block rows;
+   SEED_GAP: e4m3 minus e5m2 per tensor. */
+#define SEED_GAP -1
+static int seed_rows(const net_t *t, int *k) {
+  int n = 0, j;
+  k[n++] = C_E4;
+  k[n++] = C_E5;
+  k[n++] = SEED_GAP;
+  k[n++] = C_E4 + 1;
+  k[n++] = C_E4 + 3;
+  for (j = 0; j <= t->nbs; j++) k[n++] = t->c_bs + j;
+  return n;
+}
+
+static spread_t seed_spread(const net_t *t, int k, const boot_t *bt) {
+  return k == SEED_GAP ? spread(t, C_E5, C_E4, bt) : spread(t, C_FP32, k, bt);
+}
+
+static const char *seed_label(const net_t *t, int k) {
+  return k == SEED_GAP ? "e4m3 minus e5m2 tensor" : t->cfg[k].label;
+}
+
+/* seeds.csv and a table: every network's key rows, the shipped weights and each further seed's */
+static int seed_table(lowp_run_t *r, net_t *const *nets, int nall, const boot_t *bt) {
+  static const char *const cols[] = {"model", "weights", "FP32 accuracy %", "configuration", "change (points), median "
+                                     "over phases", "range over phases", "95% CI (images and phases)", "mean KL"};
+  FILE *f;
+  cJSON *rows;
+  int i, j, k[FQ_MAXBS + 8], nk;
+  if (nall <= 2) return LOWP_OK;
+  if (!(f = fopen(lowp_run_path(r, "seeds.csv"), "w"))) return LOWP_EIO;
+  rows = lowp_result_table(cJSON_GetObjectItem(r->results, "tables"), "Training seeds: the key rows of each "
+                           "network's shipped weights and of the further seeds (same images, same replicates)", cols, 8);
+  fprintf(f, "model,weights,fp32_accuracy_pct,config,delta_median_pp,delta_min_pp,delta_max_pp,ci95_lo_pp,ci95_hi_pp,"
+             "kl_median\n");
+  fprintf(r->summary, "Training seeds (the same training command with another --seed; per-tensor rows: median over "
+          "the scale phases):\n\n| model | weights | FP32 %% | configuration | change (median) | range | 95%% CI "
+          "(images and phases) | mean KL |\n|---|---|---|---|---|---|---|---|\n");
+  for (i = 0; i < nall; i++) {
+    const net_t *t = nets[i];
+    int shipped_only = 1, m;
+    for (m = 2; m < nall; m++) shipped_only &= nets[m]->m.kind != t->m.kind;
+    if (shipped_only) continue;
+    nk = seed_rows(t, k);
+    for (j = 0; j < nk; j++) {
+      spread_t p = seed_spread(t, k[j], bt);
+      char b[8][96];
+      const char *cells[8];
+      int c;
+      snprintf(b[0], 96, "%s", t->name);
+      snprintf(b[1], 96, "%s", t->file ? t->file : "shipped");
+      snprintf(b[2], 96, "%.2f", 100 * t->out[C_FP32].acc);
+      snprintf(b[3], 96, "%s", seed_label(t, k[j]));
+      snprintf(b[4], 96, "%+.2f", 100 * p.med);
+      if (p.np > 1) snprintf(b[5], 96, "%+.2f .. %+.2f", 100 * p.min, 100 * p.max);
+      else snprintf(b[5], 96, "-");
+      snprintf(b[6], 96, "[%+.2f, %+.2f]", 100 * p.lo, 100 * p.hi);
+      if (k[j] == SEED_GAP) snprintf(b[7], 96, "-");
+      else snprintf(b[7], 96, "%.3g", p.klmed);
+      for (c = 0; c < 8; c++) cells[c] = b[c];
+      lowp_result_add_row(rows, cells, 8);
+      fprintf(r->summary, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]);
+      fprintf(f, "%s,%s,%.2f,%s,%.2f,%.2f,%.2f,%.2f,%.2f,%.6g\n", t->name, b[1], 100 * t->out[C_FP32].acc,
+              seed_label(t, k[j]), 100 * p.med, 100 * p.min, 100 * p.max, 100 * p.lo, 100 * p.hi, p.klmed);
+    }
+  }
+  fprintf(r->summary, "\n");
+  return fclose(f) ? LOWP_EIO : LOWP_OK;
+}
+
+/* The spread over training seeds of each key row's median change, per network; or that it has one seed. */
+static size_t answer_seeds(char *ans, size_t len, size_t cap, net_t *const *nets, int nall, const boot_t *bt) {
+  int i, j, m, k[FQ_MAXBS + 8], nk;
+  for (i = 0; i < 2; i++) {
+    int idx[1 + FQ_MAXSEEDS], ns = 0;
+    double lo = 1e300, hi = -1e300;
+    idx[ns++] = i;
+    for (m = 2; m < nall; m++)
+      if (nets[m]->m.kind == nets[i]->m.kind) idx[ns++] = m;
+    if (ns == 1) {
+      len += (size_t)snprintf(ans + len, cap - len, "The %s's rows come from one training seed (no further %s in "
+                              "--seed_models). ", i ? "ViT" : "CNN", i ? "ViT" : "CNN");
+      continue;
+    }
+    for (m = 0; m < ns; m++) {
+      if (100 * nets[idx[m]]->out[C_FP32].acc < lo) lo = 100 * nets[idx[m]]->out[C_FP32].acc;
+      if (100 * nets[idx[m]]->out[C_FP32].acc > hi) hi = 100 * nets[idx[m]]->out[C_FP32].acc;
+    }
+    len += (size_t)snprintf(ans + len, cap - len, "Over %d training seeds of the %s (the shipped weights and %d "
+                            "trained by the same command with other --seed values, seeds.csv): FP32 %.2f .. %.2f%%; "
+                            "smallest .. largest over the seeds of the median change (per-tensor rows: over their "
+                            "phases):", ns, i ? "ViT" : "CNN", ns - 1, lo, hi);
+    nk = seed_rows(nets[i], k);
+    for (j = 0; j < nk; j++) {
+      double a = 1e300, b = -1e300, plo = 1e300, phi = -1e300;
+      for (m = 0; m < ns; m++) {
+        spread_t p = seed_spread(nets[idx[m]], k[j], bt);
+        if (100 * p.med < a) a = 100 * p.med;
+        if (100 * p.med > b) b = 100 * p.med;
+        if (100 * p.lo < plo) plo = 100 * p.lo;
+        if (100 * p.hi > phi) phi = 100 * p.hi;
+      }
+      len += (size_t)snprintf(ans + len, cap - len, "%s %s %+.2f .. %+.2f points (intervals from %+.2f to %+.2f)",
+                              j ? ";" : "", seed_label(nets[i], k[j]), a, b, plo, phi);
+    }
+    len += (size_t)snprintf(ans + len, cap - len, ". ");
+  }
+  return len;
 }
 
 /* dtext, or for a per-tensor row its spread over the scale phases against FP32 */
@@ -871,7 +993,7 @@ static size_t answer_gap(char *ans, size_t len, size_t cap, net_t *const *nets, 
                                 100 * p0[1].hi);
 }
 
-static void answer(lowp_run_t *r, net_t *const *nets, const fq_settings_t *s, const boot_t *bt) {
+static void answer(lowp_run_t *r, net_t *const *nets, int nall, const fq_settings_t *s, const boot_t *bt) {
   char ans[20000], d[2][6][512], tc_ext[512];
   size_t len = 0;
   int i, j;
@@ -888,6 +1010,7 @@ static void answer(lowp_run_t *r, net_t *const *nets, const fq_settings_t *s, co
       d[0][0], d[1][0], d[0][1], d[1][1], d[0][2], d[1][2], d[0][3], d[1][3], d[0][4], d[1][4], d[0][5], d[1][5]);
   if (nets[0]->nph > 1) len = answer_gap(ans, len, sizeof ans, nets, bt);
   len = answer_blocks(ans, len, sizeof ans, nets, bt);
+  len = answer_seeds(ans, len, sizeof ans, nets, nall, bt);
   len = answer_expect(ans, len, sizeof ans, nets, bt);
   for (i = 0; i < 2; i++) {
     int g4 = worst_group(nets[i], 0), g5 = worst_group(nets[i], 1), sk;
@@ -1317,7 +1440,8 @@ static int plots(lowp_run_t *r, net_t *const *nets) {
   return LOWP_OK;
 }
 
-static void outputs(lowp_run_t *r, net_t *const *nets, const fq_data_t *te, const fq_settings_t *s,
+/* nets[0], nets[1]: the shipped CNN and ViT; nets[2 .. nall - 1]: further training seeds */
+static void outputs(lowp_run_t *r, net_t *const *nets, int nall, const fq_data_t *te, const fq_settings_t *s,
                     const uint8_t *wfull, const uint8_t *wtc, int *st) {
   boot_t bt;
   cJSON *mo = cJSON_AddObjectToObject(r->results, "models");
@@ -1333,9 +1457,10 @@ static void outputs(lowp_run_t *r, net_t *const *nets, const fq_data_t *te, cons
   bt.n = (size_t)s->test;
   bt.reps = (int)s->boot;
   bt.seed = r->seed + 3;
-  answer(r, nets, s, &bt);
+  answer(r, nets, nall, s, &bt);
   tables(r, nets);
   phase_table(r, nets, &bt);
+  if (*st == LOWP_OK) *st = seed_table(r, nets, nall, &bt);
   verdicts(r, nets, te, s, &bt, wtc);
   if (*st == LOWP_OK) *st = write_configs(r, nets);
   if (*st == LOWP_OK) *st = write_outliers(r, nets);
@@ -1344,14 +1469,17 @@ static void outputs(lowp_run_t *r, net_t *const *nets, const fq_data_t *te, cons
 }
 
 int fq_evaluate(lowp_run_t *r, const fq_settings_t *s, const fq_data_t *tr, const fq_data_t *te) {
-  net_t *nets[2];
+  net_t *nets[2 + FQ_MAXSEEDS] = {0};
   uint8_t *wfull = NULL, *wtc = NULL, *wlay = NULL, *w[3];
-  int i, st = LOWP_OK, fails = 0;
-  nets[0] = calloc(1, sizeof(net_t));
-  nets[1] = calloc(1, sizeof(net_t));
-  if (!nets[0] || !nets[1]) st = LOWP_ENOMEM;
-  for (i = 0; i < 2 && st == LOWP_OK; i++) st = load_net(r, nets[i], i ? FQ_VIT : FQ_CNN, s);
-  for (i = 0; i < 2 && st == LOWP_OK; i++) st = run_net(r, nets[i], tr, te, s);
+  int i, st = LOWP_OK, fails = 0, nall = 2 + s->nseedm;
+  for (i = 0; i < nall; i++)
+    if (!(nets[i] = calloc(1, sizeof(net_t)))) st = LOWP_ENOMEM;
+  for (i = 0; i < nall && st == LOWP_OK; i++) {
+    const char *file = i < 2 ? NULL : s->seedm[i - 2], *base = file ? strrchr(file, '/') : NULL;
+    base = base ? base + 1 : file;
+    st = load_net(r, nets[i], i < 2 ? (i ? FQ_VIT : FQ_CNN) : strncmp(base, "vit_", 4) ? FQ_CNN : FQ_VIT, s, file);
+  }
+  for (i = 0; i < nall && st == LOWP_OK; i++) st = run_net(r, nets[i], tr, te, s);
   if (st == LOWP_OK) st = fq_boot_weights(&wfull, (size_t)s->test, (int)s->boot, r->seed);
   if (st == LOWP_OK) st = fq_boot_weights(&wtc, (size_t)s->tc_test, (int)s->boot, r->seed + 1);
   /* the per-layer rows on all the images share the main rows' replicates */
@@ -1360,7 +1488,7 @@ int fq_evaluate(lowp_run_t *r, const fq_settings_t *s, const fq_data_t *tr, cons
   w[0] = wfull;
   w[1] = wtc;
   w[2] = s->layer_test != s->test ? wlay : wfull;
-  for (i = 0; i < 2 && st == LOWP_OK; i++) summarize(nets[i], te, s, w, (int)s->boot);
+  for (i = 0; i < nall && st == LOWP_OK; i++) summarize(nets[i], te, s, w, (int)s->boot);
   for (i = 0; i < 2 && st == LOWP_OK; i++) {
     size_t diff = check_reference(nets[i], s);
     if (diff) {
@@ -1374,13 +1502,17 @@ int fq_evaluate(lowp_run_t *r, const fq_settings_t *s, const fq_data_t *tr, cons
            "tensor-core model, %ld per layer)\n", nets[0]->nc, nets[0]->secs, nets[1]->nc, nets[1]->secs, s->test,
            s->tc_test, s->layer_test);
     fflush(stdout);
-    outputs(r, nets, te, s, wfull, wtc, &st);
+    for (i = 2; i < nall; i++) printf("evaluated %s (%s, main, block and phase rows) in %.1f s\n", nets[i]->name,
+                                      nets[i]->file, nets[i]->secs);
+    fflush(stdout);
+    outputs(r, nets, nall, te, s, wfull, wtc, &st);
   }
   if (st != LOWP_OK) fprintf(stderr, "lowp run fp8-quantization: %s\n", lowp_status_str(st));
-  for (i = 0; i < 2; i++)
-    if (nets[i]) free_net(nets[i]);
-  free(nets[0]);
-  free(nets[1]);
+  for (i = 0; i < nall; i++)
+    if (nets[i]) {
+      free_net(nets[i]);
+      free(nets[i]);
+    }
   free(wfull);
   free(wtc);
   free(wlay);

@@ -64,6 +64,13 @@ ls -d "$T"/r.* "$T"/r >/dev/null 2>&1 && bad "output left after short labels" ||
 # row (kernels/cpu/qdq's MX path) image by image; rceil; fp4 with E8M0 and NVFP4's two-level rule;
 # --quick evaluates the per-tensor rows at 4 scale phases
 BSF="--block_formats=mxfp8_e4m3,mxfp8_e5m2:rceil,mxfp4,nvfp4"
+# further training seeds: a copy of the shipped CNN under a seed's name (its rows must equal the shipped
+# network's) and a real further seed; the models folder is a copy holding both
+mkdir -p "$T/mdir/seeds"
+cp "$MODELS"/*.safetensors "$MODELS"/*_predictions.txt "$T/mdir/"
+cp "$MODELS"/seeds/cnn_s20261123.safetensors "$T/mdir/seeds/"
+cp "$MODELS/cnn.safetensors" "$T/mdir/cnn_same.safetensors"
+BSF="$BSF --models=$T/mdir --seed_models=cnn_same.safetensors,seeds/cnn_s20261123.safetensors"
 if [ -n "${LOWP_TEST_SANITIZED:-}" ]; then
   N=100 NT=30
   EVAL="--test=$N --tc_test=$NT --layer_test=$N --calib=50 --boot=50 $BSF"
@@ -80,7 +87,7 @@ OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization --quick $EVAL --data="$T/data" --
 rm "$T/data" && ln -s "$T/raw" "$T/data"
 OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization --quick $EVAL --data="$T/data" --out "$T/t2" >"$T/log2" 2>&1 ||
   bad "quick run (2 threads, uncompressed data) exit $?"
-FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz plot_configs.csv plot_layers.csv"
+FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz plot_configs.csv plot_layers.csv seeds.csv"
 for f in $FILES; do [ -s "$T/t1/$f" ] && ok || bad "missing $f"; done
 for f in $FILES; do
   cmp -s "$T/t1/$f" "$T/t2/$f" && ok || bad "$f differs between 1 thread (gzip data) and 2 (uncompressed)"
@@ -119,6 +126,14 @@ awk -F, '$1 == "cnn" && $3 == "nvfp4" {a = $17} $1 == "cnn" && $3 == "mxfp8_e4m3
   "$T/t1/configs.csv" && ok || bad "nvfp4's KL not above mxfp8_e4m3's"
 awk -F, '$3 == "e5m2 tensor" {k[$1] = $17} $3 ~ /^e5m2 tensor x2/ && $17 != k[$1] {d++} END {exit !(d > 0)}' \
   "$T/t1/configs.csv" && ok || bad "the scale phases change nothing"
+# seeds.csv: the copy of the shipped CNN gives the shipped rows exactly; the further seed has its own FP32
+# accuracy; the ViT (no further seed given) is said to come from one seed
+awk -F, '$2 == "shipped" && $1 == "cnn" {a[$4] = $0; sub(/^[^,]*,[^,]*,/, "", a[$4]); n++}
+  $2 == "cnn_same.safetensors" {b = $0; sub(/^[^,]*,[^,]*,/, "", b); if (a[$4] != b) d++; m++}
+  END {exit !(n > 5 && n == m && d == 0)}' "$T/t1/seeds.csv" && ok || bad "seeds.csv: the shipped CNN's copy differs"
+[ "$(grep -c '^cnn,seeds/cnn_s20261123.safetensors,' "$T/t1/seeds.csv")" -ge 6 ] && ok || bad "no further seed's rows"
+grep -q "The ViT's rows come from one training seed" "$T/t1/summary.md" && grep -q 'Over 3 training seeds of the CNN' \
+  "$T/t1/summary.md" && ok || bad "the answer does not state the seeds"
 grep -q 'Per-tensor rows over 4 scale phases' "$T/t1/summary.md" && grep -q 'median over 16 phase pairs' "$T/t1/summary.md" &&
   grep -q 'What the blocks buy over per-tensor scaling' "$T/t1/results.json" && ok || bad "phase table or block answer missing"
 # the FP32 rows are the reference: zero change, 100% agreement, zero KL
