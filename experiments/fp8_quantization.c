@@ -18,14 +18,26 @@
  *   activations per tensor with a static amax calibrated on training
  *   images, weights per tensor or per output channel; or 1x128 tiles with
  *   fp32 scales (DeepSeek-V3, arXiv:2412.19437 sec. 3.3.1); or OCP MX v1.0
- *   blocks of 32 with E8M0 scales. Accumulation in fp32 (fake quantization),
+ *   blocks of 32 with E8M0 scales; e2m1 per tensor; block-scaled formats
+ *   (--block_formats: MXFP8 e4m3/e5m2 and MXFP4 with E8M0 scales, NVFP4's
+ *   e2m1 in blocks of 16 with UE4M3 scales and an fp32 tensor scale, each
+ *   with its scale rule: lib/format/bsquant) on both operands along K.
+ *   Accumulation in fp32 (fake quantization),
  *   or on the tensor-core model (lib/model/tc.h, preset h100, kernels/cpu/
  *   gemm_tc8) without promotion or promoted to fp32 every 128 products.
  *   Per image: prediction, correctness, KL divergence from the FP32
  *   softmax (per_image.csv.gz). Per configuration, paired with FP32 on the
  *   same images: top-1 agreement and mean KL (primary), the accuracy
  *   difference with a paired bootstrap 95% interval and McNemar's exact
- *   test. Per-layer sensitivity: one site group at a time. ViT outliers:
+ *   test. The per-tensor e4m3 and e5m2 rows again with every scale times
+ *   2^(-j/16), j = 1..15 (no new saturation, the same format: the phase
+ *   decides which values round up): reported as the median over the 16
+ *   phases, their range, and a bootstrap interval whose replicates draw a
+ *   phase with the images (fq_boot_ci_mix); comparisons with a per-tensor
+ *   row run over its phases (the e4m3 - e5m2 gap over all 256 pairs).
+ *   Further training seeds (--seed_models, models/seeds): their main,
+ *   block and phase rows, and the spread over seeds.
+ *   Per-layer sensitivity: one site group at a time. ViT outliers:
  *   kurtosis and max/RMS of every site's input, per tensor and per channel.
  *   Plots: accuracy.png (accuracy change vs FP32 with its paired bootstrap
  *   interval, grey where it spans 0: no ranking), kl.png and

@@ -38,8 +38,14 @@ expect_exit2 "missing models" "cnn.safetensors" "$LOWP" run fp8-quantization --q
 ls -d "$T"/n* >/dev/null 2>&1 && bad "output left after missing models" || ok
 mkdir -p "$T/badm" && cp "$MODELS"/*.safetensors "$T/badm/"
 head -c 5000 "$MODELS/vit.safetensors" >"$T/badm/vit.safetensors"
-LATE=1 expect_exit2 "truncated model" "vit.safetensors" "$LOWP" run fp8-quantization --quick --models="$T/badm" --out "$T/d"
+LATE=1 expect_exit2 "truncated model" "vit.safetensors" "$LOWP" run fp8-quantization --quick --models="$T/badm" --seed_models=none --out "$T/d"
 ls -d "$T"/d.* "$T"/d >/dev/null 2>&1 && bad "output left after a damaged model" || ok
+# a damaged further seed's model: exit 2 naming the file, no folder left
+mkdir -p "$T/bads" && cp "$MODELS"/*.safetensors "$T/bads/"
+head -c 3000 "$MODELS/cnn.safetensors" >"$T/bads/cnn_cut.safetensors"
+LATE=1 expect_exit2 "truncated seed model" "cnn_cut.safetensors" "$LOWP" run fp8-quantization --quick --models="$T/bads" \
+  --seed_models=cnn_cut.safetensors --out "$T/e"
+ls -d "$T"/e.* "$T"/e >/dev/null 2>&1 && bad "output left after a damaged seed model" || ok
 
 # a damaged file (gzip cut short): exit 2 naming the file, no folder left
 mkdir -p "$T/cut"
