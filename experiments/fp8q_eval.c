@@ -1057,7 +1057,7 @@ static void answer(lowp_run_t *r, net_t *const *nets, int nall, const fq_setting
   { /* the index's key numbers (tools/cmd_report.c): test accuracy of FP32, BF16, FP16 and E4M3 per tensor */
     static const int kk[4] = {C_FP32, C_BF16, C_FP16, C_E4};
     static const char *const kn[4] = {"fp32", "bf16", "fp16", "e4m3_tensor"}, *const kl[4] = {"FP32", "BF16", "FP16",
-                                                                                               "E4M3 per tensor"};
+                                                                                               "E4M3 per tensor (scale phase 0)"};
     for (i = 0; i < 2; i++)
       for (j = 0; j < 4; j++) {
         char key[64], lab[128];
