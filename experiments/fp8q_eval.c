@@ -788,7 +788,7 @@ static int seed_table(lowp_run_t *r, net_t *const *nets, int nall, const boot_t 
     nk = seed_rows(t, k);
     for (j = 0; j < nk; j++) {
       spread_t p = seed_spread(t, k[j], bt);
-      char b[8][96];
+      char b[8][96], kl[32];
       const char *cells[8];
       int c;
       snprintf(b[0], 96, "%s", t->name);
@@ -804,8 +804,9 @@ static int seed_table(lowp_run_t *r, net_t *const *nets, int nall, const boot_t 
       for (c = 0; c < 8; c++) cells[c] = b[c];
       lowp_result_add_row(rows, cells, 8);
       fprintf(r->summary, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]);
-      fprintf(f, "%s,%s,%.2f,%s,%.2f,%.2f,%.2f,%.2f,%.2f,%.6g\n", t->name, b[1], 100 * t->out[C_FP32].acc,
-              seed_label(t, k[j]), 100 * p.med, 100 * p.min, 100 * p.max, 100 * p.lo, 100 * p.hi, p.klmed);
+      fprintf(f, "%s,%s,%.2f,%s,%.2f,%.2f,%.2f,%.2f,%.2f,%s\n", t->name, b[1], 100 * t->out[C_FP32].acc,
+              seed_label(t, k[j]), 100 * p.med, 100 * p.min, 100 * p.max, 100 * p.lo, 100 * p.hi,
+              k[j] == SEED_GAP ? "" : (snprintf(kl, sizeof kl, "%.6g", p.klmed), kl)); /* a gap has no KL */
     }
   }
   fprintf(r->summary, "\n");
