@@ -766,8 +766,9 @@ static const char *seed_label(const net_t *t, int k) {
 
 /* seeds.csv and a table: every network's key rows, the shipped weights and each further seed's */
 static int seed_table(lowp_run_t *r, net_t *const *nets, int nall, const boot_t *bt) {
-  static const char *const cols[] = {"model", "weights", "FP32 accuracy %", "configuration", "change (points), median "
-                                     "over phases", "range over phases", "95% CI (images and phases)", "mean KL"};
+  static const char *const cols[] = {"model", "weights", "FP32 accuracy %", "configuration",
+                                     "change (points), median over phases", "range over phases",
+                                     "95% CI (images and phases)", "mean KL"};
   FILE *f;
   cJSON *rows;
   int i, j, k[FQ_MAXBS + 8], nk;
