@@ -18,14 +18,26 @@
  *   activations per tensor with a static amax calibrated on training
  *   images, weights per tensor or per output channel; or 1x128 tiles with
  *   fp32 scales (DeepSeek-V3, arXiv:2412.19437 sec. 3.3.1); or OCP MX v1.0
- *   blocks of 32 with E8M0 scales. Accumulation in fp32 (fake quantization),
+ *   blocks of 32 with E8M0 scales; e2m1 per tensor; block-scaled formats
+ *   (--block_formats: MXFP8 e4m3/e5m2 and MXFP4 with E8M0 scales, NVFP4's
+ *   e2m1 in blocks of 16 with UE4M3 scales and an fp32 tensor scale, each
+ *   with its scale rule: lib/format/bsquant) on both operands along K.
+ *   Accumulation in fp32 (fake quantization),
  *   or on the tensor-core model (lib/model/tc.h, preset h100, kernels/cpu/
  *   gemm_tc8) without promotion or promoted to fp32 every 128 products.
  *   Per image: prediction, correctness, KL divergence from the FP32
  *   softmax (per_image.csv.gz). Per configuration, paired with FP32 on the
  *   same images: top-1 agreement and mean KL (primary), the accuracy
  *   difference with a paired bootstrap 95% interval and McNemar's exact
- *   test. Per-layer sensitivity: one site group at a time. ViT outliers:
+ *   test. The per-tensor e4m3 and e5m2 rows again with every scale times
+ *   2^(-j/16), j = 1..15 (no new saturation, the same format: the phase
+ *   decides which values round up): reported as the median over the 16
+ *   phases, their range, and a bootstrap interval whose replicates draw a
+ *   phase with the images (fq_boot_ci_mix); comparisons with a per-tensor
+ *   row run over its phases (the e4m3 - e5m2 gap over all 256 pairs).
+ *   Further training seeds (--seed_models, models/seeds): their main,
+ *   block and phase rows, and the spread over seeds.
+ *   Per-layer sensitivity: one site group at a time. ViT outliers:
  *   kurtosis and max/RMS of every site's input, per tensor and per channel.
  *   Plots: accuracy.png (accuracy change vs FP32 with its paired bootstrap
  *   interval, grey where it spans 0: no ranking), kl.png and
@@ -42,6 +54,7 @@
 
 #include "cpu/gemm_tc8.h"
 #include "io/atomic.h"
+#include "io/escape.h"
 #include "status.h"
 
 #include <stdio.h>
@@ -59,7 +72,15 @@ static const lowp_param_t params[] = {
     {"boot", "2000", "200", "paired bootstrap replicates (fixed seed)"},
     {"model", "h100", NULL, "tensor-core model for the fp8 GEMMs (lowp gemm --model; fp8 datapath with aligned truncation)"},
     {"promote", "128", NULL, "promotion interval N_C (products) and the 1xN_C tile of block scaling"},
-    {"mx_block", "32", NULL, "MX block size (OCP MX v1.0: 32)"},
+    {"mx_block", "32", NULL, "MX block size of the e4m3/e5m2 mx rows (OCP MX v1.0: 32)"},
+    {"block_formats", "mxfp8_e4m3:rceil,mxfp8_e5m2:rceil,mxfp4,mxfp4:rceil,nvfp4", NULL,
+     "block-scaled formats (lowp formats --block; NAME[:RULE]) whose rows quantize both operands of every product "
+     "along K with lowp_bs_quantize, fp32 accumulation; none: no such rows"},
+    {"seed_models", "seeds/cnn_s20261123.safetensors,seeds/cnn_s20261124.safetensors", NULL,
+     "the same networks trained from other seeds (files under --models named cnn_* or vit_*; none: none): "
+     "their main, block and phase rows give the spread over training seeds"},
+    {"phases", "16", "4", "per-tensor scale phases: the e4m3/e5m2 tensor rows again with every scale times "
+     "2^(-j/P), j = 1..P-1 (1: none)"},
     {"train", "none", NULL, "none: evaluate the shipped models; cnn or vit: train that model (fp32) into the output folder"},
     {"train_images", "60000", NULL, "training: the first N training images"},
     {"cnn_epochs", "15", NULL, "training: CNN epochs over the 60,000 training images"},
@@ -125,6 +146,56 @@ static void parse_tc(const lowp_run_t *r, fq_settings_t *s) {
   }
 }
 
+static void parse_block_formats(const lowp_run_t *r, fq_settings_t *s) {
+  const char *p = lowp_run_param(r, "block_formats");
+  char err[512];
+  s->nbs = 0;
+  if (!strcmp(p, "none")) return;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    if (s->nbs == FQ_MAXBS) lowp_run_bad_param(r, "block_formats", "at most 8 formats");
+    if (len == 0 || len >= sizeof s->bsname[0]) lowp_run_bad_param(r, "block_formats", "expected NAME[:RULE],...");
+    memcpy(s->bsname[s->nbs], p, len);
+    s->bsname[s->nbs][len] = 0;
+    if (lowp_bsformat_parse(&s->bsf[s->nbs], s->bsname[s->nbs], err, sizeof err) != LOWP_OK)
+      lowp_run_bad_param(r, "block_formats", err);
+    if (s->bsf[s->nbs].elem_int) lowp_run_bad_param(r, "block_formats", "integer elements are not evaluated here");
+    s->nbs++;
+    p += len + (p[len] == ',');
+  }
+}
+
+/* --seed_models: up to FQ_MAXSEEDS files under the models folder, each named cnn_* or vit_* and readable */
+static void parse_seed_models(const lowp_run_t *r, fq_settings_t *s) {
+  const char *p = lowp_run_param(r, "seed_models");
+  s->nseedm = 0;
+  if (!strcmp(p, "none")) return;
+  while (*p) {
+    size_t len = strcspn(p, ",");
+    char path[4096 + 300];
+    FILE *f;
+    if (s->nseedm == FQ_MAXSEEDS) lowp_run_bad_param(r, "seed_models", "at most 4 files");
+    if (len == 0 || len >= sizeof s->seedm[0]) lowp_run_bad_param(r, "seed_models", "expected FILE,... under --models");
+    memcpy(s->seedm[s->nseedm], p, len);
+    s->seedm[s->nseedm][len] = 0;
+    {
+      const char *base = strrchr(s->seedm[s->nseedm], '/');
+      base = base ? base + 1 : s->seedm[s->nseedm];
+      if (strncmp(base, "cnn_", 4) && strncmp(base, "vit_", 4))
+        lowp_run_bad_param(r, "seed_models", "each file's name starts with cnn_ or vit_ (the network it holds)");
+    }
+    snprintf(path, sizeof path, "%s/%s", s->models, s->seedm[s->nseedm]);
+    if (!(f = fopen(path, "rb"))) {
+      char why[4096 + 400];
+      lowp_errf(why, sizeof why, 0, "%s: cannot open this further seed's model", path);
+      lowp_run_bad_param(r, "seed_models", why);
+    }
+    fclose(f);
+    s->nseedm++;
+    p += len + (p[len] == ',');
+  }
+}
+
 static void parse_settings(const lowp_run_t *r, fq_settings_t *s) {
   char path[4096 + 64];
   int i;
@@ -142,6 +213,8 @@ static void parse_settings(const lowp_run_t *r, fq_settings_t *s) {
   s->boot = (long)lowp_run_param_int(r, "boot", 10, 100000);
   s->promote = (long)lowp_run_param_int(r, "promote", 1, 4096);
   s->mxblock = (long)lowp_run_param_int(r, "mx_block", 1, 4096);
+  s->phases = (long)lowp_run_param_int(r, "phases", 1, FQ_MAXPHASE);
+  parse_block_formats(r, s);
   parse_train(r, s);
   parse_tc(r, s);
   for (i = 0; i < 4; i++) /* the dataset must be there before anything is written */
@@ -164,6 +237,7 @@ static void parse_settings(const lowp_run_t *r, fq_settings_t *s) {
       }
       fclose(f);
     }
+  if (!strcmp(s->train, "none")) parse_seed_models(r, s);
 }
 
 /* Every parameter and the dataset's files before anything is printed or created. */
@@ -246,7 +320,10 @@ const lowp_experiment_t lowp_exp_fp8_quantization = {
     "are evaluated on the first {test} Fashion-MNIST test images with every matrix product's two operands "
     "quantized (round to nearest even, saturating): per tensor (activation amax calibrated on {calib} training "
     "images), per output channel, 1x{promote} tiles with fp32 scales, OCP MX blocks of {mx_block} with E8M0 "
-    "scales; accumulated in fp32, or on the {model} tensor-core model with and without promotion every "
+    "scales; e2m1 per tensor and the block-scaled formats {block_formats} (MXFP8/MXFP4: blocks of 32, E8M0 "
+    "scales; NVFP4: e2m1 in blocks of 16 with UE4M3 scales and a per-tensor fp32 scale, two-level rule) on both "
+    "operands; the per-tensor e4m3 and e5m2 rows at {phases} scale phases (every scale times 2^(-j/{phases})); "
+    "accumulated in fp32, or on the {model} tensor-core model with and without promotion every "
     "{promote} products (on the first {tc_test} images). Paired with FP32 image by image: top-1 agreement and "
     "KL divergence of the softmax (primary), accuracy difference with a paired bootstrap 95% interval "
     "({boot} replicates) and McNemar's exact test; per-layer sensitivity (one layer group quantized at a time, "

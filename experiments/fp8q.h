@@ -8,6 +8,7 @@
 #include "train/cnn.h"
 #include "cpu/qdq.h"
 #include "train/vit.h"
+#include "format/bsformat.h"
 #include "format/format.h"
 #include "io/idx.h"
 #include "model/tc.h"
@@ -17,6 +18,9 @@
 
 #define FQ_NCLASS 10
 #define FQ_MAXSITES 64
+#define FQ_MAXBS 8     /* block-scaled formats evaluated (--block_formats) */
+#define FQ_MAXPHASE 32 /* per-tensor scale phases (--phases) */
+#define FQ_MAXSEEDS 4  /* further training seeds evaluated (--seed_models) */
 
 /* ---------------------------------------------------------------- data */
 
@@ -106,8 +110,12 @@ typedef struct {
   lowp_qscheme_t ws, as;
   fq_acc_t acc;
   uint64_t sites; /**< bit s: site s quantized */
-  int kind;       /**< 0 main, 1 tensor-core (subset), 2 per layer */
+  int kind;       /**< 0 main, 1 tensor-core (subset), 2 per layer, 3 scale phase j > 0 of a per-tensor row */
   int group;      /**< per-layer rows: the group index */
+  const lowp_bsformat_t *bs; /**< non-NULL: both operands in this block-scaled format along K (lowp_bs_quantize,
+                                  the format's scale rule), dequantized, fp32 accumulation; f, ws, as unused */
+  int phase, nphase;         /**< per-tensor scales times 2^(-phase / nphase) (phase 0: the plain row) */
+  int base;                  /**< phase rows: the index of their phase-0 row */
 } fq_config_t;
 
 /** @brief Calibration and outlier statistics of one site's inputs (fp32 network). */
@@ -129,6 +137,8 @@ typedef struct fq_qnet {
   double *qbt[FQ_MAXSITES];               /* tensor-core model: quantized, N x K */
   int8_t *xb[FQ_MAXSITES];
   float *bs[FQ_MAXSITES];
+  double ax[FQ_MAXSITES], aw[FQ_MAXSITES]; /* calibrated activation amax of x, w (an activation), times
+                                              2^(phase / nphase): the per-tensor scales' phase */
   lowp_qstats_t wst, ast;
 } fq_qnet_t;
 
@@ -157,6 +167,11 @@ int fq_argmax(const float *z);
 int fq_boot_weights(uint8_t **w, size_t n, int reps, uint64_t seed);
 /** @brief 2.5% and 97.5% percentiles of the replicate differences sum_i w_i d_i / n (d in {-1, 0, 1}). */
 void fq_boot_ci(const uint8_t *w, size_t n, int reps, const int8_t *d, double *lo, double *hi);
+/** @brief The same with a nuisance choice drawn too: replicate b takes difference vector d[k] (n values),
+    k uniform in 0..nd-1 from Philox (seed, 78000 + b), and the images by w: the interval covers both the
+    test-image sampling and the spread over the nd choices (e.g. scale phases). */
+void fq_boot_ci_mix(const uint8_t *w, size_t n, int reps, const int8_t *const *d, int nd, uint64_t seed,
+                    double *lo, double *hi);
 
 /* ------------------------------------------------------------ the run */
 
@@ -164,7 +179,12 @@ void fq_boot_ci(const uint8_t *w, size_t n, int reps, const int8_t *d, double *l
 typedef struct {
   char data[4096], models[4096];
   const char *train, *tcmodel;
-  long test, tc_test, layer_test, calib, promote, mxblock, boot;
+  long test, tc_test, layer_test, calib, promote, mxblock, boot, phases;
+  lowp_bsformat_t bsf[FQ_MAXBS]; /* --block_formats, in order */
+  char bsname[FQ_MAXBS][48];     /* as given */
+  int nbs;
+  char seedm[FQ_MAXSEEDS][256]; /* --seed_models: files under models, "cnn_..." or "vit_..." */
+  int nseedm;
   fq_train_cfg_t cfg[2]; /* cnn, vit */
   lowp_tc_model_t tc[2]; /* e4m3, e5m2 */
 } fq_settings_t;

@@ -3,6 +3,7 @@
 #include "fp8q.h"
 
 #include "cpu/gemm_tc8.h"
+#include "format/bsquant.h"
 #include "status.h"
 
 #include <math.h>
@@ -58,6 +59,57 @@ static void transpose(float *t, const float *w, size_t K, size_t N) {
     for (j = 0; j < N; j++) t[j * K + i] = w[i * N + j];
 }
 
+/* x (rows x cols) through block-scaled format bf along its rows (lowp_bs_quantize_amax: blocks of bf->block
+   consecutive elements, the format's scale rule; a two-level format (nvfp4) takes its per-tensor scale
+   from tamax, or from x's own amax when tamax < 0) and back: y = (q s) t rounded once to fp32 (y may alias
+   x; exact for MX formats in fp32's range, within 2^-24 relative for nvfp4's fp32 tensor scale). Counts:
+   saturated where |x| / (s t) >= xmax + ulp(xmax) / 2 in binary64 (the elements that would overflow). */
+static int bs_qdq(float *y, const float *x, size_t rows, size_t cols, const lowp_bsformat_t *bf, double tamax,
+                  lowp_qstats_t *st) {
+  size_t n = rows * cols, nb = lowp_bsformat_blocks(bf, cols), i;
+  size_t ns = rows * nb > 0 ? rows * nb : 1;
+  double *q = malloc((n > 0 ? n : 1) * sizeof *q), *sc = malloc(ns * sizeof *sc), ts = 1.0;
+  double lim = lowp_bsformat_elem_max(bf) + ldexp(1.0, bf->elem.emax - bf->elem.precision),
+         tiny = ldexp(1.0, bf->elem.emin);
+  int rc = q && sc ? LOWP_OK : LOWP_ENOMEM;
+  if (rc == LOWP_OK) rc = lowp_bs_quantize_amax(q, sc, &ts, x, rows, cols, bf, tamax < 0 ? lowp_bs_amax(x, n) : tamax);
+  for (i = 0; rc == LOWP_OK && i < n; i++) {
+    double d = sc[i / cols * nb + i % cols / (size_t)bf->block] * ts;
+    st->n++;
+    if (x[i] == 0.0f) continue;
+    st->nonzero++;
+    st->flushed += q[i] == 0.0;
+    st->subnormal += q[i] != 0.0 && fabs(q[i]) < tiny;
+    st->saturated += fabs((double)x[i]) / d >= lim;
+  }
+  if (rc == LOWP_OK) rc = lowp_bs_dequantize(q, q, sc, ts, rows, cols, bf);
+  for (i = 0; rc == LOWP_OK && i < n; i++) y[i] = (float)q[i];
+  free(q);
+  free(sc);
+  return rc;
+}
+
+/* A w operand (K x N) through a block-scaled format along K (rows of its transpose), into wq (K x N). */
+static int bs_w(float *wq, const float *w, int K, int N, const lowp_bsformat_t *bf, double tamax,
+                lowp_qstats_t *st) {
+  float *t = calloc((size_t)K * (size_t)N, sizeof *t);
+  int rc;
+  if (!t) return LOWP_ENOMEM;
+  transpose(t, w, (size_t)K, (size_t)N);
+  rc = bs_qdq(t, t, (size_t)N, (size_t)K, bf, tamax, st);
+  if (rc == LOWP_OK) transpose(wq, t, (size_t)N, (size_t)K);
+  free(t);
+  return rc;
+}
+
+static double amax_of(const float *x, size_t n) {
+  double a = 0.0;
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (fabs((double)x[i]) > a) a = fabs((double)x[i]);
+  return a;
+}
+
 /* The w operand (K x N) as the scaled GEMM reads it, quantized along K
    (rows of its transpose: one scale per output channel, tile or block).
    fp32 accumulation: dequantized back into wq (K x N); tensor-core model:
@@ -102,10 +154,22 @@ int fq_qnet_build(fq_qnet_t *q, const fq_config_t *c, const fq_model_t *m, const
   q->tc = tc;
   q->tile = tile;
   q->mxblock = mxblock;
+  for (s = 0; s < ns; s++) { /* phase j of nphase: every per-tensor amax times 2^(j / nphase), exactly 1 at j = 0 */
+    double mul = c->nphase > 0 ? exp2((double)c->phase / (double)c->nphase) : 1.0;
+    q->ax[s] = cal[s].amax_x * mul;
+    q->aw[s] = cal[s].amax_w * mul;
+  }
   for (s = 0; s < ns && st == LOWP_OK; s++) {
     fq_site_t si = fq_site(m, s);
     size_t n = (size_t)si.K * (size_t)si.N, nch = (si.K + chunk_of(q, si.K) - 1) / chunk_of(q, si.K);
-    if (!c->f || !(c->sites >> s & 1) || !si.w) continue;
+    double wa;
+    if ((!c->f && !c->bs) || !(c->sites >> s & 1) || !si.w) continue;
+    if (c->bs) { /* the weight's own per-tensor amax (nvfp4's second level) */
+      if (!(q->wq[s] = malloc(n * sizeof(float)))) return LOWP_ENOMEM;
+      st = bs_w(q->wq[s], si.w, si.K, si.N, c->bs, -1.0, &q->wst);
+      continue;
+    }
+    wa = amax_of(si.w, n) * (c->nphase > 0 ? exp2((double)c->phase / (double)c->nphase) : 1.0);
     if (c->acc == FQ_ACC_F32) {
       if (!(q->wq[s] = malloc(n * sizeof(float)))) return LOWP_ENOMEM;
     } else {
@@ -114,7 +178,8 @@ int fq_qnet_build(fq_qnet_t *q, const fq_config_t *c, const fq_model_t *m, const
       q->bs[s] = malloc((size_t)si.N * nch * sizeof(float));
       if (!q->qbt[s] || !q->xb[s] || !q->bs[s]) return LOWP_ENOMEM;
     }
-    st = quant_w(q, si.w, si.K, si.N, c->ws, NULL, q->wq[s], q->qbt[s], q->xb[s], q->bs[s], &q->wst);
+    st = quant_w(q, si.w, si.K, si.N, c->ws, c->phase && c->ws == LOWP_QS_TENSOR ? &wa : NULL, q->wq[s], q->qbt[s],
+                 q->xb[s], q->bs[s], &q->wst);
   }
   return st;
 }
@@ -136,14 +201,36 @@ static int gemm_f32(fq_qnet_t *q, float *y, const float *x, size_t rows, int K, 
     return LOWP_ENOMEM;
   if (c->as == LOWP_QS_TENSOR || c->as == LOWP_QS_CAST) { /* one scale for every element: all blocks at once */
     st = lowp_qdq_f32(wq, w, nb * (size_t)K, (size_t)N, c->f, c->as, block_of(q, c->as),
-                      c->as == LOWP_QS_TENSOR ? &q->cal[site].amax_w : NULL, &q->ast);
+                      c->as == LOWP_QS_TENSOR ? &q->aw[site] : NULL, &q->ast);
     if (st == LOWP_OK) lowp_vit_gemm_f32(y, x, rows, K, N, wq, bias, nb);
     free(wq);
     return st;
   }
   for (b = 0; b < nb && st == LOWP_OK; b++) { /* an activation operand, block by block along K */
-    st = quant_w(q, w + b * n, K, N, c->as, c->as == LOWP_QS_TENSOR ? &q->cal[site].amax_w : NULL, wq, NULL, NULL,
+    st = quant_w(q, w + b * n, K, N, c->as, c->as == LOWP_QS_TENSOR ? &q->aw[site] : NULL, wq, NULL, NULL,
                  NULL, &q->ast);
+    if (st == LOWP_OK) lowp_vit_gemm_f32(y + b * rows * (size_t)N, x + b * rows * (size_t)K, rows, K, N, wq, bias, 1);
+  }
+  free(wq);
+  return st;
+}
+
+/* Both operands in a block-scaled format (x here; a weight prepared by fq_qnet_build, an activation w
+   operand block by block along K), fp32 accumulation. A two-level format's activation tensor scale comes
+   from the calibrated amax, as the per-tensor rows' (static scaling). */
+static int gemm_bs(fq_qnet_t *q, float *y, float *x, size_t rows, int K, int N, const float *w, const float *bias,
+                   size_t nb, int site) {
+  size_t b, n = (size_t)K * (size_t)N;
+  float *wq;
+  int st = bs_qdq(x, x, nb * rows, (size_t)K, q->c->bs, q->ax[site], &q->ast);
+  if (st != LOWP_OK) return st;
+  if (q->wq[site]) {
+    lowp_vit_gemm_f32(y, x, rows, K, N, q->wq[site], bias, 1);
+    return LOWP_OK;
+  }
+  if (!(wq = malloc(n * sizeof *wq))) return LOWP_ENOMEM;
+  for (b = 0; b < nb && st == LOWP_OK; b++) {
+    st = bs_w(wq, w + b * n, K, N, q->c->bs, q->aw[site], &q->ast);
     if (st == LOWP_OK) lowp_vit_gemm_f32(y + b * rows * (size_t)N, x + b * rows * (size_t)K, rows, K, N, wq, bias, 1);
   }
   free(wq);
@@ -155,7 +242,7 @@ static int gemm_tc(fq_qnet_t *q, float *y, const float *x, size_t rows, int K, i
                    const float *bias, size_t nb, int site) {
   const fq_config_t *c = q->c;
   size_t R = nb * rows, ch = chunk_of(q, K), nch = ((size_t)K + ch - 1) / ch, n = (size_t)K * (size_t)N, b;
-  const double *am = c->as == LOWP_QS_TENSOR ? &q->cal[site].amax_x : NULL;
+  const double *am = c->as == LOWP_QS_TENSOR ? &q->ax[site] : NULL;
   double *a = malloc(R * (size_t)K * sizeof *a), *wb = q->qbt[site] ? NULL : malloc(n * sizeof *wb);
   int8_t *xa = malloc(R * (size_t)K), *xw = q->qbt[site] ? NULL : malloc(n);
   float *sa = malloc(R * nch * sizeof *sa), *sw = q->qbt[site] ? NULL : malloc((size_t)N * nch * sizeof *sw);
@@ -167,7 +254,7 @@ static int gemm_tc(fq_qnet_t *q, float *y, const float *x, size_t rows, int K, i
                        q->bs[site], bias);
   for (b = 0; st == LOWP_OK && !q->qbt[site] && b < nb; b++) {
     size_t o = b * rows;
-    st = quant_w(q, w + b * n, K, N, c->as, c->as == LOWP_QS_TENSOR ? &q->cal[site].amax_w : NULL, NULL, wb, xw,
+    st = quant_w(q, w + b * n, K, N, c->as, c->as == LOWP_QS_TENSOR ? &q->aw[site] : NULL, NULL, wb, xw,
                  sw, &q->ast);
     if (st == LOWP_OK)
       st = lowp_gemm_tc8(y + o * (size_t)N, a + o * (size_t)K, xa + o * (size_t)K, rows, (size_t)K, wb, xw,
@@ -182,12 +269,13 @@ int fq_qgemm(float *y, float *x, size_t rows, int K, int N, const float *w, cons
   fq_qnet_t *q = ctx;
   const fq_config_t *c = q->c;
   int st;
-  if (!c->f || !(c->sites >> site & 1)) {
+  if ((!c->f && !c->bs) || !(c->sites >> site & 1)) {
     lowp_vit_gemm_f32(y, x, rows, K, N, w, bias, nb);
     return LOWP_OK;
   }
+  if (c->bs) return gemm_bs(q, y, x, rows, K, N, w, bias, nb, site);
   if (c->acc != FQ_ACC_F32) return gemm_tc(q, y, x, rows, K, N, w, bias, nb, site);
   st = lowp_qdq_f32(x, x, nb * rows, (size_t)K, c->f, c->as, block_of(q, c->as),
-                    c->as == LOWP_QS_TENSOR ? &q->cal[site].amax_x : NULL, &q->ast);
+                    c->as == LOWP_QS_TENSOR ? &q->ax[site] : NULL, &q->ast);
   return st ? st : gemm_f32(q, y, x, rows, K, N, w, bias, nb, site);
 }

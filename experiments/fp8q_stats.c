@@ -68,6 +68,13 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* 2.5% and 97.5% percentiles of v (sorted here) by the nearest rank */
+static void percentiles(double *v, int reps, double *lo, double *hi) {
+  qsort(v, (size_t)reps, sizeof *v, cmp_double);
+  *lo = v[(size_t)floor(0.025 * (reps - 1) + 0.5)];
+  *hi = v[(size_t)floor(0.975 * (reps - 1) + 0.5)];
+}
+
 void fq_boot_ci(const uint8_t *w, size_t n, int reps, const int8_t *d, double *lo, double *hi) {
   double *v = malloc((size_t)reps * sizeof *v);
   size_t i, nd = 0, *idx = malloc(n * sizeof *idx);
@@ -83,10 +90,28 @@ void fq_boot_ci(const uint8_t *w, size_t n, int reps, const int8_t *d, double *l
     for (j = 0; j < nd; j++) s += (long)wb[idx[j]] * d[idx[j]];
     v[b] = (double)s / (double)n;
   }
-  qsort(v, (size_t)reps, sizeof *v, cmp_double);
-  /* percentiles by the nearest rank */
-  *lo = v[(size_t)floor(0.025 * (reps - 1) + 0.5)];
-  *hi = v[(size_t)floor(0.975 * (reps - 1) + 0.5)];
+  percentiles(v, reps, lo, hi);
   free(v);
   free(idx);
+}
+
+void fq_boot_ci_mix(const uint8_t *w, size_t n, int reps, const int8_t *const *d, int nd, uint64_t seed,
+                    double *lo, double *hi) {
+  double *v = malloc((size_t)reps * sizeof *v);
+  int b;
+  *lo = *hi = 0.0;
+  if (!v || reps < 1 || nd < 1) { free(v); return; }
+  for (b = 0; b < reps; b++) {
+    const uint8_t *wb = w + (size_t)b * n;
+    lowp_rng_t rng;
+    const int8_t *dk;
+    long s = 0;
+    size_t i;
+    lowp_rng_init(&rng, seed, (uint32_t)(78000 + b));
+    dk = d[lowp_rng_next(&rng) % (uint64_t)nd];
+    for (i = 0; i < n; i++) s += (long)wb[i] * dk[i];
+    v[b] = (double)s / (double)n;
+  }
+  percentiles(v, reps, lo, hi);
+  free(v);
 }

@@ -237,18 +237,22 @@ static int same(double v, mpfr_srcptr o) {
   return v != 0.0 || (signbit(v) != 0) == (mpfr_signbit(o) != 0);
 }
 
-/* quantize one tensor (1 x n) with lowp and the oracle; compare everything */
-static void check_tensor(const combo_t *c, const lowp_bsformat_t *bf, const float *x, int n, const char *what) {
+/* quantize one tensor (1 x n) with lowp and the oracle; compare everything. given < 0: the tensor
+   amax is x's own (lowp_bs_quantize); else lowp_bs_quantize_amax with that amax (a calibrated one) */
+static void check_tensor_amax(const combo_t *c, const lowp_bsformat_t *bf, const float *x, int n, const char *what,
+                              double given) {
   double q[MAXLEN], s[MAXLEN], y[MAXLEN], ts = 1.0, amax_t = 0.0;
   int nb = (n + c->block - 1) / c->block, b, j, bad = 0;
   char h1[64], h2[64];
-  if (lowp_bs_quantize(q, s, &ts, x, 1, (size_t)n, bf) != LOWP_OK) {
+  if ((given < 0 ? lowp_bs_quantize(q, s, &ts, x, 1, (size_t)n, bf)
+                 : lowp_bs_quantize_amax(q, s, &ts, x, 1, (size_t)n, bf, given)) != LOWP_OK) {
     lowp_test_check(0, "%s: lowp_bs_quantize failed", c->spec);
     return;
   }
   (void)lowp_bs_dequantize(y, q, s, ts, 1, (size_t)n, bf);
   if (c->tensor) {
     for (j = 0; j < n; j++) amax_t = isnan(x[j]) || isnan(amax_t) ? NAN : fmax(amax_t, fabs(x[j]));
+    if (given >= 0) amax_t = given;
     mpfr_set_d(T1, 2688.0, MPFR_RNDN); /* fl32(448 * 6) = 2688 exactly */
     mpfr_set_d(T2, amax_t, MPFR_RNDN);
     f32op(SENC, '/', T1, T2);
@@ -284,6 +288,10 @@ static void check_tensor(const combo_t *c, const lowp_bsformat_t *bf, const floa
       }
     }
   }
+}
+
+static void check_tensor(const combo_t *c, const lowp_bsformat_t *bf, const float *x, int n, const char *what) {
+  check_tensor_amax(c, bf, x, n, what, -1.0);
 }
 
 /* ---------------------------------------------------------------- inputs */
@@ -365,6 +373,13 @@ static void randoms(const combo_t *c, const lowp_bsformat_t *bf, lowp_rng_t *g, 
       }
     }
     check_tensor(c, bf, x, n, kind < 3 ? "random" : "random bits");
+    if (kind == 1) { /* a given (calibrated) tensor amax: larger than x's (no saturation), smaller (blocks
+                        above it saturate), 0 (encode scale 1) */
+      double a = lowp_bs_amax(x, (size_t)n);
+      check_tensor_amax(c, bf, x, n, "random, tensor amax 1.7x", 1.7 * a);
+      check_tensor_amax(c, bf, x, n, "random, tensor amax 0.3x", 0.3 * a);
+      check_tensor_amax(c, bf, x, n, "random, tensor amax 0", 0.0);
+    }
   }
 }
 

@@ -175,12 +175,18 @@ double lowp_bs_tensor_encode_scale(double amax, const lowp_bsformat_t *bf) {
 
 int lowp_bs_quantize(double *q, double *s, double *ts, const float *x, size_t rows, size_t cols,
                      const lowp_bsformat_t *bf) {
+  if (!q || !s || (!x && rows != 0 && cols != 0) || !bf || (bf->tensor_scale && !ts)) return LOWP_EINVAL;
+  return lowp_bs_quantize_amax(q, s, ts, x, rows, cols, bf, bf->tensor_scale ? lowp_bs_amax(x, rows * cols) : 0.0);
+}
+
+int lowp_bs_quantize_amax(double *q, double *s, double *ts, const float *x, size_t rows, size_t cols,
+                          const lowp_bsformat_t *bf, double tensor_amax) {
   size_t r, b, nb, bs;
   double senc = 1.0, sdec = 1.0;
   if (!q || !s || (!x && rows != 0 && cols != 0) || !bf || (bf->tensor_scale && !ts)) return LOWP_EINVAL;
   if (lowp_bsformat_validate(bf, NULL, 0)) return LOWP_EFORMAT;
   if (bf->tensor_scale) {
-    senc = lowp_bs_tensor_encode_scale(lowp_bs_amax(x, rows * cols), bf);
+    senc = lowp_bs_tensor_encode_scale(tensor_amax, bf);
     sdec = fl32(1.0 / senc);
   }
   if (ts) *ts = bf->tensor_scale ? sdec : 1.0;

@@ -30,6 +30,17 @@ int lowp_bs_quantize(double *q, double *s, double *ts, const float *x, size_t ro
                      const lowp_bsformat_t *bf);
 
 /**
+ * @brief lowp_bs_quantize with the per-tensor amax given instead of taken
+ * from x: the nvfp4 rule's encode scale is lowp_bs_tensor_encode_scale(
+ * tensor_amax, bf), e.g. from an amax calibrated once on other data (a
+ * static activation scale; elements of blocks above it saturate). Formats
+ * without a tensor scale ignore tensor_amax. lowp_bs_quantize(x) is this
+ * function with tensor_amax = lowp_bs_amax(x, rows * cols).
+ */
+int lowp_bs_quantize_amax(double *q, double *s, double *ts, const float *x, size_t rows, size_t cols,
+                          const lowp_bsformat_t *bf, double tensor_amax);
+
+/**
  * @brief The values of a quantized matrix: y = (q * s) * ts in binary64,
  * NaN where the block's scale is NaN. Exact for every built-in format (the
  * significands need at most 7 + 11 bits, or 2 + 4 + 24 for nvfp4); a user

@@ -38,8 +38,14 @@ expect_exit2 "missing models" "cnn.safetensors" "$LOWP" run fp8-quantization --q
 ls -d "$T"/n* >/dev/null 2>&1 && bad "output left after missing models" || ok
 mkdir -p "$T/badm" && cp "$MODELS"/*.safetensors "$T/badm/"
 head -c 5000 "$MODELS/vit.safetensors" >"$T/badm/vit.safetensors"
-LATE=1 expect_exit2 "truncated model" "vit.safetensors" "$LOWP" run fp8-quantization --quick --models="$T/badm" --out "$T/d"
+LATE=1 expect_exit2 "truncated model" "vit.safetensors" "$LOWP" run fp8-quantization --quick --models="$T/badm" --seed_models=none --out "$T/d"
 ls -d "$T"/d.* "$T"/d >/dev/null 2>&1 && bad "output left after a damaged model" || ok
+# a damaged further seed's model: exit 2 naming the file, no folder left
+mkdir -p "$T/bads" && cp "$MODELS"/*.safetensors "$T/bads/"
+head -c 3000 "$MODELS/cnn.safetensors" >"$T/bads/cnn_cut.safetensors"
+LATE=1 expect_exit2 "truncated seed model" "cnn_cut.safetensors" "$LOWP" run fp8-quantization --quick --models="$T/bads" \
+  --seed_models=cnn_cut.safetensors --out "$T/e"
+ls -d "$T"/e.* "$T"/e >/dev/null 2>&1 && bad "output left after a damaged seed model" || ok
 
 # a damaged file (gzip cut short): exit 2 naming the file, no folder left
 mkdir -p "$T/cut"
@@ -56,15 +62,26 @@ LATE=1 expect_exit2 "short labels" "t10k-labels-idx1-ubyte" \
   "$LOWP" run fp8-quantization --quick --data="$T/raw" --out "$T/r"
 ls -d "$T"/r.* "$T"/r >/dev/null 2>&1 && bad "output left after short labels" || ok
 
-# a --quick evaluation of the shipped models (300 images, 100 on the tensor-core model), 1 and 2 threads
+# a --quick evaluation of the shipped models (200 images, 100 on the tensor-core model), 1 and 2 threads
 # (the second from uncompressed files);
 # under the sanitizers (CMake sets LOWP_TEST_SANITIZED; ASan makes every image several times dearer)
 # the same code paths run on fewer images: N images, NT on the tensor-core model
+# block-scaled rows: mxfp8_e4m3 with the OCP floor rule (lowp_bs_quantize), which must equal the "e4m3 mx"
+# row (kernels/cpu/qdq's MX path) image by image; rceil; fp4 with E8M0 and NVFP4's two-level rule;
+# --quick evaluates the per-tensor rows at 4 scale phases
+BSF="--block_formats=mxfp8_e4m3,mxfp8_e5m2:rceil,mxfp4,nvfp4"
+# further training seeds: a copy of the shipped CNN under a seed's name (its rows must equal the shipped
+# network's) and a real further seed; the models folder is a copy holding both
+mkdir -p "$T/mdir/seeds"
+cp "$MODELS"/*.safetensors "$MODELS"/*_predictions.txt "$T/mdir/"
+cp "$MODELS"/seeds/cnn_s20261123.safetensors "$T/mdir/seeds/"
+cp "$MODELS/cnn.safetensors" "$T/mdir/cnn_same.safetensors"
+BSF="$BSF --models=$T/mdir --seed_models=cnn_same.safetensors,seeds/cnn_s20261123.safetensors"
 if [ -n "${LOWP_TEST_SANITIZED:-}" ]; then
   N=100 NT=30
-  EVAL="--test=$N --tc_test=$NT --layer_test=$N --calib=50 --boot=50"
-else
-  N=300 NT=100 EVAL=""
+  EVAL="--test=$N --tc_test=$NT --layer_test=$N --calib=50 --boot=50 $BSF"
+else # 200 images, not --quick's 300: the same code paths, a third less time in the default test labels
+  N=200 NT=100 EVAL="--test=$N --layer_test=$N $BSF"
 fi
 # the second run reads the uncompressed copies (good labels this time): one run checks both that
 # the thread count and that the data's compression leave every output as it was (--data names
@@ -76,7 +93,7 @@ OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization --quick $EVAL --data="$T/data" --
 rm "$T/data" && ln -s "$T/raw" "$T/data"
 OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization --quick $EVAL --data="$T/data" --out "$T/t2" >"$T/log2" 2>&1 ||
   bad "quick run (2 threads, uncompressed data) exit $?"
-FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz plot_configs.csv plot_layers.csv"
+FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz plot_configs.csv plot_layers.csv seeds.csv"
 for f in $FILES; do [ -s "$T/t1/$f" ] && ok || bad "missing $f"; done
 for f in $FILES; do
   cmp -s "$T/t1/$f" "$T/t2/$f" && ok || bad "$f differs between 1 thread (gzip data) and 2 (uncompressed)"
@@ -93,11 +110,38 @@ grep -q 'arXiv:2208.07339' "$T/t1/results.json" && ok || bad "the answer does no
 grep -q '"claim":[[:space:]]*"The bootstrap 95% interval and McNemar' "$T/t1/results.json" && ok ||
   bad "no verdict on interval and test agreeing"
 grep -q 'the accuracy gain is not significant' "$T/t1/results.json" && bad "'gain not significant' wording" || ok
-# 11 main + 6 tensor-core rows per network, 2 formats x (4 CNN layers, 8 ViT site groups) per-layer rows
-[ "$(wc -l <"$T/t1/configs.csv")" -eq $((1 + 2 * 17 + 2 * 4 + 2 * 8)) ] && ok || bad "configs.csv: $(wc -l <"$T/t1/configs.csv") lines"
+# 11 main + 6 tensor-core rows per network, 2 formats x (4 CNN layers, 8 ViT site groups) per-layer rows,
+# e2m1 per tensor and 4 block-scaled rows, 2 formats x 3 further scale phases
+[ "$(wc -l <"$T/t1/configs.csv")" -eq $((1 + 2 * 17 + 2 * 4 + 2 * 8 + 2 * (1 + 4 + 6))) ] && ok ||
+  bad "configs.csv: $(wc -l <"$T/t1/configs.csv") lines"
 # one row per image and configuration: N images (NT for the 6 tensor-core rows of each network)
-[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + N * (11 + 8) + NT * 6 + N * (11 + 16) + NT * 6)) ] && ok ||
-  bad "per_image.csv.gz: $(gzip -dc "$T/t1/per_image.csv.gz" | wc -l) lines"
+[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + N * (11 + 8 + 11) + NT * 6 + N * (11 + 16 + 11) + NT * 6)) ] &&
+  ok || bad "per_image.csv.gz: $(gzip -dc "$T/t1/per_image.csv.gz" | wc -l) lines"
+# two quantizers of OCP MX e4m3 (lowp_bs_quantize's floor rule, qdq's MX blocks) give the same network outputs:
+# the same prediction and KL on every image, in both networks
+gzip -dc "$T/t1/per_image.csv.gz" | awk -F, '$3 == "e4m3 mx" {a[$1 "," $4] = $6 "," $8; n++}
+  $3 == "mxfp8_e4m3" {b[$1 "," $4] = $6 "," $8; m++}
+  END {if (n == 0 || n != m) exit 1; for (k in a) if (a[k] != b[k]) exit 1}' && ok ||
+  bad "mxfp8_e4m3 (lowp_bs_quantize) and e4m3 mx (qdq) differ"
+# the block rows and the phase rows are what they say; nvfp4 (4 bits) moves the CNN's softmax more than
+# mxfp8_e4m3 (8 bits), and the phase rows of a format differ from its phase-0 row somewhere
+grep -q '^cnn,[0-9]*,nvfp4,nvfp4,block,fp32,main,' "$T/t1/configs.csv" && ok || bad "no nvfp4 row"
+[ "$(grep -c '^[a-z]*,[0-9]*,e[45]m[32] tensor x2^(-[123]/4),e[45]m[32],tensor,fp32,phase,'"$N"',' "$T/t1/configs.csv")" -eq 12 ] &&
+  ok || bad "phase rows: $(grep -c ',phase,' "$T/t1/configs.csv")"
+awk -F, '$1 == "cnn" && $3 == "nvfp4" {a = $17} $1 == "cnn" && $3 == "mxfp8_e4m3" {b = $17} END {exit !(a > b)}' \
+  "$T/t1/configs.csv" && ok || bad "nvfp4's KL not above mxfp8_e4m3's"
+awk -F, '$3 == "e5m2 tensor" {k[$1] = $17} $3 ~ /^e5m2 tensor x2/ && $17 != k[$1] {d++} END {exit !(d > 0)}' \
+  "$T/t1/configs.csv" && ok || bad "the scale phases change nothing"
+# seeds.csv: the copy of the shipped CNN gives the shipped rows exactly; the further seed has its own FP32
+# accuracy; the ViT (no further seed given) is said to come from one seed
+awk -F, '$2 == "shipped" && $1 == "cnn" {a[$4] = $0; sub(/^[^,]*,[^,]*,/, "", a[$4]); n++}
+  $2 == "cnn_same.safetensors" {b = $0; sub(/^[^,]*,[^,]*,/, "", b); if (a[$4] != b) d++; m++}
+  END {exit !(n > 5 && n == m && d == 0)}' "$T/t1/seeds.csv" && ok || bad "seeds.csv: the shipped CNN's copy differs"
+[ "$(grep -c '^cnn,seeds/cnn_s20261123.safetensors,' "$T/t1/seeds.csv")" -ge 6 ] && ok || bad "no further seed's rows"
+grep -q "The ViT's rows come from one training seed" "$T/t1/summary.md" && grep -q 'Over 3 training seeds of the CNN' \
+  "$T/t1/summary.md" && ok || bad "the answer does not state the seeds"
+grep -q 'Per-tensor rows over 4 scale phases' "$T/t1/summary.md" && grep -q 'median over 16 phase pairs' "$T/t1/summary.md" &&
+  grep -q 'What the blocks buy over per-tensor scaling' "$T/t1/results.json" && ok || bad "phase table or block answer missing"
 # the FP32 rows are the reference: zero change, 100% agreement, zero KL
 [ "$(grep -c '^[a-z]*,0,fp32,fp32,reference,fp32,main,'"$N"',[0-9.]*,0.00,0.00,0.00,1,0,0,100.00,0,0,' "$T/t1/configs.csv")" -eq 2 ] && ok ||
   bad "fp32 rows: $(grep ',0,fp32,' "$T/t1/configs.csv")"
