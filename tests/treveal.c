@@ -279,11 +279,17 @@ planted:
   reveal_expect("lanes k=4096", &s, &p, &t, 2000, 1);
   lowp_tree_free(&t);
 
-  /* the same kernel accumulating in fp16: its outputs are not counts at k = 4096 */
+  /* the same kernel accumulating in fp16: it cannot count 4096 units (fp16 holds integers to 2048),
+     so the probes put their units in windows of 2048 terms: the same tree, additions in fp16 */
   planted_open(&s, &pl, 1);
+  lanes_tree(&t, 4096);
   lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "fp16 lanes: %s", err);
-  lowp_test_check(r.precision_seen == 11, "fp16 lanes: %d accumulator bits seen, not 11", r.precision_seen);
-  lowp_test_check(r.n_classes >= 1 && !r.classes[0].has_tree, "fp16 lanes at k=4096: given a tree");
+  lowp_test_check(r.precision_seen == 11 && !r.precision_lower, "fp16 lanes: %d accumulator bits seen, not 11",
+                  r.precision_seen);
+  lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree && r.classes[0].tree.arith[0].acc.precision == 11 &&
+                      lowp_tree_same(&r.classes[0].tree, &t, 1, NULL) && r.classes[0].mismatched == 0,
+                  "fp16 lanes at k=4096: no fp16 tree of the lanes' shape (%s)", r.n_classes ? r.classes[0].note : "");
+  lowp_tree_free(&t);
   lowp_reveal_free(&r);
   problem(&p, "gemm", 3, 4, 256, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
   lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "fp16 lanes k=256: %s", err);

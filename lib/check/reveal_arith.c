@@ -121,7 +121,9 @@ static cand_t *candidates(size_t *n, const lowp_tree_t *shape, const lowp_reveal
     for (a = 0; a < sizeof acc_fmts / sizeof *acc_fmts; a++) {
       const lowp_format_t *af = acc_fmts[a];
       int P = af->precision;
-      if (r->precision_seen < out->precision ? P != r->precision_seen : P < out->precision) continue;
+      if (r->precision_lower ? P < r->precision_seen
+                             : r->precision_seen < out->precision ? P != r->precision_seen : P < out->precision)
+        continue;
       for (b = 0; b < sizeof acc_rnds / sizeof *acc_rnds; b++) {
         if (P >= 53 && acc_rnds[b] != LOWP_RND_NE) continue;
         for (e = 0; e < (sum ? 1u : 4u); e++) /* exact; rounded to acc, fp16, bf16 */
@@ -243,16 +245,18 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     if (r->classes[c].n_pos < minpos) minpos = r->classes[c].n_pos;
     if (shapes[c].n_nodes + 2 > maxnodes) maxnodes = shapes[c].n_nodes + 2;
   }
-  /* at most 2^25 input elements over all validation calls */
+  /* by default at most 2^25 terms per class and 8 calls; a number asked for
+     (o->validate) is met for every class, in as many calls as it takes (a
+     class of one position gets one output per batch entry) */
   per = lowp__per_a(g) + lowp__per_b(g);
-  if (want * g->K > ((size_t)1 << 25)) want = ((size_t)1 << 25) / g->K;
+  if (!o->validate && want * g->K > ((size_t)1 << 25)) want = ((size_t)1 << 25) / g->K;
   if (want < 64) want = 64;
   batch = (want + minpos - 1) / minpos;
   ncalls = 1;
   if (batch * per > g->max_elems) {
     size_t cap = g->max_elems / per ? g->max_elems / per : 1;
     ncalls = (batch + cap - 1) / cap;
-    if (ncalls > 8) ncalls = 8;
+    if (ncalls > 8 && !o->validate) ncalls = 8;
     batch = cap;
   }
   v.g = g;
