@@ -144,7 +144,7 @@ cJSON *lowp_env_manifest(const char *name) {
   cJSON_AddStringToObject(o, "compile_flags", LOWP_COMPILE_FLAGS);
   first_line(buf, sizeof buf, gp);
   cJSON_AddStringToObject(o, "gnuplot", buf[0] ? buf : "not found");
-  if (!name || !strcmp(name, "claims")) { /* the one experiment that runs Python (document 004's numpy code) */
+  if (!name || !strcmp(name, "claims") || !strcmp(name, "order-revelation")) { /* the experiments that run Python */
     char *py[] = {"/usr/bin/python3", "-c", "import numpy; print(numpy.__version__)", NULL};
     first_line(buf, sizeof buf, py);
     cJSON_AddStringToObject(o, "numpy", buf[0] ? buf : "not found");
@@ -172,6 +172,9 @@ static const dep_t deps[] = {
     {"order-revelation", NULL, "timing.csv", "wall times of each revelation on this machine"},
     {"order-revelation", NULL, "blas.csv", "probes of OpenBLAS's position classes (its kernel depends on the CPU)"},
     {"order-revelation", NULL, "summary.md", "it holds the OpenBLAS rows"},
+    {"order-revelation", "numpy", NULL,
+     "NumPy's sum and matmul (Debian's python3-numpy): its version and the BLAS it calls set their trees; without "
+     "numpy the part is skipped"},
 };
 
 cJSON *lowp_env_dependent(const char *name) {
