@@ -65,7 +65,7 @@
 
 static const lowp_param_t params[] = {
     {"k", "4096", "256", "terms per output of lowp's own kernels"},
-    {"blas_k", "64,256,1024,2048,4096,8192", "64", "K of the OpenBLAS sweep (issue 32's range: 64 to 8192)"},
+    {"blas_k", "64,256,1024,2048,4096", "64", "K of the OpenBLAS sweep (issue 32's range is 64 to 8192: --blas_k=...,8192)"},
     {"blas_shape", "33,17", "9,5", "M,N of the OpenBLAS GEMMs (edge rows and columns make classes)"},
     {"verdict_k", "256,4096,16384", "256,4096", "K of the verdict comparison"},
     {"validate", "10000", "1000", "outputs per class the twin must reproduce bit for bit"},
@@ -580,6 +580,12 @@ static void md_head(FILE *f, const char *title, const char *const *cols, size_t 
   fprintf(f, "\n");
 }
 
+/* a table of results.json and its head in the summary */
+static cJSON *table_open(lowp_run_t *r, cJSON *tables, const char *title, const char *const *cols, size_t n) {
+  md_head(r->summary, title, cols, n);
+  return lowp_result_table(tables, title, cols, n);
+}
+
 static const char *pct(char *buf, size_t len, double x, double b) {
   if (b > 0) snprintf(buf, len, "%.0f%%", 100 * x / b);
   else snprintf(buf, len, "%s", x > 0 ? "fails (bound 0)" : "0");
@@ -594,8 +600,7 @@ static void render_own(lowp_run_t *r, const ord_t *o, cJSON *tables) {
   cJSON *rows;
   size_t i;
   snprintf(title, sizeof title, "lowp's own kernels revealed at K = %zu (2 x 2 GEMM; sum: 4 rows)", o->K);
-  rows = lowp_result_table(tables, title, cols, 11);
-  md_head(r->summary, title, cols, 11);
+  rows = table_open(r, tables, title, cols, 11);
   for (i = 0; i < o->nown; i++) {
     const own_t *w = &o->own[i];
     const char *cells[11];
@@ -642,8 +647,7 @@ static int render_blas(lowp_run_t *r, const ord_t *o, cJSON *tables, cJSON *plot
   }
   snprintf(title, sizeof title, "OpenBLAS revealed: %lld x %lld outputs, K from %lld to %lld", o->bshape[0],
            o->bshape[1], o->k[0], o->k[o->nk - 1]);
-  rows = lowp_result_table(tables, title, cols, 11);
-  md_head(r->summary, title, cols, 11);
+  rows = table_open(r, tables, title, cols, 11);
   fprintf(csv, "k,sgemm_t1_probes,sgemm_t2_probes,dgemm_t1_probes,dgemm_t2_probes\n");
   fprintf(tim, "what,threads,k,classes,seconds,seconds_per_class\n");
   for (i = 0; i < o->nk; i++) {
@@ -698,8 +702,7 @@ static void render_verdicts(lowp_run_t *r, const ord_t *o, cJSON *tables) {
   int w;
   snprintf(title, sizeof title, "The verdict: gemm_lanes (32 lanes, fp16 in, fp32 out, 8 x 8), honest (fp32 lanes) "
            "and bug (fp16 lanes), gamma bounds in fp32");
-  rows = lowp_result_table(tables, title, cols, 9);
-  md_head(r->summary, title, cols, 9);
+  rows = table_open(r, tables, title, cols, 9);
   for (i = 0; i < o->nvk; i++)
     for (w = 0; w < 2; w++) {
       const char *cells[9];
@@ -732,8 +735,7 @@ static void render_numpy(lowp_run_t *r, const ord_t *o, cJSON *tables) {
   }
   snprintf(title, sizeof title, "NumPy %s revealed: numpy.sum (1 row, fp32) and numpy.matmul (2 x 2, fp32); gamma "
            "bounds in fp32, errors on seeded normal inputs", o->np_version);
-  rows = lowp_result_table(tables, title, cols, 12);
-  md_head(r->summary, title, cols, 12);
+  rows = table_open(r, tables, title, cols, 12);
   for (i = 0; i < o->nnp; i++) {
     const np_t *w = &o->np[i];
     const char *cells[12];

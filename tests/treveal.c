@@ -120,6 +120,11 @@ static void problem(lowp_problem_t *p, const char *op, size_t m, size_t n, size_
 
 /* reveal s on p; every class must have a validated tree of want's shape */
 static int quick; /* the sweep: no conversion probes (tested on their own below) */
+/* treveal --k4096: issue 32's budget per position class at n = 4096 (recursive, blocked, split-k,
+   pairwise, SIMD lanes + tree, a tensor-core chain of width 16) */
+static int budget;
+#define BUDGET_PROBES 40000
+#define BUDGET_CALLS 17
 
 static int reveal_expect(const char *label, const lowp_subject_t *s, const lowp_problem_t *p,
                          const lowp_tree_t *want, size_t validate, int show) {
@@ -142,6 +147,10 @@ static int reveal_expect(const char *label, const lowp_subject_t *s, const lowp_
       ok &= lowp_test_check(lowp_tree_same(&cl->tree, want, 1, &where),
                             "%s class %zu: revealed shape differs from the definition at node %zu",
                             label, c, where);
+    if (budget)
+      ok &= lowp_test_check(cl->probes <= BUDGET_PROBES && cl->calls <= BUDGET_CALLS,
+                            "%s class %zu: %zu probes in %zu calls, over issue 32's %d in %d", label, c, cl->probes,
+                            cl->calls, BUDGET_PROBES, BUDGET_CALLS);
     if (show)
       printf("  %s: class %zu (%zu positions): %zu probes, %zu calls (+%zu classify, %zu validate), "
              "%zu outputs bit-exact; %s\n",
@@ -202,6 +211,10 @@ static void large_cases(size_t k) {
   lowp_tree_from_tc(&t, k, &m, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
   registry_case("gemm_tc", "model=h100", "gemm", 2, 2, k, &LOWP_FMT_FP16, &t, 2000, 1);
   lowp_tree_free(&t);
+  /* SIMD lanes + tree (32 fp32 lanes, fp16 inputs) */
+  lanes_tree(&t, k);
+  registry_case("gemm_lanes", "acc=fp32,lanes=32", "gemm", 2, 2, k, &LOWP_FMT_FP16, &t, 2000, 1);
+  lowp_tree_free(&t);
 }
 
 /* inputs whose range alone cannot hold M / unit (issue 32): the probe's
@@ -235,6 +248,7 @@ int main(int argc, char **argv) {
   char err[300];
   lowp_test_start("treveal");
   if (argc > 1 && !strcmp(argv[1], "--k4096")) {
+    budget = 1;
     large_cases(4096);
     return lowp_test_end();
   }
