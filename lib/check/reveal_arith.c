@@ -229,7 +229,10 @@ static int twin_one(double *y, val_t *v, const lowp_tree_t *t, size_t s, size_t 
   return lowp_tree_eval(y, t, ar, 1, lowp__slot_b(g, (double *)v->tb, s, 0, j), g->op == LOWP_OP_GEMM ? g->C : 1, v->tmp);
 }
 
-static int same(double a, double b) { return !memcmp(&a, &b, sizeof a); }
+/* bit for bit; any NaN matches any NaN (IEEE 754 leaves the sign and payload of inf - inf, and which
+   NaN operand a sum passes on, to the implementation: a twin that adds in another operand order
+   gets another NaN) */
+static int same(double a, double b) { return !memcmp(&a, &b, sizeof a) || (a != a && b != b); }
 
 /* ----------------------------------------------------------- the driver */
 
