@@ -525,7 +525,11 @@ static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n)
   pw = malloc((2 * nq + 1) * sizeof *pw); /* probe -> pair, window */
   units = malloc((nq + 1) * sizeof *units);
   batch = batch_cap(g, (nq + o->nrows - 1) / o->nrows);
-  if (!pw || !units || (st = bufs_get(&x, g, batch))) { free(pw); free(units); return LOWP_ENOMEM; }
+  memset(&x, 0, sizeof x);
+  if (!pw || !units || (st = bufs_get(&x, g, batch))) {
+    free(pw); free(units); bufs_free(&x);
+    return LOWP_ENOMEM;
+  }
   for (q = 0, s = 0; q < n; q++) {
     size_t w, nwq = pair_windows(&o->sc, g->K, &pairs[q]);
     for (w = 0; w < nwq; w++, s++) { pw[2 * s] = q; pw[2 * s + 1] = w; }
