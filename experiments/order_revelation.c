@@ -26,6 +26,11 @@
  *     tree revealed from the honest kernel (in the declared fp32), and of
  *     "order": "revealed" on the kernel itself (lowp_reveal_bound: no tree,
  *     bound 0, when its outputs are not counts).
+ *  4. NumPy's sum and matmul (fp32), revealed by lowp.reveal in Debian's
+ *     python3 (experiments/order_revelation_numpy.py, numpy called back on
+ *     lowp's probes), their error on seeded inputs against the gamma bound
+ *     of the declared recursive (and, for sum, pairwise) order and of the
+ *     revealed tree; skipped, with the reason, where numpy does not import.
  * Wall times of every revelation go to timing.csv (outside the byte-stable
  * results: tools/env.c).
  */
@@ -42,6 +47,7 @@
 #include "exp_check.h"
 #include "format/format.h"
 #include "io/plot.h"
+#include "io/spawn.h"
 #include "measure/measure.h"
 #include "model/tree_lanes.h"
 #include "status.h"
@@ -51,18 +57,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h> /* readlink */
+
+#ifndef LOWP_SOURCE_DIR
+#define LOWP_SOURCE_DIR "."
+#endif
 
 static const lowp_param_t params[] = {
     {"k", "4096", "256", "terms per output of lowp's own kernels"},
-    {"blas_k", "64,256,1024,4096", "64", "K of the OpenBLAS sweep (--blas_k=64,128,...,8192: issue 32's range)"},
+    {"blas_k", "64,256,1024,2048,4096", "64", "K of the OpenBLAS sweep (issue 32's range is 64 to 8192: --blas_k=...,8192)"},
     {"blas_shape", "33,17", "9,5", "M,N of the OpenBLAS GEMMs (edge rows and columns make classes)"},
     {"verdict_k", "256,4096,16384", "256,4096", "K of the verdict comparison"},
     {"validate", "10000", "1000", "outputs per class the twin must reproduce bit for bit"},
+    {"numpy_sum_k", "1024,8192", "1024", "K of numpy.sum (one row of K fp32 values)"},
+    {"numpy_matmul_k", "256,4096", "256", "K of numpy.matmul (2 x 2 outputs, fp32)"},
+    {"python", "/usr/bin/python3", NULL, "the Python with numpy that runs NumPy's sum and matmul (Debian's python3-numpy)"},
     {NULL, NULL, NULL, NULL}};
 
 #define MAXK 16
 #define NOWN 12
 #define NBLAS 4 /* sgemm t1, sgemm t2, dgemm t1, dgemm t2 */
+#define NNP 8   /* NumPy cases */
+
+/* one NumPy case (experiments/order_revelation_numpy.py) */
+typedef struct {
+  char what[32], arith[240];
+  size_t K, classes, probes, calls, validated, dmin, dmax;
+  int has_tree;
+  double secs, bwd, b_rec, b_pw, b_tree; /* b_pw: sum only (0 otherwise); b_tree 0: no tree */
+  size_t depth_tree;
+} np_t;
 
 /* one revelation, summed over its classes */
 typedef struct {
@@ -97,6 +121,9 @@ typedef struct {
   char self_note[2][MAXK][200];
   int limit[2][MAXK]; /* "order": "revealed" impossible at the check's formats (M / unit too wide) */
   rv_t vrv[MAXK];
+  np_t np[NNP];
+  size_t nnp;
+  char np_version[32], np_skipped[300]; /* skipped: why NumPy's part did not run */
 } ord_t;
 
 static double now(void) {
@@ -117,6 +144,11 @@ static void declare(const lowp_run_t *r, ord_t *o) {
   o->validate = (size_t)lowp_run_param_int(r, "validate", 64, 1 << 20);
   for (i = 0; i < o->nvk; i++)
     if (o->vk[i] % 64) lowp_run_bad_param(r, "verdict_k", "every K a multiple of 64 (the lanes kernel's 64 lanes)");
+  { /* NumPy's cases: checked here, run by the script */
+    long long t[NNP];
+    lowp_run_param_list_int(r, "numpy_sum_k", t, NNP / 2, 2, 1 << 16);
+    lowp_run_param_list_int(r, "numpy_matmul_k", t, NNP / 2, 2, 1 << 16);
+  }
 }
 
 static void check(const lowp_run_t *r) {
@@ -371,6 +403,102 @@ static int measure_verdicts(lowp_run_t *r, ord_t *o) {
   return 0;
 }
 
+/* one row of the NumPy script's output into w (the revealed trees' bound: lowp_reveal_bound in fp32) */
+static void numpy_row(np_t *w, const cJSON *row) {
+  const cJSON *b = cJSON_GetObjectItem(row, "bounds"), *d = cJSON_GetObjectItem(row, "depth");
+  const cJSON *rv = cJSON_GetObjectItem(row, "reveal"), *x;
+#define NUM(obj, key) (cJSON_IsNumber(x = cJSON_GetObjectItem(obj, key)) ? x->valuedouble : 0.0)
+  snprintf(w->what, sizeof w->what, "%s", cJSON_IsString(x = cJSON_GetObjectItem(row, "what")) ? x->valuestring : "?");
+  snprintf(w->arith, sizeof w->arith, "%s", cJSON_IsString(x = cJSON_GetObjectItem(row, "arith")) ? x->valuestring : "");
+  w->K = (size_t)NUM(row, "K");
+  w->classes = (size_t)NUM(row, "classes");
+  w->probes = (size_t)NUM(row, "class_probes");
+  w->calls = (size_t)NUM(row, "calls");
+  w->validated = (size_t)NUM(row, "validated");
+  w->has_tree = cJSON_IsTrue(cJSON_GetObjectItem(row, "has_tree"));
+  w->secs = NUM(row, "seconds");
+  w->bwd = NUM(row, "backward_error");
+  w->b_rec = NUM(cJSON_GetObjectItem(b, "recursive"), "bound");
+  w->b_pw = NUM(cJSON_GetObjectItem(b, "pairwise"), "bound");
+  if (cJSON_GetArraySize(d) == 2) {
+    w->dmin = (size_t)cJSON_GetArrayItem(d, 0)->valuedouble;
+    w->dmax = (size_t)cJSON_GetArrayItem(d, 1)->valuedouble;
+  }
+#undef NUM
+  if (w->has_tree && rv) {
+    char *text = cJSON_PrintUnformatted(rv), err[200];
+    lowp_reveal_t res;
+    lowp_reveal_bound_t rb;
+    if (text && lowp_reveal_from_json(&res, text, err, sizeof err) == LOWP_OK) {
+      if (lowp_reveal_bound(&rb, &res, &LOWP_FMT_FP32) == LOWP_OK && rb.has_tree) {
+        w->b_tree = rb.bound;
+        w->depth_tree = rb.depth;
+      }
+      lowp_reveal_free(&res);
+    }
+    free(text);
+  }
+}
+
+/* NumPy's sum and matmul, revealed through lowp.reveal by Debian's python3 (the script
+   experiments/order_revelation_numpy.py); without numpy (or lowp's Python module, or
+   liblowp.so beside this lowp) the part is skipped and says why */
+static int measure_numpy(lowp_run_t *r, ord_t *o) {
+  char exe[4096], lib[4200], val[32], seed[32], *cap, *argv[9], *slash;
+  const char *py = lowp_run_param(r, "python");
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  cJSON *res = NULL, *rows, *row;
+  int rc = 0, st;
+  const size_t cap_len = (size_t)64 << 20; /* the revealed trees come back whole */
+  lowp_run_progress(r, "NumPy's sum and matmul (%s)", py);
+  if (n <= 0 || !(slash = strrchr((exe[n] = '\0', exe), '/'))) {
+    snprintf(o->np_skipped, sizeof o->np_skipped, "the path of this lowp is unknown (no liblowp.so to load)");
+    return 0;
+  }
+  *slash = '\0';
+  snprintf(lib, sizeof lib, "%s/liblowp.so", exe);
+  if (access(lib, R_OK) != 0) {
+    snprintf(o->np_skipped, sizeof o->np_skipped, "no liblowp.so beside this lowp (lowp's Python module needs it)");
+    return 0;
+  }
+  if (!(cap = malloc(cap_len))) return 2;
+  snprintf(val, sizeof val, "%zu", o->validate);
+  snprintf(seed, sizeof seed, "%llu", (unsigned long long)r->seed);
+  argv[0] = (char *)py;
+  argv[1] = LOWP_SOURCE_DIR "/experiments/order_revelation_numpy.py";
+  argv[2] = lib;
+  argv[3] = LOWP_SOURCE_DIR "/python";
+  argv[4] = (char *)lowp_run_param(r, "numpy_sum_k");
+  argv[5] = (char *)lowp_run_param(r, "numpy_matmul_k");
+  argv[6] = val;
+  argv[7] = seed;
+  argv[8] = NULL;
+  st = lowp_spawn(&rc, argv, NULL, NULL, cap, cap_len);
+  if (st == LOWP_OK && rc == 0) res = cJSON_Parse(cap);
+  free(cap);
+  if (!res) {
+    snprintf(o->np_skipped, sizeof o->np_skipped, "%s did not run the script (exit status %d)%s", py, rc,
+             rc == 127 ? ": no such program" : "");
+    return 0;
+  }
+  if (cJSON_IsString(cJSON_GetObjectItem(res, "skipped")) || cJSON_IsString(cJSON_GetObjectItem(res, "error"))) {
+    const cJSON *why = cJSON_GetObjectItem(res, "skipped");
+    snprintf(o->np_skipped, sizeof o->np_skipped, "%s%.250s", why ? "" : "the script failed: ",
+             (why ? why : cJSON_GetObjectItem(res, "error"))->valuestring);
+    cJSON_Delete(res);
+    return 0;
+  }
+  snprintf(o->np_version, sizeof o->np_version, "%s",
+           cJSON_IsString(cJSON_GetObjectItem(res, "numpy")) ? cJSON_GetObjectItem(res, "numpy")->valuestring : "?");
+  rows = cJSON_GetObjectItem(res, "rows");
+  cJSON_ArrayForEach(row, rows) {
+    if (o->nnp == NNP) break;
+    numpy_row(&o->np[o->nnp++], row);
+  }
+  cJSON_Delete(res);
+  return 0;
+}
+
 /* -------------------------------------------------------------- judge */
 
 static int judge(lowp_run_t *r, const ord_t *o) {
@@ -423,6 +551,18 @@ static int judge(lowp_run_t *r, const ord_t *o) {
   lowp_result_verdict(v, "The revealed order catches the bug at every K and passes the honest kernel", "issue 32", m,
                       caught == o->nvk && honest == o->nvk ? (nlim ? qual : "holds") : "wrong");
   ok &= caught == o->nvk && honest == o->nvk;
+  {
+    size_t np_ok = 0;
+    for (i = 0; i < o->nnp; i++) np_ok += o->np[i].has_tree && o->np[i].bwd <= o->np[i].b_tree;
+    if (o->np_skipped[0]) snprintf(m, sizeof m, "skipped: %s", o->np_skipped);
+    else
+      snprintf(m, sizeof m, "numpy %s: %zu of %zu calls (sum, matmul) get a validated tree for every class, and "
+               "their error is within the revealed tree's bound", o->np_version, np_ok, o->nnp);
+    lowp_result_verdict(v, "NumPy's sum and matmul are revealed, and hold their revealed trees' bounds",
+                        "issue 32, item 5", m,
+                        o->np_skipped[0] ? "not checkable here" : np_ok == o->nnp && o->nnp ? "holds" : "wrong");
+    ok &= o->np_skipped[0] || (np_ok == o->nnp && o->nnp);
+  }
   lowp_result_key(r->results, "own_match", "lowp kernels revealed node for node", (double)nmatch);
   lowp_result_key(r->results, "blas_ok", "OpenBLAS revelations with every class validated", (double)nb_ok);
   return ok ? 0 : 1;
@@ -440,6 +580,12 @@ static void md_head(FILE *f, const char *title, const char *const *cols, size_t 
   fprintf(f, "\n");
 }
 
+/* a table of results.json and its head in the summary */
+static cJSON *table_open(lowp_run_t *r, cJSON *tables, const char *title, const char *const *cols, size_t n) {
+  md_head(r->summary, title, cols, n);
+  return lowp_result_table(tables, title, cols, n);
+}
+
 static const char *pct(char *buf, size_t len, double x, double b) {
   if (b > 0) snprintf(buf, len, "%.0f%%", 100 * x / b);
   else snprintf(buf, len, "%s", x > 0 ? "fails (bound 0)" : "0");
@@ -454,8 +600,7 @@ static void render_own(lowp_run_t *r, const ord_t *o, cJSON *tables) {
   cJSON *rows;
   size_t i;
   snprintf(title, sizeof title, "lowp's own kernels revealed at K = %zu (2 x 2 GEMM; sum: 4 rows)", o->K);
-  rows = lowp_result_table(tables, title, cols, 11);
-  md_head(r->summary, title, cols, 11);
+  rows = table_open(r, tables, title, cols, 11);
   for (i = 0; i < o->nown; i++) {
     const own_t *w = &o->own[i];
     const char *cells[11];
@@ -502,8 +647,7 @@ static int render_blas(lowp_run_t *r, const ord_t *o, cJSON *tables, cJSON *plot
   }
   snprintf(title, sizeof title, "OpenBLAS revealed: %lld x %lld outputs, K from %lld to %lld", o->bshape[0],
            o->bshape[1], o->k[0], o->k[o->nk - 1]);
-  rows = lowp_result_table(tables, title, cols, 11);
-  md_head(r->summary, title, cols, 11);
+  rows = table_open(r, tables, title, cols, 11);
   fprintf(csv, "k,sgemm_t1_probes,sgemm_t2_probes,dgemm_t1_probes,dgemm_t2_probes\n");
   fprintf(tim, "what,threads,k,classes,seconds,seconds_per_class\n");
   for (i = 0; i < o->nk; i++) {
@@ -535,6 +679,9 @@ static int render_blas(lowp_run_t *r, const ord_t *o, cJSON *tables, cJSON *plot
   for (i = 0; i < o->nown; i++)
     fprintf(tim, "%s,1,%zu,%zu,%.3f,%.3f\n", o->own[i].label, o->K, o->own[i].rv.classes, o->own[i].rv.secs,
             o->own[i].rv.max_class_secs);
+  for (i = 0; i < o->nnp; i++) /* the revelation and the validation, Python's callbacks included */
+    fprintf(tim, "%s,1,%zu,%zu,%.3f,%.3f\n", o->np[i].what, o->np[i].K, o->np[i].classes, o->np[i].secs,
+            o->np[i].classes ? o->np[i].secs / (double)o->np[i].classes : o->np[i].secs);
   fclose(csv);
   fclose(tim);
   if ((st = lowp_plot(r->outdir, "blas_probes", &pl, sr, NBLAS)) != LOWP_OK) return lowp_run_plot_failed(r, st);
@@ -555,8 +702,7 @@ static void render_verdicts(lowp_run_t *r, const ord_t *o, cJSON *tables) {
   int w;
   snprintf(title, sizeof title, "The verdict: gemm_lanes (32 lanes, fp16 in, fp32 out, 8 x 8), honest (fp32 lanes) "
            "and bug (fp16 lanes), gamma bounds in fp32");
-  rows = lowp_result_table(tables, title, cols, 9);
-  md_head(r->summary, title, cols, 9);
+  rows = table_open(r, tables, title, cols, 9);
   for (i = 0; i < o->nvk; i++)
     for (w = 0; w < 2; w++) {
       const char *cells[9];
@@ -576,6 +722,44 @@ static void render_verdicts(lowp_run_t *r, const ord_t *o, cJSON *tables) {
     }
 }
 
+static void render_numpy(lowp_run_t *r, const ord_t *o, cJSON *tables) {
+  static const char *const cols[] = {"call", "K", "classes", "probes", "calls (all)", "validated", "leaf depth",
+                                     "arithmetic found", "backward error", "declared recursive: bound (% of it)",
+                                     "declared pairwise: bound (% of it)", "revealed tree: bound (% of it)"};
+  char title[200], c[10][80], p1[32], p2[32], p3[32];
+  cJSON *rows;
+  size_t i;
+  if (o->np_skipped[0]) {
+    fprintf(r->summary, "\n### NumPy\n\nSkipped: %s.\n", o->np_skipped);
+    return;
+  }
+  snprintf(title, sizeof title, "NumPy %s revealed: numpy.sum (1 row, fp32) and numpy.matmul (2 x 2, fp32); gamma "
+           "bounds in fp32, errors on seeded normal inputs", o->np_version);
+  rows = table_open(r, tables, title, cols, 12);
+  for (i = 0; i < o->nnp; i++) {
+    const np_t *w = &o->np[i];
+    const char *cells[12];
+    snprintf(c[0], sizeof c[0], "%zu", w->K);
+    snprintf(c[1], sizeof c[1], "%zu", w->classes);
+    snprintf(c[2], sizeof c[2], "%zu", w->probes);
+    snprintf(c[3], sizeof c[3], "%zu", w->calls);
+    snprintf(c[4], sizeof c[4], "%zu", w->validated);
+    snprintf(c[5], sizeof c[5], "%zu..%zu", w->dmin, w->dmax);
+    snprintf(c[6], sizeof c[6], "%.3g", w->bwd);
+    snprintf(c[7], sizeof c[7], "%.3g (%s)", w->b_rec, pct(p1, sizeof p1, w->bwd, w->b_rec));
+    snprintf(c[8], sizeof c[8], "%.3g (%s)", w->b_pw, pct(p2, sizeof p2, w->bwd, w->b_pw));
+    snprintf(c[9], sizeof c[9], "%.3g (%s; depth %zu)", w->b_tree, pct(p3, sizeof p3, w->bwd, w->b_tree), w->depth_tree);
+    cells[0] = w->what;
+    cells[1] = c[0]; cells[2] = c[1]; cells[3] = c[2]; cells[4] = c[3]; cells[5] = c[4];
+    cells[6] = w->has_tree ? c[5] : "-";
+    cells[7] = w->arith;
+    cells[8] = c[6]; cells[9] = c[7];
+    cells[10] = w->b_pw > 0 ? c[8] : "-";
+    cells[11] = w->has_tree ? c[9] : "no tree";
+    lowp_result_add_row_md(rows, r->summary, cells, 12);
+  }
+}
+
 static int render(lowp_run_t *r, const ord_t *o) {
   cJSON *tables = cJSON_AddArrayToObject(r->results, "tables");
   cJSON *plots = cJSON_AddArrayToObject(r->results, "plots");
@@ -585,6 +769,7 @@ static int render(lowp_run_t *r, const ord_t *o) {
   render_own(r, o, tables);
   if ((st = render_blas(r, o, tables, plots))) return st;
   render_verdicts(r, o, tables);
+  render_numpy(r, o, tables);
   for (i = 0; i < o->nvk; i++)
     if (o->vk[i] >= 4096) { last = i; break; }
   snprintf(ans, sizeof ans,
@@ -608,6 +793,7 @@ static int run(lowp_run_t *r) {
   st = measure_own(r, o);
   if (!st) st = measure_blas(r, o);
   if (!st) st = measure_verdicts(r, o);
+  if (!st) st = measure_numpy(r, o);
   if (st) { free(o); return 2; }
   jd = judge(r, o);
   st = render(r, o);
@@ -623,7 +809,9 @@ const lowp_experiment_t lowp_exp_order_revelation = {
     "(h100, a100), gemm_lanes (16, 32, 64 lanes) at K = {k}, each revealed tree compared node for node with the "
     "tree of the kernel's definition; OpenBLAS sgemm and dgemm on 1 and 2 threads at K = {blas_k} ({blas_shape} "
     "outputs), every position class validated as a bit-exact twin; gemm_lanes with fp32 and fp16 lanes at K = "
-    "{verdict_k} against the gamma bound of the declared recursive order and of the revealed tree (fp32)",
+    "{verdict_k} against the gamma bound of the declared recursive order and of the revealed tree (fp32); NumPy's "
+    "sum (K = {numpy_sum_k}) and matmul (K = {numpy_matmul_k}) revealed through lowp.reveal in {python}",
     "every tree equal to its definition; every OpenBLAS class validated; the fp16-accumulation bug passes the "
-    "recursive bound at K >= 4096 and fails the revealed tree's at every K, where the honest kernel passes",
+    "recursive bound at K >= 4096 and fails the revealed tree's at every K, where the honest kernel passes; NumPy's "
+    "sum a pairwise tree, its matmul OpenBLAS's order, both within their trees' bounds",
     params, run, check};

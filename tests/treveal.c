@@ -120,6 +120,11 @@ static void problem(lowp_problem_t *p, const char *op, size_t m, size_t n, size_
 
 /* reveal s on p; every class must have a validated tree of want's shape */
 static int quick; /* the sweep: no conversion probes (tested on their own below) */
+/* treveal --k4096: issue 32's budget per position class at n = 4096 (recursive, blocked, split-k,
+   pairwise, SIMD lanes + tree, a tensor-core chain of width 16) */
+static int budget;
+#define BUDGET_PROBES 40000
+#define BUDGET_CALLS 17
 
 static int reveal_expect(const char *label, const lowp_subject_t *s, const lowp_problem_t *p,
                          const lowp_tree_t *want, size_t validate, int show) {
@@ -142,6 +147,10 @@ static int reveal_expect(const char *label, const lowp_subject_t *s, const lowp_
       ok &= lowp_test_check(lowp_tree_same(&cl->tree, want, 1, &where),
                             "%s class %zu: revealed shape differs from the definition at node %zu",
                             label, c, where);
+    if (budget)
+      ok &= lowp_test_check(cl->probes <= BUDGET_PROBES && cl->calls <= BUDGET_CALLS,
+                            "%s class %zu: %zu probes in %zu calls, over issue 32's %d in %d", label, c, cl->probes,
+                            cl->calls, BUDGET_PROBES, BUDGET_CALLS);
     if (show)
       printf("  %s: class %zu (%zu positions): %zu probes, %zu calls (+%zu classify, %zu validate), "
              "%zu outputs bit-exact; %s\n",
@@ -202,6 +211,10 @@ static void large_cases(size_t k) {
   lowp_tree_from_tc(&t, k, &m, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
   registry_case("gemm_tc", "model=h100", "gemm", 2, 2, k, &LOWP_FMT_FP16, &t, 2000, 1);
   lowp_tree_free(&t);
+  /* SIMD lanes + tree (32 fp32 lanes, fp16 inputs) */
+  lanes_tree(&t, k);
+  registry_case("gemm_lanes", "acc=fp32,lanes=32", "gemm", 2, 2, k, &LOWP_FMT_FP16, &t, 2000, 1);
+  lowp_tree_free(&t);
 }
 
 /* inputs whose range alone cannot hold M / unit (issue 32): the probe's
@@ -235,6 +248,7 @@ int main(int argc, char **argv) {
   char err[300];
   lowp_test_start("treveal");
   if (argc > 1 && !strcmp(argv[1], "--k4096")) {
+    budget = 1;
     large_cases(4096);
     return lowp_test_end();
   }
@@ -279,11 +293,17 @@ planted:
   reveal_expect("lanes k=4096", &s, &p, &t, 2000, 1);
   lowp_tree_free(&t);
 
-  /* the same kernel accumulating in fp16: its outputs are not counts at k = 4096 */
+  /* the same kernel accumulating in fp16: it cannot count 4096 units (fp16 holds integers to 2048),
+     so the probes put their units in windows of 2048 terms: the same tree, additions in fp16 */
   planted_open(&s, &pl, 1);
+  lanes_tree(&t, 4096);
   lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "fp16 lanes: %s", err);
-  lowp_test_check(r.precision_seen == 11, "fp16 lanes: %d accumulator bits seen, not 11", r.precision_seen);
-  lowp_test_check(r.n_classes >= 1 && !r.classes[0].has_tree, "fp16 lanes at k=4096: given a tree");
+  lowp_test_check(r.precision_seen == 11 && !r.precision_lower, "fp16 lanes: %d accumulator bits seen, not 11",
+                  r.precision_seen);
+  lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree && r.classes[0].tree.arith[0].acc.precision == 11 &&
+                      lowp_tree_same(&r.classes[0].tree, &t, 1, NULL) && r.classes[0].mismatched == 0,
+                  "fp16 lanes at k=4096: no fp16 tree of the lanes' shape (%s)", r.n_classes ? r.classes[0].note : "");
+  lowp_tree_free(&t);
   lowp_reveal_free(&r);
   problem(&p, "gemm", 3, 4, 256, &LOWP_FMT_FP16, &LOWP_FMT_FP32);
   lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "fp16 lanes k=256: %s", err);

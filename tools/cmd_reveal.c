@@ -191,8 +191,9 @@ static void print_text(const lowp_reveal_t *r, const lowp_problem_t *p, const lo
   char buf[400];
   printf("lowp reveal: %s, %s, K = %zu, %zu x %zu outputs per batch entry\n", s->name, p->op->name,
          r->K, r->rows, r->cols);
-  printf("deterministic: %s; accumulator bits seen at the output: %d\n",
-         r->deterministic ? "yes" : "NO (two identical calls differed: no tree)", r->precision_seen);
+  printf("deterministic: %s; accumulator bits seen at the output: %s%d\n",
+         r->deterministic ? "yes" : "NO (two identical calls differed: no tree)",
+         r->precision_lower ? "at least " : "", r->precision_seen);
   for (w = 0; w < (p->op->id == LOWP_OP_SUM ? 1 : 2); w++) {
     lowp_reveal_conv_str(buf, sizeof buf, r, p, w);
     printf("conversion: %s\n", buf);
@@ -205,8 +206,12 @@ static void print_text(const lowp_reveal_t *r, const lowp_problem_t *p, const lo
       lowp_tree_str(buf, sizeof buf, &cl->tree);
       printf("  tree: %s\n  arithmetic: %s\n", buf, cl->arith);
       double br = bound_ratio(&cl->tree);
-      printf("  bound: %.3gx %s than recursive summation's gamma_%zu in the accumulator (terms of equal size)\n",
-             br >= 1 ? br : 1 / br, br >= 1 ? "tighter" : "looser (rounded products count)", r->K - 1);
+      if (isinf(br)) /* (K - 1) u >= 1: gamma has no value */
+        printf("  bound: finite, where recursive summation's gamma_%zu in the accumulator is not ((K - 1) u >= 1)\n",
+               r->K - 1);
+      else
+        printf("  bound: %.3gx %s than recursive summation's gamma_%zu in the accumulator (terms of equal size)\n",
+               br >= 1 ? br : 1 / br, br >= 1 ? "tighter" : "looser (rounded products count)", r->K - 1);
     } else {
       printf("  no tree: %s\n", cl->note);
     }

@@ -148,7 +148,7 @@ cJSON *lowp_env_manifest(const char *name) {
   cJSON_AddStringToObject(o, "compile_flags", LOWP_COMPILE_FLAGS);
   first_line(buf, sizeof buf, gp);
   cJSON_AddStringToObject(o, "gnuplot", buf[0] ? buf : "not found");
-  if (!name || !strcmp(name, "claims")) { /* the one experiment that runs Python (document 004's numpy code) */
+  if (!name || !strcmp(name, "claims") || !strcmp(name, "order-revelation")) { /* the experiments that run Python */
     char *py[] = {"/usr/bin/python3", "-c", "import numpy; print(numpy.__version__)", NULL};
     first_line(buf, sizeof buf, py);
     cJSON_AddStringToObject(o, "numpy", buf[0] ? buf : "not found");
@@ -164,6 +164,7 @@ typedef struct {
 
 #define BLAS_WHEN "openblas.core,openblas.config"
 #define LIBM_WHEN "libraries.glibc,cpu.isa_flags,glibc_tunables"
+#define NUMPY_WHEN "numpy,openblas.core,openblas.config" /* numpy.matmul calls OpenBLAS */
 
 static const dep_t deps[] = {
     {"matmul-precision", "openblas", NULL,
@@ -186,6 +187,9 @@ static const dep_t deps[] = {
      "glibc's version and its FMA or non-FMA code, which glibc picks for the CPU (measured: the key numbers move "
      "in their last digits with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA)", LIBM_WHEN},
     {"fp8-scaling", NULL, "seeds.csv", "every training run's numbers to 17 digits: as key_numbers", LIBM_WHEN},
+    {"order-revelation", "numpy", NULL,
+     "NumPy's sum and matmul (Debian's python3-numpy): its version and the BLAS it calls set their trees; without "
+     "numpy the part is skipped", NUMPY_WHEN},
 };
 
 cJSON *lowp_env_dependent(const char *name) {

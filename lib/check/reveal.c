@@ -252,12 +252,67 @@ int lowp_reveal_conv_verify(int *fits, int *as_declared, const lowp_subject_t *s
 
 /* ---------------------------------------------------- precision probe */
 
-/* the accumulator bits seen at the output: rows t = 1..T add 2^e0 and 2^(e0-t) */
+/* the exponents an input may take: its subnormals with sub, else normals */
+static int exp_lo(const lowp_format_t *f, int sub) {
+  return f->emin - (sub && f->subnormals ? f->precision - 1 : 0);
+}
+
+/* rows t = t0 + 1 .. t0 + T of the precision probe with the small term a
+   product of both inputs (one t per batch entry, input 1 set per entry):
+   2^E0 and 2^(E0 - t), E0 = e0 + eb0; where input 0 alone cannot hold
+   2^(e0 - t) (e4m3: 2^-9 .. 2^8), their products can (2^-18 .. 2^16).
+   Lowers r->precision_seen at the first t that fails. */
+static int precision_split(lowp_reveal_t *r, lowp__geo_t *g, int e0, int t0, int *failed) {
+  const lowp_format_t *fa = eff(r, g, 0), *fb = eff(r, g, 1);
+  int eb0 = 14 - e0 < fb->emax - 1 ? 14 - e0 : fb->emax - 1, E0, T, t;
+  size_t batch, s, l, j, bt;
+  bufs_t x;
+  int st;
+  if (eb0 < 0) eb0 = 0;
+  E0 = e0 + eb0;
+  T = E0 - exp_lo(fa, 1) - exp_lo(fb, 1) - t0;
+  if (T > 60 - t0) T = 60 - t0;
+  if (T <= 0) return LOWP_OK;
+  batch = batch_cap(g, (size_t)T);
+  if ((int)batch < T) T = (int)batch;
+  if ((st = bufs_get(&x, g, batch))) return st;
+  for (bt = 0; bt < batch; bt++) {
+    int es = E0 - (t0 + (int)bt + 1), ea = (es + 1) / 2, eb; /* the small product, split evenly */
+    if (ea < exp_lo(fa, 1)) ea = exp_lo(fa, 1);
+    if (ea > fa->emax - 1) ea = fa->emax - 1;
+    eb = es - ea;
+    if (eb < exp_lo(fb, 1)) { eb = exp_lo(fb, 1); ea = es - eb; }
+    if (eb > fb->emax - 1) { eb = fb->emax - 1; ea = es - eb; }
+    for (s = bt * g->R; s < (bt + 1) * g->R; s++) {
+      double *ar = lowp__slot_a(g, x.a, s);
+      ar[0] = ldexp(1.0, e0);
+      ar[1] = ldexp(1.0, ea);
+    }
+    for (l = 0; l < 2; l++)
+      for (j = 0; j < g->C; j++) *lowp__slot_b(g, x.b, bt * g->R, l, j) = ldexp(1.0, l ? eb : eb0);
+  }
+  st = lowp__reveal_call(g, batch, x.a, x.b, x.out);
+  for (bt = 0; bt < batch && st == LOWP_OK && !*failed; bt++) {
+    t = t0 + (int)bt + 1;
+    if (x.out[bt * g->R * g->C] - ldexp(1.0, E0) != ldexp(1.0, E0 - t)) {
+      r->precision_seen = t;
+      *failed = 1;
+    }
+  }
+  if (!*failed && st == LOWP_OK) r->precision_seen = t0 + T + 1;
+  bufs_free(&x);
+  return st;
+}
+
+/* the accumulator bits seen at the output: rows t = 1..T add 2^e0 and
+   2^(e0-t); where no t fails and input 0 ran out of range, products of
+   both inputs go further (precision_split); r->precision_lower when no t
+   failed at all */
 static int precision_probe(lowp_reveal_t *r, lowp__geo_t *g) {
   const lowp_format_t *fa = eff(r, g, 0), *fo = &g->p.out;
   /* at most 2^14: products that a kernel rounds to fp16 stay finite */
   int e0 = (fa->emax < fo->emax ? fa->emax : fo->emax) < 15 ? (fa->emax < fo->emax ? fa->emax : fo->emax) - 1 : 14;
-  int T, t;
+  int T, t, failed = 0;
   size_t nslot, batch, s, l, j;
   bufs_t x;
   int st;
@@ -281,10 +336,14 @@ static int precision_probe(lowp_reveal_t *r, lowp__geo_t *g) {
     t = (int)(s % (size_t)T) + 1;
     /* exact at t < P; 2^e0 (1 + 2^-P) is a tie, rounded away at t = P under rne */
     /* out - 2^e0 is exact (Sterbenz); 2^e0 + 2^(e0-t) itself would round in binary64 */
-    if (x.out[s * g->C] - ldexp(1.0, e0) != ldexp(1.0, e0 - t) && t < r->precision_seen)
+    if (x.out[s * g->C] - ldexp(1.0, e0) != ldexp(1.0, e0 - t) && t < r->precision_seen) {
       r->precision_seen = t;
+      failed = 1;
+    }
   }
   bufs_free(&x);
+  if (st == LOWP_OK && !failed && T < 60 && g->op != LOWP_OP_SUM) st = precision_split(r, g, e0, T, &failed);
+  r->precision_lower = st == LOWP_OK && !failed;
   return st;
 }
 
@@ -295,17 +354,14 @@ typedef struct {
   double bM;         /* input 1 at the two masks (bv unless split) */
   int split;         /* M's magnitude shared by both operands: input 1 differs per probe */
   double unit;       /* the product of a unit, signed */
+  size_t win, nw;    /* units in windows of win terms, one window per probe (nw of them:
+                        nw = 1, win = K unless M / unit cannot span K units) */
 } scales_t;
 
 static int ceil_log2(size_t k) {
   int e = 0;
   while (((size_t)1 << e) < k) e++;
   return e;
-}
-
-/* the exponents an input may take: its subnormals with sub, else normals */
-static int exp_lo(const lowp_format_t *f, int sub) {
-  return f->emin - (sub && f->subnormals ? f->precision - 1 : 0);
 }
 
 /* 1 when products 2^EU (unit) and 2^EB (M) suit the output (and fp16 when narrow) */
@@ -348,19 +404,16 @@ static int choose_split(scales_t *sc, const lowp_format_t *fa, const lowp_format
   return found;
 }
 
-/* M and the unit: M / unit = 2^D, D = ceil(log2 K) + P + 1 (absorption in P
-   bits); the unit's product a normal number of the output, M's product in
-   the output's range; normal units preferred, then the span centred on 1.
-   Input 1 is one value throughout where input 0 alone holds the span;
-   else (not a sum) the span is split across both (choose_split). */
-static int choose_scales(scales_t *sc, const lowp_reveal_t *r, const lowp__geo_t *g, int sign,
-                         int narrow) {
-  const lowp_format_t *fa = eff(r, g, 0), *fb = g->op == LOWP_OP_SUM ? NULL : eff(r, g, 1);
-  const lowp_format_t *fo = &g->p.out;
-  int P = r->precision_seen, D, eb, eu, best_score = 1 << 30, found = 0;
+/* M and the unit for windows of w units: M / unit = 2^D, D = ceil(log2 w)
+   + P + 1 (absorption in P bits); the unit's product a normal number of the
+   output, M's product in the output's range; normal units preferred, then
+   the span centred on 1. Input 1 is one value throughout where input 0
+   alone holds the span; else (not a sum) the span is split across both
+   (choose_split). */
+static int scales_for(scales_t *sc, const lowp_format_t *fa, const lowp_format_t *fb,
+                      const lowp_format_t *fo, int P, size_t w, int sign, int narrow) {
+  int D = ceil_log2(w) + P + 1, eb, eu, best_score = 1 << 30, found = 0;
   int ebl = fb ? fb->emin : 0, ebh = fb ? fb->emax - 1 : 0;
-  if (P >= fo->precision && fo->precision < 24) P = 24; /* the output hides a wider accumulator */
-  D = ceil_log2(g->K) + P + 1;
   for (eb = ebl; eb <= ebh; eb++)
     for (eu = exp_lo(fa, 1); eu + D <= fa->emax - 1; eu++) {
       int EU = eu + eb, EB = eu + D + eb, score;
@@ -373,12 +426,42 @@ static int choose_scales(scales_t *sc, const lowp_reveal_t *r, const lowp__geo_t
       }
     }
   if (!found && fb) found = choose_split(sc, fa, fb, fo, D, sign, narrow);
-  if (!found && g->err && g->errlen)
+  return found;
+}
+
+/* the scales, and windows where the span of M / unit cannot cover K units
+   or the accumulator (or the output) cannot count them: the units of a
+   probe are confined to one window of w = ceil(K / nw) terms, the others
+   are 0 (added exactly), and the nw probes of a pair together count the
+   leaves under the LCA (the oracle sums them). nw = 1 where K fits, so the
+   probes are FPRev's. */
+static int choose_scales(scales_t *sc, const lowp_reveal_t *r, const lowp__geo_t *g, int sign,
+                         int narrow) {
+  const lowp_format_t *fa = eff(r, g, 0), *fb = g->op == LOWP_OP_SUM ? NULL : eff(r, g, 1);
+  const lowp_format_t *fo = &g->p.out;
+  int P = r->precision_seen, Pc;
+  size_t nw = 1, w = g->K;
+  if (r->precision_lower && P < fo->precision) P = fo->precision; /* the output's, at least */
+  if (P >= fo->precision && fo->precision < 24) P = 24; /* the output hides a wider accumulator */
+  /* the counts a node and the output must hold exactly */
+  Pc = r->precision_seen < fo->precision ? r->precision_seen : fo->precision;
+  if (Pc > 60) Pc = 60;
+  for (;;) {
+    w = (g->K + nw - 1) / nw;
+    if (w < 2) break;
+    if (w <= ((size_t)1 << Pc) && scales_for(sc, fa, fb, fo, P, w, sign, narrow)) {
+      sc->win = w;
+      sc->nw = (g->K + w - 1) / w;
+      return LOWP_OK;
+    }
+    nw *= 2;
+  }
+  if (g->err && g->errlen)
     snprintf(g->err, g->errlen,
-             "reveal: %s x %s products cannot hold M / unit = 2^%d (K = %zu terms, %d accumulator "
-             "bits seen) with the output %s: no probe absorbs",
-             fa->name, fb ? fb->name : "-", D, g->K, r->precision_seen, fo->name);
-  return found ? LOWP_OK : LOWP_EUNSUPPORTED;
+             "reveal: %s x %s products cannot hold M / unit = 2^%d (2 units, %d accumulator bits "
+             "seen) with the output %s: no probe absorbs",
+             fa->name, fb ? fb->name : "-", 1 + P + 1, r->precision_seen, fo->name);
+  return LOWP_EUNSUPPORTED;
 }
 
 /* --------------------------------------------------------- the oracle */
@@ -388,16 +471,34 @@ typedef struct {
   scales_t sc;
   const size_t *rows, *cols; /* the class's rows and a column of each */
   size_t nrows;
-  size_t calls;
+  size_t calls, probes;
   char msg[400]; /* why the outputs are not counts */
 } oracle_t;
 
-static void fill_probe(double *ar, size_t K, const scales_t *sc, size_t x, size_t y) {
-  size_t l;
+/* the windows of a probe: 1 where K units fit (every term a unit), else
+   its scope (the leaves of a node that holds the LCA: the only units it
+   needs) in windows of win */
+static size_t pair_windows(const scales_t *sc, size_t K, const lowp__pair_t *pq) {
+  size_t ns = pq->scope ? pq->nscope : K;
+  return sc->nw == 1 ? 1 : (ns + sc->win - 1) / sc->win;
+}
+
+/* probe pq's row: units in window w (every term when nw = 1), +-M at x
+   and y, 0 elsewhere; returns the units */
+static size_t fill_probe(double *ar, size_t K, const scales_t *sc, const lowp__pair_t *pq, size_t w) {
+  size_t l, i, ns = pq->scope ? pq->nscope : K, lo = w * sc->win, hi, units = 0;
   double u = sc->unit < 0 ? -sc->ua : sc->ua;
-  for (l = 0; l < K; l++) ar[l] = u;
-  ar[x] = sc->Ma;
-  ar[y] = -sc->Ma;
+  if (sc->nw == 1) { lo = 0; hi = K; ns = K; }
+  hi = lo + sc->win < ns ? lo + sc->win : ns;
+  if (sc->nw > 1) memset(ar, 0, K * sizeof *ar);
+  for (i = lo; i < hi; i++) {
+    l = sc->nw > 1 && pq->scope ? pq->scope[i] : i;
+    ar[l] = u;
+    units += l != pq->x && l != pq->y;
+  }
+  ar[pq->x] = sc->Ma;
+  ar[pq->y] = -sc->Ma;
+  return units;
 }
 
 /* input 1 of slot s's batch entry for the probe (x, y): bv, and bM at x and
@@ -411,47 +512,67 @@ static void fill_probe_b(const lowp__geo_t *g, double *b, size_t s, const scales
       *lowp__slot_b(g, b, s, l, j) = (l == x || l == y) ? sc->bM : sc->bv;
 }
 
+/* the probes of n pairs: a pair is pair_windows() probes (one per window);
+   its size is 2 + the units of its windows under the LCA (each window's
+   output counts its units outside it) */
 static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n) {
   oracle_t *o = ctx;
   lowp__geo_t *g = o->g;
-  size_t done = 0, batch = batch_cap(g, (n + o->nrows - 1) / o->nrows), s, bt, q;
+  size_t nq = 0, done = 0, batch, s, bt, q, *pw, *units;
   bufs_t x;
   int st;
-  if ((st = bufs_get(&x, g, batch))) return st;
+  for (q = 0; q < n; q++) nq += pair_windows(&o->sc, g->K, &pairs[q]);
+  pw = malloc((2 * nq + 1) * sizeof *pw); /* probe -> pair, window */
+  units = malloc((nq + 1) * sizeof *units);
+  batch = batch_cap(g, (nq + o->nrows - 1) / o->nrows);
+  memset(&x, 0, sizeof x);
+  if (!pw || !units || (st = bufs_get(&x, g, batch))) {
+    free(pw); free(units); bufs_free(&x);
+    return LOWP_ENOMEM;
+  }
+  for (q = 0, s = 0; q < n; q++) {
+    size_t w, nwq = pair_windows(&o->sc, g->K, &pairs[q]);
+    for (w = 0; w < nwq; w++, s++) { pw[2 * s] = q; pw[2 * s + 1] = w; }
+    sizes[q] = 2;
+  }
   for (s = 0; s < batch * g->R && !o->sc.split; s += g->R) fill_probe_b(g, x.b, s, &o->sc, 0, 0, g->C);
-  while (done < n && st == LOWP_OK) {
-    size_t take = n - done < batch * o->nrows ? n - done : batch * o->nrows, nb;
+  while (done < nq && st == LOWP_OK) {
+    size_t take = nq - done < batch * o->nrows ? nq - done : batch * o->nrows, nb;
     nb = (take + o->nrows - 1) / o->nrows;
-    memset(x.a, 0, batch * lowp__per_a(g) * sizeof *x.a);
+    /* rows outside o->rows stay 0 (calloc); fill_probe writes a whole row */
     for (q = 0; q < take; q++) {
+      const lowp__pair_t *pq = &pairs[pw[2 * (done + q)]];
       bt = q / o->nrows;
       s = bt * g->R + o->rows[q % o->nrows];
-      fill_probe(lowp__slot_a(g, x.a, s), g->K, &o->sc, pairs[done + q].x, pairs[done + q].y);
+      units[done + q] = fill_probe(lowp__slot_a(g, x.a, s), g->K, &o->sc, pq, pw[2 * (done + q) + 1]);
       /* a split probe: its own column of B (the class's rows of a batch entry in distinct columns) */
       if (o->sc.split)
-        fill_probe_b(g, x.b, s, &o->sc, pairs[done + q].x, pairs[done + q].y,
-                     g->op == LOWP_OP_GEMM ? o->cols[q % o->nrows] : g->C);
+        fill_probe_b(g, x.b, s, &o->sc, pq->x, pq->y, g->op == LOWP_OP_GEMM ? o->cols[q % o->nrows] : g->C);
     }
     st = lowp__reveal_call(g, nb, x.a, x.b, x.out);
     o->calls++;
     for (q = 0; q < take && st == LOWP_OK; q++) {
+      const lowp__pair_t *pq = &pairs[pw[2 * (done + q)]];
       double v, cnt;
       bt = q / o->nrows;
       s = bt * g->R + o->rows[q % o->nrows];
       v = x.out[s * g->C + o->cols[q % o->nrows]];
       cnt = v / o->sc.unit;
-      if (!(cnt >= 0 && cnt <= (double)g->K - 2 && cnt == floor(cnt))) {
+      if (!(cnt >= 0 && cnt <= (double)units[done + q] && cnt == floor(cnt))) {
         st = LOWP_EINVAL;
         snprintf(o->msg, sizeof o->msg,
-                   "probe (%zu, %zu) gave %.17g, not a count of units (an accumulator that does not "
-                   "absorb, rounds toward zero, or holds fewer bits than K needs)",
-                   pairs[done + q].x, pairs[done + q].y, v);
+                 "probe (%zu, %zu) gave %.17g, not a count of units (an accumulator that does not "
+                 "absorb, rounds toward zero, or holds fewer bits than K needs)",
+                 pq->x, pq->y, v);
         break;
       }
-      sizes[done + q] = g->K - (size_t)cnt;
+      sizes[pw[2 * (done + q)]] += units[done + q] - (size_t)cnt;
     }
     done += take;
   }
+  o->probes += nq;
+  free(pw);
+  free(units);
   bufs_free(&x);
   return st;
 }
@@ -474,10 +595,11 @@ static int cmp_size(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* classification: batch entry b carries pair b in every row, twice */
+/* classification: batch entry e carries pair e / nw (window e % nw) in
+   every row, twice */
 static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *counts, int reps) {
   lowp__pair_t pr[8 + 2 * 64];
-  size_t K = g->K, np = 0, i, j, s, npos = g->R * g->C, nb, nc = 8, t;
+  size_t K = g->K, np = 0, i, j, s, npos = g->R * g->C, nb, nc = 8, t, nw = sc->nw, ne;
   bufs_t x, y;
   double *sig;
   sigpos_t *order;
@@ -487,6 +609,7 @@ static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *c
   /* across and within every power-of-two boundary: blocks of a kernel's k
      loop (an edge row of OpenBLAS's dgemm differs from its neighbours only
      at K >= 256, seen by no pair above) */
+  memset(pr, 0, sizeof pr); /* scope NULL: every term */
   for (t = 1; t < 64 && ((size_t)1 << t) < K; t++) {
     cand[nc][0] = ((size_t)1 << t) - 1; cand[nc++][1] = (size_t)1 << t;
     cand[nc][0] = 0; cand[nc++][1] = (size_t)1 << t;
@@ -497,19 +620,22 @@ static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *c
     for (k = 0; k < np && !(pr[k].x == a && pr[k].y == b); k++) {}
     if (k == np) { pr[np].x = a; pr[np++].y = b; }
   }
-  nb = batch_cap(g, np);
-  if (nb < np) np = nb;
-  if ((st = bufs_get(&x, g, np)) || (st = bufs_get(&y, g, np))) { bufs_free(&x); return st; }
-  for (s = 0; s < np * g->R; s++) fill_probe(lowp__slot_a(g, x.a, s), K, sc, pr[s / g->R].x, pr[s / g->R].y);
-  for (s = 0; s < np * g->R; s += g->R) fill_probe_b(g, x.b, s, sc, pr[s / g->R].x, pr[s / g->R].y, g->C);
-  st = lowp__reveal_call(g, np, x.a, x.b, x.out);
+  nb = batch_cap(g, np * nw);
+  if (nb < np * nw) np = nb / nw ? nb / nw : 1;
+  ne = np * nw;
+  if ((st = bufs_get(&x, g, ne)) || (st = bufs_get(&y, g, ne))) { bufs_free(&x); return st; }
+  for (s = 0; s < ne * g->R; s++) fill_probe(lowp__slot_a(g, x.a, s), K, sc, &pr[s / g->R / nw], s / g->R % nw);
+  for (s = 0; s < ne * g->R; s += g->R)
+    fill_probe_b(g, x.b, s, sc, pr[s / g->R / nw].x, pr[s / g->R / nw].y, g->C);
+  st = lowp__reveal_call(g, ne, x.a, x.b, x.out);
   r->deterministic = st == LOWP_OK;
   for (i = 1; i < (size_t)reps && st == LOWP_OK; i++) { /* the same inputs again: the same bytes? */
-    st = lowp__reveal_call(g, np, x.a, x.b, y.out);
-    r->deterministic &= st == LOWP_OK && !memcmp(x.out, y.out, np * npos * sizeof *x.out);
+    st = lowp__reveal_call(g, ne, x.a, x.b, y.out);
+    r->deterministic &= st == LOWP_OK && !memcmp(x.out, y.out, ne * npos * sizeof *x.out);
   }
   r->calls_classify = (size_t)reps;
   *counts = 1;
+  np = ne; /* a signature holds every window's output */
   for (i = 0; i < np * npos && st == LOWP_OK; i++) {
     double cnt = x.out[i] / sc->unit;
     if (!(cnt >= 0 && cnt <= (double)K && cnt == floor(cnt))) *counts = 0;
@@ -583,6 +709,7 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
       o.nrows = ns;
     }
     st = lowp__reveal_order(shape, g->K, oracle, &o, &cl->probes, &rounds, e, sizeof e);
+    cl->probes = o.probes; /* a pair is one probe per window */
     cl->calls += o.calls;
     r->probes += cl->probes;
     if (st == LOWP_OK) cl->note[0] = '\0';

@@ -42,18 +42,29 @@
  * sizes differ on a set of probe pairs are different classes, each
  * revealed on its own.
  *
- * Limits (reported, never guessed past): the outputs must be counts, so K
- * must fit the output format's precision and the accumulator must round
- * to nearest or down (absorption fails under truncation toward zero of a
- * negative big value; a retry with negative units covers rounding up);
- * the products must span 2^(log2 K + P + 1) between unit and M, with P the
- * accumulator's precision: the probed quantity is a_l b_l, so where input 0
- * alone cannot hold the span (fp16 at K = 16384 with fp32 accumulation, fp8)
- * M's magnitude is split across both operands (input 1 then differs per
- * probe: a GEMM carries one per row, each row in its own column of B, a
- * gemv or dot one per batch entry); fp16 products span about 2^78, e5m2's
- * about 2^62, e4m3's about 2^32 (e4m3 GEMMs of large K cannot); the tree is
- * assumed the same for every batch entry (lowp varies the batch to pack
+ * Limits (reported, never guessed past): the outputs must be counts, and
+ * the accumulator must round to nearest or down (absorption fails under
+ * truncation toward zero of a negative big value; a retry with negative
+ * units covers rounding up); the products must span 2^(log2 w + P + 1)
+ * between unit and M, with P the accumulator's precision and w the units of
+ * one probe. The probed quantity is a_l b_l, so where input 0 alone cannot
+ * hold the span (fp16 at K = 16384 with fp32 accumulation, fp8) M's
+ * magnitude is split across both operands (input 1 then differs per probe:
+ * a GEMM carries one per row, each row in its own column of B, a gemv or
+ * dot one per batch entry); fp16 products span about 2^78, e5m2's about
+ * 2^62, e4m3's 2^32. Where even the products cannot span K units, or the
+ * accumulator or the output cannot count K (an fp16 accumulator at K >
+ * 2048, a bf16 output at K > 256), a probe's units are confined to a window
+ * of w terms (the others are 0, added exactly) and a pair is probed once
+ * per window: its LCA size is 2 + the units under it, summed over the
+ * windows. Windows cover only the leaves of the node known to hold the LCA
+ * (reveal_order.c passes it as the pair's scope), so a subtree costs
+ * windows in proportion to its own size: e4m3 with fp32 accumulation takes
+ * windows of 128 (about 18x the probes of fp32 inputs at K = 4096). The
+ * accumulator's bits are seen from products of both inputs where input 0
+ * runs out of range (e4m3: 2^-9 .. 2^8); where even they run out (a sum of
+ * e4m3 values) precision_lower says the count is a lower bound. The tree
+ * is assumed the same for every batch entry (lowp varies the batch to pack
  * probes).
  */
 
@@ -66,8 +77,9 @@
 /** @brief Options (zero-initialised = defaults). */
 typedef struct {
   uint64_t seed;       /**< random validation inputs */
-  size_t validate;     /**< outputs compared per class (0: 10000, fewer when
-                            K is large: at most 2^25 input elements) */
+  size_t validate;     /**< outputs compared per class, every class (0:
+                            10000, fewer when K is large: at most 2^25 terms
+                            per class and 8 calls) */
   size_t max_elems;    /**< elements of one call's inputs (0: 2^25) */
   int no_conversions;  /**< skip the conversion probes */
   int conversions_only;/**< stop after the conversion probes (no classes) */
@@ -106,6 +118,8 @@ typedef struct lowp_reveal_s {
   size_t rows, cols;      /**< output positions per batch entry */
   int deterministic;      /**< 0: two identical calls differed (no trees) */
   int precision_seen;     /**< accumulator bits seen at the output (1 + 2^-t) */
+  int precision_lower;    /**< 1: no probe failed (the inputs' and products'
+                               range ran out first): at least precision_seen bits */
   lowp_reveal_conv_t conv[2];
   lowp_reveal_class_t *classes;
   size_t n_classes;

@@ -121,7 +121,9 @@ static cand_t *candidates(size_t *n, const lowp_tree_t *shape, const lowp_reveal
     for (a = 0; a < sizeof acc_fmts / sizeof *acc_fmts; a++) {
       const lowp_format_t *af = acc_fmts[a];
       int P = af->precision;
-      if (r->precision_seen < out->precision ? P != r->precision_seen : P < out->precision) continue;
+      if (r->precision_lower ? P < r->precision_seen
+                             : r->precision_seen < out->precision ? P != r->precision_seen : P < out->precision)
+        continue;
       for (b = 0; b < sizeof acc_rnds / sizeof *acc_rnds; b++) {
         if (P >= 53 && acc_rnds[b] != LOWP_RND_NE) continue;
         for (e = 0; e < (sum ? 1u : 4u); e++) /* exact; rounded to acc, fp16, bf16 */
@@ -198,7 +200,13 @@ static void describe(char *buf, size_t len, const cand_t *c, const lowp_format_t
 static double rand_value(uint64_t seed, uint64_t i, uint32_t stream, const lowp_format_t *f) {
   uint64_t r = lowp_rng_u64(seed, i, stream);
   double v = ldexp(1.0 + (double)(r >> 12) / 4503599627370496.0, (int)((r >> 4) % 13) - 6), y;
-  (void)lowp_round_f64(&y, (r & 1) ? -v : v, f, NULL, LOWP_RND_NE);
+  v = (r & 1) ? -v : v;
+  /* binary64 and binary32 (normal numbers here): the value itself, and the
+     hardware's rounding to nearest even (one rounding: the same bits as
+     lowp_round_f64, faster) */
+  if (f->precision == 53 && f->emax == 1023) return v;
+  if (f->precision == 24 && f->emax == 127 && f->emin == -126) return (double)(float)v;
+  (void)lowp_round_f64(&y, v, f, NULL, LOWP_RND_NE);
   return y;
 }
 
@@ -207,6 +215,7 @@ typedef struct {
   const lowp_reveal_t *r;
   double *a, *b, *out;  /* one call's inputs (converted copies in ca, cb) and outputs */
   double *ca, *cb;
+  const double *ta, *tb; /* what the twin reads: ca, cb, or a, b where no conversion was found */
   size_t batch;
   double *tmp;
 } val_t;
@@ -214,13 +223,16 @@ typedef struct {
 /* the twin's output for slot s, column j */
 static int twin_one(double *y, val_t *v, const lowp_tree_t *t, size_t s, size_t j) {
   lowp__geo_t *g = v->g;
-  const double *ar = lowp__slot_a(g, v->ca, s);
+  const double *ar = lowp__slot_a(g, (double *)v->ta, s);
   if (g->op == LOWP_OP_SUM) return lowp_tree_eval(y, t, ar, 1, NULL, 1, v->tmp);
   /* B's column in place: element l of it is l rows (of C values) further on */
-  return lowp_tree_eval(y, t, ar, 1, lowp__slot_b(g, v->cb, s, 0, j), g->op == LOWP_OP_GEMM ? g->C : 1, v->tmp);
+  return lowp_tree_eval(y, t, ar, 1, lowp__slot_b(g, (double *)v->tb, s, 0, j), g->op == LOWP_OP_GEMM ? g->C : 1, v->tmp);
 }
 
-static int same(double a, double b) { return !memcmp(&a, &b, sizeof a); }
+/* bit for bit; any NaN matches any NaN (IEEE 754 leaves the sign and payload of inf - inf, and which
+   NaN operand a sum passes on, to the implementation: a twin that adds in another operand order
+   gets another NaN) */
+static int same(double a, double b) { return !memcmp(&a, &b, sizeof a) || (a != a && b != b); }
 
 /* ----------------------------------------------------------- the driver */
 
@@ -234,8 +246,14 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   size_t *ncand = calloc(r->n_classes + 1, sizeof *ncand);
   long *chosen = malloc((r->n_classes + 1) * sizeof *chosen);
   unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
+  unsigned char *had_r = malloc(g->R + 1), *had_c = malloc(g->C + 1); /* random in the previous call */
   memset(&v, 0, sizeof v);
-  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c) { st = LOWP_ENOMEM; goto done; }
+  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c) {
+    st = LOWP_ENOMEM;
+    goto done;
+  }
+  memset(had_r, 1, g->R); /* the first call writes every element */
+  memset(had_c, 1, g->C);
   for (c = 0; c < r->n_classes; c++) {
     size_t k;
     chosen[c] = -1;
@@ -243,16 +261,18 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     if (r->classes[c].n_pos < minpos) minpos = r->classes[c].n_pos;
     if (shapes[c].n_nodes + 2 > maxnodes) maxnodes = shapes[c].n_nodes + 2;
   }
-  /* at most 2^25 input elements over all validation calls */
+  /* by default at most 2^25 terms per class and 8 calls; a number asked for
+     (o->validate) is met for every class, in as many calls as it takes (a
+     class of one position gets one output per batch entry) */
   per = lowp__per_a(g) + lowp__per_b(g);
-  if (want * g->K > ((size_t)1 << 25)) want = ((size_t)1 << 25) / g->K;
+  if (!o->validate && want * g->K > ((size_t)1 << 25)) want = ((size_t)1 << 25) / g->K;
   if (want < 64) want = 64;
   batch = (want + minpos - 1) / minpos;
   ncalls = 1;
   if (batch * per > g->max_elems) {
     size_t cap = g->max_elems / per ? g->max_elems / per : 1;
     ncalls = (batch + cap - 1) / cap;
-    if (ncalls > 8) ncalls = 8;
+    if (ncalls > 8 && !o->validate) ncalls = 8;
     batch = cap;
   }
   v.g = g;
@@ -283,14 +303,20 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
         need_c[r->classes[c].pos[k] % g->C] = 1;
       }
     }
+    /* a row (column) no longer read stays 0 once zeroed: later calls write only what they read */
     for (s = 0; s < batch * g->R; s++) /* row s of A: element i = s K + l */
-      for (i = s * g->K; i < (s + 1) * g->K; i++)
+      for (i = s * g->K; i < (s + 1) * g->K && (need_r[s % g->R] || had_r[s % g->R]); i++)
         v.a[i] = need_r[s % g->R] ? rand_value(seed, i, 51, &g->p.in[0]) : 0.0;
     for (i = 0; i < nb; i += g->C) /* a row of B's C columns (one value for dot and gemv) */
       for (j = 0; j < g->C && i + j < nb; j++)
-        v.b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1]) : 0.0;
-    lowp__reveal_convert(v.ca, v.a, na, &r->conv[0]);
-    if (nb) lowp__reveal_convert(v.cb, v.b, nb, &r->conv[1]);
+        if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j])
+          v.b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1]) : 0.0;
+    memcpy(had_r, need_r, g->R);
+    memcpy(had_c, need_c, g->C);
+    v.ta = r->conv[0].converted ? v.ca : v.a;
+    v.tb = r->conv[1].converted ? v.cb : v.b;
+    if (r->conv[0].converted) lowp__reveal_convert(v.ca, v.a, na, &r->conv[0]);
+    if (nb && r->conv[1].converted) lowp__reveal_convert(v.cb, v.b, nb, &r->conv[1]);
     if ((st = lowp__reveal_call(g, batch, v.a, v.b, v.out))) break;
     r->calls_validate++;
     for (c = 0; c < r->n_classes && st == LOWP_OK; c++) {
@@ -351,7 +377,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
 done:
   if (cands)
     for (c = 0; c < r->n_classes; c++) free(cands[c]);
-  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c);
+  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c);
   free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.tmp);
   return st;
 }
@@ -387,6 +413,8 @@ int lowp_reveal_twin(double *out, const lowp_reveal_t *r, const double *const *i
   if (st == LOWP_OK) {
     lowp__reveal_convert(v.ca, in[0], na, &r->conv[0]);
     if (nb) lowp__reveal_convert(v.cb, in[1], nb, &r->conv[1]);
+    v.ta = v.ca;
+    v.tb = v.cb;
   }
   for (s = 0; s < p->dims.batch * g.R && st == LOWP_OK; s++)
     for (j = 0; j < g.C && st == LOWP_OK; j++)

@@ -6,9 +6,13 @@
 
 #include "check/reveal.h"
 
-/** @brief A probe: +M at x, -M at y (x != y). */
+/** @brief A probe: +M at x, -M at y (x != y); scope: the leaves of a node
+    known to hold LCA(x, y) (nscope of them; NULL: all K), the only units
+    the probe needs (the others may be 0). */
 typedef struct {
   size_t x, y;
+  const size_t *scope;
+  size_t nscope;
 } lowp__pair_t;
 
 /** @brief The LCA oracle: sizes[i] = leaves under LCA(pairs[i]) (batched

@@ -96,6 +96,9 @@ int lowp_reveal_to_json(char **text, const lowp_reveal_t *r, const lowp_problem_
   cJSON_AddNumberToObject(root, "cols", (double)r->cols);
   cJSON_AddBoolToObject(root, "deterministic", r->deterministic);
   cJSON_AddNumberToObject(root, "precision_seen", r->precision_seen);
+  /* only when it is a lower bound (the probes' range ran out): the files of
+     every other revelation keep their bytes */
+  if (r->precision_lower) cJSON_AddBoolToObject(root, "precision_at_least", 1);
   cJSON_AddNumberToObject(root, "calls", (double)r->calls);
   cJSON_AddNumberToObject(root, "probes", (double)r->probes);
   cJSON_AddStringToObject(root, "summary", r->msg);

@@ -35,6 +35,8 @@ typedef struct {
   size_t *set;
   size_t n, P, parent;
   int allpairs, pivot_last;
+  size_t *scope; /* the leaves under the parent (NULL: the root, all K) */
+  size_t nscope;
 } task_t;
 
 typedef struct {
@@ -73,12 +75,17 @@ static int add_kid(ord_t *o, size_t parent, size_t id) {
 }
 
 static int add_task(ord_t *o, const size_t *set, size_t n, size_t P, size_t parent, int allpairs,
-                    int pivot_last) {
+                    int pivot_last, const size_t *scope, size_t nscope) {
   task_t *t;
   if (n == 1) return add_kid(o, parent, set[0]); /* a lone leaf: no probe */
   if (push((void **)&o->next, &o->n_next, &o->cap_next, sizeof *o->next)) return -1;
   t = &o->next[o->n_next - 1];
+  t->scope = NULL;
+  t->nscope = 0;
   if (!(t->set = malloc(n * sizeof *set))) return -1;
+  if (scope && !(t->scope = malloc(nscope * sizeof *scope))) return -1;
+  if (scope) memcpy(t->scope, scope, nscope * sizeof *scope);
+  t->nscope = scope ? nscope : 0;
   memcpy(t->set, set, n * sizeof *set);
   t->n = n;
   t->P = P;
@@ -100,7 +107,7 @@ typedef struct {
 } mat_t;
 
 static int place(ord_t *o, const size_t *S, size_t n, size_t P, size_t parent, size_t xi,
-                 const size_t *l, const mat_t *mt, int depth);
+                 const size_t *l, const mat_t *mt, int depth, const task_t *tk);
 
 /* the sizes of LCA(S[xi], S[i]) from the matrix (S a subset of mt->set) */
 static int from_matrix(ord_t *o, const size_t *S, size_t n, size_t P, size_t parent,
@@ -114,7 +121,7 @@ static int from_matrix(ord_t *o, const size_t *S, size_t n, size_t P, size_t par
     for (b = 0; mt->set[b] != S[i]; b++) {}
     l[i] = i ? mt->m[a * mt->n + b] : 0;
   }
-  st = place(o, S, n, P, parent, 0, l, mt, depth + 1);
+  st = place(o, S, n, P, parent, 0, l, mt, depth + 1, NULL);
   free(l);
   return st;
 }
@@ -122,16 +129,20 @@ static int from_matrix(ord_t *o, const size_t *S, size_t n, size_t P, size_t par
 /*
  * One pivot's answer: S[xi] the pivot, l[i] = |LCA(pivot, S[i])| (l[xi]
  * unused). Builds the pivot's ancestors inside S under parent; the groups
- * become tasks (mt NULL) or are resolved from the matrix.
+ * become tasks (mt NULL; tk the task answered: its scope is the parent's
+ * leaves, and an ancestor's leaves are the pivot and the groups below it)
+ * or are resolved from the matrix.
  */
 static int place(ord_t *o, const size_t *S, size_t n, size_t P, size_t parent, size_t xi,
-                 const size_t *l, const mat_t *mt, int depth) {
-  size_t *sizes = NULL, *grp = NULL, t = 0, i, k, below = 1, prev, gp = 0;
+                 const size_t *l, const mat_t *mt, int depth, const task_t *tk) {
+  size_t *sizes = NULL, *grp = NULL, *anc = NULL, t = 0, i, k, below = 1, prev, gp = 0;
   int st = LOWP_OK;
   if (depth > 200) return bad(o, "the all-pairs sizes nest deeper than %zu levels (%zu)", 200, (size_t)depth);
   sizes = malloc(n * sizeof *sizes);
   grp = malloc(n * sizeof *grp);
-  if (!sizes || !grp) { st = LOWP_ENOMEM; goto done; }
+  anc = malloc(n * sizeof *anc);
+  if (!sizes || !grp || !anc) { st = LOWP_ENOMEM; goto done; }
+  anc[0] = S[xi];
   for (i = 0; i < n; i++) {
     if (i == xi) continue;
     if (l[i] < 2 || l[i] > P || l[i] > o->K)
@@ -157,8 +168,9 @@ static int place(ord_t *o, const size_t *S, size_t n, size_t P, size_t parent, s
       break;
     }
     if (add_kid(o, a, prev)) { st = LOWP_ENOMEM; break; }
+    memcpy(anc + below - cnt, grp, cnt * sizeof *grp); /* the ancestor's leaves */
     st = mt ? from_matrix(o, grp, cnt, sizes[k], a, mt, depth)
-            : (add_task(o, grp, cnt, sizes[k], a, 0, 0) ? LOWP_ENOMEM : LOWP_OK);
+            : (add_task(o, grp, cnt, sizes[k], a, 0, 0, anc, below) ? LOWP_ENOMEM : LOWP_OK);
     prev = o->K + a;
   }
   if (st == LOWP_OK && add_kid(o, parent, prev)) st = LOWP_ENOMEM;
@@ -167,11 +179,14 @@ static int place(ord_t *o, const size_t *S, size_t n, size_t P, size_t parent, s
     for (i = 0; i < n; i++)
       if (i != xi && l[i] == P) grp[cnt++] = S[i];
     st = mt ? from_matrix(o, grp, cnt, P, parent, mt, depth)
-            : (add_task(o, grp, cnt, P, parent, t == 0, t == 0) ? LOWP_ENOMEM : LOWP_OK);
+            : (add_task(o, grp, cnt, P, parent, t == 0, t == 0, tk ? tk->scope : NULL, tk ? tk->nscope : 0)
+                   ? LOWP_ENOMEM
+                   : LOWP_OK);
   }
 done:
   free(sizes);
   free(grp);
+  free(anc);
   return st;
 }
 
@@ -234,6 +249,10 @@ static int round_run(ord_t *o, task_t *cur, size_t ncur, lowp__lca_fn f, void *c
       for (i = 0; i < t->n; i++)
         if (i != xi) { pairs[at].x = t->set[xi]; pairs[at++].y = t->set[i]; }
     }
+    for (i = at - (t->allpairs ? t->n * (t->n - 1) / 2 : t->n - 1); i < at; i++) {
+      pairs[i].scope = t->scope;
+      pairs[i].nscope = t->nscope;
+    }
   }
   np = at;
   st = f(ctx, sz, pairs, np);
@@ -254,7 +273,7 @@ static int round_run(ord_t *o, task_t *cur, size_t ncur, lowp__lca_fn f, void *c
     }
     if (!(l = malloc(t->n * sizeof *l))) { st = LOWP_ENOMEM; break; }
     for (i = 0; i < t->n; i++) l[i] = i == xi ? 0 : sz[at++];
-    st = place(o, t->set, t->n, t->P, t->parent, xi, l, NULL, 0);
+    st = place(o, t->set, t->n, t->P, t->parent, xi, l, NULL, 0, t);
     free(l);
   }
   free(pairs);
@@ -278,7 +297,7 @@ int lowp__reveal_order(lowp_tree_t *shape, size_t K, lowp__lca_fn f, void *ctx, 
   if (K == 0) return LOWP_OK;
   if (new_proto(&o) != 0 || !(all = malloc(K * sizeof *all))) { free(o.pr); return LOWP_ENOMEM; }
   for (i = 0; i < K; i++) all[i] = i;
-  if (add_task(&o, all, K, K + 1, 0, 0, 0)) st = LOWP_ENOMEM;
+  if (add_task(&o, all, K, K + 1, 0, 0, 0, NULL, 0)) st = LOWP_ENOMEM;
   free(all);
   while (st == LOWP_OK && o.n_next) {
     task_t *cur = o.next;
@@ -287,11 +306,11 @@ int lowp__reveal_order(lowp_tree_t *shape, size_t K, lowp__lca_fn f, void *ctx, 
     o.n_next = o.cap_next = 0;
     st = round_run(&o, cur, ncur, f, ctx, probes);
     (*rounds)++;
-    for (i = 0; i < ncur; i++) free(cur[i].set);
+    for (i = 0; i < ncur; i++) { free(cur[i].set); free(cur[i].scope); }
     free(cur);
   }
   if (st == LOWP_OK) st = emit(shape, &o);
-  for (i = 0; i < o.n_next; i++) free(o.next[i].set);
+  for (i = 0; i < o.n_next; i++) { free(o.next[i].set); free(o.next[i].scope); }
   free(o.next);
   for (i = 0; i < o.n_pr; i++) free(o.pr[i].kids);
   free(o.pr);

@@ -667,6 +667,8 @@ reveal --kernel gemm_lanes --params lanes=3
 reveal --kernel gemm_lanes --params lanes=2048
 run order-revelation --verdict_k=100
 run order-revelation --blas_k=64,0
+run order-revelation --numpy_sum_k=1
+run order-revelation --numpy_matmul_k=64,x
 reveal --kernel gemm_acc --bogus
 reveal --plugin missing.so
 twin --kernel gemm_acc

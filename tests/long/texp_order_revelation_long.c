@@ -4,9 +4,10 @@
  * Label long (minutes on 2 cores). `lowp run order-revelation` with its
  * defaults: lowp's own kernels revealed at K = 4096 (every one node for node
  * with its definition, Kahan's sum without a tree), OpenBLAS sgemm and dgemm
- * on 1 and 2 threads at 33 x 17 outputs for K = 64, 256, 1024, 4096 (every
- * position class with a bit-exact twin on up to 10,000 outputs), and the
- * verdict of the fp16-accumulating lanes kernel at K = 256, 4096, 16384. The
+ * on 1 and 2 threads at 33 x 17 outputs for K = 64, 256, 1024, 2048, 4096
+ * (every position class with a bit-exact twin on 10,000 outputs), the
+ * verdict of the fp16-accumulating lanes kernel at K = 256, 4096, 16384, and
+ * NumPy's sum and matmul where numpy imports. The
  * run must exit 0 (every verdict holds) and write its files; the tables are
  * checked row by row by tests/texp_order_revelation.c at --quick.
  * Run: ctest --test-dir build -L long -R texp_order_revelation_long --output-on-failure
