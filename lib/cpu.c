@@ -8,6 +8,11 @@ const char *lowp_isa_name(lowp_isa_t isa) {
   return isa == LOWP_ISA_AVX512 ? "avx512" : isa == LOWP_ISA_AVX2 ? "avx2" : "generic";
 }
 
+/* the widest instruction set lowp_cpu_isa may answer (lowp_cpu_isa_limit) */
+static lowp_isa_t isa_limit = LOWP_ISA_AVX512;
+
+void lowp_cpu_isa_limit(lowp_isa_t max) { isa_limit = max; }
+
 int lowp_isa_parse(const char *name) {
   if (!strcmp(name, "generic")) return LOWP_ISA_GENERIC;
   if (!strcmp(name, "avx2")) return LOWP_ISA_AVX2;
@@ -33,13 +38,18 @@ int lowp_cpu_has_f16c(void) {
   return (read_xcr0() & 6) == 6; /* XMM and YMM state saved */
 }
 
-lowp_isa_t lowp_cpu_isa(int need_fma) {
+static lowp_isa_t cpu_isa(int need_fma) {
   int fma = !need_fma || __builtin_cpu_supports("fma");
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") && fma)
     return LOWP_ISA_AVX512;
   if (__builtin_cpu_supports("avx2") && fma) return LOWP_ISA_AVX2;
   return LOWP_ISA_GENERIC;
+}
+
+lowp_isa_t lowp_cpu_isa(int need_fma) {
+  lowp_isa_t isa = cpu_isa(need_fma);
+  return isa < isa_limit ? isa : isa_limit;
 }
 void lowp_cpu_units16(lowp_cpu_units16_t *u) {
   unsigned int a, b, c, d;

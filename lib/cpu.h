@@ -28,6 +28,14 @@ typedef enum { LOWP_ISA_GENERIC = 0, LOWP_ISA_AVX2 = 1, LOWP_ISA_AVX512 = 2 } lo
  */
 lowp_isa_t lowp_cpu_isa(int need_fma);
 
+/**
+ * @brief Makes lowp_cpu_isa answer at most max from now on (process-wide;
+ * set it before any work, from one thread): the fast paths then run the
+ * copy an AVX2 (or older) CPU runs, with the same results. tools/lowp.c
+ * sets it from the environment variable LOWP_ISA.
+ */
+void lowp_cpu_isa_limit(lowp_isa_t max);
+
 /** @brief The CPU's 16-bit floating-point arithmetic units, as CPUID lists
     them (the flags /proc/cpuinfo shows on Linux); 0 on a CPU that is not x86. */
 typedef struct {

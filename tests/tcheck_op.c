@@ -189,6 +189,42 @@ static void test_exact(void) {
     free(a);
     free(b);
   }
+  /* a GEMM larger than one tile (lib/check/op.c: 512 rows by 1024 columns,
+     the column blocks copied): the same bits as one exact GEMM per batch
+     entry, in fp64 and with |A||B|, and a stochastic rounding (one tile) */
+  {
+    size_t m = 1030, n = 1100, k = 7, mk = m * k, kn = k * n, mn = m * n, i, bt;
+    lowp_problem_t p = problem("gemm", 2, m, n, k);
+    double *a = gen(2 * mk, &LOWP_FMT_FP32, seed, 7), *b = gen(2 * kn, &LOWP_FMT_FP32, seed, 8);
+    double *c = malloc(2 * mn * sizeof *c), *ab = malloc(2 * mn * sizeof *ab);
+    double *want = malloc(2 * mn * sizeof *want), *wab = malloc(2 * mn * sizeof *wab);
+    double *aa = malloc(2 * mk * sizeof *aa), *bb = malloc(2 * kn * sizeof *bb);
+    double *outs[1] = {c};
+    const double *ins[2] = {a, b};
+    int st, ok = 1;
+    if (!c || !ab || !want || !wab || !aa || !bb) {
+      fprintf(stderr, "out of memory\n");
+      exit(1);
+    }
+    a[3 * k + 2] = NAN; /* a special value in one tile's row */
+    st = lowp_op_exact(outs, ab, ins, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
+    for (i = 0; i < 2 * mk; i++) aa[i] = fabs(a[i]);
+    for (i = 0; i < 2 * kn; i++) bb[i] = fabs(b[i]);
+    for (bt = 0; bt < 2; bt++) {
+      ok &= !lowp_exact_gemm(want + bt * mn, a + bt * mk, b + bt * kn, NULL, m, n, k, &LOWP_FMT_FP64,
+                             NULL, LOWP_RND_NE);
+      ok &= !lowp_exact_gemm(wab + bt * mn, aa + bt * mk, bb + bt * kn, NULL, m, n, k, &LOWP_FMT_FP64,
+                             NULL, LOWP_RND_NE);
+    }
+    lowp_test_check(st == LOWP_OK && ok && same_arr(c, want, 2 * mn), "tiled gemm == lowp_exact_gemm");
+    lowp_test_check(same_arr(ab, wab, 2 * mn), "tiled |A||B| == exact gemm of |A|, |B|");
+    st = lowp_op_exact(outs, NULL, ins, &p, &LOWP_FMT_BF16, LOWP_RND_SR);
+    for (bt = 0; bt < 2; bt++)
+      ok &= !lowp_exact_gemm(want + bt * mn, a + bt * mk, b + bt * kn, NULL, m, n, k, &LOWP_FMT_BF16,
+                             NULL, LOWP_RND_SR);
+    lowp_test_check(st == LOWP_OK && ok && same_arr(c, want, 2 * mn), "sr gemm: draws by place in C");
+    free(a), free(b), free(c), free(ab), free(want), free(wab), free(aa), free(bb);
+  }
   /* dot, gemv, sum */
   {
     lowp_problem_t p = problem("dot", 3, 1, 1, 40);

@@ -120,7 +120,9 @@ static double phys_mem(void) {
 
 /* Refuse, before allocating anything, sizes whose arrays would not fit:
    A, B, the pipeline's copies of them, |A|, |B|, B^T (exact path scratch),
-   four m x n results (computed, exact, exact in --acc, |A||B|). */
+   four m x n results (computed, exact, exact in --acc, |A||B|). An upper
+   bound: the exact reference holds |A|, |B| and its scratch one tile at a
+   time (lib/check/op.c). */
 static void check_memory(const opts_t *o, double m, double n, double k) {
   /* an MPI rank holds its rows of A and C, all of B, and rank 0 the four
      gathered m x n results besides (par/par.h) */

@@ -4,6 +4,7 @@
 
 #include "cleanup.h"
 #include "cli.h"
+#include "cpu.h"
 #include "format/number.h"
 #include "io/escape.h"
 #include "par.h"
@@ -109,6 +110,24 @@ static void check_omp_env(void) {
   }
 }
 
+/* LOWP_ISA=generic|avx2|avx512: the widest instruction set the fast paths
+   may use (lowp_cpu_isa_limit), to run on this CPU what an older one runs;
+   another value: one message, exit 2, before any work */
+static void check_isa_env(void) {
+  const char *v = getenv("LOWP_ISA");
+  char safe[200];
+  int isa;
+  if (!v) return;
+  isa = lowp_isa_parse(v);
+  if (isa < 0) {
+    lowp_escape_ctl(safe, sizeof safe, v);
+    if (lowp_par_sync(1))
+      fprintf(stderr, "lowp: LOWP_ISA='%s' is not an instruction set: give generic, avx2 or avx512\n", safe);
+    exit(LOWP_EXIT_USAGE);
+  }
+  lowp_cpu_isa_limit((lowp_isa_t)isa);
+}
+
 int main(int argc, char **argv) {
   size_t i;
   /* temporaries and children are removed and stopped on any exit or signal */
@@ -118,7 +137,7 @@ int main(int argc, char **argv) {
   {
     int k, help = 0;
     for (k = 1; k < argc; k++) help |= !strcmp(argv[k], "--help") || !strcmp(argv[k], "-h");
-    if (!help) check_omp_env();
+    if (!help) check_omp_env(), check_isa_env();
   }
   /* usage errors: one line and a pointer to --help (the contract of every
      command), not the whole command table */

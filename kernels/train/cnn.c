@@ -8,6 +8,7 @@
 
 #include "train/cnn.h"
 
+#include "cpu.h"
 #include "rng/rng.h"
 #include "status.h"
 
@@ -308,95 +309,60 @@ size_t lowp_cnn_nparams(const lowp_cnn_t *m) {
    (terms with x == 0 skipped), whatever the grouping. */
 #define RGROUP 8
 /* One group of rows. Compiled three times where the compiler can (x86-64
-   GCC or clang: function multiversioning), for AVX-512, AVX2 and the
-   baseline ISA, chosen at load time: the j loop is a separate multiply and
-   add per element (-ffp-contract=off, no FMA), each output's operations in
-   k order, so the vector widths give the same bits (checked by comparing
-   the fp8-quantization outputs and trained models with and without the
-   AVX-512 copy). */
+   GCC or clang), for AVX-512, AVX2 and the baseline ISA, the copy chosen by
+   lowp_cpu_isa (so LOWP_ISA=avx2 runs here what an AVX2 CPU runs): the j
+   loop is a separate multiply and add per element (-ffp-contract=off, no
+   FMA), each output's operations in k order, so the vector widths give the
+   same bits (checked by comparing the fp8-quantization outputs and trained
+   models with and without the AVX-512 copy, and with LOWP_ISA=avx2). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define LOWP_CNN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define LOWP_CNN_CLONES
+#define LOWP_CNN_X86 1
 #endif
-#define JB 16 /* output columns kept in registers */
-#if defined(__GNUC__) || defined(__clang__)
-/* JB lanes, each lane's multiply and add its own fp32 operations (GCC and
-   clang vector extensions: one zmm, two ymm or four xmm registers). */
-typedef float cnn_vjb_t __attribute__((vector_size(JB * sizeof(float))));
 #define CNN_VLOAD(v, p) memcpy(&(v), (p), sizeof(v))
+/* the three copies of gemm_group (cnn_group_body.h) */
+#define CNN_NAME group_base
+#define CNN_ATTR
+#define JB 4
+#include "train/cnn_group_body.h"
+#undef CNN_NAME
+#undef CNN_ATTR
+#undef JB
+#ifdef LOWP_CNN_X86
+#define CNN_NAME group_avx2
+#define CNN_ATTR __attribute__((target("avx2")))
+#define JB 8
+#include "train/cnn_group_body.h"
+#undef CNN_NAME
+#undef CNN_ATTR
+#undef JB
+#define CNN_NAME group_avx512
+#define CNN_ATTR __attribute__((target("avx512f")))
+#define JB 16
+#include "train/cnn_group_body.h"
+#undef CNN_NAME
+#undef CNN_ATTR
+#undef JB
 #endif
-LOWP_CNN_CLONES static void gemm_group(float *y, const float *x, size_t r0, size_t nr, int K, int N,
-                                       const float *w, const float *b) {
-  size_t t;
-  int j0, j, k;
-  for (t = 0; t < nr; t++) {
-    const float *xr = x + (r0 + t) * K;
-    float *yr = y + (r0 + t) * N;
-    for (j0 = 0; j0 + JB <= N; j0 += JB) { /* whole blocks of JB columns in a local accumulator */
-#if defined(__GNUC__) || defined(__clang__)
-      cnn_vjb_t acc, wv;
-      if (j0 + 4 * JB <= N) { /* four blocks at once: four independent chains of additions */
-        cnn_vjb_t a1, a2, a3, w1, w2, w3;
-        CNN_VLOAD(acc, b + j0);
-        CNN_VLOAD(a1, b + j0 + JB);
-        CNN_VLOAD(a2, b + j0 + 2 * JB);
-        CNN_VLOAD(a3, b + j0 + 3 * JB);
-        for (k = 0; k < K; k++) {
-          const float xk = xr[k], *wr = w + (size_t)k * N + j0;
-          if (xk == 0.0f) continue;
-          CNN_VLOAD(wv, wr);
-          CNN_VLOAD(w1, wr + JB);
-          CNN_VLOAD(w2, wr + 2 * JB);
-          CNN_VLOAD(w3, wr + 3 * JB);
-          acc += xk * wv;
-          a1 += xk * w1;
-          a2 += xk * w2;
-          a3 += xk * w3;
-        }
-        memcpy(yr + j0, &acc, sizeof acc);
-        memcpy(yr + j0 + JB, &a1, sizeof a1);
-        memcpy(yr + j0 + 2 * JB, &a2, sizeof a2);
-        memcpy(yr + j0 + 3 * JB, &a3, sizeof a3);
-        j0 += 3 * JB;
-        continue;
-      }
-      CNN_VLOAD(acc, b + j0);
-      for (k = 0; k < K; k++) {
-        const float xk = xr[k];
-        if (xk == 0.0f) continue;
-        CNN_VLOAD(wv, w + (size_t)k * N + j0);
-        acc += xk * wv;
-      }
-      memcpy(yr + j0, &acc, sizeof acc);
-#else
-      float acc[JB];
-      for (j = 0; j < JB; j++) acc[j] = b[j0 + j];
-      for (k = 0; k < K; k++) {
-        const float xk = xr[k], *wr = w + (size_t)k * N + j0;
-        if (xk == 0.0f) continue;
-        for (j = 0; j < JB; j++) acc[j] += xk * wr[j];
-      }
-      for (j = 0; j < JB; j++) yr[j0 + j] = acc[j];
+
+typedef void (*gemm_group_fn)(float *, const float *, size_t, size_t, int, int, const float *, const float *);
+
+static gemm_group_fn group_copy(void) {
+#ifdef LOWP_CNN_X86
+  lowp_isa_t isa = lowp_cpu_isa(0);
+  if (isa == LOWP_ISA_AVX512) return group_avx512;
+  if (isa == LOWP_ISA_AVX2) return group_avx2;
 #endif
-    }
-    if (j0 == N) continue;
-    for (j = j0; j < N; j++) yr[j] = b[j]; /* the other columns: the same sums, in y */
-    for (k = 0; k < K; k++) {
-      const float xk = xr[k], *wr = w + (size_t)k * N;
-      if (xk == 0.0f) continue;
-      for (j = j0; j < N; j++) yr[j] += xk * wr[j];
-    }
-  }
+  return group_base;
 }
 
 void lowp_cnn_gemm_f32(float *y, const float *x, size_t rows, int K, int N, const float *w,
                        const float *b) {
   long g, ng = (long)((rows + RGROUP - 1) / RGROUP);
+  gemm_group_fn fn = group_copy();
 #pragma omp parallel for schedule(static)
   for (g = 0; g < ng; g++) {
     size_t r0 = (size_t)g * RGROUP;
-    gemm_group(y, x, r0, rows - r0 < RGROUP ? rows - r0 : RGROUP, K, N, w, b);
+    fn(y, x, r0, rows - r0 < RGROUP ? rows - r0 : RGROUP, K, N, w, b);
   }
 }
 

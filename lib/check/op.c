@@ -299,6 +299,96 @@ static void op_progress_part(void *ctx, double done) {
   q->prog->fn(q->prog->ctx, ((double)q->i + done) / (double)q->n);
 }
 
+/* The GEMM's exact references in tiles of at most OP_TILE_M rows of A by
+   OP_TILE_N columns of B (a column block copied when B is wider, with its
+   absolute values for |A||B|): every output is rounded once from its exact
+   value, so the tiling changes no bit, and the exact GEMM's scratch (its
+   slices and partial sums, several times its operands: lib/exact/ozaki.c)
+   and |A|, |B| then scale with a tile instead of the whole product.
+   Stochastic rounding numbers its draws by an output's place in the whole
+   C (lib/exact/exact.h): it runs as one tile. */
+#define OP_TILE_M 512
+#define OP_TILE_N 1024
+
+typedef struct {
+  size_t tm, tn, count;            /* tile sizes, tiles per product */
+  int ready;                       /* buffers allocated */
+  double *bt, *babs, *aabs, *ct;   /* B's column block, |it|, |A|'s rows, a C tile */
+} gemm_tiles_t;
+
+static void gemm_tiles_plan(gemm_tiles_t *t, size_t m, size_t n, lowp_rounding_t rnd) {
+  memset(t, 0, sizeof *t);
+  t->tm = rnd == LOWP_RND_SR || m <= OP_TILE_M ? m : OP_TILE_M;
+  t->tn = rnd == LOWP_RND_SR || n <= OP_TILE_N ? n : OP_TILE_N;
+  t->count = ((m + t->tm - 1) / t->tm) * ((n + t->tn - 1) / t->tn);
+}
+
+static void gemm_tiles_free(gemm_tiles_t *t) {
+  free(t->bt), free(t->babs), free(t->aabs), free(t->ct);
+  t->bt = t->babs = t->aabs = t->ct = NULL;
+}
+
+/* one exact GEMM call of the tile (rows i0.., columns j0.., w of them) of
+   a (rows of A at a) times bt (k x w) into c (ldc n), through the tile
+   buffer when the tile is narrower than C */
+static int gemm_tile(double *c, const double *a, const double *bt, size_t h, size_t w, size_t j0,
+                     const lowp_dims_t *d, const lowp_format_t *f, lowp_rounding_t rnd,
+                     gemm_tiles_t *t, op_progress_part_t *part) {
+  lowp_gemm_opts_t go = {0};
+  double *dst = w == d->n ? c : t->ct;
+  size_t i;
+  int st;
+  if (part->prog && part->prog->fn) {
+    go.progress = op_progress_part;
+    go.progress_ctx = part;
+  }
+  st = lowp_exact_gemm_ex(dst, a, bt, NULL, h, w, d->k, f, NULL, rnd, &go, NULL);
+  part->i++;
+  if (!st && dst != c)
+    for (i = 0; i < h; i++) memcpy(&c[i * d->n + j0], &dst[i * w], w * sizeof *c);
+  return st;
+}
+
+/* C = A B (one batch entry) and absab = |A||B| (NULL: none), tile by tile */
+static int gemm_tiled(double *c, double *absab, const double *a, const double *b,
+                      const lowp_dims_t *d, const lowp_format_t *f, lowp_rounding_t rnd,
+                      gemm_tiles_t *t, op_progress_part_t *part) {
+  size_t m = d->m, n = d->n, k = d->k, i0, j0, l, x, h, w;
+  const double *bt;
+  int st = LOWP_OK;
+  if (!t->ready) { /* the first batch entry: the buffers its tiles need */
+    t->ready = 1;
+    if (t->tn < n) {
+      t->bt = malloc(t->tn * k * sizeof *t->bt);
+      t->ct = malloc(t->tm * t->tn * sizeof *t->ct);
+    }
+    if (absab) {
+      t->babs = malloc(t->tn * k * sizeof *t->babs);
+      t->aabs = malloc(t->tm * k * sizeof *t->aabs);
+    }
+  }
+  if ((t->tn < n && (!t->bt || !t->ct)) || (absab && (!t->babs || !t->aabs))) return LOWP_ENOMEM;
+  for (j0 = 0; j0 < n && !st; j0 += t->tn) {
+    w = n - j0 < t->tn ? n - j0 : t->tn;
+    bt = b;
+    if (w < n) {
+      for (l = 0; l < k; l++) memcpy(&t->bt[l * w], &b[l * n + j0], w * sizeof *b);
+      bt = t->bt;
+    }
+    if (absab)
+      for (x = 0; x < k * w; x++) t->babs[x] = fabs(bt[x]);
+    for (i0 = 0; i0 < m && !st; i0 += t->tm) {
+      h = m - i0 < t->tm ? m - i0 : t->tm;
+      st = gemm_tile(&c[i0 * n], &a[i0 * k], bt, h, w, j0, d, f, rnd, t, part);
+      if (st || !absab) continue;
+      for (x = 0; x < h * k; x++) t->aabs[x] = fabs(a[i0 * k + x]);
+      st = gemm_tile(&absab[i0 * n], t->aabs, t->babs, h, w, j0, d, &LOWP_FMT_FP64, LOWP_RND_NE,
+                     t, part);
+    }
+  }
+  return st;
+}
+
 int lowp_op_exact(double *const *out, double *absab, const double *const *in,
                   const lowp_problem_t *p, const lowp_format_t *f, lowp_rounding_t rnd) {
   return lowp_op_exact_ex(out, absab, in, p, f, rnd, NULL);
@@ -372,24 +462,14 @@ int lowp_op_exact_ex(double *const *out, double *absab, const double *const *in,
     break;
   case LOWP_OP_GEMM: {
     size_t mk = d->m * d->k, kn = d->k * d->n, mn = d->m * d->n;
-    if (absab && ((st = fill_abs(&abs0, in[0], d->batch * mk)) != 0 ||
-                  (st = fill_abs(&abs1, in[1], d->batch * kn)) != 0))
-      break;
-    for (bt = 0; bt < d->batch && !st; bt++) {
-      size_t calls = d->batch * (absab ? 2 : 1);
-      op_progress_part_t part = {prog, bt * (absab ? 2 : 1), calls};
-      lowp_gemm_opts_t go = {0};
-      if (prog && prog->fn) {
-        go.progress = op_progress_part;
-        go.progress_ctx = &part;
-      }
-      st = lowp_exact_gemm_ex(&out[0][bt * mn], &in[0][bt * mk], &in[1][bt * kn], NULL, d->m,
-                              d->n, d->k, f, NULL, rnd, &go, NULL);
-      part.i++;
-      if (!st && absab)
-        st = lowp_exact_gemm_ex(&absab[bt * mn], &abs0[bt * mk], &abs1[bt * kn], NULL, d->m,
-                                d->n, d->k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE, &go, NULL);
-    }
+    op_progress_part_t part = {prog, 0, 0};
+    gemm_tiles_t t;
+    gemm_tiles_plan(&t, d->m, d->n, rnd);
+    part.n = d->batch * t.count * (absab ? 2 : 1);
+    for (bt = 0; bt < d->batch && !st; bt++)
+      st = gemm_tiled(&out[0][bt * mn], absab ? &absab[bt * mn] : NULL, &in[0][bt * mk],
+                      &in[1][bt * kn], d, f, rnd, &t, &part);
+    gemm_tiles_free(&t);
     break;
   }
   case LOWP_OP_SOFTMAX:

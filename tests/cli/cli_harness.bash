@@ -38,3 +38,26 @@ expect_exit2() {
   if [ "$(wc -l <"$T/.err")" -ne 1 ]; then bad "$name: not one line: $(cat "$T/.err")"; return; fi
   ok
 }
+
+# One `lowp report --quick --no-svg` for the tests that read a whole quick report (outputs, report_render,
+# plot_keys): ctest makes it once, as the fixture report_quick (cli_report_quick, in the folder
+# LOWP_REPORT_QUICK names), and the tests that require it read it (a test that changes it works on a
+# copy); a script run alone makes its own. Its folder's name is hostile (quotes, $(...), backquotes,
+# ;|&, a newline): report writes under any name. After quick_report: QR the report's folder, QR_ERR
+# its stderr, QR_RC its exit status.
+QR_NAME=$'R e\'p"o$(touch INJECTED3) `touch INJECTED4`;|&\n'
+quick_report_make() { # quick_report_make BASE: run the report into BASE/$QR_NAME
+  rm -rf "$1" && mkdir -p "$1" || return 1
+  "$LOWP" report --quick --no-svg --out "$1/$QR_NAME" >"$1/out" 2>"$1/err"
+  echo $? >"$1/rc"
+}
+quick_report() {
+  local base=${LOWP_REPORT_QUICK:-}
+  if [ -z "$base" ] || [ ! -s "$base/rc" ]; then
+    base=$T/quick-report
+    quick_report_make "$base"
+  fi
+  QR="$base/$QR_NAME"
+  QR_ERR="$base/err"
+  QR_RC=$(cat "$base/rc")
+}

@@ -18,7 +18,12 @@ FAILS_OUT=out.xml
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 export OMP_NUM_THREADS=1
 SPEC="$SRC/tests/data/check/kernels.json"
-cp "$SPEC" "$T/s.json"
+# the fault runs (37 mpirun jobs) need checks for every rank, not all 17 of SPEC: four of its lightest
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["checks"] = [c for c in d["checks"] if c["name"] in ("cast_fp32_to_bf16", "exp_fp16", "log_fp32", "gelu_fp32")]
+assert len(d["checks"]) == 4
+json.dump(d, open(sys.argv[2], "w"), indent=1)' "$SPEC" "$T/s.json" || bad "cannot make the four-check spec"
 
 # ------------------------------------------ the spec on stdin: rank 0 reads it for every rank
 cat "$SPEC" | MPI -np 2 "$LOWP" check - --junit "$T/out.xml" >"$T/out" 2>"$T/err"; rc=$?

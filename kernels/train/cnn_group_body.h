@@ -1,0 +1,84 @@
+/* gemm_group of kernels/train/cnn.c (rows in groups; see there), compiled
+   once per instruction set: included with CNN_NAME (the function's name),
+   CNN_ATTR (a target attribute, or nothing) and JB (output columns per
+   vector: 16 for AVX-512's zmm, 8 for AVX2's ymm, 4 for the baseline's
+   xmm; a vector wider than the registers, as 16 lanes on AVX2, GCC keeps
+   in memory, 2.5 times slower) defined. Each output's operations are the
+   same whatever JB: b[j], then x[k] w[k][j] added in k order (terms with
+   x == 0 skipped), one fp32 rounding each. No include guard. */
+
+#define CNN_CAT2(a, b) a##b
+#define CNN_CAT(a, b) CNN_CAT2(a, b)
+#define CNN_VT CNN_CAT(cnn_v, JB)
+#if defined(__GNUC__) || defined(__clang__)
+/* JB lanes, each lane's multiply and add its own fp32 operations (GCC and
+   clang vector extensions) */
+typedef float CNN_VT __attribute__((vector_size(JB * sizeof(float))));
+#endif
+
+CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, int K, int N, const float *w,
+                              const float *b) {
+  size_t t;
+  int j0, j, k;
+  for (t = 0; t < nr; t++) {
+    const float *xr = x + (r0 + t) * K;
+    float *yr = y + (r0 + t) * N;
+    for (j0 = 0; j0 + JB <= N; j0 += JB) { /* whole blocks of JB columns in a local accumulator */
+#if defined(__GNUC__) || defined(__clang__)
+      CNN_VT acc, wv;
+      if (j0 + 4 * JB <= N) { /* four blocks at once: four independent chains of additions */
+        CNN_VT a1, a2, a3, w1, w2, w3;
+        CNN_VLOAD(acc, b + j0);
+        CNN_VLOAD(a1, b + j0 + JB);
+        CNN_VLOAD(a2, b + j0 + 2 * JB);
+        CNN_VLOAD(a3, b + j0 + 3 * JB);
+        for (k = 0; k < K; k++) {
+          const float xk = xr[k], *wr = w + (size_t)k * N + j0;
+          if (xk == 0.0f) continue;
+          CNN_VLOAD(wv, wr);
+          CNN_VLOAD(w1, wr + JB);
+          CNN_VLOAD(w2, wr + 2 * JB);
+          CNN_VLOAD(w3, wr + 3 * JB);
+          acc += xk * wv;
+          a1 += xk * w1;
+          a2 += xk * w2;
+          a3 += xk * w3;
+        }
+        memcpy(yr + j0, &acc, sizeof acc);
+        memcpy(yr + j0 + JB, &a1, sizeof a1);
+        memcpy(yr + j0 + 2 * JB, &a2, sizeof a2);
+        memcpy(yr + j0 + 3 * JB, &a3, sizeof a3);
+        j0 += 3 * JB;
+        continue;
+      }
+      CNN_VLOAD(acc, b + j0);
+      for (k = 0; k < K; k++) {
+        const float xk = xr[k];
+        if (xk == 0.0f) continue;
+        CNN_VLOAD(wv, w + (size_t)k * N + j0);
+        acc += xk * wv;
+      }
+      memcpy(yr + j0, &acc, sizeof acc);
+#else
+      float acc[JB];
+      for (j = 0; j < JB; j++) acc[j] = b[j0 + j];
+      for (k = 0; k < K; k++) {
+        const float xk = xr[k], *wr = w + (size_t)k * N + j0;
+        if (xk == 0.0f) continue;
+        for (j = 0; j < JB; j++) acc[j] += xk * wr[j];
+      }
+      for (j = 0; j < JB; j++) yr[j0 + j] = acc[j];
+#endif
+    }
+    if (j0 == N) continue;
+    for (j = j0; j < N; j++) yr[j] = b[j]; /* the other columns: the same sums, in y */
+    for (k = 0; k < K; k++) {
+      const float xk = xr[k], *wr = w + (size_t)k * N;
+      if (xk == 0.0f) continue;
+      for (j = j0; j < N; j++) yr[j] += xk * wr[j];
+    }
+  }
+}
+
+
+#undef CNN_VT
