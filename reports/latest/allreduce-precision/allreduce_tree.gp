@@ -20,11 +20,11 @@ set yrange [:10]
 plot 'allreduce.csv' using 2:(strcol(1) eq "fp32 tree" ? $3 : NaN) with linespoints pt 7 ps 1.3 lc rgb '#1f77b4' lw 2 title "fp32 (DDP default)" noenhanced, \
      'allreduce.csv' using 2:(strcol(1) eq "fp16 tree" ? $3 : NaN) with linespoints pt 7 ps 1.3 lc rgb '#d62728' lw 2 title "fp16, rounded per hop (NCCL)" noenhanced, \
      'allreduce.csv' using 2:(strcol(1) eq "bf16 tree" ? $3 : NaN) with linespoints pt 7 ps 1.3 lc rgb '#ff7f0e' lw 2 title "bf16, rounded per hop (NCCL)" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 hook tree" ? $3 : NaN) with linespoints pt 6 ps 1.3 lc rgb '#9467bd' lw 2 title "fp16_compress_hook (/W first)" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 hook tree" ? $3 : NaN) with linespoints pt 6 ps 2.4 dt 3 lc rgb '#9467bd' lw 2 title "fp16_compress_hook (/W first)" noenhanced, \
      'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum tree" ? $3 : NaN) with linespoints pt 7 ps 1.3 lc rgb '#2ca02c' lw 2 title "fp16 sent, fp32 sum (not NCCL)" noenhanced, \
      'allreduce.csv' using 2:(strcol(1) eq "fp32 bound tree" ? $3 : NaN) with lines lc rgb '#1f77b4' dt 2 lw 2 title "fp32: worst-case bound" noenhanced, \
      'allreduce.csv' using 2:(strcol(1) eq "fp16 bound tree" ? $3 : NaN) with lines lc rgb '#d62728' dt 2 lw 2 title "fp16: worst-case bound" noenhanced, \
      'allreduce.csv' using 2:(strcol(1) eq "bf16 bound tree" ? $3 : NaN) with lines lc rgb '#ff7f0e' dt 2 lw 2 title "bf16: worst-case bound" noenhanced, \
-     'allreduce.csv' using 2:(strcol(1) eq "fp16 hook bound tree" ? $3 : NaN) with lines lc rgb '#9467bd' dt 2 lw 2 title "fp16 hook: worst-case bound" noenhanced, \
+     'allreduce.csv' using 2:(strcol(1) eq "fp16 hook bound tree" ? $3 : NaN) with lines lc rgb '#9467bd' dt 4 lw 2 title "fp16 hook: worst-case bound" noenhanced, \
      'allreduce.csv' using 2:(strcol(1) eq "fp16 send + fp32 sum bound tree" ? $3 : NaN) with lines lc rgb '#2ca02c' dt 2 lw 2 title "fp16 send + fp32 sum: worst-case bound" noenhanced
 unset output

@@ -21,5 +21,6 @@ plot 'speedup.csv' using 1:(strcol(3) eq "fp32" ? $5 : NaN) with boxes fill soli
      'speedup.csv' using 1:(strcol(3) eq "fp16" ? $5 : NaN) with boxes fill solid 0.8 lc rgb '#d62728' lw 2 title "fp16" noenhanced, \
      'speedup.csv' using 1:(strcol(3) eq "bf16" ? $5 : NaN) with boxes fill solid 0.8 lc rgb '#2ca02c' lw 2 title "bf16" noenhanced, \
      'speedup.csv' using 1:10 with points pt 10 ps 1.4 lc rgb '#000000' lw 2 title "band: lowest (GEMMs at 66-87% of peak)" noenhanced, \
-     'speedup.csv' using 1:11 with points pt 8 ps 1.4 lc rgb '#000000' lw 2 title "band: highest" noenhanced
+     'speedup.csv' using 1:11 with points pt 8 ps 1.4 lc rgb '#000000' lw 2 title "band: highest" noenhanced, \
+     'speedup.csv' using 1:12 with points pt 13 ps 1.8 lc rgb '#000000' lw 2 title "autocast policy, op by op (what PyTorch runs)" noenhanced
 unset output

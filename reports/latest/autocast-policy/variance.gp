@@ -27,7 +27,15 @@ plot 'variance.csv' using 2:(strcol(1) eq "fp16 one-pass fp32 stats" ? $7 : NaN)
      'variance.csv' using 2:(strcol(1) eq "fp32 one-pass fp32 stats" ? $7 : NaN) with linespoints pt 7 lc rgb '#1f77b4' lw 2 title "fp32 data, one-pass" noenhanced, \
      'variance.csv' using 2:(strcol(1) eq "fp32 two-pass fp32 stats" ? $7 : NaN) with linespoints pt 5 lc rgb '#1f77b4' lw 2 dt 2 title "fp32 data, two-pass" noenhanced, \
      'variance.csv' using 2:(strcol(1) eq "fp32 Welford fp32 stats" ? $7 : NaN) with linespoints pt 9 lc rgb '#1f77b4' lw 2 dt 2 title "fp32 data, Welford" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 one-pass fp32 stats" ? $4 : NaN) with lines dt 3 lc rgb '#444444' lw 2 title "bound, one-pass, fp16 data" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass fp32 stats" ? $4 : NaN) with lines dt 4 lc rgb '#444444' lw 2 title "bound, two-pass, fp16 data" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 Welford fp32 stats" ? $4 : NaN) with lines dt 5 lc rgb '#444444' lw 2 title "bound, Welford, fp16 data" noenhanced
+     'variance.csv' using 2:(strcol(1) eq "fp16 one-pass fp32 stats" ? $4 : NaN) with lines dt 3 lc rgb '#d62728' lw 2 title "bound, one-pass, fp16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass fp32 stats" ? $4 : NaN) with lines dt 4 lc rgb '#d62728' lw 2 title "bound, two-pass, fp16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 Welford fp32 stats" ? $4 : NaN) with lines dt 5 lc rgb '#d62728' lw 2 title "bound, Welford, fp16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 one-pass fp32 stats" ? $4 : NaN) with lines dt 3 lc rgb '#ff7f0e' lw 2 title "bound, one-pass, bf16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 two-pass fp32 stats" ? $4 : NaN) with lines dt 4 lc rgb '#ff7f0e' lw 2 title "bound, two-pass, bf16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 Welford fp32 stats" ? $4 : NaN) with lines dt 5 lc rgb '#ff7f0e' lw 2 title "bound, Welford, bf16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 one-pass fp32 stats" ? $4 : NaN) with lines dt 3 lc rgb '#1f77b4' lw 2 title "bound, one-pass, fp32 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 two-pass fp32 stats" ? $4 : NaN) with lines dt 4 lc rgb '#1f77b4' lw 2 title "bound, two-pass, fp32 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp32 Welford fp32 stats" ? $4 : NaN) with lines dt 5 lc rgb '#1f77b4' lw 2 title "bound, Welford, fp32 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass fp32 stats" ? $8 : NaN) with linespoints pt 2 ps 1.5 lc rgb '#d62728' lw 2 title "fp16 data, two-pass, vs unrounded data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 two-pass fp32 stats" ? $8 : NaN) with linespoints pt 2 ps 1.5 lc rgb '#ff7f0e' lw 2 title "bf16 data, two-pass, vs unrounded data" noenhanced
 unset output

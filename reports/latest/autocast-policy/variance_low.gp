@@ -24,10 +24,10 @@ plot 'variance.csv' using 2:(strcol(1) eq "fp16 one-pass fp16 stats" ? $7 : NaN)
      'variance.csv' using 2:(strcol(1) eq "bf16 one-pass bf16 stats" ? $7 : NaN) with linespoints pt 7 lc rgb '#ff7f0e' lw 2 title "bf16 data, one-pass" noenhanced, \
      'variance.csv' using 2:(strcol(1) eq "bf16 two-pass bf16 stats" ? $7 : NaN) with linespoints pt 5 lc rgb '#ff7f0e' lw 2 dt 2 title "bf16 data, two-pass" noenhanced, \
      'variance.csv' using 2:(strcol(1) eq "bf16 Welford bf16 stats" ? $7 : NaN) with linespoints pt 9 lc rgb '#ff7f0e' lw 2 dt 2 title "bf16 data, Welford" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 one-pass fp16 stats" ? $4 : NaN) with lines dt 3 lc rgb '#d62728' lw 2 title "bound, one-pass, fp16" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass fp16 stats" ? $4 : NaN) with lines dt 4 lc rgb '#d62728' lw 2 title "bound, two-pass, fp16" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "fp16 Welford fp16 stats" ? $4 : NaN) with lines dt 5 lc rgb '#d62728' lw 2 title "bound, Welford, fp16" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "bf16 one-pass bf16 stats" ? $4 : NaN) with lines dt 3 lc rgb '#ff7f0e' lw 2 title "bound, one-pass, bf16" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "bf16 two-pass bf16 stats" ? $4 : NaN) with lines dt 4 lc rgb '#ff7f0e' lw 2 title "bound, two-pass, bf16" noenhanced, \
-     'variance.csv' using 2:(strcol(1) eq "bf16 Welford bf16 stats" ? $4 : NaN) with lines dt 5 lc rgb '#ff7f0e' lw 2 title "bound, Welford, bf16" noenhanced
+     'variance.csv' using 2:(strcol(1) eq "fp16 one-pass fp16 stats" ? $4 : NaN) with lines dt 3 lc rgb '#d62728' lw 2 title "bound, one-pass, fp16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 two-pass fp16 stats" ? $4 : NaN) with lines dt 4 lc rgb '#d62728' lw 2 title "bound, two-pass, fp16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "fp16 Welford fp16 stats" ? $4 : NaN) with lines dt 5 lc rgb '#d62728' lw 2 title "bound, Welford, fp16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 one-pass bf16 stats" ? $4 : NaN) with lines dt 3 lc rgb '#ff7f0e' lw 2 title "bound, one-pass, bf16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 two-pass bf16 stats" ? $4 : NaN) with lines dt 4 lc rgb '#ff7f0e' lw 2 title "bound, two-pass, bf16 data" noenhanced, \
+     'variance.csv' using 2:(strcol(1) eq "bf16 Welford bf16 stats" ? $4 : NaN) with lines dt 5 lc rgb '#ff7f0e' lw 2 title "bound, Welford, bf16 data" noenhanced
 unset output

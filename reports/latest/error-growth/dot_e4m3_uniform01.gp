@@ -19,26 +19,30 @@ set format y '10^{%L}'
 set mxtics 1
 set yrange [*:2]
 set xrange [16:1048576]
-set rmargin at screen 0.74
-set label 1 "fp16 FMA chain: its bound is\n>= 1 (vacuous) from n = 1024" at screen 0.75, screen 0.420 left font ',9' tc rgb '#d95f02' noenhanced
-set label 2 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#d95f02'
-set label 3 "TC h100: its bound is\n>= 1 (vacuous) from n = 16384" at screen 0.75, screen 0.345 left font ',9' tc rgb '#66a61e' noenhanced
-set label 4 '' at 4096, first 0.699295 point pt 6 ps 2.5 lc rgb '#66a61e'
-set label 5 "8 points not drawn: their error is\nexactly 0 (no place on a log axis)" at screen 0.75, screen 0.270 left font ',9' noenhanced
+set rmargin at screen 0.667
+set label 1 "fp32 FMA chain: prob. bound cut\nfrom n = 262144 (stagnation)" at screen 0.687, screen 0.420 left font ',9' tc rgb '#1b9e77' noenhanced
+set label 2 '' at 65536, first 8.73629e-05 point pt 6 ps 2.5 lc rgb '#1b9e77'
+set label 3 "fp16 FMA chain: prob. bound cut\nfrom n = 256 (stagnation)" at screen 0.687, screen 0.345 left font ',9' tc rgb '#d95f02' noenhanced
+set label 4 '' at 64, first 0.0171576 point pt 6 ps 2.5 lc rgb '#d95f02'
+set label 5 "fp16 FMA chain: its bound is\n>= 1 (vacuous) from n = 1024" at screen 0.687, screen 0.270 left font ',9' tc rgb '#d95f02' noenhanced
+set label 6 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#d95f02'
+set label 7 "TC h100: its bound is\n>= 1 (vacuous) from n = 16384" at screen 0.687, screen 0.195 left font ',9' tc rgb '#66a61e' noenhanced
+set label 8 '' at 4096, first 0.699295 point pt 6 ps 2.5 lc rgb '#66a61e'
+set label 9 "8 points not drawn: their error is\nexactly 0 (no place on a log axis)" at screen 0.687, screen 0.120 left font ',9' noenhanced
 plot 'dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp32 FMA chain" ? $3 : NaN) with linespoints lc rgb '#1b9e77' dt 1 pt 1 lw 2 title "fp32 FMA chain" noenhanced, \
-     'bounds_dot_e4m3.csv' using 2:(strcol(1) eq "fp32 FMA chain: bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 2 lw 2 title "fp32 FMA chain: bound" noenhanced, \
-     'bounds_dot_e4m3.csv' using 2:(strcol(1) eq "fp32 FMA chain: prob. bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 3 lw 2 title "fp32 FMA chain: prob. bound" noenhanced, \
+     'bounds_dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp32 FMA chain: bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 2 lw 2 title "fp32 FMA chain: bound" noenhanced, \
+     'bounds_dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp32 FMA chain: prob. bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 3 lw 2 title "fp32 FMA chain: prob. bound" noenhanced, \
      'dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp16 FMA chain" ? $3 : NaN) with linespoints lc rgb '#d95f02' dt 1 pt 2 lw 2 title "fp16 FMA chain" noenhanced, \
-     'bounds_dot_e4m3.csv' using 2:(strcol(1) eq "fp16 FMA chain: bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 2 lw 2 title "fp16 FMA chain: bound" noenhanced, \
-     'bounds_dot_e4m3.csv' using 2:(strcol(1) eq "fp16 FMA chain: prob. bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 3 lw 2 title "fp16 FMA chain: prob. bound" noenhanced, \
+     'bounds_dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp16 FMA chain: bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 2 lw 2 title "fp16 FMA chain: bound" noenhanced, \
+     'bounds_dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp16 FMA chain: prob. bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 3 lw 2 title "fp16 FMA chain: prob. bound" noenhanced, \
      'dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp32 pairwise" ? $3 : NaN) with linespoints lc rgb '#7570b3' dt 1 pt 3 lw 2 title "fp32 pairwise" noenhanced, \
-     'bounds_dot_e4m3.csv' using 2:(strcol(1) eq "fp32 pairwise: bound" ? $3 : NaN) with lines lc rgb '#7570b3' dt 2 lw 2 title "fp32 pairwise: bound" noenhanced, \
+     'bounds_dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp32 pairwise: bound" ? $3 : NaN) with lines lc rgb '#7570b3' dt 2 lw 2 title "fp32 pairwise: bound" noenhanced, \
      'dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp32 blocked 32" ? $3 : NaN) with linespoints lc rgb '#e7298a' dt 1 pt 4 lw 2 title "fp32 blocked 32" noenhanced, \
-     'bounds_dot_e4m3.csv' using 2:(strcol(1) eq "fp32 blocked 32: bound" ? $3 : NaN) with lines lc rgb '#e7298a' dt 2 lw 2 title "fp32 blocked 32: bound" noenhanced, \
+     'bounds_dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "fp32 blocked 32: bound" ? $3 : NaN) with lines lc rgb '#e7298a' dt 2 lw 2 title "fp32 blocked 32: bound" noenhanced, \
      'dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "TC h100" ? $3 : NaN) with linespoints lc rgb '#66a61e' dt 1 pt 5 lw 2 title "TC h100" noenhanced, \
-     'bounds_dot_e4m3.csv' using 2:(strcol(1) eq "TC h100: bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 2 lw 2 title "TC h100: bound" noenhanced, \
+     'bounds_dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "TC h100: bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 2 lw 2 title "TC h100: bound" noenhanced, \
      'dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "TC h100 + fp32 every 128" ? $3 : NaN) with linespoints lc rgb '#e6ab02' dt 1 pt 6 lw 2 title "TC h100 + fp32 every 128" noenhanced, \
-     'bounds_dot_e4m3.csv' using 2:(strcol(1) eq "TC h100 + fp32 every 128: bound" ? $3 : NaN) with lines lc rgb '#e6ab02' dt 2 lw 2 title "TC h100 + fp32 every 128: bound" noenhanced, \
+     'bounds_dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "TC h100 + fp32 every 128: bound" ? $3 : NaN) with lines lc rgb '#e6ab02' dt 2 lw 2 title "TC h100 + fp32 every 128: bound" noenhanced, \
      'dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "TC b200" ? $3 : NaN) with linespoints lc rgb '#a6761d' dt 3 pt 6 ps 2.2 lw 2 title "TC b200 (= fp32 blocked 32)" noenhanced, \
-     'bounds_dot_e4m3.csv' using 2:(strcol(1) eq "TC b200: bound" ? $3 : NaN) with lines lc rgb '#a6761d' dt 2 lw 2 title "TC b200: bound" noenhanced
+     'bounds_dot_e4m3_uniform01.csv' using 2:(strcol(1) eq "TC b200: bound" ? $3 : NaN) with lines lc rgb '#a6761d' dt 2 lw 2 title "TC b200: bound" noenhanced
 unset output

@@ -19,29 +19,33 @@ set format y '10^{%L}'
 set mxtics 1
 set yrange [*:2]
 set xrange [16:1048576]
-set rmargin at screen 0.74
-set label 1 "fp16 recursive: its bound is\n>= 1 (vacuous) from n = 1024" at screen 0.75, screen 0.420 left font ',9' tc rgb '#66a61e' noenhanced
-set label 2 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#66a61e'
-set label 3 "fp16 pairwise stops: its result\noverflows (inf) from n = 262144" at screen 0.75, screen 0.345 left font ',9' tc rgb '#e6ab02' noenhanced
-set label 4 '' at 65536, first 0.00032192 point pt 6 ps 2.5 lc rgb '#e6ab02'
-set label 5 "fp16 Kahan stops: its result\noverflows (inf) from n = 262144" at screen 0.75, screen 0.270 left font ',9' tc rgb '#a6761d' noenhanced
-set label 6 '' at 65536, first 0.00014677 point pt 6 ps 2.5 lc rgb '#a6761d'
-set label 7 "fp16 Kahan: its bound is\n>= 1 (vacuous) from n = 256" at screen 0.75, screen 0.195 left font ',9' tc rgb '#a6761d' noenhanced
-set label 8 '' at 64, first 0.0010376 point pt 6 ps 2.5 lc rgb '#a6761d'
+set rmargin at screen 0.696
+set label 1 "fp32 recursive: prob. bound cut\nfrom n = 262144 (stagnation)" at screen 0.716, screen 0.420 left font ',9' tc rgb '#1b9e77' noenhanced
+set label 2 '' at 65536, first 8.73629e-05 point pt 6 ps 2.5 lc rgb '#1b9e77'
+set label 3 "fp16 recursive: prob. bound cut\nfrom n = 1024 (stagnation)" at screen 0.716, screen 0.345 left font ',9' tc rgb '#66a61e' noenhanced
+set label 4 '' at 256, first 0.037134 point pt 6 ps 2.5 lc rgb '#66a61e'
+set label 5 "fp16 recursive: its bound is\n>= 1 (vacuous) from n = 1024" at screen 0.716, screen 0.270 left font ',9' tc rgb '#66a61e' noenhanced
+set label 6 '' at 256, first 0.142857 point pt 6 ps 2.5 lc rgb '#66a61e'
+set label 7 "fp16 pairwise stops: its result\noverflows (inf) from n = 262144" at screen 0.716, screen 0.195 left font ',9' tc rgb '#e6ab02' noenhanced
+set label 8 '' at 65536, first 0.00032192 point pt 6 ps 2.5 lc rgb '#e6ab02'
+set label 9 "fp16 Kahan stops: its result\noverflows (inf) from n = 262144" at screen 0.716, screen 0.120 left font ',9' tc rgb '#a6761d' noenhanced
+set label 10 '' at 65536, first 0.00014677 point pt 6 ps 2.5 lc rgb '#a6761d'
+set label 11 "fp16 Kahan: heuristic bound\nwithdrawn from n = 256 (n u > 0.1)" at screen 0.716, screen 0.045 left font ',9' tc rgb '#a6761d' noenhanced
+set label 12 '' at 64, first 0.0010376 point pt 6 ps 2.5 lc rgb '#a6761d'
 plot 'sum_uniform01.csv' using 2:(strcol(1) eq "fp32 recursive" ? $3 : NaN) with linespoints lc rgb '#1b9e77' dt 1 pt 1 lw 2 title "fp32 recursive" noenhanced, \
-     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 recursive: bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 2 lw 2 title "fp32 recursive: bound" noenhanced, \
-     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 recursive: prob. bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 3 lw 2 title "fp32 recursive: prob. bound" noenhanced, \
+     'bounds_sum_fp32_uniform01.csv' using 2:(strcol(1) eq "fp32 recursive: bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 2 lw 2 title "fp32 recursive: bound" noenhanced, \
+     'bounds_sum_fp32_uniform01.csv' using 2:(strcol(1) eq "fp32 recursive: prob. bound" ? $3 : NaN) with lines lc rgb '#1b9e77' dt 3 lw 2 title "fp32 recursive: prob. bound" noenhanced, \
      'sum_uniform01.csv' using 2:(strcol(1) eq "fp32 pairwise" ? $3 : NaN) with linespoints lc rgb '#d95f02' dt 1 pt 2 lw 2 title "fp32 pairwise" noenhanced, \
-     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 pairwise: bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 2 lw 2 title "fp32 pairwise: bound" noenhanced, \
+     'bounds_sum_fp32_uniform01.csv' using 2:(strcol(1) eq "fp32 pairwise: bound" ? $3 : NaN) with lines lc rgb '#d95f02' dt 2 lw 2 title "fp32 pairwise: bound" noenhanced, \
      'sum_uniform01.csv' using 2:(strcol(1) eq "fp32 blocked 32" ? $3 : NaN) with linespoints lc rgb '#7570b3' dt 1 pt 3 lw 2 title "fp32 blocked 32" noenhanced, \
-     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 blocked 32: bound" ? $3 : NaN) with lines lc rgb '#7570b3' dt 2 lw 2 title "fp32 blocked 32: bound" noenhanced, \
+     'bounds_sum_fp32_uniform01.csv' using 2:(strcol(1) eq "fp32 blocked 32: bound" ? $3 : NaN) with lines lc rgb '#7570b3' dt 2 lw 2 title "fp32 blocked 32: bound" noenhanced, \
      'sum_uniform01.csv' using 2:(strcol(1) eq "fp32 Kahan" ? $3 : NaN) with linespoints lc rgb '#e7298a' dt 1 pt 4 lw 2 title "fp32 Kahan" noenhanced, \
-     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp32 Kahan: bound" ? $3 : NaN) with lines lc rgb '#e7298a' dt 2 lw 2 title "fp32 Kahan: bound" noenhanced, \
+     'bounds_sum_fp32_uniform01.csv' using 2:(strcol(1) eq "fp32 Kahan: heuristic bound" ? $3 : NaN) with lines lc rgb '#e7298a' dt 4 lw 2 title "fp32 Kahan: heuristic bound" noenhanced, \
      'sum_uniform01.csv' using 2:(strcol(1) eq "fp16 recursive" ? $3 : NaN) with linespoints lc rgb '#66a61e' dt 1 pt 5 lw 2 title "fp16 recursive" noenhanced, \
-     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp16 recursive: bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 2 lw 2 title "fp16 recursive: bound" noenhanced, \
-     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp16 recursive: prob. bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 3 lw 2 title "fp16 recursive: prob. bound" noenhanced, \
+     'bounds_sum_fp32_uniform01.csv' using 2:(strcol(1) eq "fp16 recursive: bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 2 lw 2 title "fp16 recursive: bound" noenhanced, \
+     'bounds_sum_fp32_uniform01.csv' using 2:(strcol(1) eq "fp16 recursive: prob. bound" ? $3 : NaN) with lines lc rgb '#66a61e' dt 3 lw 2 title "fp16 recursive: prob. bound" noenhanced, \
      'sum_uniform01.csv' using 2:(strcol(1) eq "fp16 pairwise" ? $3 : NaN) with linespoints lc rgb '#e6ab02' dt 1 pt 6 lw 2 title "fp16 pairwise" noenhanced, \
-     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp16 pairwise: bound" ? $3 : NaN) with lines lc rgb '#e6ab02' dt 2 lw 2 title "fp16 pairwise: bound" noenhanced, \
+     'bounds_sum_fp32_uniform01.csv' using 2:(strcol(1) eq "fp16 pairwise: bound" ? $3 : NaN) with lines lc rgb '#e6ab02' dt 2 lw 2 title "fp16 pairwise: bound" noenhanced, \
      'sum_uniform01.csv' using 2:(strcol(1) eq "fp16 Kahan" ? $3 : NaN) with linespoints lc rgb '#a6761d' dt 1 pt 7 lw 2 title "fp16 Kahan" noenhanced, \
-     'bounds_sum_fp32.csv' using 2:(strcol(1) eq "fp16 Kahan: bound" ? $3 : NaN) with lines lc rgb '#a6761d' dt 2 lw 2 title "fp16 Kahan: bound" noenhanced
+     'bounds_sum_fp32_uniform01.csv' using 2:(strcol(1) eq "fp16 Kahan: heuristic bound" ? $3 : NaN) with lines lc rgb '#a6761d' dt 4 lw 2 title "fp16 Kahan: heuristic bound" noenhanced
 unset output

@@ -10,7 +10,8 @@ set xlabel "configuration (left of the dotted line: all test images)" noenhanced
 set ylabel "accuracy minus FP32 (points)" noenhanced
 set xrange [-0.6:16.6]
 set xtics rotate by -40 ('fp32' 0, 'bf16' 1, 'fp16' 2, 'e4m3 tensor' 3, 'e4m3 channel' 4, 'e4m3 tile' 5, 'e4m3 mx' 6, 'e5m2 tensor' 7, 'e5m2 channel' 8, 'e5m2 tile' 9, 'e5m2 mx' 10, 'e4m3 tensor TC' 11, 'e4m3 tensor TC+p' 12, 'e4m3 channel TC' 13, 'e4m3 channel TC+p' 14, 'e5m2 channel TC' 15, 'e5m2 channel TC+p' 16)
-set key top left
+set key top left Left reverse width 2
+set rmargin 14
 set arrow from 10.5, graph 0 to 10.5, graph 1 nohead dt 3 lc rgb '#999999'
 set yrange [-2.832:1.612]
 set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 3 lc rgb '#555555'

@@ -12,7 +12,8 @@ set logscale y 10
 set format y '10^{%L}'
 set xtics rotate by -40 ('cnn conv1' 0, 'cnn conv2' 1, 'cnn fc1' 2, 'cnn fc2' 3, 'vit embed' 4, 'vit qkv' 5, 'vit scores' 6, 'vit pv' 7, 'vit proj' 8, 'vit fc1' 9, 'vit fc2' 10, 'vit head' 11)
 set xrange [-0.6:11.6]
-set key top left
+set key top left Left reverse width 2
+set rmargin 14
 set arrow from 3.5, graph 0 to 3.5, graph 1 nohead dt 3 lc rgb '#999999'
 
 plot 'plot_layers.csv' using 2:(strcol(3) eq "e4m3" ? $5 : NaN) with points pt 7 ps 1.3 lw 2 title "e4m3" noenhanced, \

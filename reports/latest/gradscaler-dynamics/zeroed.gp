@@ -7,7 +7,7 @@ set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
 set title "Fraction of gradient elements rounded to zero in fp16 (unskipped steps)" noenhanced
 set xlabel "training step" noenhanced
-set ylabel "fraction rounded to zero (window mean)" noenhanced
+set ylabel "fraction rounded to zero (mean over windows of 100 steps)" noenhanced
 set key outside right top box
 set yrange [-0.02:1]
 plot 'zeroed.csv' using 1:(strcol(2) eq "none" ? $3 : NaN) with lines lc rgb '#000000' lw 2 title "no loss scaling" noenhanced, \

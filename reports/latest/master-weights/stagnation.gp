@@ -15,5 +15,5 @@ plot 'stagnation.csv' using 1:8 with lines lc rgb '#000000' lw 2 dt 2 title "exa
      'stagnation.csv' using 1:4 with lines lc rgb '#2ca02c' lw 2 title "bf16 SR (llm.c), mean of replicas" noenhanced, \
      'stagnation.csv' using 1:5 with lines lc rgb '#ff7f0e' lw 2 title "bf16 SR (exact sum), mean of replicas" noenhanced, \
      'stagnation.csv' using 1:3 with lines lc rgb '#d62728' lw 2 title "bf16 round-to-nearest" noenhanced, \
-     'stagnation.csv' using 1:2 with lines lc rgb '#9467bd' lw 2 dt 2 title "fp16 round-to-nearest" noenhanced
+     'stagnation.csv' using 1:2 with lines lc rgb '#9467bd' lw 2 dt 2 title "fp16 round-to-nearest (= bf16 round-to-nearest)" noenhanced
 unset output

@@ -29,5 +29,29 @@ plot 'growth.csv' using 2:(strcol(1) eq "cpu-fp32" ? $4 : NaN) with linespoints 
      'growth.csv' using 2:(strcol(1) eq "fp16-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#d62728' dt 3 pt 6 ps 2.4 lw 2 title "fp16-in/fp32-acc (= tf32-in/fp32-acc)" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "bf16-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#2ca02c' dt 2 pt 10 ps 1.3 lw 2 title "bf16-in/fp32-acc" noenhanced, \
      'growth.csv' using 2:(strcol(1) eq "e4m3-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#9467bd' dt 2 pt 12 ps 1.3 lw 2 title "e4m3-in/fp32-acc" noenhanced, \
-     'growth.csv' using 2:(strcol(1) eq "e5m2-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#ff7f0e' dt 2 pt 14 ps 1.3 lw 2 title "e5m2-in/fp32-acc" noenhanced
+     'growth.csv' using 2:(strcol(1) eq "e5m2-in/fp32-acc" ? $4 : NaN) with linespoints lc rgb '#ff7f0e' dt 2 pt 14 ps 1.3 lw 2 title "e5m2-in/fp32-acc" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-fp32" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#000000' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-fp32" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#000000' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "openblas-sgemm" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#000000' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "openblas-sgemm" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#000000' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-tf32" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#1f77b4' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-tf32" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#1f77b4' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-fp16" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#d62728' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-fp16" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#d62728' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-bf16" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#2ca02c' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-bf16" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#2ca02c' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-e4m3" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#9467bd' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-e4m3" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#9467bd' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-e5m2" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#ff7f0e' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "cpu-e5m2" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#ff7f0e' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "tf32-in/fp32-acc" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#1f77b4' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "tf32-in/fp32-acc" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#1f77b4' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "fp16-in/fp32-acc" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#d62728' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "fp16-in/fp32-acc" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#d62728' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "bf16-in/fp32-acc" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#2ca02c' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "bf16-in/fp32-acc" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#2ca02c' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "e4m3-in/fp32-acc" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#9467bd' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "e4m3-in/fp32-acc" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#9467bd' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "e5m2-in/fp32-acc" ? $8 : NaN) with points pt 11 ps 0.9 lc rgb '#ff7f0e' lw 2 title "" noenhanced, \
+     'growth.csv' using 2:(strcol(1) eq "e5m2-in/fp32-acc" ? $9 : NaN) with points pt 9 ps 0.9 lc rgb '#ff7f0e' lw 2 title "" noenhanced
 unset output

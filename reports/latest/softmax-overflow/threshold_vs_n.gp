@@ -18,11 +18,14 @@ set label 2 "fp16, sum in fp32: flat, exp itself overflows first" at 2048, first
 set label 3 "bf16, sum in bf16: flat from n = 383, the rounded sum stops growing" at 4096, first 6.2208840768371942 right offset 0,0.8 tc rgb '#ff7f0e' noenhanced
 set label 5 "e4m3, sum in e4m3: flat from n = 22, the rounded sum stops growing" at 4096, first 3.1398845522262553 right offset 0,0.8 tc rgb '#2ca02c' noenhanced
 set label 6 "e4m3, sum in fp32: flat, exp itself overflows first" at 2048, first -0.36011544777374471 right offset 0,-0.8 tc rgb '#2ca02c' noenhanced
-plot 'threshold_vs_n.csv' using 1:13 with steps lc rgb '#d62728' dt 1 lw 2 title "fp16: exp rounded to fp16, sum in fp32 (as frameworks)" noenhanced, \
+plot 'threshold_vs_n.csv' using 1:13 with steps lc rgb '#d62728' dt 1 lw 2 title "fp16: exp rounded to fp16, sum in fp32 (softmax kernels)" noenhanced, \
      'threshold_vs_n.csv' using 1:5 with steps lc rgb '#d62728' dt 2 lw 2 title "fp16: exp and sum rounded to fp16" noenhanced, \
-     'threshold_vs_n.csv' using 1:16 with steps lc rgb '#ff7f0e' dt 1 lw 2 title "bf16: exp rounded to bf16, sum in fp32 (as frameworks)" noenhanced, \
+     'threshold_vs_n.csv' using 1:16 with steps lc rgb '#ff7f0e' dt 1 lw 2 title "bf16: exp rounded to bf16, sum in fp32 (softmax kernels)" noenhanced, \
      'threshold_vs_n.csv' using 1:8 with steps lc rgb '#ff7f0e' dt 2 lw 2 title "bf16: exp and sum rounded to bf16" noenhanced, \
-     'threshold_vs_n.csv' using 1:19 with steps lc rgb '#2ca02c' dt 1 lw 2 title "e4m3: exp rounded to e4m3, sum in fp32 (as frameworks)" noenhanced, \
+     'threshold_vs_n.csv' using 1:19 with steps lc rgb '#2ca02c' dt 1 lw 2 title "e4m3: exp rounded to e4m3, sum in fp32 (softmax kernels)" noenhanced, \
      'threshold_vs_n.csv' using 1:11 with steps lc rgb '#2ca02c' dt 2 lw 2 title "e4m3: exp and sum rounded to e4m3" noenhanced, \
-     'threshold_vs_n.csv' using 1:2 with lines lc rgb '#000000' dt 3 lw 2 title "ln n: an exact sum (the same for every format)" noenhanced
+     'threshold_vs_n.csv' using 1:2 with lines lc rgb '#000000' dt 3 lw 2 title "ln n: an exact sum (the same for every format)" noenhanced, \
+     'threshold_vs_n.csv' using 1:21 with points lc rgb '#d62728' pt 6 ps 1.4 lw 2 title "fp16: sum in fp32 returned in fp16 (x.exp().sum())" noenhanced, \
+     'threshold_vs_n.csv' using 1:22 with points lc rgb '#ff7f0e' pt 6 ps 1.4 lw 2 title "bf16: sum in fp32 returned in bf16 (x.exp().sum())" noenhanced, \
+     'threshold_vs_n.csv' using 1:23 with points lc rgb '#2ca02c' pt 6 ps 1.4 lw 2 title "e4m3: sum in fp32 returned in e4m3 (x.exp().sum())" noenhanced
 unset output
