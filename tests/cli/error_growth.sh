@@ -10,7 +10,7 @@ OMP_NUM_THREADS=2 "$LOWP" run error-growth --quick --out "$T/eg" >"$T/out" 2>"$T
 rc=$?
 secs=$(( $(date +%s) - start ))
 [ $rc -eq 0 ] && ok || bad "exit $rc: $(tail -5 "$T/err")"
-[ $secs -lt 60 ] && ok || bad "--quick took ${secs}s (limit 60)"
+echo "--quick took ${secs}s of wall time (not asserted: times belong in lowp bench, not in tests)"
 
 # files: results, summary, bounds, and per format/data the CSV, PNG and SVG
 for f in results.json summary.md bounds.csv sum_uniform01.png sum_uniform11.svg \
