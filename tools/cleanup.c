@@ -279,6 +279,14 @@ static void watch_child(long pid, int live) {
 
 /* ----------------------------------------------------------- public API */
 
+int lowp_cleanup_child(long pid, int live) {
+  int i;
+  if (!live) { watch_child(pid, 0); return 0; }
+  for (i = 0; i < NCHILD; i++)
+    if (lowp__g_child[i] == 0) { lowp__g_child[i] = (sig_atomic_t)pid; return 0; }
+  return -1;
+}
+
 /* The signals whose default action ends the process (signal(7)): each
    ends lowp through the handler, children stopped and temporaries removed
    (issue 30: SIGQUIT, SIGUSR1, SIGALRM, ... as SIGINT). SIGKILL cannot be

@@ -56,6 +56,12 @@ void lowp_cleanup_install(void);
     is full (then do not create it). */
 int lowp_temp_add(const char *path, int kind);
 
+/** @brief Register (live = 1, as soon as fork returned, signals blocked) or
+    forget (live = 0, once it exited, before it is reaped) a child this
+    process started itself: an interrupt stops it before the temporaries
+    go. @return 0, or -1 if the registry is full (then do not start it). */
+int lowp_cleanup_child(long pid, int live);
+
 /** @brief Forget a temporary (it was published or removed). -1 is ignored. */
 void lowp_temp_drop(int id);
 

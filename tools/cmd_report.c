@@ -18,13 +18,27 @@
  * an experiment that fails with bad input (exit 2) or a signal stops the
  * report and publishes nothing.
  *
- * Run: lowp report --out reports/latest [--quick]
+ * With --jobs N (default: the online cores) up to N experiments run at once,
+ * each as its own `lowp run NAME --out TMP/NAME` process (an experiment's
+ * results depend on its seed alone, never on what ran beside it, so the
+ * files are the same bytes as with --jobs 1, which runs them one after
+ * another in this process). A child's standard output and error are kept
+ * and written out in the catalogue's order once it and those before it are
+ * done, so lowp report prints the same lines whatever finished first; only
+ * the "started"/"took" progress lines on stderr follow the clock. The
+ * children are registered with tools/cleanup.h: an interrupt stops them and
+ * removes the temporary folder; a child that fails with bad input (exit 2)
+ * or dies by a signal stops the others and publishes nothing.
+ *
+ * Run: lowp report --out reports/latest [--quick] [--jobs N]
  */
 
 #define _POSIX_C_SOURCE 200809L
 
+#include "cleanup.h"
 #include "cli.h"
 #include "env.h"
+#include "io/escape.h"
 #include "output.h"
 #include "report_diff.h"
 #include "par.h"
@@ -32,12 +46,20 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -700,12 +722,219 @@ static int report_ranks(int *rcs, size_t n, int quick, char **qargv, const char 
   return 0;
 }
 
+/* ------------------------------------------- experiments in processes */
+
+#ifdef NSIG
+#define REPORT_NSIG NSIG
+#else
+#define REPORT_NSIG 65
+#endif
+
+typedef struct {
+  long pid;     /* running child, 0 = not started or done */
+  FILE *out;    /* its stdout and stderr, kept (anonymous temporary files) */
+  FILE *err;
+  double t0;    /* wall clock at its start (progress only) */
+  int done;
+  int status;   /* raw wait status */
+} report_job_t;
+
+/* copy what a child wrote (rewound) to stream to; 0 or -1 */
+static int replay(FILE *from, FILE *to) {
+  char buf[65536];
+  size_t m;
+  if (!from) return 0;
+  if (fflush(from) != 0 || fseek(from, 0, SEEK_SET) != 0) return -1;
+  while ((m = fread(buf, 1, sizeof buf, from)) > 0)
+    if (fwrite(buf, 1, m, to) != m) return -1;
+  return ferror(from) ? -1 : 0;
+}
+
+/* Start `lowp run NAME --out DIR/NAME [--quick]` as a child of this one:
+   the same executable (/proc/self/exe), the same environment; its stdout
+   and stderr into j->out and j->err. The child gets default signal
+   handlers before signals are unblocked (the parent's handler would remove
+   the parent's temporaries) and dies with its parent. 0 or -1. */
+static int start_child(report_job_t *j, const char *name, const char *root, int quick) {
+  char dir[8400];
+  char *args[7];
+  sigset_t all, old;
+  pid_t pid, parent = getpid();
+  int na = 0, fo, fe;
+  snprintf(dir, sizeof dir, "%s/%s", root, name);
+  args[na++] = "lowp";
+  args[na++] = "run";
+  args[na++] = (char *)name;
+  args[na++] = "--out";
+  args[na++] = dir;
+  if (quick) args[na++] = "--quick";
+  args[na] = NULL;
+  j->out = tmpfile();
+  j->err = tmpfile();
+  if (!j->out || !j->err) return -1;
+  fo = fileno(j->out);
+  fe = fileno(j->err);
+  fflush(stdout);
+  fflush(stderr);
+  sigfillset(&all);
+  sigprocmask(SIG_BLOCK, &all, &old);
+  pid = fork();
+  if (pid == 0) {
+    int sig, in;
+    /* its own process group: an interrupt of lowp report kills the group
+       (tools/cleanup.c), so what the child started (gnuplot) goes with it */
+    setpgid(0, 0);
+    for (sig = 1; sig < REPORT_NSIG; sig++) signal(sig, SIG_DFL); /* SIGKILL, SIGSTOP: refused, harmless */
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127); /* lowp report died before prctl */
+#else
+    (void)parent;
+#endif
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    in = open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0) _exit(127);
+    execv("/proc/self/exe", args);
+    _exit(127);
+  }
+  if (pid > 0) setpgid(pid, pid); /* also here: no window where it is in lowp's group */
+  if (pid > 0 && lowp_cleanup_child((long)pid, 1) != 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    pid = -1;
+  }
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  if (pid < 0) return -1;
+  j->pid = (long)pid;
+  j->t0 = wall_seconds();
+  return 0;
+}
+
+/* Wait for one of the children in jobs[0..n) to end; its index. */
+static size_t wait_child(report_job_t *jobs, size_t n) {
+  for (;;) {
+    siginfo_t info;
+    size_t k;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      lowp_cli_die("report", "waiting for the experiments failed (%s)", strerror(errno));
+    }
+    for (k = 0; k < n; k++)
+      if (jobs[k].pid == (long)info.si_pid) break;
+    lowp_cleanup_child((long)info.si_pid, 0); /* before it is reaped: its pid is not reused yet */
+    if (k == n) { waitpid(info.si_pid, NULL, 0); continue; } /* not one of ours */
+    while (waitpid((pid_t)jobs[k].pid, &jobs[k].status, 0) < 0 && errno == EINTR) {}
+    jobs[k].pid = 0;
+    jobs[k].done = 1;
+    return k;
+  }
+}
+
+/* Stop every child still running (SIGKILL) and reap it; close the files. */
+static void stop_jobs(report_job_t *jobs, size_t n) {
+  size_t k;
+  for (k = 0; k < n; k++) {
+    if (jobs[k].pid > 0) {
+      kill(-(pid_t)jobs[k].pid, SIGKILL); /* its group: what it started too */
+      kill((pid_t)jobs[k].pid, SIGKILL);
+      lowp_cleanup_child(jobs[k].pid, 0);
+      while (waitpid((pid_t)jobs[k].pid, NULL, 0) < 0 && errno == EINTR) {}
+      jobs[k].pid = 0;
+    }
+    if (jobs[k].out) fclose(jobs[k].out);
+    if (jobs[k].err) fclose(jobs[k].err);
+    jobs[k].out = jobs[k].err = NULL;
+  }
+}
+
+/* Run the n experiments, up to njobs at once, into root; rcs[k] their
+   statuses (0 or 1). Their output is written in catalogue order. Returns 0,
+   or 2 after a failure (said; the other children stopped). */
+static int report_jobs(int *rcs, size_t n, int quick, int njobs, const char *root) {
+  report_job_t *jobs = calloc(n ? n : 1, sizeof *jobs);
+  size_t next = 0, flushed = 0, running = 0, k;
+  int fail = 0;
+  char why[600] = "";
+  if (!jobs) lowp_cli_die("report", "out of memory");
+  while (flushed < n && !fail) {
+    while (!fail && next < n && running < (size_t)njobs) {
+      const lowp_experiment_t *e = lowp_experiment_at(next);
+      if (start_child(&jobs[next], e->name, root, quick) != 0) {
+        snprintf(why, sizeof why, "cannot start the experiment %s (%s)", e->name, strerror(errno));
+        fail = 1;
+        break;
+      }
+      fprintf(stderr, "lowp report: [%zu/%zu] %s started\n", next + 1, n, e->name);
+      next++;
+      running++;
+    }
+    if (fail) break;
+    if (running) {
+      report_job_t *j;
+      const lowp_experiment_t *e;
+      int st;
+      k = wait_child(jobs, next);
+      running--;
+      j = &jobs[k];
+      e = lowp_experiment_at(k);
+      st = j->status;
+      if (WIFEXITED(st) && (WEXITSTATUS(st) == 0 || WEXITSTATUS(st) == 1)) {
+        rcs[k] = WEXITSTATUS(st);
+        fprintf(stderr, "lowp report: [%zu/%zu] %s took %.1f s\n", k + 1, n, e->name, wall_seconds() - j->t0);
+      } else {
+        /* its own message (exit 2: bad input or a write error) first */
+        fflush(stdout);
+        replay(j->err, stderr);
+        if (WIFSIGNALED(st))
+          snprintf(why, sizeof why, "the experiment %s was ended by signal %d; nothing was published",
+                   e->name, WTERMSIG(st));
+        else if (WEXITSTATUS(st) == 127)
+          snprintf(why, sizeof why, "the experiment %s could not be started (/proc/self/exe)", e->name);
+        else if (WEXITSTATUS(st) != 2)
+          snprintf(why, sizeof why, "the experiment %s ended with status %d; nothing was published",
+                   e->name, WEXITSTATUS(st));
+        fail = 1;
+        break;
+      }
+    }
+    /* the finished prefix, in catalogue order */
+    while (flushed < next && jobs[flushed].done) {
+      report_job_t *j = &jobs[flushed];
+      if (replay(j->out, stdout) != 0 || fflush(stdout) != 0 || replay(j->err, stderr) != 0) {
+        snprintf(why, sizeof why, "cannot copy the output of %s", lowp_experiment_at(flushed)->name);
+        fail = 1;
+        break;
+      }
+      fclose(j->out);
+      fclose(j->err);
+      j->out = j->err = NULL;
+      flushed++;
+    }
+  }
+  stop_jobs(jobs, n);
+  free(jobs);
+  if (fail && why[0]) fprintf(stderr, "lowp report: %s\n", why);
+  return fail ? 2 : 0;
+}
+
+/* --jobs N: 1 .. 1024; -1 if not that */
+static int parse_jobs(const char *s) {
+  char *end;
+  long v;
+  if (!s || *s < '0' || *s > '9') return -1;
+  errno = 0;
+  v = strtol(s, &end, 10);
+  if (errno || *end || v < 1 || v > 1024) return -1;
+  return (int)v;
+}
+
 /* ----------------------------------------------------------------- main */
 
 int lowp_cmd_report(int argc, char **argv) {
   const char *out = "reports/latest", *other = NULL;
   char *qargv[1] = {"--quick"};
-  int quick = 0, nosvg = 0, i, worst = 0, *rcs;
+  int quick = 0, nosvg = 0, i, worst = 0, *rcs, njobs = 0;
   size_t k, n = lowp_experiment_count();
   char fin[4300];
   lowp_outdir_t od;
@@ -720,25 +949,39 @@ int lowp_cmd_report(int argc, char **argv) {
     else if (!strncmp(argv[i], "--out=", 6)) out = argv[i] + 6;
     else if (!strcmp(argv[i], "--diff")) other = lowp_cli_need_arg("report", argc, argv, &i);
     else if (!strncmp(argv[i], "--diff=", 7)) other = argv[i] + 7;
+    else if (!strcmp(argv[i], "--jobs")) {
+      const char *v = lowp_cli_need_arg("report", argc, argv, &i);
+      char safe[64];
+      njobs = parse_jobs(v);
+      if (njobs < 0) {
+        lowp_escape_ctl(safe, sizeof safe, v);
+        lowp_cli_die("report", "--jobs '%s': give a whole number of experiments to run at once, 1 to 1024", safe);
+      }
+    }
     else if (!strcmp(argv[i], "--help")) {
       if (lowp_par_rank() == 0) /* once in an MPI job */
-        printf("usage: lowp report [--out DIR] [--quick] [--no-svg]\n"
+        printf("usage: lowp report [--out DIR] [--quick] [--no-svg] [--jobs N]\n"
                "       lowp report --diff OTHER [--out DIR]\n"
                "  runs every experiment into DIR/<name>/ and writes DIR/index.html (DIR: reports/latest);\n"
                "  --no-svg keeps only the PNG plots (the committed reference report): each folder's\n"
                "  .lowp-output then lists only the files that are there\n"
+               "  --jobs N runs up to N experiments at once, each in its own process (default: the\n"
+               "  online cores; 1 runs them one after another in this one); the files and what is\n"
+               "  printed are the same bytes, in the same order, whatever N (under mpirun the ranks\n"
+               "  share the experiments instead and N is not used)\n"
                "  --diff compares the report in DIR with the one in OTHER, experiment by experiment: each\n"
                "  difference is expected (a row that depends on the CPU or a library build: results.json\n"
                "  \"environment_dependent\") or UNEXPECTED; exit 0 none unexpected, 1 some, 2 bad input\n");
       return LOWP_EXIT_OK;
-    } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick, --no-svg, --diff OTHER",
+    } else lowp_cli_die("report", "unknown option '%s'; accepted: --out DIR, --quick, --no-svg, --jobs N, --diff OTHER",
                         argv[i]);
   }
   if (other) {
     char err[9000];
     int rc;
-    if (quick || nosvg)
-      lowp_cli_die("report", "--diff compares two existing reports: it takes no %s", quick ? "--quick" : "--no-svg");
+    if (quick || nosvg || njobs)
+      lowp_cli_die("report", "--diff compares two existing reports: it takes no %s",
+                   quick ? "--quick" : nosvg ? "--no-svg" : "--jobs");
     if (!*other) lowp_cli_die("report", "--diff needs a report folder");
     rc = lowp_par_rank() == 0 ? lowp_report_diff(out, other, stdout, err, sizeof err) : 0;
     if (rc == 2) lowp_cli_die("report", "%s", err);
@@ -774,7 +1017,17 @@ int lowp_cmd_report(int argc, char **argv) {
       return LOWP_EXIT_OK;
     }
   }
-  for (k = 0; k < n && lowp_par_size() == 1; k++) {
+  if (!njobs) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    njobs = c < 1 ? 1 : c > 1024 ? 1024 : (int)c;
+  }
+  if ((size_t)njobs > n) njobs = n ? (int)n : 1;
+  if (lowp_par_size() == 1 && njobs > 1 && report_jobs(rcs, n, quick, njobs, od.tmp) != 0) {
+    free(rcs);
+    lowp_outdir_abort(&od);
+    return LOWP_EXIT_USAGE;
+  }
+  for (k = 0; k < n && lowp_par_size() == 1 && njobs == 1; k++) {
     const lowp_experiment_t *e = lowp_experiment_at(k);
     double t0 = wall_seconds();
     fprintf(stderr, "lowp report: [%zu/%zu] %s\n", k + 1, n, e->name);

@@ -432,6 +432,15 @@ report --diff userdir --out userdir
 report --diff nosuchdir
 report --diff rep_ok --no-svg
 report --diff rep_ok --out rep_broken
+report --quick --jobs 0
+report --quick --jobs=0
+report --quick --jobs 1025
+report --quick --jobs two
+report --quick --jobs -2
+report --quick --jobs ' 2'
+report --quick --jobs 2x
+report --quick --jobs
+report --diff rep_ok --jobs 2
 report --diff rep_ok --out rep_ok --quick
 # --- bench
 bench nosuchbench

@@ -48,7 +48,8 @@ expect_exit2() {
 QR_NAME=$'R e\'p"o$(touch INJECTED3) `touch INJECTED4`;|&\n'
 quick_report_make() { # quick_report_make BASE: run the report into BASE/$QR_NAME
   rm -rf "$1" && mkdir -p "$1" || return 1
-  "$LOWP" report --quick --no-svg --out "$1/$QR_NAME" >"$1/out" 2>"$1/err"
+  # two experiments at a time, each in its own process (cli_report_jobs compares --jobs 1 with it)
+  "$LOWP" report --quick --no-svg --jobs 2 --out "$1/$QR_NAME" >"$1/out" 2>"$1/err"
   echo $? >"$1/rc"
 }
 quick_report() {

@@ -94,10 +94,18 @@ for c in "INT group 130" "TERM alone 143"; do
 done
 
 # ------------------------------------------------------ in the middle of a report
-start "$LOWP" report --quick --out "$W/prev"
-wait_for grep -q '\[4/' "$S/err" || bad "report did not get to its 4th experiment"
-kill -INT -- "-$pid"
-finish "SIGINT during report" INT 130 "$W/prev" "$PREV"
+# one experiment after another in lowp's process (--jobs 1), and two at a time in child processes
+# (--jobs 2): SIGTERM to lowp alone must stop its children (no process left in the group)
+for c in "1 INT group 130" "2 INT group 130" "2 TERM alone 143"; do
+  set -- $c
+  start "$LOWP" report --quick --jobs "$1" --out "$W/prev"
+  wait_for grep -q '\[4/' "$S/err" || bad "report --jobs $1 did not get to its 4th experiment"
+  if [ "$3" = group ]; then kill -"$2" -- "-$pid"; else kill -"$2" "$pid"; fi
+  finish "SIG$2 to $3 during report --jobs $1" "$2" "$4" "$W/prev" "$PREV"
+  # the experiments' processes (each in a process group of its own) and what they started are gone
+  wait_for eval "! pgrep -f -- '--out $W/prev\.tmp\.' >/dev/null" && ok ||
+    bad "SIG$2 during report --jobs $1: experiment processes left: $(pgrep -af -- "--out $W/prev")"
+done
 
 # --------------------------------------------------- gemm --out-exact, computing
 echo "old content" >"$W/c.npy"
