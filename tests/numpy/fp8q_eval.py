@@ -8,12 +8,14 @@ kernels/train/vit.h, models/README.md) on the Fashion-MNIST test images, and che
   default        the predictions on all 10,000 test images equal the FP32 predictions lowp recorded
                  with the shipped weights (models/NAME_fp32_predictions.txt, which lowp run
                  fp8-quantization checks at every full run), so the accuracy is the same, exactly;
+  --stride S     the same on every S-th test image only (images 0, S, 2S, ...: spread over the whole
+                 set; the default ctest label runs S = 10, 1,000 images; label long runs all);
   --run DIR      a lowp run's output folder: its per_image.csv.gz FP32 rows agree with numpy on the
                  images it evaluated, and every configuration's accuracy, change, McNemar counts and
                  exact p-value and top-1 agreement in configs.csv are recomputed from the per-image rows.
 
 Exit 0 when everything agrees, 1 otherwise, 77 when the dataset is not installed.
-Run: /usr/bin/python3 tests/numpy/fp8q_eval.py [--models models] [--data DIR] [--run DIR]
+Run: /usr/bin/python3 tests/numpy/fp8q_eval.py [--models models] [--data DIR] [--stride S] [--run DIR]
 """
 import argparse
 import csv
@@ -187,7 +189,10 @@ def main():
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--run", default=None, help="a lowp run folder to check (per_image.csv.gz, configs.csv)")
     ap.add_argument("--n", type=int, default=10000, help="evaluate the first N test images only (with --run)")
+    ap.add_argument("--stride", type=int, default=1, help="evaluate every S-th test image only (not with --run)")
     a = ap.parse_args()
+    if a.stride < 1 or (a.run and a.stride != 1):
+        ap.error("--stride takes a whole number >= 1, and is not used with --run")
     fi, fl = data_file(a.data, "t10k-images-idx3-ubyte"), data_file(a.data, "t10k-labels-idx1-ubyte")
     if not fi or not fl:
         print("fp8q_eval: Fashion-MNIST not installed (dataset-fashion-mnist): skipped")
@@ -196,6 +201,10 @@ def main():
     labels = read_idx(fl).astype(np.int64)
     if a.run:
         img, labels = img[:a.n], labels[:a.n]
+    nall = len(labels)
+    pick = np.arange(0, nall, a.stride)  # the images evaluated (all with stride 1)
+    img, labels = img[pick], labels[pick]
+    total = len(pick)
     bad, preds = 0, {}
     for name in ("cnn", "vit"):
         t = read_safetensors(os.path.join(a.models, name + ".safetensors"))
@@ -205,16 +214,23 @@ def main():
             continue
         pf = os.path.join(a.models, name + "_fp32_predictions.txt")
         if not os.path.exists(pf):
-            print("FAIL %s: %s missing (numpy FP32 accuracy %d/10000)" % (name, pf, acc))
+            print("FAIL %s: %s missing (numpy FP32 accuracy %d/%d)" % (name, pf, acc, total))
             bad += 1
             continue
         with open(pf) as f:
             rec = np.array([int(ch) for ch in f.read().strip()])
-        same = len(rec) == len(labels) and np.array_equal(rec, preds[name])
-        racc = (rec == labels[:len(rec)]).sum()
-        print("%s %s: numpy FP32 accuracy %d/10000 = %.2f%%, lowp's %d/10000; predictions %s"
-              % ("ok" if same and acc == racc else "FAIL", name, acc, acc / 100, racc,
-                 "identical" if same else "differ on %d images" % int((rec != preds[name]).sum())))
+        # lowp records all its test images; the ones evaluated here are compared
+        if len(rec) != nall:
+            print("FAIL %s: %s holds %d predictions, want %d" % (name, pf, len(rec), nall))
+            bad += 1
+            continue
+        rec = rec[pick]
+        same = np.array_equal(rec, preds[name])
+        racc = (rec == labels).sum()
+        print("%s %s: numpy FP32 accuracy %d/%d = %.2f%%, lowp's %d/%d; predictions %s%s"
+              % ("ok" if same and acc == racc else "FAIL", name, acc, total, 100.0 * acc / total, racc, total,
+                 "identical" if same else "differ on %d images" % int((rec != preds[name]).sum()),
+                 "" if a.stride == 1 else " (every %dth test image)" % a.stride))
         bad += not (same and acc == racc)
     if a.run:
         bad += check_run(a.run, preds, labels)
