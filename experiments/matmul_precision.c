@@ -76,6 +76,7 @@
  */
 
 #include "par.h"
+#include "cpu.h"
 #include "catalog.h"
 #include "results.h"
 
@@ -244,21 +245,23 @@ static inline __attribute__((always_inline)) float frnd(float x, uint32_t d, flo
    in increasing l, as in the reference. flags[i * njb + jb] is set where a
    product fell below fp32's normal range (then it may not be exact) or a
    result left F's range. OpenMP over column tiles: the result does not depend on it, nor
-   on the vector width the machine offers (target_clones: the same IEEE
-   operations, no contraction, on 4, 8 or 16 lanes). */
+   on the vector width the machine offers (the column tile is compiled for
+   the baseline, AVX2 and AVX-512F, the copy chosen by lowp_cpu_isa, so that
+   LOWP_ISA=avx2 runs what an AVX2 CPU runs: the same IEEE operations, no
+   contraction, on 4, 8 or 16 lanes). */
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
+#define MP_X86 1
 #endif
-static void fast_gemm(float *C, int *flags, const float *A, const float *B, long n, const frnd_t *pr,
-                      const frnd_t *ac) {
-  long njb = (n + JB - 1) / JB, jb;
+
+/* column tile jb of fast_gemm */
+static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags, const float *A,
+                                                            const float *B, long n, long jb,
+                                                            const frnd_t *pr, const frnd_t *ac) {
+  const long njb = (n + JB - 1) / JB;
   const uint32_t pd = pr->drop, ad = ac->drop;
   const float pxmin = pr->xmin, pmagic = pr->magic, pxmax = pr->xmax;
   const float axmin = ac->xmin, amagic = ac->magic, axmax = ac->xmax;
-  memset(C, 0, (size_t)n * n * sizeof *C);
-  memset(flags, 0, (size_t)n * njb * sizeof *flags);
-#pragma omp parallel for schedule(static)
-  for (jb = 0; jb < njb; jb++) {
+  {
     long j0 = jb * JB, j1 = j0 + JB < n ? j0 + JB : n, l0;
     for (l0 = 0; l0 < n; l0 += LB) {
       long l1 = l0 + LB < n ? l0 + LB : n, i;
@@ -326,6 +329,31 @@ static void fast_gemm(float *C, int *flags, const float *A, const float *B, long
       }
     }
   }
+}
+
+#define FT_ARGS float *C, int *flags, const float *A, const float *B, long n, long jb, const frnd_t *pr, const frnd_t *ac
+typedef void (*fast_tile_fn)(FT_ARGS);
+static void fast_tile_generic(FT_ARGS) { fast_tile(C, flags, A, B, n, jb, pr, ac); }
+#ifdef MP_X86
+__attribute__((target("avx2"))) static void fast_tile_avx2(FT_ARGS) { fast_tile(C, flags, A, B, n, jb, pr, ac); }
+__attribute__((target("avx512f"))) static void fast_tile_avx512(FT_ARGS) {
+  fast_tile(C, flags, A, B, n, jb, pr, ac);
+}
+#endif
+#undef FT_ARGS
+
+static void fast_gemm(float *C, int *flags, const float *A, const float *B, long n, const frnd_t *pr,
+                      const frnd_t *ac) {
+  long njb = (n + JB - 1) / JB, jb;
+  fast_tile_fn tile = fast_tile_generic;
+#ifdef MP_X86
+  lowp_isa_t isa = lowp_cpu_isa(0);
+  tile = isa == LOWP_ISA_AVX512 ? fast_tile_avx512 : isa == LOWP_ISA_AVX2 ? fast_tile_avx2 : fast_tile_generic;
+#endif
+  memset(C, 0, (size_t)n * n * sizeof *C);
+  memset(flags, 0, (size_t)n * njb * sizeof *flags);
+#pragma omp parallel for schedule(static)
+  for (jb = 0; jb < njb; jb++) tile(C, flags, A, B, n, jb, pr, ac);
 }
 
 typedef enum { K_ALL = 0, K_MIX = 1, K_TC = 2, K_BLAS = 3 } kind_t;

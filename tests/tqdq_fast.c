@@ -1,5 +1,6 @@
 /* tqdq_fast -- lowp_qdq_f32 and lowp_qdq_quant's vectorised path against their element-by-element reference */
 
+#include "cpu.h"
 #include "cpu/qdq.h"
 #include "format/format.h"
 #include "rng/rng.h"
@@ -75,7 +76,8 @@ static void compare(const float *x, size_t rows, const lowp_format_t *f, lowp_qs
   r4 = lowp_qdq_quant_ref(q2, s2, x, rows, COLS, f, sch, block, amax, &d);
   lowp_test_check(r1 == LOWP_OK && r2 == LOWP_OK && r3 == LOWP_OK && r4 == LOWP_OK, "%s %s: status %d %d %d %d",
                   f->name, what, r1, r2, r3, r4);
-  lowp_test_check(memcmp(y1, y2, n * sizeof *y1) == 0, "%s %s: qdq values differ", f->name, what);
+  lowp_test_check(memcmp(y1, y2, n * sizeof *y1) == 0, "%s %s: qdq values differ (isa %s)", f->name, what,
+                  lowp_isa_name(lowp_cpu_isa(0)));
   lowp_test_check(memcmp(q1, q2, n * sizeof *q1) == 0, "%s %s: quantized values differ", f->name, what);
   lowp_test_check(memcmp(s1, s2, ns * sizeof *s1) == 0, "%s %s: scales differ", f->name, what);
   lowp_test_check(same_stats(&a, &b) && same_stats(&c, &d) && same_stats(&a, &c), "%s %s: counts differ",
@@ -93,7 +95,10 @@ int main(void) {
   /* calibrated amax for the tensor scheme: scales that are not powers of
      two, a power of two, far above 2^700 (s = inf: the reference path) */
   const double am[] = {3.0, 0x1p-20, 7e-31, 1e30, 1e-300};
-  size_t rows = 0, i, k;
+  /* each copy of the vectorised path (lowp_cpu_isa picks it; the limit is
+     what LOWP_ISA sets), the widest this CPU has first (no limit) */
+  const lowp_isa_t isas[] = {LOWP_ISA_AVX512, LOWP_ISA_AVX2, LOWP_ISA_GENERIC};
+  size_t rows = 0, i, k, v;
   float *x;
   lowp_test_start("tqdq_fast");
   x = inputs((size_t)1 << 18, &rows);
@@ -106,6 +111,16 @@ int main(void) {
     compare(x, rows, fm[i], LOWP_QS_BLOCK, 128, NULL, "block 128");
     compare(x, rows, fm[i], LOWP_QS_BLOCK, 3, NULL, "block 3");
     for (k = 0; k < sizeof am / sizeof am[0]; k++) compare(x, rows, fm[i], LOWP_QS_TENSOR, 32, &am[k], "tensor amax");
+  }
+  /* the narrower copies (what LOWP_ISA=avx2 or generic runs): a scale that
+     is not a power of two, one of two, and groups of 3 and 32 (vector tails) */
+  for (v = 1; v < sizeof isas / sizeof isas[0]; v++) {
+    lowp_cpu_isa_limit(isas[v]);
+    for (i = 0; i < sizeof fm / sizeof fm[0]; i++) {
+      compare(x, rows, fm[i], LOWP_QS_TENSOR, 32, &am[0], "tensor amax");
+      compare(x, rows, fm[i], LOWP_QS_MXBLOCK, 32, NULL, "mx 32");
+      compare(x, rows, fm[i], LOWP_QS_BLOCK, 3, NULL, "block 3");
+    }
   }
   free(x);
   return lowp_test_end();

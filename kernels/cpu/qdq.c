@@ -13,6 +13,7 @@
  */
 
 #include "cpu/qdq.h"
+#include "cpu.h"
 
 #include "status.h"
 
@@ -26,6 +27,7 @@ typedef struct {
   const lowp_format_t *f;
   lowp_policy_t pol;
   int fast;   /* round with round_fast: a signed format with subnormals and zero, p <= 52 */
+  int isa;    /* the copy of group_fast to run: lowp_cpu_isa (LOWP_ISA limits it) */
   double xmax, xmin;
   double ovf; /* xmax + ulp(xmax)/2: from here on, round to nearest overflows */
 } qctx_t;
@@ -85,16 +87,20 @@ static double q1r(float x, double s, const qctx_t *q, lowp_qstats_t *c) {
    round_fast computes. A result above xmax saturates; the sign is put
    back on (0 keeps the sign of v, as in round_fast). The counts are those
    of q1r. Compiled for AVX-512, AVX2 and the baseline ISA where the
-   compiler can, chosen at load time: integer and IEEE operations only, so
-   every copy gives the same bits (tests/tqdq_fast.c checks them against
-   q1r). */
+   compiler can, the copy chosen at run time by lowp_cpu_isa (so that
+   LOWP_ISA=avx2 runs what an AVX2 CPU runs): integer and IEEE operations
+   only, so every copy gives the same bits (tests/tqdq_fast.c checks them
+   against q1r). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
-#define LOWP_QDQ_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define LOWP_QDQ_CLONES
+#define LOWP_QDQ_X86 1
 #endif
-LOWP_QDQ_CLONES static void group_fast(float *y, double *qo, const float *x, size_t len, double s,
-                                       const qctx_t *q, lowp_qstats_t *c) {
+#if defined(__GNUC__) || defined(__clang__)
+#define LOWP_QDQ_INLINE __attribute__((always_inline)) inline
+#else
+#define LOWP_QDQ_INLINE inline
+#endif
+static LOWP_QDQ_INLINE void group_fast_body(float *y, double *qo, const float *x, size_t len, double s,
+                                            const qctx_t *q, lowp_qstats_t *c) {
   const int64_t emin = q->f->emin + 1023, cadd = 53 - q->f->precision;
   const uint64_t sign = (uint64_t)1 << 63;
   const double xmax = q->xmax, xmin = q->xmin, ovf = q->ovf;
@@ -127,6 +133,25 @@ LOWP_QDQ_CLONES static void group_fast(float *y, double *qo, const float *x, siz
   c->saturated += sat;
   c->flushed += fl;
   c->subnormal += sub;
+}
+
+#define GF_ARGS float *y, double *qo, const float *x, size_t len, double s, const qctx_t *q, lowp_qstats_t *c
+static void group_fast_generic(GF_ARGS) { group_fast_body(y, qo, x, len, s, q, c); }
+#ifdef LOWP_QDQ_X86
+__attribute__((target("avx2"))) static void group_fast_avx2(GF_ARGS) { group_fast_body(y, qo, x, len, s, q, c); }
+__attribute__((target("avx512f"))) static void group_fast_avx512(GF_ARGS) {
+  group_fast_body(y, qo, x, len, s, q, c);
+}
+#endif
+#undef GF_ARGS
+
+static void group_fast(float *y, double *qo, const float *x, size_t len, double s, const qctx_t *q,
+                       lowp_qstats_t *c) {
+#ifdef LOWP_QDQ_X86
+  if (q->isa == LOWP_ISA_AVX512) { group_fast_avx512(y, qo, x, len, s, q, c); return; }
+  if (q->isa == LOWP_ISA_AVX2) { group_fast_avx2(y, qo, x, len, s, q, c); return; }
+#endif
+  group_fast_generic(y, qo, x, len, s, q, c);
 }
 
 /* One group: the vectorised path where it applies, else q1r element by
@@ -188,6 +213,7 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
   nb = block ? (cols + block - 1) / block : 1;
   memset(&q, 0, sizeof q);
   q.f = f;
+  q.isa = (int)lowp_cpu_isa(0);
   q.pol.overflow = LOWP_OVF_SAT;
   q.xmax = lowp_format_xmax(f);
   q.xmin = lowp_format_xmin(f);

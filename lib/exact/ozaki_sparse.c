@@ -14,6 +14,7 @@
  */
 
 #include "exact/ozaki.h"
+#include "cpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,13 +61,34 @@ void lowp__csr_free(lowp__csr_t *s) {
   memset(s, 0, sizeof *s);
 }
 
-/* The row kernels carry clones for wider vector units (GCC and clang pick
-   one at load time): the slices are integers, so every clone gives the
-   same, exact, sums. */
+/* The row kernels are compiled for wider vector units too (AVX2, AVX-512F),
+   the copy chosen at run time by lowp_cpu_isa (LOWP_ISA limits it): the
+   slices are integers, so every copy gives the same, exact, sums. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
-#define LOWP_SPMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define LOWP_SPMM_X86 1
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define LOWP_SPMM_INLINE __attribute__((always_inline)) inline
 #else
-#define LOWP_SPMM_CLONES
+#define LOWP_SPMM_INLINE inline
+#endif
+
+/* fn_generic, fn_avx2, fn_avx512: body compiled for each, and pick_fn(isa) */
+#ifdef LOWP_SPMM_X86
+#define LOWP_SPMM_COPIES(fn, ARGS, CALL)                                                          \
+  static void fn##_generic ARGS { fn##_body CALL; }                                              \
+  __attribute__((target("avx2"))) static void fn##_avx2 ARGS { fn##_body CALL; }               \
+  __attribute__((target("avx512f"))) static void fn##_avx512 ARGS { fn##_body CALL; }          \
+  typedef void(*fn##_t) ARGS;                                                                    \
+  static fn##_t pick_##fn(void) {                                                                \
+    lowp_isa_t isa = lowp_cpu_isa(0);                                                            \
+    return isa == LOWP_ISA_AVX512 ? fn##_avx512 : isa == LOWP_ISA_AVX2 ? fn##_avx2 : fn##_generic; \
+  }
+#else
+#define LOWP_SPMM_COPIES(fn, ARGS, CALL)                                                          \
+  static void fn##_generic ARGS { fn##_body CALL; }                                              \
+  typedef void(*fn##_t) ARGS;                                                                    \
+  static fn##_t pick_##fn(void) { return fn##_generic; }
 #endif
 
 /* columns per block of the sparse-left product: a block of B (k rows) stays
@@ -78,9 +100,9 @@ static size_t spmm_cols(size_t k, size_t n) {
 }
 
 /* cr[0..w) = sum over the row's nonzeros v (column l) of v b[l][y0 ..] */
-LOWP_SPMM_CLONES
-static void spmm_a_row(double *restrict cr, const uint32_t *idx, const double *val, size_t p0,
-                       size_t p1, const double *b, size_t n, size_t y0, size_t w) {
+static LOWP_SPMM_INLINE void spmm_a_row_body(double *restrict cr, const uint32_t *idx, const double *val,
+                                             size_t p0, size_t p1, const double *b, size_t n, size_t y0,
+                                             size_t w) {
   size_t p, y;
   if (p0 == p1) return; /* an empty row: ozaki.c skips it */
   for (y = 0; y < w; y++) cr[y] = 0.0;
@@ -90,9 +112,15 @@ static void spmm_a_row(double *restrict cr, const uint32_t *idx, const double *v
   }
 }
 
+LOWP_SPMM_COPIES(spmm_a_row,
+                 (double *restrict cr, const uint32_t *idx, const double *val, size_t p0, size_t p1,
+                  const double *b, size_t n, size_t y0, size_t w),
+                 (cr, idx, val, p0, p1, b, n, y0, w))
+
 void lowp__spmm_a(double *c, const lowp__csr_t *s, const double *b, size_t m, size_t n,
                   size_t k) {
   size_t nb = spmm_cols(k, n), y0;
+  spmm_a_row_t spmm_a_row = pick_spmm_a_row();
   for (y0 = 0; y0 < n; y0 += nb) {
     size_t w = n - y0 < nb ? n - y0 : nb;
     long long xi;
@@ -105,9 +133,8 @@ void lowp__spmm_a(double *c, const lowp__csr_t *s, const double *b, size_t m, si
 
 /* cr[0..n) = sum over the rows r of S listed in rows (all if NULL) of
    ar[r] S[r][:] */
-LOWP_SPMM_CLONES
-static void spmm_b_row(double *restrict cr, const double *ar, const lowp__csr_t *s,
-                       const size_t *rows, size_t nl, size_t n) {
+static LOWP_SPMM_INLINE void spmm_b_row_body(double *restrict cr, const double *ar, const lowp__csr_t *s,
+                                             const size_t *rows, size_t nl, size_t n) {
   size_t q, p;
   for (q = 0; q < n; q++) cr[q] = 0.0;
   for (q = 0; q < nl; q++) {
@@ -118,9 +145,15 @@ static void spmm_b_row(double *restrict cr, const double *ar, const lowp__csr_t 
   }
 }
 
+LOWP_SPMM_COPIES(spmm_b_row,
+                 (double *restrict cr, const double *ar, const lowp__csr_t *s, const size_t *rows, size_t nl,
+                  size_t n),
+                 (cr, ar, s, rows, nl, n))
+
 void lowp__spmm_b(double *c, const double *a, const lowp__csr_t *s, size_t m, size_t n,
                   size_t k) {
   size_t l, nl = 0, *rows = malloc(k * sizeof *rows + 1);
+  spmm_b_row_t spmm_b_row = pick_spmm_b_row();
   long long xi;
   /* the rows of S that hold nonzeros (all k if the list cannot be made) */
   for (l = 0; l < k; l++)
