@@ -14,19 +14,15 @@
 
 #include "cpu.h"
 #include "exact/ozaki.h"
+#include "rng/rng.h"
 #include "testutil.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t state;
-static uint64_t next64(void) { /* splitmix64 */
-  uint64_t z = (state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
+static lowp_rng_t rng; /* Philox (lib/rng), from the test seed */
+static uint64_t next64(void) { return lowp_rng_next(&rng); }
 
 /* x (rows x cols): integers in [-2^20, 2^20], nonzero with probability
    density/64; row 1 left empty */
@@ -47,7 +43,7 @@ int main(void) {
   lowp__csr_t csa, csb;
   size_t v, i, j, l;
   lowp_test_start("tozaki_sparse");
-  state = lowp_test_seed();
+  lowp_rng_init(&rng, lowp_test_seed(), 0);
   memset(&csa, 0, sizeof csa);
   memset(&csb, 0, sizeof csb);
   if (!lowp_test_check(s1 && b && a && s2 && c && r1 && r2, "allocation")) return lowp_test_end();
