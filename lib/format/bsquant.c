@@ -70,6 +70,15 @@ static double rnd(double v, const lowp_format_t *f, lowp_overflow_t ovf, lowp_ro
   return r;
 }
 
+/* q[0..len) rounded to f in place, saturating, in mode: the same bits as rnd
+   on each element (lowp_round_array_f64's contract), on its vector path */
+static void rnd_block(double *q, size_t len, const lowp_format_t *f, lowp_rounding_t mode) {
+  lowp_policy_t pol;
+  memset(&pol, 0, sizeof pol);
+  pol.overflow = LOWP_OVF_SAT;
+  (void)lowp_round_array_f64(q, q, len, f, &pol, mode);
+}
+
 double lowp_bs_amax(const float *x, size_t n) {
   double a = 0.0;
   size_t i;
@@ -133,15 +142,17 @@ static void block(double *q, double *s, const float *x, size_t len, const lowp_b
     *s = rnd(sb, &bf->scale, LOWP_OVF_SAT, LOWP_RND_NE);
     if (isnan(*s)) { poison(q, s, len); return; }
     r = fmin_fltmax(fl32(1.0 / fl32(*s * sdec)));
-    for (j = 0; j < len; j++) q[j] = rnd(fl32((double)x[j] * r), ef, LOWP_OVF_SAT, LOWP_RND_NE);
+    for (j = 0; j < len; j++) q[j] = fl32((double)x[j] * r);
+    rnd_block(q, len, ef, LOWP_RND_NE);
     return;
   }
   case LOWP_BSR_ABSMAX: {
     double d = rnd(amax / xe, &bf->scale, LOWP_OVF_IEEE, LOWP_RND_NE);
     if (!isfinite(amax) || !isfinite(d)) { poison(q, s, len); return; }
     *s = d;
-    for (j = 0; j < len; j++)
-      q[j] = d == 0.0 ? 0.0 : rnd((double)x[j] / d, ef, LOWP_OVF_SAT, LOWP_RND_NE);
+    if (d == 0.0) { for (j = 0; j < len; j++) q[j] = 0.0; return; }
+    for (j = 0; j < len; j++) q[j] = (double)x[j] / d;
+    rnd_block(q, len, ef, LOWP_RND_NE);
     return;
   }
   case LOWP_BSR_GGML: {
@@ -151,15 +162,23 @@ static void block(double *q, double *s, const float *x, size_t len, const lowp_b
     *s = st;
     for (j = 0; j < len; j++) { /* 0 * inf (1 / d overflowed) is taken as 0 */
       double v = fl32((double)x[j] * id);
-      q[j] = rnd(isnan(v) ? 0.0 : v, ef, LOWP_OVF_SAT, LOWP_RND_NA);
+      q[j] = isnan(v) ? 0.0 : v;
     }
+    rnd_block(q, len, ef, LOWP_RND_NA);
     return;
   }
   default: {
     int e = pow2_exponent(amax, bf);
     if (e == NAN_EXP) { poison(q, s, len); return; }
     *s = ldexp(1.0, e);
-    for (j = 0; j < len; j++) q[j] = rnd(ldexp((double)x[j], -e), ef, LOWP_OVF_SAT, LOWP_RND_NE);
+    /* x 2^-e: one multiplication where it is exact (x is a binary32 value, so
+       |x| 2^-e stays among binary64's normal numbers for |e| <= 800) */
+    if (e >= -800 && e <= 800) {
+      const double m = ldexp(1.0, -e);
+      for (j = 0; j < len; j++) q[j] = (double)x[j] * m;
+    } else
+      for (j = 0; j < len; j++) q[j] = ldexp((double)x[j], -e);
+    rnd_block(q, len, ef, LOWP_RND_NE);
     return;
   }
   }
