@@ -377,7 +377,11 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #define ATTR __attribute__((target("avx2,fma")))
 #define FTWO ftwo256
 #define FTWO_INLINE 2
+#ifdef LOWP_SANITIZED
 #define TILE_MAX 4
+#else
+#define TILE_MAX 8
+#endif
 #define VFMA vfma_avx2
 #undef TERM
 #undef ADD_TO

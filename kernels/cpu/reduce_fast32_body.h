@@ -1,5 +1,6 @@
 /* lowp_reduce_fast32's orders, compiled once per instruction set and family of
-   steps: included by reduce_fast32.c with SFX (a name suffix), ATTR (a target
+   steps: included by reduce_fast32.c, reduce_fast32_avx2.c and
+   reduce_fast32_avx512.c with SFX (a name suffix), ATTR (a target
    attribute or nothing), V (the 16-lane vector type), OPFX (the prefix of the
    steps: v_ or m_), LOWP_N32_KEY(c) and LOWP_N32_CASES(CALL) (the (fmt,
    mode, rp) this copy serves, as constants) defined; the steps include
@@ -140,8 +141,9 @@ ATTR static void FN(pair_)(float *out, const nctx_t *c, size_t lo, size_t hi) {
   FN(addvd_)(out, tmp, c);
 }
 
-/* c->rows rows of OW32 outputs (out: rows x OW32) in c's order, k >= 1 */
-ATTR static void FN(row_)(float *out, const nctx_t *c, size_t k) {
+/* c->rows rows of OW32 outputs (out: rows x OW32) in c's order, k >= 1
+   (lowp_n32_row_ plus SFX: reduce_fast32_int.h) */
+ATTR void FN(lowp_n32_row)(float *out, const nctx_t *c, size_t k) {
   size_t w = k, ri;
   if (c->order == LOWP_ACC_PAIRWISE) {
     FN(pair_)(out, c, 0, k);

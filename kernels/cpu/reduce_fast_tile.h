@@ -49,8 +49,8 @@ KTREE(16, 8, 8)
 #undef KTREE
 
 /* out[r NCH + h] for the chunks h < c->nch: the pairwise sum of [lo, lo + n),
-   2 <= n <= TILE_MAX (16, or 4 in the copies without AVX-512: small code
-   where speed is not measured) */
+   2 <= n <= TILE_MAX (16 on AVX-512, 8 on AVX2, 4 on the baseline copy and
+   in sanitizer builds: small code where speed is not measured) */
 ATTR static void KFN(pbase_)(TV *out, const tctx_t *c, size_t lo, size_t n) {
   size_t h;
   int r;
@@ -61,6 +61,12 @@ ATTR static void KFN(pbase_)(TV *out, const tctx_t *c, size_t lo, size_t n) {
     case 3: KFN(p3)(s, c, lo, h * KL); break;
 #if TILE_MAX == 4
     default: KFN(p4)(s, c, lo, h * KL); break;
+#elif TILE_MAX == 8
+    case 4: KFN(p4)(s, c, lo, h * KL); break;
+    case 5: KFN(p5)(s, c, lo, h * KL); break;
+    case 6: KFN(p6)(s, c, lo, h * KL); break;
+    case 7: KFN(p7)(s, c, lo, h * KL); break;
+    default: KFN(p8)(s, c, lo, h * KL); break;
 #else
     case 4: KFN(p4)(s, c, lo, h * KL); break;
     case 5: KFN(p5)(s, c, lo, h * KL); break;

@@ -1,0 +1,186 @@
+/* reduce_fast32_avx2.h -- lowp_order_fast32's AVX2 steps (a_), for its two AVX2 translation units */
+
+/* Included by reduce_fast32_avx2.c (fp16 and the other RO32 accumulators)
+   and reduce_fast32_avx2b.c (bf16, fp32 in the directed modes): the AVX2
+   copy's 24 instances in two units a parallel build compiles side by side
+   (31 s of CPU in one). Design: reduce_fast32.c. */
+
+#ifndef LOWP_REDUCE_FAST32_AVX2_H
+#define LOWP_REDUCE_FAST32_AVX2_H
+
+#include "cpu/reduce_fast32_int.h"
+
+#include <string.h>
+
+#if defined(LOWP_N32_X86)
+
+/* ------------------------------------------------ AVX2 steps (a_) */
+
+/* 16 lanes as two 8-lane AVX2 vectors (the loops' vector of VWF lanes) */
+typedef struct {
+  __m256 h[2];
+} a16_t;
+
+#define T2 __attribute__((target(LOWP_ACC_AVX2)))
+
+/* RO32: gemm_acc_fast.c's ro32_avx2 steps (cpu/acc_steps.h): the sum
+   rounded to odd from TwoSum (ra_odd), then to acc: fp16 by vcvtps2ph in
+   the mode, bf16 on the bits (the sums' NaN keep an empty low half, as
+   m_ra says), others by ra_round.
+
+   FMA32 in rtz/rup/rdn: AVX2 has no rounding in the instruction; the
+   copy runs with the rounding-control field of MXCSR set to the mode
+   (row_dir_avx2 below, around the whole call, restored after), where every
+   binary32 and binary64 addition, multiplication, fused multiply-add and
+   the conversion binary64 -> binary32 rounds in that mode as IEEE 754
+   defines it (Intel SDM vol. 1, 10.2.3.3 and 4.8.4): the steps are the
+   AVX-512 copy's (m_add, m_term, m_addt, m_dir64) with the mode taken from
+   MXCSR instead of the immediate, proven in the opening comment. */
+
+T2 AI __m256 a_half(__m256 x, const nctx_t *c, int fmt, int mode) {
+  return fmt == F_FP16 ? ra_f16(x, mode) : fmt == F_BF16 ? ra_bf16(x, mode)
+                                                        : ra_round(x, &c->acc, mode);
+}
+
+T2 AI a16_t a_ra(a16_t x, const nctx_t *c, int fmt, int mode) {
+  x.h[0] = a_half(x.h[0], c, fmt, mode);
+  x.h[1] = a_half(x.h[1], c, fmt, mode);
+  return x;
+}
+
+/* (loads and stores of whole 8-lane vectors: a struct copied by memcpy
+   went through 16-byte moves, and the 32-byte loads after them missed
+   store forwarding) */
+T2 AI a16_t a_ld(const float *p) {
+  a16_t x;
+  x.h[0] = _mm256_loadu_ps(p);
+  x.h[1] = _mm256_loadu_ps(p + 8);
+  return x;
+}
+
+T2 AI void a_st(float *p, a16_t x) {
+  _mm256_storeu_ps(p, x.h[0]);
+  _mm256_storeu_ps(p + 8, x.h[1]);
+}
+
+T2 AI a16_t a_b(const nctx_t *c, size_t l, size_t jv) {
+  a16_t b;
+  b.h[0] = _mm256_loadu_ps(c->panel + l * OW32 + jv * VWF);
+  b.h[1] = _mm256_loadu_ps(c->panel + l * OW32 + jv * VWF + 8);
+  return b;
+}
+
+/* round(x + y) */
+T2 AI a16_t a_add(a16_t x, a16_t y, const nctx_t *c, KP) {
+  int h;
+  (void)rp;
+  if (fmt == F_FP16 || fmt == F_BF16) {
+    /* ra_sum on both halves: t = RN(x + y), one test for the two */
+    const int f = fmt == F_FP16 ? 1 : 2;
+    const __m256 t0 = _mm256_add_ps(x.h[0], y.h[0]), t1 = _mm256_add_ps(x.h[1], y.h[1]);
+    if (__builtin_expect(
+            _mm256_movemask_ps(_mm256_or_ps(ra_edge(t0, f, mode), ra_edge(t1, f, mode))) != 0,
+            0)) {
+      for (h = 0; h < 2; h++) x.h[h] = a_half(ra_odd(x.h[h], y.h[h], mode), c, fmt, mode);
+      return x;
+    }
+    x.h[0] = ra_near(t0, f, mode);
+    x.h[1] = ra_near(t1, f, mode);
+    return x;
+  }
+  for (h = 0; h < 2; h++)
+    x.h[h] = fmt == F_DIR ? _mm256_add_ps(x.h[h], y.h[h])
+                          : a_half(ra_odd(x.h[h], y.h[h], mode), c, fmt, mode);
+  return x;
+}
+
+/* term l: a b (RO32: exact), rounded (rp; FMA32 rp: the product in the mode) */
+T2 AI a16_t a_term(const nctx_t *c, size_t l, size_t jv, KP) {
+  const __m256 a = _mm256_set1_ps(c->arow[l]);
+  a16_t b = a_b(c, l, jv);
+  b.h[0] = _mm256_mul_ps(a, b.h[0]);
+  b.h[1] = _mm256_mul_ps(a, b.h[1]);
+  return rp && fmt != F_DIR ? a_ra(b, c, fmt, mode) : b;
+}
+
+/* round(x + t_l); FMA32 without rp: one fused multiply-add */
+T2 AI a16_t a_addt(a16_t x, const nctx_t *c, size_t l, size_t jv, KP) {
+  if (fmt == F_DIR && !rp) {
+    const __m256 a = _mm256_set1_ps(c->arow[l]);
+    a16_t b = a_b(c, l, jv);
+    x.h[0] = _mm256_fmadd_ps(a, b.h[0], x.h[0]);
+    x.h[1] = _mm256_fmadd_ps(a, b.h[1], x.h[1]);
+    return x;
+  }
+  if ((fmt == F_FP16 || fmt == F_BF16) && !rp) {
+    /* a_add's ra_sum with t = RN(a b + x) by one fused multiply-add (a b
+       exact); the products only where a lane goes to ra_odd */
+    const int f = fmt == F_FP16 ? 1 : 2;
+    const __m256 a = _mm256_set1_ps(c->arow[l]);
+    a16_t b = a_b(c, l, jv);
+    const __m256 t0 = _mm256_fmadd_ps(a, b.h[0], x.h[0]), t1 = _mm256_fmadd_ps(a, b.h[1], x.h[1]);
+    if (__builtin_expect(
+            _mm256_movemask_ps(_mm256_or_ps(ra_edge(t0, f, mode), ra_edge(t1, f, mode))) != 0,
+            0)) {
+      x.h[0] = a_half(ra_odd(x.h[0], _mm256_mul_ps(a, b.h[0]), mode), c, fmt, mode);
+      x.h[1] = a_half(ra_odd(x.h[1], _mm256_mul_ps(a, b.h[1]), mode), c, fmt, mode);
+      return x;
+    }
+    x.h[0] = ra_near(t0, f, mode);
+    x.h[1] = ra_near(t1, f, mode);
+    return x;
+  }
+  return a_add(x, a_term(c, l, jv, KN), c, KN);
+}
+
+/* FMA32 without rp: round(a_l b_l + s) on the 16 lanes of vector jv in
+   binary64 then binary32 (m_dir64), s = a_{l+1} b_{l+1} or +0 (lone) */
+T2 AI a16_t a_dir64(const nctx_t *c, size_t l, size_t jv, int lone) {
+  const double *b0 = c->pd + l * OW32 + jv * VWF, *b1 = b0 + OW32;
+  const __m256d a0 = _mm256_broadcast_sd(&c->ad[l]);
+  __m128 q[4];
+  a16_t r;
+  int e;
+  for (e = 0; e < 4; e++) {
+    __m256d s = _mm256_setzero_pd();
+    if (!lone) s = _mm256_mul_pd(_mm256_broadcast_sd(&c->ad[l + 1]), _mm256_loadu_pd(b1 + 4 * e));
+    q[e] = _mm256_cvtpd_ps(_mm256_fmadd_pd(a0, _mm256_loadu_pd(b0 + 4 * e), s));
+  }
+  r.h[0] = _mm256_insertf128_ps(_mm256_castps128_ps256(q[0]), q[1], 1);
+  r.h[1] = _mm256_insertf128_ps(_mm256_castps128_ps256(q[2]), q[3], 1);
+  return r;
+}
+
+/* round(t_l + t_{l+1}), both exact */
+T2 AI a16_t a_two(const nctx_t *c, size_t l, size_t jv, KP) {
+  if (fmt == F_DIR && !rp) return a_dir64(c, l, jv, 0);
+  return a_add(a_term(c, l, jv, KN), a_term(c, l + 1, jv, KN), c, KN);
+}
+
+/* round(t_l + 0) */
+T2 AI a16_t a_lone(const nctx_t *c, size_t l, size_t jv, KP) {
+  a16_t z;
+  if (fmt == F_DIR && !rp) return a_dir64(c, l, jv, 1);
+  z.h[0] = z.h[1] = _mm256_setzero_ps();
+  return a_add(a_term(c, l, jv, KN), z, c, KN);
+}
+
+/* the AVX2 copy: (fmt, mode, rp) constants for fp16, bf16 and fp32 in the
+   directed modes; the mode at run time for the other accumulators */
+#define LOWP_N32_KEY(c)                                                            \
+  ((c)->fmt == F_OTHER ? (c)->rp : (((c)->fmt * 4 + (c)->acc.mode) * 2 + (c)->rp))
+#define LOWP_MR(CALL, F, M) CALL(F, M, 0, ((F) * 4 + (M)) * 2) CALL(F, M, 1, ((F) * 4 + (M)) * 2 + 1)
+#define LOWP_MDIR(CALL, F) LOWP_MR(CALL, F, M_TZ) LOWP_MR(CALL, F, M_UP) LOWP_MR(CALL, F, M_DN)
+#define LOWP_MALL(CALL, F) LOWP_MR(CALL, F, M_NE) LOWP_MDIR(CALL, F)
+#define LOWP_N32_NVB 2
+#ifdef LOWP_SANITIZED /* (CMake: sanitizer builds) 4-term leaves, as the baseline's */
+#define LOWP_N32_LEAF 4
+#else
+#define LOWP_N32_LEAF 8
+#endif
+#define ATTR T2
+#define V a16_t
+#define OPFX a_
+
+#endif
+#endif

@@ -1,0 +1,10 @@
+/* lowp_order_fast32's AVX2 copy (intrinsics, F16C), bf16 and fp32 in the directed modes; same bits: design in reduce_fast32.c */
+
+#include "cpu/reduce_fast32_avx2.h"
+
+#if defined(LOWP_N32_X86)
+#define LOWP_N32_CASES(CALL) \
+  LOWP_MALL(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
+#define SFX _avx2b
+#include "cpu/reduce_fast32_body.h"
+#endif
