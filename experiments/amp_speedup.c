@@ -1460,7 +1460,10 @@ static int run(lowp_run_t *r) {
           sizeof A.ans - strlen(A.ans) - 1);
   cJSON_AddStringToObject(r->results, "answer", A.ans);
   cJSON_AddStringToObject(r->results, "timing_file", "timing.json");
-  fprintf(r->summary, "**Answer (model).** %s\n\nFiles: kernels.csv, speedup.csv, speedup.png (deterministic); "
+  fprintf(r->summary, "**Answer (model).** %s\n\nFiles: kernels.csv, speedup.csv, speedup.png, policy_ops.csv (the autocast "
+          "policy's ops: device, precision, op, pass, class, dtype, flops, bytes, t_compute_s, t_memory_s, t_s; the "
+          "t_s of a device and precision sum to its policy step, fp32's sum over a precision's is its speedup) "
+          "(deterministic); "
           "timing.json, cpu_kernels.csv, gpu_kernels.csv (timings).\n", A.ans);
   write_json_file(lowp_run_path(r, "timing.json"), A.timing);
   cJSON_Delete(A.timing);
