@@ -26,7 +26,9 @@
  *   or on the tensor-core model (lib/model/tc.h, preset h100, kernels/cpu/
  *   gemm_tc8) without promotion or promoted to fp32 every 128 products.
  *   Per image: prediction, correctness, KL divergence from the FP32
- *   softmax (per_image.csv.gz). Per configuration, paired with FP32 on the
+ *   softmax (per_image.csv.gz; the further scale phases in per_phase.csv.gz,
+ *   one line per network, format and image: the predicted class at every
+ *   phase as one string, and the KLs). Per configuration, paired with FP32 on the
  *   same images: top-1 agreement and mean KL (primary), the accuracy
  *   difference with a paired bootstrap 95% interval and McNemar's exact
  *   test. The per-tensor e4m3 and e5m2 rows again with every scale times
@@ -40,7 +42,8 @@
  *   Per-layer sensitivity: one site group at a time. ViT outliers:
  *   kurtosis and max/RMS of every site's input, per tensor and per channel.
  *   Plots: accuracy.png (accuracy change vs FP32 with its paired bootstrap
- *   interval, grey where it spans 0: no ranking), kl.png and
+ *   interval, grey where it spans 0: no ranking; the block rows; the
+ *   per-tensor rows over their phases: median, range bars), kl.png and
  *   disagreement.png (per format and scaling), layers.png (per-layer
  *   sensitivity of both networks); data in plot_configs.csv, plot_layers.csv.
  * Cost: OpenMP over configurations (and over tasks of 50 images for the
