@@ -653,7 +653,10 @@ static void render_policy(lowp_run_t *r, amp_t *A) {
         cells[2] = g3(b[0], sizeof b[0], 1e3 * pm->step[p]);
         cells[3] = g3(b[1], sizeof b[1], pm->step[0] / pm->step[p]);
         snprintf(b[2], sizeof b[2], p == 0 ? "-" : saved > 0 ? "%.1f%%" : "(none saved)", 100 * pm->dc[p] / saved);
-        snprintf(b[3], sizeof b[3], p == 0 ? "-" : saved > 0 ? "%.1f%%" : "(none saved)", 100 * pm->dm[p] / saved);
+        /* only the casts add memory time (every other op's traffic shrinks or stays): a negative share says
+           that they cost more than the 16-bit tensors save */
+        snprintf(b[3], sizeof b[3], p == 0 ? "-" : saved > 0 ? (pm->dm[p] < 0 ? "%.1f%% (casts outweigh)" : "%.1f%%")
+                 : "(none saved)", 100 * pm->dm[p] / saved);
         cells[4] = b[2];
         cells[5] = b[3];
         cells[6] = p == 0 ? "-" : g3(b[4], sizeof b[4], m->step[0] / m->step[p]);
