@@ -547,7 +547,7 @@ static int write_outliers(lowp_run_t *r, net_t *const *nets) {
   return fclose(f) | fclose(g) ? LOWP_EIO : LOWP_OK;
 }
 
-/* per_image.csv.gz: one row per image and configuration, gzip-compressed in memory, written atomically. */
+/* per_image.csv.gz and per_phase.csv.gz: text built in memory, gzip-compressed, written atomically. */
 typedef struct {
   char *p;
   size_t n, cap;
