@@ -1398,9 +1398,17 @@ static int same_curve(const double *a, const double *b, size_t nx) {
  * independence assumption fails), overflow (a trial overflowed: outside every bound's assumptions), checked
  * (1: counted in the verdicts). The summary's counts are these rows' sums (F), nothing else.
  */
+/* one point into a count: points, points with a trial over, trials, trials over; 1 if it is the first over */
+static int tally(size_t *pts, size_t *bad, size_t *trials, size_t *exc, size_t tr, size_t over) {
+  (*pts)++;
+  *trials += tr;
+  *exc += over;
+  return over && ++*bad == 1;
+}
+
 static void check_rows(const grid_t *g, const series_list_t *L, size_t i, const size_t *xv, size_t nx,
                        found_t *F, const char *what, const char *fmt, const char *data) {
-  size_t k;
+  size_t k, cutbad = 0;
   int j;
   char op[64];
   if (sscanf(what, "%63s", op) < 1) return;
@@ -1422,28 +1430,14 @@ static void check_rows(const grid_t *g, const series_list_t *L, size_t i, const 
       if (ovf) { /* an overflow: outside the rounding-error model every bound assumes */
         F->novf += !j;
       } else if (cut) { /* the independence assumption fails: not checked; the trials over it say why */
-        F->npcut_pts++;
-        F->npcut_trials += tr;
-        F->npcut_exc += over;
+        tally(&F->npcut_pts, &cutbad, &F->npcut_trials, &F->npcut_exc, tr, over);
       } else if (heur) { /* drawn and labelled heuristic; not a theorem, so not among the checked points */
-        F->nheur++;
-        F->nheur_bad += over > 0;
-        F->nheur_trials += tr;
-        F->nheur_exc += over;
-      } else if (j) {
-        F->nprob++;
-        F->nprob_trials += tr;
-        F->nprob_exc += over;
-        if (over && !F->nprob_bad++)
-          snprintf(F->prob_bad, sizeof F->prob_bad, "%s %s at %zu: %zu of %zu trials over the probabilistic "
-                   "bound %.3e (max error %.3e)", what, L->s[i].label, xv[k], over, tr, b, g->max[i][k]);
-      } else {
-        F->nbound++;
-        F->nbound_trials += tr;
-        F->nbound_exc += over;
-        if (over && !F->nbound_bad++)
-          snprintf(F->bound_bad, sizeof F->bound_bad, "%s %s at %zu: %zu of %zu trials over the bound %.3e (max "
-                   "error %.3e)", what, L->s[i].label, xv[k], over, tr, b, g->max[i][k]);
+        tally(&F->nheur, &F->nheur_bad, &F->nheur_trials, &F->nheur_exc, tr, over);
+      } else if (tally(j ? &F->nprob : &F->nbound, j ? &F->nprob_bad : &F->nbound_bad,
+                       j ? &F->nprob_trials : &F->nbound_trials, j ? &F->nprob_exc : &F->nbound_exc, tr, over)) {
+        snprintf(j ? F->prob_bad : F->bound_bad, sizeof F->bound_bad, "%s %s at %zu: %zu of %zu trials over the %s "
+                 "%.3e (max error %.3e)", what, L->s[i].label, xv[k], over, tr, j ? "probabilistic bound" : "bound", b,
+                 g->max[i][k]);
       }
     }
 }
