@@ -1461,11 +1461,9 @@ static void config_axis(char *e, size_t len, net_t *const *nets, int bars) {
   n += (size_t)snprintf(e + n, len - n, ")\nset key %s Left reverse width 2\nset rmargin 14\n"
                         "set arrow from %g, graph 0 to %g, graph 1 nohead dt 3 "
                         "lc rgb '#999999'\n", bars ? "top left" : "tmargin center horizontal", tc - 0.5, tc - 0.5);
-  if (!bars) {
-    snprintf(e + n, len - n, "set label 1 \"tensor-core model (fewer images;\\nmodel extrapolation)\" at %g, graph 0.95 "
-             "left font ',9'\n", tc - 0.3);
-    return;
-  }
+  n += (size_t)snprintf(e + n, len - n, "set label %d \"tensor-core model (fewer images;\\nmodel extrapolation)\" at %g, "
+                        "graph 0.95 left font ',9'\n", bars ? 2 : 1, tc - 0.3);
+  if (!bars) return;
   {
     double lo = 0, hi = 0;
     for (i = 0; i < 2; i++) {
@@ -1564,7 +1562,7 @@ static int plots(lowp_run_t *r, net_t *const *nets) {
                    "per-tensor e4m3 and e5m2 rows over their scale phases (open symbols: the median over the phases; "
                    "blue bars: the range over the phases, smallest to largest change; the interval over images and "
                    "phases is in the summary's phase table); right of it the tensor-core model's subset (wider "
-                   "intervals). Data: plot_configs.csv (column bar: ci95 or phase range).");
+                   "intervals; model extrapolation beyond the captured vectors). Data: plot_configs.csv (column bar: ci95 or phase range).");
   lowp_result_plot(pa, "kl.png", "Mean KL divergence of each configuration's softmax from FP32's, per format and "
                    "scaling (log axis; open symbols: the median over the per-tensor rows' scale phases): the primary "
                    "measure, which separates formats where accuracy cannot.");
