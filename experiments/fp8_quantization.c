@@ -79,7 +79,7 @@ static const lowp_param_t params[] = {
     {"block_formats", "mxfp8_e4m3:rceil,mxfp8_e5m2:rceil,mxfp4,mxfp4:rceil,nvfp4", NULL,
      "block-scaled formats (lowp formats --block; NAME[:RULE]) whose rows quantize both operands of every product "
      "along K with lowp_bs_quantize, fp32 accumulation; none: no such rows"},
-    {"seed_models", "seeds/cnn_s20261123.safetensors,seeds/cnn_s20261124.safetensors", NULL,
+    {"seed_models", "seeds/cnn_s20261123.safetensors,seeds/cnn_s20261124.safetensors,seeds/vit_s20261123.safetensors", NULL,
      "the same networks trained from other seeds (files under --models named cnn_* or vit_*; none: none): "
      "their main, block and phase rows give the spread over training seeds"},
     {"phases", "16", "4", "per-tensor scale phases: the e4m3/e5m2 tensor rows again with every scale times "
