@@ -57,7 +57,8 @@
  *      precision, set against the prediction for the GPU's datasheet row:
  *      the GEMMs' share of the predicted rate, each speedup against the band.
  *   Timings go to timing.json, cpu_kernels.csv and gpu_kernels.csv, which
- *   differ from run to run; results.json, kernels.csv and speedup.csv hold
+ *   differ from run to run; results.json, kernels.csv, policy_ops.csv
+ *   (the autocast policy's ops: they sum to its steps) and speedup.csv hold
  *   only the model and are byte-identical for the same parameters. Why: the
  *   framework has no notion of a timing-dependent result (cmd_run.c writes
  *   results.json with a clock-free header; tests/cli/experiments.sh and
@@ -317,6 +318,7 @@ static void model(model_t *m, const lowp_rkernel_t *ks, size_t nk, size_t np, co
  */
 typedef struct {
   const char *name;
+  const char *cls;   /* policy_ops.csv's class: mask, dropout, transpose, optimizer, cast */
   double elems;      /* elements the kernel touches */
   double b32, b16;   /* bytes per element: every precision's fp32 path (b32, also tf32), 16-bit autocast (b16) */
   double flops;      /* per element */
@@ -330,29 +332,30 @@ static size_t policy_extras(extra_t *x, const lowp_layer_dims_t *d) {
   double A = (double)d->batch * (double)d->heads * (double)d->seq * (double)d->seq, P = 4 * D * D + 2 * D * F;
   size_t n = 0;
   int dr = d->dropout > 0;
-#define X(nm, e, a, b, f) (x[n].name = nm, x[n].elems = e, x[n].b32 = a, x[n].b16 = b, x[n].flops = f, n++)
-  X("scale_mask.fwd", A, 8, 4, 2);            /* 16-bit scores in and out, before the cast */
-  X("scale_mask.bwd", A, 8, 4, 1);
+#define X(nm, c, e, a, b, f) \
+  (x[n].name = nm, x[n].cls = c, x[n].elems = e, x[n].b32 = a, x[n].b16 = b, x[n].flops = f, n++)
+  X("scale_mask.fwd", "mask", A, 8, 4, 2);            /* 16-bit scores in and out, before the cast */
+  X("scale_mask.bwd", "mask", A, 8, 4, 1);
   if (dr) {
-    X("attn_dropout.fwd", A, 9, 9, 2);        /* fp32 under autocast (after softmax), 1-byte mask */
-    X("attn_dropout.bwd", A, 9, 9, 1);
+    X("attn_dropout.fwd", "dropout", A, 9, 9, 2);     /* fp32 under autocast (after softmax), 1-byte mask */
+    X("attn_dropout.bwd", "dropout", A, 9, 9, 1);
   }
-  X("heads_split.fwd", 3 * T * D, 8, 4, 0);   /* Q, K, V to head-major */
-  X("heads_merge.fwd", T * D, 8, 4, 0);
-  X("heads_split.bwd", 3 * T * D, 8, 4, 0);
-  X("heads_merge.bwd", T * D, 8, 4, 0);
-  X("adam_step", P, 28, 28, 12);              /* fp32 master weights, both moments */
-  X("cast_scores_to_fp32.fwd", A, 0, 6, 0);   /* autocast only: b32 = 0 */
-  X("cast_probs_to_16.fwd", A, 0, 6, 0);
-  X("cast_probs_grad.bwd", A, 0, 6, 0);
-  X("cast_scores_grad.bwd", A, 0, 6, 0);
-  X("cast_input_to_16.fwd", T * D, 0, 6, 0);
-  X("cast_ln1_to_16.fwd", T * D, 0, 6, 0);
-  X("cast_input_grad.bwd", T * D, 0, 6, 0);
-  X("cast_ln1_grad.bwd", T * D, 0, 6, 0);
-  X("cast_weights_to_16", P, 0, 6, 0);
-  X("cast_wgrad_to_fp32", P, 0, 6, 0);
-  X("gradscaler_unscale", P, 0, 12, 2);
+  X("heads_split.fwd", "transpose", 3 * T * D, 8, 4, 0); /* Q, K, V to head-major */
+  X("heads_merge.fwd", "transpose", T * D, 8, 4, 0);
+  X("heads_split.bwd", "transpose", 3 * T * D, 8, 4, 0);
+  X("heads_merge.bwd", "transpose", T * D, 8, 4, 0);
+  X("adam_step", "optimizer", P, 28, 28, 12);         /* fp32 master weights, both moments */
+  X("cast_scores_to_fp32.fwd", "cast", A, 0, 6, 0);   /* autocast only: b32 = 0 */
+  X("cast_probs_to_16.fwd", "cast", A, 0, 6, 0);
+  X("cast_probs_grad.bwd", "cast", A, 0, 6, 0);
+  X("cast_scores_grad.bwd", "cast", A, 0, 6, 0);
+  X("cast_input_to_16.fwd", "cast", T * D, 0, 6, 0);
+  X("cast_ln1_to_16.fwd", "cast", T * D, 0, 6, 0);
+  X("cast_input_grad.bwd", "cast", T * D, 0, 6, 0);
+  X("cast_ln1_grad.bwd", "cast", T * D, 0, 6, 0);
+  X("cast_weights_to_16", "cast", P, 0, 6, 0);
+  X("cast_wgrad_to_fp32", "cast", P, 0, 6, 0);
+  X("gradscaler_unscale", "optimizer", P, 0, 12, 2);
 #undef X
   return n;
 }
@@ -364,14 +367,25 @@ static int autocast_fp32(const lowp_rkernel_t *k) {
 }
 
 /* the policy step of precision p on device d (model m holds the layer kernels' rooflines): step, and the
-   time saved against fp32 split into compute and memory (Shapley per kernel); 0 if not modelled */
+   time saved against fp32 split into compute and memory (Shapley per kernel); 0 if not modelled. With csv,
+   every op of every modelled precision is also written there (policy_ops.csv): its rows are the terms of
+   pm->step, so they sum to it */
 typedef struct {
   double step[LOWP_RPREC_MAX], dc[LOWP_RPREC_MAX], dm[LOWP_RPREC_MAX], extra[LOWP_RPREC_MAX], casts[LOWP_RPREC_MAX];
   int modelled[LOWP_RPREC_MAX];
 } policy_t;
 
+/* one policy_ops.csv row: the op's roofline terms on one device and precision */
+static void op_row(FILE *csv, const char *dev, const char *prec, const char *op, const char *cls, const char *dtype,
+                   double flops, double bytes, double tc, double tm, double t) {
+  const char *pass = strstr(op, ".fwd") ? "fwd" : strstr(op, ".bwd") ? "bwd" : "step";
+  if (csv)
+    fprintf(csv, "%s,%s,%s,%s,%s,%s,%.6e,%.6e,%.9e,%.9e,%.9e\n", dev, prec, op, pass, cls, dtype, flops, bytes, tc,
+            tm, t);
+}
+
 static void policy_model(policy_t *pm, const model_t *m, const lowp_rkernel_t *ks, size_t nk, const lowp_rprec_t *pr,
-                         size_t np, const lowp_rdevice_t *d, const lowp_layer_dims_t *dims) {
+                         size_t np, const lowp_rdevice_t *d, const lowp_layer_dims_t *dims, FILE *csv) {
   extra_t x[MAXX];
   size_t nx = policy_extras(x, dims), i, p;
   memset(pm, 0, sizeof *pm);
@@ -380,8 +394,12 @@ static void policy_model(policy_t *pm, const model_t *m, const lowp_rkernel_t *k
     pm->modelled[p] = !(sixteen && isnan(d->gemm_peak[p]));
     if (!pm->modelled[p]) continue;
     for (i = 0; i < nk; i++) {
-      const lowp_rtime_t *t = sixteen && autocast_fp32(&ks[i]) ? &m->t[i][0] : &m->t[i][p], *t0 = &m->t[i][0];
+      int f32 = sixteen && autocast_fp32(&ks[i]);
+      const lowp_rtime_t *t = f32 ? &m->t[i][0] : &m->t[i][p], *t0 = &m->t[i][0];
       double dc, dm;
+      op_row(csv, d->name, pr[p].name, ks[i].name, ks[i].kind == LOWP_RK_GEMM ? "gemm" : "memory-bound",
+             ks[i].kind == LOWP_RK_GEMM ? pr[p].name : f32 ? "fp32" : pr[p].storage->name, t->flops, t->bytes,
+             t->t_compute, t->t_memory, t->t);
       pm->step[p] += t->t;
       lowp_roofline_split(&dc, &dm, t0->t_compute, t0->t_memory, t->t_compute, t->t_memory);
       pm->dc[p] += dc;
@@ -391,6 +409,13 @@ static void policy_model(policy_t *pm, const model_t *m, const lowp_rkernel_t *k
       double c0 = x[i].elems * x[i].flops / d->fp32_peak, m0 = x[i].elems * x[i].b32 / d->bw;
       double m1 = x[i].elems * (sixteen ? x[i].b16 : x[i].b32) / d->bw, c1 = m1 > 0 ? c0 : 0, dc, dm;
       if (x[i].b32 == 0) c0 = 0; /* a cast: no such kernel in fp32 */
+      if (m1 > 0) {
+        char dt[64];
+        if (x[i].b32 == 0) snprintf(dt, sizeof dt, "fp32<->%s", pr[p].storage->name);
+        else snprintf(dt, sizeof dt, "%s", sixteen && x[i].b16 < x[i].b32 ? pr[p].storage->name : "fp32");
+        op_row(csv, d->name, pr[p].name, x[i].name, x[i].cls, dt, x[i].elems * x[i].flops, m1 * d->bw, c1, m1,
+               fmax(c1, m1));
+      }
       pm->step[p] += fmax(c1, m1);
       pm->extra[p] += fmax(c1, m1);
       if (x[i].b32 == 0) pm->casts[p] += fmax(c1, m1);
@@ -498,6 +523,20 @@ static int write_kernels_csv(lowp_run_t *r, amp_t *A) {
 
 }
 
+/* policy_ops.csv: the autocast policy's ops on every device and modelled precision (the same policy_model, now
+   writing its terms): summed per device and precision they give the policy's step, and fp32's sum over a
+   precision's sum its headline speedup (speedup.csv speedup_autocast; tamp_speedup sums them) */
+static int write_policy_csv(lowp_run_t *r, amp_t *A) {
+  FILE *csv = fopen(lowp_run_path(r, "policy_ops.csv"), "w");
+  policy_t tmp;
+  int g;
+  if (!csv) return LOWP_EIO;
+  fprintf(csv, "device,precision,op,pass,class,dtype,flops,bytes,t_compute_s,t_memory_s,t_s\n");
+  for (g = 0; g < A->c.ng; g++)
+    policy_model(&tmp, &A->mods[g], A->ks, A->nk, A->pr, A->np, A->c.gpus[g], &A->c.dims, csv);
+  return fclose(csv) ? LOWP_EIO : LOWP_OK;
+}
+
 static int render_speedup(lowp_run_t *r, amp_t *A) {
   FILE *csv;
   cJSON *rows;
@@ -581,7 +620,8 @@ static void render_policy(lowp_run_t *r, amp_t *A) {
   snprintf(title, sizeof title, "Autocast policy, op by op: predicted step and speedup (roofline at 100%% of the "
            "datasheet peaks; GEMMs in 16 bits, softmax, layer norm and the residual stream in fp32, cast kernels, "
            "attention scale/mask and dropout, head transposes, weight casts, GradScaler and Adam's step; layer batch "
-           "%zu, seq %zu, d_model %zu)", A->c.dims.batch, A->c.dims.seq, A->c.dims.d_model);
+           "%zu, seq %zu, d_model %zu; every op's dtype, bytes, flops and time per device in policy_ops.csv, whose "
+           "t_s column sums to each step)", A->c.dims.batch, A->c.dims.seq, A->c.dims.d_model);
   rows = lowp_result_table(A->tables, title, cols, 9);
   /* the answer opens with this policy (what PyTorch runs: the index shows the first sentence beside the key
      numbers read from this table); the pure 16-bit model (model_answer, already in A->ans) follows as its bound */
@@ -613,7 +653,10 @@ static void render_policy(lowp_run_t *r, amp_t *A) {
         cells[2] = g3(b[0], sizeof b[0], 1e3 * pm->step[p]);
         cells[3] = g3(b[1], sizeof b[1], pm->step[0] / pm->step[p]);
         snprintf(b[2], sizeof b[2], p == 0 ? "-" : saved > 0 ? "%.1f%%" : "(none saved)", 100 * pm->dc[p] / saved);
-        snprintf(b[3], sizeof b[3], p == 0 ? "-" : saved > 0 ? "%.1f%%" : "(none saved)", 100 * pm->dm[p] / saved);
+        /* only the casts add memory time (every other op's traffic shrinks or stays): a negative share says
+           that they cost more than the 16-bit tensors save */
+        snprintf(b[3], sizeof b[3], p == 0 ? "-" : saved > 0 ? (pm->dm[p] < 0 ? "%.1f%% (casts outweigh)" : "%.1f%%")
+                 : "(none saved)", 100 * pm->dm[p] / saved);
         cells[4] = b[2];
         cells[5] = b[3];
         cells[6] = p == 0 ? "-" : g3(b[4], sizeof b[4], m->step[0] / m->step[p]);
@@ -1390,8 +1433,9 @@ static int run(lowp_run_t *r) {
   if (A.nk == 0 || A.nk > MAXK) { fprintf(stderr, "lowp run amp-speedup: bad layer sizes\n"); return 2; }
   for (g = 0; g < A.c.ng; g++) {
     model(&A.mods[g], A.ks, A.nk, A.np, A.c.gpus[g]);
-    policy_model(&A.pol[g], &A.mods[g], A.ks, A.nk, A.pr, A.np, A.c.gpus[g], &A.c.dims);
+    policy_model(&A.pol[g], &A.mods[g], A.ks, A.nk, A.pr, A.np, A.c.gpus[g], &A.c.dims, NULL);
   }
+  if (write_policy_csv(r, &A)) { fprintf(stderr, "lowp run amp-speedup: cannot write policy_ops.csv\n"); return 2; }
   /* render the model (deterministic: results.json) */
   render_roofs(&A);
   if (write_kernels_csv(r, &A)) { fprintf(stderr, "lowp run amp-speedup: cannot write kernels.csv\n"); return 2; }
@@ -1419,7 +1463,10 @@ static int run(lowp_run_t *r) {
           sizeof A.ans - strlen(A.ans) - 1);
   cJSON_AddStringToObject(r->results, "answer", A.ans);
   cJSON_AddStringToObject(r->results, "timing_file", "timing.json");
-  fprintf(r->summary, "**Answer (model).** %s\n\nFiles: kernels.csv, speedup.csv, speedup.png (deterministic); "
+  fprintf(r->summary, "**Answer (model).** %s\n\nFiles: kernels.csv, speedup.csv, speedup.png, policy_ops.csv (the autocast "
+          "policy's ops: device, precision, op, pass, class, dtype, flops, bytes, t_compute_s, t_memory_s, t_s; the "
+          "t_s of a device and precision sum to its policy step, fp32's sum over a precision's is its speedup) "
+          "(deterministic); "
           "timing.json, cpu_kernels.csv, gpu_kernels.csv (timings).\n", A.ans);
   write_json_file(lowp_run_path(r, "timing.json"), A.timing);
   cJSON_Delete(A.timing);

@@ -26,7 +26,9 @@
  *   or on the tensor-core model (lib/model/tc.h, preset h100, kernels/cpu/
  *   gemm_tc8) without promotion or promoted to fp32 every 128 products.
  *   Per image: prediction, correctness, KL divergence from the FP32
- *   softmax (per_image.csv.gz). Per configuration, paired with FP32 on the
+ *   softmax (per_image.csv.gz; the further scale phases in per_phase.csv.gz,
+ *   one line per network, format and image: the predicted class at every
+ *   phase as one string, and the KLs). Per configuration, paired with FP32 on the
  *   same images: top-1 agreement and mean KL (primary), the accuracy
  *   difference with a paired bootstrap 95% interval and McNemar's exact
  *   test. The per-tensor e4m3 and e5m2 rows again with every scale times
@@ -40,7 +42,8 @@
  *   Per-layer sensitivity: one site group at a time. ViT outliers:
  *   kurtosis and max/RMS of every site's input, per tensor and per channel.
  *   Plots: accuracy.png (accuracy change vs FP32 with its paired bootstrap
- *   interval, grey where it spans 0: no ranking), kl.png and
+ *   interval, grey where it spans 0: no ranking; the block rows; the
+ *   per-tensor rows over their phases: median, range bars), kl.png and
  *   disagreement.png (per format and scaling), layers.png (per-layer
  *   sensitivity of both networks); data in plot_configs.csv, plot_layers.csv.
  * Cost: OpenMP over configurations (and over tasks of 50 images for the
@@ -76,7 +79,7 @@ static const lowp_param_t params[] = {
     {"block_formats", "mxfp8_e4m3:rceil,mxfp8_e5m2:rceil,mxfp4,mxfp4:rceil,nvfp4", NULL,
      "block-scaled formats (lowp formats --block; NAME[:RULE]) whose rows quantize both operands of every product "
      "along K with lowp_bs_quantize, fp32 accumulation; none: no such rows"},
-    {"seed_models", "seeds/cnn_s20261123.safetensors,seeds/cnn_s20261124.safetensors", NULL,
+    {"seed_models", "seeds/cnn_s20261123.safetensors,seeds/cnn_s20261124.safetensors,seeds/vit_s20261123.safetensors", NULL,
      "the same networks trained from other seeds (files under --models named cnn_* or vit_*; none: none): "
      "their main, block and phase rows give the spread over training seeds"},
     {"phases", "16", "4", "per-tensor scale phases: the e4m3/e5m2 tensor rows again with every scale times "

@@ -547,7 +547,7 @@ static int write_outliers(lowp_run_t *r, net_t *const *nets) {
   return fclose(f) | fclose(g) ? LOWP_EIO : LOWP_OK;
 }
 
-/* per_image.csv.gz: one row per image and configuration, gzip-compressed in memory, written atomically. */
+/* per_image.csv.gz and per_phase.csv.gz: text built in memory, gzip-compressed, written atomically. */
 typedef struct {
   char *p;
   size_t n, cap;
@@ -578,7 +578,7 @@ static int gzip_write(const char *path, const sbuf_t *b) {
   int st = LOWP_OK;
   if (!out) return LOWP_ENOMEM;
   memset(&z, 0, sizeof z);
-  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) { free(out); return LOWP_ENOMEM; }
+  if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) { free(out); return LOWP_ENOMEM; }
   z.next_in = (Bytef *)b->p;
   z.avail_in = (uInt)b->n;
   z.next_out = out;
@@ -590,6 +590,39 @@ static int gzip_write(const char *path, const sbuf_t *b) {
   return st;
 }
 
+/* per_phase.csv.gz: the per-tensor rows' further scale phases, compactly (they were 3/4 of per_image.csv.gz):
+   one row per model, format and image: the label, the predicted class at every phase 0 .. P-1 as one string
+   of characters (phase 0: the plain row, also in per_image.csv.gz; a class a character: 0-9, then a-z), and the KL from
+   FP32 at phases 1 .. P-1 (4 significant digits). With configs.csv's index of each phase row this gives
+   every phase statistic: the paired correctness per image and phase, agreement, McNemar, the bootstrap. */
+static int write_per_phase(lowp_run_t *r, net_t *const *nets, const fq_data_t *te) {
+  sbuf_t b = {NULL, 0, 0};
+  int i, f, j, st = sb_printf(&b, "model,format,image,label,pred_by_phase");
+  size_t x;
+  char pr[FQ_MAXPHASE + 1];
+  for (j = 1; j < nets[0]->nph && st == LOWP_OK; j++) st = sb_printf(&b, ",kl_phase%d", j);
+  if (st == LOWP_OK) st = sb_printf(&b, "\n");
+  for (i = 0; i < 2 && st == LOWP_OK; i++)
+    for (f = 0; f < 2 && nets[i]->nph > 1 && st == LOWP_OK; f++) {
+      int set[FQ_MAXPHASE], n = row_set(nets[i], f ? C_E5 : C_E4, set);
+      for (x = 0; x < nets[i]->out[set[0]].n && st == LOWP_OK; x++) {
+        for (j = 0; j < n; j++) { /* one character a class: 0-9, then a-z (CIFAR-10 has 10) */
+          int c = nets[i]->out[set[j]].pred[x];
+          pr[j] = c >= 0 && c < 36 ? "0123456789abcdefghijklmnopqrstuvwxyz"[c] : '?';
+        }
+        pr[n] = '\0';
+        st = sb_printf(&b, "%s,%s,%zu,%d,%s", nets[i]->name, f ? "e5m2" : "e4m3", x, fq_label(te, x), pr);
+        for (j = 1; j < n && st == LOWP_OK; j++) st = sb_printf(&b, ",%.4g", (double)nets[i]->out[set[j]].kl[x]);
+        if (st == LOWP_OK) st = sb_printf(&b, "\n");
+      }
+    }
+  if (st == LOWP_OK) st = gzip_write(lowp_run_path(r, "per_phase.csv.gz"), &b);
+  free(b.p);
+  return st;
+}
+
+/* per_image.csv.gz: every row but the further scale phases (per_phase.csv.gz), one line per image; the KL
+   to 5 significant digits (the file stays under 3 MB at the default 10,000 images) */
 static int write_per_image(lowp_run_t *r, net_t *const *nets, const fq_data_t *te) {
   sbuf_t b = {NULL, 0, 0};
   int i, k, st = sb_printf(&b, "model,index,config,image,label,pred,correct,kl\n");
@@ -597,13 +630,14 @@ static int write_per_image(lowp_run_t *r, net_t *const *nets, const fq_data_t *t
   for (i = 0; i < 2 && st == LOWP_OK; i++)
     for (k = 0; k < nets[i]->nc && st == LOWP_OK; k++) {
       const out_t *o = &nets[i]->out[k];
+      if (nets[i]->cfg[k].kind == 3) continue;
       for (j = 0; j < o->n && st == LOWP_OK; j++)
-        st = sb_printf(&b, "%s,%d,%s,%zu,%d,%d,%d,%.6g\n", nets[i]->name, k, nets[i]->cfg[k].label, j,
+        st = sb_printf(&b, "%s,%d,%s,%zu,%d,%d,%d,%.5g\n", nets[i]->name, k, nets[i]->cfg[k].label, j,
                        fq_label(te, j), o->pred[j], o->pred[j] == fq_label(te, j), (double)o->kl[j]);
     }
   if (st == LOWP_OK) st = gzip_write(lowp_run_path(r, "per_image.csv.gz"), &b);
   free(b.p);
-  return st;
+  return st ? st : write_per_phase(r, nets, te);
 }
 
 /* ---------------------------------------------------------- summary */
@@ -1069,7 +1103,11 @@ static void answer(lowp_run_t *r, net_t *const *nets, int nall, const fq_setting
       }
   }
   fprintf(r->summary, "**Answer.** %s\n\nData: configs.csv (one row per model and configuration), per_image.csv.gz "
-          "(one row per image and configuration: prediction, correctness, KL), outliers.csv, outlier_channels.csv. "
+          "(one row per image and configuration but the further scale phases: model, index (configs.csv's), config, "
+          "image, label, pred, correct, kl: 5 digits), per_phase.csv.gz (the per-tensor rows over their scale phases, one row "
+          "per model, format and image: label, pred_by_phase: the predicted class at phase 0 .. P-1, one character "
+          "each, phase j being configs.csv's row \"FORMAT tensor x2^(-j/P)\" and phase 0 the plain row; "
+          "kl_phase1 .. kl_phaseP-1: the KL from FP32, 4 digits), outliers.csv, outlier_channels.csv. "
           "Run time on stdout only. Scalings: activations per tensor use a static amax calibrated on training "
           "images (the per-channel rows scale weights per output channel, activations per tensor); a 1x%ld tile "
           "longer than a dot product is the whole row (the ViT's products are at most %d long: per-token "
@@ -1315,24 +1353,87 @@ static size_t check_reference(const net_t *t, const fq_settings_t *s) {
 
 /* ------------------------------------------------------------ plots */
 
-/* plot_configs.csv: the main and tensor-core rows of both networks (x: the
-   configuration index, the CNN 0.15 left, the ViT 0.15 right);
-   plot_layers.csv: the per-layer rows (x: the site group, the CNN's first). */
+/* The plotted rows, left to right (x = their index): the main rows on all images (fp32 .. e5m2 mx), the
+   block rows (e2m1 per tensor, the block-scaled formats), the per-tensor rows over their scale phases
+   (PH_E4, PH_E5: median and range), then, right of the dotted line, the tensor-core rows (fewer images).
+   Returns the count; *tc: the index of the first tensor-core row. */
+enum { PH_E4 = -1, PH_E5 = -2 };
+
+static int plot_rows(const net_t *t, int *k, int *tc) {
+  int n = 0, j;
+  for (j = 0; j < C_TC; j++) k[n++] = j;
+  for (j = 0; j <= t->nbs; j++) k[n++] = t->c_bs + j;
+  if (t->nph > 1) {
+    k[n++] = PH_E4;
+    k[n++] = PH_E5;
+  }
+  *tc = n;
+  for (j = C_TC; j < C_LAYER; j++) k[n++] = j;
+  return n;
+}
+
+/* a per-tensor row over its scale phases (PH_E4 / PH_E5): median, smallest and largest accuracy change,
+   median KL and median agreement with FP32 over the phases (each phase paired with the one FP32 row) */
+typedef struct {
+  double med, min, max, kl, agree;
+} phstat_t;
+
+static phstat_t phase_stat(const net_t *t, int ph) {
+  int set[FQ_MAXPHASE], n = row_set(t, ph == PH_E5 ? C_E5 : C_E4, set), j;
+  double d[FQ_MAXPHASE], kl[FQ_MAXPHASE], ag[FQ_MAXPHASE];
+  phstat_t r;
+  r.min = 1e300;
+  r.max = -1e300;
+  for (j = 0; j < n; j++) {
+    const out_t *o = &t->out[set[j]];
+    d[j] = o->dacc;
+    kl[j] = o->kl_mean;
+    ag[j] = o->agree;
+    r.min = d[j] < r.min ? d[j] : r.min;
+    r.max = d[j] > r.max ? d[j] : r.max;
+  }
+  r.med = median_of(d, n);
+  r.kl = median_of(kl, n);
+  r.agree = median_of(ag, n);
+  return r;
+}
+
+/* the x tic label of plotted row k */
+static const char *plot_label(const net_t *t, int k, char *buf, size_t len) {
+  if (k >= 0) return t->cfg[k].label;
+  snprintf(buf, len, "%s tensor (%d phases)", k == PH_E5 ? "e5m2" : "e4m3", t->nph);
+  return buf;
+}
+
+/* plot_configs.csv: the plotted rows of both networks (x: the row's index, the CNN 0.15 left, the ViT 0.15
+   right; series: "cnn"/"vit", or "cnn phases"/"vit phases" for the per-tensor rows over their scale phases,
+   whose lo/hi are the range over the phases, not an interval: bar says which); plot_layers.csv: the
+   per-layer rows (x: the site group, the CNN's first). */
 static int write_plot_csv(lowp_run_t *r, net_t *const *nets) {
   FILE *f = fopen(lowp_run_path(r, "plot_configs.csv"), "w"), *g = fopen(lowp_run_path(r, "plot_layers.csv"), "w");
-  int i, k, gi, fi;
+  int i, gi, fi, x, ks[C_LAYER + FQ_MAXBS + 4], tc, n;
+  char lb[64];
   if (!f || !g) {
     if (f) fclose(f);
     if (g) fclose(g);
     return LOWP_EIO;
   }
-  fprintf(f, "model,x,config,delta_pp,ci95_lo_pp,ci95_hi_pp,kl_mean,disagree_pct,images\n");
+  fprintf(f, "model,x,config,delta_pp,lo_pp,hi_pp,kl_mean,disagree_pct,images,series,bar\n");
   fprintf(g, "model,x,format,group,kl_mean,delta_pp\n");
   for (i = 0; i < 2; i++) {
-    for (k = 0; k < C_LAYER && k < nets[i]->nc; k++) {
-      const out_t *o = &nets[i]->out[k];
-      fprintf(f, "%s,%.2f,%s,%.4f,%.4f,%.4f,%.6g,%.4f,%zu\n", nets[i]->name, k + (i ? 0.15 : -0.15),
-              nets[i]->cfg[k].label, 100 * o->dacc, 100 * o->lo, 100 * o->hi, o->kl_mean, 100 * (1 - o->agree), o->n);
+    n = plot_rows(nets[i], ks, &tc);
+    for (x = 0; x < n; x++) {
+      double xx = x + (i ? 0.15 : -0.15);
+      if (ks[x] < 0) {
+        phstat_t p = phase_stat(nets[i], ks[x]);
+        fprintf(f, "%s,%.2f,%s,%.4f,%.4f,%.4f,%.6g,%.4f,%zu,%s phases,phase range\n", nets[i]->name, xx,
+                plot_label(nets[i], ks[x], lb, sizeof lb), 100 * p.med, 100 * p.min, 100 * p.max, p.kl,
+                100 * (1 - p.agree), nets[i]->out[C_E4].n, nets[i]->name);
+      } else {
+        const out_t *o = &nets[i]->out[ks[x]];
+        fprintf(f, "%s,%.2f,%s,%.4f,%.4f,%.4f,%.6g,%.4f,%zu,%s,ci95\n", nets[i]->name, xx, nets[i]->cfg[ks[x]].label,
+                100 * o->dacc, 100 * o->lo, 100 * o->hi, o->kl_mean, 100 * (1 - o->agree), o->n, nets[i]->name);
+      }
     }
     for (gi = 0; gi < nets[i]->ng; gi++)
       for (fi = 0; fi < 2; fi++) {
@@ -1344,67 +1445,89 @@ static int write_plot_csv(lowp_run_t *r, net_t *const *nets) {
   return fclose(f) | fclose(g) ? LOWP_EIO : LOWP_OK;
 }
 
-/* gnuplot commands: the configurations as x tics, and (bars) each paired
-   bootstrap interval as an error bar, grey where it spans 0, red where not. */
+/* gnuplot commands: the plotted rows as x tics, and (bars) each paired bootstrap interval as an error bar,
+   grey where it spans 0, red where not, and each phase row's range over its scale phases in blue. */
 static void config_axis(char *e, size_t len, net_t *const *nets, int bars) {
   size_t n = 0;
-  int i, k;
-  n += (size_t)snprintf(e + n, len - n, "set xrange [%g:%g]\nset xtics rotate by -40 (", bars ? -0.6 : 0.4,
-                        C_LAYER - 0.4);
-  for (k = bars ? 0 : 1; k < C_LAYER; k++)
-    n += (size_t)snprintf(e + n, len - n, "%s'%s' %d", k > !bars ? ", " : "", nets[0]->cfg[k].label, k);
+  int i, k, ks[C_LAYER + FQ_MAXBS + 4], tc, nr = plot_rows(nets[0], ks, &tc);
+  char lb[64];
+  n += (size_t)snprintf(e + n, len - n, "set xrange [%g:%g]\nset xtics noenhanced rotate by -40 font ',9' (", bars ? -0.6 : 0.4,
+                        nr - 0.4);
+  for (k = bars ? 0 : 1; k < nr; k++)
+    n += (size_t)snprintf(e + n, len - n, "%s'%s' %d", k > !bars ? ", " : "", plot_label(nets[0], ks[k], lb, sizeof lb),
+                          k);
   /* the key's text left-justified beside its samples with room to spare (the box clipped "CNN"); a right
      margin for the last rotated tick label */
-  n += (size_t)snprintf(e + n, len - n, ")\nset key top left Left reverse width 2\nset rmargin 14\n"
+  n += (size_t)snprintf(e + n, len - n, ")\nset key %s Left reverse width 2\nset rmargin 14\n"
                         "set arrow from %g, graph 0 to %g, graph 1 nohead dt 3 "
-                        "lc rgb '#999999'\n", C_TC - 0.5, C_TC - 0.5);
-  if (!bars) {
-    snprintf(e + n, len - n, "set label 1 'tensor-core model (fewer images; model extrapolation)' at %g, graph 0.95 left font ',9'\n",
-             C_TC - 0.3);
-    return;
-  }
+                        "lc rgb '#999999'\n", bars ? "top left" : "tmargin center horizontal", tc - 0.5, tc - 0.5);
+  n += (size_t)snprintf(e + n, len - n, "set label %d \"tensor-core model (fewer images;\\nmodel extrapolation)\" at %g, "
+                        "graph 0.95 left font ',9'\n", bars ? 2 : 1, tc - 0.3);
+  if (!bars) return;
   {
     double lo = 0, hi = 0;
-    for (i = 0; i < 2; i++)
-      for (k = 1; k < C_LAYER && k < nets[i]->nc; k++) {
-        if (100 * nets[i]->out[k].lo < lo) lo = 100 * nets[i]->out[k].lo;
-        if (100 * nets[i]->out[k].hi > hi) hi = 100 * nets[i]->out[k].hi;
+    for (i = 0; i < 2; i++) {
+      nr = plot_rows(nets[i], ks, &tc);
+      for (k = 1; k < nr; k++) {
+        double l, h;
+        if (ks[k] < 0) {
+          phstat_t p = phase_stat(nets[i], ks[k]);
+          l = p.min, h = p.max;
+        } else
+          l = nets[i]->out[ks[k]].lo, h = nets[i]->out[ks[k]].hi;
+        lo = 100 * l < lo ? 100 * l : lo;
+        hi = 100 * h > hi ? 100 * h : hi;
       }
-    n += (size_t)snprintf(e + n, len - n, "set yrange [%g:%g]\n", lo - 0.1 * (hi - lo) - 0.05, hi + 0.1 * (hi - lo) + 0.05);
+    }
+    /* room above the data for the key (top left) */
+    n += (size_t)snprintf(e + n, len - n, "set yrange [%g:%g]\n", lo - 0.1 * (hi - lo) - 0.05, hi + 0.3 * (hi - lo) + 0.3);
   }
   n += (size_t)snprintf(e + n, len - n, "set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 3 lc rgb "
-                        "'#555555'\nset label 1 'grey: interval spans 0, no ranking supported; red: excludes 0' at "
-                        "graph 0.02, graph 0.05 left font ',9'\n");
-  for (i = 0; i < 2; i++)
-    for (k = 1; k < C_LAYER && k < nets[i]->nc && n < len - 200; k++) {
-      const out_t *o = &nets[i]->out[k];
-      double x = k + (i ? 0.15 : -0.15);
+                        "'#555555'\nset label 1 'grey: interval spans 0, no ranking supported; red: excludes 0; blue: "
+                        "range over the scale phases' at graph 0.02, graph 0.05 left font ',9'\n");
+  for (i = 0; i < 2; i++) {
+    nr = plot_rows(nets[i], ks, &tc);
+    for (k = 1; k < nr && n < len - 200; k++) {
+      double x = k + (i ? 0.15 : -0.15), l, h;
+      const char *col;
+      if (ks[k] < 0) {
+        phstat_t p = phase_stat(nets[i], ks[k]);
+        l = p.min, h = p.max, col = "#1f77b4";
+      } else {
+        l = nets[i]->out[ks[k]].lo, h = nets[i]->out[ks[k]].hi;
+        col = l > 0 || h < 0 ? "#d62728" : "#999999";
+      }
       n += (size_t)snprintf(e + n, len - n, "set arrow from %g, %.4f to %g, %.4f heads size 0.06,90 lw 1.5 lc rgb "
-                            "'%s' front\n", x, 100 * o->lo, x, 100 * o->hi,
-                            o->lo > 0 || o->hi < 0 ? "#d62728" : "#999999");
+                            "'%s' front\n", x, 100 * l, x, 100 * h, col);
     }
+  }
 }
 
 static int plot_configs(lowp_run_t *r, net_t *const *nets) {
-  char e[8192];
-  lowp_plot_t pa = {"Accuracy change vs FP32, paired, with the 95% bootstrap interval",
+  char e[16384];
+  lowp_plot_t pa = {"Accuracy change vs FP32, paired, with the 95% bootstrap interval (phase rows: median and range)",
                     "configuration (left of the dotted line: all test images)", "accuracy minus FP32 (points)", 0, 0, e};
   lowp_plot_t pk = {"KL divergence of the softmax from FP32 (mean over images)", "configuration",
                     "mean KL(FP32 || configuration) (nats)", 0, 1, e};
   lowp_plot_t pd = {"Top-1 disagreement with FP32", "configuration", "images whose class differs from FP32's (%)",
                     0, 1, e};
-  lowp_series_t sa[2] = {{"plot_configs.csv", 2, 4, "CNN", "points pt 7 ps 1.3", "cnn", 1, 0},
-                         {"plot_configs.csv", 2, 4, "ViT", "points pt 5 ps 1.3", "vit", 1, 0}};
-  lowp_series_t sk[2] = {{"plot_configs.csv", 2, 7, "CNN", "points pt 7 ps 1.3", "cnn", 1, 0},
-                         {"plot_configs.csv", 2, 7, "ViT", "points pt 5 ps 1.3", "vit", 1, 0}};
-  lowp_series_t sd[2] = {{"plot_configs.csv", 2, 8, "CNN", "points pt 7 ps 1.3", "cnn", 1, 0},
-                         {"plot_configs.csv", 2, 8, "ViT", "points pt 5 ps 1.3", "vit", 1, 0}};
-  int st;
+  /* series by column 10: the configurations, and the per-tensor rows' medians over the scale phases (open) */
+  lowp_series_t sa[4] = {{"plot_configs.csv", 2, 4, "CNN", "points pt 7 ps 1.3", "cnn", 10, 0},
+                         {"plot_configs.csv", 2, 4, "ViT", "points pt 5 ps 1.3", "vit", 10, 0},
+                         {"plot_configs.csv", 2, 4, "CNN: median over the scale phases", "points pt 6 ps 1.6 lc rgb '#1f77b4'", "cnn phases", 10, 0},
+                         {"plot_configs.csv", 2, 4, "ViT: median over the scale phases", "points pt 4 ps 1.6 lc rgb '#1f77b4'", "vit phases", 10, 0}};
+  lowp_series_t sk[4], sd[4];
+  int st, j, np = nets[0]->nph > 1 ? 4 : 2;
+  for (j = 0; j < 4; j++) {
+    sk[j] = sd[j] = sa[j];
+    sk[j].ycol = 7;
+    sd[j].ycol = 8;
+  }
   config_axis(e, sizeof e, nets, 1);
-  st = lowp_plot(r->outdir, "accuracy", &pa, sa, 2);
+  st = lowp_plot(r->outdir, "accuracy", &pa, sa, (size_t)np);
   config_axis(e, sizeof e, nets, 0);
-  if (st == LOWP_OK) st = lowp_plot(r->outdir, "kl", &pk, sk, 2);
-  if (st == LOWP_OK) st = lowp_plot(r->outdir, "disagreement", &pd, sd, 2);
+  if (st == LOWP_OK) st = lowp_plot(r->outdir, "kl", &pk, sk, (size_t)np);
+  if (st == LOWP_OK) st = lowp_plot(r->outdir, "disagreement", &pd, sd, (size_t)np);
   return st;
 }
 
@@ -1435,11 +1558,17 @@ static int plots(lowp_run_t *r, net_t *const *nets) {
   lowp_result_plot(pa, "accuracy.png", "Accuracy of each configuration minus FP32's on the same images (points), with "
                    "its paired bootstrap 95% interval: grey bars span 0 (this run cannot rank that configuration "
                    "against FP32, nor against another grey one), red bars exclude it. Left of the dotted line all test "
-                   "images, right of it the tensor-core model's subset (wider intervals). Data: plot_configs.csv.");
+                   "images: the main rows, the block rows (e2m1 per tensor and the block-scaled formats), and the "
+                   "per-tensor e4m3 and e5m2 rows over their scale phases (open symbols: the median over the phases; "
+                   "blue bars: the range over the phases, smallest to largest change; the interval over images and "
+                   "phases is in the summary's phase table); right of it the tensor-core model's subset (wider "
+                   "intervals; model extrapolation beyond the captured vectors). Data: plot_configs.csv (column bar: ci95 or phase range).");
   lowp_result_plot(pa, "kl.png", "Mean KL divergence of each configuration's softmax from FP32's, per format and "
-                   "scaling (log axis): the primary measure, which separates formats where accuracy cannot.");
+                   "scaling (log axis; open symbols: the median over the per-tensor rows' scale phases): the primary "
+                   "measure, which separates formats where accuracy cannot.");
   lowp_result_plot(pa, "disagreement.png", "Share of images whose top-1 class differs from FP32's (100% minus top-1 "
-                   "agreement; log axis: a configuration with no disagreement has no point).");
+                   "agreement; open symbols: the median over the per-tensor rows' scale phases; log axis: a "
+                   "configuration with no disagreement has no point).");
   lowp_result_plot(pa, "layers.png", "Per-layer sensitivity: mean KL from FP32 when one site group alone is "
                    "quantized per tensor (e4m3, e5m2), CNN left of the dotted line, ViT right. Data: plot_layers.csv.");
   return LOWP_OK;

@@ -337,6 +337,55 @@ static void model_outputs(const char *dir) {
     lowp_test_check(nq == 12 && !qbad && v100bf16, "predicted_speedup_autocast: 12 entries, fp32 x1, 16-bit "
                     "between 1 and the pure 16-bit speedup, V100 bf16 not modelled (%d, %d bad)", nq, qbad);
   }
+  /* policy_ops.csv: the policy's ops (casts, dropout, mask, transposes, optimizer among them), summed per device
+     and precision, give the policy's step (step_ms) and fp32's sum over a precision's its headline speedup */
+  {
+    char pp[4400], line[1024];
+    FILE *f;
+    double sum[8][LOWP_RPREC_MAX];
+    char dev[8][16], prec[LOWP_RPREC_MAX][16];
+    int nd = 0, npr = 0, rows = 0, cls = 0, sm32 = 0, cmp = 0, pbad = 0, di, pi;
+    cJSON *q;
+    memset(sum, 0, sizeof sum);
+    snprintf(pp, sizeof pp, "%s/policy_ops.csv", dir);
+    f = fopen(pp, "r");
+    lowp_test_check(f != NULL, "policy_ops.csv is written");
+    while (f && fgets(line, sizeof line, f)) {
+      char d[16], p[16], op[64], ps[8], c[16], dt[32];
+      double fl, by, tc, tm, t;
+      if (sscanf(line, "%15[^,],%15[^,],%63[^,],%7[^,],%15[^,],%31[^,],%lf,%lf,%lf,%lf,%lf", d, p, op, ps, c, dt, &fl,
+                 &by, &tc, &tm, &t) != 11)
+        continue;
+      rows++;
+      for (di = 0; di < nd && strcmp(dev[di], d); di++) {}
+      if (di == nd && nd < 8) snprintf(dev[nd++], sizeof dev[0], "%s", d);
+      for (pi = 0; pi < npr && strcmp(prec[pi], p); pi++) {}
+      if (pi == npr && npr < LOWP_RPREC_MAX) snprintf(prec[npr++], sizeof prec[0], "%s", p);
+      if (di < 8 && pi < LOWP_RPREC_MAX) sum[di][pi] += t;
+      pbad += !(t == fmax(tc, tm) && t >= 0);
+      if (!strcmp(d, "a100") && !strcmp(p, "fp16"))
+        cls |= (!strcmp(c, "cast")) | (!strcmp(c, "dropout") << 1) | (!strcmp(c, "mask") << 2) |
+               (!strcmp(c, "transpose") << 3) | (!strcmp(c, "optimizer") << 4);
+      sm32 += !strcmp(d, "a100") && !strcmp(p, "fp16") && !strncmp(op, "softmax", 7) && !strcmp(dt, "fp32");
+    }
+    if (f) fclose(f);
+    cJSON_ArrayForEach(q, cJSON_GetObjectItemCaseSensitive(j, "predicted_speedup_autocast")) {
+      const cJSON *sp = cJSON_GetObjectItemCaseSensitive(q, "speedup");
+      int d0 = -1, p0 = -1, p1 = -1;
+      if (!cJSON_IsNumber(sp)) continue;
+      for (di = 0; di < nd; di++) d0 = strcmp(dev[di], str(q, "device")) ? d0 : di;
+      for (pi = 0; pi < npr; pi++) p0 = strcmp(prec[pi], "fp32") ? p0 : pi;
+      for (pi = 0; pi < npr; pi++) p1 = strcmp(prec[pi], str(q, "precision")) ? p1 : pi;
+      if (d0 < 0 || p0 < 0 || p1 < 0 || !(sum[d0][p1] > 0)) { pbad++; continue; }
+      cmp++;
+      pbad += fabs(sum[d0][p0] / sum[d0][p1] / sp->valuedouble - 1) > 1e-6;
+      pbad += fabs(1e3 * sum[d0][p1] / num(q, "step_ms") - 1) > 1e-6;
+    }
+    lowp_test_check(rows > 100 && cmp == 11 && !pbad, "policy_ops.csv: %d rows; summed per device and precision "
+                    "they give the 11 modelled steps and headline speedups (%d compared, %d bad)", rows, cmp, pbad);
+    lowp_test_check(cls == 31 && sm32 == 2, "policy_ops.csv: cast, dropout, mask, transpose and optimizer ops; "
+                    "softmax fwd and bwd in fp32 under fp16 autocast (classes %d, %d fp32 softmax)", cls, sm32);
+  }
   /* the answer opens with the policy (the index shows the first sentence beside the key numbers read from the
      policy's table): its first sentence, up to ". " outside parentheses, names every modelled 16-bit policy
      speedup as "DEVICE PRECISION xS.SS" and the 16-bit rows not modelled; the pure 16-bit figures come later */

@@ -74,6 +74,42 @@ for bf in "$T"/eg/bounds_*_*_*.csv; do
            FNR > 2 && (($1 "," $2) in b) { if (!($4 + 0 <= b[$1 "," $2] + 0)) { bad++; print FILENAME ": " $1 " at " $2 } }
            END { exit bad > 0 }' "$bf" "$data" >"$T/pb" && ok || bad "a drawn probabilistic bound below its curve: $(cat "$T/pb")"
 done
+# checks.csv: every drawn bound against every trial, one row per point; the verdicts' and the answer's counts
+# are its columns' sums (recomputed here and compared with results.json's key numbers)
+ck="$T/eg/checks.csv"
+sed -n 2p "$ck" | grep -qx 'op,format,data,model,size,trials,bound_kind,basis,bound,max_error,trials_over,stagnating_steps_max,sqrt_size,cut_by_stagnation,overflow,checked' &&
+  ok || bad "checks.csv header: $(sed -n 2p "$ck")"
+key() { tr -d ' \t\n' < "$T/eg/results.json" | grep -o "\"$1\":[0-9]*" | head -1 | cut -d: -f2; }
+sums=$(awk -F, 'NR > 2 && $7 == "deterministic" && $16 == 1 { p++; t += $6; o += $11; v += $11 > 0 }
+                NR > 2 && $7 == "probabilistic" && $16 == 1 { pp++; pt += $6; po += $11 }
+                NR > 2 && $14 == 1 { cp++; ct += $6; co += $11 }
+                NR > 2 && $8 == "heuristic" && $15 == 0 { hp++; ht += $6; ho += $11 }
+                END { printf "%d %d %d %d %d %d %d %d %d %d %d %d %d", p, v, t, o, pp, pt, po, cp, ct, co, hp, ht, ho }' "$ck")
+want="$(key bound_points_checked) $(key bound_points_violated) $(key bound_trials_checked) $(key bound_trials_exceeding)"
+want="$want $(key prob_bound_points_checked) $(key prob_bound_trial_sums_checked) $(key prob_bound_trial_sums_exceeding)"
+want="$want $(key prob_bound_points_cut_by_stagnation) $(key prob_bound_cut_trials) $(key prob_bound_cut_trials_exceeding_uncut)"
+want="$want $(key heuristic_bound_points) $(key heuristic_bound_trials) $(key heuristic_bound_trials_exceeding)"
+[ "$sums" = "$want" ] && ok || bad "checks.csv sums ($sums) differ from results.json's key numbers ($want)"
+grep -q "exceeded by $(key prob_bound_trial_sums_exceeding) of $(key prob_bound_trial_sums_checked) trial sums at $(key prob_bound_points_checked) points" \
+  "$T/eg/summary.md" && ok || bad "the answer's probabilistic counts are not checks.csv's"
+# every probabilistic row: checked exactly where it is not cut (cut: the stagnating steps exceed sqrt(size)),
+# heuristic rows never checked, every row's trials equal to the curve CSV's trials column
+awk -F, 'NR > 2 && $7 == "probabilistic" && $15 == 0 { c = ($12 != "" && $12 + 0 > $13 + 0); if (c != $14 || $16 != !c) bad++ }
+         NR > 2 && $8 == "heuristic" && $16 != 0 { bad++ } NR > 2 { n++ } END { exit bad > 0 || n < 100 }' "$ck" &&
+  ok || bad "checks.csv: cut/checked columns disagree with the stagnation counts, or a heuristic row is checked"
+# the referee's case: fp16 recursive sums of [0,1] at n = 16384 err 0.75 in every trial, over the uncut probabilistic
+# bound 0.414 in every trial: that row is cut by stagnation and not checked
+awk -F, '$1 == "sum" && $3 == "uniform01" && $4 == "fp16 recursive" && $5 == 16384 && $7 == "probabilistic" {
+           f = 1; if (!($11 == $6 && $14 == 1 && $16 == 0 && $10 > $9)) bad = 1 } END { exit bad || !f }' "$ck" &&
+  ok || bad "fp16 recursive sum at n = 16384: not every trial over the uncut bound, or not cut"
+# every drawn bound point of the plots has its row (same bound value)
+for bf in "$T"/eg/bounds_*_*_*.csv; do
+  rest=$(basename "$bf" .csv); rest=${rest#bounds_}; op=${rest%%_*}; dist=${rest##*_}; fm=${rest#*_}; fm=${fm%_*}
+  awk -F, -v op="$op" -v fm="$fm" -v d="$dist" 'FNR == NR { if (FNR > 2 && $1 == op && $3 == d && ($1 == "sum" || $2 == fm))
+             r[$4 ": " ($7 == "probabilistic" ? "prob. bound" : $8 == "heuristic" ? "heuristic bound" : "bound") "," $5] = $9; next }
+           FNR > 2 { n++; if (!(($1 "," $2) in r) || r[$1 "," $2] != $3) { bad++; print $1 " at " $2 } }
+           END { exit bad > 0 || n == 0 }' "$ck" "$bf" >"$T/ckm" && ok || bad "$bf: drawn bound points missing from checks.csv: $(head -3 "$T/ckm")"
+done
 # Kahan's bound is heuristic: labelled so, never a plain "bound", and withdrawn (not "vacuous") in fp16 from n = 256
 grep -q '^fp16 Kahan: heuristic bound,' "$T/eg/bounds_sum_fp32_uniform01.csv" && ok || bad "fp16 Kahan bound not labelled heuristic"
 grep -q '^fp[0-9]* Kahan: bound,' "$T"/eg/bounds_sum_*.csv && bad "a Kahan bound drawn as a plain bound" || ok

@@ -93,14 +93,26 @@ OMP_NUM_THREADS=1 "$LOWP" run fp8-quantization --quick $EVAL --data="$T/data" --
 rm "$T/data" && ln -s "$T/raw" "$T/data"
 OMP_NUM_THREADS=2 "$LOWP" run fp8-quantization --quick $EVAL --data="$T/data" --out "$T/t2" >"$T/log2" 2>&1 ||
   bad "quick run (2 threads, uncompressed data) exit $?"
-FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz plot_configs.csv plot_layers.csv seeds.csv"
+FILES="results.json summary.md configs.csv outliers.csv outlier_channels.csv per_image.csv.gz per_phase.csv.gz plot_configs.csv plot_layers.csv seeds.csv"
 for f in $FILES; do [ -s "$T/t1/$f" ] && ok || bad "missing $f"; done
 for f in $FILES; do
   cmp -s "$T/t1/$f" "$T/t2/$f" && ok || bad "$f differs between 1 thread (gzip data) and 2 (uncompressed)"
 done
 for p in accuracy kl disagreement layers; do [ -s "$T/t1/$p.png" ] && grep -q "\"$p.png\"" "$T/t1/results.json" && ok || bad "plot $p missing"; done
-# the accuracy plot draws one interval per configuration and network but FP32's: 2 x 16 error bars
-[ "$(grep -c 'heads size' "$T/t1/accuracy.gp")" -eq 32 ] && ok || bad "accuracy.gp: $(grep -c 'heads size' "$T/t1/accuracy.gp") error bars"
+# the accuracy plot draws one bar per plotted row and network but FP32's: 10 main, e2m1 and 4 block rows, 2 phase
+# rows (their range over the phases, blue), 6 tensor-core rows: 2 x 23 bars, 4 of them blue; and the phase medians
+[ "$(grep -c 'heads size' "$T/t1/accuracy.gp")" -eq 46 ] && ok || bad "accuracy.gp: $(grep -c 'heads size' "$T/t1/accuracy.gp") error bars"
+[ "$(grep -c 'heads size.*#1f77b4' "$T/t1/accuracy.gp")" -eq 4 ] && ok || bad "accuracy.gp: phase range bars"
+grep -q '"ViT: median over the scale phases"' "$T/t1/accuracy.gp" && [ "$(grep -c ',phase range$' "$T/t1/plot_configs.csv")" -eq 4 ] &&
+  ok || bad "accuracy.gp/plot_configs.csv: no phase medians"
+# a phase row's point is the median of its phases' changes in configs.csv and its bar their range (phase 0: the plain row)
+awk -F, 'FNR == NR { if ($7 == "phase" || $3 == "e4m3 tensor" || $3 == "e5m2 tensor") { split($3, w, " "); v[$1 "," w[1]] = v[$1 "," w[1]] " " $10 } next }
+  $11 == "phase range" { split($3, w, " "); n = split(v[$1 "," w[1]], a, " ");
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+    med = n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2;
+    if (n != 4 || $4 - med > 0.006 || med - $4 > 0.006 || $5 - a[1] > 0.006 || a[1] - $5 > 0.006 || $6 - a[n] > 0.006 ||
+        a[n] - $6 > 0.006) bad++; m++ }
+  END { exit bad || m != 4 }' "$T/t1/configs.csv" "$T/t1/plot_configs.csv" && ok || bad "plot_configs.csv phase rows do not match configs.csv"
 grep -q '"answer"' "$T/t1/results.json" && grep -q '"verdicts"' "$T/t1/results.json" && ok || bad "answer/verdicts missing"
 grep -q 'arXiv:2208.07339' "$T/t1/results.json" && ok || bad "the answer does not cite LLM.int8()"
 # the experiment's own expectations are verdicts too (met or not), and so is the agreement of the bootstrap
@@ -114,9 +126,17 @@ grep -q 'the accuracy gain is not significant' "$T/t1/results.json" && bad "'gai
 # e2m1 per tensor and 4 block-scaled rows, 2 formats x 3 further scale phases
 [ "$(wc -l <"$T/t1/configs.csv")" -eq $((1 + 2 * 17 + 2 * 4 + 2 * 8 + 2 * (1 + 4 + 6))) ] && ok ||
   bad "configs.csv: $(wc -l <"$T/t1/configs.csv") lines"
-# one row per image and configuration: N images (NT for the 6 tensor-core rows of each network)
-[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + N * (11 + 8 + 11) + NT * 6 + N * (11 + 16 + 11) + NT * 6)) ] &&
+# one row per image and configuration: N images (NT for the 6 tensor-core rows of each network), but the further
+# scale phases: per_phase.csv.gz, one row per network, format and image, the 4 phases' predictions in one string
+[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + N * (11 + 8 + 5) + NT * 6 + N * (11 + 16 + 5) + NT * 6)) ] &&
   ok || bad "per_image.csv.gz: $(gzip -dc "$T/t1/per_image.csv.gz" | wc -l) lines"
+[ "$(gzip -dc "$T/t1/per_phase.csv.gz" | wc -l)" -eq $((1 + 2 * 2 * N)) ] &&
+  gzip -dc "$T/t1/per_phase.csv.gz" | head -1 | grep -qx 'model,format,image,label,pred_by_phase,kl_phase1,kl_phase2,kl_phase3' &&
+  ok || bad "per_phase.csv.gz: $(gzip -dc "$T/t1/per_phase.csv.gz" | wc -l) lines, header $(gzip -dc "$T/t1/per_phase.csv.gz" | head -1)"
+# its phase 0 is the plain per-tensor row of per_image.csv.gz, image by image
+gzip -dc "$T/t1/per_image.csv.gz" | awk -F, 'FNR == NR { if ($3 == "e4m3 tensor" || $3 == "e5m2 tensor") p[$1 "," substr($3, 1, 4) "," $4] = $6; next }
+  FNR > 1 { n++; if (p[$1 "," $2 "," $3] != substr($5, 1, 1)) bad++ } END { exit bad || n == 0 }' - <(gzip -dc "$T/t1/per_phase.csv.gz") &&
+  ok || bad "per_phase.csv.gz's phase 0 differs from the per-tensor rows"
 # two quantizers of OCP MX e4m3 (lowp_bs_quantize's floor rule, qdq's MX blocks) give the same network outputs:
 # the same prediction and KL on every image, in both networks
 gzip -dc "$T/t1/per_image.csv.gz" | awk -F, '$3 == "e4m3 mx" {a[$1 "," $4] = $6 "," $8; n++}

@@ -12,7 +12,8 @@ kernels/train/vit.h, models/README.md) on the Fashion-MNIST test images, and che
                  set; the default ctest label runs S = 10, 1,000 images; label long runs all);
   --run DIR      a lowp run's output folder: its per_image.csv.gz FP32 rows agree with numpy on the
                  images it evaluated, and every configuration's accuracy, change, McNemar counts and
-                 exact p-value and top-1 agreement in configs.csv are recomputed from the per-image rows.
+                 exact p-value and top-1 agreement in configs.csv are recomputed from the per-image rows
+                 (the scale-phase rows from per_phase.csv.gz, with their mean KL).
 
 Exit 0 when everything agrees, 1 otherwise, 77 when the dataset is not installed.
 Run: /usr/bin/python3 tests/numpy/fp8q_eval.py [--models models] [--data DIR] [--stride S] [--run DIR]
@@ -148,6 +149,26 @@ def check_run(run, preds, labels):
             rows.setdefault((r["model"], int(r["index"])), []).append(r)
     with open(os.path.join(run, "configs.csv")) as f:
         configs = list(csv.DictReader(f))
+    # the per-tensor rows' further scale phases: per_phase.csv.gz, one line per model, format and image
+    # (pred_by_phase: one character a phase, 0-9 then a-z; kl_phaseJ), rebuilt here as per-image rows
+    phase = {}
+    pp = os.path.join(run, "per_phase.csv.gz")
+    if os.path.exists(pp):
+        with gzip.open(pp, "rt") as f:
+            for r in csv.DictReader(f):
+                phase.setdefault((r["model"], r["format"]), []).append(r)
+    for c in configs:
+        if c["kind"] != "phase":
+            continue
+        fmt, j = c["format"], int(c["config"].split("x2^(-")[1].split("/")[0])
+        src = phase.get((c["model"], fmt), [])
+        rows[(c["model"], int(c["index"]))] = [{"pred": str(int(r["pred_by_phase"][j], 36)),
+                                                "kl": r["kl_phase%d" % j]} for r in src]
+        kl = np.mean([float(r["kl_phase%d" % j]) for r in src]) if src else float("nan")
+        if not abs(kl - float(c["kl_mean"])) <= 1e-3 * abs(float(c["kl_mean"])) + 1e-12:
+            print("FAIL %s %s: mean KL over per_phase.csv.gz %.6g vs configs.csv %s" % (c["model"], c["config"], kl,
+                                                                                      c["kl_mean"]))
+            bad += 1
     for name in ("cnn", "vit"):
         ref = rows[(name, 0)]
         mine = preds[name][:len(ref)]
@@ -178,7 +199,8 @@ def check_run(run, preds, labels):
             print("FAIL %s %s: recomputed acc %.2f delta %.2f b %d c %d p %.4g agree %.2f vs %s"
                   % (c["model"], c["config"], acc, dacc, b, cc, pv, agree, c))
             bad += 1
-    print("%s %d configurations recomputed from per_image.csv.gz" % ("ok" if not bad else "FAIL", len(configs)))
+    print("%s %d configurations recomputed from per_image.csv.gz and per_phase.csv.gz (%d phase rows)"
+          % ("ok" if not bad else "FAIL", len(configs), sum(c["kind"] == "phase" for c in configs)))
     return bad
 
 
