@@ -283,7 +283,8 @@ add_avx2(double *y, const double *x, size_t n, const cadd *c, const lowp_format_
   }
 }
 
-/* AVX-512: the same step on 8 lanes, comparisons into masks */
+/* AVX-512: the same on 8 lanes, the mode of the addition in the instruction
+   (embedded rounding) instead of rup / rdn's step, comparisons into masks */
 
 __attribute__((target(LOWP_AVX512_TARGET64), always_inline)) static inline void
 add_avx512_m(double *y, const double *x, size_t n, const cadd *c, const lowp_format_t *f,
@@ -308,10 +309,13 @@ add_avx512_m(double *y, const double *x, size_t n, const cadd *c, const lowp_for
     mm = _mm512_mul_pd(e, mul);
     q = _mm512_mul_pd(e, qmul);
     s = mode == M_NE || mode == M_UP || mode == M_DN ? v : av;
-    yv = _mm512_sub_pd(_mm512_add_pd(s, mm), mm);
-    if (mode == M_UP) yv = _mm512_mask_add_pd(yv, _mm512_cmp_pd_mask(yv, s, _CMP_LT_OQ), yv, q);
-    if (mode == M_DN || mode == M_TZ || mode == M_TO)
-      yv = _mm512_mask_sub_pd(yv, _mm512_cmp_pd_mask(yv, s, _CMP_GT_OQ), yv, q);
+    /* the mode in the instruction (embedded rounding): no step afterwards */
+    if (mode == M_UP) yv = _mm512_add_round_pd(s, mm, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
+    else if (mode == M_DN) yv = _mm512_add_round_pd(s, mm, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    else if (mode == M_TZ || mode == M_TO)
+      yv = _mm512_add_round_pd(s, mm, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    else yv = _mm512_add_round_pd(s, mm, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    yv = _mm512_sub_pd(yv, mm);
     if (mode == M_NA) /* a tie rounded down to even: up */
       yv = _mm512_mask_add_pd(yv, _mm512_cmp_pd_mask(_mm512_sub_pd(s, yv), _mm512_mul_pd(q, half),
                                                       _CMP_EQ_OQ), yv, q);
