@@ -35,10 +35,12 @@ static uint64_t next(void) { /* splitmix64 */
 }
 
 /* One adversarial value of format f; mode 0: finite, 1: with NaN/inf,
-   2: near f's largest value often (C: overflow of the chain). */
+   2: near f's largest value often (C: overflow of the chain), 3: mostly
+   zeros of both signs (blocks whose products are all zero, C = +-0). */
 static double entry(const lowp_format_t *f, int mode) {
   uint64_t r = next();
   int cat = (int)(r % 16), sgn = (int)((r >> 8) & 1);
+  if (mode == 3 && cat < 12) cat = 8; /* mostly zeros of both signs: all-zero blocks */
   double v, y;
   switch (cat) {
   case 0: case 1: case 2: case 3: case 4: /* small integers: ties, cancellation */
@@ -89,8 +91,8 @@ static void compare(const char *what, const lowp_gemm_tc_cfg_t *cfg, size_t M, s
   double *cf = malloc(M * N * sizeof *cf);
   size_t q;
   int st;
-  fill(a, M * K, cfg->in, mode == 1);
-  fill(b, K * N, cfg->in, mode == 1);
+  fill(a, M * K, cfg->in, mode == 2 ? 0 : mode);
+  fill(b, K * N, cfg->in, mode == 2 ? 0 : mode);
   fill(c0, M * N, cfg->out, mode);
   memcpy(cr, c0, M * N * sizeof *cr);
   omp_set_num_threads(1);
@@ -138,7 +140,7 @@ static void presets(void) {
                    outs[o]->name, pr);
           lowp_test_check(lowp_gemm_tc_fast_ok(&cfg), "%s: not served by the fast path", what);
           served++;
-          for (mode = 0; mode < 3; mode++) compare(what, &cfg, 3, 70, 100, mode);
+          for (mode = 0; mode < 4; mode++) compare(what, &cfg, 3, 70, 100, mode);
           compare(what, &cfg, 3, 9, 13, 1);
           compare(what, &cfg, 2, 65, 1, 2);
           compare(what, &cfg, 2, 3, 0, 2);
@@ -150,9 +152,12 @@ static void presets(void) {
 
 /* Parameters: the fast path's other cases, and what it leaves to the scalar. */
 static void custom(void) {
+  /* the first six are fast: 32-bit lanes with one accumulator (b=4,F=8;
+     b=3,F=20), two (b=10,F=26), and the 64-bit copies (F=40, F=30) */
   static const char *const specs[] = {"b=4,F=8", "b=32,F=40,out=rne,out16=rtz", "b=3,F=20,outfrac=5",
                                       "b=8,F=24,latec=1,interleave=1,crnd=rtz",
-                                      "b=2,F=30,interleave=3", "b=16,F=25,align=rne",
+                                      "b=2,F=30,interleave=3", "b=10,F=26,out=rne,out16=rtz",
+                                      "b=16,F=25,align=rne",
                                       "b=16,F=25,sticky=1", "b=16,F=25,ovf=ieee",
                                       "b=16,F=25,out=rna,out16=rna"};
   size_t s;
@@ -166,8 +171,11 @@ static void custom(void) {
                                                sizeof err) == LOWP_OK,
                            "%s: %s", specs[s], err))
         continue;
-      lowp_test_check(lowp_gemm_tc_fast_ok(&cfg) == (s < 5), "%s: fast_ok", specs[s]);
-      if (s < 5) compare(specs[s], &cfg, 4, 67, 50, 1);
+      lowp_test_check(lowp_gemm_tc_fast_ok(&cfg) == (s < 6), "%s: fast_ok", specs[s]);
+      if (s < 6) {
+        compare(specs[s], &cfg, 4, 67, 50, 1);
+        compare(specs[s], &cfg, 4, 67, 50, 3);
+      }
       else { /* the dispatcher runs the scalar: ref == scalar */
         double a[12], b[12], c1[9] = {0}, c2[9] = {0};
         fill(a, 12, &LOWP_FMT_FP16, 0);

@@ -219,13 +219,14 @@ static void check_lengths(void) {
   free(b.v);
 }
 
-/* The copies that convert through binary32 (p <= 22 on AVX2/AVX-512) use
-   the CPU's conversion: their bits must not depend on the caller's rounding
-   mode, nor on FTZ/DAZ in MXCSR (then the binary64 path runs). The
-   reference is computed first, in the default environment. */
+/* The AVX2/AVX-512 copies round by a binary64 addition in the caller's
+   rounding mode (rne and rna only under to-nearest) or convert through
+   binary32 by the CPU's conversion: their bits must not depend on the
+   caller's rounding mode, nor on FTZ/DAZ in MXCSR (then another path runs).
+   The reference is computed first, in the default environment. */
 static void check_fenv(void) {
   static const int fmodes[] = {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
-  static const char *const fmts[] = {"fp16", "bf16", "e4m3", "tf32"};
+  static const char *const fmts[] = {"fp16", "bf16", "e4m3", "tf32", "e5m2fnuz", "e2m1", "fp32"};
   bitvec b = {0};
   size_t i, k, j, m, bad;
   for (i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {

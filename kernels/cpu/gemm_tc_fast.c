@@ -42,7 +42,7 @@
 
 #define AI static inline __attribute__((always_inline))
 
-enum { W = 64, ZX = -(1 << 20), ZC = -(1 << 22) };
+enum { W = 64, W8 = 8, ZX = -(1 << 20), ZC = -(1 << 22) };
 enum { SEG_CHAIN0 = 1, SEG_INSTR0 = 2, SEG_INSTR1 = 4, SEG_CHAIN1 = 8 };
 
 /* ---------------------------------------------------------------- types */
@@ -59,6 +59,9 @@ typedef struct {
   int F, l0, r0, lc, rc;      /* cut shifts of products and of c */
   int P, rne;                 /* block rounding: precision, 1 = rne (else rtz) */
   int late_c, promote;
+  int q32, lq;                /* the AVX2 32-bit-lane copy: 1 or 2 accumulators, else 0;
+                                 c's left shift there (gemm_tc_fast_avx2.h) */
+  size_t pw;                  /* B's panel width: W, or W8 for that copy */
   lowp_rounding_t c_rnd;
   const lowp_format_t *out;
   const int32_t *ma, *xa, *mb, *xb; /* A (m x k), B panels (npan x k x W) */
@@ -289,6 +292,7 @@ __attribute__((target(LOWP_TC_AVX512))) static void run_avx512(const job_t *g, s
   size_t i;
   for (i = i0; i < i1; i++) row_panel(g, i, pan);
 }
+#include "cpu/gemm_tc_fast_avx2.h"
 #endif
 
 enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LOWP_ISA_AVX512 };
@@ -296,8 +300,14 @@ enum { ISA_GENERIC = LOWP_ISA_GENERIC, ISA_AVX2 = LOWP_ISA_AVX2, ISA_AVX512 = LO
 static void run_isa(int isa, const job_t *g, size_t i0, size_t i1, size_t pan) {
   switch (isa) {
 #ifdef LOWP_TCFAST_X86
-  case ISA_AVX512: run_avx512(g, i0, i1, pan); break;
-  case ISA_AVX2: run_avx2(g, i0, i1, pan); break;
+  case ISA_AVX512:
+    if (g->q32) run_q32(g, i0, i1, pan); /* faster there too (docs/tc-gemm-fast.md) */
+    else run_avx512(g, i0, i1, pan);
+    break;
+  case ISA_AVX2:
+    if (g->q32) run_q32(g, i0, i1, pan);
+    else run_avx2(g, i0, i1, pan);
+    break;
 #endif
   default: run_rows(g, i0, i1, pan); break;
   }
@@ -335,21 +345,26 @@ static size_t plan(size_t *perm, seg_t *seg, size_t k, const lowp_tc_model_t *m)
 
 /* ------------------------------------------------------------- packing */
 
+/* B in panels of g->pw columns; for the 32-bit-lane copy each significand
+   as the int16 in the low half of its lane, the high half 0 (vpmaddwd) */
 static int pack(job_t *g, int32_t *ma, int32_t *xa, int32_t *mb, int32_t *xb, char *rbad,
                 char *cbad) {
-  size_t i, j, kk;
+  size_t i, j, kk, pw = g->pw;
   for (i = 0; i < g->m; i++)
     for (kk = 0; kk < g->k; kk++) {
+      size_t at = i * g->k + kk;
       double v = g->a[i * g->k + g->perm[kk]];
       if (!isfinite(v)) rbad[i] = 1;
-      unpack(&ma[i * g->k + kk], &xa[i * g->k + kk], v, g->pin, g->xemin);
+      unpack(&ma[at], &xa[at], v, g->pin, g->xemin);
+      if (g->q32) ma[at] &= 0xffff;
     }
   for (kk = 0; kk < g->k; kk++)
-    for (j = 0; j < g->npan * W; j++) {
-      size_t at = ((j / W) * g->k + kk) * W + j % W;
+    for (j = 0; j < g->npan * pw; j++) {
+      size_t at = ((j / pw) * g->k + kk) * pw + j % pw;
       double v = j < g->n ? g->b[g->perm[kk] * g->n + j] : 0.0;
       if (!isfinite(v)) cbad[j] = 1;
       unpack(&mb[at], &xb[at], v, g->pin, g->xemin);
+      if (g->q32) mb[at] &= 0xffff;
     }
   return LOWP_OK;
 }
@@ -433,7 +448,7 @@ int lowp_gemm_tc_fast(double *c, const double *a, const double *b, size_t m, siz
                       size_t k, const lowp_gemm_tc_cfg_t *cfg, const char *isa) {
   job_t g;
   int use = (int)lowp_cpu_isa(0), st = LOWP_ENOMEM;
-  size_t npan = (n + W - 1) / W, *perm;
+  size_t npan, *perm;
   int32_t *buf;
   seg_t *seg;
   double *c0;
@@ -448,18 +463,23 @@ int lowp_gemm_tc_fast(double *c, const double *a, const double *b, size_t m, siz
   if (m == 0 || n == 0) return LOWP_OK;
   memset(&g, 0, sizeof g);
   setup(&g, cfg);
+#ifdef LOWP_TCFAST_X86
+  if (use >= ISA_AVX2) g.q32 = q32_fits(cfg, g.F, g.P, g.pout);
+#endif
+  g.pw = g.q32 ? W8 : W, npan = (n + g.pw - 1) / g.pw;
+  g.lq = g.F + 1 - g.P > 0 ? g.F + 1 - g.P : 0;
   g.m = m, g.n = n, g.k = k, g.npan = npan, g.a = a, g.b = b, g.c = c;
   perm = malloc((k + 1) * sizeof *perm);
   seg = malloc((2 * k + 2) * sizeof *seg);
-  buf = malloc((2 * m * k + 2 * npan * W * k + 1) * sizeof *buf);
+  buf = malloc((2 * m * k + 2 * npan * g.pw * k + 1) * sizeof *buf);
   c0 = malloc(m * n * sizeof *c0);
-  flags = calloc(m + npan * W, 1);
+  flags = calloc(m + npan * g.pw, 1);
   if (perm && seg && buf && c0 && flags) {
     g.nseg = k ? plan(perm, seg, k, &cfg->model) : 0;
     g.perm = perm, g.seg = seg;
-    g.ma = buf, g.xa = buf + m * k, g.mb = buf + 2 * m * k, g.xb = g.mb + npan * W * k;
+    g.ma = buf, g.xa = buf + m * k, g.mb = buf + 2 * m * k, g.xb = g.mb + npan * g.pw * k;
     memcpy(c0, c, m * n * sizeof *c0);
-    pack(&g, buf, buf + m * k, buf + 2 * m * k, buf + 2 * m * k + npan * W * k, flags,
+    pack(&g, buf, buf + m * k, buf + 2 * m * k, buf + 2 * m * k + npan * g.pw * k, flags,
          flags + m);
     run_all(&g, use);
     st = fixup(&g, c0, flags, flags + m, cfg);
