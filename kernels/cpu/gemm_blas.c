@@ -21,6 +21,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +37,26 @@ char *openblas_get_corename(void);
 /* ------------------------------------------------------ private helpers */
 
 /* x (n values) as floats; 1 when one is not an fp32 value (NaN and infinities pass; a finite value beyond
-   fp32's range is refused before its conversion, which C leaves undefined) */
+   fp32's range is refused). lowp reveal calls sgemm on tens of thousands of batch entries, so the
+   common case is one loop the compiler vectorises: every value converted and converted back, their
+   bits compared (C11 Annex F, the IEC 60559 binding that GCC and Clang declare with __STDC_IEC_559__,
+   makes an out-of-range conversion an infinity, caught by the comparison); only when some bits differ
+   (a NaN's payload, or a value that is not fp32) are the values checked one by one. */
 static int to_float(float *y, const double *x, size_t n) {
   size_t i;
+  uint64_t diff = 0;
+  for (i = 0; i < n; i++) {
+    double back;
+    uint64_t u, v;
+    y[i] = (float)x[i];
+    back = (double)y[i];
+    memcpy(&u, &back, sizeof u);
+    memcpy(&v, &x[i], sizeof v);
+    diff |= u ^ v;
+  }
+  if (!diff) return 0;
   for (i = 0; i < n; i++) {
     if (isfinite(x[i]) && fabs(x[i]) > FLT_MAX) return 1;
-    y[i] = (float)x[i];
     if ((double)y[i] != x[i] && x[i] == x[i]) return 1;
   }
   return 0;

@@ -388,11 +388,13 @@ static void set_scales(scales_t *sc, int sign, int eu, int eM, int ebu, int ebM)
 static int choose_split(scales_t *sc, const lowp_format_t *fa, const lowp_format_t *fb,
                         const lowp_format_t *fo, int D, int sign, int narrow) {
   int eu, ebu, eM, best_score = 1 << 30, found = 0;
-  for (eu = exp_lo(fa, 1); eu <= fa->emax - 1; eu++)
-    for (ebu = exp_lo(fb, 1); ebu <= fb->emax - 1; ebu++)
-      for (eM = eu; eM <= fa->emax - 1 && products_fit(fo, eu + ebu, eu + ebu + D, narrow); eM++) {
+  /* every exponent of either input up to emax (2^emax is a value of every format: e4m3's largest
+     binade, 2^8 .. 448, gives M two more bits than emax - 1 would, and its windows 4x the terms) */
+  for (eu = exp_lo(fa, 1); eu <= fa->emax; eu++)
+    for (ebu = exp_lo(fb, 1); ebu <= fb->emax; ebu++)
+      for (eM = eu; eM <= fa->emax && products_fit(fo, eu + ebu, eu + ebu + D, narrow); eM++) {
         int EU = eu + ebu, EB = EU + D, ebM = EB - eM, score;
-        if (ebM < fb->emin || ebM > fb->emax - 1) continue;
+        if (ebM < fb->emin || ebM > fb->emax) continue;
         score = (eu < fa->emin ? 100000 : 0) + (ebu < fb->emin ? 100000 : 0) + abs(EU + EB) +
                 abs(eM - ebM) + abs(eu - ebu);
         if (score < best_score) {
@@ -473,26 +475,45 @@ typedef struct {
   size_t nrows;
   size_t calls, probes;
   char msg[400]; /* why the outputs are not counts */
+  bufs_t x;      /* one call's buffers, kept across the class's calls (rows outside the class stay 0) */
+  size_t xbatch; /* their batch entries (0: none yet) */
+  size_t bfill;  /* entries whose input 1 holds the units' values (not split) */
 } oracle_t;
+
+/* windows of win over n leaves */
+static size_t nwin(const scales_t *sc, size_t n) { return (n + sc->win - 1) / sc->win; }
+
+/* 1: pq's units are its sub in windows, then outer alone (fewer probes than its scope) */
+static int use_sub(const scales_t *sc, const lowp__pair_t *pq) {
+  return sc->nw > 1 && pq->sub && pq->scope && nwin(sc, pq->nsub) + 1 < nwin(sc, pq->nscope);
+}
 
 /* the windows of a probe: 1 where K units fit (every term a unit), else
    its scope (the leaves of a node that holds the LCA: the only units it
-   needs) in windows of win */
+   needs) in windows of win, or its sub in windows and one for outer */
 static size_t pair_windows(const scales_t *sc, size_t K, const lowp__pair_t *pq) {
-  size_t ns = pq->scope ? pq->nscope : K;
-  return sc->nw == 1 ? 1 : (ns + sc->win - 1) / sc->win;
+  if (sc->nw == 1) return 1;
+  return use_sub(sc, pq) ? nwin(sc, pq->nsub) + 1 : nwin(sc, pq->scope ? pq->nscope : K);
 }
 
-/* probe pq's row: units in window w (every term when nw = 1), +-M at x
-   and y, 0 elsewhere; returns the units */
+/* probe pq's row: units in window w (every term when nw = 1; outer alone
+   in the last window of a sub), +-M at x and y, 0 elsewhere; returns the
+   units */
 static size_t fill_probe(double *ar, size_t K, const scales_t *sc, const lowp__pair_t *pq, size_t w) {
-  size_t l, i, ns = pq->scope ? pq->nscope : K, lo = w * sc->win, hi, units = 0;
+  int sub = use_sub(sc, pq);
+  const size_t *set = sub ? pq->sub : pq->scope;
+  size_t l, i, ns = sub ? pq->nsub : pq->scope ? pq->nscope : K, lo = w * sc->win, hi, units = 0;
   double u = sc->unit < 0 ? -sc->ua : sc->ua;
   if (sc->nw == 1) { lo = 0; hi = K; ns = K; }
   hi = lo + sc->win < ns ? lo + sc->win : ns;
   if (sc->nw > 1) memset(ar, 0, K * sizeof *ar);
+  if (sub && w == nwin(sc, pq->nsub)) { /* outer's window */
+    ar[pq->outer] = u;
+    units = 1;
+    lo = hi = 0;
+  }
   for (i = lo; i < hi; i++) {
-    l = sc->nw > 1 && pq->scope ? pq->scope[i] : i;
+    l = sc->nw > 1 && set ? set[i] : i;
     ar[l] = u;
     units += l != pq->x && l != pq->y;
   }
@@ -519,15 +540,23 @@ static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n)
   oracle_t *o = ctx;
   lowp__geo_t *g = o->g;
   size_t nq = 0, done = 0, batch, s, bt, q, *pw, *units;
+  unsigned char *outer_in; /* per pair: outer under the LCA */
   bufs_t x;
-  int st;
+  int st = LOWP_OK;
   for (q = 0; q < n; q++) nq += pair_windows(&o->sc, g->K, &pairs[q]);
   pw = malloc((2 * nq + 1) * sizeof *pw); /* probe -> pair, window */
   units = malloc((nq + 1) * sizeof *units);
+  outer_in = calloc(n + 1, 1);
   batch = batch_cap(g, (nq + o->nrows - 1) / o->nrows);
-  memset(&x, 0, sizeof x);
-  if (!pw || !units || (st = bufs_get(&x, g, batch))) {
-    free(pw); free(units); bufs_free(&x);
+  if (batch > o->xbatch) { /* fresh zeroed buffers (a probe writes whole rows of the class's rows) */
+    bufs_free(&o->x);
+    o->xbatch = o->bfill = 0;
+    if (bufs_get(&o->x, g, batch) == LOWP_OK) o->xbatch = batch;
+    else bufs_free(&o->x);
+  }
+  x = o->x;
+  if (!pw || !units || !outer_in || !o->xbatch) {
+    free(pw); free(units); free(outer_in);
     return LOWP_ENOMEM;
   }
   for (q = 0, s = 0; q < n; q++) {
@@ -535,7 +564,8 @@ static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n)
     for (w = 0; w < nwq; w++, s++) { pw[2 * s] = q; pw[2 * s + 1] = w; }
     sizes[q] = 2;
   }
-  for (s = 0; s < batch * g->R && !o->sc.split; s += g->R) fill_probe_b(g, x.b, s, &o->sc, 0, 0, g->C);
+  for (s = o->bfill * g->R; s < batch * g->R && !o->sc.split; s += g->R) fill_probe_b(g, x.b, s, &o->sc, 0, 0, g->C);
+  if (batch > o->bfill) o->bfill = batch;
   while (done < nq && st == LOWP_OK) {
     size_t take = nq - done < batch * o->nrows ? nq - done : batch * o->nrows, nb;
     nb = (take + o->nrows - 1) / o->nrows;
@@ -566,14 +596,19 @@ static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n)
                  pq->x, pq->y, v);
         break;
       }
-      sizes[pw[2 * (done + q)]] += units[done + q] - (size_t)cnt;
+      if (use_sub(&o->sc, pq) && pw[2 * (done + q) + 1] == nwin(&o->sc, pq->nsub))
+        outer_in[pw[2 * (done + q)]] = units[done + q] - (size_t)cnt == 1; /* the LCA is the node of P leaves */
+      else
+        sizes[pw[2 * (done + q)]] += units[done + q] - (size_t)cnt;
     }
     done += take;
   }
+  for (q = 0; q < n && st == LOWP_OK; q++)
+    if (outer_in[q]) sizes[q] = pairs[q].P;
   o->probes += nq;
   free(pw);
   free(units);
-  bufs_free(&x);
+  free(outer_in);
   return st;
 }
 
@@ -709,6 +744,7 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
       o.nrows = ns;
     }
     st = lowp__reveal_order(shape, g->K, oracle, &o, &cl->probes, &rounds, e, sizeof e);
+    bufs_free(&o.x);
     cl->probes = o.probes; /* a pair is one probe per window */
     cl->calls += o.calls;
     r->probes += cl->probes;

@@ -52,15 +52,19 @@
  * magnitude is split across both operands (input 1 then differs per probe:
  * a GEMM carries one per row, each row in its own column of B, a gemv or
  * dot one per batch entry); fp16 products span about 2^78, e5m2's about
- * 2^62, e4m3's 2^32. Where even the products cannot span K units, or the
+ * 2^62, e4m3's 2^34 (2^-18 .. 2^16). Where even the products cannot span K units, or the
  * accumulator or the output cannot count K (an fp16 accumulator at K >
  * 2048, a bf16 output at K > 256), a probe's units are confined to a window
  * of w terms (the others are 0, added exactly) and a pair is probed once
  * per window: its LCA size is 2 + the units under it, summed over the
  * windows. Windows cover only the leaves of the node known to hold the LCA
  * (reveal_order.c passes it as the pair's scope), so a subtree costs
- * windows in proportion to its own size: e4m3 with fp32 accumulation takes
- * windows of 128 (about 18x the probes of fp32 inputs at K = 4096). The
+ * windows in proportion to its own size; a group of leaves hanging off a
+ * known node is probed over its own leaves (sub) and one more probe whose
+ * only unit is a leaf of the node outside the group: under the LCA exactly
+ * when the LCA is the node itself (then its size is the node's). e4m3 with
+ * fp32 accumulation takes windows of 512 (57,293 probes in 17 calls at K =
+ * 4096, 4x those of fp32 inputs). The
  * accumulator's bits are seen from products of both inputs where input 0
  * runs out of range (e4m3: 2^-9 .. 2^8); where even they run out (a sum of
  * e4m3 values) precision_lower says the count is a lower bound. The tree

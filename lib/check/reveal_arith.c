@@ -105,6 +105,13 @@ static const lowp_format_t *const acc_fmts[] = {&LOWP_FMT_FP32, &LOWP_FMT_FP64, 
 static const lowp_rounding_t acc_rnds[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_DN, LOWP_RND_UP,
                                            LOWP_RND_NA};
 
+/* a format of acc_fmts that candidates() tries for precision_seen */
+static int acc_tried(const lowp_format_t *af, const lowp_reveal_t *r, const lowp_format_t *out) {
+  int P = af->precision;
+  return !(r->precision_lower ? P < r->precision_seen
+                              : r->precision_seen < out->precision ? P != r->precision_seen : P < out->precision);
+}
+
 /* every candidate for a shape, in order of preference (*n set; malloc'd) */
 static cand_t *candidates(size_t *n, const lowp_tree_t *shape, const lowp_reveal_t *r,
                           const lowp__geo_t *g) {
@@ -121,9 +128,7 @@ static cand_t *candidates(size_t *n, const lowp_tree_t *shape, const lowp_reveal
     for (a = 0; a < sizeof acc_fmts / sizeof *acc_fmts; a++) {
       const lowp_format_t *af = acc_fmts[a];
       int P = af->precision;
-      if (r->precision_lower ? P < r->precision_seen
-                             : r->precision_seen < out->precision ? P != r->precision_seen : P < out->precision)
-        continue;
+      if (!acc_tried(af, r, out)) continue;
       for (b = 0; b < sizeof acc_rnds / sizeof *acc_rnds; b++) {
         if (P >= 53 && acc_rnds[b] != LOWP_RND_NE) continue;
         for (e = 0; e < (sum ? 1u : 4u); e++) /* exact; rounded to acc, fp16, bf16 */
@@ -196,11 +201,14 @@ static void describe(char *buf, size_t len, const cand_t *c, const lowp_format_t
 
 /* -------------------------------------------------------- validation */
 
-/* a value of f: random sign, exponent in [-6, 6], every significand bit random */
-static double rand_value(uint64_t seed, uint64_t i, uint32_t stream, const lowp_format_t *f) {
+/* a value of f: random sign, exponent in [ehi - 12, ehi], every significand bit random */
+static double rand_value(uint64_t seed, uint64_t i, uint32_t stream, const lowp_format_t *f, int ehi) {
   uint64_t r = lowp_rng_u64(seed, i, stream);
-  double v = ldexp(1.0 + (double)(r >> 12) / 4503599627370496.0, (int)((r >> 4) % 13) - 6), y;
-  v = (r & 1) ? -v : v;
+  /* +-(1 + (r >> 12) 2^-52) 2^e, e = (r >> 4) % 13 + ehi - 12, put together from its bits (ldexp
+     was a tenth of a revelation's time: lowp validates hundreds of millions of values) */
+  uint64_t bits = ((r & 1) << 63) | ((uint64_t)(1023 + (int)((r >> 4) % 13) + ehi - 12) << 52) | (r >> 12);
+  double v, y;
+  memcpy(&v, &bits, sizeof v);
   /* binary64 and binary32 (normal numbers here): the value itself, and the
      hardware's rounding to nearest even (one rounding: the same bits as
      lowp_round_f64, faster) */
@@ -208,6 +216,25 @@ static double rand_value(uint64_t seed, uint64_t i, uint32_t stream, const lowp_
   if (f->precision == 24 && f->emax == 127 && f->emin == -126) return (double)(float)v;
   (void)lowp_round_f64(&y, v, f, NULL, LOWP_RND_NE);
   return y;
+}
+
+/* The largest exponent of the validation values: 6 (values 2^-6 .. 2^7), or
+   less where K products of that size could overflow the output or an
+   accumulator the candidates try (K 2^(2 ehi + 2) < 2^emax). Outputs that
+   overflow (inf, NaN) match any candidate and say nothing: with fp16
+   additions at K = 16384 and values up to 2^7, 1877 of 2000 outputs did, and
+   the first candidate that fitted the few finite ones (chains from two exact
+   products) was not the kernel's (chains from zero). */
+static int value_ehi(const lowp_reveal_t *r, const lowp__geo_t *g) {
+  const lowp_format_t *out = &g->p.out;
+  int emax = out->emax, lk = 0, e;
+  size_t a;
+  while (((size_t)1 << lk) < g->K) lk++;
+  for (a = 0; a < sizeof acc_fmts / sizeof *acc_fmts; a++)
+    if (acc_tried(acc_fmts[a], r, out) && acc_fmts[a]->emax < emax) emax = acc_fmts[a]->emax;
+  e = emax - lk - 2;
+  e = e >= 0 ? e / 2 : -((1 - e) / 2); /* floor(e / 2) */
+  return e < 6 ? (e > -60 ? e : -60) : 6;
 }
 
 typedef struct {
@@ -241,7 +268,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   size_t want = o->validate ? o->validate : 10000, c, minpos = (size_t)-1, per, batch, call, s, j;
   size_t *cls_of = malloc((g->R * g->C + 1) * sizeof *cls_of), maxnodes = 1, ncalls;
   val_t v;
-  int st = LOWP_OK;
+  int st = LOWP_OK, ehi;
   cand_t **cands = calloc(r->n_classes + 1, sizeof *cands);
   size_t *ncand = calloc(r->n_classes + 1, sizeof *ncand);
   long *chosen = malloc((r->n_classes + 1) * sizeof *chosen);
@@ -252,6 +279,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     st = LOWP_ENOMEM;
     goto done;
   }
+  ehi = value_ehi(r, g);
   memset(had_r, 1, g->R); /* the first call writes every element */
   memset(had_c, 1, g->C);
   for (c = 0; c < r->n_classes; c++) {
@@ -306,11 +334,11 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     /* a row (column) no longer read stays 0 once zeroed: later calls write only what they read */
     for (s = 0; s < batch * g->R; s++) /* row s of A: element i = s K + l */
       for (i = s * g->K; i < (s + 1) * g->K && (need_r[s % g->R] || had_r[s % g->R]); i++)
-        v.a[i] = need_r[s % g->R] ? rand_value(seed, i, 51, &g->p.in[0]) : 0.0;
+        v.a[i] = need_r[s % g->R] ? rand_value(seed, i, 51, &g->p.in[0], ehi) : 0.0;
     for (i = 0; i < nb; i += g->C) /* a row of B's C columns (one value for dot and gemv) */
       for (j = 0; j < g->C && i + j < nb; j++)
         if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j])
-          v.b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1]) : 0.0;
+          v.b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1], ehi) : 0.0;
     memcpy(had_r, need_r, g->R);
     memcpy(had_c, need_c, g->C);
     v.ta = r->conv[0].converted ? v.ca : v.a;
@@ -323,7 +351,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
       lowp_reveal_class_t *cl = &r->classes[c];
       size_t k, seen = 0;
       if (!cands[c]) continue;
-      if (call == 0) { /* choose: the first candidate that fits the first outputs */
+      if (call == 0) { /* choose: the first candidate that fits the first 256 finite outputs */
         size_t q, fit = 0;
         for (q = 0; q < ncand[c] && st == LOWP_OK; q++) {
           lowp_tree_t t;
@@ -335,7 +363,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
               if (cl->pos[k] / g->C != s % g->R) continue;
               j = cl->pos[k] % g->C;
               if (twin_one(&y, &v, &t, s, j) != LOWP_OK || !same(y, v.out[s * g->C + j])) ok = 0;
-              seen++;
+              seen += isfinite(v.out[s * g->C + j]) != 0; /* inf and NaN fit too many candidates */
             }
           if (ok) {
             fit++;

@@ -8,11 +8,18 @@
 
 /** @brief A probe: +M at x, -M at y (x != y); scope: the leaves of a node
     known to hold LCA(x, y) (nscope of them; NULL: all K), the only units
-    the probe needs (the others may be 0). */
+    the probe needs (the others may be 0). Optionally (sub not NULL) a
+    smaller set that is enough: sub (nsub leaves, x and y among them) holds
+    every leaf of LCA(x, y) unless the LCA is the scope's node itself (of P
+    leaves), and outer, a leaf of that node outside sub, tells which: a
+    probe whose only unit is outer counts it under the LCA exactly when the
+    LCA is the node. The oracle takes whichever costs fewer windows. */
 typedef struct {
   size_t x, y;
   const size_t *scope;
   size_t nscope;
+  const size_t *sub;
+  size_t nsub, outer, P;
 } lowp__pair_t;
 
 /** @brief The LCA oracle: sizes[i] = leaves under LCA(pairs[i]) (batched

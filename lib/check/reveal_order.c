@@ -37,6 +37,9 @@ typedef struct {
   int allpairs, pivot_last;
   size_t *scope; /* the leaves under the parent (NULL: the root, all K) */
   size_t nscope;
+  size_t *sub;   /* NULL, or the leaves under the parent but one of its subtrees (the pivot's,
+                    whose leaf outer stands for it): an LCA inside sub's subtrees, else the parent */
+  size_t nsub, outer;
 } task_t;
 
 typedef struct {
@@ -74,18 +77,24 @@ static int add_kid(ord_t *o, size_t parent, size_t id) {
   return push((void **)&p->kids, &p->n, &p->cap, sizeof *p->kids) ? -1 : (p->kids[p->n - 1] = id, 0);
 }
 
+/* a task (scope: see task_t; sub NULL, or nsub leaves of it and outer) */
 static int add_task(ord_t *o, const size_t *set, size_t n, size_t P, size_t parent, int allpairs,
-                    int pivot_last, const size_t *scope, size_t nscope) {
+                    int pivot_last, const size_t *scope, size_t nscope, const size_t *sub, size_t nsub,
+                    size_t outer) {
   task_t *t;
   if (n == 1) return add_kid(o, parent, set[0]); /* a lone leaf: no probe */
   if (push((void **)&o->next, &o->n_next, &o->cap_next, sizeof *o->next)) return -1;
   t = &o->next[o->n_next - 1];
-  t->scope = NULL;
-  t->nscope = 0;
+  t->scope = t->sub = NULL;
+  t->nscope = t->nsub = 0;
+  t->outer = outer;
   if (!(t->set = malloc(n * sizeof *set))) return -1;
   if (scope && !(t->scope = malloc(nscope * sizeof *scope))) return -1;
   if (scope) memcpy(t->scope, scope, nscope * sizeof *scope);
   t->nscope = scope ? nscope : 0;
+  if (sub && !(t->sub = malloc(nsub * sizeof *sub))) return -1;
+  if (sub) memcpy(t->sub, sub, nsub * sizeof *sub);
+  t->nsub = sub ? nsub : 0;
   memcpy(t->set, set, n * sizeof *set);
   t->n = n;
   t->P = P;
@@ -169,8 +178,9 @@ static int place(ord_t *o, const size_t *S, size_t n, size_t P, size_t parent, s
     }
     if (add_kid(o, a, prev)) { st = LOWP_ENOMEM; break; }
     memcpy(anc + below - cnt, grp, cnt * sizeof *grp); /* the ancestor's leaves */
+    /* the group hangs off ancestor a (anc: its leaves); the pivot stands for the rest of a */
     st = mt ? from_matrix(o, grp, cnt, sizes[k], a, mt, depth)
-            : (add_task(o, grp, cnt, sizes[k], a, 0, 0, anc, below) ? LOWP_ENOMEM : LOWP_OK);
+            : (add_task(o, grp, cnt, sizes[k], a, 0, 0, anc, below, grp, cnt, S[xi]) ? LOWP_ENOMEM : LOWP_OK);
     prev = o->K + a;
   }
   if (st == LOWP_OK && add_kid(o, parent, prev)) st = LOWP_ENOMEM;
@@ -179,7 +189,8 @@ static int place(ord_t *o, const size_t *S, size_t n, size_t P, size_t parent, s
     for (i = 0; i < n; i++)
       if (i != xi && l[i] == P) grp[cnt++] = S[i];
     st = mt ? from_matrix(o, grp, cnt, P, parent, mt, depth)
-            : (add_task(o, grp, cnt, P, parent, t == 0, t == 0, tk ? tk->scope : NULL, tk ? tk->nscope : 0)
+            : (add_task(o, grp, cnt, P, parent, t == 0, t == 0, tk ? tk->scope : NULL, tk ? tk->nscope : 0,
+                        tk ? tk->sub : NULL, tk ? tk->nsub : 0, tk ? tk->outer : 0)
                    ? LOWP_ENOMEM
                    : LOWP_OK);
   }
@@ -252,6 +263,10 @@ static int round_run(ord_t *o, task_t *cur, size_t ncur, lowp__lca_fn f, void *c
     for (i = at - (t->allpairs ? t->n * (t->n - 1) / 2 : t->n - 1); i < at; i++) {
       pairs[i].scope = t->scope;
       pairs[i].nscope = t->nscope;
+      pairs[i].sub = t->sub;
+      pairs[i].nsub = t->nsub;
+      pairs[i].outer = t->outer;
+      pairs[i].P = t->P;
     }
   }
   np = at;
@@ -297,7 +312,7 @@ int lowp__reveal_order(lowp_tree_t *shape, size_t K, lowp__lca_fn f, void *ctx, 
   if (K == 0) return LOWP_OK;
   if (new_proto(&o) != 0 || !(all = malloc(K * sizeof *all))) { free(o.pr); return LOWP_ENOMEM; }
   for (i = 0; i < K; i++) all[i] = i;
-  if (add_task(&o, all, K, K + 1, 0, 0, 0, NULL, 0)) st = LOWP_ENOMEM;
+  if (add_task(&o, all, K, K + 1, 0, 0, 0, NULL, 0, NULL, 0, 0)) st = LOWP_ENOMEM;
   free(all);
   while (st == LOWP_OK && o.n_next) {
     task_t *cur = o.next;
@@ -306,11 +321,11 @@ int lowp__reveal_order(lowp_tree_t *shape, size_t K, lowp__lca_fn f, void *ctx, 
     o.n_next = o.cap_next = 0;
     st = round_run(&o, cur, ncur, f, ctx, probes);
     (*rounds)++;
-    for (i = 0; i < ncur; i++) { free(cur[i].set); free(cur[i].scope); }
+    for (i = 0; i < ncur; i++) { free(cur[i].set); free(cur[i].scope); free(cur[i].sub); }
     free(cur);
   }
   if (st == LOWP_OK) st = emit(shape, &o);
-  for (i = 0; i < o.n_next; i++) { free(o.next[i].set); free(o.next[i].scope); }
+  for (i = 0; i < o.n_next; i++) { free(o.next[i].set); free(o.next[i].scope); free(o.next[i].sub); }
   free(o.next);
   for (i = 0; i < o.n_pr; i++) free(o.pr[i].kids);
   free(o.pr);

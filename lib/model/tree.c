@@ -11,6 +11,8 @@
 
 #include "model/tree.h"
 
+#include <fenv.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -387,18 +389,96 @@ static int eval_fused(double *z, const lowp_tree_t *t, const lowp_tree_node_t *n
   return lowp_bfma(z, pa, pb, cnt, c, &ar->bfma, &ar->in, &ar->acc);
 }
 
+/*
+ * The common twins (revealed OpenBLAS sgemm/dgemm or SIMD kernels: fp32 or
+ * fp64 additions rounded to nearest, products rounded to the same format or
+ * fused) in the machine's own binary32 or binary64 arithmetic: each addition,
+ * product, fmaf or fma rounds once with round to nearest even, the bits
+ * lowp_accum_add gives, subnormals and overflow included (IEEE 754-2008,
+ * 5.4.1). Taken only where that holds: C evaluates float and double
+ * expressions in their own type (FLT_EVAL_METHOD 0), the rounding mode is to
+ * nearest, subnormals are neither flushed nor read as zero (FTZ or DAZ would
+ * change the bits), every term is a value of the format, and every node is an
+ * addition in that one format (products rounded to it, or exact). A node
+ * adding two exact products (an FMA chain's start) goes the long way
+ * (eval_add). native_ok: 0 (not taken), 1 (binary32) or 2 (binary64).
+ */
+static int eval_add(double *z, const lowp_tree_t *t, const lowp_tree_node_t *nd,
+                    const double *a, size_t sa, const double *b, size_t sb,
+                    const double *tmp);
+
+static int is_f32(double x) { return (double)(float)x == x || x != x; }
+
+static int native_ok(const lowp_tree_t *t) {
+#if FLT_EVAL_METHOD == 0
+  static volatile float tiny = 0x1p-149f, least = 0x1p-126f;
+  static volatile double dtiny = 0x1p-1074, dleast = 0x1p-1022;
+  const lowp_format_t *f = t->n_arith ? &t->arith[0].acc : NULL;
+  size_t k;
+  if (!f || !(same_format(f, &LOWP_FMT_FP32) || same_format(f, &LOWP_FMT_FP64))) return 0;
+  for (k = 0; k < t->n_arith; k++) {
+    const lowp_tree_arith_t *ar = &t->arith[k];
+    if (ar->kind != LOWP_NODE_ADD || ar->rnd != LOWP_RND_NE || !same_format(&ar->acc, f) ||
+        (!ar->leaf_exact && (ar->prod_rnd != LOWP_RND_NE || !same_format(&ar->prod, f))))
+      return 0;
+  }
+  if (fegetround() != FE_TONEAREST || tiny * 1.0f == 0.0f || least * 0.5f == 0.0f || dtiny * 1.0 == 0.0 ||
+      dleast * 0.5 == 0.0)
+    return 0;
+  return f->precision == 24 ? 1 : 2;
+#else
+  (void)t;
+  return 0;
+#endif
+}
+
+static int eval_native(const lowp_tree_t *t, int mode, const double *a, size_t sa, const double *b,
+                       size_t sb, double *tmp) {
+  size_t k, i;
+  for (i = 0; i < t->n && mode == 1; i++)
+    if (!is_f32(a[i * sa]) || (b && !is_f32(b[i * sb]))) return 0;
+  for (k = 0; k < t->n_nodes; k++) {
+    const lowp_tree_node_t *nd = &t->nodes[k];
+    const lowp_tree_arith_t *ar = &t->arith[nd->arith];
+    double v[2] = {0.0, 0.0}; /* a missing child or LOWP_TREE_ZERO: +0, as eval_add */
+    size_t leaf = 0, nl = 0, li = 0;
+    if (nd->count > 2) return 0;
+    for (i = 0; i < nd->count; i++) {
+      size_t id = t->kids[nd->first + i];
+      if (id == LOWP_TREE_ZERO) continue;
+      if (id >= t->n) { v[i] = tmp[id - t->n]; continue; }
+      if (!b) { v[i] = a[id * sa]; continue; }
+      if (ar->leaf_exact) { leaf = id; li = i; nl++; continue; }
+      v[i] = mode == 1 ? (double)((float)a[id * sa] * (float)b[id * sb]) : a[id * sa] * b[id * sb];
+    }
+    if (nl == 2) { /* two exact products, rounded once together */
+      if (eval_add(&tmp[k], t, nd, a, sa, b, sb, tmp) != LOWP_OK) return 0;
+      continue;
+    }
+    /* an exact product fused with the other child (+0 where there is none) */
+    if (mode == 1)
+      tmp[k] = nl ? (double)fmaf((float)a[leaf * sa], (float)b[leaf * sb], (float)v[1 - li])
+                  : (double)((float)v[0] + (float)v[1]);
+    else
+      tmp[k] = nl ? fma(a[leaf * sa], b[leaf * sb], v[1 - li]) : v[0] + v[1];
+  }
+  return 1;
+}
+
 int lowp_tree_eval(double *y, const lowp_tree_t *t, const double *a, size_t sa,
                    const double *b, size_t sb, double *tmp) {
   double *own = NULL, r;
   size_t k;
-  int st = LOWP_OK;
+  int st = LOWP_OK, mode;
   if (!y || !t) return LOWP_EINVAL;
   if (t->n_nodes == 0) {
     r = t->n == 0 ? 0.0 : (t->n == 1 ? (b ? a[0] * b[0] : a[0]) : NAN);
     if (t->n > 1) return LOWP_EINVAL;
   } else {
     if (!tmp && !(tmp = own = malloc(t->n_nodes * sizeof *tmp))) return LOWP_ENOMEM;
-    for (k = 0; k < t->n_nodes && st == LOWP_OK; k++) {
+    mode = native_ok(t);
+    k = mode && eval_native(t, mode, a, sa, b, sb, tmp) ? t->n_nodes : 0; /* all done, or from the start */
+    for (; k < t->n_nodes && st == LOWP_OK; k++) {
       const lowp_tree_node_t *nd = &t->nodes[k];
       st = t->arith[nd->arith].kind == LOWP_NODE_FUSED
                ? eval_fused(&tmp[k], t, nd, a, sa, b, sb, tmp)
