@@ -5,17 +5,18 @@ if (term eq 'png') { set terminal pngcairo size 1000,700 font 'DejaVu Sans,11' e
 set datafile separator ','
 set key inside top left box opaque
 set grid xtics ytics mxtics mytics lc rgb '#dddddd'
-set title "Accuracy change vs FP32, paired, with the 95% bootstrap interval" noenhanced
+set title "Accuracy change vs FP32, paired, with the 95% bootstrap interval (phase rows: median and range)" noenhanced
 set xlabel "configuration (left of the dotted line: all test images)" noenhanced
 set ylabel "accuracy minus FP32 (points)" noenhanced
-set xrange [-0.6:16.6]
-set xtics rotate by -40 ('fp32' 0, 'bf16' 1, 'fp16' 2, 'e4m3 tensor' 3, 'e4m3 channel' 4, 'e4m3 tile' 5, 'e4m3 mx' 6, 'e5m2 tensor' 7, 'e5m2 channel' 8, 'e5m2 tile' 9, 'e5m2 mx' 10, 'e4m3 tensor TC' 11, 'e4m3 tensor TC+p' 12, 'e4m3 channel TC' 13, 'e4m3 channel TC+p' 14, 'e5m2 channel TC' 15, 'e5m2 channel TC+p' 16)
+set xrange [-0.6:24.6]
+set xtics noenhanced rotate by -40 font ',9' ('fp32' 0, 'bf16' 1, 'fp16' 2, 'e4m3 tensor' 3, 'e4m3 channel' 4, 'e4m3 tile' 5, 'e4m3 mx' 6, 'e5m2 tensor' 7, 'e5m2 channel' 8, 'e5m2 tile' 9, 'e5m2 mx' 10, 'e2m1 tensor' 11, 'mxfp8_e4m3:rceil' 12, 'mxfp8_e5m2:rceil' 13, 'mxfp4' 14, 'mxfp4:rceil' 15, 'nvfp4' 16, 'e4m3 tensor (16 phases)' 17, 'e5m2 tensor (16 phases)' 18, 'e4m3 tensor TC' 19, 'e4m3 tensor TC+p' 20, 'e4m3 channel TC' 21, 'e4m3 channel TC+p' 22, 'e5m2 channel TC' 23, 'e5m2 channel TC+p' 24)
 set key top left Left reverse width 2
 set rmargin 14
-set arrow from 10.5, graph 0 to 10.5, graph 1 nohead dt 3 lc rgb '#999999'
-set yrange [-2.832:1.612]
+set arrow from 18.5, graph 0 to 18.5, graph 1 nohead dt 3 lc rgb '#999999'
+set label 2 "tensor-core model (fewer images;\nmodel extrapolation)" at 18.7, graph 0.95 left font ',9'
+set yrange [-5.923:3.429]
 set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 3 lc rgb '#555555'
-set label 1 'grey: interval spans 0, no ranking supported; red: excludes 0' at graph 0.02, graph 0.05 left font ',9'
+set label 1 'grey: interval spans 0, no ranking supported; red: excludes 0; blue: range over the scale phases' at graph 0.02, graph 0.05 left font ',9'
 set arrow from 0.85, -0.0200 to 0.85, 0.0700 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
 set arrow from 1.85, -0.0300 to 1.85, 0.0300 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
 set arrow from 2.85, -0.3700 to 2.85, 0.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
@@ -26,12 +27,20 @@ set arrow from 6.85, -2.4200 to 6.85, -1.5700 heads size 0.06,90 lw 1.5 lc rgb '
 set arrow from 7.85, -0.8800 to 7.85, -0.2400 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
 set arrow from 8.85, -0.8900 to 8.85, -0.3100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
 set arrow from 9.85, -1.2000 to 9.85, -0.5100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
-set arrow from 10.85, -0.8000 to 10.85, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 11.85, -0.8000 to 11.85, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 12.85, -0.4000 to 12.85, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 13.85, -0.4000 to 13.85, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 14.85, -2.3000 to 14.85, -0.2000 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
-set arrow from 15.85, -2.3000 to 15.85, -0.2000 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 10.85, -4.6200 to 10.85, -3.4500 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 11.85, -0.4400 to 11.85, 0.0000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 12.85, -0.8900 to 12.85, -0.2300 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 13.85, -5.2300 to 13.85, -4.1000 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 14.85, -3.0100 to 14.85, -1.9900 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 15.85, -1.6600 to 15.85, -0.7900 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 16.85, -0.4600 to 16.85, 0.0700 heads size 0.06,90 lw 1.5 lc rgb '#1f77b4' front
+set arrow from 17.85, -1.9900 to 17.85, -0.2200 heads size 0.06,90 lw 1.5 lc rgb '#1f77b4' front
+set arrow from 18.85, -0.8000 to 18.85, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 19.85, -0.8000 to 19.85, 0.8000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 20.85, -0.4000 to 20.85, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 21.85, -0.4000 to 21.85, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 22.85, -2.3000 to 22.85, -0.2000 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 23.85, -2.3000 to 23.85, -0.2000 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
 set arrow from 1.15, -0.0200 to 1.15, 0.0600 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
 set arrow from 2.15, -0.0500 to 2.15, 0.0000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
 set arrow from 3.15, -0.2900 to 3.15, 0.1400 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
@@ -42,13 +51,23 @@ set arrow from 7.15, -0.4700 to 7.15, 0.1000 heads size 0.06,90 lw 1.5 lc rgb '#
 set arrow from 8.15, -0.6300 to 8.15, -0.0600 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
 set arrow from 9.15, -0.4200 to 9.15, 0.1500 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
 set arrow from 10.15, -0.6100 to 10.15, -0.0100 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
-set arrow from 11.15, -0.8000 to 11.15, 0.5000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 12.15, -0.8000 to 12.15, 0.5000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 13.15, -0.5000 to 13.15, 1.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 14.15, -0.7000 to 14.15, 0.9000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 15.15, -0.3000 to 15.15, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
-set arrow from 16.15, -0.3000 to 16.15, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 11.15, -3.5900 to 11.15, -2.5600 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 12.15, -0.3400 to 12.15, 0.0800 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 13.15, -0.5000 to 13.15, 0.0700 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 14.15, -1.4800 to 14.15, -0.5700 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 15.15, -1.1500 to 15.15, -0.3300 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 16.15, -1.1300 to 16.15, -0.3500 heads size 0.06,90 lw 1.5 lc rgb '#d62728' front
+set arrow from 17.15, -0.1900 to 17.15, 0.0600 heads size 0.06,90 lw 1.5 lc rgb '#1f77b4' front
+set arrow from 18.15, -0.4000 to 18.15, -0.0300 heads size 0.06,90 lw 1.5 lc rgb '#1f77b4' front
+set arrow from 19.15, -0.8000 to 19.15, 0.5000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 20.15, -0.8000 to 20.15, 0.5000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 21.15, -0.5000 to 21.15, 1.1000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 22.15, -0.7000 to 22.15, 0.9000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 23.15, -0.3000 to 23.15, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
+set arrow from 24.15, -0.3000 to 24.15, 1.2000 heads size 0.06,90 lw 1.5 lc rgb '#999999' front
 
-plot 'plot_configs.csv' using 2:(strcol(1) eq "cnn" ? $4 : NaN) with points pt 7 ps 1.3 lw 2 title "CNN" noenhanced, \
-     'plot_configs.csv' using 2:(strcol(1) eq "vit" ? $4 : NaN) with points pt 5 ps 1.3 lw 2 title "ViT" noenhanced
+plot 'plot_configs.csv' using 2:(strcol(10) eq "cnn" ? $4 : NaN) with points pt 7 ps 1.3 lw 2 title "CNN" noenhanced, \
+     'plot_configs.csv' using 2:(strcol(10) eq "vit" ? $4 : NaN) with points pt 5 ps 1.3 lw 2 title "ViT" noenhanced, \
+     'plot_configs.csv' using 2:(strcol(10) eq "cnn phases" ? $4 : NaN) with points pt 6 ps 1.6 lc rgb '#1f77b4' lw 2 title "CNN: median over the scale phases" noenhanced, \
+     'plot_configs.csv' using 2:(strcol(10) eq "vit phases" ? $4 : NaN) with points pt 4 ps 1.6 lc rgb '#1f77b4' lw 2 title "ViT: median over the scale phases" noenhanced
 unset output

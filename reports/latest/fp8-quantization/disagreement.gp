@@ -10,13 +10,15 @@ set xlabel "configuration" noenhanced
 set ylabel "images whose class differs from FP32's (%)" noenhanced
 set logscale y 10
 set format y '10^{%L}'
-set xrange [0.4:16.6]
-set xtics rotate by -40 ('bf16' 1, 'fp16' 2, 'e4m3 tensor' 3, 'e4m3 channel' 4, 'e4m3 tile' 5, 'e4m3 mx' 6, 'e5m2 tensor' 7, 'e5m2 channel' 8, 'e5m2 tile' 9, 'e5m2 mx' 10, 'e4m3 tensor TC' 11, 'e4m3 tensor TC+p' 12, 'e4m3 channel TC' 13, 'e4m3 channel TC+p' 14, 'e5m2 channel TC' 15, 'e5m2 channel TC+p' 16)
-set key top left Left reverse width 2
+set xrange [0.4:24.6]
+set xtics noenhanced rotate by -40 font ',9' ('bf16' 1, 'fp16' 2, 'e4m3 tensor' 3, 'e4m3 channel' 4, 'e4m3 tile' 5, 'e4m3 mx' 6, 'e5m2 tensor' 7, 'e5m2 channel' 8, 'e5m2 tile' 9, 'e5m2 mx' 10, 'e2m1 tensor' 11, 'mxfp8_e4m3:rceil' 12, 'mxfp8_e5m2:rceil' 13, 'mxfp4' 14, 'mxfp4:rceil' 15, 'nvfp4' 16, 'e4m3 tensor (16 phases)' 17, 'e5m2 tensor (16 phases)' 18, 'e4m3 tensor TC' 19, 'e4m3 tensor TC+p' 20, 'e4m3 channel TC' 21, 'e4m3 channel TC+p' 22, 'e5m2 channel TC' 23, 'e5m2 channel TC+p' 24)
+set key tmargin center horizontal Left reverse width 2
 set rmargin 14
-set arrow from 10.5, graph 0 to 10.5, graph 1 nohead dt 3 lc rgb '#999999'
-set label 1 'tensor-core model (fewer images; model extrapolation)' at 10.7, graph 0.95 left font ',9'
+set arrow from 18.5, graph 0 to 18.5, graph 1 nohead dt 3 lc rgb '#999999'
+set label 1 "tensor-core model (fewer images;\nmodel extrapolation)" at 18.7, graph 0.95 left font ',9'
 
-plot 'plot_configs.csv' using 2:(strcol(1) eq "cnn" ? $8 : NaN) with points pt 7 ps 1.3 lw 2 title "CNN" noenhanced, \
-     'plot_configs.csv' using 2:(strcol(1) eq "vit" ? $8 : NaN) with points pt 5 ps 1.3 lw 2 title "ViT" noenhanced
+plot 'plot_configs.csv' using 2:(strcol(10) eq "cnn" ? $8 : NaN) with points pt 7 ps 1.3 lw 2 title "CNN" noenhanced, \
+     'plot_configs.csv' using 2:(strcol(10) eq "vit" ? $8 : NaN) with points pt 5 ps 1.3 lw 2 title "ViT" noenhanced, \
+     'plot_configs.csv' using 2:(strcol(10) eq "cnn phases" ? $8 : NaN) with points pt 6 ps 1.6 lc rgb '#1f77b4' lw 2 title "CNN: median over the scale phases" noenhanced, \
+     'plot_configs.csv' using 2:(strcol(10) eq "vit phases" ? $8 : NaN) with points pt 4 ps 1.6 lc rgb '#1f77b4' lw 2 title "ViT: median over the scale phases" noenhanced
 unset output

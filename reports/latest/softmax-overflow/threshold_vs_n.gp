@@ -12,6 +12,7 @@ set logscale x 10
 set format x '10^{%L}'
 set key top left box opaque
 set xrange [1:4096]
+set yrange [*:12.561]
 set logscale x 2
 set format x '%g'
 set label 2 "fp16, sum in fp32: flat, exp itself overflows first" at 2048, first -0.0036392814730490386 right offset 0,-0.8 tc rgb '#d62728' noenhanced
