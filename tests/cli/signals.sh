@@ -36,9 +36,10 @@ start() {
 }
 
 # wait_for TEST...: poll (up to 20 s) until the test holds
+# wait_for CMD...: until CMD succeeds, polling every 0.05 s, at most WAIT_STEPS times (default 1200: 60 s, for a loaded CI runner)
 wait_for() {
   local i
-  for i in $(seq 400); do "$@" && return 0; sleep 0.05; done
+  for i in $(seq "${WAIT_STEPS:-1200}"); do "$@" && return 0; sleep 0.05; done
   return 1
 }
 has_tmp() { [ -n "$(find "$W" -name '*.tmp.*' -print -quit)" ]; }
@@ -99,7 +100,9 @@ done
 for c in "1 INT group 130" "2 INT group 130" "2 TERM alone 143"; do
   set -- $c
   start "$LOWP" report --quick --jobs "$1" --out "$W/prev"
-  wait_for grep -q '\[4/' "$S/err" || bad "report --jobs $1 did not get to its 4th experiment"
+  # a quick report's first experiments take seconds on a quiet machine, far longer on a loaded
+  # 2-core CI runner (it failed at 20 s under ctest -j2 beside other work): wait up to 5 minutes
+  WAIT_STEPS=6000 wait_for grep -q '\[4/' "$S/err" || bad "report --jobs $1 did not get to its 4th experiment"
   if [ "$3" = group ]; then kill -"$2" -- "-$pid"; else kill -"$2" "$pid"; fi
   finish "SIG$2 to $3 during report --jobs $1" "$2" "$4" "$W/prev" "$PREV"
   # the experiments' processes (each in a process group of its own) and what they started are gone
