@@ -103,7 +103,9 @@ assert b and (b.group(2) == "within") == (float(b.group(1)) <= float(b.group(3))
 ' "$tmp/t1"
 if grep -qw avx2 /proc/cpuinfo; then # another kernel of OpenBLAS (its Haswell one) on the same data
   OPENBLAS_CORETYPE=Haswell "$LOWP" run matmul-precision --quick --seed=11 --out "$tmp/hw" > "$tmp/hw.log" 2>&1
-  check "quick run with OpenBLAS's Haswell kernel exits 0" test $? -eq 0
+  rc=$?
+  check "quick run with OpenBLAS's Haswell kernel exits 0 (it exited $rc)" test $rc -eq 0
+  [ $rc -eq 0 ] || tail -n 20 "$tmp/hw.log"
   check "its OpenBLAS sentence is one sentence and says times less or more" \
     grep -q 'for the recursive cpu-fp32, [0-9.]* times \(less\|more\), and differs from it by up to' "$tmp/hw/summary.md"
 fi
