@@ -34,9 +34,14 @@ static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0;
    NaN (specials), and binary32 values of any magnitude. */
 static double entry(const lowp_format_t *f, int specials) {
   uint64_t r = next();
-  if (specials == 3) { /* binary64: 53 random bits, binades -20 .. 20 (fp64 only; products
-                          rounded, so a fused multiply-add would differ) */
-    double v = ldexp(1.0 + (double)(r >> 12) / 0x1p52, (int)(next() % 41) - 20);
+  if (specials == 3) { /* binary64 (fp64 only): 53 random bits, binades -20 .. 20 (products
+                          rounded, so a fused multiply-add would differ); one in 16
+                          near 2^511 (products overflow mid-sum, inf - inf), one in 16
+                          a zero of either sign */
+    uint64_t q = next();
+    double v = (q & 15) == 0 ? 0.0
+               : ldexp(1.0 + (double)(r >> 12) / 0x1p52,
+                       (q & 15) == 1 ? 510 + (int)((q >> 4) % 2) : (int)((q >> 8) % 41) - 20);
     return (r >> 8) & 1 ? -v : v;
   }
   if (specials == 2) { /* plain: 24 random bits, binades -20 .. 20 */
