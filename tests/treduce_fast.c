@@ -24,7 +24,7 @@ static uint64_t next(void) { /* splitmix64 */
 
 static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
 
-/* One binary32 entry for accumulator f. specials = 2: plain values (24
+/* One binary32 entry for accumulator f (specials = 3: binary64). specials = 2: plain values (24
    random significant bits, magnitudes 2^-20 .. 2^21), whose sums of two
    products are almost never binary32 midpoints (the AVX-512 fp32 kernel's
    fast way); else adversarial: small integers times a
@@ -34,6 +34,16 @@ static int same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0;
    NaN (specials), and binary32 values of any magnitude. */
 static double entry(const lowp_format_t *f, int specials) {
   uint64_t r = next();
+  if (specials == 3) { /* binary64 (fp64 only): 53 random bits, binades -20 .. 20 (products
+                          rounded, so a fused multiply-add would differ); one in 16
+                          near 2^511 (products overflow mid-sum, inf - inf), one in 16
+                          a zero of either sign */
+    uint64_t q = next();
+    double v = (q & 15) == 0 ? 0.0
+               : ldexp(1.0 + (double)(r >> 12) / 0x1p52,
+                       (q & 15) == 1 ? 510 + (int)((q >> 4) % 2) : (int)((q >> 8) % 41) - 20);
+    return (r >> 8) & 1 ? -v : v;
+  }
   if (specials == 2) { /* plain: 24 random bits, binades -20 .. 20 */
     double v = ldexp(1.0 + (double)((r >> 12) & 0x7fffff) / 0x1p23, (int)((r >> 40) % 41) - 20);
     return (r >> 8) & 1 ? -v : v;
@@ -271,7 +281,8 @@ static void run_pass(int pass) {
   static const size_t ks[] = {1, 2, 3, 5, 17, 100};
   /* and on the register tiles (fp32 in rne, fp64): every pairwise subtree
      size (2 .. 16) as k, sizes just over one (33) and uneven splits (24,
-     31, 1000), plain data too (the AVX-512 fp32 kernel's fast way) */
+     31, 1000), plain data too (the AVX-512 fp32 kernel's fast way), and for
+     fp64 binary64 data (rounded products: a fused step would differ) */
   static const size_t tks[] = {4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 31, 32, 33, 1000};
   size_t o, f, r, fm, q, sp;
   for (f = 0; f < sizeof accs / sizeof *accs; f++)
@@ -293,7 +304,7 @@ static void run_pass(int pass) {
               check_case(&ac, q % 3 ? 3 : 6, q % 2 ? 37 : 5, ks[q], (data_t){2, 0},
                          f == 0 ? 32 : 64, 1);
             for (q = 0; tile && q < sizeof tks / sizeof *tks; q++)
-              for (sp = 0; sp < 3; sp++) /* m = 11: a tile of 8 rows padded */
+              for (sp = 0; sp < (f == 1 ? 4u : 3u); sp++) /* m = 11: a tile of 8 rows padded */
                 check_case(&ac, q % 3 ? 3 : 11, q % 2 ? 37 : 5, tks[q], (data_t){(int)sp, 0},
                            f == 0 ? 32 : 64, 1);
             continue;

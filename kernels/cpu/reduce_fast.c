@@ -372,6 +372,47 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #undef VFMA
 
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* kind d's recursive sums (reduce_fast_tile.h's rec_: round(t + 0) for a
+   lone term, else round(t0 + t1), then round(t + s) per term; every t the
+   binary64 product, every round one binary64 addition) on AVX2. The
+   generic tile keeps MR = 8 rows of 64-byte vectors, 16 ymm registers of
+   sums before B and A, so gcc spilled them in the inner loop; here half a
+   tile at a time: 4 rows x 2 ymm of sums, 2 of B, 1 of A. The same
+   operations lane by lane, in the same order (-ffp-contract=off: no fused
+   multiply-add). */
+enum { RH = 4 };
+__attribute__((target("avx2,fma"))) static void rec_d_avx2(vd *out, const tctx_t *c, size_t lo,
+                                                             size_t hi) {
+  size_t h, l, r0;
+  int r, q;
+  for (h = 0; h < c->nch; h++)
+    for (r0 = 0; r0 < MR; r0 += RH) {
+      const double *bp = c->pd + h * VW;
+      __m256d s[RH][2];
+      for (r = 0; r < RH; r++) {
+        const __m256d a0 = _mm256_broadcast_sd(&c->ad[r0 + r][lo]);
+        for (q = 0; q < 2; q++) {
+          const __m256d p0 = _mm256_mul_pd(a0, _mm256_loadu_pd(bp + lo * OW + 4 * q));
+          if (hi - lo == 1) {
+            s[r][q] = _mm256_add_pd(p0, _mm256_setzero_pd());
+          } else {
+            const __m256d a1 = _mm256_broadcast_sd(&c->ad[r0 + r][lo + 1]);
+            s[r][q] = _mm256_add_pd(
+                p0, _mm256_mul_pd(a1, _mm256_loadu_pd(bp + (lo + 1) * OW + 4 * q)));
+          }
+        }
+      }
+      for (l = lo + 2; l < hi; l++) {
+        const __m256d b0 = _mm256_loadu_pd(bp + l * OW), b1 = _mm256_loadu_pd(bp + l * OW + 4);
+        for (r = 0; r < RH; r++) {
+          const __m256d a = _mm256_broadcast_sd(&c->ad[r0 + r][l]);
+          s[r][0] = _mm256_add_pd(_mm256_mul_pd(a, b0), s[r][0]);
+          s[r][1] = _mm256_add_pd(_mm256_mul_pd(a, b1), s[r][1]);
+        }
+      }
+      for (r = 0; r < RH; r++) memcpy(&out[(r0 + r) * NCH + h], s[r], sizeof s[r]);
+    }
+}
 #define LOWP_ORDFAST_X86 1
 #define SFX _avx2
 #define ATTR __attribute__((target("avx2,fma")))
@@ -387,7 +428,9 @@ __attribute__((target(LOWP_ORD_AVX512))) AI void ftwo512(vf *s, const tctx_t *c,
 #undef ADD_TO
 #define TERM term_avx2
 #define ADD_TO add_to_avx2
+#define REC_D rec_d_avx2
 #include "cpu/reduce_fast_body.h"
+#undef REC_D
 #undef TERM
 #undef ADD_TO
 #define TERM term

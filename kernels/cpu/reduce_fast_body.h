@@ -5,7 +5,9 @@
    with the TwoSum below as its slow way; 0: the TwoSum below), FTWO
    (ftwo512, or the name LOWP_FTWO256 gives) where FTWO_INLINE, TILE_MAX (the largest unrolled pairwise
    subtree), VFMA (the binary32 fused multiply-add on a vf), TERM and ADD_TO
-   (the binary64 lanes' term and add_to, or their AVX2 copies) defined. No
+   (the binary64 lanes' term and add_to, or their AVX2 copies) defined, and
+   REC_D (kind d's recursive sums, reduce_fast_tile.h's KREC) where the
+   instruction set has its own. No
    include guard: meant to be included several times. */
 
 #define LOWP_CAT2(a, b) a##b
@@ -131,7 +133,11 @@ LOWP_FTWO256(FTWO, FN(ftwo_))
 #define KLEAF2 leaf2_d
 #define KTADD tadd_d
 #define KLONE lone_d
+#ifdef REC_D
+#define KREC REC_D
+#endif
 #include "cpu/reduce_fast_tile.h"
+#undef KREC
 #undef KSFX
 #undef TV
 #undef KL

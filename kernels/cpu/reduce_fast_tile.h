@@ -105,7 +105,13 @@ ATTR static void KFN(pair_)(TV *out, const tctx_t *c, size_t lo, size_t hi) {
 }
 
 /* recursive over [lo, hi), hi - lo >= 1: round(t + 0) for a lone term,
-   else round(t0 + t1) then one rounding per term */
+   else round(t0 + t1) then one rounding per term; KREC, where the kind
+   defines it, is this function written for the instruction set */
+#ifdef KREC
+ATTR static void KFN(rec_)(TV *out, const tctx_t *c, size_t lo, size_t hi) {
+  KREC(out, c, lo, hi);
+}
+#else
 ATTR static void KFN(rec_)(TV *out, const tctx_t *c, size_t lo, size_t hi) {
   size_t h, l;
   int r;
@@ -120,6 +126,7 @@ ATTR static void KFN(rec_)(TV *out, const tctx_t *c, size_t lo, size_t hi) {
     for (r = 0; r < MR; r++) out[r * NCH + h] = s[r];
   }
 }
+#endif
 
 /* the tile's MR x nch vectors of outputs in the order, k >= 1 */
 ATTR static void KFN(tile_)(TV *out, const tctx_t *c, size_t k) {
