@@ -201,7 +201,10 @@ run_avx512(double *y, const double *x, size_t n, const c64 *c, int mode) {
  * last bit set in it): overflow too. Formats without -0 (the fnuz ones) make a zero result +0. A vector
  * holding NaN or infinity runs the reference loop, so do the last n mod 4
  * (8) elements. Not: the FTZ and DAZ policies, stochastic rounding
- * (add_applies).
+ * (add_applies). The loops are round_add.h's (shared with round_fast.c's
+ * binary32 values), which carry out these steps with fewer instructions:
+ * the step to a neighbour as an integer +-1 on x + M, rna on AVX-512 as
+ * rtz of |x| + q/2 taken toward zero by one fma.
  */
 static int add_applies(const lowp_format_t *f, const lowp_policy_t *pol, int mode) {
   if (pol->ftz || pol->daz || mode < 0) return 0;
