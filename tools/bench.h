@@ -13,7 +13,8 @@
  * target missed) or LOWP_EXIT_USAGE (bad option; message on stderr).
  */
 
-/** @brief `lowp bench round`: binary32 arrays to fp16, bf16, e4m3, e5m2 (rne),
+/** @brief `lowp bench round`: binary32 arrays to every fast-path format (fp16, bf16,
+    tf32, the fp8, fnuz and fp6/fp4 formats; rne unless --rnd), to codes and values:
     lowp's fast path vs the reference loop vs the CPU's own instructions. */
 int lowp_bench_round(int argc, char **argv);
 

@@ -299,7 +299,8 @@ static void round_usage(FILE *out) {
     "usage: lowp bench round [--n N] [--reps R] [--seed S] [--isa ISA] [--rnd MODE]\n"
     "                        [--strict]\n"
     "  Rounds N binary32 values (|x| log-uniform over 2^-40..2^42, random signs,\n"
-    "  plus special values) to fp16, bf16, e4m3 and e5m2 with rne, single thread:\n"
+    "  plus special values) to fp16, bf16, tf32, e4m3, e5m2, e4m3fnuz, e5m2fnuz, e3m2,\n"
+    "  e2m3 and e2m1 (rne unless --rnd), single thread:\n"
     "  lowp's fast path, its reference loop, and the CPU's own conversion\n"
     "  instructions (F16C vcvtps2ph; AVX512_BF16 vcvtneps2bf16 where present).\n"
     "  Validates every case bit for bit first, then times R runs, keeps the minimum.\n"
@@ -323,7 +324,7 @@ static void round_usage(FILE *out) {
 /* ----------------------------------------------- bench round, in phases */
 
 /* The state of one `bench round` run, passed through its phases. */
-enum { NF = 4 };
+enum { NF = 10, NCASES = 64 };
 typedef struct {
   size_t n;
   int reps, strict;
@@ -335,7 +336,7 @@ typedef struct {
   uint16_t *hw;
   float *x;
   double *xd;             /* x as binary64 (exact), lowp_round_array_f64's input */
-  round_case cases[32];
+  round_case cases[NCASES];
   int ncases, failed, missed;
   double hw16_ns, hwbf_ns;
 } round_run;
@@ -427,7 +428,7 @@ static void round_validate_lowp(round_run *r) {
              r->fmts[k]->name, lowp_rounding_name(g_rnd), isa ? isa : g_isa ? g_isa : r->best_isa,
              r->n, bad ? "FAIL" : "ok");
       if (bad || st) r->failed = 1;
-      if (st == LOWP_OK && r->ncases < 32) r->cases[r->ncases++] = c;
+      if (st == LOWP_OK && r->ncases < NCASES) r->cases[r->ncases++] = c;
     }
   }
 }
@@ -472,11 +473,11 @@ static void round_validate_values(round_run *r) {
              "%zu: %s\n", w ? "f64" : "f32", r->fmts[k]->name, lowp_rounding_name(g_rnd),
              g_isa ? g_isa : r->best_isa, nv, ok ? "ok" : "FAIL");
       if (!ok) r->failed = 1;
-      if (r->ncases < 32) r->cases[r->ncases++] = c;
+      if (r->ncases < NCASES) r->cases[r->ncases++] = c;
     }
 #ifdef LOWP_BENCH_X86
   /* the trick is AVX2 code: a yardstick for the avx2 and avx512 copies */
-  if (__builtin_cpu_supports("avx2") && g_rnd == LOWP_RND_NE && r->ncases < 32 &&
+  if (__builtin_cpu_supports("avx2") && g_rnd == LOWP_RND_NE && r->ncases < NCASES &&
       !(g_isa && !strcmp(g_isa, "generic"))) {
     round_case c = {C_BF16TRICK, r->fmts[1], NULL, r->n, r->reps, 0};
     r->cases[r->ncases++] = c;
@@ -675,7 +676,9 @@ static void round_free(round_run *r) {
 /* ----------------------------------------------------------- public API */
 
 int lowp_bench_round(int argc, char **argv) {
-  static const char *const fmt_names[] = {"fp16", "bf16", "e4m3", "e5m2"};
+  /* every format the fast paths cover (round_fast.h); fp16 and bf16 first */
+  static const char *const fmt_names[NF] = {"fp16", "bf16", "tf32", "e4m3", "e5m2",
+                                            "e4m3fnuz", "e5m2fnuz", "e3m2", "e2m3", "e2m1"};
   static round_run r; /* large: cases and pointers; one run per process */
   int k;
   memset(&r, 0, sizeof r);
@@ -699,7 +702,7 @@ int lowp_bench_round(int argc, char **argv) {
      path against it; the hardware against lowp */
   for (k = 0; k < NF; k++) {
     int w = lowp_format_width(r.fmts[k]);
-    r.ref[k] = xmalloc(r.n * (w <= 8 ? 1 : 2));
+    r.ref[k] = xmalloc(r.n * (w <= 8 ? 1 : w <= 16 ? 2 : 4));
     progress("reference loop");
     lowp_encode_array_f32_ref(r.ref[k], r.x, r.n, r.fmts[k], NULL, g_rnd);
   }

@@ -670,87 +670,45 @@ static int samerange_nan_ok(const value_consts *v) {
   return (v->nanvx == 0 || v->nanvx == 0x80000000u) && !(v->nanv0 & 0x80000000u);
 }
 
-/* The values of formats without -0 (the fnuz ones, whose binary32 path is
-   the general one, not vectorised on AVX2: 9-14x the encoder) on the AVX2
-   copy: round_fast64.c's rounding by addition in binary32, eight lanes:
-   M = 1.5 2^(E + 24 - p), E = clamp(floor(log2|x|), emin, emax + 1), is a
-   multiple of f's quantum q = 2^(E - p + 1) whose binade holds x + M with
-   spacing q (p <= 22), so (x + M) - M is x on f's grid in the current mode
-   (to nearest for rne and rna, checked by the caller); rup / rdn step to
-   the right neighbour, rtz is rdn of |x|, rna moves a tie that went down
-   up, rto sets the last bit of y + M where inexact; a zero result is +0
-   (no -0 in f); past xmax (or not a number) the reference's overflow value
-   per sign; vectors with NaN or infinity, and the tail, the reference. */
+/* The values on the AVX2 and AVX-512 copies, every format of p <= 22 with
+   2^(emax + 25 - p) finite in binary32 (fp16, the fp8/fp6/fp4 formats, the
+   fnuz ones; not bf16 and tf32, whose loop_samerange is faster still):
+   round_fast64.c's rounding by addition in binary32 (round_add.h), 8 or 16
+   lanes, about half the encoder's work per element (issue 34: the
+   integer value_one path was 1.2-1.5x the encoder there). */
 #ifdef LOWP_FAST_X86
-__attribute__((target("avx2"), always_inline)) static inline void
-add32_avx2_m(float *y, const float *x, size_t n, const lowp_format_t *f, const lowp_policy_t *pol,
-             lowp_rounding_t rnd, const value_consts *vc, int mode) {
-  const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MAX));
-  const __m256 sgn = _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN));
-  const __m256 expm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7f800000));
-  const __m256 inf = _mm256_set1_ps(INFINITY), lo = _mm256_set1_ps(ldexpf(1.0f, f->emin));
-  const __m256 hi = _mm256_set1_ps(ldexpf(1.0f, f->emax + 1));
-  const __m256 mul = _mm256_set1_ps(ldexpf(1.5f, 24 - f->precision));
-  const __m256 qmul = _mm256_set1_ps(ldexpf(1.0f, 1 - f->precision));
-  const __m256 xmax = _mm256_set1_ps((float)lowp_format_xmax(f)), half = _mm256_set1_ps(0.5f);
-  const __m256 ovp = _mm256_castsi256_ps(_mm256_set1_epi32((int)vc->ovv0));
-  const __m256 ovn = _mm256_castsi256_ps(_mm256_set1_epi32((int)(vc->ovv0 ^ vc->ovvx)));
-  const __m256 lsb = _mm256_castsi256_ps(_mm256_set1_epi32(1)), zero = _mm256_setzero_ps();
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_loadu_ps(x + i), av = _mm256_and_ps(v, absm), e, mm, q, s, yv, r;
-    if (_mm256_movemask_ps(_mm256_cmp_ps(av, inf, _CMP_NLT_UQ))) {
-      (void)lowp_round_array_f32_ref(y + i, x + i, 8, f, pol, rnd); /* NaN or inf */
-      continue;
-    }
-    e = _mm256_min_ps(_mm256_max_ps(_mm256_and_ps(av, expm), lo), hi);
-    mm = _mm256_mul_ps(e, mul), q = _mm256_mul_ps(e, qmul);
-    s = mode == M_NE || mode == M_UP || mode == M_DN ? v : av;
-    yv = _mm256_sub_ps(_mm256_add_ps(s, mm), mm);
-    if (mode == M_UP) yv = _mm256_add_ps(yv, _mm256_and_ps(_mm256_cmp_ps(yv, s, _CMP_LT_OQ), q));
-    if (mode == M_DN || mode == M_TZ || mode == M_TO)
-      yv = _mm256_sub_ps(yv, _mm256_and_ps(_mm256_cmp_ps(yv, s, _CMP_GT_OQ), q));
-    if (mode == M_NA)
-      yv = _mm256_add_ps(yv, _mm256_and_ps(_mm256_cmp_ps(_mm256_sub_ps(s, yv), _mm256_mul_ps(q, half),
-                                                         _CMP_EQ_OQ), q));
-    if (mode == M_TO)
-      yv = _mm256_sub_ps(_mm256_or_ps(_mm256_add_ps(yv, mm),
-                                      _mm256_and_ps(_mm256_cmp_ps(yv, s, _CMP_NEQ_UQ), lsb)), mm);
-    yv = _mm256_or_ps(_mm256_and_ps(yv, absm),
-                      _mm256_and_ps(_mm256_and_ps(v, sgn), _mm256_cmp_ps(yv, zero, _CMP_NEQ_UQ)));
-    r = _mm256_blendv_ps(yv, _mm256_blendv_ps(ovp, ovn, v),
-                         _mm256_cmp_ps(_mm256_and_ps(yv, absm), xmax, _CMP_NLE_UQ));
-    _mm256_storeu_ps(y + i, r);
-  }
-  if (i < n) (void)lowp_round_array_f32_ref(y + i, x + i, n - i, f, pol, rnd);
-}
-
-__attribute__((target("avx2"))) static void
-add32_avx2(float *y, const float *x, size_t n, const lowp_format_t *f, const lowp_policy_t *pol,
-           lowp_rounding_t rnd, const value_consts *vc, int mode) {
-  switch (mode) {
-  case M_NE: add32_avx2_m(y, x, n, f, pol, rnd, vc, M_NE); break;
-  case M_NA: add32_avx2_m(y, x, n, f, pol, rnd, vc, M_NA); break;
-  case M_TZ: add32_avx2_m(y, x, n, f, pol, rnd, vc, M_TZ); break;
-  case M_UP: add32_avx2_m(y, x, n, f, pol, rnd, vc, M_UP); break;
-  case M_DN: add32_avx2_m(y, x, n, f, pol, rnd, vc, M_DN); break;
-  default: add32_avx2_m(y, x, n, f, pol, rnd, vc, M_TO); break;
-  }
-}
+#define RA_T float
+#define RA_S ps
+#define RA_I epi32
+#define RA_V2 __m256
+#define RA_V5 __m512
+#define RA_M5 __mmask16
+#define RA_SET1I(v) _mm256_set1_epi32((int)(uint32_t)(v))
+#define RA_SET1I5(v) _mm512_set1_epi32((int)(uint32_t)(v))
+#define RA_SIGN UINT64_C(0x80000000)
+#define RA_EXPM UINT64_C(0x7f800000)
+#define RA_REF lowp_round_array_f32_ref
+#define RA_AVX512_TARGET LOWP_AVX512_TARGET
+#define RA_PFX add32_
+#include "format/round_add.h"
 #endif
 
-/* 1 when add32_avx2 ran (formats without -0 on the AVX2 copy, no FTZ/DAZ
-   policy nor MXCSR bit, p <= 22, 2^(emax + 25 - p) finite in binary32) */
+/* 1 when round_add.h's loop ran (the AVX2 or AVX-512 copy, no FTZ/DAZ
+   policy nor MXCSR bit, MXCSR to nearest for rne and rna, p <= 22,
+   2^(emax + 25 - p) finite in binary32) */
 static int values_add32(float *y, const float *x, size_t n, const lowp_format_t *f,
                         const lowp_policy_t *pol, lowp_rounding_t rnd, int use, int mode) {
 #ifdef LOWP_FAST_X86
   value_consts v;
+  lowp_add_consts a;
   unsigned csr = _mm_getcsr();
-  if (use != ISA_AVX2 || f->nan != LOWP_NAN_NEGZERO || pol->daz || pol->ftz) return 0;
+  if ((use != ISA_AVX2 && use != ISA_AVX512) || pol->daz || pol->ftz) return 0;
   if (f->precision > 22 || f->emax + 25 - f->precision > 127 || (csr & 0x8040u)) return 0;
   if ((mode == M_NE || mode == M_NA) && (csr & 0x6000u)) return 0;
   make_values(&v, f, pol, rnd);
-  add32_avx2(y, x, n, f, pol, rnd, &v, mode);
+  lowp_add_consts_make(&a, f, 24, v.ovv0, v.ovv0 ^ v.ovvx, UINT64_C(0x80000000));
+  if (use == ISA_AVX512) add32_avx512(y, x, n, &a, f, pol, rnd, mode);
+  else add32_avx2(y, x, n, &a, f, pol, rnd, mode);
   return 1;
 #else
   (void)y, (void)x, (void)n, (void)f, (void)pol, (void)rnd, (void)use, (void)mode;

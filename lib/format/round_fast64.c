@@ -201,150 +201,33 @@ run_avx512(double *y, const double *x, size_t n, const c64 *c, int mode) {
  * last bit set in it): overflow too. Formats without -0 (the fnuz ones) make a zero result +0. A vector
  * holding NaN or infinity runs the reference loop, so do the last n mod 4
  * (8) elements. Not: the FTZ and DAZ policies, stochastic rounding
- * (add_applies).
+ * (add_applies). The loops are round_add.h's (shared with round_fast.c's
+ * binary32 values), which carry out these steps with fewer instructions:
+ * the step to a neighbour as an integer +-1 on x + M, rna on AVX-512 as
+ * rtz of |x| + q/2 taken toward zero by one fma.
  */
-typedef struct {
-  double lo, hi, mul, qmul, xmax, ovp, ovn;
-  int negz; /* f has -0 (else a zero result is +0) */
-} cadd;
-
 static int add_applies(const lowp_format_t *f, const lowp_policy_t *pol, int mode) {
   if (pol->ftz || pol->daz || mode < 0) return 0;
   if (f->precision > 51 || f->emax + 54 - f->precision > 1023) return 0;
   return 1;
 }
 
-static void make_cadd(cadd *a, const c64 *c, const lowp_format_t *f) {
-  uint64_t b = c->ovv0 ^ c->ovvx;
-  a->lo = ldexp(1.0, f->emin), a->hi = ldexp(1.0, f->emax + 1);
-  a->mul = ldexp(1.5, 53 - f->precision), a->qmul = ldexp(1.0, 1 - f->precision);
-  a->xmax = lowp_format_xmax(f);
-  a->negz = c->negz != 0;
-  memcpy(&a->ovp, &c->ovv0, sizeof a->ovp);
-  memcpy(&a->ovn, &b, sizeof a->ovn);
-}
-
 #ifdef LOWP_FAST64_X86
-#include <immintrin.h>
-
-__attribute__((target("avx2"), always_inline)) static inline void
-add_avx2_m(double *y, const double *x, size_t n, const cadd *c, const lowp_format_t *f,
-           const lowp_policy_t *pol, lowp_rounding_t rnd, int mode) {
-  const __m256d absm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MAX));
-  const __m256d sgn = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_MIN));
-  const __m256d expm = _mm256_castsi256_pd(_mm256_set1_epi64x(INT64_C(0x7ff0000000000000)));
-  const __m256d inf = _mm256_set1_pd(INFINITY), lo = _mm256_set1_pd(c->lo);
-  const __m256d hi = _mm256_set1_pd(c->hi), mul = _mm256_set1_pd(c->mul);
-  const __m256d qmul = _mm256_set1_pd(c->qmul), xmax = _mm256_set1_pd(c->xmax);
-  const __m256d ovp = _mm256_set1_pd(c->ovp), ovn = _mm256_set1_pd(c->ovn);
-  const __m256d half = _mm256_set1_pd(0.5), lsb = _mm256_castsi256_pd(_mm256_set1_epi64x(1));
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    __m256d v = _mm256_loadu_pd(x + i), av, e, mm, q, s, yv, sg, r;
-    if (_mm256_movemask_pd(_mm256_cmp_pd(_mm256_and_pd(v, absm), inf, _CMP_NLT_UQ))) {
-      (void)lowp_round_array_f64_ref(y + i, x + i, 4, f, pol, rnd); /* NaN or inf */
-      continue;
-    }
-    av = _mm256_and_pd(v, absm);
-    e = _mm256_min_pd(_mm256_max_pd(_mm256_and_pd(av, expm), lo), hi);
-    mm = _mm256_mul_pd(e, mul);
-    q = _mm256_mul_pd(e, qmul);
-    s = mode == M_NE || mode == M_UP || mode == M_DN ? v : av;
-    yv = _mm256_sub_pd(_mm256_add_pd(s, mm), mm);
-    if (mode == M_UP) yv = _mm256_add_pd(yv, _mm256_and_pd(_mm256_cmp_pd(yv, s, _CMP_LT_OQ), q));
-    if (mode == M_DN || mode == M_TZ || mode == M_TO)
-      yv = _mm256_sub_pd(yv, _mm256_and_pd(_mm256_cmp_pd(yv, s, _CMP_GT_OQ), q));
-    if (mode == M_NA) /* a tie rounded down to even: up */
-      yv = _mm256_add_pd(yv, _mm256_and_pd(_mm256_cmp_pd(_mm256_sub_pd(s, yv),
-                                                         _mm256_mul_pd(q, half), _CMP_EQ_OQ), q));
-    if (mode == M_TO) /* inexact: the last bit of f's significand (t's) set */
-      yv = _mm256_sub_pd(_mm256_or_pd(_mm256_add_pd(yv, mm),
-                                      _mm256_and_pd(_mm256_cmp_pd(yv, s, _CMP_NEQ_UQ), lsb)), mm);
-    sg = _mm256_and_pd(v, sgn);
-    if (!c->negz) sg = _mm256_and_pd(sg, _mm256_cmp_pd(yv, _mm256_setzero_pd(), _CMP_NEQ_UQ));
-    yv = _mm256_or_pd(_mm256_and_pd(yv, absm), sg); /* x - x is -0 downward */
-    r = _mm256_blendv_pd(yv, _mm256_blendv_pd(ovp, ovn, v),
-                         _mm256_cmp_pd(_mm256_and_pd(yv, absm), xmax, _CMP_NLE_UQ));
-    _mm256_storeu_pd(y + i, r);
-  }
-  if (i < n) (void)lowp_round_array_f64_ref(y + i, x + i, n - i, f, pol, rnd);
-}
-
-__attribute__((target("avx2"))) static void
-add_avx2(double *y, const double *x, size_t n, const cadd *c, const lowp_format_t *f,
-         const lowp_policy_t *pol, lowp_rounding_t rnd, int mode) {
-  switch (mode) {
-  case M_NE: add_avx2_m(y, x, n, c, f, pol, rnd, M_NE); break;
-  case M_NA: add_avx2_m(y, x, n, c, f, pol, rnd, M_NA); break;
-  case M_TZ: add_avx2_m(y, x, n, c, f, pol, rnd, M_TZ); break;
-  case M_UP: add_avx2_m(y, x, n, c, f, pol, rnd, M_UP); break;
-  case M_DN: add_avx2_m(y, x, n, c, f, pol, rnd, M_DN); break;
-  default: add_avx2_m(y, x, n, c, f, pol, rnd, M_TO); break;
-  }
-}
-
-/* AVX-512: the same on 8 lanes, the mode of the addition in the instruction
-   (embedded rounding) instead of rup / rdn's step, comparisons into masks */
-
-__attribute__((target(LOWP_AVX512_TARGET64), always_inline)) static inline void
-add_avx512_m(double *y, const double *x, size_t n, const cadd *c, const lowp_format_t *f,
-             const lowp_policy_t *pol, lowp_rounding_t rnd, int mode) {
-  const __m512d absm = _mm512_castsi512_pd(_mm512_set1_epi64(INT64_MAX));
-  const __m512d sgn = _mm512_castsi512_pd(_mm512_set1_epi64(INT64_MIN));
-  const __m512d expm = _mm512_castsi512_pd(_mm512_set1_epi64(INT64_C(0x7ff0000000000000)));
-  const __m512d inf = _mm512_set1_pd(INFINITY), lo = _mm512_set1_pd(c->lo);
-  const __m512d hi = _mm512_set1_pd(c->hi), mul = _mm512_set1_pd(c->mul);
-  const __m512d qmul = _mm512_set1_pd(c->qmul), xmax = _mm512_set1_pd(c->xmax);
-  const __m512d ovp = _mm512_set1_pd(c->ovp), ovn = _mm512_set1_pd(c->ovn);
-  const __m512d half = _mm512_set1_pd(0.5), lsb = _mm512_castsi512_pd(_mm512_set1_epi64(1));
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m512d v = _mm512_loadu_pd(x + i), av, e, mm, q, s, yv, sg, r;
-    if (_mm512_cmp_pd_mask(_mm512_and_pd(v, absm), inf, _CMP_NLT_UQ)) {
-      (void)lowp_round_array_f64_ref(y + i, x + i, 8, f, pol, rnd); /* NaN or inf */
-      continue;
-    }
-    av = _mm512_and_pd(v, absm);
-    e = _mm512_min_pd(_mm512_max_pd(_mm512_and_pd(av, expm), lo), hi);
-    mm = _mm512_mul_pd(e, mul);
-    q = _mm512_mul_pd(e, qmul);
-    s = mode == M_NE || mode == M_UP || mode == M_DN ? v : av;
-    /* the mode in the instruction (embedded rounding): no step afterwards */
-    if (mode == M_UP) yv = _mm512_add_round_pd(s, mm, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC);
-    else if (mode == M_DN) yv = _mm512_add_round_pd(s, mm, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    else if (mode == M_TZ || mode == M_TO)
-      yv = _mm512_add_round_pd(s, mm, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    else yv = _mm512_add_round_pd(s, mm, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    yv = _mm512_sub_pd(yv, mm);
-    if (mode == M_NA) /* a tie rounded down to even: up */
-      yv = _mm512_mask_add_pd(yv, _mm512_cmp_pd_mask(_mm512_sub_pd(s, yv), _mm512_mul_pd(q, half),
-                                                      _CMP_EQ_OQ), yv, q);
-    if (mode == M_TO) /* inexact: the last bit of f's significand (t's) set */
-      yv = _mm512_sub_pd(_mm512_mask_or_pd(_mm512_add_pd(yv, mm), _mm512_cmp_pd_mask(yv, s, _CMP_NEQ_UQ),
-                                           _mm512_add_pd(yv, mm), lsb), mm);
-    sg = _mm512_and_pd(v, sgn);
-    if (!c->negz) sg = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(yv, _mm512_setzero_pd(), _CMP_NEQ_UQ), sg);
-    yv = _mm512_or_pd(_mm512_and_pd(yv, absm), sg); /* x - x is -0 downward */
-    r = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(_mm512_and_pd(yv, absm), xmax, _CMP_NLE_UQ), yv,
-                             _mm512_mask_blend_pd(_mm512_movepi64_mask(_mm512_castpd_si512(v)),
-                                                  ovp, ovn));
-    _mm512_storeu_pd(y + i, r);
-  }
-  if (i < n) (void)lowp_round_array_f64_ref(y + i, x + i, n - i, f, pol, rnd);
-}
-
-__attribute__((target(LOWP_AVX512_TARGET64))) static void
-add_avx512(double *y, const double *x, size_t n, const cadd *c, const lowp_format_t *f,
-           const lowp_policy_t *pol, lowp_rounding_t rnd, int mode) {
-  switch (mode) {
-  case M_NE: add_avx512_m(y, x, n, c, f, pol, rnd, M_NE); break;
-  case M_NA: add_avx512_m(y, x, n, c, f, pol, rnd, M_NA); break;
-  case M_TZ: add_avx512_m(y, x, n, c, f, pol, rnd, M_TZ); break;
-  case M_UP: add_avx512_m(y, x, n, c, f, pol, rnd, M_UP); break;
-  case M_DN: add_avx512_m(y, x, n, c, f, pol, rnd, M_DN); break;
-  default: add_avx512_m(y, x, n, c, f, pol, rnd, M_TO); break;
-  }
-}
+/* the AVX2 and AVX-512 loops (round_add.h), for binary64 */
+#define RA_T double
+#define RA_S pd
+#define RA_I epi64
+#define RA_V2 __m256d
+#define RA_V5 __m512d
+#define RA_M5 __mmask8
+#define RA_SET1I(v) _mm256_set1_epi64x((long long)(v))
+#define RA_SET1I5(v) _mm512_set1_epi64((long long)(v))
+#define RA_SIGN UINT64_C(0x8000000000000000)
+#define RA_EXPM UINT64_C(0x7ff0000000000000)
+#define RA_REF lowp_round_array_f64_ref
+#define RA_AVX512_TARGET LOWP_AVX512_TARGET64
+#define RA_PFX add64_
+#include "format/round_add.h"
 #endif
 
 /* the reference's value of x, as bits */
@@ -426,11 +309,11 @@ int lowp_round_fast_values_f64_isa(double *y, const double *x, size_t n,
   if ((use == LOWP_ISA_AVX2 || use == LOWP_ISA_AVX512) && add_applies(f, pol, mode) &&
       (_mm_getcsr() & 0x8040u) == 0 &&
       ((mode != M_NE && mode != M_NA) || (_mm_getcsr() & 0x6000u) == 0)) {
-    cadd a;
+    lowp_add_consts a;
     make_c64(&c, f, pol, rnd);
-    make_cadd(&a, &c, f);
-    if (use == LOWP_ISA_AVX512) add_avx512(y, x, n, &a, f, pol, rnd, mode);
-    else add_avx2(y, x, n, &a, f, pol, rnd, mode);
+    lowp_add_consts_make(&a, f, 53, c.ovv0, c.ovv0 ^ c.ovvx, UINT64_C(1) << 63);
+    if (use == LOWP_ISA_AVX512) add64_avx512(y, x, n, &a, f, pol, rnd, mode);
+    else add64_avx2(y, x, n, &a, f, pol, rnd, mode);
     return LOWP_OK;
   }
 #endif

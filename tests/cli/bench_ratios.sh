@@ -94,15 +94,21 @@ check_tc avx512 "$TC_MAX"
 
 # `lowp bench round --isa`: value-returning rounding against the encoder of the same format,
 # mode and copy in one run (issue 34: <= 1.5x; bf16 rne from binary32 <= 1.2x the
-# six-instruction AVX2 bit trick), bounds at 2x and 2.5x those targets (n = 16384 on a shared
-# machine is noisy). lowp_round_array_f64 (rounding by addition on avx2/avx512: 0.85-1.25x
-# there in rne, up to 1.7x in rtz/rna/rto on avx512; 0.7-2.2x on the baseline, where the
-# encoder is scalar; docs/orders-fast.md) is held to 3x.
-VAL32_MAX=3
+# six-instruction AVX2 bit trick), ten formats (fp16, bf16, tf32, e4m3, e5m2, the fnuz pair,
+# e3m2, e2m3, e2m1), with margins (n = 16384 on a shared machine is noisy). On avx2/avx512
+# both round by addition (round_add.h): f32 0.25-0.72x, f64 0.7-1.6x over every mode and
+# format in five runs at n = 65536, held to 1.5x and 2.25x (the binary32 code before it
+# gave 1.2-1.5x on both copies: a return to it fails there). On the
+# baseline copy, where the encoder is scalar and the values are its integer code read back,
+# 0.3-3.6x (the fnuz formats, whose loop handles -0, the slowest; docs/orders-fast.md),
+# held to 5x.
+VAL32_MAX=1.5
+VAL64_MAX=2.25
+VAL_MAX_GENERIC=5
 TRICK_MAX=3
-VAL64_MAX=3
 check_round() {
-  local isa=$1 rnd=$2 rc f="$T/round-$1-$2"
+  local isa=$1 rnd=$2 rc f="$T/round-$1-$2" v32=$VAL32_MAX v64=$VAL64_MAX
+  [ "$isa" = generic ] && v32=$VAL_MAX_GENERIC v64=$VAL_MAX_GENERIC
   "$LOWP" bench round --n 16384 --reps 5 --isa "$isa" --rnd "$rnd" >"$f" 2>"$T/err"
   rc=$?
   if [ $rc -eq 2 ] && grep -q "this CPU runs at most" "$T/err"; then
@@ -111,7 +117,7 @@ check_round() {
   fi
   [ $rc -eq 0 ] && ok || { bad "bench round --isa $isa --rnd $rnd: exit $rc: $(cat "$T/err")"; return; }
   # rows "lowp_round_array_fNN FMT MODE (values) ns ratio target... (R1x)[, ... (R2x)] result"
-  awk -v isa="$isa" -v rnd="$rnd" -v v32="$VAL32_MAX" -v v64="$VAL64_MAX" -v tr="$TRICK_MAX" '
+  awk -v isa="$isa" -v rnd="$rnd" -v v32="$v32" -v v64="$v64" -v tr="$TRICK_MAX" '
     /^validate:.*FAIL/ { print "FAIL: " isa " " rnd ": " $0; bad++ }
     /^lowp_round_array_f(32|64) / {
       n++; line = $0; k = 0
@@ -126,7 +132,7 @@ check_round() {
         else if (r[2] > tr) { print "FAIL: " isa ": " $0 ": bf16 values/trick " r[2] " > " tr; bad++ }
       }
     }
-    END { if (n != 8) { print "FAIL: " isa " " rnd ": " n " value rows, want 8"; bad++ } exit bad > 0 }
+    END { if (n != 20) { print "FAIL: " isa " " rnd ": " n " value rows, want 20"; bad++ } exit bad > 0 }
   ' "$f" && ok || bad "bench round --isa $isa --rnd $rnd: ratios"
 }
 for isa in generic avx2 avx512; do
