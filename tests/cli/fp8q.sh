@@ -62,10 +62,8 @@ LATE=1 expect_exit2 "short labels" "t10k-labels-idx1-ubyte" \
   "$LOWP" run fp8-quantization --quick --data="$T/raw" --out "$T/r"
 ls -d "$T"/r.* "$T"/r >/dev/null 2>&1 && bad "output left after short labels" || ok
 
-# a --quick evaluation of the shipped models (200 images, 100 on the tensor-core model), 1 and 2 threads
+# a --quick evaluation of the shipped models (N images, NT on the tensor-core model, below), 1 and 2 threads
 # (the second from uncompressed files);
-# under the sanitizers (CMake sets LOWP_TEST_SANITIZED; ASan makes every image several times dearer)
-# the same code paths run on fewer images: N images, NT on the tensor-core model
 # block-scaled rows: mxfp8_e4m3 with the OCP floor rule (lowp_bs_quantize), which must equal the "e4m3 mx"
 # row (kernels/cpu/qdq's MX path) image by image; rceil; fp4 with E8M0 and NVFP4's two-level rule;
 # --quick evaluates the per-tensor rows at 4 scale phases
@@ -77,11 +75,15 @@ cp "$MODELS"/*.safetensors "$MODELS"/*_predictions.txt "$T/mdir/"
 cp "$MODELS"/seeds/cnn_s20261123.safetensors "$T/mdir/seeds/"
 cp "$MODELS/cnn.safetensors" "$T/mdir/cnn_same.safetensors"
 BSF="$BSF --models=$T/mdir --seed_models=cnn_same.safetensors,seeds/cnn_s20261123.safetensors"
-if [ -n "${LOWP_TEST_SANITIZED:-}" ]; then
+# the default labels and the sanitizers: 100 images, 30 on the tensor-core model, 50 for calibration and
+# the bootstrap (8.9 s of CPU per run, 17.5 s at 200 images); the same code paths and assertions.
+# LOWP_FP8Q_FULL=1 (cli_fp8q_full, label long): 200 images, 100 on the tensor-core model, --quick's
+# calibration and bootstrap
+if [ -n "${LOWP_FP8Q_FULL:-}" ] && [ -z "${LOWP_TEST_SANITIZED:-}" ]; then
+  N=200 NT=100 EVAL="--test=$N --layer_test=$N $BSF"
+else
   N=100 NT=30
   EVAL="--test=$N --tc_test=$NT --layer_test=$N --calib=50 --boot=50 $BSF"
-else # 200 images, not --quick's 300: the same code paths, a third less time in the default test labels
-  N=200 NT=100 EVAL="--test=$N --layer_test=$N $BSF"
 fi
 # the second run reads the uncompressed copies (good labels this time): one run checks both that
 # the thread count and that the data's compression leave every output as it was (--data names
