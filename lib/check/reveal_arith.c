@@ -274,8 +274,9 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   long *chosen = malloc((r->n_classes + 1) * sizeof *chosen);
   unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
   unsigned char *had_r = malloc(g->R + 1), *had_c = malloc(g->C + 1); /* random in the previous call */
+  size_t *wcol = malloc((g->C + 1) * sizeof *wcol);
   memset(&v, 0, sizeof v);
-  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c) {
+  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol) {
     st = LOWP_ENOMEM;
     goto done;
   }
@@ -317,7 +318,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     if (shapes[c].n == g->K && !r->classes[c].note[0] &&
         !(cands[c] = candidates(&ncand[c], &shapes[c], r, g))) { st = LOWP_ENOMEM; goto done; }
   for (call = 0; call < ncalls && st == LOWP_OK; call++) {
-    size_t na = batch * lowp__per_a(g), nb = batch * lowp__per_b(g), i;
+    size_t na = batch * lowp__per_a(g), nb = batch * lowp__per_b(g), i, k, nwc;
     uint64_t seed = o->seed + 0x632be59bd9b4e019u * (call + 1);
     /* random where an output still to be compared reads it, zero elsewhere
        (an edge class of one position needs one row of A and one column of B) */
@@ -335,10 +336,13 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     for (s = 0; s < batch * g->R; s++) /* row s of A: element i = s K + l */
       for (i = s * g->K; i < (s + 1) * g->K && (need_r[s % g->R] || had_r[s % g->R]); i++)
         v.a[i] = need_r[s % g->R] ? rand_value(seed, i, 51, &g->p.in[0], ehi) : 0.0;
+    for (j = 0, nwc = 0; j < g->C; j++) /* the columns of B written (every one for dot and gemv) */
+      if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j]) wcol[nwc++] = j;
     for (i = 0; i < nb; i += g->C) /* a row of B's C columns (one value for dot and gemv) */
-      for (j = 0; j < g->C && i + j < nb; j++)
-        if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j])
-          v.b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1], ehi) : 0.0;
+      for (k = 0; k < nwc && i + wcol[k] < nb; k++) {
+        j = wcol[k];
+        v.b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1], ehi) : 0.0;
+      }
     memcpy(had_r, need_r, g->R);
     memcpy(had_c, need_c, g->C);
     v.ta = r->conv[0].converted ? v.ca : v.a;
@@ -405,7 +409,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
 done:
   if (cands)
     for (c = 0; c < r->n_classes; c++) free(cands[c]);
-  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c);
+  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol);
   free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.tmp);
   return st;
 }
