@@ -36,7 +36,11 @@
  * read it; the format and rounding that reproduce every output are
  * reported ("B is rounded to fp16 (rne) before use").
  *
- * Every call is made twice at the start (classification); outputs that
+ * Groups of one round whose leaves are an earlier group's moved by d
+ * (OpenBLAS's panels, a SIMD kernel's lanes) are presumed copies of it once
+ * it is revealed, checked by a few pairs, probed in full where one differs;
+ * a class whose twin then fails is revealed again without copies
+ * (reveal_order.c, reveal.c). Every call is made twice at the start (classification); outputs that
  * differ mean a nondeterministic subject (atomics, a split chosen per call),
  * which gets no tree. Output positions (rows and columns of C) whose LCA
  * sizes differ on a set of probe pairs are different classes, each

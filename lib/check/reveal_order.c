@@ -460,67 +460,93 @@ static void hyp_pair(size_t n, size_t i, size_t *a, size_t *b) {
   if (*a == *b) *a = 0;
 }
 
-/* the waiting tasks of the latest round: each checked as the copy of its
-   representative (one oracle call for all), grafted or probed as usual */
+static int cmp_wait(const void *a, const void *b) { /* latest round first */
+  const wait_t *u = a, *v = b;
+  return u->round > v->round ? -1 : u->round < v->round;
+}
+
+/* graft w's copy of its representative's subtrees under w's parent (protos
+   from *first on are the copy's) */
+static int graft(ord_t *o, const wait_t *w, size_t *first) {
+  size_t j, id;
+  *first = o->n_pr;
+  for (j = 1; j < o->pr[w->rep_parent].n; j++) {
+    if (clone_sub(o, o->pr[w->rep_parent].kids[j], w->d, &id) || add_kid(o, w->t.parent, id)) return LOWP_ENOMEM;
+  }
+  return LOWP_OK;
+}
+
+/* the checking pairs of w (HYP_PAIRS from pairs) */
+static void hyp_pairs(lowp__pair_t *pairs, const wait_t *w) {
+  size_t j, a, b;
+  for (j = 0; j < HYP_PAIRS; j++) {
+    hyp_pair(w->t.n, j, &a, &b);
+    pairs[j].x = w->t.set[a];
+    pairs[j].y = w->t.set[b];
+    pairs[j].scope = w->t.scope;
+    pairs[j].nscope = w->t.nscope;
+    pairs[j].sub = w->t.sub;
+    pairs[j].nsub = w->t.nsub;
+    pairs[j].outer = w->t.outer;
+    pairs[j].P = w->t.P;
+  }
+}
+
+/* Every waiting task, in one round: each grafted as the copy of its
+   representative (latest round first, so that a representative's own
+   copies are in place), then all checked by one oracle call. If every pair
+   agrees, the copies stand. Else every graft is undone, the refuted tasks
+   are probed as usual, and the others wait for the next check (their
+   representative may hold a refuted one). */
 static int hyp_round(ord_t *o, lowp__lca_fn f, void *ctx, size_t *probes) {
-  size_t last = 0, nw = 0, i, j, np, *parent = NULL, *size = NULL, *mark = NULL, *sz = NULL;
+  size_t nw = o->n_wait, i, j, np = nw * HYP_PAIRS, *parent = NULL, *size = NULL, *mark = NULL, *sz = NULL;
+  size_t *first = NULL, nfail = 0;
   lowp__pair_t *pairs = NULL;
-  wait_t *w;
-  int st;
-  for (i = 0; i < o->n_wait; i++) if (o->wait[i].round > last) last = o->wait[i].round;
-  /* the latest round's waiting tasks, moved to the front */
-  for (i = 0; i < o->n_wait; i++)
-    if (o->wait[i].round == last) { wait_t t = o->wait[nw]; o->wait[nw++] = o->wait[i]; o->wait[i] = t; }
-  w = o->wait;
-  if ((st = proto_index(o, &parent, &size))) goto done;
-  mark = calloc(o->K + o->n_pr + 1, sizeof *mark);
-  pairs = calloc(nw * HYP_PAIRS + 1, sizeof *pairs);
-  sz = malloc((nw * HYP_PAIRS + 1) * sizeof *sz);
-  if (!mark || !pairs || !sz) { st = LOWP_ENOMEM; goto done; }
-  for (i = 0, np = 0; i < nw; i++)
-    for (j = 0; j < HYP_PAIRS; j++, np++) {
-      size_t a, b;
-      hyp_pair(w[i].t.n, j, &a, &b);
-      pairs[np].x = w[i].t.set[a];
-      pairs[np].y = w[i].t.set[b];
-      pairs[np].scope = w[i].t.scope;
-      pairs[np].nscope = w[i].t.nscope;
-      pairs[np].sub = w[i].t.sub;
-      pairs[np].nsub = w[i].t.nsub;
-      pairs[np].outer = w[i].t.outer;
-      pairs[np].P = w[i].t.P;
-    }
+  unsigned char *bad = NULL;
+  wait_t *w = o->wait;
+  int st = LOWP_OK;
+  qsort(w, nw, sizeof *w, cmp_wait);
+  first = malloc((nw + 1) * sizeof *first);
+  bad = calloc(nw + 1, 1);
+  pairs = calloc(np + 1, sizeof *pairs);
+  sz = malloc((np + 1) * sizeof *sz);
+  if (!first || !bad || !pairs || !sz) { st = LOWP_ENOMEM; goto done; }
+  for (i = 0; i < nw && st == LOWP_OK; i++) st = graft(o, &w[i], &first[i]);
+  if (st || (st = proto_index(o, &parent, &size))) goto done;
+  if (!(mark = calloc(o->K + o->n_pr + 1, sizeof *mark))) { st = LOWP_ENOMEM; goto done; }
+  for (i = 0; i < nw; i++) hyp_pairs(&pairs[i * HYP_PAIRS], &w[i]);
   if ((st = f(ctx, sz, pairs, np))) goto done;
   *probes += np;
-  for (i = 0; i < nw && st == LOWP_OK; i++) {
-    int ok = 1;
-    const proto_t *rp = &o->pr[w[i].rep_parent];
-    for (j = 0; j < HYP_PAIRS && ok; j++) {
-      size_t x = pairs[i * HYP_PAIRS + j].x - w[i].d, y = pairs[i * HYP_PAIRS + j].y - w[i].d;
-      ok = sz[i * HYP_PAIRS + j] ==
-           copy_lca(o, parent, size, w[i].rep_parent, x, y, w[i].t.P, mark, i * HYP_PAIRS + j + 1);
+  for (i = 0; i < nw; i++) {
+    for (j = 0; j < HYP_PAIRS && !bad[i]; j++) {
+      size_t q = i * HYP_PAIRS + j;
+      bad[i] = sz[q] != copy_lca(o, parent, size, w[i].rep_parent, pairs[q].x - w[i].d, pairs[q].y - w[i].d,
+                                 w[i].t.P, mark, q + 1);
     }
-    ok &= rp->n > 1; /* the representative's subtrees: its parent's kids but the first */
-    if (ok) {
-      for (j = 1; j < o->pr[w[i].rep_parent].n && st == LOWP_OK; j++) {
-        size_t id;
-        st = clone_sub(o, o->pr[w[i].rep_parent].kids[j], w[i].d, &id);
-        if (st == LOWP_OK && add_kid(o, w[i].t.parent, id)) st = LOWP_ENOMEM;
-      }
-      o->hyp_ok++;
-      free(w[i].t.set); free(w[i].t.scope); free(w[i].t.sub);
-    } else { /* probed as usual */
-      o->hyp_failed++;
-      w[i].t.fresh = 0;
-      if (push((void **)&o->next, &o->n_next, &o->cap_next, sizeof *o->next)) { st = LOWP_ENOMEM; break; }
-      o->next[o->n_next - 1] = w[i].t;
-    }
-    w[i].t.set = w[i].t.scope = w[i].t.sub = NULL;
+    bad[i] |= o->pr[w[i].rep_parent].n < 2; /* no subtree to copy */
+    nfail += bad[i];
   }
-  memmove(o->wait, o->wait + nw, (o->n_wait - nw) * sizeof *o->wait);
-  o->n_wait -= nw;
+  if (!nfail) { /* the copies stand */
+    for (i = 0; i < nw; i++) { free(w[i].t.set); free(w[i].t.scope); free(w[i].t.sub); }
+    o->hyp_ok += nw;
+    o->n_wait = 0;
+    goto done;
+  }
+  for (i = nw; i-- > 0;) { /* undo every graft (latest first); the copies' protos left empty */
+    size_t q;
+    for (q = first[i]; q < (i + 1 < nw ? first[i + 1] : o->n_pr); q++) o->pr[q].n = 0;
+    o->pr[w[i].t.parent].n = 1;
+  }
+  for (i = 0, j = 0; i < nw && st == LOWP_OK; i++) {
+    if (!bad[i]) { o->wait[j++] = w[i]; continue; }
+    o->hyp_failed++;
+    w[i].t.fresh = 0;
+    if (push((void **)&o->next, &o->n_next, &o->cap_next, sizeof *o->next)) { st = LOWP_ENOMEM; break; }
+    o->next[o->n_next - 1] = w[i].t;
+  }
+  o->n_wait = j;
 done:
-  free(parent); free(size); free(mark); free(pairs); free(sz);
+  free(parent); free(size); free(mark); free(pairs); free(sz); free(first); free(bad);
   return st;
 }
 
