@@ -533,20 +533,16 @@ static void fill_probe_b(const lowp__geo_t *g, double *b, size_t s, const scales
       *lowp__slot_b(g, b, s, l, j) = (l == x || l == y) ? sc->bM : sc->bv;
 }
 
-/* the probes of n pairs: a pair is pair_windows() probes (one per window);
-   its size is 2 + the units of its windows under the LCA (each window's
-   output counts its units outside it) */
-static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n) {
-  oracle_t *o = ctx;
+/* run nq probes (pw[2 s]: the pair, pw[2 s + 1]: the window) in batched
+   calls; lost[s]: the units of probe s under the LCA (its units less its
+   count) */
+static int probe_run(oracle_t *o, size_t *lost, const lowp__pair_t *pairs, const size_t *pw, size_t nq) {
   lowp__geo_t *g = o->g;
-  size_t nq = 0, done = 0, batch, s, bt, q, *pw, *units;
-  unsigned char *outer_in; /* per pair: outer under the LCA */
+  size_t done = 0, batch, s, bt, q, *units;
   bufs_t x;
   int st = LOWP_OK;
-  for (q = 0; q < n; q++) nq += pair_windows(&o->sc, g->K, &pairs[q]);
-  pw = malloc((2 * nq + 1) * sizeof *pw); /* probe -> pair, window */
-  units = malloc((nq + 1) * sizeof *units);
-  outer_in = calloc(n + 1, 1);
+  if (!nq) return LOWP_OK;
+  units = malloc(nq * sizeof *units);
   batch = batch_cap(g, (nq + o->nrows - 1) / o->nrows);
   if (batch > o->xbatch) { /* fresh zeroed buffers (a probe writes whole rows of the class's rows) */
     bufs_free(&o->x);
@@ -555,15 +551,11 @@ static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n)
     else bufs_free(&o->x);
   }
   x = o->x;
-  if (!pw || !units || !outer_in || !o->xbatch) {
-    free(pw); free(units); free(outer_in);
+  if (!units || !o->xbatch) {
+    free(units);
     return LOWP_ENOMEM;
   }
-  for (q = 0, s = 0; q < n; q++) {
-    size_t w, nwq = pair_windows(&o->sc, g->K, &pairs[q]);
-    for (w = 0; w < nwq; w++, s++) { pw[2 * s] = q; pw[2 * s + 1] = w; }
-    sizes[q] = 2;
-  }
+  if (batch > o->xbatch) batch = o->xbatch;
   for (s = o->bfill * g->R; s < batch * g->R && !o->sc.split; s += g->R) fill_probe_b(g, x.b, s, &o->sc, 0, 0, g->C);
   if (batch > o->bfill) o->bfill = batch;
   while (done < nq && st == LOWP_OK) {
@@ -596,19 +588,129 @@ static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n)
                  pq->x, pq->y, v);
         break;
       }
-      if (use_sub(&o->sc, pq) && pw[2 * (done + q) + 1] == nwin(&o->sc, pq->nsub))
-        outer_in[pw[2 * (done + q)]] = units[done + q] - (size_t)cnt == 1; /* the LCA is the node of P leaves */
-      else
-        sizes[pw[2 * (done + q)]] += units[done + q] - (size_t)cnt;
+      lost[done + q] = units[done + q] - (size_t)cnt;
     }
     done += take;
   }
-  for (q = 0; q < n && st == LOWP_OK; q++)
-    if (outer_in[q]) sizes[q] = pairs[q].P;
   o->probes += nq;
-  free(pw);
   free(units);
-  free(outer_in);
+  return st;
+}
+
+/* a first-round probe of pair q: its window w (of its unit set), the units lost */
+typedef struct {
+  size_t x, w, lost, q;
+  uintptr_t set;
+} first_t;
+
+/* by pivot, set, window and count (a group), then pair */
+static int cmp_first_key(const first_t *u, const first_t *v) {
+  if (u->x != v->x) return u->x < v->x ? -1 : 1;
+  if (u->set != v->set) return u->set < v->set ? -1 : 1;
+  if (u->w != v->w) return u->w < v->w ? -1 : 1;
+  return u->lost < v->lost ? -1 : u->lost > v->lost;
+}
+
+static int cmp_first(const void *a, const void *b) {
+  const first_t *u = a, *v = b;
+  int c = cmp_first_key(u, v);
+  return c ? c : u->q < v->q ? -1 : u->q > v->q;
+}
+
+/* the unit set of pq's windows (NULL: leaf i is element i) */
+static const size_t *unit_set(const scales_t *sc, const lowp__pair_t *pq) {
+  return use_sub(sc, pq) ? pq->sub : pq->scope;
+}
+
+/* the window of pq's unit set that holds y ((size_t)-1: none); map[leaf] is
+   its index in the set last mapped (*mapped) */
+static size_t window_of(const scales_t *sc, const lowp__pair_t *pq, size_t *map, const size_t **mapped,
+                        size_t K) {
+  const size_t *set = unit_set(sc, pq);
+  size_t i, n = use_sub(sc, pq) ? pq->nsub : pq->nscope;
+  if (!set) return pq->y / sc->win;
+  if (*mapped != set) {
+    for (i = 0; i < K; i++) map[i] = (size_t)-1;
+    for (i = 0; i < n; i++) map[set[i]] = i;
+    *mapped = set;
+  }
+  return map[pq->y] == (size_t)-1 ? (size_t)-1 : map[pq->y] / sc->win;
+}
+
+/* pair pq's size from the units lost in its window w */
+static void size_add(size_t *size, const scales_t *sc, const lowp__pair_t *pq, size_t w, size_t lost) {
+  if (use_sub(sc, pq) && w == nwin(sc, pq->nsub)) {
+    if (lost == 1) *size = (size_t)-1; /* outer is under the LCA: the LCA is the node of P leaves */
+  } else if (*size != (size_t)-1) {
+    *size += lost;
+  }
+}
+
+/*
+ * The sizes of n pairs. Where K units fit one probe, a pair is one probe.
+ * Else a pair is one probe per window of its unit set, and lowp probes in
+ * two steps. First, each pair (x, y) in the window that holds y alone: the
+ * units of that window under LCA(x, y). The LCAs of x with the other leaves
+ * are x's ancestors, nested: if LCA(x, y) is below LCA(x, y'), y' is under
+ * the larger and not the smaller, so for y and y' of one window the larger
+ * holds more of the window's units. Pairs of one pivot, window and count
+ * therefore share their LCA. Second, one pair of each such group is probed
+ * in its other windows (its size: 2 + the units lost in all of them), and
+ * the group takes its size. A chain (every ancestor one leaf larger) costs
+ * as before; a pivot whose ancestors each take many leaves of a window (the
+ * lanes of a SIMD kernel) costs about one probe per pair instead of one per
+ * window (e4m3 at K = 4096: windows of 512 terms).
+ */
+static int oracle(void *ctx, size_t *sizes, const lowp__pair_t *pairs, size_t n) {
+  oracle_t *o = ctx;
+  lowp__geo_t *g = o->g;
+  size_t nA = 0, nB = 0, q, s, i, j, *pw = NULL, *lost = NULL, *map = NULL, *rep = NULL;
+  const size_t *mapped = NULL;
+  first_t *fa = NULL;
+  int st = LOWP_OK;
+  /* at most every window of every pair */
+  for (q = 0; q < n; q++) nB += pair_windows(&o->sc, g->K, &pairs[q]);
+  pw = calloc(2 * nB + 1, sizeof *pw);
+  lost = malloc((nB + 1) * sizeof *lost);
+  fa = malloc((n + 1) * sizeof *fa);
+  rep = malloc((n + 1) * sizeof *rep);
+  map = o->sc.nw > 1 ? malloc((g->K + 1) * sizeof *map) : NULL;
+  if (!pw || !lost || !fa || !rep || (o->sc.nw > 1 && !map)) { st = LOWP_ENOMEM; goto done; }
+  /* first: one window per pair (the whole of a one-window pair) */
+  for (q = 0; q < n; q++) {
+    size_t nwq = pair_windows(&o->sc, g->K, &pairs[q]);
+    sizes[q] = 2;
+    fa[q].x = pairs[q].x;
+    fa[q].set = (uintptr_t)unit_set(&o->sc, &pairs[q]);
+    fa[q].q = q;
+    fa[q].lost = 0;
+    fa[q].w = nwq == 1 ? 0 : window_of(&o->sc, &pairs[q], map, &mapped, g->K);
+    if (fa[q].w == (size_t)-1) continue; /* not in its set: every window second */
+    pw[2 * nA] = q;
+    pw[2 * nA++ + 1] = fa[q].w;
+  }
+  if ((st = probe_run(o, lost, pairs, pw, nA))) goto done;
+  for (s = 0; s < nA; s++) {
+    q = pw[2 * s];
+    fa[q].lost = lost[s];
+    size_add(&sizes[q], &o->sc, &pairs[q], fa[q].w, lost[s]);
+  }
+  /* second: the other windows of one pair per (pivot, set, window, count) */
+  qsort(fa, n, sizeof *fa, cmp_first);
+  for (i = 0, nB = 0; i < n; i = j) {
+    size_t w, nwq = pair_windows(&o->sc, g->K, &pairs[fa[i].q]);
+    for (j = i + 1; j < n && fa[i].w != (size_t)-1 && !cmp_first_key(&fa[i], &fa[j]); j++) rep[fa[j].q] = fa[i].q;
+    rep[fa[i].q] = fa[i].q;
+    for (w = 0; w < nwq && nwq > 1; w++)
+      if (w != fa[i].w) { pw[2 * nB] = fa[i].q; pw[2 * nB++ + 1] = w; }
+  }
+  if ((st = probe_run(o, lost, pairs, pw, nB))) goto done;
+  for (s = 0; s < nB; s++) size_add(&sizes[pw[2 * s]], &o->sc, &pairs[pw[2 * s]], pw[2 * s + 1], lost[s]);
+  for (q = 0; q < n; q++) sizes[q] = sizes[rep[q]];
+  for (q = 0; q < n; q++)
+    if (sizes[q] == (size_t)-1) sizes[q] = pairs[q].P;
+done:
+  free(pw); free(lost); free(fa); free(rep); free(map);
   return st;
 }
 
@@ -706,13 +808,16 @@ static int classify(lowp_reveal_t *r, lowp__geo_t *g, const scales_t *sc, int *c
   return st;
 }
 
-/* the order of one class: its rows (one column each), positive units then negative */
-static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *cl, lowp_tree_t *shape) {
-  size_t *rows = malloc(g->R * sizeof *rows), *cols = malloc(g->R * sizeof *cols), nr = 0, k, rounds;
+/* the order of one class: its rows (one column each), positive units then negative;
+   hyp: copies presumed and checked (reveal_order.c), *hyp_used: some accepted */
+static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *cl, lowp_tree_t *shape, int hyp,
+                        int *hyp_used) {
+  size_t *rows = malloc(g->R * sizeof *rows), *cols = malloc(g->R * sizeof *cols), nr = 0, k, rounds, hv[2];
   size_t *srows = malloc(g->R * sizeof *srows), *scols = malloc(g->R * sizeof *scols), ns = 0;
   unsigned char *used = calloc(g->C, 1);
   int st = LOWP_ENOMEM, try;
   oracle_t o;
+  *hyp_used = 0;
   if (!rows || !cols || !srows || !scols || !used) goto done;
   for (k = 0; k < cl->n_pos; k++) {
     size_t i = cl->pos[k] / g->C, j = cl->pos[k] % g->C;
@@ -743,7 +848,9 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
       o.cols = scols;
       o.nrows = ns;
     }
-    st = lowp__reveal_order(shape, g->K, oracle, &o, &cl->probes, &rounds, e, sizeof e);
+    hv[0] = hv[1] = 0;
+    st = lowp__reveal_order(shape, g->K, oracle, &o, &cl->probes, &rounds, hyp ? hv : NULL, e, sizeof e);
+    *hyp_used = hv[0] > 0;
     bufs_free(&o.x);
     cl->probes = o.probes; /* a pair is one probe per window */
     cl->calls += o.calls;
@@ -758,6 +865,50 @@ done:
   free(srows);
   free(scols);
   free(used);
+  return st;
+}
+
+/* The classes whose order took copies on trust (reveal_order.c) and whose
+   twin then failed: revealed again by FPRev's recursion alone, and
+   validated again (their probes and calls add up). */
+static int reveal_again(lowp_reveal_t *r, lowp__geo_t *g, const lowp_reveal_opts_t *o, const int *hyp_used) {
+  lowp_reveal_t rr = *r;
+  lowp_tree_t *shapes;
+  size_t c, n = 0, *from;
+  int st = LOWP_OK, used;
+  for (c = 0; c < r->n_classes; c++) n += hyp_used[c] && !r->classes[c].has_tree;
+  if (!n) return LOWP_OK;
+  rr.classes = calloc(n, sizeof *rr.classes);
+  shapes = calloc(n, sizeof *shapes);
+  from = malloc(n * sizeof *from);
+  if (!rr.classes || !shapes || !from) { free(rr.classes); free(shapes); free(from); return LOWP_ENOMEM; }
+  for (c = 0, n = 0; c < r->n_classes; c++)
+    if (hyp_used[c] && !r->classes[c].has_tree) {
+      lowp_reveal_class_t *nc = &rr.classes[n];
+      nc->pos = r->classes[c].pos;
+      nc->n_pos = r->classes[c].n_pos;
+      from[n++] = c;
+    }
+  rr.n_classes = n;
+  for (c = 0; c < n && st == LOWP_OK; c++) {
+    st = reveal_class(&rr, g, &rr.classes[c], &shapes[c], 0, &used);
+    if (st == LOWP_EINVAL) st = LOWP_OK;
+  }
+  if (st == LOWP_OK) st = lowp__reveal_arith(&rr, g, shapes, o);
+  for (c = 0; c < n; c++) {
+    lowp_reveal_class_t *cl = &r->classes[from[c]];
+    size_t probes = cl->probes + rr.classes[c].probes, calls = cl->calls + rr.classes[c].calls;
+    lowp_tree_free(&cl->tree);
+    *cl = rr.classes[c];
+    cl->probes = probes;
+    cl->calls = calls;
+    lowp_tree_free(&shapes[c]);
+  }
+  r->probes = rr.probes;
+  r->calls_validate = rr.calls_validate;
+  free(rr.classes);
+  free(shapes);
+  free(from);
   return st;
 }
 
@@ -781,7 +932,7 @@ int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t 
   lowp_tree_t *shapes = NULL;
   scales_t sc;
   size_t c;
-  int st, w;
+  int st, w, *hyp_used = NULL;
   memset(r, 0, sizeof *r);
   if (!o) { memset(&def, 0, sizeof def); o = &def; }
   if (err && errlen) err[0] = '\0';
@@ -813,12 +964,14 @@ int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t 
     goto out;
   }
   if (!(shapes = calloc(r->n_classes, sizeof *shapes))) { st = LOWP_ENOMEM; goto out; }
+  if (!(hyp_used = calloc(r->n_classes, sizeof *hyp_used))) { st = LOWP_ENOMEM; goto out; }
   for (c = 0; c < r->n_classes; c++) {
-    st = reveal_class(r, &g, &r->classes[c], &shapes[c]);
+    st = reveal_class(r, &g, &r->classes[c], &shapes[c], 1, &hyp_used[c]);
     if (st == LOWP_EINVAL) st = LOWP_OK; /* said in the class's note */
     if (st) goto out;
   }
   st = lowp__reveal_arith(r, &g, shapes, o);
+  if (st == LOWP_OK) st = reveal_again(r, &g, o, hyp_used);
   for (c = 0; c < r->n_classes && st == LOWP_OK; c++)
     if (!r->classes[c].has_tree) { /* a subject that only sometimes differs: six more calls */
       lowp_reveal_t again;
@@ -843,6 +996,7 @@ out:
   if (shapes)
     for (c = 0; c < r->n_classes; c++) lowp_tree_free(&shapes[c]);
   free(shapes);
+  free(hyp_used);
   r->calls = g.calls;
   if (st == LOWP_OK && !r->msg[0]) {
     size_t ok = 0;

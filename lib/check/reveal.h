@@ -36,7 +36,11 @@
  * read it; the format and rounding that reproduce every output are
  * reported ("B is rounded to fp16 (rne) before use").
  *
- * Every call is made twice at the start (classification); outputs that
+ * Groups of one round whose leaves are an earlier group's moved by d
+ * (OpenBLAS's panels, a SIMD kernel's lanes) are presumed copies of it once
+ * it is revealed, checked by a few pairs, probed in full where one differs;
+ * a class whose twin then fails is revealed again without copies
+ * (reveal_order.c, reveal.c). Every call is made twice at the start (classification); outputs that
  * differ mean a nondeterministic subject (atomics, a split chosen per call),
  * which gets no tree. Output positions (rows and columns of C) whose LCA
  * sizes differ on a set of probe pairs are different classes, each
@@ -62,9 +66,11 @@
  * windows in proportion to its own size; a group of leaves hanging off a
  * known node is probed over its own leaves (sub) and one more probe whose
  * only unit is a leaf of the node outside the group: under the LCA exactly
- * when the LCA is the node itself (then its size is the node's). e4m3 with
- * fp32 accumulation takes windows of 512 (57,293 probes in 17 calls at K =
- * 4096, 4x those of fp32 inputs). The
+ * when the LCA is the node itself (then its size is the node's). A pair of several
+ * windows is first probed in its partner's window alone; pairs of one pivot,
+ * window and count share their LCA (reveal.c), and one of them is probed in
+ * the other windows. e4m3 with fp32 accumulation takes windows of 512
+ * (17,093 probes in 10 calls at K = 4096). The
  * accumulator's bits are seen from products of both inputs where input 0
  * runs out of range (e4m3: 2^-9 .. 2^8); where even they run out (a sum of
  * e4m3 values) precision_lower says the count is a lower bound. The tree

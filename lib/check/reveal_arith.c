@@ -261,12 +261,42 @@ static int twin_one(double *y, val_t *v, const lowp_tree_t *t, size_t s, size_t 
    gets another NaN) */
 static int same(double a, double b) { return !memcmp(&a, &b, sizeof a) || (a != a && b != b); }
 
+/* the inputs of a validation call of nbat entries: random where an output
+   still to be compared reads them (need_r, need_c), 0 where one read them in
+   the last call (had_r, had_c) and none does now; the rest is left as it is
+   (a row or column no longer read stays 0 once zeroed) */
+static void val_fill(val_t *v, size_t nbat, uint64_t seed, int ehi, const unsigned char *need_r,
+                     const unsigned char *had_r, const unsigned char *need_c, const unsigned char *had_c,
+                     size_t *wcol) {
+  lowp__geo_t *g = v->g;
+  size_t s, i, j, k, nwc, nb = nbat * lowp__per_b(g);
+  for (s = 0; s < nbat * g->R; s++) /* row s of A: element i = s K + l */
+    for (i = s * g->K; i < (s + 1) * g->K && (need_r[s % g->R] || had_r[s % g->R]); i++)
+      v->a[i] = need_r[s % g->R] ? rand_value(seed, i, 51, &g->p.in[0], ehi) : 0.0;
+  for (j = 0, nwc = 0; j < g->C; j++) /* the columns of B written (every one for dot and gemv) */
+    if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j]) wcol[nwc++] = j;
+  for (i = 0; i < nb; i += g->C) /* a row of B's C columns (one value for dot and gemv) */
+    for (k = 0; k < nwc && i + wcol[k] < nb; k++) {
+      j = wcol[k];
+      v->b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1], ehi) : 0.0;
+    }
+}
+
+/* 1 while a class with a chosen arithmetic has fewer than want outputs compared (or at the first call) */
+static int val_more(const lowp_reveal_t *r, const long *chosen, size_t want, size_t call) {
+  size_t c;
+  if (call == 0) return 1;
+  for (c = 0; c < r->n_classes; c++)
+    if (chosen[c] >= 0 && r->classes[c].validated + r->classes[c].mismatched < want) return 1;
+  return 0;
+}
+
 /* ----------------------------------------------------------- the driver */
 
 int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
                        const lowp_reveal_opts_t *o) {
   size_t want = o->validate ? o->validate : 10000, c, minpos = (size_t)-1, per, batch, call, s, j;
-  size_t *cls_of = malloc((g->R * g->C + 1) * sizeof *cls_of), maxnodes = 1, ncalls;
+  size_t *cls_of = malloc((g->R * g->C + 1) * sizeof *cls_of), maxnodes = 1, ncalls, hot;
   val_t v;
   int st = LOWP_OK, ehi;
   cand_t **cands = calloc(r->n_classes + 1, sizeof *cands);
@@ -274,8 +304,9 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   long *chosen = malloc((r->n_classes + 1) * sizeof *chosen);
   unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
   unsigned char *had_r = malloc(g->R + 1), *had_c = malloc(g->C + 1); /* random in the previous call */
+  size_t *wcol = malloc((g->C + 1) * sizeof *wcol);
   memset(&v, 0, sizeof v);
-  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c) {
+  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol) {
     st = LOWP_ENOMEM;
     goto done;
   }
@@ -303,6 +334,8 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     if (ncalls > 8 && !o->validate) ncalls = 8;
     batch = cap;
   }
+  hot = per ? ((size_t)1 << 21) / per : batch;
+  if (hot < 1) hot = 1;
   v.g = g;
   v.r = r;
   v.batch = batch;
@@ -316,8 +349,12 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   for (c = 0; c < r->n_classes; c++)
     if (shapes[c].n == g->K && !r->classes[c].note[0] &&
         !(cands[c] = candidates(&ncand[c], &shapes[c], r, g))) { st = LOWP_ENOMEM; goto done; }
-  for (call = 0; call < ncalls && st == LOWP_OK; call++) {
-    size_t na = batch * lowp__per_a(g), nb = batch * lowp__per_b(g), i;
+  for (call = 0; st == LOWP_OK && (o->validate ? val_more(r, chosen, want, call) : call < ncalls); call++) {
+    /* a number asked for: after the first call, entries of 2^21 elements in all (16 MB), which stay in
+       cache from call to call (the corner class of a GEMM gets one output per entry: at K = 8192 the
+       2^25 elements of a full call, 256 MB, were read from memory by every call) */
+    size_t nbat = call && o->validate && hot < batch ? hot : batch;
+    size_t na = nbat * lowp__per_a(g), nb = nbat * lowp__per_b(g);
     uint64_t seed = o->seed + 0x632be59bd9b4e019u * (call + 1);
     /* random where an output still to be compared reads it, zero elsewhere
        (an edge class of one position needs one row of A and one column of B) */
@@ -331,21 +368,14 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
         need_c[r->classes[c].pos[k] % g->C] = 1;
       }
     }
-    /* a row (column) no longer read stays 0 once zeroed: later calls write only what they read */
-    for (s = 0; s < batch * g->R; s++) /* row s of A: element i = s K + l */
-      for (i = s * g->K; i < (s + 1) * g->K && (need_r[s % g->R] || had_r[s % g->R]); i++)
-        v.a[i] = need_r[s % g->R] ? rand_value(seed, i, 51, &g->p.in[0], ehi) : 0.0;
-    for (i = 0; i < nb; i += g->C) /* a row of B's C columns (one value for dot and gemv) */
-      for (j = 0; j < g->C && i + j < nb; j++)
-        if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j])
-          v.b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1], ehi) : 0.0;
+    val_fill(&v, nbat, seed, ehi, need_r, had_r, need_c, had_c, wcol);
     memcpy(had_r, need_r, g->R);
     memcpy(had_c, need_c, g->C);
     v.ta = r->conv[0].converted ? v.ca : v.a;
     v.tb = r->conv[1].converted ? v.cb : v.b;
     if (r->conv[0].converted) lowp__reveal_convert(v.ca, v.a, na, &r->conv[0]);
     if (nb && r->conv[1].converted) lowp__reveal_convert(v.cb, v.b, nb, &r->conv[1]);
-    if ((st = lowp__reveal_call(g, batch, v.a, v.b, v.out))) break;
+    if ((st = lowp__reveal_call(g, nbat, v.a, v.b, v.out))) break;
     r->calls_validate++;
     for (c = 0; c < r->n_classes && st == LOWP_OK; c++) {
       lowp_reveal_class_t *cl = &r->classes[c];
@@ -357,7 +387,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
           lowp_tree_t t;
           int ok = 1;
           if ((st = build(&t, &shapes[c], &cands[c][q], &g->p.out))) break;
-          for (s = 0, seen = 0; s < batch * g->R && ok && seen < 256; s++)
+          for (s = 0, seen = 0; s < nbat * g->R && ok && seen < 256; s++)
             for (k = 0; k < cl->n_pos && ok && seen < 256; k++) {
               double y;
               if (cl->pos[k] / g->C != s % g->R) continue;
@@ -381,7 +411,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
         describe(cl->arith, sizeof cl->arith, &cands[c][chosen[c]], &g->p.out);
       }
       if (chosen[c] < 0) continue;
-      for (s = 0; s < batch * g->R; s++) {
+      for (s = 0; s < nbat * g->R; s++) {
         size_t i0 = s % g->R;
         for (j = 0; j < g->C; j++) {
           double y;
@@ -405,7 +435,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
 done:
   if (cands)
     for (c = 0; c < r->n_classes; c++) free(cands[c]);
-  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c);
+  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol);
   free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.tmp);
   return st;
 }

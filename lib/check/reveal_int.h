@@ -30,13 +30,16 @@ typedef int (*lowp__lca_fn)(void *ctx, size_t *sizes, const lowp__pair_t *pairs,
  * @brief The order of K leaves from the oracle (reveal_order.c): *shape
  * gets one node per internal node of the kernel's tree, every node with
  * arithmetic 0 (a placeholder: lowp__reveal_arith assigns the real one);
- * nodes of more than two children are block FMAs.
+ * nodes of more than two children are block FMAs. hyp not NULL: groups that
+ * repeat an earlier group's leaves moved by d are presumed its copies and
+ * checked by a few pairs (hyp[0]: copies accepted, hyp[1]: refuted, then
+ * probed in full); NULL: FPRev's recursion alone.
  * @return LOWP_OK; LOWP_EINVAL with err set when the sizes are not those
  *         of any tree (a nondeterministic subject, or outputs that are not
  *         counts); the oracle's status.
  */
 int lowp__reveal_order(lowp_tree_t *shape, size_t K, lowp__lca_fn f, void *ctx, size_t *probes,
-                       size_t *rounds, char *err, size_t errlen);
+                       size_t *rounds, size_t *hyp, char *err, size_t errlen);
 
 /** @brief Geometry of a call: slots (rows of A) and output positions. */
 typedef struct {
