@@ -63,6 +63,8 @@ typedef struct {
   int *twin_owned;               /* per rule: 1 when twins[i] owns its classes */
   lowp_rule_t *alts;             /* per rule: the rule under the revealed tree (check_declared.c) */
   unsigned alt_on[2];            /* bit i: alts[i] holds one (at most 64 rules) */
+  int narrow[64];                /* per rule with a revealed tree: the fewest significand bits of the
+                                    kernel's additions when fewer than the rule's acc (the rule fails), else 0 */
   char notes[1600];              /* lines the report adds after the verdict (lowp_chk_note) */
   char conv_bad[600];            /* a declared "convert" the subject does not do (the check fails) */
   double *file_in[LOWP_OP_MAXIO], *file_data[LOWP_OP_MAXIO];
@@ -230,8 +232,9 @@ void lowp_chk_load_reveal(struct lowp_reveal_s *rv, const char *path, const lowp
    LOWP_OK or LOWP_ENOMEM */
 int lowp_chk_one_class(struct lowp_reveal_s *rv, struct lowp_tree_s *t, size_t R, size_t C);
 /* t->tree_bound and t->tree_name from the trees of rv, the additions
-   bounded in acc (how: "revealed" or "given"; rule i for messages) */
-void lowp_chk_tree_bound(lowp_rule_t *t, const lowp_reveal_t *rv, const lowp_format_t *acc, const char *how,
+   bounded in acc (how: "revealed" or "given"; rule i for messages); returns
+   the fewest significand bits of the trees' additions (0: none known) */
+int lowp_chk_tree_bound(lowp_rule_t *t, const lowp_reveal_t *rv, const lowp_format_t *acc, const char *how,
                          const lowp_spec_check_t *sc, int i);
 /* check_declared.c: --reveal (every check with a declared order is revealed) */
 void lowp_chk_set_reveal(int on);

@@ -97,4 +97,25 @@ printf '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks"
 "$LOWP" check "$T/decl2.json" >"$T/c8" 2>&1 && grep -q "note: rule 2 declares recursive" "$T/c8" &&
   ! grep -q "note: rule 1 declares" "$T/c8" && ok || bad "revealed anyway: $(cat "$T/c8")"
 "$LOWP" check "$T/decl.json" --reveal --reveal >"$T/c9" 2>&1; [ $? -eq 2 ] && ok || bad "--reveal twice: $(cat "$T/c9")"
+# a narrower accumulator that the data cannot show: small integers (sums under 2^11) are exact in fp16,
+# so the fp16-accumulating kernel's error is 0, under any bound; revealed, its additions carry 11 bits,
+# fewer than the rule's fp32: the rule fails whatever the data, and says why; the fp32 kernel passes
+if /usr/bin/python3 -c "
+import numpy as np
+g = np.random.default_rng(5)
+np.save('$T/iA.npy', g.integers(0, 4, (3, 64)).astype(np.float16))
+np.save('$T/iB.npy', g.integers(0, 4, (64, 2)).astype(np.float16))" 2>/dev/null; then
+  nar() { # NAME PARAMS
+    printf '{ "name": "%s", "op": "gemm", "subject": { "kernel": "gemm_lanes", "params": "%s" }, "in": "fp16", "inputs": { "files": [ "%s", "%s" ] }, "rules": [ { "bound": "gamma", "order": "revealed", "acc": "fp32" } ] }' \
+      "$1" "$2" "$T/iA.npy" "$T/iB.npy"
+  }
+  printf '{ "lowp_check": 1, "defaults": { "out": "fp32" }, "checks": [ %s, %s ] }' \
+    "$(nar honest acc=fp32,lanes=8)" "$(nar narrow acc=fp16,lanes=8)" >"$T/nar.json"
+  "$LOWP" check "$T/nar.json" >"$T/c10" 2>&1
+  [ $? -eq 1 ] && grep -q "^PASS honest " "$T/c10" && grep -q "^FAIL narrow .* 0 <= " "$T/c10" &&
+    grep -q "rule 1 failed: revealed: the kernel adds in 11 significand bits, fewer than the declared fp32's 24" \
+      "$T/c10" && ok || bad "narrower accumulator, exact data: $(cat "$T/c10")"
+else
+  echo "note: no numpy for /usr/bin/python3: the narrower-accumulator case on exact data was not run"
+fi
 finish reveal_check
