@@ -16,16 +16,68 @@
 typedef float CNN_VT __attribute__((vector_size(JB * sizeof(float))));
 #endif
 
+#if defined(__GNUC__) || defined(__clang__)
+typedef int CNN_CAT(CNN_VT, i) __attribute__((vector_size(JB * sizeof(float))));
+/* a + xk w, or a where xk == 0 (the term skipped, as in the one-row loop),
+   chosen by a mask rather than a branch: the zeros of ReLU's outputs fall
+   where a branch predictor cannot follow them */
+CNN_ATTR static inline CNN_VT CNN_CAT(CNN_NAME, _madd)(CNN_VT a, float xk, CNN_VT wv) {
+  const CNN_VT xv = xk + (CNN_VT){0}, s = a + xv * wv;
+  const CNN_CAT(CNN_VT, i) keep = xv == (CNN_VT){0};
+  return (CNN_VT)(((CNN_CAT(CNN_VT, i))s & ~keep) | ((CNN_CAT(CNN_VT, i))a & keep));
+}
+/* Columns [j0, j1) (whole blocks of JB) of four rows t..t+3 at once, one
+   block at a time: four independent chains of additions sharing each load
+   of w, where a row has fewer than four blocks left (N = 8 or 16, the
+   CNN's convolutions, whose single chain per row waited on the adder's
+   latency). Each output's operations are those of the one-row loop. */
+CNN_ATTR static void CNN_CAT(CNN_NAME, _rows4)(float *y, const float *x, size_t t, int j0, int j1, int K, int N,
+                                              const float *w, const float *b) {
+  const float *x0 = x + t * K, *x1 = x0 + K, *x2 = x1 + K, *x3 = x2 + K;
+  float *y0 = y + t * N;
+  int k;
+  for (; j0 + JB <= j1; j0 += JB) {
+    CNN_VT a0, a1, a2, a3, wv;
+    CNN_VLOAD(a0, b + j0);
+    a1 = a0;
+    a2 = a0;
+    a3 = a0;
+    for (k = 0; k < K; k++) {
+      CNN_VLOAD(wv, w + (size_t)k * N + j0);
+      a0 = CNN_CAT(CNN_NAME, _madd)(a0, x0[k], wv);
+      a1 = CNN_CAT(CNN_NAME, _madd)(a1, x1[k], wv);
+      a2 = CNN_CAT(CNN_NAME, _madd)(a2, x2[k], wv);
+      a3 = CNN_CAT(CNN_NAME, _madd)(a3, x3[k], wv);
+    }
+    memcpy(y0 + j0, &a0, sizeof a0);
+    memcpy(y0 + N + j0, &a1, sizeof a1);
+    memcpy(y0 + 2 * (size_t)N + j0, &a2, sizeof a2);
+    memcpy(y0 + 3 * (size_t)N + j0, &a3, sizeof a3);
+  }
+}
+#endif
+
 CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, int K, int N, const float *w,
                               const float *b) {
   size_t t;
   int j0, j, k;
+#if defined(__GNUC__) || defined(__clang__)
+  /* columns of the four-block loop, of whole blocks; rows whose whole
+     blocks after the four-block loop the four-row loop computes */
+  const int jw = N / (4 * JB) * (4 * JB), jv = N / JB * JB;
+  const size_t rows4 = jv > jw ? nr / 4 * 4 : 0;
+  for (t = 0; t < rows4; t += 4) CNN_CAT(CNN_NAME, _rows4)(y, x, r0 + t, jw, jv, K, N, w, b);
+#endif
   for (t = 0; t < nr; t++) {
     const float *xr = x + (r0 + t) * K;
     float *yr = y + (r0 + t) * N;
     for (j0 = 0; j0 + JB <= N; j0 += JB) { /* whole blocks of JB columns in a local accumulator */
 #if defined(__GNUC__) || defined(__clang__)
       CNN_VT acc, wv;
+      if (j0 >= jw && t < rows4) { /* done by the four-row loop */
+        j0 = jv - JB;
+        continue;
+      }
       if (j0 + 4 * JB <= N) { /* four blocks at once: four independent chains of additions */
         CNN_VT a1, a2, a3, w1, w2, w3;
         CNN_VLOAD(acc, b + j0);
