@@ -63,8 +63,6 @@ typedef struct {
   int *twin_owned;               /* per rule: 1 when twins[i] owns its classes */
   lowp_rule_t *alts;             /* per rule: the rule under the revealed tree (check_declared.c) */
   unsigned alt_on[2];            /* bit i: alts[i] holds one (at most 64 rules) */
-  int narrow[64];                /* per rule with a revealed tree: the fewest significand bits of the
-                                    kernel's additions when fewer than the rule's acc (the rule fails), else 0 */
   char notes[1600];              /* lines the report adds after the verdict (lowp_chk_note) */
   char conv_bad[600];            /* a declared "convert" the subject does not do (the check fails) */
   double *file_in[LOWP_OP_MAXIO], *file_data[LOWP_OP_MAXIO];

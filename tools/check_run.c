@@ -15,20 +15,6 @@
 
 /* ---------------------------------------------------------------- running */
 
-/* a rule whose revealed tree adds in fewer bits than its accumulator: failed, whatever the error */
-static void narrow_fail(lowp_verdict_t *v, int bits, const lowp_rule_t *t) {
-  char m[sizeof v->msg];
-  size_t u, w = strlen(v->msg);
-  v->pass = 0;
-  snprintf(m, sizeof m, "revealed: the kernel adds in %d significand bits, fewer than the declared %s's %d; ",
-           bits, t->accum.acc.name, t->accum.acc.precision);
-  u = strlen(m);
-  if (w > sizeof m - 1 - u) w = sizeof m - 1 - u;
-  memcpy(m + u, v->msg, w);
-  m[u + w] = '\0';
-  memcpy(v->msg, m, sizeof m);
-}
-
 void lowp_chk_execute(lowp_chk_run_t *r, int updating) {
   const lowp_spec_check_t *sc = r->sc;
   char err[600];
@@ -104,7 +90,6 @@ void lowp_chk_execute(lowp_chk_run_t *r, int updating) {
       if (!r->v[r->n_v].msg[0])
         snprintf(r->v[r->n_v].msg, sizeof r->v[r->n_v].msg, "%s", lowp_status_str(st));
     }
-    if (i < 64 && r->narrow[i] && sc->rules[i].tree) narrow_fail(&r->v[r->n_v], r->narrow[i], &r->trees[i]);
     if (!r->v[r->n_v].pass) r->pass = 0;
     r->n_v++;
     if (have_other) lowp_check_result_free(&other);

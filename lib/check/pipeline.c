@@ -1035,6 +1035,22 @@ static void fail_closed(lowp_verdict_t *v) {
   memcpy(v->msg, msg, sizeof msg);
 }
 
+/* a rule whose subject, revealed, adds in fewer bits than the rule's accumulator: failed, whatever the
+   error (some data cannot show a narrower accumulator: small integers add exactly in fp16) */
+static void fail_narrow(lowp_verdict_t *v, const lowp_rule_t *rule) {
+  char m[sizeof v->msg];
+  size_t u, w = strlen(v->msg);
+  if (!rule->has_tree || !rule->tree_bits || rule->tree_bits >= rule->accum.acc.precision) return;
+  v->pass = 0;
+  snprintf(m, sizeof m, "revealed: the kernel adds in %d significand bits, fewer than the declared %s's %d; ",
+           rule->tree_bits, rule->accum.acc.name, rule->accum.acc.precision);
+  u = strlen(m);
+  if (w > sizeof m - 1 - u) w = sizeof m - 1 - u;
+  memcpy(m + u, v->msg, w);
+  m[u + w] = '\0';
+  memcpy(v->msg, m, sizeof m);
+}
+
 int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
                          const lowp_check_result_t *r, const lowp_subject_t *s) {
   int st;
@@ -1044,6 +1060,7 @@ int lowp_check_rule_eval(lowp_verdict_t *v, const lowp_rule_t *rule,
   v->where_out = worst_out(r);
   st = eval_kind(v, rule, r, s);
   if (!st) fail_closed(v);
+  if (!st) fail_narrow(v, rule);
   return st;
 }
 

@@ -260,6 +260,10 @@ typedef struct {
                                      coefficient), resolved by tools/ from
                                      "order": "revealed" or {"tree": FILE} */
   double tree_bound;            /**< that bound (0: no tree; every error fails) */
+  int tree_bits;                /**< the fewest significand bits of the subject's
+                                     additions, as revelation saw them (0: not
+                                     revealed); fewer than accum.acc's precision
+                                     fails the rule whatever the error */
   char tree_name[200];          /**< how it was found, for messages */
   lowp_metric_t metric;         /**< VS_REF (max_abs|rmse), BASELINE */
   double rtol, atol;            /**< TOL */
