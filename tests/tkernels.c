@@ -444,10 +444,11 @@ static void measure_same(void) {
 }
 
 /* gemm_sgemm (OpenBLAS cblas_sgemm): within gamma_k of fp32 against a binary64 product (whose own error
-   is far below it), fp32 values, the same bytes whatever OpenBLAS's and OpenMP's thread counts, the output
-   rounded once to a narrower format, inputs that are not fp32 values refused */
+   is far below it), fp32 values, the same bytes whatever OpenBLAS's and OpenMP's thread counts (with one
+   OpenBLAS thread the batch entries go to lowp_spread's threads: an odd batch, and each entry alone), the
+   output rounded once to a narrower format, inputs that are not fp32 values refused (in the last entry too) */
 static void sgemm(void) {
-  enum { B = 2, M = 7, N = 9, K = 300 };
+  enum { B = 5, M = 7, N = 9, K = 300 };
   static double a[B * M * K], b[B * K * N], c1[B * M * N], c2[B * M * N], c16[B * M * N];
   lowp_problem_t p = prob("gemm", B, M, N, K, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
   lowp_problem_t p16 = prob("gemm", B, M, N, K, &LOWP_FMT_FP32, &LOWP_FMT_FP16);
@@ -485,6 +486,13 @@ static void sgemm(void) {
                     "gemm_sgemm: the same bytes with %d OpenMP and %d OpenBLAS threads (restored: %d)", t, 3 - t,
                     openblas_get_num_threads());
   }
+  for (bt = 0, ok = 1; bt < B; bt++) { /* each entry alone: batch 1 */
+    lowp_problem_t p1 = prob("gemm", 1, M, N, K, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
+    const double *in1[2] = {a + (size_t)bt * M * K, b + (size_t)bt * K * N};
+    double *o[1] = {c2};
+    ok &= s.run(&s, o, in1, &p1, err, sizeof err) == LOWP_OK && !memcmp(c2, c1 + (size_t)bt * M * N, M * N * sizeof *c2);
+  }
+  lowp_test_check(ok, "gemm_sgemm: each of %d batch entries alone gives the bytes of the batched call", B);
   omp_set_num_threads(2);
   st = s.run(&s, o16, in, &p16, err, sizeof err);
   for (i = 0, ok = st == LOWP_OK; i < B * M * N; i++) {
@@ -500,6 +508,28 @@ static void sgemm(void) {
   err[0] = '\0';
   st = s.run(&s, o1, in, &p64, err, sizeof err);
   lowp_test_check(st == LOWP_EUNSUPPORTED && strstr(err, "not an fp32 value"), "1e300 refused: %s", err);
+  a[5] = 0.0;
+  a[(B - 1) * M * K + 7] = 0.1; /* in the last entry (another thread's) */
+  err[0] = '\0';
+  st = s.run(&s, o1, in, &p, err, sizeof err);
+  lowp_test_check(st == LOWP_EUNSUPPORTED && strstr(err, "not an fp32 value"), "a non-fp32 input in entry %d refused: %s",
+                  B - 1, err);
+  lowp_subject_close(&s);
+  a[(B - 1) * M * K + 7] = 0.0;
+  /* gemm_dgemm: the same bytes on 1 and 2 threads, and each entry alone */
+  lowp_test_check(lowp_kernel_subject_open(&s, "gemm_dgemm", "", err, sizeof err) == LOWP_OK, "gemm_dgemm opens: %s", err);
+  for (t = 1, ok = 1; t <= 2; t++) {
+    omp_set_num_threads(t);
+    ok &= s.run(&s, t == 1 ? o1 : o2, in, &p64, err, sizeof err) == LOWP_OK;
+  }
+  ok &= !memcmp(c1, c2, sizeof c1);
+  for (bt = 0; bt < B; bt++) {
+    lowp_problem_t p1 = prob("gemm", 1, M, N, K, &LOWP_FMT_FP64, &LOWP_FMT_FP64);
+    const double *in1[2] = {a + (size_t)bt * M * K, b + (size_t)bt * K * N};
+    double *o[1] = {c2};
+    ok &= s.run(&s, o, in1, &p1, err, sizeof err) == LOWP_OK && !memcmp(c2, c1 + (size_t)bt * M * N, M * N * sizeof *c2);
+  }
+  lowp_test_check(ok, "gemm_dgemm: the same bytes on 1 and 2 threads and for each entry alone");
   lowp_subject_close(&s);
 }
 

@@ -29,7 +29,11 @@
 #include <string.h>
 
 #include "rng/rng.h"
+#include "spread.h"
 #include "status.h"
+
+/* elements below which validation stays on one thread (an OpenMP region costs microseconds) */
+#define PAR_MIN ((size_t)1 << 14)
 
 /* ------------------------------------------------------- candidates */
 
@@ -261,25 +265,63 @@ static int twin_one(double *y, val_t *v, const lowp_tree_t *t, size_t s, size_t 
    gets another NaN) */
 static int same(double a, double b) { return !memcmp(&a, &b, sizeof a) || (a != a && b != b); }
 
+/* one val_fill: its rows of A to write, then its rows of B in chunks of FILL_B */
+typedef struct {
+  val_t *v;
+  uint64_t seed;
+  int ehi;
+  const unsigned char *need_r, *need_c;
+  const size_t *rows, *wcol; /* rows of A to write (nra), columns of B (nwc) */
+  size_t nra, nwc, nb;
+} fill_t;
+
+#define FILL_B 2048
+
+static void fill_piece(void *ctx, size_t i, int w) {
+  const fill_t *f = ctx;
+  const lowp__geo_t *g = f->v->g;
+  size_t e, k, j, r;
+  (void)w;
+  if (i < f->nra) { /* row q of A: element e = q K + l */
+    r = f->rows[i] % g->R;
+    for (e = f->rows[i] * g->K; e < (f->rows[i] + 1) * g->K; e++)
+      f->v->a[e] = f->need_r[r] ? rand_value(f->seed, e, 51, &g->p.in[0], f->ehi) : 0.0;
+    return;
+  }
+  i -= f->nra; /* a row of B's C columns (one value for dot and gemv) */
+  for (r = i * FILL_B; r < (i + 1) * FILL_B && r * g->C < f->nb; r++)
+    for (k = 0; k < f->nwc && r * g->C + f->wcol[k] < f->nb; k++) {
+      j = f->wcol[k];
+      e = r * g->C + j;
+      f->v->b[e] = (g->op != LOWP_OP_GEMM || f->need_c[j]) ? rand_value(f->seed, e, 52, &g->p.in[1], f->ehi) : 0.0;
+    }
+}
+
 /* the inputs of a validation call of nbat entries: random where an output
    still to be compared reads them (need_r, need_c), 0 where one read them in
    the last call (had_r, had_c) and none does now; the rest is left as it is
-   (a row or column no longer read stays 0 once zeroed) */
+   (a row or column no longer read stays 0 once zeroed). Every value is a
+   function of its index alone, so the rows go to lowp_spread's threads. */
 static void val_fill(val_t *v, size_t nbat, uint64_t seed, int ehi, const unsigned char *need_r,
                      const unsigned char *had_r, const unsigned char *need_c, const unsigned char *had_c,
-                     size_t *wcol) {
+                     size_t *wcol, size_t *rows) {
   lowp__geo_t *g = v->g;
-  size_t s, i, j, k, nwc, nb = nbat * lowp__per_b(g);
-  for (s = 0; s < nbat * g->R; s++) /* row s of A: element i = s K + l */
-    for (i = s * g->K; i < (s + 1) * g->K && (need_r[s % g->R] || had_r[s % g->R]); i++)
-      v->a[i] = need_r[s % g->R] ? rand_value(seed, i, 51, &g->p.in[0], ehi) : 0.0;
-  for (j = 0, nwc = 0; j < g->C; j++) /* the columns of B written (every one for dot and gemv) */
-    if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j]) wcol[nwc++] = j;
-  for (i = 0; i < nb; i += g->C) /* a row of B's C columns (one value for dot and gemv) */
-    for (k = 0; k < nwc && i + wcol[k] < nb; k++) {
-      j = wcol[k];
-      v->b[i + j] = (g->op != LOWP_OP_GEMM || need_c[j]) ? rand_value(seed, i + j, 52, &g->p.in[1], ehi) : 0.0;
-    }
+  size_t j, s, nbrows;
+  fill_t f;
+  f.v = v;
+  f.seed = seed;
+  f.ehi = ehi;
+  f.need_r = need_r;
+  f.need_c = need_c;
+  f.rows = rows;
+  f.wcol = wcol;
+  f.nb = nbat * lowp__per_b(g);
+  for (s = 0, f.nra = 0; s < nbat * g->R; s++)
+    if (need_r[s % g->R] || had_r[s % g->R]) rows[f.nra++] = s;
+  for (j = 0, f.nwc = 0; j < g->C; j++) /* the columns of B written (every one for dot and gemv) */
+    if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j]) wcol[f.nwc++] = j;
+  nbrows = (f.nb + g->C - 1) / g->C;
+  lowp_spread(f.nra + (nbrows + FILL_B - 1) / FILL_B, (f.nra * g->K + f.nb) > PAR_MIN ? 0 : 1, fill_piece, &f);
 }
 
 /* 1 while a class with a chosen arithmetic has fewer than want outputs compared (or at the first call) */
@@ -289,6 +331,63 @@ static int val_more(const lowp_reveal_t *r, const long *chosen, size_t want, siz
   for (c = 0; c < r->n_classes; c++)
     if (chosen[c] >= 0 && r->classes[c].validated + r->classes[c].mismatched < want) return 1;
   return 0;
+}
+
+/* one val_outputs: outputs in chunks of VAL_CHUNK, each worker its own node values */
+typedef struct {
+  val_t *v;
+  const lowp_tree_t *t;
+  const size_t *todo;
+  size_t n;
+  double **tmp;
+  size_t *ok, *bad; /* per chunk */
+} cmp_t;
+
+#define VAL_CHUNK 8
+
+static void cmp_piece(void *ctx, size_t i, int w) {
+  const cmp_t *m = ctx;
+  val_t mine = *m->v;
+  size_t q, ok = 0, bad = 0;
+  mine.tmp = m->tmp[w];
+  for (q = i * VAL_CHUNK; q < (i + 1) * VAL_CHUNK && q < m->n; q++) {
+    double y;
+    size_t o = m->todo[q];
+    if (twin_one(&y, &mine, m->t, o / mine.g->C, o % mine.g->C) == LOWP_OK && same(y, m->v->out[o])) ok++;
+    else bad++;
+  }
+  m->ok[i] = ok;
+  m->bad[i] = bad;
+}
+
+/* compare the twin t with the subject on outputs todo[0 .. n) (flat indices s C + j): *ok and *bad
+   count them; each output on its own (lowp_spread's threads), so any number of threads gives the same
+   counts */
+static int val_outputs(size_t *ok, size_t *bad, val_t *v, const lowp_tree_t *t, const size_t *todo, size_t n,
+                       size_t maxnodes) {
+  size_t nc = (n + VAL_CHUNK - 1) / VAL_CHUNK, i;
+  int nw = n * t->n > PAR_MIN ? lowp_spread_width(nc, 0) : 1, w, st = LOWP_OK;
+  cmp_t m;
+  m.v = v;
+  m.t = t;
+  m.todo = todo;
+  m.n = n;
+  m.tmp = calloc((size_t)nw, sizeof *m.tmp);
+  m.ok = malloc((nc + 1) * sizeof *m.ok);
+  m.bad = malloc((nc + 1) * sizeof *m.bad);
+  for (w = 0; w < nw && m.tmp; w++)
+    if (!(m.tmp[w] = malloc((2 * maxnodes + 8) * sizeof **m.tmp))) break;
+  if (!m.tmp || !m.ok || !m.bad || w < nw) st = LOWP_ENOMEM;
+  if (st == LOWP_OK) {
+    lowp_spread(nc, nw, cmp_piece, &m);
+    for (i = 0; i < nc; i++) {
+      *ok += m.ok[i];
+      *bad += m.bad[i];
+    }
+  }
+  for (w = 0; w < nw && m.tmp; w++) free(m.tmp[w]);
+  free(m.tmp); free(m.ok); free(m.bad);
+  return st;
 }
 
 /* ----------------------------------------------------------- the driver */
@@ -304,7 +403,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   long *chosen = malloc((r->n_classes + 1) * sizeof *chosen);
   unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
   unsigned char *had_r = malloc(g->R + 1), *had_c = malloc(g->C + 1); /* random in the previous call */
-  size_t *wcol = malloc((g->C + 1) * sizeof *wcol);
+  size_t *wcol = malloc((g->C + 1) * sizeof *wcol), *todo = NULL, *rows = NULL;
   memset(&v, 0, sizeof v);
   if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol) {
     st = LOWP_ENOMEM;
@@ -345,7 +444,9 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   v.cb = malloc((batch * lowp__per_b(g) + 1) * sizeof *v.b);
   v.out = malloc((batch * g->R * g->C + 1) * sizeof *v.out);
   v.tmp = malloc((2 * maxnodes + 8) * sizeof *v.tmp);
-  if (!v.a || !v.b || !v.ca || !v.cb || !v.out || !v.tmp) { st = LOWP_ENOMEM; goto done; }
+  todo = malloc((batch * g->R * g->C + 1) * sizeof *todo); /* outputs of one class to compare */
+  rows = malloc((batch * g->R + 1) * sizeof *rows);         /* rows of A to fill */
+  if (!v.a || !v.b || !v.ca || !v.cb || !v.out || !v.tmp || !todo || !rows) { st = LOWP_ENOMEM; goto done; }
   for (c = 0; c < r->n_classes; c++)
     if (shapes[c].n == g->K && !r->classes[c].note[0] &&
         !(cands[c] = candidates(&ncand[c], &shapes[c], r, g))) { st = LOWP_ENOMEM; goto done; }
@@ -368,7 +469,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
         need_c[r->classes[c].pos[k] % g->C] = 1;
       }
     }
-    val_fill(&v, nbat, seed, ehi, need_r, had_r, need_c, had_c, wcol);
+    val_fill(&v, nbat, seed, ehi, need_r, had_r, need_c, had_c, wcol, rows);
     memcpy(had_r, need_r, g->R);
     memcpy(had_c, need_c, g->C);
     v.ta = r->conv[0].converted ? v.ca : v.a;
@@ -411,17 +512,9 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
         describe(cl->arith, sizeof cl->arith, &cands[c][chosen[c]], &g->p.out);
       }
       if (chosen[c] < 0) continue;
-      for (s = 0; s < nbat * g->R; s++) {
-        size_t i0 = s % g->R;
-        for (j = 0; j < g->C; j++) {
-          double y;
-          if (cls_of[i0 * g->C + j] != c || cl->validated + cl->mismatched >= want) continue;
-          if (twin_one(&y, &v, &cl->tree, s, j) == LOWP_OK && same(y, v.out[s * g->C + j]))
-            cl->validated++;
-          else
-            cl->mismatched++;
-        }
-      }
+      for (s = 0, k = 0; s < nbat * g->R * g->C && cl->validated + cl->mismatched + k < want; s++)
+        if (cls_of[(s / g->C) % g->R * g->C + s % g->C] == c) todo[k++] = s;
+      if ((st = val_outputs(&cl->validated, &cl->mismatched, &v, &cl->tree, todo, k, maxnodes))) break;
     }
   }
   for (c = 0; c < r->n_classes && st == LOWP_OK; c++) {
@@ -435,7 +528,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
 done:
   if (cands)
     for (c = 0; c < r->n_classes; c++) free(cands[c]);
-  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol);
+  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol); free(todo); free(rows);
   free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.tmp);
   return st;
 }
