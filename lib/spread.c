@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 /* ------------------------------------------------------ private helpers */
 
@@ -57,4 +58,10 @@ void lowp_spread(size_t n, int threads, void (*fn)(void *ctx, size_t i, int w), 
     if (pthread_create(&tid[started], NULL, work, &wk[t]) == 0) started++;
   work(&wk[0]);
   for (t = 0; t < started; t++) pthread_join(tid[t], NULL);
+}
+
+double lowp_wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

@@ -23,4 +23,8 @@ int lowp_spread_width(size_t n, int threads);
  */
 void lowp_spread(size_t n, int threads, void (*fn)(void *ctx, size_t i, int w), void *ctx);
 
+/** @brief Seconds of a monotonic wall clock (CLOCK_MONOTONIC): the time a
+    spread takes, and lowp reveal's time per class. */
+double lowp_wall_now(void);
+
 #endif

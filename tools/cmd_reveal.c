@@ -1,13 +1,12 @@
 /* lowp reveal, lowp twin -- reveal a kernel's summation trees and hidden conversions; run a revealed tree as a twin
    (lib/check/reveal.h) */
 
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "check/reveal.h"
 #include "check/subject.h"
@@ -16,6 +15,7 @@
 #include "io/atomic.h"
 #include "measure/measure.h"
 #include "rng/rng.h"
+#include "spread.h"
 #include "status.h"
 
 /* ------------------------------------------------------ shared options */
@@ -159,12 +159,6 @@ static void open_subject(lowp_subject_t *s, const char *cmd, const opts_t *o, co
   if (st != LOWP_OK) lowp_cli_die(cmd, "%s", err);
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------- reveal */
 
 /* how much tighter the tree's bound is than recursive summation's gamma_{K-1}
@@ -215,9 +209,9 @@ static void print_text(const lowp_reveal_t *r, const lowp_problem_t *p, const lo
     } else {
       printf("  no tree: %s\n", cl->note);
     }
-    printf("  %zu probes in %zu calls; twin bit-exact on %zu outputs (%zu differ)%s\n", cl->probes,
+    printf("  %zu probes in %zu calls; twin bit-exact on %zu outputs (%zu differ)%s; %.2f s\n", cl->probes,
            cl->calls, cl->validated, cl->mismatched,
-           cl->candidates > 1 ? "; other arithmetics fit too" : "");
+           cl->candidates > 1 ? "; other arithmetics fit too" : "", cl->seconds);
   }
   printf("%s; %.2f s\n", r->msg, secs);
 }
@@ -241,7 +235,7 @@ int lowp_cmd_reveal(int argc, char **argv) {
   memset(&ro, 0, sizeof ro);
   ro.seed = o.seed;
   ro.validate = o.validate;
-  t0 = now();
+  t0 = lowp_wall_now();
   st = lowp_reveal(&r, &s, &p, &ro, err, sizeof err);
   if (st != LOWP_OK) {
     lowp_subject_close(&s);
@@ -252,7 +246,7 @@ int lowp_cmd_reveal(int argc, char **argv) {
   if ((o.save || o.json) && lowp_reveal_to_json(&js, &r, &p) != LOWP_OK)
     lowp_cli_die("reveal", "out of memory writing the JSON");
   if (o.json) printf("%s\n", js);
-  else print_text(&r, &p, &s, now() - t0);
+  else print_text(&r, &p, &s, lowp_wall_now() - t0);
   if (o.save && lowp_atomic_write(o.save, js, strlen(js)) != LOWP_OK)
     lowp_cli_die("reveal", "--save %s: cannot write it", o.save);
   free(js);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "rng/rng.h"
+#include "spread.h"
 #include "status.h"
 
 /* ------------------------------------------------------------ geometry */
@@ -891,17 +892,21 @@ static int reveal_again(lowp_reveal_t *r, lowp__geo_t *g, const lowp_reveal_opts
     }
   rr.n_classes = n;
   for (c = 0; c < n && st == LOWP_OK; c++) {
+    double t0 = lowp_wall_now();
     st = reveal_class(&rr, g, &rr.classes[c], &shapes[c], 0, &used);
+    rr.classes[c].seconds += lowp_wall_now() - t0;
     if (st == LOWP_EINVAL) st = LOWP_OK;
   }
   if (st == LOWP_OK) st = lowp__reveal_arith(&rr, g, shapes, o);
   for (c = 0; c < n; c++) {
     lowp_reveal_class_t *cl = &r->classes[from[c]];
     size_t probes = cl->probes + rr.classes[c].probes, calls = cl->calls + rr.classes[c].calls;
+    double secs = cl->seconds + rr.classes[c].seconds;
     lowp_tree_free(&cl->tree);
     *cl = rr.classes[c];
     cl->probes = probes;
     cl->calls = calls;
+    cl->seconds = secs;
     lowp_tree_free(&shapes[c]);
   }
   r->probes = rr.probes;
@@ -966,7 +971,9 @@ int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t 
   if (!(shapes = calloc(r->n_classes, sizeof *shapes))) { st = LOWP_ENOMEM; goto out; }
   if (!(hyp_used = calloc(r->n_classes, sizeof *hyp_used))) { st = LOWP_ENOMEM; goto out; }
   for (c = 0; c < r->n_classes; c++) {
+    double t0 = lowp_wall_now();
     st = reveal_class(r, &g, &r->classes[c], &shapes[c], 1, &hyp_used[c]);
+    r->classes[c].seconds += lowp_wall_now() - t0;
     if (st == LOWP_EINVAL) st = LOWP_OK; /* said in the class's note */
     if (st) goto out;
   }

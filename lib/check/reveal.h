@@ -118,6 +118,9 @@ typedef struct {
   size_t validated;    /**< outputs the twin reproduced bit for bit */
   size_t mismatched;   /**< outputs it did not (0 when has_tree) */
   size_t candidates;   /**< arithmetics that fitted every output */
+  double seconds;      /**< wall seconds of its order and of the validation
+                            calls it took part in (a call that served several
+                            classes counts for each); not in the JSON */
   char arith[240];     /**< the arithmetic in words */
   char note[400];      /**< why there is no tree, or what stays undecided */
 } lowp_reveal_class_t;

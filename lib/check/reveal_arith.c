@@ -404,8 +404,9 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
   unsigned char *had_r = malloc(g->R + 1), *had_c = malloc(g->C + 1); /* random in the previous call */
   size_t *wcol = malloc((g->C + 1) * sizeof *wcol), *todo = NULL, *rows = NULL;
+  unsigned char *active = malloc(r->n_classes + 1); /* classes served by this call */
   memset(&v, 0, sizeof v);
-  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol) {
+  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol || !active) {
     st = LOWP_ENOMEM;
     goto done;
   }
@@ -457,13 +458,15 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     size_t nbat = call && o->validate && hot < batch ? hot : batch;
     size_t na = nbat * lowp__per_a(g), nb = nbat * lowp__per_b(g);
     uint64_t seed = o->seed + 0x632be59bd9b4e019u * (call + 1);
+    double t0 = lowp_wall_now();
     /* random where an output still to be compared reads it, zero elsewhere
        (an edge class of one position needs one row of A and one column of B) */
     memset(need_r, 0, g->R);
     memset(need_c, 0, g->C);
     for (c = 0; c < r->n_classes; c++) {
       size_t k;
-      if (call > 0 && (chosen[c] < 0 || r->classes[c].validated + r->classes[c].mismatched >= want)) continue;
+      active[c] = !(call > 0 && (chosen[c] < 0 || r->classes[c].validated + r->classes[c].mismatched >= want));
+      if (!active[c]) continue;
       for (k = 0; k < r->classes[c].n_pos; k++) {
         need_r[r->classes[c].pos[k] / g->C] = 1;
         need_c[r->classes[c].pos[k] % g->C] = 1;
@@ -516,6 +519,8 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
         if (cls_of[(s / g->C) % g->R * g->C + s % g->C] == c) todo[k++] = s;
       if ((st = val_outputs(&cl->validated, &cl->mismatched, &v, &cl->tree, todo, k, maxnodes))) break;
     }
+    for (c = 0, t0 = lowp_wall_now() - t0; c < r->n_classes; c++)
+      if (active[c]) r->classes[c].seconds += t0;
   }
   for (c = 0; c < r->n_classes && st == LOWP_OK; c++) {
     lowp_reveal_class_t *cl = &r->classes[c];
@@ -528,7 +533,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
 done:
   if (cands)
     for (c = 0; c < r->n_classes; c++) free(cands[c]);
-  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol); free(todo); free(rows);
+  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol); free(todo); free(rows); free(active);
   free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.tmp);
   return st;
 }
