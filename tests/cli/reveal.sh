@@ -27,6 +27,9 @@ command -v "$CC" >/dev/null || { echo "FAIL: no C compiler ($CC) to build the te
 # the lanes kernel: revealed, saved, its twin bit-exact on new inputs
 "$LOWP" reveal --plugin "$T/p.so" --name gemm_lanes --in fp16 --shape 2,3,256 --validate 1000 --save "$T/lanes.json" >"$T/r2" 2>&1 &&
   grep -q "additions in fp32 (rne), products exact (FMA)" "$T/r2" && ok || bad "lanes: $(cat "$T/r2")"
+# each class's line ends with its wall seconds, and the last line with the whole revelation's
+[ "$(grep -c "probes in .*differ).*; [0-9]*\.[0-9][0-9] s$" "$T/r2")" -eq "$(grep -c "^class " "$T/r2")" ] &&
+  tail -1 "$T/r2" | grep -q "; [0-9]*\.[0-9][0-9] s$" && ok || bad "lanes: seconds per class: $(cat "$T/r2")"
 "$LOWP" twin --tree "$T/lanes.json" --plugin "$T/p.so" --name gemm_lanes --in fp16 --shape 2,3,256 --rows 3000 --seed 7 >"$T/t2" 2>&1 &&
   grep -q "bit-exact" "$T/t2" && ok || bad "twin lanes: $(cat "$T/t2")"
 # the twin of another kernel differs (exit 1): the recursive FMA chain of gemm_acc
