@@ -58,6 +58,7 @@ int lowp__geo_init(lowp__geo_t *g, const lowp_subject_t *s, const lowp_problem_t
   g->err = err;
   g->errlen = errlen;
   g->max_elems = o && o->max_elems ? o->max_elems : ((size_t)1 << 25);
+  g->acc_bits = o ? o->acc_bits : 0;
   switch (g->op) {
   case LOWP_OP_SUM: g->K = p->dims.n; g->R = p->dims.m; g->C = 1; break;
   case LOWP_OP_DOT: g->K = p->dims.k; g->R = 1; g->C = 1; break;
@@ -445,6 +446,7 @@ static int choose_scales(scales_t *sc, const lowp_reveal_t *r, const lowp__geo_t
   size_t nw = 1, w = g->K;
   if (r->precision_lower && P < fo->precision) P = fo->precision; /* the output's, at least */
   if (P >= fo->precision && fo->precision < 24) P = 24; /* the output hides a wider accumulator */
+  if (g->acc_bits > P) P = g->acc_bits;                 /* a retry's, or the caller's */
   /* the counts a node and the output must hold exactly */
   Pc = r->precision_seen < fo->precision ? r->precision_seen : fo->precision;
   if (Pc > 60) Pc = 60;
@@ -859,6 +861,7 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
     if (st != LOWP_EINVAL) break;
     snprintf(cl->note, sizeof cl->note, "%s", o.msg[0] ? o.msg : e);
   }
+  cl->no_order = st == LOWP_EINVAL;
 done:
   free(rows);
   free(cols);
@@ -925,8 +928,28 @@ void lowp_reveal_free(lowp_reveal_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
-                const lowp_reveal_opts_t *o, char *err, size_t errlen) {
+/* classes with a tree */
+static size_t trees(const lowp_reveal_t *r) {
+  size_t c, n = 0;
+  for (c = 0; c < r->n_classes; c++) n += r->classes[c].has_tree != 0;
+  return n;
+}
+
+/* classes whose probes' counts fit no tree */
+static size_t no_order(const lowp_reveal_t *r) {
+  size_t c, n = 0;
+  for (c = 0; c < r->n_classes; c++) n += r->classes[c].no_order != 0;
+  return n;
+}
+
+static void summary(lowp_reveal_t *r) {
+  snprintf(r->msg, sizeof r->msg, "%zu position class%s, %zu with a validated tree; %zu calls, %zu probes",
+           r->n_classes, r->n_classes == 1 ? "" : "es", trees(r), r->calls, r->probes);
+}
+
+/* one revelation of p as declared (lowp_reveal below retries) */
+static int reveal_once(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
+                       const lowp_reveal_opts_t *o, char *err, size_t errlen) {
   lowp__geo_t g;
   lowp_reveal_opts_t def;
   lowp_tree_t *shapes = NULL;
@@ -998,14 +1021,81 @@ out:
   free(shapes);
   free(hyp_used);
   r->calls = g.calls;
-  if (st == LOWP_OK && !r->msg[0]) {
-    size_t ok = 0;
-    for (c = 0; c < r->n_classes; c++) ok += r->classes[c].has_tree;
-    snprintf(r->msg, sizeof r->msg, "%zu position class%s, %zu with a validated tree; %zu calls, %zu probes",
-             r->n_classes, r->n_classes == 1 ? "" : "es", ok, r->calls, r->probes);
-  }
+  if (st == LOWP_OK && !r->msg[0]) summary(r);
   if (st != LOWP_OK) lowp_reveal_free(r);
   return st;
+}
+
+/* formats a kernel may round its result to, narrower than the declared
+   output (the conversions' candidates) */
+static const lowp_format_t *const out_fmts[] = {&LOWP_FMT_BF16, &LOWP_FMT_FP16, &LOWP_FMT_TF32,
+                                                &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
+
+/*
+ * FPRev's probes need an M that absorbs every count of units in the
+ * accumulator, and lowp sizes M by the accumulator bits seen at the output
+ * (the precision probe). Two kernels defeat that, and a class then gets no
+ * tree ("not a tree", or no arithmetic fits):
+ *   - fewer bits seen than the declared output has, because the kernel
+ *     rounds its result (a bf16 GEMM whose values are returned in fp32
+ *     storage, torch's bf16 matmul): its accumulator may be wider than the
+ *     bits seen. Revealed again with the output declared in the narrower
+ *     format whose precision was seen (every candidate, in out_fmts' order):
+ *     the outputs are then values of that format, the probes assume a wider
+ *     accumulator, and the conversions and trees are found against it;
+ *   - as many bits seen as the output has, and a wider accumulator behind
+ *     it (fp64 sums of fp32 products, returned in fp32): revealed again
+ *     with M sized for 53 bits (M larger than needed absorbs as well).
+ * The retry replaces the first result only when it gives more classes a
+ * tree; its calls and probes add to the first's. A caller's acc_bits turns
+ * the retries off.
+ */
+int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
+                const lowp_reveal_opts_t *o, char *err, size_t errlen) {
+  lowp_reveal_opts_t oo;
+  lowp_problem_t q = *p;
+  size_t i, calls, probes;
+  int st = reveal_once(r, s, p, o, err, errlen), wide;
+  if (st != LOWP_OK || !r->deterministic || !r->n_classes || trees(r) == r->n_classes ||
+      (o && (o->acc_bits || o->conversions_only)))
+    return st;
+  if (o) oo = *o;
+  else memset(&oo, 0, sizeof oo);
+  wide = r->precision_seen >= p->out.precision || r->precision_lower;
+  /* a wider accumulator shows as counts that fit no tree (units not absorbed) */
+  if (wide && (p->out.precision >= 53 || r->precision_seen >= 53 || !no_order(r))) return st;
+  if (wide) oo.acc_bits = 53;
+  for (i = 0; i < (wide ? 1 : sizeof out_fmts / sizeof *out_fmts) && trees(r) < r->n_classes; i++) {
+    lowp_reveal_t alt;
+    char e2[400];
+    int st2;
+    if (!wide) {
+      if (out_fmts[i]->precision != r->precision_seen) continue;
+      q.out = *out_fmts[i];
+    }
+    e2[0] = '\0';
+    st2 = reveal_once(&alt, s, &q, &oo, e2, sizeof e2);
+    if (st2 != LOWP_OK || !alt.deterministic || trees(&alt) <= trees(r)) {
+      if (st2 == LOWP_OK) {
+        r->calls += alt.calls; /* the retry's cost is the result's */
+        r->probes += alt.probes;
+        summary(r);
+        lowp_reveal_free(&alt);
+      }
+      continue;
+    }
+    calls = r->calls + alt.calls;
+    probes = r->probes + alt.probes;
+    lowp_reveal_free(r);
+    *r = alt;
+    r->calls = calls;
+    r->probes = probes;
+    r->out_narrowed = !wide;
+    if (!wide) r->out_fmt = q.out;
+    r->acc_bits_assumed = wide ? 53 : 0;
+    summary(r);
+  }
+  return LOWP_OK;
 }
 
 void lowp_reveal_conv_str(char *buf, size_t len, const lowp_reveal_t *r, const lowp_problem_t *p,

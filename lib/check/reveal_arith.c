@@ -282,6 +282,44 @@ static void val_fill(val_t *v, size_t nbat, uint64_t seed, int ehi, const unsign
     }
 }
 
+/* Through an output narrower than binary32 (a bf16 result), random sums
+   rarely tell arithmetics apart: exact and rounded products, or an fp32
+   and an fp64 accumulator, give the same bf16 value but for about one
+   output in 5,000 (OpenBLAS's sgemm rounded to bf16: the first candidate,
+   FMA, fitted the first outputs and failed 1 to 3 of 10,000 later). Every
+   other batch entry of a validation call is therefore made of cancelling
+   pairs: term l + 1 is term l's negation, its A value moved by a few of its
+   ulps (B's row l + 1 is row l negated, every column alike), so each pair
+   sums to a small difference whose size the products' roundings and the
+   order change by a large fraction: the output's leading bits show them.
+   The values stay values of the inputs' formats. */
+static void val_cancel(val_t *v, size_t nbat, uint64_t seed, const unsigned char *need_r, const size_t *wcol,
+                       size_t nwc) {
+  lowp__geo_t *g = v->g;
+  const lowp_format_t *fa = &g->p.in[0];
+  const int p = fa->precision, sh = p - 2 < 5 ? (p - 2 > 0 ? p - 2 : 0) : 5;
+  size_t bt, i, l, k;
+  for (bt = 1; bt < nbat; bt += 2) {
+    if (g->op != LOWP_OP_SUM)
+      for (l = 1; l < g->K; l += 2)
+        for (k = 0; k < (g->op == LOWP_OP_GEMM ? nwc : 1); k++) {
+          size_t j = g->op == LOWP_OP_GEMM ? wcol[k] : 0;
+          *lowp__slot_b(g, v->b, bt * g->R, l, j) = -*lowp__slot_b(g, v->b, bt * g->R, l - 1, j);
+        }
+    for (i = 0; i < g->R; i++) {
+      double *ar = lowp__slot_a(g, v->a, bt * g->R + i);
+      if (!need_r[i]) continue;
+      for (l = 1; l < g->K; l += 2) {
+        uint64_t r = lowp_rng_u64(seed, (bt * g->R + i) * g->K + l, 53);
+        double m = (double)(1 + (r % ((uint64_t)1 << sh))), y;
+        /* x (1 + m 2^(1-p)): m of x's ulps from x (binade edges aside), then on fa's grid */
+        (void)lowp_round_f64(&y, ar[l - 1] * (1.0 + ldexp(m, 1 - p)), fa, NULL, LOWP_RND_NE);
+        ar[l] = g->op == LOWP_OP_SUM ? -y : y;
+      }
+    }
+  }
+}
+
 /* 1 while a class with a chosen arithmetic has fewer than want outputs compared (or at the first call) */
 static int val_more(const lowp_reveal_t *r, const long *chosen, size_t want, size_t call) {
   size_t c;
@@ -289,6 +327,39 @@ static int val_more(const lowp_reveal_t *r, const long *chosen, size_t want, siz
   for (c = 0; c < r->n_classes; c++)
     if (chosen[c] >= 0 && r->classes[c].validated + r->classes[c].mismatched < want) return 1;
   return 0;
+}
+
+/* The class's arithmetic failed output (s, j): the next candidate that
+   fitted the first call's outputs (fits[*next..]) and fits this one too
+   replaces it (its count starts at this output: validated = 1, mismatched =
+   0; the refuted ones are not tried again); none: the class keeps its
+   arithmetic (the caller counts the mismatch). Later outputs then validate
+   the new one, so what has a tree still reproduced every output compared
+   since its arithmetic was chosen. */
+static int refit(int *did, val_t *v, lowp_reveal_class_t *cl, const lowp_tree_t *shape, const cand_t *cands,
+                 const size_t *fits, size_t nfit, size_t *next, long *chosen, size_t s, size_t j) {
+  const lowp_format_t *out = &v->g->p.out;
+  *did = 0;
+  while (*next < nfit) {
+    lowp_tree_t t;
+    double y;
+    size_t q = fits[(*next)++];
+    int st = build(&t, shape, &cands[q], out);
+    if (st) return st;
+    if (twin_one(&y, v, &t, s, j) == LOWP_OK && same(y, v->out[s * v->g->C + j])) {
+      lowp_tree_free(&cl->tree);
+      cl->tree = t;
+      *chosen = (long)q;
+      cl->validated = 1;
+      cl->mismatched = 0;
+      cl->refuted++;
+      *did = 1;
+      describe(cl->arith, sizeof cl->arith, &cands[q], out);
+      return LOWP_OK;
+    }
+    lowp_tree_free(&t);
+  }
+  return LOWP_OK;
 }
 
 /* ----------------------------------------------------------- the driver */
@@ -302,11 +373,15 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   cand_t **cands = calloc(r->n_classes + 1, sizeof *cands);
   size_t *ncand = calloc(r->n_classes + 1, sizeof *ncand);
   long *chosen = malloc((r->n_classes + 1) * sizeof *chosen);
+  size_t **fits = calloc(r->n_classes + 1, sizeof *fits), *nfit = calloc(r->n_classes + 1, sizeof *nfit);
+  size_t *nextfit = calloc(r->n_classes + 1, sizeof *nextfit);
+  int switched = 0, did;
   unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
   unsigned char *had_r = malloc(g->R + 1), *had_c = malloc(g->C + 1); /* random in the previous call */
   size_t *wcol = malloc((g->C + 1) * sizeof *wcol);
   memset(&v, 0, sizeof v);
-  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol) {
+  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol || !fits ||
+      !nfit || !nextfit) {
     st = LOWP_ENOMEM;
     goto done;
   }
@@ -348,8 +423,14 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   if (!v.a || !v.b || !v.ca || !v.cb || !v.out || !v.tmp) { st = LOWP_ENOMEM; goto done; }
   for (c = 0; c < r->n_classes; c++)
     if (shapes[c].n == g->K && !r->classes[c].note[0] &&
-        !(cands[c] = candidates(&ncand[c], &shapes[c], r, g))) { st = LOWP_ENOMEM; goto done; }
-  for (call = 0; st == LOWP_OK && (o->validate ? val_more(r, chosen, want, call) : call < ncalls); call++) {
+        (!(cands[c] = candidates(&ncand[c], &shapes[c], r, g)) ||
+         !(fits[c] = malloc((ncand[c] + 1) * sizeof *fits[c])))) { st = LOWP_ENOMEM; goto done; }
+  /* a class whose arithmetic a later output refutes takes the next one that fitted (switched): its
+     count starts again, and the calls go on until it has its number (at most 64 more) */
+  for (call = 0; st == LOWP_OK && (o->validate ? val_more(r, chosen, want, call)
+                                               : call < ncalls || (switched && call < ncalls + 64 &&
+                                                                   val_more(r, chosen, want, call)));
+       call++) {
     /* a number asked for: after the first call, entries of 2^21 elements in all (16 MB), which stay in
        cache from call to call (the corner class of a GEMM gets one output per entry: at K = 8192 the
        2^25 elements of a full call, 256 MB, were read from memory by every call) */
@@ -369,6 +450,11 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
       }
     }
     val_fill(&v, nbat, seed, ehi, need_r, had_r, need_c, had_c, wcol);
+    if (g->p.out.precision < 24) {
+      size_t nwc = 0;
+      for (j = 0; j < g->C; j++) if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j]) wcol[nwc++] = j;
+      val_cancel(&v, nbat, seed, need_r, wcol, nwc);
+    }
     memcpy(had_r, need_r, g->R);
     memcpy(had_c, need_c, g->C);
     v.ta = r->conv[0].converted ? v.ca : v.a;
@@ -397,7 +483,8 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
             }
           if (ok) {
             fit++;
-            if (chosen[c] < 0) { chosen[c] = (long)q; cl->tree = t; continue; }
+            fits[c][nfit[c]++] = q;
+            if (chosen[c] < 0) { chosen[c] = (long)q; cl->tree = t; nextfit[c] = 1; continue; }
           }
           lowp_tree_free(&t);
         }
@@ -418,7 +505,10 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
           if (cls_of[i0 * g->C + j] != c || cl->validated + cl->mismatched >= want) continue;
           if (twin_one(&y, &v, &cl->tree, s, j) == LOWP_OK && same(y, v.out[s * g->C + j]))
             cl->validated++;
-          else
+          else if ((st = refit(&did, &v, cl, &shapes[c], cands[c], fits[c], nfit[c], &nextfit[c],
+                               &chosen[c], s, j)) == LOWP_OK && did)
+            switched = 1; /* the next arithmetic fits this output: counted afresh */
+          else if (st == LOWP_OK)
             cl->mismatched++;
         }
       }
@@ -435,6 +525,9 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
 done:
   if (cands)
     for (c = 0; c < r->n_classes; c++) free(cands[c]);
+  if (fits)
+    for (c = 0; c < r->n_classes; c++) free(fits[c]);
+  free(fits); free(nfit); free(nextfit);
   free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol);
   free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.tmp);
   return st;
