@@ -481,6 +481,27 @@ planted:
     lowp_subject_close(&s);
   }
 
+  /* fp16 in and out (the usual half-precision GEMM), accumulating in fp32 or in fp16: M beyond
+     fp16's range for the fp32 accumulator, within it for the fp16 one (reveal_cfg's levels), so
+     both take K - 1 probes of one window, not K (K - 1) / 8 in windows of 8 terms */
+  for (i = 0; i < 2; i++) {
+    lowp_reveal_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.validate = 500;
+    if (!lowp_test_check(lowp_kernel_subject_open(&s, "gemm_acc", i ? "acc=fp16" : "acc=fp32", err, sizeof err) ==
+                             LOWP_OK, "gemm_acc: %s", err))
+      continue;
+    problem(&p, "gemm", 2, 2, 1024, &LOWP_FMT_FP16, &LOWP_FMT_FP16);
+    lowp_test_check(lowp_reveal(&r, &s, &p, &o, err, sizeof err) == LOWP_OK, "fp16 in and out: %s", err);
+    lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree &&
+                        r.classes[0].tree.arith[0].acc.precision == (i ? 11 : 24) &&
+                        r.classes[0].probes <= 2 * 1024,
+                    "fp16 in and out, acc %s: %s; %zu probes", i ? "fp16" : "fp32",
+                    r.n_classes ? r.classes[0].arith : "-", r.n_classes ? r.classes[0].probes : (size_t)0);
+    lowp_reveal_free(&r);
+    lowp_subject_close(&s);
+  }
+
   /* a split drawn per call: nondeterministic, no tree */
   planted_open(&s, &pl, 3);
   lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "random split: %s", err);

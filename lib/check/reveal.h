@@ -101,6 +101,14 @@ typedef struct {
                             seen at the output (lowp_reveal then retries what
                             gets no tree: see out_narrowed and acc_bits_assumed);
                             N: for an accumulator of at least N bits, no retry */
+  int m_out_range;     /**< 0: where the probes assume an accumulator wider than
+                            the output, M may exceed the output's range (it
+                            cancels before the result is rounded); 1: M within
+                            the output format's range, sized for an accumulator
+                            of the output's format; 2: within it, sized for 24
+                            bits (partial sums rounded to the output: small
+                            windows, many probes). lowp_reveal falls back from
+                            0 to 1 to 2 by itself where counts fit no tree */
 } lowp_reveal_opts_t;
 
 /** @brief What lowp found about one input's conversion. */
