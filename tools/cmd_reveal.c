@@ -188,6 +188,12 @@ static void print_text(const lowp_reveal_t *r, const lowp_problem_t *p, const lo
   printf("deterministic: %s; accumulator bits seen at the output: %s%d\n",
          r->deterministic ? "yes" : "NO (two identical calls differed: no tree)",
          r->precision_lower ? "at least " : "", r->precision_seen);
+  if (r->out_narrowed)
+    printf("output: every value is a %s value (declared %s): the kernel rounds its result to %s; revealed "
+           "with %s as the output\n", r->out_fmt.name, p->out.name, r->out_fmt.name, r->out_fmt.name);
+  if (r->acc_bits_assumed)
+    printf("accumulator: wider than the output: the probes sized for %d bits fit no tree, sized for %d "
+           "they do\n", r->precision_seen, r->acc_bits_assumed);
   for (w = 0; w < (p->op->id == LOWP_OP_SUM ? 1 : 2); w++) {
     lowp_reveal_conv_str(buf, sizeof buf, r, p, w);
     printf("conversion: %s\n", buf);

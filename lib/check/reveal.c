@@ -59,6 +59,8 @@ int lowp__geo_init(lowp__geo_t *g, const lowp_subject_t *s, const lowp_problem_t
   g->err = err;
   g->errlen = errlen;
   g->max_elems = o && o->max_elems ? o->max_elems : ((size_t)1 << 25);
+  g->acc_bits = o ? o->acc_bits : 0;
+  g->m_out_range = o ? o->m_out_range : 0;
   switch (g->op) {
   case LOWP_OP_SUM: g->K = p->dims.n; g->R = p->dims.m; g->C = 1; break;
   case LOWP_OP_DOT: g->K = p->dims.k; g->R = 1; g->C = 1; break;
@@ -366,8 +368,8 @@ static int ceil_log2(size_t k) {
 }
 
 /* 1 when products 2^EU (unit) and 2^EB (M) suit the output (and fp16 when narrow) */
-static int products_fit(const lowp_format_t *fo, int EU, int EB, int narrow) {
-  if (EU < fo->emin || EB > fo->emax - 1) return 0;
+static int products_fit(const lowp_format_t *fo, int emaxM, int EU, int EB, int narrow) {
+  if (EU < fo->emin || EB > emaxM - 1) return 0;
   /* narrow: products that fp16 holds too (kernels that round products to it) */
   return !narrow || (EU >= LOWP_FMT_FP16.emin - 10 && EB <= LOWP_FMT_FP16.emax - 1);
 }
@@ -387,13 +389,13 @@ static void set_scales(scales_t *sc, int sign, int eu, int eM, int ebu, int ebM)
    2^30) rather than of one input bounds D. Input 1 then differs per probe:
    one probe per batch entry. */
 static int choose_split(scales_t *sc, const lowp_format_t *fa, const lowp_format_t *fb,
-                        const lowp_format_t *fo, int D, int sign, int narrow) {
+                        const lowp_format_t *fo, int emaxM, int D, int sign, int narrow) {
   int eu, ebu, eM, best_score = 1 << 30, found = 0;
   /* every exponent of either input up to emax (2^emax is a value of every format: e4m3's largest
      binade, 2^8 .. 448, gives M two more bits than emax - 1 would, and its windows 4x the terms) */
   for (eu = exp_lo(fa, 1); eu <= fa->emax; eu++)
     for (ebu = exp_lo(fb, 1); ebu <= fb->emax; ebu++)
-      for (eM = eu; eM <= fa->emax && products_fit(fo, eu + ebu, eu + ebu + D, narrow); eM++) {
+      for (eM = eu; eM <= fa->emax && products_fit(fo, emaxM, eu + ebu, eu + ebu + D, narrow); eM++) {
         int EU = eu + ebu, EB = EU + D, ebM = EB - eM, score;
         if (ebM < fb->emin || ebM > fb->emax) continue;
         score = (eu < fa->emin ? 100000 : 0) + (ebu < fb->emin ? 100000 : 0) + abs(EU + EB) +
@@ -414,13 +416,13 @@ static int choose_split(scales_t *sc, const lowp_format_t *fa, const lowp_format
    alone holds the span; else (not a sum) the span is split across both
    (choose_split). */
 static int scales_for(scales_t *sc, const lowp_format_t *fa, const lowp_format_t *fb,
-                      const lowp_format_t *fo, int P, size_t w, int sign, int narrow) {
+                      const lowp_format_t *fo, int emaxM, int P, size_t w, int sign, int narrow) {
   int D = ceil_log2(w) + P + 1, eb, eu, best_score = 1 << 30, found = 0;
   int ebl = fb ? fb->emin : 0, ebh = fb ? fb->emax - 1 : 0;
   for (eb = ebl; eb <= ebh; eb++)
     for (eu = exp_lo(fa, 1); eu + D <= fa->emax - 1; eu++) {
       int EU = eu + eb, EB = eu + D + eb, score;
-      if (!products_fit(fo, EU, EB, narrow)) continue;
+      if (!products_fit(fo, emaxM, EU, EB, narrow)) continue;
       score = (eu < fa->emin ? 100000 : 0) + abs(EU + EB) + abs(eb);
       if (score < best_score) {
         best_score = score;
@@ -428,7 +430,7 @@ static int scales_for(scales_t *sc, const lowp_format_t *fa, const lowp_format_t
         found = 1;
       }
     }
-  if (!found && fb) found = choose_split(sc, fa, fb, fo, D, sign, narrow);
+  if (!found && fb) found = choose_split(sc, fa, fb, fo, emaxM, D, sign, narrow);
   return found;
 }
 
@@ -442,17 +444,25 @@ static int choose_scales(scales_t *sc, const lowp_reveal_t *r, const lowp__geo_t
                          int narrow) {
   const lowp_format_t *fa = eff(r, g, 0), *fb = g->op == LOWP_OP_SUM ? NULL : eff(r, g, 1);
   const lowp_format_t *fo = &g->p.out;
-  int P = r->precision_seen, Pc;
+  int P = r->precision_seen, Pc, emaxM = fo->emax;
   size_t nw = 1, w = g->K;
   if (r->precision_lower && P < fo->precision) P = fo->precision; /* the output's, at least */
-  if (P >= fo->precision && fo->precision < 24) P = 24; /* the output hides a wider accumulator */
+  /* the output may hide a wider accumulator (not under m_out_range 1: one of the output's format) */
+  if (P >= fo->precision && fo->precision < 24 && g->m_out_range != 1) P = 24;
+  if (g->acc_bits > P) P = g->acc_bits;                 /* a retry's, or the caller's */
+  /* M's products in the range of the accumulator assumed (P > the output's bits: M cancels before
+     the result is rounded to the output), unless m_out_range keeps them in the output's: 1 an
+     accumulator of the output's format, 2 any of up to P bits whose partial sums the kernel may
+     also round to the output (M / unit within the output's range: small windows, many probes) */
+  if (P > fo->precision && !g->m_out_range) emaxM = P > 24 ? LOWP_FMT_FP64.emax : LOWP_FMT_FP32.emax;
+  if (emaxM < fo->emax) emaxM = fo->emax;
   /* the counts a node and the output must hold exactly */
   Pc = r->precision_seen < fo->precision ? r->precision_seen : fo->precision;
   if (Pc > 60) Pc = 60;
   for (;;) {
     w = (g->K + nw - 1) / nw;
     if (w < 2) break;
-    if (w <= ((size_t)1 << Pc) && scales_for(sc, fa, fb, fo, P, w, sign, narrow)) {
+    if (w <= ((size_t)1 << Pc) && scales_for(sc, fa, fb, fo, emaxM, P, w, sign, narrow)) {
       sc->win = w;
       sc->nw = (g->K + w - 1) / w;
       return LOWP_OK;
@@ -832,7 +842,9 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
     rows[nr] = i;
     cols[nr++] = j;
   }
-  for (try = 0; try < 3; try++) {
+  /* products held by fp16 (try 2): with an output of narrower range than binary32, lowp_reveal's
+     next levels instead (reveal_cfg) */
+  for (try = 0; try < (g->m_out_range || g->p.out.emax >= LOWP_FMT_FP32.emax ? 3 : 2); try++) {
     char e[400];
     int sign = try == 1 ? -1 : 1; /* negative units: an accumulator rounding up */
     memset(&o, 0, sizeof o);
@@ -860,6 +872,7 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
     if (st != LOWP_EINVAL) break;
     snprintf(cl->note, sizeof cl->note, "%s", o.msg[0] ? o.msg : e);
   }
+  cl->no_order = st == LOWP_EINVAL;
 done:
   free(rows);
   free(cols);
@@ -930,8 +943,28 @@ void lowp_reveal_free(lowp_reveal_t *r) {
   memset(r, 0, sizeof *r);
 }
 
-int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
-                const lowp_reveal_opts_t *o, char *err, size_t errlen) {
+/* classes with a tree */
+static size_t trees(const lowp_reveal_t *r) {
+  size_t c, n = 0;
+  for (c = 0; c < r->n_classes; c++) n += r->classes[c].has_tree != 0;
+  return n;
+}
+
+/* classes whose probes' counts fit no tree */
+static size_t no_order(const lowp_reveal_t *r) {
+  size_t c, n = 0;
+  for (c = 0; c < r->n_classes; c++) n += r->classes[c].no_order != 0;
+  return n;
+}
+
+static void summary(lowp_reveal_t *r) {
+  snprintf(r->msg, sizeof r->msg, "%zu position class%s, %zu with a validated tree; %zu calls, %zu probes",
+           r->n_classes, r->n_classes == 1 ? "" : "es", trees(r), r->calls, r->probes);
+}
+
+/* one revelation of p as declared (lowp_reveal below retries) */
+static int reveal_once(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
+                       const lowp_reveal_opts_t *o, char *err, size_t errlen) {
   lowp__geo_t g;
   lowp_reveal_opts_t def;
   lowp_tree_t *shapes = NULL;
@@ -953,7 +986,9 @@ int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t 
   {
     int counts;
     if ((st = classify(r, &g, &sc, &counts, 2))) goto out;
-    if (!counts && choose_scales(&sc, r, &g, 1, 1) == LOWP_OK) {
+    /* an output of narrower range than binary32 (fp16): lowp_reveal's next levels (reveal_cfg) */
+    if (!counts && (g.m_out_range || g.p.out.emax >= LOWP_FMT_FP32.emax) &&
+        choose_scales(&sc, r, &g, 1, 1) == LOWP_OK) {
       /* products that a narrow format must hold (a kernel rounding them to fp16) */
       for (c = 0; c < r->n_classes; c++) free(r->classes[c].pos);
       free(r->classes);
@@ -1005,14 +1040,102 @@ out:
   free(shapes);
   free(hyp_used);
   r->calls = g.calls;
-  if (st == LOWP_OK && !r->msg[0]) {
-    size_t ok = 0;
-    for (c = 0; c < r->n_classes; c++) ok += r->classes[c].has_tree;
-    snprintf(r->msg, sizeof r->msg, "%zu position class%s, %zu with a validated tree; %zu calls, %zu probes",
-             r->n_classes, r->n_classes == 1 ? "" : "es", ok, r->calls, r->probes);
-  }
+  if (st == LOWP_OK && !r->msg[0]) summary(r);
   if (st != LOWP_OK) lowp_reveal_free(r);
   return st;
+}
+
+/* formats a kernel may round its result to, narrower than the declared
+   output (the conversions' candidates) */
+static const lowp_format_t *const out_fmts[] = {&LOWP_FMT_BF16, &LOWP_FMT_FP16, &LOWP_FMT_TF32,
+                                                &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
+
+/*
+ * FPRev's probes need an M that absorbs every count of units in the
+ * accumulator, and lowp sizes M by the accumulator bits seen at the output
+ * (the precision probe). Two kernels defeat that, and a class then gets no
+ * tree ("not a tree", or no arithmetic fits):
+ *   - fewer bits seen than the declared output has, because the kernel
+ *     rounds its result (a bf16 GEMM whose values are returned in fp32
+ *     storage, torch's bf16 matmul): its accumulator may be wider than the
+ *     bits seen. Revealed again with the output declared in the narrower
+ *     format whose precision was seen (every candidate, in out_fmts' order):
+ *     the outputs are then values of that format, the probes assume a wider
+ *     accumulator, and the conversions and trees are found against it;
+ *   - as many bits seen as the output has, and a wider accumulator behind
+ *     it (fp64 sums of fp32 products, returned in fp32): revealed again
+ *     with M sized for 53 bits (M larger than needed absorbs as well).
+ * The retry replaces the first result only when it gives more classes a
+ * tree; its calls and probes add to the first's. A caller's acc_bits turns
+ * the retries off.
+ */
+/* alt replaces r where it gives more classes a tree (1 returned); the
+   other's calls and probes add to the one kept, and alt is released */
+static int keep_better(lowp_reveal_t *r, lowp_reveal_t *alt) {
+  size_t calls = r->calls + alt->calls, probes = r->probes + alt->probes;
+  int better = alt->deterministic && trees(alt) > trees(r);
+  if (better) {
+    lowp_reveal_free(r);
+    *r = *alt;
+  } else {
+    lowp_reveal_free(alt);
+  }
+  r->calls = calls;
+  r->probes = probes;
+  summary(r);
+  return better;
+}
+
+/* one configuration (output format, acc_bits): where the probes assume an
+   accumulator wider than an output of narrower range (fp16, fp8), M's
+   products may leave the output's range (an fp16 GEMM accumulating in fp32:
+   K - 1 probes at K = 1024, against K(K - 1)/8 with M inside fp16); where a
+   class's counts then fit no tree (an accumulator of the output's format
+   overflows: inf - inf), again with M within the output's range, sized for
+   the output's bits (m_out_range 1), then for 24 bits (2: partial sums
+   rounded to the output) */
+static int reveal_cfg(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
+                      const lowp_reveal_opts_t *o, char *err, size_t errlen) {
+  lowp_reveal_opts_t oo = *o;
+  int st = reveal_once(r, s, p, o, err, errlen);
+  if (st != LOWP_OK || o->m_out_range || p->out.emax >= LOWP_FMT_FP32.emax) return st;
+  for (oo.m_out_range = 1; oo.m_out_range <= 2 && r->deterministic && no_order(r); oo.m_out_range++) {
+    lowp_reveal_t alt;
+    char e2[400];
+    if (reveal_once(&alt, s, p, &oo, e2, sizeof e2) == LOWP_OK) (void)keep_better(r, &alt);
+  }
+  return LOWP_OK;
+}
+
+int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
+                const lowp_reveal_opts_t *o, char *err, size_t errlen) {
+  lowp_reveal_opts_t oo;
+  lowp_problem_t q = *p;
+  size_t i;
+  int st, wide;
+  if (o) oo = *o;
+  else memset(&oo, 0, sizeof oo);
+  st = reveal_cfg(r, s, p, &oo, err, errlen);
+  if (st != LOWP_OK || !r->deterministic || !r->n_classes || trees(r) == r->n_classes || oo.acc_bits ||
+      oo.conversions_only)
+    return st;
+  wide = r->precision_seen >= p->out.precision || r->precision_lower;
+  /* a wider accumulator shows as counts that fit no tree (units not absorbed) */
+  if (wide && (p->out.precision >= 53 || r->precision_seen >= 53 || !no_order(r))) return st;
+  if (wide) oo.acc_bits = 53;
+  for (i = 0; i < (wide ? 1 : sizeof out_fmts / sizeof *out_fmts) && trees(r) < r->n_classes; i++) {
+    lowp_reveal_t alt;
+    char e2[400];
+    if (!wide) {
+      if (out_fmts[i]->precision != r->precision_seen) continue;
+      q.out = *out_fmts[i];
+    }
+    if (reveal_cfg(&alt, s, &q, &oo, e2, sizeof e2) != LOWP_OK || !keep_better(r, &alt)) continue;
+    r->out_narrowed = !wide;
+    if (!wide) r->out_fmt = q.out;
+    r->acc_bits_assumed = wide ? 53 : 0;
+  }
+  return LOWP_OK;
 }
 
 void lowp_reveal_conv_str(char *buf, size_t len, const lowp_reveal_t *r, const lowp_problem_t *p,

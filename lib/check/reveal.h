@@ -75,7 +75,11 @@
  * runs out of range (e4m3: 2^-9 .. 2^8); where even they run out (a sum of
  * e4m3 values) precision_lower says the count is a lower bound. The tree
  * is assumed the same for every batch entry (lowp varies the batch to pack
- * probes).
+ * probes). Fewer bits seen than the declared output holds (a kernel that
+ * rounds its result to bf16) or a wider accumulator behind the output
+ * (binary64 sums returned in fp32) make classes without a tree: lowp_reveal
+ * then reveals again with the narrower output format, or with M sized for 53
+ * bits, and keeps what gives more trees (out_narrowed, acc_bits_assumed).
  */
 
 #include <stddef.h>
@@ -93,6 +97,18 @@ typedef struct {
   size_t max_elems;    /**< elements of one call's inputs (0: 2^25) */
   int no_conversions;  /**< skip the conversion probes */
   int conversions_only;/**< stop after the conversion probes (no classes) */
+  int acc_bits;        /**< 0: the probes' M is sized for the accumulator bits
+                            seen at the output (lowp_reveal then retries what
+                            gets no tree: see out_narrowed and acc_bits_assumed);
+                            N: for an accumulator of at least N bits, no retry */
+  int m_out_range;     /**< 0: where the probes assume an accumulator wider than
+                            the output, M may exceed the output's range (it
+                            cancels before the result is rounded); 1: M within
+                            the output format's range, sized for an accumulator
+                            of the output's format; 2: within it, sized for 24
+                            bits (partial sums rounded to the output: small
+                            windows, many probes). lowp_reveal falls back from
+                            0 to 1 to 2 by itself where counts fit no tree */
 } lowp_reveal_opts_t;
 
 /** @brief What lowp found about one input's conversion. */
@@ -112,12 +128,14 @@ typedef struct {
   size_t *pos;         /**< positions: i * cols + j within one batch entry */
   size_t n_pos;
   int has_tree;        /**< 0: see note */
+  int no_order;        /**< 1: the probes' counts fit no tree (note says why) */
   lowp_tree_t tree;    /**< the revealed tree (order and arithmetic) */
   size_t probes;       /**< LCA probes spent on the order */
   size_t calls;        /**< subject calls spent on the order */
   size_t validated;    /**< outputs the twin reproduced bit for bit */
   size_t mismatched;   /**< outputs it did not (0 when has_tree) */
-  size_t candidates;   /**< arithmetics that fitted every output */
+  size_t candidates;   /**< arithmetics that fitted the first outputs */
+  size_t refuted;      /**< of those, ruled out by later outputs (the next one taken) */
   double seconds;      /**< wall seconds of its order and of the validation
                             calls it took part in (a call that served several
                             classes counts for each); not in the JSON */
@@ -138,6 +156,16 @@ typedef struct lowp_reveal_s {
   size_t n_classes;
   size_t calls, probes;   /**< totals, conversions and validation included */
   size_t calls_classify, calls_validate;
+  int out_narrowed;       /**< 1: the outputs are values of out_fmt, narrower than
+                               the declared output format (a kernel that rounds
+                               its result, e.g. a bf16 GEMM returned in fp32):
+                               revealed with out_fmt as the output, the trees
+                               round to it */
+  lowp_format_t out_fmt;  /**< (out_narrowed) */
+  int acc_bits_assumed;   /**< 0: the probes were sized for precision_seen; N:
+                               for an N-bit accumulator hidden behind the output
+                               (fp64 sums of fp32 products), after a class got
+                               no tree with precision_seen */
   char msg[400];          /**< a one-line summary, or why revelation stopped */
 } lowp_reveal_t;
 

@@ -324,6 +324,44 @@ static void val_fill(val_t *v, size_t nbat, uint64_t seed, int ehi, const unsign
   lowp_spread(f.nra + (nbrows + FILL_B - 1) / FILL_B, (f.nra * g->K + f.nb) > PAR_MIN ? 0 : 1, fill_piece, &f);
 }
 
+/* Through an output narrower than binary32 (a bf16 result), random sums
+   rarely tell arithmetics apart: exact and rounded products, or an fp32
+   and an fp64 accumulator, give the same bf16 value but for about one
+   output in 5,000 (OpenBLAS's sgemm rounded to bf16: the first candidate,
+   FMA, fitted the first outputs and failed 1 to 3 of 10,000 later). Every
+   other batch entry of a validation call is therefore made of cancelling
+   pairs: term l + 1 is term l's negation, its A value moved by a few of its
+   ulps (B's row l + 1 is row l negated, every column alike), so each pair
+   sums to a small difference whose size the products' roundings and the
+   order change by a large fraction: the output's leading bits show them.
+   The values stay values of the inputs' formats. */
+static void val_cancel(val_t *v, size_t nbat, uint64_t seed, const unsigned char *need_r, const size_t *wcol,
+                       size_t nwc) {
+  lowp__geo_t *g = v->g;
+  const lowp_format_t *fa = &g->p.in[0];
+  const int p = fa->precision, sh = p - 2 < 5 ? (p - 2 > 0 ? p - 2 : 0) : 5;
+  size_t bt, i, l, k;
+  for (bt = 1; bt < nbat; bt += 2) {
+    if (g->op != LOWP_OP_SUM)
+      for (l = 1; l < g->K; l += 2)
+        for (k = 0; k < (g->op == LOWP_OP_GEMM ? nwc : 1); k++) {
+          size_t j = g->op == LOWP_OP_GEMM ? wcol[k] : 0;
+          *lowp__slot_b(g, v->b, bt * g->R, l, j) = -*lowp__slot_b(g, v->b, bt * g->R, l - 1, j);
+        }
+    for (i = 0; i < g->R; i++) {
+      double *ar = lowp__slot_a(g, v->a, bt * g->R + i);
+      if (!need_r[i]) continue;
+      for (l = 1; l < g->K; l += 2) {
+        uint64_t r = lowp_rng_u64(seed, (bt * g->R + i) * g->K + l, 53);
+        double m = (double)(1 + (r % ((uint64_t)1 << sh))), y;
+        /* x (1 + m 2^(1-p)): m of x's ulps from x (binade edges aside), then on fa's grid */
+        (void)lowp_round_f64(&y, ar[l - 1] * (1.0 + ldexp(m, 1 - p)), fa, NULL, LOWP_RND_NE);
+        ar[l] = g->op == LOWP_OP_SUM ? -y : y;
+      }
+    }
+  }
+}
+
 /* 1 while a class with a chosen arithmetic has fewer than want outputs compared (or at the first call) */
 static int val_more(const lowp_reveal_t *r, const long *chosen, size_t want, size_t call) {
   size_t c;
@@ -390,6 +428,67 @@ static int val_outputs(size_t *ok, size_t *bad, val_t *v, const lowp_tree_t *t, 
   return st;
 }
 
+/* The class's arithmetic failed output (s, j): the next candidate that
+   fitted the first call's outputs (fits[*next..]) and fits this one too
+   replaces it (its count starts at this output: validated = 1, mismatched =
+   0; the refuted ones are not tried again); none: the class keeps its
+   arithmetic (the caller counts the mismatch). Later outputs then validate
+   the new one, so what has a tree still reproduced every output compared
+   since its arithmetic was chosen. */
+static int refit(int *did, val_t *v, lowp_reveal_class_t *cl, const lowp_tree_t *shape, const cand_t *cands,
+                 const size_t *fits, size_t nfit, size_t *next, long *chosen, size_t s, size_t j) {
+  const lowp_format_t *out = &v->g->p.out;
+  *did = 0;
+  while (*next < nfit) {
+    lowp_tree_t t;
+    double y;
+    size_t q = fits[(*next)++];
+    int st = build(&t, shape, &cands[q], out);
+    if (st) return st;
+    if (twin_one(&y, v, &t, s, j) == LOWP_OK && same(y, v->out[s * v->g->C + j])) {
+      lowp_tree_free(&cl->tree);
+      cl->tree = t;
+      *chosen = (long)q;
+      cl->validated = 1;
+      cl->mismatched = 0;
+      cl->refuted++;
+      *did = 1;
+      describe(cl->arith, sizeof cl->arith, &cands[q], out);
+      return LOWP_OK;
+    }
+    lowp_tree_free(&t);
+  }
+  return LOWP_OK;
+}
+
+/* The outputs todo[0 .. n) of one call, compared (val_outputs) with a
+   mismatch: from the first output the class's arithmetic fails, the next
+   fitted candidate that fits it takes over (refit) and the outputs after it
+   are compared with that one, again and again while candidates remain;
+   *switched set when one took over. */
+static int refit_from(int *switched, val_t *v, lowp_reveal_class_t *cl, const lowp_tree_t *shape,
+                      const cand_t *cands, const size_t *fits, size_t nfit, size_t *next, long *chosen,
+                      const size_t *todo, size_t n, size_t maxnodes) {
+  size_t from = 0, q;
+  int st = LOWP_OK, did;
+  while (st == LOWP_OK && *next < nfit) {
+    double y;
+    for (q = from; q < n; q++) /* the first output the arithmetic fails */
+      if (twin_one(&y, v, &cl->tree, todo[q] / v->g->C, todo[q] % v->g->C) != LOWP_OK ||
+          !same(y, v->out[todo[q]]))
+        break;
+    if (q == n) break;
+    if ((st = refit(&did, v, cl, shape, cands, fits, nfit, next, chosen, todo[q] / v->g->C, todo[q] % v->g->C)) ||
+        !did)
+      break; /* none fits it: the mismatches stand */
+    *switched = 1;
+    from = q + 1;
+    st = val_outputs(&cl->validated, &cl->mismatched, v, &cl->tree, todo + from, n - from, maxnodes);
+    if (!cl->mismatched) break;
+  }
+  return st;
+}
+
 /* ----------------------------------------------------------- the driver */
 
 int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
@@ -401,12 +500,16 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   cand_t **cands = calloc(r->n_classes + 1, sizeof *cands);
   size_t *ncand = calloc(r->n_classes + 1, sizeof *ncand);
   long *chosen = malloc((r->n_classes + 1) * sizeof *chosen);
+  size_t **fits = calloc(r->n_classes + 1, sizeof *fits), *nfit = calloc(r->n_classes + 1, sizeof *nfit);
+  size_t *nextfit = calloc(r->n_classes + 1, sizeof *nextfit);
+  int switched = 0;
   unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
   unsigned char *had_r = malloc(g->R + 1), *had_c = malloc(g->C + 1); /* random in the previous call */
   size_t *wcol = malloc((g->C + 1) * sizeof *wcol), *todo = NULL, *rows = NULL;
   unsigned char *active = malloc(r->n_classes + 1); /* classes served by this call */
   memset(&v, 0, sizeof v);
-  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol || !active) {
+  if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol || !active ||
+      !fits || !nfit || !nextfit) {
     st = LOWP_ENOMEM;
     goto done;
   }
@@ -450,8 +553,14 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   if (!v.a || !v.b || !v.ca || !v.cb || !v.out || !v.tmp || !todo || !rows) { st = LOWP_ENOMEM; goto done; }
   for (c = 0; c < r->n_classes; c++)
     if (shapes[c].n == g->K && !r->classes[c].note[0] &&
-        !(cands[c] = candidates(&ncand[c], &shapes[c], r, g))) { st = LOWP_ENOMEM; goto done; }
-  for (call = 0; st == LOWP_OK && (o->validate ? val_more(r, chosen, want, call) : call < ncalls); call++) {
+        (!(cands[c] = candidates(&ncand[c], &shapes[c], r, g)) ||
+         !(fits[c] = malloc((ncand[c] + 1) * sizeof *fits[c])))) { st = LOWP_ENOMEM; goto done; }
+  /* a class whose arithmetic a later output refutes takes the next one that fitted (switched): its
+     count starts again, and the calls go on until it has its number (at most 64 more) */
+  for (call = 0; st == LOWP_OK && (o->validate ? val_more(r, chosen, want, call)
+                                               : call < ncalls || (switched && call < ncalls + 64 &&
+                                                                   val_more(r, chosen, want, call)));
+       call++) {
     /* a number asked for: after the first call, entries of 2^21 elements in all (16 MB), which stay in
        cache from call to call (the corner class of a GEMM gets one output per entry: at K = 8192 the
        2^25 elements of a full call, 256 MB, were read from memory by every call) */
@@ -473,6 +582,11 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
       }
     }
     val_fill(&v, nbat, seed, ehi, need_r, had_r, need_c, had_c, wcol, rows);
+    if (g->p.out.precision < 24) {
+      size_t nwc = 0;
+      for (j = 0; j < g->C; j++) if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j]) wcol[nwc++] = j;
+      val_cancel(&v, nbat, seed, need_r, wcol, nwc);
+    }
     memcpy(had_r, need_r, g->R);
     memcpy(had_c, need_c, g->C);
     v.ta = r->conv[0].converted ? v.ca : v.a;
@@ -483,7 +597,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     r->calls_validate++;
     for (c = 0; c < r->n_classes && st == LOWP_OK; c++) {
       lowp_reveal_class_t *cl = &r->classes[c];
-      size_t k, seen = 0;
+      size_t k, seen = 0, bad0;
       if (!cands[c]) continue;
       if (call == 0) { /* choose: the first candidate that fits the first 256 finite outputs */
         size_t q, fit = 0;
@@ -501,7 +615,8 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
             }
           if (ok) {
             fit++;
-            if (chosen[c] < 0) { chosen[c] = (long)q; cl->tree = t; continue; }
+            fits[c][nfit[c]++] = q;
+            if (chosen[c] < 0) { chosen[c] = (long)q; cl->tree = t; nextfit[c] = 1; continue; }
           }
           lowp_tree_free(&t);
         }
@@ -517,7 +632,11 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
       if (chosen[c] < 0) continue;
       for (s = 0, k = 0; s < nbat * g->R * g->C && cl->validated + cl->mismatched + k < want; s++)
         if (cls_of[(s / g->C) % g->R * g->C + s % g->C] == c) todo[k++] = s;
+      bad0 = cl->mismatched;
       if ((st = val_outputs(&cl->validated, &cl->mismatched, &v, &cl->tree, todo, k, maxnodes))) break;
+      if (cl->mismatched > bad0 && nextfit[c] < nfit[c])
+        st = refit_from(&switched, &v, cl, &shapes[c], cands[c], fits[c], nfit[c], &nextfit[c], &chosen[c], todo, k,
+                        maxnodes);
     }
     for (c = 0, t0 = lowp_wall_now() - t0; c < r->n_classes; c++)
       if (active[c]) r->classes[c].seconds += t0;
@@ -533,6 +652,9 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
 done:
   if (cands)
     for (c = 0; c < r->n_classes; c++) free(cands[c]);
+  if (fits)
+    for (c = 0; c < r->n_classes; c++) free(fits[c]);
+  free(fits); free(nfit); free(nextfit);
   free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol); free(todo); free(rows); free(active);
   free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.tmp);
   return st;

@@ -48,6 +48,8 @@ typedef struct {
   lowp_op_id_t op;
   size_t K, R, C;       /**< terms, rows and columns of outputs per batch entry */
   size_t max_elems;
+  int acc_bits;         /**< the probes' accumulator bits, at least (0: as seen) */
+  int m_out_range;      /**< 1: M's products within the output format's range */
   size_t calls;
   char *err;
   size_t errlen;

@@ -3,6 +3,8 @@
 /*
  * {"lowp_reveal": 1, "op": "gemm", "K": 256, "rows": 4, "cols": 4,
  *  "deterministic": true, "precision_seen": 24, "calls": 31, "probes": 1400,
+ *  ["output_format": "bf16",]  (the outputs are bf16 values: lowp_reveal's out_narrowed)
+ *  ["acc_bits_assumed": 53,]   (lowp_reveal_t's)
  *  "conversions": [{"input": "A", "tested": true, "converted": false},
  *                  {"input": "B", "tested": true, "converted": true,
  *                   "format": "fp16", "rnd": "rne"}],
@@ -99,6 +101,9 @@ int lowp_reveal_to_json(char **text, const lowp_reveal_t *r, const lowp_problem_
   /* only when it is a lower bound (the probes' range ran out): the files of
      every other revelation keep their bytes */
   if (r->precision_lower) cJSON_AddBoolToObject(root, "precision_at_least", 1);
+  /* only when lowp_reveal retried (the same: other files keep their bytes) */
+  if (r->out_narrowed) cJSON_AddStringToObject(root, "output_format", r->out_fmt.name);
+  if (r->acc_bits_assumed) cJSON_AddNumberToObject(root, "acc_bits_assumed", r->acc_bits_assumed);
   cJSON_AddNumberToObject(root, "calls", (double)r->calls);
   cJSON_AddNumberToObject(root, "probes", (double)r->probes);
   cJSON_AddStringToObject(root, "summary", r->msg);
@@ -195,6 +200,13 @@ int lowp_reveal_from_json(lowp_reveal_t *r, const char *text, char *err, size_t 
   else if (!cJSON_IsArray(cv) || cJSON_GetArraySize(cv) > 2 || !cJSON_IsArray(cls))
     st = fail(err, errlen, "\"conversions\" and \"classes\" must be arrays");
   r->deterministic = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "deterministic"));
+  ver = cJSON_GetObjectItemCaseSensitive(root, "output_format");
+  if (st == LOWP_OK && ver) {
+    if (!cJSON_IsString(ver) || lowp_format_parse(&r->out_fmt, ver->valuestring, NULL, 0) != LOWP_OK)
+      st = fail(err, errlen, "\"output_format\" is not a format");
+    else
+      r->out_narrowed = 1;
+  }
   if (st == LOWP_OK) {
     cJSON_ArrayForEach(it, cv) if (st == LOWP_OK) st = read_conv(&r->conv[w++], it, err, errlen);
   }

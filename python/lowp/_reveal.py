@@ -67,6 +67,11 @@ class Reveal:
 
     deterministic: False when two identical calls differed (then no trees);
     accumulator_bits: the accumulator precision seen at the output;
+    output_format: None, or the narrower format every output is a value of
+        (a kernel that rounds its result, e.g. torch's bf16 matmul returned
+        as float32): lowp revealed it with that output;
+    acc_bits_assumed: None, or the accumulator bits the probes were sized
+        for (53: a wider accumulator hidden behind the output);
     conversions: per input, what it is read as; convert: the conversions
         found, as lowp.check(convert=...) and a spec's "convert" take them;
     classes: output positions that share a tree, each with "positions",
@@ -85,6 +90,8 @@ class Reveal:
         self.K = js["K"]
         self.deterministic = bool(js["deterministic"])
         self.accumulator_bits = js["precision_seen"]
+        self.output_format = js.get("output_format")
+        self.acc_bits_assumed = js.get("acc_bits_assumed")
         self.conversions = js["conversions"]
         self.classes = js["classes"]
         self.summary = js["summary"]
@@ -135,6 +142,11 @@ class Reveal:
     def __repr__(self):
         lines = ["lowp.Reveal(%s, K=%d): %s" % (self.op, self.K, self.summary),
                  "  accumulator bits seen at the output: %d" % self.accumulator_bits]
+        if self.output_format:
+            lines.append("  output: %s values (the kernel rounds its result to %s)" % (self.output_format,
+                                                                                    self.output_format))
+        if self.acc_bits_assumed:
+            lines.append("  accumulator: wider than the output (probes sized for %d bits)" % self.acc_bits_assumed)
         for c in self.conversions:
             lines.append("  %s: %s" % (c["input"], "rounded to %s (%s) before use" % (c["format"], c["rnd"])
                                          if c.get("converted") else "read as declared (%s)" % c["declared"]))
