@@ -412,12 +412,17 @@ LOWP_RA_TGT AI __m256 ra_prod(__m256 p, const tgt_t *prod) {
      on the magnitude's bits of a t that is no midpoint (that same u +
      0x8000, then 16 bits cleared: the carry into the exponent and to inf as
      ra_bf16's; NaN and inf keep their bits); directed: ra_bf16. */
+LOWP_RA_TGT AI __m256i ra_f16flag(__m256 t, int mode) {
+  return _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(t),
+                                           _mm256_set1_epi32(mode == M_NE ? 0xfff : 0x1fff)),
+                          _mm256_set1_epi32(1));
+}
+
 LOWP_RA_TGT AI __m256i ra_flag(__m256 t, __m256 *r, int fmt, int mode) {
   const __m256i u = _mm256_castps_si256(t);
   if (fmt == 1) {
     *r = ra_f16(t, mode);
-    return _mm256_sub_epi32(_mm256_and_si256(u, _mm256_set1_epi32(mode == M_NE ? 0xfff : 0x1fff)),
-                            _mm256_set1_epi32(1));
+    return ra_f16flag(t, mode);
   }
   if (mode != M_NE) {
     *r = ra_bf16(t, mode);

@@ -497,9 +497,10 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
    conversion there and back is exact; every NaN of the sums is a quiet one
    with an empty payload below fp16's 10 bits, 0x7fc00000 or 0xffc00000),
    so each step reads them with vcvtph2ps from memory and writes them with
-   vcvtps2ph to memory, the same instructions as ra_f16's round trip less
-   the two shuffle micro-ops of the register forms (Intel's optimization
-   manual, F16C): t = RN(a b + s) and the rest as in ra_loop */
+   vcvtps2ph to memory, the same conversions as ra_f16's round trip, less
+   the shuffle micro-op of vcvtph2ps's register form (its memory form is a
+   load and one micro-op); the test is ra_flag's (ra_f16flag); t = RN(a b
+   + s) and the rest as in ra_loop */
 LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, size_t k,
                               const float *panel, size_t l0, size_t kw, const int MODE) {
   uint16_t h[MR * JB];
@@ -516,13 +517,7 @@ LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, 
         __m256 s0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j)));
         __m256 s1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j + 8)));
         const __m256 t0 = _mm256_fmadd_ps(va, b0, s0), t1 = _mm256_fmadd_ps(va, b1, s1);
-        const __m256i f = _mm256_or_si256(
-            _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(t0),
-                                              _mm256_set1_epi32(MODE == M_NE ? 0xfff : 0x1fff)),
-                             _mm256_set1_epi32(1)),
-            _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(t1),
-                                              _mm256_set1_epi32(MODE == M_NE ? 0xfff : 0x1fff)),
-                             _mm256_set1_epi32(1)));
+        const __m256i f = _mm256_or_si256(ra_f16flag(t0, MODE), ra_f16flag(t1, MODE));
         if (__builtin_expect(ra_any(f, 1) != 0, 0)) {
           s0 = ra_odd(s0, _mm256_mul_ps(va, b0), MODE);
           s1 = ra_odd(s1, _mm256_mul_ps(va, b1), MODE);
