@@ -169,6 +169,28 @@ static void check_case(const lowp_accum_t *ac, size_t m, size_t n, size_t k, dat
   free(a), free(b), free(want), free(got);
 }
 
+/* fast == want (lowp_accum_dot's) bit for bit on every isa this CPU runs,
+   1 and 2 threads; lanes: the lanes to assert (0: none) */
+static void check_isas(const char *what, const double *a, const double *b, size_t m, size_t n,
+                       size_t k, const lowp_accum_t *ac, const double *want, int lanes) {
+  double *got = malloc(m * n * sizeof *got);
+  size_t e;
+  int s, th;
+  for (s = 0; s < 3; s++)
+    for (th = 1; th <= 2; th++) {
+      int st, bad = 0;
+      omp_set_num_threads(th);
+      st = lowp_gemm_order_fast(got, a, b, m, n, k, ac, isas[s]);
+      if (st == LOWP_EUNSUPPORTED) continue;
+      if (lanes && th == 1)
+        lowp_test_check(lowp_gemm_order_fast_lanes(a, b, m, n, k, ac, isas[s]) == lanes,
+                        "%s %s: binary%d lanes", what, isas[s], lanes);
+      for (e = 0; e < m * n; e++) bad |= !same_bits(got[e], want[e]);
+      lowp_test_check(st == LOWP_OK && !bad, "%s %s k=%zu th=%d: same bits", what, isas[s], k, th);
+    }
+  free(got);
+}
+
 /* The double rounding that the AVX-512 fp32 kernel's fast way must not
    make: a0 b0 = (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24, a binary32 midpoint,
    and a1 b1 = +-2^-80, so a0 b0 + a1 b1 rounds to the midpoint in binary64
@@ -183,9 +205,8 @@ static void check_midpoints(void) {
   for (q = 0; q < sizeof ks / sizeof *ks; q++) {
     const size_t k = ks[q];
     double *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
-    double *want = malloc(m * n * sizeof *want), *got = malloc(m * n * sizeof *got);
+    double *want = malloc(m * n * sizeof *want);
     lowp_accum_t ac;
-    int s, th;
     lowp_accum_parse(&ac, "pairwise,acc=fp32,fma=1", NULL, 0);
     for (e = 0; e < m * k; e++) a[e] = entry(&ac.acc, 2);
     for (e = 0; e < k * n; e++) b[e] = entry(&ac.acc, 2);
@@ -202,17 +223,8 @@ static void check_midpoints(void) {
       lowp_test_check(want[1] == 1.0 + 0x1p-11 + 0x1p-23 && (double)twice == 1.0 + 0x1p-11,
                       "midpoint trap: rounded once %a, twice %a", want[1], (double)twice);
     }
-    for (s = 0; s < 3; s++)
-      for (th = 1; th <= 2; th++) {
-        int st, bad = 0;
-        omp_set_num_threads(th);
-        st = lowp_gemm_order_fast(got, a, b, m, n, k, &ac, isas[s]);
-        if (st == LOWP_EUNSUPPORTED) continue;
-        for (e = 0; e < m * n; e++) bad |= !same_bits(got[e], want[e]);
-        lowp_test_check(st == LOWP_OK && !bad, "midpoint trap %s k=%zu th=%d: same bits", isas[s],
-                        k, th);
-      }
-    free(a), free(b), free(want), free(got);
+    check_isas("midpoint trap", a, b, m, n, k, &ac, want, 0);
+    free(a), free(b), free(want);
   }
 }
 
@@ -266,6 +278,43 @@ static void check_ro32(void) {
           }
           for (q = 0; q < sizeof ks / sizeof *ks; q++)
             check_case(&ac, 3, ns[q % 3], ks[q], dt, f == 3 ? 3264 : 32, 2);
+        }
+}
+
+/* Partial sums of very different magnitudes: terms of P + 1 significant
+   bits (P acc's precision: values of acc and its midpoints) over acc's whole
+   exponent range (fp16 2^-24 .. 2^15, bf16 2^-50 .. 2^45, inside RO32's
+   input range), times a power of two, so that the additions above the
+   pairwise leaves and of block sums meet the inexact binary32 sums of two
+   values of acc (AVX2's a_sum adds them with no test in rne) */
+static void check_wide_sums(void) {
+  static const char *const orders[] = {"pairwise", "blocked:3", "splitk:3"};
+  static const char *const accs[] = {"fp16", "bf16"};
+  static const char *const rnds[] = {"rne", "rtz", "rup", "rdn"};
+  static const size_t ks[] = {4, 8, 16, 17, 100};
+  size_t o, f, r, q, e, i, j, m = 3, n = 37;
+  for (f = 0; f < 2; f++)
+    for (r = 0; r < 4; r++)
+      for (o = 0; o < sizeof orders / sizeof *orders; o++)
+        for (q = 0; q < sizeof ks / sizeof *ks; q++) {
+          const size_t k = ks[q];
+          const int p = f ? 8 : 11, elo = f ? -50 : -24, ehi = f ? 45 : 15;
+          double *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
+          double *want = malloc(m * n * sizeof *want);
+          char spec[96];
+          lowp_accum_t ac;
+          snprintf(spec, sizeof spec, "%s,acc=%s,rnd=%s", orders[o], accs[f], rnds[r]);
+          lowp_accum_parse(&ac, spec, NULL, 0);
+          for (e = 0; e < m * k; e++) a[e] = ldexp(next() % 2 ? 1.0 : -1.0, (int)(next() % 3) - 1);
+          for (e = 0; e < k * n; e++) {
+            uint64_t u = next();
+            double sig = (double)((1u << p) + (unsigned)(u % (1u << p)));
+            b[e] = ldexp(u >> 40 & 1 ? -sig : sig, elo + (int)((u >> 20) % (uint64_t)(ehi - elo + 1)) - p);
+          }
+          for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) lowp_accum_dot(&want[i * n + j], a + i * k, 1, b + j, n, k, &ac);
+          check_isas(spec, a, b, m, n, k, &ac, want, 32);
+          free(a), free(b), free(want);
         }
 }
 
@@ -335,5 +384,6 @@ int main(void) {
   check_midpoints();
   run_pass(1);
   check_ro32();
+  check_wide_sums();
   return lowp_test_end();
 }

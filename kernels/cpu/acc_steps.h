@@ -286,6 +286,16 @@ LOWP_RA_TGT AI __m256 ra_f16(__m256 x, int mode) {
   }
 }
 
+/* x rounded to binary16 in the mode, the encodings (ra_f16 less the way back) */
+LOWP_RA_TGT AI __m128i ra_f16h(__m256 x, int mode) {
+  switch (mode) {
+  case M_TZ: return _mm256_cvtps_ph(x, _MM_FROUND_TO_ZERO);
+  case M_UP: return _mm256_cvtps_ph(x, _MM_FROUND_TO_POS_INF);
+  case M_DN: return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEG_INF);
+  default: return _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT);
+  }
+}
+
 /* fround_bf16_bits on 8 lanes */
 LOWP_RA_TGT AI __m256 ra_bf16(__m256 x, int mode) {
   const __m256i u = _mm256_castps_si256(x), lo = _mm256_set1_epi32(0xffff);
@@ -373,8 +383,8 @@ LOWP_RA_TGT AI __m256 ra_prod(__m256 p, const tgt_t *prod) {
    values of acc's grid, zero and +-max included), and every boundary is a
    binary32 value (p + 1 <= 24 bits, quantum >= 2^-133). So where t is not a
    boundary, neither is x (else t = x), and no boundary lies between them:
-   acc's rounding of t (ra_near) is that of x. Where t may be one, ra_edge
-   gives -1 and the caller redoes the lanes by ra_odd (the sum rounded to
+   acc's rounding of t is that of x. Where t may be one, ra_flag marks
+   the lane and the caller redoes the lanes by ra_odd (the sum rounded to
    odd, exact in every case). On t's encoding: bf16's grid is binary32's
    with 16 bits fewer, subnormals included, so a boundary has its 16 low
    bits 0x8000 (rne) or 0 (directed). fp16's grid in its normals (binades
@@ -386,35 +396,64 @@ LOWP_RA_TGT AI __m256 ra_prod(__m256 p, const tgt_t *prod) {
    too, harmless) or its 13 low bits zero (directed). Zeros are sent to
    ra_odd in every mode (an exact zero sum is +0 in binary32's rne, -0 for
    rdn). inf and NaN: an inf sum is exact; a NaN t is a NaN x (ra_odd
-   returns t itself there), converted alike. */
-LOWP_RA_TGT AI __m256 ra_edge(__m256 t, int fmt, int mode) {
+   returns t itself there), converted alike.
+
+   The test (ra_flag) and acc's rounding of a t that passes it in one, the
+   test in instructions that also run on the shuffle port (AVX2's shifts
+   and 32-bit compares run on two ports only, where the fused multiply-adds
+   and F16C's conversions also go). The returned vector marks the lanes
+   where t may be a boundary, in the form ra_any reads after or-ing such
+   vectors together; *r is acc's rounding of t wherever it is no boundary:
+   - fp16: (u & 0xfff) - 1 (rne; 0x1fff directed) is negative exactly where
+     u's 12 (13) low bits are zero; the sign bits are read; *r by F16C;
+   - bf16: the 16-bit lanes of u + 0x8000 (rne; u directed) compared to
+     zero, the low half of each 32-bit lane read: zero exactly where u's low
+     16 bits are 0x8000 (0). In rne *r is the rounding half away from zero
+     on the magnitude's bits of a t that is no midpoint (that same u +
+     0x8000, then 16 bits cleared: the carry into the exponent and to inf as
+     ra_bf16's; NaN and inf keep their bits); directed: ra_bf16. */
+LOWP_RA_TGT AI __m256i ra_f16flag(__m256 t, int mode) {
+  return _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(t),
+                                           _mm256_set1_epi32(mode == M_NE ? 0xfff : 0x1fff)),
+                          _mm256_set1_epi32(1));
+}
+
+LOWP_RA_TGT AI __m256i ra_flag(__m256 t, __m256 *r, int fmt, int mode) {
   const __m256i u = _mm256_castps_si256(t);
-  if (fmt == 1)
-    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_slli_epi32(u, mode == M_NE ? 20 : 19),
-                                                  _mm256_setzero_si256()));
-  return _mm256_castsi256_ps(_mm256_cmpeq_epi32(
-      _mm256_slli_epi32(u, 16), _mm256_set1_epi32(mode == M_NE ? INT32_MIN : 0)));
+  if (fmt == 1) {
+    *r = ra_f16(t, mode);
+    return ra_f16flag(t, mode);
+  }
+  if (mode != M_NE) {
+    *r = ra_bf16(t, mode);
+    return _mm256_cmpeq_epi16(u, _mm256_setzero_si256());
+  } else {
+    const __m256i q = _mm256_add_epi32(u, _mm256_set1_epi32(0x8000));
+    *r = _mm256_castsi256_ps(_mm256_and_si256(q, _mm256_set1_epi32((int32_t)0xffff0000u)));
+    return _mm256_cmpeq_epi16(q, _mm256_setzero_si256());
+  }
 }
 
-/* acc's rounding of t where t is not a boundary (ra_edge): in rne, bf16's
-   rounding of a t that is no midpoint is the rounding half away from zero
-   on the magnitude's bits (+ 0x8000, then clear 16 bits: the carry into the
-   exponent and to inf as ra_bf16's; NaN and inf keep their bits) */
-LOWP_RA_TGT AI __m256 ra_near(__m256 t, int fmt, int mode) {
-  if (fmt == 1) return ra_f16(t, mode);
-  if (mode != M_NE) return ra_bf16(t, mode);
-  return _mm256_castsi256_ps(_mm256_and_si256(
-      _mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(0x8000)),
-      _mm256_set1_epi32((int32_t)0xffff0000u)));
+/* whether ra_flag's vector f (or several or-ed) flags a lane */
+LOWP_RA_TGT AI int ra_any(__m256i f, int fmt) {
+  if (fmt == 1) return _mm256_movemask_ps(_mm256_castsi256_ps(f));
+  return _mm256_movemask_epi8(f) & 0x33333333;
 }
 
-/* acc's rounding of s + p, t = RN(s + p) given (ra_edge's step) */
+/* ra_flag on two vectors: nonzero where a lane of t0 or t1 may be a
+   boundary; else *r0, *r1 are acc's rounding of t0, t1 */
+LOWP_RA_TGT AI int ra_near2(__m256 t0, __m256 t1, __m256 *r0, __m256 *r1, int fmt, int mode) {
+  return ra_any(_mm256_or_si256(ra_flag(t0, r0, fmt, mode), ra_flag(t1, r1, fmt, mode)), fmt);
+}
+
+/* acc's rounding of s + p, t = RN(s + p) given (ra_flag's step) */
 LOWP_RA_TGT AI __m256 ra_sum(__m256 s, __m256 p, __m256 t, int fmt, int mode) {
-  if (__builtin_expect(_mm256_movemask_ps(ra_edge(t, fmt, mode)) != 0, 0)) {
+  __m256 r;
+  if (__builtin_expect(ra_any(ra_flag(t, &r, fmt, mode), fmt) != 0, 0)) {
     t = ra_odd(s, p, mode);
     return fmt == 1 ? ra_f16(t, mode) : ra_bf16(t, mode);
   }
-  return ra_near(t, fmt, mode);
+  return r;
 }
 
 

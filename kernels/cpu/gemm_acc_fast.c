@@ -426,10 +426,10 @@ static int ro16_pk(const job_t *jb, int rp) {
      per-lane shift.
    - fp16 and bf16 accumulators, products exact or rounded but not FIG:
      t = RN(s + p) (one fused multiply-add for exact products), converted
-     (ra_near), and the sum rounded to odd only where t's low bits say it
-     may be a boundary of acc's rounding (ra_edge, proven there; two
+     (ra_flag), and the sum rounded to odd only where t's low bits say it
+     may be a boundary of acc's rounding (ra_flag, proven there; two
      vectors per test).
-   The steps (ra_f16, ra_bf16, ra_round, ra_odd, ra_prod, ra_edge, ra_near,
+   The steps (ra_f16, ra_bf16, ra_round, ra_odd, ra_prod, ra_flag, ra_any,
    ra_sum) are in cpu/acc_steps.h, shared with reduce_fast32.c's AVX2 copy. */
 #define LOWP_ACC_RA32 1
 #define LOWP_RA_TGT __attribute__((target(LOWP_ACC_AVX2)))
@@ -457,15 +457,15 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
           vs = _mm256_loadu_ps(sr + j), vb = _mm256_loadu_ps(bl + j);
           x = _mm256_fmadd_ps(va, vb, vs);
           x1 = _mm256_fmadd_ps(va, b1, s1);
-          if (__builtin_expect(_mm256_movemask_ps(_mm256_or_ps(ra_edge(x, FMT, MODE),
-                                                               ra_edge(x1, FMT, MODE))) != 0, 0)) {
+          __m256 r0, r1;
+          if (__builtin_expect(ra_near2(x, x1, &r0, &r1, FMT, MODE) != 0, 0)) {
             x = ra_odd(vs, _mm256_mul_ps(va, vb), MODE);
             x1 = ra_odd(s1, _mm256_mul_ps(va, b1), MODE);
             x = FMT == 1 ? ra_f16(x, MODE) : ra_bf16(x, MODE);
             x1 = FMT == 1 ? ra_f16(x1, MODE) : ra_bf16(x1, MODE);
           } else {
-            x = ra_near(x, FMT, MODE);
-            x1 = ra_near(x1, FMT, MODE);
+            x = r0;
+            x1 = r1;
           }
           _mm256_storeu_ps(sr + j, x);
           _mm256_storeu_ps(sr + j + 8, x1);
@@ -492,11 +492,54 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
   }
 }
 
+/* ra_loop for fp16 accumulators with exact products (not FIG): the sums
+   held as binary16 (a sum is an fp16 value, NaN and inf included: the
+   conversion there and back is exact; every NaN of the sums is a quiet one
+   with an empty payload below fp16's 10 bits, 0x7fc00000 or 0xffc00000),
+   so each step reads them with vcvtph2ps from memory and writes them with
+   vcvtps2ph to memory, the same conversions as ra_f16's round trip, less
+   the shuffle micro-op of vcvtph2ps's register form (its memory form is a
+   load and one micro-op); the test is ra_flag's (ra_f16flag); t = RN(a b
+   + s) and the rest as in ra_loop */
+LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, size_t k,
+                              const float *panel, size_t l0, size_t kw, const int MODE) {
+  uint16_t h[MR * JB];
+  size_t l, r, j;
+  for (j = 0; j < rows * JB; j += 8)
+    _mm_storeu_si128((__m128i *)(h + j), ra_f16h(_mm256_loadu_ps(s + j), M_NE));
+  for (l = 0; l < kw; l++) {
+    const float *bl = panel + l * JB;
+    for (r = 0; r < rows; r++) {
+      const __m256 va = _mm256_set1_ps((float)a[(i + r) * k + l0 + l]);
+      uint16_t *hr = h + r * JB;
+      for (j = 0; j < JB; j += 16) {
+        const __m256 b0 = _mm256_loadu_ps(bl + j), b1 = _mm256_loadu_ps(bl + j + 8);
+        __m256 s0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j)));
+        __m256 s1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j + 8)));
+        const __m256 t0 = _mm256_fmadd_ps(va, b0, s0), t1 = _mm256_fmadd_ps(va, b1, s1);
+        const __m256i f = _mm256_or_si256(ra_f16flag(t0, MODE), ra_f16flag(t1, MODE));
+        if (__builtin_expect(ra_any(f, 1) != 0, 0)) {
+          s0 = ra_odd(s0, _mm256_mul_ps(va, b0), MODE);
+          s1 = ra_odd(s1, _mm256_mul_ps(va, b1), MODE);
+        } else
+          s0 = t0, s1 = t1;
+        _mm_storeu_si128((__m128i *)(hr + j), ra_f16h(s0, MODE));
+        _mm_storeu_si128((__m128i *)(hr + j + 8), ra_f16h(s1, MODE));
+      }
+    }
+  }
+  for (j = 0; j < rows * JB; j += 8)
+    _mm256_storeu_ps(s + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + j))));
+}
+
 /* the loops with compile-time constants: products by PK_ (the directed
    modes: exact or any), accumulators by fmt */
 #define LOWP_RA_PK(MODE, FMT, FIG)                                               \
   switch ((MODE) != M_NE && pk != RP_EX ? RP_ANY : pk) {                         \
-  case RP_EX: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_EX, 0); break; \
+  case RP_EX:                                                                    \
+    if ((FMT) == 1) ra_loop16(s, a, i, rows, k, panel, l0, kw, MODE);             \
+    else ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_EX, 0); \
+    break;                                                                       \
   case RP_F16NE: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_F16NE, FIG); break; \
   case RP_BF16NE: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_BF16NE, FIG); break; \
   default: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_ANY, FIG); break; \

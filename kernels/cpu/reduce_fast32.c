@@ -125,6 +125,7 @@ AI vf v_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 #define LOWP_N32_NVB 2
 #define V vf
 #define OPFX v_
+#define v_sum v_add /* (no test to skip here: reduce_fast32_body.h) */
 /* the vector-extension copies take the mode at run time (fround_to and
    fadd_odd read it per call): one instance per (fmt, rp); a constant mode
    per instance too made this file a minute and a half of compiling for the

@@ -78,20 +78,47 @@ T2 AI a16_t a_add(a16_t x, a16_t y, const nctx_t *c, KP) {
     /* ra_sum on both halves: t = RN(x + y), one test for the two */
     const int f = fmt == F_FP16 ? 1 : 2;
     const __m256 t0 = _mm256_add_ps(x.h[0], y.h[0]), t1 = _mm256_add_ps(x.h[1], y.h[1]);
-    if (__builtin_expect(
-            _mm256_movemask_ps(_mm256_or_ps(ra_edge(t0, f, mode), ra_edge(t1, f, mode))) != 0,
-            0)) {
+    __m256 r0, r1;
+    if (__builtin_expect(ra_near2(t0, t1, &r0, &r1, f, mode) != 0, 0)) {
       for (h = 0; h < 2; h++) x.h[h] = a_half(ra_odd(x.h[h], y.h[h], mode), c, fmt, mode);
       return x;
     }
-    x.h[0] = ra_near(t0, f, mode);
-    x.h[1] = ra_near(t1, f, mode);
+    x.h[0] = r0;
+    x.h[1] = r1;
     return x;
   }
   for (h = 0; h < 2; h++)
     x.h[h] = fmt == F_DIR ? _mm256_add_ps(x.h[h], y.h[h])
                           : a_half(ra_odd(x.h[h], y.h[h], mode), c, fmt, mode);
   return x;
+}
+
+/* round(x + y) where x and y are both values of acc (partial sums already
+   rounded: the pairwise tree above its leaves of two terms, the additions
+   above the leaves, blocked and splitk's block sums). fp16 and bf16 in rne:
+   acc's rounding of t = RN(x + y) in binary32, with no test, since it is
+   acc's rounding of x + y. Proof: if x + y is exact in binary32 there is
+   nothing to show. Else take |x| >= |y| > 0, x in binade 2^e, y in 2^f;
+   y's last place is at least 2^(f - P + 1) (P = 11 fp16, 8 bf16; a
+   subnormal's is coarser), and two subnormals of acc add exactly, so x is
+   normal. The exact sum fits in e - f + P + 1 bits (e + 1 down to f - P + 1),
+   so e - f >= 24 - P and |y| < 2^(e - 23 + P), while the rne boundaries
+   next to x (acc's midpoints, 65520 above fp16's largest value) lie
+   2^(e - P) from x, except the one below a power of two x, 2^(e - P - 1)
+   below it; a sum there (y < 0, no carry) fits in e - f + P bits, so e - f
+   >= 25 - P and |y| < 2^(e - 24 + P). Either way x + y lies strictly
+   between the two midpoints around x, more than 2^(e - 24) (a binary32
+   ulp near x) from each, so RN(x + y) lies between them too and both round
+   to x. inf and NaN operands add exactly; an exact zero sum is binary32's,
+   as ra_odd's. t is rounded in full (ties to even: t may be an exact
+   tie). Other modes and accumulators: a_add. */
+T2 AI a16_t a_sum(a16_t x, a16_t y, const nctx_t *c, KP) {
+  int h;
+  if ((fmt == F_FP16 || fmt == F_BF16) && mode == M_NE) {
+    for (h = 0; h < 2; h++) x.h[h] = a_half(_mm256_add_ps(x.h[h], y.h[h]), c, fmt, mode);
+    return x;
+  }
+  return a_add(x, y, c, KN);
 }
 
 /* term l: a b (RO32: exact), rounded (rp; FMA32 rp: the product in the mode) */
@@ -119,15 +146,14 @@ T2 AI a16_t a_addt(a16_t x, const nctx_t *c, size_t l, size_t jv, KP) {
     const __m256 a = _mm256_set1_ps(c->arow[l]);
     a16_t b = a_b(c, l, jv);
     const __m256 t0 = _mm256_fmadd_ps(a, b.h[0], x.h[0]), t1 = _mm256_fmadd_ps(a, b.h[1], x.h[1]);
-    if (__builtin_expect(
-            _mm256_movemask_ps(_mm256_or_ps(ra_edge(t0, f, mode), ra_edge(t1, f, mode))) != 0,
-            0)) {
+    __m256 r0, r1;
+    if (__builtin_expect(ra_near2(t0, t1, &r0, &r1, f, mode) != 0, 0)) {
       x.h[0] = a_half(ra_odd(x.h[0], _mm256_mul_ps(a, b.h[0]), mode), c, fmt, mode);
       x.h[1] = a_half(ra_odd(x.h[1], _mm256_mul_ps(a, b.h[1]), mode), c, fmt, mode);
       return x;
     }
-    x.h[0] = ra_near(t0, f, mode);
-    x.h[1] = ra_near(t1, f, mode);
+    x.h[0] = r0;
+    x.h[1] = r1;
     return x;
   }
   return a_add(x, a_term(c, l, jv, KN), c, KN);

@@ -155,6 +155,7 @@ T5 AI __m512 m_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 #define ATTR T5
 #define V __m512
 #define OPFX m_
+#define m_sum m_add /* (no test to skip here: reduce_fast32_body.h) */
 #ifdef LOWP_ACC_RO16
 #define LOWP_N32_CASES(CALL) LOWP_MALL(CALL, F_FP16) LOWP_MALL(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
 #else

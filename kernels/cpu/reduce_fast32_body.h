@@ -4,7 +4,8 @@
    attribute or nothing), V (the 16-lane vector type), OPFX (the prefix of the
    steps: v_ or m_), LOWP_N32_KEY(c) and LOWP_N32_CASES(CALL) (the (fmt,
    mode, rp) this copy serves, as constants) defined; the steps include
-   OP(ld) and OP(st), a vector from and to 16 floats. No include guard: meant
+   OP(ld) and OP(st), a vector from and to 16 floats, and OP(sum), OP(add)
+   where both terms are already rounded to acc (a copy may skip a test). No include guard: meant
    to be included several times. LOWP_N32_LEAF: the largest pairwise
    subtree kept in registers (2 to 8); LOWP_N32_NVB: the vectors the
    recursive sums step together (a divisor of NV). */
@@ -23,7 +24,7 @@ ATTR AI V FN(pw3_)(const nctx_t *c, size_t lo, size_t jv, KP) {
 }
 #define LOWP_PW(N, L, R)                                                           \
   ATTR AI V FN(pw##N##_)(const nctx_t *c, size_t lo, size_t jv, KP) {              \
-    return OP(add)(FN(pw##L##_)(c, lo, jv, KN), FN(pw##R##_)(c, lo + L, jv, KN), c, KN); \
+    return OP(sum)(FN(pw##L##_)(c, lo, jv, KN), FN(pw##R##_)(c, lo + L, jv, KN), c, KN); \
   }
 LOWP_PW(4, 2, 2)
 LOWP_PW(5, 2, 3)
@@ -69,7 +70,7 @@ ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
 ATTR AI void FN(addv_)(float *out, const float *y, const nctx_t *c, KP) {
   size_t jv;
   for (jv = 0; jv < c->rows * NV; jv++) {
-    OP(st)(out + jv * VWF, OP(add)(OP(ld)(out + jv * VWF), OP(ld)(y + jv * VWF), c, KN));
+    OP(st)(out + jv * VWF, OP(sum)(OP(ld)(out + jv * VWF), OP(ld)(y + jv * VWF), c, KN));
   }
 }
 
@@ -91,7 +92,7 @@ ATTR AI void FN(blocks_)(float *out, const nctx_t *c, size_t k, size_t w, KP) {
       for (l = lo + 2; l < hi; l++)
         for (jv = 0; jv < LOWP_N32_NVB; jv++) s[jv] = OP(addt)(s[jv], c, l, j0 + jv, KN);
       for (jv = 0; jv < LOWP_N32_NVB; jv++)
-        acc[jv] = lo ? OP(add)(acc[jv], s[jv], c, KN) : s[jv];
+        acc[jv] = lo ? OP(sum)(acc[jv], s[jv], c, KN) : s[jv];
     }
     for (jv = 0; jv < LOWP_N32_NVB; jv++) OP(st)(out + (j0 + jv) * VWF, acc[jv]);
   }
