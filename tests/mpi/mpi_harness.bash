@@ -39,35 +39,17 @@ fails() {
 
 # A failing job mostly waits: when its first rank exits nonzero, mpirun waits odls_base_sigkill_timeout
 # (1 s) before it kills the ranks still there (mpi_faults: 57 s of wall for 7.6 s of CPU, one job after
-# another). So the failing jobs of a script run side by side, each in a folder of its own:
-#   job; fails_bg NAME PATTERN MPIARGS...   (job makes the fresh folder $J; MPIARGS name their outputs
+# another). So the failing jobs of a script run side by side (tests/common/side_by_side.bash):
+#   job; fails_bg NAME PATTERN MPIARGS...   (job makes a fresh folder $J; MPIARGS name their outputs
 #                                           in $J, where fails() looks for $FAILS_OUT)
 #   FAILS_IN=FILE fails_bg ...              (FILE through a pipe on mpirun's standard input; a
 #                                           pipeline `cat FILE | fails ...` would count in a subshell)
-#   fails_wait                              (waits for them; adds their verdicts and messages)
-# at most MPI_BG (default 6) jobs at a time.
+#   fails_wait                              (waits for them; adds their counts and messages)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/side_by_side.bash"
 bg_k=0
-bg_dirs=()
-job() { bg_k=$((bg_k + 1)); J=$T/job$bg_k; mkdir -p "$J"; }
+job() { bg_k=$((bg_k + 1)); J=$T/job$bg_k; }
+fails_piped() { fails "$@" < <(cat "$FAILS_IN"); }
 fails_bg() {
-  local dir=$J
-  while [ "$(jobs -rp | wc -l)" -ge "${MPI_BG:-6}" ]; do wait -n; done
-  if [ -n "${FAILS_IN:-}" ]; then
-    (T=$dir; pass=0; fail=0; fails "$@" < <(cat "$FAILS_IN"); echo "$pass $fail" >"$dir/verdict") >"$dir/log" 2>&1 &
-  else
-    (T=$dir; pass=0; fail=0; fails "$@"; echo "$pass $fail" >"$dir/verdict") >"$dir/log" 2>&1 &
-  fi
-  bg_dirs+=("$dir")
+  if [ -n "${FAILS_IN:-}" ]; then bg_run "$J" fails_piped "$@"; else bg_run "$J" fails "$@"; fi
 }
-fails_wait() {
-  local d p f
-  wait
-  for d in "${bg_dirs[@]}"; do
-    if read -r p f 2>/dev/null <"$d/verdict"; then
-      pass=$((pass + p)); fail=$((fail + f)); cat "$d/log"
-    else
-      bad "a background job ($d) left no verdict: $(cat "$d/log")"
-    fi
-  done
-  bg_dirs=()
-}
+fails_wait() { bg_wait; }
