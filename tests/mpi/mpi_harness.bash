@@ -42,14 +42,23 @@ fails() {
 # another). So the failing jobs of a script run side by side (tests/common/side_by_side.bash):
 #   job; fails_bg NAME PATTERN MPIARGS...   (job makes a fresh folder $J; MPIARGS name their outputs
 #                                           in $J, where fails() looks for $FAILS_OUT)
-#   FAILS_IN=FILE fails_bg ...              (FILE through a pipe on mpirun's standard input; a
-#                                           pipeline `cat FILE | fails ...` would count in a subshell)
+#   FAILS_IN=FILE fails_bg ...              (FILE through a pipe on mpirun's standard input, a job
+#                                           that runs at once, alone: three such jobs side by side
+#                                           once ended with exit 132 and no message, at load 11, not
+#                                           understood; a pipeline `cat FILE | fails ...` would count
+#                                           in a subshell)
 #   fails_wait                              (waits for them; adds their counts and messages)
 . "$(dirname "${BASH_SOURCE[0]}")/../common/side_by_side.bash"
 bg_k=0
 job() { bg_k=$((bg_k + 1)); J=$T/job$bg_k; }
 fails_piped() { fails "$@" < <(cat "$FAILS_IN"); }
 fails_bg() {
-  if [ -n "${FAILS_IN:-}" ]; then bg_run "$J" fails_piped "$@"; else bg_run "$J" fails "$@"; fi
+  if [ -n "${FAILS_IN:-}" ]; then
+    local t=$T
+    mkdir -p "$J" && T=$J && fails_piped "$@"
+    T=$t
+  else
+    bg_run "$J" fails "$@"
+  fi
 }
 fails_wait() { bg_wait; }

@@ -44,10 +44,11 @@ same matmul-precision --quick
 FMNIST=/usr/share/datasets/fashion-mnist
 if [ -r "$FMNIST/train-images-idx3-ubyte.gz" ]; then
   # every kind of row (main, layer, block, phase, a further seed's) on few images: each rank runs the
-  # whole experiment, 6 runs here (3.8 s of CPU each; 7.7 s with 200 calibration images, 200 bootstrap
-  # replicates, 300 layer images and --quick's three further seeds). At --quick's sizes, every seed
-  # included: mpi_report_long (label long), the quick report under -np 2 and 3
-  same fp8-quantization --quick --test 40 --tc_test 20 --layer_test 20 --calib 20 --boot 20 \
+  # whole experiment, 6 runs here (2.5 s of CPU each with 16 images; 4.0 s with 40, 7.7 s with 200
+  # calibration images, 200 bootstrap replicates, 300 layer images and --quick's three further seeds).
+  # At --quick's sizes, every seed included: mpi_report_long (label long), the quick report under
+  # -np 2 and 3
+  same fp8-quantization --quick --test 16 --tc_test 8 --layer_test 8 --calib 16 --boot 16 \
     --seed_models=seeds/cnn_s20261123.safetensors
 else
   echo "note: Fashion-MNIST not installed ($FMNIST): fp8-quantization not compared"
