@@ -8,6 +8,7 @@
 #   "NAME: N passed, N failed" and the exit status)
 #   expect_exit2 NAME PATTERN CMD...: exit status 2, nothing on stdout, and a
 #   stderr of one line that contains PATTERN
+#   bg_run DIR CMD..., bg_wait: cases that mostly wait, side by side (tests/common/side_by_side.bash)
 set -u
 # one date for every run of the script: results.json's "environment" names the UTC day (tools/env.c), and
 # runs compared byte for byte must not straddle midnight
@@ -27,6 +28,7 @@ finish() {
   [ "$fail" -eq 0 ]
   exit
 }
+. "$SRC/tests/common/side_by_side.bash"
 expect_exit2() {
   local name=$1 pat=$2 rc
   shift 2

@@ -15,8 +15,9 @@ CC=${CC:-cc}
 export MIS_DIR=$T
 command -v "$CC" >/dev/null || { echo "FAIL: no C compiler ($CC) to build the test plugins"; exit 1; }
 
+P=$T # the test plugins (cases run side by side below have a T of their own)
 build() { # NAME [-DFLAG]
-  "$CC" -shared -fPIC -O1 -I"$SRC/include" ${2:-} "$SRC/tests/cli/plugins/misbehave2.c" -o "$T/$1.so" -lm ||
+  "$CC" -shared -fPIC -O1 -I"$SRC/include" ${2:-} "$SRC/tests/cli/plugins/misbehave2.c" -o "$P/$1.so" -lm ||
     { echo "FAIL: cannot build $1.so"; exit 1; }
 }
 build mis
@@ -24,7 +25,7 @@ for v in LOAD_EXIT LOAD_SEGV LOAD_HANG TABLE_CRASH BAD_NAME; do build "$v" "-D$v
 
 check() { # KERNEL [LIB] [EXTRA-SUBJECT-JSON] [M N K [NAME]]: one check of that kernel
   printf '{ "name": "%s", "op": "gemm", "subject": { "plugin": "%s", "kernel": "%s"%s }, "shape": { "m": %s, "n": %s, "k": %s }, "rules": [ { "max_ulp": 64 } ] }' \
-    "${7:-$1}" "$T/${2:-mis}.so" "$1" "${3:-}" "${4:-2}" "${5:-2}" "${6:-4}"
+    "${7:-$1}" "$P/${2:-mis}.so" "$1" "${3:-}" "${4:-2}" "${5:-2}" "${6:-4}"
 }
 spec() { # FILE CHECK-JSON...
   local f=$1; shift
@@ -129,7 +130,7 @@ chain_case() { # LABEL LIB KERNEL WANT-PIDS [ENV=VALUE...]
   local label=$1 lib=$2 kern=$3 want=$4 p left=0 n; shift 4
   rm -f "$T"/chain.* "$T/ch.xml" "$T/ch.json"
   spec "$T/ch.spec.json" "$(check "$kern" "$lib")"
-  env "$@" MIS_TARGETS="$T/ch.xml:$T/ch.json" "$LOWP" check "$T/ch.spec.json" --junit "$T/ch.xml" \
+  env "$@" MIS_DIR="$T" MIS_TARGETS="$T/ch.xml:$T/ch.json" "$LOWP" check "$T/ch.spec.json" --junit "$T/ch.xml" \
     --json "$T/ch.json" >"$T/o" 2>"$T/e"; local rc=$?
   [ $rc -eq 0 ] && ok || bad "$label: exit $rc, want 0: $(head -c 600 "$T/o" "$T/e")"
   n=$(wc -l <"$T/chain.pids" 2>/dev/null || echo 0)
@@ -142,10 +143,12 @@ chain_case() { # LABEL LIB KERNEL WANT-PIDS [ENV=VALUE...]
     ! grep -q overwritten "$T/ch.xml" "$T/ch.json" && ok || bad "$label: a published file was overwritten"
   grep -q "^PASS $kern " "$T/o" && ok || bad "$label: the check did not pass: $(head -c 600 "$T/o")"
 }
-chain_case "a kernel's 200-deep setsid chain" mis chain 200
-chain_case "a kernel's 200-deep setsid chain, LOWP_CONTAIN=pidns" mis chain 200 LOWP_CONTAIN=pidns
-chain_case "a constructor's 200-deep setsid chain" CHAIN_CTOR honest 400
-chain_case "a constructor's 200-deep setsid chain, LOWP_CONTAIN=pidns" CHAIN_CTOR honest 400 LOWP_CONTAIN=pidns
+# the four cases side by side (bg_run, each in a folder of its own, its MIS_DIR): each mostly waits
+bg_run "$T/chain1" chain_case "a kernel's 200-deep setsid chain" mis chain 200
+bg_run "$T/chain2" chain_case "a kernel's 200-deep setsid chain, LOWP_CONTAIN=pidns" mis chain 200 LOWP_CONTAIN=pidns
+bg_run "$T/chain3" chain_case "a constructor's 200-deep setsid chain" CHAIN_CTOR honest 400
+bg_run "$T/chain4" chain_case "a constructor's 200-deep setsid chain, LOWP_CONTAIN=pidns" CHAIN_CTOR honest 400 LOWP_CONTAIN=pidns
+bg_wait
 
 # ---------------- a kernel that stops itself is killed and reported at once (issue 30)
 for mode in tree pidns; do

@@ -16,24 +16,26 @@ FAILS_OUT=C.npy
 . "$(dirname "${BASH_SOURCE[0]}")/mpi_harness.bash"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 export OMP_NUM_THREADS=1
-G="$LOWP gemm --n 16 --k 32 --out-exact $T/C.npy"
+# the jobs that fail run side by side (fails_bg, tests/mpi/mpi_harness.bash), each with its outputs in
+# its own folder $J; G: a gemm command line that writes there
+G() { echo "$LOWP gemm --n 16 --k 32 --out-exact $J/C.npy"; }
 
-fails "--m differs" "argument 9 is '64' on rank 0, '128' on rank 1" \
-  -np 1 $G --m 64 : -np 1 $G --m 128
-fails "--n differs" "argument 5 is '16' on rank 0, '24' on rank 1" \
-  -np 1 "$LOWP" gemm --m 8 --n 16 --k 8 --out-exact "$T/C.npy" : -np 1 "$LOWP" gemm --m 8 --n 24 --k 8 --out-exact "$T/C.npy"
-fails "--k differs" "argument 7 is '8' on rank 0, '9' on rank 1" \
-  -np 1 "$LOWP" gemm --m 8 --n 16 --k 8 --out-exact "$T/C.npy" : -np 1 "$LOWP" gemm --m 8 --n 16 --k 9 --out-exact "$T/C.npy"
-fails "--seed differs" "argument 11 is '1' on rank 0, '2' on rank 1" \
-  -np 1 $G --m 64 --seed 1 : -np 1 $G --m 64 --seed 2
-fails "--json on one rank only" "argument 10 is '--json' on rank 0, '(none)' on rank 1" \
-  -np 1 $G --m 64 --json : -np 1 $G --m 64
-fails "only the third rank differs" "on rank 0, '9' on rank 2" \
-  -np 2 $G --m 64 --seed 1 : -np 1 $G --m 64 --seed 9
-fails "one rank gemm, the other check" "argument 1 is 'gemm' on rank 0, 'check' on rank 1" \
-  -np 1 $G --m 64 : -np 1 "$LOWP" check "$SRC/tests/data/check/kernels.json" --json "$T/C.npy"
-fails "--key=value on one rank" "argument 2 is '--m=64' on rank 0, '--m' on rank 1" \
-  -np 1 "$LOWP" gemm --m=64 --out-exact "$T/C.npy" : -np 1 "$LOWP" gemm --m 64 --out-exact "$T/C.npy"
+job; fails_bg "--m differs" "argument 9 is '64' on rank 0, '128' on rank 1" \
+  -np 1 $(G) --m 64 : -np 1 $(G) --m 128
+job; fails_bg "--n differs" "argument 5 is '16' on rank 0, '24' on rank 1" \
+  -np 1 "$LOWP" gemm --m 8 --n 16 --k 8 --out-exact "$J/C.npy" : -np 1 "$LOWP" gemm --m 8 --n 24 --k 8 --out-exact "$J/C.npy"
+job; fails_bg "--k differs" "argument 7 is '8' on rank 0, '9' on rank 1" \
+  -np 1 "$LOWP" gemm --m 8 --n 16 --k 8 --out-exact "$J/C.npy" : -np 1 "$LOWP" gemm --m 8 --n 16 --k 9 --out-exact "$J/C.npy"
+job; fails_bg "--seed differs" "argument 11 is '1' on rank 0, '2' on rank 1" \
+  -np 1 $(G) --m 64 --seed 1 : -np 1 $(G) --m 64 --seed 2
+job; fails_bg "--json on one rank only" "argument 10 is '--json' on rank 0, '(none)' on rank 1" \
+  -np 1 $(G) --m 64 --json : -np 1 $(G) --m 64
+job; fails_bg "only the third rank differs" "on rank 0, '9' on rank 2" \
+  -np 2 $(G) --m 64 --seed 1 : -np 1 $(G) --m 64 --seed 9
+job; fails_bg "one rank gemm, the other check" "argument 1 is 'gemm' on rank 0, 'check' on rank 1" \
+  -np 1 $(G) --m 64 : -np 1 "$LOWP" check "$SRC/tests/data/check/kernels.json" --json "$J/C.npy"
+job; fails_bg "--key=value on one rank" "argument 2 is '--m=64' on rank 0, '--m' on rank 1" \
+  -np 1 "$LOWP" gemm --m=64 --out-exact "$J/C.npy" : -np 1 "$LOWP" gemm --m 64 --out-exact "$J/C.npy"
 
 # the same names, other contents: each rank in its own folder (a node's local disk)
 mkdir -p "$T/d1" "$T/d2" "$T/d3"
@@ -41,12 +43,13 @@ cp "$SRC/tests/data/check/kernels.json" "$T/d1/s.json"
 sed 's/"seed": *[0-9]*/"seed": 99/' "$T/d1/s.json" >"$T/d2/s.json"
 cmp -s "$T/d1/s.json" "$T/d2/s.json" && printf '\n' >>"$T/d2/s.json"
 sed 's/\(checks\)/\1/' "$T/d1/s.json" | tr 'a' 'b' >"$T/d3/s.json" # same size, other content
-fails "different specs under one name" "read different files: s.json is [0-9]* bytes on rank 0 and [0-9]* bytes on rank 1" \
-  -np 1 --wdir "$T/d1" "$LOWP" check s.json --json "$T/C.npy" : -np 1 --wdir "$T/d2" "$LOWP" check s.json --json "$T/C.npy"
-fails "specs of one size, other content" "s.json is [0-9]* bytes on rank 0 and [0-9]* bytes with other content on rank 1" \
-  -np 1 --wdir "$T/d1" "$LOWP" check s.json --json "$T/C.npy" : -np 1 --wdir "$T/d3" "$LOWP" check s.json --json "$T/C.npy"
-fails "a spec missing on one rank" "s.json is a file on rank 0 and no such file on rank 1 (cannot open it there)" \
-  -np 1 --wdir "$T/d1" "$LOWP" check s.json --json "$T/C.npy" : -np 1 --wdir "$T" "$LOWP" check s.json --json "$T/C.npy"
+job; fails_bg "different specs under one name" "read different files: s.json is [0-9]* bytes on rank 0 and [0-9]* bytes on rank 1" \
+  -np 1 --wdir "$T/d1" "$LOWP" check s.json --json "$J/C.npy" : -np 1 --wdir "$T/d2" "$LOWP" check s.json --json "$J/C.npy"
+job; fails_bg "specs of one size, other content" "s.json is [0-9]* bytes on rank 0 and [0-9]* bytes with other content on rank 1" \
+  -np 1 --wdir "$T/d1" "$LOWP" check s.json --json "$J/C.npy" : -np 1 --wdir "$T/d3" "$LOWP" check s.json --json "$J/C.npy"
+job; fails_bg "a spec missing on one rank" "s.json is a file on rank 0 and no such file on rank 1 (cannot open it there)" \
+  -np 1 --wdir "$T/d1" "$LOWP" check s.json --json "$J/C.npy" : -np 1 --wdir "$T" "$LOWP" check s.json --json "$J/C.npy"
+fails_wait
 "$LOWP" gemm --m 6 --n 5 --k 4 --seed 1 --out-exact "$T/d1/A.npy" >/dev/null &&
   "$LOWP" gemm --m 6 --n 5 --k 4 --seed 2 --out-exact "$T/d2/A.npy" >/dev/null &&
   "$LOWP" gemm --m 5 --n 3 --k 4 --seed 3 --out-exact "$T/d1/B.npy" >/dev/null && cp "$T/d1/B.npy" "$T/d2/B.npy" ||

@@ -42,10 +42,11 @@ else
   bad "no example plugin at $PLUG"
 fi
 
-fails "more ranks than checks" "3 MPI ranks for 2 checks" \
-  -np 3 "$LOWP" check "$T/one/precision.json" --json "$T/bad.json"
-fails "rank 1 cannot read the spec" "nothere.json" \
-  -np 1 "$LOWP" check "$SPEC" --json "$T/bad.json" : -np 1 "$LOWP" check "$T/nothere.json" --json "$T/bad.json"
+job; fails_bg "more ranks than checks" "3 MPI ranks for 2 checks" \
+  -np 3 "$LOWP" check "$T/one/precision.json" --json "$J/bad.json"
+job; fails_bg "rank 1 cannot read the spec" "nothere.json" \
+  -np 1 "$LOWP" check "$SPEC" --json "$J/bad.json" : -np 1 "$LOWP" check "$T/nothere.json" --json "$J/bad.json"
+fails_wait
 
 echo "mpi check: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -36,8 +36,8 @@ cat "$SPEC" | MPI -np 3 "$LOWP" check - >"$T/out" 2>"$T/err"; rc=$?
 echo '{ "lowp_check": 1, "checks": [' | MPI -np 2 "$LOWP" check - >"$T/out" 2>"$T/err"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "a broken spec on stdin: exit $rc: $(cat "$T/err")"
 # /dev/stdin: each rank reads its own (mpirun gives rank 1 /dev/null): refused, not a hang
-cat "$SPEC" | fails "/dev/stdin under mpirun" "read different specs: [0-9]* bytes on rank 0 and 0 bytes on rank 1.*give the spec as '-'" \
-  -np 2 "$LOWP" check /dev/stdin --junit "$T/out.xml"
+job; FAILS_IN=$SPEC fails_bg "/dev/stdin under mpirun" "read different specs: [0-9]* bytes on rank 0 and 0 bytes on rank 1.*give the spec as '-'" \
+  -np 2 "$LOWP" check /dev/stdin --junit "$J/out.xml"
 # a FIFO of one name in each rank's folder, fed with different specs: refused (it PASSed before)
 mkdir -p "$T/d1" "$T/d2"
 sed 's/"max_ulp": 64/"max_ulp": 1e-9/' "$SPEC" >"$T/fail.json"
@@ -60,36 +60,38 @@ printf '{ "lowp_check": 1, "checks": [ { "name": "t", %s, "inputs": { "files": [
 sed 's/Af.npy/A.npy/' "$T/fifo.json" >"$T/nofifo.json"
 MPI -np 2 "$LOWP" check "$T/nofifo.json" >"$T/out" 2>"$T/err" && grep -q "^2 of 2 checks passed" "$T/out" && ok ||
   bad "the spec with .npy files: $(cat "$T/out" "$T/err")"
-fails "a FIFO named by the spec" "Af.npy is not a regular file (a FIFO, a socket or a device)" \
-  -np 2 "$LOWP" check "$T/fifo.json" --junit "$T/out.xml"
+job; fails_bg "a FIFO named by the spec" "Af.npy is not a regular file (a FIFO, a socket or a device)" \
+  -np 2 "$LOWP" check "$T/fifo.json" --junit "$J/out.xml"
 
 # an input argument that is a FIFO or device (gemm --a /dev/stdin): each rank would read its own
-cat "$T/A.npy" | fails "gemm --a /dev/stdin under mpirun" "/dev/stdin is not a regular file (a FIFO, a socket or a device)" \
-  -np 2 "$LOWP" gemm --a /dev/stdin --b "$T/B.npy" --out-exact "$T/out.xml"
+job; FAILS_IN=$T/A.npy fails_bg "gemm --a /dev/stdin under mpirun" "/dev/stdin is not a regular file (a FIFO, a socket or a device)" \
+  -np 2 "$LOWP" gemm --a /dev/stdin --b "$T/B.npy" --out-exact "$J/out.xml"
 
 # ------------------------- each rank in turn fails alone at each point: the whole job ends
+# (side by side, fails_bg in tests/mpi/mpi_harness.bash: each job's outputs in its own folder $J)
 for np in 2 3; do
   for point in spec-read spec-parse outputs load baseline run receive; do
     for r in $(seq 0 $((np - 1))); do
       # rank 0 receives the others' results: a bad one is drained, then the job ends
       if [ $point = receive ]; then
         [ $r -eq 0 ] || continue
-        LOWP_FAULT="receive:0" fails "$np ranks, rank 0 receives a bad result" \
+        job; LOWP_FAULT="receive:0" fails_bg "$np ranks, rank 0 receives a bad result" \
           "^lowp check: receiving the result of .* from rank 1 failed" \
-          -np "$np" -x LOWP_FAULT "$LOWP" check "$T/s.json" --junit "$T/out.xml" --json "$T/out.json"
+          -np "$np" -x LOWP_FAULT "$LOWP" check "$T/s.json" --junit "$J/out.xml" --json "$J/out.json"
         continue
       fi
-      LOWP_FAULT="$point:$r" fails "$np ranks, rank $r fails at $point" \
+      job; LOWP_FAULT="$point:$r" fails_bg "$np ranks, rank $r fails at $point" \
         "^lowp check: rank $r: failure injected at '$point' (LOWP_FAULT=$point:$r)" \
-        -np "$np" -x LOWP_FAULT "$LOWP" check "$T/s.json" --junit "$T/out.xml"
+        -np "$np" -x LOWP_FAULT "$LOWP" check "$T/s.json" --junit "$J/out.xml"
     done
   done
   # the spec from stdin, read by rank 0: a rank that fails after it was sent
   for r in $(seq 0 $((np - 1))); do
-    cat "$SPEC" | LOWP_FAULT="spec-parse:$r" fails "$np ranks, stdin spec, rank $r fails at spec-parse" \
-      "failure injected at 'spec-parse'" -np "$np" -x LOWP_FAULT "$LOWP" check - --junit "$T/out.xml"
+    job; FAILS_IN=$SPEC LOWP_FAULT="spec-parse:$r" fails_bg "$np ranks, stdin spec, rank $r fails at spec-parse" \
+      "failure injected at 'spec-parse'" -np "$np" -x LOWP_FAULT "$LOWP" check - --junit "$J/out.xml"
   done
 done
+fails_wait
 # outside MPI the hook works the same (rank 0)
 LOWP_FAULT=load:0 "$LOWP" check "$T/s.json" >"$T/out" 2>"$T/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "failure injected at 'load'" "$T/err" && ok || bad "one process, LOWP_FAULT=load:0: exit $rc"

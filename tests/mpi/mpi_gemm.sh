@@ -60,27 +60,29 @@ same ".npy inputs (rounded to bf16)" --a "$T/A.npy" --b "$T/B.npy" --in bf16 --a
 "$LOWP" gemm --m 3 --n 3 --k 3 >/dev/null 2>"$T/e" && [ ! -s "$T/e" ] && ok ||
   bad "plain run of the MPI build: $(cat "$T/e")"
 
-fails "more ranks than rows" "3 MPI ranks for 2 rows" \
-  -np 3 "$LOWP" gemm --m 2 --n 5 --k 5 --out-exact "$T/bad.npy"
 "$LOWP" gemm --m 1 --n 5 --k 3 --out-exact "$T/A1.npy" >/dev/null &&
   "$LOWP" gemm --m 5 --n 4 --k 3 --out-exact "$T/B1.npy" >/dev/null || bad "making A1, B1"
-fails "more ranks than rows (.npy)" "3 MPI ranks for 1 rows" \
-  -np 3 "$LOWP" gemm --a "$T/A1.npy" --b "$T/B1.npy" --out-exact "$T/bad.npy"
+# the jobs that fail run side by side (fails_bg, tests/mpi/mpi_harness.bash), outputs in their own $J
+job; fails_bg "more ranks than rows" "3 MPI ranks for 2 rows" \
+  -np 3 "$LOWP" gemm --m 2 --n 5 --k 5 --out-exact "$J/bad.npy"
+job; fails_bg "more ranks than rows (.npy)" "3 MPI ranks for 1 rows" \
+  -np 3 "$LOWP" gemm --a "$T/A1.npy" --b "$T/B1.npy" --out-exact "$J/bad.npy"
 # rank 1 (of 2, and of 3) cannot read its input: A is missing on its "node"
-fails "rank 1 cannot read --a" "nothere.npy: cannot open" \
-  -np 1 "$LOWP" gemm --a "$T/A.npy" --b "$T/B.npy" --out-exact "$T/bad.npy" : \
-  -np 1 "$LOWP" gemm --a "$T/nothere.npy" --b "$T/B.npy" --out-exact "$T/bad.npy"
-fails "rank 2 of 3 cannot read --b" "nothere.npy: cannot open" \
-  -np 2 "$LOWP" gemm --a "$T/A.npy" --b "$T/B.npy" --out-exact "$T/bad.npy" : \
-  -np 1 "$LOWP" gemm --a "$T/A.npy" --b "$T/nothere.npy" --out-exact "$T/bad.npy"
-fails "every rank fails: one message" "unknown option '--bogus'" \
+job; fails_bg "rank 1 cannot read --a" "nothere.npy: cannot open" \
+  -np 1 "$LOWP" gemm --a "$T/A.npy" --b "$T/B.npy" --out-exact "$J/bad.npy" : \
+  -np 1 "$LOWP" gemm --a "$T/nothere.npy" --b "$T/B.npy" --out-exact "$J/bad.npy"
+job; fails_bg "rank 2 of 3 cannot read --b" "nothere.npy: cannot open" \
+  -np 2 "$LOWP" gemm --a "$T/A.npy" --b "$T/B.npy" --out-exact "$J/bad.npy" : \
+  -np 1 "$LOWP" gemm --a "$T/A.npy" --b "$T/nothere.npy" --out-exact "$J/bad.npy"
+job; fails_bg "every rank fails: one message" "unknown option '--bogus'" \
   -np 3 "$LOWP" gemm --m 5 --n 5 --k 5 --bogus
-fails "mixed builds" "mixed builds in one MPI job" \
-  -np 1 env LOWP_PAR_BUILD_ID=lowp-0.0-other "$LOWP" gemm --m 5 --n 5 --k 5 --out-exact "$T/bad.npy" : \
-  -np 2 "$LOWP" gemm --m 5 --n 5 --k 5 --out-exact "$T/bad.npy"
-fails "unwritable output (rank 0 checks it)" "cannot create a file" \
-  -np 2 "$LOWP" gemm --m 5 --n 5 --k 5 --out-exact "$T/nofolder/bad.npy"
-fails "a command that runs as one process" "runs as one process" -np 2 "$LOWP" formats
+job; fails_bg "mixed builds" "mixed builds in one MPI job" \
+  -np 1 env LOWP_PAR_BUILD_ID=lowp-0.0-other "$LOWP" gemm --m 5 --n 5 --k 5 --out-exact "$J/bad.npy" : \
+  -np 2 "$LOWP" gemm --m 5 --n 5 --k 5 --out-exact "$J/bad.npy"
+job; fails_bg "unwritable output (rank 0 checks it)" "cannot create a file" \
+  -np 2 "$LOWP" gemm --m 5 --n 5 --k 5 --out-exact "$J/nofolder/bad.npy"
+job; fails_bg "a command that runs as one process" "runs as one process" -np 2 "$LOWP" formats
+fails_wait
 
 echo "mpi gemm: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -2,6 +2,7 @@
 # ctest glob takes *.sh). Set MPIEXEC (the script's second argument) before
 # sourcing, and optionally MPI_TIMEOUT (seconds per mpirun, default 300) and
 # FAILS_OUT (the name in $T of the output that fails() must find absent).
+# fails_bg runs fails() side by side with others (see below).
 # Skips (exit 77) in a build without MPI. Open MPI refuses root and more
 # ranks than cores unless told: --allow-run-as-root --oversubscribe (and the
 # two OMPI_ALLOW_RUN_AS_ROOT variables for its helper processes).
@@ -35,3 +36,29 @@ fails() {
   if [ -e "$T/$FAILS_OUT" ]; then bad "$name: an output was written"; return; fi
   ok
 }
+
+# A failing job mostly waits: when its first rank exits nonzero, mpirun waits odls_base_sigkill_timeout
+# (1 s) before it kills the ranks still there (mpi_faults: 57 s of wall for 7.6 s of CPU, one job after
+# another). So the failing jobs of a script run side by side (tests/common/side_by_side.bash):
+#   job; fails_bg NAME PATTERN MPIARGS...   (job makes a fresh folder $J; MPIARGS name their outputs
+#                                           in $J, where fails() looks for $FAILS_OUT)
+#   FAILS_IN=FILE fails_bg ...              (FILE through a pipe on mpirun's standard input, a job
+#                                           that runs at once, alone: three such jobs side by side
+#                                           once ended with exit 132 and no message, at load 11, not
+#                                           understood; a pipeline `cat FILE | fails ...` would count
+#                                           in a subshell)
+#   fails_wait                              (waits for them; adds their counts and messages)
+. "$(dirname "${BASH_SOURCE[0]}")/../common/side_by_side.bash"
+bg_k=0
+job() { bg_k=$((bg_k + 1)); J=$T/job$bg_k; }
+fails_piped() { fails "$@" < <(cat "$FAILS_IN"); }
+fails_bg() {
+  if [ -n "${FAILS_IN:-}" ]; then
+    local t=$T
+    mkdir -p "$J" && T=$J && fails_piped "$@"
+    T=$t
+  else
+    bg_run "$J" fails "$@"
+  fi
+}
+fails_wait() { bg_wait; }

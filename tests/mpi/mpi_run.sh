@@ -44,25 +44,27 @@ same matmul-precision --quick
 FMNIST=/usr/share/datasets/fashion-mnist
 if [ -r "$FMNIST/train-images-idx3-ubyte.gz" ]; then
   # every kind of row (main, layer, block, phase, a further seed's) on few images: each rank runs the
-  # whole experiment, 6 runs here (3.8 s of CPU each; 7.7 s with 200 calibration images, 200 bootstrap
-  # replicates, 300 layer images and --quick's three further seeds). At --quick's sizes, every seed
-  # included: mpi_report_long (label long), the quick report under -np 2 and 3
-  same fp8-quantization --quick --test 40 --tc_test 20 --layer_test 20 --calib 20 --boot 20 \
+  # whole experiment, 6 runs here (2.5 s of CPU each with 16 images; 4.0 s with 40, 7.7 s with 200
+  # calibration images, 200 bootstrap replicates, 300 layer images and --quick's three further seeds).
+  # At --quick's sizes, every seed included: mpi_report_long (label long), the quick report under
+  # -np 2 and 3
+  same fp8-quantization --quick --test 16 --tc_test 8 --layer_test 8 --calib 16 --boot 16 \
     --seed_models=seeds/cnn_s20261123.safetensors
 else
   echo "note: Fashion-MNIST not installed ($FMNIST): fp8-quantization not compared"
 fi
 ls "${TMPDIR:-/tmp}" | grep -q "^lowp-run-rank" && bad "a rank's scratch folder was left behind"
 
-fails "bad parameter" "trials" -np 3 "$LOWP" run error-growth --trials 0 --out "$T/bad"
-fails "unknown experiment" "unknown experiment" -np 2 "$LOWP" run nosuch --out "$T/bad"
+job; fails_bg "bad parameter" "trials" -np 3 "$LOWP" run error-growth --trials 0 --out "$J/bad"
+job; fails_bg "unknown experiment" "unknown experiment" -np 2 "$LOWP" run nosuch --out "$J/bad"
 # rank 1 finds no dataset while rank 0 goes on to the seeds: rank 1's message, no hang.
 # The same command line on both (ranks must agree, par/par.h): each rank in its own
 # folder, where fm is the dataset for rank 0 and an empty folder for rank 1
 mkdir -p "$T/node0" "$T/node1/fm" && ln -s /usr/share/datasets/fashion-mnist "$T/node0/fm"
-fails "rank 1 without the dataset" "dataset-fashion-mnist" \
-  -np 1 --wdir "$T/node0" "$LOWP" run fp8-quantization --quick --data fm --out "$T/bad" : \
-  -np 1 --wdir "$T/node1" "$LOWP" run fp8-quantization --quick --data fm --out "$T/bad"
+job; fails_bg "rank 1 without the dataset" "dataset-fashion-mnist" \
+  -np 1 --wdir "$T/node0" "$LOWP" run fp8-quantization --quick --data fm --out "$J/bad" : \
+  -np 1 --wdir "$T/node1" "$LOWP" run fp8-quantization --quick --data fm --out "$J/bad"
+fails_wait
 mkdir -p "$T/notlowp" && echo mine >"$T/notlowp/notes.txt"
 fails "a folder lowp did not make (rank 0 checks it)" "notlowp" \
   -np 2 "$LOWP" run formats --out "$T/notlowp"
