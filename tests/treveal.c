@@ -330,6 +330,86 @@ static void split_cases(size_t k, const lowp_format_t *in, size_t n) {
 /* treveal: the default run (label unit); treveal --k4096: the large
    cases alone at k = 4096 (label long, as treveal_4096: they were most of
    treveal's 104 s on 2 cores and 990 s under ASan) */
+/* lowp_reveal's retries and validation through narrow outputs (reveal.c, reveal_arith.c) */
+static void retry_cases(void) {
+  size_t i;
+  lowp_subject_t s;
+  planted_t pl;
+  lowp_problem_t p;
+  lowp_reveal_t r;
+  char err[300];
+  /* outputs narrower than declared (kind 6): revealed again with bf16 as the output; the products'
+     rounding told apart through bf16 values (an FMA twin fitted the first outputs); and a binary64
+     accumulator behind an fp32 output (kind 7): the probes sized for 53 bits. Each the recursive
+     chain, validated bit for bit. */
+  for (i = 6; i <= 7; i++) {
+    lowp_accum_t m;
+    lowp_tree_t rec;
+    const char *what = i == 6 ? "bf16 result" : "binary64 accumulator";
+    planted_open(&s, &pl, (int)i);
+    problem(&p, "gemm", 3, 4, 300, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
+    lowp_accum_parse(&m, "recursive", err, sizeof err);
+    lowp_tree_from_accum(&rec, 300, &m, 1);
+    lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "%s: %s", what, err);
+    lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree && r.classes[0].validated >= 2000 &&
+                        lowp_tree_same(&r.classes[0].tree, &rec, 1, NULL),
+                    "%s: no recursive tree (%s)", what, r.n_classes ? r.classes[0].note : "");
+    if (i == 6)
+      lowp_test_check(r.out_narrowed && r.out_fmt.precision == 8 && r.out_fmt.emax == 127 &&
+                          !r.acc_bits_assumed && r.n_classes == 1 && r.classes[0].has_tree &&
+                          r.classes[0].tree.arith[0].acc.precision == 24 &&
+                          !r.classes[0].tree.arith[0].leaf_exact &&
+                          r.classes[0].tree.arith[0].prod.precision == 24,
+                      "bf16 result: output %d (%d bits), arithmetic %s", r.out_narrowed,
+                      r.out_fmt.precision, r.n_classes ? r.classes[0].arith : "-");
+    else
+      lowp_test_check(!r.out_narrowed && r.acc_bits_assumed == 53 && r.n_classes == 1 &&
+                          r.classes[0].has_tree && r.classes[0].tree.arith[0].acc.precision == 53,
+                      "binary64 accumulator: assumed %d bits, arithmetic %s", r.acc_bits_assumed,
+                      r.n_classes ? r.classes[0].arith : "-");
+    lowp_reveal_free(&r);
+    lowp_tree_free(&rec);
+  }
+
+  /* products rounded to fp32 seen through a declared bf16 output: random outputs alone let an FMA
+     twin through 10,000 of them (reveal_arith.c's val_cancel) */
+  if (lowp_test_check(lowp_kernel_subject_open(&s, "gemm_acc", "acc=fp32,prod=acc", err, sizeof err) == LOWP_OK,
+                      "gemm_acc: %s", err)) {
+    lowp_reveal_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.validate = 2000;
+    problem(&p, "gemm", 2, 2, 256, &LOWP_FMT_FP32, &LOWP_FMT_BF16);
+    lowp_test_check(lowp_reveal(&r, &s, &p, &o, err, sizeof err) == LOWP_OK, "rounded products, bf16: %s", err);
+    lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree && !r.classes[0].tree.arith[0].leaf_exact &&
+                        r.classes[0].tree.arith[0].prod.precision == 24,
+                    "rounded products through bf16: %s", r.n_classes ? r.classes[0].arith : "-");
+    lowp_reveal_free(&r);
+    lowp_subject_close(&s);
+  }
+
+  /* fp16 in and out (the usual half-precision GEMM), accumulating in fp32 or in fp16: M beyond
+     fp16's range for the fp32 accumulator, within it for the fp16 one (reveal_cfg's levels), so
+     both take K - 1 probes of one window, not K (K - 1) / 8 in windows of 8 terms */
+  for (i = 0; i < 2; i++) {
+    lowp_reveal_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.validate = 500;
+    if (!lowp_test_check(lowp_kernel_subject_open(&s, "gemm_acc", i ? "acc=fp16" : "acc=fp32", err, sizeof err) ==
+                             LOWP_OK, "gemm_acc: %s", err))
+      continue;
+    problem(&p, "gemm", 2, 2, 1024, &LOWP_FMT_FP16, &LOWP_FMT_FP16);
+    lowp_test_check(lowp_reveal(&r, &s, &p, &o, err, sizeof err) == LOWP_OK, "fp16 in and out: %s", err);
+    lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree &&
+                        r.classes[0].tree.arith[0].acc.precision == (i ? 11 : 24) &&
+                        r.classes[0].probes <= 2 * 1024,
+                    "fp16 in and out, acc %s: %s; %zu probes", i ? "fp16" : "fp32",
+                    r.n_classes ? r.classes[0].arith : "-", r.n_classes ? r.classes[0].probes : (size_t)0);
+    lowp_reveal_free(&r);
+    lowp_subject_close(&s);
+  }
+
+}
+
 int main(int argc, char **argv) {
   static const char *const orders[] = {"recursive", "pairwise", "blocked:32", "splitk:4", "blocked:5"};
   size_t n, i;
@@ -432,75 +512,7 @@ planted:
                   r.n_classes ? r.classes[0].note : "");
   lowp_reveal_free(&r);
 
-  /* outputs narrower than declared (kind 6): revealed again with bf16 as the output; the products'
-     rounding told apart through bf16 values (an FMA twin fitted the first outputs); and a binary64
-     accumulator behind an fp32 output (kind 7): the probes sized for 53 bits. Each the recursive
-     chain, validated bit for bit. */
-  for (i = 6; i <= 7; i++) {
-    lowp_accum_t m;
-    lowp_tree_t rec;
-    const char *what = i == 6 ? "bf16 result" : "binary64 accumulator";
-    planted_open(&s, &pl, (int)i);
-    problem(&p, "gemm", 3, 4, 300, &LOWP_FMT_FP32, &LOWP_FMT_FP32);
-    lowp_accum_parse(&m, "recursive", err, sizeof err);
-    lowp_tree_from_accum(&rec, 300, &m, 1);
-    lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "%s: %s", what, err);
-    lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree && r.classes[0].validated >= 2000 &&
-                        lowp_tree_same(&r.classes[0].tree, &rec, 1, NULL),
-                    "%s: no recursive tree (%s)", what, r.n_classes ? r.classes[0].note : "");
-    if (i == 6)
-      lowp_test_check(r.out_narrowed && r.out_fmt.precision == 8 && r.out_fmt.emax == 127 &&
-                          !r.acc_bits_assumed && r.n_classes == 1 && r.classes[0].has_tree &&
-                          r.classes[0].tree.arith[0].acc.precision == 24 &&
-                          !r.classes[0].tree.arith[0].leaf_exact &&
-                          r.classes[0].tree.arith[0].prod.precision == 24,
-                      "bf16 result: output %d (%d bits), arithmetic %s", r.out_narrowed,
-                      r.out_fmt.precision, r.n_classes ? r.classes[0].arith : "-");
-    else
-      lowp_test_check(!r.out_narrowed && r.acc_bits_assumed == 53 && r.n_classes == 1 &&
-                          r.classes[0].has_tree && r.classes[0].tree.arith[0].acc.precision == 53,
-                      "binary64 accumulator: assumed %d bits, arithmetic %s", r.acc_bits_assumed,
-                      r.n_classes ? r.classes[0].arith : "-");
-    lowp_reveal_free(&r);
-    lowp_tree_free(&rec);
-  }
-
-  /* products rounded to fp32 seen through a declared bf16 output: random outputs alone let an FMA
-     twin through 10,000 of them (reveal_arith.c's val_cancel) */
-  if (lowp_test_check(lowp_kernel_subject_open(&s, "gemm_acc", "acc=fp32,prod=acc", err, sizeof err) == LOWP_OK,
-                      "gemm_acc: %s", err)) {
-    lowp_reveal_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.validate = 2000;
-    problem(&p, "gemm", 2, 2, 256, &LOWP_FMT_FP32, &LOWP_FMT_BF16);
-    lowp_test_check(lowp_reveal(&r, &s, &p, &o, err, sizeof err) == LOWP_OK, "rounded products, bf16: %s", err);
-    lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree && !r.classes[0].tree.arith[0].leaf_exact &&
-                        r.classes[0].tree.arith[0].prod.precision == 24,
-                    "rounded products through bf16: %s", r.n_classes ? r.classes[0].arith : "-");
-    lowp_reveal_free(&r);
-    lowp_subject_close(&s);
-  }
-
-  /* fp16 in and out (the usual half-precision GEMM), accumulating in fp32 or in fp16: M beyond
-     fp16's range for the fp32 accumulator, within it for the fp16 one (reveal_cfg's levels), so
-     both take K - 1 probes of one window, not K (K - 1) / 8 in windows of 8 terms */
-  for (i = 0; i < 2; i++) {
-    lowp_reveal_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.validate = 500;
-    if (!lowp_test_check(lowp_kernel_subject_open(&s, "gemm_acc", i ? "acc=fp16" : "acc=fp32", err, sizeof err) ==
-                             LOWP_OK, "gemm_acc: %s", err))
-      continue;
-    problem(&p, "gemm", 2, 2, 1024, &LOWP_FMT_FP16, &LOWP_FMT_FP16);
-    lowp_test_check(lowp_reveal(&r, &s, &p, &o, err, sizeof err) == LOWP_OK, "fp16 in and out: %s", err);
-    lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree &&
-                        r.classes[0].tree.arith[0].acc.precision == (i ? 11 : 24) &&
-                        r.classes[0].probes <= 2 * 1024,
-                    "fp16 in and out, acc %s: %s; %zu probes", i ? "fp16" : "fp32",
-                    r.n_classes ? r.classes[0].arith : "-", r.n_classes ? r.classes[0].probes : (size_t)0);
-    lowp_reveal_free(&r);
-    lowp_subject_close(&s);
-  }
+  retry_cases();
 
   /* a split drawn per call: nondeterministic, no tree */
   planted_open(&s, &pl, 3);

@@ -461,6 +461,38 @@ static int refit(int *did, val_t *v, lowp_reveal_class_t *cl, const lowp_tree_t 
   return LOWP_OK;
 }
 
+/* The class's arithmetic from the first validation call: every candidate
+   that fits its first 256 finite outputs (fits[0 .. *nfit), in order of
+   preference; the first is *chosen, its tree the class's; -1: none) */
+static int choose(long *chosen, size_t *fits, size_t *nfit, val_t *v, lowp_reveal_class_t *cl,
+                  const lowp_tree_t *shape, const cand_t *cands, size_t ncand, size_t nbat) {
+  const lowp__geo_t *g = v->g;
+  size_t q, s, k, j, seen;
+  int st = LOWP_OK;
+  *chosen = -1;
+  *nfit = 0;
+  for (q = 0; q < ncand && st == LOWP_OK; q++) {
+    lowp_tree_t t;
+    int ok = 1;
+    if ((st = build(&t, shape, &cands[q], &g->p.out))) break;
+    for (s = 0, seen = 0; s < nbat * g->R && ok && seen < 256; s++)
+      for (k = 0; k < cl->n_pos && ok && seen < 256; k++) {
+        double y;
+        if (cl->pos[k] / g->C != s % g->R) continue;
+        j = cl->pos[k] % g->C;
+        if (twin_one(&y, v, &t, s, j) != LOWP_OK || !same(y, v->out[s * g->C + j])) ok = 0;
+        seen += isfinite(v->out[s * g->C + j]) != 0; /* inf and NaN fit too many candidates */
+      }
+    if (ok) {
+      fits[(*nfit)++] = q;
+      if (*chosen < 0) { *chosen = (long)q; cl->tree = t; continue; }
+    }
+    lowp_tree_free(&t);
+  }
+  cl->candidates = *nfit;
+  return st;
+}
+
 /* The outputs todo[0 .. n) of one call, compared (val_outputs) with a
    mismatch: from the first output the class's arithmetic fails, the next
    fitted candidate that fits it takes over (refit) and the outputs after it
@@ -597,30 +629,11 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
     r->calls_validate++;
     for (c = 0; c < r->n_classes && st == LOWP_OK; c++) {
       lowp_reveal_class_t *cl = &r->classes[c];
-      size_t k, seen = 0, bad0;
+      size_t k, bad0;
       if (!cands[c]) continue;
       if (call == 0) { /* choose: the first candidate that fits the first 256 finite outputs */
-        size_t q, fit = 0;
-        for (q = 0; q < ncand[c] && st == LOWP_OK; q++) {
-          lowp_tree_t t;
-          int ok = 1;
-          if ((st = build(&t, &shapes[c], &cands[c][q], &g->p.out))) break;
-          for (s = 0, seen = 0; s < nbat * g->R && ok && seen < 256; s++)
-            for (k = 0; k < cl->n_pos && ok && seen < 256; k++) {
-              double y;
-              if (cl->pos[k] / g->C != s % g->R) continue;
-              j = cl->pos[k] % g->C;
-              if (twin_one(&y, &v, &t, s, j) != LOWP_OK || !same(y, v.out[s * g->C + j])) ok = 0;
-              seen += isfinite(v.out[s * g->C + j]) != 0; /* inf and NaN fit too many candidates */
-            }
-          if (ok) {
-            fit++;
-            fits[c][nfit[c]++] = q;
-            if (chosen[c] < 0) { chosen[c] = (long)q; cl->tree = t; nextfit[c] = 1; continue; }
-          }
-          lowp_tree_free(&t);
-        }
-        cl->candidates = fit;
+        if ((st = choose(&chosen[c], fits[c], &nfit[c], &v, cl, &shapes[c], cands[c], ncand[c], nbat))) break;
+        nextfit[c] = 1;
         if (chosen[c] < 0) {
           snprintf(cl->note, sizeof cl->note,
                    "the order was revealed, but none of %zu candidate arithmetics reproduces the outputs",
