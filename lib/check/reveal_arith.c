@@ -302,7 +302,7 @@ static void fill_piece(void *ctx, size_t i, int w) {
    the last call (had_r, had_c) and none does now; the rest is left as it is
    (a row or column no longer read stays 0 once zeroed). Every value is a
    function of its index alone, so the rows go to lowp_spread's threads. */
-static void val_fill(val_t *v, size_t nbat, uint64_t seed, int ehi, const unsigned char *need_r,
+static size_t val_fill(val_t *v, size_t nbat, uint64_t seed, int ehi, const unsigned char *need_r,
                      const unsigned char *had_r, const unsigned char *need_c, const unsigned char *had_c,
                      size_t *wcol, size_t *rows) {
   lowp__geo_t *g = v->g;
@@ -322,6 +322,7 @@ static void val_fill(val_t *v, size_t nbat, uint64_t seed, int ehi, const unsign
     if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j]) wcol[f.nwc++] = j;
   nbrows = (f.nb + g->C - 1) / g->C;
   lowp_spread(f.nra + (nbrows + FILL_B - 1) / FILL_B, (f.nra * g->K + f.nb) > PAR_MIN ? 0 : 1, fill_piece, &f);
+  return f.nwc;
 }
 
 /* Through an output narrower than binary32 (a bf16 result), random sums
@@ -375,7 +376,7 @@ static int val_more(const lowp_reveal_t *r, const long *chosen, size_t want, siz
 typedef struct {
   val_t *v;
   const lowp_tree_t *t;
-  const size_t *todo;
+  const size_t *outs;
   size_t n;
   double **tmp;
   size_t *ok, *bad; /* per chunk */
@@ -390,7 +391,7 @@ static void cmp_piece(void *ctx, size_t i, int w) {
   mine.tmp = m->tmp[w];
   for (q = i * VAL_CHUNK; q < (i + 1) * VAL_CHUNK && q < m->n; q++) {
     double y;
-    size_t o = m->todo[q];
+    size_t o = m->outs[q];
     if (twin_one(&y, &mine, m->t, o / mine.g->C, o % mine.g->C) == LOWP_OK && same(y, m->v->out[o])) ok++;
     else bad++;
   }
@@ -398,17 +399,17 @@ static void cmp_piece(void *ctx, size_t i, int w) {
   m->bad[i] = bad;
 }
 
-/* compare the twin t with the subject on outputs todo[0 .. n) (flat indices s C + j): *ok and *bad
+/* compare the twin t with the subject on outputs outs[0 .. n) (flat indices s C + j): *ok and *bad
    count them; each output on its own (lowp_spread's threads), so any number of threads gives the same
    counts */
-static int val_outputs(size_t *ok, size_t *bad, val_t *v, const lowp_tree_t *t, const size_t *todo, size_t n,
+static int val_outputs(size_t *ok, size_t *bad, val_t *v, const lowp_tree_t *t, const size_t *outs, size_t n,
                        size_t maxnodes) {
   size_t nc = (n + VAL_CHUNK - 1) / VAL_CHUNK, i;
   int nw = n * t->n > PAR_MIN ? lowp_spread_width(nc, 0) : 1, w, st = LOWP_OK;
   cmp_t m;
   m.v = v;
   m.t = t;
-  m.todo = todo;
+  m.outs = outs;
   m.n = n;
   m.tmp = calloc((size_t)nw, sizeof *m.tmp);
   m.ok = malloc((nc + 1) * sizeof *m.ok);
@@ -493,29 +494,29 @@ static int choose(long *chosen, size_t *fits, size_t *nfit, val_t *v, lowp_revea
   return st;
 }
 
-/* The outputs todo[0 .. n) of one call, compared (val_outputs) with a
+/* The outputs outs[0 .. n) of one call, compared (val_outputs) with a
    mismatch: from the first output the class's arithmetic fails, the next
    fitted candidate that fits it takes over (refit) and the outputs after it
    are compared with that one, again and again while candidates remain;
    *switched set when one took over. */
 static int refit_from(int *switched, val_t *v, lowp_reveal_class_t *cl, const lowp_tree_t *shape,
                       const cand_t *cands, const size_t *fits, size_t nfit, size_t *next, long *chosen,
-                      const size_t *todo, size_t n, size_t maxnodes) {
+                      const size_t *outs, size_t n, size_t maxnodes) {
   size_t from = 0, q;
   int st = LOWP_OK, did;
   while (st == LOWP_OK && *next < nfit) {
     double y;
     for (q = from; q < n; q++) /* the first output the arithmetic fails */
-      if (twin_one(&y, v, &cl->tree, todo[q] / v->g->C, todo[q] % v->g->C) != LOWP_OK ||
-          !same(y, v->out[todo[q]]))
+      if (twin_one(&y, v, &cl->tree, outs[q] / v->g->C, outs[q] % v->g->C) != LOWP_OK ||
+          !same(y, v->out[outs[q]]))
         break;
     if (q == n) break;
-    if ((st = refit(&did, v, cl, shape, cands, fits, nfit, next, chosen, todo[q] / v->g->C, todo[q] % v->g->C)) ||
+    if ((st = refit(&did, v, cl, shape, cands, fits, nfit, next, chosen, outs[q] / v->g->C, outs[q] % v->g->C)) ||
         !did)
       break; /* none fits it: the mismatches stand */
     *switched = 1;
     from = q + 1;
-    st = val_outputs(&cl->validated, &cl->mismatched, v, &cl->tree, todo + from, n - from, maxnodes);
+    st = val_outputs(&cl->validated, &cl->mismatched, v, &cl->tree, outs + from, n - from, maxnodes);
     if (!cl->mismatched) break;
   }
   return st;
@@ -525,7 +526,7 @@ static int refit_from(int *switched, val_t *v, lowp_reveal_class_t *cl, const lo
 
 int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
                        const lowp_reveal_opts_t *o) {
-  size_t want = o->validate ? o->validate : 10000, c, minpos = (size_t)-1, per, batch, call, s, j;
+  size_t want = o->validate ? o->validate : 10000, c, minpos = (size_t)-1, per, batch, call, s, nwc;
   size_t *cls_of = malloc((g->R * g->C + 1) * sizeof *cls_of), maxnodes = 1, ncalls, hot;
   val_t v;
   int st = LOWP_OK, ehi;
@@ -537,7 +538,7 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   int switched = 0;
   unsigned char *need_r = malloc(g->R + 1), *need_c = malloc(g->C + 1);
   unsigned char *had_r = malloc(g->R + 1), *had_c = malloc(g->C + 1); /* random in the previous call */
-  size_t *wcol = malloc((g->C + 1) * sizeof *wcol), *todo = NULL, *rows = NULL;
+  size_t *wcol = malloc((g->C + 1) * sizeof *wcol), *outs = NULL, *rows = NULL;
   unsigned char *active = malloc(r->n_classes + 1); /* classes served by this call */
   memset(&v, 0, sizeof v);
   if (!cls_of || !cands || !ncand || !chosen || !need_r || !need_c || !had_r || !had_c || !wcol || !active ||
@@ -580,9 +581,9 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
   v.cb = malloc((batch * lowp__per_b(g) + 1) * sizeof *v.b);
   v.out = malloc((batch * g->R * g->C + 1) * sizeof *v.out);
   v.tmp = malloc((2 * maxnodes + 8) * sizeof *v.tmp);
-  todo = malloc((batch * g->R * g->C + 1) * sizeof *todo); /* outputs of one class to compare */
+  outs = malloc((batch * g->R * g->C + 1) * sizeof *outs); /* outputs of one class to compare */
   rows = malloc((batch * g->R + 1) * sizeof *rows);         /* rows of A to fill */
-  if (!v.a || !v.b || !v.ca || !v.cb || !v.out || !v.tmp || !todo || !rows) { st = LOWP_ENOMEM; goto done; }
+  if (!v.a || !v.b || !v.ca || !v.cb || !v.out || !v.tmp || !outs || !rows) { st = LOWP_ENOMEM; goto done; }
   for (c = 0; c < r->n_classes; c++)
     if (shapes[c].n == g->K && !r->classes[c].note[0] &&
         (!(cands[c] = candidates(&ncand[c], &shapes[c], r, g)) ||
@@ -613,12 +614,8 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
         need_c[r->classes[c].pos[k] % g->C] = 1;
       }
     }
-    val_fill(&v, nbat, seed, ehi, need_r, had_r, need_c, had_c, wcol, rows);
-    if (g->p.out.precision < 24) {
-      size_t nwc = 0;
-      for (j = 0; j < g->C; j++) if (g->op != LOWP_OP_GEMM || need_c[j] || had_c[j]) wcol[nwc++] = j;
-      val_cancel(&v, nbat, seed, need_r, wcol, nwc);
-    }
+    nwc = val_fill(&v, nbat, seed, ehi, need_r, had_r, need_c, had_c, wcol, rows);
+    if (g->p.out.precision < 24) val_cancel(&v, nbat, seed, need_r, wcol, nwc);
     memcpy(had_r, need_r, g->R);
     memcpy(had_c, need_c, g->C);
     v.ta = r->conv[0].converted ? v.ca : v.a;
@@ -644,11 +641,11 @@ int lowp__reveal_arith(lowp_reveal_t *r, lowp__geo_t *g, lowp_tree_t *shapes,
       }
       if (chosen[c] < 0) continue;
       for (s = 0, k = 0; s < nbat * g->R * g->C && cl->validated + cl->mismatched + k < want; s++)
-        if (cls_of[(s / g->C) % g->R * g->C + s % g->C] == c) todo[k++] = s;
+        if (cls_of[(s / g->C) % g->R * g->C + s % g->C] == c) outs[k++] = s;
       bad0 = cl->mismatched;
-      if ((st = val_outputs(&cl->validated, &cl->mismatched, &v, &cl->tree, todo, k, maxnodes))) break;
+      if ((st = val_outputs(&cl->validated, &cl->mismatched, &v, &cl->tree, outs, k, maxnodes))) break;
       if (cl->mismatched > bad0 && nextfit[c] < nfit[c])
-        st = refit_from(&switched, &v, cl, &shapes[c], cands[c], fits[c], nfit[c], &nextfit[c], &chosen[c], todo, k,
+        st = refit_from(&switched, &v, cl, &shapes[c], cands[c], fits[c], nfit[c], &nextfit[c], &chosen[c], outs, k,
                         maxnodes);
     }
     for (c = 0, t0 = lowp_wall_now() - t0; c < r->n_classes; c++)
@@ -668,7 +665,7 @@ done:
   if (fits)
     for (c = 0; c < r->n_classes; c++) free(fits[c]);
   free(fits); free(nfit); free(nextfit);
-  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol); free(todo); free(rows); free(active);
+  free(cands); free(ncand); free(chosen); free(cls_of); free(need_r); free(need_c); free(had_r); free(had_c); free(wcol); free(outs); free(rows); free(active);
   free(v.a); free(v.b); free(v.ca); free(v.cb); free(v.out); free(v.tmp);
   return st;
 }
