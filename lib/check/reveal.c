@@ -61,6 +61,7 @@ int lowp__geo_init(lowp__geo_t *g, const lowp_subject_t *s, const lowp_problem_t
   g->max_elems = o && o->max_elems ? o->max_elems : ((size_t)1 << 25);
   g->acc_bits = o ? o->acc_bits : 0;
   g->m_out_range = o ? o->m_out_range : 0;
+  g->normal_units = o ? o->normal_units : 0;
   switch (g->op) {
   case LOWP_OP_SUM: g->K = p->dims.n; g->R = p->dims.m; g->C = 1; break;
   case LOWP_OP_DOT: g->K = p->dims.k; g->R = 1; g->C = 1; break;
@@ -357,6 +358,7 @@ typedef struct {
   double bM;         /* input 1 at the two masks (bv unless split) */
   int split;         /* M's magnitude shared by both operands: input 1 differs per probe */
   double unit;       /* the product of a unit, signed */
+  int sub;           /* the unit's product a subnormal number of the output */
   size_t win, nw;    /* units in windows of win terms, one window per probe (nw of them:
                         nw = 1, win = K unless M / unit cannot span K units) */
 } scales_t;
@@ -367,14 +369,17 @@ static int ceil_log2(size_t k) {
   return e;
 }
 
-/* 1 when products 2^EU (unit) and 2^EB (M) suit the output (and fp16 when narrow) */
-static int products_fit(const lowp_format_t *fo, int emaxM, int EU, int EB, int narrow) {
-  if (EU < fo->emin || EB > emaxM - 1) return 0;
+/* 1 when products 2^EU (unit) and 2^EB (M) suit the output (and fp16 when narrow): the unit a
+   number of the output, subnormal unless normal (a count c <= 2^p of units, c 2^EU, is then
+   exact: a multiple of the subnormals' spacing below 2^emin, of p bits above) */
+static int products_fit(const lowp_format_t *fo, int emaxM, int EU, int EB, int narrow, int normal) {
+  if (EU < fo->emin - (normal || !fo->subnormals ? 0 : fo->precision - 1) || EB > emaxM - 1) return 0;
   /* narrow: products that fp16 holds too (kernels that round products to it) */
   return !narrow || (EU >= LOWP_FMT_FP16.emin - 10 && EB <= LOWP_FMT_FP16.emax - 1);
 }
 
-static void set_scales(scales_t *sc, int sign, int eu, int eM, int ebu, int ebM) {
+static void set_scales(scales_t *sc, const lowp_format_t *fo, int sign, int eu, int eM, int ebu, int ebM) {
+  sc->sub = eu + ebu < fo->emin;
   sc->ua = ldexp(1.0, eu);
   sc->Ma = ldexp(1.0, eM);
   sc->bv = ldexp(1.0, ebu);
@@ -389,20 +394,20 @@ static void set_scales(scales_t *sc, int sign, int eu, int eM, int ebu, int ebM)
    2^30) rather than of one input bounds D. Input 1 then differs per probe:
    one probe per batch entry. */
 static int choose_split(scales_t *sc, const lowp_format_t *fa, const lowp_format_t *fb,
-                        const lowp_format_t *fo, int emaxM, int D, int sign, int narrow) {
+                        const lowp_format_t *fo, int emaxM, int D, int sign, int narrow, int normal) {
   int eu, ebu, eM, best_score = 1 << 30, found = 0;
   /* every exponent of either input up to emax (2^emax is a value of every format: e4m3's largest
      binade, 2^8 .. 448, gives M two more bits than emax - 1 would, and its windows 4x the terms) */
   for (eu = exp_lo(fa, 1); eu <= fa->emax; eu++)
     for (ebu = exp_lo(fb, 1); ebu <= fb->emax; ebu++)
-      for (eM = eu; eM <= fa->emax && products_fit(fo, emaxM, eu + ebu, eu + ebu + D, narrow); eM++) {
+      for (eM = eu; eM <= fa->emax && products_fit(fo, emaxM, eu + ebu, eu + ebu + D, narrow, normal); eM++) {
         int EU = eu + ebu, EB = EU + D, ebM = EB - eM, score;
         if (ebM < fb->emin || ebM > fb->emax) continue;
-        score = (eu < fa->emin ? 100000 : 0) + (ebu < fb->emin ? 100000 : 0) + abs(EU + EB) +
-                abs(eM - ebM) + abs(eu - ebu);
+        score = (eu < fa->emin ? 100000 : 0) + (ebu < fb->emin ? 100000 : 0) + (EU < fo->emin ? 100000 : 0) +
+                abs(EU + EB) + abs(eM - ebM) + abs(eu - ebu);
         if (score < best_score) {
           best_score = score;
-          set_scales(sc, sign, eu, eM, ebu, ebM);
+          set_scales(sc, fo, sign, eu, eM, ebu, ebM);
           found = 1;
         }
       }
@@ -410,27 +415,27 @@ static int choose_split(scales_t *sc, const lowp_format_t *fa, const lowp_format
 }
 
 /* M and the unit for windows of w units: M / unit = 2^D, D = ceil(log2 w)
-   + P + 1 (absorption in P bits); the unit's product a normal number of the
-   output, M's product in the output's range; normal units preferred, then
-   the span centred on 1. Input 1 is one value throughout where input 0
+   + P + 1 (absorption in P bits); the unit's product a number of the
+   output (products_fit), M's product in the output's range; units normal
+   in the input and the output preferred, then the span centred on 1. Input 1 is one value throughout where input 0
    alone holds the span; else (not a sum) the span is split across both
    (choose_split). */
 static int scales_for(scales_t *sc, const lowp_format_t *fa, const lowp_format_t *fb,
-                      const lowp_format_t *fo, int emaxM, int P, size_t w, int sign, int narrow) {
+                      const lowp_format_t *fo, int emaxM, int P, size_t w, int sign, int narrow, int normal) {
   int D = ceil_log2(w) + P + 1, eb, eu, best_score = 1 << 30, found = 0;
   int ebl = fb ? fb->emin : 0, ebh = fb ? fb->emax - 1 : 0;
   for (eb = ebl; eb <= ebh; eb++)
     for (eu = exp_lo(fa, 1); eu + D <= fa->emax - 1; eu++) {
       int EU = eu + eb, EB = eu + D + eb, score;
-      if (!products_fit(fo, emaxM, EU, EB, narrow)) continue;
-      score = (eu < fa->emin ? 100000 : 0) + abs(EU + EB) + abs(eb);
+      if (!products_fit(fo, emaxM, EU, EB, narrow, normal)) continue;
+      score = (eu < fa->emin ? 100000 : 0) + (EU < fo->emin ? 100000 : 0) + abs(EU + EB) + abs(eb);
       if (score < best_score) {
         best_score = score;
-        set_scales(sc, sign, eu, eu + D, eb, eb);
+        set_scales(sc, fo, sign, eu, eu + D, eb, eb);
         found = 1;
       }
     }
-  if (!found && fb) found = choose_split(sc, fa, fb, fo, emaxM, D, sign, narrow);
+  if (!found && fb) found = choose_split(sc, fa, fb, fo, emaxM, D, sign, narrow, normal);
   return found;
 }
 
@@ -462,7 +467,7 @@ static int choose_scales(scales_t *sc, const lowp_reveal_t *r, const lowp__geo_t
   for (;;) {
     w = (g->K + nw - 1) / nw;
     if (w < 2) break;
-    if (w <= ((size_t)1 << Pc) && scales_for(sc, fa, fb, fo, emaxM, P, w, sign, narrow)) {
+    if (w <= ((size_t)1 << Pc) && scales_for(sc, fa, fb, fo, emaxM, P, w, sign, narrow, g->normal_units)) {
       sc->win = w;
       sc->nw = (g->K + w - 1) / w;
       return LOWP_OK;
@@ -856,6 +861,7 @@ static int reveal_class(lowp_reveal_t *r, lowp__geo_t *g, lowp_reveal_class_t *c
       if (try == 2) { st = LOWP_EINVAL; break; } /* the note keeps the last reason */
       break;
     }
+    r->units_subnormal |= o.sc.sub;
     if (o.sc.split) { /* input 1 differs per probe */
       o.rows = srows;
       o.cols = scols;
@@ -962,6 +968,45 @@ static void summary(lowp_reveal_t *r) {
            r->n_classes, r->n_classes == 1 ? "" : "es", trees(r), r->calls, r->probes);
 }
 
+/* Units that are subnormal numbers of the output save windows (an fp16
+   sum returned in fp16: units of 2^-24 under an M of 2^14 absorb in 24
+   bits, windows of 2048 terms; normal units of 2^-14, windows of 8). A
+   kernel that flushes subnormal inputs or results to zero counts none of
+   them: one call with a single unit per row (the other terms 0) must give
+   the unit at every output, else normal units only (*ok 0). */
+static int units_counted(lowp__geo_t *g, const scales_t *sc, int *ok) {
+  bufs_t x;
+  size_t s, n = g->R * g->C;
+  int st;
+  *ok = 0;
+  if ((st = bufs_get(&x, g, 1))) {
+    bufs_free(&x);
+    return st;
+  }
+  for (s = 0; s < g->R; s++) {
+    lowp__slot_a(g, x.a, s)[0] = sc->ua;
+    fill_probe_b(g, x.b, s, sc, g->K, g->K, g->C);
+  }
+  st = lowp__reveal_call(g, 1, x.a, x.b, x.out);
+  for (s = 0, *ok = st == LOWP_OK; s < n && *ok; s++) *ok = x.out[s] == sc->unit;
+  bufs_free(&x);
+  return st;
+}
+
+/* choose_scales (positive units), the units checked where subnormal */
+static int scales_checked(scales_t *sc, lowp_reveal_t *r, lowp__geo_t *g, int narrow) {
+  int st = choose_scales(sc, r, g, 1, narrow), ok;
+  if (st == LOWP_OK && sc->sub && !g->normal_units) {
+    if ((st = units_counted(g, sc, &ok)) != LOWP_OK) return st;
+    if (!ok) {
+      g->normal_units = 1;
+      st = choose_scales(sc, r, g, 1, narrow);
+    }
+  }
+  r->units_subnormal |= st == LOWP_OK && sc->sub;
+  return st;
+}
+
 /* one revelation of p as declared (lowp_reveal below retries) */
 static int reveal_once(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t *p,
                        const lowp_reveal_opts_t *o, char *err, size_t errlen) {
@@ -982,13 +1027,13 @@ static int reveal_once(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_pro
     if ((st = conv_probe(r, &g, w, o->seed ^ (0x9e3779b97f4a7c15u * (uint64_t)(w + 1))))) goto out;
   if (o->conversions_only) goto out;
   if ((st = precision_probe(r, &g))) goto out;
-  if ((st = choose_scales(&sc, r, &g, 1, 0))) goto out;
+  if ((st = scales_checked(&sc, r, &g, 0))) goto out;
   {
     int counts;
     if ((st = classify(r, &g, &sc, &counts, 2))) goto out;
     /* an output of narrower range than binary32 (fp16): lowp_reveal's next levels (reveal_cfg) */
     if (!counts && (g.m_out_range || g.p.out.emax >= LOWP_FMT_FP32.emax) &&
-        choose_scales(&sc, r, &g, 1, 1) == LOWP_OK) {
+        scales_checked(&sc, r, &g, 1) == LOWP_OK) {
       /* products that a narrow format must hold (a kernel rounding them to fp16) */
       for (c = 0; c < r->n_classes; c++) free(r->classes[c].pos);
       free(r->classes);
@@ -1137,6 +1182,7 @@ int lowp_reveal(lowp_reveal_t *r, const lowp_subject_t *s, const lowp_problem_t 
   }
   return LOWP_OK;
 }
+
 
 void lowp_reveal_conv_str(char *buf, size_t len, const lowp_reveal_t *r, const lowp_problem_t *p,
                           int which) {

@@ -109,6 +109,12 @@ typedef struct {
                             bits (partial sums rounded to the output: small
                             windows, many probes). lowp_reveal falls back from
                             0 to 1 to 2 by itself where counts fit no tree */
+  int normal_units;    /**< 1: the probes' units are normal numbers of the
+                            output; 0: subnormal ones where they need fewer
+                            windows (an fp16 sum returned in fp16: windows of
+                            2048 terms, not 8), once one call has shown that
+                            the kernel returns a single such unit (a kernel
+                            that flushes subnormals gets normal units) */
 } lowp_reveal_opts_t;
 
 /** @brief What lowp found about one input's conversion. */
@@ -166,6 +172,8 @@ typedef struct lowp_reveal_s {
                                for an N-bit accumulator hidden behind the output
                                (fp64 sums of fp32 products), after a class got
                                no tree with precision_seen */
+  int units_subnormal;    /**< 1: some probes' units were subnormal numbers of
+                               the output (see normal_units) */
   char msg[400];          /**< a one-line summary, or why revelation stopped */
 } lowp_reveal_t;
 

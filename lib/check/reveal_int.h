@@ -50,6 +50,7 @@ typedef struct {
   size_t max_elems;
   int acc_bits;         /**< the probes' accumulator bits, at least (0: as seen) */
   int m_out_range;      /**< 1: M's products within the output format's range */
+  int normal_units;     /**< 1: the probes' units normal numbers of the output */
   size_t calls;
   char *err;
   size_t errlen;
