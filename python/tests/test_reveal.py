@@ -80,6 +80,16 @@ def test_dot_and_sum():
     assert s.has_tree and s.accumulator_bits == 53
 
 
+def test_fp16_sum_returned_in_fp16():
+    # M is an fp16 input (at most 2^14): subnormal units of 2^-24 let one window hold 1000 terms
+    # (41,926 probes in windows of 8 with normal units); the twin reproduces numpy bit for bit
+    f = lambda x: np.sum(x, axis=-1)
+    r = lowp.reveal(f, "sum", shape=(1, 1000), input="fp16", out="fp16", validate=500)
+    assert r.has_tree and r.probes < 5000, r
+    x = RNG.standard_normal((1, 1000)).astype(np.float16)
+    assert np.array_equal(r.twin(x), f(x).astype(np.float64))
+
+
 def test_hidden_conversion_found_and_declared():
     f = lanes_gemm(4, a_to=np.float16)
     r = lowp.reveal(f, "gemm", shape=(2, 2, 256), input=["fp32", "fp16"], batched=True, validate=500)
