@@ -37,6 +37,30 @@ static void fill(double *x, size_t n, const lowp_format_t *f, uint32_t stream) {
 
 static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 
+/* lowp_tree_eval_many against lowp_tree_eval, output by output: four outputs of binary32 terms
+   (offsets into x, the side-by-side path where the tree adds in binary32 or binary64), then five
+   with one of 26-bit terms that binary32 cannot hold (every output one by one) */
+static double *g_x, *g_d;
+static void check_many(const lowp_tree_t *t, int dot, const char *what, size_t n) {
+  const double *pa[5], *pb[5];
+  double y[5], want, *tmp = malloc((5 * t->n_nodes + 8) * sizeof *tmp);
+  size_t o, m;
+  for (o = 0; o < 5; o++) {
+    pa[o] = o == 4 ? g_d : g_x + 3 * o;
+    pb[o] = g_x + 17 + 5 * o;
+  }
+  for (m = 4; m <= 5 && tmp; m++) {
+    int st = lowp_tree_eval_many(y, m, t, pa, 1, dot ? pb : NULL, 1, tmp);
+    lowp_test_check(st == LOWP_OK, "%s n=%zu: eval_many over %zu outputs: %d", what, n, m, st);
+    for (o = 0; o < m && st == LOWP_OK; o++) {
+      lowp_tree_eval(&want, t, pa[o], 1, dot ? pb[o] : NULL, 1, NULL);
+      lowp_test_check(same_bits(y[o], want), "%s %s n=%zu output %zu of %zu: many %a, one %a", what,
+                      dot ? "dot" : "sum", n, o, m, y[o], want);
+    }
+  }
+  free(tmp);
+}
+
 /* the tree of an accum model, JSON round trip included, against the order */
 static void check_accum(const char *spec, size_t n, const double *a, const double *b) {
   lowp_accum_t m;
@@ -60,6 +84,7 @@ static void check_accum(const char *spec, size_t n, const double *a, const doubl
     lowp_test_check(lowp_tree_validate(&t, err, sizeof err) == LOWP_OK, "%s n=%zu invalid", spec, n);
     lowp_test_check(same_bits(got, want), "%s %s n=%zu: tree %a, order %a", spec,
                     dot ? "dot" : "sum", n, got, want);
+    if (n <= 40 || n % 37 == 0 || n == 4096) check_many(&t, dot, spec, n);
     if ((n % 37 == 0 || n == 4096) && lowp_tree_to_json(&js, &t) == LOWP_OK) {
       int ok = lowp_tree_from_json(&u, js, err, sizeof err) == LOWP_OK;
       lowp_test_check(ok, "%s n=%zu: json: %s", spec, n, err);
@@ -93,6 +118,7 @@ static void check_chain(size_t n, const double *a, const double *b, const lowp_f
   lowp_tree_eval(&got, &t, a, 1, b, 1, NULL);
   lowp_test_check(same_bits(got, want), "chain prod=%s acc=%s n=%zu: tree %a, kernel %a",
                   prod ? prod->name : "exact", acc->name, n, got, want);
+  if (n <= 40 || n % 37 == 0 || n == 4096) check_many(&t, 1, "chain", n);
   lowp_tree_free(&t);
 }
 
@@ -112,6 +138,7 @@ static void check_tc(const char *spec, size_t k, const lowp_format_t *in, const 
     lowp_tree_eval(&got, &t, a, 1, b, 1, NULL);
     lowp_test_check(same_bits(got, want), "tc %s %s k=%zu: tree %a, model %a", spec, in->name, k,
                     got, want);
+    if (k % 37 == 0) check_many(&t, 1, spec, k);
     lowp_tree_free(&t);
   }
   free(a);
@@ -205,7 +232,7 @@ int main(void) {
       "splitk:7", "recursive,acc=fp16", "pairwise,acc=bf16,rnd=rtz", "blocked:8,acc=fp16,fma=1",
       "splitk:3,acc=fp32,rnd=rup,fma=1", "fma", "pairwise,acc=fp16,fma=1", "recursive,acc=fp64"};
   size_t ns = sizeof specs / sizeof specs[0], n, i, N = 4096;
-  double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *x = malloc(N * sizeof *x);
+  double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b), *x = malloc((N + 64) * sizeof *x);
   lowp_tree_t t;
   lowp_accum_t km;
   char err[100];
@@ -213,7 +240,10 @@ int main(void) {
   seed = lowp_test_seed();
   fill(a, N, &LOWP_FMT_FP16, 1);
   fill(b, N, &LOWP_FMT_FP16, 2);
-  fill(x, N, &LOWP_FMT_FP32, 3);
+  fill(x, N + 64, &LOWP_FMT_FP32, 3);
+  g_x = x;
+  g_d = malloc(N * sizeof *g_d); /* 26-bit values: no binary32 value, their products exact in binary64 */
+  for (i = 0; i < N; i++) g_d[i] = x[i] + ldexp(1.0, ilogb(x[i]) - 25);
 
   /* kahan is not a tree */
   lowp_accum_parse(&km, "kahan", err, sizeof err);
@@ -259,5 +289,6 @@ int main(void) {
   free(a);
   free(b);
   free(x);
+  free(g_d);
   return lowp_test_end();
 }

@@ -384,17 +384,27 @@ typedef struct {
 
 #define VAL_CHUNK 8
 
+/* the chunk's outputs evaluated side by side (lowp_tree_eval_many: the bits of twin_one) */
 static void cmp_piece(void *ctx, size_t i, int w) {
   const cmp_t *m = ctx;
-  val_t mine = *m->v;
-  size_t q, ok = 0, bad = 0;
-  mine.tmp = m->tmp[w];
-  for (q = i * VAL_CHUNK; q < (i + 1) * VAL_CHUNK && q < m->n; q++) {
-    double y;
-    size_t o = m->outs[q];
-    if (twin_one(&y, &mine, m->t, o / mine.g->C, o % mine.g->C) == LOWP_OK && same(y, m->v->out[o])) ok++;
-    else bad++;
+  const val_t *v = m->v;
+  const lowp__geo_t *g = v->g;
+  const double *pa[VAL_CHUNK], *pb[VAL_CHUNK];
+  double y[VAL_CHUNK];
+  size_t q, c, ok = 0, bad = 0, n = 0, lo = i * VAL_CHUNK;
+  for (q = lo; q < lo + VAL_CHUNK && q < m->n; q++, n++) {
+    size_t s = m->outs[q] / g->C, j = m->outs[q] % g->C;
+    pa[n] = lowp__slot_a(g, (double *)v->ta, s);
+    pb[n] = g->op == LOWP_OP_SUM ? NULL : lowp__slot_b(g, (double *)v->tb, s, 0, j);
   }
+  if (lowp_tree_eval_many(y, n, m->t, pa, 1, g->op == LOWP_OP_SUM ? NULL : pb, g->op == LOWP_OP_GEMM ? g->C : 1,
+                          m->tmp[w]) != LOWP_OK)
+    bad = n;
+  else
+    for (c = 0; c < n; c++) {
+      if (same(y[c], v->out[m->outs[lo + c]])) ok++;
+      else bad++;
+    }
   m->ok[i] = ok;
   m->bad[i] = bad;
 }
@@ -415,7 +425,7 @@ static int val_outputs(size_t *ok, size_t *bad, val_t *v, const lowp_tree_t *t, 
   m.ok = malloc((nc + 1) * sizeof *m.ok);
   m.bad = malloc((nc + 1) * sizeof *m.bad);
   for (w = 0; w < nw && m.tmp; w++)
-    if (!(m.tmp[w] = malloc((2 * maxnodes + 8) * sizeof **m.tmp))) break;
+    if (!(m.tmp[w] = malloc(((VAL_CHUNK + 2) * maxnodes + 8) * sizeof **m.tmp))) break;
   if (!m.tmp || !m.ok || !m.bad || w < nw) st = LOWP_ENOMEM;
   if (st == LOWP_OK) {
     lowp_spread(nc, nw, cmp_piece, &m);

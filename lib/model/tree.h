@@ -145,6 +145,17 @@ int lowp_tree_from_tc(lowp_tree_t *t, size_t k, const lowp_tc_model_t *m,
 int lowp_tree_eval(double *y, const lowp_tree_t *t, const double *a, size_t sa,
                    const double *b, size_t sb, double *tmp);
 
+/**
+ * @brief lowp_tree_eval for m outputs: y[o] from terms a[o][i*sa] b[o][i*sb]
+ * (b NULL: sums), the same bits as m calls; where the tree's nodes are
+ * additions in binary32 or binary64 the m outputs are evaluated side by
+ * side (independent chains, several times faster). tmp: scratch of
+ * m * t->n_nodes doubles (required).
+ * @return as lowp_tree_eval (the first failure).
+ */
+int lowp_tree_eval_many(double *y, size_t m, const lowp_tree_t *t, const double *const *a, size_t sa,
+                        const double *const *b, size_t sb, double *tmp);
+
 /** @brief Check a tree: ids in range, children before parents, every leaf
     used exactly once, the root last covering all, arithmetic valid. */
 int lowp_tree_validate(const lowp_tree_t *t, char *err, size_t errlen);
