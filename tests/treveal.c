@@ -407,8 +407,8 @@ static void planted_lanes(size_t k) {
 
 /* an fp16 sum returned in fp16: units of 2^-24, subnormal in fp16, under an M of 2^14 need no
    windows up to 2048 terms; normal ones of 2^-14 would put them in windows of 8 (n = 1000: 41,926
-   probes before, 3,322 now; k = 300: 299). A kernel that flushes subnormal results to zero fails
-   reveal.c's check of one unit and is probed with normal units (windows of 8: 17,940 probes). */
+   probes before, 3,322 now; k = 128: 127). A kernel that flushes subnormal results to zero fails
+   reveal.c's check of one unit and is probed with normal units (windows of 8: 2,032 probes). */
 static void subnormal_unit_cases(void) {
   lowp_subject_t s;
   planted_t pl;
@@ -419,8 +419,8 @@ static void subnormal_unit_cases(void) {
   char err[300];
   int ftz;
   lowp_accum_parse(&m, "recursive", err, sizeof err);
-  lowp_tree_from_accum(&rec, 300, &m, 0);
-  problem(&p, "sum", 2, 300, 300, &LOWP_FMT_FP16, &LOWP_FMT_FP16);
+  lowp_tree_from_accum(&rec, 128, &m, 0);
+  problem(&p, "sum", 2, 128, 128, &LOWP_FMT_FP16, &LOWP_FMT_FP16);
   for (ftz = 0; ftz < 2; ftz++) {
     const char *what = ftz ? "fp16 sum, subnormal results flushed" : "fp16 sum";
     if (ftz) planted_open(&s, &pl, 8);
@@ -428,15 +428,15 @@ static void subnormal_unit_cases(void) {
                                   LOWP_OK, "sum_acc: %s", err))
       continue;
     if (!lowp_test_check(lowp_reveal(&r, &s, &p, NULL, err, sizeof err) == LOWP_OK, "%s: %s", what, err)) continue;
-    /* the flushing kernel's order revealed, but no tree of lowp's flushes the rare subnormal result
-       (1 of 10,000 validation outputs): no tree, rightly */
+    /* the flushing kernel's order revealed, but no tree of lowp's flushes its subnormal results
+       (some of the validation outputs): no tree, rightly */
     lowp_test_check(r.n_classes == 1 && !r.classes[0].no_order && r.units_subnormal == !ftz &&
-                        (ftz ? r.classes[0].validated >= 9990 && r.classes[0].mismatched <= 10
+                        (ftz ? !r.classes[0].has_tree
                              : r.classes[0].has_tree && lowp_tree_same(&r.classes[0].tree, &rec, 1, NULL) &&
-                                   r.classes[0].tree.arith[0].acc.precision == 24 && r.classes[0].probes < 1000),
+                                   r.classes[0].tree.arith[0].acc.precision == 24 && r.classes[0].probes < 256),
                     "%s: %s; units subnormal %d, %zu probes", what, r.n_classes ? r.classes[0].note : "no class",
                     r.units_subnormal, r.n_classes ? r.classes[0].probes : 0);
-    printf("  %s k=300: %zu probes, units subnormal %d; %s\n", what, r.n_classes ? r.classes[0].probes : 0,
+    printf("  %s k=128: %zu probes, units subnormal %d; %s\n", what, r.n_classes ? r.classes[0].probes : 0,
            r.units_subnormal, r.n_classes ? r.classes[0].note : "no class");
     if (!ftz) lowp_subject_close(&s);
     lowp_reveal_free(&r);
@@ -506,21 +506,26 @@ static void retry_cases(void) {
 
   /* fp16 in and out (the usual half-precision GEMM), accumulating in fp32 or in fp16: M beyond
      fp16's range for the fp32 accumulator, within it for the fp16 one (reveal_cfg's levels), so
-     both take K - 1 probes of one window, not K (K - 1) / 8 in windows of 8 terms */
-  for (i = 0; i < 2; i++) {
+     both take K - 1 probes of one window, not K (K - 1) / 8 in windows of 8 terms; products
+     rounded to fp16 (i = 2) too, with units subnormal in fp16 (130,944 probes at K = 1024 before) */
+  for (i = 0; i < 3; i++) {
+    static const char *const params[] = {"acc=fp32", "acc=fp16", "acc=fp32,prod=fp16"};
+    size_t k = i == 2 ? 512 : 1024;
     lowp_reveal_opts_t o;
     memset(&o, 0, sizeof o);
     o.validate = 500;
-    if (!lowp_test_check(lowp_kernel_subject_open(&s, "gemm_acc", i ? "acc=fp16" : "acc=fp32", err, sizeof err) ==
-                             LOWP_OK, "gemm_acc: %s", err))
+    if (!lowp_test_check(lowp_kernel_subject_open(&s, "gemm_acc", params[i], err, sizeof err) == LOWP_OK,
+                         "gemm_acc: %s", err))
       continue;
-    problem(&p, "gemm", 2, 2, 1024, &LOWP_FMT_FP16, &LOWP_FMT_FP16);
+    problem(&p, "gemm", 2, 2, k, &LOWP_FMT_FP16, &LOWP_FMT_FP16);
     lowp_test_check(lowp_reveal(&r, &s, &p, &o, err, sizeof err) == LOWP_OK, "fp16 in and out: %s", err);
     lowp_test_check(r.n_classes == 1 && r.classes[0].has_tree &&
-                        r.classes[0].tree.arith[0].acc.precision == (i ? 11 : 24) &&
-                        r.classes[0].probes <= 2 * 1024,
-                    "fp16 in and out, acc %s: %s; %zu probes", i ? "fp16" : "fp32",
-                    r.n_classes ? r.classes[0].arith : "-", r.n_classes ? r.classes[0].probes : (size_t)0);
+                        r.classes[0].tree.arith[0].acc.precision == (i == 1 ? 11 : 24) &&
+                        (i < 2 || (!r.classes[0].tree.arith[0].leaf_exact &&
+                                   r.classes[0].tree.arith[0].prod.precision == 11)) &&
+                        r.classes[0].probes <= 2 * k,
+                    "fp16 in and out, %s: %s; %zu probes", params[i], r.n_classes ? r.classes[0].arith : "-",
+                    r.n_classes ? r.classes[0].probes : (size_t)0);
     lowp_reveal_free(&r);
     lowp_subject_close(&s);
   }
