@@ -439,64 +439,8 @@ static int native_ok(const lowp_tree_t *t) {
 #define TREE_INLINE inline
 #endif
 
-static TREE_INLINE int eval_native_body(const lowp_tree_t *t, int mode, const double *a, size_t sa,
-                                        const double *b, size_t sb, double *tmp) {
-  size_t k, i;
-  for (i = 0; i < t->n && mode == 1; i++)
-    if (!is_f32(a[i * sa]) || (b && !is_f32(b[i * sb]))) return 0;
-  for (k = 0; k < t->n_nodes; k++) {
-    const lowp_tree_node_t *nd = &t->nodes[k];
-    const lowp_tree_arith_t *ar = &t->arith[nd->arith];
-    double v[2] = {0.0, 0.0}; /* a missing child or LOWP_TREE_ZERO: +0, as eval_add */
-    size_t leaf = 0, nl = 0, li = 0;
-    if (nd->count > 2) return 0;
-    for (i = 0; i < nd->count; i++) {
-      size_t id = t->kids[nd->first + i];
-      if (id == LOWP_TREE_ZERO) continue;
-      if (id >= t->n) { v[i] = tmp[id - t->n]; continue; }
-      if (!b) { v[i] = a[id * sa]; continue; }
-      if (ar->leaf_exact) { leaf = id; li = i; nl++; continue; }
-      v[i] = mode == 1 ? (double)((float)a[id * sa] * (float)b[id * sb]) : a[id * sa] * b[id * sb];
-    }
-    if (nl == 2) { /* two exact products, rounded once together */
-      if (eval_add(&tmp[k], t, nd, a, sa, b, sb, tmp) != LOWP_OK) return 0;
-      continue;
-    }
-    /* an exact product fused with the other child (+0 where there is none) */
-    if (mode == 1)
-      tmp[k] = nl ? (double)fmaf((float)a[leaf * sa], (float)b[leaf * sb], (float)v[1 - li])
-                  : (double)((float)v[0] + (float)v[1]);
-    else
-      tmp[k] = nl ? fma(a[leaf * sa], b[leaf * sb], v[1 - li]) : v[0] + v[1];
-  }
-  return 1;
-}
-
-/* eval_native_body as it is, and compiled for a CPU with FMA, where fmaf and fma are one instruction
-   each instead of a call into the C library (a revelation's validation evaluates hundreds of millions
-   of nodes); both round once, to nearest even: the same bits */
-static int eval_native_plain(const lowp_tree_t *t, int mode, const double *a, size_t sa, const double *b,
-                             size_t sb, double *tmp) {
-  return eval_native_body(t, mode, a, sa, b, sb, tmp);
-}
-
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-__attribute__((target("avx2,fma"))) static int eval_native_fma(const lowp_tree_t *t, int mode, const double *a,
-                                                               size_t sa, const double *b, size_t sb, double *tmp) {
-  return eval_native_body(t, mode, a, sa, b, sb, tmp);
-}
-
-static int eval_native(const lowp_tree_t *t, int mode, const double *a, size_t sa, const double *b,
-                       size_t sb, double *tmp) {
-  return lowp_cpu_isa(1) >= LOWP_ISA_AVX2 ? eval_native_fma(t, mode, a, sa, b, sb, tmp)
-                                           : eval_native_plain(t, mode, a, sa, b, sb, tmp);
-}
-#else
-#define eval_native eval_native_plain
-#endif
-
-/* eval_native_body for m outputs side by side (node k of output o in tmp[k m + o]): each node's
-   operations are those of eval_native_body, output by output, so the bits are the same; the m
+/* m outputs side by side (node k of output o in tmp[k m + o]; m = 1 for lowp_tree_eval): each
+   node's operations are done output by output, so the bits are those of m evaluations; the m
    chains are independent, so the CPU overlaps them instead of waiting on each rounding in turn.
    Binary32 (mode 1) needs every term it reads to be a binary32 value, tested as it is read.
    0: not taken (a node of more than two children, such a term; the caller evaluates one by one). */
@@ -575,7 +519,7 @@ int lowp_tree_eval(double *y, const lowp_tree_t *t, const double *a, size_t sa,
   } else {
     if (!tmp && !(tmp = own = malloc(t->n_nodes * sizeof *tmp))) return LOWP_ENOMEM;
     mode = native_ok(t);
-    k = mode && eval_native(t, mode, a, sa, b, sb, tmp) ? t->n_nodes : 0; /* all done, or from the start */
+    k = mode && eval_many(t, mode, 1, &a, sa, b ? &b : NULL, sb, tmp) ? t->n_nodes : 0; /* all done, or from the start */
     for (; k < t->n_nodes && st == LOWP_OK; k++) {
       const lowp_tree_node_t *nd = &t->nodes[k];
       st = t->arith[nd->arith].kind == LOWP_NODE_FUSED
