@@ -272,8 +272,9 @@ __attribute__((target(LOWP_ACC_AVX512))) AI __m512 rofma_pick(__m512 d, __m512 u
 #define LOWP_ACC_AVX2 "avx2,fma,f16c"
 #define LOWP_RA_TGT __attribute__((target(LOWP_ACC_AVX2)))
 
-/* how the products are formed: exact, rounded to fp16 or bf16 in rne, any */
-enum { RP_EX, RP_F16NE, RP_BF16NE, RP_ANY };
+/* how the products are formed: exact, rounded to fp16 or bf16 in rne, any;
+   bf16 in rne by Veltkamp's splitting (inputs of <= 8 significant bits) */
+enum { RP_EX, RP_F16NE, RP_BF16NE, RP_ANY, RP_BF16V8 };
 
 #define LOWP_F16X(X, RC) _mm256_cvtph_ps(_mm256_cvtps_ph((X), (RC)))
 
