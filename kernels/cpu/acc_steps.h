@@ -442,8 +442,26 @@ LOWP_RA_TGT AI int ra_any(__m256i f, int fmt) {
 }
 
 /* ra_flag on two vectors: nonzero where a lane of t0 or t1 may be a
-   boundary; else *r0, *r1 are acc's rounding of t0, t1 */
+   boundary; else *r0, *r1 are acc's rounding of t0, t1. bf16: the two
+   vectors' 16-bit lanes (u + 0x8000 in rne, u directed) meet in one
+   unsigned minimum, zero where either is, then one compare, where ra_flag
+   on each and an or take three instructions. */
 LOWP_RA_TGT AI int ra_near2(__m256 t0, __m256 t1, __m256 *r0, __m256 *r1, int fmt, int mode) {
+  if (fmt == 2) {
+    const __m256i hi = _mm256_set1_epi32((int32_t)0xffff0000u), h = _mm256_set1_epi32(0x8000);
+    const __m256i q0 = mode == M_NE ? _mm256_add_epi32(_mm256_castps_si256(t0), h)
+                                    : _mm256_castps_si256(t0);
+    const __m256i q1 = mode == M_NE ? _mm256_add_epi32(_mm256_castps_si256(t1), h)
+                                    : _mm256_castps_si256(t1);
+    if (mode == M_NE) {
+      *r0 = _mm256_castsi256_ps(_mm256_and_si256(q0, hi));
+      *r1 = _mm256_castsi256_ps(_mm256_and_si256(q1, hi));
+    } else {
+      *r0 = ra_bf16(t0, mode);
+      *r1 = ra_bf16(t1, mode);
+    }
+    return ra_any(_mm256_cmpeq_epi16(_mm256_min_epu16(q0, q1), _mm256_setzero_si256()), 2);
+  }
   return ra_any(_mm256_or_si256(ra_flag(t0, r0, fmt, mode), ra_flag(t1, r1, fmt, mode)), fmt);
 }
 
