@@ -544,7 +544,7 @@ LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, 
         __m256 s0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j)));
         __m256 s1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j + 8)));
         const __m256 t0 = _mm256_fmadd_ps(va, b0, s0), t1 = _mm256_fmadd_ps(va, b1, s1);
-        const __m256i f = _mm256_or_si256(ra_f16flag(t0, MODE), ra_f16flag(t1, MODE));
+        const __m256i f = ra_f16flag2(t0, t1, MODE);
         if (__builtin_expect(ra_any(f, 1) != 0, 0)) {
           s0 = ra_odd(s0, _mm256_mul_ps(va, b0), MODE);
           s1 = ra_odd(s1, _mm256_mul_ps(va, b1), MODE);

@@ -217,7 +217,7 @@ T2 AI void a_step2(__m256 *x0, __m256 *x1, __m256 a, __m256 b0, __m256 b1, const
   const __m256 t0 = _mm256_fmadd_ps(a, b0, *x0), t1 = _mm256_fmadd_ps(a, b1, *x1);
   __m256 r0 = t0, r1 = t1;
   const int any = F == F_FP16
-                      ? ra_any(_mm256_or_si256(ra_f16flag(t0, MODE), ra_f16flag(t1, MODE)), 1)
+                      ? ra_any(ra_f16flag2(t0, t1, MODE), 1)
                       : ra_near2(t0, t1, &r0, &r1, 2, MODE);
   if (__builtin_expect(any != 0, 0)) {
     r0 = ra_odd(*x0, _mm256_mul_ps(a, b0), MODE);
