@@ -304,6 +304,43 @@ static void check_rounded_prods(void) {
         }
 }
 
+/* fp16 and bf16 data of moderate magnitude (2^-6 to 2^3, both signs),
+   products exact or rounded to the accumulator's format, every pair of
+   modes, k = 300 (two panels of k): the sums stay far from overflow and
+   are inexact at most steps, where the adversarial data above, whose fp16
+   sums overflow within a few steps, leave the last rounding of most steps
+   untested (AVX2: ra_loop16 with fp16 products, split bf16 products) */
+static void check_moderate(void) {
+  static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
+  const lowp_format_t *fmts[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16};
+  enum { M = 5, N = 37, K = 300 };
+  static double a[M * K], b[K * N], c0[M * N];
+  lowp_gemm_acc_cfg_t cfg;
+  char what[120];
+  size_t f, e, ia, ip;
+  for (f = 0; f < 2; f++) {
+    const double sig = ldexp(1.0, fmts[f]->precision - 1);
+    for (e = 0; e < M * K + K * N; e++) {
+      uint64_t r = next();
+      double v = ldexp(1.0 + (double)(r % (uint64_t)sig) / sig, (int)((r >> 32) % 10) - 6);
+      if ((r >> 48) & 1) v = -v;
+      if (e < M * K) a[e] = v;
+      else b[e - M * K] = v;
+    }
+    for (e = 0; e < M * N; e++) c0[e] = (e % 3) ? 0.0 : -0.0;
+    for (ia = 0; ia < 4; ia++)
+      for (ip = 0; ip < 5; ip++) { /* ip 4: exact products */
+        memset(&cfg, 0, sizeof cfg);
+        cfg.acc = fmts[f], cfg.acc_rnd = modes[ia];
+        cfg.prod = ip < 4 ? fmts[f] : NULL, cfg.prod_rnd = modes[ip % 4];
+        cfg.order = LOWP_ORDER_RECURSIVE;
+        snprintf(what, sizeof what, "moderate %s acc %s, prod %s", fmts[f]->name,
+                 mode_name(modes[ia]), ip < 4 ? mode_name(modes[ip]) : "exact");
+        check_data(what, &cfg, a, b, c0, M, N, K, LOWP_ACCFAST_RO32);
+      }
+  }
+}
+
 /* every product of two bf16 significands, both signs, rounded to bf16 in
    each mode (k = 1 on a zero addend: the output is the rounded product);
    wide9: one more row of 9 significant bits (bf16 data no longer, so the
@@ -374,6 +411,7 @@ int main(void) {
   check_sticky();
   check_sticky_sub();
   check_rounded_prods();
+  check_moderate();
   check_bf16_products(0);
   check_bf16_products(1);
   check_double_rounding(0);

@@ -278,6 +278,11 @@ static void check_ro32(void) {
           }
           for (q = 0; q < sizeof ks / sizeof *ks; q++)
             check_case(&ac, 3, ns[q % 3], ks[q], dt, f == 3 ? 3264 : 32, 2);
+          /* fp16 and bf16 with exact terms, recursive, blocked and splitk:
+             AVX2's a_blocks (all rows of a group at once: a full group of 4
+             and one row after it), blocks ending inside and at k */
+          if (f < 2 && fm == 1 && o != 1 && o % 2 == 0)
+            check_case(&ac, 5, 130, 301, dt, 32, 1);
         }
 }
 

@@ -95,7 +95,7 @@ typedef struct {
   double *c;
   size_t m, n, k;
   tgt_t acc, prod;
-  int nb8; /* every entry of a and b has <= 8 significant bits (PK_V8) */
+  int nb8; /* every entry of a and b has <= 8 significant bits (PK_V8, RP_BF16V8) */
   int isa; /* the copy that runs (lowp_isa_t) */
 } job_t;
 
@@ -423,7 +423,9 @@ static int ro16_pk(const job_t *jb, int rp) {
      default NaN 0xffc00000, whose low 16 bits are zero: kept); other
      formats by fround_to's algorithm with 2^q = 2^(q + 21) 2^-21 (q in
      [-147, 104]: a normal encoding, and an exact product) instead of a
-     per-lane shift.
+     per-lane shift. bf16 products in rne where every entry of A and B has
+     <= 8 significant bits (nb8): Veltkamp's splitting (ra_v8, the proof
+     of prod_v8), three instructions instead of the six of the bits.
    - fp16 and bf16 accumulators, products exact or rounded but not FIG:
      t = RN(s + p) (one fused multiply-add for exact products), converted
      (ra_flag), and the sum rounded to odd only where t's low bits say it
@@ -434,6 +436,15 @@ static int ro16_pk(const job_t *jb, int rp) {
 #define LOWP_ACC_RA32 1
 #define LOWP_RA_TGT __attribute__((target(LOWP_ACC_AVX2)))
 
+/* prod_v8 (above, the AVX-512 kernels' PK_V8) on 8 lanes: a b rounded to
+   bf16 in rne for a and b of <= 8 significant bits (RO32 data), given
+   bc = b (2^16 + 1), exact: g = RN(a bc), h = g - RN(g - a b), the second
+   rounding one fused multiply-add; the proof is prod_v8's */
+LOWP_RA_TGT AI __m256 ra_v8(__m256 va, __m256 vb, __m256 bc) {
+  const __m256 g = _mm256_mul_ps(va, bc);
+  return _mm256_sub_ps(g, _mm256_fnmadd_ps(va, vb, g));
+}
+
 /* s[r JB + j] for the rows and the panel's columns, k from l0 to l0 + kw
    (the loops of LOWP_ROFMA_LOOP); MODE acc's mode, FMT 1 fp16 / 2 bf16 /
    0 another acc, PK the products, FIG one rounding to nearest (fig_holds) */
@@ -441,9 +452,13 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
                             const float *panel, size_t l0, size_t kw, const tgt_t *acc,
                             const tgt_t *prod, const int MODE, const int FMT, const int PK,
                             const int FIG) {
+  float bc[JB] __attribute__((aligned(32))); /* RP_BF16V8: the panel's row times 2^16 + 1 */
   size_t l, r, j;
   for (l = 0; l < kw; l++) {
     const float *bl = panel + l * JB;
+    if (PK == RP_BF16V8)
+      for (j = 0; j < JB; j += 8)
+        _mm256_store_ps(bc + j, _mm256_mul_ps(_mm256_loadu_ps(bl + j), _mm256_set1_ps(65537.0f)));
     for (r = 0; r < rows; r++) {
       const __m256 va = _mm256_set1_ps((float)a[(i + r) * k + l0 + l]);
       float *sr = s + r * JB;
@@ -473,7 +488,8 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
           continue;
         }
         vs = _mm256_loadu_ps(sr + j), vb = _mm256_loadu_ps(bl + j);
-        p = _mm256_mul_ps(va, vb);
+        if (PK == RP_BF16V8) p = ra_v8(va, vb, _mm256_load_ps(bc + j));
+        else p = _mm256_mul_ps(va, vb);
         if (PK == RP_F16NE) p = ra_f16(p, M_NE);
         else if (PK == RP_BF16NE) p = ra_bf16(p, M_NE);
         else if (PK == RP_ANY) p = ra_prod(p, prod);
@@ -500,9 +516,12 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
    vcvtps2ph to memory, the same conversions as ra_f16's round trip, less
    the shuffle micro-op of vcvtph2ps's register form (its memory form is a
    load and one micro-op); the test is ra_flag's (ra_f16flag); t = RN(a b
-   + s) and the rest as in ra_loop */
+   + s) and the rest as in ra_loop. PK = RP_F16NE (FIG: products rounded
+   to fp16 in rne, the accumulator in rne): s + p rounded once in binary32,
+   p = a b by vcvtps2ph and back, as ra_loop's FIG step. */
 LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, size_t k,
-                              const float *panel, size_t l0, size_t kw, const int MODE) {
+                              const float *panel, size_t l0, size_t kw, const int MODE,
+                              const int PK) {
   uint16_t h[MR * JB];
   size_t l, r, j;
   for (j = 0; j < rows * JB; j += 8)
@@ -512,12 +531,20 @@ LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, 
     for (r = 0; r < rows; r++) {
       const __m256 va = _mm256_set1_ps((float)a[(i + r) * k + l0 + l]);
       uint16_t *hr = h + r * JB;
+      if (PK == RP_F16NE) {
+        for (j = 0; j < JB; j += 8) {
+          const __m256 p = ra_f16(_mm256_mul_ps(va, _mm256_loadu_ps(bl + j)), M_NE);
+          const __m256 s0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j)));
+          _mm_storeu_si128((__m128i *)(hr + j), ra_f16h(_mm256_add_ps(p, s0), M_NE));
+        }
+        continue;
+      }
       for (j = 0; j < JB; j += 16) {
         const __m256 b0 = _mm256_loadu_ps(bl + j), b1 = _mm256_loadu_ps(bl + j + 8);
         __m256 s0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j)));
         __m256 s1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j + 8)));
         const __m256 t0 = _mm256_fmadd_ps(va, b0, s0), t1 = _mm256_fmadd_ps(va, b1, s1);
-        const __m256i f = _mm256_or_si256(ra_f16flag(t0, MODE), ra_f16flag(t1, MODE));
+        const __m256i f = ra_f16flag2(t0, t1, MODE);
         if (__builtin_expect(ra_any(f, 1) != 0, 0)) {
           s0 = ra_odd(s0, _mm256_mul_ps(va, b0), MODE);
           s1 = ra_odd(s1, _mm256_mul_ps(va, b1), MODE);
@@ -537,11 +564,15 @@ LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, 
 #define LOWP_RA_PK(MODE, FMT, FIG)                                               \
   switch ((MODE) != M_NE && pk != RP_EX ? RP_ANY : pk) {                         \
   case RP_EX:                                                                    \
-    if ((FMT) == 1) ra_loop16(s, a, i, rows, k, panel, l0, kw, MODE);             \
+    if ((FMT) == 1) ra_loop16(s, a, i, rows, k, panel, l0, kw, MODE, RP_EX);      \
     else ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_EX, 0); \
     break;                                                                       \
-  case RP_F16NE: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_F16NE, FIG); break; \
+  case RP_F16NE:                                                                 \
+    if ((FMT) == 1 && (FIG)) ra_loop16(s, a, i, rows, k, panel, l0, kw, M_NE, RP_F16NE); \
+    else ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_F16NE, FIG); \
+    break;                                                                       \
   case RP_BF16NE: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_BF16NE, FIG); break; \
+  case RP_BF16V8: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_BF16V8, FIG); break; \
   default: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_ANY, FIG); break; \
   }
 #define LOWP_RA_FMT(MODE, FIG)                                                   \
@@ -552,11 +583,11 @@ LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, 
   }
 LOWP_RA_TGT static void ro32_avx2(float *s, const double *a, size_t i, size_t rows, size_t k,
                                   const float *panel, size_t l0, size_t kw, const tgt_t *acc,
-                                  const tgt_t *prod, int rp) {
+                                  const tgt_t *prod, int rp, int nb8) {
   const int fmt = acc->fp16 ? 1 : acc->bf16 ? 2 : 0;
   const int pk = !rp                                ? RP_EX
                  : prod->mode == M_NE && prod->fp16 ? RP_F16NE
-                 : prod->mode == M_NE && prod->bf16 ? RP_BF16NE
+                 : prod->mode == M_NE && prod->bf16 ? (nb8 ? RP_BF16V8 : RP_BF16NE)
                                                     : RP_ANY;
   switch (acc->mode) {
   case M_TZ: LOWP_RA_FMT(M_TZ, 0) break;
@@ -723,7 +754,8 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
       ro64_avx2(&sd[0][0], jb->a, i, rows, jb->k, (const double *)panel, l0, kw, &acc, &prod,
                 kind == K_RORP, fig64);
     if (kind == K_RFA || kind == K_RFARP)
-      ro32_avx2(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, kind == K_RFARP);
+      ro32_avx2(&sf[0][0], jb->a, i, rows, jb->k, panel, l0, kw, &acc, &prod, kind == K_RFARP,
+                jb->nb8);
 #endif
     for (r = 0; r < rows; r++)
       for (j = 0; j < jw; j++) {
@@ -974,9 +1006,12 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
   if (kind == LOWP_ACCFAST_NONE || !cfg || (m && n && !c) || (k && (!a || !b)))
     return LOWP_EINVAL;
   if (m == 0 || n == 0) return LOWP_OK;
-  /* the addend, rounded to acc as the reference does (its NaN sign policy) */
+  /* the addend, rounded to acc as the reference does (its NaN sign policy);
+     a zero (the usual C) is its own rounding in every mode (IEEE-like acc,
+     default policy: kind_of), and lowp_round_f64 per element took 0.012
+     ns per multiply-add at n = 1024 */
   for (e = 0; e < m * n; e++)
-    (void)lowp_round_f64(&c[e], c[e], cfg->acc, cfg->pol, cfg->acc_rnd);
+    if (c[e] != 0) (void)lowp_round_f64(&c[e], c[e], cfg->acc, cfg->pol, cfg->acc_rnd);
   if (k == 0) return LOWP_OK;
   jb.a = a, jb.b = b, jb.c = c, jb.m = m, jb.n = n, jb.k = k;
   tgt_of(&jb.acc, cfg->acc, cfg->acc_rnd);
@@ -992,7 +1027,8 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
        : kind == LOWP_ACCFAST_RO32 ? (cfg->prod ? K_RFRP : K_RF)
        : (cfg->prod ? K_RORP : K_RO);
   jb.isa = use;
-  jb.nb8 = kk == K_RFMRP && jb.prod.bf16 && narrow8(a, m * k) && narrow8(b, k * n);
+  jb.nb8 = (kk == K_RFMRP || kk == K_RFARP) && jb.prod.bf16 && narrow8(a, m * k) &&
+           narrow8(b, k * n);
   nj = (n + JB - 1) / JB, ni = (m + IR - 1) / IR, ntask = nj * ni;
 #pragma omp parallel for schedule(dynamic, 1) reduction(| : fail)
   for (t = 0; t < (long long)ntask; t++) {

@@ -5,6 +5,7 @@
 #if defined(LOWP_N32_X86)
 #define LOWP_N32_CASES(CALL) \
   CALL(F_OTHER, c->acc.mode, 0, 0) CALL(F_OTHER, c->acc.mode, 1, 1) LOWP_MALL(CALL, F_FP16)
+#define LOWP_N32_BLOCKS(out, c, k, w) a_blocks(out, c, k, w, F_FP16)
 #define SFX _avx2
 #include "cpu/reduce_fast32_body.h"
 #endif

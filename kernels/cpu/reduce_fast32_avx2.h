@@ -191,6 +191,125 @@ T2 AI a16_t a_lone(const nctx_t *c, size_t l, size_t jv, KP) {
   return a_add(a_term(c, l, jv, KN), z, c, KN);
 }
 
+/* ---- recursive, blocked and splitk sums of fp16 and bf16 with exact terms
+   (fma = 1), all c->rows rows at once (a_blocks): the loops of
+   gemm_acc_fast.c's ra_loop16 and ra_loop, which the recursive path runs.
+   blocks_ (cpu/reduce_fast32_body.h) steps one row's two 16-lane vectors
+   along k, four dependent chains each a fused multiply-add, the test and
+   a conversion there and back long: bound by their latency, and each row
+   reads the whole panel again. Here a step runs over the rows' 128
+   columns, 8 vectors of 16 lanes per row, independent, each row of the
+   panel read once for the rows; the block's sums held as binary16 (fp16:
+   read by vcvtph2ps from memory and written by vcvtps2ph in the mode to
+   memory, exact for fp16 values, as ra_loop16) or binary32 (bf16). The
+   same operations as a_two, a_addt, a_lone and a_sum, lane by lane, in
+   the same order: the first two terms of a block t = RN(a1 b1 + a0 b0)
+   (a0 b0 exact) and each term after it t = RN(a b + s), acc's rounding of
+   t where ra_flag's test passes, else of the sum rounded to odd (ra_odd);
+   a lone term a_lone; the block sums into the row's total by a_sum. */
+
+/* x0, x1 = acc's rounding of x + a b (a b exact, x a value of acc or an
+   exact product) on two vectors, one test for both; fp16 (F_FP16): the
+   value whose conversion to binary16 in the mode is that rounding (t, or
+   the sum rounded to odd) */
+T2 AI void a_step2(__m256 *x0, __m256 *x1, __m256 a, __m256 b0, __m256 b1, const int F,
+                   const int MODE) {
+  const __m256 t0 = _mm256_fmadd_ps(a, b0, *x0), t1 = _mm256_fmadd_ps(a, b1, *x1);
+  __m256 r0 = t0, r1 = t1;
+  const int any = F == F_FP16
+                      ? ra_any(ra_f16flag2(t0, t1, MODE), 1)
+                      : ra_near2(t0, t1, &r0, &r1, 2, MODE);
+  if (__builtin_expect(any != 0, 0)) {
+    r0 = ra_odd(*x0, _mm256_mul_ps(a, b0), MODE);
+    r1 = ra_odd(*x1, _mm256_mul_ps(a, b1), MODE);
+    if (F == F_BF16) r0 = ra_bf16(r0, MODE), r1 = ra_bf16(r1, MODE);
+  }
+  *x0 = r0, *x1 = r1;
+}
+
+/* the block sums: binary16 (fp16) or binary32 (bf16) at element e */
+T2 AI __m256 a_hld(const void *h, size_t e, const int F) {
+  return F == F_FP16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)h + e)))
+                     : _mm256_loadu_ps((const float *)h + e);
+}
+
+T2 AI void a_hst(void *h, size_t e, __m256 x, const int F, const int MODE) {
+  if (F == F_FP16) _mm_storeu_si128((__m128i *)((uint16_t *)h + e), ra_f16h(x, MODE));
+  else _mm256_storeu_ps((float *)h + e, x);
+}
+
+/* out (c->rows x OW32) = the recursive sums of width w (the last one
+   shorter) of c's rows, added left to right from the first (blocks_) */
+T2 AI void a_blocks_rows(float *out, const nctx_t *c, size_t k, size_t w, const int F,
+                         const int MODE) {
+  union {
+    uint16_t h[RB_RO * OW32];
+    float f[RB_RO * OW32];
+  } sb;
+  void *hs = F == F_FP16 ? (void *)sb.h : (void *)sb.f;
+  const size_t rows = c->rows;
+  size_t lo, l, r, j;
+  for (lo = 0; lo < k; lo += w) {
+    const size_t hi = lo + w < k ? lo + w : k;
+    for (r = 0; r < rows; r++) {
+      const float *ar = c->arow + r * c->k;
+      if (hi - lo == 1) {
+        nctx_t cr = *c;
+        cr.arow = ar;
+        for (j = 0; j < NV; j++) {
+          const a16_t x = a_lone(&cr, lo, j, F, MODE, 0);
+          a_hst(hs, r * OW32 + j * VWF, x.h[0], F, MODE);
+          a_hst(hs, r * OW32 + j * VWF + 8, x.h[1], F, MODE);
+        }
+        continue;
+      }
+      {
+        const __m256 a0 = _mm256_set1_ps(ar[lo]), a1 = _mm256_set1_ps(ar[lo + 1]);
+        const float *b0 = c->panel + lo * OW32, *b1 = b0 + OW32;
+        for (j = 0; j < OW32; j += VWF) {
+          __m256 x0 = _mm256_mul_ps(a0, _mm256_loadu_ps(b0 + j));
+          __m256 x1 = _mm256_mul_ps(a0, _mm256_loadu_ps(b0 + j + 8));
+          a_step2(&x0, &x1, a1, _mm256_loadu_ps(b1 + j), _mm256_loadu_ps(b1 + j + 8), F, MODE);
+          a_hst(hs, r * OW32 + j, x0, F, MODE);
+          a_hst(hs, r * OW32 + j + 8, x1, F, MODE);
+        }
+      }
+    }
+    for (l = lo + 2; l < hi; l++) {
+      const float *bl = c->panel + l * OW32;
+      for (r = 0; r < rows; r++) {
+        const __m256 a = _mm256_set1_ps(c->arow[r * c->k + l]);
+        for (j = 0; j < OW32; j += VWF) {
+          const size_t e = r * OW32 + j;
+          __m256 x0 = a_hld(hs, e, F), x1 = a_hld(hs, e + 8, F);
+          a_step2(&x0, &x1, a, _mm256_loadu_ps(bl + j), _mm256_loadu_ps(bl + j + 8), F, MODE);
+          a_hst(hs, e, x0, F, MODE);
+          a_hst(hs, e + 8, x1, F, MODE);
+        }
+      }
+    }
+    for (j = 0; j < rows * OW32; j += VWF) {
+      a16_t s;
+      s.h[0] = a_hld(hs, j, F);
+      s.h[1] = a_hld(hs, j + 8, F);
+      a_st(out + j, lo ? a_sum(a_ld(out + j), s, c, F, MODE, 0) : s);
+    }
+  }
+}
+
+/* blocks_ for all of c's rows when c is fp16 or bf16 (the copy's F) with
+   exact terms: 1, else 0 (not served) */
+T2 AI int a_blocks(float *out, const nctx_t *c, size_t k, size_t w, const int F) {
+  if (c->fmt != F || c->rp) return 0;
+  switch (c->acc.mode) {
+  case M_TZ: a_blocks_rows(out, c, k, w, F, M_TZ); break;
+  case M_UP: a_blocks_rows(out, c, k, w, F, M_UP); break;
+  case M_DN: a_blocks_rows(out, c, k, w, F, M_DN); break;
+  default: a_blocks_rows(out, c, k, w, F, M_NE); break;
+  }
+  return 1;
+}
+
 /* the AVX2 copy: (fmt, mode, rp) constants for fp16, bf16 and fp32 in the
    directed modes; the mode at run time for the other accumulators */
 #define LOWP_N32_KEY(c)                                                            \

@@ -5,6 +5,7 @@
 #if defined(LOWP_N32_X86)
 #define LOWP_N32_CASES(CALL) \
   LOWP_MALL(CALL, F_BF16) LOWP_MDIR(CALL, F_DIR)
+#define LOWP_N32_BLOCKS(out, c, k, w) a_blocks(out, c, k, w, F_BF16)
 #define SFX _avx2b
 #include "cpu/reduce_fast32_body.h"
 #endif

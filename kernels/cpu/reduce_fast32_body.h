@@ -5,7 +5,10 @@
    steps: v_ or m_), LOWP_N32_KEY(c) and LOWP_N32_CASES(CALL) (the (fmt,
    mode, rp) this copy serves, as constants) defined; the steps include
    OP(ld) and OP(st), a vector from and to 16 floats, and OP(sum), OP(add)
-   where both terms are already rounded to acc (a copy may skip a test). No include guard: meant
+   where both terms are already rounded to acc (a copy may skip a test);
+   LOWP_N32_BLOCKS(out, c, k, w), where defined, runs the recursive,
+   blocked and splitk sums of all c's rows and says 1, or says 0 (then
+   blocks_ runs). No include guard: meant
    to be included several times. LOWP_N32_LEAF: the largest pairwise
    subtree kept in registers (2 to 8); LOWP_N32_NVB: the vectors the
    recursive sums step together (a divisor of NV). */
@@ -152,6 +155,9 @@ ATTR void FN(lowp_n32_row)(float *out, const nctx_t *c, size_t k) {
   }
   if (c->order == LOWP_ACC_BLOCKED) w = c->block;
   else if (c->order == LOWP_ACC_SPLITK) w = (k + c->block - 1) / c->block;
+#ifdef LOWP_N32_BLOCKS
+  if (LOWP_N32_BLOCKS(out, c, k, w ? w : 1)) return;
+#endif
   for (ri = 0; ri < c->rows; ri++) {
     nctx_t cr = *c;
     cr.arow = c->arow + ri * c->k;
