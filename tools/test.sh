@@ -66,7 +66,7 @@ fi
 ctest --test-dir build -LE 'long|fuzz|torch|mpi' --output-on-failure -j"$(nproc)"
 phase "default labels unit, cli, numpy done"
 # CI (.ci/run runs this script with CI=true) adds label mpi and the sanitizer and fuzz pass. The mpi
-# tests (tests/mpi/) are a longer suite that mostly waits: about 170 s of wall time for 75 s of CPU
+# tests (tests/mpi/) are a longer suite that mostly waits: their wall times summed 170 s for 75 s of CPU
 # on 2 cores, since every mpirun job starts in about 0.5 s and one whose rank fails waits 1 s more
 # before the others are stopped (README, "Test labels")
 if [ -n "${CI:-}" ]; then
