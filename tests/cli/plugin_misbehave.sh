@@ -45,8 +45,8 @@ alive() {
 }
 # outlives NAME: still running 0.3 s from now (polled: ended sooner, it returns at once)
 outlives() {
-  local i
-  for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do alive "$1" || return 1; sleep 0.02; done
+  local i=0
+  while [ $i -lt 15 ]; do alive "$1" || return 1; sleep 0.02; i=$((i + 1)); done
   alive "$1"
 }
 
