@@ -10,7 +10,10 @@
  * recursive bound at K = 4096 and fails the revealed tree's, the honest one
  * passes it; results.json and blas.csv are the same bytes for the same seed
  * (timing.csv holds wall times: not compared); a bad parameter exits 2 and
- * leaves no folder. The full sweep (K 64..8192) is
+ * leaves no folder. Under ctest the second run is the quick report's (the
+ * fixture report_quick, tests/cli/report_quick.sh, LOWP_REPORT_QUICK): its
+ * order-revelation at the same seed, made by `lowp report`'s child process,
+ * must be the same bytes as this `lowp run`; alone, the test runs it twice. The full sweep (K 64..8192) is
  * tests/long/texp_order_revelation_long.c (label long).
  * Run: ctest --test-dir build -R texp_order_revelation --output-on-failure
  */
@@ -20,9 +23,11 @@
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static char *slurp(const char *dir, const char *file) {
   char path[4300];
@@ -112,8 +117,35 @@ static void check_tables(cJSON *res) {
   lowp_test_check(nver == 4, "4 verdict rows (%d)", nver);
 }
 
+/* The quick report of the fixture report_quick (LOWP_REPORT_QUICK: a folder holding rc, the report's
+   exit status, and the report under a hostile name, the one folder there): its order-revelation folder
+   in out, 1; 0 when there is none (no fixture, or the report failed) */
+static int fixture_run(char *out, size_t n) {
+  const char *base = getenv("LOWP_REPORT_QUICK");
+  char *rc;
+  DIR *d;
+  struct dirent *e;
+  struct stat st;
+  int found = 0;
+  if (!base || !*base || !(rc = slurp(base, "rc"))) return 0;
+  found = !strcmp(rc, "0\n");
+  free(rc);
+  if (!found || !(d = opendir(base))) return 0;
+  found = 0;
+  while (!found && (e = readdir(d)))
+    if (e->d_name[0] != '.') {
+      snprintf(out, n, "%s/%s", base, e->d_name);
+      if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(out, n, "%s/%s/order-revelation", base, e->d_name);
+        found = 1;
+      }
+    }
+  closedir(d);
+  return found;
+}
+
 int main(void) {
-  char dir[] = "/tmp/texp_order_revelation.XXXXXX", cmd[4400];
+  char dir[] = "/tmp/texp_order_revelation.XXXXXX", cmd[4400], other[4400];
   char *a, *b;
   cJSON *res;
   lowp_test_start("texp_order_revelation");
@@ -129,11 +161,16 @@ int main(void) {
   lowp_test_check(res != NULL, "results.json parses");
   if (res) check_tables(cJSON_GetObjectItem(res, "results"));
   cJSON_Delete(res);
-  /* the same seed: the same bytes (the environment block aside: it holds the date) */
-  snprintf(cmd, sizeof cmd, "run order-revelation --quick --out %s/b", dir);
-  lowp_test_check(lowp_test_run_lowp(cmd) == 0, "second run exits 0");
-  snprintf(cmd, sizeof cmd, "%s/b", dir);
-  b = slurp(cmd, "results.json");
+  /* the same seed: the same bytes (the environment block aside: it holds the date); the second run
+     is the fixture's quick report's where there is one */
+  if (fixture_run(other, sizeof other)) {
+    printf("second run: the quick report's (fixture report_quick)\n");
+  } else {
+    snprintf(cmd, sizeof cmd, "run order-revelation --quick --out %s/b", dir);
+    lowp_test_check(lowp_test_run_lowp(cmd) == 0, "second run exits 0");
+    snprintf(other, sizeof other, "%s/b", dir);
+  }
+  b = slurp(other, "results.json");
   {
     char *ra = a ? strstr(a, "\"results\"") : NULL, *rb = b ? strstr(b, "\"results\"") : NULL;
     lowp_test_check(ra && rb && !strcmp(ra, rb), "results the same bytes for the same seed");
@@ -142,8 +179,7 @@ int main(void) {
   free(b);
   snprintf(cmd, sizeof cmd, "%s/a", dir);
   a = slurp(cmd, "blas.csv");
-  snprintf(cmd, sizeof cmd, "%s/b", dir);
-  b = slurp(cmd, "blas.csv");
+  b = slurp(other, "blas.csv");
   lowp_test_check(a && b && !strcmp(a, b), "blas.csv the same bytes");
   free(a);
   free(b);

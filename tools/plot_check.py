@@ -133,20 +133,38 @@ def check(folder, gp, tmp, tol):
         return None
     kx0, ky0, kx1, ky1 = w, h, -1, -1
     for y in range(h):
-        row = a[y]
-        for x in range(w):
-            if row[x * bpa] == 255 and row[x * bpa + 1] == 0 and row[x * bpa + 2] == 255:
-                kx0, ky0, kx1, ky1 = min(kx0, x), min(ky0, y), max(kx1, x), max(ky1, y)
+        first, last = magenta_span(a[y], bpa)
+        if first >= 0:
+            kx0, ky0, kx1, ky1 = min(kx0, first), min(ky0, y), max(kx1, last), max(ky1, y)
     if kx1 < 0:
         return (0, None)  # no key (or no entries)
     n, box = 0, [w, h, -1, -1]
     for y in range(ky0, ky1 + 1):
-        row = b[y]
+        seg = b[y][kx0 * bpb:(kx1 + 1) * bpb]
+        if seg[0::bpb] == seg[1::bpb] == seg[2::bpb]:
+            continue  # every pixel of the row's stretch grey (r = g = b): none coloured
         for x in range(kx0, kx1 + 1):
-            if coloured(row[x * bpb:x * bpb + 3]):
+            if coloured(b[y][x * bpb:x * bpb + 3]):
                 n += 1
                 box = [min(box[0], x), min(box[1], y), max(box[2], x), max(box[3], y)]
     return (n, box) if n > tol else (0, None)
+
+
+MAGENTA = b"\xff\x00\xff"
+
+
+def magenta_span(row, bpp):
+    """the first and last x of a row whose pixel is magenta (255, 0, 255), or (-1, -1): bytes.find and rfind,
+    matches that do not start a pixel skipped"""
+    i = row.find(MAGENTA)
+    while i >= 0 and i % bpp:
+        i = row.find(MAGENTA, i + 1)
+    if i < 0:
+        return -1, -1
+    j = row.rfind(MAGENTA)
+    while j % bpp:
+        j = row.rfind(MAGENTA, 0, j + 2)
+    return i // bpp, j // bpp
 
 
 # how a caption names a way of drawing, and what in the script draws it

@@ -75,15 +75,16 @@ cp "$MODELS"/*.safetensors "$MODELS"/*_predictions.txt "$T/mdir/"
 cp "$MODELS"/seeds/cnn_s20261123.safetensors "$T/mdir/seeds/"
 cp "$MODELS/cnn.safetensors" "$T/mdir/cnn_same.safetensors"
 BSF="$BSF --models=$T/mdir --seed_models=cnn_same.safetensors,seeds/cnn_s20261123.safetensors"
-# the default labels and the sanitizers: 100 images, 30 on the tensor-core model, 50 for calibration and
-# the bootstrap (8.9 s of CPU per run, 17.5 s at 200 images); the same code paths and assertions.
-# LOWP_FP8Q_FULL=1 (cli_fp8q_full, label long): 200 images, 100 on the tensor-core model, --quick's
-# calibration and bootstrap
+# the default labels and the sanitizers: 100 images, 30 on the tensor-core model and 30 for the per-layer
+# rows (24 of the 80 configurations), 50 for calibration and the bootstrap (about 7 s of CPU per run;
+# 8.9 s with the layer rows at 100, 17.5 s at 200 images); the same code paths and assertions.
+# LOWP_FP8Q_FULL=1 (cli_fp8q_full, label long): 200 images, 100 on the tensor-core model, 200 per layer,
+# --quick's calibration and bootstrap
 if [ -n "${LOWP_FP8Q_FULL:-}" ] && [ -z "${LOWP_TEST_SANITIZED:-}" ]; then
-  N=200 NT=100 EVAL="--test=$N --layer_test=$N $BSF"
+  N=200 NT=100 LT=200 EVAL="--test=$N --layer_test=$LT $BSF"
 else
-  N=100 NT=30
-  EVAL="--test=$N --tc_test=$NT --layer_test=$N --calib=50 --boot=50 $BSF"
+  N=100 NT=30 LT=30
+  EVAL="--test=$N --tc_test=$NT --layer_test=$LT --calib=50 --boot=50 $BSF"
 fi
 # the second run reads the uncompressed copies (good labels this time): one run checks both that
 # the thread count and that the data's compression leave every output as it was (--data names
@@ -128,9 +129,10 @@ grep -q 'the accuracy gain is not significant' "$T/t1/results.json" && bad "'gai
 # e2m1 per tensor and 4 block-scaled rows, 2 formats x 3 further scale phases
 [ "$(wc -l <"$T/t1/configs.csv")" -eq $((1 + 2 * 17 + 2 * 4 + 2 * 8 + 2 * (1 + 4 + 6))) ] && ok ||
   bad "configs.csv: $(wc -l <"$T/t1/configs.csv") lines"
-# one row per image and configuration: N images (NT for the 6 tensor-core rows of each network), but the further
-# scale phases: per_phase.csv.gz, one row per network, format and image, the 4 phases' predictions in one string
-[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + N * (11 + 8 + 5) + NT * 6 + N * (11 + 16 + 5) + NT * 6)) ] &&
+# one row per image and configuration: N images (NT for the 6 tensor-core rows of each network, LT for the
+# per-layer rows: 8 of the CNN, 16 of the ViT), but the further scale phases: per_phase.csv.gz, one row per
+# network, format and image, the 4 phases' predictions in one string
+[ "$(gzip -dc "$T/t1/per_image.csv.gz" | wc -l)" -eq $((1 + N * (11 + 5) + LT * 8 + NT * 6 + N * (11 + 5) + LT * 16 + NT * 6)) ] &&
   ok || bad "per_image.csv.gz: $(gzip -dc "$T/t1/per_image.csv.gz" | wc -l) lines"
 [ "$(gzip -dc "$T/t1/per_phase.csv.gz" | wc -l)" -eq $((1 + 2 * 2 * N)) ] &&
   gzip -dc "$T/t1/per_phase.csv.gz" | head -1 | grep -qx 'model,format,image,label,pred_by_phase,kl_phase1,kl_phase2,kl_phase3' &&

@@ -20,8 +20,10 @@ build() { # NAME [-DFLAG]
   "$CC" -shared -fPIC -O1 -I"$SRC/include" ${2:-} "$SRC/tests/cli/plugins/misbehave2.c" -o "$P/$1.so" -lm ||
     { echo "FAIL: cannot build $1.so"; exit 1; }
 }
-build mis
-for v in LOAD_EXIT LOAD_SEGV LOAD_HANG TABLE_CRASH BAD_NAME; do build "$v" "-D$v"; done
+# the seven libraries compiled side by side (each a compiler run of about 0.4 s)
+build mis & b_pids=$!
+for v in LOAD_EXIT LOAD_SEGV LOAD_HANG TABLE_CRASH BAD_NAME CHAIN_CTOR; do build "$v" "-D$v" & b_pids="$b_pids $!"; done
+for b in $b_pids; do wait "$b" || exit 1; done
 
 check() { # KERNEL [LIB] [EXTRA-SUBJECT-JSON] [M N K [NAME]]: one check of that kernel
   printf '{ "name": "%s", "op": "gemm", "subject": { "plugin": "%s", "kernel": "%s"%s }, "shape": { "m": %s, "n": %s, "k": %s }, "rules": [ { "max_ulp": 64 } ] }' \
@@ -41,6 +43,45 @@ alive() {
   st=$(awk '{print $3}' "/proc/$(cat "$T/$1.pid")/stat" 2>/dev/null) || return 1
   [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
 }
+# outlives NAME: still running 0.3 s from now (polled: ended sooner, it returns at once)
+outlives() {
+  local i=0
+  while [ $i -lt 15 ]; do alive "$1" || return 1; sleep 0.02; i=$((i + 1)); done
+  alive "$1"
+}
+
+# ------------- a chain of 200 processes, each in a new session and the parent of the next,
+# started by a kernel or by its library's constructor (issue 30): none outlives lowp, whatever
+# the containment (the default walk, or LOWP_CONTAIN=pidns), and the published files stay
+# what lowp wrote although every link tries to overwrite them 3 s after it started
+alive_pid() {
+  local st
+  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+chain_case() { # LABEL LIB KERNEL WANT-PIDS [ENV=VALUE...]
+  local label=$1 lib=$2 kern=$3 want=$4 p left=0 n; shift 4
+  rm -f "$T"/chain.* "$T/ch.xml" "$T/ch.json"
+  spec "$T/ch.spec.json" "$(check "$kern" "$lib")"
+  env "$@" MIS_DIR="$T" MIS_TARGETS="$T/ch.xml:$T/ch.json" "$LOWP" check "$T/ch.spec.json" --junit "$T/ch.xml" \
+    --json "$T/ch.json" >"$T/o" 2>"$T/e"; local rc=$?
+  [ $rc -eq 0 ] && ok || bad "$label: exit $rc, want 0: $(head -c 600 "$T/o" "$T/e")"
+  n=$(wc -l <"$T/chain.pids" 2>/dev/null || echo 0)
+  [ "$n" -ge "$want" ] && ok || bad "$label: $n links of the chain started, want $want"
+  for p in $(cat "$T/chain.pids" 2>/dev/null); do alive_pid "$p" && left=$((left + 1)); done
+  [ $left -eq 0 ] && ok || bad "$label: $left of $n processes of the chain outlived lowp"
+  cp "$T/ch.xml" "$T/ch.xml.0" && cp "$T/ch.json" "$T/ch.json.0" || bad "$label: nothing published"
+  sleep 4 # longer than the links' sleep: a survivor would have written by now
+  cmp -s "$T/ch.xml" "$T/ch.xml.0" && cmp -s "$T/ch.json" "$T/ch.json.0" &&
+    ! grep -q overwritten "$T/ch.xml" "$T/ch.json" && ok || bad "$label: a published file was overwritten"
+  grep -q "^PASS $kern " "$T/o" && ok || bad "$label: the check did not pass: $(head -c 600 "$T/o")"
+}
+# the four cases side by side (bg_run, each in a folder of its own, its MIS_DIR), started first: each
+# mostly waits (the links' 3 s, then 4 s), while the rest of this script runs; bg_wait at the end
+bg_run "$T/chain1" chain_case "a kernel's 200-deep setsid chain" mis chain 200
+bg_run "$T/chain2" chain_case "a kernel's 200-deep setsid chain, LOWP_CONTAIN=pidns" mis chain 200 LOWP_CONTAIN=pidns
+bg_run "$T/chain3" chain_case "a constructor's 200-deep setsid chain" CHAIN_CTOR honest 400
+bg_run "$T/chain4" chain_case "a constructor's 200-deep setsid chain, LOWP_CONTAIN=pidns" CHAIN_CTOR honest 400 LOWP_CONTAIN=pidns
 
 # ------------------------------------------------- kernels: each fails its own check
 spec "$T/run.json" "$(check honest)" "$(check honest mis '' 16 16 64 honest_big)" "$(check past1)" "$(check pastpage)" \
@@ -77,10 +118,9 @@ sz=$(cat "$T/o" "$T/e" | wc -c)
 /usr/bin/python3 -c "import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); n = len(d.getElementsByTagName('failure')) + len(d.getElementsByTagName('error')); assert n == 13, n" "$T/run.xml" \
   && ok || bad "JUnit: 13 failures expected: $(head -c 600 "$T/run.xml")"
 [ -s "$T/run.res.json" ] && ok || bad "JSON result not written"
-sleep 0.3
-alive daemonize && bad "the kernel's child outlived lowp" || ok
+outlives daemonize && bad "the kernel's child outlived lowp" || ok
 [ -s "$T/escape.pid" ] && ok || bad "the daemon (setsid) of kernel escape did not start"
-alive escape && bad "the daemon (setsid, double fork) of a kernel outlived its call" || ok
+outlives escape && bad "the daemon (setsid, double fork) of a kernel outlived its call" || ok
 
 # ------------------------------------- a timeout (the spec's) ends the kernel's group
 spec "$T/to.json" "$(check forkhang mis ', "timeout": 1')" "$(check escapehang mis ', "timeout": 1')" "$(check honest)"
@@ -90,9 +130,8 @@ took=$(( $(date +%s) - start ))
 [ $rc -eq 1 ] && ok || bad "timeout: exit $rc, want 1: $(cat "$T/o" "$T/e")"
 grep -q "^FAIL forkhang .*did not finish in 1 s (killed; the check's \"timeout\" or LOWP_PLUGIN_TIMEOUT sets the limit)" "$T/o" && ok || bad "timeout message: $(cat "$T/o")"
 [ $took -lt 30 ] && ok || bad "the spec's timeout of 1 s took $took s"
-sleep 0.3
-alive forkhang && bad "the hanging kernel's child outlived the timeout" || ok
-alive escapehang && bad "the hanging kernel's daemon (setsid) outlived the timeout" || ok
+outlives forkhang && bad "the hanging kernel's child outlived the timeout" || ok
+outlives escapehang && bad "the hanging kernel's daemon (setsid) outlived the timeout" || ok
 
 # ------------------- Ctrl-C: lowp exits 130, the group is gone; and so for every other
 # terminating signal (issue 30: SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM left the kernel's processes)
@@ -111,44 +150,9 @@ for sig in INT:130:interrupted QUIT:131:"killed by SIGQUIT" USR1:138:"killed by 
     [ $rc -eq "$want" ] && ok || bad "SIG$name during plugin kernel $k: exit $rc, want $want"
     grep -q "^lowp: $says.*; children stopped, temporary files removed, nothing published$" "$T/e" &&
       [ "$(wc -l <"$T/e")" -eq 1 ] && ok || bad "SIG$name during plugin kernel $k: message $(cat "$T/e")"
-    sleep 0.3
-    alive $k && bad "the child of kernel $k outlived lowp's SIG$name" || ok
+    outlives $k && bad "the child of kernel $k outlived lowp's SIG$name" || ok
   done
 done
-
-# ------------- a chain of 200 processes, each in a new session and the parent of the next,
-# started by a kernel or by its library's constructor (issue 30): none outlives lowp, whatever
-# the containment (the default walk, or LOWP_CONTAIN=pidns), and the published files stay
-# what lowp wrote although every link tries to overwrite them 3 s after it started
-build CHAIN_CTOR -DCHAIN_CTOR
-alive_pid() {
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
-chain_case() { # LABEL LIB KERNEL WANT-PIDS [ENV=VALUE...]
-  local label=$1 lib=$2 kern=$3 want=$4 p left=0 n; shift 4
-  rm -f "$T"/chain.* "$T/ch.xml" "$T/ch.json"
-  spec "$T/ch.spec.json" "$(check "$kern" "$lib")"
-  env "$@" MIS_DIR="$T" MIS_TARGETS="$T/ch.xml:$T/ch.json" "$LOWP" check "$T/ch.spec.json" --junit "$T/ch.xml" \
-    --json "$T/ch.json" >"$T/o" 2>"$T/e"; local rc=$?
-  [ $rc -eq 0 ] && ok || bad "$label: exit $rc, want 0: $(head -c 600 "$T/o" "$T/e")"
-  n=$(wc -l <"$T/chain.pids" 2>/dev/null || echo 0)
-  [ "$n" -ge "$want" ] && ok || bad "$label: $n links of the chain started, want $want"
-  for p in $(cat "$T/chain.pids" 2>/dev/null); do alive_pid "$p" && left=$((left + 1)); done
-  [ $left -eq 0 ] && ok || bad "$label: $left of $n processes of the chain outlived lowp"
-  cp "$T/ch.xml" "$T/ch.xml.0" && cp "$T/ch.json" "$T/ch.json.0" || bad "$label: nothing published"
-  sleep 4 # longer than the links' sleep: a survivor would have written by now
-  cmp -s "$T/ch.xml" "$T/ch.xml.0" && cmp -s "$T/ch.json" "$T/ch.json.0" &&
-    ! grep -q overwritten "$T/ch.xml" "$T/ch.json" && ok || bad "$label: a published file was overwritten"
-  grep -q "^PASS $kern " "$T/o" && ok || bad "$label: the check did not pass: $(head -c 600 "$T/o")"
-}
-# the four cases side by side (bg_run, each in a folder of its own, its MIS_DIR): each mostly waits
-bg_run "$T/chain1" chain_case "a kernel's 200-deep setsid chain" mis chain 200
-bg_run "$T/chain2" chain_case "a kernel's 200-deep setsid chain, LOWP_CONTAIN=pidns" mis chain 200 LOWP_CONTAIN=pidns
-bg_run "$T/chain3" chain_case "a constructor's 200-deep setsid chain" CHAIN_CTOR honest 400
-bg_run "$T/chain4" chain_case "a constructor's 200-deep setsid chain, LOWP_CONTAIN=pidns" CHAIN_CTOR honest 400 LOWP_CONTAIN=pidns
-bg_wait
 
 # ---------------- a kernel that stops itself is killed and reported at once (issue 30)
 for mode in tree pidns; do
@@ -200,5 +204,6 @@ for v in 0 -1 '"5"' 1e10 null; do
     "$LOWP" check "$T/bt.json" --junit "$T/out.xml"
 done
 
+bg_wait # the chains
 echo "cli plugin_misbehave: $pass passed, $fail failed"
 [ $fail -eq 0 ]
