@@ -262,46 +262,26 @@ static void check_fenv_values(void) {
   free(b.v);
 }
 
+/* the values path on a copy, for round_check_stream */
+static int values32(void *y, const void *x, size_t n, const lowp_format_t *f,
+                    lowp_rounding_t rnd, const char *isa) {
+  if (!strcmp(isa, "reference")) return lowp_round_array_f32_ref(y, x, n, f, NULL, rnd);
+  return lowp_round_fast_values_f32_isa(y, x, n, f, NULL, rnd, isa);
+}
+
 /* The values of arrays of LOWP_ROUND_STREAM_BYTES and more, written by the
    AVX2/AVX-512 loops with streaming stores (formats of p <= 22 but bf16 and
-   tf32): as tround_fast64's check_stream, in binary32. */
+   tf32): as tround_fast64's check_stream, in binary32, every copy. */
 static void check_stream_values(void) {
   static const char *const fmts[] = {"fp16", "e4m3fnuz"};
   const size_t n = LOWP_ROUND_STREAM_BYTES / sizeof(float) + 37;
   bitvec b = {0};
-  size_t i, m, k, bad;
+  size_t i;
   for (i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
-    const lowp_format_t *f = lowp_format_by_name(fmts[i]);
-    float *x = malloc(n * sizeof *x), *yr = malloc(n * sizeof *yr);
-    float *ybuf = malloc((n + 16) * sizeof *ybuf), *zbuf = malloc((n + 16) * sizeof *zbuf);
-    float *y = ybuf + 1, *z = zbuf + 5;
-    if (!x || !yr || !ybuf || !zbuf) { printf("out of memory\n"); exit(1); }
     b.n = 0;
-    random_inputs(&b, f, n, 800u + (uint32_t)i);
-    memcpy(x, b.v, n * sizeof *x);
-    for (m = 0; m < NMODES; m++) {
-      if (i > 0 && modes[m] != LOWP_RND_NE && modes[m] != LOWP_RND_TZ) continue;
-      (void)lowp_round_array_f32_ref(yr, x, n, f, NULL, modes[m]);
-      for (k = 0; k < NISAS; k++) {
-        int st;
-        memset(y, 0x5a, n * sizeof *y); /* nothing left from the copy before */
-        st = lowp_round_fast_values_f32_isa(y, x, n, f, NULL, modes[m], isas[k]);
-        if (st == LOWP_EUNSUPPORTED) continue;
-        for (bad = 0; bad < n && !memcmp(&y[bad], &yr[bad], sizeof *y); bad++)
-          ;
-        lowp_test_check(st == LOWP_OK && bad == n,
-                        "values stream: %s %s [%s], n = %zu: element %zu differs",
-                        fmts[i], lowp_rounding_name(modes[m]), isas[k], n, bad);
-        memcpy(z, x, n * sizeof *z);
-        st = lowp_round_fast_values_f32_isa(z, z, n, f, NULL, modes[m], isas[k]);
-        for (bad = 0; bad < n && !memcmp(&z[bad], &yr[bad], sizeof *z); bad++)
-          ;
-        lowp_test_check(st == LOWP_OK && bad == n,
-                        "values stream in place: %s %s [%s]: element %zu differs",
-                        fmts[i], lowp_rounding_name(modes[m]), isas[k], bad);
-      }
-    }
-    free(x), free(yr), free(ybuf), free(zbuf);
+    random_inputs(&b, lowp_format_by_name(fmts[i]), n, 800u + (uint32_t)i);
+    round_check_stream("values", lowp_format_by_name(fmts[i]), values32, b.v, n, sizeof(float),
+                       isas, NISAS);
   }
   free(b.v);
 }
