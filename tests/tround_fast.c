@@ -265,7 +265,6 @@ static void check_fenv_values(void) {
 /* the values path on a copy, for round_check_stream */
 static int values32(void *y, const void *x, size_t n, const lowp_format_t *f,
                     lowp_rounding_t rnd, const char *isa) {
-  if (!strcmp(isa, "reference")) return lowp_round_array_f32_ref(y, x, n, f, NULL, rnd);
   return lowp_round_fast_values_f32_isa(y, x, n, f, NULL, rnd, isa);
 }
 

@@ -222,15 +222,15 @@ static void check_lengths(void) {
 /* the values path on a copy, for round_check_stream */
 static int values64(void *y, const void *x, size_t n, const lowp_format_t *f,
                     lowp_rounding_t rnd, const char *isa) {
-  if (!strcmp(isa, "reference")) return lowp_round_array_f64_ref(y, x, n, f, NULL, rnd);
-  if (!strcmp(isa, "public")) return lowp_round_array_f64(y, x, n, f, NULL, rnd);
+  if (isa && !strcmp(isa, "public")) return lowp_round_array_f64(y, x, n, f, NULL, rnd);
   return lowp_round_fast_values_f64_isa(y, x, n, f, NULL, rnd, isa);
 }
 
 /* Arrays of LOWP_ROUND_STREAM_BYTES and more, which the AVX2/AVX-512 loops
    write with streaming stores after a head up to y's vector boundary
-   (round_check_stream): every copy, the public entry, y misaligned and in
-   place; f's random bit patterns (NaN and infinities among them: vectors
+   (round_check_stream): every copy and the public entry against the same
+   values computed in pieces below that size, y misaligned and in place;
+   f's random bit patterns (NaN and infinities among them: vectors
    that run the reference loop between streaming stores), an odd length (a
    tail). fp16 in every mode (overflow values differing in the sign only,
    or per sign in rup / rdn) and e4m3fnuz (no -0) in rne and rtz. */

@@ -96,9 +96,10 @@ int lowp__round_f64_via32(double *y, const double *x, size_t n, const lowp_forma
     with streaming stores, which skip the read of each cache line of y that
     a plain store makes; below it y stays in the caches for its next reader.
     8 MiB: past a core's L2 and most of its share of L3 on current x86 CPUs
-    (in `lowp bench round`, --isa avx2, 2^24 binary64 values on a Xeon:
-    2.1-2.4 ns a value with plain stores, 1.9 with these, against 1.9-2.1
-    for a streaming copy of the same bytes). Same bits either way. */
+    (on the shared Xeon, avx2 copy, 2^24 binary64 values: 2.6-3.4 ns a value
+    with plain stores, 2.0-2.3 with these and x prefetched, against 1.6-1.9
+    for a streaming copy of the same bytes; docs/orders-fast.md, round 7).
+    Same bits either way. */
 #define LOWP_ROUND_STREAM_BYTES ((size_t)8 << 20)
 
 /** @brief The reference loop (scalar core per element) behind
