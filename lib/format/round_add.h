@@ -44,7 +44,9 @@
  *     x is prefetched 1 KiB ahead (the hardware's prefetcher alone left the
  *     loop 20-40% above a streaming copy of the same bytes on the shared
  *     Xeon; 512 B and 2 KiB measured alike). The elements before y's first
- *     vector boundary run the reference loop.
+ *     vector boundary run the reference loop. (The address 1 KiB ahead is
+ *     formed as an integer: it may lie past x's end, and a prefetch never
+ *     faults.)
  *
  * rne and rna need MXCSR to round to nearest on AVX2 (its addition's mode),
  * FTZ and DAZ off on both: the callers check. A vector holding an infinity
@@ -142,7 +144,7 @@ RA_FN(avx2_m)(RA_T *y, const RA_T *x, size_t n, const lowp_add_consts *c,
   size_t i = nt ? RA_FN(head)(y, x, n, 32, f, pol, rnd) : 0;
   for (; i + RA_LANES2 <= n; i += RA_LANES2) {
     RA_V2 v, av, e, mm, s, t, yv, ya, sg, ovf, r;
-    if (nt) _mm_prefetch((const char *)(x + i) + 1024, _MM_HINT_T0); /* see the top */
+    if (nt) _mm_prefetch((const char *)((uintptr_t)(x + i) + 1024), _MM_HINT_T0); /* see the top */
     v = V2(loadu)(x + i), av = V2(and)(v, absm);
     if (V2(movemask)(V2(cmp)(av, inf, _CMP_NLT_UQ))) {
       (void)RA_REF(y + i, x + i, RA_LANES2, f, pol, rnd); /* NaN or infinity */
@@ -197,7 +199,7 @@ RA_FN(avx512_m)(RA_T *y, const RA_T *x, size_t n, const lowp_add_consts *c,
     RA_V5 v, av, e, mm, s, t, yv, ya, r;
     __m512i sg;
     RA_M5 ovf;
-    if (nt) _mm_prefetch((const char *)(x + i) + 1024, _MM_HINT_T0);
+    if (nt) _mm_prefetch((const char *)((uintptr_t)(x + i) + 1024), _MM_HINT_T0);
     v = V5(loadu)(x + i), av = V5(and)(v, absm);
     if (CMP5(av, inf, _CMP_NLT_UQ)) {
       (void)RA_REF(y + i, x + i, RA_LANES5, f, pol, rnd); /* NaN or infinity */
