@@ -262,6 +262,29 @@ static void check_fenv_values(void) {
   free(b.v);
 }
 
+/* the values path on a copy, for round_check_stream */
+static int values32(void *y, const void *x, size_t n, const lowp_format_t *f,
+                    lowp_rounding_t rnd, const char *isa) {
+  return lowp_round_fast_values_f32_isa(y, x, n, f, NULL, rnd, isa);
+}
+
+/* The values of arrays of LOWP_ROUND_STREAM_BYTES and more, written by the
+   AVX2/AVX-512 loops with streaming stores (formats of p <= 22 but bf16 and
+   tf32): as tround_fast64's check_stream, in binary32, every copy. */
+static void check_stream_values(void) {
+  static const char *const fmts[] = {"fp16", "e4m3fnuz"};
+  const size_t n = LOWP_ROUND_STREAM_BYTES / sizeof(float) + 37;
+  bitvec b = {0};
+  size_t i;
+  for (i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+    b.n = 0;
+    random_inputs(&b, lowp_format_by_name(fmts[i]), n, 800u + (uint32_t)i);
+    round_check_stream("values", lowp_format_by_name(fmts[i]), values32, b.v, n, sizeof(float),
+                       isas, NISAS);
+  }
+  free(b.v);
+}
+
 int main(void) {
   lowp_format_t fs[32];
   size_t nf, i, m, p;
@@ -385,5 +408,6 @@ int main(void) {
 
   free(b.v);
   check_fenv_values();
+  check_stream_values();
   return lowp_test_end();
 }

@@ -91,6 +91,17 @@ int lowp_round_fast_values_f64_isa(double *y, const double *x, size_t n,
 int lowp__round_f64_via32(double *y, const double *x, size_t n, const lowp_format_t *f,
                           const lowp_policy_t *pol, lowp_rounding_t rnd, int use);
 
+/** @brief From this many bytes of output on, the AVX2 and AVX-512 loops that
+    round by addition (lowp_round_array_f64 and, for p <= 22, _f32) write y
+    with streaming stores, which skip the read of each cache line of y that
+    a plain store makes; below it y stays in the caches for its next reader.
+    8 MiB: past a core's L2 and most of its share of L3 on current x86 CPUs
+    (on the shared Xeon, avx2 copy, 2^24 binary64 values: 2.6-3.4 ns a value
+    with plain stores, 2.0-2.3 with these and x prefetched, against 1.6-1.9
+    for a streaming copy of the same bytes; docs/orders-fast.md, round 7).
+    Same bits either way. */
+#define LOWP_ROUND_STREAM_BYTES ((size_t)8 << 20)
+
 /** @brief The reference loop (scalar core per element) behind
     lowp_round_array_f64, exported for tests and benchmarks. */
 int lowp_round_array_f64_ref(double *y, const double *x, size_t n,

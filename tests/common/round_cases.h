@@ -6,7 +6,10 @@
 #include "testutil.h"
 
 #include "format/format.h"
+#include "status.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -62,6 +65,64 @@ static size_t round_fast_formats(lowp_format_t *out, size_t max,
     n++;
   }
   return n;
+}
+
+/* one compiled copy (isa as lowp_round_fast_values_f32_isa's, NULL the
+   best; "public": the public entry) of a values path, with the element type
+   behind void pointers; returns its status */
+typedef int (*round_values_fn)(void *y, const void *x, size_t n, const lowp_format_t *f,
+                               lowp_rounding_t rnd, const char *isa);
+
+/* the first element of a and b (n elements of sz bytes) that differs, or n */
+static size_t round_first_diff(const void *a, const void *b, size_t n, size_t sz) {
+  size_t i = 0;
+  while (i < n && !memcmp((const char *)a + i * sz, (const char *)b + i * sz, sz)) i++;
+  return i;
+}
+
+/*
+ * Arrays long enough for the streaming stores (n elements of sz bytes,
+ * LOWP_ROUND_STREAM_BYTES and more): in every mode (f without -0: rne and
+ * rtz), fn on each copy in isas, bit for bit, against the best copy run on
+ * pieces of 2^16 elements (plain stores; the other checks of the caller
+ * hold it to the reference loop, which on 10^6 elements per mode would be
+ * most of the test's time), once into y one element past malloc's
+ * alignment (a head before the first vector boundary) and once in place at
+ * another offset. y is filled with a pattern first, so nothing is left from
+ * the copy before.
+ */
+static void round_check_stream(const char *what, const lowp_format_t *f, round_values_fn fn,
+                               const void *x, size_t n, size_t sz, const char *const *isas,
+                               size_t nisas) {
+  const size_t piece = (size_t)1 << 16;
+  char *yr = malloc(n * sz), *ybuf = malloc((n + 16) * sz), *zbuf = malloc((n + 16) * sz);
+  char *y = ybuf + sz, *z = zbuf + 5 * sz;
+  size_t m, k, bad, off;
+  if (!yr || !ybuf || !zbuf) { printf("out of memory\n"); exit(1); }
+  for (m = 0; m < NMODES; m++) {
+    if (f->nan == LOWP_NAN_NEGZERO && modes[m] != LOWP_RND_NE && modes[m] != LOWP_RND_TZ)
+      continue;
+    for (off = 0; off < n; off += piece)
+      (void)fn(yr + off * sz, (const char *)x + off * sz, n - off < piece ? n - off : piece, f,
+               modes[m], NULL);
+    for (k = 0; k < nisas; k++) {
+      int st;
+      memset(y, 0x5a, n * sz);
+      st = fn(y, x, n, f, modes[m], isas[k]);
+      if (st == LOWP_EUNSUPPORTED) continue; /* this CPU cannot run that copy */
+      bad = round_first_diff(y, yr, n, sz);
+      lowp_test_check(st == LOWP_OK && bad == n,
+                      "%s stream: %s %s [%s], n = %zu: element %zu differs",
+                      what, f->name, lowp_rounding_name(modes[m]), isas[k], n, bad);
+      memcpy(z, x, n * sz);
+      st = fn(z, z, n, f, modes[m], isas[k]);
+      bad = round_first_diff(z, yr, n, sz);
+      lowp_test_check(st == LOWP_OK && bad == n,
+                      "%s stream in place: %s %s [%s]: element %zu differs",
+                      what, f->name, lowp_rounding_name(modes[m]), isas[k], bad);
+    }
+  }
+  free(yr), free(ybuf), free(zbuf);
 }
 
 #endif
