@@ -33,10 +33,23 @@
 #
 # Without a GPU it says so and exits 0, having changed nothing.
 #
-# Usage: bash tools/gpu.sh [--out DIR] [--jobs N] [--dry-run] [--help]
+# Usage: bash tools/gpu.sh [--out DIR] [--jobs N] [--prebuilt DIR] [--time-limit S]
+#                         [--dry-run] [--help]
 #        bash tools/gpu.sh --fetch-deps DIR
 #   --out DIR         the report folder (default reports/gpu/<gpu-name>)
 #   --jobs N          build parallelism (default: the number of CPUs)
+#   --prebuilt DIR    no installation and no build: DIR is a build folder made
+#                     elsewhere for this GPU's architecture (cmake -S . -B DIR
+#                     -DLOWP_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 on a machine
+#                     with the packages, docs/gpu.md), carried here with the
+#                     checkout at the same absolute path (its tests name it);
+#                     the libraries it links come from the system or LOWP_DEPS.
+#                     Saves the build's minutes on a lent GPU.
+#   --time-limit S    the steps share S seconds (a lent GPU's minutes): each
+#                     is stopped (timeout(1), exit status 124, a failure) when
+#                     they run out, and a step that would start after that is
+#                     recorded as not run; the report is still published
+#                     (default: no limit)
 #   --dry-run         run every step's command line with the commands stubbed
 #                     (each records what it would run and succeeds), so that
 #                     the plumbing runs without a GPU, a build or a package;
@@ -49,7 +62,8 @@
 # ask (the tests point it elsewhere to play a machine with or without a GPU);
 # LOWP_DEPS=DIR a folder made by --fetch-deps: no installation, the build
 # finds the libraries there; LOWP_GPU_DRYRUN_FAIL=STEP in a dry run makes
-# that step fail (the tests check what follows).
+# that step fail (the tests check what follows), LOWP_GPU_DRYRUN_HANG=STEP
+# makes it hang (until --time-limit stops it).
 # Exit status: 0 every step that exists passed (or no GPU); 1 a step failed
 # (or the CUDA runtime cannot use the GPU); 2 bad usage.
 set -u
@@ -60,6 +74,8 @@ OUT=
 JOBS=$(nproc 2>/dev/null || echo 2)
 DRY=${LOWP_GPU_DRYRUN:-0}
 FETCH=
+PREBUILT=
+TIME_LIMIT=
 # the libraries lowp links and the library packages they need (Debian 12
 # names; tools/setup.sh installs the -dev ones with the rest); the C library,
 # the compiler with its OpenMP runtime, CMake and zlib's runtime are taken to
@@ -80,12 +96,24 @@ while [ $# -gt 0 ]; do
     --jobs) [ $# -ge 2 ] || die2 "--jobs needs a number"; JOBS=$2; shift 2 ;;
     --jobs=*) JOBS=${1#--jobs=}; shift ;;
     --dry-run) DRY=1; shift ;;
+    --prebuilt) [ $# -ge 2 ] || die2 "--prebuilt needs a build folder"; PREBUILT=$2; shift 2 ;;
+    --prebuilt=*) PREBUILT=${1#--prebuilt=}; [ -n "$PREBUILT" ] || die2 "--prebuilt needs a build folder"; shift ;;
+    --time-limit) [ $# -ge 2 ] || die2 "--time-limit needs a number of seconds"; TIME_LIMIT=$2; shift 2 ;;
+    --time-limit=*) TIME_LIMIT=${1#--time-limit=}; shift ;;
     --fetch-deps) [ $# -ge 2 ] || die2 "--fetch-deps needs a folder"; FETCH=$2; shift 2 ;;
     --fetch-deps=*) FETCH=${1#--fetch-deps=}; [ -n "$FETCH" ] || die2 "--fetch-deps needs a folder"; shift ;;
     *) die2 "unknown option '$1' (see tools/gpu.sh --help)" ;;
   esac
 done
 case $JOBS in '' | *[!0-9]* | 0) die2 "--jobs: expected a positive integer, not '$JOBS'" ;; esac
+[ -z "$TIME_LIMIT" ] || case $TIME_LIMIT in *[!0-9]* | 0) die2 "--time-limit: expected a positive number of seconds, not '$TIME_LIMIT'" ;; esac
+T_END=
+[ -z "$TIME_LIMIT" ] || T_END=$(($(date +%s) + TIME_LIMIT))
+if [ -n "$PREBUILT" ]; then
+  [ -d "$PREBUILT" ] || die2 "--prebuilt: $PREBUILT is not a folder"
+  PREBUILT=$(cd "$PREBUILT" && pwd)
+  [ "$DRY" = 1 ] || [ -x "$PREBUILT/lowp" ] || die2 "--prebuilt: $PREBUILT has no lowp (not a lowp build folder)"
+fi
 [ -z "$OUT" ] || case $OUT in */) OUT=${OUT%/} ;; esac
 case $DRY in 0 | 1) ;; *) die2 "LOWP_GPU_DRYRUN: expected 0 or 1, not '$DRY'" ;; esac
 
@@ -139,7 +167,7 @@ trap 'rm -rf "$TMP"; exit 130' INT
 trap 'rm -rf "$TMP"; exit 143' TERM
 NVCC=${CUDACXX:-/usr/local/cuda/bin/nvcc}
 CUDA_VERSION=$("$NVCC" --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\).*/\1/p' | head -n 1)
-BUILD=$SRC/build-gpu
+BUILD=${PREBUILT:-$SRC/build-gpu}
 LOWP=$BUILD/lowp
 # the architecture to build for: the compute capability nvidia-smi reports
 # ("9.0" -> 90); CMake's 'native' needs CMake 3.24, lowp asks for 3.20
@@ -172,20 +200,33 @@ FAILED=0
 stub() {
   echo "dry-run: $*"
   [ "$DRYSTEP" != "${LOWP_GPU_DRYRUN_FAIL:-}" ] || { echo "dry-run: $DRYSTEP fails as asked"; return 1; }
+  if [ "$DRYSTEP" = "${LOWP_GPU_DRYRUN_HANG:-}" ]; then
+    echo "dry-run: $DRYSTEP hangs as asked"
+    if [ -n "$T_END" ]; then timeout $((T_END - $(date +%s))) sleep 100000; else sleep 100000; fi
+  fi
 }
 step() {
   local name=$1; shift
   local t0 t1 rc
   t0=$(date +%s)
+  if [ -n "$T_END" ] && [ "$t0" -ge "$T_END" ]; then
+    STEPS+=("| $name | \`$*\` | not run | --time-limit $TIME_LIMIT s spent |")
+    echo "== $name: not run: --time-limit $TIME_LIMIT s spent" >&2
+    FAILED=1
+    return 124
+  fi
   echo "== $name: $*" >&2
   if [ "$DRY" = 1 ]; then
     DRYSTEP=$name
     { echo "\$ $*"; stub "$@"; } >"$TMP/$name.txt" 2>&1
+  elif [ -n "$T_END" ]; then
+    { echo "\$ $*"; timeout $((T_END - t0)) "$@"; } >"$TMP/$name.txt" 2>&1
   else
     { echo "\$ $*"; "$@"; } >"$TMP/$name.txt" 2>&1
   fi
   rc=$?
   t1=$(date +%s)
+  [ $rc -ne 124 ] || [ -z "$T_END" ] || echo "gpu.sh: $name stopped: --time-limit $TIME_LIMIT s spent" >>"$TMP/$name.txt"
   STEPS+=("| $name | \`$*\` | $rc | $((t1 - t0)) s |")
   [ $rc -eq 0 ] || FAILED=1
   return $rc
@@ -201,14 +242,20 @@ has_cmd() { [ "$DRY" = 1 ] || "$LOWP" "$@" --help >/dev/null 2>&1; }
 DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 REV=$(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)
 
-if [ -n "$DEPS_OPT" ]; then
-  missing install "the libraries come from LOWP_DEPS=$LOWP_DEPS"
+if [ -n "$PREBUILT" ]; then
+  missing install "prebuilt: $PREBUILT was built elsewhere"
+  missing build-configure "prebuilt: $PREBUILT was built elsewhere"
+  missing build "prebuilt: $PREBUILT was built elsewhere"
 else
-  step install env LOWP_SETUP_BUILD=0 bash "$SRC/tools/setup.sh"
+  if [ -n "$DEPS_OPT" ]; then
+    missing install "the libraries come from LOWP_DEPS=$LOWP_DEPS"
+  else
+    step install env LOWP_SETUP_BUILD=0 bash "$SRC/tools/setup.sh"
+  fi
+  # shellcheck disable=SC2086
+  step build-configure cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOWP_CUDA=ON $ARCH_OPT $DEPS_OPT
+  step build cmake --build "$BUILD" -j "$JOBS"
 fi
-# shellcheck disable=SC2086
-step build-configure cmake -S "$SRC" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DLOWP_CUDA=ON $ARCH_OPT $DEPS_OPT
-step build cmake --build "$BUILD" -j "$JOBS"
 # the machine code the twins assume, for the architecture just built (tests/tsass.c)
 if [ -n "$ARCH_OPT" ]; then
   step sass env LOWP_SASS_ARCHS="$ARCH" "$BUILD/tsass"
@@ -304,6 +351,8 @@ fi
   echo "| driver | ${DRIVER:-?} |"
   echo "| CUDA (nvcc) | ${CUDA_VERSION:-?} |"
   echo "| lowp revision | $REV |"
+  [ -z "$PREBUILT" ] || echo "| build | prebuilt elsewhere: $PREBUILT (CUDA architectures $(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$PREBUILT/CMakeCache.txt" 2>/dev/null)) |"
+  [ -z "$TIME_LIMIT" ] || echo "| time limit | $TIME_LIMIT s for every step together |"
   echo "| host | $(uname -srm) |"
   [ "$DRY" = 0 ] || echo "| mode | DRY RUN: every command stubbed, nothing built or measured |"
   echo

@@ -129,6 +129,41 @@ for args in "--fetch-deps" "--fetch-deps="; do
   bash "$SRC/tools/gpu.sh" $args >"$T/out" 2>"$T/err"
   [ $? -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "gpu.sh $args: $(cat "$T/err")"
 done
+# --prebuilt DIR: no install, no build; DIR's programs run (its tsass, its lowp); a folder
+# without lowp (outside a dry run) or none at all is bad usage
+mkdir -p "$T/pre"
+rm -rf "$T/dest/dry"
+LOWP_GPU_DRYRUN=1 LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" --prebuilt "$T/pre" --out "$T/dest/dry" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^| install | (not run) | missing | prebuilt: ' "$T/dest/dry/index.md" &&
+  grep -q '^| build | (not run) | missing | prebuilt: ' "$T/dest/dry/index.md" && [ ! -e "$T/dest/dry/build.txt" ] &&
+  grep -q "^dry-run: env LOWP_SASS_ARCHS=90 $T/pre/tsass\$" "$T/dest/dry/sass.txt" &&
+  grep -q "^dry-run: $T/pre/lowp probe --device-info\$" "$T/dest/dry/device.txt" &&
+  [ "$(row check-gpu-kernels "$T/dest/dry")" = 0 ] && ok || bad "--prebuilt: exit $rc $(cat "$T/err" | tail -2)"
+for args in "--prebuilt $T/nonexistent" "--prebuilt=" "--prebuilt $T/pre"; do
+  # shellcheck disable=SC2086
+  LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" $args --out "$T/dest/dry3" >"$T/out" 2>"$T/err"
+  rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && [ ! -e "$T/dest/dry3" ] && ok || bad "gpu.sh $args: exit $rc $(cat "$T/err")"
+done
+
+# --time-limit S: a step that hangs is stopped when the S seconds are spent (exit status 124),
+# the steps after it are recorded as not run, and the report is still published (exit 1)
+rm -rf "$T/dest/dry"
+LOWP_GPU_DRYRUN=1 LOWP_GPU_DRYRUN_HANG=probe LOWP_NVIDIA_SMI=$T/smi-h100 \
+  bash "$SRC/tools/gpu.sh" --time-limit 3 --out "$T/dest/dry" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && [ "$(row probe "$T/dest/dry")" = 124 ] && [ "$(row reveal-cublas "$T/dest/dry")" = 0 ] &&
+  grep -q '^| check-gpu-kernels | .* | not run | --time-limit 3 s spent |$' "$T/dest/dry/index.md" &&
+  grep -q 'time-limit 3 s spent' "$T/dest/dry/probe.txt" && grep -q "a step FAILED" "$T/out" &&
+  ok || bad "--time-limit: exit $rc, probe $(row probe "$T/dest/dry"), $(cat "$T/out")"
+for args in "--time-limit 0" "--time-limit x" "--time-limit"; do
+  # shellcheck disable=SC2086
+  LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" $args >"$T/out" 2>"$T/err"
+  rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && ok || bad "gpu.sh $args: exit $rc $(cat "$T/err")"
+done
+
 LOWP_GPU_DRYRUN=yes bash "$SRC/tools/gpu.sh" >"$T/out" 2>"$T/err"
 [ $? -eq 2 ] && ok || bad "LOWP_GPU_DRYRUN=yes accepted"
 
