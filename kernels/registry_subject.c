@@ -36,6 +36,7 @@
 #include "cpu/gemm_tc.h"
 #include "cpu/kcfg.h"
 #include "format/number.h"
+#include "gpu/gemm_gpu.h"
 #include "gpu/gpu_kernels.h"
 #include "registry.h"
 #include "status.h"
@@ -498,6 +499,13 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
     char e2[300];
     lowp_gemm_tc_cfg_t tc;
     st = lowp_gpu_gemm_model(&tc, x->k->name, &x->cfg, &p->in[0], &p->out, e2, sizeof e2);
+    if (st == LOWP_EUNSUPPORTED && !strncmp(x->k->name, "gemm_cublas", 11) &&
+        lowp_gemm_cublas_variant(&p->in[0], &p->out, !strcmp(x->k->name, "gemm_cublas_fastacc"))) {
+      /* cuBLAS computes these formats without tensor cores (fp32: FMAs on
+         the CUDA cores): no model to equal; the GPU runs, lowp reveal finds
+         its order, and the CPU side (device=cpu) says it has no twin */
+      return LOWP_OK;
+    }
     if (st) {
       if (err && errlen) snprintf(err, errlen, "kernel %s: model '%s': %s", x->k->name, x->cfg.model, e2);
       return st == LOWP_EINVAL ? LOWP_EINVAL : LOWP_EUNSUPPORTED;

@@ -117,7 +117,7 @@ static void compare(const char *what, const lowp_gemm_tc_cfg_t *cfg, size_t M, s
 
 /* Every preset x input x output x promotion it accepts. */
 static void presets(void) {
-  static const char *const pre[] = {"v100", "a100", "a2", "ada", "l40s", "h100", "h200", "b200"};
+  static const char *const pre[] = {"v100", "a100", "a2", "ada", "l40s", "h100", "h200", "h100mma", "b200"};
   const lowp_format_t *ins[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_TF32, &LOWP_FMT_E4M3,
                                 &LOWP_FMT_E5M2};
   const lowp_format_t *outs[] = {&LOWP_FMT_FP32, &LOWP_FMT_FP16};
@@ -145,9 +145,9 @@ static void presets(void) {
           compare(what, &cfg, 2, 65, 1, 2);
           compare(what, &cfg, 2, 3, 0, 2);
         }
-  /* 8 presets: fp16, bf16, tf32 on 7 (v100 fp16 only), fp8 on 5 (ada l40s h100 h200 b200),
-     each with two outputs and four promotions */
-  lowp_test_check(served == (8 + 2 * 7 + 2 * 5) * 2 * 4, "served %zu configurations", served);
+  /* 9 presets: fp16, bf16, tf32 on 8 (v100 fp16 only), fp8 on 6 (ada l40s h100 h200 h100mma
+     b200), each with two outputs and four promotions */
+  lowp_test_check(served == (9 + 2 * 8 + 2 * 6) * 2 * 4, "served %zu configurations", served);
 }
 
 /* Parameters: the fast path's other cases, and what it leaves to the scalar. */

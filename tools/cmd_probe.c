@@ -85,14 +85,17 @@ static void usage(FILE *out) {
 }
 
 
-/* the preset of a GPU, by compute capability (NVIDIA's table) */
+/* the preset of a GPU, by compute capability (NVIDIA's table); the probes
+   run mma.sync, so Hopper's is h100mma (fp8 to fp32 through mma.sync, not
+   the wgmma datapath of h100): --capture names its folder after it, and the
+   replay (lowp run tensor-core-models --vectors) takes that preset */
 static const char *preset_of_sm(int sm) {
   switch (sm) {
   case 70: return "v100";
   case 80: return "a100";
   case 86: return "a2";
   case 89: return "ada";
-  case 90: return "h100";
+  case 90: return "h100mma";
   case 100: return "b200";
   default: return NULL;
   }
@@ -350,7 +353,7 @@ static void open_device(dev_t_ *dv, const char *device, const lowp_format_t *ins
       char why[256];
       (void)lowp_cuda_runtime_status(why, sizeof why);
       lowp_cli_die(CMD, "no CUDA GPU here (%s); probe a model instead: "
-                        "--device model:PRESET (v100 a100 a2 ada l40s h100 h200 b200)", why);
+                        "--device model:PRESET (v100 a100 a2 ada l40s h100 h200 h100mma b200)", why);
     }
     if (lowp_probe_gpu_open(&dv->g) != LOWP_OK) lowp_cli_die(CMD, "cannot open the GPU %s", gpu_name);
     pre = preset_of_sm(dv->sm);

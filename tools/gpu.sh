@@ -15,9 +15,10 @@
 #      GEMMs against their CPU twins bit for bit, cuBLAS against the GPU's
 #      tensor-core model, the cvt instructions, the exact GEMM on cuBLAS
 #      (and cuBLASLt's summation trees, revealed: lowp reveal --kernel gemm_cublas)
-#   4. lowp probe, and lowp probe --capture (tensor-core vectors of this GPU);
-#      on fp8 GPUs (8.9+) also chained fp8 rows (--k 1024: 32 instructions,
-#      the running sum as C != 0) and their replay against the model
+#   4. lowp probe, and lowp probe --capture (tensor-core vectors of this GPU)
+#      with their replay against the model; on fp8 GPUs (8.9+) also chained
+#      fp8 rows (--k 1024: 32 instructions, the running sum as C != 0) and
+#      their replay
 #   5. lowp check of every GPU registry entry against its CPU twin (bitexact;
 #      cuBLAS against the model's error bound only: its twins are measured,
 #      unvalidated, by tgemm_gpu in step 3)
@@ -288,6 +289,9 @@ fi
 if has_cmd probe; then
   step probe "$LOWP" probe
   step probe-capture "$LOWP" probe --capture "$TMP/capture"
+  # the captured rows (mma.sync; the folder is named after the preset of that instruction, Hopper's h100mma)
+  # replayed through the models: every row bit for bit
+  step replay-capture "$LOWP" run tensor-core-models --vectors="$TMP/capture" --czero= --out "$TMP/replay-capture"
   # fp8 rows of 1024 products: 32 chained mma instructions, each after the first adding the running sum as its
   # C (C != 0), which the vendored H100 fp8 rows (one instruction, C = 0) never show; the error-growth and
   # matmul-precision fp8 tensor-core numbers beyond k = 32 rest on the model there ("model extrapolation"),
@@ -302,6 +306,7 @@ if has_cmd probe; then
 else
   missing probe "this lowp has no 'probe' command"
   missing probe-capture "this lowp has no 'probe' command"
+  missing replay-capture "this lowp has no 'probe' command"
   missing probe-capture-chained "this lowp has no 'probe' command"
   missing replay-chained "this lowp has no 'probe' command"
 fi

@@ -100,6 +100,12 @@ static int run_gemm_entry(int which, int fastacc, const char *entry, const lowp_
   if (!g) {
     lowp_gemm_tc_cfg_t tc;
     st = lowp_gpu_gemm_model(&tc, entry, c, &p->in[0], &p->out, err, errlen);
+    if (st == LOWP_EUNSUPPORTED && which == 0) {
+      if (err && errlen)
+        snprintf(err, errlen, "cuBLAS computes %s without tensor cores: no model twin (its order: "
+                 "lowp reveal --kernel %s --params device=gpu)", p->in[0].name, entry);
+      return st;
+    }
     if (st) return st == LOWP_EINVAL ? LOWP_EUNSUPPORTED : st;
     for (bt = 0; bt < d->batch; bt++) {
       st = lowp_gemm_tc_ref(&out[0][bt * mn], &in[0][bt * d->m * d->k],

@@ -120,6 +120,16 @@ static const lowp_tc_preset_t presets[] = {
      BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_13(32), FP8_MMA_SYNC},
     {"h200", "NVIDIA H200 (Hopper): as h100 (no captured rows here)",
      BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_13(32), FP8_MMA_SYNC},
+    /* Hopper's warp-level mma.sync, the instruction lowp probe runs and
+       captures: fp8 with fp32 output through FP8_MMA_SYNC too (not wgmma's
+       32-product block with 13 bits). lowp probe on an H200 (driver
+       580.159.04, CUDA 13.0, 2026-11-30; reports/gpu/nvidia-h200/) inferred
+       b=16, F=25, interleave 2, late c for e4m3 and e5m2 with fp32 output,
+       and this preset reproduces its 2 x 1000 captured fp8 fp32 rows (32
+       products, c random) and 2 x 200 chained rows of 1024 products (32
+       instructions, the running sum as c), all bit for bit. */
+    {"h100mma", "NVIDIA H100/H200 through mma.sync (what lowp probe captures): as h100; fp8 to fp32 as to fp16",
+     BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_MMA_SYNC, FP8_MMA_SYNC},
     {"b200", "NVIDIA B200 (Blackwell): as h100; fp8 (mma.sync) two blocks of 16 (fp32 toward zero), c added to nearest",
      BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_MMA_SYNC, NONE},
 };
@@ -213,7 +223,7 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
       if (!first) return fail(err, errlen, LOWP_EINVAL, "'%s': a preset name must come first", tok);
       pre = lowp_tc_preset_find(tok);
       if (!pre) return fail(err, errlen, LOWP_EINVAL,
-                            "unknown tensor-core model '%s' (presets: v100 a100 a2 ada l40s h100 h200 b200, "
+                            "unknown tensor-core model '%s' (presets: v100 a100 a2 ada l40s h100 h200 h100mma b200, "
                             "or parameters such as b=16,F=25,align=rtz,out=rtz)", tok);
       dp = datapath(pre, in, out);
       if (!dp || dp->b == 0) {

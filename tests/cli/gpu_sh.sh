@@ -66,7 +66,7 @@ EOF2
 }
 fake_smi "$T/smi-h100" 9.0
 fake_smi "$T/smi-nocc" ""
-steps="install build-configure build sass device ctest-cuda gemm-models reveal-cublas probe probe-capture probe-capture-chained replay-chained check-gpu-kernels amp-speedup"
+steps="install build-configure build sass device ctest-cuda gemm-models reveal-cublas probe probe-capture replay-capture probe-capture-chained replay-chained check-gpu-kernels amp-speedup"
 # row STEP REPORT: the step's exit status in index.md (empty if absent)
 row() { sed -n "s/^| $1 | .* | \([0-9a-z]*\) | [0-9]* s |\$/\1/p" "$2/index.md"; }
 for how in env flag; do

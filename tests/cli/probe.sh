@@ -19,7 +19,7 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
     ok || bad "--device-info without a GPU: want exit 2 and the runtime's error ($(cat "$T/e"))"
 fi
 
-presets="v100 a100 a2 ada l40s h100 h200 b200"
+presets="v100 a100 a2 ada l40s h100 h200 h100mma b200"
 for p in $presets; do
   # every datapath of the preset, both outputs: every item matches
   "$LOWP" probe --device "model:$p" --json >"$T/$p.json" 2>"$T/$p.err"

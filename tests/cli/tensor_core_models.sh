@@ -24,6 +24,17 @@ for f in "$T"/w/GA100X/*/*_A100_*.txt; do mv "$f" "${f/_A100_/_GA100X_}"; done
 "$LOWP" run tensor-core-models --quick --vectors="$T/w" --map="GA100X=a100" --out "$T/c" >/dev/null 2>&1
 [ $? -eq 0 ] && grep -q '"rows_matching":[[:space:]]*4000' "$T/c/results.json" && ok || bad "--map"
 
+# lowp's own H200 captures (mma.sync, tests/data/tensor-core-vectors-h200): every row on h100mma,
+# one instruction and 32 chained ones; the wgmma datapath of h100 misses the fp8 rows with fp32 output
+H2=tests/data/tensor-core-vectors-h200
+"$LOWP" run tensor-core-models --quick --vectors="$H2/single" --czero= --out "$T/h1" >/dev/null 2>&1
+[ $? -eq 0 ] && grep -q '"rows_matching":[[:space:]]*8000' "$T/h1/results.json" && ok || bad "H200 single rows on h100mma"
+"$LOWP" run tensor-core-models --quick --vectors="$H2/chained" --czero= --out "$T/h2" >/dev/null 2>&1
+[ $? -eq 0 ] && grep -q '"rows_matching":[[:space:]]*200' "$T/h2/results.json" && ok || bad "H200 chained rows on h100mma"
+"$LOWP" run tensor-core-models --quick --vectors="$H2/single" --czero= --map="H100MMA=h100" --out "$T/h3" >/dev/null 2>&1
+[ $? -eq 1 ] && grep -q '^H100MMA,E4M3,fp32,h100,1000,0,' "$T/h3/matches.csv" &&
+  grep -q '^H100MMA,E4M3,fp16,h100,1000,1000,' "$T/h3/matches.csv" && ok || bad "h100 (wgmma) must miss the H200 fp8 fp32 rows"
+
 "$LOWP" run tensor-core-models --vectors="$T/none" --out "$T/d" >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "missing folder must be exit 2"
 mkdir -p "$T/empty/X/fp16"
