@@ -20,8 +20,9 @@
 #      fp8 rows (--k 1024: 32 instructions, the running sum as C != 0) and
 #      their replay
 #   5. lowp check of every GPU registry entry against its CPU twin (bitexact;
-#      cuBLAS against the model's error bound only: its twins are measured,
-#      unvalidated, by tgemm_gpu in step 3)
+#      cuBLAS against the model's error bound, and fp16 and fp32 cuBLAS
+#      against the bound of their revealed trees and those trees' twins,
+#      bit for bit: "order": "revealed", "vs_twin")
 #   6. lowp run amp-speedup: the layer timed with cuBLAS beside the roofline's
 #      prediction for this GPU's datasheet row (index.md quotes the result)
 # and writes each command's output, its exit status and the time it took,
@@ -330,7 +331,11 @@ cat >"$TMP/gpu-check.json" <<'EOF'
     { "name": "gemm_mma_fp16", "op": "gemm", "in": "fp16", "subject": { "kernel": "gemm_mma", "params": "device=gpu" },
       "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "model" }, { "bitexact": { "kernel": "gemm_mma", "params": "device=cpu" } } ] },
     { "name": "gemm_cublas_bf16", "op": "gemm", "in": "bf16", "subject": { "kernel": "gemm_cublas", "params": "device=gpu" },
-      "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "model" } ] }
+      "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "model" } ] },
+    { "name": "gemm_cublas_fp16_revealed", "op": "gemm", "in": "fp16", "subject": { "kernel": "gemm_cublas", "params": "device=gpu" },
+      "shape": { "m": 64, "n": 64, "k": 4096 }, "rules": [ { "bound": "gamma", "order": "revealed" }, { "vs_twin": true, "order": "revealed" } ] },
+    { "name": "gemm_cublas_fp32_revealed", "op": "gemm", "in": "fp32", "subject": { "kernel": "gemm_cublas", "params": "device=gpu" },
+      "shape": { "m": 64, "n": 64, "k": 1024 }, "rules": [ { "bound": "gamma", "order": "revealed" }, { "vs_twin": true, "order": "revealed" } ] }
   ] }
 EOF
 step check-gpu-kernels "$LOWP" check "$TMP/gpu-check.json"
