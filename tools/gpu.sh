@@ -36,7 +36,7 @@
 # Without a GPU it says so and exits 0, having changed nothing.
 #
 # Usage: bash tools/gpu.sh [--out DIR] [--jobs N] [--prebuilt DIR] [--time-limit S]
-#                         [--dry-run] [--help]
+#                         [--ctest-exclude RE] [--dry-run] [--help]
 #        bash tools/gpu.sh --fetch-deps DIR
 #   --out DIR         the report folder (default reports/gpu/<gpu-name>)
 #   --jobs N          build parallelism (default: the number of CPUs)
@@ -47,6 +47,8 @@
 #                     checkout at the same absolute path (its tests name it);
 #                     the libraries it links come from the system or LOWP_DEPS.
 #                     Saves the build's minutes on a lent GPU.
+#   --ctest-exclude RE  ctest -E RE in the ctest-cuda step (a test that already
+#                     passed on this GPU, to spend a short lease elsewhere)
 #   --time-limit S    the steps share S seconds (a lent GPU's minutes): each
 #                     is stopped (timeout(1), exit status 124, a failure) when
 #                     they run out, and a step that would start after that is
@@ -78,6 +80,7 @@ DRY=${LOWP_GPU_DRYRUN:-0}
 FETCH=
 PREBUILT=
 TIME_LIMIT=
+CTEST_EXCLUDE=
 # the libraries lowp links and the library packages they need (Debian 12
 # names; tools/setup.sh installs the -dev ones with the rest); the C library,
 # the compiler with its OpenMP runtime, CMake and zlib's runtime are taken to
@@ -100,6 +103,8 @@ while [ $# -gt 0 ]; do
     --dry-run) DRY=1; shift ;;
     --prebuilt) [ $# -ge 2 ] || die2 "--prebuilt needs a build folder"; PREBUILT=$2; shift 2 ;;
     --prebuilt=*) PREBUILT=${1#--prebuilt=}; [ -n "$PREBUILT" ] || die2 "--prebuilt needs a build folder"; shift ;;
+    --ctest-exclude) [ $# -ge 2 ] || die2 "--ctest-exclude needs a regular expression"; CTEST_EXCLUDE=$2; shift 2 ;;
+    --ctest-exclude=*) CTEST_EXCLUDE=${1#--ctest-exclude=}; [ -n "$CTEST_EXCLUDE" ] || die2 "--ctest-exclude needs a regular expression"; shift ;;
     --time-limit) [ $# -ge 2 ] || die2 "--time-limit needs a number of seconds"; TIME_LIMIT=$2; shift 2 ;;
     --time-limit=*) TIME_LIMIT=${1#--time-limit=}; shift ;;
     --fetch-deps) [ $# -ge 2 ] || die2 "--fetch-deps needs a folder"; FETCH=$2; shift 2 ;;
@@ -276,7 +281,11 @@ else
   FAILED=1
 fi
 if [ $RUNTIME_OK = 1 ]; then
-step ctest-cuda ctest --test-dir "$BUILD" -L cuda --output-on-failure -V
+if [ -n "$CTEST_EXCLUDE" ]; then
+  step ctest-cuda ctest --test-dir "$BUILD" -L cuda -E "$CTEST_EXCLUDE" --output-on-failure -V
+else
+  step ctest-cuda ctest --test-dir "$BUILD" -L cuda --output-on-failure -V
+fi
 # the cuBLAS and mma GEMMs against this GPU's tensor-core model (also in ctest-cuda)
 step gemm-models "$BUILD/tgemm_gpu"
 # cuBLASLt's summation trees revealed from the GPU (issue 32; treveal_gpu in ctest-cuda asserts them at K = 256):

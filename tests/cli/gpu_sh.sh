@@ -157,7 +157,13 @@ rc=$?
   grep -q '^| check-gpu-kernels | .* | not run | --time-limit 3 s spent |$' "$T/dest/dry/index.md" &&
   grep -q 'time-limit 3 s spent' "$T/dest/dry/probe.txt" && grep -q "a step FAILED" "$T/out" &&
   ok || bad "--time-limit: exit $rc, probe $(row probe "$T/dest/dry"), $(cat "$T/out")"
-for args in "--time-limit 0" "--time-limit x" "--time-limit"; do
+# --ctest-exclude RE: ctest -E RE in the ctest-cuda step
+rm -rf "$T/dest/dry"
+LOWP_GPU_DRYRUN=1 LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" --ctest-exclude 'tcvt_gpu|tamp_gpu' --out "$T/dest/dry" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "^dry-run: ctest --test-dir .* -L cuda -E tcvt_gpu|tamp_gpu --output-on-failure -V\$" "$T/dest/dry/ctest-cuda.txt" &&
+  ok || bad "--ctest-exclude: exit $rc $(cat "$T/dest/dry/ctest-cuda.txt" 2>/dev/null)"
+for args in "--time-limit 0" "--time-limit x" "--time-limit" "--ctest-exclude" "--ctest-exclude="; do
   # shellcheck disable=SC2086
   LOWP_NVIDIA_SMI=$T/smi-h100 bash "$SRC/tools/gpu.sh" $args >"$T/out" 2>"$T/err"
   rc=$?
