@@ -11,14 +11,13 @@
  * H200 (default seed) the hook once turned the sparse products off and so
  * chose 4x3 slices against 3x4 for fp64 normal 37x53x1001 and sliced 1024
  * more outputs of fp16 normal 1024^3; at least one case must use a sparse
- * product with the hook, so that difference stays covered.
+ * product with the hook, so that difference stays covered. The same holds
+ * for the int8 engine (tests/cuda/texact_ozaki_int8_gpu.c), emulated here
+ * on the fp16 and bf16 cases, against its engine settings without a hook.
  * Run: ctest --test-dir build -R texact_ozaki_twin --output-on-failure
  */
 
 #include <cblas.h>
-#include <stdio.h>
-#include <stdlib.h>
-
 #include "exact/exact.h"
 #include "gemm_twin.h"
 #include "status.h"
@@ -34,39 +33,43 @@ static int colmajor_dgemm(void *ctx, size_t m, size_t n, size_t k, const double 
   return LOWP_OK;
 }
 
+/* the run with the hook; ctx: its call count, checked against the statistics */
+static int with_hook(void *ctx, double *c, const double *a, const double *b,
+                     const lowp_twin_t *tc, lowp_gemm_stats_t *st) {
+  size_t *calls = ctx;
+  lowp_gemm_opts_t o = {.method = LOWP_GEMM_AUTO, .dgemm = colmajor_dgemm, .dgemm_ctx = calls};
+  int s;
+  *calls = 0;
+  s = lowp_exact_gemm_ex(c, a, b, NULL, tc->m, tc->n, tc->k, tc->fo, NULL, LOWP_RND_NE, &o, st);
+  lowp_test_check(*calls == st->dgemm_calls, "%s: %zu hook calls, %zu counted", tc->what, *calls,
+                  st->dgemm_calls);
+  return s;
+}
+
+/* the run on the emulated int8 engine; ctx: its count of slice values
+   outside int8's range, which must stay 0 */
+static int with_int8(void *ctx, double *c, const double *a, const double *b,
+                     const lowp_twin_t *tc, lowp_gemm_stats_t *st) {
+  size_t *wide = ctx;
+  lowp_gemm_opts_t o = {.dgemm = lowp_twin_int8_gemm, .dgemm_ctx = wide, .engine_bits = 31,
+                        .slice_bits_max = 7};
+  int s;
+  *wide = 0;
+  s = lowp_exact_gemm_ex(c, a, b, NULL, tc->m, tc->n, tc->k, tc->fo, NULL, LOWP_RND_NE, &o, st);
+  lowp_test_check(*wide == 0, "%s: %zu slice values past int8", tc->what, *wide);
+  return s;
+}
+
 int main(void) {
-  const size_t M = LOWP_TWIN_BIG;
-  lowp_twin_t tc;
-  uint64_t seed;
-  size_t i, sparse = 0;
-  double *a, *b, *cg, *cc;
+  size_t calls, wide;
+  lowp_gemm_opts_t i8 = {.engine_bits = 31, .slice_bits_max = 7};
   lowp_test_start("texact_ozaki_twin");
-  seed = lowp_test_seed();
-  a = malloc(M * M * sizeof *a);
-  b = malloc(M * M * sizeof *b);
-  cg = malloc(M * M * sizeof *cg);
-  cc = malloc(M * M * sizeof *cc);
-  if (!a || !b || !cg || !cc) { printf("out of memory\n"); return 1; }
-  for (i = 0; lowp_twin_case(i, seed, a, b, &tc); i++) {
-    lowp_gemm_stats_t sg, sc;
-    size_t calls = 0;
-    lowp_gemm_opts_t o = {.method = LOWP_GEMM_AUTO, .dgemm = colmajor_dgemm, .dgemm_ctx = &calls};
-    int s1 = lowp_exact_gemm_ex(cg, a, b, NULL, tc.m, tc.n, tc.k, tc.fo, NULL, LOWP_RND_NE, &o,
-                                &sg);
-    int s2 = lowp_exact_gemm_ex(cc, a, b, NULL, tc.m, tc.n, tc.k, tc.fo, NULL, LOWP_RND_NE,
-                                NULL, &sc);
-    if (!lowp_test_check(s1 == LOWP_OK && s2 == LOWP_OK, "%s: status hook %d cpu %d", tc.what,
-                         s1, s2))
-      continue;
-    lowp_twin_compare(tc.what, "hook", cg, cc, tc.m, tc.n, &sg, &sc);
-    lowp_test_check(calls == sg.dgemm_calls, "%s: %zu hook calls, %zu counted", tc.what, calls,
-                    sg.dgemm_calls);
-    sparse += sg.sparse_products;
-  }
-  lowp_test_check(sparse > 0, "no case used a sparse product with the hook");
-  free(a);
-  free(b);
-  free(cg);
-  free(cc);
+  lowp_test_check(lowp_twin_run_all("hook", with_hook, &calls, NULL, LOWP_TWIN_ALL) > 0,
+                  "no case used a sparse product with the hook");
+  /* the int8 engine (tests/cuda/texact_ozaki_int8_gpu.c's settings) vs the
+     same engine settings without a hook: the fp16 and bf16 cases (the
+     formats it is for; the emulated engine is slow) */
+  lowp_test_check(lowp_twin_run_all("int8 hook", with_int8, &wide, &i8, 8) > 0,
+                  "no case used a sparse product with the int8 hook");
   return lowp_test_end();
 }

@@ -12,15 +12,21 @@
  */
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "exact/exact.h"
 #include "rng/dist.h"
+#include "status.h"
 #include "testutil.h"
 
 /** @brief The side of the one square product; a and b hold its squares. */
 #define LOWP_TWIN_BIG 1024
+
+/** @brief lowp_twin_run_all's ncases for every case. */
+#define LOWP_TWIN_ALL ((size_t)-1)
 
 /** @brief One case: A (m x k) and B (k x n) filled, the output format. */
 typedef struct {
@@ -65,6 +71,31 @@ static inline int lowp_twin_case(size_t i, uint64_t seed, double *a, double *b, 
     return 1;
   }
   return 0;
+}
+
+/** @brief An int8 x int8 -> int32 GEMM engine as INT8 tensor cores compute
+    it (Ozaki scheme II), a lowp_gemm_opts_t.dgemm: each slice converted to
+    int8 (two's complement, wrapping like a narrowing cast), products and
+    sums in 32-bit wrapping integer arithmetic. ctx: a size_t counting the
+    slice values outside [-127, 127]. */
+static inline int lowp_twin_int8_gemm(void *ctx, size_t m, size_t n, size_t k, const double *a,
+                                      const double *b, double *c) {
+  size_t i, j, l, *wide = (size_t *)ctx;
+  for (i = 0; i < m * k; i++)
+    if (!(fabs(a[i]) <= 127.0)) (*wide)++;
+  for (i = 0; i < k * n; i++)
+    if (!(fabs(b[i]) <= 127.0)) (*wide)++;
+  for (i = 0; i < m; i++)
+    for (j = 0; j < n; j++) {
+      uint32_t acc = 0;
+      for (l = 0; l < k; l++) {
+        int8_t x = (int8_t)(uint8_t)((uint64_t)(int64_t)a[i * k + l] & 0xffu);
+        int8_t y = (int8_t)(uint8_t)((uint64_t)(int64_t)b[l * n + j] & 0xffu);
+        acc += (uint32_t)(int32_t)(x * y);
+      }
+      c[i * n + j] = (double)(int32_t)acc;
+    }
+  return LOWP_OK;
 }
 
 /** @brief The path stats describe, as one line after "  what who: ". */
@@ -119,6 +150,42 @@ static inline void lowp_twin_compare(const char *what, const char *who, const do
   lowp_twin_print(what, who, m * n, sg);
   lowp_test_check(sg->check_failed_rows == 0, "%s: %zu rows failed the exactness check (%s)",
                   what, sg->check_failed_rows, who);
+}
+
+/** @brief The run with the hook of case tc into c (m x n), with stats in st;
+    returns a lowp_status_t. */
+typedef int (*lowp_twin_fn)(void *ctx, double *c, const double *a, const double *b,
+                            const lowp_twin_t *tc, lowp_gemm_stats_t *st);
+
+/** @brief The first ncases cases (all: LOWP_TWIN_ALL) through fn (named who)
+    and through lowp_exact_gemm_ex with the options twin (NULL: defaults; no
+    hook) in round to nearest even, compared by lowp_twin_compare. Returns
+    the sparse products fn's runs made; exits 1 out of memory. */
+static inline size_t lowp_twin_run_all(const char *who, lowp_twin_fn fn, void *ctx,
+                                       const lowp_gemm_opts_t *twin, size_t ncases) {
+  const size_t M = LOWP_TWIN_BIG;
+  double *a = malloc(M * M * sizeof *a), *b = malloc(M * M * sizeof *b);
+  double *cg = malloc(M * M * sizeof *cg), *cc = malloc(M * M * sizeof *cc);
+  lowp_twin_t tc;
+  size_t i, sparse = 0;
+  if (!a || !b || !cg || !cc) { printf("out of memory\n"); exit(1); }
+  for (i = 0; i < ncases && lowp_twin_case(i, lowp_test_seed(), a, b, &tc); i++) {
+    lowp_gemm_stats_t sg, sc;
+    int s1, s2;
+    s1 = fn(ctx, cg, a, b, &tc, &sg);
+    s2 = lowp_exact_gemm_ex(cc, a, b, NULL, tc.m, tc.n, tc.k, tc.fo, NULL, LOWP_RND_NE, twin,
+                            &sc);
+    if (!lowp_test_check(s1 == LOWP_OK && s2 == LOWP_OK, "%s: status %s %d cpu %d", tc.what,
+                         who, s1, s2))
+      continue;
+    lowp_twin_compare(tc.what, who, cg, cc, tc.m, tc.n, &sg, &sc);
+    sparse += sg.sparse_products;
+  }
+  free(a);
+  free(b);
+  free(cg);
+  free(cc);
+  return sparse;
 }
 
 #endif

@@ -15,7 +15,6 @@
  */
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "exact/exact.h"
 #include "gemm_twin.h"
@@ -23,12 +22,14 @@
 #include "status.h"
 #include "testutil.h"
 
+static int on_gpu(void *ctx, double *c, const double *a, const double *b, const lowp_twin_t *tc,
+                  lowp_gemm_stats_t *st) {
+  (void)ctx;
+  return lowp_exact_gemm_cuda(c, a, b, NULL, tc->m, tc->n, tc->k, tc->fo, NULL, LOWP_RND_NE,
+                              st);
+}
+
 int main(void) {
-  const size_t M = LOWP_TWIN_BIG;
-  lowp_twin_t tc;
-  uint64_t seed;
-  size_t i;
-  double *a, *b, *cg, *cc;
   lowp_test_start("texact_ozaki_gpu");
   {
     double x = 1.0, y;
@@ -36,26 +37,6 @@ int main(void) {
                              NULL) == LOWP_EUNSUPPORTED)
       lowp_test_skip("no CUDA device (or a build without CUDA)");
   }
-  seed = lowp_test_seed();
-  a = malloc(M * M * sizeof *a);
-  b = malloc(M * M * sizeof *b);
-  cg = malloc(M * M * sizeof *cg);
-  cc = malloc(M * M * sizeof *cc);
-  if (!a || !b || !cg || !cc) { printf("out of memory\n"); return 1; }
-  for (i = 0; lowp_twin_case(i, seed, a, b, &tc); i++) {
-    lowp_gemm_stats_t sg, sc;
-    int s1 = lowp_exact_gemm_cuda(cg, a, b, NULL, tc.m, tc.n, tc.k, tc.fo, NULL, LOWP_RND_NE,
-                                  &sg);
-    int s2 = lowp_exact_gemm_ex(cc, a, b, NULL, tc.m, tc.n, tc.k, tc.fo, NULL, LOWP_RND_NE,
-                                NULL, &sc);
-    if (!lowp_test_check(s1 == LOWP_OK && s2 == LOWP_OK, "%s: status gpu %d cpu %d", tc.what,
-                         s1, s2))
-      continue;
-    lowp_twin_compare(tc.what, "gpu", cg, cc, tc.m, tc.n, &sg, &sc);
-  }
-  free(a);
-  free(b);
-  free(cg);
-  free(cc);
+  (void)lowp_twin_run_all("gpu", on_gpu, NULL, NULL, LOWP_TWIN_ALL);
   return lowp_test_end();
 }
