@@ -8,6 +8,7 @@
 
 #include "exact/exact.h"
 #include "exact/ozaki.h"
+#include "gemm_twin.h" /* lowp_twin_int8_gemm */
 #include "rng/dist.h"
 #include "status.h"
 #include "testutil.h"
@@ -92,30 +93,6 @@ static int rev_dgemm(void *ctx, size_t m, size_t n, size_t k, const double *a, c
 }
 
 /* progress callback: records the last fraction; 2 if it ever went backwards */
-
-/* An int8 x int8 -> int32 GEMM engine, as INT8 tensor cores compute it
-   (Ozaki scheme II): each slice is converted to int8 (two's complement,
-   wrapping like a narrowing cast), products and sums in 32-bit wrapping
-   integer arithmetic. ctx: count of slice values outside [-127, 127]. */
-static int int8_gemm(void *ctx, size_t m, size_t n, size_t k, const double *a, const double *b,
-                     double *c) {
-  size_t i, j, l, *wide = ctx;
-  for (i = 0; i < m * k; i++)
-    if (!(fabs(a[i]) <= 127.0)) (*wide)++;
-  for (i = 0; i < k * n; i++)
-    if (!(fabs(b[i]) <= 127.0)) (*wide)++;
-  for (i = 0; i < m; i++)
-    for (j = 0; j < n; j++) {
-      uint32_t acc = 0;
-      for (l = 0; l < k; l++) {
-        int8_t x = (int8_t)(uint8_t)((uint64_t)(int64_t)a[i * k + l] & 0xffu);
-        int8_t y = (int8_t)(uint8_t)((uint64_t)(int64_t)b[l * n + j] & 0xffu);
-        acc += (uint32_t)(int32_t)(x * y);
-      }
-      c[i * n + j] = (double)(int32_t)acc;
-    }
-  return LOWP_OK;
-}
 
 static void texact_ozaki_prog(void *ctx, double done) {
   double *last = ctx;
@@ -305,7 +282,7 @@ int main(void) {
     const size_t m = 6, n = 5, k = 77;
     double *c1 = malloc(m * n * sizeof *c1), *c2 = malloc(m * n * sizeof *c2);
     size_t wide = 0;
-    lowp_gemm_opts_t o = {.dgemm = int8_gemm, .dgemm_ctx = &wide, .engine_bits = 31,
+    lowp_gemm_opts_t o = {.dgemm = lowp_twin_int8_gemm, .dgemm_ctx = &wide, .engine_bits = 31,
                           .slice_bits_max = 7, .test_trunc = 20};
     int s1;
     fill(a, m * k, LOWP_DIST_SPREAD, &LOWP_FMT_FP32, seed, 90);
@@ -343,7 +320,7 @@ int main(void) {
         for (meth = 0; meth < 2; meth++)
           for (extra = 0; extra < 2; extra++) {
             lowp_gemm_opts_t o = {.method = meth ? LOWP_GEMM_SLICED : LOWP_GEMM_AUTO,
-                                  .dgemm = int8_gemm, .dgemm_ctx = &wide, .engine_bits = 31,
+                                  .dgemm = lowp_twin_int8_gemm, .dgemm_ctx = &wide, .engine_bits = 31,
                                   .slice_bits_max = 7, .test_extra_bits = extra};
             int s1;
             if (extra && !meth) continue;
@@ -373,7 +350,7 @@ int main(void) {
        data at k = 2^17 make int32 partial sums wrap */
     {
       const size_t k = 1u << 17, mm = 2, nn = 2;
-      lowp_gemm_opts_t o = {.method = LOWP_GEMM_SLICED, .dgemm = int8_gemm, .dgemm_ctx = &wide,
+      lowp_gemm_opts_t o = {.method = LOWP_GEMM_SLICED, .dgemm = lowp_twin_int8_gemm, .dgemm_ctx = &wide,
                             .engine_bits = 31, .slice_bits_max = 7, .test_extra_bits = 1};
       double *aa = malloc(mm * k * sizeof *aa), *bb = malloc(k * nn * sizeof *bb);
       double cc[4], cm[4];

@@ -9,9 +9,12 @@
 /**
  * @brief lowp_exact_gemm_ex with the slice-pair DGEMMs on the GPU (cuBLAS,
  * pedantic math: IEEE binary64, no emulation or reduced precision). Slicing,
- * the exactness check, the combination and the accumulator fallback run on
- * the CPU, so the result is bit-identical to the CPU path's (the DGEMMs are
- * exact in any order). Arguments as lowp_exact_gemm_ex (method AUTO).
+ * the choices, the sparse slice products, the exactness check, the
+ * combination and the accumulator fallback run on the CPU, so the result is
+ * bit-identical to the CPU path's (the DGEMMs are exact in any order) and
+ * so is the path: every field of stats equals lowp_exact_gemm_ex's
+ * (dgemm_calls counting cuBLAS calls). Arguments as lowp_exact_gemm_ex
+ * (method AUTO).
  * @return as lowp_exact_gemm_ex; LOWP_EUNSUPPORTED without a CUDA build or
  * device; LOWP_EIO on a CUDA or cuBLAS error; LOWP_ENOMEM if device memory
  * runs out.

@@ -107,7 +107,10 @@ typedef struct {
   /** The DGEMM the sliced path calls, C = A B, row-major, dense (lda = k,
       ldb = ldc = n); returns a lowp_status_t (nonzero aborts the product with
       it). NULL: OpenBLAS cblas_dgemm. kernels/cuda/ozaki.cu passes cuBLAS. Any
-      IEEE binary64 DGEMM is exact on slices, whatever its order. */
+      IEEE binary64 DGEMM is exact on slices, whatever its order. Called for
+      the slice pairs multiplied densely only: the choice of slices, of the
+      outputs sliced and of the sparse products is the same with or without
+      it (the same lowp_gemm_stats_t; dgemm_calls then counts its calls). */
   int (*dgemm)(void *ctx, size_t m, size_t n, size_t k, const double *a, const double *b,
                double *c);
   void *dgemm_ctx;

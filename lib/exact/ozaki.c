@@ -54,7 +54,9 @@
  *    that is cheaper than a DGEMM, judged from the slices' nonzero counts;
  *    the cost model estimates those counts beforehand from histograms of
  *    the entries' bit spans below their row's top (sampled rows). A sparse
- *    slice of A is collected over its nonzero rows only.
+ *    slice of A is collected over its nonzero rows only. With a DGEMM hook
+ *    (cuBLAS, an integer engine) the sparse products still run here: the
+ *    hook changes no decision, only who multiplies the dense pairs.
  * 8. The W form holds V in two signed 128-bit words when its shift SH is up
  *    to 130 bits (w_fits), so unequal widths may take 3 x 3 slices and more.
  */
@@ -1098,10 +1100,15 @@ int lowp__exact_gemm_sliced(double *c, const double *a, const double *b, const d
   z.forced = opt && opt->method == LOWP_GEMM_SLICED;
   z.extra = opt ? opt->test_extra_bits : 0;
   z.cap = opt && opt->slice_bits_max ? opt->slice_bits_max : 64;
-  /* an engine hook multiplies every pair (it may not be a binary64 DGEMM);
-     the budget-breaking hook keeps the DGEMM its test expects */
+  /* The choice (widths, counts, the rows and columns sliced, which pairs
+     go sparse) never looks at the engine hook: the hook only replaces
+     cblas_dgemm for the pairs multiplied densely, so a GPU run takes the
+     CPU's path by construction (tests/texact_ozaki_twin.c). The sparse
+     kernels run in binary64 for any engine: every partial sum is an integer
+     below 2^engine_bits <= 2^53, exact. The budget-breaking hook keeps the
+     DGEMM its test expects. */
   z.sparse = opt ? opt->test_sparse : 0;
-  if ((opt && opt->dgemm) || z.extra) z.sparse = -1;
+  if (z.extra) z.sparse = -1;
   if (z.sparse < -1 || z.sparse > 2) return LOWP_EINVAL;
   z.topt = opt ? opt->test_trunc : 0;
   if (z.topt < -1 || z.topt > LOWP__OZAKI_MAXSLICES) return LOWP_EINVAL;

@@ -6,8 +6,10 @@
  * fp16, bf16, fp32, e4m3, e5m2 and fp64 inputs (normal and whole-range
  * data, inf/NaN injected, odd k), with 7-bit slices; and with the budget
  * broken by one bit the exactness check must catch rows and the result
- * stay exact. The CPU proof of the same engine arithmetic (an int8 x int8
- * -> wrapping int32 GEMM) is in tests/texact_ozaki.c.
+ * stay exact; without the break, the same path as lowp_exact_gemm_ex with
+ * the same engine settings and no hook (every statistic). The CPU proof of
+ * the same engine arithmetic (an int8 x int8 -> wrapping int32 GEMM) is in
+ * tests/texact_ozaki.c and tests/texact_ozaki_twin.c.
  * Run: ctest --test-dir build -L cuda --output-on-failure
  */
 
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "exact/exact.h"
+#include "gemm_twin.h"
 #include "gpu/ozaki_gpu.h"
 #include "rng/dist.h"
 #include "status.h"
@@ -36,16 +39,21 @@ static void one(const double *a, const double *b, size_t m, size_t n, size_t k,
     if (memcmp(&cg[i], &cc[i], sizeof cg[i]) != 0 && bad++ < 3)
       lowp_test_check(0, "%s: C[%zu] gpu %a cpu %a", what, i, cg[i], cc[i]);
   lowp_test_check(bad == 0, "%s: %zu mismatches", what, bad);
-  if (extra)
+  if (extra) {
     lowp_test_check(sg.slices_a == 0 || sg.check_failed_rows > 0,
                     "%s: budget broken by %d bit(s), no row caught", what, extra);
-  else
-    lowp_test_check(sg.slice_bits_a <= 7 && sg.slice_bits_b <= 7 && sg.check_failed_rows == 0,
-                    "%s: %d+%d slice bits, %zu check failures", what, sg.slice_bits_a,
-                    sg.slice_bits_b, sg.check_failed_rows);
-  printf("  %s: %dx%d slices of %d+%d bits, %zu of %zu outputs sliced, %zu GEMMs\n", what,
-         sg.slices_a, sg.slices_b, sg.slice_bits_a, sg.slice_bits_b, sg.sliced_outputs, m * n,
-         sg.dgemm_calls);
+    lowp_twin_print(what, "gpu", m * n, &sg);
+  } else {
+    /* the same engine settings without the hook: the same path, field by
+       field (tests/common/gemm_twin.h; its CPU twin: tests/texact_ozaki_twin.c) */
+    lowp_gemm_opts_t o = {.engine_bits = 31, .slice_bits_max = 7};
+    lowp_gemm_stats_t st;
+    lowp_test_check(sg.slice_bits_a <= 7 && sg.slice_bits_b <= 7,
+                    "%s: %d+%d slice bits", what, sg.slice_bits_a, sg.slice_bits_b);
+    s2 = lowp_exact_gemm_ex(cc, a, b, NULL, m, n, k, fo, NULL, LOWP_RND_NE, &o, &st);
+    if (lowp_test_check(s2 == LOWP_OK, "%s: status cpu with int8 settings %d", what, s2))
+      lowp_twin_compare(what, "gpu", cg, cc, m, n, &sg, &st);
+  }
   free(cg);
   free(cc);
 }
