@@ -16,6 +16,11 @@
  *   - exps that all underflow to 0: 0 / 0 at every output, the first at 0;
  *   - a NaN input: nan_propagated at its exp;
  *   - unscale: a NaN gradient and one that overflows when multiplied by 2.
+ * Every NaN the twins store has the GPU's bits 0x7fffffff (karith.h,
+ * lowp_ka_gpu_nan), where x86 arithmetic gives 0xffc00000 or passes an
+ * operand's payload on: softmax (inf / inf, 0 / 0, NaN inputs, one with a
+ * negative sign and a payload), unscale (and unscale by 1, which keeps
+ * every bit), sum, cross-entropy and the three layer norms.
  * The record is the same for 1 and several OpenMP threads, and the traced
  * outputs have the untraced kernel's bits.
  * Run: ctest --test-dir build -R trowk_fpx
@@ -40,6 +45,37 @@
 #define N 1000
 
 static float X[ROWS * N], Y[ROWS * N], Y2[ROWS * N];
+
+/* the NaN an x86 multiplication or division would pass on (a negative NaN
+   with a payload), and the test of the GPU's NaN bits on the twin's outputs */
+#define PNAN_BITS 0xffc00123u
+
+static uint32_t bits(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+static float pnan(void) {
+  uint32_t u = PNAN_BITS;
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+/* every NaN among y[0..n-1] has the GPU's bits 0x7fffffff (karith.h,
+   lowp_ka_gpu_nan), and there are `expect` of them */
+static void gpu_nans(const char *what, const float *y, size_t n, size_t expect) {
+  size_t i, nans = 0, bad = 0, first = n;
+  for (i = 0; i < n; i++)
+    if (y[i] != y[i]) {
+      nans++;
+      if (bits(y[i]) != LOWP_KA_GPU_NAN && bad++ == 0) first = i;
+    }
+  lowp_test_check(bad == 0, "%s: %zu of %zu NaN outputs are not 0x%08x, first [%zu] 0x%08x", what, bad, nans,
+                  (unsigned)LOWP_KA_GPU_NAN, first, first < n ? (unsigned)bits(y[first]) : 0u);
+  lowp_test_check(nans == expect, "%s: %zu NaN outputs, expected %zu", what, nans, expect);
+}
 
 static void fill(float v) {
   int i;
@@ -69,6 +105,7 @@ static void softmax_cases(void) {
   expect("exp(100) at row 2, element 537", 0, 2, LOWP_FPXD_FOLD, 537, LOWP_FPXD_EXP, LOWP_FPXD_OVF_INF,
          LOWP_FPXD_OVF_INF, 2);
   expect("... then inf / inf", 0, 2, LOWP_FPXD_FOLD, 537, LOWP_FPXD_EXP, LOWP_FPXD_OVF_INF, LOWP_FPXD_INVALID, 1);
+  gpu_nans("inf / inf (x86: 0xffc00000)", Y, ROWS * N, 1);
   fill(0);
   X[N + 10] = X[N + 266] = 88.5f;
   expect("fold addition of element 266 (thread 10)", 0, 1, LOWP_FPXD_FOLD, 266, LOWP_FPXD_ADD, LOWP_FPXD_OVF_INF,
@@ -87,10 +124,50 @@ static void softmax_cases(void) {
   fill(-200);
   expect("0 / 0 after exps underflow", 0, 0, LOWP_FPXD_OUT, 0, LOWP_FPXD_DIV, LOWP_FPXD_INVALID, LOWP_FPXD_INVALID,
          ROWS * N);
+  gpu_nans("0 / 0", Y, ROWS * N, ROWS * N);
   fill(1);
   X[7] = NAN;
   expect("NaN input at element 7", 0, 0, LOWP_FPXD_FOLD, 7, LOWP_FPXD_EXP, LOWP_FPXD_NAN_PROP, LOWP_FPXD_INVALID,
          0);
+  gpu_nans("NaN input", Y, ROWS * N, N);
+  X[7] = pnan();
+  X[2 * N + 1] = INFINITY;
+  X[2 * N + 2] = -INFINITY;
+  /* stable: row 0's max is the NaN, so its first subtraction x_0 - m propagates it; row 2's inf - inf
+     is invalid in the fold and again in the output pass */
+  expect("stable, NaN input with a payload", 1, 0, LOWP_FPXD_FOLD, 0, LOWP_FPXD_SUB, LOWP_FPXD_NAN_PROP,
+         LOWP_FPXD_INVALID, 2);
+  gpu_nans("stable, payload NaN and +-inf (x86: 0xffc00123, 0xffc00000)", Y, ROWS * N, 2 * N);
+  (void)lowp_softmax_fpx_cpu(Y, X, ROWS, N, 0, NULL);
+  gpu_nans("naive, payload NaN and +-inf", Y, ROWS * N, N + 1);
+}
+
+/* the other row kernels' twins: a NaN with a payload in, the GPU's NaN out */
+static void other_twins(void) {
+  static const lowp_ka_fmt_t f32 = {24, -126, 127}, bf16 = {8, -126, 127};
+  float y[ROWS], mu[ROWS], var[ROWS];
+  int32_t t[ROWS] = {0, 1, 2, 3};
+  int v;
+  fill(0.25f);
+  X[N + 17] = pnan();
+  X[3 * N + 0] = INFINITY;
+  X[3 * N + 1] = -INFINITY;
+  (void)lowp_rsum_cpu(y, X, ROWS, N, f32);
+  gpu_nans("sum fp32", y, ROWS, 2);
+  (void)lowp_rsum_cpu(y, X, ROWS, N, bf16);
+  gpu_nans("sum bf16", y, ROWS, 2);
+  (void)lowp_xent_cpu(y, X, t, ROWS, N);
+  gpu_nans("cross-entropy", y, ROWS, 2);
+  for (v = 0; v < 3; v++) {
+    char w[64];
+    (void)lowp_layernorm_cpu(Y, mu, var, X, ROWS, N, 1e-5f, v);
+    snprintf(w, sizeof w, "layernorm %d outputs", v);
+    gpu_nans(w, Y, ROWS * N, 2 * N);
+    snprintf(w, sizeof w, "layernorm %d means", v);
+    gpu_nans(w, mu, ROWS, 2);
+    snprintf(w, sizeof w, "layernorm %d variances", v);
+    gpu_nans(w, var, ROWS, 2);
+  }
 }
 
 static void unscale_cases(void) {
@@ -109,6 +186,15 @@ static void unscale_cases(void) {
   g[12345] = NAN;
   (void)lowp_unscale_fpx_cpu(g, 20000, 0.5f, &found, &t);
   lowp_test_check(t.first == ((12345ULL << 4) | LOWP_FPXD_NAN_PROP), "unscale: NaN at 12345: 0x%llx", t.first);
+  g[12345] = pnan();
+  g[12346] = NAN;
+  (void)lowp_unscale_fpx_cpu(g, 20000, 0.5f, &found, &t);
+  gpu_nans("unscale: NaN times 0.5 (x86: the operand's NaN)", g, 20000, 2);
+  g[12345] = pnan();
+  (void)lowp_unscale_fpx_cpu(g, 20000, 1.0f, &found, &t);
+  lowp_test_check(found == 1 && bits(g[12345]) == PNAN_BITS && bits(g[12346]) == LOWP_KA_GPU_NAN,
+                  "unscale by 1 keeps every bit: found %d, 0x%08x 0x%08x", found, (unsigned)bits(g[12345]),
+                  (unsigned)bits(g[12346]));
 }
 
 /* random rows with exceptions scattered: the same record for any thread
@@ -140,6 +226,7 @@ int main(void) {
   lowp_test_start("trowk_fpx");
   softmax_cases();
   unscale_cases();
+  other_twins();
   invariance();
   return lowp_test_end();
 }

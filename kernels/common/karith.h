@@ -13,7 +13,10 @@
  *   - no fast math: nvcc's defaults -prec-div=true -prec-sqrt=true
  *     -ftz=false give IEEE division, square root and subnormals;
  *   - exp and log are lowp_ka_expf / lowp_ka_logf below (a fixed sequence of
- *     fp32 operations), never libm's or CUDA's expf/logf, which differ.
+ *     fp32 operations), never libm's or CUDA's expf/logf, which differ;
+ *   - NaN bits: the GPU's arithmetic returns one NaN, 0x7fffffff, and x86's
+ *     does not, so the twins pass each stored result through
+ *     lowp_ka_gpu_nan (below).
  *
  * THE LAUNCH ORDER (kernels/cuda/rowk.cu implements it; kernels/cpu/rowk.c
  * replays it; tests/trowk.c checks the replay against an independent
@@ -172,6 +175,31 @@ static inline LOWP_HD float lowp_ka_max(float a, float b) {
   if (a != a) return a;
   if (b != b) return b;
   return a > b ? a : b;
+}
+
+/**
+ * @brief The NaN of an NVIDIA GPU's fp32 arithmetic: every add, sub, mul
+ * and IEEE div (div.rn.f32) whose result is NaN returns the canonical NaN
+ * 0x7fffffff, whatever the operands' NaN payloads or signs (CUDA's
+ * math_constants.h: CUDART_NAN_F is __int_as_float(0x7fffffff); the PTX
+ * ISA calls it "canonical NaN"; seen on an H200 in trowk_fpx_gpu). x86 SSE
+ * instead returns the default NaN 0xffc00000 for an invalid operation and
+ * the first NaN operand, quieted, otherwise (Intel SDM vol. 1, 4.8.3.5,
+ * table 4-7), and which operand is "first" is the C compiler's choice.
+ */
+#define LOWP_KA_GPU_NAN 0x7fffffffu
+
+/**
+ * @brief x, or the GPU's NaN if x is a NaN. The CPU twins apply it to every
+ * value they store that the GPU computes by an fp32 arithmetic operation:
+ * intermediate NaN bits may differ (lowp_ka_expf and lowp_ka_max pass a NaN
+ * operand's bits on, x86 arithmetic keeps payloads), but they only reach
+ * NaN tests and further arithmetic, which on the GPU ends in 0x7fffffff.
+ * A value the GPU stores without arithmetic (unscale with inv_scale 1) keeps
+ * its bits and is not passed through this.
+ */
+static inline LOWP_HD float lowp_ka_gpu_nan(float x) {
+  return x != x ? lowp_ka_float(LOWP_KA_GPU_NAN) : x;
 }
 
 /** @brief 1 if x is NaN or an infinity. */

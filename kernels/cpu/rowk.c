@@ -4,7 +4,12 @@
  * Each function replays the GPU's launch (kernels/common/karith.h, "THE LAUNCH
  * ORDER") for one row at a time: the 256 per-thread partials of step 1 in
  * an array, the warp trees of step 2 in place, the warp fold of step 3.
- * The arithmetic is karith.h's, the same source the GPU compiles.
+ * The arithmetic is karith.h's, the same source the GPU compiles; every
+ * stored result goes through lowp_ka_gpu_nan, so a NaN has the GPU's bits
+ * (0x7fffffff) rather than x86's (each such result is an fp32 arithmetic
+ * operation's on the GPU: the division, the layer norm's product, mean and
+ * variance, the cross-entropy's subtraction, the sum's last addition, the
+ * unscale's multiplication).
  * OpenMP over rows: every row is independent, so the result does not
  * depend on the thread count.
  */
@@ -135,7 +140,8 @@ int lowp_rsum_cpu(float *y, const float *x, size_t rows, size_t n, lowp_ka_fmt_t
   long long r;
   if (!y || !x || !sizes_ok(rows, n) || acc.p < 1 || acc.p > 24) return LOWP_EINVAL;
 #pragma omp parallel for schedule(static)
-  for (r = 0; r < (long long)rows; r++) y[r] = row_sum(x + (size_t)r * n, n, R_SUM, 0.0f, acc, NULL, 0);
+  for (r = 0; r < (long long)rows; r++)
+    y[r] = lowp_ka_gpu_nan(row_sum(x + (size_t)r * n, n, R_SUM, 0.0f, acc, NULL, 0));
   return LOWP_OK;
 }
 
@@ -160,7 +166,7 @@ int lowp_softmax_fpx_cpu(float *y, const float *x, size_t rows, size_t n, int st
     s = row_sum(xr, n, what, m, F32, fx, (uint32_t)r);
     for (i = 0; i < n; i++) {
       float e = exp_term(xr[i], what, m, fx, (uint32_t)r, LOWP_FPXD_OUT, i);
-      yr[i] = e / s;
+      yr[i] = lowp_ka_gpu_nan(e / s);
       lowp_fpxd_op(fx, lowp_fpxd_key((uint32_t)r, LOWP_FPXD_OUT, (uint32_t)i, LOWP_FPXD_DIV), e, s, yr[i], 1);
     }
     if (fx) {
@@ -200,9 +206,9 @@ int lowp_layernorm_cpu(float *y, float *mean, float *var, const float *x, size_t
       v = w.m2 / fn;
     }
     rs = lowp_ka_rstd(v, eps);
-    for (i = 0; i < n; i++) yr[i] = (xr[i] - mu) * rs;
-    mean[r] = mu;
-    var[r] = v;
+    for (i = 0; i < n; i++) yr[i] = lowp_ka_gpu_nan((xr[i] - mu) * rs);
+    mean[r] = lowp_ka_gpu_nan(mu);
+    var[r] = lowp_ka_gpu_nan(v);
   }
   return LOWP_OK;
 }
@@ -216,7 +222,7 @@ int lowp_xent_cpu(float *loss, const float *x, const int32_t *target, size_t row
   for (r = 0; r < (long long)rows; r++) {
     const float *xr = x + (size_t)r * n;
     float m = row_max(xr, n), s = row_sum(xr, n, R_EXPSHIFT, m, F32, NULL, 0);
-    loss[r] = lowp_ka_logf(s) - (xr[target[r]] - m);
+    loss[r] = lowp_ka_gpu_nan(lowp_ka_logf(s) - (xr[target[r]] - m));
   }
   return LOWP_OK;
 }
@@ -233,7 +239,9 @@ int lowp_unscale_fpx_cpu(float *g, size_t n, float inv_scale, int *found_inf, lo
   for (i = 0; i < n; i++) {
     float v = g[i];
     if (lowp_ka_unscale(&g[i], inv_scale)) found = 1;
-    if (inv_scale != 1.0f) lowp_fpxd_op(trace, (unsigned long long)i << 4, v, inv_scale, g[i], 0);
+    if (inv_scale == 1.0f) continue; /* no multiplication: the bits stay, NaN or not */
+    g[i] = lowp_ka_gpu_nan(g[i]);
+    lowp_fpxd_op(trace, (unsigned long long)i << 4, v, inv_scale, g[i], 0);
   }
   *found_inf = found;
   return LOWP_OK;
