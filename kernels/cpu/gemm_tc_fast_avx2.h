@@ -105,6 +105,10 @@ T2 void blk8(const job_t *g, c8_t *s, const int32_t *ma, const int32_t *xa, cons
   for (kk = 0; kk < len; kk++)
     X = _mm256_max_epi32(X, _mm256_add_epi32(_mm256_set1_epi32(xa[kk]),
                                              _mm256_loadu_si256((const __m256i *)(xb + kk * W8))));
+  if (g->c0_emin) /* c = 0 at 2^emin once a product is nonzero (all-zero lanes keep X < ZX / 2) */
+    X = _mm256_blendv_epi8(X, _mm256_max_epi32(X, _mm256_set1_epi32(g->oemin)),
+                           _mm256_and_si256(_mm256_cmpeq_epi32(s->cx, _mm256_set1_epi32(ZC)),
+                                            _mm256_cmpgt_epi32(X, _mm256_set1_epi32(ZX / 2))));
   /* c's cut */
   t = _mm256_sub_epi32(X, _mm256_add_epi32(s->cq, _mm256_set1_epi32(g->F - g->lq)));
   S0 = _mm256_sign_epi32(
@@ -168,7 +172,8 @@ T2 void blk8(const job_t *g, c8_t *s, const int32_t *ma, const int32_t *xa, cons
   s->cq = _mm256_min_epi32(L, _mm256_sub_epi32(s->cx, _mm256_set1_epi32(g->P - 1)));
   r = _mm256_sllv_epi32(r, _mm256_sub_epi32(L, s->cq));
   s->cm = _mm256_sub_epi32(_mm256_xor_si256(r, sg), sg);
-  cz = _mm256_and_si256(sg, _mm256_cmpeq_epi32(r, zero)); /* rounded to zero: S's sign */
+  /* rounded to zero: S's sign, or +0 (zrnd=pos) */
+  cz = g->zrnd_pos ? zero : _mm256_and_si256(sg, _mm256_cmpeq_epi32(r, zero));
   /* all products zero and c = 0: the sign rule of bfma.c */
   zb = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(ZX / 2), X)));
   if (zb) {
@@ -178,7 +183,7 @@ T2 void blk8(const job_t *g, c8_t *s, const int32_t *ma, const int32_t *xa, cons
     _mm256_storeu_si256((__m256i *)zs, cz);
     for (l = 0; l < 8; l++) {
       size_t j = j0 + (size_t)l;
-      int neg = (zb >> l) & 1 && zs0[l] && j < g->n;
+      int neg = (zb >> l) & 1 && zs0[l] && j < g->n && !g->zsum_pos;
       for (kk = 0; kk < len && neg; kk++) {
         size_t q = g->perm[s0 + kk];
         neg = signbit(g->a[i * g->k + q]) != signbit(g->b[q * g->n + j]);
