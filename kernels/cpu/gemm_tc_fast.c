@@ -392,7 +392,10 @@ static void setup(job_t *g, const lowp_gemm_tc_cfg_t *cfg) {
   if (!narrow && p->out_frac > 0 && p->out_frac + 1 < g->P) g->P = p->out_frac + 1;
   g->rne = (narrow ? p->out16_rnd : p->out_rnd) == LOWP_RND_NE;
   g->late_c = p->late_c, g->c_rnd = p->c_rnd;
-  g->zsum_pos = p->zsum_pos, g->zrnd_pos = p->zrnd_pos, g->c0_emin = p->c0_emin;
+  g->zsum_pos = p->zsum_pos, g->zrnd_pos = p->zrnd_pos;
+  /* the floor moves X only where a nonzero product can lie below 2^oemin
+     (x >= 2 xemin): not fp16 or fp8 into fp32 (no work there) */
+  g->c0_emin = p->c0_emin && 2 * g->xemin < g->oemin;
   g->promote = cfg->model.promote != 0;
   g->out = cfg->out;
 }
