@@ -299,7 +299,10 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
       int *f = !strcmp(key, "zsum") ? &m->bfma.zsum_pos : &m->bfma.zrnd_pos;
       if (!strcmp(val, "ieee")) *f = 0;
       else if (!strcmp(val, "pos")) *f = 1;
-      else return fail(err, errlen, LOWP_EINVAL, "zero sign '%s': expected ieee or pos", val);
+      else {
+        if (err && errlen) snprintf(err, errlen, "%s=%s: expected ieee or pos", key, val);
+        return LOWP_EINVAL;
+      }
     } else if (!strcmp(key, "c0align")) {
       if (!strcmp(val, "skip")) m->bfma.c0_emin = 0;
       else if (!strcmp(val, "emin")) m->bfma.c0_emin = 1;
