@@ -24,6 +24,7 @@ static void same_model(const lowp_tc_model_t *a, const lowp_tc_model_t *b, const
                  p->out_rnd == q->out_rnd && p->out16_rnd == q->out16_rnd &&
                  p->out_frac == q->out_frac && p->ovf_inf == q->ovf_inf &&
                  p->late_c == q->late_c && p->interleave == q->interleave && p->c_rnd == q->c_rnd &&
+                 p->zsum_pos == q->zsum_pos && p->zrnd_pos == q->zrnd_pos && p->c0_emin == q->c0_emin &&
                  a->promote == b->promote,
              "'%s' parses to another model", s);
 }

@@ -36,11 +36,15 @@ static uint64_t next(void) { /* splitmix64 */
 
 /* One adversarial value of format f; mode 0: finite, 1: with NaN/inf,
    2: near f's largest value often (C: overflow of the chain), 3: mostly
-   zeros of both signs (blocks whose products are all zero, C = +-0). */
+   zeros of both signs (blocks whose products are all zero, C = +-0), 4:
+   zeros and subnormals of both signs (sums rounded to zero; products below
+   the output's emin, where c = 0 may set the alignment: the zero
+   parameters zsum, zrnd, c0align). */
 static double entry(const lowp_format_t *f, int mode) {
   uint64_t r = next();
   int cat = (int)(r % 16), sgn = (int)((r >> 8) & 1);
   if (mode == 3 && cat < 12) cat = 8; /* mostly zeros of both signs: all-zero blocks */
+  if (mode == 4) cat = cat < 10 ? 5 : 8; /* subnormals and zeros */
   double v, y;
   switch (cat) {
   case 0: case 1: case 2: case 3: case 4: /* small integers: ties, cancellation */
@@ -140,7 +144,7 @@ static void presets(void) {
                    outs[o]->name, pr);
           lowp_test_check(lowp_gemm_tc_fast_ok(&cfg), "%s: not served by the fast path", what);
           served++;
-          for (mode = 0; mode < 4; mode++) compare(what, &cfg, 3, 70, 100, mode);
+          for (mode = 0; mode < 5; mode++) compare(what, &cfg, 3, 70, 100, mode);
           compare(what, &cfg, 3, 9, 13, 1);
           compare(what, &cfg, 2, 65, 1, 2);
           compare(what, &cfg, 2, 3, 0, 2);
@@ -188,10 +192,59 @@ static void custom(void) {
   }
 }
 
+/* The zero parameters in every combination, where they show: bf16 -> fp32
+   and fp16 -> fp16 (products below the output's emin, sums rounded to
+   zero), fp16 -> fp32, e5m2 -> fp16 on the late-c datapath; 32-bit lanes
+   with one and two accumulators (b = 8, 16) and the 64-bit copy (F = 40).
+   The scalar model must also see them: each parameter changes some output
+   of these data. */
+static void zero_params(void) {
+  static const char *const base[] = {"b=8,F=24", "b=16,F=25", "b=16,F=25,latec=1,interleave=2",
+                                     "b=8,F=40"};
+  const lowp_format_t *ins[] = {&LOWP_FMT_BF16, &LOWP_FMT_FP16, &LOWP_FMT_FP16, &LOWP_FMT_E5M2};
+  const lowp_format_t *outs[] = {&LOWP_FMT_FP32, &LOWP_FMT_FP16, &LOWP_FMT_FP32, &LOWP_FMT_FP16};
+  size_t bi, f, z;
+  for (bi = 0; bi < sizeof base / sizeof base[0]; bi++)
+    for (f = 0; f < sizeof ins / sizeof ins[0]; f++) {
+      double *a = malloc(6 * 64 * sizeof *a), *b = malloc(64 * 40 * sizeof *b);
+      double ref[8][6 * 40];
+      for (z = 0; z < 8; z++) {
+        lowp_gemm_tc_cfg_t cfg;
+        char spec[160], err[256];
+        int mode;
+        snprintf(spec, sizeof spec, "%s,zsum=%s,zrnd=%s,c0align=%s", base[bi], z & 1 ? "pos" : "ieee",
+                 z & 2 ? "pos" : "ieee", z & 4 ? "emin" : "skip");
+        if (!lowp_test_check(lowp_gemm_tc_config(&cfg, spec, -1, ins[f], outs[f], err, sizeof err) ==
+                                 LOWP_OK && lowp_gemm_tc_fast_ok(&cfg),
+                             "%s: %s", spec, err))
+          continue;
+        for (mode = 3; mode < 5; mode++) compare(spec, &cfg, 3, 70, 64, mode);
+        rng_state = 77; /* the same data for the eight combinations */
+        fill(a, 6 * 64, ins[f], 4);
+        fill(b, 64 * 40, ins[f], 4);
+        memset(ref[z], 0, sizeof ref[z]);
+        lowp_gemm_tc_scalar(ref[z], a, b, 6, 40, 64, &cfg);
+      }
+      /* zrnd and c0align show on these data where a block of subnormal
+         products can round to zero and lose bits below 2^(emin(out) - F):
+         bf16 -> fp32, fp16 -> fp16, F <= 25, c in the block (a late c
+         addition turns -0 into +0) */
+      if (!strstr(base[bi], "latec") && !strstr(base[bi], "F=40") &&
+          (ins[f] == &LOWP_FMT_BF16 || outs[f] == &LOWP_FMT_FP16) && ins[f] != &LOWP_FMT_E5M2) {
+        lowp_test_check(differ(ref[0], ref[2], 6 * 40) > 0, "%s %s->%s: zrnd changes nothing", base[bi],
+                        ins[f]->name, outs[f]->name);
+        lowp_test_check(differ(ref[0], ref[4], 6 * 40) > 0, "%s %s->%s: c0align changes nothing", base[bi],
+                        ins[f]->name, outs[f]->name);
+      }
+      free(a), free(b);
+    }
+}
+
 int main(void) {
   lowp_test_start("tgemm_tc_fast");
   rng_state = lowp_test_seed();
   presets();
   custom();
+  zero_params();
   return lowp_test_end();
 }

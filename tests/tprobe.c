@@ -25,13 +25,17 @@
 #include <stdio.h>
 #include <string.h>
 
-/* a device that reads the zero questions the other way (MMA-Sim's): a zero
-   result is +0; a zero product with a nonzero factor takes part in the
-   alignment at emin(in) + e(factor); with c = 0 the alignment is at least
-   the output's emin. Built on lowp's model: the moved alignment by a
-   cancelling pair of products in empty slots of the same block. */
+/* a device that reads the zero questions the other way: a zero result is
+   +0; with c = 0 the alignment is at least the output's emin; with
+   zero_aligns (MMA-Sim's reading, not the H200's) a zero product with a
+   nonzero factor also takes part in the alignment at emin(in) + e(factor).
+   Built on lowp's model with IEEE zeros (zsum=ieee, zrnd=ieee,
+   c0align=skip), independently of the model's zero parameters: the moved
+   alignment by a cancelling pair of products in empty slots of the same
+   block, the sign by rewriting a zero result. */
 typedef struct {
   lowp_tc_model_t m;
+  int zero_aligns;
 } sim_t;
 
 static void cancel_pair(double *A, double *B, size_t n, size_t from, int e) {
@@ -54,7 +58,7 @@ static int sim_dot(void *ctx, double *d, const double *a, const double *b, size_
   memcpy(B, b, n * sizeof *B);
   for (i = 0; i < n; i++) {
     if (fabs(a[i] * b[i]) > big) big = fabs(a[i] * b[i]);
-    if (a[i] == 0 && b[i] != 0 && ilogb(b[i]) + in->emin > ilogb(1.0) - 40) {
+    if (x->zero_aligns && a[i] == 0 && b[i] != 0 && ilogb(b[i]) + in->emin > ilogb(1.0) - 40) {
       cancel_pair(A, B, n, i, ilogb(b[i]) + in->emin);
       break;
     }
@@ -65,45 +69,89 @@ static int sim_dot(void *ctx, double *d, const double *a, const double *b, size_
   return st;
 }
 
-/* the zero probes read lowp's model its way, and the other way on sim_dot */
+/* probe dev (the model m, or sim_dot on x) for in -> out into r */
+static int run_zero_probe(lowp_probe_t *r, lowp_tc_model_t *m, sim_t *x, const lowp_format_t *in,
+                          const lowp_format_t *out) {
+  lowp_probe_dev_t dev;
+  dev.dot = x ? sim_dot : lowp_probe_model_dot;
+  dev.ctx = x ? (void *)x : (void *)m;
+  dev.kmax = 128;
+  dev.promote = 0;
+  return lowp_probe_run(r, &dev, in, out);
+}
+
+/* The zero probes read each model's zero parameters (a100: IEEE 754's
+   reading; h100: the H200's, +0 and c = 0 aligned at emin), and a device
+   built to answer as the H200 did (lowp probe, docs/gpu.md) matches h100
+   and not a100; one that also lets a zero product move the alignment
+   (MMA-Sim's reading) still differs from h100, on (c). */
 static void zeros(void) {
   static const struct {
     const char *spec;
     const lowp_format_t *in, *out;
   } cs[] = {{"a100", &LOWP_FMT_BF16, &LOWP_FMT_FP32}, {"h100", &LOWP_FMT_TF32, &LOWP_FMT_FP32},
-            {"a100", &LOWP_FMT_FP16, &LOWP_FMT_FP16}, {"h100", &LOWP_FMT_E5M2, &LOWP_FMT_FP16}};
+            {"h100", &LOWP_FMT_BF16, &LOWP_FMT_FP32}, {"a100", &LOWP_FMT_FP16, &LOWP_FMT_FP16},
+            {"h100", &LOWP_FMT_FP16, &LOWP_FMT_FP16}, {"h100", &LOWP_FMT_E5M2, &LOWP_FMT_FP16}};
   size_t k;
   for (k = 0; k < sizeof cs / sizeof cs[0]; k++) {
     sim_t x;
-    lowp_probe_dev_t dev;
+    lowp_tc_model_t pm;
     lowp_probe_t r, rs;
-    char err[256], why[512];
-    int late, nd, st;
-    if (!lowp_test_check(lowp_tc_model_get(&x.m, cs[k].spec, cs[k].in, cs[k].out, err, sizeof err) == LOWP_OK,
+    char err[256], why[512], base[64];
+    int late, fp32 = cs[k].out == &LOWP_FMT_FP32, nd, st, za, zb, zd;
+    const char *name = cs[k].spec, *io_in = cs[k].in->name, *io_out = cs[k].out->name;
+    snprintf(base, sizeof base, "%s,zsum=ieee,zrnd=ieee,c0align=skip", name);
+    if (!lowp_test_check(lowp_tc_model_get(&pm, name, cs[k].in, cs[k].out, err, sizeof err) == LOWP_OK &&
+                             lowp_tc_model_get(&x.m, base, cs[k].in, cs[k].out, err, sizeof err) == LOWP_OK,
                          "%s", err))
       continue;
-    late = x.m.bfma.late_c;
-    dev.dot = lowp_probe_model_dot;
-    dev.ctx = &x.m;
-    dev.kmax = 128;
-    dev.promote = 0;
-    st = lowp_probe_run(&r, &dev, cs[k].in, cs[k].out);
-    nd = st == LOWP_OK ? lowp_probe_compare(&r, &x.m, cs[k].out, why, sizeof why) : -1;
-    lowp_test_check(st == LOWP_OK && nd == 0 && r.zero_neg == (late ? 1 : -1) &&
-                        (cs[k].out == &LOWP_FMT_FP32 ? r.zero_align == -1 && r.zero_floor == -1 : r.zero_round == (late ? 1 : -1)),
-                    "%s %s->%s: zero probes on lowp's model: a %d b %d c %d d %d (%s)", cs[k].spec, cs[k].in->name,
-                    cs[k].out->name, r.zero_neg, r.zero_round, r.zero_align, r.zero_floor, why);
-    dev.dot = sim_dot;
-    dev.ctx = &x;
-    st = lowp_probe_run(&rs, &dev, cs[k].in, cs[k].out);
+    late = pm.bfma.late_c;
+    za = late || pm.bfma.zsum_pos ? 1 : -1;
+    zb = late || pm.bfma.zrnd_pos ? 1 : -1;
+    zd = pm.bfma.c0_emin ? 1 : -1;
+    lowp_test_check(!strcmp(name, "h100") ? pm.bfma.zsum_pos && pm.bfma.zrnd_pos && pm.bfma.c0_emin
+                                          : !pm.bfma.zsum_pos && !pm.bfma.zrnd_pos && !pm.bfma.c0_emin,
+                    "%s %s->%s: zero parameters %d %d %d", name, io_in, io_out, pm.bfma.zsum_pos,
+                    pm.bfma.zrnd_pos, pm.bfma.c0_emin);
+    /* lowp's model reads as its parameters say */
+    st = run_zero_probe(&r, &pm, NULL, cs[k].in, cs[k].out);
+    nd = st == LOWP_OK ? lowp_probe_compare(&r, &pm, cs[k].out, why, sizeof why) : -1;
+    lowp_test_check(st == LOWP_OK && nd == 0 && r.zero_neg == za &&
+                        (fp32 ? r.zero_align == -1 && r.zero_floor == zd : r.zero_round == zb),
+                    "%s %s->%s: zero probes on lowp's model: a %d b %d c %d d %d (%s)", name, io_in, io_out,
+                    r.zero_neg, r.zero_round, r.zero_align, r.zero_floor, why);
+    /* the H200's answers: +0, +0, a zero product not aligned, c = 0 at emin */
+    x.zero_aligns = 0;
+    st = run_zero_probe(&rs, NULL, &x, cs[k].in, cs[k].out);
     lowp_test_check(st == LOWP_OK && rs.zero_neg == 1 &&
-                        (cs[k].out == &LOWP_FMT_FP32 ? rs.zero_align == 1 && rs.zero_floor == 1 : rs.zero_round == 1),
-                    "%s %s->%s: zero probes on the other reading: a %d b %d c %d d %d", cs[k].spec, cs[k].in->name,
-                    cs[k].out->name, rs.zero_neg, rs.zero_round, rs.zero_align, rs.zero_floor);
+                        (fp32 ? rs.zero_align == -1 && rs.zero_floor == 1 : rs.zero_round == 1),
+                    "%s %s->%s: zero probes on the H200's reading: a %d b %d c %d d %d", name, io_in, io_out,
+                    rs.zero_neg, rs.zero_round, rs.zero_align, rs.zero_floor);
+    nd = lowp_probe_compare(&rs, &pm, cs[k].out, why, sizeof why);
+    if (!strcmp(name, "h100"))
+      lowp_test_check(nd == 0, "%s %s->%s: the H200's reading differs from h100 (%s; inferred %s)", name, io_in,
+                      io_out, why, rs.model);
+    else
+      lowp_test_check(nd > 0 && strstr(why, "zero (a)") != NULL &&
+                          (fp32 ? strstr(why, "zero (d)") != NULL : strstr(why, "zero (b)") != NULL),
+                      "%s %s->%s: the H200's reading not reported against IEEE zeros (%s)", name, io_in, io_out,
+                      why);
+    lowp_test_check(strstr(rs.model, "zsum=pos") && (fp32 || strstr(rs.model, "zrnd=pos")) &&
+                        (!fp32 || strstr(rs.model, "c0align=emin")),
+                    "%s %s->%s: inferred %s", name, io_in, io_out, rs.model);
+    /* the model of the IEEE base differs from the H200's reading unless c comes late */
     nd = lowp_probe_compare(&rs, &x.m, cs[k].out, why, sizeof why);
     lowp_test_check(late ? strstr(why, "zero (a)") == NULL : nd > 0 && strstr(why, "zero (a)") != NULL,
-                    "%s %s->%s: the other reading %s reported (%s)", cs[k].spec, cs[k].in->name, cs[k].out->name,
+                    "%s %s->%s: the H200's reading against IEEE zeros %s reported (%s)", name, io_in, io_out,
                     late ? "wrongly" : "not", why);
+    /* MMA-Sim's reading: a zero product moves the alignment; h100 says no */
+    x.zero_aligns = 1;
+    st = run_zero_probe(&rs, NULL, &x, cs[k].in, cs[k].out);
+    nd = st == LOWP_OK ? lowp_probe_compare(&rs, &pm, cs[k].out, why, sizeof why) : -1;
+    if (fp32)
+      lowp_test_check(rs.zero_align == 1 && nd > 0 && strstr(why, "zero (c)") != NULL,
+                      "%s %s->%s: a zero product moving the alignment not reported (c %d: %s)", name, io_in,
+                      io_out, rs.zero_align, why);
   }
 }
 
@@ -248,7 +296,9 @@ int main(void) {
     static const char *const specs[] = {
         "b=8,F=24,align=rne,out=rne",  "b=16,F=20,align=rto,out=rup", "b=4,F=22,sticky=1,out=rdn",
         "b=32,F=26,out=rna,out16=rtz", "b=64,F=23",                   "h100,promote=128",
-        "a100,promote=256",            "b=16,F=25,latec=1,interleave=2,out=rtz,crnd=rup"};
+        "a100,promote=256",            "b=16,F=25,latec=1,interleave=2,out=rtz,crnd=rup",
+        "b=8,F=24,zsum=pos,zrnd=ieee,c0align=emin", "b=16,F=25,zsum=ieee,zrnd=pos,c0align=emin",
+        "h100,zsum=pos,zrnd=pos,c0align=skip",     "a100,zsum=pos,zrnd=pos,c0align=emin"};
     size_t k;
     for (k = 0; k < sizeof specs / sizeof specs[0]; k++)
       for (i = 0; i < sizeof ins / sizeof ins[0]; i++)

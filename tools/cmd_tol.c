@@ -100,7 +100,7 @@ static cJSON *parse(int argc, char **argv, int *as_json, files_t *fl) {
 }
 
 static void print_text(const lowp_tol_t *t, const lowp_tol_query_t *q) {
-  char meth[160];
+  char meth[256];
   if (q->has_model) lowp_tc_model_str(meth, sizeof meth, &q->model);
   printf("%s, k = %zu: %s inputs, %s output, ", q->op->name, q->k,
          q->has_bs ? q->bs.name : q->in.name ? q->in.name : "custom", q->out.name ? q->out.name : "custom");

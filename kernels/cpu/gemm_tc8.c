@@ -56,30 +56,38 @@ static double round_block(int64_t S, int L, int P, lowp_rounding_t rnd) {
   return neg ? -v : v;
 }
 
-/* One block FMA: d = cut sum of products a[i] b[i] (i < n) and c. */
+/* One block FMA: d = cut sum of products a[i] b[i] (i < n) and c. The
+   zeros as lowp_bfma: c = 0 aligned at emin (c0align=emin) once a product
+   is nonzero; zero addends only: c (+0, or -0 from an earlier block),
+   signed as zsum says; a result rounded to zero as zrnd says. */
 static double block(const double *a, const int8_t *xa, const double *b, const int8_t *xb,
-                    size_t n, double c, int F, int P, lowp_rounding_t rnd) {
-  double pr[1024];
-  int X = INT_MIN, L;
+                    size_t n, double c, int P, const lowp_bfma_t *p) {
+  double pr[1024], d;
+  int X = INT_MIN, L, allneg = signbit(c) != 0;
   size_t i;
   int64_t S = 0;
   double sc;
   for (i = 0; i < n; i++) {
     pr[i] = a[i] * b[i]; /* exact: <= 8 + 8 significant bits */
+    allneg &= signbit(pr[i]) != 0;
     if (pr[i] != 0.0 && xa[i] + xb[i] > X) X = xa[i] + xb[i];
   }
   if (c != 0.0) {
     int xc = ilog2(c);
     if (xc < LOWP_FMT_FP32.emin) xc = LOWP_FMT_FP32.emin;
     if (xc > X) X = xc;
+  } else if (X == INT_MIN) { /* every addend zero */
+    return allneg && !p->zsum_pos ? -0.0 : 0.0;
+  } else if (p->c0_emin && X < LOWP_FMT_FP32.emin) {
+    X = LOWP_FMT_FP32.emin;
   }
-  if (X == INT_MIN) return c; /* products all zero and c == +0 (c is never -0 here) */
-  L = X - F;
+  L = X - p->F;
   sc = pow2(-L);
   for (i = 0; i < n; i++) S += (int64_t)(pr[i] * sc); /* truncation toward zero: the cut */
   if (c != 0.0) S += (int64_t)(c * sc);
   if (S == 0) return 0.0;
-  return round_block(S, L, P, rnd);
+  d = round_block(S, L, P, p->out_rnd);
+  return d == 0 && p->zrnd_pos ? 0.0 : d;
 }
 
 /* ----------------------------------------------------------- public API */
@@ -119,7 +127,7 @@ double lowp_tc8_dot(const double *a, const int8_t *xa, const double *b, const in
   double c = 0.0;
   for (i = 0; i < k; i += w) {
     size_t n = k - i < w ? k - i : w;
-    c = block(a + i, xa + i, b + i, xb + i, n, c, p->F, P, p->out_rnd);
+    c = block(a + i, xa + i, b + i, xb + i, n, c, P, p);
   }
   return c;
 }

@@ -22,7 +22,8 @@
  *          rounded to binary32, which is correctly rounded: 53 >= 2 24 + 2).
  *
  * Blocks whose products are all zero with c = 0 take bfma.c's sign rule from
- * the original values. Outputs touching NaN or inf (inputs, C, or a result
+ * the original values (zsum); a sum rounded to zero is +0 with zrnd=pos; c =
+ * 0 raises X to the output's emin with c0align=emin. Outputs touching NaN or inf (inputs, C, or a result
  * that overflowed) are recomputed by lowp_tc_dot, the reference. Compiled
  * three times (baseline, AVX2, AVX-512) and chosen at run time, as
  * gemm_acc_fast.c.
@@ -59,6 +60,7 @@ typedef struct {
   int F, l0, r0, lc, rc;      /* cut shifts of products and of c */
   int P, rne;                 /* block rounding: precision, 1 = rne (else rtz) */
   int late_c, promote;
+  int zsum_pos, zrnd_pos, c0_emin; /* the zero parameters (model/tc.h) */
   int q32, lq;                /* the AVX2 32-bit-lane copy: 1 or 2 accumulators, else 0;
                                  c's left shift there (gemm_tc_fast_avx2.h) */
   size_t pw;                  /* B's panel width: W, or W8 for that copy */
@@ -127,6 +129,9 @@ AI void tc_block(const job_t *g, st_t *t, const int32_t *ma, const int32_t *xa,
     const int32_t *xr = xb + kk * W;
     for (j = 0; j < W; j++) t->X[j] = imax(t->X[j], x0 + xr[j]);
   }
+  if (g->c0_emin) /* c = 0 at 2^emin once a product is nonzero (all-zero lanes keep X < ZX / 2) */
+    for (j = 0; j < W; j++)
+      t->X[j] = imax(t->X[j], xc[j] == ZC && t->X[j] > ZX / 2 ? g->oemin : ZC);
   for (j = 0; j < W; j++) {
     uint64_t q = ((uint64_t)mc[j] << g->lc) >> imin(t->X[j] - xc[j] + g->rc, 63);
     t->S[j] = (int64_t)((q ^ (uint64_t)sc[j]) - (uint64_t)sc[j]);
@@ -160,7 +165,7 @@ AI vi vmax(vi x, vi y) { vi m = lt(y, x); return (x & m) | (y & ~m); }
 AI void normalise(const job_t *g, st_t *t) {
   const double lim = of_bits((uint64_t)(g->oemax + 1 + 1023) << 52);
   const vu one = {1, 1, 1, 1, 1, 1, 1, 1}, magic = one * (UINT64_C(0x433) << 52);
-  const vi zero = {0}, rne = zero - (int64_t)g->rne;
+  const vi zero = {0}, rne = zero - (int64_t)g->rne, zk = zero - (int64_t)!g->zrnd_pos;
   const vd inf = (vd)(one * (UINT64_C(0x7ff) << 52));
   int j;
   for (j = 0; j < W; j += 8) {
@@ -183,7 +188,7 @@ AI void normalise(const job_t *g, st_t *t) {
     v = ((vd)(r | magic) - 0x1p52) * (vd)((vu)(qq + 1023) << 52);
     ov = lt(zero + g->oemax, e) | ~lt((vi)v, zero + (int64_t)bits_of(lim)); /* v >= 0 */
     v = (vd)(((vi)v & ~ov) | ((vi)inf & ov));
-    v = (vd)((vu)v | ((vu)sg << 63));
+    v = (vd)((vu)v | ((vu)(sg & (lt(zero, (vi)v) | zk)) << 63)); /* zrnd=pos: +0 */
     /* inf, NaN stay (c's rule); all-zero blocks were signed by zero_signs */
     keep = lt(zero + 0x7fe, (vi)((uc >> 52) & 0x7ff)) | lt(X, zero + ZX / 2);
     cur = (vd)(((vi)cur & keep) | ((vi)v & ~keep));
@@ -192,7 +197,7 @@ AI void normalise(const job_t *g, st_t *t) {
 }
 
 /* A block whose products are all zero and c = 0: -0 only if all are -0
-   (before normalise: cur[j] is still c). */
+   and zsum=ieee (before normalise: cur[j] is still c). */
 static void zero_signs(const job_t *g, st_t *t, size_t i, size_t j0, size_t s0,
                        size_t len) {
   int j;
@@ -200,7 +205,7 @@ static void zero_signs(const job_t *g, st_t *t, size_t i, size_t j0, size_t s0,
   for (j = 0; j < W && j0 + (size_t)j < g->n; j++) {
     int neg;
     if (t->X[j] >= ZX / 2) continue;
-    neg = signbit(t->cur[j]) != 0;
+    neg = !g->zsum_pos && signbit(t->cur[j]) != 0;
     for (kk = 0; kk < len && neg; kk++) {
       size_t l = g->perm[s0 + kk];
       neg = signbit(g->a[i * g->k + l]) != signbit(g->b[l * g->n + j0 + (size_t)j]);
@@ -387,6 +392,10 @@ static void setup(job_t *g, const lowp_gemm_tc_cfg_t *cfg) {
   if (!narrow && p->out_frac > 0 && p->out_frac + 1 < g->P) g->P = p->out_frac + 1;
   g->rne = (narrow ? p->out16_rnd : p->out_rnd) == LOWP_RND_NE;
   g->late_c = p->late_c, g->c_rnd = p->c_rnd;
+  g->zsum_pos = p->zsum_pos, g->zrnd_pos = p->zrnd_pos;
+  /* the floor moves X only where a nonzero product can lie below 2^oemin
+     (x >= 2 xemin): not fp16 or fp8 into fp32 (no work there) */
+  g->c0_emin = p->c0_emin && 2 * g->xemin < g->oemin;
   g->promote = cfg->model.promote != 0;
   g->out = cfg->out;
 }

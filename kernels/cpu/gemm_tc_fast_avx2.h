@@ -95,9 +95,11 @@ T2 void c8_zero(c8_t *s) {
 }
 
 /* The block on lanes j0 .. j0 + 7 of row i: c = bfma(products, c). nacc: 1
-   or 2 int32 accumulators. */
+   or 2 int32 accumulators; zf: bit 0 c0align=emin (where it can move X),
+   bit 1 zrnd=pos (compile-time in each copy, as nacc and rne). */
 T2 void blk8(const job_t *g, c8_t *s, const int32_t *ma, const int32_t *xa, const int32_t *mb,
-             const int32_t *xb, size_t len, int nacc, int rne, size_t i, size_t j0, size_t s0) {
+             const int32_t *xb, size_t len, int nacc, int rne, int zf, size_t i, size_t j0,
+             size_t s0) {
   const __m256i one = _mm256_set1_epi32(1), zero = _mm256_setzero_si256();
   __m256i X = s->cx, S0, S1 = zero, t, U, sg, lg, s8, r, L, xe, cy, cz;
   size_t kk;
@@ -105,6 +107,10 @@ T2 void blk8(const job_t *g, c8_t *s, const int32_t *ma, const int32_t *xa, cons
   for (kk = 0; kk < len; kk++)
     X = _mm256_max_epi32(X, _mm256_add_epi32(_mm256_set1_epi32(xa[kk]),
                                              _mm256_loadu_si256((const __m256i *)(xb + kk * W8))));
+  if (zf & 1) /* c = 0 at 2^emin once a product is nonzero (all-zero lanes keep X < ZX / 2) */
+    X = _mm256_blendv_epi8(X, _mm256_max_epi32(X, _mm256_set1_epi32(g->oemin)),
+                           _mm256_and_si256(_mm256_cmpeq_epi32(s->cx, _mm256_set1_epi32(ZC)),
+                                            _mm256_cmpgt_epi32(X, _mm256_set1_epi32(ZX / 2))));
   /* c's cut */
   t = _mm256_sub_epi32(X, _mm256_add_epi32(s->cq, _mm256_set1_epi32(g->F - g->lq)));
   S0 = _mm256_sign_epi32(
@@ -168,7 +174,8 @@ T2 void blk8(const job_t *g, c8_t *s, const int32_t *ma, const int32_t *xa, cons
   s->cq = _mm256_min_epi32(L, _mm256_sub_epi32(s->cx, _mm256_set1_epi32(g->P - 1)));
   r = _mm256_sllv_epi32(r, _mm256_sub_epi32(L, s->cq));
   s->cm = _mm256_sub_epi32(_mm256_xor_si256(r, sg), sg);
-  cz = _mm256_and_si256(sg, _mm256_cmpeq_epi32(r, zero)); /* rounded to zero: S's sign */
+  /* rounded to zero: S's sign, or +0 (zrnd=pos) */
+  cz = (zf & 2) ? zero : _mm256_and_si256(sg, _mm256_cmpeq_epi32(r, zero));
   /* all products zero and c = 0: the sign rule of bfma.c */
   zb = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(ZX / 2), X)));
   if (zb) {
@@ -178,7 +185,7 @@ T2 void blk8(const job_t *g, c8_t *s, const int32_t *ma, const int32_t *xa, cons
     _mm256_storeu_si256((__m256i *)zs, cz);
     for (l = 0; l < 8; l++) {
       size_t j = j0 + (size_t)l;
-      int neg = (zb >> l) & 1 && zs0[l] && j < g->n;
+      int neg = (zb >> l) & 1 && zs0[l] && j < g->n && !g->zsum_pos;
       for (kk = 0; kk < len && neg; kk++) {
         size_t q = g->perm[s0 + kk];
         neg = signbit(g->a[i * g->k + q]) != signbit(g->b[q * g->n + j]);
@@ -223,7 +230,7 @@ T2 __m256d add8(const job_t *g, __m256d x, __m256d y) {
 T2 __m256d fl32(__m256d x) { return _mm256_cvtps_pd(_mm256_cvtpd_ps(x)); }
 
 /* One row i of one 8-column panel: tc_dot.c's chain (row_panel's) */
-T2 void row8(const job_t *g, size_t i, size_t pan, int nacc, int rne) {
+T2 void row8(const job_t *g, size_t i, size_t pan, int nacc, int rne, int zf) {
   size_t s, j0 = pan * W8, nj = g->n - j0 < W8 ? g->n - j0 : W8, j;
   const int32_t *ma = g->ma + i * g->k, *xa = g->xa + i * g->k;
   const int32_t *mb = g->mb + pan * g->k * W8, *xb = g->xb + pan * g->k * W8;
@@ -242,7 +249,7 @@ T2 void row8(const job_t *g, size_t i, size_t pan, int nacc, int rne) {
     }
     if ((sg->flags & SEG_INSTR0) && g->late_c) c8_zero(&st);
     blk8(g, &st, ma + sg->start, xa + sg->start, mb + sg->start * W8, xb + sg->start * W8, sg->len,
-         nacc, rne, i, j0, sg->start);
+         nacc, rne, zf, i, j0, sg->start);
     if ((sg->flags & SEG_INSTR1) && g->late_c)
       acc0 = add8(g, c8_value(&st, 0), acc0), acc1 = add8(g, c8_value(&st, 1), acc1);
     if ((sg->flags & SEG_CHAIN1) && g->promote) {
@@ -267,14 +274,24 @@ T2 void row8(const job_t *g, size_t i, size_t pan, int nacc, int rne) {
 }
 
 /* Rows i0 .. i1 - 1 of one 8-column panel; one instantiation per
-   (accumulators, rounding) so that the block's loops stay branch-free. */
-T2F void run_q32(const job_t *g, size_t i0, size_t i1, size_t pan) {
+   (accumulators, rounding, zero parameters) so that the block's loops stay
+   branch-free. */
+T2 void rows8(const job_t *g, size_t i0, size_t i1, size_t pan, int zf) {
   size_t i;
   for (i = i0; i < i1; i++) {
-    if (g->q32 == 1 && g->rne) row8(g, i, pan, 1, 1);
-    else if (g->q32 == 1) row8(g, i, pan, 1, 0);
-    else if (g->rne) row8(g, i, pan, 2, 1);
-    else row8(g, i, pan, 2, 0);
+    if (g->q32 == 1 && g->rne) row8(g, i, pan, 1, 1, zf);
+    else if (g->q32 == 1) row8(g, i, pan, 1, 0, zf);
+    else if (g->rne) row8(g, i, pan, 2, 1, zf);
+    else row8(g, i, pan, 2, 0, zf);
+  }
+}
+
+T2F void run_q32(const job_t *g, size_t i0, size_t i1, size_t pan) {
+  switch ((g->c0_emin ? 1 : 0) | (g->zrnd_pos ? 2 : 0)) {
+  case 0: rows8(g, i0, i1, pan, 0); break;
+  case 1: rows8(g, i0, i1, pan, 1); break;
+  case 2: rows8(g, i0, i1, pan, 2); break;
+  default: rows8(g, i0, i1, pan, 3); break;
   }
 }
 

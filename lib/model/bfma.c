@@ -64,6 +64,8 @@ int lowp_bfma_validate(const lowp_bfma_t *p, char *err, size_t errlen) {
            (unsigned)p->c_rnd >= LOWP_RND_COUNT || p->c_rnd == LOWP_RND_SR)
     why = "output rounding must be one of rne, rna, rtz, rup, rdn, rto";
   else if (p->out_frac < 0 || p->out_frac > 52) why = "outfrac must be in [0, 52]";
+  else if ((unsigned)p->zsum_pos > 1 || (unsigned)p->zrnd_pos > 1 || (unsigned)p->c0_emin > 1)
+    why = "zsum, zrnd and c0align are two-valued (0 or 1)";
   if (why && err && errlen) snprintf(err, errlen, "%s", why);
   return why ? LOWP_EINVAL : LOWP_OK;
 }
@@ -137,9 +139,10 @@ int lowp_bfma_ex(double *d, lowp_bfma_exact_t *ex, const double *a, const double
     anynz = 1;
   } else {
     allneg &= signbit(c) != 0;
+    if (p->c0_emin && out->emin > X) X = out->emin; /* c0align=emin: c = 0 at 2^emin */
   }
-  if (!anynz) { /* exact zero: -0 only if every addend is -0 (IEEE 754 6.3) */
-    *d = allneg ? -0.0 : 0.0;
+  if (!anynz) { /* exact zero: -0 only if every addend is -0 (IEEE 754 6.3), or +0 */
+    *d = allneg && !p->zsum_pos ? -0.0 : 0.0;
     return LOWP_OK;
   }
 
@@ -168,9 +171,10 @@ int lowp_bfma_ex(double *d, lowp_bfma_exact_t *ex, const double *a, const double
       mid.name = "tc-accumulator";
       if (p->out_frac + 1 < mid.precision) mid.precision = p->out_frac + 1;
       round_out(d, neg, U, L, &mid, p->out_rnd, p->ovf_inf, ex);
-      return LOWP_OK;
+    } else {
+      round_out(d, neg, U, L, out, rnd, p->ovf_inf, ex);
     }
-    round_out(d, neg, U, L, out, rnd, p->ovf_inf, ex);
+    if (*d == 0 && p->zrnd_pos) *d = 0.0; /* zrnd=pos: rounded to zero, +0 */
   }
   return LOWP_OK;
 }

@@ -450,9 +450,9 @@ static int probe_monotone(lowp_probe_t *r, ctx_t *c, geo_t *g, const lowp_probe_
 /*
  * The zero questions no captured row decides (docs/gpu.md): the sign of an
  * exact or rounded zero, and whether a zero product or c = 0 takes part in
- * the alignment. Each field: -1 lowp's model's reading, 1 the other one
- * (MMA-Sim's), 0 not probed here (unbuildable, or both readings give the
- * same output).
+ * the alignment. Each field: -1 IEEE 754's reading (a zero takes no part
+ * in the alignment), 1 the other one (+0; aligned at emin), 0 not probed
+ * here (unbuildable, or both readings give the same output).
  */
 static int probe_zeros(lowp_probe_t *r, ctx_t *c, const geo_t *g) {
   const lowp_format_t *in = c->in, *out = c->out;
@@ -470,12 +470,19 @@ static int probe_zeros(lowp_probe_t *r, ctx_t *c, const geo_t *g) {
   if ((st = run(c, &d, c->n, -0.0)) != LOWP_OK) return st;
   r->zero_neg = d != 0 ? 0 : signbit(d) ? -1 : 1;
   c->n = nkeep;
-  /* (b) one negative product below half the output's smallest subnormal,
-     c = +0: rounded to nearest it is a negative zero (IEEE: -0) */
+  /* (b) one negative product below half the output's smallest subnormal
+     (or at it: a tie, to even is zero), c = +0: rounded to nearest it is a
+     negative zero (IEEE: -0). Not below 2^(emin(out) - F): a device that
+     aligns c = 0 at emin (d) would cut it to an exact zero (+0 whatever
+     the rule); with F below the output's precision no product does both. */
   clear(c);
-  if (put(c, 0, -1, 1, 1, g->olo_sub - 2, 1)) {
-    if ((st = run(c, &d, c->n, 0.0)) != LOWP_OK) return st;
-    r->zero_round = d != 0 ? 0 : signbit(d) ? -1 : 1;
+  {
+    int eb = g->olo_sub - 2;
+    if (F && out->emin - F > eb) eb = out->emin - F;
+    if (eb <= g->olo_sub - 1 && put(c, 0, -1, 1, 1, eb, 1)) {
+      if ((st = run(c, &d, c->n, 0.0)) != LOWP_OK) return st;
+      r->zero_round = d != 0 ? 0 : signbit(d) ? -1 : 1;
+    }
   }
   /* (c) 0 x 2^emax beside 2^e1 - 2^(e1-F+2), e1 eleven binades below
      emin + emax: if zero's exponent (emin) takes part, the alignment moves
@@ -551,14 +558,19 @@ static int probe(lowp_probe_t *r, ctx_t *c, const lowp_probe_dev_t *dev, const l
     return st;
 
   {
+    /* undetermined items take the defaults of parameters alone; a zero
+       answered +0 reads as pos (on a late-c datapath either value gives +0) */
     int fp32 = g->fp32;
   snprintf(r->model, sizeof r->model,
-           "b=%d,F=%d,align=%s,sticky=%d,out=%s,out16=%s,outfrac=%d,latec=%d,interleave=%d,crnd=%s,promote=%zu",
+           "b=%d,F=%d,align=%s,sticky=%d,out=%s,out16=%s,outfrac=%d,latec=%d,interleave=%d,crnd=%s,"
+           "zsum=%s,zrnd=%s,c0align=%s,promote=%zu",
            r->b ? r->b : 16, r->F ? r->F : 25, lowp_rounding_name(r->align_ok ? r->align : LOWP_RND_TZ),
            r->sticky, lowp_rounding_name(fp32 && r->out_ok ? r->out_rnd : LOWP_RND_TZ),
            lowp_rounding_name(!fp32 && r->out_ok ? r->out_rnd : LOWP_RND_NE), r->out_frac,
            r->late_c == 1, r->interleave,
-           lowp_rounding_name(r->late_c == 1 && r->c_ok ? r->c_rnd : LOWP_RND_NE), r->promote);
+           lowp_rounding_name(r->late_c == 1 && r->c_ok ? r->c_rnd : LOWP_RND_NE),
+           r->zero_neg > 0 ? "pos" : "ieee", r->zero_round > 0 ? "pos" : "ieee",
+           r->zero_floor > 0 ? "emin" : "skip", r->promote);
   }
   return LOWP_OK;
 }
@@ -620,21 +632,27 @@ int lowp_probe_compare(const lowp_probe_t *r, const lowp_tc_model_t *m, const lo
       DIFF("c rounding %s vs %s", lowp_rounding_name(r->c_rnd), lowp_rounding_name(want));
   }
   if (r->promote_probed && r->promote != m->promote) DIFF("promote %zu vs %zu", r->promote, m->promote);
-  /* the zero questions: how lowp's model reads each (docs/gpu.md). A zero
-     sum is -0 only if every addend is -0 (IEEE 754 6.3), so c = -0 in the
-     block gives -0; a datapath whose blocks start from +0 (late c) or whose
-     fp32 total does (promotion) gives +0. Zero products and c = 0 never
-     take part in the alignment. */
+  /* the zero questions: how the model reads each (docs/gpu.md). In a
+     block, (a) is zsum's sign and (b) zrnd's; a datapath whose blocks start
+     from +0 (late c) or whose fp32 total does (promotion) adds the block's
+     zero to c's or the total's by a rounded addition: +0 either way (+0 +
+     -0 is +0 to nearest). (c): zero products never take part in the
+     alignment; (d): c = 0 does as 2^emin(out) with c0align=emin (late c and
+     promotion start their blocks from c = 0 too). */
   {
-    int zsign = p->late_c || m->promote > 0 ? 1 : -1;
-    if (r->zero_neg && r->zero_neg != zsign)
-      DIFF("zero (a): every addend -0 gives %s vs the model's %s", r->zero_neg > 0 ? "+0" : "-0", zsign > 0 ? "+0" : "-0");
-    if (r->zero_round && r->zero_round != zsign)
+    int late = p->late_c || m->promote > 0;
+    int za = late || p->zsum_pos ? 1 : -1, zb = late || p->zrnd_pos ? 1 : -1;
+    int zd = p->c0_emin ? 1 : -1;
+    if (r->zero_neg && r->zero_neg != za)
+      DIFF("zero (a): every addend -0 gives %s vs the model's %s", r->zero_neg > 0 ? "+0" : "-0", za > 0 ? "+0" : "-0");
+    if (r->zero_round && r->zero_round != zb)
       DIFF("zero (b): a negative sum rounded to zero gives %s vs the model's %s", r->zero_round > 0 ? "+0" : "-0",
-           zsign > 0 ? "+0" : "-0");
+           zb > 0 ? "+0" : "-0");
     if (r->zero_align == 1) DIFF("zero (c): a zero product moves the alignment vs the model's not");
-    if (r->zero_floor == 1)
-      DIFF("zero (d): with c = 0 the alignment floor is the output's emin vs the model's largest product");
+    if (r->zero_floor && r->zero_floor != zd)
+      DIFF("zero (d): with c = 0 the alignment floor is %s vs the model's %s",
+           r->zero_floor > 0 ? "the output's emin" : "the largest product",
+           zd > 0 ? "output's emin" : "largest product");
   }
 #undef DIFF
   return nd;

@@ -112,8 +112,11 @@ typedef struct {
   double mono_example[2];          /**< first decrease: D before, D after */
   int promote_probed;
   size_t promote;        /**< N_C found; 0 = none observed */
-  /* the zero questions (docs/gpu.md): -1 as lowp's model, 1 the other
-     reading (MMA-Sim's), 0 not probed (unbuildable, or undecidable here) */
+  /* the zero questions (docs/gpu.md): -1 IEEE 754's reading (zsum=ieee,
+     zrnd=ieee, a zero takes no part in the alignment: c0align=skip), 1 the
+     other (+0, aligned at emin: MMA-Sim's; the H200's except (c)), 0 not
+     probed (unbuildable, or undecidable here). The inferred spec (model)
+     carries (a), (b), (d) as zsum, zrnd, c0align; (c) has no parameter */
   int zero_neg;          /**< (a) every addend -0: -1 gives -0, 1 gives +0 */
   int zero_round;        /**< (b) a negative sum rounded to zero: -1 -0, 1 +0 */
   int zero_align;        /**< (c) 0 x 2^emax beside small products: 1 it moves the alignment */

@@ -26,7 +26,8 @@
  *   for each nonzero product p_i = a_i b_i (exact: <= 64-bit significand)
  *     x_i = ea_i + eb_i, with ea = max(floor(log2|a|), emin of the input
  *     format) (so the product's significand is in [0,4) at 2^x_i);
- *   x_c = max(floor(log2|c|), emin of the output format);
+ *   x_c = max(floor(log2|c|), emin of the output format) for c != 0;
+ *         for c = 0, emin of the output (c0align=emin) or nothing (skip);
  *   X   = max(x_i, x_c)                       the alignment exponent
  *   every term is cut at 2^(X - F): truncated (align = rtz, the hardware),
  *     or rounded (align = rne), optionally with a sticky bit below;
@@ -49,6 +50,12 @@
  * per row): F exactly, for every fp32 output; b only from below (a row
  * never spans two instructions, except Ada fp8 where b = 16 < K = 32);
  * chaining and promotion follow the published descriptions, not data.
+ *
+ * Zeros (docs/gpu.md, "The four zero questions"): an exact cancellation
+ * gives +0; a block of zero addends gives -0 only if every addend is -0
+ * (zsum=ieee) or always +0 (zsum=pos); a nonzero sum rounded to zero keeps
+ * its sign (zrnd=ieee) or gives +0 (zrnd=pos). `lowp probe` on an NVIDIA
+ * H200 found pos, pos and c0align=emin (the h100 / h200 presets).
  *
  * NaN and infinity (Khattak & Mikaitis's exceptional-case rules): any NaN
  * input, or inf * 0, or +inf and -inf together gives NaN; otherwise an
@@ -91,6 +98,15 @@ typedef struct {
                                   width); the blocks themselves round with
                                   out_rnd / out16_rnd. B200 fp8: blocks rtz,
                                   this addition rne */
+  int zsum_pos;              /**< an exact zero sum of zero addends (every product
+                                  zero, c = 0): 0 (zsum=ieee) -0 only if every
+                                  addend is -0 (IEEE 754 6.3); 1 (zsum=pos) +0 */
+  int zrnd_pos;              /**< a nonzero sum rounded to zero: 0 (zrnd=ieee)
+                                  keeps the sum's sign; 1 (zrnd=pos) +0 */
+  int c0_emin;               /**< c = 0 in the alignment: 0 (c0align=skip) takes no
+                                  part, X is the largest product's; 1
+                                  (c0align=emin) counts as the exponent emin of
+                                  the output, as a nonzero c below 2^emin does */
 } lowp_bfma_t;
 
 /** @brief A tensor-core GEMM model for one input format. */
@@ -124,9 +140,11 @@ const lowp_tc_preset_t *lowp_tc_preset_find(const char *name);
  * ("b=16,F=25,align=rtz,out=rtz"). Keys: b, F, align (rtz|rne|rto),
  * sticky (0|1), out (rounding to fp32 output), out16 (to fp16 output),
  * outfrac (0 = none), ovf (inf|ieee), latec (0|1), interleave (P, 0 = off),
- * crnd (rounding of the late c addition), promote (N_C, 0 = off).
+ * crnd (rounding of the late c addition), zsum (ieee|pos), zrnd (ieee|pos),
+ * c0align (skip|emin), promote (N_C, 0 = off).
  * Parameters alone start from b=16, F=25, align=rtz, sticky=0, out=rtz,
- * out16=rne, outfrac=0, ovf=inf, latec=0, interleave=0, crnd=rne, promote=0.
+ * out16=rne, outfrac=0, ovf=inf, latec=0, interleave=0, crnd=rne, zsum=ieee,
+ * zrnd=ieee, c0align=skip, promote=0.
  * @param[out] m    filled on success
  * @param[in]  in   the input format (selects the preset's fp16 / bf16 / tf32 /
  *                  fp8 datapath by its precision and exponent width)

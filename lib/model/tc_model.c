@@ -44,6 +44,23 @@
 #define FP8_MMA_SYNC {.b = 16, .F = 25, .align = RZ, .out_rnd = RZ, .out16_rnd = RN, \
                       .ovf_inf = 1, .late_c = 1, .interleave = 2, .c_rnd = RN}
 #define NONE {.b = 0}
+/* Hopper's zeros (`lowp probe` on an NVIDIA H200, driver 580.159.04, CUDA
+   13.0, 2026-11-30; docs/gpu.md): a block of zero addends, every one -0,
+   gives +0 (fp16, bf16, tf32, e4m3, e5m2 in; fp32 and fp16 out); a
+   negative sum rounded to zero gives +0 (fp16->fp16, bf16/tf32->fp32,
+   e5m2->fp16); with c = 0 the alignment exponent is at least the output's
+   emin (bf16, tf32 -> fp32; fp16 cannot show it, taken as the same adder).
+   The wgmma fp8 datapath takes them too: no captured row decides it (every
+   H100 fp8 fp32 row has c = +0, and an fp8 product sum, >= 2^-32 when
+   nonzero, never rounds to zero in fp32; c = 0 at emin -126 lies below
+   every fp8 product), and the probes run mma.sync only. */
+#define HOPPER_ZEROS .zsum_pos = 1, .zrnd_pos = 1, .c0_emin = 1
+#define BFMA_H(B, FF) {.b = (B), .F = (FF), .align = RZ, .out_rnd = RZ, .out16_rnd = RN, \
+                       .ovf_inf = 1, HOPPER_ZEROS}
+#define FP8_13_H(B) {.b = (B), .F = 13, .align = RZ, .out_rnd = RZ, .out16_rnd = RN, \
+                     .out_frac = 13, .ovf_inf = 1, HOPPER_ZEROS}
+#define FP8_MMA_SYNC_H {.b = 16, .F = 25, .align = RZ, .out_rnd = RZ, .out16_rnd = RN, \
+                        .ovf_inf = 1, .late_c = 1, .interleave = 2, .c_rnd = RN, HOPPER_ZEROS}
 
 /*
  * Evidence, per preset (tests/data/tensor-core-vectors, 1000 rows per file;
@@ -88,6 +105,10 @@
  *        outputs are known to follow (Fasi et al.; MMA-Sim).
  *        tests/ttc_b200_rounding.c derives such rows exactly (MPFR).
  * h200 and l40s have no rows here: they take h100's and ada's parameters.
+ * Zeros: no row decides them (docs/gpu.md); h100 / h200 take what
+ * `lowp probe` measured on an H200 (HOPPER_ZEROS above), every other
+ * preset IEEE 754's reading (zsum=ieee, zrnd=ieee, c0align=skip) until a
+ * GPU of its kind answers.
  *
  * MMA-Sim (Xie, Wang, Yang & Yang, "MMA-Sim: bit-accurate reference model of
  * tensor cores and matrix cores", arXiv:2511.10909, Microsoft Research; read
@@ -116,20 +137,22 @@ static const lowp_tc_preset_t presets[] = {
      BFMA(8, 24), BFMA(8, 24), BFMA(4, 24), FP8_13(16), NONE},
     {"l40s", "NVIDIA L40S (Ada): as ada (no captured rows here)",
      BFMA(8, 24), BFMA(8, 24), BFMA(4, 24), FP8_13(16), NONE},
-    {"h100", "NVIDIA H100 (Hopper): fp16/bf16 blocks of 16, tf32 of 8, 25 bits; fp8 (wgmma) 32 with 13 bits",
-     BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_13(32), FP8_MMA_SYNC},
-    {"h200", "NVIDIA H200 (Hopper): as h100 (no captured rows here)",
-     BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_13(32), FP8_MMA_SYNC},
+    {"h100", "NVIDIA H100 (Hopper): fp16/bf16 blocks of 16, tf32 of 8, 25 bits; fp8 (wgmma) 32 with 13 bits; "
+             "zeros +0, c = 0 aligned at emin (H200 probe)",
+     BFMA_H(16, 25), BFMA_H(16, 25), BFMA_H(8, 25), FP8_13_H(32), FP8_MMA_SYNC_H},
+    {"h200", "NVIDIA H200 (Hopper): as h100 (no captured rows here; its zeros probed)",
+     BFMA_H(16, 25), BFMA_H(16, 25), BFMA_H(8, 25), FP8_13_H(32), FP8_MMA_SYNC_H},
     /* Hopper's warp-level mma.sync, the instruction lowp probe runs and
        captures: fp8 with fp32 output through FP8_MMA_SYNC too (not wgmma's
-       32-product block with 13 bits). lowp probe on an H200 (driver
-       580.159.04, CUDA 13.0, 2026-11-30; reports/gpu/nvidia-h200/) inferred
-       b=16, F=25, interleave 2, late c for e4m3 and e5m2 with fp32 output,
-       and this preset reproduces its 2 x 1000 captured fp8 fp32 rows (32
-       products, c random) and 2 x 200 chained rows of 1024 products (32
-       instructions, the running sum as c), all bit for bit. */
+       32-product block with 13 bits), Hopper's zeros as h100. lowp probe on
+       an H200 (driver 580.159.04, CUDA 13.0, 2026-11-30;
+       reports/gpu/nvidia-h200/) inferred b=16, F=25, interleave 2, late c
+       for e4m3 and e5m2 with fp32 output, and this preset reproduces its
+       2 x 1000 captured fp8 fp32 rows (32 products, c random) and 2 x 200
+       chained rows of 1024 products (32 instructions, the running sum as
+       c), all bit for bit (tests/data/tensor-core-vectors-h200). */
     {"h100mma", "NVIDIA H100/H200 through mma.sync (what lowp probe captures): as h100; fp8 to fp32 as to fp16",
-     BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_MMA_SYNC, FP8_MMA_SYNC},
+     BFMA_H(16, 25), BFMA_H(16, 25), BFMA_H(8, 25), FP8_MMA_SYNC_H, FP8_MMA_SYNC_H},
     {"b200", "NVIDIA B200 (Blackwell): as h100; fp8 (mma.sync) two blocks of 16 (fp32 toward zero), c added to nearest",
      BFMA(16, 25), BFMA(16, 25), BFMA(8, 25), FP8_MMA_SYNC, NONE},
 };
@@ -242,7 +265,8 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
     {
       /* each key once: "F=25,F=26" is an error, not "the last wins" */
       static const char *const keys[] = {"b", "F", "align", "sticky", "out", "out16", "outfrac",
-                                         "ovf", "latec", "interleave", "promote", "crnd"};
+                                         "ovf", "latec", "interleave", "promote", "crnd",
+                                         "zsum", "zrnd", "c0align"};
       unsigned q;
       for (q = 0; q < sizeof keys / sizeof keys[0]; q++)
         if (!strcmp(key, keys[q])) {
@@ -282,6 +306,18 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
     } else if (!strcmp(key, "interleave")) {
       if (!parse_int(&v, val, 0, 1024)) return fail(err, errlen, LOWP_EINVAL, "interleave=%s: expected 0..1024", val);
       m->bfma.interleave = (int)v;
+    } else if (!strcmp(key, "zsum") || !strcmp(key, "zrnd")) {
+      int *f = !strcmp(key, "zsum") ? &m->bfma.zsum_pos : &m->bfma.zrnd_pos;
+      if (!strcmp(val, "ieee")) *f = 0;
+      else if (!strcmp(val, "pos")) *f = 1;
+      else {
+        if (err && errlen) snprintf(err, errlen, "%s=%s: expected ieee or pos", key, val);
+        return LOWP_EINVAL;
+      }
+    } else if (!strcmp(key, "c0align")) {
+      if (!strcmp(val, "skip")) m->bfma.c0_emin = 0;
+      else if (!strcmp(val, "emin")) m->bfma.c0_emin = 1;
+      else return fail(err, errlen, LOWP_EINVAL, "c0align=%s: expected skip or emin", val);
     } else if (!strcmp(key, "promote")) {
       if (!strcmp(val, "off")) v = 0;
       else if (!parse_int(&v, val, 0, 1L << 30))
@@ -289,7 +325,8 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
       m->promote = (size_t)v;
     } else {
       return fail(err, errlen, LOWP_EINVAL,
-                  "unknown model key '%s' (keys: b F align sticky out out16 outfrac ovf latec interleave crnd promote)", key);
+                  "unknown model key '%s' (keys: b F align sticky out out16 outfrac ovf latec interleave crnd "
+                  "zsum zrnd c0align promote)", key);
     }
   }
   if ((st = lowp_bfma_validate(&m->bfma, err, errlen)) != LOWP_OK) return st;
@@ -302,9 +339,10 @@ void lowp_tc_model_str(char *buf, size_t len, const lowp_tc_model_t *m) {
   const lowp_bfma_t *p = &m->bfma;
   snprintf(buf, len,
            "b=%d,F=%d,align=%s,sticky=%d,out=%s,out16=%s,outfrac=%d,ovf=%s,latec=%d,interleave=%d,"
-           "crnd=%s,promote=%zu",
+           "crnd=%s,zsum=%s,zrnd=%s,c0align=%s,promote=%zu",
            p->b, p->F, lowp_rounding_name(p->align), p->sticky,
            lowp_rounding_name(p->out_rnd), lowp_rounding_name(p->out16_rnd),
            p->out_frac, p->ovf_inf ? "inf" : "ieee", p->late_c, p->interleave,
-           lowp_rounding_name(p->c_rnd), m->promote);
+           lowp_rounding_name(p->c_rnd), p->zsum_pos ? "pos" : "ieee", p->zrnd_pos ? "pos" : "ieee",
+           p->c0_emin ? "emin" : "skip", m->promote);
 }

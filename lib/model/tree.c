@@ -47,7 +47,8 @@ static int same_bfma(const lowp_bfma_t *a, const lowp_bfma_t *b) {
   return a->b == b->b && a->F == b->F && a->align == b->align && a->sticky == b->sticky &&
          a->out_rnd == b->out_rnd && a->out16_rnd == b->out16_rnd &&
          a->out_frac == b->out_frac && a->ovf_inf == b->ovf_inf && a->late_c == b->late_c &&
-         a->interleave == b->interleave && a->c_rnd == b->c_rnd;
+         a->interleave == b->interleave && a->c_rnd == b->c_rnd && a->zsum_pos == b->zsum_pos &&
+         a->zrnd_pos == b->zrnd_pos && a->c0_emin == b->c0_emin;
 }
 
 /* two arithmetics are the same (fields that the kind does not use ignored) */

@@ -504,6 +504,10 @@ gemm --m 2 --n 2 --k 2 --order pairwise,acc=fp16
 gemm --m 2 --n 2 --k 2 --order nosuchorder
 gemm --m 2 --n 2 --k 2 --model zzz
 gemm --m 2 --n 2 --k 2 --model 'h100,F=99'
+gemm --m 2 --n 2 --k 2 --model 'h100,zsum=neg'
+gemm --m 2 --n 2 --k 2 --model 'a100,zrnd=1'
+gemm --m 2 --n 2 --k 2 --model 'h100,c0align=0'
+gemm --m 2 --n 2 --k 2 --model 'h100,zsum=pos,zsum=ieee'
 gemm --m 2 --n 2 --k 2 --dist nosuchdist
 gemm --m 2 --n 2 --k 2 --prob 1
 gemm --m 2 --n 2 --k 2 --prob 0b1
@@ -542,6 +546,7 @@ probe --device nosuch
 probe --device model:zzz
 probe --device model:
 probe --device 'model:h100,F=99'
+probe --device 'model:b=16,F=25,c0align=max'
 probe --device model:v100 --in bf16
 probe --device model:h100 --in fp17
 probe --device model:h100 --in fp32
