@@ -425,7 +425,10 @@ static int ro16_pk(const job_t *jb, int rp) {
      [-147, 104]: a normal encoding, and an exact product) instead of a
      per-lane shift. bf16 products in rne where every entry of A and B has
      <= 8 significant bits (nb8): Veltkamp's splitting (ra_v8, the proof
-     of prod_v8), three instructions instead of the six of the bits.
+     of prod_v8), three instructions instead of the six of the bits; with
+     a bf16 accumulator in rne (FIG) the whole step in six floating-point
+     instructions, the product in two and the sum's rounding to bf16 by
+     the same splitting, sums held in registers (ra_loopv8).
    - fp16 and bf16 accumulators, products exact or rounded but not FIG:
      t = RN(s + p) (one fused multiply-add for exact products), converted
      (ra_flag), and the sum rounded to odd only where t's low bits say it
