@@ -169,30 +169,70 @@ static const char *mode_name(lowp_rounding_t r) {
 }
 
 /* A = -0, B = 1, C = -0: every sum is -0 + -0 = -0 (a broadcast written
-   as 0 + a once turned the factor -0 into +0 and the sums into +0) */
+   as 0 + a once turned the factor -0 into +0 and the sums into +0), with
+   exact products and with products rounded to acc (for bf16 in rne the
+   AVX2 ra_loopv8's product would give +0: its sums must not start at -0) */
 static void check_negzero(const lowp_format_t *acc, lowp_rounding_t rnd) {
   static const char *isas[] = {"generic", "avx2", "avx512"};
   enum { M = 3, N = 40, K = 3 };
   double a[M * K], b[K * N], ref[M * N], got[M * N];
   lowp_gemm_acc_cfg_t cfg;
   size_t e;
-  int s;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.acc = acc, cfg.acc_rnd = rnd, cfg.order = LOWP_ORDER_RECURSIVE;
-  for (e = 0; e < M * K; e++) a[e] = -0.0;
-  for (e = 0; e < K * N; e++) b[e] = 1.0;
-  for (e = 0; e < M * N; e++) ref[e] = -0.0;
-  lowp_gemm_acc_scalar(ref, a, b, M, N, K, &cfg);
-  lowp_test_check(signbit(ref[0]) != 0, "%s: the reference's sum is -0", acc->name);
-  for (s = 0; s < 3; s++) {
-    lowp_accfast_kind_t kd = lowp_gemm_acc_fast_kind(a, b, M, N, K, &cfg);
-    int st;
-    for (e = 0; e < M * N; e++) got[e] = -0.0;
-    st = lowp_gemm_acc_fast(got, a, b, M, N, K, &cfg, kd, isas[s]);
-    if (st == LOWP_EUNSUPPORTED) continue;
-    lowp_test_check(st == LOWP_OK && memcmp(got, ref, sizeof got) == 0,
-                    "%s rnd %d %s: -0 factors keep -0 sums", acc->name, (int)rnd, isas[s]);
+  int s, rp;
+  for (rp = 0; rp < 2; rp++) {
+    memset(&cfg, 0, sizeof cfg);
+    cfg.acc = acc, cfg.acc_rnd = rnd, cfg.order = LOWP_ORDER_RECURSIVE;
+    if (rp) cfg.prod = acc, cfg.prod_rnd = rnd;
+    for (e = 0; e < M * K; e++) a[e] = -0.0;
+    for (e = 0; e < K * N; e++) b[e] = 1.0;
+    for (e = 0; e < M * N; e++) ref[e] = -0.0;
+    lowp_gemm_acc_scalar(ref, a, b, M, N, K, &cfg);
+    lowp_test_check(signbit(ref[0]) != 0, "%s prod %d: the reference's sum is -0", acc->name,
+                    rp);
+    for (s = 0; s < 3; s++) {
+      lowp_accfast_kind_t kd = lowp_gemm_acc_fast_kind(a, b, M, N, K, &cfg);
+      int st;
+      for (e = 0; e < M * N; e++) got[e] = -0.0;
+      st = lowp_gemm_acc_fast(got, a, b, M, N, K, &cfg, kd, isas[s]);
+      if (st == LOWP_EUNSUPPORTED) continue;
+      lowp_test_check(st == LOWP_OK && memcmp(got, ref, sizeof got) == 0,
+                      "%s rnd %d prod %d %s: -0 factors keep -0 sums", acc->name, (int)rnd, rp,
+                      isas[s]);
+    }
   }
+}
+
+/* The bounds of the AVX2 ra_loopv8 (bf16 products, bf16 acc, rne, 8-bit
+   data): its rounding by Veltkamp's splitting overflows for sums past
+   2^112 - 2^96 and turns inf into NaN, so a group of MR = 4 rows whose sums
+   start at inf, NaN or beyond 2^96 takes ra_loop; from 2^96 (and products
+   up to 2^100, k = 256 of them) the sums reach 2^107 on ra_loopv8. One
+   kind of start per row group (one such sum sends its whole group to
+   ra_loop): inf; NaN; (2^96, 2^111]; 2^120 and beyond; 2^96 and below. */
+static void check_v8_bounds(void) {
+  enum { G = 5, S = 4, M = 4 * G, N = 70, K = 256 };
+  static const double starts[G][S] = {{INFINITY, -INFINITY, INFINITY, 1.0},
+                                      {NAN, NAN, -NAN, NAN},
+                                      {0x1p112, -0x1p111, 0x1.02p97, -0x1.fep108},
+                                      {0x1p127, -0x1.8p120, 0x1p125, -0x1p127},
+                                      {0x1p96, -0x1p96, 0x1.fep95, 1.0}};
+  static double a[M * K], b[K * N], c0[M * N];
+  lowp_gemm_acc_cfg_t cfg;
+  size_t e, l, r;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.acc = cfg.prod = &LOWP_FMT_BF16;
+  cfg.acc_rnd = cfg.prod_rnd = LOWP_RND_NE, cfg.order = LOWP_ORDER_RECURSIVE;
+  for (r = 0; r < M; r++) /* even rows: products up to ~2^100, odd rows: both signs */
+    for (l = 0; l < K; l++)
+      a[r * K + l] = r % 2 ? ldexp((l % 2 ? -1.0 : 1.0) * (1.0 + (double)(l % 7) / 128.0), 40)
+                           : ldexp(1.0 + (double)((l + r) % 128) / 128.0, 49);
+  for (l = 0; l < K; l++)
+    for (e = 0; e < N; e++)
+      b[l * N + e] = ldexp(1.0 + (double)((l + e) % 128) / 128.0, 49 - (int)(e % 3));
+  for (r = 0; r < M; r++)
+    for (e = 0; e < N; e++) c0[r * N + e] = starts[r / 4][(r + e) % S];
+  check_data("bf16 products and acc rne, 8-bit data: sums from inf, NaN, 2^96 .. 2^127", &cfg,
+             a, b, c0, M, N, K, LOWP_ACCFAST_RO32);
 }
 
 /* The sum rounded to odd keeps what lies below binary32's last place: the
@@ -412,6 +452,7 @@ int main(void) {
   check_sticky_sub();
   check_rounded_prods();
   check_moderate();
+  check_v8_bounds();
   check_bf16_products(0);
   check_bf16_products(1);
   check_double_rounding(0);

@@ -425,7 +425,10 @@ static int ro16_pk(const job_t *jb, int rp) {
      [-147, 104]: a normal encoding, and an exact product) instead of a
      per-lane shift. bf16 products in rne where every entry of A and B has
      <= 8 significant bits (nb8): Veltkamp's splitting (ra_v8, the proof
-     of prod_v8), three instructions instead of the six of the bits.
+     of prod_v8), three instructions instead of the six of the bits; with
+     a bf16 accumulator in rne (FIG) the whole step in six floating-point
+     instructions, the product in two and the sum's rounding to bf16 by
+     the same splitting, sums held in registers (ra_loopv8).
    - fp16 and bf16 accumulators, products exact or rounded but not FIG:
      t = RN(s + p) (one fused multiply-add for exact products), converted
      (ra_flag), and the sum rounded to odd only where t's low bits say it
@@ -506,6 +509,92 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
       }
     }
   }
+}
+
+/* x rounded to bf16 in rne by Veltkamp's splitting, g = RN(x C) with
+   C = 2^16 + 1, then g - RN(g - x): ra_loopv8's rounding, proven there */
+LOWP_RA_TGT AI __m256 ra_vk8(__m256 x) {
+  const __m256 g = _mm256_mul_ps(x, _mm256_set1_ps(65537.0f));
+  return _mm256_sub_ps(g, _mm256_sub_ps(g, x));
+}
+
+/* ra_loop's FIG step for bf16 products and a bf16 accumulator in rne on
+   nb8 data (lowp bench gemm's "bf16 in, bf16 prod, bf16 acc"), in six
+   floating-point instructions instead of nine (four of them floating-point
+   and the five of ra_bf16 on the bits), with the sums of 64 columns of a row
+   held in registers across the panel's k (one load per step, no store):
+   - the product: h = RN(g - (a 2^16) b) with g = RN((a C) b), C = 2^16 + 1
+     (a C and a 2^16 exact: a has <= 8 significant bits, |a| in [2^-60,
+     2^50]). g is ra_v8's g ((a C) b = a (b C) = a b C), and g - a b 2^16 =
+     R 2^w, the product rounded to bf16 (prod_v8's proof), exact: one fused
+     multiply-add. One difference from ra_v8: a zero product gives +0
+     whatever its sign (-(a 2^16 b) + g, two opposite zeros), where ra_v8
+     gives a b's sign. That sign matters only to a sum s = -0, and none
+     occurs here: a sum starts != -0 (v8_sums_ok), and s + h for s != -0 is
+     never -0: s + 0 = s or +0; a nonzero exact sum of two bf16 values is a
+     multiple of 2^-133, so at least 2^-133 in magnitude, as are its
+     roundings to binary32 and to bf16; an exact zero sum of nonzero terms
+     is +0 in rne.
+   - x = RN(s + h) in binary32 (FIG), then x rounded to bf16 by Veltkamp's
+     splitting (Dekker, "A floating-point technique for extending the
+     available precision", Numer. Math. 18, 1971; Boldo, "Pitfalls of a
+     full floating-point proof", IJCAR 2006): g = RN(x C), x_h = g - RN(g -
+     x) is x rounded to nearest at 24 - 16 = 8 bits; a tie (x's 16 low
+     bits 1000...0 in binary) needs the even neighbour, and M C = M 2^16 + M
+     (M x's 24-bit significand, even at a tie) is rounded to a multiple of
+     2^16 with ties to an even quotient M + R / 2^16, so R / 2^16 is even
+     too. Checked exhaustively against ra_bf16 for every binary32 x of
+     magnitude in [2^-126, 2^111 (2 - 2^-15)) and every multiple of 2^-133
+     below 2^-126 (bf16's subnormals, exact: x C, g - x and the result are
+     exact there), both signs; x = +-0 gives +-0. Past 2^112 - 2^96, x C
+     overflows: here |x| < 2^110, as |h| <= 2^100 (|a b| <= 2^100, RO32
+     data), the sums start at |s| <= 2^96 (v8_sums_ok; finite, so neither
+     inf nor NaN meets the splitting), and kw <= KB = 256 steps each add
+     <= 2^100 and round by a factor <= 1 + 2^-8: |s| <= (2^96 + 256 2^100)
+     (1 + 2^-8)^256 < 2^110. */
+LOWP_RA_TGT AI void ra_loopv8(float *s, const double *a, size_t i, size_t rows, size_t k,
+                              const float *panel, size_t l0, size_t kw) {
+  float ac[KB], a16[KB]; /* a C and a 2^16 for the row's kw entries */
+  _Static_assert(JB % 64 == 0, "ra_loopv8 takes 64 columns at a time");
+  size_t l, r, j;
+  for (r = 0; r < rows; r++) {
+    for (l = 0; l < kw; l++) {
+      const float av = (float)a[(i + r) * k + l0 + l];
+      ac[l] = av * 65537.0f, a16[l] = av * 65536.0f;
+    }
+    for (j = 0; j < JB; j += 64) {
+      float *sr = s + r * JB + j;
+      __m256 x0 = _mm256_loadu_ps(sr), x1 = _mm256_loadu_ps(sr + 8);
+      __m256 x2 = _mm256_loadu_ps(sr + 16), x3 = _mm256_loadu_ps(sr + 24);
+      __m256 x4 = _mm256_loadu_ps(sr + 32), x5 = _mm256_loadu_ps(sr + 40);
+      __m256 x6 = _mm256_loadu_ps(sr + 48), x7 = _mm256_loadu_ps(sr + 56);
+      for (l = 0; l < kw; l++) {
+        const float *bl = panel + l * JB + j;
+        const __m256 vc = _mm256_broadcast_ss(ac + l), v16 = _mm256_broadcast_ss(a16 + l);
+#define LOWP_V8STEP(X, O)                                                         \
+  {                                                                               \
+    const __m256 b = _mm256_loadu_ps(bl + (O));                                   \
+    X = ra_vk8(_mm256_add_ps(X, _mm256_fnmadd_ps(v16, b, _mm256_mul_ps(vc, b)))); \
+  }
+        LOWP_V8STEP(x0, 0) LOWP_V8STEP(x1, 8) LOWP_V8STEP(x2, 16) LOWP_V8STEP(x3, 24)
+        LOWP_V8STEP(x4, 32) LOWP_V8STEP(x5, 40) LOWP_V8STEP(x6, 48) LOWP_V8STEP(x7, 56)
+#undef LOWP_V8STEP
+      }
+      _mm256_storeu_ps(sr, x0), _mm256_storeu_ps(sr + 8, x1);
+      _mm256_storeu_ps(sr + 16, x2), _mm256_storeu_ps(sr + 24, x3);
+      _mm256_storeu_ps(sr + 32, x4), _mm256_storeu_ps(sr + 40, x5);
+      _mm256_storeu_ps(sr + 48, x6), _mm256_storeu_ps(sr + 56, x7);
+    }
+  }
+}
+
+/* whether ra_loopv8 may take the sums s[0 .. cnt) (its comment): none is
+   -0, every one finite and of magnitude <= 2^96 */
+static int v8_sums_ok(const float *s, size_t cnt) {
+  size_t l;
+  for (l = 0; l < cnt; l++)
+    if (!(fabsf(s[l]) <= 0x1p96f) || (s[l] == 0.0f && signbit(s[l]))) return 0;
+  return 1;
 }
 
 /* ra_loop for fp16 accumulators with exact products (not FIG): the sums
@@ -594,7 +683,10 @@ LOWP_RA_TGT static void ro32_avx2(float *s, const double *a, size_t i, size_t ro
   case M_UP: LOWP_RA_FMT(M_UP, 0) break;
   case M_DN: LOWP_RA_FMT(M_DN, 0) break;
   default:
-    if (rp && fig_holds(acc, prod, 24, -126)) LOWP_RA_FMT(M_NE, 1)
+    if (rp && fig_holds(acc, prod, 24, -126) && fmt == 2 && pk == RP_BF16V8 &&
+        v8_sums_ok(s, rows * JB))
+      ra_loopv8(s, a, i, rows, k, panel, l0, kw);
+    else if (rp && fig_holds(acc, prod, 24, -126)) LOWP_RA_FMT(M_NE, 1)
     else LOWP_RA_FMT(M_NE, 0)
     break;
   }
