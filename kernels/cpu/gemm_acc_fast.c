@@ -543,7 +543,8 @@ LOWP_RA_TGT AI __m256 ra_vk8(__m256 x) {
      bits 1000...0 in binary) needs the even neighbour, and M C = M 2^16 + M
      (M x's 24-bit significand, even at a tie) is rounded to a multiple of
      2^16 with ties to an even quotient M + R / 2^16, so R / 2^16 is even
-     too. Checked exhaustively against ra_bf16 for every binary32 x of
+     too. Checked exhaustively (tests/long/tbf16_veltkamp_exhaustive.c,
+     against lib/format's rounding) for every binary32 x of
      magnitude in [2^-126, 2^111 (2 - 2^-15)) and every multiple of 2^-133
      below 2^-126 (bf16's subnormals, exact: x C, g - x and the result are
      exact there), both signs; x = +-0 gives +-0. Past 2^112 - 2^96, x C
