@@ -29,18 +29,6 @@
 
 /* ------------------------------------------------------ private helpers */
 
-/* git describe of the source tree, run without a shell (lowp_spawn). */
-static void git_revision(char *buf, size_t len) {
-  char *argv[] = {"git", "-C", LOWP_SOURCE_DIR, "describe", "--always", "--dirty",
-                  "--abbrev=12", NULL};
-  int rc;
-  if (lowp_spawn(&rc, argv, NULL, NULL, buf, len) != 0 || rc != 0 || !buf[0]) {
-    snprintf(buf, len, "unknown");
-    return;
-  }
-  buf[strcspn(buf, "\n")] = '\0';
-}
-
 static cJSON *format_descriptor(const lowp_format_t *f) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "name", f->name);
@@ -59,11 +47,10 @@ static cJSON *format_descriptor(const lowp_format_t *f) {
    It holds nothing that changes between identical runs (no clock: the date is in "environment"). */
 static cJSON *run_header(const lowp_run_t *r) {
   cJSON *h = cJSON_CreateObject(), *params, *fmts;
-  char rev[128];
+  const char *rev = lowp_env_git_revision(); /* git describe of the source tree (tools/env.c) */
   size_t i;
-  git_revision(rev, sizeof rev);
   cJSON_AddStringToObject(h, "experiment", r->exp->name);
-  cJSON_AddStringToObject(h, "git_revision", rev);
+  cJSON_AddStringToObject(h, "git_revision", rev[0] ? rev : "unknown");
   cJSON_AddStringToObject(h, "build_type", LOWP_BUILD_TYPE);
 #ifdef __VERSION__
   cJSON_AddStringToObject(h, "compiler", "gcc " __VERSION__);

@@ -103,18 +103,30 @@ static void utc_day(char *buf, size_t len) {
 
 /* ----------------------------------------------------------- public API */
 
+const char *lowp_env_git_revision(void) {
+  /* asked once per process: the run header and the manifest both name it, and `git describe --dirty`
+     reads the whole work tree (about 60 ms of CPU each time) */
+  static char rev[128];
+  static int asked;
+  char *git_rev[] = {"git", "-C", LOWP_SOURCE_DIR, "describe", "--always", "--dirty", "--abbrev=12", NULL};
+  if (!asked) {
+    first_line(rev, sizeof rev, git_rev);
+    asked = 1;
+  }
+  return rev;
+}
+
 cJSON *lowp_env_manifest(const char *name) {
   cJSON *o = cJSON_CreateObject(), *cpu, *blas, *libs;
   char buf[4096];
   struct utsname u;
   const char *cfg = openblas_get_config(), *core = openblas_get_corename();
-  char *git_rev[] = {"git", "-C", LOWP_SOURCE_DIR, "describe", "--always", "--dirty", "--abbrev=12", NULL};
+  const char *rev = lowp_env_git_revision();
   char *gp[] = {"gnuplot", "--version", NULL};
   utc_day(buf, sizeof buf);
   cJSON_AddStringToObject(o, "date_utc", buf);
-  first_line(buf, sizeof buf, git_rev);
-  cJSON_AddStringToObject(o, "git_revision", buf[0] ? buf : "unknown");
-  if (buf[0]) cJSON_AddBoolToObject(o, "git_dirty", strstr(buf, "-dirty") != NULL);
+  cJSON_AddStringToObject(o, "git_revision", rev[0] ? rev : "unknown");
+  if (rev[0]) cJSON_AddBoolToObject(o, "git_dirty", strstr(rev, "-dirty") != NULL);
   else cJSON_AddNullToObject(o, "git_dirty");
   cpu = cJSON_AddObjectToObject(o, "cpu");
   cpuinfo(buf, sizeof buf, "model name");

@@ -19,6 +19,10 @@
  */
 cJSON *lowp_env_manifest(const char *name);
 
+/** @brief `git describe --always --dirty --abbrev=12` of the source tree, or "" when git cannot tell;
+ * asked once per process (the run header and the manifest share it). */
+const char *lowp_env_git_revision(void);
+
 /**
  * @brief What of experiment name depends on the CPU or a library's build,
  * as a new JSON array (caller owns it) of {"match", "why"} (a table row,

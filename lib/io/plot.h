@@ -53,7 +53,7 @@ int lowp_plot(const char *outdir, const char *base, const lowp_plot_t *p,
  */
 int lowp_plot_coincide(const char *outdir, const lowp_series_t *s, size_t ns, double rtol, int *same);
 
-/** @brief 1 if a gnuplot executable can be run, else 0. */
+/** @brief 1 if a gnuplot executable can be run, else 0 (asked once per process). */
 int lowp_plot_available(void);
 
 #endif

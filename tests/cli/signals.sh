@@ -100,9 +100,12 @@ done
 for c in "1 INT group 130" "2 INT group 130" "2 TERM alone 143"; do
   set -- $c
   start "$LOWP" report --quick --jobs "$1" --out "$W/prev"
+  # the moment: an experiment has finished (its folder written in the report's temporary folder) and the
+  # next one started, J + 1 with --jobs J (the 4th before: two experiments more for the same moment)
   # a quick report's first experiments take seconds on a quiet machine, far longer on a loaded
   # 2-core CI runner (it failed at 20 s under ctest -j2 beside other work): wait up to 5 minutes
-  WAIT_STEPS=6000 wait_for grep -q '\[4/' "$S/err" || bad "report --jobs $1 did not get to its 4th experiment"
+  WAIT_STEPS=6000 wait_for grep -q "\[$(($1 + 1))/" "$S/err" ||
+    bad "report --jobs $1 did not get to its experiment $(($1 + 1))"
   if [ "$3" = group ]; then kill -"$2" -- "-$pid"; else kill -"$2" "$pid"; fi
   finish "SIG$2 to $3 during report --jobs $1" "$2" "$4" "$W/prev" "$PREV"
   # the experiments' processes (each in a process group of its own) and what they started are gone
