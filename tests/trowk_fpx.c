@@ -38,6 +38,7 @@
 #endif
 
 #include "common/fpxd.h"
+#include "common/karith.h"
 #include "common/rowk.h"
 #include "status.h"
 
@@ -50,11 +51,6 @@ static float X[ROWS * N], Y[ROWS * N], Y2[ROWS * N];
    with a payload), and the test of the GPU's NaN bits on the twin's outputs */
 #define PNAN_BITS 0xffc00123u
 
-static uint32_t bits(float x) {
-  uint32_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-}
 
 static float pnan(void) {
   uint32_t u = PNAN_BITS;
@@ -70,10 +66,10 @@ static void gpu_nans(const char *what, const float *y, size_t n, size_t expect) 
   for (i = 0; i < n; i++)
     if (y[i] != y[i]) {
       nans++;
-      if (bits(y[i]) != LOWP_KA_GPU_NAN && bad++ == 0) first = i;
+      if (lowp_ka_bits(y[i]) != LOWP_KA_GPU_NAN && bad++ == 0) first = i;
     }
   lowp_test_check(bad == 0, "%s: %zu of %zu NaN outputs are not 0x%08x, first [%zu] 0x%08x", what, bad, nans,
-                  (unsigned)LOWP_KA_GPU_NAN, first, first < n ? (unsigned)bits(y[first]) : 0u);
+                  (unsigned)LOWP_KA_GPU_NAN, first, first < n ? (unsigned)lowp_ka_bits(y[first]) : 0u);
   lowp_test_check(nans == expect, "%s: %zu NaN outputs, expected %zu", what, nans, expect);
 }
 
@@ -192,9 +188,9 @@ static void unscale_cases(void) {
   gpu_nans("unscale: NaN times 0.5 (x86: the operand's NaN)", g, 20000, 2);
   g[12345] = pnan();
   (void)lowp_unscale_fpx_cpu(g, 20000, 1.0f, &found, &t);
-  lowp_test_check(found == 1 && bits(g[12345]) == PNAN_BITS && bits(g[12346]) == LOWP_KA_GPU_NAN,
-                  "unscale by 1 keeps every bit: found %d, 0x%08x 0x%08x", found, (unsigned)bits(g[12345]),
-                  (unsigned)bits(g[12346]));
+  lowp_test_check(found == 1 && lowp_ka_bits(g[12345]) == PNAN_BITS && lowp_ka_bits(g[12346]) == LOWP_KA_GPU_NAN,
+                  "unscale by 1 keeps every bit: found %d, 0x%08x 0x%08x", found, (unsigned)lowp_ka_bits(g[12345]),
+                  (unsigned)lowp_ka_bits(g[12346]));
 }
 
 /* random rows with exceptions scattered: the same record for any thread

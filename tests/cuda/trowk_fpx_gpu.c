@@ -33,11 +33,6 @@
 
 static float X[ROWS * N], YG[ROWS * N], YC[ROWS * N];
 
-static uint32_t bits(float x) {
-  uint32_t u;
-  memcpy(&u, &x, sizeof u);
-  return u;
-}
 
 /* 1 if g and c have the same bits; else one FAIL line: the count of
    differing elements and the first of them with both bit patterns and
@@ -45,14 +40,14 @@ static uint32_t bits(float x) {
 static int same_bits(const char *what, const float *g, const float *c, const float *x, size_t n) {
   size_t i, first = n, ndiff = 0;
   for (i = 0; i < n; i++)
-    if (bits(g[i]) != bits(c[i])) {
+    if (lowp_ka_bits(g[i]) != lowp_ka_bits(c[i])) {
       if (first == n) first = i;
       ndiff++;
     }
   if (first < n)
     lowp_test_check(0, "%s: %zu outputs differ, first [%zu] gpu 0x%08x cpu 0x%08x (input 0x%08x; GPU NaN 0x%08x)",
-                    what, ndiff, first, (unsigned)bits(g[first]), (unsigned)bits(c[first]),
-                    x ? (unsigned)bits(x[first]) : 0u, (unsigned)LOWP_KA_GPU_NAN);
+                    what, ndiff, first, (unsigned)lowp_ka_bits(g[first]), (unsigned)lowp_ka_bits(c[first]),
+                    x ? (unsigned)lowp_ka_bits(x[first]) : 0u, (unsigned)LOWP_KA_GPU_NAN);
   else
     lowp_test_check(1, "%s: outputs equal", what);
   return first == n;
@@ -127,7 +122,7 @@ int main(void) {
                     tc.count[k]);
   (void)same_bits("unscale", gg, gc, gi, (size_t)1 << 20);
   printf("unscale: first 0x%016llx, overflow %llu, nan %llu, found %d, g[777777] 0x%08x g[777778] 0x%08x\n",
-         tg.first, tg.count[3], tg.count[1], fg, (unsigned)bits(gg[777777]), (unsigned)bits(gg[777778]));
+         tg.first, tg.count[3], tg.count[1], fg, (unsigned)lowp_ka_bits(gg[777777]), (unsigned)lowp_ka_bits(gg[777778]));
   /* inv_scale 1: no multiplication, every bit (a NaN's too) stays */
   for (i = 0; i < 4; i++) gg[i] = gc[i] = g0[i];
   gg[4] = gc[4] = pnan;
@@ -137,7 +132,7 @@ int main(void) {
                   "unscale by 1: status %d, found gpu %d cpu %d, first gpu 0x%016llx cpu 0x%016llx", st, fg, fc,
                   tg.first, tc.first);
   (void)same_bits("unscale by 1", gg, gc, g0, 4);
-  lowp_test_check(bits(gg[4]) == payload && bits(gc[4]) == payload, "unscale by 1: NaN kept, gpu 0x%08x cpu 0x%08x",
-                  (unsigned)bits(gg[4]), (unsigned)bits(gc[4]));
+  lowp_test_check(lowp_ka_bits(gg[4]) == payload && lowp_ka_bits(gc[4]) == payload, "unscale by 1: NaN kept, gpu 0x%08x cpu 0x%08x",
+                  (unsigned)lowp_ka_bits(gg[4]), (unsigned)lowp_ka_bits(gc[4]));
   return lowp_test_end();
 }

@@ -23,21 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/karith.h"
 #include "format/format.h"
 #include "status.h"
 #include "testutil.h"
-
-static float from_bits(uint32_t u) {
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
-
-static uint32_t bits(float f) {
-  uint32_t u;
-  memcpy(&u, &f, sizeof u);
-  return u;
-}
 
 /* ra_vk8's arithmetic on one lane */
 static float veltkamp(float x) {
@@ -54,14 +43,14 @@ static uint32_t oracle(float x) {
   /* the return value is the ternary (sign of y - x); INT32_MIN: no mode */
   if (lowp_round_f32(&y, x, &LOWP_FMT_BF16, NULL, LOWP_RND_NE) == INT32_MIN) return 0xffffffffu;
   f = (float)y;
-  return bits(f);
+  return lowp_ka_bits(f);
 }
 
 int main(void) {
   const char *sh = getenv("LOWP_EXHAUSTIVE_SHARD");
   unsigned long long idx = 0, cnt = 1;
   /* |x| < 2^112 - 2^96: below the encoding of 2^112 - 2^96 (0x777f8000) */
-  const uint32_t top = bits(ldexpf(1.0f, 112) - ldexpf(1.0f, 96));
+  const uint32_t top = lowp_ka_bits(ldexpf(1.0f, 112) - ldexpf(1.0f, 96));
   long long u, bad = 0, n = 0;
   lowp_test_start("tbf16_veltkamp_exhaustive");
   if (sh && (sscanf(sh, "%llu/%llu", &idx, &cnt) != 2 || cnt == 0 || idx >= cnt)) {
@@ -75,10 +64,10 @@ int main(void) {
     /* below 2^-126 only the multiples of 2^-133 (bf16's subnormal grid) */
     if (m < 0x00800000u && (m & 0xffffu)) continue;
     for (s = 0; s < 2; s++) {
-      float x = from_bits(m | (s ? 0x80000000u : 0u));
+      float x = lowp_ka_float(m | (s ? 0x80000000u : 0u));
       n++;
-      if (bits(veltkamp(x)) != oracle(x)) {
-        if (bad < 3) printf("  0x%08x: splitting 0x%08x, lowp_round_f32 0x%08x\n", bits(x), bits(veltkamp(x)), oracle(x));
+      if (lowp_ka_bits(veltkamp(x)) != oracle(x)) {
+        if (bad < 3) printf("  0x%08x: splitting 0x%08x, lowp_round_f32 0x%08x\n", lowp_ka_bits(x), lowp_ka_bits(veltkamp(x)), oracle(x));
         bad++;
       }
     }
@@ -87,9 +76,9 @@ int main(void) {
   lowp_test_check(bad == 0, "g - (g - x) with g = x (2^16 + 1) rounds to bf16 (rne) on every input of the shard");
   if (idx == 0 && cnt == 1) {
     /* the range is tight: at 2^112 - 2^96 itself x C overflows */
-    float x = from_bits(top);
-    lowp_test_check(bits(veltkamp(x)) != oracle(x), "the first input past the range (0x%08x) differs", top);
+    float x = lowp_ka_float(top);
+    lowp_test_check(lowp_ka_bits(veltkamp(x)) != oracle(x), "the first input past the range (0x%08x) differs", top);
   }
-  lowp_test_check(bits(veltkamp(0.0f)) == 0u && bits(veltkamp(-0.0f)) == 0x80000000u, "+-0 give +-0");
+  lowp_test_check(lowp_ka_bits(veltkamp(0.0f)) == 0u && lowp_ka_bits(veltkamp(-0.0f)) == 0x80000000u, "+-0 give +-0");
   return lowp_test_end();
 }
