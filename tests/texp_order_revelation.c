@@ -5,7 +5,8 @@
  * it exits 0 and every verdict holds; every own kernel that is a tree is
  * "equal node for node" with its definition (the experiment compares the
  * revealed tree with model/tree.h's; this test reads the table) and Kahan's
- * sum gets none; every OpenBLAS row has all its classes validated; in the
+ * sum gets none; every OpenBLAS row has all its classes validated (how many there are is
+ * OpenBLAS's kernel for this CPU); in the
  * verdict table the fp16-accumulating lanes kernel passes the declared
  * recursive bound at K = 4096 and fails the revealed tree's, the honest one
  * passes it; results.json and blas.csv are the same bytes for the same seed
@@ -78,9 +79,14 @@ static void check_tables(cJSON *res) {
   rows = table(res, "NumPy ");
   cJSON_ArrayForEach(row, rows) {
     double bwd = atof(cell(row, 8)), rec = atof(cell(row, 9)), tree = atof(cell(row, 11));
+    unsigned long classes = strtoul(cell(row, 2), NULL, 10);
+    /* numpy's pairwise sum is numpy's own code, shallower than a chain on every CPU; its matmul is
+       OpenBLAS's kernel for this CPU, which may be one chain per output (core Haswell: 1 class,
+       depth K, bound equal to the recursive one) */
+    int sum = !strcmp(cell(row, 0), "numpy.sum");
     nnp++;
-    lowp_test_check(!strcmp(cell(row, 2), "1") && strtoul(cell(row, 5), NULL, 10) >= 1000 && tree > 0 &&
-                        tree < rec && bwd <= tree,
+    lowp_test_check(classes >= 1 && strtoul(cell(row, 5), NULL, 10) >= classes * 1000 && tree > 0 &&
+                        (sum ? tree < rec : tree <= rec) && bwd <= tree,
                     "%s K = %s: classes %s, %s validated, error %g, bounds %g (recursive) %g (tree)", cell(row, 0),
                     cell(row, 1), cell(row, 2), cell(row, 5), bwd, rec, tree);
   }
@@ -99,7 +105,9 @@ static void check_tables(cJSON *res) {
   cJSON_ArrayForEach(row, rows) {
     unsigned long classes = strtoul(cell(row, 3), NULL, 10), val = strtoul(cell(row, 7), NULL, 10);
     nblas++;
-    lowp_test_check(classes >= 2 && val == classes * 1000, "%s %s threads K = %s: %lu classes, %lu validated",
+    /* how many position classes is OpenBLAS's kernel for this CPU (core SkylakeX: 2 or more; core
+       Haswell's sgemm: 1); each must be validated */
+    lowp_test_check(classes >= 1 && val == classes * 1000, "%s %s threads K = %s: %lu classes, %lu validated",
                     cell(row, 0), cell(row, 1), cell(row, 2), classes, val);
   }
   lowp_test_check(nblas == 4, "4 OpenBLAS rows (%d)", nblas);
