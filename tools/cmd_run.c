@@ -14,9 +14,12 @@
 
 #include "cli.h"
 #include "env.h"
+#include "io/plot.h"
 #include "io/spawn.h"
 #include "output.h"
 #include "par.h"
+#include "results.h"
+#include "status.h"
 #include "catalog.h"
 
 #include <cjson/cJSON.h>
@@ -181,7 +184,7 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
                         const char *default_out) {
   const char *keys[64], *values[64], *out = NULL;
   size_t np = 0, i;
-  int quick = 0, a, rc;
+  int quick = 0, a, rc, st;
   uint64_t seed = DEFAULT_SEED;
   char outdir[4096], what[200];
   lowp_outdir_t od;
@@ -263,7 +266,13 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
           (unsigned long long)seed, quick ? " (quick settings)" : "");
   r.summary = summary;
 
+  /* the plots are drawn after the run, all by one gnuplot (lib/io/plot.c): as a plot that fails during the
+     run, one that fails there publishes nothing */
+  lowp_plot_defer(1);
   rc = e->run(&r);
+  if (rc == 2) lowp_plot_discard();
+  else if ((st = lowp_plot_flush()) != LOWP_OK) rc = lowp_run_plot_failed(&r, st);
+  lowp_plot_defer(0);
   if (r.progress) fprintf(stderr, "\r\033[K");
   if (fclose(summary) != 0) rc = rc == 2 ? 2 : 3;
   /* a rank that failed (exit 2): the job ends here, without output */

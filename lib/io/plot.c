@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------ private helpers */
 
@@ -128,6 +129,117 @@ int lowp_plot_available(void) {
   return plot_ok;
 }
 
+/* The queue of lowp_plot_defer: each entry's folder and base, both owned */
+typedef struct {
+  char *outdir, *base;
+} queued_t;
+static queued_t *queue;
+static size_t nqueue, capqueue;
+static int deferring;
+
+void lowp_plot_defer(int on) { deferring = on != 0; }
+
+void lowp_plot_discard(void) {
+  size_t i;
+  for (i = 0; i < nqueue; i++) { free(queue[i].outdir); free(queue[i].base); }
+  free(queue);
+  queue = NULL;
+  nqueue = capqueue = 0;
+}
+
+static int enqueue(const char *outdir, const char *base) {
+  queued_t *q;
+  if (nqueue == capqueue) {
+    size_t cap = capqueue ? 2 * capqueue : 32;
+    if (!(q = realloc(queue, cap * sizeof *q))) return LOWP_ENOMEM;
+    queue = q;
+    capqueue = cap;
+  }
+  q = &queue[nqueue];
+  q->outdir = strdup(outdir);
+  q->base = strdup(base);
+  if (!q->outdir || !q->base) { free(q->outdir); free(q->base); return LOWP_ENOMEM; }
+  nqueue++;
+  return LOWP_OK;
+}
+
+/* BASE.TERM.tmp -> BASE.TERM for queue[a..b) (both terminals); 0 if one is missing (all .tmp removed then) */
+static int publish_batch(size_t a, size_t b) {
+  static const char *const terms[2] = {"png", "svg"};
+  char tmp[8400], fin[8400];
+  size_t i, t;
+  int ok = 1;
+  for (i = a; i < b && ok; i++)
+    for (t = 0; t < 2 && ok; t++) {
+      snprintf(tmp, sizeof tmp, "%s/%s.%s.tmp", queue[i].outdir, queue[i].base, terms[t]);
+      ok = access(tmp, F_OK) == 0;
+    }
+  for (i = a; i < b; i++)
+    for (t = 0; t < 2; t++) {
+      snprintf(tmp, sizeof tmp, "%s/%s.%s.tmp", queue[i].outdir, queue[i].base, terms[t]);
+      snprintf(fin, sizeof fin, "%s/%s.%s", queue[i].outdir, queue[i].base, terms[t]);
+      if (!ok || rename(tmp, fin) != 0) { remove(tmp); ok = 0; }
+    }
+  return ok;
+}
+
+/* One gnuplot for queue[a..b) (one folder): gnuplot -e "reset session" -e "term='png'" B.gp -e "reset session"
+   -e "term='svg'" B.gp ... (each file is loaded in turn; "reset session" inside a longer -e text is refused
+   by gnuplot 5.4). gnuplot stops at the first error with status 1. 1 if every image was made and renamed. */
+static int run_batch(size_t a, size_t b) {
+  static const char *const terms[2] = {"term='png'", "term='svg'"};
+  const char *logname = "lowp-plots.gnuplot.log";
+  char log[8400], **argv, **names;
+  size_t i, t, n = 1;
+  int rc, st = LOWP_ENOMEM, ok;
+  argv = malloc((10 * (b - a) + 2) * sizeof *argv); /* 5 a terminal, 2 terminals a plot */
+  names = calloc(b - a, sizeof *names);
+  if (argv && names) {
+    argv[0] = "gnuplot";
+    for (i = a; i < b; i++) {
+      if (!(names[i - a] = malloc(strlen(queue[i].base) + 4))) break;
+      sprintf(names[i - a], "%s.gp", queue[i].base);
+      for (t = 0; t < 2; t++) {
+        argv[n++] = "-e";
+        argv[n++] = "reset session";
+        argv[n++] = "-e";
+        argv[n++] = (char *)terms[t];
+        argv[n++] = names[i - a];
+      }
+    }
+    argv[n] = NULL;
+    if (i == b) st = lowp_spawn(&rc, argv, queue[a].outdir, logname, NULL, 0);
+  }
+  for (i = a; names && i < b; i++) free(names[i - a]);
+  free(names);
+  free(argv);
+  ok = st == LOWP_OK && rc == 0;
+  ok = publish_batch(a, b) && ok;
+  snprintf(log, sizeof log, "%s/%s", queue[a].outdir, logname);
+  remove(log);
+  return ok;
+}
+
+int lowp_plot_flush(void) {
+  size_t a = 0, b, i;
+  int st = LOWP_OK;
+  while (a < nqueue && st == LOWP_OK) {
+    /* a run of one folder, at most 256 plots a gnuplot (2,562 arguments) */
+    for (b = a + 1; b < nqueue && b - a < 256 && !strcmp(queue[b].outdir, queue[a].outdir); b++) {}
+    if (!run_batch(a, b))
+      for (i = a; i < b && st == LOWP_OK; i++) {
+        char log[8400];
+        st = run_term(queue[i].outdir, queue[i].base, "png");
+        if (st == LOWP_OK) st = run_term(queue[i].outdir, queue[i].base, "svg");
+        snprintf(log, sizeof log, "%s/%s.gnuplot.log", queue[i].outdir, queue[i].base);
+        if (st == LOWP_OK) remove(log);
+      }
+    a = b;
+  }
+  lowp_plot_discard();
+  return st;
+}
+
 int lowp_plot(const char *outdir, const char *base, const lowp_plot_t *p,
               const lowp_series_t *s, size_t ns) {
   char script[8400], log[8400];
@@ -144,6 +256,7 @@ int lowp_plot(const char *outdir, const char *base, const lowp_plot_t *p,
   remove(log);
   st = write_script(script, base, p, s, ns);
   if (st) return st;
+  if (deferring) return enqueue(outdir, base);
   st = run_term(outdir, base, "png");
   if (st) return st;
   st = run_term(outdir, base, "svg");
