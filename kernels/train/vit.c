@@ -10,6 +10,7 @@
 #include "train/vit.h"
 
 #include "train/cnn.h"
+#include "train/gelu.h"
 #include "rng/rng.h"
 #include "status.h"
 
@@ -250,10 +251,6 @@ static void layernorm(float *y, float *xh, float *rs, const float *x, size_t R, 
 }
 
 #define GELU_C 0.7978845608028654 /* sqrt(2 / pi) */
-static float gelu(float u) {
-  double t = tanh(GELU_C * ((double)u + 0.044715 * (double)u * u * u));
-  return (float)(0.5 * u * (1.0 + t));
-}
 static double gelu_d(float u) {
   double t = tanh(GELU_C * ((double)u + 0.044715 * (double)u * u * u));
   return 0.5 * (1.0 + t) + 0.5 * u * (1.0 - t * t) * GELU_C * (1.0 + 3 * 0.044715 * (double)u * u);
@@ -366,7 +363,7 @@ static int forward(acts_t *a, const float *x, const fwd_t *f) {
     add_into(a->h, a->tmp, R * d);
     layernorm(a->c[l], a->xh2[l], a->rs2[l], a->h, R, m->d, t[LN2G], t[LN2B]);
     if ((st = site(f, a->u[l], a->c[l], R, m->d, m->mlp, t[FC1W], t[FC1B], 1, 5 + 6 * l))) return st;
-    for (i = 0; i < R * (size_t)m->mlp; i++) a->ga[l][i] = gelu(a->u[l][i]);
+    lowp_gelu_tanh_f32(a->ga[l], a->u[l], R * (size_t)m->mlp);
     if ((st = site(f, a->tmp, a->ga[l], R, m->mlp, m->d, t[FC2W], t[FC2B], 1, 6 + 6 * l))) return st;
     add_into(a->h, a->tmp, R * d);
     if (f->obs) f->obs(a->h, R, m->d, l + 1, f->octx);
