@@ -192,8 +192,8 @@ T2 AI a16_t a_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 }
 
 /* ---- recursive, blocked and splitk sums of fp16 and bf16 with exact terms
-   (fma = 1), all c->rows rows at once (a_blocks): the loops of
-   gemm_acc_fast.c's ra_loop16 and ra_loop, which the recursive path runs.
+   (fma = 1), all c->rows rows at once (a_blocks): the loops the recursive
+   path (gemm_acc_fast.c) ran before ra_loopd, the fall-back per group.
    blocks_ (cpu/reduce_fast32_body.h) steps one row's two 16-lane vectors
    along k, four dependent chains each a fused multiply-add, the test and
    a conversion there and back long: bound by their latency, and each row
