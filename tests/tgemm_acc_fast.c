@@ -273,10 +273,10 @@ static void check_sticky(void) {
 }
 
 /* check_sticky's sums at later steps of k, in every 16-column group of
-   both panels of columns, from every row of a group of 4 (the AVX2 copy's
-   ra_loopd marks the groups that fail its test in one step, then redoes
-   them from the sums before the step: a wrong mark, row or column there
-   changes these outputs). Row r of A is zero but at one step l_r (0, 1, 2,
+   both panels of columns, from every row of a group of 8 (the AVX2 copy's
+   ra_loopd marks the groups that fail its test in one step of 8 rows, then
+   redoes them from the sums before the step: a wrong mark, row or column
+   there changes these outputs). Row r of A is zero but at one step l_r (0, 1, 2,
    100, 255, 256, 257, 299: both panels of k), where it is 545 2^-9 (odd
    rows) or 511 2^-9 (even rows); B's columns are +-481 2^-(9+P) or +-513
    2^-(8+P) by 16-column group, C +-1. 545 x 481: 1 + 2^-P + 2^-(P+18),

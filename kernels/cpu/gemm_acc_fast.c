@@ -87,7 +87,7 @@
 
 #include "cpu/acc_steps.h"
 
-enum { JB = 128, KB = 256, MR = 4, IR = 128 };
+enum { JB = 128, KB = 256, MR = 4, IR = 128, MRD = 8 };
 
 /* Everything a task needs. */
 typedef struct {
@@ -621,23 +621,25 @@ LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, 
    0.08 with the branch removed). Here a step writes acc's rounding of t
    for every group into the other of two buffers of sums (the sums before
    the step stay in the first) and marks the groups whose test failed in a
-   mask, one bit per group (MR rows x JB / 16 columns <= 32 bits), with no
-   branch; then it redoes the marked groups from the sums before the step,
-   by ra_odd, into the new buffer: one loop per step of k, over about 1.6
-   groups there. The sums are held as binary32 for fp16 too (ra_loop16's
+   mask, one bit per group (MRD = 8 rows, block_rows' groups of rows for
+   this kernel, x JB / 16 columns: 64 bits), with no branch; then it redoes
+   the marked groups from the sums before the step, by ra_odd, into the new
+   buffer: one loop per step of k, over about 3 groups there (8 rows rather
+   than MR = 4 took bf16 from 0.12-0.15 to 0.10-0.11 ns; 16 rows showed no
+   further gain). The sums are held as binary32 for fp16 too (ra_loop16's
    binary16 sums ran slower here). */
 LOWP_RA_TGT AI void ra_loopd(float *s, const double *a, size_t i, size_t rows, size_t k,
                              const float *panel, size_t l0, size_t kw, const int MODE,
                              const int FMT) {
-  float sb[MR * JB], af[MR * KB];
+  float sb[MRD * JB], af[MRD * KB];
   float *cur = s, *nxt = sb;
   size_t l, r, j;
-  _Static_assert(MR * (JB / 16) <= 32, "ra_loopd marks the groups of a step in 32 bits");
+  _Static_assert(MRD * (JB / 16) <= 64, "ra_loopd marks the groups of a step in 64 bits");
   for (r = 0; r < rows; r++)
     for (l = 0; l < kw; l++) af[r * KB + l] = (float)a[(i + r) * k + l0 + l];
   for (l = 0; l < kw; l++) {
     const float *bl = panel + l * JB;
-    uint32_t fl = 0;
+    uint64_t fl = 0;
     for (r = 0; r < rows; r++) {
       const __m256 va = _mm256_broadcast_ss(af + r * KB + l);
       for (j = 0; j < JB; j += 16) {
@@ -649,11 +651,11 @@ LOWP_RA_TGT AI void ra_loopd(float *s, const double *a, size_t i, size_t rows, s
         const int any = ra_near2(t0, t1, &r0, &r1, FMT, MODE);
         _mm256_storeu_ps(nxt + e, r0);
         _mm256_storeu_ps(nxt + e + 8, r1);
-        fl |= (uint32_t)(any != 0) << (e / 16);
+        fl |= (uint64_t)(any != 0) << (e / 16);
       }
     }
     while (fl) { /* the marked groups, redone from the sums before the step */
-      const size_t g = (size_t)__builtin_ctz(fl), e = g * 16, rr = e / JB;
+      const size_t g = (size_t)__builtin_ctzll(fl), e = g * 16, rr = e / JB;
       const __m256 va = _mm256_broadcast_ss(af + rr * KB + l);
       size_t h;
       fl &= fl - 1;
@@ -785,9 +787,11 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
   const int fig64 = kind == K_RORP && fig_holds(&acc, &prod, 53, -1022);
   size_t i, r, j, l, rows;
   for (i = i0; i < i1; i += rows) {
-    double sd[MR][JB];
-    float sf[MR][JB];
-    rows = i1 - i < MR ? i1 - i : MR;
+    /* (K_RFA: MRD rows at a time, ra_loopd's fix-ups once per step for them) */
+    const size_t mr = kind == K_RFA && jb->isa == ISA_AVX2 ? MRD : MR;
+    double sd[MRD][JB];
+    float sf[MRD][JB];
+    rows = i1 - i < mr ? i1 - i : mr;
     if (ro) memset(sd, 0, sizeof sd);
     if (kind == K_RF || kind == K_RFRP || blk) memset(sf, 0, sizeof sf);
     for (r = 0; r < rows; r++)
