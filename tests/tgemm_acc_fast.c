@@ -272,6 +272,55 @@ static void check_sticky(void) {
     }
 }
 
+/* check_sticky's sums at later steps of k, in every 16-column group of
+   both panels of columns, from every row of a group of 8 (the AVX2 copy's
+   ra_loopd marks the groups that fail its test in one step of 8 rows, then
+   redoes them from the sums before the step: a wrong mark, row or column
+   there changes these outputs). Row r of A is zero but at one step l_r (0, 1, 2,
+   100, 255, 256, 257, 299: both panels of k), where it is 545 2^-9 (odd
+   rows) or 511 2^-9 (even rows); B's columns are +-481 2^-(9+P) or +-513
+   2^-(8+P) by 16-column group, C +-1. 545 x 481: 1 + 2^-P + 2^-(P+18),
+   just above a midpoint (check_sticky); 511 x 513: 2^-(P-1) (1 - 2^-18),
+   so 1 + it is just below the value 1 + 2^-(P-1), 2^-(P+17) under it, less
+   than half of binary32's last place at 1: rounded to nearest in binary32
+   it is that value, which the directed modes keep where the exact sum
+   goes down (rtz, rdn for positive sums). The zero steps add exact zeros:
+   sums that are acc values, boundaries of the directed modes, so there
+   every group is marked at every step. */
+static void check_sticky_steps(void) {
+  static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
+  static const size_t at[] = {0, 1, 2, 100, 255, 256, 257, 299};
+  const lowp_format_t *accs[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16};
+  enum { M = 8, N = 200, K = 300 };
+  static double a[M * K], b[K * N], c0[M * N], ref[M * N];
+  lowp_gemm_acc_cfg_t cfg;
+  char what[80];
+  size_t ia, im, r, l, j;
+  for (ia = 0; ia < 2; ia++) {
+    const int P = accs[ia]->precision;
+    memset(a, 0, sizeof a);
+    for (r = 0; r < M; r++) a[r * K + at[r]] = ldexp(r % 2 ? 545.0 : 511.0, -9);
+    for (l = 0; l < K; l++)
+      for (j = 0; j < N; j++)
+        b[l * N + j] = (j % 2 ? -1.0 : 1.0) *
+                       ((j / 16) % 2 ? ldexp(481.0, -9 - P) : ldexp(513.0, -8 - P));
+    for (r = 0; r < M * N; r++) c0[r] = (r % 4 < 2) == (r % 2 == 0) ? 1.0 : -1.0;
+    for (im = 0; im < 4; im++) {
+      memset(&cfg, 0, sizeof cfg);
+      cfg.acc = accs[ia], cfg.acc_rnd = modes[im], cfg.order = LOWP_ORDER_RECURSIVE;
+      memcpy(ref, c0, sizeof ref);
+      lowp_test_check(lowp_gemm_acc_scalar(ref, a, b, M, N, K, &cfg) == LOWP_OK &&
+                          (modes[im] != LOWP_RND_NE || ref[N + 16] == 1.0 + ldexp(1.0, 1 - P)) &&
+                          (modes[im] != LOWP_RND_TZ || ref[0] == 1.0),
+                      "%s: the reference rounds the sticky sums: %a %a", accs[ia]->name,
+                      ref[N + 16], ref[0]);
+      snprintf(what, sizeof what, "acc %s %s: sums next to boundaries at steps of k",
+               accs[ia]->name, mode_name(modes[im]));
+      check_data(what, &cfg, a, b, c0, M, N, K, LOWP_ACCFAST_RO32);
+    }
+  }
+}
+
 /* The same below fp16's normals, where binary32 keeps more than 13 bits
    under fp16's last place (the AVX2 kernels' fast test, cpu/acc_steps.h
    ra_edge, reads t's 12 or 13 low bits): C = m 2^-24 (a subnormal, m in
@@ -449,6 +498,7 @@ int main(void) {
   for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)
     for (im = 0; im < 4; im++) check_negzero(accs[ia], modes[im]);
   check_sticky();
+  check_sticky_steps();
   check_sticky_sub();
   check_rounded_prods();
   check_moderate();

@@ -87,7 +87,7 @@
 
 #include "cpu/acc_steps.h"
 
-enum { JB = 128, KB = 256, MR = 4, IR = 128 };
+enum { JB = 128, KB = 256, MR = 4, IR = 128, MRD = 8 };
 
 /* Everything a task needs. */
 typedef struct {
@@ -433,7 +433,8 @@ static int ro16_pk(const job_t *jb, int rp) {
      t = RN(s + p) (one fused multiply-add for exact products), converted
      (ra_flag), and the sum rounded to odd only where t's low bits say it
      may be a boundary of acc's rounding (ra_flag, proven there; two
-     vectors per test).
+     vectors per test); with exact products the groups that fail the test
+     are redone once per step of k (ra_loopd).
    The steps (ra_f16, ra_bf16, ra_round, ra_odd, ra_prod, ra_flag, ra_any,
    ra_sum) are in cpu/acc_steps.h, shared with reduce_fast32.c's AVX2 copy. */
 #define LOWP_ACC_RA32 1
@@ -467,29 +468,6 @@ LOWP_RA_TGT AI void ra_loop(float *s, const double *a, size_t i, size_t rows, si
       float *sr = s + r * JB;
       for (j = 0; j < JB; j += 8) {
         __m256 vs, vb, p, x;
-        if (FMT != 0 && !FIG && PK == RP_EX) {
-          /* ra_sum on two vectors, t = RN(a b + s) (a b exact), one test
-             for both; the products only where a lane is sent to ra_odd */
-          const __m256 s1 = _mm256_loadu_ps(sr + j + 8), b1 = _mm256_loadu_ps(bl + j + 8);
-          __m256 x1;
-          vs = _mm256_loadu_ps(sr + j), vb = _mm256_loadu_ps(bl + j);
-          x = _mm256_fmadd_ps(va, vb, vs);
-          x1 = _mm256_fmadd_ps(va, b1, s1);
-          __m256 r0, r1;
-          if (__builtin_expect(ra_near2(x, x1, &r0, &r1, FMT, MODE) != 0, 0)) {
-            x = ra_odd(vs, _mm256_mul_ps(va, vb), MODE);
-            x1 = ra_odd(s1, _mm256_mul_ps(va, b1), MODE);
-            x = FMT == 1 ? ra_f16(x, MODE) : ra_bf16(x, MODE);
-            x1 = FMT == 1 ? ra_f16(x1, MODE) : ra_bf16(x1, MODE);
-          } else {
-            x = r0;
-            x1 = r1;
-          }
-          _mm256_storeu_ps(sr + j, x);
-          _mm256_storeu_ps(sr + j + 8, x1);
-          j += 8;
-          continue;
-        }
         vs = _mm256_loadu_ps(sr + j), vb = _mm256_loadu_ps(bl + j);
         if (PK == RP_BF16V8) p = ra_v8(va, vb, _mm256_load_ps(bc + j));
         else p = _mm256_mul_ps(va, vb);
@@ -598,20 +576,17 @@ static int v8_sums_ok(const float *s, size_t cnt) {
   return 1;
 }
 
-/* ra_loop for fp16 accumulators with exact products (not FIG): the sums
-   held as binary16 (a sum is an fp16 value, NaN and inf included: the
-   conversion there and back is exact; every NaN of the sums is a quiet one
-   with an empty payload below fp16's 10 bits, 0x7fc00000 or 0xffc00000),
-   so each step reads them with vcvtph2ps from memory and writes them with
-   vcvtps2ph to memory, the same conversions as ra_f16's round trip, less
-   the shuffle micro-op of vcvtph2ps's register form (its memory form is a
-   load and one micro-op); the test is ra_flag's (ra_f16flag); t = RN(a b
-   + s) and the rest as in ra_loop. PK = RP_F16NE (FIG: products rounded
-   to fp16 in rne, the accumulator in rne): s + p rounded once in binary32,
-   p = a b by vcvtps2ph and back, as ra_loop's FIG step. */
+/* ra_loop's FIG step for fp16 products and an fp16 accumulator in rne
+   (PK = RP_F16NE: s + p rounded once in binary32, p = a b by vcvtps2ph and
+   back, as ra_loop's FIG step), the sums held as binary16 (a sum is an fp16
+   value, NaN and inf included: the conversion there and back is exact;
+   every NaN of the sums is a quiet one with an empty payload below fp16's
+   10 bits, 0x7fc00000 or 0xffc00000), so each step reads them with
+   vcvtph2ps from memory and writes them with vcvtps2ph to memory, the same
+   conversions as ra_f16's round trip, less the shuffle micro-op of
+   vcvtph2ps's register form (its memory form is a load and one micro-op). */
 LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, size_t k,
-                              const float *panel, size_t l0, size_t kw, const int MODE,
-                              const int PK) {
+                              const float *panel, size_t l0, size_t kw) {
   uint16_t h[MR * JB];
   size_t l, r, j;
   for (j = 0; j < rows * JB; j += 8)
@@ -621,27 +596,10 @@ LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, 
     for (r = 0; r < rows; r++) {
       const __m256 va = _mm256_set1_ps((float)a[(i + r) * k + l0 + l]);
       uint16_t *hr = h + r * JB;
-      if (PK == RP_F16NE) {
-        for (j = 0; j < JB; j += 8) {
-          const __m256 p = ra_f16(_mm256_mul_ps(va, _mm256_loadu_ps(bl + j)), M_NE);
-          const __m256 s0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j)));
-          _mm_storeu_si128((__m128i *)(hr + j), ra_f16h(_mm256_add_ps(p, s0), M_NE));
-        }
-        continue;
-      }
-      for (j = 0; j < JB; j += 16) {
-        const __m256 b0 = _mm256_loadu_ps(bl + j), b1 = _mm256_loadu_ps(bl + j + 8);
-        __m256 s0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j)));
-        __m256 s1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j + 8)));
-        const __m256 t0 = _mm256_fmadd_ps(va, b0, s0), t1 = _mm256_fmadd_ps(va, b1, s1);
-        const __m256i f = ra_f16flag2(t0, t1, MODE);
-        if (__builtin_expect(ra_any(f, 1) != 0, 0)) {
-          s0 = ra_odd(s0, _mm256_mul_ps(va, b0), MODE);
-          s1 = ra_odd(s1, _mm256_mul_ps(va, b1), MODE);
-        } else
-          s0 = t0, s1 = t1;
-        _mm_storeu_si128((__m128i *)(hr + j), ra_f16h(s0, MODE));
-        _mm_storeu_si128((__m128i *)(hr + j + 8), ra_f16h(s1, MODE));
+      for (j = 0; j < JB; j += 8) {
+        const __m256 p = ra_f16(_mm256_mul_ps(va, _mm256_loadu_ps(bl + j)), M_NE);
+        const __m256 s0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(hr + j)));
+        _mm_storeu_si128((__m128i *)(hr + j), ra_f16h(_mm256_add_ps(p, s0), M_NE));
       }
     }
   }
@@ -649,16 +607,82 @@ LOWP_RA_TGT AI void ra_loop16(float *s, const double *a, size_t i, size_t rows, 
     _mm256_storeu_ps(s + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + j))));
 }
 
+/* ra_loop's step for fp16 (FMT 1) and bf16 (FMT 2) accumulators with
+   exact products (RP_EX), every mode, with the fall-back taken once per
+   step of k rather than once per 16 lanes. Per lane the same operations
+   as before (t = RN(a b + s) by one fused multiply-add; acc's rounding of
+   t where ra_near2's test passes, else of the sum rounded to odd, ra_odd:
+   exact, proven with ra_flag in cpu/acc_steps.h), so the same bits. That
+   test sends about one 16-lane group in 20 to the fall-back on the
+   benchmark's data (exact sums whose binary32 value is a boundary of acc:
+   products of bf16 or fp16 significands end in zeros, and a tie of such a
+   sum is a tie of t), and the branch per group, taken at random, cost as
+   much as the rest of the loop (bf16, avx2 copy: 0.16 ns per multiply-add,
+   0.08 with the branch removed). Here a step writes acc's rounding of t
+   for every group into the other of two buffers of sums (the sums before
+   the step stay in the first) and marks the groups whose test failed in a
+   mask, one bit per group (MRD = 8 rows, block_rows' groups of rows for
+   this kernel, x JB / 16 columns: 64 bits), with no branch; then it redoes
+   the marked groups from the sums before the step, by ra_odd, into the new
+   buffer: one loop per step of k, over about 3 groups there (8 rows rather
+   than MR = 4 took bf16 from 0.12-0.15 to 0.10-0.11 ns; 16 rows showed no
+   further gain). The sums are held as binary32 for fp16 too (ra_loop16's
+   binary16 sums ran slower here). */
+LOWP_RA_TGT AI void ra_loopd(float *s, const double *a, size_t i, size_t rows, size_t k,
+                             const float *panel, size_t l0, size_t kw, const int MODE,
+                             const int FMT) {
+  float sb[MRD * JB], af[MRD * KB];
+  float *cur = s, *nxt = sb;
+  size_t l, r, j;
+  _Static_assert(MRD * (JB / 16) <= 64, "ra_loopd marks the groups of a step in 64 bits");
+  for (r = 0; r < rows; r++)
+    for (l = 0; l < kw; l++) af[r * KB + l] = (float)a[(i + r) * k + l0 + l];
+  for (l = 0; l < kw; l++) {
+    const float *bl = panel + l * JB;
+    uint64_t fl = 0;
+    for (r = 0; r < rows; r++) {
+      const __m256 va = _mm256_broadcast_ss(af + r * KB + l);
+      for (j = 0; j < JB; j += 16) {
+        const size_t e = r * JB + j;
+        const __m256 t0 = _mm256_fmadd_ps(va, _mm256_loadu_ps(bl + j), _mm256_loadu_ps(cur + e));
+        const __m256 t1 =
+            _mm256_fmadd_ps(va, _mm256_loadu_ps(bl + j + 8), _mm256_loadu_ps(cur + e + 8));
+        __m256 r0, r1;
+        const int any = ra_near2(t0, t1, &r0, &r1, FMT, MODE);
+        _mm256_storeu_ps(nxt + e, r0);
+        _mm256_storeu_ps(nxt + e + 8, r1);
+        fl |= (uint64_t)(any != 0) << (e / 16);
+      }
+    }
+    while (fl) { /* the marked groups, redone from the sums before the step */
+      const size_t g = (size_t)__builtin_ctzll(fl), e = g * 16, rr = e / JB;
+      const __m256 va = _mm256_broadcast_ss(af + rr * KB + l);
+      size_t h;
+      fl &= fl - 1;
+      for (h = e; h < e + 16; h += 8) {
+        const __m256 o = ra_odd(_mm256_loadu_ps(cur + h),
+                                _mm256_mul_ps(va, _mm256_loadu_ps(bl + h - rr * JB)), MODE);
+        _mm256_storeu_ps(nxt + h, FMT == 1 ? ra_f16(o, MODE) : ra_bf16(o, MODE));
+      }
+    }
+    {
+      float *w = cur;
+      cur = nxt, nxt = w;
+    }
+  }
+  if (cur != s) memcpy(s, cur, rows * JB * sizeof *s);
+}
+
 /* the loops with compile-time constants: products by PK_ (the directed
    modes: exact or any), accumulators by fmt */
 #define LOWP_RA_PK(MODE, FMT, FIG)                                               \
   switch ((MODE) != M_NE && pk != RP_EX ? RP_ANY : pk) {                         \
   case RP_EX:                                                                    \
-    if ((FMT) == 1) ra_loop16(s, a, i, rows, k, panel, l0, kw, MODE, RP_EX);      \
+    if ((FMT) != 0) ra_loopd(s, a, i, rows, k, panel, l0, kw, MODE, FMT);          \
     else ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_EX, 0); \
     break;                                                                       \
   case RP_F16NE:                                                                 \
-    if ((FMT) == 1 && (FIG)) ra_loop16(s, a, i, rows, k, panel, l0, kw, M_NE, RP_F16NE); \
+    if ((FMT) == 1 && (FIG)) ra_loop16(s, a, i, rows, k, panel, l0, kw);          \
     else ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_F16NE, FIG); \
     break;                                                                       \
   case RP_BF16NE: ra_loop(s, a, i, rows, k, panel, l0, kw, acc, prod, MODE, FMT, RP_BF16NE, FIG); break; \
@@ -763,9 +787,11 @@ AI void block_rows(const job_t *jb, const void *panel, size_t i0, size_t i1, siz
   const int fig64 = kind == K_RORP && fig_holds(&acc, &prod, 53, -1022);
   size_t i, r, j, l, rows;
   for (i = i0; i < i1; i += rows) {
-    double sd[MR][JB];
-    float sf[MR][JB];
-    rows = i1 - i < MR ? i1 - i : MR;
+    /* (K_RFA: MRD rows at a time, ra_loopd's fix-ups once per step for them) */
+    const size_t mr = kind == K_RFA && jb->isa == ISA_AVX2 ? MRD : MR;
+    double sd[MRD][JB];
+    float sf[MRD][JB];
+    rows = i1 - i < mr ? i1 - i : mr;
     if (ro) memset(sd, 0, sizeof sd);
     if (kind == K_RF || kind == K_RFRP || blk) memset(sf, 0, sizeof sf);
     for (r = 0; r < rows; r++)

@@ -192,8 +192,8 @@ T2 AI a16_t a_lone(const nctx_t *c, size_t l, size_t jv, KP) {
 }
 
 /* ---- recursive, blocked and splitk sums of fp16 and bf16 with exact terms
-   (fma = 1), all c->rows rows at once (a_blocks): the loops of
-   gemm_acc_fast.c's ra_loop16 and ra_loop, which the recursive path runs.
+   (fma = 1), all c->rows rows at once (a_blocks): the loops the recursive
+   path (gemm_acc_fast.c) ran before ra_loopd, the fall-back per group.
    blocks_ (cpu/reduce_fast32_body.h) steps one row's two 16-lane vectors
    along k, four dependent chains each a fused multiply-add, the test and
    a conversion there and back long: bound by their latency, and each row
@@ -238,6 +238,48 @@ T2 AI void a_hst(void *h, size_t e, __m256 x, const int F, const int MODE) {
   else _mm256_storeu_ps((float *)h + e, x);
 }
 
+/* step l of the block sums of all c->rows rows: nxt = acc's rounding of
+   cur + a_l b_l, a_step2 on every 16 lanes with the fall-back taken once
+   per step (gemm_acc_fast.c's ra_loopd, where the branch per group, taken
+   at random, cost as much as the rest of the loop): the fast result of
+   every group written to nxt, the groups whose test fails marked in a mask
+   (RB_RO rows x OW32 / 16 columns <= 32 bits) and redone from cur by
+   ra_odd after the loop; the same operations per lane as a_step2. Returns
+   nxt. */
+T2 AI void *a_dstep(void *nxt, const void *cur, const nctx_t *c, size_t l, const int F,
+                    const int MODE) {
+  const float *bl = c->panel + l * OW32;
+  uint32_t fl = 0;
+  size_t r, j;
+  _Static_assert(RB_RO * (OW32 / 16) <= 32, "a_dstep marks the groups of a step in 32 bits");
+  for (r = 0; r < c->rows; r++) {
+    const __m256 a = _mm256_set1_ps(c->arow[r * c->k + l]);
+    for (j = 0; j < OW32; j += VWF) {
+      const size_t e = r * OW32 + j;
+      const __m256 t0 = _mm256_fmadd_ps(a, _mm256_loadu_ps(bl + j), a_hld(cur, e, F));
+      const __m256 t1 = _mm256_fmadd_ps(a, _mm256_loadu_ps(bl + j + 8), a_hld(cur, e + 8, F));
+      __m256 r0 = t0, r1 = t1;
+      const int any = F == F_FP16 ? ra_any(ra_f16flag2(t0, t1, MODE), 1)
+                                  : ra_near2(t0, t1, &r0, &r1, 2, MODE);
+      a_hst(nxt, e, r0, F, MODE);
+      a_hst(nxt, e + 8, r1, F, MODE);
+      fl |= (uint32_t)(any != 0) << (e / 16);
+    }
+  }
+  while (fl) { /* the marked groups, from the sums before the step */
+    const size_t e = (size_t)__builtin_ctz(fl) * 16, rr = e / OW32;
+    const __m256 a = _mm256_set1_ps(c->arow[rr * c->k + l]);
+    size_t h;
+    fl &= fl - 1;
+    for (h = e; h < e + 16; h += 8) {
+      const __m256 o =
+          ra_odd(a_hld(cur, h, F), _mm256_mul_ps(a, _mm256_loadu_ps(bl + h - rr * OW32)), MODE);
+      a_hst(nxt, h, F == F_BF16 ? ra_bf16(o, MODE) : o, F, MODE);
+    }
+  }
+  return nxt;
+}
+
 /* out (c->rows x OW32) = the recursive sums of width w (the last one
    shorter) of c's rows, added left to right from the first (blocks_) */
 T2 AI void a_blocks_rows(float *out, const nctx_t *c, size_t k, size_t w, const int F,
@@ -245,8 +287,9 @@ T2 AI void a_blocks_rows(float *out, const nctx_t *c, size_t k, size_t w, const 
   union {
     uint16_t h[RB_RO * OW32];
     float f[RB_RO * OW32];
-  } sb;
+  } sb, so;
   void *hs = F == F_FP16 ? (void *)sb.h : (void *)sb.f;
+  void *ho = F == F_FP16 ? (void *)so.h : (void *)so.f; /* a_dstep's other buffer */
   const size_t rows = c->rows;
   size_t lo, l, r, j;
   for (lo = 0; lo < k; lo += w) {
@@ -276,17 +319,8 @@ T2 AI void a_blocks_rows(float *out, const nctx_t *c, size_t k, size_t w, const 
       }
     }
     for (l = lo + 2; l < hi; l++) {
-      const float *bl = c->panel + l * OW32;
-      for (r = 0; r < rows; r++) {
-        const __m256 a = _mm256_set1_ps(c->arow[r * c->k + l]);
-        for (j = 0; j < OW32; j += VWF) {
-          const size_t e = r * OW32 + j;
-          __m256 x0 = a_hld(hs, e, F), x1 = a_hld(hs, e + 8, F);
-          a_step2(&x0, &x1, a, _mm256_loadu_ps(bl + j), _mm256_loadu_ps(bl + j + 8), F, MODE);
-          a_hst(hs, e, x0, F, MODE);
-          a_hst(hs, e + 8, x1, F, MODE);
-        }
-      }
+      void *w = a_dstep(ho, hs, c, l, F, MODE);
+      ho = hs, hs = w;
     }
     for (j = 0; j < rows * OW32; j += VWF) {
       a16_t s;
