@@ -6,44 +6,51 @@
 # Run: bash tests/cli/bench_ratios.sh build/lowp
 #
 # Never wall times: each bound is a ratio of two kernels timed in the same run (fast / the
-# recursive path on the same data, fast / OpenBLAS sgemm), per copy about 1.5x over the worst
-# ratio of six runs at n = 128 on the shared 2-core AVX-512 Xeon at load 8-11 (generic: acc
-# 97x sgemm, orders 2.27x; avx2: 5.1x, 1.80x; avx512: 4.1x, 1.23x), since a small n on a
-# shared machine moves ratios by tens of percent. The targets (issue 22 and 34): every order
-# <= 2x the recursive path; recursive summation <= 0.2 ns per multiply-add, about 9x OpenBLAS
-# sgemm's 0.022 ns on one core. The baseline copy (generic: no FMA or AVX2 in the build, a
-# libm fmaf per lane) is far off the sgemm target; its bound only keeps it from getting
-# slower than it is (docs/orders-fast.md has the figures).
+# recursive path on the same data, fast / OpenBLAS sgemm, the scalar reference / fast). The
+# targets (issue 22 and 34) are in ns on a 2-core AVX2 EPYC whose sgemm ran at 0.022 ns per
+# multiply-add on one core: recursive summation <= 0.2 ns (9.1x that sgemm), tensor-core models
+# <= 2 ns (91x), every order <= 2x the recursive path. The sgemm bounds below are those targets
+# as ratios with a 20-35% margin for noise at n = 128 (a run here takes 0.3 s), not the speed of
+# one machine: sgemm's speed against scalar and emulation code differs about fourfold between
+# CPUs (0.068-0.111 ns on the shared AVX-512 Xeon, 0.019-0.040 on an AMD Zen 5, both with
+# OpenBLAS's Haswell or SkylakeX kernels), so a bound fitted to one machine's ratios fails on
+# another, or passes a miss. The baseline copy (generic: no FMA or AVX2 in the build, a libm fmaf
+# per lane, scalar code) has no ns target and no sgemm yardstick: it is held against the scalar
+# reference on the same data (ref/fast, scalar against scalar on every CPU; 3-46x for acc rows
+# and 10-25x for tc rows on the Zen 5) so that it cannot fall back to the reference's speed.
 . "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish
 
 [ -x "$LOWP" ] || skip "no lowp binary"
 [ "${LOWP_TEST_SANITIZED:-0}" = 1 ] && skip "sanitizer build: timings mean nothing there"
 
-# fast / rec, every order (target 2), and fast / sgemm, recursive (target about 9), per copy
+# fast / rec, every order (target 2); recursive rows: fast / sgemm (target 9.1) on the vector
+# copies, ref / fast on the baseline
 ORD_MAX_GENERIC=3.5
-ACC_MAX_GENERIC=160
+REF_MIN_GENERIC=2
 ORD_MAX_AVX2=2.7
-ACC_MAX_AVX2=8
+ACC_MAX_AVX2=11
 ORD_MAX_AVX512=2
-ACC_MAX_AVX512=6.5
+ACC_MAX_AVX512=11
 
-# check_table ISA HEADER MAX WHAT MINNF: the rows between HEADER and the next target line (rows
-# of more than MINNF fields) validated ("ok" last) and their next-to-last field (a ratio) <= MAX
+# check_table ISA HEADER BOUND WHAT MINNF COL MIN: the rows between HEADER and the next target line
+# (rows of more than MINNF fields) validated ("ok" last) and their field COL from the end (1: the
+# next-to-last, a ratio "Rx") <= BOUND, or >= BOUND when MIN is 1
 check_table() {
-  awk -v isa="$1" -v head="$2" -v max="$3" -v what="$4" -v minnf="$5" '
+  awk -v isa="$1" -v head="$2" -v bound="$3" -v what="$4" -v minnf="$5" -v col="$6" -v min="$7" '
     $0 ~ head { on = 1; next }
     /^target/ { on = 0 }
     on && NF > minnf {
-      n++; r = $(NF - 1); sub(/x$/, "", r)
+      n++; r = $(NF - col); sub(/x$/, "", r)
       if ($NF != "ok") { print "FAIL: " isa ": " $0 ": not validated"; bad++ }
-      else if (r + 0 > max) { print "FAIL: " isa ": " $0 ": " what " " r " > " max; bad++ }
+      else if (!min && r + 0 > bound) { print "FAIL: " isa ": " $0 ": " what " " r " > " bound; bad++ }
+      else if (min && r + 0 < bound) { print "FAIL: " isa ": " $0 ": " what " " r " < " bound; bad++ }
     }
     END { if (n < 5) { print "FAIL: " isa ": table " head " has " n " rows"; bad++ } exit bad > 0 }
   ' "$T/$1"
 }
 
 # check_isa ISA ACCMAX ORDMAX: one run of the acc and orders tables; every row validated, every
-# ratio in bounds
+# ratio in bounds (ACCMAX empty: the baseline copy, ref / fast >= REF_MIN_GENERIC instead)
 check_isa() {
   local isa=$1 accmax=$2 ordmax=$3 rc
   "$LOWP" bench gemm --n 128 --reps 5 --rows 1 --tables acc,orders --isa "$isa" >"$T/$isa" 2>"$T/err"
@@ -53,21 +60,25 @@ check_isa() {
     return
   fi
   [ $rc -eq 0 ] && ok || { bad "bench gemm --isa $isa: exit $rc: $(cat "$T/err")"; return; }
-  # acc table: fields from the end: fast==ref, fast/S; orders table: fast==ref, fast/rec
-  check_table "$isa" '^case \(recursive order\)' "$accmax" fast/sgemm 6 && ok || bad "$isa: acc table ratios"
-  check_table "$isa" '^summation order' "$ordmax" fast/rec 5 && ok || bad "$isa: orders table ratios"
+  # acc table: fields from the end: fast==ref, fast/S, ref/fast; orders table: fast==ref, fast/rec
+  if [ -n "$accmax" ]; then
+    check_table "$isa" '^case \(recursive order\)' "$accmax" fast/sgemm 6 1 0 && ok || bad "$isa: acc table ratios"
+  else
+    check_table "$isa" '^case \(recursive order\)' "$REF_MIN_GENERIC" ref/fast 6 2 1 && ok || bad "$isa: acc table ratios"
+  fi
+  check_table "$isa" '^summation order' "$ordmax" fast/rec 5 1 0 && ok || bad "$isa: orders table ratios"
 }
 
-check_isa generic "$ACC_MAX_GENERIC" "$ORD_MAX_GENERIC"
+check_isa generic "" "$ORD_MAX_GENERIC"
 check_isa avx2 "$ACC_MAX_AVX2" "$ORD_MAX_AVX2"
 check_isa avx512 "$ACC_MAX_AVX512" "$ORD_MAX_AVX512"
 
-# The tensor-core models (tc table): fast / sgemm in the same run, every row equal to the
-# scalar model ("same"). Target <= 2 ns per multiply-add at n = 1024, about 25x sgemm; the
-# 32-bit-lane kernel (gemm_tc_fast_avx2.h) runs at 4.6-14x at n = 128 on avx2 and avx512
-# (the 64-bit one it replaced there: 20-42x at n = 1024), the baseline at 36-90x.
-TC_MAX=25
-TC_MAX_GENERIC=180
+# The tensor-core models (tc table): every row equal to the scalar model ("same"); fast / sgemm
+# in the same run <= 60 on the vector copies (target 2 ns, 91x the reference sgemm; 4.6-14x at
+# n = 128 on the Xeon, 25-47x on the Zen 5, whose sgemm is about four times faster), and on the
+# baseline the scalar model / fast >= 2 (10-25x on the Zen 5).
+TC_MAX=60
+TC_REF_MIN_GENERIC=2
 check_tc() {
   local isa=$1 max=$2 rc
   "$LOWP" bench gemm --n 128 --reps 3 --rows 1 --tables tc --isa "$isa" >"$T/tc-$isa" 2>"$T/err"
@@ -77,18 +88,19 @@ check_tc() {
     return
   fi
   [ $rc -eq 0 ] && ok || { bad "bench gemm --tables tc --isa $isa: exit $rc: $(cat "$T/err")"; return; }
-  awk -v isa="$isa" -v max="$max" '
+  awk -v isa="$isa" -v max="$max" -v refmin="$TC_REF_MIN_GENERIC" '
     /^tensor-core model/ { on = 1; next }
     /^target/ { on = 0 }
     on {
-      n++; r = $(NF - 1); sub(/x$/, "", r)
+      n++; r = $(NF - 1); sub(/x$/, "", r); q = $(NF - 2); sub(/x$/, "", q)
       if ($NF != "same") { print "FAIL: " isa ": " $0 ": not equal to the scalar model"; bad++ }
-      else if (r + 0 > max) { print "FAIL: " isa ": " $0 ": fast/sgemm " r " > " max; bad++ }
+      else if (max != "" && r + 0 > max) { print "FAIL: " isa ": " $0 ": fast/sgemm " r " > " max; bad++ }
+      else if (max == "" && q + 0 < refmin) { print "FAIL: " isa ": " $0 ": ref/fast " q " < " refmin; bad++ }
     }
     END { if (n < 10) { print "FAIL: " isa ": tc table has " n " rows"; bad++ } exit bad > 0 }
   ' "$T/tc-$isa" && ok || bad "$isa: tc table ratios"
 }
-check_tc generic "$TC_MAX_GENERIC"
+check_tc generic ""
 check_tc avx2 "$TC_MAX"
 check_tc avx512 "$TC_MAX"
 
