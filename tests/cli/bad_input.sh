@@ -704,6 +704,8 @@ EOF
 )
 
 n=0
+before=""
+after=""
 snapshot after
 # the cases run in $S: the shell stays there (one process per case, lowp's: no subshell)
 cd "$S" || exit 1
