@@ -23,7 +23,11 @@ build() { # NAME [-DFLAG]
 # the seven libraries compiled side by side (each a compiler run of about 0.4 s)
 build mis & b_pids=$!
 for v in LOAD_EXIT LOAD_SEGV LOAD_HANG TABLE_CRASH BAD_NAME CHAIN_CTOR; do build "$v" "-D$v" & b_pids="$b_pids $!"; done
+# and the program each link of the chains below runs (misbehave2.c, next_link: a small process to fork)
+{ "$CC" -O1 -I"$SRC/include" -DCHAIN_MAIN "$SRC/tests/cli/plugins/misbehave2.c" -o "$P/chainlink" -lm ||
+    { echo "FAIL: cannot build chainlink"; exit 1; }; } & b_pids="$b_pids $!"
 for b in $b_pids; do wait "$b" || exit 1; done
+export MIS_CHAIN_EXE=$P/chainlink
 
 check() { # KERNEL [LIB] [EXTRA-SUBJECT-JSON] [M N K [NAME]]: one check of that kernel
   printf '{ "name": "%s", "op": "gemm", "subject": { "plugin": "%s", "kernel": "%s"%s }, "shape": { "m": %s, "n": %s, "k": %s }, "rules": [ { "max_ulp": 64 } ] }' \
@@ -36,12 +40,23 @@ spec() { # FILE CHECK-JSON...
     for c in "$@"; do [ $first -eq 1 ] || printf ', '; printf '%s' "$c"; first=0; done
     printf ' ] }\n'; } >"$f"
 }
-# alive: running (a zombie whose reaper is slow counts as ended)
-alive() {
-  [ -s "$T/$1.pid" ] || return 1
-  local st
-  st=$(awk '{print $3}' "/proc/$(cat "$T/$1.pid")/stat" 2>/dev/null) || return 1
+# alive_pid PID: running (a zombie whose reaper is slow counts as ended): the state letter of
+# /proc/PID/stat (after the name in parentheses) read by the shell itself, no process: this is asked
+# hundreds of times (every link of the chains below), and an awk per question was most of this
+# script's CPU
+alive_pid() {
+  local st=
+  { read -r st </proc/"$1"/stat; } 2>/dev/null || [ -n "$st" ] || return 1
+  st=${st##*) }
+  st=${st%% *}
   [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+# alive NAME: the process whose pid is in $T/NAME.pid is running
+alive() {
+  local pid=
+  [ -s "$T/$1.pid" ] || return 1
+  read -r pid <"$T/$1.pid" || [ -n "$pid" ] || return 1
+  alive_pid "$pid"
 }
 # outlives NAME: still running 0.3 s from now (polled: ended sooner, it returns at once)
 outlives() {
@@ -54,11 +69,6 @@ outlives() {
 # started by a kernel or by its library's constructor (issue 30): none outlives lowp, whatever
 # the containment (the default walk, or LOWP_CONTAIN=pidns), and the published files stay
 # what lowp wrote although every link tries to overwrite them 3 s after it started
-alive_pid() {
-  local st
-  st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-  [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
 chain_case() { # LABEL LIB KERNEL WANT-PIDS [ENV=VALUE...]
   local label=$1 lib=$2 kern=$3 want=$4 p left=0 n; shift 4
   rm -f "$T"/chain.* "$T/ch.xml" "$T/ch.json"

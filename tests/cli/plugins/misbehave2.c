@@ -10,6 +10,7 @@
  * session and the parent of the next, each writing its pid (as the system
  * knows it, /proc/self) to MIS_DIR/chain.N.pid, then sleeping and trying to
  * overwrite the files named by MIS_TARGETS (':'-separated) (issue 30).
+ * With -DCHAIN_MAIN: the program each link runs (MIS_CHAIN_EXE, below).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -166,6 +167,23 @@ static int escapehang(void *const *o, const void *const *i, const lowp_plugin_di
    appends its pid to MIS_DIR/chain.pids; the last makes chain.last.TAG */
 #define CHAIN_DEPTH 200
 static const char *mis_dir(void) { return getenv("MIS_DIR") ? getenv("MIS_DIR") : "/tmp"; }
+static void chain_link(int d, long tag);
+/* link d, in this new process: the program MIS_CHAIN_EXE names (this file built with -DCHAIN_MAIN)
+   where the test set it, so that each link forks a small process. Forked from lowp's image 200 deep,
+   every fork copied its ancestors' chains of anonymous mappings, which grow with the depth (the
+   kernel's anon_vma chains): about 20 s of the test's CPU on 2 cores. Without it, or if the exec
+   fails, the link runs in this image. The links are the same processes either way: each in a new
+   session, the parent of the next. */
+static void next_link(int d, long tag) {
+  const char *exe = getenv("MIS_CHAIN_EXE");
+  if (exe && *exe) {
+    char a[16], b[32];
+    snprintf(a, sizeof a, "%d", d);
+    snprintf(b, sizeof b, "%ld", tag);
+    execl(exe, exe, a, b, (char *)NULL);
+  }
+  chain_link(d, tag);
+}
 static void chain_link(int d, long tag) {
   char path[700], self[64], *targets, *t;
   ssize_t n;
@@ -177,7 +195,7 @@ static void chain_link(int d, long tag) {
   f = fopen(path, "a");
   if (f) { fprintf(f, "%s\n", self); fclose(f); }
   if (d + 1 < CHAIN_DEPTH) {
-    if (fork() == 0) chain_link(d + 1, tag);
+    if (fork() == 0) next_link(d + 1, tag);
   } else {
     snprintf(path, sizeof path, "%s/chain.last.%ld", mis_dir(), tag);
     f = fopen(path, "w");
@@ -201,7 +219,7 @@ static void chain_start(void) {
   int k;
   self[n > 0 ? n : 0] = '\0';
   tag = atol(self);
-  if (fork() == 0) chain_link(0, tag);
+  if (fork() == 0) next_link(0, tag);
   snprintf(path, sizeof path, "%s/chain.last.%ld", mis_dir(), tag);
   for (k = 0; k < 2000 && access(path, F_OK) != 0; k++) usleep(10000);
 }
@@ -261,3 +279,10 @@ LOWP_PLUGIN_EXPORT const lowp_plugin_kernel_t *lowp_plugin_kernels(size_t *count
   *count = sizeof table / sizeof table[0];
   return table;
 }
+#ifdef CHAIN_MAIN
+int main(int argc, char **argv) { /* MIS_CHAIN_EXE DEPTH TAG: one link of the chain */
+  if (argc != 3) return 2;
+  chain_link(atoi(argv[1]), atol(argv[2]));
+  return 0;
+}
+#endif
