@@ -19,15 +19,17 @@
  * registers does.
  */
 
+#define _POSIX_C_SOURCE 200809L /* dlopen, dlsym */
+
 #include "train/amp_layer.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas_lazy.h"
 #include "cpu/elementwise.h"
 #include "cpu/norm_kernel.h"
 #include "cpu/softmax_kernel.h"
@@ -82,11 +84,13 @@ static void narrow(uint16_t *y, const float *x, size_t n, const lowp_format_t *f
   (void)lowp_encode_array_f32(y, x, n, f, NULL, LOWP_RND_NE);
 }
 
-/* cblas_sbgemm of OpenBLAS (opened on first use, lib/blas_lazy.c), or NULL */
+/* cblas_sbgemm of the loaded OpenBLAS, or NULL */
 static sbgemm_fn find_sbgemm(void) {
   sbgemm_fn fn = NULL;
-  void *p = lowp_blas_sym("cblas_sbgemm");
-  if (p) memcpy(&fn, &p, sizeof fn); /* POSIX: a dlsym result converts to a function pointer */
+  void *self = dlopen(NULL, RTLD_NOW);
+  if (!self) return NULL;
+  *(void **)&fn = dlsym(self, "cblas_sbgemm");
+  dlclose(self);
   return fn;
 }
 
