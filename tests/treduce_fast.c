@@ -283,6 +283,15 @@ static void check_ro32(void) {
              and one row after it), blocks ending inside and at k */
           if (f < 2 && fm == 1 && o != 1 && o % 2 == 0)
             check_case(&ac, 5, 130, 301, dt, 32, 1);
+          /* fp16 and bf16 pairwise: AVX2's a_pleaf (a leaf's groups of all
+             rows marked in one mask, the marked ones redone) and, in the
+             directed modes, a_paddv above the leaves; a full group of 4
+             rows and one after it, two full column panels and a part, every
+             leaf size (k = 37: 4 and 5; 2 .. 8 below) */
+          if (f < 2 && o == 1) {
+            check_case(&ac, 5, 260, 37, dt, 32, 1);
+            for (q = 2; q <= 8; q++) check_case(&ac, 5, 260, q, dt, 32, 1);
+          }
         }
 }
 
