@@ -129,6 +129,16 @@ int lowp_plot_available(void) {
   return plot_ok;
 }
 
+/* One plot drawn alone, both images (a gnuplot each); BASE.gnuplot.log kept only when one fails */
+static int draw_alone(const char *outdir, const char *base) {
+  char log[8400];
+  int st = run_term(outdir, base, "png");
+  if (st == LOWP_OK) st = run_term(outdir, base, "svg");
+  snprintf(log, sizeof log, "%s/%s.gnuplot.log", outdir, base);
+  if (st == LOWP_OK) remove(log);
+  return st;
+}
+
 /* The queue of lowp_plot_defer: each entry's folder and base, both owned */
 typedef struct {
   char *outdir, *base;
@@ -227,13 +237,7 @@ int lowp_plot_flush(void) {
     /* a run of one folder, at most 256 plots a gnuplot (2,562 arguments) */
     for (b = a + 1; b < nqueue && b - a < 256 && !strcmp(queue[b].outdir, queue[a].outdir); b++) {}
     if (!run_batch(a, b))
-      for (i = a; i < b && st == LOWP_OK; i++) {
-        char log[8400];
-        st = run_term(queue[i].outdir, queue[i].base, "png");
-        if (st == LOWP_OK) st = run_term(queue[i].outdir, queue[i].base, "svg");
-        snprintf(log, sizeof log, "%s/%s.gnuplot.log", queue[i].outdir, queue[i].base);
-        if (st == LOWP_OK) remove(log);
-      }
+      for (i = a; i < b && st == LOWP_OK; i++) st = draw_alone(queue[i].outdir, queue[i].base);
     a = b;
   }
   lowp_plot_discard();
@@ -256,10 +260,5 @@ int lowp_plot(const char *outdir, const char *base, const lowp_plot_t *p,
   remove(log);
   st = write_script(script, base, p, s, ns);
   if (st) return st;
-  if (deferring) return enqueue(outdir, base);
-  st = run_term(outdir, base, "png");
-  if (st) return st;
-  st = run_term(outdir, base, "svg");
-  if (st == LOWP_OK) remove(log); /* keep the log only when something failed */
-  return st;
+  return deferring ? enqueue(outdir, base) : draw_alone(outdir, base);
 }
