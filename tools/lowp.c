@@ -9,6 +9,7 @@
 #include "io/escape.h"
 #include "par.h"
 #include "status.h"
+#include "thp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,8 @@ static void check_isa_env(void) {
 
 int main(int argc, char **argv) {
   size_t i;
+  /* run, report, gemm and bench: large arrays in huge pages (tools/thp.c); first, before any state */
+  lowp_thp_reexec(argc, argv);
   /* temporaries and children are removed and stopped on any exit or signal */
   lowp_cleanup_install();
   /* under mpirun/srun: join the job, refuse mixed builds (par/par.h) */
