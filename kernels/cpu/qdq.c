@@ -166,9 +166,50 @@ static void group(float *y, double *qo, const float *x, size_t len, double s, co
     for (j = 0; j < len; j++) y[j] = (float)(q1r(x[j], s, q, c) / s);
 }
 
-static double amax_of(const float *x, size_t n, int *finite) {
+/* The largest magnitude's bit pattern, sign cleared: the patterns of magnitudes order as the values do
+   (a larger exponent, then a larger significand), and an unsigned maximum vectorises (on AVX2 and
+   AVX-512; the baseline has no unsigned or signed 32-bit maximum) where a compare-and-branch on doubles
+   did not (fp8-quantization: that loop, run over every operand of every product, was 6.5% of its
+   samples). */
+static LOWP_QDQ_INLINE uint32_t amax_bits_body(const float *x, size_t n) {
+  uint32_t m = 0;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint32_t b;
+    memcpy(&b, &x[i], sizeof b);
+    b &= 0x7fffffffu;
+    m = b > m ? b : m;
+  }
+  return m;
+}
+static uint32_t amax_bits_generic(const float *x, size_t n) { return amax_bits_body(x, n); }
+#ifdef LOWP_QDQ_X86
+__attribute__((target("avx2"))) static uint32_t amax_bits_avx2(const float *x, size_t n) {
+  return amax_bits_body(x, n);
+}
+__attribute__((target("avx512f"))) static uint32_t amax_bits_avx512(const float *x, size_t n) {
+  return amax_bits_body(x, n);
+}
+#endif
+
+/* max |x[i]| (NaNs skipped); *finite cleared if an infinity or NaN is among them. A pattern at or above
+   the infinity's sends the data through the element loop, which skips NaNs as before. */
+static double amax_of(const float *x, size_t n, int *finite, int isa) {
+  uint32_t m;
   double a = 0.0;
   size_t i;
+#ifdef LOWP_QDQ_X86
+  if (isa == LOWP_ISA_AVX512) m = amax_bits_avx512(x, n);
+  else if (isa == LOWP_ISA_AVX2) m = amax_bits_avx2(x, n);
+  else
+#endif
+    m = amax_bits_generic(x, n);
+  (void)isa;
+  if (m < 0x7f800000u) { /* all finite */
+    float v;
+    memcpy(&v, &m, sizeof v);
+    return (double)v;
+  }
   for (i = 0; i < n; i++) {
     double v = fabs((double)x[i]);
     if (!isfinite(v)) *finite = 0;
@@ -221,7 +262,7 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
   q.fast = f->nan != LOWP_NAN_NEGZERO && f->subnormals && f->has_zero && f->has_sign && f->precision <= 52 && f->emin > -1000 &&
            f->emax < 1000;
   {
-    double a = amax_of(x, rows * cols, &finite);
+    double a = amax_of(x, rows * cols, &finite, q.isa);
     if (!finite) return LOWP_EINVAL;
     if (scheme == LOWP_QS_TENSOR) s_tensor = lowp_qdq_scale(amax ? *amax : a, f);
   }
@@ -234,13 +275,13 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
     memset(&c, 0, sizeof c);
     if (scheme == LOWP_QS_ROW) {
       int fin = 1;
-      s = lowp_qdq_scale(amax_of(xr, cols, &fin), f);
+      s = lowp_qdq_scale(amax_of(xr, cols, &fin, q.isa), f);
     }
     for (b = 0, g = 0; b < cols; b += blocked || qo ? block : cols, g++) {
       size_t len = blocked || qo ? (cols - b < block ? cols - b : block) : cols;
       if (blocked) {
         int fin = 1;
-        double a = amax_of(xr + b, len, &fin);
+        double a = amax_of(xr + b, len, &fin, q.isa);
         s = scheme == LOWP_QS_MXBLOCK ? ldexp(1.0, -lowp_qdq_mx_exponent(a, f)) : amax_scale(a, f);
       }
       group(qo ? NULL : y + (size_t)r * cols + b, qo ? qo + (size_t)r * cols + b : NULL, xr + b, len, s, &q, &c,
