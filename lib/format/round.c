@@ -17,6 +17,7 @@
 #include "format/format.h"
 #include "format/round_fast.h"
 #include "format/pow2.h"
+#include "format/round_ne.h"
 #include "rng/rng.h"
 #include "status.h"
 
@@ -218,6 +219,10 @@ int lowp_round_f64(double *y, double x, const lowp_format_t *f,
   if (!pol) pol = &default_policy;
   /* an invalid mode is reported for every input, NaN and inf included */
   if ((unsigned)rnd >= LOWP_RND_COUNT) { *y = NAN; return INT32_MIN; }
+  if (rnd == LOWP_RND_NE && !pol->ftz && !pol->daz) { /* the common case in one addition (format/round_ne.h) */
+    int tern;
+    if (lowp__round_ne_fast(y, &tern, x, 0, f)) return tern;
+  }
   memcpy(&u, &x, sizeof u);
   neg = (int)(u >> 63);
   bexp = (int)((u >> 52) & 0x7ff);

@@ -16,6 +16,7 @@
 
 #include "model/accum.h"
 #include "format/number.h"
+#include "format/round_ne.h"
 #include "status.h"
 
 #include <math.h>
@@ -60,6 +61,10 @@ static int accum_add(double *z, double x, double y, const lowp_format_t *f,
     return lowp_round_f64(z, *z, f, NULL, rnd);
   }
   if (lo == 0) return lowp_round_f64(z, hi, f, NULL, rnd);
+  if (rnd == LOWP_RND_NE) { /* lo decides only on the lattice or a midpoint (format/round_ne.h) */
+    int tern;
+    if (lowp__round_ne_fast(z, &tern, hi, lo > 0 ? 1 : -1, f)) return tern;
+  }
   neg = signbit(hi) != 0;
   unpack64(&sig, &e, hi);
   if ((lo < 0) == neg) {

@@ -1,0 +1,75 @@
+/* lowp__round_ne -- round to nearest even in binary64 arithmetic, for the scalar rounding core (internal) */
+#ifndef LOWP_ROUND_NE_H
+#define LOWP_ROUND_NE_H
+
+/*
+ * lowp_round_sig rounds any significand to any format in integer steps;
+ * most of its calls (recursive sums in fp32 or fp16, error-growth's and
+ * order-revelation's reference kernels: lowp_round_sig, lowp_accum_add and
+ * lowp_format_xmax were 30-40% of their samples, 2026-11-30) round a
+ * binary64 value to nearest even in an IEEE-like format. That one case is
+ * a single binary64 addition: for |x| in [2^E, 2^(E+1)) and a format of p
+ * bits, c = 2^(E + 53 - p) (E raised to emin below the normal range) makes
+ * the spacing of binary64 around c equal to the format's quantum
+ * 2^(E + 1 - p), and |x| < 2^(E+1) <= c keeps |x| + c in c's binade, so
+ * fl(|x| + c) - c is |x| rounded to that quantum to nearest, ties to the
+ * even multiple (the parity of c's significand is even), and the
+ * subtraction is exact (the Veltkamp/Dekker splitting constant, used the
+ * same way by kernels/cpu/qdq.c).
+ *
+ * lowp__round_ne_fast returns 1 and sets *y (the signed result) and *tern
+ * (the sign of result - exact, as lowp_round_sig) where that construction
+ * applies: round to nearest even under the default policy (no ftz/daz:
+ * the caller checks), a format with signed zeros and subnormals whose
+ * finite range binary64 holds with room (every IEEE-like format but fp64
+ * itself), a finite binary64 |x| within the format's binades, and a result
+ * at most the largest finite value (overflow keeps the full path and its
+ * policy). sticky: the sign (-1, 0 or 1) of a remainder below |x|'s last
+ * binary64 bit (lowp_accum_add's TwoSum error), which decides only an |x|
+ * on the format's lattice or halfway between two of its values: those
+ * return 0 when sticky != 0, for the full path. Returns 0 otherwise too,
+ * having set nothing.
+ */
+
+#include "format/format.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline int lowp__round_ne_fast(double *y, int *tern, double x, int sticky, const lowp_format_t *f) {
+  const int p = f->precision;
+  uint64_t u, sg, cu;
+  int64_t e, e0, emin_b;
+  double a, c, r, d, h;
+  int cmp;
+  if (p < 2 || p > 52 || !f->has_sign || !f->has_zero || !f->subnormals || f->nan == LOWP_NAN_NEGZERO ||
+      f->emin < -1000 || f->emax + 53 - p > 1000)
+    return 0;
+  memcpy(&u, &x, sizeof u);
+  sg = u & ((uint64_t)1 << 63);
+  u ^= sg;
+  e0 = e = (int64_t)(u >> 52);
+  if (e == 0 || e == 0x7ff || e - 1023 > f->emax) return 0; /* zero or subnormal, inf/NaN, past the top binade */
+  emin_b = (int64_t)f->emin + 1023;
+  if (e < emin_b) e = emin_b;
+  memcpy(&a, &u, sizeof a);
+  cu = (uint64_t)(e + 53 - p) << 52;
+  memcpy(&c, &cu, sizeof c);
+  r = (a + c) - c;
+  /* below the top binade r <= 2^emax <= the largest finite value; in it, compare */
+  if (e0 - 1023 == f->emax && r > lowp_format_xmax(f)) return 0;
+  d = r - a; /* exact: r and a are within one quantum (or r = 0) */
+  if (sticky) {
+    h = c * 0x1p-53; /* half the format's quantum */
+    if (d == 0 || d == h || d == -h) return 0;
+  }
+  cmp = d > 0 ? 1 : d < 0 ? -1 : 0;
+  *tern = sg ? -cmp : cmp;
+  memcpy(&u, &r, sizeof u);
+  u |= sg;
+  memcpy(y, &u, sizeof u);
+  return 1;
+}
+
+#endif
