@@ -1,0 +1,42 @@
+#!/bin/bash
+# startup.sh -- what every `lowp` start loads (issue 34): the test suite starts lowp thousands of
+# times, and a third of its CPU was the kernel's and the loader's, mapping and relocating libraries
+# that most runs never call. The lowp executable links no MPI: par/par.c opens lowp's MPI module
+# (liblowp_mpi.so, beside lowp) only when a launcher's environment names a rank, and a module that
+# cannot be loaded there ends lowp with exit 2 and one line (from the rank the launcher calls 0,
+# nothing from the others), before any work. The cases under a launcher's environment here are
+# fakes: the module fails to load before MPI is ever called.
+# Run: bash tests/cli/startup.sh path/to/lowp
+. "$(dirname "$0")/cli_harness.bash" # LOWP SRC T ok bad skip finish expect_exit2
+command -v ldd >/dev/null || skip "no ldd"
+
+ldd "$LOWP" >"$T/ldd" 2>&1 || bad "ldd $LOWP failed: $(head -3 "$T/ldd")"
+grep -q 'libc\.so' "$T/ldd" && ok || bad "ldd lists no libc: $(cat "$T/ldd")"
+grep -q 'libmpi' "$T/ldd" && bad "lowp links MPI: $(grep libmpi "$T/ldd")" || ok
+
+# a module that cannot be loaded: exit 2, one line from rank 0, nothing from rank 1
+for env in PMI_RANK OMPI_COMM_WORLD_RANK PMIX_RANK; do
+  expect_exit2 "$env=0, no module" "lowp: started by an MPI launcher, but lowp's MPI module cannot be loaded: $T/none.so" \
+    env OMPI_COMM_WORLD_SIZE=2 "$env=0" LOWP_MPI_MODULE="$T/none.so" "$LOWP" --help
+done
+env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 LOWP_MPI_MODULE="$T/none.so" "$LOWP" --help >"$T/o" 2>"$T/e"; rc=$?
+[ $rc -eq 2 ] && [ ! -s "$T/o" ] && [ ! -s "$T/e" ] && ok || bad "rank 1, no module: exit $rc, want 2 and silence: $(cat "$T/o" "$T/e")"
+
+# without LOWP_MPI_MODULE, the module beside the running lowp comes first: a lowp copied into a
+# folder with a broken one (not an ELF file, or a library without the module's entry) uses that
+# one and refuses; without the build's module, the build made none (no MPI): nothing more to test
+DIR=$(dirname "$LOWP")
+if [ -e "$DIR/liblowp_mpi.so" ]; then
+  mkdir -p "$T/bin" && cp "$LOWP" "$T/bin/lowp" || bad "cannot copy lowp"
+  : >"$T/bin/liblowp_mpi.so"
+  expect_exit2 "an empty module beside lowp" "MPI module cannot be loaded: $T/bin/liblowp_mpi.so" \
+    env PMI_RANK=0 "$T/bin/lowp" --help
+  if [ -e "$DIR/plugins/example_kernels.so" ]; then
+    cp "$DIR/plugins/example_kernels.so" "$T/bin/liblowp_mpi.so"
+    expect_exit2 "a module without the entry" "MPI module cannot be loaded: .*lowp_par_mpi_ops" \
+      env PMI_RANK=0 "$T/bin/lowp" --help
+  fi
+  # without a launcher's environment nothing is opened: the broken module is never looked at
+  "$T/bin/lowp" formats >/dev/null 2>"$T/e" && ok || bad "formats beside a broken module: $(cat "$T/e")"
+fi
+finish startup
