@@ -1,7 +1,9 @@
 #!/bin/bash
 # startup.sh -- what every `lowp` start loads (issue 34): the test suite starts lowp thousands of
 # times, and a third of its CPU was the kernel's and the loader's, mapping and relocating libraries
-# that most runs never call. The lowp executable links no MPI: par/par.c opens lowp's MPI module
+# that most runs never call. The lowp executable links no OpenBLAS: tools/blas_lazy.c opens it on the
+# first call (a command that multiplies with it opens it and gets its answer; one that does not,
+# never). It links no MPI: par/par.c opens lowp's MPI module
 # (liblowp_mpi.so, beside lowp) only when a launcher's environment names a rank, and a module that
 # cannot be loaded there ends lowp with exit 2 and one line (from the rank the launcher calls 0,
 # nothing from the others), before any work. The cases under a launcher's environment here are
@@ -13,6 +15,22 @@ command -v ldd >/dev/null || skip "no ldd"
 ldd "$LOWP" >"$T/ldd" 2>&1 || bad "ldd $LOWP failed: $(head -3 "$T/ldd")"
 grep -q 'libc\.so' "$T/ldd" && ok || bad "ldd lists no libc: $(cat "$T/ldd")"
 grep -q 'libmpi' "$T/ldd" && bad "lowp links MPI: $(grep libmpi "$T/ldd")" || ok
+grep -q 'libopenblas' "$T/ldd" && bad "lowp links OpenBLAS: $(grep openblas "$T/ldd")" || ok
+
+# the loader's list of the files it opens (LD_DEBUG=files): none is OpenBLAS for a light command, and
+# an sgemm (lowp check on OpenBLAS's own) opens it, and passes
+LD_DEBUG=files "$LOWP" formats >/dev/null 2>"$T/e" || bad "formats: $(grep -v 'file=\|^ *[0-9]*:' "$T/e" | head -3)"
+grep -q 'file=[^ ]*openblas' "$T/e" && bad "formats opened OpenBLAS: $(grep -m1 'file=[^ ]*openblas' "$T/e")" || ok
+grep -q 'file=[^ ]*libmpi' "$T/e" && bad "formats opened MPI" || ok
+cat >"$T/sgemm.json" <<'EOF2'
+{ "lowp_check": 1,
+  "checks": [ { "name": "sgemm", "op": "gemm", "in": "fp32", "out": "fp32",
+    "subject": { "kernel": "gemm_sgemm" }, "shape": { "m": 8, "n": 8, "k": 64 },
+    "rules": [ { "rtol": 1e-4, "atol": 1e-4 } ] } ] }
+EOF2
+LD_DEBUG=files "$LOWP" check "$T/sgemm.json" >"$T/o" 2>"$T/e"; rc=$?
+[ $rc -eq 0 ] && grep -q '^1 of 1 checks passed' "$T/o" && ok || bad "check on gemm_sgemm: exit $rc: $(cat "$T/o")"
+grep -q 'file=[^ ]*openblas.*dynamically loaded' "$T/e" && ok || bad "check on gemm_sgemm: OpenBLAS not opened"
 
 # a module that cannot be loaded: exit 2, one line from rank 0, nothing from rank 1
 for env in PMI_RANK OMPI_COMM_WORLD_RANK PMIX_RANK; do
