@@ -3,10 +3,11 @@
 /*
  * Linked as an ordinary library, OpenBLAS (Debian's build for every x86
  * core, 36 MB, about 13,900 relocations, each a symbol lookup) is mapped,
- * relocated and initialised at every start of lowp: 6.7-8.8 ms of CPU, in
- * every one of the test suite's thousands of `lowp` runs, though most of
- * them (bad input, --help, formats, convert) never multiply a matrix
- * (issue 34). The lowp executable alone does not link it: the functions
+ * relocated and initialised (its thread pool started) at every start of
+ * lowp: `lowp --help` took 22 ms of CPU with it, 11 without (README, issue
+ * 34 item 4), in every one of the test suite's thousands of runs, though
+ * most of them (bad input, --help, formats, convert) never multiply a
+ * matrix. The lowp executable alone does not link it: the functions
  * of it that lowp calls are defined here, with cblas.h's own prototypes,
  * so lib/, kernels/ and experiments/ call them unchanged; the first call
  * opens the library (once, from any thread) and each forwards to the
