@@ -32,6 +32,15 @@ LD_DEBUG=files "$LOWP" check "$T/sgemm.json" >"$T/o" 2>"$T/e"; rc=$?
 [ $rc -eq 0 ] && grep -q '^1 of 1 checks passed' "$T/o" && ok || bad "check on gemm_sgemm: exit $rc: $(cat "$T/o")"
 grep -q 'file=[^ ]*openblas.*dynamically loaded' "$T/e" && ok || bad "check on gemm_sgemm: OpenBLAS not opened"
 
+# Which build: an MPI build puts its module beside lowp (CMakeLists.txt); a build without MPI refuses
+# to run as several ranks (it would do the whole work once per rank), from rank 0 only
+DIR=$(dirname "$LOWP")
+if [ ! -e "$DIR/liblowp_mpi.so" ]; then
+  expect_exit2 "no MPI in this build, 2 ranks" "started as 2 MPI ranks, but this lowp was built without MPI" \
+    env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 "$LOWP" --help
+  finish startup
+fi
+
 # a module that cannot be loaded: exit 2, one line from rank 0, nothing from rank 1
 for env in PMI_RANK OMPI_COMM_WORLD_RANK PMIX_RANK; do
   expect_exit2 "$env=0, no module" "lowp: started by an MPI launcher, but lowp's MPI module cannot be loaded: $T/none.so" \
@@ -42,19 +51,16 @@ env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 LOWP_MPI_MODULE="$T/none.so" "
 
 # without LOWP_MPI_MODULE, the module beside the running lowp comes first: a lowp copied into a
 # folder with a broken one (not an ELF file, or a library without the module's entry) uses that
-# one and refuses; without the build's module, the build made none (no MPI): nothing more to test
-DIR=$(dirname "$LOWP")
-if [ -e "$DIR/liblowp_mpi.so" ]; then
-  mkdir -p "$T/bin" && cp "$LOWP" "$T/bin/lowp" || bad "cannot copy lowp"
-  : >"$T/bin/liblowp_mpi.so"
-  expect_exit2 "an empty module beside lowp" "MPI module cannot be loaded: $T/bin/liblowp_mpi.so" \
+# one and refuses
+mkdir -p "$T/bin" && cp "$LOWP" "$T/bin/lowp" || bad "cannot copy lowp"
+: >"$T/bin/liblowp_mpi.so"
+expect_exit2 "an empty module beside lowp" "MPI module cannot be loaded: $T/bin/liblowp_mpi.so" \
+  env PMI_RANK=0 "$T/bin/lowp" --help
+if [ -e "$DIR/plugins/example_kernels.so" ]; then
+  cp "$DIR/plugins/example_kernels.so" "$T/bin/liblowp_mpi.so"
+  expect_exit2 "a module without the entry" "MPI module cannot be loaded: .*lowp_par_mpi_ops" \
     env PMI_RANK=0 "$T/bin/lowp" --help
-  if [ -e "$DIR/plugins/example_kernels.so" ]; then
-    cp "$DIR/plugins/example_kernels.so" "$T/bin/liblowp_mpi.so"
-    expect_exit2 "a module without the entry" "MPI module cannot be loaded: .*lowp_par_mpi_ops" \
-      env PMI_RANK=0 "$T/bin/lowp" --help
-  fi
-  # without a launcher's environment nothing is opened: the broken module is never looked at
-  "$T/bin/lowp" formats >/dev/null 2>"$T/e" && ok || bad "formats beside a broken module: $(cat "$T/e")"
 fi
+# without a launcher's environment nothing is opened: the broken module is never looked at
+"$T/bin/lowp" formats >/dev/null 2>"$T/e" && ok || bad "formats beside a broken module: $(cat "$T/e")"
 finish startup
