@@ -1,19 +1,20 @@
 /* lowp_par -- ranks of an MPI job (Open MPI), or one process; below tools/ and experiments/, lib/ never sees MPI */
 
+#define _POSIX_C_SOURCE 200809L /* dlopen, readlink */
+
 #include "par.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/agree.h"
-
-#ifdef LOWP_HAVE_MPI
-#include <mpi.h>
-#endif
+#include "par_mpi.h"
 
 #ifndef LOWP_VERSION
 #define LOWP_VERSION "unknown"
@@ -57,12 +58,24 @@ void lowp_par_block(size_t n, int r, int size, size_t *lo, size_t *hi) {
   *hi = *lo + q + (ur < rem ? 1 : 0);
 }
 
-#ifdef LOWP_HAVE_MPI
-
-/* started by a launcher? Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE; PMIx
+/* Started by a launcher? Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE; PMIx
    (srun --mpi=pmix, mpirun of Open MPI 5) PMIX_RANK; PMI-1/2 (srun
-   --mpi=pmi2, MPICH's hydra) PMI_RANK. Without one, no MPI_Init: a plain
-   `lowp ...` never touches MPI. */
+   --mpi=pmi2, MPICH's hydra) PMI_RANK. Without one, no MPI: a plain
+   `lowp ...` never opens the MPI module, nor maps MPI's libraries. */
+static int launched(void) {
+  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+}
+
+/* the rank the launcher's environment names, before MPI_Init (0 if none) */
+static int launcher_rank(void) {
+  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  if (!r) r = getenv("PMIX_RANK");
+  if (!r) r = getenv("PMI_RANK");
+  return r ? atoi(r) : 0;
+}
+
+/* MPI, through lowp's MPI module (par/par_mpi.h), once the job is joined */
+static const lowp_par_mpi_t *g_mpi;
 static int g_on = 0, g_ended = 0;
 
 /* The job has failed and every rank is on its way out through exit(2).
@@ -72,18 +85,10 @@ static int g_on = 0, g_ended = 0;
    message). Temporaries are removed by the exit handler as usual. */
 static void leaving(void) { signal(SIGTERM, SIG_IGN); }
 
-static int launched(void) {
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
-
-static void at_exit(void) { lowp_par_end(); }
-
 void lowp_par_end(void) {
-  int fin = 0;
   if (!g_on || g_ended) return;
   g_ended = 1;
-  MPI_Finalized(&fin);
-  if (!fin) MPI_Finalize();
+  g_mpi->finalize();
 }
 
 int lowp_par_sync(int failed) {
@@ -91,7 +96,7 @@ int lowp_par_sync(int failed) {
   if (!g_on || g_ended) return failed;
   /* the lowest failed rank, or size when none failed */
   mine = failed ? g_rank : g_size;
-  if (MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) {
+  if (g_mpi->allreduce_int(&low, mine, LOWP_PAR_MIN)) {
     fprintf(stderr, "lowp: rank %d: MPI_Allreduce failed\n", g_rank);
     exit(LOWP_PAR_EXIT);
   }
@@ -113,13 +118,11 @@ static void agree_records(int n, char **args, const char *what, lowp_agree_t *ou
     all = calloc((size_t)g_size, sizeof mine);
     verdict = all ? 0 : 2;
   }
-  if (MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) verdict = 2;
-  if (!verdict && MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
-                             MPI_COMM_WORLD) != MPI_SUCCESS)
-    verdict = 2;
+  if (g_mpi->bcast(&verdict, sizeof verdict)) verdict = 2;
+  if (!verdict && g_mpi->gather(all, &mine, sizeof mine)) verdict = 2;
   for (r = 1; g_rank == 0 && !verdict && r < g_size; r++)
     if (lowp_agree_compare(&all[0], &all[r], r, msg, sizeof msg)) verdict = 1;
-  if (MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS && !verdict) verdict = 2;
+  if (g_mpi->bcast(&verdict, sizeof verdict) && !verdict) verdict = 2;
   free(all);
   if (out) *out = mine;
   if (!verdict) return;
@@ -178,12 +181,12 @@ void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t
     /* rank 0's bytes become every rank's */
     unsigned long long n = g_rank == 0 ? (unsigned long long)*len : 0;
     char *b;
-    if (MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS) bad = 1;
+    if (g_mpi->bcast(&n, sizeof n)) bad = 1;
     b = g_rank == 0 ? *text : malloc((size_t)n + 1);
     bad |= !b;
     {
       int any = bad;
-      MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      g_mpi->allreduce_int(&any, bad, LOWP_PAR_MAX);
       if (any) {
         if (g_rank != 0) free(b);
         leaving();
@@ -191,7 +194,7 @@ void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t
         exit(LOWP_PAR_EXIT);
       }
     }
-    if (n && MPI_Bcast(b, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) bad = 1;
+    if (n && g_mpi->bcast(b, (size_t)n)) bad = 1;
     if (g_rank != 0) {
       b[n] = '\0';
       free(*text);
@@ -209,8 +212,7 @@ void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t
   mine.len = (uint64_t)*len;
   lowp_sha256(mine.sha, *text ? *text : "", *len);
   all = calloc((size_t)g_size, sizeof mine);
-  if (!all || MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
-                            MPI_COMM_WORLD) != MPI_SUCCESS) {
+  if (!all || g_mpi->allgather(all, &mine, sizeof mine)) {
     free(all);
     if (lowp_par_sync(1))
       fprintf(stderr, "lowp: rank %d: cannot compare what the ranks read (out of memory or MPI "
@@ -234,28 +236,114 @@ void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t
   free(all);
 }
 
+#ifdef LOWP_HAVE_MPI
+#ifndef LOWP_PAR_MPI_PATH
+#define LOWP_PAR_MPI_PATH "liblowp_mpi.so"
+#endif
+
+/* dlopen PATH into *h; 0, or 1 with the loader's reason in err */
+static int open_path(void **h, const char *path, char *err, size_t cap) {
+  /* RTLD_GLOBAL: Open MPI opens components of its own that expect its
+     libraries' symbols in the global scope */
+  *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (!*h) snprintf(err, cap, "%s", dlerror());
+  return !*h;
+}
+
+/* lowp's MPI module (par/par_mpi.h): the file LOWP_MPI_MODULE names when set
+   (the only place looked: tests, a lowp moved away from its build), else
+   liblowp_mpi.so beside the running lowp (/proc/self/exe) when one is
+   there, else the one this build made (LOWP_PAR_MPI_PATH, CMake). Its
+   table, or NULL with why in err. */
+static const lowp_par_mpi_t *open_module(char *err, size_t cap) {
+  const char *env = getenv("LOWP_MPI_MODULE");
+  char path[4200];
+  void *h = NULL, *p;
+  lowp_par_mpi_entry_fn entry;
+  const lowp_par_mpi_t *t;
+  if (env && *env) {
+    if (open_path(&h, env, err, cap)) return NULL;
+  } else {
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 32);
+    char *slash = NULL;
+    if (n > 0) {
+      path[n] = '\0';
+      slash = strrchr(path, '/');
+    }
+    if (slash) strcpy(slash + 1, "liblowp_mpi.so"); /* 32 bytes were kept for it */
+    if (slash && access(path, F_OK) == 0) {
+      if (open_path(&h, path, err, cap)) return NULL;
+    } else if (open_path(&h, LOWP_PAR_MPI_PATH, err, cap)) {
+      return NULL;
+    }
+  }
+  p = dlsym(h, LOWP_PAR_MPI_ENTRY);
+  if (!p) {
+    snprintf(err, cap, "%s", dlerror());
+    return NULL;
+  }
+  memcpy(&entry, &p, sizeof entry); /* POSIX: a dlsym result converts to a function pointer */
+  t = entry();
+  if (!t || t->abi != LOWP_PAR_MPI_ABI || t->size != sizeof *t) {
+    snprintf(err, cap, "the module is of another lowp build (interface %u, lowp's %u)",
+             t ? t->abi : 0u, (unsigned)LOWP_PAR_MPI_ABI);
+    return NULL;
+  }
+  return t;
+}
+
+static void at_exit(void) { lowp_par_end(); }
+
+/* Join the job: open the module (or refuse, one message from rank 0, exit
+   2 on every rank) and MPI_Init through it. */
+static void join(int *argc, char ***argv) {
+  char err[1024];
+  g_mpi = open_module(err, sizeof err);
+  if (!g_mpi) {
+    if (launcher_rank() == 0)
+      fprintf(stderr, "lowp: started by an MPI launcher, but lowp's MPI module cannot be loaded: "
+              "%s (the build puts liblowp_mpi.so beside the lowp executable; or run lowp without "
+              "mpirun)\n", err);
+    exit(LOWP_PAR_EXIT);
+  }
+  if (g_mpi->init(argc, argv, &g_rank, &g_size)) {
+    fprintf(stderr, "lowp: MPI_Init failed\n");
+    exit(LOWP_PAR_EXIT);
+  }
+  g_on = 1;
+  atexit(at_exit);
+}
+#else
+/* Started by a launcher as several ranks, a build without MPI would run
+   the whole work once per rank: refuse (rank 0 by the launcher's
+   environment says why); as one rank it is one process. */
+static void join(int *argc, char ***argv) {
+  const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+  (void)argc;
+  (void)argv;
+  if (!n) n = getenv("PMI_SIZE");
+  if (n && atoi(n) > 1) {
+    if (launcher_rank() == 0)
+      fprintf(stderr, "lowp: started as %d MPI ranks, but this lowp was built without MPI "
+              "(install libopenmpi-dev and rebuild; docs/scale.md)\n", atoi(n));
+    exit(LOWP_PAR_EXIT);
+  }
+}
+#endif
+
 void lowp_par_init(int *argc, char ***argv) {
   char id[128], *all;
   const char *over = getenv("LOWP_PAR_BUILD_ID");
   int i, bad = -1;
   if (!launched()) return;
-  if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-    fprintf(stderr, "lowp: MPI_Init failed\n");
-    exit(LOWP_PAR_EXIT);
-  }
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  g_on = 1;
-  atexit(at_exit);
-  /* errors are statuses here, never MPI's abort */
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  join(argc, argv);
+  if (!g_on) return;
   /* the build id: lowp's version and the compile time of this file;
      LOWP_PAR_BUILD_ID replaces it (the tests simulate a mixed job) */
   memset(id, 0, sizeof id);
   snprintf(id, sizeof id, "%s", over ? over : "lowp " LOWP_VERSION " built " __DATE__ " " __TIME__);
   all = calloc((size_t)g_size, sizeof id);
-  if (!all || MPI_Allgather(id, (int)sizeof id, MPI_CHAR, all, (int)sizeof id, MPI_CHAR,
-                            MPI_COMM_WORLD) != MPI_SUCCESS) {
+  if (!all || g_mpi->allgather(all, id, sizeof id)) {
     free(all);
     if (lowp_par_sync(1))
       fprintf(stderr, "lowp: rank %d: cannot exchange build ids (out of memory or MPI "
@@ -295,21 +383,15 @@ static int split_counts(int **cnt, int **dsp, size_t rows) {
 
 static int gather_units(void *all, const void *mine, size_t n, size_t unit_bytes) {
   int *cnt = NULL, *dsp = NULL, st;
-  MPI_Datatype t;
   size_t lo, hi;
   if (split_counts(&cnt, &dsp, n) || unit_bytes > (size_t)INT_MAX) {
     free(cnt); free(dsp);
     return 1;
   }
   lowp_par_block(n, g_rank, g_size, &lo, &hi);
-  st = MPI_Type_contiguous((int)unit_bytes, MPI_BYTE, &t);
-  if (st == MPI_SUCCESS) st = MPI_Type_commit(&t);
-  if (st == MPI_SUCCESS) {
-    st = MPI_Gatherv(mine, (int)(hi - lo), t, all, cnt, dsp, t, 0, MPI_COMM_WORLD);
-    MPI_Type_free(&t);
-  }
+  st = g_mpi->gatherv(all, mine, (int)(hi - lo), cnt, dsp, unit_bytes);
   free(cnt); free(dsp);
-  return st != MPI_SUCCESS;
+  return st;
 }
 
 int lowp_par_gather_rows(double *all, const double *mine, size_t rows, size_t width) {
@@ -331,24 +413,23 @@ int lowp_par_gather_items(void *all, const void *mine, size_t n, size_t size) {
 double lowp_par_max(double x) {
   double y = x;
   if (g_on) lowp_par_sync(0); /* as in lowp_par_allgather_items */
-  if (g_on) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (g_on) g_mpi->allreduce_double(&y, x, LOWP_PAR_MAX);
   return y;
 }
 
 double lowp_par_sum(double x) {
   double y = x;
   if (g_on) lowp_par_sync(0); /* as in lowp_par_allgather_items */
-  if (g_on) MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (g_on) g_mpi->allreduce_double(&y, x, LOWP_PAR_SUM);
   return y;
 }
 
 
 int lowp_par_allgather_items(void *all, size_t n, size_t size) {
   /* rank r's items are r, r + N, r + 2N, ...: packed, exchanged, unpacked */
-  int *cnt = NULL, *dsp = NULL, st = MPI_SUCCESS, r;
+  int *cnt = NULL, *dsp = NULL, st = 0, r;
   size_t i, j, mine = 0, tot = 0;
   char *pack = NULL, *got = NULL;
-  MPI_Datatype t;
   if (!g_on || !lowp_par_spread()) return 0;
   /* a rank may have left the experiment with a failure: learn it here,
      where it waits in lowp_par_sync(1), instead of in a gather it never joins */
@@ -368,7 +449,7 @@ int lowp_par_allgather_items(void *all, size_t n, size_t size) {
   {
     /* all ranks go on, or all give up: none is left in the exchange alone */
     int bad = (!cnt || !dsp || !pack || !got || st || size > (size_t)INT_MAX), any = bad;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    g_mpi->allreduce_int(&any, bad, LOWP_PAR_MAX);
     if (any) {
       free(cnt); free(dsp); free(pack); free(got);
       return 1;
@@ -376,19 +457,14 @@ int lowp_par_allgather_items(void *all, size_t n, size_t size) {
   }
   for (j = 0, i = (size_t)g_rank; i < n; i += (size_t)g_size, j++)
     memcpy(pack + j * size, (char *)all + i * size, size);
-  st = MPI_Type_contiguous((int)size, MPI_BYTE, &t);
-  if (st == MPI_SUCCESS) st = MPI_Type_commit(&t);
-  if (st == MPI_SUCCESS) {
-    st = MPI_Allgatherv(pack, (int)mine, t, got, cnt, dsp, t, MPI_COMM_WORLD);
-    MPI_Type_free(&t);
-  }
-  if (st == MPI_SUCCESS)
+  st = g_mpi->allgatherv(got, pack, (int)mine, cnt, dsp, size);
+  if (!st)
     for (r = 0; r < g_size; r++)
       for (j = 0; j < (size_t)cnt[r]; j++)
         memcpy((char *)all + ((size_t)r + j * (size_t)g_size) * size,
                got + ((size_t)dsp[r] + j) * size, size);
   free(cnt); free(dsp); free(pack); free(got);
-  return st != MPI_SUCCESS;
+  return st;
 }
 
 /* messages in chunks of 2^30 bytes after their length (an int counts) */
@@ -398,11 +474,10 @@ int lowp_par_send(const void *buf, size_t n, int to) {
   unsigned long long len = n;
   size_t off;
   if (!g_on) return 1;
-  if (MPI_Send(&len, 1, MPI_UNSIGNED_LONG_LONG, to, 1, MPI_COMM_WORLD) != MPI_SUCCESS) return 1;
+  if (g_mpi->send(&len, sizeof len, to, 1)) return 1;
   for (off = 0; off < n; off += CHUNK) {
     size_t c = n - off < CHUNK ? n - off : CHUNK;
-    if (MPI_Send((const char *)buf + off, (int)c, MPI_BYTE, to, 2, MPI_COMM_WORLD) != MPI_SUCCESS)
-      return 1;
+    if (g_mpi->send((const char *)buf + off, c, to, 2)) return 1;
   }
   return 0;
 }
@@ -414,22 +489,19 @@ int lowp_par_recv(void **buf, size_t *n, int from) {
   *buf = NULL;
   *n = 0;
   if (!g_on) return 1;
-  if (MPI_Recv(&len, 1, MPI_UNSIGNED_LONG_LONG, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
-      MPI_SUCCESS)
-    return 1;
+  if (g_mpi->recv(&len, sizeof len, from, 1)) return 1;
   b = malloc(len ? (size_t)len : 1);
   if (!b) {
     /* the sender's chunks are still matched (a receive of 0 bytes consumes
        a message and says MPI_ERR_TRUNCATE), so that it is not left blocked
        in its send while this rank reports the failure */
     for (off = 0; off < len; off += CHUNK)
-      MPI_Recv(NULL, 0, MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      g_mpi->recv(NULL, 0, from, 2);
     return 1;
   }
   for (off = 0; off < len; off += CHUNK) {
     size_t c = len - off < CHUNK ? (size_t)len - off : CHUNK;
-    if (MPI_Recv(b + off, (int)c, MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE) !=
-        MPI_SUCCESS) {
+    if (g_mpi->recv(b + off, c, from, 2)) {
       free(b);
       return 1;
     }
@@ -438,57 +510,3 @@ int lowp_par_recv(void **buf, size_t *n, int from) {
   *n = (size_t)len;
   return 0;
 }
-
-#else /* one process: no MPI in this build */
-
-int lowp_par_allgather_items(void *all, size_t n, size_t size) {
-  (void)all; (void)n; (void)size;
-  return 0;
-}
-int lowp_par_send(const void *buf, size_t n, int to) {
-  (void)buf; (void)n; (void)to;
-  return 1;
-}
-int lowp_par_recv(void **buf, size_t *n, int from) {
-  (void)from;
-  *buf = NULL;
-  *n = 0;
-  return 1;
-}
-
-/* Started by a launcher as several ranks, a build without MPI would run
-   the whole work once per rank: refuse (rank 0 by the launcher's
-   environment says why). */
-void lowp_par_init(int *argc, char ***argv) {
-  const char *n = getenv("OMPI_COMM_WORLD_SIZE"), *r = getenv("OMPI_COMM_WORLD_RANK");
-  (void)argc;
-  (void)argv;
-  if (!n) { n = getenv("PMI_SIZE"); r = getenv("PMI_RANK"); }
-  if (n && atoi(n) > 1) {
-    if (!r || atoi(r) == 0)
-      fprintf(stderr, "lowp: started as %d MPI ranks, but this lowp was built without MPI "
-              "(install libopenmpi-dev and rebuild; docs/scale.md)\n", atoi(n));
-    exit(LOWP_PAR_EXIT);
-  }
-}
-void lowp_par_end(void) {}
-void lowp_par_agree_files(const char *what, int n, char **paths) {
-  (void)what; (void)n; (void)paths;
-}
-void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t *len,
-                         int from_root) {
-  (void)what; (void)hint; (void)text; (void)len; (void)from_root;
-}
-int lowp_par_sync(int failed) { return failed; }
-int lowp_par_gather_rows(double *all, const double *mine, size_t rows, size_t width) {
-  if (all != mine) memcpy(all, mine, rows * width * sizeof *all);
-  return 0;
-}
-int lowp_par_gather_items(void *all, const void *mine, size_t n, size_t size) {
-  if (all != mine) memcpy(all, mine, n * size);
-  return 0;
-}
-double lowp_par_max(double x) { return x; }
-double lowp_par_sum(double x) { return x; }
-
-#endif

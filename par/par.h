@@ -7,6 +7,9 @@
  * and started by mpirun/mpiexec/srun (the launcher's environment names a
  * rank), lowp_par_init joins the job; otherwise, or built without MPI, it
  * is one process: rank 0 of 1, and every call below is a cheap no-op.
+ * lowp does not link MPI: lowp_par_init opens lowp's MPI module
+ * (liblowp_mpi.so, par/par_mpi.h) only to join a job, so that no other
+ * start maps MPI's libraries.
  *
  * Failure without hangs or N messages (docs/scale.md): every collective
  * exchange of data is preceded by lowp_par_sync(0), an MPI_Allreduce of the
@@ -68,9 +71,11 @@ void lowp_par_agree_text(const char *what, const char *hint, char **text, size_t
 int lowp_par_fault(const char *point);
 
 /** @brief Join the MPI job when started by a launcher and built with MPI
-    (else one process); compare the ranks' build ids, then their command
-    lines and input files (refuse a mismatch: one message, exit 2). Call
-    first in main. */
+    (else one process): open the MPI module (beside the running lowp, else
+    where the build made it, or LOWP_MPI_MODULE; one that cannot be loaded:
+    one message from rank 0, exit 2), MPI_Init; compare the ranks' build
+    ids, then their command lines and input files (refuse a mismatch: one
+    message, exit 2). Call first in main. */
 void lowp_par_init(int *argc, char ***argv);
 
 /** @brief This process's rank (0 when not in a job). */

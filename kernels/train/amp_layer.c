@@ -84,10 +84,18 @@ static void narrow(uint16_t *y, const float *x, size_t n, const lowp_format_t *f
   (void)lowp_encode_array_f32(y, x, n, f, NULL, LOWP_RND_NE);
 }
 
-/* cblas_sbgemm of the loaded OpenBLAS, or NULL */
+/* declared by Debian's cblas.h for OpenBLAS; repeated for other cblas.h headers */
+int openblas_get_num_threads(void);
+
+/* cblas_sbgemm of the loaded OpenBLAS, or NULL. A program may open OpenBLAS
+   on its first call rather than link it (the lowp executable,
+   tools/blas_lazy.c, into the global scope): one cheap call first, so that
+   it is loaded when the program's scope is searched. */
 static sbgemm_fn find_sbgemm(void) {
   sbgemm_fn fn = NULL;
-  void *self = dlopen(NULL, RTLD_NOW);
+  void *self;
+  (void)openblas_get_num_threads();
+  self = dlopen(NULL, RTLD_NOW);
   if (!self) return NULL;
   *(void **)&fn = dlsym(self, "cblas_sbgemm");
   dlclose(self);
