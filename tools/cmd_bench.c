@@ -28,6 +28,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "thp.h"
 #include "cpu.h"
 #include "format/round_fast.h"
 #include "rng/rng.h"
@@ -744,7 +745,10 @@ int lowp_cmd_bench(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) { usage(stdout); return LOWP_EXIT_OK; }
   for (i = 0; i < NBENCH; i++)
-    if (!strcmp(argv[1], benches[i].name)) return benches[i].fn(argc - 1, argv + 1);
+    if (!strcmp(argv[1], benches[i].name)) {
+      lowp_thp_reexec(); /* its arrays in huge pages (tools/thp.h) */
+      return benches[i].fn(argc - 1, argv + 1);
+    }
   if (argv[1][0] == '-')
     lowp_cli_die("bench", "unknown option '%s': options follow a benchmark name "
                  "(lowp bench --help lists the benchmarks)", argv[1]);

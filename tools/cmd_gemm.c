@@ -35,6 +35,7 @@
 #include "check/subject.h"
 #include "check/fpx_json.h"
 #include "cli.h"
+#include "thp.h"
 #include "fpx_cli.h"
 #include "output.h"
 #include "cpu/gemm_acc.h"
@@ -879,6 +880,7 @@ static int run(const char *cmd, int argc, char **argv) {
   /* a bad --out-exact (a link, device, folder, unwritable folder) fails
      now, not after the work (tools/output.h) */
   if (o.out_exact && lowp_par_rank() == 0) check_outputs(cmd, &o);
+  lowp_thp_reexec(); /* the command line holds: its arrays in huge pages (tools/thp.h) */
   if (o.a_path) read_inputs(&in, &o, &m, &n, &k, &r0, &r1, &changed);
   else generate_inputs(&in, &o, &m, &n, &k, &r0, &r1);
   /* every rank has its inputs, or the job stops here (par/par.h) */

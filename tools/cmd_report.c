@@ -38,6 +38,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cleanup.h"
+#include "thp.h"
 #include "cli.h"
 #include "env.h"
 #include "io/escape.h"
@@ -1068,6 +1069,7 @@ int lowp_cmd_report(int argc, char **argv) {
     if (rc == 2) lowp_cli_die("report", "%s", err);
     return rc;
   }
+  lowp_thp_reexec(); /* the command line holds: the experiments' arrays in huge pages (tools/thp.h) */
   if (lowp_par_size() > (int)n)
     lowp_cli_die("report", "%d MPI ranks for %zu experiments: the ranks share whole "
                  "experiments, so run at most %zu", lowp_par_size(), n, n);

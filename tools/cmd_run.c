@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "thp.h"
 #include "env.h"
 #include "io/plot.h"
 #include "io/spawn.h"
@@ -222,6 +223,7 @@ int lowp_run_experiment(const lowp_experiment_t *e, int argc, char **argv,
   r.keys = keys;
   r.values = values;
   if (e->check) e->check(&r);
+  lowp_thp_reexec(); /* the command line holds: its arrays in huge pages (tools/thp.h) */
 
   if ((size_t)snprintf(outdir, sizeof outdir, "%s%s%s", out ? out : default_out,
                        out ? "" : "/", out ? "" : e->name) >= sizeof outdir)

@@ -131,8 +131,8 @@ static void check_isa_env(void) {
 
 int main(int argc, char **argv) {
   size_t i;
-  /* run, report, gemm and bench: large arrays in huge pages (tools/thp.c); first, before any state */
-  lowp_thp_reexec(argc, argv);
+  /* for run, report, gemm and bench: large arrays in huge pages (tools/thp.c) */
+  lowp_thp_args(argv);
   /* temporaries and children are removed and stopped on any exit or signal */
   lowp_cleanup_install();
   /* under mpirun/srun: join the job, refuse mixed builds (par/par.h) */

@@ -17,15 +17,19 @@
  * A tunable is read when the program starts, so it can only be set for a
  * new image: the command starts again, with the same arguments, the same
  * process and the same environment plus that tunable. That costs one exec
- * (a few milliseconds), paid only by the commands that allocate large
- * arrays. The environment manifest records GLIBC_TUNABLES as it is.
+ * (about 10 ms of CPU), paid only by the commands that allocate large
+ * arrays, once their command line has been checked (a refused one exits 2
+ * without it). The environment manifest records GLIBC_TUNABLES as it is.
  */
 
 #define _GNU_SOURCE /* gnu_get_libc_version */
 
 #include "thp.h"
 
+#include "par.h"
+
 #include <gnu/libc-version.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,25 +54,46 @@ static int glibc_has_hugetlb(void) {
   return major > 2 || (major == 2 && minor >= 35);
 }
 
-void lowp_thp_reexec(int argc, char **argv) {
-  static const char *const heavy[] = {"run", "report", "gemm", "bench"};
+static char **g_argv;
+
+/* a copy: main's argv strings are cut at '=' in place afterwards (tools/lowp.c, split_eq) */
+void lowp_thp_args(char **argv) {
+  size_t n = 0, bytes = 0, i;
+  char *p;
+  while (argv[n]) bytes += strlen(argv[n++]) + 1;
+  g_argv = malloc((n + 1) * sizeof *g_argv + bytes);
+  if (!g_argv) return; /* no copy: no second start */
+  p = (char *)(g_argv + n + 1);
+  for (i = 0; i < n; i++) {
+    size_t len = strlen(argv[i]) + 1;
+    memcpy(p, argv[i], len);
+    g_argv[i] = p;
+    p += len;
+  }
+  g_argv[n] = NULL;
+}
+
+void lowp_thp_reexec(void) {
   const char *t = getenv("GLIBC_TUNABLES"), *off = getenv("LOWP_THP");
-  char *v;
-  size_t i, len;
-  int is_heavy = 0;
-  if (argc < 2) return;
-  for (i = 0; i < sizeof heavy / sizeof heavy[0]; i++) is_heavy |= !strcmp(argv[1], heavy[i]);
-  if (!is_heavy || (off && !strcmp(off, "0"))) return;
+  char *v, self[PATH_MAX];
+  size_t len;
+  ssize_t n;
+  if (!g_argv || (off && !strcmp(off, "0")) || lowp_par_spread()) return;
   if (t && strstr(t, "glibc.malloc.hugetlb")) return; /* set already (by the first start, or by the user) */
   if (!glibc_has_hugetlb() || !thp_on_request()) return;
+  /* the program's own path, so that the new image keeps its name (ps, top, pkill lowp) */
+  n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0 || (size_t)n >= sizeof self - 1) return;
+  self[n] = '\0';
   len = (t && *t ? strlen(t) + 1 : 0) + sizeof "glibc.malloc.hugetlb=1";
   v = malloc(len);
   if (!v) return;
   if (t && *t) snprintf(v, len, "%s:glibc.malloc.hugetlb=1", t);
   else snprintf(v, len, "glibc.malloc.hugetlb=1");
+  fflush(NULL); /* nothing written yet by the callers; whatever is buffered is not written twice */
   if (setenv("GLIBC_TUNABLES", v, 1) == 0) {
-    execv("/proc/self/exe", argv);
-    /* the exec failed (no /proc): carry on as before, without the tunable */
+    execv(self, g_argv);
+    /* the exec failed: carry on as before, without the tunable */
     if (t) setenv("GLIBC_TUNABLES", t, 1);
     else unsetenv("GLIBC_TUNABLES");
   }

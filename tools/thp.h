@@ -2,12 +2,16 @@
 #ifndef LOWP_THP_H
 #define LOWP_THP_H
 
-/* For the commands that allocate arrays of megabytes (run, report, gemm, bench): when the kernel
-   gives huge pages only on request (/sys/kernel/mm/transparent_hugepage/enabled is "madvise") and
-   glibc's malloc can make that request (glibc >= 2.35, tunable glibc.malloc.hugetlb), start this
-   program again, at once, with GLIBC_TUNABLES extended by glibc.malloc.hugetlb=1. Returns when
-   there is nothing to do (another command, the tunable already set by anyone, THP "always" or
-   "never", an older glibc, LOWP_THP=0) or when the exec fails; never changes a result. */
-void lowp_thp_reexec(int argc, char **argv);
+/* Keep a copy of main's argv for lowp_thp_reexec (called first thing in main; starts nothing). */
+void lowp_thp_args(char **argv);
+
+/* Called by the commands that allocate arrays of megabytes (run, report, gemm, bench) once their
+   command line is checked and before anything is written: when the kernel gives huge pages only on
+   request (/sys/kernel/mm/transparent_hugepage/enabled is "madvise") and glibc's malloc can make that
+   request (glibc >= 2.35, tunable glibc.malloc.hugetlb), start this program again, at once, with the
+   same arguments and GLIBC_TUNABLES extended by glibc.malloc.hugetlb=1. Returns when there is nothing
+   to do (the tunable already set by anyone, THP "always" or "never", an older glibc, LOWP_THP=0, an
+   MPI job, whose runtime is already joined) or when the exec fails; never changes a result. */
+void lowp_thp_reexec(void);
 
 #endif
