@@ -62,7 +62,7 @@ void lowp_par_block(size_t n, int r, int size, size_t *lo, size_t *hi) {
    (srun --mpi=pmix, mpirun of Open MPI 5) PMIX_RANK; PMI-1/2 (srun
    --mpi=pmi2, MPICH's hydra) PMI_RANK. Without one, no MPI: a plain
    `lowp ...` never opens the MPI module, nor maps MPI's libraries. */
-static int launched(void) {
+int lowp_par_launched(void) {
   return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
@@ -335,7 +335,7 @@ void lowp_par_init(int *argc, char ***argv) {
   char id[128], *all;
   const char *over = getenv("LOWP_PAR_BUILD_ID");
   int i, bad = -1;
-  if (!launched()) return;
+  if (!lowp_par_launched()) return;
   join(argc, argv);
   if (!g_on) return;
   /* the build id: lowp's version and the compile time of this file;

@@ -78,6 +78,9 @@ int lowp_par_fault(const char *point);
     message, exit 2). Call first in main. */
 void lowp_par_init(int *argc, char ***argv);
 
+/** @brief 1 when a launcher's environment names a rank (mpirun, srun): lowp_par_init will join a job.
+    Reads the environment only; callable before lowp_par_init. */
+int lowp_par_launched(void);
 /** @brief This process's rank (0 when not in a job). */
 int lowp_par_rank(void);
 /** @brief Number of ranks (1 when not in a job). */

@@ -131,8 +131,12 @@ static void check_isa_env(void) {
 
 int main(int argc, char **argv) {
   size_t i;
-  /* for run, report, gemm and bench: large arrays in huge pages (tools/thp.c) */
+  /* for run, report, gemm and bench: large arrays in huge pages (tools/thp.c); in an MPI job before
+     joining it (after MPI_Init a rank cannot start again), so that its ranks run as one process does */
   lowp_thp_args(argv);
+  if (lowp_par_launched() && argc > 1 &&
+      (!strcmp(argv[1], "run") || !strcmp(argv[1], "report") || !strcmp(argv[1], "gemm")))
+    lowp_thp_reexec_job();
   /* temporaries and children are removed and stopped on any exit or signal */
   lowp_cleanup_install();
   /* under mpirun/srun: join the job, refuse mixed builds (par/par.h) */

@@ -73,12 +73,13 @@ void lowp_thp_args(char **argv) {
   g_argv[n] = NULL;
 }
 
-void lowp_thp_reexec(void) {
+/* start again with the tunable (see lowp_thp_reexec) */
+static void reexec(void) {
   const char *t = getenv("GLIBC_TUNABLES"), *off = getenv("LOWP_THP");
   char *v, self[PATH_MAX];
   size_t len;
   ssize_t n;
-  if (!g_argv || (off && !strcmp(off, "0")) || lowp_par_spread()) return;
+  if (!g_argv || (off && !strcmp(off, "0"))) return;
   if (t && strstr(t, "glibc.malloc.hugetlb")) return; /* set already (by the first start, or by the user) */
   if (!glibc_has_hugetlb() || !thp_on_request()) return;
   /* the program's own path, so that the new image keeps its name (ps, top, pkill lowp) */
@@ -98,4 +99,13 @@ void lowp_thp_reexec(void) {
     else unsetenv("GLIBC_TUNABLES");
   }
   free(v);
+}
+
+/* after MPI_Init a rank cannot start again: in an MPI job main has done it before (lowp_thp_reexec_job) */
+void lowp_thp_reexec(void) {
+  if (!lowp_par_launched()) reexec();
+}
+
+void lowp_thp_reexec_job(void) {
+  if (lowp_par_launched()) reexec();
 }

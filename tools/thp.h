@@ -11,7 +11,12 @@ void lowp_thp_args(char **argv);
    request (glibc >= 2.35, tunable glibc.malloc.hugetlb), start this program again, at once, with the
    same arguments and GLIBC_TUNABLES extended by glibc.malloc.hugetlb=1. Returns when there is nothing
    to do (the tunable already set by anyone, THP "always" or "never", an older glibc, LOWP_THP=0, an
-   MPI job, whose runtime is already joined) or when the exec fails; never changes a result. */
+   MPI job: see lowp_thp_reexec_job) or when the exec fails; never changes a result. */
 void lowp_thp_reexec(void);
+
+/* The same, called by main before lowp_par_init for run, report and gemm, in an MPI job only (a
+   launcher's environment names a rank): its ranks start again before they join the job, so that they
+   run with the tunable as one process does; lowp_thp_reexec does nothing in a job. */
+void lowp_thp_reexec_job(void);
 
 #endif
