@@ -202,9 +202,10 @@ static double amax_of(const float *x, size_t n, int *finite, int isa) {
   if (isa == LOWP_ISA_AVX512) m = amax_bits_avx512(x, n);
   else if (isa == LOWP_ISA_AVX2) m = amax_bits_avx2(x, n);
   else
+#else
+  (void)isa;
 #endif
     m = amax_bits_generic(x, n);
-  (void)isa;
   if (m < 0x7f800000u) { /* all finite */
     float v;
     memcpy(&v, &m, sizeof v);

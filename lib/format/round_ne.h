@@ -14,8 +14,12 @@
  * 2^(E + 1 - p), and |x| < 2^(E+1) <= c keeps |x| + c in c's binade, so
  * fl(|x| + c) - c is |x| rounded to that quantum to nearest, ties to the
  * even multiple (the parity of c's significand is even), and the
- * subtraction is exact (the Veltkamp/Dekker splitting constant, used the
- * same way by kernels/cpu/qdq.c).
+ * subtraction is exact. It is the construction of the array fast paths
+ * (format/round_add.h, derived in round_fast64.c, there with 1.5 c for
+ * signed x and every mode; and kernels/cpu/qdq.c's group loop), written
+ * here once more for one value because the scalar core needs what those
+ * loops do not give: the ternary result, and a TwoSum remainder's say on
+ * a lattice point or a midpoint.
  *
  * lowp__round_ne_fast returns 1 and sets *y (the signed result) and *tern
  * (the sign of result - exact, as lowp_round_sig) where that construction
