@@ -485,6 +485,40 @@ static void check_double_rounding(int wide) {
              &cfg, a, b, c0, 1, N, 1, wide ? LOWP_ACCFAST_RO64 : LOWP_ACCFAST_RO32);
 }
 
+/* the kind on one-value inputs at the RO32 data's edges (input_class and
+   its branch-free all_ro32): RO32 exactly when the value is zero or of <=
+   12 significant bits in [2^-60, 2^50], RO64 for other binary32 values,
+   infinities and NaNs, none for values binary32 lacks; the definition
+   below, by frexp, shares nothing with the kernel's bit tests */
+static void check_data_class(void) {
+  static const double edge[] = {0x1p-60, 0x1p50, 0x1.ffep49, 0x1.ffep-60, 0x1.ffp-61, 0x1p-61,
+                                0x1.002p50, 0x1p51, 0x1.001p0, 0x1.0008p0, 0x1.ffep0, 0x1.fffp0,
+                                0x1p-126, 0x1p-149, 0x1p127, 0x1.fffffep127, 0x1.000002p0,
+                                0x1.0000001p0, 1e300, 0x1p-1074, 3.0, 0.1};
+  lowp_gemm_acc_cfg_t cfg;
+  size_t e, sg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.acc = &LOWP_FMT_FP16;
+  cfg.order = LOWP_ORDER_RECURSIVE;
+  for (e = 0; e < sizeof edge / sizeof *edge + 3; e++)
+    for (sg = 0; sg < 2; sg++) {
+      double v = e < sizeof edge / sizeof *edge ? edge[e] : e == sizeof edge / sizeof *edge ? 0.0
+                 : e == sizeof edge / sizeof *edge + 1 ? INFINITY : NAN, one = 1.0, m;
+      int ex;
+      lowp_accfast_kind_t want, kd;
+      if (sg) v = -v;
+      m = frexp(fabs(v), &ex);
+      if (v == 0 || (fabs(v) >= 0x1p-60 && fabs(v) <= 0x1p50 && ldexp(m, 12) == floor(ldexp(m, 12))))
+        want = LOWP_ACCFAST_RO32;
+      else if (v != v || (double)(float)v == v) want = LOWP_ACCFAST_RO64;
+      else want = LOWP_ACCFAST_NONE;
+      kd = lowp_gemm_acc_fast_kind(&v, &one, 1, 1, 1, &cfg);
+      lowp_test_check(kd == want, "data class of %a: kind %d, want %d", v, (int)kd, (int)want);
+      kd = lowp_gemm_acc_fast_kind(&one, &v, 1, 1, 1, &cfg);
+      lowp_test_check(kd == want, "data class of %a in b: kind %d, want %d", v, (int)kd, (int)want);
+    }
+}
+
 int main(void) {
   static const lowp_rounding_t modes[] = {LOWP_RND_NE, LOWP_RND_TZ, LOWP_RND_UP, LOWP_RND_DN};
   const lowp_format_t *accs[] = {&LOWP_FMT_FP32, &LOWP_FMT_TF32, &LOWP_FMT_FP16,
@@ -497,6 +531,7 @@ int main(void) {
   rng_state = lowp_test_seed();
   for (ia = 0; ia < sizeof accs / sizeof *accs; ia++)
     for (im = 0; im < 4; im++) check_negzero(accs[ia], modes[im]);
+  check_data_class();
   check_sticky();
   check_sticky_steps();
   check_sticky_sub();

@@ -729,8 +729,23 @@ static void usage(FILE *out) {
   for (i = 0; i < NBENCH; i++) fprintf(out, "  %-8s %s\n", benches[i].name, benches[i].help);
 }
 
+/* OpenBLAS with no worker threads of its own at load (its pthread build
+   reads OPENBLAS_NUM_THREADS when tools/blas_lazy.c opens it, after this).
+   The benchmarks time one thread; a worker started at load spins in
+   sched_yield for about 2^28 cycles (OpenBLAS's thread timeout) before it
+   sleeps, which is the whole of a short run, and on the 2-core VM here it
+   halved every one-thread figure: bench gemm --n 128 --isa avx2 gave sgemm
+   0.042 and fp16-product fp16 accumulation 0.27 ns per multiply-add, 0.021
+   and 0.14 without the spinning worker. Where a benchmark runs OpenBLAS on
+   more threads (bench exact's thread rows, lib/exact/ozaki.c), OpenBLAS
+   starts them then. */
+static void blas_no_idle_workers(void) {
+  (void)setenv("OPENBLAS_NUM_THREADS", "1", 1);
+}
+
 int lowp_cmd_bench(int argc, char **argv) {
   size_t i;
+  blas_no_idle_workers();
   if (argc < 2) {
     int worst = LOWP_EXIT_OK;
     for (i = 0; i < NBENCH; i++) {
