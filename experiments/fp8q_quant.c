@@ -66,22 +66,26 @@ static void transpose(float *t, const float *w, size_t K, size_t N) {
    saturated where |x| / (s t) >= xmax + ulp(xmax) / 2 in binary64 (the elements that would overflow). */
 static int bs_qdq(float *y, const float *x, size_t rows, size_t cols, const lowp_bsformat_t *bf, double tamax,
                   lowp_qstats_t *st) {
-  size_t n = rows * cols, nb = lowp_bsformat_blocks(bf, cols), i;
+  size_t n = rows * cols, nb = lowp_bsformat_blocks(bf, cols), bs = (size_t)bf->block, i, r, b;
   size_t ns = rows * nb > 0 ? rows * nb : 1;
   double *q = malloc((n > 0 ? n : 1) * sizeof *q), *sc = malloc(ns * sizeof *sc), ts = 1.0;
   double lim = lowp_bsformat_elem_max(bf) + ldexp(1.0, bf->elem.emax - bf->elem.precision),
          tiny = ldexp(1.0, bf->elem.emin);
   int rc = q && sc ? LOWP_OK : LOWP_ENOMEM;
   if (rc == LOWP_OK) rc = lowp_bs_quantize_amax(q, sc, &ts, x, rows, cols, bf, tamax < 0 ? lowp_bs_amax(x, n) : tamax);
-  for (i = 0; rc == LOWP_OK && i < n; i++) {
-    double d = sc[i / cols * nb + i % cols / (size_t)bf->block] * ts;
-    st->n++;
-    if (x[i] == 0.0f) continue;
-    st->nonzero++;
-    st->flushed += q[i] == 0.0;
-    st->subnormal += q[i] != 0.0 && fabs(q[i]) < tiny;
-    st->saturated += fabs((double)x[i]) / d >= lim;
-  }
+  for (r = 0; rc == LOWP_OK && r < rows; r++)
+    for (b = 0; b < nb; b++) { /* block by block: its d once */
+      const double d = sc[r * nb + b] * ts;
+      const size_t j0 = r * cols + b * bs, j1 = r * cols + (cols - b * bs < bs ? cols : (b + 1) * bs);
+      st->n += j1 - j0;
+      for (i = j0; i < j1; i++) {
+        if (x[i] == 0.0f) continue;
+        st->nonzero++;
+        st->flushed += q[i] == 0.0;
+        st->subnormal += q[i] != 0.0 && fabs(q[i]) < tiny;
+        st->saturated += fabs((double)x[i]) / d >= lim;
+      }
+    }
   if (rc == LOWP_OK) rc = lowp_bs_dequantize(q, q, sc, ts, rows, cols, bf);
   for (i = 0; rc == LOWP_OK && i < n; i++) y[i] = (float)q[i];
   free(q);

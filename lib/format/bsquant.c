@@ -128,12 +128,15 @@ static void poison(double *q, double *s, size_t len) {
   *s = NAN;
 }
 
-/* One block of len elements: its scale *s and elements q. senc: NVFP4's
-   per-tensor encode scale, sdec = fl32(1 / senc). */
+/* One block of len elements: its scale *s and elements q, scaled but not
+   yet rounded to the element format (the caller rounds every block's at
+   once, in block_mode's mode: the same bits as one rounding per block,
+   without the rounding's set-up per block, which cost more than the block's
+   32 elements). senc: NVFP4's per-tensor encode scale, sdec = fl32(1 /
+   senc); xe the element format's largest finite value. */
 static void block(double *q, double *s, const float *x, size_t len, const lowp_bsformat_t *bf,
-                  double senc, double sdec) {
-  const lowp_format_t *ef = &bf->elem;
-  double amax = lowp_bs_amax(x, len), xe = lowp_bsformat_elem_max(bf);
+                  double senc, double sdec, double xe) {
+  double amax = lowp_bs_amax(x, len);
   size_t j;
   switch (bf->rule) {
   case LOWP_BSR_NVFP4: {
@@ -143,7 +146,6 @@ static void block(double *q, double *s, const float *x, size_t len, const lowp_b
     if (isnan(*s)) { poison(q, s, len); return; }
     r = fmin_fltmax(fl32(1.0 / fl32(*s * sdec)));
     for (j = 0; j < len; j++) q[j] = fl32((double)x[j] * r);
-    rnd_block(q, len, ef, LOWP_RND_NE);
     return;
   }
   case LOWP_BSR_ABSMAX: {
@@ -152,7 +154,6 @@ static void block(double *q, double *s, const float *x, size_t len, const lowp_b
     *s = d;
     if (d == 0.0) { for (j = 0; j < len; j++) q[j] = 0.0; return; }
     for (j = 0; j < len; j++) q[j] = (double)x[j] / d;
-    rnd_block(q, len, ef, LOWP_RND_NE);
     return;
   }
   case LOWP_BSR_GGML: {
@@ -164,7 +165,6 @@ static void block(double *q, double *s, const float *x, size_t len, const lowp_b
       double v = fl32((double)x[j] * id);
       q[j] = isnan(v) ? 0.0 : v;
     }
-    rnd_block(q, len, ef, LOWP_RND_NA);
     return;
   }
   default: {
@@ -178,10 +178,15 @@ static void block(double *q, double *s, const float *x, size_t len, const lowp_b
       for (j = 0; j < len; j++) q[j] = (double)x[j] * m;
     } else
       for (j = 0; j < len; j++) q[j] = ldexp((double)x[j], -e);
-    rnd_block(q, len, ef, LOWP_RND_NE);
     return;
   }
   }
+}
+
+/* the rounding of the elements under bf's scale rule: ggml's round half
+   away from zero (its roundf), to nearest even for every other rule */
+static lowp_rounding_t block_mode(const lowp_bsformat_t *bf) {
+  return bf->rule == LOWP_BSR_GGML ? LOWP_RND_NA : LOWP_RND_NE;
 }
 
 /* ----------------------------------------------------------- public API */
@@ -201,9 +206,10 @@ int lowp_bs_quantize(double *q, double *s, double *ts, const float *x, size_t ro
 int lowp_bs_quantize_amax(double *q, double *s, double *ts, const float *x, size_t rows, size_t cols,
                           const lowp_bsformat_t *bf, double tensor_amax) {
   size_t r, b, nb, bs;
-  double senc = 1.0, sdec = 1.0;
+  double senc = 1.0, sdec = 1.0, xe;
   if (!q || !s || (!x && rows != 0 && cols != 0) || !bf || (bf->tensor_scale && !ts)) return LOWP_EINVAL;
   if (lowp_bsformat_validate(bf, NULL, 0)) return LOWP_EFORMAT;
+  xe = lowp_bsformat_elem_max(bf);
   if (bf->tensor_scale) {
     senc = lowp_bs_tensor_encode_scale(tensor_amax, bf);
     sdec = fl32(1.0 / senc);
@@ -214,21 +220,26 @@ int lowp_bs_quantize_amax(double *q, double *s, double *ts, const float *x, size
   for (r = 0; r < rows; r++)
     for (b = 0; b < nb; b++) {
       size_t off = r * cols + b * bs, len = cols - b * bs < bs ? cols - b * bs : bs;
-      block(q + off, s + r * nb + b, x + off, len, bf, senc, sdec);
+      block(q + off, s + r * nb + b, x + off, len, bf, senc, sdec, xe);
     }
+  /* every element in one call (a poisoned or zero block's zeros round to
+     themselves) */
+  rnd_block(q, rows * cols, &bf->elem, block_mode(bf));
   return LOWP_OK;
 }
 
 int lowp_bs_dequantize(double *y, const double *q, const double *s, double ts, size_t rows,
                        size_t cols, const lowp_bsformat_t *bf) {
-  size_t r, j, nb;
+  size_t r, j, b, nb;
   if (!y || !q || !s || !bf) return LOWP_EINVAL;
   if (lowp_bsformat_validate(bf, NULL, 0)) return LOWP_EFORMAT;
   nb = lowp_bsformat_blocks(bf, cols);
   for (r = 0; r < rows; r++)
-    for (j = 0; j < cols; j++) {
-      double sc = s[r * nb + j / (size_t)bf->block];
-      y[r * cols + j] = isnan(sc) ? NAN : q[r * cols + j] * sc * ts;
+    for (b = 0; b < nb; b++) {
+      const double sc = s[r * nb + b];
+      const size_t j0 = b * (size_t)bf->block,
+                   j1 = cols - j0 < (size_t)bf->block ? cols : j0 + (size_t)bf->block;
+      for (j = j0; j < j1; j++) y[r * cols + j] = isnan(sc) ? NAN : q[r * cols + j] * sc * ts;
     }
   return LOWP_OK;
 }
