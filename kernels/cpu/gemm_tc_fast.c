@@ -32,6 +32,7 @@
 #include "cpu.h"
 #include "bits.h"
 #include "cpu/gemm_tc_fast.h"
+#include "omp_inline.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -419,26 +420,55 @@ int lowp_gemm_tc_fast_ok(const lowp_gemm_tc_cfg_t *cfg) {
   return 1;
 }
 
+/* task t of run_all: 8 rows of one panel */
+static void run_task(const job_t *g, int isa, long t) {
+  size_t pan = (size_t)t % g->npan, i0 = ((size_t)t / g->npan) * 8;
+  run_isa(isa, g, i0, i0 + 8 < g->m ? i0 + 8 : g->m, pan);
+}
+
+/* whether the loops here open a parallel region: a large enough product,
+   not nested in another region (omp_inline.h) */
+static int par_worth(const job_t *g) {
+  return (double)g->m * (double)g->n * (double)g->k >= LOWP_GEMM_TC_PAR_MIN && !lowp_omp_inline();
+}
+
+/* Row i of fixup: its outputs touching NaN or inf, or not finite, by the
+   reference; the last failing status, or LOWP_OK. */
+static int fixup_row(const job_t *g, const double *c0, const char *rbad, const char *cbad,
+                     const lowp_gemm_tc_cfg_t *cfg, long i) {
+  size_t j;
+  int status = LOWP_OK;
+  for (j = 0; j < g->n; j++) {
+    size_t e = (size_t)i * g->n + j;
+    double d;
+    int st;
+    if (!rbad[i] && !cbad[j] && isfinite(c0[e]) && isfinite(g->c[e])) continue;
+    st = lowp_tc_dot(&d, g->a + (size_t)i * g->k, 1, g->b + j, g->n, g->k, c0[e],
+                     &cfg->model, cfg->in, cfg->out);
+    if (st != LOWP_OK) status = st;
+    g->c[e] = d;
+  }
+  return status;
+}
+
 /* Outputs touching NaN or inf, or not finite: the reference, per element. */
 static int fixup(const job_t *g, const double *c0, const char *rbad, const char *cbad,
                  const lowp_gemm_tc_cfg_t *cfg) {
   long i;
   int status = LOWP_OK;
-#pragma omp parallel for schedule(static) if ((double)g->m * (double)g->n * (double)g->k >= LOWP_GEMM_TC_PAR_MIN)
+  if (!par_worth(g)) {
+    for (i = 0; i < (long)g->m; i++) {
+      int st = fixup_row(g, c0, rbad, cbad, cfg, i);
+      if (st != LOWP_OK) status = st;
+    }
+    return status;
+  }
+#pragma omp parallel for schedule(static)
   for (i = 0; i < (long)g->m; i++) {
-    size_t j;
-    for (j = 0; j < g->n; j++) {
-      size_t e = (size_t)i * g->n + j;
-      double d;
-      int st;
-      if (!rbad[i] && !cbad[j] && isfinite(c0[e]) && isfinite(g->c[e])) continue;
-      st = lowp_tc_dot(&d, g->a + (size_t)i * g->k, 1, g->b + j, g->n, g->k, c0[e],
-                       &cfg->model, cfg->in, cfg->out);
-      if (st != LOWP_OK) {
+    int st = fixup_row(g, c0, rbad, cbad, cfg, i);
+    if (st != LOWP_OK) {
 #pragma omp critical(lowp_gemm_tc_fast_status)
-        status = st;
-      }
-      g->c[e] = d;
+      status = st;
     }
   }
   return status;
@@ -446,11 +476,12 @@ static int fixup(const job_t *g, const double *c0, const char *rbad, const char 
 
 static void run_all(const job_t *g, int isa) {
   long t, nt = (long)(g->npan * ((g->m + 7) / 8));
-#pragma omp parallel for schedule(dynamic, 1) if ((double)g->m * (double)g->n * (double)g->k >= LOWP_GEMM_TC_PAR_MIN)
-  for (t = 0; t < nt; t++) {
-    size_t pan = (size_t)t % g->npan, i0 = ((size_t)t / g->npan) * 8;
-    run_isa(isa, g, i0, i0 + 8 < g->m ? i0 + 8 : g->m, pan);
+  if (!par_worth(g)) {
+    for (t = 0; t < nt; t++) run_task(g, isa, t);
+    return;
   }
+#pragma omp parallel for schedule(dynamic, 1)
+  for (t = 0; t < nt; t++) run_task(g, isa, t);
 }
 
 int lowp_gemm_tc_fast(double *c, const double *a, const double *b, size_t m, size_t n,

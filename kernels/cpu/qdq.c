@@ -14,6 +14,7 @@
 
 #include "cpu/qdq.h"
 #include "cpu.h"
+#include "omp_inline.h"
 
 #include "status.h"
 
@@ -239,20 +240,62 @@ int lowp_qdq_mx_exponent(double amax, const lowp_format_t *f) {
 /* The scale of an amax-scaled group: fl32(xmax / amax) as a double. */
 static double amax_scale(double a, const lowp_format_t *f) { return (double)lowp_qdq_scale(a, f); }
 
+/* What every row of quant shares. */
+typedef struct {
+  float *y;
+  double *qo;
+  float *sinv;
+  const float *x;
+  size_t cols, block, nb;
+  const lowp_format_t *f;
+  lowp_qscheme_t scheme;
+  int blocked, ref;
+  double s_tensor;
+  const qctx_t *q;
+} qrows_t;
+
+/* Row r of quant; its counts added to *nz, *sat, *fl, *sub. */
+static void quant_row(long r, const qrows_t *a, size_t *nz, size_t *sat, size_t *fl, size_t *sub) {
+  const size_t cols = a->cols, block = a->block;
+  const float *xr = a->x + (size_t)r * cols;
+  lowp_qstats_t c;
+  size_t b, g;
+  double s = a->s_tensor;
+  memset(&c, 0, sizeof c);
+  if (a->scheme == LOWP_QS_ROW) {
+    int fin = 1;
+    s = lowp_qdq_scale(amax_of(xr, cols, &fin, a->q->isa), a->f);
+  }
+  for (b = 0, g = 0; b < cols; b += a->blocked || a->qo ? block : cols, g++) {
+    size_t len = a->blocked || a->qo ? (cols - b < block ? cols - b : block) : cols;
+    if (a->blocked) {
+      int fin = 1;
+      double am = amax_of(xr + b, len, &fin, a->q->isa);
+      s = a->scheme == LOWP_QS_MXBLOCK ? ldexp(1.0, -lowp_qdq_mx_exponent(am, a->f)) : amax_scale(am, a->f);
+    }
+    group(a->qo ? NULL : a->y + (size_t)r * cols + b, a->qo ? a->qo + (size_t)r * cols + b : NULL, xr + b, len,
+          s, a->q, &c, a->ref);
+    if (a->qo) a->sinv[(size_t)r * a->nb + g] = (float)(1.0 / s);
+  }
+  *nz += c.nonzero;
+  *sat += c.saturated;
+  *fl += c.flushed;
+  *sub += c.subnormal;
+}
+
 /* Both entry points: y = q / s (fp32), or q and the groups' fl32(1 / s). */
 static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows, size_t cols,
                  const lowp_format_t *f, lowp_qscheme_t scheme, size_t block,
                  const double *amax, lowp_qstats_t *st, int ref) {
   qctx_t q;
-  double s_tensor = 1.0;
+  qrows_t a;
   int finite = 1, blocked = scheme == LOWP_QS_MXBLOCK || scheme == LOWP_QS_BLOCK;
   long r;
-  size_t n = 0, nz = 0, sat = 0, fl = 0, sub = 0, nb;
+  size_t nz = 0, sat = 0, fl = 0, sub = 0;
 
   if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
   if (scheme < LOWP_QS_CAST || scheme > LOWP_QS_BLOCK) return LOWP_EINVAL;
   if ((blocked || qo) && block == 0) return LOWP_EINVAL;
-  nb = block ? (cols + block - 1) / block : 1;
   memset(&q, 0, sizeof q);
   q.f = f;
   q.isa = (int)lowp_cpu_isa(0);
@@ -262,41 +305,22 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
   q.ovf = q.xmax + lowp_ulp(q.xmax, f) / 2;
   q.fast = f->nan != LOWP_NAN_NEGZERO && f->subnormals && f->has_zero && f->has_sign && f->precision <= 52 && f->emin > -1000 &&
            f->emax < 1000;
+  a.y = y, a.qo = qo, a.sinv = sinv, a.x = x, a.cols = cols, a.block = block;
+  a.nb = block ? (cols + block - 1) / block : 1;
+  a.f = f, a.scheme = scheme, a.blocked = blocked, a.ref = ref, a.s_tensor = 1.0, a.q = &q;
   {
-    double a = amax_of(x, rows * cols, &finite, q.isa);
+    double am = amax_of(x, rows * cols, &finite, q.isa);
     if (!finite) return LOWP_EINVAL;
-    if (scheme == LOWP_QS_TENSOR) s_tensor = lowp_qdq_scale(amax ? *amax : a, f);
+    if (scheme == LOWP_QS_TENSOR) a.s_tensor = lowp_qdq_scale(amax ? *amax : am, f);
   }
-#pragma omp parallel for schedule(static) reduction(+ : n, nz, sat, fl, sub)
-  for (r = 0; r < (long)rows; r++) {
-    const float *xr = x + (size_t)r * cols;
-    lowp_qstats_t c;
-    size_t b, g;
-    double s = s_tensor;
-    memset(&c, 0, sizeof c);
-    if (scheme == LOWP_QS_ROW) {
-      int fin = 1;
-      s = lowp_qdq_scale(amax_of(xr, cols, &fin, q.isa), f);
-    }
-    for (b = 0, g = 0; b < cols; b += blocked || qo ? block : cols, g++) {
-      size_t len = blocked || qo ? (cols - b < block ? cols - b : block) : cols;
-      if (blocked) {
-        int fin = 1;
-        double a = amax_of(xr + b, len, &fin, q.isa);
-        s = scheme == LOWP_QS_MXBLOCK ? ldexp(1.0, -lowp_qdq_mx_exponent(a, f)) : amax_scale(a, f);
-      }
-      group(qo ? NULL : y + (size_t)r * cols + b, qo ? qo + (size_t)r * cols + b : NULL, xr + b, len, s, &q, &c,
-            ref);
-      if (qo) sinv[(size_t)r * nb + g] = (float)(1.0 / s);
-    }
-    n += cols;
-    nz += c.nonzero;
-    sat += c.saturated;
-    fl += c.flushed;
-    sub += c.subnormal;
+  if (lowp_omp_inline()) /* the same rows on this thread (omp_inline.h) */
+    for (r = 0; r < (long)rows; r++) quant_row(r, &a, &nz, &sat, &fl, &sub);
+  else {
+#pragma omp parallel for schedule(static) reduction(+ : nz, sat, fl, sub)
+    for (r = 0; r < (long)rows; r++) quant_row(r, &a, &nz, &sat, &fl, &sub);
   }
   if (st) {
-    st->n += n;
+    st->n += rows * cols;
     st->nonzero += nz;
     st->saturated += sat;
     st->flushed += fl;

@@ -8,6 +8,8 @@
 
 #include "train/cnn.h"
 
+#include "omp_inline.h"
+
 #include "cpu.h"
 #include "rng/rng.h"
 #include "status.h"
@@ -359,6 +361,13 @@ void lowp_cnn_gemm_f32(float *y, const float *x, size_t rows, int K, int N, cons
                        const float *b) {
   long g, ng = (long)((rows + RGROUP - 1) / RGROUP);
   gemm_group_fn fn = group_copy();
+  if (lowp_omp_inline()) { /* the same groups, on this thread (omp_inline.h) */
+    for (g = 0; g < ng; g++) {
+      size_t r0 = (size_t)g * RGROUP;
+      fn(y, x, r0, rows - r0 < RGROUP ? rows - r0 : RGROUP, K, N, w, b);
+    }
+    return;
+  }
 #pragma omp parallel for schedule(static)
   for (g = 0; g < ng; g++) {
     size_t r0 = (size_t)g * RGROUP;

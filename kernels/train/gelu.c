@@ -26,6 +26,7 @@
 #include "train/gelu.h"
 
 #include "cpu.h"
+#include "omp_inline.h"
 
 #include <math.h>
 #include <string.h>
@@ -118,7 +119,11 @@ void lowp_gelu_tanh_f32(float *y, const float *x, size_t n) {
   const size_t blk = 8192;
   lowp_isa_t isa = lowp_cpu_isa(0);
   long b, nb = (long)((n + blk - 1) / blk);
-#pragma omp parallel for schedule(static) if (nb > 1)
+  if (nb <= 1 || lowp_omp_inline()) { /* on this thread (omp_inline.h) */
+    lowp_gelu_tanh_f32_isa(y, x, n, isa);
+    return;
+  }
+#pragma omp parallel for schedule(static)
   for (b = 0; b < nb; b++) {
     size_t at = (size_t)b * blk;
     lowp_gelu_tanh_f32_isa(y + at, x + at, n - at < blk ? n - at : blk, isa);
