@@ -12,7 +12,8 @@
 # <= 2 ns (91x), every order <= 2x the recursive path. The sgemm bounds below are those targets
 # as ratios with a 20-35% margin for noise at n = 128 (a run here takes 0.3 s), not the speed of
 # one machine: sgemm's speed against scalar and emulation code differs about fourfold between
-# CPUs (0.068-0.111 ns on the shared AVX-512 Xeon, 0.019-0.040 on an AMD Zen 5, both with
+# CPUs (0.068-0.111 ns on the shared AVX-512 Xeon, 0.019-0.021 on an AMD Zen 5 (0.040 there was
+# OpenBLAS's idle worker spinning beside the timed thread, kept out since: tools/cmd_bench.c), both with
 # OpenBLAS's Haswell or SkylakeX kernels), so a bound fitted to one machine's ratios fails on
 # another, or passes a miss. The baseline copy (generic: no FMA or AVX2 in the build, a libm fmaf
 # per lane, scalar code) has no ns target and no sgemm yardstick: it is held against the scalar
