@@ -55,13 +55,14 @@ CNN_ATTR static void CNN_CAT(CNN_NAME, _rows4)(float *y, const float *x, size_t 
     memcpy(y0 + 3 * (size_t)N + j0, &a3, sizeof a3);
   }
 }
-/* Columns [0, jw) (groups of four blocks) of two rows t, t+1 at once: eight independent chains of
-   additions sharing each load of w, where one row's four chains wait on the adder's latency (the
-   wide layers: the ViT's, the CNN's fc1). Each output's operations are those of the one-row loop:
-   b[j], then x[k] w[k][j] added in k order where x[k] != 0, one fp32 rounding each. */
-CNN_ATTR static void CNN_CAT(CNN_NAME, _rows2)(float *y, const float *x, size_t t, int jw, int K, int N,
-                                              const float *w, const float *b) {
-  const float *x0 = x + t * K, *x1 = x0 + K;
+/* Columns [0, jw) (groups of four blocks) of two rows t, t+1 at once (two = 0: row t alone, a
+   group's last odd row): eight independent chains of additions sharing each load of w, where one
+   row's four chains wait on the adder's latency (the wide layers: the ViT's, the CNN's fc1). Each
+   output's operations are those of the one-row loop: b[j], then x[k] w[k][j] added in k order where
+   x[k] != 0, one fp32 rounding each. */
+CNN_ATTR static void CNN_CAT(CNN_NAME, _rows2)(float *y, const float *x, size_t t, int two, int jw, int K,
+                                              int N, const float *w, const float *b) {
+  const float *x0 = x + t * K, *x1 = two ? x0 + K : x0;
   float *y0 = y + t * N, *y1 = y0 + N;
   int j0, k;
   for (j0 = 0; j0 + 4 * JB <= jw; j0 += 4 * JB) {
@@ -75,7 +76,7 @@ CNN_ATTR static void CNN_CAT(CNN_NAME, _rows2)(float *y, const float *x, size_t 
     c2 = a2;
     c3 = a3;
     for (k = 0; k < K; k++) {
-      const float u = x0[k], v = x1[k], *wr = w + (size_t)k * N + j0;
+      const float u = x0[k], v = two ? x1[k] : 0.0f, *wr = w + (size_t)k * N + j0;
       if (u == 0.0f && v == 0.0f) continue;
       CNN_VLOAD(w0, wr);
       CNN_VLOAD(w1, wr + JB);
@@ -98,6 +99,7 @@ CNN_ATTR static void CNN_CAT(CNN_NAME, _rows2)(float *y, const float *x, size_t 
     memcpy(y0 + j0 + JB, &a1, sizeof a1);
     memcpy(y0 + j0 + 2 * JB, &a2, sizeof a2);
     memcpy(y0 + j0 + 3 * JB, &a3, sizeof a3);
+    if (!two) continue;
     memcpy(y1 + j0, &c0, sizeof c0);
     memcpy(y1 + j0 + JB, &c1, sizeof c1);
     memcpy(y1 + j0 + 2 * JB, &c2, sizeof c2);
@@ -111,12 +113,13 @@ CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, in
   size_t t;
   int j0, j, k;
 #if defined(__GNUC__) || defined(__clang__)
-  /* columns of the four-block loop, of whole blocks; rows whose whole
-     blocks after the four-block loop the four-row loop computes */
+  /* columns of the four-block loop (every row's, by the two-row loop), of
+     whole blocks; rows whose whole blocks after the four-block loop the
+     four-row loop computes */
   const int jw = N / (4 * JB) * (4 * JB), jv = N / JB * JB;
-  const size_t rows4 = jv > jw ? nr / 4 * 4 : 0, rows2 = jw > 0 ? nr / 2 * 2 : 0;
+  const size_t rows4 = jv > jw ? nr / 4 * 4 : 0;
   for (t = 0; t < rows4; t += 4) CNN_CAT(CNN_NAME, _rows4)(y, x, r0 + t, jw, jv, K, N, w, b);
-  for (t = 0; t < rows2; t += 2) CNN_CAT(CNN_NAME, _rows2)(y, x, r0 + t, jw, K, N, w, b);
+  for (t = 0; jw > 0 && t < nr; t += 2) CNN_CAT(CNN_NAME, _rows2)(y, x, r0 + t, t + 1 < nr, jw, K, N, w, b);
 #endif
   for (t = 0; t < nr; t++) {
     const float *xr = x + (r0 + t) * K;
@@ -124,37 +127,12 @@ CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, in
     for (j0 = 0; j0 + JB <= N; j0 += JB) { /* whole blocks of JB columns in a local accumulator */
 #if defined(__GNUC__) || defined(__clang__)
       CNN_VT acc, wv;
-      if (j0 < jw && t < rows2) { /* done by the two-row loop */
+      if (j0 < jw) { /* done by the two-row loop */
         j0 = jw - JB;
         continue;
       }
-      if (j0 >= jw && t < rows4) { /* done by the four-row loop */
+      if (t < rows4) { /* done by the four-row loop */
         j0 = jv - JB;
-        continue;
-      }
-      if (j0 + 4 * JB <= N) { /* four blocks at once: four independent chains of additions */
-        CNN_VT a1, a2, a3, w1, w2, w3;
-        CNN_VLOAD(acc, b + j0);
-        CNN_VLOAD(a1, b + j0 + JB);
-        CNN_VLOAD(a2, b + j0 + 2 * JB);
-        CNN_VLOAD(a3, b + j0 + 3 * JB);
-        for (k = 0; k < K; k++) {
-          const float xk = xr[k], *wr = w + (size_t)k * N + j0;
-          if (xk == 0.0f) continue;
-          CNN_VLOAD(wv, wr);
-          CNN_VLOAD(w1, wr + JB);
-          CNN_VLOAD(w2, wr + 2 * JB);
-          CNN_VLOAD(w3, wr + 3 * JB);
-          acc += xk * wv;
-          a1 += xk * w1;
-          a2 += xk * w2;
-          a3 += xk * w3;
-        }
-        memcpy(yr + j0, &acc, sizeof acc);
-        memcpy(yr + j0 + JB, &a1, sizeof a1);
-        memcpy(yr + j0 + 2 * JB, &a2, sizeof a2);
-        memcpy(yr + j0 + 3 * JB, &a3, sizeof a3);
-        j0 += 3 * JB;
         continue;
       }
       CNN_VLOAD(acc, b + j0);
