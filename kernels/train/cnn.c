@@ -312,7 +312,8 @@ size_t lowp_cnn_nparams(const lowp_cnn_t *m) {
 #define RGROUP 8
 /* One group of rows. Compiled three times where the compiler can (x86-64
    GCC or clang), for AVX-512, AVX2 and the baseline ISA, the copy chosen by
-   lowp_cpu_isa (so LOWP_ISA=avx2 runs here what an AVX2 CPU runs): the j
+   lowp_cpu_isa (so LOWP_ISA=avx2 runs here what an AVX2 CPU runs) and the
+   product's width (group_copy): the j
    loop is a separate multiply and add per element (-ffp-contract=off, no
    FMA), each output's operations in k order, so the vector widths give the
    same bits (checked by comparing the fp8-quantization outputs and trained
@@ -348,19 +349,22 @@ size_t lowp_cnn_nparams(const lowp_cnn_t *m) {
 
 typedef void (*gemm_group_fn)(float *, const float *, size_t, size_t, int, int, const float *, const float *);
 
-static gemm_group_fn group_copy(void) {
+/* the widest copy this CPU runs whose vectors are no wider than a row of y (N columns): a copy runs a
+   narrower product on scalars (cnn_group_body.h) */
+static gemm_group_fn group_copy(int N) {
 #ifdef LOWP_CNN_X86
   lowp_isa_t isa = lowp_cpu_isa(0);
-  if (isa == LOWP_ISA_AVX512) return group_avx512;
-  if (isa == LOWP_ISA_AVX2) return group_avx2;
+  if (isa == LOWP_ISA_AVX512 && N >= 16) return group_avx512;
+  if (isa >= LOWP_ISA_AVX2 && N >= 8) return group_avx2;
 #endif
+  (void)N;
   return group_base;
 }
 
 void lowp_cnn_gemm_f32(float *y, const float *x, size_t rows, int K, int N, const float *w,
                        const float *b) {
   long g, ng = (long)((rows + RGROUP - 1) / RGROUP);
-  gemm_group_fn fn = group_copy();
+  gemm_group_fn fn = group_copy(N);
   if (lowp_omp_inline()) { /* the same groups, on this thread (omp_inline.h) */
     for (g = 0; g < ng; g++) {
       size_t r0 = (size_t)g * RGROUP;

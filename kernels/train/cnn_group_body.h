@@ -26,18 +26,28 @@ CNN_ATTR static inline CNN_VT CNN_CAT(CNN_NAME, _madd)(CNN_VT a, float xk, CNN_V
   const CNN_CAT(CNN_VT, i) keep = xv == (CNN_VT){0};
   return (CNN_VT)(((CNN_CAT(CNN_VT, i))s & ~keep) | ((CNN_CAT(CNN_VT, i))a & keep));
 }
-/* Columns [j0, j1) (whole blocks of JB) of four rows t..t+3 at once, one
-   block at a time: four independent chains of additions sharing each load
-   of w, where a row has fewer than four blocks left (N = 8 or 16, the
-   CNN's convolutions, whose single chain per row waited on the adder's
-   latency). Each output's operations are those of the one-row loop. */
-CNN_ATTR static void CNN_CAT(CNN_NAME, _rows4)(float *y, const float *x, size_t t, int j0, int j1, int K, int N,
-                                              const float *w, const float *b) {
-  const float *x0 = x + t * K, *x1 = x0 + K, *x2 = x1 + K, *x3 = x2 + K;
+/* Four rows t..t+3 (nrow < 4: rows t..t+nrow-1, the others computed on row t and not stored, a group's
+   last rows) at once, one block of JB columns at a time: the whole blocks in [j0, j1), then, where jt >= 0,
+   the block [jt, jt + JB) (N not a multiple of JB: the last JB columns, again where they overlap the
+   block before; the same operations give the same values). Four independent chains of additions share
+   each load of w, where a row has fewer than four blocks left (the CNN's convolutions, N = 8 or 16, the
+   ViT's attention products, N = 16 or 49, whose single chain per row waited on the adder's latency). Each
+   output's operations are those of the one-row loop. */
+CNN_ATTR static void CNN_CAT(CNN_NAME, _rows4)(float *y, const float *x, size_t t, size_t nrow, int j0,
+                                              int j1, int jt, int K, int N, const float *w,
+                                              const float *b) {
+  const float *x0 = x + t * K, *x1 = nrow > 1 ? x0 + K : x0, *x2 = nrow > 2 ? x1 + K : x0,
+              *x3 = nrow > 3 ? x2 + K : x0;
   float *y0 = y + t * N;
   int k;
-  for (; j0 + JB <= j1; j0 += JB) {
+  for (;; j0 += JB) {
     CNN_VT a0, a1, a2, a3, wv;
+    if (j0 + JB > j1) { /* the whole blocks done: the last one, if it overlaps */
+      if (jt < 0) break;
+      j0 = jt;
+      jt = -1;
+      j1 = j0 + JB;
+    }
     CNN_VLOAD(a0, b + j0);
     a1 = a0;
     a2 = a0;
@@ -50,9 +60,9 @@ CNN_ATTR static void CNN_CAT(CNN_NAME, _rows4)(float *y, const float *x, size_t 
       a3 = CNN_CAT(CNN_NAME, _madd)(a3, x3[k], wv);
     }
     memcpy(y0 + j0, &a0, sizeof a0);
-    memcpy(y0 + N + j0, &a1, sizeof a1);
-    memcpy(y0 + 2 * (size_t)N + j0, &a2, sizeof a2);
-    memcpy(y0 + 3 * (size_t)N + j0, &a3, sizeof a3);
+    if (nrow > 1) memcpy(y0 + N + j0, &a1, sizeof a1);
+    if (nrow > 2) memcpy(y0 + 2 * (size_t)N + j0, &a2, sizeof a2);
+    if (nrow > 3) memcpy(y0 + 3 * (size_t)N + j0, &a3, sizeof a3);
   }
 }
 /* Columns [0, jw) (groups of four blocks) of two rows t, t+1 at once (two = 0: row t alone, a
@@ -111,55 +121,27 @@ CNN_ATTR static void CNN_CAT(CNN_NAME, _rows2)(float *y, const float *x, size_t 
 CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, int K, int N, const float *w,
                               const float *b) {
   size_t t;
-  int j0, j, k;
+  int j, k;
 #if defined(__GNUC__) || defined(__clang__)
-  /* columns of the four-block loop (every row's, by the two-row loop), of
-     whole blocks; rows whose whole blocks after the four-block loop the
-     four-row loop computes */
-  const int jw = N / (4 * JB) * (4 * JB), jv = N / JB * JB;
-  const size_t rows4 = jv > jw ? nr / 4 * 4 : 0;
-  for (t = 0; t < rows4; t += 4) CNN_CAT(CNN_NAME, _rows4)(y, x, r0 + t, jw, jv, K, N, w, b);
-  for (t = 0; jw > 0 && t < nr; t += 2) CNN_CAT(CNN_NAME, _rows2)(y, x, r0 + t, t + 1 < nr, jw, K, N, w, b);
+  /* columns [0, jw): groups of four blocks, by the two-row loop; [jw, jv): whole blocks, and where N is
+     not a multiple of JB the last JB columns [jt, N), by the four-row loop. N >= JB (lowp_cnn_gemm_f32
+     picks a narrower copy for narrower products) */
+  const int jw = N / (4 * JB) * (4 * JB), jv = N / JB * JB, jt = N % JB && N >= JB ? N - JB : -1;
+  if (N >= JB) {
+    for (t = 0; (jv > jw || jt >= 0) && t < nr; t += 4)
+      CNN_CAT(CNN_NAME, _rows4)(y, x, r0 + t, nr - t < 4 ? nr - t : 4, jw, jv, jt, K, N, w, b);
+    for (t = 0; jw > 0 && t < nr; t += 2) CNN_CAT(CNN_NAME, _rows2)(y, x, r0 + t, t + 1 < nr, jw, K, N, w, b);
+    return;
+  }
 #endif
-  for (t = 0; t < nr; t++) {
+  for (t = 0; t < nr; t++) { /* narrower than a vector (or no vector extensions): the same sums, in y */
     const float *xr = x + (r0 + t) * K;
     float *yr = y + (r0 + t) * N;
-    for (j0 = 0; j0 + JB <= N; j0 += JB) { /* whole blocks of JB columns in a local accumulator */
-#if defined(__GNUC__) || defined(__clang__)
-      CNN_VT acc, wv;
-      if (j0 < jw) { /* done by the two-row loop */
-        j0 = jw - JB;
-        continue;
-      }
-      if (t < rows4) { /* done by the four-row loop */
-        j0 = jv - JB;
-        continue;
-      }
-      CNN_VLOAD(acc, b + j0);
-      for (k = 0; k < K; k++) {
-        const float xk = xr[k];
-        if (xk == 0.0f) continue;
-        CNN_VLOAD(wv, w + (size_t)k * N + j0);
-        acc += xk * wv;
-      }
-      memcpy(yr + j0, &acc, sizeof acc);
-#else
-      float acc[JB];
-      for (j = 0; j < JB; j++) acc[j] = b[j0 + j];
-      for (k = 0; k < K; k++) {
-        const float xk = xr[k], *wr = w + (size_t)k * N + j0;
-        if (xk == 0.0f) continue;
-        for (j = 0; j < JB; j++) acc[j] += xk * wr[j];
-      }
-      for (j = 0; j < JB; j++) yr[j0 + j] = acc[j];
-#endif
-    }
-    if (j0 == N) continue;
-    for (j = j0; j < N; j++) yr[j] = b[j]; /* the other columns: the same sums, in y */
+    for (j = 0; j < N; j++) yr[j] = b[j];
     for (k = 0; k < K; k++) {
       const float xk = xr[k], *wr = w + (size_t)k * N;
       if (xk == 0.0f) continue;
-      for (j = j0; j < N; j++) yr[j] += xk * wr[j];
+      for (j = 0; j < N; j++) yr[j] += xk * wr[j];
     }
   }
 }
