@@ -136,6 +136,36 @@ static void test_schemes(void) {
   }
 }
 
+/* One scale for the whole tensor (cast, per tensor): quant runs whole rows together, tasks of at least
+   4096 values (kernels/cpu/qdq.c); the values and counts are those of the rows quantized one call each
+   with the same amax (one row per task), over rows that end a task part-way and a last task short. */
+static void test_tasks(void) {
+  enum { R = 150, C = 70 };
+  static float x[R * C], y[R * C], yr[R * C];
+  lowp_rng_t rng;
+  int i, sch, r;
+  lowp_rng_init(&rng, lowp_test_seed(), 7);
+  for (i = 0; i < R * C; i++)
+    x[i] = lowp_rng_uniform(&rng) < 0.1 ? 0.0f : (float)(lowp_rng_normal(&rng) * ldexp(1.0, i % 23 - 14));
+  for (sch = 0; sch < 2; sch++) {
+    const lowp_qscheme_t scheme = sch ? LOWP_QS_TENSOR : LOWP_QS_CAST;
+    const double amax = 3.0; /* below the data's largest: saturation counted too */
+    lowp_qstats_t st, sr;
+    int st_ok;
+    memset(&st, 0, sizeof st);
+    memset(&sr, 0, sizeof sr);
+    st_ok = lowp_qdq_f32(y, x, R, C, &LOWP_FMT_E4M3, scheme, 0, &amax, &st);
+    for (r = 0; r < R; r++)
+      st_ok |= lowp_qdq_f32(yr + r * C, x + r * C, 1, C, &LOWP_FMT_E4M3, scheme, 0, &amax, &sr);
+    lowp_test_check(st_ok == LOWP_OK && !memcmp(y, yr, sizeof y), "scheme %d: %d x %d at once = row by row",
+                    (int)scheme, R, C);
+    lowp_test_check(!memcmp(&st, &sr, sizeof st) && st.n == R * C && st.nonzero > 0 && st.flushed > 0 &&
+                        (sch == 0 || st.saturated > 0),
+                    "scheme %d counts at once = row by row (n %zu nz %zu sat %zu flushed %zu)", (int)scheme, st.n,
+                    st.nonzero, st.saturated, st.flushed);
+  }
+}
+
 /* A static (calibrated) amax below the data's: the excess saturates to
    +-amax (up to the scale's fp32 rounding); y aliasing x is allowed. */
 static void test_static_amax(void) {
@@ -187,6 +217,7 @@ int main(void) {
   test_mx_exponent();
   test_schemes();
   test_static_amax();
+  test_tasks();
   test_blocks_and_cast();
   return lowp_test_end();
 }

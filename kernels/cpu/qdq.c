@@ -247,6 +247,7 @@ typedef struct {
   float *sinv;
   const float *x;
   size_t cols, block, nb;
+  size_t rows, rpt; /* rows of x; rows per task (more than one only where one scale covers them all) */
   const lowp_format_t *f;
   lowp_qscheme_t scheme;
   int blocked, ref;
@@ -254,10 +255,13 @@ typedef struct {
   const qctx_t *q;
 } qrows_t;
 
-/* Row r of quant; its counts added to *nz, *sat, *fl, *sub. */
+/* Task r of quant: rows [r rpt, (r + 1) rpt) (a->rpt > 1 only for one scale over the whole tensor
+   and no blocks: one group over them, its count sums the same as row by row); its counts added to *nz,
+   *sat, *fl, *sub. */
 static void quant_row(long r, const qrows_t *a, size_t *nz, size_t *sat, size_t *fl, size_t *sub) {
-  const size_t cols = a->cols, block = a->block;
-  const float *xr = a->x + (size_t)r * cols;
+  const size_t r0 = (size_t)r * a->rpt, nr = a->rows - r0 < a->rpt ? a->rows - r0 : a->rpt;
+  const size_t cols = a->cols * nr, block = a->block;
+  const float *xr = a->x + r0 * a->cols;
   lowp_qstats_t c;
   size_t b, g;
   double s = a->s_tensor;
@@ -273,15 +277,17 @@ static void quant_row(long r, const qrows_t *a, size_t *nz, size_t *sat, size_t 
       double am = amax_of(xr + b, len, &fin, a->q->isa);
       s = a->scheme == LOWP_QS_MXBLOCK ? ldexp(1.0, -lowp_qdq_mx_exponent(am, a->f)) : amax_scale(am, a->f);
     }
-    group(a->qo ? NULL : a->y + (size_t)r * cols + b, a->qo ? a->qo + (size_t)r * cols + b : NULL, xr + b, len,
-          s, a->q, &c, a->ref);
-    if (a->qo) a->sinv[(size_t)r * a->nb + g] = (float)(1.0 / s);
+    group(a->qo ? NULL : a->y + r0 * a->cols + b, a->qo ? a->qo + r0 * a->cols + b : NULL, xr + b, len, s, a->q,
+          &c, a->ref);
+    if (a->qo) a->sinv[r0 * a->nb + g] = (float)(1.0 / s);
   }
   *nz += c.nonzero;
   *sat += c.saturated;
   *fl += c.flushed;
   *sub += c.subnormal;
 }
+
+enum { QTASK = 4096 };
 
 /* Both entry points: y = q / s (fp32), or q and the groups' fl32(1 / s). */
 static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows, size_t cols,
@@ -290,7 +296,7 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
   qctx_t q;
   qrows_t a;
   int finite = 1, blocked = scheme == LOWP_QS_MXBLOCK || scheme == LOWP_QS_BLOCK;
-  long r;
+  long r, ntask;
   size_t nz = 0, sat = 0, fl = 0, sub = 0;
 
   if (lowp_format_validate(f, NULL, 0)) return LOWP_EFORMAT;
@@ -308,16 +314,21 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
   a.y = y, a.qo = qo, a.sinv = sinv, a.x = x, a.cols = cols, a.block = block;
   a.nb = block ? (cols + block - 1) / block : 1;
   a.f = f, a.scheme = scheme, a.blocked = blocked, a.ref = ref, a.s_tensor = 1.0, a.q = &q;
+  /* one scale for the whole tensor, no blocks: tasks of whole rows, at least QTASK values each (a short
+     row's call cost more than its values: the ViT's rows are 16 to 256 long) */
+  a.rows = rows;
+  a.rpt = !blocked && !qo && scheme != LOWP_QS_ROW && cols > 0 && cols < QTASK ? (QTASK + cols - 1) / cols : 1;
+  ntask = (long)((rows + a.rpt - 1) / a.rpt);
   {
     double am = amax_of(x, rows * cols, &finite, q.isa);
     if (!finite) return LOWP_EINVAL;
     if (scheme == LOWP_QS_TENSOR) a.s_tensor = lowp_qdq_scale(amax ? *amax : am, f);
   }
-  if (lowp_omp_inline()) /* the same rows on this thread (omp_inline.h) */
-    for (r = 0; r < (long)rows; r++) quant_row(r, &a, &nz, &sat, &fl, &sub);
+  if (lowp_omp_inline()) /* the same tasks on this thread (omp_inline.h) */
+    for (r = 0; r < ntask; r++) quant_row(r, &a, &nz, &sat, &fl, &sub);
   else {
 #pragma omp parallel for schedule(static) reduction(+ : nz, sat, fl, sub)
-    for (r = 0; r < (long)rows; r++) quant_row(r, &a, &nz, &sat, &fl, &sub);
+    for (r = 0; r < ntask; r++) quant_row(r, &a, &nz, &sat, &fl, &sub);
   }
   if (st) {
     st->n += rows * cols;
