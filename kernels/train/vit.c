@@ -352,7 +352,7 @@ static int forward(acts_t *a, const float *x, const fwd_t *f) {
   params_of(&p, m, m->w);
   patches(a->x0, x, a->B, m->patch);
   if ((st = site(f, a->h, a->x0, R, m->pdim, m->d, p.emb_w, p.emb_b, 1, 0))) return st;
-  for (i = 0; i < R * d; i++) a->h[i] += p.pos[i % (T * d)];
+  for (i = 0; i < R * d; i += T * d) add_into(a->h + i, p.pos, T * d); /* each image's tokens */
   if (f->obs) f->obs(a->h, R, m->d, 0, f->octx);
   for (l = 0; l < m->layers; l++) {
     float *const *t = p.t[l];
