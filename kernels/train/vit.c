@@ -229,24 +229,40 @@ static int acts_alloc(acts_t *a, const lowp_vit_t *m, size_t B) {
 }
 
 /* Layer norm of R rows of d: xh = normalised, rs = 1/sqrt(var + eps), y = xh g + b. */
+/* Rows r0 .. r0 + nr - 1 (nr <= LN_ROWS) of layernorm, side by side: each row's sums are its own
+   additions in j order, as one row alone (the rows' chains of dependent additions interleaved, where one
+   row's waited on the adder's latency: 4.8% of fp8-quantization's samples) */
+enum { LN_ROWS = 4 };
+static void ln_rows(float *y, float *xh, float *rs, const float *x, size_t r0, int nr, int d, const float *g,
+                    const float *b) {
+  double mean[LN_ROWS] = {0}, var[LN_ROWS] = {0}, rstd[LN_ROWS];
+  const float *xr[LN_ROWS];
+  int i, j;
+  for (i = 0; i < LN_ROWS; i++) xr[i] = x + (r0 + (size_t)(i < nr ? i : 0)) * d; /* missing rows: row r0 again */
+  for (j = 0; j < d; j++)
+    for (i = 0; i < LN_ROWS; i++) mean[i] += xr[i][j];
+  for (i = 0; i < LN_ROWS; i++) mean[i] /= d;
+  for (j = 0; j < d; j++)
+    for (i = 0; i < LN_ROWS; i++) var[i] += ((double)xr[i][j] - mean[i]) * ((double)xr[i][j] - mean[i]);
+  for (i = 0; i < nr; i++) {
+    const size_t r = r0 + (size_t)i;
+    rstd[i] = 1.0 / sqrt(var[i] / d + LN_EPS);
+    rs[r] = (float)rstd[i];
+    for (j = 0; j < d; j++) {
+      float n = (float)(((double)xr[i][j] - mean[i]) * rstd[i]);
+      xh[r * d + j] = n;
+      y[r * d + j] = n * g[j] + b[j];
+    }
+  }
+}
+
 static void layernorm(float *y, float *xh, float *rs, const float *x, size_t R, int d,
                       const float *g, const float *b) {
-  long r;
+  long t;
 #pragma omp parallel for schedule(static)
-  for (r = 0; r < (long)R; r++) {
-    const float *xr = x + (size_t)r * d;
-    double mean = 0.0, var = 0.0, rstd;
-    int j;
-    for (j = 0; j < d; j++) mean += xr[j];
-    mean /= d;
-    for (j = 0; j < d; j++) var += ((double)xr[j] - mean) * ((double)xr[j] - mean);
-    rstd = 1.0 / sqrt(var / d + LN_EPS);
-    rs[r] = (float)rstd;
-    for (j = 0; j < d; j++) {
-      float n = (float)(((double)xr[j] - mean) * rstd);
-      xh[(size_t)r * d + j] = n;
-      y[(size_t)r * d + j] = n * g[j] + b[j];
-    }
+  for (t = 0; t < (long)((R + LN_ROWS - 1) / LN_ROWS); t++) {
+    const size_t r0 = (size_t)t * LN_ROWS;
+    ln_rows(y, xh, rs, x, r0, R - r0 < LN_ROWS ? (int)(R - r0) : LN_ROWS, d, g, b);
   }
 }
 
