@@ -101,31 +101,36 @@ static double oracle_loss(const lowp_cnn_t *m, const float *img, const uint8_t *
   return loss / (double)nb;
 }
 
-/* (4): shapes that reach the four-block loop (N >= 32 on AVX2), the
-   four-row loop (N = 8, 16, 24), the scalar tail (N = 3, 10, 42) and row
-   counts that are not multiples of 4 or 8; inputs with zeros of both signs,
-   and biases of -0 (a skipped term leaves -0, an added +0 would not) */
+/* (4): shapes that reach the four-block loop (N >= 32 on AVX2, 64 on AVX-512), the four-row loop
+   (N = 8, 16, 24), the last block over the last JB columns (N = 24, 42, 49, 72, 136), the scalar loop
+   (N = 3, 10 on AVX2 and AVX-512; 3 on the baseline) and row counts that are not multiples of 4 or 8;
+   inputs with zeros of both signs, and biases of -0 (a skipped term leaves -0, an added +0 would not).
+   Rows 0-12 hold no zero but one -0 in row 6 (its last term: found past the first 64 values of its
+   four rows), so four rows without zeros run the test-free loop (_rows4w) and a group with one zero
+   the two-row loop; rows 13-27 are half zeros, row 28 all zeros (y = b, -0 kept). */
 static void gemm_bits(void) {
   const lowp_isa_t isas[] = {LOWP_ISA_AVX512, LOWP_ISA_AVX2, LOWP_ISA_GENERIC};
-  const int Ns[] = {3, 8, 10, 16, 24, 42, 64, 72}, Ks[] = {1, 9, 37};
-  enum { ROWS = 29, KMAX = 37, NMAX = 72 };
+  const int Ns[] = {3, 8, 10, 16, 24, 42, 49, 64, 72, 136}, Ks[] = {1, 9, 37};
+  enum { ROWS = 29, KMAX = 37, NMAX = 136 };
   static float x[ROWS * KMAX], w[KMAX * NMAX], b[NMAX], y[ROWS * NMAX], ref[ROWS * NMAX];
   lowp_rng_t r;
   size_t v, i, bad = 0, tried = 0;
   int a, c, t, j, k;
   lowp_rng_init(&r, lowp_test_seed(), 78);
-  for (i = 0; i < ROWS * KMAX; i++) {
-    unsigned u = (unsigned)(lowp_rng_next(&r) % 4);
-    x[i] = u == 0 ? 0.0f : u == 1 ? -0.0f : (float)lowp_rng_normal(&r);
-  }
   for (i = 0; i < KMAX * NMAX; i++) w[i] = (float)lowp_rng_normal(&r);
   for (i = 0; i < NMAX; i++) b[i] = i % 3 ? (float)lowp_rng_normal(&r) : -0.0f;
-  for (i = 0; i < KMAX; i++) x[(ROWS - 1) * KMAX + i] = 0.0f; /* a row of zeros: y = b, -0 kept */
   for (v = 0; v < sizeof isas / sizeof isas[0]; v++) {
     lowp_cpu_isa_limit(isas[v]);
     for (a = 0; a < (int)(sizeof Ns / sizeof Ns[0]); a++)
       for (c = 0; c < (int)(sizeof Ks / sizeof Ks[0]); c++) {
         const int N = Ns[a], K = Ks[c];
+        for (t = 0; t < ROWS; t++)
+          for (k = 0; k < K; k++) {
+            unsigned u = (unsigned)(lowp_rng_next(&r) % 4);
+            float g = (float)lowp_rng_normal(&r);
+            if (t < 13) x[t * K + k] = t == 6 && k == K - 1 ? -0.0f : g;
+            else x[t * K + k] = t == ROWS - 1 || u == 0 ? 0.0f : u == 1 ? -0.0f : g;
+          }
         for (t = 0; t < ROWS; t++)
           for (j = 0; j < N; j++) {
             float acc = b[j];
