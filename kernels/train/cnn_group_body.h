@@ -26,6 +26,18 @@ CNN_ATTR static inline CNN_VT CNN_CAT(CNN_NAME, _madd)(CNN_VT a, float xk, CNN_V
   const CNN_CAT(CNN_VT, i) keep = xv == (CNN_VT){0};
   return (CNN_VT)(((CNN_CAT(CNN_VT, i))s & ~keep) | ((CNN_CAT(CNN_VT, i))a & keep));
 }
+/* Whether rows t..t+nrow-1 of x hold no zero (then no term is skipped: _rows4w, _rows4's test-free
+   loop) */
+CNN_ATTR static int CNN_CAT(CNN_NAME, _nozero)(const float *x, size_t t, int nrow, int K) {
+  const float *x0 = x + t * K;
+  int k, e, n = nrow * K;
+  for (k = 0; k < n; k += 64) { /* 64 at a time, vectorised; rows with zeros (ReLU's) stop early */
+    int z = 0;
+    for (e = k; e < (n - k < 64 ? n : k + 64); e++) z |= x0[e] == 0.0f;
+    if (z) return 0;
+  }
+  return 1;
+}
 /* Four rows t..t+3 (nrow < 4: rows t..t+nrow-1, the others computed on row t and not stored, a group's
    last rows) at once, one block of JB columns at a time: the whole blocks in [j0, j1), then, where jt >= 0,
    the block [jt, jt + JB) (N not a multiple of JB: the last JB columns, again where they overlap the
@@ -39,6 +51,7 @@ CNN_ATTR static void CNN_CAT(CNN_NAME, _rows4)(float *y, const float *x, size_t 
   const float *x0 = x + t * K, *x1 = nrow > 1 ? x0 + K : x0, *x2 = nrow > 2 ? x1 + K : x0,
               *x3 = nrow > 3 ? x2 + K : x0;
   float *y0 = y + t * N;
+  const int dense = CNN_CAT(CNN_NAME, _nozero)(x, t, (int)nrow, K);
   int k;
   for (;; j0 += JB) {
     CNN_VT a0, a1, a2, a3, wv;
@@ -52,29 +65,24 @@ CNN_ATTR static void CNN_CAT(CNN_NAME, _rows4)(float *y, const float *x, size_t 
     a1 = a0;
     a2 = a0;
     a3 = a0;
-    for (k = 0; k < K; k++) {
-      CNN_VLOAD(wv, w + (size_t)k * N + j0);
-      a0 = CNN_CAT(CNN_NAME, _madd)(a0, x0[k], wv);
-      a1 = CNN_CAT(CNN_NAME, _madd)(a1, x1[k], wv);
-      a2 = CNN_CAT(CNN_NAME, _madd)(a2, x2[k], wv);
-      a3 = CNN_CAT(CNN_NAME, _madd)(a3, x3[k], wv);
-    }
+    if (dense) /* no zero to skip: every term added, no test (the attention's products) */
+      for (k = 0; k < K; k++) {
+        CNN_VLOAD(wv, w + (size_t)k * N + j0);
+        a0 += x0[k] * wv, a1 += x1[k] * wv, a2 += x2[k] * wv, a3 += x3[k] * wv;
+      }
+    else
+      for (k = 0; k < K; k++) {
+        CNN_VLOAD(wv, w + (size_t)k * N + j0);
+        a0 = CNN_CAT(CNN_NAME, _madd)(a0, x0[k], wv);
+        a1 = CNN_CAT(CNN_NAME, _madd)(a1, x1[k], wv);
+        a2 = CNN_CAT(CNN_NAME, _madd)(a2, x2[k], wv);
+        a3 = CNN_CAT(CNN_NAME, _madd)(a3, x3[k], wv);
+      }
     memcpy(y0 + j0, &a0, sizeof a0);
     if (nrow > 1) memcpy(y0 + N + j0, &a1, sizeof a1);
     if (nrow > 2) memcpy(y0 + 2 * (size_t)N + j0, &a2, sizeof a2);
     if (nrow > 3) memcpy(y0 + 3 * (size_t)N + j0, &a3, sizeof a3);
   }
-}
-/* Whether rows t..t+3 of x hold no zero (then _rows4w may run them: no term is skipped) */
-CNN_ATTR static int CNN_CAT(CNN_NAME, _nozero)(const float *x, size_t t, int K) {
-  const float *x0 = x + t * K;
-  int k, e, n = 4 * K;
-  for (k = 0; k < n; k += 64) { /* 64 at a time, vectorised; rows with zeros (ReLU's) stop early */
-    int z = 0;
-    for (e = k; e < (n - k < 64 ? n : k + 64); e++) z |= x0[e] == 0.0f;
-    if (z) return 0;
-  }
-  return 1;
 }
 /* Columns [0, jw) (groups of four blocks) of four rows t..t+3 at once that hold no zero in x
    (_nozero): every term added, with no test, NB blocks of JB columns a step (AVX-512: 4, sixteen
@@ -199,7 +207,7 @@ CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, in
     for (t = 0; (jv > jw || jt >= 0) && t < nr; t += 4)
       CNN_CAT(CNN_NAME, _rows4)(y, x, r0 + t, nr - t < 4 ? nr - t : 4, jw, jv, jt, K, N, w, b);
     for (t = 0; jw > 0 && t < nr;) /* four rows without zeros at a time, else two */
-      if (t + 4 <= nr && CNN_CAT(CNN_NAME, _nozero)(x, r0 + t, K)) {
+      if (t + 4 <= nr && CNN_CAT(CNN_NAME, _nozero)(x, r0 + t, 4, K)) {
         CNN_CAT(CNN_NAME, _rows4w)(y, x, r0 + t, jw, K, N, w, b);
         t += 4;
       } else {
