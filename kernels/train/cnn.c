@@ -29,15 +29,20 @@ static size_t wcount(const lowp_cnn_t *m, int l) { return (size_t)m->K[l] * (siz
 
 /* im2col of a channels-last image batch (batch x S x S x C), 3x3, padding 1:
    col (batch*S*S x 9C), k = (dy*3+dx)*C + c. */
-/* dst = src (C floats; src NULL: zeros), sizes the networks use by a copy of known size (a call of
-   memcpy per 4 or 32 bytes was im2col's and a tenth of fp8-quantization's samples) */
-static inline void copy_c(float *dst, const float *src, int C) {
-  static const float zero[16];
-  if (C == 1) *dst = src ? *src : 0.0f;
-  else if (C == 8) memcpy(dst, src ? src : zero, 8 * sizeof *dst);
-  else if (C == 16) memcpy(dst, src ? src : zero, 16 * sizeof *dst);
-  else if (src) memcpy(dst, src, (size_t)C * sizeof *dst);
-  else memset(dst, 0, (size_t)C * sizeof *dst);
+/* dst = src (n floats; src NULL: zeros), the sizes the networks use (a channel or three of 1, 8 or 16)
+   by copies of known size: a call of memcpy per 4 or 32 bytes was im2col's time and a tenth of
+   fp8-quantization's samples */
+static inline void copy_n(float *dst, const float *src, int n) {
+  static const float zero[48];
+  switch (n) {
+#define LOWP_COPY_K(k) \
+  case k: memcpy(dst, src ? src : zero, k * sizeof *dst); break;
+    LOWP_COPY_K(1) LOWP_COPY_K(3) LOWP_COPY_K(8) LOWP_COPY_K(16) LOWP_COPY_K(24) LOWP_COPY_K(48)
+#undef LOWP_COPY_K
+  default:
+    if (src) memcpy(dst, src, (size_t)n * sizeof *dst);
+    else memset(dst, 0, (size_t)n * sizeof *dst);
+  }
 }
 
 static void im2col(float *col, const float *in, long batch, int S, int C) {
@@ -49,12 +54,18 @@ static void im2col(float *col, const float *in, long batch, int S, int C) {
     for (y = 0; y < S; y++)
       for (x = 0; x < S; x++) {
         float *row = col + ((size_t)bi * S * S + (size_t)y * S + x) * K;
-        for (dy = 0; dy < 3; dy++)
-          for (dx = 0; dx < 3; dx++) {
-            int yy = y + dy - 1, xx = x + dx - 1;
-            float *dst = row + (size_t)(dy * 3 + dx) * C;
-            copy_c(dst, yy < 0 || yy >= S || xx < 0 || xx >= S ? NULL : in + (((size_t)bi * S + yy) * S + xx) * C, C);
+        for (dy = 0; dy < 3; dy++) {
+          const int yy = y + dy - 1;
+          if (yy >= 0 && yy < S && x >= 1 && x + 1 < S) { /* the three pixels of the row, adjacent in */
+            copy_n(row + (size_t)dy * 3 * C, in + (((size_t)bi * S + yy) * S + x - 1) * C, 3 * C);
+            continue;
           }
+          for (dx = 0; dx < 3; dx++) {
+            const int xx = x + dx - 1;
+            copy_n(row + (size_t)(dy * 3 + dx) * C,
+                   yy < 0 || yy >= S || xx < 0 || xx >= S ? NULL : in + (((size_t)bi * S + yy) * S + xx) * C, C);
+          }
+        }
       }
   }
 }
