@@ -24,6 +24,29 @@
 [ -x "$LOWP" ] || skip "no lowp binary"
 [ "${LOWP_TEST_SANITIZED:-0}" = 1 ] && skip "sanitizer build: timings mean nothing there"
 
+# try3 NAME CHECK ARGS...: one timed check (a bench run and its bounds), run again up to twice when a
+# ratio is over its bound. The two kernels of a ratio are timed moments apart, and under ctest -j2
+# another test can slow one of them (a tc row at 62x against 25-47x alone, the fresh clone's run of
+# 2026-11-30); a real regression is over its bound every time. CHECK returns 0 (within its bounds),
+# 1 (a ratio over, or a row not validated), 2 (the bench's exit status: not tried again), 3 (the
+# instruction set is not on this CPU).
+try3() {
+  local name=$1 i rc
+  shift
+  for i in 1 2 3; do
+    "$@" >"$T/try.out" 2>&1
+    rc=$?
+    case $rc in
+    0) grep -v '^FAIL' "$T/try.out"; ok; return ;;
+    3) cat "$T/try.out"; return ;;
+    2) break ;;
+    esac
+    [ $i -lt 3 ] && echo "note: $name: $(grep -c '^FAIL' "$T/try.out") row(s) over a bound, timed again"
+  done
+  cat "$T/try.out"
+  bad "$name"
+}
+
 # fast / rec, every order (target 2); recursive rows: fast / sgemm (target 9.1) on the vector
 # copies, ref / fast on the baseline
 ORD_MAX_GENERIC=3.5
@@ -51,28 +74,30 @@ check_table() {
 }
 
 # check_isa ISA ACCMAX ORDMAX: one run of the acc and orders tables; every row validated, every
-# ratio in bounds (ACCMAX empty: the baseline copy, ref / fast >= REF_MIN_GENERIC instead)
+# ratio in bounds (ACCMAX empty: the baseline copy, ref / fast >= REF_MIN_GENERIC instead); try3's
+# statuses
 check_isa() {
-  local isa=$1 accmax=$2 ordmax=$3 rc
+  local isa=$1 accmax=$2 ordmax=$3 rc st=0
   "$LOWP" bench gemm --n 128 --reps 5 --rows 1 --tables acc,orders --isa "$isa" >"$T/$isa" 2>"$T/err"
   rc=$?
   if [ $rc -eq 2 ] && grep -q "this CPU runs at most" "$T/err"; then
     echo "note: --isa $isa not on this CPU"
-    return
+    return 3
   fi
-  [ $rc -eq 0 ] && ok || { bad "bench gemm --isa $isa: exit $rc: $(cat "$T/err")"; return; }
+  [ $rc -eq 0 ] || { echo "FAIL: bench gemm --isa $isa: exit $rc: $(cat "$T/err")"; return 2; }
   # acc table: fields from the end: fast==ref, fast/S, ref/fast; orders table: fast==ref, fast/rec
   if [ -n "$accmax" ]; then
-    check_table "$isa" '^case \(recursive order\)' "$accmax" fast/sgemm 6 1 0 && ok || bad "$isa: acc table ratios"
+    check_table "$isa" '^case \(recursive order\)' "$accmax" fast/sgemm 6 1 0 || st=1
   else
-    check_table "$isa" '^case \(recursive order\)' "$REF_MIN_GENERIC" ref/fast 6 2 1 && ok || bad "$isa: acc table ratios"
+    check_table "$isa" '^case \(recursive order\)' "$REF_MIN_GENERIC" ref/fast 6 2 1 || st=1
   fi
-  check_table "$isa" '^summation order' "$ordmax" fast/rec 5 1 0 && ok || bad "$isa: orders table ratios"
+  check_table "$isa" '^summation order' "$ordmax" fast/rec 5 1 0 || st=1
+  return $st
 }
 
-check_isa generic "" "$ORD_MAX_GENERIC"
-check_isa avx2 "$ACC_MAX_AVX2" "$ORD_MAX_AVX2"
-check_isa avx512 "$ACC_MAX_AVX512" "$ORD_MAX_AVX512"
+try3 "generic: acc and orders tables" check_isa generic "" "$ORD_MAX_GENERIC"
+try3 "avx2: acc and orders tables" check_isa avx2 "$ACC_MAX_AVX2" "$ORD_MAX_AVX2"
+try3 "avx512: acc and orders tables" check_isa avx512 "$ACC_MAX_AVX512" "$ORD_MAX_AVX512"
 
 # The tensor-core models (tc table): every row equal to the scalar model ("same"); fast / sgemm
 # in the same run <= 60 on the vector copies (target 2 ns, 91x the reference sgemm; 4.6-14x at
@@ -86,9 +111,9 @@ check_tc() {
   rc=$?
   if [ $rc -eq 2 ] && grep -q "this CPU runs at most" "$T/err"; then
     echo "note: bench gemm --tables tc --isa $isa not on this CPU"
-    return
+    return 3
   fi
-  [ $rc -eq 0 ] && ok || { bad "bench gemm --tables tc --isa $isa: exit $rc: $(cat "$T/err")"; return; }
+  [ $rc -eq 0 ] || { echo "FAIL: bench gemm --tables tc --isa $isa: exit $rc: $(cat "$T/err")"; return 2; }
   awk -v isa="$isa" -v max="$max" -v refmin="$TC_REF_MIN_GENERIC" '
     /^tensor-core model/ { on = 1; next }
     /^target/ { on = 0 }
@@ -99,11 +124,11 @@ check_tc() {
       else if (max == "" && q + 0 < refmin) { print "FAIL: " isa ": " $0 ": ref/fast " q " < " refmin; bad++ }
     }
     END { if (n < 10) { print "FAIL: " isa ": tc table has " n " rows"; bad++ } exit bad > 0 }
-  ' "$T/tc-$isa" && ok || bad "$isa: tc table ratios"
+  ' "$T/tc-$isa"
 }
-check_tc generic ""
-check_tc avx2 "$TC_MAX"
-check_tc avx512 "$TC_MAX"
+try3 "generic: tc table" check_tc generic ""
+try3 "avx2: tc table" check_tc avx2 "$TC_MAX"
+try3 "avx512: tc table" check_tc avx512 "$TC_MAX"
 
 # `lowp bench round --isa`: value-returning rounding against the encoder of the same format,
 # mode and copy in one run (issue 34: <= 1.5x; bf16 rne from binary32 <= 1.2x the
@@ -126,9 +151,9 @@ check_round() {
   rc=$?
   if [ $rc -eq 2 ] && grep -q "this CPU runs at most" "$T/err"; then
     echo "note: bench round --isa $isa not on this CPU"
-    return
+    return 3
   fi
-  [ $rc -eq 0 ] && ok || { bad "bench round --isa $isa --rnd $rnd: exit $rc: $(cat "$T/err")"; return; }
+  [ $rc -eq 0 ] || { echo "FAIL: bench round --isa $isa --rnd $rnd: exit $rc: $(cat "$T/err")"; return 2; }
   # rows "lowp_round_array_fNN FMT MODE (values) ns ratio target... (R1x)[, ... (R2x)] result"
   awk -v isa="$isa" -v rnd="$rnd" -v v32="$v32" -v v64="$v64" -v tr="$TRICK_MAX" '
     /^validate:.*FAIL/ { print "FAIL: " isa " " rnd ": " $0; bad++ }
@@ -146,10 +171,10 @@ check_round() {
       }
     }
     END { if (n != 20) { print "FAIL: " isa " " rnd ": " n " value rows, want 20"; bad++ } exit bad > 0 }
-  ' "$f" && ok || bad "bench round --isa $isa --rnd $rnd: ratios"
+  ' "$f"
 }
 for isa in generic avx2 avx512; do
-  check_round "$isa" rne
-  check_round "$isa" rup
+  try3 "bench round --isa $isa --rnd rne" check_round "$isa" rne
+  try3 "bench round --isa $isa --rnd rup" check_round "$isa" rup
 done
 finish cli_bench_ratios
