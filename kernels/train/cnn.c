@@ -27,8 +27,6 @@
 
 static size_t wcount(const lowp_cnn_t *m, int l) { return (size_t)m->K[l] * (size_t)m->N[l]; }
 
-/* im2col of a channels-last image batch (batch x S x S x C), 3x3, padding 1:
-   col (batch*S*S x 9C), k = (dy*3+dx)*C + c. */
 /* dst = src (n floats; src NULL: zeros), the sizes the networks use (a channel or three of 1, 8 or 16)
    by copies of known size: a call of memcpy per 4 or 32 bytes was im2col's time and a tenth of
    fp8-quantization's samples */
@@ -45,6 +43,8 @@ static inline void copy_n(float *dst, const float *src, int n) {
   }
 }
 
+/* im2col of a channels-last image batch (batch x S x S x C), 3x3, padding 1:
+   col (batch*S*S x 9C), k = (dy*3+dx)*C + c. */
 static void im2col(float *col, const float *in, long batch, int S, int C) {
   long bi;
   size_t K = 9 * (size_t)C;

@@ -228,7 +228,6 @@ static int acts_alloc(acts_t *a, const lowp_vit_t *m, size_t B) {
   return LOWP_OK;
 }
 
-/* Layer norm of R rows of d: xh = normalised, rs = 1/sqrt(var + eps), y = xh g + b. */
 /* Rows r0 .. r0 + nr - 1 (nr <= LN_ROWS) of layernorm, side by side: each row's sums are its own
    additions in j order, as one row alone (the rows' chains of dependent additions interleaved, where one
    row's waited on the adder's latency: 4.8% of fp8-quantization's samples) */
@@ -256,6 +255,7 @@ static void ln_rows(float *y, float *xh, float *rs, const float *x, size_t r0, i
   }
 }
 
+/* Layer norm of R rows of d: xh = normalised, rs = 1/sqrt(var + eps), y = xh g + b. */
 static void layernorm(float *y, float *xh, float *rs, const float *x, size_t R, int d,
                       const float *g, const float *b) {
   long t;
