@@ -210,6 +210,11 @@ CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, in
       if (t + 4 <= nr && CNN_CAT(CNN_NAME, _nozero)(x, r0 + t, 4, K)) {
         CNN_CAT(CNN_NAME, _rows4w)(y, x, r0 + t, jw, K, N, w, b);
         t += 4;
+#ifdef CNN_ROWS4M /* the copy's four rows with zeros (cnn.c: AVX-512's masked additions) */
+      } else if (t + 4 <= nr) {
+        CNN_ROWS4M(y, x, r0 + t, jw, K, N, w, b);
+        t += 4;
+#endif
       } else {
         CNN_CAT(CNN_NAME, _rows2)(y, x, r0 + t, t + 1 < nr, jw, K, N, w, b);
         t += 2;
