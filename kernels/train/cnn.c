@@ -354,10 +354,42 @@ size_t lowp_cnn_nparams(const lowp_cnn_t *m) {
 #undef CNN_ATTR
 #undef JB
 #ifdef LOWP_CNN_X86
+/* rows4m_avx512's AVX2 copy: four rows t..t+3 with zeros over the four-block columns [0, jw), two blocks
+   of 8 columns a step (eight chains), a term with x[k] == 0 skipped by a blend (the sum before it kept
+   in every lane where x[k] == 0) instead of the two-row loop's branch per term and row. Each output's
+   operations are those of the one-row loop: b[j], then x[k] w[k][j] (one multiplication, one addition,
+   no FMA) added in k order where x[k] != 0. */
+__attribute__((target("avx2"))) static void rows4m_avx2(float *y, const float *x, size_t t, int jw, int K, int N,
+                                                        const float *w, const float *b) {
+  const float *xr[4];
+  float *y0 = y + t * N;
+  int j0, k, i;
+  for (i = 0; i < 4; i++) xr[i] = x + (t + (size_t)i) * K;
+  for (j0 = 0; j0 + 16 <= jw; j0 += 16) {
+    __m256 a[4][2];
+    for (i = 0; i < 4; i++) a[i][0] = _mm256_loadu_ps(b + j0), a[i][1] = _mm256_loadu_ps(b + j0 + 8);
+    for (k = 0; k < K; k++) {
+      const float *wr = w + (size_t)k * N + j0;
+      const __m256 w0 = _mm256_loadu_ps(wr), w1 = _mm256_loadu_ps(wr + 8);
+      for (i = 0; i < 4; i++) {
+        const __m256 uv = _mm256_set1_ps(xr[i][k]);
+        const __m256 skip = _mm256_cmp_ps(uv, _mm256_setzero_ps(), _CMP_EQ_OQ);
+        a[i][0] = _mm256_blendv_ps(_mm256_add_ps(a[i][0], _mm256_mul_ps(uv, w0)), a[i][0], skip);
+        a[i][1] = _mm256_blendv_ps(_mm256_add_ps(a[i][1], _mm256_mul_ps(uv, w1)), a[i][1], skip);
+      }
+    }
+    for (i = 0; i < 4; i++) {
+      _mm256_storeu_ps(y0 + (size_t)i * N + j0, a[i][0]);
+      _mm256_storeu_ps(y0 + (size_t)i * N + j0 + 8, a[i][1]);
+    }
+  }
+}
+#define CNN_ROWS4M rows4m_avx2
 #define CNN_NAME group_avx2
 #define CNN_ATTR __attribute__((target("avx2")))
 #define JB 8
 #include "train/cnn_group_body.h"
+#undef CNN_ROWS4M
 #undef CNN_NAME
 #undef CNN_ATTR
 #undef JB
