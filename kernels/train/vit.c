@@ -234,7 +234,7 @@ static int acts_alloc(acts_t *a, const lowp_vit_t *m, size_t B) {
 enum { LN_ROWS = 4 };
 static void ln_rows(float *y, float *xh, float *rs, const float *x, size_t r0, int nr, int d, const float *g,
                     const float *b) {
-  double mean[LN_ROWS] = {0}, var[LN_ROWS] = {0}, rstd[LN_ROWS];
+  double mean[LN_ROWS] = {0}, var[LN_ROWS] = {0};
   const float *xr[LN_ROWS];
   int i, j;
   for (i = 0; i < LN_ROWS; i++) xr[i] = x + (r0 + (size_t)(i < nr ? i : 0)) * d; /* missing rows: row r0 again */
@@ -245,10 +245,10 @@ static void ln_rows(float *y, float *xh, float *rs, const float *x, size_t r0, i
     for (i = 0; i < LN_ROWS; i++) var[i] += ((double)xr[i][j] - mean[i]) * ((double)xr[i][j] - mean[i]);
   for (i = 0; i < nr; i++) {
     const size_t r = r0 + (size_t)i;
-    rstd[i] = 1.0 / sqrt(var[i] / d + LN_EPS);
-    rs[r] = (float)rstd[i];
+    const double rstd = 1.0 / sqrt(var[i] / d + LN_EPS);
+    rs[r] = (float)rstd;
     for (j = 0; j < d; j++) {
-      float n = (float)(((double)xr[i][j] - mean[i]) * rstd[i]);
+      float n = (float)(((double)xr[i][j] - mean[i]) * rstd);
       xh[r * d + j] = n;
       y[r * d + j] = n * g[j] + b[j];
     }
