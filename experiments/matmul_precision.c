@@ -91,6 +91,7 @@
 #include "rng/rng.h"
 #include "exp_check.h"
 #include "extrapolation.h"
+#include "mp_frnd.h"
 #include "status.h"
 
 #include <float.h>
@@ -198,42 +199,13 @@ static void check(const lowp_run_t *r) {
 
 /* ---- the fast exact emulation of kernels/cpu/gemm_acc (recursive order, round to nearest even) */
 
-typedef struct {
-  int round;      /* 0: the fp32 operation is the kernel's (fp32 itself, or exact products) */
-  uint32_t drop;  /* 24 - p: significand bits an F value lacks */
-  float xmin;     /* 2^emin of F: below it the quantum is fixed */
-  float magic;    /* 1.5 * 2^(q + 23), q = emin - p + 1: (x + magic) - magic rounds x to a multiple of 2^q */
-  float xmax;     /* largest finite F value: above it the reference decides (inf, saturation) */
-} frnd_t;
-
-static void frnd_init(frnd_t *t, const lowp_format_t *f) {
-  t->round = f->precision < LOWP_FMT_FP32.precision;
-  t->drop = (uint32_t)(LOWP_FMT_FP32.precision - f->precision);
-  t->xmin = (float)lowp_format_xmin(f);
-  t->magic = (float)ldexp(1.5, f->emin - f->precision + 1 + LOWP_FMT_FP32.precision - 1);
-  t->xmax = (float)lowp_format_xmax(f);
-}
-
-/* x (an fp32 value) rounded to nearest even in F, branch-free (so that the
-   loops vectorise); *bad |= 1 when the result is beyond F's finite range
-   (the reference kernel then decides: infinity or saturation). The normal
-   range: add half an ulp of F minus one, plus the kept lsb (ties to even),
-   and clear the dropped bits (a carry into the exponent is the right
-   result). Below xmin: (x + magic) - magic, fp32's own rounding at 2^q. */
-static inline __attribute__((always_inline)) float frnd(float x, uint32_t d, float xmin, float magic, float xmax, int *bad) {
-  uint32_t u, v, m;
-  float y, z;
-  memcpy(&u, &x, sizeof u);
-  u += ((1u << (d - 1)) - 1u) + ((u >> d) & 1u);
-  u &= ~((1u << d) - 1u);
-  z = (x + magic) - magic;
-  memcpy(&v, &z, sizeof v);
-  m = 0u - (uint32_t)(fabsf(x) < xmin);
-  u = (u & ~m) | (v & m);
-  memcpy(&y, &u, sizeof y);
-  *bad |= fabsf(y) > xmax;
-  return y;
-}
+/* x rounded to F the way `way` (a constant where it is inlined), with P's parameters (pr or ac); B the flag */
+#define FRND(x, P, B)                                                                                        \
+  (way == FR_NARROW ? frnd_narrow(x, P##ebmin, P##ebcap, P##mofs, P##xmax, &(B))                            \
+   : way == FR_WIDE ? frnd_wide(x, P##d, P##xmax, &(B))                                                      \
+                    : frnd(x, P##d, P##xmin, P##magic, P##xmax, &(B)))
+/* a product below fp32's normal range (it may be inexact): tested unless `under` (a constant) is 0 */
+#define UNDER(q) (under && (fabsf(q) < FLT_MIN) & ((q) != 0.0f))
 
 #define JB 256
 #define LB 256
@@ -256,11 +228,14 @@ static inline __attribute__((always_inline)) float frnd(float x, uint32_t d, flo
 /* column tile jb of fast_gemm */
 static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags, const float *A,
                                                             const float *B, long n, long jb,
-                                                            const frnd_t *pr, const frnd_t *ac) {
+                                                            const frnd_t *pr, const frnd_t *ac, const int way,
+                                                            const int under) {
   const long njb = (n + JB - 1) / JB;
   const uint32_t pd = pr->drop, ad = ac->drop;
   const float pxmin = pr->xmin, pmagic = pr->magic, pxmax = pr->xmax;
   const float axmin = ac->xmin, amagic = ac->magic, axmax = ac->xmax;
+  const uint32_t pebmin = pr->ebmin, pebcap = pr->ebcap, pmofs = pr->mofs;
+  const uint32_t aebmin = ac->ebmin, aebcap = ac->ebcap, amofs = ac->mofs;
   {
     long j0 = jb * JB, j1 = j0 + JB < n ? j0 + JB : n, l0;
     for (l0 = 0; l0 < n; l0 += LB) {
@@ -284,9 +259,9 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
               const float al = a[l], *b = B + (size_t)l * n;
               for (j = j0; j < j1; j++) {
                 float p = al * b[j];
-                bb |= (fabsf(p) < FLT_MIN) & (p != 0.0f);
-                if (pr->round) p = frnd(p, pd, pxmin, pmagic, pxmax, &bb);
-                c[j] = ac->round ? frnd(c[j] + p, ad, axmin, amagic, axmax, &bb) : c[j] + p;
+                bb |= UNDER(p);
+                if (pr->round) p = FRND(p, p, bb);
+                c[j] = ac->round ? FRND(c[j] + p, a, bb) : c[j] + p;
               }
             }
             flags[rr * njb + jb] |= bb;
@@ -298,8 +273,7 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
           if (!pr->round && !ac->round) {
             for (j = j0; j < j1; j++) {
               float bj = b[j], p0 = x0 * bj, p1 = x1 * bj, p2 = x2 * bj, p3 = x3 * bj;
-              bad |= ((fabsf(p0) < FLT_MIN) & (p0 != 0.0f)) | ((fabsf(p1) < FLT_MIN) & (p1 != 0.0f)) |
-                     ((fabsf(p2) < FLT_MIN) & (p2 != 0.0f)) | ((fabsf(p3) < FLT_MIN) & (p3 != 0.0f));
+              bad |= UNDER(p0) | UNDER(p1) | UNDER(p2) | UNDER(p3);
               c0[j] = c0[j] + p0;
               c1[j] = c1[j] + p1;
               c2[j] = c2[j] + p2;
@@ -308,16 +282,15 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
           } else {
             for (j = j0; j < j1; j++) {
               float bj = b[j], p0 = x0 * bj, p1 = x1 * bj, p2 = x2 * bj, p3 = x3 * bj;
-              bad |= ((fabsf(p0) < FLT_MIN) & (p0 != 0.0f)) | ((fabsf(p1) < FLT_MIN) & (p1 != 0.0f)) |
-                     ((fabsf(p2) < FLT_MIN) & (p2 != 0.0f)) | ((fabsf(p3) < FLT_MIN) & (p3 != 0.0f));
-              p0 = frnd(p0, pd, pxmin, pmagic, pxmax, &bad);
-              p1 = frnd(p1, pd, pxmin, pmagic, pxmax, &bad);
-              p2 = frnd(p2, pd, pxmin, pmagic, pxmax, &bad);
-              p3 = frnd(p3, pd, pxmin, pmagic, pxmax, &bad);
-              c0[j] = frnd(c0[j] + p0, ad, axmin, amagic, axmax, &bad);
-              c1[j] = frnd(c1[j] + p1, ad, axmin, amagic, axmax, &bad);
-              c2[j] = frnd(c2[j] + p2, ad, axmin, amagic, axmax, &bad);
-              c3[j] = frnd(c3[j] + p3, ad, axmin, amagic, axmax, &bad);
+              bad |= UNDER(p0) | UNDER(p1) | UNDER(p2) | UNDER(p3);
+              p0 = FRND(p0, p, bad);
+              p1 = FRND(p1, p, bad);
+              p2 = FRND(p2, p, bad);
+              p3 = FRND(p3, p, bad);
+              c0[j] = FRND(c0[j] + p0, a, bad);
+              c1[j] = FRND(c1[j] + p1, a, bad);
+              c2[j] = FRND(c2[j] + p2, a, bad);
+              c3[j] = FRND(c3[j] + p3, a, bad);
             }
           }
         }
@@ -332,25 +305,49 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
 }
 
 #define FT_ARGS float *C, int *flags, const float *A, const float *B, long n, long jb, const frnd_t *pr, const frnd_t *ac
+#define FT_PASS C, flags, A, B, n, jb, pr, ac
+/* a column tile's three copies: the general rounding, FR_WIDE, and FR_NARROW without the product test */
+#define FT_WAYS(SUFFIX, ATTR)                                                                                \
+  ATTR static void fast_tile_gen##SUFFIX(FT_ARGS) { fast_tile(FT_PASS, FR_GEN, 1); }                        \
+  ATTR static void fast_tile_wide##SUFFIX(FT_ARGS) { fast_tile(FT_PASS, FR_WIDE, 1); }                      \
+  ATTR static void fast_tile_narrow##SUFFIX(FT_ARGS) { fast_tile(FT_PASS, FR_NARROW, 0); }
 typedef void (*fast_tile_fn)(FT_ARGS);
-static void fast_tile_generic(FT_ARGS) { fast_tile(C, flags, A, B, n, jb, pr, ac); }
+FT_WAYS(, )
 #ifdef MP_X86
-__attribute__((target("avx2"))) static void fast_tile_avx2(FT_ARGS) { fast_tile(C, flags, A, B, n, jb, pr, ac); }
-__attribute__((target("avx512f"))) static void fast_tile_avx512(FT_ARGS) {
-  fast_tile(C, flags, A, B, n, jb, pr, ac);
-}
+FT_WAYS(_avx2, __attribute__((target("avx2"))))
+FT_WAYS(_avx512, __attribute__((target("avx512f"))))
 #endif
+#undef FT_WAYS
+#undef FT_PASS
 #undef FT_ARGS
 
-static void fast_gemm(float *C, int *flags, const float *A, const float *B, long n, const frnd_t *pr,
-                      const frnd_t *ac) {
-  long njb = (n + JB - 1) / JB, jb;
-  fast_tile_fn tile = fast_tile_generic;
+/* the copy for this ISA and these roundings: FR_NARROW where products need no test (every product is
+   rounded, and rounded that way, or none is: fp32 sums of exact products of such inputs), FR_WIDE where
+   both roundings are wide, the general one otherwise */
+static fast_tile_fn pick_tile(const frnd_t *pr, const frnd_t *ac, int under) {
+  int way = !pr->round && !ac->round ? (under ? FR_GEN : FR_NARROW)
+            : pr->round && ac->round && pr->way == ac->way && (pr->way != FR_NARROW || !under) ? pr->way
+                                                                                              : FR_GEN;
 #ifdef MP_X86
   lowp_isa_t isa = lowp_cpu_isa(0);
-  tile = isa == LOWP_ISA_AVX512 ? fast_tile_avx512 : isa == LOWP_ISA_AVX2 ? fast_tile_avx2 : fast_tile_generic;
+  if (isa == LOWP_ISA_AVX512)
+    return way == FR_NARROW ? fast_tile_narrow_avx512 : way == FR_WIDE ? fast_tile_wide_avx512 : fast_tile_gen_avx512;
+  if (isa == LOWP_ISA_AVX2)
+    return way == FR_NARROW ? fast_tile_narrow_avx2 : way == FR_WIDE ? fast_tile_wide_avx2 : fast_tile_gen_avx2;
 #endif
+  return way == FR_NARROW ? fast_tile_narrow : way == FR_WIDE ? fast_tile_wide : fast_tile_gen;
+}
+
+/* C = A B of inputs in; `under` 1 when products of two of in's values may fall below fp32's normal range */
+static void fast_gemm(float *C, int *flags, const float *A, const float *B, long n, const frnd_t *pr,
+                      const frnd_t *ac, int under) {
+  long njb = (n + JB - 1) / JB, jb;
+  fast_tile_fn tile = pick_tile(pr, ac, under);
   memset(C, 0, (size_t)n * n * sizeof *C);
+  if (!pr->exact || !ac->exact) { /* every output flagged: the reference kernel computes them all */
+    for (jb = 0; jb < n * njb; jb++) flags[jb] = 1;
+    return;
+  }
   memset(flags, 0, (size_t)n * njb * sizeof *flags);
 #pragma omp parallel for schedule(static)
   for (jb = 0; jb < njb; jb++) tile(C, flags, A, B, n, jb, pr, ac);
@@ -822,7 +819,9 @@ static int emul_run(const lowp_subject_t *s, double *const *out, const double *c
   long n = X->n, q;
   size_t nn = X->nn, e;
   (void)in; (void)p; (void)err; (void)errlen;
-  fast_gemm(S->Cf, S->flags, S->Af, S->Bf, n, &k->fp, &k->fa);
+  frnd_t fin; /* the inputs' format: may their products fall below fp32's normal range? */
+  frnd_init(&fin, k->in);
+  fast_gemm(S->Cf, S->flags, S->Af, S->Bf, n, &k->fp, &k->fa, fin.under);
   for (q = 0; q < n * X->njb; q++)
     if (S->flags[q]) {
       long ii = q / X->njb, jb = q % X->njb, jj;
