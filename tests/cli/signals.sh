@@ -97,15 +97,18 @@ done
 # ------------------------------------------------------ in the middle of a report
 # one experiment after another in lowp's process (--jobs 1), and two at a time in child processes
 # (--jobs 2): SIGTERM to lowp alone must stop its children (no process left in the group)
+# started_at_least N: lowp report has started N experiments (its lines "[k/n] NAME", and " started" with --jobs)
+started_at_least() { [ "$(grep -c -E '^lowp report: \[[0-9]+/[0-9]+\] [^ ]+( started)?$' "$S/err")" -ge "$1" ]; }
 for c in "1 INT group 130" "2 INT group 130" "2 TERM alone 143"; do
   set -- $c
   start "$LOWP" report --quick --jobs "$1" --out "$W/prev"
-  # the moment: an experiment has finished (its folder written in the report's temporary folder) and the
-  # next one started, J + 1 with --jobs J (the 4th before: two experiments more for the same moment)
-  # a quick report's first experiments take seconds on a quiet machine, far longer on a loaded
-  # 2-core CI runner (it failed at 20 s under ctest -j2 beside other work): wait up to 5 minutes
-  WAIT_STEPS=6000 wait_for grep -q "\[$(($1 + 1))/" "$S/err" ||
-    bad "report --jobs $1 did not get to its experiment $(($1 + 1))"
+  # the moment: with --jobs 1, the first experiment has finished (its folder written in the report's
+  # temporary folder) and the second started; with --jobs 2, both children are computing (they start
+  # longest first: the first to finish takes about 10 s of a quick report). The started lines are
+  # counted, not their numbers (not the catalogue's order). A loaded 2-core CI runner is far slower
+  # than a quiet machine (it failed at 20 s under ctest -j2 beside other work): wait up to 5 minutes
+  WAIT_STEPS=6000 wait_for started_at_least 2 ||
+    bad "report --jobs $1 did not start its second experiment"
   if [ "$3" = group ]; then kill -"$2" -- "-$pid"; else kill -"$2" "$pid"; fi
   finish "SIG$2 to $3 during report --jobs $1" "$2" "$4" "$W/prev" "$PREV"
   # the experiments' processes (each in a process group of its own) and what they started are gone
@@ -116,7 +119,8 @@ done
 # --------------------------------------------------- gemm --out-exact, computing
 echo "old content" >"$W/c.npy"
 before="$(md5sum <"$W/c.npy")"
-start "$LOWP" gemm --m 128 --n 128 --k 16384 --in fp16 --acc fp16 --dist normal --out-exact "$W/c.npy"
+# (about 1.5 s here, killed at 0.5 s; 128 x 128 took 0.5 s and sometimes finished first)
+start "$LOWP" gemm --m 256 --n 256 --k 16384 --in fp16 --acc fp16 --dist normal --out-exact "$W/c.npy"
 sleep 0.5
 kill -TERM "$pid"
 wait "$pid"; rc=$?
