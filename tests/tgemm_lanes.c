@@ -102,6 +102,38 @@ done:
   free(a), free(b), free(c);
 }
 
+/* Sums that binary64 rounds onto a midpoint of acc (fp16): lane 0 holds x = 1 + 2^-10 (odd last bit),
+   then gets y = a b = 2^-11 (1 + 2^-23)(1 -+ 2^-23) = 2^-11 -+ 2^-57: x + y = 1 + 3 2^-11 -+ 2^-57 is
+   1 + 3 2^-11 in binary64 (the midpoint between 1 + 2^-10 and 1 + 2^-9), but rounds to 1 + 2^-10 (-)
+   or 1 + 2^-9 (+) once; ties to even from the binary64 sum would give 1 + 2^-9 both times. Also the
+   mirror with negative y, and -x. */
+static void double_rounding(void) {
+  const double x = 1.0 + 0x1p-10, a2 = 0x1p-11 * (1.0 + 0x1p-23);
+  const double signs[4][3] = {{1, 1, -1}, {1, 1, 1}, {-1, -1, -1}, {-1, -1, 1}}; /* x, y, the 2^-23 */
+  const double want[4] = {1.0 + 0x1p-10, 1.0 + 0x1p-9, -(1.0 + 0x1p-10), -(1.0 + 0x1p-9)};
+  int i;
+  for (i = 0; i < 4; i++) {
+    /* L = 2, k = 3: lane 0 = x, then x + a2 b2; lane 1 = 0 */
+    double a[3] = {signs[i][0] * x, 0.0, signs[i][1] * a2}, b[3] = {1.0, 0.0, 1.0 + signs[i][2] * 0x1p-23}, c[1];
+    const double *ins[2] = {a, b};
+    double *outs[1] = {c};
+    lowp_kcfg_t cfg;
+    lowp_problem_t p;
+    char err[200] = "", h1[40], h2[40];
+    memset(&cfg, 0, sizeof cfg);
+    cfg.acc.acc = LOWP_FMT_FP16;
+    cfg.lanes = 2;
+    lowp_problem_init(&p, lowp_op_by_name("gemm"));
+    p.dims.batch = 1, p.dims.m = 1, p.dims.n = 1, p.dims.k = 3;
+    p.in[0] = p.in[1] = LOWP_FMT_FP32;
+    p.out = LOWP_FMT_FP32;
+    lowp_test_check(lowp_kernel_gemm_lanes(&cfg, outs, ins, &p, err, sizeof err) == LOWP_OK && c[0] == want[i] &&
+                        oracle(a, b, 1, 3, 2, &LOWP_FMT_FP16, &p.out) == want[i],
+                    "a sum binary64 rounds onto an fp16 midpoint (%d): %s, want %s", i, lowp_test_hex(c[0], h1, sizeof h1),
+                    lowp_test_hex(want[i], h2, sizeof h2));
+  }
+}
+
 int main(void) {
   const lowp_format_t *accs[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_TF32, &LOWP_FMT_E5M2,
                                  &LOWP_FMT_E4M3, &LOWP_FMT_FP32};
@@ -115,5 +147,6 @@ int main(void) {
       for (il = 0; il < sizeof lanes / sizeof *lanes; il++)
         for (ik = 0; ik < sizeof ks / sizeof *ks; ik++)
           run_case(ins[ii], accs[ia], lanes[il], 3, 5, ks[ik], ik % 2);
+  double_rounding();
   return lowp_test_end();
 }
