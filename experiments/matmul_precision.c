@@ -1395,7 +1395,8 @@ static void answer_growth(lowp_run_t *r, mp_t *S, const growth_t *G, char *ans, 
   fprintf(r->summary, "**Answer.** %s\n\nSee also: [PyTorch's CPU kernels measured by lowp check]"
           "(../../pytorch-cpu/README.md) (reports/pytorch-cpu: its bf16 matmul accumulates in bf16, as cpu-bf16 "
           "here).\n\nFiles: errors.csv (every size, seed and kernel), growth.csv (means and ranges over the seeds), "
-          "bounds.csv, tc.csv, growth.png, backward.png, growth_tc.png.\n", ans);
+          "bounds.csv, tc.csv, growth.png, backward.png%s.\n", ans,
+          S->c.model && S->c.sizes[0] <= S->c.tcmax ? ", growth_tc.png" : "");
 }
 
 /* one key number of the index (tools/cmd_report.c): label, mean, range over the seeds, 95% half-width */
@@ -1501,7 +1502,7 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
   {
     lowp_series_t sr[4 * MAXK + 2];
     char styles[4 * MAXK + 2][96], extra[512], extra_tc[512], mixt[MAXK][80];
-    int mixshow = -1, blas_stars = 0;
+    int mixshow = -1, blas_stars = 0, tc_any = 0; /* tc_any: the model ran at some size (<= tcmax) */
     int pass;
     snprintf(extra, sizeof extra, "set key outside right top Left reverse font ',10'\nset logscale x 2\n"
              "set format x '2^{%%L}'\nset format y '10^{%%L}'\nset mxtics 1\nset xrange [%ld:%ld]",
@@ -1512,7 +1513,7 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
       long tmax = S->c.sizes[0];
       int best = -1;
       for (si = 0; si < S->c.ns; si++)
-        if (S->c.sizes[si] <= S->c.tcmax) tmax = S->c.sizes[si];
+        if (S->c.sizes[si] <= S->c.tcmax) tmax = S->c.sizes[si], tc_any = 1;
       snprintf(extra_tc, sizeof extra_tc, "set key outside right top Left reverse font ',10'\nset logscale x 2\n"
                "set format x '2^{%%L}'\nset format y '10^{%%L}'\nset mxtics 1\nset xrange [%ld:%ld]",
                tmax > S->c.sizes[0] ? S->c.sizes[0] : S->c.sizes[0] / 2, tmax > S->c.sizes[0] ? tmax : 2 * S->c.sizes[0]);
@@ -1532,7 +1533,7 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
       static const char *const ylabels[3] = {"max |C - exact(A B)|", "backward error / u", "max |C - exact(A B)|"};
       static const char *const bases[3] = {"growth", "backward", "growth_tc"};
       lowp_plot_t p = {titles[pass], "n (matrices n x n)", ylabels[pass], 1, 1, pass == 2 ? extra_tc : extra};
-      if (pass == 2 && !S->c.model) continue;
+      if (pass == 2 && (!S->c.model || !tc_any)) continue; /* no data: no plot (gnuplot fails on none) */
       for (i = 0; i < S->nk; i++) {
         lowp_series_t s;
         memset(&s, 0, sizeof s);
@@ -1611,7 +1612,7 @@ static int render_plots(lowp_run_t *r, mp_t *S) {
                      "entry's error: gamma_n bounds every entry, so it bounds the maximum too; the probabilistic "
                      "bound holds per entry with P >= 0.99, so the maximum of n^2 entries may exceed it (a union "
                      "bound over the n^2 entries would widen lambda to sqrt(2 ln(200 n^3)) / (1 - u)).");
-    if (S->c.model)
+    if (S->c.model && tc_any)
       lowp_result_plot(S->plots, "growth_tc.png", "The tensor-core model on whole products (every entry, mean over "
                        "the seeds) beside F-in/fp32-acc on the same inputs: the model's error is the rounding of its "
                        "inputs. A curve within 1% of an earlier one at every size is drawn with open circles and "

@@ -110,5 +110,14 @@ if grep -qw avx2 /proc/cpuinfo; then # another kernel of OpenBLAS (its Haswell o
     grep -q 'for the recursive cpu-fp32, [0-9.]* times \(less\|more\), and differs from it by up to' "$tmp/hw/summary.md"
 fi
 
+# every size above tcmax: the tensor-core model runs at none, and the run has no tensor-core plot (it
+# failed with "gnuplot failed" on the empty series, exit 2)
+"$LOWP" run matmul-precision --quick --sizes=32,64 --head=32 --tcmax=16 --out "$tmp/notc" > "$tmp/notc.log" 2>&1
+rc=$?
+check "sizes all above tcmax: exit 0 (it exited $rc)" test $rc -eq 0
+[ $rc -eq 0 ] || tail -n 5 "$tmp/notc.log"
+check "sizes all above tcmax: no growth_tc.png, and the summary does not list it" \
+  sh -c "[ ! -e '$tmp/notc/growth_tc.png' ] && [ -s '$tmp/notc/growth.png' ] && ! grep -q growth_tc '$tmp/notc/summary.md'"
+
 echo "matmul_precision.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
