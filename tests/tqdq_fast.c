@@ -7,6 +7,7 @@
 #include "status.h"
 #include "testutil.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -101,6 +102,37 @@ static void compare(const float *x, size_t rows, const lowp_format_t *f, lowp_qs
   lowp_cpu_isa_limit(isas[0]);
 }
 
+/* Every finite value r of fp16, bf16, e4m3 and e5m2 as the quantized value (x = r / s in binary32,
+   which quantizes back to r), dequantized (r / s) by each copy, over 64 random scales each
+   (fl32(xmax / amax), amax xmax times 2^-30 .. 2^31, below 2^128), the fast copies against the
+   reference. */
+static void division(size_t nisa) {
+  const lowp_format_t *fm[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
+  lowp_rng_t g;
+  size_t i, k, n, rows;
+  float *x = malloc(65536 * sizeof *x);
+  if (!lowp_test_check(x != NULL, "allocation")) return;
+  lowp_rng_init(&g, lowp_test_seed(), 77);
+  for (i = 0; i < sizeof fm / sizeof fm[0]; i++) {
+    const lowp_format_t *f = fm[i];
+    size_t nv = (size_t)1 << (1 + f->ebits + f->precision - 1), cnt = 0; /* every encoding */
+    for (k = 0; k < 64; k++) {
+      double amax = lowp_format_xmax(f) * ldexp(1.0 + lowp_rng_uniform(&g), (int)(lowp_rng_uniform(&g) * 60.0) - 30);
+      if (amax > FLT_MAX) amax = FLT_MAX * lowp_rng_uniform(&g); /* a calibrated amax is a binary32 value (bf16) */
+      double s = (double)lowp_qdq_scale(amax, f), v;
+      n = 0;
+      for (size_t e = 0; e < nv && n < 65536; e++)
+        if (lowp_decode(&v, (uint64_t)e, f) == LOWP_OK && isfinite(v)) x[n++] = (float)(v / s);
+      while (n % COLS) x[n++] = 0.0f;
+      rows = n / COLS;
+      compare(x, rows, f, LOWP_QS_TENSOR, 32, &amax, "division", nisa);
+      cnt += n;
+    }
+    lowp_test_check(cnt > 64 * 200, "%s: %zu quotients compared", f->name, cnt);
+  }
+  free(x);
+}
+
 int main(void) {
   /* fast-path formats of every kind, and e4m3fnuz (no -0: the reference
      path only) */
@@ -133,6 +165,7 @@ int main(void) {
     for (k = 0; k < sizeof am / sizeof am[0]; k++)
       compare(x, rows, fm[i], LOWP_QS_TENSOR, 32, &am[k], "tensor amax", k == 0 ? all : 1);
   }
+  division(all);
   free(x);
   free(y1); free(y2); free(s1); free(s2); free(q1); free(q2);
   return lowp_test_end();
