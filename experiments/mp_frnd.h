@@ -67,18 +67,22 @@ static inline void frnd_init(frnd_t *t, const lowp_format_t *f) {
   }
 }
 
+/* u (an fp32 value's bits) with its d low bits rounded off to nearest even: add half an ulp of F minus
+   one, plus the kept lsb, and clear the dropped bits (a carry into the exponent is the right result) */
+static inline __attribute__((always_inline)) uint32_t frnd_bits(uint32_t u, uint32_t d) {
+  u += ((1u << (d - 1)) - 1u) + ((u >> d) & 1u);
+  return u & ~((1u << d) - 1u);
+}
+
 /* x (an fp32 value) rounded to nearest even in F, branch-free (so that the
    loops vectorise); *bad |= 1 when the result is beyond F's finite range
    (the reference kernel then decides: infinity or saturation). The normal
-   range: add half an ulp of F minus one, plus the kept lsb (ties to even),
-   and clear the dropped bits (a carry into the exponent is the right
-   result). Below xmin: (x + magic) - magic, fp32's own rounding at 2^q. */
+   range: frnd_bits. Below xmin: (x + magic) - magic, fp32's own rounding at 2^q. */
 static inline __attribute__((always_inline)) float frnd(float x, uint32_t d, float xmin, float magic, float xmax, int *bad) {
   uint32_t u, v, m;
   float y, z;
   memcpy(&u, &x, sizeof u);
-  u += ((1u << (d - 1)) - 1u) + ((u >> d) & 1u);
-  u &= ~((1u << d) - 1u);
+  u = frnd_bits(u, d);
   z = (x + magic) - magic;
   memcpy(&v, &z, sizeof v);
   m = 0u - (uint32_t)(fabsf(x) < xmin);
@@ -93,8 +97,7 @@ static inline __attribute__((always_inline)) float frnd_wide(float x, uint32_t d
   uint32_t u;
   float y;
   memcpy(&u, &x, sizeof u);
-  u += ((1u << (d - 1)) - 1u) + ((u >> d) & 1u);
-  u &= ~((1u << d) - 1u);
+  u = frnd_bits(u, d);
   memcpy(&y, &u, sizeof y);
   *bad |= fabsf(y) > xmax;
   return y;
