@@ -102,13 +102,13 @@ started_at_least() { [ "$(grep -c -E '^lowp report: \[[0-9]+/[0-9]+\] [^ ]+( sta
 for c in "1 INT group 130" "2 INT group 130" "2 TERM alone 143"; do
   set -- $c
   start "$LOWP" report --quick --jobs "$1" --out "$W/prev"
-  # the moment: with --jobs 1, the first experiment has finished (its folder written in the report's
-  # temporary folder) and the second started; with --jobs 2, both children are computing (they start
-  # longest first: the first to finish takes about 10 s of a quick report). The started lines are
-  # counted, not their numbers (not the catalogue's order). A loaded 2-core CI runner is far slower
-  # than a quiet machine (it failed at 20 s under ctest -j2 beside other work): wait up to 5 minutes
-  WAIT_STEPS=6000 wait_for started_at_least 2 ||
-    bad "report --jobs $1 did not start its second experiment"
+  # the moment: an experiment has finished (its folder written in the report's temporary folder) and the
+  # next one started: J + 1 started with --jobs J (the started lines counted, not their numbers: a full
+  # report starts its longest experiments first, a quick one in the catalogue's order). A loaded 2-core
+  # CI runner is far slower than a quiet machine (it failed at 20 s under ctest -j2 beside other work):
+  # wait up to 5 minutes
+  WAIT_STEPS=6000 wait_for started_at_least $(($1 + 1)) ||
+    bad "report --jobs $1 did not start its experiment $(($1 + 1))"
   if [ "$3" = group ]; then kill -"$2" -- "-$pid"; else kill -"$2" "$pid"; fi
   finish "SIG$2 to $3 during report --jobs $1" "$2" "$4" "$W/prev" "$PREV"
   # the experiments' processes (each in a process group of its own) and what they started are gone
