@@ -13,55 +13,24 @@
 #include "cpu/gemm_lanes.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
+#include "format/round_ne.h"
 #include "model/accum.h"
 #include "status.h"
 
-/* x + y rounded once to acc (rne), as lowp_accum_add gives it, in binary64 arithmetic where that is
-   quick (fast: acc a signed format with zero and subnormals, p <= 24, emax <= 127; ebmin the binary64
-   exponent field of 2^emin, p its precision, xmax its largest value):
-   TwoSum s + e = x + y exactly; s made round-to-odd (an inexact s with an even last bit moved one ulp
-   toward e); then rounded to nearest even at acc's quantum in s's binade, 2^(max(e_s, emin) - p + 1),
-   by (s + M) - M with M = 1.5 2^(max(e_s, emin) + 53 - p) (x + M stays in M's binade, whose ulp is that
-   quantum; a zero result takes s's sign). Rounding to odd in 53 bits and then to nearest in p <= 51 is rounding to nearest once
-   (Boldo & Melquiond, IEEE TC 57(4), 2008, Theorem 1). A sum that is zero, not finite, or rounds beyond
-   xmax takes lowp_accum_add (signed zeros, overflow, NaN). tests/tgemm_lanes.c holds the kernel to its
-   definition with lowp_accum_add. */
-typedef struct {
-  int fast;
-  uint64_t ebmin;
-  int p;
-  double xmax;
-} lanes_acc_t;
-
-static lanes_acc_t lanes_acc(const lowp_format_t *f) {
-  lanes_acc_t q;
-  q.fast = f->subnormals && f->has_sign && f->has_zero && f->precision <= 24 && f->emax <= 127 && f->emin >= -1000;
-  q.ebmin = (uint64_t)(f->emin + 1023);
-  q.p = f->precision;
-  q.xmax = lowp_format_xmax(f);
-  return q;
-}
-
-static inline double lanes_add(double x, double y, const lanes_acc_t *q, const lowp_format_t *acc) {
-  double s = x + y, bb = s - x, e = (x - (s - bb)) + (y - bb), m, r;
-  uint64_t u, eb;
-  if (q->fast && s != 0 && fabs(s) < INFINITY) {
-    memcpy(&u, &s, sizeof u);
-    if (e != 0 && !(u & 1)) u += (e > 0) == (s > 0) ? 1 : (uint64_t)-1;
-    memcpy(&s, &u, sizeof s);
-    eb = (u >> 52) & 0x7ff;
-    if (eb < q->ebmin) eb = q->ebmin;
-    u = ((eb + 53 - (uint64_t)q->p) << 52) | ((uint64_t)1 << 51);
-    memcpy(&m, &u, sizeof m);
-    r = (s + m) - m;
-    if (r == 0) r = copysign(0.0, s); /* a sum that rounds to zero keeps its sign; (s + M) - M is +0 */
-    if (fabs(r) <= q->xmax) return r;
-  }
+/* x + y rounded once to acc (rne), as lowp_accum_add gives it: TwoSum, then the rounding by one binary64
+   addition of format/round_ne.h with the remainder's sign as sticky, called here directly (in
+   lowp_accum_add it comes after the fp64 and finiteness tests and through lowp_round_f64, a call and its
+   policy checks per addition: most of order-revelation's time in its fp16-lane kernels); where it does
+   not apply (zero, subnormal binary64 or non-finite sums, a sum on acc's lattice or midway with a
+   remainder, overflow, formats it does not cover) lowp_accum_add itself. tests/tgemm_lanes.c holds the
+   kernel to its definition with lowp_accum_add. */
+static inline double lanes_add(double x, double y, const lowp_format_t *acc) {
+  double s = x + y, bb = s - x, e = (x - (s - bb)) + (y - bb), r;
+  int tern;
+  if (lowp__round_ne_fast(&r, &tern, s, e > 0 ? 1 : e < 0 ? -1 : 0, acc)) return r;
   (void)lowp_accum_add(&r, x, y, acc, LOWP_RND_NE);
   return r;
 }
@@ -69,13 +38,12 @@ static inline double lanes_add(double x, double y, const lanes_acc_t *q, const l
 /* the lanes dot of a (stride 1) and b (stride sb), k terms */
 static double lanes_dot(const double *a, const double *b, size_t sb, size_t k, size_t L,
                         const lowp_format_t *acc, double *lane) {
-  const lanes_acc_t q = lanes_acc(acc);
   size_t l, t, w;
   for (l = 0; l < L; l++) lane[l] = 0.0;
-  for (t = 0; t < k; t++) lane[t % L] = lanes_add(lane[t % L], a[t] * b[t * sb], &q, acc);
+  for (t = 0; t < k; t++) lane[t % L] = lanes_add(lane[t % L], a[t] * b[t * sb], acc);
   for (w = L / 2; w >= 1; w /= 2)
     for (l = 0; l < w; l++)
-      if (l + w < k) lane[l] = lanes_add(lane[l], lane[l + w], &q, acc);
+      if (l + w < k) lane[l] = lanes_add(lane[l], lane[l + w], acc);
   return lane[0];
 }
 

@@ -210,7 +210,7 @@ CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, in
       if (t + 4 <= nr && CNN_CAT(CNN_NAME, _nozero)(x, r0 + t, 4, K)) {
         CNN_CAT(CNN_NAME, _rows4w)(y, x, r0 + t, jw, K, N, w, b);
         t += 4;
-#ifdef CNN_ROWS4M /* the copy's four rows with zeros (cnn.c: AVX-512's masked additions) */
+#ifdef CNN_ROWS4M /* the copy's four rows with zeros (cnn.c: masked additions on AVX-512, blends on AVX2) */
       } else if (t + 4 <= nr) {
         CNN_ROWS4M(y, x, r0 + t, jw, K, N, w, b);
         t += 4;

@@ -19,7 +19,8 @@
  * signed x and every mode; and kernels/cpu/qdq.c's group loop), written
  * here once more for one value because the scalar core needs what those
  * loops do not give: the ternary result, and a TwoSum remainder's say on
- * a lattice point or a midpoint.
+ * a lattice point or a midpoint. (kernels/cpu/gemm_lanes.c calls it per
+ * addition too, ahead of lowp_accum_add.)
  *
  * lowp__round_ne_fast returns 1 and sets *y (the signed result) and *tern
  * (the sign of result - exact, as lowp_round_sig) where that construction
