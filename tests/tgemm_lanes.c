@@ -33,13 +33,14 @@ static double uniform(void) { return (double)(lowp_rng_next(&rng_state) >> 11) *
    dot in two of k terms a huge value (sums past acc's range), and with
    specials an infinity or a NaN: rarely enough that most outputs stay
    finite, where the order shows */
+static double zero_rate = 0.05; /* the share of zeros (of either sign) */
 static double entry(const lowp_format_t *f, int specials, size_t k) {
-  double u = uniform(), v, r, q = 0.5 / (double)k;
-  if (u < 0.05) v = 0.0;
-  else if (u < 0.10) v = ldexp(uniform(), f->emin - 2); /* subnormal or flushed */
-  else if (u < 0.10 + q) v = lowp_format_xmax(f) * (0.5 + uniform()); /* largest values, and past */
-  else if (specials && u < 0.10 + 1.5 * q) v = INFINITY;
-  else if (specials && u < 0.10 + 2 * q) v = NAN;
+  double u = uniform(), v, r, q = 0.5 / (double)k, z = zero_rate;
+  if (u < z) v = 0.0;
+  else if (u < z + 0.05) v = ldexp(uniform(), f->emin - 2); /* subnormal or flushed */
+  else if (u < z + 0.05 + q) v = lowp_format_xmax(f) * (0.5 + uniform()); /* largest values, and past */
+  else if (specials && u < z + 0.05 + 1.5 * q) v = INFINITY;
+  else if (specials && u < z + 0.05 + 2 * q) v = NAN;
   else v = ldexp(uniform() - 0.5, (int)(uniform() * 8) - 4);
   if (uniform() < 0.5) v = -v;
   (void)lowp_round_f64(&r, v, f, NULL, LOWP_RND_NE);
@@ -147,6 +148,19 @@ int main(void) {
       for (il = 0; il < sizeof lanes / sizeof *lanes; il++)
         for (ik = 0; ik < sizeof ks / sizeof *ks; ik++)
           run_case(ins[ii], accs[ia], lanes[il], 3, 5, ks[ik], ik % 2);
+  /* mostly zeros of both signs (lowp reveal's probes), sums that are zero, and accumulators whose zeros
+     the kernel's zero rule must leave to lowp_accum_add (fnuz: no -0; no subnormals) */
+  zero_rate = 0.7;
+  {
+    lowp_format_t nosub = LOWP_FMT_FP16; /* fp16 without subnormals */
+    const lowp_format_t *zaccs[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_E4M3, &LOWP_FMT_E4M3FNUZ,
+                                    &LOWP_FMT_E5M2FNUZ, &nosub};
+    nosub.subnormals = 0;
+    for (ia = 0; ia < sizeof zaccs / sizeof *zaccs; ia++)
+      for (ii = 0; ii < sizeof ins / sizeof *ins; ii++)
+        for (ik = 0; ik < sizeof ks / sizeof *ks; ik++) run_case(ins[ii], zaccs[ia], 8, 3, 5, ks[ik], 0);
+  }
+  zero_rate = 0.05;
   double_rounding();
   return lowp_test_end();
 }

@@ -27,23 +27,35 @@
    not apply (zero, subnormal binary64 or non-finite sums, a sum on acc's lattice or midway with a
    remainder, overflow, formats it does not cover) lowp_accum_add itself. tests/tgemm_lanes.c holds the
    kernel to its definition with lowp_accum_add. */
-static inline double lanes_add(double x, double y, const lowp_format_t *acc) {
+static inline double lanes_add(double x, double y, const lowp_format_t *acc, int zeros) {
   double s = x + y, bb = s - x, e = (x - (s - bb)) + (y - bb), r;
   int tern;
+  /* a zero sum (x = -y: a binary64 sum is zero only when exact) where acc holds both zeros as they are
+     (lanes_zeros): lowp_accum_add's IEEE 754 6.3 rule, like zeros keep their sign, else +0 (the
+     probes of lowp reveal are mostly zeros: these were most of the fallbacks) */
+  if (s == 0 && zeros) return x == 0 && y == 0 && signbit(x) == signbit(y) ? x : 0.0;
   if (lowp__round_ne_fast(&r, &tern, s, e > 0 ? 1 : e < 0 ? -1 : 0, acc)) return r;
   (void)lowp_accum_add(&r, x, y, acc, LOWP_RND_NE);
   return r;
 }
 
+/* 1 if lowp_round_f64 gives every binary64 zero of acc back as it is (a signed format with zero whose
+   -0 is not its NaN: format/round.c's zero_of), the fast path's own conditions besides */
+static int lanes_zeros(const lowp_format_t *acc) {
+  return acc->has_sign && acc->has_zero && acc->subnormals && acc->nan != LOWP_NAN_NEGZERO &&
+         acc->precision <= 52;
+}
+
 /* the lanes dot of a (stride 1) and b (stride sb), k terms */
 static double lanes_dot(const double *a, const double *b, size_t sb, size_t k, size_t L,
                         const lowp_format_t *acc, double *lane) {
+  const int zeros = lanes_zeros(acc);
   size_t l, t, w;
   for (l = 0; l < L; l++) lane[l] = 0.0;
-  for (t = 0; t < k; t++) lane[t % L] = lanes_add(lane[t % L], a[t] * b[t * sb], acc);
+  for (t = 0; t < k; t++) lane[t % L] = lanes_add(lane[t % L], a[t] * b[t * sb], acc, zeros);
   for (w = L / 2; w >= 1; w /= 2)
     for (l = 0; l < w; l++)
-      if (l + w < k) lane[l] = lanes_add(lane[l], lane[l + w], acc);
+      if (l + w < k) lane[l] = lanes_add(lane[l], lane[l + w], acc, zeros);
   return lane[0];
 }
 
