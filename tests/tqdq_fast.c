@@ -104,8 +104,9 @@ static void compare(const float *x, size_t rows, const lowp_format_t *f, lowp_qs
 
 /* Every finite value r of fp16, bf16, e4m3 and e5m2 as the quantized value (x = r / s in binary32,
    which quantizes back to r), dequantized (r / s) by each copy, over 64 random scales each
-   (fl32(xmax / amax), amax xmax times 2^-30 .. 2^31, below 2^128), the fast copies against the
-   reference. */
+   (fl32(xmax / amax), amax xmax times 2^-30 .. 2^31, below 2^128) and 32 scales near the top of
+   binary32 (amax xmax times 2^-128 .. 2^-99: dequantized values among binary32's subnormals, where
+   the copies divide in binary32, qdq.c's proof), the fast copies against the reference. */
 static void division(size_t nisa) {
   const lowp_format_t *fm[] = {&LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_E4M3, &LOWP_FMT_E5M2};
   lowp_rng_t g;
@@ -115,9 +116,10 @@ static void division(size_t nisa) {
   lowp_rng_init(&g, lowp_test_seed(), 77);
   for (i = 0; i < sizeof fm / sizeof fm[0]; i++) {
     const lowp_format_t *f = fm[i];
-    size_t nv = (size_t)1 << (1 + f->ebits + f->precision - 1), cnt = 0; /* every encoding */
-    for (k = 0; k < 64; k++) {
-      double amax = lowp_format_xmax(f) * ldexp(1.0 + lowp_rng_uniform(&g), (int)(lowp_rng_uniform(&g) * 60.0) - 30);
+    size_t nv = (size_t)1 << (1 + f->ebits + f->precision - 1), cnt = 0, nsub = 0; /* every encoding */
+    for (k = 0; k < 96; k++) {
+      int lo = k < 64 ? -30 : -128, span = k < 64 ? 60 : 29;
+      double amax = lowp_format_xmax(f) * ldexp(1.0 + lowp_rng_uniform(&g), (int)(lowp_rng_uniform(&g) * span) + lo);
       if (amax > FLT_MAX) amax = FLT_MAX * lowp_rng_uniform(&g); /* a calibrated amax is a binary32 value (bf16) */
       double s = (double)lowp_qdq_scale(amax, f), v;
       n = 0;
@@ -127,17 +129,26 @@ static void division(size_t nisa) {
       rows = n / COLS;
       compare(x, rows, f, LOWP_QS_TENSOR, 32, &amax, "division", nisa);
       cnt += n;
+      for (size_t j = 0; j < n; j++) nsub += y2[j] != 0.0f && fabsf(y2[j]) < FLT_MIN;
     }
-    lowp_test_check(cnt > 64 * 200, "%s: %zu quotients compared", f->name, cnt);
+    lowp_test_check(cnt > 96 * 200, "%s: %zu quotients compared", f->name, cnt);
+    lowp_test_check(nsub > 200, "%s: %zu quotients among binary32's subnormals", f->name, nsub);
   }
   free(x);
 }
+
+/* Formats the fast path takes whose values are not all binary32 numbers (more precision, a wider
+   range): their dequantization keeps the binary64 division (qdq.c). */
+static const lowp_format_t p30 = {"custom", 30, -126, 127, 1, LOWP_INF_IEEE, LOWP_NAN_IEEE, 1, 1, 8, NULL,
+                                  "tqdq_fast: binary32's range, 30 bits"};
+static const lowp_format_t wide = {"custom", 11, -510, 511, 1, LOWP_INF_IEEE, LOWP_NAN_IEEE, 1, 1, 10, NULL,
+                                   "tqdq_fast: 11 bits, beyond binary32's range"};
 
 int main(void) {
   /* fast-path formats of every kind, and e4m3fnuz (no -0: the reference
      path only) */
   const lowp_format_t *fm[] = {&LOWP_FMT_E4M3, &LOWP_FMT_E5M2, &LOWP_FMT_FP16, &LOWP_FMT_BF16, &LOWP_FMT_TF32,
-                               &LOWP_FMT_E3M2, &LOWP_FMT_E2M3, &LOWP_FMT_E2M1, &LOWP_FMT_E4M3FNUZ};
+                               &LOWP_FMT_E3M2, &LOWP_FMT_E2M3, &LOWP_FMT_E2M1, &LOWP_FMT_E4M3FNUZ, &p30, &wide};
   /* calibrated amax for the tensor scheme: scales that are not powers of
      two, a power of two, far above 2^700 (s = inf: the reference path) */
   const double am[] = {3.0, 0x1p-20, 7e-31, 1e30, 1e-300};

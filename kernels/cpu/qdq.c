@@ -18,6 +18,7 @@
 
 #include "status.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -29,6 +30,8 @@ typedef struct {
   lowp_policy_t pol;
   int fast;   /* round with round_fast: a signed format with subnormals and zero, p <= 52 */
   int isa;    /* the copy of group_fast to run: lowp_cpu_isa (LOWP_ISA limits it) */
+  int v32;    /* every value of f is a binary32 number: p <= 24, quantum 2^(emin - p + 1) >= 2^-149,
+                 xmax <= FLT_MAX (group_fast's binary32 division) */
   double xmax, xmin;
   double ovf; /* xmax + ulp(xmax)/2: from here on, round to nearest overflows */
 } qctx_t;
@@ -91,7 +94,30 @@ static double q1r(float x, double s, const qctx_t *q, lowp_qstats_t *c) {
    compiler can, the copy chosen at run time by lowp_cpu_isa (so that
    LOWP_ISA=avx2 runs what an AVX2 CPU runs): integer and IEEE operations
    only, so every copy gives the same bits (tests/tqdq_fast.c checks them
-   against q1r). */
+   against q1r).
+
+   The dequantization y = fl32(r / s) (r / s rounded to binary64, then to binary32) is one binary32
+   division fl32(r32 / s32) (eight lanes a division instead of four; perf put most of the loop's samples
+   right after its two vdivpd at AVX2, but alone this gained 2-5%) where div32 is set: s is a binary32 number (s32 = s exactly) and so is every
+   value of the format (v32 above), so r32 = r too. The two are the same number: write the exact
+   quotient q = r / s (r = 0 gives +-0 both ways, the sign of r, as s > 0) as q = A 2^c / B with A, B
+   the integer significands (1 <= A, B < 2^24) and e = floor(log2 |q|); r and s are binary32, so
+   2^-277 < |q| < 2^277 is a normal binary64 number, and |fl64(q) - q| <= 2^(e - 53). The rounding
+   to binary32 (to nearest even, gradual underflow, overflow to infinity at FLT_MAX + ulp / 2) is a
+   monotone function whose value changes only at its boundaries M = (2K + 1) 2^(E - 1), the midpoints
+   of the binary32 numbers of quantum 2^E around q (E = max(e, -126) - 23; the overflow threshold is
+   one, with K = 2^24 - 1, E = 104; 0 and 2^-149 have the midpoint 2^-150); each M has at most 25
+   significant bits and is a binary64 number. So if fl32(fl64(q)) != fl32(q), some M lies between q
+   and fl64(q), both included, and fl64 being monotone too with fl64(M) = M, that means fl64(q) = M
+   with q != M, so 0 < |q - M| <= 2^(e - 53). But q - M = (A 2^c - (2K + 1) 2^(E - 1) B) / B, a
+   nonzero multiple of 2^min(c, E - 1) / B: |q - M| > 2^(E - 1 - 24) >= 2^(e - 48) (E >= e - 23),
+   or |q - M| >= 2^c / B = |q| / A > 2^(e - 24); neither is <= 2^(e - 53). (This is the innocuous
+   double rounding of Figueroa, "When is double rounding innocuous?", ACM SIGNUM Newsletter 30(3),
+   1995: division in 53 >= 2 24 + 2 bits.) Where s is not a binary32 number (an MX scale 2^-e is one
+   for the E8M0 exponents, 2^-127 a binary32 subnormal; an amax-scaled s always: fl32(xmax / amax);
+   a cast s = 1) or the format has values beyond binary32, the binary64 division stays. This assumes
+   IEEE binary32 division, no flush-to-zero or denormals-are-zero (lowp never sets them, and the
+   vectorised fl32 conversion assumed the same). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
 #define LOWP_QDQ_X86 1
 #endif
@@ -101,49 +127,62 @@ static double q1r(float x, double s, const qctx_t *q, lowp_qstats_t *c) {
 #define LOWP_QDQ_INLINE inline
 #endif
 static LOWP_QDQ_INLINE void group_fast_body(float *y, double *qo, const float *x, size_t len, double s,
-                                            const qctx_t *q, lowp_qstats_t *c) {
-  const int64_t emin = q->f->emin + 1023, cadd = 53 - q->f->precision;
-  const uint64_t sign = (uint64_t)1 << 63;
-  const double xmax = q->xmax, xmin = q->xmin, ovf = q->ovf;
-  size_t j, nz = 0, sat = 0, fl = 0, sub = 0;
+                                            const qctx_t *q, lowp_qstats_t *c, int div32) {
+  const uint64_t cadd = (uint64_t)(53 - q->f->precision) << 52, sign = (uint64_t)1 << 63;
+  const uint64_t expo = (uint64_t)0x7ff << 52;
+  const double xmax = q->xmax, xmin = q->xmin, ovf = q->ovf, cmin = pow2(q->f->emin + 53 - q->f->precision);
+  const float s32 = (float)s;
+  size_t j, nz = 0, sat = 0, rnz = 0, low = 0;
   for (j = 0; j < len; j++) {
     double v = (double)x[j] * s, a, cc, r;
     uint64_t u, sg;
-    int64_t e;
     memcpy(&u, &v, sizeof u);
     sg = u & sign;
     u ^= sg;
     memcpy(&a, &u, sizeof a);
-    e = (int64_t)(u >> 52);
-    e = e < emin ? emin : e;
-    u = (uint64_t)(e + cadd) << 52;
+    /* C = 2^(max(floor(log2 a), emin) + 52 - p + 1): a's exponent field raised by 53 - p (a normal
+       double again: 53 - p + floor(log2 a) < 1023), then the larger of it and cmin, the one of emin
+       (doubles of one sign order as their exponents do; a = 0 gives a tiny power of two below cmin):
+       a maximum on doubles, where a 64-bit integer maximum is two instructions and a blend on AVX2 */
+    u = (u & expo) + cadd;
     memcpy(&cc, &u, sizeof cc);
+    cc = cc > cmin ? cc : cmin;
     r = (a + cc) - cc;
     r = r > xmax ? xmax : r;
     memcpy(&u, &r, sizeof u);
     /* (a != 0 is x != 0: x s is exact and normal; the counts on binary64 lanes alone, where a binary32
-       comparison split its 16 lanes for the 64-bit counters: a third of the loop's time) */
+       comparison split its 16 lanes for the 64-bit counters: a third of the loop's time). r != 0
+       implies a != 0, so the flushed (a != 0, r = 0) are nz - rnz and the subnormal (0 < r < xmin)
+       low - (len - rnz): four plain comparisons, no conjunctions. */
     sat += a >= ovf;
     nz += a != 0.0;
-    fl += (a != 0.0) & (r == 0.0);
-    sub += (r != 0.0) & (r < xmin);
+    rnz += r != 0.0;
+    low += r < xmin;
     u |= sg;
     memcpy(&r, &u, sizeof r);
     if (qo) qo[j] = r;
+    else if (div32) y[j] = (float)r / s32; /* = fl32(r / s): the proof above */
     else y[j] = (float)(r / s);
   }
   c->nonzero += nz;
   c->saturated += sat;
-  c->flushed += fl;
-  c->subnormal += sub;
+  c->flushed += nz - rnz;
+  c->subnormal += low - (len - rnz);
+}
+
+/* div32 a constant in each loop: the binary32 division where it applies (above) */
+static LOWP_QDQ_INLINE void group_fast_split(float *y, double *qo, const float *x, size_t len, double s,
+                                             const qctx_t *q, lowp_qstats_t *c) {
+  if (!qo && q->v32 && (double)(float)s == s) group_fast_body(y, NULL, x, len, s, q, c, 1);
+  else group_fast_body(y, qo, x, len, s, q, c, 0);
 }
 
 #define GF_ARGS float *y, double *qo, const float *x, size_t len, double s, const qctx_t *q, lowp_qstats_t *c
-static void group_fast_generic(GF_ARGS) { group_fast_body(y, qo, x, len, s, q, c); }
+static void group_fast_generic(GF_ARGS) { group_fast_split(y, qo, x, len, s, q, c); }
 #ifdef LOWP_QDQ_X86
-__attribute__((target("avx2"))) static void group_fast_avx2(GF_ARGS) { group_fast_body(y, qo, x, len, s, q, c); }
+__attribute__((target("avx2"))) static void group_fast_avx2(GF_ARGS) { group_fast_split(y, qo, x, len, s, q, c); }
 __attribute__((target("avx512f"))) static void group_fast_avx512(GF_ARGS) {
-  group_fast_body(y, qo, x, len, s, q, c);
+  group_fast_split(y, qo, x, len, s, q, c);
 }
 #endif
 #undef GF_ARGS
@@ -311,6 +350,7 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
   q.xmax = lowp_format_xmax(f);
   q.xmin = lowp_format_xmin(f);
   q.ovf = q.xmax + lowp_ulp(q.xmax, f) / 2;
+  q.v32 = f->precision <= 24 && f->emin - f->precision + 1 >= -149 && q.xmax <= FLT_MAX;
   q.fast = f->nan != LOWP_NAN_NEGZERO && f->subnormals && f->has_zero && f->has_sign && f->precision <= 52 && f->emin > -1000 &&
            f->emax < 1000;
   a.y = y, a.qo = qo, a.sinv = sinv, a.x = x, a.cols = cols, a.block = block;
