@@ -9,8 +9,9 @@
 /**
  * @brief y[i] = (float)(0.5 u (1 + tanh(sqrt(2/pi) (u + 0.044715 u^3)))) in binary64 with libm's tanh,
  * u = x[i] (Hendrycks and Gimpel 2016, arXiv:1606.08415): lowp_gelu_tanh_ref's bits for every input. The
- * AVX2 and AVX-512 copies (lowp_cpu_isa) take tanh from glibc's vector library and keep a lane's result
- * only where it provably rounds to the same float (gelu.c); the others are computed as the reference does.
+ * AVX2 copy (its own vector tanh) and the AVX-512 copy (glibc's vector library) (lowp_cpu_isa) keep a
+ * lane's result only where it provably rounds to the same float (gelu.c); the others are computed as the
+ * reference does.
  * y may be x.
  */
 void lowp_gelu_tanh_f32(float *y, const float *x, size_t n);
