@@ -11,6 +11,7 @@
 
 #include "train/cnn.h"
 #include "train/gelu.h"
+#include "cpu.h"
 #include "rng/rng.h"
 #include "status.h"
 
@@ -292,19 +293,94 @@ static int site(const fwd_t *f, float *y, const float *x, size_t rows, int K, in
   return f->gemm(y, f->scratch, rows, K, N, w, bias, nb, s, f->ctx);
 }
 
+/* One row's softmax of s * scale (T <= 1024 values) into P, in fp64 with libm's exp: the definition. */
+static void softmax_row_ref(float *P, const float *s, int T, double scale) {
+  double mx = s[0], se = 0.0, e[1024];
+  int j;
+  for (j = 1; j < T; j++)
+    if (s[j] > mx) mx = s[j];
+  for (j = 0; j < T; j++) se += (e[j] = exp(((double)s[j] - mx) * scale));
+  for (j = 0; j < T; j++) P[j] = (float)(e[j] / se);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define LOWP_VIT_X86 1
+#include "train/exp4_avx2.h"
+
+#include <immintrin.h>
+
+/* The same row with e' = lowp__exp4_avx2 (train/exp4_avx2.h: within d = 2^-50.1 = 7.4 u of e^x, u =
+   2^-53) in place of libm's exp, kept only where every P provably has the definition's bits; returns 1
+   then, 0 where the row must be computed by softmax_row_ref (P may hold anything). T a multiple of 4,
+   the arguments x_j = (s_j - max) scale (the definition's operations) in [-700, 0] (no NaN, no
+   infinity, e^x_j and the quotients normal binary64 numbers). The bound: glibc's exp is within 1 unit
+   in the last place, 2u relative (the glibc manual, "Known Maximum Errors in Math Functions", from
+   sysdeps/x86_64/fpu/libm-test-ulps: exp, double, 1), so e_j = E_j (1 + a_j), e'_j = E_j (1 + b_j) with
+   E_j = e^x_j, |a_j| <= 2u, |b_j| <= 7.4u. Each sum of T positive terms in any order (the definition's
+   left to right, here four lanes then their sum) is within gamma_(T-1) = (T-1) u / (1 - (T-1) u) of the
+   exact one (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., section 4.2), and S / S'
+   within the terms' ratios: e_j / se and e'_j / se' differ by a factor within 2 (2u + 7.4u) +
+   2 gamma_(T-1) + O(T^2 u^2) of 1, and with each quotient's rounding, q = fl(e_j / se) and q' differ
+   by less than (2T + 19) u q' (T <= 1024). m = (2T + 24) u q', less the roundings of m and of q' +- m
+   (u q' each), still covers q: if fl32(q' - m) = fl32(q' + m), the binary32 rounding (monotone) gives
+   fl32(q) the same bits. Rows of 16 here: m = 2^-47.2 q', so a row fails with probability about 2^-19. */
+__attribute__((target("avx2,fma"))) static int softmax_row_avx2(float *P, const float *s, int T, double scale) {
+  const __m256d lo = _mm256_set1_pd(-700.0), rel = _mm256_set1_pd((2.0 * T + 24.0) * 0x1p-53);
+  __m256d e[256], acc = _mm256_setzero_pd(), vmx, vsc = _mm256_set1_pd(scale), se;
+  double mx = s[0];
+  int j, ok = 15;
+  for (j = 1; j < T; j++)
+    if (s[j] > mx) mx = s[j];
+  vmx = _mm256_set1_pd(mx);
+  for (j = 0; j < T; j += 4) {
+    __m256d x = _mm256_mul_pd(_mm256_sub_pd(_mm256_cvtps_pd(_mm_loadu_ps(s + j)), vmx), vsc);
+    ok &= _mm256_movemask_pd(_mm256_cmp_pd(x, lo, _CMP_GE_OQ)); /* NaN and -inf fail (x <= 0 otherwise) */
+    e[j / 4] = lowp__exp4_avx2(x);
+    acc = _mm256_add_pd(acc, e[j / 4]);
+  }
+  if (ok != 15) return 0;
+  se = _mm256_add_pd(acc, _mm256_permute4x64_pd(acc, 0x4e)); /* any order: the bound is the same */
+  se = _mm256_add_pd(se, _mm256_permute_pd(se, 5));
+  for (j = 0; j < T; j += 4) {
+    __m256d q = _mm256_div_pd(e[j / 4], se), m = _mm256_mul_pd(q, rel);
+    __m128 f = _mm256_cvtpd_ps(q);
+    __m128i a = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_sub_pd(q, m)));
+    __m128i b = _mm_castps_si128(_mm256_cvtpd_ps(_mm256_add_pd(q, m)));
+    ok &= _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a, b)));
+    _mm_storeu_ps(P + j, f);
+  }
+  return ok == 15;
+}
+#endif
+
+/* Rows softmax of S * scale (n rows of T) into P, in fp64 (softmax_row_ref's bits from either copy, isa
+   at most what this CPU runs with FMA); returns the number of rows the AVX2 copy left to the reference. */
+size_t lowp__vit_softmax_rows(float *P, const float *S, size_t n, int T, double scale, lowp_isa_t isa) {
+  size_t nref = 0;
+  long r;
+#ifdef LOWP_VIT_X86
+  lowp_isa_t cpu = lowp_cpu_isa(1);
+  int fast = (isa < cpu ? isa : cpu) >= LOWP_ISA_AVX2 && T % 4 == 0 && T <= 1024 && scale > 0.0;
+#else
+  int fast = 0;
+  (void)isa;
+#endif
+#pragma omp parallel for schedule(static) reduction(+ : nref)
+  for (r = 0; r < (long)n; r++) {
+    float *p = P + (size_t)r * T;
+    const float *s = S + (size_t)r * T;
+#ifdef LOWP_VIT_X86
+    if (fast && softmax_row_avx2(p, s, T, scale)) continue;
+#endif
+    softmax_row_ref(p, s, T, scale);
+    nref += (size_t)fast;
+  }
+  return nref;
+}
+
 /* Rows softmax of S / sqrt(dh) (n rows of T) into P, in fp64. */
 static void softmax_rows(float *P, const float *S, size_t n, int T, double scale) {
-  long r;
-#pragma omp parallel for schedule(static)
-  for (r = 0; r < (long)n; r++) {
-    const float *s = S + (size_t)r * T;
-    double mx = s[0], se = 0.0, e[1024];
-    int j;
-    for (j = 1; j < T; j++)
-      if (s[j] > mx) mx = s[j];
-    for (j = 0; j < T; j++) se += (e[j] = exp(((double)s[j] - mx) * scale));
-    for (j = 0; j < T; j++) P[(size_t)r * T + j] = (float)(e[j] / se);
-  }
+  (void)lowp__vit_softmax_rows(P, S, n, T, scale, lowp_cpu_isa(0));
 }
 
 /* Multi-head attention of block l: a->qkv -> a->P, a->o. */

@@ -2,6 +2,8 @@
 #ifndef LOWP_VIT_H
 #define LOWP_VIT_H
 
+#include "cpu.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -124,5 +126,10 @@ int lowp_vit_grad(lowp_vit_t *m, double *loss, const float *x, const uint8_t *la
  * vhat + eps) + wd w), the decay on weight matrices only.
  */
 void lowp_vit_adamw(lowp_vit_t *m, float lr, float wd);
+
+/* For tests/tvit_softmax.c: the attention's row softmax of S * scale (n rows of T <= 1024, scale > 0)
+   into P through the copy for isa (at most what this CPU runs with FMA), the bits of the fp64 definition
+   with libm's exp from every copy; returns the rows the vectorised copy left to the definition. */
+size_t lowp__vit_softmax_rows(float *P, const float *S, size_t n, int T, double scale, lowp_isa_t isa);
 
 #endif
