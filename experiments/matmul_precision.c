@@ -282,11 +282,51 @@ static inline __attribute__((always_inline)) int tile_rows4(float *restrict c0, 
   return bad;
 }
 
+/* Four rows' fp32 sums of exact products (a kernel that rounds neither products nor sums, where no product
+   needs the underflow test), 2 VT-vectors of columns at a time with the sums in registers for the l0 ..
+   l1 - 1 terms, instead of loaded and stored per term (the column tile's loop): each output gets the same
+   operations in the same order, c = c + a b (one fp32 multiplication, one fp32 addition). Returns the first
+   column not done (the column tile's loop does the rest). VT one of the copy's vector types. */
+#define MP_RB(NAME, VT)                                                                                      \
+  static inline __attribute__((always_inline)) long NAME(                                                  \
+      float *restrict c0, float *restrict c1, float *restrict c2, float *restrict c3, const float *a0,     \
+      const float *a1, const float *a2, const float *a3, const float *B, long n, long l0, long l1, long j0, \
+      long j1) {                                                                                           \
+    const long w = (long)(sizeof(VT) / sizeof(float));                                                     \
+    long j, l;                                                                                             \
+    for (j = j0; j + 2 * w <= j1; j += 2 * w) {                                                            \
+      VT s00, s01, s10, s11, s20, s21, s30, s31;                                                           \
+      memcpy(&s00, c0 + j, sizeof s00), memcpy(&s01, c0 + j + w, sizeof s01);                              \
+      memcpy(&s10, c1 + j, sizeof s10), memcpy(&s11, c1 + j + w, sizeof s11);                              \
+      memcpy(&s20, c2 + j, sizeof s20), memcpy(&s21, c2 + j + w, sizeof s21);                              \
+      memcpy(&s30, c3 + j, sizeof s30), memcpy(&s31, c3 + j + w, sizeof s31);                              \
+      for (l = l0; l < l1; l++) {                                                                          \
+        const float *b = B + (size_t)l * n + j, x0 = a0[l], x1 = a1[l], x2 = a2[l], x3 = a3[l];           \
+        VT b0, b1;                                                                                         \
+        memcpy(&b0, b, sizeof b0), memcpy(&b1, b + w, sizeof b1);                                          \
+        s00 = s00 + x0 * b0, s01 = s01 + x0 * b1, s10 = s10 + x1 * b0, s11 = s11 + x1 * b1;                \
+        s20 = s20 + x2 * b0, s21 = s21 + x2 * b1, s30 = s30 + x3 * b0, s31 = s31 + x3 * b1;                \
+      }                                                                                                    \
+      memcpy(c0 + j, &s00, sizeof s00), memcpy(c0 + j + w, &s01, sizeof s01);                              \
+      memcpy(c1 + j, &s10, sizeof s10), memcpy(c1 + j + w, &s11, sizeof s11);                              \
+      memcpy(c2 + j, &s20, sizeof s20), memcpy(c2 + j + w, &s21, sizeof s21);                              \
+      memcpy(c3 + j, &s30, sizeof s30), memcpy(c3 + j + w, &s31, sizeof s31);                              \
+    }                                                                                                      \
+    return j;                                                                                              \
+  }
+typedef float mp_v4 __attribute__((vector_size(16)));  /* the baseline's xmm */
+typedef float mp_v8 __attribute__((vector_size(32)));  /* AVX2's ymm */
+typedef float mp_v16 __attribute__((vector_size(64))); /* AVX-512's zmm */
+MP_RB(rb_v4, mp_v4)
+MP_RB(rb_v8, mp_v8)
+MP_RB(rb_v16, mp_v16)
+#undef MP_RB
+
 /* column tile jb of fast_gemm */
 static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags, const float *A,
                                                             const float *B, long n, long jb,
                                                             const frnd_t *pr, const frnd_t *ac, const int way,
-                                                            const int under) {
+                                                            const int under, const int vw) {
   const long njb = (n + JB - 1) / JB;
   const uint32_t pd = pr->drop, ad = ac->drop;
   const float pxmin = pr->xmin, pmagic = pr->magic, pxmax = pr->xmax;
@@ -335,16 +375,24 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
           }
           continue;
         }
+        int test = under;
         if (under) {
           double am = min_nonzero(a0 + l0, l1 - l0), m;
           m = min_nonzero(a1 + l0, l1 - l0), am = m < am ? m : am;
           m = min_nonzero(a2 + l0, l1 - l0), am = m < am ? m : am;
           m = min_nonzero(a3 + l0, l1 - l0), am = m < am ? m : am;
-          bad = am * bmin >= (double)FLT_MIN
-                    ? tile_rows4(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1, pr, ac, way, 0)
-                    : tile_rows4(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1, pr, ac, way, 1);
-        } else
-          bad = tile_rows4(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1, pr, ac, way, 0);
+          test = !(am * bmin >= (double)FLT_MIN);
+        }
+        if (test)
+          bad = tile_rows4(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1, pr, ac, way, 1);
+        else {
+          long jr = j0;
+          if (!pr->round && !ac->round) /* sums of exact products in registers, the rest below */
+            jr = vw == 16   ? rb_v16(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1)
+                 : vw == 8 ? rb_v8(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1)
+                           : rb_v4(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1);
+          bad = jr < j1 ? tile_rows4(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, jr, j1, pr, ac, way, 0) : 0;
+        }
         /* the flag covers the four rows: each is recomputed if set */
         flags[i * njb + jb] |= bad;
         flags[(i + 1) * njb + jb] |= bad;
@@ -358,15 +406,15 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
 #define FT_ARGS float *C, int *flags, const float *A, const float *B, long n, long jb, const frnd_t *pr, const frnd_t *ac
 #define FT_PASS C, flags, A, B, n, jb, pr, ac
 /* a column tile's three copies: the general rounding, FR_WIDE, and FR_NARROW without the product test */
-#define FT_WAYS(SUFFIX, ATTR)                                                                                \
-  ATTR static void fast_tile_gen##SUFFIX(FT_ARGS) { fast_tile(FT_PASS, FR_GEN, 1); }                        \
-  ATTR static void fast_tile_wide##SUFFIX(FT_ARGS) { fast_tile(FT_PASS, FR_WIDE, 1); }                      \
-  ATTR static void fast_tile_narrow##SUFFIX(FT_ARGS) { fast_tile(FT_PASS, FR_NARROW, 0); }
+#define FT_WAYS(SUFFIX, ATTR, VW)                                                                            \
+  ATTR static void fast_tile_gen##SUFFIX(FT_ARGS) { fast_tile(FT_PASS, FR_GEN, 1, VW); }                    \
+  ATTR static void fast_tile_wide##SUFFIX(FT_ARGS) { fast_tile(FT_PASS, FR_WIDE, 1, VW); }                  \
+  ATTR static void fast_tile_narrow##SUFFIX(FT_ARGS) { fast_tile(FT_PASS, FR_NARROW, 0, VW); }
 typedef void (*fast_tile_fn)(FT_ARGS);
-FT_WAYS(, )
+FT_WAYS(, , 4)
 #ifdef MP_X86
-FT_WAYS(_avx2, __attribute__((target("avx2"))))
-FT_WAYS(_avx512, __attribute__((target("avx512f"))))
+FT_WAYS(_avx2, __attribute__((target("avx2"))), 8)
+FT_WAYS(_avx512, __attribute__((target("avx512f"))), 16)
 #endif
 #undef FT_WAYS
 #undef FT_PASS
