@@ -321,6 +321,7 @@ void lowp_check_result_free(lowp_check_result_t *r) {
   for (j = 0; j < LOWP_OP_MAXIO; j++) {
     lowp_check_output_t *o = &r->out[j];
     free(o->got);
+    if (o->borrowed) continue;
     free(o->exact);
     free(o->exact_out);
     free(o->exact_data);

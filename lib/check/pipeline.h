@@ -129,6 +129,9 @@ typedef struct {
   size_t n_not_in_format;  /**< got values that are not values of p->out */
   int absent;              /**< the subject did not produce it (subject.h):
                                 got = exact_out, left out of metrics and rules */
+  int borrowed;            /**< exact, exact_out, exact_data and absab are another
+                                result's (lowp_check_measure_same): read-only,
+                                not freed with this one */
   /** signal-to-quantization-noise ratio, 10 log10(sum x^2 / sum (got - x)^2)
       over finite elements (+inf when got equals exact, -inf when x is all 0
       and got is not); cosine similarity of got and exact (1 when both are 0) */

@@ -9,8 +9,10 @@
 /**
  * @brief lowp_check_measure for subject s on the problem and inputs of ref
  * (a result lowp_check_measure filled for another subject on `in`): the
- * exact references (exact, exact_out, exact_data, absab) are copied from
- * ref instead of being computed again, then s runs and lowp_check_finish
+ * exact references (exact, exact_out, exact_data, absab) are ref's, borrowed
+ * (r->out[j].borrowed: read-only, not copied: at n = 4096 four arrays of
+ * 128 MB per subject), instead of being computed again; so r must be freed
+ * (or no longer read) before ref is. Then s runs and lowp_check_finish
  * gives the metrics and the bounds of s's declared method. Same numbers as
  * lowp_check_measure(r, &ref->problem, s, in, ...), without the exact work:
  * for comparing many subjects on one set of inputs (an experiment's curves).
