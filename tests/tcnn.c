@@ -101,9 +101,10 @@ static double oracle_loss(const lowp_cnn_t *m, const float *img, const uint8_t *
   return loss / (double)nb;
 }
 
-/* (4): shapes that reach the four-block loop (N >= 32 on AVX2, 64 on AVX-512), the four-row loop
-   (N = 8, 16, 24), the last block over the last JB columns (N = 24, 42, 49, 72, 136), the scalar loop
-   (N = 3, 10 on AVX2 and AVX-512; 3 on the baseline) and row counts that are not multiples of 4 or 8;
+/* (4): shapes that reach the four-row loops over pairs of blocks (AVX2: N >= 16, the last one to three
+   rows of a group of 8 then over four-block columns by the two-row loop) or four blocks (AVX-512:
+   N >= 64), the four-row loop (N = 8, 16, 24), the last block over the last JB columns (N = 24, 42, 49,
+   72, 136), the scalar loop (N = 3, 10 on AVX2 and AVX-512; 3 on the baseline) and row counts that are not multiples of 4 or 8;
    inputs with zeros of both signs, and biases of -0 (a skipped term leaves -0, an added +0 would not).
    Rows 0-12 hold no zero but one -0 in row 6 (its last term: found past the first 64 values of its
    four rows), so four rows without zeros run the test-free loop (_rows4w) and a group with one zero

@@ -140,7 +140,6 @@ CNN_ATTR static void CNN_CAT(CNN_NAME, _rows4w)(float *y, const float *x, size_t
 #undef CNN_ST
   }
 }
-#undef CNN_NB
 /* Columns [0, jw) (groups of four blocks) of two rows t, t+1 at once (two = 0: row t alone, a
    group's last odd row): eight independent chains of additions sharing each load of w, where one
    row's four chains wait on the adder's latency (the wide layers: the ViT's, the CNN's fc1). Each
@@ -199,13 +198,25 @@ CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, in
   size_t t;
   int j, k;
 #if defined(__GNUC__) || defined(__clang__)
-  /* columns [0, jw): groups of four blocks, by the two-row loop; [jw, jv): whole blocks, and where N is
-     not a multiple of JB the last JB columns [jt, N), by the four-row loop. N >= JB (lowp_cnn_gemm_f32
-     picks a narrower copy for narrower products) */
-  const int jw = N / (4 * JB) * (4 * JB), jv = N / JB * JB, jt = N % JB && N >= JB ? N - JB : -1;
+  /* columns [0, jw): groups of NB blocks (AVX2: two, AVX-512: four) of four rows at a time, by _rows4w or
+     the copy's CNN_ROWS4M (without one, groups of four blocks by the two-row loop, as a group's last one
+     to three rows [nr / 4 * 4, nr) are over [0, j2)); the rest of the columns, [jw, jv) or [j2, jv):
+     whole blocks, and where N is not a multiple of JB the last JB columns [jt, N), by the four-row loop.
+     The AVX2 copy's groups of two blocks take N = 16 (the CNN's conv2, the ViT's attention products) in
+     eight chains of additions, four rows sharing each load of w. N >= JB (lowp_cnn_gemm_f32 picks a
+     narrower copy for narrower products) */
+#ifdef CNN_ROWS4M
+  const int jw = N / (CNN_NB * JB) * (CNN_NB * JB);
+#else
+  const int jw = N / (4 * JB) * (4 * JB);
+#endif
+  const int j2 = N / (4 * JB) * (4 * JB), jv = N / JB * JB, jt = N % JB && N >= JB ? N - JB : -1;
   if (N >= JB) {
-    for (t = 0; (jv > jw || jt >= 0) && t < nr; t += 4)
-      CNN_CAT(CNN_NAME, _rows4)(y, x, r0 + t, nr - t < 4 ? nr - t : 4, jw, jv, jt, K, N, w, b);
+    for (t = 0; t < nr; t += 4) {
+      const int jl = nr - t < 4 ? j2 : jw; /* the columns the loop below leaves to this one start at jl */
+      if (jv > jl || jt >= 0)
+        CNN_CAT(CNN_NAME, _rows4)(y, x, r0 + t, nr - t < 4 ? nr - t : 4, jl, jv, jt, K, N, w, b);
+    }
     for (t = 0; jw > 0 && t < nr;) /* four rows without zeros at a time, else two */
       if (t + 4 <= nr && CNN_CAT(CNN_NAME, _nozero)(x, r0 + t, 4, K)) {
         CNN_CAT(CNN_NAME, _rows4w)(y, x, r0 + t, jw, K, N, w, b);
@@ -235,4 +246,5 @@ CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, in
 }
 
 
+#undef CNN_NB
 #undef CNN_VT
