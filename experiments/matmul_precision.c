@@ -204,6 +204,13 @@ static void check(const lowp_run_t *r) {
   (way == FR_NARROW ? frnd_narrow(x, P##ebmin, P##ebcap, P##mofs, P##xmax, &(B))                            \
    : way == FR_WIDE ? frnd_wide(x, P##d, P##xmax, &(B))                                                      \
                     : frnd(x, P##d, P##xmin, P##magic, P##xmax, &(B)))
+/* FRND's parameters of pr (the products' rounding, prefix p) and ac (the sums', prefix a) as locals */
+#define FRND_CONSTS(pr, ac)                                                                                  \
+  const uint32_t pd = (pr)->drop, ad = (ac)->drop;                                                           \
+  const float pxmin = (pr)->xmin, pmagic = (pr)->magic, pxmax = (pr)->xmax;                                  \
+  const float axmin = (ac)->xmin, amagic = (ac)->magic, axmax = (ac)->xmax;                                  \
+  const uint32_t pebmin = (pr)->ebmin, pebcap = (pr)->ebcap, pmofs = (pr)->mofs;                             \
+  const uint32_t aebmin = (ac)->ebmin, aebcap = (ac)->ebcap, amofs = (ac)->mofs
 /* a product below fp32's normal range (it may be inexact): tested unless `under` (a constant) is 0 */
 #define UNDER(q) (under && (fabsf(q) < FLT_MIN) & ((q) != 0.0f))
 
@@ -246,11 +253,7 @@ static inline __attribute__((always_inline)) int tile_rows4(float *restrict c0, 
                                                             long j0, long j1, const frnd_t *pr,
                                                             const frnd_t *ac, const int way,
                                                             const int under) {
-  const uint32_t pd = pr->drop, ad = ac->drop;
-  const float pxmin = pr->xmin, pmagic = pr->magic, pxmax = pr->xmax;
-  const float axmin = ac->xmin, amagic = ac->magic, axmax = ac->xmax;
-  const uint32_t pebmin = pr->ebmin, pebcap = pr->ebcap, pmofs = pr->mofs;
-  const uint32_t aebmin = ac->ebmin, aebcap = ac->ebcap, amofs = ac->mofs;
+  FRND_CONSTS(pr, ac);
   int bad = 0;
   long l, j;
   for (l = l0; l < l1; l++) {
@@ -328,11 +331,7 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
                                                             const frnd_t *pr, const frnd_t *ac, const int way,
                                                             const int under, const int vw) {
   const long njb = (n + JB - 1) / JB;
-  const uint32_t pd = pr->drop, ad = ac->drop;
-  const float pxmin = pr->xmin, pmagic = pr->magic, pxmax = pr->xmax;
-  const float axmin = ac->xmin, amagic = ac->magic, axmax = ac->xmax;
-  const uint32_t pebmin = pr->ebmin, pebcap = pr->ebcap, pmofs = pr->mofs;
-  const uint32_t aebmin = ac->ebmin, aebcap = ac->ebcap, amofs = ac->mofs;
+  FRND_CONSTS(pr, ac);
   {
     long j0 = jb * JB, j1 = j0 + JB < n ? j0 + JB : n, l0;
     for (l0 = 0; l0 < n; l0 += LB) {

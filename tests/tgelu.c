@@ -2,8 +2,8 @@
 
 /*
  * kernels/train/gelu.c's vector copies take tanh from their own code (AVX2) or glibc's libmvec (AVX-512)
- * and keep a lane only where a margin proves it rounds as the reference does. This test recomputes the definition here (separate
- * binary64 roundings through volatile: no contraction) and compares every copy this CPU runs (the
+ * and keep a lane only where a margin proves it rounds as the reference does. This test recomputes the
+ * definition here (separate binary64 roundings through volatile: no contraction) and compares every copy this CPU runs (the
  * baseline, AVX2, AVX-512) on: every 4099th binary32 bit pattern, both signs (2.1 million inputs); every
  * binary32 in [-8, -2] (where 1 + tanh cancels and the copies must fall back) and in [-2^-10, 2^-10] step
  * 2^-30 (near zero); and the specials (+-0, +-inf, NaN, the largest and smallest). A NaN result

@@ -39,11 +39,10 @@ static inline double lanes_add(double x, double y, const lowp_format_t *acc, int
   return r;
 }
 
-/* 1 if lowp_round_f64 gives every binary64 zero of acc back as it is (a signed format with zero whose
-   -0 is not its NaN: format/round.c's zero_of), the fast path's own conditions besides */
+/* 1 if acc holds both zeros, so that lowp_accum_add's zero sum is the IEEE rule's as it is (format/round.c's
+   zero_of turns -0 into +0 in an unsigned or fnuz format, its rounding 0 into xmin without a zero) */
 static int lanes_zeros(const lowp_format_t *acc) {
-  return acc->has_sign && acc->has_zero && acc->subnormals && acc->nan != LOWP_NAN_NEGZERO &&
-         acc->precision <= 52;
+  return acc->has_zero && acc->has_sign && acc->nan != LOWP_NAN_NEGZERO;
 }
 
 /* the lanes dot of a (stride 1) and b (stride sb), k terms */

@@ -13,6 +13,7 @@
  */
 
 #include "cpu/qdq.h"
+#include "format/pow2.h"
 #include "cpu.h"
 #include "omp_inline.h"
 
@@ -42,13 +43,6 @@ typedef struct {
    quantum 2^(max(e, emin) - p + 1) is a power of two, so a / quantum is
    exact and rint (the default rounding mode, to nearest even) does the one
    rounding; a result above xmax saturates. */
-static double pow2(int e) { /* 2^e, -1022 <= e <= 1023, from its bits */
-  uint64_t u = (uint64_t)(e + 1023) << 52;
-  double d;
-  memcpy(&d, &u, sizeof d);
-  return d;
-}
-
 static double round_fast(double v, const qctx_t *q) {
   double a = fabs(v), r;
   uint64_t u;
@@ -58,7 +52,7 @@ static double round_fast(double v, const qctx_t *q) {
   memcpy(&u, &a, sizeof u);
   e = (int)((u >> 52) & 0x7ff) - 1023; /* floor(log2 a): a is a normal double */
   if (e < q->f->emin) e = q->f->emin;
-  r = rint(a * pow2(q->f->precision - 1 - e)) * pow2(e - q->f->precision + 1);
+  r = rint(a * lowp__pow2(q->f->precision - 1 - e)) * lowp__pow2(e - q->f->precision + 1);
   if (r > q->xmax) r = q->xmax;
   return v < 0 ? -r : r;
 }
@@ -98,7 +92,8 @@ static double q1r(float x, double s, const qctx_t *q, lowp_qstats_t *c) {
 
    The dequantization y = fl32(r / s) (r / s rounded to binary64, then to binary32) is one binary32
    division fl32(r32 / s32) (eight lanes a division instead of four; perf put most of the loop's samples
-   right after its two vdivpd at AVX2, but alone this gained 2-5%) where div32 is set: s is a binary32 number (s32 = s exactly) and so is every
+   right after its two vdivpd at AVX2, but alone this gained 2-5%) where div32 is set: s is a binary32
+   number (s32 = s exactly) and so is every
    value of the format (v32 above), so r32 = r too. The two are the same number: write the exact
    quotient q = r / s (r = 0 gives +-0 both ways, the sign of r, as s > 0) as q = A 2^c / B with A, B
    the integer significands (1 <= A, B < 2^24) and e = floor(log2 |q|); r and s are binary32, so
@@ -130,7 +125,7 @@ static LOWP_QDQ_INLINE void group_fast_body(float *y, double *qo, const float *x
                                             const qctx_t *q, lowp_qstats_t *c, int div32) {
   const uint64_t cadd = (uint64_t)(53 - q->f->precision) << 52, sign = (uint64_t)1 << 63;
   const uint64_t expo = (uint64_t)0x7ff << 52;
-  const double xmax = q->xmax, xmin = q->xmin, ovf = q->ovf, cmin = pow2(q->f->emin + 53 - q->f->precision);
+  const double xmax = q->xmax, xmin = q->xmin, ovf = q->ovf, cmin = lowp__pow2(q->f->emin + 53 - q->f->precision);
   const float s32 = (float)s;
   size_t j, nz = 0, sat = 0, rnz = 0, low = 0;
   for (j = 0; j < len; j++) {

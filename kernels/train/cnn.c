@@ -355,10 +355,10 @@ size_t lowp_cnn_nparams(const lowp_cnn_t *m) {
 #undef JB
 #ifdef LOWP_CNN_X86
 /* rows4m_avx512's AVX2 copy: four rows t..t+3 with zeros over the columns [0, jw) (whole pairs of blocks:
-   N = 16, the CNN's conv2, included), two blocks of 8 columns a step (eight chains), a term with x[k] == 0 skipped by a blend (the sum before it kept
-   in every lane where x[k] == 0) instead of the two-row loop's branch per term and row. Each output's
-   operations are those of the one-row loop: b[j], then x[k] w[k][j] (one multiplication, one addition,
-   no FMA) added in k order where x[k] != 0. */
+   N = 16, the CNN's conv2, included), two blocks of 8 columns a step (eight chains), a term with
+   x[k] == 0 skipped by a blend (the sum before it kept in every lane where x[k] == 0) instead of the
+   two-row loop's branch per term and row. Each output's operations are those of the one-row loop:
+   b[j], then x[k] w[k][j] (one multiplication, one addition, no FMA) added in k order where x[k] != 0. */
 __attribute__((target("avx2"))) static void rows4m_avx2(float *y, const float *x, size_t t, int jw, int K, int N,
                                                         const float *w, const float *b) {
   const float *xr[4];

@@ -97,12 +97,10 @@ static void pow2_range(int *lo, int *hi, const lowp_format_t *s) {
   *hi = s->emax;
 }
 
-/* 2^e from its bits where binary64 holds it as a normal number, else ldexp (libm's scalbn was 1.4% of
-   fp8-quantization's samples at AVX2, called per block) */
-static double pow2x(int e) { return e >= -1022 && e <= 1023 ? lowp__pow2(e) : ldexp(1.0, e); }
-
-/* ceil(log2 a) for finite a > 0 */
-static int ceil_log2(double a) { return ilogb(a) + (pow2x(ilogb(a)) != a); }
+/* ceil(log2 a) for finite a > 0. Powers of two here by format/pow2.h's lowp__scale2 (exponents in
+   [-1126, 1023]: ilogb of a finite double less p - 1, or a scale format's), not ldexp: libm's scalbn,
+   called per block, was 1.4% of fp8-quantization's samples at AVX2 */
+static int ceil_log2(double a) { return ilogb(a) + (lowp__scale2(1.0, ilogb(a)) != a); }
 
 /* The shared exponent of a power-of-two rule, or NAN_EXP for the NaN scale. */
 #define NAN_EXP (-100000)
@@ -120,7 +118,7 @@ static int pow2_exponent(double amax, const lowp_bsformat_t *bf) {
   if (amax == 0.0) return lo;
   if (bf->rule == LOWP_BSR_CEIL) e = ceil_log2(amax) - emax_e;
   else if (bf->rule == LOWP_BSR_EVEN) {
-    double ulp = pow2x(ilogb(amax) - (bf->elem.precision - 1));
+    double ulp = lowp__scale2(1.0, ilogb(amax) - (bf->elem.precision - 1));
     e = ilogb(floor(amax / ulp + 0.5) * ulp) - emax_e; /* amax / ulp < 2^p: exact */
   } else e = ilogb(amax) - emax_e;
   if (e > hi) return NAN_EXP;
@@ -175,11 +173,11 @@ static void block(double *q, double *s, const float *x, size_t len, const lowp_b
   default: {
     int e = pow2_exponent(amax, bf);
     if (e == NAN_EXP) { poison(q, s, len); return; }
-    *s = pow2x(e);
+    *s = lowp__scale2(1.0, e);
     /* x 2^-e: one multiplication where it is exact (x is a binary32 value, so
        |x| 2^-e stays among binary64's normal numbers for |e| <= 800) */
     if (e >= -800 && e <= 800) {
-      const double m = pow2x(-e);
+      const double m = lowp__scale2(1.0, -e);
       for (j = 0; j < len; j++) q[j] = (double)x[j] * m;
     } else
       for (j = 0; j < len; j++) q[j] = ldexp((double)x[j], -e);
