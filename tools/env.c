@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 
 #include "env.h"
+#include "io/plot.h"
 #include "io/spawn.h"
 
 #include <gmp.h>
@@ -122,7 +123,6 @@ cJSON *lowp_env_manifest(const char *name) {
   struct utsname u;
   const char *cfg = openblas_get_config(), *core = openblas_get_corename();
   const char *rev = lowp_env_git_revision();
-  char *gp[] = {"gnuplot", "--version", NULL};
   utc_day(buf, sizeof buf);
   cJSON_AddStringToObject(o, "date_utc", buf);
   cJSON_AddStringToObject(o, "git_revision", rev[0] ? rev : "unknown");
@@ -158,8 +158,7 @@ cJSON *lowp_env_manifest(const char *name) {
 #endif
   cJSON_AddStringToObject(o, "build_type", LOWP_BUILD_TYPE);
   cJSON_AddStringToObject(o, "compile_flags", LOWP_COMPILE_FLAGS);
-  first_line(buf, sizeof buf, gp);
-  cJSON_AddStringToObject(o, "gnuplot", buf[0] ? buf : "not found");
+  cJSON_AddStringToObject(o, "gnuplot", lowp_plot_version()[0] ? lowp_plot_version() : "not found");
   if (!name || !strcmp(name, "claims") || !strcmp(name, "order-revelation")) { /* the experiments that run Python */
     char *py[] = {"/usr/bin/python3", "-c", "import numpy; print(numpy.__version__)", NULL};
     first_line(buf, sizeof buf, py);

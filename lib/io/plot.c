@@ -121,12 +121,26 @@ static int run_term(const char *outdir, const char *base, const char *term) {
    run, and asking again before every plot spawned one gnuplot more per plot (about 28 ms of CPU each; an
    experiment draws up to 45 plots). Called from the thread that draws the plots. */
 static int plot_ok = -1;
+static char plot_version[256];
 
-int lowp_plot_available(void) {
+/* one gnuplot --version for the process: whether it runs, and its first line */
+static void ask_gnuplot(void) {
   char *argv[] = {"gnuplot", "--version", NULL};
   int rc;
-  if (plot_ok < 0) plot_ok = lowp_spawn(&rc, argv, NULL, NULL, NULL, 0) == LOWP_OK && rc == 0;
+  if (plot_ok >= 0) return;
+  plot_ok = lowp_spawn(&rc, argv, NULL, NULL, plot_version, sizeof plot_version) == LOWP_OK && rc == 0;
+  if (plot_ok) plot_version[strcspn(plot_version, "\n")] = '\0';
+  else plot_version[0] = '\0';
+}
+
+int lowp_plot_available(void) {
+  ask_gnuplot();
   return plot_ok;
+}
+
+const char *lowp_plot_version(void) {
+  ask_gnuplot();
+  return plot_version;
 }
 
 /* One plot drawn alone, both images (a gnuplot each); BASE.gnuplot.log kept only when one fails */

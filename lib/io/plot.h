@@ -56,6 +56,10 @@ int lowp_plot_coincide(const char *outdir, const lowp_series_t *s, size_t ns, do
 /** @brief 1 if a gnuplot executable can be run, else 0 (asked once per process). */
 int lowp_plot_available(void);
 
+/** @brief The first line of `gnuplot --version`, or "" if gnuplot cannot be run (the same single
+ * start as lowp_plot_available's: a gnuplot start costs about 40 ms of CPU). */
+const char *lowp_plot_version(void);
+
 /**
  * @brief on != 0: from now on lowp_plot writes BASE.gp and queues the plot,
  * and lowp_plot_flush draws all queued plots; 0 (the default): each plot is
