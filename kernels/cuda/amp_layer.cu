@@ -183,11 +183,11 @@ __global__ void fill_kernel(T *p, size_t n, uint32_t seed) {
 
 /* -------------------------------------------------------------- launchers */
 
-struct Bufs {
+struct AmpBufs {
   void *a = nullptr, *b = nullptr, *c = nullptr, *x = nullptr, *y = nullptr, *z = nullptr;
   uint8_t *mask = nullptr;
   float *mean = nullptr, *rstd = nullptr;
-  ~Bufs() {
+  ~AmpBufs() {
     cudaFree(a); cudaFree(b); cudaFree(c); cudaFree(x); cudaFree(y); cudaFree(z);
     cudaFree(mask); cudaFree(mean); cudaFree(rstd);
   }
@@ -205,7 +205,7 @@ int cuda_type(cudaDataType_t *t, size_t *bytes, const lowp_format_t *f) {
 }
 
 template <typename T>
-int launch_rowop(const lowp_rkernel_t *k, Bufs &g, double dropout, uint32_t seed) {
+int launch_rowop(const lowp_rkernel_t *k, AmpBufs &g, double dropout, uint32_t seed) {
   float scale = (float)(1.0 / (1.0 - dropout));
   uint32_t thr = (uint32_t)fmin(dropout * 4294967296.0, 4294967295.0);
   rowop_kernel1<T><<<(unsigned)k->rows, 256>>>((int)k->op, k->cols, (const T *)g.x, (const T *)g.y,
@@ -214,7 +214,7 @@ int launch_rowop(const lowp_rkernel_t *k, Bufs &g, double dropout, uint32_t seed
 }
 
 int run_one(cublasHandle_t h, const lowp_rkernel_t *k, cudaDataType_t dt, cublasComputeType_t ct,
-            Bufs &g, double dropout) {
+            AmpBufs &g, double dropout) {
   if (k->kind == LOWP_RK_GEMM) {
     const float one = 1.0f, zero = 0.0f;
     int m = (int)k->m, n = (int)k->n, kk = (int)k->k;
@@ -259,7 +259,7 @@ int load_c(double *y, const void *c, cudaDataType_t dt, size_t w, size_t e) {
 
 /* the GEMM just run against the host's binary64 product on 16 entries
    (amp_gpu.h states the bound); *worst = max share of the bound used */
-int validate(double *worst, const lowp_rkernel_t *k, const Bufs &g, cudaDataType_t dt, size_t w,
+int validate(double *worst, const lowp_rkernel_t *k, const AmpBufs &g, cudaDataType_t dt, size_t w,
              const lowp_rprec_t *p) {
   size_t total = k->count * k->m * k->n, q;
   double uin = ldexp(1.0, -p->gemm_in->precision), uout = ldexp(1.0, -p->storage->precision);
@@ -315,7 +315,7 @@ extern "C" int lowp_amp_gpu_run(double *seconds, double *worst, const lowp_rkern
   cublasHandle_t h = nullptr;
   cudaEvent_t e0, e1;
   int st = LOWP_OK;
-  Bufs g;
+  AmpBufs g;
   if (lowp_amp_gpu_device(nullptr, 0) != LOWP_OK) return LOWP_EUNSUPPORTED;
   if (!seconds || !worst || !ks || !p || reps < 1 || !(dropout >= 0 && dropout < 1)) return LOWP_EINVAL;
   *worst = 0;

@@ -279,3 +279,6 @@ extern "C" int lowp_gemm_cublas_cuda(int variant, void *d, const void *a, const 
   memcpy(d, cd.data(), m * n * v.out_bytes);
   return LOWP_OK;
 }
+
+#undef LT /* (one translation unit with the other .cu files: CMakeLists.txt, LOWP_CUDA_UNITY) */
+#undef CU

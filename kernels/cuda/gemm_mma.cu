@@ -131,14 +131,14 @@ __global__ void __launch_bounds__(32) gemm_mma_kernel1(float *d, const void *a, 
   }
 }
 
-int fail(char *err, size_t errlen, int st, const char *what) {
+int mma_fail(char *err, size_t errlen, int st, const char *what) {
   if (err && errlen) snprintf(err, errlen, "%s", what);
   return st;
 }
 
-struct Bufs {
+struct MmaBufs {
   void *p[4] = {nullptr, nullptr, nullptr, nullptr};
-  ~Bufs() {
+  ~MmaBufs() {
     for (void *q : p)
       if (q) (void)cudaFree(q);
   }
@@ -149,26 +149,26 @@ struct Bufs {
 /* ------------------------------------------------------------ launchers */
 
 #define CU(x, st, what) \
-  if (!lowp_cuda_ok(x)) return fail(err, errlen, st, "CUDA: " what)
+  if (!lowp_cuda_ok(x)) return mma_fail(err, errlen, st, "CUDA: " what)
 
 extern "C" int lowp_gemm_mma_cuda(int variant, void *d, const void *a, const void *b,
                                   const void *c, size_t m, size_t n, size_t k, char *err,
                                   size_t errlen) {
-  Bufs x;
+  MmaBufs x;
   int ndev = 0, dev = 0, major = 0, minor = 0;
   if (variant < 1 || variant > LOWP_MMA_VARIANTS)
-    return fail(err, errlen, LOWP_EINVAL, "unknown mma variant");
+    return mma_fail(err, errlen, LOWP_EINVAL, "unknown mma variant");
   if (!d || !a || !b || !c || m == 0 || n == 0 || k == 0 || m >= (1u << 31) ||
       n >= (1u << 31) || k >= (1u << 31))
-    return fail(err, errlen, LOWP_EINVAL, "bad GEMM sizes or pointers");
+    return mma_fail(err, errlen, LOWP_EINVAL, "bad GEMM sizes or pointers");
   if (!lowp_cuda_ok(cudaGetDeviceCount(&ndev)) || ndev == 0) {
-    return fail(err, errlen, LOWP_EUNSUPPORTED, "no CUDA device");
+    return mma_fail(err, errlen, LOWP_EUNSUPPORTED, "no CUDA device");
   }
   CU(cudaGetDevice(&dev), LOWP_EIO, "cudaGetDevice");
   CU(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev), LOWP_EIO, "attribute");
   CU(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev), LOWP_EIO, "attribute");
   if (major * 10 + minor < (variant >= 4 ? 89 : 80))
-    return fail(err, errlen, LOWP_EUNSUPPORTED, "this GPU lacks the mma instruction of the variant");
+    return mma_fail(err, errlen, LOWP_EUNSUPPORTED, "this GPU lacks the mma instruction of the variant");
   size_t ib = variant <= 2 ? 2 : variant == 3 ? 4 : 1;
   CU(cudaMalloc(&x.p[0], m * k * ib), LOWP_ENOMEM, "cudaMalloc");
   CU(cudaMalloc(&x.p[1], k * n * ib), LOWP_ENOMEM, "cudaMalloc");
@@ -177,7 +177,7 @@ extern "C" int lowp_gemm_mma_cuda(int variant, void *d, const void *a, const voi
   CU(cudaMemcpy(x.p[1], b, k * n * ib, cudaMemcpyHostToDevice), LOWP_EIO, "copy B");
   CU(cudaMemcpy(x.p[2], c, m * n * sizeof(float), cudaMemcpyHostToDevice), LOWP_EIO, "copy C");
   dim3 grid((unsigned)((n + 7) / 8), (unsigned)((m + 15) / 16));
-  if (grid.y > 65535) return fail(err, errlen, LOWP_EINVAL, "m too large for one launch");
+  if (grid.y > 65535) return mma_fail(err, errlen, LOWP_EINVAL, "m too large for one launch");
   gemm_mma_kernel1<<<grid, 32>>>((float *)x.p[2], x.p[0], x.p[1], (const float *)x.p[2],
                                  (uint32_t)m, (uint32_t)n, (uint32_t)k, variant);
   CU(cudaGetLastError(), LOWP_EIO, "launch");
@@ -185,3 +185,5 @@ extern "C" int lowp_gemm_mma_cuda(int variant, void *d, const void *a, const voi
   CU(cudaMemcpy(d, x.p[2], m * n * sizeof(float), cudaMemcpyDeviceToHost), LOWP_EIO, "copy D");
   return LOWP_OK;
 }
+
+#undef CU /* (one translation unit with the other .cu files: CMakeLists.txt, LOWP_CUDA_UNITY) */

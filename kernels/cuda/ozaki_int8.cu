@@ -43,7 +43,7 @@ struct Int8Ctx {
 };
 
 template <typename T>
-int grow(T **p, size_t *cap, size_t need) {
+int grow_dev(T **p, size_t *cap, size_t need) {
   if (need <= *cap) return LOWP_OK;
   if (*p && !lowp_cuda_ok(cudaFree(*p))) return LOWP_EIO;
   *p = nullptr;
@@ -69,8 +69,8 @@ extern "C" int gpu_i8gemm(void *vctx, size_t m, size_t n, size_t k, const double
   size_t kp = up4(k), np = up4(n), i, j, l;
   int st;
   if (kp > 2147483647u || np > 2147483647u) return LOWP_ENOMEM;
-  if ((st = grow(&g->dA, &g->capA, m * kp)) || (st = grow(&g->dB, &g->capB, np * kp)) ||
-      (st = grow(&g->dC, &g->capC, m * np)))
+  if ((st = grow_dev(&g->dA, &g->capA, m * kp)) || (st = grow_dev(&g->dB, &g->capB, np * kp)) ||
+      (st = grow_dev(&g->dC, &g->capC, m * np)))
     return st;
   free(g->hA);
   free(g->hB);

@@ -271,3 +271,5 @@ extern "C" int lowp_probe_gpu_dot(void *ctx, double *d, const double *a, const d
   *d = (double)r;
   return LOWP_OK;
 }
+
+#undef MAXN /* (one translation unit with the other .cu files: CMakeLists.txt, LOWP_CUDA_UNITY) */

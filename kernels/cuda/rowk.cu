@@ -206,10 +206,10 @@ __global__ void scaler_update_kernel1(float *scale, int32_t *tracker, int found_
 /* ------------------------------------------------------------ launchers */
 
 /* device buffers freed on every path */
-struct Bufs {
+struct RowkBufs {
   void *p[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
   int n = 0;
-  ~Bufs() {
+  ~RowkBufs() {
     for (int i = 0; i < n; i++)
       if (p[i]) (void)cudaFree(p[i]);
   }
@@ -255,7 +255,7 @@ int launched() {
 
 extern "C" int lowp_rsum_cuda(float *y, const float *x, size_t rows, size_t n,
                               lowp_ka_fmt_t acc) {
-  Bufs b;
+  RowkBufs b;
   void *dx, *dy;
   if (!y || !x || !sizes_ok(rows, n) || acc.p < 1 || acc.p > 24) return LOWP_EINVAL;
   if (!have_device()) return LOWP_EUNSUPPORTED;
@@ -274,7 +274,7 @@ extern "C" int lowp_softmax_cuda(float *y, const float *x, size_t rows, size_t n
 
 extern "C" int lowp_softmax_fpx_cuda(float *y, const float *x, size_t rows, size_t n, int stable,
                                      lowp_fpxd_t *trace) {
-  Bufs b;
+  RowkBufs b;
   void *dx, *dy, *dt = nullptr;
   if (!y || !x || !sizes_ok(rows, n)) return LOWP_EINVAL;
   if (!have_device()) return LOWP_EUNSUPPORTED;
@@ -296,7 +296,7 @@ extern "C" int lowp_softmax_fpx_cuda(float *y, const float *x, size_t rows, size
 
 extern "C" int lowp_layernorm_cuda(float *y, float *mean, float *var, const float *x,
                                    size_t rows, size_t n, float eps, int variant) {
-  Bufs b;
+  RowkBufs b;
   void *dx, *dy, *dm, *dv;
   if (!y || !mean || !var || !x || !sizes_ok(rows, n) || variant < 0 || variant > 2)
     return LOWP_EINVAL;
@@ -317,7 +317,7 @@ extern "C" int lowp_layernorm_cuda(float *y, float *mean, float *var, const floa
 
 extern "C" int lowp_xent_cuda(float *loss, const float *x, const int32_t *target, size_t rows,
                               size_t n) {
-  Bufs b;
+  RowkBufs b;
   void *dx, *dt, *dl;
   size_t r;
   if (!loss || !x || !target || !sizes_ok(rows, n)) return LOWP_EINVAL;
@@ -342,7 +342,7 @@ extern "C" int lowp_unscale_cuda(float *g, size_t n, float inv_scale, int *found
 
 extern "C" int lowp_unscale_fpx_cuda(float *g, size_t n, float inv_scale, int *found_inf,
                                      lowp_fpxd_t *trace) {
-  Bufs b;
+  RowkBufs b;
   void *dg, *df, *dt = nullptr;
   int zero = 0;
   if (!found_inf || (n && !g) || n >= ((size_t)1 << 39)) return LOWP_EINVAL;
@@ -368,7 +368,7 @@ extern "C" int lowp_unscale_fpx_cuda(float *g, size_t n, float inv_scale, int *f
 
 extern "C" int lowp_scaler_update_cuda(float *scale, int32_t *tracker, int found_inf,
                                        double growth, double backoff, int32_t interval) {
-  Bufs b;
+  RowkBufs b;
   void *ds, *dt;
   if (!scale || !tracker) return LOWP_EINVAL;
   if (!have_device()) return LOWP_EUNSUPPORTED;
@@ -382,3 +382,7 @@ extern "C" int lowp_scaler_update_cuda(float *scale, int32_t *tracker, int found
   TRY(d2h(scale, ds, sizeof(float)));
   return d2h(tracker, dt, sizeof(int32_t));
 }
+
+#undef T /* (one translation unit with the other .cu files: CMakeLists.txt, LOWP_CUDA_UNITY) */
+#undef W
+#undef TRY
