@@ -32,7 +32,8 @@
  * sum of two fp32 values one binary32 addition, a term added to an fp32
  * value one fmaf (fma = 1) or a binary32 product then an addition (fma =
  * 0), two exact terms in one rounding by ftwo512 below on AVX-512, else
- * by the TwoSum leaf of reduce_fast_body.h.
+ * by the TwoSum leaf of reduce_fast_body.h (on AVX2 its fast way first,
+ * ftwo256; the pairwise subtrees one row at a time, pbase_f_avx2).
  *
  * Loops: tasks of (column block, row group), the column block of B packed
  * as k x OW (binary64) or k x OWF (binary32; zeros past n). Compiled three
@@ -413,6 +414,141 @@ __attribute__((target("avx2,fma"))) static void rec_d_avx2(vd *out, const tctx_t
       for (r = 0; r < RH; r++) memcpy(&out[(r0 + r) * NCH + h], s[r], sizeof s[r]);
     }
 }
+#define LOWP_AVX2 __attribute__((target("avx2,fma")))
+/* kind f's pairwise subtrees (reduce_fast_tile.h's pbase_) on AVX2. The
+   generic tile keeps MR = 8 rows of 16 binary32 lanes, 16 ymm registers
+   of sums, and a subtree's second operand as many again: gcc spilled them
+   to the stack at every level. Here one row of 16 lanes at a time (2 ymm
+   a subtree value, 6 at the deepest of 8 terms), the chunk's terms of B
+   converted to binary64 once into a window w that the leaves read from
+   memory; the same operations lane by lane, in the same order, as the
+   tile's p2 .. p8 (ftwo256's fast way at the leaves, a term added to a
+   pair one fmaf, every other addition one binary32 addition).
+
+   A leaf: x = a1 b1 + p0 rounded to nearest binary64 by the fused
+   multiply-add (p0 = a0 b0 exact), converted to binary32: x rounded once
+   unless x is a binary32 midpoint (LOWP_FTWO256's proof), and a midpoint
+   has the low 28 bits of its encoding zero. The test: the low halves of
+   the encodings of two vectors gathered into one (one shuffle), ANDed
+   with 0x0fffffff, one unsigned 32-bit minimum per vector into mid. A
+   zero lane of mid (a midpoint, or an exact zero, an infinity or a NaN)
+   sends the whole chunk to the slow way, the tile's pchunk_ (p2 .. p8
+   with ftwo256, whose slow way is the TwoSum leaf), which gives the same
+   bits for every lane. */
+typedef struct {
+  const double *w; /* the window: term lo + l's 16 lanes of B in binary64 at w + 16 l */
+  const double *a; /* the row of A from term lo (binary64) */
+  const float *af; /* the same in binary32 */
+  const float *b;  /* B's 16 binary32 lanes of term lo (terms OWF apart) */
+} frow_t;
+
+/* s = round(t_l + t_{l+1}) for the row's 16 lanes, the low words of the
+   binary64 sums into *mid */
+LOWP_AVX2 AI void frow2(__m256 *s, const frow_t *q, size_t l, __m256i *mid) {
+  const __m256d a0 = _mm256_broadcast_sd(q->a + l), a1 = _mm256_broadcast_sd(q->a + l + 1);
+  const double *w0 = q->w + 16 * l, *w1 = w0 + 16;
+  const __m256i low28 = _mm256_set1_epi32(0x0fffffff);
+  __m256d x[4];
+  int e;
+  for (e = 0; e < 4; e++)
+    x[e] = _mm256_fmadd_pd(a1, _mm256_load_pd(w1 + 4 * e),
+                           _mm256_mul_pd(a0, _mm256_load_pd(w0 + 4 * e)));
+  for (e = 0; e < 2; e++) {
+    const __m256 lo = _mm256_shuffle_ps(_mm256_castpd_ps(x[2 * e]), _mm256_castpd_ps(x[2 * e + 1]),
+                                        0x88); /* (the even words: the low halves) */
+    *mid = _mm256_min_epu32(*mid, _mm256_and_si256(_mm256_castps_si256(lo), low28));
+    s[e] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(x[2 * e])),
+                                _mm256_cvtpd_ps(x[2 * e + 1]), 1);
+  }
+}
+
+/* a subtree of 3: the pair (l + 1, l + 2), then term l added by one fmaf */
+LOWP_AVX2 AI void frow3(__m256 *s, const frow_t *q, size_t l, __m256i *mid) {
+  const __m256 a = _mm256_set1_ps(q->af[l]);
+  frow2(s, q, l + 1, mid);
+  s[0] = _mm256_fmadd_ps(a, _mm256_loadu_ps(q->b + l * OWF), s[0]);
+  s[1] = _mm256_fmadd_ps(a, _mm256_loadu_ps(q->b + l * OWF + 8), s[1]);
+}
+
+/* [l, l + n) = [l, l + n / 2) then the rest (reduce_fast_tile.h's KTREE) */
+#define LOWP_FROW(n, h, rest)                                                            \
+  LOWP_AVX2 AI void frow##n(__m256 *s, const frow_t *q, size_t l, __m256i *mid) {        \
+    __m256 t[2];                                                                         \
+    frow##h(s, q, l, mid);                                                               \
+    frow##rest(t, q, l + h, mid);                                                        \
+    s[0] = _mm256_add_ps(s[0], t[0]), s[1] = _mm256_add_ps(s[1], t[1]);                  \
+  }
+LOWP_FROW(4, 2, 2)
+LOWP_FROW(5, 2, 3)
+LOWP_FROW(6, 3, 3)
+LOWP_FROW(7, 3, 4)
+LOWP_FROW(8, 4, 4)
+#undef LOWP_FROW
+
+/* chunk h of the MR rows, [lo, lo + n) */
+#define LOWP_FROWS(n)                                                                    \
+  for (r = 0; r < MR; r++) {                                                             \
+    const double *wr = w;                                                                \
+    frow_t q;                                                                            \
+    __m256 s[2];                                                                         \
+    __asm__("" : "+r"(wr)); /* (else gcc kept the window in spilled copies) */           \
+    q.w = wr, q.a = c->ad[r] + lo, q.af = c->af[r] + lo, q.b = c->pf + lo * OWF + h * 16; \
+    frow##n(s, &q, 0, &mid);                                                             \
+    _mm256_storeu_ps((float *)&out[r * NCH + h], s[0]);                                  \
+    _mm256_storeu_ps((float *)&out[r * NCH + h] + 8, s[1]);                              \
+  }
+
+typedef void pchunk_fn(vf *s, const tctx_t *c, size_t lo, size_t n, size_t j);
+
+/* out[r NCH + h] for the chunks h < c->nch: the pairwise sum of [lo, lo +
+   n), 2 <= n <= 8; slow: the tile's pchunk_ */
+LOWP_AVX2 static void pbase_f_avx2(vf *out, const tctx_t *c, size_t lo, size_t n,
+                                    pchunk_fn *slow) {
+  double w[8 * 16] __attribute__((aligned(32)));
+  size_t h, l;
+  int r, e;
+  for (h = 0; h < c->nch; h++) {
+    const float *b = c->pf + lo * OWF + h * 16;
+    __m256i mid = _mm256_set1_epi32(-1), z;
+    for (l = 0; l < n; l++)
+      for (e = 0; e < 4; e++)
+        _mm256_store_pd(w + 16 * l + 4 * e, _mm256_cvtps_pd(_mm_loadu_ps(b + l * OWF + 4 * e)));
+    switch (n) {
+    case 2: LOWP_FROWS(2) break;
+    case 3: LOWP_FROWS(3) break;
+    case 4: LOWP_FROWS(4) break;
+    case 5: LOWP_FROWS(5) break;
+    case 6: LOWP_FROWS(6) break;
+    case 7: LOWP_FROWS(7) break;
+    default: LOWP_FROWS(8) break;
+    }
+    z = _mm256_cmpeq_epi32(mid, _mm256_setzero_si256());
+    if (__builtin_expect(!_mm256_testz_si256(z, z), 0)) {
+      vf s[MR];
+      slow(s, c, lo, n, h * 16);
+      for (r = 0; r < MR; r++) out[r * NCH + h] = s[r];
+    }
+  }
+}
+#undef LOWP_FROWS
+
+/* *x = *x + *y lane by lane (one rounding each) on AVX2: gcc built the
+   64-byte vectors' addition through the stack in 16-byte pieces */
+LOWP_AVX2 AI void vadd_f_avx2(vf *x, const vf *y) {
+  float *xp = (float *)x;
+  const float *yp = (const float *)y;
+  _mm256_storeu_ps(xp, _mm256_add_ps(_mm256_loadu_ps(xp), _mm256_loadu_ps(yp)));
+  _mm256_storeu_ps(xp + 8, _mm256_add_ps(_mm256_loadu_ps(xp + 8), _mm256_loadu_ps(yp + 8)));
+}
+
+LOWP_AVX2 AI void vadd_d_avx2(vd *x, const vd *y) {
+  double *xp = (double *)x;
+  const double *yp = (const double *)y;
+  _mm256_storeu_pd(xp, _mm256_add_pd(_mm256_loadu_pd(xp), _mm256_loadu_pd(yp)));
+  _mm256_storeu_pd(xp + 4, _mm256_add_pd(_mm256_loadu_pd(xp + 4), _mm256_loadu_pd(yp + 4)));
+}
+#undef LOWP_AVX2
+
 #define LOWP_ORDFAST_X86 1
 #define SFX _avx2
 #define ATTR __attribute__((target("avx2,fma")))
@@ -429,8 +565,14 @@ __attribute__((target("avx2,fma"))) static void rec_d_avx2(vd *out, const tctx_t
 #define TERM term_avx2
 #define ADD_TO add_to_avx2
 #define REC_D rec_d_avx2
+#define PBASE_F pbase_f_avx2
+#define VADD_F vadd_f_avx2
+#define VADD_D vadd_d_avx2
 #include "cpu/reduce_fast_body.h"
 #undef REC_D
+#undef PBASE_F
+#undef VADD_F
+#undef VADD_D
 #undef TERM
 #undef ADD_TO
 #define TERM term

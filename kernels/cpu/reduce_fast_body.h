@@ -6,8 +6,9 @@
    (ftwo512, or the name LOWP_FTWO256 gives) where FTWO_INLINE, TILE_MAX (the largest unrolled pairwise
    subtree), VFMA (the binary32 fused multiply-add on a vf), TERM and ADD_TO
    (the binary64 lanes' term and add_to, or their AVX2 copies) defined, and
-   REC_D (kind d's recursive sums, reduce_fast_tile.h's KREC) where the
-   instruction set has its own. No
+   REC_D (kind d's recursive sums, reduce_fast_tile.h's KREC), PBASE_F
+   (kind f's pairwise subtrees, its KPBASE), VADD_D and VADD_F (its KVADD
+   on a vd and on a vf) where the instruction set has its own. No
    include guard: meant to be included several times. */
 
 #define LOWP_CAT2(a, b) a##b
@@ -136,8 +137,19 @@ LOWP_FTWO256(FTWO, FN(ftwo_))
 #ifdef REC_D
 #define KREC REC_D
 #endif
+#ifdef VADD_D
+#define KVADD VADD_D
+#else
+#define KVADD(x, y) (*(x) = *(x) + *(y))
+#endif
 #include "cpu/reduce_fast_tile.h"
 #undef KREC
+#undef KVADD
+#ifdef VADD_F
+#define KVADD VADD_F
+#else
+#define KVADD(x, y) (*(x) = *(x) + *(y))
+#endif
 #undef KSFX
 #undef TV
 #undef KL
@@ -150,7 +162,11 @@ LOWP_FTWO256(FTWO, FN(ftwo_))
 #define KLEAF2 FTWO_K
 #define KTADD FN(ftadd_)
 #define KLONE lone_f
+#ifdef PBASE_F
+#define KPBASE PBASE_F
+#endif
 #include "cpu/reduce_fast_tile.h"
+#undef KPBASE
 #undef KSFX
 #undef KLEAF2
 #undef KTADD
@@ -166,6 +182,7 @@ LOWP_FTWO256(FTWO, FN(ftwo_))
 #undef KLEAF2
 #undef KTADD
 #undef KLONE
+#undef KVADD
 #undef KFN
 #undef FTWO_K
 

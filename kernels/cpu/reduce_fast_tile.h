@@ -5,7 +5,8 @@
    (s[r] = round(t_l + t_{l+1}), two exact terms in one rounding),
    KTADD(s, c, l, j) (s[r] = round(t_l + s[r])) and KLONE(s, c, l, j)
    (s[r] = round(t_l + 0)), for the MR rows r of the tile and the lanes
-   j .. j + KL of the panel. No include guard: meant to be included several
+   j .. j + KL of the panel, KVADD(x, y) (*x = *x + *y, lane by lane); KREC
+   and KPBASE optional (below). No include guard: meant to be included several
    times.
 
    A tile is MR rows of outputs times one vector of lanes; its running sums
@@ -48,44 +49,60 @@ KTREE(15, 7, 8)
 KTREE(16, 8, 8)
 #undef KTREE
 
-/* out[r NCH + h] for the chunks h < c->nch: the pairwise sum of [lo, lo + n),
+/* s[r] for the MR rows, lanes j .. j + KL: the pairwise sum of [lo, lo + n),
    2 <= n <= TILE_MAX (16 on AVX-512, 8 on AVX2, 4 on the baseline copy and
    in sanitizer builds: small code where speed is not measured) */
+#ifdef KPBASE
+__attribute__((noinline)) /* KPBASE's slow way, cold */
+#endif
+ATTR static void KFN(pchunk_)(TV *s, const tctx_t *c, size_t lo, size_t n, size_t j) {
+  switch (n) {
+  case 2: KFN(p2)(s, c, lo, j); break;
+  case 3: KFN(p3)(s, c, lo, j); break;
+#if TILE_MAX == 4
+  default: KFN(p4)(s, c, lo, j); break;
+#elif TILE_MAX == 8
+  case 4: KFN(p4)(s, c, lo, j); break;
+  case 5: KFN(p5)(s, c, lo, j); break;
+  case 6: KFN(p6)(s, c, lo, j); break;
+  case 7: KFN(p7)(s, c, lo, j); break;
+  default: KFN(p8)(s, c, lo, j); break;
+#else
+  case 4: KFN(p4)(s, c, lo, j); break;
+  case 5: KFN(p5)(s, c, lo, j); break;
+  case 6: KFN(p6)(s, c, lo, j); break;
+  case 7: KFN(p7)(s, c, lo, j); break;
+  case 8: KFN(p8)(s, c, lo, j); break;
+  case 9: KFN(p9)(s, c, lo, j); break;
+  case 10: KFN(p10)(s, c, lo, j); break;
+  case 11: KFN(p11)(s, c, lo, j); break;
+  case 12: KFN(p12)(s, c, lo, j); break;
+  case 13: KFN(p13)(s, c, lo, j); break;
+  case 14: KFN(p14)(s, c, lo, j); break;
+  case 15: KFN(p15)(s, c, lo, j); break;
+  default: KFN(p16)(s, c, lo, j); break;
+#endif
+  }
+}
+
+/* out[r NCH + h] for the chunks h < c->nch: the pairwise sum of [lo, lo + n);
+   KPBASE, where the kind defines it, is this function written for the
+   instruction set, given pchunk_ as its slow way */
+#ifdef KPBASE
+ATTR static void KFN(pbase_)(TV *out, const tctx_t *c, size_t lo, size_t n) {
+  KPBASE(out, c, lo, n, KFN(pchunk_));
+}
+#else
 ATTR static void KFN(pbase_)(TV *out, const tctx_t *c, size_t lo, size_t n) {
   size_t h;
   int r;
   for (h = 0; h < c->nch; h++) {
     TV s[MR];
-    switch (n) {
-    case 2: KFN(p2)(s, c, lo, h * KL); break;
-    case 3: KFN(p3)(s, c, lo, h * KL); break;
-#if TILE_MAX == 4
-    default: KFN(p4)(s, c, lo, h * KL); break;
-#elif TILE_MAX == 8
-    case 4: KFN(p4)(s, c, lo, h * KL); break;
-    case 5: KFN(p5)(s, c, lo, h * KL); break;
-    case 6: KFN(p6)(s, c, lo, h * KL); break;
-    case 7: KFN(p7)(s, c, lo, h * KL); break;
-    default: KFN(p8)(s, c, lo, h * KL); break;
-#else
-    case 4: KFN(p4)(s, c, lo, h * KL); break;
-    case 5: KFN(p5)(s, c, lo, h * KL); break;
-    case 6: KFN(p6)(s, c, lo, h * KL); break;
-    case 7: KFN(p7)(s, c, lo, h * KL); break;
-    case 8: KFN(p8)(s, c, lo, h * KL); break;
-    case 9: KFN(p9)(s, c, lo, h * KL); break;
-    case 10: KFN(p10)(s, c, lo, h * KL); break;
-    case 11: KFN(p11)(s, c, lo, h * KL); break;
-    case 12: KFN(p12)(s, c, lo, h * KL); break;
-    case 13: KFN(p13)(s, c, lo, h * KL); break;
-    case 14: KFN(p14)(s, c, lo, h * KL); break;
-    case 15: KFN(p15)(s, c, lo, h * KL); break;
-    default: KFN(p16)(s, c, lo, h * KL); break;
-#endif
-    }
+    KFN(pchunk_)(s, c, lo, n, h * KL);
     for (r = 0; r < MR; r++) out[r * NCH + h] = s[r];
   }
 }
+#endif
 
 /* pairwise over [lo, hi), hi - lo >= 2: the levels above the subtrees of
    at most TILE_MAX terms through memory */
@@ -101,7 +118,7 @@ ATTR static void KFN(pair_)(TV *out, const tctx_t *c, size_t lo, size_t hi) {
   KFN(pair_)(out, c, lo, mid);
   KFN(pair_)(tmp, c, mid, hi);
   for (r = 0; r < MR; r++)
-    for (h = 0; h < c->nch; h++) out[r * NCH + h] = out[r * NCH + h] + tmp[r * NCH + h];
+    for (h = 0; h < c->nch; h++) KVADD(&out[r * NCH + h], &tmp[r * NCH + h]);
 }
 
 /* recursive over [lo, hi), hi - lo >= 1: round(t + 0) for a lone term,
@@ -147,7 +164,7 @@ ATTR static void KFN(tile_)(TV *out, const tctx_t *c, size_t k) {
     for (lo = w; lo < k; lo += w) {
       KFN(rec_)(part, c, lo, lo + w < k ? lo + w : k);
       for (r = 0; r < MR; r++)
-        for (h = 0; h < c->nch; h++) out[r * NCH + h] = out[r * NCH + h] + part[r * NCH + h];
+        for (h = 0; h < c->nch; h++) KVADD(&out[r * NCH + h], &part[r * NCH + h]);
     }
     break;
   default:
