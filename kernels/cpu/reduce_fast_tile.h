@@ -53,9 +53,11 @@ KTREE(16, 8, 8)
    2 <= n <= TILE_MAX (16 on AVX-512, 8 on AVX2, 4 on the baseline copy and
    in sanitizer builds: small code where speed is not measured) */
 #ifdef KPBASE
-__attribute__((noinline)) /* KPBASE's slow way, cold */
+ATTR static __attribute__((noinline)) /* KPBASE's slow way, cold */
+#else
+ATTR AI /* (pbase_'s loop, as it was before KPBASE) */
 #endif
-ATTR static void KFN(pchunk_)(TV *s, const tctx_t *c, size_t lo, size_t n, size_t j) {
+void KFN(pchunk_)(TV *s, const tctx_t *c, size_t lo, size_t n, size_t j) {
   switch (n) {
   case 2: KFN(p2)(s, c, lo, j); break;
   case 3: KFN(p3)(s, c, lo, j); break;
