@@ -191,41 +191,45 @@ static void check_isas(const char *what, const double *a, const double *b, size_
   free(got);
 }
 
-/* The double rounding that the AVX-512 fp32 kernel's fast way must not
-   make: a0 b0 = (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24, a binary32 midpoint,
-   and a1 b1 = +-2^-80, so a0 b0 + a1 b1 rounds to the midpoint in binary64
-   and then to even in binary32, away from the sum rounded once. Trap pairs
-   (l, l + 1) at the pairwise leaves of some rows and columns, the rest plain,
-   k = 2 (one leaf) up to 40; the first case also checks that binary64 then
-   binary32 gives another answer (the trap is real). */
+/* The double rounding that the AVX-512 and AVX2 fp32 kernels' fast way
+   must not make: a0 b0 = (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24, a binary32
+   midpoint, and a1 b1 = +-2^-80, so a0 b0 + a1 b1 rounds to the midpoint in
+   binary64 and then to even in binary32, away from the sum rounded once.
+   Trap pairs (l, l + 1) at the pairwise leaves of some rows and columns,
+   the rest plain, k = 2 (one leaf) up to 40; pairs at even l (leaves when
+   k is a power of 2), then at odd l (the leaf of a subtree of 3, of k = 7
+   and 13's subtrees); m = 11: a second tile of rows, n = 37: three chunks
+   of 16 lanes, some with no trap. The first case also checks that binary64
+   then binary32 gives another answer (the trap is real). */
 static void check_midpoints(void) {
-  static const size_t ks[] = {2, 3, 4, 16, 17, 33, 40};
+  static const size_t ks[] = {2, 3, 4, 7, 13, 16, 17, 33, 40};
   const double big = 1.0 + 0x1p-12, tiny = 0x1p-40;
-  size_t q, m = 5, n = 37, i, j, l, e;
-  for (q = 0; q < sizeof ks / sizeof *ks; q++) {
-    const size_t k = ks[q];
-    double *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
-    double *want = malloc(m * n * sizeof *want);
-    lowp_accum_t ac;
-    lowp_accum_parse(&ac, "pairwise,acc=fp32,fma=1", NULL, 0);
-    for (e = 0; e < m * k; e++) a[e] = entry(&ac.acc, 2);
-    for (e = 0; e < k * n; e++) b[e] = entry(&ac.acc, 2);
-    for (l = 0; l + 1 < k; l += 2) /* pairs at even l: leaves when k is a power of 2 */
-      for (i = 0; i < m; i += 2) {
-        a[i * k + l] = big, a[i * k + l + 1] = tiny;
-        for (j = 0; j < n; j++) /* columns j = l mod 3 stay plain */
-          if (j % 3 != l % 3) b[l * n + j] = big, b[(l + 1) * n + j] = j % 2 ? tiny : -tiny;
+  size_t q, m = 11, n = 37, i, j, l, e, off;
+  for (off = 0; off < 2; off++)
+    for (q = 0; q < sizeof ks / sizeof *ks; q++) {
+      const size_t k = ks[q];
+      double *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b);
+      double *want = malloc(m * n * sizeof *want);
+      lowp_accum_t ac;
+      lowp_accum_parse(&ac, "pairwise,acc=fp32,fma=1", NULL, 0);
+      for (e = 0; e < m * k; e++) a[e] = entry(&ac.acc, 2);
+      for (e = 0; e < k * n; e++) b[e] = entry(&ac.acc, 2);
+      for (l = off; l + 1 < k; l += 2)
+        for (i = 0; i < m; i += 2) {
+          a[i * k + l] = big, a[i * k + l + 1] = tiny;
+          for (j = 0; j < n; j++) /* columns j = l mod 3 stay plain */
+            if (j % 3 != l % 3) b[l * n + j] = big, b[(l + 1) * n + j] = j % 2 ? tiny : -tiny;
+        }
+      for (i = 0; i < m; i++)
+        for (j = 0; j < n; j++) lowp_accum_dot(&want[i * n + j], a + i * k, 1, b + j, n, k, &ac);
+      if (k == 2 && off == 0) {
+        float twice = (float)fma(tiny, tiny, big * big);
+        lowp_test_check(want[1] == 1.0 + 0x1p-11 + 0x1p-23 && (double)twice == 1.0 + 0x1p-11,
+                        "midpoint trap: rounded once %a, twice %a", want[1], (double)twice);
       }
-    for (i = 0; i < m; i++)
-      for (j = 0; j < n; j++) lowp_accum_dot(&want[i * n + j], a + i * k, 1, b + j, n, k, &ac);
-    if (k == 2) {
-      float twice = (float)fma(tiny, tiny, big * big);
-      lowp_test_check(want[1] == 1.0 + 0x1p-11 + 0x1p-23 && (double)twice == 1.0 + 0x1p-11,
-                      "midpoint trap: rounded once %a, twice %a", want[1], (double)twice);
+      check_isas(off ? "midpoint trap, odd l" : "midpoint trap", a, b, m, n, k, &ac, want, 0);
+      free(a), free(b), free(want);
     }
-    check_isas("midpoint trap", a, b, m, n, k, &ac, want, 0);
-    free(a), free(b), free(want);
-  }
 }
 
 static void check_refusals(void) {
