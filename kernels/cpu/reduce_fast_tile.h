@@ -63,17 +63,14 @@ void KFN(pchunk_)(TV *s, const tctx_t *c, size_t lo, size_t n, size_t j) {
   case 3: KFN(p3)(s, c, lo, j); break;
 #if TILE_MAX == 4
   default: KFN(p4)(s, c, lo, j); break;
-#elif TILE_MAX == 8
-  case 4: KFN(p4)(s, c, lo, j); break;
-  case 5: KFN(p5)(s, c, lo, j); break;
-  case 6: KFN(p6)(s, c, lo, j); break;
-  case 7: KFN(p7)(s, c, lo, j); break;
-  default: KFN(p8)(s, c, lo, j); break;
 #else
   case 4: KFN(p4)(s, c, lo, j); break;
   case 5: KFN(p5)(s, c, lo, j); break;
   case 6: KFN(p6)(s, c, lo, j); break;
   case 7: KFN(p7)(s, c, lo, j); break;
+#if TILE_MAX == 8
+  default: KFN(p8)(s, c, lo, j); break;
+#else
   case 8: KFN(p8)(s, c, lo, j); break;
   case 9: KFN(p9)(s, c, lo, j); break;
   case 10: KFN(p10)(s, c, lo, j); break;
@@ -83,6 +80,7 @@ void KFN(pchunk_)(TV *s, const tctx_t *c, size_t lo, size_t n, size_t j) {
   case 14: KFN(p14)(s, c, lo, j); break;
   case 15: KFN(p15)(s, c, lo, j); break;
   default: KFN(p16)(s, c, lo, j); break;
+#endif
 #endif
   }
 }

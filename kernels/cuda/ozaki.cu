@@ -29,26 +29,13 @@ struct GpuCtx {
   size_t capA = 0, capB = 0, capC = 0;
 };
 
-int grow(double **p, size_t *cap, size_t need) {
-  if (need <= *cap) return LOWP_OK;
-  if (*p && !lowp_cuda_ok(cudaFree(*p))) return LOWP_EIO;
-  *p = nullptr;
-  *cap = 0;
-  if (!lowp_cuda_ok(cudaMalloc((void **)p, need * sizeof(double)))) {
-    *p = nullptr;
-    return LOWP_ENOMEM;
-  }
-  *cap = need;
-  return LOWP_OK;
-}
-
 extern "C" int gpu_dgemm(void *vctx, size_t m, size_t n, size_t k, const double *a,
                          const double *b, double *c) {
   GpuCtx *g = static_cast<GpuCtx *>(vctx);
   const double one = 1.0, zero = 0.0;
   int st;
-  if ((st = grow(&g->dA, &g->capA, m * k)) || (st = grow(&g->dB, &g->capB, k * n)) ||
-      (st = grow(&g->dC, &g->capC, m * n)))
+  if ((st = lowp_cuda_grow(&g->dA, &g->capA, m * k)) || (st = lowp_cuda_grow(&g->dB, &g->capB, k * n)) ||
+      (st = lowp_cuda_grow(&g->dC, &g->capC, m * n)))
     return st;
   if (!lowp_cuda_ok(cudaMemcpy(g->dA, a, m * k * sizeof(double), cudaMemcpyHostToDevice)) ||
       !lowp_cuda_ok(cudaMemcpy(g->dB, b, k * n * sizeof(double), cudaMemcpyHostToDevice)))

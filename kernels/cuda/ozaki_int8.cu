@@ -42,20 +42,6 @@ struct Int8Ctx {
   int32_t *hC = nullptr;
 };
 
-template <typename T>
-int grow_dev(T **p, size_t *cap, size_t need) {
-  if (need <= *cap) return LOWP_OK;
-  if (*p && !lowp_cuda_ok(cudaFree(*p))) return LOWP_EIO;
-  *p = nullptr;
-  *cap = 0;
-  if (!lowp_cuda_ok(cudaMalloc((void **)p, need * sizeof(T)))) {
-    *p = nullptr;
-    return LOWP_ENOMEM;
-  }
-  *cap = need;
-  return LOWP_OK;
-}
-
 /* a slice (an integer-valued double) as int8: wrapping like a narrowing
    cast, so a slice past the budget (the test hook) shows in the check */
 inline int8_t to_i8(double x) { return (int8_t)(uint8_t)((uint64_t)(int64_t)x & 0xffu); }
@@ -69,8 +55,8 @@ extern "C" int gpu_i8gemm(void *vctx, size_t m, size_t n, size_t k, const double
   size_t kp = up4(k), np = up4(n), i, j, l;
   int st;
   if (kp > 2147483647u || np > 2147483647u) return LOWP_ENOMEM;
-  if ((st = grow_dev(&g->dA, &g->capA, m * kp)) || (st = grow_dev(&g->dB, &g->capB, np * kp)) ||
-      (st = grow_dev(&g->dC, &g->capC, m * np)))
+  if ((st = lowp_cuda_grow(&g->dA, &g->capA, m * kp)) || (st = lowp_cuda_grow(&g->dB, &g->capB, np * kp)) ||
+      (st = lowp_cuda_grow(&g->dC, &g->capC, m * np)))
     return st;
   free(g->hA);
   free(g->hB);
