@@ -17,6 +17,7 @@
 #include "rng/rng.h"
 #include "spread.h"
 #include "status.h"
+#include "thp.h"
 
 /* ------------------------------------------------------ shared options */
 
@@ -237,6 +238,7 @@ int lowp_cmd_reveal(int argc, char **argv) {
   problem(&p, "reveal", &o);
   if (o.save && lowp_atomic_check(o.save) != LOWP_OK)
     lowp_cli_die("reveal", "--save %s: not a file lowp can write (a folder, link or device?)", o.save);
+  lowp_thp_reexec(); /* the command line holds: its probes' arrays in huge pages (tools/thp.h) */
   open_subject(&s, "reveal", &o, &p);
   memset(&ro, 0, sizeof ro);
   ro.seed = o.seed;
@@ -284,6 +286,7 @@ int lowp_cmd_twin(int argc, char **argv) {
   parse(&o, "twin", argc, argv, usage_twin);
   if (!o.tree) lowp_cli_die("twin", "--tree FILE is required (lowp reveal --save FILE)");
   problem(&p, "twin", &o);
+  lowp_thp_reexec(); /* before --tree is read (it may be the standard input): its arrays in huge pages */
   if (!(text = lowp_chk_read_text(o.tree))) lowp_cli_die("twin", "--tree %s: cannot read it", o.tree);
   st = lowp_reveal_from_json(&r, text, err, sizeof err);
   free(text);

@@ -5,7 +5,7 @@
 /* Keep a copy of main's argv for lowp_thp_reexec (called first thing in main; starts nothing). */
 void lowp_thp_args(char **argv);
 
-/* Called by the commands that allocate arrays of megabytes (run, report, gemm, bench) once their
+/* Called by the commands that allocate arrays of megabytes (run, report, gemm, bench, reveal, twin) once their
    command line is checked and before anything is written: when the kernel gives huge pages only on
    request (/sys/kernel/mm/transparent_hugepage/enabled is "madvise") and glibc's malloc can make that
    request (glibc >= 2.35, tunable glibc.malloc.hugetlb), start this program again, at once, with the
