@@ -110,7 +110,10 @@ static double oracle_loss(const lowp_cnn_t *m, const float *img, const uint8_t *
    inputs with zeros of both signs, and biases of -0 (a skipped term leaves -0, an added +0 would not).
    Rows 0-12 hold no zero but one -0 in row 6 (its last term: found past the first 64 values of its
    four rows), so four rows without zeros run the test-free loop (_rows4w) and a group with one zero
-   the two-row loop; rows 13-27 are half zeros, row 28 all zeros (y = b, -0 kept). */
+   the two-row loop; rows 13-27 are half zeros, row 28 all zeros (y = b, -0 kept).
+   Three weight sets (cnn.c's zeros_addable): biases with -0 (zero terms skipped by tests); no -0 bias
+   and finite weights (every term added by the dense loops, zeros included: the same bits); and no -0
+   bias with an inf and a NaN weight (0 inf would be a NaN: skipped by tests again). */
 static void gemm_bits(void) {
   const lowp_isa_t isas[] = {LOWP_ISA_AVX512, LOWP_ISA_AVX2, LOWP_ISA_GENERIC};
   const int Ns[] = {3, 8, 10, 16, 24, 42, 49, 64, 72, 136}, Ks[] = {1, 9, 37};
@@ -119,9 +122,12 @@ static void gemm_bits(void) {
   lowp_rng_t r;
   size_t v, i, bad = 0, tried = 0;
   int a, c, t, j, k;
+  int set;
   lowp_rng_init(&r, lowp_test_seed(), 78);
+  for (set = 0; set < 3; set++) {
   for (i = 0; i < KMAX * NMAX; i++) w[i] = (float)lowp_rng_normal(&r);
-  for (i = 0; i < NMAX; i++) b[i] = i % 3 ? (float)lowp_rng_normal(&r) : -0.0f;
+  for (i = 0; i < NMAX; i++) b[i] = i % 3 || set ? (float)lowp_rng_normal(&r) : -0.0f;
+  if (set == 2) w[5] = INFINITY, w[KMAX * NMAX - 1] = NAN; /* row 0, column 5; the last row, column */
   for (v = 0; v < sizeof isas / sizeof isas[0]; v++) {
     lowp_cpu_isa_limit(isas[v]);
     for (a = 0; a < (int)(sizeof Ns / sizeof Ns[0]); a++)
@@ -148,10 +154,11 @@ static void gemm_bits(void) {
           lowp_cnn_gemm_f32(y, x, (size_t)t, K, N, w, b);
           tried++;
           if (memcmp(y, ref, (size_t)t * N * sizeof *y) != 0 && bad++ < 3)
-            lowp_test_check(0, "fp32 GEMM, ISA limit %d, K %d, N %d, rows %d: not the definition's bits",
-                            (int)isas[v], K, N, t);
+            lowp_test_check(0, "fp32 GEMM, weight set %d, ISA limit %d, K %d, N %d, rows %d: not the "
+                            "definition's bits", set, (int)isas[v], K, N, t);
         }
       }
+  }
   }
   lowp_cpu_isa_limit(LOWP_ISA_AVX512);
   lowp_test_check(bad == 0, "fp32 GEMM bit for bit on every ISA copy (%zu of %zu shapes off)", bad, tried);

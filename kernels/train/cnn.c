@@ -15,6 +15,7 @@
 #include "status.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
@@ -437,7 +438,8 @@ __attribute__((target("avx512f"))) static void rows4m_avx512(float *y, const flo
 #undef JB
 #endif
 
-typedef void (*gemm_group_fn)(float *, const float *, size_t, size_t, int, int, const float *, const float *);
+typedef void (*gemm_group_fn)(float *, const float *, size_t, size_t, int, int, const float *, const float *,
+                              int);
 
 /* the widest copy this CPU runs whose vectors are no wider than a row of y (N columns): a copy runs a
    narrower product on scalars (cnn_group_body.h) */
@@ -451,21 +453,49 @@ static gemm_group_fn group_copy(int N) {
   return group_base;
 }
 
+/* 1 where adding a term x[k] w[k][j] with x[k] == 0 leaves every output as skipping it does, so the
+   groups may add every term, with no test (the dense loops), and give the same bits: every w finite and
+   no b[j] a negative zero. Proof: such a term is x w = +-0 (x = +-0, w finite). A partial sum s starts at
+   b[j] and is never -0: an addition of two finite binary32 values is exact where its result is zero or
+   subnormal (the spacing of the subnormals divides both), so it gives zero only by exact cancellation,
+   +0 in round to nearest (IEEE 754 6.3), or from two zeros of which s is not -0: +0. Then s + (+-0) = s
+   for a nonzero s (and an inf: the same inf; a NaN: the same NaN, already quiet) and +0 + (+-0) = +0
+   = s. Otherwise (an inf or NaN weight: 0 inf is NaN; a -0 bias: -0 + +0 = +0) the zeros are skipped
+   by a test. The scan reads K N + N values, a row's share of the product's work (the ReLU zeros of the
+   CNN and the fp8 flushes to zero of the quantized networks sent their rows to the masked four-row loop,
+   twice the dense loop's operations per term). */
+static int zeros_addable(const float *w, size_t kn, const float *b, int N) {
+  uint32_t bad = 0;
+  size_t i;
+  for (i = 0; i < kn; i++) {
+    uint32_t u;
+    memcpy(&u, &w[i], sizeof u);
+    bad |= (u & 0x7f800000u) == 0x7f800000u; /* inf or NaN */
+  }
+  for (i = 0; i < (size_t)N; i++) {
+    uint32_t u;
+    memcpy(&u, &b[i], sizeof u);
+    bad |= u == 0x80000000u; /* -0 */
+  }
+  return !bad;
+}
+
 void lowp_cnn_gemm_f32(float *y, const float *x, size_t rows, int K, int N, const float *w,
                        const float *b) {
   long g, ng = (long)((rows + RGROUP - 1) / RGROUP);
   gemm_group_fn fn = group_copy(N);
+  const int zadd = zeros_addable(w, (size_t)K * (size_t)N, b, N);
   if (lowp_omp_inline()) { /* the same groups, on this thread (omp_inline.h) */
     for (g = 0; g < ng; g++) {
       size_t r0 = (size_t)g * RGROUP;
-      fn(y, x, r0, rows - r0 < RGROUP ? rows - r0 : RGROUP, K, N, w, b);
+      fn(y, x, r0, rows - r0 < RGROUP ? rows - r0 : RGROUP, K, N, w, b, zadd);
     }
     return;
   }
 #pragma omp parallel for schedule(static)
   for (g = 0; g < ng; g++) {
     size_t r0 = (size_t)g * RGROUP;
-    fn(y, x, r0, rows - r0 < RGROUP ? rows - r0 : RGROUP, K, N, w, b);
+    fn(y, x, r0, rows - r0 < RGROUP ? rows - r0 : RGROUP, K, N, w, b, zadd);
   }
 }
 

@@ -49,11 +49,11 @@ CNN_ATTR static int CNN_CAT(CNN_NAME, _nozero)(const float *x, size_t t, int nro
    output's operations are those of the one-row loop. */
 CNN_ATTR static void CNN_CAT(CNN_NAME, _rows4)(float *y, const float *x, size_t t, size_t nrow, int j0,
                                               int j1, int jt, int K, int N, const float *w,
-                                              const float *b) {
+                                              const float *b, int zadd) {
   const float *x0 = x + t * K, *x1 = nrow > 1 ? x0 + K : x0, *x2 = nrow > 2 ? x1 + K : x0,
               *x3 = nrow > 3 ? x2 + K : x0;
   float *y0 = y + t * N;
-  const int dense = CNN_CAT(CNN_NAME, _nozero)(x, t, (int)nrow, K);
+  const int dense = zadd || CNN_CAT(CNN_NAME, _nozero)(x, t, (int)nrow, K);
   int k;
   for (;; j0 += JB) {
     CNN_VT a0, a1, a2, a3, wv;
@@ -196,7 +196,7 @@ CNN_ATTR static void CNN_CAT(CNN_NAME, _rows2)(float *y, const float *x, size_t 
 #endif
 
 CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, int K, int N, const float *w,
-                              const float *b) {
+                              const float *b, int zadd) {
   size_t t;
   int j, k;
 #if defined(__GNUC__) || defined(__clang__)
@@ -217,10 +217,10 @@ CNN_ATTR static void CNN_NAME(float *y, const float *x, size_t r0, size_t nr, in
     for (t = 0; t < nr; t += 4) {
       const int jl = nr - t < 4 ? j2 : jw; /* the columns the loop below leaves to this one start at jl */
       if (jv > jl || jt >= 0)
-        CNN_CAT(CNN_NAME, _rows4)(y, x, r0 + t, nr - t < 4 ? nr - t : 4, jl, jv, jt, K, N, w, b);
+        CNN_CAT(CNN_NAME, _rows4)(y, x, r0 + t, nr - t < 4 ? nr - t : 4, jl, jv, jt, K, N, w, b, zadd);
     }
     for (t = 0; jw > 0 && t < nr;) /* four rows without zeros at a time, else two */
-      if (t + 4 <= nr && CNN_CAT(CNN_NAME, _nozero)(x, r0 + t, 4, K)) {
+      if (t + 4 <= nr && (zadd || CNN_CAT(CNN_NAME, _nozero)(x, r0 + t, 4, K))) {
         CNN_CAT(CNN_NAME, _rows4w)(y, x, r0 + t, jw, K, N, w, b);
         t += 4;
 #ifdef CNN_ROWS4M /* the copy's four rows with zeros (cnn.c: masked additions on AVX-512, blends on AVX2) */
