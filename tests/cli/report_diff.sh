@@ -133,8 +133,9 @@ echo '<html></html>' >"$T/ga/index.html"
 cp "$T/ga/index.html" "$T/gb/index.html"
 "$LOWP" report --diff "$T/gb" --out "$T/ga" >"$T/d10" 2>&1
 rc=$?
-# (lowp adds glibc.malloc.hugetlb=1 to both where the kernel's huge pages are on request: tools/thp.c)
-H='\(:\{0,1\}glibc.malloc.hugetlb=1\)\{0,1\}'
+# (lowp adds its malloc tunables, tools/thp.h's LOWP_THP_TUNABLES, to both where the kernel's huge pages are
+# on request: tools/thp.c)
+H='\(:\{0,1\}glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1099511627776:glibc.malloc.hugetlb=1\)\{0,1\}'
 [ $rc -eq 0 ] && grep -q "environment: glibc_tunables: \"$H\" | \"glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX$H\"" "$T/d10" &&
   ! grep -q UNEXPECTED "$T/d10" && ok || bad "glibc's non-FMA libm: exit $rc: $(cat "$T/d10")"
 

@@ -58,7 +58,8 @@ expect_exit2 "list bad option" "unknown option" "$LOWP" list --bogus
   grep -q "bf16 keeps fp32's exponent range, 78.6 decades with p=8 (fp32: 83.4" "$T/fm/summary.md" && ok || bad "formats answer"
 
 # huge pages (tools/thp.c): where the kernel gives them on request and glibc knows the tunable, run starts
-# again with glibc.malloc.hugetlb=1, and the manifest says so; LOWP_THP=0 does not; the results are the same
+# again with tools/thp.h's LOWP_THP_TUNABLES (glibc.malloc.hugetlb=1 and freed memory kept), and the
+# manifest says so; LOWP_THP=0 does not; the results are the same
 thp_want=0
 grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null &&
   [ "$(getconf GNU_LIBC_VERSION | awk '{split($2, v, "."); print (v[1] > 2 || (v[1] == 2 && v[2] >= 35))}')" = 1 ] &&
@@ -66,7 +67,9 @@ grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null &&
 env -u GLIBC_TUNABLES "$LOWP" run loss-scaling --quick --out "$T/thp1" >/dev/null 2>&1 &&
   env -u GLIBC_TUNABLES LOWP_THP=0 "$LOWP" run loss-scaling --quick --out "$T/thp0" >/dev/null 2>&1 || bad "thp runs"
 thp_got=0
-grep -q '"glibc_tunables":.*"glibc.malloc.hugetlb=1"' "$T/thp1/results.json" && thp_got=1
+thp_tun=$(sed -n 's/^ *"\(glibc[.]malloc[^"]*\)".*/\1/p' "$SRC/tools/thp.h")
+[ -n "$thp_tun" ] || bad "no LOWP_THP_TUNABLES in tools/thp.h"
+grep -qF "\"glibc_tunables\":	\"$thp_tun\"" "$T/thp1/results.json" && thp_got=1
 [ $thp_got = $thp_want ] && grep -q '"glibc_tunables":.*""' "$T/thp0/results.json" && ok ||
   bad "glibc.malloc.hugetlb: wanted $thp_want, got $thp_got (LOWP_THP=0: $(grep glibc_tunables "$T/thp0/results.json"))"
 diff <(grep -v '"glibc_tunables"\|"seconds"\|"wall' "$T/thp1/results.json") \
