@@ -5,7 +5,9 @@
    xmm; a vector wider than the registers, as 16 lanes on AVX2, GCC keeps
    in memory, 2.5 times slower) defined. Each output's operations are the
    same whatever JB: b[j], then x[k] w[k][j] added in k order (terms with
-   x == 0 skipped), one fp32 rounding each. No include guard. */
+   x == 0 skipped), one fp32 rounding each. zadd (cnn.c's zeros_addable):
+   adding a zero term changes no output, so every row takes the dense loops
+   (_rows4w, _rows4's test-free one). No include guard. */
 
 #define CNN_CAT2(a, b) a##b
 #define CNN_CAT(a, b) CNN_CAT2(a, b)
