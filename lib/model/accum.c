@@ -60,11 +60,12 @@ static int accum_add(double *z, double x, double y, const lowp_format_t *f,
     else *z = rnd == LOWP_RND_DN ? -0.0 : 0.0;
     return lowp_round_f64(z, *z, f, NULL, rnd);
   }
-  if (lo == 0) return lowp_round_f64(z, hi, f, NULL, rnd);
-  if (rnd == LOWP_RND_NE) { /* lo decides only on the lattice or a midpoint (format/round_ne.h) */
+  if (rnd == LOWP_RND_NE) { /* lo decides only on the lattice or a midpoint (format/round_ne.h); an exact sum
+                               (lo = 0) is lowp_round_f64's first step, without its call and mode checks */
     int tern;
-    if (lowp__round_ne_fast(z, &tern, hi, lo > 0 ? 1 : -1, f)) return tern;
+    if (lowp__round_ne_fast(z, &tern, hi, lo > 0 ? 1 : lo < 0 ? -1 : 0, f)) return tern;
   }
+  if (lo == 0) return lowp_round_f64(z, hi, f, NULL, rnd);
   neg = signbit(hi) != 0;
   unpack64(&sig, &e, hi);
   if ((lo < 0) == neg) {
