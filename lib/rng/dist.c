@@ -157,9 +157,11 @@ int lowp_dist_fill_at(double *x, size_t n, const lowp_dist_t *d, const lowp_form
     }
     default: return LOWP_EINVAL;
     }
-    x[i] = rne(v, f);
+    x[i] = v;
   }
-  return LOWP_OK;
+  /* rounded to f in one pass: lowp_round_array_f64 gives each element the scalar rounding's bits, on its
+     vector paths (lowp_round_f64 per value was 4% of error-growth's samples) */
+  return lowp_round_array_f64(x, x, n, f, NULL, LOWP_RND_NE);
 }
 
 int lowp_dist_cancel(double *x, size_t n, const lowp_format_t *f, uint64_t seed,
