@@ -137,6 +137,134 @@ static void division(size_t nisa) {
   free(x);
 }
 
+/* The binary32 copy (qdq.c's group_f32_avx2) where its argument has edges: for every format of lowp's
+   table that the fast path takes with binary32 values (q.v32: fp16, e4m3, e5m2, e3m2, e2m3, e2m1, and
+   tf32, bf16 where the binary64 loop stays) and deep (below), targets t on the format's grid (values and midpoints,
+   subnormals, xmax, ovf = xmax + ulp / 2, and the midpoint below the smallest subnormal), built from
+   the format's precision and exponent range, each with x = fl32(t / s) and its neighbours, both signs,
+   for scales s whose significand is 1, 3, 5, or full (so that x s = t exactly for some, and
+   fl32(x s) = t != x s, a midpoint with a nonzero error, for others); scales 2^-40 and 2^40 send
+   products below binary32's normals and past FLT_MAX. Each list runs packed and one value in eight
+   among random filler (a group of eight with a hard lane runs the binary64 loop whole); products at
+   the binary32 copy's own edges (2^-100, binary32's smallest normal, FLT_MAX) too. Every case must be
+   hit. */
+struct hits {
+  size_t exact_mid, inexact_mid, ovf_exact, ovf_inexact, under, over;
+};
+
+/* the targets of f: values k 2^(E - p + 1) up to xmax, every k for p <= 6, else 24 of them a binade
+   (ends and random; 8 in formats of more than 64 binades), with the midpoint above each; *n set, NULL if
+   out of memory */
+static double *targets(const lowp_format_t *f, lowp_rng_t *g, size_t *n) {
+  const int p = f->precision;
+  const double xmax = lowp_format_xmax(f);
+  const long kall = 1L << (p - 1);
+  size_t cap = (size_t)(f->emax - f->emin + 2) * 64 + 4, m = 0;
+  double *t = malloc(cap * sizeof *t);
+  int e;
+  if (!t) return NULL;
+  t[m++] = ldexp(0.5, f->emin - p + 1); /* between 0 and the smallest subnormal */
+  for (e = f->emin - 1; e <= f->emax; e++) { /* e = emin - 1: the subnormals, quantum of emin */
+    const double u = ldexp(1.0, (e < f->emin ? f->emin : e) - p + 1);
+    const long k0 = e < f->emin ? 1 : kall, nk = e < f->emin ? kall - 1 : kall;
+    const long w = f->emax - f->emin > 64 ? 8 : 24, q = w / 3;
+    long i;
+    for (i = 0; i < (nk < w ? nk : w); i++) {
+      long k = nk <= w ? k0 + i : i < q ? k0 + i : i < 2 * q ? k0 + nk - 1 - (i - q)
+                                                   : k0 + (long)(lowp_rng_uniform(g) * (double)nk);
+      double r = (double)k * u;
+      if (r > xmax) continue;
+      t[m++] = r;
+      t[m++] = r + u / 2; /* xmax + u / 2 is ovf */
+    }
+  }
+  *n = m;
+  return t;
+}
+
+static void f32_case(const lowp_format_t *f, double amax, lowp_rng_t *g, float *x, size_t cap, struct hits *h,
+                     const char *what, size_t nisa) {
+  const double s = (double)lowp_qdq_scale(amax, f), xmax = lowp_format_xmax(f);
+  const double ovf = xmax + ldexp(1.0, f->emax - f->precision + 1) / 2;
+  size_t nt = 0, n = 0, i, k, j;
+  double *t = targets(f, g, &nt);
+  float *hard;
+  if (!lowp_test_check(t != NULL, "allocation")) return;
+  hard = x + cap / 9 * 8; /* the hard list, then spread over x */
+  /* products at qdq.c's edges of the binary32 copy: 2^-100, binary32's smallest normal and subnormal,
+     FLT_MAX; then the targets */
+  const double edge[] = {0x1p-100, FLT_MIN, 0x1p-149, FLT_MAX};
+  const float raw[] = {0x1p-149f, FLT_MIN, FLT_MAX, 0x1.fffffep-1f};
+  for (i = 0; i < sizeof raw / sizeof raw[0]; i++) hard[n++] = raw[i], hard[n++] = -raw[i];
+  for (i = 0; i < 4 + nt && n + 10 <= cap / 9; i++) {
+    float c = (float)((i < 4 ? edge[i] : t[i - 4]) / s), lo = c, hi = c;
+    if (isinf(c)) continue; /* x is finite (the entry points refuse infinities) */
+    hard[n++] = c, hard[n++] = -c;
+    for (k = 0; k < 4; k++) {
+      lo = nextafterf(lo, 0.0f), hi = nextafterf(hi, FLT_MAX); /* finite */
+      hard[n++] = k & 1 ? -lo : lo, hard[n++] = k & 1 ? hi : -hi;
+    }
+  }
+  hard[n++] = 0.0f, hard[n++] = -0.0f;
+  for (i = 0; i < n; i++) { /* what the list hits (binary32 products: -ffp-contract=off) */
+    const double v = fabs((double)hard[i] * s);
+    const float pf = fabsf(hard[i] * (float)s);
+    int mid = 0;
+    for (j = 0; j < nt && !mid; j++) mid = (double)pf == t[j] && (j & 1) == 0; /* even j: midpoints */
+    h->exact_mid += mid && v == (double)pf && (double)pf != ovf;
+    h->inexact_mid += mid && v != (double)pf && (double)pf != ovf;
+    h->ovf_exact += (double)pf == ovf && v == ovf;
+    h->ovf_inexact += (double)pf == ovf && v != ovf;
+    h->under += hard[i] != 0.0f && pf < FLT_MIN;
+    h->over += isinf(pf);
+  }
+  free(t);
+  memcpy(x, hard, n * sizeof *x);
+  for (i = n; i % COLS; i++) x[i] = 0.0f;
+  compare(x, i / COLS, f, LOWP_QS_TENSOR, 32, &amax, what, nisa);
+  for (i = 0; i < 8 * n; i++) /* filler below amax (and FLT_MAX) */
+    x[i] = i % 8 == 3 ? hard[i / 8] : (float)((lowp_rng_uniform(g) - 0.5) * (amax < FLT_MAX ? amax : FLT_MAX));
+  for (; i % COLS; i++) x[i] = 0.0f;
+  compare(x, i / COLS, f, LOWP_QS_TENSOR, 32, &amax, what, nisa);
+}
+
+/* 8 bits, binary32's subnormals at the bottom, and a range that keeps the binary32 copy (emax + 24 - p <=
+   127): the copy's products below 2^-100 matter here (they round to 0 in the built-in formats) */
+static const lowp_format_t deep = {"custom", 8, -126, 100, 1, LOWP_INF_IEEE, LOWP_NAN_IEEE, 1, 1, 8, NULL,
+                                   "tqdq_fast: 8 bits, subnormals among binary32's"};
+
+static void f32_edges(size_t nisa) {
+  const size_t cap = (size_t)9 << 18;
+  float *x = malloc(cap * sizeof *x);
+  lowp_rng_t g;
+  size_t i, k, nf = 0;
+  if (!lowp_test_check(x != NULL, "allocation")) return;
+  lowp_rng_init(&g, lowp_test_seed(), 78);
+  for (i = 0; i <= lowp_format_count(); i++) {
+    const lowp_format_t *f = i < lowp_format_count() ? lowp_format_at(i) : &deep;
+    const double xmax = lowp_format_xmax(f);
+    /* amax = xmax / s: s = 1, 3 2^-5, 5 2^3, 1 +- 2^-13 (x = t (1 -+ 2^-13) for t of 12 bits or fewer:
+       x s = t (1 - 2^-26), rounded to t in binary32), a full significand, 2^-40, 2^40, and 2 random */
+    double sc[] = {1.0, 0x3p-5, 0x5p3, 0x1.0008p0, 0x1.fff8p-1, 0x1.a5b3c7p-2, 0x1p-40, 0x1p40, 0, 0};
+    sc[8] = ldexp((double)(float)(1.0 + lowp_rng_uniform(&g)), -5);
+    sc[9] = ldexp((double)(float)(1.0 + lowp_rng_uniform(&g)), 7);
+    struct hits h;
+    if (!(f->nan != LOWP_NAN_NEGZERO && f->subnormals && f->has_zero && f->has_sign && f->precision <= 24 &&
+          f->emin - f->precision + 1 >= -149 && xmax <= FLT_MAX))
+      continue;
+    memset(&h, 0, sizeof h);
+    nf++;
+    for (k = 0; k < sizeof sc / sizeof sc[0]; k++) f32_case(f, xmax / sc[k], &g, x, cap, &h, "f32 edges", nisa);
+    /* (fp32's midpoints are not binary32 numbers) */
+    lowp_test_check((f->precision == 24 || (h.exact_mid > 0 && h.inexact_mid > 0 && h.ovf_exact > 0 &&
+                                            h.ovf_inexact > 0)) && h.under > 0 && h.over > 0,
+                    "%s: f32 edges hit: midpoints %zu exact %zu not, ovf %zu exact %zu not, %zu underflow, %zu overflow",
+                    f->name, h.exact_mid, h.inexact_mid, h.ovf_exact, h.ovf_inexact, h.under, h.over);
+  }
+  lowp_test_check(nf >= 7, "%zu formats with binary32 values", nf);
+  free(x);
+}
+
 /* Formats the fast path takes whose values are not all binary32 numbers (more precision, a wider
    range): their dequantization keeps the binary64 division (qdq.c). */
 static const lowp_format_t p30 = {"custom", 30, -126, 127, 1, LOWP_INF_IEEE, LOWP_NAN_IEEE, 1, 1, 8, NULL,
@@ -177,6 +305,7 @@ int main(void) {
       compare(x, rows, fm[i], LOWP_QS_TENSOR, 32, &am[k], "tensor amax", k == 0 ? all : 1);
   }
   division(all);
+  f32_edges(all);
   free(x);
   free(y1); free(y2); free(s1); free(s2); free(q1); free(q2);
   return lowp_test_end();
