@@ -21,6 +21,9 @@
 
 #include <float.h>
 #include <math.h>
+#ifdef __x86_64__
+#include <immintrin.h>
+#endif
 #include <stdint.h>
 #include <string.h>
 
@@ -33,6 +36,7 @@ typedef struct {
   int isa;    /* the copy of group_fast to run: lowp_cpu_isa (LOWP_ISA limits it) */
   int v32;    /* every value of f is a binary32 number: p <= 24, quantum 2^(emin - p + 1) >= 2^-149,
                  xmax <= FLT_MAX (group_fast's binary32 division) */
+  int f32;    /* group_f32_avx2 applies: v32, p <= 23, emax + 24 - p <= 127, and the CPU has FMA */
   double xmax, xmin;
   double ovf; /* xmax + ulp(xmax)/2: from here on, round to nearest overflows */
 } qctx_t;
@@ -182,11 +186,118 @@ __attribute__((target("avx512f"))) static void group_fast_avx512(GF_ARGS) {
 #endif
 #undef GF_ARGS
 
+#ifdef LOWP_QDQ_X86
+/* group_fast_body's div32 case (no qo; s and every value of the format binary32 numbers) on eight
+   binary32 lanes where that loop ran four binary64 ones; elements the argument below does not cover
+   go through group_fast_body, eight at a time, so every output bit and count is that loop's.
+
+   Notation: x and s binary32 (s > 0), v = x s exact (binary64's), w = |v|; RN32 rounds to binary32,
+   to nearest even. The format f has precision pf <= 23 and emax + 24 - pf <= 127 (q->f32); its grid
+   rounding G(w) = min(RN_f(w), xmax), with RN_f to nearest even on the multiples of the quantum
+   u = 2^(max(floor(log2 w), emin) - pf + 1) (gradual underflow, no upper bound), is the r of
+   group_fast_body.
+   (1) The product and its error: p = RN32(x s), e = fmaf(x, s, -p). Where |p| >= 2^-100 and p is
+   finite, e = v - p exactly: with ex = floor(log2 |x|), es = floor(log2 s), x is a multiple of
+   2^(ex - 23) (also when subnormal: 2^-149 is one) and s of 2^(es - 23), so v is a multiple of
+   Q = 2^(ex + es - 46), and so is p (|p| >= 2^(ex + es), a normal binary32 number: ulp(p) >=
+   2^(ex + es - 23)); w < 2^(ex + es + 2) makes |v - p| <= 2^(ex + es - 23), so v - p = k Q with
+   |k| <= 2^23. |p| >= 2^-100 gives w > 2^-101 (2^-100 is a binary32 number), so ex + es >= -102 and
+   Q >= 2^-148: k Q is a binary32 number and the FMA's one rounding returns it (binary32's case of the
+   condition ex + es >= emin + 23 under which the error of a product is representable: Boldo and
+   Daumas, "Representable correcting terms for possibly underflowing floating point operations",
+   ARITH 16, 2003). So e = 0 iff v = p, and e has the sign of v - p. Where x != 0 and |p| < 2^-100
+   (x s towards binary32's subnormals) the element goes to group_fast_body; x = 0 gives p = v = +-0,
+   e = 0. Where p = +-inf, w > FLT_MAX >= ovf (4): G(w) = xmax and the element saturates, which the
+   steps below give too (ac = xmax, r = xmax, a >= ovf, a != ovf; e = -+inf, not NaN).
+   (2) Rounding in binary32. a = |p| = RN32(w) (RN32 is odd); ac = min(a, xmax) <= xmax < 2^(emax+1).
+   With E = max(floor(log2 ac), emin), C = 2^(E + 24 - pf) is a binary32 normal number (E + 24 - pf <=
+   127 above, and >= emin + 24 - pf >= -126 as the quantum 2^(emin - pf + 1) >= 2^-149), built from
+   ac's exponent field as group_fast_body builds its C, and C > ac (24 - pf >= 1). On [C, 2C]
+   binary32's numbers are the multiples of C 2^-23 = 2^(E - pf + 1) = u, so RN32(ac + C) - C (exact: a
+   multiple of u in [0, C]) is ac rounded to the nearest multiple of u, ties to the even one (C / u =
+   2^23 is even): r = RN_f(ac) = G(a) (RN_f(xmax) = xmax and RN_f >= xmax above it), the argument the
+   comment above group_fast_body makes in binary64. (ac = 0 gives r = 0 with any C.)
+   (3) G(a) = G(w) unless a is a midpoint of the grid below xmax and e != 0. G is nondecreasing and
+   changes value only at the midpoints m = (2k + 1) u / 2 < xmax, where it takes the even neighbour.
+   If G(w) != G(a), such an m lies between w and a, both included; m has at most pf + 1 <= 24
+   significant bits and lies above 2^-101 (w and a do) and below FLT_MAX: a binary32 number. w = m
+   makes w a binary32 number, so a = w; w < m <= a or a <= m < w, with RN32 monotone and RN32(m) = m,
+   makes a = m: either way a = m, a midpoint, and G(w) != G(a) needs w != a, e != 0 (no midpoint lies
+   strictly between v and RN32(v), the midpoints being binary32 numbers). Such lanes go to
+   group_fast_body. The test: r is within u / 2 of ac, so ac is a midpoint iff |ac - r| = u / 2 =
+   C 2^-24 (ac - r is exact: r = 0, or r / 2 <= ac <= 2 r; C 2^-24 >= 2^-123 is normal as a >= 2^-100).
+   (4) The counts. saturated is w >= ovf; ovf = xmax + ulp(xmax) / 2 has pf + 1 <= 24 bits and is
+   below 2^(emax + 1) <= 2^128, a binary32 number, so where a != ovf, w >= ovf iff a >= ovf (RN32
+   monotone, RN32(ovf) = ovf); a = ovf with e = 0 is w = ovf; a = ovf with e != 0 goes to
+   group_fast_body. nonzero: x != 0 iff a != 0 on the lanes kept; flushed and subnormal depend on r
+   alone, group_fast_body's r (a binary32 number, the same value). The sign of p is v's (RN32 is odd;
+   p = -0 for x = -0), put back on r as group_fast_body puts v's; y = fl32(r / s) is then the same
+   binary32 division as its div32 case. The counters are 32-bit lanes summed into the size_t counts
+   every 2^28 elements (2^25 a lane at most). IEEE binary32 arithmetic without flush-to-zero is
+   assumed, as in group_fast_body; -ffp-contract=off keeps every operation as written. */
+__attribute__((target("avx2,fma"))) static void group_f32_avx2(float *y, const float *x, size_t len, double s,
+                                                               const qctx_t *q, lowp_qstats_t *c) {
+  const int pf = q->f->precision;
+  const __m256 sv = _mm256_set1_ps((float)s), absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 xmax = _mm256_set1_ps((float)q->xmax), xmin = _mm256_set1_ps((float)q->xmin);
+  const __m256 ovf = _mm256_set1_ps((float)q->ovf), zero = _mm256_setzero_ps();
+  const __m256 cmin = _mm256_set1_ps((float)lowp__pow2(q->f->emin + 24 - pf)), half = _mm256_set1_ps(0x1p-24f);
+  const __m256 tiny = _mm256_set1_ps(0x1p-100f);
+  const __m256i expo = _mm256_set1_epi32(0x7f800000), cadd = _mm256_set1_epi32((24 - pf) << 23);
+  size_t j = 0;
+  while (len - j >= 8) {
+    const size_t stop = len - j > ((size_t)1 << 28) ? j + ((size_t)1 << 28) : len;
+    __m256i nz = _mm256_setzero_si256(), sat = nz, rnz = nz, low = nz;
+    size_t k, n = 0, sum[4] = {0, 0, 0, 0};
+    int32_t t[4][8];
+    for (; j + 8 <= stop; j += 8) {
+      const __m256 xv = _mm256_loadu_ps(x + j), p = _mm256_mul_ps(xv, sv), e = _mm256_fmsub_ps(xv, sv, p);
+      const __m256 a = _mm256_and_ps(p, absm), ac = _mm256_min_ps(a, xmax);
+      __m256 cc, r, bad, low1;
+      cc = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_and_si256(_mm256_castps_si256(ac), expo), cadd));
+      cc = _mm256_max_ps(cc, cmin);
+      r = _mm256_sub_ps(_mm256_add_ps(ac, cc), cc);
+      /* (3) and (4): a midpoint below xmax, or ovf, with e != 0; (1): x != 0 with |p| < 2^-100 */
+      bad = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(ac, r), absm), _mm256_mul_ps(cc, half), _CMP_EQ_OQ);
+      bad = _mm256_or_ps(bad, _mm256_cmp_ps(a, ovf, _CMP_EQ_OQ));
+      bad = _mm256_and_ps(bad, _mm256_cmp_ps(e, zero, _CMP_NEQ_OQ));
+      low1 = _mm256_andnot_ps(_mm256_cmp_ps(xv, zero, _CMP_EQ_OQ), _mm256_cmp_ps(a, tiny, _CMP_LT_OQ));
+      if (_mm256_movemask_ps(_mm256_or_ps(bad, low1)) != 0) {
+        group_fast_body(y + j, NULL, x + j, 8, s, q, c, 1);
+        continue;
+      }
+      n += 8;
+      sat = _mm256_sub_epi32(sat, _mm256_castps_si256(_mm256_cmp_ps(a, ovf, _CMP_GE_OQ)));
+      nz = _mm256_sub_epi32(nz, _mm256_castps_si256(_mm256_cmp_ps(a, zero, _CMP_NEQ_OQ)));
+      rnz = _mm256_sub_epi32(rnz, _mm256_castps_si256(_mm256_cmp_ps(r, zero, _CMP_NEQ_OQ)));
+      low = _mm256_sub_epi32(low, _mm256_castps_si256(_mm256_cmp_ps(r, xmin, _CMP_LT_OQ)));
+      r = _mm256_or_ps(r, _mm256_andnot_ps(absm, p));
+      _mm256_storeu_ps(y + j, _mm256_div_ps(r, sv)); /* = fl32(r / s): the comment above group_fast_body */
+    }
+    _mm256_storeu_si256((__m256i *)t[0], nz);
+    _mm256_storeu_si256((__m256i *)t[1], sat);
+    _mm256_storeu_si256((__m256i *)t[2], rnz);
+    _mm256_storeu_si256((__m256i *)t[3], low);
+    for (k = 0; k < 8; k++)
+      sum[0] += (size_t)t[0][k], sum[1] += (size_t)t[1][k], sum[2] += (size_t)t[2][k], sum[3] += (size_t)t[3][k];
+    c->nonzero += sum[0]; /* group_fast_body's four counts */
+    c->saturated += sum[1];
+    c->flushed += sum[0] - sum[2];
+    c->subnormal += sum[3] + sum[2] - n; /* low - (n - rnz): each lane counts in low or rnz */
+  }
+  if (j < len) group_fast_body(y + j, NULL, x + j, len - j, s, q, c, 1);
+}
+#endif
+
 static void group_fast(float *y, double *qo, const float *x, size_t len, double s, const qctx_t *q,
                        lowp_qstats_t *c) {
 #ifdef LOWP_QDQ_X86
   if (q->isa == LOWP_ISA_AVX512) { group_fast_avx512(y, qo, x, len, s, q, c); return; }
-  if (q->isa == LOWP_ISA_AVX2) { group_fast_avx2(y, qo, x, len, s, q, c); return; }
+  if (q->isa == LOWP_ISA_AVX2) {
+    if (!qo && q->f32 && (double)(float)s == s) group_f32_avx2(y, x, len, s, q, c);
+    else group_fast_avx2(y, qo, x, len, s, q, c);
+    return;
+  }
 #endif
   group_fast_generic(y, qo, x, len, s, q, c);
 }
@@ -346,6 +457,7 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
   q.xmin = lowp_format_xmin(f);
   q.ovf = q.xmax + lowp_ulp(q.xmax, f) / 2;
   q.v32 = f->precision <= 24 && f->emin - f->precision + 1 >= -149 && q.xmax <= FLT_MAX;
+  q.f32 = q.v32 && f->precision <= 23 && f->emax + 24 - f->precision <= 127 && lowp_cpu_isa(1) >= LOWP_ISA_AVX2;
   q.fast = f->nan != LOWP_NAN_NEGZERO && f->subnormals && f->has_zero && f->has_sign && f->precision <= 52 && f->emin > -1000 &&
            f->emax < 1000;
   a.y = y, a.qo = qo, a.sinv = sinv, a.x = x, a.cols = cols, a.block = block;
