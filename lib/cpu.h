@@ -17,6 +17,14 @@
  */
 int lowp_cpu_has_f16c(void);
 
+/* A loop body written once and compiled into each instruction set's copy (a function with a target
+   attribute that calls it): inlined there, so that it is compiled for that copy's instructions. */
+#if defined(__GNUC__) || defined(__clang__)
+#define LOWP_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define LOWP_ALWAYS_INLINE inline
+#endif
+
 /** @brief The vector instruction sets of lowp's fast paths, narrowest first. */
 typedef enum { LOWP_ISA_GENERIC = 0, LOWP_ISA_AVX2 = 1, LOWP_ISA_AVX512 = 2 } lowp_isa_t;
 

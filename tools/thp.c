@@ -102,7 +102,7 @@ static void reexec(void) {
   v = malloc(len);
   if (!v) return;
   if (t && *t) snprintf(v, len, "%s:" LOWP_THP_TUNABLES, t);
-  else snprintf(v, len, LOWP_THP_TUNABLES);
+  else snprintf(v, len, "%s", LOWP_THP_TUNABLES);
   fflush(NULL); /* nothing written yet by the callers; whatever is buffered is not written twice */
   if (setenv("GLIBC_TUNABLES", v, 1) == 0) {
     execv(self, g_argv);

@@ -47,11 +47,6 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
 #define LOWP_BS_X86 1
 #endif
-#if defined(__GNUC__) || defined(__clang__)
-#define LOWP_BS_INLINE __attribute__((always_inline)) inline
-#else
-#define LOWP_BS_INLINE inline
-#endif
 
 enum { W = 64, ZX = -(1 << 20) };
 
@@ -103,9 +98,9 @@ static double to_f32_rtz(int neg, uint64_t U, int L) {
 
 /* One panel-row: the chain of instructions for W columns. acc: C on entry,
    the result on exit; slow[j] set where the reference must decide. */
-static LOWP_BS_INLINE void panel_body(double *acc, int *slow, const kp_t *q, const int32_t *ma, const int32_t *xa,
-                                      const int32_t *sam, const int32_t *sax, const int32_t *mb, const int32_t *xb,
-                                      const int32_t *sbm, const int32_t *sbx) {
+static LOWP_ALWAYS_INLINE void panel_body(double *acc, int *slow, const kp_t *q, const int32_t *ma, const int32_t *xa,
+                                          const int32_t *sam, const int32_t *sax, const int32_t *mb, const int32_t *xb,
+                                          const int32_t *sbm, const int32_t *sbx) {
   size_t k0, p;
   int j;
   for (k0 = 0; k0 < q->k; k0 += (size_t)q->K) {

@@ -64,13 +64,8 @@ static double lanes_dot(const double *a, const double *b, size_t sb, size_t k, s
    terms in rounds of L, lane l's term of a round its FMA: a loop over the
    lanes that the compiler vectorises where FMA is an instruction (each lane
    its own chain, its operations as in the term loop). */
-#if defined(__GNUC__) || defined(__clang__)
-#define LANES_INLINE __attribute__((always_inline)) inline
-#else
-#define LANES_INLINE inline
-#endif
-static LANES_INLINE double lanes_dot32_body(const double *a, const double *b, size_t sb, size_t k, size_t L,
-                                            float *lane) {
+static LOWP_ALWAYS_INLINE double lanes_dot32_body(const double *a, const double *b, size_t sb, size_t k, size_t L,
+                                                  float *lane) {
   size_t l, t, w;
   for (l = 0; l < L; l++) lane[l] = 0.0f;
   for (t = 0; t + L <= k; t += L) {

@@ -120,13 +120,8 @@ static double q1r(float x, double s, const qctx_t *q, lowp_qstats_t *c) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__SANITIZE_ADDRESS__)
 #define LOWP_QDQ_X86 1
 #endif
-#if defined(__GNUC__) || defined(__clang__)
-#define LOWP_QDQ_INLINE __attribute__((always_inline)) inline
-#else
-#define LOWP_QDQ_INLINE inline
-#endif
-static LOWP_QDQ_INLINE void group_fast_body(float *y, double *qo, const float *x, size_t len, double s,
-                                            const qctx_t *q, lowp_qstats_t *c, int div32) {
+static LOWP_ALWAYS_INLINE void group_fast_body(float *y, double *qo, const float *x, size_t len, double s,
+                                               const qctx_t *q, lowp_qstats_t *c, int div32) {
   const uint64_t cadd = (uint64_t)(53 - q->f->precision) << 52, sign = (uint64_t)1 << 63;
   const uint64_t expo = (uint64_t)0x7ff << 52;
   const double xmax = q->xmax, xmin = q->xmin, ovf = q->ovf, cmin = lowp__pow2(q->f->emin + 53 - q->f->precision);
@@ -170,8 +165,8 @@ static LOWP_QDQ_INLINE void group_fast_body(float *y, double *qo, const float *x
 }
 
 /* div32 a constant in each loop: the binary32 division where it applies (above) */
-static LOWP_QDQ_INLINE void group_fast_split(float *y, double *qo, const float *x, size_t len, double s,
-                                             const qctx_t *q, lowp_qstats_t *c) {
+static LOWP_ALWAYS_INLINE void group_fast_split(float *y, double *qo, const float *x, size_t len, double s,
+                                                const qctx_t *q, lowp_qstats_t *c) {
   if (!qo && q->v32 && (double)(float)s == s) group_fast_body(y, NULL, x, len, s, q, c, 1);
   else group_fast_body(y, qo, x, len, s, q, c, 0);
 }
@@ -319,7 +314,7 @@ static void group(float *y, double *qo, const float *x, size_t len, double s, co
    AVX-512; the baseline has no unsigned or signed 32-bit maximum) where a compare-and-branch on doubles
    did not (fp8-quantization: that loop, run over every operand of every product, was 6.5% of its
    samples). */
-static LOWP_QDQ_INLINE uint32_t amax_bits_body(const float *x, size_t n) {
+static LOWP_ALWAYS_INLINE uint32_t amax_bits_body(const float *x, size_t n) {
   uint32_t m = 0;
   size_t i;
   for (i = 0; i < n; i++) {

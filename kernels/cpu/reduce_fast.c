@@ -43,6 +43,7 @@
 
 #include "cpu.h"
 #include "cpu/gemm_acc_fast.h"
+#include "cpu/pairwise_split.h"
 #include "cpu/reduce_fast.h"
 #include "cpu/reduce_fast32.h"
 
@@ -478,11 +479,7 @@ LOWP_AVX2 AI void frow3(__m256 *s, const frow_t *q, size_t l, __m256i *mid) {
     frow##rest(t, q, l + h, mid);                                                        \
     s[0] = _mm256_add_ps(s[0], t[0]), s[1] = _mm256_add_ps(s[1], t[1]);                  \
   }
-LOWP_FROW(4, 2, 2)
-LOWP_FROW(5, 2, 3)
-LOWP_FROW(6, 3, 3)
-LOWP_FROW(7, 3, 4)
-LOWP_FROW(8, 4, 4)
+LOWP_PAIRWISE_SPLITS_8(LOWP_FROW)
 #undef LOWP_FROW
 
 /* chunk h of the MR rows, [lo, lo + n) */
@@ -513,15 +510,14 @@ LOWP_AVX2 static void pbase_f_avx2(vf *out, const tctx_t *c, size_t lo, size_t n
     for (l = 0; l < n; l++)
       for (e = 0; e < 4; e++)
         _mm256_store_pd(w + 16 * l + 4 * e, _mm256_cvtps_pd(_mm_loadu_ps(b + l * OWF + 4 * e)));
+#define LOWP_FCASE(n, h, rest) case n: LOWP_FROWS(n) break;
     switch (n) {
     case 2: LOWP_FROWS(2) break;
     case 3: LOWP_FROWS(3) break;
-    case 4: LOWP_FROWS(4) break;
-    case 5: LOWP_FROWS(5) break;
-    case 6: LOWP_FROWS(6) break;
-    case 7: LOWP_FROWS(7) break;
-    default: LOWP_FROWS(8) break;
+    LOWP_PAIRWISE_SPLITS_8(LOWP_FCASE)
+    default: LOWP_FROWS(8) break; /* (n <= 8) */
     }
+#undef LOWP_FCASE
     z = _mm256_cmpeq_epi32(mid, _mm256_setzero_si256());
     if (__builtin_expect(!_mm256_testz_si256(z, z), 0)) {
       vf s[MR];

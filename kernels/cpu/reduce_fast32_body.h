@@ -29,11 +29,7 @@ ATTR AI V FN(pw3_)(const nctx_t *c, size_t lo, size_t jv, KP) {
   ATTR AI V FN(pw##N##_)(const nctx_t *c, size_t lo, size_t jv, KP) {              \
     return OP(sum)(FN(pw##L##_)(c, lo, jv, KN), FN(pw##R##_)(c, lo + L, jv, KN), c, KN); \
   }
-LOWP_PW(4, 2, 2)
-LOWP_PW(5, 2, 3)
-LOWP_PW(6, 3, 3)
-LOWP_PW(7, 3, 4)
-LOWP_PW(8, 4, 4)
+LOWP_PAIRWISE_SPLITS_8(LOWP_PW)
 #undef LOWP_PW
 
 /* out = pairwise over [lo, lo + n), 1 <= n <= LOWP_N32_LEAF, for the OW32
@@ -51,20 +47,15 @@ ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
     OP(st)(out + jv * VWF, EXPR);                                                  \
   }                                                                                \
   break;
+#define LOWP_LCASE(n, h, rest) case n: LOWP_LEAF(FN(pw##n##_)(c, lo, jv, KN))
   switch (n) {
   case 1: LOWP_LEAF(OP(lone)(c, lo, jv, KN))
   case 2: LOWP_LEAF(FN(pw2_)(c, lo, jv, KN))
   case 3: LOWP_LEAF(FN(pw3_)(c, lo, jv, KN))
-#if LOWP_N32_LEAF > 4
-  case 4: LOWP_LEAF(FN(pw4_)(c, lo, jv, KN))
-  case 5: LOWP_LEAF(FN(pw5_)(c, lo, jv, KN))
-  case 6: LOWP_LEAF(FN(pw6_)(c, lo, jv, KN))
-  case 7: LOWP_LEAF(FN(pw7_)(c, lo, jv, KN))
-  default: LOWP_LEAF(FN(pw8_)(c, lo, jv, KN))
-#else /* pair_ asks for no more than LOWP_N32_LEAF terms: 5 to 8 never come */
-  default: LOWP_LEAF(FN(pw4_)(c, lo, jv, KN))
-#endif
+  LOWP_PAIRWISE_SPLITS(LOWP_N32_LEAF, LOWP_LCASE)
+  default: LOWP_LEAF(FN(LOWP_CAT(LOWP_CAT(pw, LOWP_N32_LEAF), _))(c, lo, jv, KN)) /* (pair_ asks for no more) */
   }
+#undef LOWP_LCASE
   }
 #undef LOWP_LEAF
 }

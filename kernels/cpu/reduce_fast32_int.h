@@ -11,6 +11,7 @@
 #define LOWP_REDUCE_FAST32_INT_H
 
 #include "cpu.h"
+#include "cpu/pairwise_split.h"
 #include "cpu/reduce_fast32.h"
 
 #include <stdlib.h>

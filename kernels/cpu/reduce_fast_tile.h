@@ -13,6 +13,8 @@
    stay in registers while terms come in, each column of B loaded once for
    the MR rows. */
 
+#include "cpu/pairwise_split.h"
+
 /* ---- pairwise subtrees of 2 to 16 terms, the shape fixed at compile
    time (lowp_accum_dot's pairwise_raw: [l, l + n) splits at l + n / 2; a
    subtree of 3 is a term added to a pair) */
@@ -34,19 +36,7 @@ ATTR AI void KFN(p3)(TV *s, const tctx_t *c, size_t l, size_t j) {
 }
 
 /* [l, l + n) = [l, l + n / 2) then the rest */
-KTREE(4, 2, 2)
-KTREE(5, 2, 3)
-KTREE(6, 3, 3)
-KTREE(7, 3, 4)
-KTREE(8, 4, 4)
-KTREE(9, 4, 5)
-KTREE(10, 5, 5)
-KTREE(11, 5, 6)
-KTREE(12, 6, 6)
-KTREE(13, 6, 7)
-KTREE(14, 7, 7)
-KTREE(15, 7, 8)
-KTREE(16, 8, 8)
+LOWP_PAIRWISE_SPLITS_16(KTREE)
 #undef KTREE
 
 /* s[r] for the MR rows, lanes j .. j + KL: the pairwise sum of [lo, lo + n),
@@ -58,31 +48,15 @@ ATTR static __attribute__((noinline)) /* KPBASE's slow way, cold */
 ATTR AI /* (pbase_'s loop, as it was before KPBASE) */
 #endif
 void KFN(pchunk_)(TV *s, const tctx_t *c, size_t lo, size_t n, size_t j) {
+#define KCASE(n, h, rest)                                                          \
+  case n: KFN(p##n)(s, c, lo, j); break;
   switch (n) {
   case 2: KFN(p2)(s, c, lo, j); break;
   case 3: KFN(p3)(s, c, lo, j); break;
-#if TILE_MAX == 4
-  default: KFN(p4)(s, c, lo, j); break;
-#else
-  case 4: KFN(p4)(s, c, lo, j); break;
-  case 5: KFN(p5)(s, c, lo, j); break;
-  case 6: KFN(p6)(s, c, lo, j); break;
-  case 7: KFN(p7)(s, c, lo, j); break;
-#if TILE_MAX == 8
-  default: KFN(p8)(s, c, lo, j); break;
-#else
-  case 8: KFN(p8)(s, c, lo, j); break;
-  case 9: KFN(p9)(s, c, lo, j); break;
-  case 10: KFN(p10)(s, c, lo, j); break;
-  case 11: KFN(p11)(s, c, lo, j); break;
-  case 12: KFN(p12)(s, c, lo, j); break;
-  case 13: KFN(p13)(s, c, lo, j); break;
-  case 14: KFN(p14)(s, c, lo, j); break;
-  case 15: KFN(p15)(s, c, lo, j); break;
-  default: KFN(p16)(s, c, lo, j); break;
-#endif
-#endif
+  LOWP_PAIRWISE_SPLITS(TILE_MAX, KCASE)
+  default: KFN(LOWP_CAT(p, TILE_MAX))(s, c, lo, j); break; /* (pair_ asks for no more) */
   }
+#undef KCASE
 }
 
 /* out[r NCH + h] for the chunks h < c->nch: the pairwise sum of [lo, lo + n);

@@ -67,11 +67,6 @@ void lowp__csr_free(lowp__csr_t *s) {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
 #define LOWP_SPMM_X86 1
 #endif
-#if defined(__GNUC__) || defined(__clang__)
-#define LOWP_SPMM_INLINE __attribute__((always_inline)) inline
-#else
-#define LOWP_SPMM_INLINE inline
-#endif
 
 /* fn_generic, fn_avx2, fn_avx512: body compiled for each, and pick_fn(isa) */
 #ifdef LOWP_SPMM_X86
@@ -100,9 +95,9 @@ static size_t spmm_cols(size_t k, size_t n) {
 }
 
 /* cr[0..w) = sum over the row's nonzeros v (column l) of v b[l][y0 ..] */
-static LOWP_SPMM_INLINE void spmm_a_row_body(double *restrict cr, const uint32_t *idx, const double *val,
-                                             size_t p0, size_t p1, const double *b, size_t n, size_t y0,
-                                             size_t w) {
+static LOWP_ALWAYS_INLINE void spmm_a_row_body(double *restrict cr, const uint32_t *idx, const double *val,
+                                               size_t p0, size_t p1, const double *b, size_t n, size_t y0,
+                                               size_t w) {
   size_t p, y;
   if (p0 == p1) return; /* an empty row: ozaki.c skips it */
   for (y = 0; y < w; y++) cr[y] = 0.0;
@@ -133,8 +128,8 @@ void lowp__spmm_a(double *c, const lowp__csr_t *s, const double *b, size_t m, si
 
 /* cr[0..n) = sum over the rows r of S listed in rows (all if NULL) of
    ar[r] S[r][:] */
-static LOWP_SPMM_INLINE void spmm_b_row_body(double *restrict cr, const double *ar, const lowp__csr_t *s,
-                                             const size_t *rows, size_t nl, size_t n) {
+static LOWP_ALWAYS_INLINE void spmm_b_row_body(double *restrict cr, const double *ar, const lowp__csr_t *s,
+                                               const size_t *rows, size_t nl, size_t n) {
   size_t q, p;
   for (q = 0; q < n; q++) cr[q] = 0.0;
   for (q = 0; q < nl; q++) {

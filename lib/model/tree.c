@@ -434,19 +434,13 @@ static int native_ok(const lowp_tree_t *t) {
 #endif
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define TREE_INLINE __attribute__((always_inline)) inline
-#else
-#define TREE_INLINE inline
-#endif
-
 /* m outputs side by side (node k of output o in tmp[k m + o]; m = 1 for lowp_tree_eval): each
    node's operations are done output by output, so the bits are those of m evaluations; the m
    chains are independent, so the CPU overlaps them instead of waiting on each rounding in turn.
    Binary32 (mode 1) needs every term it reads to be a binary32 value, tested as it is read.
    0: not taken (a node of more than two children, such a term; the caller evaluates one by one). */
-static TREE_INLINE int eval_many_body(const lowp_tree_t *t, int mode, size_t m, const double *const *a, size_t sa,
-                                      const double *const *b, size_t sb, double *tmp) {
+static LOWP_ALWAYS_INLINE int eval_many_body(const lowp_tree_t *t, int mode, size_t m, const double *const *a, size_t sa,
+                                             const double *const *b, size_t sb, double *tmp) {
   size_t k, o;
   int f32 = 1;
   for (k = 0; k < t->n_nodes; k++) {
