@@ -35,7 +35,7 @@ if [ -n "$missing" ]; then
   fi
   t_apt=$(date +%s)
   $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq $missing >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >&2
   echo "lowp setup: packages installed in $(( $(date +%s) - t_apt )) s" >&2
 fi
 
