@@ -119,8 +119,9 @@ done
 # --------------------------------------------------- gemm --out-exact, computing
 echo "old content" >"$W/c.npy"
 before="$(md5sum <"$W/c.npy")"
-# (about 1.5 s here, killed at 0.5 s; 128 x 128 took 0.5 s and sometimes finished first)
-start "$LOWP" gemm --m 256 --n 256 --k 16384 --in fp16 --acc fp16 --dist normal --out-exact "$W/c.npy"
+# (Kahan's sum in fp16, no vector path: 37 s here, killed at 0.5 s; the plain recursive order took 1.2 s on
+# a quiet Zen 5, too close to the moment of the signal on a faster machine; 128 x 128 sometimes finished first)
+start "$LOWP" gemm --m 256 --n 256 --k 16384 --in fp16 --acc fp16 --order kahan --dist normal --out-exact "$W/c.npy"
 sleep 0.5
 kill -TERM "$pid"
 wait "$pid"; rc=$?
