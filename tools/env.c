@@ -143,6 +143,10 @@ cJSON *lowp_env_manifest(const char *name) {
   blas = cJSON_AddObjectToObject(o, "openblas");
   cJSON_AddStringToObject(blas, "config", cfg ? cfg : "unknown");
   cJSON_AddStringToObject(blas, "core", core ? core : "unknown");
+  { /* how long its idle threads spin (tools/lowp.c sets 4 unless the user did): a run's CPU time, not its bytes */
+    const char *t = getenv("OPENBLAS_THREAD_TIMEOUT");
+    cJSON_AddStringToObject(blas, "thread_timeout", t ? t : "");
+  }
   libs = cJSON_AddObjectToObject(o, "libraries");
   cJSON_AddStringToObject(libs, "mpfr", mpfr_get_version());
   cJSON_AddStringToObject(libs, "gmp", gmp_version);

@@ -64,7 +64,7 @@ thp_want=0
 grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null &&
   [ "$(getconf GNU_LIBC_VERSION | awk '{split($2, v, "."); print (v[1] > 2 || (v[1] == 2 && v[2] >= 35))}')" = 1 ] &&
   thp_want=1
-env -u GLIBC_TUNABLES "$LOWP" run loss-scaling --quick --out "$T/thp1" >/dev/null 2>&1 &&
+env -u GLIBC_TUNABLES -u OPENBLAS_THREAD_TIMEOUT "$LOWP" run loss-scaling --quick --out "$T/thp1" >/dev/null 2>&1 &&
   env -u GLIBC_TUNABLES LOWP_THP=0 "$LOWP" run loss-scaling --quick --out "$T/thp0" >/dev/null 2>&1 || bad "thp runs"
 thp_got=0
 thp_tun=$(sed -n 's/^ *"\(glibc[.]malloc[^"]*\)".*/\1/p' "$SRC/tools/thp.h")
@@ -76,8 +76,12 @@ diff <(grep -v '"glibc_tunables"\|"seconds"\|"wall' "$T/thp1/results.json") \
   <(grep -v '"glibc_tunables"\|"seconds"\|"wall' "$T/thp0/results.json") >/dev/null && ok ||
   bad "results differ with huge pages"
 # a user's own tunables are kept, and the hugetlb one is not added twice
-GLIBC_TUNABLES=glibc.malloc.hugetlb=0 "$LOWP" run loss-scaling --quick --out "$T/thp2" >/dev/null 2>&1 &&
+GLIBC_TUNABLES=glibc.malloc.hugetlb=0 OPENBLAS_THREAD_TIMEOUT=10 "$LOWP" run loss-scaling --quick --out "$T/thp2" \
+  >/dev/null 2>&1 &&
   grep -q '"glibc_tunables":.*"glibc.malloc.hugetlb=0"' "$T/thp2/results.json" && ok || bad "user's hugetlb=0 not kept"
+# OpenBLAS's idle threads sleep after 2^4 cycles (tools/lowp.c), unless the user said otherwise; the manifest says
+grep -q '"thread_timeout":.*"4"' "$T/thp1/results.json" && grep -q '"thread_timeout":.*"10"' "$T/thp2/results.json" &&
+  ok || bad "OPENBLAS_THREAD_TIMEOUT: $(grep -h thread_timeout "$T/thp1/results.json" "$T/thp2/results.json")"
 
 echo "cli_run: $pass passed, $fail failed"
 [ $fail -eq 0 ]
