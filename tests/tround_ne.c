@@ -91,6 +91,30 @@ static void format_cases(const lowp_format_t *f, lowp_rng_t *r, mpfr_t m) {
   }
 }
 
+/* binary32 sums (format/round_ne.h's lowp__add_fp32 in lowp_accum_add): x and y of any sign and of
+   binades near each other or far apart (cancellation, one term below the other's last bit), binary32
+   values and binary64 ones (exact products of 26-bit numbers), near binary32's subnormals and its top */
+static void fp32_pairs(lowp_rng_t *r, mpfr_t m) {
+  const lowp_format_t *f = &LOWP_FMT_FP32;
+  int k;
+  for (k = 0; k < 200000; k++) {
+    int e1 = (int)(lowp_rng_next(r) % 270) - 135, e2 = e1 + (int)(lowp_rng_next(r) % 81) - 40;
+    double x = ldexp(1.0 + lowp_rng_uniform(r), e1), y = ldexp(1.0 + lowp_rng_uniform(r), e2), got, want;
+    int tg, tw;
+    if (k & 1) x = (double)(float)x, y = (double)(float)y;  /* binary32 terms */
+    if (k % 3 == 0) y = nextafter(y, 0.0);                  /* and binary64 ones next to them */
+    if (k % 7 == 0) y = -nextafter(x, lowp_rng_next(r) & 1 ? 0.0 : INFINITY); /* cancellation */
+    if (lowp_rng_next(r) & 1) x = -x;
+    if (lowp_rng_next(r) & 1) y = -y;
+    mpfr_set_d(m, x, MPFR_RNDN);
+    mpfr_add_d(m, m, y, MPFR_RNDN);
+    if (!mpfr_number_p(m)) continue;
+    tw = lowp_round_mpfr(&want, m, f, NULL, LOWP_RND_NE);
+    tg = lowp_accum_add(&got, x, y, f, LOWP_RND_NE);
+    same("fp32 sum", f, x, y, got, tg, want, tw);
+  }
+}
+
 int main(void) {
   lowp_rng_t r;
   mpfr_t m;
@@ -98,6 +122,7 @@ int main(void) {
   mpfr_init2(m, 2200);
   lowp_rng_init(&r, lowp_test_seed(), 11);
   for (fi = 0; lowp_format_at(fi); fi++) format_cases(lowp_format_at(fi), &r, m);
+  fp32_pairs(&r, m);
   lowp_test_check(g_bad == 0, "%zu of %zu roundings differ from the full path", g_bad, g_total);
   lowp_test_check(g_total > 100000, "%zu cases", g_total);
   printf("tround_ne: %zu roundings and sums, %zu differ\n", g_total, g_bad);

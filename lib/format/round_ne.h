@@ -77,4 +77,50 @@ static inline int lowp__round_ne_fast(double *y, int *tern, double x, int sticky
   return 1;
 }
 
+/*
+ * s + e (e a binary64 error term, |e| <= ulp(s)/2, or 0) rounded once to binary32 (rne) by the
+ * hardware, for |s| in [2^-125, 2^126): s made round-to-odd (an inexact even s moves one unit toward
+ * the exact value: its bits, those of a normal number, plus or minus one), then converted to float.
+ * Rounding to odd in 53 bits and then to nearest in p <= 51 bits is rounding to nearest once (Boldo &
+ * Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd",
+ * IEEE TC 57(4), 2008, Theorem 1). Elsewhere (near binary32's subnormals or its overflow, NaN, inf)
+ * 0, having set nothing: the caller takes the long way. The same bits as lowp_round_f64 and
+ * lowp_accum_add for fp32 (tests/tround_ne.c, against MPFR), several times faster.
+ */
+static inline int lowp__fp32_rne(double *z, double s, double e) {
+  uint64_t u;
+  if (!(fabs(s) < 0x1p126 && fabs(s) >= 0x1p-125)) return 0;
+  if (e != 0) {
+    memcpy(&u, &s, sizeof u);
+    if (!(u & 1)) u += (e > 0) == (s > 0) ? 1 : (uint64_t)-1; /* magnitude up toward e, or down */
+    memcpy(&s, &u, sizeof u);
+  }
+  *z = (double)(float)s;
+  return 1;
+}
+
+/* A format whose normal range from 2^-126 up to 2^127 is binary32's, with signed zeros: where
+   lowp__add_fp32 applies (its results are normal binary32 numbers or zeros) */
+static inline int lowp__fp32_like(const lowp_format_t *f) {
+  return f->precision == 24 && f->emin == -126 && f->emax == 127 && f->has_sign && f->has_zero;
+}
+
+/* x + y (finite binary64 numbers) rounded once to binary32 (rne), in a format lowp__fp32_like accepts:
+   TwoSum, then lowp__fp32_rne; *tern the sign of result - exact (as lowp_round_sig). An exact zero
+   sum is binary64's own (IEEE 754 6.3: -0 only from -0 + -0), as lowp_accum_add gives. 0: not taken
+   (nothing set) */
+static inline int lowp__add_fp32(double *z, int *tern, double x, double y) {
+  double s = x + y, bb = s - x, e = (x - (s - bb)) + (y - bb), r, d;
+  if (s == 0 && e == 0) {
+    *z = s;
+    *tern = 0;
+    return 1;
+  }
+  if (!lowp__fp32_rne(&r, s, e)) return 0;
+  d = r - s; /* exact: r and s are normal numbers within a factor of 2 (Sterbenz) */
+  *tern = d > e ? 1 : d < e ? -1 : 0;
+  *z = r;
+  return 1;
+}
+
 #endif

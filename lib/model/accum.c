@@ -48,6 +48,11 @@ static int accum_add(double *z, double x, double y, const lowp_format_t *f,
   int64_t e;
   int neg;
   if (is_fp64_like(f)) { *z = x + y; return 0; }
+  if (rnd == LOWP_RND_NE && lowp__fp32_like(f)) { /* binary32 (format/round_ne.h): where the sum is a normal
+                                                     number or zero; else below, the same bits */
+    int tern;
+    if (lowp__add_fp32(z, &tern, x, y)) return tern;
+  }
   hi = x + y;
   if (!isfinite(hi) || !isfinite(x) || !isfinite(y))
     return lowp_round_f64(z, hi, f, NULL, rnd);
@@ -221,7 +226,9 @@ static double term(const src_t *s, size_t i) {
   double t;
   if (s->x) return s->x[i];
   t = s->a[i * s->sa] * s->b[i * s->sb]; /* exact for <= 26-bit significands */
-  if (s->rounded_products) lowp_round_f64(&t, t, &s->m->acc, NULL, s->m->rnd);
+  if (s->rounded_products &&
+      !(s->m->rnd == LOWP_RND_NE && lowp__fp32_like(&s->m->acc) && (t == 0 || lowp__fp32_rne(&t, t, 0.0))))
+    lowp_round_f64(&t, t, &s->m->acc, NULL, s->m->rnd);
   return t;
 }
 

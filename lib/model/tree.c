@@ -10,6 +10,7 @@
  */
 
 #include "model/tree.h"
+#include "format/round_ne.h"
 
 #include <fenv.h>
 #include <float.h>
@@ -290,8 +291,6 @@ int lowp_tree_from_tc(lowp_tree_t *t, size_t k, const lowp_tc_model_t *m,
 /* -------------------------------------------------------- evaluating */
 
 /* a child's value entering an ADD node: 0 ok, else a status */
-static int fp32_rne(double *z, double s, double e);
-
 static int child_value(double *v, int *inexact_prod, const lowp_tree_t *t,
                        const lowp_tree_arith_t *ar, size_t id, const double *a, size_t sa,
                        const double *b, size_t sb, const double *tmp) {
@@ -309,7 +308,7 @@ static int child_value(double *v, int *inexact_prod, const lowp_tree_t *t,
        narrower than binary64 (a double rounding) */
     if (*inexact_prod && ar->prod.precision < 53) return LOWP_EUNSUPPORTED;
     *inexact_prod = 0;
-    if (ar->prod_rnd == LOWP_RND_NE && same_format(&ar->prod, &LOWP_FMT_FP32) && fp32_rne(v, p, 0.0))
+    if (ar->prod_rnd == LOWP_RND_NE && same_format(&ar->prod, &LOWP_FMT_FP32) && lowp__fp32_rne(v, p, 0.0))
       return LOWP_OK;
     (void)lowp_round_f64(v, p, &ar->prod, NULL, ar->prod_rnd);
     return LOWP_OK;
@@ -318,34 +317,11 @@ static int child_value(double *v, int *inexact_prod, const lowp_tree_t *t,
   return LOWP_OK;
 }
 
-/*
- * s + e (e a binary64 error term, |e| <= ulp(s)/2, or 0) rounded once to
- * fp32 (rne) by the hardware, for |s| in [2^-125, 2^126): s made
- * round-to-odd (an inexact even s moves one ulp toward the exact value),
- * then converted to float. Rounding to odd in 53 bits and then to nearest
- * in p <= 51 bits is rounding to nearest once (Boldo & Melquiond,
- * "Emulation of FMA and correctly rounded sums: proved algorithms using
- * rounding to odd", IEEE TC 57(4), 2008, Theorem 1). Elsewhere (near fp32's
- * subnormals or its overflow, NaN) 0: the caller takes the long way. The
- * same bits as lowp_accum_add and lowp_round_f64, several times faster (the
- * twins of revealed fp32 trees).
- */
-static int fp32_rne(double *z, double s, double e) {
-  uint64_t u;
-  if (!(fabs(s) < 0x1p126 && fabs(s) >= 0x1p-125)) return 0;
-  if (e != 0) {
-    memcpy(&u, &s, sizeof u);
-    if (!(u & 1)) s = nextafter(s, e > 0 ? INFINITY : -INFINITY);
-  }
-  *z = (double)(float)s;
-  return 1;
-}
-
-/* x + y rounded once to fp32 (rne): TwoSum, then fp32_rne; 0: not taken */
+/* x + y rounded once to fp32 (rne): format/round_ne.h's TwoSum and round-to-odd (the twins of revealed
+   fp32 trees); 0: not taken */
 static int add_fp32(double *z, double x, double y) {
-  double s = x + y, bb = s - x, e = (x - (s - bb)) + (y - bb);
-  if (s == 0 && e == 0) { *z = s; return 1; } /* IEEE's zero: -0 only from -0 + -0 */
-  return fp32_rne(z, s, e);
+  int tern;
+  return lowp__add_fp32(z, &tern, x, y);
 }
 
 static int eval_add(double *z, const lowp_tree_t *t, const lowp_tree_node_t *nd,
