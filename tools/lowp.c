@@ -133,11 +133,11 @@ int main(int argc, char **argv) {
   size_t i;
   /* OpenBLAS's idle threads (Debian's pthread build) spin, calling sched_yield, for 2^28 cycles after
      each call before they sleep: between the exact GEMM's dgemm calls (lib/exact/ozaki.c) lowp's own
-     OpenMP threads then shared the cores with them. matmul-precision on 2 threads (AMD Zen 5, AVX2):
-     164.7 s of CPU (13.6 of them in the kernel) against 139.3 on one thread; with the idle threads
-     asleep after 2^4 cycles (OPENBLAS_THREAD_TIMEOUT=4, OpenBLAS's smallest) 140.0 s and 82.0 s of wall
-     against 89.9, the same files. Read when OpenBLAS is opened (tools/blas_lazy.c, after this); a value
-     the user set is kept */
+     OpenMP threads then shared the cores with them. matmul-precision on 2 threads (AMD Zen 5, AVX2,
+     alternated): 167.1 and 173.8 s of CPU (15-17 of them in the kernel) against 139.3 on one thread;
+     with the idle threads asleep after 2^4 cycles (OPENBLAS_THREAD_TIMEOUT=4, OpenBLAS's smallest)
+     143.6 and 143.5 s, and 85 s of wall against 93-97, the same files. Read when OpenBLAS is opened
+     (tools/blas_lazy.c, after this); a value the user set is kept */
   setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
   /* for run, report, gemm and bench: large arrays in huge pages (tools/thp.c); in an MPI job before
      joining it (after MPI_Init a rank cannot start again), so that its ranks run as one process does */

@@ -99,10 +99,11 @@ static inline int lowp__fp32_rne(double *z, double s, double e) {
   return 1;
 }
 
-/* A format whose normal range from 2^-126 up to 2^127 is binary32's, with signed zeros: where
-   lowp__add_fp32 applies (its results are normal binary32 numbers or zeros) */
+/* A format whose normal range from 2^-126 up to 2^127 is binary32's, with signed zeros (-0 not its NaN):
+   where lowp__add_fp32 applies (its results are normal binary32 numbers or zeros) */
 static inline int lowp__fp32_like(const lowp_format_t *f) {
-  return f->precision == 24 && f->emin == -126 && f->emax == 127 && f->has_sign && f->has_zero;
+  return f->precision == 24 && f->emin == -126 && f->emax == 127 && f->has_sign && f->has_zero &&
+         f->nan != LOWP_NAN_NEGZERO;
 }
 
 /* x + y (finite binary64 numbers) rounded once to binary32 (rne), in a format lowp__fp32_like accepts:
