@@ -79,8 +79,9 @@ static inline int lowp__round_ne_fast(double *y, int *tern, double x, int sticky
 
 /*
  * s + e (e a binary64 error term, |e| <= ulp(s)/2, or 0) rounded once to binary32 (rne) by the
- * hardware, for |s| in [2^-125, 2^126): s made round-to-odd (an inexact even s moves one unit toward
- * the exact value: its bits, those of a normal number, plus or minus one), then converted to float.
+ * hardware, for |s| in [2^-125, 2^126) or an exact zero: s made round-to-odd (an inexact even s moves
+ * one unit toward the exact value: its bits, those of a normal number, plus or minus one), then
+ * converted to float (a zero keeps its sign).
  * Rounding to odd in 53 bits and then to nearest in p <= 51 bits is rounding to nearest once (Boldo &
  * Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd",
  * IEEE TC 57(4), 2008, Theorem 1). Elsewhere (near binary32's subnormals or its overflow, NaN, inf)
@@ -89,7 +90,7 @@ static inline int lowp__round_ne_fast(double *y, int *tern, double x, int sticky
  */
 static inline int lowp__fp32_rne(double *z, double s, double e) {
   uint64_t u;
-  if (!(fabs(s) < 0x1p126 && fabs(s) >= 0x1p-125)) return 0;
+  if (!(fabs(s) < 0x1p126 && (fabs(s) >= 0x1p-125 || (s == 0 && e == 0)))) return 0;
   if (e != 0) {
     memcpy(&u, &s, sizeof u);
     if (!(u & 1)) u += (e > 0) == (s > 0) ? 1 : (uint64_t)-1; /* magnitude up toward e, or down */
@@ -108,17 +109,12 @@ static inline int lowp__fp32_like(const lowp_format_t *f) {
 
 /* x + y (finite binary64 numbers) rounded once to binary32 (rne), in a format lowp__fp32_like accepts:
    TwoSum, then lowp__fp32_rne; *tern the sign of result - exact (as lowp_round_sig). An exact zero
-   sum is binary64's own (IEEE 754 6.3: -0 only from -0 + -0), as lowp_accum_add gives. 0: not taken
-   (nothing set) */
+   sum (e = 0: binary64 sums underflow without loss) is binary64's own (IEEE 754 6.3: -0 only from
+   -0 + -0), as lowp_accum_add gives. 0: not taken (nothing set) */
 static inline int lowp__add_fp32(double *z, int *tern, double x, double y) {
   double s = x + y, bb = s - x, e = (x - (s - bb)) + (y - bb), r, d;
-  if (s == 0 && e == 0) {
-    *z = s;
-    *tern = 0;
-    return 1;
-  }
   if (!lowp__fp32_rne(&r, s, e)) return 0;
-  d = r - s; /* exact: r and s are normal numbers within a factor of 2 (Sterbenz) */
+  d = r - s; /* exact: r and s are normal numbers within a factor of 2 (Sterbenz), or both zero */
   *tern = d > e ? 1 : d < e ? -1 : 0;
   *z = r;
   return 1;

@@ -227,7 +227,7 @@ static double term(const src_t *s, size_t i) {
   if (s->x) return s->x[i];
   t = s->a[i * s->sa] * s->b[i * s->sb]; /* exact for <= 26-bit significands */
   if (s->rounded_products &&
-      !(s->m->rnd == LOWP_RND_NE && lowp__fp32_like(&s->m->acc) && (t == 0 || lowp__fp32_rne(&t, t, 0.0))))
+      !(s->m->rnd == LOWP_RND_NE && lowp__fp32_like(&s->m->acc) && lowp__fp32_rne(&t, t, 0.0)))
     lowp_round_f64(&t, t, &s->m->acc, NULL, s->m->rnd);
   return t;
 }

@@ -308,20 +308,13 @@ static int child_value(double *v, int *inexact_prod, const lowp_tree_t *t,
        narrower than binary64 (a double rounding) */
     if (*inexact_prod && ar->prod.precision < 53) return LOWP_EUNSUPPORTED;
     *inexact_prod = 0;
-    if (ar->prod_rnd == LOWP_RND_NE && same_format(&ar->prod, &LOWP_FMT_FP32) && lowp__fp32_rne(v, p, 0.0))
+    if (ar->prod_rnd == LOWP_RND_NE && lowp__fp32_like(&ar->prod) && lowp__fp32_rne(v, p, 0.0))
       return LOWP_OK;
     (void)lowp_round_f64(v, p, &ar->prod, NULL, ar->prod_rnd);
     return LOWP_OK;
   }
   *v = p;
   return LOWP_OK;
-}
-
-/* x + y rounded once to fp32 (rne): format/round_ne.h's TwoSum and round-to-odd (the twins of revealed
-   fp32 trees); 0: not taken */
-static int add_fp32(double *z, double x, double y) {
-  int tern;
-  return lowp__add_fp32(z, &tern, x, y);
 }
 
 static int eval_add(double *z, const lowp_tree_t *t, const lowp_tree_node_t *nd,
@@ -344,8 +337,12 @@ static int eval_add(double *z, const lowp_tree_t *t, const lowp_tree_node_t *nd,
     *z = fma(a[li * sa], b[li * sb], v[inex[0] ? 1 : 0]);
     return LOWP_OK;
   }
-  if (ar->rnd == LOWP_RND_NE && same_format(&ar->acc, &LOWP_FMT_FP32) && add_fp32(z, v[0], v[1]))
-    return LOWP_OK;
+  /* fp32 (the twins of revealed fp32 trees): format/round_ne.h's TwoSum and round-to-odd, the bits of
+     lowp_accum_add's own fast path, without its call */
+  if (ar->rnd == LOWP_RND_NE && lowp__fp32_like(&ar->acc)) {
+    int tern;
+    if (lowp__add_fp32(z, &tern, v[0], v[1])) return LOWP_OK;
+  }
   lowp_accum_add(z, v[0], v[1], &ar->acc, ar->rnd);
   return LOWP_OK;
 }
