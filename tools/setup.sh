@@ -11,13 +11,17 @@ TARGETS=("$@")
 # What lowp uses (docs/design.md, "Dependencies"): compiler and build, MPFR/GMP
 # (exact arithmetic), Random123 (counter-based RNG), cJSON, gnuplot (plots)
 # with a font, OpenBLAS (exact GEMM sliced path, required), zlib and Fashion-MNIST
-# (exercise 6). LOWP_EXTRA_PKGS adds more (the tests add chromium, to check
-# that the HTML report renders).
-# Open MPI is optional (lowp under mpirun, docs/scale.md): installed here too.
+# (exercise 6). LOWP_EXTRA_PKGS adds more (the tests add clang for the sanitizer
+# pass). Open MPI (lowp under mpirun, docs/scale.md) is
+# optional: LOWP_WITH_MPI=1 installs it (libopenmpi-dev openmpi-bin, about 35
+# packages; CMake finds it at the next configure). LOWP_SETUP_PKGS replaces the
+# whole list (tools/test.sh installs the tests' own packages that way, during the
+# build).
 PKGS="build-essential cmake pkg-config libmpfr-dev libgmp-dev librandom123-dev
       libcjson-dev nettle-dev gnuplot-nox fonts-dejavu-core libopenblas-dev git
-      zlib1g-dev dataset-fashion-mnist ninja-build ${LOWP_EXTRA_PKGS:-}
-      libopenmpi-dev openmpi-bin"
+      zlib1g-dev dataset-fashion-mnist ninja-build ${LOWP_EXTRA_PKGS:-}"
+[ "${LOWP_WITH_MPI:-0}" = 1 ] && PKGS="$PKGS libopenmpi-dev openmpi-bin"
+[ -n "${LOWP_SETUP_PKGS:-}" ] && PKGS="$LOWP_SETUP_PKGS"
 
 missing=""
 for p in $PKGS; do
@@ -34,7 +38,12 @@ if [ -n "$missing" ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO dpkg --configure -a >&2
   fi
   t_apt=$(date +%s)
-  $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+  # LOWP_APT_STAMP=FILE: one `apt-get update` per run of the caller (tools/test.sh installs in two
+  # steps): skipped when FILE is non-empty, and FILE written after it
+  if [ -z "${LOWP_APT_STAMP:-}" ] || [ ! -s "$LOWP_APT_STAMP" ]; then
+    $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
+    [ -z "${LOWP_APT_STAMP:-}" ] || echo updated >"$LOWP_APT_STAMP"
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >&2
   echo "lowp setup: packages installed in $(( $(date +%s) - t_apt )) s" >&2
 fi
