@@ -243,6 +243,14 @@ static inline __attribute__((always_inline)) float min_nonzero(const float *x, l
   return r;
 }
 
+/* |y|'s bits (a float's order is that of these bits where it is not a NaN), and the larger of two */
+static inline __attribute__((always_inline)) uint32_t absbits(float y) {
+  uint32_t u;
+  memcpy(&u, &y, sizeof u);
+  return u & 0x7fffffffu;
+}
+static inline __attribute__((always_inline)) uint32_t umax(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
 /* four rows' terms l0 .. l1 - 1 over columns j0 .. j1 - 1 (see fast_tile); `under` here a constant: 0
    where the caller proved no product of these terms can fall below fp32's normal range */
 static inline __attribute__((always_inline)) int tile_rows4(float *restrict c0, float *restrict c1,
@@ -255,6 +263,7 @@ static inline __attribute__((always_inline)) int tile_rows4(float *restrict c0, 
                                                             const int under) {
   FRND_CONSTS(pr, ac);
   int bad = 0;
+  uint32_t mx = 0;
   long l, j;
   for (l = l0; l < l1; l++) {
     const float x0 = a0[l], x1 = a1[l], x2 = a2[l], x3 = a3[l], *b = B + (size_t)l * n;
@@ -268,21 +277,31 @@ static inline __attribute__((always_inline)) int tile_rows4(float *restrict c0, 
         c3[j] = c3[j] + p3;
       }
     } else {
+      /* FRND's own overflow test (|y| > xmax, per value) left to the largest |y| of the products and
+         sums, as the bits of a non-negative float (their order is the values'), tested once at the end
+         against the smaller of the two xmax (the same where products and sums round to one format, as
+         in every kernel here; else more rows flagged, which the reference recomputes): two operations
+         a value instead of three or four, one accumulator (two were kept in memory by AVX2's 16
+         registers). A NaN y, only after an infinity already beyond xmax, is flagged too. */
+      int dead = 0;
       for (j = j0; j < j1; j++) {
         float bj = b[j], p0 = x0 * bj, p1 = x1 * bj, p2 = x2 * bj, p3 = x3 * bj;
         bad |= UNDER(p0) | UNDER(p1) | UNDER(p2) | UNDER(p3);
-        p0 = FRND(p0, p, bad);
-        p1 = FRND(p1, p, bad);
-        p2 = FRND(p2, p, bad);
-        p3 = FRND(p3, p, bad);
-        c0[j] = FRND(c0[j] + p0, a, bad);
-        c1[j] = FRND(c1[j] + p1, a, bad);
-        c2[j] = FRND(c2[j] + p2, a, bad);
-        c3[j] = FRND(c3[j] + p3, a, bad);
+        p0 = FRND(p0, p, dead);
+        p1 = FRND(p1, p, dead);
+        p2 = FRND(p2, p, dead);
+        p3 = FRND(p3, p, dead);
+        mx = umax(mx, umax(umax(absbits(p0), absbits(p1)), umax(absbits(p2), absbits(p3))));
+        c0[j] = FRND(c0[j] + p0, a, dead);
+        c1[j] = FRND(c1[j] + p1, a, dead);
+        c2[j] = FRND(c2[j] + p2, a, dead);
+        c3[j] = FRND(c3[j] + p3, a, dead);
+        mx = umax(mx, umax(umax(absbits(c0[j]), absbits(c1[j])), umax(absbits(c2[j]), absbits(c3[j]))));
       }
+      (void)dead;
     }
   }
-  return bad;
+  return bad | (mx > (absbits(pxmax) < absbits(axmax) ? absbits(pxmax) : absbits(axmax)));
 }
 
 /* Four rows' fp32 sums of exact products (a kernel that rounds neither products nor sums, where no product
