@@ -281,8 +281,8 @@ static inline __attribute__((always_inline)) int tile_rows4(float *restrict c0, 
          sums, as the bits of a non-negative float (their order is the values'), tested once at the end
          against the smaller of the two xmax (the same where products and sums round to one format, as
          in every kernel here; else more rows flagged, which the reference recomputes): two operations
-         a value instead of three or four, one accumulator (two were kept in memory by AVX2's 16
-         registers). A NaN y, only after an infinity already beyond xmax, is flagged too. */
+         a value instead of three or four; one accumulator, which AVX2's 16 registers still leave in
+         memory. A NaN y, only after an infinity already beyond xmax, is flagged too. */
       int dead = 0;
       for (j = j0; j < j1; j++) {
         float bj = b[j], p0 = x0 * bj, p1 = x1 * bj, p2 = x2 * bj, p3 = x3 * bj;
