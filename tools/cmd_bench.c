@@ -340,7 +340,6 @@ typedef struct {
   round_case cases[NCASES];
   int ncases, failed, missed;
   double hw16_ns, hwbf_ns;
-  int bf16hw_cpu; /* the CPU has AVX512_BF16 (bf16hw: and the run uses it) */
 } round_run;
 
 static void round_parse(round_run *r, int argc, char **argv) {
@@ -400,7 +399,7 @@ static void round_header(const round_run *r) {
     fclose(fp);
   }
   printf("cpu: %s; f16c %s, avx512_bf16 %s\n", model, r->f16c ? "yes" : "no",
-         r->bf16hw ? "yes" : r->bf16hw_cpu ? "yes, not used (--isa names a CPU without it)" : "no");
+         r->bf16hw ? "yes" : have_avx512bf16() ? "yes, not used (--isa names a CPU without it)" : "no");
 }
 
 /* every timed copy of the fast path against the reference loop */
@@ -690,7 +689,6 @@ int lowp_bench_round(int argc, char **argv) {
   round_parse(&r, argc, argv);
   /* --isa avx2 or generic times what such a CPU runs: it has no AVX512_BF16, so its bf16 row's target
      is the one without the instruction (issue 34: the AVX2 row was held to an AVX-512 instruction) */
-  r.bf16hw_cpu = r.bf16hw;
   if (g_isa && strcmp(g_isa, "avx512") != 0) r.bf16hw = 0;
   for (k = 0; k < NF; k++) r.fmts[k] = lowp_format_by_name(fmt_names[k]);
   round_header(&r);

@@ -337,12 +337,7 @@ static int eval_add(double *z, const lowp_tree_t *t, const lowp_tree_node_t *nd,
     *z = fma(a[li * sa], b[li * sb], v[inex[0] ? 1 : 0]);
     return LOWP_OK;
   }
-  /* fp32 (the twins of revealed fp32 trees): format/round_ne.h's TwoSum and round-to-odd, the bits of
-     lowp_accum_add's own fast path, without its call */
-  if (ar->rnd == LOWP_RND_NE && lowp__fp32_like(&ar->acc)) {
-    int tern;
-    if (lowp__add_fp32(z, &tern, v[0], v[1])) return LOWP_OK;
-  }
+  /* fp32 (the twins of revealed fp32 trees) takes lowp_accum_add's own fast path (format/round_ne.h) */
   lowp_accum_add(z, v[0], v[1], &ar->acc, ar->rnd);
   return LOWP_OK;
 }
