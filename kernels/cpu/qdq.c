@@ -245,6 +245,41 @@ __attribute__((target("avx2,fma"))) static void group_f32_avx2(float *y, const f
     __m256i nz = _mm256_setzero_si256(), sat = nz, rnz = nz, low = nz;
     size_t k, n = 0, sum[4] = {0, 0, 0, 0};
     int32_t t[4][8];
+    /* two vectors a step, one test and branch for both: the steps of one vector are a single chain of
+       about thirty operations, which alone left the vector units idle (e4m3 per tensor, 2^16 values in
+       cache, one thread, old and new alternated: 0.539-0.547 -> 0.464-0.473 ns a value at AVX2); a step
+       with a lane to mend sends its sixteen elements through group_fast_body */
+    for (; j + 16 <= stop; j += 16) {
+      __m256 r[2], p[2], a[2], any = _mm256_setzero_ps();
+      int h;
+      for (h = 0; h < 2; h++) {
+        const __m256 xv = _mm256_loadu_ps(x + j + 8 * h), e = _mm256_fmsub_ps(xv, sv, p[h] = _mm256_mul_ps(xv, sv));
+        const __m256 ac = _mm256_min_ps(a[h] = _mm256_and_ps(p[h], absm), xmax);
+        __m256 cc, bad, low1;
+        cc = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_and_si256(_mm256_castps_si256(ac), expo), cadd));
+        cc = _mm256_max_ps(cc, cmin);
+        r[h] = _mm256_sub_ps(_mm256_add_ps(ac, cc), cc);
+        /* (3) and (4): a midpoint below xmax, or ovf, with e != 0; (1): x != 0 with |p| < 2^-100 */
+        bad = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(ac, r[h]), absm), _mm256_mul_ps(cc, half), _CMP_EQ_OQ);
+        bad = _mm256_or_ps(bad, _mm256_cmp_ps(a[h], ovf, _CMP_EQ_OQ));
+        bad = _mm256_and_ps(bad, _mm256_cmp_ps(e, zero, _CMP_NEQ_OQ));
+        low1 = _mm256_andnot_ps(_mm256_cmp_ps(xv, zero, _CMP_EQ_OQ), _mm256_cmp_ps(a[h], tiny, _CMP_LT_OQ));
+        any = _mm256_or_ps(any, _mm256_or_ps(bad, low1));
+      }
+      if (_mm256_movemask_ps(any) != 0) {
+        group_fast_body(y + j, NULL, x + j, 16, s, q, c, 1);
+        continue;
+      }
+      n += 16;
+      for (h = 0; h < 2; h++) {
+        sat = _mm256_sub_epi32(sat, _mm256_castps_si256(_mm256_cmp_ps(a[h], ovf, _CMP_GE_OQ)));
+        nz = _mm256_sub_epi32(nz, _mm256_castps_si256(_mm256_cmp_ps(a[h], zero, _CMP_NEQ_OQ)));
+        rnz = _mm256_sub_epi32(rnz, _mm256_castps_si256(_mm256_cmp_ps(r[h], zero, _CMP_NEQ_OQ)));
+        low = _mm256_sub_epi32(low, _mm256_castps_si256(_mm256_cmp_ps(r[h], xmin, _CMP_LT_OQ)));
+        /* = fl32(r / s): the comment above group_fast_body */
+        _mm256_storeu_ps(y + j + 8 * h, _mm256_div_ps(_mm256_or_ps(r[h], _mm256_andnot_ps(absm, p[h])), sv));
+      }
+    }
     for (; j + 8 <= stop; j += 8) {
       const __m256 xv = _mm256_loadu_ps(x + j), p = _mm256_mul_ps(xv, sv), e = _mm256_fmsub_ps(xv, sv, p);
       const __m256 a = _mm256_and_ps(p, absm), ac = _mm256_min_ps(a, xmax);
