@@ -211,6 +211,12 @@ static void check(const lowp_run_t *r) {
   const float axmin = (ac)->xmin, amagic = (ac)->magic, axmax = (ac)->xmax;                                  \
   const uint32_t pebmin = (pr)->ebmin, pebcap = (pr)->ebcap, pmofs = (pr)->mofs;                             \
   const uint32_t aebmin = (ac)->ebmin, aebcap = (ac)->ebcap, amofs = (ac)->mofs
+/* FRND where no value comes near F's largest (tile_bounded): the bits alone (FR_WIDE), the exponent field
+   raised to 2^emin's without the cap (FR_NARROW), no flag */
+#define FRNDB(x, P)                                                                                          \
+  (way == FR_NARROW ? frnd_narrow_nocap(x, P##ebmin, P##mofs)                                                \
+   : way == FR_WIDE ? frnd_wide_noflag(x, P##d)                                                              \
+                    : frnd_gen_noflag(x, P##d, P##xmin, P##magic))
 /* a product below fp32's normal range (it may be inexact): tested unless `under` (a constant) is 0 */
 #define UNDER(q) (under && (fabsf(q) < FLT_MIN) & ((q) != 0.0f))
 
@@ -223,7 +229,8 @@ static void check(const lowp_run_t *r) {
    columns x LB terms keep B in cache; the terms of every output are added
    in increasing l, as in the reference. flags[i * njb + jb] is set where a
    product fell below fp32's normal range (then it may not be exact) or a
-   result left F's range. OpenMP over column tiles: the result does not depend on it, nor
+   result left F's range (tested per value, or, where tile_bounded proves that no value of a tile comes
+   near F's largest, not at all: tile_rows4_bnd). OpenMP over column tiles: the result does not depend on it, nor
    on the vector width the machine offers (the column tile is compiled for
    the baseline, AVX2 and AVX-512F, the copy chosen by lowp_cpu_isa, so that
    LOWP_ISA=avx2 runs what an AVX2 CPU runs: the same IEEE operations, no
@@ -304,6 +311,62 @@ static inline __attribute__((always_inline)) int tile_rows4(float *restrict c0, 
   return bad | (mx > (absbits(pxmax) < absbits(axmax) ? absbits(pxmax) : absbits(axmax)));
 }
 
+/* the largest |x[q]|, q < m, as the bits of a non-negative float (a NaN or infinity gives 0x7f800000 or more) */
+static inline __attribute__((always_inline)) uint32_t amax_bits(const float *x, long m) {
+  uint32_t r = 0;
+  long q;
+  for (q = 0; q < m; q++) r = umax(r, absbits(x[q]));
+  return r;
+}
+
+/* Whether every product and every partial sum of four rows' terms over a tile provably stays within half of
+   F's range, from the tile's largest |a| (A), |b| (Bm) and entering |c| (Cin), all finite: then FRND's
+   overflow test can never fire and FR_NARROW's cap on the exponent field never binds (tile_rows4_bnd).
+   The bound: RN to binary32 and to F are monotone, so a product's fl32(a b) is at most P0 = fl32(A Bm) in
+   magnitude, and p = R_p(fl32(a b)) at most P = P0 (1 + u_p) + q_p (u = 2^-p, q F's smallest quantum; below
+   F's normal range its error is at most q / 2, above it u |v|). A step s' = R_a(fl32(s + p)) (a binary32
+   addition errs by at most 2^-24 relative: below the normal range it is exact) gives |s'| <= g (|s| + P) +
+   h, g = (1 + 2^-24)(1 + u_a), h = q_a / 2, so after L steps |s| <= g^L (Cin + L (P + h)) = S, and every
+   value rounded, fl32(s + p), is at most g (S + P). Required: P <= pxmax / 2 and S <= axmax / 2 (each
+   double computation here errs by far less than that margin); then fl32(s + p) < 2^(emax + 1) too. */
+static int tile_bounded(uint32_t abits, uint32_t bbits, uint32_t cbits, long L, const frnd_t *pr, const frnd_t *ac) {
+  float fa, fb, fc;
+  double up = ldexp(1.0, (int)pr->drop - 24), ua = ldexp(1.0, (int)ac->drop - 24), qp, qa, P, g, S;
+  if (abits >= 0x7f800000u || bbits >= 0x7f800000u || cbits >= 0x7f800000u) return 0;
+  memcpy(&fa, &abits, sizeof fa), memcpy(&fb, &bbits, sizeof fb), memcpy(&fc, &cbits, sizeof fc);
+  qp = (double)pr->magic / 0x1.8p23, qa = (double)ac->magic / 0x1.8p23; /* magic = 1.5 2^(q + 23) */
+  P = (double)(fa * fb) * (1.0 + up) + qp;
+  g = (1.0 + 0x1p-24) * (1.0 + ua);
+  S = pow(g, (double)L) * ((double)fc + (double)L * (P + qa / 2));
+  return P <= (double)pr->xmax / 2 && S <= (double)ac->xmax / 2;
+}
+
+/* tile_rows4's rounded branch where tile_bounded holds: no overflow test, and FR_NARROW's magic number from
+   the exponent field raised to 2^emin's alone (the cap is for values beyond twice F's range). Each
+   output's operations and their values are tile_rows4's. */
+static inline __attribute__((always_inline)) void tile_rows4_bnd(float *restrict c0, float *restrict c1,
+                                                                 float *restrict c2, float *restrict c3,
+                                                                 const float *a0, const float *a1,
+                                                                 const float *a2, const float *a3,
+                                                                 const float *B, long n, long l0, long l1,
+                                                                 long j0, long j1, const frnd_t *pr,
+                                                                 const frnd_t *ac, const int way) {
+  FRND_CONSTS(pr, ac);
+  long l, j;
+  (void)pxmin, (void)pmagic, (void)axmin, (void)amagic, (void)pebcap, (void)aebcap;
+  (void)pxmax, (void)axmax;
+  for (l = l0; l < l1; l++) {
+    const float x0 = a0[l], x1 = a1[l], x2 = a2[l], x3 = a3[l], *b = B + (size_t)l * n;
+    for (j = j0; j < j1; j++) {
+      float bj = b[j];
+      c0[j] = FRNDB(c0[j] + FRNDB(x0 * bj, p), a);
+      c1[j] = FRNDB(c1[j] + FRNDB(x1 * bj, p), a);
+      c2[j] = FRNDB(c2[j] + FRNDB(x2 * bj, p), a);
+      c3[j] = FRNDB(c3[j] + FRNDB(x3 * bj, p), a);
+    }
+  }
+}
+
 /* Four rows' fp32 sums of exact products (a kernel that rounds neither products nor sums, where no product
    needs the underflow test), 2 VT-vectors of columns at a time with the sums in registers for the l0 ..
    l1 - 1 terms, instead of loaded and stored per term (the column tile's loop): each output gets the same
@@ -360,6 +423,10 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
          monotone and FLT_MIN a float), so where that bound is FLT_MIN or more the product test is left
          out (N(0,1) data: almost every row group of fp32 and bf16 inputs) */
       double bmin = INFINITY;
+      /* the tile's largest |b|, for tile_bounded (kernels that round both products and sums) */
+      uint32_t bbits = 0;
+      if (pr->round && ac->round)
+        for (i = l0; i < l1; i++) bbits = umax(bbits, amax_bits(B + (size_t)i * n + j0, j1 - j0));
       if (under)
         for (i = l0; i < l1; i++) {
           double m = min_nonzero(B + (size_t)i * n + j0, j1 - j0);
@@ -409,6 +476,16 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
             jr = vw == 16   ? rb_v16(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1)
                  : vw == 8 ? rb_v8(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1)
                            : rb_v4(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1);
+          else if (pr->round && ac->round) {
+            uint32_t ab = umax(umax(amax_bits(a0 + l0, l1 - l0), amax_bits(a1 + l0, l1 - l0)),
+                               umax(amax_bits(a2 + l0, l1 - l0), amax_bits(a3 + l0, l1 - l0)));
+            uint32_t cb = umax(umax(amax_bits(c0 + j0, j1 - j0), amax_bits(c1 + j0, j1 - j0)),
+                               umax(amax_bits(c2 + j0, j1 - j0), amax_bits(c3 + j0, j1 - j0)));
+            if (tile_bounded(ab, bbits, cb, l1 - l0, pr, ac)) {
+              tile_rows4_bnd(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1, pr, ac, way);
+              jr = j1;
+            }
+          }
           bad = jr < j1 ? tile_rows4(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, jr, j1, pr, ac, way, 0) : 0;
         }
         /* the flag covers the four rows: each is recomputed if set */

@@ -75,10 +75,9 @@ static inline __attribute__((always_inline)) uint32_t frnd_bits(uint32_t u, uint
 }
 
 /* x (an fp32 value) rounded to nearest even in F, branch-free (so that the
-   loops vectorise); *bad |= 1 when the result is beyond F's finite range
-   (the reference kernel then decides: infinity or saturation). The normal
-   range: frnd_bits. Below xmin: (x + magic) - magic, fp32's own rounding at 2^q. */
-static inline __attribute__((always_inline)) float frnd(float x, uint32_t d, float xmin, float magic, float xmax, int *bad) {
+   loops vectorise). The normal range: frnd_bits. Below xmin: (x + magic) -
+   magic, fp32's own rounding at 2^q. */
+static inline __attribute__((always_inline)) float frnd_gen_noflag(float x, uint32_t d, float xmin, float magic) {
   uint32_t u, v, m;
   float y, z;
   memcpy(&u, &x, sizeof u);
@@ -88,33 +87,60 @@ static inline __attribute__((always_inline)) float frnd(float x, uint32_t d, flo
   m = 0u - (uint32_t)(fabsf(x) < xmin);
   u = (u & ~m) | (v & m);
   memcpy(&y, &u, sizeof y);
+  return y;
+}
+
+/* frnd_gen_noflag, and *bad |= 1 when the result is beyond F's finite range
+   (the reference kernel then decides: infinity or saturation) */
+static inline __attribute__((always_inline)) float frnd(float x, uint32_t d, float xmin, float magic, float xmax, int *bad) {
+  float y = frnd_gen_noflag(x, d, xmin, magic);
   *bad |= fabsf(y) > xmax;
   return y;
 }
 
-/* frnd for FR_WIDE: the bit rounding alone */
-static inline __attribute__((always_inline)) float frnd_wide(float x, uint32_t d, float xmax, int *bad) {
+/* FR_WIDE's rounding: the bit rounding alone */
+static inline __attribute__((always_inline)) float frnd_wide_noflag(float x, uint32_t d) {
   uint32_t u;
   float y;
   memcpy(&u, &x, sizeof u);
   u = frnd_bits(u, d);
   memcpy(&y, &u, sizeof y);
+  return y;
+}
+
+/* frnd for FR_WIDE */
+static inline __attribute__((always_inline)) float frnd_wide(float x, uint32_t d, float xmax, int *bad) {
+  float y = frnd_wide_noflag(x, d);
   *bad |= fabsf(y) > xmax;
   return y;
+}
+
+/* (x + M) - M with M the float whose bits are e: FR_NARROW's rounding in M's binade */
+static inline __attribute__((always_inline)) float frnd_narrow_at(float x, uint32_t e) {
+  float m;
+  memcpy(&m, &e, sizeof m);
+  return (x + m) - m;
+}
+
+/* FR_NARROW's rounding without the cap on the exponent field, for x below 2^cap (cap as in frnd_init) */
+static inline __attribute__((always_inline)) float frnd_narrow_nocap(float x, uint32_t ebmin, uint32_t mofs) {
+  uint32_t u, e;
+  memcpy(&u, &x, sizeof u);
+  e = u & 0x7f800000u;
+  e = e < ebmin ? ebmin : e;
+  return frnd_narrow_at(x, e + mofs);
 }
 
 /* frnd for FR_NARROW: the magic number of x's binade */
 static inline __attribute__((always_inline)) float frnd_narrow(float x, uint32_t ebmin, uint32_t ebcap, uint32_t mofs,
                                                                float xmax, int *bad) {
   uint32_t u, e;
-  float m, y;
+  float y;
   memcpy(&u, &x, sizeof u);
   e = u & 0x7f800000u;
   e = e < ebmin ? ebmin : e;
   e = e > ebcap ? ebcap : e;
-  e += mofs;
-  memcpy(&m, &e, sizeof m);
-  y = (x + m) - m;
+  y = frnd_narrow_at(x, e + mofs);
   *bad |= fabsf(y) > xmax;
   return y;
 }
