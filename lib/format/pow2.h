@@ -31,4 +31,17 @@ static inline double lowp__scale2(double m, int q) {
   return (m * lowp__pow2(q - 512)) * lowp__pow2(512);
 }
 
+/* ilogb(x) = floor(log2 |x|) for finite x != 0, from the exponent field: a normal x's is that
+   exponent plus 1023; a subnormal x is first scaled by 2^64 (exact, and normal: |x| >= 2^-1074) */
+static inline int lowp__ilogb(double x) {
+  uint64_t u;
+  int e;
+  memcpy(&u, &x, sizeof u);
+  e = (int)(u >> 52 & 0x7ff);
+  if (e != 0) return e - 1023;
+  x *= lowp__pow2(64);
+  memcpy(&u, &x, sizeof u);
+  return (int)(u >> 52 & 0x7ff) - 1023 - 64;
+}
+
 #endif
