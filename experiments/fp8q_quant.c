@@ -3,6 +3,7 @@
 #include "fp8q.h"
 
 #include "cpu/gemm_tc8.h"
+#include "cpu/qdq_bs.h"
 #include "format/bsquant.h"
 #include "status.h"
 
@@ -59,45 +60,13 @@ static void transpose(float *t, const float *w, size_t K, size_t N) {
     for (j = 0; j < N; j++) t[j * K + i] = w[i * N + j];
 }
 
-/* x (rows x cols) through block-scaled format bf along its rows (lowp_bs_quantize_amax: blocks of bf->block
-   consecutive elements, the format's scale rule; a two-level format (nvfp4) takes its per-tensor scale
-   from tamax, or from x's own amax when tamax < 0) and back: y = (q s) t rounded once to fp32 (y may alias
-   x; exact for MX formats in fp32's range, within 2^-24 relative for nvfp4's fp32 tensor scale). Counts:
-   saturated where |x| / (s t) >= xmax + ulp(xmax) / 2 in binary64 (the elements that would overflow). */
+/* x (rows x cols) through block-scaled format bf along its rows and back, with its counts:
+   lowp_qdq_bs_f32 (a two-level format (nvfp4) takes its per-tensor scale from tamax, or from x's own amax
+   when tamax < 0; y = (q s) t rounded once to fp32, y may alias x; exact for MX formats in fp32's range,
+   within 2^-24 relative for nvfp4's fp32 tensor scale; saturated: |x| / (s t) >= xmax + ulp(xmax) / 2). */
 static int bs_qdq(float *y, const float *x, size_t rows, size_t cols, const lowp_bsformat_t *bf, double tamax,
                   lowp_qstats_t *st) {
-  size_t n = rows * cols, nb = lowp_bsformat_blocks(bf, cols), bs = (size_t)bf->block, i, r, b;
-  size_t ns = rows * nb > 0 ? rows * nb : 1;
-  double *q = malloc((n > 0 ? n : 1) * sizeof *q), *sc = malloc(ns * sizeof *sc), ts = 1.0;
-  double lim = lowp_bsformat_elem_max(bf) + ldexp(1.0, bf->elem.emax - bf->elem.precision),
-         tiny = ldexp(1.0, bf->elem.emin);
-  int rc = q && sc ? LOWP_OK : LOWP_ENOMEM;
-  if (rc == LOWP_OK) rc = lowp_bs_quantize_amax(q, sc, &ts, x, rows, cols, bf, tamax < 0 ? lowp_bs_amax(x, n) : tamax);
-  for (r = 0; rc == LOWP_OK && r < rows; r++)
-    for (b = 0; b < nb; b++) { /* block by block: its d once */
-      const double d = sc[r * nb + b] * ts;
-      const size_t j0 = r * cols + b * bs, j1 = r * cols + (cols - b * bs < bs ? cols : (b + 1) * bs);
-      size_t nz = 0, fl = 0, sub = 0, sat = 0;
-      /* the counts of the nonzero x, without a branch (vectorised; a branch per element on x's
-         zeros, a division and the counters through st were 6.7% of fp8-quantization's samples) */
-      for (i = j0; i < j1; i++) {
-        const int on = x[i] != 0.0f;
-        nz += on;
-        fl += on & (q[i] == 0.0);
-        sub += on & (q[i] != 0.0) & (fabs(q[i]) < tiny);
-        sat += on & (fabs((double)x[i]) / d >= lim);
-      }
-      st->n += j1 - j0;
-      st->nonzero += nz;
-      st->flushed += fl;
-      st->subnormal += sub;
-      st->saturated += sat;
-    }
-  if (rc == LOWP_OK) rc = lowp_bs_dequantize(q, q, sc, ts, rows, cols, bf);
-  for (i = 0; rc == LOWP_OK && i < n; i++) y[i] = (float)q[i];
-  free(q);
-  free(sc);
-  return rc;
+  return lowp_qdq_bs_f32(y, x, rows, cols, bf, tamax, st);
 }
 
 /* A w operand (K x N) through a block-scaled format along K (rows of its transpose), into wq (K x N). */
