@@ -36,7 +36,8 @@ static double normal_min(const lowp_bsformat_t *bf) { return ldexp(1.0, bf->elem
 static LOWP_ALWAYS_INLINE void bs_block_body(float *y, const float *x, const double *q, size_t len, double sc,
                                              double ts, double lim, double tiny, size_t *c) {
   const double d = sc * ts;
-  size_t i, nz = 0, fl = 0, sub = 0, sat = 0;
+  size_t i;
+  uint32_t nz = 0, fl = 0, sub = 0, sat = 0; /* len <= bf->block, an int: below 2^32 */
   uint32_t m = 0;
   float a;
   for (i = 0; i < len; i++) {
