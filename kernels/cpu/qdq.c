@@ -230,86 +230,82 @@ __attribute__((target("avx512f"))) static void group_fast_avx512(GF_ARGS) {
    binary32 division as its div32 case. The counters are 32-bit lanes summed into the size_t counts
    every 2^28 elements (2^25 a lane at most). IEEE binary32 arithmetic without flush-to-zero is
    assumed, as in group_fast_body; -ffp-contract=off keeps every operation as written. */
+/* group_f32_avx2's constants */
+typedef struct {
+  __m256 sv, absm, xmax, xmin, ovf, zero, cmin, half, tiny;
+  __m256i expo, cadd;
+} f32c_t;
+/* group_f32_avx2's steps (1) and (2) on the eight lanes at x: *p = RN32(x s), *a = |p|, *r the grid
+   rounding; returns the lanes group_fast_body must take instead ((3), (4): a midpoint below xmax, or ovf,
+   with e != 0; (1): x != 0 with |p| < 2^-100) */
+__attribute__((target("avx2,fma"))) static LOWP_ALWAYS_INLINE __m256 f32_lanes(const float *x, const f32c_t *k,
+                                                                             __m256 *p, __m256 *a, __m256 *r) {
+  const __m256 xv = _mm256_loadu_ps(x), e = _mm256_fmsub_ps(xv, k->sv, *p = _mm256_mul_ps(xv, k->sv));
+  const __m256 ac = _mm256_min_ps(*a = _mm256_and_ps(*p, k->absm), k->xmax);
+  __m256 cc, bad, low1;
+  cc = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_and_si256(_mm256_castps_si256(ac), k->expo), k->cadd));
+  cc = _mm256_max_ps(cc, k->cmin);
+  *r = _mm256_sub_ps(_mm256_add_ps(ac, cc), cc);
+  bad = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(ac, *r), k->absm), _mm256_mul_ps(cc, k->half), _CMP_EQ_OQ);
+  bad = _mm256_or_ps(bad, _mm256_cmp_ps(*a, k->ovf, _CMP_EQ_OQ));
+  bad = _mm256_and_ps(bad, _mm256_cmp_ps(e, k->zero, _CMP_NEQ_OQ));
+  low1 = _mm256_andnot_ps(_mm256_cmp_ps(xv, k->zero, _CMP_EQ_OQ), _mm256_cmp_ps(*a, k->tiny, _CMP_LT_OQ));
+  return _mm256_or_ps(bad, low1);
+}
+/* (4) on lanes f32_lanes kept: the four counters, and y = fl32(r / s) with p's sign (the comment above
+   group_fast_body) */
+__attribute__((target("avx2,fma"))) static LOWP_ALWAYS_INLINE void f32_store(float *y, const f32c_t *k, __m256 p,
+                                                                           __m256 a, __m256 r, __m256i *cnt) {
+  cnt[0] = _mm256_sub_epi32(cnt[0], _mm256_castps_si256(_mm256_cmp_ps(a, k->zero, _CMP_NEQ_OQ)));
+  cnt[1] = _mm256_sub_epi32(cnt[1], _mm256_castps_si256(_mm256_cmp_ps(a, k->ovf, _CMP_GE_OQ)));
+  cnt[2] = _mm256_sub_epi32(cnt[2], _mm256_castps_si256(_mm256_cmp_ps(r, k->zero, _CMP_NEQ_OQ)));
+  cnt[3] = _mm256_sub_epi32(cnt[3], _mm256_castps_si256(_mm256_cmp_ps(r, k->xmin, _CMP_LT_OQ)));
+  _mm256_storeu_ps(y, _mm256_div_ps(_mm256_or_ps(r, _mm256_andnot_ps(k->absm, p)), k->sv));
+}
 __attribute__((target("avx2,fma"))) static void group_f32_avx2(float *y, const float *x, size_t len, double s,
                                                                const qctx_t *q, lowp_qstats_t *c) {
   const int pf = q->f->precision;
-  const __m256 sv = _mm256_set1_ps((float)s), absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-  const __m256 xmax = _mm256_set1_ps((float)q->xmax), xmin = _mm256_set1_ps((float)q->xmin);
-  const __m256 ovf = _mm256_set1_ps((float)q->ovf), zero = _mm256_setzero_ps();
-  const __m256 cmin = _mm256_set1_ps((float)lowp__pow2(q->f->emin + 24 - pf)), half = _mm256_set1_ps(0x1p-24f);
-  const __m256 tiny = _mm256_set1_ps(0x1p-100f);
-  const __m256i expo = _mm256_set1_epi32(0x7f800000), cadd = _mm256_set1_epi32((24 - pf) << 23);
+  f32c_t k;
   size_t j = 0;
+  k.sv = _mm256_set1_ps((float)s), k.absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  k.xmax = _mm256_set1_ps((float)q->xmax), k.xmin = _mm256_set1_ps((float)q->xmin);
+  k.ovf = _mm256_set1_ps((float)q->ovf), k.zero = _mm256_setzero_ps();
+  k.cmin = _mm256_set1_ps((float)lowp__pow2(q->f->emin + 24 - pf)), k.half = _mm256_set1_ps(0x1p-24f);
+  k.tiny = _mm256_set1_ps(0x1p-100f);
+  k.expo = _mm256_set1_epi32(0x7f800000), k.cadd = _mm256_set1_epi32((24 - pf) << 23);
   while (len - j >= 8) {
     const size_t stop = len - j > ((size_t)1 << 28) ? j + ((size_t)1 << 28) : len;
-    __m256i nz = _mm256_setzero_si256(), sat = nz, rnz = nz, low = nz;
-    size_t k, n = 0, sum[4] = {0, 0, 0, 0};
+    __m256i cnt[4]; /* nonzero, saturated, r nonzero, r below xmin */
+    size_t i, n = 0, sum[4] = {0, 0, 0, 0};
     int32_t t[4][8];
+    cnt[0] = cnt[1] = cnt[2] = cnt[3] = _mm256_setzero_si256();
     /* two vectors a step, one test and branch for both: the steps of one vector are a single chain of
        about thirty operations, which alone left the vector units idle (e4m3 per tensor, 2^16 values in
        cache, one thread, old and new alternated: 0.539-0.547 -> 0.464-0.473 ns a value at AVX2); a step
-       with a lane to mend sends its sixteen elements through group_fast_body */
+       with a lane to mend sends its elements through group_fast_body */
     for (; j + 16 <= stop; j += 16) {
-      __m256 r[2], p[2], a[2], any = _mm256_setzero_ps();
-      int h;
-      for (h = 0; h < 2; h++) {
-        const __m256 xv = _mm256_loadu_ps(x + j + 8 * h), e = _mm256_fmsub_ps(xv, sv, p[h] = _mm256_mul_ps(xv, sv));
-        const __m256 ac = _mm256_min_ps(a[h] = _mm256_and_ps(p[h], absm), xmax);
-        __m256 cc, bad, low1;
-        cc = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_and_si256(_mm256_castps_si256(ac), expo), cadd));
-        cc = _mm256_max_ps(cc, cmin);
-        r[h] = _mm256_sub_ps(_mm256_add_ps(ac, cc), cc);
-        /* (3) and (4): a midpoint below xmax, or ovf, with e != 0; (1): x != 0 with |p| < 2^-100 */
-        bad = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(ac, r[h]), absm), _mm256_mul_ps(cc, half), _CMP_EQ_OQ);
-        bad = _mm256_or_ps(bad, _mm256_cmp_ps(a[h], ovf, _CMP_EQ_OQ));
-        bad = _mm256_and_ps(bad, _mm256_cmp_ps(e, zero, _CMP_NEQ_OQ));
-        low1 = _mm256_andnot_ps(_mm256_cmp_ps(xv, zero, _CMP_EQ_OQ), _mm256_cmp_ps(a[h], tiny, _CMP_LT_OQ));
-        any = _mm256_or_ps(any, _mm256_or_ps(bad, low1));
-      }
-      if (_mm256_movemask_ps(any) != 0) {
+      __m256 p0, a0, r0, p1, a1, r1;
+      if (_mm256_movemask_ps(_mm256_or_ps(f32_lanes(x + j, &k, &p0, &a0, &r0),
+                                          f32_lanes(x + j + 8, &k, &p1, &a1, &r1))) != 0) {
         group_fast_body(y + j, NULL, x + j, 16, s, q, c, 1);
         continue;
       }
       n += 16;
-      for (h = 0; h < 2; h++) {
-        sat = _mm256_sub_epi32(sat, _mm256_castps_si256(_mm256_cmp_ps(a[h], ovf, _CMP_GE_OQ)));
-        nz = _mm256_sub_epi32(nz, _mm256_castps_si256(_mm256_cmp_ps(a[h], zero, _CMP_NEQ_OQ)));
-        rnz = _mm256_sub_epi32(rnz, _mm256_castps_si256(_mm256_cmp_ps(r[h], zero, _CMP_NEQ_OQ)));
-        low = _mm256_sub_epi32(low, _mm256_castps_si256(_mm256_cmp_ps(r[h], xmin, _CMP_LT_OQ)));
-        /* = fl32(r / s): the comment above group_fast_body */
-        _mm256_storeu_ps(y + j + 8 * h, _mm256_div_ps(_mm256_or_ps(r[h], _mm256_andnot_ps(absm, p[h])), sv));
-      }
+      f32_store(y + j, &k, p0, a0, r0, cnt);
+      f32_store(y + j + 8, &k, p1, a1, r1, cnt);
     }
     for (; j + 8 <= stop; j += 8) {
-      const __m256 xv = _mm256_loadu_ps(x + j), p = _mm256_mul_ps(xv, sv), e = _mm256_fmsub_ps(xv, sv, p);
-      const __m256 a = _mm256_and_ps(p, absm), ac = _mm256_min_ps(a, xmax);
-      __m256 cc, r, bad, low1;
-      cc = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_and_si256(_mm256_castps_si256(ac), expo), cadd));
-      cc = _mm256_max_ps(cc, cmin);
-      r = _mm256_sub_ps(_mm256_add_ps(ac, cc), cc);
-      /* (3) and (4): a midpoint below xmax, or ovf, with e != 0; (1): x != 0 with |p| < 2^-100 */
-      bad = _mm256_cmp_ps(_mm256_and_ps(_mm256_sub_ps(ac, r), absm), _mm256_mul_ps(cc, half), _CMP_EQ_OQ);
-      bad = _mm256_or_ps(bad, _mm256_cmp_ps(a, ovf, _CMP_EQ_OQ));
-      bad = _mm256_and_ps(bad, _mm256_cmp_ps(e, zero, _CMP_NEQ_OQ));
-      low1 = _mm256_andnot_ps(_mm256_cmp_ps(xv, zero, _CMP_EQ_OQ), _mm256_cmp_ps(a, tiny, _CMP_LT_OQ));
-      if (_mm256_movemask_ps(_mm256_or_ps(bad, low1)) != 0) {
+      __m256 p0, a0, r0;
+      if (_mm256_movemask_ps(f32_lanes(x + j, &k, &p0, &a0, &r0)) != 0) {
         group_fast_body(y + j, NULL, x + j, 8, s, q, c, 1);
         continue;
       }
       n += 8;
-      sat = _mm256_sub_epi32(sat, _mm256_castps_si256(_mm256_cmp_ps(a, ovf, _CMP_GE_OQ)));
-      nz = _mm256_sub_epi32(nz, _mm256_castps_si256(_mm256_cmp_ps(a, zero, _CMP_NEQ_OQ)));
-      rnz = _mm256_sub_epi32(rnz, _mm256_castps_si256(_mm256_cmp_ps(r, zero, _CMP_NEQ_OQ)));
-      low = _mm256_sub_epi32(low, _mm256_castps_si256(_mm256_cmp_ps(r, xmin, _CMP_LT_OQ)));
-      r = _mm256_or_ps(r, _mm256_andnot_ps(absm, p));
-      _mm256_storeu_ps(y + j, _mm256_div_ps(r, sv)); /* = fl32(r / s): the comment above group_fast_body */
+      f32_store(y + j, &k, p0, a0, r0, cnt);
     }
-    _mm256_storeu_si256((__m256i *)t[0], nz);
-    _mm256_storeu_si256((__m256i *)t[1], sat);
-    _mm256_storeu_si256((__m256i *)t[2], rnz);
-    _mm256_storeu_si256((__m256i *)t[3], low);
-    for (k = 0; k < 8; k++)
-      sum[0] += (size_t)t[0][k], sum[1] += (size_t)t[1][k], sum[2] += (size_t)t[2][k], sum[3] += (size_t)t[3][k];
+    for (i = 0; i < 4; i++) _mm256_storeu_si256((__m256i *)t[i], cnt[i]);
+    for (i = 0; i < 8; i++)
+      sum[0] += (size_t)t[0][i], sum[1] += (size_t)t[1][i], sum[2] += (size_t)t[2][i], sum[3] += (size_t)t[3][i];
     c->nonzero += sum[0]; /* group_fast_body's four counts */
     c->saturated += sum[1];
     c->flushed += sum[0] - sum[2];
