@@ -60,15 +60,6 @@ static void transpose(float *t, const float *w, size_t K, size_t N) {
     for (j = 0; j < N; j++) t[j * K + i] = w[i * N + j];
 }
 
-/* x (rows x cols) through block-scaled format bf along its rows and back, with its counts:
-   lowp_qdq_bs_f32 (a two-level format (nvfp4) takes its per-tensor scale from tamax, or from x's own amax
-   when tamax < 0; y = (q s) t rounded once to fp32, y may alias x; exact for MX formats in fp32's range,
-   within 2^-24 relative for nvfp4's fp32 tensor scale; saturated: |x| / (s t) >= xmax + ulp(xmax) / 2). */
-static int bs_qdq(float *y, const float *x, size_t rows, size_t cols, const lowp_bsformat_t *bf, double tamax,
-                  lowp_qstats_t *st) {
-  return lowp_qdq_bs_f32(y, x, rows, cols, bf, tamax, st);
-}
-
 /* A w operand (K x N) through a block-scaled format along K (rows of its transpose), into wq (K x N). */
 static int bs_w(float *wq, const float *w, int K, int N, const lowp_bsformat_t *bf, double tamax,
                 lowp_qstats_t *st) {
@@ -76,7 +67,7 @@ static int bs_w(float *wq, const float *w, int K, int N, const lowp_bsformat_t *
   int rc;
   if (!t) return LOWP_ENOMEM;
   transpose(t, w, (size_t)K, (size_t)N);
-  rc = bs_qdq(t, t, (size_t)N, (size_t)K, bf, tamax, st);
+  rc = lowp_qdq_bs_f32(t, t, (size_t)N, (size_t)K, bf, tamax, st);
   if (rc == LOWP_OK) transpose(wq, t, (size_t)N, (size_t)K);
   free(t);
   return rc;
@@ -202,7 +193,7 @@ static int gemm_bs(fq_qnet_t *q, float *y, float *x, size_t rows, int K, int N, 
                    size_t nb, int site) {
   size_t b, n = (size_t)K * (size_t)N;
   float *wq;
-  int st = bs_qdq(x, x, nb * rows, (size_t)K, q->c->bs, q->ax[site], &q->ast);
+  int st = lowp_qdq_bs_f32(x, x, nb * rows, (size_t)K, q->c->bs, q->ax[site], &q->ast);
   if (st != LOWP_OK) return st;
   if (q->wq[site]) {
     lowp_vit_gemm_f32(y, x, rows, K, N, q->wq[site], bias, 1);

@@ -84,6 +84,7 @@
 #include "cpu/gemm_acc.h"
 #include "cpu/gemm_blas.h"
 #include "cpu/gemm_tc.h"
+#include "format/amax_bits.h"
 #include "format/format.h"
 #include "io/plot.h"
 #include "measure/measure.h"
@@ -311,14 +312,6 @@ static inline __attribute__((always_inline)) int tile_rows4(float *restrict c0, 
   return bad | (mx > (absbits(pxmax) < absbits(axmax) ? absbits(pxmax) : absbits(axmax)));
 }
 
-/* the largest |x[q]|, q < m, as the bits of a non-negative float (a NaN or infinity gives 0x7f800000 or more) */
-static inline __attribute__((always_inline)) uint32_t amax_bits(const float *x, long m) {
-  uint32_t r = 0;
-  long q;
-  for (q = 0; q < m; q++) r = umax(r, absbits(x[q]));
-  return r;
-}
-
 /* Whether every product and every partial sum of four rows' terms over a tile provably stays within half of
    F's range, from the tile's largest |a| (A), |b| (Bm) and entering |c| (Cin), all finite: then FRND's
    overflow test can never fire and FR_NARROW's cap on the exponent field never binds (tile_rows4_bnd).
@@ -428,7 +421,7 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
       /* the tile's largest |b|, for tile_bounded (kernels that round both products and sums) */
       uint32_t bbits = 0;
       if (vw >= 8 && way != FR_GEN && pr->round && ac->round)
-        for (i = l0; i < l1; i++) bbits = umax(bbits, amax_bits(B + (size_t)i * n + j0, j1 - j0));
+        for (i = l0; i < l1; i++) bbits = umax(bbits, lowp__amax_bits_body(B + (size_t)i * n + j0, j1 - j0));
       if (under)
         for (i = l0; i < l1; i++) {
           double m = min_nonzero(B + (size_t)i * n + j0, j1 - j0);
@@ -479,10 +472,10 @@ static inline __attribute__((always_inline)) void fast_tile(float *C, int *flags
                  : vw == 8 ? rb_v8(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1)
                            : rb_v4(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1);
           else if (vw >= 8 && way != FR_GEN && pr->round && ac->round) { /* AVX2, AVX-512; not FR_GEN */
-            uint32_t ab = umax(umax(amax_bits(a0 + l0, l1 - l0), amax_bits(a1 + l0, l1 - l0)),
-                               umax(amax_bits(a2 + l0, l1 - l0), amax_bits(a3 + l0, l1 - l0)));
-            uint32_t cb = umax(umax(amax_bits(c0 + j0, j1 - j0), amax_bits(c1 + j0, j1 - j0)),
-                               umax(amax_bits(c2 + j0, j1 - j0), amax_bits(c3 + j0, j1 - j0)));
+            uint32_t ab = umax(umax(lowp__amax_bits_body(a0 + l0, l1 - l0), lowp__amax_bits_body(a1 + l0, l1 - l0)),
+                               umax(lowp__amax_bits_body(a2 + l0, l1 - l0), lowp__amax_bits_body(a3 + l0, l1 - l0)));
+            uint32_t cb = umax(umax(lowp__amax_bits_body(c0 + j0, j1 - j0), lowp__amax_bits_body(c1 + j0, j1 - j0)),
+                               umax(lowp__amax_bits_body(c2 + j0, j1 - j0), lowp__amax_bits_body(c3 + j0, j1 - j0)));
             if (tile_bounded(ab, bbits, cb, l1 - l0, pr, ac)) {
               tile_rows4_bnd(c0, c1, c2, c3, a0, a1, a2, a3, B, n, l0, l1, j0, j1, pr, ac, way);
               jr = j1;

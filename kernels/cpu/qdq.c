@@ -13,6 +13,7 @@
  */
 
 #include "cpu/qdq.h"
+#include "format/amax_bits.h"
 #include "format/pow2.h"
 #include "cpu.h"
 #include "omp_inline.h"
@@ -340,46 +341,14 @@ static void group(float *y, double *qo, const float *x, size_t len, double s, co
     for (j = 0; j < len; j++) y[j] = (float)(q1r(x[j], s, q, c) / s);
 }
 
-/* The largest magnitude's bit pattern, sign cleared: the patterns of magnitudes order as the values do
-   (a larger exponent, then a larger significand), and an unsigned maximum vectorises (on AVX2 and
-   AVX-512; the baseline has no unsigned or signed 32-bit maximum) where a compare-and-branch on doubles
-   did not (fp8-quantization: that loop, run over every operand of every product, was 6.5% of its
-   samples). */
-static LOWP_ALWAYS_INLINE uint32_t amax_bits_body(const float *x, size_t n) {
-  uint32_t m = 0;
-  size_t i;
-  for (i = 0; i < n; i++) {
-    uint32_t b;
-    memcpy(&b, &x[i], sizeof b);
-    b &= 0x7fffffffu;
-    m = b > m ? b : m;
-  }
-  return m;
-}
-static uint32_t amax_bits_generic(const float *x, size_t n) { return amax_bits_body(x, n); }
-#ifdef LOWP_QDQ_X86
-__attribute__((target("avx2"))) static uint32_t amax_bits_avx2(const float *x, size_t n) {
-  return amax_bits_body(x, n);
-}
-__attribute__((target("avx512f"))) static uint32_t amax_bits_avx512(const float *x, size_t n) {
-  return amax_bits_body(x, n);
-}
-#endif
-
 /* max |x[i]| (NaNs skipped); *finite cleared if an infinity or NaN is among them. A pattern at or above
    the infinity's sends the data through the element loop, which skips NaNs as before. */
-static double amax_of(const float *x, size_t n, int *finite, int isa) {
-  uint32_t m;
+static double amax_of(const float *x, size_t n, int *finite) {
+  uint32_t m = lowp__amax_bits(x, n); /* format/amax_bits.h: vectorised (fp8-quantization: a loop of
+                                          compare-and-branch on doubles over every operand of every
+                                          product was 6.5% of its samples) */
   double a = 0.0;
   size_t i;
-#ifdef LOWP_QDQ_X86
-  if (isa == LOWP_ISA_AVX512) m = amax_bits_avx512(x, n);
-  else if (isa == LOWP_ISA_AVX2) m = amax_bits_avx2(x, n);
-  else
-#else
-  (void)isa;
-#endif
-    m = amax_bits_generic(x, n);
   if (m < 0x7f800000u) { /* all finite */
     float v;
     memcpy(&v, &m, sizeof v);
@@ -441,13 +410,13 @@ static void quant_row(long r, const qrows_t *a, size_t *nz, size_t *sat, size_t 
   memset(&c, 0, sizeof c);
   if (a->scheme == LOWP_QS_ROW) {
     int fin = 1;
-    s = lowp_qdq_scale(amax_of(xr, cols, &fin, a->q->isa), a->f);
+    s = lowp_qdq_scale(amax_of(xr, cols, &fin), a->f);
   }
   for (b = 0, g = 0; b < cols; b += a->blocked || a->qo ? block : cols, g++) {
     size_t len = a->blocked || a->qo ? (cols - b < block ? cols - b : block) : cols;
     if (a->blocked) {
       int fin = 1;
-      double am = amax_of(xr + b, len, &fin, a->q->isa);
+      double am = amax_of(xr + b, len, &fin);
       s = a->scheme == LOWP_QS_MXBLOCK ? ldexp(1.0, -lowp_qdq_mx_exponent(am, a->f)) : amax_scale(am, a->f);
     }
     group(a->qo ? NULL : a->y + r0 * a->cols + b, a->qo ? a->qo + r0 * a->cols + b : NULL, xr + b, len, s, a->q,
@@ -495,7 +464,7 @@ static int quant(float *y, double *qo, float *sinv, const float *x, size_t rows,
   a.rpt = !blocked && !qo && scheme != LOWP_QS_ROW && cols > 0 && cols < QTASK ? (QTASK + cols - 1) / cols : 1;
   ntask = (long)((rows + a.rpt - 1) / a.rpt);
   {
-    double am = amax_of(x, rows * cols, &finite, q.isa);
+    double am = amax_of(x, rows * cols, &finite);
     if (!finite) return LOWP_EINVAL;
     if (scheme == LOWP_QS_TENSOR) a.s_tensor = lowp_qdq_scale(amax ? *amax : am, f);
   }

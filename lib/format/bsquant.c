@@ -49,6 +49,7 @@
 
 #include "format/bsquant.h"
 #include "cpu.h"
+#include "format/amax_bits.h"
 #include "format/pow2.h"
 #include "status.h"
 
@@ -82,46 +83,11 @@ static void rnd_block(double *q, size_t len, const lowp_format_t *f, lowp_roundi
   (void)lowp_round_array_f64(q, q, len, f, &pol, mode);
 }
 
-/* max |x_i| as a bit pattern, sign cleared. For binary32 values that are not NaN the magnitudes order as
-   these patterns do as unsigned integers (+0 = 0 ... +inf = 0x7f800000), and every NaN's pattern lies
-   above +inf's: the largest pattern is NaN's exactly when some x_i is NaN, and otherwise it is max |x_i|'s
-   own. Compiled once per instruction set (one max and one and a value: vectorised), the copy chosen by
-   lowp_cpu_isa (inlined into blocks_body's); the scalar loop with its NaN branch was 1.3% of
-   fp8-quantization's samples at AVX2. */
-static LOWP_ALWAYS_INLINE uint32_t amax_bits_body(const float *x, size_t n) {
-  int32_t m = 0; /* the patterns, sign cleared, are below 2^31: signed comparisons order them too (SSE2's
-                    pcmpgtd; it has no unsigned one) */
-  size_t i;
-  for (i = 0; i < n; i++) {
-    uint32_t u;
-    int32_t b;
-    memcpy(&u, &x[i], sizeof u);
-    b = (int32_t)(u & 0x7fffffffu);
-    m = b > m ? b : m;
-  }
-  return (uint32_t)m;
-}
-typedef uint32_t (*amax_bits_fn)(const float *x, size_t n);
-static uint32_t amax_bits_generic(const float *x, size_t n) { return amax_bits_body(x, n); }
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
 #define LOWP_BSQ_X86 1
 #endif
-#ifdef LOWP_BSQ_X86
-__attribute__((target("avx2"))) static uint32_t amax_bits_avx2(const float *x, size_t n) {
-  return amax_bits_body(x, n);
-}
-__attribute__((target("avx512f"))) static uint32_t amax_bits_avx512(const float *x, size_t n) {
-  return amax_bits_body(x, n);
-}
-static amax_bits_fn pick_amax_bits(void) {
-  lowp_isa_t isa = lowp_cpu_isa(0);
-  return isa == LOWP_ISA_AVX512 ? amax_bits_avx512 : isa == LOWP_ISA_AVX2 ? amax_bits_avx2 : amax_bits_generic;
-}
-#else
-static amax_bits_fn pick_amax_bits(void) { return amax_bits_generic; }
-#endif
 
-/* the amax of a pattern from amax_bits_*: NaN (the NAN of the scalar definition) or the value */
+/* the amax of a pattern from format/amax_bits.h: NaN (the NAN of the scalar definition) or the value */
 static double amax_of_bits(uint32_t m) {
   float v;
   if (m > 0x7f800000u) return NAN;
@@ -129,7 +95,8 @@ static double amax_of_bits(uint32_t m) {
   return (double)v;
 }
 
-double lowp_bs_amax(const float *x, size_t n) { return amax_of_bits(pick_amax_bits()(x, n)); }
+/* the scalar loop with its NaN branch was 1.3% of fp8-quantization's samples at AVX2 */
+double lowp_bs_amax(const float *x, size_t n) { return amax_of_bits(lowp__amax_bits(x, n)); }
 
 /* the power-of-two exponents a scale format holds: [lo, hi] */
 static void pow2_range(int *lo, int *hi, const lowp_format_t *s) {
@@ -141,7 +108,10 @@ static void pow2_range(int *lo, int *hi, const lowp_format_t *s) {
    [-1126, 1023]: ilogb of a finite double less p - 1, or a scale format's), not ldexp: libm's scalbn,
    called per block, was 1.4% of fp8-quantization's samples at AVX2; and ilogb by lowp__ilogb (every
    argument here is finite and nonzero), not libm's */
-static int ceil_log2(double a) { return lowp__ilogb(a) + (lowp__scale2(1.0, lowp__ilogb(a)) != a); }
+static int ceil_log2(double a) {
+  int e = lowp__ilogb(a);
+  return e + (lowp__scale2(1.0, e) != a);
+}
 
 /* The shared exponent of a power-of-two rule, or NAN_EXP for the NaN scale; xe the element format's
    largest finite value (lowp_bsformat_elem_max, computed once per call, not per block). */
@@ -230,7 +200,7 @@ static LOWP_ALWAYS_INLINE void block(double *q, double *s, const float *x, size_
 
 /* block() over every block of the rows x cols matrix x, each with its amax, compiled once per instruction
    set and chosen by lowp_cpu_isa: the copies do the same IEEE operations in the same order (the element
-   loops and amax_bits_body vectorised; no contraction, -ffp-contract=off), so the same bits. In
+   loops and lowp__amax_bits_body vectorised; no contraction, -ffp-contract=off), so the same bits. In
    fp8-quantization --quick (one thread) this took the quantization from 2.7% to 2.3% of the samples at
    AVX2, and from 1.2% to 0.9% at generic (SSE2), where the amax called per block had been slower than
    the scalar loop before it. */
@@ -242,7 +212,7 @@ static LOWP_ALWAYS_INLINE void blocks_body BLOCKS_ARGS {
   for (r = 0; r < rows; r++)
     for (b = 0; b < nb; b++) {
       size_t off = r * cols + b * bs, len = cols - b * bs < bs ? cols - b * bs : bs;
-      block(q + off, s + r * nb + b, x + off, len, bf, amax_of_bits(amax_bits_body(x + off, len)), senc, sdec, xe);
+      block(q + off, s + r * nb + b, x + off, len, bf, amax_of_bits(lowp__amax_bits_body(x + off, len)), senc, sdec, xe);
     }
 }
 typedef void(*blocks_fn) BLOCKS_ARGS;
