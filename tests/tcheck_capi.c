@@ -183,6 +183,28 @@ static void test_desc(void) {
     lowp_test_check(st != LOWP_OK && strstr(err, "\"reduction\" belongs to xent"),
                     "reduction for layernorm: %s", err);
   }
+  {
+    /* names a user typed, with control characters in them, are quoted escaped: the refusal
+       stays one line (fuzz_capi's find in CI: a model "fp32o\n\n" through the shapes call) */
+    static const char *const ctl[][2] = {
+        {"{\"op\": \"dot\", \"in\": [\"bf16\", \"f16\"], \"model\": \"fp32o\\n\\n\", \"dims\": {\"k\": 15}}",
+         "fp32o\\n\\n"},
+        {"{\"op\": \"dot\", \"in\": [\"bf16\", \"bf16\"], \"model\": \"a100\\r,b=\\u001b[2J\", \"dims\": "
+         "{\"k\": 15}}", "\\r"},
+        {"{\"op\": \"dot\", \"in\": [\"bf16\", \"bf16\"], \"model\": \"b200,kind=\\n\", \"dims\": {\"k\": 15}}",
+         "\\n"},
+        {"{\"op\": \"dot\", \"in\": [\"bf16\", \"bf16\"], \"order\": \"pair\\nwise\", \"dims\": {\"k\": 15}}",
+         "\\n"},
+        {"{\"op\": \"dot\", \"in\": [\"bf16\", \"bf16\"], \"acc\": \"fp\\t16\", \"dims\": {\"k\": 15}}", "\\t"},
+    };
+    size_t c;
+    for (c = 0; c < sizeof ctl / sizeof *ctl; c++) {
+      char *js = NULL, err[512];
+      int st = lowp_capi_shapes(&js, ctl[c][0], err, sizeof err);
+      lowp_test_check(st != LOWP_OK && !js && !strpbrk(err, "\n\r\t\033") && strstr(err, ctl[c][1]),
+                      "control characters %zu: one line with '%s': st %d, '%s'", c, ctl[c][1], st, err);
+    }
+  }
 }
 
 /* values that are not values of the declared format are refused */

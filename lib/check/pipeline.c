@@ -14,6 +14,7 @@
 
 #include "exact/exact.h"
 #include "status.h"
+#include "io/escape.h"
 
 /* ------------------------------------------------------- private helpers */
 
@@ -24,7 +25,7 @@ static double secs(void) {
 }
 
 static void seterr(char *err, size_t errlen, const char *fmt, const char *a, const char *b) {
-  if (err && errlen) snprintf(err, errlen, fmt, a, b);
+  if (err && errlen) lowp_errf(err, errlen, 0, fmt, a, b);
 }
 
 static size_t count_of(const lowp_problem_t *p, int which) {

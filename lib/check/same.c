@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "status.h"
+#include "io/escape.h"
 
 int lowp_check_measure_same(lowp_check_result_t *r, const lowp_check_result_t *ref,
                             const lowp_subject_t *s, const lowp_check_inputs_t *in,
@@ -37,7 +38,7 @@ int lowp_check_measure_same(lowp_check_result_t *r, const lowp_check_result_t *r
     o->exact_data = a->exact_data;
     o->absab = a->absab;
     if (!o->got || !o->exact || !o->exact_out) {
-      if (err && errlen) snprintf(err, errlen, "out of memory for the results");
+      if (err && errlen) lowp_errf(err, errlen, 0, "out of memory for the results");
       return LOWP_ENOMEM;
     }
     outs[j] = o->got;
@@ -45,7 +46,7 @@ int lowp_check_measure_same(lowp_check_result_t *r, const lowp_check_result_t *r
   st = s->run(s, outs, ins, &r->problem, err, errlen);
   if (st) {
     if (err && errlen && !err[0])
-      snprintf(err, errlen, "subject %s failed: %s", s->name, lowp_status_str(st));
+      lowp_errf(err, errlen, 0, "subject %s failed: %s", s->name, lowp_status_str(st));
     return st;
   }
   r->time_exact_s = 0;

@@ -10,6 +10,7 @@
 
 #include "format/number.h"
 #include "status.h"
+#include "io/escape.h"
 
 static int no(char *err, size_t errlen, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -21,7 +22,7 @@ static int no(char *err, size_t errlen, const char *fmt, ...) {
   va_list ap;
   if (err && errlen) {
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    lowp_verrf(err, errlen, 0, fmt, ap);
     va_end(ap);
   }
   return LOWP_EPARSE;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/escape.h"
 
 /* ------------------------------------------------------------ the table */
 
@@ -76,7 +77,7 @@ static const char *const RULE_NAMES[LOWP_BSR_COUNT] = {"floor", "ceil",   "even"
                                                        "nvfp4", "absmax", "ggml"};
 
 static void set_err(char *err, size_t errlen, const char *fmt, const char *arg) {
-  if (err && errlen) snprintf(err, errlen, fmt, arg);
+  if (err && errlen) lowp_errf(err, errlen, 0, fmt, arg);
 }
 
 static int eq_nocase(const char *a, const char *b, size_t nb) {

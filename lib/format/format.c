@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/escape.h"
 
 /* ------------------------------------------------------------ the table */
 
@@ -76,7 +77,7 @@ static int name_matches(const lowp_format_t *f, const char *name) {
 }
 
 static void set_err(char *err, size_t errlen, const char *msg) {
-  if (err && errlen) snprintf(err, errlen, "%s", msg);
+  if (err && errlen) lowp_errf(err, errlen, 0, "%s", msg);
 }
 
 /* ----------------------------------------------------------- public API */
@@ -241,9 +242,9 @@ int lowp_format_validate(const lowp_format_t *f, char *err, size_t errlen) {
   if (rule == R_OK) return LOWP_OK;
   if (err && errlen) {
     if (advise(&fix, f, rule) && lowp_format_spec_str(spec, sizeof spec, &fix) == LOWP_OK)
-      snprintf(err, errlen, "%s; try '%s'", buf, spec);
+      lowp_errf(err, errlen, 0, "%s; try '%s'", buf, spec);
     else
-      snprintf(err, errlen, "%s", buf);
+      lowp_errf(err, errlen, 0, "%s", buf);
   }
   return LOWP_EFORMAT;
 }

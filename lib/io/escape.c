@@ -31,14 +31,19 @@ size_t lowp_escape_ctl(char *out, size_t len, const char *in) {
   return n;
 }
 
-int lowp_errf(char *err, size_t errlen, int st, const char *fmt, ...) {
-  va_list ap;
+int lowp_verrf(char *err, size_t errlen, int st, const char *fmt, va_list ap) {
   char raw[1024];
   if (!err || !errlen) return st;
-  va_start(ap, fmt);
   vsnprintf(raw, sizeof raw, fmt, ap);
-  va_end(ap);
   lowp_escape_ctl(err, errlen, raw);
+  return st;
+}
+
+int lowp_errf(char *err, size_t errlen, int st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  st = lowp_verrf(err, errlen, st, fmt, ap);
+  va_end(ap);
   return st;
 }
 

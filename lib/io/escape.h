@@ -2,6 +2,7 @@
 #ifndef LOWP_ESCAPE_H
 #define LOWP_ESCAPE_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,9 @@ int lowp_errf(char *err, size_t errlen, int st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/** @brief lowp_errf with its arguments as a va_list. */
+int lowp_verrf(char *err, size_t errlen, int st, const char *fmt, va_list ap);
 
 /**
  * @brief Decode one UTF-8 character of s (at most len bytes): shortest

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#include "io/escape.h"
 
 /* deflate's largest expansion, output bytes per input byte (see below) */
 #define LOWP_IDX_MAX_RATIO 1032u
@@ -33,7 +34,7 @@ static int fail(lowp_idx_t *out, int status, char *err, size_t errlen,
   lowp_idx_free(out);
   if (err && errlen) {
     va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
+    lowp_verrf(err, errlen, 0, fmt, ap);
     va_end(ap);
   }
   return status;

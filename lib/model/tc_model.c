@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/escape.h"
 
 /* ---------------------------------------------------------------- types */
 
@@ -162,7 +163,7 @@ static const lowp_bfma_t custom_default = BFMA(16, 25);
 /* ------------------------------------------------------ private helpers */
 
 static int fail(char *err, size_t errlen, int status, const char *fmt, const char *arg) {
-  if (err && errlen) snprintf(err, errlen, fmt, arg);
+  if (err && errlen) lowp_errf(err, errlen, 0, fmt, arg);
   return status;
 }
 
@@ -251,7 +252,7 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
       dp = datapath(pre, in, out);
       if (!dp || dp->b == 0) {
         if (err && errlen)
-          snprintf(err, errlen, "model %s has no tensor-core datapath for %s inputs", pre->name, in->name);
+          lowp_errf(err, errlen, 0, "model %s has no tensor-core datapath for %s inputs", pre->name, in->name);
         return LOWP_EUNSUPPORTED;
       }
       m->bfma = *dp;
@@ -311,7 +312,7 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
       if (!strcmp(val, "ieee")) *f = 0;
       else if (!strcmp(val, "pos")) *f = 1;
       else {
-        if (err && errlen) snprintf(err, errlen, "%s=%s: expected ieee or pos", key, val);
+        if (err && errlen) lowp_errf(err, errlen, 0, "%s=%s: expected ieee or pos", key, val);
         return LOWP_EINVAL;
       }
     } else if (!strcmp(key, "c0align")) {
