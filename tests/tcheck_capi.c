@@ -444,6 +444,19 @@ static void test_reveal(void) {
     st = lowp_capi_twin(yt, 6, js, "{\"op\": \"gemm\", \"dims\": {\"m\": 2, \"n\": 3, \"k\": 41}, \"in\": "
                         "\"fp16\", \"out\": \"fp32\"}", in, err, sizeof err);
     lowp_test_check(st == LOWP_EINVAL && strstr(err, "K = 40"), "another K: %s", err);
+    { /* a tree file's arith kind with a newline in it: refused, on one line, the newline escaped */
+      char *k = strstr(js, "\"kind\":"), *bad = k ? malloc(strlen(js) + 8) : NULL;
+      if (bad) {
+        const char *v = strchr(k + 7, '"'), *e = v ? strchr(v + 1, '"') : NULL;
+        if (e) {
+          sprintf(bad, "%.*s\"a\\nb%s", (int)(v - js), js, e);
+          st = lowp_capi_twin(yt, 12, bad, tdesc, in, err, sizeof err);
+          lowp_test_check(st != LOWP_OK && !strchr(err, '\n') && strstr(err, "a\\nb"),
+                          "an arith kind with a newline: one line: st %d, '%s'", st, err);
+        } else lowp_test_check(0, "no \"kind\" value in the revelation: %s", js);
+        free(bad);
+      } else lowp_test_check(0, "no \"kind\" in the revelation: %s", js);
+    }
     lowp_capi_free(js);
   }
   js = NULL;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "status.h"
+#include "io/escape.h"
 
 /* ------------------------------------------------------ private helpers */
 
@@ -115,7 +116,7 @@ typedef struct {
 
 static int fail(rd_t *r, const char *what, const char *detail) {
   if (r->err && r->errlen)
-    snprintf(r->err, r->errlen, "tree file: %s%s%s", what, detail ? ": " : "", detail ? detail : "");
+    lowp_errf(r->err, r->errlen, 0, "tree file: %s%s%s", what, detail ? ": " : "", detail ? detail : "");
   return LOWP_EFILE;
 }
 
