@@ -40,6 +40,7 @@
 #include "gpu/gpu_kernels.h"
 #include "registry.h"
 #include "status.h"
+#include "io/escape.h"
 
 /* ------------------------------------------------------ private helpers */
 
@@ -83,7 +84,7 @@ static void semis(char *dst, size_t len, const char *v) {
 
 static int set_err(char *err, size_t errlen, int st, const char *fmt, const char *a,
                    const char *b) {
-  if (err && errlen) snprintf(err, errlen, fmt, a, b);
+  if (err && errlen) lowp_errf(err, errlen, 0, fmt, a, b);
   return st;
 }
 
@@ -305,7 +306,7 @@ static int parse(kctx_t *x, const char *params, char *err, size_t errlen) {
     if (k < 0 || !entry_takes(x->k, all_keys[k])) {
       *eq = '\0';
       if (err && errlen)
-        snprintf(err, errlen, "kernel '%s' takes no parameter '%s' (it takes: %s)", x->k->name,
+        lowp_errf(err, errlen, 0, "kernel '%s' takes no parameter '%s' (it takes: %s)", x->k->name,
                  item, x->k->keys[0] ? x->k->keys : "none");
       st = LOWP_EINVAL;
       break;
@@ -345,7 +346,7 @@ static int kernel_run(const lowp_subject_t *s, double *const *out, const double 
   const kctx_t *x = s->ctx;
   if (!p || !p->op || p->op->id != x->k->op) {
     if (err && errlen)
-      snprintf(err, errlen, "kernel '%s' computes %s, not %s", x->k->name,
+      lowp_errf(err, errlen, 0, "kernel '%s' computes %s, not %s", x->k->name,
                lowp_op_get(x->k->op)->name, p && p->op ? p->op->name : "?");
     return LOWP_EUNSUPPORTED;
   }
@@ -370,7 +371,9 @@ int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *pa
   k = lowp_kernel_find(name);
   if (!k) {
     if (err && errlen) {
-      size_t i, n = (size_t)snprintf(err, errlen, "unknown kernel '%.64s' (known:", name);
+      size_t i, n;
+      lowp_errf(err, errlen, 0, "unknown kernel '%.64s' (known:", name); /* the name escaped: one line */
+      n = strlen(err);
       for (i = 0; lowp_kernel_at(i) && n < errlen; i++)
         n += (size_t)snprintf(err + n, errlen - n, " %s", lowp_kernel_at(i)->name);
       if (n < errlen) snprintf(err + n, errlen - n, ")");
@@ -385,7 +388,7 @@ int lowp_kernel_subject_open(lowp_subject_t *s, const char *name, const char *pa
     if (err && errlen && st != LOWP_ENOMEM) {
       char tmp[512];
       snprintf(tmp, sizeof tmp, "kernel %s: %s", name, err);
-      snprintf(err, errlen, "%s", tmp);
+      lowp_errf(err, errlen, 0, "%s", tmp);
     }
     free(x);
     return st;
@@ -483,7 +486,7 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
   x = s->ctx;
   if (p->op->id != x->k->op) {
     if (err && errlen)
-      snprintf(err, errlen, "kernel '%s' computes %s, not %s (kernels for %s:", x->k->name,
+      lowp_errf(err, errlen, 0, "kernel '%s' computes %s, not %s (kernels for %s:", x->k->name,
                lowp_op_get(x->k->op)->name, p->op->name, p->op->name);
     if (err && errlen) {
       size_t i, n = strlen(err);
@@ -507,7 +510,7 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
       return LOWP_OK;
     }
     if (st) {
-      if (err && errlen) snprintf(err, errlen, "kernel %s: model '%s': %s", x->k->name, x->cfg.model, e2);
+      if (err && errlen) lowp_errf(err, errlen, 0, "kernel %s: model '%s': %s", x->k->name, x->cfg.model, e2);
       return st == LOWP_EINVAL ? LOWP_EINVAL : LOWP_EUNSUPPORTED;
     }
     s->model = tc.model;
@@ -517,7 +520,7 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
     char e2[300];
     st = lowp_tc_model_get(&s->model, x->cfg.model, &p->in[0], &p->out, e2, sizeof e2);
     if (st) {
-      if (err && errlen) snprintf(err, errlen, "kernel gemm_tc: model '%s': %s", x->cfg.model, e2);
+      if (err && errlen) lowp_errf(err, errlen, 0, "kernel gemm_tc: model '%s': %s", x->cfg.model, e2);
       return st == LOWP_EINVAL ? LOWP_EINVAL : LOWP_EUNSUPPORTED;
     }
     if (x->cfg.promote >= 0) {
@@ -527,7 +530,7 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
       st = lowp_gemm_tc_config(&tc, x->cfg.model, x->cfg.promote, &p->in[0], &p->out, e2,
                                sizeof e2);
       if (st) {
-        if (err && errlen) snprintf(err, errlen, "kernel gemm_tc: %s", e2);
+        if (err && errlen) lowp_errf(err, errlen, 0, "kernel gemm_tc: %s", e2);
         return LOWP_EINVAL;
       }
       s->model = tc.model;

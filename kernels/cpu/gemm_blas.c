@@ -32,6 +32,7 @@
 #include "cpu.h"
 #include "spread.h"
 #include "status.h"
+#include "io/escape.h"
 
 /* Debian's cblas.h for OpenBLAS declares them; repeated for other cblas.h headers */
 void openblas_set_num_threads(int num_threads);
@@ -167,7 +168,7 @@ int lowp_kernel_gemm_sgemm(const lowp_kcfg_t *c, double *const *out, const doubl
   int st = LOWP_OK, saved, nw, w;
   sg_job_t j;
   if (d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX) {
-    if (err && errlen) snprintf(err, errlen, "gemm_sgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
+    if (err && errlen) lowp_errf(err, errlen, 0, "gemm_sgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
     return LOWP_EUNSUPPORTED;
   }
   saved = openblas_get_num_threads();
@@ -192,7 +193,7 @@ int lowp_kernel_gemm_sgemm(const lowp_kcfg_t *c, double *const *out, const doubl
   free(j.st);
   openblas_set_num_threads(saved > 0 ? saved : 1);
   if (st == LOWP_EUNSUPPORTED && err && errlen)
-    snprintf(err, errlen, "gemm_sgemm: an input is not an fp32 value (sgemm takes fp32)");
+    lowp_errf(err, errlen, 0, "gemm_sgemm: an input is not an fp32 value (sgemm takes fp32)");
   return st;
 }
 
@@ -202,11 +203,11 @@ int lowp_kernel_gemm_dgemm(const lowp_kcfg_t *c, double *const *out, const doubl
   int saved;
   sg_job_t j;
   if (d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX) {
-    if (err && errlen) snprintf(err, errlen, "gemm_dgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
+    if (err && errlen) lowp_errf(err, errlen, 0, "gemm_dgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
     return LOWP_EUNSUPPORTED;
   }
   if (p->in[0].precision != 53 || p->in[1].precision != 53) {
-    if (err && errlen) snprintf(err, errlen, "gemm_dgemm: A and B must be fp64 (dgemm takes fp64)");
+    if (err && errlen) lowp_errf(err, errlen, 0, "gemm_dgemm: A and B must be fp64 (dgemm takes fp64)");
     return LOWP_EUNSUPPORTED;
   }
   saved = openblas_get_num_threads();

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "io/escape.h"
 
 /* the panel kernel is compiled three times (generic, AVX2, AVX-512F) and
    chosen at run time (lowp_gemm_bs_fast_isa); under ASan one copy */
@@ -236,7 +237,7 @@ int lowp_gemm_bs_config(lowp_gemm_bs_cfg_t *cfg, const char *model, const char *
       cfg->fa.scale.emin != cfg->fb.scale.emin || cfg->fa.elem_int || cfg->fb.elem_int ||
       (cfg->model.p.group && cfg->fa.block % cfg->model.p.group)) {
     if (err && errlen)
-      snprintf(err, errlen, "%s x %s on %s: the operands need one scale format and block size, floating-point "
+      lowp_errf(err, errlen, 0, "%s x %s on %s: the operands need one scale format and block size, floating-point "
                "elements, and blocks that hold whole groups of %d", fa, fb, model, cfg->model.p.group);
     return LOWP_EINVAL;
   }
@@ -249,13 +250,13 @@ int lowp_gemm_bs_kind_check(const char *model, const lowp_bsformat_t *q, char *e
   int e2m1 = q->elem.name && !strcmp(q->elem.name, "e2m1");
   if (strstr(model, "kind=mxf8f6f4") && !(e8m0 && q->block == 32)) {
     if (err && errlen)
-      snprintf(err, errlen, "kind=mxf8f6f4 takes ue8m0 scales a block of 32 (MX formats), not %s scales a block "
+      lowp_errf(err, errlen, 0, "kind=mxf8f6f4 takes ue8m0 scales a block of 32 (MX formats), not %s scales a block "
                "of %d", q->scale_unsigned ? "ue4m3" : q->scale.name, q->block);
     return LOWP_EINVAL;
   }
   if (strstr(model, "kind=mxf4nvf4") && !(e2m1 && ((e8m0 && q->block == 32) || (ue4m3 && q->block == 16)))) {
     if (err && errlen)
-      snprintf(err, errlen, "kind=mxf4nvf4 takes e2m1 elements with ue8m0 scales a block of 32 (mxfp4) or ue4m3 "
+      lowp_errf(err, errlen, 0, "kind=mxf4nvf4 takes e2m1 elements with ue8m0 scales a block of 32 (mxfp4) or ue4m3 "
                "scales a block of 16 (nvfp4)");
     return LOWP_EINVAL;
   }

@@ -20,6 +20,7 @@
 #include "format/round_ne.h"
 #include "model/accum.h"
 #include "status.h"
+#include "io/escape.h"
 
 /* x + y rounded once to acc (rne), as lowp_accum_add gives it: TwoSum, then the rounding by one binary64
    addition of format/round_ne.h with the remainder's sign as sticky, called here directly (in
@@ -116,7 +117,7 @@ int lowp_kernel_gemm_lanes(const lowp_kcfg_t *c, double *const *out, const doubl
   double *lane;
   if (p->in[0].precision + p->in[1].precision > 53) {
     if (err && errlen)
-      snprintf(err, errlen, "gemm_lanes: %s x %s products are not exact in binary64 (at most 53 bits together)",
+      lowp_errf(err, errlen, 0, "gemm_lanes: %s x %s products are not exact in binary64 (at most 53 bits together)",
                p->in[0].name, p->in[1].name);
     return LOWP_EUNSUPPORTED;
   }

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include "io/escape.h"
 
 /* ------------------------------------------------------ private helpers */
 
@@ -45,7 +46,7 @@ int lowp_gemm_tc_config(lowp_gemm_tc_cfg_t *cfg, const char *model_spec, long pr
   /* tensor cores write fp32 or fp16 (D in mma/wgmma); nothing else */
   if (!same_values(out, &LOWP_FMT_FP32) && !same_values(out, &LOWP_FMT_FP16)) {
     if (err && errlen)
-      snprintf(err, errlen, "tensor cores output fp32 or fp16, not %s", out->name);
+      lowp_errf(err, errlen, 0, "tensor cores output fp32 or fp16, not %s", out->name);
     return LOWP_EUNSUPPORTED;
   }
   st = lowp_tc_model_get(&cfg->model, model_spec, in, out, err, errlen);
@@ -53,7 +54,7 @@ int lowp_gemm_tc_config(lowp_gemm_tc_cfg_t *cfg, const char *model_spec, long pr
   if (promote >= 0) {
     if (promote > 0 && (size_t)promote % (size_t)cfg->model.bfma.b) {
       if (err && errlen)
-        snprintf(err, errlen, "--promote %ld is not a multiple of the block size %d of model %s",
+        lowp_errf(err, errlen, 0, "--promote %ld is not a multiple of the block size %d of model %s",
                  promote, cfg->model.bfma.b, model_spec);
       return LOWP_EINVAL;
     }

@@ -27,11 +27,12 @@
 #include "cpu/gemm_tc.h"
 #include "cpu/reduce_fast.h"
 #include "status.h"
+#include "io/escape.h"
 
 /* ------------------------------------------------------ private helpers */
 
 static void seterr(char *err, size_t errlen, const char *msg) {
-  if (err && errlen) snprintf(err, errlen, "%s", msg);
+  if (err && errlen) lowp_errf(err, errlen, 0, "%s", msg);
 }
 
 /* y = sum_l a[l sa] b[l sb] the configured way */

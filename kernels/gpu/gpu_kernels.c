@@ -11,11 +11,12 @@
 #include "gpu/gemm_gpu.h"
 #include "common/rowk.h"
 #include "status.h"
+#include "io/escape.h"
 
 /* ------------------------------------------------------ private helpers */
 
 static int seterr(char *err, size_t errlen, int st, const char *msg) {
-  if (err && errlen) snprintf(err, errlen, "%s", msg);
+  if (err && errlen) lowp_errf(err, errlen, 0, "%s", msg);
   return st;
 }
 
@@ -102,7 +103,7 @@ static int run_gemm_entry(int which, int fastacc, const char *entry, const lowp_
     st = lowp_gpu_gemm_model(&tc, entry, c, &p->in[0], &p->out, err, errlen);
     if (st == LOWP_EUNSUPPORTED && which == 0) {
       if (err && errlen)
-        snprintf(err, errlen, "cuBLAS computes %s without tensor cores: no model twin (its order: "
+        lowp_errf(err, errlen, 0, "cuBLAS computes %s without tensor cores: no model twin (its order: "
                  "lowp reveal --kernel %s --params device=gpu)", p->in[0].name, entry);
       return st;
     }

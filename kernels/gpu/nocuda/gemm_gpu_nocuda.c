@@ -5,10 +5,11 @@
 #include <stdio.h>
 
 #include "status.h"
+#include "io/escape.h"
 
 #ifndef LOWP_HAVE_CUDA
 static int no_cuda(char *err, size_t errlen) {
-  if (err && errlen) snprintf(err, errlen, "this lowp was built without CUDA");
+  if (err && errlen) lowp_errf(err, errlen, 0, "this lowp was built without CUDA");
   return LOWP_EUNSUPPORTED;
 }
 int lowp_gemm_cublas_cuda(int variant, void *d, const void *a, const void *b, const void *c,
