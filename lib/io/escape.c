@@ -32,7 +32,7 @@ size_t lowp_escape_ctl(char *out, size_t len, const char *in) {
 }
 
 int lowp_verrf(char *err, size_t errlen, int st, const char *fmt, va_list ap) {
-  char raw[1024];
+  char raw[4096]; /* every message in lib/ and kernels/ goes through here: room for a long path in one */
   if (!err || !errlen) return st;
   vsnprintf(raw, sizeof raw, fmt, ap);
   lowp_escape_ctl(err, errlen, raw);
