@@ -84,7 +84,7 @@ static void semis(char *dst, size_t len, const char *v) {
 
 static int set_err(char *err, size_t errlen, int st, const char *fmt, const char *a,
                    const char *b) {
-  if (err && errlen) lowp_errf(err, errlen, 0, fmt, a, b);
+  lowp_errf(err, errlen, 0, fmt, a, b);
   return st;
 }
 
@@ -305,9 +305,8 @@ static int parse(kctx_t *x, const char *params, char *err, size_t errlen) {
     k = key_index(item, (size_t)(eq - item));
     if (k < 0 || !entry_takes(x->k, all_keys[k])) {
       *eq = '\0';
-      if (err && errlen)
-        lowp_errf(err, errlen, 0, "kernel '%s' takes no parameter '%s' (it takes: %s)", x->k->name,
-                 item, x->k->keys[0] ? x->k->keys : "none");
+      lowp_errf(err, errlen, 0, "kernel '%s' takes no parameter '%s' (it takes: %s)", x->k->name,
+                item, x->k->keys[0] ? x->k->keys : "none");
       st = LOWP_EINVAL;
       break;
     }
@@ -345,9 +344,8 @@ static int kernel_run(const lowp_subject_t *s, double *const *out, const double 
                       const lowp_problem_t *p, char *err, size_t errlen) {
   const kctx_t *x = s->ctx;
   if (!p || !p->op || p->op->id != x->k->op) {
-    if (err && errlen)
-      lowp_errf(err, errlen, 0, "kernel '%s' computes %s, not %s", x->k->name,
-               lowp_op_get(x->k->op)->name, p && p->op ? p->op->name : "?");
+    lowp_errf(err, errlen, 0, "kernel '%s' computes %s, not %s", x->k->name,
+              lowp_op_get(x->k->op)->name, p && p->op ? p->op->name : "?");
     return LOWP_EUNSUPPORTED;
   }
   return x->k->run(&x->cfg, out, in, p, err, errlen);
@@ -485,9 +483,8 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
   if (!s || !s->ctx || s->run != kernel_run || !p || !p->op) return LOWP_EINVAL;
   x = s->ctx;
   if (p->op->id != x->k->op) {
-    if (err && errlen)
-      lowp_errf(err, errlen, 0, "kernel '%s' computes %s, not %s (kernels for %s:", x->k->name,
-               lowp_op_get(x->k->op)->name, p->op->name, p->op->name);
+    lowp_errf(err, errlen, 0, "kernel '%s' computes %s, not %s (kernels for %s:", x->k->name,
+              lowp_op_get(x->k->op)->name, p->op->name, p->op->name);
     if (err && errlen) {
       size_t i, n = strlen(err);
       for (i = 0; lowp_kernel_at(i) && n < errlen; i++)
@@ -510,7 +507,7 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
       return LOWP_OK;
     }
     if (st) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "kernel %s: model '%s': %s", x->k->name, x->cfg.model, e2);
+      lowp_errf(err, errlen, 0, "kernel %s: model '%s': %s", x->k->name, x->cfg.model, e2);
       return st == LOWP_EINVAL ? LOWP_EINVAL : LOWP_EUNSUPPORTED;
     }
     s->model = tc.model;
@@ -520,7 +517,7 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
     char e2[300];
     st = lowp_tc_model_get(&s->model, x->cfg.model, &p->in[0], &p->out, e2, sizeof e2);
     if (st) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "kernel gemm_tc: model '%s': %s", x->cfg.model, e2);
+      lowp_errf(err, errlen, 0, "kernel gemm_tc: model '%s': %s", x->cfg.model, e2);
       return st == LOWP_EINVAL ? LOWP_EINVAL : LOWP_EUNSUPPORTED;
     }
     if (x->cfg.promote >= 0) {
@@ -530,7 +527,7 @@ int lowp_kernel_subject_bind(lowp_subject_t *s, const lowp_problem_t *p, char *e
       st = lowp_gemm_tc_config(&tc, x->cfg.model, x->cfg.promote, &p->in[0], &p->out, e2,
                                sizeof e2);
       if (st) {
-        if (err && errlen) lowp_errf(err, errlen, 0, "kernel gemm_tc: %s", e2);
+        lowp_errf(err, errlen, 0, "kernel gemm_tc: %s", e2);
         return LOWP_EINVAL;
       }
       s->model = tc.model;

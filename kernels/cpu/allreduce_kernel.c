@@ -16,8 +16,8 @@ int lowp_kernel_allreduce(const lowp_kcfg_t *c, double *const *out, const double
   float *g, *o;
   int st;
   if (p->in[0].precision > 24 || p->in[0].emax > 127) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "allreduce: the workers' gradients are fp32 values (input %s)",
-                                p->in[0].name ? p->in[0].name : "?");
+    lowp_errf(err, errlen, 0, "allreduce: the workers' gradients are fp32 values (input %s)",
+              p->in[0].name ? p->in[0].name : "?");
     return LOWP_EUNSUPPORTED;
   }
   g = calloc(rows * W, sizeof *g);
@@ -31,7 +31,7 @@ int lowp_kernel_allreduce(const lowp_kcfg_t *c, double *const *out, const double
     for (w = 0; w < W; w++) g[w * rows + i] = (float)in[0][i * W + w];
   st = lowp_allreduce(o, g, W, rows, c->reduce == 1 ? LOWP_AR_TREE : LOWP_AR_RING, &c->comm,
                       &c->acc.acc, NULL);
-  if (st && err && errlen) lowp_errf(err, errlen, 0, "allreduce: comm and acc must fit in fp32");
+  if (st) lowp_errf(err, errlen, 0, "allreduce: comm and acc must fit in fp32");
   for (i = 0; !st && i < rows; i++) out[0][i] = (double)o[i];
   free(g);
   free(o);

@@ -168,7 +168,7 @@ int lowp_kernel_gemm_sgemm(const lowp_kcfg_t *c, double *const *out, const doubl
   int st = LOWP_OK, saved, nw, w;
   sg_job_t j;
   if (d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "gemm_sgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
+    lowp_errf(err, errlen, 0, "gemm_sgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
     return LOWP_EUNSUPPORTED;
   }
   saved = openblas_get_num_threads();
@@ -203,11 +203,11 @@ int lowp_kernel_gemm_dgemm(const lowp_kcfg_t *c, double *const *out, const doubl
   int saved;
   sg_job_t j;
   if (d->m > INT_MAX || d->n > INT_MAX || d->k > INT_MAX) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "gemm_dgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
+    lowp_errf(err, errlen, 0, "gemm_dgemm: m, n and k must be at most %d (cblas ints)", INT_MAX);
     return LOWP_EUNSUPPORTED;
   }
   if (p->in[0].precision != 53 || p->in[1].precision != 53) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "gemm_dgemm: A and B must be fp64 (dgemm takes fp64)");
+    lowp_errf(err, errlen, 0, "gemm_dgemm: A and B must be fp64 (dgemm takes fp64)");
     return LOWP_EUNSUPPORTED;
   }
   saved = openblas_get_num_threads();

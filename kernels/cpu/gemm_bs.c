@@ -236,9 +236,8 @@ int lowp_gemm_bs_config(lowp_gemm_bs_cfg_t *cfg, const char *model, const char *
   if (cfg->fa.block != cfg->fb.block || cfg->fa.scale.precision != cfg->fb.scale.precision ||
       cfg->fa.scale.emin != cfg->fb.scale.emin || cfg->fa.elem_int || cfg->fb.elem_int ||
       (cfg->model.p.group && cfg->fa.block % cfg->model.p.group)) {
-    if (err && errlen)
-      lowp_errf(err, errlen, 0, "%s x %s on %s: the operands need one scale format and block size, floating-point "
-               "elements, and blocks that hold whole groups of %d", fa, fb, model, cfg->model.p.group);
+    lowp_errf(err, errlen, 0, "%s x %s on %s: the operands need one scale format and block size, floating-point "
+              "elements, and blocks that hold whole groups of %d", fa, fb, model, cfg->model.p.group);
     return LOWP_EINVAL;
   }
   return LOWP_OK;
@@ -249,15 +248,13 @@ int lowp_gemm_bs_kind_check(const char *model, const lowp_bsformat_t *q, char *e
   int ue4m3 = q->scale_unsigned && q->scale.name && !strcmp(q->scale.name, "e4m3");
   int e2m1 = q->elem.name && !strcmp(q->elem.name, "e2m1");
   if (strstr(model, "kind=mxf8f6f4") && !(e8m0 && q->block == 32)) {
-    if (err && errlen)
-      lowp_errf(err, errlen, 0, "kind=mxf8f6f4 takes ue8m0 scales a block of 32 (MX formats), not %s scales a block "
-               "of %d", q->scale_unsigned ? "ue4m3" : q->scale.name, q->block);
+    lowp_errf(err, errlen, 0, "kind=mxf8f6f4 takes ue8m0 scales a block of 32 (MX formats), not %s scales a block "
+              "of %d", q->scale_unsigned ? "ue4m3" : q->scale.name, q->block);
     return LOWP_EINVAL;
   }
   if (strstr(model, "kind=mxf4nvf4") && !(e2m1 && ((e8m0 && q->block == 32) || (ue4m3 && q->block == 16)))) {
-    if (err && errlen)
-      lowp_errf(err, errlen, 0, "kind=mxf4nvf4 takes e2m1 elements with ue8m0 scales a block of 32 (mxfp4) or ue4m3 "
-               "scales a block of 16 (nvfp4)");
+    lowp_errf(err, errlen, 0, "kind=mxf4nvf4 takes e2m1 elements with ue8m0 scales a block of 32 (mxfp4) or ue4m3 "
+              "scales a block of 16 (nvfp4)");
     return LOWP_EINVAL;
   }
   return LOWP_OK;

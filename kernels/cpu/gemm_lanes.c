@@ -116,9 +116,8 @@ int lowp_kernel_gemm_lanes(const lowp_kcfg_t *c, double *const *out, const doubl
   size_t L = c->lanes ? (size_t)c->lanes : 32, bt, i, j;
   double *lane;
   if (p->in[0].precision + p->in[1].precision > 53) {
-    if (err && errlen)
-      lowp_errf(err, errlen, 0, "gemm_lanes: %s x %s products are not exact in binary64 (at most 53 bits together)",
-               p->in[0].name, p->in[1].name);
+    lowp_errf(err, errlen, 0, "gemm_lanes: %s x %s products are not exact in binary64 (at most 53 bits together)",
+              p->in[0].name, p->in[1].name);
     return LOWP_EUNSUPPORTED;
   }
   int f32 = is_fp32(&c->acc.acc) && fits_float(&p->in[0]) && fits_float(&p->in[1]);

@@ -45,17 +45,15 @@ int lowp_gemm_tc_config(lowp_gemm_tc_cfg_t *cfg, const char *model_spec, long pr
   if (!cfg || !model_spec || !in || !out) return LOWP_EINVAL;
   /* tensor cores write fp32 or fp16 (D in mma/wgmma); nothing else */
   if (!same_values(out, &LOWP_FMT_FP32) && !same_values(out, &LOWP_FMT_FP16)) {
-    if (err && errlen)
-      lowp_errf(err, errlen, 0, "tensor cores output fp32 or fp16, not %s", out->name);
+    lowp_errf(err, errlen, 0, "tensor cores output fp32 or fp16, not %s", out->name);
     return LOWP_EUNSUPPORTED;
   }
   st = lowp_tc_model_get(&cfg->model, model_spec, in, out, err, errlen);
   if (st != LOWP_OK) return st;
   if (promote >= 0) {
     if (promote > 0 && (size_t)promote % (size_t)cfg->model.bfma.b) {
-      if (err && errlen)
-        lowp_errf(err, errlen, 0, "--promote %ld is not a multiple of the block size %d of model %s",
-                 promote, cfg->model.bfma.b, model_spec);
+      lowp_errf(err, errlen, 0, "--promote %ld is not a multiple of the block size %d of model %s",
+                promote, cfg->model.bfma.b, model_spec);
       return LOWP_EINVAL;
     }
     cfg->model.promote = (size_t)promote;

@@ -32,7 +32,7 @@
 /* ------------------------------------------------------ private helpers */
 
 static void seterr(char *err, size_t errlen, const char *msg) {
-  if (err && errlen) lowp_errf(err, errlen, 0, "%s", msg);
+  lowp_errf(err, errlen, 0, "%s", msg);
 }
 
 /* y = sum_l a[l sa] b[l sb] the configured way */

@@ -156,7 +156,7 @@ int lowp_kernel_xent(const lowp_kcfg_t *c, double *const *out, const double *con
     double t = in[1][r], loss;
     size_t ti;
     if (!(t >= 0) || t != floor(t) || t >= (double)n) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "xent: target %g of row %zu is not a class index in [0, %zu)", t, r, n);
+      lowp_errf(err, errlen, 0, "xent: target %g of row %zu is not a class index in [0, %zu)", t, r, n);
       return LOWP_EINVAL;
     }
     ti = (size_t)t;

@@ -51,7 +51,7 @@ static int same_values(const lowp_format_t *x, const lowp_format_t *y) {
 }
 
 static int set_err(char *err, size_t errlen, int st, const char *msg) {
-  if (err && errlen) lowp_errf(err, errlen, 0, "%s", msg);
+  lowp_errf(err, errlen, 0, "%s", msg);
   return st;
 }
 

@@ -16,7 +16,7 @@
 /* ------------------------------------------------------ private helpers */
 
 static int seterr(char *err, size_t errlen, int st, const char *msg) {
-  if (err && errlen) lowp_errf(err, errlen, 0, "%s", msg);
+  lowp_errf(err, errlen, 0, "%s", msg);
   return st;
 }
 
@@ -102,9 +102,8 @@ static int run_gemm_entry(int which, int fastacc, const char *entry, const lowp_
     lowp_gemm_tc_cfg_t tc;
     st = lowp_gpu_gemm_model(&tc, entry, c, &p->in[0], &p->out, err, errlen);
     if (st == LOWP_EUNSUPPORTED && which == 0) {
-      if (err && errlen)
-        lowp_errf(err, errlen, 0, "cuBLAS computes %s without tensor cores: no model twin (its order: "
-                 "lowp reveal --kernel %s --params device=gpu)", p->in[0].name, entry);
+      lowp_errf(err, errlen, 0, "cuBLAS computes %s without tensor cores: no model twin (its order: "
+                "lowp reveal --kernel %s --params device=gpu)", p->in[0].name, entry);
       return st;
     }
     if (st) return st == LOWP_EINVAL ? LOWP_EUNSUPPORTED : st;

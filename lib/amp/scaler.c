@@ -227,7 +227,7 @@ int lowp_scaler_save_json(const lowp_scaler_t *s, char **text) {
 }
 
 static void set_err(char *err, size_t errlen, const char *msg, const char *key) {
-  if (err && errlen) lowp_errf(err, errlen, 0, msg, key);
+  lowp_errf(err, errlen, 0, msg, key);
 }
 
 /* A required or optional number; 0 ok, 1 missing, -1 wrong type. */

@@ -23,7 +23,7 @@
 #define ITEM(o, key) cJSON_GetObjectItemCaseSensitive(o, key)
 
 static int bad(char *err, size_t errlen, int st, const char *fmt, const char *a) {
-  if (err && errlen) lowp_errf(err, errlen, 0, fmt, a ? a : "");
+  lowp_errf(err, errlen, 0, fmt, a ? a : "");
   return st;
 }
 
@@ -133,10 +133,9 @@ int lowp__capi_desc(cJSON **d, lowp_spec_check_t *ck, lowp_problem_t *p, const c
     cJSON_ArrayForEach(it, j)
       if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) ||
           !(it->valuedouble >= 1 && it->valuedouble < p->op->n_out)) {
-        if (err && errlen)
-          lowp_errf(err, errlen, 0, "\"absent\": %s has no output %g that may be absent (the "
-                   "first output is always needed)", p->op->name,
-                   cJSON_IsNumber(it) ? it->valuedouble : NAN);
+        lowp_errf(err, errlen, 0, "\"absent\": %s has no output %g that may be absent (the "
+                  "first output is always needed)", p->op->name,
+                  cJSON_IsNumber(it) ? it->valuedouble : NAN);
         return LOWP_EINVAL;
       }
   }
@@ -182,9 +181,8 @@ static int arrays_check(const lowp_problem_t *p, const cJSON *d, const double *c
       continue;
     }
     if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != n) {
-      if (err && errlen)
-        lowp_errf(err, errlen, 0, "\"%s\": the shape of each of the %d %s (null for one not "
-                 "given) is needed", keys[g], n, g == 0 ? "inputs" : "outputs");
+      lowp_errf(err, errlen, 0, "\"%s\": the shape of each of the %d %s (null for one not "
+                "given) is needed", keys[g], n, g == 0 ? "inputs" : "outputs");
       return LOWP_ESHAPE;
     }
     for (i = 0; i < n; i++) {
@@ -196,11 +194,10 @@ static int arrays_check(const lowp_problem_t *p, const cJSON *d, const double *c
       if (shapes_only && cJSON_IsNull(s) && !need) continue;
       if (cJSON_IsNull(s) && !arr[i] && !need) continue;
       if (cJSON_IsNull(s) || !arr[i]) {
-        if (err && errlen)
-          lowp_errf(err, errlen, 0, "%s%s %s: %s", g == 2 ? "reference " : "",
-                   g == 0 ? "input" : "output", name,
-                   !arr[i] && cJSON_IsNull(s) ? "is needed"
-                   : !arr[i] ? "a shape but no array" : "an array but no shape");
+        lowp_errf(err, errlen, 0, "%s%s %s: %s", g == 2 ? "reference " : "",
+                  g == 0 ? "input" : "output", name,
+                  !arr[i] && cJSON_IsNull(s) ? "is needed"
+                  : !arr[i] ? "a shape but no array" : "an array but no shape");
         return LOWP_EINVAL;
       }
       if ((st = get_shape(sh, &nd, s, name, err, errlen))) return st;
@@ -208,9 +205,8 @@ static int arrays_check(const lowp_problem_t *p, const cJSON *d, const double *c
       (void)lowp_op_shape(p, base + i, want, &wn, &c);
       shape_str(got, sizeof got, sh, nd);
       shape_str(exp, sizeof exp, want, wn);
-      if (err && errlen)
-        lowp_errf(err, errlen, 0, "%s%s has shape [%s]; the problem needs shape [%s]",
-                 g == 2 ? "reference " : "", name, got, exp);
+      lowp_errf(err, errlen, 0, "%s%s has shape [%s]; the problem needs shape [%s]",
+                g == 2 ? "reference " : "", name, got, exp);
       return LOWP_ESHAPE;
     }
   }
@@ -226,7 +222,7 @@ static int desc_method(lowp_subject_t *s, const cJSON *d, const lowp_problem_t *
   if (cJSON_IsString(m)) {
     st = lowp_tc_model_get(&s->model, m->valuestring, &p->in[0], &p->out, e, sizeof e);
     if (st) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "model '%s': %s", m->valuestring, e);
+      lowp_errf(err, errlen, 0, "model '%s': %s", m->valuestring, e);
       return st;
     }
     s->has_model = 1;
@@ -234,14 +230,14 @@ static int desc_method(lowp_subject_t *s, const cJSON *d, const lowp_problem_t *
   }
   if (!cJSON_IsString(o) && !cJSON_IsString(a) && !acc_default) return LOWP_OK;
   if (lowp_accum_parse(&s->accum, cJSON_IsString(o) ? o->valuestring : "recursive", e, sizeof e)) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "order: %s", e);
+    lowp_errf(err, errlen, 0, "order: %s", e);
     return LOWP_EINVAL;
   }
   if ((st = get_format(&s->accum.acc, a, "acc", acc_default ? acc_default : p->out.name, err,
                        errlen)))
     return st;
   if (lowp_accum_validate(&s->accum, e, sizeof e)) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "accumulation: %s", e);
+    lowp_errf(err, errlen, 0, "accumulation: %s", e);
     return LOWP_EINVAL;
   }
   s->has_accum = 1;
@@ -295,17 +291,16 @@ static int rules_prepare(lowp_spec_rule_t *ru, int n, const lowp_problem_t *p,
     lowp_rule_t *r = &ru[i].rule;
     lowp_check_bound_t b;
     if (ru[i].twin || ru[i].tree) {
-      if (err && errlen)
-        lowp_errf(err, errlen, 0, "rule %d: %s needs a kernel lowp can call: use lowp check, or "
-                 "lowp.reveal(fn, ...) and its twin", i + 1,
-                 ru[i].twin ? "a twin rule (vs_twin)" : "a revealed or given tree");
+      lowp_errf(err, errlen, 0, "rule %d: %s needs a kernel lowp can call: use lowp check, or "
+                "lowp.reveal(fn, ...) and its twin", i + 1,
+                ru[i].twin ? "a twin rule (vs_twin)" : "a revealed or given tree");
       return LOWP_EPARSE;
     }
     if (r->kind != LOWP_RULE_BOUND) continue;
     if (ru[i].model) {
       st = lowp_tc_model_get(&r->model, ru[i].model, &p->in[0], &p->out, e, sizeof e);
       if (st) {
-        if (err && errlen) lowp_errf(err, errlen, 0, "rule %d: model '%s': %s", i + 1, ru[i].model, e);
+        lowp_errf(err, errlen, 0, "rule %d: model '%s': %s", i + 1, ru[i].model, e);
         return st;
       }
       r->has_model = 1;
@@ -313,10 +308,9 @@ static int rules_prepare(lowp_spec_rule_t *ru, int n, const lowp_problem_t *p,
     if (p->op->kind != LOWP_OPKIND_SUMPROD) continue; /* eval says why */
     st = lowp_check_rule_bound(&b, r, p, s, 0);
     if (!st && isinf(b.value) && !r->vacuous_ok) {
-      if (err && errlen)
-        lowp_errf(err, errlen, 0, "rule %d: the bound %s is vacuous for k = %zu: the rule could "
-                 "never fail (say \"accept_vacuous\": true to keep it)", i + 1, b.name,
-                 p->op->id == LOWP_OP_SUM ? p->dims.n : p->dims.k);
+      lowp_errf(err, errlen, 0, "rule %d: the bound %s is vacuous for k = %zu: the rule could "
+                "never fail (say \"accept_vacuous\": true to keep it)", i + 1, b.name,
+                p->op->id == LOWP_OP_SUM ? p->dims.n : p->dims.k);
       return LOWP_EPARSE;
     }
   }
@@ -337,7 +331,7 @@ static int eval_rules(lowp_verdict_t *v, lowp_spec_rule_t *ru, int n,
     }
     st = lowp_check_rule_eval(&v[i], &rule, r, s);
     if (st) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "rule %d: %s", i + 1, v[i].msg);
+      lowp_errf(err, errlen, 0, "rule %d: %s", i + 1, v[i].msg);
       return st == LOWP_EUNSUPPORTED ? LOWP_EPARSE : st;
     }
   }
@@ -450,11 +444,10 @@ static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
       if (g == 0 && (pre >> i & 1u)) continue; /* exact dequantized values, checked by the caller */
       if (lowp_op_shape(p, (g == 0 ? 0 : p->op->n_in) + i, sh, &nd, &c)) return LOWP_EINVAL;
       if ((bad_n = count_not_in(f, arr[i], c, &first))) {
-        if (err && errlen)
-          lowp_errf(err, errlen, 0, "%s %s: %zu values are not %s values (the first: element "
-                   "%zu = %.17g): declare the format they are in",
-                   g == 0 ? "input" : "output", g == 0 ? p->op->in_names[i] : p->op->out_names[i],
-                   bad_n, f->name ? f->name : "custom-format", first, arr[i][first]);
+        lowp_errf(err, errlen, 0, "%s %s: %zu values are not %s values (the first: element "
+                  "%zu = %.17g): declare the format they are in",
+                  g == 0 ? "input" : "output", g == 0 ? p->op->in_names[i] : p->op->out_names[i],
+                  bad_n, f->name ? f->name : "custom-format", first, arr[i][first]);
         return LOWP_EFORMAT;
       }
     }
@@ -953,9 +946,8 @@ int lowp_capi_decode(double *out, const void *bits, size_t n, int width, const c
     int nbits = f.has_sign + f.ebits + f.precision - 1;
     int want = nbits <= 8 ? 1 : nbits <= 16 ? 2 : nbits <= 32 ? 4 : 8;
     if (want != width) {
-      if (err && errlen)
-        lowp_errf(err, errlen, 0, "%s bit patterns (%d bits) are held in %d-byte integers, not "
-                 "%d-byte ones", format, nbits, want, width);
+      lowp_errf(err, errlen, 0, "%s bit patterns (%d bits) are held in %d-byte integers, not "
+                "%d-byte ones", format, nbits, want, width);
       return LOWP_EFORMAT;
     }
   }
@@ -963,8 +955,8 @@ int lowp_capi_decode(double *out, const void *bits, size_t n, int width, const c
     uint64_t b = width == 1 ? ((const uint8_t *)bits)[i]
                : width == 2 ? ((const uint16_t *)bits)[i] : ((const uint32_t *)bits)[i];
     if ((st = lowp_decode(&out[i], b, &f))) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "bit pattern 0x%llx is not a %s value",
-                                  (unsigned long long)b, format);
+      lowp_errf(err, errlen, 0, "bit pattern 0x%llx is not a %s value",
+                (unsigned long long)b, format);
       return st;
     }
   }

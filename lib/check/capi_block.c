@@ -12,14 +12,14 @@
 
 static int get(lowp_bsformat_t *bf, const char *format, char *err, size_t errlen) {
   if (!format) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "no block-scaled format given");
+    lowp_errf(err, errlen, 0, "no block-scaled format given");
     return LOWP_EINVAL;
   }
   return lowp_bsformat_parse(bf, format, err, errlen);
 }
 
 static int fail(int st, const char *what, char *err, size_t errlen) {
-  if (st && err && errlen) lowp_errf(err, errlen, 0, "%s: %s", what, lowp_status_str(st));
+  if (st) lowp_errf(err, errlen, 0, "%s: %s", what, lowp_status_str(st));
   return st;
 }
 
@@ -69,7 +69,7 @@ int lowp_capi_bs_relayout(void *dst, const void *src, size_t size, size_t rows, 
                           int to_layout, size_t *slots, char *err, size_t errlen) {
   lowp_bslayout_t l;
   if (!layout || lowp_bslayout_parse(&l, layout)) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "scale layout '%.40s': compact or 128x4", layout ? layout : "");
+    lowp_errf(err, errlen, 0, "scale layout '%.40s': compact or 128x4", layout ? layout : "");
     return LOWP_EINVAL;
   }
   if (slots) *slots = lowp_bs_scale_slots(l, rows, nb);

@@ -34,7 +34,7 @@ static int cb_run(const lowp_subject_t *s, double *const *out, const double *con
   const cb_t *c = s->ctx;
   size_t dims[4] = {p->dims.batch, p->dims.m, p->dims.n, p->dims.k};
   if (c->fn(c->ctx, out, in, dims) == 0) return LOWP_OK;
-  if (err && errlen) lowp_errf(err, errlen, 0, "the kernel (a callback) failed");
+  lowp_errf(err, errlen, 0, "the kernel (a callback) failed");
   return LOWP_EIO;
 }
 
@@ -47,11 +47,11 @@ static int problem(cJSON **d, lowp_problem_t *p, const char *desc, char *err, si
   lowp_spec_check_free(&ck);
   if (st) return st;
   if (conv) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "\"convert\": revelation finds conversions itself");
+    lowp_errf(err, errlen, 0, "\"convert\": revelation finds conversions itself");
     return LOWP_EINVAL;
   }
   if (p->op->kind != LOWP_OPKIND_SUMPROD) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "reveal: %s is not a sum of products (sum, dot, gemv, gemm)", p->op->name);
+    lowp_errf(err, errlen, 0, "reveal: %s is not a sum of products (sum, dot, gemv, gemm)", p->op->name);
     return LOWP_EUNSUPPORTED;
   }
   return LOWP_OK;
@@ -63,7 +63,7 @@ static int count_key(size_t *v, const cJSON *d, const char *key, double lo, doub
   if (!j) return LOWP_OK;
   if (!cJSON_IsNumber(j) || j->valuedouble < lo || j->valuedouble > hi ||
       j->valuedouble != (double)(size_t)j->valuedouble) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "\"%s\" must be an integer in [%.0f, %.0f]", key, lo, hi);
+    lowp_errf(err, errlen, 0, "\"%s\" must be an integer in [%.0f, %.0f]", key, lo, hi);
     return LOWP_EINVAL;
   }
   *v = (size_t)j->valuedouble;
@@ -130,7 +130,7 @@ int lowp_capi_reveal_plugin(char **json, const char *desc, const char *path, con
                             size_t errlen) {
   src_t src;
   if (!path || !path[0]) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "a plugin library path is needed");
+    lowp_errf(err, errlen, 0, "a plugin library path is needed");
     return LOWP_EINVAL;
   }
   memset(&src, 0, sizeof src);
@@ -153,19 +153,19 @@ int lowp_capi_twin(double *out, size_t count, const char *reveal_json, const cha
   if (st) return st;
   if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &c))) return st;
   if (c != count) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "the output holds %zu values, the problem %zu", count, c);
+    lowp_errf(err, errlen, 0, "the output holds %zu values, the problem %zu", count, c);
     return LOWP_ESHAPE;
   }
   for (k = 0; k < (size_t)p.op->n_in; k++)
     if (!in[k]) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "input %s is missing", p.op->in_names[k]);
+      lowp_errf(err, errlen, 0, "input %s is missing", p.op->in_names[k]);
       return LOWP_EINVAL;
     }
   if ((st = lowp_reveal_from_json(&r, reveal_json, err, errlen))) return st;
   st = lowp_reveal_twin(out, &r, in, &p);
   if (st == LOWP_EINVAL && err && errlen)
     lowp_errf(err, errlen, 0, "the twin does not fit: revealed for K = %zu and %zu x %zu outputs per batch entry%s", r.K,
-             r.rows, r.cols, r.deterministic ? " (every class needs a tree)" : ", nondeterministic: no tree");
+              r.rows, r.cols, r.deterministic ? " (every class needs a tree)" : ", nondeterministic: no tree");
   lowp_reveal_free(&r);
   return st;
 }

@@ -170,13 +170,13 @@ int lowp_capi_fpx_scan(char **json, const double *x, size_t n, const char *query
   *json = NULL;
   q = cJSON_Parse(query);
   if (!q || !cJSON_IsObject(q)) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "the query is not a JSON object");
+    lowp_errf(err, errlen, 0, "the query is not a JSON object");
     cJSON_Delete(q);
     return LOWP_EPARSE;
   }
   it = cJSON_GetObjectItemCaseSensitive(q, "format");
   if (!cJSON_IsString(it) || lowp_format_parse(&f, it->valuestring, err, errlen)) {
-    if (!cJSON_IsString(it) && err && errlen) lowp_errf(err, errlen, 0, "\"format\" is required");
+    if (!cJSON_IsString(it)) lowp_errf(err, errlen, 0, "\"format\" is required");
     cJSON_Delete(q);
     return LOWP_EFORMAT;
   }
@@ -186,7 +186,7 @@ int lowp_capi_fpx_scan(char **json, const double *x, size_t n, const char *query
   }
   it = cJSON_GetObjectItemCaseSensitive(q, "rounding");
   if (it && (!cJSON_IsString(it) || lowp_rounding_parse(&rnd, it->valuestring))) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "\"rounding\": rne, rna, rtz, rup, rdn, rto or sr");
+    lowp_errf(err, errlen, 0, "\"rounding\": rne, rna, rtz, rup, rdn, rto or sr");
     cJSON_Delete(q);
     return LOWP_EROUND;
   }
@@ -194,7 +194,7 @@ int lowp_capi_fpx_scan(char **json, const double *x, size_t n, const char *query
   if (it) {
     if (cJSON_IsString(it) && !strcmp(it->valuestring, "sat")) pol.overflow = LOWP_OVF_SAT;
     else if (!cJSON_IsString(it) || strcmp(it->valuestring, "ieee")) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "\"overflow\": ieee or sat");
+      lowp_errf(err, errlen, 0, "\"overflow\": ieee or sat");
       cJSON_Delete(q);
       return LOWP_EPARSE;
     }
@@ -219,7 +219,7 @@ int lowp_capi_fpx_outputs(char **json, const double *const *in, const size_t *ni
   if (!json) { free(bad); return LOWP_EINVAL; }
   st = lowp_fpx_outputs(&first, &kinds, bad, y, n, in, nin, ninputs);
   if (st) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "missing arrays");
+    lowp_errf(err, errlen, 0, "missing arrays");
     free(bad);
     return st;
   }

@@ -160,7 +160,7 @@ static void shape_str(char *buf, size_t len, const size_t *s, int nd) {
 
 #define SHERR(...)                                    \
   do {                                                \
-    if (err && errlen) lowp_errf(err, errlen, 0, __VA_ARGS__); \
+    lowp_errf(err, errlen, 0, __VA_ARGS__); \
     return LOWP_ESHAPE;                               \
   } while (0)
 

@@ -25,7 +25,7 @@ static double secs(void) {
 }
 
 static void seterr(char *err, size_t errlen, const char *fmt, const char *a, const char *b) {
-  if (err && errlen) lowp_errf(err, errlen, 0, fmt, a, b);
+  lowp_errf(err, errlen, 0, fmt, a, b);
 }
 
 static size_t count_of(const lowp_problem_t *p, int which) {

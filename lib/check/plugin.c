@@ -705,7 +705,7 @@ int lowp_plugin_subject_open_ex(lowp_subject_t *s, const char *path, const char 
                    what, c.how == LOWP_CHILD_TIMEOUT ? ")" : "", tail);
   } else if (r->st) {
     st = r->st;
-    if (err && errlen) lowp_errf(err, errlen, 0, "%s", r->err);
+    lowp_errf(err, errlen, 0, "%s", r->err);
   }
   if (st) {
     munmap(r, sizeof *r);

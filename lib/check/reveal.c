@@ -69,11 +69,11 @@ int lowp__geo_init(lowp__geo_t *g, const lowp_subject_t *s, const lowp_problem_t
   case LOWP_OP_GEMV: g->K = p->dims.k; g->R = p->dims.m; g->C = 1; break;
   case LOWP_OP_GEMM: g->K = p->dims.k; g->R = p->dims.m; g->C = p->dims.n; break;
   default:
-    if (err && errlen) lowp_errf(err, errlen, 0, "reveal: %s is not a sum of products (sum, dot, gemv, gemm)", p->op->name);
+    lowp_errf(err, errlen, 0, "reveal: %s is not a sum of products (sum, dot, gemv, gemm)", p->op->name);
     return LOWP_EUNSUPPORTED;
   }
   if (g->K < 2 || g->R == 0 || g->C == 0) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "reveal: %zu terms per output: there is no order to reveal", g->K);
+    lowp_errf(err, errlen, 0, "reveal: %zu terms per output: there is no order to reveal", g->K);
     return LOWP_EUNSUPPORTED;
   }
   return LOWP_OK;

@@ -235,7 +235,7 @@ int lowp_reveal_diff(lowp_reveal_diff_t *r, const lowp_reveal_t *tw, const lowp_
     st = kernel_nodes(&d, &root, 1, 1, &r->got);
     if (st == LOWP_OK) st = twin_node(&d, root, &r->expected);
     if (st == LOWP_OK && same_bits(r->expected, r->got)) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "the output agrees with its twin: no differing node");
+      lowp_errf(err, errlen, 0, "the output agrees with its twin: no differing node");
       st = LOWP_EINVAL;
     }
   }

@@ -127,7 +127,7 @@ int lowp_reveal_to_json(char **text, const lowp_reveal_t *r, const lowp_problem_
 /* ----------------------------------------------------------- reading */
 
 static int fail(char *err, size_t errlen, const char *what) {
-  if (err && errlen) lowp_errf(err, errlen, 0, "reveal file: %s", what);
+  lowp_errf(err, errlen, 0, "reveal file: %s", what);
   return LOWP_EFILE;
 }
 

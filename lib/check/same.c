@@ -38,7 +38,7 @@ int lowp_check_measure_same(lowp_check_result_t *r, const lowp_check_result_t *r
     o->exact_data = a->exact_data;
     o->absab = a->absab;
     if (!o->got || !o->exact || !o->exact_out) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "out of memory for the results");
+      lowp_errf(err, errlen, 0, "out of memory for the results");
       return LOWP_ENOMEM;
     }
     outs[j] = o->got;

@@ -1438,7 +1438,7 @@ int lowp_spec_slurp(char **text, size_t *len_out, const char *path, char *err, s
   is_stdin = !strcmp(path, "-");
   f = is_stdin ? stdin : fopen(path, "rb");
   if (!f) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "spec %s: cannot open it", ep);
+    lowp_errf(err, errlen, 0, "spec %s: cannot open it", ep);
     return LOWP_EIO;
   }
   for (;;) {
@@ -1448,7 +1448,7 @@ int lowp_spec_slurp(char **text, size_t *len_out, const char *path, char *err, s
       if (cap > ((size_t)64 << 20)) {
         if (!is_stdin) fclose(f);
         free(buf);
-        if (err && errlen) lowp_errf(err, errlen, 0, "spec %s: larger than 64 MiB", ep);
+        lowp_errf(err, errlen, 0, "spec %s: larger than 64 MiB", ep);
         return LOWP_EIO;
       }
       nb = realloc(buf, cap);
@@ -1466,7 +1466,7 @@ int lowp_spec_slurp(char **text, size_t *len_out, const char *path, char *err, s
   if (ferror(f)) {
     if (!is_stdin) fclose(f);
     free(buf);
-    if (err && errlen) lowp_errf(err, errlen, 0, "spec %s: read error (a folder?)", ep);
+    lowp_errf(err, errlen, 0, "spec %s: read error (a folder?)", ep);
     return LOWP_EIO;
   }
   if (!is_stdin) fclose(f);

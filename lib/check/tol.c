@@ -23,7 +23,7 @@ static int narrower(const lowp_format_t *out, const lowp_format_t *acc) {
 }
 
 static void fail(char *err, size_t errlen, const char *msg, const char *a) {
-  if (err && errlen) lowp_errf(err, errlen, 0, msg, a);
+  lowp_errf(err, errlen, 0, msg, a);
 }
 
 static size_t add(char *buf, size_t len, size_t used, const char *fmt, ...)
@@ -495,9 +495,9 @@ int lowp_tol(lowp_tol_t *t, const lowp_tol_query_t *q, char *err, size_t errlen)
   int st = tol_derive(t, q, err, errlen);
   if (st == LOWP_EUNSUPPORTED && err && errlen && !err[0])
     lowp_errf(err, errlen, 0, "no %s bound for this method: a probabilistic bound needs round to "
-             "nearest and a non-compensated order (recursive, pairwise, blocked:B, splitk:S); "
-             "kahan and directed roundings have a worst case only (drop the confidence)",
-             q && q->confidence > 0 && q->confidence < 1 ? "probabilistic" : "derived");
+              "nearest and a non-compensated order (recursive, pairwise, blocked:B, splitk:S); "
+              "kahan and directed roundings have a worst case only (drop the confidence)",
+              q && q->confidence > 0 && q->confidence < 1 ? "probabilistic" : "derived");
   if (!st) tol_finish(t);
   return st;
 }

@@ -202,7 +202,7 @@ int lowp_tol_data(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_quer
   p.in[0] = p.in[1] = q->in;
   p.out = q->out;
   if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &count))) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "%s: bad sizes", p.op->name);
+    lowp_errf(err, errlen, 0, "%s: bad sizes", p.op->name);
     return st;
   }
   for (i = 0; i < p.op->n_in; i++)

@@ -77,7 +77,7 @@ static const char *const RULE_NAMES[LOWP_BSR_COUNT] = {"floor", "ceil",   "even"
                                                        "nvfp4", "absmax", "ggml"};
 
 static void set_err(char *err, size_t errlen, const char *fmt, const char *arg) {
-  if (err && errlen) lowp_errf(err, errlen, 0, fmt, arg);
+  lowp_errf(err, errlen, 0, fmt, arg);
 }
 
 static int eq_nocase(const char *a, const char *b, size_t nb) {

@@ -77,7 +77,7 @@ static int name_matches(const lowp_format_t *f, const char *name) {
 }
 
 static void set_err(char *err, size_t errlen, const char *msg) {
-  if (err && errlen) lowp_errf(err, errlen, 0, "%s", msg);
+  lowp_errf(err, errlen, 0, "%s", msg);
 }
 
 /* ----------------------------------------------------------- public API */

@@ -100,7 +100,7 @@ int lowp_accum_format_check(const lowp_format_t *f, char *err, size_t errlen) {
     why = "a format without zero cannot hold a sum (x + (-x) has nowhere to go)";
   else if (!f->has_sign)
     why = "an unsigned format cannot hold a sum of signed terms or a difference";
-  if (why && err && errlen) lowp_errf(err, errlen, 0, "%s", why);
+  if (why) lowp_errf(err, errlen, 0, "%s", why);
   return why ? LOWP_EINVAL : LOWP_OK;
 }
 
@@ -116,7 +116,7 @@ int lowp_accum_validate(const lowp_accum_t *m, char *err, size_t errlen) {
     why = "an accumulation format of 53 bits needs rnd=rne; wider ones are not modelled";
   else if (lowp_accum_format_check(&m->acc, fmt_err, sizeof fmt_err) != 0)
     why = fmt_err;
-  if (why && err && errlen) lowp_errf(err, errlen, 0, "%s", why);
+  if (why) lowp_errf(err, errlen, 0, "%s", why);
   return why ? LOWP_EINVAL : LOWP_OK;
 }
 
@@ -125,7 +125,7 @@ int lowp_accum_parse(lowp_accum_t *m, const char *spec, char *err, size_t errlen
   int first = 1;
   unsigned seen = 0;
   if (!spec || strlen(spec) >= sizeof buf) {
-    if (err && errlen) lowp_errf(err, errlen, 0, "accumulation spec missing or too long");
+    lowp_errf(err, errlen, 0, "accumulation spec missing or too long");
     return LOWP_EINVAL;
   }
   strcpy(buf, spec);
@@ -145,12 +145,11 @@ int lowp_accum_parse(lowp_accum_t *m, const char *spec, char *err, size_t errlen
         /* format/number.h's integers; a count beyond 2^40 is refused, not
            clamped (strtol turned 99999999999999999999 into LONG_MAX) */
         if (lowp_parse_int(&v, colon, 1, LOWP_ACC_MAX_COUNT) != LOWP_OK) {
-          if (err && errlen)
-            lowp_errf(err, errlen, 0, "'%s': expected a count in [1, 2^40] after ':'", colon);
+          lowp_errf(err, errlen, 0, "'%s': expected a count in [1, 2^40] after ':'", colon);
           return LOWP_EINVAL;
         }
         if (strcmp(tok, "blocked") && strcmp(tok, "splitk")) {
-          if (err && errlen) lowp_errf(err, errlen, 0, "'%s' takes no ':' count (only blocked:B and splitk:S)", tok);
+          lowp_errf(err, errlen, 0, "'%s' takes no ':' count (only blocked:B and splitk:S)", tok);
           return LOWP_EINVAL;
         }
       }
@@ -161,21 +160,20 @@ int lowp_accum_parse(lowp_accum_t *m, const char *spec, char *err, size_t errlen
       else if (!strcmp(tok, "splitk")) { m->order = LOWP_ACC_SPLITK; m->block = colon ? (size_t)v : 4; }
       else if (!strcmp(tok, "kahan")) m->order = LOWP_ACC_KAHAN;
       else {
-        if (err && errlen)
-          lowp_errf(err, errlen, 0, "unknown order '%s' (recursive, pairwise, blocked:B, splitk:S, kahan, fma)", tok);
+        lowp_errf(err, errlen, 0, "unknown order '%s' (recursive, pairwise, blocked:B, splitk:S, kahan, fma)", tok);
         return LOWP_EINVAL;
       }
       continue;
     }
     if (!eq) {
-      if (err && errlen) lowp_errf(err, errlen, 0, "'%s': expected key=value", tok);
+      lowp_errf(err, errlen, 0, "'%s': expected key=value", tok);
       return LOWP_EINVAL;
     }
     *eq = '\0';
     {
       unsigned k = !strcmp(tok, "acc") ? 1u : !strcmp(tok, "rnd") ? 2u : !strcmp(tok, "fma") ? 4u : 0u;
       if (k & seen) {
-        if (err && errlen) lowp_errf(err, errlen, 0, "'%s' is given twice", tok);
+        lowp_errf(err, errlen, 0, "'%s' is given twice", tok);
         return LOWP_EINVAL;
       }
       seen |= k;
@@ -184,17 +182,17 @@ int lowp_accum_parse(lowp_accum_t *m, const char *spec, char *err, size_t errlen
       if (lowp_format_parse(&m->acc, eq + 1, err, errlen) != LOWP_OK) return LOWP_EINVAL;
     } else if (!strcmp(tok, "rnd")) {
       if (lowp_rounding_parse(&m->rnd, eq + 1) != LOWP_OK) {
-        if (err && errlen) lowp_errf(err, errlen, 0, "rnd=%s: unknown rounding mode", eq + 1);
+        lowp_errf(err, errlen, 0, "rnd=%s: unknown rounding mode", eq + 1);
         return LOWP_EINVAL;
       }
     } else if (!strcmp(tok, "fma")) {
       if (strcmp(eq + 1, "0") && strcmp(eq + 1, "1")) {
-        if (err && errlen) lowp_errf(err, errlen, 0, "fma=%s: expected 0 or 1", eq + 1);
+        lowp_errf(err, errlen, 0, "fma=%s: expected 0 or 1", eq + 1);
         return LOWP_EINVAL;
       }
       m->fma = eq[1] == '1';
     } else {
-      if (err && errlen) lowp_errf(err, errlen, 0, "unknown key '%s' (acc, rnd, fma)", tok);
+      lowp_errf(err, errlen, 0, "unknown key '%s' (acc, rnd, fma)", tok);
       return LOWP_EINVAL;
     }
   }

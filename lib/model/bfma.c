@@ -67,7 +67,7 @@ int lowp_bfma_validate(const lowp_bfma_t *p, char *err, size_t errlen) {
   else if (p->out_frac < 0 || p->out_frac > 52) why = "outfrac must be in [0, 52]";
   else if ((unsigned)p->zsum_pos > 1 || (unsigned)p->zrnd_pos > 1 || (unsigned)p->c0_emin > 1)
     why = "zsum, zrnd and c0align are two-valued (0 or 1)";
-  if (why && err && errlen) lowp_errf(err, errlen, 0, "%s", why);
+  if (why) lowp_errf(err, errlen, 0, "%s", why);
   return why ? LOWP_EINVAL : LOWP_OK;
 }
 

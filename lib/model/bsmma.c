@@ -137,7 +137,7 @@ int lowp_bsmma_validate(const lowp_bsmma_t *p, char *err, size_t errlen) {
   else if (p->F < 1 || p->F > 48) why = "F must be in [1, 48]";
   else if ((unsigned)p->out_rnd >= LOWP_RND_COUNT || p->out_rnd == LOWP_RND_SR) why = "out must be rne, rna, rtz, rup, rdn or rto";
   else if (p->zero != LOWP_BSZ_IGNORE && p->zero != LOWP_BSZ_EMIN) why = "zero must be ignore or emin";
-  if (why && err && errlen) lowp_errf(err, errlen, 0, "%s", why);
+  if (why) lowp_errf(err, errlen, 0, "%s", why);
   return why ? LOWP_EINVAL : LOWP_OK;
 }
 
@@ -233,9 +233,8 @@ static int set_key(lowp_bsmma_t *p, const char *key, const char *v, char *err, s
   else if (!strcmp(key, "zero") && (!strcmp(v, "emin") || !strcmp(v, "ignore")))
     p->zero = !strcmp(v, "emin") ? LOWP_BSZ_EMIN : LOWP_BSZ_IGNORE;
   else {
-    if (err && errlen)
-      lowp_errf(err, errlen, 0, "block-scaled model: bad '%s=%s' (keys: K, group, F, out, zero=ignore|emin; "
-               "presets b200,kind=mxf8f6f4|mxf4nvf4 and sm120,kind=...)", key, v);
+    lowp_errf(err, errlen, 0, "block-scaled model: bad '%s=%s' (keys: K, group, F, out, zero=ignore|emin; "
+              "presets b200,kind=mxf8f6f4|mxf4nvf4 and sm120,kind=...)", key, v);
     return LOWP_EINVAL;
   }
   return LOWP_OK;
@@ -248,9 +247,8 @@ int lowp_bsmma_get(lowp_bsmma_model_t *m, const char *spec, char *err, size_t er
   int st;
   if (!m || !spec) return LOWP_EINVAL;
   if (strlen(spec) >= sizeof buf) {
-    if (err && errlen)
-      lowp_errf(err, errlen, 0, "block-scaled model: the description is longer than %zu characters",
-               sizeof buf - 1);
+    lowp_errf(err, errlen, 0, "block-scaled model: the description is longer than %zu characters",
+              sizeof buf - 1);
     return LOWP_EINVAL;
   }
   memset(m, 0, sizeof *m);
@@ -280,8 +278,7 @@ int lowp_bsmma_get(lowp_bsmma_model_t *m, const char *spec, char *err, size_t er
   snprintf(m->name, sizeof m->name, "%s", spec);
   return lowp_bsmma_validate(&m->p, err, errlen);
 bad:
-  if (err && errlen)
-    lowp_errf(err, errlen, 0, "unknown block-scaled model '%s' (presets: b200,kind=mxf8f6f4 b200,kind=mxf4nvf4 "
-             "sm120,kind=mxf8f6f4 sm120,kind=mxf4nvf4; or K=..,group=..,F=..)", spec);
+  lowp_errf(err, errlen, 0, "unknown block-scaled model '%s' (presets: b200,kind=mxf8f6f4 b200,kind=mxf4nvf4 "
+            "sm120,kind=mxf8f6f4 sm120,kind=mxf4nvf4; or K=..,group=..,F=..)", spec);
   return LOWP_EINVAL;
 }

@@ -163,7 +163,7 @@ static const lowp_bfma_t custom_default = BFMA(16, 25);
 /* ------------------------------------------------------ private helpers */
 
 static int fail(char *err, size_t errlen, int status, const char *fmt, const char *arg) {
-  if (err && errlen) lowp_errf(err, errlen, 0, fmt, arg);
+  lowp_errf(err, errlen, 0, fmt, arg);
   return status;
 }
 
@@ -251,8 +251,7 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
                             "or parameters such as b=16,F=25,align=rtz,out=rtz)", tok);
       dp = datapath(pre, in, out);
       if (!dp || dp->b == 0) {
-        if (err && errlen)
-          lowp_errf(err, errlen, 0, "model %s has no tensor-core datapath for %s inputs", pre->name, in->name);
+        lowp_errf(err, errlen, 0, "model %s has no tensor-core datapath for %s inputs", pre->name, in->name);
         return LOWP_EUNSUPPORTED;
       }
       m->bfma = *dp;
@@ -312,7 +311,7 @@ int lowp_tc_model_get(lowp_tc_model_t *m, const char *spec,
       if (!strcmp(val, "ieee")) *f = 0;
       else if (!strcmp(val, "pos")) *f = 1;
       else {
-        if (err && errlen) lowp_errf(err, errlen, 0, "%s=%s: expected ieee or pos", key, val);
+        lowp_errf(err, errlen, 0, "%s=%s: expected ieee or pos", key, val);
         return LOWP_EINVAL;
       }
     } else if (!strcmp(key, "c0align")) {

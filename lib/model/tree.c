@@ -523,7 +523,7 @@ int lowp_tree_validate(const lowp_tree_t *t, char *err, size_t errlen) {
   if (!t) return LOWP_EINVAL;
   if (t->n_nodes == 0) {
     if (t->n > 1) why = "a tree of two or more leaves needs nodes";
-    if (why && err && errlen) lowp_errf(err, errlen, 0, "%s", why);
+    if (why) lowp_errf(err, errlen, 0, "%s", why);
     return why ? LOWP_EINVAL : LOWP_OK;
   }
   used = calloc(t->n + t->n_nodes, 1);
@@ -559,7 +559,7 @@ int lowp_tree_validate(const lowp_tree_t *t, char *err, size_t errlen) {
       why = "invalid accumulation format or rounding";
     }
   }
-  if (why && err && errlen) lowp_errf(err, errlen, 0, "%s", why);
+  if (why) lowp_errf(err, errlen, 0, "%s", why);
   return why ? LOWP_EINVAL : LOWP_OK;
 }
 

@@ -9,7 +9,7 @@
 
 #ifndef LOWP_HAVE_CUDA
 static int no_cuda(char *err, size_t errlen) {
-  if (err && errlen) lowp_errf(err, errlen, 0, "this lowp was built without CUDA");
+  lowp_errf(err, errlen, 0, "this lowp was built without CUDA");
   return LOWP_EUNSUPPORTED;
 }
 int lowp_gemm_cublas_cuda(int variant, void *d, const void *a, const void *b, const void *c,
