@@ -156,8 +156,46 @@ chmod -R a-w "$S/userdir"
 # folder: 34 -> 16 ms of CPU per snapshot on the 2-core machine). find lists each folder in the order
 # it returns its entries, which stays the same while nothing in it changes; two listings that differ
 # are compared again sorted (same_snap), so an order that changed alone is no failure.
-snapshot() {
+# Where python3 is present, one python3 process (a coprocess started once) writes the same listing on
+# request: starting find for every case was most of the snapshot's cost (100 snapshots of the scratch
+# folder's 169 entries: 1.5 s of CPU with find, about 0.1 s with the coprocess)
+snap_find() {
   find "$S" \( -type d -printf '%P %y %m\n' \) -o -printf '%P %y %m %s %T@ %C@ %i\n' >"$W/snap"
+}
+if command -v python3 >/dev/null 2>&1; then
+  coproc SNAP { exec python3 -c '
+import os, stat, sys
+root, out = os.fsencode(sys.argv[1]), sys.argv[2]
+def t(ns): return b"%d.%09d0" % divmod(ns, 10**9)
+def walk(d, rel, lines):
+    with os.scandir(d) as it:
+        for e in it:
+            st = e.stat(follow_symlinks=False)
+            p = rel + e.name
+            m = b"%o" % stat.S_IMODE(st.st_mode)
+            if stat.S_ISDIR(st.st_mode):
+                lines.append(b"%s d %s\n" % (p, m))
+                walk(e.path, p + b"/", lines)
+            else:
+                y = b"l" if stat.S_ISLNK(st.st_mode) else b"f" if stat.S_ISREG(st.st_mode) else b"p" if \
+                    stat.S_ISFIFO(st.st_mode) else b"s" if stat.S_ISSOCK(st.st_mode) else b"c" if \
+                    stat.S_ISCHR(st.st_mode) else b"b" if stat.S_ISBLK(st.st_mode) else b"U"
+                lines.append(b"%s %s %s %d %s %s %d\n" % (p, y, m, st.st_size, t(st.st_mtime_ns),
+                                                         t(st.st_ctime_ns), st.st_ino))
+for _ in sys.stdin:
+    st = os.lstat(root)
+    lines = [b" d %o\n" % stat.S_IMODE(st.st_mode)]
+    walk(root, b"", lines)
+    with open(out, "wb") as f:
+        f.write(b"".join(lines))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+' "$S" "$W/snap"; }
+fi
+snapshot() {
+  local ack
+  if [ -n "${SNAP_PID:-}" ] && printf '\n' 2>/dev/null >&"${SNAP[1]}" && IFS= read -r -u "${SNAP[0]}" ack; then :
+  else snap_find; fi
   IFS= read -r -d '' "$1" <"$W/snap"
 }
 same_snap() {
