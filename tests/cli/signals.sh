@@ -138,7 +138,7 @@ complete() { [ -s "$W/prev/values.png" ] && [ -s "$W/prev/results.json" ] && [ -
 for i in 1 2 3 4 5 6; do
   sig=INT; want=130; [ $((i % 2)) -eq 0 ] && sig=TERM && want=143
   # 0 to 0.33 s: from the start to a little after the end of a run (0.27 s alone)
-  delay=$(printf '0.%02d' $((RANDOM % 34)))
+  printf -v delay '0.%02d' $((RANDOM % 34))
   start "${RUN[@]}" --out "$W/prev"
   sleep "$delay"
   if [ $((i % 3)) -eq 0 ]; then kill -"$sig" "$pid" 2>/dev/null; else kill -"$sig" -- "-$pid" 2>/dev/null; fi
