@@ -167,6 +167,8 @@ if command -v python3 >/dev/null 2>&1; then
 import os, stat, sys
 root, out = os.fsencode(sys.argv[1]), sys.argv[2]
 def t(ns): return b"%d.%09d0" % divmod(ns, 10**9)
+KIND = {stat.S_IFREG: b"f", stat.S_IFLNK: b"l", stat.S_IFIFO: b"p", stat.S_IFSOCK: b"s", stat.S_IFCHR: b"c",
+        stat.S_IFBLK: b"b"}
 def walk(d, rel, lines):
     with os.scandir(d) as it:
         for e in it:
@@ -176,10 +178,8 @@ def walk(d, rel, lines):
             if stat.S_ISDIR(st.st_mode):
                 lines.append(b"%s d %s\n" % (p, m))
                 walk(e.path, p + b"/", lines)
-            else:
-                y = b"l" if stat.S_ISLNK(st.st_mode) else b"f" if stat.S_ISREG(st.st_mode) else b"p" if \
-                    stat.S_ISFIFO(st.st_mode) else b"s" if stat.S_ISSOCK(st.st_mode) else b"c" if \
-                    stat.S_ISCHR(st.st_mode) else b"b" if stat.S_ISBLK(st.st_mode) else b"U"
+            else:  # the letters of find -printf %y
+                y = KIND.get(stat.S_IFMT(st.st_mode), b"U")
                 lines.append(b"%s %s %s %d %s %s %d\n" % (p, y, m, st.st_size, t(st.st_mtime_ns),
                                                          t(st.st_ctime_ns), st.st_ino))
 for _ in sys.stdin:
