@@ -40,8 +40,9 @@ LOWP_PAIRWISE_SPLITS_16(KTREE)
 #undef KTREE
 
 /* s[r] for the MR rows, lanes j .. j + KL: the pairwise sum of [lo, lo + n),
-   2 <= n <= TILE_MAX (16 on AVX-512, 8 on AVX2, 4 on the baseline copy and
-   in sanitizer builds: small code where speed is not measured) */
+   2 <= n <= TILE_MAX (8 on AVX-512; 4 on AVX2, where 8 took the file's
+   compilation twice as long for a few percent, on the baseline copy and in
+   sanitizer builds, small code where speed is not measured) */
 #ifdef KPBASE
 ATTR static __attribute__((noinline)) /* KPBASE's slow way, cold */
 #else
