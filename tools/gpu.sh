@@ -115,7 +115,7 @@ done
 case $JOBS in '' | *[!0-9]* | 0) die2 "--jobs: expected a positive integer, not '$JOBS'" ;; esac
 [ -z "$TIME_LIMIT" ] || case $TIME_LIMIT in *[!0-9]* | 0) die2 "--time-limit: expected a positive number of seconds, not '$TIME_LIMIT'" ;; esac
 T_END=
-[ -z "$TIME_LIMIT" ] || T_END=$(($(date +%s) + TIME_LIMIT))
+[ -z "$TIME_LIMIT" ] || T_END=$((${EPOCHSECONDS:-$(date +%s)} + TIME_LIMIT))
 if [ -n "$PREBUILT" ]; then
   [ -d "$PREBUILT" ] || die2 "--prebuilt: $PREBUILT is not a folder"
   PREBUILT=$(cd "$PREBUILT" && pwd)
@@ -209,13 +209,13 @@ stub() {
   [ "$DRYSTEP" != "${LOWP_GPU_DRYRUN_FAIL:-}" ] || { echo "dry-run: $DRYSTEP fails as asked"; return 1; }
   if [ "$DRYSTEP" = "${LOWP_GPU_DRYRUN_HANG:-}" ]; then
     echo "dry-run: $DRYSTEP hangs as asked"
-    if [ -n "$T_END" ]; then timeout $((T_END - $(date +%s))) sleep 100000; else sleep 100000; fi
+    if [ -n "$T_END" ]; then timeout $((T_END - ${EPOCHSECONDS:-$(date +%s)})) sleep 100000; else sleep 100000; fi
   fi
 }
 step() {
   local name=$1; shift
   local t0 t1 rc
-  t0=$(date +%s)
+  t0=${EPOCHSECONDS:-$(date +%s)}
   if [ -n "$T_END" ] && [ "$t0" -ge "$T_END" ]; then
     STEPS+=("| $name | \`$*\` | not run | --time-limit $TIME_LIMIT s spent |")
     echo "== $name: not run: --time-limit $TIME_LIMIT s spent" >&2
@@ -232,7 +232,7 @@ step() {
     { echo "\$ $*"; "$@"; } >"$TMP/$name.txt" 2>&1
   fi
   rc=$?
-  t1=$(date +%s)
+  t1=${EPOCHSECONDS:-$(date +%s)}
   [ $rc -ne 124 ] || [ -z "$T_END" ] || echo "gpu.sh: $name stopped: --time-limit $TIME_LIMIT s spent" >>"$TMP/$name.txt"
   STEPS+=("| $name | \`$*\` | $rc | $((t1 - t0)) s |")
   [ $rc -eq 0 ] || FAILED=1
