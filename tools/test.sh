@@ -24,12 +24,13 @@ LABEL="${LOWP_TEST_LABEL:-}"
 # (Debian's python3-torch, large)
 TEST_PKGS="chromium python3 python3-jsonschema python3-numpy python3-pytest time netpbm"
 [ "$LABEL" = torch ] && TEST_PKGS="$TEST_PKGS python3-torch"
-# what only CI and some labels use: clang (the sanitizer pass), Open MPI (label mpi, and long's
-# mpi_report_long; CMake must find it before the build). A newcomer's run installs neither: about
-# 45 packages fewer on a fresh machine
-BUILD_PKGS=""
+# what only CI and some labels use: clang (the sanitizer pass, after the first build's tests: it
+# installs beside the build), Open MPI (label mpi, and long's mpi_report_long; tools/setup.sh installs
+# it with the build's packages: CMake must find it before the build). A newcomer's run installs
+# neither: about 45 packages fewer on a fresh machine
+ASAN_PKGS=""
 WITH_MPI=0
-if [ -n "${CI:-}" ] || [ "$LABEL" = asan ]; then BUILD_PKGS="clang"; fi
+if [ -n "${CI:-}" ] || [ "$LABEL" = asan ]; then ASAN_PKGS="clang"; fi
 if [ -n "${CI:-}" ] || [ "$LABEL" = mpi ] || [ "$LABEL" = long ]; then WITH_MPI=1; fi
 export LOWP_WITH_MPI=$WITH_MPI
 # one `apt-get update` for the two installation steps below (tools/setup.sh)
@@ -65,25 +66,27 @@ asan_pass() {
 }
 
 if [ "$LABEL" = asan ]; then
-  LOWP_SETUP_BUILD=0 LOWP_EXTRA_PKGS="$BUILD_PKGS $TEST_PKGS" bash tools/setup.sh
+  LOWP_SETUP_BUILD=0 LOWP_EXTRA_PKGS="$ASAN_PKGS $TEST_PKGS" bash tools/setup.sh
   phase "set-up done"
   asan_pass
   exit 0
 fi
-# the build's packages first; then the tests' own install while the build compiles (the build uses
-# none of them, CMake looks for none): on a fresh machine their download and unpacking overlap it
-LOWP_SETUP_BUILD=0 LOWP_EXTRA_PKGS="$BUILD_PKGS" bash tools/setup.sh
+# the build's packages first; then what lowp runs (gnuplot, Fashion-MNIST), the tests' own and clang
+# install while the build compiles (the build uses none of them, CMake looks for none): on a fresh
+# machine their download and unpacking overlap it
+LOWP_SETUP_BUILD=0 LOWP_SETUP_PART=build bash tools/setup.sh
 phase "the build's packages"
 pkglog=$(mktemp)
 trap 'rm -f "$LOWP_APT_STAMP" "$pkglog"' EXIT
-LOWP_SETUP_BUILD=0 LOWP_SETUP_PKGS="$TEST_PKGS" bash tools/setup.sh >"$pkglog" 2>&1 &
+LOWP_SETUP_BUILD=0 LOWP_SETUP_PART=run LOWP_EXTRA_PKGS="$ASAN_PKGS $TEST_PKGS" bash tools/setup.sh \
+  >"$pkglog" 2>&1 &
 pkgpid=$!
-LOWP_EXTRA_PKGS="$BUILD_PKGS" bash tools/setup.sh build || { rc=$?; wait "$pkgpid" || true; exit "$rc"; }
+LOWP_SETUP_PART=build bash tools/setup.sh build || { rc=$?; wait "$pkgpid" || true; exit "$rc"; }
 prc=0
 wait "$pkgpid" || prc=$?
 cat "$pkglog" >&2
 if [ "$prc" -ne 0 ]; then
-  echo "lowp tests: installing the tests' packages ($TEST_PKGS) failed (exit $prc)" >&2
+  echo "lowp tests: installing lowp's run-time and the tests' packages failed (exit $prc)" >&2
   exit "$prc"
 fi
 phase "build done (the tests' packages installed beside it)"
