@@ -354,7 +354,8 @@ T2 AI int a_blocks(float *out, const nctx_t *c, size_t k, size_t w, const int F)
 #define LOWP_N32_NVB 2
 /* 4-term leaves, as the baseline's: 8-term ones compiled each of the two AVX2 files in 12 s of CPU
    instead of 4, and were 3-10% faster on the bench's pairwise rows (fp16, bf16, fp32 rtz at n = 1024,
-   2026-12-01) */
+   2026-12-01). bf16 keeps 8 (LOWP_N32_BIG in reduce_fast32_avx2b.c): its pairwise row was 1.81x the
+   recursive path with them, 1.84-1.89x with 4, the bench's nearest to the 2x target */
 #define LOWP_N32_LEAF 4
 #define ATTR T2
 #define V a16_t

@@ -10,8 +10,13 @@
    blocked and splitk sums of all c's rows and says 1, or says 0 (then
    blocks_ runs). No include guard: meant
    to be included several times. LOWP_N32_LEAF: the largest pairwise
-   subtree kept in registers (2 to 8); LOWP_N32_NVB: the vectors the
-   recursive sums step together (a divisor of NV). */
+   subtree kept in registers (2 to 8); where defined, LOWP_N32_BIG(fmt) (a
+   constant in each instance) names the instances that keep 8 instead;
+   LOWP_N32_NVB: the vectors the recursive sums step together (a divisor
+   of NV). */
+#ifndef LOWP_N32_BIG
+#define LOWP_N32_BIG(fmt) 0
+#endif
 
 #define LOWP_CAT2(a, b) a##b
 #define LOWP_CAT(a, b) LOWP_CAT2(a, b)
@@ -32,8 +37,8 @@ ATTR AI V FN(pw3_)(const nctx_t *c, size_t lo, size_t jv, KP) {
 LOWP_PAIRWISE_SPLITS_8(LOWP_PW)
 #undef LOWP_PW
 
-/* out = pairwise over [lo, lo + n), 1 <= n <= LOWP_N32_LEAF, for the OW32
-   columns of each of c's rows (n = 1 only for k = 1: the lone term rounded) */
+/* out = pairwise over [lo, lo + n), 1 <= n <= the instance's leaf size (LOWP_N32_LEAF, or 8), for
+   the OW32 columns of each of c's rows (n = 1 only for k = 1: the lone term rounded) */
 ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
   size_t jv, ri;
   for (ri = 0; ri < c0->rows; ri++) {
@@ -48,13 +53,20 @@ ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
   }                                                                                \
   break;
 #define LOWP_LCASE(n, h, rest) case n: LOWP_LEAF(FN(pw##n##_)(c, lo, jv, KN))
-  switch (n) {
-  case 1: LOWP_LEAF(OP(lone)(c, lo, jv, KN))
-  case 2: LOWP_LEAF(FN(pw2_)(c, lo, jv, KN))
-  case 3: LOWP_LEAF(FN(pw3_)(c, lo, jv, KN))
-  LOWP_PAIRWISE_SPLITS(LOWP_N32_LEAF, LOWP_LCASE)
-  default: LOWP_LEAF(FN(LOWP_CAT(LOWP_CAT(pw, LOWP_N32_LEAF), _))(c, lo, jv, KN)) /* (pair_ asks for no more) */
+#define LOWP_LSWITCH(MAXN)                                                          \
+  switch (n) {                                                                     \
+  case 1: LOWP_LEAF(OP(lone)(c, lo, jv, KN))                                       \
+  case 2: LOWP_LEAF(FN(pw2_)(c, lo, jv, KN))                                       \
+  case 3: LOWP_LEAF(FN(pw3_)(c, lo, jv, KN))                                       \
+  LOWP_PAIRWISE_SPLITS(MAXN, LOWP_LCASE)                                           \
+  default: LOWP_LEAF(FN(LOWP_CAT(LOWP_CAT(pw, MAXN), _))(c, lo, jv, KN)) /* (pair_ asks for no more) */ \
   }
+    if (LOWP_N32_BIG(fmt)) {
+      LOWP_LSWITCH(8)
+    } else {
+      LOWP_LSWITCH(LOWP_N32_LEAF)
+    }
+#undef LOWP_LSWITCH
 #undef LOWP_LCASE
   }
 #undef LOWP_LEAF
@@ -121,12 +133,12 @@ ATTR static void FN(blocksd_)(float *out, const nctx_t *c, size_t k, size_t w) {
 }
 #undef LOWP_N32_SWITCH
 
-/* pairwise over [lo, hi), hi - lo >= 1: leaves of up to LOWP_N32_LEAF terms in
-   registers, every addition above them on the OW32 lanes in memory */
+/* pairwise over [lo, hi), hi - lo >= 1: leaves of up to LOWP_N32_LEAF terms (8 where
+   LOWP_N32_BIG) in registers, every addition above them on the OW32 lanes in memory */
 ATTR static void FN(pair_)(float *out, const nctx_t *c, size_t lo, size_t hi) {
   float tmp[RB * OW32] __attribute__((aligned(64)));
   size_t mid;
-  if (hi - lo <= LOWP_N32_LEAF) {
+  if (hi - lo <= (LOWP_N32_BIG(c->fmt) ? 8 : LOWP_N32_LEAF)) {
     FN(leafd_)(out, c, lo, hi - lo);
     return;
   }
