@@ -550,8 +550,8 @@ LOWP_AVX2 AI void vadd_d_avx2(vd *x, const vd *y) {
 #define ATTR __attribute__((target("avx2,fma")))
 #define FTWO ftwo256
 #define FTWO_INLINE 2
-/* (subtrees of 8 terms: this file's compilation 10.2 -> 4.3 s of CPU with 4 here and 8 on AVX-512
-   instead of 16; the bench's AVX2 pairwise rows 6-21% slower, 2026-12-01) */
+/* (8 here and 16 on AVX-512 compiled this file in 10.2 s of CPU, 4 here and 8 there in 4.3 s; the
+   bench's AVX2 pairwise rows 6-21% slower, 2026-12-01) */
 #define TILE_MAX 4
 #define VFMA vfma_avx2
 #undef TERM

@@ -43,9 +43,9 @@
  * mode's own zero); a NaN is the positive quiet NaN at the output.
  *
  * Orders (lowp_accum_dot): pairwise keeps subtrees of up to LOWP_N32_LEAF
- * terms in registers (4 in every copy: 8 took the AVX2 and AVX-512 files
- * about three times as long to compile for a few percent, reduce_fast32_avx2.h;
- * the tree's shape depends only on k), the additions above them on OW32 lanes
+ * terms in registers (4, and 8 for bf16 on AVX2: 8 everywhere took the AVX2
+ * and AVX-512 files about three times as long to compile for a few percent,
+ * reduce_fast32_avx2.h; the tree's shape depends only on k), the additions above them on OW32 lanes
  * in memory; recursive, blocked and splitk step LOWP_N32_NVB vectors of a
  * row together (independent chains: all NV on AVX-512, 2 elsewhere).
  * The pairwise tree runs RB_RO rows of A at once (RB for FMA32), so that
