@@ -14,32 +14,29 @@ TARGETS=("$@")
 # (exercise 6). LOWP_EXTRA_PKGS adds more (the tests add clang for the sanitizer
 # pass). Open MPI (lowp under mpirun, docs/scale.md) is
 # optional: LOWP_WITH_MPI=1 installs it (libopenmpi-dev openmpi-bin, about 35
-# packages; CMake finds it at the next configure). LOWP_SETUP_PKGS replaces the
-# whole list. LOWP_SETUP_PART=build takes only what the build needs, =run only
-# what the built lowp runs (gnuplot, its font, Fashion-MNIST: 76 packages and 82 MB
-# on a fresh Debian 12 that the build does not wait for): tools/report.sh and
-# tools/test.sh install the second part while the build compiles.
+# packages; CMake finds it at the next configure). When this script builds, what
+# only a built lowp runs (gnuplot, its font, Fashion-MNIST: 76 packages and 82 MB
+# on a fresh Debian 12), and LOWP_LATE_PKGS (tools/test.sh: the tests' own), install
+# while the build compiles: the build needs none of them.
 BUILD_DEPS="build-essential cmake pkg-config libmpfr-dev libgmp-dev librandom123-dev
       libcjson-dev nettle-dev libopenblas-dev git zlib1g-dev ninja-build"
 RUN_DEPS="gnuplot-nox fonts-dejavu-core dataset-fashion-mnist"
 # (Open MPI with the build's: CMake must find it before the build)
 [ "${LOWP_WITH_MPI:-0}" = 1 ] && BUILD_DEPS="$BUILD_DEPS libopenmpi-dev openmpi-bin"
-case "${LOWP_SETUP_PART:-}" in
-build) PKGS=$BUILD_DEPS ;;
-run) PKGS=$RUN_DEPS ;;
-'') PKGS="$BUILD_DEPS $RUN_DEPS" ;;
-*) echo "lowp setup: LOWP_SETUP_PART is build, run or empty, not '$LOWP_SETUP_PART'" >&2; exit 2 ;;
-esac
-PKGS="$PKGS ${LOWP_EXTRA_PKGS:-}"
-[ -n "${LOWP_SETUP_PKGS:-}" ] && PKGS="$LOWP_SETUP_PKGS"
+LATE="$RUN_DEPS ${LOWP_LATE_PKGS:-}"
+BUILDING=1
+[ "${LOWP_SETUP_BUILD:-1}" = 0 ] && BUILDING=0
 
-missing=""
-for p in $PKGS; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+UPDATED=0
+# install_pkgs PKG...: the missing ones (one `apt-get update` per run of this script)
+install_pkgs() {
+  local p missing="" t_apt
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+  done
+  [ -n "$missing" ] || return 0
   echo "lowp setup: installing:$missing" >&2
   # a package installation that was interrupted (a killed apt-get) leaves
   # dpkg refusing every later one until it is finished: finish it first
@@ -48,18 +45,26 @@ if [ -n "$missing" ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO dpkg --configure -a >&2
   fi
   t_apt=$(date +%s)
-  # LOWP_APT_STAMP=FILE: one `apt-get update` per run of the caller (tools/test.sh installs in two
-  # steps): skipped when FILE is non-empty, and FILE written after it
-  if [ -z "${LOWP_APT_STAMP:-}" ] || [ ! -s "$LOWP_APT_STAMP" ]; then
+  if [ "$UPDATED" = 0 ]; then
     $SUDO apt-get -o DPkg::Lock::Timeout=600 update -qq
-    [ -z "${LOWP_APT_STAMP:-}" ] || echo updated >"$LOWP_APT_STAMP"
+    UPDATED=1
   fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >&2
   echo "lowp setup: packages installed in $(( $(date +%s) - t_apt )) s" >&2
-fi
+}
 
-# LOWP_SETUP_BUILD=0: packages only (tools/test.sh's asan pass and tools/gpu.sh build elsewhere)
-[ "${LOWP_SETUP_BUILD:-1}" = 0 ] && exit 0
+# LOWP_SETUP_BUILD=0: packages only, all of them (tools/test.sh's asan pass and tools/gpu.sh build elsewhere)
+if [ "$BUILDING" = 0 ]; then
+  install_pkgs $BUILD_DEPS ${LOWP_EXTRA_PKGS:-} $LATE
+  exit 0
+fi
+install_pkgs $BUILD_DEPS ${LOWP_EXTRA_PKGS:-}
+# the late packages beside the build (their own log, shown when both are done; the build's
+# `apt-get update` done above is not done again there); a failed build waits for them too
+latelog=$(mktemp)
+( install_pkgs $LATE ) >"$latelog" 2>&1 &
+latepid=$!
+trap 'wait "$latepid" 2>/dev/null || true; rm -f "$latelog"' EXIT
 t_build=$(date +%s)
 echo "lowp setup: building in $BUILD/${TARGETS[*]:+ (${TARGETS[*]})}" >&2
 # Ninja for a new build folder (a folder keeps the generator it was made with): it compiles a
@@ -77,3 +82,10 @@ else
   cmake --build "$BUILD" -j"$(nproc)" >&2
 fi
 echo "lowp setup: built in $(( $(date +%s) - t_build )) s" >&2
+lrc=0
+wait "$latepid" || lrc=$?
+cat "$latelog" >&2
+if [ "$lrc" -ne 0 ]; then
+  echo "lowp setup: installing the packages beside the build ($LATE) failed (exit $lrc)" >&2
+  exit "$lrc"
+fi

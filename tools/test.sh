@@ -33,10 +33,6 @@ WITH_MPI=0
 if [ -n "${CI:-}" ] || [ "$LABEL" = asan ]; then ASAN_PKGS="clang"; fi
 if [ -n "${CI:-}" ] || [ "$LABEL" = mpi ] || [ "$LABEL" = long ]; then WITH_MPI=1; fi
 export LOWP_WITH_MPI=$WITH_MPI
-# one `apt-get update` for the two installation steps below (tools/setup.sh)
-LOWP_APT_STAMP=$(mktemp)
-export LOWP_APT_STAMP
-trap 'rm -f "$LOWP_APT_STAMP"' EXIT
 
 asan_pass() {
   # sanitizers and fuzzing: a second build (build-asan) under ASan+UBSan
@@ -72,23 +68,9 @@ if [ "$LABEL" = asan ]; then
   exit 0
 fi
 # the build's packages first; then what lowp runs (gnuplot, Fashion-MNIST), the tests' own and clang
-# install while the build compiles (the build uses none of them, CMake looks for none): on a fresh
-# machine their download and unpacking overlap it
-LOWP_SETUP_BUILD=0 LOWP_SETUP_PART=build bash tools/setup.sh
-phase "the build's packages"
-pkglog=$(mktemp)
-trap 'rm -f "$LOWP_APT_STAMP" "$pkglog"' EXIT
-LOWP_SETUP_BUILD=0 LOWP_SETUP_PART=run LOWP_EXTRA_PKGS="$ASAN_PKGS $TEST_PKGS" bash tools/setup.sh \
-  >"$pkglog" 2>&1 &
-pkgpid=$!
-LOWP_SETUP_PART=build bash tools/setup.sh build || { rc=$?; wait "$pkgpid" || true; exit "$rc"; }
-prc=0
-wait "$pkgpid" || prc=$?
-cat "$pkglog" >&2
-if [ "$prc" -ne 0 ]; then
-  echo "lowp tests: installing lowp's run-time and the tests' packages failed (exit $prc)" >&2
-  exit "$prc"
-fi
+# install while the build compiles (tools/setup.sh: the build uses none of them, CMake looks for none):
+# on a fresh machine their download and unpacking overlap it
+LOWP_LATE_PKGS="$ASAN_PKGS $TEST_PKGS" bash tools/setup.sh build
 phase "build done (the tests' packages installed beside it)"
 if [ -n "$LABEL" ]; then
   ctest --test-dir build -L "$LABEL" --output-on-failure -j"$(nproc)"

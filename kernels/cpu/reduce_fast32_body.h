@@ -11,12 +11,16 @@
    blocks_ runs). No include guard: meant
    to be included several times. LOWP_N32_LEAF: the largest pairwise
    subtree kept in registers (2 to 8); where defined, LOWP_N32_BIG(fmt) (a
-   constant in each instance) names the instances that keep 8 instead;
+   constant in each instance) names the instances that keep
+   LOWP_N32_LEAF_BIG instead;
    LOWP_N32_NVB: the vectors the recursive sums step together (a divisor
    of NV). */
 #ifndef LOWP_N32_BIG
 #define LOWP_N32_BIG(fmt) 0
 #endif
+#define LOWP_N32_LEAF_BIG 8
+/* the leaf size of the instance for format fmt */
+#define LOWP_N32_LEAF_OF(fmt) (LOWP_N32_BIG(fmt) ? LOWP_N32_LEAF_BIG : LOWP_N32_LEAF)
 
 #define LOWP_CAT2(a, b) a##b
 #define LOWP_CAT(a, b) LOWP_CAT2(a, b)
@@ -37,7 +41,7 @@ ATTR AI V FN(pw3_)(const nctx_t *c, size_t lo, size_t jv, KP) {
 LOWP_PAIRWISE_SPLITS_8(LOWP_PW)
 #undef LOWP_PW
 
-/* out = pairwise over [lo, lo + n), 1 <= n <= the instance's leaf size (LOWP_N32_LEAF, or 8), for
+/* out = pairwise over [lo, lo + n), 1 <= n <= LOWP_N32_LEAF_OF(fmt), for
    the OW32 columns of each of c's rows (n = 1 only for k = 1: the lone term rounded) */
 ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
   size_t jv, ri;
@@ -62,7 +66,7 @@ ATTR AI void FN(leaf_)(float *out0, const nctx_t *c0, size_t lo, size_t n, KP) {
   default: LOWP_LEAF(FN(LOWP_CAT(LOWP_CAT(pw, MAXN), _))(c, lo, jv, KN)) /* (pair_ asks for no more) */ \
   }
     if (LOWP_N32_BIG(fmt)) {
-      LOWP_LSWITCH(8)
+      LOWP_LSWITCH(LOWP_N32_LEAF_BIG)
     } else {
       LOWP_LSWITCH(LOWP_N32_LEAF)
     }
@@ -133,12 +137,12 @@ ATTR static void FN(blocksd_)(float *out, const nctx_t *c, size_t k, size_t w) {
 }
 #undef LOWP_N32_SWITCH
 
-/* pairwise over [lo, hi), hi - lo >= 1: leaves of up to LOWP_N32_LEAF terms (8 where
-   LOWP_N32_BIG) in registers, every addition above them on the OW32 lanes in memory */
+/* pairwise over [lo, hi), hi - lo >= 1: leaves of up to LOWP_N32_LEAF_OF(c->fmt) terms in
+   registers, every addition above them on the OW32 lanes in memory */
 ATTR static void FN(pair_)(float *out, const nctx_t *c, size_t lo, size_t hi) {
   float tmp[RB * OW32] __attribute__((aligned(64)));
   size_t mid;
-  if (hi - lo <= (LOWP_N32_BIG(c->fmt) ? 8 : LOWP_N32_LEAF)) {
+  if (hi - lo <= (size_t)LOWP_N32_LEAF_OF(c->fmt)) {
     FN(leafd_)(out, c, lo, hi - lo);
     return;
   }
@@ -173,3 +177,5 @@ ATTR void FN(lowp_n32_row)(float *out, const nctx_t *c, size_t k) {
 #undef FN
 #undef LOWP_CAT
 #undef LOWP_CAT2
+#undef LOWP_N32_LEAF_OF
+#undef LOWP_N32_LEAF_BIG
