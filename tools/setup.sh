@@ -24,8 +24,6 @@ RUN_DEPS="gnuplot-nox fonts-dejavu-core dataset-fashion-mnist"
 # (Open MPI with the build's: CMake must find it before the build)
 [ "${LOWP_WITH_MPI:-0}" = 1 ] && BUILD_DEPS="$BUILD_DEPS libopenmpi-dev openmpi-bin"
 LATE="$RUN_DEPS ${LOWP_LATE_PKGS:-}"
-BUILDING=1
-[ "${LOWP_SETUP_BUILD:-1}" = 0 ] && BUILDING=0
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -54,7 +52,7 @@ install_pkgs() {
 }
 
 # LOWP_SETUP_BUILD=0: packages only, all of them (tools/test.sh's asan pass and tools/gpu.sh build elsewhere)
-if [ "$BUILDING" = 0 ]; then
+if [ "${LOWP_SETUP_BUILD:-1}" = 0 ]; then
   install_pkgs $BUILD_DEPS ${LOWP_EXTRA_PKGS:-} $LATE
   exit 0
 fi
