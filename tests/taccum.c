@@ -142,6 +142,73 @@ static void random_vs_exact(void) {
   lowp_test_check(bad == 0, "lowp_accum_add vs lowp_exact_add2: %zu of %zu differ", bad, total);
 }
 
+/* lowp_accum_dot_many against lowp_accum_dot, lane by lane, bit for bit: every order, formats with and
+   without lowp__add_fp32's binary32 path, every deterministic mode, fma 0 and 1, 1..LOWP_ACCUM_LANES
+   lanes, lengths from 0, terms with ties, cancellation, zeros of both signs, subnormal sums, overflow,
+   inf and NaN */
+static void many_vs_one(void) {
+  static const char *const orders[] = {"recursive", "pairwise", "blocked:3", "splitk:3", "kahan", "fma"};
+  static const char *const accs[] = {"fp32", "fp16", "bf16", "fp64", "e4m3"};
+  static const char *const modes[] = {"rne", "rtz", "rup", "rdn"};
+  static const size_t lens[] = {0, 1, 2, 3, 7, 33};
+  enum { L = LOWP_ACCUM_LANES, NMAX = 33 };
+  double a[L][NMAX], b[L][NMAX], y[L], want;
+  const double *pa[L], *pb[L];
+  lowp_rng_t r;
+  size_t oi, ai, mi, li, g, l, t, bad = 0, total = 0;
+  int fm;
+  lowp_rng_init(&r, lowp_test_seed(), 11);
+  for (oi = 0; oi < sizeof orders / sizeof *orders; oi++)
+    for (ai = 0; ai < sizeof accs / sizeof *accs; ai++)
+      for (mi = 0; mi < sizeof modes / sizeof *modes; mi++)
+        for (fm = 0; fm < 2; fm++) {
+          char spec[96];
+          lowp_accum_t m;
+          if (!strcmp(accs[ai], "fp64") && mi) continue; /* fp64 sums are rne only */
+          snprintf(spec, sizeof spec, "%s,acc=%s,rnd=%s,fma=%d", orders[oi], accs[ai], modes[mi],
+                   strcmp(orders[oi], "fma") ? fm : 1);
+          m = model(spec);
+          for (li = 0; li < sizeof lens / sizeof *lens; li++)
+            for (g = 1; g <= L; g++) {
+              for (l = 0; l < g; l++) {
+                for (t = 0; t < lens[li]; t++) {
+                  uint64_t k = lowp_rng_next(&r);
+                  double u = ldexp(1.0 + (double)(k >> 40) * 0x1p-24, (int)(k % 30) - 15);
+                  a[l][t] = k & 0x100000 ? -u : u;
+                  b[l][t] = ldexp(1.0 + (double)((k >> 20) & 0xfff) * 0x1p-12, (int)((k >> 8) % 20) - 10);
+                  switch ((k >> 32) % 24) {
+                  case 0: a[l][t] = 0.0; break;
+                  case 1: a[l][t] = -0.0; break;
+                  case 2: if (t) a[l][t] = -a[l][t - 1], b[l][t] = b[l][t - 1]; break; /* cancellation */
+                  case 3: a[l][t] = ldexp(u, -140), b[l][t] = 0x1p-8; break; /* subnormal in fp32 */
+                  case 4: a[l][t] = ldexp(u, 120), b[l][t] = 0x1p7; break; /* overflow of narrow sums */
+                  case 5: if ((k >> 50) % 8 == 0) a[l][t] = (k >> 49) & 1 ? INFINITY : -INFINITY; break;
+                  case 6: if ((k >> 50) % 16 == 0) a[l][t] = NAN; break;
+                  default: break;
+                  }
+                }
+                pa[l] = a[l], pb[l] = b[l];
+              }
+              lowp_test_check(lowp_accum_dot_many(y, g, pa, 1, pb, 1, lens[li], &m) == LOWP_OK, "%s: many",
+                              spec);
+              for (l = 0; l < g; l++) {
+                lowp_accum_dot(&want, a[l], 1, b[l], 1, lens[li], &m);
+                total++;
+                if (memcmp(&want, &y[l], sizeof want) && bad++ < 5)
+                  lowp_test_check(0, "%s, n %zu, lane %zu of %zu: %a, alone %a", spec, lens[li], l, g, y[l],
+                                  want);
+              }
+            }
+        }
+  lowp_test_check(bad == 0 && total > 10000, "lowp_accum_dot_many vs lowp_accum_dot: %zu of %zu differ", bad,
+                  total);
+  {
+    lowp_accum_t m = model("pairwise");
+    lowp_test_check(lowp_accum_dot_many(y, L + 1, pa, 1, pb, 1, 1, &m) == LOWP_EINVAL,
+                    "more lanes than LOWP_ACCUM_LANES refused");
+  }
+}
+
 static void parser(void) {
   lowp_accum_t m;
   char err[256];
@@ -181,5 +248,6 @@ int main(void) {
   hand_picked();
   parser();
   random_vs_exact();
+  many_vs_one();
   return lowp_test_end();
 }

@@ -125,6 +125,35 @@ static void check_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, const d
                     "%s: dot runs", what);
     lowp_test_check(same_bits(y0, y1), "%s: dot %a, reference %a", what, y1, y0);
   }
+  /* up to LOWP_DOT_FAST_LANES dots side by side (rows of a, columns of b; every isa copy), each the
+     scalar reference's bits */
+  {
+    const double *xs[LOWP_DOT_FAST_LANES], *ws[LOWP_DOT_FAST_LANES];
+    double y[LOWP_DOT_FAST_LANES], want1;
+    size_t g = m < LOWP_DOT_FAST_LANES ? m : LOWP_DOT_FAST_LANES, q;
+    int fast_all = 1; /* lowp_dot_acc_fast serves every lane: so must lowp_dot_acc_fast_many, else it declines */
+    for (q = 0; q < g; q++) {
+      xs[q] = a + q * k, ws[q] = b + (q + 1) % n;
+      fast_all &= lowp_dot_acc_fast(&want1, xs[q], 1, ws[q], n, k, c0[0], cfg) == LOWP_OK;
+    }
+    for (s = 0; s <= 3; s++) {
+      int st;
+      memset(y, 0, sizeof y);
+      st = s < 3 ? lowp_dot_acc_fast_many(y, g, xs, 1, ws, n, k, c0[0], cfg, isas[s])
+                 : lowp_dot_acc_ref_many(y, g, xs, 1, ws, n, k, c0[0], cfg);
+      if (st == LOWP_EUNSUPPORTED) continue;
+      if (s < 3 && !fast_all) {
+        lowp_test_check(st == LOWP_EINVAL, "%s: %s dots status %d where the fast step declines", what, isas[s], st);
+        continue;
+      }
+      lowp_test_check(st == LOWP_OK, "%s: %s dots status %d", what, s < 3 ? isas[s] : "ref_many", st);
+      for (q = 0; q < g; q++) {
+        lowp_test_check(lowp_dot_acc_scalar(&want1, xs[q], 1, ws[q], n, k, c0[0], cfg) == LOWP_OK, "%s: dot", what);
+        lowp_test_check(same_bits(y[q], want1), "%s: %s dots, lane %zu of %zu: %a, reference %a", what,
+                        s < 3 ? isas[s] : "ref_many", q, g, y[q], want1);
+      }
+    }
+  }
 out:
   free(ref), free(got);
 }

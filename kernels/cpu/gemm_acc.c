@@ -169,3 +169,14 @@ int lowp_dot_acc_ref(double *y, const double *x, size_t incx, const double *w,
   if (lowp_dot_acc_fast(y, x, incx, w, incw, n, init, cfg) == LOWP_OK) return LOWP_OK;
   return lowp_dot_acc_scalar(y, x, incx, w, incw, n, init, cfg);
 }
+
+int lowp_dot_acc_ref_many(double *y, size_t g, const double *const *x, size_t incx, const double *const *w,
+                          size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg) {
+  size_t q;
+  int st = check(cfg);
+  if (st) return st;
+  if (lowp_dot_acc_fast_many(y, g, x, incx, w, incw, n, init, cfg, NULL) == LOWP_OK) return LOWP_OK;
+  for (q = 0; q < g; q++) /* lane by lane where the fast step does not serve them all */
+    if ((st = lowp_dot_acc_ref(&y[q], x[q], incx, w[q], incw, n, init, cfg)) != LOWP_OK) return st;
+  return LOWP_OK;
+}

@@ -85,6 +85,15 @@ int lowp_gemm_acc_scalar(double *c, const double *a, const double *b, size_t m,
 int lowp_gemm_acc_fpx(double *c, const double *a, const double *b, size_t m, size_t n,
                       size_t k, const lowp_gemm_acc_cfg_t *cfg, lowp_fpx_trace_t *trace);
 
+/**
+ * @brief y[q] = lowp_dot_acc_ref(x[q], incx, w[q], incw, n, init, cfg) for q < g (at most
+ * LOWP_DOT_FAST_LANES, cpu/gemm_acc_fast.h): the same bits, the dots' steps interleaved where the fast
+ * step serves every lane, else one by one.
+ * @return as lowp_gemm_acc_ref (the first lane's failure).
+ */
+int lowp_dot_acc_ref_many(double *y, size_t g, const double *const *x, size_t incx, const double *const *w,
+                          size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg);
+
 /** @brief The scalar reference behind lowp_dot_acc_ref (same contract). */
 int lowp_dot_acc_scalar(double *y, const double *x, size_t incx, const double *w,
                         size_t incw, size_t n, double init,

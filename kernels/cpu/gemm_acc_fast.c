@@ -1216,6 +1216,84 @@ int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
   return LOWP_OK;
 }
 
+/* lowp_dot_acc_fast_many's RO64 steps: step_ro on each lane, as vstep_ro on the lanes of a vd (the
+   GEMM kernels' step, the same bits lane by lane: tests/tgemm_acc_fast.c); lanes from g on are zeros */
+_Static_assert(sizeof(vd) == LOWP_DOT_FAST_LANES * sizeof(double), "many_ro: one lane of vd a dot");
+AI void many_ro(double *s, size_t g, const double *const *x, size_t incx, const double *const *w,
+                size_t incw, size_t n, const tgt_t *acc, const tgt_t *prod, int rp) {
+  vd sv, av, bv;
+  size_t l, q;
+  for (q = 0; q < LOWP_DOT_FAST_LANES; q++) sv[q] = q < g ? s[q] : 0.0;
+  for (l = 0; l < n; l++) {
+    for (q = 0; q < LOWP_DOT_FAST_LANES; q++) {
+      av[q] = q < g ? x[q][l * incx] : 0.0;
+      bv[q] = q < g ? w[q][l * incw] : 0.0;
+    }
+    sv = vstep_ro(sv, av, bv, acc, prod, acc->mode, rp);
+  }
+  for (q = 0; q < g; q++) s[q] = sv[q];
+}
+static void many_ro_generic(double *s, size_t g, const double *const *x, size_t incx, const double *const *w,
+                            size_t incw, size_t n, const tgt_t *acc, const tgt_t *prod, int rp) {
+  many_ro(s, g, x, incx, w, incw, n, acc, prod, rp);
+}
+#ifdef LOWP_ACCFAST_X86
+__attribute__((target("avx2,fma"))) static void many_ro_avx2(double *s, size_t g, const double *const *x,
+                                                             size_t incx, const double *const *w, size_t incw,
+                                                             size_t n, const tgt_t *acc, const tgt_t *prod, int rp) {
+  many_ro(s, g, x, incx, w, incw, n, acc, prod, rp);
+}
+#endif
+
+int lowp_dot_acc_fast_many(double *y, size_t g, const double *const *x, size_t incx, const double *const *w,
+                           size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg, const char *isa) {
+  lowp_accfast_kind_t kd = kind_of(cfg, 0);
+  tgt_t acc, prod;
+  double s[LOWP_DOT_FAST_LANES], s0;
+  size_t l, q;
+  int use = (int)lowp_cpu_isa(1);
+  if (isa) {
+    int want = lowp_isa_parse(isa);
+    if (want < 0) return LOWP_EINVAL;
+    if (want > use) return LOWP_EUNSUPPORTED;
+    use = want;
+  }
+  if (g == 0) return LOWP_OK;
+  if (!y || g > LOWP_DOT_FAST_LANES || !x || !w) return LOWP_EINVAL;
+  for (q = 0; q < g; q++)
+    if (n && (!x[q] || !w[q])) return LOWP_EINVAL;
+  /* lowp_dot_acc_fast's kind, which must be that of every lane */
+  if (kd == LOWP_ACCFAST_NONE && n) {
+    for (q = 0; q < g; q++)
+      if (!input_class(x[q], n, incx) || !input_class(w[q], n, incw)) return LOWP_EINVAL;
+    kd = kind_of(cfg, 1);
+  }
+  if (kd == LOWP_ACCFAST_NONE) return LOWP_EINVAL;
+  (void)lowp_round_f64(&s0, init, cfg->acc, cfg->pol, cfg->acc_rnd);
+  tgt_of(&acc, cfg->acc, cfg->acc_rnd);
+  tgt_of(&prod, cfg->prod, cfg->prod_rnd);
+  for (q = 0; q < g; q++) s[q] = s0;
+  /* lowp_dot_acc_fast's loop, one step of each lane in turn */
+  if (kd == LOWP_ACCFAST_FMA64 || (kd == LOWP_ACCFAST_FMA32 && cfg->acc_rnd == LOWP_RND_NE)) {
+    for (l = 0; l < n; l++)
+      for (q = 0; q < g; q++) {
+        double a = x[q][l * incx], b = w[q][l * incw];
+        if (kd == LOWP_ACCFAST_FMA64) s[q] = cfg->prod ? a * b + s[q] : fma(a, b, s[q]);
+        else
+          s[q] = cfg->prod ? (double)((float)a * (float)b + (float)s[q])
+                           : (double)fmaf((float)a, (float)b, (float)s[q]);
+      }
+  } else {
+#ifdef LOWP_ACCFAST_X86
+    if (use >= ISA_AVX2) many_ro_avx2(s, g, x, incx, w, incw, n, &acc, &prod, cfg->prod != NULL);
+    else
+#endif
+      many_ro_generic(s, g, x, incx, w, incw, n, &acc, &prod, cfg->prod != NULL);
+  }
+  for (q = 0; q < g; q++) y[q] = n ? canon(s[q]) : s[q];
+  return LOWP_OK;
+}
+
 const char *lowp_gemm_acc_fast_isa(void) {
   return lowp_isa_name(lowp_cpu_isa(1));
 }

@@ -60,6 +60,17 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
 int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
                       size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg);
 
+/** @brief The most dots lowp_dot_acc_fast_many takes at once. */
+#define LOWP_DOT_FAST_LANES 8
+
+/** @brief y[q] = lowp_dot_acc_fast(x[q], incx, w[q], incw, n, init, cfg) for q < g <= LOWP_DOT_FAST_LANES,
+    the same bits, the g dots' steps interleaved (each dot's steps are a serial chain; RO64's on the
+    lanes of one vector). isa: as lowp_gemm_acc_fast's (NULL: the best this CPU runs).
+    @return LOWP_OK; LOWP_EINVAL when the fast step does not serve every lane (nothing then set);
+            LOWP_EUNSUPPORTED for an isa this CPU lacks. */
+int lowp_dot_acc_fast_many(double *y, size_t g, const double *const *x, size_t incx, const double *const *w,
+                           size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg, const char *isa);
+
 /** @brief The compiled copy this CPU runs: "avx512", "avx2" or "generic"
     (static storage). FMA32 serves rtz/rup/rdn only on "avx512" (rounding
     in the instruction); elsewhere those modes take RO64. */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "cpu/gemm_acc.h"
+#include "cpu/gemm_acc_fast.h"
 #include "cpu/gemm_tc.h"
 #include "cpu/reduce_fast.h"
 #include "status.h"
@@ -35,20 +36,22 @@ static void seterr(char *err, size_t errlen, const char *msg) {
   lowp_errf(err, errlen, 0, "%s", msg);
 }
 
-/* y = sum_l a[l sa] b[l sb] the configured way */
-static int one_dot(double *y, const double *a, size_t sa, const double *b, size_t sb,
-                   size_t k, const lowp_kcfg_t *c) {
+/* y[l] = sum_t a[l][t] b[l][t sb], l < g <= LOWP_ACCUM_LANES (and LOWP_DOT_FAST_LANES), the configured
+   way, the g dots interleaved (each output's bits its own dot's) */
+_Static_assert(LOWP_ACCUM_LANES <= LOWP_DOT_FAST_LANES, "one_dots hands a task of lanes to both");
+static int one_dots(double *y, size_t g, const double *const *a, const double *const *b, size_t sb, size_t k,
+                    const lowp_kcfg_t *c) {
   if (c->have_prod) {
-    lowp_gemm_acc_cfg_t g;
-    memset(&g, 0, sizeof g);
-    g.prod = &c->prod;
-    g.prod_rnd = c->acc.rnd;
-    g.acc = &c->acc.acc;
-    g.acc_rnd = c->acc.rnd;
-    g.order = LOWP_ORDER_RECURSIVE;
-    return lowp_dot_acc_ref(y, a, sa, b, sb, k, 0.0, &g);
+    lowp_gemm_acc_cfg_t gc;
+    memset(&gc, 0, sizeof gc);
+    gc.prod = &c->prod;
+    gc.prod_rnd = c->acc.rnd;
+    gc.acc = &c->acc.acc;
+    gc.acc_rnd = c->acc.rnd;
+    gc.order = LOWP_ORDER_RECURSIVE;
+    return lowp_dot_acc_ref_many(y, g, a, 1, b, sb, k, 0.0, &gc);
   }
-  return lowp_accum_dot(y, a, sa, b, sb, k, &c->acc);
+  return lowp_accum_dot_many(y, g, a, 1, b, sb, k, &c->acc);
 }
 
 /* n outputs y[e] = dot(e), e < n, in parallel; then rounded to out */
@@ -79,13 +82,20 @@ static int dots(double *y, const shape_t *s, size_t batch, const lowp_kcfg_t *c,
   int bad = 0;
   if (dots_fast(y, s, batch, c))
     return lowp_round_array_f64(y, y, (size_t)total, out, NULL, LOWP_RND_NE);
+  /* LOWP_ACCUM_LANES outputs a task, their dots interleaved (lowp_accum_dot_many: each output's bits are
+     its own dot's; order-revelation's probes, batches of 2 x 2 x 4096 one output at a time, were half
+     of its time, each output a serial chain of roundings) */
 #pragma omp parallel for schedule(static) reduction(|| : bad)
-  for (e = 0; e < total; e++) {
-    size_t bt = (size_t)e / (s->m * s->n), ij = (size_t)e % (s->m * s->n);
-    size_t i = ij / s->n, j = ij % s->n;
-    const double *a = s->a + bt * s->m * s->k + i * s->k;
-    const double *b = s->b + bt * s->k * s->n + j;
-    if (one_dot(&y[e], a, 1, b, s->n, s->k, c) != LOWP_OK) bad = 1;
+  for (e = 0; e < (total + LOWP_ACCUM_LANES - 1) / LOWP_ACCUM_LANES; e++) {
+    const double *a[LOWP_ACCUM_LANES], *b[LOWP_ACCUM_LANES];
+    size_t e0 = (size_t)e * LOWP_ACCUM_LANES, g = (size_t)total - e0 < LOWP_ACCUM_LANES ? (size_t)total - e0
+                                                                                        : LOWP_ACCUM_LANES, l;
+    for (l = 0; l < g; l++) {
+      size_t bt = (e0 + l) / (s->m * s->n), ij = (e0 + l) % (s->m * s->n);
+      a[l] = s->a + bt * s->m * s->k + ij / s->n * s->k;
+      b[l] = s->b + bt * s->k * s->n + ij % s->n;
+    }
+    if (one_dots(&y[e0], g, a, b, s->n, s->k, c) != LOWP_OK) bad = 1;
   }
   if (bad) return LOWP_EINVAL;
   return lowp_round_array_f64(y, y, (size_t)total, out, NULL, LOWP_RND_NE);

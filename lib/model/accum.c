@@ -299,6 +299,111 @@ static double run(const src_t *s, size_t n) {
   }
 }
 
+/* ------------------------------------------------ outputs side by side */
+
+/* lowp_accum_dot_many: up to LOWP_ACCUM_LANES dots, each by the operations run() does for it alone,
+   interleaved term by term so that the CPU overlaps the independent chains of roundings (one dot's
+   chain is serial: each addition waits on the one before it). A lane's value depends only on its own
+   operands and operations, never on the others or on how many there are. */
+typedef struct {
+  const double *a[LOWP_ACCUM_LANES], *b[LOWP_ACCUM_LANES];
+  size_t sa, sb, g;
+  int rounded_products, f32; /* f32: binary32 with rne (lowp__add_fp32 and lowp__fp32_rne first) */
+  const lowp_accum_t *m;
+} msrc_t;
+
+/* add()'s value: lowp_accum_add's binary32 path inline, else lowp_accum_add itself (the same bits:
+   where lowp__add_fp32 is taken, lowp_accum_add returns what it gives, never a NaN) */
+static inline double madd(const msrc_t *s, double x, double y) {
+  double z;
+  int tern;
+  if (s->f32 && lowp__add_fp32(&z, &tern, x, y)) return z;
+  lowp_accum_add(&z, x, y, &s->m->acc, s->m->rnd);
+  return z;
+}
+
+/* term()'s value for lane l */
+static inline double mterm(const msrc_t *s, size_t l, size_t i) {
+  double t = s->a[l][i * s->sa] * s->b[l][i * s->sb];
+  if (s->rounded_products && !(s->f32 && lowp__fp32_rne(&t, t, 0.0)))
+    lowp_round_f64(&t, t, &s->m->acc, NULL, s->m->rnd);
+  return t;
+}
+
+/* recursive() on every lane */
+static void mrecursive(const msrc_t *s, size_t lo, size_t hi, double *acc) {
+  size_t i, l;
+  if (hi <= lo) {
+    for (l = 0; l < s->g; l++) acc[l] = 0.0;
+    return;
+  }
+  for (l = 0; l < s->g; l++) acc[l] = mterm(s, l, lo);
+  if (hi - lo == 1) {
+    for (l = 0; l < s->g; l++) acc[l] = madd(s, acc[l], 0.0);
+    return;
+  }
+  for (i = lo + 1; i < hi; i++)
+    for (l = 0; l < s->g; l++) acc[l] = madd(s, acc[l], mterm(s, l, i));
+}
+
+/* pairwise_raw() on every lane */
+static void mpairwise(const msrc_t *s, size_t lo, size_t hi, double *out) {
+  double r[LOWP_ACCUM_LANES];
+  size_t mid, l;
+  if (hi - lo == 1) {
+    for (l = 0; l < s->g; l++) out[l] = mterm(s, l, lo);
+    return;
+  }
+  mid = lo + (hi - lo) / 2;
+  mpairwise(s, lo, mid, out);
+  mpairwise(s, mid, hi, r);
+  for (l = 0; l < s->g; l++) out[l] = madd(s, out[l], r[l]);
+}
+
+int lowp_accum_dot_many(double *out, size_t g, const double *const *a, size_t sa, const double *const *b,
+                        size_t sb, size_t n, const lowp_accum_t *m) {
+  const lowp_acc_order_t ord = m->order;
+  double part[LOWP_ACCUM_LANES];
+  msrc_t s;
+  size_t l, lo, w;
+  if (g > LOWP_ACCUM_LANES || lowp_accum_validate(m, NULL, 0) != LOWP_OK) return LOWP_EINVAL;
+  if (ord == LOWP_ACC_KAHAN) { /* not interleaved (not a tree: no use for it so far) */
+    for (l = 0; l < g; l++) (void)lowp_accum_dot(&out[l], a[l], sa, b[l], sb, n, m);
+    return LOWP_OK;
+  }
+  memset(&s, 0, sizeof s);
+  for (l = 0; l < g; l++) s.a[l] = a[l], s.b[l] = b[l];
+  s.sa = sa, s.sb = sb, s.g = g, s.m = m;
+  s.rounded_products = !m->fma;
+  s.f32 = m->rnd == LOWP_RND_NE && lowp__fp32_like(&m->acc);
+  if (n == 0) {
+    for (l = 0; l < g; l++) out[l] = 0.0;
+    return LOWP_OK;
+  }
+  switch (ord) { /* run()'s cases */
+  case LOWP_ACC_PAIRWISE:
+    if (n == 1) {
+      for (l = 0; l < g; l++) out[l] = madd(&s, mterm(&s, l, 0), 0.0);
+    } else
+      mpairwise(&s, 0, n, out);
+    break;
+  case LOWP_ACC_BLOCKED:
+  case LOWP_ACC_SPLITK:
+    w = ord == LOWP_ACC_BLOCKED ? m->block : (n + m->block - 1) / m->block;
+    if (w == 0) w = 1;
+    for (lo = 0; lo < n; lo += w) {
+      mrecursive(&s, lo, lo + w < n ? lo + w : n, part);
+      for (l = 0; l < g; l++) out[l] = lo ? madd(&s, out[l], part[l]) : part[l];
+    }
+    break;
+  case LOWP_ACC_RECURSIVE:
+  default:
+    mrecursive(&s, 0, n, out);
+    break;
+  }
+  return LOWP_OK;
+}
+
 int lowp_accum_sum(double *s, const double *x, size_t n, const lowp_accum_t *m) {
   src_t src;
   if (lowp_accum_validate(m, NULL, 0) != LOWP_OK) return LOWP_EINVAL;

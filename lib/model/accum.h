@@ -101,6 +101,18 @@ int lowp_accum_sum(double *s, const double *x, size_t n, const lowp_accum_t *m);
 int lowp_accum_dot(double *s, const double *a, size_t sa, const double *b,
                    size_t sb, size_t n, const lowp_accum_t *m);
 
+/** @brief The most dots lowp_accum_dot_many takes at once. */
+#define LOWP_ACCUM_LANES 8
+
+/**
+ * @brief out[l] = lowp_accum_dot(a[l], sa, b[l], sb, n, m) for l < g <= LOWP_ACCUM_LANES: the same
+ * bits, each dot by its own operations, interleaved term by term (faster: one dot's roundings form a
+ * serial chain; g of them overlap).
+ * @return LOWP_OK, LOWP_EINVAL (an invalid model, g too large).
+ */
+int lowp_accum_dot_many(double *out, size_t g, const double *const *a, size_t sa, const double *const *b,
+                        size_t sb, size_t n, const lowp_accum_t *m);
+
 /** @brief One line describing the model: "blocked:32,acc=fp16,rnd=rne,fma=0". */
 void lowp_accum_str(char *buf, size_t len, const lowp_accum_t *m);
 
