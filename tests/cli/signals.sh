@@ -31,15 +31,20 @@ digest() { [ -e "$1" ] && (cd "$1" && find . -printf '%P|%y|%m|%s\n' | LC_ALL=C 
 # start CMD...: run it in its own process group, in the background
 start() {
   : >"$GP_PIDS"
+  : >"$S/err" # emptied here, not only by the child's redirection: a poll of the last run's lines must not
+  # find them before the child has started (started_at_least reads it without starting a process)
   setsid "$@" >"$S/out" 2>"$S/err" &
   pid=$!
 }
 
-# wait_for TEST...: poll (up to 20 s) until the test holds
+# nap SECONDS: sleep in the shell itself, a read that times out on a pipe nobody writes to (the polls below
+# ran a sleep, and a grep, each time: a thousand processes a run)
+exec {NAP_FD}<> <(:)
+nap() { read -r -t "$1" -u "$NAP_FD" _; return 0; }
 # wait_for CMD...: until CMD succeeds, polling every 0.05 s, at most WAIT_STEPS times (default 1200: 60 s, for a loaded CI runner)
 wait_for() {
   local i
-  for i in $(seq "${WAIT_STEPS:-1200}"); do "$@" && return 0; sleep 0.05; done
+  for ((i = 0; i < ${WAIT_STEPS:-1200}; i++)); do "$@" && return 0; nap 0.05; done
   return 1
 }
 has_tmp() { [ -n "$(find "$W" -name '*.tmp.*' -print -quit)" ]; }
@@ -100,7 +105,12 @@ done
 # one experiment after another in lowp's process (--jobs 1), and two at a time in child processes
 # (--jobs 2): SIGTERM to lowp alone must stop its children (no process left in the group)
 # started_at_least N: lowp report has started N experiments (its lines "[k/n] NAME", and " started" with --jobs)
-started_at_least() { [ "$(grep -c -E '^lowp report: \[[0-9]+/[0-9]+\] [^ ]+( started)?$' "$S/err")" -ge "$1" ]; }
+# (its lines read by the shell: no process a poll)
+started_at_least() {
+  local l n=0 re='^lowp report: \[[0-9]+/[0-9]+\] [^ ]+( started)?$'
+  while IFS= read -r l || [ -n "$l" ]; do [[ $l =~ $re ]] && n=$((n + 1)); done <"$S/err"
+  [ "$n" -ge "$1" ]
+}
 for c in "1 INT group 130" "2 INT group 130" "2 TERM alone 143"; do
   set -- $c
   start "$LOWP" report --quick --jobs "$1" --out "$W/prev"
