@@ -142,8 +142,9 @@ static void random_vs_exact(void) {
   lowp_test_check(bad == 0, "lowp_accum_add vs lowp_exact_add2: %zu of %zu differ", bad, total);
 }
 
-/* lowp_accum_dot_many against lowp_accum_dot, lane by lane, bit for bit: every order, formats with and
-   without lowp__add_fp32's binary32 path, every deterministic mode, fma 0 and 1, 1..LOWP_ACCUM_LANES
+/* lowp_accum_dot_many against lowp_accum_dot (and lowp_accum_sum_many against lowp_accum_sum), lane by
+   lane, bit for bit: every order, formats with and without lowp__add_fp32's binary32 path (and
+   lowp__round_ne_fast's), every deterministic mode, fma 0 and 1, 1..LOWP_ACCUM_LANES
    lanes, lengths from 0, terms with ties, cancellation, zeros of both signs, subnormal sums, overflow,
    inf and NaN */
 static void many_vs_one(void) {
@@ -198,9 +199,18 @@ static void many_vs_one(void) {
                   lowp_test_check(0, "%s, n %zu, lane %zu of %zu: %a, alone %a", spec, lens[li], l, g, y[l],
                                   want);
               }
+              /* the same terms as sums (a alone) */
+              lowp_test_check(lowp_accum_sum_many(y, g, pa, lens[li], &m) == LOWP_OK, "%s: sum many", spec);
+              for (l = 0; l < g; l++) {
+                lowp_accum_sum(&want, a[l], lens[li], &m);
+                total++;
+                if (memcmp(&want, &y[l], sizeof want) && bad++ < 5)
+                  lowp_test_check(0, "%s, n %zu, sum lane %zu of %zu: %a, alone %a", spec, lens[li], l, g, y[l],
+                                  want);
+              }
             }
         }
-  lowp_test_check(bad == 0 && total > 10000, "lowp_accum_dot_many vs lowp_accum_dot: %zu of %zu differ", bad,
+  lowp_test_check(bad == 0 && total > 10000, "lowp_accum_{dot,sum}_many vs one by one: %zu of %zu differ", bad,
                   total);
   {
     lowp_accum_t m = model("pairwise");

@@ -112,9 +112,15 @@ int lowp_kernel_sum_acc(const lowp_kcfg_t *c, double *const *out, const double *
     seterr(err, errlen, "sum_acc: a sum has no products (drop prod=)");
     return LOWP_EUNSUPPORTED;
   }
+  /* LOWP_ACCUM_LANES rows a task, their sums interleaved (each row's bits its own sum's) */
 #pragma omp parallel for schedule(static) reduction(|| : bad)
-  for (r = 0; r < rows; r++)
-    if (lowp_accum_sum(&out[0][r], &in[0][(size_t)r * d->n], d->n, &c->acc) != LOWP_OK) bad = 1;
+  for (r = 0; r < (rows + LOWP_ACCUM_LANES - 1) / LOWP_ACCUM_LANES; r++) {
+    const double *x[LOWP_ACCUM_LANES];
+    size_t r0 = (size_t)r * LOWP_ACCUM_LANES, g = (size_t)rows - r0 < LOWP_ACCUM_LANES ? (size_t)rows - r0
+                                                                                     : LOWP_ACCUM_LANES, l;
+    for (l = 0; l < g; l++) x[l] = &in[0][(r0 + l) * d->n];
+    if (lowp_accum_sum_many(&out[0][r0], g, x, d->n, &c->acc) != LOWP_OK) bad = 1;
+  }
   if (bad) return LOWP_EINVAL;
   return lowp_round_array_f64(out[0], out[0], (size_t)rows, &p->out, NULL, LOWP_RND_NE);
 }

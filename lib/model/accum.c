@@ -308,23 +308,38 @@ static double run(const src_t *s, size_t n) {
 typedef struct {
   const double *a[LOWP_ACCUM_LANES], *b[LOWP_ACCUM_LANES];
   size_t sa, sb, g;
-  int rounded_products, f32; /* f32: binary32 with rne (lowp__add_fp32 and lowp__fp32_rne first) */
+  int sum; /* sums of a (b unused) */
+  int rounded_products;
+  int f32; /* binary32 with rne: lowp__add_fp32 and lowp__fp32_rne first */
+  int ne;  /* rne, p <= 52: accum_add's TwoSum and lowp__round_ne_fast first */
   const lowp_accum_t *m;
 } msrc_t;
 
-/* add()'s value: lowp_accum_add's binary32 path inline, else lowp_accum_add itself (the same bits:
-   where lowp__add_fp32 is taken, lowp_accum_add returns what it gives, never a NaN) */
+/* add()'s value: accum_add's fast paths inline (binary32: lowp__add_fp32; rne in another format of
+   p <= 52: TwoSum of a nonzero finite sum, then lowp__round_ne_fast, as accum_add takes them, in its
+   order), else lowp_accum_add itself; the same bits: where a fast path is taken, lowp_accum_add returns
+   what it gives, never a NaN */
 static inline double madd(const msrc_t *s, double x, double y) {
-  double z;
+  double z, hi, bb, lo;
   int tern;
   if (s->f32 && lowp__add_fp32(&z, &tern, x, y)) return z;
+  if (s->ne) {
+    hi = x + y;
+    bb = hi - x;
+    lo = (x - (hi - bb)) + (y - bb);
+    /* a finite hi: x and y finite too (an inf or NaN operand gives an inf or NaN) */
+    if (hi != 0 && isfinite(hi) && lowp__round_ne_fast(&z, &tern, hi, lo > 0 ? 1 : lo < 0 ? -1 : 0, &s->m->acc))
+      return z;
+  }
   lowp_accum_add(&z, x, y, &s->m->acc, s->m->rnd);
   return z;
 }
 
 /* term()'s value for lane l */
 static inline double mterm(const msrc_t *s, size_t l, size_t i) {
-  double t = s->a[l][i * s->sa] * s->b[l][i * s->sb];
+  double t;
+  if (s->sum) return s->a[l][i * s->sa];
+  t = s->a[l][i * s->sa] * s->b[l][i * s->sb];
   if (s->rounded_products && !(s->f32 && lowp__fp32_rne(&t, t, 0.0)))
     lowp_round_f64(&t, t, &s->m->acc, NULL, s->m->rnd);
   return t;
@@ -360,22 +375,25 @@ static void mpairwise(const msrc_t *s, size_t lo, size_t hi, double *out) {
   for (l = 0; l < s->g; l++) out[l] = madd(s, out[l], r[l]);
 }
 
-int lowp_accum_dot_many(double *out, size_t g, const double *const *a, size_t sa, const double *const *b,
-                        size_t sb, size_t n, const lowp_accum_t *m) {
+/* lowp_accum_dot_many and lowp_accum_sum_many (b NULL) */
+static int many(double *out, size_t g, const double *const *a, size_t sa, const double *const *b, size_t sb,
+                size_t n, const lowp_accum_t *m) {
   const lowp_acc_order_t ord = m->order;
   double part[LOWP_ACCUM_LANES];
   msrc_t s;
   size_t l, lo, w;
   if (g > LOWP_ACCUM_LANES || lowp_accum_validate(m, NULL, 0) != LOWP_OK) return LOWP_EINVAL;
   if (ord == LOWP_ACC_KAHAN) { /* not interleaved (not a tree: no use for it so far) */
-    for (l = 0; l < g; l++) (void)lowp_accum_dot(&out[l], a[l], sa, b[l], sb, n, m);
+    for (l = 0; l < g; l++)
+      (void)(b ? lowp_accum_dot(&out[l], a[l], sa, b[l], sb, n, m) : lowp_accum_sum(&out[l], a[l], n, m));
     return LOWP_OK;
   }
   memset(&s, 0, sizeof s);
-  for (l = 0; l < g; l++) s.a[l] = a[l], s.b[l] = b[l];
-  s.sa = sa, s.sb = sb, s.g = g, s.m = m;
-  s.rounded_products = !m->fma;
+  for (l = 0; l < g; l++) s.a[l] = a[l], s.b[l] = b ? b[l] : NULL;
+  s.sa = sa, s.sb = sb, s.g = g, s.m = m, s.sum = !b;
+  s.rounded_products = b && !m->fma;
   s.f32 = m->rnd == LOWP_RND_NE && lowp__fp32_like(&m->acc);
+  s.ne = m->rnd == LOWP_RND_NE && !is_fp64_like(&m->acc);
   if (n == 0) {
     for (l = 0; l < g; l++) out[l] = 0.0;
     return LOWP_OK;
@@ -402,6 +420,19 @@ int lowp_accum_dot_many(double *out, size_t g, const double *const *a, size_t sa
     break;
   }
   return LOWP_OK;
+}
+
+int lowp_accum_dot_many(double *out, size_t g, const double *const *a, size_t sa, const double *const *b,
+                        size_t sb, size_t n, const lowp_accum_t *m) {
+  size_t l;
+  if (!b) return LOWP_EINVAL;
+  for (l = 0; l < g && l < LOWP_ACCUM_LANES; l++)
+    if (n && !b[l]) return LOWP_EINVAL;
+  return many(out, g, a, sa, b, sb, n, m);
+}
+
+int lowp_accum_sum_many(double *out, size_t g, const double *const *x, size_t n, const lowp_accum_t *m) {
+  return many(out, g, x, 1, NULL, 0, n, m);
 }
 
 int lowp_accum_sum(double *s, const double *x, size_t n, const lowp_accum_t *m) {

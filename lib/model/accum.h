@@ -113,6 +113,13 @@ int lowp_accum_dot(double *s, const double *a, size_t sa, const double *b,
 int lowp_accum_dot_many(double *out, size_t g, const double *const *a, size_t sa, const double *const *b,
                         size_t sb, size_t n, const lowp_accum_t *m);
 
+/**
+ * @brief out[l] = lowp_accum_sum(x[l], n, m) for l < g <= LOWP_ACCUM_LANES, the same way (the same
+ * bits, the sums interleaved term by term).
+ * @return LOWP_OK, LOWP_EINVAL.
+ */
+int lowp_accum_sum_many(double *out, size_t g, const double *const *x, size_t n, const lowp_accum_t *m);
+
 /** @brief One line describing the model: "blocked:32,acc=fp16,rnd=rne,fma=0". */
 void lowp_accum_str(char *buf, size_t len, const lowp_accum_t *m);
 
