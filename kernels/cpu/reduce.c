@@ -11,8 +11,10 @@
  * first and each dot is lowp_dot_acc_ref (kernels/cpu/gemm_acc.h); otherwise
  * lowp_accum_dot in the order (products exact: an FMA chain; or rounded to
  * acc when fma=0). The result, a value of acc, is rounded (rne) to the
- * output format. Every output element is computed alone, so the result
- * does not depend on the thread count (OpenMP over output elements).
+ * output format. Every output element is computed by its own operations
+ * (eight side by side, interleaved: lowp_accum_dot_many, lowp_dot_acc_ref_many),
+ * so the result does not depend on the thread count (OpenMP over groups of
+ * eight output elements).
  * gemm shapes whose order cpu/reduce_fast.h serves run there (same bits:
  * tests/treduce_fast.c).
  */
