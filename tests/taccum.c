@@ -205,13 +205,13 @@ static void many_vs_one(void) {
                 lowp_accum_sum(&want, a[l], lens[li], &m);
                 total++;
                 if (memcmp(&want, &y[l], sizeof want) && bad++ < 5)
-                  lowp_test_check(0, "%s, n %zu, sum lane %zu of %zu: %a, alone %a", spec, lens[li], l, g, y[l],
-                                  want);
+                  lowp_test_check(0, "%s, n %zu, sum lane %zu of %zu: %a, alone %a", spec, lens[li], l, g,
+                                  y[l], want);
               }
             }
         }
-  lowp_test_check(bad == 0 && total > 10000, "lowp_accum_{dot,sum}_many vs one by one: %zu of %zu differ", bad,
-                  total);
+  lowp_test_check(bad == 0 && total > 10000, "lowp_accum_{dot,sum}_many vs one by one: %zu of %zu differ",
+                  bad, total);
   {
     lowp_accum_t m = model("pairwise");
     lowp_test_check(lowp_accum_dot_many(y, L + 1, pa, 1, pb, 1, 1, &m) == LOWP_EINVAL,

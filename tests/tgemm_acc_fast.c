@@ -131,7 +131,8 @@ static void check_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, const d
     const double *xs[LOWP_DOT_FAST_LANES], *ws[LOWP_DOT_FAST_LANES];
     double y[LOWP_DOT_FAST_LANES], want1;
     size_t g = m < LOWP_DOT_FAST_LANES ? m : LOWP_DOT_FAST_LANES, q;
-    int fast_all = 1; /* lowp_dot_acc_fast serves every lane: so must lowp_dot_acc_fast_many, else it declines */
+    /* lowp_dot_acc_fast serves every lane: so must lowp_dot_acc_fast_many, else it declines */
+    int fast_all = 1;
     for (q = 0; q < g; q++) {
       xs[q] = a + q * k, ws[q] = b + (q + 1) % n;
       fast_all &= lowp_dot_acc_fast(&want1, xs[q], 1, ws[q], n, k, c0[0], cfg) == LOWP_OK;
@@ -143,12 +144,14 @@ static void check_data(const char *what, const lowp_gemm_acc_cfg_t *cfg, const d
                  : lowp_dot_acc_ref_many(y, g, xs, 1, ws, n, k, c0[0], cfg);
       if (st == LOWP_EUNSUPPORTED) continue;
       if (s < 3 && !fast_all) {
-        lowp_test_check(st == LOWP_EINVAL, "%s: %s dots status %d where the fast step declines", what, isas[s], st);
+        lowp_test_check(st == LOWP_EINVAL, "%s: %s dots status %d where the fast step declines", what, isas[s],
+                        st);
         continue;
       }
       lowp_test_check(st == LOWP_OK, "%s: %s dots status %d", what, s < 3 ? isas[s] : "ref_many", st);
       for (q = 0; q < g; q++) {
-        lowp_test_check(lowp_dot_acc_scalar(&want1, xs[q], 1, ws[q], n, k, c0[0], cfg) == LOWP_OK, "%s: dot", what);
+        lowp_test_check(lowp_dot_acc_scalar(&want1, xs[q], 1, ws[q], n, k, c0[0], cfg) == LOWP_OK, "%s: dot",
+                        what);
         lowp_test_check(same_bits(y[q], want1), "%s: %s dots, lane %zu of %zu: %a, reference %a", what,
                         s < 3 ? isas[s] : "ref_many", q, g, y[q], want1);
       }

@@ -1238,15 +1238,16 @@ static void many_ro_generic(double *s, size_t g, const double *const *x, size_t 
   many_ro(s, g, x, incx, w, incw, n, acc, prod, rp);
 }
 #ifdef LOWP_ACCFAST_X86
-__attribute__((target("avx2,fma"))) static void many_ro_avx2(double *s, size_t g, const double *const *x,
-                                                             size_t incx, const double *const *w, size_t incw,
-                                                             size_t n, const tgt_t *acc, const tgt_t *prod, int rp) {
+__attribute__((target("avx2,fma"))) static void
+many_ro_avx2(double *s, size_t g, const double *const *x, size_t incx, const double *const *w, size_t incw,
+             size_t n, const tgt_t *acc, const tgt_t *prod, int rp) {
   many_ro(s, g, x, incx, w, incw, n, acc, prod, rp);
 }
 #endif
 
 int lowp_dot_acc_fast_many(double *y, size_t g, const double *const *x, size_t incx, const double *const *w,
-                           size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg, const char *isa) {
+                           size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg,
+                           const char *isa) {
   lowp_accfast_kind_t kd = kind_of(cfg, 0);
   tgt_t acc, prod;
   double s[LOWP_DOT_FAST_LANES], s0;

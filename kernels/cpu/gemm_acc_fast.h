@@ -69,7 +69,8 @@ int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
     @return LOWP_OK; LOWP_EINVAL when the fast step does not serve every lane (nothing then set);
             LOWP_EUNSUPPORTED for an isa this CPU lacks. */
 int lowp_dot_acc_fast_many(double *y, size_t g, const double *const *x, size_t incx, const double *const *w,
-                           size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg, const char *isa);
+                           size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg,
+                           const char *isa);
 
 /** @brief The compiled copy this CPU runs: "avx512", "avx2" or "generic"
     (static storage). FMA32 serves rtz/rup/rdn only on "avx512" (rounding

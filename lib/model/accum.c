@@ -328,7 +328,8 @@ static inline double madd(const msrc_t *s, double x, double y) {
     bb = hi - x;
     lo = (x - (hi - bb)) + (y - bb);
     /* a finite hi: x and y finite too (an inf or NaN operand gives an inf or NaN) */
-    if (hi != 0 && isfinite(hi) && lowp__round_ne_fast(&z, &tern, hi, lo > 0 ? 1 : lo < 0 ? -1 : 0, &s->m->acc))
+    if (hi != 0 && isfinite(hi) &&
+        lowp__round_ne_fast(&z, &tern, hi, lo > 0 ? 1 : lo < 0 ? -1 : 0, &s->m->acc))
       return z;
   }
   lowp_accum_add(&z, x, y, &s->m->acc, s->m->rnd);
