@@ -1190,31 +1190,6 @@ int lowp_gemm_acc_fast(double *c, const double *a, const double *b, size_t m, si
   return fail ? LOWP_ENOMEM : LOWP_OK;
 }
 
-int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
-                      size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg) {
-  lowp_accfast_kind_t kd = kind_of(cfg, 0);
-  tgt_t acc, prod;
-  double s;
-  size_t l;
-  if (!y || (n && (!x || !w))) return LOWP_EINVAL;
-  /* one dot: the scalar RO64 step serves the RO32 data too (a subset) */
-  if (kd == LOWP_ACCFAST_NONE && n && input_class(x, n, incx) && input_class(w, n, incw))
-    kd = kind_of(cfg, 1);
-  if (kd == LOWP_ACCFAST_NONE) return LOWP_EINVAL;
-  (void)lowp_round_f64(&s, init, cfg->acc, cfg->pol, cfg->acc_rnd);
-  tgt_of(&acc, cfg->acc, cfg->acc_rnd);
-  tgt_of(&prod, cfg->prod, cfg->prod_rnd);
-  for (l = 0; l < n; l++) {
-    double a = x[l * incx], b = w[l * incw];
-    if (kd == LOWP_ACCFAST_FMA64) s = cfg->prod ? a * b + s : fma(a, b, s);
-    else if (kd == LOWP_ACCFAST_FMA32 && cfg->acc_rnd == LOWP_RND_NE)
-      s = cfg->prod ? (double)((float)a * (float)b + (float)s)
-                    : (double)fmaf((float)a, (float)b, (float)s);
-    else s = step_ro(s, a, b, &acc, &prod, acc.mode, cfg->prod != NULL);
-  }
-  *y = n ? canon(s) : s;
-  return LOWP_OK;
-}
 
 /* lowp_dot_acc_fast_many's RO64 steps: step_ro on each lane, as vstep_ro on the lanes of a vd (the
    GEMM kernels' step, the same bits lane by lane: tests/tgemm_acc_fast.c); lanes from g on are zeros */
@@ -1263,7 +1238,8 @@ int lowp_dot_acc_fast_many(double *y, size_t g, const double *const *x, size_t i
   if (!y || g > LOWP_DOT_FAST_LANES || !x || !w) return LOWP_EINVAL;
   for (q = 0; q < g; q++)
     if (n && (!x[q] || !w[q])) return LOWP_EINVAL;
-  /* lowp_dot_acc_fast's kind, which must be that of every lane */
+  /* the kind of every lane: one for all, or data-dependent and then the same for each (the RO64 step
+     serves the RO32 data too, a subset) */
   if (kd == LOWP_ACCFAST_NONE && n) {
     for (q = 0; q < g; q++)
       if (!input_class(x[q], n, incx) || !input_class(w[q], n, incw)) return LOWP_EINVAL;
@@ -1274,7 +1250,7 @@ int lowp_dot_acc_fast_many(double *y, size_t g, const double *const *x, size_t i
   tgt_of(&acc, cfg->acc, cfg->acc_rnd);
   tgt_of(&prod, cfg->prod, cfg->prod_rnd);
   for (q = 0; q < g; q++) s[q] = s0;
-  /* lowp_dot_acc_fast's loop, one step of each lane in turn */
+  /* one step of each lane in turn */
   if (kd == LOWP_ACCFAST_FMA64 || (kd == LOWP_ACCFAST_FMA32 && cfg->acc_rnd == LOWP_RND_NE)) {
     for (l = 0; l < n; l++)
       for (q = 0; q < g; q++) {
@@ -1284,6 +1260,9 @@ int lowp_dot_acc_fast_many(double *y, size_t g, const double *const *x, size_t i
           s[q] = cfg->prod ? (double)((float)a * (float)b + (float)s[q])
                            : (double)fmaf((float)a, (float)b, (float)s[q]);
       }
+  } else if (g == 1) { /* one dot (lowp_dot_acc_fast): the scalar RO64 step, no vector of eight lanes */
+    for (l = 0; l < n; l++)
+      s[0] = step_ro(s[0], x[0][l * incx], w[0][l * incw], &acc, &prod, acc.mode, cfg->prod != NULL);
   } else {
 #ifdef LOWP_ACCFAST_X86
     if (use >= ISA_AVX2) many_ro_avx2(s, g, x, incx, w, incw, n, &acc, &prod, cfg->prod != NULL);
@@ -1293,6 +1272,11 @@ int lowp_dot_acc_fast_many(double *y, size_t g, const double *const *x, size_t i
   }
   for (q = 0; q < g; q++) y[q] = n ? canon(s[q]) : s[q];
   return LOWP_OK;
+}
+
+int lowp_dot_acc_fast(double *y, const double *x, size_t incx, const double *w,
+                      size_t incw, size_t n, double init, const lowp_gemm_acc_cfg_t *cfg) {
+  return lowp_dot_acc_fast_many(y, 1, &x, incx, &w, incw, n, init, cfg, NULL); /* one lane: the scalar step */
 }
 
 const char *lowp_gemm_acc_fast_isa(void) {

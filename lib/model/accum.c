@@ -42,18 +42,31 @@ static int is_fp64_like(const lowp_format_t *f) {
 
 /* ----------------------------------------------------------- public API */
 
+/* accum_add's fast paths, where they apply (1; else 0, nothing set), f a format of p <= 52: f32 (rne in
+   binary32, lowp__fp32_like): lowp__add_fp32 (format/round_ne.h), where the sum is a normal number or
+   zero; ne (rne): TwoSum of a finite nonzero sum, then lowp__round_ne_fast, where the remainder lo
+   decides only on the lattice or a midpoint (an exact sum, lo = 0, is lowp_round_f64's first step,
+   without its call and mode checks). Elsewhere accum_add's full path gives the same bits. Inline: the
+   lanes of lowp_accum_dot_many take it too. */
+static inline int add_fast(double *z, int *tern, double x, double y, const lowp_format_t *f, int f32, int ne) {
+  double hi, bb, lo;
+  if (f32 && lowp__add_fp32(z, tern, x, y)) return 1;
+  if (!ne) return 0;
+  hi = x + y;
+  bb = hi - x;
+  lo = (x - (hi - bb)) + (y - bb);
+  /* a finite hi: x and y finite too (an inf or NaN operand gives an inf or NaN) */
+  return hi != 0 && isfinite(hi) && lowp__round_ne_fast(z, tern, hi, lo > 0 ? 1 : lo < 0 ? -1 : 0, f);
+}
+
 static int accum_add(double *z, double x, double y, const lowp_format_t *f,
                      lowp_rounding_t rnd) {
   double hi, lo, bb;
   uint64_t sig;
   int64_t e;
-  int neg;
+  int neg, tern;
   if (is_fp64_like(f)) { *z = x + y; return 0; }
-  if (rnd == LOWP_RND_NE && lowp__fp32_like(f)) { /* binary32 (format/round_ne.h): where the sum is a normal
-                                                     number or zero; else below, the same bits */
-    int tern;
-    if (lowp__add_fp32(z, &tern, x, y)) return tern;
-  }
+  if (add_fast(z, &tern, x, y, f, rnd == LOWP_RND_NE && lowp__fp32_like(f), rnd == LOWP_RND_NE)) return tern;
   hi = x + y;
   if (!isfinite(hi) || !isfinite(x) || !isfinite(y))
     return lowp_round_f64(z, hi, f, NULL, rnd);
@@ -65,11 +78,6 @@ static int accum_add(double *z, double x, double y, const lowp_format_t *f,
     if (x == 0 && y == 0 && signbit(x) == signbit(y)) *z = x;
     else *z = rnd == LOWP_RND_DN ? -0.0 : 0.0;
     return lowp_round_f64(z, *z, f, NULL, rnd);
-  }
-  if (rnd == LOWP_RND_NE) { /* lo decides only on the lattice or a midpoint (format/round_ne.h); an exact sum
-                               (lo = 0) is lowp_round_f64's first step, without its call and mode checks */
-    int tern;
-    if (lowp__round_ne_fast(z, &tern, hi, lo > 0 ? 1 : lo < 0 ? -1 : 0, f)) return tern;
   }
   if (lo == 0) return lowp_round_f64(z, hi, f, NULL, rnd);
   neg = signbit(hi) != 0;
@@ -310,28 +318,16 @@ typedef struct {
   size_t sa, sb, g;
   int sum; /* sums of a (b unused) */
   int rounded_products;
-  int f32; /* binary32 with rne: lowp__add_fp32 and lowp__fp32_rne first */
-  int ne;  /* rne, p <= 52: accum_add's TwoSum and lowp__round_ne_fast first */
+  int f32, ne; /* add_fast's paths (f32 also lowp__fp32_rne for rounded products) */
   const lowp_accum_t *m;
 } msrc_t;
 
-/* add()'s value: accum_add's fast paths inline (binary32: lowp__add_fp32; rne in another format of
-   p <= 52: TwoSum of a nonzero finite sum, then lowp__round_ne_fast, as accum_add takes them, in its
-   order), else lowp_accum_add itself; the same bits: where a fast path is taken, lowp_accum_add returns
-   what it gives, never a NaN */
+/* add()'s value: accum_add's fast paths inline (add_fast), else lowp_accum_add itself; the same bits:
+   where a fast path is taken, lowp_accum_add returns what it gives, never a NaN */
 static inline double madd(const msrc_t *s, double x, double y) {
-  double z, hi, bb, lo;
+  double z;
   int tern;
-  if (s->f32 && lowp__add_fp32(&z, &tern, x, y)) return z;
-  if (s->ne) {
-    hi = x + y;
-    bb = hi - x;
-    lo = (x - (hi - bb)) + (y - bb);
-    /* a finite hi: x and y finite too (an inf or NaN operand gives an inf or NaN) */
-    if (hi != 0 && isfinite(hi) &&
-        lowp__round_ne_fast(&z, &tern, hi, lo > 0 ? 1 : lo < 0 ? -1 : 0, &s->m->acc))
-      return z;
-  }
+  if (add_fast(&z, &tern, x, y, &s->m->acc, s->f32, s->ne)) return z;
   lowp_accum_add(&z, x, y, &s->m->acc, s->m->rnd);
   return z;
 }
