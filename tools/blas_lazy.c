@@ -4,7 +4,7 @@
  * Linked as an ordinary library, OpenBLAS (Debian's build for every x86
  * core, 36 MB, about 13,900 relocations, each a symbol lookup) is mapped,
  * relocated and initialised (its thread pool started) at every start of
- * lowp: `lowp --help` took 22 ms of CPU with it, 11 without (README, issue
+ * lowp: `lowp --help` took 22 ms of CPU with it, 11 without (docs/speed-log.md, issue
  * 34 item 4), in every one of the test suite's thousands of runs, though
  * most of them (bad input, --help, formats, convert) never multiply a
  * matrix. The lowp executable alone does not link it: the functions
