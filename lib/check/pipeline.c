@@ -331,6 +331,18 @@ void lowp_check_result_free(lowp_check_result_t *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* the output roundings below go through lowp_round_array_f64 (its vector paths; one lowp_round_f64 call
+   per element was 5% of matmul-precision) a chunk of RCHUNK elements at a time, in buffers on the
+   stack: temporaries of the outputs' size (two at once, 256 MiB at n = 4096 in `lowp gemm`) raised that
+   command's peak memory over issue 34's 3x its three n x n binary64 arrays */
+enum { RCHUNK = 512 };
+/* y[0..m) = x[0..m) rounded to f in mode rnd: the array path, element by element should it refuse */
+static void round_chunk(double *y, const double *x, size_t m, const lowp_format_t *f, lowp_rounding_t rnd) {
+  size_t i;
+  if (lowp_round_array_f64(y, x, m, f, NULL, rnd) == LOWP_OK) return;
+  for (i = 0; i < m; i++) (void)lowp_round_f64(&y[i], x[i], f, NULL, rnd);
+}
+
 /* Round fp64 exact values to p->out. Rounding the exact value to fp64 and
    then to a narrower format equals rounding it once, except when the fp64
    value is a midpoint of the narrower format (any midpoint lying strictly
@@ -338,42 +350,33 @@ void lowp_check_result_free(lowp_check_result_t *r) {
    number). Returns 1 when such a midpoint was met: then the caller computes
    the exact result rounded to p->out directly. */
 static int round_out(double *y, const double *x, size_t n, const lowp_format_t *f) {
-  size_t i;
+  double lo[RCHUNK], hi[RCHUNK];
+  size_t i0, i;
   int mid = 0;
-  /* the three roundings of every element by lowp_round_array_f64 (its vector paths; one
-     lowp_round_f64 call each was 5% of matmul-precision), element by element without the memory */
-  double *lh = n && f->precision < 53 && !is_fp64(f) ? malloc(2 * n * sizeof *lh) : NULL;
   if (is_fp64(f)) {
     memcpy(y, x, n * sizeof *y);
     return 0;
   }
-  if (lh) {
-    (void)lowp_round_array_f64(y, x, n, f, NULL, LOWP_RND_NE);
-    (void)lowp_round_array_f64(lh, x, n, f, NULL, LOWP_RND_DN);
-    (void)lowp_round_array_f64(lh + n, x, n, f, NULL, LOWP_RND_UP);
-  }
-  for (i = 0; i < n; i++) {
-    double lo, hi;
-    if (!lh) (void)lowp_round_f64(&y[i], x[i], f, NULL, LOWP_RND_NE);
-    if (!isfinite(x[i]) || f->precision >= 53) continue;
-    if (lh) lo = lh[i], hi = lh[n + i];
-    else {
-      (void)lowp_round_f64(&lo, x[i], f, NULL, LOWP_RND_DN);
-      (void)lowp_round_f64(&hi, x[i], f, NULL, LOWP_RND_UP);
+  for (i0 = 0; i0 < n; i0 += RCHUNK) {
+    const size_t m = n - i0 < RCHUNK ? n - i0 : RCHUNK;
+    const double *xc = x + i0;
+    if (f->precision < 53) { /* the two directed roundings first: y may be x */
+      round_chunk(lo, xc, m, f, LOWP_RND_DN);
+      round_chunk(hi, xc, m, f, LOWP_RND_UP);
+      for (i = 0; i < m; i++) {
+        if (!isfinite(xc[i])) continue;
+        if (lo[i] != hi[i] && isfinite(lo[i]) && isfinite(hi[i]) && xc[i] - lo[i] == hi[i] - xc[i]) mid = 1;
+        else if (lo[i] != hi[i] && (isinf(lo[i]) || isinf(hi[i]))) mid = 1; /* at the overflow edge: recompute */
+      }
     }
-    if (lo != hi && isfinite(lo) && isfinite(hi) && x[i] - lo == hi - x[i]) mid = 1;
-    else if (lo != hi && (isinf(lo) || isinf(hi))) mid = 1; /* at the overflow edge: recompute */
+    round_chunk(y + i0, xc, m, f, LOWP_RND_NE);
   }
-  free(lh);
   return mid;
 }
 
 static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
   size_t i, nfin = 0;
-  double ss = 0, mx = 0;
-  /* every output rounded to the format at once (lowp_round_array_f64), else one by one below */
-  double *rg = o->count ? malloc(o->count * sizeof *rg) : NULL;
-  if (rg) (void)lowp_round_array_f64(rg, o->got, o->count, &p->out, NULL, LOWP_RND_NE);
+  double ss = 0, mx = 0, rg[RCHUNK]; /* the outputs rounded to the format, a chunk at a time */
   (void)lowp_measure_errors(&o->err, o->got, o->exact, o->absab, o->count, &p->out);
   o->worst = (size_t)-1;
   o->first_class_mismatch = (size_t)-1;
@@ -381,16 +384,14 @@ static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
   o->n_not_in_format = 0;
   o->max_ulp_input = 0;
   for (i = 0; i < o->count; i++) {
-    double g = o->got[i], x = o->exact[i], r;
+    double g = o->got[i], x = o->exact[i];
+    if (i % RCHUNK == 0)
+      round_chunk(rg, o->got + i, o->count - i < RCHUNK ? o->count - i : RCHUNK, &p->out, LOWP_RND_NE);
     if (vclass(g) != vclass(o->exact_out[i])) {
       if (!o->n_class_mismatch) o->first_class_mismatch = i;
       o->n_class_mismatch++;
     }
-    if (!isnan(g)) {
-      if (rg) r = rg[i];
-      else (void)lowp_round_f64(&r, g, &p->out, NULL, LOWP_RND_NE);
-      if (r != g) o->n_not_in_format++;
-    }
+    if (!isnan(g) && rg[i % RCHUNK] != g) o->n_not_in_format++;
     if (isfinite(g) && isfinite(x)) {
       double dd = g - x;
       ss += dd * dd;
@@ -402,7 +403,6 @@ static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
       if (ui > o->max_ulp_input) o->max_ulp_input = ui;
     }
   }
-  free(rg);
   o->rmse = nfin ? sqrt(ss / (double)nfin) : 0;
   o->max_abs_exact = mx;
   lowp_check_output_similarity(o);
