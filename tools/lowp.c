@@ -5,6 +5,7 @@
 #include "cleanup.h"
 #include "cli.h"
 #include "cpu.h"
+#include "env.h"
 #include "format/number.h"
 #include "io/escape.h"
 #include "par.h"
@@ -44,8 +45,31 @@ static void usage(FILE *out) {
   fprintf(out, "usage: lowp COMMAND [options]\n\ncommands:\n");
   for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].help);
-  fprintf(out, "\n'lowp COMMAND --help' describes each. Exit status: 0 ok, "
-          "1 a check failed, 2 bad usage or input.\n");
+  fprintf(out, "\n'lowp COMMAND --help' describes each; 'lowp --version' names the version, revision "
+          "and build.\nExit status: 0 ok, 1 a check failed, 2 bad usage or input.\n");
+}
+
+/* lowp --version: one line on stdout, what a bug report or a CI log should name: the version, the
+   source's git revision (as the run headers and results.json name it), the build, and the fast-path
+   copy this CPU runs (LOWP_ISA applied) */
+static int version(void) {
+  const char *rev = lowp_env_git_revision();
+  printf("lowp %s (git %s, build %s, %s %s, CUDA kernels %s; fast paths on this CPU: %s)\n", LOWP_VERSION,
+         rev[0] ? rev : "unknown", LOWP_BUILD_TYPE,
+#if defined(__clang__)
+         "clang", __clang_version__,
+#elif defined(__GNUC__)
+         "gcc", __VERSION__,
+#else
+         "cc", "unknown",
+#endif
+#ifdef LOWP_HAVE_CUDA
+         "built",
+#else
+         "not built",
+#endif
+         lowp_isa_name(lowp_cpu_isa(0)));
+  return LOWP_EXIT_OK;
 }
 
 /* "--key=value" means "--key value" for every command but run (which reads
@@ -163,6 +187,15 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     usage(stdout);
     return lowp_stdout_finish("", LOWP_EXIT_OK);
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+    if (argc > 2) {
+      char safe[512];
+      lowp_escape_ctl(safe, sizeof safe, argv[2]);
+      fprintf(stderr, "lowp: %s takes no arguments ('%s'; see lowp --help)\n", argv[1], safe);
+      return LOWP_EXIT_USAGE;
+    }
+    return lowp_stdout_finish("", version());
   }
   for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp(argv[1], commands[i].name)) {

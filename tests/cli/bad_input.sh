@@ -209,6 +209,8 @@ CASES=$(cat <<'EOF'
 # --- lowp itself
 nosuchcommand
 $'no\nsuch'
+--version extra
+version $'x\ny'
 # --- values with control characters: still one line
 convert $'1\n2' --to fp16
 convert 1 --to $'fp\n16'
@@ -774,7 +776,7 @@ done <<<"$CASES"
 helps=("--help" "formats --help" "convert --help" "list --help" "run --help" "report --help"
        "bench --help" "bench round --help" "bench exact --help" "scaler --help" "gemm --help"
        "dot --help" "probe --help" "fpx --help" "fpx scan --help" "fpx outputs --help"
-       "reveal --help" "twin --help")
+       "reveal --help" "twin --help" "--version" "version")
 for e in $("$LOWP" list | awk '{print $1}'); do helps+=("run $e --help"); done
 for h in "${helps[@]}"; do
   before=$after
@@ -785,6 +787,13 @@ for h in "${helps[@]}"; do
     pass=$((pass + 1))
   else bad "lowp $h: exit $rc, stdout $(wc -c <"$W/out") bytes, stderr '$(head -c 200 "$W/err")'"; fi
 done
+# --version: one line naming the version (CMake's), the build and this CPU's fast-path copy
+"$LOWP" --version >"$W/out" 2>&1
+mapfile vl <"$W/out"
+want_v=$(sed -n 's/^project(lowp VERSION \([0-9.]*\).*/\1/p' "$SRC/CMakeLists.txt")
+if [ ${#vl[@]} -eq 1 ] && [[ ${vl[0]} == "lowp $want_v (git "*", build "*"; fast paths on this CPU: "* ]]; then
+  pass=$((pass + 1))
+else bad "lowp --version: '$(cat "$W/out")' (want one line 'lowp $want_v (git ...')"; fi
 
 # ------------------------- --key value and --key=value are the same thing
 same=("convert 0.1 --to|fp16,e4m3 --round|rtz" "scaler --events|ok,inf --init|1024"
