@@ -52,12 +52,14 @@ static void usage(FILE *out) {
 /* lowp --version: one line on stdout, what a bug report or a CI log should name: the version, the
    source's git revision (as the run headers and results.json name it), the build, and the fast-path
    copy this CPU runs (LOWP_ISA applied) */
+#define LOWP_STR_(x) #x
+#define LOWP_STR(x) LOWP_STR_(x)
 static int version(void) {
   const char *rev = lowp_env_git_revision();
   printf("lowp %s (git %s, build %s, %s %s, CUDA kernels %s; fast paths on this CPU: %s)\n", LOWP_VERSION,
          rev[0] ? rev : "unknown", LOWP_BUILD_TYPE,
-#if defined(__clang__)
-         "clang", __clang_version__,
+#if defined(__clang__) /* __clang_version__ may end in a space or name a vendor's build */
+         "clang", LOWP_STR(__clang_major__) "." LOWP_STR(__clang_minor__) "." LOWP_STR(__clang_patchlevel__),
 #elif defined(__GNUC__)
          "gcc", __VERSION__,
 #else
