@@ -366,7 +366,7 @@ typedef struct {
   int ncases, failed, missed;
   double hw16_ns, hwbf_ns;
   int memory_bound;      /* f64 value rows missed within 1.25x of C_COPY64 (round_row) */
-  double mem_lo, mem_hi; /* their encoders' times over the copy's, smallest and largest */
+  double mem_lo, mem_hi; /* the copy's time over their encoders', smallest and largest */
 } round_run;
 
 static void round_parse(round_run *r, int argc, char **argv) {
