@@ -334,14 +334,10 @@ void lowp_check_result_free(lowp_check_result_t *r) {
 /* the output roundings below go through lowp_round_array_f64 (its vector paths; one lowp_round_f64 call
    per element was 5% of matmul-precision) a chunk of RCHUNK elements at a time, in buffers on the
    stack: temporaries of the outputs' size (two at once, 256 MiB at n = 4096 in `lowp gemm`) raised that
-   command's peak memory over issue 34's 3x its three n x n binary64 arrays */
+   command's peak memory over issue 34's 3x its three n x n binary64 arrays. Its only refusals (a bad
+   mode, an invalid format) cannot happen here: the modes are constants and p->out is a built-in format
+   or one lowp_format_parse validated (spec.c, capi.c). */
 enum { RCHUNK = 512 };
-/* y[0..m) = x[0..m) rounded to f in mode rnd: the array path, element by element should it refuse */
-static void round_chunk(double *y, const double *x, size_t m, const lowp_format_t *f, lowp_rounding_t rnd) {
-  size_t i;
-  if (lowp_round_array_f64(y, x, m, f, NULL, rnd) == LOWP_OK) return;
-  for (i = 0; i < m; i++) (void)lowp_round_f64(&y[i], x[i], f, NULL, rnd);
-}
 
 /* Round fp64 exact values to p->out. Rounding the exact value to fp64 and
    then to a narrower format equals rounding it once, except when the fp64
@@ -361,15 +357,15 @@ static int round_out(double *y, const double *x, size_t n, const lowp_format_t *
     const size_t m = n - i0 < RCHUNK ? n - i0 : RCHUNK;
     const double *xc = x + i0;
     if (f->precision < 53) { /* the two directed roundings first: y may be x */
-      round_chunk(lo, xc, m, f, LOWP_RND_DN);
-      round_chunk(hi, xc, m, f, LOWP_RND_UP);
+      (void)lowp_round_array_f64(lo, xc, m, f, NULL, LOWP_RND_DN);
+      (void)lowp_round_array_f64(hi, xc, m, f, NULL, LOWP_RND_UP);
       for (i = 0; i < m; i++) {
         if (!isfinite(xc[i])) continue;
         if (lo[i] != hi[i] && isfinite(lo[i]) && isfinite(hi[i]) && xc[i] - lo[i] == hi[i] - xc[i]) mid = 1;
         else if (lo[i] != hi[i] && (isinf(lo[i]) || isinf(hi[i]))) mid = 1; /* at the overflow edge: recompute */
       }
     }
-    round_chunk(y + i0, xc, m, f, LOWP_RND_NE);
+    (void)lowp_round_array_f64(y + i0, xc, m, f, NULL, LOWP_RND_NE);
   }
   return mid;
 }
@@ -386,7 +382,8 @@ static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
   for (i = 0; i < o->count; i++) {
     double g = o->got[i], x = o->exact[i];
     if (i % RCHUNK == 0)
-      round_chunk(rg, o->got + i, o->count - i < RCHUNK ? o->count - i : RCHUNK, &p->out, LOWP_RND_NE);
+      (void)lowp_round_array_f64(rg, o->got + i, o->count - i < RCHUNK ? o->count - i : RCHUNK, &p->out, NULL,
+                                 LOWP_RND_NE);
     if (vclass(g) != vclass(o->exact_out[i])) {
       if (!o->n_class_mismatch) o->first_class_mismatch = i;
       o->n_class_mismatch++;
