@@ -712,8 +712,13 @@ int lowp_reveal_twin(double *out, const lowp_reveal_t *r, const double *const *i
   v.cb = malloc((nb + 1) * sizeof *v.cb);
   v.tmp = malloc((maxn + 8) * sizeof *v.tmp);
   if (!cls_of || !v.ca || !v.cb || !v.tmp) st = LOWP_ENOMEM;
+  /* every output in one class (lowp_reveal_from_json checks a file's): an output in none is refused */
+  for (k = 0; k < g.R * g.C && st == LOWP_OK; k++) cls_of[k] = r->n_classes;
   for (c = 0; c < r->n_classes && st == LOWP_OK; c++)
-    for (k = 0; k < r->classes[c].n_pos; k++) cls_of[r->classes[c].pos[k]] = c;
+    for (k = 0; k < r->classes[c].n_pos; k++)
+      if (r->classes[c].pos[k] < g.R * g.C) cls_of[r->classes[c].pos[k]] = c;
+  for (k = 0; k < g.R * g.C && st == LOWP_OK; k++)
+    if (cls_of[k] >= r->n_classes) st = LOWP_EINVAL;
   if (st == LOWP_OK) {
     lowp__reveal_convert(v.ca, in[0], na, &r->conv[0]);
     if (nb) lowp__reveal_convert(v.cb, in[1], nb, &r->conv[1]);

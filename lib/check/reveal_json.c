@@ -184,6 +184,41 @@ static int read_class(lowp_reveal_class_t *cl, const cJSON *o, size_t npos, char
   return LOWP_OK;
 }
 
+/* the classes' positions: each of the rows x cols outputs in exactly one class, no class empty (a twin
+   looks up every output's class); a file without classes (revelation stopped before them) has none */
+static int partition(const lowp_reveal_t *r, size_t npos, char *err, size_t errlen) {
+  unsigned char *seen = calloc(npos + 1, 1);
+  size_t c, k, missing = 0;
+  char w[160];
+  int st = LOWP_OK;
+  if (!seen) return LOWP_ENOMEM;
+  if (r->n_classes == 0) {
+    free(seen);
+    return LOWP_OK;
+  }
+  for (c = 0; c < r->n_classes && st == LOWP_OK; c++) {
+    const lowp_reveal_class_t *cl = &r->classes[c];
+    if (cl->n_pos == 0) {
+      snprintf(w, sizeof w, "class %zu has no positions", c);
+      st = fail(err, errlen, w);
+    }
+    for (k = 0; k < cl->n_pos && st == LOWP_OK; k++)
+      if (seen[cl->pos[k]]++) {
+        snprintf(w, sizeof w, "position %zu is listed twice (each output is in exactly one class)", cl->pos[k]);
+        st = fail(err, errlen, w);
+      }
+  }
+  for (k = 0; k < npos && st == LOWP_OK; k++)
+    if (!seen[k] && !missing++)
+      c = k;
+  if (st == LOWP_OK && missing) {
+    snprintf(w, sizeof w, "%zu of the %zu output positions are in no class (the first: %zu)", missing, npos, c);
+    st = fail(err, errlen, w);
+  }
+  free(seen);
+  return st;
+}
+
 int lowp_reveal_from_json(lowp_reveal_t *r, const char *text, char *err, size_t errlen) {
   cJSON *root = cJSON_Parse(text);
   const cJSON *cv, *cls, *it, *ver;
@@ -216,6 +251,7 @@ int lowp_reveal_from_json(lowp_reveal_t *r, const char *text, char *err, size_t 
     r->n_classes = (size_t)cJSON_GetArraySize(cls);
     if (!(r->classes = calloc(r->n_classes + 1, sizeof *r->classes))) st = LOWP_ENOMEM;
     cJSON_ArrayForEach(it, cls) if (st == LOWP_OK) st = read_class(&r->classes[c++], it, npos, err, errlen);
+    if (st == LOWP_OK) st = partition(r, npos, err, errlen);
     for (c = 0; c < r->n_classes && st == LOWP_OK; c++)
       if (r->classes[c].has_tree && r->classes[c].tree.n != r->K)
         st = fail(err, errlen, "a class's tree has another number of leaves than K");

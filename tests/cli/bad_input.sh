@@ -78,6 +78,14 @@ CV='"op": "gemm", "in": "fp32", "out": "fp32", "subject": { "kernel": "gemm_acc"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s, "convert": { "C": "fp16" } } ] }' "$CV" >"$S/conv_input.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s, "convert": { "B": { "format": "fp16", "rnd": "sr" } } } ] }' "$CV" >"$S/conv_sr.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "softmax", "in": "fp32", "out": "fp32", "subject": { "kernel": "softmax_naive" }, "shape": { "m": 2, "n": 8 }, "convert": "revealed", "rules": [ { "max_ulp": 64 } ] } ] }' >"$S/conv_softmax.json"
+# reveal files whose classes do not give each output exactly one class: one position of four, none, one twice
+# (a twin looked up the class of an output in none: SIGSEGV, SIGFPE)
+"$LOWP" reveal --kernel gemm_acc --params acc=fp32 --shape 2,2,8 --validate 10 --save "$S/rv.json" >/dev/null 2>&1 ||
+  bad "reveal for the fixtures"
+for v in "one 0" "none " "twice 0, 1, 1, 3"; do
+  sed -E "s/(\"positions\":[[:space:]]*)\[[^]]*\]/\1[${v#* }]/" "$S/rv.json" >"$S/rv_${v%% *}.json"
+done
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s } ] }' "${CV%%\"rules\"*}\"rules\": [ { \"vs_twin\": true, \"order\": { \"tree\": \"rv_one.json\" } } ]" >"$S/twin_part.json"
 # twin rules: vs_twin false, a twin of a softmax, a missing tree file
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s } ] }' "${CV%%\"rules\"*}\"rules\": [ { \"vs_twin\": false } ]" >"$S/twin_false.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "softmax", "in": "fp32", "out": "fp32", "subject": { "kernel": "softmax_naive" }, "shape": { "m": 2, "n": 8 }, "rules": [ { "vs_twin": true, "order": "recursive" } ] } ] }' >"$S/twin_softmax.json"
@@ -740,6 +748,10 @@ reveal --plugin missing.so
 twin --kernel gemm_acc
 twin --tree missing.json --kernel gemm_acc
 twin --tree notes.txt --kernel gemm_acc
+twin --tree rv_one.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8
+twin --tree rv_none.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8
+twin --tree rv_twice.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8
+check twin_part.json
 EOF
 )
 
