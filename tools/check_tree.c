@@ -19,12 +19,13 @@
 #include <string.h>
 
 #include "check/reveal.h"
+#include "io/atomic.h"
 #include "check/reveal_bound.h"
 #include "check_internal.h"
 #include "status.h"
 
 char *lowp_chk_read_text(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = lowp_fopen_regular(path); /* not a FIFO, device or folder: it seeks */
   char *b = NULL;
   long n;
   if (!f) return NULL;

@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "report_diff.h"
+#include "io/atomic.h"
 #include "catalog.h"
 
 #include <cjson/cJSON.h>
@@ -52,7 +53,7 @@ typedef struct {
 /* ------------------------------------------------------ private helpers */
 
 char *lowp_report_slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = lowp_fopen_regular(path); /* it seeks; a FIFO would block (io/atomic.h) */
   long n;
   char *buf;
   if (!f) return NULL;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/atomic.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "io/escape.h"
@@ -68,7 +69,7 @@ static void label(char *out, size_t len, const lowp_tensor_ref_t *r) {
 }
 
 int lowp_tensor_is_safetensors(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = lowp_fopen_regular(path); /* a FIFO would block here, and be read twice (io/atomic.h) */
   unsigned char b[9];
   size_t got;
   if (!f) return 0;

@@ -39,6 +39,14 @@ typedef void (*lowp_atomic_watch_t)(const char *tmp, int live);
 void lowp_atomic_set_watch(lowp_atomic_watch_t fn);
 
 /**
+ * @brief Open path for reading if it is a regular file (followed if a link). A FIFO, device, socket or
+ * folder is refused without blocking: fopen would wait on a FIFO nobody writes to, and every reader that
+ * seeks or reads the file twice needs a regular one.
+ * @return the stream; NULL with errno set (open's, or EISDIR for a folder, EINVAL for another type).
+ */
+FILE *lowp_fopen_regular(const char *path);
+
+/**
  * @brief Check that path can be an output file: not empty, no trailing
  * '/', and absent or a regular file (not followed if it is a link).
  * @return LOWP_OK; LOWP_EINVAL (empty, trailing slash); LOWP_EFILE (exists

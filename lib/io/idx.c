@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
+#include "io/atomic.h"
 #include "io/escape.h"
 
 /* deflate's largest expansion, output bytes per input byte (see below) */
@@ -114,7 +115,9 @@ int lowp_idx_read(lowp_idx_t *out, const char *path, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   if (err && errlen) err[0] = '\0';
   /* fopen first: its errno names a missing or unreadable file precisely */
-  probe = fopen(path, "rb");
+  probe = lowp_fopen_regular(path); /* a FIFO would block (io/atomic.h) */
+  if (!probe && (errno == EINVAL || errno == EISDIR))
+    return fail(out, LOWP_EFILE, err, errlen, "%s: not a regular file", path);
   if (!probe) return fail(out, LOWP_EIO, err, errlen, "%s: %s", path, strerror(errno));
   /* the file's size bounds what its header may claim (checked before any
      allocation: an 8-byte file once made lowp allocate 4 GiB) */

@@ -232,7 +232,7 @@ static int read_npy(const char *path, lowp_npy_info_t *info, double **data,
   int st;
   if (!path || !info || !data) return LOWP_EINVAL;
   *data = NULL;
-  fp = fopen(path, "rb");
+  fp = lowp_fopen_regular(path); /* not a FIFO, device or folder (io/atomic.h) */
   if (!fp) return LOWP_EIO;
   if (fseek(fp, 0, SEEK_END) != 0 || (fsize = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
     fclose(fp);

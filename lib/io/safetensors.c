@@ -3,6 +3,7 @@
 #include "io/safetensors.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,8 +224,8 @@ int lowp_st_read(const char *path, const char *name, lowp_st_tensor_t *info, dou
   int st;
   if (!path || !info || !data) return LOWP_EINVAL;
   *data = NULL;
-  fp = fopen(path, "rb");
-  if (!fp) return lowp_errf(err, errlen, LOWP_EIO, "cannot open it");
+  fp = lowp_fopen_regular(path); /* not a FIFO, device or folder (io/atomic.h) */
+  if (!fp) return lowp_errf(err, errlen, LOWP_EIO, "cannot open it (%s)", errno == EINVAL ? "not a regular file" : strerror(errno));
   if (fseek(fp, 0, SEEK_END) != 0 || (fsize = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
     fclose(fp);
     return lowp_errf(err, errlen, LOWP_EIO, "cannot read it (a folder?)");

@@ -129,6 +129,9 @@ mkbase b_fifo "" && rm "$S/b_fifo.base.json" && mkfifo "$S/b_fifo.base.json"
 mkbase b_dir "" && rm "$S/b_dir.base.json" && mkdir "$S/b_dir.base.json"
 # convert --file: a FIFO, a NUL byte
 mkfifo "$S/values.fifo"
+# input files that are FIFOs nobody writes to: refused at once (opening one for reading waited forever)
+mkfifo "$S/fifo.npy"
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "softmax", "subject": { "tensors": { "inputs": [ "fifo.npy" ], "outputs": [ "logits.npy" ] } }, "rules": [ { "max_ulp": 8 } ] } ] }' >"$S/fifo_tensors.json"
 printf '1.5\n2\0003\n' >"$S/values_nul.txt"
 # xent with class indices no target may hold (10 classes): 99, -1, 1.5
 python3 - "$S" <<'PY'
@@ -574,6 +577,12 @@ gemm --a text.npy --b text.npy
 gemm --a empty.npy --b empty.npy
 gemm --a cut.npy --b cut.npy
 gemm --a nosuch.npy --b nosuch.npy
+gemm --a fifo.npy --b logits.npy
+dot --a fifo.npy --b fifo.npy
+fpx scan fifo.npy --format fp16
+tol sum --a fifo.npy
+twin --tree fifo.npy --kernel gemm_acc
+check fifo_tensors.json
 gemm --a userdir --b userdir
 gemm --m 2 --n 2 --k 2 --out-exact userdir
 gemm --m 2 --n 2 --k 2 --out-exact nosuchdir/c.npy
