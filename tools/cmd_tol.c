@@ -154,6 +154,14 @@ static int run_data(cJSON *q, const files_t *fl, int as_json) {
     int d;
     if ((st = lowp_npy_read(paths[j], &info[j], &in[j], fp, 0)))
       lowp_cli_die(CMD, "%s: cannot read it as .npy (%s)", paths[j], lowp_status_str(st));
+    { /* a bound from |A| |B| needs finite data: a NaN made the atol NaN, and a summary of them nonsense */
+      size_t bad = 0, first = 0, k;
+      for (k = info[j].count; k-- > 0;)
+        if (!isfinite(in[j][k])) bad++, first = k;
+      if (bad)
+        lowp_cli_die(CMD, "%s: %zu of its %zu values are NaN or infinite (the first at flat index %zu): a "
+                     "tolerance from the data needs finite inputs", paths[j], bad, info[j].count, first);
+    }
     for (d = 0; d < info[j].ndim; d++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)info[j].shape[d]));
     cJSON_AddItemToArray(shapes, sh);
   }

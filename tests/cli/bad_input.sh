@@ -147,6 +147,9 @@ npy(d + '/t99.npy', '<i8', '(2,)', '<2q', [1, 99])
 npy(d + '/tneg.npy', '<i8', '(2,)', '<2q', [-1, 0])
 npy(d + '/thalf.npy', '<f8', '(2,)', '<2d', [1.5, 0])
 npy(d + '/xent_y.npy', '<f4', '(2,)', '<2f', [0.0, 0.0])
+# tol's inputs with a NaN, an infinity (a tolerance from such data was NaN, its summary nonsense, exit 0)
+npy(d + '/nan.npy', '<f4', '(2, 4)', '<8f', [1.0] * 5 + [float('nan')] + [1.0] * 2)
+npy(d + '/inf.npy', '<f8', '(4, 3)', '<12d', [1.0] * 11 + [float('-inf')])
 PY
 for t in t99 tneg thalf; do
   printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "xent", "in": ["fp32", "fp64"], "out": "fp32", "subject": { "kernel": "xent_naive" }, "inputs": { "files": [ "logits.npy", "%s.npy" ] }, "rules": [ { "max_ulp": 8 } ] } ] }' $t >"$S/xent_$t.json"
@@ -713,6 +716,9 @@ tol dot --k 4 --confidence 1
 tol gemm --b notes.txt
 tol gemm --a notes.txt --b notes.txt --save-atol atol.npy
 tol gemm --a tenth.npy --b tenth.npy --input fp16
+tol gemm --a nan.npy --b inf.npy
+tol gemm --a inf.npy --b inf.npy --json
+tol sum --a nan.npy --save-atol atol.npy
 tol gemm --k 4 --save-atol atol.npy
 tol dot --k 4 --risk 0
 tol dot --k 4 --numel 0
