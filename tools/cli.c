@@ -35,6 +35,12 @@ void lowp_cli_die(const char *cmd, const char *fmt, ...) {
   exit(LOWP_EXIT_USAGE);
 }
 
+void lowp_stdout_before_publish(const char *cmd, const char *what) {
+  if (fflush(stdout) != 0 || ferror(stdout))
+    lowp_cli_die(cmd, "cannot write to the standard output (a full disk or a closed file?): %s not written",
+                 what);
+}
+
 const char *lowp_cli_need_arg(const char *cmd, int argc, char **argv, int *i) {
   if (*i + 1 >= argc) lowp_cli_die(cmd, "option %s needs an argument", argv[*i]);
   return argv[++*i];

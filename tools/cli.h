@@ -16,6 +16,14 @@ void lowp_cli_die(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/**
+ * @brief Before a command publishes a file: flush stdout, and if what it printed did not reach it (a
+ * full disk, /dev/full, a closed file), end the run (lowp_cli_die: one line naming cmd and what, exit 2,
+ * the temporary files removed at exit) so that nothing is published. A closed pipe ends the run by
+ * SIGPIPE here, before publishing too.
+ */
+void lowp_stdout_before_publish(const char *cmd, const char *what);
+
 /** @brief The argument of option argv[*i]: argv[*i + 1], with *i moved onto
     it; dies "lowp CMD: option X needs an argument" when argv ends first. */
 const char *lowp_cli_need_arg(const char *cmd, int argc, char **argv, int *i);

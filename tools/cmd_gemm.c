@@ -914,9 +914,7 @@ static int run(const char *cmd, int argc, char **argv) {
   /* the file last: what was printed must have reached stdout first, or
      nothing is published (a full disk, /dev/full, a closed pipe) */
   if (o.out_exact) {
-    if (fflush(stdout) != 0 || ferror(stdout))
-      lowp_cli_die(cmd, "cannot write to the standard output: --out-exact %s not written",
-                   o.out_exact);
+    lowp_stdout_before_publish(cmd, o.out_exact);
     write_exact(&o, &res, m, n);
     if (!o.json) printf("  exact result (fp64) written to %s\n", o.out_exact);
   }

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "io/atomic.h"
 #include "measure/measure.h"
+#include "output.h"
 #include "rng/rng.h"
 #include "spread.h"
 #include "status.h"
@@ -238,6 +239,7 @@ int lowp_cmd_reveal(int argc, char **argv) {
   problem(&p, "reveal", &o);
   if (o.save && lowp_atomic_check(o.save) != LOWP_OK)
     lowp_cli_die("reveal", "--save %s: not a file lowp can write (a folder, link or device?)", o.save);
+  if (o.save) lowp_output_check_file("reveal", "--save", o.save); /* its folder, before the probes */
   lowp_thp_reexec(); /* the command line holds: its probes' arrays in huge pages (tools/thp.h) */
   open_subject(&s, "reveal", &o, &p);
   memset(&ro, 0, sizeof ro);
@@ -255,6 +257,7 @@ int lowp_cmd_reveal(int argc, char **argv) {
     lowp_cli_die("reveal", "out of memory writing the JSON");
   if (o.json) printf("%s\n", js);
   else print_text(&r, &p, &s, lowp_wall_now() - t0);
+  if (o.save) lowp_stdout_before_publish("reveal", o.save); /* printed first, or nothing published */
   if (o.save && lowp_atomic_write(o.save, js, strlen(js)) != LOWP_OK)
     lowp_cli_die("reveal", "--save %s: cannot write it", o.save);
   free(js);

@@ -264,7 +264,6 @@ int lowp_cmd_scaler(int argc, char **argv) {
     }
   }
   free(ev);
-  if (state_out) write_state(&out, state_out, &s);
   if (json) {
     char *out;
     cJSON_AddItemToObject(root, "final", state_json(&s));
@@ -273,6 +272,11 @@ int lowp_cmd_scaler(int argc, char **argv) {
     printf("%s\n", out);
     free(out);
     cJSON_Delete(root);
+  }
+  /* the file last: what was printed must have reached stdout first, or nothing is published */
+  if (state_out) {
+    lowp_stdout_before_publish(CMD, state_out);
+    write_state(&out, state_out, &s);
   }
   return LOWP_EXIT_OK;
 }

@@ -677,6 +677,12 @@ convert 1.5 --to fp16 >/dev/full
 convert 1.5 --to fp16 >&-
 gemm --m 2 --n 2 --k 2 >/dev/full
 gemm --m 2 --n 2 --k 2 --out-exact C.npy >/dev/full
+scaler --events ok,inf --state-out s.json >/dev/full
+scaler --events ok --state-out s.json --json >/dev/full
+reveal --kernel gemm_acc --shape 2,2,8 --validate 10 --save r.json >/dev/full
+tol sum --a logits.npy --save-atol at.npy >/dev/full
+tol dot --k 64 >/dev/full
+tol dot --k 64 --json >/dev/full
 check ok.json >/dev/full
 check ok.json --junit j.xml >/dev/full
 formats >/dev/full
@@ -750,6 +756,7 @@ reveal --kernel gemm_acc --shape 2,0,8
 reveal --kernel gemm_acc --in nosuchfmt
 reveal --kernel gemm_acc --shape 2,2,1
 reveal --kernel gemm_acc --save userdir
+reveal --kernel gemm_acc --shape 4,4,512 --save nosuchdir/r.json
 reveal --kernel gemm_acc --params order=bogus
 reveal --kernel gemm_acc --validate 0
 reveal --kernel gemm_lanes --params lanes=3
