@@ -75,11 +75,17 @@ static int put(const char *dir, const char *name, const char *suffix, const lowp
 static int dump_one(const char *root, const lowp_chk_run_t *r) {
   char sub[4200], nm[256];
   const lowp_problem_t *p = &r->p;
-  int i, st = LOWP_OK;
+  int i, k, st = LOWP_OK;
   FILE *f;
   safe_name(nm, sizeof nm, r->sc->name);
   snprintf(sub, sizeof sub, "%s/%s", root, nm);
-  if (mkdir(sub, 0777) != 0 && errno != EEXIST) return LOWP_EIO;
+  /* names that become the same component ("a/b" and "a_b", ".." and "check") get NAME-2, NAME-3, ...:
+     a failed check's dump is never written over another's (the folder was empty at the start;
+     README.txt names the check) */
+  for (k = 2; mkdir(sub, 0777) != 0; k++) {
+    if (errno != EEXIST || k > 100000) return LOWP_EIO;
+    snprintf(sub, sizeof sub, "%s/%s-%d", root, nm, k);
+  }
   for (i = 0; i < p->op->n_in && !st; i++) {
     st = put(sub, p->op->in_names[i], "", p, i, r->in.x[i]);
     if (!st) st = put(sub, p->op->in_names[i], ".data", p, i, r->in.data[i]);

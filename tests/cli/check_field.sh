@@ -93,6 +93,15 @@ assert not os.path.exists("dump/segv")            # nothing measured, nothing du
 PY
 "$LOWP" check crash.json --dump dump >o 2>e; rc=$?
 [ $rc -eq 2 ] && grep -q "not empty" e && ok || bad "--dump into a non-empty folder: exit $rc: $(cat e)"
+# names that become the same folder name ("a/b" and "a_b"; ".." and "check"): each failed check its own
+# folder (the second was written over the first, with no message)
+P='"op": "gemm", "subject": { "plugin": "example_kernels.so", "kernel": "gemm_f16_planted" }, "shape": { "m": 8, "n": 8, "k": 512 }, "rules": [ { "bound": "gamma", "order": "recursive", "acc": "fp32" } ]'
+printf '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": [ { "name": "a/b", %s }, { "name": "a_b", %s }, { "name": "..", %s }, { "name": "check", %s } ] }' "$P" "$P" "$P" "$P" >same.json
+"$LOWP" check same.json --dump dump2 >o 2>e; rc=$?
+[ $rc -eq 1 ] && [ "$(ls dump2 | tr '\n' ' ')" = "a_b a_b-2 check check-2 " ] &&
+  [ "$(cat dump2/*/README.txt | grep -c "^lowp check --dump: check '\(a/b\|a_b\|\.\.\|check\)' (gemm) failed")" -eq 4 ] &&
+  [ "$(cat dump2/*/README.txt | grep "^lowp check --dump: check" | sort -u | wc -l)" -eq 4 ] && ok ||
+  bad "--dump, names that collide: exit $rc: $(ls dump2; cat e)"
 
 # --- --plugin-dir overrides the spec's path; a missing plugin is still one message
 mkdir -p alt && cp "$PLUG/example_kernels.so" alt/
