@@ -42,6 +42,7 @@
 #include "cpu/gemm_tc.h"
 #include "cpu/gemm_bs.h"
 #include "format/bsformat.h"
+#include "io/atomic.h"
 #include "io/escape.h"
 #include "format/bsquant.h"
 #include "model/accum.h"
@@ -71,6 +72,7 @@ typedef struct {
   lowp_bsformat_t quant;
   int bs_model;           /* --model GPU,kind=..: the block-scaled MMA model */
   int fpx;                /* --fpx: trace the floating-point exceptions */
+  int in_given;           /* --in was given (else generated inputs are fp16, files their dtype) */
 } opts_t;
 
 /* ------------------------------------------------------ private helpers */
@@ -81,8 +83,10 @@ static void usage(FILE *out, const char *cmd) {
   else
     fprintf(out, "usage: lowp gemm --m M --n N --k K [options]   (C = A B, A M x K, B K x N)\n");
   fprintf(out,
-    "  --in F        input format (default fp16); values are generated in F or\n"
-    "                read from .npy and rounded to F (rne); u1 files hold F's bits\n"
+    "  --in F        input format; values are generated in F (default fp16) or\n"
+    "                read from .npy and rounded to F (rne; default: the files'\n"
+    "                dtype, <f2 fp16, <f4 fp32, <f8 fp64, the wider of the two);\n"
+    "                |u1 and <u2 files hold F's bits (--in needed)\n"
     "  --acc F       accumulator (and output) format (default fp32)\n"
     "  --round MODE  rounding of each addition: rne|rna|rtz|rup|rdn|rto|sr (rne)\n"
     "  --prod F|exact  round each product to F first (default exact, as an FMA)\n"
@@ -196,6 +200,33 @@ static double *read_input(const opts_t *o, const char *path, const char *name,
   return x;
 }
 
+
+/* a .npy file's float dtype from its header (-1: not one, or unreadable: the read says why) */
+static int npy_float_dtype(const char *path) {
+  static unsigned char buf[65536 + 12];
+  lowp_npy_info_t info;
+  FILE *f = lowp_fopen_regular(path);
+  size_t got;
+  long size;
+  int st;
+  if (!f) return -1;
+  got = fread(buf, 1, sizeof buf, f);
+  size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  fclose(f);
+  if (size < 0) return -1;
+  st = lowp_npy_parse_header(&info, buf, got, (uint64_t)size);
+  return st == LOWP_OK && (info.dtype == LOWP_NPY_F2 || info.dtype == LOWP_NPY_F4 || info.dtype == LOWP_NPY_F8)
+             ? (int)info.dtype : -1;
+}
+
+/* no --in and inputs from files: the format their data are in (<f2 fp16, <f4 fp32, <f8 fp64; the wider
+   where A and B differ, so that no value is rounded), not the generated inputs' fp16 */
+static void in_from_files(opts_t *o) {
+  int a = npy_float_dtype(o->a_path), b = npy_float_dtype(o->b_path), t = a > b ? a : b;
+  if (a < 0 || b < 0) return; /* bits (|u1, <u2) need --in: the read says so */
+  o->in = lowp_cli_format(o->cmd, t == LOWP_NPY_F2 ? "fp16" : t == LOWP_NPY_F4 ? "fp32" : "fp64");
+}
+
 /* a preset kind takes the operands its PTX instruction takes (lowp_gemm_bs_kind_check) */
 static void bs_kind_check(const opts_t *o) {
   char err[256];
@@ -232,7 +263,10 @@ static void parse(opts_t *o, int argc, char **argv) {
       o->n = lowp_cli_int(o->cmd, "--n", lowp_cli_need_arg(o->cmd, argc, argv, &i), 1, INT32_MAX);
     else if (!strcmp(a, "--k") && strcmp(o->cmd, "dot"))
       o->k = lowp_cli_int(o->cmd, "--k", lowp_cli_need_arg(o->cmd, argc, argv, &i), 1, INT32_MAX);
-    else if (!strcmp(a, "--in")) o->in = lowp_cli_format(o->cmd, lowp_cli_need_arg(o->cmd, argc, argv, &i));
+    else if (!strcmp(a, "--in")) {
+      o->in = lowp_cli_format(o->cmd, lowp_cli_need_arg(o->cmd, argc, argv, &i));
+      o->in_given = 1;
+    }
     else if (!strcmp(a, "--acc")) {
       o->acc_text = lowp_cli_need_arg(o->cmd, argc, argv, &i);
       o->acc = lowp_cli_format(o->cmd, o->acc_text);
@@ -302,6 +336,7 @@ static void parse(opts_t *o, int argc, char **argv) {
     lowp_cli_die(o->cmd, "--model fixes the rounding: do not combine it with --round");
   if ((o->a_path == NULL) != (o->b_path == NULL))
     lowp_cli_die(o->cmd, "give both --a and --b, or neither");
+  if (o->a_path && !o->in_given) in_from_files(o);
   if (!strcmp(o->cmd, "dot")) { o->m = 1; o->k = o->n; if (o->n >= 0 || o->a_path) o->n = 1; }
 }
 

@@ -120,6 +120,21 @@ assert b['deterministic'].startswith('gamma_9 (pairwise'), b['deterministic']
 if cmp -s "$T/t1.npy" "$T/t2.npy" && diff <(grep -v time_ "$T/a1" | grep -v out_exact) <(grep -v time_ "$T/a2" | grep -v out_exact) >/dev/null; then ok
 else bad "results depend on the thread count"; fi
 
+# no --in: the files' dtype is the input format (an fp32 .npy is fp32 data; it was rounded to fp16);
+# A <f4 and B <f2: the wider, fp32
+$PY write "$T/a32.npy" '<f4' 1 2 -- 0.1 0.3
+$PY write "$T/b32.npy" '<f4' 2 1 -- 1 1
+$PY write "$T/b16.npy" '<f2' 2 1 -- 1 1
+"$LOWP" gemm --a "$T/a32.npy" --b "$T/b32.npy" --out-exact "$T/c32.npy" >"$T/o" 2>"$T/e" &&
+  grep -q "inputs fp32 (from .npy" "$T/o" &&
+  python3 -c "
+import struct, sys; d = open(sys.argv[1], 'rb').read(); want = struct.unpack('<f', struct.pack('<f', 0.1))[0] + struct.unpack('<f', struct.pack('<f', 0.3))[0]
+assert struct.unpack('<d', d[-8:])[0] == want, d[-8:]" "$T/c32.npy" && ok || bad "fp32 .npy without --in: $(cat "$T/o" "$T/e")"
+"$LOWP" gemm --a "$T/a32.npy" --b "$T/b16.npy" >"$T/o" 2>"$T/e" && grep -q "inputs fp32 (from .npy" "$T/o" && ok ||
+  bad "<f4 and <f2 without --in: $(cat "$T/o" "$T/e")"
+"$LOWP" gemm --a "$T/a32.npy" --b "$T/b32.npy" --in fp16 >"$T/o" 2>"$T/e" && grep -q "inputs fp16 (from .npy" "$T/o" && ok ||
+  bad "--in fp16 on fp32 files: $(cat "$T/o" "$T/e")"
+
 # the exact result written, against exact rational arithmetic, bit for bit
 $PY gen 11 5 40 4 "$T/A.npy" "$T/B.npy"
 if "$LOWP" gemm --a "$T/A.npy" --b "$T/B.npy" --in fp64 --acc fp64 --out-exact "$T/C.npy" >"$T/o" 2>"$T/e" &&
