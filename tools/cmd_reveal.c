@@ -100,6 +100,11 @@ static void parse(opts_t *o, const char *cmd, int argc, char **argv, void (*usag
     else if (!strcmp(a, "--seed"))
       o->seed = (uint64_t)lowp_cli_int(cmd, "--seed", lowp_cli_need_arg(cmd, argc, argv, &i), 0, (1LL << 62));
     else lowp_cli_die(cmd, "unknown option '%s' (see lowp %s --help)", a, cmd);
+    /* one parser, two commands: an option of the other is refused, not ignored */
+    if (!strcmp(cmd, "twin") && (!strcmp(a, "--json") || !strcmp(a, "--save") || !strcmp(a, "--validate")))
+      lowp_cli_die(cmd, "unknown option '%s' (it belongs to lowp reveal; see lowp twin --help)", a);
+    if (!strcmp(cmd, "reveal") && (!strcmp(a, "--rows") || !strcmp(a, "--tree")))
+      lowp_cli_die(cmd, "%s belongs to lowp twin (see lowp reveal --help)", a);
   }
   if (!o->kernel == !o->plugin) lowp_cli_die(cmd, "give one subject: --kernel NAME or --plugin LIB.so");
   if (o->params && !o->kernel) lowp_cli_die(cmd, "--params belongs to --kernel");
@@ -235,7 +240,6 @@ int lowp_cmd_reveal(int argc, char **argv) {
   size_t c;
   int st, ok = 1;
   parse(&o, "reveal", argc, argv, usage_reveal);
-  if (o.tree) lowp_cli_die("reveal", "--tree belongs to lowp twin");
   problem(&p, "reveal", &o);
   if (o.save && lowp_atomic_check(o.save) != LOWP_OK)
     lowp_cli_die("reveal", "--save %s: not a file lowp can write (a folder, link or device?)", o.save);

@@ -770,6 +770,12 @@ reveal --plugin missing.so
 twin --kernel gemm_acc
 twin --tree missing.json --kernel gemm_acc
 twin --tree notes.txt --kernel gemm_acc
+twin --tree rv.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8 --json
+twin --tree rv.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8 --validate 4
+twin --tree rv.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8 --save r2.json
+reveal --kernel gemm_acc --rows 5
+probe --device model:h100 --rows 5
+probe --device model:h100 --k 64
 twin --tree rv_one.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8
 twin --tree rv_none.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8
 twin --tree rv_twice.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8
