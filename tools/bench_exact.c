@@ -268,6 +268,7 @@ int lowp_bench_exact(int argc, char **argv) {
     if (!strcmp(arg, "--sizes") || !strcmp(arg, "--size")) {
       char buf[256], *tok, *save = NULL;
       snprintf(buf, sizeof buf, "%s", VAL());
+      lowp_cli_list_check("bench", "--sizes", buf, ',');
       nsizes = 0;
       for (tok = strtok_r(buf, ",", &save); tok && nsizes < 8; tok = strtok_r(NULL, ",", &save))
         sizes[nsizes++] = (size_t)lowp_cli_int("bench", "--sizes", tok, 1, 65536);
@@ -276,6 +277,7 @@ int lowp_bench_exact(int argc, char **argv) {
       char buf[256], *tok, *save = NULL;
       size_t q;
       snprintf(buf, sizeof buf, "%s", VAL());
+      lowp_cli_list_check("bench", "--formats", buf, ',');
       memset(want, 0, sizeof want);
       for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         for (q = 0; q < 8 && strcmp(tok, q < 5 ? fmts[q]->name : extra[q - 5]); q++) {}

@@ -76,6 +76,7 @@ enum { T_ACC = 1, T_ORD = 2, T_TC = 4 };
 static unsigned parse_tables(const char *val) {
   unsigned t = 0;
   const char *p = val;
+  lowp_cli_list_check("bench", "--tables", val, ',');
   while (*p) {
     size_t len = strcspn(p, ",");
     if (len == 3 && !strncmp(p, "acc", 3)) t |= T_ACC;

@@ -35,6 +35,15 @@ void lowp_cli_die(const char *cmd, const char *fmt, ...) {
   exit(LOWP_EXIT_USAGE);
 }
 
+void lowp_cli_list_check(const char *cmd, const char *opt, const char *text, char sep) {
+  size_t n = strlen(text), i;
+  int bad = n == 0 || text[0] == sep || text[n - 1] == sep;
+  for (i = 1; i < n && !bad; i++) bad = text[i] == sep && text[i - 1] == sep;
+  if (bad)
+    lowp_cli_die(cmd, "%s '%s': an empty item (a '%c' at the start, the end, or twice; or nothing at all)", opt,
+                 text, sep);
+}
+
 void lowp_stdout_before_publish(const char *cmd, const char *what) {
   if (fflush(stdout) != 0 || ferror(stdout))
     lowp_cli_die(cmd, "cannot write to the standard output (a full disk or a closed file?): %s not written",

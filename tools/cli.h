@@ -30,6 +30,10 @@ const char *lowp_cli_need_arg(const char *cmd, int argc, char **argv, int *i);
 
 /** @brief Parse a format name or spec, or die with the parser's message. */
 lowp_format_t lowp_cli_format(const char *cmd, const char *text);
+/** @brief A list option's text (opt TEXT, items separated by sep): empty, a separator at its start or
+    end, or two in a row is refused (one message, exit 2): strtok would pass over the empty item. */
+void lowp_cli_list_check(const char *cmd, const char *opt, const char *text, char sep);
+
 /** @brief Parse a list of formats: names separated by ',', or by ';' when an
     item is a spec ("fp16;p=5,emin=-6,emax=7"); "all" = every built-in.
     Returns the count (>= 1); fills out[0..max). Dies on an unknown name, an

@@ -56,6 +56,7 @@ static unsigned parse_kinds(const char *text) {
   unsigned m = 0;
   char buf[256], *tok, *save = NULL;
   if (strlen(text) >= sizeof buf) lowp_cli_die(CMD, "--fail-on: list too long");
+  lowp_cli_list_check(CMD, "--fail-on", text, ',');
   strcpy(buf, text);
   for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     unsigned k = lowp_fpx_mask_parse(tok);
@@ -156,6 +157,7 @@ static int outputs(int argc, char **argv) {
     else path = a;
   }
   if (!path) lowp_cli_die(CMD, "outputs needs a .npy file");
+  if (inputs) lowp_cli_list_check(CMD, "--inputs", inputs, ',');
   if (inputs) ni = split_paths(inputs, paths, 16);
   st = lowp_npy_read(path, &info, &y, NULL, 0);
   if (st) lowp_cli_die(CMD, "%s: %s", path, npy_err(st));

@@ -108,6 +108,8 @@ static void parse(opts_t *o, const char *cmd, int argc, char **argv, void (*usag
   }
   if (!o->kernel == !o->plugin) lowp_cli_die(cmd, "give one subject: --kernel NAME or --plugin LIB.so");
   if (o->params && !o->kernel) lowp_cli_die(cmd, "--params belongs to --kernel");
+  if (o->params) lowp_cli_list_check(cmd, "--params", o->params, ',');
+  if (o->shape) lowp_cli_list_check(cmd, "--shape", o->shape, ',');
   if (o->name && !o->plugin) lowp_cli_die(cmd, "--name belongs to --plugin");
 }
 

@@ -774,6 +774,14 @@ twin --tree rv.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8 --json
 twin --tree rv.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8 --validate 4
 twin --tree rv.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8 --save r2.json
 reveal --kernel gemm_acc --rows 5
+reveal --kernel gemm_acc --shape 2,2,8,
+reveal --kernel gemm_acc --params ,acc=fp32
+bench gemm --quick --tables acc,
+bench exact --sizes 64,,64
+bench exact --quick --formats fp16,
+bench exact --sizes 64 --formats ''
+fpx scan logits.npy --format fp16 --fail-on overflow,
+fpx outputs logits.npy --inputs logits.npy,
 probe --device model:h100 --rows 5
 probe --device model:h100 --k 64
 twin --tree rv_one.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8
