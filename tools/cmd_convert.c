@@ -341,7 +341,7 @@ int lowp_cmd_convert(int argc, char **argv) {
   if (!vals) lowp_cli_die("convert", "out of memory");
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strcmp(a, "--help")) { usage(stdout); free(vals); free(owned); return LOWP_EXIT_OK; }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); free(vals); free(owned); return LOWP_EXIT_OK; }
     else if (!strcmp(a, "--to")) {
       o.nto = lowp_cli_format_list("convert", lowp_cli_need_arg("convert", argc, argv, &i), o.to,
                                    MAX_FORMATS);

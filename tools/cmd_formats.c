@@ -130,7 +130,7 @@ int lowp_cmd_formats(int argc, char **argv) {
   size_t n = 0, nbs = 0;
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--json")) json = 1;
-    else if (!strcmp(argv[i], "--help")) {
+    else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       printf("usage: lowp formats [--json] [FORMAT...]\n"
              "  Prints every built-in format (or the named ones, including specs\n"
              "  such as p=5,emin=-6,emax=7,nosub) with its computed properties, then\n"

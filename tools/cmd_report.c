@@ -1080,7 +1080,7 @@ int lowp_cmd_report(int argc, char **argv) {
         lowp_cli_die("report", "--jobs '%s': give a whole number of experiments to run at once, 1 to 1024", safe);
       }
     }
-    else if (!strcmp(argv[i], "--help")) {
+    else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       if (lowp_par_rank() == 0) /* once in an MPI job */
         printf("usage: lowp report [--out DIR] [--quick] [--no-svg] [--jobs N]\n"
                "       lowp report --diff OTHER [--out DIR]\n"

@@ -824,7 +824,8 @@ done <<<"$CASES"
 helps=("--help" "formats --help" "convert --help" "list --help" "run --help" "report --help"
        "bench --help" "bench round --help" "bench exact --help" "scaler --help" "gemm --help"
        "dot --help" "probe --help" "fpx --help" "fpx scan --help" "fpx outputs --help"
-       "reveal --help" "twin --help" "--version" "version")
+       "reveal --help" "twin --help" "--version" "version"
+       "formats -h" "convert -h" "report -h" "gemm -h" "check -h" "tol -h" "reveal -h")
 for e in $("$LOWP" list | awk '{print $1}'); do helps+=("run $e --help"); done
 for h in "${helps[@]}"; do
   before=$after
