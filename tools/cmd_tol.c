@@ -170,7 +170,9 @@ static int run_data(cJSON *q, const files_t *fl, int as_json) {
     cJSON *fmts = cJSON_AddArrayToObject(q, "in");
     for (j = 0; j < n; j++)
       cJSON_AddItemToArray(fmts, cJSON_CreateString(npy_format(info[j].dtype)));
-    in_fmt = cJSON_AddStringToObject(q, "input", npy_format(info[0].dtype));
+    /* the output's default follows the wider file (an fp16 A and an fp64 B: fp64, not A's fp16) */
+    in_fmt = cJSON_AddStringToObject(q, "input", npy_format(n == 2 && info[1].dtype > info[0].dtype
+                                                                ? info[1].dtype : info[0].dtype));
   }
   txt = cJSON_PrintUnformatted(q);
   if (!txt) lowp_cli_die(CMD, "out of memory");

@@ -170,5 +170,13 @@ out=$("$LOWP" tol gemm --k 4096 --input mxfp4 --method model:b200,kind=mxf4nvf4 
 if echo "$out" | grep -q '"bound":[[:space:]]*7.6387661' && echo "$out" | grep -q '"input":[[:space:]]*"mxfp4"'; then ok; else bad "tol block-scaled mxf4nvf4: $out"; fi
 expect2 "zero=emin has no bound" "no bound" gemm --k 64 --input mxfp8_e4m3 --method model:b200,kind=mxf8f6f4,zero=emin
 
+# files of different dtypes without --input: the output's format follows the wider (it followed A alone)
+/usr/bin/python3 -c "
+import numpy as np, sys; np.save(sys.argv[1], np.ones((2, 4), np.float16)); np.save(sys.argv[2], np.full((4, 3), 0.1))" \
+  "$T/a16.npy" "$T/b64.npy"
+out=$("$LOWP" tol gemm --a "$T/a16.npy" --b "$T/b64.npy" --json 2>&1)
+if echo "$out" | grep -q '"input":[[:space:]]*"fp64"' && echo "$out" | grep -q '"out":[[:space:]]*"fp64"'; then ok
+else bad "tol, an <f2 A and an <f8 B: $out"; fi
+
 echo "tol: $pass passed, $fail failed"
 [ $fail -eq 0 ]
