@@ -106,6 +106,28 @@ static char **split_eq(int argc, char **argv, int *nargc) {
   return out;
 }
 
+/* An option given twice is refused (one message, exit 2), unless it is one that adds to a list
+   (check's --only, --plugin-dir): the last one won in silence for most commands (gemm --m 3 --m 4
+   ran m = 4), while others refused. args: split_eq's, from the command's name; "--" ends the options. */
+static void refuse_repeats(const char *cmd, int n, char **args) {
+  static const char *const lists[] = {"--only", "--plugin-dir"};
+  int i, j;
+  size_t l;
+  for (i = 1; i < n && strcmp(args[i], "--"); i++) {
+    if (strncmp(args[i], "--", 2) || !args[i][2]) continue;
+    for (l = 0; l < sizeof lists / sizeof lists[0] &&
+                (strncmp(args[i], lists[l], strlen(lists[l])) || (args[i][strlen(lists[l])] &&
+                                                                 args[i][strlen(lists[l])] != '='));
+         l++) {}
+    if (l < sizeof lists / sizeof lists[0]) continue;
+    for (j = 1; j < i; j++) { /* the keys, up to '=' (run keeps --key=value whole) */
+      size_t a = strcspn(args[i], "="), b = strcspn(args[j], "=");
+      if (a == b && !strncmp(args[j], args[i], a))
+        lowp_cli_die(cmd, "option %.*s given twice (give it once)", (int)a, args[i]);
+    }
+  }
+}
+
 /* OMP_NUM_THREADS, which OpenMP reads itself, gets --threads' limits: a
    comma list (one count per nesting level) of integers 1..1024. A larger
    count crashes libgomp when it cannot create the threads; a malformed one
@@ -209,13 +231,16 @@ int main(int argc, char **argv) {
         lowp_cli_die(argv[1], "runs as one process: of lowp's commands gemm, run, report and "
                      "check spread over MPI ranks (this job has %d); start it without mpirun",
                      lowp_par_size());
-      if (!strcmp(argv[1], "run"))
+      if (!strcmp(argv[1], "run")) {
+        refuse_repeats(argv[1], argc - 1, argv + 1);
         return lowp_stdout_finish(argv[1], commands[i].fn(argc - 1, argv + 1));
+      }
       args = split_eq(argc, argv, &nargs);
       if (!args) {
         fprintf(stderr, "lowp: out of memory\n");
         return LOWP_EXIT_USAGE;
       }
+      refuse_repeats(argv[1], nargs - 1, args + 1);
       rc = commands[i].fn(nargs - 1, args + 1);
       free(args);
       return lowp_stdout_finish(argv[1], rc); /* every write to stdout checked */

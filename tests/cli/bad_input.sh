@@ -775,6 +775,11 @@ twin --tree rv.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8 --validate
 twin --tree rv.json --kernel gemm_acc --params acc=fp32 --shape 2,2,8 --save r2.json
 reveal --kernel gemm_acc --rows 5
 reveal --kernel gemm_acc --shape 2,2,8,
+gemm --m 3 --n 2 --k 2 --m 4
+gemm --m=3 --n 2 --k 2 --m 4
+run formats --quick --out o1 --out=o2
+scaler --events ok --state-out s1.json --state-out s2.json
+reveal --kernel gemm_acc --shape 2,2,8 --save r1.json --save r2.json
 reveal --kernel gemm_acc --params ,acc=fp32
 bench gemm --quick --tables acc,
 bench exact --sizes 64,,64
