@@ -265,6 +265,16 @@ int lowp_scaler_load_json(lowp_scaler_t *s, const char *text, char *err, size_t 
   int r, st = LOWP_OK;
   if (!s || !text) return LOWP_EINVAL;
   t = *s;
+  {
+    size_t at;
+    if (lowp_json_find_bad_number(text, strlen(text), &at)) {
+      char w[160];
+      snprintf(w, sizeof w, "not valid JSON: a number with a leading zero, or a point or exponent without "
+               "digits, at byte %zu", at);
+      set_err(err, errlen, "%s", w);
+      return LOWP_EPARSE;
+    }
+  }
   /* one JSON value and nothing after it but blanks */
   o = cJSON_ParseWithOpts(text, NULL, 1);
   if (!o) {

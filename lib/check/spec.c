@@ -1204,6 +1204,10 @@ int lowp_spec_json(cJSON **root, const char *text, size_t len, char *err, size_t
   if (!lowp_utf8_valid(text, len, &bad))
     return lowp_errf(err, errlen, LOWP_EPARSE, "not UTF-8 (byte 0x%02x at byte %zu, line %zu)",
                      (unsigned char)text[bad], bad, line_of(text, bad));
+  if (lowp_json_find_bad_number(text, len, &bad))
+    return lowp_errf(err, errlen, LOWP_EPARSE, "a number JSON does not allow at line %zu, byte %zu (a leading "
+                     "zero, or a point or exponent without digits: JSON's grammar, which cJSON does not "
+                     "enforce)", line_of(text, bad), bad);
   *root = cJSON_ParseWithLengthOpts(text, len, &ep, 0);
   if (*root && ep) {
     /* only white space may follow the value */

@@ -131,3 +131,42 @@ int lowp_json_find_nul(const char *text, size_t len, size_t *off) {
   }
   return 0;
 }
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+int lowp_json_find_bad_number(const char *text, size_t len, size_t *off) {
+  size_t i = 0, s, d;
+  int in_str = 0, bad;
+  while (text && i < len) {
+    char c = text[i];
+    if (in_str) {
+      if (c == '\\') i++;
+      else if (c == '"') in_str = 0;
+      i++;
+      continue;
+    }
+    if (c == '"') { in_str = 1; i++; continue; }
+    if (c != '-' && !is_digit(c)) { i++; continue; }
+    /* a number: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
+    s = i;
+    if (c == '-') i++;
+    bad = i + 1 < len && text[i] == '0' && is_digit(text[i + 1]);
+    for (d = i; i < len && is_digit(text[i]); i++) {}
+    bad |= i == d; /* "-" alone, or "-x" */
+    if (!bad && i < len && text[i] == '.') {
+      for (d = ++i; i < len && is_digit(text[i]); i++) {}
+      bad = i == d;
+    }
+    if (!bad && i < len && (text[i] == 'e' || text[i] == 'E')) {
+      i++;
+      if (i < len && (text[i] == '+' || text[i] == '-')) i++;
+      for (d = i; i < len && is_digit(text[i]); i++) {}
+      bad = i == d;
+    }
+    if (bad) {
+      if (off) *off = s;
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -48,6 +48,9 @@ echo '{"scale": 1, "scale": 2, "growth_factor": 2, "backoff_factor": 0.5, "growt
 { echo "$GOOD"; echo "$GOOD"; } >"$S/twice.json"
 printf '{"scale": 2\000, "growth_factor": 2}' >"$S/nul.json"
 echo 'not json' >"$S/notjson.json"
+# numbers JSON does not allow, which cJSON reads (065536 as 65536, 65536. as 65536)
+echo "${GOOD/65536/065536}" >"$S/lead0.json"
+echo "${GOOD/65536/65536.}" >"$S/point.json"
 echo '[1, 2]' >"$S/array.json"
 echo '{"scale": 65536, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 2000, "_growth_tracker": 0, "stpes": 3}' >"$S/unknown.json"
 echo '{"scale": -1, "growth_factor": 2, "backoff_factor": 0.5, "growth_interval": 2000, "_growth_tracker": 0}' >"$S/negscale.json"
@@ -76,6 +79,8 @@ echo '{ "lowp_check": 1, "defaults": { "in": "fp16", "out": "fp32" }, "checks": 
 # "revealed" on an operation lowp cannot reveal)
 CV='"op": "gemm", "in": "fp32", "out": "fp32", "subject": { "kernel": "gemm_acc", "params": "acc=fp32" }, "shape": { "m": 2, "n": 2, "k": 8 }, "rules": [ { "max_ulp": 64 } ]'
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s, "convert": { "C": "fp16" } } ] }' "$CV" >"$S/conv_input.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s } ] }' "${CV/\"max_ulp\": 64/\"max_ulp\": 064}" >"$S/spec_lead0.json"
+printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s } ] }' "${CV/\"max_ulp\": 64/\"max_ulp\": 64.}" >"$S/spec_point.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", %s, "convert": { "B": { "format": "fp16", "rnd": "sr" } } } ] }' "$CV" >"$S/conv_sr.json"
 printf '{ "lowp_check": 1, "checks": [ { "name": "x", "op": "softmax", "in": "fp32", "out": "fp32", "subject": { "kernel": "softmax_naive" }, "shape": { "m": 2, "n": 8 }, "convert": "revealed", "rules": [ { "max_ulp": 64 } ] } ] }' >"$S/conv_softmax.json"
 # reveal files whose classes do not give each output exactly one class: one position of four, none, one twice
@@ -637,6 +642,10 @@ check conv_input.json
 check conv_sr.json
 check conv_softmax.json
 check twin_false.json
+check spec_lead0.json
+check spec_point.json
+scaler --events ok --state-in lead0.json
+scaler --events ok --state-in point.json
 check twin_softmax.json
 check twin_nofile.json
 check twin_nofile.json --reveal --reveal
