@@ -59,5 +59,19 @@ int main(void) {
     lowp_test_check(lowp_xml_char_ok(0x9) && !lowp_xml_char_ok(0x1) && !lowp_xml_char_ok(0xfffe) &&
                     lowp_xml_char_ok(0x10000), "xml chars");
   }
+  /* numbers JSON's grammar (RFC 8259) refuses and cJSON reads; strings and escapes skipped */
+  {
+    static const struct { const char *s; int bad; size_t at; } n[] = {
+      {"{\"a\": 064}", 1, 6}, {"{\"a\": 64.}", 1, 6}, {"{\"a\": 1e}", 1, 6}, {"[1.e3]", 1, 1},
+      {"[-01]", 1, 1}, {"[1e+]", 1, 1}, {"[-]", 1, 1}, {"{\"a\\\"\": 0.}", 1, 8},
+      {"{\"a\": 64}", 0, 0}, {"[-0.5e-3, 0, 10, 1E+5]", 0, 0}, {"{\"064\": \"64.\"}", 0, 0},
+      {"{\"a\\\\\": 1}", 0, 0}, {"[0]", 0, 0}};
+    size_t i, at;
+    for (i = 0; i < sizeof n / sizeof n[0]; i++) {
+      at = 0;
+      lowp_test_check(lowp_json_find_bad_number(n[i].s, strlen(n[i].s), &at) == n[i].bad &&
+                          (!n[i].bad || at == n[i].at), "bad_number #%zu '%s': at %zu", i, n[i].s, at);
+    }
+  }
   return lowp_test_end();
 }
