@@ -13,6 +13,7 @@
 #include "check/tol.h"
 #include "io/npy.h"
 #include "cli.h"
+#include "output.h"
 #include "status.h"
 
 #define CMD "tol"
@@ -96,6 +97,8 @@ static cJSON *parse(int argc, char **argv, int *as_json, files_t *fl) {
     if (cJSON_IsString(j) && !(*fv[i] = copy_str(j->valuestring))) lowp_cli_die(CMD, "out of memory");
     cJSON_Delete(j);
   }
+  /* --save-atol's destination now, before any work: a missing folder said "input/output error" at the end */
+  if (fl->save) lowp_output_check_file(CMD, "--save-atol", fl->save);
   return q;
 }
 

@@ -730,6 +730,7 @@ tol dot --k 4 --confidence 1
 # --- lowp tol: data-aware inputs, risk, compute format (issue 31)
 tol gemm --b notes.txt
 tol gemm --a notes.txt --b notes.txt --save-atol atol.npy
+tol sum --a logits.npy --save-atol nosuchdir/atol.npy
 tol gemm --a tenth.npy --b tenth.npy --input fp16
 tol gemm --a nan.npy --b inf.npy
 tol gemm --a inf.npy --b inf.npy --json
