@@ -24,8 +24,8 @@ FILE *lowp_fopen_regular(const char *path) {
   /* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
   fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return NULL;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    e = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+  e = fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+  if (e) {
     close(fd);
     errno = e;
     return NULL;

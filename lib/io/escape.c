@@ -150,9 +150,9 @@ int lowp_json_find_bad_number(const char *text, size_t len, size_t *off) {
     /* a number: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)? */
     s = i;
     if (c == '-') i++;
+    if (i >= len || !is_digit(text[i])) continue; /* "-" alone, "-Infinity": cJSON refuses them itself */
     bad = i + 1 < len && text[i] == '0' && is_digit(text[i + 1]);
     for (d = i; i < len && is_digit(text[i]); i++) {}
-    bad |= i == d; /* "-" alone, or "-x" */
     if (!bad && i < len && text[i] == '.') {
       for (d = ++i; i < len && is_digit(text[i]); i++) {}
       bad = i == d;

@@ -80,7 +80,8 @@ int lowp_json_find_nul(const char *text, size_t len, size_t *off);
 /**
  * @brief Find a number outside strings that JSON's grammar (RFC 8259) does not allow and cJSON reads
  * all the same: a leading zero ("064", "-01"), a point without digits after it ("64.", "1.e3"), or an
- * exponent without digits ("1e", "1e+"). Strings and their escapes are skipped.
+ * exponent without digits ("1e", "1e+"). Strings and their escapes are skipped; a '-' without digits
+ * ("-Infinity") is left to the parser, which refuses it.
  * @param[out] off  where the number starts
  * @return 1 if one was found, 0 if none.
  */
