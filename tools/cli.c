@@ -114,11 +114,6 @@ double lowp_cli_number(const char *cmd, const char *what, const char *text) {
   return v;
 }
 
-void lowp_cli_once(const char *cmd, const char *opt, int *seen) {
-  if (*seen) lowp_cli_die(cmd, "option %s given twice", opt);
-  *seen = 1;
-}
-
 long long lowp_cli_int(const char *cmd, const char *what, const char *text,
                        long long lo, long long hi) {
   long long v;

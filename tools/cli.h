@@ -44,10 +44,6 @@ size_t lowp_cli_format_list(const char *cmd, const char *text,
 lowp_rounding_t lowp_cli_rounding(const char *cmd, const char *text);
 /** @brief Parse a real number: decimal, hex float, inf, nan; or die. */
 double lowp_cli_number(const char *cmd, const char *what, const char *text);
-
-/* An option that holds one value, given twice (--junit a --junit b: which
-   one?), is refused: exit 2 naming it. seen: the option's flag, set here. */
-void lowp_cli_once(const char *cmd, const char *opt, int *seen);
 /** @brief Parse an integer in [lo, hi] (decimal or 0x hex) or die. */
 long long lowp_cli_int(const char *cmd, const char *what, const char *text,
                        long long lo, long long hi);

@@ -121,7 +121,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *key) {
 }
 
 static void parse(opts_t *o, int argc, char **argv) {
-  int i, seen[7] = {0, 0, 0, 0, 0, 0, 0}; /* options of one value, each at most once */
+  int i; /* an option given twice: refused before (tools/lowp.c, refuse_repeats) */
   const char *v;
   memset(o, 0, sizeof *o);
   for (i = 1; i < argc; i++) {
@@ -131,24 +131,18 @@ static void parse(opts_t *o, int argc, char **argv) {
       exit(0);
     }
     else if (!strcmp(a, "--list-ops")) {
-      lowp_cli_once(LOWP_CHK_CMD, a, &seen[0]);
       o->list_ops = 1;
     } else if (!strcmp(a, "--update-baseline")) {
-      lowp_cli_once(LOWP_CHK_CMD, a, &seen[1]);
       o->update_baseline = 1;
     } else if ((v = opt_value(argc, argv, &i, "--junit"))) {
-      lowp_cli_once(LOWP_CHK_CMD, "--junit", &seen[2]);
       o->junit = v;
     } else if ((v = opt_value(argc, argv, &i, "--json"))) {
-      lowp_cli_once(LOWP_CHK_CMD, "--json", &seen[3]);
       o->json = v;
     }
     else if (!strcmp(a, "--reveal")) {
-      lowp_cli_once(LOWP_CHK_CMD, a, &seen[6]);
       lowp_chk_set_reveal(1);
     }
     else if (!strcmp(a, "--fpx")) {
-      lowp_cli_once(LOWP_CHK_CMD, a, &seen[5]);
       if (lowp_par_size() > 1) lowp_cli_die(LOWP_CHK_CMD, "--fpx runs in one process (no MPI ranks)");
       o->fpx = 1;
     }
@@ -165,7 +159,6 @@ static void parse(opts_t *o, int argc, char **argv) {
       if (!v[0]) lowp_cli_die(LOWP_CHK_CMD, "--only needs a check name");
       o->only[o->n_only++] = v;
     } else if ((v = opt_value(argc, argv, &i, "--threads"))) {
-      lowp_cli_once(LOWP_CHK_CMD, "--threads", &seen[4]);
       o->threads = (int)lowp_cli_int(LOWP_CHK_CMD, "--threads", v, 1, 1024);
     }
     else if (a[0] == '-' && a[1] != '\0')

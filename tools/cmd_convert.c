@@ -374,7 +374,6 @@ int lowp_cmd_convert(int argc, char **argv) {
     else if (!strcmp(a, "--json")) o.json = 1;
     else if (!strcmp(a, "--csv")) csv = 1;
     else if (!strcmp(a, "--file")) {
-      if (file) lowp_cli_die("convert", "--file given twice");
       file = lowp_cli_need_arg("convert", argc, argv, &i);
     } else if (!strcmp(a, "-")) {
       if (file) lowp_cli_die("convert", "--file given twice (- is standard input)");

@@ -42,7 +42,6 @@
 #include "cpu/gemm_tc.h"
 #include "cpu/gemm_bs.h"
 #include "format/bsformat.h"
-#include "io/atomic.h"
 #include "io/escape.h"
 #include "format/bsquant.h"
 #include "model/accum.h"
@@ -201,30 +200,14 @@ static double *read_input(const opts_t *o, const char *path, const char *name,
 }
 
 
-/* a .npy file's float dtype from its header (-1: not one, or unreadable: the read says why) */
-static int npy_float_dtype(const char *path) {
-  static unsigned char buf[65536 + 12];
-  lowp_npy_info_t info;
-  FILE *f = lowp_fopen_regular(path);
-  size_t got;
-  long size;
-  int st;
-  if (!f) return -1;
-  got = fread(buf, 1, sizeof buf, f);
-  size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-  fclose(f);
-  if (size < 0) return -1;
-  st = lowp_npy_parse_header(&info, buf, got, (uint64_t)size);
-  return st == LOWP_OK && (info.dtype == LOWP_NPY_F2 || info.dtype == LOWP_NPY_F4 || info.dtype == LOWP_NPY_F8)
-             ? (int)info.dtype : -1;
-}
-
 /* no --in and inputs from files: the format their data are in (<f2 fp16, <f4 fp32, <f8 fp64; the wider
    where A and B differ, so that no value is rounded), not the generated inputs' fp16 */
 static void in_from_files(opts_t *o) {
-  int a = npy_float_dtype(o->a_path), b = npy_float_dtype(o->b_path), t = a > b ? a : b;
-  if (a < 0 || b < 0) return; /* bits (|u1, <u2) need --in: the read says so */
-  o->in = lowp_cli_format(o->cmd, t == LOWP_NPY_F2 ? "fp16" : t == LOWP_NPY_F4 ? "fp32" : "fp64");
+  lowp_npy_info_t a, b;
+  if (lowp_npy_read_info(o->a_path, &a) || lowp_npy_read_info(o->b_path, &b)) return; /* the read says why */
+  /* bits (|u1, <u2): no format (--in needed, as the read says); the dtypes are ordered f2 < f4 < f8 */
+  if (lowp_npy_float_format(a.dtype) && lowp_npy_float_format(b.dtype))
+    o->in = lowp_cli_format(o->cmd, lowp_npy_float_format(b.dtype > a.dtype ? b.dtype : a.dtype));
 }
 
 /* a preset kind takes the operands its PTX instruction takes (lowp_gemm_bs_kind_check) */

@@ -426,7 +426,7 @@ static int probe_bs(const char *spec, int json) {
 }
 
 int lowp_cmd_probe(int argc, char **argv) {
-  const char *device = NULL, *in_list = NULL, *out_opt = "both", *cap = NULL, *k_given = NULL;
+  const char *device = NULL, *in_list = NULL, *out_opt = "both", *cap = NULL, *cap_opt = NULL;
   long rows = 1000, kchain = 0;
   uint64_t seed = 1;
   int json = 0, i, ndiff_total = 0, nprobed = 0;
@@ -452,10 +452,10 @@ int lowp_cmd_probe(int argc, char **argv) {
     else if (!strcmp(a, "--seed"))
       seed = (uint64_t)lowp_cli_int(CMD, "--seed", lowp_cli_need_arg(CMD, argc, argv, &i), 0, 0x7fffffffffffffffLL);
     else lowp_cli_die(CMD, "unknown option '%s' (see lowp probe --help)", a);
-    if (!strcmp(a, "--k") || !strcmp(a, "--rows") || !strcmp(a, "--seed")) k_given = a;
+    if (!strcmp(a, "--k") || !strcmp(a, "--rows") || !strcmp(a, "--seed")) cap_opt = a;
   }
   /* parameters of the capture: without --capture they were ignored in silence */
-  if (k_given && !cap) lowp_cli_die(CMD, "%s is a parameter of --capture DIR (see lowp probe --help)", k_given);
+  if (cap_opt && !cap) lowp_cli_die(CMD, "%s is a parameter of --capture DIR (see lowp probe --help)", cap_opt);
   if (device && !strncmp(device, "model:", 6) && (strstr(device, "kind=") || strstr(device, "group=")))
     return probe_bs(device + 6, json);
   if (strcmp(out_opt, "fp32") && strcmp(out_opt, "fp16") && strcmp(out_opt, "both"))

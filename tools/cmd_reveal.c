@@ -243,9 +243,7 @@ int lowp_cmd_reveal(int argc, char **argv) {
   int st, ok = 1;
   parse(&o, "reveal", argc, argv, usage_reveal);
   problem(&p, "reveal", &o);
-  if (o.save && lowp_atomic_check(o.save) != LOWP_OK)
-    lowp_cli_die("reveal", "--save %s: not a file lowp can write (a folder, link or device?)", o.save);
-  if (o.save) lowp_output_check_file("reveal", "--save", o.save); /* its folder, before the probes */
+  if (o.save) lowp_output_check_file("reveal", "--save", o.save); /* its type and folder, before the probes */
   lowp_thp_reexec(); /* the command line holds: its probes' arrays in huge pages (tools/thp.h) */
   open_subject(&s, "reveal", &o, &p);
   memset(&ro, 0, sizeof ro);

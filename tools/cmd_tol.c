@@ -132,10 +132,9 @@ static void print_text(const lowp_tol_t *t, const lowp_tol_query_t *q) {
   printf("  why: %s\n", t->why);
 }
 
-/* the format of a .npy file's float dtype (f2/f4/f8 read without --input;
-   u1/u2 bit patterns need --input, as lowp_npy_read says) */
-static const char *npy_format(lowp_npy_dtype_t t) {
-  return t == LOWP_NPY_F2 ? "fp16" : t == LOWP_NPY_F4 ? "fp32" : "fp64";
+/* a file's format without --input: its float dtype's (io/npy.h); integer files hold binary64 values */
+static const char *file_format(lowp_npy_dtype_t t) {
+  return lowp_npy_float_format(t) ? lowp_npy_float_format(t) : "fp64";
 }
 
 /* lowp tol --a A.npy [--b B.npy]: the data-aware tolerance (lowp_tol_data) */
@@ -172,10 +171,10 @@ static int run_data(cJSON *q, const files_t *fl, int as_json) {
     /* no --input: the formats are the files' dtypes (as lowp check reads them) */
     cJSON *fmts = cJSON_AddArrayToObject(q, "in");
     for (j = 0; j < n; j++)
-      cJSON_AddItemToArray(fmts, cJSON_CreateString(npy_format(info[j].dtype)));
+      cJSON_AddItemToArray(fmts, cJSON_CreateString(file_format(info[j].dtype)));
     /* the output's default follows the wider file (an fp16 A and an fp64 B: fp64, not A's fp16) */
-    in_fmt = cJSON_AddStringToObject(q, "input", npy_format(n == 2 && info[1].dtype > info[0].dtype
-                                                                ? info[1].dtype : info[0].dtype));
+    in_fmt = cJSON_AddStringToObject(q, "input", file_format(n == 2 && info[1].dtype > info[0].dtype
+                                                                 ? info[1].dtype : info[0].dtype));
   }
   txt = cJSON_PrintUnformatted(q);
   if (!txt) lowp_cli_die(CMD, "out of memory");

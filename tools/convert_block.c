@@ -162,10 +162,8 @@ int lowp__convert_block(int argc, char **argv) {
   for (i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--help")) { usage(); free(texts), free(x); return LOWP_EXIT_OK; }
-    else if (!strcmp(a, "--to")) {
-      if (to) lowp_cli_die("convert", "--to given twice (a block-scaled format converts alone)");
-      to = lowp_cli_need_arg("convert", argc, argv, &i);
-    } else if (!strcmp(a, "--scale-rule")) rule = lowp_cli_need_arg("convert", argc, argv, &i);
+    else if (!strcmp(a, "--to")) to = lowp_cli_need_arg("convert", argc, argv, &i); /* once: tools/lowp.c */
+    else if (!strcmp(a, "--scale-rule")) rule = lowp_cli_need_arg("convert", argc, argv, &i);
     else if (!strcmp(a, "--json")) json = 1;
     else if (a[0] == '-' && a[1] == '-')
       lowp_cli_die("convert", "option '%s' does not apply to a block-scaled --to; accepted: --scale-rule, --json", a);

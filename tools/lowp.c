@@ -112,19 +112,16 @@ static char **split_eq(int argc, char **argv, int *nargc) {
 static void refuse_repeats(const char *cmd, int n, char **args) {
   static const char *const lists[] = {"--only", "--plugin-dir"};
   int i, j;
-  size_t l;
+  size_t l, k;
   for (i = 1; i < n && strcmp(args[i], "--"); i++) {
     if (strncmp(args[i], "--", 2) || !args[i][2]) continue;
-    for (l = 0; l < sizeof lists / sizeof lists[0] &&
-                (strncmp(args[i], lists[l], strlen(lists[l])) || (args[i][strlen(lists[l])] &&
-                                                                 args[i][strlen(lists[l])] != '='));
-         l++) {}
+    k = strcspn(args[i], "="); /* the key: run keeps --key=value whole */
+    for (l = 0; l < sizeof lists / sizeof lists[0]; l++)
+      if (strlen(lists[l]) == k && !strncmp(args[i], lists[l], k)) break;
     if (l < sizeof lists / sizeof lists[0]) continue;
-    for (j = 1; j < i; j++) { /* the keys, up to '=' (run keeps --key=value whole) */
-      size_t a = strcspn(args[i], "="), b = strcspn(args[j], "=");
-      if (a == b && !strncmp(args[j], args[i], a))
-        lowp_cli_die(cmd, "option %.*s given twice (give it once)", (int)a, args[i]);
-    }
+    for (j = 1; j < i; j++)
+      if (strcspn(args[j], "=") == k && !strncmp(args[j], args[i], k))
+        lowp_cli_die(cmd, "option %.*s given twice (give it once)", (int)k, args[i]);
   }
 }
 

@@ -16,30 +16,6 @@
 /* lowp__g_atomic_watch: the program's watcher of temporaries (its interrupt
    handler's registry). Process-wide because a temporary is a process-wide
    resource; set once at start-up (lowp_atomic_set_watch). */
-FILE *lowp_fopen_regular(const char *path) {
-  struct stat st;
-  FILE *f = NULL;
-  int fd, fl, e;
-  if (!path) { errno = EINVAL; return NULL; }
-  /* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
-  fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return NULL;
-  e = fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-  if (e) {
-    close(fd);
-    errno = e;
-    return NULL;
-  }
-  fl = fcntl(fd, F_GETFL);
-  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) {
-    e = errno;
-    close(fd);
-    errno = e;
-    return NULL;
-  }
-  return f;
-}
-
 static lowp_atomic_watch_t lowp__g_atomic_watch;
 
 /* lowp__g_atomic_seq: makes temporary names unique within the process (the
@@ -66,6 +42,30 @@ static void drop(const char *tmp) {
 }
 
 /* ----------------------------------------------------------- public API */
+
+FILE *lowp_fopen_regular(const char *path) {
+  struct stat st;
+  FILE *f = NULL;
+  int fd, fl, e;
+  if (!path) { errno = EINVAL; return NULL; }
+  /* O_NONBLOCK: opening a FIFO for reading would wait for a writer */
+  fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  e = fstat(fd, &st) != 0 ? errno : S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+  if (e) {
+    close(fd);
+    errno = e;
+    return NULL;
+  }
+  fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) {
+    e = errno;
+    close(fd);
+    errno = e;
+    return NULL;
+  }
+  return f;
+}
 
 void lowp_atomic_set_watch(lowp_atomic_watch_t fn) { lowp__g_atomic_watch = fn; }
 

@@ -114,8 +114,9 @@ int lowp_idx_read(lowp_idx_t *out, const char *path, char *err, size_t errlen) {
 
   memset(out, 0, sizeof *out);
   if (err && errlen) err[0] = '\0';
-  /* fopen first: its errno names a missing or unreadable file precisely */
-  probe = lowp_fopen_regular(path); /* a FIFO would block (io/atomic.h) */
+  /* opened first: its errno names a missing or unreadable file precisely; a FIFO, device or folder is
+     refused without blocking (io/atomic.h) */
+  probe = lowp_fopen_regular(path);
   if (!probe && (errno == EINVAL || errno == EISDIR))
     return fail(out, LOWP_EFILE, err, errlen, "%s: not a regular file", path);
   if (!probe) return fail(out, LOWP_EIO, err, errlen, "%s: %s", path, strerror(errno));
@@ -124,9 +125,9 @@ int lowp_idx_read(lowp_idx_t *out, const char *path, char *err, size_t errlen) {
   {
     struct stat sb;
     unsigned char m[2] = {0, 0};
-    if (fstat(fileno(probe), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fileno(probe), &sb) != 0) {
       fclose(probe);
-      return fail(out, LOWP_EFILE, err, errlen, "%s: not a regular file", path);
+      return fail(out, LOWP_EIO, err, errlen, "%s: %s", path, strerror(errno));
     }
     file_size = (uint64_t)sb.st_size;
     gzipped = fread(m, 1, 2, probe) == 2 && m[0] == 0x1f && m[1] == 0x8b;

@@ -220,19 +220,16 @@ int lowp_npy_parse_header(lowp_npy_info_t *info, const unsigned char *buf, size_
   return LOWP_OK;
 }
 
-/* codes: |u1 and <u2 read as the unsigned integers they hold */
-static int read_npy(const char *path, lowp_npy_info_t *info, double **data,
-                    const lowp_format_t *u1_format, size_t max_count, int codes) {
+/* Open path (a regular file: not a FIFO, device or folder, io/atomic.h) and parse its header into info;
+   *fp is left open on LOWP_OK, closed otherwise. */
+static int open_header(const char *path, lowp_npy_info_t *info, FILE **fp_out) {
   FILE *fp;
   long fsize;
   unsigned char head[65536 + 12];
-  size_t got, i, isz;
-  unsigned char *raw;
-  double *out;
+  size_t got;
   int st;
-  if (!path || !info || !data) return LOWP_EINVAL;
-  *data = NULL;
-  fp = lowp_fopen_regular(path); /* not a FIFO, device or folder (io/atomic.h) */
+  *fp_out = NULL;
+  fp = lowp_fopen_regular(path);
   if (!fp) return LOWP_EIO;
   if (fseek(fp, 0, SEEK_END) != 0 || (fsize = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
     fclose(fp);
@@ -260,6 +257,33 @@ static int read_npy(const char *path, lowp_npy_info_t *info, double **data,
     st = lowp_npy_parse_header(info, head, got, (uint64_t)fsize);
   }
   if (st) { fclose(fp); return st; }
+  *fp_out = fp;
+  return LOWP_OK;
+}
+
+int lowp_npy_read_info(const char *path, lowp_npy_info_t *info) {
+  FILE *fp;
+  int st;
+  if (!path || !info) return LOWP_EINVAL;
+  if ((st = open_header(path, info, &fp)) == LOWP_OK) fclose(fp);
+  return st;
+}
+
+const char *lowp_npy_float_format(lowp_npy_dtype_t t) {
+  return t == LOWP_NPY_F2 ? "fp16" : t == LOWP_NPY_F4 ? "fp32" : t == LOWP_NPY_F8 ? "fp64" : NULL;
+}
+
+/* codes: |u1 and <u2 read as the unsigned integers they hold */
+static int read_npy(const char *path, lowp_npy_info_t *info, double **data,
+                    const lowp_format_t *u1_format, size_t max_count, int codes) {
+  FILE *fp;
+  size_t i, isz;
+  unsigned char *raw;
+  double *out;
+  int st;
+  if (!path || !info || !data) return LOWP_EINVAL;
+  *data = NULL;
+  if ((st = open_header(path, info, &fp))) return st;
   if (!codes && !bits_format_ok(info->dtype, u1_format)) {
     fclose(fp);
     return LOWP_EINVAL;

@@ -41,6 +41,15 @@ size_t lowp_npy_itemsize(lowp_npy_dtype_t t);
 /** @brief "<f2", "<f4", "<f8", "|u1", "<u2", "<i4", "<i8". */
 const char *lowp_npy_descr(lowp_npy_dtype_t t);
 
+/** @brief The lowp format name of a float dtype ("fp16", "fp32", "fp64"), NULL for the others. */
+const char *lowp_npy_float_format(lowp_npy_dtype_t t);
+
+/**
+ * @brief Read and check a file's header alone (lowp_npy_parse_header's checks), not its data.
+ * @return LOWP_OK; LOWP_EIO (cannot open or read; not a regular file); lowp_npy_parse_header's codes.
+ */
+int lowp_npy_read_info(const char *path, lowp_npy_info_t *info);
+
 /**
  * @brief Parse and check a header. buf holds the first len bytes of a file
  * of file_size bytes. Checked: the magic; version 1.0 or 2.0; the header

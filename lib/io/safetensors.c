@@ -228,7 +228,7 @@ int lowp_st_read(const char *path, const char *name, lowp_st_tensor_t *info, dou
   if (!fp) return lowp_errf(err, errlen, LOWP_EIO, "cannot open it (%s)", errno == EINVAL ? "not a regular file" : strerror(errno));
   if (fseek(fp, 0, SEEK_END) != 0 || (fsize = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
     fclose(fp);
-    return lowp_errf(err, errlen, LOWP_EIO, "cannot read it (a folder?)");
+    return lowp_errf(err, errlen, LOWP_EIO, "cannot read it");
   }
   if (fread(lenb, 1, 8, fp) != 8) { fclose(fp); return lowp_errf(err, errlen, LOWP_EFILE, "shorter than the 8-byte header length"); }
   N = le(lenb, 8);
