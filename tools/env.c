@@ -106,10 +106,14 @@ static void utc_day(char *buf, size_t len) {
 
 const char *lowp_env_git_revision(void) {
   /* asked once per process: the run header and the manifest both name it, and `git describe --dirty`
-     reads the whole work tree (about 60 ms of CPU each time) */
+     reads the whole work tree (about 60 ms of CPU each time). --no-optional-locks (git 2.15): describe
+     --dirty otherwise refreshes the index under .git/index.lock, and a lowp killed meanwhile takes its git
+     with it (lowp_spawn: PR_SET_PDEATHSIG, SIGKILL), leaving the lock behind in the user's repository:
+     their next commit fails with "index.lock: File exists" (seen after `kill -TERM` of a run) */
   static char rev[128];
   static int asked;
-  char *git_rev[] = {"git", "-C", LOWP_SOURCE_DIR, "describe", "--always", "--dirty", "--abbrev=12", NULL};
+  char *git_rev[] = {"git", "--no-optional-locks", "-C", LOWP_SOURCE_DIR, "describe", "--always", "--dirty",
+                     "--abbrev=12", NULL};
   if (!asked) {
     first_line(rev, sizeof rev, git_rev);
     asked = 1;

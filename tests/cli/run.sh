@@ -25,6 +25,21 @@ grep -q '"seed"' "$T/f/results.json" && grep -q '"git_revision"' "$T/f/results.j
 head -1 "$T/runout" | grep -q '^# lowp run formats' && ok || bad "run header printed first"
 ls -d "$T"/f.tmp.* >/dev/null 2>&1 && bad "temporary folder left behind" || ok
 
+# the revision's git takes no lock in the source tree: lowp's children die with it (SIGKILL), and a git killed
+# while it refreshed the index left .git/index.lock behind, failing the user's next commit. A git on PATH
+# that records its arguments, then runs the real one: the same revision, asked without optional locks
+REALGIT=$(command -v git || true)
+if [ -n "$REALGIT" ]; then
+  mkdir -p "$T/gitlog"
+  printf '#!/bin/sh\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$T/gitlog/args" "$REALGIT" >"$T/gitlog/git"
+  chmod +x "$T/gitlog/git"
+  PATH="$T/gitlog:$PATH" "$LOWP" run formats --quick --out "$T/gl" >/dev/null 2>&1 &&
+    grep -q -- '--no-optional-locks .*describe' "$T/gitlog/args" && ! grep -v -- '--no-optional-locks' "$T/gitlog/args" &&
+    [ "$(sed -n 's/.*"git_revision": *"\([^"]*\)".*/\1/p' "$T/gl/results.json" | head -1)" = \
+      "$(sed -n 's/.*"git_revision": *"\([^"]*\)".*/\1/p' "$T/f/results.json" | head -1)" ] &&
+    ok || bad "git asked with optional locks, or another revision: $(cat "$T/gitlog/args" 2>/dev/null)"
+else ok; fi # no git on PATH: lowp asks none
+
 # same seed, same bytes
 "$LOWP" run formats --out "$T/g" >/dev/null 2>&1
 cmp -s "$T/f/results.json" "$T/g/results.json" && cmp -s "$T/f/values.csv" "$T/g/values.csv" && ok || bad "rerun differs"
