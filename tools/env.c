@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 
 #include "env.h"
+#include "cpu.h"
 #include "io/plot.h"
 #include "io/spawn.h"
 
@@ -140,6 +141,9 @@ cJSON *lowp_env_manifest(const char *name) {
     cpuinfo(flags, sizeof flags, "flags");
     cJSON_AddItemToObject(cpu, "isa_flags", cpu_flags(flags));
   }
+  /* the copy of lowp's fast paths this run took (CPUID, LOWP_ISA applied; lowp --version names it too): the
+     flags above are the kernel's /proc/cpuinfo, which an emulator (tests/avx2cpu) does not change */
+  cJSON_AddStringToObject(cpu, "fast_paths", lowp_isa_name(lowp_cpu_isa(0)));
   if (uname(&u) == 0) {
     snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
     cJSON_AddStringToObject(o, "os", buf);

@@ -8,6 +8,8 @@
 #      LOWP_TEST_LABEL=torch bash tools/test.sh  (PyTorch's CPU kernels and the Python module with torch)
 #      LOWP_TEST_LABEL=mpi bash tools/test.sh    (only the mpi label: mpirun -np 2 and 3; CI runs it after
 #                                     the default labels: its jobs mostly wait on mpirun, below)
+#      LOWP_TEST_LABEL=avx2cpu bash tools/test.sh (the fast-path tests and every experiment's quick run on an
+#                                     emulated CPU with AVX2 alone: QEMU user mode, qemu-user; CI runs it too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
@@ -31,6 +33,8 @@ TEST_PKGS="chromium python3 python3-jsonschema python3-numpy python3-pytest time
 ASAN_PKGS=""
 WITH_MPI=0
 if [ -n "${CI:-}" ] || [ "$LABEL" = asan ]; then ASAN_PKGS="clang"; fi
+# label avx2cpu's emulator (tests/avx2cpu/qemu.sh): QEMU's user mode (a 12 MB download)
+if [ -n "${CI:-}" ] || [ "$LABEL" = avx2cpu ]; then ASAN_PKGS="$ASAN_PKGS qemu-user"; fi
 if [ -n "${CI:-}" ] || [ "$LABEL" = mpi ] || [ "$LABEL" = long ]; then WITH_MPI=1; fi
 export LOWP_WITH_MPI=$WITH_MPI
 
@@ -77,7 +81,7 @@ if [ -n "$LABEL" ]; then
   phase "label $LABEL done"
   exit 0
 fi
-ctest --test-dir build -LE 'long|fuzz|torch|mpi' --output-on-failure -j"$(nproc)"
+ctest --test-dir build -LE 'long|fuzz|torch|mpi|avx2cpu' --output-on-failure -j"$(nproc)"
 phase "default labels unit, cli, numpy done"
 # CI (.ci/run runs this script with CI=true) adds label mpi and the sanitizer and fuzz pass. The mpi
 # tests (tests/mpi/) are a longer suite that mostly waits: their wall times summed 170 s for 75 s of CPU
@@ -86,6 +90,8 @@ phase "default labels unit, cli, numpy done"
 if [ -n "${CI:-}" ]; then
   ctest --test-dir build -L mpi -LE long --output-on-failure -j"$(nproc)"
   phase "label mpi done"
+  ctest --test-dir build -L avx2cpu --output-on-failure -j"$(nproc)"
+  phase "label avx2cpu done"
   asan_pass
 fi
 echo "lowp tests: all passed in $(( $(date +%s) - T0 )) s" >&2
