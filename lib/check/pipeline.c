@@ -408,7 +408,7 @@ static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
   o->ulp_total = o->ulp_input = o->ulp_compute = 0;
   if (o->worst != (size_t)-1) {
     size_t w = o->worst;
-    double x = o->exact[w], ul = lowp_ulp(x, &p->out);
+    double x = o->exact[w], ul = lowp_ulp_toward(x, o->got[w], &p->out);
     if (o->n_class_mismatch) {
       o->ulp_compute = o->ulp_total = INFINITY;
     } else {

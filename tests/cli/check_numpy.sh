@@ -76,5 +76,29 @@ EOF
     || bad "vs_reference with an infinite reference error, output $o: exit $rc: $(cat o e)"
 done
 
+# a cast whose exact result is a power of two (1.0) and which returns the value below it (one
+# step off: 1 - 2^-8 in bf16) is not correctly rounded: max_ulp 0.5 must fail it. The ulp of
+# bf16 at 1.0 is 2^-7 above and 2^-8 below; counted in the spacing above, the error read 0.5
+# ulp and passed.
+/usr/bin/python3 -c "
+import numpy as np
+x = np.array([[1.0, 2.0, 0.375, 1.5]], np.float32)
+y = x.copy(); y[0, 0] = 1 - 2**-8
+np.save('p2x.npy', x); np.save('p2y.npy', y); np.save('p2ok.npy', x)"
+for o in p2y p2ok; do
+  cat >p2.json <<EOF
+{ "lowp_check": 1, "checks": [ { "name": "cast_bf16", "op": "cast", "in": "fp32", "out": "bf16",
+  "subject": { "tensors": { "inputs": [ { "path": "p2x.npy" } ], "outputs": [ { "path": "$o.npy" } ] } },
+  "rules": [ { "max_ulp": 0.5 } ] } ] }
+EOF
+  "$LOWP" check p2.json >o 2>e; rc=$?
+  if [ $o = p2y ]; then
+    [ $rc -eq 1 ] && grep -q "max_ulp 1 > 0.5 (ulps of bf16) at y\[0\]\[0\]" o && ok \
+      || bad "pred(1.0) as the bf16 cast of 1.0: exit $rc: $(cat o e)"
+  else
+    [ $rc -eq 0 ] && grep -q "max_ulp 0 <= 0.5" o && ok || bad "exact cast: exit $rc: $(cat o e)"
+  fi
+done
+
 echo "cli check_numpy: $pass passed, $fail failed"
 [ $fail -eq 0 ]
