@@ -48,6 +48,24 @@ int main(void) {
     lowp_measure_errors(&e, c, x, r, 3, &LOWP_FMT_FP16); /* ulp of fp16 at 3: 2^-9 */
     near("max ulp fp16", e.max_ulp, 0x1p9);
   }
+  /* an exact power of two: its neighbour below (one step off, not the rounding of x) is one
+     ulp of the spacing below, not half an ulp of the one above; max_ulp 0.5 must not pass it */
+  {
+    double c[] = {1.0 - 0x1p-11, 2.0 + 0x1p-9, -(4.0 - 0x1p-9), 0x1p-14 - 0x1p-24, 1.0 - 0x1p-10},
+           x[] = {1.0, 2.0, -4.0, 0x1p-14, 1.0 + 0x1p-12};
+    lowp_measure_errors(&e, c, x, NULL, 1, &LOWP_FMT_FP16);
+    near("pred(1) against 1 (fp16)", e.max_ulp, 1.0);
+    lowp_measure_errors(&e, c + 1, x + 1, NULL, 1, &LOWP_FMT_FP16);
+    near("succ(2) against 2: the spacing above", e.max_ulp, 1.0);
+    lowp_measure_errors(&e, c + 2, x + 2, NULL, 1, &LOWP_FMT_FP16);
+    near("-pred(4) against -4", e.max_ulp, 1.0);
+    lowp_measure_errors(&e, c + 3, x + 3, NULL, 1, &LOWP_FMT_FP16);
+    near("below the smallest normal: the subnormals' spacing is the same", e.max_ulp, 1.0);
+    lowp_measure_errors(&e, c + 4, x + 4, NULL, 1, &LOWP_FMT_FP16);
+    near("x not a power of two: its own binade's ulp", e.max_ulp, 1.25);
+    near("lowp_ulp_toward above", lowp_ulp_toward(1.0, 1.5, &LOWP_FMT_BF16), 0x1p-7);
+    near("lowp_ulp_toward below", lowp_ulp_toward(1.0, 0.5, &LOWP_FMT_BF16), 0x1p-8);
+  }
   /* statistics: nearest-rank p99, median of even and odd counts */
   {
     double a[] = {3, 1, 2, NAN, 5, 4}, b[1000];

@@ -33,7 +33,7 @@ static void print_worst(FILE *f, const lowp_chk_run_t *r, const lowp_verdict_t *
   lowp_check_index_str(idx, sizeof idx, &r->p, v->where_out, w);
   lowp_check_inputs_summary(sum, sizeof sum, &r->p, &r->in, v->where_out, w);
   fprintf(f, "  worst %s by %s: got %.6g, exact %.6g", idx, v->what, o->got[w], x);
-  ul = isfinite(x) ? lowp_ulp(x, &r->p.out) : NAN;
+  ul = isfinite(x) ? lowp_ulp_toward(x, o->got[w], &r->p.out) : NAN;
   if (isfinite(o->got[w]) && isfinite(ul) && ul > 0) {
     if (o->exact_data && isfinite(o->exact_data[w]))
       fprintf(f, " (input %.3g + compute %.3g ulp)", fabs(x - o->exact_data[w]) / ul,

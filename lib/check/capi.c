@@ -534,15 +534,6 @@ done:
 
 /* a problem description (JSON text) parsed as lowp_capi_check parses it
    (desc_parse: the spec's own validator), without rules */
-static int problem_of(lowp_problem_t *p, const char *desc, char *err, size_t errlen) {
-  cJSON *d = NULL;
-  lowp_spec_check_t ck;
-  int st = desc_parse(&d, &ck, p, desc, 0, err, errlen);
-  lowp_spec_check_free(&ck);
-  cJSON_Delete(d);
-  return st;
-}
-
 int lowp_capi_shapes(char **json, const char *desc, char *err, size_t errlen) {
   cJSON *d = NULL, *o, *ins, *outs, *shapes, *index;
   lowp_spec_check_t ck;
@@ -889,12 +880,18 @@ int lowp_capi_tol_data(char **json, const char *query, const double *const *in, 
 int lowp_capi_exact(const char *desc, const double *const *in, double *out, size_t count,
                     char *err, size_t errlen) {
   lowp_problem_t p;
+  lowp_spec_check_t ck;
+  cJSON *d = NULL;
   size_t shape[LOWP_OP_MAXDIM], want;
   double *outs[LOWP_OP_MAXIO] = {0};
-  int st, nd, j;
+  int st, nd, j, to_out;
   if (err && errlen) err[0] = '\0';
   if (!desc || !in || !out) return LOWP_EINVAL;
-  if ((st = problem_of(&p, desc, err, errlen))) return st;
+  st = desc_parse(&d, &ck, &p, desc, 0, err, errlen);
+  to_out = !st && ck.has_out; /* "out" given: rounded once to it, else to binary64 */
+  lowp_spec_check_free(&ck);
+  cJSON_Delete(d);
+  if (st) return st;
   if ((st = lowp_op_shape(&p, p.op->n_in, shape, &nd, &want))) return st;
   if (want != count)
     return bad(err, errlen, LOWP_ESHAPE, "%s: the output array has the wrong size", "");
@@ -905,7 +902,7 @@ int lowp_capi_exact(const char *desc, const double *const *in, double *out, size
     if ((st = lowp_op_shape(&p, p.op->n_in + j, shape, &nd, &c))) break;
     if (!(outs[j] = malloc((c ? c : 1) * sizeof(double)))) { st = LOWP_ENOMEM; break; }
   }
-  if (!st) st = lowp_op_exact(outs, NULL, in, &p, &LOWP_FMT_FP64, LOWP_RND_NE);
+  if (!st) st = lowp_op_exact(outs, NULL, in, &p, to_out ? &p.out : &LOWP_FMT_FP64, LOWP_RND_NE);
   for (j = 1; j < p.op->n_out; j++) free(outs[j]);
   if (st) return bad(err, errlen, st, "exact reference: %s", lowp_status_str(st));
   return LOWP_OK;

@@ -75,8 +75,10 @@ int lowp_capi_tol_data(char **json, const char *query, const double *const *in, 
                        double *rtol, size_t count, char *err, size_t errlen);
 
 /** @brief The exact result (output 0 of a described problem: "op", "in",
-    "shapes" or "dims", "eps", "reduction"), rounded once to binary64,
-    into out (count values: lowp_op_shape's count of output 0). */
+    "shapes" or "dims", "eps", "reduction"), rounded once to binary64, or,
+    where the description names "out", once to that format (rne; overflow
+    to infinity where the format has one), into out (count values:
+    lowp_op_shape's count of output 0). */
 int lowp_capi_exact(const char *desc, const double *const *in, double *out, size_t count,
                     char *err, size_t errlen);
 

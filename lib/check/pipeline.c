@@ -408,7 +408,7 @@ static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
   o->ulp_total = o->ulp_input = o->ulp_compute = 0;
   if (o->worst != (size_t)-1) {
     size_t w = o->worst;
-    double x = o->exact[w], ul = lowp_ulp(x, &p->out);
+    double x = o->exact[w], ul = lowp_ulp_toward(x, o->got[w], &p->out);
     if (o->n_class_mismatch) {
       o->ulp_compute = o->ulp_total = INFINITY;
     } else {
@@ -802,6 +802,17 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
     v->where = rb->row_where;
     v->vacuous = isinf(rb->value);
     v->measured = rb->used;
+    if (v->vacuous && !rule->vacuous_ok) {
+      /* vacuous on these inputs, which lowp check could not know before it measured (a sum
+         of products' vacuous bound is refused from the spec): a rule that could never fail
+         fails closed (fail_closed: an infinite limit), unless it says it accepts that */
+      v->vacuous = 0;
+      v->limit = INFINITY;
+      v->pass = 0;
+      snprintf(v->msg, sizeof v->msg, "the %s is vacuous on these inputs: the rule could never "
+               "fail (add \"accept_vacuous\": true to keep it)", rb->name);
+      return LOWP_OK;
+    }
     v->limit = v->vacuous ? INFINITY : rule->limit;
     v->pass = v->vacuous || v->measured <= v->limit;
     set_percent(v);

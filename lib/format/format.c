@@ -472,3 +472,11 @@ double lowp_ulp(double v, const lowp_format_t *f) {
   if (e < f->emin) e = f->emin;
   return ldexp(1.0, e - f->precision + 1);
 }
+
+double lowp_ulp_toward(double v, double w, const lowp_format_t *f) {
+  double u = lowp_ulp(v, f);
+  int e;
+  if (v == 0.0 || !isfinite(v) || !(fabs(w) < fabs(v))) return u;
+  if (fabs(frexp(v, &e)) == 0.5 && e - 1 > f->emin) u *= 0.5; /* |v| = 2^(e-1) */
+  return u;
+}

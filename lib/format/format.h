@@ -289,5 +289,14 @@ const char *lowp_class_name(lowp_class_t c);
 
 /** @brief One unit in the last place of f at v (|v| finite): 2^(max(e,emin)-p+1). */
 double lowp_ulp(double v, const lowp_format_t *f);
+/**
+ * @brief The ulp of f at v on the side of w, the unit an error |w - v| is
+ *        counted in: lowp_ulp(v, f), halved where |w| < |v| and |v| is a
+ *        power of two above f's smallest normal (the values below 2^e are
+ *        spaced half as far as those above it). So |w - v| <= 1/2 of it
+ *        holds for w = v rounded to nearest alone, powers of two included
+ *        (by lowp_ulp alone, the neighbour below v = 2^e is half an ulp off).
+ */
+double lowp_ulp_toward(double v, double w, const lowp_format_t *f);
 
 #endif

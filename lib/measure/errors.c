@@ -38,7 +38,7 @@ int lowp_measure_errors(lowp_errors_t *e, const double *c, const double *x,
     d = fabs(ci - xi);
     if (d == 0) e->n_exact++;
     rel = d == 0 ? 0 : (xi == 0 ? INFINITY : d / fabs(xi));
-    ulp = d == 0 ? 0 : d / lowp_ulp(xi, f);
+    ulp = d == 0 ? 0 : d / lowp_ulp_toward(xi, ci, f);
     track(d, i, &e->max_abs, &e->argmax_abs, &s_abs);
     track(rel, i, &e->max_rel, &e->argmax_rel, &s_rel);
     track(ulp, i, &e->max_ulp, &e->argmax_ulp, &s_ulp);

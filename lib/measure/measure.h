@@ -13,7 +13,10 @@
  *
  * Per element, with c computed and x exact (both binary64):
  *  abs = |c - x|; rel = abs / |x| (0 if c == x, +inf if x == 0 != c);
- *  ulp = abs / ulp_f(x), ulp of f at x (lowp_ulp: 2^(max(e, emin) - p + 1));
+ *  ulp = abs / ulp_f(x), ulp of f at x (lowp_ulp: 2^(max(e, emin) - p + 1)),
+ *  on c's side of x (lowp_ulp_toward: half of it for |c| < |x| = 2^e, where
+ *  f's values are spaced half as far: so ulp <= 0.5 means c is x rounded to
+ *  nearest, powers of two included);
  *  bwd = abs / r with r = (|A||B|)_ij given by the caller, the componentwise
  *  backward error of a product (0 if c == x, +inf if r == 0 != abs).
  * |c - x| is evaluated in binary64: relative error at most 2^-53 in the

@@ -102,6 +102,23 @@ def test_assert_close_catches_fp16_accumulation_and_names_the_worst():
     lowp.assert_close(hon, x, inputs=(a, b), op="gemm", acc="fp32")
 
 
+def test_assert_close_takes_an_overflow_the_output_format_must_produce():
+    """The exact result 80000 rounds to inf in fp16: the honest kernel's inf agrees (as in
+    lowp.check, whose classes are those of the exact result rounded to the output); before,
+    assert_close compared it with the binary64 80000 and failed it. Any other inf, NaN or the
+    largest finite value still fail."""
+    a = np.full((1, 4), 200, np.float16)
+    b = np.full((4, 1), 100, np.float16)
+    lowp.assert_close(np.array([[np.inf]], np.float16), inputs=(a, b), op="gemm", acc="fp32")
+    assert bool(lowp.check("gemm", [a, b], np.array([[np.inf]], np.float16), acc="fp32"))
+    for wrong in (-np.inf, np.nan, 65504):
+        with pytest.raises(AssertionError, match="outside the derived tolerance"):
+            lowp.assert_close(np.array([[wrong]], np.float16), inputs=(a, b), op="gemm", acc="fp32")
+    assert lowp.exact("gemm", (a, b))[0, 0] == 80000
+    assert lowp.exact("gemm", (a, b), out="fp16")[0, 0] == np.inf
+    assert lowp.exact("gemm", (a, b), out="fp32")[0, 0] == 80000
+
+
 @pytest.mark.parametrize("k", [64, 256, 1024])
 def test_soundness_fast(k):
     """0 violations by honest recursive, pairwise and blocked kernels (fast
