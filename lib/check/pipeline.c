@@ -396,7 +396,7 @@ static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
       if (fabs(x) > mx) mx = fabs(x);
     }
     if (o->exact_data && isfinite(x) && isfinite(o->exact_data[i])) {
-      double ui = fabs(x - o->exact_data[i]) / lowp_ulp(x, &p->out);
+      double ui = fabs(x - o->exact_data[i]) / lowp_ulp_toward(x, o->exact_data[i], &p->out);
       if (ui > o->max_ulp_input) o->max_ulp_input = ui;
     }
   }

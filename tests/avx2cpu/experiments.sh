@@ -22,7 +22,7 @@ for e in "${exps[@]}"; do
   # shellcheck disable=SC2206
   args=(--quick ${fewer[$e]:-})
   LOWP_THP=0 "$LOWP" run "$e" "${args[@]}" --out "$T/native/$e" >"$T/native.log" 2>&1; rn=$?
-  LOWP_BIN=$LOWP bash "$SRC/tests/avx2cpu/qemu.sh" "$LOWP" run "$e" "${args[@]}" --out "$T/avx2/$e" >"$T/avx2.log" 2>&1
+  bash "$SRC/tests/avx2cpu/qemu.sh" "$LOWP" run "$e" "${args[@]}" --out "$T/avx2/$e" >"$T/avx2.log" 2>&1
   rq=$?
   [ $rn -eq 0 ] && [ $rq -eq 0 ] && ok ||
     bad "$e: exit $rn here, $rq on the AVX2 CPU: $(grep -v '^#' "$T/avx2.log" | tail -n 3 | tr '\n' '|')"

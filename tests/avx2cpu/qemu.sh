@@ -24,13 +24,13 @@ fi
 [ $# -ge 1 ] || { echo "usage: qemu.sh PROGRAM [ARGS...]" >&2; exit 2; }
 export LOWP_THP=0
 # the CPU as lowp sees it there, once per run: its fast-path copy must be avx2 (a QEMU that emulated
-# AVX-512 one day, or a model with other features, would make this label test something else)
-LOWP_BIN=${LOWP_BIN:-$(dirname "$1")/lowp}
-if [ -x "$LOWP_BIN" ]; then
-  v=$(qemu-x86_64 -cpu "$CPU" "$LOWP_BIN" --version 2>&1) || { echo "avx2cpu: lowp --version failed there: $v" >&2; exit 1; }
-  case $v in
-    *"fast paths on this CPU: avx2)"*) ;;
-    *) echo "avx2cpu: the emulated CPU is not AVX2-only as lowp sees it: $v" >&2; exit 1 ;;
-  esac
-fi
+# AVX-512 one day, or a model with other features, would make this label test something else). The lowp
+# asked is the one beside PROGRAM (the build folder's test programs and lowp itself)
+LOWP_BIN=$(dirname "$1")/lowp
+[ -x "$LOWP_BIN" ] || { echo "avx2cpu: no lowp beside $1 to ask what the emulated CPU is" >&2; exit 1; }
+v=$(qemu-x86_64 -cpu "$CPU" "$LOWP_BIN" --version 2>&1) || { echo "avx2cpu: lowp --version failed there: $v" >&2; exit 1; }
+case $v in
+  *"fast paths on this CPU: avx2)"*) ;;
+  *) echo "avx2cpu: the emulated CPU is not AVX2-only as lowp sees it: $v" >&2; exit 1 ;;
+esac
 exec qemu-x86_64 -cpu "$CPU" "$@"
