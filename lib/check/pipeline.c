@@ -820,6 +820,29 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
              v->pass ? "<=" : ">", rule->limit, rb->name);
     return LOWP_OK;
   }
+  if (r->problem.op->kind != LOWP_OPKIND_SUMPROD && rule->bound != LOWP_BOUND_MODEL &&
+      !rule->has_accum && s && s->has_compute && s->has_accum) {
+    /* a row operation that has a bound (its subject declared compute and acc) but none was
+       derived: a NaN or infinity where the exact result has none (or the reverse) is beyond
+       every bound (the derivation is not attempted then), else the inputs gave none */
+    v->bound_kind = (int)rule->bound;
+    v->where_out = 0;
+    v->measured = INFINITY;
+    v->limit = rule->limit;
+    v->pass = 0;
+    set_percent(v);
+    if (r->out[0].n_class_mismatch) {
+      const lowp_check_output_t *o = &r->out[0];
+      v->where = o->first_class_mismatch;
+      out_index(idx, sizeof idx, r, 0, v->where);
+      snprintf(v->msg, sizeof v->msg, "%zu NaN/inf class mismatches, beyond any bound; first at %s: "
+               "got %g, exact %g", o->n_class_mismatch, idx, o->got[v->where], o->exact_out[v->where]);
+    } else {
+      snprintf(v->msg, sizeof v->msg, "no %s bound of %s could be derived from these inputs",
+               kn[rule->bound], r->problem.op->name);
+    }
+    return LOWP_OK;
+  }
   if (r->problem.op->kind != LOWP_OPKIND_SUMPROD) {
     snprintf(v->msg, sizeof v->msg, "a %s bound applies to sums of products (sum, dot, "
              "gemv, gemm), not to %s", kn[rule->bound], r->problem.op->name);
