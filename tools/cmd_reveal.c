@@ -187,6 +187,33 @@ static double bound_ratio(const lowp_tree_t *t) {
   return lowp_bound_gamma((double)(t->n - 1), u) * (double)t->n / sum;
 }
 
+/* what a tree rounds beyond its accumulator's additions, which bound_ratio's gamma leaves out: its
+   products (rounded before they are added), block FMAs, its result (rounded to a coarser output) */
+static void looser_why(char *buf, size_t len, const lowp_tree_t *t) {
+  const char *what[3];
+  char out[80];
+  double u = 0;
+  int prod = 0, fused = 0, n = 0, i;
+  size_t k, at;
+  for (k = 0; k < t->n_arith; k++) {
+    if (t->arith[k].kind == LOWP_NODE_FUSED) fused = 1;
+    else {
+      if (!t->arith[k].leaf_exact) prod = 1;
+      if (lowp_format_u(&t->arith[k].acc) > u) u = lowp_format_u(&t->arith[k].acc);
+    }
+  }
+  if (prod) what[n++] = "its products";
+  if (fused) what[n++] = "its block FMAs' results";
+  if (t->has_out && lowp_format_u(&t->out) > u) {
+    snprintf(out, sizeof out, "its result to %s", t->out.name ? t->out.name : "the output");
+    what[n++] = out;
+  }
+  if (!n) { snprintf(buf, len, "the tree's other roundings count"); return; }
+  at = (size_t)snprintf(buf, len, "beyond its additions, the tree rounds ");
+  for (i = 0; i < n && at < len; i++)
+    at += (size_t)snprintf(buf + at, len - at, "%s%s", i == 0 ? "" : i == n - 1 ? " and " : ", ", what[i]);
+}
+
 static void print_text(const lowp_reveal_t *r, const lowp_problem_t *p, const lowp_subject_t *s,
                        double secs) {
   size_t c;
@@ -218,9 +245,15 @@ static void print_text(const lowp_reveal_t *r, const lowp_problem_t *p, const lo
       if (isinf(br)) /* (K - 1) u >= 1: gamma has no value */
         printf("  bound: finite, where recursive summation's gamma_%zu in the accumulator is not ((K - 1) u >= 1)\n",
                r->K - 1);
-      else
-        printf("  bound: %.3gx %s than recursive summation's gamma_%zu in the accumulator (terms of equal size)\n",
-               br >= 1 ? br : 1 / br, br >= 1 ? "tighter" : "looser (rounded products count)", r->K - 1);
+      else if (br >= 1)
+        printf("  bound: %.3gx tighter than recursive summation's gamma_%zu in the accumulator (terms of equal "
+               "size)\n", br, r->K - 1);
+      else {
+        char why[160];
+        looser_why(why, sizeof why, &cl->tree);
+        printf("  bound: %.3gx looser than recursive summation's gamma_%zu in the accumulator (terms of equal "
+               "size): %s\n", 1 / br, r->K - 1, why);
+      }
     } else {
       printf("  no tree: %s\n", cl->note);
     }

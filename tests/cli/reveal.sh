@@ -79,4 +79,12 @@ for p in threads=1 threads=2; do
 done
 "$LOWP" reveal --kernel gemm_dgemm --in fp64 --out fp64 --shape 4,4,200 --validate 1000 >"$T/r7" 2>&1 &&
   grep -q "accumulator bits seen at the output: 53" "$T/r7" && ok || bad "dgemm: $(cat "$T/r7")"
+# the bound's comparison with gamma in the accumulator names what else the tree rounds: a binary64
+# accumulator's result rounded to fp32 (it blamed rounded products there), rounded fp16 products
+"$LOWP" reveal --kernel gemm_acc --params acc=fp64 --in fp16 --out fp32 --shape 2,2,64 --validate 100 >"$T/r8" 2>&1 &&
+  grep -q "looser than recursive summation's gamma_63 in the accumulator (terms of equal size): beyond its additions, the tree rounds its result to fp32$" "$T/r8" &&
+  ok || bad "acc=fp64 to fp32, the bound's text: $(cat "$T/r8")"
+"$LOWP" reveal --kernel gemm_acc --params acc=fp32,prod=fp16 --in fp16 --shape 2,2,64 --validate 100 >"$T/r9" 2>&1 &&
+  grep -q "looser than recursive .*: beyond its additions, the tree rounds its products$" "$T/r9" &&
+  ok || bad "prod=fp16, the bound's text: $(cat "$T/r9")"
 finish reveal
