@@ -145,5 +145,23 @@ EOF
     || bad "$b row bound, NaN output: exit $rc: $(cat o e)"
 done
 
+# A saved output under a check that names "out" must hold values of it, as the inputs must: NumPy's
+# fp32 product of fp16 matrices declared "out": "fp16" passed max_ulp 0.5 (its values finer than
+# any fp16 kernel's), with only a note. Now refused (exit 2) unless an in_format rule counts them.
+/usr/bin/python3 -c "
+import numpy as np
+rng = np.random.default_rng(4)
+A = rng.standard_normal((8, 64)).astype(np.float16); B = rng.standard_normal((64, 8)).astype(np.float16)
+np.save('oA.npy', A); np.save('oB.npy', B)
+np.save('oC32.npy', (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32))" || bad "making oA/oB/oC32"
+O='{ "lowp_check": 1, "checks": [ { "name": "o", "op": "gemm", "out": "fp16", "subject": { "tensors": { "inputs": [ { "path": "oA.npy" }, { "path": "oB.npy" } ], "outputs": [ { "path": "oC32.npy" } ] } }, "rules": '
+expect_fail "fp32 output declared fp16" 'output C: element 0 = .* is not a fp16 value (the check' "$O"'[ { "max_ulp": 0.5 } ] } ] }'
+printf '%s\n' "$O"'[ { "max_ulp": 0.5 }, { "in_format": 0 } ] } ] }' >o.json
+"$LOWP" check o.json >o 2>e; rc=$?
+[ $rc -eq 1 ] && grep -q "rule 2 failed: 64 output values are not fp16 values" o && ok \
+  || bad "in_format counts an fp32 output declared fp16: exit $rc: $(cat o e)"
+printf '%s\n' "$O"'[ { "max_ulp": 0.5 }, { "in_format": 64 } ] } ] }' >o.json
+"$LOWP" check o.json >o 2>e && ok || bad "in_format 64 lets 64 fp32 outputs through: $(cat o e)"
+
 echo "cli check_numpy: $pass passed, $fail failed"
 [ $fail -eq 0 ]
