@@ -163,5 +163,24 @@ printf '%s\n' "$O"'[ { "max_ulp": 0.5 }, { "in_format": 0 } ] } ] }' >o.json
 printf '%s\n' "$O"'[ { "max_ulp": 0.5 }, { "in_format": 64 } ] } ] }' >o.json
 "$LOWP" check o.json >o 2>e && ok || bad "in_format 64 lets 64 fp32 outputs through: $(cat o e)"
 
+# An exact result just off an fp32 midpoint: x . w = 1 + 2^-24 + 2^-80, whose binary64 rounding is
+# the midpoint 1 + 2^-24 itself. 1 + 2^-23 is its correct rounding (0.5 - 2^-57 ulp off); 1 is not
+# (0.5 + 2^-57 ulp), yet both measured 0.5 against the binary64 midpoint and passed max_ulp 0.5.
+# A true tie (x . w = 1 + 2^-24 exactly) keeps both neighbours at 0.5.
+/usr/bin/python3 -c "
+import numpy as np
+np.save('mx.npy', np.array([1.0, 2.0**-24, 2.0**-40], np.float32)); np.save('mw.npy', np.array([1.0, 1.0, 2.0**-40], np.float32))
+np.save('tx.npy', np.array([1.0, 2.0**-24], np.float32)); np.save('tw.npy', np.array([1.0, 1.0], np.float32))
+np.save('y1.npy', np.array([1.0], np.float32)); np.save('y2.npy', np.array([1.0 + 2.0**-23], np.float32))" || bad "making mx/mw"
+mid() { # X W Y: exit status of a max_ulp 0.5 check of dot(X, W) = Y
+  printf '{ "lowp_check": 1, "checks": [ { "name": "m", "op": "dot", "subject": { "tensors": { "inputs": [ { "path": "%s" }, { "path": "%s" } ], "outputs": [ { "path": "%s" } ] } }, "rules": [ { "max_ulp": 0.5 } ] } ] }\n' "$1" "$2" "$3" >m.json
+  "$LOWP" check m.json >o 2>e
+}
+mid mx.npy mw.npy y1.npy; rc=$?
+[ $rc -eq 1 ] && grep -q "rule 1 failed: max_ulp" o && ok || bad "1 for 1 + 2^-24 + 2^-80 (not correctly rounded): exit $rc: $(cat o e)"
+mid mx.npy mw.npy y2.npy && ok || bad "1 + 2^-23 for 1 + 2^-24 + 2^-80 (correctly rounded): $(cat o e)"
+mid tx.npy tw.npy y1.npy && ok || bad "1 for the tie 1 + 2^-24: $(cat o e)"
+mid tx.npy tw.npy y2.npy && ok || bad "1 + 2^-23 for the tie 1 + 2^-24: $(cat o e)"
+
 echo "cli check_numpy: $pass passed, $fail failed"
 [ $fail -eq 0 ]
