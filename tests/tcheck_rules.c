@@ -409,7 +409,12 @@ static void test_double_rounding(void) {
   lowp_check_result_t r;
   lowp_test_check(lowp_check_inputs_copy(&in, &p, xs, NULL) == 0, "inputs copied");
   r = measure(&p, &s, &in);
-  lowp_test_check(r.out[0].exact[0] == 1 + 0x1p-11, "binary64 exact is the fp16 midpoint");
+  /* its binary64 rounding would be the fp16 midpoint 1 + 2^-11, against which both neighbours
+     measure 0.5 ulp; the rounding to odd is the double next to it on the value's side */
+  lowp_test_check(r.out[0].exact[0] == 1 + 0x1p-11 + 0x1p-52, "binary64 exact is off the fp16 midpoint, "
+                  "on the value's side: %a", r.out[0].exact[0]);
+  lowp_test_check(r.out[0].err.max_ulp < 0.5, "the correctly rounded output is under 0.5 ulp: %.17g",
+                  r.out[0].err.max_ulp);
   lowp_test_check(r.out[0].exact_out[0] == 1 + 0x1p-10 && r.out[0].got[0] == 1 + 0x1p-10,
                   "exact in fp16 is rounded once (up), not twice (to even): %a",
                   r.out[0].exact_out[0]);

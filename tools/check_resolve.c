@@ -109,6 +109,38 @@ static int open_plugin(lowp_subject_t *s, const char *path, const char *kernel, 
 #endif
 }
 
+#ifdef HAVE_TENSOR_SUBJECT
+/* Saved outputs must hold values of the output format (the check's "out", else the first
+   output file's dtype), as the inputs must of "in" (lib/check/tensors.c) and as lowp.check
+   refuses such outputs: an fp32 file declared fp16 passed max_ulp 0.5, its values finer than
+   any fp16 kernel's, and layernorm's fp32 mean beside an fp16 y (PyTorch's half layer_norm)
+   was measured in fp16 ulps, 1700 fp32 ulps off passing max_ulp 1; each with only a note.
+   An "in_format" rule asks to count them instead. */
+static void saved_outputs_in_format(const lowp_chk_run_t *r) {
+  const lowp_spec_check_t *sc = r->sc;
+  const double *const *out = lowp_tensor_subject_outputs(&r->subj);
+  int i, j;
+  for (i = 0; i < sc->n_rules; i++)
+    if (sc->rules[i].rule.kind == LOWP_RULE_IN_FORMAT) return;
+  for (j = 0; out && j < sc->op->n_out; j++) {
+    size_t sh[LOWP_OP_MAXDIM], c, k;
+    int nd;
+    if (!out[j] || lowp_op_shape(&r->p, sc->op->n_in + j, sh, &nd, &c)) continue;
+    for (k = 0; k < c; k++) {
+      double y;
+      if (isnan(out[j][k])) continue;
+      (void)lowp_round_f64(&y, out[j][k], &r->p.out, NULL, LOWP_RND_NE);
+      if (y != out[j][k])
+        lowp_chk_die(sc, "subject: output %s: element %zu = %.17g is not a %s value (%s): the outputs are "
+                     "measured in its ulps; declare the format the files hold, or count such values with an "
+                     "\"in_format\" rule", sc->op->out_names[j], k, out[j][k],
+                     r->p.out.name ? r->p.out.name : "output-format",
+                     sc->has_out ? "the check's \"out\"" : "the output format, from the first output file");
+    }
+  }
+}
+#endif
+
 static int open_subject(lowp_subject_t *s, const lowp_spec_subject_t *d, lowp_problem_t *p,
                         char *err, size_t errlen) {
   memset(s, 0, sizeof *s);
@@ -279,6 +311,9 @@ void lowp_chk_prepare(lowp_chk_run_t *r, const lowp_spec_check_t *sc) {
     if (st) lowp_chk_die(sc, "subject: %s", err);
     r->subj_open = 1;
     name_ok(sc, "subject", &r->subj);
+#ifdef HAVE_TENSOR_SUBJECT
+    saved_outputs_in_format(r);
+#endif
     if (sc->has_shape && memcmp(&sc->dims, &r->p.dims, sizeof sc->dims))
       lowp_chk_die(sc, "\"shape\" (batch %zu, m %zu, n %zu, k %zu) disagrees with the tensor files "
                 "(batch %zu, m %zu, n %zu, k %zu)", sc->dims.batch, sc->dims.m, sc->dims.n,

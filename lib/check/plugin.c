@@ -480,7 +480,18 @@ static int encode_inputs(layout_t *L, const double *const *in, const lowp_proble
       uint64_t bits;
       switch (g->kind) {
       case C_F64: ((double *)b)[i] = v; break;
-      case C_F32: ((float *)b)[i] = (float)v; break;
+      case C_F32:
+        /* a value the container cannot hold would reach the kernel rounded while the exact
+           reference keeps it: nvfp4's dequantized q x s x tensor_scale carries up to 30 bits,
+           and an exact kernel then failed by hundreds of ulps */
+        if ((double)(float)v != v && v == v)
+          return lowp_errf(err, errlen, LOWP_EINVAL, "input %s[%zu] = %.17g is not an fp32 value: the kernel "
+                           "reads %s as floats and would get it rounded, while the exact reference keeps "
+                           "it%s", g->name, i, v, g->name,
+                           p->has_bin[j] ? " (block-scaled with a tensor scale: dequantized values q x scale x "
+                                           "tensor_scale need more than fp32's 24 bits)" : "");
+        ((float *)b)[i] = (float)v;
+        break;
       case C_I64: ((int64_t *)b)[i] = (int64_t)v; break;
       default:
         if (lowp_encode(&bits, v, &p->in[j]) != LOWP_OK)

@@ -181,6 +181,12 @@ int lowp_tensor_subject_open(lowp_subject_t *s, const lowp_tensor_ref_t *inputs,
 const double *const *lowp_tensor_subject_inputs(const lowp_subject_t *s);
 
 /**
+ * @brief The outputs a tensor subject read (borrowed; valid until close):
+ * out[j] has lowp_op_shape's count of output j, NULL for one not saved.
+ */
+const double *const *lowp_tensor_subject_outputs(const lowp_subject_t *s);
+
+/**
  * @brief The unrounded data of a tensor subject's inputs (borrowed): for a
  * block-scaled input quantized by its format's rule, the file's values (its
  * input is their quantization); NULL entries elsewhere.

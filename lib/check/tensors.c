@@ -338,6 +338,13 @@ const double *const *lowp_tensor_subject_data(const lowp_subject_t *s) {
   return (const double *const *)x->data;
 }
 
+const double *const *lowp_tensor_subject_outputs(const lowp_subject_t *s) {
+  const tctx_t *x;
+  if (!s || !s->ctx || s->run != tensor_run) return NULL;
+  x = s->ctx;
+  return (const double *const *)x->out;
+}
+
 const double *const *lowp_tensor_subject_inputs(const lowp_subject_t *s) {
   const tctx_t *x;
   if (!s || !s->ctx || s->run != tensor_run) return NULL;

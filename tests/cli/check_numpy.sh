@@ -145,5 +145,55 @@ EOF
     || bad "$b row bound, NaN output: exit $rc: $(cat o e)"
 done
 
+# A saved output under a check that names "out" must hold values of it, as the inputs must: NumPy's
+# fp32 product of fp16 matrices declared "out": "fp16" passed max_ulp 0.5 (its values finer than
+# any fp16 kernel's), with only a note. Now refused (exit 2) unless an in_format rule counts them.
+/usr/bin/python3 -c "
+import numpy as np
+rng = np.random.default_rng(4)
+A = rng.standard_normal((8, 64)).astype(np.float16); B = rng.standard_normal((64, 8)).astype(np.float16)
+np.save('oA.npy', A); np.save('oB.npy', B)
+np.save('oC32.npy', (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32))" || bad "making oA/oB/oC32"
+O='{ "lowp_check": 1, "checks": [ { "name": "o", "op": "gemm", "out": "fp16", "subject": { "tensors": { "inputs": [ { "path": "oA.npy" }, { "path": "oB.npy" } ], "outputs": [ { "path": "oC32.npy" } ] } }, "rules": '
+expect_fail "fp32 output declared fp16" 'output C: element 0 = .* is not a fp16 value (the check' "$O"'[ { "max_ulp": 0.5 } ] } ] }'
+printf '%s\n' "$O"'[ { "max_ulp": 0.5 }, { "in_format": 0 } ] } ] }' >o.json
+"$LOWP" check o.json >o 2>e; rc=$?
+[ $rc -eq 1 ] && grep -q "rule 2 failed: 64 output values are not fp16 values" o && ok \
+  || bad "in_format counts an fp32 output declared fp16: exit $rc: $(cat o e)"
+printf '%s\n' "$O"'[ { "max_ulp": 0.5 }, { "in_format": 64 } ] } ] }' >o.json
+"$LOWP" check o.json >o 2>e && ok || bad "in_format 64 lets 64 fp32 outputs through: $(cat o e)"
+
+# An exact result just off an fp32 midpoint: x . w = 1 + 2^-24 + 2^-80, whose binary64 rounding is
+# the midpoint 1 + 2^-24 itself. 1 + 2^-23 is its correct rounding (0.5 - 2^-57 ulp off); 1 is not
+# (0.5 + 2^-57 ulp), yet both measured 0.5 against the binary64 midpoint and passed max_ulp 0.5.
+# A true tie (x . w = 1 + 2^-24 exactly) keeps both neighbours at 0.5.
+/usr/bin/python3 -c "
+import numpy as np
+np.save('mx.npy', np.array([1.0, 2.0**-24, 2.0**-40], np.float32)); np.save('mw.npy', np.array([1.0, 1.0, 2.0**-40], np.float32))
+np.save('tx.npy', np.array([1.0, 2.0**-24], np.float32)); np.save('tw.npy', np.array([1.0, 1.0], np.float32))
+np.save('y1.npy', np.array([1.0], np.float32)); np.save('y2.npy', np.array([1.0 + 2.0**-23], np.float32))" || bad "making mx/mw"
+mid() { # X W Y: exit status of a max_ulp 0.5 check of dot(X, W) = Y
+  printf '{ "lowp_check": 1, "checks": [ { "name": "m", "op": "dot", "subject": { "tensors": { "inputs": [ { "path": "%s" }, { "path": "%s" } ], "outputs": [ { "path": "%s" } ] } }, "rules": [ { "max_ulp": 0.5 } ] } ] }\n' "$1" "$2" "$3" >m.json
+  "$LOWP" check m.json >o 2>e
+}
+mid mx.npy mw.npy y1.npy; rc=$?
+[ $rc -eq 1 ] && grep -q "rule 1 failed: max_ulp" o && ok || bad "1 for 1 + 2^-24 + 2^-80 (not correctly rounded): exit $rc: $(cat o e)"
+mid mx.npy mw.npy y2.npy && ok || bad "1 + 2^-23 for 1 + 2^-24 + 2^-80 (correctly rounded): $(cat o e)"
+mid tx.npy tw.npy y1.npy && ok || bad "1 for the tie 1 + 2^-24: $(cat o e)"
+mid tx.npy tw.npy y2.npy && ok || bad "1 + 2^-23 for the tie 1 + 2^-24: $(cat o e)"
+
+# Without "out" the output format is the first output file's: layernorm's fp32 mean beside an fp16 y
+# (as PyTorch's half layer_norm returns them) was measured in fp16 ulps, a mean 2e-4 off (1700 fp32
+# ulps) passing max_ulp 1 with only a note. Refused now, unless an in_format rule counts them.
+/usr/bin/python3 -c "
+import numpy as np
+rng = np.random.default_rng(2)
+x = (rng.standard_normal((4, 32)) + 3).astype(np.float16); xd = x.astype(np.float64)
+m = xd.mean(-1); v = xd.var(-1)
+np.save('hx.npy', x); np.save('hy.npy', ((xd - m[:, None]) / np.sqrt(v[:, None] + 1e-5)).astype(np.float16))
+np.save('hmean.npy', (m * (1 + 2e-4)).astype(np.float32)); np.save('hvar.npy', v.astype(np.float32))" || bad "making hx/hy"
+H='{ "lowp_check": 1, "checks": [ { "name": "h", "op": "layernorm", "eps": 1e-5, "subject": { "tensors": { "inputs": [ { "path": "hx.npy" } ], "outputs": [ "hy.npy", "hmean.npy", "hvar.npy" ] } }, "rules": '
+expect_fail "fp32 mean beside an fp16 y" 'output mean: element 0 = .* is not a fp16 value (the output format, from the first output file)' "$H"'[ { "max_ulp": 1 } ] } ] }'
+
 echo "cli check_numpy: $pass passed, $fail failed"
 [ $fail -eq 0 ]
