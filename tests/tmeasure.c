@@ -48,6 +48,26 @@ int main(void) {
     lowp_measure_errors(&e, c, x, r, 3, &LOWP_FMT_FP16); /* ulp of fp16 at 3: 2^-9 */
     near("max ulp fp16", e.max_ulp, 0x1p9);
   }
+  /* an exact value x + lo that is no double (an fp64 output: x its binary64 rounding, lo the rest):
+     measured against x + lo, in the ulp of lo's side of x. Against x alone, 1 for x = 1 + 2^-52,
+     lo = 0.4 2^-52 read 1 ulp (true 1.4); at x = 1, the binade of lo's side counts */
+  {
+    const double u = 0x1p-52;
+    double c[] = {1.0, 1.0 - 0x1p-53, 1.0 - 0x1p-53, -1.0, 1.0 + u},
+           x[] = {1.0 + u, 1.0, 1.0, -1.0, 1.0 + u},
+           lo[] = {0.4 * u, -0.3 * 0x1p-53, 0.2 * u, 0.2 * u, 0.4 * u};
+    lowp_measure_errors_lo(&e, c, x, lo, NULL, 1, &LOWP_FMT_FP64);
+    near("1 against (1 + u) + 0.4 u: 1.4 ulp", e.max_ulp, 1.4);
+    lowp_test_check(e.n_exact == 0, "not exact: %zu", e.n_exact);
+    lowp_measure_errors_lo(&e, c + 1, x + 1, lo + 1, NULL, 1, &LOWP_FMT_FP64);
+    near("pred(1) against 1 - 0.3 u/2: the spacing below", e.max_ulp, 0.7);
+    lowp_measure_errors_lo(&e, c + 2, x + 2, lo + 2, NULL, 1, &LOWP_FMT_FP64);
+    near("pred(1) against 1 + 0.2 u: the spacing above", e.max_ulp, 0.7);
+    lowp_measure_errors_lo(&e, c + 3, x + 3, lo + 3, NULL, 1, &LOWP_FMT_FP64);
+    near("-1 against -1 + 0.2 u: toward zero, the spacing below", e.max_ulp, 0.4);
+    lowp_measure_errors_lo(&e, c + 4, x + 4, NULL, NULL, 1, &LOWP_FMT_FP64);
+    lowp_test_check(e.max_ulp == 0 && e.n_exact == 1, "no lo: as lowp_measure_errors (%g)", e.max_ulp);
+  }
   /* an exact power of two: its neighbour below (one step off, not the rounding of x) is one
      ulp of the spacing below, not half an ulp of the one above; max_ulp 0.5 must not pass it */
   {

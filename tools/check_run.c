@@ -155,7 +155,7 @@ void lowp_chk_spread(lowp_chk_run_t *runs, int n, int updating, int want_json, c
       for (j = 0; j < LOWP_OP_MAXIO; j++) { /* arrays and names stay here */
         lowp_check_output_t *o = &sh->res.out[j];
         o->name = NULL;
-        o->got = o->exact = o->exact_out = o->exact_data = o->absab = NULL;
+        o->got = o->exact = o->exact_out = o->exact_data = o->exact_lo = o->absab = NULL;
       }
       memset(&sh->res.problem, 0, sizeof sh->res.problem);
     }

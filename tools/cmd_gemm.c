@@ -519,7 +519,8 @@ static void gather_result(const char *cmd, lowp_check_result_t *r, const lowp_su
     o->exact = malloc(m * n * sizeof(double));
     o->exact_out = malloc(m * n * sizeof(double));
     o->absab = malloc(m * n * sizeof(double));
-    if (!o->got || !o->exact || !o->exact_out || !o->absab) {
+    if (r->out[0].exact_lo) o->exact_lo = malloc(m * n * sizeof(double)); /* an fp64 C (pipeline.h) */
+    if (!o->got || !o->exact || !o->exact_out || !o->absab || (r->out[0].exact_lo && !o->exact_lo)) {
       lowp_check_result_free(&w);
       lowp_cli_die(cmd, "rank 0: out of memory to gather C (m=%zu n=%zu)", m, n);
     }
@@ -529,6 +530,7 @@ static void gather_result(const char *cmd, lowp_check_result_t *r, const lowp_su
   bad |= lowp_par_gather_rows(o->exact, r->out[0].exact, m, n);
   bad |= lowp_par_gather_rows(o->exact_out, r->out[0].exact_out, m, n);
   bad |= lowp_par_gather_rows(o->absab, r->out[0].absab, m, n);
+  if (r->out[0].exact_lo) bad |= lowp_par_gather_rows(o->exact_lo, r->out[0].exact_lo, m, n);
   if (bad) lowp_cli_die(cmd, "rank %d: gathering the blocks of C failed (MPI error)", me);
   lowp_par_sync(0);
   if (me != 0) return;

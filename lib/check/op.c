@@ -334,7 +334,7 @@ static void gemm_tiles_free(gemm_tiles_t *t) {
    buffer when the tile is narrower than C */
 static int gemm_tile(double *c, const double *a, const double *bt, size_t h, size_t w, size_t j0,
                      const lowp_dims_t *d, const lowp_format_t *f, lowp_rounding_t rnd,
-                     gemm_tiles_t *t, op_progress_part_t *part) {
+                     gemm_tiles_t *t, op_progress_part_t *part, int with_c0) {
   lowp_gemm_opts_t go = {0};
   double *dst = w == d->n ? c : t->ct;
   size_t i;
@@ -343,7 +343,10 @@ static int gemm_tile(double *c, const double *a, const double *bt, size_t h, siz
     go.progress = op_progress_part;
     go.progress_ctx = part;
   }
-  st = lowp_exact_gemm_ex(dst, a, bt, NULL, h, w, d->k, f, NULL, rnd, &go, NULL);
+  /* with_c0: C's tile holds C0 (A B + C0, rounded once; lowp_op_exact_lo) */
+  if (with_c0 && dst != c)
+    for (i = 0; i < h; i++) memcpy(&dst[i * w], &c[i * d->n + j0], w * sizeof *c);
+  st = lowp_exact_gemm_ex(dst, a, bt, with_c0 ? dst : NULL, h, w, d->k, f, NULL, rnd, &go, NULL);
   part->i++;
   if (!st && dst != c)
     for (i = 0; i < h; i++) memcpy(&c[i * d->n + j0], &dst[i * w], w * sizeof *c);
@@ -353,7 +356,7 @@ static int gemm_tile(double *c, const double *a, const double *bt, size_t h, siz
 /* C = A B (one batch entry) and absab = |A||B| (NULL: none), tile by tile */
 static int gemm_tiled(double *c, double *absab, const double *a, const double *b,
                       const lowp_dims_t *d, const lowp_format_t *f, lowp_rounding_t rnd,
-                      gemm_tiles_t *t, op_progress_part_t *part) {
+                      gemm_tiles_t *t, op_progress_part_t *part, int with_c0) {
   size_t m = d->m, n = d->n, k = d->k, i0, j0, l, x, h, w;
   const double *bt;
   int st = LOWP_OK;
@@ -380,11 +383,11 @@ static int gemm_tiled(double *c, double *absab, const double *a, const double *b
       for (x = 0; x < k * w; x++) t->babs[x] = fabs(bt[x]);
     for (i0 = 0; i0 < m && !st; i0 += t->tm) {
       h = m - i0 < t->tm ? m - i0 : t->tm;
-      st = gemm_tile(&c[i0 * n], &a[i0 * k], bt, h, w, j0, d, f, rnd, t, part);
+      st = gemm_tile(&c[i0 * n], &a[i0 * k], bt, h, w, j0, d, f, rnd, t, part, with_c0);
       if (st || !absab) continue;
       for (x = 0; x < h * k; x++) t->aabs[x] = fabs(a[i0 * k + x]);
       st = gemm_tile(&absab[i0 * n], t->aabs, t->babs, h, w, j0, d, &LOWP_FMT_FP64, LOWP_RND_NE,
-                     t, part);
+                     t, part, 0);
     }
   }
   return st;
@@ -393,6 +396,70 @@ static int gemm_tiled(double *c, double *absab, const double *a, const double *b
 int lowp_op_exact(double *const *out, double *absab, const double *const *in,
                   const lowp_problem_t *p, const lowp_format_t *f, lowp_rounding_t rnd) {
   return lowp_op_exact_ex(out, absab, in, p, f, rnd, NULL);
+}
+
+/* The residual of a sum of products: the same exact sum with -x as one more term (a C0 of -x for gemv
+   and gemm, which may alias their result), rounded once to binary64. */
+int lowp_op_exact_lo(double *lo, const double *x, const double *const *in, const lowp_problem_t *p) {
+  const lowp_dims_t *d;
+  size_t bt, r, i, cnt, rows;
+  int st = LOWP_OK;
+  double *ta = NULL, *tb = NULL;
+  if (!lo || !x || !in || !p || !p->op) return LOWP_EINVAL;
+  if (p->op->kind != LOWP_OPKIND_SUMPROD) return LOWP_EUNSUPPORTED;
+  d = &p->dims;
+  rows = d->batch * d->m;
+  switch (p->op->id) {
+  case LOWP_OP_SUM:
+    if (!(ta = malloc((d->n + 1) * sizeof *ta))) return LOWP_ENOMEM;
+    for (r = 0; r < rows && !st; r++) {
+      memcpy(ta, &in[0][r * d->n], d->n * sizeof *ta);
+      ta[d->n] = -x[r];
+      st = lowp_exact_sum(&lo[r], ta, d->n + 1, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    }
+    cnt = rows;
+    break;
+  case LOWP_OP_DOT:
+    ta = malloc((d->k + 1) * sizeof *ta);
+    tb = malloc((d->k + 1) * sizeof *tb);
+    if (!ta || !tb) { st = LOWP_ENOMEM; cnt = 0; break; }
+    for (bt = 0; bt < d->batch && !st; bt++) {
+      memcpy(ta, &in[0][bt * d->k], d->k * sizeof *ta);
+      memcpy(tb, &in[1][bt * d->k], d->k * sizeof *tb);
+      ta[d->k] = -x[bt];
+      tb[d->k] = 1;
+      st = lowp_exact_dot(&lo[bt], ta, 1, tb, 1, d->k + 1, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    }
+    cnt = d->batch;
+    break;
+  case LOWP_OP_GEMV:
+    cnt = d->batch * d->m;
+    for (i = 0; i < cnt; i++) lo[i] = -x[i];
+    for (bt = 0; bt < d->batch && !st; bt++)
+      st = lowp_exact_gemv(&lo[bt * d->m], &in[0][bt * d->m * d->k], &in[1][bt * d->k], &lo[bt * d->m],
+                           d->m, d->k, &LOWP_FMT_FP64, NULL, LOWP_RND_NE);
+    break;
+  case LOWP_OP_GEMM: { /* in tiles, as lowp_op_exact (their buffers a tile's, not n x n) */
+    size_t mk = d->m * d->k, kn = d->k * d->n, mn = d->m * d->n;
+    op_progress_part_t part = {NULL, 0, 0};
+    gemm_tiles_t t;
+    cnt = d->batch * mn;
+    for (i = 0; i < cnt; i++) lo[i] = -x[i];
+    gemm_tiles_plan(&t, d->m, d->n, LOWP_RND_NE);
+    for (bt = 0; bt < d->batch && !st; bt++)
+      st = gemm_tiled(&lo[bt * mn], NULL, &in[0][bt * mk], &in[1][bt * kn], d, &LOWP_FMT_FP64, LOWP_RND_NE,
+                      &t, &part, 1);
+    gemm_tiles_free(&t);
+    break;
+  }
+  default:
+    return LOWP_EUNSUPPORTED;
+  }
+  free(ta);
+  free(tb);
+  for (i = 0; !st && i < cnt; i++)
+    if (!isfinite(x[i]) || !isfinite(lo[i])) lo[i] = 0;
+  return st;
 }
 
 int lowp_op_exact_ex(double *const *out, double *absab, const double *const *in,
@@ -469,7 +536,7 @@ int lowp_op_exact_ex(double *const *out, double *absab, const double *const *in,
     part.n = d->batch * t.count * (absab ? 2 : 1);
     for (bt = 0; bt < d->batch && !st; bt++)
       st = gemm_tiled(&out[0][bt * mn], absab ? &absab[bt * mn] : NULL, &in[0][bt * mk],
-                      &in[1][bt * kn], d, f, rnd, &t, &part);
+                      &in[1][bt * kn], d, f, rnd, &t, &part, 0);
     gemm_tiles_free(&t);
     break;
   }

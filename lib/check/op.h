@@ -197,6 +197,15 @@ int lowp_op_dims_infer(lowp_problem_t *p, const size_t *const *shapes, const int
 int lowp_op_exact(double *const *out, double *absab, const double *const *in,
                   const lowp_problem_t *p, const lowp_format_t *f, lowp_rounding_t rnd);
 
+/**
+ * @brief For a sum of products (sum, dot, gemv, gemm): lo[i] = the exact
+ * result minus x[i], rounded once to binary64 (x: that exact result rounded
+ * to binary64, lowp_op_exact's out[0]); x + lo is the exact result to about
+ * 106 bits. 0 where x[i] is not finite.
+ * @return as lowp_op_exact; LOWP_EUNSUPPORTED for other operations.
+ */
+int lowp_op_exact_lo(double *lo, const double *x, const double *const *in, const lowp_problem_t *p);
+
 /** @brief A progress report of a long exact reference: fn(ctx, done) with
     done in [0, 1], from the calling thread; lib/ never prints, tools draw it. */
 typedef struct {

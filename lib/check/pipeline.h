@@ -111,6 +111,9 @@ typedef struct {
   double *exact;           /**< exact result of the rounded inputs, in fp64 (owned) */
   double *exact_out;       /**< the same rounded once to p->out (owned) */
   double *exact_data;      /**< exact result of the unrounded data, fp64, or NULL */
+  double *exact_lo;        /**< for an output as wide as binary64 (sums of products): what
+                                exact leaves out, exact + exact_lo the exact result
+                                (lowp_op_exact_lo); NULL elsewhere */
   double *absab;           /**< |A||B| per element (sums of products), or NULL */
   lowp_errors_t err;       /**< got vs exact, ulps of p->out, bwd when absab */
   double rmse;             /**< root mean square of got - exact (finite elements) */
@@ -160,7 +163,9 @@ typedef struct {
       step of a large GEMM): fn(ctx, done in [0, 1]); NULL fn for none */
   lowp_op_progress_t progress;
   /** sums of products: no |A||B| (absab NULL: no backward error, NaN; it
-      costs one more exact product), for measurements that do not need it */
+      costs one more exact product), for measurements that do not need it;
+      nor exact_lo for an output as wide as binary64 (one more exact product
+      too: its ulp errors then read up to half an ulp low) */
   int no_absab;
 } lowp_check_opts_t;
 

@@ -36,6 +36,7 @@ int lowp_check_measure_same(lowp_check_result_t *r, const lowp_check_result_t *r
     o->exact = a->exact;
     o->exact_out = a->exact_out;
     o->exact_data = a->exact_data;
+    o->exact_lo = a->exact_lo;
     o->absab = a->absab;
     if (!o->got || !o->exact || !o->exact_out) {
       lowp_errf(err, errlen, 0, "out of memory for the results");

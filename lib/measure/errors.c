@@ -17,6 +17,11 @@ static void track(double v, size_t i, double *mx, size_t *arg, double *sum) {
 
 int lowp_measure_errors(lowp_errors_t *e, const double *c, const double *x,
                         const double *r, size_t n, const lowp_format_t *f) {
+  return lowp_measure_errors_lo(e, c, x, NULL, r, n, f);
+}
+
+int lowp_measure_errors_lo(lowp_errors_t *e, const double *c, const double *x, const double *xlo,
+                           const double *r, size_t n, const lowp_format_t *f) {
   size_t i, m = 0;
   double s_abs = 0, s_rel = 0, s_ulp = 0, s_bwd = 0;
   if (!e || (n && (!c || !x))) return LOWP_EINVAL;
@@ -35,10 +40,19 @@ int lowp_measure_errors(lowp_errors_t *e, const double *c, const double *x,
       continue;
     }
     m++;
-    d = fabs(ci - xi);
-    if (d == 0) e->n_exact++;
-    rel = d == 0 ? 0 : (xi == 0 ? INFINITY : d / fabs(xi));
-    ulp = d == 0 ? 0 : d / lowp_ulp_toward(xi, ci, f);
+    if (xlo && xlo[i] != 0 && isfinite(xlo[i])) {
+      /* the exact value x + lo is no double: not a power of two, its ulp that of the binade on
+         lo's side of x (x may be one); c - x is exact near x, lo much smaller than an ulp */
+      double lo = xlo[i];
+      d = fabs((ci - xi) - lo);
+      rel = xi == 0 ? INFINITY : d / fabs(xi);
+      ulp = d / lowp_ulp_toward(xi, nextafter(xi, lo > 0 ? INFINITY : -INFINITY), f);
+    } else {
+      d = fabs(ci - xi);
+      if (d == 0) e->n_exact++;
+      rel = d == 0 ? 0 : (xi == 0 ? INFINITY : d / fabs(xi));
+      ulp = d == 0 ? 0 : d / lowp_ulp_toward(xi, ci, f);
+    }
     track(d, i, &e->max_abs, &e->argmax_abs, &s_abs);
     track(rel, i, &e->max_rel, &e->argmax_rel, &s_rel);
     track(ulp, i, &e->max_ulp, &e->argmax_ulp, &s_ulp);

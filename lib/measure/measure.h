@@ -62,6 +62,16 @@ int lowp_measure_errors(lowp_errors_t *e, const double *c, const double *x,
                         const double *r, size_t n, const lowp_format_t *f);
 
 /**
+ * @brief lowp_measure_errors against exact values x[i] + xlo[i]: xlo[i] the
+ * binary64 rounding of what x[i] (itself a rounding) leaves out, 0 where x[i]
+ * is exact; xlo may be NULL (all 0). For an output format as wide as binary64
+ * the exact value rounded to it hides up to half an ulp of error, which xlo
+ * restores: |c - x - xlo| in ulps at that value, on its side of x[i].
+ */
+int lowp_measure_errors_lo(lowp_errors_t *e, const double *c, const double *x, const double *xlo,
+                           const double *r, size_t n, const lowp_format_t *f);
+
+/**
  * @brief Statistics of x[0..n) (x is not modified; a sorted copy is made).
  * @return LOWP_OK, LOWP_EINVAL, LOWP_ENOMEM.
  */
