@@ -126,17 +126,12 @@ static void saved_outputs_in_format(const lowp_chk_run_t *r) {
     size_t sh[LOWP_OP_MAXDIM], c, k;
     int nd;
     if (!out[j] || lowp_op_shape(&r->p, sc->op->n_in + j, sh, &nd, &c)) continue;
-    for (k = 0; k < c; k++) {
-      double y;
-      if (isnan(out[j][k])) continue;
-      (void)lowp_round_f64(&y, out[j][k], &r->p.out, NULL, LOWP_RND_NE);
-      if (y != out[j][k])
-        lowp_chk_die(sc, "subject: output %s: element %zu = %.17g is not a %s value (%s): the outputs are "
-                     "measured in its ulps; declare the format the files hold, or count such values with an "
-                     "\"in_format\" rule", sc->op->out_names[j], k, out[j][k],
-                     r->p.out.name ? r->p.out.name : "output-format",
-                     sc->has_out ? "the check's \"out\"" : "the output format, from the first output file");
-    }
+    if (lowp_format_count_not_in(&r->p.out, out[j], c, &k))
+      lowp_chk_die(sc, "subject: output %s: element %zu = %.17g is not a %s value (%s): the outputs are "
+                   "measured in its ulps; declare the format the files hold, or count such values with an "
+                   "\"in_format\" rule", sc->op->out_names[j], k, out[j][k],
+                   r->p.out.name ? r->p.out.name : "output-format",
+                   sc->has_out ? "the check's \"out\"" : "the output format, from the first output file");
   }
 }
 #endif

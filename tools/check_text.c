@@ -6,6 +6,7 @@
 
 #include "check_internal.h"
 #include "format/format.h"
+#include "measure/measure.h"
 
 /* ------------------------------------------------------ private helpers */
 
@@ -35,15 +36,13 @@ static void print_worst(FILE *f, const lowp_chk_run_t *r, const lowp_verdict_t *
   fprintf(f, "  worst %s by %s: got %.6g, exact %.6g", idx, v->what, o->got[w], x);
   ul = isfinite(x) ? lowp_ulp_toward(x, o->got[w], &r->p.out) : NAN;
   if (isfinite(o->got[w]) && isfinite(ul) && ul > 0) {
-    double dc = fabs(o->got[w] - x);
-    if (o->exact_lo && o->exact_lo[w] != 0) { /* x + lo the exact value (lowp_measure_errors_lo) */
-      dc = fabs((o->got[w] - x) - o->exact_lo[w]);
-      ul = lowp_ulp_toward(x, nextafter(x, o->exact_lo[w] > 0 ? INFINITY : -INFINITY), &r->p.out);
-    }
+    /* x + lo the exact value (lowp_measure_errors_lo), as the worst element's split counts it */
+    double lo = o->exact_lo ? o->exact_lo[w] : 0;
+    double uc = fabs((o->got[w] - x) - lo) / lowp_measure_ulp_unit(o->got[w], x, lo, &r->p.out);
     if (o->exact_data && isfinite(o->exact_data[w]))
-      fprintf(f, " (input %.3g + compute %.3g ulp)", fabs(x - o->exact_data[w]) / ul, dc / ul);
+      fprintf(f, " (input %.3g + compute %.3g ulp)", fabs(x - o->exact_data[w]) / ul, uc);
     else
-      fprintf(f, " (compute %.3g ulp)", dc / ul);
+      fprintf(f, " (compute %.3g ulp)", uc);
   }
   fprintf(f, " (%s)", sum);
 }

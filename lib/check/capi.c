@@ -418,18 +418,6 @@ static int quantize_inputs(lowp_check_inputs_t *inp, const lowp_problem_t *p, un
 }
 
 /* how many of x[0..n) (NaN aside) are not values of f; *first the first */
-static size_t count_not_in(const lowp_format_t *f, const double *x, size_t n, size_t *first) {
-  size_t k, bad_n = 0;
-  *first = 0;
-  for (k = 0; k < n; k++) {
-    double y;
-    if (isnan(x[k])) continue;
-    (void)lowp_round_f64(&y, x[k], f, NULL, LOWP_RND_NE);
-    if (y != x[k] && !bad_n++) *first = k;
-  }
-  return bad_n;
-}
-
 static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
                             const double *const *out, int outputs, unsigned pre, char *err, size_t errlen) {
   int g, i;
@@ -443,7 +431,7 @@ static int arrays_in_format(const lowp_problem_t *p, const double *const *in,
       if (!arr[i] || (g == 0 && p->op->in_index[i]) || (g > 0 && !outputs)) continue;
       if (g == 0 && (pre >> i & 1u)) continue; /* exact dequantized values, checked by the caller */
       if (lowp_op_shape(p, (g == 0 ? 0 : p->op->n_in) + i, sh, &nd, &c)) return LOWP_EINVAL;
-      if ((bad_n = count_not_in(f, arr[i], c, &first))) {
+      if ((bad_n = lowp_format_count_not_in(f, arr[i], c, &first))) {
         lowp_errf(err, errlen, 0, "%s %s: %zu values are not %s values (the first: element "
                   "%zu = %.17g): declare the format they are in",
                   g == 0 ? "input" : "output", g == 0 ? p->op->in_names[i] : p->op->out_names[i],
@@ -915,7 +903,7 @@ int lowp_capi_in_format(size_t *n_bad, size_t *first, const char *format, const 
   if (err && errlen) err[0] = '\0';
   if (!n_bad || !first || !format || (!x && n)) return LOWP_EINVAL;
   if ((st = get_format(&f, NULL, "format", format, err, errlen))) return st;
-  *n_bad = count_not_in(&f, x, n, first);
+  *n_bad = lowp_format_count_not_in(&f, x, n, first);
   return LOWP_OK;
 }
 

@@ -346,6 +346,11 @@ enum { RCHUNK = 512 };
    between the exact value and its fp64 rounding would be a nearer fp64
    number). Returns 1 when such a midpoint was met: then the caller computes
    the exact result rounded to p->out directly. */
+/* x is a midpoint of a format whose directed roundings of it are lo and hi */
+static int is_midpoint(double x, double lo, double hi) {
+  return lo != hi && isfinite(lo) && isfinite(hi) && x - lo == hi - x;
+}
+
 static int round_out(double *y, const double *x, size_t n, const lowp_format_t *f) {
   double lo[RCHUNK], hi[RCHUNK];
   size_t i0, i;
@@ -362,7 +367,7 @@ static int round_out(double *y, const double *x, size_t n, const lowp_format_t *
       (void)lowp_round_array_f64(hi, xc, m, f, NULL, LOWP_RND_UP);
       for (i = 0; i < m; i++) {
         if (!isfinite(xc[i])) continue;
-        if (lo[i] != hi[i] && isfinite(lo[i]) && isfinite(hi[i]) && xc[i] - lo[i] == hi[i] - xc[i]) mid = 1;
+        if (is_midpoint(xc[i], lo[i], hi[i])) mid = 1;
         else if (lo[i] != hi[i] && (isinf(lo[i]) || isinf(hi[i]))) mid = 1; /* at the overflow edge: recompute */
       }
     }
@@ -413,16 +418,28 @@ static void measure_output(lowp_check_output_t *o, const lowp_problem_t *p) {
     if (o->n_class_mismatch) {
       o->ulp_compute = o->ulp_total = INFINITY;
     } else {
-      o->ulp_compute = fabs(o->got[w] - x) / ul;
-      if (o->exact_lo && o->exact_lo[w] != 0) /* as lowp_measure_errors_lo counts it */
-        o->ulp_compute = fabs((o->got[w] - x) - o->exact_lo[w]) /
-                         lowp_ulp_toward(x, nextafter(x, o->exact_lo[w] > 0 ? INFINITY : -INFINITY), &p->out);
+      double lo = o->exact_lo ? o->exact_lo[w] : 0; /* as lowp_measure_errors_lo counts it */
+      o->ulp_compute = fabs((o->got[w] - x) - lo) / lowp_measure_ulp_unit(o->got[w], x, lo, &p->out);
       o->ulp_total = o->ulp_compute;
       if (o->exact_data && isfinite(o->exact_data[w])) {
         o->ulp_input = fabs(x - o->exact_data[w]) / ul;
         o->ulp_total = fabs(o->got[w] - o->exact_data[w]) / ul;
       }
     }
+  }
+}
+
+/* Where o->exact (the binary64 rounding of the exact result) is a midpoint of f, its rounding to odd in
+   binary64 instead, from to_odd (o->exact_out holds it; see measure_run) */
+static void odd_at_midpoints(lowp_check_output_t *o, const double *to_odd, const lowp_format_t *f) {
+  double lo[RCHUNK], hi[RCHUNK];
+  size_t i0, i;
+  for (i0 = 0; i0 < o->count; i0 += RCHUNK) {
+    const size_t m = o->count - i0 < RCHUNK ? o->count - i0 : RCHUNK;
+    (void)lowp_round_array_f64(lo, o->exact + i0, m, f, NULL, LOWP_RND_DN);
+    (void)lowp_round_array_f64(hi, o->exact + i0, m, f, NULL, LOWP_RND_UP);
+    for (i = 0; i < m; i++)
+      if (is_midpoint(o->exact[i0 + i], lo[i], hi[i])) o->exact[i0 + i] = to_odd[i0 + i];
   }
 }
 
@@ -519,14 +536,7 @@ static int measure_run(lowp_check_result_t *r, const lowp_problem_t *p, const lo
         st = lowp_op_exact(ex, NULL, ref_in, p, &LOWP_FMT_FP64, LOWP_RND_TO);
         for (j = 0; j < r->n_out && !st; j++) {
           lowp_check_output_t *o = &r->out[j];
-          size_t i;
-          for (i = 0; i < o->count; i++) {
-            double x = o->exact[i], lo, hi;
-            if (!isfinite(x)) continue;
-            (void)lowp_round_f64(&lo, x, &p->out, NULL, LOWP_RND_DN);
-            (void)lowp_round_f64(&hi, x, &p->out, NULL, LOWP_RND_UP);
-            if (lo != hi && isfinite(lo) && isfinite(hi) && x - lo == hi - x) o->exact[i] = o->exact_out[i];
-          }
+          odd_at_midpoints(o, o->exact_out, &p->out);
           (void)lowp_round_array_f64(o->exact_out, o->exact_out, o->count, &p->out, NULL, LOWP_RND_NE);
         }
       } else {
@@ -535,7 +545,7 @@ static int measure_run(lowp_check_result_t *r, const lowp_problem_t *p, const lo
     }
   }
   /* an output as wide as binary64: exact is itself a rounding, and an error measured against it
-     could read up to half an ulp low (a true 1.8 ulp as 1); the residual restores it (sums of
+     could read up to half an ulp low (a true 1.4 ulp as 1); the residual restores it (sums of
      products: their exact sums take -exact as one more term) */
   if (!st && sumprod && p->out.precision > 51 && !(opts && opts->no_absab)) {
     lowp_check_output_t *o = &r->out[0];
@@ -823,6 +833,18 @@ static int split_ratio(double *ratio, size_t *where, double *beta_out, const low
   return 1;
 }
 
+/* v's place: output j's first NaN/inf class mismatch, and the message naming n of them (why: after the
+   count) and that element */
+static void mismatch_msg(lowp_verdict_t *v, const lowp_check_result_t *r, int j, size_t n, const char *why) {
+  const lowp_check_output_t *o = &r->out[j];
+  char idx[96];
+  v->where_out = j;
+  v->where = o->first_class_mismatch;
+  out_index(idx, sizeof idx, r, j, v->where);
+  snprintf(v->msg, sizeof v->msg, "%zu NaN/inf class mismatches%s; first at %s: got %g, exact %g", n, why, idx,
+           o->got[v->where], o->exact_out[v->where]);
+}
+
 static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_check_result_t *r,
                       const lowp_subject_t *s) {
   static const char *kn[] = {"gamma", "prob", "model"};
@@ -871,11 +893,7 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
     v->pass = 0;
     set_percent(v);
     if (r->out[0].n_class_mismatch) {
-      const lowp_check_output_t *o = &r->out[0];
-      v->where = o->first_class_mismatch;
-      out_index(idx, sizeof idx, r, 0, v->where);
-      snprintf(v->msg, sizeof v->msg, "%zu NaN/inf class mismatches, beyond any bound; first at %s: "
-               "got %g, exact %g", o->n_class_mismatch, idx, o->got[v->where], o->exact_out[v->where]);
+      mismatch_msg(v, r, 0, r->out[0].n_class_mismatch, ", beyond any bound");
     } else {
       snprintf(v->msg, sizeof v->msg, "no %s bound of %s could be derived from these inputs",
                kn[rule->bound], r->problem.op->name);
@@ -1032,24 +1050,15 @@ static int eval_baseline(lowp_verdict_t *v, const lowp_rule_t *rule,
 
 static int eval_nan_inf(lowp_verdict_t *v, const lowp_check_result_t *r) {
   size_t n = mismatches(r);
-  char idx[96];
   int jj;
   snprintf(v->what, sizeof v->what, "nan_inf");
-  for (jj = 0; jj < r->n_out; jj++)
-    if (r->out[jj].n_class_mismatch) {
-      v->where = r->out[jj].first_class_mismatch;
-      v->where_out = jj;
-      break;
-    }
+  for (jj = 0; jj < r->n_out && !r->out[jj].n_class_mismatch; jj++) {}
   v->measured = (double)n;
   v->limit = 0;
   v->pass = n == 0;
   set_percent(v);
   if (n) {
-    const lowp_check_output_t *o = &r->out[v->where_out];
-    out_index(idx, sizeof idx, r, v->where_out, v->where);
-    snprintf(v->msg, sizeof v->msg, "%zu NaN/inf class mismatches; first at %s: got %g, "
-             "exact %g", n, idx, o->got[v->where], o->exact_out[v->where]);
+    mismatch_msg(v, r, jj, n, ""); /* the first output that has one */
   } else {
     snprintf(v->msg, sizeof v->msg, "NaN/inf classes agree with the exact result's");
   }

@@ -248,6 +248,13 @@ int lowp_round_array_f32(float *y, const float *x, size_t n,
                          lowp_rounding_t rnd);
 
 /**
+ * @brief How many of x[0..n) are not values of f (a value that rounding to
+ * nearest changes; NaN is skipped), and in *first the first of them (0 when
+ * none).
+ */
+size_t lowp_format_count_not_in(const lowp_format_t *f, const double *x, size_t n, size_t *first);
+
+/**
  * @brief Round fp32 values to f and write the bit patterns (1, 2, 4 or 8
  * bytes each, by lowp_format_width: <=8 bits -> uint8_t, <=16 -> uint16_t,
  * <=32 -> uint32_t, else uint64_t). The fast path of `lowp bench round`.

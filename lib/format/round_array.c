@@ -13,6 +13,7 @@
 #include "format/round_fast.h"
 #include "status.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ------------------------------------------------------ private helpers */
@@ -81,3 +82,14 @@ int lowp_encode_array_f32(void *bits, const float *x, size_t n,
   return lowp_encode_array_f32_ref(bits, x, n, f, pol, rnd);
 }
 
+size_t lowp_format_count_not_in(const lowp_format_t *f, const double *x, size_t n, size_t *first) {
+  size_t k, bad_n = 0;
+  *first = 0;
+  for (k = 0; k < n; k++) {
+    double y;
+    if (isnan(x[k])) continue;
+    (void)lowp_round_f64(&y, x[k], f, NULL, LOWP_RND_NE);
+    if (y != x[k] && !bad_n++) *first = k;
+  }
+  return bad_n;
+}

@@ -15,6 +15,10 @@ static void track(double v, size_t i, double *mx, size_t *arg, double *sum) {
 
 /* ----------------------------------------------------------- public API */
 
+double lowp_measure_ulp_unit(double c, double x, double lo, const lowp_format_t *f) {
+  return lowp_ulp_toward(x, lo == 0 ? c : nextafter(x, lo > 0 ? INFINITY : -INFINITY), f);
+}
+
 int lowp_measure_errors(lowp_errors_t *e, const double *c, const double *x,
                         const double *r, size_t n, const lowp_format_t *f) {
   return lowp_measure_errors_lo(e, c, x, NULL, r, n, f);
@@ -33,26 +37,19 @@ int lowp_measure_errors_lo(lowp_errors_t *e, const double *c, const double *x, c
   e->max_bwd = r ? 0 : NAN;
   e->argmax_abs = e->argmax_rel = e->argmax_ulp = e->argmax_bwd = (size_t)-1;
   for (i = 0; i < n; i++) {
-    double ci = c[i], xi = x[i], d, rel, ulp;
+    double ci = c[i], xi = x[i], d, rel, ulp, lo;
     if (isnan(ci) || isnan(xi) || isinf(ci) || isinf(xi)) {
       if ((isnan(ci) && isnan(xi)) || (isinf(ci) && ci == xi)) e->n_exact++;
       else e->n_special++;
       continue;
     }
     m++;
-    if (xlo && xlo[i] != 0 && isfinite(xlo[i])) {
-      /* the exact value x + lo is no double: not a power of two, its ulp that of the binade on
-         lo's side of x (x may be one); c - x is exact near x, lo much smaller than an ulp */
-      double lo = xlo[i];
-      d = fabs((ci - xi) - lo);
-      rel = xi == 0 ? INFINITY : d / fabs(xi);
-      ulp = d / lowp_ulp_toward(xi, nextafter(xi, lo > 0 ? INFINITY : -INFINITY), f);
-    } else {
-      d = fabs(ci - xi);
-      if (d == 0) e->n_exact++;
-      rel = d == 0 ? 0 : (xi == 0 ? INFINITY : d / fabs(xi));
-      ulp = d == 0 ? 0 : d / lowp_ulp_toward(xi, ci, f);
-    }
+    /* c - x is exact near x, lo much smaller than an ulp */
+    lo = xlo && isfinite(xlo[i]) ? xlo[i] : 0;
+    d = fabs((ci - xi) - lo);
+    if (d == 0) e->n_exact++;
+    rel = d == 0 ? 0 : (xi == 0 ? INFINITY : d / fabs(xi));
+    ulp = d == 0 ? 0 : d / lowp_measure_ulp_unit(ci, xi, lo, f);
     track(d, i, &e->max_abs, &e->argmax_abs, &s_abs);
     track(rel, i, &e->max_rel, &e->argmax_rel, &s_rel);
     track(ulp, i, &e->max_ulp, &e->argmax_ulp, &s_ulp);

@@ -62,6 +62,15 @@ int lowp_measure_errors(lowp_errors_t *e, const double *c, const double *x,
                         const double *r, size_t n, const lowp_format_t *f);
 
 /**
+ * @brief The ulp of f that an error of c against the exact value x + lo is
+ * counted in (lo: what x, a rounding of it, leaves out; 0 when x is exact):
+ * lowp_ulp_toward(x, c) when lo is 0, else the ulp of the binade on lo's side
+ * of x (x + lo is then no double, and no power of two). The error in ulps is
+ * |(c - x) - lo| / it.
+ */
+double lowp_measure_ulp_unit(double c, double x, double lo, const lowp_format_t *f);
+
+/**
  * @brief lowp_measure_errors against exact values x[i] + xlo[i]: xlo[i] the
  * binary64 rounding of what x[i] (itself a rounding) leaves out, 0 where x[i]
  * is exact; xlo may be NULL (all 0). For an output format as wide as binary64
