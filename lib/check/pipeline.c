@@ -833,6 +833,29 @@ static int split_ratio(double *ratio, size_t *where, double *beta_out, const low
   return 1;
 }
 
+/* Output 0's NaN/inf class mismatches that the rounding of the bound rule's declared accumulation does
+   not explain. The classes are the exact result's rounded to nearest (measure_output); under a directed
+   rounding an exact value beyond the output's largest finite value rounds to that value instead (IEEE
+   754-2019, 7.4: round toward zero, and toward the other infinity, give the largest finite number on
+   overflow), and toward an infinity one just beyond it rounds to the infinity. An element whose class is
+   the exact value's rounded in acc->rnd is counted out: a finite output is then measured like any other
+   (lowp_measure_errors_lo counts every finite one), an infinite one is left out of the metrics as an
+   infinity the exact result rounds to would be. The exact value is x + lo (exact_lo): the binary64 x
+   moved one binary64 step toward lo rounds the same way in a format of 52 bits or fewer. */
+static size_t mismatches_unexplained(const lowp_check_output_t *o, const lowp_format_t *f,
+                                     const lowp_accum_t *acc) {
+  size_t i, n = 0;
+  if (!o->n_class_mismatch || acc->rnd == LOWP_RND_NE || acc->rnd == LOWP_RND_SR) return o->n_class_mismatch;
+  for (i = 0; i < o->count; i++) {
+    double x = o->exact[i], lo = o->exact_lo ? o->exact_lo[i] : 0, y;
+    if (vclass(o->got[i]) == vclass(o->exact_out[i])) continue;
+    if (isfinite(x) && lo != 0 && isfinite(lo)) x = nextafter(x, lo > 0 ? INFINITY : -INFINITY);
+    (void)lowp_round_f64(&y, x, f, NULL, acc->rnd);
+    if (vclass(o->got[i]) != vclass(y)) n++;
+  }
+  return n;
+}
+
 /* v's place: output j's first NaN/inf class mismatch, and the message naming n of them (why: after the
    count) and that element */
 static void mismatch_msg(lowp_verdict_t *v, const lowp_check_result_t *r, int j, size_t n, const char *why) {
@@ -849,8 +872,10 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
                       const lowp_subject_t *s) {
   static const char *kn[] = {"gamma", "prob", "model"};
   lowp_check_bound_t b;
+  lowp_accum_t acc;
   char idx[96];
   double mb;
+  size_t nmis;
   int st;
   snprintf(v->what, sizeof v->what, "%s bound", kn[rule->bound]);
   if (r->problem.op->kind != LOWP_OPKIND_SUMPROD && rule->bound != LOWP_BOUND_MODEL &&
@@ -906,6 +931,12 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
     return LOWP_EUNSUPPORTED;
   }
   mb = lowp_metric_value(r, LOWP_METRIC_MAX_BWD);
+  nmis = r->out[0].n_class_mismatch;
+  if (nmis && lowp_check_rule_accum(&acc, rule, s) && rule->bound != LOWP_BOUND_MODEL &&
+      !mismatches_unexplained(&r->out[0], &r->problem.out, &acc)) {
+    nmis = 0; /* every mismatch is the declared rounding's overflow: measured as it rounds */
+    mb = r->out[0].err.max_bwd;
+  }
   st = lowp_check_rule_bound(&b, rule, &r->problem, s, mb);
   if (st == LOWP_EUNSUPPORTED) return bound_unsupported(v, rule, s);
   if (st) {
@@ -915,8 +946,7 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
   v->bound = b;
   v->bound_kind = (int)rule->bound;
   v->where_out = 0;
-  v->where = r->out[0].n_class_mismatch ? r->out[0].first_class_mismatch
-                                        : r->out[0].err.argmax_bwd;
+  v->where = nmis ? r->out[0].first_class_mismatch : r->out[0].err.argmax_bwd;
   v->measured = mb;
   if (isinf(b.value)) {
     v->vacuous = 1;
@@ -930,7 +960,7 @@ static int eval_bound(lowp_verdict_t *v, const lowp_rule_t *rule, const lowp_che
   {
     double q, beta;
     size_t at;
-    if (!r->out[0].n_class_mismatch && split_ratio(&q, &at, &beta, rule, r, s)) {
+    if (!nmis && split_ratio(&q, &at, &beta, rule, r, s)) {
       v->measured = q;
       v->limit = rule->limit;
       v->where = at;

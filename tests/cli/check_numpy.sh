@@ -220,5 +220,31 @@ EOF
   grep -q "^$6 c  max_ulp $7 [<>]=\? $5 .* worst $8.* (compute $7 ulp)" o && ok || bad "fp64 $1 output $4: $(cat o e)"
 done
 
+# overflow under a declared directed rounding: an fp16 sum 256 x 255.875 + 1 x 26 = 65530 rounds to
+# inf to nearest but to 65504 toward zero (IEEE 754-2019, 7.4), which is what an honest fp16 rtz
+# accumulator returns. A bound rule declaring rnd=rtz failed it as "backward error inf" (a NaN/inf
+# class mismatch against the rne rounding); now that element is measured: 26 / 65530 = 0.0003968.
+# A wrong finite output (60000) is measured too (0.08439); rne, or rdn at +65530, still fail it as a
+# mismatch; toward +inf, 256 x 255.875 + 1 x 6 = 65510 rounds to inf, which rne does not.
+/usr/bin/python3 -c "
+import numpy as np
+np.save('oa.npy', np.array([[256, 1]], dtype=np.float16)); np.save('ona.npy', np.array([[-256, -1]], dtype=np.float16))
+np.save('ob26.npy', np.array([[255.875], [26]], dtype=np.float16)); np.save('ob6.npy', np.array([[255.875], [6]], dtype=np.float16))
+for n, v in (('omax', 65504), ('onmax', -65504), ('o6e4', 60000), ('oinf', np.inf)): np.save(n + '.npy', np.array([[v]], dtype=np.float16))"
+# A B OUT RND VERDICT BOUND
+for c in "oa ob26 omax rtz PASS 0.0003968" "oa ob26 omax rdn PASS 0.0003968" "oa ob26 omax rne FAIL inf" \
+         "oa ob26 omax rup FAIL inf" "oa ob26 o6e4 rtz FAIL 0.08439" "oa ob26 o6e4 rne FAIL inf" \
+         "ona ob26 onmax rup PASS 0.0003968" "ona ob26 onmax rdn FAIL inf" "oa ob6 oinf rup PASS 0" \
+         "oa ob6 oinf rtz FAIL inf" "oa ob6 oinf rne FAIL inf"; do
+  set -- $c
+  cat >ovf.json <<EOF
+{ "lowp_check": 1, "checks": [ { "name": "c", "op": "gemm", "in": "fp16", "out": "fp16",
+  "subject": { "tensors": { "inputs": [ "$1.npy", "$2.npy" ], "outputs": [ "$3.npy" ] } },
+  "rules": [ { "bound": "gamma", "order": "recursive,acc=fp16,rnd=$4" } ] } ] }
+EOF
+  "$LOWP" check ovf.json >o 2>e
+  grep -q "^$5 c  gamma bound $6 " o && ok || bad "overflow $3 under rnd=$4: want $5 $6: $(cat o e)"
+done
+
 echo "cli check_numpy: $pass passed, $fail failed"
 [ $fail -eq 0 ]
