@@ -64,6 +64,11 @@ def _from_torch(t, fmt, what, output):
 
 
 def _from_numpy(a, fmt, what, output):
+    if a.dtype.byteorder not in "=|":
+        # the other byte order (a big-endian .npy file, '>f4'): the same values, this machine's
+        # order, so that the dtype names its format (a '>f4' array was read as fp64) and bit
+        # patterns reach lowp_decode in the order it reads
+        a = a.astype(a.dtype.newbyteorder("="))
     name = getattr(a.dtype, "name", "")
     if name in _ML_DTYPES:
         f, w = _ML_DTYPES[name]

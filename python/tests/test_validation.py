@@ -255,6 +255,22 @@ def test_fp16_bits_as_uint16_decoded():
     assert r.metrics["max_ulp"] == lowp.check("gemm", [A, B], C, [{"max_ulp": 1}]).metrics["max_ulp"]
 
 
+def test_the_other_byte_order_read_as_its_dtype():
+    # a big-endian fp32 array ('>f4', as np.load gives for such a file) was declared fp64: its
+    # honest fp32 GEMM failed gamma (u = 2^-53); big-endian fp16 bits were refused
+    A, B = data()
+    A32, B32 = A.astype(np.float32), B.astype(np.float32)
+    C = A32 @ B32
+    ref = lowp.check("gemm", [A32, B32], C)
+    r = lowp.check("gemm", [A32.astype(">f4"), B32.astype(">f4")], C.astype(">f4"))
+    assert r.passed and r.json["in"] == ["fp32", "fp32"] and r.json["out"] == "fp32"
+    assert r.metrics == ref.metrics
+    C16 = gemm32(A, B)
+    r = lowp.check("gemm", [A.astype(">f2"), B], C16.view(np.uint16).astype(">u2"), [{"max_ulp": 1}],
+                   out="fp16")
+    assert r.passed and r.metrics["max_ulp"] == lowp.check("gemm", [A, B], C16, [{"max_ulp": 1}]).metrics["max_ulp"]
+
+
 def test_bit_pattern_output_needs_its_format():
     A, B = data()
     with pytest.raises(lowp.LowpError, match=r"C: uint16 holds bit patterns: declare their "
