@@ -21,6 +21,12 @@ static int tree_bound(lowp_reveal_bound_t *b, const lowp_tree_t *t, const lowp_f
     if (u.arith[k].kind == LOWP_NODE_ADD) {
       if (!b->narrowest || u.arith[k].acc.precision < b->narrowest) b->narrowest = u.arith[k].acc.precision;
       u.arith[k].acc = *acc;
+      if (u.arith[k].leaf_exact) continue;
+      /* a product rounded to fewer bits than acc is the kernel's shortfall, as a narrow addition is:
+         bounded as an honest kernel's (rounded to acc) and reported in narrowest_prod */
+      if (!b->narrowest_prod || u.arith[k].prod.precision < b->narrowest_prod)
+        b->narrowest_prod = u.arith[k].prod.precision;
+      if (u.arith[k].prod.precision < acc->precision) u.arith[k].prod = *acc;
     }
   if ((st = lowp_tree_bound_coef(c, &u)) != LOWP_OK || (st = lowp_tree_depths(d, &u)) != LOWP_OK) goto done;
   for (i = 0; i < t->n; i++) {
