@@ -147,8 +147,68 @@ static void test_field_rules(void) {
   }
 }
 
+/* Repeated terms (lowp_tol_data): an honest recursive fp32 sum of equal products makes the same
+   rounding error at every step while the sum stays in one binade, so its errors add coherently. The
+   default (probabilistic) data-aware atol failed such kernels: constant fp16 inputs 1/3 x 1/7 at
+   K = 16384 by 2.7x, one term 1 then 4095 terms 1.1 2^-24 at K = 4096 by 8.5x */
+static double sum_f32(const double *a, const double *b, size_t k) {
+  float s = 0.0f;
+  size_t i;
+  for (i = 0; i < k; i++) s = (float)((double)s + a[i] * b[i]); /* the product exact, one rounding */
+  return s;
+}
+
+static void test_repeated_terms(void) {
+  enum { K = 16384 };
+  static double a[K], b[K];
+  const double *in[2] = {a, b};
+  size_t i, cs;
+  char err[300];
+  for (cs = 0; cs < 2; cs++) {
+    size_t k = cs ? 4096 : K;
+    lowp_tol_query_t q = query("dot", k, "fp16", "fp32", "fp32", 0);
+    lowp_dims_t d;
+    lowp_tol_t t;
+    double atol, rtol, x = 0, c;
+    int st;
+    for (i = 0; i < k; i++) {
+      a[i] = cs ? (i ? 0x1.19ap-12 : 1.0) : 0x1.554p-2;  /* fp16(1.1 2^-12), fp16(1/3) */
+      b[i] = cs ? (i ? 0x1p-12 : 1.0) : 0x1.248p-3;      /* 2^-12, fp16(1/7) */
+      x += a[i] * b[i];                                  /* exact: at most 40 bits here */
+    }
+    memset(&d, 0, sizeof d);
+    d.batch = d.m = d.n = 1;
+    d.k = k;
+    c = sum_f32(a, b, k);
+    st = lowp_tol_data(&t, &atol, &rtol, &q, &d, in, err, sizeof err);
+    lowp_test_check(st == LOWP_OK && !t.vacuous, "repeated terms %zu: %s", cs, err);
+    lowp_test_check(fabs(c - x) <= atol + rtol * fabs(x), "repeated terms %zu: an honest fp32 sum off by %g, "
+                    "atol %g + rtol %g |x| (%.3gx)", cs, fabs(c - x), atol, rtol,
+                    fabs(c - x) / (atol + rtol * fabs(x)));
+    lowp_test_check(strstr(t.why, "terms of equal magnitude") != NULL, "repeated terms %zu: said: %s", cs, t.why);
+  }
+  { /* no two products equal: the probabilistic atol as before (beta S + floor; no term stagnates) */
+    lowp_tol_query_t q = query("dot", 1024, "fp16", "fp32", "fp32", 0);
+    lowp_dims_t d;
+    lowp_tol_t t;
+    double atol, S = 0;
+    for (i = 0; i < 1024; i++) {
+      a[i] = 1 + (double)i / 1024;
+      b[i] = 1.0;
+      S += a[i];
+    }
+    memset(&d, 0, sizeof d);
+    d.batch = d.m = d.n = 1;
+    d.k = 1024;
+    lowp_test_check(lowp_tol_data(&t, &atol, NULL, &q, &d, in, err, sizeof err) == LOWP_OK && t.probabilistic &&
+                    fabs(atol - (t.beta * S + t.atol_floor)) <= 1e-12 * atol && !strstr(t.why, "equal magnitude"),
+                    "distinct terms keep the probabilistic atol: %g vs %g (%s)", atol, t.beta * S + t.atol_floor, err);
+  }
+}
+
 int main(void) {
   test_tol();
+  test_repeated_terms();
   test_field_rules();
   return lowp_test_end();
 }

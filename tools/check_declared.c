@@ -155,7 +155,7 @@ void lowp_chk_declared(lowp_chk_run_t *r) {
     alt.has_tree = 1;
     alt.accum.acc = acc.acc;
     if (!r->alts && !(r->alts = calloc((size_t)sc->n_rules, sizeof *r->alts))) lowp_chk_die(sc, "out of memory");
-    lowp_chk_tree_bound(&alt, rv, &acc.acc, "revealed", sc, i);
+    lowp_chk_tree_bound(&alt, NULL, rv, &acc.acc, "revealed", sc, i);
     lowp_accum_str(dname, sizeof dname, &acc);
     if (lowp_check_rule_bound(&bd, &ru->rule, &r->p, &r->subj, 0) || lowp_check_rule_bound(&ba, &alt, &r->p, &r->subj, 0))
       continue;

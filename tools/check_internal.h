@@ -231,9 +231,10 @@ void lowp_chk_load_reveal(struct lowp_reveal_s *rv, const char *path, const lowp
 int lowp_chk_one_class(struct lowp_reveal_s *rv, struct lowp_tree_s *t, size_t R, size_t C);
 /* t->tree_bound and t->tree_name from the trees of rv, the additions
    bounded in acc (how: "revealed" or "given"; rule i for messages); returns
-   the fewest significand bits of the trees' additions (0: none known) */
-int lowp_chk_tree_bound(lowp_rule_t *t, const lowp_reveal_t *rv, const lowp_format_t *acc, const char *how,
-                         const lowp_spec_check_t *sc, int i);
+   the fewest significand bits of the trees' additions (0: none known), and
+   in *prod_bits (when not NULL) those of their rounded products (0: none) */
+int lowp_chk_tree_bound(lowp_rule_t *t, int *prod_bits, const lowp_reveal_t *rv, const lowp_format_t *acc,
+                        const char *how, const lowp_spec_check_t *sc, int i);
 /* check_declared.c: --reveal (every check with a declared order is revealed) */
 void lowp_chk_set_reveal(int on);
 /* a declared order that is not the revealed tree: one note per bound rule

@@ -1168,10 +1168,16 @@ static void fail_closed(lowp_verdict_t *v) {
 static void fail_narrow(lowp_verdict_t *v, const lowp_rule_t *rule) {
   char m[sizeof v->msg];
   size_t u, w = strlen(v->msg);
-  if (!rule->has_tree || !rule->tree_bits || rule->tree_bits >= rule->accum.acc.precision) return;
+  int P = rule->accum.acc.precision, add = rule->tree_bits && rule->tree_bits < P,
+      prod = rule->tree_prod_bits && rule->tree_prod_bits < P;
+  if (!rule->has_tree || (!add && !prod)) return;
   v->pass = 0;
-  snprintf(m, sizeof m, "revealed: the kernel adds in %d significand bits, fewer than the declared %s's %d; ",
-           rule->tree_bits, rule->accum.acc.name, rule->accum.acc.precision);
+  if (add)
+    snprintf(m, sizeof m, "revealed: the kernel adds in %d significand bits, fewer than the declared %s's %d; ",
+             rule->tree_bits, rule->accum.acc.name, P);
+  else
+    snprintf(m, sizeof m, "revealed: the kernel rounds its products to %d significand bits, fewer than the "
+             "declared %s's %d; ", rule->tree_prod_bits, rule->accum.acc.name, P);
   u = strlen(m);
   if (w > sizeof m - 1 - u) w = sizeof m - 1 - u;
   memcpy(m + u, v->msg, w);

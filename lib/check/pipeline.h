@@ -272,6 +272,8 @@ typedef struct {
                                      additions, as revelation saw them (0: not
                                      revealed); fewer than accum.acc's precision
                                      fails the rule whatever the error */
+  int tree_prod_bits;           /**< the same for its rounded products (0: not
+                                     revealed, or every product exact) */
   char tree_name[200];          /**< how it was found, for messages */
   lowp_metric_t metric;         /**< VS_REF (max_abs|rmse), BASELINE */
   double rtol, atol;            /**< TOL */

@@ -13,13 +13,18 @@ typedef struct {
   size_t depth;     /**< the deepest leaf's roundings, over the classes */
   int narrowest;    /**< the fewest significand bits of an addition the trees
                          hold (as revealed; 0: no tree) */
+  int narrowest_prod; /**< the fewest significand bits of a rounded product
+                         the trees hold (as revealed; 0: every product exact
+                         or no tree) */
   int has_tree;     /**< 1: every class has a tree (else bound 0) */
 } lowp_reveal_bound_t;
 
 /**
  * @brief The bound of r's trees with every addition bounded in acc (the
  * declared accumulator, not the revealed one: a kernel that adds in fewer
- * bits than declared must fail against it): sum_i c_i |a_i b_i| <= max_i c_i
+ * bits than declared must fail against it; a product rounded to fewer bits
+ * than acc is bounded as rounded to acc, and reported in narrowest_prod):
+ * sum_i c_i |a_i b_i| <= max_i c_i
  * sum_i |a_i b_i| (Higham 2002, eq. (3.5), per leaf depth). r is not changed.
  * @return LOWP_OK (b->has_tree 0 when r is nondeterministic or a class has
  *         no tree); LOWP_ERANGE (a leaf too deep for acc: no bound);

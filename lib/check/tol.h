@@ -113,7 +113,10 @@ int lowp_tol(lowp_tol_t *t, const lowp_tol_query_t *q, char *err, size_t errlen)
  * u_acc S_e; with a probabilistic bound only); rtol[e] = t->rtol. The
  * probabilistic bound is refused (worst case, t->not_prob says why) when
  * for some element those terms exceed half its probabilistic budget or the
- * products all have one sign with k u_acc >= 1/16. Row operations: scale
+ * products all have one sign with k u_acc >= 1/16; an element whose
+ * products repeat in magnitude (r_g equal |a_i b_i| in group g) has its
+ * probabilistic bound's exponent scaled by sqrt(sum r_g^2 / k) (their
+ * rounding errors can add coherently), at most the worst case. Row operations: scale
  * per row (max |x_i|; layernorm max |x_i - mean| / std) and that row's
  * rtol/atol for each of its outputs. t describes the loosest element.
  * numel defaults to the number of outputs.

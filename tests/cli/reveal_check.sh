@@ -118,4 +118,32 @@ np.save('$T/iB.npy', g.integers(0, 4, (64, 2)).astype(np.float16))" 2>/dev/null;
 else
   echo "note: no numpy for /usr/bin/python3: the narrower-accumulator case on exact data was not run"
 fi
+# products rounded to fewer bits than the declared accumulator: fp16 inputs (products exact in fp32),
+# each product rounded to bf16 (fp16) before fp32 additions. The tree's own bound took u_bf16 per product
+# and passed the kernel (10.7% at K = 256) where the declared recursive fp32 order fails it (2746%); the
+# products are now bounded in the declared fp32 and the rule fails, saying why; the honest kernel passes
+prc() { # NAME PARAMS K
+  printf '{ "name": "%s", "op": "gemm", "subject": { "kernel": "gemm_acc", "params": "%s" }, "in": "fp16", "shape": { "m": 8, "n": 8, "k": %s }, "rules": [ { "bound": "gamma", "order": "revealed", "acc": "fp32" } ] }' \
+    "$1" "$2" "$3"
+}
+printf '{ "lowp_check": 1, "defaults": { "out": "fp32" }, "checks": [ %s, %s, %s ] }' \
+  "$(prc honest acc=fp32 256)" "$(prc pbf16 acc=fp32,prod=bf16 256)" "$(prc pf16 acc=fp32,prod=fp16 16)" >"$T/prod.json"
+"$LOWP" check "$T/prod.json" >"$T/c11" 2>&1
+[ $? -eq 1 ] && grep -q "^PASS honest " "$T/c11" && grep -q "^FAIL pbf16 " "$T/c11" && grep -q "^FAIL pf16 " "$T/c11" &&
+  grep -q "rule 1 failed: revealed: the kernel rounds its products to 8 significand bits, fewer than the declared fp32's 24" \
+    "$T/c11" && grep -q "rule 1 failed: revealed: the kernel rounds its products to 11 significand bits" "$T/c11" &&
+  ok || bad "products rounded narrower than declared: $(cat "$T/c11")"
+# block FMAs whose results are rounded to fp16 (the tensor-core model with an fp16 output: the fp16
+# accumulator c of each next block) under a declared fp32: their own bound (u_fp16 per block) passed
+# the kernel at 2.6% (K = 256) where the declared recursive fp32 order fails it (351%); now it fails,
+# saying why; the same model with an fp32 output passes
+tcc() { # NAME OUT
+  printf '{ "name": "%s", "op": "gemm", "subject": { "kernel": "gemm_tc", "params": "model=h100" }, "in": "fp16", "out": "%s", "shape": { "m": 8, "n": 8, "k": 256 }, "rules": [ { "bound": "gamma", "order": "revealed", "acc": "fp32" } ] }' \
+    "$1" "$2"
+}
+printf '{ "lowp_check": 1, "checks": [ %s, %s ] }' "$(tcc tc32 fp32)" "$(tcc tc16 fp16)" >"$T/tc.json"
+"$LOWP" check "$T/tc.json" >"$T/c12" 2>&1
+[ $? -eq 1 ] && grep -q "^PASS tc32 " "$T/c12" && grep -q "^FAIL tc16 " "$T/c12" &&
+  grep -q "rule 1 failed: revealed: the kernel adds in 11 significand bits, fewer than the declared fp32's 24" "$T/c12" &&
+  ok || bad "block FMAs rounded to fp16 under a declared fp32: $(cat "$T/c12")"
 finish reveal_check
