@@ -440,7 +440,7 @@ int lowp_fpx_scan(lowp_fpx_scan_t *s, const double *x, size_t n, const lowp_form
 int lowp_fpx_outputs(int64_t *first, unsigned *kinds, int *bad_in, const double *y,
                      size_t n, const double *const *x, const size_t *nx, size_t ninputs) {
   size_t i, q;
-  int any_nan = 0;
+  int any_nan = 0, any_inf = 0;
   if (!first || !kinds || (n && !y) || (ninputs && (!x || !nx || !bad_in))) return LOWP_EINVAL;
   *first = -1;
   *kinds = 0;
@@ -448,6 +448,7 @@ int lowp_fpx_outputs(int64_t *first, unsigned *kinds, int *bad_in, const double 
     bad_in[q] = 0;
     for (i = 0; i < nx[q]; i++) {
       if (isnan(x[q][i])) any_nan = 1;
+      else if (isinf(x[q][i])) any_inf = 1;
       if (!isfinite(x[q][i])) bad_in[q] = 1;
     }
   }
@@ -456,11 +457,8 @@ int lowp_fpx_outputs(int64_t *first, unsigned *kinds, int *bad_in, const double 
     *first = (int64_t)i;
     if (isnan(y[i]))
       *kinds = LOWP_FPX_BIT(any_nan ? LOWP_FPX_NAN_PROP : LOWP_FPX_INVALID);
-    else {
-      int any_inf = 0;
-      for (q = 0; q < ninputs; q++) any_inf |= bad_in[q];
-      if (!any_inf) *kinds = LOWP_FPX_BIT(LOWP_FPX_OVF_INF);
-    }
+    else if (!any_inf) /* a NaN input propagates as NaN, never as an infinity */
+      *kinds = LOWP_FPX_BIT(LOWP_FPX_OVF_INF);
     break;
   }
   return LOWP_OK;

@@ -305,8 +305,10 @@ int lowp_fpx_scan(lowp_fpx_scan_t *s, const double *x, size_t n, const lowp_form
  * or infinite, or -1. For each of ninputs inputs (x[q], nx[q] elements)
  * bad_in[q] is set to 1 if it holds a NaN or an infinity (the output's
  * exception may then be propagated, not produced). kinds gets the kinds of
- * that output: nan_propagated where an input was NaN, invalid for a NaN from
- * finite inputs, overflow_inf for an infinity from finite inputs.
+ * that output: nan_propagated where an input held a NaN, invalid for a NaN
+ * where none did, overflow_inf for an infinity where no input held an
+ * infinity (a NaN input propagates as NaN, not as an infinity), none for an
+ * infinity where one did (propagated).
  * @return LOWP_OK; LOWP_EINVAL.
  */
 int lowp_fpx_outputs(int64_t *first, unsigned *kinds, int *bad_in, const double *y,
