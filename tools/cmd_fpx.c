@@ -120,7 +120,7 @@ static int scan(int argc, char **argv) {
            f.emax, f.subnormals ? f.emin - f.precision + 1 : f.emin);
     for (b = lo; lo >= 0 && b <= hi; b++)
       if (s->hist[b])
-        printf("    %s%6d %12llu%s\n", b == 0 ? "<=" : "  ", s->hist_lo + b,
+        printf("    %s%6d %12llu%s\n", b == 0 ? "<=" : b == s->hist_n - 1 ? ">=" : "  ", s->hist_lo + b,
                (unsigned long long)s->hist[b],
                s->hist_lo + b > f.emax ? "  above the range"
                : s->hist_lo + b < f.emin ? "  below the normals" : "");

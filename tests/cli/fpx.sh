@@ -34,6 +34,11 @@ assert k["underflow_zero"]["first"]["i"] == 123 and k["nan_propagated"]["first"]
 assert j["trace"]["first"] == "underflow_zero" and j["first_bad"] == 123 and j["nan_in"] == 1, j
 assert sum(j["exponents"]["counts"]) == 999 and j["emax"] == 8, j
 PY
+# the histogram's end bins hold everything beyond them: 2000 (2^10) lies in e4m3's top bin, 2^(emax + 2) = 2^10;
+# 1e6 (2^19) in fp16's, 2^17: ">= 17", not "17" (before, the top bin read as an exponent)
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.array([1.0, 1e6, 1e-9]))" "$T/h.npy"
+"$LOWP" fpx scan "$T/h.npy" --format fp16 >"$T/o" 2>&1; grep -q '^    >=    17            1  above the range' "$T/o" \
+  && grep -q '^    <=   -25            1  below the normals' "$T/o" && ok || bad "scan histogram ends: $(cat "$T/o")"
 "$LOWP" fpx scan "$T/t.npy" --format e4m3 --fail-on overflow >/dev/null 2>&1; [ $? -eq 1 ] && ok || bad "--fail-on overflow must exit 1"
 "$LOWP" fpx scan "$T/clean.npy" --format e4m3 --fail-on all >"$T/o" 2>&1 && grep -q "exceptions: none" "$T/o" \
   && ok || bad "clean tensor: $(cat "$T/o")"
