@@ -236,7 +236,7 @@ static void trace_cast(lowp_fpx_trace_t *t, const double *X, size_t n, double sc
     ev.i = s;
     ev.j = (int64_t)e;
     k = lowp_fpx_eval(&ev, LOWP_FPX_OP_MUL, X[e], sc, x, sticky, y, f, LOWP_RND_NE, isnan(X[e]) ? LOWP_FPX_IN_NAN : 0);
-    lowp_fpx_record_ref(t, k, &ev, f, NULL, 0);
+    lowp_fpx_record_ref(t, k, &ev, f, LOWP_RND_NE, NULL, 0);
   }
 }
 

@@ -167,7 +167,7 @@ static void trace_scaled(lowp_fpx_trace_t *tr, const cfg_t *c, long long t, long
   ev.i = t;
   ev.j = i;
   m = lowp_fpx_eval(&ev, LOWP_FPX_OP_MUL, S, g, x, sticky, y, f16, LOWP_RND_NE, isnan(g) ? LOWP_FPX_IN_NAN : 0);
-  lowp_fpx_record_ref(tr, m, &ev, f16, NULL, 0);
+  lowp_fpx_record_ref(tr, m, &ev, f16, LOWP_RND_NE, NULL, 0);
 }
 
 /* one step of policy k on the gradients g: S g rounded once to fp16 (and

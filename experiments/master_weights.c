@@ -228,7 +228,7 @@ static void trace_one(lowp_fpx_trace_t *t, long long st, int ph, long long j, lo
   ev.i = st;
   ev.j = j;
   m = lowp_fpx_eval(&ev, op, a, b, x, sticky, y, f, rnd, (isnan(a) || isnan(b)) ? LOWP_FPX_IN_NAN : 0);
-  lowp_fpx_record_ref(t, m, &ev, f, NULL, 0);
+  lowp_fpx_record_ref(t, m, &ev, f, rnd, NULL, 0);
 }
 
 /* the roundings of one SGD step of mode m traced: gq = fp32(g / B), upd =

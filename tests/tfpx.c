@@ -598,11 +598,67 @@ static void spurious_case(void) {
                   (long long)t.first[LOWP_FPX_OVF_INF].k);
 }
 
+/* one fp16 dot (products exact) traced in mode rnd: c and its trace */
+static double traced_dot(lowp_fpx_trace_t *t, const double *a, const double *b, size_t k,
+                         lowp_rounding_t rnd) {
+  double c = 0;
+  lowp_gemm_acc_cfg_t g;
+  memset(&g, 0, sizeof g);
+  g.acc = &LOWP_FMT_FP16;
+  g.acc_rnd = rnd;
+  lowp_fpx_init(t);
+  lowp_gemm_acc_fpx(&c, a, b, 1, 1, k, &g, t);
+  return c;
+}
+
+/* inherent means that the exact partial sum itself raises the exception
+   when rounded to the format in the same mode (IEEE 754's overflow and
+   underflow), not merely that it lies beyond xmax or below xmin. Before,
+   both events below were counted inherent. */
+static void spurious_beyond(void) {
+  lowp_fpx_trace_t t;
+  /* fp16, rne: 32768 + 17 = 32785 -> 32800, then 32800 + 32720 = 65520 -> inf;
+     the exact partial sum 65505 is above xmax 65504 but rounds to it */
+  double a[3] = {32768, 17, 32720}, b[3] = {1, 1, 1};
+  /* fp16, rne: 1.5 2^-24 -> 2^-23 (underflow, inherent: the exact value is
+     tiny and inexact too); 2^-23 - 2^-25 = 1.5 2^-24 -> 2^-23 again, but the
+     exact partial sum 1.5 2^-24 - 2^-25 = 2^-24 is a subnormal of fp16,
+     exact: no underflow */
+  double u[2] = {0x1.8p-24, 0x1p-14}, w[2] = {1, -0x1p-11};
+  double c = traced_dot(&t, a, b, 3, LOWP_RND_NE);
+  lowp_test_check(isinf(c) && t.count[LOWP_FPX_OVF_INF] == 1 && t.spurious[LOWP_FPX_OVF_INF] == 1 &&
+                      t.first[LOWP_FPX_OVF_INF].k == 2 && t.first[LOWP_FPX_OVF_INF].inherent == 0,
+                  "overflow with the exact partial sum 65505 (rounds to 65504): spurious, got count %llu "
+                  "inherent %llu spurious %llu",
+                  (unsigned long long)t.count[LOWP_FPX_OVF_INF],
+                  (unsigned long long)t.inherent[LOWP_FPX_OVF_INF],
+                  (unsigned long long)t.spurious[LOWP_FPX_OVF_INF]);
+  c = traced_dot(&t, u, w, 2, LOWP_RND_NE);
+  lowp_test_check(c == 0x1p-23 && t.count[LOWP_FPX_UNF_SUB] == 2 && t.inherent[LOWP_FPX_UNF_SUB] == 1 &&
+                      t.spurious[LOWP_FPX_UNF_SUB] == 1 && t.first[LOWP_FPX_UNF_SUB].k == 0 &&
+                      t.first[LOWP_FPX_UNF_SUB].inherent == 1,
+                  "underflow with an exact subnormal partial sum: spurious, got c %a count %llu inherent %llu "
+                  "spurious %llu", c, (unsigned long long)t.count[LOWP_FPX_UNF_SUB],
+                  (unsigned long long)t.inherent[LOWP_FPX_UNF_SUB],
+                  (unsigned long long)t.spurious[LOWP_FPX_UNF_SUB]);
+  /* rtz: IEEE overflow is at 2^16 (the result saturates to 65504); an exact
+     partial sum of 65505 .. 65535 does not overflow */
+  lowp_test_check(lowp_fpx_inherent(&LOWP_FMT_FP16, LOWP_RND_TZ, LOWP_FPX_SATURATE, 65535, 1) == 0 &&
+                      lowp_fpx_inherent(&LOWP_FMT_FP16, LOWP_RND_TZ, LOWP_FPX_SATURATE, 65536, 0) == 1 &&
+                      lowp_fpx_inherent(&LOWP_FMT_FP16, LOWP_RND_NE, LOWP_FPX_OVF_INF, 65519, 1) == 0 &&
+                      lowp_fpx_inherent(&LOWP_FMT_FP16, LOWP_RND_NE, LOWP_FPX_OVF_INF, 65520, 0) == 1 &&
+                      lowp_fpx_inherent(&LOWP_FMT_FP16, LOWP_RND_UP, LOWP_FPX_OVF_INF, 65504, 1) == 1 &&
+                      lowp_fpx_inherent(&LOWP_FMT_FP16, LOWP_RND_NE, LOWP_FPX_UNF_SUB, 0x1p-24, 0) == 0 &&
+                      lowp_fpx_inherent(&LOWP_FMT_FP16, LOWP_RND_NE, LOWP_FPX_UNF_ZERO, 0x1p-25, 0) == 1,
+                  "lowp_fpx_inherent at the IEEE thresholds");
+}
+
 int main(void) {
   long n = count_per_format();
   lowp_test_start("tfpx");
   hand_cases();
   spurious_case();
+  spurious_beyond();
   mpfr_sweep(n);
   native_sweep(n);
   planted_corpus();

@@ -177,13 +177,13 @@ static void first_report(void) {
   lowp_fpx_event_init(&ev);
   ev.seq = 7 * 100 + 40; ev.i = 7; ev.j = 40;
   m = lowp_fpx_eval(&ev, LOWP_FPX_OP_MUL, 65536, 2, 131072, 0, INFINITY, &LOWP_FMT_FP16, LOWP_RND_NE, 0);
-  lowp_fpx_record_ref(&t, m, &ev, &LOWP_FMT_FP16, NULL, 0);
+  lowp_fpx_record_ref(&t, m, &ev, &LOWP_FMT_FP16, LOWP_RND_NE, NULL, 0);
   lowp_fpx_event_init(&ev);
   ev.seq = 3 * 100 + 99; ev.i = 3; ev.j = 99;
   m = lowp_fpx_eval(&ev, LOWP_FPX_OP_ADD, 65504, 16, 65520, 0, INFINITY, &LOWP_FMT_FP16, LOWP_RND_NE, 0);
   {
     double ref = 60000; /* the exact computation is in range: spurious */
-    lowp_fpx_record_ref(&t, m, &ev, &LOWP_FMT_FP16, &ref, 0);
+    lowp_fpx_record_ref(&t, m, &ev, &LOWP_FMT_FP16, LOWP_RND_NE, &ref, 0);
   }
   o = lowp_fpx_first_json(&t, LOWP_FPX_OVERFLOW);
   it = cJSON_GetObjectItem(o, "step");

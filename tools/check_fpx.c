@@ -60,7 +60,7 @@ static void kinds_text(char *buf, size_t len, unsigned kinds) {
     if (kinds & LOWP_FPX_BIT(k))
       used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s%s", used ? ", " : "",
                                lowp_fpx_kind_name((lowp_fpx_kind_t)k));
-  if (!buf[0]) snprintf(buf, len, "infinity from an infinite input");
+  if (!buf[0]) snprintf(buf, len, "infinity, and an input held one: propagated");
 }
 
 void lowp_chk_fpx_print(FILE *f, const lowp_chk_run_t *r) {

@@ -12,6 +12,7 @@
  */
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,9 @@ static void usage(FILE *out) {
           "  overflow to +-max): counts per kind, the first index of each, inherent or\n"
           "  spurious, the values already NaN/inf, and a histogram of exponents.\n"
           "outputs: the first NaN/inf output of a black-box subject, and which inputs\n"
-          "  already held a NaN or an infinity (the exception propagated, not produced).\n\n"
+          "  already held a NaN or an infinity (the exception propagated, not produced);\n"
+          "  without --inputs the text claims no cause, and --json's kinds read the\n"
+          "  inputs as finite.\n\n"
           "Kinds: invalid, nan_propagated, divzero, overflow_inf, overflow_nan,\n"
           "  saturation, underflow_subnormal, underflow_zero, scale; groups overflow,\n"
           "  underflow, nan, all. --fail-on KINDS (comma list): exit 1 if one occurred.\n"
@@ -117,7 +120,7 @@ static int scan(int argc, char **argv) {
            f.emax, f.subnormals ? f.emin - f.precision + 1 : f.emin);
     for (b = lo; lo >= 0 && b <= hi; b++)
       if (s->hist[b])
-        printf("    %s%6d %12llu%s\n", b == 0 ? "<=" : "  ", s->hist_lo + b,
+        printf("    %s%6d %12llu%s\n", b == 0 ? "<=" : b == s->hist_n - 1 ? ">=" : "  ", s->hist_lo + b,
                (unsigned long long)s->hist[b],
                s->hist_lo + b > f.emax ? "  above the range"
                : s->hist_lo + b < f.emin ? "  below the normals" : "");
@@ -178,11 +181,14 @@ static int outputs(int argc, char **argv) {
   } else if (first < 0) {
     printf("lowp fpx outputs: %s: no NaN or infinity in %zu values\n", path, info.count);
   } else {
-    printf("lowp fpx outputs: %s: first exceptional output at index %lld: %s\n", path,
-           (long long)first, kinds & LOWP_FPX_BIT(LOWP_FPX_NAN_PROP) ? "NaN (an input held a NaN: propagated)"
-                              : kinds & LOWP_FPX_BIT(LOWP_FPX_INVALID) ? "NaN, and no input held a NaN (produced: invalid)"
-                              : kinds ? "infinity from finite inputs (overflow)"
-                                      : "infinity (an input held one)");
+    /* without --inputs nothing is known of the inputs: no cause is claimed */
+    printf("lowp fpx outputs: %s: first exceptional output at index %lld: %s\n", path, (long long)first,
+           ni == 0 ? (isnan(y[first]) ? "NaN (no --inputs given: produced or propagated is not known)"
+                                      : "infinity (no --inputs given: overflow or propagated is not known)")
+           : kinds & LOWP_FPX_BIT(LOWP_FPX_NAN_PROP) ? "NaN (an input held a NaN: propagated)"
+           : kinds & LOWP_FPX_BIT(LOWP_FPX_INVALID) ? "NaN, and no input held a NaN (produced: invalid)"
+           : kinds ? "infinity, and no input held an infinity (produced: overflow)"
+                   : "infinity (an input held one: propagated)");
     for (q = 0; q < ni; q++)
       printf("  input %s: %s\n", paths[q], bad[q] ? "already exceptional (NaN or inf)" : "finite");
   }

@@ -200,7 +200,7 @@ static int exp_traced(lowp_fpx_trace_t *t, double *e, double v, const lowp_forma
   lowp_ref_expsum_free(one);
   m = lowp_fpx_eval(&ev, LOWP_FPX_OP_EXP, v, 0, xe, st, *e, F, LOWP_RND_NE,
                     isnan(v) ? LOWP_FPX_IN_NAN : 0);
-  lowp_fpx_record_ref(t, m, &ev, F, NULL, 0);
+  lowp_fpx_record_ref(t, m, &ev, F, LOWP_RND_NE, NULL, 0);
   return LOWP_OK;
 }
 
@@ -224,7 +224,7 @@ static int div_traced(lowp_fpx_trace_t *t, double *y, const double *e, double s,
     }
     have = 1;
     if (ref) r = ref[j];
-    lowp_fpx_record_ref(t, m, &ev, F, (ref || nan_in) ? &r : NULL, 1);
+    lowp_fpx_record_ref(t, m, &ev, F, LOWP_RND_NE, (ref || nan_in) ? &r : NULL, 1);
   }
   free(ref);
   return LOWP_OK;
@@ -257,7 +257,7 @@ int lowp_softmax_naive_fpx(lowp_fpx_trace_t *t, double *y, const double *x, size
       double r;
       int rs;
       (void)lowp_ref_expsum_get(ex, &r, &rs);
-      lowp_fpx_record_ref(t, m, &ev, A, &r, rs);
+      lowp_fpx_record_ref(t, m, &ev, A, LOWP_RND_NE, &r, rs);
     }
   }
   if (st == LOWP_OK) st = div_traced(t, y, e, s, x, n, F, row, seq0);

@@ -193,17 +193,32 @@ unsigned lowp_fpx_classify(const lowp_format_t *f, lowp_rounding_t rnd, double x
   return 0;
 }
 
-int lowp_fpx_inherent(const lowp_format_t *f, lowp_fpx_kind_t k, double x, int sticky) {
-  double ax = fabs(x);
+int lowp_fpx_inherent(const lowp_format_t *f, lowp_rounding_t rnd, lowp_fpx_kind_t k, double x,
+                      int sticky) {
+  double ax = fabs(x), y;
+  int neg = signbit(x) != 0;
   switch (k) {
   case LOWP_FPX_INVALID:
   case LOWP_FPX_NAN_PROP: return isnan(x) != 0;
   case LOWP_FPX_DIVZERO: return isinf(x) != 0;
   case LOWP_FPX_OVF_INF:
   case LOWP_FPX_OVF_NAN:
-  case LOWP_FPX_SATURATE: return !isnan(x) && above(ax, sticky, lowp_format_xmax(f));
+  case LOWP_FPX_SATURATE:
+    /* IEEE overflow of the reference itself, rounded in the same mode: an exact
+       65505 is above fp16's xmax yet rounds (rne) to 65504 and does not
+       overflow. overflows() reads y only for p > 52 under rne, rna (the
+       midpoint above DBL_MAX is no binary64 value): there a reference above
+       xmax counts as overflowing */
+    if (isnan(x)) return 0;
+    y = above(ax, sticky, lowp_format_xmax(f)) ? copysign(INFINITY, x) : x;
+    return overflows(f, rnd, ax, sticky, neg, y);
   case LOWP_FPX_UNF_SUB:
-  case LOWP_FPX_UNF_ZERO: return (ax > 0 || sticky) && ax < lowp_format_xmin(f);
+  case LOWP_FPX_UNF_ZERO:
+    /* IEEE underflow of the reference: tiny after rounding and inexact (an
+       exact subnormal reference raises nothing) */
+    if (isnan(x) || (ax == 0 && !sticky) || ax >= lowp_format_xmin(f)) return 0;
+    (void)lowp_round_f64(&y, x, f, NULL, LOWP_RND_TZ);
+    return (sticky || y != x) && tiny_after(f, rnd, ax, sticky, neg);
   case LOWP_FPX_SCALE: return lowp_fpx_classify_scale(f, x, sticky, x) != 0;
   default: return 0;
   }
@@ -374,7 +389,7 @@ int lowp_fpx_op2(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, lowp_fpx_op
   m = lowp_fpx_op2_eval(&ev, &tern, y, op, a, b, f, pol, rnd, index);
   if (!m) return tern;
   /* a single operation: its own exact value is the reference */
-  lowp_fpx_record_ref(t, m, &ev, f, NULL, 0);
+  lowp_fpx_record_ref(t, m, &ev, f, rnd, NULL, 0);
   return tern;
 }
 
@@ -425,7 +440,7 @@ int lowp_fpx_scan(lowp_fpx_scan_t *s, const double *x, size_t n, const lowp_form
 int lowp_fpx_outputs(int64_t *first, unsigned *kinds, int *bad_in, const double *y,
                      size_t n, const double *const *x, const size_t *nx, size_t ninputs) {
   size_t i, q;
-  int any_nan = 0;
+  int any_nan = 0, any_inf = 0;
   if (!first || !kinds || (n && !y) || (ninputs && (!x || !nx || !bad_in))) return LOWP_EINVAL;
   *first = -1;
   *kinds = 0;
@@ -433,6 +448,7 @@ int lowp_fpx_outputs(int64_t *first, unsigned *kinds, int *bad_in, const double 
     bad_in[q] = 0;
     for (i = 0; i < nx[q]; i++) {
       if (isnan(x[q][i])) any_nan = 1;
+      else if (isinf(x[q][i])) any_inf = 1;
       if (!isfinite(x[q][i])) bad_in[q] = 1;
     }
   }
@@ -441,11 +457,8 @@ int lowp_fpx_outputs(int64_t *first, unsigned *kinds, int *bad_in, const double 
     *first = (int64_t)i;
     if (isnan(y[i]))
       *kinds = LOWP_FPX_BIT(any_nan ? LOWP_FPX_NAN_PROP : LOWP_FPX_INVALID);
-    else {
-      int any_inf = 0;
-      for (q = 0; q < ninputs; q++) any_inf |= bad_in[q];
-      if (!any_inf) *kinds = LOWP_FPX_BIT(LOWP_FPX_OVF_INF);
-    }
+    else if (!any_inf) /* a NaN input propagates as NaN, never as an infinity */
+      *kinds = LOWP_FPX_BIT(LOWP_FPX_OVF_INF);
     break;
   }
   return LOWP_OK;
@@ -492,7 +505,7 @@ int lowp_fpx_div(lowp_fpx_trace_t *t, const lowp_fpx_event_t *where, double *y, 
   m = lowp_fpx_div_eval(&ev, &tern, y, a, b, f, pol, rnd);
   if (!t) return tern;
   t->ops++;
-  lowp_fpx_record_ref(t, m, &ev, f, NULL, 0);
+  lowp_fpx_record_ref(t, m, &ev, f, rnd, NULL, 0);
   return tern;
 }
 
@@ -511,9 +524,9 @@ unsigned lowp_fpx_eval(lowp_fpx_event_t *ev, lowp_fpx_op_t op, double a, double 
 }
 
 void lowp_fpx_record_ref(lowp_fpx_trace_t *t, unsigned mask, lowp_fpx_event_t *ev,
-                         const lowp_format_t *f, const double *ref, int ref_sticky) {
+                         const lowp_format_t *f, lowp_rounding_t rnd, const double *ref, int ref_sticky) {
   if (!mask) return;
-  ev->inherent = ref ? lowp_fpx_inherent(f, lowest(mask), *ref, ref_sticky)
-                     : lowp_fpx_inherent(f, lowest(mask), ev->exact, ev->sticky);
+  ev->inherent = ref ? lowp_fpx_inherent(f, rnd, lowest(mask), *ref, ref_sticky)
+                     : lowp_fpx_inherent(f, rnd, lowest(mask), ev->exact, ev->sticky);
   lowp_fpx_record(t, mask, ev);
 }

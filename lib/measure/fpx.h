@@ -137,11 +137,16 @@ unsigned lowp_fpx_classify(const lowp_format_t *f, lowp_rounding_t rnd, double x
 /**
  * @brief Whether an exact reference value at the point of an exception of
  * kind k in format f raises that kind's group too (inherent): NaN kinds a
- * NaN reference; divzero an infinite one; overflow kinds one beyond xmax;
- * underflow one nonzero and below xmin; scale one not finite or out of range.
- * Same (x, sticky) convention as lowp_fpx_classify.
+ * NaN reference; divzero an infinite one; overflow kinds one that overflows
+ * when rounded to f in mode rnd (IEEE: its rounding with an unbounded
+ * exponent exceeds xmax; fp16, rne: 65519 does not, 65520 does; for p > 52
+ * under rne or rna, any reference above xmax); underflow kinds one that
+ * underflows when rounded (tiny after rounding and inexact: an exact
+ * subnormal does not); scale one not finite or out of range. Same
+ * (x, sticky) convention as lowp_fpx_classify.
  */
-int lowp_fpx_inherent(const lowp_format_t *f, lowp_fpx_kind_t k, double x, int sticky);
+int lowp_fpx_inherent(const lowp_format_t *f, lowp_rounding_t rnd, lowp_fpx_kind_t k, double x,
+                      int sticky);
 
 /** @brief Kinds of a scale: LOWP_FPX_SCALE when the exact scale (x, sticky)
     is NaN or infinite, or lies outside [xmins, xmax] of the scale format f,
@@ -260,11 +265,13 @@ unsigned lowp_fpx_eval(lowp_fpx_event_t *ev, lowp_fpx_op_t op, double a, double 
  * with its inherent flag decided against the exact reference of the whole
  * computation at that point: ref (truncated to binary64, ref_sticky its
  * sticky bit, lowp_fpx_classify's convention), or, with ref NULL, against
- * the operation's own exact value (ev->exact, ev->sticky). t->ops is the
+ * the operation's own exact value (ev->exact, ev->sticky), each rounded to f
+ * in rnd, the mode of the operation (lowp_fpx_inherent). t->ops is the
  * caller's. Does nothing for mask 0.
  */
 void lowp_fpx_record_ref(lowp_fpx_trace_t *t, unsigned mask, lowp_fpx_event_t *ev,
-                         const lowp_format_t *f, const double *ref, int ref_sticky);
+                         const lowp_format_t *f, lowp_rounding_t rnd, const double *ref,
+                         int ref_sticky);
 
 #define LOWP_FPX_HIST 2112 /**< histogram bins: fp64's emin - p .. emax + 2 */
 
@@ -298,8 +305,10 @@ int lowp_fpx_scan(lowp_fpx_scan_t *s, const double *x, size_t n, const lowp_form
  * or infinite, or -1. For each of ninputs inputs (x[q], nx[q] elements)
  * bad_in[q] is set to 1 if it holds a NaN or an infinity (the output's
  * exception may then be propagated, not produced). kinds gets the kinds of
- * that output: nan_propagated where an input was NaN, invalid for a NaN from
- * finite inputs, overflow_inf for an infinity from finite inputs.
+ * that output: nan_propagated where an input held a NaN, invalid for a NaN
+ * where none did, overflow_inf for an infinity where no input held an
+ * infinity (a NaN input propagates as NaN, not as an infinity), none for an
+ * infinity where one did (propagated).
  * @return LOWP_OK; LOWP_EINVAL.
  */
 int lowp_fpx_outputs(int64_t *first, unsigned *kinds, int *bad_in, const double *y,

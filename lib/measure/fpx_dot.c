@@ -75,7 +75,7 @@ void lowp_fpx_dot_note(lowp_fpx_dot_t *d, uint64_t s, int64_t k, lowp_fpx_op_t o
   ev.sticky = sticky;
   if (partial && k >= 0) reference(&rx, &rs, d, (size_t)k + 1);
   while (!(m & LOWP_FPX_BIT(kind))) kind++;
-  ev.inherent = lowp_fpx_inherent(f, (lowp_fpx_kind_t)kind, rx, rs);
+  ev.inherent = lowp_fpx_inherent(f, rnd, (lowp_fpx_kind_t)kind, rx, rs);
   lowp_fpx_record(d->t, m, &ev);
 }
 

@@ -34,6 +34,11 @@ assert k["underflow_zero"]["first"]["i"] == 123 and k["nan_propagated"]["first"]
 assert j["trace"]["first"] == "underflow_zero" and j["first_bad"] == 123 and j["nan_in"] == 1, j
 assert sum(j["exponents"]["counts"]) == 999 and j["emax"] == 8, j
 PY
+# the histogram's end bins hold everything beyond them: 2000 (2^10) lies in e4m3's top bin, 2^(emax + 2) = 2^10;
+# 1e6 (2^19) in fp16's, 2^17: ">= 17", not "17" (before, the top bin read as an exponent)
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.array([1.0, 1e6, 1e-9]))" "$T/h.npy"
+"$LOWP" fpx scan "$T/h.npy" --format fp16 >"$T/o" 2>&1; grep -q '^    >=    17            1  above the range' "$T/o" \
+  && grep -q '^    <=   -25            1  below the normals' "$T/o" && ok || bad "scan histogram ends: $(cat "$T/o")"
 "$LOWP" fpx scan "$T/t.npy" --format e4m3 --fail-on overflow >/dev/null 2>&1; [ $? -eq 1 ] && ok || bad "--fail-on overflow must exit 1"
 "$LOWP" fpx scan "$T/clean.npy" --format e4m3 --fail-on all >"$T/o" 2>&1 && grep -q "exceptions: none" "$T/o" \
   && ok || bad "clean tensor: $(cat "$T/o")"
@@ -41,6 +46,35 @@ PY
 [ $rc -eq 1 ] && grep -q "index 2" "$T/o" && grep -q "b.npy: already exceptional" "$T/o" && grep -q "a.npy: finite" "$T/o" \
   && ok || bad "outputs: exit $rc: $(cat "$T/o")"
 "$LOWP" fpx outputs "$T/a.npy" --json >"$T/o" 2>&1 && grep -q '"first": -1' "$T/o" && ok || bad "outputs clean: $(cat "$T/o")"
+# an infinity where no input holds one is produced (overflow) even when an input holds a NaN (a
+# NaN propagates as NaN); before, a NaN input made it "infinity (an input held one)", kinds [],
+# and lowp check --fpx "infinity from an infinite input". Without --inputs no cause is claimed
+/usr/bin/python3 - "$T" <<'PY'
+import numpy as np, sys
+d = sys.argv[1]
+A = np.ones((2, 4), np.float32); A[1, 0] = np.nan
+B = np.ones((4, 2), np.float32)
+C = (A @ B).astype(np.float32); C[0, 1] = np.inf
+np.save(d + "/na.npy", A); np.save(d + "/nb.npy", B); np.save(d + "/nc.npy", C)
+np.save(d + "/ninf.npy", np.array([1.0, np.inf]))
+PY
+"$LOWP" fpx outputs "$T/nc.npy" --inputs "$T/na.npy,$T/nb.npy" --json >"$T/o" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q '"first": 1, "kinds": \["overflow_inf"\], "inputs_exceptional": \[true, false\]' "$T/o" \
+  && ok || bad "outputs inf beside a NaN input, json: exit $rc: $(cat "$T/o")"
+"$LOWP" fpx outputs "$T/nc.npy" --inputs "$T/na.npy,$T/nb.npy" >"$T/o" 2>&1
+grep -q "index 1: infinity, and no input held an infinity (produced: overflow)" "$T/o" \
+  && ok || bad "outputs inf beside a NaN input, text: $(cat "$T/o")"
+"$LOWP" fpx outputs "$T/nc.npy" >"$T/o" 2>&1
+grep -q "index 1: infinity (no --inputs given" "$T/o" && ok || bad "outputs without --inputs: $(cat "$T/o")"
+"$LOWP" fpx outputs "$T/nc.npy" --inputs "$T/ninf.npy" >"$T/o" 2>&1
+grep -q "index 1: infinity (an input held one" "$T/o" && ok || bad "outputs inf propagated: $(cat "$T/o")"
+cat >"$T/specn.json" <<EOF2
+{ "lowp_check": 1, "checks": [
+  { "name": "g", "op": "gemm", "subject": { "tensors": { "inputs": [ { "path": "$T/na.npy" }, { "path": "$T/nb.npy" } ],
+    "outputs": [ "$T/nc.npy" ] } }, "rules": [ { "nan_inf": "match" } ] } ] }
+EOF2
+"$LOWP" check "$T/specn.json" --fpx >"$T/o" 2>&1
+grep -q "fpx: first NaN/inf output C\[0\]\[1\] (overflow_inf; spurious" "$T/o" && ok || bad "check --fpx inf beside a NaN input: $(cat "$T/o")"
 # a GEMM accumulating in fp16 over large values: the first overflow of each output is an fma
 "$LOWP" gemm --m 4 --n 4 --k 256 --in fp16 --acc fp16 --dist loguniform:1:5000 --fpx --json >"$T/j" 2>&1 && ok || bad "gemm --fpx: $(cat "$T/j")"
 /usr/bin/python3 - "$T/j" <<'PY' && ok || bad "gemm --fpx values: $(cat "$T/j")"
