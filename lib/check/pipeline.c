@@ -805,7 +805,10 @@ static int split_ratio(double *ratio, size_t *where, double *beta_out, const low
   lowp_accum_t acc;
   double uo, beta, fl, k, worst = 0;
   size_t i, arg = (size_t)-1;
-  if (rule->bound == LOWP_BOUND_MODEL || !o->absab || !lowp_check_rule_accum(&acc, rule, s)) return 0;
+  if (rule->bound == LOWP_BOUND_MODEL || !o->absab) return 0;
+  /* a tree rule's accumulator is the rule's "acc" (its tree bounded in it), whatever the subject says */
+  if (rule->has_tree) acc = rule->accum;
+  else if (!lowp_check_rule_accum(&acc, rule, s)) return 0;
   if (!(out->precision < acc.acc.precision || out->emax < acc.acc.emax ||
         out->emin > acc.acc.emin || (!out->subnormals && acc.acc.subnormals)))
     return 0;

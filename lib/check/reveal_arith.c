@@ -13,7 +13,10 @@
  *     every tensor-core preset for the input format (model/tc.h), the other
  *     additions in fp32 (rne: promotion) or in the output format (rne or
  *     rtz: late c), two-child nodes with a product as block FMAs too (a
- *     last short block) or as additions, and a final rounding or none.
+ *     last short block) or as additions, and a final rounding or none;
+ *     under an output narrower than fp32, the presets' fp32 block FMAs too,
+ *     the other additions in fp32 and the result rounded to the output
+ *     (tensor cores carrying fp32, an fp16 store).
  * Each candidate is a twin: it computes the outputs of random inputs (on
  * the declared formats' grids, converted as the kernel converts them). The
  * first candidate that reproduces every output of a first validation call
@@ -176,6 +179,32 @@ static cand_t *candidates(size_t *n, const lowp_tree_t *shape, const lowp_reveal
           c->has_out = (int)h;
         }
   }
+  /* block FMAs that carry an fp32 sum, with the result rounded to a narrower output once at the end
+     (cuBLAS's HGEMM with CUBLAS_COMPUTE_32F, torch's fp16 and bf16 matmul: the epilogue converts the
+     fp32 accumulator): the presets' blocks as for an fp32 output, the other additions in fp32 */
+  if (out->precision < LOWP_FMT_FP32.precision)
+    for (k = 0; k < lowp_tc_preset_count() && *n < 1000; k++) {
+      lowp_tc_model_t m;
+      int dup = 0;
+      if (lowp_tc_model_get(&m, lowp_tc_preset_at(k)->name, in, &LOWP_FMT_FP32, NULL, 0) != LOWP_OK) continue;
+      for (q = 0; q < *n; q++)
+        dup |= v[q].fused && v[q].blk.acc.precision == LOWP_FMT_FP32.precision &&
+               !memcmp(&v[q].blk.bfma, &m.bfma, sizeof m.bfma);
+      if (dup) continue;
+      for (f = 0; f < 2; f++) {
+        cand_t *c = &v[(*n)++];
+        memset(c, 0, sizeof *c);
+        c->fused = 1;
+        c->blk.kind = LOWP_NODE_FUSED;
+        c->blk.acc = LOWP_FMT_FP32;
+        c->blk.in = *in;
+        c->blk.bfma = m.bfma;
+        c->add = lowp_tree_arith_sum(&LOWP_FMT_FP32, LOWP_RND_NE, 1, NULL, LOWP_RND_NE);
+        c->leafy_fused = f == 0;
+        if (!fused && !c->leafy_fused) (*n)--;
+        c->has_out = 1;
+      }
+    }
   return v;
 }
 

@@ -12,12 +12,31 @@ static int tree_bound(lowp_reveal_bound_t *b, const lowp_tree_t *t, const lowp_f
   lowp_tree_t u = *t;
   double *c = malloc((t->n + 1) * sizeof *c);
   size_t *d = malloc((t->n + 1) * sizeof *d), i, k;
+  unsigned char *inner = calloc(t->n_arith + 1, 1);
   int st = LOWP_OK;
   u.arith = malloc((t->n_arith + 1) * sizeof *u.arith);
-  if (!c || !d || !u.arith) { st = LOWP_ENOMEM; goto done; }
+  if (!c || !d || !u.arith || !inner) { st = LOWP_ENOMEM; goto done; }
   memcpy(u.arith, t->arith, t->n_arith * sizeof *u.arith);
   u.cap_arith = t->n_arith + 1;
+  /* the arithmetic of a node whose result another rounding takes in: every node but the root, and the
+     root too when the tree rounds its result once more (has_out). The root's own rounding is otherwise
+     the kernel's output rounding: a block FMA or addition that rounds the result straight to an fp16
+     output (one tensor-core block at K <= 16, whose fp16 result is the output) accumulates nothing
+     in fp16; bounded in acc like the rest, the output's rounding stays the pipeline's (u_out apart) */
+  for (i = 0; i < t->n_nodes; i++)
+    if (i + 1 < t->n_nodes || t->has_out) inner[t->nodes[i].arith] = 1;
   for (k = 0; k < u.n_arith; k++) {
+    if (u.arith[k].kind == LOWP_NODE_FUSED && !inner[k]) {
+      if (u.arith[k].acc.precision < acc->precision) u.arith[k].acc = *acc;
+      continue;
+    }
+    if (u.arith[k].kind == LOWP_NODE_ADD && !inner[k]) {
+      u.arith[k].acc = *acc;
+      if (!u.arith[k].leaf_exact && (!b->narrowest_prod || u.arith[k].prod.precision < b->narrowest_prod))
+        b->narrowest_prod = u.arith[k].prod.precision;
+      if (!u.arith[k].leaf_exact && u.arith[k].prod.precision < acc->precision) u.arith[k].prod = *acc;
+      continue;
+    }
     if (u.arith[k].kind == LOWP_NODE_FUSED) {
       /* a block FMA's result is its accumulator (the c of the next block): rounded to fp16, the
          kernel accumulates in fp16 (a tensor core's fp16 output), bounded and reported as a narrow
@@ -46,6 +65,7 @@ static int tree_bound(lowp_reveal_bound_t *b, const lowp_tree_t *t, const lowp_f
 done:
   free(c);
   free(d);
+  free(inner);
   free(u.arith);
   return st;
 }

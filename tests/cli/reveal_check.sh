@@ -68,6 +68,29 @@ assert d['decl']['convert'] == {'A': {'format': 'fp16', 'rnd': 'rne'}}, d['decl'
 assert d['rev']['convert']['A']['format'] == 'fp16' and any('revealed' in n for n in d['rev']['notes'])
 assert 'convert' not in d['none']" "$T/conv_r.json" && ok || bad "convert: $(cat "$T/c4")"
 
+# tensor cores with an fp16 output (gemm_tc32_h16: H100's block FMAs chained in fp32, the result
+# stored in fp16, as cuBLAS's HGEMM with 32-bit compute; gemm_tc16: each block's result rounded to
+# fp16, the chain carried in fp16). The fp32 chain had no tree (no candidate's block FMAs carried
+# fp32 under an fp16 output: bound 0, a false FAIL); the fp16 chain passed at 2.1% of its own
+# tree's bound. Now the first passes; the second fails from K = 40 on (3 blocks: 2 roundings to fp16
+# taken up by the next block) and passes at K = 16, where its one block's rounding to fp16 is the
+# output's rounding, nothing accumulated in fp16
+tc() { # NAME KERNEL K
+  printf '{ "name": "%s", "op": "gemm", "subject": { "plugin": "%s", "kernel": "%s" }, "in": "fp16", "out": "fp16", "shape": { "m": 4, "n": 4, "k": %s }, "rules": [ { "bound": "gamma", "order": "revealed", "acc": "fp32" } ] }' \
+    "$1" "$T/p.so" "$2" "$3"
+}
+printf '{ "lowp_check": 1, "checks": [ %s, %s, %s, %s, %s ] }' "$(tc tc32_k256 gemm_tc32_h16 256)" \
+  "$(tc tc32_k16 gemm_tc32_h16 16)" "$(tc tc16_k256 gemm_tc16 256)" "$(tc tc16_k16 gemm_tc16 16)" \
+  "$(tc tc16_k40 gemm_tc16 40)" >"$T/tc.json"
+"$LOWP" check "$T/tc.json" >"$T/c6" 2>&1
+[ $? -eq 1 ] && grep -q "^PASS tc32_k256 " "$T/c6" && grep -q "^PASS tc32_k16 " "$T/c6" && grep -q "^PASS tc16_k16 " "$T/c6" &&
+  grep -q "^FAIL tc16_k256 " "$T/c6" && grep -q "^FAIL tc16_k40 " "$T/c6" &&
+  [ "$(grep -c "revealed: the kernel adds in 11 significand bits, fewer than the declared fp32's 24" "$T/c6")" -eq 2 ] &&
+  ok || bad "tensor cores with an fp16 output: $(cat "$T/c6")"
+"$LOWP" reveal --plugin "$T/p.so" --name gemm_tc32_h16 --in fp16 --out fp16 --shape 2,3,256 --validate 300 >"$T/r6" 2>&1 &&
+  grep -q "arithmetic: block FMAs (fp16 in, fp32 out; .*; additions fp32 rne; result rounded to the output" "$T/r6" &&
+  grep -q "twin bit-exact on 300 outputs (0 differ)" "$T/r6" && ok || bad "reveal gemm_tc32_h16: $(cat "$T/r6")"
+
 # lowp twin names the first differing node too: the 16-lane kernel against the 32-lane tree
 "$LOWP" twin --tree "$T/lanes.json" --plugin "$T/p.so" --name gemm_lanes16 --in fp16 --shape 2,3,256 --rows 300 >"$T/t1" 2>&1
 [ $? -eq 1 ] && grep -q "outputs differ; first: output" "$T/t1" &&
