@@ -138,7 +138,9 @@ int lowp_cmd_formats(int argc, char **argv) {
              "  as elem=e4m3,scale=fp16,block=16,rule=absmax).\n");
       return LOWP_EXIT_OK;
     } else if (argv[i][0] == '-') lowp_cli_die("formats", "unknown option '%s'; accepted: --json, --help", argv[i]);
-    else if (n + nbs < 64) {
+    else if (n + nbs == sizeof fs / sizeof *fs)
+      lowp_cli_die("formats", "at most %zu formats at a time ('%s' is one more)", sizeof fs / sizeof *fs, argv[i]);
+    else {
       lowp_bsformat_t b;
       char err[256];
       int st = lowp_bsformat_parse(&b, argv[i], err, sizeof err);

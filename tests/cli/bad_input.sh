@@ -258,6 +258,7 @@ formats 'elem=fp16,scale=e8m0,block=32'
 formats 'elem=e4m3,scale=e8m0,block=32,rule=nvfp4'
 formats 'elem=e2m1,scale=ue4m3,block=0,tensor'
 formats 'elem=e4m3,scale=e8m0,block=32,colour=red'
+formats e4m3{,}{,}{,}{,}{,}{,}{,}
 formats 'elem=e3m2,scale=e8m0,block=32,pack=tight'
 convert 1 --to mxfp6:chunky
 convert 1 --to mxfp8_e4m3 --scale-rule round
