@@ -855,6 +855,7 @@ int lowp_capi_tol_data(char **json, const char *query, const double *const *in, 
   if (want != count)
     return bad(err, errlen, LOWP_ESHAPE, "%s: the tolerance arrays have the wrong size", "");
   if ((st = arrays_in_format(&p, in, NULL, 0, 0, err, errlen))) return st;
+  q.eps = p.eps; /* layernorm's rows: mean |x_i| / sqrt(var + eps) */
   if ((st = lowp_tol_data(&t, atol, rtol, &q, &p.dims, in, err, errlen))) return st;
   q.k = p.op->id == LOWP_OP_GEMM || p.op->id == LOWP_OP_GEMV || p.op->id == LOWP_OP_DOT
             ? p.dims.k : p.dims.n;

@@ -283,6 +283,7 @@ static void row_bound(lowp_check_bound_t *b, lowp_bound_kind_t kind, const lowp_
   q.has_compute = 1;
   q.compute = s->compute;
   q.worst = kind == LOWP_BOUND_GAMMA;
+  q.eps = p->eps;
   atol = malloc((o->count ? o->count : 1) * sizeof *atol);
   rtol = malloc((o->count ? o->count : 1) * sizeof *rtol);
   if (atol && rtol && !lowp_tol_data(&t, atol, rtol, &q, &p->dims, (const double *const *)in->x,

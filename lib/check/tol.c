@@ -417,7 +417,11 @@ static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, cha
        y = d / sqrt(sum(d^2)/n + eps), scale bounds |d| / std */
     double eta_ms = cmp(cmp(uc, bs), um), eta_r, eta_mu = 0;
     if (id == LOWP_OP_LAYERNORM) {
-      eta_mu = cmp(bs, um) * scale; /* |delta mean| / std */
+      /* the mean: a sum of the x_i, within bs sum |x_i| (componentwise), then
+         divided by n: |delta mean| <= (bs + u) mean |x_i|, carried into y
+         divided by sqrt(var + eps); scale bounds mean |x_i| / sqrt(var + eps)
+         (1 for rows of mean 0: mean |x_i| <= sqrt(mean x_i^2) = std) */
+      eta_mu = cmp(bs, um) * scale;
       eta_ms = cmp(cmp(cmp(expm1(3 * log1p(uc)), bs), um), eta_mu * eta_mu);
     }
     eta_r = cmp(cmp(cmp(eta_ms / (2 * (1 - eta_ms)), um), um), um); /* half, +eps, sqrt, 1/x */
@@ -428,8 +432,9 @@ static int tol_rowop(lowp_tol_t *t, const lowp_tol_query_t *q, double scale, cha
               "F, sum in A, division by n), its inverse square root within %.4g (half of it, "
               "+ eps, the sqrt and division roundings); the product in F and the output "
               "rounding: rtol = %.4g, atol = %.4g%s.", eta_ms, eta_r, t->rtol, t->atol,
-              id == LOWP_OP_LAYERNORM ? " (the mean within (row-sum bound + u) x scale "
-              "standard deviations gives atol; scale bounds |x - mean| / std; output y only)"
+              id == LOWP_OP_LAYERNORM ? " (the mean, a sum of the x_i divided by n, within "
+              "(row-sum bound + u) mean |x_i|, carried into y over sqrt(var + eps), gives atol; "
+              "scale bounds mean |x_i| / sqrt(var + eps), 1 for rows of mean 0; output y only)"
               : "");
     break;
   }

@@ -44,7 +44,8 @@ typedef struct {
   int has_bsmodel;        /**< the block-scaled MMA model computes it (bsmodel; worst case) */
   lowp_bsmma_t bsmodel;
   double scale;           /**< sums of products: bound on |a_i b_i| (|x_i| for sum);
-                               row ops: bound on |x_i| (layernorm: on |x_i - mean| / std);
+                               row ops: bound on |x_i| (layernorm: on the row's mean |x_i|
+                               / sqrt(var + eps), which bounds the mean's error in y);
                                0 means 1 */
   /* -- the stated risk (docs/tolerances.md, "Probabilistic by default") -- */
   int worst;              /**< 1: the worst-case bound even where a probabilistic one applies */
@@ -58,6 +59,8 @@ typedef struct {
   /* -- row operations: the per-element format (exp, log, subtract, divide) -- */
   int has_compute;        /**< 0: compute = the input format */
   lowp_format_t compute;
+  double eps;             /**< layernorm: its eps, for the rows' scale in lowp_tol_data
+                               (0: none given; sqrt(var) then bounds the divisor) */
 } lowp_tol_query_t;
 
 /** @brief The default false-failure probability of a whole test (1e-6) and the
@@ -117,7 +120,7 @@ int lowp_tol(lowp_tol_t *t, const lowp_tol_query_t *q, char *err, size_t errlen)
  * products repeat in magnitude (r_g equal |a_i b_i| in group g) has its
  * probabilistic bound's exponent scaled by sqrt(sum r_g^2 / k) (their
  * rounding errors can add coherently), at most the worst case. Row operations: scale
- * per row (max |x_i|; layernorm max |x_i - mean| / std) and that row's
+ * per row (max |x_i|; layernorm mean |x_i| / sqrt(var + eps)) and that row's
  * rtol/atol for each of its outputs. t describes the loosest element.
  * numel defaults to the number of outputs.
  * @param[out] atol, rtol  lowp_op_shape's count of output 0 each (rtol may be NULL)

@@ -209,23 +209,33 @@ static int data_sumprod(lowp_tol_t *t, double *atol, double *rtol, const lowp_to
   return LOWP_OK;
 }
 
-/* the scale of row r: max |x_i| (layernorm: max |x_i - mean| / std) */
-static double row_scale(const double *x, size_t n, int layernorm) {
-  double mx = 0, mean = 0, var = 0;
+/* the scale of row r: max |x_i|; layernorm: mean |x_i| / sqrt(var + eps).
+   Layernorm's mean is a sum of the x_i (not of x_i - mean) divided by n, so
+   its error is within (bs + u) sum |x_i| / n, and y = (x - mean) / sqrt(var
+   + eps) carries it divided by sqrt(var + eps): a row of 1000 + N(0, 1)
+   puts about 1000 times the rounding of its sum into every y, which the
+   spread of the row (max |x_i - mean| / std, the scale before) cannot see.
+   eps 0 where the caller gives none (sqrt(var) then bounds the divisor
+   from below: conservative); a row with var + eps = 0 gives NaN outputs. */
+static double row_scale(const double *x, size_t n, int layernorm, double eps) {
+  double mx = 0, mean = 0, var = 0, mabs = 0;
   size_t i;
   if (!layernorm) {
     for (i = 0; i < n; i++)
       if (fabs(x[i]) > mx) mx = fabs(x[i]);
     return mx > 0 ? mx : 1;
   }
-  for (i = 0; i < n; i++) mean += x[i];
+  for (i = 0; i < n; i++) {
+    mean += x[i];
+    mabs += fabs(x[i]);
+  }
   mean /= (double)n;
+  mabs /= (double)n;
   for (i = 0; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
   var /= (double)n;
-  for (i = 0; i < n; i++)
-    if (fabs(x[i] - mean) > mx) mx = fabs(x[i] - mean);
+  if (eps > 0) var += eps;
   /* binary64's mean and variance: a margin far above their errors */
-  return var > 0 ? mx / sqrt(var) * (1 + 0x1p-30) : 1;
+  return var > 0 && mabs > 0 ? mabs / sqrt(var) * (1 + 0x1p-30) : 1;
 }
 
 static int data_rowop(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_query_t *q0,
@@ -237,7 +247,7 @@ static int data_rowop(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_
   int st, have = 0;
   q.k = n;
   for (r = 0; r < rows; r++) {
-    q.scale = row_scale(in[0] + r * n, n, p->op->id == LOWP_OP_LAYERNORM);
+    q.scale = row_scale(in[0] + r * n, n, p->op->id == LOWP_OP_LAYERNORM, q.eps);
     if ((st = lowp_tol(&tr, &q, err, errlen))) return st;
     for (j = 0; j < per; j++) {
       atol[r * per + j] = tr.atol;

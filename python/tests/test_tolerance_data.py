@@ -1,6 +1,7 @@
 """Issue 31: data-aware, probabilistic-by-default tolerances measured by brute
 force (fast versions; tests/long/tolerance_brute.sh runs 100,000 trials)."""
 
+import json
 import math
 import os
 import subprocess
@@ -196,3 +197,47 @@ def test_gamma_rule_sees_single_bad_outputs(k, ulps, bound):
     bad[5, 7] = float(v)
     r = lowp.check("gemm", [a, b], bad, rule, out="fp16")
     assert not r.passed and r.rules[0]["worst"]["index"] == "C[5][7]", r.message
+
+
+def _layernorm_twopass_f32(x, eps=1e-5, count=None):
+    """an honest two-pass layer norm, every operation in fp32 (recursive sums)"""
+    f = np.float32
+    xc = x.astype(f)
+    n = f(count or x.shape[-1])
+    s = np.zeros(x.shape[0], f)
+    for j in range(x.shape[1]):
+        s = s + xc[:, j]
+    mean = s / n
+    d = xc - mean[:, None]
+    q = np.zeros(x.shape[0], f)
+    for j in range(x.shape[1]):
+        q = q + d[:, j] * d[:, j]
+    return d / np.sqrt(q / n + f(eps))[:, None]
+
+
+@pytest.mark.parametrize("confidence", [None, "worst"])
+def test_layernorm_rows_off_zero_keep_their_means_error(tmp_path, confidence):
+    """The mean is a sum of the x_i: its error is (bs + u) mean |x_i|, which y
+    carries over sqrt(var + eps). With the row's spread max |x - mean| / std
+    as the scale instead, rows of 1000 + N(0, 1) failed an honest fp32
+    two-pass layer norm 24.7 times (probabilistic) and 11.5 times (worst
+    case), lowp's own registry kernel too; a mean divided by n - 1 is still
+    caught."""
+    rng = np.random.default_rng(5)
+    x = (1000 + rng.standard_normal((8, 256))).astype(np.float32)
+    y = _layernorm_twopass_f32(x)
+    kw = dict(op="layernorm", compute="fp32", acc="fp32", out="fp32", eps=1e-5,
+              confidence=confidence)
+    lowp.assert_close(y, inputs=x, **kw)
+    with pytest.raises(AssertionError):
+        lowp.assert_close(_layernorm_twopass_f32(x, count=255), inputs=x, **kw)
+    exe = os.environ.get("LOWP_CLI", os.path.join(REPO, "build", "lowp"))
+    np.save(tmp_path / "x.npy", x)
+    spec = {"lowp_check": 1, "checks": [{
+        "name": "ln", "op": "layernorm", "in": "fp32", "out": "fp32", "eps": 1e-5,
+        "subject": {"kernel": "layernorm", "params": "compute=fp32,acc=fp32"},
+        "shape": {"m": 8, "n": 256}, "inputs": {"files": ["x.npy"]},
+        "rules": [{"bound": "gamma" if confidence else "prob"}]}]}
+    (tmp_path / "s.json").write_text(json.dumps(spec))
+    r = subprocess.run([exe, "check", "s.json"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
