@@ -61,6 +61,11 @@ typedef struct {
   lowp_format_t compute;
   double eps;             /**< layernorm: its eps, for the rows' scale in lowp_tol_data
                                (0: none given; sqrt(var) then bounds the divisor) */
+  /* -- row operations, from one row's data (lowp_tol_data sets them; 0: none) -- */
+  double row_stag;        /**< the row sum's terms below u_acc S (they can stagnate: an
+                               error of the term itself, not random), over S */
+  double row_rep2;        /**< sum r_g^2 / n over the row sum's groups of r_g equal terms
+                               (their rounding errors can add coherently); <= 1: none */
 } lowp_tol_query_t;
 
 /** @brief The default false-failure probability of a whole test (1e-6) and the

@@ -238,17 +238,66 @@ static double row_scale(const double *x, size_t n, int layernorm, double eps) {
   return var > 0 && mabs > 0 ? mabs / sqrt(var) * (1 + 0x1p-30) : 1;
 }
 
+/* One row sum's terms into q (row_stag, row_rep2; tol.c, row_sum_data): the
+   exp(x_i - max) of softmax, log-softmax, logsumexp and xent, the x_i^2 of
+   rmsnorm, and layernorm's two sums, the x_i of its mean and the (x_i -
+   mean)^2 of its variance (the larger of each measure). Binary64 stands
+   for the kernel's terms: equal inputs give equal terms in both. tv holds
+   n doubles (scratch). */
+static void row_terms(lowp_tol_query_t *q, rep_t *rep, double *tv, const double *x, size_t n,
+                      double ua) {
+  terms_t tm;
+  double S, M, mx = -INFINITY, mean = 0;
+  int one, pass, passes = q->op->id == LOWP_OP_LAYERNORM ? 2 : 1;
+  size_t i;
+  memset(&tm, 0, sizeof tm);
+  tm.a = tv;
+  tm.k = n;
+  tm.sa = 1;
+  q->row_stag = q->row_rep2 = 0;
+  for (i = 0; i < n; i++) {
+    if (x[i] > mx) mx = x[i];
+    mean += x[i];
+  }
+  mean /= (double)n;
+  for (pass = 0; pass < passes; pass++) {
+    for (i = 0; i < n; i++) {
+      switch (q->op->id) {
+      case LOWP_OP_RMSNORM: tv[i] = x[i] * x[i]; break;
+      case LOWP_OP_LAYERNORM: tv[i] = pass ? (x[i] - mean) * (x[i] - mean) : x[i]; break;
+      default: tv[i] = exp(x[i] - mx); break;
+      }
+      if (!isfinite(tv[i])) return; /* NaN/inf outputs: no row sum to judge */
+    }
+    scan(&tm, ua, &S, &M, &one);
+    if (S > 0 && M / S > q->row_stag) q->row_stag = M / S;
+    S = rho2(rep, &tm);
+    if (S > q->row_rep2) q->row_rep2 = S;
+  }
+}
+
 static int data_rowop(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_query_t *q0,
                       const lowp_problem_t *p, const double *const *in, size_t count,
                       char *err, size_t errlen) {
   lowp_tol_query_t q = *q0;
   lowp_tol_t tr, loosest;
   size_t rows = p->dims.batch * p->dims.m, n = p->dims.n, per = count / (rows ? rows : 1), r, j;
-  int st, have = 0;
+  int st = LOWP_OK, have = 0;
+  double ua = q.accum.rnd == LOWP_RND_NE || q.accum.rnd == LOWP_RND_NA
+                  ? lowp_format_u(&q.accum.acc) : 2 * lowp_format_u(&q.accum.acc);
+  rep_t rep = {NULL, NULL, NULL, 0};
+  double *tv;
   q.k = n;
-  for (r = 0; r < rows; r++) {
+  for (rep.cap = 2; rep.cap < 2 * n; rep.cap *= 2) {}
+  rep.v = calloc(rep.cap, sizeof *rep.v);
+  rep.n = malloc(rep.cap * sizeof *rep.n);
+  rep.used = malloc((n + 1) * sizeof *rep.used);
+  tv = malloc((n + 1) * sizeof *tv);
+  if (!rep.v || !rep.n || !rep.used || !tv) st = LOWP_ENOMEM;
+  for (r = 0; !st && r < rows; r++) {
     q.scale = row_scale(in[0] + r * n, n, p->op->id == LOWP_OP_LAYERNORM, q.eps);
-    if ((st = lowp_tol(&tr, &q, err, errlen))) return st;
+    row_terms(&q, &rep, tv, in[0] + r * n, n, ua);
+    if ((st = lowp_tol(&tr, &q, err, errlen))) break;
     for (j = 0; j < per; j++) {
       atol[r * per + j] = tr.atol;
       if (rtol) rtol[r * per + j] = tr.rtol;
@@ -258,7 +307,15 @@ static int data_rowop(lowp_tol_t *t, double *atol, double *rtol, const lowp_tol_
       have = 1;
     }
   }
-  if (!have) return lowp_tol(t, &q, err, errlen);
+  free(rep.v);
+  free(rep.n);
+  free(rep.used);
+  free(tv);
+  if (st) return st;
+  if (!have) {
+    q.row_stag = q.row_rep2 = 0;
+    return lowp_tol(t, &q, err, errlen);
+  }
   *t = loosest;
   return LOWP_OK;
 }
