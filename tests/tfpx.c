@@ -653,12 +653,44 @@ static void spurious_beyond(void) {
                   "lowp_fpx_inherent at the IEEE thresholds");
 }
 
+/* one output of a tensor-core GEMM on model spec (e4m3 or fp16 in, fp16 out) traced: c and its trace */
+static double tc_one(lowp_fpx_trace_t *t, const char *spec, const lowp_format_t *in, const double *a,
+                     const double *b, size_t k) {
+  double c = 0;
+  lowp_gemm_tc_cfg_t cfg;
+  lowp_test_check(lowp_gemm_tc_config(&cfg, spec, -1, in, &LOWP_FMT_FP16, NULL, 0) == LOWP_OK, "tc config %s", spec);
+  lowp_fpx_init(t);
+  lowp_test_check(lowp_gemm_tc_fpx(&c, a, b, 1, 1, k, &cfg, t) == LOWP_OK, "tc fpx runs (%s)", spec);
+  return c;
+}
+
+/* Tensor-core chains at fp16's overflow threshold, each event against the
+   exact reference at its point. */
+static void tc_chain_cases(void) {
+  static double a[1024], b[1024];
+  lowp_fpx_trace_t t;
+  size_t q;
+  double c;
+  /* h100 fp8 -> fp16 promoted every 128 products: the fp32 total of 1024
+     products 8 x 8 is 65536, rounded to the fp16 output: inf, inherent
+     (the exact dot is 65536). Before, no block or addition overflowed and
+     the trace said "none" beside an infinite output. */
+  for (q = 0; q < 1024; q++) a[q] = b[q] = 8.0;
+  c = tc_one(&t, "h100,promote=128", &LOWP_FMT_E4M3, a, b, 1024);
+  lowp_test_check(isinf(c) && t.count[LOWP_FPX_OVF_INF] == 1 && t.inherent[LOWP_FPX_OVF_INF] == 1 &&
+                      t.first[LOWP_FPX_OVF_INF].k == 1023,
+                  "promoted fp32 total 65536 to an fp16 output: one inherent overflow at k 1023, got c %g "
+                  "count %llu inherent %llu k %lld", c, (unsigned long long)t.count[LOWP_FPX_OVF_INF],
+                  (unsigned long long)t.inherent[LOWP_FPX_OVF_INF], (long long)t.first[LOWP_FPX_OVF_INF].k);
+}
+
 int main(void) {
   long n = count_per_format();
   lowp_test_start("tfpx");
   hand_cases();
   spurious_case();
   spurious_beyond();
+  tc_chain_cases();
   mpfr_sweep(n);
   native_sweep(n);
   planted_corpus();

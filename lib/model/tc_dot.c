@@ -95,6 +95,18 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
   return LOWP_OK;
 }
 
+/* tr (NULL: untraced) sees the rounding of v (c, or the fp32 total of a
+   promoted chain) to the output format, y its result, at sequence offset s:
+   an fp32 total above 65504 is an overflow of an fp16 output that no block
+   or addition of the chain raised. k: the last product (-1: none); the
+   reference is the exact dot through it. */
+static void out_note(lowp_fpx_dot_t *tr, uint64_t s, int64_t k, double v, double y,
+                     const lowp_format_t *out) {
+  if (!tr || lowp_fpx_dot_quiet(tr, out, y)) return;
+  lowp_fpx_dot_note(tr, s, k, LOWP_FPX_OP_ROUND, v, 0, y, isnan(v) ? LOWP_FPX_IN_NAN : 0, k >= 0, out,
+                    LOWP_RND_NE, v, 0.0, 0.0);
+}
+
 int lowp_tc_dot(double *d, const double *a, size_t sa, const double *b,
                 size_t sb, size_t k, double c, const lowp_tc_model_t *m,
                 const lowp_format_t *in, const lowp_format_t *out) {
@@ -114,6 +126,7 @@ int lowp_tc_dot_fpx(double *d, const double *a, size_t sa, const double *b, size
     double acc = c;
     if (k == 0) { /* no block runs: c as the output format holds it */
       lowp_round_f64(d, c, out, NULL, LOWP_RND_NE);
+      out_note(tr, 0, -1, c, *d, out);
       return LOWP_OK;
     }
     st = chain(&acc, a, sa, b, sb, 0, k, p, in, out, tr);
@@ -133,5 +146,6 @@ int lowp_tc_dot_fpx(double *d, const double *a, size_t sa, const double *b, size
                         &LOWP_FMT_FP32, LOWP_RND_NE);
   }
   lowp_round_f64(d, total, out, NULL, LOWP_RND_NE);
+  out_note(tr, 2 * k, (int64_t)k - 1, total, *d, out);
   return LOWP_OK;
 }
