@@ -682,6 +682,24 @@ static void tc_chain_cases(void) {
                   "promoted fp32 total 65536 to an fp16 output: one inherent overflow at k 1023, got c %g "
                   "count %llu inherent %llu k %lld", c, (unsigned long long)t.count[LOWP_FPX_OVF_INF],
                   (unsigned long long)t.inherent[LOWP_FPX_OVF_INF], (long long)t.first[LOWP_FPX_OVF_INF].k);
+  /* h100 fp16 -> fp16, one block of 16 ones holding inf at 3 and -inf at 7:
+     the exact block sum is NaN (inf - inf), an inherent invalid; then inf at
+     2 and a NaN at 5: an inherent nan_propagated. Before, the reference
+     stopped at the first non-finite product (k 3, k 2: +inf), so both were
+     called spurious. */
+  for (q = 0; q < 16; q++) a[q] = b[q] = 1.0;
+  a[3] = INFINITY, a[7] = -INFINITY;
+  c = tc_one(&t, "h100", &LOWP_FMT_FP16, a, b, 16);
+  lowp_test_check(isnan(c) && t.count[LOWP_FPX_INVALID] == 1 && t.inherent[LOWP_FPX_INVALID] == 1 &&
+                      t.first[LOWP_FPX_INVALID].k == 3 && t.first[LOWP_FPX_INVALID].inherent == 1,
+                  "inf - inf in one tensor-core block: an inherent invalid at k 3, got count %llu inherent %llu",
+                  (unsigned long long)t.count[LOWP_FPX_INVALID], (unsigned long long)t.inherent[LOWP_FPX_INVALID]);
+  a[3] = 1.0, a[7] = 1.0, a[2] = INFINITY, a[5] = NAN;
+  c = tc_one(&t, "h100", &LOWP_FMT_FP16, a, b, 16);
+  lowp_test_check(isnan(c) && t.count[LOWP_FPX_NAN_PROP] == 1 && t.inherent[LOWP_FPX_NAN_PROP] == 1,
+                  "a NaN after an inf in one tensor-core block: an inherent nan_propagated, got count %llu "
+                  "inherent %llu", (unsigned long long)t.count[LOWP_FPX_NAN_PROP],
+                  (unsigned long long)t.inherent[LOWP_FPX_NAN_PROP]);
 }
 
 int main(void) {

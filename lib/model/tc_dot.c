@@ -28,13 +28,13 @@
  * one addition in the output format, rounded by c_rnd (the blocks round by
  * out_rnd / out16_rnd).
  */
-/* the index (in idx) of the block's first product that is NaN or infinite,
-   else its last: where a trace points for an exception of the block */
-static int64_t block_index(const double *a, const double *b, const size_t *idx, size_t n) {
+/* the position of the block's first product that is NaN or infinite, else
+   of its last: where a trace points for an exception of the block */
+static size_t block_pos(const double *a, const double *b, size_t n) {
   size_t i;
   for (i = 0; i < n; i++)
-    if (!isfinite(a[i]) || !isfinite(b[i])) return (int64_t)idx[i];
-  return (int64_t)idx[n - 1];
+    if (!isfinite(a[i]) || !isfinite(b[i])) return i;
+  return n - 1;
 }
 
 /* the operands' NaN flag of a block (lib/measure/fpx.h) */
@@ -46,18 +46,23 @@ static unsigned nan_in(const double *a, const double *b, size_t n, double c) {
 }
 
 /* tr (NULL: untraced) sees each block FMA (sequence offset 2 last + 1, last
-   the block's last product index) and each rounded addition (2 last + 2) */
+   the instruction's last product index) and each rounded addition (2 last +
+   2). A block's event is judged against the exact sum of every product the
+   instruction has consumed (done: both blocks' for an interleaved second
+   block) plus the block's c: the exact partial sum before the instruction,
+   or nothing where the blocks start from zero (late c) */
 static int chain(double *acc, const double *a, size_t sa, const double *b,
                  size_t sb, size_t lo, size_t hi, const lowp_bfma_t *p,
                  const lowp_format_t *in, const lowp_format_t *out, lowp_fpx_dot_t *tr) {
   double ab[1024], bb[1024];
-  size_t idx[1024];
+  size_t idx[1024], done[2048], nd;
   size_t i, j, w = (size_t)p->b, P = (size_t)p->interleave;
   size_t g = P ? 2 * w : w;
   int st, half;
   for (i = lo; i < hi; i += g) {
     size_t n = hi - i < g ? hi - i : g;
     double x = p->late_c ? 0.0 : *acc;
+    nd = 0;
     for (half = 0; half < (P ? 2 : 1); half++) {
       size_t cnt = 0;
       for (j = 0; j < n; j++)
@@ -73,13 +78,19 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
       } else {
         lowp_bfma_exact_t ex;
         double c0 = x;
+        size_t q = block_pos(ab, bb, cnt);
+        lowp_rounding_t r = out->precision < LOWP_FMT_FP32.precision ? p->out16_rnd : p->out_rnd;
         if ((st = lowp_bfma_ex(&x, &ex, ab, bb, cnt, c0, p, in, out)) != LOWP_OK) return st;
-        if (!lowp_fpx_dot_quiet(tr, out, x))
-          lowp_fpx_dot_note(tr, 2 * (i + n - 1) + 1, block_index(ab, bb, idx, cnt),
-                            LOWP_FPX_OP_BFMA, ex.x, ex.sticky, x, nan_in(ab, bb, cnt, c0),
-                            !p->late_c, out,
-                            out->precision < LOWP_FMT_FP32.precision ? p->out16_rnd : p->out_rnd,
-                            ab[0], bb[0], c0);
+        memcpy(done + nd, idx, cnt * sizeof *idx);
+        nd += cnt;
+        if (lowp_fpx_dot_quiet(tr, out, x)) continue;
+        if (p->late_c)
+          lowp_fpx_dot_note(tr, 2 * (i + n - 1) + 1, (int64_t)idx[q], LOWP_FPX_OP_BFMA, ex.x, ex.sticky,
+                            x, nan_in(ab, bb, cnt, c0), 0, out, r, ab[q], bb[q], c0);
+        else
+          lowp_fpx_dot_note_block(tr, 2 * (i + n - 1) + 1, (int64_t)idx[q], LOWP_FPX_OP_BFMA, ex.x,
+                                  ex.sticky, x, nan_in(ab, bb, cnt, c0), 1, i, done, nd, out, r,
+                                  ab[q], bb[q], c0);
       }
     }
     if (p->late_c) {
