@@ -700,6 +700,42 @@ static void tc_chain_cases(void) {
                   "a NaN after an inf in one tensor-core block: an inherent nan_propagated, got count %llu "
                   "inherent %llu", (unsigned long long)t.count[LOWP_FPX_NAN_PROP],
                   (unsigned long long)t.inherent[LOWP_FPX_NAN_PROP]);
+  /* h100 e4m3 -> fp16 (mma.sync: two interleaved blocks of 16 from zero, c
+     added late): the first block's products (offsets 0, 1, 4, 5, 8) sum to
+     65500 -> 65504, the second adds 4 x 4 -> 65520 -> inf; the exact sum of
+     the 32 products is 65516: spurious. Before, a late-c block was judged by
+     the value it rounded (65520): inherent. */
+  memset(a, 0, sizeof a), memset(b, 0, sizeof b);
+  a[0] = 448, b[0] = 128, a[1] = 448, b[1] = 16, a[4] = 448, b[4] = 2, a[5] = 11, b[5] = 8;
+  a[8] = 2, b[8] = 2, a[2] = 4, b[2] = 4;
+  c = tc_one(&t, "h100", &LOWP_FMT_E4M3, a, b, 32);
+  lowp_test_check(isinf(c) && t.count[LOWP_FPX_OVF_INF] == 1 && t.spurious[LOWP_FPX_OVF_INF] == 1,
+                  "late-c block 65504 + 16 (exact 65516): a spurious overflow, got count %llu inherent %llu",
+                  (unsigned long long)t.count[LOWP_FPX_OVF_INF], (unsigned long long)t.inherent[LOWP_FPX_OVF_INF]);
+  /* the same datapath: an instruction whose own exact sum is 65536 overflows
+     inherently even where the dot's exact partial sum (-32768 + 65536) fits */
+  memset(a, 0, sizeof a), memset(b, 0, sizeof b);
+  for (q = 0; q < 32; q++)
+    if ((q / 2) % 2 == 0) a[q] = -16, b[q] = 128;
+  for (q = 32; q < 64; q++) a[q] = 16, b[q] = 128;
+  c = tc_one(&t, "h100", &LOWP_FMT_E4M3, a, b, 64);
+  lowp_test_check(isinf(c) && t.count[LOWP_FPX_OVF_INF] == 1 && t.inherent[LOWP_FPX_OVF_INF] == 1 &&
+                      t.first[LOWP_FPX_OVF_INF].k == 63,
+                  "late-c instruction summing to 65536 exactly: an inherent overflow, got count %llu inherent %llu",
+                  (unsigned long long)t.count[LOWP_FPX_OVF_INF], (unsigned long long)t.inherent[LOWP_FPX_OVF_INF]);
+  /* h100 fp16 -> fp16 promoted every 32 products: the second chain starts
+     from zero; its first block 65472 + 28 = 65500 -> 65504, its second adds
+     16 -> inf, exact 65516: spurious. Before, the reference was the dot's
+     partial sum (60000 from the first chain + 65516): inherent. */
+  memset(a, 0, sizeof a);
+  for (q = 0; q < 64; q++) b[q] = 1;
+  a[0] = 60000, a[32] = 65472, a[33] = 28, a[48] = 16;
+  c = tc_one(&t, "h100,promote=32", &LOWP_FMT_FP16, a, b, 64);
+  lowp_test_check(isinf(c) && t.count[LOWP_FPX_OVF_INF] == 1 && t.spurious[LOWP_FPX_OVF_INF] == 1 &&
+                      t.first[LOWP_FPX_OVF_INF].k == 63,
+                  "promoted chain 65504 + 16 (exact 65516 from its start): a spurious overflow, got count %llu "
+                  "inherent %llu", (unsigned long long)t.count[LOWP_FPX_OVF_INF],
+                  (unsigned long long)t.inherent[LOWP_FPX_OVF_INF]);
 }
 
 int main(void) {

@@ -83,14 +83,10 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
         if ((st = lowp_bfma_ex(&x, &ex, ab, bb, cnt, c0, p, in, out)) != LOWP_OK) return st;
         memcpy(done + nd, idx, cnt * sizeof *idx);
         nd += cnt;
-        if (lowp_fpx_dot_quiet(tr, out, x)) continue;
-        if (p->late_c)
-          lowp_fpx_dot_note(tr, 2 * (i + n - 1) + 1, (int64_t)idx[q], LOWP_FPX_OP_BFMA, ex.x, ex.sticky,
-                            x, nan_in(ab, bb, cnt, c0), 0, out, r, ab[q], bb[q], c0);
-        else
+        if (!lowp_fpx_dot_quiet(tr, out, x))
           lowp_fpx_dot_note_block(tr, 2 * (i + n - 1) + 1, (int64_t)idx[q], LOWP_FPX_OP_BFMA, ex.x,
-                                  ex.sticky, x, nan_in(ab, bb, cnt, c0), 1, i, done, nd, out, r,
-                                  ab[q], bb[q], c0);
+                                  ex.sticky, x, nan_in(ab, bb, cnt, c0), !p->late_c, i, done, nd, out,
+                                  r, ab[q], bb[q], c0);
       }
     }
     if (p->late_c) {
@@ -150,7 +146,9 @@ int lowp_tc_dot_fpx(double *d, const double *a, size_t sa, const double *b, size
     size_t hi = lo + m->promote < k ? lo + m->promote : k;
     double t0 = total;
     part = 0.0;
+    if (tr) lowp_fpx_dot_scope(tr, lo); /* the chain's partial sums start from zero at lo */
     if ((st = chain(&part, a, sa, b, sb, lo, hi, p, in, out, tr)) != LOWP_OK) return st;
+    if (tr) lowp_fpx_dot_scope(tr, SIZE_MAX); /* the total's: c + the products through hi - 1 */
     lowp_accum_add(&total, t0, part, &LOWP_FMT_FP32, LOWP_RND_NE);
     if (tr && !lowp_fpx_dot_quiet(tr, &LOWP_FMT_FP32, total))
       lowp_fpx_dot_step(tr, 2 * (hi - 1) + 2, LOWP_FPX_OP_ADD, t0, part, 0.0, total,
