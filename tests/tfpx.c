@@ -653,15 +653,21 @@ static void spurious_beyond(void) {
                   "lowp_fpx_inherent at the IEEE thresholds");
 }
 
-/* one output of a tensor-core GEMM on model spec (e4m3 or fp16 in, fp16 out) traced: c and its trace */
-static double tc_one(lowp_fpx_trace_t *t, const char *spec, const lowp_format_t *in, const double *a,
-                     const double *b, size_t k) {
+/* one output of a tensor-core GEMM on model spec traced: c and its trace */
+static double tc_out(lowp_fpx_trace_t *t, const char *spec, const lowp_format_t *in, const lowp_format_t *out,
+                     const double *a, const double *b, size_t k) {
   double c = 0;
   lowp_gemm_tc_cfg_t cfg;
-  lowp_test_check(lowp_gemm_tc_config(&cfg, spec, -1, in, &LOWP_FMT_FP16, NULL, 0) == LOWP_OK, "tc config %s", spec);
+  lowp_test_check(lowp_gemm_tc_config(&cfg, spec, -1, in, out, NULL, 0) == LOWP_OK, "tc config %s", spec);
   lowp_fpx_init(t);
   lowp_test_check(lowp_gemm_tc_fpx(&c, a, b, 1, 1, k, &cfg, t) == LOWP_OK, "tc fpx runs (%s)", spec);
   return c;
+}
+
+/* the same with an fp16 output */
+static double tc_one(lowp_fpx_trace_t *t, const char *spec, const lowp_format_t *in, const double *a,
+                     const double *b, size_t k) {
+  return tc_out(t, spec, in, &LOWP_FMT_FP16, a, b, k);
 }
 
 /* Tensor-core chains at fp16's overflow threshold, each event against the
@@ -736,6 +742,24 @@ static void tc_chain_cases(void) {
                   "promoted chain 65504 + 16 (exact 65516 from its start): a spurious overflow, got count %llu "
                   "inherent %llu", (unsigned long long)t.count[LOWP_FPX_OVF_INF],
                   (unsigned long long)t.inherent[LOWP_FPX_OVF_INF]);
+  /* h100 bf16 -> fp32, one product 2^-80 x 2^-80: c = 0 is aligned at
+     fp32's emin (Hopper's c0align), the cut at 2^-151 drops the product, the
+     block gives 0 from 2^-160: an inherent underflow to zero. Before, the cut
+     sum 0 was taken as an exact zero: 'exceptions: none' (a100, without the
+     c0align, reported it). 2^-140 (1 + 2^-7) + 2^-155 -> 0x1.02p-140: an
+     underflow to a subnormal, missed the same way. */
+  memset(a, 0, sizeof a), memset(b, 0, sizeof b);
+  a[0] = 0x1p-80, b[0] = 0x1p-80;
+  c = tc_out(&t, "h100", &LOWP_FMT_BF16, &LOWP_FMT_FP32, a, b, 16);
+  lowp_test_check(c == 0 && t.count[LOWP_FPX_UNF_ZERO] == 1 && t.inherent[LOWP_FPX_UNF_ZERO] == 1 &&
+                      t.first[LOWP_FPX_UNF_ZERO].k == 15,
+                  "a product cut in alignment, 0 from 2^-160: an inherent underflow to zero, got count %llu",
+                  (unsigned long long)t.count[LOWP_FPX_UNF_ZERO]);
+  a[0] = 0x1p-70, b[0] = 0x1.02p-70, a[1] = 0x1p-75, b[1] = 0x1p-80;
+  c = tc_out(&t, "h100", &LOWP_FMT_BF16, &LOWP_FMT_FP32, a, b, 16);
+  lowp_test_check(c == 0x1.02p-140 && t.count[LOWP_FPX_UNF_SUB] == 1 && t.inherent[LOWP_FPX_UNF_SUB] == 1,
+                  "a product cut in alignment below a subnormal result: an inherent underflow, got c %a count %llu",
+                  c, (unsigned long long)t.count[LOWP_FPX_UNF_SUB]);
 }
 
 int main(void) {

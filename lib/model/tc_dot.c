@@ -85,7 +85,8 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
         nd += cnt;
         if (!lowp_fpx_dot_quiet(tr, out, x))
           lowp_fpx_dot_note_block(tr, 2 * (i + n - 1) + 1, (int64_t)idx[q], LOWP_FPX_OP_BFMA, ex.x,
-                                  ex.sticky, x, nan_in(ab, bb, cnt, c0), !p->late_c, i, done, nd, out,
+                                  ex.sticky, x, nan_in(ab, bb, cnt, c0) | (ex.cut ? LOWP_FPX_IN_INEXACT : 0u),
+                                  !p->late_c, i, done, nd, out,
                                   r, ab[q], bb[q], c0);
       }
     }
