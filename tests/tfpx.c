@@ -653,12 +653,122 @@ static void spurious_beyond(void) {
                   "lowp_fpx_inherent at the IEEE thresholds");
 }
 
+/* one output of a tensor-core GEMM on model spec traced: c and its trace */
+static double tc_out(lowp_fpx_trace_t *t, const char *spec, const lowp_format_t *in, const lowp_format_t *out,
+                     const double *a, const double *b, size_t k) {
+  double c = 0;
+  lowp_gemm_tc_cfg_t cfg;
+  lowp_test_check(lowp_gemm_tc_config(&cfg, spec, -1, in, out, NULL, 0) == LOWP_OK, "tc config %s", spec);
+  lowp_fpx_init(t);
+  lowp_test_check(lowp_gemm_tc_fpx(&c, a, b, 1, 1, k, &cfg, t) == LOWP_OK, "tc fpx runs (%s)", spec);
+  return c;
+}
+
+/* the same with an fp16 output */
+static double tc_one(lowp_fpx_trace_t *t, const char *spec, const lowp_format_t *in, const double *a,
+                     const double *b, size_t k) {
+  return tc_out(t, spec, in, &LOWP_FMT_FP16, a, b, k);
+}
+
+/* Tensor-core chains at fp16's overflow threshold, each event against the
+   exact reference at its point. */
+static void tc_chain_cases(void) {
+  static double a[1024], b[1024];
+  lowp_fpx_trace_t t;
+  size_t q;
+  double c;
+  /* h100 fp8 -> fp16 promoted every 128 products: the fp32 total of 1024
+     products 8 x 8 is 65536, rounded to the fp16 output: inf, inherent
+     (the exact dot is 65536). Before, no block or addition overflowed and
+     the trace said "none" beside an infinite output. */
+  for (q = 0; q < 1024; q++) a[q] = b[q] = 8.0;
+  c = tc_one(&t, "h100,promote=128", &LOWP_FMT_E4M3, a, b, 1024);
+  lowp_test_check(isinf(c) && t.count[LOWP_FPX_OVF_INF] == 1 && t.inherent[LOWP_FPX_OVF_INF] == 1 &&
+                      t.first[LOWP_FPX_OVF_INF].k == 1023,
+                  "promoted fp32 total 65536 to an fp16 output: one inherent overflow at k 1023, got c %g "
+                  "count %llu inherent %llu k %lld", c, (unsigned long long)t.count[LOWP_FPX_OVF_INF],
+                  (unsigned long long)t.inherent[LOWP_FPX_OVF_INF], (long long)t.first[LOWP_FPX_OVF_INF].k);
+  /* h100 fp16 -> fp16, one block of 16 ones holding inf at 3 and -inf at 7:
+     the exact block sum is NaN (inf - inf), an inherent invalid; then inf at
+     2 and a NaN at 5: an inherent nan_propagated. Before, the reference
+     stopped at the first non-finite product (k 3, k 2: +inf), so both were
+     called spurious. */
+  for (q = 0; q < 16; q++) a[q] = b[q] = 1.0;
+  a[3] = INFINITY, a[7] = -INFINITY;
+  c = tc_one(&t, "h100", &LOWP_FMT_FP16, a, b, 16);
+  lowp_test_check(isnan(c) && t.count[LOWP_FPX_INVALID] == 1 && t.inherent[LOWP_FPX_INVALID] == 1 &&
+                      t.first[LOWP_FPX_INVALID].k == 3 && t.first[LOWP_FPX_INVALID].inherent == 1,
+                  "inf - inf in one tensor-core block: an inherent invalid at k 3, got count %llu inherent %llu",
+                  (unsigned long long)t.count[LOWP_FPX_INVALID], (unsigned long long)t.inherent[LOWP_FPX_INVALID]);
+  a[3] = 1.0, a[7] = 1.0, a[2] = INFINITY, a[5] = NAN;
+  c = tc_one(&t, "h100", &LOWP_FMT_FP16, a, b, 16);
+  lowp_test_check(isnan(c) && t.count[LOWP_FPX_NAN_PROP] == 1 && t.inherent[LOWP_FPX_NAN_PROP] == 1,
+                  "a NaN after an inf in one tensor-core block: an inherent nan_propagated, got count %llu "
+                  "inherent %llu", (unsigned long long)t.count[LOWP_FPX_NAN_PROP],
+                  (unsigned long long)t.inherent[LOWP_FPX_NAN_PROP]);
+  /* h100 e4m3 -> fp16 (mma.sync: two interleaved blocks of 16 from zero, c
+     added late): the first block's products (offsets 0, 1, 4, 5, 8) sum to
+     65500 -> 65504, the second adds 4 x 4 -> 65520 -> inf; the exact sum of
+     the 32 products is 65516: spurious. Before, a late-c block was judged by
+     the value it rounded (65520): inherent. */
+  memset(a, 0, sizeof a), memset(b, 0, sizeof b);
+  a[0] = 448, b[0] = 128, a[1] = 448, b[1] = 16, a[4] = 448, b[4] = 2, a[5] = 11, b[5] = 8;
+  a[8] = 2, b[8] = 2, a[2] = 4, b[2] = 4;
+  c = tc_one(&t, "h100", &LOWP_FMT_E4M3, a, b, 32);
+  lowp_test_check(isinf(c) && t.count[LOWP_FPX_OVF_INF] == 1 && t.spurious[LOWP_FPX_OVF_INF] == 1,
+                  "late-c block 65504 + 16 (exact 65516): a spurious overflow, got count %llu inherent %llu",
+                  (unsigned long long)t.count[LOWP_FPX_OVF_INF], (unsigned long long)t.inherent[LOWP_FPX_OVF_INF]);
+  /* the same datapath: an instruction whose own exact sum is 65536 overflows
+     inherently even where the dot's exact partial sum (-32768 + 65536) fits */
+  memset(a, 0, sizeof a), memset(b, 0, sizeof b);
+  for (q = 0; q < 32; q++)
+    if ((q / 2) % 2 == 0) a[q] = -16, b[q] = 128;
+  for (q = 32; q < 64; q++) a[q] = 16, b[q] = 128;
+  c = tc_one(&t, "h100", &LOWP_FMT_E4M3, a, b, 64);
+  lowp_test_check(isinf(c) && t.count[LOWP_FPX_OVF_INF] == 1 && t.inherent[LOWP_FPX_OVF_INF] == 1 &&
+                      t.first[LOWP_FPX_OVF_INF].k == 63,
+                  "late-c instruction summing to 65536 exactly: an inherent overflow, got count %llu inherent %llu",
+                  (unsigned long long)t.count[LOWP_FPX_OVF_INF], (unsigned long long)t.inherent[LOWP_FPX_OVF_INF]);
+  /* h100 fp16 -> fp16 promoted every 32 products: the second chain starts
+     from zero; its first block 65472 + 28 = 65500 -> 65504, its second adds
+     16 -> inf, exact 65516: spurious. Before, the reference was the dot's
+     partial sum (60000 from the first chain + 65516): inherent. */
+  memset(a, 0, sizeof a);
+  for (q = 0; q < 64; q++) b[q] = 1;
+  a[0] = 60000, a[32] = 65472, a[33] = 28, a[48] = 16;
+  c = tc_one(&t, "h100,promote=32", &LOWP_FMT_FP16, a, b, 64);
+  lowp_test_check(isinf(c) && t.count[LOWP_FPX_OVF_INF] == 1 && t.spurious[LOWP_FPX_OVF_INF] == 1 &&
+                      t.first[LOWP_FPX_OVF_INF].k == 63,
+                  "promoted chain 65504 + 16 (exact 65516 from its start): a spurious overflow, got count %llu "
+                  "inherent %llu", (unsigned long long)t.count[LOWP_FPX_OVF_INF],
+                  (unsigned long long)t.inherent[LOWP_FPX_OVF_INF]);
+  /* h100 bf16 -> fp32, one product 2^-80 x 2^-80: c = 0 is aligned at
+     fp32's emin (Hopper's c0align), the cut at 2^-151 drops the product, the
+     block gives 0 from 2^-160: an inherent underflow to zero. Before, the cut
+     sum 0 was taken as an exact zero: 'exceptions: none' (a100, without the
+     c0align, reported it). 2^-140 (1 + 2^-7) + 2^-155 -> 0x1.02p-140: an
+     underflow to a subnormal, missed the same way. */
+  memset(a, 0, sizeof a), memset(b, 0, sizeof b);
+  a[0] = 0x1p-80, b[0] = 0x1p-80;
+  c = tc_out(&t, "h100", &LOWP_FMT_BF16, &LOWP_FMT_FP32, a, b, 16);
+  lowp_test_check(c == 0 && t.count[LOWP_FPX_UNF_ZERO] == 1 && t.inherent[LOWP_FPX_UNF_ZERO] == 1 &&
+                      t.first[LOWP_FPX_UNF_ZERO].k == 15,
+                  "a product cut in alignment, 0 from 2^-160: an inherent underflow to zero, got count %llu",
+                  (unsigned long long)t.count[LOWP_FPX_UNF_ZERO]);
+  a[0] = 0x1p-70, b[0] = 0x1.02p-70, a[1] = 0x1p-75, b[1] = 0x1p-80;
+  c = tc_out(&t, "h100", &LOWP_FMT_BF16, &LOWP_FMT_FP32, a, b, 16);
+  lowp_test_check(c == 0x1.02p-140 && t.count[LOWP_FPX_UNF_SUB] == 1 && t.inherent[LOWP_FPX_UNF_SUB] == 1,
+                  "a product cut in alignment below a subnormal result: an inherent underflow, got c %a count %llu",
+                  c, (unsigned long long)t.count[LOWP_FPX_UNF_SUB]);
+}
+
 int main(void) {
   long n = count_per_format();
   lowp_test_start("tfpx");
   hand_cases();
   spurious_case();
   spurious_beyond();
+  tc_chain_cases();
   mpfr_sweep(n);
   native_sweep(n);
   planted_corpus();

@@ -182,13 +182,13 @@ unsigned lowp_fpx_classify(const lowp_format_t *f, lowp_rounding_t rnd, double x
     else if (isfinite(y)) k |= LOWP_FPX_BIT(LOWP_FPX_SATURATE);
     return k;
   }
-  if (ax == 0 && !sticky) return 0; /* an exact zero */
+  if (ax == 0 && !sticky && !(in & LOWP_FPX_IN_INEXACT)) return 0; /* an exact zero */
   if (overflows(f, rnd, ax, sticky, neg, y)) {
     if (isnan(y)) return LOWP_FPX_BIT(LOWP_FPX_OVF_NAN);
     if (isinf(y)) return LOWP_FPX_BIT(LOWP_FPX_OVF_INF);
     return LOWP_FPX_BIT(LOWP_FPX_SATURATE);
   }
-  if ((sticky || x != y) && tiny_after(f, rnd, ax, sticky, neg))
+  if ((sticky || x != y || (in & LOWP_FPX_IN_INEXACT)) && tiny_after(f, rnd, ax, sticky, neg))
     return LOWP_FPX_BIT(y == 0 ? LOWP_FPX_UNF_ZERO : LOWP_FPX_UNF_SUB);
   return 0;
 }

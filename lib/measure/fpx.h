@@ -67,6 +67,9 @@ typedef enum {
 /** @brief What the operands were: flags for lowp_fpx_classify. */
 #define LOWP_FPX_IN_NAN 1u     /**< some operand was a NaN */
 #define LOWP_FPX_IN_DIVZERO 2u /**< a division of a finite nonzero value by zero */
+/** the operation lost nonzero bits before the rounding classified (a tensor-core
+    block's alignment cut): its result is inexact even where x is exactly y */
+#define LOWP_FPX_IN_INEXACT 4u
 
 /** @brief The operation of an event. */
 typedef enum {

@@ -28,12 +28,25 @@ typedef struct lowp_fpx_dot_s {
   int ref_on;     /**< ref initialised */
   size_t ref_n;   /**< products in ref */
   lowp_acc_t ref; /**< the exact partial sum */
+  size_t seg_lo;  /**< SIZE_MAX: partial sums are ref's; else seg's (lowp_fpx_dot_scope) */
+  int seg_on;     /**< seg initialised */
+  size_t seg_n;   /**< seg holds the products seg_lo .. seg_n - 1 */
+  lowp_acc_t seg; /**< the exact partial sum of a chain that started from zero at seg_lo */
 } lowp_fpx_dot_t;
 
 /** @brief Start the dot of output (i, j) (init + sum x_l w_l) with sequence base seq0. */
 void lowp_fpx_dot_begin(lowp_fpx_dot_t *d, lowp_fpx_trace_t *t, const double *x,
                         size_t incx, const double *w, size_t incw, double init,
                         uint64_t seq0, int64_t i, int64_t j);
+
+/**
+ * @brief The scope of the partial sums that judge later events: lo =
+ * SIZE_MAX (lowp_fpx_dot_begin's) the dot's, init + x_0 w_0 + ...; else the
+ * products from lo alone (a promoted tensor-core chain's partial sum starts
+ * from zero at lo: its events are judged against that exact partial sum,
+ * not against the dot's, which holds the total it will be added to).
+ */
+void lowp_fpx_dot_scope(lowp_fpx_dot_t *d, size_t lo);
 
 /** @brief The slot of f's cached limits (filled on first use). */
 int lowp_fpx_dot_slot(lowp_fpx_dot_t *d, const lowp_format_t *f);
@@ -70,5 +83,19 @@ void lowp_fpx_dot_note(lowp_fpx_dot_t *d, uint64_t s, int64_t k, lowp_fpx_op_t o
                        double x, int sticky, double y, unsigned in, int partial,
                        const lowp_format_t *f, lowp_rounding_t rnd, double a, double b,
                        double c);
+
+/**
+ * @brief A block's rounding (a tensor-core block FMA): as lowp_fpx_dot_note,
+ * with the reference at that point the exact sum of every product the block
+ * consumed, x_t w_t for t in idx[0..n) (an interleaved instruction's second
+ * block: both blocks' products), plus, when run is 1, the exact partial sum
+ * (in the current scope) of the products before run_n, the block's c. A
+ * block that starts from zero (late c) takes run 0. k is only the index
+ * reported (the block's first non-finite product, else its last).
+ */
+void lowp_fpx_dot_note_block(lowp_fpx_dot_t *d, uint64_t s, int64_t k, lowp_fpx_op_t op,
+                             double x, int sticky, double y, unsigned in, int run, size_t run_n,
+                             const size_t *idx, size_t n, const lowp_format_t *f,
+                             lowp_rounding_t rnd, double a, double b, double c);
 
 #endif

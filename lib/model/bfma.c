@@ -35,6 +35,12 @@ static uint64_t cut_sticky(uint64_t M, int E, int L) {
   return (M >> s) | ((M & ((UINT64_C(1) << s) - 1)) != 0);
 }
 
+/* does the cut of M 2^E at 2^L (M > 0) drop nonzero bits? (M is odd: lowp__tc_unpack) */
+static int cut_inexact(uint64_t M, int E, int L) {
+  int s = L - E;
+  return s > 0 && (s >= 64 || (M & ((UINT64_C(1) << s) - 1)) != 0);
+}
+
 /* Round sign * S 2^L to format f (S > 0) by lowp__tc_round_out; ex (NULL:
    not wanted) gets the value rounded, truncated to binary64 with a sticky
    bit (lib/measure/fpx.h's convention). */
@@ -106,7 +112,7 @@ int lowp_bfma_ex(double *d, lowp_bfma_exact_t *ex, const double *a, const double
   }
   if (isnan(c)) nan = 1;
   else if (isinf(c)) { if (c < 0) ninf = 1; else pinf = 1; }
-  if (ex) { ex->x = 0.0; ex->sticky = 0; }
+  if (ex) { ex->x = 0.0; ex->sticky = 0; ex->cut = 0; }
   if (nan || (pinf && ninf)) { *d = NAN; if (ex) ex->x = NAN; return LOWP_OK; }
   if (pinf || ninf) { *d = pinf ? INFINITY : -INFINITY; if (ex) ex->x = *d; return LOWP_OK; }
 
@@ -153,10 +159,12 @@ int lowp_bfma_ex(double *d, lowp_bfma_exact_t *ex, const double *a, const double
     uint64_t t = p->sticky ? cut_sticky(Mi[k], Ei[k], L)
                            : lowp__tc_cut(Mi[k], Ei[k], L, p->align);
     S += negi[k] ? -(int64_t)t : (int64_t)t;
+    if (ex && !ex->cut) ex->cut = cut_inexact(Mi[k], Ei[k], L);
   }
   if (c != 0) {
     uint64_t t = p->sticky ? cut_sticky(Mc, Ec, L) : lowp__tc_cut(Mc, Ec, L, p->align);
     S += signbit(c) ? -(int64_t)t : (int64_t)t;
+    if (ex && !ex->cut) ex->cut = cut_inexact(Mc, Ec, L);
   }
   if (S == 0) { *d = 0.0; return LOWP_OK; } /* exact cancellation: +0 */
 

@@ -183,6 +183,7 @@ int lowp_bfma(double *d, const double *a, const double *b, size_t n, double c,
 typedef struct {
   double x;
   int sticky;
+  int cut; /**< the alignment cut nonzero bits of a term: the block's result is inexact */
 } lowp_bfma_exact_t;
 
 /** @brief lowp_bfma, also reporting in *ex (NULL: not) the value it rounded. */

@@ -28,13 +28,13 @@
  * one addition in the output format, rounded by c_rnd (the blocks round by
  * out_rnd / out16_rnd).
  */
-/* the index (in idx) of the block's first product that is NaN or infinite,
-   else its last: where a trace points for an exception of the block */
-static int64_t block_index(const double *a, const double *b, const size_t *idx, size_t n) {
+/* the position of the block's first product that is NaN or infinite, else
+   of its last: where a trace points for an exception of the block */
+static size_t block_pos(const double *a, const double *b, size_t n) {
   size_t i;
   for (i = 0; i < n; i++)
-    if (!isfinite(a[i]) || !isfinite(b[i])) return (int64_t)idx[i];
-  return (int64_t)idx[n - 1];
+    if (!isfinite(a[i]) || !isfinite(b[i])) return i;
+  return n - 1;
 }
 
 /* the operands' NaN flag of a block (lib/measure/fpx.h) */
@@ -46,18 +46,23 @@ static unsigned nan_in(const double *a, const double *b, size_t n, double c) {
 }
 
 /* tr (NULL: untraced) sees each block FMA (sequence offset 2 last + 1, last
-   the block's last product index) and each rounded addition (2 last + 2) */
+   the instruction's last product index) and each rounded addition (2 last +
+   2). A block's event is judged against the exact sum of every product the
+   instruction has consumed (done: both blocks' for an interleaved second
+   block) plus the block's c: the exact partial sum before the instruction,
+   or nothing where the blocks start from zero (late c) */
 static int chain(double *acc, const double *a, size_t sa, const double *b,
                  size_t sb, size_t lo, size_t hi, const lowp_bfma_t *p,
                  const lowp_format_t *in, const lowp_format_t *out, lowp_fpx_dot_t *tr) {
   double ab[1024], bb[1024];
-  size_t idx[1024];
+  size_t idx[1024], done[2048], nd;
   size_t i, j, w = (size_t)p->b, P = (size_t)p->interleave;
   size_t g = P ? 2 * w : w;
   int st, half;
   for (i = lo; i < hi; i += g) {
     size_t n = hi - i < g ? hi - i : g;
     double x = p->late_c ? 0.0 : *acc;
+    nd = 0;
     for (half = 0; half < (P ? 2 : 1); half++) {
       size_t cnt = 0;
       for (j = 0; j < n; j++)
@@ -73,13 +78,16 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
       } else {
         lowp_bfma_exact_t ex;
         double c0 = x;
+        size_t q = block_pos(ab, bb, cnt);
+        lowp_rounding_t r = out->precision < LOWP_FMT_FP32.precision ? p->out16_rnd : p->out_rnd;
         if ((st = lowp_bfma_ex(&x, &ex, ab, bb, cnt, c0, p, in, out)) != LOWP_OK) return st;
+        memcpy(done + nd, idx, cnt * sizeof *idx);
+        nd += cnt;
         if (!lowp_fpx_dot_quiet(tr, out, x))
-          lowp_fpx_dot_note(tr, 2 * (i + n - 1) + 1, block_index(ab, bb, idx, cnt),
-                            LOWP_FPX_OP_BFMA, ex.x, ex.sticky, x, nan_in(ab, bb, cnt, c0),
-                            !p->late_c, out,
-                            out->precision < LOWP_FMT_FP32.precision ? p->out16_rnd : p->out_rnd,
-                            ab[0], bb[0], c0);
+          lowp_fpx_dot_note_block(tr, 2 * (i + n - 1) + 1, (int64_t)idx[q], LOWP_FPX_OP_BFMA, ex.x,
+                                  ex.sticky, x, nan_in(ab, bb, cnt, c0) | (ex.cut ? LOWP_FPX_IN_INEXACT : 0u),
+                                  !p->late_c, i, done, nd, out,
+                                  r, ab[q], bb[q], c0);
       }
     }
     if (p->late_c) {
@@ -93,6 +101,18 @@ static int chain(double *acc, const double *a, size_t sa, const double *b,
     }
   }
   return LOWP_OK;
+}
+
+/* tr (NULL: untraced) sees the rounding of v (c, or the fp32 total of a
+   promoted chain) to the output format, y its result, at sequence offset s:
+   an fp32 total above 65504 is an overflow of an fp16 output that no block
+   or addition of the chain raised. k: the last product (-1: none); the
+   reference is the exact dot through it. */
+static void out_note(lowp_fpx_dot_t *tr, uint64_t s, int64_t k, double v, double y,
+                     const lowp_format_t *out) {
+  if (!tr || lowp_fpx_dot_quiet(tr, out, y)) return;
+  lowp_fpx_dot_note(tr, s, k, LOWP_FPX_OP_ROUND, v, 0, y, isnan(v) ? LOWP_FPX_IN_NAN : 0, k >= 0, out,
+                    LOWP_RND_NE, v, 0.0, 0.0);
 }
 
 int lowp_tc_dot(double *d, const double *a, size_t sa, const double *b,
@@ -114,6 +134,7 @@ int lowp_tc_dot_fpx(double *d, const double *a, size_t sa, const double *b, size
     double acc = c;
     if (k == 0) { /* no block runs: c as the output format holds it */
       lowp_round_f64(d, c, out, NULL, LOWP_RND_NE);
+      out_note(tr, 0, -1, c, *d, out);
       return LOWP_OK;
     }
     st = chain(&acc, a, sa, b, sb, 0, k, p, in, out, tr);
@@ -126,12 +147,15 @@ int lowp_tc_dot_fpx(double *d, const double *a, size_t sa, const double *b, size
     size_t hi = lo + m->promote < k ? lo + m->promote : k;
     double t0 = total;
     part = 0.0;
+    if (tr) lowp_fpx_dot_scope(tr, lo); /* the chain's partial sums start from zero at lo */
     if ((st = chain(&part, a, sa, b, sb, lo, hi, p, in, out, tr)) != LOWP_OK) return st;
+    if (tr) lowp_fpx_dot_scope(tr, SIZE_MAX); /* the total's: c + the products through hi - 1 */
     lowp_accum_add(&total, t0, part, &LOWP_FMT_FP32, LOWP_RND_NE);
     if (tr && !lowp_fpx_dot_quiet(tr, &LOWP_FMT_FP32, total))
       lowp_fpx_dot_step(tr, 2 * (hi - 1) + 2, LOWP_FPX_OP_ADD, t0, part, 0.0, total,
                         &LOWP_FMT_FP32, LOWP_RND_NE);
   }
   lowp_round_f64(d, total, out, NULL, LOWP_RND_NE);
+  out_note(tr, 2 * k, (int64_t)k - 1, total, *d, out);
   return LOWP_OK;
 }
